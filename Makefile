@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: MIT
+#
+# accel-monitor: one non-recursive Makefile.
+#
+#   make                build bin/accel-monitor
+#   make run            install missing packages, build, run the pipeline on the default config
+#   make test           install missing packages, build, run every test, then again under ASan+UBSan
+#   make check          run the tests on the current build only
+#   make check-sanitize the tests built with SANITIZER=address,undefined
+#   make bench          benchmarks (never part of make test)
+#   make SANITIZER=address,undefined   a sanitized build under build/san
+#   V=1                 show full command lines
+
+VERSION := 0.1.0
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(SANITIZER),)
+BUILD := build/release
+BIN := bin
+OPT := -O2 -g
+else
+BUILD := build/san
+BIN := build/san/bin
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZER) -fno-sanitize-recover=all
+endif
+
+# Messages are built in fixed buffers on purpose: truncating a long one is the intended behaviour.
+WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wno-format-truncation -Werror
+CFLAGS ?=
+CFLAGS += -std=c11 $(OPT) $(WARN)
+CPPFLAGS += -D_GNU_SOURCE -DACCEL_VERSION='"$(VERSION)"' -MMD -MP
+LDFLAGS += $(if $(SANITIZER),-fsanitize=$(SANITIZER))
+
+pc = $(shell $(PKG_CONFIG) --cflags --libs $(1) 2>/dev/null)
+LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
+LIBS_MONITOR := $(LIBS_COMMON) $(call pc,libcurl) -lpthread
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+COMMON_SRC := $(wildcard common/*.c)
+MONITOR_SRC := $(filter-out monitor/main.c,$(wildcard monitor/*.c))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+
+COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
+MONITOR_OBJ := $(MONITOR_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+PROGRAMS := $(BIN)/accel-monitor
+
+.PHONY: all deps run test check check-sanitize bench clean
+all: $(PROGRAMS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libcommon.a: $(COMMON_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libmonitor.a: $(MONITOR_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN)/accel-monitor: $(BUILD)/monitor/main.o $(BUILD)/libmonitor.a $(BUILD)/libcommon.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_MONITOR)
+
+# Every unit test may use any module of common/ and monitor/.
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmonitor.a $(BUILD)/libcommon.a tests/unit/tap.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  TEST-LD $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmonitor.a $(BUILD)/libcommon.a $(LIBS_MONITOR)
+
+deps:
+	@scripts/install-deps.sh test
+
+run: deps all
+	$(BIN)/accel-monitor
+
+tests: $(PROGRAMS) $(UNIT_BIN)
+
+# The suite: unit binaries and integration scripts, each its own process, TAP read by prove.
+check: tests
+	ACCEL_BIN=$(abspath $(BIN)) ACCEL_SANITIZED=$(if $(SANITIZER),1,0) \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	prove -j2 --timer --exec '' $(UNIT_BIN) tests/integration/*.sh
+
+check-sanitize:
+	$(MAKE) --no-print-directory SANITIZER=address,undefined check
+
+test: deps
+	$(MAKE) --no-print-directory check
+	$(MAKE) --no-print-directory check-sanitize
+
+bench: deps all
+	bench/run.sh
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logging to stderr for the producer and every sink.
+ *
+ * Levels follow neuron-monitor's --verbose: 0 silent, 1 errors and warnings
+ * (the default), 2 info, 3 debug, 4 everything. stdout is never touched:
+ * it carries the report stream. Messages start with a module prefix
+ * ("config: ...", "prom: ...") by convention of the callers.
+ */
+#ifndef ACCEL_LOG_H
+#define ACCEL_LOG_H
+
+enum log_level {
+	LOG_LVL_SILENT = 0,
+	LOG_LVL_WARN = 1, /* errors and warnings */
+	LOG_LVL_INFO = 2,
+	LOG_LVL_DEBUG = 3,
+	LOG_LVL_TRACE = 4,
+};
+
+/* Set the verbosity (clamped to 0..4) and the program name used as prefix. */
+void log_init(const char *prog, int level);
+int log_level(void);
+
+void log_at(int level, const char *tag, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define log_err(...) log_at(LOG_LVL_WARN, "error", __VA_ARGS__)
+#define log_warn(...) log_at(LOG_LVL_WARN, "warning", __VA_ARGS__)
+#define log_info(...) log_at(LOG_LVL_INFO, "info", __VA_ARGS__)
+#define log_debug(...) log_at(LOG_LVL_DEBUG, "debug", __VA_ARGS__)
+#define log_trace(...) log_at(LOG_LVL_TRACE, "trace", __VA_ARGS__)
+
+#endif

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* Duration parsing and clock helpers; see timeutil.h. */
+
+#include "timeutil.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int duration_parse(const char *s, int64_t *ms, const char **why)
+{
+	static const struct {
+		const char *suffix;
+		double ms;
+	} units[] = {
+		{ "ms", 1.0 }, { "s", 1e3 }, { "m", 60e3 }, { "h", 3600e3 }, { "", 1e3 },
+	};
+	const char *p = s;
+	char *end;
+	double v;
+	size_t i;
+
+	while (isdigit((unsigned char)*p) || *p == '.')
+		p++;
+	if (p == s || !isdigit((unsigned char)s[0]) || strchr(s, ' ')) {
+		*why = "expected a number followed by ms, s, m or h (e.g. \"250ms\", \"1.5s\", \"2m\")";
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtod(s, &end);
+	if (end != p || errno || !isfinite(v)) {
+		*why = "not a valid number";
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].suffix) == 0) {
+			double r = v * units[i].ms;
+
+			if (r > 1e15) {
+				*why = "too large";
+				return -EINVAL;
+			}
+			/* Sub-millisecond precision is not kept: round to the nearest ms. */
+			*ms = (int64_t)llround(r);
+			return 0;
+		}
+	}
+	*why = "unknown unit; use ms, s, m or h";
+	return -EINVAL;
+}
+
+void duration_format(int64_t ms, char *dst, size_t size)
+{
+	if (ms % 3600000 == 0 && ms > 0)
+		snprintf(dst, size, "%lldh", (long long)(ms / 3600000));
+	else if (ms % 60000 == 0 && ms > 0)
+		snprintf(dst, size, "%lldm", (long long)(ms / 60000));
+	else if (ms % 1000 == 0)
+		snprintf(dst, size, "%llds", (long long)(ms / 1000));
+	else if (ms < 1000)
+		snprintf(dst, size, "%lldms", (long long)ms);
+	else
+		snprintf(dst, size, "%g%s", (double)ms / 1e3, "s");
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+int64_t clock_mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+int64_t clock_real_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+int64_t clock_boot_ns(void)
+{
+	return clock_ns(CLOCK_BOOTTIME);
+}
+
+void iso8601_format(int64_t real_ns, char dst[ISO8601_LEN])
+{
+	time_t sec = (time_t)(real_ns / NS_PER_S);
+	int msec = (int)((real_ns % NS_PER_S) / NS_PER_MS);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	snprintf(dst, ISO8601_LEN, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, msec);
+}
+
+int iso8601_parse(const char *s, int64_t *real_ns)
+{
+	struct tm tm;
+	const char *p;
+	int64_t frac = 0, scale = NS_PER_S;
+	time_t t;
+
+	memset(&tm, 0, sizeof(tm));
+	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!p)
+		return -EINVAL;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		while (isdigit((unsigned char)*p)) {
+			if (scale > 1) {
+				scale /= 10;
+				frac += (*p - '0') * scale;
+			}
+			p++;
+		}
+	}
+	if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
+		return -EINVAL;
+	t = timegm(&tm);
+	*real_ns = (int64_t)t * NS_PER_S + frac;
+	return 0;
+}
+
+void sleep_ns(int64_t ns, volatile int *stop)
+{
+	struct timespec ts = { .tv_sec = ns / NS_PER_S, .tv_nsec = ns % NS_PER_S };
+
+	if (ns <= 0)
+		return;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		if (stop && *stop)
+			return;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Durations and clocks. Durations are kept as integer milliseconds; clocks
+ * as integer nanoseconds (CLOCK_MONOTONIC for scheduling, CLOCK_REALTIME for
+ * the timestamps written into reports).
+ */
+#ifndef ACCEL_TIMEUTIL_H
+#define ACCEL_TIMEUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MS_PER_S 1000LL
+#define NS_PER_MS 1000000LL
+#define NS_PER_S 1000000000LL
+
+/*
+ * Parse a duration: "250ms", "1s", "1.5s", "2m", "1h", or a bare number of
+ * seconds ("5", "0.5"). On success stores milliseconds and returns 0; on
+ * failure returns -EINVAL and sets *why to a static explanation.
+ */
+int duration_parse(const char *s, int64_t *ms, const char **why);
+
+/* Format milliseconds the shortest exact way: "250ms", "1s", "1.5s", "2m", "1h". */
+void duration_format(int64_t ms, char *dst, size_t size);
+
+int64_t clock_mono_ns(void);
+int64_t clock_real_ns(void);
+int64_t clock_boot_ns(void);
+
+/* "2026-11-21T05:30:00.123Z" (UTC, milliseconds) from a CLOCK_REALTIME value. */
+#define ISO8601_LEN 32
+void iso8601_format(int64_t real_ns, char dst[ISO8601_LEN]);
+/* Parse the format above (also without fraction, or with up to 9 digits). 0 or -EINVAL. */
+int iso8601_parse(const char *s, int64_t *real_ns);
+
+/* Sleep for ns nanoseconds, resuming after signals unless *stop becomes set. */
+void sleep_ns(int64_t ns, volatile int *stop);
+
+#endif

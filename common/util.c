@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* Allocation, capped buffers and small-file I/O; see util.h. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(xmalloc(n), s, n);
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	char *s;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom(0);
+	s = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void buf_init(struct buf *b, size_t cap)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->alloc = 0;
+	b->cap = cap;
+}
+
+static int buf_grow(struct buf *b, size_t need)
+{
+	size_t n;
+
+	if (need > b->cap)
+		return -ENOSPC;
+	if (need + 1 <= b->alloc)
+		return 0;
+	n = b->alloc ? b->alloc : 256;
+	while (n < need + 1)
+		n *= 2;
+	if (n > b->cap + 1)
+		n = b->cap + 1;
+	b->data = xrealloc(b->data, n);
+	b->alloc = n;
+	return 0;
+}
+
+int buf_add(struct buf *b, const void *p, size_t n)
+{
+	int rc = buf_grow(b, b->len + n);
+
+	if (rc)
+		return rc;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	rc = buf_grow(b, b->len + (size_t)n);
+	if (rc)
+		return rc;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->data);
+	buf_init(b, b->cap);
+}
+
+ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size)
+{
+	int fd, err;
+	size_t len = 0;
+	ssize_t n;
+
+	fd = dirfd >= 0 ? openat(dirfd, path, O_RDONLY | O_CLOEXEC) : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		char probe;
+		int full = len + 1 >= size;
+
+		/* When dst is full, one more byte tells EOF from "too big". */
+		n = full ? read(fd, &probe, 1) : read(fd, dst + len, size - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		if (n == 0)
+			break;
+		if (full) {
+			close(fd);
+			return -EFBIG;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	dst[len] = '\0';
+	return (ssize_t)len;
+}
+
+int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

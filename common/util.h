@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers shared by the producer and the sinks: allocation that
+ * aborts on out-of-memory (only for small internal sizes; anything sized by
+ * outside input has its own cap and a recoverable error), a growable byte
+ * buffer with a hard cap, and whole-file reads for /proc and sysfs.
+ */
+#ifndef ACCEL_UTIL_H
+#define ACCEL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* printf into a new string (new allocation, caller frees). */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Growable buffer with a hard cap (curl's dynbuf). len never exceeds cap;
+ * buf_add returns -ENOSPC instead of growing past it. The data is always
+ * NUL-terminated for convenience.
+ */
+struct buf {
+	char *data;
+	size_t len;   /* bytes used, excluding the NUL */
+	size_t alloc; /* bytes allocated */
+	size_t cap;   /* most bytes it may hold */
+};
+
+void buf_init(struct buf *b, size_t cap);
+int buf_add(struct buf *b, const void *p, size_t n);
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_reset(struct buf *b);
+void buf_free(struct buf *b);
+
+/*
+ * Read a whole small file (a /proc or sysfs file) into dst, NUL-terminated.
+ * The file is opened relative to dirfd when dirfd >= 0, else from the path.
+ * Returns the byte count, or -errno; -EFBIG when it does not fit.
+ */
+ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size);
+
+/* Write all of p, retrying on EINTR and short writes. 0 or -errno. */
+int write_all(int fd, const void *p, size_t n);
+
+#endif

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process runtimes: "pid:N" (one process) and "process:NAME" (every process
+ * whose comm or argv[0] basename is NAME, each its own runtime entry).
+ *
+ * Groups: runtime_vcpu_usage (user and system CPU time of the process over
+ * the period, in percent of the host's total CPU capacity) and memory_used
+ * (resident set size in bytes; device memory is filled in by device
+ * collectors). Each process keeps its own baseline per group, so a group's
+ * "period" is the real time since that group was last collected for that
+ * process; a process first seen mid-run is measured from its start time.
+ *
+ * Processes are picked up and dropped as they start and exit: one that
+ * exits between two cycles is reported once with an error, then removed.
+ * A (pid, start time) pair identifies a process, so pid reuse is noticed.
+ */
+#include "collector.h"
+#include "procfs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct proc_entry {
+	pid_t pid;
+	uint64_t starttime;  /* ticks since boot: with pid, the identity */
+	char tag[64];        /* comm */
+	struct pid_stat st;  /* this cycle's sample */
+	uint64_t rss_pages;
+	int alive;           /* seen in this cycle's scan */
+	uint64_t base_utime, base_stime;  /* runtime_vcpu_usage baseline, ticks */
+	int64_t base_vcpu_ns;             /* boot clock */
+	int64_t base_mem_ns;              /* memory_used: last collection, boot clock */
+};
+
+/* A pid's match decision, cached so argv[0] is read once per process. */
+struct match_cache {
+	pid_t pid;
+	uint64_t starttime;
+	int match;
+};
+
+struct proc_state {
+	const struct cfg_runtime *rt; /* borrowed */
+	size_t index;
+	const struct mon_env *env;    /* borrowed */
+	struct procfs pf;
+	struct proc_entry *e;
+	size_t ne, ae;
+	struct match_cache *mc, *mc_next;
+	size_t nmc, nmc_next, amc;
+	int ncpu;
+	int scan_error;               /* errno of a failed /proc scan, 0 if fine */
+};
+
+static int64_t ticks_to_ns(const struct proc_state *s, uint64_t ticks)
+{
+	return (int64_t)(ticks * (uint64_t)(NS_PER_S / s->env->clk_tck));
+}
+
+/* Read /proc/PID/stat. 0, or -errno (-ESRCH when the process is gone). */
+static int read_pid_stat(struct proc_state *s, pid_t pid, struct pid_stat *ps)
+{
+	char path[32];
+	const char *text;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	text = procfs_read(&s->pf, path);
+	if (!text)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return procfs_parse_pid_stat(text, ps) ? -EINVAL : 0;
+}
+
+/* Does argv[0]'s basename equal name? */
+static int argv0_matches(struct proc_state *s, pid_t pid, const char *name)
+{
+	char path[32];
+	const char *text, *base;
+
+	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
+	text = procfs_read(&s->pf, path);
+	if (!text || !*text)
+		return 0;
+	base = strrchr(text, '/');
+	return strcmp(base ? base + 1 : text, name) == 0;
+}
+
+static int cache_lookup(const struct proc_state *s, pid_t pid, uint64_t starttime)
+{
+	/* mc is sorted by pid: /proc lists pids in ascending order. */
+	size_t lo = 0, hi = s->nmc;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->mc[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->nmc && s->mc[lo].pid == pid && s->mc[lo].starttime == starttime)
+		return s->mc[lo].match;
+	return -1;
+}
+
+static void cache_push(struct proc_state *s, pid_t pid, uint64_t starttime, int match)
+{
+	if (s->nmc_next == s->amc) {
+		s->amc = s->amc ? s->amc * 2 : 256;
+		s->mc = xrealloc(s->mc, s->amc * sizeof(*s->mc));
+		s->mc_next = xrealloc(s->mc_next, s->amc * sizeof(*s->mc_next));
+	}
+	s->mc_next[s->nmc_next++] = (struct match_cache){ pid, starttime, match };
+}
+
+static struct proc_entry *entry_find(struct proc_state *s, pid_t pid, uint64_t starttime)
+{
+	for (size_t i = 0; i < s->ne; i++)
+		if (s->e[i].pid == pid && s->e[i].starttime == starttime)
+			return &s->e[i];
+	return NULL;
+}
+
+/* Record a live process; a new one gets its start as baseline. */
+static void entry_seen(struct proc_state *s, pid_t pid, const struct pid_stat *ps, const struct cycle *cy,
+		       int prime)
+{
+	struct proc_entry *e = entry_find(s, pid, ps->starttime);
+
+	if (!e) {
+		int64_t start = ticks_to_ns(s, ps->starttime);
+
+		if (s->ne == s->ae) {
+			s->ae = s->ae ? s->ae * 2 : 8;
+			s->e = xrealloc(s->e, s->ae * sizeof(*s->e));
+		}
+		e = &s->e[s->ne++];
+		memset(e, 0, sizeof(*e));
+		e->pid = pid;
+		e->starttime = ps->starttime;
+		snprintf(e->tag, sizeof(e->tag), "%s", ps->comm);
+		if (prime) {
+			e->base_utime = ps->utime;
+			e->base_stime = ps->stime;
+			e->base_vcpu_ns = e->base_mem_ns = cy->boot_ns;
+		} else {
+			/* Born (or renamed) since the last scan: measure from its start. */
+			e->base_vcpu_ns = e->base_mem_ns = start < cy->boot_ns ? start : cy->boot_ns;
+		}
+	}
+	e->st = *ps;
+	e->alive = 1;
+}
+
+static int tag_ok(const struct proc_state *s, const char *tag)
+{
+	return !s->rt->tag_filter || regexec(&s->rt->tag_re, tag, 0, NULL, 0) == 0;
+}
+
+/* Find the runtime's processes; mark entries alive or not. */
+static void scan(struct proc_state *s, const struct cycle *cy, int prime)
+{
+	struct pid_stat ps;
+	struct dirent *de;
+	DIR *dir;
+	int fd;
+
+	s->scan_error = 0;
+	for (size_t i = 0; i < s->ne; i++)
+		s->e[i].alive = 0;
+	if (s->rt->kind == RT_PID) {
+		if (read_pid_stat(s, s->rt->pid, &ps) == 0 && tag_ok(s, ps.comm))
+			entry_seen(s, s->rt->pid, &ps, cy, prime);
+		return;
+	}
+	fd = openat(s->pf.dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		s->scan_error = errno;
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	s->nmc_next = 0;
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid;
+		int match;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || read_pid_stat(s, (pid_t)pid, &ps))
+			continue;
+		match = cache_lookup(s, (pid_t)pid, ps.starttime);
+		if (match < 0)
+			match = strcmp(ps.comm, s->rt->name) == 0 || argv0_matches(s, (pid_t)pid, s->rt->name);
+		cache_push(s, (pid_t)pid, ps.starttime, match);
+		if (match && tag_ok(s, ps.comm))
+			entry_seen(s, (pid_t)pid, &ps, cy, prime);
+	}
+	closedir(dir);
+	/* The new cache replaces the old; both arrays are kept to avoid reallocating. */
+	{
+		struct match_cache *t = s->mc;
+
+		s->mc = s->mc_next;
+		s->mc_next = t;
+		s->nmc = s->nmc_next;
+	}
+}
+
+static int proc_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index,
+		     const struct cycle *cy, void **state)
+{
+	struct proc_state *s = xcalloc(1, sizeof(*s));
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc;
+
+	s->rt = rt;
+	s->index = index;
+	s->env = env;
+	s->ncpu = n > 0 ? (int)n : 1;
+	*state = s;
+	rc = procfs_open(&s->pf, env->procfs);
+	if (rc == 0)
+		scan(s, cy, 1);
+	return rc;
+}
+
+static json_t *entry_json(const struct proc_state *s, pid_t pid, const char *tag)
+{
+	return json_pack("{s:I, s:s, s:I, s:s, s:s, s:o}", "runtime_index", (json_int_t)s->index, "address",
+			 s->rt->address, "pid", (json_int_t)pid, "runtime_tag", tag, "error", "", "report",
+			 json_object());
+}
+
+static void collect_vcpu(struct proc_state *s, struct proc_entry *e, const struct cycle *cy, json_t *g)
+{
+	double elapsed = (double)(cy->boot_ns - e->base_vcpu_ns) / 1e9;
+	double cap = elapsed * (double)s->env->clk_tck * s->ncpu / 100.0;
+
+	json_object_set_new(g, "period", json_real(elapsed));
+	if (cap <= 0 || e->st.utime < e->base_utime || e->st.stime < e->base_stime) {
+		set_error(g, "no CPU time interval yet");
+	} else {
+		json_object_set_new(g, "vcpu_usage",
+				    json_pack("{s:f, s:f}", "user", (double)(e->st.utime - e->base_utime) / cap,
+					      "system", (double)(e->st.stime - e->base_stime) / cap));
+	}
+	e->base_utime = e->st.utime;
+	e->base_stime = e->st.stime;
+	e->base_vcpu_ns = cy->boot_ns;
+}
+
+static void collect_mem(struct proc_state *s, struct proc_entry *e, const struct cycle *cy, json_t *g)
+{
+	char path[32];
+	const char *text;
+	uint64_t pages;
+
+	json_object_set_new(g, "period", json_real((double)(cy->boot_ns - e->base_mem_ns) / 1e9));
+	e->base_mem_ns = cy->boot_ns;
+	snprintf(path, sizeof(path), "%d/statm", (int)e->pid);
+	text = procfs_read(&s->pf, path);
+	if (!text || procfs_parse_statm_rss(text, &pages)) {
+		set_error(g, "cannot read %s: %s", path, text ? "unexpected format" : strerror(errno));
+		return;
+	}
+	json_object_set_new(g, "runtime_used_bytes",
+			    json_pack("{s:I, s:n}", "host", (json_int_t)(pages * (uint64_t)s->env->page_size),
+				      "device"));
+}
+
+static void proc_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue,
+			 json_t *out)
+{
+	struct proc_state *s = state;
+	size_t keep = 0;
+
+	if (s->pf.dirfd < 0 && procfs_open(&s->pf, s->env->procfs) == 0)
+		scan(s, cy, 1);
+	else if (s->pf.dirfd >= 0)
+		scan(s, cy, 0);
+	if (s->pf.dirfd < 0 || s->scan_error) {
+		json_t *ent = entry_json(s, 0, s->rt->name ? s->rt->name : "");
+
+		json_object_set_new(ent, "pid", json_null());
+		set_error(ent, "cannot scan %s: %s", s->env->procfs,
+			  strerror(s->scan_error ? s->scan_error : errno));
+		json_array_append_new(out, ent);
+		return;
+	}
+	if (s->rt->kind == RT_PID && s->ne == 0) {
+		json_t *ent = entry_json(s, s->rt->pid, "");
+
+		set_error(ent, "no such process: %d", (int)s->rt->pid);
+		json_array_append_new(out, ent);
+	}
+	for (size_t i = 0; i < s->ne; i++) {
+		struct proc_entry *e = &s->e[i];
+		json_t *ent = entry_json(s, e->pid, e->tag), *rep = json_object_get(ent, "report");
+
+		if (!e->alive) {
+			set_error(ent, "process %d exited", (int)e->pid);
+			json_array_append_new(out, ent);
+			continue; /* reported once, then dropped below */
+		}
+		for (size_t k = 0; k < ndue; k++) {
+			json_t *g = group_new(0, cy->iso);
+
+			if (due[k] == GROUP_RUNTIME_VCPU_USAGE)
+				collect_vcpu(s, e, cy, g);
+			else if (due[k] == GROUP_MEMORY_USED)
+				collect_mem(s, e, cy, g);
+			else
+				set_error(g, "%s is not available for process runtimes", group_name(due[k]));
+			json_object_set_new(rep, group_name(due[k]), g);
+		}
+		json_array_append_new(out, ent);
+		s->e[keep++] = *e;
+	}
+	s->ne = keep;
+}
+
+static void proc_close(void *state)
+{
+	struct proc_state *s = state;
+
+	if (!s)
+		return;
+	procfs_close(&s->pf);
+	free(s->e);
+	free(s->mc);
+	free(s->mc_next);
+	free(s);
+}
+
+const struct runtime_ops coll_pid_ops = {
+	.kind = RT_PID,
+	.open = proc_open,
+	.collect = proc_collect,
+	.close = proc_close,
+};
+
+const struct runtime_ops coll_process_ops = {
+	.kind = RT_PROCESS,
+	.open = proc_open,
+	.collect = proc_collect,
+	.close = proc_close,
+};

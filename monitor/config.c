@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Configuration schema and validation; see config.h.
+ *
+ * The schema is a table of groups (canonical name, neuron-monitor alias,
+ * scope) and a handful of keys per object. Unknown keys are errors, so a
+ * typo never silently turns into a default.
+ */
+#include "config.h"
+#include "../common/doc.h"
+#include "../common/timeutil.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	const char *alias; /* neuron-monitor's name, accepted and mapped */
+	enum group_scope scope;
+} groups[GROUP_COUNT] = {
+	[GROUP_VCPU_USAGE] = { "vcpu_usage", NULL, SCOPE_SYSTEM },
+	[GROUP_MEMORY_INFO] = { "memory_info", NULL, SCOPE_SYSTEM },
+	[GROUP_NEURON_HW_COUNTERS] = { "neuron_hw_counters", NULL, SCOPE_SYSTEM },
+	[GROUP_RUNTIME_VCPU_USAGE] = { "runtime_vcpu_usage", "neuron_runtime_vcpu_usage", SCOPE_RUNTIME },
+	[GROUP_MEMORY_USED] = { "memory_used", NULL, SCOPE_RUNTIME },
+	[GROUP_EXECUTION_STATS] = { "execution_stats", "inference_stats", SCOPE_RUNTIME },
+	[GROUP_NEURONCORE_COUNTERS] = { "neuroncore_counters", NULL, SCOPE_RUNTIME },
+	[GROUP_HW_COUNTERS] = { "hw_counters", NULL, SCOPE_RUNTIME },
+};
+
+const char *group_name(enum group_id id)
+{
+	return groups[id].name;
+}
+
+enum group_scope group_scope(enum group_id id)
+{
+	return groups[id].scope;
+}
+
+/* Look a group name up (canonical or alias) within a scope; -1 if unknown. */
+static int group_lookup(const char *name, enum group_scope scope)
+{
+	for (int i = 0; i < GROUP_COUNT; i++)
+		if (groups[i].scope == scope &&
+		    (!strcmp(groups[i].name, name) || (groups[i].alias && !strcmp(groups[i].alias, name))))
+			return i;
+	return -1;
+}
+
+static void group_known_list(enum group_scope scope, char *dst, size_t size)
+{
+	size_t n = 0;
+
+	dst[0] = '\0';
+	for (int i = 0; i < GROUP_COUNT; i++)
+		if (groups[i].scope == scope)
+			n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s", n ? ", " : "",
+					      groups[i].name);
+}
+
+/* Validation context: the document and the first error. */
+struct vctx {
+	const struct doc *d;
+	char **err;
+};
+
+#define VFAIL(v, path, at_key, ...)                                    \
+	do {                                                            \
+		*(v)->err = doc_error((v)->d, (path), (at_key), __VA_ARGS__); \
+		return -EINVAL;                                         \
+	} while (0)
+
+/* Every key of obj must be one of the NULL-terminated list keys. */
+static int check_keys(struct vctx *v, const char *path, json_t *obj, const char *const *keys)
+{
+	const char *k;
+	json_t *val;
+	char sub[256], known[256];
+
+	json_object_foreach(obj, k, val) {
+		size_t i, n = 0;
+
+		for (i = 0; keys[i] && strcmp(keys[i], k); i++)
+			;
+		if (keys[i])
+			continue;
+		known[0] = '\0';
+		for (i = 0; keys[i]; i++)
+			n += (size_t)snprintf(known + n, n < sizeof(known) ? sizeof(known) - n : 0, "%s%s",
+					      i ? ", " : "", keys[i]);
+		doc_path_key(sub, sizeof(sub), path, k);
+		VFAIL(v, sub, 1, "unknown key \"%s\"; known: %s", k, known);
+	}
+	return 0;
+}
+
+static const char *json_kind(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
+
+/* Parse an optional "period" member of obj into *ms (left alone when absent). */
+static int get_period(struct vctx *v, const char *path, json_t *obj, int64_t *ms)
+{
+	json_t *p = json_object_get(obj, "period");
+	char sub[256];
+	const char *why = NULL;
+	int64_t val;
+
+	if (!p)
+		return 0;
+	doc_path_key(sub, sizeof(sub), path, "period");
+	if (json_is_string(p)) {
+		if (duration_parse(json_string_value(p), &val, &why))
+			VFAIL(v, sub, 0, "invalid duration \"%s\": %s", json_string_value(p), why);
+	} else if (json_is_number(p)) {
+		double s = json_number_value(p);
+
+		if (s < 0 || s > 1e9)
+			VFAIL(v, sub, 0, "period out of range: %g s", s);
+		val = (int64_t)(s * 1000.0 + 0.5);
+	} else {
+		VFAIL(v, sub, 0, "expected a duration such as \"1s\" or a number of seconds, got %s",
+		      json_kind(p));
+	}
+	if (val < CFG_MIN_PERIOD_MS)
+		VFAIL(v, sub, 0, "period too short: %lld ms; the minimum is 100ms", (long long)val);
+	if (val > CFG_MAX_PERIOD_MS)
+		VFAIL(v, sub, 0, "period too long; the maximum is 24h");
+	*ms = val;
+	return 0;
+}
+
+static int get_string(struct vctx *v, const char *path, json_t *obj, const char *key, const char **out)
+{
+	json_t *s = json_object_get(obj, key);
+	char sub[256];
+
+	if (!s)
+		return 0;
+	doc_path_key(sub, sizeof(sub), path, key);
+	if (!json_is_string(s))
+		VFAIL(v, sub, 0, "expected a string, got %s", json_kind(s));
+	*out = json_string_value(s);
+	return 0;
+}
+
+/* Parse a "metrics" array of {type, period} for one scope. */
+static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum group_scope scope,
+			int64_t inherited_ms, struct cfg_group **out, size_t *nout)
+{
+	static const char *const keys[] = { "type", "period", NULL };
+	char sub[256], tpath[256], known[256];
+	size_t i;
+	json_t *m;
+
+	if (!json_is_array(arr))
+		VFAIL(v, path, 0, "expected an array of metric groups, got %s", json_kind(arr));
+	*out = xcalloc(json_array_size(arr), sizeof(**out));
+	*nout = 0;
+	json_array_foreach(arr, i, m) {
+		const char *type = NULL;
+		int64_t ms = inherited_ms;
+		int id;
+
+		doc_path_index(sub, sizeof(sub), path, i);
+		if (!json_is_object(m))
+			VFAIL(v, sub, 0, "expected an object like {\"type\": \"...\"}, got %s", json_kind(m));
+		if (check_keys(v, sub, m, keys) || get_string(v, sub, m, "type", &type) ||
+		    get_period(v, sub, m, &ms))
+			return -EINVAL;
+		doc_path_key(tpath, sizeof(tpath), sub, "type");
+		if (!type)
+			VFAIL(v, sub, 0, "missing \"type\"");
+		id = group_lookup(type, scope);
+		if (id < 0) {
+			group_known_list(scope, known, sizeof(known));
+			if (group_lookup(type, scope == SCOPE_SYSTEM ? SCOPE_RUNTIME : SCOPE_SYSTEM) >= 0)
+				VFAIL(v, tpath, 0, "\"%s\" is a %s group, not allowed here; known: %s", type,
+				      scope == SCOPE_SYSTEM ? "runtime" : "system", known);
+			VFAIL(v, tpath, 0, "unknown metric group \"%s\"; known: %s", type, known);
+		}
+		for (size_t j = 0; j < *nout; j++)
+			if ((*out)[j].id == (enum group_id)id)
+				VFAIL(v, tpath, 0, "metric group \"%s\" listed twice", group_name(id));
+		(*out)[*nout].id = (enum group_id)id;
+		(*out)[*nout].period_ms = ms;
+		(*nout)++;
+	}
+	return 0;
+}
+
+static int parse_address(struct vctx *v, const char *path, struct cfg_runtime *rt)
+{
+	char sub[256];
+	const char *a = rt->address;
+
+	doc_path_key(sub, sizeof(sub), path, "address");
+	if (!strncmp(a, "pid:", 4)) {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(a + 4, &end, 10);
+		if (a[4] == '\0' || *end || errno || pid <= 0 || pid > 0x3fffffff)
+			VFAIL(v, sub, 0, "invalid address \"%s\": expected pid:N with N a process id", a);
+		rt->kind = RT_PID;
+		rt->pid = (pid_t)pid;
+	} else if (!strncmp(a, "process:", 8)) {
+		if (a[8] == '\0' || strchr(a + 8, '/'))
+			VFAIL(v, sub, 0, "invalid address \"%s\": expected process:NAME (a command name)", a);
+		rt->kind = RT_PROCESS;
+		rt->name = xstrdup(a + 8);
+	} else if (a[0] == '\0') {
+		VFAIL(v, sub, 0, "empty address");
+	} else {
+		/* Not an error: the runtime's entry in each report says why it is not polled. */
+		rt->kind = RT_UNSUPPORTED;
+	}
+	return 0;
+}
+
+static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_runtime *rt)
+{
+	static const char *const keys[] = { "address", "tag_filter", "period", "metrics", NULL };
+	const char *addr = NULL, *filter = NULL;
+	json_t *metrics;
+	char sub[256];
+	int rc;
+
+	if (!json_is_object(o))
+		VFAIL(v, path, 0, "expected a runtime object, got %s", json_kind(o));
+	rt->period_ms = root_ms;
+	if (check_keys(v, path, o, keys) || get_string(v, path, o, "address", &addr) ||
+	    get_string(v, path, o, "tag_filter", &filter) || get_period(v, path, o, &rt->period_ms))
+		return -EINVAL;
+	rt->address = xstrdup(addr ? addr : "");
+	if (addr) {
+		if (parse_address(v, path, rt))
+			return -EINVAL;
+	} else {
+		rt->kind = RT_NEURON;
+	}
+	if (filter) {
+		rc = regcomp(&rt->tag_re, filter, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char msg[128];
+
+			regerror(rc, &rt->tag_re, msg, sizeof(msg));
+			doc_path_key(sub, sizeof(sub), path, "tag_filter");
+			VFAIL(v, sub, 0, "invalid regular expression \"%s\": %s", filter, msg);
+		}
+		rt->tag_filter = xstrdup(filter);
+	}
+	metrics = json_object_get(o, "metrics");
+	doc_path_key(sub, sizeof(sub), path, "metrics");
+	if (!metrics)
+		VFAIL(v, path, 0, "missing \"metrics\": list the groups to collect, e.g. [{\"type\": \"memory_used\"}]");
+	return parse_groups(v, sub, metrics, SCOPE_RUNTIME, rt->period_ms, &rt->groups, &rt->ngroups);
+}
+
+int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
+{
+	static const char *const keys[] = { "period", "runtimes", "neuron_runtimes", "system_metrics",
+					    "devices", "procfs", "sysfs", NULL };
+	struct vctx v = { d, err };
+	json_t *root = d->root, *rts, *sys, *dev, *e;
+	const char *rkey = "runtimes", *procfs = NULL, *sysfs = NULL;
+	char sub[256];
+	size_t i;
+	int rc = -EINVAL;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->period_ms = CFG_DEFAULT_PERIOD_MS;
+	*err = NULL;
+	if (!json_is_object(root)) {
+		*err = doc_error(d, "", 0, "expected a configuration object, got %s", json_kind(root));
+		goto fail;
+	}
+	if (check_keys(&v, "", root, keys) || get_period(&v, "", root, &cfg->period_ms) ||
+	    get_string(&v, "", root, "procfs", &procfs) || get_string(&v, "", root, "sysfs", &sysfs))
+		goto fail;
+	cfg->procfs = xstrdup(procfs ? procfs : "/proc");
+	cfg->sysfs = xstrdup(sysfs ? sysfs : "/sys");
+
+	rts = json_object_get(root, "runtimes");
+	if (json_object_get(root, "neuron_runtimes")) {
+		if (rts) {
+			*err = doc_error(d, "neuron_runtimes", 1,
+					 "\"neuron_runtimes\" is an alias of \"runtimes\"; use only one of them");
+			goto fail;
+		}
+		rkey = "neuron_runtimes";
+		rts = json_object_get(root, rkey);
+	}
+	if (rts) {
+		if (!json_is_array(rts)) {
+			*err = doc_error(d, rkey, 0, "expected an array of runtimes, got %s", json_kind(rts));
+			goto fail;
+		}
+		cfg->runtimes = xcalloc(json_array_size(rts), sizeof(*cfg->runtimes));
+		json_array_foreach(rts, i, e) {
+			doc_path_index(sub, sizeof(sub), rkey, i);
+			cfg->nruntimes++;
+			if (parse_runtime(&v, sub, e, cfg->period_ms, &cfg->runtimes[i]))
+				goto fail;
+		}
+	}
+	sys = json_object_get(root, "system_metrics");
+	if (sys && parse_groups(&v, "system_metrics", sys, SCOPE_SYSTEM, cfg->period_ms, &cfg->system,
+				&cfg->nsystem))
+		goto fail;
+	dev = json_object_get(root, "devices");
+	if (dev) {
+		if (!json_is_array(dev)) {
+			*err = doc_error(d, "devices", 0, "expected an array of device objects, got %s",
+					 json_kind(dev));
+			goto fail;
+		}
+		json_array_foreach(dev, i, e) {
+			if (!json_is_object(e)) {
+				doc_path_index(sub, sizeof(sub), "devices", i);
+				*err = doc_error(d, sub, 0, "expected a device object, got %s", json_kind(e));
+				goto fail;
+			}
+		}
+		cfg->devices = json_deep_copy(dev);
+	} else {
+		cfg->devices = json_array();
+	}
+	return 0;
+fail:
+	cfg_free(cfg);
+	return rc;
+}
+
+int cfg_load(const char *path, struct cfg *cfg, char **err)
+{
+	struct doc d;
+	int rc = doc_load(path, &d, err);
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (rc)
+		return rc;
+	rc = cfg_from_doc(&d, cfg, err);
+	doc_free(&d);
+	return rc;
+}
+
+void cfg_default(struct cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->period_ms = CFG_DEFAULT_PERIOD_MS;
+	cfg->procfs = xstrdup("/proc");
+	cfg->sysfs = xstrdup("/sys");
+	cfg->nsystem = 2;
+	cfg->system = xcalloc(2, sizeof(*cfg->system));
+	cfg->system[0] = (struct cfg_group){ GROUP_VCPU_USAGE, CFG_DEFAULT_PERIOD_MS };
+	cfg->system[1] = (struct cfg_group){ GROUP_MEMORY_INFO, CFG_DEFAULT_PERIOD_MS };
+	cfg->devices = json_array();
+}
+
+static json_t *groups_json(const struct cfg_group *g, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:f}", "type", group_name(g[i].id), "period",
+						   (double)g[i].period_ms / 1e3));
+	return a;
+}
+
+json_t *cfg_effective(const struct cfg *cfg)
+{
+	json_t *o = json_object(), *rts = json_array();
+
+	json_object_set_new(o, "period", json_real((double)cfg->period_ms / 1e3));
+	json_object_set_new(o, "procfs", json_string(cfg->procfs));
+	json_object_set_new(o, "sysfs", json_string(cfg->sysfs));
+	for (size_t i = 0; i < cfg->nruntimes; i++) {
+		const struct cfg_runtime *rt = &cfg->runtimes[i];
+		json_t *r = json_object();
+
+		if (rt->kind != RT_NEURON)
+			json_object_set_new(r, "address", json_string(rt->address));
+		if (rt->tag_filter)
+			json_object_set_new(r, "tag_filter", json_string(rt->tag_filter));
+		json_object_set_new(r, "period", json_real((double)rt->period_ms / 1e3));
+		json_object_set_new(r, "metrics", groups_json(rt->groups, rt->ngroups));
+		json_array_append_new(rts, r);
+	}
+	json_object_set_new(o, "runtimes", rts);
+	json_object_set_new(o, "system_metrics", groups_json(cfg->system, cfg->nsystem));
+	json_object_set_new(o, "devices", json_deep_copy(cfg->devices));
+	return o;
+}
+
+void cfg_free(struct cfg *cfg)
+{
+	for (size_t i = 0; i < cfg->nruntimes; i++) {
+		struct cfg_runtime *rt = &cfg->runtimes[i];
+
+		free(rt->address);
+		free(rt->name);
+		if (rt->tag_filter) {
+			regfree(&rt->tag_re);
+			free(rt->tag_filter);
+		}
+		free(rt->groups);
+	}
+	free(cfg->runtimes);
+	free(cfg->system);
+	free(cfg->procfs);
+	free(cfg->sysfs);
+	json_decref(cfg->devices);
+	memset(cfg, 0, sizeof(*cfg));
+}

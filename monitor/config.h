@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accel-monitor's configuration: the schema (a superset of neuron-monitor's),
+ * its validation with file:line:column errors, period inheritance
+ * (root -> runtime -> group, default 5 s) and the effective configuration
+ * printed by --check-config.
+ *
+ * Ownership: cfg_load fills a struct cfg that the caller releases with
+ * cfg_free; nothing in it is shared with the document it came from.
+ */
+#ifndef ACCEL_CONFIG_H
+#define ACCEL_CONFIG_H
+
+#include <jansson.h>
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CFG_DEFAULT_PERIOD_MS 5000
+#define CFG_MIN_PERIOD_MS 100
+#define CFG_MAX_PERIOD_MS (24 * 3600 * 1000LL)
+
+enum group_scope { SCOPE_SYSTEM, SCOPE_RUNTIME };
+
+/* Every metric group the config knows; canonical names are in group_name(). */
+enum group_id {
+	GROUP_VCPU_USAGE,
+	GROUP_MEMORY_INFO,
+	GROUP_NEURON_HW_COUNTERS,
+	GROUP_RUNTIME_VCPU_USAGE,
+	GROUP_MEMORY_USED,
+	GROUP_EXECUTION_STATS,
+	GROUP_NEURONCORE_COUNTERS,
+	GROUP_HW_COUNTERS,
+	GROUP_COUNT
+};
+
+const char *group_name(enum group_id id);
+enum group_scope group_scope(enum group_id id);
+
+struct cfg_group {
+	enum group_id id;
+	int64_t period_ms; /* resolved */
+};
+
+enum runtime_kind {
+	RT_PID,         /* "pid:N" */
+	RT_PROCESS,     /* "process:NAME" */
+	RT_NEURON,      /* no address: Neuron runtime discovery (neuron-monitor 2.x) */
+	RT_UNSUPPORTED, /* any other address, e.g. "unix:/run/neuron.sock" */
+};
+
+struct cfg_runtime {
+	char *address;    /* as written; "" for RT_NEURON */
+	enum runtime_kind kind;
+	pid_t pid;        /* RT_PID */
+	char *name;       /* RT_PROCESS: comm or argv[0] basename to match */
+	char *tag_filter; /* NULL when absent */
+	regex_t tag_re;   /* compiled tag_filter (REG_EXTENDED | REG_NOSUB) */
+	int64_t period_ms;
+	struct cfg_group *groups;
+	size_t ngroups;
+};
+
+struct cfg {
+	int64_t period_ms;
+	char *procfs, *sysfs;
+	struct cfg_runtime *runtimes;
+	size_t nruntimes;
+	struct cfg_group *system;
+	size_t nsystem;
+	json_t *devices; /* validated array of objects; owned */
+};
+
+/*
+ * Load and validate a JSON or YAML file. 0 on success; otherwise -errno or
+ * -EINVAL with *err a new "file:line:col: path: reason" string.
+ */
+int cfg_load(const char *path, struct cfg *cfg, char **err);
+/* Validate an already-loaded document (tests use this with doc_load_mem). */
+struct doc;
+int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err);
+
+/* The configuration used without -c: every system group at 5 s. */
+void cfg_default(struct cfg *cfg);
+
+/* The effective configuration as a new JSON object (itself a valid config). */
+json_t *cfg_effective(const struct cfg *cfg);
+
+void cfg_free(struct cfg *cfg);
+
+#endif

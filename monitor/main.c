@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accel-monitor: the command line, signals and the outer loop.
+ *
+ * stdout carries the report stream and nothing else; logs go to stderr.
+ * Signals are blocked except while waiting (ppoll), so a report is always
+ * written whole: SIGINT/SIGTERM end the loop after it, SIGHUP reloads the
+ * configuration between two reports. When stdout is a pipe whose reader
+ * has gone, the wait notices (POLLERR) and the program exits quietly.
+ */
+
+#include "../common/log.h"
+#include "../common/timeutil.h"
+#include "../common/util.h"
+#include "config.h"
+#include "instance.h"
+#include "monitor.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Exit codes (also in --help and the README). */
+enum {
+	EXIT_OK = 0,
+	EXIT_SYSTEM = 1, /* a system error: stdout write failure, no /proc */
+	EXIT_USAGE = 2,  /* bad command line */
+	EXIT_CONFIG = 3, /* invalid configuration file */
+};
+
+#define ONCE_WINDOW_NS (250 * NS_PER_MS)
+#define INSTANCE_REFRESH_NS (3600 * NS_PER_S)
+#define INSTANCE_FIRST_WAIT_NS (1500 * NS_PER_MS)
+
+static volatile sig_atomic_t got_term, got_hup;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		got_hup = 1;
+	else
+		got_term = 1;
+}
+
+struct opts {
+	const char *config;
+	const char *procfs, *sysfs;
+	int verbose;
+	int once, check;
+	unsigned long long count;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: accel-monitor [OPTION]...\n"
+		"Poll accelerator runtimes, devices and the host, and write one JSON report\n"
+		"per line to stdout (see docs/report-format.md).\n"
+		"\n"
+		"  -c, --config-file PATH  JSON config, or YAML when PATH ends in .yaml/.yml;\n"
+		"                          without it: every system group every 5 s\n"
+		"      --once              collect every group once (over 250 ms), print one report, exit\n"
+		"  -n, --count N           exit after N reports\n"
+		"      --check-config      validate, print the effective configuration as JSON, exit\n"
+		"      --path.procfs DIR   read /proc from DIR (default /proc)\n"
+		"      --path.sysfs DIR    read /sys from DIR (default /sys)\n"
+		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
+		"                          2 info, 3 debug, 4 everything; -v, -vv raise it\n"
+		"      --version           print the version and exit\n"
+		"  -h, --help              print this help and exit\n"
+		"\n"
+		"Signals: SIGINT/SIGTERM finish the current report and exit 0; SIGHUP reloads\n"
+		"the config file (an invalid one is logged and the old one kept).\n"
+		"\n"
+		"Exit codes: 0 ok, 1 system error, 2 usage error, 3 configuration error.\n"
+		"\n"
+		"Example config (periods: \"250ms\", \"1s\", \"1.5s\", \"2m\", \"1h\" or seconds;\n"
+		"100ms to 24h; inherited root -> runtime -> group; default 5s):\n"
+		"  {\n"
+		"    \"period\": \"1s\",\n"
+		"    \"runtimes\": [\n"
+		"      { \"address\": \"process:tritonserver\", \"period\": \"2s\",\n"
+		"        \"metrics\": [ { \"type\": \"runtime_vcpu_usage\" },\n"
+		"                     { \"type\": \"memory_used\", \"period\": \"5s\" } ] }\n"
+		"    ],\n"
+		"    \"system_metrics\": [ { \"type\": \"vcpu_usage\" },\n"
+		"                        { \"type\": \"memory_info\", \"period\": \"10s\" } ],\n"
+		"    \"devices\": []\n"
+		"  }\n");
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "config-file", required_argument, NULL, 'c' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "verbose", optional_argument, NULL, 'v' },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "path.procfs", required_argument, NULL, OPT_PROCFS },
+		{ "path.sysfs", required_argument, NULL, OPT_SYSFS },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+
+	memset(o, 0, sizeof(*o));
+	o->verbose = LOG_LVL_WARN;
+	while ((c = getopt_long(argc, argv, "c:n:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'n':
+			errno = 0;
+			o->count = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || errno || o->count == 0 || optarg[0] == '-') {
+				fprintf(stderr, "accel-monitor: --count: expected a positive integer, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'v':
+			/* "--verbose=N" or "--verbose N" set the level; each "-v" raises it by one. */
+			if (!optarg && optind < argc && !strcmp(argv[optind - 1], "--verbose") &&
+			    argv[optind][0] >= '0' && argv[optind][0] <= '9')
+				optarg = argv[optind++];
+			if (!optarg) {
+				o->verbose++;
+			} else if (optarg[0] >= '0' && optarg[0] <= '4' && !optarg[1]) {
+				o->verbose = optarg[0] - '0';
+			} else {
+				fprintf(stderr, "accel-monitor: --verbose: expected 0 to 4, got \"%s\"\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_ONCE:
+			o->once = 1;
+			break;
+		case OPT_CHECK:
+			o->check = 1;
+			break;
+		case OPT_PROCFS:
+			o->procfs = optarg;
+			break;
+		case OPT_SYSFS:
+			o->sysfs = optarg;
+			break;
+		case OPT_VERSION:
+			printf("accel-monitor %s\n", ACCEL_VERSION);
+			exit(EXIT_OK);
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		default:
+			fprintf(stderr, "Try 'accel-monitor --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "accel-monitor: unexpected argument \"%s\"\nTry 'accel-monitor --help'.\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Load the configuration named in o (or the default) and apply the --path overrides. */
+static int load_config(const struct opts *o, struct cfg *cfg)
+{
+	char *err = NULL;
+
+	if (!o->config) {
+		cfg_default(cfg);
+	} else if (cfg_load(o->config, cfg, &err)) {
+		log_err("%s", err);
+		free(err);
+		return -1;
+	}
+	if (o->procfs) {
+		free(cfg->procfs);
+		cfg->procfs = xstrdup(o->procfs);
+	}
+	if (o->sysfs) {
+		free(cfg->sysfs);
+		cfg->sysfs = xstrdup(o->sysfs);
+	}
+	return 0;
+}
+
+/*
+ * Wait until deadline (monotonic ns), a signal, or the reader of stdout
+ * going away. Returns 1 when stdout is gone, else 0.
+ */
+static int wait_until(int64_t deadline, const sigset_t *waitmask, int watch_stdout)
+{
+	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = 0 };
+
+	while (!got_term && !got_hup) {
+		int64_t left = deadline - clock_mono_ns();
+		struct timespec ts;
+
+		if (left <= 0)
+			return 0;
+		ts.tv_sec = left / NS_PER_S;
+		ts.tv_nsec = left % NS_PER_S;
+		if (ppoll(&pfd, watch_stdout ? 1 : 0, &ts, waitmask) > 0 && (pfd.revents & (POLLERR | POLLHUP)))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is stdout something whose reader can go away (a pipe or socket)? */
+static int stdout_is_pipe(void)
+{
+	struct stat st;
+
+	return fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct cfg cfg;
+	struct monitor *m;
+	struct instance *inst;
+	struct sigaction sa;
+	sigset_t block, waitmask;
+	int rc = EXIT_OK, watch, w;
+
+	if (parse_args(argc, argv, &o))
+		return EXIT_USAGE;
+	log_init("accel-monitor", o.verbose);
+	if (load_config(&o, &cfg))
+		return EXIT_CONFIG;
+	if (o.check) {
+		json_t *eff = cfg_effective(&cfg);
+
+		json_dumpf(eff, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		putchar('\n');
+		json_decref(eff);
+		cfg_free(&cfg);
+		return fflush(stdout) || ferror(stdout) ? EXIT_SYSTEM : EXIT_OK;
+	}
+
+	/* Signals are delivered only inside ppoll, so a report is never cut short. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGTERM);
+	sigdelset(&waitmask, SIGHUP);
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	inst = instance_start(INSTANCE_REFRESH_NS); /* its thread inherits the blocked signals */
+	watch = stdout_is_pipe();
+	m = monitor_new(&cfg, inst, 0);
+	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
+
+	if (o.once) {
+		w = wait_until(clock_mono_ns() + ONCE_WINDOW_NS, &waitmask, watch);
+		instance_wait_first(inst, INSTANCE_FIRST_WAIT_NS);
+		if (!w && !got_term) {
+			int e = monitor_cycle(m, STDOUT_FILENO, 1);
+
+			if (e && e != -EPIPE) {
+				log_err("cannot write to stdout: %s", strerror(-e));
+				rc = EXIT_SYSTEM;
+			}
+		}
+		goto out;
+	}
+	/* The first report should carry instance_info: wait for it, at most ~1.5 s. */
+	instance_wait_first(inst, INSTANCE_FIRST_WAIT_NS);
+	while (!got_term) {
+		int e;
+
+		if (wait_until(monitor_next_due(m), &waitmask, watch))
+			break; /* the reader of stdout is gone */
+		if (got_term)
+			break;
+		if (got_hup) {
+			struct cfg next;
+
+			got_hup = 0;
+			if (!o.config) {
+				log_info("monitor: SIGHUP: no config file to reload");
+			} else if (load_config(&o, &next) == 0) {
+				uint64_t seq = monitor_seq(m);
+
+				monitor_free(m);
+				cfg_free(&cfg);
+				cfg = next;
+				m = monitor_new(&cfg, inst, seq); /* seq goes on across reloads */
+				log_info("monitor: reloaded %s", o.config);
+			} else {
+				log_err("monitor: SIGHUP: keeping the previous configuration");
+			}
+			continue;
+		}
+		e = monitor_cycle(m, STDOUT_FILENO, 0);
+		if (e == -EPIPE)
+			break;
+		if (e) {
+			log_err("cannot write to stdout: %s", strerror(-e));
+			rc = EXIT_SYSTEM;
+			break;
+		}
+		if (o.count && monitor_seq(m) >= o.count)
+			break;
+	}
+out:
+	monitor_free(m);
+	instance_stop(inst);
+	cfg_free(&cfg);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Jobs, cycles and the report line; see monitor.h and docs/report-format.md
+ * for what a report holds.
+ */
+#include "monitor.h"
+#include "../common/log.h"
+#include "../common/timeutil.h"
+#include "../common/util.h"
+#include "collector.h"
+#include "sched.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One metric group on its own period: a system group, or one runtime's group. */
+struct job {
+	struct sched_job sj;
+	enum group_id id;
+	ssize_t rt;         /* runtime index, or -1 for a system group */
+	int64_t last_ns;    /* monotonic time of the previous collection */
+	const struct group_ops *ops; /* system groups; NULL when not in this build */
+	void *state;
+};
+
+struct runtime {
+	const struct cfg_runtime *cfg;
+	const struct runtime_ops *ops; /* NULL: this build cannot poll the address */
+	void *state;
+	enum group_id due[GROUP_COUNT];
+	size_t ndue;
+};
+
+struct monitor {
+	const struct cfg *cfg;
+	struct instance *inst;
+	struct mon_env env;
+	struct job *jobs;
+	size_t njobs;
+	struct runtime *rts;
+	struct sched sched;
+	struct sched_job **taken;
+	uint64_t seq;
+	struct buf line;
+};
+
+static void cycle_now(struct cycle *cy)
+{
+	cy->mono_ns = clock_mono_ns();
+	cy->boot_ns = clock_boot_ns();
+	cy->real_ns = clock_real_ns();
+	iso8601_format(cy->real_ns, cy->iso);
+}
+
+struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64_t first_seq)
+{
+	struct monitor *m = xcalloc(1, sizeof(*m));
+	size_t n = cfg->nsystem, k = 0;
+	struct cycle cy;
+
+	m->cfg = cfg;
+	m->inst = inst;
+	m->seq = first_seq;
+	m->env.procfs = cfg->procfs;
+	m->env.sysfs = cfg->sysfs;
+	m->env.clk_tck = sysconf(_SC_CLK_TCK);
+	m->env.page_size = sysconf(_SC_PAGESIZE);
+	if (m->env.clk_tck <= 0)
+		m->env.clk_tck = 100;
+	buf_init(&m->line, 64 << 20);
+	sched_init(&m->sched);
+	for (size_t i = 0; i < cfg->nruntimes; i++)
+		n += cfg->runtimes[i].ngroups;
+	m->jobs = xcalloc(n, sizeof(*m->jobs));
+	m->taken = xcalloc(n, sizeof(*m->taken));
+	m->rts = xcalloc(cfg->nruntimes, sizeof(*m->rts));
+	cycle_now(&cy);
+
+	for (size_t i = 0; i < cfg->nsystem; i++, k++) {
+		struct job *j = &m->jobs[k];
+
+		j->id = cfg->system[i].id;
+		j->rt = -1;
+		j->sj.period = cfg->system[i].period_ms * NS_PER_MS;
+		j->ops = group_ops_find(j->id);
+		if (j->ops && j->ops->open(&m->env, &j->state))
+			log_warn("%s: cannot open its source; it will report the error and retry",
+				 group_name(j->id));
+	}
+	for (size_t r = 0; r < cfg->nruntimes; r++) {
+		struct runtime *rt = &m->rts[r];
+
+		rt->cfg = &cfg->runtimes[r];
+		rt->ops = runtime_ops_find(rt->cfg->kind);
+		if (rt->ops && rt->ops->open(&m->env, rt->cfg, r, &cy, &rt->state))
+			log_warn("runtime %zu (%s): cannot open its source; it will report the error", r,
+				 rt->cfg->address);
+		for (size_t g = 0; g < rt->cfg->ngroups; g++, k++) {
+			struct job *j = &m->jobs[k];
+
+			j->id = rt->cfg->groups[g].id;
+			j->rt = (ssize_t)r;
+			j->sj.period = rt->cfg->groups[g].period_ms * NS_PER_MS;
+		}
+	}
+	m->njobs = k;
+	/* Times are taken after opening, so the first period is the real window since the baseline. */
+	cycle_now(&cy);
+	for (size_t i = 0; i < m->njobs; i++) {
+		m->jobs[i].sj.data = &m->jobs[i];
+		m->jobs[i].last_ns = cy.mono_ns;
+		sched_add(&m->sched, &m->jobs[i].sj, cy.mono_ns + m->jobs[i].sj.period);
+	}
+	return m;
+}
+
+int64_t monitor_next_due(const struct monitor *m)
+{
+	return sched_next_due(&m->sched);
+}
+
+uint64_t monitor_seq(const struct monitor *m)
+{
+	return m->seq;
+}
+
+static const char *runtime_unsupported_reason(const struct cfg_runtime *rt, char *dst, size_t size)
+{
+	if (rt->kind == RT_NEURON)
+		snprintf(dst, size, "Neuron runtime discovery is not supported by this build");
+	else
+		snprintf(dst, size, "cannot poll \"%s\": this build polls pid:N and process:NAME runtimes",
+			 rt->address);
+	return dst;
+}
+
+/* The entry of a runtime this build cannot poll: the reason, on the entry and each due group. */
+static void runtime_unsupported(const struct monitor *m, size_t r, const struct cycle *cy, json_t *out)
+{
+	const struct runtime *rt = &m->rts[r];
+	char why[256];
+	json_t *rep = json_object();
+
+	runtime_unsupported_reason(rt->cfg, why, sizeof(why));
+	for (size_t k = 0; k < rt->ndue; k++) {
+		json_t *g = group_new(0, cy->iso);
+
+		set_error(g, "%s", why);
+		json_object_set_new(rep, group_name(rt->due[k]), g);
+	}
+	json_array_append_new(out, json_pack("{s:I, s:s, s:n, s:s, s:s, s:o}", "runtime_index", (json_int_t)r,
+					     "address", rt->cfg->address, "pid", "runtime_tag", "", "error", why,
+					     "report", rep));
+}
+
+static void collect_system(struct job *j, const struct cycle *cy, json_t *system_data)
+{
+	json_t *g = group_new((double)(cy->mono_ns - j->last_ns) / 1e9, cy->iso);
+	int64_t t0 = clock_mono_ns(), took;
+
+	if (j->ops)
+		j->ops->collect(j->state, cy, g);
+	else
+		set_error(g, "%s needs the Neuron device collector, which this build does not have",
+			  group_name(j->id));
+	took = clock_mono_ns() - t0;
+	if (took > j->sj.period)
+		log_warn("%s: collection took %.3f s, longer than its period of %.3f s", group_name(j->id),
+			 (double)took / 1e9, (double)j->sj.period / 1e9);
+	json_object_set_new(system_data, group_name(j->id), g);
+}
+
+static int dump_cb(const char *p, size_t n, void *ud)
+{
+	return buf_add(ud, p, n) ? -1 : 0;
+}
+
+int monitor_cycle(struct monitor *m, int fd, int all)
+{
+	struct cycle cy;
+	size_t n;
+	json_t *report, *rdata, *sdata;
+	int64_t started, now;
+	int rc;
+
+	cycle_now(&cy);
+	started = cy.mono_ns;
+	n = sched_take(&m->sched, all ? INT64_MAX / 2 : cy.mono_ns, COALESCE_NS, m->taken, m->njobs);
+	rdata = json_array();
+	sdata = json_object();
+	report = json_pack("{s:s, s:{s:s, s:I}, s:o, s:[], s:o, s:o}", "timestamp", cy.iso, "monitor", "version",
+			   ACCEL_VERSION, "seq", (json_int_t)m->seq, "runtime_data", rdata, "device_data",
+			   "system_data", sdata, "instance_info", instance_json(m->inst));
+
+	for (size_t r = 0; r < m->cfg->nruntimes; r++)
+		m->rts[r].ndue = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = m->taken[i]->data;
+
+		if (j->rt < 0)
+			collect_system(j, &cy, sdata);
+		else
+			m->rts[j->rt].due[m->rts[j->rt].ndue++] = j->id;
+	}
+	for (size_t r = 0; r < m->cfg->nruntimes; r++) {
+		struct runtime *rt = &m->rts[r];
+
+		if (!rt->ndue)
+			continue;
+		if (rt->ops)
+			rt->ops->collect(rt->state, &cy, rt->due, rt->ndue, rdata);
+		else
+			runtime_unsupported(m, r, &cy, rdata);
+	}
+
+	buf_reset(&m->line);
+	rc = json_dump_callback(report, dump_cb, &m->line, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	json_decref(report);
+	if (rc || buf_add(&m->line, "\n", 1)) {
+		log_err("report %llu is larger than %zu bytes; dropped", (unsigned long long)m->seq, m->line.cap);
+		rc = 0;
+	} else {
+		rc = write_all(fd, m->line.data, m->line.len);
+	}
+	m->seq++;
+
+	/* Requeue after the write: a slot that passed meanwhile is skipped, not replayed. */
+	now = clock_mono_ns();
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = m->taken[i]->data;
+		unsigned skipped;
+
+		j->last_ns = started;
+		skipped = sched_requeue(&m->sched, &j->sj, now);
+		if (skipped)
+			log_warn("%s: behind schedule; skipped %u slot(s) of %.3f s", group_name(j->id), skipped,
+				 (double)j->sj.period / 1e9);
+	}
+	return rc;
+}
+
+void monitor_free(struct monitor *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->njobs; i++)
+		if (m->jobs[i].ops)
+			m->jobs[i].ops->close(m->jobs[i].state);
+	for (size_t r = 0; r < m->cfg->nruntimes; r++)
+		if (m->rts[r].ops)
+			m->rts[r].ops->close(m->rts[r].state);
+	free(m->jobs);
+	free(m->taken);
+	free(m->rts);
+	sched_free(&m->sched);
+	buf_free(&m->line);
+	free(m);
+}

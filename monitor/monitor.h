@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collection loop's engine: turns a configuration into scheduled jobs
+ * (one per metric group, per runtime), runs the jobs that are due, and
+ * writes each report as one JSON line.
+ *
+ * Ownership: a monitor borrows its cfg and instance; both must outlive it.
+ */
+#ifndef ACCEL_MONITOR_H
+#define ACCEL_MONITOR_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "instance.h"
+
+#ifndef ACCEL_VERSION
+#define ACCEL_VERSION "0.0.0"
+#endif
+
+/* Groups due within this window of each other share one report. */
+#define COALESCE_NS (5 * 1000 * 1000LL)
+
+struct monitor;
+
+/*
+ * Open every collector (taking first samples, so rate groups have a
+ * baseline) and schedule each group one period from now. The first report
+ * gets sequence number first_seq.
+ */
+struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64_t first_seq);
+
+/* When the next group is due (CLOCK_MONOTONIC ns). */
+int64_t monitor_next_due(const struct monitor *m);
+
+/*
+ * Collect the groups due now (all of them with all != 0, for --once) and
+ * write one report line to fd. Returns 0, or -errno from the write
+ * (-EPIPE when the reader went away).
+ */
+int monitor_cycle(struct monitor *m, int fd, int all);
+
+/* The sequence number the next report will carry. */
+uint64_t monitor_seq(const struct monitor *m);
+
+void monitor_free(struct monitor *m);
+
+#endif

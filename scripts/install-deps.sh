@@ -1,0 +1,52 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Install the Debian packages that building and testing accel-monitor need.
+# Idempotent and quiet when nothing is missing. As root it calls apt-get
+# (running `apt-get update` first only when a package is not known yet),
+# otherwise sudo; without either it prints the exact command and fails.
+#
+# Usage: scripts/install-deps.sh [build|test]   (default: test, a superset)
+set -eu
+
+build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev"
+# Test tools: prove (perl), Debian's python3 for helpers and checkers.
+test_pkgs="perl python3"
+
+case "${1:-test}" in
+build) want="$build_pkgs" ;;
+test) want="$build_pkgs $test_pkgs" ;;
+*) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	sudo=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+	sudo="sudo"
+else
+	echo "install-deps: missing Debian packages:$missing" >&2
+	echo "install-deps: run: sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing" >&2
+	exit 1
+fi
+
+echo "install-deps: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Update the package lists only when apt does not know a missing package yet.
+need_update=0
+for p in $missing; do
+	apt-cache show "$p" >/dev/null 2>&1 || need_update=1
+done
+[ $need_update -eq 1 ] && $sudo apt-get update -qq >&2
+if ! $sudo apt-get install -y -qq --no-install-recommends $missing >&2; then
+	# A stale list can name versions the mirror no longer has: refresh once and retry.
+	$sudo apt-get update -qq >&2
+	$sudo apt-get install -y -qq --no-install-recommends $missing >&2
+fi

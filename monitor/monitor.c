@@ -30,6 +30,7 @@ struct runtime {
 	const struct runtime_ops *ops; /* NULL: this build cannot poll the address */
 	void *state;
 	enum group_id due[GROUP_COUNT];
+	double due_period[GROUP_COUNT]; /* seconds since each due group's previous collection */
 	size_t ndue;
 };
 
@@ -145,7 +146,7 @@ static void runtime_unsupported(const struct monitor *m, size_t r, const struct 
 
 	runtime_unsupported_reason(rt->cfg, why, sizeof(why));
 	for (size_t k = 0; k < rt->ndue; k++) {
-		json_t *g = group_new(0, cy->iso);
+		json_t *g = group_new(rt->due_period[k], cy->iso);
 
 		set_error(g, "%s", why);
 		json_object_set_new(rep, group_name(rt->due[k]), g);
@@ -201,8 +202,12 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 
 		if (j->rt < 0)
 			collect_system(j, &cy, sdata);
-		else
-			m->rts[j->rt].due[m->rts[j->rt].ndue++] = j->id;
+		else {
+			struct runtime *rt = &m->rts[j->rt];
+
+			rt->due_period[rt->ndue] = (double)(started - j->last_ns) / 1e9;
+			rt->due[rt->ndue++] = j->id;
+		}
 	}
 	for (size_t r = 0; r < m->cfg->nruntimes; r++) {
 		struct runtime *rt = &m->rts[r];

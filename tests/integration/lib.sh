@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+# Shared by the integration tests: TAP output, a work directory, cleanup of
+# every process a test started, and small waiting helpers.
+#
+#   . "$(dirname "$0")/lib.sh"
+#   ok "name" command...      run a command, pass if it exits 0
+#   is "got" "want" "name"    compare two strings
+#   spawn VAR command...      start a background process; killed at exit
+#   wait_for SECONDS cmd...   poll until cmd succeeds (0) or time runs out (1)
+#   free_port                 print a free TCP port on 127.0.0.1
+#   done_testing              print the plan; exit 1 if anything failed
+#
+# ACCEL_BIN names the directory holding the programs (default: ./bin);
+# ACCEL_SANITIZED=1 when they are built with ASan+UBSan (slower: widen
+# timing allowances with $SLOW).
+set -eu
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${ACCEL_BIN:-$TOP/bin}
+PY=/usr/bin/python3
+FIX=$TOP/tests/fixtures
+HELP=$TOP/tests/helpers
+SLOW=1
+[ "${ACCEL_SANITIZED:-0}" = 1 ] && SLOW=3
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/accel-test.XXXXXX")
+_pids=""
+_n=0
+_failed=0
+
+cleanup() {
+	for p in $_pids; do kill "$p" 2>/dev/null || true; done
+	for p in $_pids; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+_result() { # status name
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $_n - $2"
+	else
+		echo "not ok $_n - $2"
+		_failed=$((_failed + 1))
+	fi
+}
+
+ok() {
+	name=$1
+	shift
+	if "$@" >"$WORK/.out" 2>&1; then
+		_result 0 "$name"
+	else
+		_result 1 "$name"
+		sed 's/^/#   /' "$WORK/.out" | head -40
+	fi
+}
+
+is() {
+	if [ "$1" = "$2" ]; then
+		_result 0 "$3"
+	else
+		_result 1 "$3"
+		printf '#   got:      %s\n#   expected: %s\n' "$1" "$2"
+	fi
+}
+
+diag() { echo "# $*"; }
+
+# spawn VAR cmd...: run cmd in the background, store its pid in VAR.
+spawn() {
+	var=$1
+	shift
+	"$@" &
+	_pids="$_pids $!"
+	eval "$var=$!"
+}
+
+wait_for() {
+	t=$1
+	shift
+	end=$(($(date +%s) + t))
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+free_port() {
+	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+done_testing() {
+	echo "1..$_n"
+	[ "$_failed" -eq 0 ]
+}

@@ -45,6 +45,7 @@ endif
 COMMON_SRC := $(wildcard common/*.c)
 MONITOR_SRC := $(filter-out monitor/main.c,$(wildcard monitor/*.c))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+INTEGRATION := $(filter-out tests/integration/lib.sh,$(wildcard tests/integration/*.sh))
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(BUILD)/%.o)
@@ -89,7 +90,7 @@ tests: $(PROGRAMS) $(UNIT_BIN)
 check: tests
 	ACCEL_BIN=$(abspath $(BIN)) ACCEL_SANITIZED=$(if $(SANITIZER),1,0) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	prove -j2 --timer --exec '' $(UNIT_BIN) tests/integration/*.sh
+	prove -j2 --timer --exec '' $(UNIT_BIN) $(INTEGRATION)
 
 check-sanitize:
 	$(MAKE) --no-print-directory SANITIZER=address,undefined check

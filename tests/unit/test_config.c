@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Configuration loading (monitor/config.c, common/doc.c): a table of good
+ * and bad configs in JSON and YAML, each bad one with the exact message.
+ */
+#include "../../common/doc.h"
+#include "../../monitor/config.h"
+#include "tap.h"
+
+#include <stdlib.h>
+
+/* Load text as name (YAML when yaml); return the error (new string) or NULL. */
+static char *load(const char *name, const char *text, int yaml, struct cfg *cfg)
+{
+	struct doc d;
+	char *err = NULL;
+
+	if (doc_load_mem(name, text, strlen(text), yaml, &d, &err))
+		return err;
+	if (cfg_from_doc(&d, cfg, &err)) {
+		doc_free(&d);
+		return err;
+	}
+	doc_free(&d);
+	return NULL;
+}
+
+static const struct {
+	const char *name;
+	int yaml;
+	const char *text;
+	const char *error; /* NULL: must load */
+} cases[] = {
+	{ "empty.json", 0, "{}", NULL },
+	{ "issue.json", 0,
+	  "{\n"
+	  "  \"period\": \"1s\",\n"
+	  "  \"runtimes\": [\n"
+	  "    { \"address\": \"process:tritonserver\", \"period\": \"2s\",\n"
+	  "      \"metrics\": [ { \"type\": \"runtime_vcpu_usage\" }, { \"type\": \"memory_used\", \"period\": \"5s\" } ] }\n"
+	  "  ],\n"
+	  "  \"system_metrics\": [ { \"type\": \"vcpu_usage\" }, { \"type\": \"memory_info\", \"period\": \"10s\" } ],\n"
+	  "  \"devices\": []\n"
+	  "}\n",
+	  NULL },
+	{ "monitor.json", 0,
+	  "{\n"
+	  "  \"runtimes\": [\n"
+	  "    { \"address\": \"pid:1\",\n"
+	  "      \"metrics\": [\n"
+	  "        { \"type\": \"memory_used\" },\n"
+	  "        { \"type\": \"runtime_vcpu_usage\" },\n"
+	  "        {\"type\": \"vcpu_usge\"}\n"
+	  "      ] }\n"
+	  "  ]\n"
+	  "}\n",
+	  "monitor.json:7:18: runtimes[0].metrics[2].type: unknown metric group \"vcpu_usge\"; known: "
+	  "runtime_vcpu_usage, memory_used, execution_stats, neuroncore_counters, hw_counters" },
+	{ "sys.json", 0, "{\"system_metrics\": [{\"type\": \"vcpu_usge\"}]}",
+	  "sys.json:1:30: system_metrics[0].type: unknown metric group \"vcpu_usge\"; known: vcpu_usage, "
+	  "memory_info, neuron_hw_counters" },
+	{ "scope.json", 0, "{\"system_metrics\": [{\"type\": \"memory_used\"}]}",
+	  "scope.json:1:30: system_metrics[0].type: \"memory_used\" is a runtime group, not allowed here; known: "
+	  "vcpu_usage, memory_info, neuron_hw_counters" },
+	{ "typo.json", 0, "{\n  \"perod\": \"1s\"\n}",
+	  "typo.json:2:3: perod: unknown key \"perod\"; known: period, runtimes, neuron_runtimes, system_metrics, "
+	  "devices, procfs, sysfs" },
+	{ "short.json", 0, "{\"period\": \"50ms\"}",
+	  "short.json:1:12: period: period too short: 50 ms; the minimum is 100ms" },
+	{ "long.json", 0, "{\"period\": \"25h\"}", "long.json:1:12: period: period too long; the maximum is 24h" },
+	{ "unit.json", 0, "{\"period\": \"5 minutes\"}",
+	  "unit.json:1:12: period: invalid duration \"5 minutes\": expected a number followed by ms, s, m or h "
+	  "(e.g. \"250ms\", \"1.5s\", \"2m\")" },
+	{ "num.json", 0, "{\"period\": 0.05}", "num.json:1:12: period: period too short: 50 ms; the minimum is 100ms" },
+	{ "bool.json", 0, "{\"period\": true}",
+	  "bool.json:1:12: period: expected a duration such as \"1s\" or a number of seconds, got a boolean" },
+	{ "syntax.json", 0, "{\n  \"period\": \"1s\",\n}",
+	  "syntax.json:3:1: string or '}' expected near '}'" },
+	{ "dup.json", 0, "{\"period\": 1, \"period\": 2}", "dup.json:1:22: duplicate object key near '\"period\"'" },
+	{ "root.json", 0, "[1]", "root.json:1:1: expected a configuration object, got an array" },
+	{ "pid.json", 0, "{\"runtimes\": [{\"address\": \"pid:abc\", \"metrics\": []}]}",
+	  "pid.json:1:27: runtimes[0].address: invalid address \"pid:abc\": expected pid:N with N a process id" },
+	{ "proc.json", 0, "{\"runtimes\": [{\"address\": \"process:\", \"metrics\": []}]}",
+	  "proc.json:1:27: runtimes[0].address: invalid address \"process:\": expected process:NAME (a command name)" },
+	{ "unix.json", 0, "{\"runtimes\": [{\"address\": \"unix:/run/neuron.sock\", \"metrics\": [{\"type\": \"neuroncore_counters\"}]}]}",
+	  NULL },
+	{ "regex.json", 0, "{\"runtimes\": [{\"tag_filter\": \"(\", \"metrics\": []}]}",
+	  "regex.json:1:30: runtimes[0].tag_filter: invalid regular expression \"(\": " },
+	{ "nometrics.json", 0, "{\"runtimes\": [{\"address\": \"pid:1\"}]}",
+	  "nometrics.json:1:15: runtimes[0]: missing \"metrics\": list the groups to collect, e.g. [{\"type\": "
+	  "\"memory_used\"}]" },
+	{ "twice.json", 0, "{\"system_metrics\": [{\"type\": \"vcpu_usage\"}, {\"type\": \"vcpu_usage\"}]}",
+	  "twice.json:1:54: system_metrics[1].type: metric group \"vcpu_usage\" listed twice" },
+	{ "both.json", 0, "{\"runtimes\": [], \"neuron_runtimes\": []}",
+	  "both.json:1:18: neuron_runtimes: \"neuron_runtimes\" is an alias of \"runtimes\"; use only one of them" },
+	{ "dev.json", 0, "{\"devices\": [{}, 3]}", "dev.json:1:18: devices[1]: expected a device object, got a number" },
+	{ "metrickey.json", 0, "{\"system_metrics\": [{\"type\": \"vcpu_usage\", \"perid\": 1}]}",
+	  "metrickey.json:1:44: system_metrics[0].perid: unknown key \"perid\"; known: type, period" },
+	{ "neuron.json", 0,
+	  "{\"period\": \"1s\", \"neuron_runtimes\": [{\"tag_filter\": \".*\", \"metrics\": [{\"type\": \"neuroncore_counters\"}, "
+	  "{\"type\": \"memory_used\"}, {\"type\": \"neuron_runtime_vcpu_usage\"}, {\"type\": \"execution_stats\"}]}], "
+	  "\"system_metrics\": [{\"type\": \"vcpu_usage\"}, {\"type\": \"memory_info\"}, {\"period\": \"2s\", \"type\": "
+	  "\"neuron_hw_counters\"}]}",
+	  NULL },
+	/* YAML: the same schema, positions from libyaml. */
+	{ "ok.yaml", 1,
+	  "period: 1s\n"
+	  "runtimes:\n"
+	  "  - address: process:tritonserver\n"
+	  "    period: 2s\n"
+	  "    metrics:\n"
+	  "      - type: runtime_vcpu_usage\n"
+	  "      - {type: memory_used, period: 5s}\n"
+	  "system_metrics:\n"
+	  "  - type: vcpu_usage\n"
+	  "  - type: memory_info\n"
+	  "    period: 10\n"
+	  "devices: []\n",
+	  NULL },
+	{ "bad.yaml", 1,
+	  "period: 1s\n"
+	  "system_metrics:\n"
+	  "  - type: vcpu_usage\n"
+	  "  - type: memory_inf\n",
+	  "bad.yaml:4:11: system_metrics[1].type: unknown metric group \"memory_inf\"; known: vcpu_usage, "
+	  "memory_info, neuron_hw_counters" },
+	{ "key.yaml", 1, "period: 1s\nsystem_metric: []\n",
+	  "key.yaml:2:1: system_metric: unknown key \"system_metric\"; known: period, runtimes, neuron_runtimes, "
+	  "system_metrics, devices, procfs, sysfs" },
+	{ "syntax.yaml", 1, "period: [1s\n", "syntax.yaml:2:1: did not find expected ',' or ']' while parsing a flow sequence" },
+	{ "dup.yaml", 1, "period: 1s\nperiod: 2s\n", "dup.yaml:2:1: duplicate key \"period\"" },
+	{ "type.yaml", 1, "period: yes please\n",
+	  "type.yaml:1:9: period: invalid duration \"yes please\": expected a number followed by ms, s, m or h "
+	  "(e.g. \"250ms\", \"1.5s\", \"2m\")" },
+	{ "empty.yaml", 1, "", "empty.yaml:1:1: empty document" },
+	{ "anchor.yaml", 1,
+	  "period: &p 2s\nsystem_metrics:\n  - {type: vcpu_usage, period: *p}\n", NULL },
+	{ "docs.yaml", 1, "period: 1s\n---\nperiod: 2s\n", "docs.yaml:2:1: only one YAML document is allowed" },
+};
+
+int main(void)
+{
+	struct cfg cfg;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *err = load(cases[i].name, cases[i].text, cases[i].yaml, &cfg);
+
+		if (!cases[i].error) {
+			if (!ok(err == NULL, "%s loads", cases[i].name))
+				printf("#   error: %s\n", err);
+			else
+				cfg_free(&cfg);
+		} else if (!strcmp(cases[i].name, "regex.json")) {
+			/* regerror's wording is libc's: compare up to it. */
+			ok(err && !strncmp(err, cases[i].error, strlen(cases[i].error)), "%s: %s", cases[i].name,
+			   err ? err : "(loaded)");
+		} else {
+			is_str(err, cases[i].error, cases[i].name);
+		}
+		free(err);
+	}
+
+	/* Period inheritance root -> runtime -> group, and aliases mapped. */
+	{
+		char *err = load("inherit.json",
+				 "{\"period\": \"3s\", \"neuron_runtimes\": [{\"address\": \"pid:7\", \"period\": \"2s\", "
+				 "\"metrics\": [{\"type\": \"neuron_runtime_vcpu_usage\"}, {\"type\": \"inference_stats\", "
+				 "\"period\": 0.5}]}, {\"address\": \"process:x\", \"metrics\": [{\"type\": \"memory_used\"}]}],"
+				 " \"system_metrics\": [{\"type\": \"vcpu_usage\"}]}",
+				 0, &cfg);
+
+		if (ok(!err, "inheritance config loads")) {
+			is_int(cfg.system[0].period_ms, 3000, "system group inherits the root period");
+			is_int(cfg.runtimes[0].groups[0].period_ms, 2000, "runtime group inherits the runtime period");
+			is_int(cfg.runtimes[0].groups[1].period_ms, 500, "group period overrides");
+			is_int(cfg.runtimes[1].groups[0].period_ms, 3000, "runtime without period inherits the root");
+			is_str(group_name(cfg.runtimes[0].groups[0].id), "runtime_vcpu_usage", "alias mapped");
+			is_str(group_name(cfg.runtimes[0].groups[1].id), "execution_stats", "inference_stats mapped");
+			is_int(cfg.runtimes[0].kind, RT_PID, "pid: address");
+			is_int(cfg.runtimes[0].pid, 7, "pid parsed");
+			is_int(cfg.runtimes[1].kind, RT_PROCESS, "process: address");
+			is_str(cfg.runtimes[1].name, "x", "process name parsed");
+			cfg_free(&cfg);
+		}
+		free(err);
+	}
+
+	/* The effective configuration is itself a valid configuration, and a fixed point. */
+	{
+		char *err = load("eff.yaml", "period: 1.5s\nruntimes:\n  - address: unix:/x\n    metrics: [{type: hw_counters}]\n",
+				 1, &cfg);
+		json_t *eff, *eff2;
+		char *text, *text2;
+		struct cfg cfg2;
+
+		if (ok(!err, "eff.yaml loads")) {
+			eff = cfg_effective(&cfg);
+			text = json_dumps(eff, JSON_COMPACT | JSON_REAL_PRECISION(10));
+			is_str(text,
+			       "{\"period\":1.5,\"procfs\":\"/proc\",\"sysfs\":\"/sys\",\"runtimes\":[{\"address\":\"unix:/x\","
+			       "\"period\":1.5,\"metrics\":[{\"type\":\"hw_counters\",\"period\":1.5}]}],\"system_metrics\":[],"
+			       "\"devices\":[]}",
+			       "effective configuration");
+			err = load("eff.json", text, 0, &cfg2);
+			if (ok(!err, "effective configuration loads back")) {
+				eff2 = cfg_effective(&cfg2);
+				text2 = json_dumps(eff2, JSON_COMPACT | JSON_REAL_PRECISION(10));
+				is_str(text2, text, "and is a fixed point");
+				free(text2);
+				json_decref(eff2);
+				cfg_free(&cfg2);
+			}
+			free(text);
+			json_decref(eff);
+			cfg_free(&cfg);
+		}
+		free(err);
+	}
+
+	/* The default configuration: every system group at 5 s. */
+	cfg_default(&cfg);
+	is_int(cfg.nsystem, 2, "default: two system groups");
+	is_int(cfg.system[0].period_ms, 5000, "default: 5 s");
+	cfg_free(&cfg);
+
+	/* Files: a missing one names itself; the extension picks YAML. */
+	{
+		char *err = NULL;
+
+		ok(cfg_load("/nonexistent/x.json", &cfg, &err) < 0 && err &&
+			   !strcmp(err, "/nonexistent/x.json: No such file or directory"),
+		   "missing file: %s", err ? err : "");
+		free(err);
+	}
+	return done_testing();
+}

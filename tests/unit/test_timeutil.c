@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* Durations and ISO 8601 timestamps (common/timeutil.c). */
+#include "../../common/timeutil.h"
+#include "tap.h"
+
+#include <errno.h>
+
+int main(void)
+{
+	static const struct {
+		const char *in;
+		long long ms; /* -1: must be rejected */
+	} cases[] = {
+		{ "250ms", 250 }, { "1s", 1000 }, { "1.5s", 1500 }, { "2m", 120000 }, { "1h", 3600000 },
+		{ "5", 5000 },    { "0.5", 500 }, { "24h", 86400000 }, { "100ms", 100 }, { "0.1s", 100 },
+		{ "", -1 },       { "s", -1 },    { "1x", -1 },        { "-1s", -1 },  { "1 s", -1 },
+		{ "1.2.3s", -1 }, { "ms", -1 },   { ".5s", -1 },       { "1e3", -1 },  { "nan", -1 },
+		{ "1sec", -1 },   { "10d", -1 },
+	};
+	char out[32];
+	int64_t ns;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t ms = 0;
+		const char *why = NULL;
+		int rc = duration_parse(cases[i].in, &ms, &why);
+
+		if (cases[i].ms < 0) {
+			ok(rc == -EINVAL && why && *why, "duration \"%s\" is rejected (%s)", cases[i].in, why ? why : "");
+		} else {
+			is_int(rc, 0, cases[i].in);
+			is_int(ms, cases[i].ms, cases[i].in);
+		}
+	}
+
+	duration_format(250, out, sizeof(out));
+	is_str(out, "250ms", "format 250 ms");
+	duration_format(1500, out, sizeof(out));
+	is_str(out, "1.5s", "format 1500 ms");
+	duration_format(120000, out, sizeof(out));
+	is_str(out, "2m", "format 2 min");
+	duration_format(7200000, out, sizeof(out));
+	is_str(out, "2h", "format 2 h");
+
+	{
+		char iso[ISO8601_LEN];
+
+		iso8601_format(1795239000123000000LL, iso);
+		is_str(iso, "2026-11-21T05:30:00.123Z", "ISO 8601 with milliseconds");
+		is_int(iso8601_parse("2026-11-21T05:30:00.123Z", &ns), 0, "parse ISO 8601");
+		is_int(ns, 1795239000123000000LL, "parsed value round-trips");
+		is_int(iso8601_parse("2026-11-21T05:30:00Z", &ns), 0, "parse without fraction");
+		is_int(iso8601_parse("2026-11-21 05:30:00Z", &ns), -EINVAL, "reject a space separator");
+		is_int(iso8601_parse("2026-11-21T05:30:00.123+02:00", &ns), -EINVAL, "reject a non-UTC offset");
+	}
+	return done_testing();
+}

@@ -35,6 +35,11 @@ LDFLAGS += $(if $(SANITIZER),-fsanitize=$(SANITIZER))
 pc = $(shell $(PKG_CONFIG) --cflags --libs $(1) 2>/dev/null)
 LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
 LIBS_MONITOR := $(LIBS_COMMON) $(call pc,libcurl) -lpthread
+# Each sink links only what it uses.
+LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd zlib) -lcrypt -lpthread
+LIBS_SINK_csv := $(LIBS_COMMON)
+LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
+LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd zlib) -lcrypt -lpthread
 
 ifeq ($(V),1)
 Q :=
@@ -44,14 +49,18 @@ endif
 
 COMMON_SRC := $(wildcard common/*.c)
 MONITOR_SRC := $(filter-out monitor/main.c,$(wildcard monitor/*.c))
+# A sink is sinks/NAME.c (its main) plus its modules sinks/NAME_*.c.
+SINKS := $(foreach s,prom csv cloudwatch,$(if $(wildcard sinks/$(s).c),$(s)))
+SINK_MOD_SRC := $(wildcard sinks/*_*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 INTEGRATION := $(filter-out tests/integration/lib.sh,$(wildcard tests/integration/*.sh))
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
+SINK_MOD_OBJ := $(SINK_MOD_SRC:%.c=$(BUILD)/%.o)
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-PROGRAMS := $(BIN)/accel-monitor
+PROGRAMS := $(BIN)/accel-monitor $(SINKS:%=$(BIN)/accel-%)
 
 .PHONY: all deps run test check check-sanitize bench clean
 all: $(PROGRAMS)
@@ -72,11 +81,21 @@ $(BIN)/accel-monitor: $(BUILD)/monitor/main.o $(BUILD)/libmonitor.a $(BUILD)/lib
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_MONITOR)
 
-# Every unit test may use any module of common/ and monitor/.
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmonitor.a $(BUILD)/libcommon.a tests/unit/tap.h
+$(BUILD)/libsinks.a: $(SINK_MOD_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+.SECONDEXPANSION:
+$(BIN)/accel-%: $(BUILD)/sinks/%.o $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard sinks/$$*_*.c)) $(BUILD)/libcommon.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SINK_$*)
+
+# Every unit test may use any module of common/, monitor/ and sinks/.
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsinks.a $(BUILD)/libmonitor.a $(BUILD)/libcommon.a tests/unit/tap.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  TEST-LD $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libmonitor.a $(BUILD)/libcommon.a $(LIBS_MONITOR)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libsinks.a $(BUILD)/libmonitor.a \
+		$(BUILD)/libcommon.a $(LIBS_ALL)
 
 deps:
 	@scripts/install-deps.sh test

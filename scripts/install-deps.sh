@@ -9,7 +9,7 @@
 # Usage: scripts/install-deps.sh [build|test]   (default: test, a superset)
 set -eu
 
-build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev"
+build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev"
 # Test tools: prove (perl), Debian's python3 for helpers and checkers.
 test_pkgs="perl python3"
 

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report -> samples rule table and its interpreter; see samples.h.
+ *
+ * A rule's path is a small pattern walked inside one metric group:
+ *   name        descend into that key
+ *   *           every key of an object (the key becomes a label)
+ *   [] / [f]    every element of an array (its index, or its field f, becomes a label)
+ *   {a,b}       each listed key that is present (the key becomes a label)
+ *   {a+b}       the sum of the listed keys (no label)
+ *   #           the number of members of the object or array
+ * Captured values fill the rule's label names in order. A null value is
+ * "not measured" and yields nothing; any other non-number is a bad value.
+ */
+#include "samples.h"
+#include "timeutil.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const report_format_names[3] = { "accel-monitor", "neuron-monitor 2.x", "neuron-monitor 2020" };
+
+/* ---- families ------------------------------------------------------------ */
+
+#define GAUGE(id, name, help, unit) static const struct family id = { name, help, METRIC_GAUGE, unit }
+#define COUNTER(id, name, help, unit) static const struct family id = { name, help, METRIC_COUNTER, unit }
+
+GAUGE(F_NC_UTIL, "neuroncore_utilization_ratio", "NeuronCore utilization ratio", "ratio");
+GAUGE(F_NRT_VCPU, "neuron_runtime_vcpu_usage_ratio", "Runtime vCPU utilization ratio", "ratio");
+GAUGE(F_NRT_MEM, "neuron_runtime_memory_used_bytes", "Runtime memory used bytes", "bytes");
+GAUGE(F_NC_MEM_CONST, "neuroncore_memory_usage_constants", "NeuronCore memory utilization for constants", "bytes");
+GAUGE(F_NC_MEM_CODE, "neuroncore_memory_usage_model_code", "NeuronCore memory utilization for model_code", "bytes");
+GAUGE(F_NC_MEM_SCRATCH, "neuroncore_memory_usage_model_shared_scratchpad",
+      "NeuronCore memory utilization for model_shared_scratchpad", "bytes");
+GAUGE(F_NC_MEM_RT, "neuroncore_memory_usage_runtime_memory", "NeuronCore memory utilization for runtime_memory",
+      "bytes");
+GAUGE(F_NC_MEM_TENSORS, "neuroncore_memory_usage_tensors", "NeuronCore memory utilization for tensors", "bytes");
+COUNTER(F_EXEC_ERR, "execution_errors_total", "Execution errors total", "count");
+COUNTER(F_EXEC_STATUS, "execution_status_total", "Execution status total", "count");
+GAUGE(F_EXEC_LAT, "execution_latency_seconds", "Execution latency in seconds", "seconds");
+COUNTER(F_ECC, "hardware_ecc_events_total", "Hardware ecc events total", "count");
+GAUGE(F_VCPU_COUNT, "system_vcpu_count", "System vCPU count", "count");
+GAUGE(F_VCPU_RATIO, "system_vcpu_usage_ratio", "System CPU utilization ratio", "ratio");
+GAUGE(F_MEM_TOTAL, "system_memory_total_bytes", "System memory total_bytes bytes", "bytes");
+GAUGE(F_MEM_USED, "system_memory_used_bytes", "System memory used_bytes bytes", "bytes");
+GAUGE(F_SWAP_TOTAL, "system_swap_total_bytes", "System swap total_bytes bytes", "bytes");
+GAUGE(F_SWAP_USED, "system_swap_used_bytes", "System swap used_bytes bytes", "bytes");
+GAUGE(F_RT_VCPU, "runtime_vcpu_usage_ratio", "Runtime process CPU time over the period, as a ratio of host CPU capacity",
+      "ratio");
+GAUGE(F_RT_MEM, "runtime_memory_used_bytes", "Runtime process memory used bytes", "bytes");
+GAUGE(F_INSTANCE, "instance_info", "EC2 instance information", "");
+GAUGE(F_NEURON_HW, "neuron_hardware_info", "Neuron Hardware Information", "");
+
+static const struct family *const families[] = {
+	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
+	&F_NC_MEM_TENSORS, &F_EXEC_ERR, &F_EXEC_STATUS, &F_EXEC_LAT, &F_ECC, &F_VCPU_COUNT, &F_VCPU_RATIO,
+	&F_MEM_TOTAL, &F_MEM_USED, &F_SWAP_TOTAL, &F_SWAP_USED, &F_RT_VCPU, &F_RT_MEM, &F_INSTANCE, &F_NEURON_HW,
+	NULL,
+};
+
+const struct family *const *map_families(void)
+{
+	return families;
+}
+
+/* ---- rules --------------------------------------------------------------- */
+
+enum scope { SC_SYSTEM, SC_RUNTIME };
+
+struct rule {
+	enum scope scope;
+	const char *group;
+	const char *path;
+	const struct family *fam;
+	const char *labels; /* capture label names, comma-separated */
+	const char *fixed;  /* one "name=value" label, or NULL */
+	double scale;       /* 0: 1 */
+	double clamp;       /* 0: none */
+};
+
+#define NC_MEM(fam, key)                                                                                  \
+	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
+	  &fam, "neuroncore", "memory_location=None", 0, 0 }
+
+static const struct rule rules[] = {
+	/* neuron-monitor runtime groups (2.x and 2020) */
+	{ SC_RUNTIME, "neuroncore_counters", "neuroncores_in_use.*.neuroncore_utilization", &F_NC_UTIL, "neuroncore",
+	  NULL, 0.01, 0 },
+	{ SC_RUNTIME, "neuron_runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_NRT_VCPU, "usage_type", NULL, 0.01, 0 },
+	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.{host,neuron_device}", &F_NRT_MEM, "memory_location",
+	  NULL, 0, 0 },
+	NC_MEM(F_NC_MEM_CONST, "constants"),
+	NC_MEM(F_NC_MEM_CODE, "model_code"),
+	NC_MEM(F_NC_MEM_SCRATCH, "model_shared_scratchpad"),
+	NC_MEM(F_NC_MEM_RT, "runtime_memory"),
+	NC_MEM(F_NC_MEM_TENSORS, "tensors"),
+	{ SC_RUNTIME, "execution_stats", "error_summary.*", &F_EXEC_ERR, "error_type", NULL, 0, 0 },
+	{ SC_RUNTIME, "execution_stats", "execution_summary.*", &F_EXEC_STATUS, "status_type", NULL, 0, 0 },
+	{ SC_RUNTIME, "execution_stats", "latency_stats.total_latency.*", &F_EXEC_LAT, "percentile", NULL, 0, 0 },
+	{ SC_RUNTIME, "inference_stats", "error_summary.*", &F_EXEC_ERR, "error_type", NULL, 0, 0 },
+	{ SC_RUNTIME, "inference_stats", "inference_summary.*", &F_EXEC_STATUS, "status_type", NULL, 0, 0 },
+	{ SC_RUNTIME, "inference_stats", "latency_stats.total_latency.*", &F_EXEC_LAT, "percentile", NULL, 0, 0 },
+	{ SC_RUNTIME, "hw_counters",
+	  "neuron_devices[neuron_device_index].{mem_ecc_corrected,mem_ecc_uncorrected,sram_ecc_corrected,"
+	  "sram_ecc_uncorrected}",
+	  &F_ECC, "neuron_device_index,event_type", NULL, 0, 0 },
+	/* accel-monitor runtime groups */
+	{ SC_RUNTIME, "runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_RT_VCPU, "usage_type", NULL, 0.01, 0 },
+	{ SC_RUNTIME, "memory_used", "runtime_used_bytes.{host,device}", &F_RT_MEM, "memory_location", NULL, 0, 0 },
+	/* system groups */
+	{ SC_SYSTEM, "neuron_hw_counters",
+	  "neuron_devices[neuron_device_index].{mem_ecc_corrected,mem_ecc_uncorrected,sram_ecc_corrected,"
+	  "sram_ecc_uncorrected}",
+	  &F_ECC, "neuron_device_index,event_type", NULL, 0, 0 },
+	{ SC_SYSTEM, "vcpu_usage", "usage_data.#", &F_VCPU_COUNT, "", NULL, 0, 0 },
+	{ SC_SYSTEM, "vcpu_usage", "average_usage.{user+nice}", &F_VCPU_RATIO, "", "usage_type=user", 0.01, 100 },
+	{ SC_SYSTEM, "vcpu_usage", "average_usage.{system+io_wait+irq+soft_irq}", &F_VCPU_RATIO, "",
+	  "usage_type=system", 0.01, 100 },
+	{ SC_SYSTEM, "memory_info", "memory_total_bytes", &F_MEM_TOTAL, "", NULL, 0, 0 },
+	{ SC_SYSTEM, "memory_info", "memory_used_bytes", &F_MEM_USED, "", NULL, 0, 0 },
+	{ SC_SYSTEM, "memory_info", "swap_total_bytes", &F_SWAP_TOTAL, "", NULL, 0, 0 },
+	{ SC_SYSTEM, "memory_info", "swap_used_bytes", &F_SWAP_USED, "", NULL, 0, 0 },
+};
+
+#define NRULES (sizeof(rules) / sizeof(rules[0]))
+
+/* ---- compiled patterns ----------------------------------------------------- */
+
+enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT };
+
+#define STEP_MAX 8
+#define NAMES_MAX 6
+#define CAPS_MAX 4
+
+struct step {
+	enum step_kind kind;
+	char *names[NAMES_MAX]; /* ST_KEY: names[0]; ST_KEYS/ST_SUM: the list; ST_ELEM: names[0] = label field or NULL */
+	size_t nnames;
+};
+
+struct compiled {
+	struct step steps[STEP_MAX];
+	size_t nsteps;
+	char *capnames[CAPS_MAX];
+	size_t ncaps;
+	char *fixed_name, *fixed_value;
+};
+
+static struct compiled compiled[NRULES];
+static int compiled_done;
+
+static void split(char *s, char sep, char **out, size_t max, size_t *n)
+{
+	*n = 0;
+	while (s && *s && *n < max) {
+		char *e = strchr(s, sep);
+
+		out[(*n)++] = s;
+		if (e)
+			*e++ = '\0';
+		s = e;
+	}
+}
+
+/* Compile every rule's pattern once. The table is static, so a malformed one is a programming error. */
+static void compile_rules(void)
+{
+	for (size_t r = 0; r < NRULES; r++) {
+		struct compiled *c = &compiled[r];
+		char *p = xstrdup(rules[r].path), *segs[STEP_MAX];
+		size_t nseg;
+
+		split(p, '.', segs, STEP_MAX, &nseg);
+		for (size_t i = 0; i < nseg; i++) {
+			char *s = segs[i], *br = strchr(s, '[');
+			struct step *st = &c->steps[c->nsteps++];
+
+			memset(st, 0, sizeof(*st));
+			if (!strcmp(s, "*")) {
+				st->kind = ST_ANY;
+			} else if (!strcmp(s, "#")) {
+				st->kind = ST_COUNT;
+			} else if (s[0] == '{') {
+				s[strlen(s) - 1] = '\0';
+				st->kind = strchr(s, '+') ? ST_SUM : ST_KEYS;
+				split(s + 1, st->kind == ST_SUM ? '+' : ',', st->names, NAMES_MAX, &st->nnames);
+			} else {
+				st->kind = ST_KEY;
+				st->names[0] = s;
+				st->nnames = 1;
+				if (br) {
+					/* "key[field]": the key, then each element */
+					struct step *el = &c->steps[c->nsteps++];
+
+					*br = '\0';
+					memset(el, 0, sizeof(*el));
+					el->kind = ST_ELEM;
+					br[strlen(br + 1)] = '\0';
+					el->names[0] = br[1] ? br + 1 : NULL;
+				}
+			}
+		}
+		if (rules[r].labels[0]) {
+			char *l = xstrdup(rules[r].labels);
+
+			split(l, ',', c->capnames, CAPS_MAX, &c->ncaps);
+		}
+		if (rules[r].fixed) {
+			char *f = xstrdup(rules[r].fixed);
+
+			c->fixed_name = f;
+			c->fixed_value = strchr(f, '=');
+			*c->fixed_value++ = '\0';
+		}
+	}
+	compiled_done = 1;
+}
+
+/* ---- walking ------------------------------------------------------------- */
+
+struct walk {
+	const struct rule *rule;
+	const struct compiled *c;
+	const struct map_cb *cb;
+	struct sample s;              /* labels filled up to base_labels */
+	size_t base_labels;
+	const char *caps[CAPS_MAX];
+	char capbuf[CAPS_MAX][24];
+	size_t ncaps;
+	const char *where;            /* JSON path of the group, for messages */
+	const char *trail[STEP_MAX + 2];
+	char trailbuf[STEP_MAX + 2][24];
+	size_t ntrail;
+};
+
+static void bad(struct walk *w, const char *leaf, const char *why)
+{
+	char path[512];
+	size_t n = (size_t)snprintf(path, sizeof(path), "%s", w->where);
+
+	for (size_t i = 0; i < w->ntrail && n < sizeof(path); i++)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s", w->trail[i][0] == '[' ? "" : ".", w->trail[i]);
+	if (leaf && n < sizeof(path))
+		snprintf(path + n, sizeof(path) - n, ".%s", leaf);
+	if (w->cb->bad_value)
+		w->cb->bad_value(path, why, w->cb->ud);
+}
+
+static const char *kind_of(const json_t *v)
+{
+	return json_is_string(v) ? "a string" : json_is_object(v) ? "an object" : json_is_array(v) ? "an array"
+	       : json_is_boolean(v) ? "a boolean" : "null";
+}
+
+/* 1: *out set; 0: absent (missing or null); -1: wrong type (reported). */
+static int number(struct walk *w, json_t *v, const char *leaf, double *out)
+{
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v)) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "expected a number, got %s", kind_of(v));
+		bad(w, leaf, why);
+		return -1;
+	}
+	*out = json_number_value(v);
+	return 1;
+}
+
+static void emit(struct walk *w, double v)
+{
+	const struct compiled *c = w->c;
+	size_t n = w->base_labels;
+
+	if (w->rule->clamp && v > w->rule->clamp)
+		v = w->rule->clamp;
+	if (w->rule->scale)
+		v *= w->rule->scale;
+	for (size_t i = 0; i < w->ncaps && i < c->ncaps && n < SAMPLE_MAX_LABELS; i++)
+		w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
+	if (c->fixed_name && n < SAMPLE_MAX_LABELS)
+		w->s.labels[n++] = (struct label){ c->fixed_name, c->fixed_value };
+	w->s.nlabels = n;
+	w->s.fam = w->rule->fam;
+	w->s.value = v;
+	w->cb->sample(&w->s, w->cb->ud);
+}
+
+static void walk(struct walk *w, json_t *node, size_t i);
+
+static void descend(struct walk *w, json_t *child, size_t i, const char *trail, const char *cap)
+{
+	size_t nc = w->ncaps, nt = w->ntrail;
+
+	if (cap && w->ncaps < CAPS_MAX)
+		w->caps[w->ncaps++] = cap;
+	if (w->ntrail < STEP_MAX + 2)
+		w->trail[w->ntrail++] = trail;
+	walk(w, child, i + 1);
+	w->ncaps = nc;
+	w->ntrail = nt;
+}
+
+static void walk(struct walk *w, json_t *node, size_t i)
+{
+	const struct step *st;
+	const char *key;
+	json_t *v;
+	double d = 0, sum = 0;
+	size_t k;
+
+	if (i == w->c->nsteps) {
+		if (number(w, node, NULL, &d) == 1)
+			emit(w, d);
+		return;
+	}
+	st = &w->c->steps[i];
+	switch (st->kind) {
+	case ST_KEY:
+		if (json_is_object(node) && (v = json_object_get(node, st->names[0])))
+			descend(w, v, i, st->names[0], NULL);
+		break;
+	case ST_ANY:
+		if (json_is_object(node))
+			json_object_foreach(node, key, v)
+				descend(w, v, i, key, key);
+		break;
+	case ST_KEYS:
+		if (json_is_object(node))
+			for (k = 0; k < st->nnames; k++)
+				if ((v = json_object_get(node, st->names[k])))
+					descend(w, v, i, st->names[k], st->names[k]);
+		break;
+	case ST_ELEM:
+		if (!json_is_array(node))
+			break;
+		json_array_foreach(node, k, v) {
+			char *buf = w->capbuf[w->ncaps < CAPS_MAX ? w->ncaps : CAPS_MAX - 1];
+			char *tb = w->trailbuf[w->ntrail < STEP_MAX + 2 ? w->ntrail : STEP_MAX + 1];
+			json_t *f = st->names[0] ? json_object_get(v, st->names[0]) : NULL;
+
+			snprintf(tb, 24, "[%zu]", k);
+			if (st->names[0] && json_is_integer(f))
+				snprintf(buf, 24, "%lld", (long long)json_integer_value(f));
+			else if (st->names[0] && json_is_string(f))
+				snprintf(buf, 24, "%s", json_string_value(f));
+			else
+				snprintf(buf, 24, "%zu", k);
+			descend(w, v, i, tb, buf);
+		}
+		break;
+	case ST_SUM:
+		if (!json_is_object(node))
+			break;
+		for (k = 0; k < st->nnames; k++) {
+			int rc = number(w, json_object_get(node, st->names[k]), st->names[k], &d);
+
+			if (rc != 1)
+				return; /* absent or bad: no sum */
+			sum += d;
+		}
+		if (i + 1 == w->c->nsteps)
+			emit(w, sum);
+		break;
+	case ST_COUNT:
+		if (json_is_object(node))
+			emit(w, (double)json_object_size(node));
+		else if (json_is_array(node))
+			emit(w, (double)json_array_size(node));
+		break;
+	}
+}
+
+/* ---- reports ------------------------------------------------------------- */
+
+static const char *str_or(json_t *o, const char *key, const char *dflt)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+/* The group's collection time: its own "timestamp", else the report's. */
+static int64_t group_ts(json_t *g, const char *root_iso, int64_t root_ms)
+{
+	const char *iso = str_or(g, "timestamp", NULL);
+	int64_t ns;
+
+	if (!iso || (root_iso && !strcmp(iso, root_iso)) || iso8601_parse(iso, &ns))
+		return root_ms;
+	return ns / NS_PER_MS;
+}
+
+/* Apply every rule of scope sc to each group of the object groups. */
+static void map_groups(struct walk *w, enum scope sc, json_t *groups, const char *where, const char *root_iso,
+		       int64_t root_ms)
+{
+	const char *name;
+	json_t *g;
+	char gwhere[256];
+
+	if (!json_is_object(groups))
+		return;
+	json_object_foreach(groups, name, g) {
+		const char *err;
+		json_t *per;
+		int seen = 0;
+
+		if (!json_is_object(g))
+			continue;
+		err = str_or(g, "error", "");
+		for (size_t r = 0; r < NRULES; r++) {
+			if (rules[r].scope != sc || strcmp(rules[r].group, name))
+				continue;
+			if (!seen++) {
+				if (*err) {
+					if (w->cb->group_error)
+						w->cb->group_error(name, w->s.entity, err, w->cb->ud);
+					break;
+				}
+				w->s.group = name;
+				w->s.ts_ms = group_ts(g, root_iso, root_ms);
+				per = json_object_get(g, "period");
+				w->s.period = json_is_number(per) ? json_number_value(per) : 0;
+				snprintf(gwhere, sizeof(gwhere), "%s.%s", where, name);
+				w->where = gwhere;
+			}
+			w->rule = &rules[r];
+			w->c = &compiled[r];
+			w->ncaps = w->ntrail = 0;
+			walk(w, g, 0);
+		}
+	}
+}
+
+static enum report_format detect(json_t *report, json_t **rts)
+{
+	json_t *first;
+
+	if ((*rts = json_object_get(report, "runtime_data")) || json_object_get(report, "monitor"))
+		return FORMAT_ACCEL;
+	*rts = json_object_get(report, "neuron_runtime_data");
+	first = json_array_get(*rts, 0);
+	if (json_object_get(report, "instance_data") || json_object_get(first, "neuron_runtime_index"))
+		return FORMAT_NEURON_2020;
+	return FORMAT_NEURON_2X;
+}
+
+enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb)
+{
+	static const char *const inst_keys[][2] = {
+		{ "instance_name", "instance_name" },   { "instance_id", "instance_id" },
+		{ "instance_type", "instance_type" },   { "availability_zone", "instance_availability_zone" },
+		{ "region", "instance_region" },         { "subnet_id", "subnet_id" },
+	};
+	struct walk w;
+	json_t *rts, *inst, *hw, *e;
+	enum report_format fmt;
+	const char *root_iso;
+	int64_t root_ms = now_ms, ns;
+	char where[64], tagbuf[24], pidbuf[24];
+	size_t i, ninst;
+
+	if (!compiled_done)
+		compile_rules();
+	memset(&w, 0, sizeof(w));
+	w.cb = cb;
+	fmt = detect(report, &rts);
+	root_iso = str_or(report, "timestamp", NULL);
+	if (root_iso && iso8601_parse(root_iso, &ns) == 0)
+		root_ms = ns / NS_PER_MS;
+
+	/* Instance labels, on every sample. */
+	inst = json_object_get(report, fmt == FORMAT_NEURON_2020 ? "instance_data" : "instance_info");
+	if (!inst)
+		inst = json_object_get(report, "instance_data");
+	for (i = 0; i < ARRAY_SIZE(inst_keys); i++)
+		w.s.labels[i] = (struct label){ inst_keys[i][0], str_or(inst, inst_keys[i][1], "") };
+	ninst = w.s.ninstance = ARRAY_SIZE(inst_keys);
+
+	/* instance_info and neuron_hardware_info: gauges of 1 carrying labels. */
+	w.s.entity = "instance";
+	w.s.group = "instance_info";
+	w.s.ts_ms = root_ms;
+	w.s.period = 0;
+	w.s.fam = &F_INSTANCE;
+	w.s.value = 1;
+	w.s.nlabels = ninst;
+	cb->sample(&w.s, cb->ud);
+	hw = json_object_get(report, "neuron_hardware_info");
+	if (json_is_object(hw) && !*str_or(hw, "error", "")) {
+		json_t *dc = json_object_get(hw, "neuron_device_count"), *cc = json_object_get(hw, "neuroncore_per_device_count");
+		char dcs[24], ccs[24];
+
+		snprintf(dcs, sizeof(dcs), "%lld", json_is_integer(dc) ? (long long)json_integer_value(dc) : 0LL);
+		snprintf(ccs, sizeof(ccs), "%lld", json_is_integer(cc) ? (long long)json_integer_value(cc) : 0LL);
+		w.s.group = "neuron_hardware_info";
+		w.s.fam = &F_NEURON_HW;
+		w.s.labels[ninst] = (struct label){ "neuron_device_count", dcs };
+		w.s.labels[ninst + 1] = (struct label){ "neuroncore_per_device_count", ccs };
+		w.s.nlabels = ninst + 2;
+		cb->sample(&w.s, cb->ud);
+	} else if (json_is_object(hw) && cb->group_error) {
+		cb->group_error("neuron_hardware_info", "instance", str_or(hw, "error", ""), cb->ud);
+	}
+
+	/* Runtime entries. */
+	json_array_foreach(rts, i, e) {
+		const char *tag, *err;
+		json_t *pid = json_object_get(e, "pid");
+
+		if (!json_is_object(e))
+			continue;
+		if (fmt == FORMAT_NEURON_2020) {
+			snprintf(tagbuf, sizeof(tagbuf), "%lld", (long long)json_integer_value(json_object_get(e, "neuron_runtime_index")));
+			tag = tagbuf;
+		} else {
+			tag = str_or(e, fmt == FORMAT_ACCEL ? "runtime_tag" : "neuron_runtime_tag", NULL);
+			if ((!tag || !*tag) && json_is_integer(pid)) {
+				snprintf(tagbuf, sizeof(tagbuf), "%lld", (long long)json_integer_value(pid));
+				tag = tagbuf;
+			} else if (!tag || !*tag) {
+				tag = str_or(e, "address", "");
+			}
+		}
+		w.s.entity = tag;
+		err = str_or(e, "error", "");
+		if (*err) {
+			if (cb->group_error)
+				cb->group_error("runtime", tag, err, cb->ud);
+			continue;
+		}
+		w.s.labels[ninst] = (struct label){ "runtime_tag", tag };
+		w.base_labels = ninst + 1;
+		/* accel-monitor runs one entry per process: the pid keeps same-named processes apart. */
+		if (fmt == FORMAT_ACCEL && json_is_integer(pid)) {
+			snprintf(pidbuf, sizeof(pidbuf), "%lld", (long long)json_integer_value(pid));
+			w.s.labels[w.base_labels++] = (struct label){ "pid", pidbuf };
+		}
+		snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
+		map_groups(&w, SC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
+	}
+
+	w.s.entity = "system";
+	w.base_labels = ninst;
+	map_groups(&w, SC_SYSTEM, json_object_get(report, "system_data"), "system_data", root_iso, root_ms);
+	return fmt;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Report -> samples: the one place in the project that knows the report
+ * schema. Every sink renders what this yields and parses nothing itself.
+ *
+ * Accepted unchanged: accel-monitor's reports (docs/report-format.md),
+ * neuron-monitor 2.x output and neuron-monitor 2020 output (the variants in
+ * docs/neuron-monitor-formats.md). Families and labels follow
+ * neuron-monitor-prometheus.py where the meaning is the same, so existing
+ * dashboards keep working.
+ *
+ * The mapping is a table of rules (samples.c): a group name, a small path
+ * pattern inside the group, and the family it feeds. New families (device
+ * collectors) are new rows, not new code paths.
+ */
+#ifndef ACCEL_SAMPLES_H
+#define ACCEL_SAMPLES_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum metric_type { METRIC_GAUGE, METRIC_COUNTER };
+
+struct family {
+	const char *name;      /* Prometheus name; counters end in _total */
+	const char *help;
+	enum metric_type type;
+	const char *unit;      /* base unit: "ratio", "bytes", "seconds", "count", "" */
+};
+
+struct label {
+	const char *name;
+	const char *value;
+};
+
+#define SAMPLE_MAX_LABELS 16
+
+/* One value. Strings are borrowed: valid only during the callback. */
+struct sample {
+	const struct family *fam;
+	const char *group;   /* the input group ("vcpu_usage", "execution_stats", "instance_info") */
+	const char *entity;  /* what it is about: "system", "instance", or the runtime tag */
+	struct label labels[SAMPLE_MAX_LABELS]; /* instance labels first (ninstance of them), then the rest */
+	size_t nlabels, ninstance;
+	double value;        /* counters: the count over the group's period (an increment) */
+	int64_t ts_ms;       /* when the group was collected (unix ms) */
+	double period;       /* the group's period in seconds; 0 when the input has none */
+};
+
+enum report_format { FORMAT_ACCEL, FORMAT_NEURON_2X, FORMAT_NEURON_2020 };
+extern const char *const report_format_names[3];
+
+struct map_cb {
+	void (*sample)(const struct sample *s, void *ud);
+	/* A group (or runtime entry, group "runtime") whose "error" was set: it yields no samples. */
+	void (*group_error)(const char *group, const char *entity, const char *error, void *ud);
+	/* A value of the wrong type where a number belongs: path like "system_data.memory_info.memory_used_bytes". */
+	void (*bad_value)(const char *path, const char *why, void *ud);
+	void *ud;
+};
+
+/*
+ * Map one parsed report; now_ms stamps samples whose input carries no
+ * timestamp (neuron-monitor's). Returns the input format detected.
+ */
+enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb);
+
+/* Every family the mapping can produce (for documentation and tests), NULL-terminated. */
+const struct family *const *map_families(void);
+
+#endif

@@ -1,0 +1,948 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Strict checker for accel-monitor's report stream (docs/report-format.md).
+
+Usage:
+  accel-monitor ... | check_report.py [OPTIONS]
+  check_report.py [OPTIONS] FILE...      each FILE is its own stream ("-": stdin)
+  check_report.py --self-test [-v]
+
+Every line must be one compact JSON object, terminated by "\\n", valid UTF-8,
+with exactly the keys, types and ranges the document gives, at every level.
+Across the lines of one stream: seq counts up by one from 0, a runtime_index
+keeps its address, and a group's period equals the time since the report
+that last held the same group (root timestamps, within --period-tolerance).
+
+Options:
+  --expect-groups A,B   every line's system_data holds exactly these groups
+  --some                with --expect-groups: each line holds a subset, and
+                        every listed group shows up in at least one line
+  --no-system-errors    every system_data group has error ""
+  --count N             each stream has exactly N lines
+  --config FILE         the JSON config the monitor ran with: runtime_index,
+                        address and the groups must match it
+  --period-tolerance S  seconds (default 0.05)
+  --reloads             the stream may span SIGHUP reloads: a period may be
+                        shorter than the time since the previous collection
+  -v                    print a one-line summary on success
+On failure prints "line N: json.path: what is wrong" (prefixed with the file
+name when files are given) and exits 1. Standard library only.
+"""
+
+import argparse
+import calendar
+import copy
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+
+EPS = 1e-6
+MAX_ERRORS = 50
+
+CPU_FIELDS = ("user", "nice", "system", "idle", "io_wait", "irq", "soft_irq")
+ENVELOPE = ("period", "timestamp", "error")
+SYSTEM_GROUPS = ("vcpu_usage", "memory_info", "neuron_hw_counters")
+RUNTIME_GROUPS = ("runtime_vcpu_usage", "memory_used", "execution_stats",
+                  "neuroncore_counters", "hw_counters")
+# Accepted in a config, never written in a report.
+ALIASES = {"neuron_runtime_vcpu_usage": "runtime_vcpu_usage",
+           "inference_stats": "execution_stats"}
+# Groups whose data fields the format does not define yet: error only.
+UNSPECIFIED = ("neuron_hw_counters", "execution_stats", "neuroncore_counters",
+               "hw_counters")
+ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
+             "system_data", "instance_info")
+ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
+              "report")
+INSTANCE_KEYS = ("instance_name", "instance_id", "instance_type",
+                 "instance_availability_zone", "instance_availability_zone_id",
+                 "instance_region", "ami_id", "subnet_id", "error",
+                 "hostname", "node_name")
+TS_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$")
+CPU_KEY_RE = re.compile(r"^(0|[1-9][0-9]*)$")
+
+
+class Bad(Exception):
+    pass
+
+
+def kind(v):
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a float"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    return "an object"
+
+
+def join(path, key):
+    if isinstance(key, int):
+        return "%s[%d]" % (path, key)
+    return "%s.%s" % (path, key) if path else key
+
+
+def parse_ts(s):
+    """ISO 8601 UTC with milliseconds -> seconds since the epoch, or None."""
+    m = TS_RE.match(s) if isinstance(s, str) else None
+    if not m:
+        return None
+    y, mo, d, h, mi, sec, ms = (int(x) for x in m.groups())
+    try:
+        t = calendar.timegm((y, mo, d, h, mi, sec, 0, 0, 0))
+        # timegm normalises out-of-range fields; a real date survives the round trip.
+        if time.gmtime(t)[:6] != (y, mo, d, h, mi, sec):
+            return None
+    except (OverflowError, ValueError):
+        return None
+    return t + ms / 1000.0
+
+
+def compact(text):
+    """True when no whitespace stands outside string literals."""
+    in_str = esc = False
+    for c in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in " \t\r\n":
+            return False
+    return True
+
+
+def no_dups(pairs):
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise Bad("duplicate key \"%s\"" % k)
+        seen.add(k)
+    return dict(pairs)
+
+
+def no_constants(name):
+    raise Bad("%s is not JSON" % name)
+
+
+def load_config(path):
+    """The parts of a JSON config a report can be held against."""
+    if path.endswith((".yaml", ".yml")):
+        raise SystemExit("check_report: --config takes JSON only: %s" % path)
+    with open(path, encoding="utf-8") as f:
+        cfg = json.load(f)
+
+    def groups(lst):
+        return {ALIASES.get(m["type"], m["type"]) for m in lst or []}
+
+    rts = cfg.get("runtimes", cfg.get("neuron_runtimes", []))
+    if "system_metrics" in cfg:
+        system = groups(cfg["system_metrics"])
+    else:
+        system = set()
+    return {"runtimes": [(r.get("address", ""), groups(r.get("metrics")))
+                         for r in rts],
+            "system": system}
+
+
+class Stream:
+    """The checks for one report stream."""
+
+    def __init__(self, opts, name=None):
+        self.o = opts
+        self.name = name
+        self.errors = []
+        self.nlines = 0
+        self.next_seq = 0
+        self.last = {}       # group key -> root time of its last collection
+        self.addr = {}       # runtime_index -> address
+        self.seen = set()    # system groups seen (for --some)
+        self.ln = 0
+        self.root_t = None
+
+    # -- reporting ---------------------------------------------------------
+
+    def err(self, path, msg):
+        where = "line %d" % self.ln if self.ln else "end of input"
+        if self.name:
+            where = "%s: %s" % (self.name, where)
+        self.errors.append("%s: %s: %s" % (where, path or "(line)", msg))
+
+    # -- primitives --------------------------------------------------------
+
+    def keys(self, path, obj, required, optional=()):
+        """obj must be an object with every required key and nothing unknown."""
+        if not isinstance(obj, dict):
+            self.err(path, "expected an object, got %s" % kind(obj))
+            return False
+        for k in required:
+            if k not in obj:
+                self.err(join(path, k), "missing")
+        for k in obj:
+            if k not in required and k not in optional:
+                hint = ""
+                if k in ALIASES:
+                    hint = " (a config alias; reports say \"%s\")" % ALIASES[k]
+                self.err(join(path, k), "unknown key%s" % hint)
+        return True
+
+    def string(self, path, v):
+        if not isinstance(v, str):
+            self.err(path, "expected a string, got %s" % kind(v))
+            return False
+        return True
+
+    def integer(self, path, v, lo=0):
+        if type(v) is not int:
+            self.err(path, "expected an integer, got %s" % kind(v))
+            return False
+        if v < lo:
+            self.err(path, "%d is below %d" % (v, lo))
+            return False
+        return True
+
+    def percent(self, path, v):
+        if type(v) is not float:
+            self.err(path, "expected a float (percent), got %s" % kind(v))
+            return False
+        if not -EPS <= v <= 100 + EPS:
+            self.err(path, "%r is outside 0..100" % v)
+            return False
+        return True
+
+    def timestamp(self, path, v):
+        t = parse_ts(v)
+        if t is None:
+            self.err(path, "expected ISO 8601 UTC with milliseconds "
+                           "(YYYY-MM-DDTHH:MM:SS.mmmZ), got %s" % json.dumps(v))
+        return t
+
+    # -- groups ------------------------------------------------------------
+
+    def envelope(self, path, g, key, data):
+        """Check a group object; data maps field -> checker. Returns error text."""
+        if not self.keys(path, g, ENVELOPE, tuple(data)):
+            return None
+        err = g.get("error")
+        if "error" in g and self.string(join(path, "error"), err) and not err:
+            for k in data:
+                if k not in g:
+                    self.err(join(path, k), "missing (error is \"\")")
+        p = g.get("period")
+        if "period" in g:
+            if type(p) is not float:
+                self.err(join(path, "period"), "expected a float (seconds), got %s" % kind(p))
+            elif not p > 0 or math.isinf(p):
+                self.err(join(path, "period"), "%r is not a positive number of seconds" % p)
+            else:
+                self.check_period(join(path, "period"), key, p)
+        if "timestamp" in g:
+            t = self.timestamp(join(path, "timestamp"), g["timestamp"])
+            if t is not None and self.root_t is not None:
+                if t < self.root_t:
+                    self.err(join(path, "timestamp"), "before the report's timestamp")
+                elif t > self.root_t + 1.0:
+                    self.err(join(path, "timestamp"), "more than 1 s after the report's timestamp")
+        for k, check in data.items():
+            if k in g:
+                check(join(path, k), g[k])
+        return err if isinstance(err, str) else None
+
+    def check_period(self, path, key, p):
+        prev = self.last.get(key)
+        self.last[key] = self.root_t
+        if prev is None or self.root_t is None:
+            return
+        since = self.root_t - prev
+        tol = self.o.period_tolerance
+        if p > since + tol:
+            self.err(path, "%.6f s, but the group's previous report was %.3f s earlier "
+                           "(data would count twice)" % (p, since))
+        elif p < since - tol and not self.o.reloads:
+            self.err(path, "%.6f s, but the group's previous report was %.3f s earlier "
+                           "(a collection is missing; --reloads if the stream spans SIGHUP)"
+                     % (p, since))
+
+    def cpu_times(self, path, v):
+        if not self.keys(path, v, CPU_FIELDS):
+            return None
+        ok = all([self.percent(join(path, f), v[f]) for f in CPU_FIELDS if f in v])
+        if ok and len(v) == len(CPU_FIELDS):
+            total = sum(v[f] for f in CPU_FIELDS)
+            if total > 100 + EPS:
+                self.err(path, "the seven fields sum to %r, over 100" % total)
+            return v
+        return None
+
+    def vcpu_usage(self, path, g, key):
+        per = {}
+
+        def avg(p, v):
+            per["avg"] = self.cpu_times(p, v)
+
+        def usage(p, v):
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            if not v:
+                self.err(p, "empty: no CPU")
+            for cpu, t in v.items():
+                if not CPU_KEY_RE.match(cpu):
+                    self.err(join(p, cpu), "CPU key is not a decimal CPU number")
+                per.setdefault("cpus", []).append(self.cpu_times(join(p, cpu), t))
+
+        def ctxt(p, v):
+            self.integer(p, v)
+
+        self.envelope(path, g, key, {"average_usage": avg, "usage_data": usage,
+                                     "context_switch_count": ctxt})
+        cpus = [c for c in per.get("cpus", []) if c]
+        if per.get("avg") and cpus and len(cpus) == len(per["cpus"]):
+            for f in CPU_FIELDS:
+                lo = min(c[f] for c in cpus)
+                hi = max(c[f] for c in cpus)
+                if not lo - EPS <= per["avg"][f] <= hi + EPS:
+                    self.err(join(join(path, "average_usage"), f),
+                             "%r is outside the per-CPU range %r..%r" % (per["avg"][f], lo, hi))
+
+    def memory_info(self, path, g, key):
+        vals = {}
+
+        def num(p, v):
+            if self.integer(p, v):
+                vals[p.rsplit(".", 1)[1]] = v
+
+        self.envelope(path, g, key, {k: num for k in (
+            "memory_total_bytes", "memory_used_bytes", "swap_total_bytes", "swap_used_bytes")})
+        for used, total in (("memory_used_bytes", "memory_total_bytes"),
+                            ("swap_used_bytes", "swap_total_bytes")):
+            if used in vals and total in vals and vals[used] > vals[total]:
+                self.err(join(path, used), "%d is more than %s %d" % (vals[used], total, vals[total]))
+
+    def unspecified(self, path, g, key, name):
+        err = self.envelope(path, g, key, {})
+        if err == "":
+            self.err(join(path, "error"), "\"\", but the data fields of %s are not specified "
+                                          "in docs/report-format.md yet" % name)
+
+    def runtime_vcpu(self, path, g, key):
+        def vcpu(p, v):
+            if not self.keys(p, v, ("user", "system")):
+                return
+            ok = [self.percent(join(p, f), v[f]) for f in ("user", "system") if f in v]
+            if len(ok) == 2 and all(ok) and v["user"] + v["system"] > 100 + EPS:
+                self.err(p, "user + system = %r, over 100" % (v["user"] + v["system"]))
+
+        self.envelope(path, g, key, {"vcpu_usage": vcpu})
+
+    def memory_used(self, path, g, key):
+        def used(p, v):
+            if not self.keys(p, v, ("host", "device")):
+                return
+            if "host" in v:
+                self.integer(join(p, "host"), v["host"])
+            if "device" in v and v["device"] is not None:
+                self.integer(join(p, "device"), v["device"])
+
+        self.envelope(path, g, key, {"runtime_used_bytes": used})
+
+    def group(self, path, name, g, key):
+        if name == "vcpu_usage":
+            self.vcpu_usage(path, g, key)
+        elif name == "memory_info":
+            self.memory_info(path, g, key)
+        elif name == "runtime_vcpu_usage":
+            self.runtime_vcpu(path, g, key)
+        elif name == "memory_used":
+            self.memory_used(path, g, key)
+        else:
+            self.unspecified(path, g, key, name)
+
+    # -- sections ----------------------------------------------------------
+
+    def system_data(self, sd):
+        if not isinstance(sd, dict):
+            self.err("system_data", "expected an object, got %s" % kind(sd))
+            return
+        cfg = self.o.cfg
+        for name, g in sd.items():
+            path = join("system_data", name)
+            if name not in SYSTEM_GROUPS:
+                self.err(path, "unknown system group" + (
+                    " (a runtime group)" if name in RUNTIME_GROUPS else ""))
+                continue
+            if cfg is not None and name not in cfg["system"]:
+                self.err(path, "not in the config's system_metrics")
+            self.group(path, name, g, ("system", name))
+            if self.o.no_system_errors and isinstance(g, dict) and g.get("error"):
+                self.err(join(path, "error"), "not empty: %s" % json.dumps(g["error"]))
+        self.seen.update(sd)
+        want = self.o.expect_groups
+        if want is not None:
+            got = set(sd)
+            extra = sorted(got - want)
+            if extra:
+                self.err("system_data", "unexpected group(s): %s" % ", ".join(extra))
+            if not self.o.some and want - got:
+                self.err("system_data", "missing group(s): %s" % ", ".join(sorted(want - got)))
+
+    def entry(self, path, e, prev_index, seen):
+        if not self.keys(path, e, ENTRY_KEYS):
+            return prev_index
+        idx = e.get("runtime_index")
+        addr = e.get("address")
+        pid = e.get("pid")
+        err = e.get("error")
+        ok_idx = "runtime_index" in e and self.integer(join(path, "runtime_index"), idx)
+        ok_addr = "address" in e and self.string(join(path, "address"), addr)
+        if "runtime_tag" in e:
+            self.string(join(path, "runtime_tag"), e["runtime_tag"])
+        has_err = "error" in e and self.string(join(path, "error"), err) and err != ""
+        if "pid" in e:
+            if pid is None:
+                if ok_addr and addr.startswith(("pid:", "process:")) and not has_err:
+                    self.err(join(path, "pid"), "null without an entry error")
+            elif self.integer(join(path, "pid"), pid, 1) and ok_addr and addr.startswith("pid:"):
+                if addr[4:] != str(pid):
+                    self.err(join(path, "pid"), "%d is not the pid of address %s" % (pid, addr))
+        if ok_idx:
+            if prev_index is not None and idx < prev_index:
+                self.err(join(path, "runtime_index"), "entries are not in config order")
+            ident = (idx, pid if type(pid) is int else None)
+            if ident in seen:
+                self.err(path, "a second entry for runtime %d, pid %s" % (idx, json.dumps(pid)))
+            seen.add(ident)
+            cfg = self.o.cfg
+            if cfg is not None:
+                if idx >= len(cfg["runtimes"]):
+                    self.err(join(path, "runtime_index"), "%d, but the config has %d runtime(s)"
+                             % (idx, len(cfg["runtimes"])))
+                elif ok_addr and addr != cfg["runtimes"][idx][0]:
+                    self.err(join(path, "address"), "%s, but runtimes[%d] has address %s"
+                             % (json.dumps(addr), idx, json.dumps(cfg["runtimes"][idx][0])))
+            if ok_addr:
+                before = self.addr.setdefault(idx, addr)
+                if before != addr:
+                    self.err(join(path, "address"), "%s, but runtime %d had address %s before"
+                             % (json.dumps(addr), idx, json.dumps(before)))
+        rep = e.get("report")
+        if "report" in e and not isinstance(rep, dict):
+            self.err(join(path, "report"), "expected an object, got %s" % kind(rep))
+        elif "report" in e:
+            for name, g in rep.items():
+                gp = join(join(path, "report"), name)
+                if name not in RUNTIME_GROUPS:
+                    hint = ""
+                    if name in ALIASES:
+                        hint = " (a config alias; reports say \"%s\")" % ALIASES[name]
+                    elif name in SYSTEM_GROUPS:
+                        hint = " (a system group)"
+                    self.err(gp, "unknown runtime group" + hint)
+                    continue
+                cfg = self.o.cfg
+                if cfg is not None and ok_idx and idx < len(cfg["runtimes"]) \
+                        and name not in cfg["runtimes"][idx][1]:
+                    self.err(gp, "not in the config's metrics for runtimes[%d]" % idx)
+                key = ("runtime", idx, pid if type(pid) is int else None, name)
+                self.group(gp, name, g, key)
+                if has_err and isinstance(g, dict) and g.get("error") == "":
+                    self.err(join(gp, "error"), "\"\", but the entry has an error")
+        return idx if ok_idx else prev_index
+
+    def runtime_data(self, rd):
+        if not isinstance(rd, list):
+            self.err("runtime_data", "expected an array, got %s" % kind(rd))
+            return
+        prev, seen = None, set()
+        for i, e in enumerate(rd):
+            prev = self.entry(join("runtime_data", i), e, prev, seen)
+
+    def instance_info(self, ii):
+        if self.keys("instance_info", ii, INSTANCE_KEYS):
+            for k in INSTANCE_KEYS:
+                if k in ii:
+                    self.string(join("instance_info", k), ii[k])
+
+    # -- lines -------------------------------------------------------------
+
+    def report(self, r):
+        self.keys("", r, ROOT_KEYS)
+        self.root_t = None
+        if "timestamp" in r:
+            self.root_t = self.timestamp("timestamp", r["timestamp"])
+        m = r.get("monitor")
+        if "monitor" in r and self.keys("monitor", m, ("version", "seq")):
+            if "version" in m and self.string("monitor.version", m["version"]) and not m["version"]:
+                self.err("monitor.version", "empty")
+            if "seq" in m and self.integer("monitor.seq", m["seq"]):
+                if m["seq"] != self.next_seq:
+                    self.err("monitor.seq", "%d, expected %d" % (m["seq"], self.next_seq))
+                self.next_seq = m["seq"] + 1
+        if "device_data" in r:
+            dd = r["device_data"]
+            if not isinstance(dd, list):
+                self.err("device_data", "expected an array, got %s" % kind(dd))
+            elif dd:
+                self.err("device_data", "not empty: device entries are not specified yet")
+        if "system_data" in r:
+            self.system_data(r["system_data"])
+        if "runtime_data" in r:
+            self.runtime_data(r["runtime_data"])
+        if "instance_info" in r:
+            self.instance_info(r["instance_info"])
+
+    def line(self, raw):
+        self.nlines += 1
+        self.ln = self.nlines
+        if raw.endswith(b"\r"):
+            self.err("", "ends in \\r\\n; lines end in \\n only")
+            return
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            self.err("", "not valid UTF-8 (byte %d)" % e.start)
+            return
+        if not text:
+            self.err("", "empty line")
+            return
+        try:
+            r = json.loads(text, object_pairs_hook=no_dups, parse_constant=no_constants)
+        except (ValueError, Bad) as e:
+            self.err("", "not JSON: %s" % e)
+            return
+        if not isinstance(r, dict):
+            self.err("", "expected a JSON object, got %s" % kind(r))
+            return
+        if not compact(text):
+            self.err("", "not compact: whitespace outside strings")
+        self.report(r)
+
+    def feed(self, data):
+        parts = data.split(b"\n")
+        tail = parts.pop()
+        for raw in parts:
+            self.line(raw)
+        if tail:
+            self.line(tail)
+            self.err("", "no \\n at the end of the last line")
+        self.finish()
+
+    def finish(self):
+        self.ln = 0
+        if self.nlines == 0:
+            self.err("", "no reports")
+        if self.o.count is not None and self.nlines != self.o.count:
+            self.err("", "%d line(s), expected %d" % (self.nlines, self.o.count))
+        if self.o.expect_groups is not None and self.o.some:
+            missing = self.o.expect_groups - self.seen
+            if missing:
+                self.err("system_data", "never held: %s" % ", ".join(sorted(missing)))
+
+
+def check_bytes(data, opts, name=None):
+    s = Stream(opts, name)
+    s.feed(data)
+    return s
+
+
+# -- self-test -------------------------------------------------------------
+
+T0 = "2026-01-02T03:04:05.000Z"
+T1 = "2026-01-02T03:04:06.000Z"
+
+
+def cpu(user, system, idle):
+    return {"user": user, "nice": 0.0, "system": system, "idle": idle,
+            "io_wait": 0.0, "irq": 0.0, "soft_irq": 0.0}
+
+
+def good_stream():
+    """Two reports, one second apart, with every kind of entry."""
+    inst = {"instance_name": "n", "instance_id": "i-0123456789abcdef0",
+            "instance_type": "inf2.xlarge", "instance_availability_zone": "us-west-2b",
+            "instance_availability_zone_id": "usw2-az2", "instance_region": "us-west-2",
+            "ami_id": "ami-0abcdef1234567890", "subnet_id": "subnet-0123abcd", "error": "",
+            "hostname": "h", "node_name": ""}
+    why = "cannot poll \"unix:/run/neuron.sock\": this build polls pid:N and process:NAME runtimes"
+
+    def line(seq, ts, period):
+        return {
+            "timestamp": ts,
+            "monitor": {"version": "0.1.0", "seq": seq},
+            "runtime_data": [
+                {"runtime_index": 0, "address": "process:sleep", "pid": 41, "runtime_tag": "sleep",
+                 "error": "", "report": {
+                     "runtime_vcpu_usage": {"period": period, "timestamp": ts, "error": "",
+                                            "vcpu_usage": {"user": 0.5, "system": 0.25}},
+                     "memory_used": {"period": period, "timestamp": ts, "error": "",
+                                     "runtime_used_bytes": {"host": 1802240, "device": None}}}},
+                {"runtime_index": 1, "address": "pid:999999", "pid": 999999, "runtime_tag": "",
+                 "error": "no such process: 999999", "report": {}},
+                {"runtime_index": 2, "address": "unix:/run/neuron.sock", "pid": None,
+                 "runtime_tag": "", "error": why, "report": {
+                     "execution_stats": {"period": period, "timestamp": ts, "error": why}}}],
+            "device_data": [],
+            "system_data": {
+                "vcpu_usage": {"period": period, "timestamp": ts, "error": "",
+                               "average_usage": cpu(30.0, 10.0, 60.0),
+                               "usage_data": {"0": cpu(20.0, 10.0, 70.0),
+                                              "1": cpu(40.0, 10.0, 50.0)},
+                               "context_switch_count": 173},
+                "memory_info": {"period": period, "timestamp": ts, "error": "",
+                                "memory_total_bytes": 1000, "memory_used_bytes": 600,
+                                "swap_total_bytes": 0, "swap_used_bytes": 0}},
+            "instance_info": inst}
+
+    return [line(0, T0, 0.25), line(1, T1, 1.0)]
+
+
+def dump(lines):
+    return b"".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+                    for r in lines)
+
+
+def mutate(fn, which=0):
+    def make():
+        lines = good_stream()
+        fn(lines[which])
+        return dump(lines)
+    return make
+
+
+def raw(fn):
+    def make():
+        return fn(dump(good_stream()))
+    return make
+
+
+def sys_g(name):
+    return lambda r: r["system_data"][name]
+
+
+def set_path(path, value):
+    """A mutation that sets r[path...] = value (path: a list of keys)."""
+    def fn(r):
+        o = r
+        for k in path[:-1]:
+            o = o[k]
+        o[path[-1]] = value
+    return fn
+
+
+def del_path(path):
+    def fn(r):
+        o = r
+        for k in path[:-1]:
+            o = o[k]
+        del o[path[-1]]
+    return fn
+
+
+VU = ["system_data", "vcpu_usage"]
+MI = ["system_data", "memory_info"]
+RT0 = ["runtime_data", 0]
+RG = RT0 + ["report"]
+
+
+def exited_entry(r):
+    r["runtime_data"][0] = {"runtime_index": 0, "address": "process:sleep", "pid": 41,
+                            "runtime_tag": "sleep", "error": "process 41 exited", "report": {}}
+
+
+def error_group(r):
+    r["system_data"]["vcpu_usage"] = {"period": 1.0, "timestamp": r["timestamp"],
+                                      "error": "no baseline sample yet"}
+
+
+def unimplemented_sys(r):
+    r["system_data"]["neuron_hw_counters"] = {
+        "period": 1.0, "timestamp": r["timestamp"],
+        "error": "neuron_hw_counters needs the Neuron device collector"}
+
+
+def first_period_any(r):
+    for g in r["system_data"].values():
+        g["period"] = 0.398
+
+
+def utf8_tag(r):
+    r["runtime_data"][0]["runtime_tag"] = "aé日本語"
+
+
+def tiny_float(lines):
+    return lines.replace(b'"irq":0.0,"soft_irq":0.0},"usage_data"', b'"irq":1e-07,"soft_irq":0.0},"usage_data"', 1)
+
+
+# (name, stream maker, options, must pass?, text the first error must contain)
+def cases():
+    c = []
+
+    def good(name, make, args=()):
+        c.append((name, make, list(args), True, ""))
+
+    def bad(name, make, want, args=()):
+        c.append((name, make, list(args), False, want))
+
+    good("good stream", raw(lambda b: b))
+    good("good stream, --expect-groups", raw(lambda b: b), ["--expect-groups", "vcpu_usage,memory_info"])
+    good("group with an error and no data", mutate(error_group, 1))
+    good("exited process entry", mutate(exited_entry, 1))
+    good("unimplemented system group with an error", mutate(unimplemented_sys))
+    good("any first period", mutate(first_period_any))
+    good("non-ASCII text", mutate(utf8_tag))
+    good("exponent float", raw(tiny_float))
+    good("--some", mutate(del_path(MI), 1), ["--expect-groups", "vcpu_usage,memory_info", "--some"])
+    good("--count 2", raw(lambda b: b), ["--count", "2"])
+
+    # framing
+    bad("empty input", raw(lambda b: b""), "no reports")
+    bad("no final newline", raw(lambda b: b[:-1]), "no \\n at the end")
+    bad("CRLF", raw(lambda b: b.replace(b"\n", b"\r\n")), "\\r\\n")
+    bad("invalid UTF-8", raw(lambda b: b.replace(b'"runtime_tag":"sleep"', b'"runtime_tag":"sl\xffp"', 1)),
+        "UTF-8")
+    bad("blank line", raw(lambda b: b"\n" + b), "empty line")
+    bad("pretty-printed", raw(lambda b: b.replace(b'{"timestamp":', b'{ "timestamp": ', 1)), "not compact")
+    bad("not JSON", raw(lambda b: b.replace(b"}\n", b"\n", 1)), "not JSON")
+    bad("an array", raw(lambda b: b"[" + b.split(b"\n")[0] + b"]\n"), "expected a JSON object")
+    bad("duplicate key", raw(lambda b: b.replace(b'{"timestamp":', b'{"device_data":[],"timestamp":', 1)),
+        "duplicate key")
+    bad("NaN", raw(lambda b: b.replace(b'"user":30.0', b'"user":NaN', 1)), "not JSON")
+    # root
+    bad("missing instance_info", mutate(del_path(["instance_info"])), "instance_info: missing")
+    bad("unknown root key", mutate(set_path(["neuron_runtime_data"], [])), "neuron_runtime_data: unknown key")
+    bad("seq starts at 1", mutate(set_path(["monitor", "seq"], 1)), "monitor.seq: 1, expected 0")
+    bad("seq gap", mutate(set_path(["monitor", "seq"], 2), 1), "monitor.seq: 2, expected 1")
+    bad("seq a string", mutate(set_path(["monitor", "seq"], "0")), "monitor.seq: expected an integer")
+    bad("version missing", mutate(del_path(["monitor", "version"])), "monitor.version: missing")
+    bad("timestamp without ms", mutate(set_path(["timestamp"], "2026-01-02T03:04:05Z")), "timestamp: expected ISO")
+    bad("timestamp not UTC", mutate(set_path(["timestamp"], "2026-01-02T03:04:05.000+01:00")), "timestamp:")
+    bad("timestamp bad date", mutate(set_path(["timestamp"], "2026-02-30T03:04:05.000Z")), "timestamp:")
+    bad("device_data not empty", mutate(set_path(["device_data"], [{}])), "device_data: not empty")
+    bad("device_data an object", mutate(set_path(["device_data"], {})), "device_data: expected an array")
+    # envelope
+    bad("group timestamp before root", mutate(set_path(VU + ["timestamp"], "2026-01-02T03:04:04.999Z")),
+        "vcpu_usage.timestamp: before")
+    bad("group timestamp 2 s late", mutate(set_path(VU + ["timestamp"], "2026-01-02T03:04:07.000Z")),
+        "vcpu_usage.timestamp: more than 1 s")
+    bad("period an integer", mutate(set_path(MI + ["period"], 1), 1), "memory_info.period: expected a float")
+    bad("period zero", mutate(set_path(MI + ["period"], 0.0)), "memory_info.period: 0.0 is not a positive")
+    bad("period missing", mutate(del_path(MI + ["period"])), "memory_info.period: missing")
+    bad("error missing", mutate(del_path(MI + ["error"])), "memory_info.error: missing")
+    bad("error null", mutate(set_path(MI + ["error"], None)), "memory_info.error: expected a string")
+    bad("period longer than the time since", mutate(set_path(MI + ["period"], 2.0), 1),
+        "memory_info.period: 2.000000 s, but")
+    bad("period shorter than the time since", mutate(set_path(MI + ["period"], 0.5), 1),
+        "memory_info.period: 0.500000 s, but")
+    bad("no error, data missing", mutate(del_path(MI + ["swap_used_bytes"])), "swap_used_bytes: missing (error")
+    bad("unknown group key", mutate(set_path(MI + ["free_bytes"], 1)), "memory_info.free_bytes: unknown key")
+    # vcpu_usage
+    bad("percent over 100", mutate(set_path(VU + ["usage_data", "1", "idle"], 100.5)), "usage_data.1.idle: 100.5")
+    bad("percent negative", mutate(set_path(VU + ["usage_data", "0", "irq"], -0.1)), "usage_data.0.irq: -0.1")
+    bad("percent an integer", mutate(set_path(VU + ["average_usage", "nice"], 0)), "average_usage.nice: expected a float")
+    bad("seven sum over 100", mutate(set_path(VU + ["usage_data", "0", "user"], 20.01)), "usage_data.0: the seven")
+    bad("io_wait missing", mutate(del_path(VU + ["usage_data", "0", "io_wait"])), "usage_data.0.io_wait: missing")
+    bad("steal field", mutate(set_path(VU + ["average_usage", "steal"], 0.0)), "average_usage.steal: unknown")
+    bad("CPU key with a leading zero", mutate(lambda r: r["system_data"]["vcpu_usage"]["usage_data"].update(
+        {"01": r["system_data"]["vcpu_usage"]["usage_data"].pop("1")})), "usage_data.01: CPU key")
+    bad("CPU key cpu0", mutate(lambda r: r["system_data"]["vcpu_usage"]["usage_data"].update(
+        {"cpu0": r["system_data"]["vcpu_usage"]["usage_data"].pop("0")})), "usage_data.cpu0: CPU key")
+    bad("no CPUs", mutate(set_path(VU + ["usage_data"], {})), "usage_data: empty")
+    bad("average outside the CPUs", mutate(lambda r: r["system_data"]["vcpu_usage"]["average_usage"].update(
+        user=45.0, idle=45.0)), "average_usage.user: 45.0 is outside")
+    bad("context switches a float", mutate(set_path(VU + ["context_switch_count"], 1.0)),
+        "context_switch_count: expected an integer")
+    # memory_info
+    bad("used over total", mutate(set_path(MI + ["memory_used_bytes"], 1001)), "memory_used_bytes: 1001 is more")
+    bad("swap used over total", mutate(set_path(MI + ["swap_used_bytes"], 1)), "swap_used_bytes: 1 is more")
+    bad("bytes negative", mutate(set_path(MI + ["swap_total_bytes"], -1)), "swap_total_bytes: -1 is below")
+    bad("bytes a float", mutate(set_path(MI + ["memory_total_bytes"], 1000.0)), "memory_total_bytes: expected an integer")
+    bad("bytes a boolean", mutate(set_path(MI + ["memory_total_bytes"], True)), "expected an integer, got a boolean")
+    bad("--expect-groups, one missing", mutate(del_path(MI), 1), "missing group(s): memory_info",
+        ["--expect-groups", "vcpu_usage,memory_info"])
+    bad("--expect-groups, one extra", mutate(unimplemented_sys), "unexpected group(s): neuron_hw_counters",
+        ["--expect-groups", "vcpu_usage,memory_info"])
+    bad("--some, one never seen", raw(lambda b: b), "never held: neuron_hw_counters",
+        ["--expect-groups", "vcpu_usage,memory_info,neuron_hw_counters", "--some"])
+    bad("--no-system-errors", mutate(error_group, 1), "vcpu_usage.error: not empty", ["--no-system-errors"])
+    bad("--count 3", raw(lambda b: b), "2 line(s), expected 3", ["--count", "3"])
+    bad("unimplemented group without an error",
+        mutate(set_path(["system_data", "neuron_hw_counters"], {"period": 0.25, "timestamp": T0, "error": ""})),
+        "neuron_hw_counters.error: \"\", but")
+    bad("runtime group in system_data",
+        mutate(set_path(["system_data", "memory_used"], {"period": 0.25, "timestamp": T0, "error": ""})),
+        "system_data.memory_used: unknown system group (a runtime group)")
+    # runtime_data
+    bad("entry without pid", mutate(del_path(RT0 + ["pid"])), "runtime_data[0].pid: missing")
+    bad("entry with neuron_runtime_tag", mutate(set_path(RT0 + ["neuron_runtime_tag"], "x")),
+        "runtime_data[0].neuron_runtime_tag: unknown key")
+    bad("pid not the address's", mutate(set_path(["runtime_data", 1, "pid"], 999998)),
+        "runtime_data[1].pid: 999998 is not the pid")
+    bad("pid zero", mutate(set_path(RT0 + ["pid"], 0)), "runtime_data[0].pid: 0 is below 1")
+    bad("pid null without an error", mutate(set_path(RT0 + ["pid"], None)), "runtime_data[0].pid: null without")
+    bad("runtime_index negative", mutate(set_path(RT0 + ["runtime_index"], -1)), "runtime_index: -1 is below 0")
+    bad("entries out of order", mutate(set_path(RT0 + ["runtime_index"], 3)), "not in config order")
+    bad("two entries for one pid", mutate(lambda r: r["runtime_data"].insert(1, copy.deepcopy(r["runtime_data"][0]))),
+        "runtime_data[1]: a second entry")
+    bad("address changes", mutate(set_path(["runtime_data", 2, "address"], "unix:/run/other.sock"), 1),
+        "runtime_data[2].address: \"unix:/run/other.sock\", but runtime 2 had")
+    bad("config alias in a report", mutate(lambda r: r["runtime_data"][0]["report"].update(
+        neuron_runtime_vcpu_usage=r["runtime_data"][0]["report"].pop("runtime_vcpu_usage"))),
+        "a config alias; reports say \"runtime_vcpu_usage\"")
+    bad("inference_stats in a report", mutate(lambda r: r["runtime_data"][2]["report"].update(
+        inference_stats=r["runtime_data"][2]["report"].pop("execution_stats"))),
+        "a config alias; reports say \"execution_stats\"")
+    bad("system group in a report", mutate(set_path(RG + ["vcpu_usage"], {"period": 0.25, "timestamp": T0,
+                                                                       "error": "x"})), "(a system group)")
+    bad("entry error, group without", mutate(set_path(["runtime_data", 2, "report", "execution_stats", "error"], "")),
+        "execution_stats.error: \"\", but")
+    bad("runtime vcpu over 100", mutate(set_path(RG + ["runtime_vcpu_usage", "vcpu_usage", "user"], 100.5)),
+        "vcpu_usage.user: 100.5 is outside")
+    bad("runtime vcpu sum over 100", mutate(lambda r: r["runtime_data"][0]["report"]["runtime_vcpu_usage"]
+                                            ["vcpu_usage"].update(user=60.0, system=40.5)), "user + system")
+    bad("runtime vcpu missing system", mutate(del_path(RG + ["runtime_vcpu_usage", "vcpu_usage", "system"])),
+        "vcpu_usage.system: missing")
+    bad("device a string", mutate(set_path(RG + ["memory_used", "runtime_used_bytes", "device"], "0")),
+        "runtime_used_bytes.device: expected an integer")
+    bad("host negative", mutate(set_path(RG + ["memory_used", "runtime_used_bytes", "host"], -5)),
+        "runtime_used_bytes.host: -5 is below")
+    bad("neuron_device key", mutate(set_path(RG + ["memory_used", "runtime_used_bytes", "neuron_device"], 0)),
+        "runtime_used_bytes.neuron_device: unknown key")
+    bad("runtime period longer than since", mutate(set_path(RG + ["memory_used", "period"], 1.5), 1),
+        "memory_used.period: 1.500000 s, but")
+    # instance_info
+    bad("instance_info without node_name", mutate(del_path(["instance_info", "node_name"])),
+        "instance_info.node_name: missing")
+    bad("instance_info with instance_data key", mutate(set_path(["instance_info", "instance_data"], "")),
+        "instance_info.instance_data: unknown key")
+    bad("instance_id null", mutate(set_path(["instance_info", "instance_id"], None)),
+        "instance_info.instance_id: expected a string")
+    return c
+
+
+def config_cases():
+    """--config cases: they need a file."""
+    cfg = {"period": "1s",
+           "runtimes": [{"address": "process:sleep", "metrics": [{"type": "neuron_runtime_vcpu_usage"},
+                                                                 {"type": "memory_used"}]},
+                        {"address": "pid:999999", "metrics": [{"type": "memory_used"}]},
+                        {"address": "unix:/run/neuron.sock", "metrics": [{"type": "inference_stats"}]}],
+           "system_metrics": [{"type": "vcpu_usage"}, {"type": "memory_info"}]}
+    fd, path = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(cfg, f)
+    other = copy.deepcopy(cfg)
+    other["runtimes"][2]["address"] = "unix:/x"
+    del other["system_metrics"][1]
+    del other["runtimes"][0]["metrics"][1]
+    fd, path2 = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(other, f)
+    return [path, path2], [
+        ("--config, matching", raw(lambda b: b), ["--config", path], True, ""),
+        ("--config, other address", raw(lambda b: b), ["--config", path2], False,
+         "runtime_data[2].address: \"unix:/run/neuron.sock\", but runtimes[2] has"),
+        ("--config, group not configured", raw(lambda b: b), ["--config", path2], False,
+         "memory_used: not in the config's metrics"),
+        ("--config, system group not configured", raw(lambda b: b), ["--config", path2], False,
+         "system_data.memory_info: not in the config's system_metrics"),
+        ("--config, index past the end", mutate(set_path(["runtime_data", 2, "runtime_index"], 3)),
+         ["--config", path], False, "3, but the config has 3 runtime(s)"),
+    ]
+
+
+def self_test(verbose):
+    files, extra = config_cases()
+    failed = 0
+    try:
+        all_cases = cases() + extra
+        for n, (name, make, args, should_pass, want) in enumerate(all_cases, 1):
+            opts = parse_args(args)
+            s = check_bytes(make(), opts)
+            if should_pass:
+                ok = not s.errors
+                why = "; ".join(s.errors[:3])
+            else:
+                ok = any(want in e for e in s.errors)
+                why = ("not rejected" if not s.errors else
+                       "rejected for another reason: " + "; ".join(s.errors[:3]))
+            if not ok:
+                failed += 1
+                print("self-test: %s: %s" % (name, why))
+            elif verbose:
+                print("ok %d - %s" % (n, name))
+    finally:
+        for f in files:
+            os.unlink(f)
+    if verbose and not failed:
+        print("self-test: %d cases passed" % len(all_cases))
+    return 1 if failed else 0
+
+
+# -- command line ----------------------------------------------------------
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="check_report.py",
+                                 description="Check accel-monitor report lines (docs/report-format.md).")
+    ap.add_argument("files", nargs="*", metavar="FILE")
+    ap.add_argument("--expect-groups", metavar="A,B")
+    ap.add_argument("--some", action="store_true")
+    ap.add_argument("--no-system-errors", action="store_true")
+    ap.add_argument("--count", type=int)
+    ap.add_argument("--config", metavar="FILE")
+    ap.add_argument("--period-tolerance", type=float, default=0.05, metavar="S")
+    ap.add_argument("--reloads", action="store_true")
+    ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    o = ap.parse_args(argv)
+    if o.expect_groups is not None:
+        o.expect_groups = {g for g in o.expect_groups.split(",") if g}
+        unknown = o.expect_groups - set(SYSTEM_GROUPS)
+        if unknown:
+            ap.error("--expect-groups: unknown system group(s): %s" % ", ".join(sorted(unknown)))
+    elif o.some:
+        ap.error("--some needs --expect-groups")
+    o.cfg = load_config(o.config) if o.config else None
+    return o
+
+
+def main(argv):
+    o = parse_args(argv)
+    if o.self_test:
+        return self_test(o.verbose)
+    streams = []
+    if not o.files:
+        streams.append(check_bytes(sys.stdin.buffer.read(), o))
+    for f in o.files:
+        if f == "-":
+            streams.append(check_bytes(sys.stdin.buffer.read(), o, "<stdin>"))
+            continue
+        with open(f, "rb") as fh:
+            streams.append(check_bytes(fh.read(), o, f))
+    errors = [e for s in streams for e in s.errors]
+    for e in errors[:MAX_ERRORS]:
+        print(e)
+    if len(errors) > MAX_ERRORS:
+        print("... and %d more" % (len(errors) - MAX_ERRORS))
+    if errors:
+        return 1
+    if o.verbose:
+        print("%d report line(s) OK" % sum(s.nlines for s in streams))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -10,8 +10,14 @@
 set -eu
 
 build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev"
-# Test tools: prove (perl), Debian's python3 for helpers and checkers.
+# Test tools, one line per area: prove (perl) and Debian's python3 for the
+# helpers and checkers; each sink's line names the real servers and clients
+# its tests run against.
 test_pkgs="perl python3"
+test_pkgs_prom=""
+test_pkgs_csv=""
+test_pkgs_cloudwatch=""
+test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch"
 
 case "${1:-test}" in
 build) want="$build_pkgs" ;;

@@ -629,10 +629,6 @@ def raw(fn):
     return make
 
 
-def sys_g(name):
-    return lambda r: r["system_data"][name]
-
-
 def set_path(path, value):
     """A mutation that sets r[path...] = value (path: a list of keys)."""
     def fn(r):
@@ -933,10 +929,14 @@ def main(argv):
         with open(f, "rb") as fh:
             streams.append(check_bytes(fh.read(), o, f))
     errors = [e for s in streams for e in s.errors]
-    for e in errors[:MAX_ERRORS]:
-        print(e)
-    if len(errors) > MAX_ERRORS:
-        print("... and %d more" % (len(errors) - MAX_ERRORS))
+    try:
+        for e in errors[:MAX_ERRORS]:
+            print(e)
+        if len(errors) > MAX_ERRORS:
+            print("... and %d more" % (len(errors) - MAX_ERRORS))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        sys.stdout = None  # the reader is gone; the exit status still tells
     if errors:
         return 1
     if o.verbose:

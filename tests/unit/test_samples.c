@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report -> samples mapping (common/samples.c) on the three input
+ * kinds: families, labels, values, group errors and bad values.
+ */
+#include "../../common/samples.h"
+#include "../../common/util.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct seen {
+	char lines[512][512]; /* "family{k=v,...} value" */
+	size_t n;
+	char errors[16][256];
+	size_t nerr;
+	char bad[16][256];
+	size_t nbad;
+	int64_t ts[512];
+};
+
+static void on_sample(const struct sample *s, void *ud)
+{
+	struct seen *z = ud;
+	char *l;
+	size_t n;
+
+	if (z->n == 512)
+		return;
+	l = z->lines[z->n];
+	n = (size_t)snprintf(l, 512, "%s{", s->fam->name);
+	for (size_t i = s->ninstance; i < s->nlabels; i++)
+		n += (size_t)snprintf(l + n, 512 - n, "%s%s=%s", i > s->ninstance ? "," : "", s->labels[i].name,
+				      s->labels[i].value);
+	snprintf(l + n, 512 - n, "} %.10g", s->value);
+	z->ts[z->n++] = s->ts_ms;
+}
+
+static void on_error(const char *group, const char *entity, const char *err, void *ud)
+{
+	struct seen *z = ud;
+
+	if (z->nerr < 16)
+		snprintf(z->errors[z->nerr++], 256, "%s/%s: %s", group, entity, err);
+}
+
+static void on_bad(const char *path, const char *why, void *ud)
+{
+	struct seen *z = ud;
+
+	if (z->nbad < 16)
+		snprintf(z->bad[z->nbad++], 256, "%s: %s", path, why);
+}
+
+static int has(const struct seen *z, const char *line)
+{
+	for (size_t i = 0; i < z->n; i++)
+		if (!strcmp(z->lines[i], line))
+			return 1;
+	return 0;
+}
+
+static struct seen *map(const char *json, enum report_format *fmt)
+{
+	static struct seen z;
+	struct map_cb cb = { on_sample, on_error, on_bad, &z };
+	json_error_t je;
+	json_t *r = json_loads(json, 0, &je);
+
+	memset(&z, 0, sizeof(z));
+	if (!r) {
+		printf("# bad test JSON: %s\n", je.text);
+		exit(2);
+	}
+	*fmt = map_report(r, 42, &cb);
+	json_decref(r);
+	return &z;
+}
+
+#define HAS(z, line) ok(has(z, line), "%s", line)
+
+int main(void)
+{
+	enum report_format fmt;
+	struct seen *z;
+	FILE *f;
+	static char line[1 << 20];
+
+	/* accel-monitor's own report. */
+	z = map("{\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":3},"
+		"\"runtime_data\":[{\"runtime_index\":0,\"address\":\"process:srv\",\"pid\":42,\"runtime_tag\":\"srv\",\"error\":\"\","
+		"\"report\":{\"runtime_vcpu_usage\":{\"period\":1.0,\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"error\":\"\","
+		"\"vcpu_usage\":{\"user\":50.0,\"system\":12.5}},\"memory_used\":{\"period\":1.0,\"timestamp\":"
+		"\"2026-11-21T05:29:59.500Z\",\"error\":\"\",\"runtime_used_bytes\":{\"host\":4096,\"device\":null}}}},"
+		"{\"runtime_index\":0,\"address\":\"process:srv\",\"pid\":43,\"runtime_tag\":\"srv\",\"error\":\"process 43 exited\",\"report\":{}}],"
+		"\"device_data\":[],\"system_data\":{\"vcpu_usage\":{\"period\":1.0,\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"error\":\"\","
+		"\"average_usage\":{\"user\":70,\"nice\":40,\"system\":1,\"idle\":0,\"io_wait\":2,\"irq\":3,\"soft_irq\":4},"
+		"\"usage_data\":{\"0\":{},\"1\":{}},\"context_switch_count\":5},"
+		"\"memory_info\":{\"period\":1.0,\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"error\":\"cannot read meminfo\"}},"
+		"\"instance_info\":{\"instance_id\":\"i-1\",\"instance_type\":\"t3\",\"instance_availability_zone\":\"az\","
+		"\"instance_region\":\"r\",\"subnet_id\":\"s\",\"instance_name\":\"n\",\"error\":\"\"}}",
+		&fmt);
+	is_int(fmt, FORMAT_ACCEL, "accel-monitor format detected");
+	HAS(z, "instance_info{} 1");
+	HAS(z, "runtime_vcpu_usage_ratio{runtime_tag=srv,pid=42,usage_type=user} 0.5");
+	HAS(z, "runtime_vcpu_usage_ratio{runtime_tag=srv,pid=42,usage_type=system} 0.125");
+	HAS(z, "runtime_memory_used_bytes{runtime_tag=srv,pid=42,memory_location=host} 4096");
+	ok(!has(z, "runtime_memory_used_bytes{runtime_tag=srv,pid=42,memory_location=device} 0"),
+	   "device null yields no sample (not 0)");
+	HAS(z, "system_vcpu_count{} 2");
+	HAS(z, "system_vcpu_usage_ratio{usage_type=user} 1");
+	HAS(z, "system_vcpu_usage_ratio{usage_type=system} 0.1");
+	is_int(z->nerr, 2, "two errors: the exited runtime and memory_info");
+	is_str(z->errors[0], "runtime/srv: process 43 exited", "runtime entry error");
+	is_str(z->errors[1], "memory_info/system: cannot read meminfo", "group error");
+	ok(!has(z, "system_memory_total_bytes{} 0"), "a group in error yields no samples");
+	is_int(z->n, 7, "seven samples in all");
+	{
+		int64_t want = 1795239000000LL, mem = 1795238999500LL;
+		int ts_ok = 1;
+
+		for (size_t i = 0; i < z->n; i++)
+			ts_ok &= z->ts[i] == (strstr(z->lines[i], "runtime_memory") ? mem : want);
+		ok(ts_ok, "samples carry their group's timestamp");
+	}
+
+	/* Wrong types where numbers belong: reported with their path, the rest still mapped. */
+	z = map("{\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_total_bytes\":\"big\",\"memory_used_bytes\":7,"
+		"\"swap_total_bytes\":[1],\"swap_used_bytes\":null}}}",
+		&fmt);
+	is_int(fmt, FORMAT_NEURON_2X, "no accel keys: read as neuron-monitor 2.x");
+	HAS(z, "system_memory_used_bytes{} 7");
+	is_int(z->nbad, 2, "two bad values");
+	is_str(z->bad[0], "system_data.memory_info.memory_total_bytes: expected a number, got a string", "string value");
+	is_str(z->bad[1], "system_data.memory_info.swap_total_bytes: expected a number, got an array", "array value");
+	is_int(z->ts[0], 42, "no timestamp in the input: now is used");
+
+	/* neuron-monitor 2.x fixture, line 1. */
+	f = fopen("tests/fixtures/streams/neuron-monitor-2x.jsonl", "r");
+	if (!f || !fgets(line, sizeof(line), f))
+		return 2;
+	fclose(f);
+	z = map(line, &fmt);
+	is_int(fmt, FORMAT_NEURON_2X, "2.x detected");
+	HAS(z, "neuroncore_utilization_ratio{runtime_tag=my_app_1,neuroncore=0} 0.6241");
+	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=my_app_1,usage_type=user} 0.4201");
+	HAS(z, "execution_status_total{runtime_tag=my_app_1,status_type=completed} 118");
+	HAS(z, "execution_latency_seconds{runtime_tag=my_app_1,percentile=p50} 0.003493427");
+	HAS(z, "neuroncore_memory_usage_runtime_memory{runtime_tag=my_app_1,neuroncore=0,memory_location=None} 43216");
+	HAS(z, "hardware_ecc_events_total{neuron_device_index=1,event_type=mem_ecc_corrected} 0");
+	HAS(z, "neuron_hardware_info{neuron_device_count=2,neuroncore_per_device_count=2} 1");
+	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=5151,usage_type=user} 0.0098");
+
+	/* neuron-monitor 2020 fixture, line 1. */
+	f = fopen("tests/fixtures/streams/neuron-monitor-2020.jsonl", "r");
+	if (!f || !fgets(line, sizeof(line), f))
+		return 2;
+	fclose(f);
+	z = map(line, &fmt);
+	is_int(fmt, FORMAT_NEURON_2020, "2020 detected");
+	HAS(z, "neuroncore_utilization_ratio{runtime_tag=0,neuroncore=0} 0.4201");
+	HAS(z, "hardware_ecc_events_total{runtime_tag=0,neuron_device_index=0,event_type=mem_ecc_corrected} 0");
+	HAS(z, "execution_latency_seconds{runtime_tag=0,percentile=p99} 0.013938");
+
+	/* Every family is documented with a help text and a unit-consistent name. */
+	{
+		int fam_ok = 1;
+
+		for (const struct family *const *p = map_families(); *p; p++)
+			fam_ok &= (*p)->help[0] && ((*p)->type != METRIC_COUNTER || strstr((*p)->name, "_total"));
+		ok(fam_ok, "every family has help; counters end in _total");
+	}
+	return done_testing();
+}

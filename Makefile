@@ -34,12 +34,13 @@ LDFLAGS += $(if $(SANITIZER),-fsanitize=$(SANITIZER))
 
 pc = $(shell $(PKG_CONFIG) --cflags --libs $(1) 2>/dev/null)
 LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
-LIBS_MONITOR := $(LIBS_COMMON) $(call pc,libcurl) -lpthread
+LIBS_MONITOR := $(LIBS_COMMON)
+LIBS_IMDS := $(LIBS_COMMON) $(call pc,libcurl)
 # Each sink links only what it uses.
-LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd zlib) -lcrypt -lpthread
+LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
 LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
-LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd zlib) -lcrypt -lpthread
+LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib) -lcrypt -lpthread
 
 ifeq ($(V),1)
 Q :=
@@ -48,7 +49,7 @@ Q := @
 endif
 
 COMMON_SRC := $(wildcard common/*.c)
-MONITOR_SRC := $(filter-out monitor/main.c,$(wildcard monitor/*.c))
+MONITOR_SRC := $(filter-out monitor/main.c monitor/imds.c,$(wildcard monitor/*.c))
 # A sink is sinks/NAME.c (its main) plus its modules sinks/NAME_*.c.
 SINKS := $(foreach s,prom csv cloudwatch,$(if $(wildcard sinks/$(s).c),$(s)))
 SINK_MOD_SRC := $(wildcard sinks/*_*.c)
@@ -60,7 +61,7 @@ SINK_MOD_OBJ := $(SINK_MOD_SRC:%.c=$(BUILD)/%.o)
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-PROGRAMS := $(BIN)/accel-monitor $(SINKS:%=$(BIN)/accel-%)
+PROGRAMS := $(BIN)/accel-monitor $(BIN)/accel-imds $(SINKS:%=$(BIN)/accel-%)
 
 .PHONY: all deps run test check check-sanitize bench clean
 all: $(PROGRAMS)
@@ -89,6 +90,12 @@ $(BIN)/accel-%: $(BUILD)/sinks/%.o $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard sink
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SINK_$*)
+
+# The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
+$(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/libcommon.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_IMDS)
 
 # Every unit test may use any module of common/, monitor/ and sinks/.
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsinks.a $(BUILD)/libmonitor.a $(BUILD)/libcommon.a tests/unit/tap.h

@@ -9,7 +9,7 @@
  *  - cycle: what monitor_cycle() does for those two groups: take the cycle
  *    clocks, build the report envelope, create each group with group_new(),
  *    call its collect(), put it in system_data, serialize the report with
- *    JSON_COMPACT | JSON_REAL_PRECISION(10) into a buffer, free it. Writing
+ *    with json_write() (common/jsonw.c) into a buffer, free it. Writing
  *    the line to stdout is left out (its cost depends on the reader).
  *
  * CPU time is CLOCK_PROCESS_CPUTIME_ID (user + system) around whole sweeps.
@@ -22,13 +22,14 @@
  * (10 ms). A tight loop would therefore measure the "no CPU time passed"
  * shortcut. So the cycle rotates over several collector instances (as many
  * monitors would hold), and a sweep over them starts at least --gap-ms after
- * the previous one; the sleep costs no CPU time. With --procfs DIR, DIR's
+ * the previous one ended; the sleep costs no CPU time. With --procfs DIR, DIR's
  * stat and meminfo are copied to a private root and the copy's counters are
  * advanced before each sweep (untimed); the floor reads the same copy. The
  * number of cycles that produced complete groups is printed, so a shortcut
  * cannot hide.
  */
 #include "../common/timeutil.h"
+#include "../common/jsonw.h"
 #include "../common/util.h"
 #include "../monitor/collector.h"
 
@@ -89,7 +90,7 @@ struct bench {
 	struct buf stat_out;
 	int stat_fd;
 	unsigned long generation;
-	int64_t last_sweep[2]; /* monotonic ns each kind last started a sweep */
+	int64_t last_sweep[2]; /* monotonic ns each kind last finished a sweep */
 	/* what the cycles produced */
 	unsigned long ncycles, ncomplete;
 	size_t line_bytes;     /* length of the last report line */
@@ -147,8 +148,10 @@ static char *slurp(int dirfd, const char *path, size_t *len)
 		size *= 2;
 		p = xrealloc(p, size);
 	}
-	if (n < 0)
+	if (n < 0) {
+		free(p);
 		die("cannot read %s: %s", path, strerror((int)-n));
+	}
 	*len = (size_t)n;
 	return p;
 }
@@ -259,13 +262,12 @@ static void sleep_until(int64_t mono_ns)
 
 /*
  * Before each sweep (untimed): let at least gap_ms pass since this kind's
- * previous sweep, and with --procfs move the private stat's counters on.
+ * previous sweep ended, and with --procfs move the private stat's counters on.
  */
 static void pace(struct bench *b, enum kind k)
 {
 	if (b->o.gap_ms > 0)
 		sleep_until(b->last_sweep[k] + b->o.gap_ms * NS_PER_MS);
-	b->last_sweep[k] = clock_mono_ns();
 	if (b->tmpdir)
 		stat_advance(b, ++b->generation);
 }
@@ -287,11 +289,6 @@ static void floor_sweep(struct bench *b)
 			b->fbuf[len] = '\0';
 		}
 	}
-}
-
-static int dump_cb(const char *p, size_t n, void *ud)
-{
-	return buf_add(ud, p, n) ? -1 : 0;
 }
 
 /* A group that came back complete: no error, and its main member present. */
@@ -316,9 +313,7 @@ static void cycle_once(struct bench *b, struct sys_inst *in)
 	iso8601_format(cy.real_ns, cy.iso);
 	rdata = json_array();
 	sdata = json_object();
-	info = json_copy(b->instance_info);
-	json_object_set_new(info, "hostname", json_string("bench-host"));
-	json_object_set_new(info, "node_name", json_string(""));
+	info = json_incref(b->instance_info); /* instance_json() lends the current object */
 	report = json_pack("{s:s, s:{s:s, s:I}, s:o, s:[], s:o, s:o}", "timestamp", cy.iso, "monitor", "version",
 			   ACCEL_VERSION, "seq", (json_int_t)b->seq, "runtime_data", rdata, "device_data",
 			   "system_data", sdata, "instance_info", info);
@@ -335,8 +330,7 @@ static void cycle_once(struct bench *b, struct sys_inst *in)
 		json_object_set_new(sdata, group_name(b->ops[i]->id), g);
 	}
 	buf_reset(&b->line);
-	if (json_dump_callback(report, dump_cb, &b->line, JSON_COMPACT | JSON_REAL_PRECISION(10)) ||
-	    buf_add(&b->line, "\n", 1))
+	if (json_write(report, &b->line) || buf_add(&b->line, "\n", 1))
 		die("report %llu does not fit in %zu bytes", (unsigned long long)b->seq, b->line.cap);
 	json_decref(report);
 	b->seq++;
@@ -366,6 +360,8 @@ static int64_t run_block(struct bench *b, enum kind k, long sweeps)
 		else
 			cycle_sweep(b);
 		total += cpu_ns() - t0;
+		/* From the end: a sweep slowed down by preemption must not shorten the next gap. */
+		b->last_sweep[k] = clock_mono_ns();
 	}
 	return total;
 }
@@ -419,6 +415,8 @@ static void bench_open(struct bench *b)
 				     "instance_availability_zone_id", "", "instance_region", "", "ami_id", "",
 				     "subnet_id", "", "error",
 				     "instance metadata token request to http://169.254.169.254: HTTP 403");
+	json_object_set_new(b->instance_info, "hostname", json_string("bench-host"));
+	json_object_set_new(b->instance_info, "node_name", json_string(""));
 	buf_init(&b->line, 64 << 20);
 }
 

@@ -480,6 +480,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	for (i = 0; i < ARRAY_SIZE(inst_keys); i++)
 		w.s.labels[i] = (struct label){ inst_keys[i][0], str_or(inst, inst_keys[i][1], "") };
 	ninst = w.s.ninstance = ARRAY_SIZE(inst_keys);
+	w.s.host = str_or(inst, "hostname", "");
 
 	/* instance_info and neuron_hardware_info: gauges of 1 carrying labels. */
 	w.s.entity = "instance";

@@ -41,6 +41,7 @@ struct sample {
 	const struct family *fam;
 	const char *group;   /* the input group ("vcpu_usage", "execution_stats", "instance_info") */
 	const char *entity;  /* what it is about: "system", "instance", or the runtime tag */
+	const char *host;    /* the report's instance_info.hostname; "" when it has none (neuron-monitor) */
 	struct label labels[SAMPLE_MAX_LABELS]; /* instance labels first (ninstance of them), then the rest */
 	size_t nlabels, ninstance;
 	double value;        /* counters: the count over the group's period (an increment) */

@@ -174,6 +174,47 @@ ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size)
 	return (ssize_t)len;
 }
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	size_t n, i;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		n = 2, cp = s[0] & 0x1Fu;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		n = 3, cp = s[0] & 0x0Fu;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		n = 4, cp = s[0] & 0x07u;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3Fu);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+char *utf8_sanitize(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		size_t n = utf8_seq(p);
+
+		if (n == 0)
+			*p++ = '?';
+		else
+			p += n;
+	}
+	return s;
+}
+
 int write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;

@@ -46,6 +46,14 @@ void buf_free(struct buf *b);
  */
 ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size);
 
+/*
+ * Make s valid UTF-8 in place: every byte that does not start or continue a
+ * well-formed sequence becomes '?'. Text from the kernel (a comm cut at 15
+ * bytes in the middle of a character) or from the network must pass through
+ * this before it becomes a JSON string. Returns s.
+ */
+char *utf8_sanitize(char *s);
+
 /* Write all of p, retrying on EINTR and short writes. 0 or -errno. */
 int write_all(int fd, const void *p, size_t n);
 

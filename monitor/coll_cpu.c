@@ -21,6 +21,14 @@ struct cpu_state {
 	struct procfs pf;
 	struct proc_stat prev, cur;
 	int have_prev;
+	/*
+	 * usage_data is kept between cycles and lent to each report (the report
+	 * takes a reference), so a steady state allocates nothing per CPU:
+	 * values are updated in place through fields[cpu][state].
+	 */
+	json_t *usage_data;
+	json_t *(*fields)[7];
+	size_t nfields;
 };
 
 static int cpu_sample(struct cpu_state *s, struct proc_stat *out, char *err, size_t errsz)
@@ -46,6 +54,7 @@ static int cpu_open(const struct mon_env *env, void **state)
 
 	*state = s;
 	s->root = env->procfs;
+	s->usage_data = json_object();
 	if (rc)
 		return rc;
 	s->have_prev = cpu_sample(s, &s->prev, err, sizeof(err)) == 0;
@@ -80,18 +89,52 @@ static int cpu_delta(const struct cpu_times *a, const struct cpu_times *b, uint6
 	return total ? 0 : -1;
 }
 
-/* {"user": %, ...} from per-state ticks; the total includes steal. */
-static json_t *cpu_percent(const uint64_t d[F_COUNT])
+/* A new {"user": 0.0, ...} object; its values are stored in out[] (borrowed). */
+static json_t *split_new(json_t *out[7])
 {
 	json_t *o = json_object();
+
+	for (int i = 0; i < 7; i++) {
+		out[i] = json_real(0);
+		json_object_set_new(o, field_names[i], out[i]);
+	}
+	return o;
+}
+
+/* Set the percent split of per-state ticks d; the total includes steal. */
+static void split_set(json_t *const f[7], const uint64_t d[F_COUNT])
+{
 	uint64_t total = 0;
 
 	for (int i = 0; i < F_COUNT; i++)
 		total += d[i];
-	for (int i = 0; i < F_COUNT; i++)
-		if (field_names[i])
-			json_object_set_new(o, field_names[i], json_real(100.0 * (double)d[i] / (double)total));
-	return o;
+	for (int i = 0; i < 7; i++)
+		json_real_set(f[i], 100.0 * (double)d[i] / (double)total);
+}
+
+/* The cached object for CPU i, created on first use; NULL-safe removal when it has no interval. */
+static json_t *const *cpu_fields(struct cpu_state *s, size_t i, int present)
+{
+	char key[24];
+
+	if (i >= s->nfields) {
+		size_t n = s->nfields ? s->nfields : 8;
+
+		while (n <= i)
+			n *= 2;
+		s->fields = xrealloc(s->fields, n * sizeof(*s->fields));
+		memset(s->fields + s->nfields, 0, (n - s->nfields) * sizeof(*s->fields));
+		s->nfields = n;
+	}
+	if (present && !s->fields[i][0]) {
+		snprintf(key, sizeof(key), "%zu", i);
+		json_object_set_new(s->usage_data, key, split_new(s->fields[i]));
+	} else if (!present && s->fields[i][0]) {
+		snprintf(key, sizeof(key), "%zu", i);
+		json_object_del(s->usage_data, key);
+		memset(s->fields[i], 0, sizeof(s->fields[i]));
+	}
+	return s->fields[i];
 }
 
 static void cpu_collect(void *state, const struct cycle *cy, json_t *group)
@@ -99,8 +142,8 @@ static void cpu_collect(void *state, const struct cycle *cy, json_t *group)
 	struct cpu_state *s = state;
 	struct proc_stat tmp;
 	uint64_t d[F_COUNT], sum[F_COUNT] = { 0 };
-	json_t *per;
-	char err[256], key[24];
+	json_t *avg, *avgf[7];
+	char err[256];
 	size_t n = 0;
 
 	(void)cy;
@@ -121,23 +164,25 @@ static void cpu_collect(void *state, const struct cycle *cy, json_t *group)
 	 * aggregate "cpu" line: the kernel sums that over all possible CPUs, so it
 	 * jumps when a CPU goes offline or comes back.
 	 */
-	per = json_object();
-	for (size_t i = 0; i < s->cur.ncpu && i < s->prev.ncpu; i++) {
-		if (cpu_delta(&s->prev.cpu[i], &s->cur.cpu[i], d))
+	for (size_t i = 0; i < s->cur.ncpu || i < s->nfields; i++) {
+		int ok = i < s->cur.ncpu && i < s->prev.ncpu && cpu_delta(&s->prev.cpu[i], &s->cur.cpu[i], d) == 0;
+		json_t *const *f = cpu_fields(s, i, ok);
+
+		if (!ok)
 			continue;
-		for (int f = 0; f < F_COUNT; f++)
-			sum[f] += d[f];
-		snprintf(key, sizeof(key), "%zu", i);
-		json_object_set_new(per, key, cpu_percent(d));
+		for (int k = 0; k < F_COUNT; k++)
+			sum[k] += d[k];
+		split_set(f, d);
 		n++;
 	}
 	if (!n) {
-		json_decref(per);
 		set_error(group, "no CPU time passed between samples");
 		goto swap;
 	}
-	json_object_set_new(group, "average_usage", cpu_percent(sum));
-	json_object_set_new(group, "usage_data", per);
+	avg = split_new(avgf);
+	split_set(avgf, sum);
+	json_object_set_new(group, "average_usage", avg);
+	json_object_set(group, "usage_data", s->usage_data);
 	json_object_set_new(group, "context_switch_count",
 			    json_integer(s->cur.ctxt >= s->prev.ctxt ? (json_int_t)(s->cur.ctxt - s->prev.ctxt) : 0));
 swap:
@@ -154,6 +199,8 @@ static void cpu_close(void *state)
 	if (!s)
 		return;
 	procfs_close(&s->pf);
+	json_decref(s->usage_data);
+	free(s->fields);
 	proc_stat_free(&s->prev);
 	proc_stat_free(&s->cur);
 	free(s);

@@ -56,6 +56,7 @@ struct proc_state {
 	size_t nmc, nmc_next, amc;
 	int ncpu;
 	int scan_error;               /* errno of a failed /proc scan, 0 if fine */
+	int pid_filtered;             /* RT_PID: the process exists but tag_filter excludes it */
 };
 
 static int64_t ticks_to_ns(const struct proc_state *s, uint64_t ticks)
@@ -63,7 +64,10 @@ static int64_t ticks_to_ns(const struct proc_state *s, uint64_t ticks)
 	return (int64_t)(ticks * (uint64_t)(NS_PER_S / s->env->clk_tck));
 }
 
-/* Read /proc/PID/stat. 0, or -errno (-ESRCH when the process is gone). */
+/*
+ * Read /proc/PID/stat. 0, or -errno: -ESRCH when the process is gone or a
+ * zombie (it has exited; only its parent has not reaped it yet).
+ */
 static int read_pid_stat(struct proc_state *s, pid_t pid, struct pid_stat *ps)
 {
 	char path[32];
@@ -73,7 +77,9 @@ static int read_pid_stat(struct proc_state *s, pid_t pid, struct pid_stat *ps)
 	text = procfs_read(&s->pf, path);
 	if (!text)
 		return errno == ENOENT ? -ESRCH : -errno;
-	return procfs_parse_pid_stat(text, ps) ? -EINVAL : 0;
+	if (procfs_parse_pid_stat(text, ps))
+		return -EINVAL;
+	return ps->state == 'Z' || ps->state == 'X' ? -ESRCH : 0;
 }
 
 /* Does argv[0]'s basename equal name? */
@@ -144,6 +150,7 @@ static void entry_seen(struct proc_state *s, pid_t pid, const struct pid_stat *p
 		e->pid = pid;
 		e->starttime = ps->starttime;
 		snprintf(e->tag, sizeof(e->tag), "%s", ps->comm);
+		utf8_sanitize(e->tag);
 		if (prime) {
 			e->base_utime = ps->utime;
 			e->base_stime = ps->stime;
@@ -174,8 +181,13 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 	for (size_t i = 0; i < s->ne; i++)
 		s->e[i].alive = 0;
 	if (s->rt->kind == RT_PID) {
-		if (read_pid_stat(s, s->rt->pid, &ps) == 0 && tag_ok(s, ps.comm))
-			entry_seen(s, s->rt->pid, &ps, cy, prime);
+		s->pid_filtered = 0;
+		if (read_pid_stat(s, s->rt->pid, &ps) == 0) {
+			if (tag_ok(s, ps.comm))
+				entry_seen(s, s->rt->pid, &ps, cy, prime);
+			else
+				s->pid_filtered = 1;
+		}
 		return;
 	}
 	fd = openat(s->pf.dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -244,14 +256,25 @@ static void collect_vcpu(struct proc_state *s, struct proc_entry *e, const struc
 {
 	double elapsed = (double)(cy->boot_ns - e->base_vcpu_ns) / 1e9;
 	double cap = elapsed * (double)s->env->clk_tck * s->ncpu / 100.0;
+	double user, sys;
 
 	json_object_set_new(g, "period", json_real(elapsed));
 	if (cap <= 0 || e->st.utime < e->base_utime || e->st.stime < e->base_stime) {
 		set_error(g, "no CPU time interval yet");
 	} else {
-		json_object_set_new(g, "vcpu_usage",
-				    json_pack("{s:f, s:f}", "user", (double)(e->st.utime - e->base_utime) / cap,
-					      "system", (double)(e->st.stime - e->base_stime) / cap));
+		/*
+		 * CPU time is accounted in whole ticks, so a process busy on every
+		 * CPU can read a hair over 100 % of a short period: clamp the sum.
+		 */
+		user = (double)(e->st.utime - e->base_utime) / cap;
+		sys = (double)(e->st.stime - e->base_stime) / cap;
+		if (user + sys > 100.0) {
+			double k = 100.0 / (user + sys);
+
+			user *= k;
+			sys *= k;
+		}
+		json_object_set_new(g, "vcpu_usage", json_pack("{s:f, s:f}", "user", user, "system", sys));
 	}
 	e->base_utime = e->st.utime;
 	e->base_stime = e->st.stime;
@@ -296,7 +319,7 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 		json_array_append_new(out, ent);
 		return;
 	}
-	if (s->rt->kind == RT_PID && s->ne == 0) {
+	if (s->rt->kind == RT_PID && s->ne == 0 && !s->pid_filtered) {
 		json_t *ent = entry_json(s, s->rt->pid, "");
 
 		set_error(ent, "no such process: %d", (int)s->rt->pid);

@@ -4,6 +4,7 @@
  * coll_<name>.c with its ops table and one line here.
  */
 #include "collector.h"
+#include "../common/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,7 +37,12 @@ const struct runtime_ops *runtime_ops_find(enum runtime_kind kind)
 
 json_t *group_new(double period_s, const char *iso)
 {
-	return json_pack("{s:f, s:s, s:s}", "period", period_s, "timestamp", iso, "error", "");
+	json_t *g = json_object();
+
+	json_object_set_new(g, "period", json_real(period_s));
+	json_object_set_new(g, "timestamp", json_string(iso));
+	json_object_set_new(g, "error", json_string(""));
+	return g;
 }
 
 void set_error(json_t *obj, const char *fmt, ...)
@@ -47,5 +53,5 @@ void set_error(json_t *obj, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	json_object_set_new(obj, "error", json_string(msg));
+	json_object_set_new(obj, "error", json_string(utf8_sanitize(msg)));
 }

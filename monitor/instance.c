@@ -1,305 +1,244 @@
 /* SPDX-License-Identifier: MIT */
-/* EC2 instance metadata over IMDSv2; see instance.h. */
-
+/* Running accel-imds and keeping its answer; see instance.h. */
 #include "instance.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
 
-#include <curl/curl.h>
 #include <errno.h>
-#include <pthread.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#define IMDS_DEFAULT "http://169.254.169.254"
-#define IMDS_TIMEOUT_MS 1000L  /* per request; off EC2 the token PUT fails within this */
-#define IMDS_VALUE_MAX 4096    /* metadata values are short; anything longer is refused */
-#define IMDS_TOKEN_TTL "21600"
+#define FETCH_DEADLINE_NS (12 * NS_PER_S) /* accel-imds makes at most ~10 requests of 1 s */
+#define FETCH_OUTPUT_MAX 16384
+
+extern char **environ;
+
+/* The EC2 fields of instance_info, in neuron-monitor's order. */
+static const char *const ec2_fields[] = {
+	"instance_name", "instance_id", "instance_type", "instance_availability_zone",
+	"instance_availability_zone_id", "instance_region", "ami_id", "subnet_id",
+};
 
 struct instance {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int first_done, stop;
+	char *helper;
 	int64_t refresh_ns;
-	json_t *info;     /* guarded by lock */
-	char endpoint[512];
-	int disabled;
+	json_t *info;         /* the current object, hostname and node_name included */
+	int have_good;        /* a fetch has succeeded: a failure keeps its values */
+	int first_done;
+	pid_t child;          /* running fetch, or 0 */
+	int fd;               /* its stdout, or -1 */
+	struct buf out;       /* what it wrote so far */
+	int64_t deadline;     /* kill the fetch after this */
+	int64_t next_fetch;   /* start the next fetch at this time */
 	char hostname[256], node_name[256];
 };
 
-/* The fields, in neuron-monitor's order, and the metadata path each comes from. */
-static const struct {
-	const char *field;
-	const char *path; /* relative to /latest/meta-data/; NULL: derived */
-	int optional;     /* 404 means "" (tags are off by default on EC2) */
-} fields[] = {
-	{ "instance_name", "tags/instance/Name", 1 },
-	{ "instance_id", "instance-id", 0 },
-	{ "instance_type", "instance-type", 0 },
-	{ "instance_availability_zone", "placement/availability-zone", 0 },
-	{ "instance_availability_zone_id", "placement/availability-zone-id", 1 },
-	{ "instance_region", "placement/region", 1 },
-	{ "ami_id", "ami-id", 0 },
-	{ "subnet_id", NULL, 0 },
-};
-
-struct fetch {
-	CURL *curl;
-	struct buf body;
-	struct curl_slist *hdr;
-	char err[CURL_ERROR_SIZE];
-};
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
+/* Replace the current object with the EC2 fields of o (borrowed) and err. */
+static void publish(struct instance *in, json_t *o, const char *err)
 {
-	struct buf *b = ud;
+	json_t *n = json_object();
 
-	return buf_add(b, p, size * n) ? 0 : size * n; /* 0 aborts an oversized reply */
+	for (size_t i = 0; i < ARRAY_SIZE(ec2_fields); i++) {
+		json_t *v = o ? json_object_get(o, ec2_fields[i]) : NULL;
+
+		if (!json_is_string(v) && in->info)
+			v = json_object_get(in->info, ec2_fields[i]); /* keep what we had */
+		json_object_set_new(n, ec2_fields[i], json_string(json_is_string(v) ? json_string_value(v) : ""));
+	}
+	json_object_set_new(n, "error", json_string(err));
+	json_object_set_new(n, "hostname", json_string(in->hostname));
+	json_object_set_new(n, "node_name", json_string(in->node_name));
+	json_decref(in->info);
+	in->info = n;
 }
 
-/* One request; 0 and the HTTP status in *code, or -1 with f->err set. */
-static int imds_request(struct instance *in, struct fetch *f, const char *method, const char *path, long *code)
+static void fetch_start(struct instance *in)
 {
-	char url[1024];
-	CURLcode rc;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, dflt;
+	char *argv[] = { in->helper, NULL };
+	int p[2], rc;
 
-	snprintf(url, sizeof(url), "%s%s", in->endpoint, path);
-	buf_reset(&f->body);
-	curl_easy_setopt(f->curl, CURLOPT_URL, url);
-	curl_easy_setopt(f->curl, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(f->curl, CURLOPT_UPLOAD, 0L);
-	curl_easy_setopt(f->curl, CURLOPT_NOBODY, 0L);
-	curl_easy_setopt(f->curl, CURLOPT_HTTPHEADER, f->hdr);
-	f->err[0] = '\0';
-	rc = curl_easy_perform(f->curl);
-	if (rc != CURLE_OK) {
-		if (!f->err[0])
-			snprintf(f->err, sizeof(f->err), "%s", curl_easy_strerror(rc));
-		return -1;
+	in->next_fetch = clock_mono_ns() + in->refresh_ns;
+	if (pipe2(p, O_CLOEXEC)) {
+		log_warn("instance: cannot create a pipe: %s", strerror(errno));
+		return;
 	}
-	curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, code);
-	return 0;
-}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	posix_spawnattr_init(&attr);
+	/* The producer blocks its signals outside ppoll; the helper must not inherit that. */
+	sigemptyset(&none);
+	sigemptyset(&dflt);
+	sigaddset(&dflt, SIGPIPE);
+	sigaddset(&dflt, SIGTERM);
+	sigaddset(&dflt, SIGINT);
+	sigaddset(&dflt, SIGHUP);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &dflt);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawn(&in->child, in->helper, &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(p[1]);
+	if (rc) {
+		char err[512];
 
-/* GET a metadata value into dst ("" when optional and 404). 0 or -1 with err set. */
-static int imds_get(struct instance *in, struct fetch *f, const char *path, int optional, char *dst, size_t size,
-		    char *err, size_t errsz)
-{
-	char full[600];
-	long code = 0;
-
-	snprintf(full, sizeof(full), "/latest/meta-data/%s", path);
-	if (imds_request(in, f, "GET", full, &code)) {
-		snprintf(err, errsz, "GET %s: %s", full, f->err);
-		return -1;
-	}
-	if (code == 404 && optional) {
-		dst[0] = '\0';
-		return 0;
-	}
-	if (code != 200) {
-		snprintf(err, errsz, "GET %s: HTTP %ld", full, code);
-		return -1;
-	}
-	snprintf(dst, size, "%s", f->body.data ? f->body.data : "");
-	dst[strcspn(dst, "\r\n")] = '\0';
-	return 0;
-}
-
-/* Fetch every field into a new object; on failure the object has "error" set. */
-static json_t *imds_fetch(struct instance *in)
-{
-	struct fetch f = { 0 };
-	json_t *o = json_object();
-	char token[256], hdr[320], val[IMDS_VALUE_MAX], mac[64], path[256], err[512] = "";
-	long code = 0;
-
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
-		json_object_set_new(o, fields[i].field, json_string(""));
-	if (in->disabled) {
-		snprintf(err, sizeof(err), "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
-		goto out;
-	}
-	buf_init(&f.body, IMDS_VALUE_MAX);
-	f.curl = curl_easy_init();
-	if (!f.curl) {
-		snprintf(err, sizeof(err), "cannot initialise libcurl");
-		goto out;
-	}
-	curl_easy_setopt(f.curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(f.curl, CURLOPT_CONNECTTIMEOUT_MS, IMDS_TIMEOUT_MS);
-	curl_easy_setopt(f.curl, CURLOPT_TIMEOUT_MS, IMDS_TIMEOUT_MS);
-	curl_easy_setopt(f.curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(f.curl, CURLOPT_WRITEDATA, &f.body);
-	curl_easy_setopt(f.curl, CURLOPT_ERRORBUFFER, f.err);
-	curl_easy_setopt(f.curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(f.curl, CURLOPT_NOPROXY, "*"); /* IMDS is link-local: never via a proxy */
-	f.hdr = curl_slist_append(NULL, "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL);
-	if (imds_request(in, &f, "PUT", "/latest/api/token", &code) || code != 200) {
-		if (f.err[0])
-			snprintf(err, sizeof(err), "instance metadata service at %s unreachable: %s", in->endpoint,
-				 f.err);
-		else
-			snprintf(err, sizeof(err), "instance metadata token request to %s: HTTP %ld", in->endpoint,
-				 code);
-		goto out;
-	}
-	snprintf(token, sizeof(token), "%s", f.body.data ? f.body.data : "");
-	token[strcspn(token, "\r\n")] = '\0';
-	curl_slist_free_all(f.hdr);
-	snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %s", token);
-	f.hdr = curl_slist_append(NULL, hdr);
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		if (!fields[i].path)
-			continue;
-		if (imds_get(in, &f, fields[i].path, fields[i].optional, val, sizeof(val), err, sizeof(err)))
-			goto out;
-		json_object_set_new(o, fields[i].field, json_string(val));
-	}
-	/* Older IMDS versions lack placement/region: the zone minus its letter is the region. */
-	if (!*json_string_value(json_object_get(o, "instance_region"))) {
-		const char *az = json_string_value(json_object_get(o, "instance_availability_zone"));
-		size_t n = strlen(az);
-
-		if (n > 1)
-			json_object_set_new(o, "instance_region", json_stringn(az, n - 1));
-	}
-	if (imds_get(in, &f, "mac", 0, mac, sizeof(mac), err, sizeof(err)))
-		goto out;
-	snprintf(path, sizeof(path), "network/interfaces/macs/%s/subnet-id", mac);
-	if (imds_get(in, &f, path, 1, val, sizeof(val), err, sizeof(err)))
-		goto out;
-	json_object_set_new(o, "subnet_id", json_string(val));
-out:
-	json_object_set_new(o, "error", json_string(err));
-	curl_slist_free_all(f.hdr);
-	if (f.curl)
-		curl_easy_cleanup(f.curl);
-	buf_free(&f.body);
-	return o;
-}
-
-static void *instance_main(void *arg)
-{
-	struct instance *in = arg;
-
-	pthread_mutex_lock(&in->lock);
-	while (!in->stop) {
-		json_t *o;
-		struct timespec until;
-
-		pthread_mutex_unlock(&in->lock);
-		o = imds_fetch(in);
-		pthread_mutex_lock(&in->lock);
-		if (*json_string_value(json_object_get(o, "error")) && in->info &&
-		    !*json_string_value(json_object_get(in->info, "error"))) {
-			/* A failed refresh keeps the last good values and says why they are old. */
-			json_object_set(in->info, "error", json_object_get(o, "error"));
-			json_decref(o);
-		} else {
-			json_decref(in->info);
-			in->info = o;
-		}
-		if (*json_string_value(json_object_get(in->info, "error")))
-			log_debug("instance: %s", json_string_value(json_object_get(in->info, "error")));
+		close(p[0]);
+		in->child = 0;
+		snprintf(err, sizeof(err), "cannot run %s: %s", in->helper, strerror(rc));
+		publish(in, NULL, err);
 		in->first_done = 1;
-		pthread_cond_broadcast(&in->cond);
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += in->refresh_ns / NS_PER_S;
-		while (!in->stop && pthread_cond_timedwait(&in->cond, &in->lock, &until) != ETIMEDOUT)
-			;
+		return;
 	}
-	pthread_mutex_unlock(&in->lock);
-	return NULL;
+	in->fd = p[0];
+	fcntl(in->fd, F_SETFL, O_NONBLOCK); /* reading never blocks the loop */
+	buf_reset(&in->out);
+	in->deadline = clock_mono_ns() + FETCH_DEADLINE_NS;
 }
 
-struct instance *instance_start(int64_t refresh_ns)
+/* The fetch is over (EOF, or killed with why set): reap it and take its answer. */
+static void fetch_done(struct instance *in, const char *why)
+{
+	json_t *o = NULL;
+	char err[512] = "";
+	int status = 0;
+
+	if (why)
+		kill(in->child, SIGKILL);
+	while (waitpid(in->child, &status, 0) < 0 && errno == EINTR)
+		;
+	close(in->fd);
+	in->fd = -1;
+	in->child = 0;
+	if (why) {
+		snprintf(err, sizeof(err), "%s", why);
+	} else if (!in->out.len || !(o = json_loadb(in->out.data, in->out.len, 0, NULL)) || !json_is_object(o)) {
+		snprintf(err, sizeof(err), "%s gave no answer (exit status %d)", in->helper,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	} else {
+		const char *e = json_string_value(json_object_get(o, "error"));
+
+		snprintf(err, sizeof(err), "%s", e ? e : "");
+	}
+	if (!*err) {
+		in->have_good = 1;
+		publish(in, o, "");
+	} else if (in->have_good) {
+		/* Keep the last good values and say why they are old. */
+		publish(in, NULL, err);
+	} else {
+		publish(in, o, err);
+	}
+	if (*err)
+		log_debug("instance: %s", err);
+	json_decref(o);
+	in->first_done = 1;
+}
+
+static void fetch_read(struct instance *in)
+{
+	char chunk[4096];
+	ssize_t n;
+
+	for (;;) {
+		n = read(in->fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0)
+			break;
+		if (buf_add(&in->out, chunk, (size_t)n)) {
+			fetch_done(in, "instance metadata answer too large");
+			return;
+		}
+	}
+	fetch_done(in, NULL);
+}
+
+struct instance *instance_new(const char *helper, int64_t refresh_ns)
 {
 	struct instance *in = xcalloc(1, sizeof(*in));
-	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-	const char *dis = getenv("AWS_EC2_METADATA_DISABLED");
 	const char *node = getenv("KUBE_NODE_NAME");
-	pthread_condattr_t ca;
-	size_t n;
 
+	in->helper = xstrdup(helper);
 	in->refresh_ns = refresh_ns;
-	snprintf(in->endpoint, sizeof(in->endpoint), "%s", ep && *ep ? ep : IMDS_DEFAULT);
-	n = strlen(in->endpoint);
-	while (n > 0 && in->endpoint[n - 1] == '/')
-		in->endpoint[--n] = '\0';
-	in->disabled = dis && !strcasecmp(dis, "true");
+	in->fd = -1;
+	buf_init(&in->out, FETCH_OUTPUT_MAX);
 	if (gethostname(in->hostname, sizeof(in->hostname) - 1))
 		in->hostname[0] = '\0';
 	snprintf(in->node_name, sizeof(in->node_name), "%s", node ? node : "");
-	pthread_mutex_init(&in->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&in->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	if (pthread_create(&in->thread, NULL, instance_main, in)) {
-		log_warn("instance: cannot start the metadata thread: %s", strerror(errno));
-		in->info = imds_fetch(in);
-		in->first_done = 1;
-		in->stop = -1; /* no thread to join */
-	}
+	utf8_sanitize(in->hostname);
+	utf8_sanitize(in->node_name);
+	publish(in, NULL, "instance metadata not fetched yet");
+	fetch_start(in);
 	return in;
+}
+
+int instance_fd(const struct instance *in)
+{
+	return in->fd;
+}
+
+int64_t instance_next_event(const struct instance *in)
+{
+	return in->child ? in->deadline : in->next_fetch;
+}
+
+void instance_tick(struct instance *in)
+{
+	int64_t now = clock_mono_ns();
+
+	if (in->child) {
+		struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) > 0)
+			fetch_read(in);
+		else if (now >= in->deadline)
+			fetch_done(in, "instance metadata fetch timed out");
+	} else if (now >= in->next_fetch) {
+		fetch_start(in);
+	}
 }
 
 void instance_wait_first(struct instance *in, int64_t timeout_ns)
 {
-	struct timespec until;
+	int64_t until = clock_mono_ns() + timeout_ns;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ns / NS_PER_S;
-	until.tv_nsec += timeout_ns % NS_PER_S;
-	if (until.tv_nsec >= NS_PER_S) {
-		until.tv_sec++;
-		until.tv_nsec -= NS_PER_S;
+	while (!in->first_done && in->child) {
+		int64_t left = until - clock_mono_ns();
+		struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
+
+		if (left <= 0)
+			return;
+		if (poll(&pfd, 1, (int)(left / NS_PER_MS) + 1) > 0)
+			fetch_read(in);
 	}
-	pthread_mutex_lock(&in->lock);
-	while (!in->first_done && pthread_cond_timedwait(&in->cond, &in->lock, &until) != ETIMEDOUT)
-		;
-	pthread_mutex_unlock(&in->lock);
 }
 
 json_t *instance_json(struct instance *in)
 {
-	json_t *o;
-
-	pthread_mutex_lock(&in->lock);
-	if (in->info) {
-		o = json_copy(in->info);
-	} else {
-		o = json_object();
-		for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
-			json_object_set_new(o, fields[i].field, json_string(""));
-		json_object_set_new(o, "error", json_string("instance metadata not fetched yet"));
-	}
-	pthread_mutex_unlock(&in->lock);
-	json_object_set_new(o, "hostname", json_string(in->hostname));
-	json_object_set_new(o, "node_name", json_string(in->node_name));
-	return o;
+	return json_incref(in->info);
 }
 
-void instance_stop(struct instance *in)
+void instance_free(struct instance *in)
 {
 	if (!in)
 		return;
-	if (in->stop != -1) {
-		pthread_mutex_lock(&in->lock);
-		in->stop = 1;
-		pthread_cond_broadcast(&in->cond);
-		pthread_mutex_unlock(&in->lock);
-		pthread_join(in->thread, NULL);
-	}
+	if (in->child)
+		fetch_done(in, "stopped");
 	json_decref(in->info);
-	pthread_cond_destroy(&in->cond);
-	pthread_mutex_destroy(&in->lock);
+	buf_free(&in->out);
+	free(in->helper);
 	free(in);
 }

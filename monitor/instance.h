@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * instance_info: what the host is, from the EC2 Instance Metadata Service
- * (IMDSv2: PUT a session token, then GET with it) through libcurl, plus
- * hostname and node_name (KUBE_NODE_NAME).
+ * instance_info: what the host is. The EC2 fields come from the
+ * accel-imds helper program (monitor/imds.c), which accel-monitor runs at
+ * start and every refresh period; its one-line JSON answer is read through
+ * the main loop's poll, so collecting never waits on the network and the
+ * producer itself has no threads and links no HTTP or TLS library.
+ * hostname and node_name (KUBE_NODE_NAME) are added here.
  *
- * A background thread fetches at start and every refresh period, so the
- * reporting path only copies a snapshot. Off EC2 the first attempt gives
- * up within about a second and the error says why. The AWS SDK conventions
- * AWS_EC2_METADATA_DISABLED=true and AWS_EC2_METADATA_SERVICE_ENDPOINT are
- * honoured.
+ * A fetch that has not answered within its deadline is killed and counts
+ * as failed. A failed refresh keeps the last good values and sets "error".
  */
 #ifndef ACCEL_INSTANCE_H
 #define ACCEL_INSTANCE_H
@@ -18,16 +18,25 @@
 
 struct instance;
 
-/* Start fetching (curl_global_init must have been called). Never fails. */
-struct instance *instance_start(int64_t refresh_ns);
+/* Start the first fetch. helper: the accel-imds program to run. Never fails. */
+struct instance *instance_new(const char *helper, int64_t refresh_ns);
 
-/* Wait until the first fetch has finished or timeout_ns passed. */
+/* The fd to poll for input (the running fetch's stdout), or -1 when none runs. */
+int instance_fd(const struct instance *in);
+
+/* When instance_tick next has something to do (CLOCK_MONOTONIC ns). */
+int64_t instance_next_event(const struct instance *in);
+
+/* Read what the fetch wrote, start a fetch that is due, kill one past its deadline. */
+void instance_tick(struct instance *in);
+
+/* Wait (polling only the fetch) until the first fetch has finished or timeout_ns passed. */
 void instance_wait_first(struct instance *in, int64_t timeout_ns);
 
-/* The current instance_info object (new reference). */
+/* The current instance_info object (new reference; do not modify it). */
 json_t *instance_json(struct instance *in);
 
-/* Stop the thread and free everything. NULL-safe. */
-void instance_stop(struct instance *in);
+/* Kill a running fetch and free everything. NULL-safe. */
+void instance_free(struct instance *in);
 
 #endif

@@ -16,9 +16,10 @@
 #include "instance.h"
 #include "monitor.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -200,24 +201,46 @@ static int load_config(const struct opts *o, struct cfg *cfg)
 
 /*
  * Wait until deadline (monotonic ns), a signal, or the reader of stdout
- * going away. Returns 1 when stdout is gone, else 0.
+ * going away, serving the instance-metadata fetch meanwhile. Returns 1
+ * when stdout is gone, else 0.
  */
-static int wait_until(int64_t deadline, const sigset_t *waitmask, int watch_stdout)
+static int wait_until(int64_t deadline, const sigset_t *waitmask, int watch_stdout, struct instance *inst)
 {
-	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = 0 };
-
 	while (!got_term && !got_hup) {
-		int64_t left = deadline - clock_mono_ns();
+		struct pollfd pfd[2] = { { .fd = watch_stdout ? STDOUT_FILENO : -1 }, { .fd = instance_fd(inst), .events = POLLIN } };
+		int64_t now = clock_mono_ns(), until = deadline, ev = instance_next_event(inst);
 		struct timespec ts;
 
-		if (left <= 0)
+		if (now >= ev) {
+			instance_tick(inst);
+			continue;
+		}
+		if (now >= deadline)
 			return 0;
-		ts.tv_sec = left / NS_PER_S;
-		ts.tv_nsec = left % NS_PER_S;
-		if (ppoll(&pfd, watch_stdout ? 1 : 0, &ts, waitmask) > 0 && (pfd.revents & (POLLERR | POLLHUP)))
+		if (ev < until)
+			until = ev;
+		ts.tv_sec = (until - now) / NS_PER_S;
+		ts.tv_nsec = (until - now) % NS_PER_S;
+		if (ppoll(pfd, 2, &ts, waitmask) <= 0)
+			continue;
+		if (pfd[0].revents & (POLLERR | POLLHUP))
 			return 1;
+		if (pfd[1].revents)
+			instance_tick(inst);
 	}
 	return 0;
+}
+
+/* accel-imds, next to this program. */
+static char *imds_helper(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return xstrdup("accel-imds");
+	self[n] = '\0';
+	return xasprintf("%s/accel-imds", dirname(self));
 }
 
 /* Is stdout something whose reader can go away (a pipe or socket)? */
@@ -236,6 +259,7 @@ int main(int argc, char **argv)
 	struct instance *inst;
 	struct sigaction sa;
 	sigset_t block, waitmask;
+	char *helper;
 	int rc = EXIT_OK, watch, w;
 
 	if (parse_args(argc, argv, &o))
@@ -269,15 +293,17 @@ int main(int argc, char **argv)
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGHUP);
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	inst = instance_start(INSTANCE_REFRESH_NS); /* its thread inherits the blocked signals */
+	helper = imds_helper();
+	inst = instance_new(helper, INSTANCE_REFRESH_NS);
+	free(helper);
+	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
+	instance_wait_first(inst, INSTANCE_FIRST_WAIT_NS);
 	watch = stdout_is_pipe();
 	m = monitor_new(&cfg, inst, 0);
 	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
 
 	if (o.once) {
-		w = wait_until(clock_mono_ns() + ONCE_WINDOW_NS, &waitmask, watch);
-		instance_wait_first(inst, INSTANCE_FIRST_WAIT_NS);
+		w = wait_until(clock_mono_ns() + ONCE_WINDOW_NS, &waitmask, watch, inst);
 		if (!w && !got_term) {
 			int e = monitor_cycle(m, STDOUT_FILENO, 1);
 
@@ -288,12 +314,10 @@ int main(int argc, char **argv)
 		}
 		goto out;
 	}
-	/* The first report should carry instance_info: wait for it, at most ~1.5 s. */
-	instance_wait_first(inst, INSTANCE_FIRST_WAIT_NS);
 	while (!got_term) {
 		int e;
 
-		if (wait_until(monitor_next_due(m), &waitmask, watch))
+		if (wait_until(monitor_next_due(m), &waitmask, watch, inst))
 			break; /* the reader of stdout is gone */
 		if (got_term)
 			break;
@@ -329,8 +353,7 @@ int main(int argc, char **argv)
 	}
 out:
 	monitor_free(m);
-	instance_stop(inst);
+	instance_free(inst);
 	cfg_free(&cfg);
-	curl_global_cleanup();
 	return rc;
 }

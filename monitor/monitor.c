@@ -4,6 +4,7 @@
  * for what a report holds.
  */
 #include "monitor.h"
+#include "../common/jsonw.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
@@ -173,11 +174,6 @@ static void collect_system(struct job *j, const struct cycle *cy, json_t *system
 	json_object_set_new(system_data, group_name(j->id), g);
 }
 
-static int dump_cb(const char *p, size_t n, void *ud)
-{
-	return buf_add(ud, p, n) ? -1 : 0;
-}
-
 int monitor_cycle(struct monitor *m, int fd, int all)
 {
 	struct cycle cy;
@@ -221,7 +217,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	}
 
 	buf_reset(&m->line);
-	rc = json_dump_callback(report, dump_cb, &m->line, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	rc = json_write(report, &m->line);
 	json_decref(report);
 	if (rc || buf_add(&m->line, "\n", 1)) {
 		log_err("report %llu is larger than %zu bytes; dropped", (unsigned long long)m->seq, m->line.cap);

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* Compact JSON writer with printf-free numbers; see jsonw.h. */
+#include "jsonw.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Write u in decimal, right-aligned ending at end; returns the first digit. */
+static char *u64_digits(uint64_t u, char *end)
+{
+	do {
+		*--end = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	return end;
+}
+
+size_t json_format_real(double v, char *dst)
+{
+	char tmp[32], *p;
+	size_t n = 0;
+
+	if (!isfinite(v))
+		return (size_t)snprintf(dst, 32, "null");
+	if (fabs(v) < 1e6) {
+		int64_t scaled = llround(v * 1e9);
+		uint64_t u = (uint64_t)(scaled < 0 ? -scaled : scaled), ip = u / 1000000000u, fp = u % 1000000000u;
+		int digits = 9;
+
+		if (scaled < 0)
+			dst[n++] = '-';
+		p = u64_digits(ip, tmp + sizeof(tmp));
+		memcpy(dst + n, p, (size_t)(tmp + sizeof(tmp) - p));
+		n += (size_t)(tmp + sizeof(tmp) - p);
+		dst[n++] = '.';
+		while (digits > 1 && fp % 10 == 0) {
+			fp /= 10;
+			digits--;
+		}
+		p = u64_digits(fp, tmp + sizeof(tmp));
+		for (int pad = digits - (int)(tmp + sizeof(tmp) - p); pad > 0; pad--)
+			dst[n++] = '0';
+		memcpy(dst + n, p, (size_t)(tmp + sizeof(tmp) - p));
+		n += (size_t)(tmp + sizeof(tmp) - p);
+		dst[n] = '\0';
+		return n;
+	}
+	n = (size_t)snprintf(dst, 32, "%.15g", v);
+	if (!strpbrk(dst, ".eEn")) {
+		memcpy(dst + n, ".0", 3);
+		n += 2;
+	}
+	return n;
+}
+
+static int put_string(struct buf *b, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t start = 0;
+	int rc = buf_add(b, "\"", 1);
+
+	for (size_t i = 0; i < len && !rc; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[6] = { '\\', 0, 0, 0, 0, 0 };
+		size_t elen = 2;
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\t': esc[1] = 't'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			elen = 6;
+		}
+		rc = buf_add(b, s + start, i - start);
+		if (!rc)
+			rc = buf_add(b, esc, elen);
+		start = i + 1;
+	}
+	if (!rc)
+		rc = buf_add(b, s + start, len - start);
+	return rc ? rc : buf_add(b, "\"", 1);
+}
+
+int json_write(const json_t *v, struct buf *b)
+{
+	char num[32], *p;
+	const char *key;
+	json_t *x;
+	size_t i;
+	int rc = 0, first = 1;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		rc = buf_add(b, "{", 1);
+		json_object_foreach((json_t *)v, key, x) {
+			if (rc)
+				break;
+			if (!first)
+				rc = buf_add(b, ",", 1);
+			first = 0;
+			if (!rc)
+				rc = put_string(b, key, strlen(key));
+			if (!rc)
+				rc = buf_add(b, ":", 1);
+			if (!rc)
+				rc = json_write(x, b);
+		}
+		return rc ? rc : buf_add(b, "}", 1);
+	case JSON_ARRAY:
+		rc = buf_add(b, "[", 1);
+		json_array_foreach((json_t *)v, i, x) {
+			if (rc)
+				break;
+			if (i)
+				rc = buf_add(b, ",", 1);
+			if (!rc)
+				rc = json_write(x, b);
+		}
+		return rc ? rc : buf_add(b, "]", 1);
+	case JSON_STRING:
+		return put_string(b, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER: {
+		json_int_t n = json_integer_value(v);
+		uint64_t u = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
+
+		p = u64_digits(u, num + sizeof(num));
+		if (n < 0)
+			*--p = '-';
+		return buf_add(b, p, (size_t)(num + sizeof(num) - p));
+	}
+	case JSON_REAL:
+		return buf_add(b, num, json_format_real(json_real_value(v), num));
+	case JSON_TRUE:
+		return buf_add(b, "true", 4);
+	case JSON_FALSE:
+		return buf_add(b, "false", 5);
+	default:
+		return buf_add(b, "null", 4);
+	}
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A compact JSON writer for hot paths (one report per period, one
+ * exposition per report). It writes what jansson's compact dump would, but
+ * formats numbers without printf: integers with a digit loop, and reals of
+ * magnitude below 1e6 as fixed point with up to 9 decimals (trailing zeros
+ * trimmed, at least one: "6.25", "0.0", "1.000397199"). Larger reals use
+ * "%.15g". Every real keeps a fraction or an exponent, so a reader can tell
+ * a float from an integer.
+ */
+#ifndef ACCEL_JSONW_H
+#define ACCEL_JSONW_H
+
+#include <jansson.h>
+
+#include "util.h"
+
+/* Append v to b. 0, or -ENOSPC when b's cap is reached (b then holds a partial document). */
+int json_write(const json_t *v, struct buf *b);
+
+/* Append one real in the format above; dst needs 32 bytes. Returns the length. */
+size_t json_format_real(double v, char *dst);
+
+#endif

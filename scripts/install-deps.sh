@@ -9,14 +9,14 @@
 # Usage: scripts/install-deps.sh [build|test]   (default: test, a superset)
 set -eu
 
-build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev"
+build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev libgnutls28-dev"
 # Test tools, one line per area: prove (perl) and Debian's python3 for the
 # helpers and checkers; each sink's line names the real servers and clients
 # its tests run against.
 test_pkgs="perl python3"
 test_pkgs_prom=""
 test_pkgs_csv=""
-test_pkgs_cloudwatch=""
+test_pkgs_cloudwatch="python3-botocore"
 test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch"
 
 case "${1:-test}" in

@@ -9,6 +9,7 @@
  *   {a,b}       each listed key that is present (the key becomes a label)
  *   {a+b}       the sum of the listed keys (no label)
  *   #           the number of members of the object or array
+ *   1           the constant 1 (info families: the labels carry the data)
  * Captured values fill the rule's label names in order. A null value is
  * "not measured" and yields nothing; any other non-number is a bad value.
  */
@@ -51,12 +52,30 @@ GAUGE(F_RT_VCPU, "runtime_vcpu_usage_ratio", "Runtime process CPU time over the 
       "ratio");
 GAUGE(F_RT_MEM, "runtime_memory_used_bytes", "Runtime process memory used bytes", "bytes");
 GAUGE(F_INSTANCE, "instance_info", "EC2 instance information", "");
+/* Devices, vendor-neutral, base units. */
+GAUGE(F_ACC_INFO, "accelerator_info", "Accelerator device identity (value 1)", "");
+GAUGE(F_ACC_UTIL, "accelerator_utilization_ratio", "Accelerator engine busy time over the period, as a ratio", "ratio");
+GAUGE(F_ACC_MEM_TOTAL, "accelerator_memory_total_bytes", "Accelerator device memory total bytes", "bytes");
+GAUGE(F_ACC_MEM_USED, "accelerator_memory_used_bytes", "Accelerator device memory used bytes", "bytes");
+GAUGE(F_ACC_MEM_FREE, "accelerator_memory_free_bytes", "Accelerator device memory free bytes", "bytes");
+GAUGE(F_ACC_PROC_MEM, "accelerator_process_memory_used_bytes", "Accelerator device memory used by a process, bytes",
+      "bytes");
+GAUGE(F_ACC_TEMP, "accelerator_temperature_celsius", "Accelerator temperature by sensor, degrees Celsius", "celsius");
+GAUGE(F_ACC_FAN, "accelerator_fan_speed_ratio", "Accelerator fan speed as a ratio of its maximum", "ratio");
+GAUGE(F_ACC_POWER, "accelerator_power_watts", "Accelerator power draw, watts", "watts");
+GAUGE(F_ACC_POWER_LIMIT, "accelerator_power_limit_watts", "Accelerator power limit, watts", "watts");
+COUNTER(F_ACC_ENERGY, "accelerator_energy_joules_total", "Accelerator energy consumed, joules", "joules");
+GAUGE(F_ACC_CLOCK, "accelerator_clock_hertz", "Accelerator clock frequency by clock domain, hertz", "hertz");
+COUNTER(F_ACC_ECC, "accelerator_ecc_errors_total", "Accelerator memory ECC errors by type", "count");
+COUNTER(F_ACC_PCIE, "accelerator_pcie_replays_total", "Accelerator PCIe replay events", "count");
 GAUGE(F_NEURON_HW, "neuron_hardware_info", "Neuron Hardware Information", "");
 
 static const struct family *const families[] = {
 	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
 	&F_NC_MEM_TENSORS, &F_EXEC_ERR, &F_EXEC_STATUS, &F_EXEC_LAT, &F_ECC, &F_VCPU_COUNT, &F_VCPU_RATIO,
 	&F_MEM_TOTAL, &F_MEM_USED, &F_SWAP_TOTAL, &F_SWAP_USED, &F_RT_VCPU, &F_RT_MEM, &F_INSTANCE, &F_NEURON_HW,
+	&F_ACC_INFO, &F_ACC_UTIL, &F_ACC_MEM_TOTAL, &F_ACC_MEM_USED, &F_ACC_MEM_FREE, &F_ACC_PROC_MEM, &F_ACC_TEMP,
+	&F_ACC_FAN, &F_ACC_POWER, &F_ACC_POWER_LIMIT, &F_ACC_ENERGY, &F_ACC_CLOCK, &F_ACC_ECC, &F_ACC_PCIE,
 	NULL,
 };
 
@@ -67,8 +86,13 @@ const struct family *const *map_families(void)
 
 /* ---- rules --------------------------------------------------------------- */
 
-enum scope { SC_SYSTEM, SC_RUNTIME };
+enum scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE };
 
+/*
+ * Device rules walk each device object of a group ("devices": {"0": {...}}),
+ * whose identity becomes the labels device_type, device, uuid, model and
+ * pci_bus_id.
+ */
 struct rule {
 	enum scope scope;
 	const char *group;
@@ -122,13 +146,31 @@ static const struct rule rules[] = {
 	{ SC_SYSTEM, "memory_info", "memory_used_bytes", &F_MEM_USED, "", NULL, 0, 0 },
 	{ SC_SYSTEM, "memory_info", "swap_total_bytes", &F_SWAP_TOTAL, "", NULL, 0, 0 },
 	{ SC_SYSTEM, "memory_info", "swap_used_bytes", &F_SWAP_USED, "", NULL, 0, 0 },
+	/* device groups, every vendor (docs/report-format.md, "Devices") */
+	{ SC_DEVICE, "device_info", "1", &F_ACC_INFO, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_info", "power_limit_watts", &F_ACC_POWER_LIMIT, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_utilization", "core_percent", &F_ACC_UTIL, "", "engine=core", 0.01, 0 },
+	{ SC_DEVICE, "device_utilization", "memory_bandwidth_percent", &F_ACC_UTIL, "", "engine=memory_bandwidth", 0.01, 0 },
+	{ SC_DEVICE, "device_utilization", "encoder_percent", &F_ACC_UTIL, "", "engine=encoder", 0.01, 0 },
+	{ SC_DEVICE, "device_utilization", "decoder_percent", &F_ACC_UTIL, "", "engine=decoder", 0.01, 0 },
+	{ SC_DEVICE, "device_memory", "total_bytes", &F_ACC_MEM_TOTAL, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "used_bytes", &F_ACC_MEM_USED, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "free_bytes", &F_ACC_MEM_FREE, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "processes.*", &F_ACC_PROC_MEM, "pid", NULL, 0, 0 },
+	{ SC_DEVICE, "device_thermal", "temperatures_celsius.*", &F_ACC_TEMP, "sensor", NULL, 0, 0 },
+	{ SC_DEVICE, "device_thermal", "fan_percent", &F_ACC_FAN, "", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_power", "power_watts", &F_ACC_POWER, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_power", "energy_joules", &F_ACC_ENERGY, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_clocks", "clocks_mhz.*", &F_ACC_CLOCK, "clock", NULL, 1e6, 0 },
+	{ SC_DEVICE, "device_errors", "ecc_errors.*", &F_ACC_ECC, "type", NULL, 0, 0 },
+	{ SC_DEVICE, "device_errors", "pcie_replays", &F_ACC_PCIE, "", NULL, 0, 0 },
 };
 
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
 
 /* ---- compiled patterns ----------------------------------------------------- */
 
-enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT };
+enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
 
 #define STEP_MAX 8
 #define NAMES_MAX 6
@@ -182,6 +224,8 @@ static void compile_rules(void)
 				st->kind = ST_ANY;
 			} else if (!strcmp(s, "#")) {
 				st->kind = ST_COUNT;
+			} else if (!strcmp(s, "1")) {
+				st->kind = ST_ONE;
 			} else if (s[0] == '{') {
 				s[strlen(s) - 1] = '\0';
 				st->kind = strchr(s, '+') ? ST_SUM : ST_KEYS;
@@ -365,6 +409,9 @@ static void walk(struct walk *w, json_t *node, size_t i)
 		if (i + 1 == w->c->nsteps)
 			emit(w, sum);
 		break;
+	case ST_ONE:
+		emit(w, 1);
+		break;
 	case ST_COUNT:
 		if (json_is_object(node))
 			emit(w, (double)json_object_size(node));
@@ -432,6 +479,65 @@ static void map_groups(struct walk *w, enum scope sc, json_t *groups, const char
 			w->c = &compiled[r];
 			w->ncaps = w->ntrail = 0;
 			walk(w, g, 0);
+		}
+	}
+}
+
+/* Every device of every group of one device_data entry. */
+static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char *root_iso, int64_t root_ms)
+{
+	const char *type = str_or(ent, "device_type", ""), *gname, *dkey;
+	json_t *g, *dev, *per;
+	size_t base = w->s.ninstance;
+	char gwhere[256], entity[96];
+
+	if (*str_or(ent, "error", "")) {
+		if (w->cb->group_error)
+			w->cb->group_error("device", type, str_or(ent, "error", ""), w->cb->ud);
+		return;
+	}
+	json_object_foreach(json_object_get(ent, "report"), gname, g) {
+		size_t r0;
+
+		for (r0 = 0; r0 < NRULES && (rules[r0].scope != SC_DEVICE || strcmp(rules[r0].group, gname)); r0++)
+			;
+		if (r0 == NRULES || !json_is_object(g))
+			continue;
+		if (*str_or(g, "error", "")) {
+			if (w->cb->group_error)
+				w->cb->group_error(gname, type, str_or(g, "error", ""), w->cb->ud);
+			continue;
+		}
+		w->s.group = gname;
+		w->s.ts_ms = group_ts(g, root_iso, root_ms);
+		per = json_object_get(g, "period");
+		w->s.period = json_is_number(per) ? json_number_value(per) : 0;
+		json_object_foreach(json_object_get(g, "devices"), dkey, dev) {
+			snprintf(entity, sizeof(entity), "%s:%s", type, dkey);
+			if (!json_is_object(dev))
+				continue;
+			if (*str_or(dev, "error", "")) {
+				if (w->cb->group_error)
+					w->cb->group_error(gname, entity, str_or(dev, "error", ""), w->cb->ud);
+				continue;
+			}
+			w->s.entity = entity;
+			w->s.labels[base] = (struct label){ "device_type", type };
+			w->s.labels[base + 1] = (struct label){ "device", dkey };
+			w->s.labels[base + 2] = (struct label){ "uuid", str_or(dev, "uuid", "") };
+			w->s.labels[base + 3] = (struct label){ "model", str_or(dev, "model", "") };
+			w->s.labels[base + 4] = (struct label){ "pci_bus_id", str_or(dev, "pci_bus_id", "") };
+			w->base_labels = base + 5;
+			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
+			w->where = gwhere;
+			for (size_t r = r0; r < NRULES; r++) {
+				if (rules[r].scope != SC_DEVICE || strcmp(rules[r].group, gname))
+					continue;
+				w->rule = &rules[r];
+				w->c = &compiled[r];
+				w->ncaps = w->ntrail = 0;
+				walk(w, dev, 0);
+			}
 		}
 	}
 }
@@ -544,6 +650,10 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 		snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
 		map_groups(&w, SC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
 	}
+
+	json_array_foreach(json_object_get(report, "device_data"), i, e)
+		if (json_is_object(e))
+			map_device_entry(&w, e, i, root_iso, root_ms);
 
 	w.s.entity = "system";
 	w.base_labels = ninst;

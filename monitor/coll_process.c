@@ -295,9 +295,15 @@ static void collect_mem(struct proc_state *s, struct proc_entry *e, const struct
 		set_error(g, "cannot read %s: %s", path, text ? "unexpected format" : strerror(errno));
 		return;
 	}
-	json_object_set_new(g, "runtime_used_bytes",
-			    json_pack("{s:I, s:n}", "host", (json_int_t)(pages * (uint64_t)s->env->page_size),
-				      "device"));
+	{
+		uint64_t dev;
+		int have_dev = s->env->pid_device_memory &&
+			       s->env->pid_device_memory(s->env->device_ctx, e->pid, &dev) == 0;
+
+		json_object_set_new(g, "runtime_used_bytes",
+				    json_pack("{s:I, s:o}", "host", (json_int_t)(pages * (uint64_t)s->env->page_size),
+					      "device", have_dev ? json_integer((json_int_t)dev) : json_null()));
+	}
 }
 
 static void proc_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue,

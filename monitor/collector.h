@@ -10,6 +10,10 @@
  *    collect() appends one runtime_data entry per runtime instance, with
  *    the due groups in its "report".
  *
+ *  - device_ops: one kind of accelerator (nvidia, amdgpu, neuron, ncs2,
+ *    hwmon). collect() fills one device group with a "devices" object
+ *    keyed by device index, each device carrying its identity and error.
+ *
  * A collector never takes the process or other groups down: whatever it
  * cannot read becomes an "error" string in the report.
  */
@@ -28,6 +32,13 @@ struct mon_env {
 	const char *sysfs;  /* --path.sysfs */
 	long clk_tck;       /* USER_HZ */
 	long page_size;     /* bytes */
+	/*
+	 * Device memory a process holds, summed over every device collector that
+	 * knows (0 and *bytes, or -ENOENT when none does). Filled by monitor.c for
+	 * process runtimes' memory_used.runtime_used_bytes.device.
+	 */
+	int (*pid_device_memory)(void *ctx, pid_t pid, uint64_t *bytes);
+	void *device_ctx;
 };
 
 /* The moment a collection cycle starts, on every clock it is reported on. */
@@ -57,9 +68,31 @@ struct runtime_ops {
 	void (*close)(void *state);
 };
 
+struct device_ops {
+	const char *type; /* the config's device "type" */
+	/* 1 when this host has at least one such device (for type "auto"). */
+	int (*probe)(const struct mon_env *env);
+	/* Discover the selected devices. 0 or -errno; failures are reported by collect. */
+	int (*open)(const struct mon_env *env, const struct cfg_device *dev, void **state);
+	/*
+	 * Fill group (which already has period, timestamp and error "") for the
+	 * group id: "devices": {"<index>": {identity..., "error": "", fields...}}.
+	 * A field the hardware does not support is absent, never 0.
+	 */
+	void (*collect)(void *state, enum group_id id, const struct cycle *cy, json_t *group);
+	/* Optional: why the whole kind cannot be read (no library, no driver), or NULL when fine. */
+	const char *(*error)(void *state);
+	/* Optional: device memory held by pid on this type's devices. 0 and *bytes, or -ENOENT. */
+	int (*pid_memory)(void *state, pid_t pid, uint64_t *bytes);
+	void (*close)(void *state);
+};
+
 /* The registries (collectors.c): NULL when nothing in this build serves it. */
 const struct group_ops *group_ops_find(enum group_id id);
 const struct runtime_ops *runtime_ops_find(enum runtime_kind kind);
+const struct device_ops *device_ops_find(const char *type);
+/* Every device collector, NULL-terminated (what "auto" probes). */
+const struct device_ops *const *device_ops_all(void);
 
 extern const struct group_ops coll_cpu_ops;
 extern const struct group_ops coll_mem_ops;
@@ -71,6 +104,14 @@ extern const struct runtime_ops coll_process_ops;
  * group in a report starts from this (report.c).
  */
 json_t *group_new(double period_s, const char *iso);
+/*
+ * Add device index to group's "devices" object (created on first use) with
+ * its identity, the same in every device group: {"index": i, "uuid": ...,
+ * "pci_bus_id": ..., "model": ..., "error": ""} (uuid, pci_bus_id and model
+ * only when not NULL). Returns the device object (borrowed).
+ */
+json_t *device_entry(json_t *group, unsigned index, const char *uuid, const char *pci_bus_id, const char *model);
+
 /* Set a group's or entry's "error" (printf-style). */
 void set_error(json_t *obj, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

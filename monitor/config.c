@@ -29,7 +29,18 @@ static const struct {
 	[GROUP_EXECUTION_STATS] = { "execution_stats", "inference_stats", SCOPE_RUNTIME },
 	[GROUP_NEURONCORE_COUNTERS] = { "neuroncore_counters", NULL, SCOPE_RUNTIME },
 	[GROUP_HW_COUNTERS] = { "hw_counters", NULL, SCOPE_RUNTIME },
+	[GROUP_DEVICE_INFO] = { "device_info", NULL, SCOPE_DEVICE },
+	[GROUP_DEVICE_UTILIZATION] = { "device_utilization", NULL, SCOPE_DEVICE },
+	[GROUP_DEVICE_MEMORY] = { "device_memory", NULL, SCOPE_DEVICE },
+	[GROUP_DEVICE_THERMAL] = { "device_thermal", NULL, SCOPE_DEVICE },
+	[GROUP_DEVICE_POWER] = { "device_power", NULL, SCOPE_DEVICE },
+	[GROUP_DEVICE_CLOCKS] = { "device_clocks", NULL, SCOPE_DEVICE },
+	[GROUP_DEVICE_ERRORS] = { "device_errors", NULL, SCOPE_DEVICE },
 };
+
+const char *const device_types[] = { "nvidia", "amdgpu", "neuron", "ncs2", "hwmon", "auto", NULL };
+
+static const char *const scope_names[] = { "system", "runtime", "device" };
 
 const char *group_name(enum group_id id)
 {
@@ -188,9 +199,10 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 		id = group_lookup(type, scope);
 		if (id < 0) {
 			group_known_list(scope, known, sizeof(known));
-			if (group_lookup(type, scope == SCOPE_SYSTEM ? SCOPE_RUNTIME : SCOPE_SYSTEM) >= 0)
-				VFAIL(v, tpath, 0, "\"%s\" is a %s group, not allowed here; known: %s", type,
-				      scope == SCOPE_SYSTEM ? "runtime" : "system", known);
+			for (int sc = SCOPE_SYSTEM; sc <= SCOPE_DEVICE; sc++)
+				if (sc != (int)scope && group_lookup(type, (enum group_scope)sc) >= 0)
+					VFAIL(v, tpath, 0, "\"%s\" is a %s group, not allowed here; known: %s", type,
+					      scope_names[sc], known);
 			VFAIL(v, tpath, 0, "unknown metric group \"%s\"; known: %s", type, known);
 		}
 		for (size_t j = 0; j < *nout; j++)
@@ -272,6 +284,93 @@ static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t ro
 	return parse_groups(v, sub, metrics, SCOPE_RUNTIME, rt->period_ms, &rt->groups, &rt->ngroups);
 }
 
+/* Every group of a scope at one period (a device block without "metrics"). */
+static void all_groups(enum group_scope scope, int64_t ms, struct cfg_group **out, size_t *n)
+{
+	*out = xcalloc(GROUP_COUNT, sizeof(**out));
+	*n = 0;
+	for (int i = 0; i < GROUP_COUNT; i++)
+		if (groups[i].scope == scope)
+			(*out)[(*n)++] = (struct cfg_group){ (enum group_id)i, ms };
+}
+
+static int parse_select(struct vctx *v, const char *path, json_t *sel, struct cfg_device *dev)
+{
+	char sub[256];
+	size_t i;
+	json_t *e;
+
+	if (!sel || (json_is_string(sel) && !strcmp(json_string_value(sel), "all"))) {
+		dev->select_all = 1;
+		return 0;
+	}
+	if (!json_is_array(sel) || json_array_size(sel) == 0)
+		VFAIL(v, path, 0, "expected \"all\" or a non-empty list of device indices, UUIDs or serials");
+	dev->indices = xcalloc(json_array_size(sel), sizeof(*dev->indices));
+	dev->ids = xcalloc(json_array_size(sel), sizeof(*dev->ids));
+	json_array_foreach(sel, i, e) {
+		doc_path_index(sub, sizeof(sub), path, i);
+		if (json_is_integer(e) && json_integer_value(e) >= 0 && json_integer_value(e) < 65536)
+			dev->indices[dev->nindices++] = (long)json_integer_value(e);
+		else if (json_is_string(e) && *json_string_value(e))
+			dev->ids[dev->nids++] = xstrdup(json_string_value(e));
+		else
+			VFAIL(v, sub, 0, "expected a device index (0, 1, ...), a UUID or a serial, got %s", json_kind(e));
+	}
+	return 0;
+}
+
+static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_device *dev)
+{
+	static const char *const keys[] = { "type", "select", "period", "metrics", NULL };
+	const char *type = NULL;
+	char sub[256], known[128];
+	json_t *metrics;
+	size_t i, n = 0;
+
+	if (!json_is_object(o))
+		VFAIL(v, path, 0, "expected a device object like {\"type\": \"nvidia\"}, got %s", json_kind(o));
+	dev->period_ms = root_ms;
+	if (check_keys(v, path, o, keys) || get_string(v, path, o, "type", &type) ||
+	    get_period(v, path, o, &dev->period_ms))
+		return -EINVAL;
+	if (!type)
+		VFAIL(v, path, 0, "missing \"type\"");
+	for (i = 0; device_types[i] && strcmp(device_types[i], type); i++)
+		;
+	if (!device_types[i]) {
+		for (i = 0; device_types[i]; i++)
+			n += (size_t)snprintf(known + n, n < sizeof(known) ? sizeof(known) - n : 0, "%s%s", i ? ", " : "",
+					      device_types[i]);
+		doc_path_key(sub, sizeof(sub), path, "type");
+		VFAIL(v, sub, 0, "unknown device type \"%s\"; known: %s", type, known);
+	}
+	dev->type = xstrdup(type);
+	doc_path_key(sub, sizeof(sub), path, "select");
+	if (parse_select(v, sub, json_object_get(o, "select"), dev))
+		return -EINVAL;
+	metrics = json_object_get(o, "metrics");
+	if (!metrics) {
+		all_groups(SCOPE_DEVICE, dev->period_ms, &dev->groups, &dev->ngroups);
+		return 0;
+	}
+	doc_path_key(sub, sizeof(sub), path, "metrics");
+	return parse_groups(v, sub, metrics, SCOPE_DEVICE, dev->period_ms, &dev->groups, &dev->ngroups);
+}
+
+int cfg_device_selects(const struct cfg_device *d, unsigned index, const char *uuid, const char *serial)
+{
+	if (d->select_all)
+		return 1;
+	for (size_t i = 0; i < d->nindices; i++)
+		if (d->indices[i] == (long)index)
+			return 1;
+	for (size_t i = 0; i < d->nids; i++)
+		if ((uuid && !strcmp(d->ids[i], uuid)) || (serial && !strcmp(d->ids[i], serial)))
+			return 1;
+	return 0;
+}
+
 int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 {
 	static const char *const keys[] = { "period", "runtimes", "neuron_runtimes", "system_metrics",
@@ -330,16 +429,13 @@ int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 					 json_kind(dev));
 			goto fail;
 		}
+		cfg->devices = xcalloc(json_array_size(dev), sizeof(*cfg->devices));
 		json_array_foreach(dev, i, e) {
-			if (!json_is_object(e)) {
-				doc_path_index(sub, sizeof(sub), "devices", i);
-				*err = doc_error(d, sub, 0, "expected a device object, got %s", json_kind(e));
+			doc_path_index(sub, sizeof(sub), "devices", i);
+			cfg->ndevices++;
+			if (parse_device(&v, sub, e, cfg->period_ms, &cfg->devices[i]))
 				goto fail;
-			}
 		}
-		cfg->devices = json_deep_copy(dev);
-	} else {
-		cfg->devices = json_array();
 	}
 	return 0;
 fail:
@@ -370,7 +466,12 @@ void cfg_default(struct cfg *cfg)
 	cfg->system = xcalloc(2, sizeof(*cfg->system));
 	cfg->system[0] = (struct cfg_group){ GROUP_VCPU_USAGE, CFG_DEFAULT_PERIOD_MS };
 	cfg->system[1] = (struct cfg_group){ GROUP_MEMORY_INFO, CFG_DEFAULT_PERIOD_MS };
-	cfg->devices = json_array();
+	cfg->ndevices = 1;
+	cfg->devices = xcalloc(1, sizeof(*cfg->devices));
+	cfg->devices[0].type = xstrdup("auto");
+	cfg->devices[0].select_all = 1;
+	cfg->devices[0].period_ms = CFG_DEFAULT_PERIOD_MS;
+	all_groups(SCOPE_DEVICE, CFG_DEFAULT_PERIOD_MS, &cfg->devices[0].groups, &cfg->devices[0].ngroups);
 }
 
 static json_t *groups_json(const struct cfg_group *g, size_t n)
@@ -385,7 +486,7 @@ static json_t *groups_json(const struct cfg_group *g, size_t n)
 
 json_t *cfg_effective(const struct cfg *cfg)
 {
-	json_t *o = json_object(), *rts = json_array();
+	json_t *o = json_object(), *rts = json_array(), *devs = json_array();
 
 	json_object_set_new(o, "period", json_real((double)cfg->period_ms / 1e3));
 	json_object_set_new(o, "procfs", json_string(cfg->procfs));
@@ -404,7 +505,19 @@ json_t *cfg_effective(const struct cfg *cfg)
 	}
 	json_object_set_new(o, "runtimes", rts);
 	json_object_set_new(o, "system_metrics", groups_json(cfg->system, cfg->nsystem));
-	json_object_set_new(o, "devices", json_deep_copy(cfg->devices));
+	for (size_t i = 0; i < cfg->ndevices; i++) {
+		const struct cfg_device *dv = &cfg->devices[i];
+		json_t *sel = dv->select_all ? json_string("all") : json_array();
+
+		for (size_t k = 0; !dv->select_all && k < dv->nindices; k++)
+			json_array_append_new(sel, json_integer(dv->indices[k]));
+		for (size_t k = 0; !dv->select_all && k < dv->nids; k++)
+			json_array_append_new(sel, json_string(dv->ids[k]));
+		json_array_append_new(devs, json_pack("{s:s, s:o, s:f, s:o}", "type", dv->type, "select", sel, "period",
+						      (double)dv->period_ms / 1e3, "metrics",
+						      groups_json(dv->groups, dv->ngroups)));
+	}
+	json_object_set_new(o, "devices", devs);
 	return o;
 }
 
@@ -421,10 +534,20 @@ void cfg_free(struct cfg *cfg)
 		}
 		free(rt->groups);
 	}
+	for (size_t i = 0; i < cfg->ndevices; i++) {
+		struct cfg_device *dv = &cfg->devices[i];
+
+		free(dv->type);
+		free(dv->indices);
+		for (size_t k = 0; k < dv->nids; k++)
+			free(dv->ids[k]);
+		free(dv->ids);
+		free(dv->groups);
+	}
+	free(cfg->devices);
 	free(cfg->runtimes);
 	free(cfg->system);
 	free(cfg->procfs);
 	free(cfg->sysfs);
-	json_decref(cfg->devices);
 	memset(cfg, 0, sizeof(*cfg));
 }

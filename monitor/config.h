@@ -21,7 +21,7 @@
 #define CFG_MIN_PERIOD_MS 100
 #define CFG_MAX_PERIOD_MS (24 * 3600 * 1000LL)
 
-enum group_scope { SCOPE_SYSTEM, SCOPE_RUNTIME };
+enum group_scope { SCOPE_SYSTEM, SCOPE_RUNTIME, SCOPE_DEVICE };
 
 /* Every metric group the config knows; canonical names are in group_name(). */
 enum group_id {
@@ -33,6 +33,13 @@ enum group_id {
 	GROUP_EXECUTION_STATS,
 	GROUP_NEURONCORE_COUNTERS,
 	GROUP_HW_COUNTERS,
+	GROUP_DEVICE_INFO,
+	GROUP_DEVICE_UTILIZATION,
+	GROUP_DEVICE_MEMORY,
+	GROUP_DEVICE_THERMAL,
+	GROUP_DEVICE_POWER,
+	GROUP_DEVICE_CLOCKS,
+	GROUP_DEVICE_ERRORS,
 	GROUP_COUNT
 };
 
@@ -63,6 +70,25 @@ struct cfg_runtime {
 	size_t ngroups;
 };
 
+/* A "devices" entry: one kind of device (or every kind found, "auto"). */
+struct cfg_device {
+	char *type;         /* "nvidia", "amdgpu", "neuron", "ncs2", "hwmon" or "auto" */
+	int select_all;     /* "select": "all" (the default) */
+	long *indices;      /* "select": [0, 2, ...] */
+	size_t nindices;
+	char **ids;         /* "select": ["GPU-...", serial, ...] */
+	size_t nids;
+	int64_t period_ms;
+	struct cfg_group *groups; /* every device group when "metrics" is absent */
+	size_t ngroups;
+};
+
+/* Does the device block select the device with this index, UUID and serial (either may be NULL)? */
+int cfg_device_selects(const struct cfg_device *d, unsigned index, const char *uuid, const char *serial);
+
+/* The device types the configuration accepts, NULL-terminated ("auto" last). */
+extern const char *const device_types[];
+
 struct cfg {
 	int64_t period_ms;
 	char *procfs, *sysfs;
@@ -70,7 +96,8 @@ struct cfg {
 	size_t nruntimes;
 	struct cfg_group *system;
 	size_t nsystem;
-	json_t *devices; /* validated array of objects; owned */
+	struct cfg_device *devices;
+	size_t ndevices;
 };
 
 /*
@@ -82,7 +109,7 @@ int cfg_load(const char *path, struct cfg *cfg, char **err);
 struct doc;
 int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err);
 
-/* The configuration used without -c: every system group at 5 s. */
+/* The configuration used without -c: every system group and every device found, at 5 s. */
 void cfg_default(struct cfg *cfg);
 
 /* The effective configuration as a new JSON object (itself a valid config). */

@@ -16,11 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One metric group on its own period: a system group, or one runtime's group. */
+/* One metric group on its own period: a system group, one runtime's or one device block's group. */
+enum job_kind { JOB_SYSTEM, JOB_RUNTIME, JOB_DEVICE };
+
 struct job {
 	struct sched_job sj;
 	enum group_id id;
-	ssize_t rt;         /* runtime index, or -1 for a system group */
+	enum job_kind kind;
+	size_t owner;       /* runtime or device block index */
 	int64_t last_ns;    /* monotonic time of the previous collection */
 	const struct group_ops *ops; /* system groups; NULL when not in this build */
 	void *state;
@@ -35,6 +38,16 @@ struct runtime {
 	size_t ndue;
 };
 
+/* One kind of device from a "devices" entry ("auto" becomes one block per kind found). */
+struct devblock {
+	const struct cfg_device *cfg;
+	const struct device_ops *ops;
+	const char *type;
+	void *state;
+	struct job *due[GROUP_COUNT];
+	size_t ndue;
+};
+
 struct monitor {
 	const struct cfg *cfg;
 	struct instance *inst;
@@ -42,6 +55,8 @@ struct monitor {
 	struct job *jobs;
 	size_t njobs;
 	struct runtime *rts;
+	struct devblock *devs;
+	size_t ndevs;
 	struct sched sched;
 	struct sched_job **taken;
 	uint64_t seq;
@@ -56,10 +71,30 @@ static void cycle_now(struct cycle *cy)
 	iso8601_format(cy->real_ns, cy->iso);
 }
 
+/* mon_env.pid_device_memory: ask every device collector that tracks processes. */
+static int pid_device_memory(void *ctx, pid_t pid, uint64_t *bytes)
+{
+	struct monitor *m = ctx;
+	uint64_t sum = 0, one;
+	int found = 0;
+
+	for (size_t i = 0; i < m->ndevs; i++) {
+		struct devblock *db = &m->devs[i];
+
+		if (db->ops && db->ops->pid_memory && db->state && db->ops->pid_memory(db->state, pid, &one) == 0) {
+			sum += one;
+			found = 1;
+		}
+	}
+	*bytes = sum;
+	return found ? 0 : -ENOENT;
+}
+
 struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64_t first_seq)
 {
 	struct monitor *m = xcalloc(1, sizeof(*m));
-	size_t n = cfg->nsystem, k = 0;
+	size_t n = cfg->nsystem, k = 0, adevs = 0;
+	const struct device_ops *const *all = device_ops_all();
 	struct cycle cy;
 
 	m->cfg = cfg;
@@ -67,6 +102,8 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 	m->seq = first_seq;
 	m->env.procfs = cfg->procfs;
 	m->env.sysfs = cfg->sysfs;
+	m->env.pid_device_memory = pid_device_memory;
+	m->env.device_ctx = m;
 	m->env.clk_tck = sysconf(_SC_CLK_TCK);
 	m->env.page_size = sysconf(_SC_PAGESIZE);
 	if (m->env.clk_tck <= 0)
@@ -75,6 +112,23 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 	sched_init(&m->sched);
 	for (size_t i = 0; i < cfg->nruntimes; i++)
 		n += cfg->runtimes[i].ngroups;
+	/* Device blocks: "auto" becomes one block per kind of device this host has. */
+	for (size_t i = 0; i < cfg->ndevices; i++)
+		adevs += strcmp(cfg->devices[i].type, "auto") ? 1 : 8;
+	m->devs = xcalloc(adevs, sizeof(*m->devs));
+	for (size_t i = 0; i < cfg->ndevices; i++) {
+		const struct cfg_device *d = &cfg->devices[i];
+
+		if (strcmp(d->type, "auto")) {
+			m->devs[m->ndevs++] = (struct devblock){ .cfg = d, .ops = device_ops_find(d->type), .type = d->type };
+			continue;
+		}
+		for (size_t t = 0; all[t] && m->ndevs < adevs; t++)
+			if (all[t]->probe(&m->env))
+				m->devs[m->ndevs++] = (struct devblock){ .cfg = d, .ops = all[t], .type = all[t]->type };
+	}
+	for (size_t i = 0; i < m->ndevs; i++)
+		n += m->devs[i].cfg->ngroups;
 	m->jobs = xcalloc(n, sizeof(*m->jobs));
 	m->taken = xcalloc(n, sizeof(*m->taken));
 	m->rts = xcalloc(cfg->nruntimes, sizeof(*m->rts));
@@ -84,7 +138,7 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 		struct job *j = &m->jobs[k];
 
 		j->id = cfg->system[i].id;
-		j->rt = -1;
+		j->kind = JOB_SYSTEM;
 		j->sj.period = cfg->system[i].period_ms * NS_PER_MS;
 		j->ops = group_ops_find(j->id);
 		if (j->ops && j->ops->open(&m->env, &j->state))
@@ -103,8 +157,23 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 			struct job *j = &m->jobs[k];
 
 			j->id = rt->cfg->groups[g].id;
-			j->rt = (ssize_t)r;
+			j->kind = JOB_RUNTIME;
+			j->owner = r;
 			j->sj.period = rt->cfg->groups[g].period_ms * NS_PER_MS;
+		}
+	}
+	for (size_t d = 0; d < m->ndevs; d++) {
+		struct devblock *db = &m->devs[d];
+
+		if (db->ops && db->ops->open(&m->env, db->cfg, &db->state))
+			log_warn("devices (%s): cannot open; each report will say why", db->type);
+		for (size_t g = 0; g < db->cfg->ngroups; g++, k++) {
+			struct job *j = &m->jobs[k];
+
+			j->id = db->cfg->groups[g].id;
+			j->kind = JOB_DEVICE;
+			j->owner = d;
+			j->sj.period = db->cfg->groups[g].period_ms * NS_PER_MS;
 		}
 	}
 	m->njobs = k;
@@ -174,11 +243,34 @@ static void collect_system(struct job *j, const struct cycle *cy, json_t *system
 	json_object_set_new(system_data, group_name(j->id), g);
 }
 
+/* One device_data entry: the block's due groups. */
+static void collect_devices(struct devblock *db, const struct cycle *cy, int64_t started, json_t *out)
+{
+	json_t *rep = json_object(), *ent;
+
+	ent = json_pack("{s:s, s:s, s:o}", "device_type", db->type, "error", "", "report", rep);
+	if (!db->ops)
+		set_error(ent, "%s devices are not supported by this build", db->type);
+	else if (db->ops->error && db->ops->error(db->state))
+		set_error(ent, "%s", db->ops->error(db->state));
+	for (size_t k = 0; k < db->ndue; k++) {
+		struct job *j = db->due[k];
+		json_t *g = group_new((double)(started - j->last_ns) / 1e9, cy->iso);
+
+		if (db->ops)
+			db->ops->collect(db->state, j->id, cy, g);
+		else
+			set_error(g, "%s devices are not supported by this build", db->type);
+		json_object_set_new(rep, group_name(j->id), g);
+	}
+	json_array_append_new(out, ent);
+}
+
 int monitor_cycle(struct monitor *m, int fd, int all)
 {
 	struct cycle cy;
 	size_t n;
-	json_t *report, *rdata, *sdata;
+	json_t *report, *rdata, *sdata, *ddata;
 	int64_t started, now;
 	int rc;
 
@@ -187,24 +279,35 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	n = sched_take(&m->sched, all ? INT64_MAX / 2 : cy.mono_ns, COALESCE_NS, m->taken, m->njobs);
 	rdata = json_array();
 	sdata = json_object();
-	report = json_pack("{s:s, s:{s:s, s:I}, s:o, s:[], s:o, s:o}", "timestamp", cy.iso, "monitor", "version",
-			   ACCEL_VERSION, "seq", (json_int_t)m->seq, "runtime_data", rdata, "device_data",
+	ddata = json_array();
+	report = json_pack("{s:s, s:{s:s, s:I}, s:o, s:o, s:o, s:o}", "timestamp", cy.iso, "monitor", "version",
+			   ACCEL_VERSION, "seq", (json_int_t)m->seq, "runtime_data", rdata, "device_data", ddata,
 			   "system_data", sdata, "instance_info", instance_json(m->inst));
 
 	for (size_t r = 0; r < m->cfg->nruntimes; r++)
 		m->rts[r].ndue = 0;
+	for (size_t d = 0; d < m->ndevs; d++)
+		m->devs[d].ndue = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = m->taken[i]->data;
 
-		if (j->rt < 0)
+		if (j->kind == JOB_SYSTEM) {
 			collect_system(j, &cy, sdata);
-		else {
-			struct runtime *rt = &m->rts[j->rt];
+		} else if (j->kind == JOB_RUNTIME) {
+			struct runtime *rt = &m->rts[j->owner];
 
 			rt->due_period[rt->ndue] = (double)(started - j->last_ns) / 1e9;
 			rt->due[rt->ndue++] = j->id;
+		} else {
+			struct devblock *db = &m->devs[j->owner];
+
+			db->due[db->ndue++] = j;
 		}
 	}
+	/* Devices before runtimes, so a process's device memory is this cycle's. */
+	for (size_t d = 0; d < m->ndevs; d++)
+		if (m->devs[d].ndue)
+			collect_devices(&m->devs[d], &cy, started, ddata);
 	for (size_t r = 0; r < m->cfg->nruntimes; r++) {
 		struct runtime *rt = &m->rts[r];
 
@@ -252,6 +355,10 @@ void monitor_free(struct monitor *m)
 	for (size_t r = 0; r < m->cfg->nruntimes; r++)
 		if (m->rts[r].ops)
 			m->rts[r].ops->close(m->rts[r].state);
+	for (size_t d = 0; d < m->ndevs; d++)
+		if (m->devs[d].ops)
+			m->devs[d].ops->close(m->devs[d].state);
+	free(m->devs);
 	free(m->jobs);
 	free(m->taken);
 	free(m->rts);

@@ -93,7 +93,22 @@ static const struct {
 	  "twice.json:1:54: system_metrics[1].type: metric group \"vcpu_usage\" listed twice" },
 	{ "both.json", 0, "{\"runtimes\": [], \"neuron_runtimes\": []}",
 	  "both.json:1:18: neuron_runtimes: \"neuron_runtimes\" is an alias of \"runtimes\"; use only one of them" },
-	{ "dev.json", 0, "{\"devices\": [{}, 3]}", "dev.json:1:18: devices[1]: expected a device object, got a number" },
+	{ "dev.json", 0, "{\"devices\": [{\"type\": \"nvidia\"}, 3]}",
+	  "dev.json:1:34: devices[1]: expected a device object like {\"type\": \"nvidia\"}, got a number" },
+	{ "devtype.json", 0, "{\"devices\": [{\"type\": \"nvida\"}]}",
+	  "devtype.json:1:23: devices[0].type: unknown device type \"nvida\"; known: nvidia, amdgpu, neuron, ncs2, hwmon, auto" },
+	{ "devnotype.json", 0, "{\"devices\": [{\"select\": \"all\"}]}", "devnotype.json:1:14: devices[0]: missing \"type\"" },
+	{ "devsel.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"select\": [0, true]}]}",
+	  "devsel.json:1:47: devices[0].select[1]: expected a device index (0, 1, ...), a UUID or a serial, got a boolean" },
+	{ "devselall.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"select\": \"some\"}]}",
+	  "devselall.json:1:43: devices[0].select: expected \"all\" or a non-empty list of device indices, UUIDs or serials" },
+	{ "devgroup.json", 0, "{\"devices\": [{\"type\": \"auto\", \"metrics\": [{\"type\": \"vcpu_usage\"}]}]}",
+	  "devgroup.json:1:52: devices[0].metrics[0].type: \"vcpu_usage\" is a system group, not allowed here; known: "
+	  "device_info, device_utilization, device_memory, device_thermal, device_power, device_clocks, device_errors" },
+	{ "devok.yaml", 1,
+	  "devices:\n  - type: nvidia\n    select: [0, GPU-1234]\n    period: 1s\n    metrics:\n"
+	  "      - type: device_utilization\n      - {type: device_errors, period: 30s}\n",
+	  NULL },
 	{ "metrickey.json", 0, "{\"system_metrics\": [{\"type\": \"vcpu_usage\", \"perid\": 1}]}",
 	  "metrickey.json:1:44: system_metrics[0].perid: unknown key \"perid\"; known: type, period" },
 	{ "neuron.json", 0,
@@ -217,11 +232,35 @@ int main(void)
 		free(err);
 	}
 
-	/* The default configuration: every system group at 5 s. */
+	/* The default configuration: every system group and every device found, at 5 s. */
 	cfg_default(&cfg);
 	is_int(cfg.nsystem, 2, "default: two system groups");
 	is_int(cfg.system[0].period_ms, 5000, "default: 5 s");
+	is_int(cfg.ndevices, 1, "default: one device block");
+	is_str(cfg.devices[0].type, "auto", "default: devices of every type found");
+	is_int(cfg.devices[0].ngroups, 7, "default: every device group");
 	cfg_free(&cfg);
+
+	/* Device selection and group periods. */
+	{
+		char *err = load("sel.json",
+				 "{\"period\": 2, \"devices\": [{\"type\": \"nvidia\", \"select\": [1, \"GPU-x\"], \"metrics\": "
+				 "[{\"type\": \"device_power\"}, {\"type\": \"device_errors\", \"period\": \"30s\"}]}, "
+				 "{\"type\": \"hwmon\"}]}",
+				 0, &cfg);
+
+		if (ok(!err, "device selection loads")) {
+			ok(cfg_device_selects(&cfg.devices[0], 1, NULL, NULL), "index 1 selected");
+			ok(!cfg_device_selects(&cfg.devices[0], 0, "GPU-y", NULL), "index 0 / other UUID not selected");
+			ok(cfg_device_selects(&cfg.devices[0], 7, "GPU-x", NULL), "selected by UUID");
+			ok(cfg_device_selects(&cfg.devices[1], 9, NULL, NULL), "no select: all");
+			is_int(cfg.devices[0].groups[0].period_ms, 2000, "device group inherits the root period");
+			is_int(cfg.devices[0].groups[1].period_ms, 30000, "device group period overrides");
+			is_int(cfg.devices[1].ngroups, 7, "no metrics: every device group");
+			cfg_free(&cfg);
+		}
+		free(err);
+	}
 
 	/* Files: a missing one names itself; the extension picks YAML. */
 	{

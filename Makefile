@@ -86,7 +86,7 @@ $(BUILD)/libsinks.a: $(SINK_MOD_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 .SECONDEXPANSION:
-$(BIN)/accel-%: $(BUILD)/sinks/%.o $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard sinks/$$*_*.c)) $(BUILD)/libcommon.a
+$(BIN)/accel-%: $(BUILD)/sinks/%.o $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard sinks/$$*_*.c)))) $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SINK_$*)

@@ -69,6 +69,22 @@ GAUGE(F_ACC_CLOCK, "accelerator_clock_hertz", "Accelerator clock frequency by cl
 COUNTER(F_ACC_ECC, "accelerator_ecc_errors_total", "Accelerator memory ECC errors by type", "count");
 COUNTER(F_ACC_PCIE, "accelerator_pcie_replays_total", "Accelerator PCIe replay events", "count");
 GAUGE(F_NEURON_HW, "neuron_hardware_info", "Neuron Hardware Information", "");
+GAUGE(F_ACC_PROC_UTIL, "accelerator_process_utilization_ratio",
+      "Accelerator engine busy time of a process over the period, as a ratio", "ratio");
+GAUGE(F_ACC_FAN_RPM, "accelerator_fan_speed_rpm", "Accelerator or board fan speed, revolutions per minute", "rpm");
+GAUGE(F_ACC_POWER_UTIL, "accelerator_power_utilization_ratio",
+      "Accelerator power draw as a ratio of its maximum power", "ratio");
+GAUGE(F_ACC_RETIRED, "accelerator_retired_pages", "Accelerator memory pages retired for errors", "count");
+GAUGE(F_ACC_HOST_MEM, "accelerator_host_memory_used_bytes", "Host memory used for an accelerator by category, bytes",
+      "bytes");
+COUNTER(F_ACC_EXEC_STATUS, "accelerator_execution_status_total", "Accelerator core executions by return status",
+	"count");
+COUNTER(F_ACC_INFER, "accelerator_inferences_total", "Accelerator core inferences completed", "count");
+COUNTER(F_ACC_FLOPS, "accelerator_flops_total", "Accelerator core floating-point operations", "count");
+GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "count");
+GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
+      "count");
+GAUGE(F_NCS2_TEMP, "ncs2_temperature_celsius", "Intel Neural Compute Stick temperature, degrees Celsius", "celsius");
 
 static const struct family *const families[] = {
 	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
@@ -76,6 +92,8 @@ static const struct family *const families[] = {
 	&F_MEM_TOTAL, &F_MEM_USED, &F_SWAP_TOTAL, &F_SWAP_USED, &F_RT_VCPU, &F_RT_MEM, &F_INSTANCE, &F_NEURON_HW,
 	&F_ACC_INFO, &F_ACC_UTIL, &F_ACC_MEM_TOTAL, &F_ACC_MEM_USED, &F_ACC_MEM_FREE, &F_ACC_PROC_MEM, &F_ACC_TEMP,
 	&F_ACC_FAN, &F_ACC_POWER, &F_ACC_POWER_LIMIT, &F_ACC_ENERGY, &F_ACC_CLOCK, &F_ACC_ECC, &F_ACC_PCIE,
+	&F_ACC_PROC_UTIL, &F_ACC_FAN_RPM, &F_ACC_POWER_UTIL, &F_ACC_RETIRED, &F_ACC_HOST_MEM, &F_ACC_EXEC_STATUS,
+	&F_ACC_INFER, &F_ACC_FLOPS, &F_NCS2_NUM, &F_NCS2_AVAIL, &F_NCS2_TEMP,
 	NULL,
 };
 
@@ -86,12 +104,16 @@ const struct family *const *map_families(void)
 
 /* ---- rules --------------------------------------------------------------- */
 
-enum scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE };
+enum scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE, SC_DEVICE_GROUP };
 
 /*
  * Device rules walk each device object of a group ("devices": {"0": {...}}),
  * whose identity becomes the labels device_type, device, uuid, model and
- * pci_bus_id.
+ * pci_bus_id. Device-group rules walk the group object itself (a count over
+ * the kind's devices) and carry only the instance labels. Either may be
+ * limited to one kind of device (device_type), and a device rule may also
+ * label the device index under a second name (neuron-monitor's
+ * neuron_device_index).
  */
 struct rule {
 	enum scope scope;
@@ -102,12 +124,20 @@ struct rule {
 	const char *fixed;  /* one "name=value" label, or NULL */
 	double scale;       /* 0: 1 */
 	double clamp;       /* 0: none */
+	const char *device_type; /* device rules: only this kind ("neuron"); NULL: every kind */
+	const char *index_label; /* device rules: also label the device index under this name; NULL: no */
 };
 
 #define NC_MEM(fam, key)                                                                                  \
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
 	  &fam, "neuroncore", "memory_location=None", 0, 0 }
 
+/*
+ * Rows for every kind of device and the system and runtime rows leave
+ * device_type and index_label out (NULL): the table stays one row a line.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct rule rules[] = {
 	/* neuron-monitor runtime groups (2.x and 2020) */
 	{ SC_RUNTIME, "neuroncore_counters", "neuroncores_in_use.*.neuroncore_utilization", &F_NC_UTIL, "neuroncore",
@@ -164,7 +194,40 @@ static const struct rule rules[] = {
 	{ SC_DEVICE, "device_clocks", "clocks_mhz.*", &F_ACC_CLOCK, "clock", NULL, 1e6, 0 },
 	{ SC_DEVICE, "device_errors", "ecc_errors.*", &F_ACC_ECC, "type", NULL, 0, 0 },
 	{ SC_DEVICE, "device_errors", "pcie_replays", &F_ACC_PCIE, "", NULL, 0, 0 },
+	/* device fields more than one kind may have (docs/devices.md) */
+	{ SC_DEVICE, "device_utilization", "video_percent", &F_ACC_UTIL, "", "engine=video", 0.01, 0 },
+	{ SC_DEVICE, "device_utilization", "processes.*.*", &F_ACC_PROC_UTIL, "pid,engine", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_thermal", "fan_rpm.*", &F_ACC_FAN_RPM, "fan", NULL, 0, 0 },
+	{ SC_DEVICE, "device_power", "power_sensors_watts.*", &F_ACC_POWER, "sensor", NULL, 0, 0 },
+	{ SC_DEVICE, "device_power", "power_percent", &F_ACC_POWER_UTIL, "", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_errors", "retired_pages.total", &F_ACC_RETIRED, "", NULL, 0, 0 },
+	/* AWS Neuron devices: neuron-monitor's families where it has one */
+	{ SC_DEVICE, "device_errors", "ecc_events.*", &F_ECC, "event_type", NULL, 0, 0, "neuron", "neuron_device_index" },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.utilization_percent", &F_NC_UTIL, "neuroncore", NULL, 0.01, 0,
+	  "neuron", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.status.*", &F_ACC_EXEC_STATUS, "neuroncore,status", NULL, 0,
+	  0, "neuron", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.inferences", &F_ACC_INFER, "neuroncore", NULL, 0, 0, "neuron",
+	  NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.flops", &F_ACC_FLOPS, "neuroncore", NULL, 0, 0, "neuron",
+	  NULL },
+	{ SC_DEVICE, "device_memory", "neuroncores.*.constants", &F_NC_MEM_CONST, "neuroncore", "memory_location=None",
+	  0, 0, "neuron", NULL },
+	{ SC_DEVICE, "device_memory", "neuroncores.*.model_code", &F_NC_MEM_CODE, "neuroncore", "memory_location=None",
+	  0, 0, "neuron", NULL },
+	{ SC_DEVICE, "device_memory", "neuroncores.*.model_shared_scratchpad", &F_NC_MEM_SCRATCH, "neuroncore",
+	  "memory_location=None", 0, 0, "neuron", NULL },
+	{ SC_DEVICE, "device_memory", "neuroncores.*.runtime_memory", &F_NC_MEM_RT, "neuroncore",
+	  "memory_location=None", 0, 0, "neuron", NULL },
+	{ SC_DEVICE, "device_memory", "neuroncores.*.tensors", &F_NC_MEM_TENSORS, "neuroncore", "memory_location=None",
+	  0, 0, "neuron", NULL },
+	{ SC_DEVICE, "device_memory", "host_bytes.*", &F_ACC_HOST_MEM, "category", NULL, 0, 0, "neuron", NULL },
+	/* Intel Neural Compute Sticks: prometheus_ncs2_exporter's families */
+	{ SC_DEVICE_GROUP, "device_utilization", "num_devices", &F_NCS2_NUM, "", NULL, 0, 0, "ncs2", NULL },
+	{ SC_DEVICE_GROUP, "device_utilization", "num_available_devices", &F_NCS2_AVAIL, "", NULL, 0, 0, "ncs2", NULL },
+	{ SC_DEVICE, "device_thermal", "temperatures_celsius.*", &F_NCS2_TEMP, "name", NULL, 0, 0, "ncs2", NULL },
 };
+#pragma GCC diagnostic pop
 
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
 
@@ -226,6 +289,7 @@ static void compile_rules(void)
 				st->kind = ST_COUNT;
 			} else if (!strcmp(s, "1")) {
 				st->kind = ST_ONE;
+				st->names[0] = s; /* keeps the pattern's copy reachable (no leak report) */
 			} else if (s[0] == '{') {
 				s[strlen(s) - 1] = '\0';
 				st->kind = strchr(s, '+') ? ST_SUM : ST_KEYS;
@@ -483,6 +547,12 @@ static void map_groups(struct walk *w, enum scope sc, json_t *groups, const char
 	}
 }
 
+/* Does rule r apply to group gname of a device_data entry of this type, in scope sc? */
+static int device_rule(const struct rule *r, enum scope sc, const char *gname, const char *type)
+{
+	return r->scope == sc && !strcmp(r->group, gname) && (!r->device_type || !strcmp(r->device_type, type));
+}
+
 /* Every device of every group of one device_data entry. */
 static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char *root_iso, int64_t root_ms)
 {
@@ -499,7 +569,9 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 	json_object_foreach(json_object_get(ent, "report"), gname, g) {
 		size_t r0;
 
-		for (r0 = 0; r0 < NRULES && (rules[r0].scope != SC_DEVICE || strcmp(rules[r0].group, gname)); r0++)
+		for (r0 = 0; r0 < NRULES && !device_rule(&rules[r0], SC_DEVICE, gname, type) &&
+			     !device_rule(&rules[r0], SC_DEVICE_GROUP, gname, type);
+		     r0++)
 			;
 		if (r0 == NRULES || !json_is_object(g))
 			continue;
@@ -512,6 +584,19 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 		w->s.ts_ms = group_ts(g, root_iso, root_ms);
 		per = json_object_get(g, "period");
 		w->s.period = json_is_number(per) ? json_number_value(per) : 0;
+		/* Counts over the kind's devices: instance labels only. */
+		w->s.entity = type;
+		w->base_labels = base;
+		snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s", idx, gname);
+		w->where = gwhere;
+		for (size_t r = r0; r < NRULES; r++) {
+			if (!device_rule(&rules[r], SC_DEVICE_GROUP, gname, type))
+				continue;
+			w->rule = &rules[r];
+			w->c = &compiled[r];
+			w->ncaps = w->ntrail = 0;
+			walk(w, g, 0);
+		}
 		json_object_foreach(json_object_get(g, "devices"), dkey, dev) {
 			snprintf(entity, sizeof(entity), "%s:%s", type, dkey);
 			if (!json_is_object(dev))
@@ -527,12 +612,14 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			w->s.labels[base + 2] = (struct label){ "uuid", str_or(dev, "uuid", "") };
 			w->s.labels[base + 3] = (struct label){ "model", str_or(dev, "model", "") };
 			w->s.labels[base + 4] = (struct label){ "pci_bus_id", str_or(dev, "pci_bus_id", "") };
-			w->base_labels = base + 5;
 			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
 			w->where = gwhere;
 			for (size_t r = r0; r < NRULES; r++) {
-				if (rules[r].scope != SC_DEVICE || strcmp(rules[r].group, gname))
+				if (!device_rule(&rules[r], SC_DEVICE, gname, type))
 					continue;
+				w->base_labels = base + 5;
+				if (rules[r].index_label)
+					w->s.labels[w->base_labels++] = (struct label){ rules[r].index_label, dkey };
 				w->rule = &rules[r];
 				w->c = &compiled[r];
 				w->ncaps = w->ntrail = 0;

@@ -14,8 +14,8 @@ build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcu
 # helpers and checkers; each sink's line names the real servers and clients
 # its tests run against.
 test_pkgs="perl python3"
-test_pkgs_prom=""
-test_pkgs_csv=""
+test_pkgs_prom="prometheus curl openssl clang libclang-rt-dev"
+test_pkgs_csv="python3-pandas"
 test_pkgs_cloudwatch="python3-botocore"
 test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch"
 

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The text side of accel-csv, with no I/O: RFC 4180 fields and records,
+ * numbers written with the fewest digits that read back as the same double,
+ * timestamps, series names ("family{label=value,...}"), size arguments, and
+ * a small string -> index table for column names. sinks/csv.c renders rows
+ * with these; sinks/csv_out.c parses existing headers with them.
+ */
+#ifndef ACCEL_CSV_FORMAT_H
+#define ACCEL_CSV_FORMAT_H
+
+#include "../common/samples.h"
+#include "../common/util.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * Append s[0..n) to b as one RFC 4180 field: between double quotes (each
+ * quote doubled) when it holds a comma, a quote, CR or LF, as it is
+ * otherwise. 0 or -ENOSPC (b's cap).
+ */
+int csv_field(struct buf *b, const char *s, size_t n);
+
+/* Does s[0..n) need quoting as a CSV field? */
+int csv_needs_quotes(const char *s, size_t n);
+
+/*
+ * The fast path for rows: reserve room once, then write fields at a
+ * pointer. csv_reserve() makes room for n more bytes (and a NUL) past
+ * b->len: 0 or -ENOSPC. csv_put_field() writes s[0..n) as one field at d
+ * and returns the end; d needs room for CSV_FIELD_MAX(n) bytes.
+ */
+#define CSV_FIELD_MAX(n) (2 * (n) + 2)
+int csv_reserve(struct buf *b, size_t n);
+extern const unsigned char csv_special[256]; /* 1 for the bytes that make a field need quotes: , " CR LF */
+char *csv_put_quoted(char *d, const char *s, size_t n);
+static inline char *csv_put_field(char *d, const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && !csv_special[(unsigned char)s[i]])
+		i++;
+	if (i < n)
+		return csv_put_quoted(d, s, n);
+	memcpy(d, s, n);
+	return d + n;
+}
+
+/*
+ * The shortest decimal text that strtod() reads back as exactly v: integral
+ * values below 2^53 as plain integers, others with %.15g, %.16g or %.17g,
+ * whichever is first to round-trip. "inf", "-inf" and "nan" for the
+ * non-finite values (the mapping never yields them). Returns the length.
+ */
+#define CSV_DOUBLE_LEN 32
+size_t csv_double(double v, char dst[CSV_DOUBLE_LEN]);
+
+/* The timestamp column: its name and how a unix-milliseconds time is written in it. */
+enum csv_ts_format {
+	CSV_TS_ISO8601, /* "timestamp": 2026-11-21T05:30:00.123Z (UTC) */
+	CSV_TS_UNIX,    /* "timestamp_unix": 1795239000.123 (seconds, always 3 decimals) */
+	CSV_TS_UNIX_MS, /* "timestamp_unix_ms": 1795239000123 */
+	CSV_TS_COUNT
+};
+extern const char *const csv_ts_names[CSV_TS_COUNT];   /* option values: "iso8601", "unix", "unix_ms" */
+extern const char *const csv_ts_columns[CSV_TS_COUNT]; /* column names, as above */
+#define CSV_TS_LEN 32
+size_t csv_timestamp(int64_t ms, enum csv_ts_format f, char dst[CSV_TS_LEN]);
+
+/* "YYYY-MM-DD" (UTC) of a unix-milliseconds time, for daily file names. */
+void csv_date(int64_t ms, char dst[11]);
+
+/*
+ * Append a sample's series name: the family name, then its labels from
+ * index first on, skipping those named in skip (NULL-terminated, or NULL),
+ * as "{name=value,...}" (no braces when none are left). A value holding
+ * any of ,{}="\ or a control character, or an empty one, is written
+ * between double quotes with \" \\ \n escapes, so two label sets never
+ * give the same name. 0 or -ENOSPC.
+ */
+int csv_series(struct buf *b, const struct sample *s, size_t first, const char *const *skip);
+
+/*
+ * The same, written at d (room: csv_series_max(s) bytes); returns the end.
+ * *csv_quote is set when the name holds a comma or a quote (it then needs
+ * quoting as a CSV field).
+ */
+size_t csv_series_max(const struct sample *s);
+/* nlen, vlen: the labels' name and value lengths when the caller has them (or NULL). */
+char *csv_put_series(char *d, const struct sample *s, size_t first, const char *const *skip, const size_t *nlen,
+		     const size_t *vlen, int *csv_quote);
+
+/* The same labels without the family name and braces ("a=1,b=2"); *count: how many. */
+int csv_labels(struct buf *b, const struct sample *s, size_t first, const char *const *skip, size_t *count);
+
+/* A growable vector of owned strings. */
+struct csv_strv {
+	char **v;
+	size_t n, alloc;
+};
+void csv_strv_push(struct csv_strv *sv, const char *s, size_t n); /* copies s[0..n) */
+void csv_strv_clear(struct csv_strv *sv);
+void csv_strv_free(struct csv_strv *sv);
+
+/*
+ * Parse the first RFC 4180 record of p[0..n) into out (its fields are
+ * appended). A record ends at an unquoted LF (a CR before it is dropped),
+ * or at the end of the input when eof is set.
+ * Returns 1 with *used = bytes consumed, or 0 when the record is not
+ * complete in p[0..n) and eof is not set.
+ */
+int csv_parse_record(const char *p, size_t n, int eof, struct csv_strv *out, size_t *used);
+
+/* Parse a size: digits with an optional K, M or G suffix (powers of 1024). 0 or -EINVAL. */
+int csv_parse_size(const char *s, uint64_t *bytes);
+
+/*
+ * Column names and their positions: an insertion-ordered list with a hash
+ * lookup. Indexes are stable until csv_index_clear().
+ */
+struct csv_index {
+	struct csv_strv names;
+	uint32_t *slots; /* index + 1; 0: empty */
+	size_t cap;      /* slots, a power of two */
+};
+/* The index of name[0..n), or -1. */
+long csv_index_find(const struct csv_index *x, const char *name, size_t n);
+/* The index of name[0..n), added at the end when missing. */
+size_t csv_index_add(struct csv_index *x, const char *name, size_t n);
+void csv_index_clear(struct csv_index *x);
+void csv_index_free(struct csv_index *x);
+
+#endif

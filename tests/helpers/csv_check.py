@@ -1,0 +1,524 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Check accel-csv output against the report stream it was made from.
+
+Reads the CSV with Python's csv module (RFC 4180) and the stream with json,
+works out on its own which samples each report must give (the rules of
+common/samples.c, written again here in Python so that a mistake in either
+shows up as a difference), and compares every row and every value:
+
+    csv_check.py --input STREAM [--format long|wide] [--host NAME]
+                 [--now MS --step MS] [--timestamp-format iso8601|unix|unix_ms]
+                 [--columns LIST] [--clock-restart N] FILE.csv [FILE.csv ...]
+
+Several files are read in order as one output (rotation, wide continuation).
+Values are compared as doubles, exactly: the CSV must hold the same double
+that the JSON number (scaled as the mapping does) gives.
+Exit status 0 when everything matches; 1 with the differences on stderr.
+"""
+import argparse
+import collections
+import csv
+import datetime
+import json
+import re
+import sys
+
+LONG_COLUMNS = [
+    "timestamp", "host", "group", "entity", "metric", "value", "unit", "metric_type", "period", "series",
+    "runtime_tag", "pid", "neuroncore", "neuron_device_index", "device_type", "device", "uuid", "model",
+    "pci_bus_id", "usage_type", "memory_location", "error_type", "status_type", "percentile", "event_type",
+    "engine", "sensor", "clock", "type", "status", "fan", "category", "name", "neuron_device_count",
+    "neuroncore_per_device_count",
+    "instance_name", "instance_id", "instance_type", "availability_zone", "region", "subnet_id", "other_labels",
+]
+LABEL_COLUMNS = LONG_COLUMNS[10:-1]
+ROW_KEY = ["pid", "device_type", "device", "uuid", "model", "pci_bus_id"]
+WIDE_KEYS = ["timestamp", "host", "entity"] + ROW_KEY + ["instance_name", "instance_id", "instance_type",
+                                                          "availability_zone", "region", "subnet_id"]
+WIDE_SKIP = ("runtime_tag",) + tuple(ROW_KEY)
+TS_COLUMN = {"iso8601": "timestamp", "unix": "timestamp_unix", "unix_ms": "timestamp_unix_ms"}
+
+# Families: name -> (type, unit)
+G, C = "gauge", "counter"
+FAMILIES = {
+    "neuroncore_utilization_ratio": (G, "ratio"), "neuron_runtime_vcpu_usage_ratio": (G, "ratio"),
+    "neuron_runtime_memory_used_bytes": (G, "bytes"), "neuroncore_memory_usage_constants": (G, "bytes"),
+    "neuroncore_memory_usage_model_code": (G, "bytes"),
+    "neuroncore_memory_usage_model_shared_scratchpad": (G, "bytes"),
+    "neuroncore_memory_usage_runtime_memory": (G, "bytes"), "neuroncore_memory_usage_tensors": (G, "bytes"),
+    "execution_errors_total": (C, "count"), "execution_status_total": (C, "count"),
+    "execution_latency_seconds": (G, "seconds"), "hardware_ecc_events_total": (C, "count"),
+    "system_vcpu_count": (G, "count"), "system_vcpu_usage_ratio": (G, "ratio"),
+    "system_memory_total_bytes": (G, "bytes"), "system_memory_used_bytes": (G, "bytes"),
+    "system_swap_total_bytes": (G, "bytes"), "system_swap_used_bytes": (G, "bytes"),
+    "runtime_vcpu_usage_ratio": (G, "ratio"), "runtime_memory_used_bytes": (G, "bytes"),
+    "instance_info": (G, ""), "neuron_hardware_info": (G, ""),
+    "accelerator_info": (G, ""), "accelerator_utilization_ratio": (G, "ratio"),
+    "accelerator_memory_total_bytes": (G, "bytes"), "accelerator_memory_used_bytes": (G, "bytes"),
+    "accelerator_memory_free_bytes": (G, "bytes"), "accelerator_process_memory_used_bytes": (G, "bytes"),
+    "accelerator_temperature_celsius": (G, "celsius"), "accelerator_fan_speed_ratio": (G, "ratio"),
+    "accelerator_power_watts": (G, "watts"), "accelerator_power_limit_watts": (G, "watts"),
+    "accelerator_energy_joules_total": (C, "joules"), "accelerator_clock_hertz": (G, "hertz"),
+    "accelerator_ecc_errors_total": (C, "count"), "accelerator_pcie_replays_total": (C, "count"),
+}
+
+ECC = "neuron_devices[neuron_device_index].{mem_ecc_corrected,mem_ecc_uncorrected,sram_ecc_corrected,sram_ecc_uncorrected}"
+NC_MEM = "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*."
+# (scope, group, path, family, capture labels, fixed label, scale, clamp) as in common/samples.c
+RULES = [
+    ("rt", "neuroncore_counters", "neuroncores_in_use.*.neuroncore_utilization", "neuroncore_utilization_ratio",
+     "neuroncore", None, 0.01, 0),
+    ("rt", "neuron_runtime_vcpu_usage", "vcpu_usage.{user,system}", "neuron_runtime_vcpu_usage_ratio",
+     "usage_type", None, 0.01, 0),
+    ("rt", "memory_used", "neuron_runtime_used_bytes.{host,neuron_device}", "neuron_runtime_memory_used_bytes",
+     "memory_location", None, 0, 0),
+] + [("rt", "memory_used", NC_MEM + k, "neuroncore_memory_usage_" + k, "neuroncore", "memory_location=None", 0, 0)
+     for k in ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")] + [
+    ("rt", "execution_stats", "error_summary.*", "execution_errors_total", "error_type", None, 0, 0),
+    ("rt", "execution_stats", "execution_summary.*", "execution_status_total", "status_type", None, 0, 0),
+    ("rt", "execution_stats", "latency_stats.total_latency.*", "execution_latency_seconds", "percentile", None, 0, 0),
+    ("rt", "inference_stats", "error_summary.*", "execution_errors_total", "error_type", None, 0, 0),
+    ("rt", "inference_stats", "inference_summary.*", "execution_status_total", "status_type", None, 0, 0),
+    ("rt", "inference_stats", "latency_stats.total_latency.*", "execution_latency_seconds", "percentile", None, 0, 0),
+    ("rt", "hw_counters", ECC, "hardware_ecc_events_total", "neuron_device_index,event_type", None, 0, 0),
+    ("rt", "runtime_vcpu_usage", "vcpu_usage.{user,system}", "runtime_vcpu_usage_ratio", "usage_type", None, 0.01, 0),
+    ("rt", "memory_used", "runtime_used_bytes.{host,device}", "runtime_memory_used_bytes", "memory_location",
+     None, 0, 0),
+    ("sys", "neuron_hw_counters", ECC, "hardware_ecc_events_total", "neuron_device_index,event_type", None, 0, 0),
+    ("sys", "vcpu_usage", "usage_data.#", "system_vcpu_count", "", None, 0, 0),
+    ("sys", "vcpu_usage", "average_usage.{user+nice}", "system_vcpu_usage_ratio", "", "usage_type=user", 0.01, 100),
+    ("sys", "vcpu_usage", "average_usage.{system+io_wait+irq+soft_irq}", "system_vcpu_usage_ratio", "",
+     "usage_type=system", 0.01, 100),
+    ("sys", "memory_info", "memory_total_bytes", "system_memory_total_bytes", "", None, 0, 0),
+    ("sys", "memory_info", "memory_used_bytes", "system_memory_used_bytes", "", None, 0, 0),
+    ("sys", "memory_info", "swap_total_bytes", "system_swap_total_bytes", "", None, 0, 0),
+    ("sys", "memory_info", "swap_used_bytes", "system_swap_used_bytes", "", None, 0, 0),
+    ("dev", "device_info", "1", "accelerator_info", "", None, 0, 0),
+    ("dev", "device_info", "power_limit_watts", "accelerator_power_limit_watts", "", None, 0, 0),
+    ("dev", "device_utilization", "core_percent", "accelerator_utilization_ratio", "", "engine=core", 0.01, 0),
+    ("dev", "device_utilization", "memory_bandwidth_percent", "accelerator_utilization_ratio", "",
+     "engine=memory_bandwidth", 0.01, 0),
+    ("dev", "device_utilization", "encoder_percent", "accelerator_utilization_ratio", "", "engine=encoder", 0.01, 0),
+    ("dev", "device_utilization", "decoder_percent", "accelerator_utilization_ratio", "", "engine=decoder", 0.01, 0),
+    ("dev", "device_memory", "total_bytes", "accelerator_memory_total_bytes", "", None, 0, 0),
+    ("dev", "device_memory", "used_bytes", "accelerator_memory_used_bytes", "", None, 0, 0),
+    ("dev", "device_memory", "free_bytes", "accelerator_memory_free_bytes", "", None, 0, 0),
+    ("dev", "device_memory", "processes.*", "accelerator_process_memory_used_bytes", "pid", None, 0, 0),
+    ("dev", "device_thermal", "temperatures_celsius.*", "accelerator_temperature_celsius", "sensor", None, 0, 0),
+    ("dev", "device_thermal", "fan_percent", "accelerator_fan_speed_ratio", "", None, 0.01, 0),
+    ("dev", "device_power", "power_watts", "accelerator_power_watts", "", None, 0, 0),
+    ("dev", "device_power", "energy_joules", "accelerator_energy_joules_total", "", None, 0, 0),
+    ("dev", "device_clocks", "clocks_mhz.*", "accelerator_clock_hertz", "clock", None, 1e6, 0),
+    ("dev", "device_errors", "ecc_errors.*", "accelerator_ecc_errors_total", "type", None, 0, 0),
+    ("dev", "device_errors", "pcie_replays", "accelerator_pcie_replays_total", "", None, 0, 0),
+]
+INST_KEYS = [("instance_name", "instance_name"), ("instance_id", "instance_id"), ("instance_type", "instance_type"),
+             ("availability_zone", "instance_availability_zone"), ("region", "instance_region"),
+             ("subnet_id", "subnet_id")]
+
+Sample = collections.namedtuple("Sample", "family group entity labels value ts_ms period host")
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def str_or(o, k, d):
+    v = o.get(k) if isinstance(o, dict) else None
+    return v if isinstance(v, str) else d
+
+
+def parse_iso(s):
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|\+00:00)", s or "")
+    if not m:
+        return None
+    t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    frac = (m.group(2) or "")[:9].ljust(9, "0")
+    return (int(t.timestamp()) * 10**9 + int(frac)) // 10**6
+
+
+def steps_of(path):
+    out = []
+    for seg in path.split("."):
+        if seg == "*":
+            out.append(("any",))
+        elif seg == "#":
+            out.append(("count",))
+        elif seg == "1":
+            out.append(("one",))
+        elif seg.startswith("{"):
+            body = seg[1:-1]
+            out.append(("sum", body.split("+")) if "+" in body else ("keys", body.split(",")))
+        elif "[" in seg:
+            key, field = seg[:-1].split("[")
+            out.append(("key", key))
+            out.append(("elem", field or None))
+        else:
+            out.append(("key", seg))
+    return out
+
+
+def walk(node, steps, caps, emit):
+    if not steps:
+        if is_num(node):
+            emit(float(node), caps)
+        return
+    st, rest = steps[0], steps[1:]
+    if st[0] == "key":
+        if isinstance(node, dict) and st[1] in node:
+            walk(node[st[1]], rest, caps, emit)
+    elif st[0] == "any":
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, rest, caps + [k], emit)
+    elif st[0] == "keys":
+        if isinstance(node, dict):
+            for k in st[1]:
+                if k in node:
+                    walk(node[k], rest, caps + [k], emit)
+    elif st[0] == "elem":
+        if isinstance(node, list):
+            for i, v in enumerate(node):
+                f = v.get(st[1]) if st[1] and isinstance(v, dict) else None
+                if st[1] and isinstance(f, int) and not isinstance(f, bool):
+                    cap = str(f)
+                elif st[1] and isinstance(f, str):
+                    cap = f.encode()[:23].decode("utf-8", "ignore")
+                else:
+                    cap = str(i)
+                walk(v, rest, caps + [cap], emit)
+    elif st[0] == "sum":
+        if isinstance(node, dict):
+            total = 0.0
+            for k in st[1]:
+                if not is_num(node.get(k)):
+                    return
+                total += float(node[k])
+            if not rest:
+                emit(total, caps)
+    elif st[0] == "one":
+        emit(1.0, caps)
+    elif st[0] == "count":
+        if isinstance(node, (dict, list)):
+            emit(float(len(node)), caps)
+
+
+def map_report(rep, now_ms):
+    """The samples common/samples.c gives for one report, in its order."""
+    out = []
+    if "runtime_data" in rep or "monitor" in rep:
+        fmt, rts = "accel", rep.get("runtime_data")
+    else:
+        rts = rep.get("neuron_runtime_data")
+        first = rts[0] if isinstance(rts, list) and rts else None
+        fmt = "2020" if "instance_data" in rep or (isinstance(first, dict) and "neuron_runtime_index" in first) else "2x"
+    root_iso = str_or(rep, "timestamp", None)
+    root_ms = parse_iso(root_iso) if root_iso else None
+    if root_ms is None:
+        root_ms = now_ms
+    inst = rep.get("instance_data" if fmt == "2020" else "instance_info")
+    if inst is None:
+        inst = rep.get("instance_data")
+    ilabels = [(k, str_or(inst, j, "")) for k, j in INST_KEYS]
+    host = str_or(inst, "hostname", "")
+    out.append(Sample("instance_info", "instance_info", "instance", ilabels, 1.0, root_ms, 0.0, host))
+    hw = rep.get("neuron_hardware_info")
+    if isinstance(hw, dict) and not str_or(hw, "error", ""):
+        def cnt(k):
+            v = hw.get(k)
+            return str(v) if isinstance(v, int) and not isinstance(v, bool) else "0"
+        out.append(Sample("neuron_hardware_info", "neuron_hardware_info", "instance",
+                          ilabels + [("neuron_device_count", cnt("neuron_device_count")),
+                                     ("neuroncore_per_device_count", cnt("neuroncore_per_device_count"))],
+                          1.0, root_ms, 0.0, host))
+
+    def groups(scope, gs, entity, base):
+        if not isinstance(gs, dict):
+            return
+        for name, g in gs.items():
+            if not isinstance(g, dict):
+                continue
+            rules = [r for r in RULES if r[0] == scope and r[1] == name]
+            if not rules or str_or(g, "error", ""):
+                continue
+            ts = group_time(g)
+            per = float(g["period"]) if is_num(g.get("period")) else 0.0
+            apply(rules, g, name, entity, base, ts, per)
+
+    def apply(rules, node, name, entity, base, ts, per):
+        for _, _, path, fam, caps, fixed, scale, clamp in rules:
+            capnames = caps.split(",") if caps else []
+
+            def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp):
+                if clamp and v > clamp:
+                    v = float(clamp)
+                if scale:
+                    v *= scale
+                labels = base + list(zip(capnames, got))
+                if fixed:
+                    labels.append(tuple(fixed.split("=", 1)))
+                out.append(Sample(fam, name, entity, labels, v, ts, per, host))
+            walk(node, steps_of(path), [], emit)
+
+    def group_time(g):
+        iso = str_or(g, "timestamp", None)
+        if iso and iso != root_iso and parse_iso(iso) is not None:
+            return parse_iso(iso)
+        return root_ms
+
+    def devices(ent):
+        dtype = str_or(ent, "device_type", "")
+        rep = ent.get("report")
+        if str_or(ent, "error", "") or not isinstance(rep, dict):
+            return
+        for name, g in rep.items():
+            rules = [r for r in RULES if r[0] == "dev" and r[1] == name]
+            if not rules or not isinstance(g, dict) or str_or(g, "error", ""):
+                continue
+            per = float(g["period"]) if is_num(g.get("period")) else 0.0
+            devs = g.get("devices")
+            for key, dev in (devs.items() if isinstance(devs, dict) else ()):
+                if not isinstance(dev, dict) or str_or(dev, "error", ""):
+                    continue
+                base = ilabels + [("device_type", dtype), ("device", key), ("uuid", str_or(dev, "uuid", "")),
+                                  ("model", str_or(dev, "model", "")), ("pci_bus_id", str_or(dev, "pci_bus_id", ""))]
+                entity = (dtype + ":" + key).encode()[:95].decode("utf-8", "ignore")
+                apply(rules, dev, name, entity, base, group_time(g), per)
+
+    if isinstance(rts, list):
+        for e in rts:
+            if not isinstance(e, dict):
+                continue
+            pid = e.get("pid")
+            pid_ok = isinstance(pid, int) and not isinstance(pid, bool)
+            if fmt == "2020":
+                idx = e.get("neuron_runtime_index")
+                tag = str(idx if isinstance(idx, int) and not isinstance(idx, bool) else 0)
+            else:
+                tag = str_or(e, "runtime_tag" if fmt == "accel" else "neuron_runtime_tag", "")
+                if not tag:
+                    tag = str(pid) if pid_ok else str_or(e, "address", "")
+            if str_or(e, "error", ""):
+                continue
+            base = ilabels + [("runtime_tag", tag)]
+            if fmt == "accel" and pid_ok:
+                base.append(("pid", str(pid)))
+            groups("rt", e.get("report"), tag, base)
+    dd = rep.get("device_data")
+    for ent in (dd if isinstance(dd, list) else ()):
+        if isinstance(ent, dict):
+            devices(ent)
+    groups("sys", rep.get("system_data"), "system", ilabels)
+    return out
+
+
+def read_stream(path, now, step, restart=0):
+    """The good reports of a stream, with the clock value each one is mapped with.
+    restart: the stream was fed to several runs of that many reports, each starting the clock again."""
+    start = now
+    def no_dupes(pairs):
+        keys = [k for k, _ in pairs]
+        if len(keys) != len(set(keys)):
+            raise ValueError("duplicate key")
+        return dict(pairs)
+
+    def no_const(c):
+        raise ValueError(c)
+
+    reports = []
+    with open(path, "rb") as f:
+        for raw in f.read().split(b"\n"):
+            line = raw.rstrip(b"\r ")
+            if not line:
+                continue
+            try:
+                rep = json.loads(line.decode("utf-8"), object_pairs_hook=no_dupes, parse_constant=no_const)
+            except (ValueError, UnicodeDecodeError):
+                continue
+            if not isinstance(rep, dict):
+                continue
+            reports.append((rep, now))
+            now += step
+            if restart and len(reports) % restart == 0:
+                now = start
+    return reports
+
+
+def label_text(v):
+    if v == "" or re.search(r'[,{}="\\\x00-\x1f]', v):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
+    return v
+
+
+def series(s, skip=()):
+    ls = [f"{k}={label_text(v)}" for k, v in s.labels[6:] if k not in skip]
+    return s.family + ("{" + ",".join(ls) + "}" if ls else "")
+
+
+def ts_text(ms, fmt):
+    if fmt == "unix_ms":
+        return str(ms)
+    if fmt == "unix":
+        sign = "-" if ms < 0 else ""
+        return f"{sign}{abs(ms) // 1000}.{abs(ms) % 1000:03d}"
+    t = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
+
+
+def num(text, what, errs):
+    try:
+        return float(text)
+    except ValueError:
+        errs.append(f"{what}: not a number: {text!r}")
+        return None
+
+
+def read_csvs(files):
+    """Yield (file, header, row) for each data row; an empty line followed by a new header starts a block."""
+    for name in files:
+        with open(name, newline="", encoding="utf-8") as f:
+            header = None
+            for row in csv.reader(f, strict=True):
+                if header is None:
+                    header = row
+                elif row == []:
+                    header = None
+                else:
+                    yield name, header, row
+
+
+def check_long(reports, files, a, errs):
+    cols = a.columns.split(",") if a.columns else LONG_COLUMNS
+    want_header = [TS_COLUMN[a.timestamp_format] if c == "timestamp" else c for c in cols]
+    if "metric" not in cols and "series" not in cols:
+        errs.append("--columns must include metric or series (instance_info rows start each report)")
+        return 0
+    batches = []
+    for name, header, row in read_csvs(files):
+        if header != want_header:
+            errs.append(f"{name}: header {header} != {want_header}")
+            return 0
+        if len(row) != len(header):
+            errs.append(f"{name}: a row of {len(row)} fields, header has {len(header)}: {row}")
+            continue
+        rec = dict(zip(cols, row))
+        if rec.get("metric", rec.get("series")) == "instance_info" or not batches:
+            batches.append([])
+        batches[-1].append(rec)
+    if len(batches) != len(reports):
+        errs.append(f"{len(batches)} reports in the CSV, {len(reports)} in the stream")
+    checked = 0
+    for i, ((rep, now), rows) in enumerate(zip(reports, batches)):
+        want = collections.Counter()
+        for s in map_report(rep, now):
+            rec = {"timestamp": ts_text(s.ts_ms, a.timestamp_format), "host": s.host or a.host, "group": s.group,
+                   "entity": s.entity, "metric": s.family, "value": s.value, "unit": FAMILIES[s.family][1],
+                   "metric_type": FAMILIES[s.family][0], "period": s.period if s.period > 0 else "",
+                   "series": series(s), "other_labels": ""}
+            for c in LABEL_COLUMNS:
+                rec[c] = ""
+            other = []
+            for i, (k, v) in enumerate(s.labels):
+                if i < 6 and s.entity != "instance":
+                    continue  # the host's instance labels are on its instance rows only
+                if k in LABEL_COLUMNS:
+                    rec[k] = v
+                else:
+                    other.append(f"{k}={label_text(v)}")
+            rec["other_labels"] = ",".join(other)
+            want[tuple((c, rec[c]) for c in cols)] += 1
+        got = collections.Counter()
+        for r in rows:
+            t = []
+            for c in cols:
+                v = r[c]
+                if c in ("value", "period") and v != "":
+                    v = num(v, f"report {i + 1} {c}", errs)
+                t.append((c, v))
+            got[tuple(t)] += 1
+            checked += 1
+        for t in (want - got):
+            errs.append(f"report {i + 1}: missing or different in the CSV: {dict(t)}")
+        for t in (got - want):
+            errs.append(f"report {i + 1}: not expected: {dict(t)}")
+    return checked
+
+
+def check_wide(reports, files, a, errs):
+    keep = set(a.columns.split(",")) if a.columns else None
+    keys = [TS_COLUMN[a.timestamp_format]] + WIDE_KEYS[1:]
+    batches = []
+    for name, header, row in read_csvs(files):
+        if header[:len(keys)] != keys or len(set(header)) != len(header):
+            errs.append(f"{name}: header starts {header[:len(keys)]}, want {keys}")
+            return 0
+        if len(row) != len(header):
+            errs.append(f"{name}: a row of {len(row)} fields, header has {len(header)}")
+            continue
+        rec = dict(zip(header, row))
+        # A report's rows share its time and start with its instance row (unless --columns left that out).
+        if not batches or rec["entity"] == "instance" or rec[keys[0]] != batches[-1][-1][keys[0]]:
+            batches.append([])
+        batches[-1].append(rec)
+    wanted = []
+    for rep, now in reports:
+        samples = map_report(rep, now)
+        kept = [s for s in samples if not keep or s.family in keep or series(s, WIDE_SKIP) in keep]
+        if kept:
+            wanted.append((samples[0].ts_ms, kept))
+    if len(batches) != len(wanted):
+        errs.append(f"{len(batches)} reports in the CSV, {len(wanted)} in the stream")
+    checked = 0
+    for i, ((report_ms, samples), rows) in enumerate(zip(wanted, batches)):
+        want = collections.Counter()
+        for s in samples:
+            col = series(s, WIDE_SKIP)
+            if keep and s.family not in keep and col not in keep:
+                continue
+            labels = dict(s.labels[6:])
+            key = (ts_text(report_ms, a.timestamp_format), s.host or a.host, s.entity) + \
+                tuple(labels.get(k, "") for k in ROW_KEY) + tuple(v for _, v in s.labels[:6])
+            want[key + (col, s.value)] += 1
+        got = collections.Counter()
+        for r in rows:
+            key = tuple(r[k] for k in keys)
+            for c, v in r.items():
+                if c in keys or v == "":
+                    continue
+                got[key + (c, num(v, f"report {i + 1} {c}", errs))] += 1
+                checked += 1
+        for t in (want - got):
+            errs.append(f"report {i + 1}: missing or different in the CSV: {t}")
+        for t in (got - want):
+            errs.append(f"report {i + 1}: not expected: {t}")
+    return checked
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--input", required=True)
+    p.add_argument("--format", choices=("long", "wide"), default="long")
+    p.add_argument("--host", default="")
+    p.add_argument("--now", type=int, default=0, help="ACCEL_CSV_NOW, in unix ms")
+    p.add_argument("--step", type=int, default=0, help="ACCEL_CSV_NOW_STEP, in ms")
+    p.add_argument("--clock-restart", type=int, default=0, metavar="N",
+                   help="the input went to several runs of N reports each; each run starts at --now")
+    p.add_argument("--timestamp-format", choices=sorted(TS_COLUMN), default="iso8601")
+    p.add_argument("--columns", default="")
+    p.add_argument("files", nargs="+")
+    a = p.parse_args()
+    reports = read_stream(a.input, a.now, a.step, a.clock_restart)
+    errs = []
+    n = (check_wide if a.format == "wide" else check_long)(reports, a.files, a, errs)
+    if errs:
+        for e in errs[:40]:
+            print("csv_check: " + e, file=sys.stderr)
+        print(f"csv_check: {len(errs)} differences", file=sys.stderr)
+        return 1
+    print(f"csv_check: {len(reports)} reports, {n} values match")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

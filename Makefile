@@ -125,10 +125,16 @@ test: deps
 	$(MAKE) --no-print-directory check
 	$(MAKE) --no-print-directory check-sanitize
 
+# Each benchmark prints its figures next to a baseline measured in the same run.
 bench: deps all
 	bench/run.sh
+	bench/csv_bench.sh
+	bench/cloudwatch.sh
 
 clean:
 	rm -rf build bin
 
--include $(shell find build -name '*.d' 2>/dev/null)
+# Sink main objects are prerequisites of a pattern rule: keep them, or every make relinks from scratch.
+.SECONDARY:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

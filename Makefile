@@ -63,7 +63,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 PROGRAMS := $(BIN)/accel-monitor $(BIN)/accel-imds $(SINKS:%=$(BIN)/accel-%)
 
-.PHONY: all deps run test check check-sanitize bench clean
+.PHONY: all deps run test check check-sanitize bench fuzz clean
 all: $(PROGRAMS)
 
 $(BUILD)/%.o: %.c
@@ -107,8 +107,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsinks.a $(BUILD)/libmonitor.a $(BUI
 deps:
 	@scripts/install-deps.sh test
 
+# The main pipeline: the producer streaming into the Prometheus endpoint.
+PORT ?= 8000
 run: deps all
-	$(BIN)/accel-monitor
+	$(BIN)/accel-monitor | $(BIN)/accel-prom --port $(PORT)
 
 tests: $(PROGRAMS) $(UNIT_BIN)
 
@@ -130,6 +132,12 @@ bench: deps all
 	bench/run.sh
 	bench/csv_bench.sh
 	bench/cloudwatch.sh
+	BUILD=$(BUILD) BIN=$(BIN) bench/prom.sh
+
+# A long libFuzzer run of one stream line -> samples -> exposition (a short one is part of the tests).
+FUZZ_SECONDS ?= 600
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build bin

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accel-prom: the Prometheus endpoint sink, a drop-in for
+ * neuron-monitor-prometheus.py.
+ *
+ *   accel-monitor | accel-prom --port 8000
+ *   neuron-monitor | accel-prom --port 8000
+ *
+ * Three kinds of thread: the ingest thread reads stdin (common/stream.h),
+ * applies each report to the store (prom_store.h) and publishes a freshly
+ * rendered snapshot; libmicrohttpd's threads serve snapshots
+ * (prom_http.h); the main thread waits for signals and, once a second,
+ * sweeps stale series and re-renders (so ages and staleness move even when
+ * no report comes).
+ *
+ * At the end of the input accel-prom keeps serving: /health answers 503
+ * with the reason, accel_prom_input_open drops to 0, and the series go
+ * stale one staleness window later. SIGINT or SIGTERM stop it (exit 0).
+ */
+#include "../common/log.h"
+#include "../common/stream.h"
+#include "../common/timeutil.h"
+#include "../common/util.h"
+#include "prom_dcgm.h"
+#include "prom_expo.h"
+#include "prom_http.h"
+#include "prom_store.h"
+#include "prom_web.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Exit codes, as accel-monitor's (also in --help and docs/accel-prom.md). */
+enum {
+	EXIT_OK = 0,
+	EXIT_SYSTEM = 1, /* cannot listen, cannot start a thread */
+	EXIT_USAGE = 2,  /* bad command line */
+	EXIT_CONFIG = 3, /* invalid --web.config.file */
+};
+
+#define DEFAULT_PORT 8000
+#define TICK_NS NS_PER_S             /* sweep and re-render at least this often */
+#define COALESCE_NS (100 * NS_PER_MS) /* a burst of buffered reports renders at most this often */
+#define POLL_MS 200                  /* how often the ingest thread looks at the stop flag */
+
+struct opts {
+	unsigned port;
+	char host[256];
+	int have_listen, have_port;
+	const char *web_config;
+	const char *collectors;
+	int64_t staleness_ms;
+	size_t max_line;
+	int verbose;
+};
+
+struct ingest {
+	struct prom_store *store;
+	struct prom_pub *pub;
+	size_t max_line;
+	atomic_int stop;
+	atomic_int done;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: accel-prom [OPTION]...\n"
+		"Read accel-monitor or neuron-monitor reports (one JSON object per line) from\n"
+		"stdin and serve them to Prometheus (see docs/accel-prom.md).\n"
+		"\n"
+		"      --port N                 listen on port N of every address (default %d)\n"
+		"      --listen-address ADDR:PORT  listen there instead (\"127.0.0.1:8000\",\n"
+		"                               \"[::1]:8000\", \":8000\" for every address)\n"
+		"      --web.config.file FILE   TLS and basic auth, in the Prometheus exporter-toolkit\n"
+		"                               web configuration format (YAML)\n"
+		"      --staleness DUR          drop series not refreshed for DUR (\"90s\", \"5m\");\n"
+		"                               default: 5 x the longest group period seen, at least 30s\n"
+		"      --max-line-bytes N       skip input lines longer than N bytes (default %u)\n"
+		"      --collectors FILE        also serve, for NVIDIA devices, the DCGM_FI_* fields\n"
+		"                               dcgm-exporter's collectors CSV FILE lists (docs/nvidia.md)\n"
+		"  -v, --verbose[=N]            log level: 0 silent, 1 errors and warnings (default),\n"
+		"                               2 info, 3 debug, 4 everything; -v, -vv raise it\n"
+		"      --version                print the version and exit\n"
+		"  -h, --help                   print this help and exit\n"
+		"\n"
+		"Endpoints: /metrics (Prometheus text 0.0.4, or OpenMetrics 1.0.0 when the Accept\n"
+		"header prefers it; gzip when Accept-Encoding allows it), /health (200 while reports\n"
+		"arrive within the staleness window, else 503 and the reason), / and /v1/collect\n"
+		"(Baidu BIE's accelerator collector API).\n"
+		"\n"
+		"At the end of the input accel-prom keeps serving; /health then answers 503.\n"
+		"SIGINT or SIGTERM stop it.\n"
+		"\n"
+		"Exit codes: 0 ok, 1 system error, 2 usage error, 3 configuration error.\n",
+		DEFAULT_PORT, STREAM_DEFAULT_MAX_LINE);
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_PORT = 256, OPT_LISTEN, OPT_WEB, OPT_STALENESS, OPT_MAXLINE, OPT_VERSION, OPT_COLLECTORS };
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "listen-address", required_argument, NULL, OPT_LISTEN },
+		{ "web.config.file", required_argument, NULL, OPT_WEB },
+		{ "staleness", required_argument, NULL, OPT_STALENESS },
+		{ "max-line-bytes", required_argument, NULL, OPT_MAXLINE },
+		{ "collectors", required_argument, NULL, OPT_COLLECTORS },
+		{ "verbose", optional_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long long n;
+	const char *why;
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->port = DEFAULT_PORT;
+	o->max_line = STREAM_DEFAULT_MAX_LINE;
+	o->verbose = LOG_LVL_WARN;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PORT:
+			errno = 0;
+			n = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || errno || n > 65535 || optarg[0] == '-' || optarg[0] == '+') {
+				fprintf(stderr, "accel-prom: --port: expected 0 to 65535, got \"%s\"\n", optarg);
+				return -1;
+			}
+			o->port = (unsigned)n;
+			o->have_port = 1;
+			break;
+		case OPT_LISTEN:
+			if (prom_parse_listen(optarg, o->host, sizeof(o->host), &o->port)) {
+				fprintf(stderr, "accel-prom: --listen-address: expected ADDR:PORT, [ADDR]:PORT or :PORT, "
+						"got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			o->have_listen = 1;
+			break;
+		case OPT_WEB:
+			o->web_config = optarg;
+			break;
+		case OPT_COLLECTORS:
+			o->collectors = optarg;
+			break;
+		case OPT_STALENESS:
+			if (duration_parse(optarg, &o->staleness_ms, &why) || o->staleness_ms <= 0) {
+				fprintf(stderr, "accel-prom: --staleness: %s: \"%s\"\n",
+					o->staleness_ms <= 0 && !why ? "must be positive" : why ? why : "invalid", optarg);
+				return -1;
+			}
+			break;
+		case OPT_MAXLINE:
+			errno = 0;
+			n = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || errno || n < 1 || n > (1ull << 30) || optarg[0] == '-') {
+				fprintf(stderr, "accel-prom: --max-line-bytes: expected 1 to %llu, got \"%s\"\n",
+					1ull << 30, optarg);
+				return -1;
+			}
+			o->max_line = (size_t)n;
+			break;
+		case 'v':
+			/* "--verbose=N" or "--verbose N" set the level; each "-v" raises it by one. */
+			if (!optarg && optind < argc && !strcmp(argv[optind - 1], "--verbose") &&
+			    argv[optind][0] >= '0' && argv[optind][0] <= '9')
+				optarg = argv[optind++];
+			if (!optarg) {
+				o->verbose++;
+			} else if (optarg[0] >= '0' && optarg[0] <= '4' && !optarg[1]) {
+				o->verbose = optarg[0] - '0';
+			} else {
+				fprintf(stderr, "accel-prom: --verbose: expected 0 to 4, got \"%s\"\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_VERSION:
+			printf("accel-prom %s\n", ACCEL_VERSION);
+			exit(EXIT_OK);
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		default:
+			fprintf(stderr, "Try 'accel-prom --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "accel-prom: unexpected argument \"%s\"\nTry 'accel-prom --help'.\n", argv[optind]);
+		return -1;
+	}
+	if (o->have_port && o->have_listen) {
+		fprintf(stderr, "accel-prom: --port and --listen-address: give one of them\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* More input is already there (a complete line buffered, or the fd readable): a burst is coming. */
+static int input_pending(const struct stream *s)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	if (s->rpos < s->rlen && memchr(s->rbuf + s->rpos, '\n', s->rlen - s->rpos))
+		return 1;
+	return !s->eof && poll(&p, 1, 0) == 1;
+}
+
+static void *ingest_main(void *arg)
+{
+	struct ingest *in = arg;
+	struct stream s;
+	int64_t last_pub = 0;
+	char err[512], where[48];
+
+	stream_init(&s, STDIN_FILENO, "stdin", in->max_line);
+	while (!atomic_load(&in->stop)) {
+		enum stream_bad why;
+		json_t *rep;
+		size_t len;
+		int rc;
+		int64_t now;
+
+		/* Wait for input in slices, so that a stop request is seen while stdin is quiet. */
+		if (s.rpos == s.rlen && !s.eof) {
+			struct pollfd p = { .fd = s.fd, .events = POLLIN };
+
+			if (poll(&p, 1, POLL_MS) == 0)
+				continue;
+		}
+		rc = stream_next(&s, &rep, &len, &why, err, sizeof(err));
+		now = clock_mono_ns();
+		if (rc == 1) {
+			snprintf(where, sizeof(where), "%s:%llu", s.name, (unsigned long long)s.lineno);
+			prom_store_report(in->store, rep, where, now, clock_real_ns());
+			json_decref(rep);
+		} else if (rc == -1) {
+			log_warn("prom: %s", err);
+			prom_store_bad_line(in->store, why);
+		}
+		prom_store_input_bytes(in->store, s.bytes);
+		if (rc == 0 || rc == -2) {
+			if (rc == -2)
+				log_err("prom: %s; serving the last values, /health fails from now on", err);
+			else
+				log_warn("prom: %s: end of input after %llu lines; serving the last values, /health fails "
+					 "from now on",
+					 s.name, (unsigned long long)s.lineno);
+			prom_store_eof(in->store, rc == -2 ? err : "end of input", now);
+			prom_store_publish(in->store, in->pub, now, clock_real_ns());
+			break;
+		}
+		/* Render after each report, but only once for a burst already sitting in the buffer. */
+		if (now - last_pub >= COALESCE_NS || !input_pending(&s)) {
+			prom_store_publish(in->store, in->pub, now, clock_real_ns());
+			last_pub = now;
+		}
+	}
+	stream_free(&s);
+	atomic_store(&in->done, 1);
+	return NULL;
+}
+
+/* /v1/collect's node name: KUBE_NODE_NAME, else the hostname. */
+static void node_name(char *dst, size_t size)
+{
+	const char *k = getenv("KUBE_NODE_NAME");
+
+	if (k && *k) {
+		snprintf(dst, size, "%s", k);
+		return;
+	}
+	if (gethostname(dst, size) != 0)
+		snprintf(dst, size, "localhost");
+	dst[size - 1] = '\0';
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct prom_web *web = NULL;
+	struct prom_dcgm *dcgm = NULL;
+	struct prom_store *store;
+	struct prom_pub pub;
+	struct prom_http *http = NULL;
+	struct prom_http_opts ho;
+	struct ingest in;
+	pthread_t th;
+	sigset_t sigs;
+	char node[256], err[512];
+	int rc = EXIT_OK, started = 0;
+
+	if (parse_args(argc, argv, &o))
+		return EXIT_USAGE;
+	log_init("accel-prom", o.verbose);
+	if (o.web_config) {
+		char *e = NULL;
+
+		if (prom_web_load(o.web_config, &web, &e)) {
+			log_err("%s", e ? e : o.web_config);
+			free(e);
+			return EXIT_CONFIG;
+		}
+	}
+	if (o.collectors) {
+		const char *name, *why;
+		char *e = NULL;
+
+		dcgm = prom_dcgm_load(o.collectors, &e);
+		if (!dcgm) {
+			log_err("prom: --collectors: %s", e ? e : o.collectors);
+			free(e);
+			prom_web_free(web);
+			return EXIT_CONFIG;
+		}
+		for (size_t i = 0; (name = prom_dcgm_unsupported(dcgm, i, &why)); i++)
+			log_warn("prom: --collectors: %s is not served: %s", name, why);
+	}
+	/* Signals are taken by sigtimedwait in the main thread only; the threads inherit the mask. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	node_name(node, sizeof(node));
+	store = prom_store_new(&(struct prom_store_opts){
+		.staleness_ms = o.staleness_ms, .node_name = node, .version = ACCEL_VERSION, .dcgm = dcgm });
+	prom_pub_init(&pub);
+	prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
+
+	ho = (struct prom_http_opts){ o.host, o.port, &pub, store, web, ACCEL_VERSION };
+	if (prom_http_start(&ho, &http, err, sizeof(err))) {
+		log_err("prom: %s", err);
+		rc = EXIT_SYSTEM;
+		goto out;
+	}
+	log_info("prom: listening on %s%s%s:%u%s", strchr(o.host, ':') ? "[" : "", *o.host ? o.host : "*",
+		 strchr(o.host, ':') ? "]" : "", prom_http_port(http), web ? " (web config)" : "");
+
+	memset(&in, 0, sizeof(in));
+	in.store = store;
+	in.pub = &pub;
+	in.max_line = o.max_line;
+	atomic_init(&in.stop, 0);
+	atomic_init(&in.done, 0);
+	if (pthread_create(&th, NULL, ingest_main, &in)) {
+		log_err("prom: cannot start the ingest thread");
+		rc = EXIT_SYSTEM;
+		goto out;
+	}
+	started = 1;
+
+	for (;;) {
+		struct timespec ts = { TICK_NS / NS_PER_S, TICK_NS % NS_PER_S };
+		int sig = sigtimedwait(&sigs, NULL, &ts);
+
+		if (sig == SIGINT || sig == SIGTERM) {
+			log_info("prom: %s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+			break;
+		}
+		prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
+	}
+
+out:
+	prom_http_stop(http);
+	if (started) {
+		/* The ingest thread sees the flag within POLL_MS, unless it is blocked in the middle of a line. */
+		int64_t until = clock_mono_ns() + 2 * NS_PER_S;
+
+		atomic_store(&in.stop, 1);
+		while (!atomic_load(&in.done) && clock_mono_ns() < until)
+			sleep_ns(10 * NS_PER_MS, NULL);
+		if (!atomic_load(&in.done)) {
+			log_info("prom: the input is in the middle of a line; not waiting for it");
+			_exit(rc); /* the ingest thread still uses the store */
+		}
+		pthread_join(th, NULL);
+	}
+	prom_pub_destroy(&pub);
+	prom_store_free(store);
+	prom_dcgm_free(dcgm);
+	prom_web_free(web);
+	return rc;
+}

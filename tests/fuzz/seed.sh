@@ -1,0 +1,15 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Seed a libFuzzer corpus directory with one file per fixture stream line.
+# Usage: tests/fuzz/seed.sh DIR
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+dir=${1:?usage: $0 DIR}
+mkdir -p "$dir"
+for f in "$top"/tests/fixtures/streams/*.jsonl "$top"/tests/fixtures/prom/*.jsonl; do
+	n=0
+	while IFS= read -r line; do
+		n=$((n + 1))
+		printf '%s\n' "$line" >"$dir/seed-$(basename "$f" .jsonl)-$n"
+	done <"$f"
+done

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for accel-prom's store and renderer (sinks/prom_store.c):
+ * value formatting and escaping, counters over reports (also reports with
+ * no runtimes), runtime errors, staleness on a fake clock, health, instance
+ * changes, bad values, the series cap, and golden expositions of the three
+ * input kinds compared byte for byte.
+ *
+ * PROM_GOLDEN_UPDATE=1 rewrites the golden files instead of comparing.
+ */
+#include "../../common/log.h"
+#include "../../common/timeutil.h"
+#include "../../common/util.h"
+#include "../../sinks/prom_expo.h"
+#include "../../sinks/prom_store.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GOLDEN "tests/fixtures/prom"
+#define T0 (1000 * NS_PER_S)              /* the fake monotonic clock's start */
+#define REAL0 (1795000000LL * NS_PER_S)   /* the fake wall clock's start */
+
+static struct prom_store *new_store(int64_t staleness_ms)
+{
+	return prom_store_new(
+		&(struct prom_store_opts){ .staleness_ms = staleness_ms, .node_name = "node-1", .version = "9.9.9" });
+}
+
+static void feed(struct prom_store *st, const char *json, int64_t t)
+{
+	json_error_t je;
+	json_t *r = json_loads(json, 0, &je);
+
+	if (!r) {
+		printf("# bad test JSON: %s\n", je.text);
+		exit(1);
+	}
+	prom_store_report(st, r, "test:1", t, REAL0 + (t - T0));
+	json_decref(r);
+}
+
+/* Render and keep the text (or OpenMetrics) body as a new string. */
+static char *render(struct prom_store *st, int64_t t, int om)
+{
+	struct prom_expo *e = prom_store_render(st, t, REAL0 + (t - T0));
+	char *s = xstrdup(e->body[om ? EXPO_OPENMETRICS : EXPO_TEXT].data);
+
+	prom_expo_unref(e);
+	return s;
+}
+
+/* The value printed for the series whose line starts with prefix followed by a space, or NULL. */
+static const char *value_of(const char *text, const char *prefix)
+{
+	static char v[64];
+	size_t n = strlen(prefix);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (!strncmp(p, prefix, n) && p[n] == ' ') {
+			size_t k = strcspn(p + n + 1, "\n");
+
+			snprintf(v, sizeof(v), "%.*s", (int)k, p + n + 1);
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static void test_format(void)
+{
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{ 0, "0" },
+		{ -0.0, "0" },
+		{ 1, "1" },
+		{ -3, "-3" },
+		{ 0.5, "0.5" },
+		{ 0.1, "0.1" },
+		{ 1.0 / 3, "0.3333333333333333" },
+		{ 0.101 - 1e-17, "0.10099999999999999" },
+		{ 123456.789, "123456.789" },
+		{ 16481140736, "16481140736" },
+		{ 9007199254740993.0, "9007199254740992" },
+		{ 1e18, "1000000000000000000" },
+		{ 1e19, "1e+19" },
+		{ 1e300, "1e+300" },
+		{ -1.5e-7, "-1.5e-07" },
+		{ 5e-324, "4.94065645841247e-324" },
+		{ NAN, "NaN" },
+		{ INFINITY, "+Inf" },
+		{ -INFINITY, "-Inf" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		size_t n = prom_format_value(cases[i].v, buf);
+
+		is_str(buf, cases[i].want, "format value");
+		is_int(n, strlen(cases[i].want), "format value length");
+	}
+}
+
+static void test_escape(void)
+{
+	static const char *const cases[][2] = {
+		{ "plain", "plain" },
+		{ "a\"b", "a\\\"b" },
+		{ "a\\b", "a\\\\b" },
+		{ "a\nb", "a\\nb" },
+		{ "\"\\\n", "\\\"\\\\\\n" },
+		{ "推論 ok", "推論 ok" },
+		{ "", "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct buf b;
+
+		buf_init(&b, 64);
+		ok(prom_escape_label(&b, cases[i][0]) == 0, "escape returns 0");
+		is_str(b.data ? b.data : "", cases[i][1], "escape label value");
+		buf_free(&b);
+	}
+	{
+		struct buf b;
+
+		buf_init(&b, 4);
+		ok(prom_escape_label(&b, "abcdef") == -ENOSPC, "escape past the cap: -ENOSPC");
+		buf_free(&b);
+	}
+}
+
+/* A neuron-monitor 2.x report with one runtime (or none) and execution counts. */
+static char *nm2x(const char *tag, int completed, int timed_out, double util, long long mem_used)
+{
+	char rts[1024] = "";
+
+	if (tag)
+		snprintf(rts, sizeof(rts),
+			 "{\"pid\":42,\"neuron_runtime_tag\":\"%s\",\"error\":\"\",\"report\":{"
+			 "\"execution_stats\":{\"period\":1.0,\"error\":\"\",\"error_summary\":{\"generic\":0},"
+			 "\"execution_summary\":{\"completed\":%d,\"timed_out\":%d},"
+			 "\"latency_stats\":{\"total_latency\":null,\"device_latency\":null}},"
+			 "\"neuroncore_counters\":{\"period\":1.0,\"error\":\"\","
+			 "\"neuroncores_in_use\":{\"0\":{\"neuroncore_utilization\":%g}}}}}",
+			 tag, completed, timed_out, util);
+	return xasprintf("{\"neuron_runtime_data\":[%s],\"system_data\":{"
+			 "\"memory_info\":{\"period\":1.0,\"error\":\"\",\"memory_total_bytes\":1000,\"memory_used_bytes\":%lld,"
+			 "\"swap_total_bytes\":0,\"swap_used_bytes\":0},"
+			 "\"neuron_hw_counters\":{\"period\":1.0,\"error\":\"\",\"neuron_devices\":[{\"neuron_device_index\":0,"
+			 "\"mem_ecc_corrected\":1}]}},"
+			 "\"instance_info\":{\"instance_id\":\"i-1\"},\"neuron_hardware_info\":{\"neuron_device_count\":1,"
+			 "\"neuroncore_per_device_count\":2,\"error\":\"\"}}",
+			 rts, mem_used);
+}
+
+#define LBL "{availability_zone=\"\",instance_id=\"i-1\",instance_name=\"\",instance_type=\"\",region=\"\","
+#define COMPLETED(tag) "execution_status_total" LBL "runtime_tag=\"" tag "\",status_type=\"completed\",subnet_id=\"\"}"
+#define MEMUSED "system_memory_used_bytes" LBL "subnet_id=\"\"}"
+#define ECC "hardware_ecc_events_total" LBL_ECC
+#define LBL_ECC                                                                                            \
+	"{availability_zone=\"\",event_type=\"mem_ecc_corrected\",instance_id=\"i-1\",instance_name=\"\","   \
+	"instance_type=\"\",neuron_device_index=\"0\",region=\"\",subnet_id=\"\"}"
+
+static void feed_nm2x(struct prom_store *st, const char *tag, int completed, int timed_out, double util,
+		      long long mem, int64_t t)
+{
+	char *j = nm2x(tag, completed, timed_out, util, mem);
+
+	feed(st, j, t);
+	free(j);
+}
+
+static void test_counters(void)
+{
+	struct prom_store *st = new_store(0);
+	char *text;
+
+	feed_nm2x(st, "app", 5, 0, 50, 100, T0);
+	feed_nm2x(st, "app", 7, 1, 60, 200, T0 + NS_PER_S);
+	text = render(st, T0 + NS_PER_S, 0);
+	is_str(value_of(text, COMPLETED("app")), "12", "counter: sum of per-period counts");
+	is_str(value_of(text, ECC), "2", "system counter: sum over reports");
+	is_str(value_of(text, MEMUSED), "200", "gauge: the latest value");
+	free(text);
+
+	/* A report with no runtimes: counters and system series stay (the Python exporter clears them). */
+	feed_nm2x(st, NULL, 0, 0, 0, 300, T0 + 2 * NS_PER_S);
+	text = render(st, T0 + 2 * NS_PER_S, 0);
+	is_str(value_of(text, COMPLETED("app")), "12", "no runtimes: the counter keeps its value");
+	is_str(value_of(text, ECC), "3", "no runtimes: the system counter goes on");
+	is_str(value_of(text, MEMUSED), "300", "no runtimes: system gauges still update");
+	free(text);
+
+	feed_nm2x(st, "app", 3, 0, 10, 300, T0 + 3 * NS_PER_S);
+	text = render(st, T0 + 3 * NS_PER_S, 0);
+	is_str(value_of(text, COMPLETED("app")), "15", "the runtime is back: the counter goes on from 12");
+	free(text);
+	prom_store_free(st);
+}
+
+static void test_runtime_error(void)
+{
+	struct prom_store *st = new_store(0);
+	char *text, *err;
+
+	feed_nm2x(st, "app", 5, 0, 50, 100, T0);
+	feed_nm2x(st, "other", 1, 0, 20, 100, T0);
+	text = render(st, T0, 0);
+	ok(value_of(text, "neuroncore_utilization_ratio{availability_zone=\"\",instance_id=\"i-1\",instance_name=\"\","
+			  "instance_type=\"\",neuroncore=\"0\",region=\"\",runtime_tag=\"app\",subnet_id=\"\"}") != NULL,
+	   "runtime gauge present");
+	free(text);
+	err = xasprintf("{\"neuron_runtime_data\":[{\"pid\":42,\"neuron_runtime_tag\":\"app\",\"error\":\"gone\","
+			"\"report\":{}}],\"instance_info\":{\"instance_id\":\"i-1\"}}");
+	feed(st, err, T0 + NS_PER_S);
+	free(err);
+	text = render(st, T0 + NS_PER_S, 0);
+	ok(!strstr(text, "runtime_tag=\"app\""), "runtime error: its series leave the exposition");
+	ok(strstr(text, "runtime_tag=\"other\"") != NULL, "runtime error: other runtimes stay");
+	is_str(value_of(text, "accel_prom_group_errors_total{group=\"runtime\"}"), "1", "runtime error counted");
+	free(text);
+	feed_nm2x(st, "app", 2, 0, 50, 100, T0 + 2 * NS_PER_S);
+	text = render(st, T0 + 2 * NS_PER_S, 0);
+	is_str(value_of(text, COMPLETED("app")), "7", "back after an error: the hidden counter goes on (5 + 2)");
+	free(text);
+	prom_store_free(st);
+}
+
+static void test_staleness_and_health(void)
+{
+	struct prom_store *st = new_store(0);
+	char why[256], *text;
+
+	ok(!prom_store_health(st, T0, why, sizeof(why)), "health: fails before the first report");
+	is_str(why, "no report received yet", "health reason before the first report");
+	is_int(prom_store_staleness_ms(st), 30000, "default staleness: 30 s before any period is seen");
+	feed_nm2x(st, "app", 5, 0, 50, 100, T0);
+	ok(prom_store_health(st, T0 + NS_PER_S, why, sizeof(why)), "health: ok after a report");
+	ok(prom_store_health(st, T0 + 30 * NS_PER_S, why, sizeof(why)), "health: ok at the edge of the window");
+	ok(!prom_store_health(st, T0 + 31 * NS_PER_S, why, sizeof(why)), "health: fails past the window");
+	ok(strstr(why, "staleness window") != NULL, "health reason names the window");
+
+	prom_store_sweep(st, T0 + 30 * NS_PER_S);
+	text = render(st, T0 + 30 * NS_PER_S, 0);
+	ok(value_of(text, MEMUSED) != NULL, "sweep within the window keeps series");
+	free(text);
+	prom_store_sweep(st, T0 + 31 * NS_PER_S);
+	text = render(st, T0 + 31 * NS_PER_S, 0);
+	ok(value_of(text, MEMUSED) == NULL, "stale gauge dropped");
+	ok(value_of(text, COMPLETED("app")) == NULL, "stale counter out of the exposition");
+	is_str(value_of(text, "accel_prom_series"), "0", "no series left");
+	is_str(value_of(text, "accel_prom_last_report_age_seconds"), "31", "age of the last report");
+	free(text);
+
+	/* The counter comes back within the hour: it goes on. */
+	feed_nm2x(st, "app", 1, 0, 50, 100, T0 + 40 * NS_PER_S);
+	text = render(st, T0 + 40 * NS_PER_S, 0);
+	is_str(value_of(text, COMPLETED("app")), "6", "stale counter back: goes on from 5");
+	free(text);
+	/* After an hour away it is forgotten. */
+	prom_store_sweep(st, T0 + 40 * NS_PER_S + 31 * NS_PER_S + (int64_t)PROM_HIDDEN_KEEP_MS * NS_PER_MS);
+	prom_store_sweep(st, T0 + 40 * NS_PER_S + 32 * NS_PER_S + 2 * (int64_t)PROM_HIDDEN_KEEP_MS * NS_PER_MS);
+	feed_nm2x(st, "app", 1, 0, 50, 100, T0 + 3 * (int64_t)PROM_HIDDEN_KEEP_MS * NS_PER_MS);
+	text = render(st, T0 + 3 * (int64_t)PROM_HIDDEN_KEEP_MS * NS_PER_MS, 0);
+	is_str(value_of(text, COMPLETED("app")), "1", "a counter away for over an hour starts again");
+	free(text);
+
+	prom_store_eof(st, "end of input", T0 + 3 * (int64_t)PROM_HIDDEN_KEEP_MS * NS_PER_MS + NS_PER_S);
+	ok(!prom_store_health(st, T0 + 3 * (int64_t)PROM_HIDDEN_KEEP_MS * NS_PER_MS + 2 * NS_PER_S, why, sizeof(why)),
+	   "health: fails after the end of input");
+	ok(strstr(why, "input ended") && strstr(why, "end of input"), "health reason names the end of input");
+	text = render(st, T0 + 3 * (int64_t)PROM_HIDDEN_KEEP_MS * NS_PER_MS + 2 * NS_PER_S, 0);
+	is_str(value_of(text, "accel_prom_input_open"), "0", "accel_prom_input_open 0 after the end");
+	free(text);
+	prom_store_free(st);
+
+	/* The window follows the longest period: 5 x 10 s. */
+	st = new_store(0);
+	feed(st, "{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"period\":10.0,\"error\":\"\","
+		 "\"memory_total_bytes\":1}},\"instance_info\":{}}",
+	     T0);
+	is_int(prom_store_staleness_ms(st), 50000, "default staleness: 5 x the longest period");
+	prom_store_free(st);
+	/* --staleness wins. */
+	st = new_store(2000);
+	feed_nm2x(st, "app", 5, 0, 50, 100, T0);
+	is_int(prom_store_staleness_ms(st), 2000, "--staleness sets the window");
+	ok(!prom_store_health(st, T0 + 3 * NS_PER_S, why, sizeof(why)), "health fails after a short window");
+	prom_store_free(st);
+}
+
+static void test_instance_change(void)
+{
+	struct prom_store *st = new_store(0);
+	char *text;
+
+	feed(st, "{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"period\":1,\"error\":\"\","
+		 "\"memory_total_bytes\":1}},\"instance_info\":{\"instance_id\":\"\"}}",
+	     T0);
+	feed(st, "{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"period\":1,\"error\":\"\","
+		 "\"memory_total_bytes\":2}},\"instance_info\":{\"instance_id\":\"i-2\"}}",
+	     T0 + NS_PER_S);
+	text = render(st, T0 + NS_PER_S, 0);
+	ok(!strstr(text, "instance_id=\"\""), "instance labels changed: the old series leave at once");
+	ok(strstr(text, "system_memory_total_bytes{availability_zone=\"\",instance_id=\"i-2\"") != NULL,
+	   "instance labels changed: the new series are there");
+	free(text);
+	prom_store_free(st);
+}
+
+static void test_bad_values(void)
+{
+	struct prom_store *st = new_store(0);
+	char *text;
+
+	log_init("test", LOG_LVL_SILENT);
+	feed(st, "{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"period\":1,\"error\":\"\","
+		 "\"memory_total_bytes\":\"lots\",\"memory_used_bytes\":5}},\"instance_info\":{}}",
+	     T0);
+	feed(st, "{\"neuron_runtime_data\":[{\"pid\":1,\"neuron_runtime_tag\":\"a\",\"error\":\"\",\"report\":{"
+		 "\"execution_stats\":{\"period\":1,\"error\":\"\",\"execution_summary\":{\"completed\":-4,\"timed_out\":2}}}}],"
+		 "\"instance_info\":{}}",
+	     T0);
+	text = render(st, T0, 0);
+	ok(!strstr(text, "system_memory_total_bytes"), "a string where a number belongs: no series");
+	ok(strstr(text, "system_memory_used_bytes") != NULL, "the group's other values are kept");
+	ok(!strstr(text, "status_type=\"completed\""), "a negative counter increment is refused");
+	ok(strstr(text, "status_type=\"timed_out\"") != NULL, "the other counter is kept");
+	is_str(value_of(text, "accel_prom_bad_values_total"), "2", "bad values counted");
+	free(text);
+	prom_store_bad_line(st, STREAM_BAD_JSON);
+	prom_store_bad_line(st, STREAM_BAD_TOO_LONG);
+	prom_store_bad_line(st, STREAM_BAD_TOO_LONG);
+	text = render(st, T0, 0);
+	is_str(value_of(text, "accel_prom_bad_lines_total{reason=\"too_long\"}"), "2", "bad lines by reason");
+	is_str(value_of(text, "accel_prom_bad_lines_total{reason=\"not_object\"}"), "0", "every reason is listed");
+	free(text);
+	prom_store_free(st);
+	log_init("test", LOG_LVL_WARN);
+}
+
+static void test_series_cap(void)
+{
+	struct prom_store *st = new_store(0);
+	struct buf b;
+	char *text;
+
+	buf_init(&b, (size_t)64 << 20);
+	buf_printf(&b, "{\"neuron_runtime_data\":[{\"pid\":1,\"neuron_runtime_tag\":\"a\",\"error\":\"\",\"report\":{"
+		       "\"neuroncore_counters\":{\"period\":1,\"error\":\"\",\"neuroncores_in_use\":{");
+	for (int i = 0; i < PROM_SERIES_MAX + 10; i++)
+		buf_printf(&b, "%s\"%d\":{\"neuroncore_utilization\":1}", i ? "," : "", i);
+	buf_printf(&b, "}}}}],\"instance_info\":{}}");
+	feed(st, b.data, T0);
+	buf_free(&b);
+	ok(prom_store_nseries(st) <= PROM_SERIES_MAX, "series capped");
+	text = render(st, T0, 0);
+	ok(value_of(text, "accel_prom_series_refused_total") && strcmp(value_of(text, "accel_prom_series_refused_total"), "0"),
+	   "refused samples counted");
+	free(text);
+	prom_store_free(st);
+}
+
+static void test_openmetrics(void)
+{
+	struct prom_store *st = new_store(0);
+	char *om;
+	struct prom_expo *e;
+
+	feed_nm2x(st, "app", 5, 0, 50, 100, T0);
+	om = render(st, T0, 1);
+	ok(strstr(om, "# TYPE execution_status counter\n") != NULL, "OpenMetrics: counter family without _total");
+	ok(strstr(om, "\nexecution_status_total{") != NULL, "OpenMetrics: counter samples with _total");
+	ok(strstr(om, "# TYPE instance info\n") != NULL, "OpenMetrics: instance_info is an info family");
+	ok(strstr(om, "# UNIT system_memory_used_bytes bytes\n") != NULL, "OpenMetrics: unit line");
+	ok(!strstr(om, "# UNIT neuroncore_memory"), "OpenMetrics: no unit where the name lacks it");
+	ok(strlen(om) > 6 && !strcmp(om + strlen(om) - 6, "# EOF\n"), "OpenMetrics: ends with # EOF");
+	free(om);
+	e = prom_store_render(st, T0, REAL0);
+	is_str(e->bie.data, "{\"node-1\":{\"deviceNum\":0,\"devices\":[],\"usedMemory\":0,\"totalMemory\":0,\"percent\":0.0}}",
+	       "BIE: no devices yet");
+	prom_expo_unref(e);
+	prom_store_free(st);
+}
+
+/* An accel-monitor report with device_data: NVIDIA devices 0 and 1 (memory), or errors. */
+static char *accel_devices(const char *entry_error, const char *dev1_error, long long used0, long long used1)
+{
+	return xasprintf(
+		"{\"timestamp\":\"2026-11-21T05:51:24.722Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":0},"
+		"\"runtime_data\":[],\"system_data\":{},\"instance_info\":{\"instance_id\":\"i-1\"},"
+		"\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"%s\",\"report\":{\"device_memory\":{"
+		"\"period\":1.0,\"timestamp\":\"2026-11-21T05:51:24.722Z\",\"error\":\"\",\"devices\":{"
+		"\"0\":{\"uuid\":\"GPU-a\",\"model\":\"H100\",\"pci_bus_id\":\"0000:01:00.0\",\"error\":\"\","
+		"\"total_bytes\":1000,\"used_bytes\":%lld,\"free_bytes\":1},"
+		"\"1\":{\"uuid\":\"GPU-b\",\"model\":\"H100\",\"pci_bus_id\":\"0000:02:00.0\",\"error\":\"%s\","
+		"\"total_bytes\":3000,\"used_bytes\":%lld,\"free_bytes\":1}}}}}]}",
+		entry_error, used0, dev1_error, used1);
+}
+
+static void test_devices_and_bie(void)
+{
+	struct prom_store *st = new_store(0);
+	struct prom_expo *e;
+	char *j;
+
+	j = accel_devices("", "", 250, 1500);
+	feed(st, j, T0);
+	free(j);
+	e = prom_store_render(st, T0, REAL0);
+	is_str(e->bie.data,
+	       "{\"node-1\":{\"deviceNum\":2,\"devices\":[{\"usedMemory\":250,\"totalMemory\":1000,\"percent\":0.25},"
+	       "{\"usedMemory\":1500,\"totalMemory\":3000,\"percent\":0.5}],\"usedMemory\":1750,\"totalMemory\":4000,"
+	       "\"percent\":0.4375}}",
+	       "BIE: devices from accelerator_memory_*");
+	ok(strstr(e->body[EXPO_TEXT].data,
+		  "accelerator_memory_used_bytes{availability_zone=\"\",device=\"1\",device_type=\"nvidia\"") != NULL,
+	   "device series carry device_type and device");
+	prom_expo_unref(e);
+
+	/* Device 1 fails: its series leave; device 0 stays. */
+	j = accel_devices("", "GPU is lost", 300, 1500);
+	feed(st, j, T0 + NS_PER_S);
+	free(j);
+	e = prom_store_render(st, T0 + NS_PER_S, REAL0);
+	ok(!strstr(e->body[EXPO_TEXT].data, "device=\"1\""), "a device in error leaves the exposition");
+	ok(strstr(e->body[EXPO_TEXT].data, "device=\"0\"") != NULL, "the other device stays");
+	is_str(e->bie.data,
+	       "{\"node-1\":{\"deviceNum\":1,\"devices\":[{\"usedMemory\":300,\"totalMemory\":1000,\"percent\":0.3}],"
+	       "\"usedMemory\":300,\"totalMemory\":1000,\"percent\":0.3}}",
+	       "BIE: the lost device is gone");
+	prom_expo_unref(e);
+
+	/* The whole entry fails (no NVML): every nvidia series leaves. */
+	j = accel_devices("cannot load libnvidia-ml.so.1", "", 300, 1500);
+	feed(st, j, T0 + 2 * NS_PER_S);
+	free(j);
+	e = prom_store_render(st, T0 + 2 * NS_PER_S, REAL0);
+	ok(!strstr(e->body[EXPO_TEXT].data, "device_type=\"nvidia\""), "a device entry in error: its series leave");
+	is_str(value_of(e->body[EXPO_TEXT].data, "accel_prom_group_errors_total{group=\"device\"}"), "1",
+	       "device entry error counted");
+	prom_expo_unref(e);
+	prom_store_free(st);
+}
+
+/* Compare (or with PROM_GOLDEN_UPDATE=1, write) got against the golden file path. */
+static void golden(const char *path, const char *got)
+{
+	FILE *f;
+	char *want = NULL;
+	size_t n = 0;
+
+	if (getenv("PROM_GOLDEN_UPDATE")) {
+		f = fopen(path, "w");
+		ok(f && fputs(got, f) >= 0 && fclose(f) == 0, "golden %s rewritten", path);
+		return;
+	}
+	f = fopen(path, "r");
+	if (f) {
+		want = xmalloc((size_t)1 << 20);
+		n = fread(want, 1, ((size_t)1 << 20) - 1, f);
+		want[n] = '\0';
+		fclose(f);
+	}
+	if (!ok(want && !strcmp(want, got), "golden %s byte for byte", path)) {
+		/* Show the first differing line. */
+		const char *a = want ? want : "", *b = got;
+		size_t line = 1;
+
+		while (*a && *a == *b) {
+			if (*a == '\n')
+				line++;
+			a++;
+			b++;
+		}
+		printf("#   first difference at line %zu\n#   expected: %.*s\n#   got:      %.*s\n", line,
+		       (int)strcspn(a, "\n"), a, (int)strcspn(b, "\n"), b);
+	}
+	free(want);
+}
+
+/* Feed the first nlines lines of stream (0: all) and compare the exposition with GOLDEN/name.{prom,om}. */
+static void test_golden(const char *stream, const char *name, int nlines)
+{
+	struct prom_store *st = new_store(0);
+	struct prom_expo *e;
+	FILE *f = fopen(stream, "r");
+	char *line = NULL, path[256];
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t bytes = 0;
+	int64_t t = T0;
+	int n = 0;
+
+	if (!ok(f != NULL, "open %s", stream))
+		return;
+	log_init("test", LOG_LVL_SILENT);
+	while ((!nlines || n < nlines) && (len = getline(&line, &cap, f)) > 0) {
+		char where[64];
+		json_t *r = json_loadb(line, (size_t)len, 0, NULL);
+
+		bytes += (uint64_t)len;
+		snprintf(where, sizeof(where), "%s:%d", name, ++n);
+		if (r)
+			prom_store_report(st, r, where, t, REAL0 + (t - T0));
+		json_decref(r);
+		prom_store_input_bytes(st, bytes);
+		t += NS_PER_S;
+	}
+	log_init("test", LOG_LVL_WARN);
+	free(line);
+	fclose(f);
+	e = prom_store_render(st, t, REAL0 + (t - T0));
+	snprintf(path, sizeof(path), GOLDEN "/%s.prom", name);
+	golden(path, e->body[EXPO_TEXT].data);
+	snprintf(path, sizeof(path), GOLDEN "/%s.om", name);
+	golden(path, e->body[EXPO_OPENMETRICS].data);
+	prom_expo_unref(e);
+	prom_store_free(st);
+}
+
+int main(void)
+{
+	test_format();
+	test_escape();
+	test_counters();
+	test_runtime_error();
+	test_staleness_and_health();
+	test_instance_change();
+	test_bad_values();
+	test_series_cap();
+	test_openmetrics();
+	test_devices_and_bie();
+	test_golden("tests/fixtures/streams/neuron-monitor-2x.jsonl", "neuron-monitor-2x", 0);
+	test_golden("tests/fixtures/streams/neuron-monitor-2020.jsonl", "neuron-monitor-2020", 0);
+	/* Line 3 of the 2020 stream is a runtime error that takes the runtime's series away: show them before. */
+	test_golden("tests/fixtures/streams/neuron-monitor-2020.jsonl", "neuron-monitor-2020-lines-1-2", 2);
+	test_golden(GOLDEN "/accel-monitor.jsonl", "accel-monitor", 0);
+	return done_testing();
+}

@@ -110,7 +110,30 @@ static void scan_string(struct scan *sc, char *dst, size_t size)
 		if (c == '\\' && sc->s + 1 < sc->end) {
 			scan_adv(sc);
 			c = *sc->s;
-			c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+			if (c == 'u' && sc->end - sc->s > 4) {
+				/* \uXXXX in a key: decode it so the path matches the parsed key (BMP only). */
+				char hex[5] = { sc->s[1], sc->s[2], sc->s[3], sc->s[4], 0 };
+				unsigned long cp = strtoul(hex, NULL, 16);
+				char u[3];
+				size_t k, un = cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
+
+				if (un == 1) {
+					u[0] = (char)cp;
+				} else if (un == 2) {
+					u[0] = (char)(0xC0 | (cp >> 6));
+					u[1] = (char)(0x80 | (cp & 0x3F));
+				} else {
+					u[0] = (char)(0xE0 | (cp >> 12));
+					u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+					u[2] = (char)(0x80 | (cp & 0x3F));
+				}
+				for (k = 0; k < un && dst && n + 1 < size; k++)
+					dst[n++] = u[k];
+				for (k = 0; k < 5; k++)
+					scan_adv(sc);
+				continue;
+			}
+			c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c == 'b' ? '\b' : c == 'f' ? '\f' : c;
 		}
 		if (dst && n + 1 < size)
 			dst[n++] = c;
@@ -181,7 +204,8 @@ static int load_json(struct doc *d, const char *text, size_t len, char **err)
 
 	d->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!d->root) {
-		*err = xasprintf("%s:%d:%d: %s", d->file, je.line, je.column, je.text);
+		/* jansson says column 0 at the very end of a line; positions here are 1-based. */
+		*err = xasprintf("%s:%d:%d: %s", d->file, je.line, je.column > 0 ? je.column : 1, je.text);
 		return -EINVAL;
 	}
 	scan_value(d, &sc, "", 0, 0, 0);

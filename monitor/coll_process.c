@@ -38,10 +38,15 @@ struct proc_entry {
 	int64_t base_mem_ns;              /* memory_used: last collection, boot clock */
 };
 
-/* A pid's match decision, cached so argv[0] is read once per process. */
+/*
+ * A pid's match decision, cached so argv[0] is read once per process image.
+ * exec keeps the pid and start time but changes comm (a wrapper script that
+ * ends in "exec NAME"), so comm is part of the key.
+ */
 struct match_cache {
 	pid_t pid;
 	uint64_t starttime;
+	char comm[16];
 	int match;
 };
 
@@ -96,7 +101,7 @@ static int argv0_matches(struct proc_state *s, pid_t pid, const char *name)
 	return strcmp(base ? base + 1 : text, name) == 0;
 }
 
-static int cache_lookup(const struct proc_state *s, pid_t pid, uint64_t starttime)
+static int cache_lookup(const struct proc_state *s, pid_t pid, uint64_t starttime, const char *comm)
 {
 	/* mc is sorted by pid: /proc lists pids in ascending order. */
 	size_t lo = 0, hi = s->nmc;
@@ -109,19 +114,26 @@ static int cache_lookup(const struct proc_state *s, pid_t pid, uint64_t starttim
 		else
 			hi = mid;
 	}
-	if (lo < s->nmc && s->mc[lo].pid == pid && s->mc[lo].starttime == starttime)
+	if (lo < s->nmc && s->mc[lo].pid == pid && s->mc[lo].starttime == starttime &&
+	    !strncmp(s->mc[lo].comm, comm, sizeof(s->mc[lo].comm)))
 		return s->mc[lo].match;
 	return -1;
 }
 
-static void cache_push(struct proc_state *s, pid_t pid, uint64_t starttime, int match)
+static void cache_push(struct proc_state *s, pid_t pid, uint64_t starttime, const char *comm, int match)
 {
+	struct match_cache *c;
+
 	if (s->nmc_next == s->amc) {
 		s->amc = s->amc ? s->amc * 2 : 256;
 		s->mc = xrealloc(s->mc, s->amc * sizeof(*s->mc));
 		s->mc_next = xrealloc(s->mc_next, s->amc * sizeof(*s->mc_next));
 	}
-	s->mc_next[s->nmc_next++] = (struct match_cache){ pid, starttime, match };
+	c = &s->mc_next[s->nmc_next++];
+	c->pid = pid;
+	c->starttime = starttime;
+	snprintf(c->comm, sizeof(c->comm), "%s", comm);
+	c->match = match;
 }
 
 static struct proc_entry *entry_find(struct proc_state *s, pid_t pid, uint64_t starttime)
@@ -209,10 +221,10 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 		pid = strtol(de->d_name, &end, 10);
 		if (*end || read_pid_stat(s, (pid_t)pid, &ps))
 			continue;
-		match = cache_lookup(s, (pid_t)pid, ps.starttime);
+		match = cache_lookup(s, (pid_t)pid, ps.starttime, ps.comm);
 		if (match < 0)
 			match = strcmp(ps.comm, s->rt->name) == 0 || argv0_matches(s, (pid_t)pid, s->rt->name);
-		cache_push(s, (pid_t)pid, ps.starttime, match);
+		cache_push(s, (pid_t)pid, ps.starttime, ps.comm, match);
 		if (match && tag_ok(s, ps.comm))
 			entry_seen(s, (pid_t)pid, &ps, cy, prime);
 	}

@@ -211,19 +211,9 @@ void instance_tick(struct instance *in)
 	}
 }
 
-void instance_wait_first(struct instance *in, int64_t timeout_ns)
+int instance_ready(const struct instance *in)
 {
-	int64_t until = clock_mono_ns() + timeout_ns;
-
-	while (!in->first_done && in->child) {
-		int64_t left = until - clock_mono_ns();
-		struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
-
-		if (left <= 0)
-			return;
-		if (poll(&pfd, 1, (int)(left / NS_PER_MS) + 1) > 0)
-			fetch_read(in);
-	}
+	return in->first_done;
 }
 
 json_t *instance_json(struct instance *in)

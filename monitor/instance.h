@@ -30,8 +30,8 @@ int64_t instance_next_event(const struct instance *in);
 /* Read what the fetch wrote, start a fetch that is due, kill one past its deadline. */
 void instance_tick(struct instance *in);
 
-/* Wait (polling only the fetch) until the first fetch has finished or timeout_ns passed. */
-void instance_wait_first(struct instance *in, int64_t timeout_ns);
+/* Has the first fetch finished (answered, failed or timed out)? */
+int instance_ready(const struct instance *in);
 
 /* The current instance_info object (new reference; do not modify it). */
 json_t *instance_json(struct instance *in);

@@ -97,6 +97,15 @@ static void usage(FILE *f)
 		"  }\n");
 }
 
+/* Flush stdout at exit of a printing command: 0, or 1 (EXIT_SYSTEM) with the reason on stderr. */
+static int finish_stdout(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "accel-monitor: cannot write to stdout: %s\n", strerror(errno ? errno : EIO));
+	return 1;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION };
@@ -159,10 +168,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);
-			exit(EXIT_OK);
+			exit(finish_stdout() ? EXIT_SYSTEM : EXIT_OK);
 		case 'h':
 			usage(stdout);
-			exit(EXIT_OK);
+			exit(finish_stdout() ? EXIT_SYSTEM : EXIT_OK);
 		default:
 			fprintf(stderr, "Try 'accel-monitor --help'.\n");
 			return -1;
@@ -202,11 +211,13 @@ static int load_config(const struct opts *o, struct cfg *cfg)
 /*
  * Wait until deadline (monotonic ns), a signal, or the reader of stdout
  * going away, serving the instance-metadata fetch meanwhile. Returns 1
- * when stdout is gone, else 0.
+ * when stdout is gone, else 0. With until_ready, it also returns once the
+ * first metadata fetch has finished.
  */
-static int wait_until(int64_t deadline, const sigset_t *waitmask, int watch_stdout, struct instance *inst)
+static int wait_until(int64_t deadline, const sigset_t *waitmask, int watch_stdout, struct instance *inst,
+		      int until_ready)
 {
-	while (!got_term && !got_hup) {
+	while (!got_term && !got_hup && !(until_ready && instance_ready(inst))) {
 		struct pollfd pfd[2] = { { .fd = watch_stdout ? STDOUT_FILENO : -1 }, { .fd = instance_fd(inst), .events = POLLIN } };
 		int64_t now = clock_mono_ns(), until = deadline, ev = instance_next_event(inst);
 		struct timespec ts;
@@ -274,7 +285,7 @@ int main(int argc, char **argv)
 		putchar('\n');
 		json_decref(eff);
 		cfg_free(&cfg);
-		return fflush(stdout) || ferror(stdout) ? EXIT_SYSTEM : EXIT_OK;
+		return finish_stdout() ? EXIT_SYSTEM : EXIT_OK;
 	}
 
 	/* Signals are delivered only inside ppoll, so a report is never cut short. */
@@ -297,13 +308,14 @@ int main(int argc, char **argv)
 	inst = instance_new(helper, INSTANCE_REFRESH_NS);
 	free(helper);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
-	instance_wait_first(inst, INSTANCE_FIRST_WAIT_NS);
 	watch = stdout_is_pipe();
+	if (wait_until(clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, watch, inst, 1))
+		got_term = 1; /* the reader is gone already */
 	m = monitor_new(&cfg, inst, 0);
 	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
 
 	if (o.once) {
-		w = wait_until(clock_mono_ns() + ONCE_WINDOW_NS, &waitmask, watch, inst);
+		w = wait_until(clock_mono_ns() + ONCE_WINDOW_NS, &waitmask, watch, inst, 0);
 		if (!w && !got_term) {
 			int e = monitor_cycle(m, STDOUT_FILENO, 1);
 
@@ -317,7 +329,7 @@ int main(int argc, char **argv)
 	while (!got_term) {
 		int e;
 
-		if (wait_until(monitor_next_due(m), &waitmask, watch, inst))
+		if (wait_until(monitor_next_due(m), &waitmask, watch, inst, 0))
 			break; /* the reader of stdout is gone */
 		if (got_term)
 			break;

@@ -338,7 +338,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 
 		j->last_ns = started;
 		skipped = sched_requeue(&m->sched, &j->sj, now);
-		if (skipped)
+		if (skipped && !all) /* --once: there is no next slot to be behind */
 			log_warn("%s: behind schedule; skipped %u slot(s) of %.3f s", group_name(j->id), skipped,
 				 (double)j->sj.period / 1e9);
 	}

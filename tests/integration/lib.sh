@@ -8,6 +8,8 @@
 #   spawn VAR command...      start a background process; killed at exit
 #   wait_for SECONDS cmd...   poll until cmd succeeds (0) or time runs out (1)
 #   free_port                 print a free TCP port on 127.0.0.1
+#   q FILE EXPR [ARG...]      a Python expression over a report stream (tests/helpers/q.py)
+#   nlines FILE               complete lines in FILE
 #   done_testing              print the plan; exit 1 if anything failed
 #
 # ACCEL_BIN names the directory holding the programs (default: ./bin);
@@ -90,6 +92,10 @@ wait_for() {
 free_port() {
 	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+
+q() { $PY "$HELP/q.py" "$@"; }
+
+nlines() { wc -l <"$1" | tr -d ' '; }
 
 done_testing() {
 	echo "1..$_n"

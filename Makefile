@@ -34,13 +34,14 @@ LDFLAGS += $(if $(SANITIZER),-fsanitize=$(SANITIZER))
 
 pc = $(shell $(PKG_CONFIG) --cflags --libs $(1) 2>/dev/null)
 LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
-LIBS_MONITOR := $(LIBS_COMMON)
+# -ldl: the NVML collector dlopens the driver's library (libc has dlopen since glibc 2.34; older ones need it).
+LIBS_MONITOR := $(LIBS_COMMON) -ldl
 LIBS_IMDS := $(LIBS_COMMON) $(call pc,libcurl)
 # Each sink links only what it uses.
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
 LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
-LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib) -lcrypt -lpthread
+LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib) -lcrypt -lpthread -ldl
 
 ifeq ($(V),1)
 Q :=
@@ -133,6 +134,8 @@ bench: deps all
 	bench/csv_bench.sh
 	bench/cloudwatch.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/prom.sh
+	BUILD=$(BUILD) bench/nvml_bench.sh
+	BUILD=$(BUILD) bench/sysfs_bench.sh
 
 # A long libFuzzer run of one stream line -> samples -> exposition (a short one is part of the tests).
 FUZZ_SECONDS ?= 600
@@ -142,7 +145,9 @@ fuzz:
 clean:
 	rm -rf build bin
 
-# Sink main objects are prerequisites of a pattern rule: keep them, or every make relinks from scratch.
-.SECONDARY:
+# Sink main objects are prerequisites of a pattern rule, so make would delete them as intermediate
+# files after each link. Only those: a bare .SECONDARY would also stop make from building a missing
+# object whose source is older than the archive it belongs in.
+.SECONDARY: $(SINKS:%=$(BUILD)/sinks/%.o)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -98,6 +98,11 @@ extern const struct group_ops coll_cpu_ops;
 extern const struct group_ops coll_mem_ops;
 extern const struct runtime_ops coll_pid_ops;
 extern const struct runtime_ops coll_process_ops;
+extern const struct device_ops coll_amdgpu_ops;
+extern const struct device_ops coll_neuron_ops;
+extern const struct device_ops coll_ncs2_ops;
+extern const struct device_ops coll_hwmon_ops;
+extern const struct device_ops coll_nvidia_ops;
 
 /*
  * A new group object {"period": s, "timestamp": iso, "error": ""}: every

@@ -22,6 +22,11 @@ static const struct runtime_ops *const runtime_collectors[] = {
 
 /* Probed in this order by "auto". */
 static const struct device_ops *const device_collectors[] = {
+	&coll_nvidia_ops,
+	&coll_amdgpu_ops,
+	&coll_neuron_ops,
+	&coll_ncs2_ops,
+	&coll_hwmon_ops,
 	NULL,
 };
 

@@ -17,7 +17,12 @@
 #include <unistd.h>
 
 /* One metric group on its own period: a system group, one runtime's or one device block's group. */
-enum job_kind { JOB_SYSTEM, JOB_RUNTIME, JOB_DEVICE };
+/*
+ * JOB_HEARTBEAT exists only when nothing else is scheduled (e.g. "auto" found
+ * no devices): it writes a report with instance_info every root period, so
+ * sinks still see a live producer and --count still ends.
+ */
+enum job_kind { JOB_SYSTEM, JOB_RUNTIME, JOB_DEVICE, JOB_HEARTBEAT };
 
 struct job {
 	struct sched_job sj;
@@ -129,8 +134,8 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 	}
 	for (size_t i = 0; i < m->ndevs; i++)
 		n += m->devs[i].cfg->ngroups;
-	m->jobs = xcalloc(n, sizeof(*m->jobs));
-	m->taken = xcalloc(n, sizeof(*m->taken));
+	m->jobs = xcalloc(n + 1, sizeof(*m->jobs)); /* + 1: room for a heartbeat */
+	m->taken = xcalloc(n + 1, sizeof(*m->taken));
 	m->rts = xcalloc(cfg->nruntimes, sizeof(*m->rts));
 	cycle_now(&cy);
 
@@ -175,6 +180,12 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 			j->owner = d;
 			j->sj.period = db->cfg->groups[g].period_ms * NS_PER_MS;
 		}
+	}
+	if (k == 0) {
+		m->jobs[k].kind = JOB_HEARTBEAT;
+		m->jobs[k++].sj.period = cfg->period_ms * NS_PER_MS;
+		log_info("monitor: nothing to collect; writing an instance-only report every %.3f s",
+			 (double)cfg->period_ms / 1e3);
 	}
 	m->njobs = k;
 	/* Times are taken after opening, so the first period is the real window since the baseline. */
@@ -291,7 +302,9 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = m->taken[i]->data;
 
-		if (j->kind == JOB_SYSTEM) {
+		if (j->kind == JOB_HEARTBEAT) {
+			continue;
+		} else if (j->kind == JOB_SYSTEM) {
 			collect_system(j, &cy, sdata);
 		} else if (j->kind == JOB_RUNTIME) {
 			struct runtime *rt = &m->rts[j->owner];

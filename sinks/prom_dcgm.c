@@ -67,8 +67,8 @@ static const struct dcgm_row rows[] = {
 	  SRC_GAUGE },
 	{ "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", METRIC_COUNTER, "accelerator_remapped_rows", "type=correctable", 1,
 	  SRC_TOTAL },
-	{ "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", METRIC_COUNTER, "accelerator_remapped_rows", "type=uncorrectable", 1,
-	  SRC_TOTAL },
+	{ "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", METRIC_COUNTER, "accelerator_remapped_rows",
+	  "type=uncorrectable", 1, SRC_TOTAL },
 	{ "DCGM_FI_DEV_ROW_REMAP_FAILURE", METRIC_GAUGE, "accelerator_row_remap_failed", NULL, 1, SRC_GAUGE },
 };
 
@@ -236,7 +236,8 @@ static void resolve(struct dfield *f, const char *type_name)
 		f->why = "accel-prom serves it as a gauge or a counter only";
 		return;
 	}
-	if ((row->src == SRC_GAUGE && f->type != METRIC_GAUGE) || (row->src == SRC_INCREMENT && f->type != METRIC_COUNTER)) {
+	if ((row->src == SRC_GAUGE && f->type != METRIC_GAUGE) ||
+	    (row->src == SRC_INCREMENT && f->type != METRIC_COUNTER)) {
 		snprintf(f->whybuf, sizeof(f->whybuf), "listed as a %s; accel-prom can serve it as a %s only",
 			 type_name, row->src == SRC_GAUGE ? "gauge" : "counter");
 		return;
@@ -313,8 +314,8 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 			return parse_fail(d, err, name, ln,
 					  "expected 3 fields (DCGM field, Prometheus type, help), got %d", nc);
 		if (!valid_name(cols[0]))
-			return parse_fail(d, err, name, ln, "\"%s\" is not a DCGM field name (DCGM_FI_... or DCGM_EXP_...)",
-					  cols[0]);
+			return parse_fail(d, err, name, ln,
+					  "\"%s\" is not a DCGM field name (DCGM_FI_... or DCGM_EXP_...)", cols[0]);
 		snprintf(tn, sizeof(tn), "%s", cols[1]);
 		if (!strcmp(cols[1], "gauge") || !strcmp(cols[1], "label"))
 			type = METRIC_GAUGE;

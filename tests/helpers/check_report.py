@@ -55,6 +55,38 @@ ALIASES = {"neuron_runtime_vcpu_usage": "runtime_vcpu_usage",
 # Groups whose data fields the format does not define yet: error only.
 UNSPECIFIED = ("neuron_hw_counters", "execution_stats", "neuroncore_counters",
                "hw_counters")
+DEVICE_GROUPS = ("device_info", "device_utilization", "device_memory",
+                 "device_thermal", "device_power", "device_clocks", "device_errors")
+DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
+DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
+SNAKE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+# Fields beyond §6a's own, per device type and group (docs/nvidia.md, docs/devices.md):
+# field -> kind ("str", "int", "pct", "num", "bool", "ints" a list of integers >= 0,
+# "int_map"/"num_map" an object of name -> integer/number, or a special shape).
+VENDOR = {
+    "nvidia": {"device_info": {"nvml_version": "str", "cuda_driver_version": "str", "mig_mode": "str"},
+               "device_memory": {"mig_devices": "mig_devices"}},
+    "amdgpu": {"device_info": {"product_number": "str", "vbios_version": "str", "pci_device_id": "str",
+                               "card": "str"},
+               "device_utilization": {"video_percent": "pct", "processes": "engine_pct_by_pid"},
+               "device_memory": {"gtt_total_bytes": "int", "gtt_used_bytes": "int"},
+               "device_thermal": {"fan_rpm": "num_map"}},
+    "neuron": {"device_info": {"core_count": "int", "arch_type": "str", "device_name": "str",
+                               "device_type": "str", "instance_type": "str", "connected_devices": "ints"},
+               "device_utilization": {"neuroncores": "neuroncores_util"},
+               "device_memory": {"neuroncores": "int_map_by_core", "host_bytes": "int_map",
+                                 "host_used_bytes": "int"},
+               "device_power": {"power_percent": "pct"},
+               "device_errors": {"ecc_events": "int_map", "ecc_events_total": "int_map"}},
+    "ncs2": {"device_info": {"port_path": "str", "busnum": "int", "devnum": "int", "usb_id": "str",
+                             "booted": "bool", "speed_mbps": "num", "usb_product": "str"},
+             "device_utilization": {"available": "bool", "pids": "ints"}},
+    "hwmon": {"device_info": {"name": "str", "device": "str", "driver": "str"},
+              "device_thermal": {"fan_rpm": "num_map"},
+              "device_power": {"power_sensors_watts": "num_map"}},
+}
+# Fields on the group itself (next to "devices"), per device type and group.
+VENDOR_GROUP = {"ncs2": {"device_utilization": {"num_devices": "int", "num_available_devices": "int"}}}
 ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
              "system_data", "instance_info")
 ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
@@ -155,9 +187,13 @@ def load_config(path):
         system = groups(cfg["system_metrics"])
     else:
         system = set()
+    devices = []
+    for d in cfg.get("devices", []) or []:
+        devices.append((d.get("type", ""), groups(d.get("metrics")) if "metrics" in d
+                        else set(DEVICE_GROUPS)))
     return {"runtimes": [(r.get("address", ""), groups(r.get("metrics")))
                          for r in rts],
-            "system": system}
+            "system": system, "devices": devices}
 
 
 class Stream:
@@ -225,6 +261,32 @@ class Stream:
             return False
         return True
 
+    def number(self, path, v, lo=None):
+        """An integer or a float (not a boolean), at least lo when given."""
+        if type(v) not in (int, float) or (type(v) is float and not math.isfinite(v)):
+            self.err(path, "expected a number, got %s" % kind(v))
+            return False
+        if lo is not None and v < lo - EPS:
+            self.err(path, "%r is below %r" % (v, lo))
+            return False
+        return True
+
+    def real(self, path, v, lo=0.0):
+        """A float (watts, joules): JSON numbers with a fraction part."""
+        if type(v) is not float or not math.isfinite(v):
+            self.err(path, "expected a float, got %s" % kind(v))
+            return False
+        if v < lo - EPS:
+            self.err(path, "%r is below %r" % (v, lo))
+            return False
+        return True
+
+    def boolean(self, path, v):
+        if type(v) is not bool:
+            self.err(path, "expected a boolean, got %s" % kind(v))
+            return False
+        return True
+
     def timestamp(self, path, v):
         t = parse_ts(v)
         if t is None:
@@ -234,9 +296,11 @@ class Stream:
 
     # -- groups ------------------------------------------------------------
 
-    def envelope(self, path, g, key, data):
-        """Check a group object; data maps field -> checker. Returns error text."""
-        if not self.keys(path, g, ENVELOPE, tuple(data)):
+    def envelope(self, path, g, key, data, optional=None):
+        """Check a group object; data maps field -> checker (required when error is ""),
+        optional the same for fields that may be absent. Returns error text."""
+        optional = optional or {}
+        if not self.keys(path, g, ENVELOPE, tuple(data) + tuple(optional)):
             return None
         err = g.get("error")
         if "error" in g and self.string(join(path, "error"), err) and not err:
@@ -258,7 +322,7 @@ class Stream:
                     self.err(join(path, "timestamp"), "before the report's timestamp")
                 elif t > self.root_t + 1.0:
                     self.err(join(path, "timestamp"), "more than 1 s after the report's timestamp")
-        for k, check in data.items():
+        for k, check in list(data.items()) + list(optional.items()):
             if k in g:
                 check(join(path, k), g[k])
         return err if isinstance(err, str) else None
@@ -372,6 +436,270 @@ class Stream:
             self.memory_used(path, g, key)
         else:
             self.unspecified(path, g, key, name)
+
+    # -- devices (§6a) ------------------------------------------------------
+
+    def int_map(self, path, v, key_re=None, checker=None):
+        """An object of name -> value; returns it when it is one."""
+        if not isinstance(v, dict):
+            self.err(path, "expected an object, got %s" % kind(v))
+            return None
+        for k, x in v.items():
+            if key_re is not None and not key_re.match(k):
+                self.err(join(path, k), "bad key")
+            (checker or self.integer)(join(path, k), x)
+        return v
+
+    def fixed(self, path, v, ints, bools=(), required=None):
+        """An object with integer fields ints and boolean fields bools."""
+        req = ints if required is None else required
+        if not self.keys(path, v, req, tuple(k for k in ints + bools if k not in req)):
+            return
+        for k in ints:
+            if k in v:
+                self.integer(join(path, k), v[k])
+        for k in bools:
+            if k in v:
+                self.boolean(join(path, k), v[k])
+
+    def device_fields(self, gname, dtype):
+        """field -> checker for the data fields of a device object in group gname."""
+        pct = self.percent
+        integer = self.integer
+        real = self.real
+
+        def strings(p, v):
+            self.string(p, v)
+
+        def temps(p, v):
+            m = self.int_map(p, v, SNAKE_RE, lambda q, x: self.number(q, x))
+            if m is not None and not m:
+                self.err(p, "empty: leave it out when no sensor reads")
+
+        def clocks(p, v):
+            m = self.int_map(p, v, SNAKE_RE, lambda q, x: self.number(q, x, 0))
+            if m is not None and not m:
+                self.err(p, "empty: leave it out when no clock reads")
+
+        def reasons(p, v):
+            if not isinstance(v, list):
+                self.err(p, "expected an array, got %s" % kind(v))
+                return
+            for i, x in enumerate(v):
+                if self.string(join(p, i), x) and not x:
+                    self.err(join(p, i), "empty string")
+
+        def procs(p, v):
+            self.int_map(p, v, CPU_KEY_RE)
+
+        def migs(p, v):
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for k, m in v.items():
+                q = join(p, k)
+                if not CPU_KEY_RE.match(k):
+                    self.err(q, "MIG device key is not a decimal index")
+                if not self.keys(q, m, (), ("uuid", "gpu_instance_id", "compute_instance_id",
+                                           "total_bytes", "used_bytes", "free_bytes")):
+                    continue
+                for f, x in m.items():
+                    if f == "uuid":
+                        self.string(join(q, f), x)
+                    else:
+                        self.integer(join(q, f), x)
+
+        def ecc(p, v):
+            self.fixed(p, v, ("corrected", "uncorrected"))
+
+        def retired(p, v):
+            self.fixed(p, v, ("total", "single_bit", "double_bit"), ("pending",), required=("total",))
+            if isinstance(v, dict) and all(type(v.get(k)) is int for k in ("total", "single_bit", "double_bit")) \
+                    and v["single_bit"] + v["double_bit"] != v["total"]:
+                self.err(join(p, "total"), "%d is not single_bit + double_bit" % v["total"])
+
+        def remapped(p, v):
+            self.fixed(p, v, ("correctable", "uncorrectable"), ("pending", "failed"))
+
+        if gname == "device_info":
+            f = {"serial": strings, "driver_version": strings, "memory_total_bytes": integer,
+                 "power_limit_watts": real}
+        elif gname == "device_utilization":
+            f = {"core_percent": pct, "memory_bandwidth_percent": pct, "encoder_percent": pct,
+                 "decoder_percent": pct, "pcie_tx_bytes_per_second": integer,
+                 "pcie_rx_bytes_per_second": integer}
+        elif gname == "device_memory":
+            f = {"total_bytes": integer, "used_bytes": integer, "free_bytes": integer,
+                 "reserved_bytes": integer, "processes": procs}
+        elif gname == "device_thermal":
+            f = {"temperatures_celsius": temps, "fan_percent": pct, "throttle_reasons": reasons}
+        elif gname == "device_power":
+            f = {"power_watts": real, "energy_joules": real, "energy_total_joules": real}
+        elif gname == "device_clocks":
+            f = {"clocks_mhz": clocks}
+        else:
+            f = {"ecc_errors": ecc, "ecc_corrected_volatile_total": integer,
+                 "ecc_uncorrected_volatile_total": integer, "ecc_corrected_aggregate_total": integer,
+                 "ecc_uncorrected_aggregate_total": integer, "pcie_replays": integer,
+                 "pcie_replays_total": integer, "last_xid": integer, "retired_pages": retired,
+                 "remapped_rows": remapped}
+        kinds = {"mig_devices": migs}
+        for k, how in VENDOR.get(dtype, {}).get(gname, {}).items():
+            f[k] = kinds.get(how) or self.vendor_kind(how)
+        return f
+
+    def vendor_kind(self, how):
+        """The checker for one kind of VENDOR field."""
+        def ints(p, v):
+            if not isinstance(v, list):
+                self.err(p, "expected an array, got %s" % kind(v))
+                return
+            for i, x in enumerate(v):
+                self.integer(join(p, i), x)
+
+        def by_key(inner, key_re=None):
+            def check(p, v):
+                if not isinstance(v, dict):
+                    self.err(p, "expected an object, got %s" % kind(v))
+                    return
+                for k, x in v.items():
+                    if key_re is not None and not key_re.match(k):
+                        self.err(join(p, k), "bad key")
+                    inner(join(p, k), x)
+            return check
+
+        def num(p, v):
+            self.number(p, v)
+
+        def string(p, v):
+            self.string(p, v)
+
+        def neuroncore(p, v):
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for k, x in v.items():
+                q = join(p, k)
+                if k == "utilization_percent":
+                    self.percent(q, x)
+                elif k in ("status", "status_total"):
+                    by_key(self.integer)(q, x)
+                elif SNAKE_RE.match(k):
+                    self.integer(q, x)
+                else:
+                    self.err(q, "unknown key")
+
+        table = {"str": string, "int": self.integer, "pct": self.percent, "num": num, "bool": self.boolean,
+                 "ints": ints, "int_map": by_key(self.integer), "num_map": by_key(num),
+                 "int_map_by_core": by_key(by_key(self.integer), CPU_KEY_RE),
+                 "engine_pct_by_pid": by_key(by_key(self.percent), CPU_KEY_RE),
+                 "neuroncores_util": by_key(neuroncore, CPU_KEY_RE)}
+        return table[how]
+
+    def device(self, path, key, d, gname, dtype, idents):
+        """One device object of a device group."""
+        fields = self.device_fields(gname, dtype)
+        if not self.keys(path, d, ("index", "error"), ("uuid", "pci_bus_id", "model") + tuple(fields)):
+            return
+        if not CPU_KEY_RE.match(key):
+            self.err(path, "device key is not a decimal device index")
+        if "index" in d and self.integer(join(path, "index"), d["index"]) and str(d["index"]) != key:
+            self.err(join(path, "index"), "%d, but the device's key is \"%s\"" % (d["index"], key))
+        for k in ("uuid", "pci_bus_id", "model"):
+            if k in d and self.string(join(path, k), d[k]) and not d[k]:
+                self.err(join(path, k), "empty: leave it out when the device has none")
+        ident = tuple(d.get(k) for k in ("uuid", "pci_bus_id", "model"))
+        before = idents.setdefault(key, ident)
+        if before != ident:
+            self.err(path, "identity %s, but another group of this entry gives %s"
+                     % (json.dumps(ident), json.dumps(before)))
+        err = d.get("error")
+        if "error" in d and self.string(join(path, "error"), err) and err:
+            for k in d:
+                if k not in DEVICE_IDENTITY:
+                    self.err(join(path, k), "a data field next to the device's error")
+            return
+        for k, check in fields.items():
+            if k in d:
+                check(join(path, k), d[k])
+        self.device_consistency(path, d)
+
+    def device_consistency(self, path, d):
+        """Relations between fields of one device object."""
+        def num(k):
+            v = d.get(k)
+            return v if type(v) in (int, float) else None
+
+        total = num("total_bytes")
+        if total is not None:
+            for k in ("used_bytes", "free_bytes", "reserved_bytes"):
+                v = num(k)
+                if v is not None and v > total:
+                    self.err(join(path, k), "%d is more than total_bytes %d" % (v, total))
+        for inc, tot in (("energy_joules", "energy_total_joules"), ("pcie_replays", "pcie_replays_total")):
+            a, b = num(inc), num(tot)
+            if a is not None and b is not None and a > b + EPS:
+                self.err(join(path, inc), "%r is more than the running total %s %r" % (a, tot, b))
+
+    def device_entry(self, path, e, seen_types):
+        if not self.keys(path, e, ("device_type", "error", "report")):
+            return
+        dtype = e.get("device_type")
+        ok_type = "device_type" in e and self.string(join(path, "device_type"), dtype)
+        if ok_type and dtype not in DEVICE_TYPES:
+            self.err(join(path, "device_type"), "unknown device type %s" % json.dumps(dtype))
+        nth = seen_types.get(dtype, 0)
+        seen_types[dtype] = nth + 1
+        err = e.get("error")
+        has_err = "error" in e and self.string(join(path, "error"), err) and err != ""
+        rep = e.get("report")
+        if "report" not in e:
+            return
+        if not isinstance(rep, dict):
+            self.err(join(path, "report"), "expected an object, got %s" % kind(rep))
+            return
+        cfg = self.o.cfg
+        allowed = None
+        if cfg is not None and ok_type:
+            allowed = set()
+            for t, gs in cfg["devices"]:
+                if t in (dtype, "auto"):
+                    allowed |= gs
+        idents = {}
+        for gname, g in rep.items():
+            gp = join(join(path, "report"), gname)
+            if gname not in DEVICE_GROUPS:
+                hint = " (a system group)" if gname in SYSTEM_GROUPS else (
+                    " (a runtime group)" if gname in RUNTIME_GROUPS else "")
+                self.err(gp, "unknown device group" + hint)
+                continue
+            if allowed is not None and gname not in allowed:
+                self.err(gp, "not in the config's metrics for %s devices" % dtype)
+            key = ("device", dtype if ok_type else None, nth, gname)
+            gfields = {"devices": lambda p, v: None}
+            extra = {k: self.vendor_kind(how) for k, how in VENDOR_GROUP.get(dtype, {}).get(gname, {}).items()}
+            gerr = self.envelope(gp, g, key, gfields, extra)
+            if has_err and gerr == "":
+                self.err(join(gp, "error"), "\"\", but the entry has an error")
+            devs = g.get("devices") if isinstance(g, dict) else None
+            if devs is None:
+                continue
+            if gerr:
+                self.err(join(gp, "devices"), "present next to the group's error")
+                continue
+            if not isinstance(devs, dict):
+                self.err(join(gp, "devices"), "expected an object, got %s" % kind(devs))
+                continue
+            for k, d in devs.items():
+                self.device(join(join(gp, "devices"), k), k, d, gname, dtype, idents)
+
+    def device_data(self, dd):
+        if not isinstance(dd, list):
+            self.err("device_data", "expected an array, got %s" % kind(dd))
+            return
+        seen = {}
+        for i, e in enumerate(dd):
+            self.device_entry(join("device_data", i), e, seen)
 
     # -- sections ----------------------------------------------------------
 
@@ -494,11 +822,7 @@ class Stream:
                     self.err("monitor.seq", "%d, expected %d" % (m["seq"], self.next_seq))
                 self.next_seq = m["seq"] + 1
         if "device_data" in r:
-            dd = r["device_data"]
-            if not isinstance(dd, list):
-                self.err("device_data", "expected an array, got %s" % kind(dd))
-            elif dd:
-                self.err("device_data", "not empty: device entries are not specified yet")
+            self.device_data(r["device_data"])
         if "system_data" in r:
             self.system_data(r["system_data"])
         if "runtime_data" in r:
@@ -571,6 +895,43 @@ def cpu(user, system, idle):
             "io_wait": 0.0, "irq": 0.0, "soft_irq": 0.0}
 
 
+GPU0 = {"index": 0, "uuid": "GPU-1c3b9a7e-0000-4000-8000-000000000000", "pci_bus_id": "00000000:18:00.0",
+        "model": "NVIDIA H100 80GB HBM3", "error": ""}
+GPU1_LOST = {"index": 1, "uuid": "GPU-2d4c0b8f-0000-4000-8000-000000000000", "pci_bus_id": "00000000:3B:00.0",
+             "model": "Tesla T4", "error": "GPU is lost (NVML error 15); it is looked up again each period"}
+
+
+def nvidia_entry(ts, period):
+    """A device_data entry with every device group: GPU 0 reads, GPU 1 is lost."""
+    def group(**fields):
+        d0 = dict(GPU0)
+        d0.update(fields)
+        return {"period": period, "timestamp": ts, "error": "",
+                "devices": {"0": d0, "1": dict(GPU1_LOST)}}
+
+    return {"device_type": "nvidia", "error": "", "report": {
+        "device_info": group(serial="1650123456789", driver_version="535.104.05",
+                             memory_total_bytes=85520809984, power_limit_watts=700.0,
+                             nvml_version="12.535.104.05", cuda_driver_version="12.2", mig_mode="disabled"),
+        "device_utilization": group(core_percent=37.0, memory_bandwidth_percent=12.0, decoder_percent=3.0,
+                                    pcie_tx_bytes_per_second=1024000, pcie_rx_bytes_per_second=2048000),
+        "device_memory": group(total_bytes=1000, used_bytes=600, free_bytes=399, reserved_bytes=1,
+                               processes={"41": 500, "42": 100},
+                               mig_devices={"0": {"uuid": "MIG-x", "gpu_instance_id": 1, "compute_instance_id": 0,
+                                                  "total_bytes": 500, "used_bytes": 1, "free_bytes": 499}}),
+        "device_thermal": group(temperatures_celsius={"gpu": 45, "memory": 52}, fan_percent=30.0,
+                                throttle_reasons=["gpu_idle", "sw_power_cap"]),
+        "device_power": group(power_watts=250.5, energy_joules=5.0, energy_total_joules=1010.0),
+        "device_clocks": group(clocks_mhz={"graphics": 1755, "sm": 1980, "memory": 2619, "video": 1530}),
+        "device_errors": group(ecc_errors={"corrected": 1, "uncorrected": 0}, ecc_corrected_volatile_total=4,
+                               ecc_uncorrected_volatile_total=0, ecc_corrected_aggregate_total=9,
+                               ecc_uncorrected_aggregate_total=3, pcie_replays=1, pcie_replays_total=5,
+                               last_xid=79, retired_pages={"total": 0, "single_bit": 0, "double_bit": 0,
+                                                             "pending": False},
+                               remapped_rows={"correctable": 1, "uncorrectable": 0, "pending": False,
+                                              "failed": False})}}
+
+
 def good_stream():
     """Two reports, one second apart, with every kind of entry."""
     inst = {"instance_name": "n", "instance_id": "i-0123456789abcdef0",
@@ -596,7 +957,7 @@ def good_stream():
                 {"runtime_index": 2, "address": "unix:/run/neuron.sock", "pid": None,
                  "runtime_tag": "", "error": why, "report": {
                      "execution_stats": {"period": period, "timestamp": ts, "error": why}}}],
-            "device_data": [],
+            "device_data": [nvidia_entry(ts, period)],
             "system_data": {
                 "vcpu_usage": {"period": period, "timestamp": ts, "error": "",
                                "average_usage": cpu(30.0, 10.0, 60.0),
@@ -647,6 +1008,14 @@ def del_path(path):
             o = o[k]
         del o[path[-1]]
     return fn
+
+
+DE = ["device_data", 0]
+DR = DE + ["report"]
+
+
+def DEV0(group):
+    return DR + [group, "devices", "0"]
 
 
 VU = ["system_data", "vcpu_usage"]
@@ -728,7 +1097,7 @@ def cases():
     bad("timestamp without ms", mutate(set_path(["timestamp"], "2026-01-02T03:04:05Z")), "timestamp: expected ISO")
     bad("timestamp not UTC", mutate(set_path(["timestamp"], "2026-01-02T03:04:05.000+01:00")), "timestamp:")
     bad("timestamp bad date", mutate(set_path(["timestamp"], "2026-02-30T03:04:05.000Z")), "timestamp:")
-    bad("device_data not empty", mutate(set_path(["device_data"], [{}])), "device_data: not empty")
+    bad("device entry empty", mutate(set_path(["device_data"], [{}])), "device_data[0].device_type: missing")
     bad("device_data an object", mutate(set_path(["device_data"], {})), "device_data: expected an array")
     # envelope
     bad("group timestamp before root", mutate(set_path(VU + ["timestamp"], "2026-01-02T03:04:04.999Z")),
@@ -823,6 +1192,88 @@ def cases():
         "runtime_used_bytes.neuron_device: unknown key")
     bad("runtime period longer than since", mutate(set_path(RG + ["memory_used", "period"], 1.5), 1),
         "memory_used.period: 1.500000 s, but")
+    # device_data (§6a)
+    good("device entry whose kind cannot be read", mutate(set_path(["device_data"], [
+        {"device_type": "nvidia", "error": "NVML not found: libnvidia-ml.so.1: cannot open shared object file",
+         "report": {}}])))
+    good("no devices yet", mutate(set_path(DR + ["device_power", "devices"], {})))
+    good("another vendor's fields", mutate(lambda r: (
+        r["device_data"][0].update(device_type="amdgpu"),
+        r["device_data"][0]["report"]["device_info"]["devices"]["0"].update(vbios_version="113-D67"),
+        [r["device_data"][0]["report"]["device_info"]["devices"]["0"].pop(k)
+         for k in ("nvml_version", "cuda_driver_version", "mig_mode")],
+        r["device_data"][0]["report"]["device_memory"]["devices"]["0"].pop("mig_devices"),
+        r["device_data"][0]["report"]["device_utilization"]["devices"]["0"].update(
+            video_percent=4.0, processes={"41": {"gfx": 12.5}}))))
+    good("ncs2 group fields", mutate(lambda r: (
+        r["device_data"][0].update(device_type="ncs2"),
+        r["device_data"][0]["report"]["device_utilization"].update(num_devices=2, num_available_devices=1),
+        r["device_data"][0]["report"]["device_utilization"]["devices"].__setitem__("0", dict(
+            GPU0, available=True, pids=[41])),
+        r["device_data"][0]["report"].pop("device_info"),
+        r["device_data"][0]["report"].pop("device_memory"))))
+    bad("a vendor field on another vendor", mutate(set_path(DEV0("device_utilization") + ["video_percent"], 4.0)),
+        "devices.0.video_percent: unknown key")
+    bad("retired pages that do not add up", mutate(set_path(DEV0("device_errors") + ["retired_pages", "total"], 1)),
+        "retired_pages.total: 1 is not single_bit + double_bit")
+    good("every field absent", mutate(lambda r: [
+        g["devices"].__setitem__("0", dict(GPU0)) for g in r["device_data"][0]["report"].values()]))
+    bad("unknown device type", mutate(set_path(DE + ["device_type"], "tpu")), "device_type: unknown device type")
+    bad("device entry without report", mutate(del_path(DE + ["report"])), "device_data[0].report: missing")
+    bad("system group in a device report", mutate(set_path(DR + ["vcpu_usage"], {
+        "period": 0.25, "timestamp": T0, "error": "x"})), "vcpu_usage: unknown device group (a system group)")
+    bad("group without devices", mutate(del_path(DR + ["device_clocks", "devices"])),
+        "device_clocks.devices: missing (error")
+    bad("devices next to the group's error", mutate(set_path(DR + ["device_clocks", "error"], "x")),
+        "device_clocks.devices: present next to")
+    bad("entry error, group without", mutate(set_path(DE + ["error"], "NVML not found")),
+        "\"\", but the entry has an error")
+    bad("device key not an index", mutate(lambda r: r["device_data"][0]["report"]["device_power"]["devices"]
+                                          .update(gpu0=r["device_data"][0]["report"]["device_power"]["devices"]
+                                                  .pop("0"))), "devices.gpu0: device key is not")
+    bad("device index not its key", mutate(set_path(DEV0("device_power") + ["index"], 2)),
+        "index: 2, but the device's key is \"0\"")
+    bad("device without error", mutate(del_path(DEV0("device_power") + ["error"])), "devices.0.error: missing")
+    bad("data next to a device error", mutate(set_path(DR + ["device_power", "devices", "1", "power_watts"], 1.0)),
+        "devices.1.power_watts: a data field next to the device's error")
+    bad("identity differs between groups", mutate(set_path(DEV0("device_clocks") + ["uuid"], "GPU-other")),
+        "another group of this entry gives")
+    bad("empty uuid", mutate(set_path(DEV0("device_info") + ["uuid"], "")), "uuid: empty")
+    bad("unknown device field", mutate(set_path(DEV0("device_thermal") + ["temperature"], 45)),
+        "devices.0.temperature: unknown key")
+    bad("unknown nvidia device_info field", mutate(set_path(DEV0("device_info") + ["vbios_version"], "x")),
+        "devices.0.vbios_version: unknown key")
+    bad("device percent over 100", mutate(set_path(DEV0("device_utilization") + ["core_percent"], 100.5)),
+        "core_percent: 100.5 is outside")
+    bad("device percent an integer", mutate(set_path(DEV0("device_utilization") + ["core_percent"], 37)),
+        "core_percent: expected a float")
+    bad("watts an integer", mutate(set_path(DEV0("device_power") + ["power_watts"], 250)),
+        "power_watts: expected a float")
+    bad("bytes negative", mutate(set_path(DEV0("device_memory") + ["free_bytes"], -1)), "free_bytes: -1 is below")
+    bad("used over total", mutate(set_path(DEV0("device_memory") + ["used_bytes"], 1001)),
+        "used_bytes: 1001 is more than total_bytes")
+    bad("energy increase over its total", mutate(set_path(DEV0("device_power") + ["energy_joules"], 2000.0)),
+        "energy_joules: 2000.0 is more than the running total")
+    bad("replays over their total", mutate(set_path(DEV0("device_errors") + ["pcie_replays"], 6)),
+        "pcie_replays: 6 is more than")
+    bad("process key not a pid", mutate(set_path(DEV0("device_memory") + ["processes"], {"x": 1})),
+        "processes.x: bad key")
+    bad("process bytes a float", mutate(set_path(DEV0("device_memory") + ["processes"], {"41": 1.5})),
+        "processes.41: expected an integer")
+    bad("ecc_errors without uncorrected", mutate(del_path(DEV0("device_errors") + ["ecc_errors", "uncorrected"])),
+        "ecc_errors.uncorrected: missing")
+    bad("remapped rows pending a number", mutate(set_path(DEV0("device_errors") + ["remapped_rows", "pending"], 0)),
+        "remapped_rows.pending: expected a boolean")
+    bad("throttle reasons a string", mutate(set_path(DEV0("device_thermal") + ["throttle_reasons"], "gpu_idle")),
+        "throttle_reasons: expected an array")
+    bad("temperatures empty", mutate(set_path(DEV0("device_thermal") + ["temperatures_celsius"], {})),
+        "temperatures_celsius: empty")
+    bad("clock a string", mutate(set_path(DEV0("device_clocks") + ["clocks_mhz", "sm"], "1980")),
+        "clocks_mhz.sm: expected a number")
+    bad("MIG device unknown key", mutate(set_path(DEV0("device_memory") + ["mig_devices", "0", "size"], 1)),
+        "mig_devices.0.size: unknown key")
+    bad("device period longer than since", mutate(set_path(DR + ["device_power", "period"], 1.5), 1),
+        "device_power.period: 1.500000 s, but")
     # instance_info
     bad("instance_info without node_name", mutate(del_path(["instance_info", "node_name"])),
         "instance_info.node_name: missing")
@@ -840,7 +1291,8 @@ def config_cases():
                                                                  {"type": "memory_used"}]},
                         {"address": "pid:999999", "metrics": [{"type": "memory_used"}]},
                         {"address": "unix:/run/neuron.sock", "metrics": [{"type": "inference_stats"}]}],
-           "system_metrics": [{"type": "vcpu_usage"}, {"type": "memory_info"}]}
+           "system_metrics": [{"type": "vcpu_usage"}, {"type": "memory_info"}],
+           "devices": [{"type": "nvidia"}]}
     fd, path = tempfile.mkstemp(suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump(cfg, f)
@@ -848,6 +1300,9 @@ def config_cases():
     other["runtimes"][2]["address"] = "unix:/x"
     del other["system_metrics"][1]
     del other["runtimes"][0]["metrics"][1]
+    other["devices"] = [{"type": "auto", "metrics": [{"type": "device_info"}, {"type": "device_utilization"},
+                                                     {"type": "device_memory"}, {"type": "device_thermal"},
+                                                     {"type": "device_power"}, {"type": "device_errors"}]}]
     fd, path2 = tempfile.mkstemp(suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump(other, f)
@@ -859,6 +1314,8 @@ def config_cases():
          "memory_used: not in the config's metrics"),
         ("--config, system group not configured", raw(lambda b: b), ["--config", path2], False,
          "system_data.memory_info: not in the config's system_metrics"),
+        ("--config, device group not configured", raw(lambda b: b), ["--config", path2], False,
+         "device_clocks: not in the config's metrics for nvidia devices"),
         ("--config, index past the end", mutate(set_path(["runtime_data", 2, "runtime_index"], 3)),
          ["--config", path], False, "3, but the config has 3 runtime(s)"),
     ]

@@ -54,7 +54,7 @@ ok() {
 		_result 0 "$name"
 	else
 		_result 1 "$name"
-		sed 's/^/#   /' "$WORK/.out" | head -40
+		sed 's/^/#   /' "$WORK/.out" | tail -40
 	fi
 }
 

@@ -36,7 +36,10 @@ ok "check_report.py --self-test rejects every broken report" $CHECK --self-test
 
 # --- --once with the default config ------------------------------------------------------
 # Tests that are not about instance metadata keep away from any real IMDS.
-AWS_EC2_METADATA_DISABLED=true $MON --once >"$WORK/once.out" 2>"$WORK/once.out.err" || true
+# An empty sysfs: the default config monitors every device found, and this host's own are not the subject here.
+mkdir -p "$WORK/nosys"
+AWS_EC2_METADATA_DISABLED=true ACCEL_NVML_LIBRARY=/nonexistent $MON --once --path.sysfs "$WORK/nosys" \
+	>"$WORK/once.out" 2>"$WORK/once.out.err" || true
 need_output "$WORK/once.out" "--once"
 ok "--once passes the checker (vcpu_usage + memory_info, no errors, one line)" \
 	$CHECK --expect-groups vcpu_usage,memory_info --no-system-errors --count 1 "$WORK/once.out"

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nvml_bench: the CPU cost of one cycle of the NVIDIA collector
+ * (monitor/coll_nvidia.c) with N GPUs, next to the bare cost of the same
+ * NVML calls made in a plain loop, in one process in one run.
+ *
+ *  - bare: for each GPU, the NVML calls one cycle of every device group
+ *    makes, in the same order with the same arguments, results discarded;
+ *    plus the one XID event poll per cycle. Nothing else.
+ *  - collect: what monitor_cycle() does for the nvidia block: group_new() and
+ *    collect() for each of the seven device groups.
+ *  - cycle: collect, plus the device_data entry serialized with json_write()
+ *    (common/jsonw.c) into a buffer, as the report line would carry it.
+ *
+ * The library is the fake libnvidia-ml.so.1 (tests/helpers/fake_nvml.c),
+ * whose calls cost almost nothing, so the difference is the collector's own
+ * cost (JSON updates, bookkeeping); against a real driver each NVML call
+ * adds an ioctl of its own to both sides. The fake counts its calls
+ * (fake_nvml_calls), and the two loops must make the same number per
+ * cycle, which is printed.
+ *
+ * CPU time is CLOCK_PROCESS_CPUTIME_ID around blocks of cycles; blocks
+ * alternate (bare, collect, cycle, cycle, collect, bare, ...) and each
+ * figure is the median of its blocks' per-cycle cost.
+ */
+#include "../common/jsonw.h"
+#include "../common/timeutil.h"
+#include "../common/util.h"
+#include "../monitor/collector.h"
+#include "../monitor/nvml.h"
+
+#include <dlfcn.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ROUNDS 99
+#define NGROUPS (GROUP_DEVICE_ERRORS - GROUP_DEVICE_INFO + 1)
+
+struct opts {
+	const char *library; /* the fake */
+	unsigned gpus;
+	double seconds;
+	int rounds;
+};
+
+/* The NVML calls of one collector cycle, resolved from the same library. */
+struct bare {
+	nvml_handle_fn handle;
+	nvml_mem2_fn mem2;
+	nvml_uint_fn limit, power, fan, replay;
+	nvml_mig_mode_fn mig_mode;
+	nvml_util_fn util;
+	nvml_codec_fn enc, dec;
+	nvml_pcie_fn pcie;
+	nvml_procs_fn procs;
+	nvml_temp_fn temp;
+	nvml_fields_fn fields;
+	nvml_ull_fn reasons, energy;
+	nvml_clock_fn clock;
+	nvml_ecc_fn ecc;
+	nvml_remap_fn remap;
+	nvml_event_create_fn ev_create;
+	nvml_event_wait_fn ev_wait;
+	nvmlDevice_t h[64];
+	nvmlProcessInfo_v2_t procbuf[64];
+	nvmlEventSet_t evset;
+	unsigned long (*calls)(void);
+};
+
+static void die(const char *msg, const char *arg)
+{
+	fprintf(stderr, "nvml_bench: %s%s\n", msg, arg ? arg : "");
+	exit(1);
+}
+
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+static void sym(void *dl, const char *name, void *slot)
+{
+	void *p = dlsym(dl, name);
+
+	if (!p)
+		die("the library lacks ", name);
+	memcpy(slot, &p, sizeof(p));
+}
+
+static void bare_open(struct bare *b, const char *path, unsigned gpus)
+{
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!dl)
+		die("cannot open ", dlerror());
+	sym(dl, "nvmlDeviceGetHandleByIndex_v2", &b->handle);
+	sym(dl, "nvmlDeviceGetMemoryInfo_v2", &b->mem2);
+	sym(dl, "nvmlDeviceGetEnforcedPowerLimit", &b->limit);
+	sym(dl, "nvmlDeviceGetPowerUsage", &b->power);
+	sym(dl, "nvmlDeviceGetFanSpeed", &b->fan);
+	sym(dl, "nvmlDeviceGetPcieReplayCounter", &b->replay);
+	sym(dl, "nvmlDeviceGetMigMode", &b->mig_mode);
+	sym(dl, "nvmlDeviceGetUtilizationRates", &b->util);
+	sym(dl, "nvmlDeviceGetEncoderUtilization", &b->enc);
+	sym(dl, "nvmlDeviceGetDecoderUtilization", &b->dec);
+	sym(dl, "nvmlDeviceGetPcieThroughput", &b->pcie);
+	sym(dl, "nvmlDeviceGetComputeRunningProcesses_v3", &b->procs);
+	sym(dl, "nvmlDeviceGetTemperature", &b->temp);
+	sym(dl, "nvmlDeviceGetFieldValues", &b->fields);
+	sym(dl, "nvmlDeviceGetCurrentClocksEventReasons", &b->reasons);
+	sym(dl, "nvmlDeviceGetTotalEnergyConsumption", &b->energy);
+	sym(dl, "nvmlDeviceGetClockInfo", &b->clock);
+	sym(dl, "nvmlDeviceGetTotalEccErrors", &b->ecc);
+	sym(dl, "nvmlDeviceGetRemappedRows", &b->remap);
+	sym(dl, "nvmlEventSetCreate", &b->ev_create);
+	sym(dl, "nvmlEventSetWait_v2", &b->ev_wait);
+	sym(dl, "fake_nvml_calls", &b->calls);
+	/* The collector has NVML initialized already; the handles are the same pointers. */
+	for (unsigned i = 0; i < gpus; i++)
+		if (b->handle(i, &b->h[i]) != NVML_SUCCESS)
+			die("no handle for a GPU", NULL);
+	if (b->ev_create(&b->evset) != NVML_SUCCESS)
+		die("no event set", NULL);
+}
+
+/* One cycle of every group's calls, as coll_nvidia.c makes them. */
+static void bare_cycle(struct bare *b, unsigned gpus)
+{
+	nvmlEventData_t ev;
+	unsigned u, v, w, x;
+	unsigned long long ull;
+	nvmlMemory_v2_t m;
+	nvmlUtilization_t ut;
+	nvmlFieldValue_t f[3];
+
+	for (unsigned i = 0; i < gpus; i++) {
+		nvmlDevice_t h = b->h[i];
+
+		/* device_info */
+		m.version = nvmlMemory_v2;
+		b->mem2(h, &m);
+		b->limit(h, &u);
+		b->mig_mode(h, &u, &v);
+		/* device_utilization */
+		b->util(h, &ut);
+		b->enc(h, &u, &v);
+		b->dec(h, &u, &v);
+		b->pcie(h, NVML_PCIE_UTIL_TX_BYTES, &u);
+		b->pcie(h, NVML_PCIE_UTIL_RX_BYTES, &u);
+		/* device_memory */
+		m.version = nvmlMemory_v2;
+		b->mem2(h, &m);
+		u = 64;
+		b->procs(h, &u, b->procbuf);
+		b->mig_mode(h, &u, &v);
+		/* device_thermal */
+		b->temp(h, NVML_TEMPERATURE_GPU, &u);
+		memset(f, 0, sizeof(f));
+		f[0].fieldId = NVML_FI_DEV_MEMORY_TEMP;
+		b->fields(h, 1, f);
+		b->fan(h, &u);
+		b->reasons(h, &ull);
+		/* device_power */
+		b->power(h, &u);
+		b->energy(h, &ull);
+		/* device_clocks */
+		for (int k = 0; k < NVML_CLOCK_COUNT; k++)
+			b->clock(h, k, &u);
+		/* device_errors */
+		for (int k = 0; k < 4; k++)
+			b->ecc(h, k & 1, k >> 1, &ull);
+		b->replay(h, &u);
+		memset(f, 0, sizeof(f));
+		f[0].fieldId = NVML_FI_DEV_RETIRED_SBE;
+		f[1].fieldId = NVML_FI_DEV_RETIRED_DBE;
+		f[2].fieldId = NVML_FI_DEV_RETIRED_PENDING;
+		b->fields(h, 3, f);
+		b->remap(h, &u, &v, &w, &x);
+	}
+	b->ev_wait(b->evset, &ev, 0);
+}
+
+/* One cycle of the collector: every device group; serialized when out is not NULL. */
+static void coll_cycle(void *st, int64_t n, struct buf *out)
+{
+	struct cycle cy;
+	json_t *rep = out ? json_object() : NULL;
+
+	memset(&cy, 0, sizeof(cy));
+	cy.mono_ns = n * 100 * NS_PER_MS;
+	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.000Z");
+	for (int g = GROUP_DEVICE_INFO; g <= GROUP_DEVICE_ERRORS; g++) {
+		json_t *grp = group_new(0.1, cy.iso);
+
+		coll_nvidia_ops.collect(st, (enum group_id)g, &cy, grp);
+		if (rep)
+			json_object_set_new(rep, group_name((enum group_id)g), grp);
+		else
+			json_decref(grp);
+	}
+	if (rep) {
+		json_t *ent = json_pack("{s:s, s:s, s:o}", "device_type", "nvidia", "error", "", "report", rep);
+
+		buf_reset(out);
+		if (json_write(ent, out))
+			die("the entry does not fit the buffer", NULL);
+		json_decref(ent);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: nvml_bench --library PATH [-g GPUS] [-s SECONDS] [-r ROUNDS]\n"
+		   "  --library PATH  the fake libnvidia-ml.so.1 (tests/helpers/fake_nvml.c)\n"
+		   "  -g, --gpus N    fake GPUs (default 8, at most 64)\n"
+		   "  -s, --seconds S wall time of the whole run (default 2)\n"
+		   "  -r, --rounds N  blocks per figure (default 5)\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "library", required_argument, NULL, 'l' }, { "gpus", required_argument, NULL, 'g' },
+		{ "seconds", required_argument, NULL, 's' }, { "rounds", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+	};
+	struct opts o = { NULL, 8, 2.0, 5 };
+	struct cfg_group groups[NGROUPS];
+	struct cfg_device dev = { .type = "nvidia", .select_all = 1, .period_ms = 100, .groups = groups,
+				  .ngroups = NGROUPS };
+	struct mon_env env;
+	struct bare b;
+	struct buf out;
+	char dir[] = "/tmp/nvml-bench.XXXXXX", script[64];
+	double fig[3][MAX_ROUNDS];
+	unsigned long calls[3] = { 0, 0, 0 };
+	int64_t per_block, n = 1;
+	void *st = NULL;
+	FILE *f;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "l:g:s:r:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': o.library = optarg; break;
+		case 'g': o.gpus = (unsigned)atoi(optarg); break;
+		case 's': o.seconds = atof(optarg); break;
+		case 'r': o.rounds = atoi(optarg); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!o.library || o.gpus < 1 || o.gpus > 64 || o.rounds < 1 || o.rounds > MAX_ROUNDS || !(o.seconds > 0)) {
+		usage(stderr);
+		return 2;
+	}
+	for (int g = 0; g < NGROUPS; g++)
+		groups[g] = (struct cfg_group){ (enum group_id)(GROUP_DEVICE_INFO + g), 100 };
+	/* N GPUs with every field, 4 processes each, no MIG. */
+	if (!mkdtemp(dir))
+		die("cannot make a temporary directory", NULL);
+	snprintf(script, sizeof(script), "%s/gpus.nvml", dir);
+	f = fopen(script, "w");
+	if (!f)
+		die("cannot write ", script);
+	for (unsigned i = 0; i < o.gpus; i++)
+		fprintf(f, "gpu\nname NVIDIA H100 80GB HBM3\nserial 16501234567%02u\nutil 37 12\nencoder 1\ndecoder 2\n"
+			   "memory 85520809984 1073741824 83946012672 501055488\ntemp 45\nmemtemp 52\nfan 30\n"
+			   "power 250500\nlimit 700000\nenergy 1000000 5000\nclocks 1755 1980 2619 1530\nreasons 0x5\n"
+			   "ecc 2 0 7 1 1\nreplay 3 1\npcie 1000 2000\nremap 1 0 0 0\nretired 0 0 0\n"
+			   "proc %u 1073741824\nproc %u 1073741824\nproc %u 1073741824\nproc %u 1073741824\n",
+			i, 1000 + 4 * i, 1001 + 4 * i, 1002 + 4 * i, 1003 + 4 * i);
+	fclose(f);
+	setenv("FAKE_NVML_SCRIPT", script, 1);
+	setenv("ACCEL_NVML_LIBRARY", o.library, 1);
+	memset(&env, 0, sizeof(env));
+	if (coll_nvidia_ops.open(&env, &dev, &st) || coll_nvidia_ops.error(st))
+		die("the collector cannot open the library: ", coll_nvidia_ops.error(st));
+	memset(&b, 0, sizeof(b));
+	bare_open(&b, o.library, o.gpus);
+	buf_init(&out, 16 << 20);
+
+	/* Warm up, and count the NVML calls of one cycle of each. */
+	for (int k = 0; k < 3; k++) {
+		unsigned long before;
+
+		bare_cycle(&b, o.gpus);
+		coll_cycle(st, n++, &out);
+		before = b.calls();
+		bare_cycle(&b, o.gpus);
+		calls[0] = b.calls() - before;
+		before = b.calls();
+		coll_cycle(st, n++, NULL);
+		calls[1] = b.calls() - before;
+	}
+	{
+		int64_t t0 = cpu_ns();
+
+		for (int k = 0; k < 200; k++)
+			coll_cycle(st, n++, &out);
+		per_block = (int64_t)(o.seconds * 1e9 / 3 / o.rounds / ((double)(cpu_ns() - t0) / 200));
+		if (per_block < 50)
+			per_block = 50;
+	}
+	for (int r = 0; r < o.rounds; r++)
+		for (int k = 0; k < 3; k++) {
+			int which = r % 2 ? 2 - k : k;
+			int64_t t0 = cpu_ns();
+
+			for (int64_t i = 0; i < per_block; i++) {
+				if (which == 0)
+					bare_cycle(&b, o.gpus);
+				else
+					coll_cycle(st, n++, which == 2 ? &out : NULL);
+			}
+			fig[which][r] = (double)(cpu_ns() - t0) / (double)per_block / 1000.0;
+		}
+	for (int k = 0; k < 3; k++)
+		qsort(fig[k], (size_t)o.rounds, sizeof(double), cmp_double);
+	{
+		double bare = fig[0][o.rounds / 2], coll = fig[1][o.rounds / 2], cyc = fig[2][o.rounds / 2];
+
+		printf("gpus %u, %d rounds of %lld cycles per figure, %zu bytes of device_data per report\n", o.gpus,
+		       o.rounds, (long long)per_block, out.len);
+		printf("NVML calls per cycle: bare %lu, collector %lu%s\n", calls[0], calls[1],
+		       calls[0] == calls[1] ? "" : "  (DIFFERENT: the comparison is off)");
+		printf("%-44s %9.2f us/cycle  (%.2f us per GPU)\n", "bare: the same NVML calls in a loop", bare,
+		       bare / o.gpus);
+		printf("%-44s %9.2f us/cycle  (%.2f us per GPU)\n", "collect: group_new + collect, 7 groups", coll,
+		       coll / o.gpus);
+		printf("%-44s %9.2f us/cycle  (%.2f us per GPU)\n", "cycle: collect + serialize the entry", cyc,
+		       cyc / o.gpus);
+		printf("%-44s %9.2f us/cycle  (collect - bare)\n", "collector's own cost", coll - bare);
+		printf("%-44s %9.2f  min %.2f max %.2f\n", "ratio collect / bare", coll / bare,
+		       fig[1][0] / fig[0][o.rounds - 1], fig[1][o.rounds - 1] / fig[0][0]);
+	}
+	coll_nvidia_ops.close(st);
+	buf_free(&out);
+	unlink(script);
+	rmdir(dir);
+	return calls[0] == calls[1] ? 0 : 1;
+}

@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The NVIDIA collector's cost, as a report: per-cycle CPU time of
+# coll_nvidia.c with 8 fake GPUs (every device group, every field), next to
+# the bare cost of the same NVML calls made in a loop (bench/nvml_bench.c).
+# The fake libnvidia-ml.so.1 (tests/helpers/fake_nvml.c) answers in a few
+# nanoseconds, so the difference is the collector's own work; against a real
+# driver every NVML call adds the same ioctl to both sides.
+# Exit 1 only when something could not be built or measured.
+#
+# Environment (defaults in brackets):
+#   BUILD          where libmonitor.a and libcommon.a are [build/release]
+#   CC, PKG_CONFIG compiler and pkg-config [cc, pkg-config]
+#   NVML_GPUS      fake GPUs [8]
+#   BENCH_SECONDS  CPU time of the measurement [2]
+set -eu
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+BUILD=${BUILD:-build/release}
+CC=${CC:-cc}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
+NVML_GPUS=${NVML_GPUS:-8}
+BENCH_SECONDS=${BENCH_SECONDS:-2}
+WARN="-Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2"
+WARN="$WARN -Wno-format-truncation -Werror"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/accel-nvml-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 1' INT TERM
+
+for f in "$BUILD/libmonitor.a" "$BUILD/libcommon.a"; do
+	if [ ! -e "$f" ]; then
+		echo "nvml_bench: $f is missing; run make first (or set BUILD)" >&2
+		exit 1
+	fi
+done
+
+mkdir -p "$BUILD/bench"
+BENCH=$BUILD/bench/nvml_bench
+PC_CFLAGS=$($PKG_CONFIG --cflags jansson yaml-0.1)
+PC_LIBS=$($PKG_CONFIG --libs jansson yaml-0.1)
+# shellcheck disable=SC2086 # CC, WARN and pkg-config's output are word lists
+$CC -std=c11 -O2 -g $WARN -D_GNU_SOURCE $PC_CFLAGS -o "$BENCH" bench/nvml_bench.c \
+	"$BUILD/libmonitor.a" "$BUILD/libcommon.a" $PC_LIBS -lm -ldl
+$CC -std=c11 -O2 -D_GNU_SOURCE -shared -fPIC -o "$WORK/libnvidia-ml.so.1" tests/helpers/fake_nvml.c
+
+echo "== NVIDIA collector, $NVML_GPUS fake GPUs, every device group (bench/nvml_bench.c)"
+if "$BENCH" --library "$WORK/libnvidia-ml.so.1" -g "$NVML_GPUS" -s "$BENCH_SECONDS" >"$WORK/out.txt" 2>&1; then
+	sed 's/^/  /' "$WORK/out.txt"
+else
+	sed 's/^/  /' "$WORK/out.txt"
+	echo "  ERROR: nvml_bench failed"
+	exit 1
+fi

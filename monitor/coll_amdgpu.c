@@ -1,0 +1,1006 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdgpu: AMD GPUs read from the amdgpu driver's sysfs files, with no ROCm
+ * library. A device is a DRM card (class/drm/cardN) whose PCI device is
+ * bound to the amdgpu driver (vendor 0x1002 when the driver link cannot be
+ * read). Everything is read under --path.sysfs and --path.procfs.
+ *
+ *   device_info         serial_number, product_name, unique_id, vbios_version,
+ *                       mem_info_vram_total, hwmon power1_cap
+ *   device_utilization  gpu_busy_percent, mem_busy_percent, vcn_busy_percent,
+ *                       and per process the drm-engine-* busy time of its DRM
+ *                       clients (/proc/PID/fdinfo) over the period
+ *   device_memory       mem_info_vram_*, mem_info_gtt_*,
+ *                       and per process its clients' drm-memory-vram
+ *   device_thermal      hwmon temp*_input by temp*_label, fan1_input, pwm1
+ *   device_power        hwmon power1_average, else power1_input
+ *   device_clocks       hwmon freq*_input by label, else the current level
+ *                       of pp_dpm_sclk / pp_dpm_mclk (the line marked '*')
+ *   device_errors       ras/<block>_err_count ("ue: N" / "ce: M") as per-period
+ *                       counts and running totals, ras/gpu_vram_bad_pages
+ *
+ * The driver answers EPERM (or EBUSY) while the GPU resets or sleeps: that
+ * device reports the error for the cycle and the others go on. A file the
+ * board lacks is a field left out. The file list, units and sources are in
+ * docs/devices.md.
+ */
+#include "collector.h"
+#include "sysfs.h"
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define AMD_TEMPS 8
+#define AMD_FREQS 4
+#define AMD_RAS 24
+#define AMD_ENGINES 12
+#define AMD_PID_CLIENTS 64
+#define FDINFO_MAX 8192
+
+/* An hwmon input and the name it is reported under. */
+struct amd_sensor {
+	char file[24]; /* "temp2_input" */
+	char name[40]; /* its label ("junction"), else "temp2" */
+};
+
+/* One GPU (a devslot's priv). */
+struct amd_dev {
+	int fd;        /* the PCI device directory, class/drm/cardN/device */
+	int hwfd;      /* its hwmon directory, or -1 */
+	char card[16]; /* "card1" */
+	char pdev[16]; /* PCI address, as fdinfo's drm-pdev writes it; "" when unknown */
+	struct amd_sensor temp[AMD_TEMPS];
+	size_t ntemp;
+	struct amd_sensor freq[AMD_FREQS];
+	size_t nfreq;
+	char ras[AMD_RAS][32]; /* "umc_err_count", ... under ras/ */
+	size_t nras;
+	struct counter ce, ue; /* RAS errors summed over the blocks */
+	struct warnset warned;
+};
+
+/* One DRM client (an open DRM file of a process) seen in /proc/PID/fdinfo. */
+struct drm_client {
+	pid_t pid;
+	char pdev[16];
+	uint64_t id;                /* drm-client-id */
+	uint64_t vram;              /* bytes, latest scan */
+	bool have_vram;
+	uint64_t ns[AMD_ENGINES];   /* busy ns per engine (state's eng[]), latest scan */
+	uint64_t prev_ns[AMD_ENGINES]; /* at the previous utilization report */
+	uint32_t engines;           /* engines this client reports (bits of eng[]) */
+	int64_t t, prev_t;          /* monotonic ns of the latest scan / of prev_ns */
+	uint64_t gen;               /* the scan that last saw it */
+};
+
+struct amd_state {
+	const struct mon_env *env;
+	const struct cfg_device *cfg;
+	int sysfd, procfd;
+	struct devtab tab;
+	struct sysfs_names names;
+	char error[320];
+	struct drm_client *cl;
+	size_t ncl, acl;
+	char eng[AMD_ENGINES][16]; /* engine names seen so far ("gfx", "compute", ...) */
+	size_t neng;
+	uint64_t cl_gen;
+	int64_t cl_cycle;          /* the cycle of the latest client scan */
+	bool cl_ok;                /* and it could list /proc */
+	char fdinfo[FDINFO_MAX];
+};
+
+/* EPERM and EBUSY: the GPU is in reset or suspended. ENODEV: it went away mid-cycle. */
+static const int amd_fatal[] = { EPERM, EBUSY, ENODEV, 0 };
+
+/* ---- discovery ------------------------------------------------------------------ */
+
+static bool is_card(const char *name)
+{
+	const char *p = name + 4;
+
+	if (strncmp(name, "card", 4) || !*p)
+		return false;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* Is class/drm/CARD an amdgpu device? */
+static bool amd_is_ours(int sysfd, const char *card)
+{
+	char path[96], name[64];
+	uint64_t vendor;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "class/drm/%s/device/driver", card);
+	n = sysfs_link_name(sysfd, path, name, sizeof(name));
+	if (n >= 0)
+		return !strcmp(name, "amdgpu");
+	snprintf(path, sizeof(path), "class/drm/%s/device/vendor", card);
+	return sysfs_u64(sysfd, path, &vendor) == 0 && vendor == 0x1002;
+}
+
+/* Name a sensor by its label file ("edge"), else by its channel ("temp2"). */
+static void sensor_name(int fd, const char *input, struct amd_sensor *sn)
+{
+	char label[32], text[64], chan[24];
+
+	snprintf(sn->file, sizeof(sn->file), "%s", input);
+	snprintf(chan, sizeof(chan), "%.*s", (int)strcspn(input, "_"), input);
+	snprintf(label, sizeof(label), "%s_label", chan);
+	if (sysfs_read(fd, label, text, sizeof(text)) <= 0)
+		text[0] = '\0';
+	sysfs_key(text, chan, sn->name, sizeof(sn->name));
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* The device's hwmon directory and its temperature and clock inputs. */
+static void amd_find_hwmon(struct amd_dev *ad)
+{
+	struct sysfs_names names = { 0 };
+
+	if (sysfs_list(ad->fd, "hwmon", &names) == 0)
+		for (size_t i = 0; i < names.n && ad->hwfd < 0; i++) {
+			char rel[96];
+
+			if (strncmp(sysfs_name(&names, i), "hwmon", 5))
+				continue;
+			snprintf(rel, sizeof(rel), "hwmon/%s", sysfs_name(&names, i));
+			ad->hwfd = sysfs_dir(ad->fd, rel);
+		}
+	if (ad->hwfd >= 0 && sysfs_list(ad->hwfd, ".", &names) == 0)
+		for (size_t i = 0; i < names.n; i++) {
+			const char *f = sysfs_name(&names, i);
+
+			if (!strncmp(f, "temp", 4) && has_suffix(f, "_input") && ad->ntemp < AMD_TEMPS)
+				sensor_name(ad->hwfd, f, &ad->temp[ad->ntemp++]);
+			else if (!strncmp(f, "freq", 4) && has_suffix(f, "_input") && ad->nfreq < AMD_FREQS)
+				sensor_name(ad->hwfd, f, &ad->freq[ad->nfreq++]);
+		}
+	if (sysfs_list(ad->fd, "ras", &names) == 0)
+		for (size_t i = 0; i < names.n && ad->nras < AMD_RAS; i++)
+			if (has_suffix(sysfs_name(&names, i), "_err_count"))
+				snprintf(ad->ras[ad->nras++], sizeof(ad->ras[0]), "%s", sysfs_name(&names, i));
+	sysfs_names_free(&names);
+}
+
+static void amd_dev_free(void *priv)
+{
+	struct amd_dev *ad = priv;
+
+	if (!ad)
+		return;
+	if (ad->fd >= 0)
+		close(ad->fd);
+	if (ad->hwfd >= 0)
+		close(ad->hwfd);
+	free(ad);
+}
+
+static int ras_sum(struct rdctx *r, struct amd_dev *ad, uint64_t *ue, uint64_t *ce);
+
+/* A new GPU in slot sl: its files, identity, selection, and the baseline of its counters. */
+static void amd_dev_open(struct amd_state *s, struct devslot *sl, const char *card, int fd)
+{
+	struct amd_dev *ad = xcalloc(1, sizeof(*ad));
+	char rel[96], serial[80], text[128];
+	uint64_t ue, ce;
+	struct rdctx r = { .type = "amdgpu", .key = card };
+
+	ad->fd = fd;
+	ad->hwfd = -1;
+	snprintf(ad->card, sizeof(ad->card), "%s", card);
+	snprintf(rel, sizeof(rel), "class/drm/%s/device", card);
+	if (sysfs_link_name(s->sysfd, rel, text, sizeof(text)) > 0 && sysfs_is_pci_address(text)) {
+		snprintf(ad->pdev, sizeof(ad->pdev), "%s", text);
+		snprintf(sl->pci, sizeof(sl->pci), "%s", text);
+	}
+	amd_find_hwmon(ad);
+	if (sysfs_read(fd, "unique_id", text, sizeof(text)) > 0)
+		snprintf(sl->uuid, sizeof(sl->uuid), "%s", text);
+	if (sysfs_read(fd, "product_name", text, sizeof(text)) > 0)
+		snprintf(sl->model, sizeof(sl->model), "%s", text);
+	else if (sysfs_read(fd, "device", text, sizeof(text)) > 0)
+		snprintf(sl->model, sizeof(sl->model), "AMD GPU 1002:%s", text[0] == '0' && text[1] == 'x' ? text + 2 : text);
+	if (sysfs_read(fd, "serial_number", serial, sizeof(serial)) <= 0)
+		serial[0] = '\0';
+	sl->priv = ad;
+	sl->selected = cfg_device_selects(s->cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL, serial[0] ? serial : NULL);
+	if (ras_sum(&r, ad, &ue, &ce) == 1) {
+		counter_step(&ad->ue, ue, &ue);
+		counter_step(&ad->ce, ce, &ce);
+	}
+}
+
+/* Find the amdgpu cards under class/drm: new ones are opened, vanished ones become gone. */
+static void amd_scan(struct amd_state *s)
+{
+	int rc;
+
+	s->error[0] = '\0';
+	if (s->sysfd < 0) {
+		s->sysfd = open(s->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->sysfd < 0) {
+			snprintf(s->error, sizeof(s->error), "cannot open the sysfs root %s: %s", s->env->sysfs,
+				 strerror(errno));
+			devtab_clear(&s->tab);
+			return;
+		}
+	}
+	rc = sysfs_list(s->sysfd, "class/drm", &s->names);
+	if (rc && rc != -ENOENT) {
+		snprintf(s->error, sizeof(s->error), "cannot list %s/class/drm: %s", s->env->sysfs, strerror(-rc));
+		devtab_clear(&s->tab);
+		return;
+	}
+	devtab_begin(&s->tab);
+	for (size_t i = 0; !rc && i < s->names.n; i++) {
+		const char *card = sysfs_name(&s->names, i);
+		struct devslot *sl;
+		char rel[96];
+		bool fresh;
+		int fd;
+
+		if (!is_card(card))
+			continue;
+		sl = devtab_find(&s->tab, card);
+		if (sl && !sl->gone) {
+			/* Still there when its directory still is (a removed device's fd sees nothing). */
+			if (faccessat(((struct amd_dev *)sl->priv)->fd, "vendor", F_OK, 0) == 0)
+				devtab_see(&s->tab, card, -1, &fresh);
+			continue;
+		}
+		if (!amd_is_ours(s->sysfd, card))
+			continue;
+		snprintf(rel, sizeof(rel), "class/drm/%s/device", card);
+		fd = sysfs_dir(s->sysfd, rel);
+		if (fd < 0)
+			continue;
+		sl = devtab_see(&s->tab, card, -1, &fresh);
+		amd_dev_open(s, sl, card, fd);
+	}
+	devtab_end(&s->tab);
+	if (!s->tab.n && faccessat(s->sysfd, "module/amdgpu", F_OK, 0))
+		snprintf(s->error, sizeof(s->error), "no amdgpu device: the amdgpu driver is not loaded (%s/module/amdgpu)",
+			 s->env->sysfs);
+}
+
+/* ---- DRM clients from /proc/PID/fdinfo ---------------------------------------------- */
+
+/* What one fdinfo file says (docs: Documentation/gpu/drm-usage-stats.rst). */
+struct fdinfo {
+	bool amdgpu;
+	char pdev[16];
+	uint64_t id;
+	bool have_id;
+	uint64_t vram;
+	int vram_rank; /* 0 none; 1 drm-total-vram; 2 drm-resident-vram; 3 drm-memory-vram */
+	uint64_t ns[AMD_ENGINES];
+	uint32_t engines;
+};
+
+/* A size with its unit ("1024 KiB"): bytes. */
+static bool parse_size(const char *v, uint64_t *bytes)
+{
+	uint64_t n = 0;
+	const char *p = v;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		n = n * 10 + (uint64_t)(*p++ - '0');
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!strncmp(p, "KiB", 3))
+		n <<= 10;
+	else if (!strncmp(p, "MiB", 3))
+		n <<= 20;
+	else if (!strncmp(p, "GiB", 3))
+		n <<= 30;
+	*bytes = n;
+	return true;
+}
+
+/* The index of engine name in s->eng, added when new; -1 when the table is full. */
+static int engine_index(struct amd_state *s, const char *name, size_t len)
+{
+	for (size_t i = 0; i < s->neng; i++)
+		if (strlen(s->eng[i]) == len && !memcmp(s->eng[i], name, len))
+			return (int)i;
+	if (s->neng == AMD_ENGINES || len >= sizeof(s->eng[0]))
+		return -1;
+	memcpy(s->eng[s->neng], name, len);
+	s->eng[s->neng][len] = '\0';
+	return (int)s->neng++;
+}
+
+static void parse_fdinfo(struct amd_state *s, char *text, struct fdinfo *fi)
+{
+	memset(fi, 0, sizeof(*fi));
+	for (char *line = text, *next; line && *line; line = next) {
+		char *colon, *v;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
+			;
+		if (!strcmp(line, "drm-driver")) {
+			fi->amdgpu = !strcmp(v, "amdgpu");
+		} else if (!strcmp(line, "drm-pdev")) {
+			snprintf(fi->pdev, sizeof(fi->pdev), "%s", v);
+		} else if (!strcmp(line, "drm-client-id")) {
+			fi->have_id = sysfs_parse_u64(v, &fi->id) == 0;
+		} else if (!strcmp(line, "drm-memory-vram") || !strcmp(line, "drm-resident-vram") ||
+			   !strcmp(line, "drm-total-vram")) {
+			int rank = line[4] == 'm' ? 3 : line[4] == 'r' ? 2 : 1;
+			uint64_t b;
+
+			if (rank > fi->vram_rank && parse_size(v, &b)) {
+				fi->vram = b;
+				fi->vram_rank = rank;
+			}
+		} else if (!strncmp(line, "drm-engine-", 11) && strncmp(line + 11, "capacity-", 9)) {
+			int e = engine_index(s, line + 11, strlen(line + 11));
+			uint64_t n = 0;
+			const char *p = v;
+
+			if (e < 0 || *p < '0' || *p > '9')
+				continue;
+			while (*p >= '0' && *p <= '9')
+				n = n * 10 + (uint64_t)(*p++ - '0');
+			/* amdgpu names two IP blocks "dec" (UVD and VCN): they add up. */
+			fi->ns[e] += n;
+			fi->engines |= 1u << e;
+		}
+	}
+}
+
+/* Read /proc/PID/fdinfo/FD into fi. 0 when it is an amdgpu client, else -1. */
+static int read_client(struct amd_state *s, int piddir, const char *fd, struct fdinfo *fi)
+{
+	char path[48];
+
+	snprintf(path, sizeof(path), "fdinfo/%s", fd);
+	if (read_file_at(piddir, path, s->fdinfo, sizeof(s->fdinfo)) < 0)
+		return -1;
+	parse_fdinfo(s, s->fdinfo, fi);
+	return fi->amdgpu && fi->have_id && fi->pdev[0] ? 0 : -1;
+}
+
+struct scan_ctx {
+	struct amd_state *s;
+	int64_t now;
+};
+
+static int on_drm_fd(pid_t pid, int piddir, const char *fd, const char *target, void *ud)
+{
+	struct scan_ctx *c = ud;
+	struct amd_state *s = c->s;
+	struct drm_client *cl = NULL;
+	struct fdinfo fi;
+
+	(void)target;
+	if (read_client(s, piddir, fd, &fi))
+		return 0;
+	for (size_t i = 0; i < s->ncl; i++)
+		if (s->cl[i].pid == pid && s->cl[i].id == fi.id && !strcmp(s->cl[i].pdev, fi.pdev)) {
+			cl = &s->cl[i];
+			break;
+		}
+	if (cl && cl->gen == s->cl_gen)
+		return 0; /* the same client through another fd (dup, fork) */
+	if (!cl) {
+		if (s->ncl == s->acl) {
+			s->acl = s->acl ? s->acl * 2 : 16;
+			s->cl = xrealloc(s->cl, s->acl * sizeof(*s->cl));
+		}
+		cl = &s->cl[s->ncl++];
+		memset(cl, 0, sizeof(*cl));
+		cl->pid = pid;
+		cl->id = fi.id;
+		snprintf(cl->pdev, sizeof(cl->pdev), "%s", fi.pdev);
+		/* Its baseline: busy time from now on. */
+		memcpy(cl->prev_ns, fi.ns, sizeof(cl->prev_ns));
+		cl->prev_t = c->now;
+	}
+	cl->gen = s->cl_gen;
+	cl->t = c->now;
+	cl->vram = fi.vram;
+	cl->have_vram = fi.vram_rank > 0;
+	for (size_t e = 0; e < AMD_ENGINES; e++)
+		if (fi.engines & (1u << e) && !(cl->engines & (1u << e)))
+			cl->prev_ns[e] = fi.ns[e]; /* an engine it had not used yet starts here */
+	memcpy(cl->ns, fi.ns, sizeof(cl->ns));
+	cl->engines |= fi.engines;
+	return 0;
+}
+
+/* Scan every process's DRM fds once per cycle (when a group that needs them is due). */
+static void amd_scan_clients(struct amd_state *s, int64_t now)
+{
+	struct scan_ctx c = { s, now };
+	size_t keep = 0;
+
+	s->cl_ok = false;
+	if (s->procfd < 0) {
+		s->procfd = open(s->env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->procfd < 0)
+			return;
+	}
+	s->cl_gen++;
+	s->cl_ok = procfd_scan(s->procfd, "/dev/dri/", on_drm_fd, &c) == 0;
+	if (!s->cl_ok)
+		return;
+	for (size_t i = 0; i < s->ncl; i++)
+		if (s->cl[i].gen == s->cl_gen)
+			s->cl[keep++] = s->cl[i];
+	s->ncl = keep;
+}
+
+static void amd_clients_for_cycle(struct amd_state *s, const struct cycle *cy)
+{
+	if (s->cl_cycle != cy->mono_ns) {
+		s->cl_cycle = cy->mono_ns;
+		amd_scan_clients(s, cy->mono_ns);
+	}
+}
+
+/* processes: {"<pid>": value} object of d, created on first use. */
+static json_t *processes_of(json_t *d)
+{
+	json_t *p = json_object_get(d, "processes");
+
+	if (!p) {
+		p = json_object();
+		json_object_set_new(d, "processes", p);
+	}
+	return p;
+}
+
+static void pid_key(pid_t pid, char key[16])
+{
+	snprintf(key, 16, "%d", (int)pid);
+}
+
+/* Device memory per process: the VRAM of its clients on this GPU. */
+static void amd_proc_memory(struct amd_state *s, const struct amd_dev *ad, json_t *d)
+{
+	json_t *procs = processes_of(d);
+
+	for (size_t i = 0; i < s->ncl; i++) {
+		const struct drm_client *cl = &s->cl[i];
+		json_t *v;
+		char key[16];
+
+		if (!cl->have_vram || strcmp(cl->pdev, ad->pdev))
+			continue;
+		pid_key(cl->pid, key);
+		v = json_object_get(procs, key);
+		json_object_set_new(procs, key, json_integer((json_int_t)(cl->vram + (v ? (uint64_t)json_integer_value(v) : 0))));
+	}
+}
+
+/*
+ * Engine busy time per process over the period: each client's drm-engine-*
+ * increase since the previous report, as percent of the time that passed.
+ */
+static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json_t *d)
+{
+	json_t *procs = processes_of(d);
+
+	for (size_t i = 0; i < s->ncl; i++) {
+		struct drm_client *cl = &s->cl[i];
+		double dt = (double)(cl->t - cl->prev_t);
+		json_t *p;
+		char key[16];
+
+		if (strcmp(cl->pdev, ad->pdev))
+			continue;
+		if (dt <= 0 || !cl->engines) {
+			memcpy(cl->prev_ns, cl->ns, sizeof(cl->prev_ns));
+			continue;
+		}
+		pid_key(cl->pid, key);
+		p = json_object_get(procs, key);
+		if (!p) {
+			p = json_object();
+			json_object_set_new(procs, key, p);
+		}
+		for (size_t e = 0; e < s->neng; e++) {
+			uint64_t busy;
+			double pct;
+			json_t *old;
+
+			if (!(cl->engines & (1u << e)))
+				continue;
+			busy = cl->ns[e] >= cl->prev_ns[e] ? cl->ns[e] - cl->prev_ns[e] : cl->ns[e];
+			old = json_object_get(p, s->eng[e]);
+			pct = (double)busy * 100.0 / dt + (old ? json_real_value(old) : 0);
+			/* An engine with several rings can add up past 100: percent of the period stays 0..100. */
+			json_object_set_new(p, s->eng[e], json_real(pct > 100.0 ? 100.0 : pct));
+		}
+		memcpy(cl->prev_ns, cl->ns, sizeof(cl->prev_ns));
+		cl->prev_t = cl->t;
+	}
+}
+
+/* ---- groups ------------------------------------------------------------------------ */
+
+static void set_u64(json_t *d, const char *key, uint64_t v)
+{
+	json_object_set_new(d, key, json_integer((json_int_t)v));
+}
+
+static void set_real(json_t *d, const char *key, double v)
+{
+	json_object_set_new(d, key, json_real(v));
+}
+
+static void set_text(json_t *d, const char *key, char *v)
+{
+	json_object_set_new(d, key, json_string(utf8_sanitize(v)));
+}
+
+static void amd_info(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	char text[128];
+	uint64_t v;
+
+	if (rd_text(r, ad->fd, "serial_number", text, sizeof(text)) == 1 && text[0])
+		set_text(d, "serial", text);
+	if (sysfs_read(s->sysfd, "module/amdgpu/version", text, sizeof(text)) > 0)
+		set_text(d, "driver_version", text);
+	if (rd_u64(r, ad->fd, "mem_info_vram_total", &v) == 1)
+		set_u64(d, "memory_total_bytes", v);
+	if (ad->hwfd >= 0 && rd_u64(r, ad->hwfd, "power1_cap", &v) == 1)
+		set_real(d, "power_limit_watts", (double)v / 1e6);
+	if (rd_text(r, ad->fd, "product_number", text, sizeof(text)) == 1 && text[0])
+		set_text(d, "product_number", text);
+	if (rd_text(r, ad->fd, "vbios_version", text, sizeof(text)) == 1 && text[0])
+		set_text(d, "vbios_version", text);
+	if (rd_text(r, ad->fd, "device", text, sizeof(text)) == 1 && text[0])
+		set_text(d, "pci_device_id", text);
+	set_text(d, "card", ad->card);
+}
+
+static void amd_util(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	static const char *const files[][2] = {
+		{ "gpu_busy_percent", "core_percent" },
+		{ "mem_busy_percent", "memory_bandwidth_percent" },
+		{ "vcn_busy_percent", "video_percent" },
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		if (rd_u64(r, ad->fd, files[i][0], &v) == 1)
+			set_real(d, files[i][1], (double)v);
+	if (ad->pdev[0] && s->cl_ok)
+		amd_proc_engines(s, ad, d);
+}
+
+static void amd_memory(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	uint64_t total, used, v;
+	int ht = rd_u64(r, ad->fd, "mem_info_vram_total", &total) == 1;
+	int hu = rd_u64(r, ad->fd, "mem_info_vram_used", &used) == 1;
+
+	if (ht)
+		set_u64(d, "total_bytes", total);
+	if (hu)
+		set_u64(d, "used_bytes", used);
+	if (ht && hu)
+		set_u64(d, "free_bytes", total > used ? total - used : 0);
+	if (rd_u64(r, ad->fd, "mem_info_gtt_total", &v) == 1)
+		set_u64(d, "gtt_total_bytes", v);
+	if (rd_u64(r, ad->fd, "mem_info_gtt_used", &v) == 1)
+		set_u64(d, "gtt_used_bytes", v);
+	if (ad->pdev[0] && s->cl_ok)
+		amd_proc_memory(s, ad, d);
+}
+
+static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	json_t *temps = json_object();
+	uint64_t pwm, max, rpm;
+	int64_t mc;
+
+	for (size_t i = 0; ad->hwfd >= 0 && i < ad->ntemp; i++)
+		if (rd_s64(r, ad->hwfd, ad->temp[i].file, &mc) == 1)
+			json_object_set_new(temps, utf8_sanitize(ad->temp[i].name), json_real((double)mc / 1000.0));
+	if (json_object_size(temps))
+		json_object_set(d, "temperatures_celsius", temps);
+	json_decref(temps);
+	if (ad->hwfd < 0)
+		return;
+	if (rd_u64(r, ad->hwfd, "pwm1", &pwm) == 1) {
+		if (rd_u64(r, ad->hwfd, "pwm1_max", &max) != 1 || !max)
+			max = 255;
+		set_real(d, "fan_percent", (double)(pwm > max ? max : pwm) * 100.0 / (double)max);
+	}
+	if (rd_u64(r, ad->hwfd, "fan1_input", &rpm) == 1)
+		json_object_set_new(d, "fan_rpm", json_pack("{s:I}", "fan1", (json_int_t)rpm));
+}
+
+static void amd_power(struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	uint64_t uw;
+
+	if (ad->hwfd < 0)
+		return;
+	/* power1_average where the SMU averages, power1_input on boards that only report the instant value. */
+	if (rd_u64(r, ad->hwfd, "power1_average", &uw) == 1 || rd_u64(r, ad->hwfd, "power1_input", &uw) == 1)
+		set_real(d, "power_watts", (double)uw / 1e6);
+}
+
+/*
+ * The current level of a pp_dpm_* file: "0: 500Mhz \n1: 1000Mhz *\n".
+ * The level may be a letter ("S: 19Mhz *", deep sleep). 0 with *mhz, or -EBADMSG.
+ */
+static int dpm_current(const char *text, uint64_t *mhz)
+{
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line), *p = end;
+
+		while (p > line && (p[-1] == ' ' || p[-1] == '\t'))
+			p--;
+		if (p > line && p[-1] == '*') {
+			const char *c = strchr(line, ':');
+			uint64_t n = 0;
+
+			if (!c || c > end)
+				return -EBADMSG;
+			for (c++; *c == ' '; c++)
+				;
+			if (*c < '0' || *c > '9')
+				return -EBADMSG;
+			while (*c >= '0' && *c <= '9')
+				n = n * 10 + (uint64_t)(*c++ - '0');
+			*mhz = n;
+			return 0;
+		}
+		line = nl ? nl + 1 : end;
+	}
+	return -EBADMSG;
+}
+
+static void amd_clocks(struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	static const char *const dpm[][2] = { { "pp_dpm_sclk", "graphics" }, { "pp_dpm_mclk", "memory" } };
+	json_t *clocks = json_object();
+	char text[512];
+	uint64_t hz, mhz = 0;
+
+	for (size_t i = 0; ad->hwfd >= 0 && i < ad->nfreq; i++) {
+		const char *name = ad->freq[i].name;
+
+		if (rd_u64(r, ad->hwfd, ad->freq[i].file, &hz) != 1)
+			continue;
+		name = !strcmp(name, "sclk") ? "graphics" : !strcmp(name, "mclk") ? "memory" : name;
+		json_object_set_new(clocks, name, json_real((double)hz / 1e6));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dpm); i++) {
+		int rc = rd_text(r, ad->fd, dpm[i][0], text, sizeof(text));
+
+		if (rc != 1)
+			continue;
+		if (rd_check(r, dpm[i][0], dpm_current(text, &mhz)) != 1)
+			continue;
+		if (!json_object_get(clocks, dpm[i][1]))
+			json_object_set_new(clocks, dpm[i][1], json_real((double)mhz));
+	}
+	if (json_object_size(clocks))
+		json_object_set(d, "clocks_mhz", clocks);
+	json_decref(clocks);
+}
+
+/* Parse "ue: N\nce: M\n" (newer kernels add "de: K", deferred errors). 0 or -EBADMSG. */
+static int parse_ras(char *text, uint64_t *ue, uint64_t *ce)
+{
+	int have = 0;
+
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!strncmp(line, "ue:", 3))
+			have |= sysfs_parse_u64(line + 3, ue) == 0 ? 1 : 0;
+		else if (!strncmp(line, "ce:", 3))
+			have |= sysfs_parse_u64(line + 3, ce) == 0 ? 2 : 0;
+	}
+	return have == 3 ? 0 : -EBADMSG;
+}
+
+/*
+ * Sum the RAS blocks' counts. 1 when every block was read, 0 when one could
+ * not be (no sum this cycle: it would be wrong), -1 when the device failed.
+ */
+static int ras_sum(struct rdctx *r, struct amd_dev *ad, uint64_t *ue, uint64_t *ce)
+{
+	char rel[48], text[128];
+	int all = 1;
+
+	*ue = *ce = 0;
+	if (!ad->nras)
+		return 0;
+	for (size_t i = 0; i < ad->nras; i++) {
+		uint64_t u = 0, c = 0;
+		int rc;
+
+		snprintf(rel, sizeof(rel), "ras/%s", ad->ras[i]);
+		rc = rd_text(r, ad->fd, rel, text, sizeof(text));
+		if (rc == 1)
+			rc = rd_check(r, rel, parse_ras(text, &u, &c));
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			all = 0;
+			continue;
+		}
+		*ue += u;
+		*ce += c;
+	}
+	return all;
+}
+
+/*
+ * ras/gpu_vram_bad_pages: one line per bad page, "0x00000c1a : 0x00001000 : R"
+ * (R retired, P pending retirement, F failed to retire). 0 with the page
+ * count and whether one is pending, or -errno.
+ */
+static int bad_pages(int fd, uint64_t *pages, bool *pending)
+{
+	int f = openat(fd, "ras/gpu_vram_bad_pages", O_RDONLY | O_CLOEXEC);
+	char buf[4096], last = '\n', prev = 0;
+	ssize_t n;
+	uint64_t lines = 0;
+
+	if (f < 0)
+		return -errno;
+	*pending = false;
+	while ((n = read(f, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++) {
+			/* The flag is the line's last character. */
+			if (buf[i] == '\n') {
+				lines += last != '\n';
+				*pending |= prev == 'P';
+			} else if (buf[i] != ' ') {
+				prev = buf[i];
+			}
+			last = buf[i];
+		}
+	if (n < 0) {
+		int err = errno;
+
+		close(f);
+		return -err;
+	}
+	close(f);
+	*pages = lines + (last != '\n');
+	return 0;
+}
+
+static void amd_errors(struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	uint64_t ue, ce, due, dce, pages;
+	bool pending;
+	int rc = ras_sum(r, ad, &ue, &ce);
+
+	if (rc == 1) {
+		bool hu = counter_step(&ad->ue, ue, &due), hc = counter_step(&ad->ce, ce, &dce);
+
+		if (hu && hc)
+			json_object_set_new(d, "ecc_errors", json_pack("{s:I, s:I}", "corrected", (json_int_t)dce,
+								       "uncorrected", (json_int_t)due));
+		set_u64(d, "ecc_corrected_volatile_total", ce);
+		set_u64(d, "ecc_uncorrected_volatile_total", ue);
+	}
+	if (rc >= 0 && rd_check(r, "ras/gpu_vram_bad_pages", bad_pages(ad->fd, &pages, &pending)) == 1)
+		json_object_set_new(d, "retired_pages",
+				    json_pack("{s:I, s:b}", "total", (json_int_t)pages, "pending", pending));
+}
+
+/* ---- ops ------------------------------------------------------------------------------ */
+
+static bool wants(const struct cfg_device *cfg, enum group_id id)
+{
+	for (size_t i = 0; i < cfg->ngroups; i++)
+		if (cfg->groups[i].id == id)
+			return true;
+	return false;
+}
+
+static int amd_probe(const struct mon_env *env)
+{
+	struct sysfs_names names = { 0 };
+	int sysfd = open(env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC), found = 0;
+
+	if (sysfd < 0)
+		return 0;
+	if (sysfs_list(sysfd, "class/drm", &names) == 0)
+		for (size_t i = 0; i < names.n && !found; i++)
+			found = is_card(sysfs_name(&names, i)) && amd_is_ours(sysfd, sysfs_name(&names, i));
+	sysfs_names_free(&names);
+	close(sysfd);
+	return found;
+}
+
+static int amd_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+{
+	struct amd_state *s = xcalloc(1, sizeof(*s));
+	struct cycle cy = { .mono_ns = clock_mono_ns() };
+
+	s->env = env;
+	s->cfg = dev;
+	s->sysfd = s->procfd = -1;
+	s->cl_cycle = -1;
+	devtab_init(&s->tab, dev, ~0u, amd_dev_free);
+	*state = s;
+	amd_scan(s);
+	/* Baseline of the per-process engine times, so the first report has a period to measure. */
+	if (wants(dev, GROUP_DEVICE_UTILIZATION) || wants(dev, GROUP_DEVICE_MEMORY))
+		amd_clients_for_cycle(s, &cy);
+	return s->error[0] ? -EIO : 0;
+}
+
+static void amd_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+{
+	struct amd_state *s = state;
+
+	if (devtab_new_cycle(&s->tab, cy))
+		amd_scan(s);
+	devtab_group(group);
+	if (s->error[0]) {
+		set_error(group, "%s", s->error);
+		return;
+	}
+	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY)
+		amd_clients_for_cycle(s, cy);
+	for (size_t i = 0; i < s->tab.n; i++) {
+		struct devslot *sl = s->tab.slot[i];
+		struct amd_dev *ad = sl->priv;
+		struct rdctx r = { .type = "amdgpu", .key = sl->key, .fatal = amd_fatal };
+		json_t *d;
+
+		if (!sl->selected || !(d = devtab_entry(group, sl, id)))
+			continue;
+		r.warned = &ad->warned;
+		switch (id) {
+		case GROUP_DEVICE_INFO:
+			amd_info(s, ad, &r, d);
+			break;
+		case GROUP_DEVICE_UTILIZATION:
+			amd_util(s, ad, &r, d);
+			break;
+		case GROUP_DEVICE_MEMORY:
+			amd_memory(s, ad, &r, d);
+			break;
+		case GROUP_DEVICE_THERMAL:
+			amd_thermal(ad, &r, d);
+			break;
+		case GROUP_DEVICE_POWER:
+			amd_power(ad, &r, d);
+			break;
+		case GROUP_DEVICE_CLOCKS:
+			amd_clocks(ad, &r, d);
+			break;
+		case GROUP_DEVICE_ERRORS:
+			amd_errors(ad, &r, d);
+			break;
+		default:
+			break;
+		}
+		rd_finish(&r, d);
+	}
+}
+
+static const char *amd_error(void *state)
+{
+	struct amd_state *s = state;
+
+	return s->error[0] ? s->error : NULL;
+}
+
+struct pid_ctx {
+	struct amd_state *s;
+	uint64_t bytes;
+	struct {
+		char pdev[16];
+		uint64_t id;
+	} seen[AMD_PID_CLIENTS];
+	size_t nseen;
+};
+
+static bool pdev_selected(const struct amd_state *s, const char *pdev)
+{
+	for (size_t i = 0; i < s->tab.n; i++) {
+		const struct devslot *sl = s->tab.slot[i];
+
+		if (sl->selected && !sl->gone && !strcmp(((const struct amd_dev *)sl->priv)->pdev, pdev))
+			return true;
+	}
+	return false;
+}
+
+static int on_pid_fd(pid_t pid, int piddir, const char *fd, const char *target, void *ud)
+{
+	struct pid_ctx *c = ud;
+	struct fdinfo fi;
+
+	(void)pid;
+	(void)target;
+	if (read_client(c->s, piddir, fd, &fi) || !pdev_selected(c->s, fi.pdev))
+		return 0;
+	for (size_t i = 0; i < c->nseen; i++)
+		if (c->seen[i].id == fi.id && !strcmp(c->seen[i].pdev, fi.pdev))
+			return 0;
+	if (c->nseen < AMD_PID_CLIENTS) {
+		snprintf(c->seen[c->nseen].pdev, sizeof(c->seen[0].pdev), "%s", fi.pdev);
+		c->seen[c->nseen++].id = fi.id;
+	}
+	c->bytes += fi.vram;
+	return 0;
+}
+
+/* VRAM a process holds on the selected GPUs: its DRM clients' drm-memory-vram, each client once. */
+static int amd_pid_memory(void *state, pid_t pid, uint64_t *bytes)
+{
+	struct amd_state *s = state;
+	struct pid_ctx c = { .s = s };
+	int rc;
+
+	if (s->error[0] || !devtab_present(&s->tab))
+		return -ENOENT;
+	if (s->procfd < 0 && (s->procfd = open(s->env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	rc = procfd_scan_pid(s->procfd, pid, "/dev/dri/", on_pid_fd, &c);
+	if (rc)
+		return rc;
+	*bytes = c.bytes;
+	return 0;
+}
+
+static void amd_close(void *state)
+{
+	struct amd_state *s = state;
+
+	if (!s)
+		return;
+	devtab_free(&s->tab);
+	sysfs_names_free(&s->names);
+	if (s->sysfd >= 0)
+		close(s->sysfd);
+	if (s->procfd >= 0)
+		close(s->procfd);
+	free(s->cl);
+	free(s);
+}
+
+const struct device_ops coll_amdgpu_ops = {
+	.type = "amdgpu",
+	.probe = amd_probe,
+	.open = amd_open,
+	.collect = amd_collect,
+	.error = amd_error,
+	.pid_memory = amd_pid_memory,
+	.close = amd_close,
+};

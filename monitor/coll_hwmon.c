@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwmon: every hardware-monitoring chip under class/hwmon (the kernel's
+ * hwmon sysfs interface) that no device collector above claims, so boards
+ * such as a Jetson and a plain server's sensors are covered too. A chip
+ * belongs to amdgpu (and is left out here) when its name is "amdgpu" or
+ * its device is bound to the amdgpu driver. Its index is N of hwmonN.
+ *
+ *   device_info     name, the device it measures, that device's driver
+ *   device_thermal  temp*_input (m°C) by temp*_label (as a key: "Package id 0"
+ *                   becomes "package_id_0"), fan*_input (RPM) by
+ *                   fan*_label, pwm1 (0-255) as fan_percent
+ *   device_power    power*_input, else power*_average (µW), by power*_label
+ *
+ * The chip's inputs are listed when it is first seen; an input that cannot
+ * be read this cycle is left out.
+ */
+#include "collector.h"
+#include "sysfs.h"
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HW_INPUTS 32
+
+struct hw_input {
+	char file[32]; /* "temp1_input" */
+	char name[48]; /* its label as a key ("package_id_0"), else "temp1" */
+};
+
+struct hw_chip {
+	int fd; /* class/hwmon/hwmonN */
+	char name[64];
+	char device[64]; /* the device link's last component ("coretemp.0", "0000:00:18.3"); "" when none */
+	char driver[64];
+	struct hw_input temp[HW_INPUTS], fan[HW_INPUTS], power[HW_INPUTS];
+	size_t ntemp, nfan, npower;
+	bool pwm;
+	char probe[32]; /* a file that was there when the chip was found: gone with the chip */
+	struct warnset warned;
+};
+
+struct hw_state {
+	const struct mon_env *env;
+	const struct cfg_device *cfg;
+	int sysfd;
+	struct devtab tab;
+	struct sysfs_names names;
+	char error[320];
+	struct sysfs_names claimed; /* amdgpu's chips, seen last scan (not opened again while they stay) */
+	struct sysfs_names claimed_next;
+};
+
+#define HW_SUPPORTED (GROUP_BIT(GROUP_DEVICE_INFO) | GROUP_BIT(GROUP_DEVICE_THERMAL) | GROUP_BIT(GROUP_DEVICE_POWER))
+
+static const int hw_fatal[] = { ENODEV, 0 };
+
+/* ---- discovery ------------------------------------------------------------------ */
+
+static long hwmon_number(const char *name)
+{
+	char *end;
+	long v;
+
+	if (strncmp(name, "hwmon", 5) || name[5] < '0' || name[5] > '9')
+		return -1;
+	v = strtol(name + 5, &end, 10);
+	return *end ? -1 : v;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Add input file f ("temp1_input") to list, named by its label file. */
+static void add_input(int fd, const char *f, struct hw_input *list, size_t *n)
+{
+	struct hw_input *in;
+	char label[48], text[64], chan[24];
+
+	if (*n == HW_INPUTS)
+		return;
+	in = &list[(*n)++];
+	snprintf(in->file, sizeof(in->file), "%s", f);
+	snprintf(chan, sizeof(chan), "%.*s", (int)strcspn(f, "_"), f);
+	snprintf(label, sizeof(label), "%s_label", chan);
+	if (sysfs_read(fd, label, text, sizeof(text)) <= 0)
+		text[0] = '\0';
+	sysfs_key(text, chan, in->name, sizeof(in->name));
+}
+
+/* Is the chip amdgpu's (reported by the amdgpu collector)? */
+static bool claimed(const struct hw_chip *c)
+{
+	return !strcmp(c->name, "amdgpu") || !strcmp(c->driver, "amdgpu");
+}
+
+/* Open chip hwmonN: its name, device and inputs. NULL when it cannot be opened or is claimed (*is_claimed). */
+static struct hw_chip *chip_open(struct hw_state *s, const char *hwmon, bool *is_claimed)
+{
+	struct hw_chip *c = xcalloc(1, sizeof(*c));
+	struct sysfs_names names = { 0 };
+	char rel[96];
+
+	snprintf(rel, sizeof(rel), "class/hwmon/%s", hwmon);
+	c->fd = sysfs_dir(s->sysfd, rel);
+	if (c->fd < 0) {
+		free(c);
+		return NULL;
+	}
+	if (sysfs_read(c->fd, "name", c->name, sizeof(c->name)) <= 0)
+		snprintf(c->name, sizeof(c->name), "%s", hwmon);
+	else
+		snprintf(c->probe, sizeof(c->probe), "name");
+	if (sysfs_link_name(c->fd, "device", c->device, sizeof(c->device)) < 0)
+		c->device[0] = '\0';
+	if (sysfs_link_name(c->fd, "device/driver", c->driver, sizeof(c->driver)) < 0)
+		c->driver[0] = '\0';
+	*is_claimed = claimed(c);
+	if (*is_claimed) {
+		close(c->fd);
+		free(c);
+		return NULL;
+	}
+	if (sysfs_list(c->fd, ".", &names) == 0)
+		for (size_t i = 0; i < names.n; i++) {
+			const char *f = sysfs_name(&names, i);
+			size_t chan = strcspn(f, "_");
+			bool dup = false;
+
+			if (!strncmp(f, "temp", 4) && has_suffix(f, "_input")) {
+				add_input(c->fd, f, c->temp, &c->ntemp);
+			} else if (!strncmp(f, "fan", 3) && has_suffix(f, "_input")) {
+				add_input(c->fd, f, c->fan, &c->nfan);
+			} else if (!strncmp(f, "power", 5) && (has_suffix(f, "_input") || has_suffix(f, "_average"))) {
+				/* One per channel: power1_input wins over power1_average. */
+				for (size_t k = 0; k < c->npower; k++)
+					if (!strncmp(c->power[k].file, f, chan) && c->power[k].file[chan] == '_') {
+						dup = true;
+						if (has_suffix(f, "_input"))
+							snprintf(c->power[k].file, sizeof(c->power[k].file), "%s", f);
+					}
+				if (!dup)
+					add_input(c->fd, f, c->power, &c->npower);
+			} else if (!strcmp(f, "pwm1")) {
+				c->pwm = true;
+			}
+		}
+	sysfs_names_free(&names);
+	if (!c->probe[0])
+		snprintf(c->probe, sizeof(c->probe), "%s", c->ntemp ? c->temp[0].file : c->nfan ? c->fan[0].file
+							   : c->npower ? c->power[0].file : ".");
+	return c;
+}
+
+static void chip_free(void *priv)
+{
+	struct hw_chip *c = priv;
+
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+static bool in_names(const struct sysfs_names *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(sysfs_name(l, i), name))
+			return true;
+	return false;
+}
+
+static void add_name(struct sysfs_names *l, const char *name)
+{
+	size_t len = strlen(name) + 1;
+
+	if (l->pool_size + len > l->pool_alloc) {
+		l->pool_alloc = (l->pool_size + len) * 2 + 64;
+		l->pool = xrealloc(l->pool, l->pool_alloc);
+	}
+	if (l->n == l->off_alloc) {
+		l->off_alloc = l->off_alloc ? l->off_alloc * 2 : 8;
+		l->off = xrealloc(l->off, l->off_alloc * sizeof(*l->off));
+	}
+	memcpy(l->pool + l->pool_size, name, len);
+	l->off[l->n++] = l->pool_size;
+	l->pool_size += len;
+}
+
+static void hw_scan(struct hw_state *s)
+{
+	int rc;
+
+	s->error[0] = '\0';
+	if (s->sysfd < 0) {
+		s->sysfd = open(s->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->sysfd < 0) {
+			snprintf(s->error, sizeof(s->error), "cannot open the sysfs root %s: %s", s->env->sysfs,
+				 strerror(errno));
+			devtab_clear(&s->tab);
+			return;
+		}
+	}
+	rc = sysfs_list(s->sysfd, "class/hwmon", &s->names);
+	if (rc && rc != -ENOENT) {
+		snprintf(s->error, sizeof(s->error), "cannot list %s/class/hwmon: %s", s->env->sysfs, strerror(-rc));
+		devtab_clear(&s->tab);
+		return;
+	}
+	devtab_begin(&s->tab);
+	s->claimed_next.n = s->claimed_next.pool_size = 0;
+	for (size_t i = 0; !rc && i < s->names.n; i++) {
+		const char *name = sysfs_name(&s->names, i);
+		long n = hwmon_number(name);
+		struct devslot *sl;
+		struct hw_chip *c;
+		bool fresh;
+
+		if (n < 0)
+			continue;
+		sl = devtab_find(&s->tab, name);
+		if (sl && !sl->gone) {
+			const struct hw_chip *c0 = sl->priv;
+
+			if (faccessat(c0->fd, c0->probe, F_OK, 0) == 0)
+				devtab_see(&s->tab, name, n, &fresh);
+			continue;
+		}
+		if (in_names(&s->claimed, name)) {
+			add_name(&s->claimed_next, name);
+			continue;
+		}
+		if (!(c = chip_open(s, name, &fresh))) {
+			if (fresh)
+				add_name(&s->claimed_next, name);
+			continue;
+		}
+		sl = devtab_see(&s->tab, name, n, &fresh);
+		snprintf(sl->model, sizeof(sl->model), "%s", c->name);
+		if (sysfs_is_pci_address(c->device))
+			snprintf(sl->pci, sizeof(sl->pci), "%s", c->device);
+		sl->priv = c;
+		sl->selected = !s->cfg || cfg_device_selects(s->cfg, sl->index, NULL, NULL);
+	}
+	devtab_end(&s->tab);
+	{
+		struct sysfs_names t = s->claimed;
+
+		s->claimed = s->claimed_next;
+		s->claimed_next = t;
+	}
+}
+
+/* ---- groups ------------------------------------------------------------------------ */
+
+/* Add value v under key name to obj; a second input with the same label keeps its channel name. */
+static void put(json_t *obj, const struct hw_input *in, json_t *v)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "%s", in->name);
+	if (json_object_get(obj, name))
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(in->file, "_"), in->file);
+	json_object_set_new(obj, name, v);
+}
+
+static void hw_info(struct hw_chip *c, json_t *d)
+{
+	json_object_set_new(d, "name", json_string(utf8_sanitize(c->name)));
+	if (c->device[0])
+		json_object_set_new(d, "device", json_string(utf8_sanitize(c->device)));
+	if (c->driver[0])
+		json_object_set_new(d, "driver", json_string(utf8_sanitize(c->driver)));
+}
+
+static void hw_thermal(struct hw_chip *c, struct rdctx *r, json_t *d)
+{
+	json_t *temps = json_object(), *fans = json_object();
+	int64_t mc;
+	uint64_t v;
+
+	for (size_t i = 0; i < c->ntemp; i++)
+		if (rd_s64(r, c->fd, c->temp[i].file, &mc) == 1)
+			put(temps, &c->temp[i], json_real((double)mc / 1000.0));
+	for (size_t i = 0; i < c->nfan; i++)
+		if (rd_u64(r, c->fd, c->fan[i].file, &v) == 1)
+			put(fans, &c->fan[i], json_integer((json_int_t)v));
+	if (json_object_size(temps))
+		json_object_set(d, "temperatures_celsius", temps);
+	if (json_object_size(fans))
+		json_object_set(d, "fan_rpm", fans);
+	json_decref(temps);
+	json_decref(fans);
+	if (c->pwm && rd_u64(r, c->fd, "pwm1", &v) == 1)
+		json_object_set_new(d, "fan_percent", json_real((double)(v > 255 ? 255 : v) * 100.0 / 255.0));
+}
+
+static void hw_power(struct hw_chip *c, struct rdctx *r, json_t *d)
+{
+	json_t *watts = json_object();
+	uint64_t uw;
+
+	for (size_t i = 0; i < c->npower; i++)
+		if (rd_u64(r, c->fd, c->power[i].file, &uw) == 1)
+			put(watts, &c->power[i], json_real((double)uw / 1e6));
+	if (json_object_size(watts))
+		json_object_set(d, "power_sensors_watts", watts);
+	json_decref(watts);
+}
+
+/* ---- ops ------------------------------------------------------------------------------ */
+
+static int hw_probe(const struct mon_env *env)
+{
+	struct hw_state s = { .env = env, .sysfd = -1 };
+	int found = 0;
+
+	devtab_init(&s.tab, NULL, 0, chip_free);
+	hw_scan(&s);
+	found = devtab_present(&s.tab) > 0;
+	devtab_free(&s.tab);
+	sysfs_names_free(&s.names);
+	sysfs_names_free(&s.claimed);
+	sysfs_names_free(&s.claimed_next);
+	if (s.sysfd >= 0)
+		close(s.sysfd);
+	return found;
+}
+
+static int hw_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+{
+	struct hw_state *s = xcalloc(1, sizeof(*s));
+
+	s->env = env;
+	s->cfg = dev;
+	s->sysfd = -1;
+	devtab_init(&s->tab, dev, HW_SUPPORTED, chip_free);
+	*state = s;
+	hw_scan(s);
+	return s->error[0] ? -EIO : 0;
+}
+
+static void hw_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+{
+	struct hw_state *s = state;
+
+	if (devtab_new_cycle(&s->tab, cy))
+		hw_scan(s);
+	devtab_group(group);
+	if (s->error[0]) {
+		set_error(group, "%s", s->error);
+		return;
+	}
+	if (!(GROUP_BIT(id) & HW_SUPPORTED))
+		return;
+	for (size_t i = 0; i < s->tab.n; i++) {
+		struct devslot *sl = s->tab.slot[i];
+		struct hw_chip *c = sl->priv;
+		struct rdctx r = { .type = "hwmon", .key = sl->key, .fatal = hw_fatal };
+		json_t *d;
+
+		if (!sl->selected || !(d = devtab_entry(group, sl, id)))
+			continue;
+		r.warned = &c->warned;
+		if (id == GROUP_DEVICE_INFO)
+			hw_info(c, d);
+		else if (id == GROUP_DEVICE_THERMAL)
+			hw_thermal(c, &r, d);
+		else
+			hw_power(c, &r, d);
+		rd_finish(&r, d);
+	}
+}
+
+static const char *hw_error(void *state)
+{
+	struct hw_state *s = state;
+
+	return s->error[0] ? s->error : NULL;
+}
+
+static void hw_close(void *state)
+{
+	struct hw_state *s = state;
+
+	if (!s)
+		return;
+	devtab_free(&s->tab);
+	sysfs_names_free(&s->names);
+	sysfs_names_free(&s->claimed);
+	sysfs_names_free(&s->claimed_next);
+	if (s->sysfd >= 0)
+		close(s->sysfd);
+	free(s);
+}
+
+const struct device_ops coll_hwmon_ops = {
+	.type = "hwmon",
+	.probe = hw_probe,
+	.open = hw_open,
+	.collect = hw_collect,
+	.error = hw_error,
+	.close = hw_close,
+};

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ncs2: Intel Neural Compute Sticks (Movidius Myriad VPUs on USB), found
+ * under bus/usb/devices by vendor 03e7 and product 2485 (NCS2, Myriad X),
+ * 2150 (NCS1, Myriad 2) or f63b (a stick whose firmware has been booted),
+ * with no OpenVINO.
+ *
+ *   device_info         model by product id, USB port path, bus and device
+ *                       numbers, serial, booted or not, speed
+ *   device_utilization  available: no process holds the stick's
+ *                       /dev/bus/usb/BBB/DDD node open (found by scanning
+ *                       /proc/PID/fd, like fuser), and the pids that do; the
+ *                       group also carries num_devices and
+ *                       num_available_devices (prometheus_ncs2_exporter's
+ *                       ncs2_num_devices and ncs2_num_available_devices)
+ *   device_thermal      nothing: the stick's temperature needs OpenVINO's
+ *                       device API. The field stays absent (never a fake
+ *                       0 °C) and the reason is logged once.
+ *
+ * Sticks come and go (they disconnect when they overheat): a stick that is
+ * gone is reported with an error once in each group and then dropped; one
+ * that appears is picked up on the next cycle. A stick keeps its index while
+ * it stays on the same USB port, also across the re-enumeration that booting
+ * its firmware causes.
+ */
+#include "collector.h"
+#include "sysfs.h"
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NCS2_USERS 8
+
+struct ncs2_model {
+	const char *product;
+	const char *model;
+	bool booted;
+};
+
+static const struct ncs2_model models[] = {
+	{ "2485", "Intel Neural Compute Stick 2 (Myriad X)", false },
+	{ "2150", "Intel Movidius Neural Compute Stick (Myriad 2)", false },
+	{ "f63b", "Intel Movidius Myriad VPU (firmware booted)", true },
+};
+
+/* One stick (a devslot's priv). */
+struct ncs2_dev {
+	const struct ncs2_model *m;
+	unsigned busnum, devnum;
+	char node[32];               /* "/dev/bus/usb/001/005" */
+	pid_t users[NCS2_USERS];     /* processes holding node open (latest scan) */
+	size_t nusers;
+	bool users_more;             /* more than NCS2_USERS */
+	struct warnset warned;
+};
+
+struct ncs2_state {
+	const struct mon_env *env;
+	const struct cfg_device *cfg;
+	int sysfd, procfd;
+	struct devtab tab;
+	struct sysfs_names names;
+	char error[320];
+	int64_t users_cycle;
+	bool users_ok;
+	bool told_temperature;
+};
+
+#define NCS2_SUPPORTED                                                                         \
+	(GROUP_BIT(GROUP_DEVICE_INFO) | GROUP_BIT(GROUP_DEVICE_UTILIZATION) | \
+	 GROUP_BIT(GROUP_DEVICE_THERMAL))
+
+/* ---- discovery ------------------------------------------------------------------ */
+
+/* A USB device directory ("1-2", "3-1.4"), not a root hub ("usb1") or an interface ("1-2:1.0"). */
+static bool is_usb_device(const char *name)
+{
+	return name[0] >= '0' && name[0] <= '9' && !strchr(name, ':');
+}
+
+/* The model of a USB device directory, or NULL when it is not a Movidius stick. */
+static const struct ncs2_model *stick_model(int sysfd, const char *name)
+{
+	char rel[96], text[16];
+
+	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/idVendor", name);
+	if (sysfs_read(sysfd, rel, text, sizeof(text)) <= 0 || strcmp(text, "03e7"))
+		return NULL;
+	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/idProduct", name);
+	if (sysfs_read(sysfd, rel, text, sizeof(text)) <= 0)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(models); i++)
+		if (!strcmp(text, models[i].product))
+			return &models[i];
+	return NULL;
+}
+
+/* Read busnum and devnum: the node /dev/bus/usb/BBB/DDD. 0 or -errno. */
+static int stick_node(int sysfd, const char *name, struct ncs2_dev *nd)
+{
+	char rel[96];
+	uint64_t bus, dev;
+	int rc;
+
+	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/busnum", name);
+	if ((rc = sysfs_u64(sysfd, rel, &bus)))
+		return rc;
+	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/devnum", name);
+	if ((rc = sysfs_u64(sysfd, rel, &dev)))
+		return rc;
+	if (bus > 999 || dev > 999)
+		return -EBADMSG;
+	nd->busnum = (unsigned)bus;
+	nd->devnum = (unsigned)dev;
+	snprintf(nd->node, sizeof(nd->node), "/dev/bus/usb/%03u/%03u", nd->busnum, nd->devnum);
+	return 0;
+}
+
+static void ncs2_scan(struct ncs2_state *s)
+{
+	int rc;
+
+	s->error[0] = '\0';
+	if (s->sysfd < 0) {
+		s->sysfd = open(s->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->sysfd < 0) {
+			snprintf(s->error, sizeof(s->error), "cannot open the sysfs root %s: %s", s->env->sysfs,
+				 strerror(errno));
+			devtab_clear(&s->tab);
+			return;
+		}
+	}
+	rc = sysfs_list(s->sysfd, "bus/usb/devices", &s->names);
+	if (rc && rc != -ENOENT) {
+		snprintf(s->error, sizeof(s->error), "cannot list %s/bus/usb/devices: %s", s->env->sysfs, strerror(-rc));
+		devtab_clear(&s->tab);
+		return;
+	}
+	devtab_begin(&s->tab);
+	for (size_t i = 0; !rc && i < s->names.n; i++) {
+		const char *name = sysfs_name(&s->names, i);
+		const struct ncs2_model *m;
+		struct ncs2_dev probe = { 0 }, *nd;
+		struct devslot *sl;
+		char rel[96], text[80];
+		bool fresh;
+
+		if (!is_usb_device(name) || !(m = stick_model(s->sysfd, name)) || stick_node(s->sysfd, name, &probe))
+			continue;
+		sl = devtab_see(&s->tab, name, -1, &fresh);
+		if (!fresh) {
+			/* Same port: it may have re-enumerated (firmware booted), with a new device number. */
+			nd = sl->priv;
+			if (nd->m != m && m->booted && !nd->m->booted)
+				snprintf(sl->model, sizeof(sl->model), "%s", nd->m->model); /* still that stick */
+			else if (nd->m != m)
+				snprintf(sl->model, sizeof(sl->model), "%s", m->model);
+			nd->m = m;
+			nd->busnum = probe.busnum;
+			nd->devnum = probe.devnum;
+			memcpy(nd->node, probe.node, sizeof(nd->node));
+			continue;
+		}
+		nd = xcalloc(1, sizeof(*nd));
+		*nd = probe;
+		nd->m = m;
+		snprintf(sl->model, sizeof(sl->model), "%s", m->model);
+		snprintf(rel, sizeof(rel), "bus/usb/devices/%s/serial", name);
+		if (sysfs_read(s->sysfd, rel, text, sizeof(text)) > 0)
+			snprintf(sl->uuid, sizeof(sl->uuid), "%s", text);
+		sl->priv = nd;
+		sl->selected = cfg_device_selects(s->cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
+						  sl->uuid[0] ? sl->uuid : NULL);
+	}
+	devtab_end(&s->tab);
+}
+
+/* ---- who holds a stick open --------------------------------------------------------- */
+
+static int on_usb_fd(pid_t pid, int piddir, const char *fd, const char *target, void *ud)
+{
+	struct ncs2_state *s = ud;
+
+	(void)piddir;
+	(void)fd;
+	for (size_t i = 0; i < s->tab.n; i++) {
+		struct devslot *sl = s->tab.slot[i];
+		struct ncs2_dev *nd = sl->priv;
+
+		if (sl->gone || strcmp(nd->node, target))
+			continue;
+		/* One process may hold the node through several fds: count it once. */
+		for (size_t u = 0; u < nd->nusers; u++)
+			if (nd->users[u] == pid)
+				return 0;
+		if (nd->nusers < NCS2_USERS)
+			nd->users[nd->nusers++] = pid;
+		else
+			nd->users_more = true;
+	}
+	return 0;
+}
+
+static void ncs2_users(struct ncs2_state *s, const struct cycle *cy)
+{
+	if (s->users_cycle == cy->mono_ns)
+		return;
+	s->users_cycle = cy->mono_ns;
+	for (size_t i = 0; i < s->tab.n; i++) {
+		struct ncs2_dev *nd = s->tab.slot[i]->priv;
+
+		nd->nusers = 0;
+		nd->users_more = false;
+	}
+	s->users_ok = false;
+	if (s->procfd < 0 && (s->procfd = open(s->env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	s->users_ok = procfd_scan(s->procfd, "/dev/bus/usb/", on_usb_fd, s) == 0;
+}
+
+/* ---- groups ------------------------------------------------------------------------ */
+
+static void ncs2_info(struct ncs2_state *s, struct devslot *sl, struct rdctx *r, json_t *d)
+{
+	struct ncs2_dev *nd = sl->priv;
+	char rel[96], text[128];
+	uint64_t speed;
+
+	if (sl->uuid[0])
+		json_object_set_new(d, "serial", json_string(sl->uuid));
+	json_object_set_new(d, "port_path", json_string(sl->key));
+	json_object_set_new(d, "busnum", json_integer(nd->busnum));
+	json_object_set_new(d, "devnum", json_integer(nd->devnum));
+	snprintf(text, sizeof(text), "03e7:%s", nd->m->product);
+	json_object_set_new(d, "usb_id", json_string(text));
+	json_object_set_new(d, "booted", json_boolean(nd->m->booted));
+	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/speed", sl->key);
+	if (rd_u64(r, s->sysfd, rel, &speed) == 1)
+		json_object_set_new(d, "speed_mbps", json_integer((json_int_t)speed));
+	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/product", sl->key);
+	if (rd_text(r, s->sysfd, rel, text, sizeof(text)) == 1 && text[0])
+		json_object_set_new(d, "usb_product", json_string(utf8_sanitize(text)));
+}
+
+static void ncs2_util(struct ncs2_state *s, struct devslot *sl, json_t *d)
+{
+	struct ncs2_dev *nd = sl->priv;
+	json_t *pids;
+
+	if (!s->users_ok)
+		return; /* /proc could not be read: availability unknown, left out */
+	pids = json_array();
+	for (size_t u = 0; u < nd->nusers; u++)
+		json_array_append_new(pids, json_integer(nd->users[u]));
+	json_object_set_new(d, "available", json_boolean(nd->nusers == 0));
+	json_object_set_new(d, "pids", pids);
+}
+
+/* ---- ops ------------------------------------------------------------------------------ */
+
+static int ncs2_probe(const struct mon_env *env)
+{
+	struct sysfs_names names = { 0 };
+	int sysfd = open(env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC), found = 0;
+
+	if (sysfd < 0)
+		return 0;
+	if (sysfs_list(sysfd, "bus/usb/devices", &names) == 0)
+		for (size_t i = 0; i < names.n && !found; i++)
+			found = is_usb_device(sysfs_name(&names, i)) && stick_model(sysfd, sysfs_name(&names, i));
+	sysfs_names_free(&names);
+	close(sysfd);
+	return found;
+}
+
+static int ncs2_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+{
+	struct ncs2_state *s = xcalloc(1, sizeof(*s));
+
+	s->env = env;
+	s->cfg = dev;
+	s->sysfd = s->procfd = -1;
+	s->users_cycle = -1;
+	devtab_init(&s->tab, dev, NCS2_SUPPORTED, free);
+	*state = s;
+	ncs2_scan(s);
+	return s->error[0] ? -EIO : 0;
+}
+
+static void ncs2_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+{
+	struct ncs2_state *s = state;
+	size_t present = 0, available = 0;
+
+	if (devtab_new_cycle(&s->tab, cy))
+		ncs2_scan(s);
+	devtab_group(group);
+	if (s->error[0]) {
+		set_error(group, "%s", s->error);
+		return;
+	}
+	if (!(GROUP_BIT(id) & NCS2_SUPPORTED))
+		return;
+	if (id == GROUP_DEVICE_UTILIZATION)
+		ncs2_users(s, cy);
+	if (id == GROUP_DEVICE_THERMAL && !s->told_temperature) {
+		log_warn("ncs2: a stick's temperature needs OpenVINO's device API, which accel-monitor does not use; "
+			 "device_thermal leaves temperatures_celsius out for NCS sticks");
+		s->told_temperature = true;
+	}
+	for (size_t i = 0; i < s->tab.n; i++) {
+		struct devslot *sl = s->tab.slot[i];
+		struct ncs2_dev *nd = sl->priv;
+		struct rdctx r = { .type = "ncs2", .key = sl->key };
+		json_t *d;
+
+		if (!sl->selected || !(d = devtab_entry(group, sl, id)))
+			continue;
+		r.warned = &nd->warned;
+		present++;
+		if (id == GROUP_DEVICE_INFO) {
+			ncs2_info(s, sl, &r, d);
+		} else if (id == GROUP_DEVICE_UTILIZATION) {
+			ncs2_util(s, sl, d);
+			available += nd->nusers == 0;
+		}
+		rd_finish(&r, d);
+	}
+	if (id == GROUP_DEVICE_UTILIZATION) {
+		json_object_set_new(group, "num_devices", json_integer((json_int_t)present));
+		if (s->users_ok)
+			json_object_set_new(group, "num_available_devices", json_integer((json_int_t)available));
+	}
+}
+
+static const char *ncs2_error(void *state)
+{
+	struct ncs2_state *s = state;
+
+	return s->error[0] ? s->error : NULL;
+}
+
+static void ncs2_close(void *state)
+{
+	struct ncs2_state *s = state;
+
+	if (!s)
+		return;
+	devtab_free(&s->tab);
+	sysfs_names_free(&s->names);
+	if (s->sysfd >= 0)
+		close(s->sysfd);
+	if (s->procfd >= 0)
+		close(s->procfd);
+	free(s);
+}
+
+const struct device_ops coll_ncs2_ops = {
+	.type = "ncs2",
+	.probe = ncs2_probe,
+	.open = ncs2_open,
+	.collect = ncs2_collect,
+	.error = ncs2_error,
+	.close = ncs2_close,
+};

@@ -1,0 +1,822 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A fake libnvidia-ml.so.1 for the tests and the benchmark: the same ABI
+ * (monitor/nvml.h, checked against NVIDIA's header by test_nvml_abi), with
+ * devices, values and failures scripted by the file FAKE_NVML_SCRIPT names.
+ *
+ *   cc -shared -fPIC -o DIR/libnvidia-ml.so.1 tests/helpers/fake_nvml.c
+ *   cc -shared -fPIC -DFAKE_NVML_OLD ...   an old driver: no nvmlInit_v2,
+ *       _v2/_v3 process lists (v1 structs only), clock *throttle* reasons,
+ *       no nvmlDeviceGetMemoryInfo_v2, no _v2 handle/count/PCI/event calls,
+ *       no nvmlDeviceGetRemappedRows
+ *
+ * Script: one directive per line, "#" comments. Globals first, then one
+ * "gpu" line per GPU (index = order) followed by its values:
+ *   driver S | nvml S | cuda N          host strings (nvmlSystemGet*)
+ *   init_error N                        nvmlInit fails with N
+ *   gpu                                 a new GPU
+ *   name S | uuid S | serial S | pci S  identity (pci: the 8-digit-domain busId)
+ *   util GPU MEM | encoder N | decoder N | fan N | temp N | memtemp N
+ *   memory TOTAL USED FREE RESERVED    bytes (v1 reports used + reserved as used)
+ *   power MW | limit MW | clocks GR SM MEM VIDEO | reasons MASK | pcie TX RX (KB/s)
+ *   energy MJ STEP                      counter: STEP added after each read (may be < 0)
+ *   ecc CV UV CA UA [STEP]              corrected/uncorrected x volatile/aggregate
+ *   replay N STEP                       PCIe replay counter, STEP as for energy
+ *   remap COR UNC PENDING FAILED | retired SBE DBE PENDING
+ *   proc PID BYTES                      a compute process (repeatable)
+ *   procs N BYTES                       N processes, pids 10000, 10001, ...
+ *   proc_grow N                         each process-list call, N more processes
+ *   mig N                               MIG mode on, N MIG devices sharing the memory
+ *   xid N                               one XID event, delivered at the first wait
+ *   unsupported NAME...                 NOT_SUPPORTED for: util encoder decoder fan
+ *                                       temp memtemp memory power limit clocks reasons
+ *                                       pcie energy ecc replay remap retired procs serial mig
+ *   lost_file PATH                      the GPU is lost while PATH exists
+ * Without FAKE_NVML_SCRIPT, nvmlInit says the driver is not loaded. With
+ * FAKE_NVML_STATS=PATH, nvmlShutdown writes call counts there.
+ */
+#include "../../monitor/nvml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define API __attribute__((visibility("default")))
+#define MAX_GPUS 64
+#define MAX_PROCS 4096
+#define MAX_MIG 7
+
+enum {
+	U_UTIL, U_ENC, U_DEC, U_FAN, U_TEMP, U_MEMTEMP, U_MEMORY, U_POWER, U_LIMIT, U_CLOCKS, U_REASONS,
+	U_PCIE, U_ENERGY, U_ECC, U_REPLAY, U_REMAP, U_RETIRED, U_PROCS, U_SERIAL, U_MIG, U_COUNT
+};
+static const char *const unames[U_COUNT] = {
+	"util", "encoder", "decoder", "fan", "temp", "memtemp", "memory", "power", "limit", "clocks", "reasons",
+	"pcie", "energy", "ecc", "replay", "remap", "retired", "procs", "serial", "mig",
+};
+
+struct fproc {
+	unsigned pid;
+	unsigned long long bytes;
+};
+
+struct gpu;
+
+/* What a handle points at: a GPU or one of its MIG devices. */
+struct fdev {
+	int magic;
+	struct gpu *gpu;
+	int mig; /* -1: the GPU itself */
+};
+
+struct gpu {
+	struct fdev self;
+	struct fdev migs[MAX_MIG];
+	char name[96], uuid[96], serial[32], pci[32];
+	unsigned util_gpu, util_mem, enc, dec, fan, temp, memtemp;
+	unsigned long long mem_total, mem_used, mem_free, mem_reserved;
+	unsigned power, limit, clocks[4], pcie_tx, pcie_rx;
+	unsigned long long reasons;
+	unsigned long long energy;
+	long long energy_step;
+	unsigned long long ecc[4], ecc_step;
+	unsigned replay;
+	int replay_step;
+	unsigned remap[4], retired[3];
+	struct fproc procs[MAX_PROCS];
+	unsigned nprocs, proc_grow;
+	unsigned nmig;
+	unsigned long long xid;
+	int xid_pending, registered;
+	int unsupported[U_COUNT];
+	char lost_file[256];
+	unsigned long handle_calls, proc_calls, insufficient;
+};
+
+#define MAGIC 0x4e564d4c
+
+static struct gpu gpus[MAX_GPUS];
+static unsigned ngpus;
+static char driver[80] = "535.104.05", nvml_ver[80] = "12.535.104.05";
+static int cuda = 12020, init_error, inited;
+static unsigned long total_calls;
+static int event_set_token;
+
+static void die(const char *what, int line)
+{
+	fprintf(stderr, "fake_nvml: script line %d: %s\n", line, what);
+	exit(99);
+}
+
+/* Parse the script into gpus[]. */
+static int load_script(void)
+{
+	const char *path = getenv("FAKE_NVML_SCRIPT");
+	char line[1024];
+	int ln = 0;
+	FILE *f;
+	struct gpu *g = NULL;
+
+	if (!path)
+		return -1;
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "fake_nvml: cannot open %s\n", path);
+		return -1;
+	}
+	memset(gpus, 0, sizeof(gpus));
+	ngpus = 0;
+	init_error = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *kw, *rest;
+
+		ln++;
+		line[strcspn(line, "\r\n#")] = 0;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			continue;
+		kw = p;
+		p += strcspn(p, " \t");
+		if (*p)
+			*p++ = 0;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		rest = p;
+		if (!strcmp(kw, "driver")) {
+			snprintf(driver, sizeof(driver), "%s", rest);
+		} else if (!strcmp(kw, "nvml")) {
+			snprintf(nvml_ver, sizeof(nvml_ver), "%s", rest);
+		} else if (!strcmp(kw, "cuda")) {
+			cuda = atoi(rest);
+		} else if (!strcmp(kw, "init_error")) {
+			init_error = atoi(rest);
+		} else if (!strcmp(kw, "gpu")) {
+			if (ngpus == MAX_GPUS)
+				die("too many GPUs", ln);
+			g = &gpus[ngpus];
+			g->self = (struct fdev){ MAGIC, g, -1 };
+			for (int i = 0; i < MAX_MIG; i++)
+				g->migs[i] = (struct fdev){ MAGIC, g, i };
+			snprintf(g->name, sizeof(g->name), "Fake GPU");
+			snprintf(g->uuid, sizeof(g->uuid), "GPU-00000000-0000-0000-0000-%012u", ngpus);
+			snprintf(g->pci, sizeof(g->pci), "00000000:%02X:00.0", ngpus + 1);
+			ngpus++;
+		} else if (!g) {
+			die("a GPU value before the first \"gpu\" line", ln);
+		} else if (!strcmp(kw, "name")) {
+			snprintf(g->name, sizeof(g->name), "%s", rest);
+		} else if (!strcmp(kw, "uuid")) {
+			snprintf(g->uuid, sizeof(g->uuid), "%s", rest);
+		} else if (!strcmp(kw, "serial")) {
+			snprintf(g->serial, sizeof(g->serial), "%s", rest);
+		} else if (!strcmp(kw, "pci")) {
+			snprintf(g->pci, sizeof(g->pci), "%s", rest);
+		} else if (!strcmp(kw, "util")) {
+			sscanf(rest, "%u %u", &g->util_gpu, &g->util_mem);
+		} else if (!strcmp(kw, "encoder")) {
+			g->enc = (unsigned)atoi(rest);
+		} else if (!strcmp(kw, "decoder")) {
+			g->dec = (unsigned)atoi(rest);
+		} else if (!strcmp(kw, "fan")) {
+			g->fan = (unsigned)atoi(rest);
+		} else if (!strcmp(kw, "temp")) {
+			g->temp = (unsigned)atoi(rest);
+		} else if (!strcmp(kw, "memtemp")) {
+			g->memtemp = (unsigned)atoi(rest);
+		} else if (!strcmp(kw, "memory")) {
+			sscanf(rest, "%llu %llu %llu %llu", &g->mem_total, &g->mem_used, &g->mem_free,
+			       &g->mem_reserved);
+		} else if (!strcmp(kw, "power")) {
+			g->power = (unsigned)atoi(rest);
+		} else if (!strcmp(kw, "limit")) {
+			g->limit = (unsigned)atoi(rest);
+		} else if (!strcmp(kw, "clocks")) {
+			sscanf(rest, "%u %u %u %u", &g->clocks[0], &g->clocks[1], &g->clocks[2], &g->clocks[3]);
+		} else if (!strcmp(kw, "reasons")) {
+			g->reasons = strtoull(rest, NULL, 0);
+		} else if (!strcmp(kw, "pcie")) {
+			sscanf(rest, "%u %u", &g->pcie_tx, &g->pcie_rx);
+		} else if (!strcmp(kw, "energy")) {
+			sscanf(rest, "%llu %lld", &g->energy, &g->energy_step);
+		} else if (!strcmp(kw, "ecc")) {
+			sscanf(rest, "%llu %llu %llu %llu %llu", &g->ecc[0], &g->ecc[1], &g->ecc[2], &g->ecc[3],
+			       &g->ecc_step);
+		} else if (!strcmp(kw, "replay")) {
+			sscanf(rest, "%u %d", &g->replay, &g->replay_step);
+		} else if (!strcmp(kw, "remap")) {
+			sscanf(rest, "%u %u %u %u", &g->remap[0], &g->remap[1], &g->remap[2], &g->remap[3]);
+		} else if (!strcmp(kw, "retired")) {
+			sscanf(rest, "%u %u %u", &g->retired[0], &g->retired[1], &g->retired[2]);
+		} else if (!strcmp(kw, "proc")) {
+			if (g->nprocs == MAX_PROCS)
+				die("too many processes", ln);
+			sscanf(rest, "%u %llu", &g->procs[g->nprocs].pid, &g->procs[g->nprocs].bytes);
+			g->nprocs++;
+		} else if (!strcmp(kw, "procs")) {
+			unsigned n = 0;
+			unsigned long long b = 0;
+
+			sscanf(rest, "%u %llu", &n, &b);
+			for (unsigned i = 0; i < n && g->nprocs < MAX_PROCS; i++)
+				g->procs[g->nprocs++] = (struct fproc){ 10000 + i, b };
+		} else if (!strcmp(kw, "proc_grow")) {
+			g->proc_grow = (unsigned)atoi(rest);
+		} else if (!strcmp(kw, "mig")) {
+			g->nmig = (unsigned)atoi(rest);
+			if (g->nmig > MAX_MIG)
+				die("at most 7 MIG devices", ln);
+		} else if (!strcmp(kw, "xid")) {
+			g->xid = strtoull(rest, NULL, 0);
+			g->xid_pending = 1;
+		} else if (!strcmp(kw, "unsupported")) {
+			for (char *t = strtok(rest, " \t"); t; t = strtok(NULL, " \t")) {
+				int i;
+
+				for (i = 0; i < U_COUNT && strcmp(unames[i], t); i++)
+					;
+				if (i == U_COUNT)
+					die("unknown field in \"unsupported\"", ln);
+				g->unsupported[i] = 1;
+			}
+		} else if (!strcmp(kw, "lost_file")) {
+			snprintf(g->lost_file, sizeof(g->lost_file), "%s", rest);
+		} else {
+			die("unknown directive", ln);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static const char *const errstr[] = {
+	[0] = "Success", [1] = "Uninitialized", [2] = "Invalid Argument", [3] = "Not Supported",
+	[4] = "Insufficient Permissions", [6] = "Not Found", [7] = "Insufficient Size", [9] = "Driver Not Loaded",
+	[10] = "Timeout", [13] = "Function Not Found", [15] = "GPU is lost", [16] = "GPU requires reset",
+	[25] = "Argument version mismatch",
+};
+
+API const char *nvmlErrorString(nvmlReturn_t rc)
+{
+	if (rc >= 0 && (size_t)rc < sizeof(errstr) / sizeof(errstr[0]) && errstr[rc])
+		return errstr[rc];
+	return "Unknown Error";
+}
+
+static nvmlReturn_t do_init(void)
+{
+	total_calls++;
+	if (load_script())
+		return NVML_ERROR_DRIVER_NOT_LOADED;
+	if (init_error)
+		return init_error;
+	inited = 1;
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlInit_v2(void)
+{
+	return do_init();
+}
+#endif
+
+API nvmlReturn_t nvmlInit(void)
+{
+	return do_init();
+}
+
+API nvmlReturn_t nvmlShutdown(void)
+{
+	const char *path = getenv("FAKE_NVML_STATS");
+	FILE *f;
+
+	total_calls++;
+	if (!inited)
+		return NVML_ERROR_UNINITIALIZED;
+	inited = 0;
+	if (path && (f = fopen(path, "a"))) {
+		for (unsigned i = 0; i < ngpus; i++)
+			fprintf(f, "gpu %u handle_lookups %lu proc_calls %lu insufficient_size %lu\n", i,
+				gpus[i].handle_calls, gpus[i].proc_calls, gpus[i].insufficient);
+		fprintf(f, "calls %lu\n", total_calls);
+		fclose(f);
+	}
+	return NVML_SUCCESS;
+}
+
+/* For the benchmark: every NVML call made so far. */
+API unsigned long fake_nvml_calls(void)
+{
+	return total_calls;
+}
+
+static int is_lost(const struct gpu *g)
+{
+	return g->lost_file[0] && access(g->lost_file, F_OK) == 0;
+}
+
+/*
+ * Resolve a handle; the macros return from the calling function on a bad
+ * handle, an uninitialized library, a lost GPU or an unsupported field.
+ */
+static struct fdev *fdev_of(nvmlDevice_t h)
+{
+	struct fdev *d = (struct fdev *)(void *)h;
+
+	return d && d->magic == MAGIC ? d : NULL;
+}
+
+#define GPU(h, field)                                               \
+	struct fdev *fd_ = fdev_of(h);                              \
+	struct gpu *g;                                              \
+	total_calls++;                                              \
+	if (!inited)                                                \
+		return NVML_ERROR_UNINITIALIZED;                    \
+	if (!fd_)                                                   \
+		return NVML_ERROR_INVALID_ARGUMENT;                 \
+	g = fd_->gpu;                                               \
+	if (is_lost(g))                                             \
+		return NVML_ERROR_GPU_IS_LOST;                      \
+	if ((field) >= 0 && g->unsupported[(field) < 0 ? 0 : (field)]) \
+		return NVML_ERROR_NOT_SUPPORTED;                    \
+	(void)fd_
+
+static nvmlReturn_t do_count(unsigned int *n)
+{
+	total_calls++;
+	if (!inited)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!n)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*n = ngpus;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t do_handle(unsigned int i, nvmlDevice_t *h)
+{
+	total_calls++;
+	if (!inited)
+		return NVML_ERROR_UNINITIALIZED;
+	if (i >= ngpus || !h)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	gpus[i].handle_calls++;
+	if (is_lost(&gpus[i]))
+		return NVML_ERROR_GPU_IS_LOST;
+	*h = (nvmlDevice_t)(void *)&gpus[i].self;
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n)
+{
+	return do_count(n);
+}
+
+API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *h)
+{
+	return do_handle(i, h);
+}
+#endif
+
+API nvmlReturn_t nvmlDeviceGetCount(unsigned int *n)
+{
+	return do_count(n);
+}
+
+API nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t *h)
+{
+	return do_handle(i, h);
+}
+
+static nvmlReturn_t put_string(char *dst, unsigned int len, const char *s)
+{
+	if (!dst)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (strlen(s) + 1 > len)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	memcpy(dst, s, strlen(s) + 1);
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned int len)
+{
+	total_calls++;
+	return put_string(v, len, driver);
+}
+
+API nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned int len)
+{
+	total_calls++;
+	return put_string(v, len, nvml_ver);
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v)
+{
+	total_calls++;
+	*v = cuda;
+	return NVML_SUCCESS;
+}
+#endif
+
+API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
+{
+	total_calls++;
+	*v = cuda;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *v, unsigned int len)
+{
+	GPU(h, -1);
+	if (fd_->mig >= 0) {
+		char tmp[128];
+
+		snprintf(tmp, sizeof(tmp), "%s MIG %dg", g->name, fd_->mig + 1);
+		return put_string(v, len, tmp);
+	}
+	return put_string(v, len, g->name);
+}
+
+API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char *v, unsigned int len)
+{
+	GPU(h, -1);
+	if (fd_->mig >= 0) {
+		char tmp[128];
+
+		snprintf(tmp, sizeof(tmp), "MIG-%s-%d", g->uuid + 4, fd_->mig);
+		return put_string(v, len, tmp);
+	}
+	return put_string(v, len, g->uuid);
+}
+
+API nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t h, char *v, unsigned int len)
+{
+	GPU(h, U_SERIAL);
+	if (!g->serial[0])
+		return NVML_ERROR_NOT_SUPPORTED;
+	return put_string(v, len, g->serial);
+}
+
+static nvmlReturn_t do_pci(nvmlDevice_t h, nvmlPciInfo_t *p)
+{
+	unsigned dom = 0, bus = 0, dev = 0;
+
+	GPU(h, -1);
+	memset(p, 0, sizeof(*p));
+	sscanf(g->pci, "%x:%x:%x", &dom, &bus, &dev);
+	p->domain = dom;
+	p->bus = bus;
+	p->device = dev;
+	p->pciDeviceId = 0x233010DE;
+	snprintf(p->busIdLegacy, sizeof(p->busIdLegacy), "%04X:%02X:%02X.0", dom, bus, dev);
+	snprintf(p->busId, sizeof(p->busId), "%s", g->pci);
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t h, nvmlPciInfo_t *p)
+{
+	return do_pci(h, p);
+}
+#endif
+
+API nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t h, nvmlPciInfo_t *p)
+{
+	return do_pci(h, p);
+}
+
+API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t *u)
+{
+	GPU(h, U_UTIL);
+	if (g->nmig)
+		return NVML_ERROR_NOT_SUPPORTED; /* as on a real GPU in MIG mode */
+	u->gpu = g->util_gpu;
+	u->memory = g->util_mem;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t h, unsigned int *u, unsigned int *period)
+{
+	GPU(h, U_ENC);
+	*u = g->enc;
+	*period = 167000;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t h, unsigned int *u, unsigned int *period)
+{
+	GPU(h, U_DEC);
+	*u = g->dec;
+	*period = 167000;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t *m)
+{
+	GPU(h, U_MEMORY);
+	if (fd_->mig >= 0) {
+		m->total = g->mem_total / (g->nmig + 1);
+		m->used = g->mem_used / (g->nmig + 1);
+		m->free = m->total - m->used;
+		return NVML_SUCCESS;
+	}
+	m->total = g->mem_total;
+	m->used = g->mem_used + g->mem_reserved;
+	m->free = g->mem_free;
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v2_t *m)
+{
+	GPU(h, U_MEMORY);
+	if (m->version != nvmlMemory_v2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	m->total = g->mem_total;
+	m->used = g->mem_used;
+	m->free = g->mem_free;
+	m->reserved = g->mem_reserved;
+	return NVML_SUCCESS;
+}
+#endif
+
+API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, nvmlTemperatureSensors_t sensor, unsigned int *t)
+{
+	GPU(h, U_TEMP);
+	if (sensor != NVML_TEMPERATURE_GPU)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*t = g->temp;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldValue_t *v)
+{
+	GPU(h, -1);
+	for (int i = 0; i < n; i++) {
+		v[i].nvmlReturn = NVML_SUCCESS;
+		v[i].valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+		switch (v[i].fieldId) {
+		case NVML_FI_DEV_MEMORY_TEMP:
+			if (g->unsupported[U_MEMTEMP])
+				v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+			v[i].value.uiVal = g->memtemp;
+			break;
+		case NVML_FI_DEV_RETIRED_SBE:
+		case NVML_FI_DEV_RETIRED_DBE:
+		case NVML_FI_DEV_RETIRED_PENDING:
+			if (g->unsupported[U_RETIRED])
+				v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+			v[i].valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+			v[i].value.ullVal = g->retired[v[i].fieldId - NVML_FI_DEV_RETIRED_SBE];
+			break;
+		default:
+			v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+		}
+	}
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int *mw)
+{
+	GPU(h, U_POWER);
+	*mw = g->power;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned int *mw)
+{
+	GPU(h, U_LIMIT);
+	*mw = g->limit;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t h, unsigned int *pct)
+{
+	GPU(h, U_FAN);
+	*pct = g->fan;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t h, unsigned int *n)
+{
+	GPU(h, U_REPLAY);
+	*n = g->replay;
+	g->replay += (unsigned)g->replay_step;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long *mj)
+{
+	GPU(h, U_ENERGY);
+	*mj = g->energy;
+	g->energy += (unsigned long long)g->energy_step;
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t h, unsigned long long *mask)
+{
+	GPU(h, U_REASONS);
+	*mask = g->reasons;
+	return NVML_SUCCESS;
+}
+#endif
+
+API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsigned long long *mask)
+{
+	GPU(h, U_REASONS);
+	*mask = g->reasons;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, nvmlClockType_t type, unsigned int *mhz)
+{
+	GPU(h, U_CLOCKS);
+	if (type < 0 || type >= NVML_CLOCK_COUNT)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!g->clocks[type])
+		return NVML_ERROR_NOT_SUPPORTED;
+	*mhz = g->clocks[type];
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, nvmlMemoryErrorType_t type, nvmlEccCounterType_t ctr,
+					     unsigned long long *n)
+{
+	int k;
+
+	GPU(h, U_ECC);
+	if ((type != 0 && type != 1) || (ctr != 0 && ctr != 1))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	k = ctr * 2 + type;
+	*n = g->ecc[k];
+	g->ecc[k] += g->ecc_step;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter_t c, unsigned int *kbs)
+{
+	GPU(h, U_PCIE);
+	*kbs = c == NVML_PCIE_UTIL_TX_BYTES ? g->pcie_tx : g->pcie_rx;
+	return NVML_SUCCESS;
+}
+
+/* The process list into infos (entries of stride bytes), NVML's INSUFFICIENT_SIZE protocol included. */
+static nvmlReturn_t do_procs(nvmlDevice_t h, unsigned int *count, void *infos, size_t stride)
+{
+	GPU(h, U_PROCS);
+	g->proc_calls++;
+	for (unsigned i = 0; i < g->proc_grow && g->nprocs < MAX_PROCS; i++, g->nprocs++)
+		g->procs[g->nprocs] = (struct fproc){ 20000 + g->nprocs, 4096 };
+	if (*count < g->nprocs) {
+		*count = g->nprocs;
+		g->insufficient++;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	*count = g->nprocs;
+	for (unsigned i = 0; i < g->nprocs; i++) {
+		char *p = (char *)infos + i * stride;
+
+		if (stride == sizeof(nvmlProcessInfo_v1_t)) {
+			nvmlProcessInfo_v1_t e = { g->procs[i].pid, g->procs[i].bytes };
+
+			memcpy(p, &e, sizeof(e));
+		} else {
+			nvmlProcessInfo_v2_t e = { g->procs[i].pid, g->procs[i].bytes, g->nmig ? 1 : 0xFFFFFFFFu,
+						   g->nmig ? 0 : 0xFFFFFFFFu };
+
+			memcpy(p, &e, sizeof(e));
+		}
+	}
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t h, unsigned int *n, nvmlProcessInfo_v2_t *p)
+{
+	return do_procs(h, n, p, sizeof(*p));
+}
+
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t h, unsigned int *n, nvmlProcessInfo_v2_t *p)
+{
+	return do_procs(h, n, p, sizeof(*p));
+}
+#endif
+
+API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t h, unsigned int *n, nvmlProcessInfo_v1_t *p)
+{
+	return do_procs(h, n, p, sizeof(*p));
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t h, unsigned int *cor, unsigned int *unc, unsigned int *pending,
+					   unsigned int *failed)
+{
+	GPU(h, U_REMAP);
+	*cor = g->remap[0];
+	*unc = g->remap[1];
+	*pending = g->remap[2];
+	*failed = g->remap[3];
+	return NVML_SUCCESS;
+}
+#endif
+
+API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned int *cur, unsigned int *pending)
+{
+	GPU(h, U_MIG);
+	*cur = *pending = g->nmig ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t h, unsigned int *n)
+{
+	GPU(h, U_MIG);
+	*n = g->nmig ? MAX_MIG : 0;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsigned int i, nvmlDevice_t *mh)
+{
+	GPU(h, U_MIG);
+	if (i >= MAX_MIG)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (i >= g->nmig)
+		return NVML_ERROR_NOT_FOUND;
+	*mh = (nvmlDevice_t)(void *)&g->migs[i];
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t h, unsigned int *id)
+{
+	GPU(h, -1);
+	if (fd_->mig < 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*id = (unsigned)fd_->mig + 1;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t h, unsigned int *id)
+{
+	GPU(h, -1);
+	if (fd_->mig < 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*id = 0;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+	total_calls++;
+	*set = (nvmlEventSet_t)(void *)&event_set_token;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+	total_calls++;
+	return set == (nvmlEventSet_t)(void *)&event_set_token ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t h, unsigned long long types, nvmlEventSet_t set)
+{
+	GPU(h, -1);
+	(void)set;
+	g->registered = (types & nvmlEventTypeXidCriticalError) != 0;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout, size_t size)
+{
+	total_calls++;
+	(void)set;
+	(void)timeout;
+	for (unsigned i = 0; i < ngpus; i++) {
+		struct gpu *g = &gpus[i];
+
+		if (g->registered && g->xid_pending && !is_lost(g)) {
+			nvmlEventData_t e = { (nvmlDevice_t)(void *)&g->self, nvmlEventTypeXidCriticalError, g->xid,
+					      0xFFFFFFFFu, 0xFFFFFFFFu };
+
+			g->xid_pending = 0;
+			memcpy(data, &e, size);
+			return NVML_SUCCESS;
+		}
+	}
+	return NVML_ERROR_TIMEOUT;
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout)
+{
+	return do_wait(set, data, timeout, sizeof(*data));
+}
+#endif
+
+/* The v1 call fills the 24 bytes before the instance ids. */
+API nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout)
+{
+	return do_wait(set, data, timeout, 24);
+}

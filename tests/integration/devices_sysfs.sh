@@ -1,0 +1,177 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The sysfs device collectors end to end (amdgpu, neuron, ncs2, hwmon): accel-monitor
+# on the fixture trees tests/fixtures/sysfs/{host,broken} and tests/fixtures/proc-devices.
+#
+#  - golden report fragments per kind (tests/fixtures/sysfs/golden/<kind>.json; periods
+#    and timestamps normalized), and "auto" finding every kind;
+#  - a process runtime's device memory from amdgpu's fdinfo;
+#  - a stick pulled out while accel-monitor runs: an error once, then gone;
+#  - the broken tree: every kind still reports, each bad file is warned about once;
+#  - golden accel-prom output (golden/accel-prom.prom) and promtool check metrics,
+#    each skipped when bin/accel-prom or promtool is not there.
+#
+# ACCEL_UPDATE_GOLDEN=1 rewrites the golden files from this run instead of comparing.
+. "$(dirname "$0")/lib.sh"
+
+MON=$BIN/accel-monitor
+# Tests that are not about instance metadata keep away from any real IMDS.
+AWS_EC2_METADATA_DISABLED=true
+export AWS_EC2_METADATA_DISABLED
+SYS=$FIX/sysfs/host
+PROC=$FIX/proc-devices
+GOLD=$FIX/sysfs/golden
+
+# conf FILE TYPE [PERIOD]: a config with one devices entry.
+conf() {
+	printf '{ "period": "%s", "devices": [ { "type": "%s" } ] }\n' "${3:-1s}" "$2" >"$1"
+}
+
+# normalize KIND < report: that kind's device_data entry, periods 1.0, timestamps fixed, pretty.
+normalize() {
+	$PY -c '
+import json, sys
+kind = sys.argv[1]
+r = json.loads(sys.stdin.readline())
+ents = [e for e in r["device_data"] if e["device_type"] == kind]
+for e in ents:
+    for g in e["report"].values():
+        g["period"] = 1.0
+        g["timestamp"] = "2026-11-21T05:30:00.000Z"
+print(json.dumps(ents, indent=1, ensure_ascii=False))
+' "$1"
+}
+
+# golden NAME FILE: compare FILE with the golden file (or write it with ACCEL_UPDATE_GOLDEN=1).
+golden() {
+	if [ "${ACCEL_UPDATE_GOLDEN:-0}" = 1 ]; then
+		mkdir -p "$GOLD"
+		cp "$2" "$GOLD/$1"
+		_result 0 "golden $1 rewritten"
+	elif cmp -s "$2" "$GOLD/$1"; then
+		_result 0 "output matches golden/$1"
+	else
+		_result 1 "output matches golden/$1"
+		diff -u "$GOLD/$1" "$2" | head -40 | sed 's/^/#   /'
+	fi
+}
+
+# --- golden report fragments, one kind at a time -------------------------------------------
+for kind in amdgpu neuron ncs2 hwmon; do
+	conf "$WORK/$kind.json" "$kind"
+	$MON -c "$WORK/$kind.json" --path.sysfs "$SYS" --path.procfs "$PROC" \
+		--once >"$WORK/$kind.out" 2>"$WORK/$kind.err" || true
+	if [ ! -s "$WORK/$kind.out" ]; then
+		_result 1 "$kind: accel-monitor wrote a report"
+		sed 's/^/#   /' "$WORK/$kind.err" | head -20
+		continue
+	fi
+	normalize "$kind" <"$WORK/$kind.out" >"$WORK/$kind.frag.json"
+	golden "$kind.json" "$WORK/$kind.frag.json"
+done
+is "$(grep -c 'OpenVINO' "$WORK/ncs2.err")" "1" "ncs2: why there is no temperature is said once"
+
+# --- auto: every kind found, in registry order -----------------------------------------------
+conf "$WORK/auto.json" auto
+$MON -c "$WORK/auto.json" --path.sysfs "$SYS" --path.procfs "$PROC" --once \
+	>"$WORK/auto.out" 2>"$WORK/auto.err" || true
+is "$($PY -c 'import json,sys; print(" ".join(e["device_type"] + ("!" if e["error"] else "")
+	for e in json.loads(sys.stdin.readline())["device_data"]))' <"$WORK/auto.out" 2>&1)" \
+	"amdgpu neuron ncs2 hwmon" "auto: one entry per kind on the host, none in error"
+
+CHECK="$PY $HELP/check_report.py"
+ok "auto: the report passes check_report.py" $CHECK --config "$WORK/auto.json" "$WORK/auto.out"
+
+# --- a process runtime's device memory comes from amdgpu's fdinfo ------------------------------
+cat >"$WORK/rt.json" <<'EOF'
+{ "period": "1s",
+  "runtimes": [ { "address": "pid:2000", "metrics": [ { "type": "memory_used" } ] },
+                { "address": "pid:3000", "metrics": [ { "type": "memory_used" } ] } ],
+  "devices": [ { "type": "amdgpu", "metrics": [ { "type": "device_memory" } ] } ] }
+EOF
+$MON -c "$WORK/rt.json" --path.sysfs "$SYS" --path.procfs "$PROC" --once \
+	>"$WORK/rt.out" 2>"$WORK/rt.err" || true
+is "$($PY -c 'import json,sys
+r = json.loads(sys.stdin.readline())
+print(" ".join("%s=%s" % (e["pid"], e["report"]["memory_used"]["runtime_used_bytes"]["device"])
+      for e in r["runtime_data"]))' <"$WORK/rt.out" 2>&1)" \
+	"2000=26843545600 3000=0" "runtime device memory: pid 2000's two clients' VRAM, pid 3000 none"
+
+# --- hot-plug: a stick pulled out while accel-monitor runs ----------------------------------------
+cp -a "$SYS" "$WORK/sys"
+conf "$WORK/hot.json" ncs2 200ms
+spawn HOT $MON -c "$WORK/hot.json" --path.sysfs "$WORK/sys" --path.procfs "$PROC" \
+	-n 12 >"$WORK/hot.out" 2>"$WORK/hot.err"
+lines() { [ -s "$WORK/hot.out" ] && [ "$(wc -l <"$WORK/hot.out")" -ge "$1" ]; }
+wait_for $((10 * SLOW)) lines 2 || diag "no report from the hot-plug run"
+rm -rf "$WORK/sys/bus/usb/devices/2-1" "$WORK/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1"
+wait_for $((20 * SLOW)) lines 12 || diag "the hot-plug run did not finish"
+is "$($PY -c '
+import json, sys
+seen = []
+for line in sys.stdin:
+    devs = json.loads(line)["device_data"][0]["report"]["device_info"]["devices"]
+    d = devs.get("1")
+    s = "-" if d is None else ("E" if "disappeared" in d["error"] else "ok")
+    if not seen or seen[-1] != s:
+        seen.append(s)
+print(" ".join(seen))' <"$WORK/hot.out" 2>&1)" "ok E -" "a stick pulled out: reported, then its error once, then gone"
+ok "hot-plug: every report passes check_report.py" $CHECK --config "$WORK/hot.json" --count 12 "$WORK/hot.out"
+
+# --- the broken tree: every kind reports, every bad file is warned about once ------------------------
+conf "$WORK/broken.json" auto 100ms
+if $MON -c "$WORK/broken.json" --path.sysfs "$FIX/sysfs/broken" --path.procfs "$PROC" \
+	-n 3 >"$WORK/broken.out" 2>"$WORK/broken.err"; then rc=0; else rc=$?; fi
+is "$rc" "0" "broken tree: accel-monitor exits 0"
+is "$(wc -l <"$WORK/broken.out")" "3" "broken tree: three reports"
+is "$(grep -c 'left out' "$WORK/broken.err")" "$(grep 'left out' "$WORK/broken.err" | sort -u | wc -l)" \
+	"broken tree: each bad file warned about once in three cycles"
+ok "broken tree: warnings name the files" grep -q 'gpu_busy_percent does not hold' "$WORK/broken.err"
+ok "broken tree: every report passes check_report.py" $CHECK --config "$WORK/broken.json" --count 3 "$WORK/broken.out"
+is "$($PY -c 'import json,sys
+r = json.loads(sys.stdin.readline())
+bad = [e["device_type"] for e in r["device_data"] if e["error"] or any(
+       g["error"] or any(d["error"] for d in g["devices"].values()) for g in e["report"].values())]
+print(" ".join(e["device_type"] for e in r["device_data"]), "|", " ".join(bad))' <"$WORK/broken.out" 2>&1)" \
+	"amdgpu neuron ncs2 hwmon | " "broken tree: every kind reports, no group or device in error"
+
+# --- accel-prom: golden exposition and promtool ---------------------------------------------------------
+if [ ! -x "$BIN/accel-prom" ]; then
+	echo "ok $((_n + 1)) # SKIP $BIN/accel-prom is not built"
+	_n=$((_n + 1))
+else
+	PORT=$(free_port)
+	mkfifo "$WORK/prom.in"
+	# Held open read-write first, so neither side blocks; closing it is accel-prom's end of input.
+	exec 3<>"$WORK/prom.in"
+	# Not spawn: a background command's stdin would be /dev/null unless redirected on the command itself.
+	"$BIN/accel-prom" --listen-address "127.0.0.1:$PORT" <"$WORK/prom.in" 2>"$WORK/prom.err" &
+	_pids="$_pids $!"
+	normalize_report() {
+		$PY -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+r["instance_info"] = {k: "" for k in r["instance_info"]}
+r["instance_info"]["error"] = "off EC2 (test)"
+print(json.dumps(r))'
+	}
+	normalize_report <"$WORK/auto.out" >&3
+	got_metrics() { curl -sf "http://127.0.0.1:$PORT/metrics" -o "$WORK/metrics.txt" && grep -q '^ncs2_num_devices' "$WORK/metrics.txt"; }
+	if wait_for $((10 * SLOW)) got_metrics; then
+		grep -E '^(# (HELP|TYPE) )?(accelerator_|hardware_ecc_|neuroncore_|ncs2_)' "$WORK/metrics.txt" \
+			>"$WORK/devices.prom"
+		golden accel-prom.prom "$WORK/devices.prom"
+	else
+		_result 1 "accel-prom serves the device metrics"
+		sed 's/^/#   /' "$WORK/prom.err" | head -20
+	fi
+	if command -v promtool >/dev/null 2>&1; then
+		ok "promtool check metrics: the whole scrape is clean" sh -c "promtool check metrics <'$WORK/metrics.txt'"
+	else
+		echo "ok $((_n + 1)) # SKIP promtool is not installed"
+		_n=$((_n + 1))
+	fi
+	exec 3>&-
+fi
+
+done_testing

@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# accel-prom --collectors with dcgm-exporter's default file, end to end:
+# accel-monitor reads three fake GPUs (tests/helpers/fake_nvml.c, scripted by
+# tests/fixtures/nvml/multi.nvml) for three reports, accel-prom serves them;
+# the DCGM_FI_* series match the golden exposition
+# tests/fixtures/dcgm/multi.prom (dcgm-exporter's names, labels and units),
+# every field the file lists but accel-prom cannot serve is named once on
+# stderr, promtool check metrics finds nothing but the lint findings
+# dcgm-exporter's own names carry, and a broken file stops accel-prom with
+# "file:line: reason" and exit code 3.
+#
+# Skips while bin/accel-prom is not built or has no --collectors, or without a
+# C compiler or curl. NVML_GOLDEN_UPDATE=1 rewrites the golden file.
+. "$(dirname "$0")/lib.sh"
+
+skip_all() {
+	echo "ok 1 # skip $*"
+	echo "1..1"
+	exit 0
+}
+
+MON=$BIN/accel-monitor
+PROM=$BIN/accel-prom
+CC=${CC:-cc}
+CSV=$FIX/dcgm/default-counters.csv
+export AWS_EC2_METADATA_DISABLED=true
+[ -x "$PROM" ] || skip_all "accel-prom is not built"
+"$PROM" --help 2>&1 | grep -q -- --collectors || skip_all "accel-prom has no --collectors yet"
+command -v "$CC" >/dev/null 2>&1 || skip_all "no C compiler for the fake libnvidia-ml.so.1"
+command -v curl >/dev/null 2>&1 || skip_all "no curl"
+
+mkdir -p "$WORK/lib"
+ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 \
+	-o "$WORK/lib/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+cat >"$WORK/mon.json" <<'EOF'
+{ "period": "100ms", "system_metrics": [], "devices": [ { "type": "nvidia" } ] }
+EOF
+
+rc=0
+FAKE_NVML_SCRIPT=$FIX/nvml/multi.nvml ACCEL_NVML_LIBRARY=$WORK/lib/libnvidia-ml.so.1 \
+	"$MON" -c "$WORK/mon.json" -n 3 >"$WORK/reports" 2>"$WORK/mon.err" || rc=$?
+is "$rc" "0" "accel-monitor writes three reports of three fake GPUs"
+PORT=$(free_port)
+# Not through spawn: an asynchronous command's stdin would be /dev/null, not the file.
+"$PROM" --port "$PORT" --collectors "$CSV" <"$WORK/reports" >/dev/null 2>"$WORK/prom.err" &
+_pids="$_pids $!"
+# The end of the input, and an exposition rendered after the last report.
+ended() {
+	curl -s "http://127.0.0.1:$PORT/health" | grep -q "input ended.* after 3 reports" &&
+		curl -s "http://127.0.0.1:$PORT/metrics" >"$WORK/metrics.txt" &&
+		grep -q '^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{.*gpu="0".*} 15000$' "$WORK/metrics.txt"
+}
+ok "accel-prom reads the three reports to the end" wait_for $((10 * SLOW)) ended
+
+# The DCGM families, host name normalized, in the exposition's order.
+sed -n '/^# [A-Z]* DCGM_\|^DCGM_/p' "$WORK/metrics.txt" | sed 's/Hostname="[^"]*"/Hostname="<host>"/' >"$WORK/dcgm.prom"
+if [ "${NVML_GOLDEN_UPDATE:-0}" = 1 ]; then
+	cp "$WORK/dcgm.prom" "$FIX/dcgm/multi.prom"
+	_result 0 "golden exposition rewritten"
+elif diff -u "$FIX/dcgm/multi.prom" "$WORK/dcgm.prom" >"$WORK/.diff" 2>&1; then
+	_result 0 "the DCGM series match tests/fixtures/dcgm/multi.prom"
+else
+	_result 1 "the DCGM series match tests/fixtures/dcgm/multi.prom"
+	sed 's/^/#   /' "$WORK/.diff" | head -60
+fi
+is "$(grep -c 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{.*gpu="0"' "$WORK/dcgm.prom")" "1" "one energy series for GPU 0"
+is "$(sed -n 's/^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{.*gpu="0".*} //p' "$WORK/dcgm.prom")" "15000" \
+	"energy in mJ, accumulated over three periods of 5 J"
+is "$(sed -n 's/^DCGM_FI_DEV_FB_USED{.*gpu="1".*} //p' "$WORK/dcgm.prom")" "256" "framebuffer in MiB"
+is "$(grep -c 'DCGM_FI_PROF_GR_ENGINE_ACTIVE is not served' "$WORK/prom.err")" "1" \
+	"a field NVML cannot give is named once on stderr"
+is "$(grep -c 'DCGM_FI_DEV_GPU_UTIL is not served' "$WORK/prom.err")" "0" "a served field is not named"
+
+if command -v promtool >/dev/null 2>&1; then
+	rc=0
+	promtool check metrics <"$WORK/metrics.txt" >"$WORK/promtool.out" 2>&1 || rc=$?
+	# dcgm-exporter's names: counters without _total, camelCase labels, "counter" in a name.
+	grep -v -e "^DCGM_[A-Z0-9_]* label names should be written in 'snake_case' not 'camelCase'\$" \
+		-e '^DCGM_[A-Z0-9_]* counter metrics should have "_total" suffix$' \
+		-e "^DCGM_[A-Z0-9_]* metric name should not include type 'counter'\$" \
+		"$WORK/promtool.out" >"$WORK/promtool.other" || true
+	ok "promtool check metrics: no error (exit $rc; 3 is lint only)" test "$rc" -eq 0 -o "$rc" -eq 3
+	if [ -s "$WORK/promtool.other" ]; then
+		_result 1 "promtool: nothing but dcgm-exporter's own lint findings"
+		sed 's/^/#   /' "$WORK/promtool.other" | head -20
+	else
+		_result 0 "promtool: nothing but dcgm-exporter's own lint findings"
+	fi
+fi
+
+# A broken file: exit 3, "file:line: reason".
+printf 'DCGM_FI_DEV_GPU_UTIL, gauge, GPU\nDCGM_FI_DEV_SM_CLOCK, gauges, SM\n' >"$WORK/bad.csv"
+rc=0
+"$PROM" --port 0 --collectors "$WORK/bad.csv" </dev/null >/dev/null 2>"$WORK/bad.err" || rc=$?
+is "$rc" "3" "a broken collectors file: exit code 3"
+ok "a broken collectors file: the message names file:line" grep -q "$WORK/bad.csv:2: unknown Prometheus type" \
+	"$WORK/bad.err"
+
+done_testing

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The amdgpu collector (monitor/coll_amdgpu.c) on a copy of the fixture
+ * trees tests/fixtures/sysfs/host and tests/fixtures/proc-devices, changed
+ * between cycles: counters that move and reset, per-process engine time,
+ * a GPU in reset (EPERM, EBUSY), a file that may not be read (EACCES), a
+ * GPU vanishing and coming back, selection by UUID, no driver, and the
+ * broken tree (garbage, missing files, a directory where a file belongs).
+ *
+ * Read errors are injected by this binary's own openat(), which the
+ * collectors' reads resolve to (root reads every file whatever its mode).
+ * Expected values: tests/fixtures/sysfs/EXPECTED.md.
+ */
+#undef _FORTIFY_SOURCE
+#include "../../monitor/collector.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
+#include "../../monitor/sysfs.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- fault injection: openat of a path ending in fail_name fails with fail_err ---- */
+
+static char fail_name[128];
+static int fail_err;
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	char full[4096];
+	size_t n, m = strlen(fail_name);
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	/* The whole path: the directory fd's, then path. */
+	snprintf(full, sizeof(full), "%s", path);
+	if (m && path[0] != '/') {
+		char link[64], dir[4000];
+		ssize_t k;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+		k = dirfd >= 0 ? readlink(link, dir, sizeof(dir) - 1) : -1;
+		if (k > 0) {
+			dir[k] = '\0';
+			snprintf(full, sizeof(full), "%s/%s", dir, path);
+		}
+	}
+	n = strlen(full);
+	if (m && n >= m && !strcmp(full + n - m, fail_name)) {
+		errno = fail_err;
+		return -1;
+	}
+	return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+static void fail_on(const char *name, int err)
+{
+	snprintf(fail_name, sizeof(fail_name), "%s", name ? name : "");
+	fail_err = err;
+}
+
+/* ---- a private copy of the fixtures -------------------------------------------------- */
+
+static char work[256], sys_root[300], proc_root[300];
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd)) {
+		printf("Bail out! %s\n", cmd);
+		exit(2);
+	}
+}
+
+static void setup(const char *tree)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!work[0]) {
+		snprintf(work, sizeof(work), "%s/accel-amdgpu.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(work)) {
+			printf("Bail out! mkdtemp\n");
+			exit(2);
+		}
+	}
+	snprintf(sys_root, sizeof(sys_root), "%s/sys", work);
+	snprintf(proc_root, sizeof(proc_root), "%s/proc", work);
+	sh("rm -rf '%s' '%s' && cp -a tests/fixtures/sysfs/%s '%s' && cp -a tests/fixtures/proc-devices '%s'", sys_root,
+	   proc_root, tree, sys_root, proc_root);
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		printf("Bail out! write %s\n", path);
+		exit(2);
+	}
+}
+
+/* The value at a dotted path ("devices.1.temperatures_celsius.edge"); borrowed, NULL when absent. */
+static json_t *jp(json_t *o, const char *path)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
+		o = json_object_get(o, k);
+	return o;
+}
+
+static double jnum(json_t *o, const char *path)
+{
+	json_t *v = jp(o, path);
+
+	return json_is_number(v) ? json_number_value(v) : -12345.0;
+}
+
+static const char *jstr(json_t *o, const char *path)
+{
+	json_t *v = jp(o, path);
+
+	return json_is_string(v) ? json_string_value(v) : "(absent)";
+}
+
+static struct cfg_group groups[] = {
+	{ GROUP_DEVICE_INFO, 1000 },    { GROUP_DEVICE_UTILIZATION, 1000 }, { GROUP_DEVICE_MEMORY, 1000 },
+	{ GROUP_DEVICE_THERMAL, 1000 }, { GROUP_DEVICE_POWER, 1000 },       { GROUP_DEVICE_CLOCKS, 1000 },
+	{ GROUP_DEVICE_ERRORS, 1000 },
+};
+static struct cfg_device cfg = { .type = "amdgpu", .select_all = 1, .period_ms = 1000, .groups = groups,
+				 .ngroups = 7 };
+static struct mon_env env;
+static const struct device_ops *ops = &coll_amdgpu_ops;
+
+/* Collect group id for cycle mono (new reference). */
+static json_t *collect(void *st, enum group_id id, int64_t mono)
+{
+	struct cycle cy = { .mono_ns = mono };
+	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
+
+	ops->collect(st, id, &cy, g);
+	return g;
+}
+
+static void *open_state(void)
+{
+	void *st = NULL;
+
+	env.procfs = proc_root;
+	env.sysfs = sys_root;
+	env.clk_tck = 100;
+	env.page_size = 4096;
+	ops->open(&env, &cfg, &st);
+	return st;
+}
+
+/* ---- the tests ---------------------------------------------------------------------- */
+
+static void test_identity_and_values(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("host");
+	is_int(ops->probe(&(struct mon_env){ .sysfs = sys_root, .procfs = proc_root }), 1, "probe: amdgpu cards found");
+	is_int(ops->probe(&(struct mon_env){ .sysfs = "tests/fixtures/proc", .procfs = proc_root }), 0,
+	       "probe: none in a tree without class/drm");
+	st = open_state();
+	is_str(ops->error(st) ? ops->error(st) : "", "", "no entry error");
+	t = clock_mono_ns() + 1000000000;
+
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_int(json_object_size(jp(g, "devices")), 2, "two amdgpu devices (card0 is i915's)");
+	is_str(jstr(g, "devices.0.pci_bus_id"), "0000:03:00.0", "card1 is index 0, its PCI address");
+	is_str(jstr(g, "devices.0.model"), "AMD GPU 1002:73bf", "no product_name: the PCI id names it");
+	ok(!jp(g, "devices.0.uuid"), "no unique_id: uuid absent");
+	ok(!jp(g, "devices.0.serial"), "no serial_number: serial absent");
+	is_str(jstr(g, "devices.1.uuid"), "2f3a5c0d1b4e6a79", "unique_id is the uuid");
+	is_str(jstr(g, "devices.1.model"), "AMD Instinct MI210", "product_name is the model");
+	is_str(jstr(g, "devices.1.serial"), "692231000131", "serial_number");
+	is_double(jnum(g, "devices.1.memory_total_bytes"), 68702699520.0, 0, "memory_total_bytes");
+	is_double(jnum(g, "devices.0.power_limit_watts"), 255.0, 1e-9, "power1_cap µW -> W");
+	is_str(jstr(g, "devices.1.vbios_version"), "113-D67301-063", "vbios_version");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_double(jnum(g, "devices.0.core_percent"), 37, 0, "gpu_busy_percent");
+	is_double(jnum(g, "devices.0.memory_bandwidth_percent"), 12, 0, "mem_busy_percent");
+	ok(!jp(g, "devices.0.video_percent"), "no vcn_busy_percent: video_percent absent");
+	is_double(jnum(g, "devices.1.video_percent"), 5, 0, "vcn_busy_percent");
+	ok(jp(g, "devices.0.processes.1000.gfx") && !jp(g, "devices.0.processes.4000"),
+	   "per-process engines: Xorg on card1, the i915 client is not amdgpu's");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	is_double(jnum(g, "devices.0.used_bytes"), 1451888640.0, 0, "mem_info_vram_used");
+	is_double(jnum(g, "devices.0.free_bytes"), 17163091968.0 - 1451888640.0, 0, "free = total - used");
+	is_double(jnum(g, "devices.0.gtt_used_bytes"), 26435584.0, 0, "mem_info_gtt_used");
+	is_double(jnum(g, "devices.0.processes.1000"), (53248.0 + 10240.0) * 1024, 0,
+		  "Xorg's VRAM: two clients, the dup'd fd counted once");
+	is_double(jnum(g, "devices.1.processes.2000"), (25165824.0 + 1048576.0) * 1024, 0,
+		  "python3's VRAM: drm-memory-vram, and drm-resident-vram on a newer kernel");
+	ok(!jp(g, "devices.0.processes.2000"), "a process shows only on the GPU it uses");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_double(jnum(g, "devices.0.temperatures_celsius.edge"), 45, 1e-9, "temp1 by its label: edge");
+	is_double(jnum(g, "devices.0.temperatures_celsius.junction"), 52, 1e-9, "junction");
+	is_double(jnum(g, "devices.0.temperatures_celsius.mem"), 50, 1e-9, "mem");
+	ok(!jp(g, "devices.1.temperatures_celsius.edge"), "MI210 without edge sensor: absent");
+	is_double(jnum(g, "devices.0.fan_percent"), 76 * 100.0 / 255, 1e-6, "pwm1 / pwm1_max");
+	is_double(jnum(g, "devices.0.fan_rpm.fan1"), 1210, 0, "fan1_input");
+	ok(!jp(g, "devices.1.fan_percent") && !jp(g, "devices.1.fan_rpm"), "no fan: absent, not 0");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_POWER, t);
+	is_double(jnum(g, "devices.0.power_watts"), 35, 1e-9, "power1_average");
+	is_double(jnum(g, "devices.1.power_watts"), 245, 1e-9, "power1_input when there is no average");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_CLOCKS, t);
+	is_double(jnum(g, "devices.0.clocks_mhz.graphics"), 2100, 1e-9, "freq1_input (sclk) Hz -> MHz");
+	is_double(jnum(g, "devices.1.clocks_mhz.memory"), 1600, 1e-9, "no freq2: pp_dpm_mclk's current level");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_double(jnum(g, "devices.1.ecc_corrected_volatile_total"), 3, 0, "RAS ce summed over blocks");
+	is_double(jnum(g, "devices.1.ecc_uncorrected_volatile_total"), 1, 0, "RAS ue summed over blocks");
+	is_double(jnum(g, "devices.1.ecc_errors.corrected"), 0, 0, "no new errors since open: 0");
+	is_double(jnum(g, "devices.1.retired_pages.total"), 2, 0, "gpu_vram_bad_pages: two pages");
+	ok(json_is_false(jp(g, "devices.1.retired_pages.pending")), "none pending");
+	ok(!jp(g, "devices.0.ecc_errors") && !jp(g, "devices.0.retired_pages"), "no RAS: absent");
+	json_decref(g);
+
+	/* Cycle 2, one second later: engines busy, more RAS errors. */
+	put(proc_root, "1000/fdinfo/11",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t4\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t10240 KiB\n"
+	    "drm-engine-gfx:\t1500000000 ns\ndrm-engine-dma:\t50000000 ns\n");
+	put(proc_root, "2000/fdinfo/5",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t17\ndrm-pdev:\t0000:43:00.0\ndrm-memory-vram:\t25165824 KiB\n"
+	    "drm-engine-compute:\t9250000000 ns\n");
+	put(sys_root, "class/drm/card2/device/ras/umc_err_count", "ue: 0\nce: 7\n");
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_double(jnum(g, "devices.0.processes.1000.gfx"), 50, 0.5, "gfx busy 500 ms of 1 s: 50 %");
+	is_double(jnum(g, "devices.0.processes.1000.dma"), 0, 1e-9, "dma idle: 0 %");
+	is_double(jnum(g, "devices.1.processes.2000.compute"), 25, 0.5, "compute 250 ms of 1 s: 25 %");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_double(jnum(g, "devices.1.ecc_errors.corrected"), 4, 0, "4 corrected errors in the period");
+	is_double(jnum(g, "devices.1.ecc_corrected_volatile_total"), 7, 0, "running total 7");
+	json_decref(g);
+
+	/* Cycle 3: the driver was reloaded, the counts restart: a fresh start, never negative. */
+	put(sys_root, "class/drm/card2/device/ras/umc_err_count", "ue: 0\nce: 1\n");
+	put(sys_root, "class/drm/card2/device/ras/mmhub_err_count", "ue: 0\nce: 0\n");
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_double(jnum(g, "devices.1.ecc_errors.corrected"), 1, 0, "after a reset: the new count, not -6");
+	is_double(jnum(g, "devices.1.ecc_errors.uncorrected"), 0, 0, "uncorrected went 1 -> 0: 0, not -1");
+	json_decref(g);
+
+	/* Process runtimes' device memory. */
+	{
+		uint64_t b = 0;
+
+		is_int(ops->pid_memory(st, 1000, &b), 0, "pid_memory(1000) known");
+		is_double((double)b, (53248.0 + 10240.0) * 1024, 0, "pid_memory(1000): its VRAM");
+		is_int(ops->pid_memory(st, 3000, &b), 0, "pid_memory(3000): no DRM client");
+		is_int(b, 0, "pid_memory(3000) = 0");
+		is_int(ops->pid_memory(st, 99999, &b), -ENOENT, "pid_memory of a process that is gone: -ENOENT");
+	}
+	ops->close(st);
+}
+
+static void test_reset_and_permission(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("host");
+	st = open_state();
+	t = clock_mono_ns() + 1000000000;
+	fail_on("0000:43:00.0/gpu_busy_percent", EPERM);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	ok(strstr(jstr(g, "devices.1.error"), "gpu_busy_percent") && strstr(jstr(g, "devices.1.error"), "resetting"),
+	   "EPERM during a reset: that device's error (%s)", jstr(g, "devices.1.error"));
+	ok(!jp(g, "devices.1.core_percent") && !jp(g, "devices.1.processes"), "its data fields are left out");
+	is_str(jstr(g, "devices.1.uuid"), "2f3a5c0d1b4e6a79", "its identity stays");
+	is_str(jstr(g, "devices.0.error"), "", "the other GPU reports normally");
+	is_double(jnum(g, "devices.0.core_percent"), 37, 0, "and its values");
+	is_str(jstr(g, "error"), "", "the group has no error");
+	json_decref(g);
+
+	fail_on("0000:43:00.0/mem_info_vram_total", EBUSY);
+	g = collect(st, GROUP_DEVICE_MEMORY, t + 1000000000);
+	ok(strstr(jstr(g, "devices.1.error"), "Device or resource busy") != NULL, "EBUSY: device error");
+	json_decref(g);
+
+	fail_on("0000:03:00.0/mem_busy_percent", EACCES);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t + 2000000000);
+	is_str(jstr(g, "devices.0.error"), "", "EACCES on one file is not the device's error");
+	ok(!jp(g, "devices.0.memory_bandwidth_percent"), "that field is left out");
+	is_double(jnum(g, "devices.0.core_percent"), 37, 0, "the others are there");
+	json_decref(g);
+
+	fail_on("hwmon3/temp2_input", EIO);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 3000000000);
+	ok(!jp(g, "devices.0.temperatures_celsius.junction") && jp(g, "devices.0.temperatures_celsius.edge"),
+	   "EIO on one sensor: that sensor is left out");
+	json_decref(g);
+	fail_on(NULL, 0);
+
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t + 4000000000);
+	is_str(jstr(g, "devices.1.error"), "", "after the reset the device reports again");
+	is_double(jnum(g, "devices.1.core_percent"), 99, 0, "with its values");
+	json_decref(g);
+	ops->close(st);
+}
+
+static void test_vanish_and_return(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("host");
+	st = open_state();
+	t = clock_mono_ns();
+	sh("mv '%s/devices/pci0000:40' '%s/pci0000:40.away' && mv '%s/class/drm/card2' '%s/card2.away'", sys_root, work,
+	   sys_root, work);
+	for (int c = 0; c < 2; c++) {
+		t += 1000000000;
+		for (size_t i = 0; i < ARRAY_SIZE(groups); i++) {
+			g = collect(st, groups[i].id, t);
+			if (c == 0)
+				ok(strstr(jstr(g, "devices.1.error"), "disappeared") != NULL,
+				   "cycle after the GPU vanished: %s reports it with an error", group_name(groups[i].id));
+			else
+				ok(!jp(g, "devices.1") && jp(g, "devices.0"), "next cycle: %s drops it",
+				   group_name(groups[i].id));
+			json_decref(g);
+		}
+	}
+	sh("mv '%s/pci0000:40.away' '%s/devices/pci0000:40' && mv '%s/card2.away' '%s/class/drm/card2'", work, sys_root,
+	   work, sys_root);
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_str(jstr(g, "devices.1.model"), "AMD Instinct MI210", "back: picked up on the next cycle, index 1 again");
+	is_str(jstr(g, "devices.0.pci_bus_id"), "0000:03:00.0", "the other kept index 0 throughout");
+	json_decref(g);
+	ops->close(st);
+}
+
+static void test_select_and_errors(void)
+{
+	static char *ids[] = { "2f3a5c0d1b4e6a79" };
+	struct cfg_device one = cfg;
+	void *st = NULL;
+	json_t *g;
+
+	setup("host");
+	one.select_all = 0;
+	one.ids = ids;
+	one.nids = 1;
+	env.procfs = proc_root;
+	env.sysfs = sys_root;
+	ops->open(&env, &one, &st);
+	g = collect(st, GROUP_DEVICE_INFO, clock_mono_ns());
+	ok(json_object_size(jp(g, "devices")) == 1 && jp(g, "devices.1"), "select by unique_id: only that GPU, index 1");
+	json_decref(g);
+	ops->close(st);
+
+	/* No card and no driver: the entry's error. */
+	sh("rm -rf '%s/class/drm' '%s/module/amdgpu'", sys_root, sys_root);
+	st = open_state();
+	ok(ops->error(st) && strstr(ops->error(st), "not loaded"), "no driver: %s", ops->error(st) ? ops->error(st) : "");
+	g = collect(st, GROUP_DEVICE_INFO, clock_mono_ns());
+	ok(strstr(jstr(g, "error"), "not loaded") != NULL, "and each group's error");
+	json_decref(g);
+	ops->close(st);
+
+	/* The driver is loaded but no card is there: no error, "devices" {}. */
+	sh("mkdir -p '%s/module/amdgpu'", sys_root);
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_INFO, clock_mono_ns());
+	ok(!ops->error(st) && json_object_size(jp(g, "devices")) == 0 && json_is_object(jp(g, "devices")),
+	   "driver loaded, no card: \"devices\": {}");
+	json_decref(g);
+	ops->close(st);
+}
+
+static void test_broken_tree(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("broken");
+	st = open_state();
+	t = clock_mono_ns();
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_str(jstr(g, "devices.0.error"), "", "garbage is not the device's error");
+	ok(!jp(g, "devices.0.core_percent"), "gpu_busy_percent \"busy\": left out");
+	is_double(jnum(g, "devices.0.memory_bandwidth_percent"), 12, 0, "its neighbour is read");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	ok(jp(g, "devices.0.total_bytes") && !jp(g, "devices.0.used_bytes") && !jp(g, "devices.0.free_bytes"),
+	   "mem_info_vram_used missing: used and free left out");
+	ok(!jp(g, "devices.0.gtt_total_bytes"), "a directory where mem_info_gtt_total belongs: left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_CLOCKS, t);
+	ok(!jp(g, "devices.0.clocks_mhz"), "pp_dpm_sclk without a current level, pp_dpm_mclk garbage: no clocks");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	ok(!jp(g, "devices.0.temperatures_celsius.edge"), "temp1_input \"-\": left out");
+	is_double(jnum(g, "devices.0.temperatures_celsius.temp2"), 52, 1e-9, "a sensor without a label: its channel");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_POWER, t);
+	ok(!jp(g, "devices.0.power_watts"), "power1_average empty, power1_input overflows: left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	ok(!jp(g, "devices.0.ecc_errors") && !jp(g, "devices.0.ecc_corrected_volatile_total"),
+	   "a garbage RAS block: no sums (they would be wrong)");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	ok(!jp(g, "devices.0.uuid"), "an empty unique_id: no uuid");
+	json_decref(g);
+	ops->close(st);
+}
+
+int main(void)
+{
+	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
+	log_init("test_coll_amdgpu", LOG_LVL_SILENT);
+	test_identity_and_values();
+	test_reset_and_permission();
+	test_vanish_and_return();
+	test_select_and_errors();
+	test_broken_tree();
+	if (work[0])
+		sh("rm -rf '%s'", work);
+	return done_testing();
+}

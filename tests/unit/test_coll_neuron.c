@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Neuron collector (monitor/coll_neuron.c) on a copy of the fixture
+ * tree tests/fixtures/sysfs/host (two Trainium devices of two NeuronCores,
+ * the Neuron Sysfs User Guide's layout), changed between cycles: counters
+ * that move, counters that reset (driver reload, write-to-clear), busy
+ * time as utilization, a device vanishing, no driver, a read failing with
+ * ENODEV, and the broken tree (plain files for counters, a counter without
+ * total, garbage).
+ * Expected values: tests/fixtures/sysfs/EXPECTED.md.
+ */
+#undef _FORTIFY_SOURCE
+#include "../../common/log.h"
+#include "../../common/util.h"
+#include "../../monitor/collector.h"
+#include "../../monitor/sysfs.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- fault injection: openat of a path ending in fail_name fails with fail_err ---- */
+
+static char fail_name[128];
+static int fail_err;
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	char full[4096];
+	size_t n, m = strlen(fail_name);
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	/* The whole path: the directory fd's, then path. */
+	snprintf(full, sizeof(full), "%s", path);
+	if (m && path[0] != '/') {
+		char link[64], dir[4000];
+		ssize_t k;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+		k = dirfd >= 0 ? readlink(link, dir, sizeof(dir) - 1) : -1;
+		if (k > 0) {
+			dir[k] = '\0';
+			snprintf(full, sizeof(full), "%s/%s", dir, path);
+		}
+	}
+	n = strlen(full);
+	if (m && n >= m && !strcmp(full + n - m, fail_name)) {
+		errno = fail_err;
+		return -1;
+	}
+	return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+static void fail_on(const char *name, int err)
+{
+	snprintf(fail_name, sizeof(fail_name), "%s", name ? name : "");
+	fail_err = err;
+}
+
+/* ---- a private copy of the fixtures -------------------------------------------------- */
+
+static char work[256], sys_root[300], proc_root[300];
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd)) {
+		printf("Bail out! %s\n", cmd);
+		exit(2);
+	}
+}
+
+static void setup(const char *tree)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!work[0]) {
+		snprintf(work, sizeof(work), "%s/accel-neuron.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(work)) {
+			printf("Bail out! mkdtemp\n");
+			exit(2);
+		}
+	}
+	snprintf(sys_root, sizeof(sys_root), "%s/sys", work);
+	snprintf(proc_root, sizeof(proc_root), "%s/proc", work);
+	sh("rm -rf '%s' '%s' && cp -a tests/fixtures/sysfs/%s '%s' && cp -a tests/fixtures/proc-devices '%s'", sys_root,
+	   proc_root, tree, sys_root, proc_root);
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		printf("Bail out! write %s\n", path);
+		exit(2);
+	}
+}
+
+/* The value at a dotted path ("devices.1.temperatures_celsius.edge"); borrowed, NULL when absent. */
+static json_t *jp(json_t *o, const char *path)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
+		o = json_object_get(o, k);
+	return o;
+}
+
+static double jnum(json_t *o, const char *path)
+{
+	json_t *v = jp(o, path);
+
+	return json_is_number(v) ? json_number_value(v) : -12345.0;
+}
+
+static const char *jstr(json_t *o, const char *path)
+{
+	json_t *v = jp(o, path);
+
+	return json_is_string(v) ? json_string_value(v) : "(absent)";
+}
+
+static struct cfg_group groups[] = {
+	{ GROUP_DEVICE_INFO, 1000 },    { GROUP_DEVICE_UTILIZATION, 1000 }, { GROUP_DEVICE_MEMORY, 1000 },
+	{ GROUP_DEVICE_THERMAL, 1000 }, { GROUP_DEVICE_POWER, 1000 },       { GROUP_DEVICE_CLOCKS, 1000 },
+	{ GROUP_DEVICE_ERRORS, 1000 },
+};
+static struct cfg_device cfg = { .type = "neuron", .select_all = 1, .period_ms = 1000, .groups = groups,
+				 .ngroups = 7 };
+static struct mon_env env;
+static const struct device_ops *ops = &coll_neuron_ops;
+
+/* Collect group id for cycle mono (new reference). */
+static json_t *collect(void *st, enum group_id id, int64_t mono)
+{
+	struct cycle cy = { .mono_ns = mono };
+	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
+
+	ops->collect(st, id, &cy, g);
+	return g;
+}
+
+static void *open_state(void)
+{
+	void *st = NULL;
+
+	env.procfs = proc_root;
+	env.sysfs = sys_root;
+	env.clk_tck = 100;
+	env.page_size = 4096;
+	ops->open(&env, &cfg, &st);
+	return st;
+}
+
+/* ---- the tests ---------------------------------------------------------------------- */
+
+#define N0 "devices/virtual/neuron_device/neuron0"
+#define C0 N0 "/neuron_core0/stats"
+
+static void test_values(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("host");
+	is_int(ops->probe(&(struct mon_env){ .sysfs = sys_root }), 1, "probe: Neuron devices found");
+	st = open_state();
+	ok(!ops->error(st), "no entry error");
+	t = clock_mono_ns() + 1000000000;
+
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_int(json_object_size(jp(g, "devices")), 2, "two devices");
+	is_str(jstr(g, "devices.0.uuid"), "4d5a6f0123456789", "the serial is the uuid (no UUID)");
+	is_str(jstr(g, "devices.0.serial"), "4d5a6f0123456789", "serial");
+	is_str(jstr(g, "devices.0.model"), "Trainium1", "model: info/architecture/device_type");
+	is_double(jnum(g, "devices.0.core_count"), 2, 0, "core_count");
+	is_str(jstr(g, "devices.1.arch_type"), "NCv2", "architecture/arch_type");
+	is_str(jstr(g, "devices.1.instance_type"), "Trn1", "architecture/instance_type");
+	is_double(json_integer_value(json_array_get(jp(g, "devices.0.connected_devices"), 0)), 1, 0, "connected_devices");
+	is_str(jstr(g, "devices.0.driver_version"), "2.19.64.0", "module/neuron/version");
+	ok(!jp(g, "devices.0.pci_bus_id"), "a virtual device: no PCI address");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_double(jnum(g, "devices.0.neuroncores.0.utilization_percent"), 0, 1e-9, "no busy time since open: 0 %");
+	is_double(jnum(g, "devices.0.neuroncores.0.status_total.success"), 1200, 0, "status/success/total");
+	is_double(jnum(g, "devices.0.neuroncores.0.status.success"), 0, 0, "per period: 0 since open");
+	ok(jp(g, "devices.1.neuroncores.2") && jp(g, "devices.1.neuroncores.3") && !jp(g, "devices.1.neuroncores.0"),
+	   "NeuronCores keyed like neuron-monitor: device 1's are 2 and 3");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	is_double(jnum(g, "devices.0.neuroncores.0.tensors"), 134217728, 0, "device_mem/tensors/total");
+	is_double(jnum(g, "devices.0.neuroncores.1.model_code"), 104857600, 0, "device_mem/model_code of core 1");
+	is_double(jnum(g, "devices.0.used_bytes"), 1789931520, 0, "used_bytes: every category of every core");
+	is_double(jnum(g, "devices.0.host_bytes.dma_buffers"), 33554432, 0, "host_mem/dma_buffers");
+	is_double(jnum(g, "devices.0.host_used_bytes"), 122949632, 0, "host_used_bytes");
+	ok(!jp(g, "devices.0.total_bytes"), "no total in sysfs: total_bytes absent");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_POWER, t);
+	is_double(jnum(g, "devices.0.power_percent"), 43.75, 1e-9, "power/utilization: the average");
+	ok(!jp(g, "devices.1.power_percent") && jp(g, "devices.1"), "POWER_STATUS_NO_DATA: absent, not 0");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_double(jnum(g, "devices.0.ecc_events_total.mem_ecc_repairable_uncorrected"), 2, 0, "hardware counter total");
+	is_double(jnum(g, "devices.0.ecc_uncorrected_volatile_total"), 2, 0, "uncorrected running total");
+	is_double(jnum(g, "devices.1.ecc_corrected_volatile_total"), 6, 0, "mem + sram corrected (older counters)");
+	is_double(jnum(g, "devices.0.ecc_errors.uncorrected"), 0, 0, "none in the period");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	ok(json_is_object(jp(g, "devices")) && !json_object_size(jp(g, "devices")),
+	   "no thermal data in Neuron sysfs: \"devices\": {}");
+	json_decref(g);
+
+	/* One second later: core 0 busy half the time, 100 inferences, a timeout, an ECC event. */
+	put(sys_root, C0 "/other_info/nc_time_in_use", "50500000\n");
+	put(sys_root, C0 "/other_info/inference_count", "1300\n");
+	put(sys_root, C0 "/status/success/total", "1300\n");
+	put(sys_root, C0 "/status/timeout/total", "3\n");
+	put(sys_root, N0 "/stats/hardware/mem_ecc_repairable_uncorrected/total", "3\n");
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_double(jnum(g, "devices.0.neuroncores.0.utilization_percent"), 50, 0.5, "nc_time_in_use: 500 ms of 1 s");
+	is_double(jnum(g, "devices.0.neuroncores.1.utilization_percent"), 0, 1e-9, "core 1 idle");
+	is_double(jnum(g, "devices.0.core_percent"), 25, 0.5, "core_percent: the cores' mean");
+	is_double(jnum(g, "devices.0.neuroncores.0.inferences"), 100, 0, "inferences in the period");
+	is_double(jnum(g, "devices.0.neuroncores.0.status.success"), 100, 0, "status/success in the period");
+	is_double(jnum(g, "devices.0.neuroncores.0.status.timeout"), 1, 0, "status/timeout in the period");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_double(jnum(g, "devices.0.ecc_events.mem_ecc_repairable_uncorrected"), 1, 0, "one ECC event in the period");
+	is_double(jnum(g, "devices.0.ecc_errors.uncorrected"), 1, 0, "counted as uncorrected");
+	json_decref(g);
+
+	/* The driver reloads: every counter restarts. A fresh start, never negative. */
+	put(sys_root, C0 "/other_info/nc_time_in_use", "100000\n");
+	put(sys_root, C0 "/other_info/inference_count", "5\n");
+	put(sys_root, C0 "/status/success/total", "5\n");
+	put(sys_root, N0 "/stats/hardware/mem_ecc_repairable_uncorrected/total", "0\n");
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_double(jnum(g, "devices.0.neuroncores.0.status.success"), 5, 0, "success 1300 -> 5: 5, not -1295");
+	is_double(jnum(g, "devices.0.neuroncores.0.inferences"), 5, 0, "inferences restart at their new value");
+	is_double(jnum(g, "devices.0.neuroncores.0.utilization_percent"), 10, 0.2, "busy time counts from zero");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_double(jnum(g, "devices.0.ecc_events.mem_ecc_repairable_uncorrected"), 0, 0, "3 -> 0: 0, not -3");
+	json_decref(g);
+
+	/* A device that went away mid-cycle: ENODEV is that device's error. */
+	fail_on("neuron1/stats/power/utilization", ENODEV);
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_POWER, t);
+	ok(strstr(jstr(g, "devices.1.error"), "went away") != NULL, "ENODEV: %s", jstr(g, "devices.1.error"));
+	is_str(jstr(g, "devices.0.error"), "", "the other device reports");
+	json_decref(g);
+	fail_on(NULL, 0);
+	ops->close(st);
+}
+
+static void test_vanish_and_driver(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("host");
+	st = open_state();
+	t = clock_mono_ns();
+	sh("rm -rf '%s/devices/virtual/neuron_device/neuron1'", sys_root);
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	ok(strstr(jstr(g, "devices.1.error"), "disappeared") != NULL, "neuron1 removed: reported with an error once");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	ok(!json_object_size(jp(g, "devices")), "not in a group Neuron has no data for");
+	json_decref(g);
+	for (size_t i = 0; i < ARRAY_SIZE(groups); i++)
+		json_decref(collect(st, groups[i].id, t));
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	ok(!jp(g, "devices.1") && jp(g, "devices.0.used_bytes"), "then dropped; neuron0 stays index 0");
+	json_decref(g);
+	ops->close(st);
+
+	sh("rm -rf '%s/devices/virtual/neuron_device'", sys_root);
+	is_int(ops->probe(&env), 0, "probe: no Neuron driver");
+	st = open_state();
+	ok(ops->error(st) && strstr(ops->error(st), "not loaded"), "no driver: %s", ops->error(st) ? ops->error(st) : "");
+	ops->close(st);
+}
+
+static void test_broken_tree(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("broken");
+	st = open_state();
+	t = clock_mono_ns() + 1000000000;
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_double(jnum(g, "devices.0.core_count"), 1, 0, "core_count \"two\": the NeuronCore directories found");
+	ok(!jp(g, "devices.0.connected_devices"), "connected_devices garbage: left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_double(jnum(g, "devices.0.ecc_events_total.mem_ecc_uncorrected"), 1, 0, "a counter as a plain file is read");
+	ok(!jp(g, "devices.0.ecc_events_total.sram_ecc_uncorrected"), "a garbage counter is left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_POWER, t);
+	ok(!jp(g, "devices.0.power_percent"), "garbage power utilization: left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_double(jnum(g, "devices.0.neuroncores.0.status_total.success"), 10, 0, "a good counter");
+	ok(!jp(g, "devices.0.neuroncores.0.status_total.failure"), "a counter directory without total: left out");
+	ok(!jp(g, "devices.0.neuroncores.0.utilization_percent"), "empty nc_time_in_use: no utilization");
+	is_double(jnum(g, "devices.0.neuroncores.0.inferences"), 0, 0, "inference_count as a plain file");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	ok(!jp(g, "devices.0.neuroncores.0.tensors") && !jp(g, "devices.0.used_bytes"), "\"1e6\" bytes: left out");
+	json_decref(g);
+	ops->close(st);
+}
+
+int main(void)
+{
+	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
+	log_init("test_coll_neuron", LOG_LVL_SILENT);
+	test_values();
+	test_vanish_and_driver();
+	test_broken_tree();
+	if (work[0])
+		sh("rm -rf '%s'", work);
+	return done_testing();
+}

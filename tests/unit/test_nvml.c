@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The NVIDIA collector (monitor/coll_nvidia.c) in process, against the fake
+ * libnvidia-ml.so.1 (tests/helpers/fake_nvml.c), which this test compiles
+ * with $CC (default cc) into a temporary directory: fields read and left
+ * out, no JSON allocation per cycle in the steady state, per-process device
+ * memory, counters that go backwards, and no library at all. The end-to-end
+ * cases (goldens, a GPU lost and back, the old library) are in
+ * tests/integration/nvml.sh.
+ *
+ * Run from the top of the tree (make check does); elsewhere set ACCEL_TOP.
+ */
+#include "../../common/log.h"
+#include "../../monitor/collector.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static long json_allocs;
+
+static void *count_malloc(size_t n)
+{
+	json_allocs++;
+	return malloc(n);
+}
+
+static void count_free(void *p)
+{
+	free(p);
+}
+
+static char dir[64];
+static char top[512];
+
+static int write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* Build the fake into dir; 0 when it is there. */
+static int build_fake(void)
+{
+	const char *cc = getenv("CC");
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -o %s/libnvidia-ml.so.1 %s/tests/helpers/fake_nvml.c",
+		 cc && *cc ? cc : "cc", dir, top);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* FAKE_NVML_SCRIPT: name under base (the tree's top, or the temporary directory). */
+static void use_script(const char *base, const char *name)
+{
+	char path[640];
+
+	snprintf(path, sizeof(path), "%s/%s", base, name);
+	setenv("FAKE_NVML_SCRIPT", path, 1);
+}
+
+static struct cfg_group all_groups[] = {
+	{ GROUP_DEVICE_INFO, 100 },    { GROUP_DEVICE_UTILIZATION, 100 }, { GROUP_DEVICE_MEMORY, 100 },
+	{ GROUP_DEVICE_THERMAL, 100 }, { GROUP_DEVICE_POWER, 100 },       { GROUP_DEVICE_CLOCKS, 100 },
+	{ GROUP_DEVICE_ERRORS, 100 },
+};
+static struct cfg_device dev_all = { .type = "nvidia", .select_all = 1, .period_ms = 100, .groups = all_groups,
+				     .ngroups = sizeof(all_groups) / sizeof(all_groups[0]) };
+
+/* Collect group id at cycle n into a new group (caller's); *allocs gets the JSON allocations collect made. */
+static json_t *collect(void *st, enum group_id id, int n, long *allocs)
+{
+	struct cycle cy = { .mono_ns = (int64_t)n * 100 * NS_PER_MS };
+	json_t *g;
+	long before;
+
+	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.%03dZ", n % 1000);
+	g = group_new(0.1, cy.iso);
+	before = json_allocs;
+	coll_nvidia_ops.collect(st, id, &cy, g);
+	if (allocs)
+		*allocs = json_allocs - before;
+	return g;
+}
+
+static json_t *dev_of(json_t *g, const char *key)
+{
+	return json_object_get(json_object_get(g, "devices"), key);
+}
+
+static double num(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return v ? json_number_value(v) : -1;
+}
+
+static void test_fields_and_allocations(void)
+{
+	struct mon_env env = { 0 };
+	void *st = NULL;
+	long allocs, worst = 0;
+	json_t *g;
+	uint64_t bytes = 0;
+
+	use_script(top, "tests/fixtures/nvml/multi.nvml");
+	ok(coll_nvidia_ops.probe(&env) == 1, "probe: the fake library has GPUs");
+	is_int(coll_nvidia_ops.open(&env, &dev_all, &st), 0, "open");
+	ok(coll_nvidia_ops.error(st) == NULL, "error(): NULL when NVML is up");
+
+	g = collect(st, GROUP_DEVICE_POWER, 1, NULL);
+	is_double(num(dev_of(g, "0"), "energy_joules"), 5.0, 1e-9, "GPU 0: energy over the first period (baseline at open)");
+	is_double(num(dev_of(g, "0"), "power_watts"), 250.5, 1e-9, "GPU 0: power in W");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, 1, NULL);
+	ok(!json_object_get(dev_of(g, "1"), "fan_percent"), "GPU 1: unsupported fan is absent, not 0");
+	ok(!json_object_get(json_object_get(dev_of(g, "1"), "temperatures_celsius"), "memory"),
+	   "GPU 1: unsupported memory temperature is absent");
+	is_int(num(json_object_get(dev_of(g, "0"), "temperatures_celsius"), "memory"), 52,
+	       "GPU 0: memory temperature from field value 82");
+	is_int(json_array_size(json_object_get(dev_of(g, "0"), "throttle_reasons")), 2,
+	       "GPU 0: reasons 0x5 are two names");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 1, NULL);
+	ok(!json_object_get(dev_of(g, "2"), "core_percent"), "GPU 2 (MIG): utilization absent, never 0");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, 1, NULL);
+	is_int(num(dev_of(g, "0"), "last_xid"), 79, "GPU 0: the XID event");
+	ok(!json_object_get(dev_of(g, "1"), "ecc_errors"), "GPU 1: no ECC, no ecc_errors");
+	json_decref(g);
+
+	for (int n = 2; n <= 6; n++)
+		for (int id = GROUP_DEVICE_INFO; id <= GROUP_DEVICE_ERRORS; id++) {
+			g = collect(st, (enum group_id)id, n, &allocs);
+			if (n >= 3 && allocs > worst)
+				worst = allocs;
+			json_decref(g);
+		}
+	ok(worst <= 1, "steady state: at most one JSON allocation per group and cycle (the \"devices\" key)");
+	if (worst > 1)
+		printf("#   got %ld\n", worst);
+
+	is_int(coll_nvidia_ops.pid_memory(st, 4242, &bytes), 0, "pid_memory(4242): known");
+	is_int(bytes, 1073741824, "pid_memory(4242): its bytes on GPU 0");
+	is_int(coll_nvidia_ops.pid_memory(st, 10005, &bytes), 0, "pid_memory(10005): known");
+	is_int(bytes, 1048576, "pid_memory(10005): its bytes on GPU 2 (beyond the first buffer)");
+	is_int(coll_nvidia_ops.pid_memory(st, 999999, &bytes), 0, "pid_memory(no GPU process): known");
+	is_int(bytes, 0, "pid_memory(no GPU process): 0 bytes");
+	coll_nvidia_ops.close(st);
+}
+
+static void test_backwards(void)
+{
+	struct mon_env env = { 0 };
+	void *st = NULL;
+	json_t *g;
+
+	write_file("back.nvml", "gpu\nenergy 1000000 -5000\nreplay 10 -1\necc 5 5 5 5 0\n");
+	use_script(dir, "back.nvml");
+	is_int(coll_nvidia_ops.open(&env, &dev_all, &st), 0, "backwards: open");
+	for (int n = 1; n <= 2; n++) {
+		g = collect(st, GROUP_DEVICE_POWER, n, NULL);
+		ok(num(dev_of(g, "0"), "energy_joules") >= 0, "backwards, cycle %d: the energy increase is not negative", n);
+		is_double(num(dev_of(g, "0"), "energy_joules"), num(dev_of(g, "0"), "energy_total_joules"), 1e-9,
+			  "backwards: a counter that went back starts afresh (increase = total)");
+		json_decref(g);
+		g = collect(st, GROUP_DEVICE_ERRORS, n, NULL);
+		is_int(num(dev_of(g, "0"), "pcie_replays"), num(dev_of(g, "0"), "pcie_replays_total"),
+		       "backwards: PCIe replays start afresh");
+		is_int(num(json_object_get(dev_of(g, "0"), "ecc_errors"), "corrected"), 0, "flat ECC counters: 0 errors");
+		json_decref(g);
+	}
+	coll_nvidia_ops.close(st);
+}
+
+static void test_no_library(void)
+{
+	struct mon_env env = { 0 };
+	void *st = NULL;
+	const char *e;
+	json_t *g;
+
+	setenv("ACCEL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+	ok(coll_nvidia_ops.probe(&env) == 0, "no library: probe finds nothing");
+	is_int(coll_nvidia_ops.open(&env, &dev_all, &st), -ENOENT, "no library: open says -ENOENT");
+	e = coll_nvidia_ops.error(st);
+	ok(e && !strncmp(e, "NVML not found: /nonexistent/libnvidia-ml.so.1", 46), "no library: error() says why");
+	g = collect(st, GROUP_DEVICE_MEMORY, 1, NULL);
+	is_str(json_string_value(json_object_get(g, "error")), e, "no library: the group carries the error");
+	ok(!json_object_get(g, "devices"), "no library: no devices");
+	ok(coll_nvidia_ops.pid_memory(st, 1, &(uint64_t){ 0 }) == -ENOENT, "no library: pid_memory knows nothing");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+	coll_nvidia_ops.close(NULL);
+}
+
+int main(void)
+{
+	const char *t = getenv("ACCEL_TOP");
+	char lib[128];
+
+	json_set_alloc_funcs(count_malloc, count_free);
+	log_init("test_nvml", LOG_LVL_SILENT); /* the collector's warnings are expected here */
+	snprintf(top, sizeof(top), "%s", t && *t ? t : ".");
+	snprintf(dir, sizeof(dir), "%s", "/tmp/accel-nvml.XXXXXX");
+	snprintf(lib, sizeof(lib), "%s/tests/helpers/fake_nvml.c", top);
+	if (access(lib, R_OK) != 0 || !mkdtemp(dir) || build_fake()) {
+		printf("1..0 # SKIP cannot build the fake libnvidia-ml.so.1 (run from the top of the tree, with cc)\n");
+		return 0;
+	}
+	snprintf(lib, sizeof(lib), "%s/libnvidia-ml.so.1", dir);
+	setenv("ACCEL_NVML_LIBRARY", lib, 1);
+	test_fields_and_allocations();
+	test_backwards();
+	test_no_library();
+	{
+		char cmd[160];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", dir);
+	}
+	return done_testing();
+}

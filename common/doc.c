@@ -74,6 +74,43 @@ char *doc_error(const struct doc *d, const char *path, int at_key, const char *f
 	return xasprintf("%s: %s%s%s", d->file, path, *path ? ": " : "", msg);
 }
 
+const char *doc_kind(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
+
+char *doc_check_keys(const struct doc *d, const char *path, json_t *obj, const char *const *keys)
+{
+	const char *k;
+	json_t *val;
+	char sub[DOC_PATH_MAX], known[512];
+
+	json_object_foreach(obj, k, val) {
+		size_t i, n = 0;
+
+		for (i = 0; keys[i] && strcmp(keys[i], k); i++)
+			;
+		if (keys[i])
+			continue;
+		known[0] = '\0';
+		for (i = 0; keys[i]; i++)
+			n += (size_t)snprintf(known + n, n < sizeof(known) ? sizeof(known) - n : 0, "%s%s",
+					      i ? ", " : "", keys[i]);
+		doc_path_key(sub, sizeof(sub), path, k);
+		return doc_error(d, sub, 1, "unknown key \"%s\"; known: %s", k, known);
+	}
+	return NULL;
+}
+
 /* ---- JSON position scan ------------------------------------------------ */
 
 struct scan {

@@ -46,6 +46,16 @@ void doc_free(struct doc *d);
 char *doc_error(const struct doc *d, const char *path, int at_key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* "an object", "an array", "a string", "a number", "a boolean" or "null": for "expected X, got Y". */
+const char *doc_kind(const json_t *j);
+
+/*
+ * Every key of obj (at path) must be one of keys (NULL-terminated). NULL when
+ * so; otherwise a new error string for the first other key, at that key:
+ * "file:line:col: path.key: unknown key "key"; known: a, b, c".
+ */
+char *doc_check_keys(const struct doc *d, const char *path, json_t *obj, const char *const *keys);
+
 /* Append ".key" or "[i]" to a path held in a caller buffer (truncates safely). */
 void doc_path_key(char *dst, size_t size, const char *base, const char *key);
 void doc_path_index(char *dst, size_t size, const char *base, size_t i);

@@ -22,6 +22,14 @@ enum log_level {
 void log_init(const char *prog, int level);
 int log_level(void);
 
+/*
+ * Handle a -v / --verbose[=N] option inside a getopt_long loop (uses optarg
+ * and optind; declare it "v::"): "--verbose=N", "--verbose N" and "-vN" set
+ * the level, each "v" of "-v", "-vv", "-vvv" raises it by one. 0, or -1
+ * after telling prog's user what was wrong.
+ */
+int log_verbose_option(const char *prog, int argc, char **argv, int *level);
+
 void log_at(int level, const char *tag, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

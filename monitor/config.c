@@ -88,39 +88,8 @@ struct vctx {
 /* Every key of obj must be one of the NULL-terminated list keys. */
 static int check_keys(struct vctx *v, const char *path, json_t *obj, const char *const *keys)
 {
-	const char *k;
-	json_t *val;
-	char sub[256], known[256];
-
-	json_object_foreach(obj, k, val) {
-		size_t i, n = 0;
-
-		for (i = 0; keys[i] && strcmp(keys[i], k); i++)
-			;
-		if (keys[i])
-			continue;
-		known[0] = '\0';
-		for (i = 0; keys[i]; i++)
-			n += (size_t)snprintf(known + n, n < sizeof(known) ? sizeof(known) - n : 0, "%s%s",
-					      i ? ", " : "", keys[i]);
-		doc_path_key(sub, sizeof(sub), path, k);
-		VFAIL(v, sub, 1, "unknown key \"%s\"; known: %s", k, known);
-	}
-	return 0;
-}
-
-static const char *json_kind(const json_t *j)
-{
-	switch (json_typeof(j)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL: return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
-	}
+	*v->err = doc_check_keys(v->d, path, obj, keys);
+	return *v->err ? -EINVAL : 0;
 }
 
 /* Parse an optional "period" member of obj into *ms (left alone when absent). */
@@ -145,7 +114,7 @@ static int get_period(struct vctx *v, const char *path, json_t *obj, int64_t *ms
 		val = (int64_t)(s * 1000.0 + 0.5);
 	} else {
 		VFAIL(v, sub, 0, "expected a duration such as \"1s\" or a number of seconds, got %s",
-		      json_kind(p));
+		      doc_kind(p));
 	}
 	if (val < CFG_MIN_PERIOD_MS)
 		VFAIL(v, sub, 0, "period too short: %lld ms; the minimum is 100ms", (long long)val);
@@ -164,7 +133,7 @@ static int get_string(struct vctx *v, const char *path, json_t *obj, const char 
 		return 0;
 	doc_path_key(sub, sizeof(sub), path, key);
 	if (!json_is_string(s))
-		VFAIL(v, sub, 0, "expected a string, got %s", json_kind(s));
+		VFAIL(v, sub, 0, "expected a string, got %s", doc_kind(s));
 	*out = json_string_value(s);
 	return 0;
 }
@@ -179,7 +148,7 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 	json_t *m;
 
 	if (!json_is_array(arr))
-		VFAIL(v, path, 0, "expected an array of metric groups, got %s", json_kind(arr));
+		VFAIL(v, path, 0, "expected an array of metric groups, got %s", doc_kind(arr));
 	*out = xcalloc(json_array_size(arr), sizeof(**out));
 	*nout = 0;
 	json_array_foreach(arr, i, m) {
@@ -189,7 +158,7 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 
 		doc_path_index(sub, sizeof(sub), path, i);
 		if (!json_is_object(m))
-			VFAIL(v, sub, 0, "expected an object like {\"type\": \"...\"}, got %s", json_kind(m));
+			VFAIL(v, sub, 0, "expected an object like {\"type\": \"...\"}, got %s", doc_kind(m));
 		if (check_keys(v, sub, m, keys) || get_string(v, sub, m, "type", &type) ||
 		    get_period(v, sub, m, &ms))
 			return -EINVAL;
@@ -254,7 +223,7 @@ static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t ro
 	int rc;
 
 	if (!json_is_object(o))
-		VFAIL(v, path, 0, "expected a runtime object, got %s", json_kind(o));
+		VFAIL(v, path, 0, "expected a runtime object, got %s", doc_kind(o));
 	rt->period_ms = root_ms;
 	if (check_keys(v, path, o, keys) || get_string(v, path, o, "address", &addr) ||
 	    get_string(v, path, o, "tag_filter", &filter) || get_period(v, path, o, &rt->period_ms))
@@ -315,7 +284,7 @@ static int parse_select(struct vctx *v, const char *path, json_t *sel, struct cf
 		else if (json_is_string(e) && *json_string_value(e))
 			dev->ids[dev->nids++] = xstrdup(json_string_value(e));
 		else
-			VFAIL(v, sub, 0, "expected a device index (0, 1, ...), a UUID or a serial, got %s", json_kind(e));
+			VFAIL(v, sub, 0, "expected a device index (0, 1, ...), a UUID or a serial, got %s", doc_kind(e));
 	}
 	return 0;
 }
@@ -329,7 +298,7 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 	size_t i, n = 0;
 
 	if (!json_is_object(o))
-		VFAIL(v, path, 0, "expected a device object like {\"type\": \"nvidia\"}, got %s", json_kind(o));
+		VFAIL(v, path, 0, "expected a device object like {\"type\": \"nvidia\"}, got %s", doc_kind(o));
 	dev->period_ms = root_ms;
 	if (check_keys(v, path, o, keys) || get_string(v, path, o, "type", &type) ||
 	    get_period(v, path, o, &dev->period_ms))
@@ -386,7 +355,7 @@ int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 	cfg->period_ms = CFG_DEFAULT_PERIOD_MS;
 	*err = NULL;
 	if (!json_is_object(root)) {
-		*err = doc_error(d, "", 0, "expected a configuration object, got %s", json_kind(root));
+		*err = doc_error(d, "", 0, "expected a configuration object, got %s", doc_kind(root));
 		goto fail;
 	}
 	if (check_keys(&v, "", root, keys) || get_period(&v, "", root, &cfg->period_ms) ||
@@ -407,7 +376,7 @@ int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 	}
 	if (rts) {
 		if (!json_is_array(rts)) {
-			*err = doc_error(d, rkey, 0, "expected an array of runtimes, got %s", json_kind(rts));
+			*err = doc_error(d, rkey, 0, "expected an array of runtimes, got %s", doc_kind(rts));
 			goto fail;
 		}
 		cfg->runtimes = xcalloc(json_array_size(rts), sizeof(*cfg->runtimes));
@@ -426,7 +395,7 @@ int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 	if (dev) {
 		if (!json_is_array(dev)) {
 			*err = doc_error(d, "devices", 0, "expected an array of device objects, got %s",
-					 json_kind(dev));
+					 doc_kind(dev));
 			goto fail;
 		}
 		cfg->devices = xcalloc(json_array_size(dev), sizeof(*cfg->devices));

@@ -126,7 +126,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->verbose = LOG_LVL_WARN;
-	while ((c = getopt_long(argc, argv, "c:n:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:n:v::h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -141,18 +141,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'v':
-			/* "--verbose=N" or "--verbose N" set the level; each "-v" raises it by one. */
-			if (!optarg && optind < argc && !strcmp(argv[optind - 1], "--verbose") &&
-			    argv[optind][0] >= '0' && argv[optind][0] <= '9')
-				optarg = argv[optind++];
-			if (!optarg) {
-				o->verbose++;
-			} else if (optarg[0] >= '0' && optarg[0] <= '4' && !optarg[1]) {
-				o->verbose = optarg[0] - '0';
-			} else {
-				fprintf(stderr, "accel-monitor: --verbose: expected 0 to 4, got \"%s\"\n", optarg);
+			if (log_verbose_option("accel-monitor", argc, argv, &o->verbose))
 				return -1;
-			}
 			break;
 		case OPT_ONCE:
 			o->once = 1;

@@ -654,7 +654,8 @@ static int parse_args(int argc, char **argv, char *hostbuf)
 				return EXIT_USAGE;
 			break;
 		case 'v':
-			verbose = optarg ? atoi(optarg) : verbose + 1;
+			if (log_verbose_option("accel-cloudwatch", argc, argv, &verbose))
+				return EXIT_USAGE;
 			break;
 		case O_VERSION:
 			printf("accel-cloudwatch %s\n", ACCEL_VERSION);
@@ -667,7 +668,6 @@ static int parse_args(int argc, char **argv, char *hostbuf)
 			return EXIT_USAGE;
 		}
 	}
-	/* -vv: getopt hands the second 'v' over as the optional argument. */
 	log_init("accel-cloudwatch", verbose);
 	if (optind < argc) {
 		fprintf(stderr, "accel-cloudwatch: unexpected argument \"%s\" (the reports come on stdin)\n", argv[optind]);

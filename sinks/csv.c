@@ -842,7 +842,7 @@ static int parse_args(int argc, char **argv, struct run *r, struct opts *o)
 	int c, k;
 
 	o->verbose = LOG_LVL_WARN;
-	while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:v::h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->out.path = strcmp(optarg, "-") ? optarg : NULL;
@@ -885,17 +885,8 @@ static int parse_args(int argc, char **argv, struct run *r, struct opts *o)
 			o->host = optarg;
 			break;
 		case 'v':
-			if (!optarg && optind < argc && !strcmp(argv[optind - 1], "--verbose") &&
-			    argv[optind][0] >= '0' && argv[optind][0] <= '9')
-				optarg = argv[optind++];
-			if (!optarg) {
-				o->verbose++;
-			} else if (optarg[0] >= '0' && optarg[0] <= '4' && !optarg[1]) {
-				o->verbose = optarg[0] - '0';
-			} else {
-				fprintf(stderr, "accel-csv: --verbose: expected 0 to 4, got \"%s\"\n", optarg);
+			if (log_verbose_option("accel-csv", argc, argv, &o->verbose))
 				return -1;
-			}
 			break;
 		case OPT_VERSION:
 			printf("accel-csv %s\n", ACCEL_VERSION);

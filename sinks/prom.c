@@ -129,7 +129,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->port = DEFAULT_PORT;
 	o->max_line = STREAM_DEFAULT_MAX_LINE;
 	o->verbose = LOG_LVL_WARN;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "v::h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PORT:
 			errno = 0;
@@ -174,18 +174,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->max_line = (size_t)n;
 			break;
 		case 'v':
-			/* "--verbose=N" or "--verbose N" set the level; each "-v" raises it by one. */
-			if (!optarg && optind < argc && !strcmp(argv[optind - 1], "--verbose") &&
-			    argv[optind][0] >= '0' && argv[optind][0] <= '9')
-				optarg = argv[optind++];
-			if (!optarg) {
-				o->verbose++;
-			} else if (optarg[0] >= '0' && optarg[0] <= '4' && !optarg[1]) {
-				o->verbose = optarg[0] - '0';
-			} else {
-				fprintf(stderr, "accel-prom: --verbose: expected 0 to 4, got \"%s\"\n", optarg);
+			if (log_verbose_option("accel-prom", argc, argv, &o->verbose))
 				return -1;
-			}
 			break;
 		case OPT_VERSION:
 			printf("accel-prom %s\n", ACCEL_VERSION);

@@ -173,42 +173,11 @@ struct wctx {
 		return -EINVAL;                                               \
 	} while (0)
 
-static const char *json_kind(const json_t *j)
-{
-	switch (json_typeof(j)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL: return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
-	}
-}
-
 /* Every key of obj must be one of the NULL-terminated list keys. */
 static int check_keys(struct wctx *v, const char *path, json_t *obj, const char *const *keys)
 {
-	const char *k;
-	json_t *val;
-	char sub[256], known[512];
-
-	json_object_foreach(obj, k, val) {
-		size_t i, n = 0;
-
-		for (i = 0; keys[i] && strcmp(keys[i], k); i++)
-			;
-		if (keys[i])
-			continue;
-		known[0] = '\0';
-		for (i = 0; keys[i]; i++)
-			n += (size_t)snprintf(known + n, n < sizeof(known) ? sizeof(known) - n : 0, "%s%s",
-					      i ? ", " : "", keys[i]);
-		doc_path_key(sub, sizeof(sub), path, k);
-		WFAIL(v, sub, 1, "unknown key \"%s\"; known: %s", k, known);
-	}
-	return 0;
+	*v->err = doc_check_keys(v->d, path, obj, keys);
+	return *v->err ? -EINVAL : 0;
 }
 
 /*
@@ -225,7 +194,7 @@ static int get_string(struct wctx *v, const char *base, json_t *obj, const char 
 		return 0;
 	doc_path_key(path, sizeof(path), base, key);
 	if (!json_is_string(j))
-		WFAIL(v, path, 0, "expected a string, got %s", json_kind(j));
+		WFAIL(v, path, 0, "expected a string, got %s", doc_kind(j));
 	if (strlen(json_string_value(j)) != json_string_length(j))
 		WFAIL(v, path, 0, "contains a NUL character");
 	*out = json_string_value(j);
@@ -244,11 +213,11 @@ static int get_string_array(struct wctx *v, const char *base, json_t *obj, const
 		return 0;
 	doc_path_key(path, sizeof(path), base, key);
 	if (!json_is_array(j))
-		WFAIL(v, path, 0, "expected a list of strings, got %s", json_kind(j));
+		WFAIL(v, path, 0, "expected a list of strings, got %s", doc_kind(j));
 	json_array_foreach(j, i, e) {
 		doc_path_index(sub, sizeof(sub), path, i);
 		if (!json_is_string(e))
-			WFAIL(v, sub, 0, "expected a string, got %s", json_kind(e));
+			WFAIL(v, sub, 0, "expected a string, got %s", doc_kind(e));
 	}
 	*out = j;
 	return 0;
@@ -446,7 +415,7 @@ static int build_priorities(struct wctx *v, struct prom_web *w, json_t *tls)
 	e = json_object_get(tls, "prefer_server_cipher_suites");
 	if (e && !json_is_null(e) && !json_is_boolean(e))
 		WFAIL(v, "tls_server_config.prefer_server_cipher_suites", 0, "expected true or false, got %s",
-		      json_kind(e));
+		      doc_kind(e));
 	if (!e || json_is_null(e) || json_is_true(e))
 		n += (size_t)snprintf(w->priorities + n, sizeof(w->priorities) - n, ":%%SERVER_PRECEDENCE");
 	if (n >= sizeof(w->priorities))
@@ -475,7 +444,7 @@ static int load_tls(struct wctx *v, struct prom_web *w, json_t *tls)
 	if (!tls || json_is_null(tls))
 		return 0;
 	if (!json_is_object(tls))
-		WFAIL(v, "tls_server_config", 0, "expected a mapping, got %s", json_kind(tls));
+		WFAIL(v, "tls_server_config", 0, "expected a mapping, got %s", doc_kind(tls));
 	if ((rc = check_keys(v, "tls_server_config", tls, keys)))
 		return rc;
 	if (json_object_size(tls) == 0)
@@ -554,18 +523,18 @@ static int load_http(struct wctx *v, struct prom_web *w, json_t *http)
 	if (!http || json_is_null(http))
 		return 0;
 	if (!json_is_object(http))
-		WFAIL(v, "http_server_config", 0, "expected a mapping, got %s", json_kind(http));
+		WFAIL(v, "http_server_config", 0, "expected a mapping, got %s", doc_kind(http));
 	if (check_keys(v, "http_server_config", http, keys))
 		return -EINVAL;
 	/* accel-prom speaks HTTP/1.1 only, which is what http2: false asks for; true is a wish. */
 	j = json_object_get(http, "http2");
 	if (j && !json_is_null(j) && !json_is_boolean(j))
-		WFAIL(v, "http_server_config.http2", 0, "expected true or false, got %s", json_kind(j));
+		WFAIL(v, "http_server_config.http2", 0, "expected true or false, got %s", doc_kind(j));
 	j = json_object_get(http, "headers");
 	if (!j || json_is_null(j))
 		return 0;
 	if (!json_is_object(j))
-		WFAIL(v, "http_server_config.headers", 0, "expected a mapping, got %s", json_kind(j));
+		WFAIL(v, "http_server_config.headers", 0, "expected a mapping, got %s", doc_kind(j));
 	json_object_foreach(j, k, val) {
 		size_t i, a;
 		const char *s;
@@ -579,7 +548,7 @@ static int load_http(struct wctx *v, struct prom_web *w, json_t *http)
 			      "X-Content-Type-Options, X-XSS-Protection, Strict-Transport-Security",
 			      k);
 		if (!json_is_string(val))
-			WFAIL(v, path, 0, "expected a string, got %s", json_kind(val));
+			WFAIL(v, path, 0, "expected a string, got %s", doc_kind(val));
 		s = json_string_value(val);
 		if (strlen(s) != json_string_length(val) || strpbrk(s, "\r\n"))
 			WFAIL(v, path, 0, "a header value is one line");
@@ -628,7 +597,7 @@ static int load_users(struct wctx *v, struct prom_web *w, json_t *users)
 		return 0;
 	if (!json_is_object(users))
 		WFAIL(v, "basic_auth_users", 0, "expected a mapping of user name to bcrypt hash, got %s",
-		      json_kind(users));
+		      doc_kind(users));
 	w->users = xcalloc(json_object_size(users) + 1, sizeof(*w->users));
 	json_object_foreach(users, name, hash) {
 		struct web_user *u = &w->users[w->nusers];
@@ -638,7 +607,7 @@ static int load_users(struct wctx *v, struct prom_web *w, json_t *users)
 		if (strchr(name, ':'))
 			WFAIL(v, path, 1, "a user name cannot contain ':' (basic authentication splits on it)");
 		if (!json_is_string(hash))
-			WFAIL(v, path, 0, "expected a bcrypt hash, got %s", json_kind(hash));
+			WFAIL(v, path, 0, "expected a bcrypt hash, got %s", doc_kind(hash));
 		cost = bcrypt_cost(json_string_value(hash), json_string_length(hash));
 		if (cost < 0)
 			WFAIL(v, path, 0, "not a bcrypt hash: expected $2a$, $2b$ or $2y$, a cost from 04 to 31 and "
@@ -695,7 +664,7 @@ int prom_web_load(const char *path, struct prom_web **out, char **err)
 	pthread_mutex_init(&w->lock, NULL);
 	rc = -EINVAL;
 	if (!json_is_object(d.root) && !json_is_null(d.root)) {
-		*err = doc_error(&d, "", 0, "expected a mapping, got %s", json_kind(d.root));
+		*err = doc_error(&d, "", 0, "expected a mapping, got %s", doc_kind(d.root));
 		goto out;
 	}
 	if (json_is_object(d.root)) {

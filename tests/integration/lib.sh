@@ -54,7 +54,7 @@ ok() {
 		_result 0 "$name"
 	else
 		_result 1 "$name"
-		sed 's/^/#   /' "$WORK/.out" | tail -40
+		sed 's/^/#   /' "$WORK/.out" | tail -40 >&2
 	fi
 }
 
@@ -63,7 +63,7 @@ is() {
 		_result 0 "$3"
 	else
 		_result 1 "$3"
-		printf '#   got:      %s\n#   expected: %s\n' "$1" "$2"
+		printf '#   got:      %s\n#   expected: %s\n' "$1" "$2" >&2
 	fi
 }
 

@@ -129,7 +129,8 @@ test: deps
 	$(MAKE) --no-print-directory check-sanitize
 
 # Each benchmark prints its figures next to a baseline measured in the same run.
-bench: deps all
+bench: all
+	@scripts/install-deps.sh bench
 	bench/run.sh
 	bench/csv_bench.sh
 	bench/cloudwatch.sh

@@ -127,6 +127,9 @@ int iso8601_parse(const char *s, int64_t *real_ns)
 	if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
 		return -EINVAL;
 	t = timegm(&tm);
+	/* 64-bit nanoseconds since 1970 end in April 2262: refuse what would overflow. */
+	if (t == (time_t)-1 || t < 0 || t >= INT64_MAX / NS_PER_S)
+		return -EINVAL;
 	*real_ns = (int64_t)t * NS_PER_S + frac;
 	return 0;
 }

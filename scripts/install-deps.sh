@@ -6,7 +6,8 @@
 # (running `apt-get update` first only when a package is not known yet),
 # otherwise sudo; without either it prints the exact command and fails.
 #
-# Usage: scripts/install-deps.sh [build|test]   (default: test, a superset)
+# Usage: scripts/install-deps.sh [build|test|bench]   (default: test; bench adds the
+#        servers accel-prom is measured against: wrk, nginx, collectd)
 set -eu
 
 build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev libgnutls28-dev"
@@ -18,11 +19,13 @@ test_pkgs_prom="prometheus curl openssl clang libclang-rt-dev"
 test_pkgs_csv="python3-pandas"
 test_pkgs_cloudwatch="python3-botocore"
 test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch"
+bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 
 case "${1:-test}" in
 build) want="$build_pkgs" ;;
 test) want="$build_pkgs $test_pkgs" ;;
-*) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+bench) want="$build_pkgs $test_pkgs $bench_pkgs" ;;
+*) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
 
 missing=""

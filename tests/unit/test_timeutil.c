@@ -52,6 +52,11 @@ int main(void)
 		is_int(iso8601_parse("2026-11-21T05:30:00Z", &ns), 0, "parse without fraction");
 		is_int(iso8601_parse("2026-11-21 05:30:00Z", &ns), -EINVAL, "reject a space separator");
 		is_int(iso8601_parse("2026-11-21T05:30:00.123+02:00", &ns), -EINVAL, "reject a non-UTC offset");
+		/* Found by the fuzzer: a far-future year overflowed the nanoseconds. */
+		is_int(iso8601_parse("4053-01-01T00:00:00.000Z", &ns), -EINVAL, "year 4053 is rejected, not overflowed");
+		is_int(iso8601_parse("2262-01-01T00:00:00Z", &ns), 0, "year 2262 parses");
+		is_int(iso8601_parse("2263-01-01T00:00:00Z", &ns), -EINVAL, "year 2263 is rejected");
+		is_int(iso8601_parse("1969-12-31T23:59:59Z", &ns), -EINVAL, "before 1970 is rejected");
 	}
 	return done_testing();
 }

@@ -80,12 +80,7 @@ struct drm_client {
 };
 
 struct amd_state {
-	const struct mon_env *env;
-	const struct cfg_device *cfg;
-	int sysfd, procfd;
-	struct devtab tab;
-	struct sysfs_names names;
-	char error[320];
+	struct sysfs_coll base; /* first: the shared ops take the state as one */
 	struct drm_client *cl;
 	size_t ncl, acl;
 	char eng[AMD_ENGINES][16]; /* engine names seen so far ("gfx", "compute", ...) */
@@ -205,7 +200,7 @@ static void amd_dev_open(struct amd_state *s, struct devslot *sl, const char *ca
 	ad->hwfd = -1;
 	snprintf(ad->card, sizeof(ad->card), "%s", card);
 	snprintf(rel, sizeof(rel), "class/drm/%s/device", card);
-	if (sysfs_link_name(s->sysfd, rel, text, sizeof(text)) > 0 && sysfs_is_pci_address(text)) {
+	if (sysfs_link_name(s->base.sysfd, rel, text, sizeof(text)) > 0 && sysfs_is_pci_address(text)) {
 		snprintf(ad->pdev, sizeof(ad->pdev), "%s", text);
 		snprintf(sl->pci, sizeof(sl->pci), "%s", text);
 	}
@@ -219,7 +214,8 @@ static void amd_dev_open(struct amd_state *s, struct devslot *sl, const char *ca
 	if (sysfs_read(fd, "serial_number", serial, sizeof(serial)) <= 0)
 		serial[0] = '\0';
 	sl->priv = ad;
-	sl->selected = cfg_device_selects(s->cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL, serial[0] ? serial : NULL);
+	sl->selected =
+		cfg_device_selects(s->base.cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL, serial[0] ? serial : NULL);
 	if (ras_sum(&r, ad, &ue, &ce) == 1) {
 		counter_step(&ad->ue, ue, &ue);
 		counter_step(&ad->ce, ce, &ce);
@@ -227,29 +223,15 @@ static void amd_dev_open(struct amd_state *s, struct devslot *sl, const char *ca
 }
 
 /* Find the amdgpu cards under class/drm: new ones are opened, vanished ones become gone. */
-static void amd_scan(struct amd_state *s)
+static void amd_scan(void *state)
 {
-	int rc;
+	struct amd_state *s = state;
 
-	s->error[0] = '\0';
-	if (s->sysfd < 0) {
-		s->sysfd = open(s->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (s->sysfd < 0) {
-			snprintf(s->error, sizeof(s->error), "cannot open the sysfs root %s: %s", s->env->sysfs,
-				 strerror(errno));
-			devtab_clear(&s->tab);
-			return;
-		}
-	}
-	rc = sysfs_list(s->sysfd, "class/drm", &s->names);
-	if (rc && rc != -ENOENT) {
-		snprintf(s->error, sizeof(s->error), "cannot list %s/class/drm: %s", s->env->sysfs, strerror(-rc));
-		devtab_clear(&s->tab);
+	if (sysfs_coll_list(&s->base, "class/drm") < 0)
 		return;
-	}
-	devtab_begin(&s->tab);
-	for (size_t i = 0; !rc && i < s->names.n; i++) {
-		const char *card = sysfs_name(&s->names, i);
+	devtab_begin(&s->base.tab);
+	for (size_t i = 0; i < s->base.names.n; i++) {
+		const char *card = sysfs_name(&s->base.names, i);
 		struct devslot *sl;
 		char rel[96];
 		bool fresh;
@@ -257,26 +239,26 @@ static void amd_scan(struct amd_state *s)
 
 		if (!is_card(card))
 			continue;
-		sl = devtab_find(&s->tab, card);
+		sl = devtab_find(&s->base.tab, card);
 		if (sl && !sl->gone) {
 			/* Still there when its directory still is (a removed device's fd sees nothing). */
 			if (faccessat(((struct amd_dev *)sl->priv)->fd, "vendor", F_OK, 0) == 0)
-				devtab_see(&s->tab, card, -1, &fresh);
+				devtab_see(&s->base.tab, card, -1, &fresh);
 			continue;
 		}
-		if (!amd_is_ours(s->sysfd, card))
+		if (!amd_is_ours(s->base.sysfd, card))
 			continue;
 		snprintf(rel, sizeof(rel), "class/drm/%s/device", card);
-		fd = sysfs_dir(s->sysfd, rel);
+		fd = sysfs_dir(s->base.sysfd, rel);
 		if (fd < 0)
 			continue;
-		sl = devtab_see(&s->tab, card, -1, &fresh);
+		sl = devtab_see(&s->base.tab, card, -1, &fresh);
 		amd_dev_open(s, sl, card, fd);
 	}
-	devtab_end(&s->tab);
-	if (!s->tab.n && faccessat(s->sysfd, "module/amdgpu", F_OK, 0))
-		snprintf(s->error, sizeof(s->error), "no amdgpu device: the amdgpu driver is not loaded (%s/module/amdgpu)",
-			 s->env->sysfs);
+	devtab_end(&s->base.tab);
+	if (!s->base.tab.n && faccessat(s->base.sysfd, "module/amdgpu", F_OK, 0))
+		snprintf(s->base.error, sizeof(s->base.error),
+			 "no amdgpu device: the amdgpu driver is not loaded (%s/module/amdgpu)", s->base.env->sysfs);
 }
 
 /* ---- DRM clients from /proc/PID/fdinfo ---------------------------------------------- */
@@ -441,13 +423,13 @@ static void amd_scan_clients(struct amd_state *s, int64_t now)
 	size_t keep = 0;
 
 	s->cl_ok = false;
-	if (s->procfd < 0) {
-		s->procfd = open(s->env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (s->procfd < 0)
+	if (s->base.procfd < 0) {
+		s->base.procfd = open(s->base.env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->base.procfd < 0)
 			return;
 	}
 	s->cl_gen++;
-	s->cl_ok = procfd_scan(s->procfd, "/dev/dri/", on_drm_fd, &c) == 0;
+	s->cl_ok = procfd_scan(s->base.procfd, "/dev/dri/", on_drm_fd, &c) == 0;
 	if (!s->cl_ok)
 		return;
 	for (size_t i = 0; i < s->ncl; i++)
@@ -567,7 +549,7 @@ static void amd_info(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, j
 
 	if (rd_text(r, ad->fd, "serial_number", text, sizeof(text)) == 1 && text[0])
 		set_text(d, "serial", text);
-	if (sysfs_read(s->sysfd, "module/amdgpu/version", text, sizeof(text)) > 0)
+	if (sysfs_read(s->base.sysfd, "module/amdgpu/version", text, sizeof(text)) > 0)
 		set_text(d, "driver_version", text);
 	if (rd_u64(r, ad->fd, "mem_info_vram_total", &v) == 1)
 		set_u64(d, "memory_total_bytes", v);
@@ -829,19 +811,14 @@ static bool wants(const struct cfg_device *cfg, enum group_id id)
 	return false;
 }
 
+static bool is_amd_card(int sysfd, const char *name)
+{
+	return is_card(name) && amd_is_ours(sysfd, name);
+}
+
 static int amd_probe(const struct mon_env *env)
 {
-	struct sysfs_names names = { 0 };
-	int sysfd = open(env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC), found = 0;
-
-	if (sysfd < 0)
-		return 0;
-	if (sysfs_list(sysfd, "class/drm", &names) == 0)
-		for (size_t i = 0; i < names.n && !found; i++)
-			found = is_card(sysfs_name(&names, i)) && amd_is_ours(sysfd, sysfs_name(&names, i));
-	sysfs_names_free(&names);
-	close(sysfd);
-	return found;
+	return sysfs_probe(env, "class/drm", is_amd_card);
 }
 
 static int amd_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
@@ -849,75 +826,60 @@ static int amd_open(const struct mon_env *env, const struct cfg_device *dev, voi
 	struct amd_state *s = xcalloc(1, sizeof(*s));
 	struct cycle cy = { .mono_ns = clock_mono_ns() };
 
-	s->env = env;
-	s->cfg = dev;
-	s->sysfd = s->procfd = -1;
+	sysfs_coll_init(&s->base, env, dev, ~0u, amd_dev_free);
 	s->cl_cycle = -1;
-	devtab_init(&s->tab, dev, ~0u, amd_dev_free);
 	*state = s;
 	amd_scan(s);
 	/* Baseline of the per-process engine times, so the first report has a period to measure. */
 	if (wants(dev, GROUP_DEVICE_UTILIZATION) || wants(dev, GROUP_DEVICE_MEMORY))
 		amd_clients_for_cycle(s, &cy);
-	return s->error[0] ? -EIO : 0;
+	return s->base.error[0] ? -EIO : 0;
+}
+
+static void amd_fill(void *state, enum group_id id, const struct cycle *cy, struct devslot *sl, struct rdctx *r,
+		     json_t *d)
+{
+	struct amd_state *s = state;
+	struct amd_dev *ad = sl->priv;
+
+	(void)cy;
+	r->warned = &ad->warned;
+	switch (id) {
+	case GROUP_DEVICE_INFO:
+		amd_info(s, ad, r, d);
+		break;
+	case GROUP_DEVICE_UTILIZATION:
+		amd_util(s, ad, r, d);
+		break;
+	case GROUP_DEVICE_MEMORY:
+		amd_memory(s, ad, r, d);
+		break;
+	case GROUP_DEVICE_THERMAL:
+		amd_thermal(ad, r, d);
+		break;
+	case GROUP_DEVICE_POWER:
+		amd_power(ad, r, d);
+		break;
+	case GROUP_DEVICE_CLOCKS:
+		amd_clocks(ad, r, d);
+		break;
+	case GROUP_DEVICE_ERRORS:
+		amd_errors(ad, r, d);
+		break;
+	default:
+		break;
+	}
 }
 
 static void amd_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
 {
 	struct amd_state *s = state;
 
-	if (devtab_new_cycle(&s->tab, cy))
-		amd_scan(s);
-	devtab_group(group);
-	if (s->error[0]) {
-		set_error(group, "%s", s->error);
+	if (!sysfs_coll_begin(&s->base, cy, group, amd_scan))
 		return;
-	}
 	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY)
 		amd_clients_for_cycle(s, cy);
-	for (size_t i = 0; i < s->tab.n; i++) {
-		struct devslot *sl = s->tab.slot[i];
-		struct amd_dev *ad = sl->priv;
-		struct rdctx r = { .type = "amdgpu", .key = sl->key, .fatal = amd_fatal };
-		json_t *d;
-
-		if (!sl->selected || !(d = devtab_entry(group, sl, id)))
-			continue;
-		r.warned = &ad->warned;
-		switch (id) {
-		case GROUP_DEVICE_INFO:
-			amd_info(s, ad, &r, d);
-			break;
-		case GROUP_DEVICE_UTILIZATION:
-			amd_util(s, ad, &r, d);
-			break;
-		case GROUP_DEVICE_MEMORY:
-			amd_memory(s, ad, &r, d);
-			break;
-		case GROUP_DEVICE_THERMAL:
-			amd_thermal(ad, &r, d);
-			break;
-		case GROUP_DEVICE_POWER:
-			amd_power(ad, &r, d);
-			break;
-		case GROUP_DEVICE_CLOCKS:
-			amd_clocks(ad, &r, d);
-			break;
-		case GROUP_DEVICE_ERRORS:
-			amd_errors(ad, &r, d);
-			break;
-		default:
-			break;
-		}
-		rd_finish(&r, d);
-	}
-}
-
-static const char *amd_error(void *state)
-{
-	struct amd_state *s = state;
-
-	return s->error[0] ? s->error : NULL;
+	sysfs_coll_fill(&s->base, id, cy, group, "amdgpu", amd_fatal, amd_fill);
 }
 
 struct pid_ctx {
@@ -932,8 +894,8 @@ struct pid_ctx {
 
 static bool pdev_selected(const struct amd_state *s, const char *pdev)
 {
-	for (size_t i = 0; i < s->tab.n; i++) {
-		const struct devslot *sl = s->tab.slot[i];
+	for (size_t i = 0; i < s->base.tab.n; i++) {
+		const struct devslot *sl = s->base.tab.slot[i];
 
 		if (sl->selected && !sl->gone && !strcmp(((const struct amd_dev *)sl->priv)->pdev, pdev))
 			return true;
@@ -968,11 +930,11 @@ static int amd_pid_memory(void *state, pid_t pid, uint64_t *bytes)
 	struct pid_ctx c = { .s = s };
 	int rc;
 
-	if (s->error[0] || !devtab_present(&s->tab))
+	if (s->base.error[0] || !devtab_present(&s->base.tab))
 		return -ENOENT;
-	if (s->procfd < 0 && (s->procfd = open(s->env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (s->base.procfd < 0 && (s->base.procfd = open(s->base.env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -errno;
-	rc = procfd_scan_pid(s->procfd, pid, "/dev/dri/", on_pid_fd, &c);
+	rc = procfd_scan_pid(s->base.procfd, pid, "/dev/dri/", on_pid_fd, &c);
 	if (rc)
 		return rc;
 	*bytes = c.bytes;
@@ -985,14 +947,8 @@ static void amd_close(void *state)
 
 	if (!s)
 		return;
-	devtab_free(&s->tab);
-	sysfs_names_free(&s->names);
-	if (s->sysfd >= 0)
-		close(s->sysfd);
-	if (s->procfd >= 0)
-		close(s->procfd);
 	free(s->cl);
-	free(s);
+	sysfs_coll_free(s);
 }
 
 const struct device_ops coll_amdgpu_ops = {
@@ -1000,7 +956,7 @@ const struct device_ops coll_amdgpu_ops = {
 	.probe = amd_probe,
 	.open = amd_open,
 	.collect = amd_collect,
-	.error = amd_error,
+	.error = sysfs_coll_error,
 	.pid_memory = amd_pid_memory,
 	.close = amd_close,
 };

@@ -47,12 +47,7 @@ struct hw_chip {
 };
 
 struct hw_state {
-	const struct mon_env *env;
-	const struct cfg_device *cfg;
-	int sysfd;
-	struct devtab tab;
-	struct sysfs_names names;
-	char error[320];
+	struct sysfs_coll base; /* first: the shared ops take the state as one */
 	struct sysfs_names claimed; /* amdgpu's chips, seen last scan (not opened again while they stay) */
 	struct sysfs_names claimed_next;
 };
@@ -112,7 +107,7 @@ static struct hw_chip *chip_open(struct hw_state *s, const char *hwmon, bool *is
 	char rel[96];
 
 	snprintf(rel, sizeof(rel), "class/hwmon/%s", hwmon);
-	c->fd = sysfs_dir(s->sysfd, rel);
+	c->fd = sysfs_dir(s->base.sysfd, rel);
 	if (c->fd < 0) {
 		free(c);
 		return NULL;
@@ -198,30 +193,16 @@ static void add_name(struct sysfs_names *l, const char *name)
 	l->pool_size += len;
 }
 
-static void hw_scan(struct hw_state *s)
+static void hw_scan(void *state)
 {
-	int rc;
+	struct hw_state *s = state;
 
-	s->error[0] = '\0';
-	if (s->sysfd < 0) {
-		s->sysfd = open(s->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (s->sysfd < 0) {
-			snprintf(s->error, sizeof(s->error), "cannot open the sysfs root %s: %s", s->env->sysfs,
-				 strerror(errno));
-			devtab_clear(&s->tab);
-			return;
-		}
-	}
-	rc = sysfs_list(s->sysfd, "class/hwmon", &s->names);
-	if (rc && rc != -ENOENT) {
-		snprintf(s->error, sizeof(s->error), "cannot list %s/class/hwmon: %s", s->env->sysfs, strerror(-rc));
-		devtab_clear(&s->tab);
+	if (sysfs_coll_list(&s->base, "class/hwmon") < 0)
 		return;
-	}
-	devtab_begin(&s->tab);
+	devtab_begin(&s->base.tab);
 	s->claimed_next.n = s->claimed_next.pool_size = 0;
-	for (size_t i = 0; !rc && i < s->names.n; i++) {
-		const char *name = sysfs_name(&s->names, i);
+	for (size_t i = 0; i < s->base.names.n; i++) {
+		const char *name = sysfs_name(&s->base.names, i);
 		long n = hwmon_number(name);
 		struct devslot *sl;
 		struct hw_chip *c;
@@ -229,12 +210,12 @@ static void hw_scan(struct hw_state *s)
 
 		if (n < 0)
 			continue;
-		sl = devtab_find(&s->tab, name);
+		sl = devtab_find(&s->base.tab, name);
 		if (sl && !sl->gone) {
 			const struct hw_chip *c0 = sl->priv;
 
 			if (faccessat(c0->fd, c0->probe, F_OK, 0) == 0)
-				devtab_see(&s->tab, name, n, &fresh);
+				devtab_see(&s->base.tab, name, n, &fresh);
 			continue;
 		}
 		if (in_names(&s->claimed, name)) {
@@ -246,14 +227,14 @@ static void hw_scan(struct hw_state *s)
 				add_name(&s->claimed_next, name);
 			continue;
 		}
-		sl = devtab_see(&s->tab, name, n, &fresh);
+		sl = devtab_see(&s->base.tab, name, n, &fresh);
 		snprintf(sl->model, sizeof(sl->model), "%s", c->name);
 		if (sysfs_is_pci_address(c->device))
 			snprintf(sl->pci, sizeof(sl->pci), "%s", c->device);
 		sl->priv = c;
-		sl->selected = !s->cfg || cfg_device_selects(s->cfg, sl->index, NULL, NULL);
+		sl->selected = !s->base.cfg || cfg_device_selects(s->base.cfg, sl->index, NULL, NULL);
 	}
-	devtab_end(&s->tab);
+	devtab_end(&s->base.tab);
 	{
 		struct sysfs_names t = s->claimed;
 
@@ -321,20 +302,18 @@ static void hw_power(struct hw_chip *c, struct rdctx *r, json_t *d)
 
 /* ---- ops ------------------------------------------------------------------------------ */
 
+static int hw_open(const struct mon_env *env, const struct cfg_device *dev, void **state);
+static void hw_close(void *state);
+
+/* A state without a block (every chip selected), scanned once. */
 static int hw_probe(const struct mon_env *env)
 {
-	struct hw_state s = { .env = env, .sysfd = -1 };
-	int found = 0;
+	void *st = NULL;
+	int found;
 
-	devtab_init(&s.tab, NULL, 0, chip_free);
-	hw_scan(&s);
-	found = devtab_present(&s.tab) > 0;
-	devtab_free(&s.tab);
-	sysfs_names_free(&s.names);
-	sysfs_names_free(&s.claimed);
-	sysfs_names_free(&s.claimed_next);
-	if (s.sysfd >= 0)
-		close(s.sysfd);
+	hw_open(env, NULL, &st);
+	found = devtab_present(&((struct hw_state *)st)->base.tab) > 0;
+	hw_close(st);
 	return found;
 }
 
@@ -342,52 +321,37 @@ static int hw_open(const struct mon_env *env, const struct cfg_device *dev, void
 {
 	struct hw_state *s = xcalloc(1, sizeof(*s));
 
-	s->env = env;
-	s->cfg = dev;
-	s->sysfd = -1;
-	devtab_init(&s->tab, dev, HW_SUPPORTED, chip_free);
+	sysfs_coll_init(&s->base, env, dev, HW_SUPPORTED, chip_free);
 	*state = s;
 	hw_scan(s);
-	return s->error[0] ? -EIO : 0;
+	return s->base.error[0] ? -EIO : 0;
+}
+
+static void hw_fill(void *state, enum group_id id, const struct cycle *cy, struct devslot *sl, struct rdctx *r,
+		    json_t *d)
+{
+	struct hw_chip *c = sl->priv;
+
+	(void)state;
+	(void)cy;
+	r->warned = &c->warned;
+	if (id == GROUP_DEVICE_INFO)
+		hw_info(c, d);
+	else if (id == GROUP_DEVICE_THERMAL)
+		hw_thermal(c, r, d);
+	else
+		hw_power(c, r, d);
 }
 
 static void hw_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
 {
 	struct hw_state *s = state;
 
-	if (devtab_new_cycle(&s->tab, cy))
-		hw_scan(s);
-	devtab_group(group);
-	if (s->error[0]) {
-		set_error(group, "%s", s->error);
+	if (!sysfs_coll_begin(&s->base, cy, group, hw_scan))
 		return;
-	}
 	if (!(GROUP_BIT(id) & HW_SUPPORTED))
 		return;
-	for (size_t i = 0; i < s->tab.n; i++) {
-		struct devslot *sl = s->tab.slot[i];
-		struct hw_chip *c = sl->priv;
-		struct rdctx r = { .type = "hwmon", .key = sl->key, .fatal = hw_fatal };
-		json_t *d;
-
-		if (!sl->selected || !(d = devtab_entry(group, sl, id)))
-			continue;
-		r.warned = &c->warned;
-		if (id == GROUP_DEVICE_INFO)
-			hw_info(c, d);
-		else if (id == GROUP_DEVICE_THERMAL)
-			hw_thermal(c, &r, d);
-		else
-			hw_power(c, &r, d);
-		rd_finish(&r, d);
-	}
-}
-
-static const char *hw_error(void *state)
-{
-	struct hw_state *s = state;
-
-	return s->error[0] ? s->error : NULL;
+	sysfs_coll_fill(&s->base, id, cy, group, "hwmon", hw_fatal, hw_fill);
 }
 
 static void hw_close(void *state)
@@ -396,13 +360,9 @@ static void hw_close(void *state)
 
 	if (!s)
 		return;
-	devtab_free(&s->tab);
-	sysfs_names_free(&s->names);
 	sysfs_names_free(&s->claimed);
 	sysfs_names_free(&s->claimed_next);
-	if (s->sysfd >= 0)
-		close(s->sysfd);
-	free(s);
+	sysfs_coll_free(s);
 }
 
 const struct device_ops coll_hwmon_ops = {
@@ -410,6 +370,6 @@ const struct device_ops coll_hwmon_ops = {
 	.probe = hw_probe,
 	.open = hw_open,
 	.collect = hw_collect,
-	.error = hw_error,
+	.error = sysfs_coll_error,
 	.close = hw_close,
 };

@@ -61,15 +61,11 @@ struct ncs2_dev {
 };
 
 struct ncs2_state {
-	const struct mon_env *env;
-	const struct cfg_device *cfg;
-	int sysfd, procfd;
-	struct devtab tab;
-	struct sysfs_names names;
-	char error[320];
+	struct sysfs_coll base; /* first: the shared ops take the state as one */
 	int64_t users_cycle;
 	bool users_ok;
 	bool told_temperature;
+	size_t available;  /* sticks no process holds, counted while filling device_utilization */
 };
 
 #define NCS2_SUPPORTED                                                                         \
@@ -122,38 +118,25 @@ static int stick_node(int sysfd, const char *name, struct ncs2_dev *nd)
 	return 0;
 }
 
-static void ncs2_scan(struct ncs2_state *s)
+static void ncs2_scan(void *state)
 {
-	int rc;
+	struct ncs2_state *s = state;
 
-	s->error[0] = '\0';
-	if (s->sysfd < 0) {
-		s->sysfd = open(s->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (s->sysfd < 0) {
-			snprintf(s->error, sizeof(s->error), "cannot open the sysfs root %s: %s", s->env->sysfs,
-				 strerror(errno));
-			devtab_clear(&s->tab);
-			return;
-		}
-	}
-	rc = sysfs_list(s->sysfd, "bus/usb/devices", &s->names);
-	if (rc && rc != -ENOENT) {
-		snprintf(s->error, sizeof(s->error), "cannot list %s/bus/usb/devices: %s", s->env->sysfs, strerror(-rc));
-		devtab_clear(&s->tab);
+	if (sysfs_coll_list(&s->base, "bus/usb/devices") < 0)
 		return;
-	}
-	devtab_begin(&s->tab);
-	for (size_t i = 0; !rc && i < s->names.n; i++) {
-		const char *name = sysfs_name(&s->names, i);
+	devtab_begin(&s->base.tab);
+	for (size_t i = 0; i < s->base.names.n; i++) {
+		const char *name = sysfs_name(&s->base.names, i);
 		const struct ncs2_model *m;
 		struct ncs2_dev probe = { 0 }, *nd;
 		struct devslot *sl;
 		char rel[96], text[80];
 		bool fresh;
 
-		if (!is_usb_device(name) || !(m = stick_model(s->sysfd, name)) || stick_node(s->sysfd, name, &probe))
+		if (!is_usb_device(name) || !(m = stick_model(s->base.sysfd, name)) ||
+		    stick_node(s->base.sysfd, name, &probe))
 			continue;
-		sl = devtab_see(&s->tab, name, -1, &fresh);
+		sl = devtab_see(&s->base.tab, name, -1, &fresh);
 		if (!fresh) {
 			/* Same port: it may have re-enumerated (firmware booted), with a new device number. */
 			nd = sl->priv;
@@ -172,13 +155,13 @@ static void ncs2_scan(struct ncs2_state *s)
 		nd->m = m;
 		snprintf(sl->model, sizeof(sl->model), "%s", m->model);
 		snprintf(rel, sizeof(rel), "bus/usb/devices/%s/serial", name);
-		if (sysfs_read(s->sysfd, rel, text, sizeof(text)) > 0)
+		if (sysfs_read(s->base.sysfd, rel, text, sizeof(text)) > 0)
 			snprintf(sl->uuid, sizeof(sl->uuid), "%s", text);
 		sl->priv = nd;
-		sl->selected = cfg_device_selects(s->cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
+		sl->selected = cfg_device_selects(s->base.cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
 						  sl->uuid[0] ? sl->uuid : NULL);
 	}
-	devtab_end(&s->tab);
+	devtab_end(&s->base.tab);
 }
 
 /* ---- who holds a stick open --------------------------------------------------------- */
@@ -189,8 +172,8 @@ static int on_usb_fd(pid_t pid, int piddir, const char *fd, const char *target, 
 
 	(void)piddir;
 	(void)fd;
-	for (size_t i = 0; i < s->tab.n; i++) {
-		struct devslot *sl = s->tab.slot[i];
+	for (size_t i = 0; i < s->base.tab.n; i++) {
+		struct devslot *sl = s->base.tab.slot[i];
 		struct ncs2_dev *nd = sl->priv;
 
 		if (sl->gone || strcmp(nd->node, target))
@@ -212,16 +195,16 @@ static void ncs2_users(struct ncs2_state *s, const struct cycle *cy)
 	if (s->users_cycle == cy->mono_ns)
 		return;
 	s->users_cycle = cy->mono_ns;
-	for (size_t i = 0; i < s->tab.n; i++) {
-		struct ncs2_dev *nd = s->tab.slot[i]->priv;
+	for (size_t i = 0; i < s->base.tab.n; i++) {
+		struct ncs2_dev *nd = s->base.tab.slot[i]->priv;
 
 		nd->nusers = 0;
 		nd->users_more = false;
 	}
 	s->users_ok = false;
-	if (s->procfd < 0 && (s->procfd = open(s->env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (s->base.procfd < 0 && (s->base.procfd = open(s->base.env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
-	s->users_ok = procfd_scan(s->procfd, "/dev/bus/usb/", on_usb_fd, s) == 0;
+	s->users_ok = procfd_scan(s->base.procfd, "/dev/bus/usb/", on_usb_fd, s) == 0;
 }
 
 /* ---- groups ------------------------------------------------------------------------ */
@@ -241,10 +224,10 @@ static void ncs2_info(struct ncs2_state *s, struct devslot *sl, struct rdctx *r,
 	json_object_set_new(d, "usb_id", json_string(text));
 	json_object_set_new(d, "booted", json_boolean(nd->m->booted));
 	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/speed", sl->key);
-	if (rd_u64(r, s->sysfd, rel, &speed) == 1)
+	if (rd_u64(r, s->base.sysfd, rel, &speed) == 1)
 		json_object_set_new(d, "speed_mbps", json_integer((json_int_t)speed));
 	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/product", sl->key);
-	if (rd_text(r, s->sysfd, rel, text, sizeof(text)) == 1 && text[0])
+	if (rd_text(r, s->base.sysfd, rel, text, sizeof(text)) == 1 && text[0])
 		json_object_set_new(d, "usb_product", json_string(utf8_sanitize(text)));
 }
 
@@ -264,47 +247,49 @@ static void ncs2_util(struct ncs2_state *s, struct devslot *sl, json_t *d)
 
 /* ---- ops ------------------------------------------------------------------------------ */
 
+static bool is_stick(int sysfd, const char *name)
+{
+	return is_usb_device(name) && stick_model(sysfd, name);
+}
+
 static int ncs2_probe(const struct mon_env *env)
 {
-	struct sysfs_names names = { 0 };
-	int sysfd = open(env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC), found = 0;
-
-	if (sysfd < 0)
-		return 0;
-	if (sysfs_list(sysfd, "bus/usb/devices", &names) == 0)
-		for (size_t i = 0; i < names.n && !found; i++)
-			found = is_usb_device(sysfs_name(&names, i)) && stick_model(sysfd, sysfs_name(&names, i));
-	sysfs_names_free(&names);
-	close(sysfd);
-	return found;
+	return sysfs_probe(env, "bus/usb/devices", is_stick);
 }
 
 static int ncs2_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
 {
 	struct ncs2_state *s = xcalloc(1, sizeof(*s));
 
-	s->env = env;
-	s->cfg = dev;
-	s->sysfd = s->procfd = -1;
+	sysfs_coll_init(&s->base, env, dev, NCS2_SUPPORTED, free);
 	s->users_cycle = -1;
-	devtab_init(&s->tab, dev, NCS2_SUPPORTED, free);
 	*state = s;
 	ncs2_scan(s);
-	return s->error[0] ? -EIO : 0;
+	return s->base.error[0] ? -EIO : 0;
+}
+
+static void ncs2_fill(void *state, enum group_id id, const struct cycle *cy, struct devslot *sl, struct rdctx *r,
+		      json_t *d)
+{
+	struct ncs2_state *s = state;
+	struct ncs2_dev *nd = sl->priv;
+
+	(void)cy;
+	r->warned = &nd->warned;
+	if (id == GROUP_DEVICE_INFO) {
+		ncs2_info(s, sl, r, d);
+	} else if (id == GROUP_DEVICE_UTILIZATION) {
+		ncs2_util(s, sl, d);
+		s->available += nd->nusers == 0;
+	}
 }
 
 static void ncs2_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
 {
 	struct ncs2_state *s = state;
-	size_t present = 0, available = 0;
 
-	if (devtab_new_cycle(&s->tab, cy))
-		ncs2_scan(s);
-	devtab_group(group);
-	if (s->error[0]) {
-		set_error(group, "%s", s->error);
+	if (!sysfs_coll_begin(&s->base, cy, group, ncs2_scan))
 		return;
-	}
 	if (!(GROUP_BIT(id) & NCS2_SUPPORTED))
 		return;
 	if (id == GROUP_DEVICE_UTILIZATION)
@@ -314,51 +299,14 @@ static void ncs2_collect(void *state, enum group_id id, const struct cycle *cy, 
 			 "device_thermal leaves temperatures_celsius out for NCS sticks");
 		s->told_temperature = true;
 	}
-	for (size_t i = 0; i < s->tab.n; i++) {
-		struct devslot *sl = s->tab.slot[i];
-		struct ncs2_dev *nd = sl->priv;
-		struct rdctx r = { .type = "ncs2", .key = sl->key };
-		json_t *d;
-
-		if (!sl->selected || !(d = devtab_entry(group, sl, id)))
-			continue;
-		r.warned = &nd->warned;
-		present++;
-		if (id == GROUP_DEVICE_INFO) {
-			ncs2_info(s, sl, &r, d);
-		} else if (id == GROUP_DEVICE_UTILIZATION) {
-			ncs2_util(s, sl, d);
-			available += nd->nusers == 0;
-		}
-		rd_finish(&r, d);
-	}
+	s->available = 0;
+	sysfs_coll_fill(&s->base, id, cy, group, "ncs2", NULL, ncs2_fill);
 	if (id == GROUP_DEVICE_UTILIZATION) {
-		json_object_set_new(group, "num_devices", json_integer((json_int_t)present));
+		/* The sticks just added: the selected ones that are present. */
+		json_object_set_new(group, "num_devices", json_integer((json_int_t)devtab_present(&s->base.tab)));
 		if (s->users_ok)
-			json_object_set_new(group, "num_available_devices", json_integer((json_int_t)available));
+			json_object_set_new(group, "num_available_devices", json_integer((json_int_t)s->available));
 	}
-}
-
-static const char *ncs2_error(void *state)
-{
-	struct ncs2_state *s = state;
-
-	return s->error[0] ? s->error : NULL;
-}
-
-static void ncs2_close(void *state)
-{
-	struct ncs2_state *s = state;
-
-	if (!s)
-		return;
-	devtab_free(&s->tab);
-	sysfs_names_free(&s->names);
-	if (s->sysfd >= 0)
-		close(s->sysfd);
-	if (s->procfd >= 0)
-		close(s->procfd);
-	free(s);
 }
 
 const struct device_ops coll_ncs2_ops = {
@@ -366,6 +314,6 @@ const struct device_ops coll_ncs2_ops = {
 	.probe = ncs2_probe,
 	.open = ncs2_open,
 	.collect = ncs2_collect,
-	.error = ncs2_error,
-	.close = ncs2_close,
+	.error = sysfs_coll_error,
+	.close = sysfs_coll_free,
 };

@@ -79,12 +79,7 @@ struct nrn_dev {
 };
 
 struct nrn_state {
-	const struct mon_env *env;
-	const struct cfg_device *cfg;
-	int sysfd;
-	struct devtab tab;
-	struct sysfs_names names;
-	char error[320];
+	struct sysfs_coll base; /* first: the shared ops take the state as one */
 };
 
 static const int nrn_fatal[] = { ENODEV, 0 };
@@ -184,43 +179,30 @@ static void nrn_dev_open(struct nrn_state *s, struct devslot *sl, unsigned n, in
 	else if (sysfs_read(fd, "info/architecture/arch_type", text, sizeof(text)) > 0)
 		snprintf(sl->model, sizeof(sl->model), "Neuron %s", text);
 	sl->priv = nd;
-	sl->selected = cfg_device_selects(s->cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL, sl->uuid[0] ? sl->uuid : NULL);
+	sl->selected = cfg_device_selects(s->base.cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
+					  sl->uuid[0] ? sl->uuid : NULL);
 	/* Baselines: the first report counts from here. */
 	for (size_t i = 0; i < nd->ncores; i++)
 		util_core(nd, &nd->core[i], &r, now, NULL);
 	errors_dev(nd, &r, NULL);
 }
 
-static void nrn_scan(struct nrn_state *s)
+static void nrn_scan(void *state)
 {
-	int rc;
+	struct nrn_state *s = state;
+	int rc = sysfs_coll_list(&s->base, "devices/virtual/neuron_device");
 
-	s->error[0] = '\0';
-	if (s->sysfd < 0) {
-		s->sysfd = open(s->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (s->sysfd < 0) {
-			snprintf(s->error, sizeof(s->error), "cannot open the sysfs root %s: %s", s->env->sysfs,
-				 strerror(errno));
-			devtab_clear(&s->tab);
-			return;
-		}
+	if (rc == 0) {
+		snprintf(s->base.error, sizeof(s->base.error),
+			 "the Neuron driver is not loaded (no devices/virtual/neuron_device under %s)",
+			 s->base.env->sysfs);
+		devtab_clear(&s->base.tab);
 	}
-	rc = sysfs_list(s->sysfd, "devices/virtual/neuron_device", &s->names);
-	if (rc == -ENOENT) {
-		snprintf(s->error, sizeof(s->error),
-			 "the Neuron driver is not loaded (no devices/virtual/neuron_device under %s)", s->env->sysfs);
-		devtab_clear(&s->tab);
+	if (rc <= 0)
 		return;
-	}
-	if (rc) {
-		snprintf(s->error, sizeof(s->error), "cannot list %s/devices/virtual/neuron_device: %s", s->env->sysfs,
-			 strerror(-rc));
-		devtab_clear(&s->tab);
-		return;
-	}
-	devtab_begin(&s->tab);
-	for (size_t i = 0; i < s->names.n; i++) {
-		const char *name = sysfs_name(&s->names, i);
+	devtab_begin(&s->base.tab);
+	for (size_t i = 0; i < s->base.names.n; i++) {
+		const char *name = sysfs_name(&s->base.names, i);
 		long n = numbered(name, "neuron");
 		struct devslot *sl;
 		char rel[96];
@@ -229,20 +211,20 @@ static void nrn_scan(struct nrn_state *s)
 
 		if (n < 0)
 			continue;
-		sl = devtab_find(&s->tab, name);
+		sl = devtab_find(&s->base.tab, name);
 		if (sl && !sl->gone) {
 			if (faccessat(((struct nrn_dev *)sl->priv)->fd, "core_count", F_OK, 0) == 0)
-				devtab_see(&s->tab, name, n, &fresh);
+				devtab_see(&s->base.tab, name, n, &fresh);
 			continue;
 		}
 		snprintf(rel, sizeof(rel), "devices/virtual/neuron_device/%s", name);
-		fd = sysfs_dir(s->sysfd, rel);
+		fd = sysfs_dir(s->base.sysfd, rel);
 		if (fd < 0)
 			continue;
-		sl = devtab_see(&s->tab, name, n, &fresh);
+		sl = devtab_see(&s->base.tab, name, n, &fresh);
 		nrn_dev_open(s, sl, (unsigned)n, fd);
 	}
-	devtab_end(&s->tab);
+	devtab_end(&s->base.tab);
 }
 
 /* ---- groups ------------------------------------------------------------------------ */
@@ -253,7 +235,7 @@ static void nrn_info(struct nrn_state *s, struct nrn_dev *nd, struct rdctx *r, j
 
 	if (rd_text(r, nd->fd, "info/serial_number", text, sizeof(text)) == 1 && text[0])
 		json_object_set_new(d, "serial", json_string(utf8_sanitize(text)));
-	if (sysfs_read(s->sysfd, "module/neuron/version", text, sizeof(text)) > 0)
+	if (sysfs_read(s->base.sysfd, "module/neuron/version", text, sizeof(text)) > 0)
 		json_object_set_new(d, "driver_version", json_string(utf8_sanitize(text)));
 	json_object_set_new(d, "core_count", json_integer(nd->core_count));
 	for (size_t i = 0; i < nd->arch.n; i++) {
@@ -492,97 +474,64 @@ static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 
 /* ---- ops ------------------------------------------------------------------------------ */
 
+static bool is_neuron(int sysfd, const char *name)
+{
+	(void)sysfd;
+	return numbered(name, "neuron") >= 0;
+}
+
 static int nrn_probe(const struct mon_env *env)
 {
-	struct sysfs_names names = { 0 };
-	int sysfd = open(env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC), found = 0;
-
-	if (sysfd < 0)
-		return 0;
-	if (sysfs_list(sysfd, "devices/virtual/neuron_device", &names) == 0)
-		for (size_t i = 0; i < names.n && !found; i++)
-			found = numbered(sysfs_name(&names, i), "neuron") >= 0;
-	sysfs_names_free(&names);
-	close(sysfd);
-	return found;
+	return sysfs_probe(env, "devices/virtual/neuron_device", is_neuron);
 }
 
 static int nrn_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
 {
 	struct nrn_state *s = xcalloc(1, sizeof(*s));
 
-	s->env = env;
-	s->cfg = dev;
-	s->sysfd = -1;
-	devtab_init(&s->tab, dev, NRN_SUPPORTED, nrn_dev_free);
+	sysfs_coll_init(&s->base, env, dev, NRN_SUPPORTED, nrn_dev_free);
 	*state = s;
 	nrn_scan(s);
-	return s->error[0] ? -ENODEV : 0;
+	return s->base.error[0] ? -ENODEV : 0;
+}
+
+static void nrn_fill(void *state, enum group_id id, const struct cycle *cy, struct devslot *sl, struct rdctx *r,
+		     json_t *d)
+{
+	struct nrn_state *s = state;
+	struct nrn_dev *nd = sl->priv;
+
+	r->warned = &nd->warned;
+	switch (id) {
+	case GROUP_DEVICE_INFO:
+		nrn_info(s, nd, r, d);
+		break;
+	case GROUP_DEVICE_UTILIZATION:
+		nrn_util(nd, r, cy, d);
+		break;
+	case GROUP_DEVICE_MEMORY:
+		nrn_memory(nd, r, d);
+		break;
+	case GROUP_DEVICE_POWER:
+		nrn_power(nd, r, d);
+		break;
+	case GROUP_DEVICE_ERRORS:
+		errors_dev(nd, r, d);
+		break;
+	default:
+		break;
+	}
 }
 
 static void nrn_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
 {
 	struct nrn_state *s = state;
 
-	if (devtab_new_cycle(&s->tab, cy))
-		nrn_scan(s);
-	devtab_group(group);
-	if (s->error[0]) {
-		set_error(group, "%s", s->error);
+	if (!sysfs_coll_begin(&s->base, cy, group, nrn_scan))
 		return;
-	}
 	if (!(GROUP_BIT(id) & NRN_SUPPORTED))
 		return; /* no thermal or clock data in the Neuron sysfs: "devices" stays {} */
-	for (size_t i = 0; i < s->tab.n; i++) {
-		struct devslot *sl = s->tab.slot[i];
-		struct nrn_dev *nd = sl->priv;
-		struct rdctx r = { .type = "neuron", .key = sl->key, .fatal = nrn_fatal };
-		json_t *d;
-
-		if (!sl->selected || !(d = devtab_entry(group, sl, id)))
-			continue;
-		r.warned = &nd->warned;
-		switch (id) {
-		case GROUP_DEVICE_INFO:
-			nrn_info(s, nd, &r, d);
-			break;
-		case GROUP_DEVICE_UTILIZATION:
-			nrn_util(nd, &r, cy, d);
-			break;
-		case GROUP_DEVICE_MEMORY:
-			nrn_memory(nd, &r, d);
-			break;
-		case GROUP_DEVICE_POWER:
-			nrn_power(nd, &r, d);
-			break;
-		case GROUP_DEVICE_ERRORS:
-			errors_dev(nd, &r, d);
-			break;
-		default:
-			break;
-		}
-		rd_finish(&r, d);
-	}
-}
-
-static const char *nrn_error(void *state)
-{
-	struct nrn_state *s = state;
-
-	return s->error[0] ? s->error : NULL;
-}
-
-static void nrn_close(void *state)
-{
-	struct nrn_state *s = state;
-
-	if (!s)
-		return;
-	devtab_free(&s->tab);
-	sysfs_names_free(&s->names);
-	if (s->sysfd >= 0)
-		close(s->sysfd);
-	free(s);
+	sysfs_coll_fill(&s->base, id, cy, group, "neuron", nrn_fatal, nrn_fill);
 }
 
 const struct device_ops coll_neuron_ops = {
@@ -590,6 +539,6 @@ const struct device_ops coll_neuron_ops = {
 	.probe = nrn_probe,
 	.open = nrn_open,
 	.collect = nrn_collect,
-	.error = nrn_error,
-	.close = nrn_close,
+	.error = sysfs_coll_error,
+	.close = sysfs_coll_free,
 };

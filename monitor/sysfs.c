@@ -530,6 +530,107 @@ int rd_finish(struct rdctx *r, json_t *dev)
 	return -1;
 }
 
+/* ---- what every sysfs collector's state starts with ----------------------------- */
+
+void sysfs_coll_init(struct sysfs_coll *c, const struct mon_env *env, const struct cfg_device *cfg,
+		     uint32_t supported, void (*free_priv)(void *priv))
+{
+	c->env = env;
+	c->cfg = cfg;
+	c->sysfd = c->procfd = -1;
+	c->error[0] = '\0';
+	devtab_init(&c->tab, cfg, supported, free_priv);
+}
+
+int sysfs_coll_list(struct sysfs_coll *c, const char *dir)
+{
+	int rc;
+
+	c->error[0] = '\0';
+	if (c->sysfd < 0) {
+		c->sysfd = open(c->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c->sysfd < 0) {
+			snprintf(c->error, sizeof(c->error), "cannot open the sysfs root %s: %s", c->env->sysfs,
+				 strerror(errno));
+			devtab_clear(&c->tab);
+			return -1;
+		}
+	}
+	rc = sysfs_list(c->sysfd, dir, &c->names);
+	if (rc == -ENOENT)
+		return 0; /* sysfs_list left names empty */
+	if (rc) {
+		snprintf(c->error, sizeof(c->error), "cannot list %s/%s: %s", c->env->sysfs, dir, strerror(-rc));
+		devtab_clear(&c->tab);
+		return -1;
+	}
+	return 1;
+}
+
+bool sysfs_coll_begin(struct sysfs_coll *c, const struct cycle *cy, json_t *group, void (*scan)(void *state))
+{
+	if (devtab_new_cycle(&c->tab, cy))
+		scan(c);
+	devtab_group(group);
+	if (c->error[0]) {
+		set_error(group, "%s", c->error);
+		return false;
+	}
+	return true;
+}
+
+void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle *cy, json_t *group,
+		     const char *type, const int *fatal, sysfs_fill_fn fill)
+{
+	for (size_t i = 0; i < c->tab.n; i++) {
+		struct devslot *sl = c->tab.slot[i];
+		struct rdctx r = { .type = type, .key = sl->key, .fatal = fatal };
+		json_t *d;
+
+		if (!sl->selected || !(d = devtab_entry(group, sl, id)))
+			continue;
+		fill(c, id, cy, sl, &r, d);
+		rd_finish(&r, d);
+	}
+}
+
+const char *sysfs_coll_error(void *state)
+{
+	struct sysfs_coll *c = state;
+
+	return c->error[0] ? c->error : NULL;
+}
+
+void sysfs_coll_free(void *state)
+{
+	struct sysfs_coll *c = state;
+
+	if (!c)
+		return;
+	devtab_free(&c->tab);
+	sysfs_names_free(&c->names);
+	if (c->sysfd >= 0)
+		close(c->sysfd);
+	if (c->procfd >= 0)
+		close(c->procfd);
+	free(c);
+}
+
+int sysfs_probe(const struct mon_env *env, const char *dir, bool (*match)(int sysfd, const char *name))
+{
+	struct sysfs_names names = { 0 };
+	int sysfd = open(env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC), found = 0;
+
+	if (sysfd < 0)
+		return 0;
+	if (sysfs_list(sysfd, dir, &names) == 0)
+		for (size_t i = 0; i < names.n && !found; i++)
+			found = match(sysfd, sysfs_name(&names, i));
+	sysfs_names_free(&names);
+	close(sysfd);
+	return found;
+}
+
 /* ---- who holds a device node open --------------------------------------------- */
 
 /* The fds of one process, its /proc/PID directory open as piddir. */

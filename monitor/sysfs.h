@@ -11,6 +11,9 @@
  *  - a device table that keeps each device's index stable while devices
  *    come and go, and reports a vanished device with an error once in each
  *    of the block's groups before dropping it;
+ *  - struct sysfs_coll, the start of each collector's state: the scan's
+ *    start, the start of collect and its per-device loop, the error and
+ *    close ops, probe;
  *  - a scan of /proc/PID/fd under --path.procfs: which processes hold a
  *    device node open (like fuser).
  *
@@ -196,6 +199,67 @@ int rd_text(struct rdctx *r, int dirfd, const char *file, char *buf, size_t size
  * but its identity and set its error. Returns 0, or -1 when it failed.
  */
 int rd_finish(struct rdctx *r, json_t *dev);
+
+/* ---- what every sysfs collector's state starts with ----------------------------- */
+
+/*
+ * The first member of each sysfs collector's state, so that what only
+ * needs it is written once: opening the sysfs root and listing the kind's
+ * directory, the start of collect, the per-device loop, the error op, close.
+ */
+struct sysfs_coll {
+	const struct mon_env *env;
+	const struct cfg_device *cfg; /* the block; NULL in probe */
+	int sysfd, procfd;            /* --path.sysfs and --path.procfs (O_PATH); -1 until opened */
+	struct devtab tab;
+	struct sysfs_names names;     /* the latest scan's listing */
+	char error[320];              /* why the kind cannot be read; "" when it can */
+};
+
+/* Set c up for open(): both fds -1, no error, devtab_init(&c->tab, cfg, supported, free_priv). */
+void sysfs_coll_init(struct sysfs_coll *c, const struct mon_env *env, const struct cfg_device *cfg,
+		     uint32_t supported, void (*free_priv)(void *priv));
+/*
+ * The start of a scan: clear the error, open the sysfs root when it is not
+ * open yet and list dir under it into names. Returns 1 when dir was listed,
+ * 0 when it does not exist (names empty), or -1 when the kind cannot be
+ * read: the error says why and the table is cleared.
+ */
+int sysfs_coll_list(struct sysfs_coll *c, const char *dir);
+/*
+ * The start of collect: in the first group of a new cycle scan(c) (c is the
+ * first member of the state scan takes), then start group's "devices". When
+ * the kind cannot be read, set the group's error and return false: the group
+ * is done. Else true.
+ */
+bool sysfs_coll_begin(struct sysfs_coll *c, const struct cycle *cy, json_t *group, void (*scan)(void *state));
+/*
+ * Fill one device's object d in group id: sl is its slot, r its reader with
+ * type, key and fatal set (fill sets r->warned). state is the collector's.
+ */
+typedef void (*sysfs_fill_fn)(void *state, enum group_id id, const struct cycle *cy, struct devslot *sl,
+			      struct rdctx *r, json_t *d);
+/*
+ * Add each selected device to group id (devtab_entry: a gone one gets its
+ * error), call fill for each present one and finish it (rd_finish). type is
+ * the log prefix, fatal the errnos that fail a device (0-terminated; NULL:
+ * none).
+ */
+void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle *cy, json_t *group,
+		     const char *type, const int *fatal, sysfs_fill_fn fill);
+/* The device_ops error op for a state whose first member is a struct sysfs_coll: its error, NULL when none. */
+const char *sysfs_coll_error(void *state);
+/*
+ * The device_ops close op for such a state (NULL-safe): frees the table,
+ * the listing, closes the fds and frees the state itself.
+ */
+void sysfs_coll_free(void *state);
+/*
+ * The device_ops probe of a kind: does dir under the sysfs root hold an
+ * entry that match(sysfd, name) accepts? 1 or 0 (also when dir cannot be
+ * listed).
+ */
+int sysfs_probe(const struct mon_env *env, const char *dir, bool (*match)(int sysfd, const char *name));
 
 /* ---- who holds a device node open --------------------------------------------- */
 

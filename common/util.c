@@ -94,6 +94,11 @@ static int buf_grow(struct buf *b, size_t need)
 	return 0;
 }
 
+int buf_reserve(struct buf *b, size_t n)
+{
+	return n > b->cap - b->len ? -ENOSPC : buf_grow(b, b->len + n);
+}
+
 int buf_add(struct buf *b, const void *p, size_t n)
 {
 	int rc = buf_grow(b, b->len + n);

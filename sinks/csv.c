@@ -281,7 +281,7 @@ static int long_row(struct run *r, const struct sample *s)
 			set |= 1ull << LC_OTHER_LABELS;
 		}
 	}
-	if (!rc && csv_reserve(&r->scratch, smax))
+	if (!rc && buf_reserve(&r->scratch, smax))
 		rc = -ENOSPC;
 	if (!rc) {
 		d = csv_put_series(r->scratch.data, s, s->ninstance, NULL, nlen, vlen, &q);
@@ -294,7 +294,7 @@ static int long_row(struct run *r, const struct sample *s)
 	for (int k = 0; k < LC_FIRST_LABEL; k++)
 		need += c[k].n;
 	need = 2 * need + 3 * LC_COUNT + 2;
-	if (csv_reserve(&r->rows, need))
+	if (buf_reserve(&r->rows, need))
 		return -ENOSPC;
 	d = r->rows.data + r->rows.len;
 	for (size_t i = 0; i < r->ncols; i++) {

@@ -22,24 +22,6 @@ int csv_needs_quotes(const char *s, size_t n)
 	return 0;
 }
 
-int csv_reserve(struct buf *b, size_t n)
-{
-	size_t need = b->len + n, a;
-
-	if (n > b->cap || need > b->cap)
-		return -ENOSPC;
-	if (need + 1 <= b->alloc)
-		return 0;
-	a = b->alloc ? b->alloc : 4096;
-	while (a < need + 1)
-		a *= 2;
-	if (a > b->cap + 1)
-		a = b->cap + 1;
-	b->data = xrealloc(b->data, a);
-	b->alloc = a;
-	return 0;
-}
-
 char *csv_put_quoted(char *d, const char *s, size_t n)
 {
 	const char *q;
@@ -63,7 +45,7 @@ char *csv_put_quoted(char *d, const char *s, size_t n)
 
 int csv_field(struct buf *b, const char *s, size_t n)
 {
-	int rc = csv_reserve(b, CSV_FIELD_MAX(n));
+	int rc = buf_reserve(b, CSV_FIELD_MAX(n));
 
 	if (rc)
 		return rc;
@@ -498,7 +480,7 @@ char *csv_put_series(char *d, const struct sample *s, size_t first, const char *
 
 int csv_series(struct buf *b, const struct sample *s, size_t first, const char *const *skip)
 {
-	int rc = csv_reserve(b, csv_series_max(s)), q;
+	int rc = buf_reserve(b, csv_series_max(s)), q;
 
 	if (rc)
 		return rc;

@@ -28,12 +28,11 @@ int csv_needs_quotes(const char *s, size_t n);
 
 /*
  * The fast path for rows: reserve room once, then write fields at a
- * pointer. csv_reserve() makes room for n more bytes (and a NUL) past
- * b->len: 0 or -ENOSPC. csv_put_field() writes s[0..n) as one field at d
- * and returns the end; d needs room for CSV_FIELD_MAX(n) bytes.
+ * pointer: buf_reserve() (common/util.h) makes room for n more bytes past
+ * b->len. csv_put_field() writes s[0..n) as one field at d and returns the
+ * end; d needs room for CSV_FIELD_MAX(n) bytes.
  */
 #define CSV_FIELD_MAX(n) (2 * (n) + 2)
-int csv_reserve(struct buf *b, size_t n);
 extern const unsigned char csv_special[256]; /* 1 for the bytes that make a field need quotes: , " CR LF */
 char *csv_put_quoted(char *d, const char *s, size_t n);
 static inline char *csv_put_field(char *d, const char *s, size_t n)

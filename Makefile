@@ -129,7 +129,7 @@ test: deps
 	$(MAKE) --no-print-directory check-sanitize
 
 # Each benchmark prints its figures next to a baseline measured in the same run.
-bench: all
+bench: all $(BUILD)/libsinks.a
 	@scripts/install-deps.sh bench
 	bench/run.sh
 	bench/csv_bench.sh

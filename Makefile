@@ -110,7 +110,9 @@ deps:
 
 # The main pipeline: the producer streaming into the Prometheus endpoint.
 PORT ?= 8000
-run: deps all
+run:
+	@scripts/install-deps.sh build
+	@$(MAKE) --no-print-directory all
 	$(BIN)/accel-monitor | $(BIN)/accel-prom --port $(PORT)
 
 tests: $(PROGRAMS) $(UNIT_BIN)

@@ -55,12 +55,14 @@ MONITOR_SRC := $(filter-out monitor/main.c monitor/imds.c,$(wildcard monitor/*.c
 SINKS := $(foreach s,prom csv cloudwatch,$(if $(wildcard sinks/$(s).c),$(s)))
 SINK_MOD_SRC := $(wildcard sinks/*_*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
 INTEGRATION := $(filter-out tests/integration/lib.sh,$(wildcard tests/integration/*.sh))
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
 SINK_MOD_OBJ := $(SINK_MOD_SRC:%.c=$(BUILD)/%.o)
 MONITOR_OBJ := $(MONITOR_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 PROGRAMS := $(BIN)/accel-monitor $(BIN)/accel-imds $(SINKS:%=$(BIN)/accel-%)
 
@@ -105,6 +107,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsinks.a $(BUILD)/libmonitor.a $(BUI
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libsinks.a $(BUILD)/libmonitor.a \
 		$(BUILD)/libcommon.a $(LIBS_ALL)
 
+# Benchmark programs: built like the unit tests, with the project's flags; bench/*.sh run them.
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libsinks.a $(BUILD)/libmonitor.a $(BUILD)/libcommon.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  BENCH   $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libsinks.a $(BUILD)/libmonitor.a \
+		$(BUILD)/libcommon.a $(LIBS_ALL)
+
 deps:
 	@scripts/install-deps.sh test
 
@@ -131,7 +140,7 @@ test: deps
 	$(MAKE) --no-print-directory check-sanitize
 
 # Each benchmark prints its figures next to a baseline measured in the same run.
-bench: all $(BUILD)/libsinks.a
+bench: all $(BENCH_BIN)
 	@scripts/install-deps.sh bench
 	bench/run.sh
 	bench/csv_bench.sh

@@ -12,7 +12,7 @@
 # Environment (defaults in brackets):
 #   BUILD           where libcommon.a is [build/release]
 #   BIN             where accel-csv is [bin]
-#   CC, PKG_CONFIG  [cc, pkg-config]
+#   MAKE            make, which builds the benchmark program [make]
 #   CSV_BENCH_MB    size of each generated input stream, MB [20]
 #   CSV_BENCH_ROUNDS rounds of each figure (median) [3]
 set -eu
@@ -21,12 +21,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 BUILD=${BUILD:-build/release}
 BIN=${BIN:-bin}
-CC=${CC:-cc}
-PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 MB=${CSV_BENCH_MB:-20}
 ROUNDS=${CSV_BENCH_ROUNDS:-3}
-WARN="-Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2"
-WARN="$WARN -Wno-format-truncation -Werror"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/accel-csv-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -41,10 +37,7 @@ done
 
 # The helper, built like bench_cycle: same flags, the normal build's libcommon.a.
 HELPER=$BUILD/bench/csv_bench
-mkdir -p "$BUILD/bench"
-# shellcheck disable=SC2086 # CC, WARN and pkg-config's output are word lists
-$CC -std=c11 -O2 -g $WARN -D_GNU_SOURCE $($PKG_CONFIG --cflags jansson) -o "$HELPER" bench/csv_bench.c \
-	"$BUILD/libcommon.a" $($PKG_CONFIG --libs jansson) -lm
+${MAKE:-make} -s --no-print-directory BUILD="$BUILD" "$BUILD/bench/csv_bench"
 
 # stream NAME FIXTURE: repeat FIXTURE to about $MB MB in $WORK/NAME.jsonl.
 stream() {

@@ -11,7 +11,7 @@
 #
 # Environment (defaults in brackets):
 #   BUILD          where libmonitor.a and libcommon.a are [build/release]
-#   CC, PKG_CONFIG compiler and pkg-config [cc, pkg-config]
+#   CC             compiler for the fake NVML library [cc]; MAKE builds the benchmark [make]
 #   NVML_GPUS      fake GPUs [8]
 #   BENCH_SECONDS  CPU time of the measurement [2]
 set -eu
@@ -20,11 +20,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 BUILD=${BUILD:-build/release}
 CC=${CC:-cc}
-PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 NVML_GPUS=${NVML_GPUS:-8}
 BENCH_SECONDS=${BENCH_SECONDS:-2}
-WARN="-Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2"
-WARN="$WARN -Wno-format-truncation -Werror"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/accel-nvml-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -37,13 +34,8 @@ for f in "$BUILD/libmonitor.a" "$BUILD/libcommon.a"; do
 	fi
 done
 
-mkdir -p "$BUILD/bench"
 BENCH=$BUILD/bench/nvml_bench
-PC_CFLAGS=$($PKG_CONFIG --cflags jansson yaml-0.1)
-PC_LIBS=$($PKG_CONFIG --libs jansson yaml-0.1)
-# shellcheck disable=SC2086 # CC, WARN and pkg-config's output are word lists
-$CC -std=c11 -O2 -g $WARN -D_GNU_SOURCE $PC_CFLAGS -o "$BENCH" bench/nvml_bench.c \
-	"$BUILD/libmonitor.a" "$BUILD/libcommon.a" $PC_LIBS -lm -ldl
+${MAKE:-make} -s --no-print-directory BUILD="$BUILD" "$BUILD/bench/nvml_bench"
 $CC -std=c11 -O2 -D_GNU_SOURCE -shared -fPIC -o "$WORK/libnvidia-ml.so.1" tests/helpers/fake_nvml.c
 
 echo "== NVIDIA collector, $NVML_GPUS fake GPUs, every device group (bench/nvml_bench.c)"

@@ -14,7 +14,7 @@
 # A missing tool (wrk, nginx, collectd) skips its figure with the apt-get
 # line to install it. Exit 1 only when something could not be measured.
 #
-# Environment: BUILD [build/release], BIN [bin], CC [cc], WRK_SECONDS [5],
+# Environment: BUILD [build/release], BIN [bin], WRK_SECONDS [5],
 # WRK_CONNECTIONS [16], REPORTS [1000000].
 set -eu
 
@@ -22,7 +22,6 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 BUILD=${BUILD:-build/release}
 BIN=${BIN:-bin}
-CC=${CC:-cc}
 WRK_SECONDS=${WRK_SECONDS:-5}
 WRK_CONNECTIONS=${WRK_CONNECTIONS:-16}
 REPORTS=${REPORTS:-1000000}
@@ -185,10 +184,7 @@ echo
 # ---- 2. ingest --------------------------------------------------------------------
 echo "== 2/3 ingest rate vs. bare jansson parsing (CPU time, medians of 5 rounds)"
 if [ -e "$BUILD/libsinks.a" ] && [ -e "$BUILD/libcommon.a" ]; then
-	# shellcheck disable=SC2046
-	$CC -std=c11 -O2 -g -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
-		-Wno-format-truncation -Werror -D_GNU_SOURCE -o "$WORK/prom_ingest" bench/prom_ingest.c \
-		"$BUILD/libsinks.a" "$BUILD/libcommon.a" $(pkg-config --cflags --libs jansson zlib) -lm -lpthread
+	${MAKE:-make} -s --no-print-directory BUILD="$BUILD" "$BUILD/bench/prom_ingest"
 	for kind in neuron-monitor-2x accel-monitor; do
 		case $kind in
 		accel-monitor) src=tests/fixtures/prom/$kind.jsonl n=2000 ;;
@@ -200,7 +196,7 @@ if [ -e "$BUILD/libsinks.a" ] && [ -e "$BUILD/libcommon.a" ]; then
 			i=$((i + 1))
 		done >"$WORK/$kind.jsonl"
 		echo "  $kind (the fixture repeated):"
-		if "$WORK/prom_ingest" -r 5 "$WORK/$kind.jsonl" >"$WORK/ingest.out"; then
+		if "$BUILD/bench/prom_ingest" -r 5 "$WORK/$kind.jsonl" >"$WORK/ingest.out"; then
 			sed 's/^/    /' "$WORK/ingest.out"
 			ratio=$(awk '$1 == "ratio" { print $3 }' "$WORK/ingest.out")
 			add_summary "$(printf '%-38s %6s   >= 0.7   %s' "ingest / jansson, $kind" "$ratio" "$(verdict "$ratio" 0.7)")"

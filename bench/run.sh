@@ -12,7 +12,7 @@
 # Environment (defaults in brackets):
 #   BUILD          where libmonitor.a and libcommon.a are [build/release]
 #   BIN            where accel-monitor is [bin]
-#   CC, PKG_CONFIG compiler and pkg-config [cc, pkg-config]
+#   MAKE           make, which builds the benchmark program [make]
 #   BENCH_SECONDS  wall time of each bench_cycle run [2]
 #   RSS_SECONDS    how long accel-monitor runs before its RSS is read [3]
 set -eu
@@ -21,14 +21,10 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 BUILD=${BUILD:-build/release}
 BIN=${BIN:-bin}
-CC=${CC:-cc}
-PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 BENCH_SECONDS=${BENCH_SECONDS:-2}
 RSS_SECONDS=${RSS_SECONDS:-3}
 RSS_TARGET_KB=4096
 FIXTURE=tests/fixtures/proc/96cpu/b
-WARN="-Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2"
-WARN="$WARN -Wno-format-truncation -Werror"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/accel-bench.XXXXXX")
 pid=""
@@ -51,15 +47,9 @@ for f in "$BUILD/libmonitor.a" "$BUILD/libcommon.a" "$BIN/accel-monitor"; do
 	fi
 done
 
-# bench_cycle, built like the unit tests: same flags, same archives.
-VERSION=$(sed -n 's/^VERSION := //p' Makefile)
+# bench_cycle, built by the Makefile with the project's flags and archives.
 BENCH=$BUILD/bench/bench_cycle
-mkdir -p "$BUILD/bench"
-PC_CFLAGS=$($PKG_CONFIG --cflags jansson yaml-0.1)
-PC_LIBS=$($PKG_CONFIG --libs jansson yaml-0.1)
-# shellcheck disable=SC2086 # CC, WARN and pkg-config's output are word lists
-$CC -std=c11 -O2 -g $WARN -D_GNU_SOURCE -DACCEL_VERSION="\"${VERSION:-0.0.0}\"" $PC_CFLAGS \
-	-o "$BENCH" bench/bench_cycle.c "$BUILD/libmonitor.a" "$BUILD/libcommon.a" $PC_LIBS -lm
+${MAKE:-make} -s --no-print-directory BUILD="$BUILD" "$BUILD/bench/bench_cycle"
 
 # Run bench_cycle with its arguments, keep its output as $WORK/$1.txt.
 run_cycle() {

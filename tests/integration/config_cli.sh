@@ -11,8 +11,6 @@
 MON=$BIN/accel-monitor
 AWS_EC2_METADATA_DISABLED=true
 export AWS_EC2_METADATA_DISABLED
-: "${ASAN_OPTIONS:=detect_leaks=1:abort_on_error=0:exitcode=99}"
-export ASAN_OPTIONS
 CFG=$FIX/config
 F2020=$CFG/neuron-monitor-2020-userguide.json
 F2X=$CFG/neuron-monitor-2x-userguide.json

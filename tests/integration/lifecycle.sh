@@ -10,8 +10,6 @@ MON=$BIN/accel-monitor
 # Nothing here is about instance metadata: keep away from any real IMDS.
 AWS_EC2_METADATA_DISABLED=true
 export AWS_EC2_METADATA_DISABLED
-: "${ASAN_OPTIONS:=detect_leaks=1:abort_on_error=0:exitcode=99}"
-export ASAN_OPTIONS
 
 
 lines_ge() { [ "$(nlines "$1")" -ge "$2" ]; }

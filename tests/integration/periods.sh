@@ -8,8 +8,6 @@
 MON=$BIN/accel-monitor
 AWS_EC2_METADATA_DISABLED=true
 export AWS_EC2_METADATA_DISABLED
-: "${ASAN_OPTIONS:=detect_leaks=1:abort_on_error=0:exitcode=99}"
-export ASAN_OPTIONS
 
 # The runtime: a sleep child under a name no other process on the host has
 # (comm is at most 15 characters).

@@ -6,6 +6,8 @@
 #include "log.h"
 
 #include <getopt.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,4 +64,78 @@ void log_at(int level, const char *tag, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	funlockfile(stderr);
+}
+
+char *log_quote(char *dst, size_t size, const char *src, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, i;
+
+	if (!size)
+		return dst;
+	if (len == (size_t)-1)
+		len = strnlen(src, LOG_QUOTE_MAX + 1);
+	for (i = 0; i < len && i < LOG_QUOTE_MAX; i++) {
+		unsigned char c = (unsigned char)src[i];
+		char e[7];
+		size_t n;
+
+		if (c == '"' || c == '\\') {
+			e[0] = '\\', e[1] = (char)c, n = 2;
+		} else if (c == '\n') {
+			e[0] = '\\', e[1] = 'n', n = 2;
+		} else if (c == '\t') {
+			e[0] = '\\', e[1] = 't', n = 2;
+		} else if (c < 0x20 || c == 0x7f) {
+			memcpy(e, "\\u00", 4), e[4] = hex[c >> 4], e[5] = hex[c & 15], n = 6;
+		} else {
+			e[0] = (char)c, n = 1;
+		}
+		if (o + n + 1 > size)
+			break;
+		memcpy(dst + o, e, n);
+		o += n;
+	}
+	if (i < len && o + 4 <= size) {
+		memcpy(dst + o, "...", 3);
+		o += 3;
+	}
+	dst[o] = '\0';
+	return dst;
+}
+
+static pthread_mutex_t limit_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void log_limited(struct log_limit *lim, const char *fmt, ...)
+{
+	struct timespec ts;
+	long long now;
+	unsigned long long held = 0;
+	int show = 0;
+	char msg[1024];
+	va_list ap;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	pthread_mutex_lock(&limit_mu);
+	lim->total++;
+	if (!lim->last_ns || now - lim->last_ns >= LOG_LIMIT_INTERVAL_NS) {
+		show = 1;
+		held = lim->held;
+		lim->held = 0;
+		lim->last_ns = now ? now : 1;
+	} else {
+		lim->held++;
+	}
+	pthread_mutex_unlock(&limit_mu);
+	if (!show || LOG_LVL_WARN > log_lvl)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (held)
+		log_at(LOG_LVL_WARN, "warning", "%s (and %llu more like it in the last %lld s)", msg, held,
+		       LOG_LIMIT_INTERVAL_NS / 1000000000LL);
+	else
+		log_at(LOG_LVL_WARN, "warning", "%s", msg);
 }

@@ -10,6 +10,8 @@
 #ifndef ACCEL_LOG_H
 #define ACCEL_LOG_H
 
+#include <stddef.h>
+
 enum log_level {
 	LOG_LVL_SILENT = 0,
 	LOG_LVL_WARN = 1, /* errors and warnings */
@@ -32,6 +34,34 @@ int log_verbose_option(const char *prog, int argc, char **argv, int *level);
 
 void log_at(int level, const char *tag, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* The most bytes of outside input a message quotes (then "..."). */
+#define LOG_QUOTE_MAX 200
+
+/*
+ * Quote outside input (a field, a name, a line) for a log message: at most
+ * LOG_QUOTE_MAX bytes of src[0..len) (len (size_t)-1: up to its NUL), then
+ * "..." when cut; control characters, '"' and '\\' escaped as in JSON (\n,
+ * \u001b), so nothing reaches the terminal raw. Writes a NUL-terminated
+ * string into dst (size at least LOG_QUOTE_MAX * 6 + 8 never cuts) and
+ * returns dst.
+ */
+char *log_quote(char *dst, size_t size, const char *src, size_t len);
+#define LOG_QUOTE_BUF (LOG_QUOTE_MAX * 6 + 8)
+
+/*
+ * A warning that may repeat many times (once per sample, per line): the
+ * first one is logged, then at most one per interval, each saying how many
+ * were left out since the last. Zero-initialise one per kind of message.
+ */
+struct log_limit {
+	long long last_ns;       /* CLOCK_MONOTONIC of the last one logged; 0: none yet */
+	unsigned long long held; /* left out since */
+	unsigned long long total;
+};
+#define LOG_LIMIT_INTERVAL_NS (10LL * 1000 * 1000 * 1000)
+/* Like log_at at level LOG_LVL_WARN, under the limit; thread-safe. */
+void log_limited(struct log_limit *lim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_err(...) log_at(LOG_LVL_WARN, "error", __VA_ARGS__)
 #define log_warn(...) log_at(LOG_LVL_WARN, "warning", __VA_ARGS__)

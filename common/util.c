@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void oom(size_t n)
@@ -144,15 +145,13 @@ void buf_free(struct buf *b)
 	buf_init(b, b->cap);
 }
 
-ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size)
+/* Read all of fd into dst (size bytes, NUL-terminated); closes fd. The length or -errno. */
+static ssize_t read_fd_all(int fd, char *dst, size_t size)
 {
-	int fd, err;
+	int err;
 	size_t len = 0;
 	ssize_t n;
 
-	fd = dirfd >= 0 ? openat(dirfd, path, O_RDONLY | O_CLOEXEC) : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	for (;;) {
 		char probe;
 		int full = len + 1 >= size;
@@ -177,6 +176,68 @@ ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size)
 	close(fd);
 	dst[len] = '\0';
 	return (ssize_t)len;
+}
+
+ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size)
+{
+	int fd = dirfd >= 0 ? openat(dirfd, path, O_RDONLY | O_CLOEXEC) : open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return read_fd_all(fd, dst, size);
+}
+
+int open_regular(const char *path, int flags)
+{
+	struct stat st;
+	int fd, e;
+
+	/* O_NONBLOCK: opening a FIFO for reading must not wait for a writer. */
+	fd = open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	if (!(flags & O_NONBLOCK))
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+ssize_t read_regular_file(const char *path, char *dst, size_t size)
+{
+	int fd = open_regular(path, O_RDONLY);
+
+	if (fd < 0)
+		return fd;
+	return read_fd_all(fd, dst, size);
+}
+
+const char *file_kind_name(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return lstat(path, &st) == 0 ? "a dangling symbolic link" : "missing";
+	if (S_ISREG(st.st_mode))
+		return "a regular file";
+	if (S_ISDIR(st.st_mode))
+		return "a directory";
+	if (S_ISFIFO(st.st_mode))
+		return "a FIFO";
+	if (S_ISSOCK(st.st_mode))
+		return "a socket";
+	if (S_ISCHR(st.st_mode))
+		return "a character device";
+	if (S_ISBLK(st.st_mode))
+		return "a block device";
+	return "not a regular file";
 }
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0. */

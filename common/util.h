@@ -49,6 +49,20 @@ void buf_free(struct buf *b);
 ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size);
 
 /*
+ * For paths that come from a user (a config file, a certificate, a
+ * credentials file): open path only when it is a regular file, without
+ * ever blocking in open() (a FIFO) or taking a controlling terminal. The
+ * descriptor (O_CLOEXEC; O_NONBLOCK only when flags has it), or -errno:
+ * -EISDIR for a directory, -EINVAL for any other non-regular file (say
+ * which with file_kind_name).
+ */
+int open_regular(const char *path, int flags);
+/* read_file_at for a user's path: through open_regular, so a FIFO or a directory is an error, never a hang. */
+ssize_t read_regular_file(const char *path, char *dst, size_t size);
+/* What path is, for messages: "a directory", "a FIFO", "a socket", "missing", ... */
+const char *file_kind_name(const char *path);
+
+/*
  * Make s valid UTF-8 in place: every byte that does not start or continue a
  * well-formed sequence becomes '?'. Text from the kernel (a comm cut at 15
  * bytes in the middle of a character) or from the network must pass through

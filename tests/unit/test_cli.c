@@ -2,6 +2,7 @@
 /* Unit tests for common/cli (standard descriptors) and log's quoting and rate limit. */
 #include "../../common/cli.h"
 #include "../../common/log.h"
+#include "../../common/util.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -99,6 +100,30 @@ int main(void)
 			log_limited(&lim, "repeated %d", i);
 		is_int(lim.total, 50, "limit: every occurrence counted");
 		is_int(lim.held, 49, "limit: all but the first held back within the interval");
+	}
+	{
+		char dir[] = "/tmp/test_cli.XXXXXX", path[64], text[16];
+		int fd;
+
+		if (mkdtemp(dir)) {
+			snprintf(path, sizeof(path), "%s/fifo", dir);
+			mkfifo(path, 0600);
+			is_int(read_regular_file(path, text, sizeof(text)), -EINVAL, "open_regular: a FIFO is refused at once");
+			is_str(file_kind_name(path), "a FIFO", "file_kind_name: FIFO");
+			unlink(path);
+			is_int(read_regular_file(dir, text, sizeof(text)), -EISDIR, "open_regular: a directory is refused");
+			is_str(file_kind_name(dir), "a directory", "file_kind_name: directory");
+			snprintf(path, sizeof(path), "%s/file", dir);
+			fd = open(path, O_WRONLY | O_CREAT, 0600);
+			(void)!write(fd, "hello", 5);
+			close(fd);
+			is_int(read_regular_file(path, text, sizeof(text)), 5, "open_regular: a regular file is read");
+			fd = open_regular(path, O_RDONLY);
+			ok(fd >= 0 && !(fcntl(fd, F_GETFL) & O_NONBLOCK), "open_regular: blocking unless asked");
+			close(fd);
+			unlink(path);
+			rmdir(dir);
+		}
 	}
 	return done_testing();
 }

@@ -365,8 +365,28 @@ static void hw_close(void *state)
 	sysfs_coll_free(s);
 }
 
+/* Config: a hwmon chip has no UUID or serial, so a block selects chips by index. */
+static int hw_config(const struct cfg_block *b, const struct cfg_device *dev)
+{
+	json_t *sel = json_object_get(b->obj, "select"), *e;
+	char sub[32];
+	size_t i;
+
+	if (!dev->nids)
+		return 0;
+	json_array_foreach(sel, i, e) {
+		if (json_is_string(e)) {
+			snprintf(sub, sizeof(sub), "select[%zu]", i);
+			return cfg_block_error(b, sub, 0,
+					       "hwmon chips have no UUID or serial; select them by index (0, 1, ...)");
+		}
+	}
+	return 0;
+}
+
 const struct device_ops coll_hwmon_ops = {
 	.type = "hwmon",
+	.config = hw_config,
 	.probe = hw_probe,
 	.open = hw_open,
 	.collect = hw_collect,

@@ -382,8 +382,35 @@ static void proc_close(void *state)
 	free(s);
 }
 
+/* Config: "pid:N", N a process id. */
+static int pid_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
+{
+	char *end;
+	long pid;
+
+	errno = 0;
+	pid = strtol(arg, &end, 10);
+	if (arg[0] == '\0' || *end || errno || pid <= 0 || pid > 0x3fffffff)
+		return cfg_block_error(b, "address", 0, "invalid address \"%s\": expected pid:N with N a process id",
+				       rt->address);
+	rt->pid = (pid_t)pid;
+	return 0;
+}
+
+/* Config: "process:NAME", NAME a command name (no '/'). */
+static int process_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
+{
+	if (arg[0] == '\0' || strchr(arg, '/'))
+		return cfg_block_error(b, "address", 0,
+				       "invalid address \"%s\": expected process:NAME (a command name)", rt->address);
+	rt->name = xstrdup(arg);
+	return 0;
+}
+
 const struct runtime_ops coll_pid_ops = {
 	.kind = RT_PID,
+	.scheme = "pid",
+	.config = pid_config,
 	.open = proc_open,
 	.collect = proc_collect,
 	.close = proc_close,
@@ -391,6 +418,8 @@ const struct runtime_ops coll_pid_ops = {
 
 const struct runtime_ops coll_process_ops = {
 	.kind = RT_PROCESS,
+	.scheme = "process",
+	.config = process_config,
 	.open = proc_open,
 	.collect = proc_collect,
 	.close = proc_close,

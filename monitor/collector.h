@@ -7,12 +7,19 @@
  *    open() takes the first sample so rate groups have a baseline;
  *    collect() fills one group object; failures go into its "error".
  *  - runtime_ops: one kind of runtime address (pid:, process:, ...).
- *    collect() appends one runtime_data entry per runtime instance, with
- *    the due groups in its "report".
+ *    It names the address scheme it serves and parses the rest of the
+ *    address; collect() appends one runtime_data entry per runtime
+ *    instance, with the due groups in its "report".
  *
  *  - device_ops: one kind of accelerator (nvidia, amdgpu, neuron, ncs2,
- *    hwmon). collect() fills one device group with a "devices" object
- *    keyed by device index, each device carrying its identity and error.
+ *    hwmon). It names the config "type" it serves and may check its own
+ *    "devices" block; collect() fills one device group with a "devices"
+ *    object keyed by device index, each device carrying its identity and
+ *    error.
+ *
+ * The configuration validator takes the device types and address schemes
+ * it accepts from the registry, so a new collector is one file plus one
+ * row there.
  *
  * A collector never takes the process or other groups down: whatever it
  * cannot read becomes an "error" string in the report.
@@ -60,6 +67,12 @@ struct group_ops {
 
 struct runtime_ops {
 	enum runtime_kind kind;
+	const char *scheme; /* the address scheme it serves: "pid" for "pid:N" */
+	/*
+	 * Parse arg, the address after "scheme:", into rt (pid, name, ...). 0, or
+	 * -EINVAL after cfg_block_error(b, "address", ...); b is the runtime's block.
+	 */
+	int (*config)(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt);
 	int (*open)(const struct mon_env *env, const struct cfg_runtime *rt, size_t index,
 		    const struct cycle *cy, void **state);
 	/* Append this runtime's entries, with the groups in due[], to runtime_data. */
@@ -69,7 +82,13 @@ struct runtime_ops {
 };
 
 struct device_ops {
-	const char *type; /* the config's device "type" */
+	const char *type; /* the config's device "type" it serves, and the report's "device_type" */
+	/*
+	 * Optional: check this kind's "devices" block beyond what every block
+	 * has (type, select, period and metrics are parsed into dev already). 0,
+	 * or -EINVAL after cfg_block_error(b, ...). Not called for "auto".
+	 */
+	int (*config)(const struct cfg_block *b, const struct cfg_device *dev);
 	/* 1 when this host has at least one such device (for type "auto"). */
 	int (*probe)(const struct mon_env *env);
 	/* Discover the selected devices. 0 or -errno; failures are reported by collect. */
@@ -90,10 +109,21 @@ struct device_ops {
 /* The registries (collectors.c): NULL when nothing in this build serves it. */
 const struct group_ops *group_ops_find(enum group_id id);
 const struct runtime_ops *runtime_ops_find(enum runtime_kind kind);
+/* The runtime collector serving an address scheme ("pid", without the colon). */
+const struct runtime_ops *runtime_ops_scheme(const char *scheme);
+/* Every runtime collector, NULL-terminated. */
+const struct runtime_ops *const *runtime_ops_all(void);
+/*
+ * The address schemes the configuration accepts although no collector of
+ * this build polls them (neuron-monitor's "unix"), NULL-terminated: such a
+ * runtime is RT_UNSUPPORTED and its report entry says why.
+ */
+const char *const *runtime_schemes_unpolled(void);
 const struct device_ops *device_ops_find(const char *type);
 /* Every device collector, NULL-terminated (what "auto" probes). */
 const struct device_ops *const *device_ops_all(void);
 
+/* For tests and benchmarks that drive one collector; the registry does not need these. */
 extern const struct group_ops coll_cpu_ops;
 extern const struct group_ops coll_mem_ops;
 extern const struct runtime_ops coll_pid_ops;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The one place collectors are registered. Adding a collector is a new
- * coll_<name>.c with its ops table and one line here.
+ * coll_<name>.c with its ops table (coll_<name>_ops) and one row here: the
+ * configuration validator takes the device types and runtime address
+ * schemes it accepts from these tables.
  */
 #include "collector.h"
 #include "../common/util.h"
@@ -10,29 +12,33 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct group_ops *const group_collectors[] = {
-	&coll_cpu_ops,
-	&coll_mem_ops,
-};
-
-static const struct runtime_ops *const runtime_collectors[] = {
-	&coll_pid_ops,
-	&coll_process_ops,
-};
-
+/*
+ * The registry: one row per collector, naming its ops table coll_<row>_ops
+ * (declared here, so the row is all a new collector needs).
+ */
+#define GROUP_COLLECTORS(X) X(cpu) X(mem)
+#define RUNTIME_COLLECTORS(X) X(pid) X(process)
 /* Probed in this order by "auto". */
-static const struct device_ops *const device_collectors[] = {
-	&coll_nvidia_ops,
-	&coll_amdgpu_ops,
-	&coll_neuron_ops,
-	&coll_ncs2_ops,
-	&coll_hwmon_ops,
-	NULL,
-};
+#define DEVICE_COLLECTORS(X) X(nvidia) X(amdgpu) X(neuron) X(ncs2) X(hwmon)
+
+/* Runtime address schemes accepted without a collector: neuron-monitor's socket. */
+static const char *const unpolled_schemes[] = { "unix", NULL };
+
+#define DECLARE_GROUP(n) extern const struct group_ops coll_##n##_ops;
+#define DECLARE_RUNTIME(n) extern const struct runtime_ops coll_##n##_ops;
+#define DECLARE_DEVICE(n) extern const struct device_ops coll_##n##_ops;
+#define ENTRY(n) &coll_##n##_ops,
+GROUP_COLLECTORS(DECLARE_GROUP)
+RUNTIME_COLLECTORS(DECLARE_RUNTIME)
+DEVICE_COLLECTORS(DECLARE_DEVICE)
+
+static const struct group_ops *const group_collectors[] = { GROUP_COLLECTORS(ENTRY) NULL };
+static const struct runtime_ops *const runtime_collectors[] = { RUNTIME_COLLECTORS(ENTRY) NULL };
+static const struct device_ops *const device_collectors[] = { DEVICE_COLLECTORS(ENTRY) NULL };
 
 const struct group_ops *group_ops_find(enum group_id id)
 {
-	for (size_t i = 0; i < sizeof(group_collectors) / sizeof(group_collectors[0]); i++)
+	for (size_t i = 0; group_collectors[i]; i++)
 		if (group_collectors[i]->id == id)
 			return group_collectors[i];
 	return NULL;
@@ -40,10 +46,28 @@ const struct group_ops *group_ops_find(enum group_id id)
 
 const struct runtime_ops *runtime_ops_find(enum runtime_kind kind)
 {
-	for (size_t i = 0; i < sizeof(runtime_collectors) / sizeof(runtime_collectors[0]); i++)
+	for (size_t i = 0; runtime_collectors[i]; i++)
 		if (runtime_collectors[i]->kind == kind)
 			return runtime_collectors[i];
 	return NULL;
+}
+
+const struct runtime_ops *runtime_ops_scheme(const char *scheme)
+{
+	for (size_t i = 0; runtime_collectors[i]; i++)
+		if (!strcmp(runtime_collectors[i]->scheme, scheme))
+			return runtime_collectors[i];
+	return NULL;
+}
+
+const struct runtime_ops *const *runtime_ops_all(void)
+{
+	return runtime_collectors;
+}
+
+const char *const *runtime_schemes_unpolled(void)
+{
+	return unpolled_schemes;
 }
 
 const struct device_ops *device_ops_find(const char *type)

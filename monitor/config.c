@@ -4,14 +4,18 @@
  *
  * The schema is a table of groups (canonical name, neuron-monitor alias,
  * scope) and a handful of keys per object. Unknown keys are errors, so a
- * typo never silently turns into a default.
+ * typo never silently turns into a default. Device types and runtime
+ * address schemes come from the collector registry (collectors.c): each
+ * collector parses what is its own (its address, its device block).
  */
 #include "config.h"
 #include "../common/doc.h"
+#include "collector.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +41,6 @@ static const struct {
 	[GROUP_DEVICE_CLOCKS] = { "device_clocks", NULL, SCOPE_DEVICE },
 	[GROUP_DEVICE_ERRORS] = { "device_errors", NULL, SCOPE_DEVICE },
 };
-
-const char *const device_types[] = { "nvidia", "amdgpu", "neuron", "ncs2", "hwmon", "auto", NULL };
 
 static const char *const scope_names[] = { "system", "runtime", "device" };
 
@@ -84,6 +86,24 @@ struct vctx {
 		*(v)->err = doc_error((v)->d, (path), (at_key), __VA_ARGS__); \
 		return -EINVAL;                                         \
 	} while (0)
+
+int cfg_block_error(const struct cfg_block *b, const char *sub, int at_key, const char *fmt, ...)
+{
+	char path[256], msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (sub && sub[0] == '[')
+		snprintf(path, sizeof(path), "%s%s", b->path, sub);
+	else if (sub)
+		doc_path_key(path, sizeof(path), b->path, sub);
+	else
+		snprintf(path, sizeof(path), "%s", b->path);
+	*b->err = doc_error(b->doc, path, at_key, "%s", msg);
+	return -EINVAL;
+}
 
 /* Every key of obj must be one of the NULL-terminated list keys. */
 static int check_keys(struct vctx *v, const char *path, json_t *obj, const char *const *keys)
@@ -184,33 +204,33 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 	return 0;
 }
 
-static int parse_address(struct vctx *v, const char *path, struct cfg_runtime *rt)
+/* The address's scheme picks the runtime collector (the registry's), which parses the rest. */
+static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg_runtime *rt)
 {
-	char sub[256];
-	const char *a = rt->address;
+	const struct cfg_block b = { v->d, path, o, v->err };
+	const struct runtime_ops *ops;
+	const char *a = rt->address, *colon = strchr(a, ':');
+	const char *const *un;
+	char scheme[32];
 
-	doc_path_key(sub, sizeof(sub), path, "address");
-	if (!strncmp(a, "pid:", 4)) {
-		char *end;
-		long pid;
-
-		errno = 0;
-		pid = strtol(a + 4, &end, 10);
-		if (a[4] == '\0' || *end || errno || pid <= 0 || pid > 0x3fffffff)
-			VFAIL(v, sub, 0, "invalid address \"%s\": expected pid:N with N a process id", a);
-		rt->kind = RT_PID;
-		rt->pid = (pid_t)pid;
-	} else if (!strncmp(a, "process:", 8)) {
-		if (a[8] == '\0' || strchr(a + 8, '/'))
-			VFAIL(v, sub, 0, "invalid address \"%s\": expected process:NAME (a command name)", a);
-		rt->kind = RT_PROCESS;
-		rt->name = xstrdup(a + 8);
-	} else if (a[0] == '\0') {
-		VFAIL(v, sub, 0, "empty address");
-	} else {
-		/* Not an error: the runtime's entry in each report says why it is not polled. */
-		rt->kind = RT_UNSUPPORTED;
+	if (a[0] == '\0')
+		return cfg_block_error(&b, "address", 0, "empty address");
+	if (colon && (size_t)(colon - a) < sizeof(scheme)) {
+		memcpy(scheme, a, (size_t)(colon - a));
+		scheme[colon - a] = '\0';
+		ops = runtime_ops_scheme(scheme);
+		if (ops) {
+			rt->kind = ops->kind;
+			return ops->config(&b, colon + 1, rt);
+		}
+		for (un = runtime_schemes_unpolled(); *un; un++)
+			if (!strcmp(*un, scheme)) {
+				/* Not an error: the runtime's entry in each report says why it is not polled. */
+				rt->kind = RT_UNSUPPORTED;
+				return 0;
+			}
 	}
+	rt->kind = RT_UNSUPPORTED;
 	return 0;
 }
 
@@ -230,7 +250,7 @@ static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t ro
 		return -EINVAL;
 	rt->address = xstrdup(addr ? addr : "");
 	if (addr) {
-		if (parse_address(v, path, rt))
+		if (parse_address(v, path, o, rt))
 			return -EINVAL;
 	} else {
 		rt->kind = RT_NEURON;
@@ -289,13 +309,26 @@ static int parse_select(struct vctx *v, const char *path, json_t *sel, struct cf
 	return 0;
 }
 
+/* Append the accepted device types (the registry's, then "auto") to dst. */
+static void device_known_list(char *dst, size_t size)
+{
+	const struct device_ops *const *all = device_ops_all();
+	size_t n = 0;
+
+	dst[0] = '\0';
+	for (size_t i = 0; all[i]; i++)
+		n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s", n ? ", " : "", all[i]->type);
+	snprintf(dst + n, n < size ? size - n : 0, "%sauto", n ? ", " : "");
+}
+
 static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_device *dev)
 {
 	static const char *const keys[] = { "type", "select", "period", "metrics", NULL };
+	const struct cfg_block b = { v->d, path, o, v->err };
+	const struct device_ops *ops = NULL;
 	const char *type = NULL;
-	char sub[256], known[128];
+	char sub[256], known[256];
 	json_t *metrics;
-	size_t i, n = 0;
 
 	if (!json_is_object(o))
 		VFAIL(v, path, 0, "expected a device object like {\"type\": \"nvidia\"}, got %s", doc_kind(o));
@@ -305,12 +338,8 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 		return -EINVAL;
 	if (!type)
 		VFAIL(v, path, 0, "missing \"type\"");
-	for (i = 0; device_types[i] && strcmp(device_types[i], type); i++)
-		;
-	if (!device_types[i]) {
-		for (i = 0; device_types[i]; i++)
-			n += (size_t)snprintf(known + n, n < sizeof(known) ? sizeof(known) - n : 0, "%s%s", i ? ", " : "",
-					      device_types[i]);
+	if (strcmp(type, "auto") && !(ops = device_ops_find(type))) {
+		device_known_list(known, sizeof(known));
 		doc_path_key(sub, sizeof(sub), path, "type");
 		VFAIL(v, sub, 0, "unknown device type \"%s\"; known: %s", type, known);
 	}
@@ -321,10 +350,13 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 	metrics = json_object_get(o, "metrics");
 	if (!metrics) {
 		all_groups(SCOPE_DEVICE, dev->period_ms, &dev->groups, &dev->ngroups);
-		return 0;
+	} else {
+		doc_path_key(sub, sizeof(sub), path, "metrics");
+		if (parse_groups(v, sub, metrics, SCOPE_DEVICE, dev->period_ms, &dev->groups, &dev->ngroups))
+			return -EINVAL;
 	}
-	doc_path_key(sub, sizeof(sub), path, "metrics");
-	return parse_groups(v, sub, metrics, SCOPE_DEVICE, dev->period_ms, &dev->groups, &dev->ngroups);
+	/* The collector's own rules for its block. */
+	return ops && ops->config ? ops->config(&b, dev) : 0;
 }
 
 int cfg_device_selects(const struct cfg_device *d, unsigned index, const char *uuid, const char *serial)

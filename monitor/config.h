@@ -51,11 +51,16 @@ struct cfg_group {
 	int64_t period_ms; /* resolved */
 };
 
+/*
+ * What polls a runtime. The address's scheme picks the runtime collector
+ * (collectors.c's registry: its runtime_ops.scheme); the collector parses
+ * the rest of the address.
+ */
 enum runtime_kind {
 	RT_PID,         /* "pid:N" */
 	RT_PROCESS,     /* "process:NAME" */
 	RT_NEURON,      /* no address: Neuron runtime discovery (neuron-monitor 2.x) */
-	RT_UNSUPPORTED, /* any other address, e.g. "unix:/run/neuron.sock" */
+	RT_UNSUPPORTED, /* a known scheme no collector of this build polls, e.g. "unix:/run/neuron.sock" */
 };
 
 struct cfg_runtime {
@@ -72,7 +77,7 @@ struct cfg_runtime {
 
 /* A "devices" entry: one kind of device (or every kind found, "auto"). */
 struct cfg_device {
-	char *type;         /* "nvidia", "amdgpu", "neuron", "ncs2", "hwmon" or "auto" */
+	char *type;         /* a device collector's type (collectors.c's registry) or "auto" */
 	int select_all;     /* "select": "all" (the default) */
 	long *indices;      /* "select": [0, 2, ...] */
 	size_t nindices;
@@ -86,9 +91,6 @@ struct cfg_device {
 /* Does the device block select the device with this index, UUID and serial (either may be NULL)? */
 int cfg_device_selects(const struct cfg_device *d, unsigned index, const char *uuid, const char *serial);
 
-/* The device types the configuration accepts, NULL-terminated ("auto" last). */
-extern const char *const device_types[];
-
 struct cfg {
 	int64_t period_ms;
 	char *procfs, *sysfs;
@@ -101,12 +103,32 @@ struct cfg {
 };
 
 /*
+ * A collector's own block while the configuration is validated: what the
+ * config callbacks of collector.h get, so that a collector parses its
+ * block (collectd's per-plugin config) and the core never knows its rules.
+ */
+struct doc;
+struct cfg_block {
+	const struct doc *doc;
+	const char *path; /* the block's JSON path, e.g. "devices[1]" */
+	json_t *obj;      /* the block (borrowed) */
+	char **err;       /* where cfg_block_error puts the error */
+};
+
+/*
+ * Set *b->err to a new "file:line:col: path: message" error for the block's
+ * member at sub (a key, or "key[i]"; NULL: the block itself), at its key
+ * rather than its value when at_key. Returns -EINVAL.
+ */
+int cfg_block_error(const struct cfg_block *b, const char *sub, int at_key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
  * Load and validate a JSON or YAML file. 0 on success; otherwise -errno or
  * -EINVAL with *err a new "file:line:col: path: reason" string.
  */
 int cfg_load(const char *path, struct cfg *cfg, char **err);
 /* Validate an already-loaded document (tests use this with doc_load_mem). */
-struct doc;
 int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err);
 
 /* The configuration used without -c: every system group and every device found, at 5 s. */

@@ -4,6 +4,7 @@
  * and bad configs in JSON and YAML, each bad one with the exact message.
  */
 #include "../../common/doc.h"
+#include "../../monitor/collector.h"
 #include "../../monitor/config.h"
 #include "tap.h"
 
@@ -105,6 +106,11 @@ static const struct {
 	{ "devgroup.json", 0, "{\"devices\": [{\"type\": \"auto\", \"metrics\": [{\"type\": \"vcpu_usage\"}]}]}",
 	  "devgroup.json:1:52: devices[0].metrics[0].type: \"vcpu_usage\" is a system group, not allowed here; known: "
 	  "device_info, device_utilization, device_memory, device_thermal, device_power, device_clocks, device_errors" },
+	/* A collector checks its own block: hwmon chips are selected by index only. */
+	{ "hwmonsel.json", 0, "{\"devices\": [{\"type\": \"hwmon\", \"select\": [0, \"GPU-x\"]}]}",
+	  "hwmonsel.json:1:46: devices[0].select[1]: hwmon chips have no UUID or serial; select them by index (0, 1, ...)" },
+	{ "hwmonidx.json", 0, "{\"devices\": [{\"type\": \"hwmon\", \"select\": [0, 2]}]}", NULL },
+	{ "autosel.json", 0, "{\"devices\": [{\"type\": \"auto\", \"select\": [\"GPU-x\"]}]}", NULL },
 	{ "devok.yaml", 1,
 	  "devices:\n  - type: nvidia\n    select: [0, GPU-1234]\n    period: 1s\n    metrics:\n"
 	  "      - type: device_utilization\n      - {type: device_errors, period: 30s}\n",
@@ -260,6 +266,42 @@ int main(void)
 			cfg_free(&cfg);
 		}
 		free(err);
+	}
+
+	/* The registry is the list of device types and address schemes: each loads, and the error lists them. */
+	{
+		const struct device_ops *const *all = device_ops_all();
+		const struct runtime_ops *const *rts = runtime_ops_all();
+		char text[256], known[256] = "", *err;
+		size_t n = 0;
+
+		for (size_t i = 0; all[i]; i++) {
+			snprintf(text, sizeof(text), "{\"devices\": [{\"type\": \"%s\"}]}", all[i]->type);
+			err = load("reg.json", text, 0, &cfg);
+			if (ok(!err, "registry device type %s loads", all[i]->type)) {
+				is_str(cfg.devices[0].type, all[i]->type, "... as itself");
+				cfg_free(&cfg);
+			}
+			free(err);
+			n += (size_t)snprintf(known + n, sizeof(known) - n, "%s, ", all[i]->type);
+		}
+		ok(n > 0, "the registry has device collectors");
+		snprintf(known + n, sizeof(known) - n, "auto");
+		err = load("reg.json", "{\"devices\": [{\"type\": \"x\"}]}", 0, &cfg);
+		ok(err && strstr(err, known) && !strcmp(strstr(err, known), known), "unknown type lists the registry: %s",
+		   err ? err : "(loaded)");
+		free(err);
+		for (size_t i = 0; rts[i]; i++) {
+			snprintf(text, sizeof(text), "{\"runtimes\": [{\"address\": \"%s:1\", \"metrics\": []}]}",
+				 rts[i]->scheme);
+			err = load("reg.json", text, 0, &cfg);
+			if (ok(!err, "registry address scheme %s: loads", rts[i]->scheme)) {
+				is_int(cfg.runtimes[0].kind, rts[i]->kind, "... served by its collector");
+				ok(runtime_ops_find(cfg.runtimes[0].kind) == rts[i], "... found again by kind");
+				cfg_free(&cfg);
+			}
+			free(err);
+		}
 	}
 
 	/* Files: a missing one names itself; the extension picks YAML. */

@@ -359,6 +359,65 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 	return ops && ops->config ? ops->config(&b, dev) : 0;
 }
 
+int cfg_device_named(const struct cfg *cfg, const char *type)
+{
+	for (size_t i = 0; i < cfg->ndevices; i++)
+		if (strcmp(cfg->devices[i].type, "auto") && !strcmp(cfg->devices[i].type, type))
+			return 1;
+	return 0;
+}
+
+/*
+ * Do two blocks select a device in common, as far as the config can tell
+ * (the same index, UUID or serial, or "all")? What they share goes to dst.
+ */
+static int selects_overlap(const struct cfg_device *a, const struct cfg_device *b, char *dst, size_t size)
+{
+	if (a->select_all || b->select_all) {
+		snprintf(dst, size, "\"all\"");
+		return 1;
+	}
+	for (size_t i = 0; i < a->nindices; i++)
+		for (size_t k = 0; k < b->nindices; k++)
+			if (a->indices[i] == b->indices[k]) {
+				snprintf(dst, size, "index %ld", a->indices[i]);
+				return 1;
+			}
+	for (size_t i = 0; i < a->nids; i++)
+		for (size_t k = 0; k < b->nids; k++)
+			if (!strcmp(a->ids[i], b->ids[k])) {
+				snprintf(dst, size, "\"%s\"", a->ids[i]);
+				return 1;
+			}
+	return 0;
+}
+
+/*
+ * Two blocks of one type (two "nvidia", or two "auto") that select the same
+ * device would collect it twice and sinks would add both: an error at the
+ * later block's "select" (or its "type" when it has none).
+ */
+static int check_device_overlap(struct vctx *v, json_t *arr, const struct cfg *cfg)
+{
+	char what[128], path[64], sub[80];
+
+	for (size_t j = 1; j < cfg->ndevices; j++)
+		for (size_t i = 0; i < j; i++) {
+			const struct cfg_device *a = &cfg->devices[i], *b = &cfg->devices[j];
+
+			if (strcmp(a->type, b->type) || !selects_overlap(a, b, what, sizeof(what)))
+				continue;
+			doc_path_index(path, sizeof(path), "devices", j);
+			doc_path_key(sub, sizeof(sub), path,
+				     json_object_get(json_array_get(arr, j), "select") ? "select" : "type");
+			VFAIL(v, sub, 0,
+			      "devices[%zu] already collects these \"%s\" devices (both select %s); one block per "
+			      "device, or give each block its own \"select\"",
+			      i, a->type, what);
+		}
+	return 0;
+}
+
 int cfg_device_selects(const struct cfg_device *d, unsigned index, const char *uuid, const char *serial)
 {
 	if (d->select_all)
@@ -437,6 +496,8 @@ int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 			if (parse_device(&v, sub, e, cfg->period_ms, &cfg->devices[i]))
 				goto fail;
 		}
+		if (check_device_overlap(&v, dev, cfg))
+			goto fail;
 	}
 	return 0;
 fail:

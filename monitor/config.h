@@ -103,6 +103,12 @@ struct cfg {
 };
 
 /*
+ * Is type named by a devices block other than "auto"? "auto" skips such
+ * kinds: a kind named explicitly and by "auto" is one block, the explicit one.
+ */
+int cfg_device_named(const struct cfg *cfg, const char *type);
+
+/*
  * A collector's own block while the configuration is validated: what the
  * config callbacks of collector.h get, so that a collector parses its
  * block (collectd's per-plugin config) and the core never knows its rules.

@@ -129,7 +129,7 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 			continue;
 		}
 		for (size_t t = 0; all[t] && m->ndevs < adevs; t++)
-			if (all[t]->probe(&m->env))
+			if (!cfg_device_named(cfg, all[t]->type) && all[t]->probe(&m->env)) /* explicit wins */
 				m->devs[m->ndevs++] = (struct devblock){ .cfg = d, .ops = all[t], .type = all[t]->type };
 	}
 	for (size_t i = 0; i < m->ndevs; i++)

@@ -197,6 +197,22 @@ is "$RC" 3 "missing config file: exit status 3"
 ok "missing config file: stderr names the file and the reason" \
 	grep -q -F "$WORK/no-such-file.json: No such file or directory" "$WORK/bad6.err"
 
+# --- a kind named explicitly and by "auto" is collected once, with the explicit block's settings ---
+printf '{ "devices": [ { "type": "auto" }, { "type": "amdgpu", "metrics": [ { "type": "device_errors" } ] } ] }\n' \
+	>"$WORK/autoamd.json"
+run autoamd -c "$WORK/autoamd.json" --path.sysfs "$FIX/sysfs/host" --path.procfs "$FIX/proc-devices" --once
+is "$RC" 0 "auto + amdgpu on the fixture tree: exit status 0"
+ok "auto + amdgpu: one amdgpu entry (not two), the other kinds from auto" j "$WORK/autoamd.out" \
+	'sorted(e["device_type"] for e in L[0]["device_data"]) == ["amdgpu", "hwmon", "ncs2", "neuron"]'
+ok "auto + amdgpu: the amdgpu entry is the explicit block's (device_errors only), its ECC counters once" \
+	j "$WORK/autoamd.out" \
+	'[sorted(e["report"]) for e in L[0]["device_data"] if e["device_type"] == "amdgpu"] == [["device_errors"]] and str([e for e in L[0]["device_data"] if e["device_type"] == "amdgpu"]).count("ecc_corrected_volatile_total") == 1'
+printf '{ "devices": [ { "type": "amdgpu" },\n  { "type": "amdgpu", "select": [0] } ] }\n' >"$WORK/twoamd.json"
+run twoamd -c "$WORK/twoamd.json" --check-config
+is "$RC" 3 "two amdgpu blocks that both select device 0: exit status 3"
+stderr_is twoamd "accel-monitor: error: $WORK/twoamd.json:2:33: devices[1].select: devices[0] already collects these \"amdgpu\" devices (both select \"all\"); one block per device, or give each block its own \"select\"" \
+	"two amdgpu blocks: file:2:33, path, message"
+
 # --- usage errors: exit 2 --------------------------------------------------------------------------
 run u1 --no-such-option
 is "$RC" 2 "unknown option: exit status 2"

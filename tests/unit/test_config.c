@@ -111,6 +111,29 @@ static const struct {
 	  "hwmonsel.json:1:46: devices[0].select[1]: hwmon chips have no UUID or serial; select them by index (0, 1, ...)" },
 	{ "hwmonidx.json", 0, "{\"devices\": [{\"type\": \"hwmon\", \"select\": [0, 2]}]}", NULL },
 	{ "autosel.json", 0, "{\"devices\": [{\"type\": \"auto\", \"select\": [\"GPU-x\"]}]}", NULL },
+	/* One device, one block: explicit blocks of one kind must not overlap; "auto" leaves named kinds alone. */
+	{ "autoamd.json", 0, "{\"devices\": [{\"type\": \"auto\"}, {\"type\": \"amdgpu\"}]}", NULL },
+	{ "twoamd.json", 0, "{\"devices\": [\n {\"type\": \"amdgpu\"},\n {\"type\": \"amdgpu\", \"period\": 1}]}",
+	  "twoamd.json:3:11: devices[1].type: devices[0] already collects these \"amdgpu\" devices (both select \"all\"); "
+	  "one block per device, or give each block its own \"select\"" },
+	{ "twoidx.json", 0,
+	  "{\"devices\": [{\"type\": \"nvidia\", \"select\": [0, 1]},\n {\"type\": \"nvidia\", \"select\": [2, 1]}]}",
+	  "twoidx.json:2:31: devices[1].select: devices[0] already collects these \"nvidia\" devices (both select index 1); "
+	  "one block per device, or give each block its own \"select\"" },
+	{ "twouuid.json", 0,
+	  "{\"devices\": [{\"type\": \"nvidia\", \"select\": [\"GPU-a\"]}, {\"type\": \"nvidia\", \"select\": [\"GPU-a\"]}]}",
+	  "twouuid.json:1:84: devices[1].select: devices[0] already collects these \"nvidia\" devices (both select \"GPU-a\"); "
+	  "one block per device, or give each block its own \"select\"" },
+	{ "allidx.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"select\": [0]}, {\"type\": \"nvidia\"}]}",
+	  "allidx.json:1:58: devices[1].type: devices[0] already collects these \"nvidia\" devices (both select \"all\"); "
+	  "one block per device, or give each block its own \"select\"" },
+	{ "twoauto.json", 0, "{\"devices\": [{\"type\": \"auto\"}, {\"type\": \"auto\", \"period\": 1}]}",
+	  "twoauto.json:1:41: devices[1].type: devices[0] already collects these \"auto\" devices (both select \"all\"); "
+	  "one block per device, or give each block its own \"select\"" },
+	{ "disjoint.json", 0,
+	  "{\"devices\": [{\"type\": \"nvidia\", \"select\": [0]}, {\"type\": \"nvidia\", \"select\": [1, \"GPU-b\"], "
+	  "\"period\": 1}, {\"type\": \"amdgpu\"}, {\"type\": \"auto\", \"select\": [0]}, {\"type\": \"auto\", \"select\": [1]}]}",
+	  NULL },
 	{ "devok.yaml", 1,
 	  "devices:\n  - type: nvidia\n    select: [0, GPU-1234]\n    period: 1s\n    metrics:\n"
 	  "      - type: device_utilization\n      - {type: device_errors, period: 30s}\n",
@@ -302,6 +325,20 @@ int main(void)
 			}
 			free(err);
 		}
+	}
+
+	/* "auto" skips a kind named explicitly (monitor_new asks cfg_device_named). */
+	{
+		char *err = load("named.json", "{\"devices\": [{\"type\": \"auto\"}, {\"type\": \"amdgpu\", \"period\": 1}]}",
+				 0, &cfg);
+
+		if (ok(!err, "auto + amdgpu loads")) {
+			ok(cfg_device_named(&cfg, "amdgpu"), "amdgpu is named explicitly");
+			ok(!cfg_device_named(&cfg, "nvidia"), "nvidia is not (auto finds it)");
+			ok(!cfg_device_named(&cfg, "auto"), "auto is never a named kind");
+			cfg_free(&cfg);
+		}
+		free(err);
 	}
 
 	/* Files: a missing one names itself; the extension picks YAML. */

@@ -204,6 +204,20 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 	return 0;
 }
 
+/* Append the accepted address schemes ("pid:, process:, unix:") to dst. */
+static void scheme_known_list(char *dst, size_t size)
+{
+	const struct runtime_ops *const *rt = runtime_ops_all();
+	const char *const *un = runtime_schemes_unpolled();
+	size_t n = 0;
+
+	dst[0] = '\0';
+	for (size_t i = 0; rt[i]; i++)
+		n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s:", n ? ", " : "", rt[i]->scheme);
+	for (size_t i = 0; un[i]; i++)
+		n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s:", n ? ", " : "", un[i]);
+}
+
 /* The address's scheme picks the runtime collector (the registry's), which parses the rest. */
 static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg_runtime *rt)
 {
@@ -211,7 +225,7 @@ static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg
 	const struct runtime_ops *ops;
 	const char *a = rt->address, *colon = strchr(a, ':');
 	const char *const *un;
-	char scheme[32];
+	char scheme[32], known[256];
 
 	if (a[0] == '\0')
 		return cfg_block_error(&b, "address", 0, "empty address");
@@ -230,8 +244,14 @@ static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg
 				return 0;
 			}
 	}
-	rt->kind = RT_UNSUPPORTED;
-	return 0;
+	scheme_known_list(known, sizeof(known));
+	if (!colon)
+		return cfg_block_error(&b, "address", 0,
+				       "invalid address \"%s\": expected SCHEME:..., with SCHEME one of %s (or no "
+				       "address: Neuron runtime discovery)", a, known);
+	return cfg_block_error(&b, "address", 0,
+			       "unknown address scheme \"%.*s:\" in \"%s\"; known: %s (or no address: Neuron runtime "
+			       "discovery)", (int)(colon - a), a, a, known);
 }
 
 static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_runtime *rt)

@@ -85,6 +85,17 @@ static const struct {
 	  "proc.json:1:27: runtimes[0].address: invalid address \"process:\": expected process:NAME (a command name)" },
 	{ "unix.json", 0, "{\"runtimes\": [{\"address\": \"unix:/run/neuron.sock\", \"metrics\": [{\"type\": \"neuroncore_counters\"}]}]}",
 	  NULL },
+	/* An address's scheme must be one the registry knows; unix: (neuron-monitor's) and no address stay accepted. */
+	{ "procss.json", 0, "{\"runtimes\": [{\"address\": \"procss:foo\", \"metrics\": []}]}",
+	  "procss.json:1:27: runtimes[0].address: unknown address scheme \"procss:\" in \"procss:foo\"; known: pid:, "
+	  "process:, unix: (or no address: Neuron runtime discovery)" },
+	{ "htp.yaml", 1, "runtimes:\n  - metrics: []\n    address: htp://localhost:8080/metrics\n",
+	  "htp.yaml:3:14: runtimes[0].address: unknown address scheme \"htp:\" in \"htp://localhost:8080/metrics\"; known: "
+	  "pid:, process:, unix: (or no address: Neuron runtime discovery)" },
+	{ "noscheme.json", 0, "{\"runtimes\": [{\"address\": \"tritonserver\", \"metrics\": []}]}",
+	  "noscheme.json:1:27: runtimes[0].address: invalid address \"tritonserver\": expected SCHEME:..., with SCHEME one "
+	  "of pid:, process:, unix: (or no address: Neuron runtime discovery)" },
+	{ "noaddr.json", 0, "{\"runtimes\": [{\"tag_filter\": \"x\", \"metrics\": []}]}", NULL },
 	{ "regex.json", 0, "{\"runtimes\": [{\"tag_filter\": \"(\", \"metrics\": []}]}",
 	  "regex.json:1:30: runtimes[0].tag_filter: invalid regular expression \"(\": " },
 	{ "nometrics.json", 0, "{\"runtimes\": [{\"address\": \"pid:1\"}]}",

@@ -490,13 +490,18 @@ int doc_load_mem(const char *name, const char *text, size_t len, int yaml, struc
 int doc_load(const char *path, struct doc *d, char **err)
 {
 	char *text = xmalloc(DOC_MAX_BYTES + 1);
-	ssize_t n = read_file_at(-1, path, text, DOC_MAX_BYTES + 1);
+	/* Never read_file_at: a FIFO put where the file was would block open() (a SIGHUP reload forever). */
+	ssize_t n = read_regular_file(path, text, DOC_MAX_BYTES + 1);
 	int rc;
 
 	memset(d, 0, sizeof(*d));
 	if (n < 0) {
-		*err = n == -EFBIG ? xasprintf("%s: larger than %d bytes", path, DOC_MAX_BYTES)
-				   : xasprintf("%s: %s", path, strerror((int)-n));
+		if (n == -EFBIG)
+			*err = xasprintf("%s: larger than %d bytes", path, DOC_MAX_BYTES);
+		else if (n == -EINVAL || n == -EISDIR)
+			*err = xasprintf("%s: not a regular file (%s)", path, file_kind_name(path));
+		else
+			*err = xasprintf("%s: %s", path, strerror((int)-n));
 		free(text);
 		return (int)n;
 	}

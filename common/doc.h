@@ -26,9 +26,11 @@ struct doc {
 };
 
 /*
- * Load path; YAML when the name ends in .yaml or .yml, else JSON.
- * On failure returns -errno or -EINVAL and *err is a new string
- * "file:line:column: reason" (caller frees).
+ * Load path; YAML when the name ends in .yaml or .yml, else JSON. path
+ * must be a regular file: a FIFO or a directory is an error at once
+ * ("file: not a regular file (a FIFO)"), never a wait. On failure returns
+ * -errno or -EINVAL and *err is a new string "file:line:column: reason"
+ * (caller frees).
  */
 int doc_load(const char *path, struct doc *d, char **err);
 

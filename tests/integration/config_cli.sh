@@ -213,6 +213,44 @@ is "$RC" 3 "two amdgpu blocks that both select device 0: exit status 3"
 stderr_is twoamd "accel-monitor: error: $WORK/twoamd.json:2:33: devices[1].select: devices[0] already collects these \"amdgpu\" devices (both select \"all\"); one block per device, or give each block its own \"select\"" \
 	"two amdgpu blocks: file:2:33, path, message"
 
+# --- a config path that is a FIFO or a directory: an error that says so, never a hang -----------
+mkfifo "$WORK/fifo.json"
+run fifo -c "$WORK/fifo.json" --check-config
+is "$RC" 3 "a FIFO as the config: exit status 3 at once"
+stderr_is fifo "accel-monitor: error: $WORK/fifo.json: not a regular file (a FIFO)" "a FIFO as the config: says it is a FIFO"
+mkdir "$WORK/dir.json"
+run dir -c "$WORK/dir.json" --check-config
+is "$RC" 3 "a directory as the config: exit status 3"
+stderr_is dir "accel-monitor: error: $WORK/dir.json: not a regular file (a directory)" \
+	"a directory as the config: says it is a directory"
+
+# SIGHUP after the config file was replaced by a FIFO: the old configuration keeps
+# running, and SIGTERM still ends it. Signals go to accel-monitor itself, not to timeout.
+lines_ge() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+has() { grep -q -e "$2" "$1"; }
+has_mon() { pgrep -P "$1" -x accel-monitor >/dev/null; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+printf '{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" } ] }\n' >"$WORK/hup.json"
+timeout -k 2 $((30 * SLOW)) "$MON" -c "$WORK/hup.json" >"$WORK/hup.out" 2>"$WORK/hup.err" &
+T=$!
+_pids="$_pids $T"
+wait_for $((5 * SLOW)) has_mon "$T" || true
+M=$(pgrep -P "$T" -x accel-monitor | head -n 1 || true)
+ok "SIGHUP with a FIFO: accel-monitor is running" test -n "$M"
+wait_for $((10 * SLOW)) lines_ge "$WORK/hup.out" 2 || true
+rm "$WORK/hup.json"
+mkfifo "$WORK/hup.json"
+kill -HUP "$M" 2>/dev/null || true
+if wait_for $((5 * SLOW)) has "$WORK/hup.err" "keeping the previous"; then r=0; else r=1; fi
+_result $r "SIGHUP with a FIFO: logged at once, the previous configuration kept"
+ok "SIGHUP with a FIFO: the message says the path is a FIFO" \
+	grep -q -F "$WORK/hup.json: not a regular file (a FIFO)" "$WORK/hup.err"
+n1=$(wc -l <"$WORK/hup.out")
+ok "SIGHUP with a FIFO: still streaming the old configuration" wait_for $((5 * SLOW)) lines_ge "$WORK/hup.out" $((n1 + 3))
+kill -TERM "$M" 2>/dev/null || true
+ok "SIGHUP with a FIFO: SIGTERM still ends it" wait_for $((5 * SLOW)) gone "$M"
+wait "$T" 2>/dev/null || true
+
 # --- usage errors: exit 2 --------------------------------------------------------------------------
 run u1 --no-such-option
 is "$RC" 2 "unknown option: exit status 2"

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +259,7 @@ struct yctx {
 	struct {
 		char *name;
 		json_t *v;
+		int open; /* a collection still being built: an alias to it would be a cycle */
 	} anchors[64];
 	size_t nanchors;
 };
@@ -312,13 +314,15 @@ static json_t *yscalar(const yaml_event_t *ev)
 static int yvalue(struct yctx *y, yaml_event_t *ev, const char *path, const yaml_mark_t *km, json_t **out,
 		  int depth);
 
-static int yanchor(struct yctx *y, const yaml_char_t *anchor, json_t *v, const yaml_mark_t *m)
+/* Record anchor (if any) for v; open: v is a collection whose members are still to come. */
+static int yanchor(struct yctx *y, const yaml_char_t *anchor, json_t *v, const yaml_mark_t *m, int open)
 {
 	if (!anchor)
 		return 0;
 	if (y->nanchors == ARRAY_SIZE(y->anchors))
 		return yerr(y, m, "too many anchors");
 	y->anchors[y->nanchors].name = xstrdup((const char *)anchor);
+	y->anchors[y->nanchors].open = open;
 	y->anchors[y->nanchors++].v = json_incref(v);
 	return 0;
 }
@@ -328,15 +332,17 @@ static int ycollection(struct yctx *y, yaml_event_t *start, const char *path, js
 	int is_map = start->type == YAML_MAPPING_START_EVENT;
 	json_t *c = is_map ? json_object() : json_array();
 	char sub[DOC_PATH_MAX];
-	size_t i = 0;
+	const yaml_char_t *aname = is_map ? start->data.mapping_start.anchor : start->data.sequence_start.anchor;
+	size_t i = 0, anchor = SIZE_MAX; /* its entry in y->anchors */
 	int rc;
 
 	if (depth > DOC_DEPTH_MAX) {
 		json_decref(c);
 		return yerr(y, &start->start_mark, "nesting too deep");
 	}
-	rc = yanchor(y, is_map ? start->data.mapping_start.anchor : start->data.sequence_start.anchor, c,
-		     &start->start_mark);
+	rc = yanchor(y, aname, c, &start->start_mark, 1);
+	if (rc == 0 && aname)
+		anchor = y->nanchors - 1;
 	for (; rc == 0;) {
 		yaml_event_t ev, kev;
 		json_t *v = NULL;
@@ -377,6 +383,8 @@ static int ycollection(struct yctx *y, yaml_event_t *start, const char *path, js
 		}
 		yaml_event_delete(&kev);
 	}
+	if (anchor != SIZE_MAX)
+		y->anchors[anchor].open = 0; /* complete: aliases may refer to it from now on */
 	if (rc) {
 		json_decref(c);
 		return rc;
@@ -396,17 +404,26 @@ static int yvalue(struct yctx *y, yaml_event_t *ev, const char *path, const yaml
 	switch (ev->type) {
 	case YAML_SCALAR_EVENT:
 		*out = yscalar(ev);
-		if (!*out)
+		if (!*out) {
 			rc = yerr(y, &ev->start_mark, "invalid scalar (not UTF-8?)");
-		else
-			rc = yanchor(y, ev->data.scalar.anchor, *out, &ev->start_mark);
+		} else if ((rc = yanchor(y, ev->data.scalar.anchor, *out, &ev->start_mark, 0))) {
+			json_decref(*out);
+			*out = NULL;
+		}
 		break;
 	case YAML_ALIAS_EVENT:
+		/* The latest anchor of that name; one still open is an ancestor of this alias: a cycle. */
 		*out = NULL;
-		for (size_t i = 0; i < y->nanchors && !*out; i++)
-			if (strcmp(y->anchors[i].name, (const char *)ev->data.alias.anchor) == 0)
+		for (size_t i = y->nanchors; i-- > 0;) {
+			if (strcmp(y->anchors[i].name, (const char *)ev->data.alias.anchor))
+				continue;
+			if (y->anchors[i].open)
+				rc = yerr(y, &ev->start_mark, "alias cycle: this alias is inside the node it refers to");
+			else
 				*out = json_incref(y->anchors[i].v);
-		if (!*out)
+			break;
+		}
+		if (!*out && !rc)
 			rc = yerr(y, &ev->start_mark, "unknown alias");
 		break;
 	case YAML_SEQUENCE_START_EVENT:

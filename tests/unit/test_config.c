@@ -190,6 +190,16 @@ static const struct {
 	{ "empty.yaml", 1, "", "empty.yaml:1:1: empty document" },
 	{ "anchor.yaml", 1,
 	  "period: &p 2s\nsystem_metrics:\n  - {type: vcpu_usage, period: *p}\n", NULL },
+	/* Alias cycles are errors at the alias (and nothing leaks: the sanitized pass checks). */
+	{ "cycle.yaml", 1, "&a [[*a]]\n", "cycle.yaml:1:6: alias cycle: this alias is inside the node it refers to" },
+	{ "cycle2.yaml", 1, "period: 1s\nruntimes: &a [*a]\n",
+	  "cycle2.yaml:2:15: alias cycle: this alias is inside the node it refers to" },
+	{ "cycle3.yaml", 1, "system_metrics:\n  - &m {type: vcpu_usage, period: *m}\n",
+	  "cycle3.yaml:2:35: alias cycle: this alias is inside the node it refers to" },
+	{ "reuse.yaml", 1,
+	  "runtimes:\n  - address: pid:1\n    metrics: &m [{type: memory_used}]\n  - address: pid:2\n    metrics: *m\n",
+	  NULL },
+	{ "noalias.yaml", 1, "period: *p\n", "noalias.yaml:1:9: unknown alias" },
 	{ "docs.yaml", 1, "period: 1s\n---\nperiod: 2s\n", "docs.yaml:2:1: only one YAML document is allowed" },
 };
 
@@ -334,6 +344,32 @@ int main(void)
 				ok(runtime_ops_find(cfg.runtimes[0].kind) == rts[i], "... found again by kind");
 				cfg_free(&cfg);
 			}
+			free(err);
+		}
+	}
+
+	/* YAML anchors: the latest of a name wins; more than 64 is an error at the 65th, without a leak. */
+	{
+		char *err = load("redef.yaml",
+				 "period: &p 2s\nsystem_metrics:\n  - {type: vcpu_usage, period: &p 3s}\n"
+				 "  - {type: memory_info, period: *p}\n",
+				 1, &cfg);
+		char text[2048], want[128];
+		size_t n = 0;
+
+		if (ok(!err, "redef.yaml loads")) {
+			is_int(cfg.system[1].period_ms, 3000, "an alias refers to the latest anchor of its name");
+			cfg_free(&cfg);
+		}
+		free(err);
+		for (int sc = 0; sc < 2; sc++) {
+			n = (size_t)snprintf(text, sizeof(text), "period: 1s\nx: [");
+			for (int i = 0; i < 64; i++)
+				n += (size_t)snprintf(text + n, sizeof(text) - n, "&a%d 1, ", i);
+			snprintf(text + n, sizeof(text) - n, "%s]\n", sc ? "&z [1, 2]" : "&z 1");
+			snprintf(want, sizeof(want), "many.yaml:2:%zu: too many anchors", n - 11 + 1);
+			err = load("many.yaml", text, 1, &cfg);
+			is_str(err, want, sc ? "65 anchors, the last on a collection" : "65 anchors, the last on a scalar");
 			free(err);
 		}
 	}

@@ -390,7 +390,8 @@ static int pid_config(const struct cfg_block *b, const char *arg, struct cfg_run
 
 	errno = 0;
 	pid = strtol(arg, &end, 10);
-	if (arg[0] == '\0' || *end || errno || pid <= 0 || pid > 0x3fffffff)
+	/* Digits only: strtol alone would take "pid: 5" and "pid:+5". */
+	if (!isdigit((unsigned char)arg[0]) || *end || errno || pid <= 0 || pid > 0x3fffffff)
 		return cfg_block_error(b, "address", 0, "invalid address \"%s\": expected pid:N with N a process id",
 				       rt->address);
 	rt->pid = (pid_t)pid;

@@ -472,6 +472,14 @@ int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 	if (check_keys(&v, "", root, keys) || get_period(&v, "", root, &cfg->period_ms) ||
 	    get_string(&v, "", root, "procfs", &procfs) || get_string(&v, "", root, "sysfs", &sysfs))
 		goto fail;
+	if (procfs && !*procfs) {
+		*err = doc_error(d, "procfs", 0, "expected the path of a procfs mount, got an empty string");
+		goto fail;
+	}
+	if (sysfs && !*sysfs) {
+		*err = doc_error(d, "sysfs", 0, "expected the path of a sysfs mount, got an empty string");
+		goto fail;
+	}
 	cfg->procfs = xstrdup(procfs ? procfs : "/proc");
 	cfg->sysfs = xstrdup(sysfs ? sysfs : "/sys");
 

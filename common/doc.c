@@ -8,6 +8,7 @@
  * positions as it builds the tree.
  */
 #include "doc.h"
+#include "log.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -59,20 +60,22 @@ void doc_path_index(char *dst, size_t size, const char *base, size_t i)
 char *doc_error(const struct doc *d, const char *path, int at_key, const char *fmt, ...)
 {
 	const struct doc_pos *p = doc_pos_find(d, path);
-	char msg[1024];
+	char msg[4096], qpath[LOG_QUOTE_BUF];
 	va_list ap;
 	int line = 0, col = 0;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* The path holds the file's keys: capped and escaped like any quoted input. */
+	log_quote(qpath, sizeof(qpath), path, (size_t)-1);
 	if (p) {
 		line = at_key && p->key_line ? p->key_line : p->line;
 		col = at_key && p->key_line ? p->key_col : p->col;
 	}
 	if (line)
-		return xasprintf("%s:%d:%d: %s%s%s", d->file, line, col, path, *path ? ": " : "", msg);
-	return xasprintf("%s: %s%s%s", d->file, path, *path ? ": " : "", msg);
+		return xasprintf("%s:%d:%d: %s%s%s", d->file, line, col, qpath, *path ? ": " : "", msg);
+	return xasprintf("%s: %s%s%s", d->file, qpath, *path ? ": " : "", msg);
 }
 
 const char *doc_kind(const json_t *j)
@@ -93,7 +96,7 @@ char *doc_check_keys(const struct doc *d, const char *path, json_t *obj, const c
 {
 	const char *k;
 	json_t *val;
-	char sub[DOC_PATH_MAX], known[512];
+	char sub[DOC_PATH_MAX], known[512], q[LOG_QUOTE_BUF];
 
 	json_object_foreach(obj, k, val) {
 		size_t i, n = 0;
@@ -107,7 +110,8 @@ char *doc_check_keys(const struct doc *d, const char *path, json_t *obj, const c
 			n += (size_t)snprintf(known + n, n < sizeof(known) ? sizeof(known) - n : 0, "%s%s",
 					      i ? ", " : "", keys[i]);
 		doc_path_key(sub, sizeof(sub), path, k);
-		return doc_error(d, sub, 1, "unknown key \"%s\"; known: %s", k, known);
+		return doc_error(d, sub, 1, "unknown key \"%s\"; known: %s", log_quote(q, sizeof(q), k, (size_t)-1),
+				 known);
 	}
 	return NULL;
 }
@@ -368,7 +372,9 @@ static int ycollection(struct yctx *y, yaml_event_t *start, const char *path, js
 		kev = ev;
 		doc_path_key(sub, sizeof(sub), path, (const char *)kev.data.scalar.value);
 		if (json_object_get(c, (const char *)kev.data.scalar.value)) {
-			char *m = xasprintf("duplicate key \"%s\"", (const char *)kev.data.scalar.value);
+			char q[LOG_QUOTE_BUF];
+			char *m = xasprintf("duplicate key \"%s\"", log_quote(q, sizeof(q), (const char *)kev.data.scalar.value,
+									 kev.data.scalar.length));
 
 			rc = yerr(y, &kev.start_mark, m);
 			free(m);

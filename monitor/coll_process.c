@@ -15,6 +15,7 @@
  * A (pid, start time) pair identifies a process, so pid reuse is noticed.
  */
 #include "collector.h"
+#include "../common/log.h"
 #include "procfs.h"
 
 #include <ctype.h>
@@ -385,7 +386,7 @@ static void proc_close(void *state)
 /* Config: "pid:N", N a process id. */
 static int pid_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
 {
-	char *end;
+	char *end, q[LOG_QUOTE_BUF];
 	long pid;
 
 	errno = 0;
@@ -393,7 +394,7 @@ static int pid_config(const struct cfg_block *b, const char *arg, struct cfg_run
 	/* Digits only: strtol alone would take "pid: 5" and "pid:+5". */
 	if (!isdigit((unsigned char)arg[0]) || *end || errno || pid <= 0 || pid > 0x3fffffff)
 		return cfg_block_error(b, "address", 0, "invalid address \"%s\": expected pid:N with N a process id",
-				       rt->address);
+				       log_quote(q, sizeof(q), rt->address, (size_t)-1));
 	rt->pid = (pid_t)pid;
 	return 0;
 }
@@ -401,9 +402,11 @@ static int pid_config(const struct cfg_block *b, const char *arg, struct cfg_run
 /* Config: "process:NAME", NAME a command name (no '/'). */
 static int process_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
 {
+	char q[LOG_QUOTE_BUF];
+
 	if (arg[0] == '\0' || strchr(arg, '/'))
-		return cfg_block_error(b, "address", 0,
-				       "invalid address \"%s\": expected process:NAME (a command name)", rt->address);
+		return cfg_block_error(b, "address", 0, "invalid address \"%s\": expected process:NAME (a command name)",
+				       log_quote(q, sizeof(q), rt->address, (size_t)-1));
 	rt->name = xstrdup(arg);
 	return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 #include "../common/doc.h"
+#include "../common/log.h"
 #include "collector.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
@@ -75,6 +76,9 @@ static void group_known_list(enum group_scope scope, char *dst, size_t size)
 					      groups[i].name);
 }
 
+/* Outside input quoted in a message: capped at LOG_QUOTE_MAX bytes, control characters escaped. */
+#define QUOTE(buf, s) log_quote((buf), sizeof(buf), (s), (size_t)-1)
+
 /* Validation context: the document and the first error. */
 struct vctx {
 	const struct doc *d;
@@ -89,7 +93,7 @@ struct vctx {
 
 int cfg_block_error(const struct cfg_block *b, const char *sub, int at_key, const char *fmt, ...)
 {
-	char path[256], msg[1024];
+	char path[256], msg[4096];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -116,7 +120,7 @@ static int check_keys(struct vctx *v, const char *path, json_t *obj, const char 
 static int get_period(struct vctx *v, const char *path, json_t *obj, int64_t *ms)
 {
 	json_t *p = json_object_get(obj, "period");
-	char sub[256];
+	char sub[256], q[LOG_QUOTE_BUF];
 	const char *why = NULL;
 	int64_t val;
 
@@ -125,7 +129,7 @@ static int get_period(struct vctx *v, const char *path, json_t *obj, int64_t *ms
 	doc_path_key(sub, sizeof(sub), path, "period");
 	if (json_is_string(p)) {
 		if (duration_parse(json_string_value(p), &val, &why))
-			VFAIL(v, sub, 0, "invalid duration \"%s\": %s", json_string_value(p), why);
+			VFAIL(v, sub, 0, "invalid duration \"%s\": %s", QUOTE(q, json_string_value(p)), why);
 	} else if (json_is_number(p)) {
 		double s = json_number_value(p);
 
@@ -163,7 +167,7 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 			int64_t inherited_ms, struct cfg_group **out, size_t *nout)
 {
 	static const char *const keys[] = { "type", "period", NULL };
-	char sub[256], tpath[256], known[256];
+	char sub[256], tpath[256], known[256], q[LOG_QUOTE_BUF];
 	size_t i;
 	json_t *m;
 
@@ -190,9 +194,9 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 			group_known_list(scope, known, sizeof(known));
 			for (int sc = SCOPE_SYSTEM; sc <= SCOPE_DEVICE; sc++)
 				if (sc != (int)scope && group_lookup(type, (enum group_scope)sc) >= 0)
-					VFAIL(v, tpath, 0, "\"%s\" is a %s group, not allowed here; known: %s", type,
+					VFAIL(v, tpath, 0, "\"%s\" is a %s group, not allowed here; known: %s", QUOTE(q, type),
 					      scope_names[sc], known);
-			VFAIL(v, tpath, 0, "unknown metric group \"%s\"; known: %s", type, known);
+			VFAIL(v, tpath, 0, "unknown metric group \"%s\"; known: %s", QUOTE(q, type), known);
 		}
 		for (size_t j = 0; j < *nout; j++)
 			if ((*out)[j].id == (enum group_id)id)
@@ -225,7 +229,7 @@ static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg
 	const struct runtime_ops *ops;
 	const char *a = rt->address, *colon = strchr(a, ':');
 	const char *const *un;
-	char scheme[32], known[256];
+	char scheme[32], known[256], q[LOG_QUOTE_BUF], qs[LOG_QUOTE_BUF];
 
 	if (a[0] == '\0')
 		return cfg_block_error(&b, "address", 0, "empty address");
@@ -248,10 +252,10 @@ static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg
 	if (!colon)
 		return cfg_block_error(&b, "address", 0,
 				       "invalid address \"%s\": expected SCHEME:..., with SCHEME one of %s (or no "
-				       "address: Neuron runtime discovery)", a, known);
+				       "address: Neuron runtime discovery)", QUOTE(q, a), known);
 	return cfg_block_error(&b, "address", 0,
-			       "unknown address scheme \"%.*s:\" in \"%s\"; known: %s (or no address: Neuron runtime "
-			       "discovery)", (int)(colon - a), a, a, known);
+			       "unknown address scheme \"%s:\" in \"%s\"; known: %s (or no address: Neuron runtime "
+			       "discovery)", log_quote(qs, sizeof(qs), a, (size_t)(colon - a)), QUOTE(q, a), known);
 }
 
 static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_runtime *rt)
@@ -278,11 +282,11 @@ static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t ro
 	if (filter) {
 		rc = regcomp(&rt->tag_re, filter, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
-			char msg[128];
+			char msg[128], q[LOG_QUOTE_BUF];
 
 			regerror(rc, &rt->tag_re, msg, sizeof(msg));
 			doc_path_key(sub, sizeof(sub), path, "tag_filter");
-			VFAIL(v, sub, 0, "invalid regular expression \"%s\": %s", filter, msg);
+			VFAIL(v, sub, 0, "invalid regular expression \"%s\": %s", QUOTE(q, filter), msg);
 		}
 		rt->tag_filter = xstrdup(filter);
 	}
@@ -347,7 +351,7 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 	const struct cfg_block b = { v->d, path, o, v->err };
 	const struct device_ops *ops = NULL;
 	const char *type = NULL;
-	char sub[256], known[256];
+	char sub[256], known[256], q[LOG_QUOTE_BUF];
 	json_t *metrics;
 
 	if (!json_is_object(o))
@@ -361,7 +365,7 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 	if (strcmp(type, "auto") && !(ops = device_ops_find(type))) {
 		device_known_list(known, sizeof(known));
 		doc_path_key(sub, sizeof(sub), path, "type");
-		VFAIL(v, sub, 0, "unknown device type \"%s\"; known: %s", type, known);
+		VFAIL(v, sub, 0, "unknown device type \"%s\"; known: %s", QUOTE(q, type), known);
 	}
 	dev->type = xstrdup(type);
 	doc_path_key(sub, sizeof(sub), path, "select");
@@ -406,7 +410,9 @@ static int selects_overlap(const struct cfg_device *a, const struct cfg_device *
 	for (size_t i = 0; i < a->nids; i++)
 		for (size_t k = 0; k < b->nids; k++)
 			if (!strcmp(a->ids[i], b->ids[k])) {
-				snprintf(dst, size, "\"%s\"", a->ids[i]);
+				char q[LOG_QUOTE_BUF];
+
+				snprintf(dst, size, "\"%s\"", QUOTE(q, a->ids[i]));
 				return 1;
 			}
 	return 0;
@@ -419,7 +425,7 @@ static int selects_overlap(const struct cfg_device *a, const struct cfg_device *
  */
 static int check_device_overlap(struct vctx *v, json_t *arr, const struct cfg *cfg)
 {
-	char what[128], path[64], sub[80];
+	char what[LOG_QUOTE_BUF + 8], path[64], sub[80];
 
 	for (size_t j = 1; j < cfg->ndevices; j++)
 		for (size_t i = 0; i < j; i++) {

@@ -213,6 +213,15 @@ is "$RC" 3 "two amdgpu blocks that both select device 0: exit status 3"
 stderr_is twoamd "accel-monitor: error: $WORK/twoamd.json:2:33: devices[1].select: devices[0] already collects these \"amdgpu\" devices (both select \"all\"); one block per device, or give each block its own \"select\"" \
 	"two amdgpu blocks: file:2:33, path, message"
 
+# --- input quoted in an error is capped and escaped: a 900 kB value with escape sequences ---------
+$PY -c 'import sys; sys.stdout.write("{\"system_metrics\": [{\"type\": \"" + "\\u001b[2J" + "k" * 900000 + "\"}]}\n")' \
+	>"$WORK/huge.json"
+run huge -c "$WORK/huge.json" --check-config
+is "$RC" 3 "a 900 kB metric group name: exit status 3"
+ok "a 900 kB metric group name: one short stderr line, no raw escape character" sh -c \
+	'[ "$(wc -l <"$1")" -eq 1 ] && [ "$(wc -c <"$1")" -lt 1000 ] && ! grep -q "$(printf "\033")" "$1" && grep -q -F "\\u001b[2Jkkk" "$1" && grep -q -F "kkk...\"; known" "$1"' \
+	sh "$WORK/huge.err"
+
 # --- a config path that is a FIFO or a directory: an error that says so, never a hang -----------
 mkfifo "$WORK/fifo.json"
 run fifo -c "$WORK/fifo.json" --check-config

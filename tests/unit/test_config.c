@@ -380,6 +380,54 @@ int main(void)
 		}
 	}
 
+	/* Messages quote input capped (200 bytes, then "...") and escaped: a 2 MB key or value is not one line. */
+	{
+		size_t big = 2u << 20, n;
+		char *text = malloc(big + 256), *err;
+		static const struct {
+			const char *name, *pre, *post;
+			int yaml;
+		} huge[] = {
+			{ "hugekey.json", "{\"", "\": 1}", 0 },
+			{ "hugeval.json", "{\"period\": \"", "\"}", 0 },
+			{ "hugegroup.json", "{\"system_metrics\": [{\"type\": \"", "\"}]}", 0 },
+			{ "hugeaddr.json", "{\"runtimes\": [{\"metrics\": [], \"address\": \"pid:", "\"}]}", 0 },
+			{ "hugescheme.json", "{\"runtimes\": [{\"metrics\": [], \"address\": \"", ":x\"}]}", 0 },
+			{ "hugedup.yaml", "? ", "\n: 1\n? ", 1 }, /* then the same key again */
+		};
+
+		for (size_t h = 0; h < sizeof(huge) / sizeof(huge[0]); h++) {
+			n = (size_t)sprintf(text, "%s", huge[h].pre);
+			memset(text + n, 'k', big);
+			n += big;
+			n += (size_t)sprintf(text + n, "%s", huge[h].post);
+			if (huge[h].yaml) { /* the duplicate: the huge key twice, as explicit keys (no 1024-byte limit) */
+				text = realloc(text, 2 * big + 256);
+				memset(text + n, 'k', big);
+				n += big;
+				n += (size_t)sprintf(text + n, "\n: 2\n");
+			}
+			err = load(huge[h].name, text, huge[h].yaml, &cfg);
+			if (!ok(err && strlen(err) < 2000 && strstr(err, "kkk...") && !strstr(err, "kkkk\""),
+				"%s: the error quotes at most 200 bytes, then \"...\" (%zu bytes)", huge[h].name,
+				err ? strlen(err) : 0))
+				fprintf(stderr, "#   %.300s\n", err ? err : "(loaded)");
+			free(err);
+		}
+		free(text);
+
+		err = load("esc.json", "{\"system_metrics\": [{\"type\": \"\\u001b[2J\\nx\"}], \"\\u001b]0;t\\u0007\": 1}", 0, &cfg);
+		is_str(err, "esc.json:1:48: \\u001b]0;t\\u0007: unknown key \"\\u001b]0;t\\u0007\"; known: period, runtimes, "
+			    "neuron_runtimes, system_metrics, devices, procfs, sysfs",
+		       "control characters in a key are escaped, in the path too");
+		free(err);
+		err = load("esc2.json", "{\"system_metrics\": [{\"type\": \"\\u001b[2J\\nx\"}]}", 0, &cfg);
+		is_str(err, "esc2.json:1:30: system_metrics[0].type: unknown metric group \"\\u001b[2J\\nx\"; known: vcpu_usage, "
+			    "memory_info, neuron_hw_counters",
+		       "control characters in a value are escaped");
+		free(err);
+	}
+
 	/* "auto" skips a kind named explicitly (monitor_new asks cfg_device_named). */
 	{
 		char *err = load("named.json", "{\"devices\": [{\"type\": \"auto\"}, {\"type\": \"amdgpu\", \"period\": 1}]}",

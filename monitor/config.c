@@ -11,9 +11,9 @@
 #include "config.h"
 #include "../common/doc.h"
 #include "../common/log.h"
-#include "collector.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
+#include "collector.h"
 
 #include <errno.h>
 #include <stdarg.h>

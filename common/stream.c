@@ -168,6 +168,8 @@ static char *big_ints_as_reals(const char *line, size_t n, size_t *outn)
 int stream_next(struct stream *s, json_t **report, size_t *len, enum stream_bad *why, char *err, size_t errsz)
 {
 	json_error_t je;
+	char *real = NULL; /* the line with its big integers made reals */
+	size_t rn = 0;
 	long n;
 
 	*report = NULL;
@@ -194,24 +196,33 @@ int stream_next(struct stream *s, json_t **report, size_t *len, enum stream_bad 
 			continue;
 		break;
 	}
-	/* DECODE_ANY: a line that is JSON but not an object is "not_object", not "json". */
-	*report = json_loadb(s->line, (size_t)n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	*report = json_loadb(s->line, (size_t)n, JSON_REJECT_DUPLICATES, &je);
 	if (!*report && json_error_code(&je) == json_error_numeric_overflow) {
 		/* An integer past int64 (2^64-1 is a common sentinel): read it, alone, as a real. */
-		size_t rn;
-		char *real = big_ints_as_reals(s->line, (size_t)n, &rn);
-
-		if (real) {
-			*report = json_loadb(real, rn, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-			free(real);
-		}
+		real = big_ints_as_reals(s->line, (size_t)n, &rn);
+		if (real)
+			*report = json_loadb(real, rn, JSON_REJECT_DUPLICATES, &je);
 	}
 	if (!*report) {
-		*why = STREAM_BAD_JSON;
-		snprintf(err, errsz, "%s:%llu: column %d: %s", s->name, (unsigned long long)s->lineno, je.column,
-			 je.text);
-		return -1;
+		/*
+		 * jansson takes only an object or an array unless told otherwise;
+		 * a line that is a number, a string or null is JSON all the same,
+		 * and counts as not_object. Only bad lines pay for this second look.
+		 */
+		json_t *any = real ? json_loadb(real, rn, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL)
+				   : json_loadb(s->line, (size_t)n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+
+		if (any) {
+			*report = any;
+		} else {
+			*why = STREAM_BAD_JSON;
+			snprintf(err, errsz, "%s:%llu: column %d: %s", s->name, (unsigned long long)s->lineno, je.column,
+				 je.text);
+			free(real);
+			return -1;
+		}
 	}
+	free(real);
 	if (!json_is_object(*report)) {
 		json_decref(*report);
 		*report = NULL;

@@ -185,7 +185,7 @@ int stream_next(struct stream *s, json_t **report, size_t *len, enum stream_bad 
 		}
 		if (n == -2) {
 			*why = STREAM_BAD_TOO_LONG;
-			snprintf(err, errsz, "%s:%llu: line longer than %zu bytes; skipped", s->name,
+			snprintf(err, errsz, "%s:%llu: line longer than %zu bytes", s->name,
 				 (unsigned long long)s->lineno, s->max_line);
 			return -1;
 		}

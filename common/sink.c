@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #define BAD_LOG_FIRST 10 /* bad lines logged one by one; then every 1000th */
 
 enum { OPT_VERSION = 1000, OPT_FIRST = 1001 };
+
+static int stdout_was_closed; /* at start: sink_start put /dev/null there */
 
 /* "expected a or b", "expected a, b or c" */
 static void choices_text(const char *const *c, char *dst, size_t size)
@@ -92,6 +95,8 @@ done:
 /* --help or --version on stdout, checked: EXIT_OK, or EXIT_SYSTEM with a message (stdout full, closed). */
 static int print_and_exit_code(const struct sink_def *def, int version)
 {
+	if (sink_need_stdout(def->prog))
+		return EXIT_SYSTEM;
 	if (version)
 		printf("%s %s\n", def->prog, ACCEL_VERSION);
 	else
@@ -161,12 +166,29 @@ int sink_start(const struct sink_def *def, int argc, char **argv)
 {
 	int verbose, rc;
 
+	/* Before anything opens a descriptor: a closed stdin is no stream, a closed stdout gets /dev/null. */
+	stdout_was_closed = fcntl(1, F_GETFD) == -1 && errno == EBADF;
+	rc = cli_std_fds(def->prog, CLI_STDIN);
+	if (rc == -EBADF)
+		return EXIT_SYSTEM;
+	if (rc) {
+		dprintf(2, "%s: cannot open /dev/null for a closed standard descriptor: %s\n", def->prog, strerror(-rc));
+		return EXIT_SYSTEM;
+	}
 	rc = parse_args(def, argc, argv, &verbose);
 	if (rc != SINK_RUN)
 		return rc;
 	log_init(def->prog, verbose);
 	signal(SIGPIPE, SIG_IGN);
 	return SINK_RUN;
+}
+
+int sink_need_stdout(const char *prog)
+{
+	if (!stdout_was_closed)
+		return 0;
+	fprintf(stderr, "%s: cannot write to stdout: it was closed when the program started\n", prog);
+	return EXIT_SYSTEM;
 }
 
 /* ---- the stream loop ----------------------------------------------------- */

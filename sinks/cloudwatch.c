@@ -599,6 +599,8 @@ static int parse_args(int argc, char **argv, char *hostbuf)
 		fprintf(stderr, "accel-cloudwatch: no region: give --region or set AWS_REGION\n");
 		return EXIT_CONFIG;
 	}
+	if ((O.dry_run || (O.format == FMT_EMF && !O.emf_endpoint)) && (rc = sink_need_stdout("accel-cloudwatch")))
+		return rc;
 	if (now) {
 		int64_t ns;
 

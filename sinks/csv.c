@@ -904,6 +904,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (check_args(&r, &o) || fake_clock(&r))
 		return EXIT_USAGE;
+	if (!o.out.path && (rc = sink_need_stdout("accel-csv")))
+		return rc;
 	rc = EXIT_OK;
 	if (o.host)
 		snprintf(r.host_default, sizeof(r.host_default), "%s", o.host);

@@ -71,6 +71,8 @@ static struct state {
 	int64_t deadline_ns;    /* monotonic */
 	int stop_now;           /* a second signal, or stdout is gone */
 	int stdout_gone;        /* EPIPE: the reader of --dry-run or EMF output went away */
+	char stop_why[160];     /* why stop_now was set, for the exit message */
+	size_t in_flight;       /* datums the sender has taken from the queue and not settled yet */
 	int sender_done;
 	uint64_t left;          /* undelivered at exit */
 	uint64_t bad_values, too_old, too_new, bad_names, group_errors;
@@ -92,15 +94,7 @@ static int worth_logging(uint64_t n)
 
 static void describe_point(const struct cw_point *p, char *dst, size_t size)
 {
-	char v[CW_DOUBLE_LEN], ts[CW_TS_LEN];
-	size_t n = (size_t)snprintf(dst, size, "%s{", p->name ? p->name : "?");
-
-	for (size_t i = 0; i < p->ndims && n < size; i++)
-		n += (size_t)snprintf(dst + n, size - n, "%s%s=%s", i ? "," : "", p->dims[i].name, p->dims[i].value);
-	cw_format_double(p->value, v);
-	cw_format_ts(p->ts_ms, ts);
-	if (n < size)
-		snprintf(dst + n, size - n, "} %s at %s", v, ts);
+	cw_describe(p->name ? p->name : "?", p->dims, p->ndims, p->value, p->ts_ms, dst, size);
 }
 
 struct map_ctx {
@@ -292,25 +286,39 @@ static int put_send(void *ud, const struct buf *body, size_t ndatums, struct cw_
 	return cw_http_send(&sd->http, body, ndatums, r);
 }
 
-/* --dry-run: the body, one a line, on stdout. */
+/*
+ * Writing to stdout (--dry-run, EMF without an agent) failed: stop. A reader
+ * that went away (EPIPE) is how a pipeline ends, not an error; anything else
+ * is said, and named at exit as the reason datums were left undelivered.
+ */
+static void stdout_failed(int rc)
+{
+	if (rc != -EPIPE)
+		log_err("cloudwatch: cannot write to stdout: %s", strerror(-rc));
+	pthread_mutex_lock(&S.mu);
+	S.stop_now = 1;
+	S.stdout_gone = rc == -EPIPE;
+	snprintf(S.stop_why, sizeof(S.stop_why), "cannot write to stdout: %s", strerror(-rc));
+	pthread_cond_broadcast(&S.cv);
+	pthread_mutex_unlock(&S.mu);
+}
+
+/* --dry-run: the body, one a line, on stdout. Sent only once it is written. */
 static int print_send(void *ud, const struct buf *body, size_t ndatums, struct cw_reply *r)
 {
-	(void)ud, (void)ndatums;
-	memset(r, 0, sizeof(*r));
-	r->outcome = CW_SENT;
 	int rc = write_all(1, body->data, body->len);
 
+	(void)ud, (void)ndatums;
+	memset(r, 0, sizeof(*r));
 	if (!rc)
 		rc = write_all(1, "\n", 1);
-	if (rc) {
-		/* A reader that went away (EPIPE) is how a pipeline ends, not an error. */
-		if (rc != -EPIPE)
-			log_err("cloudwatch: writing to stdout: %s", strerror(-rc));
-		pthread_mutex_lock(&S.mu);
-		S.stop_now = 1;
-		S.stdout_gone = rc == -EPIPE;
-		pthread_mutex_unlock(&S.mu);
+	if (!rc) {
+		r->outcome = CW_SENT;
+		return 0;
 	}
+	stdout_failed(rc);
+	r->outcome = CW_RETRY; /* not sent; give_up() now says stop, so it is not retried */
+	snprintf(r->detail, sizeof(r->detail), "cannot write to stdout: %s", strerror(-rc));
 	return 0;
 }
 
@@ -362,12 +370,7 @@ static size_t emf_deliver(struct sender *sd, const struct cw_datum *d, size_t n,
 			return 0;
 		}
 		if (!O.emf_endpoint) {
-			if (rc != -EPIPE)
-				log_err("cloudwatch: writing to stdout: %s", strerror(-rc));
-			pthread_mutex_lock(&S.mu);
-			S.stop_now = 1;
-			S.stdout_gone = rc == -EPIPE;
-			pthread_mutex_unlock(&S.mu);
+			stdout_failed(rc);
 			return n;
 		}
 		if (sd->emf_fd >= 0)
@@ -399,7 +402,7 @@ static void *sender_main(void *arg)
 
 	pthread_mutex_lock(&S.mu);
 	for (;;) {
-		size_t n, left;
+		size_t n, left, sent;
 
 		while (!S.draining && !flushing && S.q.len < CW_MAX_DATUMS && !S.stop_now) {
 			if (clock_mono_ns() >= next_flush) {
@@ -421,18 +424,26 @@ static void *sender_main(void *arg)
 			continue;
 		}
 		n = cw_queue_take(&S.q, batch, CW_MAX_DATUMS);
+		S.in_flight = n;
 		pthread_mutex_unlock(&S.mu);
 
 		memset(dead, 0, n);
-		if (O.format == FMT_EMF)
+		if (O.format == FMT_EMF) {
 			left = emf_deliver(sd, batch, n, dead);
-		else
+			sent = n - left;
+		} else {
+			uint64_t before = sd->dl.sent;
+
+			/* dead[] also marks what CloudWatch rejected or was too old: only "sent" arrived. */
 			left = cw_deliver_batch(&sd->dl, batch, n, dead);
+			sent = (size_t)(sd->dl.sent - before);
+		}
 
 		pthread_mutex_lock(&S.mu);
 		for (size_t i = 0; i < n; i++)
 			cw_queue_release(&S.q, &batch[i]);
-		S.delivered += n - left;
+		S.in_flight = 0;
+		S.delivered += sent;
 		if (left) {
 			S.left += left;
 			break;
@@ -621,8 +632,9 @@ static void start_drain(const char *why)
 		return;
 	S.draining = 1;
 	S.deadline_ns = clock_mono_ns() + O.drain_ms * NS_PER_MS;
-	log_info("cloudwatch: %s: delivering the %zu queued datums (deadline %lld ms)", why, S.q.len,
-		 (long long)O.drain_ms);
+	log_info("cloudwatch: %s: delivering the %zu datums not yet delivered (%zu queued, %zu being sent; deadline "
+		 "%lld ms)",
+		 why, S.q.len + S.in_flight, S.q.len, S.in_flight, (long long)O.drain_ms);
 	pthread_cond_broadcast(&S.cv);
 }
 
@@ -709,6 +721,7 @@ int main(int argc, char **argv)
 			if (S.draining) {
 				log_warn("cloudwatch: %s again: exiting now", strsignal(sig));
 				S.stop_now = 1;
+				snprintf(S.stop_why, sizeof(S.stop_why), "a second %s", sig == SIGINT ? "SIGINT" : "SIGTERM");
 				pthread_cond_broadcast(&S.cv);
 			} else {
 				start_drain(strsignal(sig));
@@ -746,8 +759,12 @@ int main(int argc, char **argv)
 			 (unsigned long long)S.q.dropped, O.buffer);
 	rc = EXIT_OK;
 	if (S.left && !S.stdout_gone) {
-		log_err("cloudwatch: exiting with %llu datums undelivered (--drain-timeout %lld ms passed)",
-			(unsigned long long)S.left, (long long)O.drain_ms);
+		char why[64];
+
+		if (!S.stop_why[0])
+			snprintf(why, sizeof(why), "--drain-timeout %lld ms passed", (long long)O.drain_ms);
+		log_err("cloudwatch: exiting with %llu datums undelivered: %s", (unsigned long long)S.left,
+			S.stop_why[0] ? S.stop_why : why);
 		rc = EXIT_SYSTEM;
 	}
 	cw_queue_free(&S.q);

@@ -151,7 +151,7 @@ kill -TERM "$SINK"
 rc=0
 wait "$SINK" || rc=$?
 exec 3>&-
-[ "$rc" = 0 ] || sed "s/^/# /" "$WORK/t.err" | head -30
+[ "$rc" = 0 ] || sed "s/^/# /" "$WORK/t.err" | head -30 >&2
 is "$rc" 0 "SIGTERM with input still open: exit 0"
 ok "everything queued was delivered" "$PY" "$HELP/cw_compare.py" "$WORK/t.exp" "$WORK/t.rec"
 stop_rx "$RX_PID"

@@ -23,7 +23,7 @@ start_rx() {
 	rm -f "$WORK/$name.port"
 	spawn RX_PID "$PY" "$HELP/cw_receiver.py" --port-file "$WORK/$name.port" --record "$WORK/$name.rec" \
 		--log "$WORK/$name.log" "$@"
-	wait_for 20 test -s "$WORK/$name.port" || echo "# receiver $name did not start"
+	wait_for 20 test -s "$WORK/$name.port" || echo "# receiver $name did not start" >&2
 	RX_PORT=$(cat "$WORK/$name.port")
 }
 

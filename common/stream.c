@@ -101,9 +101,75 @@ static long read_line(struct stream *s, size_t *len)
 	return (long)n;
 }
 
+/* Whether the integer literal p[0..n) ("-?[0-9]+") is outside what jansson's json_int_t holds. */
+static int int_overflows(const char *p, size_t n)
+{
+	char tmp[32];
+
+	if (n >= sizeof(tmp))
+		return 1; /* 31 digits: far past 2^63 */
+	memcpy(tmp, p, n);
+	tmp[n] = '\0';
+	errno = 0;
+	(void)strtoll(tmp, NULL, 10);
+	return errno == ERANGE;
+}
+
+/*
+ * A copy of line[0..n) in which every integer literal past int64 has ".0"
+ * appended, so that jansson reads it as a real (a double: 2^64-1 becomes
+ * 1.8446744073709552e19) and every other integer stays an integer (what
+ * JSON_DECODE_INT_AS_REAL would not do: it turns pids and indexes into
+ * reals too). Strings are skipped. NULL when there is no such integer; the
+ * caller frees the copy, *outn is its length.
+ */
+static char *big_ints_as_reals(const char *line, size_t n, size_t *outn)
+{
+	char *out = NULL;
+	size_t o = 0, i = 0, from = 0;
+
+	while (i < n) {
+		size_t a = i;
+		int integer = 1;
+
+		if (line[i] == '"') {
+			for (i++; i < n && line[i] != '"'; i++)
+				if (line[i] == '\\')
+					i++;
+			i++;
+			continue;
+		}
+		if (line[i] != '-' && (line[i] < '0' || line[i] > '9')) {
+			i++;
+			continue;
+		}
+		for (i++; i < n && line[i] && strchr("0123456789.eE+-", line[i]); i++)
+			if (line[i] < '0' || line[i] > '9')
+				integer = 0;
+		if (!integer || !int_overflows(line + a, i - a))
+			continue;
+		if (!out)
+			out = xmalloc(n + 2 * (n / 19 + 1) + 1); /* a big integer has 19 digits or more */
+		memcpy(out + o, line + from, i - from);
+		o += i - from;
+		memcpy(out + o, ".0", 2);
+		o += 2;
+		from = i;
+	}
+	if (!out)
+		return NULL;
+	memcpy(out + o, line + from, n - from);
+	o += n - from;
+	out[o] = '\0';
+	*outn = o;
+	return out;
+}
+
 int stream_next(struct stream *s, json_t **report, size_t *len, enum stream_bad *why, char *err, size_t errsz)
 {
 	json_error_t je;
+	char *real = NULL; /* the line with its big integers made reals */
+	size_t rn = 0;
 	long n;
 
 	*report = NULL;
@@ -119,7 +185,7 @@ int stream_next(struct stream *s, json_t **report, size_t *len, enum stream_bad 
 		}
 		if (n == -2) {
 			*why = STREAM_BAD_TOO_LONG;
-			snprintf(err, errsz, "%s:%llu: line longer than %zu bytes; skipped", s->name,
+			snprintf(err, errsz, "%s:%llu: line longer than %zu bytes", s->name,
 				 (unsigned long long)s->lineno, s->max_line);
 			return -1;
 		}
@@ -131,12 +197,32 @@ int stream_next(struct stream *s, json_t **report, size_t *len, enum stream_bad 
 		break;
 	}
 	*report = json_loadb(s->line, (size_t)n, JSON_REJECT_DUPLICATES, &je);
-	if (!*report) {
-		*why = STREAM_BAD_JSON;
-		snprintf(err, errsz, "%s:%llu: column %d: %s", s->name, (unsigned long long)s->lineno, je.column,
-			 je.text);
-		return -1;
+	if (!*report && json_error_code(&je) == json_error_numeric_overflow) {
+		/* An integer past int64 (2^64-1 is a common sentinel): read it, alone, as a real. */
+		real = big_ints_as_reals(s->line, (size_t)n, &rn);
+		if (real)
+			*report = json_loadb(real, rn, JSON_REJECT_DUPLICATES, &je);
 	}
+	if (!*report) {
+		/*
+		 * jansson takes only an object or an array unless told otherwise;
+		 * a line that is a number, a string or null is JSON all the same,
+		 * and counts as not_object. Only bad lines pay for this second look.
+		 */
+		json_t *any = real ? json_loadb(real, rn, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL)
+				   : json_loadb(s->line, (size_t)n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+
+		if (any) {
+			*report = any;
+		} else {
+			*why = STREAM_BAD_JSON;
+			snprintf(err, errsz, "%s:%llu: column %d: %s", s->name, (unsigned long long)s->lineno, je.column,
+				 je.text);
+			free(real);
+			return -1;
+		}
+	}
+	free(real);
 	if (!json_is_object(*report)) {
 		json_decref(*report);
 		*report = NULL;

@@ -21,13 +21,12 @@
 #include "cloudwatch_queue.h"
 #include "../common/log.h"
 #include "../common/samples.h"
-#include "../common/stream.h"
+#include "../common/sink.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <getopt.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,7 +36,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum exit_code { EXIT_OK = 0, EXIT_SYSTEM = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
 enum out_format { FMT_PUT, FMT_EMF };
 
 #define DEFAULT_BUFFER_DATUMS 2000000 /* 48 MB at most; over an hour of 500 datums a second */
@@ -73,9 +71,11 @@ static struct state {
 	int64_t deadline_ns;    /* monotonic */
 	int stop_now;           /* a second signal, or stdout is gone */
 	int stdout_gone;        /* EPIPE: the reader of --dry-run or EMF output went away */
+	char stop_why[160];     /* why stop_now was set, for the exit message */
+	size_t in_flight;       /* datums the sender has taken from the queue and not settled yet */
 	int sender_done;
 	uint64_t left;          /* undelivered at exit */
-	uint64_t reports, bad_lines, bad_values, too_old, too_new, bad_names, group_errors;
+	uint64_t bad_values, too_old, too_new, bad_names, group_errors;
 	uint64_t delivered;
 } S = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
@@ -94,21 +94,24 @@ static int worth_logging(uint64_t n)
 
 static void describe_point(const struct cw_point *p, char *dst, size_t size)
 {
-	char v[CW_DOUBLE_LEN], ts[CW_TS_LEN];
-	size_t n = (size_t)snprintf(dst, size, "%s{", p->name ? p->name : "?");
-
-	for (size_t i = 0; i < p->ndims && n < size; i++)
-		n += (size_t)snprintf(dst + n, size - n, "%s%s=%s", i ? "," : "", p->dims[i].name, p->dims[i].value);
-	cw_format_double(p->value, v);
-	cw_format_ts(p->ts_ms, ts);
-	if (n < size)
-		snprintf(dst + n, size - n, "} %s at %s", v, ts);
+	cw_describe(p->name ? p->name : "?", p->dims, p->ndims, p->value, p->ts_ms, dst, size);
 }
 
 struct map_ctx {
 	int64_t now_ms;
 	struct cw_scratch sc;
 };
+
+/*
+ * The reader's state lives in a static so that, when the process exits with
+ * the reader still blocked in read() (SIGTERM while the producer runs), its
+ * buffers are still referenced: the reader is never cancelled, because a
+ * cancelled read() unwinds through code that keeps no cleanup handlers.
+ */
+static struct reader {
+	struct sink_input in;
+	struct map_ctx *m;
+} R;
 
 /* A sample: map it and queue it (called with S.mu held). */
 static void on_sample(const struct sample *s, void *ud)
@@ -164,19 +167,9 @@ static void on_bad_value(const char *path, const char *why, void *ud)
 {
 	(void)ud;
 	if (worth_logging(++S.bad_values))
-		log_warn("cloudwatch: line %llu: %s: %s; skipped it", (unsigned long long)S.reports, path, why);
+		log_warn("cloudwatch: %s: %s: %s; skipped it", R.in.where, path, why);
 }
 
-/*
- * The reader's state lives in a static so that, when the process exits with
- * the reader still blocked in read() (SIGTERM while the producer runs), its
- * buffers are still referenced: the reader is never cancelled, because a
- * cancelled read() unwinds through code that keeps no cleanup handlers.
- */
-static struct reader {
-	struct stream st;
-	struct map_ctx *m;
-} R;
 
 static void *reader_main(void *arg)
 {
@@ -185,36 +178,26 @@ static void *reader_main(void *arg)
 
 	(void)arg;
 	R.m = m;
-	stream_init(&R.st, 0, "stdin", STREAM_DEFAULT_MAX_LINE);
+	sink_input_init(&R.in, "cloudwatch", STDIN_FILENO, 0);
 	for (;;) {
 		json_t *rep = NULL;
-		size_t len;
-		enum stream_bad why;
-		char err[256];
-		int rc;
+		int rc = sink_input_next(&R.in, &rep);
 
-		rc = stream_next(&R.st, &rep, &len, &why, err, sizeof(err));
 		if (rc == 0)
 			break;
-		if (rc == -2) {
-			log_err("cloudwatch: %s", err);
+		if (rc < 0) {
+			log_err("cloudwatch: %s", R.in.err);
 			break;
 		}
 		pthread_mutex_lock(&S.mu);
-		if (rc == -1) {
-			if (worth_logging(++S.bad_lines))
-				log_warn("cloudwatch: %s; skipped it", err);
-		} else {
-			S.reports++;
-			m->now_ms = wall_ms();
-			map_report(rep, m->now_ms, &cb);
-			if (S.q.len >= CW_MAX_DATUMS)
-				pthread_cond_broadcast(&S.cv);
-		}
+		m->now_ms = wall_ms();
+		map_report(rep, m->now_ms, &cb);
+		if (S.q.len >= CW_MAX_DATUMS)
+			pthread_cond_broadcast(&S.cv);
 		pthread_mutex_unlock(&S.mu);
 		json_decref(rep);
 	}
-	stream_free(&R.st);
+	sink_input_free(&R.in);
 	free(m);
 	R.m = NULL;
 	pthread_mutex_lock(&S.mu);
@@ -303,25 +286,39 @@ static int put_send(void *ud, const struct buf *body, size_t ndatums, struct cw_
 	return cw_http_send(&sd->http, body, ndatums, r);
 }
 
-/* --dry-run: the body, one a line, on stdout. */
+/*
+ * Writing to stdout (--dry-run, EMF without an agent) failed: stop. A reader
+ * that went away (EPIPE) is how a pipeline ends, not an error; anything else
+ * is said, and named at exit as the reason datums were left undelivered.
+ */
+static void stdout_failed(int rc)
+{
+	if (rc != -EPIPE)
+		log_err("cloudwatch: cannot write to stdout: %s", strerror(-rc));
+	pthread_mutex_lock(&S.mu);
+	S.stop_now = 1;
+	S.stdout_gone = rc == -EPIPE;
+	snprintf(S.stop_why, sizeof(S.stop_why), "cannot write to stdout: %s", strerror(-rc));
+	pthread_cond_broadcast(&S.cv);
+	pthread_mutex_unlock(&S.mu);
+}
+
+/* --dry-run: the body, one a line, on stdout. Sent only once it is written. */
 static int print_send(void *ud, const struct buf *body, size_t ndatums, struct cw_reply *r)
 {
-	(void)ud, (void)ndatums;
-	memset(r, 0, sizeof(*r));
-	r->outcome = CW_SENT;
 	int rc = write_all(1, body->data, body->len);
 
+	(void)ud, (void)ndatums;
+	memset(r, 0, sizeof(*r));
 	if (!rc)
 		rc = write_all(1, "\n", 1);
-	if (rc) {
-		/* A reader that went away (EPIPE) is how a pipeline ends, not an error. */
-		if (rc != -EPIPE)
-			log_err("cloudwatch: writing to stdout: %s", strerror(-rc));
-		pthread_mutex_lock(&S.mu);
-		S.stop_now = 1;
-		S.stdout_gone = rc == -EPIPE;
-		pthread_mutex_unlock(&S.mu);
+	if (!rc) {
+		r->outcome = CW_SENT;
+		return 0;
 	}
+	stdout_failed(rc);
+	r->outcome = CW_RETRY; /* not sent; give_up() now says stop, so it is not retried */
+	snprintf(r->detail, sizeof(r->detail), "cannot write to stdout: %s", strerror(-rc));
 	return 0;
 }
 
@@ -373,12 +370,7 @@ static size_t emf_deliver(struct sender *sd, const struct cw_datum *d, size_t n,
 			return 0;
 		}
 		if (!O.emf_endpoint) {
-			if (rc != -EPIPE)
-				log_err("cloudwatch: writing to stdout: %s", strerror(-rc));
-			pthread_mutex_lock(&S.mu);
-			S.stop_now = 1;
-			S.stdout_gone = rc == -EPIPE;
-			pthread_mutex_unlock(&S.mu);
+			stdout_failed(rc);
 			return n;
 		}
 		if (sd->emf_fd >= 0)
@@ -410,7 +402,7 @@ static void *sender_main(void *arg)
 
 	pthread_mutex_lock(&S.mu);
 	for (;;) {
-		size_t n, left;
+		size_t n, left, sent;
 
 		while (!S.draining && !flushing && S.q.len < CW_MAX_DATUMS && !S.stop_now) {
 			if (clock_mono_ns() >= next_flush) {
@@ -432,18 +424,26 @@ static void *sender_main(void *arg)
 			continue;
 		}
 		n = cw_queue_take(&S.q, batch, CW_MAX_DATUMS);
+		S.in_flight = n;
 		pthread_mutex_unlock(&S.mu);
 
 		memset(dead, 0, n);
-		if (O.format == FMT_EMF)
+		if (O.format == FMT_EMF) {
 			left = emf_deliver(sd, batch, n, dead);
-		else
+			sent = n - left;
+		} else {
+			uint64_t before = sd->dl.sent;
+
+			/* dead[] also marks what CloudWatch rejected or was too old: only "sent" arrived. */
 			left = cw_deliver_batch(&sd->dl, batch, n, dead);
+			sent = (size_t)(sd->dl.sent - before);
+		}
 
 		pthread_mutex_lock(&S.mu);
 		for (size_t i = 0; i < n; i++)
 			cw_queue_release(&S.q, &batch[i]);
-		S.delivered += n - left;
+		S.in_flight = 0;
+		S.delivered += sent;
 		if (left) {
 			S.left += left;
 			break;
@@ -503,17 +503,6 @@ static void usage(FILE *f)
 		DEFAULT_BUFFER_DATUMS);
 }
 
-static int parse_dur(const char *opt, const char *v, int64_t *ms, int64_t min_ms)
-{
-	const char *why = NULL;
-
-	if (duration_parse(v, ms, &why) || *ms < min_ms) {
-		fprintf(stderr, "accel-cloudwatch: %s \"%s\": %s\n", opt, v, why ? why : "too short");
-		return -1;
-	}
-	return 0;
-}
-
 static int check_namespace(const char *ns, char *err, size_t errsz)
 {
 	size_t n = strlen(ns);
@@ -535,41 +524,56 @@ static int check_namespace(const char *ns, char *err, size_t errsz)
 	return 0;
 }
 
+/* --dimensions LIST */
+static int parse_dims(const char *arg, void *dst, char *err, size_t errsz)
+{
+	/* argv's own string: the map may keep pointers into it, as it did when it was handed optarg. */
+	return cw_map_parse_dimensions((char *)arg, dst, err, errsz);
+}
+
+/* --emf-endpoint tcp://HOST:PORT */
+static int parse_emf_endpoint(const char *arg, void *dst, char *err, size_t errsz)
+{
+	if (strncmp(arg, "tcp://", 6) || !strrchr(arg + 6, ':')) {
+		snprintf(err, errsz, "expected tcp://HOST:PORT, got \"%s\"", arg);
+		return -1;
+	}
+	*(const char **)dst = arg;
+	return 0;
+}
+
+/* Read the command line into O. SINK_RUN, or the exit code to return now. */
 static int parse_args(int argc, char **argv, char *hostbuf)
 {
-	enum { O_NS = 256, O_REGION, O_ENDPOINT, O_FLUSH, O_RES, O_DIMS, O_BUFFER, O_DRY, O_FORMAT, O_EMF_EP,
-	       O_NOGZIP, O_TIMEOUT, O_BMIN, O_BMAX, O_DRAIN, O_VERSION };
-	static const struct option lo[] = {
-		{ "namespace", required_argument, NULL, O_NS },
-		{ "region", required_argument, NULL, O_REGION },
-		{ "endpoint-url", required_argument, NULL, O_ENDPOINT },
-		{ "flush-interval", required_argument, NULL, O_FLUSH },
-		{ "storage-resolution", required_argument, NULL, O_RES },
-		{ "dimensions", required_argument, NULL, O_DIMS },
-		{ "buffer-datums", required_argument, NULL, O_BUFFER },
-		{ "dry-run", no_argument, NULL, O_DRY },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "emf-endpoint", required_argument, NULL, O_EMF_EP },
-		{ "no-gzip", no_argument, NULL, O_NOGZIP },
-		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "backoff-min", required_argument, NULL, O_BMIN },
-		{ "backoff-max", required_argument, NULL, O_BMAX },
-		{ "drain-timeout", required_argument, NULL, O_DRAIN },
-		{ "verbose", optional_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static const char *const formats[] = { "putmetricdata", "emf", NULL };
+	static const char *const resolutions[] = { "60", "1", NULL };
+	static unsigned long long buffer = DEFAULT_BUFFER_DATUMS;
+	static int format, resolution, no_gzip;
+	static const struct sink_opt table[] = {
+		{ .name = "namespace", .arg = SINK_STR, .dst = &O.ns },
+		{ .name = "region", .arg = SINK_STR, .dst = &O.region },
+		{ .name = "endpoint-url", .arg = SINK_STR, .dst = &O.endpoint },
+		{ .name = "flush-interval", .arg = SINK_DUR, .dst = &O.flush_ms, .min = 10 },
+		{ .name = "storage-resolution", .arg = SINK_CHOICE, .dst = &resolution, .choices = resolutions },
+		{ .name = "dimensions", .arg = SINK_FN, .dst = &O.map, .parse = parse_dims },
+		{ .name = "buffer-datums", .arg = SINK_UINT, .dst = &buffer, .min = 1, .max = 1LL << 40 },
+		{ .name = "dry-run", .arg = SINK_FLAG, .dst = &O.dry_run },
+		{ .name = "format", .arg = SINK_CHOICE, .dst = &format, .choices = formats },
+		{ .name = "emf-endpoint", .arg = SINK_FN, .dst = &O.emf_endpoint, .parse = parse_emf_endpoint },
+		{ .name = "no-gzip", .arg = SINK_FLAG, .dst = &no_gzip },
+		{ .name = "timeout", .arg = SINK_DUR, .dst = &O.timeout_ms, .min = 10 },
+		{ .name = "backoff-min", .arg = SINK_DUR, .dst = &O.backoff_min_ms, .min = 1 },
+		{ .name = "backoff-max", .arg = SINK_DUR, .dst = &O.backoff_max_ms, .min = 1 },
+		{ .name = "drain-timeout", .arg = SINK_DUR, .dst = &O.drain_ms, .min = 0 },
+		{ .name = NULL },
 	};
-	int c, verbose = LOG_LVL_WARN;
+	static const struct sink_def def = { "accel-cloudwatch", usage, table };
 	char err[512];
-	char *end;
 	const char *now = getenv("ACCEL_CLOUDWATCH_NOW");
+	int rc;
 
 	memset(&O, 0, sizeof(O));
 	O.flush_ms = 30000;
-	O.resolution = 60;
-	O.buffer = DEFAULT_BUFFER_DATUMS;
-	O.gzip = 1;
 	O.timeout_ms = 30000;
 	O.backoff_min_ms = 1000;
 	O.backoff_max_ms = 60000;
@@ -578,101 +582,12 @@ static int parse_args(int argc, char **argv, char *hostbuf)
 		hostbuf[0] = '\0';
 	hostbuf[255] = '\0';
 	cw_map_opts_init(&O.map, hostbuf);
-	while ((c = getopt_long(argc, argv, "v::h", lo, NULL)) != -1) {
-		switch (c) {
-		case O_NS:
-			O.ns = optarg;
-			break;
-		case O_REGION:
-			O.region = optarg;
-			break;
-		case O_ENDPOINT:
-			O.endpoint = optarg;
-			break;
-		case O_FLUSH:
-			if (parse_dur("--flush-interval", optarg, &O.flush_ms, 10))
-				return EXIT_USAGE;
-			break;
-		case O_RES:
-			if (strcmp(optarg, "1") && strcmp(optarg, "60")) {
-				fprintf(stderr, "accel-cloudwatch: --storage-resolution: 1 or 60, got \"%s\"\n", optarg);
-				return EXIT_USAGE;
-			}
-			O.resolution = atoi(optarg);
-			break;
-		case O_DIMS:
-			if (cw_map_parse_dimensions(optarg, &O.map, err, sizeof(err))) {
-				fprintf(stderr, "accel-cloudwatch: %s\n", err);
-				return EXIT_USAGE;
-			}
-			break;
-		case O_BUFFER:
-			errno = 0;
-			O.buffer = (size_t)strtoull(optarg, &end, 10);
-			if (errno || *end || O.buffer < 1 || optarg[0] == '-') {
-				fprintf(stderr, "accel-cloudwatch: --buffer-datums: a positive count, got \"%s\"\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case O_DRY:
-			O.dry_run = 1;
-			break;
-		case O_FORMAT:
-			if (!strcmp(optarg, "putmetricdata")) {
-				O.format = FMT_PUT;
-			} else if (!strcmp(optarg, "emf")) {
-				O.format = FMT_EMF;
-			} else {
-				fprintf(stderr, "accel-cloudwatch: --format: putmetricdata or emf, got \"%s\"\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case O_EMF_EP:
-			if (strncmp(optarg, "tcp://", 6) || !strrchr(optarg + 6, ':')) {
-				fprintf(stderr, "accel-cloudwatch: --emf-endpoint: tcp://HOST:PORT, got \"%s\"\n", optarg);
-				return EXIT_USAGE;
-			}
-			O.emf_endpoint = optarg;
-			break;
-		case O_NOGZIP:
-			O.gzip = 0;
-			break;
-		case O_TIMEOUT:
-			if (parse_dur("--timeout", optarg, &O.timeout_ms, 10))
-				return EXIT_USAGE;
-			break;
-		case O_BMIN:
-			if (parse_dur("--backoff-min", optarg, &O.backoff_min_ms, 1))
-				return EXIT_USAGE;
-			break;
-		case O_BMAX:
-			if (parse_dur("--backoff-max", optarg, &O.backoff_max_ms, 1))
-				return EXIT_USAGE;
-			break;
-		case O_DRAIN:
-			if (parse_dur("--drain-timeout", optarg, &O.drain_ms, 0))
-				return EXIT_USAGE;
-			break;
-		case 'v':
-			if (log_verbose_option("accel-cloudwatch", argc, argv, &verbose))
-				return EXIT_USAGE;
-			break;
-		case O_VERSION:
-			printf("accel-cloudwatch %s\n", ACCEL_VERSION);
-			exit(EXIT_OK);
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	log_init("accel-cloudwatch", verbose);
-	if (optind < argc) {
-		fprintf(stderr, "accel-cloudwatch: unexpected argument \"%s\" (the reports come on stdin)\n", argv[optind]);
-		return EXIT_USAGE;
-	}
+	if ((rc = sink_start(&def, argc, argv)) != SINK_RUN)
+		return rc;
+	O.buffer = (size_t)buffer;
+	O.format = format == 1 ? FMT_EMF : FMT_PUT;
+	O.resolution = resolution == 1 ? 1 : 60;
+	O.gzip = !no_gzip;
 	if (!O.ns) {
 		fprintf(stderr, "accel-cloudwatch: --namespace is required\n");
 		return EXIT_USAGE;
@@ -695,6 +610,8 @@ static int parse_args(int argc, char **argv, char *hostbuf)
 		fprintf(stderr, "accel-cloudwatch: no region: give --region or set AWS_REGION\n");
 		return EXIT_CONFIG;
 	}
+	if ((O.dry_run || (O.format == FMT_EMF && !O.emf_endpoint)) && (rc = sink_need_stdout("accel-cloudwatch")))
+		return rc;
 	if (now) {
 		int64_t ns;
 
@@ -704,7 +621,7 @@ static int parse_args(int argc, char **argv, char *hostbuf)
 		}
 		O.fake_now_ms = ns / NS_PER_MS;
 	}
-	return -1;
+	return SINK_RUN;
 }
 
 /* ---- main ------------------------------------------------------------------ */
@@ -715,8 +632,9 @@ static void start_drain(const char *why)
 		return;
 	S.draining = 1;
 	S.deadline_ns = clock_mono_ns() + O.drain_ms * NS_PER_MS;
-	log_info("cloudwatch: %s: delivering the %zu queued datums (deadline %lld ms)", why, S.q.len,
-		 (long long)O.drain_ms);
+	log_info("cloudwatch: %s: delivering the %zu datums not yet delivered (%zu queued, %zu being sent; deadline "
+		 "%lld ms)",
+		 why, S.q.len + S.in_flight, S.q.len, S.in_flight, (long long)O.drain_ms);
 	pthread_cond_broadcast(&S.cv);
 }
 
@@ -730,7 +648,7 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, host), sig;
 	char err[1024], hint[16];
 
-	if (rc >= 0)
+	if (rc != SINK_RUN)
 		return rc;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	sd = xcalloc(1, sizeof(*sd));
@@ -803,6 +721,7 @@ int main(int argc, char **argv)
 			if (S.draining) {
 				log_warn("cloudwatch: %s again: exiting now", strsignal(sig));
 				S.stop_now = 1;
+				snprintf(S.stop_why, sizeof(S.stop_why), "a second %s", sig == SIGINT ? "SIGINT" : "SIGTERM");
 				pthread_cond_broadcast(&S.cv);
 			} else {
 				start_drain(strsignal(sig));
@@ -830,7 +749,7 @@ int main(int argc, char **argv)
 
 	log_info("cloudwatch: %llu reports; %llu datums delivered in %llu requests (%llu retries, %llu gzipped); "
 		 "dropped: %llu rejected by CloudWatch, %llu bad values, %llu too old, %llu too new, %llu queue overflow",
-		 (unsigned long long)S.reports, (unsigned long long)S.delivered, (unsigned long long)sd->dl.requests,
+		 (unsigned long long)R.in.reports, (unsigned long long)S.delivered, (unsigned long long)sd->dl.requests,
 		 (unsigned long long)sd->dl.retries, (unsigned long long)sd->http.gzipped,
 		 (unsigned long long)sd->dl.rejected, (unsigned long long)S.bad_values,
 		 (unsigned long long)(S.too_old + sd->dl.stale), (unsigned long long)S.too_new,
@@ -840,8 +759,12 @@ int main(int argc, char **argv)
 			 (unsigned long long)S.q.dropped, O.buffer);
 	rc = EXIT_OK;
 	if (S.left && !S.stdout_gone) {
-		log_err("cloudwatch: exiting with %llu datums undelivered (--drain-timeout %lld ms passed)",
-			(unsigned long long)S.left, (long long)O.drain_ms);
+		char why[64];
+
+		if (!S.stop_why[0])
+			snprintf(why, sizeof(why), "--drain-timeout %lld ms passed", (long long)O.drain_ms);
+		log_err("cloudwatch: exiting with %llu datums undelivered: %s", (unsigned long long)S.left,
+			S.stop_why[0] ? S.stop_why : why);
 		rc = EXIT_SYSTEM;
 	}
 	cw_queue_free(&S.q);

@@ -62,19 +62,23 @@ int64_t cw_backoff_ms(const struct cw_deliver *dl, unsigned attempt, unsigned *s
 	return d / 2 + (int64_t)(rand_r(seed) % (unsigned)(d - d / 2 + 1));
 }
 
-/* "NeuronCoreUtilization{InstanceId=i-1,NeuronCore=0}@2026-...": a datum in messages. */
-static void describe(const struct cw_datum *d, char *dst, size_t size)
+void cw_describe(const char *name, const struct cw_dim *dims, size_t ndims, double value, int64_t ts_ms, char *dst,
+		 size_t size)
 {
-	const struct cw_series *s = d->series;
 	char ts[CW_TS_LEN], v[CW_DOUBLE_LEN];
-	size_t n = (size_t)snprintf(dst, size, "%s{", s->name);
+	size_t n = (size_t)snprintf(dst, size, "%s{", name);
 
-	for (size_t j = 0; j < s->ndims && n < size; j++)
-		n += (size_t)snprintf(dst + n, size - n, "%s%s=%s", j ? "," : "", s->dims[j].name, s->dims[j].value);
-	cw_format_ts(d->ts_ms, ts);
-	cw_format_double(d->value, v);
+	for (size_t j = 0; j < ndims && n < size; j++)
+		n += (size_t)snprintf(dst + n, size - n, "%s%s=%s", j ? "," : "", dims[j].name, dims[j].value);
+	cw_format_ts(ts_ms, ts);
+	cw_format_double(value, v);
 	if (n < size)
 		snprintf(dst + n, size - n, "} %s at %s", v, ts);
+}
+
+static void describe(const struct cw_datum *d, char *dst, size_t size)
+{
+	cw_describe(d->series->name, d->series->dims, d->series->ndims, d->value, d->ts_ms, dst, size);
 }
 
 static void drop(struct cw_deliver *dl, const struct cw_datum *d, unsigned char *dead, size_t i,

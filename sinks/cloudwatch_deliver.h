@@ -74,6 +74,10 @@ void cw_deliver_free(struct cw_deliver *dl);
  */
 size_t cw_deliver_batch(struct cw_deliver *dl, const struct cw_datum *d, size_t n, unsigned char *dead);
 
+/* "NeuronCoreUtilization{InstanceId=i-1,NeuronCore=0} 42.0 at 2026-...": a datum in messages. */
+void cw_describe(const char *name, const struct cw_dim *dims, size_t ndims, double value, int64_t ts_ms, char *dst,
+		 size_t size);
+
 /* The wait before retry number attempt (1, 2, ...): exponential, capped, jittered into [d/2, d]. */
 int64_t cw_backoff_ms(const struct cw_deliver *dl, unsigned attempt, unsigned *seed);
 

@@ -16,27 +16,17 @@
  */
 #include "../common/log.h"
 #include "../common/samples.h"
-#include "../common/stream.h"
+#include "../common/sink.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "csv_format.h"
 #include "csv_out.h"
 
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Exit codes (also in --help and docs/accel-csv.md). */
-enum {
-	EXIT_OK = 0,
-	EXIT_SYSTEM = 1,   /* a read or write error */
-	EXIT_USAGE = 2,    /* bad command line or environment */
-	EXIT_HEADER = 3,   /* the output file's header does not match: nothing written to it */
-};
 
 #define ROWS_MAX (256ull << 20) /* bytes of CSV one report may make */
 
@@ -112,7 +102,7 @@ struct run {
 	int fake;
 
 	/* per report */
-	char where[64];       /* "stdin:12" */
+	const char *where;    /* "stdin:12": the driver's */
 	int64_t report_ms;
 	size_t nrows;
 	int overflow;         /* the report's rows passed ROWS_MAX */
@@ -153,7 +143,7 @@ struct run {
 	} lcache[64];
 	size_t nlcache;
 
-	uint64_t bad_lines, bad_values, dropped;
+	uint64_t bad_values, dropped;
 };
 
 /* ---- long -------------------------------------------------------------------- */
@@ -818,92 +808,35 @@ static int parse_columns(struct run *r, const char *list)
 
 struct opts {
 	struct csv_out_cfg out;
+	const char *output;
+	int format, tsf, fsync;
 	const char *columns;
 	const char *host;
-	int verbose;
 };
 
-static int parse_args(int argc, char **argv, struct run *r, struct opts *o)
+/* --rotate daily|SIZE */
+static int parse_rotate(const char *arg, void *dst, char *err, size_t errsz)
 {
-	enum { OPT_FORMAT = 256, OPT_COLUMNS, OPT_TS, OPT_ROTATE, OPT_FSYNC, OPT_HOST, OPT_VERSION };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "columns", required_argument, NULL, OPT_COLUMNS },
-		{ "timestamp-format", required_argument, NULL, OPT_TS },
-		{ "rotate", required_argument, NULL, OPT_ROTATE },
-		{ "fsync", no_argument, NULL, OPT_FSYNC },
-		{ "host", required_argument, NULL, OPT_HOST },
-		{ "verbose", optional_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, k;
+	struct csv_out_cfg *out = dst;
 
-	o->verbose = LOG_LVL_WARN;
-	while ((c = getopt_long(argc, argv, "o:v::h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->out.path = strcmp(optarg, "-") ? optarg : NULL;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "long") && strcmp(optarg, "wide")) {
-				fprintf(stderr, "accel-csv: --format: expected long or wide, got \"%s\"\n", optarg);
-				return -1;
-			}
-			r->wide = !strcmp(optarg, "wide");
-			break;
-		case OPT_COLUMNS:
-			o->columns = optarg;
-			break;
-		case OPT_TS:
-			for (k = 0; k < CSV_TS_COUNT && strcmp(optarg, csv_ts_names[k]); k++)
-				;
-			if (k == CSV_TS_COUNT) {
-				fprintf(stderr, "accel-csv: --timestamp-format: expected iso8601, unix or unix_ms, got \"%s\"\n",
-					optarg);
-				return -1;
-			}
-			r->tsf = (enum csv_ts_format)k;
-			break;
-		case OPT_ROTATE:
-			if (!strcmp(optarg, "daily")) {
-				o->out.rotate = CSV_ROTATE_DAILY;
-			} else if (csv_parse_size(optarg, &o->out.max_bytes) == 0) {
-				o->out.rotate = CSV_ROTATE_SIZE;
-			} else {
-				fprintf(stderr, "accel-csv: --rotate: expected daily or a size such as 100M, got \"%s\"\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case OPT_FSYNC:
-			o->out.fsync = 1;
-			break;
-		case OPT_HOST:
-			o->host = optarg;
-			break;
-		case 'v':
-			if (log_verbose_option("accel-csv", argc, argv, &o->verbose))
-				return -1;
-			break;
-		case OPT_VERSION:
-			printf("accel-csv %s\n", ACCEL_VERSION);
-			exit(EXIT_OK);
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			fprintf(stderr, "Try 'accel-csv --help'.\n");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "accel-csv: unexpected argument \"%s\" (the stream is read from stdin)\n"
-			"Try 'accel-csv --help'.\n", argv[optind]);
+	if (!strcmp(arg, "daily")) {
+		out->rotate = CSV_ROTATE_DAILY;
+	} else if (csv_parse_size(arg, &out->max_bytes) == 0) {
+		out->rotate = CSV_ROTATE_SIZE;
+	} else {
+		snprintf(err, errsz, "expected daily or a size such as 100M, got \"%s\"", arg);
 		return -1;
 	}
+	return 0;
+}
+
+/* What the options say together, once all are read. 0, or -1 after saying what is wrong. */
+static int check_args(struct run *r, struct opts *o)
+{
+	o->out.path = o->output && strcmp(o->output, "-") ? o->output : NULL;
+	o->out.fsync = o->fsync;
+	r->wide = o->format == 1;
+	r->tsf = (enum csv_ts_format)o->tsf;
 	if (o->out.rotate != CSV_ROTATE_NONE && !o->out.path) {
 		fprintf(stderr, "accel-csv: --rotate needs -o FILE\n");
 		return -1;
@@ -915,21 +848,6 @@ static int parse_args(int argc, char **argv, struct run *r, struct opts *o)
 		for (r->ncols = 0; r->ncols < LC_COUNT; r->ncols++)
 			r->cols[r->ncols] = (enum lcol)r->ncols;
 	return 0;
-}
-
-/* "stdin:LINE" (printf-free: it runs once per report). */
-static void where_line(char dst[64], uint64_t line)
-{
-	char d[24];
-	size_t n = 0, k = 6;
-
-	memcpy(dst, "stdin:", 6);
-	do
-		d[n++] = (char)('0' + line % 10);
-	while (line /= 10);
-	while (n)
-		dst[k++] = d[--n];
-	dst[k] = '\0';
 }
 
 /* ACCEL_CSV_NOW (unix ms or ISO 8601) and ACCEL_CSV_NOW_STEP (a duration added per report): a clock for tests. */
@@ -961,17 +879,34 @@ static int fake_clock(struct run *r)
 
 int main(int argc, char **argv)
 {
+	static const char *const formats[] = { "long", "wide", NULL };
+	static const char *const ts_formats[CSV_TS_COUNT + 1] = { "iso8601", "unix", "unix_ms", NULL };
 	static struct run r;
 	struct opts o;
-	struct stream st;
+	struct sink_input in;
 	struct csv_out *out = NULL;
-	int rc = EXIT_OK, n;
+	int rc, n;
+	const struct sink_opt table[] = {
+		{ .name = "output", .short_name = 'o', .arg = SINK_STR, .dst = &o.output },
+		{ .name = "format", .arg = SINK_CHOICE, .dst = &o.format, .choices = formats },
+		{ .name = "columns", .arg = SINK_STR, .dst = &o.columns },
+		{ .name = "timestamp-format", .arg = SINK_CHOICE, .dst = &o.tsf, .choices = ts_formats },
+		{ .name = "rotate", .arg = SINK_FN, .dst = &o.out, .parse = parse_rotate },
+		{ .name = "fsync", .arg = SINK_FLAG, .dst = &o.fsync },
+		{ .name = "host", .arg = SINK_STR, .dst = &o.host },
+		{ .name = NULL },
+	};
+	const struct sink_def def = { "accel-csv", usage, table };
 
+	_Static_assert(CSV_TS_COUNT == 3, "ts_formats lists csv_ts_names");
 	memset(&o, 0, sizeof(o));
-	if (parse_args(argc, argv, &r, &o) || fake_clock(&r))
+	if ((rc = sink_start(&def, argc, argv)) != SINK_RUN)
+		return rc;
+	if (check_args(&r, &o) || fake_clock(&r))
 		return EXIT_USAGE;
-	log_init("accel-csv", o.verbose);
-	signal(SIGPIPE, SIG_IGN);
+	if (!o.out.path && (rc = sink_need_stdout("accel-csv")))
+		return rc;
+	rc = EXIT_OK;
 	if (o.host)
 		snprintf(r.host_default, sizeof(r.host_default), "%s", o.host);
 	else if (gethostname(r.host_default, sizeof(r.host_default) - 1))
@@ -990,43 +925,35 @@ int main(int argc, char **argv)
 		return EXIT_SYSTEM;
 
 	ja_init();
-	stream_init(&st, STDIN_FILENO, "stdin", 0);
+	sink_input_init(&in, "csv", STDIN_FILENO, 0);
+	r.where = in.where;
 	for (;;) {
 		json_t *report;
-		size_t len;
-		enum stream_bad why;
-		char err[256];
 
 		ja_reset(); /* the previous report is released */
-		n = stream_next(&st, &report, &len, &why, err, sizeof(err));
+		n = sink_input_next(&in, &report);
 		if (n == 0)
 			break;
-		if (n == -2) {
-			log_err("csv: %s; %llu rows written", err, (unsigned long long)csv_out_rows(out));
+		if (n < 0) {
+			log_err("csv: %s; %llu rows written", in.err, (unsigned long long)csv_out_rows(out));
 			rc = EXIT_SYSTEM;
 			break;
 		}
-		if (n == -1) {
-			r.bad_lines++;
-			log_warn("csv: %s; skipped", err);
-			continue;
-		}
-		where_line(r.where, st.lineno);
 		n = do_report(&r, out, report);
 		json_decref(report);
 		if (n == -EPIPE)
 			break; /* the reader of stdout is gone: stop quietly */
 		if (n) {
-			rc = n == -EBADMSG ? EXIT_HEADER : EXIT_SYSTEM;
+			rc = n == -EBADMSG ? EXIT_CONFIG : EXIT_SYSTEM;
 			break;
 		}
 	}
-	if (r.bad_lines || r.bad_values)
-		log_info("csv: %llu bad lines and %llu bad values skipped", (unsigned long long)r.bad_lines,
+	if (in.bad_lines || r.bad_values)
+		log_info("csv: %llu bad lines and %llu bad values skipped", (unsigned long long)in.bad_lines,
 			 (unsigned long long)r.bad_values);
 	if (csv_out_close(out) && rc == EXIT_OK)
 		rc = EXIT_SYSTEM;
-	stream_free(&st);
+	sink_input_free(&in);
 	ja_done();
 	buf_free(&r.rows);
 	buf_free(&r.arena);

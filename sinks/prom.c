@@ -18,7 +18,7 @@
  * stale one staleness window later. SIGINT or SIGTERM stop it (exit 0).
  */
 #include "../common/log.h"
-#include "../common/stream.h"
+#include "../common/sink.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "prom_dcgm.h"
@@ -27,8 +27,6 @@
 #include "prom_store.h"
 #include "prom_web.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -39,28 +37,19 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Exit codes, as accel-monitor's (also in --help and docs/accel-prom.md). */
-enum {
-	EXIT_OK = 0,
-	EXIT_SYSTEM = 1, /* cannot listen, cannot start a thread */
-	EXIT_USAGE = 2,  /* bad command line */
-	EXIT_CONFIG = 3, /* invalid --web.config.file */
-};
-
 #define DEFAULT_PORT 8000
 #define TICK_NS NS_PER_S             /* sweep and re-render at least this often */
 #define COALESCE_NS (100 * NS_PER_MS) /* a burst of buffered reports renders at most this often */
 #define POLL_MS 200                  /* how often the ingest thread looks at the stop flag */
 
 struct opts {
-	unsigned port;
+	unsigned long long port;
 	char host[256];
 	int have_listen, have_port;
 	const char *web_config;
 	const char *collectors;
 	int64_t staleness_ms;
-	size_t max_line;
-	int verbose;
+	unsigned long long max_line;
 };
 
 struct ingest {
@@ -105,161 +94,79 @@ static void usage(FILE *f)
 		DEFAULT_PORT, STREAM_DEFAULT_MAX_LINE);
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+/* --listen-address ADDR:PORT */
+static int parse_listen(const char *arg, void *dst, char *err, size_t errsz)
 {
-	enum { OPT_PORT = 256, OPT_LISTEN, OPT_WEB, OPT_STALENESS, OPT_MAXLINE, OPT_VERSION, OPT_COLLECTORS };
-	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "listen-address", required_argument, NULL, OPT_LISTEN },
-		{ "web.config.file", required_argument, NULL, OPT_WEB },
-		{ "staleness", required_argument, NULL, OPT_STALENESS },
-		{ "max-line-bytes", required_argument, NULL, OPT_MAXLINE },
-		{ "collectors", required_argument, NULL, OPT_COLLECTORS },
-		{ "verbose", optional_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned long long n;
-	const char *why;
-	char *end;
-	int c;
+	struct opts *o = dst;
+	unsigned port;
 
-	memset(o, 0, sizeof(*o));
-	o->port = DEFAULT_PORT;
-	o->max_line = STREAM_DEFAULT_MAX_LINE;
-	o->verbose = LOG_LVL_WARN;
-	while ((c = getopt_long(argc, argv, "v::h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_PORT:
-			errno = 0;
-			n = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || errno || n > 65535 || optarg[0] == '-' || optarg[0] == '+') {
-				fprintf(stderr, "accel-prom: --port: expected 0 to 65535, got \"%s\"\n", optarg);
-				return -1;
-			}
-			o->port = (unsigned)n;
-			o->have_port = 1;
-			break;
-		case OPT_LISTEN:
-			if (prom_parse_listen(optarg, o->host, sizeof(o->host), &o->port)) {
-				fprintf(stderr, "accel-prom: --listen-address: expected ADDR:PORT, [ADDR]:PORT or :PORT, "
-						"got \"%s\"\n",
-					optarg);
-				return -1;
-			}
-			o->have_listen = 1;
-			break;
-		case OPT_WEB:
-			o->web_config = optarg;
-			break;
-		case OPT_COLLECTORS:
-			o->collectors = optarg;
-			break;
-		case OPT_STALENESS:
-			if (duration_parse(optarg, &o->staleness_ms, &why) || o->staleness_ms <= 0) {
-				fprintf(stderr, "accel-prom: --staleness: %s: \"%s\"\n",
-					o->staleness_ms <= 0 && !why ? "must be positive" : why ? why : "invalid", optarg);
-				return -1;
-			}
-			break;
-		case OPT_MAXLINE:
-			errno = 0;
-			n = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || errno || n < 1 || n > (1ull << 30) || optarg[0] == '-') {
-				fprintf(stderr, "accel-prom: --max-line-bytes: expected 1 to %llu, got \"%s\"\n",
-					1ull << 30, optarg);
-				return -1;
-			}
-			o->max_line = (size_t)n;
-			break;
-		case 'v':
-			if (log_verbose_option("accel-prom", argc, argv, &o->verbose))
-				return -1;
-			break;
-		case OPT_VERSION:
-			printf("accel-prom %s\n", ACCEL_VERSION);
-			exit(EXIT_OK);
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			fprintf(stderr, "Try 'accel-prom --help'.\n");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "accel-prom: unexpected argument \"%s\"\nTry 'accel-prom --help'.\n", argv[optind]);
+	if (prom_parse_listen(arg, o->host, sizeof(o->host), &port)) {
+		snprintf(err, errsz, "expected ADDR:PORT, [ADDR]:PORT or :PORT, got \"%s\"", arg);
 		return -1;
 	}
-	if (o->have_port && o->have_listen) {
-		fprintf(stderr, "accel-prom: --port and --listen-address: give one of them\n");
-		return -1;
-	}
+	o->port = port;
 	return 0;
 }
 
 /* More input is already there (a complete line buffered, or the fd readable): a burst is coming. */
-static int input_pending(const struct stream *s)
+static int input_pending(const struct sink_input *in)
 {
-	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+	struct pollfd p = { .fd = in->st.fd, .events = POLLIN };
 
-	if (s->rpos < s->rlen && memchr(s->rbuf + s->rpos, '\n', s->rlen - s->rpos))
-		return 1;
-	return !s->eof && poll(&p, 1, 0) == 1;
+	return sink_input_buffered(in) || (!in->st.eof && poll(&p, 1, 0) == 1);
+}
+
+static void on_bad_line(void *ud, enum stream_bad why)
+{
+	prom_store_bad_line(ud, why);
 }
 
 static void *ingest_main(void *arg)
 {
 	struct ingest *in = arg;
-	struct stream s;
+	struct sink_input si;
 	int64_t last_pub = 0;
-	char err[512], where[48];
 
-	stream_init(&s, STDIN_FILENO, "stdin", in->max_line);
+	sink_input_init(&si, "prom", STDIN_FILENO, in->max_line);
+	si.on_bad = on_bad_line;
+	si.ud = in->store;
 	while (!atomic_load(&in->stop)) {
-		enum stream_bad why;
 		json_t *rep;
-		size_t len;
 		int rc;
 		int64_t now;
 
 		/* Wait for input in slices, so that a stop request is seen while stdin is quiet. */
-		if (s.rpos == s.rlen && !s.eof) {
-			struct pollfd p = { .fd = s.fd, .events = POLLIN };
+		if (si.st.rpos == si.st.rlen && !si.st.eof) {
+			struct pollfd p = { .fd = si.st.fd, .events = POLLIN };
 
 			if (poll(&p, 1, POLL_MS) == 0)
 				continue;
 		}
-		rc = stream_next(&s, &rep, &len, &why, err, sizeof(err));
+		rc = sink_input_next(&si, &rep);
 		now = clock_mono_ns();
 		if (rc == 1) {
-			snprintf(where, sizeof(where), "%s:%llu", s.name, (unsigned long long)s.lineno);
-			prom_store_report(in->store, rep, where, now, clock_real_ns());
+			prom_store_report(in->store, rep, si.where, now, clock_real_ns());
 			json_decref(rep);
-		} else if (rc == -1) {
-			log_warn("prom: %s", err);
-			prom_store_bad_line(in->store, why);
 		}
-		prom_store_input_bytes(in->store, s.bytes);
-		if (rc == 0 || rc == -2) {
-			if (rc == -2)
-				log_err("prom: %s; serving the last values, /health fails from now on", err);
+		prom_store_input_bytes(in->store, si.st.bytes);
+		if (rc <= 0) {
+			if (rc < 0)
+				log_err("prom: %s; serving the last values, /health fails from now on", si.err);
 			else
-				log_warn("prom: %s: end of input after %llu lines; serving the last values, /health fails "
-					 "from now on",
-					 s.name, (unsigned long long)s.lineno);
-			prom_store_eof(in->store, rc == -2 ? err : "end of input", now);
+				log_warn("prom: stdin: end of input after %llu lines; serving the last values, /health "
+					 "fails from now on",
+					 (unsigned long long)si.st.lineno);
+			prom_store_eof(in->store, rc < 0 ? si.err : "end of input", now);
 			prom_store_publish(in->store, in->pub, now, clock_real_ns());
 			break;
 		}
 		/* Render after each report, but only once for a burst already sitting in the buffer. */
-		if (now - last_pub >= COALESCE_NS || !input_pending(&s)) {
+		if (now - last_pub >= COALESCE_NS || !input_pending(&si)) {
 			prom_store_publish(in->store, in->pub, now, clock_real_ns());
 			last_pub = now;
 		}
 	}
-	stream_free(&s);
+	sink_input_free(&si);
 	atomic_store(&in->done, 1);
 	return NULL;
 }
@@ -291,11 +198,28 @@ int main(int argc, char **argv)
 	pthread_t th;
 	sigset_t sigs;
 	char node[256], err[512];
-	int rc = EXIT_OK, started = 0;
+	int rc, started = 0;
 
-	if (parse_args(argc, argv, &o))
+	const struct sink_opt table[] = {
+		{ .name = "port", .arg = SINK_UINT, .dst = &o.port, .max = 65535, .given = &o.have_port },
+		{ .name = "listen-address", .arg = SINK_FN, .dst = &o, .parse = parse_listen, .given = &o.have_listen },
+		{ .name = "web.config.file", .arg = SINK_STR, .dst = &o.web_config },
+		{ .name = "staleness", .arg = SINK_DUR, .dst = &o.staleness_ms, .min = 1 },
+		{ .name = "max-line-bytes", .arg = SINK_UINT, .dst = &o.max_line, .min = 1, .max = 1 << 30 },
+		{ .name = "collectors", .arg = SINK_STR, .dst = &o.collectors },
+		{ .name = NULL },
+	};
+	const struct sink_def def = { "accel-prom", usage, table };
+
+	memset(&o, 0, sizeof(o));
+	o.port = DEFAULT_PORT;
+	o.max_line = STREAM_DEFAULT_MAX_LINE;
+	if ((rc = sink_start(&def, argc, argv)) != SINK_RUN)
+		return rc;
+	if (o.have_port && o.have_listen) {
+		fprintf(stderr, "accel-prom: --port and --listen-address: give one of them\n");
 		return EXIT_USAGE;
-	log_init("accel-prom", o.verbose);
+	}
 	if (o.web_config) {
 		char *e = NULL;
 
@@ -332,7 +256,8 @@ int main(int argc, char **argv)
 	prom_pub_init(&pub);
 	prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
 
-	ho = (struct prom_http_opts){ o.host, o.port, &pub, store, web, ACCEL_VERSION };
+	rc = EXIT_OK;
+	ho = (struct prom_http_opts){ o.host, (unsigned)o.port, &pub, store, web, ACCEL_VERSION };
 	if (prom_http_start(&ho, &http, err, sizeof(err))) {
 		log_err("prom: %s", err);
 		rc = EXIT_SYSTEM;
@@ -344,7 +269,7 @@ int main(int argc, char **argv)
 	memset(&in, 0, sizeof(in));
 	in.store = store;
 	in.pub = &pub;
-	in.max_line = o.max_line;
+	in.max_line = (size_t)o.max_line;
 	atomic_init(&in.stop, 0);
 	atomic_init(&in.done, 0);
 	if (pthread_create(&th, NULL, ingest_main, &in)) {

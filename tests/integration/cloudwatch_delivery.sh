@@ -27,7 +27,7 @@ start_rx() { # NAME ARGS...
 	rm -f "$WORK/$name.port"
 	spawn RX_PID "$PY" "$HELP/cw_receiver.py" --port-file "$WORK/$name.port" --record "$WORK/$name.rec" \
 		--log "$WORK/$name.log" $CRED "$@"
-	wait_for 20 test -s "$WORK/$name.port" || echo "# receiver $name did not start"
+	wait_for 20 test -s "$WORK/$name.port" || echo "# receiver $name did not start" >&2
 	RX_PORT=$(cat "$WORK/$name.port")
 }
 
@@ -92,10 +92,14 @@ stop_rx "$RX_PID"
 gen p --count 300 --age-s 30
 start_rx p --poison 1000123
 rc=0
-"$CW" --namespace T --endpoint-url "http://127.0.0.1:$RX_PORT" $FAST <"$WORK/p.jsonl" 2>"$WORK/p.err" || rc=$?
+"$CW" --namespace T --endpoint-url "http://127.0.0.1:$RX_PORT" $FAST -v2 <"$WORK/p.jsonl" 2>"$WORK/p.err" || rc=$?
 is "$rc" 0 "a 400 naming MetricData.member.N: exit 0"
 grep -v '"value": 1000123.0' "$WORK/p.exp" >"$WORK/p.exp2"
 ok "only that datum is missing" "$PY" "$HELP/cw_compare.py" "$WORK/p.exp2" "$WORK/p.rec"
+# The count it logs is what the receiver got: the rejected datum is not "delivered" (issue 11, item 10).
+is "$(sed -n 's/.* \([0-9]*\) datums delivered .*/\1/p' "$WORK/p.err")" "$(nlines "$WORK/p.rec")" \
+	"the delivered count equals the receiver's ($(nlines "$WORK/p.rec"))"
+ok "and the rejected one is counted as such" grep -q "dropped: 1 rejected by CloudWatch" "$WORK/p.err"
 ok "logged with CloudWatch's Code, Message and the datum" grep -q \
 	"rejected datum SystemMemoryUsed{InstanceId=i-0fedcba9876543210,InstanceType=inf2.xlarge} 1000123.0 at .*: InvalidParameterValue: The value 1000123.0 for parameter MetricData.member.[0-9]*.Value is invalid." \
 	"$WORK/p.err"
@@ -147,10 +151,42 @@ kill -TERM "$SINK"
 rc=0
 wait "$SINK" || rc=$?
 exec 3>&-
-[ "$rc" = 0 ] || sed "s/^/# /" "$WORK/t.err" | head -30
+[ "$rc" = 0 ] || sed "s/^/# /" "$WORK/t.err" | head -30 >&2
 is "$rc" 0 "SIGTERM with input still open: exit 0"
 ok "everything queued was delivered" "$PY" "$HELP/cw_compare.py" "$WORK/t.exp" "$WORK/t.rec"
 stop_rx "$RX_PID"
+
+# SIGTERM while a request is in flight (the receiver hangs): the log counts the datums in flight, not
+# "0 queued"; they are delivered; a second SIGTERM is named as the reason for what is left undelivered,
+# not the drain timeout (issue 11, item 10).
+for second in no yes; do
+	start_rx h$second --faults hang --hang-s 3
+	rm -f "$WORK/in"
+	mkfifo "$WORK/in"
+	spawn SINK sh -c "exec '$CW' --namespace T --endpoint-url http://127.0.0.1:$RX_PORT $FAST --timeout 10s -v2 \
+		<'$WORK/in' 2>'$WORK/h$second.err'"
+	exec 3>"$WORK/in"
+	cat "$WORK/t.jsonl" >&3
+	wait_for 10 grep -q "PutMetricData to" "$WORK/h$second.err"
+	sleep 0.6 # a flush interval (100 ms) and more: the 200 datums are in the hanging request
+	kill -TERM "$SINK"
+	[ $second = yes ] && sleep 0.3 && kill -TERM "$SINK"
+	rc=0
+	wait "$SINK" || rc=$?
+	exec 3>&-
+	if [ $second = no ]; then
+		is "$rc" 0 "SIGTERM with 200 datums in flight: exit 0"
+		ok "the log counts them as in flight" grep -q "Terminated: delivering the 200 datums not yet delivered (0 queued, 200 being sent" "$WORK/hno.err"
+		ok "they arrive" "$PY" "$HELP/cw_compare.py" "$WORK/t.exp" "$WORK/hno.rec"
+		ok "and the log says 200 delivered" grep -q " 200 datums delivered " "$WORK/hno.err"
+	else
+		is "$rc" 1 "a second SIGTERM with 200 datums in flight: exit 1"
+		ok "the undelivered are blamed on the second signal" grep -q "exiting with 200 datums undelivered: a second SIGTERM" "$WORK/hyes.err"
+		ok "not on the drain timeout" sh -c "! grep -q 'drain-timeout' '$WORK/hyes.err'"
+		ok "and the log says 0 delivered" grep -q " 0 datums delivered " "$WORK/hyes.err"
+	fi
+	stop_rx "$RX_PID"
+done
 
 PORT=$(free_port)
 rc=0
@@ -158,5 +194,6 @@ rc=0
 	<"$WORK/t.jsonl" 2>"$WORK/u.err" || rc=$?
 is "$rc" 1 "endpoint down past the drain deadline: exit 1"
 ok "says how many datums were left" grep -q "exiting with 200 datums undelivered" "$WORK/u.err"
+ok "and why: the drain timeout" grep -q "exiting with 200 datums undelivered: --drain-timeout 300 ms passed" "$WORK/u.err"
 
 done_testing

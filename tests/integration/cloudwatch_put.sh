@@ -23,7 +23,7 @@ start_rx() {
 	rm -f "$WORK/$name.port"
 	spawn RX_PID "$PY" "$HELP/cw_receiver.py" --port-file "$WORK/$name.port" --record "$WORK/$name.rec" \
 		--log "$WORK/$name.log" "$@"
-	wait_for 20 test -s "$WORK/$name.port" || echo "# receiver $name did not start"
+	wait_for 20 test -s "$WORK/$name.port" || echo "# receiver $name did not start" >&2
 	RX_PORT=$(cat "$WORK/$name.port")
 }
 
@@ -53,6 +53,15 @@ for pat in 'MetricName=NeuronCoreUtilization' 'MetricName=ExecutionLatencyP99' '
 	ok "2.x body has $pat" grep -q -- "$pat" "$WORK/2x.fields"
 done
 ok "no instance_info or memory_location=None datums" sh -c "! grep -q 'InstanceInfo\|Value=None' '$WORK/2x.fields'"
+
+# A dry run whose stdout fails: exit 1 and the reason, never "delivered" (issue 11, item 10).
+rc=0
+"$CW" --namespace T --dry-run -v2 <"$FIX/streams/neuron-monitor-2x.jsonl" >/dev/full 2>"$WORK/full.err" || rc=$?
+is "$rc" 1 "--dry-run >/dev/full: exit 1"
+ok "--dry-run >/dev/full: says why" grep -q "cannot write to stdout: No space left on device" "$WORK/full.err"
+ok "--dry-run >/dev/full: no datum counted as delivered" grep -q " 0 datums delivered" "$WORK/full.err"
+ok "--dry-run >/dev/full: the undelivered are blamed on stdout, not on the drain timeout" \
+	sh -c "grep 'undelivered' '$WORK/full.err' | grep -q 'cannot write to stdout' && ! grep -q 'drain-timeout' '$WORK/full.err'"
 
 # Limits: 1000 datums per request; every datum kept.
 "$PY" "$HELP/cw_gen.py" --count 400 --age-s 60 --expected "$WORK/gen.exp" >"$WORK/gen.jsonl"

@@ -10,6 +10,8 @@
 #   free_port                 print a free TCP port on 127.0.0.1
 #   q FILE EXPR [ARG...]      a Python expression over a report stream (tests/helpers/q.py)
 #   nlines FILE               complete lines in FILE
+#   need NAME cmd...          a prerequisite (built by make, installed by make test): if cmd fails,
+#                             one failed test names it and the script stops; never a skip
 #   done_testing              print the plan; exit 1 if anything failed
 #
 # ACCEL_BIN names the directory holding the programs (default: ./bin);
@@ -99,6 +101,15 @@ free_port() {
 q() { $PY "$HELP/q.py" "$@"; }
 
 nlines() { wc -l <"$1" | tr -d ' '; }
+
+need() {
+	_need=$1
+	shift
+	if ! "$@" >/dev/null 2>&1; then
+		_result 1 "prerequisite: $_need"
+		done_testing || exit 1
+	fi
+}
 
 done_testing() {
 	echo "1..$_n"

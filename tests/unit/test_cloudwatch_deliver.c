@@ -175,6 +175,16 @@ int main(void)
 	is_int(dl.stale, 4, "the four that crossed two weeks were dropped");
 	is_int(alive, 6, "the six younger ones sent");
 
+	/* A datum in messages: the one description for queued points and datums in flight. */
+	{
+		const struct cw_dim dims[2] = { { "InstanceId", "i-1" }, { "NeuronCore", "0" } };
+		char what[256];
+
+		cw_describe("NeuronCoreUtilization", dims, 2, 42.5, 1795219200000, what, sizeof(what));
+		is_str(what, "NeuronCoreUtilization{InstanceId=i-1,NeuronCore=0} 42.5 at 2026-11-21T00:00:00Z",
+		       "cw_describe");
+	}
+
 	/* Classification of HTTP answers. */
 	{
 		struct cw_error e = { "", "", 0 };

@@ -2,7 +2,8 @@
 /*
  * The stream reader (common/stream.c): line numbers in messages, the line
  * cap (an over-long line is skipped without being buffered), blank lines,
- * CRLF, a last line without newline, bad JSON, NaN, deep nesting.
+ * CRLF, a last line without newline, bad JSON, NaN, deep nesting,
+ * integers past int64 (read as reals), JSON that is not an object.
  */
 #include "../../common/stream.h"
 #include "tap.h"
@@ -70,7 +71,7 @@ int main(void)
 		is_str(err, "stdin:3: a report must be a JSON object", "not-object message");
 		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), -1, "line 4 is too long");
 		is_int(why, STREAM_BAD_TOO_LONG, "reason too_long");
-		is_str(err, "stdin:4: line longer than 4096 bytes; skipped", "too-long message");
+		is_str(err, "stdin:4: line longer than 4096 bytes", "too-long message");
 		ok(s.lalloc <= 2 * cap, "the long line was not buffered (%zu bytes allocated)", s.lalloc);
 		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), -1, "NaN is rejected");
 		ok(!strncmp(err, "stdin:7: ", 9), "blank lines are counted: %s", err);
@@ -84,6 +85,60 @@ int main(void)
 		stream_free(&s);
 		close(fd);
 		free(text);
+	}
+
+	/*
+	 * Integers past int64 (issue 11, item 5): read as reals, the rest of the
+	 * line as it was; non-object JSON is "not_object" (item 16).
+	 */
+	{
+		static const char text[] =
+			"{\"a\":9223372036854775808,\"b\":18446744073709551615,\"c\":10000000000000000000,"
+			"\"d\":1e308,\"e\":-9223372036854775809,\"f\":9223372036854775807,\"pid\":42,"
+			"\"s\":\"18446744073709551615\\\"x\",\"g\":1" "00000000000000000000000000000000000000000000000000"
+			"00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+			"00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+			"00000000000000000000000000000000000000000000000000000000000000}\n"
+			"[18446744073709551615]\n"
+			"5\n\"text\"\nnull\ntrue\n[]\n"
+			"{\"x\":1e400}\n"
+			"{\"y\":18446744073709551615,}\n";
+		json_t *v;
+
+		fd = feed(text, sizeof(text) - 1);
+		stream_init(&s, fd, "stdin", 0);
+		ok(stream_next(&s, &r, &len, &why, err, sizeof(err)) == 1, "a line with integers past 2^63 parses");
+		v = json_object_get(r, "a");
+		ok(json_is_real(v) && json_real_value(v) == 9223372036854775808.0, "2^63 is the real 2^63");
+		v = json_object_get(r, "b");
+		ok(json_is_real(v) && json_real_value(v) == 18446744073709551615.0, "2^64-1 is the real 1.8446744073709552e19");
+		v = json_object_get(r, "c");
+		ok(json_is_real(v) && json_real_value(v) == 1e19, "10000000000000000000 is the real 1e19");
+		ok(json_real_value(json_object_get(r, "d")) == 1e308, "1e308 stays 1e308");
+		v = json_object_get(r, "e");
+		ok(json_is_real(v) && json_real_value(v) == -9223372036854775809.0, "-2^63-1 is a real");
+		v = json_object_get(r, "f");
+		ok(json_is_integer(v) && json_integer_value(v) == INT64_MAX, "2^63-1 stays an integer");
+		v = json_object_get(r, "pid");
+		ok(json_is_integer(v) && json_integer_value(v) == 42, "the other integers stay integers");
+		is_str(json_string_value(json_object_get(r, "s")), "18446744073709551615\"x", "a string is left alone");
+		ok(json_real_value(json_object_get(r, "g")) == 1e308, "a 309-digit integer is the real 1e308");
+		json_decref(r);
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), -1, "an array with a big integer: not an object");
+		is_int(why, STREAM_BAD_NOT_OBJECT, "counted as not_object");
+		for (int i = 0; i < 5; i++) {
+			ok(stream_next(&s, &r, &len, &why, err, sizeof(err)) == -1, "scalar line %d is rejected", i + 3);
+			ok(why == STREAM_BAD_NOT_OBJECT, "and counts as not_object, not json (%s)", err);
+		}
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), -1, "1e400 is rejected");
+		is_int(why, STREAM_BAD_JSON, "as bad JSON");
+		ok(strstr(err, "real number overflow") != NULL, "with jansson's reason: %s", err);
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), -1, "bad JSON with a big integer");
+		is_int(why, STREAM_BAD_JSON, "is still bad JSON");
+		ok(!strncmp(err, "stdin:9: ", 9), "named by its line: %s", err);
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), 0, "end of input");
+		stream_free(&s);
+		close(fd);
 	}
 
 	/* 100000-deep nesting: rejected by jansson's depth limit, no crash. */

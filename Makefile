@@ -37,7 +37,7 @@ LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
 # -ldl: the NVML collector dlopens the driver's library (libc has dlopen since glibc 2.34; older ones need it).
 LIBS_MONITOR := $(LIBS_COMMON) -ldl
 LIBS_IMDS := $(LIBS_COMMON) $(call pc,libcurl)
-# Each sink links only what it uses.
+# Each sink links only what it uses (a sink with no LIBS_SINK_NAME links LIBS_COMMON).
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
 LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
@@ -51,8 +51,8 @@ endif
 
 COMMON_SRC := $(wildcard common/*.c)
 MONITOR_SRC := $(filter-out monitor/main.c monitor/imds.c,$(wildcard monitor/*.c))
-# A sink is sinks/NAME.c (its main) plus its modules sinks/NAME_*.c.
-SINKS := $(foreach s,prom csv cloudwatch,$(if $(wildcard sinks/$(s).c),$(s)))
+# A sink is sinks/NAME.c (its main) plus its modules sinks/NAME_*.c: every sinks/*.c without "_" is one.
+SINKS := $(foreach f,$(notdir $(wildcard sinks/*.c)),$(if $(findstring _,$(f)),,$(f:.c=)))
 SINK_MOD_SRC := $(wildcard sinks/*_*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
@@ -92,7 +92,7 @@ $(BUILD)/libsinks.a: $(SINK_MOD_OBJ)
 $(BIN)/accel-%: $(BUILD)/sinks/%.o $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard sinks/$$*_*.c)))) $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_SINK_$*)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(or $(LIBS_SINK_$*),$(LIBS_COMMON))
 
 # The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
 $(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/libcommon.a

@@ -72,7 +72,7 @@ is() {
 	fi
 }
 
-diag() { echo "# $*"; }
+diag() { echo "# $*" >&2; }
 
 # spawn VAR cmd...: run cmd in the background, store its pid in VAR.
 spawn() {

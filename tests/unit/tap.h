@@ -36,21 +36,21 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 	do {                                                                                      \
 		long long g_ = (long long)(got), w_ = (long long)(want);                          \
 		if (!tap_ok(g_ == w_, "%s", name))                                                \
-			printf("#   got:      %lld\n#   expected: %lld\n", g_, w_);                   \
+			fprintf(stderr, "#   got:      %lld\n#   expected: %lld\n", g_, w_);          \
 	} while (0)
 
 #define is_str(got, want, name)                                                                   \
 	do {                                                                                      \
 		const char *g_ = (got), *w_ = (want);                                             \
 		if (!tap_ok(g_ && w_ ? strcmp(g_, w_) == 0 : g_ == w_, "%s", name))               \
-			printf("#   got:      %s\n#   expected: %s\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
+			fprintf(stderr, "#   got:      %s\n#   expected: %s\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
 	} while (0)
 
 #define is_double(got, want, eps, name)                                                           \
 	do {                                                                                      \
 		double g_ = (got), w_ = (want);                                                   \
 		if (!tap_ok(fabs(g_ - w_) <= (eps), "%s", name))                                  \
-			printf("#   got:      %.17g\n#   expected: %.17g\n", g_, w_);                 \
+			fprintf(stderr, "#   got:      %.17g\n#   expected: %.17g\n", g_, w_);        \
 	} while (0)
 
 static inline int done_testing(void)

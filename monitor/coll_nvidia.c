@@ -3,11 +3,12 @@
  * NVIDIA GPUs through NVML (device type "nvidia"; docs/nvidia.md lists every
  * field, its NVML call and unit).
  *
- * libnvidia-ml.so.1 is opened with dlopen (ACCEL_NVML_LIBRARY overrides the
- * path, for tests) and its symbols resolved with fallbacks, newest first
- * (nvmlInit_v2 -> nvmlInit, ..._v3 -> _v2 -> v1); the ABI is declared by
- * hand in nvml.h. No library, or no driver, is the entry's "error"; the rest
- * of accel-monitor runs, and loading is retried every NV_RETRY_S seconds.
+ * libnvidia-ml.so.1 is opened with dlopen (the block's "library" key, then
+ * ACCEL_NVML_LIBRARY, override the path) and its symbols resolved with
+ * fallbacks, newest first (nvmlInit_v2 -> nvmlInit, ..._v3 -> _v2 -> v1);
+ * the ABI is declared by hand in nvml.h. No library, or no driver, is the
+ * entry's "error"; the rest of accel-monitor runs, and loading is retried
+ * every NV_RETRY_S seconds.
  *
  * Per device, and per field: NOT_SUPPORTED (or a symbol this driver lacks)
  * leaves the field out; GPU_IS_LOST makes that device's "error" while the
@@ -194,10 +195,60 @@ struct nv_state {
 
 /* ---- loading ------------------------------------------------------------- */
 
-static const char *nv_library_path(void)
+/* What a "nvidia" devices block keeps from its own keys (cfg_device.own). */
+struct nv_conf {
+	char *library; /* "library": the NVML library to dlopen */
+};
+
+/* The keys of a "nvidia" block beyond every block's. */
+static const char *const nv_keys[] = { "library", NULL };
+
+/* Config: "library" names the NVML library, a path or a name ld.so searches for. */
+static int nv_config(const struct cfg_block *b, const struct cfg_device *dev)
 {
+	const char *lib = NULL;
+	struct nv_conf *c;
+
+	(void)dev;
+	if (cfg_block_string(b, "library", "the NVML library's path or file name", &lib))
+		return -EINVAL;
+	if (!lib)
+		return 0;
+	c = xcalloc(1, sizeof(*c));
+	c->library = xstrdup(lib);
+	*b->own = c;
+	return 0;
+}
+
+static void nv_config_print(const void *own, json_t *block)
+{
+	const struct nv_conf *c = own;
+
+	if (c->library)
+		json_object_set_new(block, "library", json_string(c->library));
+}
+
+static void nv_config_free(void *own)
+{
+	struct nv_conf *c = own;
+
+	if (!c)
+		return;
+	free(c->library);
+	free(c);
+}
+
+/*
+ * The NVML library to load: the block's "library", else ACCEL_NVML_LIBRARY,
+ * else libnvidia-ml.so.1 (dev is NULL when "auto" probes).
+ */
+static const char *nv_library_path(const struct cfg_device *dev)
+{
+	const struct nv_conf *c = dev ? dev->own : NULL;
 	const char *p = getenv("ACCEL_NVML_LIBRARY");
 
+	if (c && c->library)
+		return c->library;
 	return p && *p ? p : NV_DEFAULT_LIBRARY;
 }
 
@@ -226,12 +277,12 @@ static const char *nv_strerror(const struct nvml_api *api, nvmlReturn_t rc, char
 }
 
 /*
- * Open the library and start NVML. 0, or -1 with why in err. On failure
- * nothing stays open.
+ * Open the library (dev's, or NULL: the environment's or the default) and
+ * start NVML. 0, or -1 with why in err. On failure nothing stays open.
  */
-static int nv_load(struct nvml_api *api, char *err, size_t errsz)
+static int nv_load(struct nvml_api *api, const struct cfg_device *dev, char *err, size_t errsz)
 {
-	const char *path = nv_library_path();
+	const char *path = nv_library_path(dev);
 	nvmlReturn_t rc;
 	char why[160];
 
@@ -686,7 +737,7 @@ static int nv_ensure(struct nv_state *s, int prime)
 	if (s->tried_ns && now - s->tried_ns < NV_RETRY_S * NS_PER_S)
 		return 0;
 	s->tried_ns = now;
-	if (nv_load(&s->api, s->error, sizeof(s->error)))
+	if (nv_load(&s->api, s->cfg, s->error, sizeof(s->error)))
 		return 0;
 	if (nv_start(s, prime)) {
 		if (s->have_evset && s->api.ev_free)
@@ -1380,7 +1431,7 @@ static int nv_probe(const struct mon_env *env)
 	int found;
 
 	(void)env;
-	if (nv_load(&api, err, sizeof(err))) {
+	if (nv_load(&api, NULL, err, sizeof(err))) {
 		log_debug("nvidia: %s", err);
 		return 0;
 	}
@@ -1486,6 +1537,10 @@ static void nv_close(void *state)
 
 const struct device_ops coll_nvidia_ops = {
 	.type = "nvidia",
+	.keys = nv_keys,
+	.config = nv_config,
+	.config_print = nv_config_print,
+	.config_free = nv_config_free,
 	.probe = nv_probe,
 	.open = nv_open,
 	.collect = nv_collect,

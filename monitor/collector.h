@@ -12,10 +12,13 @@
  *    instance, with the due groups in its "report".
  *
  *  - device_ops: one kind of accelerator (nvidia, amdgpu, neuron, ncs2,
- *    hwmon). It names the config "type" it serves and may check its own
- *    "devices" block; collect() fills one device group with a "devices"
- *    object keyed by device index, each device carrying its identity and
- *    error.
+ *    hwmon). It names the config "type" it serves, may declare keys of its
+ *    own in that type's "devices" block (nvidia's "library") and parses and
+ *    checks its block (collectd's per-plugin config): the core never knows
+ *    those keys, only that they belong to the type. What the collector
+ *    keeps is cfg_device.own at open(). collect() fills one device group
+ *    with a "devices" object keyed by device index, each device carrying
+ *    its identity and error.
  *
  * The configuration validator takes the device types and address schemes
  * it accepts from the registry, so a new collector is one file plus one
@@ -84,14 +87,31 @@ struct runtime_ops {
 struct device_ops {
 	const char *type; /* the config's device "type" it serves, and the report's "device_type" */
 	/*
-	 * Optional: check this kind's "devices" block beyond what every block
-	 * has (type, select, period and metrics are parsed into dev already). 0,
-	 * or -EINVAL after cfg_block_error(b, ...). Not called for "auto".
+	 * Optional: the keys of this kind's "devices" block beyond the ones
+	 * every block has (type, select, period, metrics), NULL-terminated. The
+	 * validator accepts them in a block of this type only; config parses
+	 * them. A collector with keys has config, config_print and config_free.
+	 */
+	const char *const *keys;
+	/*
+	 * Optional: check and parse this kind's "devices" block (type, select,
+	 * period and metrics are parsed into dev already). What it keeps from
+	 * its own keys goes to *b->own, a new object that open() finds in
+	 * dev->own and config_free releases; it keeps nothing (NULL) when none
+	 * of its keys is there. 0, or -EINVAL after cfg_block_error(b, ...) (an
+	 * object already in *b->own is still freed). Not called for "auto".
 	 */
 	int (*config)(const struct cfg_block *b, const struct cfg_device *dev);
+	/*
+	 * Add what config kept (own, never NULL) to block, the block's entry in
+	 * the effective configuration (--check-config), as the keys config
+	 * parsed: the output must load back to the same own.
+	 */
+	void (*config_print)(const void *own, json_t *block);
+	void (*config_free)(void *own); /* NULL-safe */
 	/* 1 when this host has at least one such device (for type "auto"). */
 	int (*probe)(const struct mon_env *env);
-	/* Discover the selected devices. 0 or -errno; failures are reported by collect. */
+	/* Discover the selected devices (dev->own: what config kept). 0 or -errno; failures are reported by collect. */
 	int (*open)(const struct mon_env *env, const struct cfg_device *dev, void **state);
 	/*
 	 * Fill group (which already has period, timestamp and error "") for the

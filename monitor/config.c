@@ -6,7 +6,8 @@
  * scope) and a handful of keys per object. Unknown keys are errors, so a
  * typo never silently turns into a default. Device types and runtime
  * address schemes come from the collector registry (collectors.c): each
- * collector parses what is its own (its address, its device block).
+ * collector parses what is its own (its address, its device block and the
+ * keys it declares there, which are known for its type only).
  */
 #include "config.h"
 #include "../common/doc.h"
@@ -107,6 +108,23 @@ int cfg_block_error(const struct cfg_block *b, const char *sub, int at_key, cons
 		snprintf(path, sizeof(path), "%s", b->path);
 	*b->err = doc_error(b->doc, path, at_key, "%s", msg);
 	return -EINVAL;
+}
+
+int cfg_block_string(const struct cfg_block *b, const char *key, const char *what, const char **out)
+{
+	json_t *s = json_object_get(b->obj, key);
+
+	if (!s)
+		return 0;
+	if (!json_is_string(s))
+		return cfg_block_error(b, key, 0, "expected %s (a non-empty string), got %s", what, doc_kind(s));
+	if (!json_string_length(s))
+		return cfg_block_error(b, key, 0, "expected %s (a non-empty string), got an empty string", what);
+	if (strlen(json_string_value(s)) != json_string_length(s))
+		return cfg_block_error(b, key, 0, "expected %s (a non-empty string), got a string with a NUL character",
+				       what);
+	*out = json_string_value(s);
+	return 0;
 }
 
 /* Every key of obj must be one of the NULL-terminated list keys. */
@@ -225,7 +243,7 @@ static void scheme_known_list(char *dst, size_t size)
 /* The address's scheme picks the runtime collector (the registry's), which parses the rest. */
 static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg_runtime *rt)
 {
-	const struct cfg_block b = { v->d, path, o, v->err };
+	const struct cfg_block b = { v->d, path, o, v->err, NULL };
 	const struct runtime_ops *ops;
 	const char *a = rt->address, *colon = strchr(a, ':');
 	const char *const *un;
@@ -345,10 +363,68 @@ static void device_known_list(char *dst, size_t size)
 	snprintf(dst + n, n < size ? size - n : 0, "%sauto", n ? ", " : "");
 }
 
+/* The keys every devices block has; a collector may declare more for its type. */
+static const char *const device_keys[] = { "type", "select", "period", "metrics", NULL };
+
+/* Is key in the NULL-terminated list keys (which may be NULL)? */
+static int key_in(const char *const *keys, const char *key)
+{
+	for (size_t i = 0; keys && keys[i]; i++)
+		if (!strcmp(keys[i], key))
+			return 1;
+	return 0;
+}
+
+/*
+ * The keys of a devices block: every block's, then those the type's
+ * collector declares (ops NULL: "auto", which has none). A key that another
+ * type declares is an error that says whose it is.
+ */
+static int check_device_keys(struct vctx *v, const char *path, json_t *o, const char *type,
+			     const struct device_ops *ops)
+{
+	const struct device_ops *const *all = device_ops_all();
+	const char **keys, *k;
+	size_t n = 0, nown = 0;
+	json_t *val;
+	int rc;
+
+	while (ops && ops->keys && ops->keys[nown])
+		nown++;
+	keys = xcalloc(ARRAY_SIZE(device_keys) + nown, sizeof(*keys)); /* device_keys' NULL: room for ours */
+	for (size_t i = 0; device_keys[i]; i++)
+		keys[n++] = device_keys[i];
+	for (size_t i = 0; i < nown; i++)
+		keys[n++] = ops->keys[i];
+	json_object_foreach(o, k, val) {
+		char sub[256], known[512], q[LOG_QUOTE_BUF], qt[LOG_QUOTE_BUF];
+		size_t len = 0, t;
+
+		if (key_in(keys, k))
+			continue;
+		for (t = 0; all[t] && !key_in(all[t]->keys, k); t++)
+			;
+		if (!all[t])
+			break; /* doc_check_keys' message */
+		known[0] = '\0';
+		for (size_t i = 0; keys[i]; i++)
+			len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
+						i ? ", " : "", keys[i]);
+		doc_path_key(sub, sizeof(sub), path, k);
+		*v->err = doc_error(v->d, sub, 1,
+				    "unknown key \"%s\" for type \"%s\"; known: %s (\"%s\" is a key of type \"%s\")",
+				    QUOTE(q, k), QUOTE(qt, type), known, q, all[t]->type);
+		free(keys);
+		return -EINVAL;
+	}
+	rc = check_keys(v, path, o, keys);
+	free(keys);
+	return rc;
+}
+
 static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_device *dev)
 {
-	static const char *const keys[] = { "type", "select", "period", "metrics", NULL };
-	const struct cfg_block b = { v->d, path, o, v->err };
+	const struct cfg_block b = { v->d, path, o, v->err, &dev->own };
 	const struct device_ops *ops = NULL;
 	const char *type = NULL;
 	char sub[256], known[256], q[LOG_QUOTE_BUF];
@@ -357,16 +433,18 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 	if (!json_is_object(o))
 		VFAIL(v, path, 0, "expected a device object like {\"type\": \"nvidia\"}, got %s", doc_kind(o));
 	dev->period_ms = root_ms;
-	if (check_keys(v, path, o, keys) || get_string(v, path, o, "type", &type) ||
-	    get_period(v, path, o, &dev->period_ms))
+	if (get_string(v, path, o, "type", &type))
 		return -EINVAL;
-	if (!type)
-		VFAIL(v, path, 0, "missing \"type\"");
+	if (!type) /* a misspelt "type" is the better message */
+		return check_keys(v, path, o, device_keys) ? -EINVAL : cfg_block_error(&b, NULL, 0, "missing \"type\"");
 	if (strcmp(type, "auto") && !(ops = device_ops_find(type))) {
 		device_known_list(known, sizeof(known));
 		doc_path_key(sub, sizeof(sub), path, "type");
 		VFAIL(v, sub, 0, "unknown device type \"%s\"; known: %s", QUOTE(q, type), known);
 	}
+	/* The type's collector owns its keys: known here, and parsed by its config callback below. */
+	if (check_device_keys(v, path, o, type, ops) || get_period(v, path, o, &dev->period_ms))
+		return -EINVAL;
 	dev->type = xstrdup(type);
 	doc_path_key(sub, sizeof(sub), path, "select");
 	if (parse_select(v, sub, json_object_get(o, "select"), dev))
@@ -379,7 +457,7 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 		if (parse_groups(v, sub, metrics, SCOPE_DEVICE, dev->period_ms, &dev->groups, &dev->ngroups))
 			return -EINVAL;
 	}
-	/* The collector's own rules for its block. */
+	/* The collector's own rules for its block, and its own keys. */
 	return ops && ops->config ? ops->config(&b, dev) : 0;
 }
 
@@ -609,9 +687,13 @@ json_t *cfg_effective(const struct cfg *cfg)
 			json_array_append_new(sel, json_integer(dv->indices[k]));
 		for (size_t k = 0; !dv->select_all && k < dv->nids; k++)
 			json_array_append_new(sel, json_string(dv->ids[k]));
-		json_array_append_new(devs, json_pack("{s:s, s:o, s:f, s:o}", "type", dv->type, "select", sel, "period",
-						      (double)dv->period_ms / 1e3, "metrics",
-						      groups_json(dv->groups, dv->ngroups)));
+		json_t *blk = json_pack("{s:s, s:o, s:f, s:o}", "type", dv->type, "select", sel, "period",
+					(double)dv->period_ms / 1e3, "metrics", groups_json(dv->groups, dv->ngroups));
+		const struct device_ops *ops = dv->own ? device_ops_find(dv->type) : NULL;
+
+		if (ops && ops->config_print) /* the collector's own keys, as it parsed them */
+			ops->config_print(dv->own, blk);
+		json_array_append_new(devs, blk);
 	}
 	json_object_set_new(o, "devices", devs);
 	return o;
@@ -632,7 +714,10 @@ void cfg_free(struct cfg *cfg)
 	}
 	for (size_t i = 0; i < cfg->ndevices; i++) {
 		struct cfg_device *dv = &cfg->devices[i];
+		const struct device_ops *ops = dv->own && dv->type ? device_ops_find(dv->type) : NULL;
 
+		if (ops && ops->config_free)
+			ops->config_free(dv->own);
 		free(dv->type);
 		free(dv->indices);
 		for (size_t k = 0; k < dv->nids; k++)

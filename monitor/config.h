@@ -86,6 +86,14 @@ struct cfg_device {
 	int64_t period_ms;
 	struct cfg_group *groups; /* every device group when "metrics" is absent */
 	size_t ngroups;
+	/*
+	 * What the type's collector kept from its own keys (device_ops.config
+	 * and .keys in collector.h), opaque to the core: owned by the collector,
+	 * freed by cfg_free through device_ops.config_free, read by its open().
+	 * NULL when it keeps nothing, and always for "auto" (which has no
+	 * collector keys).
+	 */
+	void *own;
 };
 
 /* Does the device block select the device with this index, UUID and serial (either may be NULL)? */
@@ -119,6 +127,7 @@ struct cfg_block {
 	const char *path; /* the block's JSON path, e.g. "devices[1]" */
 	json_t *obj;      /* the block (borrowed) */
 	char **err;       /* where cfg_block_error puts the error */
+	void **own;       /* a device block: where its collector puts what it keeps (cfg_device.own); else NULL */
 };
 
 /*
@@ -128,6 +137,14 @@ struct cfg_block {
  */
 int cfg_block_error(const struct cfg_block *b, const char *sub, int at_key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * The block's member key as a non-empty string (*out borrowed from the
+ * block; left alone when the key is absent). 0, or -EINVAL after
+ * cfg_block_error at key: "expected WHAT (a non-empty string), got ..." when
+ * it is not a string, is empty or holds a NUL character.
+ */
+int cfg_block_string(const struct cfg_block *b, const char *key, const char *what, const char **out);
 
 /*
  * Load and validate a JSON or YAML file. 0 on success; otherwise -errno or

@@ -128,6 +128,31 @@ static const struct {
 	{ "hwmonsel.json", 0, "{\"devices\": [{\"type\": \"hwmon\", \"select\": [0, \"GPU-x\"]}]}",
 	  "hwmonsel.json:1:46: devices[0].select[1]: hwmon chips have no UUID or serial; select them by index (0, 1, ...)" },
 	{ "hwmonidx.json", 0, "{\"devices\": [{\"type\": \"hwmon\", \"select\": [0, 2]}]}", NULL },
+	/* A collector's own keys (nvidia's "library"): accepted for its type only, parsed by the collector. */
+	{ "nvlib.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"library\": \"/opt/nv/libnvidia-ml.so.1\"}]}", NULL },
+	{ "nvlibname.yaml", 1, "devices:\n  - {type: nvidia, library: libnvidia-ml.so.535}\n", NULL },
+	{ "amdlib.json", 0, "{\"devices\": [{\"type\": \"amdgpu\",\n  \"library\": \"x\"}]}",
+	  "amdlib.json:2:3: devices[0].library: unknown key \"library\" for type \"amdgpu\"; known: type, select, period, "
+	  "metrics (\"library\" is a key of type \"nvidia\")" },
+	{ "autolib.yaml", 1, "devices:\n  - type: auto\n    library: x\n",
+	  "autolib.yaml:3:5: devices[0].library: unknown key \"library\" for type \"auto\"; known: type, select, period, "
+	  "metrics (\"library\" is a key of type \"nvidia\")" },
+	{ "nvkey.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"libary\": \"x\"}]}",
+	  "nvkey.json:1:33: devices[0].libary: unknown key \"libary\"; known: type, select, period, metrics, library" },
+	{ "nvlibnum.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"library\": 3}]}",
+	  "nvlibnum.json:1:44: devices[0].library: expected the NVML library's path or file name (a non-empty string), "
+	  "got a number" },
+	{ "nvlibempty.yaml", 1, "devices:\n  - type: nvidia\n    library: \"\"\n",
+	  "nvlibempty.yaml:3:14: devices[0].library: expected the NVML library's path or file name (a non-empty "
+	  "string), got an empty string" },
+	/* What a collector kept is freed when a later block fails (the sanitized pass checks for leaks). */
+	{ "nvliblater.json", 0,
+	  "{\"devices\": [{\"type\": \"nvidia\", \"library\": \"x\"}, {\"type\": \"nvidia\", \"library\": \"y\"}]}",
+	  "nvliblater.json:1:59: devices[1].type: devices[0] already collects these \"nvidia\" devices (both select "
+	  "\"all\"); one block per device, or give each block its own \"select\"" },
+	/* A misspelt "type" is named as such, not as a missing type. */
+	{ "tpye.json", 0, "{\"devices\": [{\"tpye\": \"nvidia\"}]}",
+	  "tpye.json:1:15: devices[0].tpye: unknown key \"tpye\"; known: type, select, period, metrics" },
 	{ "autosel.json", 0, "{\"devices\": [{\"type\": \"auto\", \"select\": [\"GPU-x\"]}]}", NULL },
 	/* One device, one block: explicit blocks of one kind must not overlap; "auto" leaves named kinds alone. */
 	{ "autoamd.json", 0, "{\"devices\": [{\"type\": \"auto\"}, {\"type\": \"amdgpu\"}]}", NULL },
@@ -287,6 +312,91 @@ int main(void)
 			cfg_free(&cfg);
 		}
 		free(err);
+	}
+
+	/*
+	 * A device collector's own key in the effective configuration: printed
+	 * back by the collector after every block's keys, loaded back to the
+	 * same, a fixed point; blocks without it print none.
+	 */
+	{
+		char *err = load("effnv.yaml",
+				 "devices:\n  - type: nvidia\n    library: /opt/nv/libnvidia-ml.so.1\n    select: [1]\n"
+				 "    metrics: [{type: device_power}]\n  - type: nvidia\n    select: [0]\n"
+				 "    metrics: [{type: device_power}]\n",
+				 1, &cfg);
+		json_t *eff, *eff2;
+		char *text, *text2;
+		struct cfg cfg2;
+
+		if (ok(!err, "effnv.yaml loads")) {
+			ok(cfg.devices[0].own != NULL, "the collector kept what it parsed (cfg_device.own)");
+			ok(cfg.devices[1].own == NULL, "a block without the collector's keys keeps nothing");
+			eff = cfg_effective(&cfg);
+			text = json_dumps(eff, JSON_COMPACT | JSON_REAL_PRECISION(10));
+			is_str(text,
+			       "{\"period\":5.0,\"procfs\":\"/proc\",\"sysfs\":\"/sys\",\"runtimes\":[],\"system_metrics\":[],"
+			       "\"devices\":[{\"type\":\"nvidia\",\"select\":[1],\"period\":5.0,\"metrics\":[{\"type\":"
+			       "\"device_power\",\"period\":5.0}],\"library\":\"/opt/nv/libnvidia-ml.so.1\"},{\"type\":\"nvidia\","
+			       "\"select\":[0],\"period\":5.0,\"metrics\":[{\"type\":\"device_power\",\"period\":5.0}]}]}",
+			       "effective configuration: the collector's key after every block's");
+			err = load("effnv.json", text, 0, &cfg2);
+			if (ok(!err, "effective configuration with a collector key loads back")) {
+				eff2 = cfg_effective(&cfg2);
+				text2 = json_dumps(eff2, JSON_COMPACT | JSON_REAL_PRECISION(10));
+				is_str(text2, text, "and is a fixed point");
+				free(text2);
+				json_decref(eff2);
+				cfg_free(&cfg2);
+			}
+			free(text);
+			json_decref(eff);
+			cfg_free(&cfg);
+			ok(cfg.devices == NULL && cfg.ndevices == 0, "cfg_free releases the blocks (and what collectors kept)");
+		}
+		free(err);
+	}
+
+	/*
+	 * Every collector's own keys: each is refused for every other type with
+	 * a message naming its type, none shadows a key every block has, and a
+	 * collector with keys parses, prints and frees them.
+	 */
+	{
+		static const char *const common[] = { "type", "select", "period", "metrics" };
+		const struct device_ops *const *all = device_ops_all();
+		char text[256], want[512], *err;
+		size_t nkeys = 0;
+
+		for (size_t i = 0; all[i]; i++) {
+			for (size_t k = 0; all[i]->keys && all[i]->keys[k]; k++, nkeys++) {
+				const char *key = all[i]->keys[k];
+
+				int shadows = 0;
+
+				for (size_t c = 0; c < sizeof(common) / sizeof(common[0]); c++)
+					shadows |= !strcmp(key, common[c]);
+				ok(!shadows, "%s's key \"%s\" is not one every block has", all[i]->type, key);
+				for (size_t t = 0; all[t]; t++) {
+					if (t == i)
+						continue;
+					snprintf(text, sizeof(text), "{\"devices\": [{\"type\": \"%s\", \"%s\": 1}]}",
+						 all[t]->type, key);
+					err = load("other.json", text, 0, &cfg);
+					snprintf(want, sizeof(want), "devices[0].%s: unknown key \"%s\" for type \"%s\"", key,
+						 key, all[t]->type);
+					ok(err && strstr(err, want) && strstr(err, all[i]->type), "%s's \"%s\" refused for %s: %s",
+					   all[i]->type, key, all[t]->type, err ? err : "(loaded)");
+					if (!err)
+						cfg_free(&cfg);
+					free(err);
+				}
+			}
+			if (all[i]->keys)
+				ok(all[i]->config && all[i]->config_print && all[i]->config_free,
+				   "%s has keys, and parses, prints and frees them", all[i]->type);
+		}
+		ok(nkeys >= 1, "at least one collector has keys of its own (%zu)", nkeys);
 	}
 
 	/* The default configuration: every system group and every device found, at 5 s. */

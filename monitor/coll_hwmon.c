@@ -99,13 +99,19 @@ static bool claimed(const struct hw_chip *c)
 	return !strcmp(c->name, "amdgpu") || !strcmp(c->driver, "amdgpu");
 }
 
-/* Open chip hwmonN: its name, device and inputs. NULL when it cannot be opened or is claimed (*is_claimed). */
+/*
+ * Open chip hwmonN: its name, device and inputs. NULL when it is claimed
+ * (*is_claimed true: not opened again while it stays listed) or cannot be
+ * opened now (*is_claimed false: a dangling or looping link, tried again
+ * next cycle).
+ */
 static struct hw_chip *chip_open(struct hw_state *s, const char *hwmon, bool *is_claimed)
 {
 	struct hw_chip *c = xcalloc(1, sizeof(*c));
 	struct sysfs_names names = { 0 };
 	char rel[96];
 
+	*is_claimed = false;
 	snprintf(rel, sizeof(rel), "class/hwmon/%s", hwmon);
 	c->fd = sysfs_dir(s->base.sysfd, rel);
 	if (c->fd < 0) {
@@ -206,7 +212,7 @@ static void hw_scan(void *state)
 		long n = hwmon_number(name);
 		struct devslot *sl;
 		struct hw_chip *c;
-		bool fresh;
+		bool fresh, is_claimed;
 
 		if (n < 0)
 			continue;
@@ -222,8 +228,8 @@ static void hw_scan(void *state)
 			add_name(&s->claimed_next, name);
 			continue;
 		}
-		if (!(c = chip_open(s, name, &fresh))) {
-			if (fresh)
+		if (!(c = chip_open(s, name, &is_claimed))) {
+			if (is_claimed)
 				add_name(&s->claimed_next, name);
 			continue;
 		}

@@ -102,12 +102,45 @@ static void test_broken_tree(void)
 	ops->close(st);
 }
 
+/*
+ * class/hwmon/hwmonN briefly a dangling or self-referencing link (a driver
+ * rebinding): the chip is retried every cycle and comes back once the link
+ * is good again (it used to be taken for amdgpu's from an unset flag, and
+ * lost for good).
+ */
+static void test_link_flaps(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns();
+
+	setup("host");
+	sh("ln -sfn ../../devices/platform/nct6775.656/hwmon/gone '%s/class/hwmon/hwmon6'", sys_root);
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	ok(jp(g, "devices.0") && !jp(g, "devices.6"), "a dangling link: that chip is not there, the others are");
+	json_decref(g);
+	sh("ln -sfn hwmon6 '%s/class/hwmon/hwmon6'", sys_root);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 1000000000);
+	ok(jp(g, "devices.0") && !jp(g, "devices.6"), "a link to itself: still not there");
+	json_decref(g);
+	sh("ln -sfn ../../devices/platform/nct6775.656/hwmon/hwmon6 '%s/class/hwmon/hwmon6'", sys_root);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 2000000000);
+	is_double(jnum(g, "devices.6.fan_rpm.fan1"), 1104, 0, "the link fixed: the chip is back the next cycle");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_INFO, t + 2000000000);
+	is_str(jstr(g, "devices.6.model"), "nct6798", "with its identity");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
 	log_init("test_coll_hwmon", LOG_LVL_SILENT);
 	test_chips();
 	test_broken_tree();
+	test_link_flaps();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

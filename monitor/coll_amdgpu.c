@@ -477,7 +477,12 @@ static void amd_proc_memory(struct amd_state *s, const struct amd_dev *ad, json_
 			continue;
 		pid_key(cl->pid, key);
 		v = json_object_get(procs, key);
-		json_object_set_new(procs, key, json_integer((json_int_t)(cl->vram + (v ? (uint64_t)json_integer_value(v) : 0))));
+		if (!v)
+			json_set_u64(procs, key, cl->vram);
+		else if (json_is_integer(v) && (uint64_t)json_integer_value(v) <= UINT64_MAX - cl->vram)
+			json_set_u64(procs, key, (uint64_t)json_integer_value(v) + cl->vram);
+		else /* past 2^63 already, or past 2^64 now: a real, never a wrapped sum */
+			json_object_set_new(procs, key, json_real(json_number_value(v) + (double)cl->vram));
 	}
 }
 
@@ -527,11 +532,6 @@ static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json
 
 /* ---- groups ------------------------------------------------------------------------ */
 
-static void set_u64(json_t *d, const char *key, uint64_t v)
-{
-	json_object_set_new(d, key, json_integer((json_int_t)v));
-}
-
 static void set_real(json_t *d, const char *key, double v)
 {
 	json_object_set_new(d, key, json_real(v));
@@ -552,7 +552,7 @@ static void amd_info(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, j
 	if (sysfs_read(s->base.sysfd, "module/amdgpu/version", text, sizeof(text)) > 0)
 		set_text(d, "driver_version", text);
 	if (rd_u64(r, ad->fd, "mem_info_vram_total", &v) == 1)
-		set_u64(d, "memory_total_bytes", v);
+		json_set_u64(d, "memory_total_bytes", v);
 	if (ad->hwfd >= 0 && rd_u64(r, ad->hwfd, "power1_cap", &v) == 1)
 		set_real(d, "power_limit_watts", (double)v / 1e6);
 	if (rd_text(r, ad->fd, "product_number", text, sizeof(text)) == 1 && text[0])
@@ -587,15 +587,15 @@ static void amd_memory(struct amd_state *s, struct amd_dev *ad, struct rdctx *r,
 	int hu = rd_u64(r, ad->fd, "mem_info_vram_used", &used) == 1;
 
 	if (ht)
-		set_u64(d, "total_bytes", total);
+		json_set_u64(d, "total_bytes", total);
 	if (hu)
-		set_u64(d, "used_bytes", used);
+		json_set_u64(d, "used_bytes", used);
 	if (ht && hu)
-		set_u64(d, "free_bytes", total > used ? total - used : 0);
+		json_set_u64(d, "free_bytes", total > used ? total - used : 0);
 	if (rd_u64(r, ad->fd, "mem_info_gtt_total", &v) == 1)
-		set_u64(d, "gtt_total_bytes", v);
+		json_set_u64(d, "gtt_total_bytes", v);
 	if (rd_u64(r, ad->fd, "mem_info_gtt_used", &v) == 1)
-		set_u64(d, "gtt_used_bytes", v);
+		json_set_u64(d, "gtt_used_bytes", v);
 	if (ad->pdev[0] && s->cl_ok)
 		amd_proc_memory(s, ad, d);
 }
@@ -620,7 +620,7 @@ static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
 		set_real(d, "fan_percent", (double)(pwm > max ? max : pwm) * 100.0 / (double)max);
 	}
 	if (rd_u64(r, ad->hwfd, "fan1_input", &rpm) == 1)
-		json_object_set_new(d, "fan_rpm", json_pack("{s:I}", "fan1", (json_int_t)rpm));
+		json_object_set_new(d, "fan_rpm", json_pack("{s:o}", "fan1", json_u64(rpm)));
 }
 
 static void amd_power(struct amd_dev *ad, struct rdctx *r, json_t *d)
@@ -695,7 +695,10 @@ static void amd_clocks(struct amd_dev *ad, struct rdctx *r, json_t *d)
 	json_decref(clocks);
 }
 
-/* Parse "ue: N\nce: M\n" (newer kernels add "de: K", deferred errors). 0 or -EBADMSG. */
+/*
+ * Parse "ue: N\nce: M\n" (newer kernels add "de: K", deferred errors). 0,
+ * -EBADMSG, or -ENODATA when a count is 2^64-1 ("not available").
+ */
 static int parse_ras(char *text, uint64_t *ue, uint64_t *ce)
 {
 	int have = 0;
@@ -709,12 +712,15 @@ static int parse_ras(char *text, uint64_t *ue, uint64_t *ce)
 		else if (!strncmp(line, "ce:", 3))
 			have |= sysfs_parse_u64(line + 3, ce) == 0 ? 2 : 0;
 	}
-	return have == 3 ? 0 : -EBADMSG;
+	if (have != 3)
+		return -EBADMSG;
+	return *ue == SYSFS_U64_NA || *ce == SYSFS_U64_NA ? -ENODATA : 0;
 }
 
 /*
  * Sum the RAS blocks' counts. 1 when every block was read, 0 when one could
- * not be (no sum this cycle: it would be wrong), -1 when the device failed.
+ * not be or the sum does not fit in 64 bits (no sum this cycle: it would be
+ * wrong), -1 when the device failed.
  */
 static int ras_sum(struct rdctx *r, struct amd_dev *ad, uint64_t *ue, uint64_t *ce)
 {
@@ -734,7 +740,7 @@ static int ras_sum(struct rdctx *r, struct amd_dev *ad, uint64_t *ue, uint64_t *
 			rc = rd_check(r, rel, parse_ras(text, &u, &c));
 		if (rc < 0)
 			return -1;
-		if (rc == 0) {
+		if (rc == 0 || u > UINT64_MAX - *ue || c > UINT64_MAX - *ce) {
 			all = 0;
 			continue;
 		}
@@ -791,14 +797,14 @@ static void amd_errors(struct amd_dev *ad, struct rdctx *r, json_t *d)
 		bool hu = counter_step(&ad->ue, ue, &due), hc = counter_step(&ad->ce, ce, &dce);
 
 		if (hu && hc)
-			json_object_set_new(d, "ecc_errors", json_pack("{s:I, s:I}", "corrected", (json_int_t)dce,
-								       "uncorrected", (json_int_t)due));
-		set_u64(d, "ecc_corrected_volatile_total", ce);
-		set_u64(d, "ecc_uncorrected_volatile_total", ue);
+			json_object_set_new(d, "ecc_errors", json_pack("{s:o, s:o}", "corrected", json_u64(dce),
+								       "uncorrected", json_u64(due)));
+		json_set_u64(d, "ecc_corrected_volatile_total", ce);
+		json_set_u64(d, "ecc_uncorrected_volatile_total", ue);
 	}
 	if (rc >= 0 && rd_check(r, "ras/gpu_vram_bad_pages", bad_pages(ad->fd, &pages, &pending)) == 1)
 		json_object_set_new(d, "retired_pages",
-				    json_pack("{s:I, s:b}", "total", (json_int_t)pages, "pending", pending));
+				    json_pack("{s:o, s:b}", "total", json_u64(pages), "pending", pending));
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */

@@ -282,7 +282,7 @@ static void hw_thermal(struct hw_chip *c, struct rdctx *r, json_t *d)
 			put(temps, &c->temp[i], json_real((double)mc / 1000.0));
 	for (size_t i = 0; i < c->nfan; i++)
 		if (rd_u64(r, c->fd, c->fan[i].file, &v) == 1)
-			put(fans, &c->fan[i], json_integer((json_int_t)v));
+			put(fans, &c->fan[i], json_u64(v));
 	if (json_object_size(temps))
 		json_object_set(d, "temperatures_celsius", temps);
 	if (json_object_size(fans))

@@ -300,7 +300,7 @@ static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, i
 				json_object_set_new(out, "utilization_percent", json_real(pct > 100.0 ? 100.0 : pct));
 			}
 		} else if (had && out) {
-			json_object_set_new(out, oi_key[i], json_integer((json_int_t)delta));
+			json_set_u64(out, oi_key[i], delta);
 		}
 	}
 	for (size_t i = 0; i < c->status.n; i++) {
@@ -308,8 +308,8 @@ static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, i
 		if (rd_counter(r, c->fd, rel, &v) != 1)
 			continue;
 		if (counter_step(&c->st[i], v, &delta))
-			json_object_set_new(status, c->status.name[i], json_integer((json_int_t)delta));
-		json_object_set_new(totals, c->status.name[i], json_integer((json_int_t)v));
+			json_set_u64(status, c->status.name[i], delta);
+		json_set_u64(totals, c->status.name[i], v);
 	}
 	if (out && json_object_size(status))
 		json_object_set(out, "status", status);
@@ -351,7 +351,8 @@ static void nrn_util(struct nrn_dev *nd, struct rdctx *r, const struct cycle *cy
 static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 {
 	json_t *cores = json_object(), *host = json_object();
-	uint64_t used = 0, host_used = 0, v;
+	struct u64sum used = { 0 }, host_used = { 0 };
+	uint64_t v;
 	bool have = false, have_host = false;
 	char rel[128], key[16];
 
@@ -363,13 +364,13 @@ static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 			snprintf(rel, sizeof(rel), "memory_usage/device_mem/%s", c->mem.name[m]);
 			if (rd_counter(r, c->fd, rel, &v) != 1)
 				continue;
-			json_object_set_new(cats, c->mem.name[m], json_integer((json_int_t)v));
-			used += v;
+			json_set_u64(cats, c->mem.name[m], v);
+			u64sum_add(&used, v);
 			have = true;
 		}
 		/* Drivers without categories keep one device_mem counter. */
 		if (!c->mem.n && rd_counter(r, c->fd, "memory_usage/device_mem", &v) == 1) {
-			used += v;
+			u64sum_add(&used, v);
 			have = true;
 		}
 		core_key(nd, c, key);
@@ -379,18 +380,18 @@ static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 		snprintf(rel, sizeof(rel), "stats/memory_usage/host_mem/%s", nd->host.name[m]);
 		if (rd_counter(r, nd->fd, rel, &v) != 1)
 			continue;
-		json_object_set_new(host, nd->host.name[m], json_integer((json_int_t)v));
-		host_used += v;
+		json_set_u64(host, nd->host.name[m], v);
+		u64sum_add(&host_used, v);
 		have_host = true;
 	}
 	if (!nd->host.n && rd_counter(r, nd->fd, "stats/memory_usage/host_mem", &v) == 1) {
-		host_used = v;
+		u64sum_add(&host_used, v);
 		have_host = true;
 	}
 	if (have)
-		json_object_set_new(d, "used_bytes", json_integer((json_int_t)used));
+		json_object_set_new(d, "used_bytes", u64sum_json(&used));
 	if (have_host)
-		json_object_set_new(d, "host_used_bytes", json_integer((json_int_t)host_used));
+		json_object_set_new(d, "host_used_bytes", u64sum_json(&host_used));
 	json_object_set_new(d, "neuroncores", cores);
 	if (json_object_size(host))
 		json_object_set(d, "host_bytes", host);
@@ -433,7 +434,8 @@ static void nrn_power(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 {
 	json_t *events = json_object(), *totals = json_object();
-	uint64_t v, delta, dc = 0, du = 0, tc = 0, tu = 0;
+	struct u64sum dc = { 0 }, du = { 0 }, tc = { 0 }, tu = { 0 };
+	uint64_t v, delta;
 	bool all_delta = true;
 	char rel[96];
 
@@ -445,25 +447,25 @@ static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 		if (rd_counter(r, nd->fd, rel, &v) != 1)
 			continue;
 		had = counter_step(&nd->hwc[i], v, &delta);
-		json_object_set_new(totals, name, json_integer((json_int_t)v));
+		json_set_u64(totals, name, v);
 		if (had)
-			json_object_set_new(events, name, json_integer((json_int_t)delta));
+			json_set_u64(events, name, delta);
 		else
 			all_delta = false;
 		if (unc) {
-			du += delta;
-			tu += v;
+			u64sum_add(&du, delta);
+			u64sum_add(&tu, v);
 		} else if (strstr(name, "corrected")) {
-			dc += delta;
-			tc += v;
+			u64sum_add(&dc, delta);
+			u64sum_add(&tc, v);
 		}
 	}
 	if (d && json_object_size(totals)) {
 		if (all_delta)
-			json_object_set_new(d, "ecc_errors", json_pack("{s:I, s:I}", "corrected", (json_int_t)dc,
-								       "uncorrected", (json_int_t)du));
-		json_object_set_new(d, "ecc_corrected_volatile_total", json_integer((json_int_t)tc));
-		json_object_set_new(d, "ecc_uncorrected_volatile_total", json_integer((json_int_t)tu));
+			json_object_set_new(d, "ecc_errors", json_pack("{s:o, s:o}", "corrected", u64sum_json(&dc),
+								       "uncorrected", u64sum_json(&du)));
+		json_object_set_new(d, "ecc_corrected_volatile_total", u64sum_json(&tc));
+		json_object_set_new(d, "ecc_uncorrected_volatile_total", u64sum_json(&tu));
 		if (json_object_size(events))
 			json_object_set(d, "ecc_events", events);
 		json_object_set(d, "ecc_events_total", totals);

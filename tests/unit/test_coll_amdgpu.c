@@ -292,6 +292,54 @@ static void test_broken_tree(void)
 	ops->close(st);
 }
 
+#define P63 "9223372036854775808\n"   /* 2^63 */
+#define NA "18446744073709551615\n"     /* 2^64-1: "not available" */
+#define E19 "10000000000000000000\n"    /* 1e19 */
+
+/* u64 values at the edges: kept (a real past 2^63), 2^64-1 left out, sums that would wrap left out. */
+static void test_u64_edges(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns() + 1000000000;
+
+	setup("host");
+	put(sys_root, "class/drm/card1/device/mem_info_vram_total", NA);
+	put(sys_root, "class/drm/card1/device/mem_info_vram_used", P63);
+	put(sys_root, "class/drm/card1/device/mem_info_gtt_total", E19);
+	put(sys_root, "class/drm/card1/device/hwmon/hwmon3/fan1_input", P63);
+	put(sys_root, "class/drm/card2/device/ras/umc_err_count", "ue: 0\nce: 10000000000000000000\n");
+	put(sys_root, "class/drm/card2/device/ras/gfx_err_count", "ue: 0\nce: 10000000000000000000\n");
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	ok(!jp(g, "devices.0.total_bytes") && !jp(g, "devices.0.free_bytes"), "VRAM total 2^64-1: left out");
+	is_str(jtext(g, "devices.0.used_bytes"), "9.223372036854776e+18", "VRAM used 2^63: a real, its value");
+	is_str(jtext(g, "devices.0.gtt_total_bytes"), "1e+19", "GTT total 1e19");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	ok(!jp(g, "devices.0.memory_total_bytes"), "memory_total_bytes 2^64-1: left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_str(jtext(g, "devices.0.fan_rpm.fan1"), "9.223372036854776e+18", "fan1_input 2^63: not negative");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	ok(!jp(g, "devices.1.ecc_corrected_volatile_total") && !jp(g, "devices.1.ecc_errors"),
+	   "RAS counts whose sum passes 2^64: no sum rather than a wrapped one");
+	is_double(jnum(g, "devices.1.retired_pages.total"), 2, 0, "the rest of the group reports");
+	json_decref(g);
+	put(sys_root, "class/drm/card2/device/ras/umc_err_count", "ue: 0\nce: " NA);
+	put(sys_root, "class/drm/card2/device/ras/gfx_err_count", "ue: 0\nce: " P63);
+	g = collect(st, GROUP_DEVICE_ERRORS, t + 1000000000);
+	ok(!jp(g, "devices.1.ecc_corrected_volatile_total"), "a block's count 2^64-1: no sum");
+	json_decref(g);
+	put(sys_root, "class/drm/card2/device/ras/umc_err_count", "ue: 0\nce: 3\n");
+	g = collect(st, GROUP_DEVICE_ERRORS, t + 2000000000);
+	is_str(jtext(g, "devices.1.ecc_corrected_volatile_total"), "9.223372036854776e+18",
+	       "2^63 + 3 corrected: a real (the nearest double)");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
@@ -301,6 +349,7 @@ int main(void)
 	test_vanish_and_return();
 	test_select_and_errors();
 	test_broken_tree();
+	test_u64_edges();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

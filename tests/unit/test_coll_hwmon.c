@@ -134,6 +134,27 @@ static void test_link_flaps(void)
 	ops->close(st);
 }
 
+/* u64 inputs at the edges: 1e19 RPM kept as a real, 2^64-1 (not available) left out. */
+static void test_u64_edges(void)
+{
+	void *st;
+	json_t *g;
+
+	setup("host");
+	put(sys_root, "class/hwmon/hwmon6/fan1_input", "10000000000000000000\n");
+	put(sys_root, "class/hwmon/hwmon6/fan2_input", "18446744073709551615\n");
+	put(sys_root, "class/hwmon/hwmon4/power1_average", "9223372036854775808\n");
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_THERMAL, clock_mono_ns());
+	is_str(jtext(g, "devices.6.fan_rpm.fan1"), "1e+19", "fan1_input 1e19: its value, not negative");
+	ok(!jp(g, "devices.6.fan_rpm.fan2"), "fan2_input 2^64-1: left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_POWER, clock_mono_ns());
+	is_double(jnum(g, "devices.4.power_sensors_watts.power1"), 9223372036854.775808, 1e-3, "2^63 µW in W");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
@@ -141,6 +162,7 @@ int main(void)
 	test_chips();
 	test_broken_tree();
 	test_link_flaps();
+	test_u64_edges();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

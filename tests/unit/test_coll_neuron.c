@@ -187,6 +187,60 @@ static void test_broken_tree(void)
 	ops->close(st);
 }
 
+#define P63 "9223372036854775808\n"   /* 2^63 */
+#define NA "18446744073709551615\n"     /* 2^64-1: "not available" */
+#define E19 "10000000000000000000\n"    /* 1e19 */
+
+/*
+ * u64 values at the edges: 2^63 and 1e19 keep their value (a real, never a
+ * negative integer), 2^64-1 is left out, sums past 2^64 do not wrap.
+ */
+static void test_u64_edges(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns() + 1000000000;
+
+	setup("host");
+	put(sys_root, N0 "/stats/hardware/mem_ecc_uncorrected/total", P63);
+	put(sys_root, N0 "/stats/hardware/mem_ecc_repairable_uncorrected/total", NA);
+	put(sys_root, N0 "/stats/hardware/sram_ecc_uncorrected/total", E19);
+	put(sys_root, "devices/virtual/neuron_device/neuron1/stats/hardware/mem_ecc_corrected/total", E19);
+	put(sys_root, "devices/virtual/neuron_device/neuron1/stats/hardware/sram_ecc_corrected/total", E19);
+	put(sys_root, C0 "/memory_usage/device_mem/tensors/total", E19);
+	put(sys_root, C0 "/memory_usage/device_mem/constants/total", E19);
+	put(sys_root, C0 "/status/success/total", P63);
+	st = open_state();
+
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_str(jtext(g, "devices.0.ecc_events_total.mem_ecc_uncorrected"), "9.223372036854776e+18",
+	       "2^63: written as a real that reads back as 2^63");
+	is_double(jnum(g, "devices.0.ecc_events_total.mem_ecc_uncorrected"), 9223372036854775808.0, 0, "its value");
+	ok(!jp(g, "devices.0.ecc_events_total.mem_ecc_repairable_uncorrected"), "2^64-1 (not available): left out");
+	is_str(jtext(g, "devices.0.ecc_events_total.sram_ecc_uncorrected"), "1e+19", "1e19: kept");
+	is_double(jnum(g, "devices.0.ecc_uncorrected_volatile_total"), 9223372036854775808.0 + 1e19, 1e4,
+		  "a sum past 2^64 does not wrap");
+	is_double(jnum(g, "devices.1.ecc_corrected_volatile_total"), 2e19, 0, "1e19 + 1e19 = 2e19");
+	is_double(jnum(g, "devices.0.ecc_errors.uncorrected"), 0, 0, "per period: 0");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	is_str(jtext(g, "devices.0.neuroncores.0.tensors"), "1e+19", "a memory category of 1e19");
+	is_double(jnum(g, "devices.0.used_bytes"), 2e19 + 1550856192.0, 1e4,
+		  "used_bytes summed past 2^64 (core 1 and the rest of core 0 added)");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_str(jtext(g, "devices.0.neuroncores.0.status_total.success"), "9.223372036854776e+18",
+	       "a status counter of 2^63");
+	json_decref(g);
+	put(sys_root, C0 "/status/success/total", "9223372036854775818\n");
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t + 1000000000);
+	is_str(jtext(g, "devices.0.neuroncores.0.status.success"), "10", "its increase past 2^63: 10");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
@@ -194,6 +248,7 @@ int main(void)
 	test_values();
 	test_vanish_and_driver();
 	test_broken_tree();
+	test_u64_edges();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

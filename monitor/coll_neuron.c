@@ -24,6 +24,13 @@
  * negative count. Memory totals are current usage, reported as they are.
  * A value that is a plain file is read the same way. NeuronCores are keyed
  * by neuron-monitor's index: device index * cores per device + core.
+ *
+ * The same tree also fills the system group neuron_hw_counters in
+ * neuron-monitor 2.x's schema (coll_neuron_hw_ops): neuron_devices[] with
+ * neuron_device_index and the increase over the period of the driver's
+ * mem_ecc_corrected, mem_ecc_uncorrected, sram_ecc_corrected and
+ * sram_ecc_uncorrected (each where the driver has it), every device, no
+ * device block needed.
  */
 #include "collector.h"
 #include "sysfs.h"
@@ -179,8 +186,8 @@ static void nrn_dev_open(struct nrn_state *s, struct devslot *sl, unsigned n, in
 	else if (sysfs_read(fd, "info/architecture/arch_type", text, sizeof(text)) > 0)
 		snprintf(sl->model, sizeof(sl->model), "Neuron %s", text);
 	sl->priv = nd;
-	sl->selected = cfg_device_selects(s->base.cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
-					  sl->uuid[0] ? sl->uuid : NULL);
+	sl->selected = !s->base.cfg || cfg_device_selects(s->base.cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
+							  sl->uuid[0] ? sl->uuid : NULL);
 	/* Baselines: the first report counts from here. */
 	for (size_t i = 0; i < nd->ncores; i++)
 		util_core(nd, &nd->core[i], &r, now, NULL);
@@ -535,6 +542,80 @@ static void nrn_collect(void *state, enum group_id id, const struct cycle *cy, j
 		return; /* no thermal or clock data in the Neuron sysfs: "devices" stays {} */
 	sysfs_coll_fill(&s->base, id, cy, group, "neuron", nrn_fatal, nrn_fill);
 }
+
+/* ---- the system group neuron_hw_counters ----------------------------------------- */
+
+/* neuron-monitor 2.x's neuron_hw_counters fields: the driver's stats/hardware counters of the same name. */
+static const char *const hw_fields[] = { "mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected",
+					 "sram_ecc_uncorrected" };
+
+/* Every Neuron device (no block, no selection), its counters' baselines taken now. */
+static int nhw_open(const struct mon_env *env, void **state)
+{
+	struct nrn_state *s = xcalloc(1, sizeof(*s));
+
+	sysfs_coll_init(&s->base, env, NULL, GROUP_BIT(GROUP_DEVICE_ERRORS), nrn_dev_free);
+	*state = s;
+	nrn_scan(s);
+	return s->base.error[0] ? -ENODEV : 0;
+}
+
+/*
+ * neuron_devices[]: one entry per present device, in index order, with the
+ * per-period increase of each hw_fields counter the driver has. A device
+ * whose read fails (ENODEV) is left out and named in the group's error.
+ */
+static void nhw_collect(void *state, const struct cycle *cy, json_t *group)
+{
+	struct nrn_state *s = state;
+	json_t *list = json_array();
+	char why[256] = "";
+
+	if (devtab_new_cycle(&s->base.tab, cy))
+		nrn_scan(s);
+	if (s->base.error[0]) {
+		set_error(group, "%s", s->base.error);
+		json_decref(list);
+		return;
+	}
+	for (size_t i = 0; i < s->base.tab.n; i++) {
+		struct devslot *sl = s->base.tab.slot[i];
+		struct nrn_dev *nd = sl->priv;
+		struct rdctx r = { .type = "neuron", .key = sl->key, .fatal = nrn_fatal, .warned = &nd->warned };
+		json_t *tmp, *events, *dev;
+
+		if (sl->gone || !sl->selected)
+			continue;
+		tmp = json_object();
+		errors_dev(nd, &r, tmp);
+		if (r.err) {
+			snprintf(why, sizeof(why), "%s: cannot read %s: %s", sl->key, r.file, strerror(r.err));
+			json_decref(tmp);
+			continue;
+		}
+		dev = json_object();
+		json_object_set_new(dev, "neuron_device_index", json_integer(sl->index));
+		events = json_object_get(tmp, "ecc_events");
+		for (size_t k = 0; k < ARRAY_SIZE(hw_fields); k++) {
+			json_t *v = json_object_get(events, hw_fields[k]);
+
+			if (v)
+				json_object_set(dev, hw_fields[k], v);
+		}
+		json_array_append_new(list, dev);
+		json_decref(tmp);
+	}
+	json_object_set_new(group, "neuron_devices", list);
+	if (why[0])
+		set_error(group, "%s", why);
+}
+
+const struct group_ops coll_neuron_hw_ops = {
+	.id = GROUP_NEURON_HW_COUNTERS,
+	.open = nhw_open,
+	.collect = nhw_collect,
+	.close = sysfs_coll_free,
+};
 
 const struct device_ops coll_neuron_ops = {
 	.type = "neuron",

@@ -13,6 +13,7 @@
 static const struct group_ops *const group_collectors[] = {
 	&coll_cpu_ops,
 	&coll_mem_ops,
+	&coll_neuron_hw_ops,
 };
 
 static const struct runtime_ops *const runtime_collectors[] = {

@@ -53,8 +53,9 @@ RUNTIME_GROUPS = ("runtime_vcpu_usage", "memory_used", "execution_stats",
 ALIASES = {"neuron_runtime_vcpu_usage": "runtime_vcpu_usage",
            "inference_stats": "execution_stats"}
 # Groups whose data fields the format does not define yet: error only.
-UNSPECIFIED = ("neuron_hw_counters", "execution_stats", "neuroncore_counters",
-               "hw_counters")
+UNSPECIFIED = ("execution_stats", "neuroncore_counters", "hw_counters")
+# neuron_hw_counters.neuron_devices[]: neuron-monitor 2.x's counters (docs/report-format.md §5.3).
+NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
 DEVICE_GROUPS = ("device_info", "device_utilization", "device_memory",
                  "device_thermal", "device_power", "device_clocks", "device_errors")
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
@@ -398,6 +399,24 @@ class Stream:
             if used in vals and total in vals and vals[used] > vals[total]:
                 self.err(join(path, used), "%d is more than %s %d" % (vals[used], total, vals[total]))
 
+    def neuron_hw_counters(self, path, g, key):
+        def devices(p, v):
+            if not isinstance(v, list):
+                self.err(p, "expected an array, got %s" % kind(v))
+                return
+            seen = set()
+            for i, d in enumerate(v):
+                q = "%s[%d]" % (p, i)
+                if not self.keys(q, d, ("neuron_device_index",), NEURON_HW_FIELDS):
+                    continue
+                for k in d:
+                    self.integer(join(q, k), d[k])
+                if d.get("neuron_device_index") in seen:
+                    self.err(join(q, "neuron_device_index"), "%r twice" % d["neuron_device_index"])
+                seen.add(d.get("neuron_device_index"))
+
+        self.envelope(path, g, key, {"neuron_devices": devices})
+
     def unspecified(self, path, g, key, name):
         err = self.envelope(path, g, key, {})
         if err == "":
@@ -434,6 +453,8 @@ class Stream:
             self.runtime_vcpu(path, g, key)
         elif name == "memory_used":
             self.memory_used(path, g, key)
+        elif name == "neuron_hw_counters":
+            self.neuron_hw_counters(path, g, key)
         else:
             self.unspecified(path, g, key, name)
 
@@ -1145,9 +1166,14 @@ def cases():
         ["--expect-groups", "vcpu_usage,memory_info,neuron_hw_counters", "--some"])
     bad("--no-system-errors", mutate(error_group, 1), "vcpu_usage.error: not empty", ["--no-system-errors"])
     bad("--count 3", raw(lambda b: b), "2 line(s), expected 3", ["--count", "3"])
-    bad("unimplemented group without an error",
+    bad("neuron_hw_counters without neuron_devices",
         mutate(set_path(["system_data", "neuron_hw_counters"], {"period": 0.25, "timestamp": T0, "error": ""})),
-        "neuron_hw_counters.error: \"\", but")
+        "neuron_hw_counters.neuron_devices: missing")
+    bad("neuron_hw_counters, an unknown counter",
+        mutate(set_path(["system_data", "neuron_hw_counters"], {"period": 0.25, "timestamp": T0, "error": "",
+                                                                 "neuron_devices": [{"neuron_device_index": 0,
+                                                                                     "mem_ecc_foo": 1}]})),
+        "mem_ecc_foo")
     bad("runtime group in system_data",
         mutate(set_path(["system_data", "memory_used"], {"period": 0.25, "timestamp": T0, "error": ""})),
         "system_data.memory_used: unknown system group (a runtime group)")

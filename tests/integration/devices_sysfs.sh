@@ -135,6 +135,44 @@ bad = [e["device_type"] for e in r["device_data"] if e["error"] or any(
 print(" ".join(e["device_type"] for e in r["device_data"]), "|", " ".join(bad))' <"$WORK/broken.out" 2>&1)" \
 	"amdgpu neuron ncs2 hwmon | " "broken tree: every kind reports, no group or device in error"
 
+# --- neuron_hw_counters: a neuron-monitor config's system group, filled from the Neuron sysfs -------------------
+Q="$PY $HELP/q.py"
+$MON -c "$TOP/config/neuron-monitor.json" --path.sysfs "$SYS" --path.procfs "$PROC" --once \
+	>"$WORK/nm.out" 2>"$WORK/nm.err" || true
+ok "neuron-monitor.json --once: neuron_hw_counters has neuron_devices[] in neuron-monitor 2.x's schema" \
+	$Q "$WORK/nm.out" '(len(L) == 1 and L[0]["system_data"]["neuron_hw_counters"]["error"] == "" and
+[sorted(d) for d in L[0]["system_data"]["neuron_hw_counters"]["neuron_devices"]] == [
+ ["mem_ecc_uncorrected", "neuron_device_index", "sram_ecc_uncorrected"],
+ ["mem_ecc_corrected", "mem_ecc_uncorrected", "neuron_device_index", "sram_ecc_corrected", "sram_ecc_uncorrected"]])'
+ok "neuron-monitor.json --once: the report passes check_report.py" \
+	$CHECK --config "$TOP/config/neuron-monitor.json" "$WORK/nm.out"
+# Four corrected DRAM errors on neuron1 while it runs: counted once, per period, as neuron-monitor does.
+cp -a "$SYS" "$WORK/nsys"
+printf '{"period": "200ms", "system_metrics": [{"type": "neuron_hw_counters"}]}\n' >"$WORK/nhw.json"
+spawn NHW $MON -c "$WORK/nhw.json" --path.sysfs "$WORK/nsys" --path.procfs "$PROC" -n 6 \
+	>"$WORK/nhw.out" 2>"$WORK/nhw.err"
+nlines() { [ -s "$WORK/nhw.out" ] && [ "$(wc -l <"$WORK/nhw.out")" -ge "$1" ]; }
+wait_for $((10 * SLOW)) nlines 2 || diag "no report from the neuron_hw_counters run"
+echo 9 >"$WORK/nsys/devices/virtual/neuron_device/neuron1/stats/hardware/mem_ecc_corrected/total"
+wait_for $((10 * SLOW)) nlines 6 || diag "the neuron_hw_counters run did not finish"
+ok "neuron_hw_counters: 5 -> 9 corrected on neuron1 sums to 4 over the periods, 0 elsewhere" \
+	$Q "$WORK/nhw.out" '(len(L) == 6 and all(l["system_data"]["neuron_hw_counters"]["error"] == "" for l in L) and
+[sum(d.get(k, 0) for l in L for d in l["system_data"]["neuron_hw_counters"]["neuron_devices"]
+     if d["neuron_device_index"] == i) for i in (0, 1) for k in ("mem_ecc_corrected", "sram_ecc_corrected")] == [0, 0, 4, 0])'
+if [ -x "$BIN/accel-prom" ]; then
+	PORT=$(free_port)
+	"$BIN/accel-prom" --listen-address "127.0.0.1:$PORT" <"$WORK/nhw.out" 2>"$WORK/nprom.err" &
+	_pids="$_pids $!"
+	got_ecc() { curl -sf "http://127.0.0.1:$PORT/metrics" -o "$WORK/nmetrics.txt" &&
+		grep -q '^hardware_ecc_events_total{.*neuron_device_index="1"' "$WORK/nmetrics.txt"; }
+	wait_for $((10 * SLOW)) got_ecc || sed 's/^/#   /' "$WORK/nprom.err" | head -20
+	is "$(grep '^hardware_ecc_events_total{' "$WORK/nmetrics.txt" | grep 'neuron_device_index="1"' |
+		grep 'event_type="mem_ecc_corrected"' | sed 's/.* //')" "4" \
+		"accel-prom: hardware_ecc_events_total{event_type=mem_ecc_corrected,neuron_device_index=1} 4, from neuron_hw_counters"
+else
+	_result 1 "accel-prom is built ($BIN/accel-prom)"
+fi
+
 # --- accel-prom: golden exposition and promtool ---------------------------------------------------------
 if [ ! -x "$BIN/accel-prom" ]; then
 	echo "ok $((_n + 1)) # SKIP $BIN/accel-prom is not built"

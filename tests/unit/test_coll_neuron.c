@@ -187,6 +187,80 @@ static void test_broken_tree(void)
 	ops->close(st);
 }
 
+/* The system group neuron_hw_counters (coll_neuron_hw_ops) in neuron-monitor 2.x's schema. */
+static json_t *hw_collect(void *st, int64_t mono)
+{
+	struct cycle cy = { .mono_ns = mono };
+	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
+
+	coll_neuron_hw_ops.collect(st, &cy, g);
+	return g;
+}
+
+/* neuron_devices[i].key, or -12345 when absent. */
+static double hw_num(json_t *g, size_t i, const char *key)
+{
+	json_t *v = json_object_get(json_array_get(json_object_get(g, "neuron_devices"), i), key);
+
+	return json_is_number(v) ? json_number_value(v) : -12345.0;
+}
+
+static void test_hw_counters(void)
+{
+	struct mon_env e = { 0 };
+	void *st = NULL;
+	json_t *g, *d1;
+	int64_t t = clock_mono_ns() + 1000000000;
+
+	setup("host");
+	e.sysfs = sys_root;
+	e.procfs = proc_root;
+	is_int(coll_neuron_hw_ops.open(&e, &st), 0, "neuron_hw_counters: open");
+	g = hw_collect(st, t);
+	is_str(jstr(g, "error"), "", "no error");
+	is_int(json_array_size(json_object_get(g, "neuron_devices")), 2, "neuron_devices[]: both devices");
+	is_double(hw_num(g, 0, "neuron_device_index"), 0, 0, "neuron_device_index 0");
+	is_double(hw_num(g, 1, "neuron_device_index"), 1, 0, "neuron_device_index 1");
+	is_double(hw_num(g, 0, "mem_ecc_uncorrected"), 0, 0, "mem_ecc_uncorrected: none since open");
+	is_double(hw_num(g, 0, "sram_ecc_uncorrected"), 0, 0, "sram_ecc_uncorrected");
+	is_double(hw_num(g, 0, "mem_ecc_corrected"), -12345, 0, "the newer driver has no mem_ecc_corrected: absent");
+	is_double(hw_num(g, 1, "sram_ecc_corrected"), 0, 0, "the older one has sram_ecc_corrected");
+	ok(!json_object_get(json_array_get(json_object_get(g, "neuron_devices"), 0), "mem_ecc_repairable_uncorrected"),
+	   "only neuron-monitor's four fields");
+	json_decref(g);
+
+	put(sys_root, "devices/virtual/neuron_device/neuron1/stats/hardware/mem_ecc_corrected/total", "9\n");
+	put(sys_root, N0 "/stats/hardware/mem_ecc_uncorrected/total", "2\n");
+	g = hw_collect(st, t + 1000000000);
+	is_double(hw_num(g, 1, "mem_ecc_corrected"), 4, 0, "5 -> 9: 4 corrected in the period");
+	is_double(hw_num(g, 0, "mem_ecc_uncorrected"), 2, 0, "0 -> 2: 2 uncorrected");
+	json_decref(g);
+
+	fail_on("neuron1/stats/hardware/mem_ecc_corrected/total", ENODEV);
+	g = hw_collect(st, t + 2000000000);
+	is_int(json_array_size(json_object_get(g, "neuron_devices")), 1, "a device that fails is left out");
+	ok(strstr(jstr(g, "error"), "neuron1") != NULL, "and named in the error: %s", jstr(g, "error"));
+	json_decref(g);
+	fail_on(NULL, 0);
+
+	sh("rm -rf '%s/devices/virtual/neuron_device/neuron0'", sys_root);
+	g = hw_collect(st, t + 3000000000);
+	d1 = json_array_get(json_object_get(g, "neuron_devices"), 0);
+	ok(json_array_size(json_object_get(g, "neuron_devices")) == 1 &&
+	   json_integer_value(json_object_get(d1, "neuron_device_index")) == 1, "neuron0 removed: neuron1 alone");
+	json_decref(g);
+	coll_neuron_hw_ops.close(st);
+
+	sh("rm -rf '%s/devices/virtual/neuron_device'", sys_root);
+	st = NULL;
+	ok(coll_neuron_hw_ops.open(&e, &st) < 0, "no driver: open fails");
+	g = hw_collect(st, t);
+	ok(strstr(jstr(g, "error"), "not loaded") != NULL, "and the group says why: %s", jstr(g, "error"));
+	ok(!json_object_get(g, "neuron_devices"), "without neuron_devices");
+	json_decref(g);
+	coll_neuron_hw_ops.close(st);
+}
+
 #define P63 "9223372036854775808\n"   /* 2^63 */
 #define NA "18446744073709551615\n"     /* 2^64-1: "not available" */
 #define E19 "10000000000000000000\n"    /* 1e19 */
@@ -249,6 +323,7 @@ int main(void)
 	test_vanish_and_driver();
 	test_broken_tree();
 	test_u64_edges();
+	test_hw_counters();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

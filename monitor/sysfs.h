@@ -51,8 +51,30 @@ int sysfs_s64(int dirfd, const char *rel, int64_t *v);
  * (total, present, peak), else the file rel itself.
  */
 int sysfs_counter(int dirfd, const char *rel, uint64_t *v);
-/* The last component of symlink rel's target ("amdgpu", "0000:03:00.0"). Length or -errno. */
+/*
+ * The name of the directory symlink rel leads to ("amdgpu", "0000:03:00.0"):
+ * the last component of its target, or, for a target that ends in ".." or
+ * "." ("../.."), the last component of the directory it resolves to. Length
+ * or -errno (-EINVAL when rel is not a link).
+ */
 ssize_t sysfs_link_name(int dirfd, const char *rel, char *buf, size_t size);
+/*
+ * The value of KEY in the uevent file of directory rel ("" or "." for dirfd
+ * itself): uevent holds KEY=value lines (DRIVER=amdgpu, PCI_SLOT_NAME=...).
+ * Length, -ENOENT when the file or the key is not there, or -errno.
+ */
+ssize_t sysfs_uevent(int dirfd, const char *rel, const char *key, char *buf, size_t size);
+/*
+ * The driver a device directory rel is bound to: the name of its driver
+ * link, else (a tree copied without links) uevent's DRIVER. Length or -errno.
+ */
+ssize_t sysfs_driver(int dirfd, const char *rel, char *buf, size_t size);
+/*
+ * The PCI address of device directory rel ("0000:03:00.0"): the name of
+ * the link rel when it is one and names a PCI address, else uevent's
+ * PCI_SLOT_NAME. Length, or -ENOENT when it is not a PCI device.
+ */
+ssize_t sysfs_pci_address(int dirfd, const char *rel, char *buf, size_t size);
 
 /* The entries of a directory, "." and ".." left out, in natural order (card2 before card10). */
 struct sysfs_names {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The sysfs device collectors end to end (amdgpu, neuron, ncs2, hwmon): accel-monitor
-# on the fixture trees tests/fixtures/sysfs/{host,broken} and tests/fixtures/proc-devices.
+# on the fixture trees tests/fixtures/sysfs/{host,broken,nolinks,oldkernel} and
+# tests/fixtures/proc-devices.
 #
 #  - golden report fragments per kind (tests/fixtures/sysfs/golden/<kind>.json; periods
 #    and timestamps normalized), and "auto" finding every kind;
@@ -81,6 +82,26 @@ is "$($PY -c 'import json,sys; print(" ".join(e["device_type"] + ("!" if e["erro
 
 CHECK="$PY $HELP/check_report.py"
 ok "auto: the report passes check_report.py" $CHECK --config "$WORK/auto.json" "$WORK/auto.out"
+
+# --- sysfs as other machines lay it out: copied without links, an older kernel ---------------------
+for tree in nolinks oldkernel; do
+	$MON -c "$WORK/auto.json" --path.sysfs "$FIX/sysfs/$tree" --path.procfs "$PROC" --once \
+		>"$WORK/$tree.out" 2>"$WORK/$tree.err" || true
+	ok "$tree: the report passes check_report.py" $CHECK --config "$WORK/auto.json" "$WORK/$tree.out"
+done
+is "$($PY -c 'import json,sys; print(" ".join(e["device_type"] + ("!" if e["error"] else "")
+	for e in json.loads(sys.stdin.readline())["device_data"]))' <"$WORK/nolinks.out" 2>&1)" \
+	"amdgpu ncs2 hwmon" "no links: amdgpu, ncs2 and hwmon found, none in error"
+ok "no links: every device has its PCI address and values as with links" $PY $HELP/q.py "$WORK/nolinks.out" \
+	'(lambda d: d["amdgpu"]["device_info"]["devices"]["1"]["pci_bus_id"] == "0000:43:00.0" and
+	 d["hwmon"]["device_info"]["devices"]["7"]["pci_bus_id"] == "0000:09:00.0" and
+	 d["ncs2"]["device_info"]["devices"]["1"]["serial"] == "03e72485" and
+	 d["amdgpu"]["device_errors"]["devices"]["1"]["pcie_replays_total"] == 3)(
+	{e["device_type"]: e["report"] for e in L[0]["device_data"]})'
+ok "old kernel: hwmon attributes in the device directory, the link speed in the old format" $PY $HELP/q.py \
+	"$WORK/oldkernel.out" '(lambda d: d["hwmon"]["device_thermal"]["devices"]["0"]["fan_rpm"] == {"master": 2000} and
+	 d["amdgpu"]["device_info"]["devices"]["0"]["pcie_link_speed_gts"] == 8.0)(
+	{e["device_type"]: e["report"] for e in L[0]["device_data"]})'
 
 # --- a process runtime's device memory comes from amdgpu's fdinfo ------------------------------
 cat >"$WORK/rt.json" <<'EOF'

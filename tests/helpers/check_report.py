@@ -251,6 +251,9 @@ class Stream:
         return True
 
     def integer(self, path, v, lo=0):
+        # From 2^63 up a u64 is written as a real that keeps its value (docs/devices.md, "64-bit values").
+        if type(v) is float and v >= 2.0 ** 63 and v == int(v):
+            return True
         if type(v) is not int:
             self.err(path, "expected an integer, got %s" % kind(v))
             return False

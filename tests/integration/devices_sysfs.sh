@@ -103,6 +103,19 @@ ok "old kernel: hwmon attributes in the device directory, the link speed in the 
 	 d["amdgpu"]["device_info"]["devices"]["0"]["pcie_link_speed_gts"] == 8.0)(
 	{e["device_type"]: e["report"] for e in L[0]["device_data"]})'
 
+# --- u64 values at the edges, end to end: 2^63 a real that keeps its value, 2^64-1 left out ---------
+cp -a "$SYS" "$WORK/esys"
+echo 9223372036854775808 >"$WORK/esys/class/drm/card1/device/mem_info_vram_used"
+echo 18446744073709551615 >"$WORK/esys/class/drm/card1/device/mem_info_gtt_used"
+echo 18446744073709551614 >"$WORK/esys/class/drm/card1/device/mem_info_vram_total"
+conf "$WORK/edge.json" amdgpu
+$MON -c "$WORK/edge.json" --path.sysfs "$WORK/esys" --path.procfs "$PROC" --once >"$WORK/edge.out" 2>"$WORK/edge.err" || true
+ok "2^63 bytes: written 9.223372036854776e+18, never negative" grep -q '"used_bytes":9.223372036854776e+18,' "$WORK/edge.out"
+ok "2^63 bytes: reads back as 2^63, 2^64-1 left out" $PY $HELP/q.py "$WORK/edge.out" \
+	'(lambda d: d["used_bytes"] == 2 ** 63 and "gtt_used_bytes" not in d and "-" not in open(A[0]).read().split("used_bytes")[1][:3])(
+	L[0]["device_data"][0]["report"]["device_memory"]["devices"]["0"])' "$WORK/edge.out"
+ok "2^63 bytes: the report passes check_report.py" $CHECK --config "$WORK/edge.json" "$WORK/edge.out"
+
 # --- a process runtime's device memory comes from amdgpu's fdinfo ------------------------------
 cat >"$WORK/rt.json" <<'EOF'
 { "period": "1s",

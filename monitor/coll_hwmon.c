@@ -235,8 +235,14 @@ static struct hw_chip *chip_open(struct hw_state *s, const char *hwmon, bool *is
 	chip_inputs(c, &names);
 	sysfs_names_free(&names);
 	if (!c->probe[0])
-		snprintf(c->probe, sizeof(c->probe), "%s", c->ntemp ? c->temp[0].file : c->nfan ? c->fan[0].file
-							   : c->npower ? c->power[0].file : ".");
+		snprintf(c->probe, sizeof(c->probe), "%s",
+			 c->ntemp    ? c->temp[0].file
+			 : c->nfan   ? c->fan[0].file
+			 : c->npower ? c->power[0].file
+			 : c->nvolt  ? c->volt[0].file
+			 : c->nfreq  ? c->freq[0].file
+			 : c->nalarm ? c->alarm[0]
+				     : ".");
 	return c;
 }
 

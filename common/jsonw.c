@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Write u in decimal, right-aligned ending at end; returns the first digit. */
@@ -47,7 +48,12 @@ size_t json_format_real(double v, char *dst)
 		dst[n] = '\0';
 		return n;
 	}
-	n = (size_t)snprintf(dst, 32, "%.15g", v);
+	/* The fewest digits that read back as v (2^63 needs 17: %.15g would change it). */
+	for (int prec = 15; prec <= 17; prec++) {
+		n = (size_t)snprintf(dst, 32, "%.*g", prec, v);
+		if (strtod(dst, NULL) == v)
+			break;
+	}
 	if (!strpbrk(dst, ".eEn")) {
 		memcpy(dst + n, ".0", 3);
 		n += 2;

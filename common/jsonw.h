@@ -5,7 +5,8 @@
  * formats numbers without printf: integers with a digit loop, and reals of
  * magnitude below 1e6 as fixed point with up to 9 decimals (trailing zeros
  * trimmed, at least one: "6.25", "0.0", "1.000397199"). Larger reals use
- * "%.15g". Every real keeps a fraction or an exponent, so a reader can tell
+ * the shortest of "%.15g", "%.16g" and "%.17g" that reads back as the same
+ * double. Every real keeps a fraction or an exponent, so a reader can tell
  * a float from an integer.
  */
 #ifndef ACCEL_JSONW_H

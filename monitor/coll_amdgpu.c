@@ -6,18 +6,24 @@
  * read). Everything is read under --path.sysfs and --path.procfs.
  *
  *   device_info         serial_number, product_name, unique_id, vbios_version,
- *                       mem_info_vram_total, hwmon power1_cap
+ *                       mem_info_vram_total, hwmon power1_cap, the PCIe link
+ *                       (current_link_speed/width, max_link_speed/width),
+ *                       power_dpm_force_performance_level
  *   device_utilization  gpu_busy_percent, mem_busy_percent, vcn_busy_percent,
  *                       and per process the drm-engine-* busy time of its DRM
  *                       clients (/proc/PID/fdinfo) over the period
- *   device_memory       mem_info_vram_*, mem_info_gtt_*,
+ *   device_memory       mem_info_vram_*, mem_info_vis_vram_*, mem_info_gtt_*,
  *                       and per process its clients' drm-memory-vram
- *   device_thermal      hwmon temp*_input by temp*_label, fan1_input, pwm1
- *   device_power        hwmon power1_average, else power1_input
+ *   device_thermal      hwmon temp*_input by temp*_label and their temp*_crit,
+ *                       fan1_input, pwm1
+ *   device_power        hwmon power1_average, else power1_input; in*_input
+ *                       (vddgfx, vddnb) in volts
  *   device_clocks       hwmon freq*_input by label, else the current level
  *                       of pp_dpm_sclk / pp_dpm_mclk (the line marked '*')
  *   device_errors       ras/<block>_err_count ("ue: N" / "ce: M") as per-period
- *                       counts and running totals, ras/gpu_vram_bad_pages
+ *                       counts and running totals, ras/gpu_vram_bad_pages,
+ *                       pcie_replay_count and the PCIe AER counters
+ *                       (aer_dev_correctable/nonfatal/fatal), per period and total
  *
  * The driver answers EPERM (or EBUSY) while the GPU resets or sleeps: that
  * device reports the error for the cycle and the others go on. A file the
@@ -38,6 +44,7 @@
 
 #define AMD_TEMPS 8
 #define AMD_FREQS 4
+#define AMD_VOLTS 4
 #define AMD_RAS 24
 #define AMD_ENGINES 12
 #define AMD_PID_CLIENTS 64
@@ -59,9 +66,13 @@ struct amd_dev {
 	size_t ntemp;
 	struct amd_sensor freq[AMD_FREQS];
 	size_t nfreq;
+	struct amd_sensor volt[AMD_VOLTS];
+	size_t nvolt;
 	char ras[AMD_RAS][32]; /* "umc_err_count", ... under ras/ */
 	size_t nras;
 	struct counter ce, ue; /* RAS errors summed over the blocks */
+	struct counter replay; /* pcie_replay_count */
+	struct counter aer[3]; /* aer_dev_correctable, _nonfatal, _fatal: their TOTAL_ERR_* */
 	struct warnset warned;
 };
 
@@ -108,15 +119,18 @@ static bool is_card(const char *name)
 	return true;
 }
 
-/* Is class/drm/CARD an amdgpu device? */
+/*
+ * Is class/drm/CARD an amdgpu device? Its driver (the driver link, or
+ * uevent's DRIVER in a tree copied without links), else vendor 0x1002.
+ */
 static bool amd_is_ours(int sysfd, const char *card)
 {
 	char path[96], name[64];
 	uint64_t vendor;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "class/drm/%s/device/driver", card);
-	n = sysfs_link_name(sysfd, path, name, sizeof(name));
+	snprintf(path, sizeof(path), "class/drm/%s/device", card);
+	n = sysfs_driver(sysfd, path, name, sizeof(name));
 	if (n >= 0)
 		return !strcmp(name, "amdgpu");
 	snprintf(path, sizeof(path), "class/drm/%s/device/vendor", card);
@@ -165,6 +179,8 @@ static void amd_find_hwmon(struct amd_dev *ad)
 				sensor_name(ad->hwfd, f, &ad->temp[ad->ntemp++]);
 			else if (!strncmp(f, "freq", 4) && has_suffix(f, "_input") && ad->nfreq < AMD_FREQS)
 				sensor_name(ad->hwfd, f, &ad->freq[ad->nfreq++]);
+			else if (!strncmp(f, "in", 2) && has_suffix(f, "_input") && ad->nvolt < AMD_VOLTS)
+				sensor_name(ad->hwfd, f, &ad->volt[ad->nvolt++]);
 		}
 	if (sysfs_list(ad->fd, "ras", &names) == 0)
 		for (size_t i = 0; i < names.n && ad->nras < AMD_RAS; i++)
@@ -187,6 +203,7 @@ static void amd_dev_free(void *priv)
 }
 
 static int ras_sum(struct rdctx *r, struct amd_dev *ad, uint64_t *ue, uint64_t *ce);
+static void pcie_errors(struct amd_dev *ad, struct rdctx *r, json_t *d);
 
 /* A new GPU in slot sl: its files, identity, selection, and the baseline of its counters. */
 static void amd_dev_open(struct amd_state *s, struct devslot *sl, const char *card, int fd)
@@ -200,7 +217,7 @@ static void amd_dev_open(struct amd_state *s, struct devslot *sl, const char *ca
 	ad->hwfd = -1;
 	snprintf(ad->card, sizeof(ad->card), "%s", card);
 	snprintf(rel, sizeof(rel), "class/drm/%s/device", card);
-	if (sysfs_link_name(s->base.sysfd, rel, text, sizeof(text)) > 0 && sysfs_is_pci_address(text)) {
+	if (sysfs_pci_address(s->base.sysfd, rel, text, sizeof(text)) > 0) {
 		snprintf(ad->pdev, sizeof(ad->pdev), "%s", text);
 		snprintf(sl->pci, sizeof(sl->pci), "%s", text);
 	}
@@ -220,6 +237,7 @@ static void amd_dev_open(struct amd_state *s, struct devslot *sl, const char *ca
 		counter_step(&ad->ue, ue, &ue);
 		counter_step(&ad->ce, ce, &ce);
 	}
+	pcie_errors(ad, &r, NULL);
 }
 
 /* Find the amdgpu cards under class/drm: new ones are opened, vanished ones become gone. */
@@ -477,7 +495,12 @@ static void amd_proc_memory(struct amd_state *s, const struct amd_dev *ad, json_
 			continue;
 		pid_key(cl->pid, key);
 		v = json_object_get(procs, key);
-		json_object_set_new(procs, key, json_integer((json_int_t)(cl->vram + (v ? (uint64_t)json_integer_value(v) : 0))));
+		if (!v)
+			json_set_u64(procs, key, cl->vram);
+		else if (json_is_integer(v) && (uint64_t)json_integer_value(v) <= UINT64_MAX - cl->vram)
+			json_set_u64(procs, key, (uint64_t)json_integer_value(v) + cl->vram);
+		else /* past 2^63 already, or past 2^64 now: a real, never a wrapped sum */
+			json_object_set_new(procs, key, json_real(json_number_value(v) + (double)cl->vram));
 	}
 }
 
@@ -527,11 +550,6 @@ static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json
 
 /* ---- groups ------------------------------------------------------------------------ */
 
-static void set_u64(json_t *d, const char *key, uint64_t v)
-{
-	json_object_set_new(d, key, json_integer((json_int_t)v));
-}
-
 static void set_real(json_t *d, const char *key, double v)
 {
 	json_object_set_new(d, key, json_real(v));
@@ -540,6 +558,46 @@ static void set_real(json_t *d, const char *key, double v)
 static void set_text(json_t *d, const char *key, char *v)
 {
 	json_object_set_new(d, key, json_string(utf8_sanitize(v)));
+}
+
+/*
+ * A PCIe link speed as the PCI core writes it: "16.0 GT/s PCIe" (newer
+ * kernels), "8 GT/s" (older ones). GT/s, or -EBADMSG; -ENODATA for
+ * "Unknown" (no link, a virtual function).
+ */
+static int parse_link_speed(const char *text, double *gts)
+{
+	char *end;
+
+	if (!strncmp(text, "Unknown", 7))
+		return -ENODATA;
+	*gts = strtod(text, &end);
+	if (end == text || !(*gts > 0) || *gts > 1e4)
+		return -EBADMSG;
+	while (*end == ' ')
+		end++;
+	return strncmp(end, "GT/s", 4) ? -EBADMSG : 0;
+}
+
+/* current_link_speed/width, max_link_speed/width of the GPU's PCI function. */
+static void amd_link(struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	static const char *const speed[][2] = { { "current_link_speed", "pcie_link_speed_gts" },
+						{ "max_link_speed", "pcie_link_max_speed_gts" } };
+	static const char *const width[][2] = { { "current_link_width", "pcie_link_width" },
+						{ "max_link_width", "pcie_link_max_width" } };
+	char text[64];
+	double gts = 0;
+	uint64_t lanes;
+
+	for (size_t i = 0; i < 2; i++) {
+		if (rd_text(r, ad->fd, speed[i][0], text, sizeof(text)) == 1 &&
+		    rd_check(r, speed[i][0], parse_link_speed(text, &gts)) == 1)
+			set_real(d, speed[i][1], gts);
+		/* 0 or 255: no link trained (the PCI core reads the Link Status register as is) */
+		if (rd_u64(r, ad->fd, width[i][0], &lanes) == 1 && lanes > 0 && lanes <= 32)
+			json_set_u64(d, width[i][1], lanes);
+	}
 }
 
 static void amd_info(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, json_t *d)
@@ -552,7 +610,7 @@ static void amd_info(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, j
 	if (sysfs_read(s->base.sysfd, "module/amdgpu/version", text, sizeof(text)) > 0)
 		set_text(d, "driver_version", text);
 	if (rd_u64(r, ad->fd, "mem_info_vram_total", &v) == 1)
-		set_u64(d, "memory_total_bytes", v);
+		json_set_u64(d, "memory_total_bytes", v);
 	if (ad->hwfd >= 0 && rd_u64(r, ad->hwfd, "power1_cap", &v) == 1)
 		set_real(d, "power_limit_watts", (double)v / 1e6);
 	if (rd_text(r, ad->fd, "product_number", text, sizeof(text)) == 1 && text[0])
@@ -562,6 +620,10 @@ static void amd_info(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, j
 	if (rd_text(r, ad->fd, "device", text, sizeof(text)) == 1 && text[0])
 		set_text(d, "pci_device_id", text);
 	set_text(d, "card", ad->card);
+	amd_link(ad, r, d);
+	/* auto, low, high, manual, profile_standard, profile_peak, ... */
+	if (rd_text(r, ad->fd, "power_dpm_force_performance_level", text, sizeof(text)) == 1 && text[0])
+		set_text(d, "performance_level", text);
 }
 
 static void amd_util(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, json_t *d)
@@ -587,31 +649,45 @@ static void amd_memory(struct amd_state *s, struct amd_dev *ad, struct rdctx *r,
 	int hu = rd_u64(r, ad->fd, "mem_info_vram_used", &used) == 1;
 
 	if (ht)
-		set_u64(d, "total_bytes", total);
+		json_set_u64(d, "total_bytes", total);
 	if (hu)
-		set_u64(d, "used_bytes", used);
+		json_set_u64(d, "used_bytes", used);
 	if (ht && hu)
-		set_u64(d, "free_bytes", total > used ? total - used : 0);
+		json_set_u64(d, "free_bytes", total > used ? total - used : 0);
+	/* The part of VRAM the CPU can map (the BAR; all of it with resizable BAR). */
+	if (rd_u64(r, ad->fd, "mem_info_vis_vram_total", &v) == 1)
+		json_set_u64(d, "visible_total_bytes", v);
+	if (rd_u64(r, ad->fd, "mem_info_vis_vram_used", &v) == 1)
+		json_set_u64(d, "visible_used_bytes", v);
 	if (rd_u64(r, ad->fd, "mem_info_gtt_total", &v) == 1)
-		set_u64(d, "gtt_total_bytes", v);
+		json_set_u64(d, "gtt_total_bytes", v);
 	if (rd_u64(r, ad->fd, "mem_info_gtt_used", &v) == 1)
-		set_u64(d, "gtt_used_bytes", v);
+		json_set_u64(d, "gtt_used_bytes", v);
 	if (ad->pdev[0] && s->cl_ok)
 		amd_proc_memory(s, ad, d);
 }
 
 static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
 {
-	json_t *temps = json_object();
+	json_t *temps = json_object(), *crit = json_object();
 	uint64_t pwm, max, rpm;
 	int64_t mc;
+	char file[40];
 
-	for (size_t i = 0; ad->hwfd >= 0 && i < ad->ntemp; i++)
+	for (size_t i = 0; ad->hwfd >= 0 && i < ad->ntemp; i++) {
 		if (rd_s64(r, ad->hwfd, ad->temp[i].file, &mc) == 1)
 			json_object_set_new(temps, utf8_sanitize(ad->temp[i].name), json_real((double)mc / 1000.0));
+		/* temp2_input -> temp2_crit: the shutdown threshold (absent on some boards) */
+		snprintf(file, sizeof(file), "%.*s_crit", (int)strcspn(ad->temp[i].file, "_"), ad->temp[i].file);
+		if (rd_s64(r, ad->hwfd, file, &mc) == 1)
+			json_object_set_new(crit, utf8_sanitize(ad->temp[i].name), json_real((double)mc / 1000.0));
+	}
 	if (json_object_size(temps))
 		json_object_set(d, "temperatures_celsius", temps);
+	if (json_object_size(crit))
+		json_object_set(d, "temperatures_crit_celsius", crit);
 	json_decref(temps);
+	json_decref(crit);
 	if (ad->hwfd < 0)
 		return;
 	if (rd_u64(r, ad->hwfd, "pwm1", &pwm) == 1) {
@@ -620,7 +696,7 @@ static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
 		set_real(d, "fan_percent", (double)(pwm > max ? max : pwm) * 100.0 / (double)max);
 	}
 	if (rd_u64(r, ad->hwfd, "fan1_input", &rpm) == 1)
-		json_object_set_new(d, "fan_rpm", json_pack("{s:I}", "fan1", (json_int_t)rpm));
+		json_object_set_new(d, "fan_rpm", json_pack("{s:o}", "fan1", json_u64(rpm)));
 }
 
 static void amd_power(struct amd_dev *ad, struct rdctx *r, json_t *d)
@@ -632,6 +708,17 @@ static void amd_power(struct amd_dev *ad, struct rdctx *r, json_t *d)
 	/* power1_average where the SMU averages, power1_input on boards that only report the instant value. */
 	if (rd_u64(r, ad->hwfd, "power1_average", &uw) == 1 || rd_u64(r, ad->hwfd, "power1_input", &uw) == 1)
 		set_real(d, "power_watts", (double)uw / 1e6);
+	if (ad->nvolt) {
+		json_t *volts = json_object();
+		int64_t mv;
+
+		for (size_t i = 0; i < ad->nvolt; i++)
+			if (rd_s64(r, ad->hwfd, ad->volt[i].file, &mv) == 1)
+				json_object_set_new(volts, utf8_sanitize(ad->volt[i].name), json_real((double)mv / 1000.0));
+		if (json_object_size(volts))
+			json_object_set(d, "voltages_volts", volts);
+		json_decref(volts);
+	}
 }
 
 /*
@@ -695,7 +782,10 @@ static void amd_clocks(struct amd_dev *ad, struct rdctx *r, json_t *d)
 	json_decref(clocks);
 }
 
-/* Parse "ue: N\nce: M\n" (newer kernels add "de: K", deferred errors). 0 or -EBADMSG. */
+/*
+ * Parse "ue: N\nce: M\n" (newer kernels add "de: K", deferred errors). 0,
+ * -EBADMSG, or -ENODATA when a count is 2^64-1 ("not available").
+ */
 static int parse_ras(char *text, uint64_t *ue, uint64_t *ce)
 {
 	int have = 0;
@@ -709,12 +799,15 @@ static int parse_ras(char *text, uint64_t *ue, uint64_t *ce)
 		else if (!strncmp(line, "ce:", 3))
 			have |= sysfs_parse_u64(line + 3, ce) == 0 ? 2 : 0;
 	}
-	return have == 3 ? 0 : -EBADMSG;
+	if (have != 3)
+		return -EBADMSG;
+	return *ue == SYSFS_U64_NA || *ce == SYSFS_U64_NA ? -ENODATA : 0;
 }
 
 /*
  * Sum the RAS blocks' counts. 1 when every block was read, 0 when one could
- * not be (no sum this cycle: it would be wrong), -1 when the device failed.
+ * not be or the sum does not fit in 64 bits (no sum this cycle: it would be
+ * wrong), -1 when the device failed.
  */
 static int ras_sum(struct rdctx *r, struct amd_dev *ad, uint64_t *ue, uint64_t *ce)
 {
@@ -734,7 +827,7 @@ static int ras_sum(struct rdctx *r, struct amd_dev *ad, uint64_t *ue, uint64_t *
 			rc = rd_check(r, rel, parse_ras(text, &u, &c));
 		if (rc < 0)
 			return -1;
-		if (rc == 0) {
+		if (rc == 0 || u > UINT64_MAX - *ue || c > UINT64_MAX - *ce) {
 			all = 0;
 			continue;
 		}
@@ -781,6 +874,62 @@ static int bad_pages(int fd, uint64_t *pages, bool *pending)
 	return 0;
 }
 
+/*
+ * An AER statistics file (Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats):
+ * "RxErr 0\nBadTLP 0\n...\nTOTAL_ERR_COR 2\n". 0 with the TOTAL_ line's
+ * count, or -EBADMSG.
+ */
+static int parse_aer(char *text, const char *total_key, uint64_t *total)
+{
+	size_t klen = strlen(total_key);
+
+	for (char *line = text, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!strncmp(line, total_key, klen) && line[klen] == ' ')
+			return sysfs_parse_u64(line + klen + 1, total) ? -EBADMSG
+			       : *total == SYSFS_U64_NA ? -ENODATA : 0;
+	}
+	return -EBADMSG;
+}
+
+/*
+ * pcie_replay_count and the AER counters into d (NULL: baselines only):
+ * pcie_replays / pcie_aer_errors.<severity> over the period, and their
+ * running totals.
+ */
+static void pcie_errors(struct amd_dev *ad, struct rdctx *r, json_t *d)
+{
+	static const char *const aer[][3] = { { "aer_dev_correctable", "TOTAL_ERR_COR", "correctable" },
+					      { "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL", "nonfatal" },
+					      { "aer_dev_fatal", "TOTAL_ERR_FATAL", "fatal" } };
+	json_t *per = json_object(), *tot = json_object();
+	uint64_t v, delta;
+	char text[1024];
+
+	if (rd_u64(r, ad->fd, "pcie_replay_count", &v) == 1) {
+		if (counter_step(&ad->replay, v, &delta) && d)
+			json_set_u64(d, "pcie_replays", delta);
+		if (d)
+			json_set_u64(d, "pcie_replays_total", v);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(aer); i++) {
+		if (rd_text(r, ad->fd, aer[i][0], text, sizeof(text)) != 1 ||
+		    rd_check(r, aer[i][0], parse_aer(text, aer[i][1], &v)) != 1)
+			continue;
+		if (counter_step(&ad->aer[i], v, &delta))
+			json_set_u64(per, aer[i][2], delta);
+		json_set_u64(tot, aer[i][2], v);
+	}
+	if (d && json_object_size(per))
+		json_object_set(d, "pcie_aer_errors", per);
+	if (d && json_object_size(tot))
+		json_object_set(d, "pcie_aer_errors_total", tot);
+	json_decref(per);
+	json_decref(tot);
+}
+
 static void amd_errors(struct amd_dev *ad, struct rdctx *r, json_t *d)
 {
 	uint64_t ue, ce, due, dce, pages;
@@ -791,14 +940,15 @@ static void amd_errors(struct amd_dev *ad, struct rdctx *r, json_t *d)
 		bool hu = counter_step(&ad->ue, ue, &due), hc = counter_step(&ad->ce, ce, &dce);
 
 		if (hu && hc)
-			json_object_set_new(d, "ecc_errors", json_pack("{s:I, s:I}", "corrected", (json_int_t)dce,
-								       "uncorrected", (json_int_t)due));
-		set_u64(d, "ecc_corrected_volatile_total", ce);
-		set_u64(d, "ecc_uncorrected_volatile_total", ue);
+			json_object_set_new(d, "ecc_errors", json_pack("{s:o, s:o}", "corrected", json_u64(dce),
+								       "uncorrected", json_u64(due)));
+		json_set_u64(d, "ecc_corrected_volatile_total", ce);
+		json_set_u64(d, "ecc_uncorrected_volatile_total", ue);
 	}
 	if (rc >= 0 && rd_check(r, "ras/gpu_vram_bad_pages", bad_pages(ad->fd, &pages, &pending)) == 1)
 		json_object_set_new(d, "retired_pages",
-				    json_pack("{s:I, s:b}", "total", (json_int_t)pages, "pending", pending));
+				    json_pack("{s:o, s:b}", "total", json_u64(pages), "pending", pending));
+	pcie_errors(ad, r, d);
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */

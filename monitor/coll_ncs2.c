@@ -225,7 +225,7 @@ static void ncs2_info(struct ncs2_state *s, struct devslot *sl, struct rdctx *r,
 	json_object_set_new(d, "booted", json_boolean(nd->m->booted));
 	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/speed", sl->key);
 	if (rd_u64(r, s->base.sysfd, rel, &speed) == 1)
-		json_object_set_new(d, "speed_mbps", json_integer((json_int_t)speed));
+		json_set_u64(d, "speed_mbps", speed);
 	snprintf(rel, sizeof(rel), "bus/usb/devices/%s/product", sl->key);
 	if (rd_text(r, s->base.sysfd, rel, text, sizeof(text)) == 1 && text[0])
 		json_object_set_new(d, "usb_product", json_string(utf8_sanitize(text)));

@@ -24,6 +24,13 @@
  * negative count. Memory totals are current usage, reported as they are.
  * A value that is a plain file is read the same way. NeuronCores are keyed
  * by neuron-monitor's index: device index * cores per device + core.
+ *
+ * The same tree also fills the system group neuron_hw_counters in
+ * neuron-monitor 2.x's schema (coll_neuron_hw_ops): neuron_devices[] with
+ * neuron_device_index and the increase over the period of the driver's
+ * mem_ecc_corrected, mem_ecc_uncorrected, sram_ecc_corrected and
+ * sram_ecc_uncorrected (each where the driver has it), every device, no
+ * device block needed.
  */
 #include "collector.h"
 #include "sysfs.h"
@@ -179,8 +186,8 @@ static void nrn_dev_open(struct nrn_state *s, struct devslot *sl, unsigned n, in
 	else if (sysfs_read(fd, "info/architecture/arch_type", text, sizeof(text)) > 0)
 		snprintf(sl->model, sizeof(sl->model), "Neuron %s", text);
 	sl->priv = nd;
-	sl->selected = cfg_device_selects(s->base.cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
-					  sl->uuid[0] ? sl->uuid : NULL);
+	sl->selected = !s->base.cfg || cfg_device_selects(s->base.cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
+							  sl->uuid[0] ? sl->uuid : NULL);
 	/* Baselines: the first report counts from here. */
 	for (size_t i = 0; i < nd->ncores; i++)
 		util_core(nd, &nd->core[i], &r, now, NULL);
@@ -300,7 +307,7 @@ static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, i
 				json_object_set_new(out, "utilization_percent", json_real(pct > 100.0 ? 100.0 : pct));
 			}
 		} else if (had && out) {
-			json_object_set_new(out, oi_key[i], json_integer((json_int_t)delta));
+			json_set_u64(out, oi_key[i], delta);
 		}
 	}
 	for (size_t i = 0; i < c->status.n; i++) {
@@ -308,8 +315,8 @@ static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, i
 		if (rd_counter(r, c->fd, rel, &v) != 1)
 			continue;
 		if (counter_step(&c->st[i], v, &delta))
-			json_object_set_new(status, c->status.name[i], json_integer((json_int_t)delta));
-		json_object_set_new(totals, c->status.name[i], json_integer((json_int_t)v));
+			json_set_u64(status, c->status.name[i], delta);
+		json_set_u64(totals, c->status.name[i], v);
 	}
 	if (out && json_object_size(status))
 		json_object_set(out, "status", status);
@@ -351,7 +358,8 @@ static void nrn_util(struct nrn_dev *nd, struct rdctx *r, const struct cycle *cy
 static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 {
 	json_t *cores = json_object(), *host = json_object();
-	uint64_t used = 0, host_used = 0, v;
+	struct u64sum used = { 0 }, host_used = { 0 };
+	uint64_t v;
 	bool have = false, have_host = false;
 	char rel[128], key[16];
 
@@ -363,13 +371,13 @@ static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 			snprintf(rel, sizeof(rel), "memory_usage/device_mem/%s", c->mem.name[m]);
 			if (rd_counter(r, c->fd, rel, &v) != 1)
 				continue;
-			json_object_set_new(cats, c->mem.name[m], json_integer((json_int_t)v));
-			used += v;
+			json_set_u64(cats, c->mem.name[m], v);
+			u64sum_add(&used, v);
 			have = true;
 		}
 		/* Drivers without categories keep one device_mem counter. */
 		if (!c->mem.n && rd_counter(r, c->fd, "memory_usage/device_mem", &v) == 1) {
-			used += v;
+			u64sum_add(&used, v);
 			have = true;
 		}
 		core_key(nd, c, key);
@@ -379,18 +387,18 @@ static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 		snprintf(rel, sizeof(rel), "stats/memory_usage/host_mem/%s", nd->host.name[m]);
 		if (rd_counter(r, nd->fd, rel, &v) != 1)
 			continue;
-		json_object_set_new(host, nd->host.name[m], json_integer((json_int_t)v));
-		host_used += v;
+		json_set_u64(host, nd->host.name[m], v);
+		u64sum_add(&host_used, v);
 		have_host = true;
 	}
 	if (!nd->host.n && rd_counter(r, nd->fd, "stats/memory_usage/host_mem", &v) == 1) {
-		host_used = v;
+		u64sum_add(&host_used, v);
 		have_host = true;
 	}
 	if (have)
-		json_object_set_new(d, "used_bytes", json_integer((json_int_t)used));
+		json_object_set_new(d, "used_bytes", u64sum_json(&used));
 	if (have_host)
-		json_object_set_new(d, "host_used_bytes", json_integer((json_int_t)host_used));
+		json_object_set_new(d, "host_used_bytes", u64sum_json(&host_used));
 	json_object_set_new(d, "neuroncores", cores);
 	if (json_object_size(host))
 		json_object_set(d, "host_bytes", host);
@@ -433,7 +441,8 @@ static void nrn_power(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 {
 	json_t *events = json_object(), *totals = json_object();
-	uint64_t v, delta, dc = 0, du = 0, tc = 0, tu = 0;
+	struct u64sum dc = { 0 }, du = { 0 }, tc = { 0 }, tu = { 0 };
+	uint64_t v, delta;
 	bool all_delta = true;
 	char rel[96];
 
@@ -445,25 +454,25 @@ static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 		if (rd_counter(r, nd->fd, rel, &v) != 1)
 			continue;
 		had = counter_step(&nd->hwc[i], v, &delta);
-		json_object_set_new(totals, name, json_integer((json_int_t)v));
+		json_set_u64(totals, name, v);
 		if (had)
-			json_object_set_new(events, name, json_integer((json_int_t)delta));
+			json_set_u64(events, name, delta);
 		else
 			all_delta = false;
 		if (unc) {
-			du += delta;
-			tu += v;
+			u64sum_add(&du, delta);
+			u64sum_add(&tu, v);
 		} else if (strstr(name, "corrected")) {
-			dc += delta;
-			tc += v;
+			u64sum_add(&dc, delta);
+			u64sum_add(&tc, v);
 		}
 	}
 	if (d && json_object_size(totals)) {
 		if (all_delta)
-			json_object_set_new(d, "ecc_errors", json_pack("{s:I, s:I}", "corrected", (json_int_t)dc,
-								       "uncorrected", (json_int_t)du));
-		json_object_set_new(d, "ecc_corrected_volatile_total", json_integer((json_int_t)tc));
-		json_object_set_new(d, "ecc_uncorrected_volatile_total", json_integer((json_int_t)tu));
+			json_object_set_new(d, "ecc_errors", json_pack("{s:o, s:o}", "corrected", u64sum_json(&dc),
+								       "uncorrected", u64sum_json(&du)));
+		json_object_set_new(d, "ecc_corrected_volatile_total", u64sum_json(&tc));
+		json_object_set_new(d, "ecc_uncorrected_volatile_total", u64sum_json(&tu));
 		if (json_object_size(events))
 			json_object_set(d, "ecc_events", events);
 		json_object_set(d, "ecc_events_total", totals);
@@ -533,6 +542,80 @@ static void nrn_collect(void *state, enum group_id id, const struct cycle *cy, j
 		return; /* no thermal or clock data in the Neuron sysfs: "devices" stays {} */
 	sysfs_coll_fill(&s->base, id, cy, group, "neuron", nrn_fatal, nrn_fill);
 }
+
+/* ---- the system group neuron_hw_counters ----------------------------------------- */
+
+/* neuron-monitor 2.x's neuron_hw_counters fields: the driver's stats/hardware counters of the same name. */
+static const char *const hw_fields[] = { "mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected",
+					 "sram_ecc_uncorrected" };
+
+/* Every Neuron device (no block, no selection), its counters' baselines taken now. */
+static int nhw_open(const struct mon_env *env, void **state)
+{
+	struct nrn_state *s = xcalloc(1, sizeof(*s));
+
+	sysfs_coll_init(&s->base, env, NULL, GROUP_BIT(GROUP_DEVICE_ERRORS), nrn_dev_free);
+	*state = s;
+	nrn_scan(s);
+	return s->base.error[0] ? -ENODEV : 0;
+}
+
+/*
+ * neuron_devices[]: one entry per present device, in index order, with the
+ * per-period increase of each hw_fields counter the driver has. A device
+ * whose read fails (ENODEV) is left out and named in the group's error.
+ */
+static void nhw_collect(void *state, const struct cycle *cy, json_t *group)
+{
+	struct nrn_state *s = state;
+	json_t *list = json_array();
+	char why[256] = "";
+
+	if (devtab_new_cycle(&s->base.tab, cy))
+		nrn_scan(s);
+	if (s->base.error[0]) {
+		set_error(group, "%s", s->base.error);
+		json_decref(list);
+		return;
+	}
+	for (size_t i = 0; i < s->base.tab.n; i++) {
+		struct devslot *sl = s->base.tab.slot[i];
+		struct nrn_dev *nd = sl->priv;
+		struct rdctx r = { .type = "neuron", .key = sl->key, .fatal = nrn_fatal, .warned = &nd->warned };
+		json_t *tmp, *events, *dev;
+
+		if (sl->gone || !sl->selected)
+			continue;
+		tmp = json_object();
+		errors_dev(nd, &r, tmp);
+		if (r.err) {
+			snprintf(why, sizeof(why), "%s: cannot read %s: %s", sl->key, r.file, strerror(r.err));
+			json_decref(tmp);
+			continue;
+		}
+		dev = json_object();
+		json_object_set_new(dev, "neuron_device_index", json_integer(sl->index));
+		events = json_object_get(tmp, "ecc_events");
+		for (size_t k = 0; k < ARRAY_SIZE(hw_fields); k++) {
+			json_t *v = json_object_get(events, hw_fields[k]);
+
+			if (v)
+				json_object_set(dev, hw_fields[k], v);
+		}
+		json_array_append_new(list, dev);
+		json_decref(tmp);
+	}
+	json_object_set_new(group, "neuron_devices", list);
+	if (why[0])
+		set_error(group, "%s", why);
+}
+
+const struct group_ops coll_neuron_hw_ops = {
+	.id = GROUP_NEURON_HW_COUNTERS,
+	.open = nhw_open,
+	.collect = nhw_collect,
+	.close = sysfs_coll_free,
+};
 
 const struct device_ops coll_neuron_ops = {
 	.type = "neuron",

@@ -403,6 +403,20 @@ static void put_real(json_t *o, const char *k, double v)
 		json_object_set_new(o, k, json_real(v));
 }
 
+/*
+ * A u64 that keeps its value: an integer below 2^63, a real at or above it
+ * (never a negative integer). NVML's "not available" (2^64-1) drops k.
+ */
+static void put_u64(json_t *o, const char *k, uint64_t v)
+{
+	if (v == NVML_VALUE_NOT_AVAILABLE_ULL)
+		json_object_del(o, k);
+	else if (v <= (uint64_t)INT64_MAX)
+		put_int(o, k, (json_int_t)v);
+	else
+		put_real(o, k, (double)v);
+}
+
 static void put_str(json_t *o, const char *k, const char *v)
 {
 	json_t *j = json_object_get(o, k);
@@ -926,7 +940,7 @@ static int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if ((r = read_mem(s, d, &total, &used, &freeb, &reserved)) < 0)
 		return -1;
 	if (r)
-		put_int(o, "memory_total_bytes", (json_int_t)total);
+		put_u64(o, "memory_total_bytes", total);
 	else
 		drop(o, "memory_total_bytes");
 	r = 0;
@@ -1014,7 +1028,7 @@ static void put_procs(struct nv_dev *d, json_t *o)
 	}
 	for (unsigned i = 0; i < d->nprocs; i++) {
 		snprintf(k, sizeof(k), "%u", d->procs[i].pid);
-		put_int(p, k, (json_int_t)d->procs[i].bytes);
+		put_u64(p, k, d->procs[i].bytes);
 	}
 }
 
@@ -1059,9 +1073,9 @@ static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 			put_int(e, "compute_instance_id", id);
 		memset(&mem, 0, sizeof(mem));
 		if (a->mem && a->mem(mh, &mem) == NVML_SUCCESS) {
-			put_int(e, "total_bytes", (json_int_t)mem.total);
-			put_int(e, "used_bytes", (json_int_t)mem.used);
-			put_int(e, "free_bytes", (json_int_t)mem.free);
+			put_u64(e, "total_bytes", mem.total);
+			put_u64(e, "used_bytes", mem.used);
+			put_u64(e, "free_bytes", mem.free);
 		}
 	}
 	drop_if_empty(o, "mig_devices");
@@ -1077,9 +1091,9 @@ static int g_mem(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if ((r = read_mem(s, d, &total, &used, &freeb, &reserved)) < 0)
 		return -1;
 	if (r) {
-		put_int(o, "total_bytes", (json_int_t)total);
-		put_int(o, "used_bytes", (json_int_t)used);
-		put_int(o, "free_bytes", (json_int_t)freeb);
+		put_u64(o, "total_bytes", total);
+		put_u64(o, "used_bytes", used);
+		put_u64(o, "free_bytes", freeb);
 	} else {
 		drop(o, "total_bytes");
 		drop(o, "used_bytes");
@@ -1157,7 +1171,7 @@ static int field_u64(struct nv_state *s, struct nv_dev *d, const nvmlFieldValue_
 		return r;
 	switch (f->valueType) {
 	case NVML_VALUE_TYPE_DOUBLE:
-		if (!(f->value.dVal >= 0))
+		if (!(f->value.dVal >= 0) || f->value.dVal >= 18446744073709551616.0) /* no u64 can hold it */
 			return 0;
 		*v = (uint64_t)f->value.dVal;
 		return 1;
@@ -1168,6 +1182,8 @@ static int field_u64(struct nv_state *s, struct nv_dev *d, const nvmlFieldValue_
 		*v = f->value.ulVal;
 		return 1;
 	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+		if (f->value.ullVal == NVML_VALUE_NOT_AVAILABLE_ULL)
+			return 0;
 		*v = f->value.ullVal;
 		return 1;
 	case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
@@ -1214,7 +1230,7 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 			return -1;
 	}
 	if (r)
-		put_int(t, "memory", (json_int_t)v);
+		put_u64(t, "memory", v);
 	else
 		drop(t, "memory");
 	drop_if_empty(o, "temperatures_celsius");
@@ -1328,7 +1344,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 			TRY(a->ecc(d->h, kinds[k][0], kinds[k][1], &v[k]), NF_ECC);
 		had[k] = r && ctr_step(&d->c[C_ECC_CV + k], v[k], &delta[k]);
 		if (r) {
-			put_int(o, totals[k], (json_int_t)v[k]);
+			put_u64(o, totals[k], v[k]);
 		} else {
 			drop(o, totals[k]);
 			d->c[C_ECC_CV + k].have = 0;
@@ -1339,8 +1355,8 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		json_t *e = sub(o, "ecc_errors");
 		int b = had[0] && had[1] ? 0 : 2;
 
-		put_int(e, "corrected", (json_int_t)delta[b]);
-		put_int(e, "uncorrected", (json_int_t)delta[b + 1]);
+		put_u64(e, "corrected", delta[b]);
+		put_u64(e, "uncorrected", delta[b + 1]);
 	} else {
 		drop(o, "ecc_errors");
 	}
@@ -1351,7 +1367,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		uint64_t dl;
 
 		if (ctr_step(&d->c[C_REPLAY], u, &dl))
-			put_int(o, "pcie_replays", (json_int_t)dl);
+			put_u64(o, "pcie_replays", dl);
 		else
 			drop(o, "pcie_replays");
 		put_int(o, "pcie_replays_total", u);
@@ -1361,7 +1377,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		d->c[C_REPLAY].have = 0;
 	}
 	if (d->have_xid)
-		put_int(o, "last_xid", (json_int_t)d->last_xid);
+		put_u64(o, "last_xid", d->last_xid);
 	else
 		drop(o, "last_xid");
 	/* Retired pages (before Ampere) through field values; remapped rows (Ampere on). */
@@ -1387,9 +1403,12 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		if (fr[0] && fr[1]) {
 			json_t *p = sub(o, "retired_pages");
 
-			put_int(p, "total", (json_int_t)(fv[0] + fv[1]));
-			put_int(p, "single_bit", (json_int_t)fv[0]);
-			put_int(p, "double_bit", (json_int_t)fv[1]);
+			if (fv[0] <= UINT64_MAX - fv[1])
+				put_u64(p, "total", fv[0] + fv[1]);
+			else /* past 2^64: a real, never a wrapped sum */
+				put_real(p, "total", (double)fv[0] + (double)fv[1]);
+			put_u64(p, "single_bit", fv[0]);
+			put_u64(p, "double_bit", fv[1]);
 			if (fr[2])
 				put_bool(p, "pending", fv[2] != 0);
 			else

@@ -146,6 +146,7 @@ const struct device_ops *const *device_ops_all(void);
 /* For tests and benchmarks that drive one collector; the registry does not need these. */
 extern const struct group_ops coll_cpu_ops;
 extern const struct group_ops coll_mem_ops;
+extern const struct group_ops coll_neuron_hw_ops;
 extern const struct runtime_ops coll_pid_ops;
 extern const struct runtime_ops coll_process_ops;
 extern const struct device_ops coll_amdgpu_ops;

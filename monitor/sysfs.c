@@ -152,25 +152,105 @@ int sysfs_counter(int dirfd, const char *rel, uint64_t *v)
 	return rc;
 }
 
-ssize_t sysfs_link_name(int dirfd, const char *rel, char *buf, size_t size)
+/* Copy the last component of path (trailing '/' removed) into buf. Length or -EFBIG. */
+static ssize_t last_component(char *path, char *buf, size_t size)
 {
-	char target[4096];
-	ssize_t n = readlinkat(dirfd, rel, target, sizeof(target) - 1);
+	size_t n = strlen(path), len;
 	const char *base;
-	size_t len;
 
-	if (n < 0)
-		return -errno;
-	target[n] = '\0';
-	while (n > 1 && target[n - 1] == '/')
-		target[--n] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
 	len = strlen(base);
 	if (len >= size)
 		return -EFBIG;
 	memcpy(buf, base, len + 1);
 	return (ssize_t)len;
+}
+
+ssize_t sysfs_link_name(int dirfd, const char *rel, char *buf, size_t size)
+{
+	char target[4096], self[64], tmp[64];
+	ssize_t n = readlinkat(dirfd, rel, target, sizeof(target) - 1);
+	int fd;
+
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	n = last_component(target, tmp, sizeof(tmp));
+	if (n > 0 && strcmp(tmp, "..") && strcmp(tmp, ".")) {
+		if ((size_t)n >= size)
+			return -EFBIG;
+		memcpy(buf, tmp, (size_t)n + 1);
+		return n;
+	}
+	/* "../..": the name of the directory it resolves to, as the kernel sees it. */
+	fd = openat(dirfd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = readlink(self, target, sizeof(target) - 1);
+	n = n < 0 ? -errno : n;
+	close(fd);
+	if (n < 0)
+		return n;
+	target[n] = '\0';
+	return last_component(target, buf, size);
+}
+
+ssize_t sysfs_uevent(int dirfd, const char *rel, const char *key, char *buf, size_t size)
+{
+	char path[256], text[4096];
+	size_t klen = strlen(key);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s%suevent", rel && *rel ? rel : "", rel && *rel ? "/" : "");
+	n = sysfs_read(dirfd, path, text, sizeof(text));
+	if (n < 0)
+		return n;
+	for (char *line = text, *next; line && *line; line = next) {
+		size_t len;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (strncmp(line, key, klen) || line[klen] != '=')
+			continue;
+		len = strlen(line + klen + 1);
+		if (len >= size)
+			return -EFBIG;
+		memcpy(buf, line + klen + 1, len + 1);
+		return (ssize_t)len;
+	}
+	return -ENOENT;
+}
+
+ssize_t sysfs_driver(int dirfd, const char *rel, char *buf, size_t size)
+{
+	char path[256];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s%sdriver", rel && *rel ? rel : "", rel && *rel ? "/" : "");
+	n = sysfs_link_name(dirfd, path, buf, size);
+	return n >= 0 ? n : sysfs_uevent(dirfd, rel, "DRIVER", buf, size);
+}
+
+ssize_t sysfs_pci_address(int dirfd, const char *rel, char *buf, size_t size)
+{
+	char name[64];
+	ssize_t n = sysfs_link_name(dirfd, rel, name, sizeof(name));
+
+	if (n < 0 || !sysfs_is_pci_address(name))
+		n = sysfs_uevent(dirfd, rel, "PCI_SLOT_NAME", name, sizeof(name));
+	if (n < 0)
+		return n;
+	if (!sysfs_is_pci_address(name))
+		return -ENOENT;
+	if ((size_t)n >= size)
+		return -EFBIG;
+	memcpy(buf, name, (size_t)n + 1);
+	return n;
 }
 
 static const struct sysfs_names *sort_names;
@@ -257,6 +337,36 @@ bool sysfs_is_pci_address(const char *s)
 		if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) : s[i] != shape[i])
 			return false;
 	return s[sizeof(shape) - 1] == '\0';
+}
+
+/* ---- u64 values in the report ---------------------------------------------- */
+
+json_t *json_u64(uint64_t v)
+{
+	/* jansson's integers are int64_t: a cast would print 2^63 as -9223372036854775808. */
+	return v <= (uint64_t)INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+}
+
+void json_set_u64(json_t *obj, const char *key, uint64_t v)
+{
+	json_object_set_new(obj, key, json_u64(v));
+}
+
+void u64sum_add(struct u64sum *s, uint64_t v)
+{
+	if (s->big) {
+		s->over += (double)v;
+	} else if (v > UINT64_MAX - s->v) {
+		s->big = true;
+		s->over = (double)s->v + (double)v;
+	} else {
+		s->v += v;
+	}
+}
+
+json_t *u64sum_json(const struct u64sum *s)
+{
+	return s->big ? json_real(s->over) : json_u64(s->v);
 }
 
 /* ---- per-period counters ---------------------------------------------------- */
@@ -479,7 +589,9 @@ int rd_check(struct rdctx *r, const char *file, int rc)
 
 int rd_u64(struct rdctx *r, int dirfd, const char *file, uint64_t *v)
 {
-	return r->err ? -1 : rd_check(r, file, sysfs_u64(dirfd, file, v));
+	int rc = r->err ? -1 : rd_check(r, file, sysfs_u64(dirfd, file, v));
+
+	return rc == 1 && *v == SYSFS_U64_NA ? 0 : rc;
 }
 
 int rd_s64(struct rdctx *r, int dirfd, const char *file, int64_t *v)
@@ -489,7 +601,9 @@ int rd_s64(struct rdctx *r, int dirfd, const char *file, int64_t *v)
 
 int rd_counter(struct rdctx *r, int dirfd, const char *file, uint64_t *v)
 {
-	return r->err ? -1 : rd_check(r, file, sysfs_counter(dirfd, file, v));
+	int rc = r->err ? -1 : rd_check(r, file, sysfs_counter(dirfd, file, v));
+
+	return rc == 1 && *v == SYSFS_U64_NA ? 0 : rc;
 }
 
 int rd_text(struct rdctx *r, int dirfd, const char *file, char *buf, size_t size)

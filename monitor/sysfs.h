@@ -51,8 +51,30 @@ int sysfs_s64(int dirfd, const char *rel, int64_t *v);
  * (total, present, peak), else the file rel itself.
  */
 int sysfs_counter(int dirfd, const char *rel, uint64_t *v);
-/* The last component of symlink rel's target ("amdgpu", "0000:03:00.0"). Length or -errno. */
+/*
+ * The name of the directory symlink rel leads to ("amdgpu", "0000:03:00.0"):
+ * the last component of its target, or, for a target that ends in ".." or
+ * "." ("../.."), the last component of the directory it resolves to. Length
+ * or -errno (-EINVAL when rel is not a link).
+ */
 ssize_t sysfs_link_name(int dirfd, const char *rel, char *buf, size_t size);
+/*
+ * The value of KEY in the uevent file of directory rel ("" or "." for dirfd
+ * itself): uevent holds KEY=value lines (DRIVER=amdgpu, PCI_SLOT_NAME=...).
+ * Length, -ENOENT when the file or the key is not there, or -errno.
+ */
+ssize_t sysfs_uevent(int dirfd, const char *rel, const char *key, char *buf, size_t size);
+/*
+ * The driver a device directory rel is bound to: the name of its driver
+ * link, else (a tree copied without links) uevent's DRIVER. Length or -errno.
+ */
+ssize_t sysfs_driver(int dirfd, const char *rel, char *buf, size_t size);
+/*
+ * The PCI address of device directory rel ("0000:03:00.0"): the name of
+ * the link rel when it is one and names a PCI address, else uevent's
+ * PCI_SLOT_NAME. Length, or -ENOENT when it is not a PCI device.
+ */
+ssize_t sysfs_pci_address(int dirfd, const char *rel, char *buf, size_t size);
 
 /* The entries of a directory, "." and ".." left out, in natural order (card2 before card10). */
 struct sysfs_names {
@@ -78,6 +100,32 @@ char *sysfs_key(const char *label, const char *channel, char *dst, size_t size);
 
 /* Is s a PCI address such as "0000:03:00.0"? */
 bool sysfs_is_pci_address(const char *s);
+
+/* ---- u64 values in the report ---------------------------------------------- */
+
+/*
+ * 2^64-1: what drivers write for "not available" in a u64 attribute. The
+ * rd_u64 and rd_counter readers below take it for an absent field.
+ */
+#define SYSFS_U64_NA UINT64_MAX
+
+/*
+ * A u64 as a JSON number that keeps its value: an integer below 2^63, a
+ * real at or above it (never a negative integer). New reference.
+ */
+json_t *json_u64(uint64_t v);
+/* obj[key] = json_u64(v). */
+void json_set_u64(json_t *obj, const char *key, uint64_t v);
+
+/* A sum of u64 values that never wraps: exact while it fits in 64 bits, a double beyond. */
+struct u64sum {
+	uint64_t v;  /* the sum, while it fits */
+	double over; /* the sum, once it did not fit (big) */
+	bool big;
+};
+void u64sum_add(struct u64sum *s, uint64_t v);
+/* The sum as a JSON number (json_u64, or a real when it went past 2^64). New reference. */
+json_t *u64sum_json(const struct u64sum *s);
 
 /* ---- per-period counters ---------------------------------------------------- */
 
@@ -188,7 +236,11 @@ struct rdctx {
 	char file[64];          /* the file it came from */
 };
 
-/* Classify rc (0 or -errno from a sysfs_* call) of file: 1 read, 0 absent, -1 the device failed. */
+/*
+ * Classify rc (0 or -errno from a sysfs_* call) of file: 1 read, 0 absent,
+ * -1 the device failed. rd_u64 and rd_counter also take SYSFS_U64_NA for
+ * absent.
+ */
 int rd_check(struct rdctx *r, const char *file, int rc);
 int rd_u64(struct rdctx *r, int dirfd, const char *file, uint64_t *v);
 int rd_s64(struct rdctx *r, int dirfd, const char *file, int64_t *v);

@@ -53,8 +53,9 @@ RUNTIME_GROUPS = ("runtime_vcpu_usage", "memory_used", "execution_stats",
 ALIASES = {"neuron_runtime_vcpu_usage": "runtime_vcpu_usage",
            "inference_stats": "execution_stats"}
 # Groups whose data fields the format does not define yet: error only.
-UNSPECIFIED = ("neuron_hw_counters", "execution_stats", "neuroncore_counters",
-               "hw_counters")
+UNSPECIFIED = ("execution_stats", "neuroncore_counters", "hw_counters")
+# neuron_hw_counters.neuron_devices[]: neuron-monitor 2.x's counters (docs/report-format.md §5.3).
+NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
 DEVICE_GROUPS = ("device_info", "device_utilization", "device_memory",
                  "device_thermal", "device_power", "device_clocks", "device_errors")
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
@@ -67,10 +68,15 @@ VENDOR = {
     "nvidia": {"device_info": {"nvml_version": "str", "cuda_driver_version": "str", "mig_mode": "str"},
                "device_memory": {"mig_devices": "mig_devices"}},
     "amdgpu": {"device_info": {"product_number": "str", "vbios_version": "str", "pci_device_id": "str",
-                               "card": "str"},
+                               "card": "str", "pcie_link_speed_gts": "num", "pcie_link_width": "int",
+                               "pcie_link_max_speed_gts": "num", "pcie_link_max_width": "int",
+                               "performance_level": "str"},
                "device_utilization": {"video_percent": "pct", "processes": "engine_pct_by_pid"},
-               "device_memory": {"gtt_total_bytes": "int", "gtt_used_bytes": "int"},
-               "device_thermal": {"fan_rpm": "num_map"}},
+               "device_memory": {"gtt_total_bytes": "int", "gtt_used_bytes": "int", "visible_total_bytes": "int",
+                                 "visible_used_bytes": "int"},
+               "device_thermal": {"fan_rpm": "num_map", "temperatures_crit_celsius": "num_map"},
+               "device_power": {"voltages_volts": "num_map"},
+               "device_errors": {"pcie_aer_errors": "int_map", "pcie_aer_errors_total": "int_map"}},
     "neuron": {"device_info": {"core_count": "int", "arch_type": "str", "device_name": "str",
                                "device_type": "str", "instance_type": "str", "connected_devices": "ints"},
                "device_utilization": {"neuroncores": "neuroncores_util"},
@@ -82,8 +88,9 @@ VENDOR = {
                              "booted": "bool", "speed_mbps": "num", "usb_product": "str"},
              "device_utilization": {"available": "bool", "pids": "ints"}},
     "hwmon": {"device_info": {"name": "str", "device": "str", "driver": "str"},
-              "device_thermal": {"fan_rpm": "num_map"},
-              "device_power": {"power_sensors_watts": "num_map"}},
+              "device_thermal": {"fan_rpm": "num_map", "temperatures_crit_celsius": "num_map",
+                                 "temperatures_max_celsius": "num_map", "alarms": "int_map"},
+              "device_power": {"power_sensors_watts": "num_map", "voltages_volts": "num_map"}},
 }
 # Fields on the group itself (next to "devices"), per device type and group.
 VENDOR_GROUP = {"ncs2": {"device_utilization": {"num_devices": "int", "num_available_devices": "int"}}}
@@ -244,6 +251,9 @@ class Stream:
         return True
 
     def integer(self, path, v, lo=0):
+        # From 2^63 up a u64 is written as a real that keeps its value (docs/devices.md, "64-bit values").
+        if type(v) is float and v >= 2.0 ** 63 and v == int(v):
+            return True
         if type(v) is not int:
             self.err(path, "expected an integer, got %s" % kind(v))
             return False
@@ -398,6 +408,24 @@ class Stream:
             if used in vals and total in vals and vals[used] > vals[total]:
                 self.err(join(path, used), "%d is more than %s %d" % (vals[used], total, vals[total]))
 
+    def neuron_hw_counters(self, path, g, key):
+        def devices(p, v):
+            if not isinstance(v, list):
+                self.err(p, "expected an array, got %s" % kind(v))
+                return
+            seen = set()
+            for i, d in enumerate(v):
+                q = "%s[%d]" % (p, i)
+                if not self.keys(q, d, ("neuron_device_index",), NEURON_HW_FIELDS):
+                    continue
+                for k in d:
+                    self.integer(join(q, k), d[k])
+                if d.get("neuron_device_index") in seen:
+                    self.err(join(q, "neuron_device_index"), "%r twice" % d["neuron_device_index"])
+                seen.add(d.get("neuron_device_index"))
+
+        self.envelope(path, g, key, {"neuron_devices": devices})
+
     def unspecified(self, path, g, key, name):
         err = self.envelope(path, g, key, {})
         if err == "":
@@ -434,6 +462,8 @@ class Stream:
             self.runtime_vcpu(path, g, key)
         elif name == "memory_used":
             self.memory_used(path, g, key)
+        elif name == "neuron_hw_counters":
+            self.neuron_hw_counters(path, g, key)
         else:
             self.unspecified(path, g, key, name)
 
@@ -1145,9 +1175,14 @@ def cases():
         ["--expect-groups", "vcpu_usage,memory_info,neuron_hw_counters", "--some"])
     bad("--no-system-errors", mutate(error_group, 1), "vcpu_usage.error: not empty", ["--no-system-errors"])
     bad("--count 3", raw(lambda b: b), "2 line(s), expected 3", ["--count", "3"])
-    bad("unimplemented group without an error",
+    bad("neuron_hw_counters without neuron_devices",
         mutate(set_path(["system_data", "neuron_hw_counters"], {"period": 0.25, "timestamp": T0, "error": ""})),
-        "neuron_hw_counters.error: \"\", but")
+        "neuron_hw_counters.neuron_devices: missing")
+    bad("neuron_hw_counters, an unknown counter",
+        mutate(set_path(["system_data", "neuron_hw_counters"], {"period": 0.25, "timestamp": T0, "error": "",
+                                                                 "neuron_devices": [{"neuron_device_index": 0,
+                                                                                     "mem_ecc_foo": 1}]})),
+        "mem_ecc_foo")
     bad("runtime group in system_data",
         mutate(set_path(["system_data", "memory_used"], {"period": 0.25, "timestamp": T0, "error": ""})),
         "system_data.memory_used: unknown system group (a runtime group)")

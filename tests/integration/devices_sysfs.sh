@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The sysfs device collectors end to end (amdgpu, neuron, ncs2, hwmon): accel-monitor
-# on the fixture trees tests/fixtures/sysfs/{host,broken} and tests/fixtures/proc-devices.
+# on the fixture trees tests/fixtures/sysfs/{host,broken,nolinks,oldkernel} and
+# tests/fixtures/proc-devices.
 #
 #  - golden report fragments per kind (tests/fixtures/sysfs/golden/<kind>.json; periods
 #    and timestamps normalized), and "auto" finding every kind;
@@ -82,6 +83,39 @@ is "$($PY -c 'import json,sys; print(" ".join(e["device_type"] + ("!" if e["erro
 CHECK="$PY $HELP/check_report.py"
 ok "auto: the report passes check_report.py" $CHECK --config "$WORK/auto.json" "$WORK/auto.out"
 
+# --- sysfs as other machines lay it out: copied without links, an older kernel ---------------------
+for tree in nolinks oldkernel; do
+	$MON -c "$WORK/auto.json" --path.sysfs "$FIX/sysfs/$tree" --path.procfs "$PROC" --once \
+		>"$WORK/$tree.out" 2>"$WORK/$tree.err" || true
+	ok "$tree: the report passes check_report.py" $CHECK --config "$WORK/auto.json" "$WORK/$tree.out"
+done
+is "$($PY -c 'import json,sys; print(" ".join(e["device_type"] + ("!" if e["error"] else "")
+	for e in json.loads(sys.stdin.readline())["device_data"]))' <"$WORK/nolinks.out" 2>&1)" \
+	"amdgpu ncs2 hwmon" "no links: amdgpu, ncs2 and hwmon found, none in error"
+ok "no links: every device has its PCI address and values as with links" $PY $HELP/q.py "$WORK/nolinks.out" \
+	'(lambda d: d["amdgpu"]["device_info"]["devices"]["1"]["pci_bus_id"] == "0000:43:00.0" and
+	 d["hwmon"]["device_info"]["devices"]["7"]["pci_bus_id"] == "0000:09:00.0" and
+	 d["ncs2"]["device_info"]["devices"]["1"]["serial"] == "03e72485" and
+	 d["amdgpu"]["device_errors"]["devices"]["1"]["pcie_replays_total"] == 3)(
+	{e["device_type"]: e["report"] for e in L[0]["device_data"]})'
+ok "old kernel: hwmon attributes in the device directory, the link speed in the old format" $PY $HELP/q.py \
+	"$WORK/oldkernel.out" '(lambda d: d["hwmon"]["device_thermal"]["devices"]["0"]["fan_rpm"] == {"master": 2000} and
+	 d["amdgpu"]["device_info"]["devices"]["0"]["pcie_link_speed_gts"] == 8.0)(
+	{e["device_type"]: e["report"] for e in L[0]["device_data"]})'
+
+# --- u64 values at the edges, end to end: 2^63 a real that keeps its value, 2^64-1 left out ---------
+cp -a "$SYS" "$WORK/esys"
+echo 9223372036854775808 >"$WORK/esys/class/drm/card1/device/mem_info_vram_used"
+echo 18446744073709551615 >"$WORK/esys/class/drm/card1/device/mem_info_gtt_used"
+echo 18446744073709551614 >"$WORK/esys/class/drm/card1/device/mem_info_vram_total"
+conf "$WORK/edge.json" amdgpu
+$MON -c "$WORK/edge.json" --path.sysfs "$WORK/esys" --path.procfs "$PROC" --once >"$WORK/edge.out" 2>"$WORK/edge.err" || true
+ok "2^63 bytes: written 9.223372036854776e+18, never negative" grep -q '"used_bytes":9.223372036854776e+18,' "$WORK/edge.out"
+ok "2^63 bytes: reads back as 2^63, 2^64-1 left out" $PY $HELP/q.py "$WORK/edge.out" \
+	'(lambda d: d["used_bytes"] == 2 ** 63 and "gtt_used_bytes" not in d and "-" not in open(A[0]).read().split("used_bytes")[1][:3])(
+	L[0]["device_data"][0]["report"]["device_memory"]["devices"]["0"])' "$WORK/edge.out"
+ok "2^63 bytes: the report passes check_report.py" $CHECK --config "$WORK/edge.json" "$WORK/edge.out"
+
 # --- a process runtime's device memory comes from amdgpu's fdinfo ------------------------------
 cat >"$WORK/rt.json" <<'EOF'
 { "period": "1s",
@@ -134,6 +168,44 @@ bad = [e["device_type"] for e in r["device_data"] if e["error"] or any(
        g["error"] or any(d["error"] for d in g["devices"].values()) for g in e["report"].values())]
 print(" ".join(e["device_type"] for e in r["device_data"]), "|", " ".join(bad))' <"$WORK/broken.out" 2>&1)" \
 	"amdgpu neuron ncs2 hwmon | " "broken tree: every kind reports, no group or device in error"
+
+# --- neuron_hw_counters: a neuron-monitor config's system group, filled from the Neuron sysfs -------------------
+Q="$PY $HELP/q.py"
+$MON -c "$TOP/config/neuron-monitor.json" --path.sysfs "$SYS" --path.procfs "$PROC" --once \
+	>"$WORK/nm.out" 2>"$WORK/nm.err" || true
+ok "neuron-monitor.json --once: neuron_hw_counters has neuron_devices[] in neuron-monitor 2.x's schema" \
+	$Q "$WORK/nm.out" '(len(L) == 1 and L[0]["system_data"]["neuron_hw_counters"]["error"] == "" and
+[sorted(d) for d in L[0]["system_data"]["neuron_hw_counters"]["neuron_devices"]] == [
+ ["mem_ecc_uncorrected", "neuron_device_index", "sram_ecc_uncorrected"],
+ ["mem_ecc_corrected", "mem_ecc_uncorrected", "neuron_device_index", "sram_ecc_corrected", "sram_ecc_uncorrected"]])'
+ok "neuron-monitor.json --once: the report passes check_report.py" \
+	$CHECK --config "$TOP/config/neuron-monitor.json" "$WORK/nm.out"
+# Four corrected DRAM errors on neuron1 while it runs: counted once, per period, as neuron-monitor does.
+cp -a "$SYS" "$WORK/nsys"
+printf '{"period": "200ms", "system_metrics": [{"type": "neuron_hw_counters"}]}\n' >"$WORK/nhw.json"
+spawn NHW $MON -c "$WORK/nhw.json" --path.sysfs "$WORK/nsys" --path.procfs "$PROC" -n 6 \
+	>"$WORK/nhw.out" 2>"$WORK/nhw.err"
+nlines() { [ -s "$WORK/nhw.out" ] && [ "$(wc -l <"$WORK/nhw.out")" -ge "$1" ]; }
+wait_for $((10 * SLOW)) nlines 2 || diag "no report from the neuron_hw_counters run"
+echo 9 >"$WORK/nsys/devices/virtual/neuron_device/neuron1/stats/hardware/mem_ecc_corrected/total"
+wait_for $((10 * SLOW)) nlines 6 || diag "the neuron_hw_counters run did not finish"
+ok "neuron_hw_counters: 5 -> 9 corrected on neuron1 sums to 4 over the periods, 0 elsewhere" \
+	$Q "$WORK/nhw.out" '(len(L) == 6 and all(l["system_data"]["neuron_hw_counters"]["error"] == "" for l in L) and
+[sum(d.get(k, 0) for l in L for d in l["system_data"]["neuron_hw_counters"]["neuron_devices"]
+     if d["neuron_device_index"] == i) for i in (0, 1) for k in ("mem_ecc_corrected", "sram_ecc_corrected")] == [0, 0, 4, 0])'
+if [ -x "$BIN/accel-prom" ]; then
+	PORT=$(free_port)
+	"$BIN/accel-prom" --listen-address "127.0.0.1:$PORT" <"$WORK/nhw.out" 2>"$WORK/nprom.err" &
+	_pids="$_pids $!"
+	got_ecc() { curl -sf "http://127.0.0.1:$PORT/metrics" -o "$WORK/nmetrics.txt" &&
+		grep -q '^hardware_ecc_events_total{.*neuron_device_index="1"' "$WORK/nmetrics.txt"; }
+	wait_for $((10 * SLOW)) got_ecc || sed 's/^/#   /' "$WORK/nprom.err" | head -20
+	is "$(grep '^hardware_ecc_events_total{' "$WORK/nmetrics.txt" | grep 'neuron_device_index="1"' |
+		grep 'event_type="mem_ecc_corrected"' | sed 's/.* //')" "4" \
+		"accel-prom: hardware_ecc_events_total{event_type=mem_ecc_corrected,neuron_device_index=1} 4, from neuron_hw_counters"
+else
+	_result 1 "accel-prom is built ($BIN/accel-prom)"
+fi
 
 # --- accel-prom: golden exposition and promtool ---------------------------------------------------------
 if [ ! -x "$BIN/accel-prom" ]; then

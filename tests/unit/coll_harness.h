@@ -24,6 +24,7 @@
 
 #undef _FORTIFY_SOURCE
 #include "../../monitor/collector.h"
+#include "../../common/jsonw.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../monitor/sysfs.h"
@@ -155,6 +156,25 @@ static const char *jstr(json_t *o, const char *path)
 	json_t *v = jp(o, path);
 
 	return json_is_string(v) ? json_string_value(v) : "(absent)";
+}
+
+/* The value at a dotted path as the producer writes it (common/jsonw.c); "(absent)" when absent. */
+static __attribute__((unused)) const char *jtext(json_t *o, const char *path)
+{
+	static char text[2][128];
+	static int k;
+	json_t *v = jp(o, path);
+	struct buf b;
+
+	if (!v)
+		return "(absent)";
+	k ^= 1;
+	buf_init(&b, sizeof(text[0]) - 1);
+	snprintf(text[k], sizeof(text[k]), "%s", json_write(v, &b) ? "(too long)" : "");
+	if (!text[k][0])
+		snprintf(text[k], sizeof(text[k]), "%.*s", (int)b.len, b.data);
+	buf_free(&b);
+	return text[k];
 }
 
 static struct cfg_group groups[] = {

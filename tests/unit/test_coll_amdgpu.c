@@ -288,6 +288,158 @@ static void test_broken_tree(void)
 	json_decref(g);
 	g = collect(st, GROUP_DEVICE_INFO, t);
 	ok(!jp(g, "devices.0.uuid"), "an empty unique_id: no uuid");
+	ok(!jp(g, "devices.0.pcie_link_speed_gts"), "current_link_speed \"fast\": left out");
+	ok(!jp(g, "devices.0.pcie_link_width"), "current_link_width 255 (no link trained): left out");
+	json_decref(g);
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	ok(!jp(g, "devices.0.pcie_replays_total") && !jp(g, "devices.0.pcie_aer_errors_total"),
+	   "pcie_replay_count \"-1\", aer_dev_correctable without its TOTAL line: left out");
+	json_decref(g);
+	ops->close(st);
+}
+
+/* The PCIe link, replays and AER counters, the performance level and visible VRAM. */
+static void test_pcie_and_more(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns() + 1000000000;
+
+	setup("host");
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_double(jnum(g, "devices.0.pcie_link_speed_gts"), 2.5, 0, "current_link_speed \"2.5 GT/s PCIe\" (idle)");
+	is_double(jnum(g, "devices.0.pcie_link_max_speed_gts"), 16, 0, "max_link_speed \"16.0 GT/s PCIe\"");
+	is_str(jtext(g, "devices.0.pcie_link_width"), "16", "current_link_width: lanes, an integer");
+	is_str(jtext(g, "devices.1.pcie_link_max_width"), "16", "max_link_width");
+	is_str(jstr(g, "devices.0.performance_level"), "auto", "power_dpm_force_performance_level");
+	is_str(jstr(g, "devices.1.performance_level"), "perf_determinism", "an Instinct's determinism mode");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	is_double(jnum(g, "devices.0.visible_total_bytes"), 268435456, 0, "mem_info_vis_vram_total (a 256 MiB BAR)");
+	is_double(jnum(g, "devices.0.visible_used_bytes"), 41381888, 0, "mem_info_vis_vram_used");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_double(jnum(g, "devices.0.temperatures_crit_celsius.junction"), 110, 1e-9, "hwmon temp2_crit by its label");
+	ok(!jp(g, "devices.1.temperatures_crit_celsius"), "no temp*_crit: absent");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_POWER, t);
+	is_double(jnum(g, "devices.0.voltages_volts.vddgfx"), 0.818, 1e-9, "hwmon in0_input mV -> V by in0_label");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_str(jtext(g, "devices.1.pcie_replays_total"), "3", "pcie_replay_count");
+	is_str(jtext(g, "devices.1.pcie_replays"), "0", "no replay since open");
+	is_str(jtext(g, "devices.1.pcie_aer_errors_total.correctable"), "2", "aer_dev_correctable's TOTAL_ERR_COR");
+	is_str(jtext(g, "devices.1.pcie_aer_errors_total.fatal"), "0", "aer_dev_fatal's TOTAL_ERR_FATAL");
+	is_str(jtext(g, "devices.1.pcie_aer_errors.correctable"), "0", "per period: none since open");
+	ok(jp(g, "devices.0.pcie_replays") && !jp(g, "devices.0.ecc_errors"), "card1: PCIe counters without RAS");
+	json_decref(g);
+
+	put(sys_root, "class/drm/card2/device/pcie_replay_count", "10\n");
+	put(sys_root, "class/drm/card2/device/aer_dev_correctable",
+	    "RxErr 3\nBadTLP 1\nBadDLLP 1\nRollover 0\nTimeout 0\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\n"
+	    "TOTAL_ERR_COR 5\n");
+	put(sys_root, "class/drm/card1/device/current_link_speed", "16.0 GT/s PCIe\n");
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_str(jtext(g, "devices.1.pcie_replays"), "7", "7 replays in the period");
+	is_str(jtext(g, "devices.1.pcie_aer_errors.correctable"), "3", "3 correctable AER errors in the period");
+	is_str(jtext(g, "devices.1.pcie_aer_errors.nonfatal"), "0", "no nonfatal one");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_double(jnum(g, "devices.0.pcie_link_speed_gts"), 16, 0, "under load: 16 GT/s");
+	json_decref(g);
+	put(sys_root, "class/drm/card1/device/current_link_speed", "Unknown\n");
+	g = collect(st, GROUP_DEVICE_INFO, t + 1000000000);
+	ok(!jp(g, "devices.0.pcie_link_speed_gts") && jp(g, "devices.0.pcie_link_max_speed_gts"),
+	   "\"Unknown\": left out, no warning");
+	json_decref(g);
+	ops->close(st);
+
+	/* An older kernel: "8 GT/s", no AER statistics, no pcie_replay_count. */
+	setup("oldkernel");
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_double(jnum(g, "devices.0.pcie_link_speed_gts"), 8, 0, "old kernel: \"8 GT/s\"");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	ok(jp(g, "devices.0") && !jp(g, "devices.0.pcie_replays") && !jp(g, "devices.0.pcie_aer_errors"),
+	   "no pcie_replay_count, no aer_dev_*: absent");
+	json_decref(g);
+	ops->close(st);
+}
+
+/* sysfs copied without links: the cards found by uevent's DRIVER, their address from PCI_SLOT_NAME. */
+static void test_no_links(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns();
+
+	setup("nolinks");
+	sh("test -z \"$(find '%s' -type l)\"", sys_root);
+	is_int(ops->probe(&(struct mon_env){ .sysfs = sys_root, .procfs = proc_root }), 1, "no links: probe finds them");
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_int(json_object_size(jp(g, "devices")), 2, "two amdgpu cards, card0 (i915) not one of them");
+	is_str(jstr(g, "devices.0.pci_bus_id"), "0000:03:00.0", "pci_bus_id from uevent's PCI_SLOT_NAME");
+	is_str(jstr(g, "devices.1.pci_bus_id"), "0000:43:00.0", "for each card");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	is_double(jnum(g, "devices.0.processes.1000"), (53248.0 + 10240.0) * 1024, 0,
+		  "per-process VRAM matched by that address");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_double(jnum(g, "devices.0.temperatures_celsius.edge"), 45, 1e-9, "its hwmon directory found");
+	json_decref(g);
+	ops->close(st);
+}
+
+#define P63 "9223372036854775808\n"   /* 2^63 */
+#define NA "18446744073709551615\n"     /* 2^64-1: "not available" */
+#define E19 "10000000000000000000\n"    /* 1e19 */
+
+/* u64 values at the edges: kept (a real past 2^63), 2^64-1 left out, sums that would wrap left out. */
+static void test_u64_edges(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns() + 1000000000;
+
+	setup("host");
+	put(sys_root, "class/drm/card1/device/mem_info_vram_total", NA);
+	put(sys_root, "class/drm/card1/device/mem_info_vram_used", P63);
+	put(sys_root, "class/drm/card1/device/mem_info_gtt_total", E19);
+	put(sys_root, "class/drm/card1/device/hwmon/hwmon3/fan1_input", P63);
+	put(sys_root, "class/drm/card2/device/ras/umc_err_count", "ue: 0\nce: 10000000000000000000\n");
+	put(sys_root, "class/drm/card2/device/ras/gfx_err_count", "ue: 0\nce: 10000000000000000000\n");
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	ok(!jp(g, "devices.0.total_bytes") && !jp(g, "devices.0.free_bytes"), "VRAM total 2^64-1: left out");
+	is_str(jtext(g, "devices.0.used_bytes"), "9.223372036854776e+18", "VRAM used 2^63: a real, its value");
+	is_str(jtext(g, "devices.0.gtt_total_bytes"), "1e+19", "GTT total 1e19");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	ok(!jp(g, "devices.0.memory_total_bytes"), "memory_total_bytes 2^64-1: left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_str(jtext(g, "devices.0.fan_rpm.fan1"), "9.223372036854776e+18", "fan1_input 2^63: not negative");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	ok(!jp(g, "devices.1.ecc_corrected_volatile_total") && !jp(g, "devices.1.ecc_errors"),
+	   "RAS counts whose sum passes 2^64: no sum rather than a wrapped one");
+	is_double(jnum(g, "devices.1.retired_pages.total"), 2, 0, "the rest of the group reports");
+	json_decref(g);
+	put(sys_root, "class/drm/card2/device/ras/umc_err_count", "ue: 0\nce: " NA);
+	put(sys_root, "class/drm/card2/device/ras/gfx_err_count", "ue: 0\nce: " P63);
+	g = collect(st, GROUP_DEVICE_ERRORS, t + 1000000000);
+	ok(!jp(g, "devices.1.ecc_corrected_volatile_total"), "a block's count 2^64-1: no sum");
+	json_decref(g);
+	put(sys_root, "class/drm/card2/device/ras/umc_err_count", "ue: 0\nce: 3\n");
+	g = collect(st, GROUP_DEVICE_ERRORS, t + 2000000000);
+	is_str(jtext(g, "devices.1.ecc_corrected_volatile_total"), "9.223372036854776e+18",
+	       "2^63 + 3 corrected: a real (the nearest double)");
 	json_decref(g);
 	ops->close(st);
 }
@@ -301,6 +453,9 @@ int main(void)
 	test_vanish_and_return();
 	test_select_and_errors();
 	test_broken_tree();
+	test_u64_edges();
+	test_pcie_and_more();
+	test_no_links();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

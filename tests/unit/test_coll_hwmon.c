@@ -2,9 +2,12 @@
 /*
  * The hwmon collector (monitor/coll_hwmon.c) on a copy of the fixture tree
  * tests/fixtures/sysfs/host (coretemp, acpitz, nvme, an ACPI power meter,
- * a Super I/O chip with fans, and two amdgpu chips that are left to the
- * amdgpu collector): labels, units, a chip vanishing, ENODEV, and the
- * broken tree (garbage, a directory where an input belongs, no name).
+ * a Super I/O chip with fans, voltages and alarms, a radeon chip with a
+ * clock, a Wi-Fi chip whose device link is "../..", and two amdgpu chips
+ * that are left to the amdgpu collector): labels, units, thresholds, a chip
+ * vanishing, ENODEV, and the broken tree (garbage, a directory where an
+ * input belongs, no name); the oldkernel tree (attributes in the device's
+ * directory) and the nolinks tree (sysfs copied without symlinks).
  * Expected values: tests/fixtures/sysfs/EXPECTED.md.
  */
 #define COLL_TYPE "hwmon"
@@ -25,12 +28,15 @@ static void test_chips(void)
 	t = clock_mono_ns();
 
 	g = collect(st, GROUP_DEVICE_INFO, t);
-	is_int(json_object_size(jp(g, "devices")), 5, "five chips: hwmon3 and hwmon5 are amdgpu's");
+	is_int(json_object_size(jp(g, "devices")), 7, "seven chips: hwmon3 and hwmon5 are amdgpu's");
 	ok(!jp(g, "devices.3") && !jp(g, "devices.5"), "the amdgpu chips are not here");
 	is_str(jstr(g, "devices.0.model"), "coretemp", "index = N of hwmonN, model = its name");
 	is_str(jstr(g, "devices.0.device"), "coretemp.0", "the device it measures");
 	is_str(jstr(g, "devices.0.driver"), "coretemp", "and that device's driver");
 	ok(!jp(g, "devices.1.device"), "acpitz: no device link, absent");
+	is_str(jstr(g, "devices.8.device"), "phy0", "a device link \"../..\": the directory it resolves to");
+	is_str(jstr(g, "devices.7.pci_bus_id"), "0000:09:00.0", "a PCI device's chip: its address");
+	is_str(jstr(g, "devices.7.driver"), "radeon", "radeon's chip is not amdgpu's");
 	json_decref(g);
 
 	g = collect(st, GROUP_DEVICE_THERMAL, t);
@@ -41,11 +47,27 @@ static void test_chips(void)
 	is_double(jnum(g, "devices.6.fan_rpm.fan2"), 0, 0, "a stopped fan is 0 RPM (it is read, not missing)");
 	is_double(jnum(g, "devices.6.fan_percent"), 128 * 100.0 / 255, 1e-6, "pwm1 as percent");
 	ok(jp(g, "devices.4") && !jp(g, "devices.4.temperatures_celsius"), "a power meter has no temperature: absent");
+	is_double(jnum(g, "devices.0.temperatures_crit_celsius.package_id_0"), 100, 1e-9, "temp1_crit by temp1's label");
+	is_double(jnum(g, "devices.0.temperatures_max_celsius.core_1"), 80, 1e-9, "temp3_max");
+	is_double(jnum(g, "devices.2.temperatures_crit_celsius.composite"), 89.85, 1e-9, "nvme temp1_crit");
+	ok(!jp(g, "devices.2.temperatures_crit_celsius.sensor_1"), "no temp2_crit: absent");
+	is_double(jnum(g, "devices.1.temperatures_crit_celsius.temp1"), 105, 1e-9, "acpitz: unlabelled channel");
+	is_str(jtext(g, "devices.0.alarms.temp1_crit"), "0", "temp1_crit_alarm: 0, keyed by its stem");
+	is_str(jtext(g, "devices.6.alarms.in1"), "1", "in1_alarm raised: 1");
+	is_str(jtext(g, "devices.6.alarms.intrusion0"), "1", "intrusion0_alarm");
+	ok(!jp(g, "devices.6.alarms.in0_beep") && !jp(g, "devices.6.alarms.beep_enable"), "beeps are not alarms");
 	json_decref(g);
 
 	g = collect(st, GROUP_DEVICE_POWER, t);
 	is_double(jnum(g, "devices.4.power_sensors_watts.power1"), 240.5, 1e-9, "power1_average µW -> W");
 	ok(!jp(g, "devices.0.power_sensors_watts"), "coretemp: no power, absent");
+	is_double(jnum(g, "devices.6.voltages_volts.in0"), 1.016, 1e-9, "in0_input mV -> V");
+	is_double(jnum(g, "devices.7.voltages_volts.in0"), 0.9, 1e-9, "radeon's vddc");
+	ok(!jp(g, "devices.0.voltages_volts"), "no voltage: absent");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_CLOCKS, t);
+	is_double(jnum(g, "devices.7.clocks_mhz.freq1"), 300, 1e-9, "freq1_input Hz -> MHz (no label: the channel)");
+	ok(jp(g, "devices.0") && !jp(g, "devices.0.clocks_mhz"), "no clock: absent");
 	json_decref(g);
 	g = collect(st, GROUP_DEVICE_MEMORY, t);
 	ok(json_is_object(jp(g, "devices")) && !json_object_size(jp(g, "devices")), "memory: {}");
@@ -53,11 +75,16 @@ static void test_chips(void)
 
 	/* Two inputs with one label keep apart; an input's ENODEV fails that chip for the cycle. */
 	put(sys_root, "class/hwmon/hwmon0/temp3_label", "Core 0\n");
+	put(sys_root, "class/hwmon/hwmon7/freq1_label", "sclk\n");
 	ops->close(st);
 	st = open_state();
 	g = collect(st, GROUP_DEVICE_THERMAL, t);
 	ok(jp(g, "devices.0.temperatures_celsius.core_0") && jp(g, "devices.0.temperatures_celsius.temp3"),
 	   "a second \"Core 0\" is reported as temp3");
+	ok(jp(g, "devices.0.temperatures_crit_celsius.temp3"), "and so is its threshold");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_CLOCKS, t);
+	is_double(jnum(g, "devices.7.clocks_mhz.sclk"), 300, 1e-9, "freq1_label names the clock");
 	json_decref(g);
 	fail_on("hwmon2/temp2_input", ENODEV);
 	g = collect(st, GROUP_DEVICE_THERMAL, t + 1000000000);
@@ -75,6 +102,7 @@ static void test_chips(void)
 	json_decref(g);
 	json_decref(collect(st, GROUP_DEVICE_INFO, t));
 	json_decref(collect(st, GROUP_DEVICE_POWER, t));
+	json_decref(collect(st, GROUP_DEVICE_CLOCKS, t));
 	g = collect(st, GROUP_DEVICE_THERMAL, t + 1000000000);
 	ok(!jp(g, "devices.2") && jp(g, "devices.6"), "then dropped");
 	json_decref(g);
@@ -102,12 +130,127 @@ static void test_broken_tree(void)
 	ops->close(st);
 }
 
+/*
+ * class/hwmon/hwmonN briefly a dangling or self-referencing link (a driver
+ * rebinding): the chip is retried every cycle and comes back once the link
+ * is good again (it used to be taken for amdgpu's from an unset flag, and
+ * lost for good).
+ */
+static void test_link_flaps(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns();
+
+	setup("host");
+	sh("ln -sfn ../../devices/platform/nct6775.656/hwmon/gone '%s/class/hwmon/hwmon6'", sys_root);
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	ok(jp(g, "devices.0") && !jp(g, "devices.6"), "a dangling link: that chip is not there, the others are");
+	json_decref(g);
+	sh("ln -sfn hwmon6 '%s/class/hwmon/hwmon6'", sys_root);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 1000000000);
+	ok(jp(g, "devices.0") && !jp(g, "devices.6"), "a link to itself: still not there");
+	json_decref(g);
+	sh("ln -sfn ../../devices/platform/nct6775.656/hwmon/hwmon6 '%s/class/hwmon/hwmon6'", sys_root);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 2000000000);
+	is_double(jnum(g, "devices.6.fan_rpm.fan1"), 1104, 0, "the link fixed: the chip is back the next cycle");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_INFO, t + 2000000000);
+	is_str(jstr(g, "devices.6.model"), "nct6798", "with its identity");
+	json_decref(g);
+	ops->close(st);
+}
+
+/* u64 inputs at the edges: 1e19 RPM kept as a real, 2^64-1 (not available) left out. */
+static void test_u64_edges(void)
+{
+	void *st;
+	json_t *g;
+
+	setup("host");
+	put(sys_root, "class/hwmon/hwmon6/fan1_input", "10000000000000000000\n");
+	put(sys_root, "class/hwmon/hwmon6/fan2_input", "18446744073709551615\n");
+	put(sys_root, "class/hwmon/hwmon4/power1_average", "9223372036854775808\n");
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_THERMAL, clock_mono_ns());
+	is_str(jtext(g, "devices.6.fan_rpm.fan1"), "1e+19", "fan1_input 1e19: its value, not negative");
+	ok(!jp(g, "devices.6.fan_rpm.fan2"), "fan2_input 2^64-1: left out");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_POWER, clock_mono_ns());
+	is_double(jnum(g, "devices.4.power_sensors_watts.power1"), 9223372036854.775808, 1e-3, "2^63 µW in W");
+	json_decref(g);
+	ops->close(st);
+}
+
+/* An older kernel's layout: class/hwmon/hwmonN holds only the device link, the attributes are the device's. */
+static void test_old_kernel(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns();
+
+	setup("oldkernel");
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_int(json_object_size(jp(g, "devices")), 2, "old kernel: applesmc and coretemp (hwmon2 is amdgpu's)");
+	is_str(jstr(g, "devices.0.model"), "applesmc", "the name file in the device's directory");
+	is_str(jstr(g, "devices.0.device"), "applesmc.768", "the device");
+	is_str(jstr(g, "devices.1.driver"), "coretemp", "its driver");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_double(jnum(g, "devices.0.temperatures_celsius.ta0p"), 41.25, 1e-9, "applesmc temp1_input by its label");
+	is_double(jnum(g, "devices.0.fan_rpm.master"), 2000, 0, "applesmc fan1_input by its label");
+	is_double(jnum(g, "devices.1.temperatures_celsius.core_0"), 52, 1e-9, "old coretemp: temp2_input");
+	is_double(jnum(g, "devices.1.temperatures_crit_celsius.core_0"), 105, 1e-9, "its temp2_crit");
+	is_double(jnum(g, "devices.1.temperatures_max_celsius.core_0"), 95, 1e-9, "its temp2_max");
+	json_decref(g);
+
+	/* The platform device goes away (module unloaded): gone, then dropped. */
+	sh("rm -rf '%s/devices/platform/applesmc.768'", sys_root);
+	t += 1000000000;
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	ok(strstr(jstr(g, "devices.0.error"), "disappeared") != NULL, "old layout, device removed: an error once");
+	json_decref(g);
+	ops->close(st);
+}
+
+/* sysfs copied without links: chips found, their PCI address, device node and driver from uevent. */
+static void test_no_links(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns();
+
+	setup("nolinks");
+	sh("test -z \"$(find '%s' -type l)\"", sys_root);
+	st = open_state();
+	g = collect(st, GROUP_DEVICE_INFO, t);
+	is_int(json_object_size(jp(g, "devices")), 7, "no links: the same seven chips");
+	ok(!jp(g, "devices.3") && !jp(g, "devices.5"), "amdgpu's chips still amdgpu's (by name)");
+	is_str(jstr(g, "devices.7.pci_bus_id"), "0000:09:00.0", "the PCI address from uevent's PCI_SLOT_NAME");
+	is_str(jstr(g, "devices.7.driver"), "radeon", "the driver from uevent's DRIVER");
+	is_str(jstr(g, "devices.0.driver"), "coretemp", "a platform device's driver from uevent");
+	is_str(jstr(g, "devices.2.device"), "nvme0", "a device node's name from uevent's DEVNAME");
+	ok(!jp(g, "devices.0.device"), "a platform device without a link: no name, absent");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_double(jnum(g, "devices.0.temperatures_celsius.package_id_0"), 48, 1e-9, "values as with links");
+	is_str(jtext(g, "devices.6.alarms.in1"), "1", "alarms too");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
 	log_init("test_coll_hwmon", LOG_LVL_SILENT);
 	test_chips();
 	test_broken_tree();
+	test_link_flaps();
+	test_u64_edges();
+	test_old_kernel();
+	test_no_links();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

@@ -187,6 +187,134 @@ static void test_broken_tree(void)
 	ops->close(st);
 }
 
+/* The system group neuron_hw_counters (coll_neuron_hw_ops) in neuron-monitor 2.x's schema. */
+static json_t *hw_collect(void *st, int64_t mono)
+{
+	struct cycle cy = { .mono_ns = mono };
+	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
+
+	coll_neuron_hw_ops.collect(st, &cy, g);
+	return g;
+}
+
+/* neuron_devices[i].key, or -12345 when absent. */
+static double hw_num(json_t *g, size_t i, const char *key)
+{
+	json_t *v = json_object_get(json_array_get(json_object_get(g, "neuron_devices"), i), key);
+
+	return json_is_number(v) ? json_number_value(v) : -12345.0;
+}
+
+static void test_hw_counters(void)
+{
+	struct mon_env e = { 0 };
+	void *st = NULL;
+	json_t *g, *d1;
+	int64_t t = clock_mono_ns() + 1000000000;
+
+	setup("host");
+	e.sysfs = sys_root;
+	e.procfs = proc_root;
+	is_int(coll_neuron_hw_ops.open(&e, &st), 0, "neuron_hw_counters: open");
+	g = hw_collect(st, t);
+	is_str(jstr(g, "error"), "", "no error");
+	is_int(json_array_size(json_object_get(g, "neuron_devices")), 2, "neuron_devices[]: both devices");
+	is_double(hw_num(g, 0, "neuron_device_index"), 0, 0, "neuron_device_index 0");
+	is_double(hw_num(g, 1, "neuron_device_index"), 1, 0, "neuron_device_index 1");
+	is_double(hw_num(g, 0, "mem_ecc_uncorrected"), 0, 0, "mem_ecc_uncorrected: none since open");
+	is_double(hw_num(g, 0, "sram_ecc_uncorrected"), 0, 0, "sram_ecc_uncorrected");
+	is_double(hw_num(g, 0, "mem_ecc_corrected"), -12345, 0, "the newer driver has no mem_ecc_corrected: absent");
+	is_double(hw_num(g, 1, "sram_ecc_corrected"), 0, 0, "the older one has sram_ecc_corrected");
+	ok(!json_object_get(json_array_get(json_object_get(g, "neuron_devices"), 0), "mem_ecc_repairable_uncorrected"),
+	   "only neuron-monitor's four fields");
+	json_decref(g);
+
+	put(sys_root, "devices/virtual/neuron_device/neuron1/stats/hardware/mem_ecc_corrected/total", "9\n");
+	put(sys_root, N0 "/stats/hardware/mem_ecc_uncorrected/total", "2\n");
+	g = hw_collect(st, t + 1000000000);
+	is_double(hw_num(g, 1, "mem_ecc_corrected"), 4, 0, "5 -> 9: 4 corrected in the period");
+	is_double(hw_num(g, 0, "mem_ecc_uncorrected"), 2, 0, "0 -> 2: 2 uncorrected");
+	json_decref(g);
+
+	fail_on("neuron1/stats/hardware/mem_ecc_corrected/total", ENODEV);
+	g = hw_collect(st, t + 2000000000);
+	is_int(json_array_size(json_object_get(g, "neuron_devices")), 1, "a device that fails is left out");
+	ok(strstr(jstr(g, "error"), "neuron1") != NULL, "and named in the error: %s", jstr(g, "error"));
+	json_decref(g);
+	fail_on(NULL, 0);
+
+	sh("rm -rf '%s/devices/virtual/neuron_device/neuron0'", sys_root);
+	g = hw_collect(st, t + 3000000000);
+	d1 = json_array_get(json_object_get(g, "neuron_devices"), 0);
+	ok(json_array_size(json_object_get(g, "neuron_devices")) == 1 &&
+	   json_integer_value(json_object_get(d1, "neuron_device_index")) == 1, "neuron0 removed: neuron1 alone");
+	json_decref(g);
+	coll_neuron_hw_ops.close(st);
+
+	sh("rm -rf '%s/devices/virtual/neuron_device'", sys_root);
+	st = NULL;
+	ok(coll_neuron_hw_ops.open(&e, &st) < 0, "no driver: open fails");
+	g = hw_collect(st, t);
+	ok(strstr(jstr(g, "error"), "not loaded") != NULL, "and the group says why: %s", jstr(g, "error"));
+	ok(!json_object_get(g, "neuron_devices"), "without neuron_devices");
+	json_decref(g);
+	coll_neuron_hw_ops.close(st);
+}
+
+#define P63 "9223372036854775808\n"   /* 2^63 */
+#define NA "18446744073709551615\n"     /* 2^64-1: "not available" */
+#define E19 "10000000000000000000\n"    /* 1e19 */
+
+/*
+ * u64 values at the edges: 2^63 and 1e19 keep their value (a real, never a
+ * negative integer), 2^64-1 is left out, sums past 2^64 do not wrap.
+ */
+static void test_u64_edges(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns() + 1000000000;
+
+	setup("host");
+	put(sys_root, N0 "/stats/hardware/mem_ecc_uncorrected/total", P63);
+	put(sys_root, N0 "/stats/hardware/mem_ecc_repairable_uncorrected/total", NA);
+	put(sys_root, N0 "/stats/hardware/sram_ecc_uncorrected/total", E19);
+	put(sys_root, "devices/virtual/neuron_device/neuron1/stats/hardware/mem_ecc_corrected/total", E19);
+	put(sys_root, "devices/virtual/neuron_device/neuron1/stats/hardware/sram_ecc_corrected/total", E19);
+	put(sys_root, C0 "/memory_usage/device_mem/tensors/total", E19);
+	put(sys_root, C0 "/memory_usage/device_mem/constants/total", E19);
+	put(sys_root, C0 "/status/success/total", P63);
+	st = open_state();
+
+	g = collect(st, GROUP_DEVICE_ERRORS, t);
+	is_str(jtext(g, "devices.0.ecc_events_total.mem_ecc_uncorrected"), "9.223372036854776e+18",
+	       "2^63: written as a real that reads back as 2^63");
+	is_double(jnum(g, "devices.0.ecc_events_total.mem_ecc_uncorrected"), 9223372036854775808.0, 0, "its value");
+	ok(!jp(g, "devices.0.ecc_events_total.mem_ecc_repairable_uncorrected"), "2^64-1 (not available): left out");
+	is_str(jtext(g, "devices.0.ecc_events_total.sram_ecc_uncorrected"), "1e+19", "1e19: kept");
+	is_double(jnum(g, "devices.0.ecc_uncorrected_volatile_total"), 9223372036854775808.0 + 1e19, 1e4,
+		  "a sum past 2^64 does not wrap");
+	is_double(jnum(g, "devices.1.ecc_corrected_volatile_total"), 2e19, 0, "1e19 + 1e19 = 2e19");
+	is_double(jnum(g, "devices.0.ecc_errors.uncorrected"), 0, 0, "per period: 0");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_MEMORY, t);
+	is_str(jtext(g, "devices.0.neuroncores.0.tensors"), "1e+19", "a memory category of 1e19");
+	is_double(jnum(g, "devices.0.used_bytes"), 2e19 + 1550856192.0, 1e4,
+		  "used_bytes summed past 2^64 (core 1 and the rest of core 0 added)");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t);
+	is_str(jtext(g, "devices.0.neuroncores.0.status_total.success"), "9.223372036854776e+18",
+	       "a status counter of 2^63");
+	json_decref(g);
+	put(sys_root, C0 "/status/success/total", "9223372036854775818\n");
+	g = collect(st, GROUP_DEVICE_UTILIZATION, t + 1000000000);
+	is_str(jtext(g, "devices.0.neuroncores.0.status.success"), "10", "its increase past 2^63: 10");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
@@ -194,6 +322,8 @@ int main(void)
 	test_values();
 	test_vanish_and_driver();
 	test_broken_tree();
+	test_u64_edges();
+	test_hw_counters();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

@@ -14,14 +14,6 @@ const char *const csv_ts_columns[CSV_TS_COUNT] = { "timestamp", "timestamp_unix"
 
 const unsigned char csv_special[256] = { [','] = 1, ['"'] = 1, ['\r'] = 1, ['\n'] = 1 };
 
-int csv_needs_quotes(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (csv_special[(unsigned char)s[i]])
-			return 1;
-	return 0;
-}
-
 char *csv_put_quoted(char *d, const char *s, size_t n)
 {
 	const char *q;

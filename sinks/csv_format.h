@@ -23,9 +23,6 @@
  */
 int csv_field(struct buf *b, const char *s, size_t n);
 
-/* Does s[0..n) need quoting as a CSV field? */
-int csv_needs_quotes(const char *s, size_t n);
-
 /*
  * The fast path for rows: reserve room once, then write fields at a
  * pointer: buf_reserve() (common/util.h) makes room for n more bytes past

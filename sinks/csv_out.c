@@ -179,7 +179,8 @@ static int open_file(struct csv_out *o, const char *name)
 	struct stat st;
 	int flags, existed, e;
 
-	existed = stat(name, &st) == 0;
+	/* lstat: a link in the chain (x.9.csv -> elsewhere) is refused below, never followed or created. */
+	existed = lstat(name, &st) == 0;
 	if (o->fd >= 0 && !strcmp(o->name, name)) {
 		if (existed && st.st_dev == o->dev && st.st_ino == o->ino)
 			return 0;
@@ -190,9 +191,18 @@ static int open_file(struct csv_out *o, const char *name)
 	o->name = xstrdup(name);
 	/* A device or FIFO is written as a stream: no header check, no size. */
 	flags = existed && !S_ISREG(st.st_mode) ? O_WRONLY | O_APPEND : O_RDWR | O_APPEND | O_CREAT;
-	o->fd = open(name, flags | O_CLOEXEC, 0666);
+	o->fd = -1;
+	errno = ELOOP;
+	if (!existed || !S_ISLNK(st.st_mode))
+		o->fd = open(name, flags | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (o->fd < 0 && errno == EACCES && (flags & O_RDWR))
-		o->fd = open(name, ((flags & ~O_RDWR) | O_WRONLY) | O_CLOEXEC, 0666);
+		o->fd = open(name, ((flags & ~O_RDWR) | O_WRONLY) | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (o->fd < 0 && errno == ELOOP) { /* O_NOFOLLOW's answer, also when the link appeared since lstat() */
+		log_err("csv: %s is a symbolic link; accel-csv writes only files it can name without following a "
+			"link (remove the link, or give -o the file it points to); %llu rows written by this run",
+			name, (unsigned long long)o->rows_total);
+		return -ELOOP;
+	}
 	if (o->fd < 0) {
 		e = errno;
 		log_err("csv: %s: cannot open: %s; %llu rows written by this run", name, strerror(e),
@@ -222,7 +232,8 @@ static int read_header(struct csv_out *o)
 	struct csv_strv cols = { 0 };
 
 	if (!o->readable)
-		rfd = open(o->cfg.path ? o->name : "/proc/self/fd/1", O_RDONLY | O_CLOEXEC);
+		rfd = o->cfg.path ? open(o->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+				  : open("/proc/self/fd/1", O_RDONLY | O_CLOEXEC);
 	if (rfd < 0) {
 		e = errno;
 		log_err("csv: %s: cannot read its header to check it: %s; nothing written", o->name, strerror(e));

@@ -153,6 +153,20 @@ is "$(headers "$WORK/gone.csv")" 1 "removed: a new file with its header"
 is "$(grep -c ',fx,instance_info,' "$WORK/gone.csv")" 1 "removed: the next report is in it"
 ok "removed: a warning says so" grep -q "gone.csv was removed or replaced while open" "$WORK/gone.err"
 
+# ---- symbolic links in the rotation chain ----------------------------------------------------
+mkdir -p "$WORK/l"
+ln -s "$WORK/l/elsewhere.csv" "$WORK/l/x.9.csv"
+ok "links: a dangling x.9.csv link is refused with status 1" run 1 -o "$WORK/l/x.csv" --rotate 1M <"$S2X"
+ok "links: its target is not created" test ! -e "$WORK/l/elsewhere.csv"
+ok "links: the message names the link" grep -q "csv: $WORK/l/x.9.csv is a symbolic link" "$WORK/err"
+ln -s "$WORK/l/other.csv" "$WORK/l/y.csv"
+ok "links: -o naming a link is refused too" run 1 -o "$WORK/l/y.csv" <"$S2X"
+ok "links: and its target is not created" test ! -e "$WORK/l/other.csv"
+cp "$WORK/empty.csv" "$WORK/l/real.csv"
+ln -s "$WORK/l/real.csv" "$WORK/l/z.csv"
+ok "links: a link to an existing file is refused" run 1 -o "$WORK/l/z.csv" <"$S2X"
+ok "links: and that file is left as it was" cmp "$WORK/l/real.csv" "$WORK/empty.csv"
+
 # ---- --fsync ---------------------------------------------------------------------------------
 ok "--fsync" run 0 --fsync -o "$WORK/sync.csv" <"$S2X"
 ok "--fsync writes the same bytes" cmp "$WORK/sync.csv" "$WORK/empty.csv"

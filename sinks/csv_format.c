@@ -576,6 +576,58 @@ incomplete:
 	return 0;
 }
 
+long csv_scan_records(struct csv_scan *st, const char *p, size_t n)
+{
+	enum csv_scan_state q = st->state;
+	long last = -1;
+	size_t i = 0;
+
+	while (i < n) {
+		const char *x;
+
+		switch (q) {
+		case CSV_SCAN_QUOTED:
+			/* The bulk of a quoted field: skip to its next quote. */
+			x = memchr(p + i, '"', n - i);
+			if (!x) {
+				i = n;
+				break;
+			}
+			i = (size_t)(x - p) + 1;
+			q = CSV_SCAN_QUOTE;
+			break;
+		case CSV_SCAN_QUOTE:
+			if (p[i] == '"') {
+				q = CSV_SCAN_QUOTED; /* a doubled quote */
+				i++;
+				break;
+			}
+			q = CSV_SCAN_BARE;
+			break;
+		case CSV_SCAN_FIELD:
+			if (p[i] == '"') {
+				q = CSV_SCAN_QUOTED;
+				i++;
+				break;
+			}
+			q = CSV_SCAN_BARE;
+			/* fall through */
+		case CSV_SCAN_BARE:
+			while (i < n && p[i] != ',' && p[i] != '\n')
+				i++;
+			if (i == n)
+				break;
+			if (p[i] == '\n')
+				last = (long)i + 1;
+			q = CSV_SCAN_FIELD;
+			i++;
+			break;
+		}
+	}
+	st->state = q;
+	return last;
+}
+
 int csv_parse_size(const char *s, uint64_t *bytes)
 {
 	uint64_t v = 0, mult = 1;

@@ -109,6 +109,25 @@ void csv_strv_free(struct csv_strv *sv);
  */
 int csv_parse_record(const char *p, size_t n, int eof, struct csv_strv *out, size_t *used);
 
+/*
+ * Where whole records end, for a stream of CSV read in pieces (a file's
+ * tail before appending to it). Fields and records as csv_parse_record()
+ * reads them: a quote opens a quoted field only at the start of a field,
+ * and a record ends at an LF outside quotes. Start zeroed, at a record's
+ * start.
+ */
+enum csv_scan_state {
+	CSV_SCAN_FIELD,  /* at the start of a field */
+	CSV_SCAN_BARE,   /* in an unquoted field, or after a quoted field's closing quote */
+	CSV_SCAN_QUOTED, /* inside a quoted field */
+	CSV_SCAN_QUOTE,  /* a quote inside a quoted field: its end, or the first of a doubled quote */
+};
+struct csv_scan {
+	enum csv_scan_state state;
+};
+/* Feed p[0..n). Returns the offset in p just past the last record end in it, or -1 when none ends in it. */
+long csv_scan_records(struct csv_scan *st, const char *p, size_t n);
+
 /* Parse a size: digits with an optional K, M or G suffix (powers of 1024). 0 or -EINVAL. */
 int csv_parse_size(const char *s, uint64_t *bytes);
 

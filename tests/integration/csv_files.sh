@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # accel-csv's files: the header rules (new, empty, matching, mismatching
-# files, and stdout appended to a file), wide-format column changes, daily
+# files, and stdout appended to a file), files that end in a partial row,
+# wide-format column changes, daily
 # rotation on a fake clock, size rotation that never splits a report, a
 # file removed while in use, and command-line errors.
 . "$(dirname "$0")/lib.sh"
@@ -79,6 +80,35 @@ rc=0
 "$CSV" <"$S2X" >>"$WORK/bad-stdout.csv" 2>"$WORK/err" || rc=$?
 is "$rc" 3 "stdout >> a file with another header: status 3"
 is "$(cat "$WORK/bad-stdout.csv")" x "and nothing written"
+
+# ---- a file that does not end in a whole row ------------------------------------------------
+F=$WORK/cut.csv
+ok "partial: a first run" run 0 -o "$F" <"$S2X"
+truncate -s -20 "$F"
+ok "partial: a run after truncate(1) cut the last row" run 0 -o "$F" <"$S2X"
+ok "partial: the warning says how many bytes were cut off" \
+	grep -q "csv: $F ended in a partial row .*cut off its last [0-9]* bytes, back to its last whole row" "$WORK/err"
+ok "partial: every row has the header's fields" \
+	$PY -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); sys.exit(len({len(x) for x in r}) != 1)' "$F"
+"$CSV" --host fx <"$S2X" >"$WORK/one.csv"
+{ sed '$d' "$WORK/one.csv" && sed 1d "$WORK/one.csv"; } >"$WORK/cut.want"
+ok "partial: the first run's rows but the cut one, then the second run's" cmp "$F" "$WORK/cut.want"
+F=$WORK/nonl.csv
+head -1 "$WORK/new.csv" | tr -d '\n' >"$F"
+ok "partial: a header without its newline" run 0 -o "$F" <"$S2X"
+is "$(headers "$F")" 1 "partial: the first row is not glued to it, no second header"
+ok "partial: every row reads back" check --input "$S2X" --now $NOW_MS --step 1000 "$F"
+F=$WORK/quote.csv
+head -1 "$WORK/new.csv" >"$F"
+printf '2026,"an unterminated quote\n' >>"$F"
+$PY -c 'import sys; sys.stdout.write("1,2\n" * 300000)' >>"$F"
+cp "$F" "$WORK/quote.orig"
+ok "partial: 1.2 MB after an unterminated quote is refused with status 3" run 3 -o "$F" <"$S2X"
+ok "partial: the message says where and what" \
+	grep -q "csv: $F does not end in a whole row: its last 1200028 bytes (from byte [0-9]*) are an unterminated quoted field" "$WORK/err"
+ok "partial: and the file is left as it was" cmp "$F" "$WORK/quote.orig"
+ok "partial: with --rotate, it goes on in the next file" run 0 -o "$F" --rotate 10M <"$S2X"
+ok "partial: whose rows read back" check --input "$S2X" --now $NOW_MS --step 1000 "$WORK/quote.1.csv"
 
 # ---- wide column changes ----------------------------------------------------------
 mkdir -p "$WORK/w"

@@ -293,7 +293,7 @@ static int long_row(struct run *r, const struct sample *s)
 	/* One reservation for the row (at worst every byte doubled and quoted), then plain stores. */
 	for (int k = 0; k < LC_FIRST_LABEL; k++)
 		need += c[k].n;
-	need = 2 * need + 3 * LC_COUNT + 2;
+	need = 2 * need + (1 + CSV_FIELD_EXTRA) * LC_COUNT + 2;
 	if (buf_reserve(&r->rows, need))
 		return -ENOSPC;
 	d = r->rows.data + r->rows.len;
@@ -746,6 +746,8 @@ static void usage(FILE *f)
 		"                          next file (.1, .2, ...) before one grows past SIZE bytes\n"
 		"                          (K, M, G suffixes); never splits a report\n"
 		"      --fsync             fsync each report's rows to disk before reading on\n"
+		"      --no-formula-escape write text cells that start with = + - @ TAB CR as they\n"
+		"                          are (default: with a leading ', so no spreadsheet runs them)\n"
 		"      --host NAME         the host column when a report names none\n"
 		"                          (neuron-monitor's; default: this machine's hostname)\n"
 		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
@@ -833,6 +835,7 @@ static int parse_args(int argc, char **argv, struct run *r, struct opts *o)
 		{ "timestamp-format", required_argument, NULL, OPT_TS },
 		{ "rotate", required_argument, NULL, OPT_ROTATE },
 		{ "fsync", no_argument, NULL, OPT_FSYNC },
+		{ "no-formula-escape", no_argument, &csv_formula_escape, 0 }, /* csv_format.h; getopt returns 0 */
 		{ "host", required_argument, NULL, OPT_HOST },
 		{ "verbose", optional_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -880,6 +883,8 @@ static int parse_args(int argc, char **argv, struct run *r, struct opts *o)
 			break;
 		case OPT_FSYNC:
 			o->out.fsync = 1;
+			break;
+		case 0:
 			break;
 		case OPT_HOST:
 			o->host = optarg;

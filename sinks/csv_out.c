@@ -19,6 +19,8 @@
 #define HEADER_MAX (1u << 20) /* bytes: a longer first record is not a header we wrote */
 #define WBUF_MAX (64u << 20)  /* bytes of a header we write */
 #define MAX_TRIES 10000        /* files tried for one batch before giving up */
+#define REPAIR_MAX (1u << 20)  /* bytes: a longer partial row at a file's end is refused, not cut */
+#define SCAN_CHUNK (1u << 20)  /* bytes read at a time when checking a file's rows */
 
 struct csv_out {
 	struct csv_out_cfg cfg;
@@ -37,6 +39,7 @@ struct csv_out {
 	struct csv_index hdr;  /* the current file's columns, when hdr_known */
 	int hdr_known;
 	int hdr_mergeable;     /* hdr's fixed part matches the batches: a next file keeps its columns */
+	off_t whole;           /* the current file is known to hold whole rows up to here (bytes) */
 	uint64_t rows_file;    /* rows this run wrote to the current file */
 	uint64_t rows_total;   /* rows this run wrote in all */
 	struct buf fitted;     /* the columns of the last schema that fit hdr, NUL-separated */
@@ -171,6 +174,7 @@ static void close_current(struct csv_out *o)
 	o->hdr_known = 0; /* hdr still holds its columns: a next file may keep them (hdr_mergeable) */
 	o->hdr_gen++;
 	o->rows_file = 0;
+	o->whole = 0;
 }
 
 /* Make name the open file (reopening it when it was removed or replaced). 0 or -errno (logged). */
@@ -179,7 +183,8 @@ static int open_file(struct csv_out *o, const char *name)
 	struct stat st;
 	int flags, existed, e;
 
-	existed = stat(name, &st) == 0;
+	/* lstat: a link in the chain (x.9.csv -> elsewhere) is refused below, never followed or created. */
+	existed = lstat(name, &st) == 0;
 	if (o->fd >= 0 && !strcmp(o->name, name)) {
 		if (existed && st.st_dev == o->dev && st.st_ino == o->ino)
 			return 0;
@@ -190,9 +195,18 @@ static int open_file(struct csv_out *o, const char *name)
 	o->name = xstrdup(name);
 	/* A device or FIFO is written as a stream: no header check, no size. */
 	flags = existed && !S_ISREG(st.st_mode) ? O_WRONLY | O_APPEND : O_RDWR | O_APPEND | O_CREAT;
-	o->fd = open(name, flags | O_CLOEXEC, 0666);
+	o->fd = -1;
+	errno = ELOOP;
+	if (!existed || !S_ISLNK(st.st_mode))
+		o->fd = open(name, flags | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (o->fd < 0 && errno == EACCES && (flags & O_RDWR))
-		o->fd = open(name, ((flags & ~O_RDWR) | O_WRONLY) | O_CLOEXEC, 0666);
+		o->fd = open(name, ((flags & ~O_RDWR) | O_WRONLY) | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (o->fd < 0 && errno == ELOOP) { /* O_NOFOLLOW's answer, also when the link appeared since lstat() */
+		log_err("csv: %s is a symbolic link; accel-csv writes only files it can name without following a "
+			"link (remove the link, or give -o the file it points to); %llu rows written by this run",
+			name, (unsigned long long)o->rows_total);
+		return -ELOOP;
+	}
 	if (o->fd < 0) {
 		e = errno;
 		log_err("csv: %s: cannot open: %s; %llu rows written by this run", name, strerror(e),
@@ -213,16 +227,22 @@ static int open_file(struct csv_out *o, const char *name)
 	return 0;
 }
 
+/* A descriptor to read the current file with: o->fd when it was opened for reading, else a new one (-1: errno). */
+static int reader(const struct csv_out *o)
+{
+	if (o->readable)
+		return o->fd;
+	return o->cfg.path ? open(o->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : open("/proc/self/fd/1", O_RDONLY | O_CLOEXEC);
+}
+
 /* Read the file's first record into o->hdr. 0, or -errno (logged). */
 static int read_header(struct csv_out *o)
 {
-	int rfd = o->fd, e = 0, rc = 0;
+	int rfd = reader(o), e = 0, rc = 0;
 	char *b = xmalloc(HEADER_MAX);
 	size_t have = 0, used;
 	struct csv_strv cols = { 0 };
 
-	if (!o->readable)
-		rfd = open(o->cfg.path ? o->name : "/proc/self/fd/1", O_RDONLY | O_CLOEXEC);
 	if (rfd < 0) {
 		e = errno;
 		log_err("csv: %s: cannot read its header to check it: %s; nothing written", o->name, strerror(e));
@@ -258,15 +278,124 @@ static int read_header(struct csv_out *o)
 	return rc;
 }
 
+/*
+ * Make sure the file (*size bytes) ends in a whole row before anything is
+ * appended to it: a row glued to a partial last line (a crash, a
+ * truncate(1), a header another tool wrote without its newline) would have
+ * too many fields, and an unterminated quote would swallow every row after
+ * it. The file is read from o->whole, where it was last known to end in a
+ * whole row (0 when this run has not read it yet), so a file is read once
+ * per run and then only what other writers appended.
+ *
+ * A file with no whole row at all that ends in a bare line is a header
+ * written without its newline (one that fits the batch: this is called
+ * only then, so a file that is refused is left as it is): the newline is
+ * added. Otherwise a partial row of at most REPAIR_MAX bytes is
+ * cut off, with a warning that says how many bytes; a longer one (an
+ * unterminated quote far back) is not touched: -EBADMSG, logged as an
+ * error, or as a note when next names the file the batch goes on in.
+ * Called under the lock. 0 (*size updated), -EBADMSG, or -errno (logged).
+ */
+static int check_tail(struct csv_out *o, off_t *size, const char *next)
+{
+	struct csv_scan sc = { CSV_SCAN_FIELD };
+	off_t pos, end;
+	char *b;
+	int rfd, rc = 0;
+	uint64_t cut;
+
+	if (*size == o->whole)
+		return 0;
+	if (*size < o->whole)
+		o->whole = 0; /* cut back by someone else: read it again */
+	rfd = reader(o);
+	if (rfd < 0) {
+		rc = -errno;
+		log_err("csv: %s: cannot read it to check that it ends in a whole row: %s; nothing written", o->name,
+			strerror(-rc));
+		return rc;
+	}
+	b = xmalloc(SCAN_CHUNK);
+	for (pos = end = o->whole; pos < *size;) {
+		size_t want = (uint64_t)(*size - pos) < SCAN_CHUNK ? (size_t)(*size - pos) : SCAN_CHUNK;
+		ssize_t n = pread(rfd, b, want, pos);
+		long last;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			log_err("csv: %s: cannot read it to check that it ends in a whole row: %s; nothing written",
+				o->name, n < 0 ? strerror(-rc) : "it is shorter than its size");
+			goto out;
+		}
+		last = csv_scan_records(&sc, b, (size_t)n);
+		if (last >= 0)
+			end = pos + last;
+		pos += n;
+	}
+	if (end == *size)
+		goto whole;
+	cut = (uint64_t)(*size - end);
+	if (end == 0 && sc.state != CSV_SCAN_QUOTED && sc.state != CSV_SCAN_QUOTE && cut <= REPAIR_MAX) {
+		/* One bare line and nothing else: a header without its newline. */
+		if ((rc = write_all(o->fd, "\n", 1))) {
+			log_err("csv: %s: cannot add the newline its header line lacks: %s; nothing written", o->name,
+				strerror(-rc));
+			goto out;
+		}
+		log_warn("csv: %s: its only line (%llu bytes) had no newline at its end; added one before appending",
+			 o->name, (unsigned long long)cut);
+		*size += 1;
+		goto whole;
+	}
+	if (cut > REPAIR_MAX) {
+		const char *what = sc.state == CSV_SCAN_QUOTED || sc.state == CSV_SCAN_QUOTE
+					   ? "an unterminated quoted field"
+					   : "a row without its newline";
+
+		if (next)
+			log_at(LOG_LVL_WARN, "note", "csv: %s does not end in a whole row: its last %llu bytes (from byte "
+			       "%lld) are %s, more than accel-csv cuts off by itself; going on in %s",
+			       o->name, (unsigned long long)cut, (long long)end, what, next);
+		else
+			log_err("csv: %s does not end in a whole row: its last %llu bytes (from byte %lld) are %s, more "
+				"than accel-csv cuts off by itself; nothing written. Cut the file back to its last whole "
+				"row, or use another file", o->name, (unsigned long long)cut, (long long)end, what);
+		rc = -EBADMSG;
+		goto out;
+	}
+	if (ftruncate(o->fd, end)) {
+		rc = -errno;
+		log_err("csv: %s ends in a partial row (%llu bytes) that cannot be cut off: %s; nothing written",
+			o->name, (unsigned long long)cut, strerror(-rc));
+		goto out;
+	}
+	log_warn("csv: %s ended in a partial row (a crash, or a copy cut short?): cut off its last %llu bytes, "
+		 "back to its last whole row, before appending", o->name, (unsigned long long)cut);
+	*size = end;
+	/* The header may have gone with them. */
+	o->hdr_known = 0;
+	o->hdr_gen++;
+whole:
+	o->whole = *size;
+out:
+	if (rfd != o->fd)
+		close(rfd);
+	free(b);
+	return rc;
+}
+
 enum fit { FIT_OK, FIT_NEW_COLUMNS, FIT_MISMATCH };
 
 /* Is s the schema that last fitted the current header? (Reports mostly repeat their columns.) */
 static int fitted_before(const struct csv_out *o, const struct csv_schema *s)
 {
-	const char *p = o->fitted.data, *end = p + o->fitted.len;
+	const char *p = o->fitted.data, *end;
 
 	if (o->fitted_gen != o->hdr_gen || !p)
 		return 0;
+	end = p + o->fitted.len; /* not before the check: NULL + 0 is undefined (found by fuzz_csv) */
 	for (size_t i = 0; i < s->ncols; i++) {
 		size_t n = strlen(s->cols[i]) + 1;
 
@@ -338,7 +467,7 @@ static int render_header(struct csv_out *o)
 		if (i)
 			rc = buf_add(&o->wbuf, ",", 1);
 		if (!rc)
-			rc = csv_field(&o->wbuf, o->hdr.names.v[i], strlen(o->hdr.names.v[i]));
+			rc = csv_name(&o->wbuf, o->hdr.names.v[i], strlen(o->hdr.names.v[i]));
 	}
 	return rc ? rc : buf_add(&o->wbuf, "\n", 1);
 }
@@ -408,6 +537,8 @@ static int put(struct csv_out *o, const struct csv_batch *b, off_t size)
 	if (!e) {
 		o->rows_file += b->nrows;
 		o->rows_total += b->nrows;
+		if (o->regular && o->whole == size)
+			o->whole = size + (off_t)(o->wbuf.len + o->rows_len);
 		return 0;
 	}
 	if (o->regular && done > 0)
@@ -427,7 +558,7 @@ static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
 {
 	const char *col = NULL, *had = NULL;
 	char date[11] = "";
-	int tries, rc, rendered = 0;
+	int tries, rc = 0, rendered = 0;
 
 	if (o->cfg.path && o->cfg.rotate == CSV_ROTATE_DAILY) {
 		csv_date(b->report_ms, date);
@@ -487,6 +618,23 @@ static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
 		}
 		o->hdr_mergeable = f != FIT_MISMATCH;
 		if (f == FIT_OK) {
+			/* Rows go into this file: it must end in a whole row first. A file that is refused (header)
+			 * is left as it is, so this comes after the header check. */
+			if (o->regular) {
+				int go_on = o->cfg.path && o->cfg.rotate != CSV_ROTATE_NONE;
+				char *next = go_on ? file_name(o, o->date, o->seq + 1) : NULL;
+
+				rc = check_tail(o, size, next);
+				free(next);
+				if (rc == -EBADMSG && go_on) {
+					o->seq++;
+					continue;
+				}
+				if (rc)
+					return rc;
+				if (*size == 0)
+					continue; /* cut back to nothing: it gets a header, as an empty file does */
+			}
 			rc = 0;
 			if (o->cfg.rotate == CSV_ROTATE_SIZE && *size > 0) {
 				rc = b->render(b->ud, (const char *const *)o->hdr.names.v, o->hdr.names.n, &o->rows,

@@ -1,23 +1,36 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Build the libFuzzer target fuzz_prom_line (clang, -fsanitize=fuzzer,
-# address,undefined) into OUTDIR. Used by tests/integration/prom_fuzz.sh
-# (a short run in the test suite) and tests/fuzz/run.sh (make fuzz).
+# Build libFuzzer targets (clang, -fsanitize=fuzzer,address,undefined; undefined
+# behaviour aborts, so that it leaves its input like a crash) into
+# OUTDIR: fuzz_prom_line (accel-prom: stream -> samples -> exposition),
+# fuzz_csv (accel-csv: stream -> samples -> CSV cells, rows and files) and
+# fuzz_cloudwatch (accel-cloudwatch: stream -> samples -> PutMetricData
+# bodies and EMF). Used by tests/integration/*_fuzz.sh (short runs in the
+# test suite) and tests/fuzz/run.sh (make fuzz).
 #
-# Usage: tests/fuzz/build.sh OUTDIR     (CLANG=clang-16 to pick a compiler)
+# Usage: tests/fuzz/build.sh OUTDIR [TARGET...]   (TARGET: prom_line, csv,
+#        cloudwatch; default all; CLANG=clang-16 to pick a compiler)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
-out=${1:?usage: $0 OUTDIR}
+out=${1:?usage: $0 OUTDIR [TARGET...]}
+shift
+[ $# -gt 0 ] || set -- prom_line csv cloudwatch
 cc=${CLANG:-clang}
 mkdir -p "$out"
-# Only the modules the path uses (common/samples.c, stream.c and their helpers).
-# shellcheck disable=SC2046
-$cc -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-	-D_GNU_SOURCE -DACCEL_VERSION='"fuzz"' -Wall -Wextra \
-	-o "$out/fuzz_prom_line" \
-	"$top/tests/fuzz/fuzz_prom_line.c" "$top/sinks/prom_store.c" "$top/sinks/prom_expo.c" \
-	"$top/sinks/prom_dcgm.c" \
-	"$top/common/samples.c" "$top/common/stream.c" "$top/common/util.c" "$top/common/log.c" \
-	"$top/common/timeutil.c" \
-	$(pkg-config --cflags --libs jansson zlib) -lm -lpthread
+# Each target links only the modules its path uses (common/samples.c, stream.c and their helpers).
+common="$top/common/samples.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c"
+for t in "$@"; do
+	case $t in
+	prom_line) mods="$top/sinks/prom_store.c $top/sinks/prom_expo.c $top/sinks/prom_dcgm.c" ;;
+	csv) mods="$top/sinks/csv_format.c $top/sinks/csv_out.c" ;;
+	cloudwatch) mods="$top/sinks/cloudwatch_map.c $top/sinks/cloudwatch_query.c $top/sinks/cloudwatch_emf.c
+		$top/sinks/cloudwatch_queue.c" ;;
+	*) echo "$0: unknown target $t (prom_line, csv, cloudwatch)" >&2; exit 2 ;;
+	esac
+	# shellcheck disable=SC2046,SC2086
+	$cc -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-D_GNU_SOURCE -DACCEL_VERSION='"fuzz"' -Wall -Wextra \
+		-o "$out/fuzz_$t" "$top/tests/fuzz/fuzz_$t.c" $mods $common \
+		$(pkg-config --cflags --libs jansson zlib) -lm -lpthread
+done

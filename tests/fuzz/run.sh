@@ -1,18 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# The long fuzzing run (make fuzz): build fuzz_prom_line into build/fuzz,
-# seed the corpus with every fixture stream line, and fuzz for SECONDS
-# (default 600). The corpus grows in build/fuzz/corpus across runs; a crash
-# leaves its input as build/fuzz/crash-*.
+# The long fuzzing run (make fuzz): build fuzz_TARGET into build/fuzz, seed
+# its corpus with every fixture stream line, and fuzz for SECONDS (default
+# 600). The corpus grows in build/fuzz/corpus-TARGET across runs; a crash
+# leaves its input as build/fuzz/crash-*. TARGET: prom_line (default), csv,
+# cloudwatch (see tests/fuzz/build.sh).
 #
-# Usage: tests/fuzz/run.sh [SECONDS] [libFuzzer options...]
+# Usage: tests/fuzz/run.sh [TARGET] [SECONDS] [libFuzzer options...]
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
+target=prom_line
+case ${1:-} in
+prom_line | csv | cloudwatch) target=$1; shift ;;
+esac
 secs=${1:-600}
 [ $# -gt 0 ] && shift
 dir=$top/build/fuzz
-"$top/tests/fuzz/build.sh" "$dir"
-"$top/tests/fuzz/seed.sh" "$dir/corpus"
-exec "$dir/fuzz_prom_line" -max_total_time="$secs" -max_len=65536 -timeout=10 \
-	-dict="$top/tests/fuzz/prom_line.dict" -artifact_prefix="$dir/" "$@" "$dir/corpus"
+"$top/tests/fuzz/build.sh" "$dir" "$target"
+"$top/tests/fuzz/seed.sh" "$dir/corpus-$target"
+exec "$dir/fuzz_$target" -max_total_time="$secs" -max_len=65536 -timeout=10 -print_final_stats=1 \
+	-dict="$top/tests/fuzz/prom_line.dict" -artifact_prefix="$dir/" "$@" "$dir/corpus-$target"

@@ -9,11 +9,14 @@ shows up as a difference), and compares every row and every value:
 
     csv_check.py --input STREAM [--format long|wide] [--host NAME]
                  [--now MS --step MS] [--timestamp-format iso8601|unix|unix_ms]
-                 [--columns LIST] [--clock-restart N] FILE.csv [FILE.csv ...]
+                 [--columns LIST] [--clock-restart N] [--no-formula-escape]
+                 FILE.csv [FILE.csv ...]
 
 Several files are read in order as one output (rotation, wide continuation).
 Values are compared as doubles, exactly: the CSV must hold the same double
-that the JSON number (scaled as the mapping does) gives.
+that the JSON number (scaled as the mapping does) gives. Text cells must be
+formula-escaped as OWASP recommends (a leading ' on text that starts with
+= + - @ TAB or CR and is not a plain number) unless --no-formula-escape.
 Exit status 0 when everything matches; 1 with the differences on stderr.
 """
 import argparse
@@ -366,6 +369,18 @@ def ts_text(ms, fmt):
     return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+ESCAPE = True  # --no-formula-escape clears it
+
+
+def text_cell(v):
+    """What a text cell holding v must read back as: v, with a leading ' when a spreadsheet would run it."""
+    if ESCAPE and v.startswith(FORMULA_START) and not NUMBER.fullmatch(v):
+        return "'" + v
+    return v
+
+
 def num(text, what, errs):
     try:
         return float(text)
@@ -427,7 +442,8 @@ def check_long(reports, files, a, errs):
                 else:
                     other.append(f"{k}={label_text(v)}")
             rec["other_labels"] = ",".join(other)
-            want[tuple((c, rec[c]) for c in cols)] += 1
+            want[tuple((c, rec[c] if c in ("timestamp", "value", "period") else text_cell(rec[c]))
+                       for c in cols)] += 1
         got = collections.Counter()
         for r in rows:
             t = []
@@ -477,8 +493,8 @@ def check_wide(reports, files, a, errs):
             if keep and s.family not in keep and col not in keep:
                 continue
             labels = dict(s.labels[6:])
-            key = (ts_text(report_ms, a.timestamp_format), s.host or a.host, s.entity) + \
-                tuple(labels.get(k, "") for k in ROW_KEY) + tuple(v for _, v in s.labels[:6])
+            key = (ts_text(report_ms, a.timestamp_format), text_cell(s.host or a.host), text_cell(s.entity)) + \
+                tuple(text_cell(labels.get(k, "")) for k in ROW_KEY) + tuple(text_cell(v) for _, v in s.labels[:6])
             want[key + (col, s.value)] += 1
         got = collections.Counter()
         for r in rows:
@@ -506,8 +522,11 @@ def main():
                    help="the input went to several runs of N reports each; each run starts at --now")
     p.add_argument("--timestamp-format", choices=sorted(TS_COLUMN), default="iso8601")
     p.add_argument("--columns", default="")
+    p.add_argument("--no-formula-escape", action="store_true", help="accel-csv ran with --no-formula-escape")
     p.add_argument("files", nargs="+")
     a = p.parse_args()
+    global ESCAPE
+    ESCAPE = not a.no_formula_escape
     reports = read_stream(a.input, a.now, a.step, a.clock_restart)
     errs = []
     n = (check_wide if a.format == "wide" else check_long)(reports, a.files, a, errs)

@@ -81,7 +81,30 @@ AWS_PROFILE=nosuch "$CW" --namespace T --endpoint-url "$URL" </dev/null 2>"$WORK
 is "$rc" 3 "a named profile that is not there: configuration error"
 ok "naming the file and profile" grep -q "$HOME/.aws/credentials: no profile \[nosuch\]" "$WORK/c4.err"
 
+# A directory or a FIFO where the file belongs is named as what it is, and a FIFO does not hang the program.
+mkdir "$WORK/credsdir"
+rc=0
+AWS_SHARED_CREDENTIALS_FILE=$WORK/credsdir "$CW" --namespace T --endpoint-url "$URL" </dev/null 2>"$WORK/c6.err" || rc=$?
+is "$rc" 3 "a directory as AWS_SHARED_CREDENTIALS_FILE: configuration error"
+ok "the message says it is a directory" \
+	grep -q "shared credentials file $WORK/credsdir is a directory, not a regular file" "$WORK/c6.err"
+ok "and not \"no profile\"" sh -c '! grep -q "no profile" "$1"' sh "$WORK/c6.err"
+mkfifo "$WORK/credsfifo"
+rc=0
+AWS_SHARED_CREDENTIALS_FILE=$WORK/credsfifo timeout 10 "$CW" --namespace T --endpoint-url "$URL" </dev/null \
+	2>"$WORK/c7.err" || rc=$?
+is "$rc" 3 "a FIFO as AWS_SHARED_CREDENTIALS_FILE: configuration error at once, no hang"
+ok "the message says it is a FIFO" \
+	grep -q "shared credentials file $WORK/credsfifo is a FIFO, not a regular file" "$WORK/c7.err"
 rm "$HOME/.aws/credentials"
+mkdir "$HOME/.aws/credentials"
+rc=0
+"$CW" --namespace T --endpoint-url "$URL" </dev/null 2>"$WORK/c8.err" || rc=$?
+is "$rc" 3 "~/.aws/credentials a directory, nothing else: no credentials"
+ok "the sources tried say it is a directory" \
+	grep -q "shared credentials file $HOME/.aws/credentials is a directory, not a regular file;" "$WORK/c8.err"
+rmdir "$HOME/.aws/credentials"
+
 rc=0
 "$CW" --namespace T --endpoint-url "$URL" </dev/null 2>"$WORK/c5.err" || rc=$?
 is "$rc" 3 "no credentials anywhere: configuration error"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Twenty concurrent "accel-monitor --once | accel-csv -o same.csv" runs (a
 # cron minute on a slow disk) give one header and twenty whole snapshots,
-# in the long and wide formats and with size rotation.
+# in the long and wide formats and with size rotation, also when the file
+# ends in a partial row or a header without its newline.
 . "$(dirname "$0")/lib.sh"
 
 export AWS_EC2_METADATA_DISABLED=true
@@ -62,6 +63,18 @@ EOF
 ok "long: $N concurrent runs exit 0" twenty "$WORK/same.csv"
 ok "long: one header, $N whole snapshots" whole long $N "$WORK/same.csv"
 is "$(cat "$WORK/same.csv.err")" "" "long: nothing on stderr"
+
+# A file that ends in a partial row (a crash) or a header without its newline: one run repairs it, under the
+# lock, before anyone appends; every snapshot reads back whole.
+head -1 "$WORK/same.csv" | tr -d '\n' >"$WORK/nonl.csv"
+ok "header without its newline: $N concurrent runs exit 0" twenty "$WORK/nonl.csv"
+ok "header without its newline: one header, $N whole snapshots" whole long $N "$WORK/nonl.csv"
+is "$(grep -c 'had no newline at its end; added one' "$WORK/nonl.csv.err")" 1 "header without its newline: repaired once"
+head -1 "$WORK/same.csv" >"$WORK/part.csv"
+printf '2026-11-21T05:30:00.000Z,host,vcpu_us' >>"$WORK/part.csv"
+ok "partial last row: $N concurrent runs exit 0" twenty "$WORK/part.csv"
+ok "partial last row: one header, $N whole snapshots" whole long $N "$WORK/part.csv"
+is "$(grep -c 'cut off its last 37 bytes' "$WORK/part.csv.err")" 1 "partial last row: cut off once, the message says how many bytes"
 
 ok "wide: $N concurrent runs exit 0" twenty "$WORK/wide.csv" --format wide
 ok "wide: one header, $N whole snapshots" whole wide $N "$WORK/wide.csv"

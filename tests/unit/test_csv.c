@@ -52,6 +52,59 @@ static void test_fields(void)
 	}
 }
 
+/* Formula injection: text that starts like a formula gets a leading ', numbers do not (issue 11, 7). */
+static void test_formula(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "=HYPERLINK(\"http://x\",\"y\")", "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"" },
+		{ "=1+2", "'=1+2" },
+		{ "+cmd", "'+cmd" },
+		{ "-cmd|' /C calc'!A0", "'-cmd|' /C calc'!A0" },
+		{ "@SUM(A1)", "'@SUM(A1)" },
+		{ "\tx", "'\tx" },
+		{ "\rx", "\"'\rx\"" },
+		{ "-", "'-" },
+		{ "-inf", "'-inf" },
+		{ "-1e", "'-1e" },
+		{ "-5", "-5" },
+		{ "+1.5", "+1.5" },
+		{ "-0.25e-3", "-0.25e-3" },
+		{ "-.5", "-.5" },
+		{ "a=b", "a=b" },
+		{ "", "" },
+	};
+	char *d, out[256];
+	size_t n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "formula %zu: csv_field", i);
+		is_str(field(cases[i].in), cases[i].out, name);
+		n = strlen(cases[i].in);
+		d = csv_put_field(out, cases[i].in, n);
+		*d = '\0';
+		snprintf(name, sizeof(name), "formula %zu: csv_put_field", i);
+		is_str(out, cases[i].out, name);
+		ok((size_t)(d - out) <= CSV_FIELD_MAX(n), "formula %zu: within CSV_FIELD_MAX", i);
+	}
+	d = csv_put_field(out, "-\"\"", 3);
+	ok(d - out == 8 && (size_t)(d - out) <= CSV_FIELD_MAX(3), "-\"\": quoted, escaped, within CSV_FIELD_MAX");
+	csv_formula_escape = 0;
+	is_str(field("=1+2"), "=1+2", "--no-formula-escape: as it is");
+	csv_formula_escape = 1;
+	{
+		struct buf b;
+
+		buf_init(&b, 1 << 10);
+		csv_name(&b, "-x", 2);
+		is_str(b.data, "-x", "a header cell is never escaped");
+		buf_free(&b);
+	}
+}
+
 static void test_records(void)
 {
 	static const struct {
@@ -93,7 +146,8 @@ static void test_records(void)
 		csv_strv_free(&sv);
 	}
 
-	/* Every field survives csv_field() then csv_parse_record(). */
+	/* Every field survives csv_field() then csv_parse_record() (formula escaping aside: see test_formula). */
+	csv_formula_escape = 0;
 	{
 		static const char *const vals[] = { "", "a", "a,b", "\"", "x\ny", "\r\n", ",\",", "é" };
 		struct buf b;
@@ -116,6 +170,7 @@ static void test_records(void)
 		csv_strv_free(&sv);
 		buf_free(&b);
 	}
+	csv_formula_escape = 1;
 }
 
 static void test_doubles(void)
@@ -379,6 +434,127 @@ static int write_batch(struct csv_out *o, const char *const *cols, size_t ncols,
 	return csv_out_write(o, &b);
 }
 
+/* Where whole records end: csv_scan_records() on the whole input and byte by byte agree. */
+static void test_scan(void)
+{
+	static const struct {
+		const char *in;
+		long last;                 /* offset past the last record end; -1: none */
+		enum csv_scan_state state; /* at the end */
+	} cases[] = {
+		{ "", -1, CSV_SCAN_FIELD },
+		{ "a,b\n", 4, CSV_SCAN_FIELD },
+		{ "a,b\n1,2", 4, CSV_SCAN_BARE },
+		{ "a,b\n1,", 4, CSV_SCAN_FIELD },
+		{ "a,\"x\ny\"\n", 8, CSV_SCAN_FIELD },
+		{ "a,\"x\ny\n", -1, CSV_SCAN_QUOTED },         /* an unterminated quote swallows the LF */
+		{ "h\n1,\"open\n2,3\n4,5\n", 2, CSV_SCAN_QUOTED },
+		{ "\"a\"\"b\"\n", 7, CSV_SCAN_FIELD },           /* a doubled quote */
+		{ "\"a\"", -1, CSV_SCAN_QUOTE },
+		{ "\"a\"x,y\n", 7, CSV_SCAN_FIELD },             /* after the closing quote, as csv_parse_record() */
+		{ "5\" screen,1\n", 12, CSV_SCAN_FIELD },        /* a quote inside a bare field is text */
+		{ "a\r\nb\r\n", 6, CSV_SCAN_FIELD },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *in = cases[i].in;
+		struct csv_scan whole = { CSV_SCAN_FIELD }, bytes = { CSV_SCAN_FIELD };
+		long last = csv_scan_records(&whole, in, strlen(in)), last1 = -1;
+		char name[64];
+
+		for (size_t k = 0; in[k]; k++)
+			if (csv_scan_records(&bytes, in + k, 1) == 1)
+				last1 = (long)k + 1;
+		snprintf(name, sizeof(name), "scan %zu: last record end", i);
+		is_int(last, cases[i].last, name);
+		snprintf(name, sizeof(name), "scan %zu: state at the end", i);
+		is_int(whole.state, cases[i].state, name);
+		snprintf(name, sizeof(name), "scan %zu: the same fed a byte at a time", i);
+		is_int(last1, cases[i].last, name);
+		snprintf(name, sizeof(name), "scan %zu: the same state a byte at a time", i);
+		is_int(bytes.state, cases[i].state, name);
+	}
+}
+
+static void put_file(const char *path, const char *mode, const char *text, size_t repeat)
+{
+	FILE *f = fopen(path, mode);
+
+	for (size_t i = 0; f && i < repeat; i++)
+		fputs(text, f);
+	if (f)
+		fclose(f);
+}
+
+/* A file that does not end in a whole row is repaired or refused, never appended to as it is (issue 11, 3). */
+static void test_out_tail(void)
+{
+	static const char *const ab[] = { "a", "b" };
+	char dir[] = "/tmp/test_csv.XXXXXX", path[256], p2[300];
+	struct csv_out_cfg cfg = { 0 };
+	struct csv_out *o;
+	struct stat st;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/t.csv", dir);
+	snprintf(p2, sizeof(p2), "%s/t.1.csv", dir);
+	cfg.path = path;
+
+	put_file(path, "w", "a,b\n1,2\n3,", 1); /* a crash, or truncate(1), in the middle of a row */
+	csv_out_open(&o, &cfg);
+	is_int(write_batch(o, ab, 2, "5,6\n", 0), 0, "partial last row: written");
+	is_str(slurp(path), "a,b\n1,2\n5,6\n", "partial last row: cut back to the last whole row first");
+	/* Another writer leaves a partial row between two batches of this run. */
+	put_file(path, "a", "7,\"x", 1);
+	is_int(write_batch(o, ab, 2, "8,9\n", 0), 0, "a partial row written since the last batch: written");
+	is_str(slurp(path), "a,b\n1,2\n5,6\n8,9\n", "and cut off first");
+	csv_out_close(o);
+
+	put_file(path, "w", "a,b", 1); /* a header another tool wrote without its newline */
+	csv_out_open(&o, &cfg);
+	is_int(write_batch(o, ab, 2, "1,2\n", 0), 0, "header without its newline: written");
+	is_str(slurp(path), "a,b\n1,2\n", "header without its newline: the newline added, no second header");
+	csv_out_close(o);
+
+	put_file(path, "w", "x,y", 1); /* ... and one that does not match */
+	csv_out_open(&o, &cfg);
+	is_int(write_batch(o, ab, 2, "1,2\n", 0), -EBADMSG, "another header without its newline: refused");
+	is_str(slurp(path), "x,y", "and the file is left as it was");
+	csv_out_close(o);
+
+	put_file(path, "w", "x,y\n1,2\n3,", 1); /* another header and a partial row (found by fuzz_csv) */
+	csv_out_open(&o, &cfg);
+	is_int(write_batch(o, ab, 2, "1,2\n", 0), -EBADMSG, "another header and a partial row: refused");
+	is_str(slurp(path), "x,y\n1,2\n3,", "and the file is left exactly as it was, partial row included");
+	csv_out_close(o);
+
+	put_file(path, "w", "a,b\n1,\"open\n2,3\n", 1); /* an unterminated quote swallows what follows */
+	csv_out_open(&o, &cfg);
+	is_int(write_batch(o, ab, 2, "4,5\n", 0), 0, "unterminated quote: written");
+	is_str(slurp(path), "a,b\n4,5\n", "unterminated quote: cut back to the last whole row");
+	csv_out_close(o);
+
+	put_file(path, "w", "a,b\n1,\"open\n", 1); /* ... with more than 1 MiB after it */
+	put_file(path, "a", "2,3\n", 300000);
+	csv_out_open(&o, &cfg);
+	is_int(write_batch(o, ab, 2, "4,5\n", 0), -EBADMSG, "1.2 MB in an unterminated quote: refused");
+	csv_out_close(o);
+	ok(stat(path, &st) == 0 && st.st_size == 4 + 8 + 1200000, "and the file is left as it was");
+	cfg.rotate = CSV_ROTATE_SIZE;
+	cfg.max_bytes = 1 << 30;
+	csv_out_open(&o, &cfg);
+	is_int(write_batch(o, ab, 2, "4,5\n", 0), 0, "the same under --rotate: written");
+	csv_out_close(o);
+	is_str(slurp(p2), "a,b\n4,5\n", "in the next file");
+	ok(stat(path, &st) == 0 && st.st_size == 4 + 8 + 1200000, "the first one left as it was");
+	unlink(p2);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_out(void)
 {
 	static const char *const ab[] = { "a", "b" }, *const ac[] = { "a", "c" };
@@ -497,11 +673,14 @@ int main(void)
 {
 	log_init("test_csv", 0);
 	test_fields();
+	test_formula();
 	test_records();
 	test_doubles();
 	test_timestamps();
 	test_series();
 	test_sizes_and_index();
 	test_out();
+	test_scan();
+	test_out_tail();
 	return done_testing();
 }

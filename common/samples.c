@@ -14,9 +14,11 @@
  * "not measured" and yields nothing; any other non-number is a bad value.
  */
 #include "samples.h"
+#include "log.h"
 #include "timeutil.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,15 +496,43 @@ static const char *str_or(json_t *o, const char *key, const char *dflt)
 	return json_is_string(v) ? json_string_value(v) : dflt;
 }
 
-/* The group's collection time: its own "timestamp", else the report's. */
-static int64_t group_ts(json_t *g, const char *root_iso, int64_t root_ms)
+static unsigned long long bad_timestamps;
+static struct log_limit bad_ts_limit;
+
+unsigned long long map_bad_timestamps(void)
 {
-	const char *iso = str_or(g, "timestamp", NULL);
+	return bad_timestamps;
+}
+
+/*
+ * Parse a report's or group's "timestamp"; an invalid one (not ISO 8601 UTC,
+ * an impossible date, out of range) is counted and logged (rate-limited),
+ * and the caller uses its fallback time. 0 or -EINVAL.
+ */
+static int parse_ts(const char *iso, const char *where, int64_t *ms)
+{
+	char q[LOG_QUOTE_BUF];
 	int64_t ns;
 
-	if (!iso || (root_iso && !strcmp(iso, root_iso)) || iso8601_parse(iso, &ns))
+	if (!iso8601_parse(iso, &ns)) {
+		*ms = ns / NS_PER_MS;
+		return 0;
+	}
+	bad_timestamps++;
+	log_limited(&bad_ts_limit, "samples: %s.timestamp: invalid time \"%s\"; the time it was read is used instead",
+		    where, log_quote(q, sizeof(q), iso, (size_t)-1));
+	return -EINVAL;
+}
+
+/* The group's collection time: its own "timestamp", else the report's. */
+static int64_t group_ts(json_t *g, const char *where, const char *root_iso, int64_t root_ms)
+{
+	const char *iso = str_or(g, "timestamp", NULL);
+	int64_t ms = root_ms;
+
+	if (!iso || (root_iso && !strcmp(iso, root_iso)) || parse_ts(iso, where, &ms))
 		return root_ms;
-	return ns / NS_PER_MS;
+	return ms;
 }
 
 /* Apply every rule of scope sc to each group of the object groups. */
@@ -533,10 +563,10 @@ static void map_groups(struct walk *w, enum scope sc, json_t *groups, const char
 					break;
 				}
 				w->s.group = name;
-				w->s.ts_ms = group_ts(g, root_iso, root_ms);
+				snprintf(gwhere, sizeof(gwhere), "%s.%s", where, name);
+				w->s.ts_ms = group_ts(g, gwhere, root_iso, root_ms);
 				per = json_object_get(g, "period");
 				w->s.period = json_is_number(per) ? json_number_value(per) : 0;
-				snprintf(gwhere, sizeof(gwhere), "%s.%s", where, name);
 				w->where = gwhere;
 			}
 			w->rule = &rules[r];
@@ -581,13 +611,13 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			continue;
 		}
 		w->s.group = gname;
-		w->s.ts_ms = group_ts(g, root_iso, root_ms);
+		snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s", idx, gname);
+		w->s.ts_ms = group_ts(g, gwhere, root_iso, root_ms);
 		per = json_object_get(g, "period");
 		w->s.period = json_is_number(per) ? json_number_value(per) : 0;
 		/* Counts over the kind's devices: instance labels only. */
 		w->s.entity = type;
 		w->base_labels = base;
-		snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s", idx, gname);
 		w->where = gwhere;
 		for (size_t r = r0; r < NRULES; r++) {
 			if (!device_rule(&rules[r], SC_DEVICE_GROUP, gname, type))
@@ -653,7 +683,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	json_t *rts, *inst, *hw, *e;
 	enum report_format fmt;
 	const char *root_iso;
-	int64_t root_ms = now_ms, ns;
+	int64_t root_ms = now_ms;
 	char where[64], tagbuf[24], pidbuf[24];
 	size_t i, ninst;
 
@@ -663,8 +693,9 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	w.cb = cb;
 	fmt = detect(report, &rts);
 	root_iso = str_or(report, "timestamp", NULL);
-	if (root_iso && iso8601_parse(root_iso, &ns) == 0)
-		root_ms = ns / NS_PER_MS;
+	/* Invalid: root_ms stays now_ms; a group with the same text gets it too, counted once. */
+	if (root_iso)
+		(void)parse_ts(root_iso, "report", &root_ms);
 
 	/* Instance labels, on every sample. */
 	inst = json_object_get(report, fmt == FORMAT_NEURON_2020 ? "instance_data" : "instance_info");

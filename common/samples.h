@@ -67,6 +67,14 @@ struct map_cb {
  */
 enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb);
 
+/*
+ * How many "timestamp" values map_report found invalid (not ISO 8601 UTC,
+ * an impossible date such as 2026-02-30, before 1970 or after 2262) since
+ * the start; each was logged (rate-limited) and replaced by the time the
+ * report was read.
+ */
+unsigned long long map_bad_timestamps(void);
+
 /* Every family the mapping can produce (for documentation and tests), NULL-terminated. */
 const struct family *const *map_families(void);
 

@@ -136,6 +136,23 @@ int main(void)
 	is_str(z->bad[1], "system_data.memory_info.swap_total_bytes: expected a number, got an array", "array value");
 	is_int(z->ts[0], 42, "no timestamp in the input: now is used");
 
+	/* Issue 11 item 13: an invalid timestamp is replaced by the read time, counted and logged, not silently. */
+	{
+		unsigned long long before = map_bad_timestamps();
+
+		z = map("{\"timestamp\":\"2026-02-30T00:00:00Z\",\"monitor\":{},\"system_data\":{\"memory_info\":"
+			"{\"timestamp\":\"2026-02-30T00:00:00Z\",\"error\":\"\",\"memory_used_bytes\":7}}}",
+			&fmt);
+		HAS(z, "system_memory_used_bytes{} 7");
+		is_int(z->ts[z->n - 1], 42, "2026-02-30: the read time is used");
+		is_int(map_bad_timestamps() - before, 1, "counted once (the group repeats the report's text)");
+		z = map("{\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"monitor\":{},\"system_data\":{\"memory_info\":"
+			"{\"timestamp\":\"yesterday\",\"error\":\"\",\"memory_used_bytes\":7}}}",
+			&fmt);
+		is_int(z->ts[z->n - 1], 1795239000000LL, "a group's invalid time: the report's time is used");
+		is_int(map_bad_timestamps() - before, 2, "the group's invalid time is counted");
+	}
+
 	/* neuron-monitor 2.x fixture, line 1. */
 	f = fopen("tests/fixtures/streams/neuron-monitor-2x.jsonl", "r");
 	if (!f || !fgets(line, sizeof(line), f))

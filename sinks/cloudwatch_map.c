@@ -252,6 +252,25 @@ static void add_dim(struct cw_point *p, const char *name, const char *value, str
 		p->dims[p->ndims++] = (struct cw_dim){ name, v };
 }
 
+double cw_ratio_percent(double r)
+{
+	double pct = r * 100;
+	char t[40];
+
+	if (!isfinite(pct))
+		return pct;
+	/* The shortest decimal that the mapping's value / 100.0 turns into r: the reading itself. */
+	for (int prec = 1; prec <= 17; prec++) {
+		double d;
+
+		snprintf(t, sizeof(t), "%.*g", prec, pct);
+		d = strtod(t, NULL);
+		if (d / 100.0 == r)
+			return d;
+	}
+	return pct;
+}
+
 static int has_runtime_tag(const struct sample *s)
 {
 	for (size_t i = s->ninstance; i < s->nlabels; i++)
@@ -331,13 +350,8 @@ enum cw_verdict cw_map_sample(const struct cw_map_opts *o, const struct sample *
 	}
 	p->name = name;
 
-	/* Ratios go out as percent, rounded to 15 digits so 0.6241 is 62.41 and not 62.410000000000004. */
-	if (!strcmp(s->fam->unit, "ratio")) {
-		char t[40];
-
-		snprintf(t, sizeof(t), "%.15g", v * 100);
-		v = strtod(t, NULL);
-	}
+	if (!strcmp(s->fam->unit, "ratio"))
+		v = cw_ratio_percent(v);
 	p->value = v;
 	if (cw_value_ok(v))
 		return CW_BAD_VALUE;

@@ -124,11 +124,18 @@ struct rule {
 	const struct family *fam;
 	const char *labels; /* capture label names, comma-separated */
 	const char *fixed;  /* one "name=value" label, or NULL */
-	double scale;       /* 0: 1 */
+	double scale;       /* 0: 1; PERCENT: value / 100.0 */
 	double clamp;       /* 0: none */
 	const char *device_type; /* device rules: only this kind ("neuron"); NULL: every kind */
 	const char *index_label; /* device rules: also label the device index under this name; NULL: no */
 };
+
+/*
+ * A percent read as a ratio: value / 100.0, as neuron-monitor-prometheus.py
+ * computes it (value * 0.01 differs in the last bit for about one two-decimal
+ * percent in seven: 3.96 * 0.01 is 0.0396, 3.96 / 100.0 is 0.039599999999999996).
+ */
+#define PERCENT (-100.0)
 
 #define NC_MEM(fam, key)                                                                                  \
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
@@ -143,8 +150,8 @@ struct rule {
 static const struct rule rules[] = {
 	/* neuron-monitor runtime groups (2.x and 2020) */
 	{ SC_RUNTIME, "neuroncore_counters", "neuroncores_in_use.*.neuroncore_utilization", &F_NC_UTIL, "neuroncore",
-	  NULL, 0.01, 0 },
-	{ SC_RUNTIME, "neuron_runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_NRT_VCPU, "usage_type", NULL, 0.01, 0 },
+	  NULL, PERCENT, 0 },
+	{ SC_RUNTIME, "neuron_runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_NRT_VCPU, "usage_type", NULL, PERCENT, 0 },
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.{host,neuron_device}", &F_NRT_MEM, "memory_location",
 	  NULL, 0, 0 },
 	NC_MEM(F_NC_MEM_CONST, "constants"),
@@ -163,7 +170,7 @@ static const struct rule rules[] = {
 	  "sram_ecc_uncorrected}",
 	  &F_ECC, "neuron_device_index,event_type", NULL, 0, 0 },
 	/* accel-monitor runtime groups */
-	{ SC_RUNTIME, "runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_RT_VCPU, "usage_type", NULL, 0.01, 0 },
+	{ SC_RUNTIME, "runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_RT_VCPU, "usage_type", NULL, PERCENT, 0 },
 	{ SC_RUNTIME, "memory_used", "runtime_used_bytes.{host,device}", &F_RT_MEM, "memory_location", NULL, 0, 0 },
 	/* system groups */
 	{ SC_SYSTEM, "neuron_hw_counters",
@@ -171,9 +178,9 @@ static const struct rule rules[] = {
 	  "sram_ecc_uncorrected}",
 	  &F_ECC, "neuron_device_index,event_type", NULL, 0, 0 },
 	{ SC_SYSTEM, "vcpu_usage", "usage_data.#", &F_VCPU_COUNT, "", NULL, 0, 0 },
-	{ SC_SYSTEM, "vcpu_usage", "average_usage.{user+nice}", &F_VCPU_RATIO, "", "usage_type=user", 0.01, 100 },
+	{ SC_SYSTEM, "vcpu_usage", "average_usage.{user+nice}", &F_VCPU_RATIO, "", "usage_type=user", PERCENT, 100 },
 	{ SC_SYSTEM, "vcpu_usage", "average_usage.{system+io_wait+irq+soft_irq}", &F_VCPU_RATIO, "",
-	  "usage_type=system", 0.01, 100 },
+	  "usage_type=system", PERCENT, 100 },
 	{ SC_SYSTEM, "memory_info", "memory_total_bytes", &F_MEM_TOTAL, "", NULL, 0, 0 },
 	{ SC_SYSTEM, "memory_info", "memory_used_bytes", &F_MEM_USED, "", NULL, 0, 0 },
 	{ SC_SYSTEM, "memory_info", "swap_total_bytes", &F_SWAP_TOTAL, "", NULL, 0, 0 },
@@ -181,31 +188,31 @@ static const struct rule rules[] = {
 	/* device groups, every vendor (docs/report-format.md, "Devices") */
 	{ SC_DEVICE, "device_info", "1", &F_ACC_INFO, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_info", "power_limit_watts", &F_ACC_POWER_LIMIT, "", NULL, 0, 0 },
-	{ SC_DEVICE, "device_utilization", "core_percent", &F_ACC_UTIL, "", "engine=core", 0.01, 0 },
-	{ SC_DEVICE, "device_utilization", "memory_bandwidth_percent", &F_ACC_UTIL, "", "engine=memory_bandwidth", 0.01, 0 },
-	{ SC_DEVICE, "device_utilization", "encoder_percent", &F_ACC_UTIL, "", "engine=encoder", 0.01, 0 },
-	{ SC_DEVICE, "device_utilization", "decoder_percent", &F_ACC_UTIL, "", "engine=decoder", 0.01, 0 },
+	{ SC_DEVICE, "device_utilization", "core_percent", &F_ACC_UTIL, "", "engine=core", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "memory_bandwidth_percent", &F_ACC_UTIL, "", "engine=memory_bandwidth", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "encoder_percent", &F_ACC_UTIL, "", "engine=encoder", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "decoder_percent", &F_ACC_UTIL, "", "engine=decoder", PERCENT, 0 },
 	{ SC_DEVICE, "device_memory", "total_bytes", &F_ACC_MEM_TOTAL, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_memory", "used_bytes", &F_ACC_MEM_USED, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_memory", "free_bytes", &F_ACC_MEM_FREE, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_memory", "processes.*", &F_ACC_PROC_MEM, "pid", NULL, 0, 0 },
 	{ SC_DEVICE, "device_thermal", "temperatures_celsius.*", &F_ACC_TEMP, "sensor", NULL, 0, 0 },
-	{ SC_DEVICE, "device_thermal", "fan_percent", &F_ACC_FAN, "", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_thermal", "fan_percent", &F_ACC_FAN, "", NULL, PERCENT, 0 },
 	{ SC_DEVICE, "device_power", "power_watts", &F_ACC_POWER, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_power", "energy_joules", &F_ACC_ENERGY, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_clocks", "clocks_mhz.*", &F_ACC_CLOCK, "clock", NULL, 1e6, 0 },
 	{ SC_DEVICE, "device_errors", "ecc_errors.*", &F_ACC_ECC, "type", NULL, 0, 0 },
 	{ SC_DEVICE, "device_errors", "pcie_replays", &F_ACC_PCIE, "", NULL, 0, 0 },
 	/* device fields more than one kind may have (docs/devices.md) */
-	{ SC_DEVICE, "device_utilization", "video_percent", &F_ACC_UTIL, "", "engine=video", 0.01, 0 },
-	{ SC_DEVICE, "device_utilization", "processes.*.*", &F_ACC_PROC_UTIL, "pid,engine", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_utilization", "video_percent", &F_ACC_UTIL, "", "engine=video", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "processes.*.*", &F_ACC_PROC_UTIL, "pid,engine", NULL, PERCENT, 0 },
 	{ SC_DEVICE, "device_thermal", "fan_rpm.*", &F_ACC_FAN_RPM, "fan", NULL, 0, 0 },
 	{ SC_DEVICE, "device_power", "power_sensors_watts.*", &F_ACC_POWER, "sensor", NULL, 0, 0 },
-	{ SC_DEVICE, "device_power", "power_percent", &F_ACC_POWER_UTIL, "", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_power", "power_percent", &F_ACC_POWER_UTIL, "", NULL, PERCENT, 0 },
 	{ SC_DEVICE, "device_errors", "retired_pages.total", &F_ACC_RETIRED, "", NULL, 0, 0 },
 	/* AWS Neuron devices: neuron-monitor's families where it has one */
 	{ SC_DEVICE, "device_errors", "ecc_events.*", &F_ECC, "event_type", NULL, 0, 0, "neuron", "neuron_device_index" },
-	{ SC_DEVICE, "device_utilization", "neuroncores.*.utilization_percent", &F_NC_UTIL, "neuroncore", NULL, 0.01, 0,
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.utilization_percent", &F_NC_UTIL, "neuroncore", NULL, PERCENT, 0,
 	  "neuron", NULL },
 	{ SC_DEVICE, "device_utilization", "neuroncores.*.status.*", &F_ACC_EXEC_STATUS, "neuroncore,status", NULL, 0,
 	  0, "neuron", NULL },
@@ -387,7 +394,9 @@ static void emit(struct walk *w, double v)
 
 	if (w->rule->clamp && v > w->rule->clamp)
 		v = w->rule->clamp;
-	if (w->rule->scale)
+	if (w->rule->scale == PERCENT)
+		v = v / 100.0;
+	else if (w->rule->scale)
 		v *= w->rule->scale;
 	for (size_t i = 0; i < w->ncaps && i < c->ncaps && n < SAMPLE_MAX_LABELS; i++)
 		w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
@@ -703,7 +712,11 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 		inst = json_object_get(report, "instance_data");
 	for (i = 0; i < ARRAY_SIZE(inst_keys); i++)
 		w.s.labels[i] = (struct label){ inst_keys[i][0], str_or(inst, inst_keys[i][1], "") };
-	ninst = w.s.ninstance = ARRAY_SIZE(inst_keys);
+	ninst = ARRAY_SIZE(inst_keys);
+	/* Trn2 UltraServers: the AWS exporter adds ultraserver_id to every series when instance_info has it. */
+	if (json_object_get(inst, "ultraserver_id"))
+		w.s.labels[ninst++] = (struct label){ "ultraserver_id", str_or(inst, "ultraserver_id", "") };
+	w.s.ninstance = ninst;
 	w.s.host = str_or(inst, "hostname", "");
 
 	/* instance_info and neuron_hardware_info: gauges of 1 carrying labels. */
@@ -752,6 +765,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 			}
 		}
 		w.s.entity = tag;
+		w.s.prom_skip = 0;
 		err = str_or(e, "error", "");
 		if (*err) {
 			if (cb->group_error)
@@ -760,19 +774,27 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 		}
 		w.s.labels[ninst] = (struct label){ "runtime_tag", tag };
 		w.base_labels = ninst + 1;
-		/* accel-monitor runs one entry per process: the pid keeps same-named processes apart. */
-		if (fmt == FORMAT_ACCEL && json_is_integer(pid)) {
+		/*
+		 * The pid keeps runtimes apart that share a name (accel-monitor: one entry per process)
+		 * or a neuron_runtime_tag. neuron-monitor-prometheus.py has no pid label: accel-prom
+		 * leaves it out of neuron-monitor's series (prom_skip) and sums them as it does.
+		 */
+		if (fmt != FORMAT_NEURON_2020 && json_is_integer(pid)) {
 			snprintf(pidbuf, sizeof(pidbuf), "%lld", (long long)json_integer_value(pid));
+			if (fmt == FORMAT_NEURON_2X)
+				w.s.prom_skip = 1u << w.base_labels;
 			w.s.labels[w.base_labels++] = (struct label){ "pid", pidbuf };
 		}
 		snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
 		map_groups(&w, SC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
 	}
 
+	w.s.prom_skip = 0;
 	json_array_foreach(json_object_get(report, "device_data"), i, e)
 		if (json_is_object(e))
 			map_device_entry(&w, e, i, root_iso, root_ms);
 
+	w.s.prom_skip = 0;
 	w.s.entity = "system";
 	w.base_labels = ninst;
 	map_groups(&w, SC_SYSTEM, json_object_get(report, "system_data"), "system_data", root_iso, root_ms);

@@ -44,6 +44,7 @@ struct sample {
 	const char *host;    /* the report's instance_info.hostname; "" when it has none (neuron-monitor) */
 	struct label labels[SAMPLE_MAX_LABELS]; /* instance labels first (ninstance of them), then the rest */
 	size_t nlabels, ninstance;
+	unsigned prom_skip;  /* bit i set: labels[i] is identity accel-prom leaves out (neuron-monitor's pid) */
 	double value;        /* counters: the count over the group's period (an increment) */
 	int64_t ts_ms;       /* when the group was collected (unix ms) */
 	double period;       /* the group's period in seconds; 0 when the input has none */

@@ -448,6 +448,8 @@ static void on_sample(const struct sample *smp, void *ud)
 	for (size_t i = 0; i < n; i++) {
 		size_t j = m;
 
+		if (smp->prom_skip & (1u << i))
+			continue; /* neuron-monitor-prometheus.py has no such label: series sum as there */
 		while (j > 0 && label_cmp(&l[j - 1], &smp->labels[i]) > 0)
 			j--;
 		if (j > 0 && !label_cmp(&l[j - 1], &smp->labels[i]))

@@ -253,7 +253,9 @@ def map_report(rep, now_ms):
             def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp):
                 if clamp and v > clamp:
                     v = float(clamp)
-                if scale:
+                if scale == 0.01:
+                    v = v / 100.0  # a percent, as neuron-monitor-prometheus.py divides it
+                elif scale:
                     v *= scale
                 labels = base + list(zip(capnames, got))
                 if fixed:
@@ -302,7 +304,7 @@ def map_report(rep, now_ms):
             if str_or(e, "error", ""):
                 continue
             base = ilabels + [("runtime_tag", tag)]
-            if fmt == "accel" and pid_ok:
+            if fmt != "2020" and pid_ok:
                 base.append(("pid", str(pid)))
             groups("rt", e.get("report"), tag, base)
     dd = rep.get("device_data")

@@ -20,6 +20,12 @@ struct seen {
 	int64_t ts[512];
 };
 
+/* Raw values and the ultraserver_id label, for the exactness checks. */
+static double raw_values[8];
+static size_t raw_values_n;
+static int ultra_count, prom_skipped_pid;
+static char ultra_value[64];
+
 static void on_sample(const struct sample *s, void *ud)
 {
 	struct seen *z = ud;
@@ -34,7 +40,22 @@ static void on_sample(const struct sample *s, void *ud)
 		n += (size_t)snprintf(l + n, 512 - n, "%s%s=%s", i > s->ninstance ? "," : "", s->labels[i].name,
 				      s->labels[i].value);
 	snprintf(l + n, 512 - n, "} %.10g", s->value);
+	for (size_t i = 0; i < s->nlabels; i++) {
+		if (!strcmp(s->labels[i].name, "ultraserver_id")) {
+			ultra_count++;
+			snprintf(ultra_value, sizeof(ultra_value), "%s", s->labels[i].value);
+		}
+		if (!strcmp(s->labels[i].name, "pid") && (s->prom_skip & (1u << i)))
+			prom_skipped_pid++;
+	}
 	z->ts[z->n++] = s->ts_ms;
+}
+
+static void on_sample_raw(const struct sample *s, void *ud)
+{
+	(void)ud;
+	if (raw_values_n < 8)
+		raw_values[raw_values_n++] = s->value;
 }
 
 static void on_error(const char *group, const char *entity, const char *err, void *ud)
@@ -69,6 +90,7 @@ static struct seen *map(const char *json, enum report_format *fmt)
 	json_t *r = json_loads(json, 0, &je);
 
 	memset(&z, 0, sizeof(z));
+	ultra_count = prom_skipped_pid = 0;
 	if (!r) {
 		printf("# bad test JSON: %s\n", je.text);
 		exit(2);
@@ -160,14 +182,14 @@ int main(void)
 	fclose(f);
 	z = map(line, &fmt);
 	is_int(fmt, FORMAT_NEURON_2X, "2.x detected");
-	HAS(z, "neuroncore_utilization_ratio{runtime_tag=my_app_1,neuroncore=0} 0.6241");
-	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=my_app_1,usage_type=user} 0.4201");
-	HAS(z, "execution_status_total{runtime_tag=my_app_1,status_type=completed} 118");
-	HAS(z, "execution_latency_seconds{runtime_tag=my_app_1,percentile=p50} 0.003493427");
-	HAS(z, "neuroncore_memory_usage_runtime_memory{runtime_tag=my_app_1,neuroncore=0,memory_location=None} 43216");
+	HAS(z, "neuroncore_utilization_ratio{runtime_tag=my_app_1,pid=4242,neuroncore=0} 0.6241");
+	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=my_app_1,pid=4242,usage_type=user} 0.4201");
+	HAS(z, "execution_status_total{runtime_tag=my_app_1,pid=4242,status_type=completed} 118");
+	HAS(z, "execution_latency_seconds{runtime_tag=my_app_1,pid=4242,percentile=p50} 0.003493427");
+	HAS(z, "neuroncore_memory_usage_runtime_memory{runtime_tag=my_app_1,pid=4242,neuroncore=0,memory_location=None} 43216");
 	HAS(z, "hardware_ecc_events_total{neuron_device_index=1,event_type=mem_ecc_corrected} 0");
 	HAS(z, "neuron_hardware_info{neuron_device_count=2,neuroncore_per_device_count=2} 1");
-	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=5151,usage_type=user} 0.0098");
+	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=5151,pid=5151,usage_type=user} 0.0098");
 
 	/* neuron-monitor 2020 fixture, line 1. */
 	f = fopen("tests/fixtures/streams/neuron-monitor-2020.jsonl", "r");
@@ -179,6 +201,65 @@ int main(void)
 	HAS(z, "neuroncore_utilization_ratio{runtime_tag=0,neuroncore=0} 0.4201");
 	HAS(z, "hardware_ecc_events_total{runtime_tag=0,neuron_device_index=0,event_type=mem_ecc_corrected} 0");
 	HAS(z, "execution_latency_seconds{runtime_tag=0,percentile=p99} 0.013938");
+
+	/* Issue 10, drop-in exactness with neuron-monitor-prometheus.py. */
+	{
+		struct seen *y;
+		int exact = 1;
+
+		/* Ratios are value / 100.0, bit for bit: 3.96 gives 0.039599999999999996, not 0.0396. */
+		z = map("{\"neuron_runtime_data\":[{\"pid\":7,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":"
+			"{\"neuroncore_counters\":{\"error\":\"\",\"neuroncores_in_use\":{\"0\":{\"neuroncore_utilization\":3.96},"
+			"\"1\":{\"neuroncore_utilization\":55.4}}}}}]}",
+			&fmt);
+		for (size_t i = 0; i < z->n; i++)
+			if (strstr(z->lines[i], "neuroncore=0"))
+				exact &= strstr(z->lines[i], " 0.0396\0") != NULL || !strcmp(strchr(z->lines[i], ' '), " 0.0396");
+		ok(z->n == 3, "two cores and instance_info (%zu)", z->n);
+		{
+			static struct seen raw;
+			struct map_cb cb = { on_sample_raw, NULL, NULL, &raw };
+			json_t *r = json_loads("{\"neuron_runtime_data\":[{\"pid\":7,\"neuron_runtime_tag\":\"1\",\"error\":\"\","
+					       "\"report\":{\"neuroncore_counters\":{\"error\":\"\",\"neuroncores_in_use\":"
+					       "{\"0\":{\"neuroncore_utilization\":3.96}}}}}]}",
+					       0, NULL);
+
+			memset(&raw, 0, sizeof(raw));
+			raw_values_n = 0;
+			map_report(r, 42, &cb);
+			json_decref(r);
+			ok(raw_values_n == 2 && raw_values[1] == 3.96 / 100.0 && raw_values[1] != 3.96 * 0.01,
+			   "3.96 percent is 3.96 / 100.0 = 0.039599999999999996 (%.17g)", raw_values_n == 2 ? raw_values[1] : -1);
+		}
+		ok(exact, "the ratio is in the sample");
+
+		/* Trn2 UltraServers: ultraserver_id on every series, only when instance_info has it. */
+		y = map("{\"instance_info\":{\"instance_id\":\"i-1\",\"ultraserver_id\":\"us-42\",\"error\":\"\"},"
+			"\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
+			&fmt);
+		is_int(ultra_count, 2, "ultraserver_id on both samples (instance_info and memory)");
+		is_str(ultra_value, "us-42", "its value");
+		y = map("{\"instance_info\":{\"instance_id\":\"i-1\",\"error\":\"\"},"
+			"\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
+			&fmt);
+		is_int(ultra_count, 0, "no ultraserver_id label when instance_info has no such key");
+		(void)y;
+
+		/* Four neuron-monitor runtimes tagged "1": the pid keeps them apart (accel-prom leaves it out). */
+		z = map("{\"neuron_runtime_data\":["
+			"{\"pid\":11,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","
+			"\"neuron_runtime_used_bytes\":{\"host\":1}}}},"
+			"{\"pid\":12,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","
+			"\"neuron_runtime_used_bytes\":{\"host\":2}}}},"
+			"{\"pid\":13,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","
+			"\"neuron_runtime_used_bytes\":{\"host\":3}}}},"
+			"{\"pid\":14,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","
+			"\"neuron_runtime_used_bytes\":{\"host\":4}}}}]}",
+			&fmt);
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=1,pid=11,memory_location=host} 1");
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=1,pid=14,memory_location=host} 4");
+		is_int(prom_skipped_pid, 4, "the pid of each neuron-monitor runtime is marked for accel-prom to leave out");
+	}
 
 	/* Every family is documented with a help text and a unit-consistent name. */
 	{

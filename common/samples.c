@@ -668,6 +668,41 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 	}
 }
 
+/* The instance labels of the last report that had instance_info (owned copies); host NULL: none yet. */
+static struct {
+	const char *name[SAMPLE_MAX_LABELS];
+	char *value[SAMPLE_MAX_LABELS];
+	char *host;
+	size_t n;
+} last_inst;
+
+void map_reset(void)
+{
+	for (size_t i = 0; i < last_inst.n; i++)
+		free(last_inst.value[i]);
+	free(last_inst.host);
+	memset(&last_inst, 0, sizeof(last_inst));
+}
+
+/*
+ * Keep inst's labels (keys[i][1] read as label keys[i][0]) and hostname for
+ * this and later reports; inst NULL: every label empty (no instance_info yet).
+ */
+static void remember_instance(json_t *inst, const char *const (*keys)[2], size_t nkeys)
+{
+	map_reset();
+	for (size_t i = 0; i < nkeys; i++) {
+		last_inst.name[last_inst.n] = keys[i][0];
+		last_inst.value[last_inst.n++] = xstrdup(str_or(inst, keys[i][1], ""));
+	}
+	/* Trn2 UltraServers: the AWS exporter adds ultraserver_id to every series when instance_info has it. */
+	if (json_object_get(inst, "ultraserver_id")) {
+		last_inst.name[last_inst.n] = "ultraserver_id";
+		last_inst.value[last_inst.n++] = xstrdup(str_or(inst, "ultraserver_id", ""));
+	}
+	last_inst.host = xstrdup(str_or(inst, "hostname", ""));
+}
+
 static enum report_format detect(json_t *report, json_t **rts)
 {
 	json_t *first;
@@ -706,18 +741,19 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	if (root_iso)
 		(void)parse_ts(root_iso, "report", &root_ms);
 
-	/* Instance labels, on every sample. */
+	/*
+	 * Instance labels, on every sample. A report without instance_info keeps
+	 * those of the last report that had one: missing is not a change of instance.
+	 */
 	inst = json_object_get(report, fmt == FORMAT_NEURON_2020 ? "instance_data" : "instance_info");
 	if (!inst)
 		inst = json_object_get(report, "instance_data");
-	for (i = 0; i < ARRAY_SIZE(inst_keys); i++)
-		w.s.labels[i] = (struct label){ inst_keys[i][0], str_or(inst, inst_keys[i][1], "") };
-	ninst = ARRAY_SIZE(inst_keys);
-	/* Trn2 UltraServers: the AWS exporter adds ultraserver_id to every series when instance_info has it. */
-	if (json_object_get(inst, "ultraserver_id"))
-		w.s.labels[ninst++] = (struct label){ "ultraserver_id", str_or(inst, "ultraserver_id", "") };
-	w.s.ninstance = ninst;
-	w.s.host = str_or(inst, "hostname", "");
+	if (json_is_object(inst) || !last_inst.host)
+		remember_instance(json_is_object(inst) ? inst : NULL, inst_keys, ARRAY_SIZE(inst_keys));
+	for (i = 0; i < last_inst.n; i++)
+		w.s.labels[i] = (struct label){ last_inst.name[i], last_inst.value[i] };
+	ninst = w.s.ninstance = last_inst.n;
+	w.s.host = last_inst.host ? last_inst.host : "";
 
 	/* instance_info and neuron_hardware_info: gauges of 1 carrying labels. */
 	w.s.entity = "instance";

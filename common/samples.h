@@ -69,6 +69,13 @@ struct map_cb {
 enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb);
 
 /*
+ * The mapping remembers the instance labels of the last report that had
+ * instance_info (a report without one keeps them: missing is not a change
+ * of instance). map_reset() forgets them, as at the start of a stream.
+ */
+void map_reset(void);
+
+/*
  * How many "timestamp" values map_report found invalid (not ISO 8601 UTC,
  * an impossible date such as 2026-02-30, before 1970 or after 2262) since
  * the start; each was logged (rate-limited) and replaced by the time the

@@ -24,7 +24,7 @@ struct seen {
 static double raw_values[8];
 static size_t raw_values_n;
 static int ultra_count, prom_skipped_pid;
-static char ultra_value[64];
+static char ultra_value[64], inst_id[64];
 
 static void on_sample(const struct sample *s, void *ud)
 {
@@ -45,6 +45,8 @@ static void on_sample(const struct sample *s, void *ud)
 			ultra_count++;
 			snprintf(ultra_value, sizeof(ultra_value), "%s", s->labels[i].value);
 		}
+		if (!strcmp(s->labels[i].name, "instance_id") && i < s->ninstance)
+			snprintf(inst_id, sizeof(inst_id), "%s", s->labels[i].value);
 		if (!strcmp(s->labels[i].name, "pid") && (s->prom_skip & (1u << i)))
 			prom_skipped_pid++;
 	}
@@ -91,6 +93,7 @@ static struct seen *map(const char *json, enum report_format *fmt)
 
 	memset(&z, 0, sizeof(z));
 	ultra_count = prom_skipped_pid = 0;
+	inst_id[0] = '\0';
 	if (!r) {
 		printf("# bad test JSON: %s\n", je.text);
 		exit(2);
@@ -260,6 +263,21 @@ int main(void)
 		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=1,pid=14,memory_location=host} 4");
 		is_int(prom_skipped_pid, 4, "the pid of each neuron-monitor runtime is marked for accel-prom to leave out");
 	}
+
+	/* Issue 10: a report without instance_info keeps the instance labels of the last one that had it. */
+	map_reset();
+	z = map("{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
+		&fmt);
+	is_str(inst_id, "", "before any instance_info: empty instance labels");
+	z = map("{\"instance_info\":{\"instance_id\":\"i-1\",\"error\":\"\"},\"neuron_runtime_data\":[]}", &fmt);
+	is_str(inst_id, "i-1", "instance_info read");
+	z = map("{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
+		&fmt);
+	is_str(inst_id, "i-1", "a report without instance_info keeps the last instance labels");
+	HAS(z, "system_memory_used_bytes{} 7");
+	z = map("{\"instance_info\":{\"instance_id\":\"i-2\",\"error\":\"\"},\"neuron_runtime_data\":[]}", &fmt);
+	is_str(inst_id, "i-2", "a new instance_info replaces them");
+	map_reset();
 
 	/* Every family is documented with a help text and a unit-consistent name. */
 	{

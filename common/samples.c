@@ -247,6 +247,7 @@ enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
 #define STEP_MAX 8
 #define NAMES_MAX 6
 #define CAPS_MAX 4
+#define NUM_TEXT_MAX 32 /* the text of any JSON integer (int64) or of a real with %.17g */
 
 struct step {
 	enum step_kind kind;
@@ -278,61 +279,165 @@ static void split(char *s, char sep, char **out, size_t max, size_t *n)
 	}
 }
 
-/* Compile every rule's pattern once. The table is static, so a malformed one is a programming error. */
-static void compile_rules(void)
+/*
+ * The most labels a sample of rule r can carry: the instance labels, the
+ * entry's (runtime: runtime_tag and pid; device: the identity and the index
+ * label), the captures and the fixed label.
+ */
+static size_t rule_max_labels(const struct rule *r, size_t ncaps)
 {
-	for (size_t r = 0; r < NRULES; r++) {
-		struct compiled *c = &compiled[r];
-		char *p = xstrdup(rules[r].path), *segs[STEP_MAX];
-		size_t nseg;
+	size_t n = MAP_INSTANCE_LABELS_MAX + ncaps + (r->fixed ? 1 : 0);
 
-		split(p, '.', segs, STEP_MAX, &nseg);
-		for (size_t i = 0; i < nseg; i++) {
-			char *s = segs[i], *br = strchr(s, '[');
-			struct step *st = &c->steps[c->nsteps++];
+	switch (r->scope) {
+	case SC_RUNTIME:
+		n += 2;
+		break;
+	case SC_DEVICE:
+		n += 5 + (r->index_label ? 1 : 0);
+		break;
+	default:
+		break;
+	}
+	return n;
+}
 
-			memset(st, 0, sizeof(*st));
-			if (!strcmp(s, "*")) {
-				st->kind = ST_ANY;
-			} else if (!strcmp(s, "#")) {
-				st->kind = ST_COUNT;
-			} else if (!strcmp(s, "1")) {
-				st->kind = ST_ONE;
-				st->names[0] = s; /* keeps the pattern's copy reachable (no leak report) */
-			} else if (s[0] == '{') {
-				s[strlen(s) - 1] = '\0';
-				st->kind = strchr(s, '+') ? ST_SUM : ST_KEYS;
-				split(s + 1, st->kind == ST_SUM ? '+' : ',', st->names, NAMES_MAX, &st->nnames);
-			} else {
-				st->kind = ST_KEY;
-				st->names[0] = s;
-				st->nnames = 1;
-				if (br) {
-					/* "key[field]": the key, then each element */
-					struct step *el = &c->steps[c->nsteps++];
+/* Split s at sep into out[0..max); -E2BIG (nothing split) when it has more parts than that. */
+static int split_checked(char *s, char sep, char **out, size_t max, size_t *n)
+{
+	size_t parts = 1;
 
-					*br = '\0';
-					memset(el, 0, sizeof(*el));
-					el->kind = ST_ELEM;
-					br[strlen(br + 1)] = '\0';
-					el->names[0] = br[1] ? br + 1 : NULL;
-				}
+	for (const char *p = s; *p; p++)
+		parts += *p == sep;
+	if (parts > max)
+		return -E2BIG;
+	split(s, sep, out, max, n);
+	return 0;
+}
+
+/*
+ * Compile rule r's pattern into c. -E2BIG (with *why) when it has more steps,
+ * listed keys or captures than the compiled form holds, or its samples could
+ * carry more than SAMPLE_MAX_LABELS labels.
+ */
+static int compile_rule(const struct rule *r, struct compiled *c, const char **why)
+{
+	char *p = xstrdup(r->path), *segs[STEP_MAX + 1];
+	size_t nseg;
+
+	memset(c, 0, sizeof(*c));
+	split(p, '.', segs, STEP_MAX + 1, &nseg);
+	if (nseg > STEP_MAX) {
+		*why = "more path steps than STEP_MAX";
+		return -E2BIG;
+	}
+	for (size_t i = 0; i < nseg; i++) {
+		char *s = segs[i], *br = strchr(s, '[');
+		struct step *st;
+
+		if (c->nsteps >= STEP_MAX - (br ? 1 : 0)) {
+			*why = "more path steps than STEP_MAX";
+			return -E2BIG;
+		}
+		st = &c->steps[c->nsteps++];
+		if (!strcmp(s, "*")) {
+			st->kind = ST_ANY;
+		} else if (!strcmp(s, "#")) {
+			st->kind = ST_COUNT;
+		} else if (!strcmp(s, "1")) {
+			st->kind = ST_ONE;
+			st->names[0] = s; /* keeps the pattern's copy reachable (no leak report) */
+		} else if (s[0] == '{') {
+			s[strlen(s) - 1] = '\0';
+			st->kind = strchr(s, '+') ? ST_SUM : ST_KEYS;
+			if (split_checked(s + 1, st->kind == ST_SUM ? '+' : ',', st->names, NAMES_MAX, &st->nnames)) {
+				*why = "more listed keys than NAMES_MAX";
+				return -E2BIG;
+			}
+		} else {
+			st->kind = ST_KEY;
+			st->names[0] = s;
+			st->nnames = 1;
+			if (br) {
+				/* "key[field]": the key, then each element */
+				struct step *el = &c->steps[c->nsteps++];
+
+				*br = '\0';
+				el->kind = ST_ELEM;
+				br[strlen(br + 1)] = '\0';
+				el->names[0] = br[1] ? br + 1 : NULL;
 			}
 		}
-		if (rules[r].labels[0]) {
-			char *l = xstrdup(rules[r].labels);
-
-			split(l, ',', c->capnames, CAPS_MAX, &c->ncaps);
-		}
-		if (rules[r].fixed) {
-			char *f = xstrdup(rules[r].fixed);
-
-			c->fixed_name = f;
-			c->fixed_value = strchr(f, '=');
-			*c->fixed_value++ = '\0';
-		}
 	}
-	compiled_done = 1;
+	if (r->labels[0] && split_checked(xstrdup(r->labels), ',', c->capnames, CAPS_MAX, &c->ncaps)) {
+		*why = "more captured labels than CAPS_MAX";
+		return -E2BIG;
+	}
+	if (r->fixed) {
+		char *f = xstrdup(r->fixed);
+
+		c->fixed_name = f;
+		c->fixed_value = strchr(f, '=');
+		if (!c->fixed_value) {
+			*why = "a fixed label without '='";
+			return -EINVAL;
+		}
+		*c->fixed_value++ = '\0';
+	}
+	if (rule_max_labels(r, c->ncaps) > SAMPLE_MAX_LABELS) {
+		*why = "its samples could carry more than SAMPLE_MAX_LABELS labels";
+		return -E2BIG;
+	}
+	return 0;
+}
+
+int map_rules_check(char *err, size_t size)
+{
+	static int rc;
+	static char msg[256];
+
+	if (!compiled_done) {
+		for (size_t r = 0; r < NRULES && !rc; r++) {
+			const char *why = NULL;
+
+			rc = compile_rule(&rules[r], &compiled[r], &why);
+			if (rc)
+				snprintf(msg, sizeof(msg), "rule %zu (%s: %s): %s", r, rules[r].group, rules[r].path, why);
+		}
+		compiled_done = 1;
+	}
+	snprintf(err, size, "%s", msg);
+	return rc;
+}
+
+size_t map_max_labels(void)
+{
+	size_t m = MAP_INSTANCE_LABELS_MAX + 2; /* neuron_hardware_info */
+
+	for (size_t r = 0; r < NRULES; r++) {
+		size_t ncaps = 0;
+
+		for (const char *l = rules[r].labels; *l; l++)
+			ncaps += *l == ',';
+		ncaps += rules[r].labels[0] ? 1 : 0;
+		if (rule_max_labels(&rules[r], ncaps) > m)
+			m = rule_max_labels(&rules[r], ncaps);
+	}
+	return m;
+}
+
+/*
+ * Compile every rule's pattern once. The table is static: a rule that does
+ * not fit is a programming error, which test_samples catches
+ * (map_rules_check); here it stops the program rather than lose a label.
+ */
+static void compile_rules(void)
+{
+	char err[256];
+
+	if (map_rules_check(err, sizeof(err))) {
+		log_err("samples: %s", err);
+		abort();
+	}
 }
 
 /* ---- walking ------------------------------------------------------------- */
@@ -343,13 +448,14 @@ struct walk {
 	const struct map_cb *cb;
 	struct sample s;              /* labels filled up to base_labels */
 	size_t base_labels;
-	const char *caps[CAPS_MAX];
-	char capbuf[CAPS_MAX][24];
+	const char *caps[CAPS_MAX];   /* borrowed from the report, or capbuf */
+	char capbuf[CAPS_MAX][NUM_TEXT_MAX]; /* a number's text: always fits */
 	size_t ncaps;
 	const char *where;            /* JSON path of the group, for messages */
 	const char *trail[STEP_MAX + 2];
-	char trailbuf[STEP_MAX + 2][24];
+	char trailbuf[STEP_MAX + 2][NUM_TEXT_MAX];
 	size_t ntrail;
+	struct buf entity;            /* a device's entity, "type:key": any length */
 };
 
 static void bad(struct walk *w, const char *leaf, const char *why)
@@ -387,6 +493,18 @@ static int number(struct walk *w, json_t *v, const char *leaf, double *out)
 	return 1;
 }
 
+/* The text of a number used as a label value; 0 when v is not a number. */
+static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
+{
+	if (json_is_integer(v))
+		snprintf(buf, NUM_TEXT_MAX, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, NUM_TEXT_MAX, "%.17g", json_real_value(v));
+	else
+		return 0;
+	return 1;
+}
+
 static void emit(struct walk *w, double v)
 {
 	const struct compiled *c = w->c;
@@ -398,9 +516,10 @@ static void emit(struct walk *w, double v)
 		v = v / 100.0;
 	else if (w->rule->scale)
 		v *= w->rule->scale;
-	for (size_t i = 0; i < w->ncaps && i < c->ncaps && n < SAMPLE_MAX_LABELS; i++)
+	/* compile_rule proved that every capture and the fixed label fit (rule_max_labels). */
+	for (size_t i = 0; i < w->ncaps && i < c->ncaps; i++)
 		w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
-	if (c->fixed_name && n < SAMPLE_MAX_LABELS)
+	if (c->fixed_name)
 		w->s.labels[n++] = (struct label){ c->fixed_name, c->fixed_value };
 	w->s.nlabels = n;
 	w->s.fam = w->rule->fam;
@@ -460,15 +579,14 @@ static void walk(struct walk *w, json_t *node, size_t i)
 			char *buf = w->capbuf[w->ncaps < CAPS_MAX ? w->ncaps : CAPS_MAX - 1];
 			char *tb = w->trailbuf[w->ntrail < STEP_MAX + 2 ? w->ntrail : STEP_MAX + 1];
 			json_t *f = st->names[0] ? json_object_get(v, st->names[0]) : NULL;
+			const char *cap = buf;
 
-			snprintf(tb, 24, "[%zu]", k);
-			if (st->names[0] && json_is_integer(f))
-				snprintf(buf, 24, "%lld", (long long)json_integer_value(f));
-			else if (st->names[0] && json_is_string(f))
-				snprintf(buf, 24, "%s", json_string_value(f));
-			else
-				snprintf(buf, 24, "%zu", k);
-			descend(w, v, i, tb, buf);
+			snprintf(tb, NUM_TEXT_MAX, "[%zu]", k);
+			if (st->names[0] && json_is_string(f))
+				cap = json_string_value(f); /* borrowed whole, never cut */
+			else if (!st->names[0] || !number_text(f, buf))
+				snprintf(buf, NUM_TEXT_MAX, "%zu", k);
+			descend(w, v, i, tb, cap);
 		}
 		break;
 	case ST_SUM:
@@ -598,7 +716,7 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 	const char *type = str_or(ent, "device_type", ""), *gname, *dkey;
 	json_t *g, *dev, *per;
 	size_t base = w->s.ninstance;
-	char gwhere[256], entity[96];
+	char gwhere[256];
 
 	if (*str_or(ent, "error", "")) {
 		if (w->cb->group_error)
@@ -637,9 +755,15 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			walk(w, g, 0);
 		}
 		json_object_foreach(json_object_get(g, "devices"), dkey, dev) {
-			snprintf(entity, sizeof(entity), "%s:%s", type, dkey);
+			const char *entity;
+
 			if (!json_is_object(dev))
 				continue;
+			buf_reset(&w->entity);
+			if (buf_add(&w->entity, type, strlen(type)) || buf_add(&w->entity, ":", 1) ||
+			    buf_add(&w->entity, dkey, strlen(dkey)))
+				continue; /* not reached: the cap is the report's own size */
+			entity = w->entity.data;
 			if (*str_or(dev, "error", "")) {
 				if (w->cb->group_error)
 					w->cb->group_error(gname, entity, str_or(dev, "error", ""), w->cb->ud);
@@ -670,8 +794,8 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 
 /* The instance labels of the last report that had instance_info (owned copies); host NULL: none yet. */
 static struct {
-	const char *name[SAMPLE_MAX_LABELS];
-	char *value[SAMPLE_MAX_LABELS];
+	const char *name[MAP_INSTANCE_LABELS_MAX];
+	char *value[MAP_INSTANCE_LABELS_MAX];
 	char *host;
 	size_t n;
 } last_inst;
@@ -735,6 +859,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 		compile_rules();
 	memset(&w, 0, sizeof(w));
 	w.cb = cb;
+	buf_init(&w.entity, SIZE_MAX / 2);
 	fmt = detect(report, &rts);
 	root_iso = str_or(report, "timestamp", NULL);
 	/* Invalid: root_ms stays now_ms; a group with the same text gets it too, counted once. */
@@ -834,5 +959,6 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	w.s.entity = "system";
 	w.base_labels = ninst;
 	map_groups(&w, SC_SYSTEM, json_object_get(report, "system_data"), "system_data", root_iso, root_ms);
+	buf_free(&w.entity);
 	return fmt;
 }

@@ -34,7 +34,14 @@ struct label {
 	const char *value;
 };
 
+/*
+ * The most labels a sample carries. Not a quiet cut: map_rules_check()
+ * proves (test_samples) that no rule can yield more, and the mapping stops
+ * the program at its first use rather than drop one.
+ */
 #define SAMPLE_MAX_LABELS 16
+/* Instance labels: the six of instance_info, and ultraserver_id where it has one. */
+#define MAP_INSTANCE_LABELS_MAX 7
 
 /* One value. Strings are borrowed: valid only during the callback. */
 struct sample {
@@ -82,6 +89,16 @@ void map_reset(void);
  * report was read.
  */
 unsigned long long map_bad_timestamps(void);
+
+/*
+ * Compile and check every rule: its pattern fits the compiled form, and no
+ * sample it yields can carry more than SAMPLE_MAX_LABELS labels. 0, or
+ * -E2BIG / -EINVAL with a message naming the rule in err.
+ */
+int map_rules_check(char *err, size_t size);
+
+/* The most labels any sample of the mapping can carry (<= SAMPLE_MAX_LABELS when map_rules_check passes). */
+size_t map_max_labels(void);
 
 /* Every family the mapping can produce (for documentation and tests), NULL-terminated. */
 const struct family *const *map_families(void);

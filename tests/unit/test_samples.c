@@ -25,6 +25,7 @@ static double raw_values[8];
 static size_t raw_values_n;
 static int ultra_count, prom_skipped_pid;
 static char ultra_value[64], inst_id[64];
+static char *last_entity; /* when set: the entity of each sample is copied here (512 bytes) */
 
 static void on_sample(const struct sample *s, void *ud)
 {
@@ -51,6 +52,8 @@ static void on_sample(const struct sample *s, void *ud)
 			prom_skipped_pid++;
 	}
 	z->ts[z->n++] = s->ts_ms;
+	if (last_entity)
+		snprintf(last_entity, 512, "%s", s->entity);
 }
 
 static void on_sample_raw(const struct sample *s, void *ud)
@@ -278,6 +281,35 @@ int main(void)
 	z = map("{\"instance_info\":{\"instance_id\":\"i-2\",\"error\":\"\"},\"neuron_runtime_data\":[]}", &fmt);
 	is_str(inst_id, "i-2", "a new instance_info replaces them");
 	map_reset();
+
+	/* Issue 10, no silent limits: every rule fits, and nothing captured is cut. */
+	{
+		char err[256] = "";
+		static char big[4096];
+		static char entity_seen[512];
+		int rc = map_rules_check(err, sizeof(err));
+
+		ok(rc == 0, "every rule compiles and fits SAMPLE_MAX_LABELS (%s)", err);
+		ok(map_max_labels() <= SAMPLE_MAX_LABELS, "the most labels a sample can carry: %zu of %d",
+		   map_max_labels(), SAMPLE_MAX_LABELS);
+		/* A [field] capture longer than 23 bytes (it was cut there). */
+		snprintf(big, sizeof(big),
+			 "{\"system_data\":{\"neuron_hw_counters\":{\"error\":\"\",\"neuron_devices\":[{\"neuron_device_index\":"
+			 "\"a-device-index-that-is-longer-than-23-bytes\",\"mem_ecc_corrected\":3}]}}}");
+		z = map(big, &fmt);
+		HAS(z, "hardware_ecc_events_total{neuron_device_index=a-device-index-that-is-longer-than-23-bytes,"
+		       "event_type=mem_ecc_corrected} 3");
+		/* A device key longer than 96 bytes makes an entity that is not cut (issue 11 item 16). */
+		snprintf(big, sizeof(big),
+			 "{\"monitor\":{},\"device_data\":[{\"device_type\":\"hwmon\",\"error\":\"\",\"report\":{\"device_power\":"
+			 "{\"error\":\"\",\"devices\":{\"%0200d\":{\"power_watts\":5}}}}}]}",
+			 7);
+		entity_seen[0] = '\0';
+		last_entity = entity_seen;
+		z = map(big, &fmt);
+		last_entity = NULL;
+		is_int(strlen(entity_seen), strlen("hwmon:") + 200, "a 206-byte entity is kept whole");
+	}
 
 	/* Every family is documented with a help text and a unit-consistent name. */
 	{

@@ -184,7 +184,7 @@ def walk(node, steps, caps, emit):
                 if st[1] and isinstance(f, int) and not isinstance(f, bool):
                     cap = str(f)
                 elif st[1] and isinstance(f, str):
-                    cap = f.encode()[:23].decode("utf-8", "ignore")
+                    cap = f
                 else:
                     cap = str(i)
                 walk(v, rest, caps + [cap], emit)
@@ -285,7 +285,7 @@ def map_report(rep, now_ms):
                     continue
                 base = ilabels + [("device_type", dtype), ("device", key), ("uuid", str_or(dev, "uuid", "")),
                                   ("model", str_or(dev, "model", "")), ("pci_bus_id", str_or(dev, "pci_bus_id", ""))]
-                entity = (dtype + ":" + key).encode()[:95].decode("utf-8", "ignore")
+                entity = dtype + ":" + key
                 apply(rules, dev, name, entity, base, group_time(g), per)
 
     if isinstance(rts, list):

@@ -19,6 +19,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,15 +494,27 @@ static int number(struct walk *w, json_t *v, const char *leaf, double *out)
 	return 1;
 }
 
-/* The text of a number used as a label value; 0 when v is not a number. */
+/*
+ * The text of a number used as a label value; 0 when v is not a number. An
+ * integral real (an integer a reader decoded as a real, such as one >= 2^63)
+ * is written like an integer where it fits int64, else with %.17g: never
+ * cast out of range.
+ */
 static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
 {
-	if (json_is_integer(v))
+	double d;
+
+	if (json_is_integer(v)) {
 		snprintf(buf, NUM_TEXT_MAX, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v))
-		snprintf(buf, NUM_TEXT_MAX, "%.17g", json_real_value(v));
-	else
+		return 1;
+	}
+	if (!json_is_real(v))
 		return 0;
+	d = json_real_value(v);
+	if (d == trunc(d) && d >= -0x1p63 && d < 0x1p63)
+		snprintf(buf, NUM_TEXT_MAX, "%lld", (long long)d);
+	else
+		snprintf(buf, NUM_TEXT_MAX, "%.17g", d);
 	return 1;
 }
 
@@ -516,6 +529,14 @@ static void emit(struct walk *w, double v)
 		v = v / 100.0;
 	else if (w->rule->scale)
 		v *= w->rule->scale;
+	/*
+	 * A finite reading whose base-unit value is not (1e308 MHz in hertz, a sum
+	 * past DBL_MAX): a bad value for every sink, never "inf" in a CSV cell.
+	 */
+	if (!isfinite(v)) {
+		bad(w, NULL, "out of range once converted to base units");
+		return;
+	}
 	/* compile_rule proved that every capture and the fixed label fit (rule_max_labels). */
 	for (size_t i = 0; i < w->ncaps && i < c->ncaps; i++)
 		w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
@@ -852,7 +873,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	enum report_format fmt;
 	const char *root_iso;
 	int64_t root_ms = now_ms;
-	char where[64], tagbuf[24], pidbuf[24];
+	char where[64], tagbuf[NUM_TEXT_MAX], pidbuf[NUM_TEXT_MAX];
 	size_t i, ninst;
 
 	if (!compiled_done)
@@ -892,10 +913,10 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	hw = json_object_get(report, "neuron_hardware_info");
 	if (json_is_object(hw) && !*str_or(hw, "error", "")) {
 		json_t *dc = json_object_get(hw, "neuron_device_count"), *cc = json_object_get(hw, "neuroncore_per_device_count");
-		char dcs[24], ccs[24];
+		char dcs[NUM_TEXT_MAX] = "0", ccs[NUM_TEXT_MAX] = "0";
 
-		snprintf(dcs, sizeof(dcs), "%lld", json_is_integer(dc) ? (long long)json_integer_value(dc) : 0LL);
-		snprintf(ccs, sizeof(ccs), "%lld", json_is_integer(cc) ? (long long)json_integer_value(cc) : 0LL);
+		number_text(dc, dcs);
+		number_text(cc, ccs);
 		w.s.group = "neuron_hardware_info";
 		w.s.fam = &F_NEURON_HW;
 		w.s.labels[ninst] = (struct label){ "neuron_device_count", dcs };
@@ -914,12 +935,12 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 		if (!json_is_object(e))
 			continue;
 		if (fmt == FORMAT_NEURON_2020) {
-			snprintf(tagbuf, sizeof(tagbuf), "%lld", (long long)json_integer_value(json_object_get(e, "neuron_runtime_index")));
+			if (!number_text(json_object_get(e, "neuron_runtime_index"), tagbuf))
+				snprintf(tagbuf, sizeof(tagbuf), "0");
 			tag = tagbuf;
 		} else {
 			tag = str_or(e, fmt == FORMAT_ACCEL ? "runtime_tag" : "neuron_runtime_tag", NULL);
-			if ((!tag || !*tag) && json_is_integer(pid)) {
-				snprintf(tagbuf, sizeof(tagbuf), "%lld", (long long)json_integer_value(pid));
+			if ((!tag || !*tag) && number_text(pid, tagbuf)) {
 				tag = tagbuf;
 			} else if (!tag || !*tag) {
 				tag = str_or(e, "address", "");
@@ -940,8 +961,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 		 * or a neuron_runtime_tag. neuron-monitor-prometheus.py has no pid label: accel-prom
 		 * leaves it out of neuron-monitor's series (prom_skip) and sums them as it does.
 		 */
-		if (fmt != FORMAT_NEURON_2020 && json_is_integer(pid)) {
-			snprintf(pidbuf, sizeof(pidbuf), "%lld", (long long)json_integer_value(pid));
+		if (fmt != FORMAT_NEURON_2020 && number_text(pid, pidbuf)) {
 			if (fmt == FORMAT_NEURON_2X)
 				w.s.prom_skip = 1u << w.base_labels;
 			w.s.labels[w.base_labels++] = (struct label){ "pid", pidbuf };

@@ -87,12 +87,20 @@ static int has(const struct seen *z, const char *line)
 	return 0;
 }
 
+static struct seen *map_flags(const char *json, size_t flags, enum report_format *fmt);
+
 static struct seen *map(const char *json, enum report_format *fmt)
+{
+	return map_flags(json, 0, fmt);
+}
+
+/* json_loads flags: JSON_DECODE_INT_AS_REAL reads integers >= 2^63 as the sinks' reader does. */
+static struct seen *map_flags(const char *json, size_t flags, enum report_format *fmt)
 {
 	static struct seen z;
 	struct map_cb cb = { on_sample, on_error, on_bad, &z };
 	json_error_t je;
-	json_t *r = json_loads(json, 0, &je);
+	json_t *r = json_loads(json, flags, &je);
 
 	memset(&z, 0, sizeof(z));
 	ultra_count = prom_skipped_pid = 0;
@@ -309,6 +317,47 @@ int main(void)
 		z = map(big, &fmt);
 		last_entity = NULL;
 		is_int(strlen(entity_seen), strlen("hwmon:") + 200, "a 206-byte entity is kept whole");
+	}
+
+	/* Issue 11 item 5: integers >= 2^63 arrive as reals; nothing overflows or wraps. */
+	{
+		int exact = 1;
+
+		z = map_flags("{\"neuron_runtime_data\":[{\"pid\":9223372036854775808,\"neuron_runtime_tag\":\"\","
+			      "\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\",\"neuron_runtime_used_bytes\":"
+			      "{\"host\":18446744073709551615,\"neuron_device\":1e19}}}}],"
+			      "\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_total_bytes\":9223372036854775808,"
+			      "\"memory_used_bytes\":1e308,\"swap_total_bytes\":4242}}}",
+			      JSON_DECODE_INT_AS_REAL, &fmt);
+		HAS(z, "system_memory_total_bytes{} 9.223372037e+18");
+		HAS(z, "system_memory_used_bytes{} 1e+308");
+		HAS(z, "system_swap_total_bytes{} 4242");
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=9.2233720368547758e+18,pid=9.2233720368547758e+18,"
+		       "memory_location=host} 1.844674407e+19");
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=9.2233720368547758e+18,pid=9.2233720368547758e+18,"
+		       "memory_location=neuron_device} 1e+19");
+		is_int(z->nbad, 0, "no bad values");
+		/* A real pid that fits: written as the integer it is. */
+		z = map_flags("{\"neuron_runtime_data\":[{\"pid\":4242,\"neuron_runtime_tag\":\"a\",\"error\":\"\","
+			      "\"report\":{\"memory_used\":{\"error\":\"\",\"neuron_runtime_used_bytes\":{\"host\":1}}}}]}",
+			      JSON_DECODE_INT_AS_REAL, &fmt);
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=a,pid=4242,memory_location=host} 1");
+		/* Scaling past DBL_MAX: a bad value, no sample (no "inf" in any sink). */
+		z = map("{\"monitor\":{},\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+			"\"device_clocks\":{\"error\":\"\",\"devices\":{\"0\":{\"clocks_mhz\":{\"sm\":1e308,\"memory\":1e300}}}}}}],"
+			"\"system_data\":{\"vcpu_usage\":{\"error\":\"\",\"average_usage\":{\"user\":1e308,\"nice\":1e308}}}}",
+			&fmt);
+		for (size_t i = 0; i < z->n; i++)
+			if (strstr(z->lines[i], " inf")) {
+				fprintf(stderr, "# %s\n", z->lines[i]);
+				exact = 0;
+			}
+		ok(exact, "no sample is infinite");
+		HAS(z, "accelerator_clock_hertz{device_type=nvidia,device=0,uuid=,model=,pci_bus_id=,clock=memory} 1e+306");
+		is_int(z->nbad, 1, "1e308 MHz is one bad value");
+		is_str(z->bad[0], "device_data[0].report.device_clocks.devices.0.clocks_mhz.sm: out of range once converted to base units",
+		       "saying where");
+		HAS(z, "system_vcpu_usage_ratio{usage_type=user} 1");
 	}
 
 	/* Every family is documented with a help text and a unit-consistent name. */

@@ -15,6 +15,7 @@
  */
 #include "samples.h"
 #include "log.h"
+#include "schema.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -291,10 +292,10 @@ static size_t rule_max_labels(const struct rule *r, size_t ncaps)
 
 	switch (r->scope) {
 	case SC_RUNTIME:
-		n += 2;
+		n += SCHEMA_RUNTIME_LABELS;
 		break;
 	case SC_DEVICE:
-		n += 5 + (r->index_label ? 1 : 0);
+		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0);
 		break;
 	default:
 		break;
@@ -384,6 +385,21 @@ static int compile_rule(const struct rule *r, struct compiled *c, const char **w
 		}
 		*c->fixed_value++ = '\0';
 	}
+	/* Its group and labels are the schema's (common/schema.h): a new one is a row there first. */
+	if (schema_group_lookup(r->group, r->scope == SC_SYSTEM ? SCOPE_SYSTEM : r->scope == SC_RUNTIME ? SCOPE_RUNTIME
+					  : SCOPE_DEVICE) < 0) {
+		*why = "its group is not in the schema (SCHEMA_GROUPS)";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < c->ncaps; i++)
+		if (!schema_label(c->capnames[i])) {
+			*why = "a captured label is not in the schema (SCHEMA_LABELS)";
+			return -EINVAL;
+		}
+	if ((c->fixed_name && !schema_label(c->fixed_name)) || (r->index_label && !schema_label(r->index_label))) {
+		*why = "a fixed or index label is not in the schema (SCHEMA_LABELS)";
+		return -EINVAL;
+	}
 	if (rule_max_labels(r, c->ncaps) > SAMPLE_MAX_LABELS) {
 		*why = "its samples could carry more than SAMPLE_MAX_LABELS labels";
 		return -E2BIG;
@@ -412,7 +428,7 @@ int map_rules_check(char *err, size_t size)
 
 size_t map_max_labels(void)
 {
-	size_t m = MAP_INSTANCE_LABELS_MAX + 2; /* neuron_hardware_info */
+	size_t m = MAP_INSTANCE_LABELS_MAX + 2; /* neuron_hardware_info: the two counts */
 
 	for (size_t r = 0; r < NRULES; r++) {
 		size_t ncaps = 0;
@@ -424,6 +440,30 @@ size_t map_max_labels(void)
 			m = rule_max_labels(&rules[r], ncaps);
 	}
 	return m;
+}
+
+json_t *map_schema_json(void)
+{
+	static const char *const scopes[] = { "system", "runtime", "device", "device_group" };
+	static const char *const types[] = { "gauge", "counter" };
+	json_t *o = json_object(), *fams = json_array(), *rs = json_array();
+
+	for (const struct family *const *f = families; *f; f++)
+		json_array_append_new(fams, json_pack("{s:s, s:s, s:s, s:s}", "name", (*f)->name, "type",
+						      types[(*f)->type], "unit", (*f)->unit, "help", (*f)->help));
+	for (size_t r = 0; r < NRULES; r++) {
+		const struct rule *x = &rules[r];
+		json_t *scale = x->scale == PERCENT ? json_string("percent") : json_real(x->scale ? x->scale : 1);
+
+		json_array_append_new(rs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:f, s:s?, s:s?}", "scope",
+						    scopes[x->scope], "group", x->group, "path", x->path, "family",
+						    x->fam->name, "labels", x->labels, "fixed", x->fixed, "scale", scale,
+						    "clamp", x->clamp, "device_type", x->device_type, "index_label",
+						    x->index_label));
+	}
+	json_object_set_new(o, "families", fams);
+	json_object_set_new(o, "rules", rs);
+	return o;
 }
 
 /*
@@ -736,7 +776,7 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 {
 	const char *type = str_or(ent, "device_type", ""), *gname, *dkey;
 	json_t *g, *dev, *per;
-	size_t base = w->s.ninstance;
+	size_t base = w->s.ninstance, ndev = base;
 	char gwhere[256];
 
 	if (*str_or(ent, "error", "")) {
@@ -765,6 +805,7 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 		w->s.period = json_is_number(per) ? json_number_value(per) : 0;
 		/* Counts over the kind's devices: instance labels only. */
 		w->s.entity = type;
+		w->s.device_type = w->s.device = NULL;
 		w->base_labels = base;
 		w->where = gwhere;
 		for (size_t r = r0; r < NRULES; r++) {
@@ -791,17 +832,24 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 				continue;
 			}
 			w->s.entity = entity;
-			w->s.labels[base] = (struct label){ "device_type", type };
-			w->s.labels[base + 1] = (struct label){ "device", dkey };
-			w->s.labels[base + 2] = (struct label){ "uuid", str_or(dev, "uuid", "") };
-			w->s.labels[base + 3] = (struct label){ "model", str_or(dev, "model", "") };
-			w->s.labels[base + 4] = (struct label){ "pci_bus_id", str_or(dev, "pci_bus_id", "") };
+			w->s.device_type = type;
+			w->s.device = dkey;
+			/* The schema's device labels, in its order: the kind, the key, then the device's own keys. */
+			ndev = base;
+			for (size_t l = 0; l < LBL_COUNT; l++) {
+				const struct schema_label *sl = &schema_labels[l];
+
+				if (sl->kind == LK_DEVICE)
+					w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
+										: l == LBL_DEVICE ? dkey
+										: str_or(dev, sl->source, "") };
+			}
 			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
 			w->where = gwhere;
 			for (size_t r = r0; r < NRULES; r++) {
 				if (!device_rule(&rules[r], SC_DEVICE, gname, type))
 					continue;
-				w->base_labels = base + 5;
+				w->base_labels = ndev;
 				if (rules[r].index_label)
 					w->s.labels[w->base_labels++] = (struct label){ rules[r].index_label, dkey };
 				w->rule = &rules[r];
@@ -830,20 +878,20 @@ void map_reset(void)
 }
 
 /*
- * Keep inst's labels (keys[i][1] read as label keys[i][0]) and hostname for
- * this and later reports; inst NULL: every label empty (no instance_info yet).
+ * Keep inst's labels (the schema's instance labels) and hostname for this
+ * and later reports; inst NULL: every label empty (no instance_info yet).
  */
-static void remember_instance(json_t *inst, const char *const (*keys)[2], size_t nkeys)
+static void remember_instance(json_t *inst)
 {
 	map_reset();
-	for (size_t i = 0; i < nkeys; i++) {
-		last_inst.name[last_inst.n] = keys[i][0];
-		last_inst.value[last_inst.n++] = xstrdup(str_or(inst, keys[i][1], ""));
-	}
-	/* Trn2 UltraServers: the AWS exporter adds ultraserver_id to every series when instance_info has it. */
-	if (json_object_get(inst, "ultraserver_id")) {
-		last_inst.name[last_inst.n] = "ultraserver_id";
-		last_inst.value[last_inst.n++] = xstrdup(str_or(inst, "ultraserver_id", ""));
+	for (size_t i = 0; i < LBL_COUNT; i++) {
+		const struct schema_label *l = &schema_labels[i];
+
+		/* Optional ones (ultraserver_id: Trn2 UltraServers, as the AWS exporter) only when present. */
+		if (l->kind != LK_INSTANCE || ((l->flags & LABEL_OPTIONAL) && !json_object_get(inst, l->source)))
+			continue;
+		last_inst.name[last_inst.n] = l->name;
+		last_inst.value[last_inst.n++] = xstrdup(str_or(inst, l->source, ""));
 	}
 	last_inst.host = xstrdup(str_or(inst, "hostname", ""));
 }
@@ -863,11 +911,6 @@ static enum report_format detect(json_t *report, json_t **rts)
 
 enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb)
 {
-	static const char *const inst_keys[][2] = {
-		{ "instance_name", "instance_name" },   { "instance_id", "instance_id" },
-		{ "instance_type", "instance_type" },   { "availability_zone", "instance_availability_zone" },
-		{ "region", "instance_region" },         { "subnet_id", "subnet_id" },
-	};
 	struct walk w;
 	json_t *rts, *inst, *hw, *e;
 	enum report_format fmt;
@@ -895,7 +938,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	if (!inst)
 		inst = json_object_get(report, "instance_data");
 	if (json_is_object(inst) || !last_inst.host)
-		remember_instance(json_is_object(inst) ? inst : NULL, inst_keys, ARRAY_SIZE(inst_keys));
+		remember_instance(json_is_object(inst) ? inst : NULL);
 	for (i = 0; i < last_inst.n; i++)
 		w.s.labels[i] = (struct label){ last_inst.name[i], last_inst.value[i] };
 	ninst = w.s.ninstance = last_inst.n;
@@ -955,6 +998,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 			continue;
 		}
 		w.s.labels[ninst] = (struct label){ "runtime_tag", tag };
+		w.s.runtime_tag = tag;
 		w.base_labels = ninst + 1;
 		/*
 		 * The pid keeps runtimes apart that share a name (accel-monitor: one entry per process)
@@ -971,11 +1015,13 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	}
 
 	w.s.prom_skip = 0;
+	w.s.runtime_tag = NULL;
 	json_array_foreach(json_object_get(report, "device_data"), i, e)
 		if (json_is_object(e))
 			map_device_entry(&w, e, i, root_iso, root_ms);
 
 	w.s.prom_skip = 0;
+	w.s.device_type = w.s.device = NULL;
 	w.s.entity = "system";
 	w.base_labels = ninst;
 	map_groups(&w, SC_SYSTEM, json_object_get(report, "system_data"), "system_data", root_iso, root_ms);

@@ -16,6 +16,8 @@
 #ifndef ACCEL_SAMPLES_H
 #define ACCEL_SAMPLES_H
 
+#include "schema.h"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,8 +42,8 @@ struct label {
  * the program at its first use rather than drop one.
  */
 #define SAMPLE_MAX_LABELS 16
-/* Instance labels: the six of instance_info, and ultraserver_id where it has one. */
-#define MAP_INSTANCE_LABELS_MAX 7
+/* Instance labels: the six of instance_info, and ultraserver_id where it has one (common/schema.h). */
+#define MAP_INSTANCE_LABELS_MAX SCHEMA_INSTANCE_LABELS
 
 /* One value. Strings are borrowed: valid only during the callback. */
 struct sample {
@@ -52,6 +54,10 @@ struct sample {
 	struct label labels[SAMPLE_MAX_LABELS]; /* instance labels first (ninstance of them), then the rest */
 	size_t nlabels, ninstance;
 	unsigned prom_skip;  /* bit i set: labels[i] is identity accel-prom leaves out (neuron-monitor's pid) */
+	/* The entity's identity, so no sink sniffs label names for it (also in labels[]): */
+	const char *runtime_tag; /* a runtime entry's sample: its runtime_tag; else NULL */
+	const char *device_type; /* a device's sample: its kind ("nvidia"); else NULL */
+	const char *device;      /* a device's sample: its key ("0"); else NULL */
 	double value;        /* counters: the count over the group's period (an increment) */
 	int64_t ts_ms;       /* when the group was collected (unix ms) */
 	double period;       /* the group's period in seconds; 0 when the input has none */
@@ -99,6 +105,14 @@ int map_rules_check(char *err, size_t size);
 
 /* The most labels any sample of the mapping can carry (<= SAMPLE_MAX_LABELS when map_rules_check passes). */
 size_t map_max_labels(void);
+
+/*
+ * The mapping's part of the schema dump (schema_dump_json): "families"
+ * (name, type, unit, help) and "rules" (scope, group, path, family,
+ * labels, fixed, scale, clamp, device_type, index_label), as in the table
+ * of samples.c. New reference.
+ */
+json_t *map_schema_json(void);
 
 /* Every family the mapping can produce (for documentation and tests), NULL-terminated. */
 const struct family *const *map_families(void);

@@ -466,13 +466,11 @@ static void on_sample(const struct sample *smp, void *ud)
 		rc = rc ? rc : put(&p, end, "=\"", 2);
 		rc = rc ? rc : put_escaped(&p, end, val);
 		rc = rc ? rc : put(&p, end, "\"", 1);
-		if (name[0] == 'r' && !strcmp(name, "runtime_tag"))
-			rt = val;
-		else if (name[0] == 'd' && !strcmp(name, "device_type"))
-			dtype = val;
-		else if (name[0] == 'd' && !strcmp(name, "device"))
-			dkey = val;
 	}
+	/* The entity's identity, from the mapping (no label sniffing): drops on errors use it. */
+	rt = smp->runtime_tag;
+	dtype = smp->device_type;
+	dkey = smp->device;
 	if (!rc && m)
 		rc = put(&p, end, "}", 1);
 	if (rc) {

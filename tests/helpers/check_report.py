@@ -46,17 +46,18 @@ MAX_ERRORS = 50
 
 CPU_FIELDS = ("user", "nice", "system", "idle", "io_wait", "irq", "soft_irq")
 ENVELOPE = ("period", "timestamp", "error")
-SYSTEM_GROUPS = ("vcpu_usage", "memory_info", "neuron_hw_counters")
-RUNTIME_GROUPS = ("runtime_vcpu_usage", "memory_used", "execution_stats",
-                  "neuroncore_counters", "hw_counters")
+# Groups, their scope and neuron-monitor's aliases: common/schema.h, as test_schema writes them.
+SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "schema.json"),
+                        encoding="utf-8"))
+SYSTEM_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "system")
+RUNTIME_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "runtime")
 # Accepted in a config, never written in a report.
-ALIASES = {"neuron_runtime_vcpu_usage": "runtime_vcpu_usage",
-           "inference_stats": "execution_stats"}
+ALIASES = {g["alias"]: g["name"] for g in SCHEMA["groups"] if g["alias"]}
+CONFIG_ALIASES = SCHEMA["config_aliases"]
 # Groups whose data fields the format does not define yet: error only.
 UNSPECIFIED = ("neuron_hw_counters", "execution_stats", "neuroncore_counters",
                "hw_counters")
-DEVICE_GROUPS = ("device_info", "device_utilization", "device_memory",
-                 "device_thermal", "device_power", "device_clocks", "device_errors")
+DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "device")
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
 DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
 SNAKE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -182,7 +183,10 @@ def load_config(path):
     def groups(lst):
         return {ALIASES.get(m["type"], m["type"]) for m in lst or []}
 
-    rts = cfg.get("runtimes", cfg.get("neuron_runtimes", []))
+    for alias, canonical in CONFIG_ALIASES.items():
+        if alias in cfg:
+            cfg.setdefault(canonical, cfg[alias])
+    rts = cfg.get("runtimes", [])
     if "system_metrics" in cfg:
         system = groups(cfg["system_metrics"])
     else:

@@ -85,6 +85,32 @@ COUNTER(F_ACC_EXEC_STATUS, "accelerator_execution_status_total", "Accelerator co
 	"count");
 COUNTER(F_ACC_INFER, "accelerator_inferences_total", "Accelerator core inferences completed", "count");
 COUNTER(F_ACC_FLOPS, "accelerator_flops_total", "Accelerator core floating-point operations", "count");
+/* Fields that were read but not exported (issue 10): NVIDIA, amdgpu, Neuron, the host. */
+GAUGE(F_ACC_MEM_RESERVED, "accelerator_memory_reserved_bytes", "Accelerator device memory reserved by the driver, bytes",
+      "bytes");
+GAUGE(F_ACC_LAST_XID, "accelerator_last_xid", "The last XID error code the device reported since the monitor started",
+      "");
+GAUGE(F_ACC_PCIE_TPUT, "accelerator_pcie_throughput_bytes_per_second",
+      "Accelerator PCIe throughput by direction (the device's own short sample), bytes per second", "bytes_per_second");
+GAUGE(F_ACC_REMAPPED, "accelerator_remapped_rows", "Accelerator memory rows remapped, by type (the device's total)",
+      "count");
+GAUGE(F_ACC_REMAP_FAILED, "accelerator_row_remap_failed", "1 when an accelerator memory row remapping failed", "");
+GAUGE(F_ACC_REMAP_PENDING, "accelerator_row_remap_pending", "1 when an accelerator memory row remapping awaits a reset",
+      "");
+GAUGE(F_ACC_RETIRED_PENDING, "accelerator_retired_pages_pending", "1 when accelerator memory pages await retirement",
+      "");
+GAUGE(F_ACC_MIG_MEM_TOTAL, "accelerator_mig_memory_total_bytes", "MIG device memory total bytes", "bytes");
+GAUGE(F_ACC_MIG_MEM_USED, "accelerator_mig_memory_used_bytes", "MIG device memory used bytes", "bytes");
+GAUGE(F_ACC_MIG_MEM_FREE, "accelerator_mig_memory_free_bytes", "MIG device memory free bytes", "bytes");
+GAUGE(F_ACC_ENERGY_CONSUMED, "accelerator_energy_consumed_joules",
+      "Accelerator energy consumed since the driver loaded (the device's own total), joules", "joules");
+GAUGE(F_ACC_GTT_TOTAL, "accelerator_gtt_memory_total_bytes", "Accelerator GTT (host memory the GPU maps) total bytes",
+      "bytes");
+GAUGE(F_ACC_GTT_USED, "accelerator_gtt_memory_used_bytes", "Accelerator GTT (host memory the GPU maps) used bytes",
+      "bytes");
+COUNTER(F_ACC_MODEL_LOADS, "accelerator_model_loads_total", "Accelerator core model loads", "count");
+COUNTER(F_ACC_RESET_REQ, "accelerator_reset_requests_total", "Accelerator core reset requests", "count");
+COUNTER(F_ACC_RESET_FAIL, "accelerator_reset_failures_total", "Accelerator core resets that failed", "count");
 GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "count");
 GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
       "count");
@@ -97,7 +123,10 @@ static const struct family *const families[] = {
 	&F_ACC_INFO, &F_ACC_UTIL, &F_ACC_MEM_TOTAL, &F_ACC_MEM_USED, &F_ACC_MEM_FREE, &F_ACC_PROC_MEM, &F_ACC_TEMP,
 	&F_ACC_FAN, &F_ACC_POWER, &F_ACC_POWER_LIMIT, &F_ACC_ENERGY, &F_ACC_CLOCK, &F_ACC_ECC, &F_ACC_PCIE,
 	&F_ACC_PROC_UTIL, &F_ACC_FAN_RPM, &F_ACC_POWER_UTIL, &F_ACC_RETIRED, &F_ACC_HOST_MEM, &F_ACC_EXEC_STATUS,
-	&F_ACC_INFER, &F_ACC_FLOPS, &F_NCS2_NUM, &F_NCS2_AVAIL, &F_NCS2_TEMP,
+	&F_ACC_INFER, &F_ACC_FLOPS, &F_NCS2_NUM, &F_NCS2_AVAIL, &F_NCS2_TEMP, &F_ACC_MEM_RESERVED, &F_ACC_LAST_XID,
+	&F_ACC_PCIE_TPUT, &F_ACC_REMAPPED, &F_ACC_REMAP_FAILED, &F_ACC_REMAP_PENDING, &F_ACC_RETIRED_PENDING,
+	&F_ACC_MIG_MEM_TOTAL, &F_ACC_MIG_MEM_USED, &F_ACC_MIG_MEM_FREE, &F_ACC_ENERGY_CONSUMED, &F_ACC_GTT_TOTAL,
+	&F_ACC_GTT_USED, &F_ACC_MODEL_LOADS, &F_ACC_RESET_REQ, &F_ACC_RESET_FAIL,
 	NULL,
 };
 
@@ -138,6 +167,8 @@ struct rule {
  * percent in seven: 3.96 * 0.01 is 0.0396, 3.96 / 100.0 is 0.039599999999999996).
  */
 #define PERCENT (-100.0)
+/* A JSON boolean read as 0 or 1 (a flag exported as a gauge); any other type is a bad value. */
+#define BOOLEAN (-2.0)
 
 #define NC_MEM(fam, key)                                                                                  \
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
@@ -233,6 +264,27 @@ static const struct rule rules[] = {
 	{ SC_DEVICE, "device_memory", "neuroncores.*.tensors", &F_NC_MEM_TENSORS, "neuroncore", "memory_location=None",
 	  0, 0, "neuron", NULL },
 	{ SC_DEVICE, "device_memory", "host_bytes.*", &F_ACC_HOST_MEM, "category", NULL, 0, 0, "neuron", NULL },
+	/* read but never exported before (issue 10): docs/report-format.md, "Devices" */
+	{ SC_DEVICE, "device_memory", "reserved_bytes", &F_ACC_MEM_RESERVED, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_errors", "last_xid", &F_ACC_LAST_XID, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_utilization", "pcie_tx_bytes_per_second", &F_ACC_PCIE_TPUT, "", "direction=tx", 0, 0 },
+	{ SC_DEVICE, "device_utilization", "pcie_rx_bytes_per_second", &F_ACC_PCIE_TPUT, "", "direction=rx", 0, 0 },
+	{ SC_DEVICE, "device_errors", "remapped_rows.{correctable,uncorrectable}", &F_ACC_REMAPPED, "type", NULL, 0, 0 },
+	{ SC_DEVICE, "device_errors", "remapped_rows.failed", &F_ACC_REMAP_FAILED, "", NULL, BOOLEAN, 0 },
+	{ SC_DEVICE, "device_errors", "remapped_rows.pending", &F_ACC_REMAP_PENDING, "", NULL, BOOLEAN, 0 },
+	{ SC_DEVICE, "device_errors", "retired_pages.pending", &F_ACC_RETIRED_PENDING, "", NULL, BOOLEAN, 0 },
+	{ SC_DEVICE, "device_memory", "mig_devices.*.total_bytes", &F_ACC_MIG_MEM_TOTAL, "mig_device", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "mig_devices.*.used_bytes", &F_ACC_MIG_MEM_USED, "mig_device", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "mig_devices.*.free_bytes", &F_ACC_MIG_MEM_FREE, "mig_device", NULL, 0, 0 },
+	{ SC_DEVICE, "device_power", "energy_total_joules", &F_ACC_ENERGY_CONSUMED, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "gtt_total_bytes", &F_ACC_GTT_TOTAL, "", NULL, 0, 0, "amdgpu", NULL },
+	{ SC_DEVICE, "device_memory", "gtt_used_bytes", &F_ACC_GTT_USED, "", NULL, 0, 0, "amdgpu", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.model_loads", &F_ACC_MODEL_LOADS, "neuroncore", NULL, 0, 0,
+	  "neuron", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.reset_requests", &F_ACC_RESET_REQ, "neuroncore", NULL, 0, 0,
+	  "neuron", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.reset_failures", &F_ACC_RESET_FAIL, "neuroncore", NULL, 0, 0,
+	  "neuron", NULL },
 	/* Intel Neural Compute Sticks: prometheus_ncs2_exporter's families */
 	{ SC_DEVICE_GROUP, "device_utilization", "num_devices", &F_NCS2_NUM, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE_GROUP, "device_utilization", "num_available_devices", &F_NCS2_AVAIL, "", NULL, 0, 0, "ncs2", NULL },
@@ -453,7 +505,9 @@ json_t *map_schema_json(void)
 						      types[(*f)->type], "unit", (*f)->unit, "help", (*f)->help));
 	for (size_t r = 0; r < NRULES; r++) {
 		const struct rule *x = &rules[r];
-		json_t *scale = x->scale == PERCENT ? json_string("percent") : json_real(x->scale ? x->scale : 1);
+		json_t *scale = x->scale == PERCENT	? json_string("percent")
+				: x->scale == BOOLEAN ? json_string("boolean")
+						      : json_real(x->scale ? x->scale : 1);
 
 		json_array_append_new(rs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:f, s:s?, s:s?}", "scope",
 						    scopes[x->scope], "group", x->group, "path", x->path, "family",
@@ -523,10 +577,15 @@ static int number(struct walk *w, json_t *v, const char *leaf, double *out)
 {
 	if (!v || json_is_null(v))
 		return 0;
-	if (!json_is_number(v)) {
+	if (w->rule->scale == BOOLEAN && json_is_boolean(v)) {
+		*out = json_is_true(v);
+		return 1;
+	}
+	if (!json_is_number(v) || w->rule->scale == BOOLEAN) {
 		char why[64];
 
-		snprintf(why, sizeof(why), "expected a number, got %s", kind_of(v));
+		snprintf(why, sizeof(why), "expected %s, got %s", w->rule->scale == BOOLEAN ? "a boolean" : "a number",
+			 json_is_number(v) ? "a number" : kind_of(v));
 		bad(w, leaf, why);
 		return -1;
 	}
@@ -567,7 +626,7 @@ static void emit(struct walk *w, double v)
 		v = w->rule->clamp;
 	if (w->rule->scale == PERCENT)
 		v = v / 100.0;
-	else if (w->rule->scale)
+	else if (w->rule->scale && w->rule->scale != BOOLEAN)
 		v *= w->rule->scale;
 	/*
 	 * A finite reading whose base-unit value is not (1e308 MHz in hertz, a sum

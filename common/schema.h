@@ -109,7 +109,9 @@ enum label_kind {
 	  "AvailabilityZone")                                                                         \
 	X(REGION, "region", LK_INSTANCE, "instance_region", LABEL_CSV_COLUMN, "Region")            \
 	X(SUBNET, "subnet_id", LK_INSTANCE, "subnet_id", LABEL_CSV_COLUMN, "SubnetId")             \
-	X(ULTRASERVER_ID, "ultraserver_id", LK_INSTANCE, "ultraserver_id", LABEL_OPTIONAL, "UltraserverId")
+	X(ULTRASERVER_ID, "ultraserver_id", LK_INSTANCE, "ultraserver_id", LABEL_OPTIONAL, "UltraserverId") \
+	X(DIRECTION, "direction", LK_VALUE, NULL, 0, "Direction")                                   \
+	X(MIG_DEVICE, "mig_device", LK_VALUE, NULL, 0, "MigDevice")
 
 #define SCHEMA_LABEL_ENUM_(id, name, kind, source, flags, dim) LBL_##id,
 enum label_id { SCHEMA_LABELS(SCHEMA_LABEL_ENUM_) LBL_COUNT };
@@ -136,6 +138,25 @@ extern const struct schema_label schema_labels[LBL_COUNT];
 
 /* A label by name; NULL if the schema has none of that name. */
 const struct schema_label *schema_label(const char *name);
+
+/*
+ * A field a collector can put in a group (a device object's key, or a path
+ * below it written as a rule path: "neuroncores.*.model_loads"). Every
+ * field is mapped by a rule of samples.c (test_samples proves it: a field
+ * nothing maps fails the test), or says why it is not exported (the docs
+ * say the same). kind is how tests/helpers/check_report.py checks the
+ * value of a device object's top-level field ("str", "int", "real" (a float >= 0), "num" (any number), "pct",
+ * "bool", "ints", "int_map", "num_map", or a shape of its own).
+ */
+struct schema_field {
+	enum group_id group;
+	const char *device_type;  /* device groups: only this kind; NULL: any kind (or not a device group) */
+	const char *path;
+	const char *kind;         /* NULL for a path below a top-level field (not checked on its own) */
+	const char *not_exported; /* NULL: a rule maps it; else why it has no family */
+};
+extern const struct schema_field schema_fields[];
+extern const size_t schema_nfields;
 
 /*
  * The whole schema as one JSON object (new reference): groups, config

@@ -177,6 +177,8 @@ static const char *unit_of(const struct family *f)
 		return "Seconds";
 	if (!strcmp(f->unit, "count"))
 		return "Count";
+	if (!strcmp(f->unit, "bytes_per_second"))
+		return "Bytes/Second";
 	return "None";
 }
 

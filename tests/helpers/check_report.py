@@ -61,31 +61,6 @@ DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "devi
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
 DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
 SNAKE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-# Fields beyond §6a's own, per device type and group (docs/nvidia.md, docs/devices.md):
-# field -> kind ("str", "int", "pct", "num", "bool", "ints" a list of integers >= 0,
-# "int_map"/"num_map" an object of name -> integer/number, or a special shape).
-VENDOR = {
-    "nvidia": {"device_info": {"nvml_version": "str", "cuda_driver_version": "str", "mig_mode": "str"},
-               "device_memory": {"mig_devices": "mig_devices"}},
-    "amdgpu": {"device_info": {"product_number": "str", "vbios_version": "str", "pci_device_id": "str",
-                               "card": "str"},
-               "device_utilization": {"video_percent": "pct", "processes": "engine_pct_by_pid"},
-               "device_memory": {"gtt_total_bytes": "int", "gtt_used_bytes": "int"},
-               "device_thermal": {"fan_rpm": "num_map"}},
-    "neuron": {"device_info": {"core_count": "int", "arch_type": "str", "device_name": "str",
-                               "device_type": "str", "instance_type": "str", "connected_devices": "ints"},
-               "device_utilization": {"neuroncores": "neuroncores_util"},
-               "device_memory": {"neuroncores": "int_map_by_core", "host_bytes": "int_map",
-                                 "host_used_bytes": "int"},
-               "device_power": {"power_percent": "pct"},
-               "device_errors": {"ecc_events": "int_map", "ecc_events_total": "int_map"}},
-    "ncs2": {"device_info": {"port_path": "str", "busnum": "int", "devnum": "int", "usb_id": "str",
-                             "booted": "bool", "speed_mbps": "num", "usb_product": "str"},
-             "device_utilization": {"available": "bool", "pids": "ints"}},
-    "hwmon": {"device_info": {"name": "str", "device": "str", "driver": "str"},
-              "device_thermal": {"fan_rpm": "num_map"},
-              "device_power": {"power_sensors_watts": "num_map"}},
-}
 # Fields on the group itself (next to "devices"), per device type and group.
 VENDOR_GROUP = {"ncs2": {"device_utilization": {"num_devices": "int", "num_available_devices": "int"}}}
 ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
@@ -525,35 +500,18 @@ class Stream:
         def remapped(p, v):
             self.fixed(p, v, ("correctable", "uncorrectable"), ("pending", "failed"))
 
-        if gname == "device_info":
-            f = {"serial": strings, "driver_version": strings, "memory_total_bytes": integer,
-                 "power_limit_watts": real}
-        elif gname == "device_utilization":
-            f = {"core_percent": pct, "memory_bandwidth_percent": pct, "encoder_percent": pct,
-                 "decoder_percent": pct, "pcie_tx_bytes_per_second": integer,
-                 "pcie_rx_bytes_per_second": integer}
-        elif gname == "device_memory":
-            f = {"total_bytes": integer, "used_bytes": integer, "free_bytes": integer,
-                 "reserved_bytes": integer, "processes": procs}
-        elif gname == "device_thermal":
-            f = {"temperatures_celsius": temps, "fan_percent": pct, "throttle_reasons": reasons}
-        elif gname == "device_power":
-            f = {"power_watts": real, "energy_joules": real, "energy_total_joules": real}
-        elif gname == "device_clocks":
-            f = {"clocks_mhz": clocks}
-        else:
-            f = {"ecc_errors": ecc, "ecc_corrected_volatile_total": integer,
-                 "ecc_uncorrected_volatile_total": integer, "ecc_corrected_aggregate_total": integer,
-                 "ecc_uncorrected_aggregate_total": integer, "pcie_replays": integer,
-                 "pcie_replays_total": integer, "last_xid": integer, "retired_pages": retired,
-                 "remapped_rows": remapped}
-        kinds = {"mig_devices": migs}
-        for k, how in VENDOR.get(dtype, {}).get(gname, {}).items():
-            f[k] = kinds.get(how) or self.vendor_kind(how)
+        # The fields of the group for this kind of device: common/schema.c (schema_fields).
+        kinds = {"str": strings, "int": integer, "real": real, "pct": pct, "temps": temps, "clocks": clocks,
+                 "reasons": reasons, "procs": procs, "mig_devices": migs, "ecc": ecc, "retired": retired,
+                 "remapped": remapped}
+        f = {}
+        for x in SCHEMA["fields"]:
+            if x["group"] == gname and x["kind"] and x["device_type"] in (None, dtype):
+                f[x["path"]] = kinds.get(x["kind"]) or self.vendor_kind(x["kind"])
         return f
 
     def vendor_kind(self, how):
-        """The checker for one kind of VENDOR field."""
+        """The checker for one kind of schema field (schema.json "fields" kinds beyond the common ones)."""
         def ints(p, v):
             if not isinstance(v, list):
                 self.err(p, "expected an array, got %s" % kind(v))

@@ -5,6 +5,7 @@
  */
 #include "../../common/samples.h"
 #include "../../common/util.h"
+#include "../../sinks/prom_dcgm.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -115,6 +116,135 @@ static struct seen *map_flags(const char *json, size_t flags, enum report_format
 }
 
 #define HAS(z, line) ok(has(z, line), "%s", line)
+
+/*
+ * Expand a rule or field path into its concrete alternatives: each "{a,b}"
+ * or "{a+b}" segment becomes one alternative per key ("key[field]" is the
+ * key). Appends to out (n so far), at most max.
+ */
+static void expand(const char *path, char out[][256], size_t *n, size_t max)
+{
+	char head[256] = "";
+	const char *p = path;
+
+	for (;;) {
+		const char *dot = strchr(p, '.');
+		size_t len = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (*p == '{') {
+			/* Each listed key, then the rest of the path. */
+			const char *k = p + 1, *end = p + len - 1;
+
+			while (k < end) {
+				size_t kl = strcspn(k, ",+}");
+				char alt[512];
+
+				snprintf(alt, sizeof(alt), "%s%s%.*s%s%s", head, *head ? "." : "", (int)kl, k, dot ? "." : "",
+					 dot ? dot + 1 : "");
+				expand(alt, out, n, max);
+				k += kl + 1;
+			}
+			return;
+		}
+		{
+			size_t hl = strlen(head), kl = strcspn(p, ".[");
+
+			snprintf(head + hl, sizeof(head) - hl, "%s%.*s", hl ? "." : "", (int)(kl < len ? kl : len), p);
+		}
+		if (!dot)
+			break;
+		p = dot + 1;
+	}
+	if (*n < max)
+		snprintf(out[(*n)++], 256, "%s", head);
+}
+
+/* Does the rule alternative r reach the field alternative f (f is r, or a prefix of it at a step)? */
+static int reaches(const char *r, const char *f)
+{
+	size_t fl = strlen(f);
+
+	return !strncmp(r, f, fl) && (r[fl] == '\0' || r[fl] == '.');
+}
+
+/*
+ * Issue 10, "read but never exported": every field of the schema is mapped
+ * by a rule of its group (for its kind of device), or says why not (and
+ * then no rule maps it); every device rule reads a field the schema lists.
+ */
+static void test_every_field_mapped(void)
+{
+	json_t *m = map_schema_json(), *rules = json_object_get(m, "rules"), *r;
+	static char falt[64][256], ralt[64][256];
+	size_t nf, nr, i, unmapped = 0, dishonest = 0, unknown = 0;
+
+	for (size_t k = 0; k < schema_nfields; k++) {
+		const struct schema_field *f = &schema_fields[k];
+
+		nf = 0;
+		expand(f->path, falt, &nf, 64);
+		for (size_t a = 0; a < nf; a++) {
+			int covered = 0;
+
+			json_array_foreach(rules, i, r) {
+				const char *rt = json_string_value(json_object_get(r, "device_type"));
+				const char *sc = json_string_value(json_object_get(r, "scope"));
+
+				if (strcmp(json_string_value(json_object_get(r, "group")), group_name(f->group)) ||
+				    (group_scope(f->group) == SCOPE_DEVICE) != !strcmp(sc, "device") ||
+				    (rt && (!f->device_type || strcmp(rt, f->device_type))))
+					continue;
+				nr = 0;
+				expand(json_string_value(json_object_get(r, "path")), ralt, &nr, 64);
+				for (size_t b = 0; b < nr; b++)
+					covered |= reaches(ralt[b], falt[a]);
+			}
+			if (!covered && !f->not_exported) {
+				fprintf(stderr, "# %s%s%s.%s: no rule maps it and the schema gives no reason\n",
+					f->device_type ? f->device_type : "", f->device_type ? ": " : "", group_name(f->group),
+					falt[a]);
+				unmapped++;
+			}
+			if (covered && f->not_exported) {
+				fprintf(stderr, "# %s.%s: mapped, yet the schema says \"%s\"\n", group_name(f->group), falt[a],
+					f->not_exported);
+				dishonest++;
+			}
+		}
+	}
+	ok(unmapped == 0, "every field of the report schema has a family, or a reason (%zu without)", unmapped);
+	ok(dishonest == 0, "no field with a reason is mapped (%zu)", dishonest);
+	json_array_foreach(rules, i, r) {
+		const char *rt = json_string_value(json_object_get(r, "device_type"));
+		int known = 0;
+
+		if (strcmp(json_string_value(json_object_get(r, "scope")), "device"))
+			continue;
+		nr = 0;
+		expand(json_string_value(json_object_get(r, "path")), ralt, &nr, 64);
+		for (size_t b = 0; b < nr; b++) {
+			known = 0;
+			for (size_t k = 0; k < schema_nfields; k++) {
+				const struct schema_field *f = &schema_fields[k];
+
+				if (strcmp(group_name(f->group), json_string_value(json_object_get(r, "group"))) ||
+				    (f->device_type && rt && strcmp(rt, f->device_type)))
+					continue;
+				nf = 0;
+				expand(f->path, falt, &nf, 64);
+				for (size_t a = 0; a < nf; a++)
+					known |= reaches(ralt[b], falt[a]) || !strcmp(ralt[b], "1");
+			}
+			if (!known) {
+				fprintf(stderr, "# rule %s.%s reads a field the schema does not list\n",
+					json_string_value(json_object_get(r, "group")), ralt[b]);
+				unknown++;
+			}
+		}
+	}
+	ok(unknown == 0, "every device rule reads a field of the schema (%zu do not)", unknown);
+	json_decref(m);
+}
 
 int main(void)
 {
@@ -359,6 +489,83 @@ int main(void)
 		       "saying where");
 		HAS(z, "system_vcpu_usage_ratio{usage_type=user} 1");
 	}
+
+	test_every_field_mapped();
+
+	/* The dcgm-exporter name table has no row that points at a family the mapping does not produce. */
+	{
+		static const char extra[] = "DCGM_FI_DEV_ROW_REMAP_PENDING, gauge, p\n";
+		char *err = NULL, *text = NULL;
+		size_t len = 0, waiting = 0;
+		struct prom_dcgm *d;
+		FILE *cf = fopen("tests/fixtures/dcgm/default-counters.csv", "r");
+		FILE *mem = open_memstream(&text, &len);
+
+		while (cf && mem && fgets(line, sizeof(line), cf))
+			fputs(line, mem);
+		if (mem) {
+			fputs(extra, mem);
+			fclose(mem);
+		}
+		if (cf)
+			fclose(cf);
+		d = prom_dcgm_parse(text ? text : "", len, "default-counters.csv", &err);
+		for (size_t i = 0; d; i++) {
+			const char *why = NULL, *name = prom_dcgm_unsupported(d, i, &why);
+
+			if (!name)
+				break;
+			if (why && strstr(why, "not produced")) {
+				fprintf(stderr, "# %s: %s\n", name, why);
+				waiting++;
+			}
+		}
+		if (!d)
+			fprintf(stderr, "# %s\n", err ? err : "?");
+		ok(d && waiting == 0, "no DCGM field waits for a family (%zu do)", waiting);
+		ok(d && prom_dcgm_served(d) >= 21, "the DCGM rows are served (%zu)", d ? prom_dcgm_served(d) : 0);
+		prom_dcgm_free(d);
+		free(text);
+		free(err);
+	}
+
+	/* The fields that were read but never exported now have families. */
+	z = map("{\"monitor\":{},\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+		"\"device_memory\":{\"error\":\"\",\"devices\":{\"0\":{\"reserved_bytes\":512,\"mig_devices\":{\"1\":"
+		"{\"uuid\":\"MIG-1\",\"gpu_instance_id\":2,\"compute_instance_id\":0,\"total_bytes\":10,\"used_bytes\":4,"
+		"\"free_bytes\":6}}}}},"
+		"\"device_utilization\":{\"error\":\"\",\"devices\":{\"0\":{\"pcie_tx_bytes_per_second\":1024,"
+		"\"pcie_rx_bytes_per_second\":2048}}},"
+		"\"device_power\":{\"error\":\"\",\"devices\":{\"0\":{\"energy_total_joules\":123.5}}},"
+		"\"device_errors\":{\"error\":\"\",\"devices\":{\"0\":{\"last_xid\":79,\"retired_pages\":{\"total\":3,"
+		"\"single_bit\":1,\"double_bit\":2,\"pending\":true},\"remapped_rows\":{\"correctable\":5,"
+		"\"uncorrectable\":1,\"pending\":false,\"failed\":true}}}}}},"
+		"{\"device_type\":\"amdgpu\",\"error\":\"\",\"report\":{\"device_memory\":{\"error\":\"\",\"devices\":"
+		"{\"0\":{\"gtt_total_bytes\":4096,\"gtt_used_bytes\":100}}}}}]}",
+		&fmt);
+#define DEV0(t) "{device_type=" t ",device=0,uuid=,model=,pci_bus_id="
+	HAS(z, "accelerator_memory_reserved_bytes" DEV0("nvidia") "} 512");
+	HAS(z, "accelerator_mig_memory_total_bytes" DEV0("nvidia") ",mig_device=1} 10");
+	HAS(z, "accelerator_mig_memory_used_bytes" DEV0("nvidia") ",mig_device=1} 4");
+	HAS(z, "accelerator_mig_memory_free_bytes" DEV0("nvidia") ",mig_device=1} 6");
+	HAS(z, "accelerator_pcie_throughput_bytes_per_second" DEV0("nvidia") ",direction=tx} 1024");
+	HAS(z, "accelerator_pcie_throughput_bytes_per_second" DEV0("nvidia") ",direction=rx} 2048");
+	HAS(z, "accelerator_energy_consumed_joules" DEV0("nvidia") "} 123.5");
+	HAS(z, "accelerator_last_xid" DEV0("nvidia") "} 79");
+	HAS(z, "accelerator_retired_pages" DEV0("nvidia") "} 3");
+	HAS(z, "accelerator_retired_pages_pending" DEV0("nvidia") "} 1");
+	HAS(z, "accelerator_remapped_rows" DEV0("nvidia") ",type=correctable} 5");
+	HAS(z, "accelerator_remapped_rows" DEV0("nvidia") ",type=uncorrectable} 1");
+	HAS(z, "accelerator_row_remap_pending" DEV0("nvidia") "} 0");
+	HAS(z, "accelerator_row_remap_failed" DEV0("nvidia") "} 1");
+	HAS(z, "accelerator_gtt_memory_total_bytes" DEV0("amdgpu") "} 4096");
+	HAS(z, "accelerator_gtt_memory_used_bytes" DEV0("amdgpu") "} 100");
+	is_int(z->nbad, 0, "booleans are read as 0/1 where a flag is exported");
+	z = map("{\"monitor\":{},\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+		"\"device_errors\":{\"error\":\"\",\"devices\":{\"0\":{\"remapped_rows\":{\"failed\":1}}}}}}]}",
+		&fmt);
+	is_str(z->nbad ? z->bad[0] : "", "device_data[0].report.device_errors.devices.0.remapped_rows.failed: expected a boolean, got a number",
+	       "a number where a flag belongs is a bad value");
 
 	/* Every family is documented with a help text and a unit-consistent name. */
 	{

@@ -19,5 +19,5 @@ $cc -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined 
 	"$top/tests/fuzz/fuzz_prom_line.c" "$top/sinks/prom_store.c" "$top/sinks/prom_expo.c" \
 	"$top/sinks/prom_dcgm.c" \
 	"$top/common/samples.c" "$top/common/stream.c" "$top/common/util.c" "$top/common/log.c" \
-	"$top/common/timeutil.c" \
+	"$top/common/timeutil.c" "$top/common/schema.c" \
 	$(pkg-config --cflags --libs jansson zlib) -lm -lpthread

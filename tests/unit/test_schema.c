@@ -7,6 +7,7 @@
 #include "../../common/samples.h"
 #include "../../common/schema.h"
 #include "../../common/util.h"
+#include "../../sinks/csv_format.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -45,6 +46,21 @@ int main(void)
 				unique &= strcmp(schema_labels[i].name, schema_labels[j].name) != 0 &&
 					  strcmp(schema_labels[i].cw_dim, schema_labels[j].cw_dim) != 0;
 		ok(unique, "label names and CloudWatch dimension names are unique");
+	}
+
+	/* accel-csv's column choices come from the labels (sinks/csv_format.c). */
+	{
+		const char *cols[64];
+		size_t nc = csv_label_columns(cols, 64);
+
+		is_int(nc, 31, "31 label columns (the header of existing files)");
+		is_str(cols[0], "runtime_tag", "runtime_tag first");
+		is_str(cols[24], "neuroncore_per_device_count", "the last of the non-instance labels");
+		is_str(cols[25], "instance_name", "then the instance labels");
+		is_str(cols[30], "subnet_id", "subnet_id last");
+		ok(csv_row_key_label("pid") && csv_row_key_label("pci_bus_id") && !csv_row_key_label("runtime_tag") &&
+			   !csv_row_key_label("neuroncore"),
+		   "a wide row's key: pid and the device identity");
 	}
 
 	/* The generated file the Python checkers load. */

@@ -14,9 +14,13 @@
  * "not measured" and yields nothing; any other non-number is a bad value.
  */
 #include "samples.h"
+#include "log.h"
+#include "schema.h"
 #include "timeutil.h"
 #include "util.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +85,47 @@ COUNTER(F_ACC_EXEC_STATUS, "accelerator_execution_status_total", "Accelerator co
 	"count");
 COUNTER(F_ACC_INFER, "accelerator_inferences_total", "Accelerator core inferences completed", "count");
 COUNTER(F_ACC_FLOPS, "accelerator_flops_total", "Accelerator core floating-point operations", "count");
+/* Fields that were read but not exported (issue 10): NVIDIA, amdgpu, Neuron, the host. */
+GAUGE(F_ACC_MEM_RESERVED, "accelerator_memory_reserved_bytes", "Accelerator device memory reserved by the driver, bytes",
+      "bytes");
+GAUGE(F_ACC_LAST_XID, "accelerator_last_xid", "The last XID error code the device reported since the monitor started",
+      "");
+GAUGE(F_ACC_PCIE_TPUT, "accelerator_pcie_throughput_bytes_per_second",
+      "Accelerator PCIe throughput by direction (the device's own short sample), bytes per second", "bytes_per_second");
+GAUGE(F_ACC_REMAPPED, "accelerator_remapped_rows", "Accelerator memory rows remapped, by type (the device's total)",
+      "count");
+GAUGE(F_ACC_REMAP_FAILED, "accelerator_row_remap_failed", "1 when an accelerator memory row remapping failed", "");
+GAUGE(F_ACC_REMAP_PENDING, "accelerator_row_remap_pending", "1 when an accelerator memory row remapping awaits a reset",
+      "");
+GAUGE(F_ACC_RETIRED_PENDING, "accelerator_retired_pages_pending", "1 when accelerator memory pages await retirement",
+      "");
+GAUGE(F_ACC_MIG_MEM_TOTAL, "accelerator_mig_memory_total_bytes", "MIG device memory total bytes", "bytes");
+GAUGE(F_ACC_MIG_MEM_USED, "accelerator_mig_memory_used_bytes", "MIG device memory used bytes", "bytes");
+GAUGE(F_ACC_MIG_MEM_FREE, "accelerator_mig_memory_free_bytes", "MIG device memory free bytes", "bytes");
+GAUGE(F_ACC_ENERGY_CONSUMED, "accelerator_energy_consumed_joules",
+      "Accelerator energy consumed since the driver loaded (the device's own total), joules", "joules");
+GAUGE(F_ACC_GTT_TOTAL, "accelerator_gtt_memory_total_bytes", "Accelerator GTT (host memory the GPU maps) total bytes",
+      "bytes");
+GAUGE(F_ACC_GTT_USED, "accelerator_gtt_memory_used_bytes", "Accelerator GTT (host memory the GPU maps) used bytes",
+      "bytes");
+COUNTER(F_ACC_MODEL_LOADS, "accelerator_model_loads_total", "Accelerator core model loads", "count");
+COUNTER(F_ACC_RESET_REQ, "accelerator_reset_requests_total", "Accelerator core reset requests", "count");
+COUNTER(F_ACC_RESET_FAIL, "accelerator_reset_failures_total", "Accelerator core resets that failed", "count");
+/* sysfs fields of hwmon and amdgpu (docs/devices.md). */
+GAUGE(F_ACC_TEMP_CRIT, "accelerator_temperature_critical_celsius",
+      "Accelerator or chip critical temperature threshold by sensor, degrees Celsius", "celsius");
+GAUGE(F_ACC_TEMP_MAX, "accelerator_temperature_max_celsius",
+      "Accelerator or chip maximum temperature threshold by sensor, degrees Celsius", "celsius");
+GAUGE(F_ACC_ALARM, "accelerator_alarm", "1 while a sensor alarm of the chip is raised", "");
+GAUGE(F_ACC_VOLT, "accelerator_voltage_volts", "Accelerator or chip voltage by sensor, volts", "volts");
+GAUGE(F_ACC_PCIE_SPEED, "accelerator_pcie_link_speed_transfers_per_second",
+      "Accelerator PCIe link speed, current or maximum, transfers per second", "transfers_per_second");
+GAUGE(F_ACC_PCIE_WIDTH, "accelerator_pcie_link_width", "Accelerator PCIe link width, current or maximum, lanes", "");
+GAUGE(F_ACC_VIS_TOTAL, "accelerator_visible_memory_total_bytes",
+      "Accelerator device memory the CPU can map (visible VRAM) total bytes", "bytes");
+GAUGE(F_ACC_VIS_USED, "accelerator_visible_memory_used_bytes",
+      "Accelerator device memory the CPU can map (visible VRAM) used bytes", "bytes");
+COUNTER(F_ACC_AER, "accelerator_pcie_aer_errors_total", "Accelerator PCIe AER errors by severity", "count");
 GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "count");
 GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
       "count");
@@ -93,7 +138,11 @@ static const struct family *const families[] = {
 	&F_ACC_INFO, &F_ACC_UTIL, &F_ACC_MEM_TOTAL, &F_ACC_MEM_USED, &F_ACC_MEM_FREE, &F_ACC_PROC_MEM, &F_ACC_TEMP,
 	&F_ACC_FAN, &F_ACC_POWER, &F_ACC_POWER_LIMIT, &F_ACC_ENERGY, &F_ACC_CLOCK, &F_ACC_ECC, &F_ACC_PCIE,
 	&F_ACC_PROC_UTIL, &F_ACC_FAN_RPM, &F_ACC_POWER_UTIL, &F_ACC_RETIRED, &F_ACC_HOST_MEM, &F_ACC_EXEC_STATUS,
-	&F_ACC_INFER, &F_ACC_FLOPS, &F_NCS2_NUM, &F_NCS2_AVAIL, &F_NCS2_TEMP,
+	&F_ACC_INFER, &F_ACC_FLOPS, &F_NCS2_NUM, &F_NCS2_AVAIL, &F_NCS2_TEMP, &F_ACC_MEM_RESERVED, &F_ACC_LAST_XID,
+	&F_ACC_PCIE_TPUT, &F_ACC_REMAPPED, &F_ACC_REMAP_FAILED, &F_ACC_REMAP_PENDING, &F_ACC_RETIRED_PENDING,
+	&F_ACC_MIG_MEM_TOTAL, &F_ACC_MIG_MEM_USED, &F_ACC_MIG_MEM_FREE, &F_ACC_ENERGY_CONSUMED, &F_ACC_GTT_TOTAL,
+	&F_ACC_GTT_USED, &F_ACC_MODEL_LOADS, &F_ACC_RESET_REQ, &F_ACC_RESET_FAIL, &F_ACC_TEMP_CRIT, &F_ACC_TEMP_MAX,
+	&F_ACC_ALARM, &F_ACC_VOLT, &F_ACC_PCIE_SPEED, &F_ACC_PCIE_WIDTH, &F_ACC_VIS_TOTAL, &F_ACC_VIS_USED, &F_ACC_AER,
 	NULL,
 };
 
@@ -122,11 +171,20 @@ struct rule {
 	const struct family *fam;
 	const char *labels; /* capture label names, comma-separated */
 	const char *fixed;  /* one "name=value" label, or NULL */
-	double scale;       /* 0: 1 */
+	double scale;       /* 0: 1; PERCENT: value / 100.0 */
 	double clamp;       /* 0: none */
 	const char *device_type; /* device rules: only this kind ("neuron"); NULL: every kind */
 	const char *index_label; /* device rules: also label the device index under this name; NULL: no */
 };
+
+/*
+ * A percent read as a ratio: value / 100.0, as neuron-monitor-prometheus.py
+ * computes it (value * 0.01 differs in the last bit for about one two-decimal
+ * percent in seven: 3.96 * 0.01 is 0.0396, 3.96 / 100.0 is 0.039599999999999996).
+ */
+#define PERCENT (-100.0)
+/* A JSON boolean read as 0 or 1 (a flag exported as a gauge); any other type is a bad value. */
+#define BOOLEAN (-2.0)
 
 #define NC_MEM(fam, key)                                                                                  \
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
@@ -141,8 +199,8 @@ struct rule {
 static const struct rule rules[] = {
 	/* neuron-monitor runtime groups (2.x and 2020) */
 	{ SC_RUNTIME, "neuroncore_counters", "neuroncores_in_use.*.neuroncore_utilization", &F_NC_UTIL, "neuroncore",
-	  NULL, 0.01, 0 },
-	{ SC_RUNTIME, "neuron_runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_NRT_VCPU, "usage_type", NULL, 0.01, 0 },
+	  NULL, PERCENT, 0 },
+	{ SC_RUNTIME, "neuron_runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_NRT_VCPU, "usage_type", NULL, PERCENT, 0 },
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.{host,neuron_device}", &F_NRT_MEM, "memory_location",
 	  NULL, 0, 0 },
 	NC_MEM(F_NC_MEM_CONST, "constants"),
@@ -161,7 +219,7 @@ static const struct rule rules[] = {
 	  "sram_ecc_uncorrected}",
 	  &F_ECC, "neuron_device_index,event_type", NULL, 0, 0 },
 	/* accel-monitor runtime groups */
-	{ SC_RUNTIME, "runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_RT_VCPU, "usage_type", NULL, 0.01, 0 },
+	{ SC_RUNTIME, "runtime_vcpu_usage", "vcpu_usage.{user,system}", &F_RT_VCPU, "usage_type", NULL, PERCENT, 0 },
 	{ SC_RUNTIME, "memory_used", "runtime_used_bytes.{host,device}", &F_RT_MEM, "memory_location", NULL, 0, 0 },
 	/* system groups */
 	{ SC_SYSTEM, "neuron_hw_counters",
@@ -169,9 +227,9 @@ static const struct rule rules[] = {
 	  "sram_ecc_uncorrected}",
 	  &F_ECC, "neuron_device_index,event_type", NULL, 0, 0 },
 	{ SC_SYSTEM, "vcpu_usage", "usage_data.#", &F_VCPU_COUNT, "", NULL, 0, 0 },
-	{ SC_SYSTEM, "vcpu_usage", "average_usage.{user+nice}", &F_VCPU_RATIO, "", "usage_type=user", 0.01, 100 },
+	{ SC_SYSTEM, "vcpu_usage", "average_usage.{user+nice}", &F_VCPU_RATIO, "", "usage_type=user", PERCENT, 100 },
 	{ SC_SYSTEM, "vcpu_usage", "average_usage.{system+io_wait+irq+soft_irq}", &F_VCPU_RATIO, "",
-	  "usage_type=system", 0.01, 100 },
+	  "usage_type=system", PERCENT, 100 },
 	{ SC_SYSTEM, "memory_info", "memory_total_bytes", &F_MEM_TOTAL, "", NULL, 0, 0 },
 	{ SC_SYSTEM, "memory_info", "memory_used_bytes", &F_MEM_USED, "", NULL, 0, 0 },
 	{ SC_SYSTEM, "memory_info", "swap_total_bytes", &F_SWAP_TOTAL, "", NULL, 0, 0 },
@@ -179,31 +237,35 @@ static const struct rule rules[] = {
 	/* device groups, every vendor (docs/report-format.md, "Devices") */
 	{ SC_DEVICE, "device_info", "1", &F_ACC_INFO, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_info", "power_limit_watts", &F_ACC_POWER_LIMIT, "", NULL, 0, 0 },
-	{ SC_DEVICE, "device_utilization", "core_percent", &F_ACC_UTIL, "", "engine=core", 0.01, 0 },
-	{ SC_DEVICE, "device_utilization", "memory_bandwidth_percent", &F_ACC_UTIL, "", "engine=memory_bandwidth", 0.01, 0 },
-	{ SC_DEVICE, "device_utilization", "encoder_percent", &F_ACC_UTIL, "", "engine=encoder", 0.01, 0 },
-	{ SC_DEVICE, "device_utilization", "decoder_percent", &F_ACC_UTIL, "", "engine=decoder", 0.01, 0 },
+	{ SC_DEVICE, "device_utilization", "core_percent", &F_ACC_UTIL, "", "engine=core", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "memory_bandwidth_percent", &F_ACC_UTIL, "", "engine=memory_bandwidth", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "encoder_percent", &F_ACC_UTIL, "", "engine=encoder", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "decoder_percent", &F_ACC_UTIL, "", "engine=decoder", PERCENT, 0 },
 	{ SC_DEVICE, "device_memory", "total_bytes", &F_ACC_MEM_TOTAL, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_memory", "used_bytes", &F_ACC_MEM_USED, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_memory", "free_bytes", &F_ACC_MEM_FREE, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_memory", "processes.*", &F_ACC_PROC_MEM, "pid", NULL, 0, 0 },
 	{ SC_DEVICE, "device_thermal", "temperatures_celsius.*", &F_ACC_TEMP, "sensor", NULL, 0, 0 },
-	{ SC_DEVICE, "device_thermal", "fan_percent", &F_ACC_FAN, "", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_thermal", "fan_percent", &F_ACC_FAN, "", NULL, PERCENT, 0 },
 	{ SC_DEVICE, "device_power", "power_watts", &F_ACC_POWER, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_power", "energy_joules", &F_ACC_ENERGY, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_clocks", "clocks_mhz.*", &F_ACC_CLOCK, "clock", NULL, 1e6, 0 },
 	{ SC_DEVICE, "device_errors", "ecc_errors.*", &F_ACC_ECC, "type", NULL, 0, 0 },
 	{ SC_DEVICE, "device_errors", "pcie_replays", &F_ACC_PCIE, "", NULL, 0, 0 },
 	/* device fields more than one kind may have (docs/devices.md) */
-	{ SC_DEVICE, "device_utilization", "video_percent", &F_ACC_UTIL, "", "engine=video", 0.01, 0 },
-	{ SC_DEVICE, "device_utilization", "processes.*.*", &F_ACC_PROC_UTIL, "pid,engine", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_utilization", "video_percent", &F_ACC_UTIL, "", "engine=video", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "processes.*.*", &F_ACC_PROC_UTIL, "pid,engine", NULL, PERCENT, 0 },
 	{ SC_DEVICE, "device_thermal", "fan_rpm.*", &F_ACC_FAN_RPM, "fan", NULL, 0, 0 },
 	{ SC_DEVICE, "device_power", "power_sensors_watts.*", &F_ACC_POWER, "sensor", NULL, 0, 0 },
-	{ SC_DEVICE, "device_power", "power_percent", &F_ACC_POWER_UTIL, "", NULL, 0.01, 0 },
+	{ SC_DEVICE, "device_power", "power_percent", &F_ACC_POWER_UTIL, "", NULL, PERCENT, 0 },
 	{ SC_DEVICE, "device_errors", "retired_pages.total", &F_ACC_RETIRED, "", NULL, 0, 0 },
 	/* AWS Neuron devices: neuron-monitor's families where it has one */
-	{ SC_DEVICE, "device_errors", "ecc_events.*", &F_ECC, "event_type", NULL, 0, 0, "neuron", "neuron_device_index" },
-	{ SC_DEVICE, "device_utilization", "neuroncores.*.utilization_percent", &F_NC_UTIL, "neuroncore", NULL, 0.01, 0,
+	/*
+	 * Neuron devices' ECC events go to the vendor-neutral family: hardware_ecc_events_total is
+	 * neuron_hw_counters' (as neuron-monitor-prometheus.py serves it), so no event is counted twice.
+	 */
+	{ SC_DEVICE, "device_errors", "ecc_events.*", &F_ACC_ECC, "type", NULL, 0, 0, "neuron", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.utilization_percent", &F_NC_UTIL, "neuroncore", NULL, PERCENT, 0,
 	  "neuron", NULL },
 	{ SC_DEVICE, "device_utilization", "neuroncores.*.status.*", &F_ACC_EXEC_STATUS, "neuroncore,status", NULL, 0,
 	  0, "neuron", NULL },
@@ -222,6 +284,39 @@ static const struct rule rules[] = {
 	{ SC_DEVICE, "device_memory", "neuroncores.*.tensors", &F_NC_MEM_TENSORS, "neuroncore", "memory_location=None",
 	  0, 0, "neuron", NULL },
 	{ SC_DEVICE, "device_memory", "host_bytes.*", &F_ACC_HOST_MEM, "category", NULL, 0, 0, "neuron", NULL },
+	/* read but never exported before (issue 10): docs/report-format.md, "Devices" */
+	{ SC_DEVICE, "device_memory", "reserved_bytes", &F_ACC_MEM_RESERVED, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_errors", "last_xid", &F_ACC_LAST_XID, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_utilization", "pcie_tx_bytes_per_second", &F_ACC_PCIE_TPUT, "", "direction=tx", 0, 0 },
+	{ SC_DEVICE, "device_utilization", "pcie_rx_bytes_per_second", &F_ACC_PCIE_TPUT, "", "direction=rx", 0, 0 },
+	{ SC_DEVICE, "device_errors", "remapped_rows.{correctable,uncorrectable}", &F_ACC_REMAPPED, "type", NULL, 0, 0 },
+	{ SC_DEVICE, "device_errors", "remapped_rows.failed", &F_ACC_REMAP_FAILED, "", NULL, BOOLEAN, 0 },
+	{ SC_DEVICE, "device_errors", "remapped_rows.pending", &F_ACC_REMAP_PENDING, "", NULL, BOOLEAN, 0 },
+	{ SC_DEVICE, "device_errors", "retired_pages.pending", &F_ACC_RETIRED_PENDING, "", NULL, BOOLEAN, 0 },
+	{ SC_DEVICE, "device_memory", "mig_devices.*.total_bytes", &F_ACC_MIG_MEM_TOTAL, "mig_device", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "mig_devices.*.used_bytes", &F_ACC_MIG_MEM_USED, "mig_device", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "mig_devices.*.free_bytes", &F_ACC_MIG_MEM_FREE, "mig_device", NULL, 0, 0 },
+	{ SC_DEVICE, "device_power", "energy_total_joules", &F_ACC_ENERGY_CONSUMED, "", NULL, 0, 0 },
+	{ SC_DEVICE, "device_memory", "gtt_total_bytes", &F_ACC_GTT_TOTAL, "", NULL, 0, 0, "amdgpu", NULL },
+	{ SC_DEVICE, "device_memory", "gtt_used_bytes", &F_ACC_GTT_USED, "", NULL, 0, 0, "amdgpu", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.model_loads", &F_ACC_MODEL_LOADS, "neuroncore", NULL, 0, 0,
+	  "neuron", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.reset_requests", &F_ACC_RESET_REQ, "neuroncore", NULL, 0, 0,
+	  "neuron", NULL },
+	{ SC_DEVICE, "device_utilization", "neuroncores.*.reset_failures", &F_ACC_RESET_FAIL, "neuroncore", NULL, 0, 0,
+	  "neuron", NULL },
+	/* sysfs fields of hwmon and amdgpu (docs/devices.md) */
+	{ SC_DEVICE, "device_thermal", "temperatures_crit_celsius.*", &F_ACC_TEMP_CRIT, "sensor", NULL, 0, 0 },
+	{ SC_DEVICE, "device_thermal", "temperatures_max_celsius.*", &F_ACC_TEMP_MAX, "sensor", NULL, 0, 0 },
+	{ SC_DEVICE, "device_thermal", "alarms.*", &F_ACC_ALARM, "alarm", NULL, 0, 0 },
+	{ SC_DEVICE, "device_power", "voltages_volts.*", &F_ACC_VOLT, "sensor", NULL, 0, 0 },
+	{ SC_DEVICE, "device_info", "pcie_link_speed_gts", &F_ACC_PCIE_SPEED, "", "link=current", 1e9, 0 },
+	{ SC_DEVICE, "device_info", "pcie_link_max_speed_gts", &F_ACC_PCIE_SPEED, "", "link=max", 1e9, 0 },
+	{ SC_DEVICE, "device_info", "pcie_link_width", &F_ACC_PCIE_WIDTH, "", "link=current", 0, 0 },
+	{ SC_DEVICE, "device_info", "pcie_link_max_width", &F_ACC_PCIE_WIDTH, "", "link=max", 0, 0 },
+	{ SC_DEVICE, "device_memory", "visible_total_bytes", &F_ACC_VIS_TOTAL, "", NULL, 0, 0, "amdgpu", NULL },
+	{ SC_DEVICE, "device_memory", "visible_used_bytes", &F_ACC_VIS_USED, "", NULL, 0, 0, "amdgpu", NULL },
+	{ SC_DEVICE, "device_errors", "pcie_aer_errors.*", &F_ACC_AER, "severity", NULL, 0, 0, "amdgpu", NULL },
 	/* Intel Neural Compute Sticks: prometheus_ncs2_exporter's families */
 	{ SC_DEVICE_GROUP, "device_utilization", "num_devices", &F_NCS2_NUM, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE_GROUP, "device_utilization", "num_available_devices", &F_NCS2_AVAIL, "", NULL, 0, 0, "ncs2", NULL },
@@ -238,6 +333,7 @@ enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
 #define STEP_MAX 8
 #define NAMES_MAX 6
 #define CAPS_MAX 4
+#define NUM_TEXT_MAX 32 /* the text of any JSON integer (int64) or of a real with %.17g */
 
 struct step {
 	enum step_kind kind;
@@ -269,61 +365,206 @@ static void split(char *s, char sep, char **out, size_t max, size_t *n)
 	}
 }
 
-/* Compile every rule's pattern once. The table is static, so a malformed one is a programming error. */
-static void compile_rules(void)
+/*
+ * The most labels a sample of rule r can carry: the instance labels, the
+ * entry's (runtime: runtime_tag and pid; device: the identity and the index
+ * label), the captures and the fixed label.
+ */
+static size_t rule_max_labels(const struct rule *r, size_t ncaps)
 {
-	for (size_t r = 0; r < NRULES; r++) {
-		struct compiled *c = &compiled[r];
-		char *p = xstrdup(rules[r].path), *segs[STEP_MAX];
-		size_t nseg;
+	size_t n = MAP_INSTANCE_LABELS_MAX + ncaps + (r->fixed ? 1 : 0);
 
-		split(p, '.', segs, STEP_MAX, &nseg);
-		for (size_t i = 0; i < nseg; i++) {
-			char *s = segs[i], *br = strchr(s, '[');
-			struct step *st = &c->steps[c->nsteps++];
+	switch (r->scope) {
+	case SC_RUNTIME:
+		n += SCHEMA_RUNTIME_LABELS;
+		break;
+	case SC_DEVICE:
+		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0);
+		break;
+	default:
+		break;
+	}
+	return n;
+}
 
-			memset(st, 0, sizeof(*st));
-			if (!strcmp(s, "*")) {
-				st->kind = ST_ANY;
-			} else if (!strcmp(s, "#")) {
-				st->kind = ST_COUNT;
-			} else if (!strcmp(s, "1")) {
-				st->kind = ST_ONE;
-				st->names[0] = s; /* keeps the pattern's copy reachable (no leak report) */
-			} else if (s[0] == '{') {
-				s[strlen(s) - 1] = '\0';
-				st->kind = strchr(s, '+') ? ST_SUM : ST_KEYS;
-				split(s + 1, st->kind == ST_SUM ? '+' : ',', st->names, NAMES_MAX, &st->nnames);
-			} else {
-				st->kind = ST_KEY;
-				st->names[0] = s;
-				st->nnames = 1;
-				if (br) {
-					/* "key[field]": the key, then each element */
-					struct step *el = &c->steps[c->nsteps++];
+/* Split s at sep into out[0..max); -E2BIG (nothing split) when it has more parts than that. */
+static int split_checked(char *s, char sep, char **out, size_t max, size_t *n)
+{
+	size_t parts = 1;
 
-					*br = '\0';
-					memset(el, 0, sizeof(*el));
-					el->kind = ST_ELEM;
-					br[strlen(br + 1)] = '\0';
-					el->names[0] = br[1] ? br + 1 : NULL;
-				}
+	for (const char *p = s; *p; p++)
+		parts += *p == sep;
+	if (parts > max)
+		return -E2BIG;
+	split(s, sep, out, max, n);
+	return 0;
+}
+
+/*
+ * Compile rule r's pattern into c. -E2BIG (with *why) when it has more steps,
+ * listed keys or captures than the compiled form holds, or its samples could
+ * carry more than SAMPLE_MAX_LABELS labels.
+ */
+static int compile_rule(const struct rule *r, struct compiled *c, const char **why)
+{
+	char *p = xstrdup(r->path), *segs[STEP_MAX + 1];
+	size_t nseg;
+
+	memset(c, 0, sizeof(*c));
+	split(p, '.', segs, STEP_MAX + 1, &nseg);
+	if (nseg > STEP_MAX) {
+		*why = "more path steps than STEP_MAX";
+		return -E2BIG;
+	}
+	for (size_t i = 0; i < nseg; i++) {
+		char *s = segs[i], *br = strchr(s, '[');
+		struct step *st;
+
+		if (c->nsteps >= STEP_MAX - (br ? 1 : 0)) {
+			*why = "more path steps than STEP_MAX";
+			return -E2BIG;
+		}
+		st = &c->steps[c->nsteps++];
+		if (!strcmp(s, "*")) {
+			st->kind = ST_ANY;
+		} else if (!strcmp(s, "#")) {
+			st->kind = ST_COUNT;
+		} else if (!strcmp(s, "1")) {
+			st->kind = ST_ONE;
+			st->names[0] = s; /* keeps the pattern's copy reachable (no leak report) */
+		} else if (s[0] == '{') {
+			s[strlen(s) - 1] = '\0';
+			st->kind = strchr(s, '+') ? ST_SUM : ST_KEYS;
+			if (split_checked(s + 1, st->kind == ST_SUM ? '+' : ',', st->names, NAMES_MAX, &st->nnames)) {
+				*why = "more listed keys than NAMES_MAX";
+				return -E2BIG;
+			}
+		} else {
+			st->kind = ST_KEY;
+			st->names[0] = s;
+			st->nnames = 1;
+			if (br) {
+				/* "key[field]": the key, then each element */
+				struct step *el = &c->steps[c->nsteps++];
+
+				*br = '\0';
+				el->kind = ST_ELEM;
+				br[strlen(br + 1)] = '\0';
+				el->names[0] = br[1] ? br + 1 : NULL;
 			}
 		}
-		if (rules[r].labels[0]) {
-			char *l = xstrdup(rules[r].labels);
-
-			split(l, ',', c->capnames, CAPS_MAX, &c->ncaps);
-		}
-		if (rules[r].fixed) {
-			char *f = xstrdup(rules[r].fixed);
-
-			c->fixed_name = f;
-			c->fixed_value = strchr(f, '=');
-			*c->fixed_value++ = '\0';
-		}
 	}
-	compiled_done = 1;
+	if (r->labels[0] && split_checked(xstrdup(r->labels), ',', c->capnames, CAPS_MAX, &c->ncaps)) {
+		*why = "more captured labels than CAPS_MAX";
+		return -E2BIG;
+	}
+	if (r->fixed) {
+		char *f = xstrdup(r->fixed);
+
+		c->fixed_name = f;
+		c->fixed_value = strchr(f, '=');
+		if (!c->fixed_value) {
+			*why = "a fixed label without '='";
+			return -EINVAL;
+		}
+		*c->fixed_value++ = '\0';
+	}
+	/* Its group and labels are the schema's (common/schema.h): a new one is a row there first. */
+	if (schema_group_lookup(r->group, r->scope == SC_SYSTEM ? SCOPE_SYSTEM : r->scope == SC_RUNTIME ? SCOPE_RUNTIME
+					  : SCOPE_DEVICE) < 0) {
+		*why = "its group is not in the schema (SCHEMA_GROUPS)";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < c->ncaps; i++)
+		if (!schema_label(c->capnames[i])) {
+			*why = "a captured label is not in the schema (SCHEMA_LABELS)";
+			return -EINVAL;
+		}
+	if ((c->fixed_name && !schema_label(c->fixed_name)) || (r->index_label && !schema_label(r->index_label))) {
+		*why = "a fixed or index label is not in the schema (SCHEMA_LABELS)";
+		return -EINVAL;
+	}
+	if (rule_max_labels(r, c->ncaps) > SAMPLE_MAX_LABELS) {
+		*why = "its samples could carry more than SAMPLE_MAX_LABELS labels";
+		return -E2BIG;
+	}
+	return 0;
+}
+
+int map_rules_check(char *err, size_t size)
+{
+	static int rc;
+	static char msg[256];
+
+	if (!compiled_done) {
+		for (size_t r = 0; r < NRULES && !rc; r++) {
+			const char *why = NULL;
+
+			rc = compile_rule(&rules[r], &compiled[r], &why);
+			if (rc)
+				snprintf(msg, sizeof(msg), "rule %zu (%s: %s): %s", r, rules[r].group, rules[r].path, why);
+		}
+		compiled_done = 1;
+	}
+	snprintf(err, size, "%s", msg);
+	return rc;
+}
+
+size_t map_max_labels(void)
+{
+	size_t m = MAP_INSTANCE_LABELS_MAX + 2; /* neuron_hardware_info: the two counts */
+
+	for (size_t r = 0; r < NRULES; r++) {
+		size_t ncaps = 0;
+
+		for (const char *l = rules[r].labels; *l; l++)
+			ncaps += *l == ',';
+		ncaps += rules[r].labels[0] ? 1 : 0;
+		if (rule_max_labels(&rules[r], ncaps) > m)
+			m = rule_max_labels(&rules[r], ncaps);
+	}
+	return m;
+}
+
+json_t *map_schema_json(void)
+{
+	static const char *const scopes[] = { "system", "runtime", "device", "device_group" };
+	static const char *const types[] = { "gauge", "counter" };
+	json_t *o = json_object(), *fams = json_array(), *rs = json_array();
+
+	for (const struct family *const *f = families; *f; f++)
+		json_array_append_new(fams, json_pack("{s:s, s:s, s:s, s:s}", "name", (*f)->name, "type",
+						      types[(*f)->type], "unit", (*f)->unit, "help", (*f)->help));
+	for (size_t r = 0; r < NRULES; r++) {
+		const struct rule *x = &rules[r];
+		json_t *scale = x->scale == PERCENT	? json_string("percent")
+				: x->scale == BOOLEAN ? json_string("boolean")
+						      : json_real(x->scale ? x->scale : 1);
+
+		json_array_append_new(rs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:f, s:s?, s:s?}", "scope",
+						    scopes[x->scope], "group", x->group, "path", x->path, "family",
+						    x->fam->name, "labels", x->labels, "fixed", x->fixed, "scale", scale,
+						    "clamp", x->clamp, "device_type", x->device_type, "index_label",
+						    x->index_label));
+	}
+	json_object_set_new(o, "families", fams);
+	json_object_set_new(o, "rules", rs);
+	return o;
+}
+
+/*
+ * Compile every rule's pattern once. The table is static: a rule that does
+ * not fit is a programming error, which test_samples catches
+ * (map_rules_check); here it stops the program rather than lose a label.
+ */
+static void compile_rules(void)
+{
+	char err[256];
+
+	if (map_rules_check(err, sizeof(err))) {
+		log_err("samples: %s", err);
+		abort();
+	}
 }
 
 /* ---- walking ------------------------------------------------------------- */
@@ -334,13 +575,14 @@ struct walk {
 	const struct map_cb *cb;
 	struct sample s;              /* labels filled up to base_labels */
 	size_t base_labels;
-	const char *caps[CAPS_MAX];
-	char capbuf[CAPS_MAX][24];
+	const char *caps[CAPS_MAX];   /* borrowed from the report, or capbuf */
+	char capbuf[CAPS_MAX][NUM_TEXT_MAX]; /* a number's text: always fits */
 	size_t ncaps;
 	const char *where;            /* JSON path of the group, for messages */
 	const char *trail[STEP_MAX + 2];
-	char trailbuf[STEP_MAX + 2][24];
+	char trailbuf[STEP_MAX + 2][NUM_TEXT_MAX];
 	size_t ntrail;
+	struct buf entity;            /* a device's entity, "type:key": any length */
 };
 
 static void bad(struct walk *w, const char *leaf, const char *why)
@@ -367,14 +609,43 @@ static int number(struct walk *w, json_t *v, const char *leaf, double *out)
 {
 	if (!v || json_is_null(v))
 		return 0;
-	if (!json_is_number(v)) {
+	if (w->rule->scale == BOOLEAN && json_is_boolean(v)) {
+		*out = json_is_true(v);
+		return 1;
+	}
+	if (!json_is_number(v) || w->rule->scale == BOOLEAN) {
 		char why[64];
 
-		snprintf(why, sizeof(why), "expected a number, got %s", kind_of(v));
+		snprintf(why, sizeof(why), "expected %s, got %s", w->rule->scale == BOOLEAN ? "a boolean" : "a number",
+			 json_is_number(v) ? "a number" : kind_of(v));
 		bad(w, leaf, why);
 		return -1;
 	}
 	*out = json_number_value(v);
+	return 1;
+}
+
+/*
+ * The text of a number used as a label value; 0 when v is not a number. An
+ * integral real (an integer a reader decoded as a real, such as one >= 2^63)
+ * is written like an integer where it fits int64, else with %.17g: never
+ * cast out of range.
+ */
+static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
+{
+	double d;
+
+	if (json_is_integer(v)) {
+		snprintf(buf, NUM_TEXT_MAX, "%lld", (long long)json_integer_value(v));
+		return 1;
+	}
+	if (!json_is_real(v))
+		return 0;
+	d = json_real_value(v);
+	if (d == trunc(d) && d >= -0x1p63 && d < 0x1p63)
+		snprintf(buf, NUM_TEXT_MAX, "%lld", (long long)d);
+	else
+		snprintf(buf, NUM_TEXT_MAX, "%.17g", d);
 	return 1;
 }
 
@@ -385,11 +656,22 @@ static void emit(struct walk *w, double v)
 
 	if (w->rule->clamp && v > w->rule->clamp)
 		v = w->rule->clamp;
-	if (w->rule->scale)
+	if (w->rule->scale == PERCENT)
+		v = v / 100.0;
+	else if (w->rule->scale && w->rule->scale != BOOLEAN)
 		v *= w->rule->scale;
-	for (size_t i = 0; i < w->ncaps && i < c->ncaps && n < SAMPLE_MAX_LABELS; i++)
+	/*
+	 * A finite reading whose base-unit value is not (1e308 MHz in hertz, a sum
+	 * past DBL_MAX): a bad value for every sink, never "inf" in a CSV cell.
+	 */
+	if (!isfinite(v)) {
+		bad(w, NULL, "out of range once converted to base units");
+		return;
+	}
+	/* compile_rule proved that every capture and the fixed label fit (rule_max_labels). */
+	for (size_t i = 0; i < w->ncaps && i < c->ncaps; i++)
 		w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
-	if (c->fixed_name && n < SAMPLE_MAX_LABELS)
+	if (c->fixed_name)
 		w->s.labels[n++] = (struct label){ c->fixed_name, c->fixed_value };
 	w->s.nlabels = n;
 	w->s.fam = w->rule->fam;
@@ -449,15 +731,14 @@ static void walk(struct walk *w, json_t *node, size_t i)
 			char *buf = w->capbuf[w->ncaps < CAPS_MAX ? w->ncaps : CAPS_MAX - 1];
 			char *tb = w->trailbuf[w->ntrail < STEP_MAX + 2 ? w->ntrail : STEP_MAX + 1];
 			json_t *f = st->names[0] ? json_object_get(v, st->names[0]) : NULL;
+			const char *cap = buf;
 
-			snprintf(tb, 24, "[%zu]", k);
-			if (st->names[0] && json_is_integer(f))
-				snprintf(buf, 24, "%lld", (long long)json_integer_value(f));
-			else if (st->names[0] && json_is_string(f))
-				snprintf(buf, 24, "%s", json_string_value(f));
-			else
-				snprintf(buf, 24, "%zu", k);
-			descend(w, v, i, tb, buf);
+			snprintf(tb, NUM_TEXT_MAX, "[%zu]", k);
+			if (st->names[0] && json_is_string(f))
+				cap = json_string_value(f); /* borrowed whole, never cut */
+			else if (!st->names[0] || !number_text(f, buf))
+				snprintf(buf, NUM_TEXT_MAX, "%zu", k);
+			descend(w, v, i, tb, cap);
 		}
 		break;
 	case ST_SUM:
@@ -494,15 +775,43 @@ static const char *str_or(json_t *o, const char *key, const char *dflt)
 	return json_is_string(v) ? json_string_value(v) : dflt;
 }
 
-/* The group's collection time: its own "timestamp", else the report's. */
-static int64_t group_ts(json_t *g, const char *root_iso, int64_t root_ms)
+static unsigned long long bad_timestamps;
+static struct log_limit bad_ts_limit;
+
+unsigned long long map_bad_timestamps(void)
 {
-	const char *iso = str_or(g, "timestamp", NULL);
+	return bad_timestamps;
+}
+
+/*
+ * Parse a report's or group's "timestamp"; an invalid one (not ISO 8601 UTC,
+ * an impossible date, out of range) is counted and logged (rate-limited),
+ * and the caller uses its fallback time. 0 or -EINVAL.
+ */
+static int parse_ts(const char *iso, const char *where, int64_t *ms)
+{
+	char q[LOG_QUOTE_BUF];
 	int64_t ns;
 
-	if (!iso || (root_iso && !strcmp(iso, root_iso)) || iso8601_parse(iso, &ns))
+	if (!iso8601_parse(iso, &ns)) {
+		*ms = ns / NS_PER_MS;
+		return 0;
+	}
+	bad_timestamps++;
+	log_limited(&bad_ts_limit, "samples: %s.timestamp: invalid time \"%s\"; the time it was read is used instead",
+		    where, log_quote(q, sizeof(q), iso, (size_t)-1));
+	return -EINVAL;
+}
+
+/* The group's collection time: its own "timestamp", else the report's. */
+static int64_t group_ts(json_t *g, const char *where, const char *root_iso, int64_t root_ms)
+{
+	const char *iso = str_or(g, "timestamp", NULL);
+	int64_t ms = root_ms;
+
+	if (!iso || (root_iso && !strcmp(iso, root_iso)) || parse_ts(iso, where, &ms))
 		return root_ms;
-	return ns / NS_PER_MS;
+	return ms;
 }
 
 /* Apply every rule of scope sc to each group of the object groups. */
@@ -533,10 +842,10 @@ static void map_groups(struct walk *w, enum scope sc, json_t *groups, const char
 					break;
 				}
 				w->s.group = name;
-				w->s.ts_ms = group_ts(g, root_iso, root_ms);
+				snprintf(gwhere, sizeof(gwhere), "%s.%s", where, name);
+				w->s.ts_ms = group_ts(g, gwhere, root_iso, root_ms);
 				per = json_object_get(g, "period");
 				w->s.period = json_is_number(per) ? json_number_value(per) : 0;
-				snprintf(gwhere, sizeof(gwhere), "%s.%s", where, name);
 				w->where = gwhere;
 			}
 			w->rule = &rules[r];
@@ -558,8 +867,8 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 {
 	const char *type = str_or(ent, "device_type", ""), *gname, *dkey;
 	json_t *g, *dev, *per;
-	size_t base = w->s.ninstance;
-	char gwhere[256], entity[96];
+	size_t base = w->s.ninstance, ndev = base;
+	char gwhere[256];
 
 	if (*str_or(ent, "error", "")) {
 		if (w->cb->group_error)
@@ -581,13 +890,14 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			continue;
 		}
 		w->s.group = gname;
-		w->s.ts_ms = group_ts(g, root_iso, root_ms);
+		snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s", idx, gname);
+		w->s.ts_ms = group_ts(g, gwhere, root_iso, root_ms);
 		per = json_object_get(g, "period");
 		w->s.period = json_is_number(per) ? json_number_value(per) : 0;
 		/* Counts over the kind's devices: instance labels only. */
 		w->s.entity = type;
+		w->s.device_type = w->s.device = NULL;
 		w->base_labels = base;
-		snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s", idx, gname);
 		w->where = gwhere;
 		for (size_t r = r0; r < NRULES; r++) {
 			if (!device_rule(&rules[r], SC_DEVICE_GROUP, gname, type))
@@ -598,26 +908,39 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			walk(w, g, 0);
 		}
 		json_object_foreach(json_object_get(g, "devices"), dkey, dev) {
-			snprintf(entity, sizeof(entity), "%s:%s", type, dkey);
+			const char *entity;
+
 			if (!json_is_object(dev))
 				continue;
+			buf_reset(&w->entity);
+			if (buf_add(&w->entity, type, strlen(type)) || buf_add(&w->entity, ":", 1) ||
+			    buf_add(&w->entity, dkey, strlen(dkey)))
+				continue; /* not reached: the cap is the report's own size */
+			entity = w->entity.data;
 			if (*str_or(dev, "error", "")) {
 				if (w->cb->group_error)
 					w->cb->group_error(gname, entity, str_or(dev, "error", ""), w->cb->ud);
 				continue;
 			}
 			w->s.entity = entity;
-			w->s.labels[base] = (struct label){ "device_type", type };
-			w->s.labels[base + 1] = (struct label){ "device", dkey };
-			w->s.labels[base + 2] = (struct label){ "uuid", str_or(dev, "uuid", "") };
-			w->s.labels[base + 3] = (struct label){ "model", str_or(dev, "model", "") };
-			w->s.labels[base + 4] = (struct label){ "pci_bus_id", str_or(dev, "pci_bus_id", "") };
+			w->s.device_type = type;
+			w->s.device = dkey;
+			/* The schema's device labels, in its order: the kind, the key, then the device's own keys. */
+			ndev = base;
+			for (size_t l = 0; l < LBL_COUNT; l++) {
+				const struct schema_label *sl = &schema_labels[l];
+
+				if (sl->kind == LK_DEVICE)
+					w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
+										: l == LBL_DEVICE ? dkey
+										: str_or(dev, sl->source, "") };
+			}
 			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
 			w->where = gwhere;
 			for (size_t r = r0; r < NRULES; r++) {
 				if (!device_rule(&rules[r], SC_DEVICE, gname, type))
 					continue;
-				w->base_labels = base + 5;
+				w->base_labels = ndev;
 				if (rules[r].index_label)
 					w->s.labels[w->base_labels++] = (struct label){ rules[r].index_label, dkey };
 				w->rule = &rules[r];
@@ -627,6 +950,41 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			}
 		}
 	}
+}
+
+/* The instance labels of the last report that had instance_info (owned copies); host NULL: none yet. */
+static struct {
+	const char *name[MAP_INSTANCE_LABELS_MAX];
+	char *value[MAP_INSTANCE_LABELS_MAX];
+	char *host;
+	size_t n;
+} last_inst;
+
+void map_reset(void)
+{
+	for (size_t i = 0; i < last_inst.n; i++)
+		free(last_inst.value[i]);
+	free(last_inst.host);
+	memset(&last_inst, 0, sizeof(last_inst));
+}
+
+/*
+ * Keep inst's labels (the schema's instance labels) and hostname for this
+ * and later reports; inst NULL: every label empty (no instance_info yet).
+ */
+static void remember_instance(json_t *inst)
+{
+	map_reset();
+	for (size_t i = 0; i < LBL_COUNT; i++) {
+		const struct schema_label *l = &schema_labels[i];
+
+		/* Optional ones (ultraserver_id: Trn2 UltraServers, as the AWS exporter) only when present. */
+		if (l->kind != LK_INSTANCE || ((l->flags & LABEL_OPTIONAL) && !json_object_get(inst, l->source)))
+			continue;
+		last_inst.name[last_inst.n] = l->name;
+		last_inst.value[last_inst.n++] = xstrdup(str_or(inst, l->source, ""));
+	}
+	last_inst.host = xstrdup(str_or(inst, "hostname", ""));
 }
 
 static enum report_format detect(json_t *report, json_t **rts)
@@ -644,36 +1002,38 @@ static enum report_format detect(json_t *report, json_t **rts)
 
 enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb)
 {
-	static const char *const inst_keys[][2] = {
-		{ "instance_name", "instance_name" },   { "instance_id", "instance_id" },
-		{ "instance_type", "instance_type" },   { "availability_zone", "instance_availability_zone" },
-		{ "region", "instance_region" },         { "subnet_id", "subnet_id" },
-	};
 	struct walk w;
 	json_t *rts, *inst, *hw, *e;
 	enum report_format fmt;
 	const char *root_iso;
-	int64_t root_ms = now_ms, ns;
-	char where[64], tagbuf[24], pidbuf[24];
+	int64_t root_ms = now_ms;
+	char where[64], tagbuf[NUM_TEXT_MAX], pidbuf[NUM_TEXT_MAX];
 	size_t i, ninst;
 
 	if (!compiled_done)
 		compile_rules();
 	memset(&w, 0, sizeof(w));
 	w.cb = cb;
+	buf_init(&w.entity, SIZE_MAX / 2);
 	fmt = detect(report, &rts);
 	root_iso = str_or(report, "timestamp", NULL);
-	if (root_iso && iso8601_parse(root_iso, &ns) == 0)
-		root_ms = ns / NS_PER_MS;
+	/* Invalid: root_ms stays now_ms; a group with the same text gets it too, counted once. */
+	if (root_iso)
+		(void)parse_ts(root_iso, "report", &root_ms);
 
-	/* Instance labels, on every sample. */
+	/*
+	 * Instance labels, on every sample. A report without instance_info keeps
+	 * those of the last report that had one: missing is not a change of instance.
+	 */
 	inst = json_object_get(report, fmt == FORMAT_NEURON_2020 ? "instance_data" : "instance_info");
 	if (!inst)
 		inst = json_object_get(report, "instance_data");
-	for (i = 0; i < ARRAY_SIZE(inst_keys); i++)
-		w.s.labels[i] = (struct label){ inst_keys[i][0], str_or(inst, inst_keys[i][1], "") };
-	ninst = w.s.ninstance = ARRAY_SIZE(inst_keys);
-	w.s.host = str_or(inst, "hostname", "");
+	if (json_is_object(inst) || !last_inst.host)
+		remember_instance(json_is_object(inst) ? inst : NULL);
+	for (i = 0; i < last_inst.n; i++)
+		w.s.labels[i] = (struct label){ last_inst.name[i], last_inst.value[i] };
+	ninst = w.s.ninstance = last_inst.n;
+	w.s.host = last_inst.host ? last_inst.host : "";
 
 	/* instance_info and neuron_hardware_info: gauges of 1 carrying labels. */
 	w.s.entity = "instance";
@@ -687,10 +1047,10 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 	hw = json_object_get(report, "neuron_hardware_info");
 	if (json_is_object(hw) && !*str_or(hw, "error", "")) {
 		json_t *dc = json_object_get(hw, "neuron_device_count"), *cc = json_object_get(hw, "neuroncore_per_device_count");
-		char dcs[24], ccs[24];
+		char dcs[NUM_TEXT_MAX] = "0", ccs[NUM_TEXT_MAX] = "0";
 
-		snprintf(dcs, sizeof(dcs), "%lld", json_is_integer(dc) ? (long long)json_integer_value(dc) : 0LL);
-		snprintf(ccs, sizeof(ccs), "%lld", json_is_integer(cc) ? (long long)json_integer_value(cc) : 0LL);
+		number_text(dc, dcs);
+		number_text(cc, ccs);
 		w.s.group = "neuron_hardware_info";
 		w.s.fam = &F_NEURON_HW;
 		w.s.labels[ninst] = (struct label){ "neuron_device_count", dcs };
@@ -709,18 +1069,19 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 		if (!json_is_object(e))
 			continue;
 		if (fmt == FORMAT_NEURON_2020) {
-			snprintf(tagbuf, sizeof(tagbuf), "%lld", (long long)json_integer_value(json_object_get(e, "neuron_runtime_index")));
+			if (!number_text(json_object_get(e, "neuron_runtime_index"), tagbuf))
+				snprintf(tagbuf, sizeof(tagbuf), "0");
 			tag = tagbuf;
 		} else {
 			tag = str_or(e, fmt == FORMAT_ACCEL ? "runtime_tag" : "neuron_runtime_tag", NULL);
-			if ((!tag || !*tag) && json_is_integer(pid)) {
-				snprintf(tagbuf, sizeof(tagbuf), "%lld", (long long)json_integer_value(pid));
+			if ((!tag || !*tag) && number_text(pid, tagbuf)) {
 				tag = tagbuf;
 			} else if (!tag || !*tag) {
 				tag = str_or(e, "address", "");
 			}
 		}
 		w.s.entity = tag;
+		w.s.prom_skip = 0;
 		err = str_or(e, "error", "");
 		if (*err) {
 			if (cb->group_error)
@@ -728,22 +1089,33 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 			continue;
 		}
 		w.s.labels[ninst] = (struct label){ "runtime_tag", tag };
+		w.s.runtime_tag = tag;
 		w.base_labels = ninst + 1;
-		/* accel-monitor runs one entry per process: the pid keeps same-named processes apart. */
-		if (fmt == FORMAT_ACCEL && json_is_integer(pid)) {
-			snprintf(pidbuf, sizeof(pidbuf), "%lld", (long long)json_integer_value(pid));
+		/*
+		 * The pid keeps runtimes apart that share a name (accel-monitor: one entry per process)
+		 * or a neuron_runtime_tag. neuron-monitor-prometheus.py has no pid label: accel-prom
+		 * leaves it out of neuron-monitor's series (prom_skip) and sums them as it does.
+		 */
+		if (fmt != FORMAT_NEURON_2020 && number_text(pid, pidbuf)) {
+			if (fmt == FORMAT_NEURON_2X)
+				w.s.prom_skip = 1u << w.base_labels;
 			w.s.labels[w.base_labels++] = (struct label){ "pid", pidbuf };
 		}
 		snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
 		map_groups(&w, SC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
 	}
 
+	w.s.prom_skip = 0;
+	w.s.runtime_tag = NULL;
 	json_array_foreach(json_object_get(report, "device_data"), i, e)
 		if (json_is_object(e))
 			map_device_entry(&w, e, i, root_iso, root_ms);
 
+	w.s.prom_skip = 0;
+	w.s.device_type = w.s.device = NULL;
 	w.s.entity = "system";
 	w.base_labels = ninst;
 	map_groups(&w, SC_SYSTEM, json_object_get(report, "system_data"), "system_data", root_iso, root_ms);
+	buf_free(&w.entity);
 	return fmt;
 }

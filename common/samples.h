@@ -16,6 +16,8 @@
 #ifndef ACCEL_SAMPLES_H
 #define ACCEL_SAMPLES_H
 
+#include "schema.h"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +36,14 @@ struct label {
 	const char *value;
 };
 
+/*
+ * The most labels a sample carries. Not a quiet cut: map_rules_check()
+ * proves (test_samples) that no rule can yield more, and the mapping stops
+ * the program at its first use rather than drop one.
+ */
 #define SAMPLE_MAX_LABELS 16
+/* Instance labels: the six of instance_info, and ultraserver_id where it has one (common/schema.h). */
+#define MAP_INSTANCE_LABELS_MAX SCHEMA_INSTANCE_LABELS
 
 /* One value. Strings are borrowed: valid only during the callback. */
 struct sample {
@@ -44,6 +53,11 @@ struct sample {
 	const char *host;    /* the report's instance_info.hostname; "" when it has none (neuron-monitor) */
 	struct label labels[SAMPLE_MAX_LABELS]; /* instance labels first (ninstance of them), then the rest */
 	size_t nlabels, ninstance;
+	unsigned prom_skip;  /* bit i set: labels[i] is identity accel-prom leaves out (neuron-monitor's pid) */
+	/* The entity's identity, so no sink sniffs label names for it (also in labels[]): */
+	const char *runtime_tag; /* a runtime entry's sample: its runtime_tag; else NULL */
+	const char *device_type; /* a device's sample: its kind ("nvidia"); else NULL */
+	const char *device;      /* a device's sample: its key ("0"); else NULL */
 	double value;        /* counters: the count over the group's period (an increment) */
 	int64_t ts_ms;       /* when the group was collected (unix ms) */
 	double period;       /* the group's period in seconds; 0 when the input has none */
@@ -66,6 +80,39 @@ struct map_cb {
  * timestamp (neuron-monitor's). Returns the input format detected.
  */
 enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb);
+
+/*
+ * The mapping remembers the instance labels of the last report that had
+ * instance_info (a report without one keeps them: missing is not a change
+ * of instance). map_reset() forgets them, as at the start of a stream.
+ */
+void map_reset(void);
+
+/*
+ * How many "timestamp" values map_report found invalid (not ISO 8601 UTC,
+ * an impossible date such as 2026-02-30, before 1970 or after 2262) since
+ * the start; each was logged (rate-limited) and replaced by the time the
+ * report was read.
+ */
+unsigned long long map_bad_timestamps(void);
+
+/*
+ * Compile and check every rule: its pattern fits the compiled form, and no
+ * sample it yields can carry more than SAMPLE_MAX_LABELS labels. 0, or
+ * -E2BIG / -EINVAL with a message naming the rule in err.
+ */
+int map_rules_check(char *err, size_t size);
+
+/* The most labels any sample of the mapping can carry (<= SAMPLE_MAX_LABELS when map_rules_check passes). */
+size_t map_max_labels(void);
+
+/*
+ * The mapping's part of the schema dump (schema_dump_json): "families"
+ * (name, type, unit, help) and "rules" (scope, group, path, family,
+ * labels, fixed, scale, clamp, device_type, index_label), as in the table
+ * of samples.c. New reference.
+ */
+json_t *map_schema_json(void);
 
 /* Every family the mapping can produce (for documentation and tests), NULL-terminated. */
 const struct family *const *map_families(void);

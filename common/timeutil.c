@@ -101,6 +101,15 @@ void iso8601_format(int64_t real_ns, char dst[ISO8601_LEN])
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, msec);
 }
 
+/* Days in month mon (1-12) of year y, proleptic Gregorian. */
+static int days_in_month(int y, int mon)
+{
+	static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return mon == 2 && leap ? 29 : days[mon - 1];
+}
+
 int iso8601_parse(const char *s, int64_t *real_ns)
 {
 	struct tm tm;
@@ -125,6 +134,10 @@ int iso8601_parse(const char *s, int64_t *real_ns)
 		}
 	}
 	if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
+		return -EINVAL;
+	/* strptime takes any day 1-31 and timegm would roll 2026-02-30 over into March: refuse it. */
+	if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday > days_in_month(tm.tm_year + 1900, tm.tm_mon + 1) ||
+	    tm.tm_sec > 60)
 		return -EINVAL;
 	t = timegm(&tm);
 	/* 64-bit nanoseconds since 1970 end in April 2262: refuse what would overflow. */

@@ -31,7 +31,10 @@ int64_t clock_boot_ns(void);
 /* "2026-11-21T05:30:00.123Z" (UTC, milliseconds) from a CLOCK_REALTIME value. */
 #define ISO8601_LEN 32
 void iso8601_format(int64_t real_ns, char dst[ISO8601_LEN]);
-/* Parse the format above (also without fraction, or with up to 9 digits); 1970 to 2262 (what 64-bit nanoseconds hold). 0 or -EINVAL. */
+/*
+ * Parse the format above (also without fraction, or with up to 9 digits); 1970 to 2262 (what 64-bit nanoseconds
+ * hold). A date that does not exist (2026-02-30, 2025-02-29) is -EINVAL, never rolled over. 0 or -EINVAL.
+ */
 int iso8601_parse(const char *s, int64_t *real_ns);
 
 /* Sleep for ns nanoseconds, resuming after signals unless *stop becomes set. */

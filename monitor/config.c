@@ -2,12 +2,13 @@
 /*
  * Configuration schema and validation; see config.h.
  *
- * The schema is a table of groups (canonical name, neuron-monitor alias,
- * scope) and a handful of keys per object. Unknown keys are errors, so a
- * typo never silently turns into a default. Device types and runtime
- * address schemes come from the collector registry (collectors.c): each
- * collector parses what is its own (its address, its device block and the
- * keys it declares there, which are known for its type only).
+ * The groups (canonical name, neuron-monitor alias, scope) are
+ * common/schema.h's; the rest is a handful of keys per object. Unknown keys
+ * are errors, so a typo never silently turns into a default. Device types
+ * and runtime address schemes come from the collector registry
+ * (collectors.c): each collector parses what is its own (its address, its
+ * device block and the keys it declares there, which are known for its type
+ * only).
  */
 #include "config.h"
 #include "../common/doc.h"
@@ -22,49 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-	const char *name;
-	const char *alias; /* neuron-monitor's name, accepted and mapped */
-	enum group_scope scope;
-} groups[GROUP_COUNT] = {
-	[GROUP_VCPU_USAGE] = { "vcpu_usage", NULL, SCOPE_SYSTEM },
-	[GROUP_MEMORY_INFO] = { "memory_info", NULL, SCOPE_SYSTEM },
-	[GROUP_NEURON_HW_COUNTERS] = { "neuron_hw_counters", NULL, SCOPE_SYSTEM },
-	[GROUP_RUNTIME_VCPU_USAGE] = { "runtime_vcpu_usage", "neuron_runtime_vcpu_usage", SCOPE_RUNTIME },
-	[GROUP_MEMORY_USED] = { "memory_used", NULL, SCOPE_RUNTIME },
-	[GROUP_EXECUTION_STATS] = { "execution_stats", "inference_stats", SCOPE_RUNTIME },
-	[GROUP_NEURONCORE_COUNTERS] = { "neuroncore_counters", NULL, SCOPE_RUNTIME },
-	[GROUP_HW_COUNTERS] = { "hw_counters", NULL, SCOPE_RUNTIME },
-	[GROUP_DEVICE_INFO] = { "device_info", NULL, SCOPE_DEVICE },
-	[GROUP_DEVICE_UTILIZATION] = { "device_utilization", NULL, SCOPE_DEVICE },
-	[GROUP_DEVICE_MEMORY] = { "device_memory", NULL, SCOPE_DEVICE },
-	[GROUP_DEVICE_THERMAL] = { "device_thermal", NULL, SCOPE_DEVICE },
-	[GROUP_DEVICE_POWER] = { "device_power", NULL, SCOPE_DEVICE },
-	[GROUP_DEVICE_CLOCKS] = { "device_clocks", NULL, SCOPE_DEVICE },
-	[GROUP_DEVICE_ERRORS] = { "device_errors", NULL, SCOPE_DEVICE },
-};
-
-static const char *const scope_names[] = { "system", "runtime", "device" };
-
-const char *group_name(enum group_id id)
-{
-	return groups[id].name;
-}
-
-enum group_scope group_scope(enum group_id id)
-{
-	return groups[id].scope;
-}
-
-/* Look a group name up (canonical or alias) within a scope; -1 if unknown. */
-static int group_lookup(const char *name, enum group_scope scope)
-{
-	for (int i = 0; i < GROUP_COUNT; i++)
-		if (groups[i].scope == scope &&
-		    (!strcmp(groups[i].name, name) || (groups[i].alias && !strcmp(groups[i].alias, name))))
-			return i;
-	return -1;
-}
 
 static void group_known_list(enum group_scope scope, char *dst, size_t size)
 {
@@ -72,9 +30,9 @@ static void group_known_list(enum group_scope scope, char *dst, size_t size)
 
 	dst[0] = '\0';
 	for (int i = 0; i < GROUP_COUNT; i++)
-		if (groups[i].scope == scope)
+		if (group_scope(i) == scope)
 			n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s", n ? ", " : "",
-					      groups[i].name);
+					      group_name(i));
 }
 
 /* Outside input quoted in a message: capped at LOG_QUOTE_MAX bytes, control characters escaped. */
@@ -207,13 +165,13 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 		doc_path_key(tpath, sizeof(tpath), sub, "type");
 		if (!type)
 			VFAIL(v, sub, 0, "missing \"type\"");
-		id = group_lookup(type, scope);
+		id = schema_group_lookup(type, scope);
 		if (id < 0) {
 			group_known_list(scope, known, sizeof(known));
 			for (int sc = SCOPE_SYSTEM; sc <= SCOPE_DEVICE; sc++)
-				if (sc != (int)scope && group_lookup(type, (enum group_scope)sc) >= 0)
+				if (sc != (int)scope && schema_group_lookup(type, (enum group_scope)sc) >= 0)
 					VFAIL(v, tpath, 0, "\"%s\" is a %s group, not allowed here; known: %s", QUOTE(q, type),
-					      scope_names[sc], known);
+					      scope_name(sc), known);
 			VFAIL(v, tpath, 0, "unknown metric group \"%s\"; known: %s", QUOTE(q, type), known);
 		}
 		for (size_t j = 0; j < *nout; j++)
@@ -321,7 +279,7 @@ static void all_groups(enum group_scope scope, int64_t ms, struct cfg_group **ou
 	*out = xcalloc(GROUP_COUNT, sizeof(**out));
 	*n = 0;
 	for (int i = 0; i < GROUP_COUNT; i++)
-		if (groups[i].scope == scope)
+		if (group_scope(i) == scope)
 			(*out)[(*n)++] = (struct cfg_group){ (enum group_id)i, ms };
 }
 

@@ -11,6 +11,8 @@
 #ifndef ACCEL_CONFIG_H
 #define ACCEL_CONFIG_H
 
+#include "../common/schema.h"
+
 #include <jansson.h>
 #include <regex.h>
 #include <stddef.h>
@@ -21,30 +23,7 @@
 #define CFG_MIN_PERIOD_MS 100
 #define CFG_MAX_PERIOD_MS (24 * 3600 * 1000LL)
 
-enum group_scope { SCOPE_SYSTEM, SCOPE_RUNTIME, SCOPE_DEVICE };
-
-/* Every metric group the config knows; canonical names are in group_name(). */
-enum group_id {
-	GROUP_VCPU_USAGE,
-	GROUP_MEMORY_INFO,
-	GROUP_NEURON_HW_COUNTERS,
-	GROUP_RUNTIME_VCPU_USAGE,
-	GROUP_MEMORY_USED,
-	GROUP_EXECUTION_STATS,
-	GROUP_NEURONCORE_COUNTERS,
-	GROUP_HW_COUNTERS,
-	GROUP_DEVICE_INFO,
-	GROUP_DEVICE_UTILIZATION,
-	GROUP_DEVICE_MEMORY,
-	GROUP_DEVICE_THERMAL,
-	GROUP_DEVICE_POWER,
-	GROUP_DEVICE_CLOCKS,
-	GROUP_DEVICE_ERRORS,
-	GROUP_COUNT
-};
-
-const char *group_name(enum group_id id);
-enum group_scope group_scope(enum group_id id);
+/* Groups, their scope and names: common/schema.h (SCHEMA_GROUPS). */
 
 struct cfg_group {
 	enum group_id id;

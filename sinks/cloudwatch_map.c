@@ -9,6 +9,7 @@
  */
 #include "cloudwatch_map.h"
 
+#include "../common/schema.h"
 #include "../common/util.h"
 
 #include <ctype.h>
@@ -49,33 +50,6 @@ static const struct {
 	{ "neuron_hardware_info", NULL },
 };
 
-/* Label -> dimension name; others are CamelCased. */
-static const struct {
-	const char *label;
-	const char *dim;
-} dimnames[] = {
-	{ "runtime_tag", "RuntimeTag" },     { "pid", "Pid" },
-	{ "neuroncore", "NeuronCore" },      { "neuron_device_index", "NeuronDevice" },
-	{ "usage_type", "UsageType" },       { "memory_location", "MemoryLocation" },
-	{ "error_type", "ErrorType" },       { "status_type", "StatusType" },
-	{ "event_type", "EventType" },       { "device", "Device" },
-	{ "device_type", "DeviceType" },     { "uuid", "DeviceUUID" },
-};
-
-/* The instance labels common/samples.c puts first, and the dimension each becomes. */
-static const struct {
-	const char *label;
-	const char *dim;
-	unsigned bit;
-} instdims[] = {
-	{ "instance_id", "InstanceId", CW_DIM_INSTANCE_ID },
-	{ "instance_type", "InstanceType", CW_DIM_INSTANCE_TYPE },
-	{ "instance_name", "InstanceName", CW_DIM_INSTANCE_NAME },
-	{ "availability_zone", "AvailabilityZone", CW_DIM_AVAILABILITY_ZONE },
-	{ "region", "Region", CW_DIM_REGION },
-	{ "subnet_id", "SubnetId", CW_DIM_SUBNET_ID },
-};
-
 static const struct {
 	const char *word;
 	unsigned bits;
@@ -90,6 +64,15 @@ static const struct {
 	{ "Pid", CW_DIM_PID },
 	{ "none", 0 },
 };
+
+/* The --dimensions bit of an instance dimension name; 0: not one --dimensions can choose. */
+static unsigned dim_bit(const char *dim)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(dimwords); i++)
+		if (!strcmp(dimwords[i].word, dim))
+			return dimwords[i].bits;
+	return 0;
+}
 
 void cw_map_opts_init(struct cw_map_opts *o, const char *host)
 {
@@ -194,6 +177,8 @@ static const char *unit_of(const struct family *f)
 		return "Seconds";
 	if (!strcmp(f->unit, "count"))
 		return "Count";
+	if (!strcmp(f->unit, "bytes_per_second"))
+		return "Bytes/Second";
 	return "None";
 }
 
@@ -252,6 +237,25 @@ static void add_dim(struct cw_point *p, const char *name, const char *value, str
 		p->dims[p->ndims++] = (struct cw_dim){ name, v };
 }
 
+double cw_ratio_percent(double r)
+{
+	double pct = r * 100;
+	char t[40];
+
+	if (!isfinite(pct))
+		return pct;
+	/* The shortest decimal that the mapping's value / 100.0 turns into r: the reading itself. */
+	for (int prec = 1; prec <= 17; prec++) {
+		double d;
+
+		snprintf(t, sizeof(t), "%.*g", prec, pct);
+		d = strtod(t, NULL);
+		if (d / 100.0 == r)
+			return d;
+	}
+	return pct;
+}
+
 static int has_runtime_tag(const struct sample *s)
 {
 	for (size_t i = s->ninstance; i < s->nlabels; i++)
@@ -282,12 +286,15 @@ enum cw_verdict cw_map_sample(const struct cw_map_opts *o, const struct sample *
 			on_ec2 = 1;
 	want = o->auto_dims ? (on_ec2 ? CW_DIM_INSTANCE_ID | CW_DIM_INSTANCE_TYPE : CW_DIM_HOST) : 0;
 	want |= o->dims;
-	for (size_t k = 0; k < ARRAY_SIZE(instdims); k++) {
-		if (!(want & instdims[k].bit))
+	/* The schema's instance labels, in its order, each under its dimension name (--dimensions words). */
+	for (size_t k = 0; k < LBL_COUNT; k++) {
+		const struct schema_label *sl = &schema_labels[k];
+
+		if (sl->kind != LK_INSTANCE || !(want & dim_bit(sl->cw_dim)))
 			continue;
 		for (i = 0; i < s->ninstance && i < s->nlabels; i++)
-			if (!strcmp(s->labels[i].name, instdims[k].label) && s->labels[i].value[0])
-				add_dim(p, instdims[k].dim, s->labels[i].value, sc);
+			if (!strcmp(s->labels[i].name, sl->name) && s->labels[i].value[0])
+				add_dim(p, sl->cw_dim, s->labels[i].value, sc);
 	}
 	if ((want & CW_DIM_HOST) && o->host && o->host[0])
 		add_dim(p, "Host", o->host, sc);
@@ -309,9 +316,9 @@ enum cw_verdict cw_map_sample(const struct cw_map_opts *o, const struct sample *
 		/* neuron-monitor-prometheus.py's memory_location="None" on per-core memory: no meaning here. */
 		if (!strcmp(l->name, "memory_location") && !strcmp(l->value, "None"))
 			continue;
-		for (size_t k = 0; k < ARRAY_SIZE(dimnames); k++)
-			if (!strcmp(l->name, dimnames[k].label))
-				dn = dimnames[k].dim;
+		/* The schema's dimension name; a label it does not know is CamelCased. */
+		if (schema_label(l->name))
+			dn = schema_label(l->name)->cw_dim;
 		if (!dn) {
 			camel(l->name, sc->dnames[p->ndims < CW_MAX_DIMS ? p->ndims : CW_MAX_DIMS - 1], 64, 0);
 			dn = sc->dnames[p->ndims < CW_MAX_DIMS ? p->ndims : CW_MAX_DIMS - 1];
@@ -331,13 +338,8 @@ enum cw_verdict cw_map_sample(const struct cw_map_opts *o, const struct sample *
 	}
 	p->name = name;
 
-	/* Ratios go out as percent, rounded to 15 digits so 0.6241 is 62.41 and not 62.410000000000004. */
-	if (!strcmp(s->fam->unit, "ratio")) {
-		char t[40];
-
-		snprintf(t, sizeof(t), "%.15g", v * 100);
-		v = strtod(t, NULL);
-	}
+	if (!strcmp(s->fam->unit, "ratio"))
+		v = cw_ratio_percent(v);
 	p->value = v;
 	if (cw_value_ok(v))
 		return CW_BAD_VALUE;

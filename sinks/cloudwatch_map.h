@@ -75,6 +75,14 @@ enum cw_verdict cw_map_sample(const struct cw_map_opts *o, const struct sample *
 /* 0 when CloudWatch accepts v as a Value, else -ERANGE (NaN, +-Inf, |v| > 2^360, 0 < |v| < 2^-360). */
 int cw_value_ok(double v);
 
+/*
+ * A ratio as the percent CloudWatch shows: the shortest decimal d with
+ * d / 100.0 == r (the percent the report held, when the ratio came from
+ * one: 0.039599999999999996 -> 3.96), else r * 100. Never rounded to fewer
+ * digits than it takes to read back.
+ */
+double cw_ratio_percent(double r);
+
 /* The metric name and unit a family maps to ("" name: not sent). For docs and tests. */
 void cw_map_family(const struct family *f, const char **name, const char **unit);
 

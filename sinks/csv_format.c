@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CSV fields, numbers, timestamps, series names and column tables; see csv_format.h. */
 #include "csv_format.h"
+#include "../common/schema.h"
 
 #include <errno.h>
 #include <math.h>
@@ -557,6 +558,32 @@ int csv_series(struct buf *b, const struct sample *s, size_t first, const char *
 	b->len = (size_t)(csv_put_series(b->data + b->len, s, first, skip, NULL, NULL, &q) - b->data);
 	b->data[b->len] = '\0';
 	return 0;
+}
+
+/* ---- columns from the schema ------------------------------------------------ */
+
+size_t csv_label_columns(const char **names, size_t max)
+{
+	size_t n = 0;
+
+	for (int inst = 0; inst < 2; inst++)
+		for (size_t i = 0; i < LBL_COUNT; i++) {
+			const struct schema_label *l = &schema_labels[i];
+
+			if (!(l->flags & LABEL_CSV_COLUMN) || (l->kind == LK_INSTANCE) != inst)
+				continue;
+			if (n < max)
+				names[n] = l->name;
+			n++;
+		}
+	return n;
+}
+
+int csv_row_key_label(const char *name)
+{
+	const struct schema_label *l = schema_label(name);
+
+	return l && (l->kind == LK_DEVICE || (l->kind == LK_RUNTIME && l != &schema_labels[LBL_RUNTIME_TAG]));
 }
 
 /* ---- string vectors and records ------------------------------------------ */

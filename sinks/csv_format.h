@@ -115,6 +115,17 @@ char *csv_put_series(char *d, const struct sample *s, size_t first, const char *
 /* The same labels without the family name and braces ("a=1,b=2"); *count: how many. */
 int csv_labels(struct buf *b, const struct sample *s, size_t first, const char *const *skip, size_t *count);
 
+/*
+ * The column choices, from the report schema (common/schema.h): the long
+ * format's label columns are the schema's labels with LABEL_CSV_COLUMN, in
+ * its order (non-instance labels, then the instance ones); a label without
+ * a column goes to other_labels. csv_label_columns() fills names[0..max)
+ * and returns how many there are.
+ */
+size_t csv_label_columns(const char **names, size_t max);
+/* 1 when label name is part of a wide row's key: pid and the device identity (runtime_tag is the entity). */
+int csv_row_key_label(const char *name);
+
 /* A growable vector of owned strings. */
 struct csv_strv {
 	char **v;

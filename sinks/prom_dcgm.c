@@ -70,6 +70,7 @@ static const struct dcgm_row rows[] = {
 	{ "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", METRIC_COUNTER, "accelerator_remapped_rows",
 	  "type=uncorrectable", 1, SRC_TOTAL },
 	{ "DCGM_FI_DEV_ROW_REMAP_FAILURE", METRIC_GAUGE, "accelerator_row_remap_failed", NULL, 1, SRC_GAUGE },
+	{ "DCGM_FI_DEV_ROW_REMAP_PENDING", METRIC_GAUGE, "accelerator_row_remap_pending", NULL, 1, SRC_GAUGE },
 };
 
 /* Fields no row serves, by prefix, with the reason given at start. */

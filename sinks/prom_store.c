@@ -448,6 +448,8 @@ static void on_sample(const struct sample *smp, void *ud)
 	for (size_t i = 0; i < n; i++) {
 		size_t j = m;
 
+		if (smp->prom_skip & (1u << i))
+			continue; /* neuron-monitor-prometheus.py has no such label: series sum as there */
 		while (j > 0 && label_cmp(&l[j - 1], &smp->labels[i]) > 0)
 			j--;
 		if (j > 0 && !label_cmp(&l[j - 1], &smp->labels[i]))
@@ -464,13 +466,11 @@ static void on_sample(const struct sample *smp, void *ud)
 		rc = rc ? rc : put(&p, end, "=\"", 2);
 		rc = rc ? rc : put_escaped(&p, end, val);
 		rc = rc ? rc : put(&p, end, "\"", 1);
-		if (name[0] == 'r' && !strcmp(name, "runtime_tag"))
-			rt = val;
-		else if (name[0] == 'd' && !strcmp(name, "device_type"))
-			dtype = val;
-		else if (name[0] == 'd' && !strcmp(name, "device"))
-			dkey = val;
 	}
+	/* The entity's identity, from the mapping (no label sniffing): drops on errors use it. */
+	rt = smp->runtime_tag;
+	dtype = smp->device_type;
+	dkey = smp->device;
 	if (!rc && m)
 		rc = put(&p, end, "}", 1);
 	if (rc) {

@@ -19,7 +19,7 @@ shift
 cc=${CLANG:-clang}
 mkdir -p "$out"
 # Each target links only the modules its path uses (common/samples.c, stream.c and their helpers).
-common="$top/common/samples.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c"
+common="$top/common/samples.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c $top/common/schema.c"
 for t in "$@"; do
 	case $t in
 	prom_line) mods="$top/sinks/prom_store.c $top/sinks/prom_expo.c $top/sinks/prom_dcgm.c" ;;

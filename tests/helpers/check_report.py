@@ -46,52 +46,22 @@ MAX_ERRORS = 50
 
 CPU_FIELDS = ("user", "nice", "system", "idle", "io_wait", "irq", "soft_irq")
 ENVELOPE = ("period", "timestamp", "error")
-SYSTEM_GROUPS = ("vcpu_usage", "memory_info", "neuron_hw_counters")
-RUNTIME_GROUPS = ("runtime_vcpu_usage", "memory_used", "execution_stats",
-                  "neuroncore_counters", "hw_counters")
+# Groups, their scope and neuron-monitor's aliases: common/schema.h, as test_schema writes them.
+SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "schema.json"),
+                        encoding="utf-8"))
+SYSTEM_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "system")
+RUNTIME_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "runtime")
 # Accepted in a config, never written in a report.
-ALIASES = {"neuron_runtime_vcpu_usage": "runtime_vcpu_usage",
-           "inference_stats": "execution_stats"}
+ALIASES = {g["alias"]: g["name"] for g in SCHEMA["groups"] if g["alias"]}
+CONFIG_ALIASES = SCHEMA["config_aliases"]
 # Groups whose data fields the format does not define yet: error only.
 UNSPECIFIED = ("execution_stats", "neuroncore_counters", "hw_counters")
 # neuron_hw_counters.neuron_devices[]: neuron-monitor 2.x's counters (docs/report-format.md §5.3).
 NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
-DEVICE_GROUPS = ("device_info", "device_utilization", "device_memory",
-                 "device_thermal", "device_power", "device_clocks", "device_errors")
+DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "device")
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
 DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
 SNAKE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-# Fields beyond §6a's own, per device type and group (docs/nvidia.md, docs/devices.md):
-# field -> kind ("str", "int", "pct", "num", "bool", "ints" a list of integers >= 0,
-# "int_map"/"num_map" an object of name -> integer/number, or a special shape).
-VENDOR = {
-    "nvidia": {"device_info": {"nvml_version": "str", "cuda_driver_version": "str", "mig_mode": "str"},
-               "device_memory": {"mig_devices": "mig_devices"}},
-    "amdgpu": {"device_info": {"product_number": "str", "vbios_version": "str", "pci_device_id": "str",
-                               "card": "str", "pcie_link_speed_gts": "num", "pcie_link_width": "int",
-                               "pcie_link_max_speed_gts": "num", "pcie_link_max_width": "int",
-                               "performance_level": "str"},
-               "device_utilization": {"video_percent": "pct", "processes": "engine_pct_by_pid"},
-               "device_memory": {"gtt_total_bytes": "int", "gtt_used_bytes": "int", "visible_total_bytes": "int",
-                                 "visible_used_bytes": "int"},
-               "device_thermal": {"fan_rpm": "num_map", "temperatures_crit_celsius": "num_map"},
-               "device_power": {"voltages_volts": "num_map"},
-               "device_errors": {"pcie_aer_errors": "int_map", "pcie_aer_errors_total": "int_map"}},
-    "neuron": {"device_info": {"core_count": "int", "arch_type": "str", "device_name": "str",
-                               "device_type": "str", "instance_type": "str", "connected_devices": "ints"},
-               "device_utilization": {"neuroncores": "neuroncores_util"},
-               "device_memory": {"neuroncores": "int_map_by_core", "host_bytes": "int_map",
-                                 "host_used_bytes": "int"},
-               "device_power": {"power_percent": "pct"},
-               "device_errors": {"ecc_events": "int_map", "ecc_events_total": "int_map"}},
-    "ncs2": {"device_info": {"port_path": "str", "busnum": "int", "devnum": "int", "usb_id": "str",
-                             "booted": "bool", "speed_mbps": "num", "usb_product": "str"},
-             "device_utilization": {"available": "bool", "pids": "ints"}},
-    "hwmon": {"device_info": {"name": "str", "device": "str", "driver": "str"},
-              "device_thermal": {"fan_rpm": "num_map", "temperatures_crit_celsius": "num_map",
-                                 "temperatures_max_celsius": "num_map", "alarms": "int_map"},
-              "device_power": {"power_sensors_watts": "num_map", "voltages_volts": "num_map"}},
-}
 # Fields on the group itself (next to "devices"), per device type and group.
 VENDOR_GROUP = {"ncs2": {"device_utilization": {"num_devices": "int", "num_available_devices": "int"}}}
 ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
@@ -189,7 +159,10 @@ def load_config(path):
     def groups(lst):
         return {ALIASES.get(m["type"], m["type"]) for m in lst or []}
 
-    rts = cfg.get("runtimes", cfg.get("neuron_runtimes", []))
+    for alias, canonical in CONFIG_ALIASES.items():
+        if alias in cfg:
+            cfg.setdefault(canonical, cfg[alias])
+    rts = cfg.get("runtimes", [])
     if "system_metrics" in cfg:
         system = groups(cfg["system_metrics"])
     else:
@@ -551,35 +524,18 @@ class Stream:
         def remapped(p, v):
             self.fixed(p, v, ("correctable", "uncorrectable"), ("pending", "failed"))
 
-        if gname == "device_info":
-            f = {"serial": strings, "driver_version": strings, "memory_total_bytes": integer,
-                 "power_limit_watts": real}
-        elif gname == "device_utilization":
-            f = {"core_percent": pct, "memory_bandwidth_percent": pct, "encoder_percent": pct,
-                 "decoder_percent": pct, "pcie_tx_bytes_per_second": integer,
-                 "pcie_rx_bytes_per_second": integer}
-        elif gname == "device_memory":
-            f = {"total_bytes": integer, "used_bytes": integer, "free_bytes": integer,
-                 "reserved_bytes": integer, "processes": procs}
-        elif gname == "device_thermal":
-            f = {"temperatures_celsius": temps, "fan_percent": pct, "throttle_reasons": reasons}
-        elif gname == "device_power":
-            f = {"power_watts": real, "energy_joules": real, "energy_total_joules": real}
-        elif gname == "device_clocks":
-            f = {"clocks_mhz": clocks}
-        else:
-            f = {"ecc_errors": ecc, "ecc_corrected_volatile_total": integer,
-                 "ecc_uncorrected_volatile_total": integer, "ecc_corrected_aggregate_total": integer,
-                 "ecc_uncorrected_aggregate_total": integer, "pcie_replays": integer,
-                 "pcie_replays_total": integer, "last_xid": integer, "retired_pages": retired,
-                 "remapped_rows": remapped}
-        kinds = {"mig_devices": migs}
-        for k, how in VENDOR.get(dtype, {}).get(gname, {}).items():
-            f[k] = kinds.get(how) or self.vendor_kind(how)
+        # The fields of the group for this kind of device: common/schema.c (schema_fields).
+        kinds = {"str": strings, "int": integer, "real": real, "pct": pct, "temps": temps, "clocks": clocks,
+                 "reasons": reasons, "procs": procs, "mig_devices": migs, "ecc": ecc, "retired": retired,
+                 "remapped": remapped}
+        f = {}
+        for x in SCHEMA["fields"]:
+            if x["group"] == gname and x["kind"] and x["device_type"] in (None, dtype):
+                f[x["path"]] = kinds.get(x["kind"]) or self.vendor_kind(x["kind"])
         return f
 
     def vendor_kind(self, how):
-        """The checker for one kind of VENDOR field."""
+        """The checker for one kind of schema field (schema.json "fields" kinds beyond the common ones)."""
         def ints(p, v):
             if not isinstance(v, list):
                 self.err(p, "expected an array, got %s" % kind(v))

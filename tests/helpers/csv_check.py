@@ -24,101 +24,36 @@ import collections
 import csv
 import datetime
 import json
+import math
+import os
 import re
 import sys
 
-LONG_COLUMNS = [
-    "timestamp", "host", "group", "entity", "metric", "value", "unit", "metric_type", "period", "series",
-    "runtime_tag", "pid", "neuroncore", "neuron_device_index", "device_type", "device", "uuid", "model",
-    "pci_bus_id", "usage_type", "memory_location", "error_type", "status_type", "percentile", "event_type",
-    "engine", "sensor", "clock", "type", "status", "fan", "category", "name", "neuron_device_count",
-    "neuroncore_per_device_count",
-    "instance_name", "instance_id", "instance_type", "availability_zone", "region", "subnet_id", "other_labels",
-]
+# The report schema, families and rules: common/schema.c and common/samples.c, as test_schema writes them.
+SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "schema.json"),
+                        encoding="utf-8"))
+LABEL_COLUMNS = [x["name"] for x in SCHEMA["labels"] if x["csv_column"] and x["kind"] != "instance"]
+INSTANCE_COLUMNS = [x["name"] for x in SCHEMA["labels"] if x["csv_column"] and x["kind"] == "instance"]
+LONG_COLUMNS = ["timestamp", "host", "group", "entity", "metric", "value", "unit", "metric_type", "period",
+                "series"] + LABEL_COLUMNS + INSTANCE_COLUMNS + ["other_labels"]
 LABEL_COLUMNS = LONG_COLUMNS[10:-1]
-ROW_KEY = ["pid", "device_type", "device", "uuid", "model", "pci_bus_id"]
-WIDE_KEYS = ["timestamp", "host", "entity"] + ROW_KEY + ["instance_name", "instance_id", "instance_type",
-                                                          "availability_zone", "region", "subnet_id"]
+ROW_KEY = [x["name"] for x in SCHEMA["labels"] if (x["kind"] == "runtime" and x["name"] != "runtime_tag")
+           or x["kind"] == "device"]
+WIDE_KEYS = ["timestamp", "host", "entity"] + ROW_KEY + INSTANCE_COLUMNS
 WIDE_SKIP = ("runtime_tag",) + tuple(ROW_KEY)
 TS_COLUMN = {"iso8601": "timestamp", "unix": "timestamp_unix", "unix_ms": "timestamp_unix_ms"}
 
 # Families: name -> (type, unit)
-G, C = "gauge", "counter"
-FAMILIES = {
-    "neuroncore_utilization_ratio": (G, "ratio"), "neuron_runtime_vcpu_usage_ratio": (G, "ratio"),
-    "neuron_runtime_memory_used_bytes": (G, "bytes"), "neuroncore_memory_usage_constants": (G, "bytes"),
-    "neuroncore_memory_usage_model_code": (G, "bytes"),
-    "neuroncore_memory_usage_model_shared_scratchpad": (G, "bytes"),
-    "neuroncore_memory_usage_runtime_memory": (G, "bytes"), "neuroncore_memory_usage_tensors": (G, "bytes"),
-    "execution_errors_total": (C, "count"), "execution_status_total": (C, "count"),
-    "execution_latency_seconds": (G, "seconds"), "hardware_ecc_events_total": (C, "count"),
-    "system_vcpu_count": (G, "count"), "system_vcpu_usage_ratio": (G, "ratio"),
-    "system_memory_total_bytes": (G, "bytes"), "system_memory_used_bytes": (G, "bytes"),
-    "system_swap_total_bytes": (G, "bytes"), "system_swap_used_bytes": (G, "bytes"),
-    "runtime_vcpu_usage_ratio": (G, "ratio"), "runtime_memory_used_bytes": (G, "bytes"),
-    "instance_info": (G, ""), "neuron_hardware_info": (G, ""),
-    "accelerator_info": (G, ""), "accelerator_utilization_ratio": (G, "ratio"),
-    "accelerator_memory_total_bytes": (G, "bytes"), "accelerator_memory_used_bytes": (G, "bytes"),
-    "accelerator_memory_free_bytes": (G, "bytes"), "accelerator_process_memory_used_bytes": (G, "bytes"),
-    "accelerator_temperature_celsius": (G, "celsius"), "accelerator_fan_speed_ratio": (G, "ratio"),
-    "accelerator_power_watts": (G, "watts"), "accelerator_power_limit_watts": (G, "watts"),
-    "accelerator_energy_joules_total": (C, "joules"), "accelerator_clock_hertz": (G, "hertz"),
-    "accelerator_ecc_errors_total": (C, "count"), "accelerator_pcie_replays_total": (C, "count"),
-}
+FAMILIES = {f["name"]: (f["type"], f["unit"]) for f in SCHEMA["families"]}
+SCOPES = {"runtime": "rt", "system": "sys", "device": "dev", "device_group": "devgrp"}
+# (scope, group, path, family, capture labels, fixed label, scale, clamp, device_type, index_label)
+RULES = [(SCOPES[r["scope"]], r["group"], r["path"], r["family"], r["labels"], r["fixed"],
+          r["scale"] if r["scale"] == "percent" else (0 if r["scale"] == 1 else r["scale"]), r["clamp"],
+          r["device_type"], r["index_label"]) for r in SCHEMA["rules"]]
+INST_LABELS = [x for x in SCHEMA["labels"] if x["kind"] == "instance"]
+DEVICE_LABELS = [x for x in SCHEMA["labels"] if x["kind"] == "device"]
+LAST_INSTANCE = {}  # the instance labels of the last report that had instance_info (as common/samples.c)
 
-ECC = "neuron_devices[neuron_device_index].{mem_ecc_corrected,mem_ecc_uncorrected,sram_ecc_corrected,sram_ecc_uncorrected}"
-NC_MEM = "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*."
-# (scope, group, path, family, capture labels, fixed label, scale, clamp) as in common/samples.c
-RULES = [
-    ("rt", "neuroncore_counters", "neuroncores_in_use.*.neuroncore_utilization", "neuroncore_utilization_ratio",
-     "neuroncore", None, 0.01, 0),
-    ("rt", "neuron_runtime_vcpu_usage", "vcpu_usage.{user,system}", "neuron_runtime_vcpu_usage_ratio",
-     "usage_type", None, 0.01, 0),
-    ("rt", "memory_used", "neuron_runtime_used_bytes.{host,neuron_device}", "neuron_runtime_memory_used_bytes",
-     "memory_location", None, 0, 0),
-] + [("rt", "memory_used", NC_MEM + k, "neuroncore_memory_usage_" + k, "neuroncore", "memory_location=None", 0, 0)
-     for k in ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")] + [
-    ("rt", "execution_stats", "error_summary.*", "execution_errors_total", "error_type", None, 0, 0),
-    ("rt", "execution_stats", "execution_summary.*", "execution_status_total", "status_type", None, 0, 0),
-    ("rt", "execution_stats", "latency_stats.total_latency.*", "execution_latency_seconds", "percentile", None, 0, 0),
-    ("rt", "inference_stats", "error_summary.*", "execution_errors_total", "error_type", None, 0, 0),
-    ("rt", "inference_stats", "inference_summary.*", "execution_status_total", "status_type", None, 0, 0),
-    ("rt", "inference_stats", "latency_stats.total_latency.*", "execution_latency_seconds", "percentile", None, 0, 0),
-    ("rt", "hw_counters", ECC, "hardware_ecc_events_total", "neuron_device_index,event_type", None, 0, 0),
-    ("rt", "runtime_vcpu_usage", "vcpu_usage.{user,system}", "runtime_vcpu_usage_ratio", "usage_type", None, 0.01, 0),
-    ("rt", "memory_used", "runtime_used_bytes.{host,device}", "runtime_memory_used_bytes", "memory_location",
-     None, 0, 0),
-    ("sys", "neuron_hw_counters", ECC, "hardware_ecc_events_total", "neuron_device_index,event_type", None, 0, 0),
-    ("sys", "vcpu_usage", "usage_data.#", "system_vcpu_count", "", None, 0, 0),
-    ("sys", "vcpu_usage", "average_usage.{user+nice}", "system_vcpu_usage_ratio", "", "usage_type=user", 0.01, 100),
-    ("sys", "vcpu_usage", "average_usage.{system+io_wait+irq+soft_irq}", "system_vcpu_usage_ratio", "",
-     "usage_type=system", 0.01, 100),
-    ("sys", "memory_info", "memory_total_bytes", "system_memory_total_bytes", "", None, 0, 0),
-    ("sys", "memory_info", "memory_used_bytes", "system_memory_used_bytes", "", None, 0, 0),
-    ("sys", "memory_info", "swap_total_bytes", "system_swap_total_bytes", "", None, 0, 0),
-    ("sys", "memory_info", "swap_used_bytes", "system_swap_used_bytes", "", None, 0, 0),
-    ("dev", "device_info", "1", "accelerator_info", "", None, 0, 0),
-    ("dev", "device_info", "power_limit_watts", "accelerator_power_limit_watts", "", None, 0, 0),
-    ("dev", "device_utilization", "core_percent", "accelerator_utilization_ratio", "", "engine=core", 0.01, 0),
-    ("dev", "device_utilization", "memory_bandwidth_percent", "accelerator_utilization_ratio", "",
-     "engine=memory_bandwidth", 0.01, 0),
-    ("dev", "device_utilization", "encoder_percent", "accelerator_utilization_ratio", "", "engine=encoder", 0.01, 0),
-    ("dev", "device_utilization", "decoder_percent", "accelerator_utilization_ratio", "", "engine=decoder", 0.01, 0),
-    ("dev", "device_memory", "total_bytes", "accelerator_memory_total_bytes", "", None, 0, 0),
-    ("dev", "device_memory", "used_bytes", "accelerator_memory_used_bytes", "", None, 0, 0),
-    ("dev", "device_memory", "free_bytes", "accelerator_memory_free_bytes", "", None, 0, 0),
-    ("dev", "device_memory", "processes.*", "accelerator_process_memory_used_bytes", "pid", None, 0, 0),
-    ("dev", "device_thermal", "temperatures_celsius.*", "accelerator_temperature_celsius", "sensor", None, 0, 0),
-    ("dev", "device_thermal", "fan_percent", "accelerator_fan_speed_ratio", "", None, 0.01, 0),
-    ("dev", "device_power", "power_watts", "accelerator_power_watts", "", None, 0, 0),
-    ("dev", "device_power", "energy_joules", "accelerator_energy_joules_total", "", None, 0, 0),
-    ("dev", "device_clocks", "clocks_mhz.*", "accelerator_clock_hertz", "clock", None, 1e6, 0),
-    ("dev", "device_errors", "ecc_errors.*", "accelerator_ecc_errors_total", "type", None, 0, 0),
-    ("dev", "device_errors", "pcie_replays", "accelerator_pcie_replays_total", "", None, 0, 0),
-]
-INST_KEYS = [("instance_name", "instance_name"), ("instance_id", "instance_id"), ("instance_type", "instance_type"),
-             ("availability_zone", "instance_availability_zone"), ("region", "instance_region"),
-             ("subnet_id", "subnet_id")]
 
 Sample = collections.namedtuple("Sample", "family group entity labels value ts_ms period host")
 
@@ -186,8 +121,10 @@ def walk(node, steps, caps, emit):
                 f = v.get(st[1]) if st[1] and isinstance(v, dict) else None
                 if st[1] and isinstance(f, int) and not isinstance(f, bool):
                     cap = str(f)
+                elif st[1] and isinstance(f, float):
+                    cap = str(int(f)) if f == int(f) and -2**63 <= f < 2**63 else "%.17g" % f
                 elif st[1] and isinstance(f, str):
-                    cap = f.encode()[:23].decode("utf-8", "ignore")
+                    cap = f
                 else:
                     cap = str(i)
                 walk(v, rest, caps + [cap], emit)
@@ -223,8 +160,13 @@ def map_report(rep, now_ms):
     inst = rep.get("instance_data" if fmt == "2020" else "instance_info")
     if inst is None:
         inst = rep.get("instance_data")
-    ilabels = [(k, str_or(inst, j, "")) for k, j in INST_KEYS]
-    host = str_or(inst, "hostname", "")
+    if isinstance(inst, dict) or not LAST_INSTANCE:
+        inst = inst if isinstance(inst, dict) else None
+        LAST_INSTANCE["labels"] = [(x["name"], str_or(inst, x["source"], "")) for x in INST_LABELS
+                                   if not x["optional"] or (inst is not None and x["source"] in inst)]
+        LAST_INSTANCE["host"] = str_or(inst, "hostname", "")
+    ilabels = list(LAST_INSTANCE["labels"])
+    host = LAST_INSTANCE["host"]
     out.append(Sample("instance_info", "instance_info", "instance", ilabels, 1.0, root_ms, 0.0, host))
     hw = rep.get("neuron_hardware_info")
     if isinstance(hw, dict) and not str_or(hw, "error", ""):
@@ -249,16 +191,21 @@ def map_report(rep, now_ms):
             per = float(g["period"]) if is_num(g.get("period")) else 0.0
             apply(rules, g, name, entity, base, ts, per)
 
-    def apply(rules, node, name, entity, base, ts, per):
-        for _, _, path, fam, caps, fixed, scale, clamp in rules:
+    def apply(rules, node, name, entity, base, ts, per, index_key=None):
+        for _, _, path, fam, caps, fixed, scale, clamp, _, index_label in rules:
             capnames = caps.split(",") if caps else []
+            first = base + ([(index_label, index_key)] if index_label else [])
 
-            def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp):
+            def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp, first=first):
                 if clamp and v > clamp:
                     v = float(clamp)
-                if scale:
+                if scale == "percent":
+                    v = v / 100.0  # a percent, as neuron-monitor-prometheus.py divides it
+                elif scale:
                     v *= scale
-                labels = base + list(zip(capnames, got))
+                if math.isinf(v):
+                    return  # out of range once scaled: a bad value, no sample
+                labels = first + list(zip(capnames, got))
                 if fixed:
                     labels.append(tuple(fixed.split("=", 1)))
                 out.append(Sample(fam, name, entity, labels, v, ts, per, host))
@@ -276,18 +223,20 @@ def map_report(rep, now_ms):
         if str_or(ent, "error", "") or not isinstance(rep, dict):
             return
         for name, g in rep.items():
-            rules = [r for r in RULES if r[0] == "dev" and r[1] == name]
-            if not rules or not isinstance(g, dict) or str_or(g, "error", ""):
+            rules = [r for r in RULES if r[0] == "dev" and r[1] == name and r[8] in (None, dtype)]
+            grules = [r for r in RULES if r[0] == "devgrp" and r[1] == name and r[8] in (None, dtype)]
+            if not (rules or grules) or not isinstance(g, dict) or str_or(g, "error", ""):
                 continue
             per = float(g["period"]) if is_num(g.get("period")) else 0.0
+            apply(grules, g, name, dtype, ilabels, group_time(g), per)
             devs = g.get("devices")
             for key, dev in (devs.items() if isinstance(devs, dict) else ()):
                 if not isinstance(dev, dict) or str_or(dev, "error", ""):
                     continue
-                base = ilabels + [("device_type", dtype), ("device", key), ("uuid", str_or(dev, "uuid", "")),
-                                  ("model", str_or(dev, "model", "")), ("pci_bus_id", str_or(dev, "pci_bus_id", ""))]
-                entity = (dtype + ":" + key).encode()[:95].decode("utf-8", "ignore")
-                apply(rules, dev, name, entity, base, group_time(g), per)
+                base = ilabels + [(x["name"], dtype if x["name"] == "device_type" else key if x["name"] == "device"
+                                   else str_or(dev, x["source"], "")) for x in DEVICE_LABELS]
+                entity = dtype + ":" + key
+                apply(rules, dev, name, entity, base, group_time(g), per, key)
 
     if isinstance(rts, list):
         for e in rts:
@@ -305,7 +254,7 @@ def map_report(rep, now_ms):
             if str_or(e, "error", ""):
                 continue
             base = ilabels + [("runtime_tag", tag)]
-            if fmt == "accel" and pid_ok:
+            if fmt != "2020" and pid_ok:
                 base.append(("pid", str(pid)))
             groups("rt", e.get("report"), tag, base)
     dd = rep.get("device_data")

@@ -6,6 +6,7 @@
  */
 #include "../../common/samples.h"
 #include "../../sinks/cloudwatch_map.h"
+#include "../../sinks/cloudwatch_query.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -147,6 +148,53 @@ int main(void)
 		   "off EC2 the dimension is Host");
 		s.value = 1e300;
 		is_int(cw_map_sample(&o, &s, NOW, &p, &sc), CW_BAD_VALUE, "1e300 is a bad value");
+		/* Issue 10: ratios were rounded to 15 significant digits; now the percent read, to the last bit. */
+		{
+			static const double pcts[] = { 3.96, 62.41, 0.01, 100, 12.345678901234567, 33.333333333333336,
+						       1e-100, 99.99999999999999 };
+			int all = 1;
+
+			f.unit = "ratio";
+			for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
+				s.value = pcts[k] / 100.0;
+				if (cw_map_sample(&o, &s, NOW, &p, &sc) != CW_OK || p.value / 100.0 != s.value) {
+					fprintf(stderr, "# ratio %.17g: sent %.17g, which does not read back\n", s.value,
+						p.value);
+					all = 0;
+				}
+			}
+			ok(all, "every ratio goes out as a percent that reads back as the same ratio");
+			s.value = 3.96 / 100.0;
+			cw_map_sample(&o, &s, NOW, &p, &sc);
+			ok(p.value == 3.96, "0.039599999999999996 goes out as 3.96 (%.17g)", p.value);
+			s.value = 12.345678901234567 / 100.0;
+			cw_map_sample(&o, &s, NOW, &p, &sc);
+			ok(p.value == 12.345678901234567, "17 significant digits are kept (%.17g)", p.value);
+			f.unit = "bytes";
+		}
+		/* Issue 11 item 5: values at the edges of int64 and double go out as they are, or not at all. */
+		{
+			static const double edge[] = { 9223372036854775808.0, 18446744073709551615.0, 1e19 };
+			char txt[CW_DOUBLE_LEN];
+			int all = 1;
+
+			for (size_t k = 0; k < sizeof(edge) / sizeof(edge[0]); k++) {
+				s.value = edge[k];
+				if (cw_map_sample(&o, &s, NOW, &p, &sc) != CW_OK || p.value != edge[k])
+					all = 0;
+				cw_format_double(p.value, txt);
+				if (strtod(txt, NULL) != edge[k])
+					all = 0;
+			}
+			ok(all, "2^63, 2^64-1 and 1e19 bytes go out exactly");
+			s.value = 1e308;
+			is_int(cw_map_sample(&o, &s, NOW, &p, &sc), CW_BAD_VALUE, "1e308 is past what CloudWatch stores: bad");
+			f.unit = "ratio";
+			s.value = 1.7e308;
+			is_int(cw_map_sample(&o, &s, NOW, &p, &sc), CW_BAD_VALUE, "a ratio whose percent overflows: bad, not inf");
+			f.unit = "bytes";
+			s.value = 1;
+		}
 		s.value = 1;
 		s.ts_ms = NOW - 15LL * 86400 * 1000;
 		is_int(cw_map_sample(&o, &s, NOW, &p, &sc), CW_TOO_OLD, "15 days old");

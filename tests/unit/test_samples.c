@@ -5,6 +5,7 @@
  */
 #include "../../common/samples.h"
 #include "../../common/util.h"
+#include "../../sinks/prom_dcgm.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -20,6 +21,13 @@ struct seen {
 	int64_t ts[512];
 };
 
+/* Raw values and the ultraserver_id label, for the exactness checks. */
+static double raw_values[8];
+static size_t raw_values_n;
+static int ultra_count, prom_skipped_pid;
+static char ultra_value[64], inst_id[64];
+static char *last_entity; /* when set: the entity of each sample is copied here (512 bytes) */
+
 static void on_sample(const struct sample *s, void *ud)
 {
 	struct seen *z = ud;
@@ -34,7 +42,26 @@ static void on_sample(const struct sample *s, void *ud)
 		n += (size_t)snprintf(l + n, 512 - n, "%s%s=%s", i > s->ninstance ? "," : "", s->labels[i].name,
 				      s->labels[i].value);
 	snprintf(l + n, 512 - n, "} %.10g", s->value);
+	for (size_t i = 0; i < s->nlabels; i++) {
+		if (!strcmp(s->labels[i].name, "ultraserver_id")) {
+			ultra_count++;
+			snprintf(ultra_value, sizeof(ultra_value), "%s", s->labels[i].value);
+		}
+		if (!strcmp(s->labels[i].name, "instance_id") && i < s->ninstance)
+			snprintf(inst_id, sizeof(inst_id), "%s", s->labels[i].value);
+		if (!strcmp(s->labels[i].name, "pid") && (s->prom_skip & (1u << i)))
+			prom_skipped_pid++;
+	}
 	z->ts[z->n++] = s->ts_ms;
+	if (last_entity)
+		snprintf(last_entity, 512, "%s", s->entity);
+}
+
+static void on_sample_raw(const struct sample *s, void *ud)
+{
+	(void)ud;
+	if (raw_values_n < 8)
+		raw_values[raw_values_n++] = s->value;
 }
 
 static void on_error(const char *group, const char *entity, const char *err, void *ud)
@@ -61,14 +88,24 @@ static int has(const struct seen *z, const char *line)
 	return 0;
 }
 
+static struct seen *map_flags(const char *json, size_t flags, enum report_format *fmt);
+
 static struct seen *map(const char *json, enum report_format *fmt)
+{
+	return map_flags(json, 0, fmt);
+}
+
+/* json_loads flags: JSON_DECODE_INT_AS_REAL reads integers >= 2^63 as the sinks' reader does. */
+static struct seen *map_flags(const char *json, size_t flags, enum report_format *fmt)
 {
 	static struct seen z;
 	struct map_cb cb = { on_sample, on_error, on_bad, &z };
 	json_error_t je;
-	json_t *r = json_loads(json, 0, &je);
+	json_t *r = json_loads(json, flags, &je);
 
 	memset(&z, 0, sizeof(z));
+	ultra_count = prom_skipped_pid = 0;
+	inst_id[0] = '\0';
 	if (!r) {
 		printf("# bad test JSON: %s\n", je.text);
 		exit(2);
@@ -79,6 +116,135 @@ static struct seen *map(const char *json, enum report_format *fmt)
 }
 
 #define HAS(z, line) ok(has(z, line), "%s", line)
+
+/*
+ * Expand a rule or field path into its concrete alternatives: each "{a,b}"
+ * or "{a+b}" segment becomes one alternative per key ("key[field]" is the
+ * key). Appends to out (n so far), at most max.
+ */
+static void expand(const char *path, char out[][256], size_t *n, size_t max)
+{
+	char head[256] = "";
+	const char *p = path;
+
+	for (;;) {
+		const char *dot = strchr(p, '.');
+		size_t len = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (*p == '{') {
+			/* Each listed key, then the rest of the path. */
+			const char *k = p + 1, *end = p + len - 1;
+
+			while (k < end) {
+				size_t kl = strcspn(k, ",+}");
+				char alt[512];
+
+				snprintf(alt, sizeof(alt), "%s%s%.*s%s%s", head, *head ? "." : "", (int)kl, k, dot ? "." : "",
+					 dot ? dot + 1 : "");
+				expand(alt, out, n, max);
+				k += kl + 1;
+			}
+			return;
+		}
+		{
+			size_t hl = strlen(head), kl = strcspn(p, ".[");
+
+			snprintf(head + hl, sizeof(head) - hl, "%s%.*s", hl ? "." : "", (int)(kl < len ? kl : len), p);
+		}
+		if (!dot)
+			break;
+		p = dot + 1;
+	}
+	if (*n < max)
+		snprintf(out[(*n)++], 256, "%s", head);
+}
+
+/* Does the rule alternative r reach the field alternative f (f is r, or a prefix of it at a step)? */
+static int reaches(const char *r, const char *f)
+{
+	size_t fl = strlen(f);
+
+	return !strncmp(r, f, fl) && (r[fl] == '\0' || r[fl] == '.');
+}
+
+/*
+ * Issue 10, "read but never exported": every field of the schema is mapped
+ * by a rule of its group (for its kind of device), or says why not (and
+ * then no rule maps it); every device rule reads a field the schema lists.
+ */
+static void test_every_field_mapped(void)
+{
+	json_t *m = map_schema_json(), *rules = json_object_get(m, "rules"), *r;
+	static char falt[64][256], ralt[64][256];
+	size_t nf, nr, i, unmapped = 0, dishonest = 0, unknown = 0;
+
+	for (size_t k = 0; k < schema_nfields; k++) {
+		const struct schema_field *f = &schema_fields[k];
+
+		nf = 0;
+		expand(f->path, falt, &nf, 64);
+		for (size_t a = 0; a < nf; a++) {
+			int covered = 0;
+
+			json_array_foreach(rules, i, r) {
+				const char *rt = json_string_value(json_object_get(r, "device_type"));
+				const char *sc = json_string_value(json_object_get(r, "scope"));
+
+				if (strcmp(json_string_value(json_object_get(r, "group")), group_name(f->group)) ||
+				    (group_scope(f->group) == SCOPE_DEVICE) != !strcmp(sc, "device") ||
+				    (rt && (!f->device_type || strcmp(rt, f->device_type))))
+					continue;
+				nr = 0;
+				expand(json_string_value(json_object_get(r, "path")), ralt, &nr, 64);
+				for (size_t b = 0; b < nr; b++)
+					covered |= reaches(ralt[b], falt[a]);
+			}
+			if (!covered && !f->not_exported) {
+				fprintf(stderr, "# %s%s%s.%s: no rule maps it and the schema gives no reason\n",
+					f->device_type ? f->device_type : "", f->device_type ? ": " : "", group_name(f->group),
+					falt[a]);
+				unmapped++;
+			}
+			if (covered && f->not_exported) {
+				fprintf(stderr, "# %s.%s: mapped, yet the schema says \"%s\"\n", group_name(f->group), falt[a],
+					f->not_exported);
+				dishonest++;
+			}
+		}
+	}
+	ok(unmapped == 0, "every field of the report schema has a family, or a reason (%zu without)", unmapped);
+	ok(dishonest == 0, "no field with a reason is mapped (%zu)", dishonest);
+	json_array_foreach(rules, i, r) {
+		const char *rt = json_string_value(json_object_get(r, "device_type"));
+		int known = 0;
+
+		if (strcmp(json_string_value(json_object_get(r, "scope")), "device"))
+			continue;
+		nr = 0;
+		expand(json_string_value(json_object_get(r, "path")), ralt, &nr, 64);
+		for (size_t b = 0; b < nr; b++) {
+			known = 0;
+			for (size_t k = 0; k < schema_nfields; k++) {
+				const struct schema_field *f = &schema_fields[k];
+
+				if (strcmp(group_name(f->group), json_string_value(json_object_get(r, "group"))) ||
+				    (f->device_type && rt && strcmp(rt, f->device_type)))
+					continue;
+				nf = 0;
+				expand(f->path, falt, &nf, 64);
+				for (size_t a = 0; a < nf; a++)
+					known |= reaches(ralt[b], falt[a]) || !strcmp(ralt[b], "1");
+			}
+			if (!known) {
+				fprintf(stderr, "# rule %s.%s reads a field the schema does not list\n",
+					json_string_value(json_object_get(r, "group")), ralt[b]);
+				unknown++;
+			}
+		}
+	}
+	ok(unknown == 0, "every device rule reads a field of the schema (%zu do not)", unknown);
+	json_decref(m);
+}
 
 int main(void)
 {
@@ -136,6 +302,23 @@ int main(void)
 	is_str(z->bad[1], "system_data.memory_info.swap_total_bytes: expected a number, got an array", "array value");
 	is_int(z->ts[0], 42, "no timestamp in the input: now is used");
 
+	/* Issue 11 item 13: an invalid timestamp is replaced by the read time, counted and logged, not silently. */
+	{
+		unsigned long long before = map_bad_timestamps();
+
+		z = map("{\"timestamp\":\"2026-02-30T00:00:00Z\",\"monitor\":{},\"system_data\":{\"memory_info\":"
+			"{\"timestamp\":\"2026-02-30T00:00:00Z\",\"error\":\"\",\"memory_used_bytes\":7}}}",
+			&fmt);
+		HAS(z, "system_memory_used_bytes{} 7");
+		is_int(z->ts[z->n - 1], 42, "2026-02-30: the read time is used");
+		is_int(map_bad_timestamps() - before, 1, "counted once (the group repeats the report's text)");
+		z = map("{\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"monitor\":{},\"system_data\":{\"memory_info\":"
+			"{\"timestamp\":\"yesterday\",\"error\":\"\",\"memory_used_bytes\":7}}}",
+			&fmt);
+		is_int(z->ts[z->n - 1], 1795239000000LL, "a group's invalid time: the report's time is used");
+		is_int(map_bad_timestamps() - before, 2, "the group's invalid time is counted");
+	}
+
 	/* neuron-monitor 2.x fixture, line 1. */
 	f = fopen("tests/fixtures/streams/neuron-monitor-2x.jsonl", "r");
 	if (!f || !fgets(line, sizeof(line), f))
@@ -143,14 +326,14 @@ int main(void)
 	fclose(f);
 	z = map(line, &fmt);
 	is_int(fmt, FORMAT_NEURON_2X, "2.x detected");
-	HAS(z, "neuroncore_utilization_ratio{runtime_tag=my_app_1,neuroncore=0} 0.6241");
-	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=my_app_1,usage_type=user} 0.4201");
-	HAS(z, "execution_status_total{runtime_tag=my_app_1,status_type=completed} 118");
-	HAS(z, "execution_latency_seconds{runtime_tag=my_app_1,percentile=p50} 0.003493427");
-	HAS(z, "neuroncore_memory_usage_runtime_memory{runtime_tag=my_app_1,neuroncore=0,memory_location=None} 43216");
+	HAS(z, "neuroncore_utilization_ratio{runtime_tag=my_app_1,pid=4242,neuroncore=0} 0.6241");
+	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=my_app_1,pid=4242,usage_type=user} 0.4201");
+	HAS(z, "execution_status_total{runtime_tag=my_app_1,pid=4242,status_type=completed} 118");
+	HAS(z, "execution_latency_seconds{runtime_tag=my_app_1,pid=4242,percentile=p50} 0.003493427");
+	HAS(z, "neuroncore_memory_usage_runtime_memory{runtime_tag=my_app_1,pid=4242,neuroncore=0,memory_location=None} 43216");
 	HAS(z, "hardware_ecc_events_total{neuron_device_index=1,event_type=mem_ecc_corrected} 0");
 	HAS(z, "neuron_hardware_info{neuron_device_count=2,neuroncore_per_device_count=2} 1");
-	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=5151,usage_type=user} 0.0098");
+	HAS(z, "neuron_runtime_vcpu_usage_ratio{runtime_tag=5151,pid=5151,usage_type=user} 0.0098");
 
 	/* neuron-monitor 2020 fixture, line 1. */
 	f = fopen("tests/fixtures/streams/neuron-monitor-2020.jsonl", "r");
@@ -162,6 +345,227 @@ int main(void)
 	HAS(z, "neuroncore_utilization_ratio{runtime_tag=0,neuroncore=0} 0.4201");
 	HAS(z, "hardware_ecc_events_total{runtime_tag=0,neuron_device_index=0,event_type=mem_ecc_corrected} 0");
 	HAS(z, "execution_latency_seconds{runtime_tag=0,percentile=p99} 0.013938");
+
+	/* Issue 10, drop-in exactness with neuron-monitor-prometheus.py. */
+	{
+		struct seen *y;
+		int exact = 1;
+
+		/* Ratios are value / 100.0, bit for bit: 3.96 gives 0.039599999999999996, not 0.0396. */
+		z = map("{\"neuron_runtime_data\":[{\"pid\":7,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":"
+			"{\"neuroncore_counters\":{\"error\":\"\",\"neuroncores_in_use\":{\"0\":{\"neuroncore_utilization\":3.96},"
+			"\"1\":{\"neuroncore_utilization\":55.4}}}}}]}",
+			&fmt);
+		for (size_t i = 0; i < z->n; i++)
+			if (strstr(z->lines[i], "neuroncore=0"))
+				exact &= strstr(z->lines[i], " 0.0396\0") != NULL || !strcmp(strchr(z->lines[i], ' '), " 0.0396");
+		ok(z->n == 3, "two cores and instance_info (%zu)", z->n);
+		{
+			static struct seen raw;
+			struct map_cb cb = { on_sample_raw, NULL, NULL, &raw };
+			json_t *r = json_loads("{\"neuron_runtime_data\":[{\"pid\":7,\"neuron_runtime_tag\":\"1\",\"error\":\"\","
+					       "\"report\":{\"neuroncore_counters\":{\"error\":\"\",\"neuroncores_in_use\":"
+					       "{\"0\":{\"neuroncore_utilization\":3.96}}}}}]}",
+					       0, NULL);
+
+			memset(&raw, 0, sizeof(raw));
+			raw_values_n = 0;
+			map_report(r, 42, &cb);
+			json_decref(r);
+			ok(raw_values_n == 2 && raw_values[1] == 3.96 / 100.0 && raw_values[1] != 3.96 * 0.01,
+			   "3.96 percent is 3.96 / 100.0 = 0.039599999999999996 (%.17g)", raw_values_n == 2 ? raw_values[1] : -1);
+		}
+		ok(exact, "the ratio is in the sample");
+
+		/* Trn2 UltraServers: ultraserver_id on every series, only when instance_info has it. */
+		y = map("{\"instance_info\":{\"instance_id\":\"i-1\",\"ultraserver_id\":\"us-42\",\"error\":\"\"},"
+			"\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
+			&fmt);
+		is_int(ultra_count, 2, "ultraserver_id on both samples (instance_info and memory)");
+		is_str(ultra_value, "us-42", "its value");
+		y = map("{\"instance_info\":{\"instance_id\":\"i-1\",\"error\":\"\"},"
+			"\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
+			&fmt);
+		is_int(ultra_count, 0, "no ultraserver_id label when instance_info has no such key");
+		(void)y;
+
+		/* Four neuron-monitor runtimes tagged "1": the pid keeps them apart (accel-prom leaves it out). */
+		z = map("{\"neuron_runtime_data\":["
+			"{\"pid\":11,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","
+			"\"neuron_runtime_used_bytes\":{\"host\":1}}}},"
+			"{\"pid\":12,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","
+			"\"neuron_runtime_used_bytes\":{\"host\":2}}}},"
+			"{\"pid\":13,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","
+			"\"neuron_runtime_used_bytes\":{\"host\":3}}}},"
+			"{\"pid\":14,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","
+			"\"neuron_runtime_used_bytes\":{\"host\":4}}}}]}",
+			&fmt);
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=1,pid=11,memory_location=host} 1");
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=1,pid=14,memory_location=host} 4");
+		is_int(prom_skipped_pid, 4, "the pid of each neuron-monitor runtime is marked for accel-prom to leave out");
+	}
+
+	/* Issue 10: a report without instance_info keeps the instance labels of the last one that had it. */
+	map_reset();
+	z = map("{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
+		&fmt);
+	is_str(inst_id, "", "before any instance_info: empty instance labels");
+	z = map("{\"instance_info\":{\"instance_id\":\"i-1\",\"error\":\"\"},\"neuron_runtime_data\":[]}", &fmt);
+	is_str(inst_id, "i-1", "instance_info read");
+	z = map("{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
+		&fmt);
+	is_str(inst_id, "i-1", "a report without instance_info keeps the last instance labels");
+	HAS(z, "system_memory_used_bytes{} 7");
+	z = map("{\"instance_info\":{\"instance_id\":\"i-2\",\"error\":\"\"},\"neuron_runtime_data\":[]}", &fmt);
+	is_str(inst_id, "i-2", "a new instance_info replaces them");
+	map_reset();
+
+	/* Issue 10, no silent limits: every rule fits, and nothing captured is cut. */
+	{
+		char err[256] = "";
+		static char big[4096];
+		static char entity_seen[512];
+		int rc = map_rules_check(err, sizeof(err));
+
+		ok(rc == 0, "every rule compiles and fits SAMPLE_MAX_LABELS (%s)", err);
+		ok(map_max_labels() <= SAMPLE_MAX_LABELS, "the most labels a sample can carry: %zu of %d",
+		   map_max_labels(), SAMPLE_MAX_LABELS);
+		/* A [field] capture longer than 23 bytes (it was cut there). */
+		snprintf(big, sizeof(big),
+			 "{\"system_data\":{\"neuron_hw_counters\":{\"error\":\"\",\"neuron_devices\":[{\"neuron_device_index\":"
+			 "\"a-device-index-that-is-longer-than-23-bytes\",\"mem_ecc_corrected\":3}]}}}");
+		z = map(big, &fmt);
+		HAS(z, "hardware_ecc_events_total{neuron_device_index=a-device-index-that-is-longer-than-23-bytes,"
+		       "event_type=mem_ecc_corrected} 3");
+		/* A device key longer than 96 bytes makes an entity that is not cut (issue 11 item 16). */
+		snprintf(big, sizeof(big),
+			 "{\"monitor\":{},\"device_data\":[{\"device_type\":\"hwmon\",\"error\":\"\",\"report\":{\"device_power\":"
+			 "{\"error\":\"\",\"devices\":{\"%0200d\":{\"power_watts\":5}}}}}]}",
+			 7);
+		entity_seen[0] = '\0';
+		last_entity = entity_seen;
+		z = map(big, &fmt);
+		last_entity = NULL;
+		is_int(strlen(entity_seen), strlen("hwmon:") + 200, "a 206-byte entity is kept whole");
+	}
+
+	/* Issue 11 item 5: integers >= 2^63 arrive as reals; nothing overflows or wraps. */
+	{
+		int exact = 1;
+
+		z = map_flags("{\"neuron_runtime_data\":[{\"pid\":9223372036854775808,\"neuron_runtime_tag\":\"\","
+			      "\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\",\"neuron_runtime_used_bytes\":"
+			      "{\"host\":18446744073709551615,\"neuron_device\":1e19}}}}],"
+			      "\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_total_bytes\":9223372036854775808,"
+			      "\"memory_used_bytes\":1e308,\"swap_total_bytes\":4242}}}",
+			      JSON_DECODE_INT_AS_REAL, &fmt);
+		HAS(z, "system_memory_total_bytes{} 9.223372037e+18");
+		HAS(z, "system_memory_used_bytes{} 1e+308");
+		HAS(z, "system_swap_total_bytes{} 4242");
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=9.2233720368547758e+18,pid=9.2233720368547758e+18,"
+		       "memory_location=host} 1.844674407e+19");
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=9.2233720368547758e+18,pid=9.2233720368547758e+18,"
+		       "memory_location=neuron_device} 1e+19");
+		is_int(z->nbad, 0, "no bad values");
+		/* A real pid that fits: written as the integer it is. */
+		z = map_flags("{\"neuron_runtime_data\":[{\"pid\":4242,\"neuron_runtime_tag\":\"a\",\"error\":\"\","
+			      "\"report\":{\"memory_used\":{\"error\":\"\",\"neuron_runtime_used_bytes\":{\"host\":1}}}}]}",
+			      JSON_DECODE_INT_AS_REAL, &fmt);
+		HAS(z, "neuron_runtime_memory_used_bytes{runtime_tag=a,pid=4242,memory_location=host} 1");
+		/* Scaling past DBL_MAX: a bad value, no sample (no "inf" in any sink). */
+		z = map("{\"monitor\":{},\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+			"\"device_clocks\":{\"error\":\"\",\"devices\":{\"0\":{\"clocks_mhz\":{\"sm\":1e308,\"memory\":1e300}}}}}}],"
+			"\"system_data\":{\"vcpu_usage\":{\"error\":\"\",\"average_usage\":{\"user\":1e308,\"nice\":1e308}}}}",
+			&fmt);
+		for (size_t i = 0; i < z->n; i++)
+			if (strstr(z->lines[i], " inf")) {
+				fprintf(stderr, "# %s\n", z->lines[i]);
+				exact = 0;
+			}
+		ok(exact, "no sample is infinite");
+		HAS(z, "accelerator_clock_hertz{device_type=nvidia,device=0,uuid=,model=,pci_bus_id=,clock=memory} 1e+306");
+		is_int(z->nbad, 1, "1e308 MHz is one bad value");
+		is_str(z->bad[0], "device_data[0].report.device_clocks.devices.0.clocks_mhz.sm: out of range once converted to base units",
+		       "saying where");
+		HAS(z, "system_vcpu_usage_ratio{usage_type=user} 1");
+	}
+
+	test_every_field_mapped();
+
+	/* The dcgm-exporter name table has no row that points at a family the mapping does not produce. */
+	{
+		static const char extra[] = "DCGM_FI_DEV_ROW_REMAP_PENDING, gauge, p\n";
+		char *err = NULL, *text = NULL;
+		size_t len = 0, waiting = 0;
+		struct prom_dcgm *d;
+		FILE *cf = fopen("tests/fixtures/dcgm/default-counters.csv", "r");
+		FILE *mem = open_memstream(&text, &len);
+
+		while (cf && mem && fgets(line, sizeof(line), cf))
+			fputs(line, mem);
+		if (mem) {
+			fputs(extra, mem);
+			fclose(mem);
+		}
+		if (cf)
+			fclose(cf);
+		d = prom_dcgm_parse(text ? text : "", len, "default-counters.csv", &err);
+		for (size_t i = 0; d; i++) {
+			const char *why = NULL, *name = prom_dcgm_unsupported(d, i, &why);
+
+			if (!name)
+				break;
+			if (why && strstr(why, "not produced")) {
+				fprintf(stderr, "# %s: %s\n", name, why);
+				waiting++;
+			}
+		}
+		if (!d)
+			fprintf(stderr, "# %s\n", err ? err : "?");
+		ok(d && waiting == 0, "no DCGM field waits for a family (%zu do)", waiting);
+		ok(d && prom_dcgm_served(d) >= 21, "the DCGM rows are served (%zu)", d ? prom_dcgm_served(d) : 0);
+		prom_dcgm_free(d);
+		free(text);
+		free(err);
+	}
+
+	/* The fields that were read but never exported now have families. */
+	z = map("{\"monitor\":{},\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+		"\"device_memory\":{\"error\":\"\",\"devices\":{\"0\":{\"reserved_bytes\":512,\"mig_devices\":{\"1\":"
+		"{\"uuid\":\"MIG-1\",\"gpu_instance_id\":2,\"compute_instance_id\":0,\"total_bytes\":10,\"used_bytes\":4,"
+		"\"free_bytes\":6}}}}},"
+		"\"device_utilization\":{\"error\":\"\",\"devices\":{\"0\":{\"pcie_tx_bytes_per_second\":1024,"
+		"\"pcie_rx_bytes_per_second\":2048}}},"
+		"\"device_power\":{\"error\":\"\",\"devices\":{\"0\":{\"energy_total_joules\":123.5}}},"
+		"\"device_errors\":{\"error\":\"\",\"devices\":{\"0\":{\"last_xid\":79,\"retired_pages\":{\"total\":3,"
+		"\"single_bit\":1,\"double_bit\":2,\"pending\":true},\"remapped_rows\":{\"correctable\":5,"
+		"\"uncorrectable\":1,\"pending\":false,\"failed\":true}}}}}},"
+		"{\"device_type\":\"amdgpu\",\"error\":\"\",\"report\":{\"device_memory\":{\"error\":\"\",\"devices\":"
+		"{\"0\":{\"gtt_total_bytes\":4096,\"gtt_used_bytes\":100}}}}}]}",
+		&fmt);
+#define DEV0(t) "{device_type=" t ",device=0,uuid=,model=,pci_bus_id="
+	HAS(z, "accelerator_memory_reserved_bytes" DEV0("nvidia") "} 512");
+	HAS(z, "accelerator_mig_memory_total_bytes" DEV0("nvidia") ",mig_device=1} 10");
+	HAS(z, "accelerator_mig_memory_used_bytes" DEV0("nvidia") ",mig_device=1} 4");
+	HAS(z, "accelerator_mig_memory_free_bytes" DEV0("nvidia") ",mig_device=1} 6");
+	HAS(z, "accelerator_pcie_throughput_bytes_per_second" DEV0("nvidia") ",direction=tx} 1024");
+	HAS(z, "accelerator_pcie_throughput_bytes_per_second" DEV0("nvidia") ",direction=rx} 2048");
+	HAS(z, "accelerator_energy_consumed_joules" DEV0("nvidia") "} 123.5");
+	HAS(z, "accelerator_last_xid" DEV0("nvidia") "} 79");
+	HAS(z, "accelerator_retired_pages" DEV0("nvidia") "} 3");
+	HAS(z, "accelerator_retired_pages_pending" DEV0("nvidia") "} 1");
+	HAS(z, "accelerator_remapped_rows" DEV0("nvidia") ",type=correctable} 5");
+	HAS(z, "accelerator_remapped_rows" DEV0("nvidia") ",type=uncorrectable} 1");
+	HAS(z, "accelerator_row_remap_pending" DEV0("nvidia") "} 0");
+	HAS(z, "accelerator_row_remap_failed" DEV0("nvidia") "} 1");
+	HAS(z, "accelerator_gtt_memory_total_bytes" DEV0("amdgpu") "} 4096");
+	HAS(z, "accelerator_gtt_memory_used_bytes" DEV0("amdgpu") "} 100");
+	is_int(z->nbad, 0, "booleans are read as 0/1 where a flag is exported");
+	z = map("{\"monitor\":{},\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+		"\"device_errors\":{\"error\":\"\",\"devices\":{\"0\":{\"remapped_rows\":{\"failed\":1}}}}}}]}",
+		&fmt);
+	is_str(z->nbad ? z->bad[0] : "", "device_data[0].report.device_errors.devices.0.remapped_rows.failed: expected a boolean, got a number",
+	       "a number where a flag belongs is a bad value");
 
 	/* Every family is documented with a help text and a unit-consistent name. */
 	{

@@ -57,6 +57,15 @@ int main(void)
 		is_int(iso8601_parse("2262-01-01T00:00:00Z", &ns), 0, "year 2262 parses");
 		is_int(iso8601_parse("2263-01-01T00:00:00Z", &ns), -EINVAL, "year 2263 is rejected");
 		is_int(iso8601_parse("1969-12-31T23:59:59Z", &ns), -EINVAL, "before 1970 is rejected");
+		/* Issue 11 item 13: impossible dates were rolled over (02-30 read as 03-02). */
+		is_int(iso8601_parse("2026-02-30T00:00:00Z", &ns), -EINVAL, "2026-02-30 is rejected, not read as March 2");
+		is_int(iso8601_parse("2025-02-29T00:00:00Z", &ns), -EINVAL, "2025-02-29 (not a leap year) is rejected");
+		is_int(iso8601_parse("2026-04-31T00:00:00Z", &ns), -EINVAL, "April 31 is rejected");
+		is_int(iso8601_parse("2024-02-29T12:00:00Z", &ns), 0, "2024-02-29 (a leap year) parses");
+		is_int(ns, 1709208000000000000LL, "2024-02-29T12:00:00Z is its own day");
+		is_int(iso8601_parse("2000-02-29T00:00:00Z", &ns), 0, "2000-02-29 (divisible by 400) parses");
+		is_int(iso8601_parse("2100-02-29T00:00:00Z", &ns), -EINVAL, "2100-02-29 (divisible by 100) is rejected");
+		is_int(iso8601_parse("2026-12-31T23:59:59Z", &ns), 0, "December 31 parses");
 	}
 	return done_testing();
 }

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report schema, as data: the one place that knows the metric groups
+ * (their names, neuron-monitor's aliases and their scope), the config keys
+ * neuron-monitor spells differently, the label names a sample can carry and
+ * where each comes from, and the fields a collector can put in a device
+ * group. The config validator (monitor/config.c), the report -> samples
+ * mapping (common/samples.c), the sinks' column and dimension choices and
+ * the stream checkers (tests/helpers/, through schema_dump_json() and the
+ * generated tests/fixtures/schema.json) read it rather than restate it.
+ *
+ * Adding a group is one SCHEMA_GROUPS row (plus its family rows in
+ * samples.c); adding a label is one SCHEMA_LABELS row.
+ */
+#ifndef ACCEL_SCHEMA_H
+#define ACCEL_SCHEMA_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+enum group_scope { SCOPE_SYSTEM, SCOPE_RUNTIME, SCOPE_DEVICE };
+
+/*
+ * X(ID, name, alias, scope): every metric group. name is what a config
+ * lists and a report holds; alias is neuron-monitor's name for it, accepted
+ * in a config (NULL: none). The order is enum group_id's.
+ */
+#define SCHEMA_GROUPS(X)                                                                  \
+	X(VCPU_USAGE, "vcpu_usage", NULL, SCOPE_SYSTEM)                                   \
+	X(MEMORY_INFO, "memory_info", NULL, SCOPE_SYSTEM)                                 \
+	X(NEURON_HW_COUNTERS, "neuron_hw_counters", NULL, SCOPE_SYSTEM)                   \
+	X(RUNTIME_VCPU_USAGE, "runtime_vcpu_usage", "neuron_runtime_vcpu_usage", SCOPE_RUNTIME) \
+	X(MEMORY_USED, "memory_used", NULL, SCOPE_RUNTIME)                                \
+	X(EXECUTION_STATS, "execution_stats", "inference_stats", SCOPE_RUNTIME)           \
+	X(NEURONCORE_COUNTERS, "neuroncore_counters", NULL, SCOPE_RUNTIME)                \
+	X(HW_COUNTERS, "hw_counters", NULL, SCOPE_RUNTIME)                                \
+	X(DEVICE_INFO, "device_info", NULL, SCOPE_DEVICE)                                 \
+	X(DEVICE_UTILIZATION, "device_utilization", NULL, SCOPE_DEVICE)                   \
+	X(DEVICE_MEMORY, "device_memory", NULL, SCOPE_DEVICE)                             \
+	X(DEVICE_THERMAL, "device_thermal", NULL, SCOPE_DEVICE)                           \
+	X(DEVICE_POWER, "device_power", NULL, SCOPE_DEVICE)                               \
+	X(DEVICE_CLOCKS, "device_clocks", NULL, SCOPE_DEVICE)                             \
+	X(DEVICE_ERRORS, "device_errors", NULL, SCOPE_DEVICE)
+
+#define SCHEMA_GROUP_ENUM_(id, name, alias, scope) GROUP_##id,
+/* Every metric group the config knows; canonical names are in group_name(). */
+enum group_id { SCHEMA_GROUPS(SCHEMA_GROUP_ENUM_) GROUP_COUNT };
+
+const char *group_name(enum group_id id);
+const char *group_alias(enum group_id id); /* NULL: none */
+enum group_scope group_scope(enum group_id id);
+const char *scope_name(enum group_scope scope); /* "system", "runtime", "device" */
+/* A group by name (canonical or alias) within a scope; -1 if unknown there. */
+int schema_group_lookup(const char *name, enum group_scope scope);
+
+/* Top-level config keys neuron-monitor spells differently: {alias, canonical}, NULL-terminated. */
+extern const char *const schema_config_aliases[][2];
+
+/* Where a label's value comes from. */
+enum label_kind {
+	LK_INSTANCE, /* the report's instance_info (source: its key), on every sample */
+	LK_RUNTIME,  /* a runtime entry's identity, on its samples */
+	LK_DEVICE,   /* a device's identity (source: the device object's key), on its samples */
+	LK_VALUE,    /* a rule's capture or fixed label (samples.c) */
+};
+
+/* Label flags. */
+#define LABEL_CSV_COLUMN 1u /* accel-csv's long format has a column of this name (fixed: the header never changes) */
+#define LABEL_OPTIONAL 2u   /* instance labels: only when instance_info has the key (else left out, not "") */
+
+/*
+ * X(ID, name, kind, source, flags, CloudWatch dimension): every label a
+ * sample can carry. Instance labels come first in a sample, in this order;
+ * device labels follow the entry's in this order. Rows with LABEL_CSV_COLUMN
+ * are accel-csv's label columns, in this order; a new label goes without it
+ * (to other_labels) so the header of existing files does not change.
+ */
+#define SCHEMA_LABELS(X)                                                                              \
+	X(RUNTIME_TAG, "runtime_tag", LK_RUNTIME, NULL, LABEL_CSV_COLUMN, "RuntimeTag")            \
+	X(PID, "pid", LK_RUNTIME, "pid", LABEL_CSV_COLUMN, "Pid")                                  \
+	X(NEURONCORE, "neuroncore", LK_VALUE, NULL, LABEL_CSV_COLUMN, "NeuronCore")                \
+	X(NEURON_DEVICE, "neuron_device_index", LK_VALUE, NULL, LABEL_CSV_COLUMN, "NeuronDevice")  \
+	X(DEVICE_TYPE, "device_type", LK_DEVICE, "device_type", LABEL_CSV_COLUMN, "DeviceType")   \
+	X(DEVICE, "device", LK_DEVICE, NULL, LABEL_CSV_COLUMN, "Device")                           \
+	X(UUID, "uuid", LK_DEVICE, "uuid", LABEL_CSV_COLUMN, "DeviceUUID")                         \
+	X(MODEL, "model", LK_DEVICE, "model", LABEL_CSV_COLUMN, "Model")                           \
+	X(PCI_BUS_ID, "pci_bus_id", LK_DEVICE, "pci_bus_id", LABEL_CSV_COLUMN, "PciBusId")         \
+	X(USAGE_TYPE, "usage_type", LK_VALUE, NULL, LABEL_CSV_COLUMN, "UsageType")                 \
+	X(MEMORY_LOCATION, "memory_location", LK_VALUE, NULL, LABEL_CSV_COLUMN, "MemoryLocation")  \
+	X(ERROR_TYPE, "error_type", LK_VALUE, NULL, LABEL_CSV_COLUMN, "ErrorType")                 \
+	X(STATUS_TYPE, "status_type", LK_VALUE, NULL, LABEL_CSV_COLUMN, "StatusType")              \
+	X(PERCENTILE, "percentile", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Percentile")                \
+	X(EVENT_TYPE, "event_type", LK_VALUE, NULL, LABEL_CSV_COLUMN, "EventType")                 \
+	X(ENGINE, "engine", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Engine")                            \
+	X(SENSOR, "sensor", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Sensor")                            \
+	X(CLOCK, "clock", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Clock")                               \
+	X(TYPE, "type", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Type")                                  \
+	X(STATUS, "status", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Status")                            \
+	X(FAN, "fan", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Fan")                                     \
+	X(CATEGORY, "category", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Category")                      \
+	X(NAME, "name", LK_VALUE, NULL, LABEL_CSV_COLUMN, "Name")                                  \
+	X(DEVICE_COUNT, "neuron_device_count", LK_VALUE, NULL, LABEL_CSV_COLUMN, "NeuronDeviceCount") \
+	X(CORES_PER_DEVICE, "neuroncore_per_device_count", LK_VALUE, NULL, LABEL_CSV_COLUMN,       \
+	  "NeuronCorePerDeviceCount")                                                                 \
+	X(INSTANCE_NAME, "instance_name", LK_INSTANCE, "instance_name", LABEL_CSV_COLUMN, "InstanceName") \
+	X(INSTANCE_ID, "instance_id", LK_INSTANCE, "instance_id", LABEL_CSV_COLUMN, "InstanceId")  \
+	X(INSTANCE_TYPE, "instance_type", LK_INSTANCE, "instance_type", LABEL_CSV_COLUMN, "InstanceType") \
+	X(AZ, "availability_zone", LK_INSTANCE, "instance_availability_zone", LABEL_CSV_COLUMN,    \
+	  "AvailabilityZone")                                                                         \
+	X(REGION, "region", LK_INSTANCE, "instance_region", LABEL_CSV_COLUMN, "Region")            \
+	X(SUBNET, "subnet_id", LK_INSTANCE, "subnet_id", LABEL_CSV_COLUMN, "SubnetId")             \
+	X(ULTRASERVER_ID, "ultraserver_id", LK_INSTANCE, "ultraserver_id", LABEL_OPTIONAL, "UltraserverId") \
+	X(DIRECTION, "direction", LK_VALUE, NULL, 0, "Direction")                                   \
+	X(MIG_DEVICE, "mig_device", LK_VALUE, NULL, 0, "MigDevice")                                 \
+	X(LINK, "link", LK_VALUE, NULL, 0, "Link")                                                  \
+	X(SEVERITY, "severity", LK_VALUE, NULL, 0, "Severity")                                      \
+	X(ALARM, "alarm", LK_VALUE, NULL, 0, "Alarm")
+
+#define SCHEMA_LABEL_ENUM_(id, name, kind, source, flags, dim) LBL_##id,
+enum label_id { SCHEMA_LABELS(SCHEMA_LABEL_ENUM_) LBL_COUNT };
+/* How many labels of each kind (constant expressions: array sizes). */
+#define SCHEMA_LABEL_KIND_(id, name, kind, source, flags, dim) +((kind) == SCHEMA_COUNTED_KIND_)
+#define SCHEMA_COUNTED_KIND_ LK_INSTANCE
+enum { SCHEMA_INSTANCE_LABELS = 0 SCHEMA_LABELS(SCHEMA_LABEL_KIND_) };
+#undef SCHEMA_COUNTED_KIND_
+#define SCHEMA_COUNTED_KIND_ LK_RUNTIME
+enum { SCHEMA_RUNTIME_LABELS = 0 SCHEMA_LABELS(SCHEMA_LABEL_KIND_) };
+#undef SCHEMA_COUNTED_KIND_
+#define SCHEMA_COUNTED_KIND_ LK_DEVICE
+enum { SCHEMA_DEVICE_LABELS = 0 SCHEMA_LABELS(SCHEMA_LABEL_KIND_) };
+#undef SCHEMA_COUNTED_KIND_
+
+struct schema_label {
+	const char *name;
+	enum label_kind kind;
+	const char *source; /* instance: the instance_info key; device: the device object's key; else NULL */
+	unsigned flags;     /* LABEL_CSV_COLUMN, LABEL_OPTIONAL */
+	const char *cw_dim; /* the CloudWatch dimension it becomes */
+};
+extern const struct schema_label schema_labels[LBL_COUNT];
+
+/* A label by name; NULL if the schema has none of that name. */
+const struct schema_label *schema_label(const char *name);
+
+/*
+ * A field a collector can put in a group (a device object's key, or a path
+ * below it written as a rule path: "neuroncores.*.model_loads"). Every
+ * field is mapped by a rule of samples.c (test_samples proves it: a field
+ * nothing maps fails the test), or says why it is not exported (the docs
+ * say the same). kind is how tests/helpers/check_report.py checks the
+ * value of a device object's top-level field ("str", "int", "real" (a float >= 0), "num" (any number), "pct",
+ * "bool", "ints", "int_map", "num_map", or a shape of its own).
+ */
+struct schema_field {
+	enum group_id group;
+	const char *device_type;  /* device groups: only this kind; NULL: any kind (or not a device group) */
+	const char *path;
+	const char *kind;         /* NULL for a path below a top-level field (not checked on its own) */
+	const char *not_exported; /* NULL: a rule maps it; else why it has no family */
+};
+extern const struct schema_field schema_fields[];
+extern const size_t schema_nfields;
+
+/*
+ * The whole schema as one JSON object (new reference): groups, config
+ * aliases, labels, and what the mapping adds (families and rules,
+ * map_schema_json() in samples.c). tests/fixtures/schema.json is this
+ * object as written by test_schema (SCHEMA_UPDATE=1), for the Python
+ * checkers; test_schema fails when the file differs.
+ */
+json_t *schema_dump_json(void);
+
+#endif

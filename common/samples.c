@@ -125,6 +125,8 @@ GAUGE(F_ACC_VIS_TOTAL, "accelerator_visible_memory_total_bytes",
       "Accelerator device memory the CPU can map (visible VRAM) total bytes", "bytes");
 GAUGE(F_ACC_VIS_USED, "accelerator_visible_memory_used_bytes",
       "Accelerator device memory the CPU can map (visible VRAM) used bytes", "bytes");
+COUNTER(F_ACC_ECC_EVENTS, "accelerator_ecc_events_total",
+	"Accelerator ECC events by the driver's own counter (a finer split of accelerator_ecc_errors_total)", "count");
 COUNTER(F_ACC_AER, "accelerator_pcie_aer_errors_total", "Accelerator PCIe AER errors by severity", "count");
 GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "count");
 GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
@@ -143,6 +145,7 @@ static const struct family *const families[] = {
 	&F_ACC_MIG_MEM_TOTAL, &F_ACC_MIG_MEM_USED, &F_ACC_MIG_MEM_FREE, &F_ACC_ENERGY_CONSUMED, &F_ACC_GTT_TOTAL,
 	&F_ACC_GTT_USED, &F_ACC_MODEL_LOADS, &F_ACC_RESET_REQ, &F_ACC_RESET_FAIL, &F_ACC_TEMP_CRIT, &F_ACC_TEMP_MAX,
 	&F_ACC_ALARM, &F_ACC_VOLT, &F_ACC_PCIE_SPEED, &F_ACC_PCIE_WIDTH, &F_ACC_VIS_TOTAL, &F_ACC_VIS_USED, &F_ACC_AER,
+	&F_ACC_ECC_EVENTS,
 	NULL,
 };
 
@@ -261,10 +264,11 @@ static const struct rule rules[] = {
 	{ SC_DEVICE, "device_errors", "retired_pages.total", &F_ACC_RETIRED, "", NULL, 0, 0 },
 	/* AWS Neuron devices: neuron-monitor's families where it has one */
 	/*
-	 * Neuron devices' ECC events go to the vendor-neutral family: hardware_ecc_events_total is
-	 * neuron_hw_counters' (as neuron-monitor-prometheus.py serves it), so no event is counted twice.
+	 * Neuron devices' ECC events by the driver's counter name: not hardware_ecc_events_total, which is
+	 * neuron_hw_counters' (as neuron-monitor-prometheus.py serves it), nor accelerator_ecc_errors_total,
+	 * which already has their corrected/uncorrected sums: no event is counted twice in any family.
 	 */
-	{ SC_DEVICE, "device_errors", "ecc_events.*", &F_ACC_ECC, "type", NULL, 0, 0, "neuron", NULL },
+	{ SC_DEVICE, "device_errors", "ecc_events.*", &F_ACC_ECC_EVENTS, "event_type", NULL, 0, 0, "neuron", NULL },
 	{ SC_DEVICE, "device_utilization", "neuroncores.*.utilization_percent", &F_NC_UTIL, "neuroncore", NULL, PERCENT, 0,
 	  "neuron", NULL },
 	{ SC_DEVICE, "device_utilization", "neuroncores.*.status.*", &F_ACC_EXEC_STATUS, "neuroncore,status", NULL, 0,

@@ -72,7 +72,8 @@ sleep 3
 
 want_mem=$(line 4 | $PY -c 'import json,sys; print(json.load(sys.stdin)["system_data"]["memory_info"]["memory_total_bytes"])')
 is "$(q system_memory_total_bytes)" "$want_mem" "system_memory_total_bytes equals the input"
-is "$(q 'system_vcpu_usage_ratio{usage_type="user"}')" 0.554 "system_vcpu_usage_ratio user: (55.3 + 0.1) / 100"
+is "$(q 'system_vcpu_usage_ratio{usage_type="user"}')" 0.5539999999999999 \
+	"system_vcpu_usage_ratio user: (55.3 + 0.1) / 100.0, the double neuron-monitor-prometheus.py computes"
 is "$(q "max_over_time($COMPLETED[10m]) - min_over_time($COMPLETED[10m])")" 343 \
 	"the counter rose by the sum of the later periods (121 + 97 + 125)"
 is "$(q 'hardware_ecc_events_total{neuron_device_index="1",event_type="mem_ecc_corrected"}')" 2 "ECC counter summed"

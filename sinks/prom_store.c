@@ -75,6 +75,7 @@ struct series {
 	int hidden;          /* a counter out of the exposition, kept for continuity */
 	int64_t hidden_ns;   /* since when */
 	int pinned;          /* a self-metric: never stale */
+	struct series *hprev, *hnext; /* the departed counters, oldest first (while hidden) */
 	size_t fidx;         /* index in fam->ser */
 	uint32_t hash;
 	struct series *next; /* hash chain */
@@ -88,11 +89,15 @@ struct prom_store {
 	struct series **tab; /* hash table, tabsize a power of two */
 	size_t tabsize, nall;
 	size_t nexported;    /* visible, not pinned */
+	size_t nhidden;      /* departed counters kept for continuity */
+	struct series *hidden_head, *hidden_tail; /* oldest first: evicted first when the store is full */
+	size_t max_series;   /* cap on series, not pinned, departed ones included (they are evicted first) */
 	int64_t staleness_opt_ms;
 	double max_period;   /* seconds: the longest group period seen */
 	uint64_t seq;        /* reports applied */
 	uint64_t bad_lines[STREAM_BAD_COUNT];
 	uint64_t bad_values, refused, input_bytes;
+	struct log_limit lim_refused;
 	int64_t last_real_ns;
 	char *node_name, *version;
 	char *instance;      /* instance_info's label set in the last report */
@@ -108,6 +113,8 @@ struct prom_store {
 	_Atomic int64_t h_last_ns;      /* 0: no report yet */
 	_Atomic int64_t h_staleness_ms;
 	_Atomic int64_t h_eof_ns;       /* 0: input open */
+	_Atomic int64_t h_refused_ns;   /* CLOCK_MONOTONIC of the last refused sample; 0: none */
+	atomic_ullong h_refused;        /* samples refused so far */
 	atomic_ullong h_reports;
 	char eof_why[160];              /* written before h_eof_ns */
 };
@@ -232,6 +239,57 @@ static struct series *series_find(struct prom_store *st, const struct family *de
 	return NULL;
 }
 
+/* Put a series that just departed at the tail of the hidden list (the newest). */
+static void hidden_push(struct prom_store *st, struct series *s)
+{
+	s->hnext = NULL;
+	s->hprev = st->hidden_tail;
+	if (st->hidden_tail)
+		st->hidden_tail->hnext = s;
+	else
+		st->hidden_head = s;
+	st->hidden_tail = s;
+	st->nhidden++;
+}
+
+static void hidden_unlink(struct prom_store *st, struct series *s)
+{
+	if (s->hprev)
+		s->hprev->hnext = s->hnext;
+	else
+		st->hidden_head = s->hnext;
+	if (s->hnext)
+		s->hnext->hprev = s->hprev;
+	else
+		st->hidden_tail = s->hprev;
+	s->hprev = s->hnext = NULL;
+	st->nhidden--;
+}
+
+static void series_delete(struct prom_store *st, struct series *s);
+
+/* Whether one more series fits: the departed counters make room first, oldest first. */
+static int series_room(struct prom_store *st)
+{
+	while (st->nexported + st->nhidden >= st->max_series && st->hidden_head)
+		series_delete(st, st->hidden_head);
+	return st->nexported + st->nhidden < st->max_series;
+}
+
+/* A sample that finds the store full: counted, logged (rate-limited), and /health says so. */
+static void series_refuse(struct prom_store *st, const struct family *def, const char *labels, size_t len)
+{
+	char q[LOG_QUOTE_BUF];
+
+	st->refused++;
+	atomic_store(&st->h_refused_ns, st->now_ns ? st->now_ns : 1);
+	atomic_store(&st->h_refused, st->refused);
+	log_limited(&st->lim_refused,
+		    "prom: %s: new series %s%s refused: the store holds its maximum of %zu series (see "
+		    "accel_prom_series_refused_total)",
+		    st->where ? st->where : "-", def->name, log_quote(q, sizeof(q), labels, len), st->max_series);
+}
+
 /* The series, created (visible, value 0) when new; NULL when the store is full. */
 static struct series *series_get(struct prom_store *st, const struct family *def, const char *labels, size_t len,
 				 const char *rt_tag, const char *dev_type, const char *dev_key, int pinned)
@@ -242,8 +300,8 @@ static struct series *series_get(struct prom_store *st, const struct family *def
 
 	if (s)
 		return s;
-	if (!pinned && st->nall >= PROM_SERIES_MAX) {
-		st->refused++;
+	if (!pinned && !series_room(st)) {
+		series_refuse(st, def, labels, len);
 		return NULL;
 	}
 	if (st->nall >= st->tabsize)
@@ -283,6 +341,8 @@ static void series_delete(struct prom_store *st, struct series *s)
 	while (*pp != s)
 		pp = &(*pp)->next;
 	*pp = s->next;
+	if (s->hidden)
+		hidden_unlink(st, s);
 	f->ser[s->fidx] = f->ser[--f->nser];
 	f->ser[s->fidx]->fidx = s->fidx;
 	f->sorted = 0;
@@ -309,6 +369,7 @@ static void series_drop(struct prom_store *st, struct series *s, int64_t now_ns)
 	}
 	s->hidden = 1;
 	s->hidden_ns = now_ns;
+	hidden_push(st, s);
 	s->fam->nvisible--;
 	st->nexported--;
 }
@@ -318,6 +379,7 @@ static void series_refresh(struct prom_store *st, struct series *s)
 	s->seen_ns = st->now_ns;
 	s->seen_seq = st->seq;
 	if (s->hidden) {
+		hidden_unlink(st, s);
 		s->hidden = 0;
 		s->fam->nvisible++;
 		st->nexported++;
@@ -816,6 +878,7 @@ void prom_store_publish(struct prom_store *st, struct prom_pub *pub, int64_t mon
 int prom_store_health(struct prom_store *st, int64_t mono_ns, char *why, size_t size)
 {
 	int64_t last = atomic_load(&st->h_last_ns), eof = atomic_load(&st->h_eof_ns);
+	int64_t refused_ns = atomic_load(&st->h_refused_ns);
 	int64_t win = atomic_load(&st->h_staleness_ms);
 	unsigned long long n = atomic_load(&st->h_reports);
 
@@ -831,6 +894,13 @@ int prom_store_health(struct prom_store *st, int64_t mono_ns, char *why, size_t 
 	if (mono_ns - last > win * NS_PER_MS) {
 		snprintf(why, size, "last report %.1f s ago, older than the staleness window (%.1f s)",
 			 (double)(mono_ns - last) / 1e9, (double)win / 1000.0);
+		return 0;
+	}
+	if (refused_ns && mono_ns - refused_ns <= win * NS_PER_MS) {
+		snprintf(why, size,
+			 "new series refused %.1f s ago (%llu samples so far): the store is full, see "
+			 "accel_prom_series_refused_total and the log",
+			 (double)(mono_ns - refused_ns) / 1e9, (unsigned long long)atomic_load(&st->h_refused));
 		return 0;
 	}
 	snprintf(why, size, "ok: last report %.1f s ago, %llu reports", (double)(mono_ns - last) / 1e9, n);
@@ -864,11 +934,14 @@ struct prom_store *prom_store_new(const struct prom_store_opts *o)
 
 	pthread_mutex_init(&st->lock, NULL);
 	st->staleness_opt_ms = o->staleness_ms;
+	st->max_series = o->max_series ? o->max_series : PROM_SERIES_MAX;
 	st->dcgm = o->dcgm;
 	st->node_name = xstrdup(o->node_name ? o->node_name : "");
 	st->version = xstrdup(o->version ? o->version : "");
 	atomic_init(&st->h_last_ns, 0);
 	atomic_init(&st->h_eof_ns, 0);
+	atomic_init(&st->h_refused_ns, 0);
+	atomic_init(&st->h_refused, 0);
 	atomic_init(&st->h_reports, 0);
 	atomic_init(&st->h_staleness_ms, staleness_ms(st));
 	buf_init(&b, 4096);

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GOLDEN "tests/fixtures/prom"
 #define T0 (1000 * NS_PER_S)              /* the fake monotonic clock's start */
@@ -366,6 +367,105 @@ static void test_series_cap(void)
 	prom_store_free(st);
 }
 
+/* Run from here to stop_capture with stderr going to a temporary file; stop_capture returns its text. */
+static int saved_stderr = -1;
+static FILE *capture_f;
+
+static void start_capture(void)
+{
+	fflush(stderr);
+	capture_f = tmpfile();
+	saved_stderr = dup(2);
+	if (!capture_f || saved_stderr < 0 || dup2(fileno(capture_f), 2) < 0) {
+		printf("# cannot capture stderr\n");
+		exit(1);
+	}
+}
+
+static char *stop_capture(void)
+{
+	char *text = xmalloc(1 << 16);
+	size_t n;
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	rewind(capture_f);
+	n = fread(text, 1, (1 << 16) - 1, capture_f);
+	text[n] = '\0';
+	fclose(capture_f);
+	return text;
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * Issue 11 item 4: runtimes that come and go (neuron-monitor tags are pids)
+ * leave departed counters behind for an hour; they must not take the room
+ * of live series. A sample that really finds the store full is logged
+ * (rate-limited) and /health fails with the reason.
+ */
+static void test_departed_give_way(void)
+{
+	struct prom_store *st = prom_store_new(&(struct prom_store_opts){
+		.staleness_ms = 1000, .node_name = "n", .version = "v", .max_series = 40 });
+	struct buf b;
+	char why[256], tag[32], *text, *log;
+	int64_t t = T0;
+
+	for (int i = 0; i < 300; i++, t += 2 * NS_PER_S) {
+		snprintf(tag, sizeof(tag), "pid-%d", 1000 + i);
+		feed_nm2x(st, tag, 1, 0, 50, 100 + i, t);
+	}
+	t -= 2 * NS_PER_S;
+	text = render(st, t, 0);
+	is_str(value_of(text, MEMUSED), "399", "after 300 runtime restarts the system series are still served");
+	is_str(value_of(text, COMPLETED("pid-1299")), "1", "and the newest runtime's counter");
+	is_str(value_of(text, "accel_prom_series_refused_total"), "0", "nothing refused: departed counters gave way");
+	free(text);
+	ok(prom_store_health(st, t, why, sizeof(why)), "health ok (%s)", why);
+	/* A departed counter that is still remembered goes on from its value. */
+	feed_nm2x(st, "pid-1298", 2, 0, 50, 1, t + NS_PER_S);
+	text = render(st, t + NS_PER_S, 0);
+	is_str(value_of(text, COMPLETED("pid-1298")), "3", "a recent departed counter is still remembered");
+	free(text);
+	prom_store_free(st);
+
+	/* Live series beyond the cap: refused, logged once for many, /health fails with the reason. */
+	st = prom_store_new(&(struct prom_store_opts){ .staleness_ms = 10000, .node_name = "n", .version = "v",
+						       .max_series = 20 });
+	buf_init(&b, (size_t)1 << 20);
+	buf_printf(&b, "{\"neuron_runtime_data\":[{\"pid\":1,\"neuron_runtime_tag\":\"a\",\"error\":\"\",\"report\":{"
+		       "\"neuroncore_counters\":{\"period\":1,\"error\":\"\",\"neuroncores_in_use\":{");
+	for (int i = 0; i < 50; i++)
+		buf_printf(&b, "%s\"%d\":{\"neuroncore_utilization\":1}", i ? "," : "", i);
+	buf_printf(&b, "}}}}],\"instance_info\":{}}");
+	start_capture();
+	feed(st, b.data, T0);
+	feed(st, b.data, T0 + NS_PER_S);
+	log = stop_capture();
+	buf_free(&b);
+	is_int(prom_store_nseries(st), 20, "live series stop at the cap");
+	text = render(st, T0 + NS_PER_S, 0);
+	ok(value_of(text, "accel_prom_series_refused_total") && atoi(value_of(text, "accel_prom_series_refused_total")) >= 60,
+	   "refused samples counted");
+	free(text);
+	is_int(count_of(log, "new series"), 1, "the refusal is logged once, not once per sample");
+	ok(strstr(log, "maximum of 20 series") != NULL, "the message names the cap");
+	if (!ok(!prom_store_health(st, T0 + 2 * NS_PER_S, why, sizeof(why)), "health fails while samples are refused"))
+		printf("#   why: %s\n", why);
+	ok(strstr(why, "refused") != NULL, "health names the refusal (%s)", why);
+	free(log);
+	prom_store_free(st);
+}
+
 static void test_openmetrics(void)
 {
 	struct prom_store *st = new_store(0);
@@ -534,6 +634,7 @@ int main(void)
 	test_instance_change();
 	test_bad_values();
 	test_series_cap();
+	test_departed_give_way();
 	test_openmetrics();
 	test_devices_and_bie();
 	test_golden("tests/fixtures/streams/neuron-monitor-2x.jsonl", "neuron-monitor-2x", 0);

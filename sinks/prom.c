@@ -59,7 +59,7 @@ struct opts {
 	const char *web_config;
 	const char *collectors;
 	int64_t staleness_ms;
-	size_t max_line;
+	size_t max_line, max_series_bytes;
 	int verbose;
 };
 
@@ -86,6 +86,7 @@ static void usage(FILE *f)
 		"      --staleness DUR          drop series not refreshed for DUR (\"90s\", \"5m\");\n"
 		"                               default: 5 x the longest group period seen, at least 30s\n"
 		"      --max-line-bytes N       skip input lines longer than N bytes (default %u)\n"
+		"      --max-series-bytes N[K|M|G]  memory the series may take (default 128M)\n"
 		"      --collectors FILE        also serve, for NVIDIA devices, the DCGM_FI_* fields\n"
 		"                               dcgm-exporter's collectors CSV FILE lists (docs/nvidia.md)\n"
 		"  -v, --verbose[=N]            log level: 0 silent, 1 errors and warnings (default),\n"
@@ -107,7 +108,7 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_PORT = 256, OPT_LISTEN, OPT_WEB, OPT_STALENESS, OPT_MAXLINE, OPT_VERSION, OPT_COLLECTORS };
+	enum { OPT_PORT = 256, OPT_LISTEN, OPT_WEB, OPT_STALENESS, OPT_MAXLINE, OPT_VERSION, OPT_COLLECTORS, OPT_MAXBYTES };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, OPT_PORT },
 		{ "listen-address", required_argument, NULL, OPT_LISTEN },
@@ -115,6 +116,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "staleness", required_argument, NULL, OPT_STALENESS },
 		{ "max-line-bytes", required_argument, NULL, OPT_MAXLINE },
 		{ "collectors", required_argument, NULL, OPT_COLLECTORS },
+		{ "max-series-bytes", required_argument, NULL, OPT_MAXBYTES },
 		{ "verbose", optional_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
@@ -172,6 +174,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			o->max_line = (size_t)n;
+			break;
+		case OPT_MAXBYTES: /* N, NK, NM or NG (powers of 1024), 64K to 1T */
+			errno = 0;
+			n = strtoull(optarg, &end, 10);
+			c = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+			if (!*optarg || optarg[0] == '-' || errno || (*end && (!strchr("KMG", *end) || end[1])) ||
+			    n > (1ull << 40) >> c || (n << c) < (64 << 10)) {
+				fprintf(stderr, "accel-prom: --max-series-bytes: expected 64K to 1024G, got \"%s\"\n", optarg);
+				return -1;
+			}
+			o->max_series_bytes = (size_t)(n << c);
 			break;
 		case 'v':
 			if (log_verbose_option("accel-prom", argc, argv, &o->verbose))
@@ -328,7 +341,8 @@ int main(int argc, char **argv)
 
 	node_name(node, sizeof(node));
 	store = prom_store_new(&(struct prom_store_opts){
-		.staleness_ms = o.staleness_ms, .node_name = node, .version = ACCEL_VERSION, .dcgm = dcgm });
+		.staleness_ms = o.staleness_ms, .node_name = node, .version = ACCEL_VERSION, .dcgm = dcgm,
+		.max_bytes = o.max_series_bytes });
 	prom_pub_init(&pub);
 	prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
 

@@ -38,7 +38,7 @@ SELF_COUNTER(F_GROUP_ERRORS, "accel_prom_group_errors_total",
 SELF_COUNTER(F_BAD_VALUES, "accel_prom_bad_values_total", "Values of the wrong type where a number belongs, skipped",
 	     "count");
 SELF_COUNTER(F_REFUSED, "accel_prom_series_refused_total",
-	     "Samples refused because the store already holds its maximum number of series", "count");
+	     "Samples refused because the store already holds its maximum number of series or bytes", "count");
 SELF_COUNTER(F_INPUT_BYTES, "accel_prom_input_bytes_total", "Bytes read from the input", "bytes");
 SELF_GAUGE(F_LAST_AGE, "accel_prom_last_report_age_seconds", "Seconds since the last report arrived, as of this render",
 	   "seconds");
@@ -46,6 +46,9 @@ SELF_GAUGE(F_LAST_TS, "accel_prom_last_report_timestamp_seconds", "Unix time at 
 	   "seconds");
 SELF_GAUGE(F_INPUT_OPEN, "accel_prom_input_open", "1 while the input is open, 0 after its end", "");
 SELF_GAUGE(F_SERIES, "accel_prom_series", "Series in the exposition, accel_prom_* excluded", "count");
+SELF_GAUGE(F_SERIES_BYTES, "accel_prom_series_bytes",
+	   "Memory the series take in the store and the exposition, departed counters included, accel_prom_* excluded",
+	   "bytes");
 SELF_GAUGE(F_STALENESS, "accel_prom_staleness_seconds", "Staleness window in force", "seconds");
 SELF_GAUGE(F_BUILD, "accel_prom_build_info", "accel-prom build information", "");
 
@@ -77,6 +80,7 @@ struct series {
 	int pinned;          /* a self-metric: never stale */
 	struct series *hprev, *hnext; /* the departed counters, oldest first (while hidden) */
 	size_t fidx;         /* index in fam->ser */
+	size_t cost;         /* bytes counted against the store's byte cap (0 when pinned) */
 	uint32_t hash;
 	struct series *next; /* hash chain */
 };
@@ -92,6 +96,7 @@ struct prom_store {
 	size_t nhidden;      /* departed counters kept for continuity */
 	struct series *hidden_head, *hidden_tail; /* oldest first: evicted first when the store is full */
 	size_t max_series;   /* cap on series, not pinned, departed ones included (they are evicted first) */
+	size_t bytes, max_bytes; /* series_cost of the series not pinned, and its cap */
 	int64_t staleness_opt_ms;
 	double max_period;   /* seconds: the longest group period seen */
 	uint64_t seq;        /* reports applied */
@@ -268,26 +273,49 @@ static void hidden_unlink(struct prom_store *st, struct series *s)
 
 static void series_delete(struct prom_store *st, struct series *s);
 
-/* Whether one more series fits: the departed counters make room first, oldest first. */
-static int series_room(struct prom_store *st)
+/*
+ * What a series costs in memory, for the byte cap: the struct and its
+ * strings with the allocator's overhead, its slots in the hash table and
+ * its family's array, and its lines in the two rendered bodies (text and
+ * OpenMetrics: name, labels, value).
+ */
+static size_t series_cost(const struct family *def, size_t labels_len, const char *rt_tag, const char *dev_type,
+			  const char *dev_key)
 {
-	while (st->nexported + st->nhidden >= st->max_series && st->hidden_head)
+	size_t line = strlen(def->name) + 6 + labels_len + 1 + 32 + 1;
+	size_t n = sizeof(struct series) + 16 + labels_len + 1 + 16 + 4 * sizeof(void *) + 2 * line;
+
+	if (rt_tag)
+		n += strlen(rt_tag) + 1 + 16;
+	if (dev_type)
+		n += strlen(dev_type) + 1 + strlen(dev_key) + 1 + 16;
+	return n;
+}
+
+/* Whether one more series of cost bytes fits: the departed counters make room first, oldest first. */
+static int series_room(struct prom_store *st, size_t cost)
+{
+	while ((st->nexported + st->nhidden >= st->max_series || st->bytes + cost > st->max_bytes) && st->hidden_head)
 		series_delete(st, st->hidden_head);
-	return st->nexported + st->nhidden < st->max_series;
+	return st->nexported + st->nhidden < st->max_series && st->bytes + cost <= st->max_bytes;
 }
 
 /* A sample that finds the store full: counted, logged (rate-limited), and /health says so. */
 static void series_refuse(struct prom_store *st, const struct family *def, const char *labels, size_t len)
 {
-	char q[LOG_QUOTE_BUF];
+	char q[LOG_QUOTE_BUF], cap[128];
 
 	st->refused++;
 	atomic_store(&st->h_refused_ns, st->now_ns ? st->now_ns : 1);
 	atomic_store(&st->h_refused, st->refused);
+	if (st->nexported + st->nhidden >= st->max_series)
+		snprintf(cap, sizeof(cap), "its maximum of %zu series", st->max_series);
+	else
+		snprintf(cap, sizeof(cap), "%zu series in %zu bytes, its maximum is %zu bytes (--max-series-bytes)",
+			 st->nexported, st->bytes, st->max_bytes);
 	log_limited(&st->lim_refused,
-		    "prom: %s: new series %s%s refused: the store holds its maximum of %zu series (see "
-		    "accel_prom_series_refused_total)",
-		    st->where ? st->where : "-", def->name, log_quote(q, sizeof(q), labels, len), st->max_series);
+		    "prom: %s: new series %s%s refused: the store holds %s (see accel_prom_series_refused_total)",
+		    st->where ? st->where : "-", def->name, log_quote(q, sizeof(q), labels, len), cap);
 }
 
 /* The series, created (visible, value 0) when new; NULL when the store is full. */
@@ -296,11 +324,12 @@ static struct series *series_get(struct prom_store *st, const struct family *def
 {
 	uint32_t h = series_hash(def, labels, len);
 	struct series *s = series_find(st, def, labels, len, h);
+	size_t cost = pinned ? 0 : series_cost(def, len, rt_tag, dev_type, dev_key);
 	struct fam *f;
 
 	if (s)
 		return s;
-	if (!pinned && !series_room(st)) {
+	if (!pinned && !series_room(st, cost)) {
 		series_refuse(st, def, labels, len);
 		return NULL;
 	}
@@ -316,6 +345,8 @@ static struct series *series_get(struct prom_store *st, const struct family *def
 	s->rt_tag = rt_tag ? xstrdup(rt_tag) : NULL;
 	s->dev_id = dev_type ? xasprintf("%s:%s", dev_type, dev_key) : NULL;
 	s->pinned = pinned;
+	s->cost = cost;
+	st->bytes += cost;
 	s->hash = h;
 	s->next = st->tab[h & (st->tabsize - 1)];
 	st->tab[h & (st->tabsize - 1)] = s;
@@ -352,6 +383,7 @@ static void series_delete(struct prom_store *st, struct series *s)
 			st->nexported--;
 	}
 	st->nall--;
+	st->bytes -= s->cost;
 	free(s->labels);
 	free(s->rt_tag);
 	free(s->dev_id);
@@ -708,6 +740,7 @@ static void self_update(struct prom_store *st, int64_t mono_ns, int64_t real_ns)
 	self_put(st, &F_INPUT_BYTES, "", (double)st->input_bytes, 0);
 	self_put(st, &F_INPUT_OPEN, "", atomic_load(&st->h_eof_ns) ? 0 : 1, 0);
 	self_put(st, &F_SERIES, "", (double)st->nexported, 0);
+	self_put(st, &F_SERIES_BYTES, "", (double)st->bytes, 0);
 	self_put(st, &F_STALENESS, "", (double)staleness_ms(st) / 1000.0, 0);
 	if (last) {
 		self_put(st, &F_LAST_AGE, "", (double)(mono_ns - last) / 1e9, 0);
@@ -935,6 +968,7 @@ struct prom_store *prom_store_new(const struct prom_store_opts *o)
 	pthread_mutex_init(&st->lock, NULL);
 	st->staleness_opt_ms = o->staleness_ms;
 	st->max_series = o->max_series ? o->max_series : PROM_SERIES_MAX;
+	st->max_bytes = o->max_bytes ? o->max_bytes : PROM_SERIES_BYTES_MAX;
 	st->dcgm = o->dcgm;
 	st->node_name = xstrdup(o->node_name ? o->node_name : "");
 	st->version = xstrdup(o->version ? o->version : "");

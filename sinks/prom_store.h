@@ -11,8 +11,9 @@
  * entry or one device), or when the instance labels change. A counter that leaves is remembered for an hour,
  * so that if it comes back it goes on from its old value; such departed
  * counters give way (oldest first) when a new series needs the room.
- * A sample that finds the store full (series cap) is refused: counted,
- * logged (rate-limited) and reported by /health.
+ * A sample that finds the store full (series cap, or byte cap: what the
+ * series take in the store and in the rendered exposition) is refused:
+ * counted, logged (rate-limited) and reported by /health.
  *
  * After a report the whole exposition is rendered once (Prometheus text
  * 0.0.4, OpenMetrics 1.0.0, the BIE JSON) into an immutable snapshot
@@ -37,6 +38,7 @@
 #define PROM_STALENESS_PERIODS 5          /* default window: this many times the longest group period */
 #define PROM_HIDDEN_KEEP_MS (3600 * 1000) /* how long a counter that left is remembered */
 #define PROM_SERIES_MAX 100000            /* default cap on series (departed counters evicted first) */
+#define PROM_SERIES_BYTES_MAX ((size_t)128 << 20) /* default cap on the series' memory (series_cost) */
 #define PROM_LABELS_MAX 16384             /* bytes of one series' rendered label set */
 
 /* The families that feed /v1/collect (device memory, filled by the device collectors). */
@@ -51,6 +53,7 @@ struct prom_store_opts {
 	const char *version;   /* accel_prom_build_info's label (copied) */
 	struct prom_dcgm *dcgm; /* --collectors (borrowed; outlives the store), or NULL */
 	size_t max_series;     /* 0: PROM_SERIES_MAX; live series beyond it are refused */
+	size_t max_bytes;      /* 0: PROM_SERIES_BYTES_MAX; bytes of series (store and exposition) beyond it: refused */
 };
 
 struct prom_store;

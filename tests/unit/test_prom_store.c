@@ -138,7 +138,7 @@ static void test_escape(void)
 /* A neuron-monitor 2.x report with one runtime (or none) and execution counts. */
 static char *nm2x(const char *tag, int completed, int timed_out, double util, long long mem_used)
 {
-	char rts[1024] = "";
+	char rts[8192] = "";
 
 	if (tag)
 		snprintf(rts, sizeof(rts),
@@ -466,6 +466,55 @@ static void test_departed_give_way(void)
 	prom_store_free(st);
 }
 
+/* Issue 11 item 15: the store is bounded by bytes as well, with the same refusal, log and health. */
+static void test_byte_cap(void)
+{
+	const size_t cap = (size_t)1 << 20;
+	struct prom_store *st = prom_store_new(&(struct prom_store_opts){
+		.staleness_ms = 1000, .node_name = "n", .version = "v", .max_bytes = cap });
+	char why[256], tag[2100], *text, *log;
+	int64_t t = T0;
+
+	/* Runtimes with 2 KiB tags come and go: departed counters give way under the byte cap too. */
+	for (int i = 0; i < 400; i++, t += 2 * NS_PER_S) {
+		memset(tag, 'x', 2048);
+		snprintf(tag + 2048, sizeof(tag) - 2048, "%d", i);
+		feed_nm2x(st, tag, 1, 0, 50, 100 + i, t);
+	}
+	t -= 2 * NS_PER_S;
+	text = render(st, t, 0);
+	is_str(value_of(text, MEMUSED), "499", "long tags coming and going: the system series are still served");
+	is_str(value_of(text, "accel_prom_series_refused_total"), "0", "nothing refused");
+	ok(value_of(text, "accel_prom_series_bytes") && strtod(value_of(text, "accel_prom_series_bytes"), NULL) <= (double)cap,
+	   "accel_prom_series_bytes within the cap (%s)", value_of(text, "accel_prom_series_bytes"));
+	free(text);
+	ok(prom_store_health(st, t, why, sizeof(why)), "health ok (%s)", why);
+	prom_store_free(st);
+
+	/* Live series with 2 KiB labels: the byte cap stops them long before the series cap. */
+	st = prom_store_new(&(struct prom_store_opts){ .staleness_ms = 10000, .node_name = "n", .version = "v",
+						       .max_bytes = cap });
+	start_capture();
+	for (int i = 0; i < 400; i++) {
+		memset(tag, 'y', 2048);
+		snprintf(tag + 2048, sizeof(tag) - 2048, "%d", i);
+		feed_nm2x(st, tag, 1, 0, 50, 100, T0);
+	}
+	log = stop_capture();
+	ok(prom_store_nseries(st) > 100 && prom_store_nseries(st) < 400, "series stop at the byte cap (%zu)",
+	   prom_store_nseries(st));
+	text = render(st, T0, 0);
+	ok(strtod(value_of(text, "accel_prom_series_bytes"), NULL) <= (double)cap, "bytes within the cap (%s)",
+	   value_of(text, "accel_prom_series_bytes"));
+	ok(strcmp(value_of(text, "accel_prom_series_refused_total"), "0"), "refused samples counted");
+	free(text);
+	is_int(count_of(log, "new series"), 1, "the refusal is logged once");
+	ok(strstr(log, "--max-series-bytes") != NULL, "the message names the byte cap");
+	ok(!prom_store_health(st, T0 + NS_PER_S, why, sizeof(why)) && strstr(why, "refused"), "health fails (%s)", why);
+	free(log);
+	prom_store_free(st);
+}
+
 static void test_openmetrics(void)
 {
 	struct prom_store *st = new_store(0);
@@ -635,6 +684,7 @@ int main(void)
 	test_bad_values();
 	test_series_cap();
 	test_departed_give_way();
+	test_byte_cap();
 	test_openmetrics();
 	test_devices_and_bie();
 	test_golden("tests/fixtures/streams/neuron-monitor-2x.jsonl", "neuron-monitor-2x", 0);

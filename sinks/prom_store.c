@@ -19,6 +19,7 @@
 #include "../common/util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -782,22 +783,81 @@ static void put_header(struct buf *b, const struct fam *f, int om)
 		buf_printf(b, "# UNIT %.*s %s\n", (int)n, d->name, d->unit);
 }
 
-/* /v1/collect: Baidu BIE's accelerator collector API, from the device memory families. */
+/*
+ * A number of /v1/collect: an integer below 2^63 in magnitude as an
+ * integer; anything else (2^63 and above, fractions) in the shortest form
+ * that reads back exactly, with an exponent where needed ("1e+19"); a sum
+ * beyond the range of a double (long double keeps it) with 17 digits; a
+ * fraction (percent: frac) with 15 significant digits and at least one
+ * decimal, as jansson's real. JSON has no infinity or NaN: those are null.
+ */
+static void bie_num(struct buf *b, long double v, int frac)
+{
+	char s[64];
+	int n;
+
+	if (isnan(v) || isinf(v)) {
+		buf_add(b, "null", 4);
+		return;
+	}
+	if (frac) {
+		n = snprintf(s, sizeof(s), "%.15Lg", v);
+		buf_add(b, s, (size_t)n);
+		if (!strpbrk(s, ".e"))
+			buf_add(b, ".0", 2);
+		return;
+	}
+	if (v == truncl(v) && fabsl(v) < 0x1p63L) {
+		buf_printf(b, "%lld", (long long)v);
+		return;
+	}
+	if (fabsl(v) <= DBL_MAX && (long double)(double)v == v) {
+		char d[32];
+
+		buf_add(b, d, prom_format_value((double)v, d));
+		return;
+	}
+	n = snprintf(s, sizeof(s), "%.17Lg", v);
+	buf_add(b, s, (size_t)n);
+}
+
+/* One /v1/collect object: usedMemory, totalMemory, percent (used / total; 0 when total is not above 0). */
+static void bie_entry(struct buf *b, long double used, long double total)
+{
+	buf_add(b, "\"usedMemory\":", 13);
+	bie_num(b, used, 0);
+	buf_add(b, ",\"totalMemory\":", 15);
+	bie_num(b, total, 0);
+	buf_add(b, ",\"percent\":", 11);
+	bie_num(b, total > 0 ? used / total : 0, 1);
+}
+
+/*
+ * /v1/collect: Baidu BIE's accelerator collector API, from the device
+ * memory families. Written by hand rather than by jansson, whose integers
+ * stop at 2^63 and whose reals are cut to a fixed precision; sums are
+ * taken in long double so that they neither wrap nor overflow.
+ */
 static char *render_bie(struct prom_store *st, size_t *len)
 {
 	const struct family used_def = { PROM_BIE_USED_FAMILY, "", METRIC_GAUGE, "bytes" };
 	const struct family total_def = { PROM_BIE_TOTAL_FAMILY, "", METRIC_GAUGE, "bytes" };
-	json_t *root = json_object(), *node = json_object(), *devs = json_array();
-	double used_sum = 0, total_sum = 0;
+	json_t *name = json_string(st->node_name);
+	char *key = name ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
+	long double used_sum = 0, total_sum = 0;
 	struct fam *uf = NULL, *tf = NULL;
-	char *out;
+	struct buf devs, b;
+	size_t ndev = 0;
 
+	json_decref(name);
 	for (size_t i = 0; i < st->nfams; i++) {
 		if (!strcmp(st->fams[i]->def->name, PROM_BIE_USED_FAMILY))
 			uf = st->fams[i];
 		else if (!strcmp(st->fams[i]->def->name, PROM_BIE_TOTAL_FAMILY))
 			tf = st->fams[i];
 	}
+	buf_init(&devs, (size_t)1 << 40);
+	buf_init(&b, (size_t)1 << 40);
 	/* One device per label set: each used series with its total, then totals without a used one. */
 	for (int pass = 0; pass < 2; pass++) {
 		struct fam *f = pass ? tf : uf;
@@ -818,23 +878,22 @@ static char *render_bie(struct prom_store *st, size_t *len)
 			total = pass ? s->value : (o ? o->value : 0);
 			used_sum += used;
 			total_sum += total;
-			json_array_append_new(devs, json_pack("{s:I, s:I, s:f}", "usedMemory", (json_int_t)used,
-							      "totalMemory", (json_int_t)total, "percent",
-							      total > 0 ? used / total : 0.0));
+			buf_add(&devs, ",{", 2);
+			ndev++;
+			bie_entry(&devs, used, total);
+			buf_add(&devs, "}", 1);
 		}
 	}
-	json_object_set_new(node, "deviceNum", json_integer((json_int_t)json_array_size(devs)));
-	json_object_set_new(node, "devices", devs);
-	json_object_set_new(node, "usedMemory", json_integer((json_int_t)used_sum));
-	json_object_set_new(node, "totalMemory", json_integer((json_int_t)total_sum));
-	json_object_set_new(node, "percent", json_real(total_sum > 0 ? used_sum / total_sum : 0.0));
-	json_object_set_new(root, st->node_name, node);
-	out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	json_decref(root);
-	if (!out)
-		out = xstrdup("{}");
-	*len = strlen(out);
-	return out;
+	buf_printf(&b, "{%s:{\"deviceNum\":%zu,\"devices\":[", key ? key : "\"\"", ndev);
+	if (devs.len)
+		buf_add(&b, devs.data + 1, devs.len - 1); /* without the first comma */
+	buf_add(&b, "],", 2);
+	bie_entry(&b, used_sum, total_sum);
+	buf_add(&b, "}}", 2);
+	free(key);
+	buf_free(&devs);
+	*len = b.len;
+	return b.data;
 }
 
 static struct expo_body take(struct buf *b)

@@ -515,6 +515,60 @@ static void test_byte_cap(void)
 	prom_store_free(st);
 }
 
+/*
+ * Issue 11 item 5: numbers at the edges (2^63, 2^64-1, 1e19, 1e308) through
+ * the text and OpenMetrics expositions and /v1/collect: printed exactly,
+ * never as a negative int64, and percent kept when the sums overflow a
+ * double. (Written as reals here: integers of 2^63 and above are the
+ * stream reader's to decode.)
+ */
+static void test_edge_numbers(void)
+{
+	static const struct {
+		const char *in, *out, *sum;
+	} cases[] = {
+		{ "9223372036854775808.0", "9.223372036854776e+18", "1.8446744073709552e+19" },
+		{ "18446744073709551615.0", "1.8446744073709552e+19", "3.6893488147419103e+19" },
+		{ "1e19", "1e+19", "2e+19" },
+		{ "1e308", "1e+308", "2e+308" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct prom_store *st = new_store(0);
+		struct prom_expo *e;
+		char *j, want[512], line[256];
+
+		j = xasprintf("{\"timestamp\":\"2026-11-21T05:51:24.722Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":0},"
+			      "\"runtime_data\":[],\"system_data\":{},\"instance_info\":{\"instance_id\":\"i-1\"},"
+			      "\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{\"device_memory\":{"
+			      "\"period\":1.0,\"error\":\"\",\"devices\":{"
+			      "\"0\":{\"uuid\":\"GPU-a\",\"error\":\"\",\"total_bytes\":%s,\"used_bytes\":%s},"
+			      "\"1\":{\"uuid\":\"GPU-b\",\"error\":\"\",\"total_bytes\":%s,\"used_bytes\":%s}}}}}]}",
+			      cases[i].in, cases[i].in, cases[i].in, cases[i].in);
+		feed(st, j, T0);
+		free(j);
+		e = prom_store_render(st, T0, REAL0);
+		for (int om = 0; om < 2; om++) {
+			const char *body = e->body[om ? EXPO_OPENMETRICS : EXPO_TEXT].data, *p;
+
+			p = strstr(body, "\naccelerator_memory_used_bytes{");
+			snprintf(line, sizeof(line), "%.*s", p ? (int)strcspn(p + 1, "\n") : 0, p ? p + 1 : "");
+			ok(p && strrchr(line, ' ') && !strcmp(strrchr(line, ' ') + 1, cases[i].out),
+			   "%s %s: printed as %s (%s)", om ? "OpenMetrics" : "text", cases[i].in, cases[i].out, line);
+		}
+		snprintf(want, sizeof(want),
+			 "{\"node-1\":{\"deviceNum\":2,\"devices\":[{\"usedMemory\":%s,\"totalMemory\":%s,\"percent\":1.0},"
+			 "{\"usedMemory\":%s,\"totalMemory\":%s,\"percent\":1.0}],\"usedMemory\":%s,\"totalMemory\":%s,"
+			 "\"percent\":1.0}}",
+			 cases[i].out, cases[i].out, cases[i].out, cases[i].out, cases[i].sum, cases[i].sum);
+		snprintf(line, sizeof(line), "/v1/collect with %s: exact, sums not wrapped, percent kept", cases[i].in);
+		is_str(e->bie.data, want, line);
+		ok(!strstr(e->bie.data, "-9223372036854775808"), "/v1/collect with %s: no negative int64", cases[i].in);
+		prom_expo_unref(e);
+		prom_store_free(st);
+	}
+}
+
 static void test_openmetrics(void)
 {
 	struct prom_store *st = new_store(0);
@@ -687,6 +741,7 @@ int main(void)
 	test_byte_cap();
 	test_openmetrics();
 	test_devices_and_bie();
+	test_edge_numbers();
 	test_golden("tests/fixtures/streams/neuron-monitor-2x.jsonl", "neuron-monitor-2x", 0);
 	test_golden("tests/fixtures/streams/neuron-monitor-2020.jsonl", "neuron-monitor-2020", 0);
 	/* Line 3 of the 2020 stream is a runtime error that takes the runtime's series away: show them before. */

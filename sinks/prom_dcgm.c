@@ -350,26 +350,19 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 
 struct prom_dcgm *prom_dcgm_load(const char *path, char **err)
 {
-	FILE *f = fopen(path, "rb");
-	char *text;
-	size_t n;
-	struct prom_dcgm *d;
+	char *text = xmalloc(PROM_DCGM_FILE_MAX + 1);
+	ssize_t n = read_regular_file(path, text, PROM_DCGM_FILE_MAX + 1); /* a FIFO: refused, never waited on */
+	struct prom_dcgm *d = NULL;
 
 	*err = NULL;
-	if (!f) {
-		*err = xasprintf("%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	text = xmalloc(PROM_DCGM_FILE_MAX + 1);
-	n = fread(text, 1, PROM_DCGM_FILE_MAX + 1, f);
-	if (ferror(f)) {
-		*err = xasprintf("%s: %s", path, strerror(errno));
-		fclose(f);
-		free(text);
-		return NULL;
-	}
-	fclose(f);
-	d = prom_dcgm_parse(text, n, path, err);
+	if (n == -EFBIG)
+		*err = xasprintf("%s: larger than %d bytes", path, PROM_DCGM_FILE_MAX);
+	else if (n == -EINVAL || n == -EISDIR)
+		*err = xasprintf("%s: %s, not a regular file", path, file_kind_name(path));
+	else if (n < 0)
+		*err = xasprintf("%s: %s", path, strerror((int)-n));
+	else
+		d = prom_dcgm_parse(text, (size_t)n, path, err);
 	free(text);
 	return d;
 }

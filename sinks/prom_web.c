@@ -232,17 +232,33 @@ static char *resolve(const struct wctx *v, const char *name)
 }
 
 /*
+ * Why a user's file could not be read, for messages: a FIFO, a directory
+ * or a socket where a regular file belongs says what it is (read_regular_file
+ * refuses those at once rather than waiting on them); anything else is
+ * strerror's. Returns a static string or buf.
+ */
+static const char *read_error(const char *file, ssize_t n, char *buf, size_t size)
+{
+	if (n == -EINVAL || n == -EISDIR) {
+		snprintf(buf, size, "%s, not a regular file", file_kind_name(file));
+		return buf;
+	}
+	return strerror((int)-n);
+}
+
+/*
  * Read the file named at path (a value of the config) into a new
  * NUL-terminated string; on failure the error names the resolved file.
  */
 static int read_pem(struct wctx *v, const char *path, const char *name, char **out)
 {
-	char *file = resolve(v, name), *text = xmalloc(PEM_MAX_BYTES + 1);
-	ssize_t n = read_file_at(-1, file, text, PEM_MAX_BYTES + 1);
+	char *file = resolve(v, name), *text = xmalloc(PEM_MAX_BYTES + 1), why[96];
+	ssize_t n = read_regular_file(file, text, PEM_MAX_BYTES + 1);
 
 	if (n < 0) {
 		*v->err = n == -EFBIG ? doc_error(v->d, path, 0, "%s is larger than %d bytes", file, PEM_MAX_BYTES)
-				      : doc_error(v->d, path, 0, "cannot read %s: %s", file, strerror((int)-n));
+				      : doc_error(v->d, path, 0, "cannot read %s: %s", file,
+						  read_error(file, n, why, sizeof(why)));
 		free(text);
 		free(file);
 		return (int)n == -EFBIG ? -EINVAL : (int)n;
@@ -641,7 +657,7 @@ int prom_web_load(const char *path, struct prom_web **out, char **err)
 	struct doc d = { 0 };
 	struct wctx v = { .d = &d, .err = err };
 	const char *slash = strrchr(path, '/');
-	char *text = xmalloc(DOC_MAX_BYTES + 1), *dir;
+	char *text = xmalloc(DOC_MAX_BYTES + 1), *dir, why[96];
 	ssize_t n;
 	int rc;
 
@@ -649,10 +665,10 @@ int prom_web_load(const char *path, struct prom_web **out, char **err)
 	*err = NULL;
 	dir = slash ? xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path) : xstrdup("");
 	v.dir = dir;
-	n = read_file_at(-1, path, text, DOC_MAX_BYTES + 1);
+	n = read_regular_file(path, text, DOC_MAX_BYTES + 1);
 	if (n < 0) {
 		*err = n == -EFBIG ? xasprintf("%s: larger than %d bytes", path, DOC_MAX_BYTES)
-				   : xasprintf("%s: %s", path, strerror((int)-n));
+				   : xasprintf("%s: %s", path, read_error(path, n, why, sizeof(why)));
 		rc = n == -EFBIG ? -EINVAL : (int)n;
 		goto out;
 	}

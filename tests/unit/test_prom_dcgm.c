@@ -12,6 +12,8 @@
 #include "tap.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- the CSV ------------------------------------------------------------- */
 
@@ -132,6 +134,28 @@ static void test_csv_errors(void)
 		is_str(err, "/nonexistent/collectors.csv: No such file or directory", "a missing file says so");
 		free(err);
 		prom_dcgm_free(d);
+	}
+	{
+		char *err = NULL, dir[] = "/tmp/test_prom_dcgm.XXXXXX", fifo[64];
+		struct prom_dcgm *d = NULL;
+
+		if (ok(mkdtemp(dir) != NULL, "a temporary directory")) {
+			snprintf(fifo, sizeof(fifo), "%s/collectors.csv", dir);
+			ok(mkfifo(fifo, 0600) == 0, "a FIFO for the collectors file");
+			alarm(30); /* read the old way, a FIFO waits for a writer forever */
+			d = prom_dcgm_load(fifo, &err);
+			alarm(0);
+			ok(!d && err && strstr(err, "collectors.csv: a FIFO, not a regular file"),
+			   "a FIFO as collectors file is refused at once, and named (%s)", err ? err : "");
+			free(err);
+			err = NULL;
+			d = prom_dcgm_load(dir, &err);
+			ok(!d && err && strstr(err, ": a directory, not a regular file"), "a directory is named (%s)",
+			   err ? err : "");
+			free(err);
+			unlink(fifo);
+			rmdir(dir);
+		}
 	}
 	{
 		char *err = NULL;

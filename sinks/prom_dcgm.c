@@ -8,6 +8,7 @@
  * this build is listed as not served, with the family it waits for.
  */
 #include "prom_dcgm.h"
+#include "../common/log.h"
 #include "../common/util.h"
 
 #include <errno.h>
@@ -279,6 +280,7 @@ static struct prom_dcgm *parse_fail(struct prom_dcgm *d, char **err, const char 
 
 struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name, char **err)
 {
+	char q[LOG_QUOTE_BUF]; /* outside input, quoted for a message */
 	struct prom_dcgm *d = xcalloc(1, sizeof(*d));
 	size_t off = 0, afields = 0;
 	int ln = 0;
@@ -315,7 +317,8 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 					  "expected 3 fields (DCGM field, Prometheus type, help), got %d", nc);
 		if (!valid_name(cols[0]))
 			return parse_fail(d, err, name, ln,
-					  "\"%s\" is not a DCGM field name (DCGM_FI_... or DCGM_EXP_...)", cols[0]);
+					  "\"%s\" is not a DCGM field name (DCGM_FI_... or DCGM_EXP_...)",
+					  log_quote(q, sizeof(q), cols[0], (size_t)-1));
 		snprintf(tn, sizeof(tn), "%s", cols[1]);
 		if (!strcmp(cols[1], "gauge") || !strcmp(cols[1], "label"))
 			type = METRIC_GAUGE;
@@ -326,7 +329,7 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 		else
 			return parse_fail(d, err, name, ln,
 					  "unknown Prometheus type \"%s\" (gauge, counter, histogram, summary, label)",
-					  cols[1]);
+					  log_quote(q, sizeof(q), cols[1], (size_t)-1));
 		for (size_t i = 0; i < d->n; i++)
 			if (!strcmp(d->f[i].name, cols[0]))
 				return parse_fail(d, err, name, ln, "%s is listed twice", cols[0]);

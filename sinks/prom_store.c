@@ -104,6 +104,7 @@ struct prom_store {
 	uint64_t bad_lines[STREAM_BAD_COUNT];
 	uint64_t bad_values, refused, input_bytes;
 	struct log_limit lim_refused;
+	struct log_limit lim_bad, lim_long; /* bad values; label sets too long (one per sample) */
 	int64_t last_real_ns;
 	char *node_name, *version;
 	char *instance;      /* instance_info's label set in the last report */
@@ -447,12 +448,15 @@ static int64_t staleness_ms(const struct prom_store *st)
 	return d > PROM_STALENESS_MIN_MS ? (d < 1e12 ? (int64_t)d : (int64_t)1e12) : PROM_STALENESS_MIN_MS;
 }
 
+/* A value the mapping or the store skips: counted, logged rate-limited, the path (built from input keys) quoted. */
 static void on_bad_value(const char *path, const char *why, void *ud)
 {
 	struct prom_store *st = ud;
+	char q[LOG_QUOTE_BUF];
 
 	st->bad_values++;
-	log_warn("prom: %s: %s: %s; skipped", st->where, path, why);
+	log_limited(&st->lim_bad, "prom: %s: %s: %s; skipped", st->where, log_quote(q, sizeof(q), path, (size_t)-1),
+		    why);
 }
 
 static void source_error(struct prom_store *st, char kind, const char *id)
@@ -486,7 +490,12 @@ static void on_group_error(const char *group, const char *entity, const char *er
 	if (!buf_add(&b, "{group=\"", 8) && !prom_escape_label(&b, group) && !buf_add(&b, "\"}", 2))
 		self_put(st, &F_GROUP_ERRORS, b.data, 1, 1);
 	buf_free(&b);
-	log_info("prom: %s: %s of %s: %s", st->where, group, entity, error);
+	if (log_level() >= LOG_LVL_INFO) {
+		char qe[LOG_QUOTE_BUF], qr[LOG_QUOTE_BUF];
+
+		log_info("prom: %s: %s of %s: %s", st->where, group, log_quote(qe, sizeof(qe), entity, (size_t)-1),
+			 log_quote(qr, sizeof(qr), error, (size_t)-1));
+	}
 }
 
 static int label_cmp(const struct label *a, const struct label *b)
@@ -569,7 +578,10 @@ static void on_sample(const struct sample *smp, void *ud)
 	if (!rc && m)
 		rc = put(&p, end, "}", 1);
 	if (rc) {
-		on_bad_value(smp->fam->name, "label set too long", st);
+		/* Every sample of an entry with a huge label would say this: once per 10 s, with the count. */
+		st->bad_values++;
+		log_limited(&st->lim_long, "prom: %s: %s: label set longer than %d bytes rendered; sample skipped",
+			    st->where, smp->fam->name, PROM_LABELS_MAX);
 		return;
 	}
 	s = series_get(st, smp->fam, st->lbl, (size_t)(p - st->lbl), rt, dtype && dkey ? dtype : NULL, dkey, 0);

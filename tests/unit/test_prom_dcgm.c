@@ -128,6 +128,19 @@ static void test_csv_errors(void)
 		free(err);
 	}
 	{
+		/* A bad field quoted in the message: escaped, cut at 200 bytes (issue 11 item 12). */
+		char *err = NULL, line[1100];
+		struct prom_dcgm *d;
+
+		memcpy(line, "\033[31m", 5);
+		memset(line + 5, 'A', 1000);
+		snprintf(line + 1005, sizeof(line) - 1005, ", gauge, x\n");
+		d = prom_dcgm_parse(line, strlen(line), "q.csv", &err);
+		ok(!d && err && !strchr(err, '\033') && strstr(err, "\\u001b[31m") && strstr(err, "...") && strlen(err) < 400,
+		   "a bad field is quoted escaped and capped (%.80s...)", err ? err : "");
+		free(err);
+	}
+	{
 		char *err = NULL;
 		struct prom_dcgm *d = prom_dcgm_load("/nonexistent/collectors.csv", &err);
 

@@ -569,6 +569,49 @@ static void test_edge_numbers(void)
 	}
 }
 
+/*
+ * Issue 11 item 12: "label set too long" comes once per sample (30+ per
+ * report); it is logged once per 10 s with the count, and counted. Input
+ * quoted in a message is capped and escaped.
+ */
+static void test_messages(void)
+{
+	struct prom_store *st = new_store(0);
+	char *tag = xmalloc(PROM_LABELS_MAX + 2), *text, *log, *j;
+	long nbad;
+
+	memset(tag, 't', PROM_LABELS_MAX + 1);
+	tag[PROM_LABELS_MAX + 1] = '\0';
+	start_capture();
+	feed_nm2x(st, "ok", 1, 0, 50, 100, T0);
+	j = xasprintf("{\"neuron_runtime_data\":[{\"pid\":42,\"neuron_runtime_tag\":\"%s\",\"error\":\"\",\"report\":{"
+		      "\"neuroncore_counters\":{\"period\":1.0,\"error\":\"\",\"neuroncores_in_use\":{"
+		      "\"0\":{\"neuroncore_utilization\":1},\"1\":{\"neuroncore_utilization\":1},"
+		      "\"2\":{\"neuroncore_utilization\":1},\"3\":{\"neuroncore_utilization\":1}}}}}],"
+		      "\"instance_info\":{}}",
+		      tag);
+	feed(st, j, T0);
+	feed(st, j, T0 + NS_PER_S);
+	free(j);
+	/* A runtime in error whose tag and error carry escape sequences (logged at -v): escaped. */
+	log_init("test", LOG_LVL_INFO);
+	feed(st, "{\"neuron_runtime_data\":[{\"pid\":7,\"neuron_runtime_tag\":\"\\u001b[31mred\",\"error\":"
+		 "\"gone\\u001b[0m\",\"report\":{}}],\"instance_info\":{}}",
+	     T0 + NS_PER_S);
+	log_init("test", LOG_LVL_WARN);
+	log = stop_capture();
+	ok(strstr(log, "\\u001b[31mred") && strstr(log, "gone\\u001b[0m"), "input in a message is escaped");
+	is_int(count_of(log, "label set longer than"), 1, "label set too long: logged once for 8 samples");
+	ok(!strchr(log, '\033'), "no escape character reaches the log");
+	text = render(st, T0 + NS_PER_S, 0);
+	nbad = strtol(value_of(text, "accel_prom_bad_values_total"), NULL, 10);
+	ok(nbad >= 8, "label set too long: every sample counted in accel_prom_bad_values_total (%ld)", nbad);
+	free(text);
+	free(log);
+	free(tag);
+	prom_store_free(st);
+}
+
 static void test_openmetrics(void)
 {
 	struct prom_store *st = new_store(0);
@@ -739,6 +782,7 @@ int main(void)
 	test_series_cap();
 	test_departed_give_way();
 	test_byte_cap();
+	test_messages();
 	test_openmetrics();
 	test_devices_and_bie();
 	test_edge_numbers();

@@ -32,6 +32,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,6 +51,7 @@ struct opts {
 	const char *collectors;
 	int64_t staleness_ms;
 	unsigned long long max_line;
+	size_t max_series_bytes; /* 0: the store's default */
 };
 
 struct ingest {
@@ -75,6 +77,8 @@ static void usage(FILE *f)
 		"      --staleness DUR          drop series not refreshed for DUR (\"90s\", \"5m\");\n"
 		"                               default: 5 x the longest group period seen, at least 30s\n"
 		"      --max-line-bytes N       skip input lines longer than N bytes (default %u)\n"
+		"      --max-series-bytes N     memory the series may take: bytes, or with K, M, G\n"
+		"                               (default 128M); new series beyond it are refused\n"
 		"      --collectors FILE        also serve, for NVIDIA devices, the DCGM_FI_* fields\n"
 		"                               dcgm-exporter's collectors CSV FILE lists (docs/nvidia.md)\n"
 		"  -v, --verbose[=N]            log level: 0 silent, 1 errors and warnings (default),\n"
@@ -92,6 +96,25 @@ static void usage(FILE *f)
 		"\n"
 		"Exit codes: 0 ok, 1 system error, 2 usage error, 3 configuration error.\n",
 		DEFAULT_PORT, STREAM_DEFAULT_MAX_LINE);
+}
+
+/* --max-series-bytes N, NK, NM or NG (powers of 1024), 64K to 1024G */
+static int parse_series_bytes(const char *arg, void *dst, char *err, size_t errsz)
+{
+	unsigned long long n;
+	char *end;
+	int sh;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	sh = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+	if (!*arg || arg[0] == '-' || arg[0] == '+' || end == arg || errno || (*end && (!strchr("KMG", *end) || end[1])) ||
+	    n > (1ull << 40) >> sh || (n << sh) < (64 << 10)) {
+		snprintf(err, errsz, "expected 64K to 1024G, got \"%s\"", arg);
+		return -1;
+	}
+	*(size_t *)dst = (size_t)(n << sh);
+	return 0;
 }
 
 /* --listen-address ADDR:PORT */
@@ -207,6 +230,7 @@ int main(int argc, char **argv)
 		{ .name = "staleness", .arg = SINK_DUR, .dst = &o.staleness_ms, .min = 1 },
 		{ .name = "max-line-bytes", .arg = SINK_UINT, .dst = &o.max_line, .min = 1, .max = 1 << 30 },
 		{ .name = "collectors", .arg = SINK_STR, .dst = &o.collectors },
+		{ .name = "max-series-bytes", .arg = SINK_FN, .dst = &o.max_series_bytes, .parse = parse_series_bytes },
 		{ .name = NULL },
 	};
 	const struct sink_def def = { "accel-prom", usage, table };
@@ -252,7 +276,8 @@ int main(int argc, char **argv)
 
 	node_name(node, sizeof(node));
 	store = prom_store_new(&(struct prom_store_opts){
-		.staleness_ms = o.staleness_ms, .node_name = node, .version = ACCEL_VERSION, .dcgm = dcgm });
+		.staleness_ms = o.staleness_ms, .node_name = node, .version = ACCEL_VERSION, .dcgm = dcgm,
+		.max_bytes = o.max_series_bytes });
 	prom_pub_init(&pub);
 	prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
 

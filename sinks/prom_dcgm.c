@@ -8,6 +8,7 @@
  * this build is listed as not served, with the family it waits for.
  */
 #include "prom_dcgm.h"
+#include "../common/log.h"
 #include "../common/util.h"
 
 #include <errno.h>
@@ -280,6 +281,7 @@ static struct prom_dcgm *parse_fail(struct prom_dcgm *d, char **err, const char 
 
 struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name, char **err)
 {
+	char q[LOG_QUOTE_BUF]; /* outside input, quoted for a message */
 	struct prom_dcgm *d = xcalloc(1, sizeof(*d));
 	size_t off = 0, afields = 0;
 	int ln = 0;
@@ -316,7 +318,8 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 					  "expected 3 fields (DCGM field, Prometheus type, help), got %d", nc);
 		if (!valid_name(cols[0]))
 			return parse_fail(d, err, name, ln,
-					  "\"%s\" is not a DCGM field name (DCGM_FI_... or DCGM_EXP_...)", cols[0]);
+					  "\"%s\" is not a DCGM field name (DCGM_FI_... or DCGM_EXP_...)",
+					  log_quote(q, sizeof(q), cols[0], (size_t)-1));
 		snprintf(tn, sizeof(tn), "%s", cols[1]);
 		if (!strcmp(cols[1], "gauge") || !strcmp(cols[1], "label"))
 			type = METRIC_GAUGE;
@@ -327,7 +330,7 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 		else
 			return parse_fail(d, err, name, ln,
 					  "unknown Prometheus type \"%s\" (gauge, counter, histogram, summary, label)",
-					  cols[1]);
+					  log_quote(q, sizeof(q), cols[1], (size_t)-1));
 		for (size_t i = 0; i < d->n; i++)
 			if (!strcmp(d->f[i].name, cols[0]))
 				return parse_fail(d, err, name, ln, "%s is listed twice", cols[0]);
@@ -351,26 +354,19 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 
 struct prom_dcgm *prom_dcgm_load(const char *path, char **err)
 {
-	FILE *f = fopen(path, "rb");
-	char *text;
-	size_t n;
-	struct prom_dcgm *d;
+	char *text = xmalloc(PROM_DCGM_FILE_MAX + 1);
+	ssize_t n = read_regular_file(path, text, PROM_DCGM_FILE_MAX + 1); /* a FIFO: refused, never waited on */
+	struct prom_dcgm *d = NULL;
 
 	*err = NULL;
-	if (!f) {
-		*err = xasprintf("%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	text = xmalloc(PROM_DCGM_FILE_MAX + 1);
-	n = fread(text, 1, PROM_DCGM_FILE_MAX + 1, f);
-	if (ferror(f)) {
-		*err = xasprintf("%s: %s", path, strerror(errno));
-		fclose(f);
-		free(text);
-		return NULL;
-	}
-	fclose(f);
-	d = prom_dcgm_parse(text, n, path, err);
+	if (n == -EFBIG)
+		*err = xasprintf("%s: larger than %d bytes", path, PROM_DCGM_FILE_MAX);
+	else if (n == -EINVAL || n == -EISDIR)
+		*err = xasprintf("%s: %s, not a regular file", path, file_kind_name(path));
+	else if (n < 0)
+		*err = xasprintf("%s: %s", path, strerror((int)-n));
+	else
+		d = prom_dcgm_parse(text, (size_t)n, path, err);
 	free(text);
 	return d;
 }

@@ -6,6 +6,15 @@
  * set. A /metrics response hands libmicrohttpd the bytes of the published
  * snapshot directly (no copy) and keeps a reference to it until the
  * response is freed.
+ *
+ * Slow clients: libmicrohttpd closes a connection idle for
+ * PROM_HTTP_CONN_TIMEOUT_S, but a client that sends a header line every
+ * few seconds is never idle. So each connection is also on a list (from
+ * libmicrohttpd's connection notifications) with the time its current
+ * request began, and a watchdog thread shuts down the socket of any whose
+ * request is not complete PROM_HTTP_REQUEST_DEADLINE_S later; libmicrohttpd
+ * then sees the end of the stream and closes it. Connections per client
+ * address are bounded by PROM_HTTP_PER_IP_LIMIT.
  */
 #include "prom_http.h"
 
@@ -16,6 +25,8 @@
 
 #include <errno.h>
 #include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -25,13 +36,29 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #define CT_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 #define CT_PLAIN "text/plain; charset=utf-8"
 
+/* One connection on the watchdog's list (libmicrohttpd's socket context). */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	_Atomic int64_t since_ns; /* CLOCK_MONOTONIC when the current request began; 0: complete */
+	int cut;                  /* shut down by the watchdog */
+};
+
 struct prom_http {
 	struct MHD_Daemon *d;
+	pthread_mutex_t conns_mu; /* guards the list, and a socket against reuse while the watchdog cuts it */
+	struct conn *conns;
+	pthread_cond_t wd_cond;
+	pthread_t wd;
+	int wd_started, wd_stop;
+	unsigned long long cut_total; /* requests cut at their deadline */
+	struct log_limit cut_lim;
 	struct prom_pub *pub;
 	struct prom_store *store;
 	struct prom_web *web;
@@ -318,6 +345,103 @@ static int authorized(struct prom_http *h, struct MHD_Connection *c, enum MHD_Re
 	return 1;
 }
 
+/* The request on c has arrived whole: the watchdog leaves it alone until the next one begins. */
+static void request_complete(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+
+	if (k)
+		atomic_store(&k->since_ns, 0);
+}
+
+/* A response went out (or the request ended): the next request's clock starts now. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode code)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+
+	(void)cls;
+	(void)req_cls;
+	(void)code;
+	if (k)
+		atomic_store(&k->since_ns, clock_mono_ns());
+}
+
+/* A connection opens (onto the watchdog's list) or closes (off it, before libmicrohttpd closes its socket). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context, enum MHD_ConnectionNotificationCode code)
+{
+	struct prom_http *h = cls;
+	struct conn *k;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		k = xcalloc(1, sizeof(*k));
+		k->fd = ci ? ci->connect_fd : -1;
+		atomic_init(&k->since_ns, clock_mono_ns());
+		pthread_mutex_lock(&h->conns_mu);
+		k->next = h->conns;
+		if (h->conns)
+			h->conns->prev = k;
+		h->conns = k;
+		pthread_mutex_unlock(&h->conns_mu);
+		*socket_context = k;
+		return;
+	}
+	k = *socket_context;
+	if (!k)
+		return;
+	pthread_mutex_lock(&h->conns_mu);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		h->conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	pthread_mutex_unlock(&h->conns_mu);
+	*socket_context = NULL;
+	free(k);
+}
+
+/*
+ * The watchdog: once a second, shut down the socket of every connection
+ * whose request has not arrived whole within PROM_HTTP_REQUEST_DEADLINE_S.
+ */
+static void *watchdog_main(void *arg)
+{
+	struct prom_http *h = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&h->conns_mu);
+	while (!h->wd_stop) {
+		int64_t now = clock_mono_ns(), dl = (int64_t)PROM_HTTP_REQUEST_DEADLINE_S * NS_PER_S;
+		unsigned long long n = 0;
+
+		for (struct conn *k = h->conns; k; k = k->next) {
+			int64_t since = atomic_load(&k->since_ns);
+
+			if (since && !k->cut && k->fd >= 0 && now - since > dl) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->cut = 1;
+				n++;
+			}
+		}
+		if (n) {
+			h->cut_total += n;
+			log_limited(&h->cut_lim,
+				    "prom: http: %llu connection(s) closed: the request did not arrive whole within %d s "
+				    "(%llu so far)",
+				    n, PROM_HTTP_REQUEST_DEADLINE_S, h->cut_total);
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&h->wd_cond, &h->conns_mu, &ts);
+	}
+	pthread_mutex_unlock(&h->conns_mu);
+	return NULL;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			       const char *version, const char *upload_data, size_t *upload_size, void **req_cls)
 {
@@ -338,6 +462,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*upload_size = 0; /* a body (a POST): ignored, the answer is 405 */
 		return MHD_YES;
 	}
+	request_complete(c);
 	if (!authorized(h, c, &ret))
 		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
@@ -390,13 +515,16 @@ static unsigned conn_limit(void)
 
 static struct MHD_Daemon *start(struct prom_http *h, unsigned flags, const struct sockaddr *sa, unsigned port)
 {
-	struct MHD_OptionItem opts[12];
+	struct MHD_OptionItem opts[16];
 	size_t n = 0;
 
 	/* The logger first, so that libmicrohttpd's messages about the other options go through it. */
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)conn_limit(), NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, PROM_HTTP_CONN_TIMEOUT_S, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, PROM_HTTP_PER_IP_LIMIT, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, PROM_HTTP_THREADS, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL };
 	if (sa)
@@ -426,6 +554,8 @@ int prom_http_start(const struct prom_http_opts *o, struct prom_http **out, char
 
 	h->pub = o->pub;
 	h->store = o->store;
+	pthread_mutex_init(&h->conns_mu, NULL);
+	pthread_cond_init(&h->wd_cond, NULL);
 	h->web = o->web;
 	h->have_tls = h->web && prom_web_tls(h->web, &h->tls);
 	h->index_html = xasprintf("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>accel-prom</title></head>\n"
@@ -465,9 +595,18 @@ int prom_http_start(const struct prom_http_opts *o, struct prom_http **out, char
 	}
 	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = di && di->port ? di->port : o->port;
+	if (pthread_create(&h->wd, NULL, watchdog_main, h)) {
+		snprintf(err, errsz, "cannot start the HTTP watchdog thread");
+		rc = -EAGAIN;
+		MHD_stop_daemon(h->d);
+		goto fail;
+	}
+	h->wd_started = 1;
 	*out = h;
 	return 0;
 fail:
+	pthread_cond_destroy(&h->wd_cond);
+	pthread_mutex_destroy(&h->conns_mu);
 	free(h->index_html);
 	free(h);
 	return rc;
@@ -482,7 +621,16 @@ void prom_http_stop(struct prom_http *h)
 {
 	if (!h)
 		return;
+	if (h->wd_started) {
+		pthread_mutex_lock(&h->conns_mu);
+		h->wd_stop = 1;
+		pthread_cond_signal(&h->wd_cond);
+		pthread_mutex_unlock(&h->conns_mu);
+		pthread_join(h->wd, NULL);
+	}
 	MHD_stop_daemon(h->d);
+	pthread_cond_destroy(&h->wd_cond);
+	pthread_mutex_destroy(&h->conns_mu);
 	free(h->index_html);
 	free(h);
 }

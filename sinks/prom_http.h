@@ -18,6 +18,8 @@
 
 #define PROM_HTTP_CONN_LIMIT 4096    /* connections at once, lowered to fit RLIMIT_NOFILE */
 #define PROM_HTTP_CONN_TIMEOUT_S 10  /* idle seconds before a connection is closed */
+#define PROM_HTTP_REQUEST_DEADLINE_S 10 /* seconds a request may take to arrive whole (headers, body) */
+#define PROM_HTTP_PER_IP_LIMIT 64    /* connections at once from one client address */
 #define PROM_HTTP_THREADS 4          /* libmicrohttpd's thread pool */
 
 struct prom_web;

@@ -19,6 +19,7 @@
 #include "../common/util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,7 +39,7 @@ SELF_COUNTER(F_GROUP_ERRORS, "accel_prom_group_errors_total",
 SELF_COUNTER(F_BAD_VALUES, "accel_prom_bad_values_total", "Values of the wrong type where a number belongs, skipped",
 	     "count");
 SELF_COUNTER(F_REFUSED, "accel_prom_series_refused_total",
-	     "Samples refused because the store already holds its maximum number of series", "count");
+	     "Samples refused because the store already holds its maximum number of series or bytes", "count");
 SELF_COUNTER(F_INPUT_BYTES, "accel_prom_input_bytes_total", "Bytes read from the input", "bytes");
 SELF_GAUGE(F_LAST_AGE, "accel_prom_last_report_age_seconds", "Seconds since the last report arrived, as of this render",
 	   "seconds");
@@ -46,6 +47,9 @@ SELF_GAUGE(F_LAST_TS, "accel_prom_last_report_timestamp_seconds", "Unix time at 
 	   "seconds");
 SELF_GAUGE(F_INPUT_OPEN, "accel_prom_input_open", "1 while the input is open, 0 after its end", "");
 SELF_GAUGE(F_SERIES, "accel_prom_series", "Series in the exposition, accel_prom_* excluded", "count");
+SELF_GAUGE(F_SERIES_BYTES, "accel_prom_series_bytes",
+	   "Memory the series take in the store and the exposition, departed counters included, accel_prom_* excluded",
+	   "bytes");
 SELF_GAUGE(F_STALENESS, "accel_prom_staleness_seconds", "Staleness window in force", "seconds");
 SELF_GAUGE(F_BUILD, "accel_prom_build_info", "accel-prom build information", "");
 
@@ -75,7 +79,9 @@ struct series {
 	int hidden;          /* a counter out of the exposition, kept for continuity */
 	int64_t hidden_ns;   /* since when */
 	int pinned;          /* a self-metric: never stale */
+	struct series *hprev, *hnext; /* the departed counters, oldest first (while hidden) */
 	size_t fidx;         /* index in fam->ser */
+	size_t cost;         /* bytes counted against the store's byte cap (0 when pinned) */
 	uint32_t hash;
 	struct series *next; /* hash chain */
 };
@@ -88,11 +94,17 @@ struct prom_store {
 	struct series **tab; /* hash table, tabsize a power of two */
 	size_t tabsize, nall;
 	size_t nexported;    /* visible, not pinned */
+	size_t nhidden;      /* departed counters kept for continuity */
+	struct series *hidden_head, *hidden_tail; /* oldest first: evicted first when the store is full */
+	size_t max_series;   /* cap on series, not pinned, departed ones included (they are evicted first) */
+	size_t bytes, max_bytes; /* series_cost of the series not pinned, and its cap */
 	int64_t staleness_opt_ms;
 	double max_period;   /* seconds: the longest group period seen */
 	uint64_t seq;        /* reports applied */
 	uint64_t bad_lines[STREAM_BAD_COUNT];
 	uint64_t bad_values, refused, input_bytes;
+	struct log_limit lim_refused;
+	struct log_limit lim_bad, lim_long; /* bad values; label sets too long (one per sample) */
 	int64_t last_real_ns;
 	char *node_name, *version;
 	char *instance;      /* instance_info's label set in the last report */
@@ -108,6 +120,8 @@ struct prom_store {
 	_Atomic int64_t h_last_ns;      /* 0: no report yet */
 	_Atomic int64_t h_staleness_ms;
 	_Atomic int64_t h_eof_ns;       /* 0: input open */
+	_Atomic int64_t h_refused_ns;   /* CLOCK_MONOTONIC of the last refused sample; 0: none */
+	atomic_ullong h_refused;        /* samples refused so far */
 	atomic_ullong h_reports;
 	char eof_why[160];              /* written before h_eof_ns */
 };
@@ -232,18 +246,93 @@ static struct series *series_find(struct prom_store *st, const struct family *de
 	return NULL;
 }
 
+/* Put a series that just departed at the tail of the hidden list (the newest). */
+static void hidden_push(struct prom_store *st, struct series *s)
+{
+	s->hnext = NULL;
+	s->hprev = st->hidden_tail;
+	if (st->hidden_tail)
+		st->hidden_tail->hnext = s;
+	else
+		st->hidden_head = s;
+	st->hidden_tail = s;
+	st->nhidden++;
+}
+
+static void hidden_unlink(struct prom_store *st, struct series *s)
+{
+	if (s->hprev)
+		s->hprev->hnext = s->hnext;
+	else
+		st->hidden_head = s->hnext;
+	if (s->hnext)
+		s->hnext->hprev = s->hprev;
+	else
+		st->hidden_tail = s->hprev;
+	s->hprev = s->hnext = NULL;
+	st->nhidden--;
+}
+
+static void series_delete(struct prom_store *st, struct series *s);
+
+/*
+ * What a series costs in memory, for the byte cap: the struct and its
+ * strings with the allocator's overhead, its slots in the hash table and
+ * its family's array, and its lines in the two rendered bodies (text and
+ * OpenMetrics: name, labels, value).
+ */
+static size_t series_cost(const struct family *def, size_t labels_len, const char *rt_tag, const char *dev_type,
+			  const char *dev_key)
+{
+	size_t line = strlen(def->name) + 6 + labels_len + 1 + 32 + 1;
+	size_t n = sizeof(struct series) + 16 + labels_len + 1 + 16 + 4 * sizeof(void *) + 2 * line;
+
+	if (rt_tag)
+		n += strlen(rt_tag) + 1 + 16;
+	if (dev_type)
+		n += strlen(dev_type) + 1 + strlen(dev_key) + 1 + 16;
+	return n;
+}
+
+/* Whether one more series of cost bytes fits: the departed counters make room first, oldest first. */
+static int series_room(struct prom_store *st, size_t cost)
+{
+	while ((st->nexported + st->nhidden >= st->max_series || st->bytes + cost > st->max_bytes) && st->hidden_head)
+		series_delete(st, st->hidden_head);
+	return st->nexported + st->nhidden < st->max_series && st->bytes + cost <= st->max_bytes;
+}
+
+/* A sample that finds the store full: counted, logged (rate-limited), and /health says so. */
+static void series_refuse(struct prom_store *st, const struct family *def, const char *labels, size_t len)
+{
+	char q[LOG_QUOTE_BUF], cap[128];
+
+	st->refused++;
+	atomic_store(&st->h_refused_ns, st->now_ns ? st->now_ns : 1);
+	atomic_store(&st->h_refused, st->refused);
+	if (st->nexported + st->nhidden >= st->max_series)
+		snprintf(cap, sizeof(cap), "its maximum of %zu series", st->max_series);
+	else
+		snprintf(cap, sizeof(cap), "%zu series in %zu bytes, its maximum is %zu bytes (--max-series-bytes)",
+			 st->nexported, st->bytes, st->max_bytes);
+	log_limited(&st->lim_refused,
+		    "prom: %s: new series %s%s refused: the store holds %s (see accel_prom_series_refused_total)",
+		    st->where ? st->where : "-", def->name, log_quote(q, sizeof(q), labels, len), cap);
+}
+
 /* The series, created (visible, value 0) when new; NULL when the store is full. */
 static struct series *series_get(struct prom_store *st, const struct family *def, const char *labels, size_t len,
 				 const char *rt_tag, const char *dev_type, const char *dev_key, int pinned)
 {
 	uint32_t h = series_hash(def, labels, len);
 	struct series *s = series_find(st, def, labels, len, h);
+	size_t cost = pinned ? 0 : series_cost(def, len, rt_tag, dev_type, dev_key);
 	struct fam *f;
 
 	if (s)
 		return s;
-	if (!pinned && st->nall >= PROM_SERIES_MAX) {
-		st->refused++;
+	if (!pinned && !series_room(st, cost)) {
+		series_refuse(st, def, labels, len);
 		return NULL;
 	}
 	if (st->nall >= st->tabsize)
@@ -258,6 +347,8 @@ static struct series *series_get(struct prom_store *st, const struct family *def
 	s->rt_tag = rt_tag ? xstrdup(rt_tag) : NULL;
 	s->dev_id = dev_type ? xasprintf("%s:%s", dev_type, dev_key) : NULL;
 	s->pinned = pinned;
+	s->cost = cost;
+	st->bytes += cost;
 	s->hash = h;
 	s->next = st->tab[h & (st->tabsize - 1)];
 	st->tab[h & (st->tabsize - 1)] = s;
@@ -283,6 +374,8 @@ static void series_delete(struct prom_store *st, struct series *s)
 	while (*pp != s)
 		pp = &(*pp)->next;
 	*pp = s->next;
+	if (s->hidden)
+		hidden_unlink(st, s);
 	f->ser[s->fidx] = f->ser[--f->nser];
 	f->ser[s->fidx]->fidx = s->fidx;
 	f->sorted = 0;
@@ -292,6 +385,7 @@ static void series_delete(struct prom_store *st, struct series *s)
 			st->nexported--;
 	}
 	st->nall--;
+	st->bytes -= s->cost;
 	free(s->labels);
 	free(s->rt_tag);
 	free(s->dev_id);
@@ -309,6 +403,7 @@ static void series_drop(struct prom_store *st, struct series *s, int64_t now_ns)
 	}
 	s->hidden = 1;
 	s->hidden_ns = now_ns;
+	hidden_push(st, s);
 	s->fam->nvisible--;
 	st->nexported--;
 }
@@ -318,6 +413,7 @@ static void series_refresh(struct prom_store *st, struct series *s)
 	s->seen_ns = st->now_ns;
 	s->seen_seq = st->seq;
 	if (s->hidden) {
+		hidden_unlink(st, s);
 		s->hidden = 0;
 		s->fam->nvisible++;
 		st->nexported++;
@@ -352,12 +448,15 @@ static int64_t staleness_ms(const struct prom_store *st)
 	return d > PROM_STALENESS_MIN_MS ? (d < 1e12 ? (int64_t)d : (int64_t)1e12) : PROM_STALENESS_MIN_MS;
 }
 
+/* A value the mapping or the store skips: counted, logged rate-limited, the path (built from input keys) quoted. */
 static void on_bad_value(const char *path, const char *why, void *ud)
 {
 	struct prom_store *st = ud;
+	char q[LOG_QUOTE_BUF];
 
 	st->bad_values++;
-	log_warn("prom: %s: %s: %s; skipped", st->where, path, why);
+	log_limited(&st->lim_bad, "prom: %s: %s: %s; skipped", st->where, log_quote(q, sizeof(q), path, (size_t)-1),
+		    why);
 }
 
 static void source_error(struct prom_store *st, char kind, const char *id)
@@ -391,7 +490,12 @@ static void on_group_error(const char *group, const char *entity, const char *er
 	if (!buf_add(&b, "{group=\"", 8) && !prom_escape_label(&b, group) && !buf_add(&b, "\"}", 2))
 		self_put(st, &F_GROUP_ERRORS, b.data, 1, 1);
 	buf_free(&b);
-	log_info("prom: %s: %s of %s: %s", st->where, group, entity, error);
+	if (log_level() >= LOG_LVL_INFO) {
+		char qe[LOG_QUOTE_BUF], qr[LOG_QUOTE_BUF];
+
+		log_info("prom: %s: %s of %s: %s", st->where, group, log_quote(qe, sizeof(qe), entity, (size_t)-1),
+			 log_quote(qr, sizeof(qr), error, (size_t)-1));
+	}
 }
 
 static int label_cmp(const struct label *a, const struct label *b)
@@ -474,7 +578,10 @@ static void on_sample(const struct sample *smp, void *ud)
 	if (!rc && m)
 		rc = put(&p, end, "}", 1);
 	if (rc) {
-		on_bad_value(smp->fam->name, "label set too long", st);
+		/* Every sample of an entry with a huge label would say this: once per 10 s, with the count. */
+		st->bad_values++;
+		log_limited(&st->lim_long, "prom: %s: %s: label set longer than %d bytes rendered; sample skipped",
+			    st->where, smp->fam->name, PROM_LABELS_MAX);
 		return;
 	}
 	s = series_get(st, smp->fam, st->lbl, (size_t)(p - st->lbl), rt, dtype && dkey ? dtype : NULL, dkey, 0);
@@ -646,6 +753,7 @@ static void self_update(struct prom_store *st, int64_t mono_ns, int64_t real_ns)
 	self_put(st, &F_INPUT_BYTES, "", (double)st->input_bytes, 0);
 	self_put(st, &F_INPUT_OPEN, "", atomic_load(&st->h_eof_ns) ? 0 : 1, 0);
 	self_put(st, &F_SERIES, "", (double)st->nexported, 0);
+	self_put(st, &F_SERIES_BYTES, "", (double)st->bytes, 0);
 	self_put(st, &F_STALENESS, "", (double)staleness_ms(st) / 1000.0, 0);
 	if (last) {
 		self_put(st, &F_LAST_AGE, "", (double)(mono_ns - last) / 1e9, 0);
@@ -687,22 +795,81 @@ static void put_header(struct buf *b, const struct fam *f, int om)
 		buf_printf(b, "# UNIT %.*s %s\n", (int)n, d->name, d->unit);
 }
 
-/* /v1/collect: Baidu BIE's accelerator collector API, from the device memory families. */
+/*
+ * A number of /v1/collect: an integer below 2^63 in magnitude as an
+ * integer; anything else (2^63 and above, fractions) in the shortest form
+ * that reads back exactly, with an exponent where needed ("1e+19"); a sum
+ * beyond the range of a double (long double keeps it) with 17 digits; a
+ * fraction (percent: frac) with 15 significant digits and at least one
+ * decimal, as jansson's real. JSON has no infinity or NaN: those are null.
+ */
+static void bie_num(struct buf *b, long double v, int frac)
+{
+	char s[64];
+	int n;
+
+	if (isnan(v) || isinf(v)) {
+		buf_add(b, "null", 4);
+		return;
+	}
+	if (frac) {
+		n = snprintf(s, sizeof(s), "%.15Lg", v);
+		buf_add(b, s, (size_t)n);
+		if (!strpbrk(s, ".e"))
+			buf_add(b, ".0", 2);
+		return;
+	}
+	if (v == truncl(v) && fabsl(v) < 0x1p63L) {
+		buf_printf(b, "%lld", (long long)v);
+		return;
+	}
+	if (fabsl(v) <= DBL_MAX && (long double)(double)v == v) {
+		char d[32];
+
+		buf_add(b, d, prom_format_value((double)v, d));
+		return;
+	}
+	n = snprintf(s, sizeof(s), "%.17Lg", v);
+	buf_add(b, s, (size_t)n);
+}
+
+/* One /v1/collect object: usedMemory, totalMemory, percent (used / total; 0 when total is not above 0). */
+static void bie_entry(struct buf *b, long double used, long double total)
+{
+	buf_add(b, "\"usedMemory\":", 13);
+	bie_num(b, used, 0);
+	buf_add(b, ",\"totalMemory\":", 15);
+	bie_num(b, total, 0);
+	buf_add(b, ",\"percent\":", 11);
+	bie_num(b, total > 0 ? used / total : 0, 1);
+}
+
+/*
+ * /v1/collect: Baidu BIE's accelerator collector API, from the device
+ * memory families. Written by hand rather than by jansson, whose integers
+ * stop at 2^63 and whose reals are cut to a fixed precision; sums are
+ * taken in long double so that they neither wrap nor overflow.
+ */
 static char *render_bie(struct prom_store *st, size_t *len)
 {
 	const struct family used_def = { PROM_BIE_USED_FAMILY, "", METRIC_GAUGE, "bytes" };
 	const struct family total_def = { PROM_BIE_TOTAL_FAMILY, "", METRIC_GAUGE, "bytes" };
-	json_t *root = json_object(), *node = json_object(), *devs = json_array();
-	double used_sum = 0, total_sum = 0;
+	json_t *name = json_string(st->node_name);
+	char *key = name ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
+	long double used_sum = 0, total_sum = 0;
 	struct fam *uf = NULL, *tf = NULL;
-	char *out;
+	struct buf devs, b;
+	size_t ndev = 0;
 
+	json_decref(name);
 	for (size_t i = 0; i < st->nfams; i++) {
 		if (!strcmp(st->fams[i]->def->name, PROM_BIE_USED_FAMILY))
 			uf = st->fams[i];
 		else if (!strcmp(st->fams[i]->def->name, PROM_BIE_TOTAL_FAMILY))
 			tf = st->fams[i];
 	}
+	buf_init(&devs, (size_t)1 << 40);
+	buf_init(&b, (size_t)1 << 40);
 	/* One device per label set: each used series with its total, then totals without a used one. */
 	for (int pass = 0; pass < 2; pass++) {
 		struct fam *f = pass ? tf : uf;
@@ -723,23 +890,22 @@ static char *render_bie(struct prom_store *st, size_t *len)
 			total = pass ? s->value : (o ? o->value : 0);
 			used_sum += used;
 			total_sum += total;
-			json_array_append_new(devs, json_pack("{s:I, s:I, s:f}", "usedMemory", (json_int_t)used,
-							      "totalMemory", (json_int_t)total, "percent",
-							      total > 0 ? used / total : 0.0));
+			buf_add(&devs, ",{", 2);
+			ndev++;
+			bie_entry(&devs, used, total);
+			buf_add(&devs, "}", 1);
 		}
 	}
-	json_object_set_new(node, "deviceNum", json_integer((json_int_t)json_array_size(devs)));
-	json_object_set_new(node, "devices", devs);
-	json_object_set_new(node, "usedMemory", json_integer((json_int_t)used_sum));
-	json_object_set_new(node, "totalMemory", json_integer((json_int_t)total_sum));
-	json_object_set_new(node, "percent", json_real(total_sum > 0 ? used_sum / total_sum : 0.0));
-	json_object_set_new(root, st->node_name, node);
-	out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	json_decref(root);
-	if (!out)
-		out = xstrdup("{}");
-	*len = strlen(out);
-	return out;
+	buf_printf(&b, "{%s:{\"deviceNum\":%zu,\"devices\":[", key ? key : "\"\"", ndev);
+	if (devs.len)
+		buf_add(&b, devs.data + 1, devs.len - 1); /* without the first comma */
+	buf_add(&b, "],", 2);
+	bie_entry(&b, used_sum, total_sum);
+	buf_add(&b, "}}", 2);
+	free(key);
+	buf_free(&devs);
+	*len = b.len;
+	return b.data;
 }
 
 static struct expo_body take(struct buf *b)
@@ -816,6 +982,7 @@ void prom_store_publish(struct prom_store *st, struct prom_pub *pub, int64_t mon
 int prom_store_health(struct prom_store *st, int64_t mono_ns, char *why, size_t size)
 {
 	int64_t last = atomic_load(&st->h_last_ns), eof = atomic_load(&st->h_eof_ns);
+	int64_t refused_ns = atomic_load(&st->h_refused_ns);
 	int64_t win = atomic_load(&st->h_staleness_ms);
 	unsigned long long n = atomic_load(&st->h_reports);
 
@@ -831,6 +998,13 @@ int prom_store_health(struct prom_store *st, int64_t mono_ns, char *why, size_t 
 	if (mono_ns - last > win * NS_PER_MS) {
 		snprintf(why, size, "last report %.1f s ago, older than the staleness window (%.1f s)",
 			 (double)(mono_ns - last) / 1e9, (double)win / 1000.0);
+		return 0;
+	}
+	if (refused_ns && mono_ns - refused_ns <= win * NS_PER_MS) {
+		snprintf(why, size,
+			 "new series refused %.1f s ago (%llu samples so far): the store is full, see "
+			 "accel_prom_series_refused_total and the log",
+			 (double)(mono_ns - refused_ns) / 1e9, (unsigned long long)atomic_load(&st->h_refused));
 		return 0;
 	}
 	snprintf(why, size, "ok: last report %.1f s ago, %llu reports", (double)(mono_ns - last) / 1e9, n);
@@ -864,11 +1038,15 @@ struct prom_store *prom_store_new(const struct prom_store_opts *o)
 
 	pthread_mutex_init(&st->lock, NULL);
 	st->staleness_opt_ms = o->staleness_ms;
+	st->max_series = o->max_series ? o->max_series : PROM_SERIES_MAX;
+	st->max_bytes = o->max_bytes ? o->max_bytes : PROM_SERIES_BYTES_MAX;
 	st->dcgm = o->dcgm;
 	st->node_name = xstrdup(o->node_name ? o->node_name : "");
 	st->version = xstrdup(o->version ? o->version : "");
 	atomic_init(&st->h_last_ns, 0);
 	atomic_init(&st->h_eof_ns, 0);
+	atomic_init(&st->h_refused_ns, 0);
+	atomic_init(&st->h_refused, 0);
 	atomic_init(&st->h_reports, 0);
 	atomic_init(&st->h_staleness_ms, staleness_ms(st));
 	buf_init(&b, 4096);

@@ -9,7 +9,11 @@
  * not been refreshed for the staleness window, when its source reports an
  * error (a runtime entry: the process exited or cannot be read; a device
  * entry or one device), or when the instance labels change. A counter that leaves is remembered for an hour,
- * so that if it comes back it goes on from its old value.
+ * so that if it comes back it goes on from its old value; such departed
+ * counters give way (oldest first) when a new series needs the room.
+ * A sample that finds the store full (series cap, or byte cap: what the
+ * series take in the store and in the rendered exposition) is refused:
+ * counted, logged (rate-limited) and reported by /health.
  *
  * After a report the whole exposition is rendered once (Prometheus text
  * 0.0.4, OpenMetrics 1.0.0, the BIE JSON) into an immutable snapshot
@@ -33,7 +37,8 @@
 #define PROM_STALENESS_MIN_MS 30000       /* default window floor */
 #define PROM_STALENESS_PERIODS 5          /* default window: this many times the longest group period */
 #define PROM_HIDDEN_KEEP_MS (3600 * 1000) /* how long a counter that left is remembered */
-#define PROM_SERIES_MAX 100000            /* series beyond this are refused (and counted) */
+#define PROM_SERIES_MAX 100000            /* default cap on series (departed counters evicted first) */
+#define PROM_SERIES_BYTES_MAX ((size_t)128 << 20) /* default cap on the series' memory (series_cost) */
 #define PROM_LABELS_MAX 16384             /* bytes of one series' rendered label set */
 
 /* The families that feed /v1/collect (device memory, filled by the device collectors). */
@@ -47,6 +52,8 @@ struct prom_store_opts {
 	const char *node_name; /* /v1/collect's key (copied) */
 	const char *version;   /* accel_prom_build_info's label (copied) */
 	struct prom_dcgm *dcgm; /* --collectors (borrowed; outlives the store), or NULL */
+	size_t max_series;     /* 0: PROM_SERIES_MAX; live series beyond it are refused */
+	size_t max_bytes;      /* 0: PROM_SERIES_BYTES_MAX; bytes of series (store and exposition) beyond it: refused */
 };
 
 struct prom_store;
@@ -80,9 +87,9 @@ struct prom_expo *prom_store_render(struct prom_store *st, int64_t mono_ns, int6
 void prom_store_publish(struct prom_store *st, struct prom_pub *pub, int64_t mono_ns, int64_t real_ns);
 
 /*
- * /health: 1 when the last report arrived within the staleness window
- * and the input is still open, else 0. why gets a one-line reason either
- * way (no newline).
+ * /health: 1 when the last report arrived within the staleness window,
+ * the input is still open and no sample was refused (store full) within
+ * the window, else 0. why gets a one-line reason either way (no newline).
  */
 int prom_store_health(struct prom_store *st, int64_t mono_ns, char *why, size_t size);
 

@@ -232,17 +232,33 @@ static char *resolve(const struct wctx *v, const char *name)
 }
 
 /*
+ * Why a user's file could not be read, for messages: a FIFO, a directory
+ * or a socket where a regular file belongs says what it is (read_regular_file
+ * refuses those at once rather than waiting on them); anything else is
+ * strerror's. Returns a static string or buf.
+ */
+static const char *read_error(const char *file, ssize_t n, char *buf, size_t size)
+{
+	if (n == -EINVAL || n == -EISDIR) {
+		snprintf(buf, size, "%s, not a regular file", file_kind_name(file));
+		return buf;
+	}
+	return strerror((int)-n);
+}
+
+/*
  * Read the file named at path (a value of the config) into a new
  * NUL-terminated string; on failure the error names the resolved file.
  */
 static int read_pem(struct wctx *v, const char *path, const char *name, char **out)
 {
-	char *file = resolve(v, name), *text = xmalloc(PEM_MAX_BYTES + 1);
-	ssize_t n = read_file_at(-1, file, text, PEM_MAX_BYTES + 1);
+	char *file = resolve(v, name), *text = xmalloc(PEM_MAX_BYTES + 1), why[96];
+	ssize_t n = read_regular_file(file, text, PEM_MAX_BYTES + 1);
 
 	if (n < 0) {
 		*v->err = n == -EFBIG ? doc_error(v->d, path, 0, "%s is larger than %d bytes", file, PEM_MAX_BYTES)
-				      : doc_error(v->d, path, 0, "cannot read %s: %s", file, strerror((int)-n));
+				      : doc_error(v->d, path, 0, "cannot read %s: %s", file,
+						  read_error(file, n, why, sizeof(why)));
 		free(text);
 		free(file);
 		return (int)n == -EFBIG ? -EINVAL : (int)n;
@@ -348,6 +364,7 @@ out:
 
 static int tls_version(struct wctx *v, json_t *tls, const char *key, int dflt, int *out)
 {
+	char q[LOG_QUOTE_BUF]; /* outside input, quoted for a message */
 	const char *s;
 	char path[256], known[128];
 	size_t n = 0;
@@ -364,12 +381,13 @@ static int tls_version(struct wctx *v, json_t *tls, const char *key, int dflt, i
 		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "", tls_versions[i].name);
 	}
 	doc_path_key(path, sizeof(path), "tls_server_config", key);
-	WFAIL(v, path, 0, "unknown TLS version \"%s\"; known: %s", s, known);
+	WFAIL(v, path, 0, "unknown TLS version \"%s\"; known: %s", log_quote(q, sizeof(q), s, (size_t)-1), known);
 }
 
 /* The GnuTLS priority string; checked by GnuTLS itself. */
 static int build_priorities(struct wctx *v, struct prom_web *w, json_t *tls)
 {
+	char q[LOG_QUOTE_BUF]; /* outside input, quoted for a message */
 	gnutls_priority_t prio;
 	const char *errpos = NULL, *s;
 	json_t *list, *e;
@@ -399,7 +417,7 @@ static int build_priorities(struct wctx *v, struct prom_web *w, json_t *tls)
 			if (c == ARRAY_SIZE(curves)) {
 				doc_path_index(path, sizeof(path), "tls_server_config.curve_preferences", i);
 				WFAIL(v, path, 0, "unknown curve \"%s\"; known: CurveP256, CurveP384, CurveP521, X25519",
-				      s);
+				      log_quote(q, sizeof(q), s, (size_t)-1));
 			}
 			n += (size_t)snprintf(w->priorities + n, sizeof(w->priorities) - n, ":+%s", curves[c].gnutls);
 		}
@@ -431,6 +449,7 @@ static int build_priorities(struct wctx *v, struct prom_web *w, json_t *tls)
 
 static int load_tls(struct wctx *v, struct prom_web *w, json_t *tls)
 {
+	char q[LOG_QUOTE_BUF]; /* outside input, quoted for a message */
 	static const char *const keys[] = { "cert", "key", "client_ca", "cert_file", "key_file",
 					    "client_auth_type", "client_ca_file", "client_allowed_sans",
 					    "min_version", "max_version", "cipher_suites",
@@ -462,7 +481,7 @@ static int load_tls(struct wctx *v, struct prom_web *w, json_t *tls)
 			WFAIL(v, "tls_server_config.client_auth_type", 0,
 			      "unknown client_auth_type \"%s\"; known: NoClientCert, RequestClientCert, "
 			      "RequireAnyClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert",
-			      auth);
+			      log_quote(q, sizeof(q), auth, (size_t)-1));
 		w->auth = client_auths[i].auth;
 	}
 
@@ -513,6 +532,7 @@ static int load_tls(struct wctx *v, struct prom_web *w, json_t *tls)
 
 static int load_http(struct wctx *v, struct prom_web *w, json_t *http)
 {
+	char q[LOG_QUOTE_BUF]; /* outside input, quoted for a message */
 	static const char *const keys[] = { "http2", "headers", NULL };
 	const char *k;
 	json_t *j, *val;
@@ -546,7 +566,7 @@ static int load_http(struct wctx *v, struct prom_web *w, json_t *http)
 			WFAIL(v, path, 1,
 			      "header \"%s\" is not allowed; allowed: Content-Security-Policy, X-Frame-Options, "
 			      "X-Content-Type-Options, X-XSS-Protection, Strict-Transport-Security",
-			      k);
+			      log_quote(q, sizeof(q), k, (size_t)-1));
 		if (!json_is_string(val))
 			WFAIL(v, path, 0, "expected a string, got %s", doc_kind(val));
 		s = json_string_value(val);
@@ -557,7 +577,8 @@ static int load_http(struct wctx *v, struct prom_web *w, json_t *http)
 		for (a = 0; known_headers[i].values[a] && strcasecmp(known_headers[i].values[a], s); a++)
 			;
 		if (known_headers[i].values[0] && !known_headers[i].values[a])
-			WFAIL(v, path, 0, "invalid value \"%s\"; allowed: %s%s%s", s, known_headers[i].values[0],
+			WFAIL(v, path, 0, "invalid value \"%s\"; allowed: %s%s%s", log_quote(q, sizeof(q), s, (size_t)-1),
+			      known_headers[i].values[0],
 			      known_headers[i].values[1] ? ", " : "",
 			      known_headers[i].values[1] ? known_headers[i].values[1] : "");
 		w->headers[n++] = xstrdup(k);
@@ -641,7 +662,7 @@ int prom_web_load(const char *path, struct prom_web **out, char **err)
 	struct doc d = { 0 };
 	struct wctx v = { .d = &d, .err = err };
 	const char *slash = strrchr(path, '/');
-	char *text = xmalloc(DOC_MAX_BYTES + 1), *dir;
+	char *text = xmalloc(DOC_MAX_BYTES + 1), *dir, why[96];
 	ssize_t n;
 	int rc;
 
@@ -649,10 +670,10 @@ int prom_web_load(const char *path, struct prom_web **out, char **err)
 	*err = NULL;
 	dir = slash ? xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path) : xstrdup("");
 	v.dir = dir;
-	n = read_file_at(-1, path, text, DOC_MAX_BYTES + 1);
+	n = read_regular_file(path, text, DOC_MAX_BYTES + 1);
 	if (n < 0) {
 		*err = n == -EFBIG ? xasprintf("%s: larger than %d bytes", path, DOC_MAX_BYTES)
-				   : xasprintf("%s: %s", path, strerror((int)-n));
+				   : xasprintf("%s: %s", path, read_error(path, n, why, sizeof(why)));
 		rc = n == -EFBIG ? -EINVAL : (int)n;
 		goto out;
 	}

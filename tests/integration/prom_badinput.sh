@@ -6,7 +6,9 @@
 # belongs, a non-object, groups and runtimes in error. The process
 # survives, names each bad line on stderr ("stdin:N: ..."), counts it in
 # accel_prom_bad_lines_total, and serves the last good values: the final
-# exposition equals the golden one of the clean stream.
+# exposition equals the golden one of the clean stream. Then label churn
+# with 2 KiB labels against --max-series-bytes: refused, logged, /health
+# fails, peak RSS bounded.
 . "$(dirname "$0")/lib.sh"
 
 if [ ! -x "$BIN/accel-prom" ] || ! command -v curl >/dev/null 2>&1; then
@@ -84,4 +86,46 @@ _pids="$_pids $P2"
 ok "--max-line-bytes 1000: the report is skipped" wait_for "$T" sh -c \
 	"curl -s '$URL/metrics' | grep -qx 'accel_prom_bad_lines_total{reason=\"too_long\"} 1'"
 ok "--max-line-bytes: the message names the cap" grep -q 'stdin:1: line longer than 1000 bytes' "$WORK/err2"
+
+# Label churn with 2 KiB labels (issue 11 item 15): 1500 reports, each a new runtime whose tag is
+# 2 KiB with 20 neuroncores, 30 000 live series (about 200 MB uncapped). --max-series-bytes 32M
+# refuses the rest and peak RSS stays under the cap's double (store plus the previous
+# exposition while the next is rendered) plus 40 MiB of program and libraries.
+churn() {
+	$PY - <<'PYEOF'
+import json, sys
+cores = ",".join('"%d":{"neuroncore_utilization":1}' % c for c in range(20))
+for i in range(1500):
+    tag = "t%05d" % i + "x" * 2048
+    sys.stdout.write('{"neuron_runtime_data":[{"pid":%d,"neuron_runtime_tag":"%s","error":"","report":{'
+                     '"neuroncore_counters":{"period":1,"error":"","neuroncores_in_use":{%s}}}}],'
+                     '"instance_info":{}}\n' % (i, tag, cores))
+PYEOF
+}
+PORT=$(free_port)
+URL=http://127.0.0.1:$PORT
+churn >"$WORK/churn.jsonl"
+# The input stays open (a FIFO this shell holds) so that /health reports the refusal, not the end.
+mkfifo "$WORK/in3"
+"$BIN/accel-prom" --listen-address "127.0.0.1:$PORT" --staleness 10m --max-series-bytes 32M <"$WORK/in3" \
+	2>"$WORK/err3" &
+P3=$!
+_pids="$_pids $P3"
+exec 7>"$WORK/in3"
+cat "$WORK/churn.jsonl" >&7
+churn_read() { curl -s --max-time 5 "$URL/metrics" | grep -qx 'accel_prom_reports_total 1500'; }
+ok "label churn: accel-prom reads 1500 reports" wait_for $((60 * SLOW)) churn_read
+curl -s --max-time "$T" -o "$WORK/m3" "$URL/metrics"
+curl -s --max-time "$T" -o "$WORK/h3" -w '%{http_code}' "$URL/health" >"$WORK/h3code" || true
+bytes=$(awk '$1 == "accel_prom_series_bytes" { print $2 }' "$WORK/m3")
+ok "label churn: accel_prom_series_bytes within 32 MiB ($bytes)" test "${bytes:-99999999999}" -le 33554432
+ok "label churn: samples refused and counted" awk '$1 == "accel_prom_series_refused_total" && $2 > 0 { f = 1 } END { exit !f }' "$WORK/m3"
+ok "label churn: the refusal is logged, rate-limited" test "$(grep -c 'refused: the store holds' "$WORK/err3")" -le 3
+ok "label churn: the log names --max-series-bytes" grep -q 'max-series-bytes' "$WORK/err3"
+is "$(cat "$WORK/h3code")" 503 "label churn: /health 503 while samples are refused"
+ok "label churn: /health says why" grep -q 'refused' "$WORK/h3"
+if [ "${ACCEL_SANITIZED:-0}" != 1 ]; then
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$P3/status")
+	ok "label churn: peak RSS under 2 x 32 MiB + 40 MiB (${hwm} kB)" test "$hwm" -lt $((2 * 32768 + 40960))
+fi
 done_testing

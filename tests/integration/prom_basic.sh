@@ -89,6 +89,36 @@ for kind in neuron-monitor-2x neuron-monitor-2020 accel-monitor; do
 done
 is "$(grep -c 'stdin:[0-9]*: ' "$WORK/neuron-monitor-2x.err" || true)" 0 "a good stream logs no warning"
 
+# ---- --collectors: promtool reports only the lints docs/accel-prom.md lists -----------
+# tests/fixtures/dcgm/reports.jsonl: three reports of three fake GPUs (accel-monitor with
+# tests/helpers/fake_nvml.c and tests/fixtures/nvml/multi.nvml, as nvml_dcgm.sh makes them).
+promcheck_dcgm() { # scrape
+	out=$(promtool check metrics <"$1" 2>&1) || true
+	counters=$(sed -n 's/^# TYPE \(DCGM_[A-Z0-9_]*\) counter$/\1/p' "$1")
+	rest=$(printf '%s\n' "$out" | grep -v -e '^$' \
+		-e '^system_vcpu_count non-histogram and non-summary metrics should not have "_count" suffix$' \
+		-e "^DCGM_[A-Z0-9_]* label names should be written in 'snake_case' not 'camelCase'\$" \
+		-e "^DCGM_FI_DEV_PCIE_REPLAY_COUNTER metric name should not include type 'counter'\$" || true)
+	for c in $counters; do
+		rest=$(printf '%s\n' "$rest" | grep -vx "$c counter metrics should have \"_total\" suffix" || true)
+	done
+	[ -z "$rest" ] || {
+		printf 'not in docs/accel-prom.md:\n%s\n' "$rest"
+		return 1
+	}
+}
+if [ $HAVE_PROMTOOL = 1 ]; then
+	start dcgm "$FIX/dcgm/reports.jsonl" --collectors "$FIX/dcgm/default-counters.csv"
+	wait_for "$T" input_done || diag "--collectors: accel-prom did not finish its input"
+	get -o "$WORK/dcgm.prom" "$URL/metrics"
+	ok "--collectors: DCGM families served" grep -q '^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{' "$WORK/dcgm.prom"
+	ok "--collectors: promtool check metrics reports only the documented lints" promcheck_dcgm "$WORK/dcgm.prom"
+	kill "$PID"
+	wait "$PID" 2>/dev/null || true
+else
+	_result 1 "promtool is not installed (scripts/install-deps.sh test installs it)"
+fi
+
 # ---- one server: negotiation, methods, pages ----------------------------------
 start nm2x "$FIX/streams/neuron-monitor-2x.jsonl" -v
 wait_for "$T" input_done || diag "accel-prom did not finish its input"

@@ -162,6 +162,12 @@ bad bad-key.yml 3 "$WORK/bad-key.yml:3:13: tls_server_config.key_file: the priva
 bad bad-hash.yml 3 "$WORK/bad-hash.yml:2:10: basic_auth_users.alice: not a bcrypt hash" "not a bcrypt hash"
 ok "the refused hash is not quoted" sh -c "! grep -q SECRET '$WORK/bad.err'"
 bad nosuch.yml 3 "$WORK/nosuch.yml: No such file or directory" "missing web config"
+# A FIFO where a file belongs: refused at once and named (it used to hang accel-prom at start).
+mkfifo fifo.pem
+printf 'tls_server_config:\n  cert_file: fifo.pem\n  key_file: server.key\n' >fifo-cert.yml
+bad fifo-cert.yml 3 "$WORK/fifo-cert.yml:2:14: tls_server_config.cert_file: cannot read $WORK/fifo.pem: a FIFO, not a regular file" \
+	"cert_file is a FIFO"
+bad fifo.pem 3 "$WORK/fifo.pem: a FIFO, not a regular file" "the web config is a FIFO"
 ok "no secret in accel-prom's log" sh -c "! grep -qE 'SECRET|$ALICE_PASS|PRIVATE KEY' '$WORK/prom.log'"
 
 exec 3>&-

@@ -12,6 +12,8 @@
 #include "tap.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- the CSV ------------------------------------------------------------- */
 
@@ -126,12 +128,47 @@ static void test_csv_errors(void)
 		free(err);
 	}
 	{
+		/* A bad field quoted in the message: escaped, cut at 200 bytes (issue 11 item 12). */
+		char *err = NULL, line[1100];
+		struct prom_dcgm *d;
+
+		memcpy(line, "\033[31m", 5);
+		memset(line + 5, 'A', 1000);
+		snprintf(line + 1005, sizeof(line) - 1005, ", gauge, x\n");
+		d = prom_dcgm_parse(line, strlen(line), "q.csv", &err);
+		ok(!d && err && !strchr(err, '\033') && strstr(err, "\\u001b[31m") && strstr(err, "...") && strlen(err) < 400,
+		   "a bad field is quoted escaped and capped (%.80s...)", err ? err : "");
+		free(err);
+	}
+	{
 		char *err = NULL;
 		struct prom_dcgm *d = prom_dcgm_load("/nonexistent/collectors.csv", &err);
 
 		is_str(err, "/nonexistent/collectors.csv: No such file or directory", "a missing file says so");
 		free(err);
 		prom_dcgm_free(d);
+	}
+	{
+		char *err = NULL, dir[] = "/tmp/test_prom_dcgm.XXXXXX", fifo[64];
+		struct prom_dcgm *d = NULL;
+
+		if (ok(mkdtemp(dir) != NULL, "a temporary directory")) {
+			snprintf(fifo, sizeof(fifo), "%s/collectors.csv", dir);
+			ok(mkfifo(fifo, 0600) == 0, "a FIFO for the collectors file");
+			alarm(30); /* read the old way, a FIFO waits for a writer forever */
+			d = prom_dcgm_load(fifo, &err);
+			alarm(0);
+			ok(!d && err && strstr(err, "collectors.csv: a FIFO, not a regular file"),
+			   "a FIFO as collectors file is refused at once, and named (%s)", err ? err : "");
+			free(err);
+			err = NULL;
+			d = prom_dcgm_load(dir, &err);
+			ok(!d && err && strstr(err, ": a directory, not a regular file"), "a directory is named (%s)",
+			   err ? err : "");
+			free(err);
+			unlink(fifo);
+			rmdir(dir);
+		}
 	}
 	{
 		char *err = NULL;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GOLDEN "tests/fixtures/prom"
 #define T0 (1000 * NS_PER_S)              /* the fake monotonic clock's start */
@@ -137,7 +138,7 @@ static void test_escape(void)
 /* A neuron-monitor 2.x report with one runtime (or none) and execution counts. */
 static char *nm2x(const char *tag, int completed, int timed_out, double util, long long mem_used)
 {
-	char rts[1024] = "";
+	char rts[8192] = "";
 
 	if (tag)
 		snprintf(rts, sizeof(rts),
@@ -366,6 +367,251 @@ static void test_series_cap(void)
 	prom_store_free(st);
 }
 
+/* Run from here to stop_capture with stderr going to a temporary file; stop_capture returns its text. */
+static int saved_stderr = -1;
+static FILE *capture_f;
+
+static void start_capture(void)
+{
+	fflush(stderr);
+	capture_f = tmpfile();
+	saved_stderr = dup(2);
+	if (!capture_f || saved_stderr < 0 || dup2(fileno(capture_f), 2) < 0) {
+		printf("# cannot capture stderr\n");
+		exit(1);
+	}
+}
+
+static char *stop_capture(void)
+{
+	char *text = xmalloc(1 << 16);
+	size_t n;
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	rewind(capture_f);
+	n = fread(text, 1, (1 << 16) - 1, capture_f);
+	text[n] = '\0';
+	fclose(capture_f);
+	return text;
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * Issue 11 item 4: runtimes that come and go (neuron-monitor tags are pids)
+ * leave departed counters behind for an hour; they must not take the room
+ * of live series. A sample that really finds the store full is logged
+ * (rate-limited) and /health fails with the reason.
+ */
+static void test_departed_give_way(void)
+{
+	struct prom_store *st = prom_store_new(&(struct prom_store_opts){
+		.staleness_ms = 1000, .node_name = "n", .version = "v", .max_series = 40 });
+	struct buf b;
+	char why[256], tag[32], *text, *log;
+	int64_t t = T0;
+
+	for (int i = 0; i < 300; i++, t += 2 * NS_PER_S) {
+		snprintf(tag, sizeof(tag), "pid-%d", 1000 + i);
+		feed_nm2x(st, tag, 1, 0, 50, 100 + i, t);
+	}
+	t -= 2 * NS_PER_S;
+	text = render(st, t, 0);
+	is_str(value_of(text, MEMUSED), "399", "after 300 runtime restarts the system series are still served");
+	is_str(value_of(text, COMPLETED("pid-1299")), "1", "and the newest runtime's counter");
+	is_str(value_of(text, "accel_prom_series_refused_total"), "0", "nothing refused: departed counters gave way");
+	free(text);
+	ok(prom_store_health(st, t, why, sizeof(why)), "health ok (%s)", why);
+	/* A departed counter that is still remembered goes on from its value. */
+	feed_nm2x(st, "pid-1298", 2, 0, 50, 1, t + NS_PER_S);
+	text = render(st, t + NS_PER_S, 0);
+	is_str(value_of(text, COMPLETED("pid-1298")), "3", "a recent departed counter is still remembered");
+	free(text);
+	prom_store_free(st);
+
+	/* Live series beyond the cap: refused, logged once for many, /health fails with the reason. */
+	st = prom_store_new(&(struct prom_store_opts){ .staleness_ms = 10000, .node_name = "n", .version = "v",
+						       .max_series = 20 });
+	buf_init(&b, (size_t)1 << 20);
+	buf_printf(&b, "{\"neuron_runtime_data\":[{\"pid\":1,\"neuron_runtime_tag\":\"a\",\"error\":\"\",\"report\":{"
+		       "\"neuroncore_counters\":{\"period\":1,\"error\":\"\",\"neuroncores_in_use\":{");
+	for (int i = 0; i < 50; i++)
+		buf_printf(&b, "%s\"%d\":{\"neuroncore_utilization\":1}", i ? "," : "", i);
+	buf_printf(&b, "}}}}],\"instance_info\":{}}");
+	start_capture();
+	feed(st, b.data, T0);
+	feed(st, b.data, T0 + NS_PER_S);
+	log = stop_capture();
+	buf_free(&b);
+	is_int(prom_store_nseries(st), 20, "live series stop at the cap");
+	text = render(st, T0 + NS_PER_S, 0);
+	ok(value_of(text, "accel_prom_series_refused_total") && atoi(value_of(text, "accel_prom_series_refused_total")) >= 60,
+	   "refused samples counted");
+	free(text);
+	is_int(count_of(log, "new series"), 1, "the refusal is logged once, not once per sample");
+	ok(strstr(log, "maximum of 20 series") != NULL, "the message names the cap");
+	if (!ok(!prom_store_health(st, T0 + 2 * NS_PER_S, why, sizeof(why)), "health fails while samples are refused"))
+		printf("#   why: %s\n", why);
+	ok(strstr(why, "refused") != NULL, "health names the refusal (%s)", why);
+	free(log);
+	prom_store_free(st);
+}
+
+/* Issue 11 item 15: the store is bounded by bytes as well, with the same refusal, log and health. */
+static void test_byte_cap(void)
+{
+	const size_t cap = (size_t)1 << 20;
+	struct prom_store *st = prom_store_new(&(struct prom_store_opts){
+		.staleness_ms = 1000, .node_name = "n", .version = "v", .max_bytes = cap });
+	char why[256], tag[2100], *text, *log;
+	int64_t t = T0;
+
+	/* Runtimes with 2 KiB tags come and go: departed counters give way under the byte cap too. */
+	for (int i = 0; i < 400; i++, t += 2 * NS_PER_S) {
+		memset(tag, 'x', 2048);
+		snprintf(tag + 2048, sizeof(tag) - 2048, "%d", i);
+		feed_nm2x(st, tag, 1, 0, 50, 100 + i, t);
+	}
+	t -= 2 * NS_PER_S;
+	text = render(st, t, 0);
+	is_str(value_of(text, MEMUSED), "499", "long tags coming and going: the system series are still served");
+	is_str(value_of(text, "accel_prom_series_refused_total"), "0", "nothing refused");
+	ok(value_of(text, "accel_prom_series_bytes") && strtod(value_of(text, "accel_prom_series_bytes"), NULL) <= (double)cap,
+	   "accel_prom_series_bytes within the cap (%s)", value_of(text, "accel_prom_series_bytes"));
+	free(text);
+	ok(prom_store_health(st, t, why, sizeof(why)), "health ok (%s)", why);
+	prom_store_free(st);
+
+	/* Live series with 2 KiB labels: the byte cap stops them long before the series cap. */
+	st = prom_store_new(&(struct prom_store_opts){ .staleness_ms = 10000, .node_name = "n", .version = "v",
+						       .max_bytes = cap });
+	start_capture();
+	for (int i = 0; i < 400; i++) {
+		memset(tag, 'y', 2048);
+		snprintf(tag + 2048, sizeof(tag) - 2048, "%d", i);
+		feed_nm2x(st, tag, 1, 0, 50, 100, T0);
+	}
+	log = stop_capture();
+	ok(prom_store_nseries(st) > 100 && prom_store_nseries(st) < 400, "series stop at the byte cap (%zu)",
+	   prom_store_nseries(st));
+	text = render(st, T0, 0);
+	ok(strtod(value_of(text, "accel_prom_series_bytes"), NULL) <= (double)cap, "bytes within the cap (%s)",
+	   value_of(text, "accel_prom_series_bytes"));
+	ok(strcmp(value_of(text, "accel_prom_series_refused_total"), "0"), "refused samples counted");
+	free(text);
+	is_int(count_of(log, "new series"), 1, "the refusal is logged once");
+	ok(strstr(log, "--max-series-bytes") != NULL, "the message names the byte cap");
+	ok(!prom_store_health(st, T0 + NS_PER_S, why, sizeof(why)) && strstr(why, "refused"), "health fails (%s)", why);
+	free(log);
+	prom_store_free(st);
+}
+
+/*
+ * Issue 11 item 5: numbers at the edges (2^63, 2^64-1, 1e19, 1e308) through
+ * the text and OpenMetrics expositions and /v1/collect: printed exactly,
+ * never as a negative int64, and percent kept when the sums overflow a
+ * double. (Written as reals here: integers of 2^63 and above are the
+ * stream reader's to decode.)
+ */
+static void test_edge_numbers(void)
+{
+	static const struct {
+		const char *in, *out, *sum;
+	} cases[] = {
+		{ "9223372036854775808.0", "9.223372036854776e+18", "1.8446744073709552e+19" },
+		{ "18446744073709551615.0", "1.8446744073709552e+19", "3.6893488147419103e+19" },
+		{ "1e19", "1e+19", "2e+19" },
+		{ "1e308", "1e+308", "2e+308" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct prom_store *st = new_store(0);
+		struct prom_expo *e;
+		char *j, want[512], line[256];
+
+		j = xasprintf("{\"timestamp\":\"2026-11-21T05:51:24.722Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":0},"
+			      "\"runtime_data\":[],\"system_data\":{},\"instance_info\":{\"instance_id\":\"i-1\"},"
+			      "\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{\"device_memory\":{"
+			      "\"period\":1.0,\"error\":\"\",\"devices\":{"
+			      "\"0\":{\"uuid\":\"GPU-a\",\"error\":\"\",\"total_bytes\":%s,\"used_bytes\":%s},"
+			      "\"1\":{\"uuid\":\"GPU-b\",\"error\":\"\",\"total_bytes\":%s,\"used_bytes\":%s}}}}}]}",
+			      cases[i].in, cases[i].in, cases[i].in, cases[i].in);
+		feed(st, j, T0);
+		free(j);
+		e = prom_store_render(st, T0, REAL0);
+		for (int om = 0; om < 2; om++) {
+			const char *body = e->body[om ? EXPO_OPENMETRICS : EXPO_TEXT].data, *p;
+
+			p = strstr(body, "\naccelerator_memory_used_bytes{");
+			snprintf(line, sizeof(line), "%.*s", p ? (int)strcspn(p + 1, "\n") : 0, p ? p + 1 : "");
+			ok(p && strrchr(line, ' ') && !strcmp(strrchr(line, ' ') + 1, cases[i].out),
+			   "%s %s: printed as %s (%s)", om ? "OpenMetrics" : "text", cases[i].in, cases[i].out, line);
+		}
+		snprintf(want, sizeof(want),
+			 "{\"node-1\":{\"deviceNum\":2,\"devices\":[{\"usedMemory\":%s,\"totalMemory\":%s,\"percent\":1.0},"
+			 "{\"usedMemory\":%s,\"totalMemory\":%s,\"percent\":1.0}],\"usedMemory\":%s,\"totalMemory\":%s,"
+			 "\"percent\":1.0}}",
+			 cases[i].out, cases[i].out, cases[i].out, cases[i].out, cases[i].sum, cases[i].sum);
+		snprintf(line, sizeof(line), "/v1/collect with %s: exact, sums not wrapped, percent kept", cases[i].in);
+		is_str(e->bie.data, want, line);
+		ok(!strstr(e->bie.data, "-9223372036854775808"), "/v1/collect with %s: no negative int64", cases[i].in);
+		prom_expo_unref(e);
+		prom_store_free(st);
+	}
+}
+
+/*
+ * Issue 11 item 12: "label set too long" comes once per sample (30+ per
+ * report); it is logged once per 10 s with the count, and counted. Input
+ * quoted in a message is capped and escaped.
+ */
+static void test_messages(void)
+{
+	struct prom_store *st = new_store(0);
+	char *tag = xmalloc(PROM_LABELS_MAX + 2), *text, *log, *j;
+	long nbad;
+
+	memset(tag, 't', PROM_LABELS_MAX + 1);
+	tag[PROM_LABELS_MAX + 1] = '\0';
+	start_capture();
+	feed_nm2x(st, "ok", 1, 0, 50, 100, T0);
+	j = xasprintf("{\"neuron_runtime_data\":[{\"pid\":42,\"neuron_runtime_tag\":\"%s\",\"error\":\"\",\"report\":{"
+		      "\"neuroncore_counters\":{\"period\":1.0,\"error\":\"\",\"neuroncores_in_use\":{"
+		      "\"0\":{\"neuroncore_utilization\":1},\"1\":{\"neuroncore_utilization\":1},"
+		      "\"2\":{\"neuroncore_utilization\":1},\"3\":{\"neuroncore_utilization\":1}}}}}],"
+		      "\"instance_info\":{}}",
+		      tag);
+	feed(st, j, T0);
+	feed(st, j, T0 + NS_PER_S);
+	free(j);
+	/* A runtime in error whose tag and error carry escape sequences (logged at -v): escaped. */
+	log_init("test", LOG_LVL_INFO);
+	feed(st, "{\"neuron_runtime_data\":[{\"pid\":7,\"neuron_runtime_tag\":\"\\u001b[31mred\",\"error\":"
+		 "\"gone\\u001b[0m\",\"report\":{}}],\"instance_info\":{}}",
+	     T0 + NS_PER_S);
+	log_init("test", LOG_LVL_WARN);
+	log = stop_capture();
+	ok(strstr(log, "\\u001b[31mred") && strstr(log, "gone\\u001b[0m"), "input in a message is escaped");
+	is_int(count_of(log, "label set longer than"), 1, "label set too long: logged once for 8 samples");
+	ok(!strchr(log, '\033'), "no escape character reaches the log");
+	text = render(st, T0 + NS_PER_S, 0);
+	nbad = strtol(value_of(text, "accel_prom_bad_values_total"), NULL, 10);
+	ok(nbad >= 8, "label set too long: every sample counted in accel_prom_bad_values_total (%ld)", nbad);
+	free(text);
+	free(log);
+	free(tag);
+	prom_store_free(st);
+}
+
 static void test_openmetrics(void)
 {
 	struct prom_store *st = new_store(0);
@@ -534,8 +780,12 @@ int main(void)
 	test_instance_change();
 	test_bad_values();
 	test_series_cap();
+	test_departed_give_way();
+	test_byte_cap();
+	test_messages();
 	test_openmetrics();
 	test_devices_and_bie();
+	test_edge_numbers();
 	test_golden("tests/fixtures/streams/neuron-monitor-2x.jsonl", "neuron-monitor-2x", 0);
 	test_golden("tests/fixtures/streams/neuron-monitor-2020.jsonl", "neuron-monitor-2020", 0);
 	/* Line 3 of the 2020 stream is a runtime error that takes the runtime's series away: show them before. */

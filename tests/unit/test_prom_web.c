@@ -136,7 +136,14 @@ static const struct {
 	{ "sub/rel.yml", TLS_OK,
 	  "sub/rel.yml:2:14: tls_server_config.cert_file: cannot read sub/server.pem: No such file or directory" },
 	{ "dir.yml", "tls_server_config:\n  cert_file: sub\n  key_file: server.key\n",
-	  "dir.yml:2:14: tls_server_config.cert_file: cannot read sub: Is a directory" },
+	  "dir.yml:2:14: tls_server_config.cert_file: cannot read sub: a directory, not a regular file" },
+	/* A FIFO where a file belongs is refused at once (it used to hang accel-prom at start). */
+	{ "fifo.yml", "tls_server_config:\n  cert_file: fifo.pem\n  key_file: server.key\n",
+	  "fifo.yml:2:14: tls_server_config.cert_file: cannot read fifo.pem: a FIFO, not a regular file" },
+	{ "fifokey.yml", "tls_server_config:\n  cert_file: server.pem\n  key_file: fifo.pem\n",
+	  "fifokey.yml:3:13: tls_server_config.key_file: cannot read fifo.pem: a FIFO, not a regular file" },
+	{ "fifoca.yml", TLS_OK "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: fifo.pem\n",
+	  "fifoca.yml:5:19: tls_server_config.client_ca_file: cannot read fifo.pem: a FIFO, not a regular file" },
 	{ "empty-name.yml", "tls_server_config:\n  cert_file: ''\n  key_file: server.key\n",
 	  "empty-name.yml:2:14: tls_server_config.cert_file: empty file name" },
 	{ "mismatch.yml", "tls_server_config:\n  cert_file: server.pem\n  key_file: client.key\n",
@@ -243,6 +250,10 @@ static void test_configs(void)
 	err = NULL;
 	ok(prom_web_load("nosuch.yml", &w, &err) == -ENOENT, "missing web config: -ENOENT");
 	is_str(err, "nosuch.yml: No such file or directory", "missing web config: message");
+	free(err);
+	err = NULL;
+	ok(prom_web_load("fifo.pem", &w, &err) == -EINVAL, "web config that is a FIFO: -EINVAL, at once");
+	is_str(err, "fifo.pem: a FIFO, not a regular file", "web config that is a FIFO: message");
 	free(err);
 
 	/* What accel-prom hands libmicrohttpd. */
@@ -722,7 +733,13 @@ int main(void)
 		copy_file(from, files[i]);
 	}
 
+	if (mkfifo("fifo.pem", 0600)) {
+		perror("mkfifo");
+		return 2;
+	}
+	alarm(60); /* a FIFO read the old way would wait for a writer forever */
 	test_configs();
+	alarm(0);
 	test_authorize();
 	test_cache_bound();
 	test_tls();

@@ -265,7 +265,10 @@ static void header(const struct top_model *m, const struct top_view *v, struct t
 		snprintf(t, sizeof(t), "%s%s%sage %llds", v->paused ? "PAUSED  " : "", top_view_stale(m, v) ? "STALE  " : "",
 			 when, (long long)(age < 0 ? 0 : age));
 	}
-	top_canvas_put(c, 0, c->w - (int)strlen(t) - 1 < 0 ? 0 : c->w - (int)strlen(t) - 1, t,
+	x = c->w - (int)strlen(t) - 1 < 0 ? 0 : c->w - (int)strlen(t) - 1;
+	if (x > 0)
+		top_canvas_put(c, 0, x - 1, " ", TA_NONE);
+	top_canvas_put(c, 0, x, t,
 		       top_view_stale(m, v) ? TA_BAD : v->paused ? TA_WARN : TA_NONE);
 
 	half = c->w / 2;
@@ -386,13 +389,15 @@ static double sort_value(const struct top_proc *p)
 	}
 }
 
-/* Largest first for amounts (unknown last), smallest first for pid and name; pid breaks ties. */
+/* Largest first for amounts (unknown last), smallest first for pid and name (nameless last); pid breaks ties. */
 static int proc_cmp(const void *a, const void *b)
 {
 	const struct top_proc *p = *(const struct top_proc *const *)a, *q = *(const struct top_proc *const *)b;
 	int r = 0;
 
 	if (sort_ctx.key == SORT_NAME) {
+		if (!*p->name != !*q->name)
+			return *p->name ? -1 : 1; /* nameless rows last */
 		r = strcmp(p->name, q->name);
 	} else if (sort_ctx.key != SORT_PID) {
 		double x = sort_value(p), y = sort_value(q);
@@ -524,8 +529,8 @@ static void key_line(const struct top_view *v, struct top_canvas *c, int y)
 	if (v->filtering)
 		snprintf(t, sizeof(t), "filter: %s_   (Enter keep, Esc clear)", v->filter);
 	else
-		snprintf(t, sizeof(t), "q quit  h help  s sort:%s  r reverse  / filter  d detail  %s PgUp PgDn  p %s",
-			 top_sort_names[v->sort], v->utf8 ? "↑↓" : "Up Dn", v->paused ? "resume" : "pause");
+		snprintf(t, sizeof(t), "q quit  h help  s sort:%s  / filter  d detail  p %s", top_sort_names[v->sort],
+			 v->paused ? "resume" : "pause");
 	top_canvas_put(c, y, 0, t, TA_HEAD);
 	if (*v->status) {
 		int len = (int)strlen(v->status), x = c->w - len - 1;

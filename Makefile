@@ -41,7 +41,7 @@ LIBS_IMDS := $(LIBS_COMMON) $(call pc,libcurl)
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
 LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
-LIBS_SINK_top := $(LIBS_COMMON) $(call pc,ncursesw)
+LIBS_SINK_top := $(LIBS_COMMON) $(call pc,ncursesw libcurl)
 LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib) -lcrypt -lpthread -ldl
 
 ifeq ($(V),1)

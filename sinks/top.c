@@ -17,6 +17,7 @@
 #include "../common/util.h"
 #include "top_model.h"
 #include "top_tty.h"
+#include "top_url.h"
 #include "top_view.h"
 
 #include <errno.h>
@@ -33,7 +34,8 @@
 struct opts {
 	int once, no_color, ascii;
 	unsigned long long width;
-	int64_t history_ms, stale_ms;
+	int64_t history_ms, stale_ms, interval_ms;
+	const char *url;
 	unsigned long long max_line;
 };
 
@@ -41,10 +43,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: accel-top [OPTION]... [-- COMMAND [ARG]...]\n"
+		"  or:  accel-top [OPTION]... --url URL\n"
 		"Show accel-monitor or neuron-monitor reports (one JSON object per line, from\n"
 		"stdin or from COMMAND's stdout) as a live full-screen view of every device,\n"
-		"runtime and process (see docs/accel-top.md).\n"
+		"runtime and process (see docs/accel-top.md); or poll accel-prom's /metrics.\n"
 		"\n"
+		"      --url URL           read accel-prom's exposition at URL (\"http://node:8000/metrics\")\n"
+		"                          instead of a stream\n"
+		"      --interval DUR      --url: poll every DUR (default 2s)\n"
 		"      --once              read the input to its end, print one plain-text frame\n"
 		"                          to stdout and exit (no terminal needed)\n"
 		"      --width N           --once: the frame's width (default: $COLUMNS, else 80)\n"
@@ -139,7 +145,20 @@ static int run_once(const struct opts *o, int fd)
 		return EXIT_SYSTEM;
 	top_model_init(&m);
 	sink_input_init(&in, "top", fd, (size_t)o->max_line);
-	while ((rc = sink_input_next(&in, &rep)) == 1) {
+	if (o->url) {
+		struct top_url *u = top_url_new(o->url, o->interval_ms);
+		char err[512];
+
+		rc = top_url_poll(u, &m, err, sizeof(err));
+		top_url_free(u);
+		if (rc) {
+			log_err("top: %s", err);
+			sink_input_free(&in);
+			top_model_free(&m);
+			return EXIT_SYSTEM;
+		}
+	}
+	while (!o->url && (rc = sink_input_next(&in, &rep)) == 1) {
 		top_model_report(&m, rep, clock_real_ns() / 1000000, clock_mono_ns());
 		json_decref(rep);
 	}
@@ -176,12 +195,15 @@ int main(int argc, char **argv)
 		{ .name = "no-color", .arg = SINK_FLAG, .dst = &o.no_color },
 		{ .name = "ascii", .arg = SINK_FLAG, .dst = &o.ascii },
 		{ .name = "max-line-bytes", .arg = SINK_UINT, .dst = &o.max_line, .min = 1, .max = 1 << 30 },
+		{ .name = "url", .arg = SINK_STR, .dst = &o.url },
+		{ .name = "interval", .arg = SINK_DUR, .dst = &o.interval_ms, .min = 100 },
 		{ .name = NULL },
 	};
 	const struct sink_def def = { "accel-top", usage, table };
 
 	memset(&o, 0, sizeof(o));
 	o.history_ms = 5 * 60 * 1000;
+	o.interval_ms = 2000;
 	o.max_line = STREAM_DEFAULT_MAX_LINE;
 	/* "-- COMMAND": the driver sees only the options before it. */
 	for (int i = 1; i < argc; i++)
@@ -196,6 +218,14 @@ int main(int argc, char **argv)
 	}
 	if ((rc = sink_start(&def, nopt, argv)) != SINK_RUN)
 		return rc;
+	if (cmd && o.url) {
+		fprintf(stderr, "accel-top: --url and -- COMMAND: give one input\nTry 'accel-top --help'.\n");
+		return EXIT_USAGE;
+	}
+	if (o.url && strncmp(o.url, "http://", 7) && strncmp(o.url, "https://", 8)) {
+		fprintf(stderr, "accel-top: --url: expected http:// or https://, got \"%s\"\n", o.url);
+		return EXIT_USAGE;
+	}
 	setlocale(LC_ALL, "");
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR"))
 		o.no_color = 1;
@@ -214,7 +244,9 @@ int main(int argc, char **argv)
 	if (o.once)
 		rc = run_once(&o, fd);
 	else
-		rc = top_tty_run(&(struct top_tty_opts){ .fd = fd,
+		rc = top_tty_run(&(struct top_tty_opts){ .fd = o.url ? -1 : fd,
+							 .url = o.url,
+							 .interval_ms = o.interval_ms,
 							 .max_line = (size_t)o.max_line,
 							 .history_ms = o.history_ms,
 							 .stale_ms = o.stale_ms,

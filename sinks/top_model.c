@@ -327,17 +327,12 @@ static void runtime_sample(struct top_model *m, const struct sample *s, enum fam
 		copy(p->name, sizeof(p->name), s->runtime_tag);
 	if (s->ts_ms > p->seen_ms)
 		p->seen_ms = s->ts_ms;
-	if (!p->touched) {
-		p->touched = 1;
-		p->status_sum = 0;
-		p->status_period = 0;
-	}
+	p->touched = 1;
 	switch (id) {
 	case F_RT_VCPU:
 	case F_NRT_VCPU:
-		/* user, then system: the first of a report starts the sum */
-		v = label(s, "usage_type");
-		p->cpu = v && !strcmp(v, "system") && !isnan(p->cpu) ? p->cpu + s->value : s->value;
+		p->cpu_acc += s->value; /* user + system */
+		p->cpu_n++;
 		break;
 	case F_RT_MEM:
 	case F_NRT_MEM:
@@ -419,8 +414,12 @@ void top_model_begin(struct top_model *m)
 	m->cpu_n = 0;
 	for (size_t i = 0; i < m->ndevs; i++)
 		m->devs[i].touched = 0;
-	for (size_t i = 0; i < m->nprocs; i++)
-		m->procs[i].touched = 0;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		struct top_proc *p = &m->procs[i];
+
+		p->touched = p->cpu_n = 0;
+		p->status_sum = p->status_period = p->cpu_acc = 0;
+	}
 }
 
 /* The report's device values that need all its samples: averages, maxima, sums; then a history point. */
@@ -458,6 +457,8 @@ void top_model_end(struct top_model *m, int64_t mono_ns)
 
 		if (p->touched && p->status_period > 0)
 			p->rate = p->status_sum / p->status_period;
+		if (p->touched && p->cpu_n)
+			p->cpu = p->cpu_acc;
 		if (m->last_ts_ms - p->seen_ms > keep_ms)
 			continue; /* gone */
 		m->procs[k++] = *p;

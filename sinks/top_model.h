@@ -88,8 +88,8 @@ struct top_proc {
 	struct top_procdev devs[TOP_PROC_DEVS];
 	size_t ndevs;
 	/* accumulated within one report */
-	double status_sum, status_period;
-	int touched;
+	double status_sum, status_period, cpu_acc;
+	int touched, cpu_n;
 };
 
 struct top_model {

@@ -7,6 +7,7 @@
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "top_model.h"
+#include "top_url.h"
 #include "top_view.h"
 
 #include <curses.h>
@@ -213,6 +214,8 @@ struct loop {
 	struct top_view v;
 	struct top_canvas c;
 	struct sink_input in;
+	struct top_url *url;
+	int64_t next_poll;
 	int quit, eof, ended_rc;
 	char end_msg[600];
 };
@@ -393,12 +396,14 @@ int top_tty_run(const struct top_tty_opts *o)
 	l.v.stale_ms = o->stale_ms;
 	top_canvas_init(&l.c, COLS);
 	sink_input_init(&l.in, "top", o->fd, o->max_line);
+	if (o->url)
+		l.url = top_url_new(o->url, o->interval_ms);
 	render(&l);
 	last_draw = clock_mono_ns();
 
 	while (!l.quit && !l.eof) {
 		struct pollfd p[4] = {
-			{ .fd = l.v.paused ? -1 : o->fd, .events = POLLIN },
+			{ .fd = l.v.paused || l.url ? -1 : o->fd, .events = POLLIN },
 			{ .fd = tty_fd, .events = POLLIN },
 			{ .fd = sig_pipe[0], .events = POLLIN },
 			{ .fd = err_pipe, .events = POLLIN },
@@ -407,6 +412,23 @@ int top_tty_run(const struct top_tty_opts *o)
 		int dirty = 0, k;
 
 		if (!l.v.paused && sink_input_buffered(&l.in))
+			wait = 0;
+		if (l.url && !l.v.paused) {
+			int64_t due = (l.next_poll - clock_mono_ns()) / 1000000;
+
+			if (due <= 0) {
+				char err[512];
+
+				if (top_url_poll(l.url, &l.m, err, sizeof(err)))
+					log_warn("top: %s", err);
+				l.next_poll = clock_mono_ns() + o->interval_ms * 1000000;
+				dirty = 1;
+				due = o->interval_ms;
+			}
+			if (due < wait)
+				wait = due;
+		}
+		if (dirty)
 			wait = 0;
 		if (poll(p, 4, wait < 0 ? 0 : (int)wait) < 0 && errno != EINTR) {
 			log_err("top: poll: %s", strerror(errno));
@@ -426,7 +448,7 @@ int top_tty_run(const struct top_tty_opts *o)
 				}
 			}
 		}
-		if (!l.v.paused && ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) || sink_input_buffered(&l.in))) {
+		if (!l.v.paused && !l.url && ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) || sink_input_buffered(&l.in))) {
 			ingest(&l);
 			dirty = 1;
 		}
@@ -468,6 +490,7 @@ out:
 		close(sig_pipe[1]);
 	}
 	sink_input_free(&l.in);
+	top_url_free(l.url);
 	top_canvas_free(&l.c);
 	top_model_free(&l.m);
 	return rc;

@@ -18,7 +18,9 @@
 #include <stdint.h>
 
 struct top_tty_opts {
-	int fd;            /* the stream */
+	int fd;            /* the stream; -1: url */
+	const char *url;   /* accel-prom's /metrics, polled (top_url.h) */
+	int64_t interval_ms;
 	size_t max_line;
 	int64_t history_ms, stale_ms;
 	int color, ascii;

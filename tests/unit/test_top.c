@@ -9,6 +9,7 @@
  * edge, the interactive frame's height and scrolling.
  */
 #include "../../sinks/top_model.h"
+#include "../../sinks/top_url.h"
 #include "../../sinks/top_view.h"
 #include "tap.h"
 
@@ -242,8 +243,47 @@ static void test_canvas(void)
 	top_canvas_free(&c);
 }
 
+/* accel-prom's exposition as the input: counters become increases since the last poll, rates per interval. */
+static void test_url(void)
+{
+	static const char *const polls[2] = {
+		"# TYPE accelerator_ecc_errors_total counter\n"
+		"accelerator_ecc_errors_total{device=\"0\",device_type=\"nvidia\",instance_type=\"t\",type=\"corrected\"} 10\n"
+		"runtime_vcpu_usage_ratio{pid=\"7\",runtime_tag=\"w\",usage_type=\"system\"} 0.1\n"
+		"runtime_vcpu_usage_ratio{pid=\"7\",runtime_tag=\"w\",usage_type=\"user\"} 0.2\n"
+		"execution_status_total{pid=\"7\",runtime_tag=\"w\",status_type=\"completed\"} 100\n"
+		"accel_prom_reports_total 5\nbad line\n",
+		"accelerator_ecc_errors_total{device=\"0\",device_type=\"nvidia\",instance_type=\"t\",type=\"corrected\"} 15\n"
+		"runtime_vcpu_usage_ratio{pid=\"7\",runtime_tag=\"w\",usage_type=\"system\"} 0.1\n"
+		"runtime_vcpu_usage_ratio{pid=\"7\",runtime_tag=\"w\",usage_type=\"user\"} 0.2\n"
+		"execution_status_total{pid=\"7\",runtime_tag=\"w\",status_type=\"completed\"} 140\n",
+	};
+	struct top_model m;
+	struct top_url *u = top_url_new("http://test/metrics", 2000);
+	const struct top_proc *p;
+
+	top_model_init(&m);
+	is_int((int)top_url_apply(u, &m, polls[0], strlen(polls[0])), 1, "url: the bad line is counted");
+	is_int((int)m.ndevs, 1, "url: the device from its labels");
+	if (m.ndevs)
+		is_double(m.devs[0].errors, 0, 0, "url: a counter's first sight counts 0");
+	is_str(m.instance_type, "t", "url: instance labels");
+	top_url_apply(u, &m, polls[1], strlen(polls[1]));
+	if (m.ndevs)
+		is_double(m.devs[0].errors, 5, 0, "url: then its increase (15 - 10)");
+	p = proc(&m, 7);
+	ok(p != NULL, "url: the runtime's row");
+	if (p) {
+		is_double(p->cpu, 0.3, 1e-9, "url: CPU is system + user whatever their order");
+		is_double(p->rate, 20, 1e-9, "url: 40 executions over the 2 s interval: 20/s");
+	}
+	top_url_free(u);
+	top_model_free(&m);
+}
+
 int main(void)
 {
+	test_url();
 	test_model();
 	test_neuron();
 	test_view();

@@ -141,6 +141,18 @@ restored c "end of input"
 grep -q 'end of input after 2 reports' "$WORK/c.err" && r=0 || r=1
 is "$r" 0 "end of input: the message after the terminal is restored"
 
+# --- a child command after "--": its stderr on the key line, replayed after the view ------------
+$T new-window -d -n e "sh -c 'LC_ALL=C.UTF-8 exec $TOP -- sh -c \"cat $TF/nvidia.jsonl; echo note-from-child >&2; echo \\\$\\\$ >$WORK/e.child; exec sleep 600\" 2>$WORK/e.err'; echo \$? >$WORK/e.status; stty -a >$WORK/e.stty; sleep 600"
+$T resize-window -t top:e -x 80 -y 24 2>/dev/null || true
+check e "Devices: 3" "-- COMMAND: the child's reports"
+check e "note-from-child" "-- COMMAND: its stderr on the key line"
+keys e q
+restored e "-- COMMAND, q"
+grep -q 'note-from-child' "$WORK/e.err" && r=0 || r=1
+is "$r" 0 "-- COMMAND: its stderr written out after the view"
+kill -0 "$(cat "$WORK/e.child")" 2>/dev/null && r=1 || r=0
+is "$r" 0 "-- COMMAND: the child is stopped at q"
+
 # --- a crash signal -----------------------------------------------------------------------------
 start d 80 24
 exec 6>"$WORK/d.fifo"

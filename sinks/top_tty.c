@@ -176,13 +176,18 @@ static void setup_colors(int color)
 	}
 }
 
-/* The canvas onto the screen, a run of one attribute at a time; curses sends only what changed. */
-static void draw(const struct top_canvas *c, int rows)
+/*
+ * Rows [from, to) of the canvas onto the screen, a run of one attribute at a
+ * time (every cell is written, so a row needs no erase); the whole screen is
+ * erased first when from is 0 and to covers it. curses sends only what changed.
+ */
+static void draw(const struct top_canvas *c, int from, int to)
 {
 	char run[4096];
 
-	erase();
-	for (int y = 0; y < c->h && y < rows; y++) {
+	if (from == 0 && to >= LINES)
+		erase();
+	for (int y = from; y < c->h && y < to; y++) {
 		const struct top_cell *row = &c->cells[(size_t)y * (size_t)c->w];
 		int x = 0;
 
@@ -232,7 +237,14 @@ static void render(struct loop *l)
 	l->v.now_mono_ns = clock_mono_ns();
 	snprintf(l->v.status, sizeof(l->v.status), "%s", last_msg);
 	top_view_render(&l->m, &l->v, &l->c);
-	draw(&l->c, h);
+	draw(&l->c, 0, h);
+}
+
+/* The once-a-second redraw when nothing else changed: the header only (the age). */
+static void render_header(struct loop *l)
+{
+	l->v.now_mono_ns = clock_mono_ns();
+	draw(&l->c, 0, top_view_render_header(&l->m, &l->v, &l->c));
 }
 
 /* One key; 1 when the frame changes. */
@@ -460,10 +472,15 @@ int top_tty_run(const struct top_tty_opts *o)
 		if (p[1].revents & (POLLHUP | POLLERR)) {
 			l.quit = 1; /* the terminal is gone */
 		}
-		if ((dirty || (clock_mono_ns() - last_draw) / 1000000 >= TICK_MS) && !l.quit) {
+		if (l.quit)
+			break;
+		if (dirty)
 			render(&l);
-			last_draw = clock_mono_ns();
-		}
+		else if ((clock_mono_ns() - last_draw) / 1000000 >= TICK_MS)
+			render_header(&l);
+		else
+			continue;
+		last_draw = clock_mono_ns();
 	}
 	if (l.eof)
 		rc = l.ended_rc;

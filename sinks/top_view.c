@@ -539,6 +539,14 @@ static void key_line(const struct top_view *v, struct top_canvas *c, int y)
 	}
 }
 
+int top_view_render_header(const struct top_model *m, struct top_view *v, struct top_canvas *c)
+{
+	grow(c, HEADER_ROWS - 1);
+	memset(c->cells, 0, (size_t)HEADER_ROWS * (size_t)c->w * sizeof(*c->cells));
+	header(m, v, c);
+	return HEADER_ROWS;
+}
+
 int top_view_render(const struct top_model *m, struct top_view *v, struct top_canvas *c)
 {
 	struct top_canvas body;

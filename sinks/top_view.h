@@ -73,6 +73,13 @@ void top_view_init(struct top_view *v);
  */
 int top_view_render(const struct top_model *m, struct top_view *v, struct top_canvas *c);
 
+/*
+ * Redraw only the header rows of a frame top_view_render drew into c (the
+ * report's age moves while nothing else does: the once-a-second redraw of
+ * an idle view costs this, not a layout). Returns the header's rows.
+ */
+int top_view_render_header(const struct top_model *m, struct top_view *v, struct top_canvas *c);
+
 /* Whether the last report is older than the stale limit. */
 int top_view_stale(const struct top_model *m, const struct top_view *v);
 

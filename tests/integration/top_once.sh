@@ -83,6 +83,25 @@ rc=0
 is "$rc" 0 "--help exits 0"
 has "$WORK/help" '-- COMMAND' "--help names -- COMMAND"
 rc=0
+"$TOP" stray </dev/null >/dev/null 2>"$WORK/e" || rc=$?
+is "$rc" 2 "a stray argument (not after --): usage error"
+rc=0
+"$TOP" --once <&- >/dev/null 2>"$WORK/e" || rc=$?
+is "$rc" 1 "stdin closed: exit 1"
+has "$WORK/e" '^accel-top: stdin is closed' "stdin closed: says so (the sink driver's message)"
+rc=0
+"$TOP" --once <"$TF/nvidia.jsonl" >&- 2>"$WORK/e" || rc=$?
+is "$rc" 1 "--once with stdout closed: exit 1"
+rc=0
+"$TOP" --once <"$TF/nvidia.jsonl" >/dev/full 2>"$WORK/e" || rc=$?
+is "$rc" 1 "--once with stdout full: exit 1"
+has "$WORK/e" 'No space left on device' "--once with stdout full: says so"
+rc=0
+# setsid: no controlling terminal even when the suite runs in one
+setsid -w "$TOP" </dev/null >/dev/null 2>"$WORK/e" || rc=$?
+is "$rc" 1 "the view without a terminal: exit 1"
+has "$WORK/e" 'cannot open the terminal|cannot start the terminal' "the view without a terminal: says so"
+rc=0
 printf 'not json\n' | "$TOP" --once >/dev/null 2>"$WORK/bad.err" || rc=$?
 is "$rc" 0 "a bad line is skipped with a message"
 has "$WORK/bad.err" 'skipped' "the bad line's message"

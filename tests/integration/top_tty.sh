@@ -68,6 +68,10 @@ is "$(echo "$s" | $PY -c 'import sys; print(sum(len(l.rstrip("\n")) > 80 for l i
 echo "$s" | tail -1 | grep -q '^q quit  h help  s sort:devmem' && r=0 || r=1
 is "$r" 0 "80x24: the key line is the last row"
 
+# colours: the bars are green; NO_COLOR (window f, below) has none
+$T capture-pane -e -p -t top:a | grep -q "$(printf '\033')\[32m|" && r=0 || r=1
+is "$r" 0 "80x24: the bars are drawn in green"
+
 # sorting: the first process row for each key
 first() { screen a | awk '/^ +PID NAME/ { getline; print $1; exit }'; }
 for want in "cpu 4343" "rss 4242" "pid 4242" "name 4242" "req/s 4242" "p99 4242" "devmem 4242"; do
@@ -153,6 +157,16 @@ is "$r" 0 "-- COMMAND: its stderr written out after the view"
 kill -0 "$(cat "$WORK/e.child")" 2>/dev/null && r=1 || r=0
 is "$r" 0 "-- COMMAND: the child is stopped at q"
 
+# --- NO_COLOR -----------------------------------------------------------------------------------
+mkfifo "$WORK/f.fifo"
+$T new-window -d -n f "sh -c 'NO_COLOR=1 LC_ALL=C.UTF-8 exec $TOP <$WORK/f.fifo 2>/dev/null'; sleep 600"
+$T resize-window -t top:f -x 80 -y 24 2>/dev/null || true
+exec 7>"$WORK/f.fifo"
+cat "$TF/nvidia.jsonl" >&7
+check f "Devices: 3" "NO_COLOR: the view is up"
+$T capture-pane -e -p -t top:f | grep -q "$(printf '\033')\[3[0-7]m" && r=1 || r=0
+is "$r" 0 "NO_COLOR: no colour in the view"
+
 # --- a crash signal -----------------------------------------------------------------------------
 start d 80 24
 exec 6>"$WORK/d.fifo"
@@ -160,6 +174,6 @@ cat "$TF/nvidia.jsonl" >&6
 check d "Devices: 3" "crash: the view is up"
 kill -SEGV "$(cat "$WORK/d.pid")"
 restored d "SIGSEGV" 139
-exec 3>&- 4>&- 6>&-
+exec 3>&- 4>&- 6>&- 7>&-
 
 done_testing

@@ -41,6 +41,7 @@ LIBS_IMDS := $(LIBS_COMMON) $(call pc,libcurl)
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
 LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
+LIBS_SINK_top := $(LIBS_COMMON) $(call pc,ncursesw libcurl)
 LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib) -lcrypt -lpthread -ldl
 
 ifeq ($(V),1)
@@ -148,6 +149,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) bench/prom.sh
 	BUILD=$(BUILD) bench/nvml_bench.sh
 	BUILD=$(BUILD) bench/sysfs_bench.sh
+	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 
 # A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,
 # FUZZ_SECONDS each (short runs are part of the tests). FUZZ_TARGETS=csv picks one.

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accel-top's model and frame (sinks/top_model.c, sinks/top_view.c): a
+ * report folded into device and process rows (per-period counters summed
+ * since start, a Neuron device's utilization from its cores, a process's
+ * memory on each GPU, runtime CPU and RSS, execution stats), processes
+ * dropped when gone, the history ring, and the frame: bar widths for known
+ * values, the sparkline, sorting by each key, the filter, UTF-8 cut at the
+ * edge, the interactive frame's height and scrolling.
+ */
+#include "../../sinks/top_model.h"
+#include "../../sinks/top_url.h"
+#include "../../sinks/top_view.h"
+#include "tap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *parse(const char *s)
+{
+	json_error_t e;
+	json_t *j = json_loads(s, 0, &e);
+
+	if (!j) {
+		fprintf(stderr, "# bad test JSON: %s\n", e.text);
+		abort();
+	}
+	return j;
+}
+
+/* One accel-monitor report at second sec: GPU 0 with util%, used GiB, an ECC count, pids with MiB; a runtime. */
+static void feed(struct top_model *m, int sec, int util, int used_gib, int ecc, const char *procs, const char *runtimes)
+{
+	char s[4096];
+	json_t *r;
+
+	snprintf(s, sizeof(s),
+		 "{\"timestamp\":\"2026-01-01T00:00:%02d.000Z\",\"instance_info\":{\"hostname\":\"h1\",\"instance_type\":\"t\","
+		 "\"instance_id\":\"i-1\",\"error\":\"\"},"
+		 "\"system_data\":{\"memory_info\":{\"period\":1.0,\"timestamp\":\"2026-01-01T00:00:%02d.000Z\",\"error\":\"\","
+		 "\"memory_total_bytes\":1000,\"memory_used_bytes\":250}},"
+		 "\"runtime_data\":[%s],"
+		 "\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+		 "\"device_utilization\":{\"period\":1.0,\"timestamp\":\"2026-01-01T00:00:%02d.000Z\",\"error\":\"\",\"devices\":{"
+		 "\"0\":{\"index\":0,\"model\":\"G\",\"error\":\"\",\"core_percent\":%d}}},"
+		 "\"device_memory\":{\"period\":1.0,\"timestamp\":\"2026-01-01T00:00:%02d.000Z\",\"error\":\"\",\"devices\":{"
+		 "\"0\":{\"index\":0,\"error\":\"\",\"total_bytes\":8589934592,\"used_bytes\":%lld,\"processes\":{%s}}}},"
+		 "\"device_errors\":{\"period\":1.0,\"timestamp\":\"2026-01-01T00:00:%02d.000Z\",\"error\":\"\",\"devices\":{"
+		 "\"0\":{\"index\":0,\"error\":\"\",\"ecc_errors\":{\"corrected\":%d,\"uncorrected\":0}}}}}}]}",
+		 sec, sec, runtimes, sec, util, sec, (long long)used_gib << 30, procs, sec, ecc);
+	r = parse(s);
+	top_model_report(m, r, 0, (int64_t)sec * 1000000000);
+	json_decref(r);
+}
+
+#define RT(pid, tag, user, rss)                                                                                  \
+	"{\"runtime_index\":0,\"address\":\"process:x\",\"pid\":" #pid ",\"runtime_tag\":\"" tag "\",\"error\":\"\"," \
+	"\"report\":{\"runtime_vcpu_usage\":{\"period\":1.0,\"error\":\"\",\"vcpu_usage\":{\"user\":" #user           \
+	",\"system\":1.0}},\"memory_used\":{\"period\":1.0,\"error\":\"\",\"runtime_used_bytes\":{\"host\":" #rss    \
+	",\"device\":null}}}}"
+
+static const struct top_proc *proc(const struct top_model *m, long pid)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
+}
+
+/* Row y of the canvas as text. */
+static void row(const struct top_canvas *c, int y, char *dst, size_t size)
+{
+	size_t n = 0;
+
+	for (int x = 0; x < c->w && y < c->h && n + 5 < size; x++) {
+		const struct top_cell *k = &c->cells[(size_t)y * (size_t)c->w + (size_t)x];
+
+		if (k->len) {
+			memcpy(dst + n, k->ch, k->len);
+			n += k->len;
+		} else {
+			dst[n++] = ' ';
+		}
+	}
+	while (n && dst[n - 1] == ' ')
+		n--;
+	dst[n] = '\0';
+}
+
+/* The first row that starts with prefix, or -1. */
+static int find_row(const struct top_canvas *c, const char *prefix, char *dst, size_t size)
+{
+	for (int y = 0; y < c->h; y++) {
+		row(c, y, dst, size);
+		if (!strncmp(dst, prefix, strlen(prefix)))
+			return y;
+	}
+	return -1;
+}
+
+static void test_model(void)
+{
+	struct top_model m;
+	const struct top_proc *p;
+
+	top_model_init(&m);
+	feed(&m, 1, 40, 2, 3, "\"100\":1048576,\"200\":2097152", RT(100, "trainer", 20.0, 4096));
+	feed(&m, 2, 60, 4, 2, "\"100\":3145728", RT(100, "trainer", 30.0, 8192));
+	is_int((int)m.ndevs, 1, "one device");
+	is_str(m.host, "h1", "host");
+	is_str(m.instance_type, "t", "instance type");
+	is_str(m.devs[0].model, "G", "model from the identity");
+	is_double(m.devs[0].util, 0.6, 1e-9, "utilization: the last report's");
+	is_double(m.devs[0].mem_used, 4.0 * (1 << 30), 1, "memory used");
+	is_double(m.devs[0].errors, 5, 1e-9, "ECC errors summed since start (3 + 2)");
+	is_int((int)m.devs[0].hist_n, 2, "two history points");
+	is_double(top_dev_hist(&m.devs[0], 0)->util, 0.4, 1e-6, "oldest history point first");
+	p = proc(&m, 100);
+	ok(p != NULL, "pid 100 has a row");
+	if (p) {
+		is_str(p->name, "trainer", "its runtime tag");
+		is_double(p->cpu, 0.31, 1e-9, "its CPU: user + system");
+		is_double(p->rss, 8192, 0, "its RSS");
+		is_double(top_proc_devmem(&m, p), 3145728, 0, "its GPU memory: the last process list's");
+	}
+	p = proc(&m, 200);
+	ok(p != NULL, "pid 200, only on the GPU, still has a row a second later");
+	if (p)
+		ok(isnan(top_proc_devmem(&m, p)), "but no GPU memory: the last list does not have it");
+	feed(&m, 9, 10, 1, 0, "", "");
+	ok(proc(&m, 200) == NULL && proc(&m, 100) == NULL, "processes not seen for 3 periods (3 s) are dropped");
+	is_int((int)m.devs[0].hist_n, 3, "the history grows by a point a report");
+	top_model_free(&m);
+}
+
+static void test_neuron(void)
+{
+	struct top_model m;
+	json_t *r = parse("{\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"device_data\":[{\"device_type\":\"neuron\","
+			  "\"error\":\"\",\"report\":{\"device_utilization\":{\"period\":1.0,\"error\":\"\",\"devices\":"
+			  "{\"0\":{\"index\":0,\"error\":\"\",\"neuroncores\":{\"0\":{\"utilization_percent\":20.0},"
+			  "\"1\":{\"utilization_percent\":60.0}}}}}}}]}");
+
+	top_model_init(&m);
+	top_model_report(&m, r, 0, 0);
+	is_int((int)m.ndevs, 1, "neuron: one device");
+	if (m.ndevs)
+		is_double(m.devs[0].util, 0.4, 1e-9, "neuron: utilization is its cores' mean");
+	json_decref(r);
+	top_model_free(&m);
+}
+
+static void test_view(void)
+{
+	struct top_model m;
+	struct top_view v;
+	struct top_canvas c;
+	char line[2048];
+	int y;
+
+	top_model_init(&m);
+	feed(&m, 1, 50, 2, 0, "\"100\":1048576,\"200\":2097152,\"300\":524288",
+	     RT(100, "zeta", 5.0, 300) "," RT(200, "alpha", 50.0, 100) "," RT(300, "mid", 20.0, 200));
+	top_view_init(&v);
+	v.now_mono_ns = 1000000000;
+	top_canvas_init(&c, 100);
+	top_view_render(&m, &v, &c);
+	y = find_row(&c, " util ", line, sizeof(line));
+	ok(y > 0, "a util row");
+	/* width 100: half 49, bar 16 cells, 14 inside; 50% fills 7 */
+	ok(strstr(line, "[|||||||       ] 50%") != NULL, "50%% fills 7 of 14 cells: %s", line);
+	y = find_row(&c, "accel-top", line, sizeof(line));
+	ok(y == 0 && strstr(line, "h1") && strstr(line, "report 00:00:01Z  age 0s"), "header: %s", line);
+	ok(strstr(line, "STALE") == NULL, "not stale at once");
+	v.now_mono_ns = 7000000000;
+	top_view_render(&m, &v, &c);
+	row(&c, 0, line, sizeof(line));
+	ok(strstr(line, "STALE") != NULL && top_view_stale(&m, &v), "stale after 6 s (limit 5 s): %s", line);
+	v.now_mono_ns = 1000000000;
+
+	/* sorting by each key: the first process row */
+	{
+		static const struct {
+			enum top_sort key;
+			int reverse;
+			const char *first;
+		} cases[] = {
+			{ SORT_DEVMEM, 0, "200" }, { SORT_CPU, 0, "200" }, { SORT_RSS, 0, "100" }, { SORT_PID, 0, "100" },
+			{ SORT_NAME, 0, "200" },   { SORT_PID, 1, "300" }, { SORT_RATE, 0, "100" }, { SORT_P99, 0, "100" },
+		};
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			char want[32];
+
+			v.sort = cases[i].key;
+			v.reverse = cases[i].reverse;
+			top_view_render(&m, &v, &c);
+			y = find_row(&c, "    PID", line, sizeof(line));
+			row(&c, y + 1, line, sizeof(line));
+			snprintf(want, sizeof(want), "    %s ", cases[i].first);
+			ok(!strncmp(line, want, strlen(want)), "sort %s%s: pid %s first (%s)", top_sort_names[cases[i].key],
+			   cases[i].reverse ? " reversed" : "", cases[i].first, line);
+		}
+	}
+	v.sort = SORT_DEVMEM;
+	v.reverse = 0;
+	snprintf(v.filter, sizeof(v.filter), "ALP");
+	top_view_render(&m, &v, &c);
+	y = find_row(&c, "Processes:", line, sizeof(line));
+	ok(strstr(line, "Processes: 1 of 3") != NULL, "filter: %s", line);
+	y = find_row(&c, "    PID", line, sizeof(line));
+	row(&c, y + 1, line, sizeof(line));
+	ok(strstr(line, "alpha") != NULL, "the filter matches names without case: %s", line);
+	row(&c, y + 2, line, sizeof(line));
+	is_str(line, "", "and nothing else");
+	v.filter[0] = '\0';
+
+	/* interactive: exactly the screen's rows, the key line last, scrolling clamped */
+	v.interactive = 1;
+	v.height = 8;
+	v.scroll = 1000;
+	top_view_render(&m, &v, &c);
+	is_int(c.h, 8, "interactive frame: 8 rows");
+	row(&c, 7, line, sizeof(line));
+	ok(!strncmp(line, "q quit  h help  s sort:devmem", 29), "key line: %s", line);
+	ok(v.scroll > 0 && v.scroll < 1000, "scroll clamped to the body (%d)", v.scroll);
+	top_canvas_free(&c);
+	top_model_free(&m);
+}
+
+static void test_canvas(void)
+{
+	struct top_canvas c;
+	char line[256];
+
+	top_canvas_init(&c, 20);
+	is_int(top_canvas_put(&c, 0, 15, "ab°cdefgh", TA_NONE), 20, "put stops at the right edge");
+	row(&c, 0, line, sizeof(line));
+	is_str(line, "               ab°cd", "a UTF-8 character takes one cell");
+	top_canvas_put(&c, 1, 0, "a\033[2Jb\xff", TA_NONE);
+	row(&c, 1, line, sizeof(line));
+	is_str(line, "a?[2Jb?", "control characters and stray bytes are shown as ?");
+	top_canvas_free(&c);
+}
+
+/* accel-prom's exposition as the input: counters become increases since the last poll, rates per interval. */
+static void test_url(void)
+{
+	static const char *const polls[2] = {
+		"# TYPE accelerator_ecc_errors_total counter\n"
+		"accelerator_ecc_errors_total{device=\"0\",device_type=\"nvidia\",instance_type=\"t\",type=\"corrected\"} 10\n"
+		"runtime_vcpu_usage_ratio{pid=\"7\",runtime_tag=\"w\",usage_type=\"system\"} 0.1\n"
+		"runtime_vcpu_usage_ratio{pid=\"7\",runtime_tag=\"w\",usage_type=\"user\"} 0.2\n"
+		"execution_status_total{pid=\"7\",runtime_tag=\"w\",status_type=\"completed\"} 100\n"
+		"accel_prom_reports_total 5\nbad line\n",
+		"accelerator_ecc_errors_total{device=\"0\",device_type=\"nvidia\",instance_type=\"t\",type=\"corrected\"} 15\n"
+		"runtime_vcpu_usage_ratio{pid=\"7\",runtime_tag=\"w\",usage_type=\"system\"} 0.1\n"
+		"runtime_vcpu_usage_ratio{pid=\"7\",runtime_tag=\"w\",usage_type=\"user\"} 0.2\n"
+		"execution_status_total{pid=\"7\",runtime_tag=\"w\",status_type=\"completed\"} 140\n",
+	};
+	struct top_model m;
+	struct top_url *u = top_url_new("http://test/metrics", 2000);
+	const struct top_proc *p;
+
+	top_model_init(&m);
+	is_int((int)top_url_apply(u, &m, polls[0], strlen(polls[0])), 1, "url: the bad line is counted");
+	is_int((int)m.ndevs, 1, "url: the device from its labels");
+	if (m.ndevs)
+		is_double(m.devs[0].errors, 0, 0, "url: a counter's first sight counts 0");
+	is_str(m.instance_type, "t", "url: instance labels");
+	top_url_apply(u, &m, polls[1], strlen(polls[1]));
+	if (m.ndevs)
+		is_double(m.devs[0].errors, 5, 0, "url: then its increase (15 - 10)");
+	p = proc(&m, 7);
+	ok(p != NULL, "url: the runtime's row");
+	if (p) {
+		is_double(p->cpu, 0.3, 1e-9, "url: CPU is system + user whatever their order");
+		is_double(p->rate, 20, 1e-9, "url: 40 executions over the 2 s interval: 20/s");
+	}
+	top_url_free(u);
+	top_model_free(&m);
+}
+
+int main(void)
+{
+	test_url();
+	test_model();
+	test_neuron();
+	test_view();
+	test_canvas();
+	return done_testing();
+}

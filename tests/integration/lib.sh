@@ -111,6 +111,29 @@ need() {
 	fi
 }
 
+# A short libFuzzer run (about 10 s) of tests/fuzz/fuzz_TARGET.c under ASan and UBSan, then the plan: the whole
+# of a *_fuzz.sh test. clang and libclang-rt-dev come with scripts/install-deps.sh test: without them it fails,
+# it does not skip. It runs once, in the plain pass of the suite (the fuzz build is sanitized already).
+fuzz_short() {
+	_t=$1
+	if [ "${ACCEL_SANITIZED:-0}" = 1 ]; then
+		echo "ok 1 # skip run once, in the plain pass (the fuzz build is sanitized already)"
+		echo "1..1"
+		exit 0
+	fi
+	if ! "$TOP/tests/fuzz/build.sh" "$WORK/fuzz" "$_t" >"$WORK/build.log" 2>&1; then
+		sed 's/^/# /' "$WORK/build.log" | tail -20 >&2
+	fi
+	ok "fuzz_$_t builds" test -x "$WORK/fuzz/fuzz_$_t"
+	"$TOP/tests/fuzz/seed.sh" "$WORK/corpus"
+	ok "10 s of fuzzing find nothing" sh -c 'cd "$1" && log=$2 && shift 2 && "$@" >"$log" 2>&1 ||
+		{ tail -40 "$log" >&2; exit 1; }' sh "$WORK" "$WORK/fuzz.log" "$WORK/fuzz/fuzz_$_t" -max_total_time=10 \
+		-max_len=65536 -timeout=10 -dict="$TOP/tests/fuzz/prom_line.dict" -artifact_prefix="$WORK/" \
+		-print_final_stats=1 "$WORK/corpus"
+	grep -h -e '^stat::number_of_executed_units' "$WORK/fuzz.log" | sed 's/^/# /' >&2 || true
+	done_testing
+}
+
 done_testing() {
 	echo "1..$_n"
 	[ "$_failed" -eq 0 ]

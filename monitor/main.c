@@ -9,6 +9,7 @@
  * has gone, the wait notices (POLLERR) and the program exits quietly.
  */
 
+#include "../common/cli.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
@@ -27,14 +28,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Exit codes (also in --help and the README). */
-enum {
-	EXIT_OK = 0,
-	EXIT_SYSTEM = 1, /* a system error: stdout write failure, no /proc */
-	EXIT_USAGE = 2,  /* bad command line */
-	EXIT_CONFIG = 3, /* invalid configuration file */
-};
 
 #define ONCE_WINDOW_NS (250 * NS_PER_MS)
 #define INSTANCE_REFRESH_NS (3600 * NS_PER_S)
@@ -97,15 +90,6 @@ static void usage(FILE *f)
 		"  }\n");
 }
 
-/* Flush stdout at exit of a printing command: 0, or 1 (EXIT_SYSTEM) with the reason on stderr. */
-static int finish_stdout(void)
-{
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return 0;
-	fprintf(stderr, "accel-monitor: cannot write to stdout: %s\n", strerror(errno ? errno : EIO));
-	return 1;
-}
-
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION };
@@ -158,10 +142,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);
-			exit(finish_stdout() ? EXIT_SYSTEM : EXIT_OK);
+			exit(cli_finish_stdout("accel-monitor"));
 		case 'h':
 			usage(stdout);
-			exit(finish_stdout() ? EXIT_SYSTEM : EXIT_OK);
+			exit(cli_finish_stdout("accel-monitor"));
 		default:
 			fprintf(stderr, "Try 'accel-monitor --help'.\n");
 			return -1;
@@ -263,6 +247,9 @@ int main(int argc, char **argv)
 	char *helper;
 	int rc = EXIT_OK, watch, w;
 
+	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
+	if (cli_std_fds("accel-monitor", CLI_STDOUT))
+		return EXIT_SYSTEM;
 	if (parse_args(argc, argv, &o))
 		return EXIT_USAGE;
 	log_init("accel-monitor", o.verbose);
@@ -275,7 +262,7 @@ int main(int argc, char **argv)
 		putchar('\n');
 		json_decref(eff);
 		cfg_free(&cfg);
-		return finish_stdout() ? EXIT_SYSTEM : EXIT_OK;
+		return cli_finish_stdout("accel-monitor");
 	}
 
 	/* Signals are delivered only inside ppoll, so a report is never cut short. */

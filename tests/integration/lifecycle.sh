@@ -206,4 +206,25 @@ else
 	diag "no writable /dev/full: skipping the full-device test"
 fi
 
+# --- standard descriptors at start ----------------------------------------------------
+# A closed stdout is refused with a message, not taken by a pipe and read as "reader gone".
+rc=0
+timeout -k 5 $((20 * SLOW)) "$MON" --once >&- 2>"$WORK/closed.err" || rc=$?
+is "$rc" 1 "--once >&-: exit status 1"
+ok "--once >&-: stderr says stdout is closed" grep -q "stdout is closed" "$WORK/closed.err"
+ok "--once >&-: no sanitizer report" no_sanitizer "$WORK/closed.err"
+# A closed stdin or stderr is not needed: /dev/null takes its place, one report comes out.
+rc=0
+timeout -k 5 $((20 * SLOW)) "$MON" --once <&- 2>&- >"$WORK/closed01.out" || rc=$?
+is "$rc" 0 "--once <&- 2>&-: exit status 0"
+ok "--once <&- 2>&-: one whole report" q "$WORK/closed01.out" 'len(L) == 1 and partial == ""'
+if [ -w /dev/full ]; then
+	for opt in --help --version; do
+		rc=0
+		"$MON" $opt >/dev/full 2>"$WORK/helpfull.err" || rc=$?
+		is "$rc" 1 "$opt >/dev/full: exit status 1"
+		ok "$opt >/dev/full: stderr says why" grep -q "accel-monitor: cannot write to stdout: No space left on device" "$WORK/helpfull.err"
+	done
+fi
+
 done_testing

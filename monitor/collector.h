@@ -39,6 +39,7 @@ struct mon_env {
 	 */
 	int (*pid_device_memory)(void *ctx, pid_t pid, uint64_t *bytes);
 	void *device_ctx;
+	struct loop *loop;  /* the producer's event loop (loop.h): where asynchronous sources wait */
 };
 
 /* The moment a collection cycle starts, on every clock it is reported on. */
@@ -49,8 +50,11 @@ struct cycle {
 	char iso[ISO8601_LEN];
 };
 
+struct async_ops;
+
 struct group_ops {
 	enum group_id id;
+	const struct async_ops *async; /* optional: an asynchronous source (below) */
 	/* 0 or -errno (then the group reports the error and is retried each period). */
 	int (*open)(const struct mon_env *env, void **state);
 	/* Fill group (which already has period, timestamp and error ""). */
@@ -60,6 +64,7 @@ struct group_ops {
 
 struct runtime_ops {
 	enum runtime_kind kind;
+	const struct async_ops *async; /* optional: an asynchronous source (below) */
 	int (*open)(const struct mon_env *env, const struct cfg_runtime *rt, size_t index,
 		    const struct cycle *cy, void **state);
 	/* Append this runtime's entries, with the groups in due[], to runtime_data. */
@@ -70,6 +75,7 @@ struct runtime_ops {
 
 struct device_ops {
 	const char *type; /* the config's device "type" */
+	const struct async_ops *async; /* optional: an asynchronous source (below) */
 	/* 1 when this host has at least one such device (for type "auto"). */
 	int (*probe)(const struct mon_env *env);
 	/* Discover the selected devices. 0 or -errno; failures are reported by collect. */
@@ -85,6 +91,41 @@ struct device_ops {
 	/* Optional: device memory held by pid on this type's devices. 0 and *bytes, or -ENOENT. */
 	int (*pid_memory)(void *state, pid_t pid, uint64_t *bytes);
 	void (*close)(void *state);
+};
+
+/*
+ * Asynchronous sources: a collector that waits on something (a socket, a
+ * helper process, an event set) without blocking the producer's one
+ * thread. For each due cycle of each of its groups, the monitor calls
+ * fetch() ahead of the due time (by the source's timeout, at most half the
+ * group's period); the source starts its request, registers what it waits
+ * on with f->loop (loop.h), and calls mon_fetch_done(f) from its callback
+ * once the answer is in (or failed: then collect() reports why). At the due
+ * time the report is written on time whatever the state: an answered group
+ * is filled by the ordinary collect(); one still waiting is abandoned
+ * (abandon() stops its watches and timers and drops the request) and
+ * reported with "error": "no answer within X s". The next cycle fetches
+ * afresh. fetch() and abandon() never block.
+ */
+struct mon_fetch {
+	struct loop *loop;   /* borrowed: register the request's watches and timers here */
+	enum group_id id;    /* the group this answer is for */
+	int64_t started;     /* CLOCK_MONOTONIC ns */
+	int64_t deadline;    /* CLOCK_MONOTONIC ns: the report it goes into is written then */
+	int state;           /* the monitor's: idle, waiting or answered */
+};
+
+/* The source has its answer for f (call it from a loop callback, or from fetch() itself). */
+void mon_fetch_done(struct mon_fetch *f);
+
+#define MON_FETCH_TIMEOUT_NS (1000 * 1000 * 1000LL) /* the default wait for an answer: 1 s */
+
+struct async_ops {
+	int64_t timeout_ns; /* the longest wait for an answer; 0: MON_FETCH_TIMEOUT_NS */
+	/* Start a request for f->id. 0, or -errno (then collect() says why, as for any failed read). */
+	int (*fetch)(void *state, struct mon_fetch *f);
+	/* No answer by f->deadline: stop waiting and drop the request. */
+	void (*abandon)(void *state, struct mon_fetch *f);
 };
 
 /* The registries (collectors.c): NULL when nothing in this build serves it. */

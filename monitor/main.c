@@ -15,6 +15,7 @@
 #include "../common/util.h"
 #include "config.h"
 #include "instance.h"
+#include "loop.h"
 #include "monitor.h"
 
 #include <errno.h>
@@ -182,38 +183,37 @@ static int load_config(const struct opts *o, struct cfg *cfg)
 	return 0;
 }
 
+/* stdout is a pipe whose reader has gone (POLLERR): the watch on it saw that. */
+static int stdout_gone;
+
+static void on_stdout_error(struct loop_watch *w, short revents)
+{
+	if (revents & (POLLERR | POLLHUP)) {
+		stdout_gone = 1;
+		loop_watch_stop(w->data, w); /* an error stays ready: stop polling it */
+	}
+}
+
 /*
- * Wait until deadline (monotonic ns), a signal, or the reader of stdout
- * going away, serving the instance-metadata fetch meanwhile. Returns 1
- * when stdout is gone, else 0. With until_ready, it also returns once the
- * first metadata fetch has finished.
+ * Turn the event loop (every source's watches and timers, the metadata
+ * helper's included) until deadline (monotonic ns), a signal, or the reader
+ * of stdout going away. Returns 1 when stdout is gone, else 0. With
+ * until_ready, it also returns once the first metadata fetch has finished.
  */
-static int wait_until(int64_t deadline, const sigset_t *waitmask, int watch_stdout, struct instance *inst,
+static int wait_until(struct loop *loop, int64_t deadline, const sigset_t *waitmask, struct instance *inst,
 		      int until_ready)
 {
-	while (!got_term && !got_hup && !(until_ready && instance_ready(inst))) {
-		struct pollfd pfd[2] = { { .fd = watch_stdout ? STDOUT_FILENO : -1 }, { .fd = instance_fd(inst), .events = POLLIN } };
-		int64_t now = clock_mono_ns(), until = deadline, ev = instance_next_event(inst);
-		struct timespec ts;
+	while (!got_term && !got_hup && !stdout_gone && !(until_ready && instance_ready(inst))) {
+		int r = loop_run_once(loop, deadline, waitmask);
 
-		if (now >= ev) {
-			instance_tick(inst);
-			continue;
+		if (r == 1)
+			break;
+		if (r < 0 && r != -EINTR) {
+			log_err("monitor: waiting: %s", strerror(-r));
+			break;
 		}
-		if (now >= deadline)
-			return 0;
-		if (ev < until)
-			until = ev;
-		ts.tv_sec = (until - now) / NS_PER_S;
-		ts.tv_nsec = (until - now) % NS_PER_S;
-		if (ppoll(pfd, 2, &ts, waitmask) <= 0)
-			continue;
-		if (pfd[0].revents & (POLLERR | POLLHUP))
-			return 1;
-		if (pfd[1].revents)
-			instance_tick(inst);
 	}
-	return 0;
+	return stdout_gone;
 }
 
 /* accel-imds, next to this program. */
@@ -242,10 +242,12 @@ int main(int argc, char **argv)
 	struct cfg cfg;
 	struct monitor *m;
 	struct instance *inst;
+	struct loop *loop;
+	struct loop_watch out_watch = { 0 };
 	struct sigaction sa;
 	sigset_t block, waitmask;
 	char *helper;
-	int rc = EXIT_OK, watch, w;
+	int rc = EXIT_OK, w;
 
 	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
 	if (cli_std_fds("accel-monitor", CLI_STDOUT))
@@ -281,18 +283,24 @@ int main(int argc, char **argv)
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGHUP);
 
+	loop = loop_new();
+	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
+	if (stdout_is_pipe())
+		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
 	helper = imds_helper();
-	inst = instance_new(helper, INSTANCE_REFRESH_NS);
+	inst = instance_new(loop, helper, INSTANCE_REFRESH_NS);
 	free(helper);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
-	watch = stdout_is_pipe();
-	if (wait_until(clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, watch, inst, 1))
+	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, inst, 1))
 		got_term = 1; /* the reader is gone already */
-	m = monitor_new(&cfg, inst, 0);
+	m = monitor_new(&cfg, loop, inst, 0);
 	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
 
 	if (o.once) {
-		w = wait_until(clock_mono_ns() + ONCE_WINDOW_NS, &waitmask, watch, inst, 0);
+		int64_t until = clock_mono_ns() + ONCE_WINDOW_NS;
+
+		monitor_fetch_all(m, until); /* asynchronous sources answer within the window */
+		w = wait_until(loop, until, &waitmask, inst, 0);
 		if (!w && !got_term) {
 			int e = monitor_cycle(m, STDOUT_FILENO, 1);
 
@@ -306,7 +314,7 @@ int main(int argc, char **argv)
 	while (!got_term) {
 		int e;
 
-		if (wait_until(monitor_next_due(m), &waitmask, watch, inst, 0))
+		if (wait_until(loop, monitor_next_due(m), &waitmask, inst, 0))
 			break; /* the reader of stdout is gone */
 		if (got_term)
 			break;
@@ -322,7 +330,7 @@ int main(int argc, char **argv)
 				monitor_free(m);
 				cfg_free(&cfg);
 				cfg = next;
-				m = monitor_new(&cfg, inst, seq); /* seq goes on across reloads */
+				m = monitor_new(&cfg, loop, inst, seq); /* seq goes on across reloads */
 				log_info("monitor: reloaded %s", o.config);
 			} else {
 				log_err("monitor: SIGHUP: keeping the previous configuration");
@@ -343,6 +351,8 @@ int main(int argc, char **argv)
 out:
 	monitor_free(m);
 	instance_free(inst);
+	loop_watch_stop(loop, &out_watch);
+	loop_free(loop);
 	cfg_free(&cfg);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "collector.h"
+#include "loop.h"
 #include "sched.h"
 
 #include <errno.h>
@@ -24,14 +25,25 @@
  */
 enum job_kind { JOB_SYSTEM, JOB_RUNTIME, JOB_DEVICE, JOB_HEARTBEAT };
 
+/* A mon_fetch's state. */
+enum { FETCH_IDLE, FETCH_WAITING, FETCH_ANSWERED };
+
 struct job {
 	struct sched_job sj;
+	struct monitor *m;
 	enum group_id id;
 	enum job_kind kind;
 	size_t owner;       /* runtime or device block index */
 	int64_t last_ns;    /* monotonic time of the previous collection */
 	const struct group_ops *ops; /* system groups; NULL when not in this build */
 	void *state;
+	/* An asynchronous source's group: its ops and state (the runtime's or device block's for those). */
+	const struct async_ops *async;
+	void *astate;
+	struct loop_timer fetch_timer; /* starts the fetch for the next due cycle */
+	struct mon_fetch fetch;
+	int64_t wait;                  /* ns the fetch was meant to have */
+	char late[64];                 /* this cycle: "no answer within X s", or "" */
 };
 
 struct runtime {
@@ -39,6 +51,7 @@ struct runtime {
 	const struct runtime_ops *ops; /* NULL: this build cannot poll the address */
 	void *state;
 	enum group_id due[GROUP_COUNT];
+	struct job *due_job[GROUP_COUNT];
 	double due_period[GROUP_COUNT]; /* seconds since each due group's previous collection */
 	size_t ndue;
 };
@@ -55,6 +68,7 @@ struct devblock {
 
 struct monitor {
 	const struct cfg *cfg;
+	struct loop *loop;
 	struct instance *inst;
 	struct mon_env env;
 	struct job *jobs;
@@ -95,7 +109,97 @@ static int pid_device_memory(void *ctx, pid_t pid, uint64_t *bytes)
 	return found ? 0 : -ENOENT;
 }
 
-struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64_t first_seq)
+/* monitor_test_group_ops: system groups served by a test's ops instead of the registry's. */
+static const struct group_ops *test_group_ops[GROUP_COUNT];
+
+void monitor_test_group_ops(enum group_id id, const struct group_ops *ops)
+{
+	if ((unsigned)id < GROUP_COUNT)
+		test_group_ops[id] = ops;
+}
+
+static const struct group_ops *system_ops(enum group_id id)
+{
+	return test_group_ops[id] ? test_group_ops[id] : group_ops_find(id);
+}
+
+void mon_fetch_done(struct mon_fetch *f)
+{
+	if (f->state == FETCH_WAITING)
+		f->state = FETCH_ANSWERED;
+}
+
+/*
+ * Ask j's source for the answer that goes into the report written at
+ * deadline; wait (ns) is how long it was meant to have (the loop may start
+ * it a little late), for the message when it does not answer.
+ */
+static void fetch_start(struct job *j, int64_t deadline, int64_t wait)
+{
+	struct mon_fetch *f = &j->fetch;
+
+	loop_timer_stop(j->m->loop, &j->fetch_timer);
+	if (f->state == FETCH_WAITING) /* one request at a time: a newer one replaces it */
+		j->async->abandon(j->astate, f);
+	j->wait = wait;
+	*f = (struct mon_fetch){ .loop = j->m->loop, .id = j->id, .started = clock_mono_ns(), .deadline = deadline,
+				 .state = FETCH_WAITING };
+	if (j->async->fetch(j->astate, f))
+		f->state = FETCH_ANSWERED; /* failed at once: collect() reports why */
+}
+
+/* How long ahead of its due time j's fetch starts: the source's timeout, at most half the period. */
+static int64_t fetch_lead(const struct job *j)
+{
+	int64_t lead = j->async->timeout_ns > 0 ? j->async->timeout_ns : MON_FETCH_TIMEOUT_NS;
+
+	return lead < j->sj.period / 2 ? lead : j->sj.period / 2;
+}
+
+static void on_fetch_timer(struct loop_timer *t)
+{
+	struct job *j = t->data;
+
+	fetch_start(j, j->sj.next_due, fetch_lead(j));
+}
+
+
+/* Arm j's fetch for its next due cycle. */
+static void fetch_arm(struct job *j)
+{
+	j->fetch.state = FETCH_IDLE;
+	if (j->async)
+		loop_timer_start(j->m->loop, &j->fetch_timer, j->sj.next_due - fetch_lead(j), on_fetch_timer, j);
+}
+
+/*
+ * At the due time: is j's answer in? A fetch still waiting is abandoned and
+ * j->late says so; one never started (the loop did not get to it) starts
+ * now and gets no time. Returns 1 when j is to be collected.
+ */
+static int fetch_settle(struct job *j, const struct cycle *cy)
+{
+	j->late[0] = '\0';
+	if (!j->async)
+		return 1;
+	if (j->fetch.state == FETCH_IDLE)
+		fetch_start(j, cy->mono_ns, 0);
+	if (j->fetch.state == FETCH_ANSWERED)
+		return 1;
+	j->async->abandon(j->astate, &j->fetch);
+	j->fetch.state = FETCH_IDLE;
+	snprintf(j->late, sizeof(j->late), "no answer within %.3g s", (double)((j->wait + NS_PER_MS / 2) / NS_PER_MS) / 1e3);
+	return 0;
+}
+
+void monitor_fetch_all(struct monitor *m, int64_t deadline)
+{
+	for (size_t i = 0; i < m->njobs; i++)
+		if (m->jobs[i].async)
+			fetch_start(&m->jobs[i], deadline, deadline - clock_mono_ns());
+}
+
+struct monitor *monitor_new(const struct cfg *cfg, struct loop *loop, struct instance *inst, uint64_t first_seq)
 {
 	struct monitor *m = xcalloc(1, sizeof(*m));
 	size_t n = cfg->nsystem, k = 0, adevs = 0;
@@ -103,12 +207,14 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 	struct cycle cy;
 
 	m->cfg = cfg;
+	m->loop = loop;
 	m->inst = inst;
 	m->seq = first_seq;
 	m->env.procfs = cfg->procfs;
 	m->env.sysfs = cfg->sysfs;
 	m->env.pid_device_memory = pid_device_memory;
 	m->env.device_ctx = m;
+	m->env.loop = loop;
 	m->env.clk_tck = sysconf(_SC_CLK_TCK);
 	m->env.page_size = sysconf(_SC_PAGESIZE);
 	if (m->env.clk_tck <= 0)
@@ -145,10 +251,14 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 		j->id = cfg->system[i].id;
 		j->kind = JOB_SYSTEM;
 		j->sj.period = cfg->system[i].period_ms * NS_PER_MS;
-		j->ops = group_ops_find(j->id);
+		j->ops = system_ops(j->id);
 		if (j->ops && j->ops->open(&m->env, &j->state))
 			log_warn("%s: cannot open its source; it will report the error and retry",
 				 group_name(j->id));
+		if (j->ops && j->ops->async) {
+			j->async = j->ops->async;
+			j->astate = j->state;
+		}
 	}
 	for (size_t r = 0; r < cfg->nruntimes; r++) {
 		struct runtime *rt = &m->rts[r];
@@ -165,6 +275,10 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 			j->kind = JOB_RUNTIME;
 			j->owner = r;
 			j->sj.period = rt->cfg->groups[g].period_ms * NS_PER_MS;
+			if (rt->ops && rt->ops->async) {
+				j->async = rt->ops->async;
+				j->astate = rt->state;
+			}
 		}
 	}
 	for (size_t d = 0; d < m->ndevs; d++) {
@@ -179,6 +293,10 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 			j->kind = JOB_DEVICE;
 			j->owner = d;
 			j->sj.period = db->cfg->groups[g].period_ms * NS_PER_MS;
+			if (db->ops && db->ops->async) {
+				j->async = db->ops->async;
+				j->astate = db->state;
+			}
 		}
 	}
 	if (k == 0) {
@@ -191,9 +309,11 @@ struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64
 	/* Times are taken after opening, so the first period is the real window since the baseline. */
 	cycle_now(&cy);
 	for (size_t i = 0; i < m->njobs; i++) {
+		m->jobs[i].m = m;
 		m->jobs[i].sj.data = &m->jobs[i];
 		m->jobs[i].last_ns = cy.mono_ns;
 		sched_add(&m->sched, &m->jobs[i].sj, cy.mono_ns + m->jobs[i].sj.period);
+		fetch_arm(&m->jobs[i]);
 	}
 	return m;
 }
@@ -218,14 +338,13 @@ static const char *runtime_unsupported_reason(const struct cfg_runtime *rt, char
 	return dst;
 }
 
-/* The entry of a runtime this build cannot poll: the reason, on the entry and each due group. */
-static void runtime_unsupported(const struct monitor *m, size_t r, const struct cycle *cy, json_t *out)
+/* A runtime entry that says why (no data): on the entry and each due group. */
+static void runtime_error_entry(const struct monitor *m, size_t r, const struct cycle *cy, const char *why,
+				json_t *out)
 {
 	const struct runtime *rt = &m->rts[r];
-	char why[256];
 	json_t *rep = json_object();
 
-	runtime_unsupported_reason(rt->cfg, why, sizeof(why));
 	for (size_t k = 0; k < rt->ndue; k++) {
 		json_t *g = group_new(rt->due_period[k], cy->iso);
 
@@ -237,12 +356,59 @@ static void runtime_unsupported(const struct monitor *m, size_t r, const struct 
 					     "report", rep));
 }
 
+/* The entry of a runtime this build cannot poll: the reason, on the entry and each due group. */
+static void runtime_unsupported(const struct monitor *m, size_t r, const struct cycle *cy, json_t *out)
+{
+	char why[256];
+
+	runtime_error_entry(m, r, cy, runtime_unsupported_reason(m->rts[r].cfg, why, sizeof(why)), out);
+}
+
+/*
+ * Collect a runtime's due groups. Those of an asynchronous source with no
+ * answer (late[k] set) say so: in each entry the source wrote, or in an
+ * entry of the monitor's when no group answered.
+ */
+static void collect_runtime(struct monitor *m, size_t r, const struct cycle *cy, const char *const *late,
+			    json_t *out)
+{
+	struct runtime *rt = &m->rts[r];
+	size_t nlate = 0, first = json_array_size(out);
+
+	for (size_t k = 0; k < rt->ndue; k++)
+		nlate += late[k] != NULL;
+	if (!rt->ops) {
+		runtime_unsupported(m, r, cy, out);
+		return;
+	}
+	if (nlate && nlate == rt->ndue) {
+		runtime_error_entry(m, r, cy, late[0], out);
+		return;
+	}
+	rt->ops->collect(rt->state, cy, rt->due, rt->ndue, out);
+	for (size_t e = first; nlate && e < json_array_size(out); e++) {
+		json_t *rep = json_object_get(json_array_get(out, e), "report");
+
+		for (size_t k = 0; k < rt->ndue && json_is_object(rep); k++) {
+			json_t *g;
+
+			if (!late[k])
+				continue;
+			g = group_new(rt->due_period[k], cy->iso);
+			set_error(g, "%s", late[k]);
+			json_object_set_new(rep, group_name(rt->due[k]), g);
+		}
+	}
+}
+
 static void collect_system(struct job *j, const struct cycle *cy, json_t *system_data)
 {
 	json_t *g = group_new((double)(cy->mono_ns - j->last_ns) / 1e9, cy->iso);
 	int64_t t0 = clock_mono_ns(), took;
 
-	if (j->ops)
+	if (!fetch_settle(j, cy))
+		set_error(g, "%s", j->late);
+	else if (j->ops)
 		j->ops->collect(j->state, cy, g);
 	else
 		set_error(g, "%s needs the Neuron device collector, which this build does not have",
@@ -268,7 +434,9 @@ static void collect_devices(struct devblock *db, const struct cycle *cy, int64_t
 		struct job *j = db->due[k];
 		json_t *g = group_new((double)(started - j->last_ns) / 1e9, cy->iso);
 
-		if (db->ops)
+		if (!fetch_settle(j, cy))
+			set_error(g, "%s", j->late);
+		else if (db->ops)
 			db->ops->collect(db->state, j->id, cy, g);
 		else
 			set_error(g, "%s devices are not supported by this build", db->type);
@@ -310,6 +478,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 			struct runtime *rt = &m->rts[j->owner];
 
 			rt->due_period[rt->ndue] = (double)(started - j->last_ns) / 1e9;
+			rt->due_job[rt->ndue] = j;
 			rt->due[rt->ndue++] = j->id;
 		} else {
 			struct devblock *db = &m->devs[j->owner];
@@ -324,12 +493,13 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	for (size_t r = 0; r < m->cfg->nruntimes; r++) {
 		struct runtime *rt = &m->rts[r];
 
+		const char *late[GROUP_COUNT];
+
 		if (!rt->ndue)
 			continue;
-		if (rt->ops)
-			rt->ops->collect(rt->state, &cy, rt->due, rt->ndue, rdata);
-		else
-			runtime_unsupported(m, r, &cy, rdata);
+		for (size_t k = 0; k < rt->ndue; k++)
+			late[k] = fetch_settle(rt->due_job[k], &cy) ? NULL : rt->due_job[k]->late;
+		collect_runtime(m, r, &cy, late, rdata);
 	}
 
 	buf_reset(&m->line);
@@ -351,6 +521,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 
 		j->last_ns = started;
 		skipped = sched_requeue(&m->sched, &j->sj, now);
+		fetch_arm(j);
 		if (skipped && !all) /* --once: there is no next slot to be behind */
 			log_warn("%s: behind schedule; skipped %u slot(s) of %.3f s", group_name(j->id), skipped,
 				 (double)j->sj.period / 1e9);
@@ -362,6 +533,13 @@ void monitor_free(struct monitor *m)
 {
 	if (!m)
 		return;
+	for (size_t i = 0; i < m->njobs; i++) {
+		struct job *j = &m->jobs[i];
+
+		loop_timer_stop(m->loop, &j->fetch_timer);
+		if (j->async && j->fetch.state == FETCH_WAITING)
+			j->async->abandon(j->astate, &j->fetch);
+	}
 	for (size_t i = 0; i < m->njobs; i++)
 		if (m->jobs[i].ops)
 			m->jobs[i].ops->close(m->jobs[i].state);

@@ -248,6 +248,7 @@ int main(int argc, char **argv)
 	sigset_t block, waitmask;
 	char *helper;
 	int rc = EXIT_OK, w;
+	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
 
 	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
 	if (cli_std_fds("accel-monitor", CLI_STDOUT))
@@ -293,7 +294,7 @@ int main(int argc, char **argv)
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, inst, 1))
 		got_term = 1; /* the reader is gone already */
-	m = monitor_new(&cfg, loop, inst, 0);
+	m = monitor_new(&cfg, loop, inst, NULL); /* takes cfg */
 	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
 
 	if (o.once) {
@@ -312,31 +313,45 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	while (!got_term) {
+		int64_t until = monitor_next_due(m);
 		int e;
 
-		if (wait_until(loop, monitor_next_due(m), &waitmask, inst, 0))
+		if (reload_at < until)
+			until = reload_at;
+		if (wait_until(loop, until, &waitmask, inst, 0))
 			break; /* the reader of stdout is gone */
 		if (got_term)
 			break;
 		if (got_hup) {
+			/*
+			 * At most one reload per root period: the first SIGHUP reloads at
+			 * once, those that follow within the period are one reload at its
+			 * end (a storm of them must not stop the reports).
+			 */
+			got_hup = 0;
+			if (reload_at == INT64_MAX)
+				reload_at = last_reload + monitor_period(m) > clock_mono_ns() ? last_reload + monitor_period(m)
+											      : clock_mono_ns();
+			continue;
+		}
+		if (clock_mono_ns() >= reload_at) {
 			struct cfg next;
 
-			got_hup = 0;
+			reload_at = INT64_MAX;
+			last_reload = clock_mono_ns();
 			if (!o.config) {
 				log_info("monitor: SIGHUP: no config file to reload");
 			} else if (load_config(&o, &next) == 0) {
-				uint64_t seq = monitor_seq(m);
-
-				monitor_free(m);
-				cfg_free(&cfg);
-				cfg = next;
-				m = monitor_new(&cfg, loop, inst, seq); /* seq goes on across reloads */
+				/* Groups whose configuration did not change keep their collector and schedule. */
+				m = monitor_new(&next, loop, inst, m);
 				log_info("monitor: reloaded %s", o.config);
 			} else {
 				log_err("monitor: SIGHUP: keeping the previous configuration");
 			}
 			continue;
 		}
+		if (clock_mono_ns() < monitor_next_due(m))
+			continue;
 		e = monitor_cycle(m, STDOUT_FILENO, 0);
 		if (e == -EPIPE)
 			break;
@@ -353,6 +368,5 @@ out:
 	instance_free(inst);
 	loop_watch_stop(loop, &out_watch);
 	loop_free(loop);
-	cfg_free(&cfg);
 	return rc;
 }

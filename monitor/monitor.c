@@ -28,9 +28,22 @@ enum job_kind { JOB_SYSTEM, JOB_RUNTIME, JOB_DEVICE, JOB_HEARTBEAT };
 /* A mon_fetch's state. */
 enum { FETCH_IDLE, FETCH_WAITING, FETCH_ANSWERED };
 
+/*
+ * A configuration and the environment the collectors opened under it see.
+ * Collectors borrow both, and a reload hands unchanged collectors on to the
+ * next monitor, so a generation lives as long as any collector opened
+ * under it (counted in refs), not as long as the monitor that loaded it.
+ */
+struct gen {
+	struct cfg cfg;
+	struct mon_env env;
+	unsigned refs;
+};
+
 struct job {
 	struct sched_job sj;
 	struct monitor *m;
+	struct gen *gen;    /* a system group's collector: the generation it was opened in */
 	enum group_id id;
 	enum job_kind kind;
 	size_t owner;       /* runtime or device block index */
@@ -43,11 +56,13 @@ struct job {
 	struct loop_timer fetch_timer; /* starts the fetch for the next due cycle */
 	struct mon_fetch fetch;
 	int64_t wait;                  /* ns the fetch was meant to have */
+	int carried;                   /* taken over from the monitor before a reload */
 	char late[64];                 /* this cycle: "no answer within X s", or "" */
 };
 
 struct runtime {
-	const struct cfg_runtime *cfg;
+	struct gen *gen;               /* the generation its collector was opened in */
+	const struct cfg_runtime *cfg; /* in gen */
 	const struct runtime_ops *ops; /* NULL: this build cannot poll the address */
 	void *state;
 	enum group_id due[GROUP_COUNT];
@@ -58,19 +73,22 @@ struct runtime {
 
 /* One kind of device from a "devices" entry ("auto" becomes one block per kind found). */
 struct devblock {
-	const struct cfg_device *cfg;
+	struct gen *gen;               /* the generation its collector was opened in */
+	size_t entry;                  /* index of its "devices" entry */
+	const struct cfg_device *cfg;  /* in gen */
 	const struct device_ops *ops;
 	const char *type;
 	void *state;
+	size_t old;                    /* its index in the monitor before a reload, or SIZE_MAX */
 	struct job *due[GROUP_COUNT];
 	size_t ndue;
 };
 
 struct monitor {
-	const struct cfg *cfg;
+	struct gen *gen;               /* this monitor's configuration */
+	const struct cfg *cfg;         /* &gen->cfg */
 	struct loop *loop;
 	struct instance *inst;
-	struct mon_env env;
 	struct job *jobs;
 	size_t njobs;
 	struct runtime *rts;
@@ -199,44 +217,158 @@ void monitor_fetch_all(struct monitor *m, int64_t deadline)
 			fetch_start(&m->jobs[i], deadline, deadline - clock_mono_ns());
 }
 
-struct monitor *monitor_new(const struct cfg *cfg, struct loop *loop, struct instance *inst, uint64_t first_seq)
+static struct gen *gen_ref(struct gen *g)
+{
+	g->refs++;
+	return g;
+}
+
+static void gen_unref(struct gen *g)
+{
+	if (g && --g->refs == 0) {
+		cfg_free(&g->cfg);
+		free(g);
+	}
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static int groups_eq(const struct cfg_group *a, size_t na, const struct cfg_group *b, size_t nb)
+{
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].id != b[i].id || a[i].period_ms != b[i].period_ms)
+			return 0;
+	return 1;
+}
+
+/* Does a reload leave this runtime as it was (same address, filter and groups)? */
+static int runtime_eq(const struct cfg_runtime *a, const struct cfg_runtime *b)
+{
+	return a->kind == b->kind && a->pid == b->pid && str_eq(a->address, b->address) && str_eq(a->name, b->name) &&
+	       str_eq(a->tag_filter, b->tag_filter) && a->period_ms == b->period_ms &&
+	       groups_eq(a->groups, a->ngroups, b->groups, b->ngroups);
+}
+
+/* Does a reload leave this "devices" entry as it was? */
+static int device_eq(const struct cfg_device *a, const struct cfg_device *b)
+{
+	if (!str_eq(a->type, b->type) || a->select_all != b->select_all || a->nindices != b->nindices ||
+	    a->nids != b->nids || a->period_ms != b->period_ms ||
+	    !groups_eq(a->groups, a->ngroups, b->groups, b->ngroups))
+		return 0;
+	for (size_t i = 0; i < a->nindices; i++)
+		if (a->indices[i] != b->indices[i])
+			return 0;
+	for (size_t i = 0; i < a->nids; i++)
+		if (!str_eq(a->ids[i], b->ids[i]))
+			return 0;
+	return 1;
+}
+
+/* old's job of this kind, owner and group, not yet handed on; NULL if none. */
+static struct job *old_job(struct monitor *old, enum job_kind kind, size_t owner, enum group_id id)
+{
+	for (size_t i = 0; old && i < old->njobs; i++) {
+		struct job *j = &old->jobs[i];
+
+		if (j->kind == kind && j->owner == owner && j->id == id && j->m == old)
+			return j;
+	}
+	return NULL;
+}
+
+/* Take over old job o's schedule (and its collector, for a system group) in j. */
+static void job_carry(struct job *j, struct job *o, struct monitor *m)
+{
+	j->last_ns = o->last_ns;
+	j->sj.next_due = o->sj.next_due;
+	j->carried = 1;
+	if (o->kind == JOB_SYSTEM) {
+		j->state = o->state;
+		j->gen = o->gen;
+		o->gen = NULL;
+	}
+	o->m = m; /* handed on: old's free leaves it alone */
+}
+
+struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance *inst, struct monitor *old)
 {
 	struct monitor *m = xcalloc(1, sizeof(*m));
-	size_t n = cfg->nsystem, k = 0, adevs = 0;
+	struct gen *gen = xcalloc(1, sizeof(*gen));
+	size_t n, k = 0, adevs = 0;
 	const struct device_ops *const *all = device_ops_all();
+	struct mon_env *env = &gen->env;
+	int same_roots;
 	struct cycle cy;
 
+	gen->cfg = *cfg; /* steals */
+	memset(cfg, 0, sizeof(*cfg));
+	cfg = &gen->cfg;
+	m->gen = gen_ref(gen);
 	m->cfg = cfg;
 	m->loop = loop;
 	m->inst = inst;
-	m->seq = first_seq;
-	m->env.procfs = cfg->procfs;
-	m->env.sysfs = cfg->sysfs;
-	m->env.pid_device_memory = pid_device_memory;
-	m->env.device_ctx = m;
-	m->env.loop = loop;
-	m->env.clk_tck = sysconf(_SC_CLK_TCK);
-	m->env.page_size = sysconf(_SC_PAGESIZE);
-	if (m->env.clk_tck <= 0)
-		m->env.clk_tck = 100;
+	m->seq = old ? old->seq : 0;
+	env->procfs = cfg->procfs;
+	env->sysfs = cfg->sysfs;
+	env->pid_device_memory = pid_device_memory;
+	env->device_ctx = m;
+	env->loop = loop;
+	env->clk_tck = sysconf(_SC_CLK_TCK);
+	env->page_size = sysconf(_SC_PAGESIZE);
+	if (env->clk_tck <= 0)
+		env->clk_tck = 100;
+	same_roots = old && str_eq(old->cfg->procfs, cfg->procfs) && str_eq(old->cfg->sysfs, cfg->sysfs);
+	if (!same_roots)
+		old = NULL; /* everything reads from the roots: nothing carries over */
+	/* A request in flight belongs to the old monitor's job; the next fetch starts afresh. */
+	for (size_t i = 0; old && i < old->njobs; i++) {
+		struct job *o = &old->jobs[i];
+
+		loop_timer_stop(loop, &o->fetch_timer);
+		if (o->async && o->fetch.state == FETCH_WAITING)
+			o->async->abandon(o->astate, &o->fetch);
+		o->fetch.state = FETCH_IDLE;
+	}
 	buf_init(&m->line, 64 << 20);
 	sched_init(&m->sched);
+	n = cfg->nsystem;
 	for (size_t i = 0; i < cfg->nruntimes; i++)
 		n += cfg->runtimes[i].ngroups;
 	/* Device blocks: "auto" becomes one block per kind of device this host has. */
 	for (size_t i = 0; i < cfg->ndevices; i++)
 		adevs += strcmp(cfg->devices[i].type, "auto") ? 1 : 8;
+	for (size_t i = 0; old && i < old->ndevs; i++)
+		adevs++; /* an unchanged entry keeps the blocks it had */
 	m->devs = xcalloc(adevs, sizeof(*m->devs));
 	for (size_t i = 0; i < cfg->ndevices; i++) {
 		const struct cfg_device *d = &cfg->devices[i];
+		int carried = 0;
 
+		if (old && i < old->cfg->ndevices && device_eq(d, &old->cfg->devices[i]))
+			for (size_t b = 0; b < old->ndevs; b++)
+				if (old->devs[b].entry == i && old->devs[b].gen) {
+					m->devs[m->ndevs] = old->devs[b];
+					m->devs[m->ndevs++].old = b;
+					old->devs[b].gen = NULL; /* handed on */
+					carried = 1;
+				}
+		if (carried)
+			continue;
 		if (strcmp(d->type, "auto")) {
-			m->devs[m->ndevs++] = (struct devblock){ .cfg = d, .ops = device_ops_find(d->type), .type = d->type };
+			m->devs[m->ndevs++] = (struct devblock){ .entry = i, .cfg = d, .ops = device_ops_find(d->type),
+								 .type = d->type, .old = SIZE_MAX };
 			continue;
 		}
 		for (size_t t = 0; all[t] && m->ndevs < adevs; t++)
-			if (all[t]->probe(&m->env))
-				m->devs[m->ndevs++] = (struct devblock){ .cfg = d, .ops = all[t], .type = all[t]->type };
+			if (all[t]->probe(env))
+				m->devs[m->ndevs++] = (struct devblock){ .entry = i, .cfg = d, .ops = all[t],
+									 .type = all[t]->type, .old = SIZE_MAX };
 	}
 	for (size_t i = 0; i < m->ndevs; i++)
 		n += m->devs[i].cfg->ngroups;
@@ -246,15 +378,21 @@ struct monitor *monitor_new(const struct cfg *cfg, struct loop *loop, struct ins
 	cycle_now(&cy);
 
 	for (size_t i = 0; i < cfg->nsystem; i++, k++) {
-		struct job *j = &m->jobs[k];
+		struct job *j = &m->jobs[k], *o;
 
 		j->id = cfg->system[i].id;
 		j->kind = JOB_SYSTEM;
 		j->sj.period = cfg->system[i].period_ms * NS_PER_MS;
 		j->ops = system_ops(j->id);
-		if (j->ops && j->ops->open(&m->env, &j->state))
-			log_warn("%s: cannot open its source; it will report the error and retry",
-				 group_name(j->id));
+		o = old_job(old, JOB_SYSTEM, 0, j->id);
+		if (o && o->ops == j->ops && o->sj.period == j->sj.period) {
+			job_carry(j, o, m);
+		} else {
+			j->gen = gen_ref(gen);
+			if (j->ops && j->ops->open(env, &j->state))
+				log_warn("%s: cannot open its source; it will report the error and retry",
+					 group_name(j->id));
+		}
 		if (j->ops && j->ops->async) {
 			j->async = j->ops->async;
 			j->astate = j->state;
@@ -262,19 +400,29 @@ struct monitor *monitor_new(const struct cfg *cfg, struct loop *loop, struct ins
 	}
 	for (size_t r = 0; r < cfg->nruntimes; r++) {
 		struct runtime *rt = &m->rts[r];
+		int carry = old && r < old->cfg->nruntimes && old->rts[r].gen &&
+			    runtime_eq(&cfg->runtimes[r], old->rts[r].cfg);
 
-		rt->cfg = &cfg->runtimes[r];
-		rt->ops = runtime_ops_find(rt->cfg->kind);
-		if (rt->ops && rt->ops->open(&m->env, rt->cfg, r, &cy, &rt->state))
-			log_warn("runtime %zu (%s): cannot open its source; it will report the error", r,
-				 rt->cfg->address);
+		if (carry) {
+			*rt = old->rts[r];
+			old->rts[r].gen = NULL; /* handed on */
+		} else {
+			rt->gen = gen_ref(gen);
+			rt->cfg = &cfg->runtimes[r];
+			rt->ops = runtime_ops_find(rt->cfg->kind);
+			if (rt->ops && rt->ops->open(env, rt->cfg, r, &cy, &rt->state))
+				log_warn("runtime %zu (%s): cannot open its source; it will report the error", r,
+					 rt->cfg->address);
+		}
 		for (size_t g = 0; g < rt->cfg->ngroups; g++, k++) {
-			struct job *j = &m->jobs[k];
+			struct job *j = &m->jobs[k], *o;
 
 			j->id = rt->cfg->groups[g].id;
 			j->kind = JOB_RUNTIME;
 			j->owner = r;
 			j->sj.period = rt->cfg->groups[g].period_ms * NS_PER_MS;
+			if (carry && (o = old_job(old, JOB_RUNTIME, r, j->id)))
+				job_carry(j, o, m);
 			if (rt->ops && rt->ops->async) {
 				j->async = rt->ops->async;
 				j->astate = rt->state;
@@ -284,15 +432,20 @@ struct monitor *monitor_new(const struct cfg *cfg, struct loop *loop, struct ins
 	for (size_t d = 0; d < m->ndevs; d++) {
 		struct devblock *db = &m->devs[d];
 
-		if (db->ops && db->ops->open(&m->env, db->cfg, &db->state))
-			log_warn("devices (%s): cannot open; each report will say why", db->type);
+		if (db->old == SIZE_MAX) {
+			db->gen = gen_ref(gen);
+			if (db->ops && db->ops->open(env, db->cfg, &db->state))
+				log_warn("devices (%s): cannot open; each report will say why", db->type);
+		}
 		for (size_t g = 0; g < db->cfg->ngroups; g++, k++) {
-			struct job *j = &m->jobs[k];
+			struct job *j = &m->jobs[k], *o;
 
 			j->id = db->cfg->groups[g].id;
 			j->kind = JOB_DEVICE;
 			j->owner = d;
 			j->sj.period = db->cfg->groups[g].period_ms * NS_PER_MS;
+			if (db->old != SIZE_MAX && (o = old_job(old, JOB_DEVICE, db->old, j->id)))
+				job_carry(j, o, m);
 			if (db->ops && db->ops->async) {
 				j->async = db->ops->async;
 				j->astate = db->state;
@@ -300,22 +453,50 @@ struct monitor *monitor_new(const struct cfg *cfg, struct loop *loop, struct ins
 		}
 	}
 	if (k == 0) {
+		struct job *o = old_job(old, JOB_HEARTBEAT, 0, 0);
+
 		m->jobs[k].kind = JOB_HEARTBEAT;
-		m->jobs[k++].sj.period = cfg->period_ms * NS_PER_MS;
+		m->jobs[k].sj.period = cfg->period_ms * NS_PER_MS;
+		if (o && o->sj.period == m->jobs[k].sj.period)
+			job_carry(&m->jobs[k], o, m);
+		k++;
 		log_info("monitor: nothing to collect; writing an instance-only report every %.3f s",
 			 (double)cfg->period_ms / 1e3);
 	}
 	m->njobs = k;
-	/* Times are taken after opening, so the first period is the real window since the baseline. */
+	/* Collectors handed on from old generations now answer to this monitor. */
+	for (size_t i = 0; i < m->njobs; i++)
+		if (m->jobs[i].gen)
+			m->jobs[i].gen->env.device_ctx = m;
+	for (size_t r = 0; r < cfg->nruntimes; r++)
+		m->rts[r].gen->env.device_ctx = m;
+	for (size_t d = 0; d < m->ndevs; d++)
+		m->devs[d].gen->env.device_ctx = m;
+	/*
+	 * New groups are first due one period after their baseline, taken after
+	 * opening, so the first period is the real window; groups handed on keep
+	 * their schedule and baseline, as if there had been no reload.
+	 */
 	cycle_now(&cy);
 	for (size_t i = 0; i < m->njobs; i++) {
-		m->jobs[i].m = m;
-		m->jobs[i].sj.data = &m->jobs[i];
-		m->jobs[i].last_ns = cy.mono_ns;
-		sched_add(&m->sched, &m->jobs[i].sj, cy.mono_ns + m->jobs[i].sj.period);
-		fetch_arm(&m->jobs[i]);
+		struct job *j = &m->jobs[i];
+
+		j->m = m;
+		j->sj.data = j;
+		if (!j->carried) {
+			j->last_ns = cy.mono_ns;
+			j->sj.next_due = cy.mono_ns + j->sj.period;
+		}
+		sched_add(&m->sched, &j->sj, j->sj.next_due);
+		fetch_arm(j);
 	}
+	monitor_free(old);
 	return m;
+}
+
+int64_t monitor_period(const struct monitor *m)
+{
+	return m->cfg->period_ms * NS_PER_MS;
 }
 
 int64_t monitor_next_due(const struct monitor *m)
@@ -533,27 +714,40 @@ void monitor_free(struct monitor *m)
 {
 	if (!m)
 		return;
+	/* Jobs and collectors handed on to a newer monitor (o->m != m, gen NULL) are left alone. */
 	for (size_t i = 0; i < m->njobs; i++) {
 		struct job *j = &m->jobs[i];
 
+		if (j->m != m)
+			continue;
 		loop_timer_stop(m->loop, &j->fetch_timer);
 		if (j->async && j->fetch.state == FETCH_WAITING)
 			j->async->abandon(j->astate, &j->fetch);
 	}
 	for (size_t i = 0; i < m->njobs; i++)
-		if (m->jobs[i].ops)
-			m->jobs[i].ops->close(m->jobs[i].state);
+		if (m->jobs[i].gen) {
+			if (m->jobs[i].ops)
+				m->jobs[i].ops->close(m->jobs[i].state);
+			gen_unref(m->jobs[i].gen);
+		}
 	for (size_t r = 0; r < m->cfg->nruntimes; r++)
-		if (m->rts[r].ops)
-			m->rts[r].ops->close(m->rts[r].state);
+		if (m->rts[r].gen) {
+			if (m->rts[r].ops)
+				m->rts[r].ops->close(m->rts[r].state);
+			gen_unref(m->rts[r].gen);
+		}
 	for (size_t d = 0; d < m->ndevs; d++)
-		if (m->devs[d].ops)
-			m->devs[d].ops->close(m->devs[d].state);
+		if (m->devs[d].gen) {
+			if (m->devs[d].ops)
+				m->devs[d].ops->close(m->devs[d].state);
+			gen_unref(m->devs[d].gen);
+		}
 	free(m->devs);
 	free(m->jobs);
 	free(m->taken);
 	free(m->rts);
 	sched_free(&m->sched);
 	buf_free(&m->line);
+	gen_unref(m->gen);
 	free(m);
 }

@@ -4,8 +4,8 @@
  * (one per metric group, per runtime), runs the jobs that are due, and
  * writes each report as one JSON line.
  *
- * Ownership: a monitor borrows its cfg, loop and instance; they must outlive
- * it. Asynchronous sources' watches and timers are on that loop; the caller
+ * Ownership: a monitor owns its cfg (monitor_new takes it) and borrows its
+ * loop and instance, which must outlive it. Asynchronous sources' watches and timers are on that loop; the caller
  * turns it (loop_run_once) until monitor_next_due, then calls
  * monitor_cycle.
  */
@@ -30,10 +30,18 @@ struct group_ops;
 
 /*
  * Open every collector (taking first samples, so rate groups have a
- * baseline) and schedule each group one period from now. The first report
- * gets sequence number first_seq.
+ * baseline) and schedule each group one period from now. Takes cfg (its
+ * contents are moved; *cfg is left empty).
+ *
+ * A reload passes the running monitor as old (which this frees; NULL at
+ * start): a system group, runtime or "devices" entry whose configuration
+ * did not change keeps its collector, baseline and schedule, as if there
+ * had been no reload; the rest is opened afresh. Sequence numbers go on.
  */
-struct monitor *monitor_new(const struct cfg *cfg, struct loop *loop, struct instance *inst, uint64_t first_seq);
+struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance *inst, struct monitor *old);
+
+/* The root period (ns): a reload waits at least this long after the previous one. */
+int64_t monitor_period(const struct monitor *m);
 
 /*
  * --once: start every asynchronous source's fetch now, for a report written

@@ -165,6 +165,45 @@ ok "SIGHUP: stderr has the error and the notice of the failed reload only" \
 	sh -c '! grep -v -e "$2" -e "^accel-monitor: error: $3:" -e "^accel-monitor: error: monitor: SIGHUP: keeping the previous configuration$" "$1"' \
 	sh "$err" "$BEHIND" "$cfg"
 
+# --- a SIGHUP storm -----------------------------------------------------------------------
+# 100 SIGHUPs 10 ms apart with the file unchanged: reloads are coalesced (at
+# most one per root period) and the unchanged group keeps its collector and
+# schedule, so reports go on every 200 ms through the storm; the last SIGHUP
+# (after the file changed) is still applied.
+cfg=$WORK/storm.json
+out=$WORK/storm.out
+err=$WORK/storm.err
+echo '{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" } ] }' >"$cfg"
+spawn P timeout -k 5 $((40 * SLOW)) "$MON" -c "$cfg" -v2 >"$out" 2>"$err"
+M=$(mon_pid "$P")
+wait_for $((10 * SLOW)) lines_ge "$out" 2 || true
+$PY -c 'import os, signal, sys, time
+for _ in range(100):
+    os.kill(int(sys.argv[1]), signal.SIGHUP)
+    time.sleep(0.01)' "$M" || true
+n1=$(nlines "$out")
+echo '{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" }, { "type": "memory_info" } ] }' >"$cfg"
+kill -HUP "$M" || true
+ok "SIGHUP storm: the last SIGHUP's file is applied (memory_info appears)" \
+	wait_for $((5 * SLOW)) q "$out" 'any("memory_info" in l["system_data"] for l in L)'
+kill -TERM "$M" || true
+wait_for $((3 * SLOW)) gone "$M" || true
+rc=0
+wait "$P" || rc=$?
+is "$rc" 0 "SIGHUP storm: exit status 0"
+# Timestamps in ms from the ISO 8601 text ("...THH:MM:SS.mmmZ").
+TS='[((int(l["timestamp"][11:13]) * 60 + int(l["timestamp"][14:16])) * 60 + int(l["timestamp"][17:19])) * 1000 + int(l["timestamp"][20:23]) for l in L]'
+ok "SIGHUP storm: a report every 200 ms throughout (no gap over 350 ms)" \
+	q "$out" "len(L) >= 8 and max(b - a for a, b in zip($TS, $TS[1:])) <= 350 or print('steps (ms):', [b - a for a, b in zip($TS, $TS[1:])])"
+ok "SIGHUP storm: vcpu_usage keeps its baseline (every period 0.15..0.25 s)" \
+	q "$out" 'all(0.15 <= l["system_data"]["vcpu_usage"]["period"] <= 0.25 for l in L if "vcpu_usage" in l["system_data"]) or print([l["system_data"].get("vcpu_usage", {}).get("period") for l in L])'
+ok "SIGHUP storm: seq goes on, every line whole" \
+	q "$out" '[l["monitor"]["seq"] for l in L] == list(range(len(L))) and partial == ""'
+nr=$(grep -c "monitor: reloaded" "$err" || true)
+if [ "$nr" -ge 2 ] && [ "$nr" -le 9 ]; then r=0; else r=1; fi
+_result $r "SIGHUP storm: 101 signals over ~1.2 s, reloads coalesced to one per 200 ms ($nr)"
+ok "SIGHUP storm: no warning or error" sh -c '! grep -E "warning|error|Sanitizer" "$1"' sh "$err"
+
 # --- -n and --once -------------------------------------------------------------------
 rc=0
 timeout -k 5 $((20 * SLOW)) "$MON" -c "$WORK/stream.json" -n 3 >"$WORK/n3.out" 2>"$WORK/n3.err" || rc=$?

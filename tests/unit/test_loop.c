@@ -321,12 +321,12 @@ static const char *group_err(json_t *rep, const char *g)
 
 static void test_async_monitor(void)
 {
-	struct cfg_group groups[] = {
+	static const struct cfg_group groups[] = {
 		{ .id = GROUP_VCPU_USAGE, .period_ms = 200 },         /* answers within a few ms */
 		{ .id = GROUP_MEMORY_INFO, .period_ms = 200 },        /* never answers: its fetch gets 0.1 s */
 		{ .id = GROUP_NEURON_HW_COUNTERS, .period_ms = 100 }, /* synchronous */
 	};
-	struct cfg cfg = { .period_ms = 100, .procfs = "/proc", .sysfs = "/sys", .system = groups, .nsystem = 3 };
+	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 3 };
 	struct loop *l = loop_new();
 	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
 	FILE *out = tmpfile();
@@ -335,10 +335,12 @@ static void test_async_monitor(void)
 	int cycles = 0, answered = 0, silent_late = 0, sync_in_all = 1, bad = 0;
 	json_t *all;
 
+	cfg.system = malloc(sizeof(groups)); /* the monitor takes cfg, and frees it */
+	memcpy(cfg.system, groups, sizeof(groups));
 	monitor_test_group_ops(GROUP_VCPU_USAGE, &answering_ops);
 	monitor_test_group_ops(GROUP_MEMORY_INFO, &silent_ops);
 	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, &sync_ops);
-	m = monitor_new(&cfg, l, inst, 0);
+	m = monitor_new(&cfg, l, inst, NULL);
 	end = clock_mono_ns() + 1250 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m), t0;

@@ -32,13 +32,7 @@ struct mon_env {
 	const char *sysfs;  /* --path.sysfs */
 	long clk_tck;       /* USER_HZ */
 	long page_size;     /* bytes */
-	/*
-	 * Device memory a process holds, summed over every device collector that
-	 * knows (0 and *bytes, or -ENOENT when none does). Filled by monitor.c for
-	 * process runtimes' memory_used.runtime_used_bytes.device.
-	 */
-	int (*pid_device_memory)(void *ctx, pid_t pid, uint64_t *bytes);
-	void *device_ctx;
+	struct proctab *procs; /* the producer's process table (proctab.h): process facts, per-process device memory */
 	struct loop *loop;  /* the producer's event loop (loop.h): where asynchronous sources wait */
 };
 
@@ -51,6 +45,7 @@ struct cycle {
 };
 
 struct async_ops;
+struct proctab;
 
 struct group_ops {
 	enum group_id id;
@@ -88,8 +83,13 @@ struct device_ops {
 	void (*collect)(void *state, enum group_id id, const struct cycle *cy, json_t *group);
 	/* Optional: why the whole kind cannot be read (no library, no driver), or NULL when fine. */
 	const char *(*error)(void *state);
-	/* Optional: device memory held by pid on this type's devices. 0 and *bytes, or -ENOENT. */
-	int (*pid_memory)(void *state, pid_t pid, uint64_t *bytes);
+	/*
+	 * Optional: record into procs (proctab_devmem_add, or proctab_devmem_known
+	 * when no process uses the devices) the device memory each process holds
+	 * on the selected devices, for process runtimes' memory_used. Called once
+	 * per cycle in which a runtime's memory_used is due, after the device groups.
+	 */
+	void (*proc_memory)(void *state, const struct cycle *cy, struct proctab *procs);
 	void (*close)(void *state);
 };
 

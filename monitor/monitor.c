@@ -10,6 +10,7 @@
 #include "../common/util.h"
 #include "collector.h"
 #include "loop.h"
+#include "proctab.h"
 #include "sched.h"
 
 #include <errno.h>
@@ -89,6 +90,7 @@ struct monitor {
 	const struct cfg *cfg;         /* &gen->cfg */
 	struct loop *loop;
 	struct instance *inst;
+	struct proctab *procs;         /* the process table, handed on across reloads */
 	struct job *jobs;
 	size_t njobs;
 	struct runtime *rts;
@@ -106,25 +108,6 @@ static void cycle_now(struct cycle *cy)
 	cy->boot_ns = clock_boot_ns();
 	cy->real_ns = clock_real_ns();
 	iso8601_format(cy->real_ns, cy->iso);
-}
-
-/* mon_env.pid_device_memory: ask every device collector that tracks processes. */
-static int pid_device_memory(void *ctx, pid_t pid, uint64_t *bytes)
-{
-	struct monitor *m = ctx;
-	uint64_t sum = 0, one;
-	int found = 0;
-
-	for (size_t i = 0; i < m->ndevs; i++) {
-		struct devblock *db = &m->devs[i];
-
-		if (db->ops && db->ops->pid_memory && db->state && db->ops->pid_memory(db->state, pid, &one) == 0) {
-			sum += one;
-			found = 1;
-		}
-	}
-	*bytes = sum;
-	return found ? 0 : -ENOENT;
 }
 
 /* monitor_test_group_ops: system groups served by a test's ops instead of the registry's. */
@@ -316,8 +299,6 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 	m->seq = old ? old->seq : 0;
 	env->procfs = cfg->procfs;
 	env->sysfs = cfg->sysfs;
-	env->pid_device_memory = pid_device_memory;
-	env->device_ctx = m;
 	env->loop = loop;
 	env->clk_tck = sysconf(_SC_CLK_TCK);
 	env->page_size = sysconf(_SC_PAGESIZE);
@@ -326,6 +307,15 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 	same_roots = old && str_eq(old->cfg->procfs, cfg->procfs) && str_eq(old->cfg->sysfs, cfg->sysfs);
 	if (!same_roots)
 		old = NULL; /* everything reads from the roots: nothing carries over */
+	if (old) {
+		m->procs = old->procs;
+		m->procs->root = cfg->procfs; /* the same path; old's copy may go with old */
+		old->procs = NULL;
+	} else {
+		m->procs = xmalloc(sizeof(*m->procs));
+		proctab_init(m->procs, cfg->procfs);
+	}
+	env->procs = m->procs;
 	/* A request in flight belongs to the old monitor's job; the next fetch starts afresh. */
 	for (size_t i = 0; old && i < old->njobs; i++) {
 		struct job *o = &old->jobs[i];
@@ -464,14 +454,6 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 			 (double)cfg->period_ms / 1e3);
 	}
 	m->njobs = k;
-	/* Collectors handed on from old generations now answer to this monitor. */
-	for (size_t i = 0; i < m->njobs; i++)
-		if (m->jobs[i].gen)
-			m->jobs[i].gen->env.device_ctx = m;
-	for (size_t r = 0; r < cfg->nruntimes; r++)
-		m->rts[r].gen->env.device_ctx = m;
-	for (size_t d = 0; d < m->ndevs; d++)
-		m->devs[d].gen->env.device_ctx = m;
 	/*
 	 * New groups are first due one period after their baseline, taken after
 	 * opening, so the first period is the real window; groups handed on keep
@@ -626,6 +608,25 @@ static void collect_devices(struct devblock *db, const struct cycle *cy, int64_t
 	json_array_append_new(out, ent);
 }
 
+/*
+ * When a runtime's memory_used is due: have every device collector record
+ * the device memory of each process into the process table.
+ */
+static void record_device_memory(struct monitor *m, const struct cycle *cy)
+{
+	int need = 0;
+
+	for (size_t r = 0; r < m->cfg->nruntimes && !need; r++)
+		for (size_t k = 0; k < m->rts[r].ndue; k++)
+			need |= m->rts[r].due[k] == GROUP_MEMORY_USED;
+	if (!need)
+		return;
+	proctab_devmem_begin(m->procs, cy->mono_ns);
+	for (size_t d = 0; d < m->ndevs; d++)
+		if (m->devs[d].ops && m->devs[d].ops->proc_memory && m->devs[d].state)
+			m->devs[d].ops->proc_memory(m->devs[d].state, cy, m->procs);
+}
+
 int monitor_cycle(struct monitor *m, int fd, int all)
 {
 	struct cycle cy;
@@ -671,6 +672,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	for (size_t d = 0; d < m->ndevs; d++)
 		if (m->devs[d].ndue)
 			collect_devices(&m->devs[d], &cy, started, ddata);
+	record_device_memory(m, &cy);
 	for (size_t r = 0; r < m->cfg->nruntimes; r++) {
 		struct runtime *rt = &m->rts[r];
 
@@ -749,5 +751,9 @@ void monitor_free(struct monitor *m)
 	sched_free(&m->sched);
 	buf_free(&m->line);
 	gen_unref(m->gen);
+	if (m->procs) {
+		proctab_free(m->procs);
+		free(m->procs);
+	}
 	free(m);
 }

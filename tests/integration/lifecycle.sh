@@ -204,6 +204,48 @@ if [ "$nr" -ge 2 ] && [ "$nr" -le 9 ]; then r=0; else r=1; fi
 _result $r "SIGHUP storm: 101 signals over ~1.2 s, reloads coalesced to one per 200 ms ($nr)"
 ok "SIGHUP storm: no warning or error" sh -c '! grep -E "warning|error|Sanitizer" "$1"' sh "$err"
 
+# --- a reload keeps what did not change ---------------------------------------------------
+# The runtime (a sleep child) is unchanged, the system group is swapped: the
+# runtime's collector, baseline and schedule carry over (its periods stay
+# 200 ms across the reload), the new group starts from the reload.
+cp /bin/sleep "$WORK/lcsleep"
+spawn SL "$WORK/lcsleep" 300
+cfg=$WORK/carry.json
+out=$WORK/carry.out
+err=$WORK/carry.err
+cat >"$cfg" <<EOF
+{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" } ],
+  "runtimes": [ { "address": "pid:$SL", "metrics": [ { "type": "runtime_vcpu_usage" }, { "type": "memory_used" } ] } ] }
+EOF
+spawn P timeout -k 5 $((40 * SLOW)) "$MON" -c "$cfg" >"$out" 2>"$err"
+M=$(mon_pid "$P")
+wait_for $((10 * SLOW)) lines_ge "$out" 3 || true
+sed -i 's/"vcpu_usage"/"memory_info"/' "$cfg"
+# Halfway between two reports: a reload that restarted the schedule would move the runtime's slots by ~100 ms.
+n0=$(nlines "$out")
+wait_for $((5 * SLOW)) lines_ge "$out" $((n0 + 1)) || true
+sleep 0.1
+kill -HUP "$M" || true
+n1=$(nlines "$out")
+wait_for $((5 * SLOW)) lines_ge "$out" $((n1 + 4)) || true
+kill -TERM "$M" || true
+wait_for $((3 * SLOW)) gone "$M" || true
+rc=0
+wait "$P" || rc=$?
+is "$rc" 0 "reload with an unchanged runtime: exit status 0"
+ok "reload with an unchanged runtime: memory_info after it, vcpu_usage before" \
+	q "$out" 'any("memory_info" in l["system_data"] for l in L) and all(sorted(l["system_data"]) in (["vcpu_usage"], ["memory_info"], []) for l in L)'
+# The new group starts from the reload, so its lines need not be the runtime's.
+ok "reload with an unchanged runtime: its groups every 200 ms throughout (baseline kept), no error" \
+	q "$out" 'len([l for l in L if ents(l, 0)]) >= int(A[0]) + 2 and all(ents(l, 0)[0]["error"] == "" and all(0.15 <= grp(ents(l, 0)[0], g)["period"] <= 0.25 for g in ("runtime_vcpu_usage", "memory_used")) for l in L if ents(l, 0))' "$n1"
+RT_TS='[((int(l["timestamp"][11:13]) * 60 + int(l["timestamp"][14:16])) * 60 + int(l["timestamp"][17:19])) * 1000 + int(l["timestamp"][20:23]) for l in L if ents(l, 0)]'
+ok "reload with an unchanged runtime: its schedule goes on (runtime lines 200 ms apart across the reload)" \
+	q "$out" "max(b - a for a, b in zip($RT_TS, $RT_TS[1:])) <= 250 or print('steps (ms):', [b - a for a, b in zip($RT_TS, $RT_TS[1:])])"
+ok "reload with an unchanged runtime: seq goes on, every line whole" \
+	q "$out" '[l["monitor"]["seq"] for l in L] == list(range(len(L))) and partial == ""'
+quiet "reload with an unchanged runtime: stderr is empty" "$err"
+kill "$SL" 2>/dev/null || true
+
 # --- -n and --once -------------------------------------------------------------------
 rc=0
 timeout -k 5 $((20 * SLOW)) "$MON" -c "$WORK/stream.json" -n 3 >"$WORK/n3.out" 2>"$WORK/n3.err" || rc=$?

@@ -124,6 +124,21 @@ static const struct group_ops *system_ops(enum group_id id)
 	return test_group_ops[id] ? test_group_ops[id] : group_ops_find(id);
 }
 
+/* monitor_test_runtime_ops: runtimes served by a test's ops instead of the registry's. */
+static const struct runtime_ops *test_runtime_ops[RT_UNSUPPORTED + 1];
+
+void monitor_test_runtime_ops(enum runtime_kind kind, const struct runtime_ops *ops)
+{
+	if ((unsigned)kind <= RT_UNSUPPORTED)
+		test_runtime_ops[kind] = ops;
+}
+
+static const struct runtime_ops *runtime_ops_of(enum runtime_kind kind)
+{
+	return (unsigned)kind <= RT_UNSUPPORTED && test_runtime_ops[kind] ? test_runtime_ops[kind]
+									   : runtime_ops_find(kind);
+}
+
 void mon_fetch_done(struct mon_fetch *f)
 {
 	if (f->state == FETCH_WAITING)
@@ -399,7 +414,7 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 		} else {
 			rt->gen = gen_ref(gen);
 			rt->cfg = &cfg->runtimes[r];
-			rt->ops = runtime_ops_find(rt->cfg->kind);
+			rt->ops = runtime_ops_of(rt->cfg->kind);
 			if (rt->ops && rt->ops->open(env, rt->cfg, r, &cy, &rt->state))
 				log_warn("runtime %zu (%s): cannot open its source; it will report the error", r,
 					 rt->cfg->address);

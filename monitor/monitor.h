@@ -27,6 +27,7 @@
 struct monitor;
 struct loop;
 struct group_ops;
+struct runtime_ops;
 
 /*
  * Open every collector (taking first samples, so rate groups have a
@@ -69,5 +70,7 @@ void monitor_free(struct monitor *m);
  * (NULL: the registry's again), in monitors created from now on.
  */
 void monitor_test_group_ops(enum group_id id, const struct group_ops *ops);
+/* Tests only: the same for runtimes of one kind. */
+void monitor_test_runtime_ops(enum runtime_kind kind, const struct runtime_ops *ops);
 
 #endif

@@ -5,7 +5,8 @@
  * what the loop is about to call; and a monitor with two fake asynchronous
  * groups served over pipes by child processes (one answers, one never does)
  * and one ordinary group writes every report on time, the answer in the
- * report of its due cycle and "no answer within 0.1 s" for the silent one.
+ * report of its due cycle and "no answer within 0.1 s" for the silent one;
+ * the same for an asynchronous runtime, one of whose groups answers.
  */
 #include "../../common/timeutil.h"
 #include "../../monitor/collector.h"
@@ -430,10 +431,205 @@ static void test_async_monitor(void)
 	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, NULL);
 }
 
+/* ---- an asynchronous runtime: one group answers, one never does ------------------------------------ */
+
+struct fake_rt {
+	struct fake srv;           /* answers runtime_vcpu_usage's requests */
+	const struct cfg_runtime *rt;
+	size_t index;
+	int silent_fetches, silent_abandons;
+};
+
+static int rt_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index, const struct cycle *cy,
+		   void **state)
+{
+	struct fake_rt *s = calloc(1, sizeof(*s));
+	void *srv;
+	int rc;
+
+	(void)env;
+	(void)cy;
+	*state = s;
+	s->rt = rt;
+	s->index = index;
+	rc = fake_open(&srv, 1);
+	s->srv = *(struct fake *)srv;
+	free(srv);
+	return rc;
+}
+
+static int rt_fetch(void *state, struct mon_fetch *f)
+{
+	struct fake_rt *s = state;
+
+	if (f->id == GROUP_RUNTIME_VCPU_USAGE)
+		return fake_fetch(&s->srv, f);
+	s->silent_fetches++; /* memory_used: a request that never gets an answer */
+	return 0;
+}
+
+static void rt_abandon(void *state, struct mon_fetch *f)
+{
+	struct fake_rt *s = state;
+
+	if (f->id == GROUP_RUNTIME_VCPU_USAGE)
+		fake_abandon(&s->srv, f);
+	else
+		s->silent_abandons++;
+}
+
+static void rt_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
+{
+	struct fake_rt *s = state;
+	json_t *rep = json_object();
+
+	for (size_t k = 0; k < ndue; k++) {
+		json_t *g = group_new(0.2, cy->iso);
+
+		if (due[k] == GROUP_RUNTIME_VCPU_USAGE)
+			json_object_set_new(g, "answer", json_string(s->srv.answer));
+		json_object_set_new(rep, group_name(due[k]), g);
+	}
+	json_array_append_new(out, json_pack("{s:I, s:s, s:i, s:s, s:s, s:o}", "runtime_index", (json_int_t)s->index,
+					     "address", s->rt->address, "pid", 1, "runtime_tag", "fake", "error", "",
+					     "report", rep));
+}
+
+static struct fake_rt *rt_closed[2];
+static size_t nrt_closed;
+
+static void rt_close(void *state)
+{
+	struct fake_rt *s = state;
+	int st;
+
+	if (!s)
+		return;
+	kill(s->srv.child, SIGKILL);
+	close(s->srv.req);
+	close(s->srv.resp);
+	waitpid(s->srv.child, &st, 0);
+	if (nrt_closed < 2)
+		rt_closed[nrt_closed++] = s;
+}
+
+static const struct async_ops rt_async = {
+	.timeout_ns = 50 * NS_PER_MS,
+	.fetch = rt_fetch,
+	.abandon = rt_abandon,
+};
+
+static const struct runtime_ops fake_rt_ops = {
+	.kind = RT_UNSUPPORTED,
+	.async = &rt_async,
+	.open = rt_open,
+	.collect = rt_collect,
+	.close = rt_close,
+};
+
+static struct cfg_runtime fake_runtime(const char *address, enum group_id a, enum group_id b)
+{
+	struct cfg_runtime r = { .address = strdup(address), .kind = RT_UNSUPPORTED, .period_ms = 200 };
+
+	r.groups = calloc(2, sizeof(*r.groups));
+	r.groups[r.ngroups++] = (struct cfg_group){ .id = a, .period_ms = 200 };
+	if (b != GROUP_COUNT)
+		r.groups[r.ngroups++] = (struct cfg_group){ .id = b, .period_ms = 200 };
+	return r;
+}
+
+static json_t *rt_entry(json_t *rep, long index)
+{
+	json_t *rd = json_object_get(rep, "runtime_data");
+
+	for (size_t i = 0; i < json_array_size(rd); i++)
+		if (json_integer_value(json_object_get(json_array_get(rd, i), "runtime_index")) == index)
+			return json_array_get(rd, i);
+	return NULL;
+}
+
+static const char *str_at(json_t *o, const char *a, const char *b)
+{
+	return json_string_value(json_object_get(b ? json_object_get(o, a) : o, b ? b : a));
+}
+
+static void test_async_runtime(void)
+{
+	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 2 };
+	struct loop *l = loop_new();
+	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	FILE *out = tmpfile();
+	struct monitor *m;
+	int64_t end, max_late = 0;
+	int cycles = 0, good0 = 0, good1 = 0;
+	json_t *all;
+
+	cfg.runtimes = calloc(2, sizeof(*cfg.runtimes));
+	/* Runtime 0: runtime_vcpu_usage answers, memory_used never does. Runtime 1: memory_used only. */
+	cfg.runtimes[0] = fake_runtime("fake:a", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
+	cfg.runtimes[1] = fake_runtime("fake:b", GROUP_MEMORY_USED, GROUP_COUNT);
+	monitor_test_runtime_ops(RT_UNSUPPORTED, &fake_rt_ops);
+	m = monitor_new(&cfg, l, inst, NULL);
+	end = clock_mono_ns() + 1050 * NS_PER_MS;
+	while (clock_mono_ns() < end) {
+		int64_t due = monitor_next_due(m);
+
+		if (loop_run_once(l, due, NULL) != 1)
+			continue;
+		if (clock_mono_ns() - due > max_late)
+			max_late = clock_mono_ns() - due;
+		monitor_cycle(m, fileno(out), 0);
+		cycles++;
+	}
+	fflush(out);
+	all = reports(out);
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *rep = json_array_get(all, i), *e0 = rt_entry(rep, 0), *e1 = rt_entry(rep, 1);
+		json_t *r0 = json_object_get(e0, "report"), *r1 = json_object_get(e1, "report");
+
+		if (e0 && !strcmp(or(str_at(e0, "error", NULL), "?"), "") &&
+		    !strcmp(or(str_at(r0, "runtime_vcpu_usage", "answer"), ""), "42") &&
+		    !strcmp(or(str_at(r0, "runtime_vcpu_usage", "error"), "?"), "") &&
+		    !strcmp(or(str_at(r0, "memory_used", "error"), ""), "no answer within 0.05 s"))
+			good0++;
+		if (e1 && !strcmp(or(str_at(e1, "error", NULL), ""), "no answer within 0.05 s") &&
+		    json_is_null(json_object_get(e1, "pid")) &&
+		    !strcmp(or(str_at(e1, "address", NULL), ""), "fake:b") &&
+		    !strcmp(or(str_at(r1, "memory_used", "error"), ""), "no answer within 0.05 s"))
+			good1++;
+	}
+	ok(cycles >= 4, "runtimes: 5 reports in 1.05 s at 200 ms (%d)", cycles);
+	ok(max_late < 30 * NS_PER_MS, "runtimes: every report on time (at most %.1f ms late)", max_late / 1e6);
+	is_int(good0, cycles,
+	       "a runtime with one group answered: the answer in its entry, the other group \"no answer within 0.05 s\"");
+	is_int(good1, cycles, "a runtime with no group answered: the monitor's entry says \"no answer within 0.05 s\"");
+	json_decref(all);
+	monitor_free(m);
+	is_int((long)nrt_closed, 2, "runtimes: both closed");
+	if (nrt_closed == 2) {
+		struct fake_rt *a = rt_closed[0], *b = rt_closed[1];
+
+		is_int(a->srv.answers + a->srv.abandons, a->srv.fetches,
+		       "runtime 0: every runtime_vcpu_usage request answered (or abandoned when the monitor was freed)");
+		ok(a->srv.abandons <= 1, "runtime 0: at most the one in flight at the end abandoned (%d)", a->srv.abandons);
+		ok(a->srv.fetches >= cycles, "runtime 0: one request per cycle (%d)", a->srv.fetches);
+		is_int(a->silent_abandons, a->silent_fetches, "runtime 0: every memory_used request abandoned");
+		is_int(b->silent_abandons, b->silent_fetches, "runtime 1: every request abandoned");
+		free(a);
+		free(b);
+	}
+	instance_free(inst);
+	is_int((long)loop_count(l), 0, "runtimes: nothing is left on the loop");
+	loop_free(l);
+	fclose(out);
+	monitor_test_runtime_ops(RT_UNSUPPORTED, NULL);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	test_loop();
 	test_async_monitor();
+	test_async_runtime();
 	return done_testing();
 }

@@ -26,7 +26,10 @@
 #include "../common/timeutil.h"
 #include "config.h"
 
-/* What every collector may read: the roots and a few system constants. */
+struct loop;
+struct proctab;
+
+/* What every collector may read: the roots, a few system constants, and what the producer owns. */
 struct mon_env {
 	const char *procfs; /* --path.procfs */
 	const char *sysfs;  /* --path.sysfs */
@@ -45,7 +48,6 @@ struct cycle {
 };
 
 struct async_ops;
-struct proctab;
 
 struct group_ops {
 	enum group_id id;

@@ -31,6 +31,7 @@
  * docs/devices.md.
  */
 #include "collector.h"
+#include "proctab.h"
 #include "sysfs.h"
 #include "../common/log.h"
 #include "../common/util.h"
@@ -47,7 +48,6 @@
 #define AMD_VOLTS 4
 #define AMD_RAS 24
 #define AMD_ENGINES 12
-#define AMD_PID_CLIENTS 64
 #define FDINFO_MAX 8192
 
 /* An hwmon input and the name it is reported under. */
@@ -1032,16 +1032,6 @@ static void amd_collect(void *state, enum group_id id, const struct cycle *cy, j
 	sysfs_coll_fill(&s->base, id, cy, group, "amdgpu", amd_fatal, amd_fill);
 }
 
-struct pid_ctx {
-	struct amd_state *s;
-	uint64_t bytes;
-	struct {
-		char pdev[16];
-		uint64_t id;
-	} seen[AMD_PID_CLIENTS];
-	size_t nseen;
-};
-
 static bool pdev_selected(const struct amd_state *s, const char *pdev)
 {
 	for (size_t i = 0; i < s->base.tab.n; i++) {
@@ -1053,42 +1043,24 @@ static bool pdev_selected(const struct amd_state *s, const char *pdev)
 	return false;
 }
 
-static int on_pid_fd(pid_t pid, int piddir, const char *fd, const char *target, void *ud)
-{
-	struct pid_ctx *c = ud;
-	struct fdinfo fi;
-
-	(void)pid;
-	(void)target;
-	if (read_client(c->s, piddir, fd, &fi) || !pdev_selected(c->s, fi.pdev))
-		return 0;
-	for (size_t i = 0; i < c->nseen; i++)
-		if (c->seen[i].id == fi.id && !strcmp(c->seen[i].pdev, fi.pdev))
-			return 0;
-	if (c->nseen < AMD_PID_CLIENTS) {
-		snprintf(c->seen[c->nseen].pdev, sizeof(c->seen[0].pdev), "%s", fi.pdev);
-		c->seen[c->nseen++].id = fi.id;
-	}
-	c->bytes += fi.vram;
-	return 0;
-}
-
-/* VRAM a process holds on the selected GPUs: its DRM clients' drm-memory-vram, each client once. */
-static int amd_pid_memory(void *state, pid_t pid, uint64_t *bytes)
+/*
+ * Record the VRAM each process holds on the selected GPUs into the
+ * producer's process table: its DRM clients' drm-memory-vram, each client
+ * once, from this cycle's scan of DRM clients.
+ */
+static void amd_record_proc_memory(void *state, const struct cycle *cy, struct proctab *procs)
 {
 	struct amd_state *s = state;
-	struct pid_ctx c = { .s = s };
-	int rc;
 
 	if (s->base.error[0] || !devtab_present(&s->base.tab))
-		return -ENOENT;
-	if (s->base.procfd < 0 && (s->base.procfd = open(s->base.env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -errno;
-	rc = procfd_scan_pid(s->base.procfd, pid, "/dev/dri/", on_pid_fd, &c);
-	if (rc)
-		return rc;
-	*bytes = c.bytes;
-	return 0;
+		return;
+	amd_clients_for_cycle(s, cy);
+	if (!s->cl_ok)
+		return;
+	proctab_devmem_known(procs);
+	for (size_t i = 0; i < s->ncl; i++)
+		if (pdev_selected(s, s->cl[i].pdev))
+			proctab_devmem_add(procs, s->cl[i].pid, s->cl[i].vram);
 }
 
 static void amd_close(void *state)
@@ -1107,6 +1079,6 @@ const struct device_ops coll_amdgpu_ops = {
 	.open = amd_open,
 	.collect = amd_collect,
 	.error = sysfs_coll_error,
-	.pid_memory = amd_pid_memory,
+	.proc_memory = amd_record_proc_memory,
 	.close = amd_close,
 };

@@ -31,6 +31,7 @@
  */
 #include "collector.h"
 #include "nvml.h"
+#include "proctab.h"
 #include "../common/log.h"
 #include "../common/util.h"
 
@@ -47,7 +48,7 @@
 #define NV_PROC_START 32       /* process entries per device, first allocation */
 #define NV_PROC_MAX 65536      /* process entries per device, at most */
 #define NV_EVENTS_MAX 1024     /* XID events drained per cycle, at most */
-#define NV_PROCS_FRESH_NS (250 * NS_PER_MS) /* pid_memory reuses a process list this recent */
+#define NV_PROCS_FRESH_NS (250 * NS_PER_MS) /* proc_memory reuses a process list this recent */
 #define NV_NGROUPS (GROUP_DEVICE_ERRORS - GROUP_DEVICE_INFO + 1)
 _Static_assert(NV_NGROUPS == 7, "the device groups are contiguous in enum group_id, device_info first");
 
@@ -1512,17 +1513,18 @@ static const char *nv_error(void *state)
 	return s && !s->ready && s->error[0] ? s->error : NULL;
 }
 
-/* Device memory of pid over the selected GPUs, from process lists at most NV_PROCS_FRESH_NS old. */
-static int nv_pid_memory(void *state, pid_t pid, uint64_t *bytes)
+/*
+ * Record each process's device memory over the selected GPUs into the
+ * producer's process table, from process lists at most NV_PROCS_FRESH_NS old.
+ */
+static void nv_proc_memory(void *state, const struct cycle *cy, struct proctab *procs)
 {
 	struct nv_state *s = state;
 	int64_t now = clock_mono_ns();
-	uint64_t sum = 0;
-	int known = 0;
 
-	*bytes = 0;
+	(void)cy;
 	if (!s || !s->ready)
-		return -ENOENT;
+		return;
 	for (size_t i = 0; i < s->ndevs; i++) {
 		struct nv_dev *d = &s->devs[i];
 
@@ -1530,13 +1532,10 @@ static int nv_pid_memory(void *state, pid_t pid, uint64_t *bytes)
 			continue;
 		if ((!d->procs_ok || now - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) <= 0)
 			continue;
-		known = 1;
+		proctab_devmem_known(procs);
 		for (unsigned k = 0; k < d->nprocs; k++)
-			if (d->procs[k].pid == (unsigned)pid)
-				sum += d->procs[k].bytes;
+			proctab_devmem_add(procs, (pid_t)d->procs[k].pid, d->procs[k].bytes);
 	}
-	*bytes = sum;
-	return known ? 0 : -ENOENT;
 }
 
 static void nv_close(void *state)
@@ -1564,6 +1563,6 @@ const struct device_ops coll_nvidia_ops = {
 	.open = nv_open,
 	.collect = nv_collect,
 	.error = nv_error,
-	.pid_memory = nv_pid_memory,
+	.proc_memory = nv_proc_memory,
 	.close = nv_close,
 };

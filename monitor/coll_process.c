@@ -13,13 +13,16 @@
  * Processes are picked up and dropped as they start and exit: one that
  * exits between two cycles is reported once with an error, then removed.
  * A (pid, start time) pair identifies a process, so pid reuse is noticed.
+ * The processes come from the producer's process table (proctab.h), one
+ * scan of /proc per cycle however many runtimes read it; device memory is
+ * what device collectors recorded there.
  */
 #include "collector.h"
 #include "../common/log.h"
 #include "procfs.h"
+#include "proctab.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,18 +42,6 @@ struct proc_entry {
 	int64_t base_mem_ns;              /* memory_used: last collection, boot clock */
 };
 
-/*
- * A pid's match decision, cached so argv[0] is read once per process image.
- * exec keeps the pid and start time but changes comm (a wrapper script that
- * ends in "exec NAME"), so comm is part of the key.
- */
-struct match_cache {
-	pid_t pid;
-	uint64_t starttime;
-	char comm[16];
-	int match;
-};
-
 struct proc_state {
 	const struct cfg_runtime *rt; /* borrowed */
 	size_t index;
@@ -58,8 +49,6 @@ struct proc_state {
 	struct procfs pf;
 	struct proc_entry *e;
 	size_t ne, ae;
-	struct match_cache *mc, *mc_next;
-	size_t nmc, nmc_next, amc;
 	int ncpu;
 	int scan_error;               /* errno of a failed /proc scan, 0 if fine */
 	int pid_filtered;             /* RT_PID: the process exists but tag_filter excludes it */
@@ -70,71 +59,16 @@ static int64_t ticks_to_ns(const struct proc_state *s, uint64_t ticks)
 	return (int64_t)(ticks * (uint64_t)(NS_PER_S / s->env->clk_tck));
 }
 
-/*
- * Read /proc/PID/stat. 0, or -errno: -ESRCH when the process is gone or a
- * zombie (it has exited; only its parent has not reaped it yet).
- */
-static int read_pid_stat(struct proc_state *s, pid_t pid, struct pid_stat *ps)
+/* Does p's comm or argv[0]'s basename equal name? */
+static int process_matches(struct proctab *t, struct proc_info *p, const char *name)
 {
-	char path[32];
-	const char *text;
+	const char *argv0, *base;
 
-	snprintf(path, sizeof(path), "%d/stat", (int)pid);
-	text = procfs_read(&s->pf, path);
-	if (!text)
-		return errno == ENOENT ? -ESRCH : -errno;
-	if (procfs_parse_pid_stat(text, ps))
-		return -EINVAL;
-	return ps->state == 'Z' || ps->state == 'X' ? -ESRCH : 0;
-}
-
-/* Does argv[0]'s basename equal name? */
-static int argv0_matches(struct proc_state *s, pid_t pid, const char *name)
-{
-	char path[32];
-	const char *text, *base;
-
-	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
-	text = procfs_read(&s->pf, path);
-	if (!text || !*text)
-		return 0;
-	base = strrchr(text, '/');
-	return strcmp(base ? base + 1 : text, name) == 0;
-}
-
-static int cache_lookup(const struct proc_state *s, pid_t pid, uint64_t starttime, const char *comm)
-{
-	/* mc is sorted by pid: /proc lists pids in ascending order. */
-	size_t lo = 0, hi = s->nmc;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->mc[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < s->nmc && s->mc[lo].pid == pid && s->mc[lo].starttime == starttime &&
-	    !strncmp(s->mc[lo].comm, comm, sizeof(s->mc[lo].comm)))
-		return s->mc[lo].match;
-	return -1;
-}
-
-static void cache_push(struct proc_state *s, pid_t pid, uint64_t starttime, const char *comm, int match)
-{
-	struct match_cache *c;
-
-	if (s->nmc_next == s->amc) {
-		s->amc = s->amc ? s->amc * 2 : 256;
-		s->mc = xrealloc(s->mc, s->amc * sizeof(*s->mc));
-		s->mc_next = xrealloc(s->mc_next, s->amc * sizeof(*s->mc_next));
-	}
-	c = &s->mc_next[s->nmc_next++];
-	c->pid = pid;
-	c->starttime = starttime;
-	snprintf(c->comm, sizeof(c->comm), "%s", comm);
-	c->match = match;
+	if (!strcmp(p->comm, name))
+		return 1;
+	argv0 = proctab_argv0(t, p);
+	base = strrchr(argv0, '/');
+	return *argv0 && strcmp(base ? base + 1 : argv0, name) == 0;
 }
 
 static struct proc_entry *entry_find(struct proc_state *s, pid_t pid, uint64_t starttime)
@@ -182,20 +116,39 @@ static int tag_ok(const struct proc_state *s, const char *tag)
 	return !s->rt->tag_filter || regexec(&s->rt->tag_re, tag, 0, NULL, 0) == 0;
 }
 
-/* Find the runtime's processes; mark entries alive or not. */
+/* A process that has exited (a zombie, or being reaped) is gone. */
+static int alive(const struct proc_info *p)
+{
+	return p->state != 'Z' && p->state != 'X';
+}
+
+static struct pid_stat stat_of(const struct proc_info *p)
+{
+	struct pid_stat ps = { .state = p->state, .utime = p->utime, .stime = p->stime, .starttime = p->starttime };
+
+	snprintf(ps.comm, sizeof(ps.comm), "%s", p->comm);
+	return ps;
+}
+
+/* Find the runtime's processes in this cycle's process table; mark entries alive or not. */
 static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 {
+	struct proctab *t = s->env->procs;
 	struct pid_stat ps;
-	struct dirent *de;
-	DIR *dir;
-	int fd;
 
 	s->scan_error = 0;
 	for (size_t i = 0; i < s->ne; i++)
 		s->e[i].alive = 0;
+	if (proctab_refresh(t, cy->mono_ns)) {
+		s->scan_error = t->error;
+		return;
+	}
 	if (s->rt->kind == RT_PID) {
+		struct proc_info *p = proctab_find(t, s->rt->pid);
+
 		s->pid_filtered = 0;
-		if (read_pid_stat(s, s->rt->pid, &ps) == 0) {
+		if (p && alive(p)) {
+			ps = stat_of(p);
 			if (tag_ok(s, ps.comm))
 				entry_seen(s, s->rt->pid, &ps, cy, prime);
 			else
@@ -203,40 +156,13 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 		}
 		return;
 	}
-	fd = openat(s->pf.dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		s->scan_error = errno;
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	s->nmc_next = 0;
-	while ((de = readdir(dir))) {
-		char *end;
-		long pid;
-		int match;
+	for (size_t i = 0; i < t->n; i++) {
+		struct proc_info *p = &t->p[i];
 
-		if (!isdigit((unsigned char)de->d_name[0]))
+		if (!alive(p) || !process_matches(t, p, s->rt->name) || !tag_ok(s, p->comm))
 			continue;
-		pid = strtol(de->d_name, &end, 10);
-		if (*end || read_pid_stat(s, (pid_t)pid, &ps))
-			continue;
-		match = cache_lookup(s, (pid_t)pid, ps.starttime, ps.comm);
-		if (match < 0)
-			match = strcmp(ps.comm, s->rt->name) == 0 || argv0_matches(s, (pid_t)pid, s->rt->name);
-		cache_push(s, (pid_t)pid, ps.starttime, ps.comm, match);
-		if (match && tag_ok(s, ps.comm))
-			entry_seen(s, (pid_t)pid, &ps, cy, prime);
-	}
-	closedir(dir);
-	/* The new cache replaces the old; both arrays are kept to avoid reallocating. */
-	{
-		struct match_cache *t = s->mc;
-
-		s->mc = s->mc_next;
-		s->mc_next = t;
-		s->nmc = s->nmc_next;
+		ps = stat_of(p);
+		entry_seen(s, p->pid, &ps, cy, prime);
 	}
 }
 
@@ -310,8 +236,7 @@ static void collect_mem(struct proc_state *s, struct proc_entry *e, const struct
 	}
 	{
 		uint64_t dev;
-		int have_dev = s->env->pid_device_memory &&
-			       s->env->pid_device_memory(s->env->device_ctx, e->pid, &dev) == 0;
+		int have_dev = proctab_devmem(s->env->procs, e->pid, &dev) == 0;
 
 		json_object_set_new(g, "runtime_used_bytes",
 				    json_pack("{s:I, s:o}", "host", (json_int_t)(pages * (uint64_t)s->env->page_size),
@@ -378,8 +303,6 @@ static void proc_close(void *state)
 		return;
 	procfs_close(&s->pf);
 	free(s->e);
-	free(s->mc);
-	free(s->mc_next);
 	free(s);
 }
 

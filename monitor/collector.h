@@ -36,19 +36,17 @@
 #include "../common/timeutil.h"
 #include "config.h"
 
-/* What every collector may read: the roots and a few system constants. */
+struct loop;
+struct proctab;
+
+/* What every collector may read: the roots, a few system constants, and what the producer owns. */
 struct mon_env {
 	const char *procfs; /* --path.procfs */
 	const char *sysfs;  /* --path.sysfs */
 	long clk_tck;       /* USER_HZ */
 	long page_size;     /* bytes */
-	/*
-	 * Device memory a process holds, summed over every device collector that
-	 * knows (0 and *bytes, or -ENOENT when none does). Filled by monitor.c for
-	 * process runtimes' memory_used.runtime_used_bytes.device.
-	 */
-	int (*pid_device_memory)(void *ctx, pid_t pid, uint64_t *bytes);
-	void *device_ctx;
+	struct proctab *procs; /* the producer's process table (proctab.h): process facts, per-process device memory */
+	struct loop *loop;  /* the producer's event loop (loop.h): where asynchronous sources wait */
 };
 
 /* The moment a collection cycle starts, on every clock it is reported on. */
@@ -59,8 +57,11 @@ struct cycle {
 	char iso[ISO8601_LEN];
 };
 
+struct async_ops;
+
 struct group_ops {
 	enum group_id id;
+	const struct async_ops *async; /* optional: an asynchronous source (below) */
 	/* 0 or -errno (then the group reports the error and is retried each period). */
 	int (*open)(const struct mon_env *env, void **state);
 	/* Fill group (which already has period, timestamp and error ""). */
@@ -76,6 +77,7 @@ struct runtime_ops {
 	 * -EINVAL after cfg_block_error(b, "address", ...); b is the runtime's block.
 	 */
 	int (*config)(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt);
+	const struct async_ops *async; /* optional: an asynchronous source (below) */
 	int (*open)(const struct mon_env *env, const struct cfg_runtime *rt, size_t index,
 		    const struct cycle *cy, void **state);
 	/* Append this runtime's entries, with the groups in due[], to runtime_data. */
@@ -86,6 +88,7 @@ struct runtime_ops {
 
 struct device_ops {
 	const char *type; /* the config's device "type" it serves, and the report's "device_type" */
+	const struct async_ops *async; /* optional: an asynchronous source (below) */
 	/*
 	 * Optional: the keys of this kind's "devices" block beyond the ones
 	 * every block has (type, select, period, metrics), NULL-terminated. The
@@ -121,9 +124,49 @@ struct device_ops {
 	void (*collect)(void *state, enum group_id id, const struct cycle *cy, json_t *group);
 	/* Optional: why the whole kind cannot be read (no library, no driver), or NULL when fine. */
 	const char *(*error)(void *state);
-	/* Optional: device memory held by pid on this type's devices. 0 and *bytes, or -ENOENT. */
-	int (*pid_memory)(void *state, pid_t pid, uint64_t *bytes);
+	/*
+	 * Optional: record into procs (proctab_devmem_add, or proctab_devmem_known
+	 * when no process uses the devices) the device memory each process holds
+	 * on the selected devices, for process runtimes' memory_used. Called once
+	 * per cycle in which a runtime's memory_used is due, after the device groups.
+	 */
+	void (*proc_memory)(void *state, const struct cycle *cy, struct proctab *procs);
 	void (*close)(void *state);
+};
+
+/*
+ * Asynchronous sources: a collector that waits on something (a socket, a
+ * helper process, an event set) without blocking the producer's one
+ * thread. For each due cycle of each of its groups, the monitor calls
+ * fetch() ahead of the due time (by the source's timeout, at most half the
+ * group's period); the source starts its request, registers what it waits
+ * on with f->loop (loop.h), and calls mon_fetch_done(f) from its callback
+ * once the answer is in (or failed: then collect() reports why). At the due
+ * time the report is written on time whatever the state: an answered group
+ * is filled by the ordinary collect(); one still waiting is abandoned
+ * (abandon() stops its watches and timers and drops the request) and
+ * reported with "error": "no answer within X s". The next cycle fetches
+ * afresh. fetch() and abandon() never block.
+ */
+struct mon_fetch {
+	struct loop *loop;   /* borrowed: register the request's watches and timers here */
+	enum group_id id;    /* the group this answer is for */
+	int64_t started;     /* CLOCK_MONOTONIC ns */
+	int64_t deadline;    /* CLOCK_MONOTONIC ns: the report it goes into is written then */
+	int state;           /* the monitor's: idle, waiting or answered */
+};
+
+/* The source has its answer for f (call it from a loop callback, or from fetch() itself). */
+void mon_fetch_done(struct mon_fetch *f);
+
+#define MON_FETCH_TIMEOUT_NS (1000 * 1000 * 1000LL) /* the default wait for an answer: 1 s */
+
+struct async_ops {
+	int64_t timeout_ns; /* the longest wait for an answer; 0: MON_FETCH_TIMEOUT_NS */
+	/* Start a request for f->id. 0, or -errno (then collect() says why, as for any failed read). */
+	int (*fetch)(void *state, struct mon_fetch *f);
+	/* No answer by f->deadline: stop waiting and drop the request. */
+	void (*abandon)(void *state, struct mon_fetch *f);
 };
 
 /* The registries (collectors.c): NULL when nothing in this build serves it. */

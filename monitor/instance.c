@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Running accel-imds and keeping its answer; see instance.h. */
 #include "instance.h"
+#include "loop.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
@@ -28,6 +29,9 @@ static const char *const ec2_fields[] = {
 };
 
 struct instance {
+	struct loop *loop;    /* borrowed */
+	struct loop_watch watch; /* the running fetch's stdout */
+	struct loop_timer timer; /* its deadline while it runs, else the next fetch */
 	char *helper;
 	int64_t refresh_ns;
 	json_t *info;         /* the current object, hostname and node_name included */
@@ -36,8 +40,6 @@ struct instance {
 	pid_t child;          /* running fetch, or 0 */
 	int fd;               /* its stdout, or -1 */
 	struct buf out;       /* what it wrote so far */
-	int64_t deadline;     /* kill the fetch after this */
-	int64_t next_fetch;   /* start the next fetch at this time */
 	char hostname[256], node_name[256];
 };
 
@@ -60,6 +62,9 @@ static void publish(struct instance *in, json_t *o, const char *err)
 	in->info = n;
 }
 
+static void on_timer(struct loop_timer *t);
+static void on_readable(struct loop_watch *w, short revents);
+
 static void fetch_start(struct instance *in)
 {
 	posix_spawn_file_actions_t fa;
@@ -68,7 +73,8 @@ static void fetch_start(struct instance *in)
 	char *argv[] = { in->helper, NULL };
 	int p[2], rc;
 
-	in->next_fetch = clock_mono_ns() + in->refresh_ns;
+	/* Until a fetch runs, the timer is the next fetch; a running one replaces it with its deadline. */
+	loop_timer_start(in->loop, &in->timer, clock_mono_ns() + in->refresh_ns, on_timer, in);
 	if (pipe2(p, O_CLOEXEC)) {
 		log_warn("instance: cannot create a pipe: %s", strerror(errno));
 		return;
@@ -103,7 +109,8 @@ static void fetch_start(struct instance *in)
 	in->fd = p[0];
 	fcntl(in->fd, F_SETFL, O_NONBLOCK); /* reading never blocks the loop */
 	buf_reset(&in->out);
-	in->deadline = clock_mono_ns() + FETCH_DEADLINE_NS;
+	loop_watch_start(in->loop, &in->watch, in->fd, POLLIN, on_readable, in);
+	loop_timer_start(in->loop, &in->timer, clock_mono_ns() + FETCH_DEADLINE_NS, on_timer, in);
 }
 
 /* The fetch is over (EOF, or killed with why set): reap it and take its answer. */
@@ -117,6 +124,8 @@ static void fetch_done(struct instance *in, const char *why)
 		kill(in->child, SIGKILL);
 	while (waitpid(in->child, &status, 0) < 0 && errno == EINTR)
 		;
+	loop_watch_stop(in->loop, &in->watch);
+	loop_timer_start(in->loop, &in->timer, clock_mono_ns() + in->refresh_ns, on_timer, in);
 	close(in->fd);
 	in->fd = -1;
 	in->child = 0;
@@ -166,11 +175,30 @@ static void fetch_read(struct instance *in)
 	fetch_done(in, NULL);
 }
 
-struct instance *instance_new(const char *helper, int64_t refresh_ns)
+/* The fetch's stdout is readable (or hung up): take what it wrote. */
+static void on_readable(struct loop_watch *w, short revents)
+{
+	(void)revents;
+	fetch_read(w->data);
+}
+
+/* The running fetch's deadline, or the time of the next fetch. */
+static void on_timer(struct loop_timer *t)
+{
+	struct instance *in = t->data;
+
+	if (in->child)
+		fetch_done(in, "instance metadata fetch timed out");
+	else
+		fetch_start(in);
+}
+
+struct instance *instance_new(struct loop *loop, const char *helper, int64_t refresh_ns)
 {
 	struct instance *in = xcalloc(1, sizeof(*in));
 	const char *node = getenv("KUBE_NODE_NAME");
 
+	in->loop = loop;
 	in->helper = xstrdup(helper);
 	in->refresh_ns = refresh_ns;
 	in->fd = -1;
@@ -183,32 +211,6 @@ struct instance *instance_new(const char *helper, int64_t refresh_ns)
 	publish(in, NULL, "instance metadata not fetched yet");
 	fetch_start(in);
 	return in;
-}
-
-int instance_fd(const struct instance *in)
-{
-	return in->fd;
-}
-
-int64_t instance_next_event(const struct instance *in)
-{
-	return in->child ? in->deadline : in->next_fetch;
-}
-
-void instance_tick(struct instance *in)
-{
-	int64_t now = clock_mono_ns();
-
-	if (in->child) {
-		struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 0) > 0)
-			fetch_read(in);
-		else if (now >= in->deadline)
-			fetch_done(in, "instance metadata fetch timed out");
-	} else if (now >= in->next_fetch) {
-		fetch_start(in);
-	}
 }
 
 int instance_ready(const struct instance *in)
@@ -227,6 +229,7 @@ void instance_free(struct instance *in)
 		return;
 	if (in->child)
 		fetch_done(in, "stopped");
+	loop_timer_stop(in->loop, &in->timer);
 	json_decref(in->info);
 	buf_free(&in->out);
 	free(in->helper);

@@ -2,8 +2,9 @@
 /*
  * instance_info: what the host is. The EC2 fields come from the
  * accel-imds helper program (monitor/imds.c), which accel-monitor runs at
- * start and every refresh period; its one-line JSON answer is read through
- * the main loop's poll, so collecting never waits on the network and the
+ * start and every refresh period; its one-line JSON answer is read by a
+ * watch on the producer's event loop (loop.h), so collecting never waits on
+ * the network and the
  * producer itself has no threads and links no HTTP or TLS library.
  * hostname and node_name (KUBE_NODE_NAME) are added here.
  *
@@ -17,18 +18,14 @@
 #include <stdint.h>
 
 struct instance;
+struct loop;
 
-/* Start the first fetch. helper: the accel-imds program to run. Never fails. */
-struct instance *instance_new(const char *helper, int64_t refresh_ns);
-
-/* The fd to poll for input (the running fetch's stdout), or -1 when none runs. */
-int instance_fd(const struct instance *in);
-
-/* When instance_tick next has something to do (CLOCK_MONOTONIC ns). */
-int64_t instance_next_event(const struct instance *in);
-
-/* Read what the fetch wrote, start a fetch that is due, kill one past its deadline. */
-void instance_tick(struct instance *in);
+/*
+ * Start the first fetch. helper: the accel-imds program to run. The fetch's
+ * pipe and deadline and the next refresh are registered with loop
+ * (borrowed; it must outlive the instance). Never fails.
+ */
+struct instance *instance_new(struct loop *loop, const char *helper, int64_t refresh_ns);
 
 /* Has the first fetch finished (answered, failed or timed out)? */
 int instance_ready(const struct instance *in);

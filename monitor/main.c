@@ -9,11 +9,13 @@
  * has gone, the wait notices (POLLERR) and the program exits quietly.
  */
 
+#include "../common/cli.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "config.h"
 #include "instance.h"
+#include "loop.h"
 #include "monitor.h"
 
 #include <errno.h>
@@ -27,14 +29,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Exit codes (also in --help and the README). */
-enum {
-	EXIT_OK = 0,
-	EXIT_SYSTEM = 1, /* a system error: stdout write failure, no /proc */
-	EXIT_USAGE = 2,  /* bad command line */
-	EXIT_CONFIG = 3, /* invalid configuration file */
-};
 
 #define ONCE_WINDOW_NS (250 * NS_PER_MS)
 #define INSTANCE_REFRESH_NS (3600 * NS_PER_S)
@@ -97,15 +91,6 @@ static void usage(FILE *f)
 		"  }\n");
 }
 
-/* Flush stdout at exit of a printing command: 0, or 1 (EXIT_SYSTEM) with the reason on stderr. */
-static int finish_stdout(void)
-{
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return 0;
-	fprintf(stderr, "accel-monitor: cannot write to stdout: %s\n", strerror(errno ? errno : EIO));
-	return 1;
-}
-
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION };
@@ -158,10 +143,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);
-			exit(finish_stdout() ? EXIT_SYSTEM : EXIT_OK);
+			exit(cli_finish_stdout("accel-monitor"));
 		case 'h':
 			usage(stdout);
-			exit(finish_stdout() ? EXIT_SYSTEM : EXIT_OK);
+			exit(cli_finish_stdout("accel-monitor"));
 		default:
 			fprintf(stderr, "Try 'accel-monitor --help'.\n");
 			return -1;
@@ -198,38 +183,37 @@ static int load_config(const struct opts *o, struct cfg *cfg)
 	return 0;
 }
 
+/* stdout is a pipe whose reader has gone (POLLERR): the watch on it saw that. */
+static int stdout_gone;
+
+static void on_stdout_error(struct loop_watch *w, short revents)
+{
+	if (revents & (POLLERR | POLLHUP)) {
+		stdout_gone = 1;
+		loop_watch_stop(w->data, w); /* an error stays ready: stop polling it */
+	}
+}
+
 /*
- * Wait until deadline (monotonic ns), a signal, or the reader of stdout
- * going away, serving the instance-metadata fetch meanwhile. Returns 1
- * when stdout is gone, else 0. With until_ready, it also returns once the
- * first metadata fetch has finished.
+ * Turn the event loop (every source's watches and timers, the metadata
+ * helper's included) until deadline (monotonic ns), a signal, or the reader
+ * of stdout going away. Returns 1 when stdout is gone, else 0. With
+ * until_ready, it also returns once the first metadata fetch has finished.
  */
-static int wait_until(int64_t deadline, const sigset_t *waitmask, int watch_stdout, struct instance *inst,
+static int wait_until(struct loop *loop, int64_t deadline, const sigset_t *waitmask, struct instance *inst,
 		      int until_ready)
 {
-	while (!got_term && !got_hup && !(until_ready && instance_ready(inst))) {
-		struct pollfd pfd[2] = { { .fd = watch_stdout ? STDOUT_FILENO : -1 }, { .fd = instance_fd(inst), .events = POLLIN } };
-		int64_t now = clock_mono_ns(), until = deadline, ev = instance_next_event(inst);
-		struct timespec ts;
+	while (!got_term && !got_hup && !stdout_gone && !(until_ready && instance_ready(inst))) {
+		int r = loop_run_once(loop, deadline, waitmask);
 
-		if (now >= ev) {
-			instance_tick(inst);
-			continue;
+		if (r == 1)
+			break;
+		if (r < 0 && r != -EINTR) {
+			log_err("monitor: waiting: %s", strerror(-r));
+			break;
 		}
-		if (now >= deadline)
-			return 0;
-		if (ev < until)
-			until = ev;
-		ts.tv_sec = (until - now) / NS_PER_S;
-		ts.tv_nsec = (until - now) % NS_PER_S;
-		if (ppoll(pfd, 2, &ts, waitmask) <= 0)
-			continue;
-		if (pfd[0].revents & (POLLERR | POLLHUP))
-			return 1;
-		if (pfd[1].revents)
-			instance_tick(inst);
 	}
-	return 0;
+	return stdout_gone;
 }
 
 /* accel-imds, next to this program. */
@@ -258,11 +242,17 @@ int main(int argc, char **argv)
 	struct cfg cfg;
 	struct monitor *m;
 	struct instance *inst;
+	struct loop *loop;
+	struct loop_watch out_watch = { 0 };
 	struct sigaction sa;
 	sigset_t block, waitmask;
 	char *helper;
-	int rc = EXIT_OK, watch, w;
+	int rc = EXIT_OK, w;
+	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
 
+	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
+	if (cli_std_fds("accel-monitor", CLI_STDOUT))
+		return EXIT_SYSTEM;
 	if (parse_args(argc, argv, &o))
 		return EXIT_USAGE;
 	log_init("accel-monitor", o.verbose);
@@ -275,7 +265,7 @@ int main(int argc, char **argv)
 		putchar('\n');
 		json_decref(eff);
 		cfg_free(&cfg);
-		return finish_stdout() ? EXIT_SYSTEM : EXIT_OK;
+		return cli_finish_stdout("accel-monitor");
 	}
 
 	/* Signals are delivered only inside ppoll, so a report is never cut short. */
@@ -294,18 +284,24 @@ int main(int argc, char **argv)
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGHUP);
 
+	loop = loop_new();
+	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
+	if (stdout_is_pipe())
+		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
 	helper = imds_helper();
-	inst = instance_new(helper, INSTANCE_REFRESH_NS);
+	inst = instance_new(loop, helper, INSTANCE_REFRESH_NS);
 	free(helper);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
-	watch = stdout_is_pipe();
-	if (wait_until(clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, watch, inst, 1))
+	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, inst, 1))
 		got_term = 1; /* the reader is gone already */
-	m = monitor_new(&cfg, inst, 0);
+	m = monitor_new(&cfg, loop, inst, NULL); /* takes cfg */
 	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
 
 	if (o.once) {
-		w = wait_until(clock_mono_ns() + ONCE_WINDOW_NS, &waitmask, watch, inst, 0);
+		int64_t until = clock_mono_ns() + ONCE_WINDOW_NS;
+
+		monitor_fetch_all(m, until); /* asynchronous sources answer within the window */
+		w = wait_until(loop, until, &waitmask, inst, 0);
 		if (!w && !got_term) {
 			int e = monitor_cycle(m, STDOUT_FILENO, 1);
 
@@ -317,31 +313,45 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	while (!got_term) {
+		int64_t until = monitor_next_due(m);
 		int e;
 
-		if (wait_until(monitor_next_due(m), &waitmask, watch, inst, 0))
+		if (reload_at < until)
+			until = reload_at;
+		if (wait_until(loop, until, &waitmask, inst, 0))
 			break; /* the reader of stdout is gone */
 		if (got_term)
 			break;
 		if (got_hup) {
+			/*
+			 * At most one reload per root period: the first SIGHUP reloads at
+			 * once, those that follow within the period are one reload at its
+			 * end (a storm of them must not stop the reports).
+			 */
+			got_hup = 0;
+			if (reload_at == INT64_MAX)
+				reload_at = last_reload + monitor_period(m) > clock_mono_ns() ? last_reload + monitor_period(m)
+											      : clock_mono_ns();
+			continue;
+		}
+		if (clock_mono_ns() >= reload_at) {
 			struct cfg next;
 
-			got_hup = 0;
+			reload_at = INT64_MAX;
+			last_reload = clock_mono_ns();
 			if (!o.config) {
 				log_info("monitor: SIGHUP: no config file to reload");
 			} else if (load_config(&o, &next) == 0) {
-				uint64_t seq = monitor_seq(m);
-
-				monitor_free(m);
-				cfg_free(&cfg);
-				cfg = next;
-				m = monitor_new(&cfg, inst, seq); /* seq goes on across reloads */
+				/* Groups whose configuration did not change keep their collector and schedule. */
+				m = monitor_new(&next, loop, inst, m);
 				log_info("monitor: reloaded %s", o.config);
 			} else {
 				log_err("monitor: SIGHUP: keeping the previous configuration");
 			}
 			continue;
 		}
+		if (clock_mono_ns() < monitor_next_due(m))
+			continue;
 		e = monitor_cycle(m, STDOUT_FILENO, 0);
 		if (e == -EPIPE)
 			break;
@@ -356,6 +366,7 @@ int main(int argc, char **argv)
 out:
 	monitor_free(m);
 	instance_free(inst);
-	cfg_free(&cfg);
+	loop_watch_stop(loop, &out_watch);
+	loop_free(loop);
 	return rc;
 }

@@ -4,7 +4,10 @@
  * (one per metric group, per runtime), runs the jobs that are due, and
  * writes each report as one JSON line.
  *
- * Ownership: a monitor borrows its cfg and instance; both must outlive it.
+ * Ownership: a monitor owns its cfg (monitor_new takes it) and borrows its
+ * loop and instance, which must outlive it. Asynchronous sources' watches and timers are on that loop; the caller
+ * turns it (loop_run_once) until monitor_next_due, then calls
+ * monitor_cycle.
  */
 #ifndef ACCEL_MONITOR_H
 #define ACCEL_MONITOR_H
@@ -22,13 +25,30 @@
 #define COALESCE_NS (5 * 1000 * 1000LL)
 
 struct monitor;
+struct loop;
+struct group_ops;
+struct runtime_ops;
 
 /*
  * Open every collector (taking first samples, so rate groups have a
- * baseline) and schedule each group one period from now. The first report
- * gets sequence number first_seq.
+ * baseline) and schedule each group one period from now. Takes cfg (its
+ * contents are moved; *cfg is left empty).
+ *
+ * A reload passes the running monitor as old (which this frees; NULL at
+ * start): a system group, runtime or "devices" entry whose configuration
+ * did not change keeps its collector, baseline and schedule, as if there
+ * had been no reload; the rest is opened afresh. Sequence numbers go on.
  */
-struct monitor *monitor_new(const struct cfg *cfg, struct instance *inst, uint64_t first_seq);
+struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance *inst, struct monitor *old);
+
+/* The root period (ns): a reload waits at least this long after the previous one. */
+int64_t monitor_period(const struct monitor *m);
+
+/*
+ * --once: start every asynchronous source's fetch now, for a report written
+ * at deadline (CLOCK_MONOTONIC ns) by monitor_cycle(m, fd, 1).
+ */
+void monitor_fetch_all(struct monitor *m, int64_t deadline);
 
 /* When the next group is due (CLOCK_MONOTONIC ns). */
 int64_t monitor_next_due(const struct monitor *m);
@@ -44,5 +64,13 @@ int monitor_cycle(struct monitor *m, int fd, int all);
 uint64_t monitor_seq(const struct monitor *m);
 
 void monitor_free(struct monitor *m);
+
+/*
+ * Tests only: serve system group id with ops instead of the registry's
+ * (NULL: the registry's again), in monitors created from now on.
+ */
+void monitor_test_group_ops(enum group_id id, const struct group_ops *ops);
+/* Tests only: the same for runtimes of one kind. */
+void monitor_test_runtime_ops(enum runtime_kind kind, const struct runtime_ops *ops);
 
 #endif

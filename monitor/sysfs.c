@@ -777,20 +777,6 @@ static int scan_fds(int piddir, pid_t pid, const char *prefix, procfd_fn fn, voi
 	return 0;
 }
 
-int procfd_scan_pid(int procfd, pid_t pid, const char *prefix, procfd_fn fn, void *ud)
-{
-	char name[24];
-	int piddir, rc;
-
-	snprintf(name, sizeof(name), "%d", (int)pid);
-	piddir = openat(procfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (piddir < 0)
-		return -errno;
-	rc = scan_fds(piddir, pid, prefix, fn, ud);
-	close(piddir);
-	return rc;
-}
-
 int procfd_scan(int procfd, const char *prefix, procfd_fn fn, void *ud)
 {
 	struct dirents d;

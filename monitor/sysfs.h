@@ -328,7 +328,5 @@ typedef int (*procfd_fn)(pid_t pid, int piddir, const char *fd, const char *targ
  * cannot be listed.
  */
 int procfd_scan(int procfd, const char *prefix, procfd_fn fn, void *ud);
-/* One process only. 0 or -errno (-ENOENT when it is gone, -EACCES when its fds may not be listed). */
-int procfd_scan_pid(int procfd, pid_t pid, const char *prefix, procfd_fn fn, void *ud);
 
 #endif

@@ -165,6 +165,87 @@ ok "SIGHUP: stderr has the error and the notice of the failed reload only" \
 	sh -c '! grep -v -e "$2" -e "^accel-monitor: error: $3:" -e "^accel-monitor: error: monitor: SIGHUP: keeping the previous configuration$" "$1"' \
 	sh "$err" "$BEHIND" "$cfg"
 
+# --- a SIGHUP storm -----------------------------------------------------------------------
+# 100 SIGHUPs 10 ms apart with the file unchanged: reloads are coalesced (at
+# most one per root period) and the unchanged group keeps its collector and
+# schedule, so reports go on every 200 ms through the storm; the last SIGHUP
+# (after the file changed) is still applied.
+cfg=$WORK/storm.json
+out=$WORK/storm.out
+err=$WORK/storm.err
+echo '{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" } ] }' >"$cfg"
+spawn P timeout -k 5 $((40 * SLOW)) "$MON" -c "$cfg" -v2 >"$out" 2>"$err"
+M=$(mon_pid "$P")
+wait_for $((10 * SLOW)) lines_ge "$out" 2 || true
+$PY -c 'import os, signal, sys, time
+for _ in range(100):
+    os.kill(int(sys.argv[1]), signal.SIGHUP)
+    time.sleep(0.01)' "$M" || true
+n1=$(nlines "$out")
+echo '{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" }, { "type": "memory_info" } ] }' >"$cfg"
+kill -HUP "$M" || true
+ok "SIGHUP storm: the last SIGHUP's file is applied (memory_info appears)" \
+	wait_for $((5 * SLOW)) q "$out" 'any("memory_info" in l["system_data"] for l in L)'
+kill -TERM "$M" || true
+wait_for $((3 * SLOW)) gone "$M" || true
+rc=0
+wait "$P" || rc=$?
+is "$rc" 0 "SIGHUP storm: exit status 0"
+# Timestamps in ms from the ISO 8601 text ("...THH:MM:SS.mmmZ").
+TS='[((int(l["timestamp"][11:13]) * 60 + int(l["timestamp"][14:16])) * 60 + int(l["timestamp"][17:19])) * 1000 + int(l["timestamp"][20:23]) for l in L]'
+ok "SIGHUP storm: a report every 200 ms throughout (no gap over 350 ms)" \
+	q "$out" "len(L) >= 8 and max(b - a for a, b in zip($TS, $TS[1:])) <= 350 or print('steps (ms):', [b - a for a, b in zip($TS, $TS[1:])])"
+ok "SIGHUP storm: vcpu_usage keeps its baseline (every period 0.15..0.25 s)" \
+	q "$out" 'all(0.15 <= l["system_data"]["vcpu_usage"]["period"] <= 0.25 for l in L if "vcpu_usage" in l["system_data"]) or print([l["system_data"].get("vcpu_usage", {}).get("period") for l in L])'
+ok "SIGHUP storm: seq goes on, every line whole" \
+	q "$out" '[l["monitor"]["seq"] for l in L] == list(range(len(L))) and partial == ""'
+nr=$(grep -c "monitor: reloaded" "$err" || true)
+if [ "$nr" -ge 2 ] && [ "$nr" -le 9 ]; then r=0; else r=1; fi
+_result $r "SIGHUP storm: 101 signals over ~1.2 s, reloads coalesced to one per 200 ms ($nr)"
+ok "SIGHUP storm: no warning or error" sh -c '! grep -E "warning|error|Sanitizer" "$1"' sh "$err"
+
+# --- a reload keeps what did not change ---------------------------------------------------
+# The runtime (a sleep child) is unchanged, the system group is swapped: the
+# runtime's collector, baseline and schedule carry over (its periods stay
+# 200 ms across the reload), the new group starts from the reload.
+cp /bin/sleep "$WORK/lcsleep"
+spawn SL "$WORK/lcsleep" 300
+cfg=$WORK/carry.json
+out=$WORK/carry.out
+err=$WORK/carry.err
+cat >"$cfg" <<EOF
+{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" } ],
+  "runtimes": [ { "address": "pid:$SL", "metrics": [ { "type": "runtime_vcpu_usage" }, { "type": "memory_used" } ] } ] }
+EOF
+spawn P timeout -k 5 $((40 * SLOW)) "$MON" -c "$cfg" >"$out" 2>"$err"
+M=$(mon_pid "$P")
+wait_for $((10 * SLOW)) lines_ge "$out" 3 || true
+sed -i 's/"vcpu_usage"/"memory_info"/' "$cfg"
+# Halfway between two reports: a reload that restarted the schedule would move the runtime's slots by ~100 ms.
+n0=$(nlines "$out")
+wait_for $((5 * SLOW)) lines_ge "$out" $((n0 + 1)) || true
+sleep 0.1
+kill -HUP "$M" || true
+n1=$(nlines "$out")
+wait_for $((5 * SLOW)) lines_ge "$out" $((n1 + 4)) || true
+kill -TERM "$M" || true
+wait_for $((3 * SLOW)) gone "$M" || true
+rc=0
+wait "$P" || rc=$?
+is "$rc" 0 "reload with an unchanged runtime: exit status 0"
+ok "reload with an unchanged runtime: memory_info after it, vcpu_usage before" \
+	q "$out" 'any("memory_info" in l["system_data"] for l in L) and all(sorted(l["system_data"]) in (["vcpu_usage"], ["memory_info"], []) for l in L)'
+# The new group starts from the reload, so its lines need not be the runtime's.
+ok "reload with an unchanged runtime: its groups every 200 ms throughout (baseline kept), no error" \
+	q "$out" 'len([l for l in L if ents(l, 0)]) >= int(A[0]) + 2 and all(ents(l, 0)[0]["error"] == "" and all(0.15 <= grp(ents(l, 0)[0], g)["period"] <= 0.25 for g in ("runtime_vcpu_usage", "memory_used")) for l in L if ents(l, 0))' "$n1"
+RT_TS='[((int(l["timestamp"][11:13]) * 60 + int(l["timestamp"][14:16])) * 60 + int(l["timestamp"][17:19])) * 1000 + int(l["timestamp"][20:23]) for l in L if ents(l, 0)]'
+ok "reload with an unchanged runtime: its schedule goes on (runtime lines 200 ms apart across the reload)" \
+	q "$out" "max(b - a for a, b in zip($RT_TS, $RT_TS[1:])) <= 250 or print('steps (ms):', [b - a for a, b in zip($RT_TS, $RT_TS[1:])])"
+ok "reload with an unchanged runtime: seq goes on, every line whole" \
+	q "$out" '[l["monitor"]["seq"] for l in L] == list(range(len(L))) and partial == ""'
+quiet "reload with an unchanged runtime: stderr is empty" "$err"
+kill "$SL" 2>/dev/null || true
+
 # --- -n and --once -------------------------------------------------------------------
 rc=0
 timeout -k 5 $((20 * SLOW)) "$MON" -c "$WORK/stream.json" -n 3 >"$WORK/n3.out" 2>"$WORK/n3.err" || rc=$?
@@ -204,6 +285,27 @@ if [ -w /dev/full ]; then
 	ok "--once >/dev/full: no sanitizer report" no_sanitizer "$WORK/full.err"
 else
 	diag "no writable /dev/full: skipping the full-device test"
+fi
+
+# --- standard descriptors at start ----------------------------------------------------
+# A closed stdout is refused with a message, not taken by a pipe and read as "reader gone".
+rc=0
+timeout -k 5 $((20 * SLOW)) "$MON" --once >&- 2>"$WORK/closed.err" || rc=$?
+is "$rc" 1 "--once >&-: exit status 1"
+ok "--once >&-: stderr says stdout is closed" grep -q "stdout is closed" "$WORK/closed.err"
+ok "--once >&-: no sanitizer report" no_sanitizer "$WORK/closed.err"
+# A closed stdin or stderr is not needed: /dev/null takes its place, one report comes out.
+rc=0
+timeout -k 5 $((20 * SLOW)) "$MON" --once <&- 2>&- >"$WORK/closed01.out" || rc=$?
+is "$rc" 0 "--once <&- 2>&-: exit status 0"
+ok "--once <&- 2>&-: one whole report" q "$WORK/closed01.out" 'len(L) == 1 and partial == ""'
+if [ -w /dev/full ]; then
+	for opt in --help --version; do
+		rc=0
+		"$MON" $opt >/dev/full 2>"$WORK/helpfull.err" || rc=$?
+		is "$rc" 1 "$opt >/dev/full: exit status 1"
+		ok "$opt >/dev/full: stderr says why" grep -q "accel-monitor: cannot write to stdout: No space left on device" "$WORK/helpfull.err"
+	done
 fi
 
 done_testing

@@ -158,4 +158,20 @@ while IFS= read -r line; do
 	esac
 done <"$WORK/check.out"
 
+# --- a source that hangs does not move the schedule ---------------------------------------
+# The metadata helper (a child process whose pipe the event loop watches)
+# talks to an IMDS that takes 5 s per answer: the 200 ms stream keeps its
+# periods meanwhile, and instance_info says it has no metadata.
+spawn IMDS $PY "$HELP/fake_imds.py" --port-file "$WORK/imds.port" --hang 5
+wait_for $((10 * SLOW)) test -s "$WORK/imds.port" || diag "fake IMDS did not start"
+echo '{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" } ] }' >"$WORK/hang.json"
+RC=0
+env -u AWS_EC2_METADATA_DISABLED AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$(cat "$WORK/imds.port" 2>/dev/null)" \
+	$NICE timeout -k 5 $((30 * SLOW)) "$MON" -c "$WORK/hang.json" -n 10 >"$WORK/hang.out" 2>"$WORK/hang.err" || RC=$?
+is "$RC" 0 "IMDS hanging: -n 10 exits 0"
+ok "IMDS hanging: 10 reports, each vcpu_usage period within 10 % of 200 ms" \
+	q "$WORK/hang.out" 'len(L) == 10 and all(abs(l["system_data"]["vcpu_usage"]["period"] - 0.2) <= 0.02 for l in L)'
+ok "IMDS hanging: instance_info says it has no metadata (not fetched yet, or timed out)" \
+	q "$WORK/hang.out" 'all(l["instance_info"]["error"] != "" and l["instance_info"]["instance_id"] == "" for l in L)'
+
 done_testing

@@ -13,6 +13,7 @@
  */
 #define COLL_TYPE "amdgpu"
 #define COLL_OPS coll_amdgpu_ops
+#include "../../monitor/proctab.h"
 #include "coll_harness.h"
 
 /* ---- the tests ---------------------------------------------------------------------- */
@@ -122,15 +123,21 @@ static void test_identity_and_values(void)
 	is_double(jnum(g, "devices.1.ecc_errors.uncorrected"), 0, 0, "uncorrected went 1 -> 0: 0, not -1");
 	json_decref(g);
 
-	/* Process runtimes' device memory. */
+	/* Process runtimes' device memory, recorded into the producer's process table. */
 	{
+		struct proctab pt;
+		struct cycle cy = { .mono_ns = t + 1 };
 		uint64_t b = 0;
 
-		is_int(ops->pid_memory(st, 1000, &b), 0, "pid_memory(1000) known");
-		is_double((double)b, (53248.0 + 10240.0) * 1024, 0, "pid_memory(1000): its VRAM");
-		is_int(ops->pid_memory(st, 3000, &b), 0, "pid_memory(3000): no DRM client");
-		is_int(b, 0, "pid_memory(3000) = 0");
-		is_int(ops->pid_memory(st, 99999, &b), -ENOENT, "pid_memory of a process that is gone: -ENOENT");
+		proctab_init(&pt, proc_root);
+		proctab_devmem_begin(&pt, cy.mono_ns);
+		is_int(proctab_devmem(&pt, 1000, &b), -ENOENT, "nothing recorded yet: -ENOENT");
+		ops->proc_memory(st, &cy, &pt);
+		is_int(proctab_devmem(&pt, 1000, &b), 0, "device memory of 1000 known");
+		is_double((double)b, (53248.0 + 10240.0) * 1024, 0, "1000: its VRAM");
+		is_int(proctab_devmem(&pt, 3000, &b), 0, "3000 (no DRM client): known");
+		is_int(b, 0, "3000: 0 bytes");
+		proctab_free(&pt);
 	}
 	ops->close(st);
 }

@@ -12,6 +12,7 @@
  */
 #include "../../common/log.h"
 #include "../../monitor/collector.h"
+#include "../../monitor/proctab.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -113,6 +114,7 @@ static void test_fields_and_allocations(void)
 	long allocs, worst = 0;
 	json_t *g;
 	uint64_t bytes = 0;
+	struct proctab pt;
 
 	use_script(top, "tests/fixtures/nvml/multi.nvml");
 	ok(coll_nvidia_ops.probe(&env) == 1, "probe: the fake library has GPUs");
@@ -151,12 +153,16 @@ static void test_fields_and_allocations(void)
 	if (worst > 1)
 		printf("#   got %ld\n", worst);
 
-	is_int(coll_nvidia_ops.pid_memory(st, 4242, &bytes), 0, "pid_memory(4242): known");
-	is_int(bytes, 1073741824, "pid_memory(4242): its bytes on GPU 0");
-	is_int(coll_nvidia_ops.pid_memory(st, 10005, &bytes), 0, "pid_memory(10005): known");
-	is_int(bytes, 1048576, "pid_memory(10005): its bytes on GPU 2 (beyond the first buffer)");
-	is_int(coll_nvidia_ops.pid_memory(st, 999999, &bytes), 0, "pid_memory(no GPU process): known");
-	is_int(bytes, 0, "pid_memory(no GPU process): 0 bytes");
+	proctab_init(&pt, "/nonexistent");
+	proctab_devmem_begin(&pt, 1);
+	coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 1 }, &pt);
+	is_int(proctab_devmem(&pt, 4242, &bytes), 0, "proc_memory: 4242 known");
+	is_int(bytes, 1073741824, "proc_memory: 4242's bytes on GPU 0");
+	is_int(proctab_devmem(&pt, 10005, &bytes), 0, "proc_memory: 10005 known");
+	is_int(bytes, 1048576, "proc_memory: 10005's bytes on GPU 2 (beyond the first buffer)");
+	is_int(proctab_devmem(&pt, 999999, &bytes), 0, "proc_memory: a process on no GPU is known");
+	is_int(bytes, 0, "proc_memory: a process on no GPU: 0 bytes");
+	proctab_free(&pt);
 	coll_nvidia_ops.close(st);
 }
 
@@ -199,7 +205,16 @@ static void test_no_library(void)
 	g = collect(st, GROUP_DEVICE_MEMORY, 1, NULL);
 	is_str(json_string_value(json_object_get(g, "error")), e, "no library: the group carries the error");
 	ok(!json_object_get(g, "devices"), "no library: no devices");
-	ok(coll_nvidia_ops.pid_memory(st, 1, &(uint64_t){ 0 }) == -ENOENT, "no library: pid_memory knows nothing");
+	{
+		struct proctab pt;
+		uint64_t bytes;
+
+		proctab_init(&pt, "/nonexistent");
+		proctab_devmem_begin(&pt, 2);
+		coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 2 }, &pt);
+		ok(proctab_devmem(&pt, 1, &bytes) == -ENOENT, "no library: proc_memory records nothing");
+		proctab_free(&pt);
+	}
 	json_decref(g);
 	coll_nvidia_ops.close(st);
 	coll_nvidia_ops.close(NULL);

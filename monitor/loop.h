@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The producer's event loop: one thread waits, in one ppoll, on every file
+ * descriptor and deadline that any part of the program registered, and
+ * calls the owner back when one is ready (redis ae's file and time events,
+ * libuv's uv_poll and uv_timer). The instance-metadata helper's pipe, an
+ * asynchronous collector's socket, stdout's hang-up: each is a watch; a
+ * fetch's deadline or the next helper run is a timer.
+ *
+ * A callback does a bounded amount of work and returns; it may start and
+ * stop any watch or timer, its own included, and free what it owns once
+ * that is stopped. Nothing here reads or writes the report stream.
+ *
+ * Ownership: watches and timers are the caller's (embedded in its own
+ * state); the loop borrows each while it is started, so stop it before
+ * freeing it. A loop must be empty (every watch and timer stopped) when it
+ * is freed.
+ */
+#ifndef ACCEL_LOOP_H
+#define ACCEL_LOOP_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct loop;
+struct loop_watch;
+struct loop_timer;
+
+/* revents: poll(2)'s POLLIN, POLLOUT, POLLERR, POLLHUP, ... as ppoll returned them. */
+typedef void (*loop_watch_cb)(struct loop_watch *w, short revents);
+typedef void (*loop_timer_cb)(struct loop_timer *t);
+
+struct loop_watch {
+	int fd;
+	short events;     /* POLLIN, POLLOUT; POLLERR and POLLHUP are always reported */
+	loop_watch_cb cb;
+	void *data;       /* the caller's */
+	uint64_t id;      /* internal: 0 when stopped */
+};
+
+struct loop_timer {
+	int64_t due;      /* CLOCK_MONOTONIC ns */
+	loop_timer_cb cb;
+	void *data;       /* the caller's */
+	uint64_t id;      /* internal: 0 when stopped; also the tie-break (earlier start first) */
+};
+
+struct loop *loop_new(void);
+/* NULL-safe. Logs (debug) and forgets whatever is still registered. */
+void loop_free(struct loop *l);
+
+/* Call cb(w, revents) whenever fd is ready for events (restarting a started watch moves it). */
+void loop_watch_start(struct loop *l, struct loop_watch *w, int fd, short events, loop_watch_cb cb, void *data);
+/* No-op on a stopped watch. */
+void loop_watch_stop(struct loop *l, struct loop_watch *w);
+
+/* Call cb(t) once, at due (CLOCK_MONOTONIC ns) or as soon after as the loop gets to it. */
+void loop_timer_start(struct loop *l, struct loop_timer *t, int64_t due, loop_timer_cb cb, void *data);
+/* No-op on a stopped timer. */
+void loop_timer_stop(struct loop *l, struct loop_timer *t);
+
+/* Is it started? */
+static inline int loop_timer_active(const struct loop_timer *t)
+{
+	return t->id != 0;
+}
+static inline int loop_watch_active(const struct loop_watch *w)
+{
+	return w->id != 0;
+}
+
+/* The earliest timer's due time, or INT64_MAX when none is started. */
+int64_t loop_next_timer(const struct loop *l);
+
+/*
+ * One turn (libuv's UV_RUN_ONCE): run the timers that are due, or else wait
+ * in ppoll (with sigmask, NULL for the current mask) until the first of:
+ * a watched fd is ready, a timer is due, until (CLOCK_MONOTONIC ns) comes,
+ * or a signal; then run the callbacks of what became ready. Returns 1 when
+ * until has come and nothing was left to run, 0 after running callbacks
+ * (the caller checks its own conditions and turns again), -EINTR after a
+ * signal, or another -errno from ppoll.
+ */
+int loop_run_once(struct loop *l, int64_t until, const sigset_t *sigmask);
+
+/* How many watches and timers are started (tests, and the check at exit). */
+size_t loop_count(const struct loop *l);
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The producer's table of the host's processes: pid, start time, comm,
+ * state and CPU times from /proc/PID/stat, and on demand argv[0] and the
+ * cgroup path. One table serves every reader (process runtimes, device
+ * collectors' per-process memory, anything that later needs process facts);
+ * it is refreshed at most once per collection cycle, and only when a reader
+ * asks in that cycle. argv[0] and the cgroup path are read the first time
+ * someone asks for a process and kept while the process (pid, start time
+ * and comm) stays the same.
+ *
+ * It also holds the device memory each process uses in the current cycle:
+ * device collectors record it (proctab_devmem_add), process runtimes read
+ * it (proctab_devmem).
+ *
+ * Ownership: the table borrows its procfs root string; entries returned are
+ * valid until the next refresh.
+ */
+#ifndef ACCEL_PROCTAB_H
+#define ACCEL_PROCTAB_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procfs.h"
+
+struct proc_info {
+	pid_t pid;
+	uint64_t starttime;    /* ticks since boot: with pid, the identity */
+	char comm[64];
+	char state;            /* 'R', 'S', ..., 'Z' (a zombie: it has exited) */
+	uint64_t utime, stime; /* ticks, as of the last refresh */
+	char *argv0;           /* owned; NULL until proctab_argv0 read it */
+	char *cgroup;          /* owned; NULL until proctab_cgroup read it */
+	unsigned have;         /* internal: which of argv0, cgroup were read */
+};
+
+struct proctab {
+	const char *root;      /* borrowed: --path.procfs */
+	struct procfs pf;
+	struct proc_info *p;   /* sorted by pid */
+	size_t n, a;
+	struct proc_info *old; /* the previous refresh's (argv0 and cgroup carry over) */
+	size_t nold, aold;
+	int64_t cycle;         /* the cycle (its CLOCK_MONOTONIC start) of the last refresh */
+	int error;             /* errno of the last refresh's failure, 0 if fine */
+	uint64_t refreshes;    /* how many scans of /proc so far */
+	struct proc_devmem {
+		pid_t pid;
+		uint64_t bytes;
+	} *dm;                 /* this cycle's device memory by process */
+	size_t ndm, adm;
+	int64_t dm_cycle;      /* the cycle dm is for */
+	int dm_known;          /* a device collector recorded (even nothing) in dm_cycle */
+};
+
+void proctab_init(struct proctab *t, const char *procfs_root);
+void proctab_free(struct proctab *t);
+
+/*
+ * Scan /proc for the cycle that started at cycle (CLOCK_MONOTONIC ns),
+ * unless the table already holds that cycle's scan. 0, or -errno when
+ * /proc cannot be read (the table is then empty and t->error says why).
+ */
+int proctab_refresh(struct proctab *t, int64_t cycle);
+
+/* The process pid in the last refresh, or NULL. */
+struct proc_info *proctab_find(struct proctab *t, pid_t pid);
+
+/* argv[0] of p ("" for a kernel thread or a process gone meanwhile). Borrowed. */
+const char *proctab_argv0(struct proctab *t, struct proc_info *p);
+
+/*
+ * p's cgroup path: the cgroup v2 path ("0::/system.slice/x.service" gives
+ * "/system.slice/x.service"), else the first v1 line's path; "" when
+ * unknown. Borrowed.
+ */
+const char *proctab_cgroup(struct proctab *t, struct proc_info *p);
+
+/* Device collectors, in cycle: start recording (a no-op past the first call in a cycle) and add pid's bytes. */
+void proctab_devmem_begin(struct proctab *t, int64_t cycle);
+void proctab_devmem_add(struct proctab *t, pid_t pid, uint64_t bytes);
+/* A collector read its process lists, whether or not any process uses its devices. */
+void proctab_devmem_known(struct proctab *t);
+
+/*
+ * Device memory pid uses in the current record: 0 and *bytes (0 when a
+ * collector recorded and pid was not among its processes), or -ENOENT when
+ * no device collector recorded anything.
+ */
+int proctab_devmem(const struct proctab *t, pid_t pid, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The producer's event loop (monitor/loop.c) and asynchronous sources on it
+ * (monitor/monitor.c): timers fire in order, callbacks may stop and free
+ * what the loop is about to call; and a monitor with two fake asynchronous
+ * groups served over pipes by child processes (one answers, one never does)
+ * and one ordinary group writes every report on time, the answer in the
+ * report of its due cycle and "no answer within 0.1 s" for the silent one;
+ * the same for an asynchronous runtime, one of whose groups answers.
+ */
+#include "../../common/timeutil.h"
+#include "../../monitor/collector.h"
+#include "../../monitor/instance.h"
+#include "../../monitor/loop.h"
+#include "../../monitor/monitor.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- the loop alone ---------------------------------------------------------------------------------- */
+
+static char order[16];
+static size_t norder;
+
+static void note_timer(struct loop_timer *t)
+{
+	order[norder++] = *(const char *)t->data;
+}
+
+static struct loop_timer rearm_t;
+static int rearms;
+
+static void rearm_now(struct loop_timer *t)
+{
+	rearms++;
+	loop_timer_start(t->data, t, 0, rearm_now, t->data); /* already due: must wait for the next turn */
+}
+
+struct two {
+	struct loop *l;
+	struct loop_watch a, *b; /* a's callback stops and frees b */
+	int a_calls, b_calls;
+};
+
+static void cb_b(struct loop_watch *w, short revents)
+{
+	struct two *t = w->data;
+
+	(void)revents;
+	t->b_calls++;
+}
+
+static void cb_a(struct loop_watch *w, short revents)
+{
+	struct two *t = w->data;
+
+	(void)revents;
+	t->a_calls++;
+	loop_watch_stop(t->l, w);
+	if (t->b) {
+		loop_watch_stop(t->l, t->b);
+		free(t->b);
+		t->b = NULL;
+	}
+}
+
+static void test_loop(void)
+{
+	struct loop *l = loop_new();
+	struct loop_timer t[4];
+	int64_t now = clock_mono_ns();
+	struct two two = { .l = l };
+	int p[2];
+
+	/* Timers: by due time, ties in start order; a stopped one never runs. */
+	loop_timer_start(l, &t[0], now + 2, note_timer, "c");
+	loop_timer_start(l, &t[1], now + 1, note_timer, "a");
+	loop_timer_start(l, &t[2], now + 1, note_timer, "b");
+	loop_timer_start(l, &t[3], now, note_timer, "x");
+	loop_timer_stop(l, &t[3]);
+	is_int((long)loop_count(l), 3, "three timers started, one stopped");
+	ok(loop_next_timer(l) == now + 1, "loop_next_timer: the earliest");
+	while (norder < 3 && loop_run_once(l, now + NS_PER_S, NULL) >= 0)
+		;
+	order[norder] = '\0';
+	is_str(order, "abc", "timers run by due time, ties in start order");
+	is_int(loop_run_once(l, now, NULL), 1, "nothing started and until passed: 1");
+
+	/* A timer that rearms itself already due runs once per turn, not forever. */
+	loop_timer_start(l, &rearm_t, 0, rearm_now, l);
+	is_int(loop_run_once(l, now, NULL), 0, "a due timer ran: 0");
+	is_int(rearms, 1, "a self-rearming due timer ran once in that turn");
+	loop_run_once(l, now, NULL);
+	is_int(rearms, 2, "and once more in the next");
+	loop_timer_stop(l, &rearm_t);
+
+	/* Two ready watches; the first callback stops and frees the second: it is not called. */
+	if (pipe(p) == 0 && write(p[1], "x", 1) == 1) {
+		two.b = calloc(1, sizeof(*two.b));
+		loop_watch_start(l, &two.a, p[0], POLLIN, cb_a, &two);
+		loop_watch_start(l, two.b, p[0], POLLIN, cb_b, &two);
+		is_int(loop_run_once(l, clock_mono_ns() + NS_PER_S, NULL), 0, "a ready fd: callbacks ran");
+		is_int(two.a_calls, 1, "the first watch was called");
+		is_int(two.b_calls, 0, "the watch it stopped and freed was not");
+		is_int((long)loop_count(l), 0, "nothing left started");
+		close(p[0]);
+		close(p[1]);
+	} else {
+		ok(0, "pipe: %s", strerror(errno));
+	}
+	/* A wait with nothing ready ends at until. */
+	{
+		int64_t t0 = clock_mono_ns();
+
+		while (loop_run_once(l, t0 + 30 * NS_PER_MS, NULL) != 1)
+			;
+		ok(clock_mono_ns() - t0 >= 30 * NS_PER_MS, "an idle loop waits until until");
+	}
+	loop_free(l);
+}
+
+/* ---- asynchronous sources in a monitor --------------------------------------------------------------- */
+
+/* A fake server: a child that reads one request byte at a time and, if it answers, writes "42\n". */
+struct fake {
+	int req, resp;   /* our ends: write requests, read answers */
+	pid_t child;
+	struct loop_watch w;
+	struct mon_fetch *f;
+	char answer[16];
+	int fetches, answers, abandons, collects;
+};
+
+static int fake_open(void **state, int answers)
+{
+	struct fake *s = calloc(1, sizeof(*s));
+	int a[2], b[2];
+
+	*state = s;
+	if (!s || pipe(a) || pipe(b))
+		return -errno;
+	s->child = fork();
+	if (s->child == 0) {
+		char c;
+
+		close(a[1]);
+		close(b[0]);
+		while (read(a[0], &c, 1) == 1)
+			if (answers && write(b[1], "42\n", 3) != 3)
+				_exit(1);
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	s->req = a[1];
+	s->resp = b[0];
+	fcntl(s->resp, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static int open_answering(const struct mon_env *env, void **state)
+{
+	(void)env;
+	return fake_open(state, 1);
+}
+
+static int open_silent(const struct mon_env *env, void **state)
+{
+	(void)env;
+	return fake_open(state, 0);
+}
+
+static void fake_readable(struct loop_watch *w, short revents)
+{
+	struct fake *s = w->data;
+	ssize_t n = read(s->resp, s->answer, sizeof(s->answer) - 1);
+
+	(void)revents;
+	if (n <= 0)
+		return;
+	s->answer[n] = '\0';
+	s->answer[strcspn(s->answer, "\n")] = '\0'; /* a late answer to an abandoned request may follow */
+	s->answers++;
+	loop_watch_stop(s->f->loop, w);
+	mon_fetch_done(s->f);
+}
+
+static int fake_fetch(void *state, struct mon_fetch *f)
+{
+	struct fake *s = state;
+
+	char stale[64];
+
+	s->fetches++;
+	s->f = f;
+	s->answer[0] = '\0';
+	while (read(s->resp, stale, sizeof(stale)) > 0) /* answers to abandoned requests */
+		;
+	if (write(s->req, "?", 1) != 1)
+		return -errno;
+	loop_watch_start(f->loop, &s->w, s->resp, POLLIN, fake_readable, s);
+	return 0;
+}
+
+static void fake_abandon(void *state, struct mon_fetch *f)
+{
+	struct fake *s = state;
+
+	s->abandons++;
+	loop_watch_stop(f->loop, &s->w);
+}
+
+static void fake_collect(void *state, const struct cycle *cy, json_t *group)
+{
+	struct fake *s = state;
+
+	(void)cy;
+	s->collects++;
+	json_object_set_new(group, "answer", json_string(s->answer));
+}
+
+static struct fake *last_closed[2];
+static size_t nclosed;
+
+static void fake_close(void *state)
+{
+	struct fake *s = state;
+	int st;
+
+	if (!s)
+		return;
+	kill(s->child, SIGKILL); /* a sibling may hold its pipe too: EOF alone would not end it */
+	close(s->req);
+	close(s->resp);
+	waitpid(s->child, &st, 0);
+	if (nclosed < 2)
+		last_closed[nclosed++] = s; /* kept for the counts; freed by the test */
+}
+
+static const struct async_ops fake_async = {
+	.fetch = fake_fetch,
+	.abandon = fake_abandon,
+};
+
+static const struct group_ops answering_ops = {
+	.id = GROUP_VCPU_USAGE,
+	.async = &fake_async,
+	.open = open_answering,
+	.collect = fake_collect,
+	.close = fake_close,
+};
+
+static const struct group_ops silent_ops = {
+	.id = GROUP_MEMORY_INFO,
+	.async = &fake_async,
+	.open = open_silent,
+	.collect = fake_collect,
+	.close = fake_close,
+};
+
+/* An ordinary (synchronous) group. */
+static int sync_open(const struct mon_env *env, void **state)
+{
+	(void)env;
+	*state = NULL;
+	return 0;
+}
+
+static void sync_collect(void *state, const struct cycle *cy, json_t *group)
+{
+	(void)state;
+	(void)cy;
+	json_object_set_new(group, "ok", json_true());
+}
+
+static void sync_close(void *state)
+{
+	(void)state;
+}
+
+static const struct group_ops sync_ops = {
+	.id = GROUP_NEURON_HW_COUNTERS,
+	.open = sync_open,
+	.collect = sync_collect,
+	.close = sync_close,
+};
+
+/* Read back the report lines written to f. A new array. */
+static json_t *reports(FILE *f)
+{
+	json_t *all = json_array();
+	char line[65536];
+
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		json_t *o = json_loads(line, 0, NULL);
+
+		if (o)
+			json_array_append_new(all, o);
+	}
+	return all;
+}
+
+static const char *or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
+static const char *group_err(json_t *rep, const char *g)
+{
+	return json_string_value(json_object_get(json_object_get(json_object_get(rep, "system_data"), g), "error"));
+}
+
+static void test_async_monitor(void)
+{
+	static const struct cfg_group groups[] = {
+		{ .id = GROUP_VCPU_USAGE, .period_ms = 200 },         /* answers within a few ms */
+		{ .id = GROUP_MEMORY_INFO, .period_ms = 200 },        /* never answers: its fetch gets 0.1 s */
+		{ .id = GROUP_NEURON_HW_COUNTERS, .period_ms = 100 }, /* synchronous */
+	};
+	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 3 };
+	struct loop *l = loop_new();
+	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	FILE *out = tmpfile();
+	struct monitor *m;
+	int64_t end, max_late = 0, max_cycle = 0;
+	int cycles = 0, answered = 0, silent_late = 0, sync_in_all = 1, bad = 0;
+	json_t *all;
+
+	cfg.system = malloc(sizeof(groups)); /* the monitor takes cfg, and frees it */
+	memcpy(cfg.system, groups, sizeof(groups));
+	monitor_test_group_ops(GROUP_VCPU_USAGE, &answering_ops);
+	monitor_test_group_ops(GROUP_MEMORY_INFO, &silent_ops);
+	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, &sync_ops);
+	m = monitor_new(&cfg, l, inst, NULL);
+	end = clock_mono_ns() + 1250 * NS_PER_MS;
+	while (clock_mono_ns() < end) {
+		int64_t due = monitor_next_due(m), t0;
+		int r = loop_run_once(l, due, NULL);
+
+		if (r != 1)
+			continue;
+		t0 = clock_mono_ns();
+		if (t0 - due > max_late)
+			max_late = t0 - due;
+		monitor_cycle(m, fileno(out), 0);
+		if (clock_mono_ns() - t0 > max_cycle)
+			max_cycle = clock_mono_ns() - t0;
+		cycles++;
+	}
+	fflush(out);
+	all = reports(out);
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *rep = json_array_get(all, i), *sd = json_object_get(rep, "system_data");
+		json_t *v = json_object_get(sd, "vcpu_usage");
+
+		if (!json_object_get(sd, "neuron_hw_counters"))
+			sync_in_all = 0;
+		if (v && !strcmp(or(json_string_value(json_object_get(v, "answer")), ""), "42") &&
+		    !strcmp(or(group_err(rep, "vcpu_usage"), "?"), ""))
+			answered++;
+		else if (v)
+			bad++;
+		if (json_object_get(sd, "memory_info")) {
+			if (!strcmp(or(group_err(rep, "memory_info"), ""), "no answer within 0.1 s") &&
+			    !json_object_get(json_object_get(sd, "memory_info"), "answer"))
+				silent_late++;
+			else
+				bad++;
+		}
+	}
+	ok(cycles >= 11, "12 reports in 1.25 s at 100 ms (%d)", cycles);
+	is_int((long)json_array_size(all), cycles, "every cycle wrote one report");
+	ok(max_late < 30 * NS_PER_MS, "every report on time: at most %.1f ms after its due time", max_late / 1e6);
+	ok(max_cycle < 20 * NS_PER_MS, "a cycle never waits on a source: the longest took %.1f ms", max_cycle / 1e6);
+	ok(sync_in_all, "the synchronous group is in every report");
+	ok(answered >= 5, "the answering source's answer is in the report of its due cycle (%d times)", answered);
+	ok(silent_late >= 5, "the silent source reports \"no answer within 0.1 s\" (%d times)", silent_late);
+	is_int(bad, 0, "no other outcome");
+	is_int(answered + silent_late, 2 * (cycles / 2), "the 200 ms groups are in every other report");
+	json_decref(all);
+
+	/* --once: every fetch starts at once and is settled by the report at the window's end. */
+	ok(ftruncate(fileno(out), 0) == 0 && lseek(fileno(out), 0, SEEK_SET) == 0, "ftruncate");
+	{
+		int64_t until = clock_mono_ns() + 250 * NS_PER_MS;
+
+		monitor_fetch_all(m, until);
+		while (loop_run_once(l, until, NULL) != 1)
+			;
+		monitor_cycle(m, fileno(out), 1);
+		fflush(out);
+		all = reports(out);
+		json_t *sd = json_object_get(json_array_get(all, 0), "system_data");
+
+		is_str(or(json_string_value(json_object_get(json_object_get(sd, "vcpu_usage"), "answer")), "(none)"),
+		       "42", "--once: the answer is in");
+		is_str(or(group_err(json_array_get(all, 0), "memory_info"), "(none)"), "no answer within 0.25 s",
+		       "--once: the silent source had the whole window");
+		json_decref(all);
+	}
+	monitor_free(m);
+	is_int((long)nclosed, 2, "both fake sources closed");
+	if (nclosed == 2) {
+		struct fake *a = last_closed[0]->answers ? last_closed[0] : last_closed[1];
+		struct fake *s = a == last_closed[0] ? last_closed[1] : last_closed[0];
+
+		is_int(a->answers + a->abandons, a->fetches, "the answering source answered every fetch");
+		ok(a->abandons <= 1, "but the one --once replaced (%d)", a->abandons);
+		is_int(s->answers, 0, "the silent source never answered");
+		is_int(s->abandons, s->fetches, "each of its fetches was abandoned (freeing the monitor included)");
+		is_int(s->collects, 0, "and never collected");
+		free(a);
+		free(s);
+	}
+	instance_free(inst);
+	is_int((long)loop_count(l), 0, "nothing is left on the loop");
+	loop_free(l);
+	fclose(out);
+	monitor_test_group_ops(GROUP_VCPU_USAGE, NULL);
+	monitor_test_group_ops(GROUP_MEMORY_INFO, NULL);
+	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, NULL);
+}
+
+/* ---- an asynchronous runtime: one group answers, one never does ------------------------------------ */
+
+struct fake_rt {
+	struct fake srv;           /* answers runtime_vcpu_usage's requests */
+	const struct cfg_runtime *rt;
+	size_t index;
+	int silent_fetches, silent_abandons;
+};
+
+static int rt_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index, const struct cycle *cy,
+		   void **state)
+{
+	struct fake_rt *s = calloc(1, sizeof(*s));
+	void *srv;
+	int rc;
+
+	(void)env;
+	(void)cy;
+	*state = s;
+	s->rt = rt;
+	s->index = index;
+	rc = fake_open(&srv, 1);
+	s->srv = *(struct fake *)srv;
+	free(srv);
+	return rc;
+}
+
+static int rt_fetch(void *state, struct mon_fetch *f)
+{
+	struct fake_rt *s = state;
+
+	if (f->id == GROUP_RUNTIME_VCPU_USAGE)
+		return fake_fetch(&s->srv, f);
+	s->silent_fetches++; /* memory_used: a request that never gets an answer */
+	return 0;
+}
+
+static void rt_abandon(void *state, struct mon_fetch *f)
+{
+	struct fake_rt *s = state;
+
+	if (f->id == GROUP_RUNTIME_VCPU_USAGE)
+		fake_abandon(&s->srv, f);
+	else
+		s->silent_abandons++;
+}
+
+static void rt_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
+{
+	struct fake_rt *s = state;
+	json_t *rep = json_object();
+
+	for (size_t k = 0; k < ndue; k++) {
+		json_t *g = group_new(0.2, cy->iso);
+
+		if (due[k] == GROUP_RUNTIME_VCPU_USAGE)
+			json_object_set_new(g, "answer", json_string(s->srv.answer));
+		json_object_set_new(rep, group_name(due[k]), g);
+	}
+	json_array_append_new(out, json_pack("{s:I, s:s, s:i, s:s, s:s, s:o}", "runtime_index", (json_int_t)s->index,
+					     "address", s->rt->address, "pid", 1, "runtime_tag", "fake", "error", "",
+					     "report", rep));
+}
+
+static struct fake_rt *rt_closed[2];
+static size_t nrt_closed;
+
+static void rt_close(void *state)
+{
+	struct fake_rt *s = state;
+	int st;
+
+	if (!s)
+		return;
+	kill(s->srv.child, SIGKILL);
+	close(s->srv.req);
+	close(s->srv.resp);
+	waitpid(s->srv.child, &st, 0);
+	if (nrt_closed < 2)
+		rt_closed[nrt_closed++] = s;
+}
+
+static const struct async_ops rt_async = {
+	.timeout_ns = 50 * NS_PER_MS,
+	.fetch = rt_fetch,
+	.abandon = rt_abandon,
+};
+
+static const struct runtime_ops fake_rt_ops = {
+	.kind = RT_UNSUPPORTED,
+	.async = &rt_async,
+	.open = rt_open,
+	.collect = rt_collect,
+	.close = rt_close,
+};
+
+static struct cfg_runtime fake_runtime(const char *address, enum group_id a, enum group_id b)
+{
+	struct cfg_runtime r = { .address = strdup(address), .kind = RT_UNSUPPORTED, .period_ms = 200 };
+
+	r.groups = calloc(2, sizeof(*r.groups));
+	r.groups[r.ngroups++] = (struct cfg_group){ .id = a, .period_ms = 200 };
+	if (b != GROUP_COUNT)
+		r.groups[r.ngroups++] = (struct cfg_group){ .id = b, .period_ms = 200 };
+	return r;
+}
+
+static json_t *rt_entry(json_t *rep, long index)
+{
+	json_t *rd = json_object_get(rep, "runtime_data");
+
+	for (size_t i = 0; i < json_array_size(rd); i++)
+		if (json_integer_value(json_object_get(json_array_get(rd, i), "runtime_index")) == index)
+			return json_array_get(rd, i);
+	return NULL;
+}
+
+static const char *str_at(json_t *o, const char *a, const char *b)
+{
+	return json_string_value(json_object_get(b ? json_object_get(o, a) : o, b ? b : a));
+}
+
+static void test_async_runtime(void)
+{
+	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 2 };
+	struct loop *l = loop_new();
+	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	FILE *out = tmpfile();
+	struct monitor *m;
+	int64_t end, max_late = 0;
+	int cycles = 0, good0 = 0, good1 = 0;
+	json_t *all;
+
+	cfg.runtimes = calloc(2, sizeof(*cfg.runtimes));
+	/* Runtime 0: runtime_vcpu_usage answers, memory_used never does. Runtime 1: memory_used only. */
+	cfg.runtimes[0] = fake_runtime("fake:a", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
+	cfg.runtimes[1] = fake_runtime("fake:b", GROUP_MEMORY_USED, GROUP_COUNT);
+	monitor_test_runtime_ops(RT_UNSUPPORTED, &fake_rt_ops);
+	m = monitor_new(&cfg, l, inst, NULL);
+	end = clock_mono_ns() + 1050 * NS_PER_MS;
+	while (clock_mono_ns() < end) {
+		int64_t due = monitor_next_due(m);
+
+		if (loop_run_once(l, due, NULL) != 1)
+			continue;
+		if (clock_mono_ns() - due > max_late)
+			max_late = clock_mono_ns() - due;
+		monitor_cycle(m, fileno(out), 0);
+		cycles++;
+	}
+	fflush(out);
+	all = reports(out);
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *rep = json_array_get(all, i), *e0 = rt_entry(rep, 0), *e1 = rt_entry(rep, 1);
+		json_t *r0 = json_object_get(e0, "report"), *r1 = json_object_get(e1, "report");
+
+		if (e0 && !strcmp(or(str_at(e0, "error", NULL), "?"), "") &&
+		    !strcmp(or(str_at(r0, "runtime_vcpu_usage", "answer"), ""), "42") &&
+		    !strcmp(or(str_at(r0, "runtime_vcpu_usage", "error"), "?"), "") &&
+		    !strcmp(or(str_at(r0, "memory_used", "error"), ""), "no answer within 0.05 s"))
+			good0++;
+		if (e1 && !strcmp(or(str_at(e1, "error", NULL), ""), "no answer within 0.05 s") &&
+		    json_is_null(json_object_get(e1, "pid")) &&
+		    !strcmp(or(str_at(e1, "address", NULL), ""), "fake:b") &&
+		    !strcmp(or(str_at(r1, "memory_used", "error"), ""), "no answer within 0.05 s"))
+			good1++;
+	}
+	ok(cycles >= 4, "runtimes: 5 reports in 1.05 s at 200 ms (%d)", cycles);
+	ok(max_late < 30 * NS_PER_MS, "runtimes: every report on time (at most %.1f ms late)", max_late / 1e6);
+	is_int(good0, cycles,
+	       "a runtime with one group answered: the answer in its entry, the other group \"no answer within 0.05 s\"");
+	is_int(good1, cycles, "a runtime with no group answered: the monitor's entry says \"no answer within 0.05 s\"");
+	json_decref(all);
+	monitor_free(m);
+	is_int((long)nrt_closed, 2, "runtimes: both closed");
+	if (nrt_closed == 2) {
+		struct fake_rt *a = rt_closed[0], *b = rt_closed[1];
+
+		is_int(a->srv.answers + a->srv.abandons, a->srv.fetches,
+		       "runtime 0: every runtime_vcpu_usage request answered (or abandoned when the monitor was freed)");
+		ok(a->srv.abandons <= 1, "runtime 0: at most the one in flight at the end abandoned (%d)", a->srv.abandons);
+		ok(a->srv.fetches >= cycles, "runtime 0: one request per cycle (%d)", a->srv.fetches);
+		is_int(a->silent_abandons, a->silent_fetches, "runtime 0: every memory_used request abandoned");
+		is_int(b->silent_abandons, b->silent_fetches, "runtime 1: every request abandoned");
+		free(a);
+		free(b);
+	}
+	instance_free(inst);
+	is_int((long)loop_count(l), 0, "runtimes: nothing is left on the loop");
+	loop_free(l);
+	fclose(out);
+	monitor_test_runtime_ops(RT_UNSUPPORTED, NULL);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	test_loop();
+	test_async_monitor();
+	test_async_runtime();
+	return done_testing();
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The producer's process table (monitor/proctab.c), on a fixture /proc built
+ * in a temporary directory (the process from tests/fixtures/proc/pid, copied
+ * from a real kernel, plus a cgroup v2 process, a kernel thread, a zombie and
+ * entries that are not processes) and on the real /proc: one scan per cycle,
+ * argv[0] and cgroup read once per process, pid reuse noticed, a missing
+ * root reported; and the per-process device memory record.
+ */
+#include "../../common/util.h"
+#include "../../monitor/proctab.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/proc"
+#endif
+
+static char root[256];
+
+/* Write root/rel (its directory created), len bytes of text (-1: strlen). */
+static void put(const char *rel, const char *text, long len)
+{
+	char path[512], *dir;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	dir = xstrdup(path);
+	mkdir(dirname(dir), 0755);
+	free(dir);
+	f = fopen(path, "w");
+	if (!f || fwrite(text, 1, len < 0 ? strlen(text) : (size_t)len, f) != (len < 0 ? strlen(text) : (size_t)len)) {
+		printf("# cannot write %s\n", path);
+		exit(2);
+	}
+	fclose(f);
+}
+
+static void stat_line(pid_t pid, const char *comm, char state, unsigned long utime, unsigned long stime,
+		      unsigned long start)
+{
+	char rel[64], text[512];
+
+	snprintf(rel, sizeof(rel), "%d/stat", (int)pid);
+	snprintf(text, sizeof(text),
+		 "%d (%s) %c 1 %d %d 0 -1 4194560 100 0 0 0 %lu %lu 0 0 20 0 1 0 %lu 1000000 100 "
+		 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+		 (int)pid, comm, state, (int)pid, (int)pid, utime, stime, start);
+	put(rel, text, -1);
+}
+
+static void copy_fixture(const char *name, const char *rel)
+{
+	char path[512], text[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/pid/%s", FIXTURES, name);
+	n = read_file_at(-1, path, text, sizeof(text));
+	if (n < 0) {
+		printf("# cannot read %s\n", path);
+		exit(2);
+	}
+	put(rel, text, (long)n);
+}
+
+static void test_fixture(void)
+{
+	struct proctab t;
+	struct proc_info *p;
+	uint64_t b;
+	char rel[64];
+
+	snprintf(root, sizeof(root), "%s/proctab.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	/* 4242: a real kernel's files (comm "my (weird) srv", argv[0] /opt/srv/bin/my-srv). */
+	copy_fixture("stat", "4242/stat");
+	copy_fixture("cmdline", "4242/cmdline");
+	put("4242/cgroup", "12:pids:/docker/abc\n11:memory:/docker/abc\n", -1);
+	stat_line(1, "systemd", 'S', 500, 300, 1);
+	put("1/cmdline", "/sbin/init\0splash\0", 18);
+	put("1/cgroup", "0::/init.scope\n", -1);
+	stat_line(7, "kworker/0:1", 'I', 0, 12, 5);
+	put("7/cmdline", "", 0); /* a kernel thread */
+	stat_line(100, "defunct", 'Z', 1, 1, 900);
+	put("self/stat", "not a process\n", -1);
+	put("123abc/stat", "not a process\n", -1);
+	put("555/status", "no stat file: gone between readdir and read\n", -1);
+
+	proctab_init(&t, root);
+	is_int(proctab_refresh(&t, 1000), 0, "fixture: refresh");
+	is_int((long)t.n, 4, "fixture: 4 processes (not self, 123abc, or 555 without stat)");
+	ok(t.n == 4 && t.p[0].pid == 1 && t.p[1].pid == 7 && t.p[2].pid == 100 && t.p[3].pid == 4242,
+	   "fixture: sorted by pid");
+	p = proctab_find(&t, 4242);
+	ok(p != NULL, "fixture: find 4242");
+	if (p) {
+		is_str(p->comm, "my (weird) srv", "4242: comm with spaces and parentheses");
+		ok(p->starttime == 123456 && p->utime == 12345 && p->stime == 6789, "4242: start time and CPU times");
+		is_str(proctab_argv0(&t, p), "/opt/srv/bin/my-srv", "4242: argv[0]");
+		is_str(proctab_cgroup(&t, p), "/docker/abc", "4242: cgroup v1 path");
+	}
+	p = proctab_find(&t, 1);
+	if (p) {
+		is_str(proctab_argv0(&t, p), "/sbin/init", "1: argv[0] stops at the first NUL");
+		is_str(proctab_cgroup(&t, p), "/init.scope", "1: cgroup v2 path");
+	}
+	p = proctab_find(&t, 7);
+	if (p)
+		is_str(proctab_argv0(&t, p), "", "7: a kernel thread has no argv[0]");
+	p = proctab_find(&t, 100);
+	ok(p && p->state == 'Z', "100: a zombie is in the table, state Z");
+	ok(proctab_find(&t, 555) == NULL && proctab_find(&t, 2) == NULL, "no entry for what is not a process");
+
+	/* At most one scan per cycle. */
+	proctab_refresh(&t, 1000);
+	proctab_refresh(&t, 1000);
+	is_int((long)t.refreshes, 1, "three refreshes in one cycle: one scan");
+
+	/* Next cycle: argv[0] is kept for the same process; pid reuse (another start time) reads it again. */
+	put("4242/cmdline", "/changed\0", 9);
+	put("1/cmdline", "/changed\0", 9);
+	stat_line(1, "systemd", 'S', 600, 300, 2); /* pid 1 reused: start time 2 */
+	unlink(strcat(strcpy(rel, root), "/100/stat"));
+	is_int(proctab_refresh(&t, 2000), 0, "next cycle: refresh");
+	is_int((long)t.refreshes, 2, "a new cycle: a new scan");
+	p = proctab_find(&t, 4242);
+	if (p)
+		is_str(proctab_argv0(&t, p), "/opt/srv/bin/my-srv", "4242: argv[0] read once per process");
+	p = proctab_find(&t, 1);
+	if (p) {
+		is_str(proctab_argv0(&t, p), "/changed", "1 with a new start time: argv[0] read again");
+		ok(p->utime == 600, "1: CPU times are this cycle's");
+	}
+	ok(proctab_find(&t, 100) == NULL, "the zombie's files are gone: so is its entry");
+
+	/* Device memory: unknown until a collector records; summed per process; per cycle. */
+	proctab_devmem_begin(&t, 2000);
+	is_int(proctab_devmem(&t, 4242, &b), -ENOENT, "device memory: -ENOENT when no collector recorded");
+	proctab_devmem_add(&t, 4242, 10);
+	proctab_devmem_add(&t, 4242, 5);
+	is_int(proctab_devmem(&t, 4242, &b), 0, "device memory of 4242 known");
+	is_int((long)b, 15, "device memory: two devices' bytes summed");
+	is_int(proctab_devmem(&t, 1, &b), 0, "a process on no device: known");
+	is_int((long)b, 0, "a process on no device: 0 bytes");
+	proctab_devmem_begin(&t, 2000);
+	is_int(proctab_devmem(&t, 4242, &b), 0, "begin again in the same cycle: the record stays");
+	proctab_devmem_begin(&t, 3000);
+	is_int(proctab_devmem(&t, 4242, &b), -ENOENT, "a new cycle: a new record");
+	proctab_devmem_known(&t);
+	is_int(proctab_devmem(&t, 4242, &b), 0, "a collector that found no process: known, 0");
+	proctab_free(&t);
+
+	/* A root that does not exist: an error, an empty table. */
+	proctab_init(&t, "/nonexistent/proc");
+	is_int(proctab_refresh(&t, 1), -ENOENT, "missing root: -ENOENT");
+	ok(t.n == 0 && t.error == ENOENT, "missing root: empty table, error ENOENT");
+	proctab_free(&t);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", root);
+	}
+}
+
+static void test_real_proc(void)
+{
+	struct proctab t;
+	struct proc_info *p;
+	pid_t child;
+	int st;
+	char self[256], *base;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	self[n > 0 ? n : 0] = '\0';
+	base = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
+	proctab_init(&t, "/proc");
+	is_int(proctab_refresh(&t, 1), 0, "/proc: refresh");
+	ok(t.n > 1, "/proc: more than one process (%zu)", t.n);
+	p = proctab_find(&t, getpid());
+	ok(p != NULL, "/proc: this process is in it");
+	if (p) {
+		ok(!strncmp(p->comm, base, 15), "/proc: its comm is the program's name (%s)", p->comm);
+		ok(p->starttime > 0, "/proc: it has a start time");
+		ok(strstr(proctab_argv0(&t, p), "test_proctab") != NULL, "/proc: argv[0] names this program (%s)",
+		   proctab_argv0(&t, p));
+		ok(proctab_cgroup(&t, p)[0] == '/' || proctab_cgroup(&t, p)[0] == '\0',
+		   "/proc: the cgroup path is a path (%s)", proctab_cgroup(&t, p));
+	}
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	proctab_refresh(&t, 2);
+	ok(proctab_find(&t, child) != NULL, "/proc: a child started since is in the next cycle's table");
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	proctab_refresh(&t, 3);
+	ok(proctab_find(&t, child) == NULL, "/proc: once reaped, it is gone from the next");
+	proctab_free(&t);
+}
+
+int main(void)
+{
+	test_fixture();
+	test_real_proc();
+	return done_testing();
+}

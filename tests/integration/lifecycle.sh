@@ -161,6 +161,25 @@ ok "SIGHUP: monitor.seq goes up by one across both reloads, every line whole" \
 ok "SIGHUP: stderr has no sanitizer report" no_sanitizer "$err"
 ok "SIGHUP: stderr has only accel-monitor's own messages" \
 	sh -c '! grep -v "^accel-monitor: " "$1"' sh "$err"
+
+# --- a reload that names a kind explicitly next to "auto": that kind is then collected once ---
+acfg=$WORK/hupauto.json
+aout=$WORK/hupauto.out
+printf '{ "period": "200ms", "devices": [ { "type": "auto", "metrics": [ { "type": "device_errors" } ] } ] }\n' >"$acfg"
+spawn P timeout -k 5 $((40 * SLOW)) "$MON" -c "$acfg" --path.sysfs "$FIX/sysfs/host" --path.procfs "$FIX/proc-devices" \
+	>"$aout" 2>"$WORK/hupauto.err"
+M=$(mon_pid "$P")
+wait_for $((10 * SLOW)) lines_ge "$aout" 2 || true
+printf '{ "period": "200ms", "devices": [ { "type": "auto", "metrics": [ { "type": "device_errors" } ] },\n  { "type": "amdgpu", "metrics": [ { "type": "device_errors" } ] } ] }\n' >"$acfg"
+kill -HUP "$M" || true
+n3=$(nlines "$aout")
+ok "SIGHUP auto -> auto + amdgpu: streaming goes on" wait_for $((5 * SLOW)) lines_ge "$aout" $((n3 + 4))
+# Collected twice, amdgpu would come on two schedules: as many amdgpu entries as hwmon ones says once.
+ok "SIGHUP auto -> auto + amdgpu: amdgpu collected once after the reload (auto re-expanded without it)" \
+	q "$aout" '(lambda T: T.count("hwmon") > 2 and T.count("amdgpu") == T.count("hwmon"))([e["device_type"] for l in L[int(A[0]) + 1:] for e in l["device_data"]])' "$n3"
+kill -TERM "$M" || true
+wait_for $((3 * SLOW)) gone "$M" || true
+wait "$P" || true
 ok "SIGHUP: stderr has the error and the notice of the failed reload only" \
 	sh -c '! grep -v -e "$2" -e "^accel-monitor: error: $3:" -e "^accel-monitor: error: monitor: SIGHUP: keeping the previous configuration$" "$1"' \
 	sh "$err" "$BEHIND" "$cfg"

@@ -6,7 +6,7 @@
 #   make run            install missing packages, build, run the pipeline on the default config
 #   make test           install missing packages, build, run every test, then again under ASan+UBSan
 #   make check          run the tests on the current build only
-#   make check-sanitize the tests built with SANITIZER=address,undefined
+#   make check-sanitize the tests built with SANITIZER=address,undefined,float-cast-overflow
 #   make bench          benchmarks (never part of make test)
 #   make SANITIZER=address,undefined   a sanitized build under build/san
 #   V=1                 show full command lines
@@ -134,7 +134,7 @@ check: tests
 	prove -j2 --timer --exec '' $(UNIT_BIN) $(INTEGRATION)
 
 check-sanitize:
-	$(MAKE) --no-print-directory SANITIZER=address,undefined check
+	$(MAKE) --no-print-directory SANITIZER=address,undefined,float-cast-overflow check
 
 test: deps
 	$(MAKE) --no-print-directory check

@@ -136,10 +136,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->check = 1;
 			break;
 		case OPT_PROCFS:
-			o->procfs = optarg;
-			break;
 		case OPT_SYSFS:
-			o->sysfs = optarg;
+			/* As in the config ("procfs": ""): an empty root would read the current directory as /proc. */
+			if (!*optarg) {
+				fprintf(stderr, "accel-monitor: --path.%s: expected a directory, got \"\"\n",
+					c == OPT_PROCFS ? "procfs" : "sysfs");
+				return -1;
+			}
+			*(c == OPT_PROCFS ? &o->procfs : &o->sysfs) = optarg;
 			break;
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);

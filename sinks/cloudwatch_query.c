@@ -74,9 +74,11 @@ void cw_format_double(double v, char dst[CW_DOUBLE_LEN])
 		snprintf(dst, CW_DOUBLE_LEN, "%sinf", v < 0 ? "-" : "");
 		return;
 	}
-	/* Integers below 2^53 print exactly: counters and byte counts, the common case. */
-	if (v == (double)(long long)v && v > -9007199254740992.0 && v < 9007199254740992.0 &&
-	    (v >= 1e16 ? 0 : v <= -1e16 ? 0 : 1)) {
+	/*
+	 * Integers below 2^53 print exactly: counters and byte counts, the common case. The range is
+	 * checked before the cast: a double outside long long's range has no defined conversion.
+	 */
+	if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(long long)v) {
 		snprintf(dst, CW_DOUBLE_LEN, "%s%lld.0", v == 0 && 1 / v < 0 ? "-" : "", (long long)v);
 		return;
 	}

@@ -197,6 +197,13 @@ is "$RC" 3 "missing config file: exit status 3"
 ok "missing config file: stderr names the file and the reason" \
 	grep -q -F "$WORK/no-such-file.json: No such file or directory" "$WORK/bad6.err"
 
+# --- an empty --path.procfs / --path.sysfs is refused, as "procfs": "" is in a config ---
+for p in procfs sysfs; do
+	run "empty$p" "--path.$p" "" --check-config
+	is "$RC" 2 "--path.$p \"\": usage error (exit 2)"
+	ok "--path.$p \"\": says what it expected" grep -q -F "accel-monitor: --path.$p: expected a directory, got \"\"" "$WORK/empty$p.err"
+done
+
 # --- a kind named explicitly and by "auto" is collected once, with the explicit block's settings ---
 printf '{ "devices": [ { "type": "auto" }, { "type": "amdgpu", "metrics": [ { "type": "device_errors" } ] } ] }\n' \
 	>"$WORK/autoamd.json"

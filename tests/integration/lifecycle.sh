@@ -214,8 +214,8 @@ is "$rc" 0 "SIGHUP storm: exit status 0"
 TS='[((int(l["timestamp"][11:13]) * 60 + int(l["timestamp"][14:16])) * 60 + int(l["timestamp"][17:19])) * 1000 + int(l["timestamp"][20:23]) for l in L]'
 ok "SIGHUP storm: a report every 200 ms throughout (no gap over 350 ms)" \
 	q "$out" "len(L) >= 8 and max(b - a for a, b in zip($TS, $TS[1:])) <= 350 or print('steps (ms):', [b - a for a, b in zip($TS, $TS[1:])])"
-ok "SIGHUP storm: vcpu_usage keeps its baseline (every period 0.15..0.25 s)" \
-	q "$out" 'all(0.15 <= l["system_data"]["vcpu_usage"]["period"] <= 0.25 for l in L if "vcpu_usage" in l["system_data"]) or print([l["system_data"].get("vcpu_usage", {}).get("period") for l in L])'
+ok "SIGHUP storm: vcpu_usage keeps its baseline (every period 0.1..0.3 s: loose, as above, for loaded machines)" \
+	q "$out" 'all(0.1 <= l["system_data"]["vcpu_usage"]["period"] <= 0.3 for l in L if "vcpu_usage" in l["system_data"]) or print([l["system_data"].get("vcpu_usage", {}).get("period") for l in L])'
 ok "SIGHUP storm: seq goes on, every line whole" \
 	q "$out" '[l["monitor"]["seq"] for l in L] == list(range(len(L))) and partial == ""'
 nr=$(grep -c "monitor: reloaded" "$err" || true)
@@ -258,8 +258,8 @@ ok "reload with an unchanged runtime: memory_info after it, vcpu_usage before" \
 ok "reload with an unchanged runtime: its groups every 200 ms throughout (baseline kept), no error" \
 	q "$out" 'len([l for l in L if ents(l, 0)]) >= int(A[0]) + 2 and all(ents(l, 0)[0]["error"] == "" and all(0.15 <= grp(ents(l, 0)[0], g)["period"] <= 0.25 for g in ("runtime_vcpu_usage", "memory_used")) for l in L if ents(l, 0))' "$n1"
 RT_TS='[((int(l["timestamp"][11:13]) * 60 + int(l["timestamp"][14:16])) * 60 + int(l["timestamp"][17:19])) * 1000 + int(l["timestamp"][20:23]) for l in L if ents(l, 0)]'
-ok "reload with an unchanged runtime: its schedule goes on (runtime lines 200 ms apart across the reload)" \
-	q "$out" "max(b - a for a, b in zip($RT_TS, $RT_TS[1:])) <= 250 or print('steps (ms):', [b - a for a, b in zip($RT_TS, $RT_TS[1:])])"
+ok "reload with an unchanged runtime: its schedule goes on (no step over 300 ms across the reload; a re-primed one steps 345 ms)" \
+	q "$out" "max(b - a for a, b in zip($RT_TS, $RT_TS[1:])) <= 300 or print('steps (ms):', [b - a for a, b in zip($RT_TS, $RT_TS[1:])])"
 ok "reload with an unchanged runtime: seq goes on, every line whole" \
 	q "$out" '[l["monitor"]["seq"] for l in L] == list(range(len(L))) and partial == ""'
 quiet "reload with an unchanged runtime: stderr is empty" "$err"

@@ -304,7 +304,7 @@ int main(int argc, char **argv)
 	if (o.once) {
 		int64_t until = clock_mono_ns() + ONCE_WINDOW_NS;
 
-		monitor_fetch_all(m, until); /* asynchronous sources answer within the window */
+		monitor_fetch_all(m, until, ONCE_WINDOW_NS); /* asynchronous sources answer within the window */
 		w = wait_until(loop, until, &waitmask, inst, 0);
 		if (!w && !got_term) {
 			int e = monitor_cycle(m, STDOUT_FILENO, 1);

@@ -208,11 +208,11 @@ static int fetch_settle(struct job *j, const struct cycle *cy)
 	return 0;
 }
 
-void monitor_fetch_all(struct monitor *m, int64_t deadline)
+void monitor_fetch_all(struct monitor *m, int64_t deadline, int64_t window)
 {
 	for (size_t i = 0; i < m->njobs; i++)
 		if (m->jobs[i].async)
-			fetch_start(&m->jobs[i], deadline, deadline - clock_mono_ns());
+			fetch_start(&m->jobs[i], deadline, window);
 }
 
 static struct gen *gen_ref(struct gen *g)

@@ -46,9 +46,10 @@ int64_t monitor_period(const struct monitor *m);
 
 /*
  * --once: start every asynchronous source's fetch now, for a report written
- * at deadline (CLOCK_MONOTONIC ns) by monitor_cycle(m, fd, 1).
+ * at deadline (CLOCK_MONOTONIC ns) by monitor_cycle(m, fd, 1); window (ns)
+ * is the time the caller gives them, named in a silent source's error.
  */
-void monitor_fetch_all(struct monitor *m, int64_t deadline);
+void monitor_fetch_all(struct monitor *m, int64_t deadline, int64_t window);
 
 /* When the next group is due (CLOCK_MONOTONIC ns). */
 int64_t monitor_next_due(const struct monitor *m);

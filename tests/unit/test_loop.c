@@ -394,7 +394,7 @@ static void test_async_monitor(void)
 	{
 		int64_t until = clock_mono_ns() + 250 * NS_PER_MS;
 
-		monitor_fetch_all(m, until);
+		monitor_fetch_all(m, until, 250 * NS_PER_MS);
 		while (loop_run_once(l, until, NULL) != 1)
 			;
 		monitor_cycle(m, fileno(out), 1);

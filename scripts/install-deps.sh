@@ -18,7 +18,10 @@ test_pkgs="perl python3"
 test_pkgs_prom="prometheus curl openssl clang libclang-rt-dev"
 test_pkgs_csv="python3-pandas"
 test_pkgs_cloudwatch="python3-botocore"
-test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch"
+# Install and deploy (docs/deploy.md): scdoc makes the man pages (make install needs it), man-db and
+# groff-base check them (man --warnings), systemd is systemd-analyze verify/security for the units.
+test_pkgs_deploy="scdoc man-db groff-base systemd"
+test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_deploy"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 
 case "${1:-test}" in

@@ -19,8 +19,9 @@ test_pkgs_prom="prometheus curl openssl clang libclang-rt-dev"
 test_pkgs_csv="python3-pandas"
 test_pkgs_cloudwatch="python3-botocore"
 # Install and deploy (docs/deploy.md): scdoc makes the man pages (make install needs it), man-db and
-# groff-base check them (man --warnings), systemd is systemd-analyze verify/security for the units.
-test_pkgs_deploy="scdoc man-db groff-base systemd"
+# groff-base check them (man --warnings), systemd is systemd-analyze verify/security for the units,
+# prometheus-alertmanager delivers an alert of the shipped rules to a webhook (promtool is in prometheus).
+test_pkgs_deploy="scdoc man-db groff-base systemd prometheus-alertmanager"
 test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_deploy"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 

@@ -182,7 +182,7 @@ SCDOC ?= scdoc
 MAN_PAGES := $(patsubst docs/man/%.scd,build/man/%,$(wildcard docs/man/*.scd))
 UNITS := $(notdir $(wildcard deploy/systemd/*.service deploy/systemd/*.timer))
 DOC_FILES := README.md $(wildcard docs/*.md)
-EXAMPLES := $(wildcard config/*.json config/*.yaml)
+EXAMPLES := $(wildcard config/*.json config/*.yaml deploy/prometheus/*.yml deploy/grafana/*.json)
 # The paths a unit names, filled in at install time.
 SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 

@@ -29,6 +29,7 @@ ok "man pages in share/man/man1 (one per program that has --help)" test -s "$U/s
 ok "the report format in share/man/man5" test -s "$U/share/man/man5/accel-monitor-report.5"
 ok "docs in share/doc/accel-monitor" test -s "$U/share/doc/accel-monitor/accel-prom.md"
 ok "example configs in share/doc/accel-monitor/examples" test -s "$U/share/doc/accel-monitor/examples/example.yaml"
+ok "alert rules and dashboards in share/doc/accel-monitor/examples" test -s "$U/share/doc/accel-monitor/examples/accel-monitor.rules.yml" -a -s "$U/share/doc/accel-monitor/examples/accel-monitor-devices.json"
 ok "the environment file in /etc/accel-monitor" test -s "$D/etc/accel-monitor/accel-monitor.env"
 for u in accel-monitor-prom.service accel-monitor-cloudwatch.service accel-monitor-csv.service accel-monitor-csv.timer; do
 	ok "unit $u in lib/systemd/system" test -s "$U/lib/systemd/system/$u"

@@ -20,8 +20,10 @@ test_pkgs_csv="python3-pandas"
 test_pkgs_cloudwatch="python3-botocore"
 # Install and deploy (docs/deploy.md): scdoc makes the man pages (make install needs it), man-db and
 # groff-base check them (man --warnings), systemd is systemd-analyze verify/security for the units,
-# prometheus-alertmanager delivers an alert of the shipped rules to a webhook (promtool is in prometheus).
-test_pkgs_deploy="scdoc man-db groff-base systemd prometheus-alertmanager"
+# prometheus-alertmanager delivers an alert of the shipped rules to a webhook (promtool is in prometheus),
+# python3-kubernetes and python3-yaml validate the manifests, iproute2 brings up the loopback of the
+# namespace a manifest's container runs in.
+test_pkgs_deploy="scdoc man-db groff-base systemd prometheus-alertmanager python3-kubernetes python3-yaml iproute2"
 test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_deploy"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 

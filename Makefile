@@ -170,7 +170,8 @@ clean:
 #   make install [PREFIX=/usr/local] [DESTDIR=]   programs, man pages, docs and example configs, units
 #   make uninstall                                removes what install put there (a changed config stays)
 #   make man                                      the man pages (scdoc) under build/man
-#   make deb                                      ../accel-monitor_$(VERSION)_<arch>.deb (dpkg-buildpackage)
+#   make deb [DEB_DIR=build/deb]                  DEB_DIR/accel-monitor_$(VERSION)_<arch>.deb (dpkg-buildpackage
+#                                                 on a copy of the tree, so nothing is written outside it)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
@@ -216,5 +217,10 @@ uninstall:
 		rm -f $(DESTDIR)$(SYSCONFDIR)/accel-monitor/accel-monitor.env
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/accel-monitor 2>/dev/null
 
+DEB_DIR ?= build/deb
+DEB_SRC := $(DEB_DIR)/accel-monitor-$(VERSION)
 deb:
-	dpkg-buildpackage -us -uc -b
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	tar -c --exclude=./build --exclude=./bin --exclude=./.git . | tar -x -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	@ls $(DEB_DIR)/*.deb

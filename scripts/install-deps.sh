@@ -24,8 +24,8 @@ test_pkgs_cloudwatch="python3-botocore"
 # python3-kubernetes and python3-yaml validate the manifests, iproute2 brings up the loopback of the
 # namespace a manifest's container runs in, dpkg-dev, debhelper and lintian build and check the
 # Debian package (make deb), podman, buildah, fuse-overlayfs and debootstrap build the container image
-# on a Debian 12 base made here (no registry).
-test_pkgs_deploy="scdoc man-db groff-base systemd prometheus-alertmanager python3-kubernetes python3-yaml iproute2 dpkg-dev debhelper lintian podman buildah fuse-overlayfs debootstrap"
+# on a Debian 12 base made here (no registry), docker-compose validates the compose stack.
+test_pkgs_deploy="docker-compose scdoc man-db groff-base systemd prometheus-alertmanager python3-kubernetes python3-yaml iproute2 dpkg-dev debhelper lintian podman buildah fuse-overlayfs debootstrap"
 test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_deploy"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 

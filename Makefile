@@ -192,7 +192,7 @@ man: $(MAN_PAGES)
 
 build/man/%: docs/man/%.scd
 	@mkdir -p $(@D)
-	$(Q)$(SCDOC) <$< >$@.tmp && mv $@.tmp $@
+	$(Q)$(SCDOC) <$< >$@.tmp.$$$$ && mv $@.tmp.$$$$ $@
 
 install: all man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \

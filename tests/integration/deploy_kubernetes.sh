@@ -39,7 +39,7 @@ ok "validator: an unknown ServiceMonitor field fails" sh -c "! $PY3 '$HELP/k8s_v
 for m in $manifests; do
 	ok "$m: every document valid" $PY3 "$HELP/k8s_validate.py" "$TOP/$m"
 done
-ok "the PrometheusRule holds the rule file's groups" $PY3 -c '
+ok "the PrometheusRule holds the rule file's groups (else run deploy/kubernetes/prometheusrule.py)" $PY3 -c '
 import sys, yaml
 a = yaml.safe_load(open(sys.argv[1]))["spec"]
 b = yaml.safe_load(open(sys.argv[2]))

@@ -167,3 +167,62 @@ clean:
 .SECONDARY: $(SINKS:%=$(BUILD)/sinks/%.o)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---- Installation (docs/deploy.md) ---------------------------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=]   programs, man pages, docs and example configs, units
+#   make uninstall                                removes what install put there (a changed config stays)
+#   make man                                      the man pages (scdoc) under build/man
+#   make deb [DEB_DIR=build/deb]                  DEB_DIR/accel-monitor_$(VERSION)_<arch>.deb (dpkg-buildpackage
+#                                                 on a copy of the tree, so nothing is written outside it)
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/accel-monitor
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SCDOC ?= scdoc
+# docs/man/NAME.S.scd -> build/man/NAME.S
+MAN_PAGES := $(patsubst docs/man/%.scd,build/man/%,$(wildcard docs/man/*.scd))
+UNITS := $(notdir $(wildcard deploy/systemd/*.service deploy/systemd/*.timer))
+DOC_FILES := README.md $(wildcard docs/*.md)
+EXAMPLES := $(wildcard config/*.json config/*.yaml deploy/prometheus/*.yml deploy/grafana/*.json)
+# The paths a unit names, filled in at install time.
+SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
+.PHONY: man install uninstall deb
+man: $(MAN_PAGES)
+
+build/man/%: docs/man/%.scd
+	@mkdir -p $(@D)
+	$(Q)$(SCDOC) <$< >$@.tmp.$$$$ && mv $@.tmp.$$$$ $@
+
+install: all man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/accel-monitor
+	install -m 755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(filter %.5,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	for u in $(UNITS); do $(SUBST) deploy/systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
+	@# The environment file the units read: never overwrite one the administrator changed.
+	test -e $(DESTDIR)$(SYSCONFDIR)/accel-monitor/accel-monitor.env || \
+		install -m 644 deploy/accel-monitor.env $(DESTDIR)$(SYSCONFDIR)/accel-monitor/accel-monitor.env
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGRAMS)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES))))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(filter %.5,$(MAN_PAGES))))
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -rf $(DESTDIR)$(DOCDIR)
+	! cmp -s deploy/accel-monitor.env $(DESTDIR)$(SYSCONFDIR)/accel-monitor/accel-monitor.env || \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/accel-monitor/accel-monitor.env
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/accel-monitor 2>/dev/null
+
+DEB_DIR ?= build/deb
+DEB_SRC := $(DEB_DIR)/accel-monitor-$(VERSION)
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	tar -c --exclude=./build --exclude=./bin --exclude=./.git . | tar -x -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	@ls $(DEB_DIR)/*.deb

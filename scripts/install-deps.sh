@@ -19,7 +19,15 @@ test_pkgs_prom="prometheus curl openssl clang libclang-rt-dev"
 test_pkgs_csv="python3-pandas"
 test_pkgs_cloudwatch="python3-botocore"
 test_pkgs_top="tmux"
-test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_top"
+# Install and deploy (docs/deploy.md): scdoc makes the man pages (make install needs it), man-db and
+# groff-base check them (man --warnings), systemd is systemd-analyze verify/security for the units,
+# prometheus-alertmanager delivers an alert of the shipped rules to a webhook (promtool is in prometheus),
+# python3-kubernetes and python3-yaml validate the manifests, iproute2 brings up the loopback of the
+# namespace a manifest's container runs in, dpkg-dev, debhelper and lintian build and check the
+# Debian package (make deb), podman, buildah, fuse-overlayfs and debootstrap build the container image
+# on a Debian 12 base made here (no registry), docker-compose validates the compose stack.
+test_pkgs_deploy="docker-compose scdoc man-db groff-base systemd prometheus-alertmanager python3-kubernetes python3-yaml iproute2 dpkg-dev debhelper lintian podman buildah fuse-overlayfs debootstrap"
+test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_top $test_pkgs_deploy"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 
 case "${1:-test}" in

@@ -111,16 +111,22 @@ need() {
 	fi
 }
 
+# A test that exercises nothing the sanitized build changes (it builds or installs its own binaries) runs
+# once, in the plain pass of the suite: in the sanitized pass it says so and ends here.
+plain_pass_only() {
+	if [ "${ACCEL_SANITIZED:-0}" = 1 ]; then
+		echo "ok 1 # skip run once, in the plain pass ($1)"
+		echo "1..1"
+		exit 0
+	fi
+}
+
 # A short libFuzzer run (about 10 s) of tests/fuzz/fuzz_TARGET.c under ASan and UBSan, then the plan: the whole
 # of a *_fuzz.sh test. clang and libclang-rt-dev come with scripts/install-deps.sh test: without them it fails,
 # it does not skip. It runs once, in the plain pass of the suite (the fuzz build is sanitized already).
 fuzz_short() {
 	_t=$1
-	if [ "${ACCEL_SANITIZED:-0}" = 1 ]; then
-		echo "ok 1 # skip run once, in the plain pass (the fuzz build is sanitized already)"
-		echo "1..1"
-		exit 0
-	fi
+	plain_pass_only "the fuzz build is sanitized already"
 	if ! "$TOP/tests/fuzz/build.sh" "$WORK/fuzz" "$_t" >"$WORK/build.log" 2>&1; then
 		sed 's/^/# /' "$WORK/build.log" | tail -20 >&2
 	fi

@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Print how a manifest runs one container, for tests/helpers/k8s_run.sh.
+
+k8s_container.py FILE CONTAINER CMDIR: the first pod template (or pod) in FILE that has a
+container named CONTAINER; prints, one per line, tab-separated:
+    cmd     the command and args, shell-quoted
+    env     NAME  VALUE  (a fieldRef spec.nodeName reads "$NODE")
+    host    HOSTPATH  MOUNTPATH  ro|rw
+    config  DIR  MOUNTPATH  (the ConfigMap's data, written by this script into CMDIR/NAME/)
+    user    UID  (runAsUser of the container, else of the pod)
+"""
+import os
+import shlex
+import sys
+
+import yaml
+
+
+def main():
+    path, cname, cmdir = sys.argv[1:4]
+    docs = [d for d in yaml.safe_load_all(open(path, encoding="utf-8")) if d]
+    cms = {d["metadata"]["name"]: d.get("data", {}) for d in docs if d.get("kind") == "ConfigMap"}
+    for d in docs:
+        pod = d["spec"] if d.get("kind") == "Pod" else (d.get("spec") or {}).get("template", {}).get("spec")
+        if not pod:
+            continue
+        for c in pod.get("containers", []):
+            if c["name"] != cname:
+                continue
+            print("cmd\t" + " ".join(shlex.quote(x) for x in c.get("command", []) + c.get("args", [])))
+            for e in c.get("env", []):
+                if "value" in e:
+                    print(f"env\t{e['name']}\t{e['value']}")
+                elif e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName":
+                    print(f"env\t{e['name']}\t$NODE")
+            vols = {v["name"]: v for v in pod.get("volumes", [])}
+            for m in c.get("volumeMounts", []):
+                v = vols[m["name"]]
+                if "hostPath" in v:
+                    print(f"host\t{v['hostPath']['path']}\t{m['mountPath']}\t{'ro' if m.get('readOnly') else 'rw'}")
+                elif "configMap" in v:
+                    name = v["configMap"]["name"]
+                    out = os.path.join(cmdir, name)
+                    os.makedirs(out, exist_ok=True)
+                    for k, val in cms[name].items():
+                        with open(os.path.join(out, k), "w", encoding="utf-8") as f:
+                            f.write(val)
+                    print(f"config\t{out}\t{m['mountPath']}")
+            uid = (c.get("securityContext") or {}).get("runAsUser") or (pod.get("securityContext") or {}).get("runAsUser")
+            print(f"user\t{uid if uid is not None else 0}")
+            return 0
+    sys.stderr.write(f"{path}: no container {cname}\n")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

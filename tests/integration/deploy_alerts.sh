@@ -1,0 +1,103 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The alert rules (deploy/prometheus/accel-monitor.rules.yml, docs/deploy.md):
+# promtool check rules is clean, promtool test rules passes the unit tests of
+# each rule (accel-monitor.rules.test.yml) and fails on a rule file whose
+# threshold was changed; the PrometheusRule of the Kubernetes manifests holds
+# the same groups. End to end: a real Prometheus scrapes accel-prom fed the
+# neuron-monitor 2.x fixture, evaluates the shipped rules (their `for:` set
+# to 0s so the test does not wait minutes), the input ends, AccelPromInputEnded
+# fires, and a real Alertmanager (Debian's prometheus-alertmanager) delivers
+# it to a webhook receiver here (tests/helpers/webhook_receiver.py).
+. "$(dirname "$0")/lib.sh"
+
+need "$BIN/accel-prom is built" test -x "$BIN/accel-prom"
+need "promtool (Debian package prometheus)" command -v promtool
+need "prometheus (Debian package prometheus)" command -v prometheus
+need "prometheus-alertmanager (Debian package prometheus-alertmanager)" command -v prometheus-alertmanager
+need "curl" command -v curl
+T=$((40 * SLOW))
+R=$TOP/deploy/prometheus
+
+ok "promtool check rules" promtool check rules "$R/accel-monitor.rules.yml"
+ok "promtool test rules (every rule, firing and quiet)" sh -c "cd '$R' && promtool test rules accel-monitor.rules.test.yml"
+# Every alert of the rule file has a test.
+for a in $(sed -n 's/^ *- alert: //p' "$R/accel-monitor.rules.yml"); do
+	ok "unit test for $a" grep -q "alertname: $a\$" "$R/accel-monitor.rules.test.yml"
+done
+mkdir -p "$WORK/mut"
+sed 's/sensor="gpu"} > 83/sensor="gpu"} > 95/' "$R/accel-monitor.rules.yml" >"$WORK/mut/accel-monitor.rules.yml"
+cp "$R/accel-monitor.rules.test.yml" "$WORK/mut/"
+ok "promtool test rules fails when a threshold changes" sh -c "cd '$WORK/mut' && ! promtool test rules accel-monitor.rules.test.yml"
+
+# ---- end to end: accel-prom -> Prometheus -> Alertmanager -> webhook --------------------------
+WP=$(free_port)
+spawn HOOK $PY "$HELP/webhook_receiver.py" --port "$WP" --out "$WORK/hooks.jsonl" 2>"$WORK/hook.err"
+AMP=$(free_port)
+cat >"$WORK/alertmanager.yml" <<EOF2
+route:
+  receiver: hook
+  group_by: [alertname, instance]
+  group_wait: 0s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: http://127.0.0.1:$WP/alert
+        send_resolved: true
+EOF2
+ok "amtool check-config" amtool check-config "$WORK/alertmanager.yml"
+spawn AM prometheus-alertmanager --config.file="$WORK/alertmanager.yml" --storage.path="$WORK/am" \
+	--web.listen-address="127.0.0.1:$AMP" --cluster.listen-address= --log.level=warn 2>"$WORK/am.log"
+
+mkfifo "$WORK/in"
+exec 3<>"$WORK/in"
+AP=$(free_port)
+"$BIN/accel-prom" --listen-address "127.0.0.1:$AP" <"$WORK/in" 2>"$WORK/accel-prom.err" 3>&- &
+_pids="$_pids $!"
+sed -n 1p "$FIX/streams/neuron-monitor-2x.jsonl" >&3
+
+sed 's/^\( *\)for: .*/\1for: 0s/' "$R/accel-monitor.rules.yml" >"$WORK/rules.yml"
+PP=$(free_port)
+PURL=http://127.0.0.1:$PP
+cat >"$WORK/prometheus.yml" <<EOF2
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files: ['$WORK/rules.yml']
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: ['127.0.0.1:$AMP']
+scrape_configs:
+  - job_name: accel
+    static_configs:
+      - targets: ['127.0.0.1:$AP']
+EOF2
+spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log" 3>&-
+ok "Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$PURL/-/ready"
+ok "Alertmanager is ready" wait_for "$T" curl -sf -o /dev/null "http://127.0.0.1:$AMP/-/ready"
+inputs_open() { curl -s --data-urlencode 'query=accel_prom_input_open' "$PURL/api/v1/query" | grep -q '"value":\[[0-9.]*,"1"\]'; }
+ok "Prometheus scraped accel-prom: accel_prom_input_open is 1" wait_for "$T" inputs_open
+ok "Prometheus loaded every shipped rule" sh -c "[ \$(curl -s '$PURL/api/v1/rules' | $PY -c 'import json,sys; print(sum(len(g[\"rules\"]) for g in json.load(sys.stdin)[\"data\"][\"groups\"]))') = $(grep -c '^ *- alert:' "$R/accel-monitor.rules.yml") ]"
+ok "no alert fires while the input is open" sh -c "! grep -q AccelPromInputEnded '$WORK/hooks.jsonl' 2>/dev/null"
+exec 3>&-
+firing() { grep '"alertname":"AccelPromInputEnded"' "$WORK/hooks.jsonl" 2>/dev/null | grep -q '"status":"firing"'; }
+ok "the input ended: AccelPromInputEnded delivered to the webhook by Alertmanager" wait_for "$T" firing
+if [ -s "$WORK/hooks.jsonl" ]; then
+	is "$(grep AccelPromInputEnded "$WORK/hooks.jsonl" | head -1 | $PY -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+a = d["alerts"][0]
+print(d["receiver"], a["labels"]["severity"], a["labels"]["instance"], a["annotations"]["summary"])')" \
+		"hook critical 127.0.0.1:$AP accel-prom on 127.0.0.1:$AP: its input ended (accel-monitor is not running)" \
+		"the notification: receiver, severity, the accel-prom target, the summary"
+else
+	_result 1 "the notification: receiver, severity, the accel-prom target, the summary"
+	tail -5 "$WORK/am.log" "$WORK/prometheus.log" "$WORK/hook.err" >&2
+fi
+done_testing

@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The Grafana dashboards (deploy/grafana/, docs/deploy.md): the committed JSON
+# is what deploy/grafana/dashboards.py writes; each passes
+# tests/helpers/dashboard_check.py lint (a datasource variable, every panel
+# and target on ${datasource}, every selector on $instance, no instance
+# written in; shown to fail on a broken copy); and every panel query returns
+# data from a real Prometheus that scrapes two accel-prom targets:
+#   devices: accel-monitor on the fixture sysfs tree (amdgpu, Neuron, NCS,
+#            hwmon) and the fake NVML library (three NVIDIA GPUs), host groups;
+#   runtimes: the neuron-monitor 2.x fixture stream, a line a second.
+# The query variables' label_values() return values too.
+. "$(dirname "$0")/lib.sh"
+
+need "$BIN/accel-prom is built" test -x "$BIN/accel-prom"
+need "$BIN/accel-monitor is built" test -x "$BIN/accel-monitor"
+need "prometheus (Debian package prometheus)" command -v prometheus
+need "curl" command -v curl
+CC=${CC:-cc}
+need "$CC" command -v "$CC"
+T=$((40 * SLOW))
+G=$TOP/deploy/grafana
+export AWS_EC2_METADATA_DISABLED=true
+
+ok "dashboards.py runs" $PY "$G/dashboards.py" "$WORK"
+for f in "$G"/*.json; do
+	n=$(basename "$f")
+	ok "$n is what dashboards.py writes" cmp "$f" "$WORK/$n"
+	ok "$n: lint" $PY "$HELP/dashboard_check.py" lint "$f"
+done
+$PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["panels"][0]["targets"][0]["expr"] = "accelerator_info{instance=\"10.0.0.1:8000\"}"
+d["panels"][1]["datasource"] = {"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}
+json.dump(d, open(sys.argv[2], "w"))' "$G/accel-monitor-devices.json" "$WORK/broken.json"
+ok "lint fails on a written-in instance and a fixed data source" sh -c \
+	"$PY '$HELP/dashboard_check.py' lint '$WORK/broken.json' 2>&1 | grep -q 'written in' &&
+	 $PY '$HELP/dashboard_check.py' lint '$WORK/broken.json' 2>&1 | grep -q 'panel datasource'"
+
+# ---- target 1: accel-monitor on the fixtures ---------------------------------------------------
+ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -o "$WORK/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+cat >"$WORK/mon.json" <<EOF2
+{ "period": "1s", "devices": [ { "type": "auto" } ],
+  "system_metrics": [ { "type": "vcpu_usage" }, { "type": "memory_info" } ] }
+EOF2
+mkfifo "$WORK/dev.in" "$WORK/rt.in"
+A1=$(free_port)
+A2=$(free_port)
+"$BIN/accel-prom" --listen-address "127.0.0.1:$A1" <"$WORK/dev.in" 2>"$WORK/prom1.err" &
+_pids="$_pids $!"
+FAKE_NVML_SCRIPT=$FIX/nvml/multi.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1 \
+	"$BIN/accel-monitor" -c "$WORK/mon.json" --path.sysfs "$FIX/sysfs/host" --path.procfs "$FIX/proc-devices" \
+	>"$WORK/dev.in" 2>"$WORK/mon.err" &
+_pids="$_pids $!"
+
+# ---- target 2: the neuron-monitor stream ---------------------------------------------------------
+exec 3<>"$WORK/rt.in"
+"$BIN/accel-prom" --listen-address "127.0.0.1:$A2" --staleness 10m <"$WORK/rt.in" 2>"$WORK/prom2.err" 3>&- &
+_pids="$_pids $!"
+
+PP=$(free_port)
+PURL=http://127.0.0.1:$PP
+cat >"$WORK/prometheus.yml" <<EOF2
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: accel
+    static_configs:
+      - targets: ['127.0.0.1:$A1', '127.0.0.1:$A2']
+EOF2
+spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log" 3>&-
+ok "Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$PURL/-/ready"
+
+# q EXPR: the number of series an instant query returns ("0" for none or an error).
+q() {
+	curl -s --max-time 10 --data-urlencode "query=$1" "$PURL/api/v1/query" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+if d.get("status") != "success":
+    sys.stderr.write(str(d) + "\n"); print(0)
+else:
+    r = d["data"]["result"]
+    print(1 if d["data"]["resultType"] == "scalar" else len(r))'
+}
+up2() { [ "$(q 'up{job="accel"} == 1')" = 2 ]; }
+ok "both targets are up" wait_for "$T" up2
+# The runtime stream, a line a second, so that rates have two points and more.
+for i in 1 2 3 4; do
+	sed -n "${i}p" "$FIX/streams/neuron-monitor-2x.jsonl" >&3
+	sleep 1
+done
+rates() { [ "$(q 'rate(execution_status_total[1m])')" -gt 0 ] && [ "$(q 'rate(accelerator_ecc_errors_total[1m])')" -gt 0 ]; }
+ok "counters have two points in Prometheus" wait_for "$T" rates
+
+for f in "$G"/*.json; do
+	n=$(basename "$f" .json)
+	$PY "$HELP/dashboard_check.py" queries "$f" >"$WORK/$n.queries"
+	ok "$n: queries listed" test -s "$WORK/$n.queries"
+	while IFS="$(printf '\t')" read -r title expr; do
+		c=$(q "$expr")
+		ok "$n: $title: returns data ($c series)" test "$c" -gt 0
+		[ "$c" -gt 0 ] || diag "$expr"
+	done <"$WORK/$n.queries"
+	$PY "$HELP/dashboard_check.py" variables "$f" >"$WORK/$n.vars"
+	while IFS="$(printf '\t')" read -r name label sel; do
+		vals=$(curl -s --get --data-urlencode "match[]=$sel" "$PURL/api/v1/label/$label/values" |
+			$PY -c 'import json,sys; print(len(json.load(sys.stdin)["data"]))')
+		ok "$n: variable \$$name: label_values returns values ($vals)" test "$vals" -gt 0
+	done <"$WORK/$n.vars"
+done
+done_testing

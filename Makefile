@@ -41,7 +41,8 @@ LIBS_IMDS := $(LIBS_COMMON) $(call pc,libcurl)
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
 LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
-LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib) -lcrypt -lpthread -ldl
+LIBS_SINK_remote-write := $(BUILD)/libcommon.a $(LIBS_COMMON) $(call pc,libcurl zlib libprotobuf-c snappy) -lpthread
+LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib libprotobuf-c snappy) -lcrypt -lpthread -ldl
 
 ifeq ($(V),1)
 Q :=
@@ -93,6 +94,10 @@ $(BIN)/accel-%: $(BUILD)/sinks/%.o $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(bas
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(or $(LIBS_SINK_$*),$(LIBS_COMMON))
+
+# accel-remote-write (sinks/remote-write.c, its modules sinks/remote-write_*.c) pushes accel-prom's series: it
+# links accel-prom's store too (after them: libcommon.a again, in its LIBS_SINK).
+$(BIN)/accel-remote-write: $(BUILD)/sinks/prom_store.o $(BUILD)/sinks/prom_dcgm.o $(BUILD)/sinks/prom_expo.o
 
 # The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
 $(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/libcommon.a

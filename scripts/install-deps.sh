@@ -10,7 +10,7 @@
 #        servers accel-prom is measured against: wrk, nginx, collectd)
 set -eu
 
-build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev libgnutls28-dev"
+build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev libgnutls28-dev libprotobuf-c-dev libsnappy-dev"
 # Test tools, one line per area: prove (perl) and Debian's python3 for the
 # helpers and checkers; each sink's line names the real servers and clients
 # its tests run against.
@@ -18,7 +18,8 @@ test_pkgs="perl python3"
 test_pkgs_prom="prometheus curl openssl clang libclang-rt-dev"
 test_pkgs_csv="python3-pandas"
 test_pkgs_cloudwatch="python3-botocore"
-test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch"
+test_pkgs_remote_write="python3-snappy iproute2"
+test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_remote_write"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 
 case "${1:-test}" in

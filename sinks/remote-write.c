@@ -48,6 +48,7 @@
 
 #define MAX_REPEAT 64           /* --label and --header, each */
 #define POLL_MS 100             /* the reader looks at the clock and the stop flag this often */
+#define SELF_SAMPLES 7          /* accel_remote_write_* samples added to each request */
 #define STATS_EVERY_NS (10 * NS_PER_S) /* -v: self-metrics on stderr this often */
 
 /* Everything the options set. */
@@ -340,6 +341,9 @@ static void on_series(const struct prom_series_view *v, void *ud)
 		return;
 	}
 	ids_grow(r, id);
+	/* A request holds at most --max-samples-per-send samples, the self-metrics included. */
+	if (rw_enc_pending(r->enc) + SELF_SAMPLES >= O.max_samples || rw_enc_pending_bytes(r->enc) >= O.max_bytes)
+		flush_batch(r, clock_mono_ns());
 	if (v->ts_ms <= r->last_ts[id]) {
 		pthread_mutex_lock(&S.mu);
 		S.skipped_old++;
@@ -423,7 +427,8 @@ static void *reader_main(void *arg)
 			mark_stale(r);
 			if (rw_enc_pending(r->enc) && !r->first_ns)
 				r->first_ns = now;
-			if (rw_enc_pending(r->enc) >= O.max_samples || rw_enc_pending_bytes(r->enc) >= O.max_bytes)
+			if (rw_enc_pending(r->enc) + SELF_SAMPLES >= O.max_samples ||
+			    rw_enc_pending_bytes(r->enc) >= O.max_bytes)
 				flush_batch(r, now);
 			continue;
 		}
@@ -510,7 +515,7 @@ static void *sender_main(void *arg)
 			rw_queue_ack(S.q, id);
 			S.failed += ns;
 			log_err("remote-write: %s refused a request of %u samples (%zu bytes): %s; dropped, as Prometheus "
-				"does (%" PRIu64 " samples dropped so since the start)",
+				"does (%" PRIu64 " samples refused since the start)",
 				O.url, ns, body.len, rep.detail, S.failed);
 			attempt = 0;
 			continue;
@@ -582,7 +587,8 @@ int main(int argc, char **argv)
 		{ .name = "url", .arg = SINK_STR, .dst = &O.url },
 		{ .name = "label", .arg = SINK_FN, .parse = add_label },
 		{ .name = "header", .arg = SINK_FN, .parse = add_header },
-		{ .name = "max-samples-per-send", .arg = SINK_UINT, .dst = &O.max_samples, .min = 1, .max = 1000000 },
+		{ .name = "max-samples-per-send", .arg = SINK_UINT, .dst = &O.max_samples, .min = 2 * SELF_SAMPLES,
+		  .max = 1000000 },
 		{ .name = "max-bytes", .arg = SINK_UINT, .dst = &O.max_bytes, .min = 1024, .max = 32 << 20 },
 		{ .name = "batch-send-deadline", .arg = SINK_DUR, .dst = &O.deadline_ms, .min = 1 },
 		{ .name = "min-backoff", .arg = SINK_DUR, .dst = &O.backoff_min_ms, .min = 1 },

@@ -190,12 +190,17 @@ int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsa
 			*dropped = nsamples;
 		return 0;
 	}
-	while (q->n && q->st.bytes + need > q->o.max_bytes) {
-		q->st.dropped_records++;
-		q->st.dropped_samples += rec_at(q, 0)->nsamples;
-		if (dropped)
-			*dropped += rec_at(q, 0)->nsamples;
-		pop_front(q);
+	if (q->n && q->st.bytes + need > q->o.max_bytes) {
+		while (q->n && q->st.bytes + need > q->o.max_bytes) {
+			q->st.dropped_records++;
+			q->st.dropped_samples += rec_at(q, 0)->nsamples;
+			if (dropped)
+				*dropped += rec_at(q, 0)->nsamples;
+			pop_front(q);
+		}
+		/* A restart must not bring the dropped records back. */
+		if (q->dir)
+			head_write(q);
 	}
 	r.len = (uint32_t)len;
 	r.nsamples = nsamples;

@@ -72,6 +72,7 @@ struct series {
 	size_t vlen;
 	int64_t seen_ns;     /* CLOCK_MONOTONIC of the last refresh */
 	int64_t ts_ms;       /* the refreshing sample's timestamp (unix ms) */
+	uint32_t slot;       /* prom_store_each's consumer word */
 	uint64_t seen_seq;   /* report number of the last refresh */
 	int hidden;          /* a counter out of the exposition, kept for continuity */
 	int64_t hidden_ns;   /* since when */
@@ -822,7 +823,7 @@ void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const str
 
 		for (size_t k = 0; k < f->nser; k++) {
 			struct series *s = f->ser[k];
-			struct prom_series_view v = { f->def, s->labels, s->labels_len, s->value, s->ts_ms };
+			struct prom_series_view v = { f->def, s->labels, s->labels_len, s->value, s->ts_ms, &s->slot };
 
 			if (s->hidden || s->pinned || (fresh_only && s->seen_seq != st->seq))
 				continue;

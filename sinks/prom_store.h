@@ -99,6 +99,7 @@ struct prom_series_view {
 	size_t labels_len;
 	double value;         /* counters: cumulative since the store's start */
 	int64_t ts_ms;        /* the timestamp of the sample that last refreshed it (unix ms) */
+	uint32_t *slot;       /* the consumer's own word, 0 at first, kept with the series (accel-remote-write: its id + 1) */
 };
 
 /*

@@ -334,7 +334,11 @@ static void on_series(const struct prom_series_view *v, void *ud)
 	uint32_t id;
 	int rc;
 
-	if ((rc = rw_enc_series(r->enc, v->fam, v->labels, v->labels_len, &id))) {
+	if (*v->slot) {
+		id = *v->slot - 1;
+	} else if ((rc = rw_enc_series(r->enc, v->fam, v->labels, v->labels_len, &id)) == 0) {
+		*v->slot = id + 1; /* found by its label set once, then by this word */
+	} else {
 		log_limited(&r->lim_series, "remote-write: %s%.*s: %s; not sent", v->fam->name, (int)v->labels_len,
 			    v->labels,
 			    rc == -ENOSPC ? "too many series" : rc == -E2BIG ? "too many labels" : "bad label set");
@@ -363,8 +367,12 @@ static void on_visible(const struct prom_series_view *v, void *ud)
 	struct reader *r = ud;
 	uint32_t id;
 
-	if (rw_enc_series(r->enc, v->fam, v->labels, v->labels_len, &id))
+	if (*v->slot)
+		id = *v->slot - 1;
+	else if (rw_enc_series(r->enc, v->fam, v->labels, v->labels_len, &id))
 		return;
+	else
+		*v->slot = id + 1;
 	ids_grow(r, id);
 	r->gen[id] = r->cur_gen;
 }

@@ -155,13 +155,19 @@ int rw_parse_labels(const char *s, size_t len, char *pool, size_t poolsz, const 
 
 /* ---- the encoder ---------------------------------------------------------------- */
 
-static uint32_t hash_key(const char *p, size_t n)
+/* A multiplicative hash taking 8 bytes at a time (label sets are hundreds of bytes; as prom_store.c's). */
+static uint64_t hash_bytes(uint64_t h, const char *p, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t w;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
-	return (uint32_t)(h ^ (h >> 32));
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, p, n);
+	return (h ^ w ^ n) * 0x9e3779b97f4a7c15ull;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -321,30 +327,23 @@ static int series_build(struct rw_enc *e, struct rw_series *s, const char *label
 int rw_enc_series(struct rw_enc *e, const struct family *fam, const char *labels, size_t len, uint32_t *id)
 {
 	size_t nlen = strlen(fam->name), klen = nlen + 1 + len;
-	char stackkey[1024], *key = klen <= sizeof(stackkey) ? stackkey : xmalloc(klen);
-	uint32_t h;
+	uint64_t h64 = hash_bytes(hash_bytes(0x84222325cbf29ce4ull, fam->name, nlen), labels, len);
+	uint32_t h = (uint32_t)(h64 ^ (h64 >> 32));
 	struct rw_series *s;
 	int rc;
 
-	memcpy(key, fam->name, nlen);
-	key[nlen] = '\0';
-	memcpy(key + nlen + 1, labels, len);
-	h = hash_key(key, klen);
 	if (e->tabsize) {
 		for (uint32_t i = e->tab[h & (e->tabsize - 1)]; i; i = e->ser[i - 1].next) {
 			s = &e->ser[i - 1];
-			if (s->hash == h && s->keylen == klen && !memcmp(s->key, key, klen)) {
+			if (s->hash == h && s->keylen == klen && !memcmp(s->key + nlen + 1, labels, len) &&
+			    !memcmp(s->key, fam->name, nlen)) {
 				*id = i - 1;
-				if (key != stackkey)
-					free(key);
 				return 0;
 			}
 		}
 	}
-	if (e->nser >= RW_SERIES_MAX) {
-		rc = -ENOSPC;
-		goto out;
-	}
+	if (e->nser >= RW_SERIES_MAX)
+		return -ENOSPC;
 	if (e->nser == e->aser) {
 		e->aser = e->aser ? 2 * e->aser : 256;
 		e->ser = xrealloc(e->ser, e->aser * sizeof(*e->ser));
@@ -356,25 +355,22 @@ int rw_enc_series(struct rw_enc *e, const struct family *fam, const char *labels
 		free(s->pool);
 		free(s->lab);
 		free(s->labp);
-		goto out;
+		return rc;
 	}
-	s->key = key == stackkey ? memcpy(xmalloc(klen), key, klen) : key;
-	key = NULL;
+	s->key = xmalloc(klen);
+	memcpy(s->key, fam->name, nlen + 1);
+	memcpy(s->key + nlen + 1, labels, len);
 	s->keylen = klen;
 	s->hash = h;
 	*id = (uint32_t)e->nser++;
 	note_family(e, fam);
-	if (e->nser > e->tabsize / 2)
+	if (e->nser > e->tabsize / 2) {
 		tab_rebuild(e, e->tabsize ? 2 * e->tabsize : 1024);
-	else {
+	} else {
 		s->next = e->tab[h & (e->tabsize - 1)];
 		e->tab[h & (e->tabsize - 1)] = *id + 1;
 	}
-	rc = 0;
-out:
-	if (key && key != stackkey)
-		free(key);
-	return rc;
+	return 0;
 }
 
 void rw_enc_add(struct rw_enc *e, uint32_t id, int64_t ts_ms, double value)

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ struct rw_queue {
 	struct rw_queue_stats st;
 	/* disk */
 	int dirfd;
+	int lockfd;             /* DIR/lock, held with flock while open */
 	int wfd;                /* the segment being appended to, -1 none */
 	uint64_t wseg, woff;
 };
@@ -447,6 +449,14 @@ static int open_dir(struct rw_queue *q, char *err, size_t errsz)
 		snprintf(err, errsz, "--queue-dir %s: %s", q->dir, strerror(errno));
 		return rc;
 	}
+	/* One process per directory: a second one would append to the same segments. */
+	q->lockfd = openat(q->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (q->lockfd < 0 || flock(q->lockfd, LOCK_EX | LOCK_NB)) {
+		rc = -errno;
+		snprintf(err, errsz, "--queue-dir %s: %s", q->dir,
+			 errno == EWOULDBLOCK ? "in use by another accel-remote-write" : strerror(errno));
+		return rc;
+	}
 	if ((rc = list_segments(q, &segs, &nseg))) {
 		snprintf(err, errsz, "--queue-dir %s: cannot list it: %s", q->dir, strerror(-rc));
 		return rc;
@@ -498,6 +508,7 @@ int rw_queue_open(const struct rw_queue_opts *o, struct rw_queue **qp, char *err
 
 	q->o = *o;
 	q->dirfd = -1;
+	q->lockfd = -1;
 	q->wfd = -1;
 	if (!q->o.segment_bytes) {
 		q->o.segment_bytes = q->o.max_bytes / 8;
@@ -536,6 +547,8 @@ void rw_queue_close(struct rw_queue *q)
 		close(q->wfd);
 	if (q->dirfd >= 0)
 		close(q->dirfd);
+	if (q->lockfd >= 0)
+		close(q->lockfd);
 	free(q->dir);
 	free(q);
 }

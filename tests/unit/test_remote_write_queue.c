@@ -128,6 +128,12 @@ static void test_disk_replay(void)
 
 	buf_init(&b, 1 << 20);
 	is_int(rw_queue_open(&o, &q, err, sizeof(err)), 0, "disk queue created");
+	{
+		struct rw_queue *q2;
+
+		is_int(rw_queue_open(&o, &q2, err, sizeof(err)), -EWOULDBLOCK, "a second queue on the same directory refused");
+		ok(strstr(err, "in use") != NULL, "... saying why: %s", err);
+	}
 	push_range(q, 1, 30);
 	ok(nsegments() >= 3, "segments roll at segment_bytes (%d)", nsegments());
 	for (int i = 1; i <= 10; i++) {

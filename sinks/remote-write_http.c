@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define RESP_CAP 4096    /* bytes of an answer kept for messages */
 #define SECRET_MAX 65536 /* bytes of a token or password file */
@@ -99,6 +100,22 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 		h->retry_after[k] = '\0';
 	}
 	return len;
+}
+
+/*
+ * Every connection closes with a reset (SO_LINGER 0): a request abandoned
+ * after a timeout (a link down) must not stay in the kernel's send buffer
+ * and reach the receiver after its retry and the requests that follow,
+ * where its samples would be out of order.
+ */
+static int on_socket(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+	struct linger l = { 1, 0 };
+
+	(void)ud;
+	if (purpose == CURLSOCKTYPE_IPCXN)
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	return CURL_SOCKOPT_OK;
 }
 
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
@@ -215,6 +232,7 @@ void rw_http_send(struct rw_http *h, const void *body, size_t len, struct rw_rep
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, on_socket);
 	if (h->o.ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, h->o.ca_file);
 	if (h->o.cert_file)

@@ -189,7 +189,7 @@ F(F_LAST, "accel_remote_write_last_success_timestamp_seconds",
 #undef F
 
 struct self_snapshot {
-	uint64_t sent, failed, retried, dropped, requests;
+	uint64_t sent, failed, retried, dropped, requests, skipped;
 	struct rw_queue_stats qs;
 	int64_t last_ms;
 };
@@ -202,6 +202,7 @@ static void self_snapshot(struct self_snapshot *s)
 	s->failed = S.failed;
 	s->retried = S.retried;
 	s->requests = S.requests;
+	s->skipped = S.skipped_old;
 	s->last_ms = S.last_success_ms;
 	pthread_mutex_unlock(&S.mu);
 	s->dropped = s->qs.dropped_samples;
@@ -557,9 +558,10 @@ static void log_stats(void)
 
 	self_snapshot(&s);
 	log_info("remote-write: samples sent %" PRIu64 " (%" PRIu64 " requests), failed %" PRIu64 ", retried %" PRIu64
-		 ", dropped %" PRIu64 "; queue %" PRIu64 " bytes, %" PRIu64 " samples; last success %s%.1f s ago",
+		 ", dropped %" PRIu64 "; queue %" PRIu64 " bytes, %" PRIu64 " samples; last success %s%.1f s ago; "
+		 "%" PRIu64 " samples not newer than their series' last, not sent",
 		 s.sent, s.requests, s.failed, s.retried, s.dropped, s.qs.bytes, s.qs.samples, s.last_ms ? "" : "never, ",
-		 s.last_ms ? (double)(now_ms - s.last_ms) / 1000.0 : 0.0);
+		 s.last_ms ? (double)(now_ms - s.last_ms) / 1000.0 : 0.0, s.skipped);
 }
 
 /* instance: KUBE_NODE_NAME, else the host name (the node, as the Prometheus agent's scrape of itself names it). */

@@ -21,6 +21,9 @@ Writes, in DIR:
     errors.log      protocol violations: a wrong header, labels not sorted or
                     repeated, a sample not newer than the last one taken for
                     its series (Prometheus would refuse it), bad encoding
+    duplicates.log  samples equal (timestamp and value) to the last one taken
+                    for their series: a request sent again after its answer
+                    was lost; Prometheus takes them without error, so do we
 """
 import argparse
 import json
@@ -200,10 +203,16 @@ def main():
                         out("errors.log", "an empty label value: %r" % labels)
                     key = "{" + ",".join("%s=%s" % lv for lv in labels) + "}"
                     for t, v in samples:
-                        if t <= State.last.get(key, -1 << 63):
+                        lt, lv = State.last.get(key, (-1 << 63, None))
+                        if t == lt and (v == lv or (v != v and lv != lv)):
+                            # The same sample again (a request taken, its answer lost, sent again):
+                            # Prometheus takes it without error and keeps one.
+                            out("duplicates.log", "%s %d" % (key, t))
+                            continue
+                        if t <= lt:
                             out("errors.log", "not newer than the last sample: %s %d" % (key, t))
                             continue
-                        State.last[key] = t
+                        State.last[key] = (t, v)
                         out("accepted.jsonl", json.dumps({"s": key, "t": t, "v": v if v == v else "NaN"}))
                 for x in meta:
                     out("metadata.jsonl", json.dumps(x))
@@ -224,7 +233,9 @@ def main():
         with open(os.path.join(d, "accepted.jsonl")) as f:
             for line in f:
                 x = json.loads(line)
-                State.last[x["s"]] = max(State.last.get(x["s"], -1 << 63), x["t"])
+                v = float("nan") if x["v"] == "NaN" else x["v"]
+                if x["t"] > State.last.get(x["s"], (-1 << 63, None))[0]:
+                    State.last[x["s"]] = (x["t"], v)
     except FileNotFoundError:
         pass
     print("ready", flush=True)

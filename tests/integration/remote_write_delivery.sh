@@ -126,6 +126,7 @@ is "$dropped" 0 "nothing dropped from the queue"
 ok "the 400 is logged with the batch's size" grep -q "refused a request of $nrej samples" "$WORK/rw.err"
 ok "500s were retried" test "$(nreq 500)" -ge 1
 ok "no protocol error at the receiver (headers, sorted labels, order)" test ! -s "$R/errors.log"
+head -5 "$R/errors.log" 2>/dev/null | cut -c1-300 | sed 's/^/#   /' >&2 || true
 
 # ---- metadata -------------------------------------------------------------------------------------------
 ok "metadata: execution_status_total a COUNTER with its help" grep -q \

@@ -260,6 +260,7 @@ static void ids_grow(struct reader *r, uint32_t id)
 /* Queue one compressed request. */
 static void enqueue(const struct buf *b, uint32_t nsamples)
 {
+	static struct log_limit lim; /* a full queue drops at each push: one message every 10 s, with the count */
 	uint64_t dropped = 0;
 
 	pthread_mutex_lock(&S.mu);
@@ -267,9 +268,10 @@ static void enqueue(const struct buf *b, uint32_t nsamples)
 		struct rw_queue_stats qs;
 
 		rw_queue_stats(S.q, &qs);
-		log_warn("remote-write: the queue is full (--queue-max-bytes %llu): dropped the oldest %" PRIu64
-			 " samples (%" PRIu64 " dropped since the start)",
-			 O.queue_max_bytes, dropped, qs.dropped_samples);
+		log_limited(&lim,
+			    "remote-write: the queue is full (--queue-max-bytes %llu): dropped the oldest %" PRIu64
+			    " samples (%" PRIu64 " dropped since the start)",
+			    O.queue_max_bytes, dropped, qs.dropped_samples);
 	}
 	pthread_cond_broadcast(&S.cv);
 	pthread_mutex_unlock(&S.mu);

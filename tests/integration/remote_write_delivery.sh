@@ -10,7 +10,8 @@
 # the 400's batch is dropped, logged with its size and counted; the
 # Retry-After is honoured; the protocol's headers and sorted labels are
 # there; metadata (type, help, unit) arrives at the start and again every
-# --metadata-interval.
+# --metadata-interval. Last, a memory queue too small: drops logged once
+# with a count, and counted.
 . "$(dirname "$0")/lib.sh"
 
 need "$BIN/accel-remote-write is built" test -x "$BIN/accel-remote-write"
@@ -138,4 +139,19 @@ nmeta=$(awk '$2 == 204 && $4 > 0' "$R/requests.log" | wc -l)
 ok "metadata sent at the start and again every 5 s ($nmeta requests)" test "$nmeta" -ge 4
 ok "self-metrics pushed: samples sent, queue bytes, last success" sh -c \
 	"grep -q 'accel_remote_write_samples_sent_total' '$R/accepted.jsonl' && grep -q 'accel_remote_write_queue_bytes' '$R/accepted.jsonl' && grep -q 'accel_remote_write_last_success_timestamp_seconds' '$R/accepted.jsonl'"
+
+# ---- the memory queue full: the oldest dropped, logged (rate-limited) with a count ----------------------
+i=0
+rc=0
+while [ $i -lt 60 ]; do
+	printf '%s\n' "$L"
+	sleep 0.02
+	i=$((i + 1))
+done | "$BIN/accel-remote-write" --url "http://127.0.0.1:$(free_port)/api/v1/write" --queue-max-bytes 4096 \
+	--batch-send-deadline 10ms --drain-timeout 500ms -vv 2>"$WORK/full.err" || rc=$?
+is "$rc" 0 "queue full, nothing listening: exit status 0"
+ok "the drops are logged with a count" grep -q "the queue is full (--queue-max-bytes 4096): dropped the oldest" \
+	"$WORK/full.err"
+ok "... once, not at each push" test "$(grep -c 'the queue is full' "$WORK/full.err")" -eq 1
+ok "... and counted" grep -Eq "dropped [1-9][0-9]*;" "$WORK/full.err"
 done_testing

@@ -217,6 +217,7 @@ struct reader {
 	int64_t first_ns;      /* monotonic time of the batch's first sample; 0: empty batch */
 	int64_t last_self_ms;  /* timestamp of the last self-metric samples */
 	int64_t meta_due_ns;   /* 0: at the first batch */
+	int64_t sweep_ns;      /* monotonic time of the last sweep while the input was quiet */
 	size_t meta_nfams;     /* families in the last metadata sent */
 	struct log_limit lim_series;
 	atomic_int stop;
@@ -425,8 +426,19 @@ static void *reader_main(void *arg)
 		if (si.st.rpos == si.st.rlen && !si.st.eof) {
 			struct pollfd p = { .fd = si.st.fd, .events = POLLIN };
 
-			if (poll(&p, 1, POLL_MS) == 0)
+			if (poll(&p, 1, POLL_MS) == 0) {
+				/* Quiet input: series past the staleness window leave, as accel-prom's sweep
+				 * drops them, and get their staleness markers now. */
+				if (now - r->sweep_ns >= NS_PER_S) {
+					r->sweep_ns = now;
+					prom_store_sweep(r->store, now);
+					r->report_ms = clock_real_ns() / NS_PER_MS;
+					mark_stale(r);
+					if (rw_enc_pending(r->enc) && !r->first_ns)
+						r->first_ns = now;
+				}
 				continue;
+			}
 		}
 		rc = sink_input_next(&si, &rep);
 		now = clock_mono_ns();

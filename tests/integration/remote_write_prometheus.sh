@@ -9,8 +9,9 @@
 # error leaving: its series get a staleness marker and are gone from
 # Prometheus too) and for accel-monitor's own reports from the fixture
 # sysfs tree. The external labels are there (instance from KUBE_NODE_NAME,
-# job, --label), the self-metrics arrive, and Prometheus logs no
-# out-of-order or duplicate sample.
+# job, --label), the self-metrics arrive, series that go stale while the
+# input is quiet get staleness markers, and Prometheus logs no out-of-order
+# or duplicate sample.
 #
 # Prometheus 2.42's receiver does not store the metadata remote write
 # carries (prometheus/prometheus#13163): the metadata requests are checked
@@ -107,6 +108,19 @@ got=$(q 'sum(accelerator_memory_used_bytes{job="rw-monitor"})')
 ok "monitor: sum(accelerator_memory_used_bytes) $got equals the report's devices' total $want" \
 	$PY -c 'import sys; sys.exit(0 if float(sys.argv[1]) == float(sys.argv[2]) and float(sys.argv[2]) > 0 else 1)' \
 	"${got:-0}" "$want"
+
+# ---- a quiet input: with --staleness 2s the series leave after 2 s, with staleness markers -----------
+mkfifo "$WORK/quiet"
+exec 6<>"$WORK/quiet"
+KUBE_NODE_NAME=node-quiet "$BIN/accel-remote-write" --url "$PURL/api/v1/write" --label job=rw-quiet --staleness 2s \
+	--batch-send-deadline 100ms <"$WORK/quiet" 2>"$WORK/quiet.rw.err" 6>&- &
+_pids="$_pids $!"
+sed -n 1p "$FIX/streams/neuron-monitor-2x.jsonl" >&6
+ok "quiet: the series arrive" wait_for "$T" q_is 'count(execution_status_total{job="rw-quiet",runtime_tag="my_app_1",status_type="completed"})' 1
+ok "quiet: no report for 2 s: they leave Prometheus too, long before its 5-minute lookback" \
+	wait_for "$T" q_is 'count(execution_status_total{job="rw-quiet"})' ""
+is "$(q 'count(accel_remote_write_samples_sent_total{job="rw-quiet"})')" 1 "quiet: the self-metrics stay (never stale)"
+exec 6>&-
 
 ok "Prometheus logged no out-of-order or duplicate sample" sh -c "! grep -Eqi 'out of order|duplicate sample|out of bounds' '$WORK/prometheus.log'"
 ok "accel-remote-write had no request refused" sh -c "! grep -q 'refused a request' '$WORK'/*.rw.err"

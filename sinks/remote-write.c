@@ -187,6 +187,8 @@ F(F_QSAMPLES, "accel_remote_write_queue_samples", "Samples waiting in the queue"
 F(F_LAST, "accel_remote_write_last_success_timestamp_seconds",
   "Unix time of the last request the receiver acknowledged", METRIC_GAUGE, "seconds");
 #undef F
+static const struct family *const SELF[SELF_SAMPLES] = { &F_SENT, &F_FAILED, &F_RETRIED, &F_DROPPED,
+							 &F_QBYTES, &F_QSAMPLES, &F_LAST };
 
 struct self_snapshot {
 	uint64_t sent, failed, retried, dropped, requests, skipped;
@@ -228,6 +230,7 @@ struct reader {
 	size_t nids;
 	uint32_t cur_gen;
 	int64_t report_ms;     /* the newest sample timestamp of the report being pushed */
+	size_t self_bytes;     /* what the self-metrics add to a request (rw_enc_cost) */
 };
 
 /* The NaN Prometheus writes as a staleness marker (value.StaleNaN). */
@@ -326,6 +329,16 @@ static void flush_batch(struct reader *r, int64_t now_ns)
 	r->first_ns = 0;
 }
 
+/* Send the batch first if one more sample of series id (and the self-metrics) would not fit in a request. */
+static void make_room(struct reader *r, uint32_t id)
+{
+	size_t n = rw_enc_pending(r->enc);
+
+	if (n && (n + 1 + SELF_SAMPLES > O.max_samples ||
+		  rw_enc_pending_bytes(r->enc) + rw_enc_cost(r->enc, id) + r->self_bytes > O.max_bytes))
+		flush_batch(r, clock_mono_ns());
+}
+
 /*
  * One series the last report refreshed: into the batch, unless its
  * timestamp is not newer than the last sample (or staleness marker) sent
@@ -349,15 +362,14 @@ static void on_series(const struct prom_series_view *v, void *ud)
 		return;
 	}
 	ids_grow(r, id);
-	/* A request holds at most --max-samples-per-send samples, the self-metrics included. */
-	if (rw_enc_pending(r->enc) + SELF_SAMPLES >= O.max_samples || rw_enc_pending_bytes(r->enc) >= O.max_bytes)
-		flush_batch(r, clock_mono_ns());
 	if (v->ts_ms <= r->last_ts[id]) {
 		pthread_mutex_lock(&S.mu);
 		S.skipped_old++;
 		pthread_mutex_unlock(&S.mu);
 		return;
 	}
+	/* A request holds at most --max-samples-per-send samples and about --max-bytes, the self-metrics included. */
+	make_room(r, id);
 	rw_enc_add(r->enc, id, v->ts_ms, v->value);
 	r->live[id] = 1;
 	r->last_ts[id] = v->ts_ms;
@@ -397,6 +409,7 @@ static void mark_stale(struct reader *r)
 		if (!r->live[id] || r->gen[id] == r->cur_gen)
 			continue;
 		ts = r->report_ms > r->last_ts[id] ? r->report_ms : r->last_ts[id] + 1;
+		make_room(r, id);
 		rw_enc_add(r->enc, id, ts, stale_nan());
 		r->live[id] = 0;
 		r->last_ts[id] = ts;
@@ -450,9 +463,6 @@ static void *reader_main(void *arg)
 			mark_stale(r);
 			if (rw_enc_pending(r->enc) && !r->first_ns)
 				r->first_ns = now;
-			if (rw_enc_pending(r->enc) + SELF_SAMPLES >= O.max_samples ||
-			    rw_enc_pending_bytes(r->enc) >= O.max_bytes)
-				flush_batch(r, now);
 			continue;
 		}
 		if (rc < 0)
@@ -694,6 +704,12 @@ int main(int argc, char **argv)
 	if (!rd.enc) {
 		fprintf(stderr, "accel-remote-write: --label: %s\n", err);
 		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < SELF_SAMPLES; i++) {
+		uint32_t id;
+
+		if (rw_enc_series(rd.enc, SELF[i], "", 0, &id) == 0)
+			rd.self_bytes += rw_enc_cost(rd.enc, id);
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		log_err("remote-write: cannot start libcurl");

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SAMPLE_BYTES 22 /* the most a Sample takes: tag, length, tag + double, tag + varint timestamp */
+
 struct rw_series {
 	const struct family *fam;
 	char *key;                  /* family name, NUL, rendered labels */
@@ -315,10 +317,13 @@ static int series_build(struct rw_enc *e, struct rw_series *s, const char *label
 		s->lab[s->nlab].value = e->ext_value[j];
 		s->nlab++;
 	}
+	/* The TimeSeries' tag and length, and each Label's (tag, length, and the two strings with theirs). */
 	s->bytes = 4;
 	for (size_t i = 0; i < s->nlab; i++) {
+		size_t nl = strlen(s->lab[i].name), vl = strlen(s->lab[i].value);
+
 		s->labp[i] = &s->lab[i];
-		s->bytes += 6 + strlen(s->lab[i].name) + strlen(s->lab[i].value);
+		s->bytes += 2 + (nl + vl + 4 >= 128) + 2 + (nl >= 128) + nl + 2 + (vl >= 128) + (vl >= 16384) + vl;
 	}
 	qsort(s->labp, s->nlab, sizeof(*s->labp), name_cmp);
 	return 0;
@@ -390,7 +395,12 @@ void rw_enc_add(struct rw_enc *e, uint32_t id, int64_t ts_ms, double value)
 		e->touched[e->ntouched++] = id;
 		e->batch_bytes += s->bytes;
 	}
-	e->batch_bytes += 22; /* a Sample: tag, length, double, varint timestamp */
+	e->batch_bytes += SAMPLE_BYTES;
+}
+
+size_t rw_enc_cost(const struct rw_enc *e, uint32_t id)
+{
+	return (e->ser[id].bcount ? 0 : e->ser[id].bytes) + SAMPLE_BYTES;
 }
 
 size_t rw_enc_pending(const struct rw_enc *e)

@@ -41,6 +41,9 @@ int rw_enc_series(struct rw_enc *e, const struct family *fam, const char *labels
 /* Add one sample of series id to the batch. */
 void rw_enc_add(struct rw_enc *e, uint32_t id, int64_t ts_ms, double value);
 
+/* What adding a sample of series id would add to rw_enc_pending_bytes (its labels when it is new to the batch). */
+size_t rw_enc_cost(const struct rw_enc *e, uint32_t id);
+
 /* Samples in the batch, and the estimated size of its WriteRequest (bytes, before compression). */
 size_t rw_enc_pending(const struct rw_enc *e);
 size_t rw_enc_pending_bytes(const struct rw_enc *e);

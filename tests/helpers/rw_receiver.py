@@ -17,13 +17,17 @@ Writes, in DIR:
     accepted.jsonl  one {"s": series, "t": ts_ms, "v": value} per sample taken
     rejected.jsonl  the same for samples of a request answered 400
     metadata.jsonl  one {"name", "type", "help", "unit"} per metadata entry
-    requests.log    "unix_time status nsamples nmetadata" per request
+    requests.log    "unix_time status nsamples nmetadata" per request (and the
+                    uncompressed size of those taken)
     errors.log      protocol violations: a wrong header, labels not sorted or
                     repeated, a sample not newer than the last one taken for
                     its series (Prometheus would refuse it), bad encoding
-    duplicates.log  samples equal (timestamp and value) to the last one taken
+    duplicates.log  samples equal (timestamp and value) to one already taken
                     for their series: a request sent again after its answer
-                    was lost; Prometheus takes them without error, so do we
+                    was lost (the receiver killed mid-request); kept once, no
+                    error (Prometheus would refuse those older than the
+                    series' newest as out of order, and the sink would count
+                    the request as failed though its samples are stored)
 """
 import argparse
 import json
@@ -112,6 +116,7 @@ def decode(body):
 class State:
     lock = threading.Lock()
     last = {}  # series -> last timestamp taken
+    seen = {}  # (series, timestamp) -> value, of every sample taken
 
 
 def main():
@@ -173,7 +178,8 @@ def main():
                 if self.headers.get(k) != v:
                     out("errors.log", "header %s: %r" % (k, self.headers.get(k)))
             try:
-                series, meta = decode(snappy.uncompress(raw))
+                body = snappy.uncompress(raw)
+                series, meta = decode(body)
             except Exception as e:  # noqa: BLE001 - any decoding failure is the sender's
                 out("errors.log", "cannot decode: %r" % e)
                 return self.answer(400, b"cannot decode\n")
@@ -195,6 +201,7 @@ def main():
                 if m.startswith("429:"):
                     out("requests.log", "%f 429 %d %d" % (time.time(), ns, len(meta)))
                     return self.answer(429, b"slow down\n", [("Retry-After", m[4:])])
+                taken, dups = [], []
                 for labels, samples in series:
                     names = [l for l, _ in labels]
                     if names != sorted(names) or len(set(names)) != len(names):
@@ -203,20 +210,26 @@ def main():
                         out("errors.log", "an empty label value: %r" % labels)
                     key = "{" + ",".join("%s=%s" % lv for lv in labels) + "}"
                     for t, v in samples:
-                        lt, lv = State.last.get(key, (-1 << 63, None))
-                        if t == lt and (v == lv or (v != v and lv != lv)):
-                            # The same sample again (a request taken, its answer lost, sent again):
-                            # Prometheus takes it without error and keeps one.
-                            out("duplicates.log", "%s %d" % (key, t))
+                        held = State.seen.get((key, t))
+                        if held is not None and (held == v or (v != v and held != held)):
+                            # A sample already taken (its request taken, the answer lost, sent again):
+                            # kept once, no error.
+                            dups.append("%s %d" % (key, t))
                             continue
-                        if t <= lt:
+                        if t <= State.last.get(key, -1 << 63):
                             out("errors.log", "not newer than the last sample: %s %d" % (key, t))
                             continue
-                        State.last[key] = (t, v)
-                        out("accepted.jsonl", json.dumps({"s": key, "t": t, "v": v if v == v else "NaN"}))
+                        State.last[key] = t
+                        State.seen[(key, t)] = v
+                        taken.append(json.dumps({"s": key, "t": t, "v": v if v == v else "NaN"}))
+                # One write per request: a receiver killed mid-request keeps all of it or none.
+                if taken:
+                    out("accepted.jsonl", "\n".join(taken))
+                if dups:
+                    out("duplicates.log", "\n".join(dups))
                 for x in meta:
                     out("metadata.jsonl", json.dumps(x))
-                out("requests.log", "%f 204 %d %d" % (time.time(), ns, len(meta)))
+                out("requests.log", "%f 204 %d %d %d" % (time.time(), ns, len(meta), len(body)))
             return self.answer(204)
 
     ThreadingHTTPServer.allow_reuse_address = True
@@ -233,9 +246,8 @@ def main():
         with open(os.path.join(d, "accepted.jsonl")) as f:
             for line in f:
                 x = json.loads(line)
-                v = float("nan") if x["v"] == "NaN" else x["v"]
-                if x["t"] > State.last.get(x["s"], (-1 << 63, None))[0]:
-                    State.last[x["s"]] = (x["t"], v)
+                State.seen[(x["s"], x["t"])] = float("nan") if x["v"] == "NaN" else x["v"]
+                State.last[x["s"]] = max(State.last.get(x["s"], -1 << 63), x["t"])
     except FileNotFoundError:
         pass
     print("ready", flush=True)

@@ -140,6 +140,25 @@ ok "metadata sent at the start and again every 5 s ($nmeta requests)" test "$nme
 ok "self-metrics pushed: samples sent, queue bytes, last success" sh -c \
 	"grep -q 'accel_remote_write_samples_sent_total' '$R/accepted.jsonl' && grep -q 'accel_remote_write_queue_bytes' '$R/accepted.jsonl' && grep -q 'accel_remote_write_last_success_timestamp_seconds' '$R/accepted.jsonl'"
 
+# ---- --max-bytes and --max-samples-per-send bound each request ------------------------------------------
+n0=$(nlines "$R/requests.log")
+for mode in "--max-bytes 4096" "--max-samples-per-send 40"; do
+	for i in 1 2 3 4 5; do
+		printf '%s\n' "$L"
+		sleep 0.05
+	done | "$BIN/accel-remote-write" --url "http://127.0.0.1:$RP/api/v1/write" $mode --no-metadata \
+		--batch-send-deadline 1s --drain-timeout 5s 2>>"$WORK/bounds.err" || true
+	n1=$(nlines "$R/requests.log")
+	tail -n $((n1 - n0)) "$R/requests.log" >"$WORK/bounds.log"
+	n0=$n1
+	case $mode in
+	--max-bytes*) ok "--max-bytes 4096: $(nlines "$WORK/bounds.log") requests, each under 4096 bytes uncompressed" \
+		awk 'NR > 0 && $2 == 204 && $5 > 4096 { exit 1 } END { exit NR < 5 }' "$WORK/bounds.log" ;;
+	*) ok "--max-samples-per-send 40: $(nlines "$WORK/bounds.log") requests, each of at most 40 samples" \
+		awk '$2 == 204 && $3 > 40 { exit 1 } END { exit NR < 5 }' "$WORK/bounds.log" ;;
+	esac
+done
+
 # ---- the memory queue full: the oldest dropped, logged (rate-limited) with a count ----------------------
 i=0
 rc=0

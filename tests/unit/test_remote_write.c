@@ -77,7 +77,7 @@ static void test_encode(void)
 	struct rw_enc *e = rw_enc_new(ext, 4, err, sizeof(err));
 	struct buf out;
 	uint32_t a, b, c, again;
-	size_t raw = 0;
+	size_t raw = 0, est;
 	Prometheus__WriteRequest *r;
 
 	buf_init(&out, 1 << 26);
@@ -96,8 +96,12 @@ static void test_encode(void)
 	rw_enc_add(e, c, 2000, -0.25);
 	rw_enc_add(e, b, 2000, 239);
 	is_int(rw_enc_pending(e), 5, "five samples pending");
-	ok(rw_enc_pending_bytes(e) > 5 * 20, "bytes estimated (%zu)", rw_enc_pending_bytes(e));
+	est = rw_enc_pending_bytes(e);
+	is_int(rw_enc_cost(e, a), 22, "cost of one more sample of a series already in the batch: a Sample");
 	is_int(rw_enc_flush(e, &out, &raw), 0, "flushed");
+	ok(est >= raw && est <= raw + raw / 4, "the size estimate bounds the packed request closely (%zu for %zu)", est,
+	   raw);
+	ok(rw_enc_cost(e, a) > 22 + 100, "cost of a series new to the batch includes its labels (%zu)", rw_enc_cost(e, a));
 	is_int(rw_enc_pending(e), 0, "batch emptied");
 	ok(out.len > 0 && out.len < raw + 32, "compressed %zu bytes from %zu", out.len, raw);
 	r = decode(&out);

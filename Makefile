@@ -42,7 +42,8 @@ LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -l
 LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
 LIBS_SINK_top := $(LIBS_COMMON) $(call pc,ncursesw libcurl)
-LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib) -lcrypt -lpthread -ldl
+LIBS_SINK_remote-write := $(BUILD)/libcommon.a $(LIBS_COMMON) $(call pc,libcurl zlib libprotobuf-c snappy) -lpthread
+LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib libprotobuf-c snappy) -lcrypt -lpthread -ldl
 
 ifeq ($(V),1)
 Q :=
@@ -94,6 +95,10 @@ $(BIN)/accel-%: $(BUILD)/sinks/%.o $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(bas
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(or $(LIBS_SINK_$*),$(LIBS_COMMON))
+
+# accel-remote-write (sinks/remote-write.c, its modules sinks/remote-write_*.c) pushes accel-prom's series: it
+# links accel-prom's store too (after them: libcommon.a again, in its LIBS_SINK).
+$(BIN)/accel-remote-write: $(BUILD)/sinks/prom_store.o $(BUILD)/sinks/prom_dcgm.o $(BUILD)/sinks/prom_expo.o
 
 # The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
 $(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/libcommon.a
@@ -150,6 +155,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) bench/nvml_bench.sh
 	BUILD=$(BUILD) bench/sysfs_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
+	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
 
 # A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,
 # FUZZ_SECONDS each (short runs are part of the tests). FUZZ_TARGETS=csv picks one.

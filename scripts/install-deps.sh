@@ -10,7 +10,7 @@
 #        servers accel-prom is measured against: wrk, nginx, collectd)
 set -eu
 
-build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev libgnutls28-dev libncurses-dev"
+build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev libgnutls28-dev libncurses-dev libprotobuf-c-dev libsnappy-dev"
 # Test tools, one line per area: prove (perl) and Debian's python3 for the
 # helpers and checkers; each sink's line names the real servers and clients
 # its tests run against.
@@ -27,7 +27,8 @@ test_pkgs_top="tmux"
 # Debian package (make deb), podman, buildah, fuse-overlayfs and debootstrap build the container image
 # on a Debian 12 base made here (no registry), docker-compose validates the compose stack.
 test_pkgs_deploy="docker-compose scdoc man-db groff-base systemd prometheus-alertmanager python3-kubernetes python3-yaml iproute2 dpkg-dev debhelper lintian podman buildah fuse-overlayfs debootstrap"
-test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_top $test_pkgs_deploy"
+test_pkgs_remote_write="python3-snappy iproute2"
+test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_top $test_pkgs_remote_write $test_pkgs_deploy"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 
 case "${1:-test}" in

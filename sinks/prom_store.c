@@ -75,6 +75,8 @@ struct series {
 	char vstr[32];       /* value formatted; valid when vlen > 0 */
 	size_t vlen;
 	int64_t seen_ns;     /* CLOCK_MONOTONIC of the last refresh */
+	int64_t ts_ms;       /* the refreshing sample's timestamp (unix ms) */
+	uint32_t slot;       /* prom_store_each's consumer word */
 	uint64_t seen_seq;   /* report number of the last refresh */
 	int hidden;          /* a counter out of the exposition, kept for continuity */
 	int64_t hidden_ns;   /* since when */
@@ -589,6 +591,7 @@ static void on_sample(const struct sample *smp, void *ud)
 		return;
 	series_set(s, smp->fam->type == METRIC_COUNTER ? s->value + v : v);
 	series_refresh(st, s);
+	s->ts_ms = smp->ts_ms;
 	if (smp->period > st->max_period && isfinite(smp->period))
 		st->max_period = smp->period;
 	if (smp->fam->name[0] == 'i' && !strcmp(smp->fam->name, "instance_info") &&
@@ -974,6 +977,25 @@ void prom_store_publish(struct prom_store *st, struct prom_pub *pub, int64_t mon
 	pthread_mutex_lock(&st->lock);
 	sweep_locked(st, mono_ns);
 	prom_pub_swap(pub, render_locked(st, mono_ns, real_ns));
+	pthread_mutex_unlock(&st->lock);
+}
+
+void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const struct prom_series_view *v, void *ud),
+		     void *ud)
+{
+	pthread_mutex_lock(&st->lock);
+	for (size_t i = 0; i < st->nfams; i++) {
+		struct fam *f = st->fams[i];
+
+		for (size_t k = 0; k < f->nser; k++) {
+			struct series *s = f->ser[k];
+			struct prom_series_view v = { f->def, s->labels, s->labels_len, s->value, s->ts_ms, &s->slot };
+
+			if (s->hidden || s->pinned || (fresh_only && s->seen_seq != st->seq))
+				continue;
+			fn(&v, ud);
+		}
+	}
 	pthread_mutex_unlock(&st->lock);
 }
 

@@ -99,6 +99,24 @@ int64_t prom_store_staleness_ms(struct prom_store *st);
 /* Number of series in the exposition, self-metrics excluded. */
 size_t prom_store_nseries(struct prom_store *st);
 
+/* One series as prom_store_each shows it (borrowed: valid during the callback). */
+struct prom_series_view {
+	const struct family *fam;
+	const char *labels;   /* rendered, sorted by name: "{a=\"x\",b=\"y\"}", or "" */
+	size_t labels_len;
+	double value;         /* counters: cumulative since the store's start */
+	int64_t ts_ms;        /* the timestamp of the sample that last refreshed it (unix ms) */
+	uint32_t *slot;       /* the consumer's own word, 0 at first, kept with the series (accel-remote-write: its id + 1) */
+};
+
+/*
+ * Call fn for each visible series of the exposition, self-metrics
+ * (accel_prom_*) excluded; with fresh_only, only those the last report
+ * refreshed. For accel-remote-write, which pushes what accel-prom serves.
+ */
+void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const struct prom_series_view *v, void *ud),
+		     void *ud);
+
 /*
  * Print v the way the exposition does: integers without exponent or
  * fraction, other values in the shortest form that reads back exactly,

@@ -15,7 +15,8 @@
  * Three threads: the reader maps reports and packs samples into batches
  * (max samples, max bytes, max delay), each batch a compressed
  * WriteRequest appended to the queue (remote-write_queue.h: in memory, or
- * on disk with --queue-dir so that it survives a crash); the sender sends
+ * on disk with --queue-dir so that it survives a crash; there each report
+ * ends its batch, so that no sample read is only in memory); the sender sends
  * the oldest request until the receiver takes it, retrying with backoff
  * and jitter (remote-write_http.h); the main thread waits for a signal or
  * the end of input and then gives the sender --drain-timeout to empty the
@@ -108,7 +109,8 @@ static void usage(FILE *f)
 		"      --max-samples-per-send N  samples in one request (default 2000)\n"
 		"      --max-bytes N             uncompressed bytes of one request, about (default 1048576)\n"
 		"      --batch-send-deadline DUR send a batch at the latest this long after its first\n"
-		"                                sample (default 5s)\n"
+		"                                sample (default 5s); with --queue-dir each report's\n"
+		"                                samples are a request (on disk) once it is read\n"
 		"      --min-backoff DUR         first retry after about this long (default 30ms)\n"
 		"      --max-backoff DUR         retries at most this far apart (default 5s);\n"
 		"                                a Retry-After from the receiver wins\n"
@@ -298,7 +300,8 @@ static void flush_batch(struct reader *r, int64_t now_ns)
 
 	if (!n)
 		return;
-	if (now_ms > r->last_self_ms) {
+	/* In memory, with each batch; with --queue-dir (a request per report) at most once per --batch-send-deadline. */
+	if (now_ms > r->last_self_ms && (!O.queue_dir || now_ms - r->last_self_ms >= O.deadline_ms)) {
 		struct self_snapshot s;
 
 		self_snapshot(&s);
@@ -449,6 +452,8 @@ static void *reader_main(void *arg)
 					mark_stale(r);
 					if (rw_enc_pending(r->enc) && !r->first_ns)
 						r->first_ns = now;
+					if (O.queue_dir)
+						flush_batch(r, now); /* the staleness markers, durable now */
 				}
 				continue;
 			}
@@ -463,6 +468,10 @@ static void *reader_main(void *arg)
 			mark_stale(r);
 			if (rw_enc_pending(r->enc) && !r->first_ns)
 				r->first_ns = now;
+			/* With --queue-dir every sample is on disk once its report is read: the report's
+			 * samples are sealed into a request now rather than at --batch-send-deadline. */
+			if (O.queue_dir)
+				flush_batch(r, now);
 			continue;
 		}
 		if (rc < 0)

@@ -77,14 +77,21 @@ for i in range(int(sys.argv[3]), int(sys.argv[4]) + 1):
 EOF
 }
 S='accelerator_memory_used_bytes{job="rwq",device_type="amdgpu",device="1"}'
-# start_sink N: accel-remote-write number N on the queue, reading the FIFO in.N (kept open on fd 3).
+# start_sink N [OPTION]...: accel-remote-write number N on the queue, reading the FIFO in.N (kept open on fd 3).
 start_sink() {
-	mkfifo "$WORK/in.$1"
-	exec 3<>"$WORK/in.$1"
+	n=$1
+	shift
+	mkfifo "$WORK/in.$n"
+	exec 3<>"$WORK/in.$n"
 	"$BIN/accel-remote-write" --url "$PURL/api/v1/write" --label job=rwq --queue-dir "$Q" \
-		--batch-send-deadline 100ms --max-samples-per-send 100 --max-backoff 1s -vv <"$WORK/in.$1" 2>"$WORK/rw.$1.err" 3>&- &
+		--batch-send-deadline 100ms --max-samples-per-send 100 --max-backoff 1s -vv "$@" \
+		<"$WORK/in.$n" 2>"$WORK/rw.$n.err" 3>&- &
 	RW=$!
 	_pids="$_pids $RW"
+}
+# fifo_empty: the sink has taken every byte written to fd 3.
+fifo_empty() {
+	$PY -c 'import array, fcntl, termios; b = array.array("i", [0]); fcntl.ioctl(3, termios.FIONREAD, b); exit(b[0] != 0)'
 }
 feed() { gen "$1" "$2" >&3; }
 
@@ -135,6 +142,37 @@ ok "reports arrive after the cut" wait_for "$T" sh -c "[ \"\$(curl -s --data-url
 n=$(q "count_over_time($S[10m])")
 ok "everything before the cut record was replayed (a record is at most 100 samples: $n of 90 reports)" \
 	sh -c "[ ${n:-0} -ge 88 ] && [ ${n:-0} -le 90 ]"
+ok "still no out-of-order or duplicate sample" \
+	sh -c "! grep -Eqi 'out of order|duplicate|out of bounds' '$WORK/prometheus.log'"
+# ---- samples read but not yet due for a request (a long --batch-send-deadline) -----------------------
+# Every sample is on disk once its report is read: SIGKILL long before the deadline loses none.
+stop_prom
+Q=$WORK/queue2
+J='job="rwq2",__name__!~"accel_remote_write_.*"'
+S2='accelerator_memory_used_bytes{job="rwq2",device_type="amdgpu",device="1"}'
+start_sink 4 --label job=rwq2 --batch-send-deadline 60s --max-samples-per-send 100000
+feed 1 30
+ok "the sink read reports 1-30" wait_for "$T" fifo_empty
+sleep $((2 * SLOW))
+kill -9 "$RW"
+wait "$RW" 2>/dev/null || true
+exec 3>&-
+ok "Prometheus is back" start_prom
+start_sink 5 --label job=rwq2 --batch-send-deadline 60s --max-samples-per-send 100000
+ok "every report 1-30 read before the SIGKILL arrives" wait_for "$T" q_is "count_over_time($S2[10m])" 30
+is "$(curl -s --data-urlencode "query=$S2[10m]" "$PURL/api/v1/query" | $PY -c '
+import json, sys
+v = json.load(sys.stdin)["data"]["result"][0]["values"]
+ts = [round(float(t) * 1000) for t, _ in v]
+base = int(sys.argv[1])
+print("ok" if ts == [base + i * 100 for i in range(1, 31)] else "timestamps %r" % ts)' "$BASE")" ok \
+	"one sample per report, at each report's own timestamp, in order"
+is "$(curl -s --data-urlencode "query={$J}[10m]" "$PURL/api/v1/query" | $PY -c '
+import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+bad = [(x["metric"], len(x["values"])) for x in r if len({v[0] for v in x["values"]}) != 30 or len(x["values"]) != 30]
+print("ok" if len(r) > 10 and not bad else "%d series, not 30 distinct timestamps each: %r" % (len(r), bad[:3]))')" ok \
+	"every series of every report, 30 samples each at distinct timestamps"
 ok "still no out-of-order or duplicate sample" \
 	sh -c "! grep -Eqi 'out of order|duplicate|out of bounds' '$WORK/prometheus.log'"
 done_testing

@@ -298,3 +298,31 @@ int write_all(int fd, const void *p, size_t n)
 	}
 	return 0;
 }
+
+uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
+{
+	const char *p = data;
+	uint64_t w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, p, n);
+	return (h ^ w ^ n) * 0x9e3779b97f4a7c15ull;
+}
+
+void node_name(char *dst, size_t size)
+{
+	const char *k = getenv("KUBE_NODE_NAME");
+
+	if (k && *k) {
+		snprintf(dst, size, "%s", k);
+		return;
+	}
+	if (gethostname(dst, size) != 0)
+		snprintf(dst, size, "localhost");
+	dst[size - 1] = '\0';
+}

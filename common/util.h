@@ -70,6 +70,15 @@ const char *file_kind_name(const char *path);
  */
 char *utf8_sanitize(char *s);
 
+/*
+ * A fast 64-bit hash of n bytes, 8 at a time (label sets are hundreds of
+ * bytes long), chained from seed: for in-memory tables only, never stored.
+ */
+uint64_t hash_bytes(uint64_t seed, const void *p, size_t n);
+
+/* The node's name: KUBE_NODE_NAME when set and not empty, else the host name (else "localhost"). */
+void node_name(char *dst, size_t size);
+
 /* Write all of p, retrying on EINTR and short writes. 0 or -errno. */
 int write_all(int fd, const void *p, size_t n);
 

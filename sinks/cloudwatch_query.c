@@ -191,7 +191,8 @@ int cw_body_add(struct buf *b, const struct cw_body_opts *o, const struct cw_dat
 		}
 	}
 	rc |= buf_add(b, pfx, (size_t)np) | ADD(b, "Timestamp=") | buf_add(b, enc, (size_t)(q - enc));
-	rc |= buf_add(b, pfx, (size_t)np) | ADD(b, "Value=") | add_str(b, num);
+	/* Form-encoded: an exponent's "+" would read back as a space (botocore sends %2B). */
+	rc |= buf_add(b, pfx, (size_t)np) | ADD(b, "Value=") | cw_form_encode(b, num, strlen(num));
 	rc |= buf_add(b, pfx, (size_t)np) | ADD(b, "Unit=") | cw_form_encode(b, s->unit, strlen(s->unit));
 	if (o->storage_resolution == 1)
 		rc |= buf_add(b, pfx, (size_t)np) | ADD(b, "StorageResolution=1");

@@ -35,17 +35,6 @@ size_t cw_point_key(const struct cw_point *p, char *dst, size_t cap)
 	return n;
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 struct cw_series *cw_series_new(const struct cw_point *p)
 {
 	struct cw_series *s;
@@ -93,7 +82,7 @@ struct cw_series *cw_series_new(const struct cw_point *p)
 	s->key = xmalloc(keylen);
 	memcpy(s->key, keybuf, keylen);
 	s->keylen = keylen;
-	s->hash = hash_bytes(keybuf, keylen);
+	s->hash = hash_bytes(0x84222325cbf29ce4ull, keybuf, keylen);
 	return s;
 }
 
@@ -136,7 +125,7 @@ static struct cw_series *intern(struct cw_queue *q, const struct cw_point *p)
 
 	if (!keylen)
 		return NULL;
-	h = hash_bytes(keybuf, keylen);
+	h = hash_bytes(0x84222325cbf29ce4ull, keybuf, keylen);
 	if (q->tabsize)
 		for (s = q->tab[h & (q->tabsize - 1)]; s; s = s->next)
 			if (s->hash == h && s->keylen == keylen && !memcmp(s->key, keybuf, keylen))

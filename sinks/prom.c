@@ -194,20 +194,6 @@ static void *ingest_main(void *arg)
 	return NULL;
 }
 
-/* /v1/collect's node name: KUBE_NODE_NAME, else the hostname. */
-static void node_name(char *dst, size_t size)
-{
-	const char *k = getenv("KUBE_NODE_NAME");
-
-	if (k && *k) {
-		snprintf(dst, size, "%s", k);
-		return;
-	}
-	if (gethostname(dst, size) != 0)
-		snprintf(dst, size, "localhost");
-	dst[size - 1] = '\0';
-}
-
 int main(int argc, char **argv)
 {
 	struct opts o;

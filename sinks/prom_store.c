@@ -177,21 +177,6 @@ int prom_escape_label(struct buf *b, const char *s)
 
 /* ---- families and series ------------------------------------------------------- */
 
-/* A multiplicative hash taking 8 bytes at a time (label sets are long: hundreds of bytes). */
-static uint32_t hash_bytes(uint64_t h, const char *p, size_t n)
-{
-	uint64_t w;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	w = 0;
-	memcpy(&w, p, n);
-	h = (h ^ w ^ n) * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(h ^ (h >> 32));
-}
 
 static struct fam *fam_get(struct prom_store *st, const struct family *def)
 {
@@ -233,7 +218,9 @@ static void tab_grow(struct prom_store *st)
 
 static uint32_t series_hash(const struct family *def, const char *labels, size_t len)
 {
-	return hash_bytes(hash_bytes(0x84222325cbf29ce4ull, def->name, strlen(def->name)), labels, len);
+	uint64_t h = hash_bytes(hash_bytes(0x84222325cbf29ce4ull, def->name, strlen(def->name)), labels, len);
+
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static struct series *series_find(struct prom_store *st, const struct family *def, const char *labels, size_t len,

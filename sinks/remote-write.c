@@ -597,20 +597,6 @@ static void log_stats(void)
 		 s.last_ms ? (double)(now_ms - s.last_ms) / 1000.0 : 0.0, s.skipped);
 }
 
-/* instance: KUBE_NODE_NAME, else the host name (the node, as the Prometheus agent's scrape of itself names it). */
-static void default_instance(char *dst, size_t size)
-{
-	const char *k = getenv("KUBE_NODE_NAME");
-
-	if (k && *k) {
-		snprintf(dst, size, "%s", k);
-		return;
-	}
-	if (gethostname(dst, size) != 0)
-		snprintf(dst, size, "localhost");
-	dst[size - 1] = '\0';
-}
-
 int main(int argc, char **argv)
 {
 	static const char *const fsyncs[] = { "always", "never", NULL };
@@ -698,8 +684,8 @@ int main(int argc, char **argv)
 		have_inst |= !strncmp(O.labels[i], "instance=", 9);
 		have_job |= !strncmp(O.labels[i], "job=", 4);
 	}
-	if (!have_inst) {
-		default_instance(inst, sizeof(inst));
+	if (!have_inst) { /* the node, as the Prometheus agent names its own scrape */
+		node_name(inst, sizeof(inst));
 		snprintf(inst_label, sizeof(inst_label), "instance=%s", inst);
 		ext[next++] = inst_label;
 	}

@@ -10,6 +10,7 @@
  */
 #include "remote-write_enc.h"
 #include "remote-write_prompb.pb-c.h"
+#include "../common/util.h"
 
 #include <errno.h>
 #include <snappy-c.h>
@@ -156,21 +157,6 @@ int rw_parse_labels(const char *s, size_t len, char *pool, size_t poolsz, const 
 }
 
 /* ---- the encoder ---------------------------------------------------------------- */
-
-/* A multiplicative hash taking 8 bytes at a time (label sets are hundreds of bytes; as prom_store.c's). */
-static uint64_t hash_bytes(uint64_t h, const char *p, size_t n)
-{
-	uint64_t w;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	w = 0;
-	memcpy(&w, p, n);
-	return (h ^ w ^ n) * 0x9e3779b97f4a7c15ull;
-}
 
 static int name_cmp(const void *a, const void *b)
 {

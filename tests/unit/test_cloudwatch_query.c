@@ -94,6 +94,11 @@ int main(void)
 	       "&MetricData.member.1.Unit=Percent",
 	       "one datum: botocore's body, members in the model's order");
 	is_int(next, 1, "consumed it");
+	/* An exponent's "+" is form-encoded (the cloudwatch fuzzer found "1.8e+50" read back as "1.8e 50"). */
+	d[4].value = 1.8e50;
+	cw_body_build(&b, &o, d + 4, 0, 1, NULL, members, &nm);
+	ok(strstr(b.data, "&MetricData.member.1.Value=1.8e%2B50&") != NULL, "1.8e+50 goes out as 1.8e%%2B50");
+	d[4].value = 4.5;
 
 	o.storage_resolution = 1;
 	o.max_datums = 2;

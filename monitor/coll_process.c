@@ -139,14 +139,15 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 	s->scan_error = 0;
 	for (size_t i = 0; i < s->ne; i++)
 		s->e[i].alive = 0;
-	if (proctab_refresh(t, cy->mono_ns)) {
-		s->scan_error = t->error;
-		return;
-	}
 	if (s->rt->kind == RT_PID) {
-		struct proc_info *p = proctab_find(t, s->rt->pid);
+		struct proc_info *p;
+		int rc = proctab_get(t, cy->mono_ns, s->rt->pid, &p);
 
 		s->pid_filtered = 0;
+		if (rc) {
+			s->scan_error = -rc;
+			return;
+		}
 		if (p && alive(p)) {
 			ps = stat_of(p);
 			if (tag_ok(s, ps.comm))
@@ -154,6 +155,10 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 			else
 				s->pid_filtered = 1;
 		}
+		return;
+	}
+	if (proctab_refresh(t, cy->mono_ns)) {
+		s->scan_error = t->error;
 		return;
 	}
 	for (size_t i = 0; i < t->n; i++) {

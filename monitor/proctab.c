@@ -45,6 +45,7 @@ void proctab_free(struct proctab *t)
 {
 	infos_free(t->p, t->n);
 	infos_free(t->old, t->nold);
+	infos_free(&t->one, 1);
 	free(t->p);
 	free(t->old);
 	free(t->dm);
@@ -67,6 +68,27 @@ static struct proc_info *find_in(struct proc_info *p, size_t n, pid_t pid)
 	return n ? bsearch(&key, p, n, sizeof(*p), by_pid) : NULL;
 }
 
+/* Read /proc/PID/stat into *p (argv0 and cgroup not read yet). 0, or -ENOENT when the process is gone. */
+static int read_one(struct proctab *t, pid_t pid, struct proc_info *p)
+{
+	char path[32];
+	const char *text;
+	struct pid_stat ps;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	text = procfs_read(&t->pf, path);
+	if (!text || procfs_parse_pid_stat(text, &ps))
+		return -ENOENT;
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->starttime = ps.starttime;
+	snprintf(p->comm, sizeof(p->comm), "%s", ps.comm);
+	p->state = ps.state;
+	p->utime = ps.utime;
+	p->stime = ps.stime;
+	return 0;
+}
+
 /* Read every /proc/PID/stat into t->p. 0 or -errno. */
 static int scan(struct proctab *t)
 {
@@ -86,10 +108,7 @@ static int scan(struct proctab *t)
 		return -e;
 	}
 	while ((de = readdir(dir))) {
-		char path[32], *end;
-		const char *text;
-		struct pid_stat ps;
-		struct proc_info *p;
+		char *end;
 		long pid;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
@@ -98,22 +117,12 @@ static int scan(struct proctab *t)
 		pid = strtol(de->d_name, &end, 10);
 		if (*end || errno || pid <= 0 || pid > INT_MAX)
 			continue;
-		snprintf(path, sizeof(path), "%ld/stat", pid);
-		text = procfs_read(&t->pf, path);
-		if (!text || procfs_parse_pid_stat(text, &ps))
-			continue; /* gone between readdir and read */
 		if (t->n == t->a) {
 			t->a = t->a ? t->a * 2 : 256;
 			t->p = xrealloc(t->p, t->a * sizeof(*t->p));
 		}
-		p = &t->p[t->n++];
-		memset(p, 0, sizeof(*p));
-		p->pid = (pid_t)pid;
-		p->starttime = ps.starttime;
-		snprintf(p->comm, sizeof(p->comm), "%s", ps.comm);
-		p->state = ps.state;
-		p->utime = ps.utime;
-		p->stime = ps.stime;
+		if (read_one(t, (pid_t)pid, &t->p[t->n]) == 0) /* else gone between readdir and read */
+			t->n++;
 	}
 	closedir(dir);
 	return 0;
@@ -160,6 +169,32 @@ int proctab_refresh(struct proctab *t, int64_t cycle)
 struct proc_info *proctab_find(struct proctab *t, pid_t pid)
 {
 	return find_in(t->p, t->n, pid);
+}
+
+int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out)
+{
+	struct proc_info p;
+
+	*out = NULL;
+	if (t->cycle == cycle) {
+		*out = proctab_find(t, pid);
+		return t->error ? -t->error : 0;
+	}
+	if (t->pf.dirfd < 0 && procfs_open(&t->pf, t->root))
+		return -errno;
+	if (read_one(t, pid, &p))
+		return 0;
+	/* The same process as the slot's: what was read on demand carries over. */
+	if (t->one.pid == p.pid && t->one.starttime == p.starttime && !strcmp(t->one.comm, p.comm)) {
+		p.argv0 = t->one.argv0;
+		p.cgroup = t->one.cgroup;
+		p.have = t->one.have;
+	} else {
+		infos_free(&t->one, 1);
+	}
+	t->one = p;
+	*out = &t->one;
+	return 0;
 }
 
 const char *proctab_argv0(struct proctab *t, struct proc_info *p)

@@ -41,6 +41,7 @@ struct proctab {
 	struct proc_info *p;   /* sorted by pid */
 	size_t n, a;
 	struct proc_info *old; /* the previous refresh's (argv0 and cgroup carry over) */
+	struct proc_info one;  /* proctab_get's process when no scan was needed */
 	size_t nold, aold;
 	int64_t cycle;         /* the cycle (its CLOCK_MONOTONIC start) of the last refresh */
 	int error;             /* errno of the last refresh's failure, 0 if fine */
@@ -66,6 +67,14 @@ int proctab_refresh(struct proctab *t, int64_t cycle);
 
 /* The process pid in the last refresh, or NULL. */
 struct proc_info *proctab_find(struct proctab *t, pid_t pid);
+/*
+ * One process in the cycle that started at cycle: from the table when this
+ * cycle's scan was made, else from its own stat file only (a pid:N runtime
+ * costs one read, not a scan of /proc). 0 with *out (NULL when there is no
+ * such process; valid until the next proctab call), or -errno when /proc
+ * cannot be read.
+ */
+int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out);
 
 /* argv[0] of p ("" for a kernel thread or a process gone meanwhile). Borrowed. */
 const char *proctab_argv0(struct proctab *t, struct proc_info *p);

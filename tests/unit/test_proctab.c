@@ -163,6 +163,27 @@ static void test_fixture(void)
 	is_int(proctab_devmem(&t, 4242, &b), 0, "a collector that found no process: known, 0");
 	proctab_free(&t);
 
+	/* One process (a pid:N runtime): its stat file only, no scan, unless this cycle's scan is there. */
+	proctab_init(&t, root);
+	is_int(proctab_get(&t, 5000, 4242, &p), 0, "get 4242 with no scan this cycle");
+	ok(p && !strcmp(p->comm, "my (weird) srv") && p->utime == 12345, "get: the process's own stat");
+	is_int((long)t.refreshes, 0, "get: no scan of /proc");
+	if (p)
+		is_str(proctab_argv0(&t, p), "/changed", "get: argv[0] on demand (the cmdline the test wrote above)");
+	put("4242/cmdline", "/changed-again", -1);
+	is_int(proctab_get(&t, 6000, 4242, &p), 0, "get 4242 again in the next cycle");
+	ok(p && p->argv0 && !strcmp(p->argv0, "/changed"), "get: argv[0] kept for the same process, not read again");
+	is_int(proctab_get(&t, 6000, 555, &p), 0, "get a pid with no stat file: 0");
+	ok(p == NULL, "get: no such process, NULL");
+	is_int(proctab_refresh(&t, 7000), 0, "a scan in cycle 7000");
+	is_int(proctab_get(&t, 7000, 4242, &p), 0, "get in the scanned cycle");
+	ok(p && p == proctab_find(&t, 4242), "get: the scanned table's entry");
+	is_int((long)t.refreshes, 1, "get in a scanned cycle: no second scan");
+	proctab_free(&t);
+	proctab_init(&t, "/nonexistent/proc");
+	is_int(proctab_get(&t, 1, 1, &p), -ENOENT, "get with a missing root: -ENOENT");
+	proctab_free(&t);
+
 	/* A root that does not exist: an error, an empty table. */
 	proctab_init(&t, "/nonexistent/proc");
 	is_int(proctab_refresh(&t, 1), -ENOENT, "missing root: -ENOENT");

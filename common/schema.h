@@ -29,6 +29,7 @@ enum group_scope { SCOPE_SYSTEM, SCOPE_RUNTIME, SCOPE_DEVICE };
 	X(VCPU_USAGE, "vcpu_usage", NULL, SCOPE_SYSTEM)                                   \
 	X(MEMORY_INFO, "memory_info", NULL, SCOPE_SYSTEM)                                 \
 	X(NEURON_HW_COUNTERS, "neuron_hw_counters", NULL, SCOPE_SYSTEM)                   \
+	X(CONTAINER_USAGE, "container_usage", NULL, SCOPE_SYSTEM)                         \
 	X(RUNTIME_VCPU_USAGE, "runtime_vcpu_usage", "neuron_runtime_vcpu_usage", SCOPE_RUNTIME) \
 	X(MEMORY_USED, "memory_used", NULL, SCOPE_RUNTIME)                                \
 	X(EXECUTION_STATS, "execution_stats", "inference_stats", SCOPE_RUNTIME)           \

@@ -43,6 +43,7 @@ struct proctab;
 struct mon_env {
 	const char *procfs; /* --path.procfs */
 	const char *sysfs;  /* --path.sysfs */
+	const char *cgroupfs; /* --path.cgroupfs */
 	long clk_tck;       /* USER_HZ */
 	long page_size;     /* bytes */
 	struct proctab *procs; /* the producer's process table (proctab.h): process facts, per-process device memory */
@@ -190,6 +191,7 @@ const struct device_ops *const *device_ops_all(void);
 extern const struct group_ops coll_cpu_ops;
 extern const struct group_ops coll_mem_ops;
 extern const struct group_ops coll_neuron_hw_ops;
+extern const struct group_ops coll_containers_ops;
 extern const struct runtime_ops coll_pid_ops;
 extern const struct runtime_ops coll_process_ops;
 extern const struct device_ops coll_amdgpu_ops;

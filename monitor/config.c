@@ -524,7 +524,6 @@ int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 	}
 	cfg->procfs = xstrdup(procfs ? procfs : "/proc");
 	cfg->sysfs = xstrdup(sysfs ? sysfs : "/sys");
-	cfg->cgroupfs = xstrdup("/sys/fs/cgroup"); /* --path.cgroupfs only (main.c) */
 
 	rts = json_object_get(root, "runtimes");
 	if (json_object_get(root, "neuron_runtimes")) {
@@ -595,7 +594,6 @@ void cfg_default(struct cfg *cfg)
 	cfg->period_ms = CFG_DEFAULT_PERIOD_MS;
 	cfg->procfs = xstrdup("/proc");
 	cfg->sysfs = xstrdup("/sys");
-	cfg->cgroupfs = xstrdup("/sys/fs/cgroup");
 	cfg->nsystem = 2;
 	cfg->system = xcalloc(2, sizeof(*cfg->system));
 	cfg->system[0] = (struct cfg_group){ GROUP_VCPU_USAGE, CFG_DEFAULT_PERIOD_MS };
@@ -690,6 +688,5 @@ void cfg_free(struct cfg *cfg)
 	free(cfg->system);
 	free(cfg->procfs);
 	free(cfg->sysfs);
-	free(cfg->cgroupfs);
 	memset(cfg, 0, sizeof(*cfg));
 }

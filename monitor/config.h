@@ -81,7 +81,6 @@ int cfg_device_selects(const struct cfg_device *d, unsigned index, const char *u
 struct cfg {
 	int64_t period_ms;
 	char *procfs, *sysfs;
-	char *cgroupfs; /* the cgroup tree's root, container_usage's (default /sys/fs/cgroup) */
 	struct cfg_runtime *runtimes;
 	size_t nruntimes;
 	struct cfg_group *system;

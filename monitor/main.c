@@ -47,7 +47,6 @@ static void on_signal(int sig)
 struct opts {
 	const char *config;
 	const char *procfs, *sysfs;
-	const char *cgroupfs;
 	int verbose;
 	int once, check;
 	unsigned long long count;
@@ -67,7 +66,6 @@ static void usage(FILE *f)
 		"      --check-config      validate, print the effective configuration as JSON, exit\n"
 		"      --path.procfs DIR   read /proc from DIR (default /proc)\n"
 		"      --path.sysfs DIR    read /sys from DIR (default /sys)\n"
-		"      --path.cgroupfs DIR read the cgroup tree from DIR (default /sys/fs/cgroup)\n"
 		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
 		"                          2 info, 3 debug, 4 everything; -v, -vv raise it\n"
 		"      --version           print the version and exit\n"
@@ -95,7 +93,7 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_CGROUPFS };
+	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "config-file", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
@@ -104,7 +102,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "check-config", no_argument, NULL, OPT_CHECK },
 		{ "path.procfs", required_argument, NULL, OPT_PROCFS },
 		{ "path.sysfs", required_argument, NULL, OPT_SYSFS },
-		{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -148,13 +145,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			*(c == OPT_PROCFS ? &o->procfs : &o->sysfs) = optarg;
 			break;
-		case OPT_CGROUPFS:
-			if (!*optarg) {
-				fprintf(stderr, "accel-monitor: --path.cgroupfs: expected a directory, got \"\"\n");
-				return -1;
-			}
-			o->cgroupfs = optarg;
-			break;
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);
 			exit(cli_finish_stdout("accel-monitor"));
@@ -193,10 +183,6 @@ static int load_config(const struct opts *o, struct cfg *cfg)
 	if (o->sysfs) {
 		free(cfg->sysfs);
 		cfg->sysfs = xstrdup(o->sysfs);
-	}
-	if (o->cgroupfs) {
-		free(cfg->cgroupfs);
-		cfg->cgroupfs = xstrdup(o->cgroupfs);
 	}
 	return 0;
 }

@@ -348,14 +348,12 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 	m->seq = old ? old->seq : 0;
 	env->procfs = cfg->procfs;
 	env->sysfs = cfg->sysfs;
-	env->cgroupfs = cfg->cgroupfs;
 	env->loop = loop;
 	env->clk_tck = sysconf(_SC_CLK_TCK);
 	env->page_size = sysconf(_SC_PAGESIZE);
 	if (env->clk_tck <= 0)
 		env->clk_tck = 100;
-	same_roots = old && str_eq(old->cfg->procfs, cfg->procfs) && str_eq(old->cfg->sysfs, cfg->sysfs) &&
-		     str_eq(old->cfg->cgroupfs, cfg->cgroupfs);
+	same_roots = old && str_eq(old->cfg->procfs, cfg->procfs) && str_eq(old->cfg->sysfs, cfg->sysfs);
 	if (!same_roots)
 		old = NULL; /* everything reads from the roots: nothing carries over */
 	if (old) {

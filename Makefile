@@ -101,7 +101,7 @@ $(BIN)/accel-%: $(BUILD)/sinks/%.o $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(bas
 $(BIN)/accel-remote-write: $(BUILD)/sinks/prom_store.o $(BUILD)/sinks/prom_dcgm.o $(BUILD)/sinks/prom_expo.o
 
 # The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
-$(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/libcommon.a
+$(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/monitor/kubelet_fetch.o $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_IMDS)

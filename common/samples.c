@@ -5,6 +5,8 @@
  * A rule's path is a small pattern walked inside one metric group:
  *   name        descend into that key
  *   *           every key of an object (the key becomes a label)
+ *   *[f,g]      the same, and the string fields f and g of each member
+ *               become labels too ("" where absent): cAdvisor's names
  *   [] / [f]    every element of an array (its index, or its field f, becomes a label)
  *   {a,b}       each listed key that is present (the key becomes a label)
  *   {a+b}       the sum of the listed keys (no label)
@@ -132,6 +134,21 @@ GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "
 GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
       "count");
 GAUGE(F_NCS2_TEMP, "ncs2_temperature_celsius", "Intel Neural Compute Stick temperature, degrees Celsius", "celsius");
+/* container_usage (issue 13): cAdvisor's families, names and help as cAdvisor serves them */
+COUNTER(F_CT_CPU, "container_cpu_usage_seconds_total", "Cumulative cpu time consumed in seconds.", "seconds");
+COUNTER(F_CT_USER, "container_cpu_user_seconds_total", "Cumulative user cpu time consumed in seconds.", "seconds");
+COUNTER(F_CT_SYS, "container_cpu_system_seconds_total", "Cumulative system cpu time consumed in seconds.", "seconds");
+COUNTER(F_CT_PERIODS, "container_cpu_cfs_periods_total", "Number of elapsed enforcement period intervals.", "count");
+COUNTER(F_CT_THROTTLED, "container_cpu_cfs_throttled_periods_total", "Number of throttled period intervals.",
+	"count");
+COUNTER(F_CT_THROTTLED_S, "container_cpu_cfs_throttled_seconds_total",
+	"Total time duration the container has been throttled.", "seconds");
+GAUGE(F_CT_MEM, "container_memory_usage_bytes",
+      "Current memory usage in bytes, including all memory regardless of when it was accessed", "bytes");
+GAUGE(F_CT_WS, "container_memory_working_set_bytes", "Current working set in bytes.", "bytes");
+GAUGE(F_CT_RSS, "container_memory_rss", "Size of RSS in bytes.", "bytes");
+GAUGE(F_CT_CACHE, "container_memory_cache", "Number of bytes of page cache memory.", "bytes");
+COUNTER(F_CT_OOM, "container_oom_events_total", "Count of out of memory events observed for the container", "count");
 
 static const struct family *const families[] = {
 	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
@@ -146,6 +163,9 @@ static const struct family *const families[] = {
 	&F_ACC_GTT_USED, &F_ACC_MODEL_LOADS, &F_ACC_RESET_REQ, &F_ACC_RESET_FAIL, &F_ACC_TEMP_CRIT, &F_ACC_TEMP_MAX,
 	&F_ACC_ALARM, &F_ACC_VOLT, &F_ACC_PCIE_SPEED, &F_ACC_PCIE_WIDTH, &F_ACC_VIS_TOTAL, &F_ACC_VIS_USED, &F_ACC_AER,
 	&F_ACC_ECC_EVENTS,
+	/* container_usage (issue 13) */
+	&F_CT_CPU, &F_CT_USER, &F_CT_SYS, &F_CT_PERIODS, &F_CT_THROTTLED, &F_CT_THROTTLED_S, &F_CT_MEM, &F_CT_WS,
+	&F_CT_RSS, &F_CT_CACHE, &F_CT_OOM,
 	NULL,
 };
 
@@ -188,6 +208,12 @@ struct rule {
 #define PERCENT (-100.0)
 /* A JSON boolean read as 0 or 1 (a flag exported as a gauge); any other type is a bad value. */
 #define BOOLEAN (-2.0)
+
+/* container_usage (issue 13): one entry per cgroup, labelled as cAdvisor labels it (its key is "id"). */
+#define CT_RULE(field, fam, fixed)                                                                           \
+	{ SC_SYSTEM, "container_usage", "containers.*[name,pod,namespace,container]." field, &fam,               \
+	  CT_LABELS, fixed, 0, 0 }
+#define CT_LABELS "id,name"
 
 #define NC_MEM(fam, key)                                                                                  \
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
@@ -325,6 +351,18 @@ static const struct rule rules[] = {
 	{ SC_DEVICE_GROUP, "device_utilization", "num_devices", &F_NCS2_NUM, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE_GROUP, "device_utilization", "num_available_devices", &F_NCS2_AVAIL, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE, "device_thermal", "temperatures_celsius.*", &F_NCS2_TEMP, "name", NULL, 0, 0, "ncs2", NULL },
+	/* container_usage (issue 13) */
+	CT_RULE("cpu_usage_seconds", F_CT_CPU, "cpu=total"),
+	CT_RULE("cpu_user_seconds", F_CT_USER, NULL),
+	CT_RULE("cpu_system_seconds", F_CT_SYS, NULL),
+	CT_RULE("cpu_periods", F_CT_PERIODS, NULL),
+	CT_RULE("cpu_throttled_periods", F_CT_THROTTLED, NULL),
+	CT_RULE("cpu_throttled_seconds", F_CT_THROTTLED_S, NULL),
+	CT_RULE("memory_usage_bytes", F_CT_MEM, NULL),
+	CT_RULE("memory_working_set_bytes", F_CT_WS, NULL),
+	CT_RULE("memory_rss_bytes", F_CT_RSS, NULL),
+	CT_RULE("memory_cache_bytes", F_CT_CACHE, NULL),
+	CT_RULE("oom_kills", F_CT_OOM, NULL),
 };
 #pragma GCC diagnostic pop
 
@@ -336,7 +374,7 @@ enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
 
 #define STEP_MAX 8
 #define NAMES_MAX 6
-#define CAPS_MAX 4
+#define CAPS_MAX 8
 #define NUM_TEXT_MAX 32 /* the text of any JSON integer (int64) or of a real with %.17g */
 
 struct step {
@@ -431,6 +469,14 @@ static int compile_rule(const struct rule *r, struct compiled *c, const char **w
 		st = &c->steps[c->nsteps++];
 		if (!strcmp(s, "*")) {
 			st->kind = ST_ANY;
+		} else if (s[0] == '*' && s[1] == '[' && s[strlen(s) - 1] == ']') {
+			/* "*[f,g]": every key, with fields of each member as labels too */
+			st->kind = ST_ANY;
+			s[strlen(s) - 1] = '\0';
+			if (split_checked(s + 2, ',', st->names, NAMES_MAX, &st->nnames)) {
+				*why = "more listed keys than NAMES_MAX";
+				return -E2BIG;
+			}
 		} else if (!strcmp(s, "#")) {
 			st->kind = ST_COUNT;
 		} else if (!strcmp(s, "1")) {
@@ -718,9 +764,25 @@ static void walk(struct walk *w, json_t *node, size_t i)
 			descend(w, v, i, st->names[0], NULL);
 		break;
 	case ST_ANY:
-		if (json_is_object(node))
-			json_object_foreach(node, key, v)
+		if (!json_is_object(node))
+			break;
+		json_object_foreach(node, key, v) {
+			size_t nc = w->ncaps;
+
+			if (st->nnames && nc + 1 + st->nnames <= CAPS_MAX) {
+				/* The key, then each listed string field of the member ("" where it has none). */
+				w->caps[w->ncaps++] = key;
+				for (k = 0; k < st->nnames; k++) {
+					json_t *fv = json_object_get(v, st->names[k]);
+
+					w->caps[w->ncaps++] = json_is_string(fv) ? json_string_value(fv) : "";
+				}
+				descend(w, v, i, key, NULL);
+			} else {
 				descend(w, v, i, key, key);
+			}
+			w->ncaps = nc;
+		}
 		break;
 	case ST_KEYS:
 		if (json_is_object(node))

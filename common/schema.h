@@ -111,6 +111,9 @@ enum label_kind {
 	X(REGION, "region", LK_INSTANCE, "instance_region", LABEL_CSV_COLUMN, "Region")            \
 	X(SUBNET, "subnet_id", LK_INSTANCE, "subnet_id", LABEL_CSV_COLUMN, "SubnetId")             \
 	X(ULTRASERVER_ID, "ultraserver_id", LK_INSTANCE, "ultraserver_id", LABEL_OPTIONAL, "UltraserverId") \
+	/* E: container_usage (issue 13): cAdvisor's "id" (the cgroup path) and "cpu" ("total") */            \
+	X(CGROUP_ID, "id", LK_VALUE, NULL, 0, "Cgroup")                                             \
+	X(CPU, "cpu", LK_VALUE, NULL, 0, "Cpu")                                                     \
 	X(DIRECTION, "direction", LK_VALUE, NULL, 0, "Direction")                                   \
 	X(MIG_DEVICE, "mig_device", LK_VALUE, NULL, 0, "MigDevice")                                 \
 	X(LINK, "link", LK_VALUE, NULL, 0, "Link")                                                  \

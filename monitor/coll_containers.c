@@ -36,6 +36,7 @@
 #include "cgroupfs.h"
 #include "collector.h"
 #include "container.h"
+#include "proctab.h"
 #include "../common/log.h"
 #include "../common/util.h"
 
@@ -76,7 +77,8 @@ struct ct_node {
 };
 
 struct ct_state {
-	char *root;               /* --path.cgroupfs */
+	char *root;               /* --path.cgroupfs (container_opts()) */
+	struct containers *names; /* the producer's name resolver (borrowed; NULL: ids only) */
 	long clk_tck;
 	int v2;                   /* cgroup v2 at the root (else v1 hierarchies) */
 	dev_t root_dev;           /* the root directory the hierarchies were found in */
@@ -488,10 +490,12 @@ static void set_real(json_t *o, const char *k, double v)
 
 static void set_str(json_t *o, const char *k, const char *v)
 {
-	if (*v)
-		json_object_set_new(o, k, json_string(v));
-	else
+	json_t *x = json_object_get(o, k);
+
+	if (!*v)
 		json_object_del(o, k);
+	else if (!json_is_string(x) || strcmp(json_string_value(x), v))
+		json_object_set_new(o, k, json_string(v));
 }
 
 /* The increment of a counter since the baseline; from zero when there is none or it went back. */
@@ -500,8 +504,33 @@ static uint64_t delta(int have_prev, uint64_t prev, uint64_t cur)
 	return have_prev && cur >= prev ? cur - prev : cur;
 }
 
+/*
+ * The entry's names, as cAdvisor labels a container: "pod", "namespace",
+ * "container" (the Kubernetes container name, for a container in a pod)
+ * and "name" (the runtime's own name of it: Docker's or Podman's name of a
+ * container outside any pod, else the container id). Asked each cycle:
+ * the resolver caches, and a name the kubelet gives later shows up then.
+ */
+static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
+{
+	struct container_names cn;
+	char tmp[256];
+
+	memset(&cn, 0, sizeof(cn));
+	if (s->names && (n->cid.id[0] || n->cid.pod_uid[0]))
+		containers_names(s->names, &n->cid, now, &cn);
+	set_str(n->obj, "pod", utf8_sanitize(cn.pod));
+	set_str(n->obj, "namespace", utf8_sanitize(cn.ns));
+	utf8_sanitize(cn.name);
+	set_str(n->obj, "container", n->cid.id[0] && n->cid.pod_uid[0] ? cn.name : "");
+	snprintf(tmp, sizeof(tmp), "%s", n->cid.id[0] && !n->cid.pod_uid[0] && cn.name[0] ? cn.name : n->cid.id);
+	set_str(n->obj, "name", tmp);
+	/* The runtime that named it when the cgroup did not say (the cgroupfs driver's bare id). */
+	set_str(n->obj, "runtime", n->cid.runtime[0] ? n->cid.runtime : cn.runtime);
+}
+
 /* Read node n and update its entry. 0, or -ENOENT when the cgroup is gone. */
-static int node_update(struct ct_state *s, struct ct_node *n)
+static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 {
 	int fd[CG_NHIER], temp[CG_NHIER] = { 0 }, rc;
 	struct cg_stats st;
@@ -540,6 +569,7 @@ static int node_update(struct ct_state *s, struct ct_node *n)
 		set_str(n->obj, "unit", n->cid.unit);
 	}
 	o = n->obj;
+	names_update(s, n, now);
 	hp = n->have_prev && s->baseline_done;
 	if (st.has & CG_CPU)
 		set_real(o, "cpu_usage_seconds", (double)delta(hp, n->prev.usage_ns, st.usage_ns) / 1e9);
@@ -589,7 +619,7 @@ static int node_update(struct ct_state *s, struct ct_node *n)
 }
 
 /* Scan and read every reported cgroup. 0, or -errno with s->err set (nothing read). */
-static int ct_cycle(struct ct_state *s)
+static int ct_cycle(struct ct_state *s, int64_t now)
 {
 	if (scan(s)) {
 		/* The root may come back (a remount, a DaemonSet's volume): look for it afresh next time. */
@@ -597,12 +627,13 @@ static int ct_cycle(struct ct_state *s)
 		s->baseline_done = 0;
 		return -1;
 	}
-	for (size_t i = 0; i < s->nnodes; i++) {
+	/* Children first (the table is in walk order): a pod learns its names from its containers' state. */
+	for (size_t i = s->nnodes; i-- > 0;) {
 		struct ct_node *n = s->nodes[i];
 
 		if (!n->report)
 			continue;
-		if (node_update(s, n) == -ENOENT && n->obj) {
+		if (node_update(s, n, now) == -ENOENT && n->obj) {
 			/* Gone between the listing and the read: its entry goes; a later one with its path is new. */
 			json_object_del(s->containers, n->key);
 			n->obj = NULL;
@@ -620,7 +651,8 @@ static int ct_open(const struct mon_env *env, void **state)
 	struct rlimit rl;
 
 	*state = s;
-	s->root = xstrdup(env->cgroupfs ? env->cgroupfs : "/sys/fs/cgroup");
+	s->root = xstrdup(container_opts()->cgroupfs);
+	s->names = env->procs ? env->procs->ct : NULL;
 	s->clk_tck = env->clk_tck > 0 ? env->clk_tck : 100;
 	s->containers = json_object();
 	s->buf = xmalloc(CT_READ_BUF);
@@ -631,7 +663,7 @@ static int ct_open(const struct mon_env *env, void **state)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 > s->fd_cap)
 		s->fd_cap = (size_t)(rl.rlim_cur / 4);
 	/* The baseline: the cgroups there now count from this scan; the ones created later from zero. */
-	ct_cycle(s);
+	ct_cycle(s, clock_mono_ns());
 	return 0;
 }
 
@@ -639,8 +671,7 @@ static void ct_collect(void *state, const struct cycle *cy, json_t *group)
 {
 	struct ct_state *s = state;
 
-	(void)cy;
-	if (ct_cycle(s)) {
+	if (ct_cycle(s, cy->mono_ns ? cy->mono_ns : clock_mono_ns())) {
 		set_error(group, "%s", s->err);
 		return;
 	}

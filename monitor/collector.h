@@ -43,7 +43,6 @@ struct proctab;
 struct mon_env {
 	const char *procfs; /* --path.procfs */
 	const char *sysfs;  /* --path.sysfs */
-	const char *cgroupfs; /* --path.cgroupfs */
 	long clk_tck;       /* USER_HZ */
 	long page_size;     /* bytes */
 	struct proctab *procs; /* the producer's process table (proctab.h): process facts, per-process device memory */

@@ -15,7 +15,10 @@
  */
 #include "../../monitor/cgroupfs.h"
 #include "../../monitor/collector.h"
+#include "../../monitor/container.h"
+#include "../../monitor/proctab.h"
 #include "../../common/log.h"
+#include "../../common/samples.h"
 #include "../../common/util.h"
 #include "tap.h"
 
@@ -46,6 +49,8 @@
 #define CT_E POD_E "/cri-containerd-" E_ID ".scope"
 #define CT_D "/system.slice/docker-" D_ID ".scope"
 #define UNIT "/system.slice/containerd.service"
+#define NEW_ID "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define CT_NEW POD_E "/cri-containerd-" NEW_ID ".scope"
 
 static char work[256], root[300];
 
@@ -99,11 +104,18 @@ static void put(const char *rel, const char *fmt, ...)
 
 static const struct group_ops *ops = &coll_containers_ops;
 
+static struct proctab procs; /* only its name resolver (procs.ct) is used */
+
+/* The collector on cgroupfs, names from the state files under tests/fixtures/cgroup/rootfs. */
 static void *open_state(const char *cgroupfs)
 {
-	struct mon_env env = { .procfs = "/proc", .sysfs = "/sys", .cgroupfs = cgroupfs, .clk_tck = 100,
-			       .page_size = 4096 };
+	struct mon_env env = { .procfs = "/proc", .sysfs = "/sys", .clk_tck = 100, .page_size = 4096, .procs = &procs };
+	struct container_opts o = { .rootfs = "tests/fixtures/cgroup/rootfs", .cgroupfs = cgroupfs };
 	void *st = NULL;
+
+	container_opts_set(&o);
+	containers_free(procs.ct);
+	procs.ct = containers_new(NULL);
 
 	ok(ops->open(&env, &st) == 0 && st, "open on %s", cgroupfs);
 	return st;
@@ -142,18 +154,19 @@ static const char *s(json_t *g, const char *path, const char *field)
 
 /* Every field of one entry: identity, then the numbers (NAN: absent). */
 struct want {
-	const char *path, *runtime, *id, *pod_uid, *qos, *unit;
+	const char *path, *runtime, *id, *pod_uid, *qos, *unit, *pod, *ns, *container, *name;
 	double cpu, user, sys, periods, throttled, throttled_s, usage, ws, rss, cache, oom;
 };
 
 static void check_entry(json_t *g, const struct want *w)
 {
-	static const char *const idk[] = { "runtime", "id", "pod_uid", "qos", "unit" };
+	static const char *const idk[] = { "runtime", "id", "pod_uid", "qos", "unit", "pod", "namespace", "container",
+					   "name" };
 	static const char *const numk[] = { "cpu_usage_seconds", "cpu_user_seconds", "cpu_system_seconds",
 					    "cpu_periods", "cpu_throttled_periods", "cpu_throttled_seconds",
 					    "memory_usage_bytes", "memory_working_set_bytes", "memory_rss_bytes",
 					    "memory_cache_bytes", "oom_kills" };
-	const char *ids[] = { w->runtime, w->id, w->pod_uid, w->qos, w->unit };
+	const char *ids[] = { w->runtime, w->id, w->pod_uid, w->qos, w->unit, w->pod, w->ns, w->container, w->name };
 	const double nums[] = { w->cpu, w->user, w->sys, w->periods, w->throttled, w->throttled_s,
 				w->usage, w->ws, w->rss, w->cache, w->oom };
 	json_t *e = json_object_get(json_object_get(g, "containers"), w->path);
@@ -161,7 +174,7 @@ static void check_entry(json_t *g, const struct want *w)
 
 	if (!ok(e, "%s: has an entry", w->path))
 		return;
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < 9; i++) {
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s: %s", w->path + (strlen(w->path) > 60 ? strlen(w->path) - 60 : 0), idk[i]);
@@ -183,6 +196,30 @@ static void check_entry(json_t *g, const struct want *w)
 }
 
 #define A NAN
+
+/* What map_report makes of a group: "family{label=value,...} value" lines, in order. */
+static void on_sample(const struct sample *smp, void *ud)
+{
+	struct buf *b = ud;
+
+	if (strncmp(smp->fam->name, "container_", 10))
+		return;
+	buf_printf(b, "%s{", smp->fam->name);
+	for (size_t i = smp->ninstance; i < smp->nlabels; i++)
+		buf_printf(b, "%s%s=%s", i > smp->ninstance ? "," : "", smp->labels[i].name, smp->labels[i].value);
+	buf_printf(b, "} %.17g\n", smp->value);
+}
+
+static void mapped(json_t *g, struct buf *b)
+{
+	json_t *rep = json_pack("{s:s, s:{}, s:[], s:{s:O}}", "timestamp", "2026-11-23T19:00:00.000Z", "monitor",
+				"runtime_data", "system_data", "container_usage", g);
+	struct map_cb cb = { .sample = on_sample, .ud = b };
+
+	buf_reset(b);
+	map_report(rep, 0, &cb);
+	json_decref(rep);
+}
 
 static void test_parsers(void)
 {
@@ -226,24 +263,29 @@ static void test_v2(void)
 	is_int(json_object_size(json_object_get(g, "containers")), 9,
 	       "nine entries: 3 pods, 4 containers, docker, a service (no conmon, QoS slice, session, root)");
 	/* Nothing moved since open's baseline: counters 0, gauges as the files say. */
-	check_entry(g, &(struct want){ POD_G, "", "", "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed", "", 0, 0, 0,
-				       0, 0, 0, 210000000, 190000000, 150000000, 60000000, 0 });
+	check_entry(g, &(struct want){ POD_G, "", "", "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed", "",
+				       "trainer-0", "ml", "", "", 0, 0, 0, 0, 0, 0, 210000000, 190000000, 150000000,
+				       60000000, 0 });
 	check_entry(g, &(struct want){ CT_G, "containerd", G_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed",
-				       "", 0, 0, 0, 0, 0, 0, 200000000, 184000000, 148000000, 52000000, 0 });
+				       "", "trainer-0", "ml", "pytorch", G_ID, 0, 0, 0, 0, 0, 0, 200000000, 184000000,
+				       148000000, 52000000, 0 });
 	check_entry(g, &(struct want){ CT_P, "containerd", P_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed",
-				       "", 0, 0, 0, A, A, A, 1000000, 200000, 200000, 800000, 0 });
-	check_entry(g, &(struct want){ POD_B, "", "", "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", 0, 0, 0,
-				       A, A, A, 90000000, 85000000, 70000000, 20000000, 0 });
-	check_entry(g, &(struct want){ CT_B, "cri-o", B_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", 0,
-				       0, 0, A, A, A, 85000000, 81000000, 69000000, 16000000, 0 });
-	check_entry(g, &(struct want){ POD_E, "", "", "aa11bb22-cc33-4d44-8e55-ff6677889900", "besteffort", "", 0, 0,
-				       0, A, A, A, 30000000, 11000000, 10000000, 20000000, 0 });
+				       "", "trainer-0", "ml", "", P_ID, 0, 0, 0, A, A, A, 1000000, 200000, 200000,
+				       800000, 0 });
+	check_entry(g, &(struct want){ POD_B, "", "", "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "",
+				       "infer-7d9", "serving", "", "", 0, 0, 0, A, A, A, 90000000, 85000000, 70000000,
+				       20000000, 0 });
+	check_entry(g, &(struct want){ CT_B, "cri-o", B_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "",
+				       "infer-7d9", "serving", "triton", B_ID, 0, 0, 0, A, A, A, 85000000, 81000000,
+				       69000000, 16000000, 0 });
+	check_entry(g, &(struct want){ POD_E, "", "", "aa11bb22-cc33-4d44-8e55-ff6677889900", "besteffort", "", "",
+				       "", "", "", 0, 0, 0, A, A, A, 30000000, 11000000, 10000000, 20000000, 0 });
 	check_entry(g, &(struct want){ CT_E, "containerd", E_ID, "aa11bb22-cc33-4d44-8e55-ff6677889900", "besteffort",
-				       "", 0, 0, 0, A, A, A, 3000000, 0, 1000000, 12000000, 0 });
-	check_entry(g, &(struct want){ CT_D, "docker", D_ID, "", "", "", 0, 0, 0, A, A, A, 64000000, 58000000,
-				       50000000, 14000000, 0 });
-	check_entry(g, &(struct want){ UNIT, "systemd", "", "", "", "containerd.service", 0, 0, 0, A, A, A, 120000000,
-				       50000000, 40000000, 80000000, 0 });
+				       "", "", "", "", E_ID, 0, 0, 0, A, A, A, 3000000, 0, 1000000, 12000000, 0 });
+	check_entry(g, &(struct want){ CT_D, "docker", D_ID, "", "", "", "", "", "", "web-1", 0, 0, 0, A, A, A,
+				       64000000, 58000000, 50000000, 14000000, 0 });
+	check_entry(g, &(struct want){ UNIT, "systemd", "", "", "", "containerd.service", "", "", "", "", 0, 0, 0, A,
+				       A, A, 120000000, 50000000, 40000000, 80000000, 0 });
 	ok(!has(g, POD_B "/crio-conmon-" B_ID ".scope", NULL), "crio-conmon: not an entry (it is no container)");
 	ok(!has(g, "/kubepods.slice", NULL) && !has(g, "/kubepods.slice/kubepods-burstable.slice", NULL) &&
 		   !has(g, "/user.slice/user-1000.slice/session-3.scope", NULL) && !has(g, "/", NULL),
@@ -257,20 +299,45 @@ static void test_v2(void)
 	put(CT_D "/memory.events", "low 0\nhigh 0\nmax 9\noom 3\noom_kill 3\noom_group_kill 0\n");
 	put(CT_D "/memory.current", "65000000\n");
 	/* A new container in the BestEffort pod, created since the last scan: everything it spent counts. */
-	sh("mkdir '%s" POD_E "/cri-containerd-" P_ID "9.scope' 2>/dev/null; true", root);
-	sh("mkdir '%s" POD_E "/cri-containerd-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.scope'", root);
-	put(POD_E "/cri-containerd-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.scope/cpu.stat",
+	sh("mkdir '%s" POD_E "/cri-containerd-" P_ID "9.scope'", root);
+	sh("mkdir '%s" CT_NEW "'", root);
+	put(CT_NEW "/cpu.stat",
 	    "usage_usec 300000\nuser_usec 200000\nsystem_usec 100000\n");
 	g = collect(st);
 	check_entry(g, &(struct want){ CT_G, "containerd", G_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed",
-				       "", 2.0, 1.5, 0.5, 100, 10, 0.25, 200000000, 184000000, 148000000, 52000000, 0 });
+				       "", "trainer-0", "ml", "pytorch", G_ID, 2.0, 1.5, 0.5, 100, 10, 0.25,
+				       200000000, 184000000, 148000000, 52000000, 0 });
 	is_double(f(g, CT_D, "oom_kills"), 1, 0, "docker: one OOM kill in the period");
+	{
+		struct buf b;
+
+		buf_init(&b, 1 << 20);
+		mapped(g, &b);
+		ok(strstr(b.data, "container_cpu_usage_seconds_total{id=" CT_G ",name=" G_ID
+				  ",pod=trainer-0,namespace=ml,container=pytorch,cpu=total} 2\n") != NULL,
+		   "mapped: container_cpu_usage_seconds_total with cAdvisor's labels and cpu=\"total\"");
+		ok(strstr(b.data, "container_cpu_cfs_throttled_seconds_total{id=" CT_G ",name=" G_ID
+				  ",pod=trainer-0,namespace=ml,container=pytorch} 0.25\n") != NULL,
+		   "mapped: container_cpu_cfs_throttled_seconds_total");
+		ok(strstr(b.data, "container_oom_events_total{id=" CT_D ",name=web-1,pod=,namespace=,container=} 1\n") !=
+			   NULL,
+		   "mapped: container_oom_events_total of Docker's web-1 (no pod: empty labels)");
+		ok(strstr(b.data, "container_memory_working_set_bytes{id=" POD_G ",name=,pod=trainer-0,namespace=ml,"
+				  "container=} 190000000\n") != NULL,
+		   "mapped: a pod's working set (pod and namespace, no container)");
+		ok(strstr(b.data, "container_memory_rss{id=" UNIT ",name=,pod=,namespace=,container=} 40000000\n") !=
+			   NULL,
+		   "mapped: a unit's rss");
+		if (!ok(strstr(b.data, "container_memory_cache{id=" CT_E ",name=" E_ID
+					   ",pod=,namespace=,container=} 12000000\n") != NULL,
+			"mapped: container_memory_cache"))
+			fprintf(stderr, "%s", b.data);
+		buf_free(&b);
+	}
 	is_double(f(g, CT_D, "memory_usage_bytes"), 65000000, 0, "memory_usage_bytes: the value now");
 	is_double(f(g, CT_D, "memory_working_set_bytes"), 59000000, 0, "working set follows usage");
-	check_entry(g, &(struct want){ POD_E "/cri-containerd-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.scope",
-				       "containerd", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-				       "aa11bb22-cc33-4d44-8e55-ff6677889900", "besteffort", "", 0.3, 0.2, 0.1, A, A, A, A,
-				       A, A, A, A });
+	check_entry(g, &(struct want){ CT_NEW, "containerd", NEW_ID, "aa11bb22-cc33-4d44-8e55-ff6677889900",
+				       "besteffort", "", "", "", "", NEW_ID, 0.3, 0.2, 0.1, A, A, A, A, A, A, A, A });
 	ok(!has(g, POD_E "/cri-containerd-" P_ID "9.scope", NULL),
 	   "a 65-digit id is no container id: not an entry");
 	json_decref(g);
@@ -293,7 +360,7 @@ static void test_v2(void)
 	is_double(f(g, CT_G, "cpu_user_seconds"), 0.1, 1e-9, "the others: increments as usual");
 	is_double(f(g, CT_G, "cpu_periods"), 100, 0, "cpu_periods");
 	check_entry(g, &(struct want){ CT_P, "containerd", P_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed",
-				       "", 0, 0, 0, A, A, A, 1000000, A, A, A, A });
+				       "", "trainer-0", "ml", "", P_ID, 0, 0, 0, A, A, A, 1000000, A, A, A, A });
 	ok(!has(g, UNIT, "memory_usage_bytes") && !has(g, UNIT, "memory_working_set_bytes") &&
 		   has(g, UNIT, "memory_rss_bytes"),
 	   "memory.current with garbage: usage and working set absent, rss and cache stay");
@@ -343,16 +410,19 @@ static void test_v1(void)
 	is_str(json_string_value(json_object_get(g, "error")), "", "v1: no error");
 	is_int(json_integer_value(json_object_get(g, "cgroup_version")), 1, "cgroup_version 1");
 	is_int(json_object_size(json_object_get(g, "containers")), 5, "five entries: 2 pods, 2 containers, docker");
-	check_entry(g, &(struct want){ V1_POD, "", "", "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", 0, 0, 0,
-				       0, 0, 0, 600000000, 550000000, 400000000, 200000000, 0 });
-	check_entry(g, &(struct want){ V1_CT, "", BC_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", 0, 0,
-				       0, 0, 0, 0, 550000000, 510000000, 380000000, 170000000, 0 });
-	check_entry(g, &(struct want){ V1_GPOD, "", "", "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed", "", 0, 0,
-				       0, A, A, A, 40000000, 38000000, 30000000, 10000000, 0 });
-	check_entry(g, &(struct want){ V1_GCT, "", G_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed", "", A, A,
-				       A, A, A, A, 35000000, 33500000, 28000000, 7000000, 0 });
-	check_entry(g, &(struct want){ V1_D, "docker", D_ID, "", "", "", 0, 0, 0, A, A, A, 300000000, 0, 200000000,
-				       100000000, 0 });
+	check_entry(g, &(struct want){ V1_POD, "", "", "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", "",
+				       "", "", "", 0, 0, 0, 0, 0, 0, 600000000, 550000000, 400000000, 200000000, 0 });
+	check_entry(g, &(struct want){ V1_CT, "", BC_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", "",
+				       "", "", BC_ID, 0, 0, 0, 0, 0, 0, 550000000, 510000000, 380000000, 170000000,
+				       0 });
+	check_entry(g, &(struct want){ V1_GPOD, "", "", "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed", "",
+				       "trainer-0", "ml", "", "", 0, 0, 0, A, A, A, 40000000, 38000000, 30000000,
+				       10000000, 0 });
+	check_entry(g, &(struct want){ V1_GCT, "containerd", G_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b",
+				       "guaranteed", "", "trainer-0", "ml", "pytorch", G_ID, A, A, A, A, A, A,
+				       35000000, 33500000, 28000000, 7000000, 0 });
+	check_entry(g, &(struct want){ V1_D, "docker", D_ID, "", "", "", "", "", "", "web-1", 0, 0, 0, A, A, A,
+				       300000000, 0, 200000000, 100000000, 0 });
 	json_decref(g);
 
 	put("/cpu,cpuacct" V1_CT "/cpuacct.usage", "9500000000\n");
@@ -360,8 +430,9 @@ static void test_v1(void)
 	put("/cpu,cpuacct" V1_CT "/cpu.stat", "nr_periods 330\nnr_throttled 15\nthrottled_time 950000000\n");
 	put("/memory" V1_CT "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
 	g = collect(st);
-	check_entry(g, &(struct want){ V1_CT, "", BC_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", 3.0,
-				       2.5, 0.5, 40, 4, 0.1, 550000000, 510000000, 380000000, 170000000, 2 });
+	check_entry(g, &(struct want){ V1_CT, "", BC_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", "",
+				       "", "", BC_ID, 3.0, 2.5, 0.5, 40, 4, 0.1, 550000000, 510000000, 380000000,
+				       170000000, 2 });
 	json_decref(g);
 	ops->close(st);
 
@@ -381,6 +452,7 @@ int main(void)
 	test_parsers();
 	test_v2();
 	test_v1();
+	containers_free(procs.ct);
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

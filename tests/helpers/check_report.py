@@ -888,8 +888,9 @@ class Stream:
             prev = self.entry(join("runtime_data", i), e, prev, seen)
 
     def instance_info(self, ii):
-        if self.keys("instance_info", ii, INSTANCE_KEYS):
-            for k in INSTANCE_KEYS:
+        # pod_name, pod_namespace: the monitor's own pod (downward API), only when set (issue 13)
+        if self.keys("instance_info", ii, INSTANCE_KEYS, ("pod_name", "pod_namespace")):
+            for k in INSTANCE_KEYS + ("pod_name", "pod_namespace"):
                 if k in ii:
                     self.string(join("instance_info", k), ii[k])
 

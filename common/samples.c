@@ -149,6 +149,15 @@ GAUGE(F_CT_WS, "container_memory_working_set_bytes", "Current working set in byt
 GAUGE(F_CT_RSS, "container_memory_rss", "Size of RSS in bytes.", "bytes");
 GAUGE(F_CT_CACHE, "container_memory_cache", "Number of bytes of page cache memory.", "bytes");
 COUNTER(F_CT_OOM, "container_oom_events_total", "Count of out of memory events observed for the container", "count");
+/* containers (issue 13): per-process device figures summed by pod and by container (docs/report-format.md) */
+GAUGE(F_ACC_POD_MEM, "accelerator_pod_memory_used_bytes", "Accelerator device memory used by a pod's processes, bytes",
+      "bytes");
+GAUGE(F_ACC_CTR_MEM, "accelerator_container_memory_used_bytes",
+      "Accelerator device memory used by a container's processes, bytes", "bytes");
+GAUGE(F_ACC_POD_UTIL, "accelerator_pod_utilization_ratio",
+      "Accelerator engine busy time of a pod's processes over the period, as a ratio", "ratio");
+GAUGE(F_ACC_CTR_UTIL, "accelerator_container_utilization_ratio",
+      "Accelerator engine busy time of a container's processes over the period, as a ratio", "ratio");
 
 static const struct family *const families[] = {
 	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
@@ -166,6 +175,8 @@ static const struct family *const families[] = {
 	/* container_usage (issue 13) */
 	&F_CT_CPU, &F_CT_USER, &F_CT_SYS, &F_CT_PERIODS, &F_CT_THROTTLED, &F_CT_THROTTLED_S, &F_CT_MEM, &F_CT_WS,
 	&F_CT_RSS, &F_CT_CACHE, &F_CT_OOM,
+	/* containers (issue 13) */
+	&F_ACC_POD_MEM, &F_ACC_CTR_MEM, &F_ACC_POD_UTIL, &F_ACC_CTR_UTIL,
 	NULL,
 };
 
@@ -177,6 +188,17 @@ const struct family *const *map_families(void)
 /* ---- rules --------------------------------------------------------------- */
 
 enum scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE, SC_DEVICE_GROUP };
+
+/*
+ * containers (issue 13): the labels pod, namespace and container (MAP_IDENT_LABELS of them) come from a
+ * container identity object (monitor/container.h): a runtime entry's "container"; for a device rule that
+ * captures "pid", the device's "process_containers" entry of that pid; for a rule with ident set, the
+ * object its first "*" reaches, whose key is the pod UID (IDENT_POD: no container label) or the container
+ * id (IDENT_CONTAINER), the key not being a label itself. A name the monitor could not resolve falls back
+ * to the id: pod to the pod UID, container to the container id.
+ */
+enum ident { IDENT_NONE, IDENT_POD, IDENT_CONTAINER };
+#define MAP_IDENT_LABELS 3
 
 /*
  * Device rules walk each device object of a group ("devices": {"0": {...}}),
@@ -198,6 +220,7 @@ struct rule {
 	double clamp;       /* 0: none */
 	const char *device_type; /* device rules: only this kind ("neuron"); NULL: every kind */
 	const char *index_label; /* device rules: also label the device index under this name; NULL: no */
+	enum ident ident;        /* the object the first "*" reaches is a pod's or container's (containers, below) */
 };
 
 /*
@@ -213,7 +236,7 @@ struct rule {
 #define CT_RULE(field, fam, fixed)                                                                           \
 	{ SC_SYSTEM, "container_usage", "containers.*[name,pod,namespace,container]." field, &fam,               \
 	  CT_LABELS, fixed, 0, 0 }
-#define CT_LABELS "id,name"
+#define CT_LABELS "id,name,pod,namespace,container"
 
 #define NC_MEM(fam, key)                                                                                  \
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
@@ -363,6 +386,14 @@ static const struct rule rules[] = {
 	CT_RULE("memory_rss_bytes", F_CT_RSS, NULL),
 	CT_RULE("memory_cache_bytes", F_CT_CACHE, NULL),
 	CT_RULE("oom_kills", F_CT_OOM, NULL),
+	/* containers (issue 13): per-process figures by pod and by container (monitor/container.c) */
+	{ SC_DEVICE, "device_memory", "pods.*.memory_bytes", &F_ACC_POD_MEM, "", NULL, 0, 0, NULL, NULL, IDENT_POD },
+	{ SC_DEVICE, "device_memory", "containers.*.memory_bytes", &F_ACC_CTR_MEM, "", NULL, 0, 0, NULL, NULL,
+	  IDENT_CONTAINER },
+	{ SC_DEVICE, "device_utilization", "pods.*.engines.*", &F_ACC_POD_UTIL, "engine", NULL, PERCENT, 0, NULL, NULL,
+	  IDENT_POD },
+	{ SC_DEVICE, "device_utilization", "containers.*.engines.*", &F_ACC_CTR_UTIL, "engine", NULL, PERCENT, 0, NULL,
+	  NULL, IDENT_CONTAINER },
 };
 #pragma GCC diagnostic pop
 
@@ -388,6 +419,7 @@ struct compiled {
 	size_t nsteps;
 	char *capnames[CAPS_MAX];
 	size_t ncaps;
+	int pid_cap;            /* the capture labelled "pid" (its identity: process_containers), or -1 */
 	char *fixed_name, *fixed_value;
 };
 
@@ -418,10 +450,10 @@ static size_t rule_max_labels(const struct rule *r, size_t ncaps)
 
 	switch (r->scope) {
 	case SC_RUNTIME:
-		n += SCHEMA_RUNTIME_LABELS;
+		n += SCHEMA_RUNTIME_LABELS + MAP_IDENT_LABELS;
 		break;
 	case SC_DEVICE:
-		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0);
+		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0) + MAP_IDENT_LABELS;
 		break;
 	default:
 		break;
@@ -508,6 +540,10 @@ static int compile_rule(const struct rule *r, struct compiled *c, const char **w
 		*why = "more captured labels than CAPS_MAX";
 		return -E2BIG;
 	}
+	c->pid_cap = -1;
+	for (size_t i = 0; i < c->ncaps; i++)
+		if (r->scope == SC_DEVICE && !strcmp(c->capnames[i], "pid"))
+			c->pid_cap = (int)i;
 	if (r->fixed) {
 		char *f = xstrdup(r->fixed);
 
@@ -591,11 +627,15 @@ json_t *map_schema_json(void)
 				: x->scale == BOOLEAN ? json_string("boolean")
 						      : json_real(x->scale ? x->scale : 1);
 
-		json_array_append_new(rs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:f, s:s?, s:s?}", "scope",
-						    scopes[x->scope], "group", x->group, "path", x->path, "family",
-						    x->fam->name, "labels", x->labels, "fixed", x->fixed, "scale", scale,
-						    "clamp", x->clamp, "device_type", x->device_type, "index_label",
-						    x->index_label));
+		json_t *rule = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:f, s:s?, s:s?}", "scope",
+					 scopes[x->scope], "group", x->group, "path", x->path, "family", x->fam->name,
+					 "labels", x->labels, "fixed", x->fixed, "scale", scale, "clamp", x->clamp,
+					 "device_type", x->device_type, "index_label", x->index_label);
+
+		/* containers (issue 13): only on the rules that have it, so the other rows read as before */
+		if (x->ident)
+			json_object_set_new(rule, "ident", json_string(x->ident == IDENT_POD ? "pod" : "container"));
+		json_array_append_new(rs, rule);
 	}
 	json_object_set_new(o, "families", fams);
 	json_object_set_new(o, "rules", rs);
@@ -633,6 +673,9 @@ struct walk {
 	char trailbuf[STEP_MAX + 2][NUM_TEXT_MAX];
 	size_t ntrail;
 	struct buf entity;            /* a device's entity, "type:key": any length */
+	json_t *dev;                  /* the device object a device rule walks, else NULL */
+	json_t *ident;                /* an ident rule: the pod's or container's object its first "*" reached */
+	const char *ident_key;        /* and its key (the pod UID or the container id) */
 };
 
 static void bad(struct walk *w, const char *leaf, const char *why)
@@ -699,6 +742,39 @@ static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
 	return 1;
 }
 
+static const char *str_or(json_t *o, const char *key, const char *dflt);
+
+/*
+ * containers (issue 13): append pod, namespace and container from identity
+ * object o (NULL: nothing) to labels[n..]; pod_key/ctr_key are the
+ * aggregate's key when it has one. Each only when it has a value; the
+ * container label only for a container. Returns the new count.
+ */
+static size_t ident_labels(json_t *o, const char *pod_key, const char *ctr_key, struct label *labels, size_t n)
+{
+	const char *pod, *ns, *ctr;
+
+	if (!json_is_object(o))
+		return n;
+	pod = str_or(o, "pod", "");
+	if (!*pod)
+		pod = pod_key ? pod_key : str_or(o, "pod_uid", "");
+	ns = str_or(o, "namespace", "");
+	ctr = "";
+	if (!pod_key) {
+		ctr = str_or(o, "name", "");
+		if (!*ctr)
+			ctr = ctr_key ? ctr_key : str_or(o, "id", "");
+	}
+	if (*pod)
+		labels[n++] = (struct label){ "pod", pod };
+	if (*ns)
+		labels[n++] = (struct label){ "namespace", ns };
+	if (*ctr)
+		labels[n++] = (struct label){ "container", ctr };
+	return n;
+}
+
 static void emit(struct walk *w, double v)
 {
 	const struct compiled *c = w->c;
@@ -723,6 +799,12 @@ static void emit(struct walk *w, double v)
 		w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
 	if (c->fixed_name)
 		w->s.labels[n++] = (struct label){ c->fixed_name, c->fixed_value };
+	if (w->ident)
+		n = ident_labels(w->ident, w->rule->ident == IDENT_POD ? w->ident_key : NULL,
+				 w->rule->ident == IDENT_CONTAINER ? w->ident_key : NULL, w->s.labels, n);
+	else if (c->pid_cap >= 0 && (size_t)c->pid_cap < w->ncaps && w->dev)
+		n = ident_labels(json_object_get(json_object_get(w->dev, "process_containers"), w->caps[c->pid_cap]),
+				 NULL, NULL, w->s.labels, n);
 	w->s.nlabels = n;
 	w->s.fam = w->rule->fam;
 	w->s.value = v;
@@ -766,11 +848,21 @@ static void walk(struct walk *w, json_t *node, size_t i)
 	case ST_ANY:
 		if (!json_is_object(node))
 			break;
+		if (w->rule->ident && !w->ident) {
+			/* The pod's or container's object: its identity labels the samples, its key does not. */
+			json_object_foreach(node, key, v) {
+				w->ident = v;
+				w->ident_key = key;
+				descend(w, v, i, key, NULL);
+				w->ident = NULL;
+			}
+			break;
+		}
 		json_object_foreach(node, key, v) {
 			size_t nc = w->ncaps;
 
 			if (st->nnames && nc + 1 + st->nnames <= CAPS_MAX) {
-				/* The key, then each listed string field of the member ("" where it has none). */
+				/* "*[f,g]": the key, then each listed string field of the member ("" where it has none). */
 				w->caps[w->ncaps++] = key;
 				for (k = 0; k < st->nnames; k++) {
 					json_t *fv = json_object_get(v, st->names[k]);
@@ -1012,7 +1104,9 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 				w->rule = &rules[r];
 				w->c = &compiled[r];
 				w->ncaps = w->ntrail = 0;
+				w->dev = dev;
 				walk(w, dev, 0);
+				w->dev = NULL;
 			}
 		}
 	}
@@ -1167,6 +1261,8 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 				w.s.prom_skip = 1u << w.base_labels;
 			w.s.labels[w.base_labels++] = (struct label){ "pid", pidbuf };
 		}
+		/* containers (issue 13): whose process it is */
+		w.base_labels = ident_labels(json_object_get(e, "container"), NULL, NULL, w.s.labels, w.base_labels);
 		snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
 		map_groups(&w, SC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
 	}

@@ -33,6 +33,7 @@ const struct schema_label schema_labels[LBL_COUNT] = {
 #define FACT "a fixed fact about the device, not a measurement"
 #define RUNNING "a running total: the counter family of the same data carries its increases, which sinks sum"
 #define SUM "the sum of fields exported on their own"
+#define IDENT "a container's or pod's identity: the labels pod, namespace and container of the per-process, per-pod and per-container series"
 
 #define F(g, type, path, kind, why) { GROUP_##g, type, path, kind, why }
 const struct schema_field schema_fields[] = {
@@ -151,6 +152,21 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_ERRORS, "neuron", "ecc_events_total", "int_map", RUNNING),
 	F(DEVICE_ERRORS, "amdgpu", "pcie_aer_errors", "int_map", NULL),
 	F(DEVICE_ERRORS, "amdgpu", "pcie_aer_errors_total", "int_map", RUNNING),
+	/* containers (issue 13): per-process figures attributed to containers and pods (monitor/container.c) */
+	F(DEVICE_MEMORY, NULL, "process_containers", "process_containers", IDENT),
+	F(DEVICE_MEMORY, NULL, "pods", "pod_memory", NULL),
+	F(DEVICE_MEMORY, NULL, "pods.*.memory_bytes", NULL, NULL),
+	F(DEVICE_MEMORY, NULL, "pods.*.{pod,namespace,qos,pids}", NULL, IDENT),
+	F(DEVICE_MEMORY, NULL, "containers", "container_memory", NULL),
+	F(DEVICE_MEMORY, NULL, "containers.*.memory_bytes", NULL, NULL),
+	F(DEVICE_MEMORY, NULL, "containers.*.{runtime,pod_uid,pod,namespace,name,pids}", NULL, IDENT),
+	F(DEVICE_UTILIZATION, NULL, "process_containers", "process_containers", IDENT),
+	F(DEVICE_UTILIZATION, NULL, "pods", "pod_engines", NULL),
+	F(DEVICE_UTILIZATION, NULL, "pods.*.engines", NULL, NULL),
+	F(DEVICE_UTILIZATION, NULL, "pods.*.{pod,namespace,qos,pids}", NULL, IDENT),
+	F(DEVICE_UTILIZATION, NULL, "containers", "container_engines", NULL),
+	F(DEVICE_UTILIZATION, NULL, "containers.*.engines", NULL, NULL),
+	F(DEVICE_UTILIZATION, NULL, "containers.*.{runtime,pod_uid,pod,namespace,name,pids}", NULL, IDENT),
 };
 #undef F
 const size_t schema_nfields = sizeof(schema_fields) / sizeof(schema_fields[0]);

@@ -118,7 +118,10 @@ enum label_kind {
 	X(MIG_DEVICE, "mig_device", LK_VALUE, NULL, 0, "MigDevice")                                 \
 	X(LINK, "link", LK_VALUE, NULL, 0, "Link")                                                  \
 	X(SEVERITY, "severity", LK_VALUE, NULL, 0, "Severity")                                      \
-	X(ALARM, "alarm", LK_VALUE, NULL, 0, "Alarm")
+	X(ALARM, "alarm", LK_VALUE, NULL, 0, "Alarm")                                              \
+	X(POD, "pod", LK_VALUE, NULL, 0, "PodName")                                                 \
+	X(NAMESPACE, "namespace", LK_VALUE, NULL, 0, "Namespace")                                   \
+	X(CONTAINER, "container", LK_VALUE, NULL, 0, "ContainerName")
 
 #define SCHEMA_LABEL_ENUM_(id, name, kind, source, flags, dim) LBL_##id,
 enum label_id { SCHEMA_LABELS(SCHEMA_LABEL_ENUM_) LBL_COUNT };

@@ -68,6 +68,13 @@ ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
              "system_data", "instance_info")
 ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
               "report")
+# containers (issue 13): a process's container identity (monitor/container.h), each key only when known.
+ENTRY_OPTIONAL = ("container",)
+CONTAINER_KEYS = ("runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit")
+CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd")
+QOS_CLASSES = ("guaranteed", "burstable", "besteffort")
+CONTAINER_ID_RE = re.compile(r"^[0-9a-f]{12,64}$")
+POD_UID_RE = re.compile(r"^[0-9a-f-]{16,47}$")
 INSTANCE_KEYS = ("instance_name", "instance_id", "instance_type",
                  "instance_availability_zone", "instance_availability_zone_id",
                  "instance_region", "ami_id", "subnet_id", "error",
@@ -579,7 +586,11 @@ class Stream:
                  "ints": ints, "int_map": by_key(self.integer), "num_map": by_key(num),
                  "int_map_by_core": by_key(by_key(self.integer), CPU_KEY_RE),
                  "engine_pct_by_pid": by_key(by_key(self.percent), CPU_KEY_RE),
-                 "neuroncores_util": by_key(neuroncore, CPU_KEY_RE)}
+                 "neuroncores_util": by_key(neuroncore, CPU_KEY_RE),
+                 # containers (issue 13): shapes here, sums in container_figures
+                 "process_containers": by_key(lambda p, v: None, CPU_KEY_RE),
+                 "pod_memory": by_key(lambda p, v: None), "container_memory": by_key(lambda p, v: None),
+                 "pod_engines": by_key(lambda p, v: None), "container_engines": by_key(lambda p, v: None)}
         return table[how]
 
     def device(self, path, key, d, gname, dtype, idents):
@@ -609,6 +620,7 @@ class Stream:
             if k in d:
                 check(join(path, k), d[k])
         self.device_consistency(path, d)
+        self.container_figures(path, d)
 
     def device_consistency(self, path, d):
         """Relations between fields of one device object."""
@@ -715,9 +727,98 @@ class Stream:
             if not self.o.some and want - got:
                 self.err("system_data", "missing group(s): %s" % ", ".join(sorted(want - got)))
 
+    def container(self, path, c):
+        """A container identity object (a runtime entry's "container", a process_containers entry)."""
+        if not self.keys(path, c, (), CONTAINER_KEYS):
+            return
+        for k, v in c.items():
+            if self.string(join(path, k), v) and not v:
+                self.err(join(path, k), "empty: leave it out when unknown")
+        if c.get("runtime") not in (None,) + CONTAINER_RUNTIMES:
+            self.err(join(path, "runtime"), "unknown runtime %s" % json.dumps(c.get("runtime")))
+        if c.get("qos") not in (None,) + QOS_CLASSES:
+            self.err(join(path, "qos"), "unknown QoS class %s" % json.dumps(c.get("qos")))
+        if isinstance(c.get("id"), str) and not CONTAINER_ID_RE.match(c["id"]):
+            self.err(join(path, "id"), "not a container id (12 to 64 hex digits)")
+        if isinstance(c.get("pod_uid"), str) and not POD_UID_RE.match(c["pod_uid"]):
+            self.err(join(path, "pod_uid"), "not a pod UID (lowercase hex and dashes)")
+        if not any(k in c for k in ("id", "pod_uid", "unit", "runtime")):
+            self.err(path, "names no container, pod or unit: leave the object out for a host process")
+        if "unit" in c and ("id" in c or "pod_uid" in c):
+            self.err(join(path, "unit"), "a unit next to a container or pod")
+        for k in ("pod", "namespace", "qos"):
+            if k in c and "pod_uid" not in c:
+                self.err(join(path, k), "without a pod_uid")
+
+    def container_figures(self, path, d):
+        """A device's process_containers, pods and containers against its processes."""
+        procs = d.get("processes")
+        pc = d.get("process_containers", {})
+        if "process_containers" in d:
+            if not isinstance(pc, dict) or not pc:
+                self.err(join(path, "process_containers"), "expected a non-empty object (absent when empty)")
+                pc = {}
+            pids = set(procs) if isinstance(procs, dict) else set()
+            if isinstance(d.get("pids"), list):
+                pids |= {str(x) for x in d["pids"]}
+            for k, c in pc.items():
+                self.container(join(join(path, "process_containers"), k), c)
+                if k not in pids:
+                    self.err(join(join(path, "process_containers"), k), "not a process of the device")
+        for agg, keyname in (("pods", "pod_uid"), ("containers", "id")):
+            if agg not in d:
+                continue
+            a = d[agg]
+            if not isinstance(a, dict) or not a:
+                self.err(join(path, agg), "expected a non-empty object (absent when empty)")
+                continue
+            for key, o in a.items():
+                q = join(join(path, agg), key)
+                ident = ("pod", "namespace", "qos") if agg == "pods" else \
+                    ("runtime", "pod_uid", "pod", "namespace", "name")
+                if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines")):
+                    continue
+                want_mem, want_eng, members = 0, {}, o.get("pids")
+                if not isinstance(members, list) or not members:
+                    self.err(join(q, "pids"), "expected a non-empty array")
+                    continue
+                for pid in members:
+                    c = pc.get(str(pid))
+                    if c is None or c.get(keyname) != key:
+                        self.err(join(q, "pids"), "%s is not a process of this %s in process_containers"
+                                 % (json.dumps(pid), agg[:-1]))
+                        continue
+                    for k in ident:
+                        if c.get(k) != o.get(k):
+                            self.err(join(q, k), "%s, but process %s says %s"
+                                     % (json.dumps(o.get(k)), pid, json.dumps(c.get(k))))
+                    fig = procs.get(str(pid)) if isinstance(procs, dict) else None
+                    if type(fig) in (int, float):
+                        want_mem += fig
+                    elif isinstance(fig, dict):
+                        for e, v in fig.items():
+                            want_eng[e] = want_eng.get(e, 0) + v
+                if "memory_bytes" in o and (type(o["memory_bytes"]) not in (int, float)
+                                            or abs(o["memory_bytes"] - want_mem) > EPS * max(1, want_mem)):
+                    self.err(join(q, "memory_bytes"), "%r is not the sum of its processes' %r"
+                             % (o["memory_bytes"], want_mem))
+                if "engines" in o:
+                    eng = o["engines"]
+                    if not isinstance(eng, dict) or set(eng) != set(want_eng) or any(
+                            abs(eng[e] - want_eng[e]) > 1e-6 for e in eng):
+                        self.err(join(q, "engines"), "%s is not the sum of its processes' %s"
+                                 % (json.dumps(eng), json.dumps(want_eng)))
+            # Every process of a pod (container) is in it.
+            for k, c in pc.items():
+                if keyname in c and (c[keyname] not in a or int(k) not in a[c[keyname]].get("pids", [])) \
+                        and isinstance(procs, dict) and k in procs:
+                    self.err(join(join(path, "process_containers"), k), "missing from %s" % agg)
+
     def entry(self, path, e, prev_index, seen):
-        if not self.keys(path, e, ENTRY_KEYS):
+        if not self.keys(path, e, ENTRY_KEYS, ENTRY_OPTIONAL):
             return prev_index
+        if "container" in e:
+            self.container(join(path, "container"), e["container"])
         idx = e.get("runtime_index")
         addr = e.get("address")
         pid = e.get("pid")
@@ -787,8 +888,9 @@ class Stream:
             prev = self.entry(join("runtime_data", i), e, prev, seen)
 
     def instance_info(self, ii):
-        if self.keys("instance_info", ii, INSTANCE_KEYS):
-            for k in INSTANCE_KEYS:
+        # pod_name, pod_namespace: the monitor's own pod (downward API), only when set (issue 13)
+        if self.keys("instance_info", ii, INSTANCE_KEYS, ("pod_name", "pod_namespace")):
+            for k in INSTANCE_KEYS + ("pod_name", "pod_namespace"):
                 if k in ii:
                     self.string(join("instance_info", k), ii[k])
 

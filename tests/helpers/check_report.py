@@ -406,6 +406,49 @@ class Stream:
 
         self.envelope(path, g, key, {"neuron_devices": devices})
 
+    def container_usage(self, path, g, key):
+        """container_usage (docs/report-format.md): one entry per container, pod or unit cgroup."""
+        ident = ("runtime", "id", "pod_uid", "qos", "unit", "pod", "namespace", "container", "name")
+        secs = ("cpu_usage_seconds", "cpu_user_seconds", "cpu_system_seconds", "cpu_throttled_seconds")
+        ints = ("cpu_periods", "cpu_throttled_periods", "memory_usage_bytes", "memory_working_set_bytes",
+                "memory_rss_bytes", "memory_cache_bytes", "oom_kills")
+
+        def version(p, v):
+            if v not in (1, 2) or type(v) is not int:
+                self.err(p, "expected 1 or 2, got %s" % json.dumps(v))
+
+        def containers(p, v):
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for cg, e in v.items():
+                q = join(p, cg)
+                if not cg.startswith("/"):
+                    self.err(q, "the key is not a cgroup path")
+                if not self.keys(q, e, (), ident + secs + ints):
+                    continue
+                for k in ident:
+                    if k in e and self.string(join(q, k), e[k]) and not e[k]:
+                        self.err(join(q, k), "empty: leave it out when unknown")
+                if not any(k in e for k in ("id", "pod_uid", "unit")):
+                    self.err(q, "names no container, pod or unit")
+                for k in secs:
+                    if k in e:
+                        self.real(join(q, k), e[k])
+                for k in ints:
+                    if k in e:
+                        self.integer(join(q, k), e[k])
+                if "container" in e and "id" not in e:
+                    self.err(join(q, "container"), "a container name without a container id")
+                pairs = (("memory_working_set_bytes", "memory_usage_bytes"), ("cpu_throttled_periods", "cpu_periods"))
+                for small, big in pairs:
+                    if type(e.get(small)) is int and type(e.get(big)) is int and e[small] > e[big]:
+                        self.err(join(q, small), "%d is more than %s %d" % (e[small], big, e[big]))
+                if ("cpu_periods" in e) != ("cpu_throttled_seconds" in e):
+                    self.err(q, "the CFS fields come together")
+
+        self.envelope(path, g, key, {"cgroup_version": version, "containers": containers})
+
     def unspecified(self, path, g, key, name):
         err = self.envelope(path, g, key, {})
         if err == "":
@@ -444,6 +487,8 @@ class Stream:
             self.memory_used(path, g, key)
         elif name == "neuron_hw_counters":
             self.neuron_hw_counters(path, g, key)
+        elif name == "container_usage":
+            self.container_usage(path, g, key)
         else:
             self.unspecified(path, g, key, name)
 

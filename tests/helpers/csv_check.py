@@ -81,6 +81,8 @@ def steps_of(path):
     for seg in path.split("."):
         if seg == "*":
             out.append(("any",))
+        elif seg.startswith("*[") and seg.endswith("]"):
+            out.append(("any", seg[2:-1].split(",")))  # the key, then these string fields of the member
         elif seg == "#":
             out.append(("count",))
         elif seg == "1":
@@ -109,7 +111,9 @@ def walk(node, steps, caps, emit):
     elif st[0] == "any":
         if isinstance(node, dict):
             for k, v in node.items():
-                walk(v, rest, caps + [k], emit)
+                more = [v.get(f) if isinstance(v, dict) and isinstance(v.get(f), str) else ""
+                        for f in (st[1] if len(st) > 1 else [])]
+                walk(v, rest, caps + [k] + more, emit)
     elif st[0] == "keys":
         if isinstance(node, dict):
             for k in st[1]:

@@ -6,7 +6,8 @@
  *   name        descend into that key
  *   *           every key of an object (the key becomes a label)
  *   *[f,g]      the same, and the string fields f and g of each member
- *               become labels too ("" where absent): cAdvisor's names
+ *               become labels too (cAdvisor's names); a rule with this
+ *               step leaves out every captured label that is empty
  *   [] / [f]    every element of an array (its index, or its field f, becomes a label)
  *   {a,b}       each listed key that is present (the key becomes a label)
  *   {a+b}       the sum of the listed keys (no label)
@@ -420,6 +421,7 @@ struct compiled {
 	char *capnames[CAPS_MAX];
 	size_t ncaps;
 	int pid_cap;            /* the capture labelled "pid" (its identity: process_containers), or -1 */
+	int drop_empty;         /* a "*[f,g]" step: captures that are "" are no labels */
 	char *fixed_name, *fixed_value;
 };
 
@@ -504,6 +506,7 @@ static int compile_rule(const struct rule *r, struct compiled *c, const char **w
 		} else if (s[0] == '*' && s[1] == '[' && s[strlen(s) - 1] == ']') {
 			/* "*[f,g]": every key, with fields of each member as labels too */
 			st->kind = ST_ANY;
+			c->drop_empty = 1;
 			s[strlen(s) - 1] = '\0';
 			if (split_checked(s + 2, ',', st->names, NAMES_MAX, &st->nnames)) {
 				*why = "more listed keys than NAMES_MAX";
@@ -796,7 +799,8 @@ static void emit(struct walk *w, double v)
 	}
 	/* compile_rule proved that every capture and the fixed label fit (rule_max_labels). */
 	for (size_t i = 0; i < w->ncaps && i < c->ncaps; i++)
-		w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
+		if (!c->drop_empty || w->caps[i][0])
+			w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
 	if (c->fixed_name)
 		w->s.labels[n++] = (struct label){ c->fixed_name, c->fixed_value };
 	if (w->ident)

@@ -209,7 +209,7 @@ def map_report(rep, now_ms):
                     v *= scale
                 if math.isinf(v):
                     return  # out of range once scaled: a bad value, no sample
-                labels = first + list(zip(capnames, got))
+                labels = first + [(k, v) for k, v in zip(capnames, got) if v or "*[" not in path]
                 if fixed:
                     labels.append(tuple(fixed.split("=", 1)))
                 out.append(Sample(fam, name, entity, labels, v, ts, per, host))

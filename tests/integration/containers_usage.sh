@@ -162,8 +162,9 @@ done
 PORT=$(free_port)
 "$BIN/accel-prom" --listen-address "127.0.0.1:$PORT" <"$WORK/m1.out" 2>"$WORK/prom.err" &
 _pids="$_pids $!"
+# Every report read: accel-prom reads its input while it serves.
 got() { curl -sf "http://127.0.0.1:$PORT/metrics" -o "$WORK/metrics.txt" &&
-	grep -q "^container_cpu_usage_seconds_total{.*id=\"$REL\"" "$WORK/metrics.txt"; }
+	grep -q "^accel_prom_reports_total $(nlines "$WORK/m1.out")\$" "$WORK/metrics.txt"; }
 wait_for $((10 * SLOW)) got || sed 's/^/#   /' "$WORK/prom.err" | head -20 >&2
 ok "accel-prom: container_cpu_usage_seconds_total{id,name,cpu=\"total\"} = the sum of the reports" $PY - \
 	"$WORK/metrics.txt" "$WORK/m1.out" "$REL" "$ID" <<'EOF'

@@ -454,6 +454,41 @@ static void test_annotate(void)
 	proctab_free(&t);
 }
 
+/* A process's identity is parsed once while it lives (pid and start time), again for a reused pid. */
+static void test_memo(void)
+{
+	char root[] = "/tmp/accel-memo.XXXXXX", cmd[128];
+	const char *stat1 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
+	const char *stat2 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 9000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
+	struct proctab t;
+	json_t *c;
+
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	put_file(root, "4242/stat", stat1);
+	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64 ".scope\n");
+	proctab_init(&t, root);
+	c = proctab_container_json_pid(&t, 1, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the first cycle parses the cgroup file");
+	json_decref(c);
+	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64B ".scope\n");
+	c = proctab_container_json_pid(&t, 2, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the same process later: not read again");
+	json_decref(c);
+	put_file(root, "4242/stat", stat2);
+	c = proctab_container_json_pid(&t, 3, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64B, "memo: a reused pid (another start time): read afresh");
+	json_decref(c);
+	put_file(root, "4242/stat", "");
+	ok(!proctab_container_json_pid(&t, 4, 4242), "memo: a process gone: no identity");
+	proctab_free(&t);
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+}
+
 int main(void)
 {
 	test_paths();
@@ -463,5 +498,6 @@ int main(void)
 	test_retry_and_odd_files();
 	test_json();
 	test_annotate();
+	test_memo();
 	return done_testing();
 }

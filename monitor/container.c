@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Container identity from cgroup paths (see container.h for the layouts).
+ * Containers and pods: identity from cgroup paths, names from the runtimes'
+ * state files (and the kubelet, kubelet.c), and the attribution of devices'
+ * per-process figures to pods and containers. See container.h.
+ *
+ * Identity from cgroup paths (see container.h for the layouts).
  * The parser walks the path's components once, left to right, and keeps
  * the innermost match of each kind: the last container component gives
  * the id and runtime, the last pod component the pod UID and QoS class, the

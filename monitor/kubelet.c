@@ -56,6 +56,27 @@ struct kubelet *kubelet_new(struct loop *loop, const char *helper, const struct 
 	return k;
 }
 
+/*
+ * The same error as before, numbers aside: curl's messages carry elapsed
+ * times ("Failed to connect to 127.0.0.1 port 10250 after 3 ms: ..."), which
+ * must not make a repeated failure look new.
+ */
+static int same_error(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a >= '0' && *a <= '9')
+			a++;
+		while (*b >= '0' && *b <= '9')
+			b++;
+		if (*a != *b)
+			return 0;
+		if (!*a)
+			return 1;
+		a++;
+		b++;
+	}
+}
+
 /* The fetch is over (EOF, or stopped with why set): reap it, take its answer, say what changed once. */
 static void fetch_done(struct kubelet *k, const char *why)
 {
@@ -91,7 +112,7 @@ static void fetch_done(struct kubelet *k, const char *why)
 	}
 	json_decref(o);
 	/* Reported once: a failure that repeats the last one says nothing more. */
-	if (*err && strcmp(err, k->error))
+	if (*err && !same_error(err, k->error))
 		log_warn("kubelet: %s; pod and container names fall back to ids (retried at most every %lld s)", err,
 			 (long long)(k->refresh_ns / NS_PER_S));
 	else if (!*err && *k->error)
@@ -148,7 +169,7 @@ static void fetch_start(struct kubelet *k, int64_t now)
 		close(p[0]);
 		k->child = 0;
 		snprintf(err, sizeof(err), "cannot run %s: %s", k->helper, strerror(rc));
-		if (strcmp(err, k->error))
+		if (!same_error(err, k->error))
 			log_warn("kubelet: %s; pod and container names fall back to ids", err);
 		snprintf(k->error, sizeof(k->error), "%s", err);
 		return;

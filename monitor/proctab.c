@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 enum { HAVE_ARGV0 = 1, HAVE_CGROUP = 2, HAVE_CONTAINER = 4 };
+#define PROC_CTR_MEMO_MAX 8192 /* identities remembered, by (pid, start time) */
 
 static char *dup_n(const char *s, size_t n)
 {
@@ -52,6 +53,9 @@ void proctab_free(struct proctab *t)
 	free(t->p);
 	free(t->old);
 	free(t->dm);
+	for (size_t i = 0; i < t->ncm; i++)
+		free(t->cm[i].id);
+	free(t->cm);
 	containers_free(t->ct);
 	procfs_close(&t->pf);
 	memset(t, 0, sizeof(*t));
@@ -254,15 +258,44 @@ const struct container_id *proctab_container(struct proctab *t, struct proc_info
 	const char *text;
 	struct container_id id;
 
+	struct proc_ctr_memo *m;
+
 	if (p->have & HAVE_CONTAINER)
 		return p->ctr;
 	p->have |= HAVE_CONTAINER;
+	for (size_t i = 0; i < t->ncm; i++)
+		if (t->cm[i].pid == p->pid && t->cm[i].starttime == p->starttime) {
+			if (t->cm[i].id) {
+				p->ctr = xmalloc(sizeof(*p->ctr));
+				*p->ctr = *t->cm[i].id;
+			}
+			return p->ctr;
+		}
 	snprintf(path, sizeof(path), "%d/cgroup", (int)p->pid);
 	text = t->pf.dirfd >= 0 ? procfs_read(&t->pf, path) : NULL;
-	/* Gone, unreadable or on the host: no identity (and never a half-read one). */
-	if (text && container_from_proc_cgroup(text, &id) == 0) {
+	if (!text)
+		return NULL; /* gone or unreadable: no identity, and nothing remembered */
+	/* On the host: no identity (and never a half-read one). */
+	if (container_from_proc_cgroup(text, &id) == 0) {
 		p->ctr = xmalloc(sizeof(*p->ctr));
 		*p->ctr = id;
+	}
+	if (t->ncm >= PROC_CTR_MEMO_MAX) { /* exited processes pile up: start over */
+		for (size_t i = 0; i < t->ncm; i++)
+			free(t->cm[i].id);
+		t->ncm = 0;
+	}
+	if (t->ncm == t->acm) {
+		t->acm = t->acm ? t->acm * 2 : 64;
+		t->cm = xrealloc(t->cm, t->acm * sizeof(*t->cm));
+	}
+	m = &t->cm[t->ncm++];
+	m->pid = p->pid;
+	m->starttime = p->starttime;
+	m->id = NULL;
+	if (p->ctr) {
+		m->id = xmalloc(sizeof(*m->id));
+		*m->id = *p->ctr;
 	}
 	return p->ctr;
 }

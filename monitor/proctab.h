@@ -60,6 +60,13 @@ struct proctab {
 	int64_t dm_cycle;      /* the cycle dm is for */
 	int dm_known;          /* a device collector recorded (even nothing) in dm_cycle */
 	struct containers *ct; /* owned (proctab_free frees it): container names (container.h); NULL: ids only */
+	struct proc_ctr_memo {
+		pid_t pid;
+		uint64_t starttime;
+		struct container_id *id; /* owned; NULL on the host */
+	} *cm;                 /* identities parsed so far, by (pid, start time): a process looked up
+	                          cycle after cycle without a scan of /proc reads its cgroup file once */
+	size_t ncm, acm;
 };
 
 void proctab_init(struct proctab *t, const char *procfs_root);

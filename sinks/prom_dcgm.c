@@ -488,14 +488,6 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 	out.labels[out.nlabels++] = (struct label){ "device", d->devname };
 	out.labels[out.nlabels++] = (struct label){ "modelName", model ? model : "" };
 	out.labels[out.nlabels++] = (struct label){ "Hostname", s->host ? s->host : "" };
-	/* containers (issue 13): a sample about a pod's or container's use keeps dcgm-exporter -k's labels. */
-	for (size_t i = 0; i < 3 && out.nlabels < SAMPLE_MAX_LABELS; i++) {
-		static const char *const pl[] = { "pod", "namespace", "container" };
-		const char *v = label_of(s, pl[i]);
-
-		if (v && *v)
-			out.labels[out.nlabels++] = (struct label){ pl[i], v };
-	}
 	for (; k < d->n; k++) {
 		struct dfield *f = &d->f[k];
 		double v;

@@ -75,6 +75,8 @@ CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd")
 QOS_CLASSES = ("guaranteed", "burstable", "besteffort")
 CONTAINER_ID_RE = re.compile(r"^[0-9a-f]{12,64}$")
 POD_UID_RE = re.compile(r"^[0-9a-f-]{16,47}$")
+# A MIG device with per-process figures is attributed as a GPU is (monitor/container.c).
+MIG_CONTAINER_KEYS = ("process_containers", "pods", "containers")
 INSTANCE_KEYS = ("instance_name", "instance_id", "instance_type",
                  "instance_availability_zone", "instance_availability_zone_id",
                  "instance_region", "ami_id", "subnet_id", "error",
@@ -556,9 +558,12 @@ class Stream:
                 if not CPU_KEY_RE.match(k):
                     self.err(q, "MIG device key is not a decimal index")
                 if not self.keys(q, m, (), ("uuid", "gpu_instance_id", "compute_instance_id",
-                                           "total_bytes", "used_bytes", "free_bytes")):
+                                           "total_bytes", "used_bytes", "free_bytes") + MIG_CONTAINER_KEYS):
                     continue
+                self.container_figures(q, m)
                 for f, x in m.items():
+                    if f in MIG_CONTAINER_KEYS:
+                        continue
                     if f == "uuid":
                         self.string(join(q, f), x)
                     else:

@@ -185,4 +185,33 @@ proc = [r for r in rows if r["metric"] == "accelerator_process_memory_used_bytes
 assert proc and "container=pytorch" in proc[0]["other_labels"], proc
 EOF
 
+cat "$WORK/nv.out" "$WORK/v2.out" >"$WORK/both.out"
+ok "accel-csv on runtime and device reports exits 0" sh -c '"$1" <"$2" >"$3"' sh "$BIN/accel-csv" "$WORK/both.out" \
+	"$WORK/both.csv"
+ok "csv_check.py: every row and label is what the mapping gives" $PY "$HELP/csv_check.py" --input "$WORK/both.out" \
+	"$WORK/both.csv"
+
+# accel-cloudwatch: Container Insights' dimension names.
+ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \
+	"$BIN/accel-cloudwatch" "$WORK/nv.out" "$WORK/nv.cw"
+ok "accel-cloudwatch: PodName, Namespace, ContainerName dimensions on the pod, container and process metrics" \
+	$PY - "$WORK/nv.cw" <<'EOF'
+import collections, re, sys
+body = open(sys.argv[1], encoding="utf-8").read().replace("\n", "&")
+kv = dict(p.split("=", 1) for p in body.split("&") if "=" in p)
+dims = collections.defaultdict(dict)
+for k, v in kv.items():
+    m = re.match(r"MetricData\.member\.(\d+)\.Dimensions\.member\.(\d+)\.Name$", k)
+    if m:
+        dims[m.group(1)][v] = kv[k[:-4] + "Value"]
+names = {m: kv["MetricData.member.%s.MetricName" % m] for m in dims}
+pods = sorted(d["PodName"] for m, d in dims.items() if names[m] == "AcceleratorPodMemoryUsed")
+assert pods == ["infer-7d9f", "notebook", "trainer-0"], pods
+ctr = [d for m, d in dims.items() if names[m] == "AcceleratorContainerMemoryUsed"]
+assert sorted(d["ContainerName"] for d in ctr) == ["jupyter", "pytorch", "triton"], ctr
+assert all("ContainerName" not in d for m, d in dims.items() if names[m] == "AcceleratorPodMemoryUsed")
+proc = [d for m, d in dims.items() if names[m] == "AcceleratorProcessMemoryUsed" and d.get("Pid") == "1003"]
+assert proc and proc[0]["Namespace"] == "research", proc
+EOF
+
 done_testing

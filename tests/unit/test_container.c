@@ -4,13 +4,26 @@
  * real hosts write, copied from /proc/PID/cgroup on Kubernetes nodes
  * (systemd and cgroupfs drivers, containerd, CRI-O, Docker), Docker and
  * Podman hosts, cgroup v2, v1 and the two hybrid layouts, and odd input
- * that must neither crash nor overflow.
+ * that must neither crash nor overflow. Then the names from the runtimes'
+ * state files (tests/fixtures/containers/), their cache and its retry, odd
+ * state files (garbage, a FIFO, a directory), the report's container
+ * object, and the per-device attribution of processes to pods and
+ * containers through the process table.
  */
 #include "../../monitor/container.h"
+#include "../../monitor/proctab.h"
 #include "tap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/containers"
+#endif
+#define SEC 1000000000LL
 
 #define ID64 "4b8f0a7f3c2e1d6b9a8f7e6d5c4b3a291817161514131211100f0e0d0c0b0a09"
 #define ID64B "e3c1f29a0d4b5c6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6"
@@ -235,10 +248,256 @@ static void test_odd(void)
 	is_int(bad, 0, "20000 random paths: every field terminated");
 }
 
+static void names_of(struct containers *c, const char *runtime, const char *cid, const char *uid, int64_t now,
+		     struct container_names *n)
+{
+	struct container_id id = { 0 };
+
+	snprintf(id.runtime, sizeof(id.runtime), "%s", runtime);
+	snprintf(id.id, sizeof(id.id), "%s", cid);
+	snprintf(id.pod_uid, sizeof(id.pod_uid), "%s", uid);
+	containers_names(c, &id, now, n);
+}
+
+static void is_names(const struct container_names *n, const char *ns, const char *pod, const char *name,
+		     const char *what)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s: namespace", what);
+	is_str(n->ns, ns, buf);
+	snprintf(buf, sizeof(buf), "%s: pod", what);
+	is_str(n->pod, pod, buf);
+	snprintf(buf, sizeof(buf), "%s: container name", what);
+	is_str(n->name, name, buf);
+}
+
+#define A_UID "7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20"
+#define B_UID "2b4d6f80-1a3c-4e5f-8a7b-9c0d1e2f3a4b"
+#define C_UID "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"
+#define HEX32(x) x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x
+
+/* Names from the fixture trees' state files. */
+static void test_names(void)
+{
+	struct containers *c;
+	struct container_names n;
+
+	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v2-systemd/rootfs" });
+	is_str(container_opts()->run, FIXTURES "/v2-systemd/rootfs/run", "--path.run defaults to ROOTFS/run");
+	is_str(container_opts()->cgroupfs, FIXTURES "/v2-systemd/rootfs/sys/fs/cgroup",
+	       "--path.cgroupfs defaults to ROOTFS/sys/fs/cgroup");
+	c = containers_new(NULL);
+	names_of(c, "containerd", HEX32("a1"), A_UID, 0, &n);
+	is_names(&n, "ml", "trainer-0", "pytorch", "containerd task bundle annotations");
+	names_of(c, "cri-o", HEX32("b2"), B_UID, 0, &n);
+	is_names(&n, "serving", "infer-7d9f", "triton", "CRI-O userdata config.json annotations");
+	names_of(c, "docker", HEX32("c4"), C_UID, 0, &n);
+	is_names(&n, "research", "notebook", "jupyter", "Docker config.v2.json dockershim labels");
+	names_of(c, "cri-o", "", B_UID, 0, &n);
+	is_names(&n, "serving", "infer-7d9f", "", "a pod's process in no container (conmon): the pod's names");
+	names_of(c, "containerd", HEX32("d5"), "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9", 0, &n);
+	is_names(&n, "", "", "", "a deleted container: no names");
+	names_of(c, "podman", HEX32("a1"), "", 0, &n);
+	is_names(&n, "ml", "trainer-0", "pytorch", "cached by container id");
+	containers_free(c);
+
+	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v1-cgroupfs/rootfs/" });
+	c = containers_new(NULL);
+	names_of(c, "", HEX32("3c"), "11111111-2222-4333-8444-555555555555", 0, &n);
+	is_names(&n, "jobs", "batch-job-x7k2p", "worker", "cgroupfs bare id: found in containerd's bundles");
+	is_str(n.runtime, "containerd", "cgroupfs bare id: the runtime that has it");
+	names_of(c, "", HEX32("4d"), "66666666-7777-4888-9999-aaaaaaaaaaaa", 0, &n);
+	is_names(&n, "serving", "llm-0", "engine", "cgroupfs bare id: CRI-O's storage root");
+	is_str(n.runtime, "cri-o", "cgroupfs bare id: CRI-O");
+	names_of(c, "docker", HEX32("5e"), "", 0, &n);
+	is_names(&n, "", "", "web", "plain Docker: the container's name");
+	containers_free(c);
+}
+
+/* Make dir (and parents) under root; write text to root/rel. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+	char path[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		printf("# cannot write %s\n", path);
+		exit(2);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A container whose state appears later: looked at again only after 10 s. Odd state files: no names, no hang. */
+static void test_retry_and_odd_files(void)
+{
+	char root[] = "/tmp/accel-ctr.XXXXXX", path[1024];
+	struct containers *c;
+	struct container_names n;
+	const char *bundle = "run/containerd/io.containerd.runtime.v2.task/k8s.io/" HEX32("ab") "/config.json";
+
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	container_opts_set(&(struct container_opts){ .rootfs = root });
+	c = containers_new(NULL);
+	names_of(c, "containerd", HEX32("ab"), A_UID, 100 * SEC, &n);
+	is_names(&n, "", "", "", "no state file yet: no names");
+	put_file(root, bundle, "{\"annotations\": {\"io.kubernetes.cri.sandbox-name\": \"late\", "
+			       "\"io.kubernetes.cri.sandbox-namespace\": \"ns\", "
+			       "\"io.kubernetes.cri.container-name\": \"c\"}}");
+	names_of(c, "containerd", HEX32("ab"), A_UID, 105 * SEC, &n);
+	is_names(&n, "", "", "", "5 s later: not looked at again yet");
+	names_of(c, "containerd", HEX32("ab"), A_UID, 110 * SEC, &n);
+	is_names(&n, "ns", "late", "c", "10 s later: found");
+
+	/* Garbage, a FIFO, a directory, a JSON array: none names anything, none hangs. */
+	put_file(root, "run/containers/storage/overlay-containers/" HEX32("cd") "/userdata/config.json", "{not json");
+	names_of(c, "cri-o", HEX32("cd"), "", 0, &n);
+	is_names(&n, "", "", "", "garbage config.json: no names");
+	put_file(root, "var/lib/docker/containers/" HEX32("ef") "/x", "");
+	snprintf(path, sizeof(path), "%s/var/lib/docker/containers/%s/config.v2.json", root, HEX32("ef"));
+	ok(mkfifo(path, 0600) == 0, "a FIFO where config.v2.json belongs");
+	names_of(c, "docker", HEX32("ef"), "", 0, &n);
+	is_names(&n, "", "", "", "a FIFO: refused at once, no names");
+	snprintf(path, sizeof(path), "%s/run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json", root,
+		 HEX32("fe"));
+	put_file(root, "run/containerd/io.containerd.runtime.v2.task/k8s.io/" HEX32("fe") "/config.json/x", "");
+	names_of(c, "containerd", HEX32("fe"), "", 0, &n);
+	is_names(&n, "", "", "", "a directory: no names");
+	put_file(root, "var/lib/docker/containers/" HEX32("99") "/config.v2.json", "[1, 2]");
+	names_of(c, "docker", HEX32("99"), "", 0, &n);
+	is_names(&n, "", "", "", "a JSON array: no names");
+	containers_free(c);
+	snprintf(path, sizeof(path), "rm -rf -- '%s'", root);
+	if (system(path) != 0)
+		printf("# could not remove %s\n", root);
+}
+
+static void test_json(void)
+{
+	struct container_id id;
+	struct container_names n = { 0 };
+	json_t *o;
+	char *s;
+
+	container_from_cgroup("/system.slice/nginx.service", &id);
+	o = container_json(&id, &n);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"runtime\":\"systemd\",\"unit\":\"nginx.service\"}", "a unit: runtime and unit only");
+	free(s);
+	json_decref(o);
+	container_from_cgroup("/kubepods/burstable/pod" UID_D "/" ID64, &id);
+	snprintf(n.runtime, sizeof(n.runtime), "containerd");
+	snprintf(n.pod, sizeof(n.pod), "p");
+	o = container_json(&id, &n);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"id\":\"" ID64 "\",\"pod\":\"p\",\"pod_uid\":\"" UID_D "\",\"qos\":\"burstable\","
+		  "\"runtime\":\"containerd\"}",
+	       "cgroupfs id: the runtime from its state; unknown names absent");
+	free(s);
+	json_decref(o);
+}
+
+/* The per-device attribution on the v2 fixture's /proc: sums, engines, pids, and no stale entry. */
+static void test_annotate(void)
+{
+	struct proctab t;
+	json_t *g, *dev, *pods;
+	char *s;
+
+	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v2-systemd/rootfs" });
+	proctab_init(&t, FIXTURES "/v2-systemd/proc");
+	t.ct = containers_new(NULL);
+	g = json_pack("{s:{s:{s:{s:I, s:I, s:I, s:I, s:I}}, s:{s:{s:{s:f, s:f}, s:{s:f}}}, s:{s:[i, i, i]}}}",
+		      "devices", "0", "processes", "1001", (json_int_t)4000, "1002", (json_int_t)2000, "1006",
+		      (json_int_t)10, "1004", (json_int_t)300, "1099", (json_int_t)7, "1",
+		      "processes", "1002", "gfx", 12.5, "compute", 50.0, "1006", "gfx", 1.5, "2", "pids", 1005, 1003, 1099);
+	containers_annotate_group(&t, 1, g);
+	dev = json_object_get(json_object_get(g, "devices"), "0");
+	pods = json_object_get(dev, "pods");
+	is_int(json_object_size(pods), 2, "memory: two pods (the host process and the exited one in none)");
+	is_int(json_integer_value(json_object_get(json_object_get(pods, B_UID), "memory_bytes")), 2010,
+	       "memory: a pod sums its container's process and its conmon");
+	is_int(json_object_size(json_object_get(dev, "containers")), 2, "memory: two containers (conmon is in none)");
+	s = json_dumps(json_object_get(dev, "process_containers"), JSON_COMPACT | JSON_SORT_KEYS);
+	ok(s && strstr(s, "\"1001\"") && strstr(s, "\"1006\"") && !strstr(s, "\"1004\"") && !strstr(s, "\"1099\""),
+	   "memory: process_containers for the pods' processes only (%s)", s ? s : "");
+	free(s);
+	dev = json_object_get(json_object_get(g, "devices"), "1");
+	s = json_dumps(json_object_get(json_object_get(dev, "pods"), B_UID), JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"engines\":{\"compute\":50.0,\"gfx\":14.0},\"namespace\":\"serving\",\"pids\":[1002,1006],"
+		  "\"pod\":\"infer-7d9f\",\"qos\":\"besteffort\"}",
+	       "engines: summed per engine over the pod's processes");
+	free(s);
+	dev = json_object_get(json_object_get(g, "devices"), "2");
+	s = json_dumps(json_object_get(dev, "process_containers"), JSON_COMPACT | JSON_SORT_KEYS);
+	ok(s && strstr(s, "\"1003\"") && strstr(s, "nginx.service") && !json_object_get(dev, "pods"),
+	   "pids (ncs2): identities, no sums (%s)", s ? s : "");
+	free(s);
+	/* The collector keeps its device objects: a later cycle without those processes leaves nothing stale. */
+	dev = json_object_get(json_object_get(g, "devices"), "0");
+	json_object_set_new(dev, "processes", json_pack("{s:I}", "1004", (json_int_t)1));
+	containers_annotate_group(&t, 2, g);
+	ok(!json_object_get(dev, "pods") && !json_object_get(dev, "containers") &&
+	   !json_object_get(dev, "process_containers"), "a later cycle with no pod's process: the keys are gone");
+	json_decref(g);
+	proctab_free(&t);
+}
+
+/* A process's identity is parsed once while it lives (pid and start time), again for a reused pid. */
+static void test_memo(void)
+{
+	char root[] = "/tmp/accel-memo.XXXXXX", cmd[128];
+	const char *stat1 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
+	const char *stat2 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 9000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
+	struct proctab t;
+	json_t *c;
+
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	put_file(root, "4242/stat", stat1);
+	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64 ".scope\n");
+	proctab_init(&t, root);
+	c = proctab_container_json_pid(&t, 1, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the first cycle parses the cgroup file");
+	json_decref(c);
+	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64B ".scope\n");
+	c = proctab_container_json_pid(&t, 2, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the same process later: not read again");
+	json_decref(c);
+	put_file(root, "4242/stat", stat2);
+	c = proctab_container_json_pid(&t, 3, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64B, "memo: a reused pid (another start time): read afresh");
+	json_decref(c);
+	put_file(root, "4242/stat", "");
+	ok(!proctab_container_json_pid(&t, 4, 4242), "memo: a process gone: no identity");
+	proctab_free(&t);
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+}
+
 int main(void)
 {
 	test_paths();
 	test_files();
 	test_odd();
+	test_names();
+	test_retry_and_odd_files();
+	test_json();
+	test_annotate();
+	test_memo();
 	return done_testing();
 }

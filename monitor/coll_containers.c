@@ -658,10 +658,14 @@ static int ct_open(const struct mon_env *env, void **state)
 	s->buf = xmalloc(CT_READ_BUF);
 	for (int i = 0; i < CG_NHIER; i++)
 		s->slot_of[i] = -1;
-	/* Keep directories open up to a quarter of the descriptor limit: the rest of the producer needs its share. */
+	/*
+	 * Keep directories open up to a quarter of the descriptor limit (the
+	 * rest of the producer needs its share; 256 of the usual 1024): past
+	 * that a directory is opened when needed and closed after.
+	 */
 	s->fd_cap = 256;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 > s->fd_cap)
-		s->fd_cap = (size_t)(rl.rlim_cur / 4);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		s->fd_cap = rl.rlim_cur / 4 < 1 ? 1 : (size_t)(rl.rlim_cur / 4);
 	/* The baseline: the cgroups there now count from this scan; the ones created later from zero. */
 	ct_cycle(s, clock_mono_ns());
 	return 0;

@@ -23,6 +23,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <sys/resource.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,6 +392,42 @@ static void test_v2(void)
 	ops->close(st);
 }
 
+/*
+ * A descriptor limit of 48 lets the collector keep 12 directories open of the
+ * tree's 17: the rest are opened by path when needed and closed after, and
+ * every figure is the same; no descriptor is left open.
+ */
+static void test_fd_cap(void)
+{
+	struct rlimit old, low;
+	void *st;
+	json_t *g;
+	int before, after;
+
+	setup("v2-systemd");
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = 48;
+	before = dup(0);
+	close(before);
+	setrlimit(RLIMIT_NOFILE, &low);
+	st = open_state(root);
+	setrlimit(RLIMIT_NOFILE, &old);
+	put(CT_G "/cpu.stat", "usage_usec 7000000\nuser_usec 5400000\nsystem_usec 1600000\nnr_periods 1300\n"
+			      "nr_throttled 35\nthrottled_usec 650000\n");
+	sh("rm -rf '%s" CT_D "'", root);
+	g = collect(st);
+	is_int(json_object_size(json_object_get(g, "containers")), 8, "12 fds kept: eight entries (docker's gone)");
+	is_double(f(g, CT_G, "cpu_usage_seconds"), 2.0, 1e-9, "12 fds kept: increments as with every fd kept");
+	is_double(f(g, UNIT, "memory_working_set_bytes"), 50000000, 0, "12 fds kept: a unit's working set");
+	is_double(f(g, CT_B, "memory_rss_bytes"), 69000000, 0, "12 fds kept: a container's rss");
+	json_decref(g);
+	ops->close(st);
+	after = dup(0);
+	close(after);
+	is_int(after, before, "closed: no descriptor left open");
+}
+
 #define V1_POD "/kubepods/burstable/pod1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b"
 #define V1_CT V1_POD "/" BC_ID
 #define V1_GPOD "/kubepods/pod8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b"
@@ -450,6 +487,7 @@ int main(void)
 	test_parsers();
 	test_v2();
 	test_v1();
+	test_fd_cap();
 	containers_free(procs.ct);
 	if (work[0])
 		sh("rm -rf '%s'", work);

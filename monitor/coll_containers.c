@@ -24,10 +24,11 @@
  * open (up to a quarter of RLIMIT_NOFILE; past that one is opened by path
  * when needed and closed after), so a period costs, per cgroup, the openat
  * of each file it reads and nothing else; a directory that holds
- * containers is re-read with getdents64 on its kept fd (a cgroup
- * directory's mtime does not move when a child is created on cgroup v1,
- * and on v2 only once its attributes were set, so it cannot tell what
- * changed: re-reading the children is the cheapest exact way). A
+ * containers is re-read with getdents64 on its kept fd. (Its mtime cannot
+ * say what changed: kernfs moves it on a child's mkdir or rmdir only when
+ * it holds attributes for the directory, which it allocates lazily; on
+ * Linux 6.18's v1 hierarchies a new child leaves it unchanged. Re-reading
+ * the children is the cheapest exact way.) A
  * container's own directory is never listed (what is below it is the
  * container's business and included in its accounting), and the same
  * name with another inode number (from the listing's d_ino) is a new

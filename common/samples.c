@@ -132,6 +132,14 @@ GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "
 GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
       "count");
 GAUGE(F_NCS2_TEMP, "ncs2_temperature_celsius", "Intel Neural Compute Stick temperature, degrees Celsius", "celsius");
+/* NVIDIA MIG and GPM (issue 14) */
+GAUGE(F_ACC_ACTIVITY, "accelerator_activity_ratio",
+      "Accelerator unit activity over the period from its performance counters (NVIDIA GPM), as a ratio", "ratio");
+GAUGE(F_ACC_SM_OCC, "accelerator_sm_occupancy_ratio",
+      "Accelerator warps resident over the period as a ratio of the theoretical maximum (NVIDIA GPM)", "ratio");
+GAUGE(F_ACC_NVLINK_TPUT, "accelerator_nvlink_throughput_bytes_per_second",
+      "Accelerator NVLink throughput over all links by direction, mean over the period, bytes per second",
+      "bytes_per_second");
 
 static const struct family *const families[] = {
 	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
@@ -146,6 +154,8 @@ static const struct family *const families[] = {
 	&F_ACC_GTT_USED, &F_ACC_MODEL_LOADS, &F_ACC_RESET_REQ, &F_ACC_RESET_FAIL, &F_ACC_TEMP_CRIT, &F_ACC_TEMP_MAX,
 	&F_ACC_ALARM, &F_ACC_VOLT, &F_ACC_PCIE_SPEED, &F_ACC_PCIE_WIDTH, &F_ACC_VIS_TOTAL, &F_ACC_VIS_USED, &F_ACC_AER,
 	&F_ACC_ECC_EVENTS,
+	/* NVIDIA MIG and GPM (issue 14) */
+	&F_ACC_ACTIVITY, &F_ACC_SM_OCC, &F_ACC_NVLINK_TPUT,
 	NULL,
 };
 
@@ -325,6 +335,17 @@ static const struct rule rules[] = {
 	{ SC_DEVICE_GROUP, "device_utilization", "num_devices", &F_NCS2_NUM, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE_GROUP, "device_utilization", "num_available_devices", &F_NCS2_AVAIL, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE, "device_thermal", "temperatures_celsius.*", &F_NCS2_TEMP, "name", NULL, 0, 0, "ncs2", NULL },
+	/* NVIDIA MIG and GPM (issue 14): profiling metrics of a GPU or a MIG instance (docs/nvidia.md) */
+	{ SC_DEVICE, "device_utilization", "graphics_active_percent", &F_ACC_ACTIVITY, "", "engine=graphics", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "sm_active_percent", &F_ACC_ACTIVITY, "", "engine=sm", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "tensor_active_percent", &F_ACC_ACTIVITY, "", "engine=tensor", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "dram_active_percent", &F_ACC_ACTIVITY, "", "engine=dram", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp64_active_percent", &F_ACC_ACTIVITY, "", "engine=fp64", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp32_active_percent", &F_ACC_ACTIVITY, "", "engine=fp32", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp16_active_percent", &F_ACC_ACTIVITY, "", "engine=fp16", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "sm_occupancy_percent", &F_ACC_SM_OCC, "", NULL, PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "nvlink_tx_bytes_per_second", &F_ACC_NVLINK_TPUT, "", "direction=tx", 0, 0 },
+	{ SC_DEVICE, "device_utilization", "nvlink_rx_bytes_per_second", &F_ACC_NVLINK_TPUT, "", "direction=rx", 0, 0 },
 };
 #pragma GCC diagnostic pop
 
@@ -872,7 +893,7 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 	const char *type = str_or(ent, "device_type", ""), *gname, *dkey;
 	json_t *g, *dev, *per;
 	size_t base = w->s.ninstance, ndev = base;
-	char gwhere[256];
+	char gwhere[256], numbuf[LBL_COUNT][NUM_TEXT_MAX]; /* optional device labels' numbers as text */
 
 	if (*str_or(ent, "error", "")) {
 		if (w->cb->group_error)
@@ -934,10 +955,21 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			for (size_t l = 0; l < LBL_COUNT; l++) {
 				const struct schema_label *sl = &schema_labels[l];
 
-				if (sl->kind == LK_DEVICE)
-					w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
-										: l == LBL_DEVICE ? dkey
-										: str_or(dev, sl->source, "") };
+				if (sl->kind != LK_DEVICE)
+					continue;
+				if (sl->flags & LABEL_OPTIONAL) {
+					/* Only on devices that have it (NVIDIA MIG instances' ids and profile). */
+					json_t *v = json_object_get(dev, sl->source);
+
+					if (json_is_string(v))
+						w->s.labels[ndev++] = (struct label){ sl->name, json_string_value(v) };
+					else if (number_text(v, numbuf[l]))
+						w->s.labels[ndev++] = (struct label){ sl->name, numbuf[l] };
+					continue;
+				}
+				w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
+									: l == LBL_DEVICE ? dkey
+									: str_or(dev, sl->source, "") };
 			}
 			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
 			w->where = gwhere;

@@ -353,8 +353,20 @@ static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, 
 	return NVML_SUCCESS;
 }
 
+/* One GPM step of the instance (its GPU's support decides first). NVML_SUCCESS or lost. */
+static nvmlReturn_t inst_gpm(struct mig_inst *in, const struct nv_gpm_api *ga, const struct nv_mig_parent *p)
+{
+	if (p->gpm && p->gpm->state < 0 && !in->gpm.state) {
+		in->gpm.state = -1;
+		snprintf(in->gpm.why, sizeof(in->gpm.why), "%s", p->gpm->why);
+	}
+	if (p->gpm && p->gpm->state == 0)
+		return NVML_SUCCESS; /* the GPU's support is not known yet */
+	return nv_gpm_step(ga, &in->gpm, p->h, in->gi, clock_mono_ns());
+}
+
 /* Group id's fields of one instance into e. NVML_SUCCESS or lost. */
-static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a, const struct nv_gpm_api *ga,
+static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a,
 			      enum group_id id, const struct nv_mig_parent *p, json_t *e)
 {
 	nvmlMemory_t mem;
@@ -390,16 +402,7 @@ static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a, c
 		}
 		return inst_procs(in, a, e);
 	case GROUP_DEVICE_UTILIZATION:
-		if (p->gpm && p->gpm->state < 0 && !in->gpm.state) {
-			in->gpm.state = -1;
-			snprintf(in->gpm.why, sizeof(in->gpm.why), "%s", p->gpm->why);
-		}
-		if (p->gpm && p->gpm->state == 0)
-			return NVML_SUCCESS; /* the GPU's support is not known yet */
-		rc = nv_gpm_step(ga, &in->gpm, p->h, in->gi, clock_mono_ns());
-		if (mig_lost(rc))
-			return rc;
-		nv_gpm_put(&in->gpm, e, 2);
+		nv_gpm_put(&in->gpm, e, 2); /* sampled by inst_gpm */
 		return NVML_SUCCESS;
 	default:
 		return NVML_SUCCESS;
@@ -437,9 +440,20 @@ nvmlReturn_t nv_mig_collect(struct nv_mig *m, const struct nv_mig_api *a, const 
 	if (id != GROUP_DEVICE_INFO && id != GROUP_DEVICE_UTILIZATION && id != GROUP_DEVICE_MEMORY)
 		return NVML_SUCCESS;
 	for (unsigned i = 0; i < m->n; i++) {
-		json_t *e = inst_obj(&m->in[i], p, devices);
+		struct mig_inst *in = &m->in[i];
+		json_t *e;
 
-		if ((rc = inst_fill(&m->in[i], a, ga, id, p, e)))
+		if (id == GROUP_DEVICE_UTILIZATION) {
+			/* NVML has no utilization of a MIG instance but GPM's: no GPM, no entry here. */
+			if ((rc = inst_gpm(in, ga, p)))
+				return rc;
+			if (in->gpm.state != 1) {
+				json_object_del(devices, in->key);
+				continue;
+			}
+		}
+		e = inst_obj(in, p, devices);
+		if ((rc = inst_fill(in, a, id, p, e)))
 			return rc;
 	}
 	return NVML_SUCCESS;

@@ -708,14 +708,6 @@ API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter
 static nvmlReturn_t do_procs(nvmlDevice_t h, unsigned int *count, void *infos, size_t stride)
 {
 	GPU(h, U_PROCS);
-	g->proc_calls++;
-	for (unsigned i = 0; i < g->proc_grow && g->nprocs < MAX_PROCS; i++, g->nprocs++)
-		g->procs[g->nprocs] = (struct fproc){ 20000 + g->nprocs, 4096 };
-	if (*count < g->nprocs) {
-		*count = g->nprocs;
-		g->insufficient++;
-		return NVML_ERROR_INSUFFICIENT_SIZE;
-	}
 	if (fd_->mig >= 0) { /* F: a MIG handle lists its own instance's processes */
 		unsigned n = 0, k = 0;
 
@@ -738,6 +730,14 @@ static nvmlReturn_t do_procs(nvmlDevice_t h, unsigned int *count, void *infos, s
 		}
 		*count = n;
 		return NVML_SUCCESS;
+	}
+	g->proc_calls++;
+	for (unsigned i = 0; i < g->proc_grow && g->nprocs < MAX_PROCS; i++, g->nprocs++)
+		g->procs[g->nprocs] = (struct fproc){ 20000 + g->nprocs, 4096 };
+	if (*count < g->nprocs) {
+		*count = g->nprocs;
+		g->insufficient++;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
 	}
 	*count = g->nprocs;
 	for (unsigned i = 0; i < g->nprocs; i++) {

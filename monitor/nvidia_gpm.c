@@ -227,8 +227,11 @@ static void gpm_set(json_t *o, const char *k, double v, int integer)
 	}
 }
 
-void nv_gpm_put(const struct nv_gpm *g, json_t *o, int pcie)
+void nv_gpm_put(struct nv_gpm *g, json_t *o, int pcie)
 {
+	if (!g->have && !g->shown)
+		return; /* nothing to write, nothing to drop: a GPU without GPM costs nothing here */
+	g->shown = g->have;
 	for (int i = 0; i < NV_GPM_NMETRICS; i++) {
 		if (metrics[i].pcie && !pcie)
 			continue;

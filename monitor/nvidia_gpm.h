@@ -39,6 +39,7 @@ struct nv_gpm {
 	int64_t prev_ns;           /* when the previous sample was taken (monotonic) */
 	double v[NV_GPM_NMETRICS]; /* the last metrics computed */
 	unsigned have;             /* bit i: v[i] is valid */
+	unsigned shown;            /* bit i: nv_gpm_put wrote metric i into the object last time */
 };
 
 /* Resolve the GPM symbols of an open NVML library (dl from dlopen). */
@@ -73,7 +74,7 @@ nvmlReturn_t nv_gpm_step(const struct nv_gpm_api *a, struct nv_gpm *g, nvmlDevic
  * when g has them (else they keep what nvmlDeviceGetPcieThroughput gave),
  * 2 writes or drops them as the others.
  */
-void nv_gpm_put(const struct nv_gpm *g, json_t *o, int pcie);
+void nv_gpm_put(struct nv_gpm *g, json_t *o, int pcie);
 
 /* "profiling_unavailable" in o (a device_info object): why there are no profiling metrics, or dropped. */
 void nv_gpm_put_info(const struct nv_gpm *g, json_t *o);

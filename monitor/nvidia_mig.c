@@ -49,6 +49,7 @@ struct nv_mig {
 	int have_cycle;
 	int64_t cycle;     /* the cycle whose layout in[] is */
 	nvmlReturn_t lost; /* that read's lost-GPU error, NVML_SUCCESS when none */
+	unsigned char written[GROUP_COUNT]; /* group g's devices may hold entries of this GPU's instances */
 };
 
 void nv_mig_resolve(void *dl, struct nv_mig_api *a)
@@ -150,12 +151,14 @@ static nvmlReturn_t read_layout(struct nv_mig *m, const struct nv_mig_api *a, co
 	unsigned cur = 0, pend = 0, max = NV_MIG_MAX - 1, n = 0;
 	nvmlReturn_t rc;
 
-	memset(fresh, 0, sizeof(fresh));
 	if (!a->mig_mode || !a->mig_handle || !a->gi_id || !a->ci_id)
-		goto done;
+		return NVML_SUCCESS;
 	rc = a->mig_mode(p->h, &cur, &pend);
 	if (mig_lost(rc))
 		return rc;
+	if ((rc != NVML_SUCCESS || cur != NVML_FEATURE_ENABLED) && !m->n)
+		return NVML_SUCCESS; /* off, and it was: the steady state of most GPUs costs one call */
+	memset(fresh, 0, sizeof(fresh));
 	if (rc != NVML_SUCCESS || cur != NVML_FEATURE_ENABLED)
 		goto done;
 	if (a->mig_count) {
@@ -418,6 +421,8 @@ nvmlReturn_t nv_mig_collect(struct nv_mig *m, const struct nv_mig_api *a, const 
 	void *tmp;
 	nvmlReturn_t rc;
 
+	if (id != GROUP_DEVICE_INFO && id != GROUP_DEVICE_UTILIZATION && id != GROUP_DEVICE_MEMORY)
+		return NVML_SUCCESS; /* no MIG entries in the other groups */
 	if (!m->have_cycle || m->cycle != cycle) {
 		m->have_cycle = 1;
 		m->cycle = cycle;
@@ -425,20 +430,21 @@ nvmlReturn_t nv_mig_collect(struct nv_mig *m, const struct nv_mig_api *a, const 
 	}
 	if (m->lost)
 		return m->lost;
-	/* Entries of instances that went away (or of every instance, MIG off, or a group with none). */
-	snprintf(prefix, sizeof(prefix), "%u/", p->index);
-	json_object_foreach_safe(devices, tmp, key, v) {
-		unsigned i;
+	/* Entries of instances that went away (or of every instance, MIG off). */
+	if (m->written[id]) {
+		snprintf(prefix, sizeof(prefix), "%u/", p->index);
+		json_object_foreach_safe(devices, tmp, key, v) {
+			unsigned i;
 
-		if (strncmp(key, prefix, strlen(prefix)))
-			continue;
-		for (i = 0; i < m->n && strcmp(m->in[i].key, key); i++)
-			;
-		if (i == m->n || (id != GROUP_DEVICE_INFO && id != GROUP_DEVICE_UTILIZATION && id != GROUP_DEVICE_MEMORY))
-			json_object_del(devices, key);
+			if (strncmp(key, prefix, strlen(prefix)))
+				continue;
+			for (i = 0; i < m->n && strcmp(m->in[i].key, key); i++)
+				;
+			if (i == m->n)
+				json_object_del(devices, key);
+		}
+		m->written[id] = m->n > 0;
 	}
-	if (id != GROUP_DEVICE_INFO && id != GROUP_DEVICE_UTILIZATION && id != GROUP_DEVICE_MEMORY)
-		return NVML_SUCCESS;
 	for (unsigned i = 0; i < m->n; i++) {
 		struct mig_inst *in = &m->in[i];
 		json_t *e;
@@ -453,6 +459,7 @@ nvmlReturn_t nv_mig_collect(struct nv_mig *m, const struct nv_mig_api *a, const 
 			}
 		}
 		e = inst_obj(in, p, devices);
+		m->written[id] = 1;
 		if ((rc = inst_fill(in, a, id, p, e)))
 			return rc;
 	}

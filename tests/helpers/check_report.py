@@ -1236,6 +1236,28 @@ def cases():
     bad("device index not its key", mutate(set_path(DEV0("device_power") + ["index"], 2)),
         "index: 2, but the device's key is \"0\"")
     bad("device without error", mutate(del_path(DEV0("device_power") + ["error"])), "devices.0.error: missing")
+    # NVIDIA MIG instances (issue 14): "<gpu>/<gi>/<ci>" entries with their identity in every group.
+    mig = {"index": 0, "uuid": "MIG-1", "pci_bus_id": "00000000:18:00.0", "model": "NVIDIA H100 80GB HBM3 MIG 1g.10gb",
+           "parent_uuid": GPU0["uuid"], "gpu_instance_id": 9, "compute_instance_id": 0, "mig_profile": "1g.10gb",
+           "error": ""}
+
+    def add_mig(r, **over):
+        for gname, fields in (("device_info", {"memory_total_bytes": 10468982784}),
+                              ("device_utilization", {"sm_active_percent": 80.5}),
+                              ("device_memory", {"total_bytes": 10, "used_bytes": 4, "free_bytes": 6,
+                                                 "processes": {"5202": 4}})):
+            e = dict(mig, **fields)
+            e.update(over.get(gname, {}))
+            r["device_data"][0]["report"][gname]["devices"]["0/9/0"] = e
+    good("MIG instance entries", mutate(lambda r: add_mig(r)))
+    bad("MIG instance whose index is not its key's GPU", mutate(lambda r: add_mig(r, device_memory={"index": 1})),
+        "devices.0/9/0.index: 1, but the MIG instance's key is \"0/9/0\"")
+    bad("MIG instance whose gpu_instance_id is not its key's", mutate(
+        lambda r: add_mig(r, device_info={"gpu_instance_id": 7})), "gpu_instance_id: 7, but the MIG instance's key")
+    bad("MIG identity differs between groups", mutate(lambda r: add_mig(r, device_memory={"mig_profile": "2g.20gb"})),
+        "identity")
+    bad("MIG instance id not an integer", mutate(lambda r: add_mig(r, device_memory={"gpu_instance_id": "9"})),
+        "gpu_instance_id")
     bad("data next to a device error", mutate(set_path(DR + ["device_power", "devices", "1", "power_watts"], 1.0)),
         "devices.1.power_watts: a data field next to the device's error")
     bad("identity differs between groups", mutate(set_path(DEV0("device_clocks") + ["uuid"], "GPU-other")),

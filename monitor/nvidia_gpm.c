@@ -68,7 +68,7 @@ void nv_gpm_init(struct nv_gpm *g)
 
 void nv_gpm_release(const struct nv_gpm_api *a, struct nv_gpm *g, int keep_state)
 {
-	int state = g->state;
+	int state = g->state, support = g->support;
 	char why[sizeof(g->why)];
 
 	memcpy(why, g->why, sizeof(why));
@@ -78,6 +78,7 @@ void nv_gpm_release(const struct nv_gpm_api *a, struct nv_gpm *g, int keep_state
 	nv_gpm_init(g);
 	if (keep_state) {
 		g->state = state;
+		g->support = support;
 		memcpy(g->why, why, sizeof(why));
 	}
 }
@@ -102,10 +103,10 @@ nvmlReturn_t nv_gpm_query(const struct nv_gpm_api *a, struct nv_gpm *g, nvmlDevi
 	nvmlGpmSupport_t sup;
 	nvmlReturn_t rc;
 
-	if (g->state)
+	if (g->support)
 		return NVML_SUCCESS;
 	if (!a->support || !a->alloc || !a->free || !a->get || !a->metrics) {
-		g->state = -1;
+		g->support = g->state = -1;
 		snprintf(g->why, sizeof(g->why), "this NVML library has no GPM functions (GPM needs driver R520 or newer)");
 		return NVML_SUCCESS;
 	}
@@ -116,14 +117,15 @@ nvmlReturn_t nv_gpm_query(const struct nv_gpm_api *a, struct nv_gpm *g, nvmlDevi
 		return rc;
 	if (rc != NVML_SUCCESS) {
 		gpm_refuse(a, g, "nvmlGpmQueryDeviceSupport", rc);
+		g->support = -1;
 		return NVML_SUCCESS;
 	}
 	if (!sup.isSupportedDevice) {
-		g->state = -1;
+		g->support = g->state = -1;
 		snprintf(g->why, sizeof(g->why), "this GPU does not support GPM (Hopper and newer do)");
 		return NVML_SUCCESS;
 	}
-	g->state = 1;
+	g->support = g->state = 1;
 	g->why[0] = 0;
 	return NVML_SUCCESS;
 }

@@ -32,7 +32,8 @@ struct nv_gpm_api {
 
 /* One device's sampler: a whole GPU, or one GPU instance of a GPU in MIG mode. */
 struct nv_gpm {
-	int state;                 /* 0 not asked yet, 1 supported, -1 not (why says why) */
+	int support;               /* a whole GPU's nvmlGpmQueryDeviceSupport: 0 not asked yet, 1 yes, -1 no */
+	int state;                 /* 0 not known yet, 1 sampling, -1 no metrics (why says why) */
 	char why[200];             /* why there are no profiling metrics; "" when there are */
 	nvmlGpmSample_t smp[2];    /* allocated once; smp[prev] holds the previous sample */
 	int prev, have_prev;

@@ -359,11 +359,12 @@ static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, 
 /* One GPM step of the instance (its GPU's support decides first). NVML_SUCCESS or lost. */
 static nvmlReturn_t inst_gpm(struct mig_inst *in, const struct nv_gpm_api *ga, const struct nv_mig_parent *p)
 {
-	if (p->gpm && p->gpm->state < 0 && !in->gpm.state) {
+	/* The GPU's own answer decides (not its own sampling, which MIG mode may refuse). */
+	if (p->gpm && p->gpm->support < 0 && !in->gpm.state) {
 		in->gpm.state = -1;
 		snprintf(in->gpm.why, sizeof(in->gpm.why), "%s", p->gpm->why);
 	}
-	if (p->gpm && p->gpm->state == 0)
+	if (p->gpm && p->gpm->support == 0)
 		return NVML_SUCCESS; /* the GPU's support is not known yet */
 	return nv_gpm_step(ga, &in->gpm, p->h, in->gi, clock_mono_ns());
 }
@@ -387,7 +388,7 @@ static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a,
 				put_u64(e, "memory_total_bytes", mem.total);
 			else if (json_object_get(e, "memory_total_bytes"))
 				json_object_del(e, "memory_total_bytes");
-			if (p->gpm && p->gpm->state < 0 && !in->gpm.state) {
+			if (p->gpm && p->gpm->support < 0 && !in->gpm.state) {
 				in->gpm.state = -1;
 				snprintf(in->gpm.why, sizeof(in->gpm.why), "%s", p->gpm->why);
 			}

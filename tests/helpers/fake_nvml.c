@@ -46,6 +46,7 @@
  *                                       fp32 fp16 pcie_tx pcie_rx nvlink_tx nvlink_rx
  *   gpm_mig GI NAME=VALUE...            GPM metrics of GPU instance GI
  *   gpm_mig_unsupported                 nvmlGpmMigSampleGet says NOT_SUPPORTED
+ *   gpm_gpu_unsupported                 nvmlGpmSampleGet (the whole GPU) says NOT_SUPPORTED
  *   Without a "gpm" line nvmlGpmQueryDeviceSupport says the GPU has no GPM. The
  *   fake refuses nvmlGpmMetricsGet for samples 100 ms apart or less, as the API
  *   documents.
@@ -932,7 +933,7 @@ static struct fx {
 	int gpm;                       /* "gpm" seen: GPM supported */
 	struct fx_gpm gpm_gpu, gpm_gi[MAX_MIG];
 	unsigned ngpm_gi;
-	int gpm_mig_unsupported;
+	int gpm_mig_unsupported, gpm_gpu_unsupported;
 } fxs[MAX_GPUS];
 
 static void fx_reset(void)
@@ -1020,6 +1021,8 @@ static int fx_directive(struct gpu *g, const char *kw, char *rest, int ln)
 			die("gpm_mig GI NAME=VALUE...", ln);
 	} else if (!strcmp(kw, "gpm_mig_unsupported")) {
 		x->gpm_mig_unsupported = 1;
+	} else if (!strcmp(kw, "gpm_gpu_unsupported")) {
+		x->gpm_gpu_unsupported = 1;
 	} else {
 		return 0;
 	}
@@ -1188,7 +1191,7 @@ API nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t h, nvmlGpmSample_t s)
 	GPU(h, -1);
 	if (!s || s->magic != GPM_MAGIC || fd_->mig >= 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (!fx_of(g)->gpm)
+	if (!fx_of(g)->gpm || fx_of(g)->gpm_gpu_unsupported)
 		return NVML_ERROR_NOT_SUPPORTED;
 	s->g = g;
 	s->gi = -1;

@@ -345,6 +345,40 @@ static void test_gpm_no_mig(void)
 	coll_nvidia_ops.close(st);
 }
 
+/* The whole GPU's sampling refused (MIG mode may do that), its instances' not: they still have metrics. */
+static void test_gpm_mig_only(void)
+{
+	struct mon_env env = { 0 };
+	char script[256], kb[256];
+	void *st = NULL;
+	json_t *g;
+	int n = 300;
+
+	if (write_file("migonly.nvml",
+		       "gpu\nname NVIDIA H100 80GB HBM3\ngpm sm=50\ngpm_gpu_unsupported\n"
+		       "mig_instance 7g.80gb 0 0 84825604096 1048576\ngpm_mig 0 sm=42.5\n",
+		       script, sizeof(script))) {
+		ok(0, "write the script");
+		return;
+	}
+	setenv("FAKE_NVML_SCRIPT", script, 1);
+	is_int(coll_nvidia_ops.open(&env, &fdev, &st), 0, "GPM of MIG instances only: open");
+	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
+	json_decref(g);
+	nap_ms(150);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
+	ok(!dat(g, "0", "sm_active_percent"), "GPM of MIG instances only: none for the GPU");
+	is_double(dnum(g, "0/0/0", "sm_active_percent"), 42.5, 1e-9, "GPM of MIG instances only: the instance's");
+	is_str(keys(g, kb, sizeof(kb)), "0,0/0/0", "GPM of MIG instances only: the instance's utilization entry");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_INFO, n++);
+	is_str(dstr(g, "0", "profiling_unavailable"), "nvmlGpmSampleGet: Not Supported (NVML error 3)",
+	       "GPM of MIG instances only: the GPU's device_info says why it has none");
+	ok(!dat(g, "0/0/0", "profiling_unavailable"), "GPM of MIG instances only: the instance's says nothing");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+}
+
 int main(void)
 {
 	const char *t = getenv("ACCEL_TOP"), *cc = getenv("CC");
@@ -381,6 +415,7 @@ int main(void)
 	test_mig_changes();
 	test_gpm();
 	test_gpm_no_mig();
+	test_gpm_mig_only();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		printf("# could not remove %s\n", dir);

@@ -28,6 +28,10 @@
  * negative increase. Baselines are taken at open, so the first period has
  * data; after a GPU comes back, the first period after its return has
  * totals only.
+ *
+ * MIG instances (device entries "<gpu>/<gi>/<ci>") and GPM profiling
+ * metrics live in nvidia_mig.c and nvidia_gpm.c; nvx_collect hooks them in
+ * after each GPU's fields of a group.
  */
 #include "collector.h"
 #include "nvml.h"

@@ -159,6 +159,14 @@ GAUGE(F_ACC_POD_UTIL, "accelerator_pod_utilization_ratio",
       "Accelerator engine busy time of a pod's processes over the period, as a ratio", "ratio");
 GAUGE(F_ACC_CTR_UTIL, "accelerator_container_utilization_ratio",
       "Accelerator engine busy time of a container's processes over the period, as a ratio", "ratio");
+/* NVIDIA MIG and GPM (issue 14) */
+GAUGE(F_ACC_ACTIVITY, "accelerator_activity_ratio",
+      "Accelerator unit activity over the period from its performance counters (NVIDIA GPM), as a ratio", "ratio");
+GAUGE(F_ACC_SM_OCC, "accelerator_sm_occupancy_ratio",
+      "Accelerator warps resident over the period as a ratio of the theoretical maximum (NVIDIA GPM)", "ratio");
+GAUGE(F_ACC_NVLINK_TPUT, "accelerator_nvlink_throughput_bytes_per_second",
+      "Accelerator NVLink throughput over all links by direction, mean over the period, bytes per second",
+      "bytes_per_second");
 
 static const struct family *const families[] = {
 	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
@@ -178,6 +186,8 @@ static const struct family *const families[] = {
 	&F_CT_RSS, &F_CT_CACHE, &F_CT_OOM,
 	/* containers (issue 13) */
 	&F_ACC_POD_MEM, &F_ACC_CTR_MEM, &F_ACC_POD_UTIL, &F_ACC_CTR_UTIL,
+	/* NVIDIA MIG and GPM (issue 14) */
+	&F_ACC_ACTIVITY, &F_ACC_SM_OCC, &F_ACC_NVLINK_TPUT,
 	NULL,
 };
 
@@ -395,6 +405,17 @@ static const struct rule rules[] = {
 	  IDENT_POD },
 	{ SC_DEVICE, "device_utilization", "containers.*.engines.*", &F_ACC_CTR_UTIL, "engine", NULL, PERCENT, 0, NULL,
 	  NULL, IDENT_CONTAINER },
+	/* NVIDIA MIG and GPM (issue 14): profiling metrics of a GPU or a MIG instance (docs/nvidia.md) */
+	{ SC_DEVICE, "device_utilization", "graphics_active_percent", &F_ACC_ACTIVITY, "", "engine=graphics", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "sm_active_percent", &F_ACC_ACTIVITY, "", "engine=sm", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "tensor_active_percent", &F_ACC_ACTIVITY, "", "engine=tensor", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "dram_active_percent", &F_ACC_ACTIVITY, "", "engine=dram", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp64_active_percent", &F_ACC_ACTIVITY, "", "engine=fp64", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp32_active_percent", &F_ACC_ACTIVITY, "", "engine=fp32", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp16_active_percent", &F_ACC_ACTIVITY, "", "engine=fp16", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "sm_occupancy_percent", &F_ACC_SM_OCC, "", NULL, PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "nvlink_tx_bytes_per_second", &F_ACC_NVLINK_TPUT, "", "direction=tx", 0, 0 },
+	{ SC_DEVICE, "device_utilization", "nvlink_rx_bytes_per_second", &F_ACC_NVLINK_TPUT, "", "direction=rx", 0, 0 },
 };
 #pragma GCC diagnostic pop
 
@@ -1030,7 +1051,7 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 	const char *type = str_or(ent, "device_type", ""), *gname, *dkey;
 	json_t *g, *dev, *per;
 	size_t base = w->s.ninstance, ndev = base;
-	char gwhere[256];
+	char gwhere[256], numbuf[LBL_COUNT][NUM_TEXT_MAX]; /* optional device labels' numbers as text */
 
 	if (*str_or(ent, "error", "")) {
 		if (w->cb->group_error)
@@ -1092,10 +1113,21 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			for (size_t l = 0; l < LBL_COUNT; l++) {
 				const struct schema_label *sl = &schema_labels[l];
 
-				if (sl->kind == LK_DEVICE)
-					w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
-										: l == LBL_DEVICE ? dkey
-										: str_or(dev, sl->source, "") };
+				if (sl->kind != LK_DEVICE)
+					continue;
+				if (sl->flags & LABEL_OPTIONAL) {
+					/* Only on devices that have it (NVIDIA MIG instances' ids and profile). */
+					json_t *v = json_object_get(dev, sl->source);
+
+					if (json_is_string(v))
+						w->s.labels[ndev++] = (struct label){ sl->name, json_string_value(v) };
+					else if (number_text(v, numbuf[l]))
+						w->s.labels[ndev++] = (struct label){ sl->name, numbuf[l] };
+					continue;
+				}
+				w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
+									: l == LBL_DEVICE ? dkey
+									: str_or(dev, sl->source, "") };
 			}
 			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
 			w->where = gwhere;

@@ -67,7 +67,8 @@ enum label_kind {
 
 /* Label flags. */
 #define LABEL_CSV_COLUMN 1u /* accel-csv's long format has a column of this name (fixed: the header never changes) */
-#define LABEL_OPTIONAL 2u   /* instance labels: only when instance_info has the key (else left out, not "") */
+#define LABEL_OPTIONAL 2u   /* instance labels: only when instance_info has the key (else left out, not "");
+			     * device labels: only when the device object has the key (its value a string or a number) */
 
 /*
  * X(ID, name, kind, source, flags, CloudWatch dimension): every label a
@@ -114,6 +115,12 @@ enum label_kind {
 	/* E: container_usage (issue 13): cAdvisor's "id" (the cgroup path) and "cpu" ("total") */            \
 	X(CGROUP_ID, "id", LK_VALUE, NULL, 0, "Cgroup")                                             \
 	X(CPU, "cpu", LK_VALUE, NULL, 0, "Cpu")                                                     \
+	/* NVIDIA MIG instances (issue 14): device labels on a MIG instance's samples only */       \
+	X(GPU_INSTANCE, "gpu_instance", LK_DEVICE, "gpu_instance_id", LABEL_OPTIONAL, "GpuInstance") \
+	X(COMPUTE_INSTANCE, "compute_instance", LK_DEVICE, "compute_instance_id", LABEL_OPTIONAL,   \
+	  "ComputeInstance")                                                                          \
+	X(MIG_PROFILE, "mig_profile", LK_DEVICE, "mig_profile", LABEL_OPTIONAL, "MigProfile")       \
+	X(PARENT_UUID, "parent_uuid", LK_DEVICE, "parent_uuid", LABEL_OPTIONAL, "ParentUUID")       \
 	X(DIRECTION, "direction", LK_VALUE, NULL, 0, "Direction")                                   \
 	X(MIG_DEVICE, "mig_device", LK_VALUE, NULL, 0, "MigDevice")                                 \
 	X(LINK, "link", LK_VALUE, NULL, 0, "Link")                                                  \

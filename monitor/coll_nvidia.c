@@ -28,9 +28,15 @@
  * negative increase. Baselines are taken at open, so the first period has
  * data; after a GPU comes back, the first period after its return has
  * totals only.
+ *
+ * MIG instances (device entries "<gpu>/<gi>/<ci>") and GPM profiling
+ * metrics live in nvidia_mig.c and nvidia_gpm.c; nvx_collect hooks them in
+ * after each GPU's fields of a group.
  */
 #include "collector.h"
 #include "nvml.h"
+#include "nvidia_gpm.h"
+#include "nvidia_mig.h"
 #include "proctab.h"
 #include "../common/log.h"
 #include "../common/util.h"
@@ -175,6 +181,9 @@ struct nv_dev {
 	/* this device's object in each group's "devices" (borrowed from the holder) */
 	json_t *obj[NV_NGROUPS];
 	int obj_err[NV_NGROUPS]; /* the object holds an error, no data */
+	/* F: MIG instances and GPM (nvidia_mig.c, nvidia_gpm.c) */
+	struct nv_mig *mig;      /* its MIG instances' state */
+	struct nv_gpm gpm;       /* the whole GPU's profiling sampler */
 };
 
 struct nv_state {
@@ -192,6 +201,9 @@ struct nv_state {
 	nvmlEventSet_t evset;
 	int have_evset;
 	int64_t xid_cycle;       /* the cycle whose XID events were drained */
+	/* F: MIG instances and GPM */
+	struct nv_gpm_api gpm_api;
+	struct nv_mig_api mig_api;
 };
 
 /* ---- loading ------------------------------------------------------------- */
@@ -619,6 +631,8 @@ static int dev_lookup(struct nv_state *s, struct nv_dev *d)
 	d->procs_ok = 0;
 	d->err[0] = 0;
 	dev_register_xid(s, d);
+	nv_mig_reset(d->mig, &s->gpm_api); /* F: MIG handles and GPM samples start afresh */
+	nv_gpm_release(&s->gpm_api, &d->gpm, 0);
 	return 1;
 }
 
@@ -722,8 +736,12 @@ static int nv_start(struct nv_state *s, int prime)
 		snprintf(s->cuda, sizeof(s->cuda), "%d.%d", v / 1000, (v % 1000) / 10);
 	s->have_evset = nv_wants(s, GROUP_DEVICE_ERRORS) && a->ev_create && a->ev_wait && a->ev_register &&
 			a->ev_create(&s->evset) == NVML_SUCCESS;
+	nv_gpm_resolve(s->api.dl, &s->gpm_api); /* F: before the devices, whose lookup may release samples */
+	nv_mig_resolve(s->api.dl, &s->mig_api);
 	if (nv_enumerate(s))
 		return -1;
+	for (size_t i = 0; i < s->ndevs; i++)
+		s->devs[i].mig = nv_mig_new();
 	for (size_t i = 0; prime && i < s->ndevs; i++)
 		if (s->devs[i].h)
 			dev_prime(s, &s->devs[i]);
@@ -735,6 +753,8 @@ static void nv_free_devs(struct nv_state *s)
 	for (size_t i = 0; i < s->ndevs; i++) {
 		free(s->devs[i].pbuf);
 		free(s->devs[i].procs);
+		nv_mig_free(s->devs[i].mig, &s->gpm_api);
+		nv_gpm_release(&s->gpm_api, &s->devs[i].gpm, 0);
 	}
 	free(s->devs);
 	s->devs = NULL;
@@ -1441,6 +1461,35 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 
 #undef TRY
 
+/* ---- F: MIG instances and GPM (nvidia_mig.c, nvidia_gpm.c) ---------------- */
+
+/*
+ * After group id's fields of GPU d were read into its object o: its GPM
+ * fields (device_info: why there are none; device_utilization: the
+ * metrics) and its MIG instances' entries in the group's devices object.
+ * NVML_SUCCESS, or the NVML error that means the GPU is lost.
+ */
+static nvmlReturn_t nvx_collect(struct nv_state *s, struct nv_dev *d, enum group_id id, json_t *o, json_t *devices,
+				int64_t cycle)
+{
+	struct nv_mig_parent p = { d->index, d->h, d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL,
+				   &d->gpm };
+	nvmlReturn_t rc;
+
+	if (id == GROUP_DEVICE_INFO || id == GROUP_DEVICE_UTILIZATION) {
+		if ((rc = nv_gpm_query(&s->gpm_api, &d->gpm, d->h)))
+			return rc;
+		if (id == GROUP_DEVICE_INFO) {
+			nv_gpm_put_info(&d->gpm, o);
+		} else {
+			if ((rc = nv_gpm_step(&s->gpm_api, &d->gpm, d->h, NVML_INVALID_INSTANCE_ID, clock_mono_ns())))
+				return rc;
+			nv_gpm_put(&d->gpm, o, 1);
+		}
+	}
+	return d->mig ? nv_mig_collect(d->mig, &s->mig_api, &s->gpm_api, id, &p, devices, cycle) : NVML_SUCCESS;
+}
+
 /* ---- ops ----------------------------------------------------------------- */
 
 static int nv_probe(const struct mon_env *env)
@@ -1499,9 +1548,16 @@ static void nv_collect(void *state, enum group_id id, const struct cycle *cy, js
 		drain_xids(s, cy->mono_ns);
 	for (size_t i = 0; i < s->ndevs; i++) {
 		struct nv_dev *d = &s->devs[i];
+		json_t *devices = json_object_get(s->holder[g], "devices");
+		nvmlReturn_t lost = NVML_SUCCESS;
 
-		if (!dev_ready(s, d, cy->mono_ns) || fill[g](s, d, dev_obj(s, d, g)) < 0)
+		if (!dev_ready(s, d, cy->mono_ns) || fill[g](s, d, dev_obj(s, d, g)) < 0 ||
+		    (lost = nvx_collect(s, d, id, d->obj[g], devices, cy->mono_ns))) {
+			if (lost) /* F: lost during a MIG or GPM call */
+				nv_lose(s, d, lost);
 			dev_obj_error(s, d, g);
+			nv_mig_clear(d->index, devices);
+		}
 	}
 	json_object_set(group, "devices", json_object_get(s->holder[g], "devices"));
 }

@@ -61,6 +61,9 @@ NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_correc
 DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "device")
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
 DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
+# An NVIDIA MIG instance's entry: key "<GPU index>/<GPU instance id>/<compute instance id>" and more identity.
+MIG_KEY_RE = re.compile(r"^(0|[1-9][0-9]*)/(0|[1-9][0-9]*)/(0|[1-9][0-9]*)$")
+MIG_IDENTITY = ("parent_uuid", "gpu_instance_id", "compute_instance_id", "mig_profile")
 SNAKE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 # Fields on the group itself (next to "devices"), per device type and group.
 VENDOR_GROUP = {"ncs2": {"device_utilization": {"num_devices": "int", "num_available_devices": "int"}}}
@@ -646,16 +649,24 @@ class Stream:
     def device(self, path, key, d, gname, dtype, idents):
         """One device object of a device group."""
         fields = self.device_fields(gname, dtype)
-        if not self.keys(path, d, ("index", "error"), ("uuid", "pci_bus_id", "model") + tuple(fields)):
+        mig = MIG_KEY_RE.match(key) if dtype == "nvidia" else None
+        extra = MIG_IDENTITY if mig else ()
+        if not self.keys(path, d, ("index", "error") + (("gpu_instance_id", "compute_instance_id") if mig else ()),
+                         ("uuid", "pci_bus_id", "model") + extra + tuple(fields)):
             return
-        if not CPU_KEY_RE.match(key):
+        if mig:
+            for k, want in (("index", mig.group(1)), ("gpu_instance_id", mig.group(2)),
+                            ("compute_instance_id", mig.group(3))):
+                if self.integer(join(path, k), d[k]) and str(d[k]) != want:
+                    self.err(join(path, k), "%d, but the MIG instance's key is \"%s\"" % (d[k], key))
+        elif not CPU_KEY_RE.match(key):
             self.err(path, "device key is not a decimal device index")
-        if "index" in d and self.integer(join(path, "index"), d["index"]) and str(d["index"]) != key:
+        if not mig and "index" in d and self.integer(join(path, "index"), d["index"]) and str(d["index"]) != key:
             self.err(join(path, "index"), "%d, but the device's key is \"%s\"" % (d["index"], key))
-        for k in ("uuid", "pci_bus_id", "model"):
+        for k in ("uuid", "pci_bus_id", "model") + (("parent_uuid", "mig_profile") if mig else ()):
             if k in d and self.string(join(path, k), d[k]) and not d[k]:
                 self.err(join(path, k), "empty: leave it out when the device has none")
-        ident = tuple(d.get(k) for k in ("uuid", "pci_bus_id", "model"))
+        ident = tuple(d.get(k) for k in ("uuid", "pci_bus_id", "model") + extra)
         before = idents.setdefault(key, ident)
         if before != ident:
             self.err(path, "identity %s, but another group of this entry gives %s"
@@ -663,7 +674,7 @@ class Stream:
         err = d.get("error")
         if "error" in d and self.string(join(path, "error"), err) and err:
             for k in d:
-                if k not in DEVICE_IDENTITY:
+                if k not in DEVICE_IDENTITY + extra:
                     self.err(join(path, k), "a data field next to the device's error")
             return
         for k, check in fields.items():
@@ -1377,6 +1388,28 @@ def cases():
     bad("device index not its key", mutate(set_path(DEV0("device_power") + ["index"], 2)),
         "index: 2, but the device's key is \"0\"")
     bad("device without error", mutate(del_path(DEV0("device_power") + ["error"])), "devices.0.error: missing")
+    # NVIDIA MIG instances (issue 14): "<gpu>/<gi>/<ci>" entries with their identity in every group.
+    mig = {"index": 0, "uuid": "MIG-1", "pci_bus_id": "00000000:18:00.0", "model": "NVIDIA H100 80GB HBM3 MIG 1g.10gb",
+           "parent_uuid": GPU0["uuid"], "gpu_instance_id": 9, "compute_instance_id": 0, "mig_profile": "1g.10gb",
+           "error": ""}
+
+    def add_mig(r, **over):
+        for gname, fields in (("device_info", {"memory_total_bytes": 10468982784}),
+                              ("device_utilization", {"sm_active_percent": 80.5}),
+                              ("device_memory", {"total_bytes": 10, "used_bytes": 4, "free_bytes": 6,
+                                                 "processes": {"5202": 4}})):
+            e = dict(mig, **fields)
+            e.update(over.get(gname, {}))
+            r["device_data"][0]["report"][gname]["devices"]["0/9/0"] = e
+    good("MIG instance entries", mutate(lambda r: add_mig(r)))
+    bad("MIG instance whose index is not its key's GPU", mutate(lambda r: add_mig(r, device_memory={"index": 1})),
+        "devices.0/9/0.index: 1, but the MIG instance's key is \"0/9/0\"")
+    bad("MIG instance whose gpu_instance_id is not its key's", mutate(
+        lambda r: add_mig(r, device_info={"gpu_instance_id": 7})), "gpu_instance_id: 7, but the MIG instance's key")
+    bad("MIG identity differs between groups", mutate(lambda r: add_mig(r, device_memory={"mig_profile": "2g.20gb"})),
+        "identity")
+    bad("MIG instance id not an integer", mutate(lambda r: add_mig(r, device_memory={"gpu_instance_id": "9"})),
+        "gpu_instance_id")
     bad("data next to a device error", mutate(set_path(DR + ["device_power", "devices", "1", "power_watts"], 1.0)),
         "devices.1.power_watts: a data field next to the device's error")
     bad("identity differs between groups", mutate(set_path(DEV0("device_clocks") + ["uuid"], "GPU-other")),

@@ -38,7 +38,7 @@ LONG_COLUMNS = ["timestamp", "host", "group", "entity", "metric", "value", "unit
                 "series"] + LABEL_COLUMNS + INSTANCE_COLUMNS + ["other_labels"]
 LABEL_COLUMNS = LONG_COLUMNS[10:-1]
 ROW_KEY = [x["name"] for x in SCHEMA["labels"] if (x["kind"] == "runtime" and x["name"] != "runtime_tag")
-           or x["kind"] == "device"]
+           or (x["kind"] == "device" and not x["optional"])]  # optional ones (MIG ids) name the column
 WIDE_KEYS = ["timestamp", "host", "entity"] + ROW_KEY + INSTANCE_COLUMNS
 WIDE_SKIP = ("runtime_tag",) + tuple(ROW_KEY)
 TS_COLUMN = {"iso8601": "timestamp", "unix": "timestamp_unix", "unix_ms": "timestamp_unix_ms"}
@@ -264,7 +264,14 @@ def map_report(rep, now_ms):
                 if not isinstance(dev, dict) or str_or(dev, "error", ""):
                     continue
                 base = ilabels + [(x["name"], dtype if x["name"] == "device_type" else key if x["name"] == "device"
-                                   else str_or(dev, x["source"], "")) for x in DEVICE_LABELS]
+                                   else str_or(dev, x["source"], "")) for x in DEVICE_LABELS if not x["optional"]]
+                # Optional device labels (NVIDIA MIG instances' ids and profile): only where the device has them.
+                for x in DEVICE_LABELS:
+                    v = dev.get(x["source"]) if x["optional"] else None
+                    if isinstance(v, str):
+                        base.append((x["name"], v))
+                    elif isinstance(v, int) and not isinstance(v, bool):
+                        base.append((x["name"], str(v)))
                 entity = dtype + ":" + key
                 apply(rules, dev, name, entity, base, group_time(g), per, key)
 

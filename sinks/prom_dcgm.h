@@ -75,4 +75,15 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
  */
 const char *prom_dcgm_pod_label(const char *name);
 
+/*
+ * containers (issue 13): learn from a report (borrowed), before its samples
+ * are mapped, which containers use each NVIDIA GPU (its device_memory's
+ * "containers", else "pods": docs/report-format.md §6b; kept until a later
+ * device_memory says otherwise). As dcgm-exporter -k does, each GPU's
+ * DCGM_FI_* series then carry pod, namespace and container, one series per
+ * container when several share the GPU (a time-sliced or MPS GPU), none
+ * when no pod uses it.
+ */
+void prom_dcgm_report(struct prom_dcgm *d, json_t *report);
+
 #endif

@@ -173,6 +173,25 @@ ok "accel-prom --use-old-namespace: pod_name, pod_namespace, container_name" sh 
 	grep -q "^accelerator_container_memory_used_bytes{.*container_name=\"jupyter\"" "$1" &&
 	! grep -q "[{,]pod=" "$1"' sh "$WORK/old.prom"
 
+# accel-prom --collectors: dcgm-exporter -k's labels on the GPU's DCGM series, one per container sharing it.
+scrape dcgm --collectors "$FIX/dcgm/default-counters.csv"
+ok "DCGM_FI_DEV_FB_USED: one series per container using the GPU, each with pod, namespace, container" \
+	$PY - "$WORK/dcgm.prom" <<'EOF'
+import re, sys
+got = set()
+for line in open(sys.argv[1], encoding="utf-8"):
+    if line.startswith("DCGM_FI_DEV_FB_USED{"):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
+        got.add((labels.get("namespace"), labels.get("pod"), labels.get("container"), line.split()[-1]))
+want = {("ml", "trainer-0", "pytorch", "12288"), ("serving", "infer-7d9f", "triton", "12288"),
+        ("research", "notebook", "jupyter", "12288")}
+assert got == want, got
+EOF
+scrape dcgmold --collectors "$FIX/dcgm/default-counters.csv" --use-old-namespace
+ok "DCGM series with --use-old-namespace: pod_name, pod_namespace, container_name" sh -c '
+	grep -q "^DCGM_FI_DEV_FB_USED{.*container_name=\"triton\".*pod_name=\"infer-7d9f\",pod_namespace=\"serving\"" "$1" &&
+	! grep -q "^DCGM_FI_DEV_FB_USED{.*[{,]pod=" "$1"' sh "$WORK/dcgmold.prom"
+
 # accel-csv: the labels in other_labels (no new fixed column).
 ok "accel-csv exits 0" sh -c '"$1" <"$2" >"$3"' sh "$BIN/accel-csv" "$WORK/nv.out" "$WORK/nv.csv"
 ok "accel-csv: pod, namespace and container in other_labels of the pod and process rows" $PY - "$WORK/nv.csv" <<'EOF'

@@ -7,7 +7,8 @@
  * the common mapping (accelerator_*, device_type="nvidia") into the listed
  * DCGM_FI_* series that NVML can provide, with dcgm-exporter's names,
  * labels (gpu, UUID, pci_bus_id, device "nvidia<N>", modelName, Hostname,
- * plus accel-prom's non-empty instance labels), types and units (FB in MiB,
+ * plus accel-prom's non-empty instance labels, and -k's pod labels:
+ * prom_dcgm_report), types and units (FB in MiB,
  * energy in mJ, clocks in MHz, utilization in percent). The table of what is
  * served and from which family is in prom_dcgm.c and docs/nvidia.md.
  *

@@ -796,7 +796,10 @@ static void annotate_device(struct proctab *t, int64_t cycle, json_t *dev)
 		if (!json_is_integer(fig) || json_integer_value(fig) <= 0 || json_integer_value(fig) > 0x3fffffff)
 			continue;
 		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
-		if (json_object_get(pc, k) || !(ident = proctab_container_json_pid(t, cycle, (pid_t)json_integer_value(fig))))
+		if (json_object_get(pc, k))
+			continue;
+		ident = proctab_container_json_pid(t, cycle, (pid_t)json_integer_value(fig));
+		if (!ident)
 			continue;
 		json_object_set_new(pc, k, ident);
 	}

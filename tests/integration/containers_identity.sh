@@ -10,7 +10,9 @@
 #   - three processes in three pods on one GPU of the fake NVML (plus a host process and one that exited
 #     between NVML's list and the lookup) give three pods whose memory sums to their processes', and
 #     three accel-prom series accelerator_pod_memory_used_bytes that sum to the same; the same labels on
-#     the per-process and runtime series, pod_name etc. with --use-old-namespace, PodName etc. in CSV.
+#     the per-process and runtime series, on each GPU's DCGM series (dcgm-exporter -k), pod_name etc. with
+#     --use-old-namespace, in accel-csv's other_labels, and accel-cloudwatch's PodName etc.;
+#   - amdgpu's per-process VRAM and engine time by pod and container, an NCS2 stick's holder's pod.
 # The fake kubelet's part is containers_kubelet.sh.
 . "$(dirname "$0")/lib.sh"
 
@@ -209,6 +211,38 @@ ok "accel-csv on runtime and device reports exits 0" sh -c '"$1" <"$2" >"$3"' sh
 	"$WORK/both.csv"
 ok "csv_check.py: every row and label is what the mapping gives" $PY "$HELP/csv_check.py" --input "$WORK/both.out" \
 	"$WORK/both.csv"
+
+# ---- amdgpu (DRM fdinfo: memory and engine time) and the NCS2 holders ----------------------------------------
+# tests/fixtures/proc-devices' processes, two of them put in pods: python3 (amdgpu) in pod A's container,
+# benchmark_app (holding an NCS2 stick) in pod B's.
+cp -R "$FIX/proc-devices" "$WORK/pd"
+cp "$V2/proc/1001/cgroup" "$WORK/pd/2000/cgroup"
+cp "$V2/proc/1002/cgroup" "$WORK/pd/3000/cgroup"
+echo '{"period": "1s", "devices": [{"type": "amdgpu"}, {"type": "ncs2"}]}' >"$WORK/amd.json"
+ok "amdgpu and ncs2: accel-monitor --once exits 0" sh -c '"$1" --once -c "$2" --path.sysfs "$3" --path.procfs "$4" \
+	--path.rootfs "$5" >"$6/amd.out" 2>"$6/amd.err"' sh "$MON" "$WORK/amd.json" "$FIX/sysfs/host" "$WORK/pd" \
+	"$V2/rootfs" "$WORK"
+ok "amdgpu and ncs2: the report passes check_report.py" $CHECK "$WORK/amd.out"
+AMD='[e for e in L[0]["device_data"] if e["device_type"] == "amdgpu"][0]["report"]'
+ok "amdgpu: the pod's memory is its process's VRAM, its engines its process's" q "$WORK/amd.out" \
+	"(lambda m, u: m['pods']['7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20']['memory_bytes'] == m['processes']['2000'] and
+	 set(u['pods']['7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20']['engines']) == set(u['processes']['2000']) and
+	 'pods' not in $AMD['device_memory']['devices']['0'])($AMD['device_memory']['devices']['1'],
+	 $AMD['device_utilization']['devices']['1'])"
+ok "ncs2: the stick's holder carries its pod" q "$WORK/amd.out" \
+	"[e for e in L[0]['device_data'] if e['device_type'] == 'ncs2'][0]['report']['device_utilization']['devices']['2']['process_containers']['3000']['pod'] == 'infer-7d9f'"
+port=$(free_port)
+"$BIN/accel-prom" --listen-address "127.0.0.1:$port" <"$WORK/amd.out" 2>"$WORK/amdprom.err" &
+_pids="$_pids $!"
+pid=$!
+wait_for 10 sh -c 'curl -s "$1" | grep -qx "accel_prom_input_open 0"' sh "http://127.0.0.1:$port/metrics"
+curl -s "http://127.0.0.1:$port/metrics" >"$WORK/amd.prom"
+kill "$pid"
+ok "accel-prom: accelerator_pod_utilization_ratio and accelerator_container_utilization_ratio by engine" sh -c '
+	grep -q "^accelerator_pod_utilization_ratio{.*engine=\"compute\".*namespace=\"ml\".*pod=\"trainer-0\"" "$1" &&
+	grep -q "^accelerator_container_utilization_ratio{.*container=\"pytorch\".*engine=\"compute\"" "$1" &&
+	grep -q "^accelerator_process_utilization_ratio{.*container=\"pytorch\".*engine=\"compute\".*pid=\"2000\"" "$1"' \
+	sh "$WORK/amd.prom"
 
 # accel-cloudwatch: Container Insights' dimension names.
 ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \

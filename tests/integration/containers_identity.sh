@@ -12,7 +12,8 @@
 #     three accel-prom series accelerator_pod_memory_used_bytes that sum to the same; the same labels on
 #     the per-process and runtime series, on each GPU's DCGM series (dcgm-exporter -k), pod_name etc. with
 #     --use-old-namespace, in accel-csv's other_labels, and accel-cloudwatch's PodName etc.;
-#   - amdgpu's per-process VRAM and engine time by pod and container, an NCS2 stick's holder's pod.
+#   - amdgpu's per-process VRAM and engine time by pod and container, an NCS2 stick's holder's pod;
+#   - the monitor's own identity from the downward API (NODE_NAME, POD_NAME, POD_NAMESPACE).
 # The fake kubelet's part is containers_kubelet.sh.
 . "$(dirname "$0")/lib.sh"
 
@@ -21,6 +22,7 @@ CHECK="$PY $HELP/check_report.py"
 CF=$FIX/containers
 CC=${CC:-cc}
 export AWS_EC2_METADATA_DISABLED=true
+unset POD_NAME POD_NAMESPACE # the runs below are outside a pod unless they say otherwise
 
 need "$CC" command -v "$CC"
 need curl command -v curl
@@ -98,6 +100,24 @@ ok "v2 without the runtimes' state: exits 0" sh -c '"$1" --once -c "$2" --path.p
 	>"$4/nostate.out" 2>"$4/nostate.err"' sh "$MON" "$WORK/v2.json" "$V2" "$WORK"
 ok "v2 without state: ids and QoS only, no names" q "$WORK/nostate.out" \
 	'all("pod" not in e["container"] and e["container"]["id"] for e in L[0]["runtime_data"][:3])'
+
+# ---- the monitor's own identity (downward API) -------------------------------------------------------------
+ok "downward API: accel-monitor --once exits 0" sh -c 'env -u KUBE_NODE_NAME NODE_NAME=node-9 POD_NAME=mon-0 \
+	POD_NAMESPACE=monitoring "$1" --once -c "$2" --path.procfs "$3/proc" >"$4/inst.out" 2>&1' sh "$MON" \
+	"$WORK/v1.json" "$V1" "$WORK"
+ok "downward API: the report passes check_report.py" $CHECK "$WORK/inst.out"
+ok "instance_info: node_name from NODE_NAME, pod_name and pod_namespace from POD_NAME and POD_NAMESPACE" \
+	q "$WORK/inst.out" '(lambda i: (i["node_name"], i["pod_name"], i["pod_namespace"]) == ("node-9", "mon-0", "monitoring"))(L[0]["instance_info"])'
+ok "instance_info: no pod_name or pod_namespace outside a pod" q "$WORK/v1.out" \
+	'"pod_name" not in L[0]["instance_info"] and "pod_namespace" not in L[0]["instance_info"]'
+port=$(free_port)
+env -u KUBE_NODE_NAME NODE_NAME=node-9 "$BIN/accel-prom" --listen-address "127.0.0.1:$port" </dev/null 2>/dev/null &
+_pids="$_pids $!"
+pid=$!
+wait_for 10 curl -sf "http://127.0.0.1:$port/v1/collect"
+ok "accel-prom's /v1/collect under NODE_NAME when KUBE_NODE_NAME is not set" sh -c \
+	'curl -s "$1" | grep -q "^{\"node-9\":"' sh "http://127.0.0.1:$port/v1/collect"
+kill "$pid"
 
 # ---- three pods on one GPU (fake NVML) ----------------------------------------------------------------------
 mkdir -p "$WORK/nv"

@@ -33,7 +33,9 @@ const struct schema_label schema_labels[LBL_COUNT] = {
 #define FACT "a fixed fact about the device, not a measurement"
 #define RUNNING "a running total: the counter family of the same data carries its increases, which sinks sum"
 #define SUM "the sum of fields exported on their own"
-#define IDENT "a container's or pod's identity: the labels pod, namespace and container of the per-process, per-pod and per-container series"
+#define IDENT                                                                                            \
+	"a container's or pod's identity: the labels pod, namespace and container of the per-process, per-pod " \
+	"and per-container series"
 
 #define F(g, type, path, kind, why) { GROUP_##g, type, path, kind, why }
 const struct schema_field schema_fields[] = {

@@ -125,7 +125,14 @@ static void set_qos(struct container_id *id, const char *s, size_t n)
 	else if (n == 10 && memcmp(s, "besteffort", 10) == 0)
 		strcpy(id->qos, "besteffort");
 	else
-		strcpy(id->qos, "guaranteed");
+		id->qos[0] = '\0'; /* a level Kubernetes does not have: unknown */
+}
+
+/* A pod inside a container (kind's nodes are Docker containers): the container seen so far is the node's. */
+static void enter_pod(struct container_id *id)
+{
+	id->id[0] = '\0';
+	id->runtime[0] = '\0';
 }
 
 /* Set the container from a component's id part; the runtime only when the id is one. */
@@ -159,6 +166,7 @@ static bool pod_slice(struct walk *w, const char *c, size_t n)
 	if (before + 4 <= n && memcmp(c + before, "-pod", 4) == 0) {
 		if (!set_pod_uid(w->id, c + before + 4, n - before - 4))
 			return false;
+		enter_pod(w->id);
 		strcpy(w->id->qos, "guaranteed");
 		return true;
 	}
@@ -170,6 +178,7 @@ static bool pod_slice(struct walk *w, const char *c, size_t n)
 			return false;
 		if (!set_pod_uid(w->id, dash + 4, (size_t)(c + n - dash - 4)))
 			return false;
+		enter_pod(w->id);
 		set_qos(w->id, q, (size_t)(dash - q));
 		return true;
 	}
@@ -243,6 +252,7 @@ static void component(struct walk *w, const char *c, size_t n)
 		return;
 	}
 	if (w->in_kubepods && has_prefix(c, n, "pod") && set_pod_uid(id, c + 3, n - 3)) {
+		enter_pod(id);
 		if (w->qos_dir[0])
 			set_qos(id, w->qos_dir, strlen(w->qos_dir));
 		else
@@ -786,7 +796,10 @@ static void annotate_device(struct proctab *t, int64_t cycle, json_t *dev)
 		if (!json_is_integer(fig) || json_integer_value(fig) <= 0 || json_integer_value(fig) > 0x3fffffff)
 			continue;
 		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
-		if (json_object_get(pc, k) || !(ident = proctab_container_json_pid(t, cycle, (pid_t)json_integer_value(fig))))
+		if (json_object_get(pc, k))
+			continue;
+		ident = proctab_container_json_pid(t, cycle, (pid_t)json_integer_value(fig));
+		if (!ident)
 			continue;
 		json_object_set_new(pc, k, ident);
 	}

@@ -212,7 +212,8 @@ static void on_timer(struct loop_timer *t)
 		fetch_done(k, "no answer from the kubelet within 10 s");
 }
 
-void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, int64_t now, struct container_names *out)
+void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, int64_t now,
+		   struct container_names *out)
 {
 	json_t *pod = k->pods ? json_object_get(k->pods, pod_uid) : NULL;
 	const char *v;

@@ -32,7 +32,8 @@ void kubelet_free(struct kubelet *k); /* NULL-safe; kills a running fetch */
  * answer about pod pod_uid at now (CLOCK_MONOTONIC ns); on a miss, start a
  * fetch when none runs and the last one started a refresh period ago.
  */
-void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, int64_t now, struct container_names *out);
+void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, int64_t now,
+		   struct container_names *out);
 
 /* The last fetch's error ("" when it succeeded or none ran yet), for tests. */
 const char *kubelet_error(const struct kubelet *k);

@@ -135,6 +135,7 @@ struct prom_dcgm {
 	struct last_total *last;
 	size_t nlast, alast;
 	char devname[40];
+	json_t *users;             /* containers (issue 13): {"<GPU uuid>": [[pod, namespace, container], ...]} */
 };
 
 /* ---- the CSV ------------------------------------------------------------- */
@@ -398,6 +399,7 @@ void prom_dcgm_free(struct prom_dcgm *d)
 	}
 	free(d->f);
 	free(d->last);
+	json_decref(d->users);
 	free(d);
 }
 
@@ -468,7 +470,8 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 	const char *type, *gpu, *uuid, *pci, *model, *gi, *profile, *parent, *mig;
 	char gpubuf[16], modelbuf[96];
 	struct sample out;
-	size_t n = 0, k;
+	size_t n = 0, k, nusers;
+	json_t *users;
 
 	if (!d || !s || !s->fam)
 		return 0;
@@ -524,6 +527,8 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 		out.labels[out.nlabels++] = (struct label){ "GPU_I_PROFILE", profile ? profile : "" };
 		out.labels[out.nlabels++] = (struct label){ "GPU_I_ID", gi };
 	}
+	users = d->users && uuid ? json_object_get(d->users, uuid) : NULL;
+	nusers = json_array_size(users);
 	for (; k < d->n; k++) {
 		struct dfield *f = &d->f[k];
 		double v;
@@ -543,8 +548,22 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 			v = total_to_increment(d, k, s, label_of(s, "device"), uuid ? uuid : "", v);
 		out.fam = &f->fam;
 		out.value = v;
-		emit(&out, ud);
-		n++;
+		/* One series per container using the GPU, as dcgm-exporter -k; the pod labels after its own. */
+		for (size_t u = 0; u < (nusers ? nusers : 1); u++) {
+			size_t base = out.nlabels;
+			json_t *who = json_array_get(users, u);
+			static const char *const pl[] = { "pod", "namespace", "container" };
+
+			for (size_t i = 0; i < 3 && who; i++) {
+				const char *lv = json_string_value(json_array_get(who, i));
+
+				if (lv && *lv)
+					out.labels[out.nlabels++] = (struct label){ pl[i], lv };
+			}
+			emit(&out, ud);
+			out.nlabels = base;
+			n++;
+		}
 	}
 	return n;
 }
@@ -558,4 +577,59 @@ const char *prom_dcgm_pod_label(const char *name)
 	if (!strcmp(name, "container"))
 		return "container_name";
 	return name;
+}
+
+/* The [pod, namespace, container] of an identity object o (names, else ids); container "" for a pod. */
+static json_t *user_of(json_t *o, const char *key, int is_pod)
+{
+	const char *pod = json_string_value(json_object_get(o, "pod"));
+	const char *ns = json_string_value(json_object_get(o, "namespace"));
+	const char *ctr = is_pod ? "" : json_string_value(json_object_get(o, "name"));
+
+	if (!pod)
+		pod = is_pod ? key : json_string_value(json_object_get(o, "pod_uid"));
+	if (!ctr)
+		ctr = key;
+	return json_pack("[s, s, s]", pod ? pod : "", ns ? ns : "", ctr);
+}
+
+void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
+{
+	size_t i;
+	json_t *ent;
+
+	if (!d)
+		return;
+	if (!d->users)
+		d->users = json_object();
+	json_array_foreach(json_object_get(report, "device_data"), i, ent) {
+		json_t *g = json_object_get(json_object_get(ent, "report"), "device_memory"), *dev;
+		const char *key, *uuid;
+		const char *type = json_string_value(json_object_get(ent, "device_type"));
+
+		if (!json_is_object(g) || !type || strcmp(type, "nvidia"))
+			continue;
+		json_object_foreach(json_object_get(g, "devices"), key, dev) {
+			json_t *list, *agg, *o;
+			const char *k;
+			int is_pod;
+
+			uuid = json_string_value(json_object_get(dev, "uuid"));
+			if (!uuid || !json_is_object(dev) || json_string_length(json_object_get(dev, "error")))
+				continue;
+			/* Pods with no container (a pod-level process) count as the pod. */
+			agg = json_object_get(dev, "containers");
+			is_pod = !json_object_size(agg);
+			if (is_pod)
+				agg = json_object_get(dev, "pods");
+			list = json_array();
+			json_object_foreach(agg, k, o)
+				if (json_is_object(o))
+					json_array_append_new(list, user_of(o, k, is_pod));
+			if (json_object_size(d->users) < LAST_MAX || json_object_get(d->users, uuid))
+				json_object_set_new(d->users, uuid, list);
+			else
+				json_decref(list);
+		}
+	}
 }

@@ -7,7 +7,8 @@
  * the common mapping (accelerator_*, device_type="nvidia") into the listed
  * DCGM_FI_* series that NVML can provide, with dcgm-exporter's names,
  * labels (gpu, UUID, pci_bus_id, device "nvidia<N>", modelName, Hostname,
- * plus accel-prom's non-empty instance labels), types and units (FB in MiB,
+ * plus accel-prom's non-empty instance labels, and -k's pod labels:
+ * prom_dcgm_report), types and units (FB in MiB,
  * energy in mJ, clocks in MHz, utilization in percent). The table of what is
  * served and from which family is in prom_dcgm.c and docs/nvidia.md.
  *
@@ -74,5 +75,16 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
  * namespace, container); any other label name as it is. Static strings.
  */
 const char *prom_dcgm_pod_label(const char *name);
+
+/*
+ * containers (issue 13): learn from a report (borrowed), before its samples
+ * are mapped, which containers use each NVIDIA GPU (its device_memory's
+ * "containers", else "pods": docs/report-format.md §6b; kept until a later
+ * device_memory says otherwise). As dcgm-exporter -k does, each GPU's
+ * DCGM_FI_* series then carry pod, namespace and container, one series per
+ * container when several share the GPU (a time-sliced or MPS GPU), none
+ * when no pod uses it.
+ */
+void prom_dcgm_report(struct prom_dcgm *d, json_t *report);
 
 #endif

@@ -669,6 +669,8 @@ void prom_store_report(struct prom_store *st, json_t *report, const char *where,
 	st->where = where;
 	st->now_ns = mono_ns;
 	st->instance_changed = 0;
+	if (st->dcgm)
+		prom_dcgm_report(st->dcgm, report); /* which pods use each GPU, before its samples (issue 13) */
 	map_report(report, real_ns / NS_PER_MS, &cb);
 	report_drops(st);
 	for (size_t i = 0; i < st->nerr_src; i++)

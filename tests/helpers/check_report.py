@@ -1432,6 +1432,31 @@ def cases():
         "energy_joules: 2000.0 is more than the running total")
     bad("replays over their total", mutate(set_path(DEV0("device_errors") + ["pcie_replays"], 6)),
         "pcie_replays: 6 is more than")
+    # containers (issue 13)
+    def attributed(pod_sum, ctr_pod="u1"):
+        def fn(r):
+            d = r
+            for k in DEV0("device_memory"):
+                d = d[k]
+            c41 = {"runtime": "containerd", "id": "a" * 64, "pod_uid": "0a1b2c3d-4e5f-6789-abcd-ef0123456789",
+                   "pod": "p", "namespace": "n", "name": "c", "qos": "burstable"}
+            d["processes"] = {"41": 100, "42": 50}
+            d["process_containers"] = {"41": c41, "42": {"runtime": "systemd", "unit": "x.service"}}
+            d["pods"] = {c41["pod_uid"]: {"pod": "p", "namespace": "n", "qos": "burstable", "pids": [41],
+                                           "memory_bytes": pod_sum}}
+            d["containers"] = {"a" * 64: {"runtime": "containerd", "pod_uid": c41["pod_uid"], "pod": ctr_pod,
+                                          "namespace": "n", "name": "c", "pids": [41], "memory_bytes": 100}}
+        return fn
+    good("device memory attributed to a pod and a container", mutate(attributed(100, "p")))
+    bad("a pod's memory not its processes' sum", mutate(attributed(150, "p")),
+        "memory_bytes: 150 is not the sum of its processes' 100")
+    bad("a container naming another pod than its process", mutate(attributed(100, "q")),
+        "containers.%s.pod: \"q\", but process 41 says \"p\"" % ("a" * 64))
+    bad("a runtime entry's container with a pod but no pod_uid",
+        mutate(set_path(RT0 + ["container"], {"runtime": "docker", "id": "b" * 64, "pod": "x"}), 1),
+        "container.pod: without a pod_uid")
+    bad("a runtime entry's empty container object", mutate(set_path(RT0 + ["container"], {}), 1),
+        "names no container, pod or unit")
     bad("process key not a pid", mutate(set_path(DEV0("device_memory") + ["processes"], {"x": 1})),
         "processes.x: bad key")
     bad("process bytes a float", mutate(set_path(DEV0("device_memory") + ["processes"], {"41": 1.5})),

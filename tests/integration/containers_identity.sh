@@ -10,7 +10,10 @@
 #   - three processes in three pods on one GPU of the fake NVML (plus a host process and one that exited
 #     between NVML's list and the lookup) give three pods whose memory sums to their processes', and
 #     three accel-prom series accelerator_pod_memory_used_bytes that sum to the same; the same labels on
-#     the per-process and runtime series, pod_name etc. with --use-old-namespace, PodName etc. in CSV.
+#     the per-process and runtime series, on each GPU's DCGM series (dcgm-exporter -k), pod_name etc. with
+#     --use-old-namespace, in accel-csv's other_labels, and accel-cloudwatch's PodName etc.;
+#   - amdgpu's per-process VRAM and engine time by pod and container, an NCS2 stick's holder's pod;
+#   - the monitor's own identity from the downward API (NODE_NAME, POD_NAME, POD_NAMESPACE).
 # The fake kubelet's part is containers_kubelet.sh.
 . "$(dirname "$0")/lib.sh"
 
@@ -19,6 +22,7 @@ CHECK="$PY $HELP/check_report.py"
 CF=$FIX/containers
 CC=${CC:-cc}
 export AWS_EC2_METADATA_DISABLED=true
+unset POD_NAME POD_NAMESPACE # the runs below are outside a pod unless they say otherwise
 
 need "$CC" command -v "$CC"
 need curl command -v curl
@@ -97,6 +101,24 @@ ok "v2 without the runtimes' state: exits 0" sh -c '"$1" --once -c "$2" --path.p
 ok "v2 without state: ids and QoS only, no names" q "$WORK/nostate.out" \
 	'all("pod" not in e["container"] and e["container"]["id"] for e in L[0]["runtime_data"][:3])'
 
+# ---- the monitor's own identity (downward API) -------------------------------------------------------------
+ok "downward API: accel-monitor --once exits 0" sh -c 'env -u KUBE_NODE_NAME NODE_NAME=node-9 POD_NAME=mon-0 \
+	POD_NAMESPACE=monitoring "$1" --once -c "$2" --path.procfs "$3/proc" >"$4/inst.out" 2>&1' sh "$MON" \
+	"$WORK/v1.json" "$V1" "$WORK"
+ok "downward API: the report passes check_report.py" $CHECK "$WORK/inst.out"
+ok "instance_info: node_name from NODE_NAME, pod_name and pod_namespace from POD_NAME and POD_NAMESPACE" \
+	q "$WORK/inst.out" '(lambda i: (i["node_name"], i["pod_name"], i["pod_namespace"]) == ("node-9", "mon-0", "monitoring"))(L[0]["instance_info"])'
+ok "instance_info: no pod_name or pod_namespace outside a pod" q "$WORK/v1.out" \
+	'"pod_name" not in L[0]["instance_info"] and "pod_namespace" not in L[0]["instance_info"]'
+port=$(free_port)
+env -u KUBE_NODE_NAME NODE_NAME=node-9 "$BIN/accel-prom" --listen-address "127.0.0.1:$port" </dev/null 2>/dev/null &
+_pids="$_pids $!"
+pid=$!
+wait_for 10 curl -sf "http://127.0.0.1:$port/v1/collect"
+ok "accel-prom's /v1/collect under NODE_NAME when KUBE_NODE_NAME is not set" sh -c \
+	'curl -s "$1" | grep -q "^{\"node-9\":"' sh "http://127.0.0.1:$port/v1/collect"
+kill "$pid"
+
 # ---- three pods on one GPU (fake NVML) ----------------------------------------------------------------------
 mkdir -p "$WORK/nv"
 # shellcheck disable=SC2086 # a word list
@@ -173,6 +195,25 @@ ok "accel-prom --use-old-namespace: pod_name, pod_namespace, container_name" sh 
 	grep -q "^accelerator_container_memory_used_bytes{.*container_name=\"jupyter\"" "$1" &&
 	! grep -q "[{,]pod=" "$1"' sh "$WORK/old.prom"
 
+# accel-prom --collectors: dcgm-exporter -k's labels on the GPU's DCGM series, one per container sharing it.
+scrape dcgm --collectors "$FIX/dcgm/default-counters.csv"
+ok "DCGM_FI_DEV_FB_USED: one series per container using the GPU, each with pod, namespace, container" \
+	$PY - "$WORK/dcgm.prom" <<'EOF'
+import re, sys
+got = set()
+for line in open(sys.argv[1], encoding="utf-8"):
+    if line.startswith("DCGM_FI_DEV_FB_USED{"):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
+        got.add((labels.get("namespace"), labels.get("pod"), labels.get("container"), line.split()[-1]))
+want = {("ml", "trainer-0", "pytorch", "12288"), ("serving", "infer-7d9f", "triton", "12288"),
+        ("research", "notebook", "jupyter", "12288")}
+assert got == want, got
+EOF
+scrape dcgmold --collectors "$FIX/dcgm/default-counters.csv" --use-old-namespace
+ok "DCGM series with --use-old-namespace: pod_name, pod_namespace, container_name" sh -c '
+	grep -q "^DCGM_FI_DEV_FB_USED{.*container_name=\"triton\".*pod_name=\"infer-7d9f\",pod_namespace=\"serving\"" "$1" &&
+	! grep -q "^DCGM_FI_DEV_FB_USED{.*[{,]pod=" "$1"' sh "$WORK/dcgmold.prom"
+
 # accel-csv: the labels in other_labels (no new fixed column).
 ok "accel-csv exits 0" sh -c '"$1" <"$2" >"$3"' sh "$BIN/accel-csv" "$WORK/nv.out" "$WORK/nv.csv"
 ok "accel-csv: pod, namespace and container in other_labels of the pod and process rows" $PY - "$WORK/nv.csv" <<'EOF'
@@ -190,6 +231,38 @@ ok "accel-csv on runtime and device reports exits 0" sh -c '"$1" <"$2" >"$3"' sh
 	"$WORK/both.csv"
 ok "csv_check.py: every row and label is what the mapping gives" $PY "$HELP/csv_check.py" --input "$WORK/both.out" \
 	"$WORK/both.csv"
+
+# ---- amdgpu (DRM fdinfo: memory and engine time) and the NCS2 holders ----------------------------------------
+# tests/fixtures/proc-devices' processes, two of them put in pods: python3 (amdgpu) in pod A's container,
+# benchmark_app (holding an NCS2 stick) in pod B's.
+cp -R "$FIX/proc-devices" "$WORK/pd"
+cp "$V2/proc/1001/cgroup" "$WORK/pd/2000/cgroup"
+cp "$V2/proc/1002/cgroup" "$WORK/pd/3000/cgroup"
+echo '{"period": "1s", "devices": [{"type": "amdgpu"}, {"type": "ncs2"}]}' >"$WORK/amd.json"
+ok "amdgpu and ncs2: accel-monitor --once exits 0" sh -c '"$1" --once -c "$2" --path.sysfs "$3" --path.procfs "$4" \
+	--path.rootfs "$5" >"$6/amd.out" 2>"$6/amd.err"' sh "$MON" "$WORK/amd.json" "$FIX/sysfs/host" "$WORK/pd" \
+	"$V2/rootfs" "$WORK"
+ok "amdgpu and ncs2: the report passes check_report.py" $CHECK "$WORK/amd.out"
+AMD='[e for e in L[0]["device_data"] if e["device_type"] == "amdgpu"][0]["report"]'
+ok "amdgpu: the pod's memory is its process's VRAM, its engines its process's" q "$WORK/amd.out" \
+	"(lambda m, u: m['pods']['7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20']['memory_bytes'] == m['processes']['2000'] and
+	 set(u['pods']['7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20']['engines']) == set(u['processes']['2000']) and
+	 'pods' not in $AMD['device_memory']['devices']['0'])($AMD['device_memory']['devices']['1'],
+	 $AMD['device_utilization']['devices']['1'])"
+ok "ncs2: the stick's holder carries its pod" q "$WORK/amd.out" \
+	"[e for e in L[0]['device_data'] if e['device_type'] == 'ncs2'][0]['report']['device_utilization']['devices']['2']['process_containers']['3000']['pod'] == 'infer-7d9f'"
+port=$(free_port)
+"$BIN/accel-prom" --listen-address "127.0.0.1:$port" <"$WORK/amd.out" 2>"$WORK/amdprom.err" &
+_pids="$_pids $!"
+pid=$!
+wait_for 10 sh -c 'curl -s "$1" | grep -qx "accel_prom_input_open 0"' sh "http://127.0.0.1:$port/metrics"
+curl -s "http://127.0.0.1:$port/metrics" >"$WORK/amd.prom"
+kill "$pid"
+ok "accel-prom: accelerator_pod_utilization_ratio and accelerator_container_utilization_ratio by engine" sh -c '
+	grep -q "^accelerator_pod_utilization_ratio{.*engine=\"compute\".*namespace=\"ml\".*pod=\"trainer-0\"" "$1" &&
+	grep -q "^accelerator_container_utilization_ratio{.*container=\"pytorch\".*engine=\"compute\"" "$1" &&
+	grep -q "^accelerator_process_utilization_ratio{.*container=\"pytorch\".*engine=\"compute\".*pid=\"2000\"" "$1"' \
+	sh "$WORK/amd.prom"
 
 # accel-cloudwatch: Container Insights' dimension names.
 ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \

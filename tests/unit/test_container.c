@@ -85,6 +85,16 @@ static const struct tcase paths[] = {
 	  "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
 	  "kubelet-kubepods-besteffort-pod" UID_U ".slice/cri-containerd-" ID64 ".scope",
 	  { 0, "containerd", ID64, UID_D, "besteffort", "" } },
+	{ "kind node in Docker, pod-level process: the pod, not the node's container",
+	  "/docker/" ID64 "/kubepods/burstable/pod" UID_D,
+	  { 0, "", "", UID_D, "burstable", "" } },
+	{ "kind node in Docker, a container of the pod",
+	  "/system.slice/docker-" ID64 ".scope/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod" UID_U
+	  ".slice/cri-containerd-" ID64B ".scope",
+	  { 0, "containerd", ID64B, UID_D, "guaranteed", "" } },
+	{ "a QoS level Kubernetes does not have",
+	  "/kubepods.slice/kubepods-foo-pod" UID_U ".slice",
+	  { 0, "", "", UID_D, "", "" } },
 	{ "monitor in its own cgroup namespace",
 	  "/../../kubepods.slice/kubepods-pod" UID_U ".slice/cri-containerd-" ID64 ".scope",
 	  { 0, "containerd", ID64, UID_D, "guaranteed", "" } },

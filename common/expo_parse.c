@@ -29,6 +29,8 @@ struct parser {
 	size_t type_len; /* 0: no TYPE line in force */
 	enum expo_type type;
 	unsigned sfx; /* the suffixes the family of the TYPE line has */
+	size_t name_len; /* the previous sample's name, still at tok[0] (0: none) */
+	int name_sfx;    /* and its family_suffix() under the TYPE line in force */
 	size_t bad, lineno;
 	char *err;
 	size_t errsz;
@@ -131,6 +133,7 @@ static void type_line(struct parser *p, const char *s, size_t n)
 	size_t nl, kl;
 
 	p->type_len = 0;
+	p->name_len = 0; /* the previous name's suffix was under the previous TYPE */
 	while (q < e && BLANK(*q))
 		q++;
 	for (name = q; q < e && !BLANK(*q); q++)
@@ -185,15 +188,26 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 	size_t nl;
 	int sfx;
 
-	if (!NAME_START(*q)) {
-		bad(p, "a sample line starts with a metric name");
-		return;
+	/* a family's samples follow each other: most lines repeat the previous line's name */
+	nl = p->name_len;
+	if (nl && nl < n && !NAME_CHAR(s[nl]) && !memcmp(s, w, nl)) {
+		q += nl;
+		sfx = p->name_sfx;
+	} else {
+		p->name_len = 0;
+		if (!NAME_START(*q)) {
+			bad(p, "a sample line starts with a metric name");
+			return;
+		}
+		while (q < e && NAME_CHAR(*q))
+			q++;
+		nl = (size_t)(q - s);
+		memcpy(w, s, nl);
+		w[nl] = '\0';
+		sfx = family_suffix(p, w, nl);
+		p->name_len = nl;
+		p->name_sfx = sfx;
 	}
-	while (q < e && NAME_CHAR(*q))
-		q++;
-	nl = (size_t)(q - s);
-	memcpy(w, s, nl);
-	w[nl] = '\0';
 	x.name = w;
 	w += nl + 1;
 	x.nlabels = 0;
@@ -314,7 +328,6 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 		x.has_ts = 1;
 		x.ts_ms = (int64_t)(sec ? ts * 1000 : ts);
 	}
-	sfx = family_suffix(p, x.name, nl);
 	if (sfx >= 0) {
 		x.type = p->type;
 		x.family = p->type_name;

@@ -347,6 +347,9 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	if (!e || !isfinite(x->value))
 		return;
 	f = &fams[e->fam];
+	/* a counter, a bucket or a count below zero is no count: skipped, so no period can go negative */
+	if (x->value < 0 && (f->type == 'c' || e->part == P_BUCKET || e->part == P_COUNT))
+		return;
 	if (f->only) {
 		const char *m = label(x, "method");
 		size_t i;
@@ -558,6 +561,7 @@ static void err_add(struct err **e, size_t *n, const char *type, double v)
 	for (char *c = t; *c; c++)
 		if (*c >= 'A' && *c <= 'Z')
 			*c = (char)(*c - 'A' + 'a');
+	utf8_sanitize(t); /* the cut may have split a character */
 	for (i = 0; i < *n; i++)
 		if (!strcmp((*e)[i].type, t))
 			break;
@@ -785,6 +789,18 @@ static double bucket_quantile(double q, struct bucket *b, size_t n)
 	return start + (end - start) * (rank / count);
 }
 
+/* A count as a JSON integer; NULL (the key is then not set) for what no count can be. */
+static json_t *int_of(double v)
+{
+	return isfinite(v) && fabs(v) < 9007199254740992.0 ? json_integer((json_int_t)llround(v)) : NULL;
+}
+
+/* A real; NULL (not set) when not finite (an overflow of garbage values): JSON has no NaN or Inf. */
+static json_t *real_of(double v)
+{
+	return isfinite(v) ? json_real(v) : NULL;
+}
+
 static const double pct_q[] = { 0, 0.01, 0.25, 0.5, 0.75, 0.99, 1 };
 static const char *const pct_name[] = { "p0", "p1", "p25", "p50", "p75", "p99", "p100" };
 
@@ -811,7 +827,7 @@ static json_t *hist_pcts(struct bucket *b, size_t n, double div)
 		memcpy(cum, b, n * sizeof(*cum));
 		v = bucket_quantile(pct_q[i], cum, n);
 		if (isfinite(v))
-			json_object_set_new(o, pct_name[i], json_real(v / div));
+			json_object_set_new(o, pct_name[i], real_of(v / div));
 	}
 	free(cum);
 	if (!json_object_size(o)) {
@@ -829,6 +845,9 @@ static json_t *summary_pcts(struct bucket *b, size_t n, double div)
 	if (!n)
 		return NULL;
 	qsort(b, n, sizeof(*b), cmp_bucket);
+	for (size_t i = 1; i < n; i++)
+		if (b[i].n < b[i - 1].n)
+			return NULL; /* quantiles out of order: not a summary's, none given */
 	o = json_object();
 	for (size_t i = 0; i < n; i++) {
 		char key[32];
@@ -836,7 +855,7 @@ static json_t *summary_pcts(struct bucket *b, size_t n, double div)
 		if (!isfinite(b[i].n))
 			continue;
 		snprintf(key, sizeof(key), "p%.10g", b[i].le * 100);
-		json_object_set_new(o, key, json_real(b[i].n / div));
+		json_object_set_new(o, key, real_of(b[i].n / div));
 	}
 	if (!json_object_size(o)) {
 		json_decref(o);
@@ -845,10 +864,6 @@ static json_t *summary_pcts(struct bucket *b, size_t n, double div)
 	return o;
 }
 
-static json_t *int_of(double v)
-{
-	return json_integer((json_int_t)llround(v));
-}
 
 static void set_errs(json_t *parent, const struct err *e, size_t n)
 {
@@ -893,9 +908,9 @@ static json_t *model_json(struct acc *a, int have_base)
 		/* the mean: a cumulative duration counter per completed request, else the distribution's sum/count */
 		if (a->dur[m].has) {
 			if (a->completed.has && a->completed.v > 0)
-				json_object_set_new(mean, mean_key[m], json_real(a->dur[m].v / a->dur_div[m] / a->completed.v));
+				json_object_set_new(mean, mean_key[m], real_of(a->dur[m].v / a->dur_div[m] / a->completed.v));
 		} else if (f && d->has_sum && d->has_count && d->count > 0) {
-			json_object_set_new(mean, mean_key[m], json_real(d->sum / f->div / d->count));
+			json_object_set_new(mean, mean_key[m], real_of(d->sum / f->div / d->count));
 		}
 	}
 	if (json_object_size(lat)) {
@@ -914,7 +929,7 @@ static json_t *model_json(struct acc *a, int have_base)
 	if (a->pending.has)
 		json_object_set_new(o, "requests_pending", int_of(a->pending.v));
 	if (a->infer.has && a->exec.has && a->exec.v > 0)
-		json_object_set_new(o, "batch_size", json_real(a->infer.v / a->exec.v));
+		json_object_set_new(o, "batch_size", real_of(a->infer.v / a->exec.v));
 	if (a->prompt.has || a->gen.has) {
 		json_t *t = json_object();
 
@@ -925,7 +940,7 @@ static json_t *model_json(struct acc *a, int have_base)
 		json_object_set_new(o, "tokens", t);
 	}
 	if (a->kv.has)
-		json_object_set_new(o, "kv_cache_usage_ratio", json_real(a->kv.v));
+		json_object_set_new(o, "kv_cache_usage_ratio", real_of(a->kv.v));
 	if (!json_object_size(o)) {
 		json_decref(o);
 		return NULL;
@@ -1112,10 +1127,10 @@ void infer_execution_stats(struct infer *in, json_t *group)
 				if (k == D_MEM_USED || k == D_MEM_TOTAL)
 					json_object_set_new(o, dev_key[k], int_of(dv->f[k].v));
 				else
-					json_object_set_new(o, dev_key[k], json_real(dv->f[k].v));
+					json_object_set_new(o, dev_key[k], real_of(dv->f[k].v));
 			}
 			if (dv->has_energy_total)
-				json_object_set_new(o, "energy_total_joules", json_real(dv->energy_total));
+				json_object_set_new(o, "energy_total_joules", real_of(dv->energy_total));
 			json_object_set_new(devs, dv->uuid, o);
 		}
 		json_object_set_new(group, "server_devices", devs);

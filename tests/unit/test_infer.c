@@ -24,6 +24,8 @@
 #define FIX "tests/fixtures/infer/"
 
 static json_t *group;
+static json_t *all;        /* every group written, for the golden file */
+static const char *label; /* what the current test is called there */
 
 /* Feed one fixture to in (at second t), then fill a fresh group; the group is kept in `group`. */
 static int feed(struct infer *in, const char *name, int t)
@@ -47,9 +49,40 @@ static int feed(struct infer *in, const char *name, int t)
 
 static void stats(struct infer *in)
 {
+	char key[128];
+
 	json_decref(group);
 	group = json_object();
 	infer_execution_stats(in, group);
+	if (!all)
+		all = json_object();
+	snprintf(key, sizeof(key), "%s %zu", label, json_object_size(all));
+	json_object_set(all, key, group);
+}
+
+/*
+ * Every group written, against tests/fixtures/infer/groups.json
+ * (INFER_GOLDEN_UPDATE=1 rewrites it). tests/helpers/check_report.py
+ * --self-test checks each of them against docs/report-format.md §6.5.
+ */
+static void test_golden(void)
+{
+	const char *path = FIX "groups.json";
+	json_error_t e;
+	json_t *want;
+
+	if (getenv("INFER_GOLDEN_UPDATE")) {
+		ok(!json_dump_file(all, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)), "wrote %s", path);
+		return;
+	}
+	want = json_load_file(path, 0, &e);
+	if (!ok(want && json_equal(want, all), "every group as in %s", path)) {
+		char *got = json_dumps(all, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+
+		fprintf(stderr, "# %s\n# got: %.2000s\n", want ? "differs" : e.text, got ? got : "");
+		free(got);
+	}
+	json_decref(want);
 }
 
 /* The value at a path of keys under the group (NULL-terminated); NULL when absent. */
@@ -180,6 +213,7 @@ static void test_recognition(void)
 		      { "vllm_1.prom", INFER_VLLM },		   { "tgi_1.prom", INFER_TGI },
 		      { "torchserve_1.prom", INFER_TORCHSERVE }, { "ovms_1.prom", INFER_OVMS },
 		      { "other_1.prom", INFER_PROMETHEUS } };
+	label = "recognition";
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct infer *in = infer_new(INFER_AUTO);
@@ -213,6 +247,7 @@ static void test_recognition(void)
 static void test_unknown(void)
 {
 	struct infer *in = infer_new(INFER_AUTO);
+	label = "unknown";
 
 	feed(in, "other_1.prom", 0);
 	feed(in, "other_1.prom", 5);
@@ -229,6 +264,7 @@ static void test_bad_body(void)
 	struct infer *in = infer_new(INFER_AUTO);
 	char err[256];
 	const char *html = "<html><body>Not the metrics</body></html>\n";
+	label = "bad body";
 
 	stats(in);
 	is_int((int)json_object_size(group), 0, "no scrape yet: nothing written");
@@ -250,6 +286,7 @@ static void test_triton(void)
 	const char *gpu = "GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b";
 	static const double tb[] = { 100, 500, 2000, 5000, INFINITY };
 	static const double tc[] = { 0, 1, 2, 3, 4 };
+	label = "triton";
 
 	/* the first call: no baseline */
 	feed(in, "triton_1.prom", 0);
@@ -333,6 +370,7 @@ static void test_triton_summary(void)
 {
 	struct infer *in = infer_new(INFER_TRITON);
 	json_t *tl, *q;
+	label = "triton summary";
 
 	feed(in, "triton_summary_1.prom", 0);
 	stats(in);
@@ -373,6 +411,7 @@ static void test_vllm(void)
 			    pc[] = { 200, 24000, 29000, 29800, 30000, 30000 };
 	static const double qb[] = { 0.01, 0.05, 0.1, 0.5, INFINITY }, qc[] = { 30, 33, 34, 35, 35 };
 	static const double rc[] = { 1, 2, 4, 5, 6, 6 };
+	label = "vllm";
 
 	feed(in, "vllm_1.prom", 0);
 	stats(in);
@@ -419,6 +458,7 @@ static void test_tgi(void)
 	static const double db[] = { 0.1, 0.5, 1, 2, 5, 10, INFINITY }, dc[] = { 2, 8, 15, 18, 18, 18, 18 };
 	static const double qb[] = { 0.001, 0.01, 0.1, 1, INFINITY }, qc[] = { 10, 14, 16, 18, 18 };
 	static const double tb[] = { 0.01, 0.02, 0.05, 0.1, INFINITY }, tc[] = { 3, 10, 16, 18, 18 };
+	label = "tgi";
 
 	feed(in, "tgi_1.prom", 0);
 	stats(in);
@@ -451,6 +491,7 @@ static void test_tgi(void)
 static void test_torchserve(void)
 {
 	struct infer *in = infer_new(INFER_AUTO);
+	label = "torchserve";
 
 	feed(in, "torchserve_1.prom", 0);
 	stats(in);
@@ -478,6 +519,7 @@ static void test_ovms(void)
 	struct infer *in = infer_new(INFER_AUTO);
 	static const double rb[] = { 1585.8, 2775.1, 4856.5, 8498.8, INFINITY }, rc[] = { 32, 64, 75, 80, 80 };
 	static const double wb[] = { 10, 100, 1000, INFINITY }, wc[] = { 60, 75, 80, 80 };
+	label = "ovms";
 
 	feed(in, "ovms_1.prom", 0);
 	stats(in);
@@ -525,6 +567,7 @@ static void test_merge(void)
 	/* sum by (le): 1 -> 4, 2 -> 5 (b only: the envelope makes it at least 4), +Inf -> 10 */
 	static const double mb[] = { 1, 2, INFINITY }, mc[] = { 4, 5, 10 };
 	char err[64];
+	label = "merge";
 
 	infer_update(in, a, sizeof(a) - 1, 0, err, sizeof(err));
 	stats(in);
@@ -549,6 +592,8 @@ int main(void)
 	test_torchserve();
 	test_ovms();
 	test_merge();
+	test_golden();
 	json_decref(group);
+	json_decref(all);
 	return done_testing();
 }

@@ -50,6 +50,34 @@ static void cls_init(void)
 	}
 }
 
+/*
+ * The first byte of the n at q that is '"', '\\' or NUL (q + n when none):
+ * eight bytes at a time (the lowest byte flagged by the zero-byte test is
+ * always a true match), as label values are most of a line's bytes.
+ */
+static const char *value_end(const char *q, const char *e)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	while (e - q >= 8) {
+		uint64_t x, a, b, m;
+
+		memcpy(&x, q, 8);
+		a = x ^ (ones * '"');
+		b = x ^ (ones * '\\');
+		m = ((a - ones) & ~a) | ((b - ones) & ~b) | ((x - ones) & ~x);
+		m &= highs;
+		if (m)
+			return q + (__builtin_ctzll(m) >> 3);
+		q += 8;
+	}
+#endif
+	while (q < e && *q != '"' && *q != '\\' && *q)
+		q++;
+	return q;
+}
+
 #define NAME_START(c) (cls[(unsigned char)(c)] & 1)
 #define NAME_CHAR(c) (cls[(unsigned char)(c)] & 2)
 #define BLANK(c) ((c) == ' ' || (c) == '\t')
@@ -60,13 +88,18 @@ static void bad(struct parser *p, const char *why)
 		snprintf(p->err, p->errsz, "line %zu: %s", p->lineno, why);
 }
 
+/* A sample line that does not parse: a NUL byte in it is said first (it is what stopped the scan). */
+static void bad_line(struct parser *p, const char *s, size_t n, const char *why)
+{
+	bad(p, memchr(s, '\0', n) ? "a NUL byte" : why);
+}
+
 /*
- * A number as the format writes it (a float in any spelling strtod takes,
- * NaN, +Inf, -Inf), n bytes at s: 0, or -1. Plain decimals of at most 15
- * digits, at most 22 of them after the point, are an exact integer divided
- * by an exact power of ten: correctly rounded, as strtod would give.
+ * Plain decimals of at most 15 digits, at most 22 of them after the point,
+ * are an exact integer divided by an exact power of ten: correctly rounded,
+ * as strtod would give; anything else goes to strtod.
  */
-static int parse_num(const char *s, size_t n, double *v)
+int expo_parse_number(const char *s, size_t n, double *v)
 {
 	static const double p10[] = { 1e0,  1e1,	1e2,  1e3,  1e4,  1e5,	1e6,  1e7,  1e8,  1e9,	1e10, 1e11,
 					 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
@@ -106,7 +139,7 @@ static int parse_num(const char *s, size_t n, double *v)
 		return 0;
 	}
 	*v = strtod(tmp, &end);
-	return *end || BLANK(tmp[0]) ? -1 : 0;
+	return end != tmp + n || BLANK(tmp[0]) ? -1 : 0;
 }
 
 /* "# TYPE name kind": the family whose samples follow. Any other comment line is skipped. */
@@ -196,7 +229,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 	} else {
 		p->name_len = 0;
 		if (!NAME_START(*q)) {
-			bad(p, "a sample line starts with a metric name");
+			bad_line(p, s, n, "a sample line starts with a metric name");
 			return;
 		}
 		while (q < e && NAME_CHAR(*q))
@@ -221,11 +254,11 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 			if (q < e && *q == '}')
 				break;
 			if (x.nlabels == EXPO_MAX_LABELS) {
-				bad(p, "more labels than a sample may have");
+				bad_line(p, s, n, "more labels than a sample may have");
 				return;
 			}
 			if (q == e || !NAME_START(*q)) {
-				bad(p, "a label name is expected");
+				bad_line(p, s, n, "a label name is expected");
 				return;
 			}
 			for (ln = q; q < e && NAME_CHAR(*q); q++)
@@ -237,14 +270,14 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 			while (q < e && BLANK(*q))
 				q++;
 			if (q == e || *q != '=') {
-				bad(p, "'=' is expected after a label name");
+				bad_line(p, s, n, "'=' is expected after a label name");
 				return;
 			}
 			q++;
 			while (q < e && BLANK(*q))
 				q++;
 			if (q == e || *q != '"') {
-				bad(p, "a label value is quoted");
+				bad_line(p, s, n, "a label value is quoted");
 				return;
 			}
 			q++;
@@ -252,18 +285,17 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 			for (;;) {
 				const char *r = q;
 
-				while (q < e && *q != '"' && *q != '\\')
-					q++;
+				q = value_end(q, e);
 				memcpy(w, r, (size_t)(q - r));
 				w += q - r;
 				if (q == e) {
-					bad(p, "a label value is not closed");
+					bad_line(p, s, n, "a label value is not closed");
 					return;
 				}
 				if (*q == '"')
 					break;
-				if (++q == e) {
-					bad(p, "a label value is not closed");
+				if (!*q || ++q == e) {
+					bad_line(p, s, n, "a label value is not closed");
 					return;
 				}
 				if (*q == 'n')
@@ -271,7 +303,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				else if (*q == '\\' || *q == '"')
 					*w++ = *q;
 				else {
-					bad(p, "an unknown escape in a label value");
+					bad_line(p, s, n, "an unknown escape in a label value");
 					return;
 				}
 				q++;
@@ -286,14 +318,14 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				continue;
 			}
 			if (q == e || *q != '}') {
-				bad(p, "',' or '}' is expected after a label");
+				bad_line(p, s, n, "',' or '}' is expected after a label");
 				return;
 			}
 			break;
 		}
 		q++;
 	} else if (q == e || !BLANK(*q)) {
-		bad(p, "a space is expected after the metric name");
+		bad_line(p, s, n, "a space is expected after the metric name");
 		return;
 	}
 	memcpy(p->raw, s, (size_t)(q - s));
@@ -304,8 +336,8 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 		q++;
 	for (v = q; q < e && !BLANK(*q); q++)
 		;
-	if (parse_num(v, (size_t)(q - v), &x.value)) {
-		bad(p, "the value is not a number");
+	if (expo_parse_number(v, (size_t)(q - v), &x.value)) {
+		bad_line(p, s, n, "the value is not a number");
 		return;
 	}
 	x.has_ts = 0;
@@ -321,8 +353,8 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 			q++;
 		sec = memchr(t, '.', (size_t)(q - t)) || memchr(t, 'e', (size_t)(q - t)) || memchr(t, 'E', (size_t)(q - t));
 		/* 0.0.4 writes integer milliseconds, OpenMetrics seconds with a fraction */
-		if (parse_num(t, (size_t)(q - t), &ts) || !isfinite(ts) || fabs(sec ? ts * 1000 : ts) >= 9.2e18) {
-			bad(p, "the timestamp is not a number");
+		if (expo_parse_number(t, (size_t)(q - t), &ts) || !isfinite(ts) || fabs(sec ? ts * 1000 : ts) >= 9.2e18) {
+			bad_line(p, s, n, "the timestamp is not a number");
 			return;
 		}
 		x.has_ts = 1;
@@ -377,10 +409,8 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 		}
 		if (n > EXPO_MAX_LINE)
 			bad(&p, "longer than the line cap");
-		else if (memchr(s, '\0', n))
-			bad(&p, "a NUL byte");
 		else
-			sample_line(&p, s, n, cb, ud);
+			sample_line(&p, s, n, cb, ud); /* a NUL byte stops its scans: a bad line */
 	}
 	free(p.raw);
 	return p.bad;

@@ -73,4 +73,12 @@ typedef void (*expo_cb)(const struct expo_sample *s, void *ud);
  */
 size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err, size_t errsz);
 
+/*
+ * A number as the format writes it, n bytes at s (no NUL needed): a float in
+ * any spelling strtod takes, NaN, +Inf, -Inf. 0 with *v set, or -1. For
+ * label values that hold numbers (a bucket's le, a quantile), read the way
+ * sample values are.
+ */
+int expo_parse_number(const char *s, size_t n, double *v);
+
 #endif

@@ -162,11 +162,15 @@ struct pt {
 	char *model;   /* model label ("" when none) */
 	char *version; /* version label ("" when none) */
 	char *sub;     /* error type or GPU UUID ("" when none) */
+	size_t off;    /* while parsing: where its strings start in the arena */
+	uint32_t og, om, ov, ob; /* and where group, model, version and sub start after that */
 };
 
 struct snap {
 	struct pt *p;
 	size_t n, cap;
+	char *arena; /* every pt's strings; while parsing, pt pointers hold offsets into it */
+	size_t alen, acap;
 	int64_t mono_ns;
 };
 
@@ -174,6 +178,7 @@ struct infer {
 	enum infer_server configured, recognised;
 	struct snap *base; /* the scrape the previous execution_stats used */
 	struct snap *cur;  /* the latest scrape (may be base) */
+	struct snap *spare; /* a snapshot no longer used, kept for its buffers (no page faults each scrape) */
 	struct name_ent names[NAME_SLOTS];
 };
 
@@ -252,16 +257,30 @@ static void snap_free(struct snap *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
-		free(s->p[i].series);
+	free(s->arena);
 	free(s->p);
 	free(s);
+}
+
+/* Done with s: keep it as the spare (its buffers reused by the next scrape), or free it. */
+static void snap_drop(struct infer *in, struct snap *s)
+{
+	if (!s)
+		return;
+	if (in->spare) {
+		snap_free(s);
+		return;
+	}
+	s->n = 0;
+	s->alen = 0;
+	in->spare = s;
 }
 
 void infer_free(struct infer *in)
 {
 	if (!in)
 		return;
+	snap_free(in->spare);
 	if (in->cur != in->base)
 		snap_free(in->cur);
 	snap_free(in->base);
@@ -318,16 +337,29 @@ static const char *label(const struct expo_sample *x, const char *name)
 /* A bound or quantile as the format writes it ("+Inf", "0.005"): 0, or -1 when it is none. */
 static int parse_bound(const char *s, double *v)
 {
-	char *end;
+	return s && *s && !expo_parse_number(s, strlen(s), v) && !isnan(*v) ? 0 : -1;
+}
 
-	if (!s || !*s)
-		return -1;
-	if (!strcmp(s, "+Inf") || !strcmp(s, "Inf")) {
-		*v = INFINITY;
-		return 0;
-	}
-	*v = strtod(s, &end);
-	return *end || isnan(*v) ? -1 : 0;
+static char *put(char *w, const char *s, size_t n)
+{
+	memcpy(w, s, n);
+	return w + n;
+}
+
+/* c, then n in decimal, then ':' */
+static char *put_len(char *w, char c, size_t n)
+{
+	char d[24];
+	int k = 0;
+
+	*w++ = c;
+	do
+		d[k++] = (char)('0' + n % 10);
+	while ((n /= 10));
+	while (k)
+		*w++ = d[--k];
+	*w++ = ':';
+	return w;
 }
 
 static void on_sample(const struct expo_sample *x, void *ud)
@@ -338,7 +370,7 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	const struct fam *f;
 	const char *model, *version, *sub;
 	struct pt *p;
-	struct buf g;
+	char *block, *og, *om, *ov, *ob;
 	double le = 0;
 
 	sc->samples++;
@@ -369,20 +401,49 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	if (f->role == ROLE_DEVICE && !sub)
 		return; /* a GPU without its UUID cannot be told apart */
 
-	/* one allocation: series, group, model, version, sub */
-	buf_init(&g, 5 * (size_t)EXPO_MAX_LINE); /* five strings, each at most a line */
-	buf_printf(&g, "%s", x->series);
-	buf_add(&g, "", 1);
-	buf_printf(&g, "%s", f->name);
-	for (size_t i = 0; i < x->nlabels; i++)
-		if (strcmp(x->labels[i].name, "le") && strcmp(x->labels[i].name, "quantile"))
-			buf_printf(&g, "%c%s=\"%s\"", i ? ',' : '{', x->labels[i].name, x->labels[i].value);
-	buf_add(&g, "", 1);
-	buf_printf(&g, "%s", model ? model : "");
-	buf_add(&g, "", 1);
-	buf_printf(&g, "%s", version ? version : "");
-	buf_add(&g, "", 1);
-	buf_printf(&g, "%s", sub ? sub : "");
+	/*
+	 * One allocation: series, group, model, version, sub. The group is the
+	 * family and every label but le/quantile, each name and value with its
+	 * length before it, so no two label sets share one.
+	 */
+	{
+		size_t ns = strlen(x->series), nf = strlen(f->name), nm = model ? strlen(model) : 0,
+		       nv = version ? strlen(version) : 0, nb = sub ? strlen(sub) : 0, need = ns + nf + nm + nv + nb + 5;
+		size_t ln[EXPO_MAX_LABELS], lv[EXPO_MAX_LABELS];
+		char *w;
+
+		for (size_t i = 0; i < x->nlabels; i++) {
+			ln[i] = strlen(x->labels[i].name);
+			lv[i] = strlen(x->labels[i].value);
+			need += ln[i] + lv[i] + 2 * 21;
+		}
+		if (sc->s->acap - sc->s->alen < need) {
+			while (sc->s->acap - sc->s->alen < need)
+				sc->s->acap = sc->s->acap ? 2 * sc->s->acap : 1u << 16;
+			sc->s->arena = xrealloc(sc->s->arena, sc->s->acap);
+		}
+		w = block = sc->s->arena + sc->s->alen;
+		w = put(w, x->series, ns + 1);
+		og = w;
+		w = put(w, f->name, nf);
+		for (size_t i = 0; i < x->nlabels; i++) {
+			if ((ln[i] == 2 && !memcmp(x->labels[i].name, "le", 2)) ||
+			    (ln[i] == 8 && !memcmp(x->labels[i].name, "quantile", 8)))
+				continue;
+			w = put_len(w, '|', ln[i]);
+			w = put(w, x->labels[i].name, ln[i]);
+			w = put_len(w, '=', lv[i]);
+			w = put(w, x->labels[i].value, lv[i]);
+		}
+		*w++ = '\0';
+		om = w;
+		w = put(w, model ? model : "", nm + 1);
+		ov = w;
+		w = put(w, version ? version : "", nv + 1);
+		ob = w;
+		w = put(w, sub ? sub : "", nb + 1);
+		sc->s->alen += (size_t)(w - block);
+	}
 
 	if (sc->s->n == sc->s->cap) {
 		sc->s->cap = sc->s->cap ? 2 * sc->s->cap : 64;
@@ -393,15 +454,11 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	p->part = e->part;
 	p->le = le;
 	p->v = x->value;
-	p->series = g.data;
-	p->group = p->series + strlen(p->series) + 1;
-	p->model = p->group + strlen(p->group) + 1;
-	p->version = p->model + strlen(p->model) + 1;
-	p->sub = p->version + strlen(p->version) + 1;
-	/* model names and labels become JSON keys: valid UTF-8 only */
-	utf8_sanitize(p->model);
-	utf8_sanitize(p->version);
-	utf8_sanitize(p->sub);
+	p->off = (size_t)(block - sc->s->arena); /* pointers once the arena stops moving (infer_update) */
+	p->og = (uint32_t)(og - block);
+	p->om = (uint32_t)(om - block);
+	p->ov = (uint32_t)(ov - block);
+	p->ob = (uint32_t)(ob - block);
 }
 
 int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns, char *err, size_t errsz)
@@ -412,12 +469,26 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 
 	memset(&sc, 0, sizeof(sc));
 	sc.in = in;
-	sc.s = xcalloc(1, sizeof(*sc.s));
+	sc.s = in->spare ? in->spare : xcalloc(1, sizeof(*sc.s));
+	in->spare = NULL;
 	sc.s->mono_ns = mono_ns;
 	bad = expo_parse(body, len, on_sample, &sc, err, errsz);
 	if (bad && !sc.samples) {
-		snap_free(sc.s);
+		snap_drop(in, sc.s);
 		return -EINVAL;
+	}
+	for (size_t i = 0; i < sc.s->n; i++) {
+		struct pt *p = &sc.s->p[i];
+
+		p->series = sc.s->arena + p->off;
+		p->group = p->series + p->og;
+		p->model = p->series + p->om;
+		p->version = p->series + p->ov;
+		p->sub = p->series + p->ob;
+		/* model names and labels become JSON keys: valid UTF-8 only */
+		utf8_sanitize(p->model);
+		utf8_sanitize(p->version);
+		utf8_sanitize(p->sub);
 	}
 	for (int s = INFER_TRITON; s < INFER_PROMETHEUS; s++)
 		if (sc.per_server[s] > best) {
@@ -428,7 +499,7 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 	if (in->recognised == INFER_AUTO || in->recognised == INFER_PROMETHEUS)
 		in->recognised = found;
 	if (in->cur != in->base)
-		snap_free(in->cur);
+		snap_drop(in, in->cur);
 	in->cur = sc.s;
 	return 0;
 }
@@ -1137,6 +1208,6 @@ void infer_execution_stats(struct infer *in, json_t *group)
 	}
 	period_free(&pd);
 	if (in->base != cur)
-		snap_free(in->base);
+		snap_drop(in, in->base);
 	in->base = cur;
 }

@@ -191,6 +191,21 @@ static void test_servers(void)
 	is_int(g.types[13], EXPO_GAUGE, "gauge");
 	is_int(g.types[14], EXPO_UNTYPED, "a gauge has no _sum");
 
+	{
+		static const char nul[] = "m{a=\"x\0y\"} 1\nm 1\0\nm{a\0=\"1\"} 1\nm\0 1\nm 2\n";
+
+		memset(&g, 0, sizeof(g));
+		bad = expo_parse(nul, sizeof(nul) - 1, on_sample, &g, err, sizeof(err));
+		is_int((int)bad, 4, "a NUL byte in a value, a number, a label name, a name: bad lines");
+		is_str(err, "line 1: a NUL byte", "said as such");
+		is_int((int)g.n, 1, "the line after them is read");
+	}
+	{
+		double v;
+
+		ok(!expo_parse_number("0.25", 4, &v) && v == 0.25, "expo_parse_number, no NUL needed");
+		ok(expo_parse_number("0.25x", 5, &v) && expo_parse_number("", 0, &v), "and not a number");
+	}
 	parse("m{a=\"x,b=y\"} 1\nm{a=\"x\",b=\"y\"} 2\n", &g, err, sizeof(err));
 	ok(g.n == 2 && strcmp(g.series[0], g.series[1]), "a value holding ',' and '=' is another series");
 

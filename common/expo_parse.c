@@ -24,12 +24,17 @@ enum { K_PLAIN = SFX(EXPO_SFX_NONE) };
 
 struct parser {
 	char *raw;   /* the current line's name and label set as written: the series key */
-	char *tok;   /* its name, label names and unescaped values, NUL-terminated */
+	char *tok;   /* the line, cut into its label names and unescaped values, NUL-terminated */
 	char type_name[256];
 	size_t type_len; /* 0: no TYPE line in force */
 	enum expo_type type;
 	unsigned sfx; /* the suffixes the family of the TYPE line has */
-	size_t name_len; /* the previous sample's name, still at tok[0] (0: none) */
+	char name[256];  /* the previous sample's name */
+	size_t name_len; /* its length (0: none) */
+	struct {
+		char name[32];
+		size_t len; /* 0: none */
+	} lname[EXPO_MAX_LABELS]; /* the label names the previous lines had, by position */
 	int name_sfx;    /* and its family_suffix() under the TYPE line in force */
 	size_t bad, lineno;
 	char *err;
@@ -95,41 +100,54 @@ static void bad_line(struct parser *p, const char *s, size_t n, const char *why)
 }
 
 /*
- * Plain decimals of at most 15 digits, at most 22 of them after the point,
- * are an exact integer divided by an exact power of ten: correctly rounded,
- * as strtod would give; anything else goes to strtod.
+ * The number token at q (up to a blank or e): *end is where it ends, 0 with
+ * *v set, or -1. Plain decimals of at most 15 digits, at most 22 of them
+ * after the point, are an exact integer divided by an exact power of ten:
+ * correctly rounded, as strtod would give ("12.0" needs no division);
+ * anything else goes to strtod.
  */
-int expo_parse_number(const char *s, size_t n, double *v)
+static int num_token(const char *q, const char *e, double *v, const char **end)
 {
 	static const double p10[] = { 1e0,  1e1,	1e2,  1e3,  1e4,  1e5,	1e6,  1e7,  1e8,  1e9,	1e10, 1e11,
 					 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
-	const char *q = s, *e = s + n;
-	uint64_t m = 0;
-	int digits = 0, frac = -1, neg = 0;
-	char tmp[128], *end;
+	const char *s = q;
+	uint64_t m = 0, mi = 0;
+	int digits = 0, frac = -1, neg = 0, nz = 0;
+	char tmp[128], *te;
+	size_t n;
 
 	if (q < e && (*q == '-' || *q == '+'))
 		neg = *q++ == '-';
 	for (; q < e; q++) {
-		if (*q >= '0' && *q <= '9') {
-			m = m * 10 + (uint64_t)(*q - '0');
+		unsigned d = (unsigned)(unsigned char)*q - '0';
+
+		if (d <= 9) {
+			m = m * 10 + d;
 			digits++;
-			if (frac >= 0)
+			if (frac >= 0) {
 				frac++;
+				nz |= d != 0;
+			}
 		} else if (*q == '.' && frac < 0) {
 			frac = 0;
+			mi = m;
 		} else {
 			break;
 		}
 	}
-	if (q == e && digits && digits <= 15 && frac <= 22) {
-		double d = (double)m;
+	if ((q == e || BLANK(*q)) && digits && digits <= 15 && frac <= 22) {
+		double d = frac > 0 && !nz ? (double)mi : (double)m;
 
-		if (frac > 0)
+		if (frac > 0 && nz)
 			d /= p10[frac];
 		*v = neg ? -d : d;
+		*end = q;
 		return 0;
 	}
+	while (q < e && !BLANK(*q))
+		q++;
+	*end = q;
+	n = (size_t)(q - s);
 	if (!n || n >= sizeof(tmp))
 		return -1;
 	memcpy(tmp, s, n);
@@ -138,8 +156,18 @@ int expo_parse_number(const char *s, size_t n, double *v)
 		*v = INFINITY;
 		return 0;
 	}
-	*v = strtod(tmp, &end);
-	return end != tmp + n || BLANK(tmp[0]) ? -1 : 0;
+	*v = strtod(tmp, &te);
+	return te != tmp + n ? -1 : 0;
+}
+
+int expo_parse_number(const char *s, size_t n, double *v)
+{
+	const char *end;
+
+	for (size_t i = 0; i < n; i++)
+		if (BLANK(s[i]))
+			return -1;
+	return num_token(s, s + n, v, &end);
 }
 
 /* "# TYPE name kind": the family whose samples follow. Any other comment line is skipped. */
@@ -212,18 +240,47 @@ static int family_suffix(const struct parser *p, const char *name, size_t n)
 	return -1;
 }
 
-/* One sample line: n bytes at s, no line end, no leading blank, no NUL. */
+/*
+ * Whether the n bytes at a and b are equal, for the short names it sees
+ * most: whole words, masked. Both may be read 16 bytes far (the line buffer
+ * has that slack, the cached names are longer).
+ */
+static inline int same(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y, u, v;
+
+	if (n > 16)
+		return !memcmp(a, b, n);
+	memcpy(&x, a, 8);
+	memcpy(&y, b, 8);
+	if (n <= 8) {
+		uint64_t mask = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
+
+		return !((x ^ y) & mask);
+	}
+	memcpy(&u, a + 8, 8);
+	memcpy(&v, b + 8, 8);
+	return x == y && !((u ^ v) & (n == 16 ? ~0ull : (1ull << (8 * (n - 8))) - 1));
+}
+
+/*
+ * One sample line: n bytes at s, no line end, no leading blank. It is
+ * copied twice: once as the series key, once to be cut in place into the
+ * NUL-terminated name, label names and unescaped values the callback
+ * borrows (a NUL byte of the line stops every scan, and is a bad line).
+ */
 static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, void *ud)
 {
 	struct expo_sample x;
-	const char *q = s, *e = s + n, *v;
-	char *w = p->tok;
+	char *l = p->tok, *e = l + n, *q = l;
 	size_t nl;
 	int sfx;
 
+	memcpy(l, s, n);
+	*e = '\0';
 	/* a family's samples follow each other: most lines repeat the previous line's name */
 	nl = p->name_len;
-	if (nl && nl < n && !NAME_CHAR(s[nl]) && !memcmp(s, w, nl)) {
+	if (nl && nl < n && !NAME_CHAR(l[nl]) && same(l, p->name, nl)) {
 		q += nl;
 		sfx = p->name_sfx;
 	} else {
@@ -232,69 +289,88 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 			bad_line(p, s, n, "a sample line starts with a metric name");
 			return;
 		}
-		while (q < e && NAME_CHAR(*q))
+		while (NAME_CHAR(*q))
 			q++;
-		nl = (size_t)(q - s);
-		memcpy(w, s, nl);
-		w[nl] = '\0';
-		sfx = family_suffix(p, w, nl);
-		p->name_len = nl;
-		p->name_sfx = sfx;
-	}
-	x.name = w;
-	w += nl + 1;
-	x.nlabels = 0;
-	if (q < e && *q == '{') {
-		q++;
-		for (;;) {
-			const char *ln;
+		nl = (size_t)(q - l);
+		if (nl < sizeof(p->name)) {
+			memcpy(p->name, l, nl);
+			p->name[nl] = '\0';
+			sfx = family_suffix(p, p->name, nl);
+			p->name_len = nl;
+			p->name_sfx = sfx;
+		} else { /* too long to keep: cut in place once the next byte is checked */
+			char c = l[nl];
 
-			while (q < e && BLANK(*q))
+			l[nl] = '\0';
+			sfx = family_suffix(p, l, nl);
+			l[nl] = c;
+		}
+	}
+	x.name = p->name_len ? p->name : l;
+	x.nlabels = 0;
+	if (*q == '{') {
+		q++;
+		l[nl] = x.name == l ? '\0' : l[nl];
+		for (;;) {
+			char *ln, *ne, *v, *w;
+			size_t ll;
+
+			while (BLANK(*q))
 				q++;
-			if (q < e && *q == '}')
+			if (*q == '}')
 				break;
 			if (x.nlabels == EXPO_MAX_LABELS) {
 				bad_line(p, s, n, "more labels than a sample may have");
 				return;
 			}
-			if (q == e || !NAME_START(*q)) {
+			if (!NAME_START(*q)) {
 				bad_line(p, s, n, "a label name is expected");
 				return;
 			}
-			for (ln = q; q < e && NAME_CHAR(*q); q++)
-				;
-			memcpy(w, ln, (size_t)(q - ln));
-			x.labels[x.nlabels].name = w;
-			w += q - ln;
-			*w++ = '\0';
-			while (q < e && BLANK(*q))
+			/* the lines of a family repeat their label names: compared, not scanned */
+			ll = p->lname[x.nlabels].len;
+			if (ll && (size_t)(e - q) > ll && !NAME_CHAR(q[ll]) && same(q, p->lname[x.nlabels].name, ll)) {
+				x.labels[x.nlabels].name = p->lname[x.nlabels].name;
+				q += ll;
+				ne = NULL;
+			} else {
+				for (ln = q; NAME_CHAR(*q); q++)
+					;
+				ll = (size_t)(q - ln);
+				x.labels[x.nlabels].name = ln;
+				ne = q; /* cut there once it is known to be a label name */
+				if (ll < sizeof(p->lname[0].name)) {
+					memcpy(p->lname[x.nlabels].name, ln, ll);
+					p->lname[x.nlabels].name[ll] = '\0';
+					p->lname[x.nlabels].len = ll;
+				}
+			}
+			while (BLANK(*q))
 				q++;
-			if (q == e || *q != '=') {
+			if (*q != '=') {
 				bad_line(p, s, n, "'=' is expected after a label name");
 				return;
 			}
+			if (ne)
+				*ne = '\0';
 			q++;
-			while (q < e && BLANK(*q))
+			while (BLANK(*q))
 				q++;
-			if (q == e || *q != '"') {
+			if (*q != '"') {
 				bad_line(p, s, n, "a label value is quoted");
 				return;
 			}
-			q++;
-			x.labels[x.nlabels].value = w;
+			v = w = ++q;
 			for (;;) {
-				const char *r = q;
+				char *r = (char *)value_end(q, e);
 
-				q = value_end(q, e);
-				memcpy(w, r, (size_t)(q - r));
-				w += q - r;
-				if (q == e) {
-					bad_line(p, s, n, "a label value is not closed");
-					return;
-				}
+				if (w != q)
+					memmove(w, q, (size_t)(r - q));
+				w += r - q;
+				q = r;
 				if (*q == '"')
 					break;
-				if (!*q || ++q == e) {
+				if (q == e || !*q || ++q == e) {
 					bad_line(p, s, n, "a label value is not closed");
 					return;
 				}
@@ -308,41 +384,41 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				}
 				q++;
 			}
-			*w++ = '\0';
+			*w = '\0'; /* w <= q: at worst it overwrites the closing quote */
 			q++;
-			x.nlabels++;
-			while (q < e && BLANK(*q))
+			x.labels[x.nlabels++].value = v;
+			while (BLANK(*q))
 				q++;
-			if (q < e && *q == ',') {
+			if (*q == ',') {
 				q++;
 				continue;
 			}
-			if (q == e || *q != '}') {
+			if (*q != '}') {
 				bad_line(p, s, n, "',' or '}' is expected after a label");
 				return;
 			}
 			break;
 		}
 		q++;
-	} else if (q == e || !BLANK(*q)) {
+	} else if (!BLANK(*q)) {
 		bad_line(p, s, n, "a space is expected after the metric name");
 		return;
+	} else if (x.name == l) {
+		*q++ = '\0';
 	}
-	memcpy(p->raw, s, (size_t)(q - s));
-	p->raw[q - s] = '\0';
+	memcpy(p->raw, s, (size_t)(q - l));
+	p->raw[q - l] = '\0';
 	x.series = p->raw;
 
-	while (q < e && BLANK(*q))
+	while (BLANK(*q))
 		q++;
-	for (v = q; q < e && !BLANK(*q); q++)
-		;
-	if (expo_parse_number(v, (size_t)(q - v), &x.value)) {
+	if (num_token(q, e, &x.value, (const char **)&q)) {
 		bad_line(p, s, n, "the value is not a number");
 		return;
 	}
 	x.has_ts = 0;
 	x.ts_ms = 0;
-	while (q < e && BLANK(*q))
+	while (BLANK(*q))
 		q++;
 	if (q < e && *q != '#') { /* "# {...}" is an OpenMetrics exemplar */
 		const char *t = q;
@@ -379,9 +455,13 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 
 	cls_init();
 	memset(&p, 0, sizeof(p));
-	/* tokens: the name, each label's name and value with a NUL each: at most the line plus 2 per label */
-	p.raw = xmalloc(2 * (size_t)EXPO_MAX_LINE + 4 * EXPO_MAX_LABELS + 8);
-	p.tok = p.raw + EXPO_MAX_LINE + 1;
+	/* the series key and the line to cut, each as long as the longest line can be, plus 16 bytes to read past */
+	{
+		size_t cap = (len < EXPO_MAX_LINE ? len : EXPO_MAX_LINE) + 1;
+
+		p.raw = xcalloc(2 * cap + 16, 1);
+		p.tok = p.raw + cap;
+	}
 	p.err = err;
 	p.errsz = errsz;
 	if (errsz)

@@ -201,6 +201,22 @@ static void test_servers(void)
 		is_int((int)g.n, 1, "the line after them is read");
 	}
 	{
+		struct buf b;
+
+		buf_init(&b, 1 << 20);
+		for (int i = 0; i < 300; i++)
+			buf_add(&b, "n", 1);
+		buf_printf(&b, "{a=\"1\"} 1\n");
+		for (int i = 0; i < 300; i++)
+			buf_add(&b, "n", 1);
+		buf_printf(&b, " 2\n");
+		memset(&g, 0, sizeof(g));
+		bad = expo_parse(b.data, b.len, on_sample, &g, err, sizeof(err));
+		ok(bad == 0 && g.n == 2 && strlen(g.names[0]) == 127 && g.values[1] == 2 && !strcmp(g.labels[0], "a=1"),
+		   "metric names of 300 bytes, with and without labels");
+		buf_free(&b);
+	}
+	{
 		double v;
 
 		ok(!expo_parse_number("0.25", 4, &v) && v == 0.25, "expo_parse_number, no NUL needed");

@@ -579,6 +579,32 @@ static void test_merge(void)
 	infer_free(in);
 }
 
+/* OpenMetrics spells every counter's sample NAME_total, ends in # EOF, and may give timestamps. */
+static void test_openmetrics(void)
+{
+	struct infer *in = infer_new(INFER_AUTO);
+	static const char a[] = "# TYPE nv_inference_request_success counter\n"
+				"nv_inference_request_success_total{model=\"m\",version=\"1\"} 10 1700000000.000\n"
+				"nv_inference_request_success_created{model=\"m\",version=\"1\"} 1700000000.0\n"
+				"# EOF\n";
+	static const char b[] = "# TYPE nv_inference_request_success counter\n"
+				"nv_inference_request_success_total{model=\"m\",version=\"1\"} 25 1700000005.000\n"
+				"nv_inference_request_success_created{model=\"m\",version=\"1\"} 1700000000.0\n"
+				"# EOF\n"
+				"nv_inference_request_success_total{model=\"m\",version=\"1\"} 99\n";
+	char err[64];
+
+	label = "openmetrics";
+	infer_update(in, a, sizeof(a) - 1, 0, err, sizeof(err));
+	stats(in);
+	infer_update(in, b, sizeof(b) - 1, 1, err, sizeof(err));
+	stats(in);
+	is_int(infer_server_of(in), INFER_TRITON, "OpenMetrics Triton recognised");
+	is_count(at("models", "m", "1", "execution_summary", "completed", NULL), 15,
+		 "NAME_total read, _created not, nothing after # EOF");
+	infer_free(in);
+}
+
 int main(void)
 {
 	test_names();
@@ -592,6 +618,7 @@ int main(void)
 	test_torchserve();
 	test_ovms();
 	test_merge();
+	test_openmetrics();
 	test_golden();
 	json_decref(group);
 	json_decref(all);

@@ -197,9 +197,10 @@ int infer_server_parse(const char *name)
 	return -1;
 }
 
+/* A table slot's hash: the high half of hash_bytes (its last step is a multiplication: the low bits mix least). */
 static uint32_t name_hash(const char *s, size_t n)
 {
-	return (uint32_t)hash_bytes(0x9e3779b97f4a7c15ull, s, n);
+	return (uint32_t)(hash_bytes(0x9e3779b97f4a7c15ull, s, n) >> 32);
 }
 
 static void name_add(struct infer *in, char *name, int fam, enum part part)
@@ -584,7 +585,7 @@ struct dev {
 struct period {
 	int have_base;      /* increases are known */
 	struct acc *a;
-	size_t na, cap;
+	size_t na, cap, last; /* last: the model acc_of() found last */
 	struct dev *dv;
 	size_t ndv, dcap;
 	struct err *host_errs;
@@ -593,9 +594,15 @@ struct period {
 
 static struct acc *acc_of(struct period *pd, const char *model, const char *version)
 {
+	/* a model's samples mostly follow each other: the previous one first */
+	if (pd->last < pd->na && !strcmp(pd->a[pd->last].model, model) && !strcmp(pd->a[pd->last].version, version))
+		return &pd->a[pd->last];
 	for (size_t i = 0; i < pd->na; i++)
-		if (!strcmp(pd->a[i].model, model) && !strcmp(pd->a[i].version, version))
+		if (!strcmp(pd->a[i].model, model) && !strcmp(pd->a[i].version, version)) {
+			pd->last = i;
 			return &pd->a[i];
+		}
+	pd->last = pd->na;
 	if (pd->na == pd->cap) {
 		pd->cap = pd->cap ? 2 * pd->cap : 8;
 		pd->a = xrealloc(pd->a, pd->cap * sizeof(*pd->a));

@@ -579,6 +579,52 @@ static void test_merge(void)
 	infer_free(in);
 }
 
+/* Older Triton: failures without a reason label, a model without a version label; several vLLM engines. */
+static void test_labels(void)
+{
+	struct infer *in = infer_new(INFER_AUTO);
+	static const char a[] = "nv_inference_request_success{model=\"old\"} 5\n"
+				"nv_inference_request_failure{model=\"old\"} 1\n"
+				"nv_inference_pending_request_count{model=\"old\"} 2\n";
+	static const char b[] = "nv_inference_request_success{model=\"old\"} 9\n"
+				"nv_inference_request_failure{model=\"old\"} 4\n"
+				"nv_inference_pending_request_count{model=\"old\"} 0\n";
+	static const char c[] = "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3\n"
+				"vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 4\n"
+				"vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.25\n"
+				"vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.75\n"
+				"vllm:prompt_tokens_total{engine=\"0\",model_name=\"m\"} 10\n"
+				"vllm:prompt_tokens_total{engine=\"1\",model_name=\"m\"} 20\n";
+	static const char d[] = "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\n"
+				"vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 1\n"
+				"vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n"
+				"vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.125\n"
+				"vllm:prompt_tokens_total{engine=\"0\",model_name=\"m\"} 15\n"
+				"vllm:prompt_tokens_total{engine=\"1\",model_name=\"m\"} 2\n";
+	char err[64];
+
+	label = "labels";
+	infer_update(in, a, sizeof(a) - 1, 0, err, sizeof(err));
+	stats(in);
+	infer_update(in, b, sizeof(b) - 1, 1, err, sizeof(err));
+	stats(in);
+	is_count(at("models", "old", "", "execution_summary", "completed", NULL), 4, "no version label: version \"\"");
+	is_count(at("models", "old", "", "error_summary", "generic", NULL), 3, "no reason label: generic");
+	is_count(at("models", "old", "", "requests_pending", NULL), 0, "pending");
+	infer_free(in);
+
+	in = infer_new(INFER_AUTO);
+	infer_update(in, c, sizeof(c) - 1, 0, err, sizeof(err));
+	stats(in);
+	infer_update(in, d, sizeof(d) - 1, 1, err, sizeof(err));
+	stats(in);
+	is_count(at("models", "m", "", "requests_in_flight", NULL), 2, "running: summed over engines");
+	is_real(at("models", "m", "", "kv_cache_usage_ratio", NULL), 0.5, "KV cache: the fullest engine");
+	is_count(at("models", "m", "", "tokens", "prompt", NULL), 7,
+		 "tokens per engine: 5, and 2 from an engine that restarted");
+	infer_free(in);
+}
+
 /* OpenMetrics spells every counter's sample NAME_total, ends in # EOF, and may give timestamps. */
 static void test_openmetrics(void)
 {
@@ -619,6 +665,7 @@ int main(void)
 	test_ovms();
 	test_merge();
 	test_openmetrics();
+	test_labels();
 	test_golden();
 	json_decref(group);
 	json_decref(all);

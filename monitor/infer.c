@@ -47,13 +47,14 @@ static const char *const mean_key[M_N] = { "request",		"queue",	 "time_to_first_
 					   "compute_output" };
 static const char *const pct_key[M_N] = { "total_latency", "queue", "time_to_first_token", "time_per_output_token" };
 
-enum dev_field { D_UTIL, D_MEM_USED, D_MEM_TOTAL, D_POWER, D_POWER_LIMIT, D_ENERGY, D_N };
+enum dev_field { D_UTIL, D_MEM_USED, D_MEM_TOTAL, D_POWER, D_POWER_LIMIT, D_ENERGY, D_TEMP, D_N };
 static const char *const dev_key[D_N] = { "utilization_ratio", "memory_used_bytes", "memory_total_bytes",
-					  "power_watts",       "power_limit_watts", "energy_joules" };
+					  "power_watts",       "power_limit_watts", "energy_joules",
+					  "temperature_celsius" };
 
 /* One family of one server. */
 struct fam {
-	enum infer_server srv;
+	enum infer_server srv;     /* INFER_AUTO: read whatever the flavour */
 	const char *name;  /* the family's name (a counter's sample name as 0.0.4 text writes it) */
 	char type;         /* 'c' counter, 'g' gauge, 'h' histogram, 's' summary */
 	enum role role;
@@ -137,6 +138,9 @@ static const struct fam fams[] = {
 	OVMS("ovms_wait_for_infer_req_time_us", 'h', ROLE_DIST, M_QUEUE, 1e6, NULL),
 	OVMS("ovms_inference_time_us", 'h', ROLE_DIST, M_COMPUTE_INFER, 1e6, NULL),
 	OVMS("ovms_current_requests", 'g', ROLE_IN_FLIGHT, 0, 1, NULL),
+
+	/* the NCS2 exporter's family, which inference applications serve themselves: any flavour */
+	{ INFER_AUTO, "ncs2_temperature_celsius", 'g', ROLE_DEVICE, D_TEMP, 1, 1, NULL, NULL, "name", NULL, NULL },
 };
 
 /* Which part of a family a sample is. */
@@ -1170,7 +1174,7 @@ void infer_execution_stats(struct infer *in, json_t *group)
 		return;
 	memset(&pd, 0, sizeof(pd));
 	pd.have_base = in->base && in->base != cur;
-	want = 1u << infer_server_of(in);
+	want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
 	d = increases(pd.have_base ? in->base : NULL, cur);
 	for (size_t i = 0; i < cur->n; i++)
 		if ((1u << fams[cur->p[i].fam].srv) & want)

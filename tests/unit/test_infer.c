@@ -244,6 +244,20 @@ static void test_recognition(void)
 	}
 }
 
+/* An inference application's own exporter (the NCS2 exporter's family): any flavour, by device name. */
+static void test_ncs2(void)
+{
+	struct infer *in = infer_new(INFER_AUTO);
+
+	label = "ncs2";
+	feed(in, "ncs2_1.prom", 0);
+	stats(in);
+	is_int(infer_server_of(in), INFER_PROMETHEUS, "no server's families: prometheus");
+	is_real(at("server_devices", "MYRIAD.1.2-ma2480", "temperature_celsius", NULL), 41.5,
+		"ncs2_temperature_celsius by the stick's name");
+	infer_free(in);
+}
+
 static void test_unknown(void)
 {
 	struct infer *in = infer_new(INFER_AUTO);
@@ -656,6 +670,7 @@ int main(void)
 	test_names();
 	test_recognition();
 	test_unknown();
+	test_ncs2();
 	test_bad_body();
 	test_triton();
 	test_triton_summary();

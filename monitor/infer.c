@@ -306,6 +306,9 @@ struct scan {
 	struct snap *s;
 	size_t samples;
 	size_t per_server[INFER_PROMETHEUS + 1];
+	char last[256];                /* the previous sample's name ("" before the first) */
+	enum infer_server last_srv;    /* its server_of_name() */
+	const struct name_ent *last_e; /* its name_find() */
 };
 
 /* The server a sample's name says the endpoint is, INFER_AUTO when it says nothing. */
@@ -370,7 +373,7 @@ static char *put_len(char *w, char c, size_t n)
 static void on_sample(const struct expo_sample *x, void *ud)
 {
 	struct scan *sc = ud;
-	enum infer_server srv = server_of_name(x->name);
+	enum infer_server srv;
 	const struct name_ent *e;
 	const struct fam *f;
 	const char *model, *version, *sub;
@@ -379,8 +382,17 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	double le = 0;
 
 	sc->samples++;
+	/* a family's samples follow each other: the previous sample's name is looked up once */
+	if (strcmp(x->name, sc->last)) {
+		snprintf(sc->last, sizeof(sc->last), "%s", x->name);
+		sc->last_srv = server_of_name(x->name);
+		sc->last_e = name_find(sc->in, x->name);
+		if (strlen(x->name) >= sizeof(sc->last))
+			sc->last[0] = '\0'; /* cut: never a match */
+	}
+	srv = sc->last_srv;
 	sc->per_server[srv]++;
-	e = name_find(sc->in, x->name);
+	e = sc->last_e;
 	if (!e || !isfinite(x->value))
 		return;
 	f = &fams[e->fam];

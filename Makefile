@@ -158,11 +158,12 @@ bench: all $(BENCH_BIN)
 	$(BUILD)/bench/pods_bench
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
+	BUILD=$(BUILD) bench/expo_bench.sh
 
 # A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,
 # FUZZ_SECONDS each (short runs are part of the tests). FUZZ_TARGETS=csv picks one.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= prom_line csv cloudwatch
+FUZZ_TARGETS ?= prom_line csv cloudwatch expo
 fuzz:
 	for t in $(FUZZ_TARGETS); do tests/fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; done
 

@@ -1,18 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A parser of the Prometheus text exposition format (0.0.4, and the
- * OpenMetrics 1.0 text accel-prom also serves: "# EOF", "_created" and
- * exemplars are taken as they come), for programs that read an exporter
- * rather than the report stream (accel-top --url reads accel-prom's
- * /metrics).
+ * A parser of the Prometheus text exposition format (0.0.4) and of the
+ * OpenMetrics 1.0 text, for programs that read an exporter rather than the
+ * report stream: accel-top --url reads accel-prom's /metrics, the endpoint
+ * runtimes (monitor/infer.c) read inference servers'.
  *
  * It is a reader of what exporters write, not a validator: each sample line
- * is NAME[{LABEL="VALUE",...}] VALUE [TIMESTAMP]; label values are
- * unescaped (\\, \", \n); "# TYPE" lines give the family's type to the
- * samples after them; "# HELP" and other comments are skipped. A line that
- * does not parse is counted and skipped, and the first one is described in
- * err; a line longer than EXPO_MAX_LINE or with more than EXPO_MAX_LABELS
- * labels is such a line (the cap holds outside input).
+ * is NAME[{LABEL="VALUE",...}] VALUE [TIMESTAMP] [# EXEMPLAR]; a label set
+ * may end in a comma (TorchServe writes `{Level="Host",}`) and may be empty;
+ * label values are unescaped (\\, \", \n); values and timestamps may be
+ * NaN, +Inf, -Inf or any float; a timestamp is 0.0.4's integer milliseconds
+ * or OpenMetrics' seconds with a fraction. "# TYPE" gives its family's type
+ * to the samples after it that belong to the family (NAME itself, and the
+ * suffixes the type has: _total and _created for counters; _bucket, _sum,
+ * _count and _created for histograms; _sum, _count and _created for
+ * summaries; _gsum and _gcount for gauge histograms; _info for info); "#
+ * HELP", "# UNIT" and other comments are skipped; "# EOF" ends the
+ * exposition (OpenMetrics: nothing after it is read); a missing final
+ * newline and CRLF line ends are fine. A line that does not parse is
+ * counted and skipped, and the first one is described in err; a line
+ * longer than EXPO_MAX_LINE or with more than EXPO_MAX_LABELS labels is
+ * such a line (the caps hold outside input).
  */
 #ifndef ACCEL_EXPO_PARSE_H
 #define ACCEL_EXPO_PARSE_H
@@ -25,6 +33,17 @@
 
 enum expo_type { EXPO_UNTYPED, EXPO_COUNTER, EXPO_GAUGE, EXPO_HISTOGRAM, EXPO_SUMMARY, EXPO_OTHER };
 
+/* Which sample of its family a sample is: the part of its name after the family's. */
+enum expo_suffix {
+	EXPO_SFX_NONE,    /* the family's own name (a gauge, a summary's quantile, an untyped sample) */
+	EXPO_SFX_TOTAL,   /* _total (an OpenMetrics counter) */
+	EXPO_SFX_CREATED, /* _created */
+	EXPO_SFX_BUCKET,  /* _bucket */
+	EXPO_SFX_SUM,     /* _sum, _gsum */
+	EXPO_SFX_COUNT,   /* _count, _gcount */
+	EXPO_SFX_INFO,    /* _info */
+};
+
 struct expo_label {
 	const char *name;
 	const char *value; /* unescaped */
@@ -33,13 +52,16 @@ struct expo_label {
 /* One sample; every string is borrowed, valid during the callback only. */
 struct expo_sample {
 	const char *name;
-	struct expo_label labels[EXPO_MAX_LABELS];
+	struct expo_label labels[EXPO_MAX_LABELS]; /* the first nlabels, in the line's order */
 	size_t nlabels;
 	double value;       /* NaN, +Inf and -Inf as the format spells them */
 	int has_ts;
 	int64_t ts_ms;
-	enum expo_type type; /* from the last "# TYPE" line naming this family (name, or name without _total etc.) */
-	const char *series;  /* the line's name and labels as written: a key that tells series apart */
+	enum expo_type type;     /* from the "# TYPE" line of the family it belongs to; EXPO_UNTYPED when none */
+	const char *family;      /* that family's name as its TYPE line gives it; else name itself */
+	enum expo_suffix suffix; /* name = family + suffix */
+	const char *series;      /* the line's name and label set as written (escapes kept): a key that tells
+				    series apart, the same for the same series from one exporter */
 };
 
 typedef void (*expo_cb)(const struct expo_sample *s, void *ud);
@@ -50,5 +72,13 @@ typedef void (*expo_cb)(const struct expo_sample *s, void *ud);
  * first one's "line N: reason" (left empty when none).
  */
 size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err, size_t errsz);
+
+/*
+ * A number as the format writes it, n bytes at s (no NUL needed): a float in
+ * any spelling strtod takes, NaN, +Inf, -Inf. 0 with *v set, or -1. For
+ * label values that hold numbers (a bucket's le, a quantile), read the way
+ * sample values are.
+ */
+int expo_parse_number(const char *s, size_t n, double *v);
 
 #endif

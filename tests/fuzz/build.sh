@@ -6,11 +6,12 @@
 # OUTDIR: fuzz_prom_line (accel-prom: stream -> samples -> exposition),
 # fuzz_csv (accel-csv: stream -> samples -> CSV cells, rows and files) and
 # fuzz_cloudwatch (accel-cloudwatch: stream -> samples -> PutMetricData
-# bodies and EMF). Used by tests/integration/*_fuzz.sh (short runs in the
+# bodies and EMF) and fuzz_expo (an endpoint's exposition -> expo_parse ->
+# monitor/infer.c). Used by tests/integration/*_fuzz.sh (short runs in the
 # test suite) and tests/fuzz/run.sh (make fuzz).
 #
 # Usage: tests/fuzz/build.sh OUTDIR [TARGET...]   (TARGET: prom_line, csv,
-#        cloudwatch; default all; CLANG=clang-16 to pick a compiler)
+#        cloudwatch, expo; default the first three; CLANG=clang-16 to pick a compiler)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: $0 OUTDIR [TARGET...]}
@@ -24,9 +25,10 @@ for t in "$@"; do
 	case $t in
 	prom_line) mods="$top/sinks/prom_store.c $top/sinks/prom_expo.c $top/sinks/prom_dcgm.c" ;;
 	csv) mods="$top/sinks/csv_format.c $top/sinks/csv_out.c" ;;
+	expo) mods="$top/common/expo_parse.c $top/monitor/infer.c" ;;
 	cloudwatch) mods="$top/sinks/cloudwatch_map.c $top/sinks/cloudwatch_query.c $top/sinks/cloudwatch_emf.c
 		$top/sinks/cloudwatch_queue.c" ;;
-	*) echo "$0: unknown target $t (prom_line, csv, cloudwatch)" >&2; exit 2 ;;
+	*) echo "$0: unknown target $t (prom_line, csv, cloudwatch, expo)" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2046,SC2086
 	$cc -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -1,11 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Seed a libFuzzer corpus directory with one file per fixture stream line.
-# Usage: tests/fuzz/seed.sh DIR
+# Seed a libFuzzer corpus directory with one file per fixture stream line
+# (TARGET expo: one file per fixture exposition instead).
+# Usage: tests/fuzz/seed.sh DIR [TARGET]
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:?usage: $0 DIR}
 mkdir -p "$dir"
+if [ "${2:-}" = expo ]; then
+	for f in "$top"/tests/fixtures/infer/*.prom "$top"/tests/fixtures/prom/*.prom; do
+		cp "$f" "$dir/seed-$(basename "$f")"
+	done
+	exit 0
+fi
 for f in "$top"/tests/fixtures/streams/*.jsonl "$top"/tests/fixtures/prom/*.jsonl; do
 	n=0
 	while IFS= read -r line; do

@@ -56,6 +56,19 @@ ALIASES = {g["alias"]: g["name"] for g in SCHEMA["groups"] if g["alias"]}
 CONFIG_ALIASES = SCHEMA["config_aliases"]
 # Groups whose data fields the format does not define yet: error only.
 UNSPECIFIED = ("execution_stats", "neuroncore_counters", "hw_counters")
+
+# execution_stats of endpoint runtimes (docs/report-format.md §6.5).
+PCT_RE = re.compile(r"^p(0|[1-9][0-9]?(?:\.[0-9]+)?|100|0\.[0-9]+)$")
+HIST_PCTS = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
+PCT_SOURCES = ("histogram", "summary", "mixed")
+LATENCY_DISTS = ("total_latency", "queue", "time_to_first_token", "time_per_output_token")
+MEAN_KEYS = ("request", "queue", "compute_input", "compute_infer", "compute_output", "time_to_first_token",
+             "time_per_output_token")
+INFER_MODEL_KEYS = ("execution_summary", "error_summary", "latency_stats", "mean_seconds", "requests_in_flight",
+                    "requests_pending", "batch_size", "tokens", "kv_cache_usage_ratio")
+SERVER_DEVICE_KEYS = ("utilization_ratio", "memory_used_bytes", "memory_total_bytes", "power_watts",
+                      "power_limit_watts", "energy_joules", "energy_total_joules", "temperature_celsius")
+HOST_ERRORS = ("http_4xx", "http_5xx")  # TorchServe's host-level Requests4XX/5XX: in no model
 # neuron_hw_counters.neuron_devices[]: neuron-monitor 2.x's counters (docs/report-format.md §5.3).
 NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
 DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "device")
@@ -481,6 +494,153 @@ class Stream:
 
         self.envelope(path, g, key, {"runtime_used_bytes": used})
 
+    # -- execution_stats of endpoint runtimes (§6.5) ------------------------
+
+    def pcts(self, path, v, histogram):
+        """A percentile object: p<100q> -> seconds, non-decreasing in q."""
+        if not isinstance(v, dict) or not v:
+            self.err(path, "expected a non-empty object of percentiles, got %s" % kind(v))
+            return
+        got = []
+        for k, x in v.items():
+            m = PCT_RE.match(k)
+            if not m or not 0 <= float(m.group(1)) <= 100:
+                self.err(join(path, k), "not a percentile key (p0..p100)")
+                continue
+            if histogram and k not in HIST_PCTS:
+                self.err(join(path, k), "not one of %s (percentiles from buckets)" % " ".join(HIST_PCTS))
+            if self.real(join(path, k), x, 0.0):
+                got.append((float(m.group(1)), k, x))
+        got.sort()
+        for (qa, ka, a), (qb, kb, b) in zip(got, got[1:]):
+            if b < a:
+                self.err(join(path, kb), "%r is below %s %r: percentiles decrease" % (b, ka, a))
+
+    def latency_stats(self, path, v, runtime_level):
+        dists = ("total_latency",) if runtime_level else LATENCY_DISTS
+        if not self.keys(path, v, (), dists + ("percentile_source",)):
+            return
+        src = v.get("percentile_source")
+        if any(d in v for d in dists):
+            if "percentile_source" not in v:
+                self.err(join(path, "percentile_source"), "missing")
+            elif src not in (("histogram",) if runtime_level else PCT_SOURCES):
+                self.err(join(path, "percentile_source"), "%s is not one of %s" % (
+                    json.dumps(src), ", ".join(("histogram",) if runtime_level else PCT_SOURCES)))
+        elif "percentile_source" in v:
+            self.err(join(path, "percentile_source"), "without percentiles")
+        for d in dists:
+            if d in v:
+                self.pcts(join(path, d), v[d], src == "histogram")
+
+    def counts(self, path, v, allowed=None):
+        if not isinstance(v, dict):
+            self.err(path, "expected an object, got %s" % kind(v))
+            return {}
+        if allowed is not None:
+            self.keys(path, v, (), allowed)
+        return {k: x for k, x in v.items() if self.integer(join(path, k), x)}
+
+    def infer_model(self, path, m):
+        if not self.keys(path, m, (), INFER_MODEL_KEYS):
+            return
+        if "execution_summary" in m:
+            self.counts(join(path, "execution_summary"), m["execution_summary"], ("completed", "failed"))
+        if "error_summary" in m:
+            errs = self.counts(join(path, "error_summary"), m["error_summary"])
+            es = m.get("execution_summary")
+            if isinstance(es, dict) and type(es.get("failed")) is int and sum(errs.values()) != es["failed"]:
+                self.err(join(path, "error_summary"), "sums to %d, but execution_summary.failed is %d"
+                         % (sum(errs.values()), es["failed"]))
+        if "latency_stats" in m:
+            self.latency_stats(join(path, "latency_stats"), m["latency_stats"], False)
+        if "mean_seconds" in m:
+            ms = m["mean_seconds"]
+            if self.keys(join(path, "mean_seconds"), ms, (), MEAN_KEYS):
+                for k, x in ms.items():
+                    self.real(join(join(path, "mean_seconds"), k), x, 0.0)
+        for k in ("requests_in_flight", "requests_pending"):
+            if k in m:
+                self.integer(join(path, k), m[k])
+        if "batch_size" in m:
+            self.real(join(path, "batch_size"), m["batch_size"], 0.0)
+        if "tokens" in m:
+            self.counts(join(path, "tokens"), m["tokens"], ("prompt", "generation"))
+        if "kv_cache_usage_ratio" in m and self.real(join(path, "kv_cache_usage_ratio"), m["kv_cache_usage_ratio"]):
+            if m["kv_cache_usage_ratio"] > 1 + EPS:
+                self.err(join(path, "kv_cache_usage_ratio"), "%r is over 1" % m["kv_cache_usage_ratio"])
+
+    def execution_stats(self, path, g, key):
+        """execution_stats of an endpoint runtime: models, the runtime-level sums, server_devices."""
+        def models(p, v):
+            if not isinstance(v, dict):
+                self.err(p, "expected an object of models, got %s" % kind(v))
+                return
+            for name, versions in v.items():
+                if not isinstance(versions, dict):
+                    self.err(join(p, name), "expected an object of versions, got %s" % kind(versions))
+                    continue
+                for ver, m in versions.items():
+                    self.infer_model(join(join(p, name), ver), m)
+
+        def devices(p, v):
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for uuid, d in v.items():
+                q = join(p, uuid)
+                if not self.keys(q, d, (), SERVER_DEVICE_KEYS):
+                    continue
+                for k, x in d.items():
+                    if k.endswith("_bytes"):
+                        self.integer(join(q, k), x)
+                    elif self.real(join(q, k), x) and k == "utilization_ratio" and x > 1 + EPS:
+                        self.err(join(q, k), "%r is over 1" % x)
+                if type(d.get("memory_used_bytes")) is int and type(d.get("memory_total_bytes")) is int \
+                        and d["memory_used_bytes"] > d["memory_total_bytes"]:
+                    self.err(join(q, "memory_used_bytes"), "more than memory_total_bytes")
+
+        def summary(p, v):
+            self.counts(p, v, ("completed", "failed"))
+
+        def errors(p, v):
+            self.counts(p, v)
+
+        def latency(p, v):
+            self.latency_stats(p, v, True)
+
+        self.envelope(path, g, key, {"models": models},
+                      {"execution_summary": summary, "error_summary": errors, "latency_stats": latency,
+                       "server_devices": devices})
+        ms = g.get("models") if isinstance(g, dict) else None
+        if not isinstance(ms, dict):
+            return
+        # the runtime level is the sum over the models (TorchServe's host-level http_4xx/http_5xx aside)
+        per = [m for vs in ms.values() if isinstance(vs, dict) for m in vs.values() if isinstance(m, dict)]
+        es = g.get("execution_summary")
+        for k in ("completed", "failed"):
+            vals = [m["execution_summary"][k] for m in per if isinstance(m.get("execution_summary"), dict)
+                    and type(m["execution_summary"].get(k)) is int]
+            got = es.get(k) if isinstance(es, dict) else None
+            if vals and got != sum(vals):
+                self.err(join(join(path, "execution_summary"), k), "%s, but the models sum to %d"
+                         % (json.dumps(got), sum(vals)))
+            elif not vals and got is not None:
+                self.err(join(join(path, "execution_summary"), k), "no model has it")
+        errs = {}
+        for m in per:
+            if isinstance(m.get("error_summary"), dict):
+                for t, n in m["error_summary"].items():
+                    if type(n) is int:
+                        errs[t] = errs.get(t, 0) + n
+        rerr = g.get("error_summary") if isinstance(g.get("error_summary"), dict) else {}
+        for t in set(errs) | set(rerr):
+            if t in HOST_ERRORS and t not in errs:
+                continue
+            if rerr.get(t) != errs.get(t):
+                self.err(join(join(path, "error_summary"), t), "%s, but the models sum to %s"
+                         % (json.dumps(rerr.get(t)), json.dumps(errs.get(t))))
+
     def group(self, path, name, g, key):
         if name == "vcpu_usage":
             self.vcpu_usage(path, g, key)
@@ -494,6 +654,8 @@ class Stream:
             self.neuron_hw_counters(path, g, key)
         elif name == "container_usage":
             self.container_usage(path, g, key)
+        elif name == "execution_stats" and isinstance(g, dict) and "models" in g:
+            self.execution_stats(path, g, key)  # an endpoint runtime's (§6.5)
         else:
             self.unspecified(path, g, key, name)
 
@@ -1121,6 +1283,28 @@ def good_stream():
     return [line(0, T0, 0.25), line(1, T1, 1.0)]
 
 
+def endpoint_stats(ts, period):
+    """execution_stats of an endpoint runtime as docs/report-format.md §6.5 gives it."""
+    return {"period": period, "timestamp": ts, "error": "",
+            "execution_summary": {"completed": 10, "failed": 2}, "error_summary": {"generic": 2, "http_4xx": 1},
+            "latency_stats": {"total_latency": {"p0": 0.0, "p50": 0.25, "p100": 2.0},
+                              "percentile_source": "histogram"},
+            "models": {"m": {"1": {"execution_summary": {"completed": 10, "failed": 2},
+                                   "error_summary": {"generic": 2},
+                                   "latency_stats": {"total_latency": {"p0": 0.0, "p1": 0.001, "p25": 0.1,
+                                                                       "p50": 0.25, "p75": 0.5, "p99": 1.5,
+                                                                       "p100": 2.0},
+                                                     "queue": {"p50": 0.001, "p90": 0.002, "p99.9": 0.004},
+                                                     "percentile_source": "mixed"},
+                                   "mean_seconds": {"request": 0.3, "queue": 0.001},
+                                   "requests_in_flight": 3, "requests_pending": 0, "batch_size": 4.0,
+                                   "tokens": {"prompt": 100, "generation": 300}, "kv_cache_usage_ratio": 0.5}},
+                       "": {"": {"requests_pending": 1}}},
+            "server_devices": {"GPU-1": {"utilization_ratio": 0.5, "memory_used_bytes": 1000,
+                                         "memory_total_bytes": 2000, "power_watts": 100.5, "energy_joules": 25.0,
+                                         "energy_total_joules": 1000.0}}}
+
+
 def dump(lines):
     return b"".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
                     for r in lines)
@@ -1305,6 +1489,43 @@ def cases():
     bad("runtime group in system_data",
         mutate(set_path(["system_data", "memory_used"], {"period": 0.25, "timestamp": T0, "error": ""})),
         "system_data.memory_used: unknown system group (a runtime group)")
+    # execution_stats of an endpoint runtime (§6.5), put on runtime 0 of the first report
+    def es_bad(name, fn, want):
+        bad("execution_stats: " + name, mutate(lambda r: (r["runtime_data"][0]["report"].update(
+            execution_stats=endpoint_stats(T0, 0.25)), fn(r["runtime_data"][0]["report"]["execution_stats"]))), want)
+
+    good("execution_stats of an endpoint", mutate(lambda r: r["runtime_data"][0]["report"].update(
+        execution_stats=endpoint_stats(T0, 0.25))))
+    # what monitor/infer.c wrote for the fixture expositions (tests/unit/test_infer.c keeps it current)
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "infer",
+                           "groups.json")) as f:
+        for name, g in json.load(f).items():
+            if "models" in g:
+                good("infer.c: " + name, mutate(lambda r, g=g: r["runtime_data"][0]["report"].update(
+                    execution_stats=dict(g, period=0.25, timestamp=T0, error=""))))
+    es_bad("percentiles decrease", lambda g: g["models"]["m"]["1"]["latency_stats"]["total_latency"].update(p75=0.01),
+           "p75: 0.01 is below p50")
+    es_bad("an unknown percentile source", lambda g: g["models"]["m"]["1"]["latency_stats"].update(
+        percentile_source="guess"), "\"guess\" is not one of")
+    es_bad("summary keys with source histogram", lambda g: g["models"]["m"]["1"]["latency_stats"].update(
+        percentile_source="histogram"), "queue.p90: not one of p0 p1")
+    es_bad("a negative count", lambda g: g["models"]["m"]["1"]["execution_summary"].update(completed=-1),
+           "completed: -1 is below 0")
+    es_bad("a count as a float", lambda g: g["models"]["m"]["1"]["tokens"].update(prompt=5.0),
+           "prompt: expected an integer")
+    es_bad("runtime sum differs", lambda g: g["execution_summary"].update(completed=11),
+           "execution_summary.completed: 11, but the models sum to 10")
+    es_bad("errors do not sum to failed", lambda g: g["models"]["m"]["1"]["error_summary"].update(generic=3),
+           "error_summary: sums to 3, but execution_summary.failed is 2")
+    es_bad("a mean in ms", lambda g: g["models"]["m"]["1"]["mean_seconds"].update(request=5),
+           "mean_seconds.request: expected a float")
+    es_bad("an unknown model key", lambda g: g["models"]["m"]["1"].update(latency_p50=0.1),
+           "latency_p50: unknown key")
+    es_bad("KV cache over 1", lambda g: g["models"]["m"]["1"].update(kv_cache_usage_ratio=1.5), "is over 1")
+    es_bad("no source", lambda g: g["models"]["m"]["1"]["latency_stats"].pop("percentile_source"),
+           "percentile_source: missing")
+    es_bad("device memory over total", lambda g: g["server_devices"]["GPU-1"].update(memory_used_bytes=10 ** 12),
+           "more than memory_total_bytes")
     # runtime_data
     bad("entry without pid", mutate(del_path(RT0 + ["pid"])), "runtime_data[0].pid: missing")
     bad("entry with neuron_runtime_tag", mutate(set_path(RT0 + ["neuron_runtime_tag"], "x")),

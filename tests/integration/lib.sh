@@ -131,10 +131,10 @@ fuzz_short() {
 		sed 's/^/# /' "$WORK/build.log" | tail -20 >&2
 	fi
 	ok "fuzz_$_t builds" test -x "$WORK/fuzz/fuzz_$_t"
-	"$TOP/tests/fuzz/seed.sh" "$WORK/corpus"
+	"$TOP/tests/fuzz/seed.sh" "$WORK/corpus" "$_t"
 	ok "10 s of fuzzing find nothing" sh -c 'cd "$1" && log=$2 && shift 2 && "$@" >"$log" 2>&1 ||
 		{ tail -40 "$log" >&2; exit 1; }' sh "$WORK" "$WORK/fuzz.log" "$WORK/fuzz/fuzz_$_t" -max_total_time=10 \
-		-max_len=65536 -timeout=10 -dict="$TOP/tests/fuzz/prom_line.dict" -artifact_prefix="$WORK/" \
+		-max_len=65536 -timeout=10 -dict="$TOP/tests/fuzz/$([ -f "$TOP/tests/fuzz/$_t.dict" ] && echo "$_t" || echo prom_line).dict" -artifact_prefix="$WORK/" \
 		-print_final_stats=1 "$WORK/corpus"
 	grep -h -e '^stat::number_of_executed_units' "$WORK/fuzz.log" | sed 's/^/# /' >&2 || true
 	done_testing

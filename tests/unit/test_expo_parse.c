@@ -3,7 +3,10 @@
  * common/expo_parse.c: accel-prom's own golden exposition read back sample
  * by sample, label escapes, types from "# TYPE", special values,
  * timestamps in both formats, OpenMetrics' "# EOF" and exemplars, CRLF, and
- * bad lines counted and skipped with the first one described.
+ * bad lines counted and skipped with the first one described; what real
+ * servers write (a label set ending in a comma, _created samples, a value
+ * that needs every digit, a missing final newline); each sample's family
+ * and suffix; the fast number path against strtod.
  */
 #include "../../common/expo_parse.h"
 #include "../../common/util.h"
@@ -16,6 +19,9 @@
 struct got {
 	size_t n;
 	char names[64][128];
+	char families[64][128];
+	enum expo_suffix sfx[64];
+	char labels[64][256];
 	char series[64][256];
 	double values[64];
 	enum expo_type types[64];
@@ -34,6 +40,15 @@ static void on_sample(const struct expo_sample *s, void *ud)
 	if (g->n < 64) {
 		snprintf(g->names[g->n], sizeof(g->names[0]), "%s", s->name);
 		snprintf(g->series[g->n], sizeof(g->series[0]), "%s", s->series);
+		snprintf(g->families[g->n], sizeof(g->families[0]), "%s", s->family);
+		g->sfx[g->n] = s->suffix;
+		g->labels[g->n][0] = '\0';
+		for (size_t i = 0; i < s->nlabels; i++) {
+			size_t l = strlen(g->labels[g->n]);
+
+			snprintf(g->labels[g->n] + l, sizeof(g->labels[0]) - l, "%s%s=%s", i ? "|" : "", s->labels[i].name,
+				 s->labels[i].value);
+		}
 		g->values[g->n] = s->value;
 		g->types[g->n] = s->type;
 		g->ts[g->n] = s->has_ts ? s->ts_ms : -1;
@@ -88,7 +103,7 @@ static void test_cases(void)
 	is_int((int)g.n, 4, "four samples");
 	is_int(g.types[0], EXPO_COUNTER, "counter type");
 	is_int((int)g.nlabels[0], 2, "two labels");
-	is_str(g.series[0], "x_total{a=1,b=two", "the series key");
+	is_str(g.series[0], "x_total{a=\"1\",b=\"two\"}", "the series key: the name and label set as written");
 	is_double(g.values[0], 3, 0, "value");
 	ok(g.ts[0] == 1700000000000LL, "0.0.4 timestamp in ms");
 	ok(isnan(g.values[1]), "NaN");
@@ -134,9 +149,147 @@ static void test_cases(void)
 	is_int((int)(bad + g.n * 10), 10, "a last line without a newline");
 }
 
+/* What inference servers write (their documented expositions, as in tests/fixtures/infer/). */
+static void test_servers(void)
+{
+	struct got g;
+	char err[256];
+	size_t bad;
+
+	/* TorchServe: label sets end in a comma */
+	bad = parse("# TYPE Requests2XX counter\nRequests2XX{Level=\"Host\",Hostname=\"h\",} 500.0\n"
+		    "ts_inference_latency_microseconds{model_name=\"m\",model_version=\"default\",} 2511000.058\n",
+		    &g, err, sizeof(err));
+	is_int((int)bad, 0, "a label set ending in a comma");
+	is_int((int)g.n, 2, "both samples");
+	is_str(g.labels[0], "Level=Host|Hostname=h", "its labels");
+	is_double(g.values[1], 2511000.058, 0, "a value with a fraction");
+	is_int(g.types[0], EXPO_COUNTER, "Requests2XX counter");
+	is_int((int)parse("m{,} 1\n", &g, err, sizeof(err)), 1, "a comma alone is no label set");
+
+	/* histograms and summaries: # TYPE types the _bucket/_sum/_count samples, and says which they are */
+	bad = parse("# HELP h Latency.\n# TYPE h histogram\nh_bucket{le=\"0.1\"} 1\nh_bucket{le=\"+Inf\"} 2\n"
+		    "h_sum 0.3\nh_count 2\nh_created 1.7e9\nh 5\nh_total 3\n"
+		    "# TYPE s summary\ns{quantile=\"0.5\"} 0.1\ns_sum 1\ns_count 3\n"
+		    "# TYPE c counter\nc_total 4\nc_created 1.7e9\nc_bucket 1\n# TYPE g gauge\ng 1\ng_sum 2\n",
+		    &g, err, sizeof(err));
+	is_int((int)bad, 0, "no bad line");
+	is_int((int)g.n, 15, "15 samples");
+	for (int i = 0; i < 5; i++)
+		ok(g.types[i] == EXPO_HISTOGRAM && !strcmp(g.families[i], "h"), "sample %d: histogram h", i);
+	is_int(g.sfx[0], EXPO_SFX_BUCKET, "_bucket");
+	is_int(g.sfx[2], EXPO_SFX_SUM, "_sum");
+	is_int(g.sfx[3], EXPO_SFX_COUNT, "_count");
+	is_int(g.sfx[4], EXPO_SFX_CREATED, "_created");
+	ok(g.types[5] == EXPO_UNTYPED && !strcmp(g.families[5], "h"), "a histogram has no sample of its bare name");
+	ok(g.types[6] == EXPO_UNTYPED && !strcmp(g.families[6], "h_total"), "nor a _total: its own family");
+	ok(g.types[7] == EXPO_SUMMARY && g.sfx[7] == EXPO_SFX_NONE && !strcmp(g.families[7], "s"), "summary quantile");
+	ok(g.types[8] == EXPO_SUMMARY && g.sfx[8] == EXPO_SFX_SUM, "summary _sum");
+	ok(g.types[10] == EXPO_COUNTER && g.sfx[10] == EXPO_SFX_TOTAL && !strcmp(g.families[10], "c"), "counter _total");
+	ok(g.types[11] == EXPO_COUNTER && g.sfx[11] == EXPO_SFX_CREATED, "counter _created");
+	is_int(g.types[12], EXPO_UNTYPED, "a counter has no _bucket");
+	is_int(g.types[13], EXPO_GAUGE, "gauge");
+	is_int(g.types[14], EXPO_UNTYPED, "a gauge has no _sum");
+
+	{
+		static const char nul[] = "m{a=\"x\0y\"} 1\nm 1\0\nm{a\0=\"1\"} 1\nm\0 1\nm 2\n";
+
+		memset(&g, 0, sizeof(g));
+		bad = expo_parse(nul, sizeof(nul) - 1, on_sample, &g, err, sizeof(err));
+		is_int((int)bad, 4, "a NUL byte in a value, a number, a label name, a name: bad lines");
+		is_str(err, "line 1: a NUL byte", "said as such");
+		is_int((int)g.n, 1, "the line after them is read");
+	}
+	{
+		struct buf b;
+
+		buf_init(&b, 1 << 20);
+		for (int i = 0; i < 300; i++)
+			buf_add(&b, "n", 1);
+		buf_printf(&b, "{a=\"1\"} 1\n");
+		for (int i = 0; i < 300; i++)
+			buf_add(&b, "n", 1);
+		buf_printf(&b, " 2\n");
+		memset(&g, 0, sizeof(g));
+		bad = expo_parse(b.data, b.len, on_sample, &g, err, sizeof(err));
+		ok(bad == 0 && g.n == 2 && strlen(g.names[0]) == 127 && g.values[1] == 2 && !strcmp(g.labels[0], "a=1"),
+		   "metric names of 300 bytes, with and without labels");
+		buf_free(&b);
+	}
+	{
+		double v;
+
+		ok(!expo_parse_number("0.25", 4, &v) && v == 0.25, "expo_parse_number, no NUL needed");
+		ok(expo_parse_number("0.25x", 5, &v) && expo_parse_number("", 0, &v), "and not a number");
+	}
+	parse("m{a=\"x,b=y\"} 1\nm{a=\"x\",b=\"y\"} 2\n", &g, err, sizeof(err));
+	ok(g.n == 2 && strcmp(g.series[0], g.series[1]), "a value holding ',' and '=' is another series");
+
+	/* OpenMetrics: # EOF ends it; exemplars; seconds; a missing final newline */
+	bad = parse("# TYPE a counter\n# UNIT a seconds\na_total{x=\"1\"} 1 1700000000.5 # {trace_id=\"t\"} 0.5 "
+		    "1700000000.4\n# EOF\nafter 1\n",
+		    &g, err, sizeof(err));
+	is_int((int)(bad * 100 + g.n), 1, "nothing after # EOF is read");
+	ok(g.ts[0] == 1700000000500LL, "seconds with a fraction");
+	bad = parse("  # indented comment\n\t\nm{a=\"q\\\"x\\\\y\\nz\"}\t2e3\t-5", &g, err, sizeof(err));
+	is_int((int)bad, 0, "an indented comment, a blank line, tabs, a last line without a newline");
+	is_str(g.labels[0], "a=q\"x\\y\nz", "escapes undone");
+	is_double(g.values[0], 2000, 0, "2e3");
+	ok(g.ts[0] == -5, "a negative timestamp");
+	bad = parse("m 1 1e300\nm 1 -1e300\nm 1 NaN\nm 1 9300000000000000000\nm 1 1700000000000\n", &g, err,
+		    sizeof(err));
+	is_int((int)bad, 4, "timestamps out of int64 milliseconds are bad lines, not overflows");
+	is_int((int)g.n, 1, "the good one is read");
+	bad = parse("m nan\nm Inf\nm -inf\nm +Inf\nm 0x10\nm 1_0\nm 1.5.6\nm --1\nm .\nm 1e\n", &g, err, sizeof(err));
+	ok(isnan(g.values[0]) && isinf(g.values[1]) && g.values[2] < 0 && isinf(g.values[3]), "NaN and Inf spellings");
+	is_double(g.values[4], 16, 0, "a hexadecimal float (Go's ParseFloat takes it too)");
+	is_int((int)bad, 5, "1_0, 1.5.6, --1, . and 1e are not numbers");
+}
+
+/* The fast path gives the very double strtod gives. */
+static void test_numbers(void)
+{
+	static const char *const nums[] = { "0.1",     "0.005",   "123456789012345", "1234567890123456", "-0",
+					    "3.0",     "0.000000000000000000001", "0.0000000000000000000001",
+					    "99.9",    "2511000.058", "1.7976931348623157e308", "4.9e-324", "-12.5",
+					    "+7",      "00000000000000000000012" };
+	char line[128], err[64];
+	struct got g;
+	unsigned seed = 12345;
+	int same = 1;
+
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		double want = strtod(nums[i], NULL);
+
+		snprintf(line, sizeof(line), "m %s\n", nums[i]);
+		parse(line, &g, err, sizeof(err));
+		if (!ok(g.n == 1 && memcmp(&g.values[0], &want, sizeof(want)) == 0, "%s as strtod reads it", nums[i]))
+			fprintf(stderr, "#   got %.17g, strtod %.17g\n", g.values[0], want);
+	}
+	for (int i = 0; i < 20000 && same; i++) {
+		double want;
+		int ip, fp, fd;
+
+		seed = seed * 1103515245u + 12345u;
+		ip = (int)(seed >> 8) % 1000000;
+		seed = seed * 1103515245u + 12345u;
+		fd = (int)(seed >> 4) % 10;
+		fp = (int)(seed >> 8) % 1000000000;
+		snprintf(line, sizeof(line), "m %d.%0*d\n", ip, fd, fd ? fp % (int)pow(10, fd) : 0);
+		want = strtod(line + 2, NULL);
+		parse(line, &g, err, sizeof(err));
+		same = g.n == 1 && memcmp(&g.values[0], &want, sizeof(want)) == 0;
+		if (!same)
+			fprintf(stderr, "#   %s: got %.17g, strtod %.17g\n", line, g.values[0], want);
+	}
+	ok(same, "20000 random decimals read as strtod reads them");
+}
+
 int main(void)
 {
 	test_golden();
 	test_cases();
+	test_servers();
+	test_numbers();
 	return done_testing();
 }

@@ -274,6 +274,7 @@ struct ep_state {
 	struct buf expo;               /* passthrough: the last good body */
 	int have_expo;
 	int64_t last_ns[GROUP_COUNT];  /* CLOCK_MONOTONIC: each group's previous collection */
+	int first[GROUP_COUNT];        /* not fetched yet: its baseline is still the open's */
 	/* The process listening on the port, and the pid: runtime's collector that measures it. */
 	struct procfs pf;
 	struct sock_owner so;
@@ -300,6 +301,7 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 		   void **state)
 {
 	struct ep_state *ep = xcalloc(1, sizeof(*ep));
+	struct cycle now;
 	const char *why;
 	int64_t min_ms = EP_MAX_DEFAULT_TIMEOUT_MS;
 	int rc;
@@ -317,9 +319,23 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 	ep->timeout_ns = (ep->c->timeout_ms ? ep->c->timeout_ms : min_ms) * NS_PER_MS;
 	ep->in = infer_new((enum infer_server)(ep->c->server ? ep->c->server_id : INFER_AUTO));
 	buf_init(&ep->expo, ep->c->max_body + 1);
+	/* Each group's baseline: the first fetch tells it (its due time less its period); else now. */
 	for (size_t g = 0; g < GROUP_COUNT; g++)
 		ep->last_ns[g] = cy->mono_ns;
-	/* The process: measured by the pid: runtime collector, its pid set to the listener's. */
+	for (size_t g = 0; g < GROUP_COUNT; g++)
+		ep->first[g] = 1;
+	rc = scrape_new(env->loop, &ep->sc, ep->load_err, sizeof(ep->load_err));
+	if (rc)
+		log_warn("endpoint: %s: %s", rt->address, ep->load_err);
+	/*
+	 * The process: measured by the pid: runtime collector, its pid set to
+	 * the listener's, its baseline taken now (loading libcurl above took a
+	 * while the first time).
+	 */
+	now.mono_ns = clock_mono_ns();
+	now.boot_ns = clock_boot_ns();
+	now.real_ns = clock_real_ns();
+	iso8601_format(now.real_ns, now.iso);
 	ep->prt.address = rt->address;
 	ep->prt.kind = RT_PID;
 	ep->prt.groups = rt->groups;
@@ -327,12 +343,9 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 	ep->prt.period_ms = rt->period_ms;
 	sock_owner_init(&ep->so, ep->url.host, ep->url.port);
 	if (ep->so.local && procfs_open(&ep->pf, env->procfs) == 0)
-		ep->prt.pid = sock_owner_find(&ep->so, &ep->pf, cy->mono_ns);
-	if (ep->so.local && coll_pid_ops.open(env, &ep->prt, index, cy, &ep->pstate))
+		ep->prt.pid = sock_owner_find(&ep->so, &ep->pf, now.mono_ns);
+	if (ep->so.local && coll_pid_ops.open(env, &ep->prt, index, &now, &ep->pstate))
 		log_debug("endpoint: %s: cannot open %s", rt->address, env->procfs);
-	rc = scrape_new(env->loop, &ep->sc, ep->load_err, sizeof(ep->load_err));
-	if (rc)
-		log_warn("endpoint: %s: %s", rt->address, ep->load_err);
 	return rc;
 }
 
@@ -392,6 +405,13 @@ static int ep_fetch(void *state, struct mon_fetch *f)
 	char e[512];
 	int rc;
 
+	if ((unsigned)f->id < GROUP_COUNT && ep->first[f->id]) {
+		/* The monitor's baseline for the group: its first due time less its period. */
+		for (size_t i = 0; i < ep->rt->ngroups; i++)
+			if (ep->rt->groups[i].id == f->id && f->deadline - ep->rt->groups[i].period_ms * NS_PER_MS > ep->last_ns[f->id])
+				ep->last_ns[f->id] = f->deadline - ep->rt->groups[i].period_ms * NS_PER_MS;
+		ep->first[f->id] = 0;
+	}
 	if (!ep->sc) {
 		set_err(ep, "%s", ep->load_err);
 		return -ENOENT;

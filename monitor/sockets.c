@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#define RESCAN_NS (30 * NS_PER_S) /* a miss with the same listening sockets is looked at again after this */
+#define RESCAN_NS (30 * NS_PER_S)     /* the same listening sockets with no process found: scanned again after this */
+#define MISS_RETRY_NS (5 * NS_PER_S)  /* nothing listening: looked at again after this */
 
 static void mapped4(struct sock_addr *s, const void *in4)
 {
@@ -152,8 +154,7 @@ static int addr_wildcard(const struct sock_addr *s)
 	return !memcmp(s->a, zero, 16) || !memcmp(s->a, v4any, 16);
 }
 
-int sockets_parse_listen(const char *text, int v6, unsigned port, const struct sock_addr *addrs, size_t naddrs,
-			 int any, uint64_t *inodes, size_t max, size_t *n)
+int sockets_parse_listen(const char *text, int v6, struct sock_listen *out, size_t max, size_t *n)
 {
 	const char *line = text, *nl;
 	size_t alen = v6 ? 32 : 8;
@@ -163,10 +164,10 @@ int sockets_parse_listen(const char *text, int v6, unsigned port, const struct s
 	for (; (nl = strchr(line, '\n')); line = nl + 1) {
 		/* "  0: 0100007F:1F42 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000  0 12345 ..." */
 		const char *p = line + strspn(line, " "), *f[10];
-		struct sock_addr a;
+		struct sock_listen l;
 		uint64_t lport, st;
 		unsigned long long ino;
-		int k = 0, match = any;
+		int k = 0;
 
 		if (!isdigit((unsigned char)*p))
 			continue; /* the header */
@@ -175,20 +176,67 @@ int sockets_parse_listen(const char *text, int v6, unsigned port, const struct s
 			q += strcspn(q, " \n");
 			q += strspn(q, " ");
 		}
-		if (k < 10 || strlen(f[1]) < alen + 5 || f[1][alen] != ':' || parse_addr(f[1], v6, &a) ||
+		if (k < 10 || (size_t)(nl - f[1]) < alen + 5 || f[1][alen] != ':' || parse_addr(f[1], v6, &l.addr) ||
 		    hex(f[1] + alen + 1, 4, &lport) || hex(f[3], 2, &st))
 			continue;
-		if (st != 0x0A || lport != port) /* TCP_LISTEN */
+		if (st != 0x0A || sscanf(f[9], "%llu", &ino) != 1 || ino == 0) /* TCP_LISTEN */
 			continue;
-		match |= addr_wildcard(&a);
-		for (size_t i = 0; i < naddrs && !match; i++)
-			match = !memcmp(a.a, addrs[i].a, 16);
-		if (!match || sscanf(f[9], "%llu", &ino) != 1 || ino == 0)
-			continue;
+		l.port = (unsigned)lport;
+		l.inode = ino;
 		if (*n < max)
-			inodes[(*n)++] = ino;
+			out[(*n)++] = l;
 	}
 	return 0;
+}
+
+size_t sockets_match(const struct sock_listen *l, size_t n, unsigned port, const struct sock_addr *addrs,
+		     size_t naddrs, int any, uint64_t *inodes, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < max; i++) {
+		int match = any || addr_wildcard(&l[i].addr);
+
+		for (size_t j = 0; j < naddrs && !match; j++)
+			match = !memcmp(l[i].addr.a, addrs[j].a, 16);
+		if (l[i].port == port && match)
+			inodes[k++] = l[i].inode;
+	}
+	return k;
+}
+
+/* The listening sockets of the procfs at dirfd, read at most every LISTEN_TTL_NS for everyone. */
+#define LISTEN_TTL_NS (200 * NS_PER_MS)
+#define LISTEN_MAX 4096
+static struct {
+	dev_t dev;
+	ino_t ino;
+	int64_t read_ns;
+	struct sock_listen *l;
+	size_t n;
+} listening;
+
+static void listen_table(struct procfs *pf, int64_t now_ns)
+{
+	struct stat st;
+
+	if (fstat(pf->dirfd, &st))
+		return;
+	if (listening.l && listening.dev == st.st_dev && listening.ino == st.st_ino &&
+	    now_ns - listening.read_ns < LISTEN_TTL_NS && now_ns >= listening.read_ns)
+		return;
+	if (!listening.l)
+		listening.l = xcalloc(LISTEN_MAX, sizeof(*listening.l));
+	listening.n = 0;
+	for (int v6 = 0; v6 < 2; v6++) {
+		const char *text = procfs_read(pf, v6 ? "net/tcp6" : "net/tcp");
+
+		if (text)
+			sockets_parse_listen(text, v6, listening.l, LISTEN_MAX, &listening.n);
+	}
+	listening.dev = st.st_dev;
+	listening.ino = st.st_ino;
+	listening.read_ns = now_ns;
 }
 
 void sock_owner_init(struct sock_owner *o, const char *host, unsigned port)
@@ -272,23 +320,22 @@ static pid_t scan_fds(int root, const uint64_t *inodes, size_t n, int *fd_out, u
 pid_t sock_owner_find(struct sock_owner *o, struct procfs *pf, int64_t now_ns)
 {
 	uint64_t inodes[8];
-	size_t n = 0;
-	const char *text;
+	size_t n;
 
 	if (!o->local)
 		return 0;
 	if (o->pid && holds(pf->dirfd, o->pid, o->fd, o->inode))
 		return o->pid;
 	o->pid = 0;
-	for (int v6 = 0; v6 < 2; v6++) {
-		text = procfs_read(pf, v6 ? "net/tcp6" : "net/tcp");
-		if (text)
-			sockets_parse_listen(text, v6, o->port, o->addrs, o->naddrs, o->any, inodes, ARRAY_SIZE(inodes),
-					     &n);
-	}
+	if (o->missed_ns && now_ns - o->missed_ns < MISS_RETRY_NS && now_ns >= o->missed_ns)
+		return 0; /* o->why still says why */
+	listen_table(pf, now_ns);
+	n = sockets_match(listening.l, listening.n, o->port, o->addrs, o->naddrs, o->any, inodes, ARRAY_SIZE(inodes));
+	o->missed_ns = 0;
 	if (n == 0) {
 		snprintf(o->why, sizeof(o->why), "no process listens on port %u", o->port);
 		o->nseen = 0;
+		o->missed_ns = now_ns;
 		return 0;
 	}
 	/* The same sockets as the last scan that found nobody (not ours to see?): not every cycle. */

@@ -7,8 +7,11 @@
  * the server's pid, so the process groups work for them as for pid:
  * runtimes.
  *
- * A hit is cached and re-checked with one readlink per call; a miss scans
- * again only when the listening sockets changed, or after a while.
+ * A hit is cached and re-checked with one readlink per call; a miss looks
+ * again only after a few seconds (reading /proc/net/tcp walks the kernel's
+ * socket tables: milliseconds), and scans /proc again only when the
+ * listening sockets changed. The table of listening sockets is read once
+ * for every endpoint looking within a short while.
  */
 #ifndef ACCEL_SOCKETS_H
 #define ACCEL_SOCKETS_H
@@ -33,14 +36,27 @@ struct sock_addr {
  */
 int sockets_host_local(const char *host, struct sock_addr *addrs, size_t max, size_t *n, int *any);
 
+/* A listening TCP socket. */
+struct sock_listen {
+	struct sock_addr addr; /* its local address (a wildcard: all zeros, or ::ffff:0.0.0.0) */
+	unsigned port;
+	uint64_t inode;
+};
+
 /*
- * Parse /proc/net/tcp (v6 = 0) or /proc/net/tcp6 (v6 = 1) text: the inodes
- * of sockets in LISTEN state on port whose local address is a wildcard,
- * one of addrs, or anything when any. Appends up to max to inodes, *n
- * counting them; returns 0, or -EINVAL when the text is not such a table.
+ * Parse /proc/net/tcp (v6 = 0) or /proc/net/tcp6 (v6 = 1) text: the
+ * sockets in LISTEN state, appended to out (up to max; *n counts them).
+ * 0, or -EINVAL when the text is not such a table.
  */
-int sockets_parse_listen(const char *text, int v6, unsigned port, const struct sock_addr *addrs, size_t naddrs,
-			 int any, uint64_t *inodes, size_t max, size_t *n);
+int sockets_parse_listen(const char *text, int v6, struct sock_listen *out, size_t max, size_t *n);
+
+/*
+ * Of the n listening sockets l, the inodes of those on port bound to a
+ * wildcard, to one of addrs, or to anything when any: into inodes (up to
+ * max). Returns how many.
+ */
+size_t sockets_match(const struct sock_listen *l, size_t n, unsigned port, const struct sock_addr *addrs,
+		     size_t naddrs, int any, uint64_t *inodes, size_t max);
 
 /* The cache of one endpoint's listener. */
 struct sock_owner {
@@ -55,6 +71,7 @@ struct sock_owner {
 	uint64_t seen[8];   /* the listening inodes of the last scan that found no process */
 	size_t nseen;
 	int64_t scanned_ns; /* CLOCK_MONOTONIC of that scan */
+	int64_t missed_ns;  /* CLOCK_MONOTONIC of the last look that found nothing listening */
 	char why[128];      /* when pid is 0: why */
 };
 

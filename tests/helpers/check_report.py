@@ -716,8 +716,14 @@ class Stream:
                 self.err("system_data", "missing group(s): %s" % ", ".join(sorted(want - got)))
 
     def entry(self, path, e, prev_index, seen):
-        if not self.keys(path, e, ENTRY_KEYS):
+        # An endpoint runtime (http:// or https://) also says which server it is, and with passthrough its body.
+        endpoint = str(e.get("address", "")).startswith(("http://", "https://"))
+        if not self.keys(path, e, ENTRY_KEYS + (("server",) if endpoint else ()),
+                         ("exposition",) if endpoint else ()):
             return prev_index
+        for k in ("server", "exposition"):
+            if endpoint and k in e:
+                self.string(join(path, k), e[k])
         idx = e.get("runtime_index")
         addr = e.get("address")
         pid = e.get("pid")

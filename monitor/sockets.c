@@ -263,7 +263,7 @@ static int holds(int dirfd, pid_t pid, int fd, uint64_t inode)
 	return !strcmp(link, want);
 }
 
-/* The first process (lowest pid, as /proc lists them) with a descriptor on one of inodes. */
+/* The process with the lowest pid that has a descriptor on one of inodes (0: none). */
 static pid_t scan_fds(int root, const uint64_t *inodes, size_t n, int *fd_out, uint64_t *inode_out)
 {
 	int d = dup(root);
@@ -277,13 +277,14 @@ static pid_t scan_fds(int root, const uint64_t *inodes, size_t n, int *fd_out, u
 		return 0;
 	}
 	rewinddir(proc);
-	while (!found && (e = readdir(proc))) {
+	while ((e = readdir(proc))) {
 		char path[64];
-		int fdd;
+		int fdd, hit = 0;
 		DIR *fds;
 		struct dirent *f;
 
-		if (!isdigit((unsigned char)e->d_name[0]))
+		/* /proc lists pids in ascending order, but a --path.procfs tree may not: keep the lowest. */
+		if (!isdigit((unsigned char)e->d_name[0]) || (found && atoi(e->d_name) >= found))
 			continue;
 		snprintf(path, sizeof(path), "%s/fd", e->d_name);
 		fdd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -292,7 +293,7 @@ static pid_t scan_fds(int root, const uint64_t *inodes, size_t n, int *fd_out, u
 				close(fdd);
 			continue; /* gone, or not ours to read */
 		}
-		while (!found && (f = readdir(fds))) {
+		while (!hit && (f = readdir(fds))) {
 			char link[64];
 			unsigned long long ino;
 			ssize_t len;
@@ -305,7 +306,8 @@ static pid_t scan_fds(int root, const uint64_t *inodes, size_t n, int *fd_out, u
 			link[len] = '\0';
 			ino = strtoull(link + 8, NULL, 10);
 			for (size_t i = 0; i < n; i++)
-				if (inodes[i] == ino) {
+				if (inodes[i] == ino && !hit) {
+					hit = 1;
 					found = (pid_t)atoi(e->d_name);
 					*fd_out = atoi(f->d_name);
 					*inode_out = ino;

@@ -280,6 +280,8 @@ struct ep_state {
 	struct sock_owner so;
 	struct cfg_runtime prt;
 	void *pstate;
+	pid_t tag_pid;                 /* the process whose comm is in tag */
+	char tag[64];
 };
 
 static void set_err(struct ep_state *ep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -516,10 +518,17 @@ static pid_t listener(struct ep_state *ep, const struct cycle *cy, char *tag, si
 	if (!ep->so.local || ep->pf.dirfd < 0)
 		return 0;
 	pid = sock_owner_find(&ep->so, &ep->pf, cy->mono_ns);
-	if (!pid || proctab_get(ep->env->procs, cy->mono_ns, pid, &p) || !p)
+	if (!pid)
 		return 0;
-	snprintf(tag, size, "%s", p->comm);
-	utf8_sanitize(tag);
+	/* The same process still holding the socket (sock_owner_find checked): its comm is known. */
+	if (pid != ep->tag_pid) {
+		if (proctab_get(ep->env->procs, cy->mono_ns, pid, &p) || !p)
+			return 0;
+		snprintf(ep->tag, sizeof(ep->tag), "%s", p->comm);
+		utf8_sanitize(ep->tag);
+		ep->tag_pid = pid;
+	}
+	snprintf(tag, size, "%s", ep->tag);
 	if (ep->rt->tag_filter && regexec(&ep->rt->tag_re, tag, 0, NULL, 0)) {
 		snprintf(ep->so.why, sizeof(ep->so.why), "its process (%s) does not match tag_filter", tag);
 		tag[0] = '\0';

@@ -438,8 +438,10 @@ out:
 	C.slist_free_all(s->connect_to);
 	s->connect_to = connect;
 	free(url);
-	wipe(secret, sizeof(secret));
-	wipe(line, sizeof(line));
+	if (o->bearer_token_file || o->password_file) {
+		wipe(secret, sizeof(secret));
+		wipe(line, sizeof(line));
+	}
 	return rc;
 }
 

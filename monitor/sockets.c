@@ -263,39 +263,74 @@ static int holds(int dirfd, pid_t pid, int fd, uint64_t inode)
 	return !strcmp(link, want);
 }
 
-/* The process with the lowest pid that has a descriptor on one of inodes (0: none). */
-static pid_t scan_fds(int root, const uint64_t *inodes, size_t n, int *fd_out, uint64_t *inode_out)
+/* Who holds each listening socket: one scan of every process's descriptors, shared for LISTEN_TTL_NS. */
+struct holder {
+	uint64_t inode;
+	pid_t pid;  /* the lowest pid holding it */
+	int fd;
+};
+static struct {
+	dev_t dev;
+	ino_t ino;
+	int64_t read_ns;
+	struct holder *h; /* sorted by inode */
+	size_t n;
+} holders;
+
+static int cmp_holder(const void *a, const void *b)
 {
-	int d = dup(root);
+	const struct holder *x = a, *y = b;
+
+	return x->inode < y->inode ? -1 : x->inode > y->inode;
+}
+
+/*
+ * Fill holders from the listening table: scan /proc/PID/fd of every
+ * process once, keeping for each listening inode the lowest pid (and its
+ * fd) that holds it (/proc lists pids in ascending order, a --path.procfs
+ * tree may not).
+ */
+static void holders_scan(struct procfs *pf, const struct stat *st, int64_t now_ns)
+{
+	int d = dup(pf->dirfd);
 	DIR *proc = d >= 0 ? fdopendir(d) : NULL;
 	struct dirent *e;
-	pid_t found = 0;
 
+	free(holders.h);
+	holders.h = xcalloc(listening.n + 1, sizeof(*holders.h));
+	for (size_t i = 0; i < listening.n; i++)
+		holders.h[i] = (struct holder){ listening.l[i].inode, 0, -1 };
+	holders.n = listening.n;
+	qsort(holders.h, holders.n, sizeof(*holders.h), cmp_holder);
+	holders.dev = st->st_dev;
+	holders.ino = st->st_ino;
+	holders.read_ns = now_ns;
 	if (!proc) {
 		if (d >= 0)
 			close(d);
-		return 0;
+		return;
 	}
 	rewinddir(proc);
-	while ((e = readdir(proc))) {
+	while (holders.n && (e = readdir(proc))) {
 		char path[64];
-		int fdd, hit = 0;
+		int fdd;
+		pid_t pid;
 		DIR *fds;
 		struct dirent *f;
 
-		/* /proc lists pids in ascending order, but a --path.procfs tree may not: keep the lowest. */
-		if (!isdigit((unsigned char)e->d_name[0]) || (found && atoi(e->d_name) >= found))
+		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
+		pid = (pid_t)atoi(e->d_name);
 		snprintf(path, sizeof(path), "%s/fd", e->d_name);
-		fdd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fdd = openat(pf->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fdd < 0 || !(fds = fdopendir(fdd))) {
 			if (fdd >= 0)
 				close(fdd);
 			continue; /* gone, or not ours to read */
 		}
-		while (!hit && (f = readdir(fds))) {
+		while ((f = readdir(fds))) {
 			char link[64];
-			unsigned long long ino;
+			struct holder key, *h;
 			ssize_t len;
 
 			if (!isdigit((unsigned char)f->d_name[0]))
@@ -304,18 +339,48 @@ static pid_t scan_fds(int root, const uint64_t *inodes, size_t n, int *fd_out, u
 			if (len <= 8 || strncmp(link, "socket:[", 8))
 				continue;
 			link[len] = '\0';
-			ino = strtoull(link + 8, NULL, 10);
-			for (size_t i = 0; i < n; i++)
-				if (inodes[i] == ino && !hit) {
-					hit = 1;
-					found = (pid_t)atoi(e->d_name);
-					*fd_out = atoi(f->d_name);
-					*inode_out = ino;
-				}
+			key.inode = strtoull(link + 8, NULL, 10);
+			h = bsearch(&key, holders.h, holders.n, sizeof(*holders.h), cmp_holder);
+			if (h && (!h->pid || pid < h->pid)) {
+				h->pid = pid;
+				h->fd = atoi(f->d_name);
+			}
 		}
 		closedir(fds);
 	}
 	closedir(proc);
+}
+
+/* The lowest pid holding one of inodes (0: none), scanning at most every LISTEN_TTL_NS for everyone. */
+static pid_t find_holder(struct procfs *pf, const uint64_t *inodes, size_t n, int64_t now_ns, int *fd_out,
+			 uint64_t *inode_out)
+{
+	struct stat st;
+	pid_t found = 0;
+
+	int stale;
+
+	if (fstat(pf->dirfd, &st))
+		return 0;
+	stale = !holders.h || holders.dev != st.st_dev || holders.ino != st.st_ino ||
+		now_ns - holders.read_ns >= LISTEN_TTL_NS || now_ns < holders.read_ns;
+	for (size_t i = 0; i < n && !stale; i++) { /* a socket newer than the scan */
+		struct holder key = { .inode = inodes[i] };
+
+		stale = !bsearch(&key, holders.h, holders.n, sizeof(*holders.h), cmp_holder);
+	}
+	if (stale)
+		holders_scan(pf, &st, now_ns);
+	for (size_t i = 0; i < n; i++) {
+		struct holder key = { .inode = inodes[i] }, *h;
+
+		h = bsearch(&key, holders.h, holders.n, sizeof(*holders.h), cmp_holder);
+		if (h && h->pid && (!found || h->pid < found)) {
+			found = h->pid;
+			*fd_out = h->fd;
+			*inode_out = h->inode;
+		}
+	}
 	return found;
 }
 
@@ -343,7 +408,7 @@ pid_t sock_owner_find(struct sock_owner *o, struct procfs *pf, int64_t now_ns)
 	/* The same sockets as the last scan that found nobody (not ours to see?): not every cycle. */
 	if (n == o->nseen && !memcmp(inodes, o->seen, n * sizeof(*inodes)) && now_ns - o->scanned_ns < RESCAN_NS)
 		return 0;
-	o->pid = scan_fds(pf->dirfd, inodes, n, &o->fd, &o->inode);
+	o->pid = find_holder(pf, inodes, n, now_ns, &o->fd, &o->inode);
 	if (o->pid)
 		return o->pid;
 	memcpy(o->seen, inodes, n * sizeof(*inodes));

@@ -90,5 +90,25 @@ if [ "${ACCEL_SANITIZED:-0}" = 1 ]; then
 else
 	ok "no endpoint: VmRSS $(cat "$WORK/bare.rss") kB <= 4096 kB" test "$(cat "$WORK/bare.rss")" -le 4096
 fi
+# --- a reload (SIGHUP) that changes an endpoint's own key reopens it; an unchanged one carries on ----
+cp "$WORK/with.json" "$WORK/reload.json"
+"$MON" -c "$WORK/reload.json" >"$WORK/reload.out" 2>"$WORK/reload.err" &
+MPID=$!
+_pids="$_pids $MPID"
+wait_for $((10 * SLOW)) sh -c "test \$(wc -l <'$WORK/reload.out') -ge 5" || diag "no reports before the reload"
+sed 's/"passthrough": true, //' "$WORK/with.json" >"$WORK/reload.json"
+kill -HUP "$MPID"
+sleep 1
+n0=$(nlines "$WORK/reload.out")
+wait_for $((10 * SLOW)) sh -c "test \$(wc -l <'$WORK/reload.out') -ge $((n0 + 5))" || diag "no reports after the reload"
+kill -TERM "$MPID"
+RC=0
+wait "$MPID" || RC=$?
+is "$RC" 0 "reload: SIGTERM after it, exit status 0"
+ok "reload: passthrough on before, off after (the changed runtime was reopened)" \
+	q "$WORK/reload.out" '"exposition" in [e for e in L[2]["runtime_data"] if e["runtime_index"] == 0][0] and "exposition" not in [e for e in L[-1]["runtime_data"] if e["runtime_index"] == 0][0]'
+ok "reload: the unchanged runtimes kept reporting without error" \
+	q "$WORK/reload.out" 'all(e["error"] == "" for e in L[-1]["runtime_data"] if e["runtime_index"] in (0, 1))'
+
 ok "stderr holds no sanitizer report" sh -c "! cat '$WORK'/*.err | grep -q Sanitizer"
 done_testing

@@ -159,6 +159,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
 	BUILD=$(BUILD) bench/expo_bench.sh
+	BUILD=$(BUILD) bench/endpoint_bench.sh
 
 # A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,
 # FUZZ_SECONDS each (short runs are part of the tests). FUZZ_TARGETS=csv picks one.

@@ -72,11 +72,24 @@ struct group_ops {
 struct runtime_ops {
 	enum runtime_kind kind;
 	const char *scheme; /* the address scheme it serves: "pid" for "pid:N" */
+	const char *scheme2; /* optional: a second one ("https" beside "http") */
 	/*
-	 * Parse arg, the address after "scheme:", into rt (pid, name, ...). 0, or
-	 * -EINVAL after cfg_block_error(b, "address", ...); b is the runtime's block.
+	 * Optional: the keys of the runtime's block beyond the ones every
+	 * runtime has (address, tag_filter, period, metrics), NULL-terminated,
+	 * accepted in a block with this collector's address only. A collector
+	 * with keys has config_print and config_free.
+	 */
+	const char *const *keys;
+	/*
+	 * Parse arg, the address after "scheme:", into rt (pid, name, ...), and
+	 * the block's own keys into rt->own (a new object, or NULL when it keeps
+	 * nothing). 0, or -EINVAL after cfg_block_error(b, ...); b is the
+	 * runtime's block.
 	 */
 	int (*config)(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt);
+	/* Add what config kept (own, never NULL) to block, as the keys it parsed (--check-config loads back to the same own). */
+	void (*config_print)(const void *own, json_t *block);
+	void (*config_free)(void *own); /* NULL-safe */
 	const struct async_ops *async; /* optional: an asynchronous source (below) */
 	int (*open)(const struct mon_env *env, const struct cfg_runtime *rt, size_t index,
 		    const struct cycle *cy, void **state);
@@ -193,6 +206,7 @@ extern const struct group_ops coll_neuron_hw_ops;
 extern const struct group_ops coll_containers_ops;
 extern const struct runtime_ops coll_pid_ops;
 extern const struct runtime_ops coll_process_ops;
+extern const struct runtime_ops coll_endpoint_ops;
 extern const struct device_ops coll_amdgpu_ops;
 extern const struct device_ops coll_neuron_ops;
 extern const struct device_ops coll_ncs2_ops;

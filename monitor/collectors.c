@@ -17,7 +17,7 @@
  * (declared here, so the row is all a new collector needs).
  */
 #define GROUP_COLLECTORS(X) X(cpu) X(mem) X(neuron_hw) X(containers)
-#define RUNTIME_COLLECTORS(X) X(pid) X(process)
+#define RUNTIME_COLLECTORS(X) X(pid) X(process) X(endpoint)
 /* Probed in this order by "auto". */
 #define DEVICE_COLLECTORS(X) X(nvidia) X(amdgpu) X(neuron) X(ncs2) X(hwmon)
 
@@ -55,7 +55,8 @@ const struct runtime_ops *runtime_ops_find(enum runtime_kind kind)
 const struct runtime_ops *runtime_ops_scheme(const char *scheme)
 {
 	for (size_t i = 0; runtime_collectors[i]; i++)
-		if (!strcmp(runtime_collectors[i]->scheme, scheme))
+		if (!strcmp(runtime_collectors[i]->scheme, scheme) ||
+		    (runtime_collectors[i]->scheme2 && !strcmp(runtime_collectors[i]->scheme2, scheme)))
 			return runtime_collectors[i];
 	return NULL;
 }

@@ -92,6 +92,64 @@ static int check_keys(struct vctx *v, const char *path, json_t *obj, const char 
 	return *v->err ? -EINVAL : 0;
 }
 
+/* Is key in the NULL-terminated list keys (which may be NULL)? */
+static int key_in(const char *const *keys, const char *key)
+{
+	for (size_t i = 0; keys && keys[i]; i++)
+		if (!strcmp(keys[i], key))
+			return 1;
+	return 0;
+}
+
+/* Names the collector that declares key in dst ("type \"nvidia\""); 0 when none does. */
+typedef int (*key_owner_fn)(const char *key, char *dst, size_t size);
+
+/*
+ * The keys of a block: every such block's (base), then those its collector
+ * declares (own, may be NULL). A key that another collector declares is an
+ * error that says whose it is: "unknown key K for WHAT; known: ... (K is a
+ * key of OWNER)"; any other unknown key gets doc_check_keys' message.
+ */
+static int check_owned_keys(struct vctx *v, const char *path, json_t *o, const char *const *base,
+			    const char *const *own, const char *what, key_owner_fn owner)
+{
+	const char **keys, *k;
+	size_t n = 0, nbase = 0, nown = 0;
+	json_t *val;
+	int rc;
+
+	while (base[nbase])
+		nbase++;
+	while (own && own[nown])
+		nown++;
+	keys = xcalloc(nbase + nown + 1, sizeof(*keys));
+	for (size_t i = 0; i < nbase; i++)
+		keys[n++] = base[i];
+	for (size_t i = 0; i < nown; i++)
+		keys[n++] = own[i];
+	json_object_foreach(o, k, val) {
+		char sub[256], known[512], q[LOG_QUOTE_BUF], whose[128];
+		size_t len = 0;
+
+		if (key_in(keys, k))
+			continue;
+		if (!owner(k, whose, sizeof(whose)))
+			break; /* doc_check_keys' message */
+		known[0] = '\0';
+		for (size_t i = 0; keys[i]; i++)
+			len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
+						i ? ", " : "", keys[i]);
+		doc_path_key(sub, sizeof(sub), path, k);
+		*v->err = doc_error(v->d, sub, 1, "unknown key \"%s\" for %s; known: %s (\"%s\" is a key of %s)",
+				    QUOTE(q, k), what, known, q, whose);
+		free(keys);
+		return -EINVAL;
+	}
+	rc = check_keys(v, path, o, keys);
+	free(keys);
+	return rc;
+}
+
 /* Parse an optional "period" member of obj into *ms (left alone when absent). */
 static int get_period(struct vctx *v, const char *path, json_t *obj, int64_t *ms)
 {
@@ -192,8 +250,11 @@ static void scheme_known_list(char *dst, size_t size)
 	size_t n = 0;
 
 	dst[0] = '\0';
-	for (size_t i = 0; rt[i]; i++)
+	for (size_t i = 0; rt[i]; i++) {
 		n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s:", n ? ", " : "", rt[i]->scheme);
+		if (rt[i]->scheme2)
+			n += (size_t)snprintf(dst + n, n < size ? size - n : 0, ", %s:", rt[i]->scheme2);
+	}
 	for (size_t i = 0; un[i]; i++)
 		n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s:", n ? ", " : "", un[i]);
 }
@@ -234,19 +295,55 @@ static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg
 			       "discovery)", log_quote(qs, sizeof(qs), a, (size_t)(colon - a)), QUOTE(q, a), known);
 }
 
+/* The runtime collector an address names (NULL: none, or not a string): whose keys its block may have. */
+static const struct runtime_ops *address_ops(json_t *addr)
+{
+	const char *a = json_string_value(addr), *colon = a ? strchr(a, ':') : NULL;
+	char scheme[32];
+
+	if (!colon || (size_t)(colon - a) >= sizeof(scheme))
+		return NULL;
+	memcpy(scheme, a, (size_t)(colon - a));
+	scheme[colon - a] = '\0';
+	return runtime_ops_scheme(scheme);
+}
+
+static int runtime_key_owner(const char *key, char *dst, size_t size)
+{
+	const struct runtime_ops *const *all = runtime_ops_all();
+
+	for (size_t t = 0; all[t]; t++)
+		if (key_in(all[t]->keys, key)) {
+			if (all[t]->scheme2)
+				snprintf(dst, size, "%s: and %s: runtimes", all[t]->scheme, all[t]->scheme2);
+			else
+				snprintf(dst, size, "%s: runtimes", all[t]->scheme);
+			return 1;
+		}
+	return 0;
+}
+
 static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_runtime *rt)
 {
 	static const char *const keys[] = { "address", "tag_filter", "period", "metrics", NULL };
+	const struct runtime_ops *ops;
 	const char *addr = NULL, *filter = NULL;
 	json_t *metrics;
-	char sub[256];
+	char sub[256], what[LOG_QUOTE_BUF + 16], qa[LOG_QUOTE_BUF];
 	int rc;
 
 	if (!json_is_object(o))
 		VFAIL(v, path, 0, "expected a runtime object, got %s", doc_kind(o));
 	rt->period_ms = root_ms;
-	if (check_keys(v, path, o, keys) || get_string(v, path, o, "address", &addr) ||
-	    get_string(v, path, o, "tag_filter", &filter) || get_period(v, path, o, &rt->period_ms))
+	/* The address's collector owns the block's other keys: known here, parsed by its config callback. */
+	ops = address_ops(json_object_get(o, "address"));
+	if (json_is_string(json_object_get(o, "address")))
+		snprintf(what, sizeof(what), "address \"%s\"", QUOTE(qa, json_string_value(json_object_get(o, "address"))));
+	else
+		snprintf(what, sizeof(what), "a runtime without an address");
+	if (check_owned_keys(v, path, o, keys, ops ? ops->keys : NULL, what, runtime_key_owner) ||
+	    get_string(v, path, o, "address", &addr) || get_string(v, path, o, "tag_filter", &filter) ||
+	    get_period(v, path, o, &rt->period_ms))
 		return -EINVAL;
 	rt->address = xstrdup(addr ? addr : "");
 	if (addr) {
@@ -324,60 +421,26 @@ static void device_known_list(char *dst, size_t size)
 /* The keys every devices block has; a collector may declare more for its type. */
 static const char *const device_keys[] = { "type", "select", "period", "metrics", NULL };
 
-/* Is key in the NULL-terminated list keys (which may be NULL)? */
-static int key_in(const char *const *keys, const char *key)
+static int device_key_owner(const char *key, char *dst, size_t size)
 {
-	for (size_t i = 0; keys && keys[i]; i++)
-		if (!strcmp(keys[i], key))
+	const struct device_ops *const *all = device_ops_all();
+
+	for (size_t t = 0; all[t]; t++)
+		if (key_in(all[t]->keys, key)) {
+			snprintf(dst, size, "type \"%s\"", all[t]->type);
 			return 1;
+		}
 	return 0;
 }
 
-/*
- * The keys of a devices block: every block's, then those the type's
- * collector declares (ops NULL: "auto", which has none). A key that another
- * type declares is an error that says whose it is.
- */
+/* The keys of a devices block (ops NULL: "auto", which has none of its own). */
 static int check_device_keys(struct vctx *v, const char *path, json_t *o, const char *type,
 			     const struct device_ops *ops)
 {
-	const struct device_ops *const *all = device_ops_all();
-	const char **keys, *k;
-	size_t n = 0, nown = 0;
-	json_t *val;
-	int rc;
+	char what[LOG_QUOTE_BUF + 16], q[LOG_QUOTE_BUF];
 
-	while (ops && ops->keys && ops->keys[nown])
-		nown++;
-	keys = xcalloc(ARRAY_SIZE(device_keys) + nown, sizeof(*keys)); /* device_keys' NULL: room for ours */
-	for (size_t i = 0; device_keys[i]; i++)
-		keys[n++] = device_keys[i];
-	for (size_t i = 0; i < nown; i++)
-		keys[n++] = ops->keys[i];
-	json_object_foreach(o, k, val) {
-		char sub[256], known[512], q[LOG_QUOTE_BUF], qt[LOG_QUOTE_BUF];
-		size_t len = 0, t;
-
-		if (key_in(keys, k))
-			continue;
-		for (t = 0; all[t] && !key_in(all[t]->keys, k); t++)
-			;
-		if (!all[t])
-			break; /* doc_check_keys' message */
-		known[0] = '\0';
-		for (size_t i = 0; keys[i]; i++)
-			len += (size_t)snprintf(known + len, len < sizeof(known) ? sizeof(known) - len : 0, "%s%s",
-						i ? ", " : "", keys[i]);
-		doc_path_key(sub, sizeof(sub), path, k);
-		*v->err = doc_error(v->d, sub, 1,
-				    "unknown key \"%s\" for type \"%s\"; known: %s (\"%s\" is a key of type \"%s\")",
-				    QUOTE(q, k), QUOTE(qt, type), known, q, all[t]->type);
-		free(keys);
-		return -EINVAL;
-	}
-	rc = check_keys(v, path, o, keys);
-	free(keys);
-	return rc;
+	snprintf(what, sizeof(what), "type \"%s\"", QUOTE(q, type));
+	return check_owned_keys(v, path, o, device_keys, ops ? ops->keys : NULL, what, device_key_owner);
 }
 
 static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_device *dev)
@@ -633,6 +696,8 @@ json_t *cfg_effective(const struct cfg *cfg)
 			json_object_set_new(r, "tag_filter", json_string(rt->tag_filter));
 		json_object_set_new(r, "period", json_real((double)rt->period_ms / 1e3));
 		json_object_set_new(r, "metrics", groups_json(rt->groups, rt->ngroups));
+		if (rt->own && runtime_ops_find(rt->kind) && runtime_ops_find(rt->kind)->config_print)
+			runtime_ops_find(rt->kind)->config_print(rt->own, r); /* the collector's own keys */
 		json_array_append_new(rts, r);
 	}
 	json_object_set_new(o, "runtimes", rts);
@@ -661,7 +726,10 @@ void cfg_free(struct cfg *cfg)
 {
 	for (size_t i = 0; i < cfg->nruntimes; i++) {
 		struct cfg_runtime *rt = &cfg->runtimes[i];
+		const struct runtime_ops *ops = rt->own ? runtime_ops_find(rt->kind) : NULL;
 
+		if (ops && ops->config_free)
+			ops->config_free(rt->own);
 		free(rt->address);
 		free(rt->name);
 		if (rt->tag_filter) {

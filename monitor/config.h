@@ -39,6 +39,7 @@ enum runtime_kind {
 	RT_PID,         /* "pid:N" */
 	RT_PROCESS,     /* "process:NAME" */
 	RT_NEURON,      /* no address: Neuron runtime discovery (neuron-monitor 2.x) */
+	RT_ENDPOINT,    /* "http://..." or "https://...": an inference server's metrics endpoint */
 	RT_UNSUPPORTED, /* a known scheme no collector of this build polls, e.g. "unix:/run/neuron.sock" */
 };
 
@@ -52,6 +53,12 @@ struct cfg_runtime {
 	int64_t period_ms;
 	struct cfg_group *groups;
 	size_t ngroups;
+	/*
+	 * What the address's collector kept from its own keys of the block
+	 * (runtime_ops.keys and .config in collector.h), opaque to the core and
+	 * freed through runtime_ops.config_free; NULL when it keeps nothing.
+	 */
+	void *own;
 };
 
 /* A "devices" entry: one kind of device (or every kind found, "auto"). */

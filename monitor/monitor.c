@@ -245,12 +245,29 @@ static int groups_eq(const struct cfg_group *a, size_t na, const struct cfg_grou
 	return 1;
 }
 
-/* Does a reload leave this runtime as it was (same address, filter and groups)? */
+/* The collector's own keys of two runtimes of one kind are the same: compared as --check-config prints them. */
+static int runtime_own_eq(const struct cfg_runtime *a, const struct cfg_runtime *b)
+{
+	const struct runtime_ops *ops = runtime_ops_find(a->kind);
+	json_t *ja = json_object(), *jb = json_object();
+	int eq;
+
+	if (a->own && b->own && ops && ops->config_print) {
+		ops->config_print(a->own, ja);
+		ops->config_print(b->own, jb);
+	}
+	eq = !a->own == !b->own && json_equal(ja, jb);
+	json_decref(ja);
+	json_decref(jb);
+	return eq;
+}
+
+/* Does a reload leave this runtime as it was (same address, filter, groups and own keys)? */
 static int runtime_eq(const struct cfg_runtime *a, const struct cfg_runtime *b)
 {
 	return a->kind == b->kind && a->pid == b->pid && str_eq(a->address, b->address) && str_eq(a->name, b->name) &&
 	       str_eq(a->tag_filter, b->tag_filter) && a->period_ms == b->period_ms &&
-	       groups_eq(a->groups, a->ngroups, b->groups, b->ngroups);
+	       groups_eq(a->groups, a->ngroups, b->groups, b->ngroups) && runtime_own_eq(a, b);
 }
 
 /* Does a reload leave this "devices" entry as it was? */

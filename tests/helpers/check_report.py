@@ -1038,8 +1038,14 @@ class Stream:
                     self.err(join(join(path, "process_containers"), k), "missing from %s" % agg)
 
     def entry(self, path, e, prev_index, seen):
-        if not self.keys(path, e, ENTRY_KEYS, ENTRY_OPTIONAL):
+        # An endpoint runtime (http:// or https://) also says which server it is, and with passthrough its body.
+        endpoint = str(e.get("address", "")).startswith(("http://", "https://"))
+        if not self.keys(path, e, ENTRY_KEYS + (("server",) if endpoint else ()),
+                         ENTRY_OPTIONAL + (("exposition",) if endpoint else ())):
             return prev_index
+        for k in ("server", "exposition"):
+            if endpoint and k in e:
+                self.string(join(path, k), e[k])
         if "container" in e:
             self.container(join(path, "container"), e["container"])
         idx = e.get("runtime_index")

@@ -116,6 +116,25 @@ ok "no config: the effective default configuration is valid and a fixed point" c
 ok "no config: vcpu_usage and memory_info every 5 s" j "$WORK/cdef.out" \
 	'd["period"] == 5.0 and d["system_metrics"] == [{"type": "vcpu_usage", "period": 5.0}, {"type": "memory_info", "period": 5.0}]'
 
+# An endpoint runtime's own keys (issue 12): printed back by its collector, a fixed point.
+cat >"$WORK/cep.json" <<'EOF'
+{ "runtimes": [ { "address": "https://127.0.0.1:8002/metrics", "server": "triton", "timeout": "2s",
+                  "tls": { "ca_file": "/etc/ca.pem" }, "bearer_token_file": "/run/token", "passthrough": true,
+                  "metrics": [ { "type": "execution_stats" }, { "type": "memory_used" } ] } ] }
+EOF
+run cep -c "$WORK/cep.json" --check-config
+is "$RC" 0 "endpoint runtime: --check-config exits 0"
+ok "endpoint runtime: its keys printed back, with the defaults" j "$WORK/cep.out" \
+	'{k: v for k, v in d["runtimes"][0].items() if k not in ("address", "period", "metrics")} == {"server": "triton", "timeout": 2.0, "max_body_bytes": 4194304, "tls": {"ca_file": "/etc/ca.pem", "insecure_skip_verify": False}, "bearer_token_file": "/run/token", "passthrough": True}'
+cp "$WORK/cep.out" "$WORK/cep.eff.json"
+run cep.again -c "$WORK/cep.eff.json" --check-config
+ok "endpoint runtime: the effective configuration is a fixed point" cmp "$WORK/cep.out" "$WORK/cep.again.out"
+printf '{ "runtimes": [ { "address": "process:x",\n    "passthrough": true, "metrics": [] } ] }\n' >"$WORK/cep2.json"
+run cep2 -c "$WORK/cep2.json" --check-config
+is "$RC" 3 "an endpoint key in a process: runtime: exit status 3"
+stderr_is cep2 "accel-monitor: error: $WORK/cep2.json:2:5: runtimes[0].passthrough: unknown key \"passthrough\" for address \"process:x\"; known: address, tag_filter, period, metrics (\"passthrough\" is a key of http: and https: runtimes)" \
+	"an endpoint key in a process: runtime: file:2:5 (the key), whose key it is"
+
 # --- YAML equals JSON ---------------------------------------------------------------------
 cat >"$WORK/twin.json" <<'EOF'
 {

@@ -95,13 +95,13 @@ static const struct {
 	/* An address's scheme must be one the registry knows; unix: (neuron-monitor's) and no address stay accepted. */
 	{ "procss.json", 0, "{\"runtimes\": [{\"address\": \"procss:foo\", \"metrics\": []}]}",
 	  "procss.json:1:27: runtimes[0].address: unknown address scheme \"procss:\" in \"procss:foo\"; known: pid:, "
-	  "process:, unix: (or no address: Neuron runtime discovery)" },
+	  "process:, http:, https:, unix: (or no address: Neuron runtime discovery)" },
 	{ "htp.yaml", 1, "runtimes:\n  - metrics: []\n    address: htp://localhost:8080/metrics\n",
 	  "htp.yaml:3:14: runtimes[0].address: unknown address scheme \"htp:\" in \"htp://localhost:8080/metrics\"; known: "
-	  "pid:, process:, unix: (or no address: Neuron runtime discovery)" },
+	  "pid:, process:, http:, https:, unix: (or no address: Neuron runtime discovery)" },
 	{ "noscheme.json", 0, "{\"runtimes\": [{\"address\": \"tritonserver\", \"metrics\": []}]}",
 	  "noscheme.json:1:27: runtimes[0].address: invalid address \"tritonserver\": expected SCHEME:..., with SCHEME one "
-	  "of pid:, process:, unix: (or no address: Neuron runtime discovery)" },
+	  "of pid:, process:, http:, https:, unix: (or no address: Neuron runtime discovery)" },
 	{ "noaddr.json", 0, "{\"runtimes\": [{\"tag_filter\": \"x\", \"metrics\": []}]}", NULL },
 	{ "regex.json", 0, "{\"runtimes\": [{\"tag_filter\": \"(\", \"metrics\": []}]}",
 	  "regex.json:1:30: runtimes[0].tag_filter: invalid regular expression \"(\": " },
@@ -128,6 +128,59 @@ static const struct {
 	{ "hwmonsel.json", 0, "{\"devices\": [{\"type\": \"hwmon\", \"select\": [0, \"GPU-x\"]}]}",
 	  "hwmonsel.json:1:46: devices[0].select[1]: hwmon chips have no UUID or serial; select them by index (0, 1, ...)" },
 	{ "hwmonidx.json", 0, "{\"devices\": [{\"type\": \"hwmon\", \"select\": [0, 2]}]}", NULL },
+	/* Endpoint runtimes (http://, https://): the URL and the keys the endpoint collector owns. */
+	{ "ep.json", 0,
+	  "{\"runtimes\": [{\"address\": \"https://[::1]:8443/metrics\", \"server\": \"vllm\", \"timeout\": \"2s\", "
+	  "\"max_body_bytes\": 1000, \"tls\": {\"ca_file\": \"/ca.pem\", \"cert_file\": \"/c.pem\", \"key_file\": "
+	  "\"/c.key\", \"server_name\": \"m.test\", \"insecure_skip_verify\": true}, \"bearer_token_file\": \"/t\", "
+	  "\"passthrough\": true, \"metrics\": [{\"type\": \"execution_stats\"}]}]}", NULL },
+	{ "epbasic.yaml", 1,
+	  "runtimes:\n  - address: http://localhost/metrics\n    basic_auth: {username: u}\n    metrics: []\n", NULL },
+	{ "epurl.json", 0, "{\"runtimes\": [{\"address\": \"http://h:99999/m\", \"metrics\": []}]}",
+	  "epurl.json:1:27: runtimes[0].address: invalid address \"http://h:99999/m\": invalid port (1-65535)" },
+	{ "epcred.json", 0, "{\"runtimes\": [{\"address\": \"http://u:p@h/m\", \"metrics\": []}]}",
+	  "epcred.json:1:27: runtimes[0].address: invalid address \"http://u:p@h/m\": credentials in the URL are not "
+	  "accepted (use basic_auth with a password_file)" },
+	{ "epnohost.json", 0, "{\"runtimes\": [{\"address\": \"http:///metrics\", \"metrics\": []}]}",
+	  "epnohost.json:1:27: runtimes[0].address: invalid address \"http:///metrics\": no host" },
+	{ "epserver.json", 0,
+	  "{\"runtimes\": [{\"address\": \"http://h/m\", \"server\": \"trition\", \"metrics\": []}]}",
+	  "epserver.json:1:51: runtimes[0].server: unknown server \"trition\"; known: triton, vllm, tgi, torchserve, "
+	  "ovms, prometheus (or no \"server\": recognised from the families served)" },
+	{ "eptimeout.json", 0, "{\"runtimes\": [{\"address\": \"http://h/m\", \"timeout\": \"2 s\", \"metrics\": []}]}",
+	  "eptimeout.json:1:52: runtimes[0].timeout: invalid duration \"2 s\": expected a number followed by ms, s, m or h (e.g. \"250ms\", \"1.5s\", \"2m\")" },
+	{ "epbody.json", 0, "{\"runtimes\": [{\"address\": \"http://h/m\", \"max_body_bytes\": 0, \"metrics\": []}]}",
+	  "epbody.json:1:59: runtimes[0].max_body_bytes: expected a number of bytes from 1 to 1073741824, got one out "
+	  "of range" },
+	{ "eptls.yaml", 1, "runtimes:\n  - address: http://h/m\n    tls: {ca_file: /ca}\n    metrics: []\n",
+	  "eptls.yaml:3:5: runtimes[0].tls: \"tls\" is for https:// addresses" },
+	{ "eptlskey.yaml", 1, "runtimes:\n  - address: https://h/m\n    tls: {ca_fil: /ca}\n    metrics: []\n",
+	  "eptlskey.yaml:3:11: runtimes[0].tls.ca_fil: unknown key \"ca_fil\"; known: ca_file, cert_file, key_file, "
+	  "server_name, insecure_skip_verify" },
+	{ "eptlscert.yaml", 1, "runtimes:\n  - address: https://h/m\n    tls: {cert_file: /c}\n    metrics: []\n",
+	  "eptlscert.yaml:3:11: runtimes[0].tls.cert_file: a client certificate needs both \"cert_file\" and "
+	  "\"key_file\"" },
+	{ "epinsecure.yaml", 1,
+	  "runtimes:\n  - address: https://h/m\n    tls: {insecure_skip_verify: yes}\n    metrics: []\n",
+	  "epinsecure.yaml:3:33: runtimes[0].tls.insecure_skip_verify: expected true or false, got a string" },
+	{ "epauth.yaml", 1,
+	  "runtimes:\n  - address: http://h/m\n    bearer_token_file: /t\n    basic_auth: {username: u}\n"
+	  "    metrics: []\n",
+	  "epauth.yaml:4:5: runtimes[0].basic_auth: use either \"bearer_token_file\" or \"basic_auth\"" },
+	{ "epuser.yaml", 1, "runtimes:\n  - address: http://h/m\n    basic_auth: {password_file: /p}\n    metrics: []\n",
+	  "epuser.yaml:3:17: runtimes[0].basic_auth: missing \"username\"" },
+	{ "eppass.json", 0, "{\"runtimes\": [{\"address\": \"http://h/m\", \"passthrough\": 1, \"metrics\": []}]}",
+	  "eppass.json:1:56: runtimes[0].passthrough: expected true or false, got a number" },
+	/* An endpoint's key elsewhere: the existing "unknown key ... for ..." message, naming whose it is. */
+	{ "pidtimeout.yaml", 1, "runtimes:\n  - address: pid:1\n    timeout: 2s\n    metrics: []\n",
+	  "pidtimeout.yaml:3:5: runtimes[0].timeout: unknown key \"timeout\" for address \"pid:1\"; known: address, "
+	  "tag_filter, period, metrics (\"timeout\" is a key of http: and https: runtimes)" },
+	{ "neurontls.json", 0, "{\"runtimes\": [{\"tls\": {}, \"metrics\": []}]}",
+	  "neurontls.json:1:16: runtimes[0].tls: unknown key \"tls\" for a runtime without an address; known: address, "
+	  "tag_filter, period, metrics (\"tls\" is a key of http: and https: runtimes)" },
+	{ "eptypo.json", 0, "{\"runtimes\": [{\"address\": \"http://h/m\", \"timout\": 1, \"metrics\": []}]}",
+	  "eptypo.json:1:41: runtimes[0].timout: unknown key \"timout\"; known: address, tag_filter, period, metrics, "
+	  "server, timeout, max_body_bytes, tls, bearer_token_file, basic_auth, passthrough" },
 	/* A collector's own keys (nvidia's "library"): accepted for its type only, parsed by the collector. */
 	{ "nvlib.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"library\": \"/opt/nv/libnvidia-ml.so.1\"}]}", NULL },
 	{ "nvlibname.yaml", 1, "devices:\n  - {type: nvidia, library: libnvidia-ml.so.535}\n", NULL },
@@ -429,6 +482,53 @@ int main(void)
 		free(err);
 	}
 
+	/*
+	 * An endpoint runtime's own keys in the effective configuration: printed
+	 * back by its collector (max_body_bytes and passthrough with their
+	 * defaults), loaded back to the same, a fixed point.
+	 */
+	{
+		char *err = load("effep.yaml",
+				 "runtimes:\n  - address: https://127.0.0.1:8443/metrics\n    server: triton\n"
+				 "    timeout: 1500ms\n    tls: {ca_file: /ca.pem, cert_file: /c.pem, key_file: /c.key, "
+				 "server_name: m.test}\n    basic_auth: {username: u, password_file: /pw}\n"
+				 "    metrics: [{type: execution_stats}]\n  - address: http://localhost/m\n    metrics: []\n",
+				 1, &cfg);
+		json_t *eff, *eff2;
+		char *text, *text2;
+		struct cfg cfg2;
+
+		if (ok(!err, "effep.yaml loads")) {
+			is_int(cfg.runtimes[0].kind, RT_ENDPOINT, "an https:// address is an endpoint runtime");
+			is_int(cfg.runtimes[1].kind, RT_ENDPOINT, "so is an http:// one");
+			eff = cfg_effective(&cfg);
+			text = json_dumps(json_object_get(eff, "runtimes"), JSON_COMPACT | JSON_REAL_PRECISION(10));
+			is_str(text,
+			       "[{\"address\":\"https://127.0.0.1:8443/metrics\",\"period\":5.0,\"metrics\":[{\"type\":"
+			       "\"execution_stats\",\"period\":5.0}],\"server\":\"triton\",\"timeout\":1.5,\"max_body_bytes\":"
+			       "4194304,\"tls\":{\"ca_file\":\"/ca.pem\",\"cert_file\":\"/c.pem\",\"key_file\":\"/c.key\","
+			       "\"server_name\":\"m.test\",\"insecure_skip_verify\":false},\"basic_auth\":{\"username\":\"u\","
+			       "\"password_file\":\"/pw\"},\"passthrough\":false},{\"address\":\"http://localhost/m\","
+			       "\"period\":5.0,\"metrics\":[],\"max_body_bytes\":4194304,\"passthrough\":false}]",
+			       "effective configuration: the endpoint collector's keys after every runtime's");
+			free(text);
+			text = json_dumps(eff, JSON_COMPACT | JSON_REAL_PRECISION(10));
+			err = load("effep.json", text, 0, &cfg2);
+			if (ok(!err, "effective configuration with endpoint keys loads back")) {
+				eff2 = cfg_effective(&cfg2);
+				text2 = json_dumps(eff2, JSON_COMPACT | JSON_REAL_PRECISION(10));
+				is_str(text2, text, "and is a fixed point");
+				free(text2);
+				json_decref(eff2);
+				cfg_free(&cfg2);
+			}
+			free(text);
+			json_decref(eff);
+			cfg_free(&cfg);
+		}
+		free(err);
+	}
+
 	/* The registry is the list of device types and address schemes: each loads, and the error lists them. */
 	{
 		const struct device_ops *const *all = device_ops_all();
@@ -453,8 +553,9 @@ int main(void)
 		   err ? err : "(loaded)");
 		free(err);
 		for (size_t i = 0; rts[i]; i++) {
-			snprintf(text, sizeof(text), "{\"runtimes\": [{\"address\": \"%s:1\", \"metrics\": []}]}",
-				 rts[i]->scheme);
+			/* An address of the scheme: a URL for the endpoint collector's. */
+			snprintf(text, sizeof(text), "{\"runtimes\": [{\"address\": \"%s%s\", \"metrics\": []}]}",
+				 rts[i]->scheme, strncmp(rts[i]->scheme, "http", 4) ? ":1" : "://127.0.0.1:1/metrics");
 			err = load("reg.json", text, 0, &cfg);
 			if (ok(!err, "registry address scheme %s: loads", rts[i]->scheme)) {
 				is_int(cfg.runtimes[0].kind, rts[i]->kind, "... served by its collector");

@@ -549,6 +549,12 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 	ent = json_pack("{s:I, s:s, s:o, s:s, s:s, s:s, s:o}", "runtime_index", (json_int_t)ep->index, "address",
 			ep->rt->address, "pid", pid ? json_integer(pid) : json_null(), "runtime_tag", tag, "server",
 			infer_server_name(infer_server_of(ep->in)), "error", ep->err, "report", rep);
+	if (pid) { /* the listening process's container, pod or unit, as a process runtime's (container.h) */
+		json_t *c = proctab_container_json_pid(ep->env->procs, cy->mono_ns, pid);
+
+		if (c)
+			json_object_set_new(ent, "container", c);
+	}
 	if (ep->err[0]) {
 		for (size_t k = 0; k < ndue; k++) {
 			json_t *g = group_new((double)(cy->mono_ns - ep->last_ns[due[k]]) / 1e9, cy->iso);

@@ -25,7 +25,8 @@ cat >"$WORK/proc.json" <<EOF
     { "address": "http://localhost:$PORT/metrics", "passthrough": true, $P },
     { "address": "http://127.0.0.1:$PORT/metrics", "tag_filter": "^python", $P },
     { "address": "http://127.0.0.1:$PORT/metrics", "tag_filter": "^no-such-tag", $P },
-    { "address": "http://192.0.2.1:9/metrics", "timeout": "100ms", $P }
+    { "address": "http://192.0.2.1:9/metrics", "timeout": "100ms", $P },
+    { "address": "pid:$SRV", $P }
   ]
 }
 EOF
@@ -67,6 +68,8 @@ ok "tag_filter that does not match: pid null, runtime_tag \"\", the groups say w
 	q "$WORK/out" "$first[\"pid\"] is None and $first[\"runtime_tag\"] == '' and all(g['error'] == 'no process: its process (python3) does not match tag_filter' for g in $first[\"report\"].values())" 0 2
 ok "another host: pid null, runtime_tag \"\"" \
 	q "$WORK/out" "$first[\"pid\"] is None and $first[\"runtime_tag\"] == '' and $first[\"error\"].startswith('http://192.0.2.1:9/metrics: ')" 0 3
+ok "the entry's container (container.h) is the one a pid: runtime of the same process gets" \
+	q "$WORK/out" "$first.get('container') == [e for e in L[1]['runtime_data'] if e['runtime_index'] == 4][0].get('container')" 0 0
 # --- libcurl is loaded only when an endpoint is configured; RSS <= 4 MB without one ------------
 # Linking libcurl maps it and ~30 libraries into the producer (8.4 MB RSS against 2.5 MB measured):
 # it is dlopen'ed by the first endpoint runtime instead.

@@ -110,6 +110,9 @@ enum label_kind {
 	X(REGION, "region", LK_INSTANCE, "instance_region", LABEL_CSV_COLUMN, "Region")            \
 	X(SUBNET, "subnet_id", LK_INSTANCE, "subnet_id", LABEL_CSV_COLUMN, "SubnetId")             \
 	X(ULTRASERVER_ID, "ultraserver_id", LK_INSTANCE, "ultraserver_id", LABEL_OPTIONAL, "UltraserverId") \
+	/* NVIDIA events and clock-event reasons (issue 14, G) */                                   \
+	X(XID, "xid", LK_VALUE, NULL, 0, "Xid")                                                     \
+	X(REASON, "reason", LK_VALUE, NULL, 0, "Reason")                                            \
 	X(DIRECTION, "direction", LK_VALUE, NULL, 0, "Direction")                                   \
 	X(MIG_DEVICE, "mig_device", LK_VALUE, NULL, 0, "MigDevice")                                 \
 	X(LINK, "link", LK_VALUE, NULL, 0, "Link")                                                  \

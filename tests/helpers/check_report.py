@@ -575,11 +575,37 @@ class Stream:
                 else:
                     self.err(q, "unknown key")
 
+        def nvlink(p, v):  # issue 14 (G): {"<link>": {"active": bool, "tx_bytes_per_second": x, ...}}
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for k, x in v.items():
+                q = join(p, k)
+                if k == "active":
+                    self.boolean(q, x)
+                elif k in ("tx_bytes_per_second", "rx_bytes_per_second"):
+                    self.number(q, x)
+                    if type(x) in (int, float) and x < 0:
+                        self.err(q, "negative")
+                else:
+                    self.err(q, "unknown key")
+
+        def nvlink_errors(p, v):  # issue 14 (G): {"<link>": {"replay": n, "recovery": n, "crc_flit": n, "crc_data": n}}
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for k, x in v.items():
+                if k in ("replay", "recovery", "crc_flit", "crc_data"):
+                    self.integer(join(p, k), x)
+                else:
+                    self.err(join(p, k), "unknown key")
+
         table = {"str": string, "int": self.integer, "pct": self.percent, "num": num, "bool": self.boolean,
                  "ints": ints, "int_map": by_key(self.integer), "num_map": by_key(num),
                  "int_map_by_core": by_key(by_key(self.integer), CPU_KEY_RE),
                  "engine_pct_by_pid": by_key(by_key(self.percent), CPU_KEY_RE),
-                 "neuroncores_util": by_key(neuroncore, CPU_KEY_RE)}
+                 "neuroncores_util": by_key(neuroncore, CPU_KEY_RE),
+                 "nvlink": by_key(nvlink, CPU_KEY_RE), "nvlink_errors": by_key(nvlink_errors, CPU_KEY_RE)}
         return table[how]
 
     def device(self, path, key, d, gname, dtype, idents):

@@ -10,6 +10,13 @@
  * started while a job of the previous one is still in the driver, so a GPU
  * whose call hangs never has two calls stacked; the collector then leaves
  * its PCIe fields out. Workers run with every signal blocked.
+ *
+ * Calls that return at once (a driver or a fake library that does not
+ * sample: every call of a batch under NV_POOL_FAST_NS) are made on the
+ * caller's thread from the next batch on, since waking threads would then
+ * cost more than the calls; one call over NV_POOL_SLOW_NS there sends the
+ * batches after it back to the workers. A real nvmlDeviceGetPcieThroughput
+ * always samples for about 20 ms, so on a GPU the workers are used.
  */
 #include "nvidia_pool.h"
 #include "loop.h"
@@ -28,6 +35,8 @@
 #include <unistd.h>
 
 #define NV_POOL_MAX 16 /* workers at most: 8 GPUs' TX and RX at once */
+#define NV_POOL_FAST_NS (100 * 1000LL)   /* a batch whose calls all took less runs inline next time */
+#define NV_POOL_SLOW_NS (1000 * 1000LL)  /* an inline call that took more sends the next batch to the workers */
 
 struct pool_job {
 	nvmlDevice_t h;
@@ -43,6 +52,8 @@ struct nv_pool {
 	pthread_t thr[NV_POOL_MAX];
 	size_t nthr;
 	int stop;
+	int inline_calls;      /* the calls are fast: make them on the caller's thread */
+	int64_t slowest;       /* the current batch's slowest call, ns */
 	struct pool_job *jobs; /* 2 per slot: [2i] TX, [2i+1] RX */
 	size_t njobs, next, pending;
 	int efd;
@@ -61,6 +72,7 @@ static void *worker(void *arg)
 		struct pool_job *j;
 		nvmlReturn_t rc;
 		unsigned kbs = 0;
+		int64_t t0;
 		size_t k;
 
 		while (!p->stop && p->next >= p->njobs)
@@ -73,14 +85,19 @@ static void *worker(void *arg)
 			continue;
 		j->state = 2;
 		pthread_mutex_unlock(&p->mu);
+		t0 = clock_mono_ns();
 		rc = p->fn(j->h, (k & 1) ? NVML_PCIE_UTIL_RX_BYTES : NVML_PCIE_UTIL_TX_BYTES, &kbs);
+		t0 = clock_mono_ns() - t0;
 		pthread_mutex_lock(&p->mu);
 		j->rc = rc;
 		j->kbs = kbs;
 		j->state = 3;
+		if (t0 > p->slowest)
+			p->slowest = t0;
 		if (--p->pending == 0) {
 			uint64_t one = 1;
 
+			p->inline_calls = p->slowest < NV_POOL_FAST_NS;
 			pthread_cond_broadcast(&p->done_cv);
 			if (write(p->efd, &one, sizeof(one)) < 0) {
 				/* eventfd counter at its maximum: already readable */
@@ -182,16 +199,21 @@ int nv_pool_start(struct nv_pool *p, const nvmlDevice_t *h, void (*done)(void *u
 	p->pending = n;
 	p->done = done;
 	p->ud = ud;
-	if (n)
+	p->slowest = 0;
+	if (n && !p->inline_calls)
 		grow(p, n);
-	if (n && !p->nthr) { /* no thread: the calls are made here, one after the other */
+	if (n && (p->inline_calls || !p->nthr)) { /* fast calls, or no thread: here, one after the other */
 		p->next = p->njobs;
 		for (size_t k = 0; k < p->njobs; k++)
 			if (p->jobs[k].state == 1) {
+				int64_t t0 = clock_mono_ns();
+
 				p->jobs[k].rc = p->fn(p->jobs[k].h, (k & 1) ? NVML_PCIE_UTIL_RX_BYTES
 									   : NVML_PCIE_UTIL_TX_BYTES,
 						      &p->jobs[k].kbs);
 				p->jobs[k].state = 3;
+				if (clock_mono_ns() - t0 > NV_POOL_SLOW_NS)
+					p->inline_calls = 0;
 			}
 		p->pending = n = 0;
 	}
@@ -202,7 +224,8 @@ int nv_pool_start(struct nv_pool *p, const nvmlDevice_t *h, void (*done)(void *u
 			/* already readable */
 		}
 	}
-	pthread_cond_broadcast(&p->work);
+	if (n) /* jobs for the workers */
+		pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	return 0;
 }

@@ -81,7 +81,9 @@ static const struct {
 } unserved[] = {
 	{ "DCGM_FI_DRIVER_VERSION", "a label field: the report mapping gives no driver version label yet" },
 	{ "DCGM_FI_PROF_", "a DCGM profiling (DCP) field: it needs DCGM's profiling module, NVML does not provide it" },
-	{ "DCGM_FI_DEV_NVLINK_", "NVLink counters are not collected" },
+	/* G: NVLink is per link in accelerator_nvlink_* ({link}); DCGM's fields are all-link sums or one field per link. */
+	{ "DCGM_FI_DEV_NVLINK_", "NVLink is served per link as accelerator_nvlink_* families (docs/nvidia.md), not as "
+				 "DCGM's all-link sums" },
 	{ "DCGM_FI_DEV_VGPU_", "vGPU fields are not collected" },
 	{ "DCGM_FI_DEV_ECC_", "only the volatile single/double-bit totals are served" },
 	{ "DCGM_FI_DEV_RETIRED_", "the report mapping has retired pages as one total, not by cause" },

@@ -22,8 +22,17 @@
  * pipe is full (the producer is busy), the thread waits and writes again:
  * it may fall behind, the driver keeps queueing, and no event is dropped
  * by us. A wait that fails (GPU lost, driver gone) is handed over once per
- * streak of that error, and the thread sleeps one timeout before trying
- * again, so a driver that keeps failing at once costs no CPU.
+ * streak of that error. nvmlEventSetWait says GPU_IS_LOST without saying
+ * which GPU, and may say it at every call while that GPU is registered, so
+ * the other GPUs' events would stop too: the thread then makes a new set
+ * with the registered GPUs that still answer (events pending in the old
+ * one are lost with it), and the lost GPU is registered again when it
+ * answers (nv_events_register, from the collector's lookup). A wait that
+ * fails again the same way makes the thread sleep one timeout before
+ * trying again, so a driver that keeps failing at once costs no CPU.
+ *
+ * The set and the registered handles are shared with the thread under mu;
+ * the wait itself runs without it. Counting state is the producer's only.
  *
  * Counts are per device slot and per period: "xid_errors" by code (every
  * code seen since start stays, with 0 in a quiet period, so a counter
@@ -108,6 +117,7 @@ struct nv_events {
 	nvml_event_wait_fn wait;
 	nvml_event_types_fn supported;
 	nvml_error_string_fn error_string;
+	pthread_mutex_t mu;           /* set, and dev[].h and dev[].mask as the thread reads them */
 	nvmlEventSet_t set;
 	int have_set;
 	/* the thread and its pipe */
@@ -152,6 +162,27 @@ static void hand_over(struct nv_events *ev, const struct ev_rec *r)
 	}
 }
 
+/*
+ * The thread, after GPU_IS_LOST: a new set with the registered GPUs that
+ * still register (a lost one fails), in place of the old one. 1 done, 0 not.
+ */
+static int rebuild(struct nv_events *ev)
+{
+	nvmlEventSet_t fresh, old;
+
+	if (ev->create(&fresh) != NVML_SUCCESS)
+		return 0;
+	pthread_mutex_lock(&ev->mu);
+	for (size_t i = 0; i < ev->ndev; i++)
+		if (ev->dev[i].h && ev->dev[i].mask) /* a lost one fails: registered again when it answers */
+			(void)ev->reg(ev->dev[i].h, ev->dev[i].mask, fresh);
+	old = ev->set;
+	ev->set = fresh;
+	pthread_mutex_unlock(&ev->mu);
+	ev->set_free(old);
+	return 1;
+}
+
 /* The waiting thread: nvmlEventSetWait, each result into the pipe. */
 static void *ev_thread(void *arg)
 {
@@ -162,9 +193,13 @@ static void *ev_thread(void *arg)
 		nvmlEventData_t d;
 		struct ev_rec r;
 		nvmlReturn_t rc;
+		nvmlEventSet_t set;
 
+		pthread_mutex_lock(&ev->mu);
+		set = ev->set;
+		pthread_mutex_unlock(&ev->mu);
 		memset(&d, 0, sizeof(d));
-		rc = ev->wait(ev->set, &d, NV_EV_WAIT_MS);
+		rc = ev->wait(set, &d, NV_EV_WAIT_MS);
 		memset(&r, 0, sizeof(r));
 		r.real_ns = clock_real_ns();
 		if (rc == NVML_SUCCESS) {
@@ -175,13 +210,16 @@ static void *ev_thread(void *arg)
 			r.data = d.eventData;
 			hand_over(ev, &r);
 		} else if (rc != NVML_ERROR_TIMEOUT) {
-			if (rc != streak) {
+			int again = rc == streak;
+
+			if (!again) {
 				r.kind = REC_WAIT_ERROR;
 				r.rc = rc;
 				hand_over(ev, &r);
 			}
 			streak = rc;
-			nap(ev, NV_EV_WAIT_MS); /* a driver that fails at once does not make us spin */
+			if (again || (rc != NVML_ERROR_GPU_IS_LOST && rc != NVML_ERROR_RESET_REQUIRED) || !rebuild(ev))
+				nap(ev, NV_EV_WAIT_MS); /* a driver that fails at once does not make us spin */
 		}
 	}
 	return NULL;
@@ -305,6 +343,7 @@ struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev)
 
 	ev->rfd = ev->wfd = -1;
 	ev->ndev = ndev;
+	pthread_mutex_init(&ev->mu, NULL);
 	ev->dev = xcalloc(ndev ? ndev : 1, sizeof(*ev->dev));
 	/* POSIX: a function's address and a void * share one representation. */
 #define RESOLVE(field, ...)                                                         \
@@ -366,12 +405,14 @@ void nv_events_register(struct nv_events *ev, size_t i, unsigned gpu, nvmlDevice
 	drain(ev); /* events of the handle before are counted under it */
 	if (ev->supported && ev->supported(h, &sup) == NVML_SUCCESS)
 		want &= sup;
+	pthread_mutex_lock(&ev->mu); /* the thread may be making a new set */
 	d->h = h;
 	d->mask = 0;
 	if (want && ev->reg(h, want, ev->set) == NVML_SUCCESS)
 		d->mask = want;
 	else if (ev->reg(h, nvmlEventTypeXidCriticalError, ev->set) == NVML_SUCCESS)
 		d->mask = nvmlEventTypeXidCriticalError; /* NOT_SUPPORTED for some type of the mask: XIDs at least */
+	pthread_mutex_unlock(&ev->mu);
 }
 
 void nv_events_lost(struct nv_events *ev, size_t i)
@@ -461,6 +502,7 @@ void nv_events_free(struct nv_events *ev)
 		close(ev->rfd);
 	if (ev->wfd >= 0)
 		close(ev->wfd);
+	pthread_mutex_destroy(&ev->mu);
 	free(ev->dev);
 	free(ev);
 }

@@ -45,6 +45,7 @@
  *   nvlink_down L                       link L inactive
  *   nvlink_errors L RPL REC FLIT DATA [STEP]  link L's error counters, STEP added after each read
  * While a registered GPU is lost (lost_file), every nvmlEventSetWait returns GPU_IS_LOST at once.
+ * There is one event set at a time: nvmlEventSetCreate starts with no GPU registered.
  * Without FAKE_NVML_SCRIPT, nvmlInit says the driver is not loaded. With
  * FAKE_NVML_STATS=PATH, nvmlShutdown writes call counts there.
  */
@@ -797,9 +798,12 @@ API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t h, unsigned int *id
 	return NVML_SUCCESS;
 }
 
+static void g_set_created(void); /* G */
+
 API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
 {
 	total_calls++;
+	g_set_created();
 	*set = (nvmlEventSet_t)(void *)&event_set_token;
 	return NVML_SUCCESS;
 }
@@ -872,6 +876,15 @@ static void g_reset(void)
 	events_file[0] = 0;
 	events_off = 0;
 	evq_head = evq_len = 0;
+}
+
+/* One set at a time: a new one has no GPU registered (nvmlEventSetCreate). */
+static void g_set_created(void)
+{
+	pthread_mutex_lock(&ev_mu);
+	for (unsigned i = 0; i < MAX_GPUS; i++)
+		gext[i].registered = 0;
+	pthread_mutex_unlock(&ev_mu);
 }
 
 static void g_stats(FILE *f)
@@ -1093,16 +1106,19 @@ static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		nvmlEventData_t e;
-		int got;
+		int got = 0;
 
-		for (unsigned i = 0; i < ngpus; i++)
-			if (gext[i].registered && is_lost(&gpus[i])) {
-				lost_returns++;
-				return NVML_ERROR_GPU_IS_LOST;
-			}
 		pthread_mutex_lock(&ev_mu);
-		got = g_next_event(&e);
+		for (unsigned i = 0; i < ngpus && got >= 0; i++)
+			if (gext[i].registered && is_lost(&gpus[i]))
+				got = -1;
+		if (got == 0)
+			got = g_next_event(&e);
 		pthread_mutex_unlock(&ev_mu);
+		if (got < 0) {
+			lost_returns++;
+			return NVML_ERROR_GPU_IS_LOST;
+		}
 		if (got) {
 			memcpy(data, &e, size);
 			return NVML_SUCCESS;

@@ -288,14 +288,19 @@ API const char *nvmlErrorString(nvmlReturn_t rc)
 	return "Unknown Error";
 }
 
+static int init_refs; /* G: nvmlInit and nvmlShutdown count, as NVML's do (a reload opens before it closes) */
+
 static nvmlReturn_t do_init(void)
 {
 	total_calls++;
+	if (inited && init_refs++ > 0)
+		return NVML_SUCCESS; /* already up: the script is not read again */
 	if (load_script())
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	if (init_error)
 		return init_error;
 	inited = 1;
+	init_refs = 1;
 	return NVML_SUCCESS;
 }
 
@@ -319,6 +324,8 @@ API nvmlReturn_t nvmlShutdown(void)
 	total_calls++;
 	if (!inited)
 		return NVML_ERROR_UNINITIALIZED;
+	if (--init_refs > 0)
+		return NVML_SUCCESS;
 	inited = 0;
 	if (path && (f = fopen(path, "a"))) {
 		for (unsigned i = 0; i < ngpus; i++)

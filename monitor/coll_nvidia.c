@@ -1587,6 +1587,11 @@ static int nv_fetch(void *state, struct mon_fetch *f)
 		return 0;
 	}
 	s->pcie = NV_PCIE_FETCHED;
+	if (nv_pool_wait(s->pool, 0)) { /* the calls were made inline (fast ones): answered now */
+		nv_pool_forget(s->pool);
+		mon_fetch_done(f);
+		return 0;
+	}
 	s->fetch = f;
 	if (!s->loop) { /* nobody would hear the end: wait here */
 		nv_pool_wait(s->pool, f->deadline);
@@ -1600,10 +1605,12 @@ static void nv_abandon(void *state, struct mon_fetch *f)
 	struct nv_state *s = state;
 
 	(void)f;
-	if (s && s->pool)
+	if (!s)
+		return;
+	if (s->pool)
 		nv_pool_forget(s->pool);
-	if (s)
-		s->fetch = NULL;
+	s->fetch = NULL;
+	s->pcie = NV_PCIE_NONE; /* the group reports "no answer"; its calls finish on their own */
 }
 
 /* Long enough for the batch (20 ms per call, all at once); at most half the period anyway (monitor.c). */

@@ -198,13 +198,14 @@ struct nv_state {
 	struct nv_pool *pool;       /* NULL unless device_utilization is collected and NVML has the call */
 	struct mon_fetch *fetch;    /* device_utilization's fetch waiting for the pool (borrowed) */
 	nvmlDevice_t *pcie_h;       /* ndevs handles, for the pool */
+	struct loop_timer pcie_timer; /* answers the fetch at its deadline with the calls that returned */
 	int pcie;                   /* NV_PCIE_*: where this cycle's PCIe throughput comes from */
 	int64_t cycle_ns;           /* the cycle being collected (CLOCK_MONOTONIC) */
 	struct log_limit pcie_lim;
 };
 
-/* G: s->pcie. */
-enum { NV_PCIE_NONE, NV_PCIE_FETCHED, NV_PCIE_BUSY };
+/* G: s->pcie: this cycle's PCIe batch is to be started at collect, or was started by the fetch. */
+enum { NV_PCIE_NONE, NV_PCIE_FETCHED };
 
 /* ---- loading ------------------------------------------------------------- */
 
@@ -756,6 +757,8 @@ static int nv_start(struct nv_state *s, int prime)
 /* G: stop the event thread and the PCIe workers (before NVML is shut down). */
 static void nv_free_g(struct nv_state *s)
 {
+	if (s->loop)
+		loop_timer_stop(s->loop, &s->pcie_timer);
 	nv_events_free(s->events);
 	s->events = NULL;
 	nv_pool_free(s->pool);
@@ -1034,13 +1037,14 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 	 */
 	for (int c = 0; c < 2; c++) {
 		static const char *const names[2] = { "pcie_tx_bytes_per_second", "pcie_rx_bytes_per_second" };
-		nvmlReturn_t rc = s->pool && s->pcie != NV_PCIE_BUSY
-					  ? nv_pool_result(s->pool, (size_t)(d - s->devs), c, &u)
-					  : NVML_ERROR_TIMEOUT;
+		nvmlReturn_t rc = s->pool ? nv_pool_result(s->pool, (size_t)(d - s->devs), c, &u) : NVML_ERROR_TIMEOUT;
 
 		r = 0;
 		if (rc != NVML_ERROR_TIMEOUT)
 			TRY(rc, NF_PCIE);
+		else if (s->pool && s->pcie == NV_PCIE_FETCHED)
+			log_limited(&s->pcie_lim, "nvidia: GPU %u: its PCIe throughput read had not returned when the "
+						  "report was due; the PCIe fields are left out", d->index);
 		if (r)
 			put_int(o, names[c], (json_int_t)u * 1024);
 		else
@@ -1547,23 +1551,28 @@ static void nv_pcie_settle(struct nv_state *s)
 {
 	if (!s->pool || s->pcie != NV_PCIE_NONE)
 		return;
-	if (nv_pool_start(s->pool, nv_pcie_handles(s), NULL, NULL)) {
-		s->pcie = NV_PCIE_BUSY;
-		log_limited(&s->pcie_lim, "nvidia: a PCIe throughput read of the last period has not returned; "
-					  "the PCIe fields are left out");
-		return;
-	}
+	nv_pool_start(s->pool, nv_pcie_handles(s), NULL, NULL);
 	nv_pool_wait(s->pool, clock_mono_ns() + NV_PCIE_WAIT_NS);
 	s->pcie = NV_PCIE_FETCHED;
 }
 
+/* The batch is complete, or (the timer) the report is about to be due: answer the fetch with what is in. */
 static void nv_pcie_done(void *ud)
 {
 	struct nv_state *s = ud;
 
+	if (s->loop)
+		loop_timer_stop(s->loop, &s->pcie_timer);
+	if (s->pool)
+		nv_pool_forget(s->pool);
 	if (s->fetch)
 		mon_fetch_done(s->fetch);
 	s->fetch = NULL;
+}
+
+static void nv_pcie_deadline(struct loop_timer *t)
+{
+	nv_pcie_done(t->data);
 }
 
 /*
@@ -1579,13 +1588,7 @@ static int nv_fetch(void *state, struct mon_fetch *f)
 		mon_fetch_done(f);
 		return 0;
 	}
-	if (nv_pool_start(s->pool, nv_pcie_handles(s), nv_pcie_done, s)) {
-		s->pcie = NV_PCIE_BUSY;
-		log_limited(&s->pcie_lim, "nvidia: a PCIe throughput read of the last period has not returned; "
-					  "the PCIe fields are left out");
-		mon_fetch_done(f);
-		return 0;
-	}
+	nv_pool_start(s->pool, nv_pcie_handles(s), nv_pcie_done, s);
 	s->pcie = NV_PCIE_FETCHED;
 	if (nv_pool_wait(s->pool, 0)) { /* the calls were made inline (fast ones): answered now */
 		nv_pool_forget(s->pool);
@@ -1596,6 +1599,9 @@ static int nv_fetch(void *state, struct mon_fetch *f)
 	if (!s->loop) { /* nobody would hear the end: wait here */
 		nv_pool_wait(s->pool, f->deadline);
 		nv_pcie_done(s);
+	} else {
+		/* A call still in the driver then leaves only its GPU's fields out, not the group's report. */
+		loop_timer_start(s->loop, &s->pcie_timer, f->deadline - NS_PER_MS, nv_pcie_deadline, s);
 	}
 	return 0;
 }
@@ -1609,6 +1615,8 @@ static void nv_abandon(void *state, struct mon_fetch *f)
 		return;
 	if (s->pool)
 		nv_pool_forget(s->pool);
+	if (s->loop)
+		loop_timer_stop(s->loop, &s->pcie_timer);
 	s->fetch = NULL;
 	s->pcie = NV_PCIE_NONE; /* the group reports "no answer"; its calls finish on their own */
 }

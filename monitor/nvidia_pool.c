@@ -6,10 +6,11 @@
  * the first batch, as many as a batch has jobs) take jobs in order under
  * one mutex, call NVML without it, and store the result under it. The
  * last job of a batch signals a condition variable (for nv_pool_wait) and
- * an eventfd the loop watches (for the done callback). A batch is never
- * started while a job of the previous one is still in the driver, so a GPU
- * whose call hangs never has two calls stacked; the collector then leaves
- * its PCIe fields out. Workers run with every signal blocked.
+ * an eventfd the loop watches (for the done callback). A slot whose call
+ * of an earlier batch is still in the driver is left out of the next batch
+ * (its result there is "not returned"), so a GPU whose call hangs never has
+ * two calls stacked and the other GPUs are read as usual; the late call's
+ * result is dropped when it returns. Workers run with every signal blocked.
  *
  * Calls that return at once (a driver or a fake library that does not
  * sample: every call of a batch under NV_POOL_FAST_NS) are made on the
@@ -43,6 +44,7 @@ struct pool_job {
 	nvmlReturn_t rc;
 	unsigned kbs;
 	int state; /* 0 not in the batch, 1 queued, 2 in the driver, 3 done */
+	unsigned batch; /* the batch it was queued for */
 };
 
 struct nv_pool {
@@ -55,7 +57,8 @@ struct nv_pool {
 	int inline_calls;      /* the calls are fast: make them on the caller's thread */
 	int64_t slowest;       /* the current batch's slowest call, ns */
 	struct pool_job *jobs; /* 2 per slot: [2i] TX, [2i+1] RX */
-	size_t njobs, next, pending;
+	size_t njobs, next, pending; /* pending: the current batch's jobs not returned */
+	unsigned batch;
 	int efd;
 	struct loop *loop;
 	struct loop_watch watch;
@@ -89,6 +92,10 @@ static void *worker(void *arg)
 		rc = p->fn(j->h, (k & 1) ? NVML_PCIE_UTIL_RX_BYTES : NVML_PCIE_UTIL_TX_BYTES, &kbs);
 		t0 = clock_mono_ns() - t0;
 		pthread_mutex_lock(&p->mu);
+		if (j->batch != p->batch) { /* a late call of an earlier batch: its result is nobody's now */
+			j->state = 0;
+			continue;
+		}
 		j->rc = rc;
 		j->kbs = kbs;
 		j->state = 3;
@@ -182,13 +189,13 @@ int nv_pool_start(struct nv_pool *p, const nvmlDevice_t *h, void (*done)(void *u
 	size_t n = 0;
 
 	pthread_mutex_lock(&p->mu);
-	if (p->pending) {
-		pthread_mutex_unlock(&p->mu);
-		return -EBUSY;
-	}
+	p->batch++;
 	for (size_t k = 0; k < p->njobs; k++) {
 		struct pool_job *j = &p->jobs[k];
 
+		if (j->state == 2)
+			continue; /* still in the driver since an earlier batch: not in this one */
+		j->batch = p->batch;
 		j->h = h[k / 2];
 		j->rc = NVML_ERROR_TIMEOUT;
 		j->kbs = 0;
@@ -258,7 +265,7 @@ nvmlReturn_t nv_pool_result(struct nv_pool *p, size_t i, int c, unsigned *kbs)
 	size_t k = 2 * i + (c == NVML_PCIE_UTIL_RX_BYTES);
 
 	pthread_mutex_lock(&p->mu);
-	if (k < p->njobs && p->jobs[k].state == 3) {
+	if (k < p->njobs && p->jobs[k].state == 3 && p->jobs[k].batch == p->batch) {
 		rc = p->jobs[k].rc;
 		*kbs = p->jobs[k].kbs;
 	}

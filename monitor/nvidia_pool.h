@@ -34,9 +34,10 @@ struct nv_pool *nv_pool_new(nvml_pcie_fn fn, struct loop *loop, size_t ndev);
 
 /*
  * Start a batch: TX and RX of each slot whose handle h[i] is not NULL
- * (h has ndev entries). When every call has returned, done(ud) runs from
- * the loop (if any; never from inside this call). 0, or -EBUSY when calls of
- * the previous batch are still in the driver (nothing started).
+ * (h has ndev entries), except a call of an earlier batch still in the
+ * driver (that one is "not returned" in this batch). When every call of the
+ * batch has returned, done(ud) runs from the loop (if any; never from inside
+ * this call). 0.
  */
 int nv_pool_start(struct nv_pool *p, const nvmlDevice_t *h, void (*done)(void *ud), void *ud);
 

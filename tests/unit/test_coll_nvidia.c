@@ -404,6 +404,58 @@ static void test_pcie_fetch(void)
 	loop_free(loop);
 }
 
+/* One GPU's call outlasts the report's due time: the fetch is answered then, only that GPU's fields are left out. */
+static void test_pcie_hung(void)
+{
+	struct loop *loop = loop_new();
+	struct mon_env env = { .loop = loop };
+	void *st = open_script("gpu\npcie 1 2\npcie_delay 700\ngpu\npcie 1000 2000\npcie_delay 20\n", &env);
+	struct mon_fetch f = { .loop = loop, .id = GROUP_DEVICE_UTILIZATION, .state = 1 };
+	double t0, fetched;
+	json_t *g;
+
+	f.started = clock_mono_ns();
+	f.deadline = f.started + 200 * NS_PER_MS;
+	t0 = now_ms();
+	coll_nvidia_ops.async->fetch(st, &f);
+	while (f.state != 2 && now_ms() - t0 < 2000)
+		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
+	fetched = now_ms() - t0;
+	ok(f.state == 2 && fetched > 150 && fetched < 400, "hung: answered at the due time (%.0f ms), not after 700 ms",
+	   fetched);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 1);
+	is_str(json_string_value(json_object_get(g, "error")), "", "hung: the group reports");
+	ok(!at_dev(g, "0", "pcie_tx_bytes_per_second"), "hung: GPU 0's PCIe fields are left out");
+	is_double(num_dev(g, "1", "pcie_tx_bytes_per_second"), 1024000, 0, "hung: GPU 1's are there");
+	json_decref(g);
+	f.state = 1;
+	f.deadline = clock_mono_ns() + 200 * NS_PER_MS;
+	coll_nvidia_ops.async->fetch(st, &f);
+	t0 = now_ms();
+	while (f.state != 2 && now_ms() - t0 < 2000)
+		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
+	fetched = now_ms() - t0;
+	ok(f.state == 2 && fetched < 150, "hung: the next fetch, GPU 0's call still in the driver: answered when "
+					  "GPU 1's calls return (%.0f ms)", fetched);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 2);
+	ok(!at_dev(g, "0", "pcie_tx_bytes_per_second"), "hung: GPU 0 has no second call stacked, no fields");
+	is_double(num_dev(g, "1", "pcie_rx_bytes_per_second"), 2048000, 0, "hung: GPU 1 is read as usual");
+	json_decref(g);
+	sleep_ms(600); /* GPU 0's late call returns: its result is dropped; the next batch reads it again */
+	f.state = 1;
+	f.deadline = clock_mono_ns() + 900 * NS_PER_MS;
+	coll_nvidia_ops.async->fetch(st, &f);
+	t0 = now_ms();
+	while (f.state != 2 && now_ms() - t0 < 2000)
+		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 3);
+	is_double(num_dev(g, "0", "pcie_tx_bytes_per_second"), 1024, 0, "hung: GPU 0 is read again once it answers");
+	json_decref(g);
+	coll_nvidia_ops.close(st); /* joins the worker once its call returns */
+	is_int((int)loop_count(loop), 0, "hung: closing stops every watch and timer");
+	loop_free(loop);
+}
+
 /* Clock-event reasons: every known name 0/1, and the raw mask with unknown bits. */
 static void test_reasons(void)
 {
@@ -459,6 +511,7 @@ int main(void)
 	test_nvlink();
 	test_pcie_parallel();
 	test_pcie_fetch();
+	test_pcie_hung();
 	test_reasons();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))

@@ -1042,7 +1042,7 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 		r = 0;
 		if (rc != NVML_ERROR_TIMEOUT)
 			TRY(rc, NF_PCIE);
-		else if (s->pool && s->pcie == NV_PCIE_FETCHED)
+		else if (s->pool && s->pcie == NV_PCIE_FETCHED && s->pcie_h[d - s->devs]) /* it was in the batch */
 			log_limited(&s->pcie_lim, "nvidia: GPU %u: its PCIe throughput read had not returned when the "
 						  "report was due; the PCIe fields are left out", d->index);
 		if (r)
@@ -1515,7 +1515,6 @@ static int nv_open(const struct mon_env *env, const struct cfg_device *dev, void
 {
 	struct nv_state *s = xcalloc(1, sizeof(*s));
 
-	(void)env;
 	s->cfg = dev;
 	s->loop = env->loop; /* G */
 	for (int g = 0; g < NV_NGROUPS; g++) {

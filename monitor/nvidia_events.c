@@ -127,7 +127,6 @@ struct nv_events {
 	int rfd, wfd;
 	struct loop *loop;            /* borrowed; NULL: taken at reports only */
 	struct loop_watch watch;
-	int last_rc;                  /* the producer's: the last wait error handed over, to log each streak once */
 	/* device slots */
 	struct ev_dev *dev;
 	size_t ndev;
@@ -209,7 +208,9 @@ static void *ev_thread(void *arg)
 			r.type = d.eventType;
 			r.data = d.eventData;
 			hand_over(ev, &r);
-		} else if (rc != NVML_ERROR_TIMEOUT) {
+		} else if (rc == NVML_ERROR_TIMEOUT) {
+			streak = NVML_SUCCESS; /* the wait works: a later error is a new streak */
+		} else {
 			int again = rc == streak;
 
 			if (!again) {
@@ -270,14 +271,11 @@ static void take(struct nv_events *ev, const struct ev_rec *r)
 	char why[160];
 	size_t i;
 
-	if (r->kind == REC_WAIT_ERROR) {
-		if (r->rc != ev->last_rc)
-			log_warn("nvidia: waiting for events: %s%s", ev_strerror(ev, r->rc, why, sizeof(why)),
-				 r->rc == NVML_ERROR_GPU_IS_LOST ? "; the lost GPU shows at its next read" : "");
-		ev->last_rc = r->rc;
+	if (r->kind == REC_WAIT_ERROR) { /* once per streak of one error (the thread's) */
+		log_warn("nvidia: waiting for events: %s%s", ev_strerror(ev, r->rc, why, sizeof(why)),
+			 r->rc == NVML_ERROR_GPU_IS_LOST ? "; the lost GPU shows at its next read" : "");
 		return;
 	}
-	ev->last_rc = NVML_SUCCESS;
 	for (i = 0; i < ev->ndev && (!ev->dev[i].h || ev->dev[i].h != r->dev); i++)
 		;
 	if (i == ev->ndev)

@@ -310,6 +310,34 @@ static void test_lost_during_wait(void)
 	ok(waits < 200, "lost: %lu waits in about 2 s", waits);
 }
 
+/* Two GPUs lost one after the other (a quiet wait between): the third GPU's events still arrive. */
+static void test_lost_twice(void)
+{
+	struct mon_env env = { 0 };
+	char ev[160], l0[160], l1[160];
+	void *st;
+	json_t *g;
+
+	put_file("ev", "", 0, ev, sizeof(ev));
+	snprintf(l0, sizeof(l0), "%s/lost0", dir);
+	snprintf(l1, sizeof(l1), "%s/lost1", dir);
+	unlink(l0);
+	unlink(l1);
+	st = open_script("events_file @/ev\ngpu\nlost_file @/lost0\ngpu\nlost_file @/lost1\ngpu\n", &env);
+	put_file("lost0", "", 0, l0, sizeof(l0));
+	sleep_ms(700); /* the thread makes a new set without GPU 0, then waits quietly */
+	put_file("lost1", "", 0, l1, sizeof(l1));
+	sleep_ms(700);
+	put_file("ev", "xid 2 94\n", 1, ev, sizeof(ev));
+	sleep_ms(500);
+	g = collect(st, GROUP_DEVICE_ERRORS, 1);
+	is_double(num_dev(g, "2", "xid_errors.94"), 1, 0, "lost twice: GPU 2's XID arrives while GPUs 0 and 1 are lost");
+	json_decref(g);
+	unlink(l0);
+	unlink(l1);
+	coll_nvidia_ops.close(st);
+}
+
 /* NVLink: absent on one GPU, present (one link down) on another: state, throughput, error increments. */
 static void test_nvlink(void)
 {
@@ -508,6 +536,7 @@ int main(void)
 	test_events_between_cycles();
 	test_events_during_cycles();
 	test_lost_during_wait();
+	test_lost_twice();
 	test_nvlink();
 	test_pcie_parallel();
 	test_pcie_fetch();

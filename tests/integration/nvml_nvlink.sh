@@ -11,7 +11,10 @@
 # accelerator_nvlink_throughput_bytes_per_second{link,direction} and
 # accelerator_nvlink_errors_total{link,type}, and promtool finds nothing to
 # say about them. Also the clock-event reasons of the same GPUs:
-# accelerator_clock_event_reasons{reason} and the raw mask.
+# accelerator_clock_event_reasons{reason} and the raw mask. Under
+# --collectors, dcgm-exporter's NVLink error totals (commented out in its
+# default file) are the sums over the links; its bandwidth field is named
+# as not served.
 . "$(dirname "$0")/lib.sh"
 
 MON=$BIN/accel-monitor
@@ -104,5 +107,31 @@ ok "accelerator_clock_event_reasons_mask 68 on GPU 1" \
 	grep -q '^accelerator_clock_event_reasons_mask{.*device="1".*} 68$' "$WORK/metrics.txt"
 grep -E '^(# (HELP|TYPE) )?accelerator_(nvlink|clock_event|xid|device_events)' "$WORK/metrics.txt" >"$WORK/ours.txt"
 ok "promtool check metrics: nothing to say about the new families" sh -c "promtool check metrics <'$WORK/ours.txt'"
+
+# dcgm-exporter's NVLink fields: the error totals summed over the links; the bandwidth field named as not served.
+cat >"$WORK/nvlink.csv" <<'EOF'
+DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, counter, Total number of NVLink flow-control CRC errors.
+DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL, counter, Total number of NVLink data CRC errors.
+DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL,   counter, Total number of NVLink retries.
+DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL, counter, Total number of NVLink recovery errors.
+DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL,            counter, Total number of NVLink bandwidth counters for all lanes.
+EOF
+PORT2=$(free_port)
+"$PROM" --port "$PORT2" --collectors "$WORK/nvlink.csv" <"$WORK/new.out" >/dev/null 2>"$WORK/prom2.err" &
+_pids="$_pids $!"
+ended2() {
+	curl -s "http://127.0.0.1:$PORT2/health" | grep -q "input ended.* after 3 reports" &&
+		curl -s "http://127.0.0.1:$PORT2/metrics" >"$WORK/metrics2.txt"
+}
+ok "accel-prom --collectors reads the three reports" wait_for $((10 * SLOW)) ended2
+# Link 1: one CRC flit, replay, recovery and CRC data error per period, links 0, 2, 3 none: 3 each over 3 periods.
+for f in CRC_FLIT_ERROR CRC_DATA_ERROR REPLAY_ERROR RECOVERY_ERROR; do
+	ok "DCGM_FI_DEV_NVLINK_${f}_COUNT_TOTAL is the sum over the links (3)" \
+		grep -q "^DCGM_FI_DEV_NVLINK_${f}_COUNT_TOTAL{.*gpu=\"1\".*} 3\$" "$WORK/metrics2.txt"
+done
+is "$(grep -c '^DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL{' "$WORK/metrics2.txt")" "1" \
+	"one series per GPU with NVLink, none for the GPU without"
+ok "the bandwidth field is named as not served, with the reason" \
+	grep -q "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL.*per link and direction" "$WORK/prom2.err"
 
 done_testing

@@ -162,6 +162,8 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_ERRORS, "nvidia", "xid_errors", "int_map", NULL),
 	F(DEVICE_ERRORS, "nvidia", "last_xid_time", "str",
 	  "a time as text: accelerator_xid_errors_total's increase marks it in the series"),
+	F(DEVICE_ERRORS, "nvidia", "xid_events", "xid_events",
+	  "each XID with its time, for readers of the stream: xid_errors counts them, exported"),
 	F(DEVICE_ERRORS, "nvidia", "events", "int_map", NULL),
 };
 #undef F

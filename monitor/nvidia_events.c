@@ -36,7 +36,9 @@
  *
  * Counts are per device slot and per period: "xid_errors" by code (every
  * code seen since start stays, with 0 in a quiet period, so a counter
- * series does not vanish), "events" by kind; "last_xid" and its time stay.
+ * series does not vanish), "events" by kind; "xid_events" lists the
+ * period's XIDs with their times (the first NV_EV_LIST; absent in a quiet
+ * period); "last_xid" and its time stay.
  */
 #include "nvidia_events.h"
 #include "loop.h"
@@ -62,6 +64,7 @@
 #define NV_EV_WAIT_MS 200   /* one nvmlEventSetWait; also how long closing may wait for the thread */
 #define NV_EV_CODES 64      /* distinct XID codes counted per device */
 #define NV_EV_DRAIN 256     /* records taken per read */
+#define NV_EV_LIST 32       /* XIDs listed with their times per device and period (all are counted) */
 
 /* What the thread hands over. */
 enum { REC_EVENT, REC_WAIT_ERROR };
@@ -104,6 +107,11 @@ struct ev_dev {
 	size_t nxid;
 	uint64_t kinds[EV_NKINDS];    /* this period, by ev_kinds */
 	uint64_t lost_n;              /* this period */
+	struct {
+		unsigned long long code;
+		int64_t ns;           /* CLOCK_REALTIME */
+	} list[NV_EV_LIST];           /* this period's first XIDs, in order */
+	size_t nlist;
 	int have_last;
 	unsigned long long last_xid;
 	int64_t last_ns;              /* CLOCK_REALTIME */
@@ -251,6 +259,10 @@ static void count_xid(struct nv_events *ev, struct ev_dev *d, unsigned long long
 	d->have_last = 1;
 	d->last_xid = code;
 	d->last_ns = real_ns;
+	if (d->nlist < NV_EV_LIST) {
+		d->list[d->nlist].code = code;
+		d->list[d->nlist++].ns = real_ns;
+	}
 	for (k = 0; k < d->nxid && d->xid[k].code != code; k++)
 		;
 	if (k == d->nxid) {
@@ -455,6 +467,19 @@ void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
 		}
 	} else if (json_object_get(o, "xid_errors")) {
 		json_object_del(o, "xid_errors");
+	}
+	if (d->nlist) { /* built only in a period with XIDs */
+		json_t *a = json_array();
+		char iso[ISO8601_LEN];
+
+		for (size_t k = 0; k < d->nlist; k++) {
+			iso8601_format(d->list[k].ns, iso);
+			json_array_append_new(a, json_pack("{s:I, s:s}", "xid", (json_int_t)d->list[k].code, "time", iso));
+		}
+		json_object_set_new(o, "xid_events", a);
+		d->nlist = 0;
+	} else if (json_object_get(o, "xid_events")) {
+		json_object_del(o, "xid_events");
 	}
 	if (d->have_last) {
 		char iso[ISO8601_LEN];

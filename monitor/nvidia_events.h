@@ -47,8 +47,8 @@ void nv_events_lost(struct nv_events *ev, size_t i);
 
 /*
  * Take the events that arrived, then write device slot i's fields into its
- * device_errors object o ("xid_errors", "last_xid", "last_xid_time",
- * "events") and start its next period.
+ * device_errors object o ("xid_errors", "xid_events", "last_xid",
+ * "last_xid_time", "events") and start its next period.
  */
 void nv_events_report(struct nv_events *ev, size_t i, json_t *o);
 

@@ -600,12 +600,25 @@ class Stream:
                 else:
                     self.err(join(p, k), "unknown key")
 
+        def xid_events(p, v):  # issue 14 (G): [{"xid": n, "time": "ISO 8601"}, ...]
+            if not isinstance(v, list) or not v:
+                self.err(p, "expected a non-empty array, got %s" % kind(v))
+                return
+            for i, e in enumerate(v):
+                q = join(p, i)
+                if not isinstance(e, dict) or sorted(e) != ["time", "xid"]:
+                    self.err(q, "expected {\"xid\": n, \"time\": \"...\"}")
+                    continue
+                self.integer(join(q, "xid"), e["xid"])
+                self.string(join(q, "time"), e["time"])
+
         table = {"str": string, "int": self.integer, "pct": self.percent, "num": num, "bool": self.boolean,
                  "ints": ints, "int_map": by_key(self.integer), "num_map": by_key(num),
                  "int_map_by_core": by_key(by_key(self.integer), CPU_KEY_RE),
                  "engine_pct_by_pid": by_key(by_key(self.percent), CPU_KEY_RE),
                  "neuroncores_util": by_key(neuroncore, CPU_KEY_RE),
-                 "nvlink": by_key(nvlink, CPU_KEY_RE), "nvlink_errors": by_key(nvlink_errors, CPU_KEY_RE)}
+                 "nvlink": by_key(nvlink, CPU_KEY_RE), "nvlink_errors": by_key(nvlink_errors, CPU_KEY_RE),
+                 "xid_events": xid_events}
         return table[how]
 
     def device(self, path, key, d, gname, dtype, idents):

@@ -69,7 +69,7 @@ def norm(o, key=None):
         return {k: norm(v, k) for k, v in o.items()}
     if isinstance(o, list):
         return [norm(v) for v in o]
-    if key in ("timestamp", "last_xid_time"):
+    if key in ("timestamp", "last_xid_time", "time"):
         return "<timestamp>"
     if key == "period":
         return "<period>"

@@ -66,6 +66,8 @@ for l in open(path, encoding="utf-8"):
             total += d.get("events", {}).get(what[7:], 0)
         elif what == "codes":
             total += sum(d.get("xid_errors", {}).values())
+        elif what == "listed":
+            total += len(d.get("xid_events", []))
         else:
             total += d.get("xid_errors", {}).get(what, 0)
 print(total)
@@ -123,6 +125,7 @@ is "$(pysum events.gpu_lost 1)" "0" "GPU 1 never lost"
 is "$(pysum 31 0)" "1" "GPU 0's XID after it answers again"
 is "$(pysum 13 0)" "1" "an XID after the reload"
 is "$(pysum codes 0)" "4" "GPU 0: 4 XIDs in all, none twice"
+is "$(pysum listed 0)" "4" "GPU 0: each XID listed once with its time (xid_events)"
 is "$($PY -c '
 import json, sys
 last = [json.loads(l) for l in open(sys.argv[1])][-1]

@@ -189,6 +189,11 @@ static void test_events_between_cycles(void)
 	g = collect(st, GROUP_DEVICE_ERRORS, 2);
 	is_double(num_dev(g, "0", "xid_errors.79"), 2, 0, "events: two XIDs 79 between two polls are two");
 	is_double(num_dev(g, "0", "last_xid"), 79, 0, "events: last_xid 79");
+	is_int((int)json_array_size(at_dev(g, "0", "xid_events")), 2, "events: both XIDs listed with their times");
+	is_double(json_number_value(json_object_get(json_array_get(at_dev(g, "0", "xid_events"), 1), "xid")), 79, 0,
+		  "events: the listed XID's code");
+	ok(json_is_string(json_object_get(json_array_get(at_dev(g, "0", "xid_events"), 0), "time")),
+	   "events: the listed XID's time");
 	ok(json_is_string(at_dev(g, "0", "last_xid_time")) &&
 		   strlen(json_string_value(at_dev(g, "0", "last_xid_time"))) == 24,
 	   "events: last_xid_time is an ISO 8601 time");
@@ -201,6 +206,7 @@ static void test_events_between_cycles(void)
 	g = collect(st, GROUP_DEVICE_ERRORS, 3);
 	is_double(num_dev(g, "0", "xid_errors.79"), 0, 0, "events: the next period counts 0 for XID 79 (the key stays)");
 	is_double(num_dev(g, "0", "last_xid"), 79, 0, "events: last_xid stays");
+	ok(!at_dev(g, "0", "xid_events"), "events: a quiet period lists no XID");
 	is_double(num_dev(g, "1", "events.double_bit_ecc"), 0, 0, "events: the ECC count starts afresh");
 	json_decref(g);
 	coll_nvidia_ops.close(st);

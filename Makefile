@@ -102,7 +102,7 @@ $(BIN)/accel-%: $(BUILD)/sinks/%.o $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(bas
 $(BIN)/accel-remote-write: $(BUILD)/sinks/prom_store.o $(BUILD)/sinks/prom_dcgm.o $(BUILD)/sinks/prom_expo.o
 
 # The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
-$(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/libcommon.a
+$(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/monitor/kubelet_fetch.o $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_IMDS)
@@ -155,6 +155,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) bench/prom.sh
 	BUILD=$(BUILD) bench/nvml_bench.sh
 	BUILD=$(BUILD) bench/sysfs_bench.sh
+	BUILD=$(BUILD) bench/containers_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
 

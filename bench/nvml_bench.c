@@ -156,6 +156,7 @@ static void bare_cycle(struct bare *b, unsigned gpus)
 		b->mem2(h, &m);
 		b->limit(h, &u);
 		b->mig_mode(h, &u, &v);
+		b->mig_mode(h, &u, &v); /* the MIG instances' layout, once per cycle (nvidia_mig.c) */
 		/* device_utilization */
 		b->util(h, &ut);
 		b->enc(h, &u, &v);

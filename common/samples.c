@@ -5,6 +5,9 @@
  * A rule's path is a small pattern walked inside one metric group:
  *   name        descend into that key
  *   *           every key of an object (the key becomes a label)
+ *   *[f,g]      the same, and the string fields f and g of each member
+ *               become labels too (cAdvisor's names); a rule with this
+ *               step leaves out every captured label that is empty
  *   [] / [f]    every element of an array (its index, or its field f, becomes a label)
  *   {a,b}       each listed key that is present (the key becomes a label)
  *   {a+b}       the sum of the listed keys (no label)
@@ -146,6 +149,39 @@ GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "
 GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
       "count");
 GAUGE(F_NCS2_TEMP, "ncs2_temperature_celsius", "Intel Neural Compute Stick temperature, degrees Celsius", "celsius");
+/* container_usage (issue 13): cAdvisor's families, names and help as cAdvisor serves them */
+COUNTER(F_CT_CPU, "container_cpu_usage_seconds_total", "Cumulative cpu time consumed in seconds.", "seconds");
+COUNTER(F_CT_USER, "container_cpu_user_seconds_total", "Cumulative user cpu time consumed in seconds.", "seconds");
+COUNTER(F_CT_SYS, "container_cpu_system_seconds_total", "Cumulative system cpu time consumed in seconds.", "seconds");
+COUNTER(F_CT_PERIODS, "container_cpu_cfs_periods_total", "Number of elapsed enforcement period intervals.", "count");
+COUNTER(F_CT_THROTTLED, "container_cpu_cfs_throttled_periods_total", "Number of throttled period intervals.",
+	"count");
+COUNTER(F_CT_THROTTLED_S, "container_cpu_cfs_throttled_seconds_total",
+	"Total time duration the container has been throttled.", "seconds");
+GAUGE(F_CT_MEM, "container_memory_usage_bytes",
+      "Current memory usage in bytes, including all memory regardless of when it was accessed", "bytes");
+GAUGE(F_CT_WS, "container_memory_working_set_bytes", "Current working set in bytes.", "bytes");
+GAUGE(F_CT_RSS, "container_memory_rss", "Size of RSS in bytes.", "bytes");
+GAUGE(F_CT_CACHE, "container_memory_cache", "Number of bytes of page cache memory.", "bytes");
+COUNTER(F_CT_OOM, "container_oom_events_total", "Count of out of memory events observed for the container", "count");
+/* containers (issue 13): per-process device figures summed by pod and by container (docs/report-format.md) */
+GAUGE(F_ACC_POD_MEM, "accelerator_pod_memory_used_bytes", "Accelerator device memory used by a pod's processes, bytes",
+      "bytes");
+GAUGE(F_ACC_CTR_MEM, "accelerator_container_memory_used_bytes",
+      "Accelerator device memory used by a container's processes, bytes", "bytes");
+GAUGE(F_ACC_POD_UTIL, "accelerator_pod_utilization_ratio",
+      "Accelerator engine busy time of a pod's processes over the period, as a ratio", "ratio");
+GAUGE(F_ACC_CTR_UTIL, "accelerator_container_utilization_ratio",
+      "Accelerator engine busy time of a container's processes over the period, as a ratio", "ratio");
+/* NVIDIA MIG and GPM (issue 14) */
+GAUGE(F_ACC_ACTIVITY, "accelerator_activity_ratio",
+      "Accelerator unit activity over the period from its performance counters (NVIDIA GPM), as a ratio", "ratio");
+GAUGE(F_ACC_SM_OCC, "accelerator_sm_occupancy_ratio",
+      "Accelerator warps resident over the period as a ratio of the theoretical maximum (NVIDIA GPM)", "ratio");
+/* the GPU's (or MIG instance's) total over all links: a family apart from the per-link one (G's, above) */
+GAUGE(F_ACC_NVLINK_GPM, "accelerator_nvlink_total_throughput_bytes_per_second",
+      "Accelerator NVLink throughput over all links by direction, mean over the period (NVIDIA GPM), bytes per second",
+      "bytes_per_second");
 
 static const struct family *const families[] = {
 	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
@@ -160,6 +196,13 @@ static const struct family *const families[] = {
 	&F_ACC_GTT_USED, &F_ACC_MODEL_LOADS, &F_ACC_RESET_REQ, &F_ACC_RESET_FAIL, &F_ACC_TEMP_CRIT, &F_ACC_TEMP_MAX,
 	&F_ACC_ALARM, &F_ACC_VOLT, &F_ACC_PCIE_SPEED, &F_ACC_PCIE_WIDTH, &F_ACC_VIS_TOTAL, &F_ACC_VIS_USED, &F_ACC_AER,
 	&F_ACC_ECC_EVENTS,
+	/* container_usage (issue 13) */
+	&F_CT_CPU, &F_CT_USER, &F_CT_SYS, &F_CT_PERIODS, &F_CT_THROTTLED, &F_CT_THROTTLED_S, &F_CT_MEM, &F_CT_WS,
+	&F_CT_RSS, &F_CT_CACHE, &F_CT_OOM,
+	/* containers (issue 13) */
+	&F_ACC_POD_MEM, &F_ACC_CTR_MEM, &F_ACC_POD_UTIL, &F_ACC_CTR_UTIL,
+	/* NVIDIA MIG and GPM (issue 14) */
+	&F_ACC_ACTIVITY, &F_ACC_SM_OCC, &F_ACC_NVLINK_GPM,
 	/* NVIDIA events and NVLink (issue 14) */
 	&F_ACC_XID, &F_ACC_DEV_EVENTS, &F_ACC_CLK_REASON, &F_ACC_CLK_MASK, &F_ACC_NVLINK_ACTIVE, &F_ACC_NVLINK_TPUT,
 	&F_ACC_NVLINK_ERR,
@@ -174,6 +217,17 @@ const struct family *const *map_families(void)
 /* ---- rules --------------------------------------------------------------- */
 
 enum scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE, SC_DEVICE_GROUP };
+
+/*
+ * containers (issue 13): the labels pod, namespace and container (MAP_IDENT_LABELS of them) come from a
+ * container identity object (monitor/container.h): a runtime entry's "container"; for a device rule that
+ * captures "pid", the device's "process_containers" entry of that pid; for a rule with ident set, the
+ * object its first "*" reaches, whose key is the pod UID (IDENT_POD: no container label) or the container
+ * id (IDENT_CONTAINER), the key not being a label itself. A name the monitor could not resolve falls back
+ * to the id: pod to the pod UID, container to the container id.
+ */
+enum ident { IDENT_NONE, IDENT_POD, IDENT_CONTAINER };
+#define MAP_IDENT_LABELS 3
 
 /*
  * Device rules walk each device object of a group ("devices": {"0": {...}}),
@@ -195,6 +249,7 @@ struct rule {
 	double clamp;       /* 0: none */
 	const char *device_type; /* device rules: only this kind ("neuron"); NULL: every kind */
 	const char *index_label; /* device rules: also label the device index under this name; NULL: no */
+	enum ident ident;        /* the object the first "*" reaches is a pod's or container's (containers, below) */
 };
 
 /*
@@ -205,6 +260,12 @@ struct rule {
 #define PERCENT (-100.0)
 /* A JSON boolean read as 0 or 1 (a flag exported as a gauge); any other type is a bad value. */
 #define BOOLEAN (-2.0)
+
+/* container_usage (issue 13): one entry per cgroup, labelled as cAdvisor labels it (its key is "id"). */
+#define CT_RULE(field, fam, fixed)                                                                           \
+	{ SC_SYSTEM, "container_usage", "containers.*[name,pod,namespace,container]." field, &fam,               \
+	  CT_LABELS, fixed, 0, 0 }
+#define CT_LABELS "id,name,pod,namespace,container"
 
 #define NC_MEM(fam, key)                                                                                  \
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
@@ -355,6 +416,37 @@ static const struct rule rules[] = {
 	{ SC_DEVICE_GROUP, "device_utilization", "num_devices", &F_NCS2_NUM, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE_GROUP, "device_utilization", "num_available_devices", &F_NCS2_AVAIL, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE, "device_thermal", "temperatures_celsius.*", &F_NCS2_TEMP, "name", NULL, 0, 0, "ncs2", NULL },
+	/* container_usage (issue 13) */
+	CT_RULE("cpu_usage_seconds", F_CT_CPU, "cpu=total"),
+	CT_RULE("cpu_user_seconds", F_CT_USER, NULL),
+	CT_RULE("cpu_system_seconds", F_CT_SYS, NULL),
+	CT_RULE("cpu_periods", F_CT_PERIODS, NULL),
+	CT_RULE("cpu_throttled_periods", F_CT_THROTTLED, NULL),
+	CT_RULE("cpu_throttled_seconds", F_CT_THROTTLED_S, NULL),
+	CT_RULE("memory_usage_bytes", F_CT_MEM, NULL),
+	CT_RULE("memory_working_set_bytes", F_CT_WS, NULL),
+	CT_RULE("memory_rss_bytes", F_CT_RSS, NULL),
+	CT_RULE("memory_cache_bytes", F_CT_CACHE, NULL),
+	CT_RULE("oom_kills", F_CT_OOM, NULL),
+	/* containers (issue 13): per-process figures by pod and by container (monitor/container.c) */
+	{ SC_DEVICE, "device_memory", "pods.*.memory_bytes", &F_ACC_POD_MEM, "", NULL, 0, 0, NULL, NULL, IDENT_POD },
+	{ SC_DEVICE, "device_memory", "containers.*.memory_bytes", &F_ACC_CTR_MEM, "", NULL, 0, 0, NULL, NULL,
+	  IDENT_CONTAINER },
+	{ SC_DEVICE, "device_utilization", "pods.*.engines.*", &F_ACC_POD_UTIL, "engine", NULL, PERCENT, 0, NULL, NULL,
+	  IDENT_POD },
+	{ SC_DEVICE, "device_utilization", "containers.*.engines.*", &F_ACC_CTR_UTIL, "engine", NULL, PERCENT, 0, NULL,
+	  NULL, IDENT_CONTAINER },
+	/* NVIDIA MIG and GPM (issue 14): profiling metrics of a GPU or a MIG instance (docs/nvidia.md) */
+	{ SC_DEVICE, "device_utilization", "graphics_active_percent", &F_ACC_ACTIVITY, "", "engine=graphics", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "sm_active_percent", &F_ACC_ACTIVITY, "", "engine=sm", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "tensor_active_percent", &F_ACC_ACTIVITY, "", "engine=tensor", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "dram_active_percent", &F_ACC_ACTIVITY, "", "engine=dram", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp64_active_percent", &F_ACC_ACTIVITY, "", "engine=fp64", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp32_active_percent", &F_ACC_ACTIVITY, "", "engine=fp32", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "fp16_active_percent", &F_ACC_ACTIVITY, "", "engine=fp16", PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "sm_occupancy_percent", &F_ACC_SM_OCC, "", NULL, PERCENT, 0 },
+	{ SC_DEVICE, "device_utilization", "nvlink_tx_bytes_per_second", &F_ACC_NVLINK_GPM, "", "direction=tx", 0, 0 },
+	{ SC_DEVICE, "device_utilization", "nvlink_rx_bytes_per_second", &F_ACC_NVLINK_GPM, "", "direction=rx", 0, 0 },
 };
 #pragma GCC diagnostic pop
 
@@ -366,7 +458,7 @@ enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
 
 #define STEP_MAX 8
 #define NAMES_MAX 6
-#define CAPS_MAX 4
+#define CAPS_MAX 8
 #define NUM_TEXT_MAX 32 /* the text of any JSON integer (int64) or of a real with %.17g */
 
 struct step {
@@ -380,6 +472,8 @@ struct compiled {
 	size_t nsteps;
 	char *capnames[CAPS_MAX];
 	size_t ncaps;
+	int pid_cap;            /* the capture labelled "pid" (its identity: process_containers), or -1 */
+	int drop_empty;         /* a "*[f,g]" step: captures that are "" are no labels */
 	char *fixed_name, *fixed_value;
 };
 
@@ -410,10 +504,10 @@ static size_t rule_max_labels(const struct rule *r, size_t ncaps)
 
 	switch (r->scope) {
 	case SC_RUNTIME:
-		n += SCHEMA_RUNTIME_LABELS;
+		n += SCHEMA_RUNTIME_LABELS + MAP_IDENT_LABELS;
 		break;
 	case SC_DEVICE:
-		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0);
+		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0) + MAP_IDENT_LABELS;
 		break;
 	default:
 		break;
@@ -461,6 +555,15 @@ static int compile_rule(const struct rule *r, struct compiled *c, const char **w
 		st = &c->steps[c->nsteps++];
 		if (!strcmp(s, "*")) {
 			st->kind = ST_ANY;
+		} else if (s[0] == '*' && s[1] == '[' && s[strlen(s) - 1] == ']') {
+			/* "*[f,g]": every key, with fields of each member as labels too */
+			st->kind = ST_ANY;
+			c->drop_empty = 1;
+			s[strlen(s) - 1] = '\0';
+			if (split_checked(s + 2, ',', st->names, NAMES_MAX, &st->nnames)) {
+				*why = "more listed keys than NAMES_MAX";
+				return -E2BIG;
+			}
 		} else if (!strcmp(s, "#")) {
 			st->kind = ST_COUNT;
 		} else if (!strcmp(s, "1")) {
@@ -492,6 +595,10 @@ static int compile_rule(const struct rule *r, struct compiled *c, const char **w
 		*why = "more captured labels than CAPS_MAX";
 		return -E2BIG;
 	}
+	c->pid_cap = -1;
+	for (size_t i = 0; i < c->ncaps; i++)
+		if (r->scope == SC_DEVICE && !strcmp(c->capnames[i], "pid"))
+			c->pid_cap = (int)i;
 	if (r->fixed) {
 		char *f = xstrdup(r->fixed);
 
@@ -575,11 +682,15 @@ json_t *map_schema_json(void)
 				: x->scale == BOOLEAN ? json_string("boolean")
 						      : json_real(x->scale ? x->scale : 1);
 
-		json_array_append_new(rs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:f, s:s?, s:s?}", "scope",
-						    scopes[x->scope], "group", x->group, "path", x->path, "family",
-						    x->fam->name, "labels", x->labels, "fixed", x->fixed, "scale", scale,
-						    "clamp", x->clamp, "device_type", x->device_type, "index_label",
-						    x->index_label));
+		json_t *rule = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:f, s:s?, s:s?}", "scope",
+					 scopes[x->scope], "group", x->group, "path", x->path, "family", x->fam->name,
+					 "labels", x->labels, "fixed", x->fixed, "scale", scale, "clamp", x->clamp,
+					 "device_type", x->device_type, "index_label", x->index_label);
+
+		/* containers (issue 13): only on the rules that have it, so the other rows read as before */
+		if (x->ident)
+			json_object_set_new(rule, "ident", json_string(x->ident == IDENT_POD ? "pod" : "container"));
+		json_array_append_new(rs, rule);
 	}
 	json_object_set_new(o, "families", fams);
 	json_object_set_new(o, "rules", rs);
@@ -617,6 +728,9 @@ struct walk {
 	char trailbuf[STEP_MAX + 2][NUM_TEXT_MAX];
 	size_t ntrail;
 	struct buf entity;            /* a device's entity, "type:key": any length */
+	json_t *dev;                  /* the device object a device rule walks, else NULL */
+	json_t *ident;                /* an ident rule: the pod's or container's object its first "*" reached */
+	const char *ident_key;        /* and its key (the pod UID or the container id) */
 };
 
 static void bad(struct walk *w, const char *leaf, const char *why)
@@ -683,6 +797,39 @@ static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
 	return 1;
 }
 
+static const char *str_or(json_t *o, const char *key, const char *dflt);
+
+/*
+ * containers (issue 13): append pod, namespace and container from identity
+ * object o (NULL: nothing) to labels[n..]; pod_key/ctr_key are the
+ * aggregate's key when it has one. Each only when it has a value; the
+ * container label only for a container. Returns the new count.
+ */
+static size_t ident_labels(json_t *o, const char *pod_key, const char *ctr_key, struct label *labels, size_t n)
+{
+	const char *pod, *ns, *ctr;
+
+	if (!json_is_object(o))
+		return n;
+	pod = str_or(o, "pod", "");
+	if (!*pod)
+		pod = pod_key ? pod_key : str_or(o, "pod_uid", "");
+	ns = str_or(o, "namespace", "");
+	ctr = "";
+	if (!pod_key) {
+		ctr = str_or(o, "name", "");
+		if (!*ctr)
+			ctr = ctr_key ? ctr_key : str_or(o, "id", "");
+	}
+	if (*pod)
+		labels[n++] = (struct label){ "pod", pod };
+	if (*ns)
+		labels[n++] = (struct label){ "namespace", ns };
+	if (*ctr)
+		labels[n++] = (struct label){ "container", ctr };
+	return n;
+}
+
 static void emit(struct walk *w, double v)
 {
 	const struct compiled *c = w->c;
@@ -704,9 +851,16 @@ static void emit(struct walk *w, double v)
 	}
 	/* compile_rule proved that every capture and the fixed label fit (rule_max_labels). */
 	for (size_t i = 0; i < w->ncaps && i < c->ncaps; i++)
-		w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
+		if (!c->drop_empty || w->caps[i][0])
+			w->s.labels[n++] = (struct label){ c->capnames[i], w->caps[i] };
 	if (c->fixed_name)
 		w->s.labels[n++] = (struct label){ c->fixed_name, c->fixed_value };
+	if (w->ident)
+		n = ident_labels(w->ident, w->rule->ident == IDENT_POD ? w->ident_key : NULL,
+				 w->rule->ident == IDENT_CONTAINER ? w->ident_key : NULL, w->s.labels, n);
+	else if (c->pid_cap >= 0 && (size_t)c->pid_cap < w->ncaps && w->dev)
+		n = ident_labels(json_object_get(json_object_get(w->dev, "process_containers"), w->caps[c->pid_cap]),
+				 NULL, NULL, w->s.labels, n);
 	w->s.nlabels = n;
 	w->s.fam = w->rule->fam;
 	w->s.value = v;
@@ -748,9 +902,35 @@ static void walk(struct walk *w, json_t *node, size_t i)
 			descend(w, v, i, st->names[0], NULL);
 		break;
 	case ST_ANY:
-		if (json_is_object(node))
-			json_object_foreach(node, key, v)
+		if (!json_is_object(node))
+			break;
+		if (w->rule->ident && !w->ident) {
+			/* The pod's or container's object: its identity labels the samples, its key does not. */
+			json_object_foreach(node, key, v) {
+				w->ident = v;
+				w->ident_key = key;
+				descend(w, v, i, key, NULL);
+				w->ident = NULL;
+			}
+			break;
+		}
+		json_object_foreach(node, key, v) {
+			size_t nc = w->ncaps;
+
+			if (st->nnames && nc + 1 + st->nnames <= CAPS_MAX) {
+				/* "*[f,g]": the key, then each listed string field of the member ("" where it has none). */
+				w->caps[w->ncaps++] = key;
+				for (k = 0; k < st->nnames; k++) {
+					json_t *fv = json_object_get(v, st->names[k]);
+
+					w->caps[w->ncaps++] = json_is_string(fv) ? json_string_value(fv) : "";
+				}
+				descend(w, v, i, key, NULL);
+			} else {
 				descend(w, v, i, key, key);
+			}
+			w->ncaps = nc;
+		}
 		break;
 	case ST_KEYS:
 		if (json_is_object(node))
@@ -902,7 +1082,7 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 	const char *type = str_or(ent, "device_type", ""), *gname, *dkey;
 	json_t *g, *dev, *per;
 	size_t base = w->s.ninstance, ndev = base;
-	char gwhere[256];
+	char gwhere[256], numbuf[LBL_COUNT][NUM_TEXT_MAX]; /* optional device labels' numbers as text */
 
 	if (*str_or(ent, "error", "")) {
 		if (w->cb->group_error)
@@ -964,10 +1144,21 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			for (size_t l = 0; l < LBL_COUNT; l++) {
 				const struct schema_label *sl = &schema_labels[l];
 
-				if (sl->kind == LK_DEVICE)
-					w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
-										: l == LBL_DEVICE ? dkey
-										: str_or(dev, sl->source, "") };
+				if (sl->kind != LK_DEVICE)
+					continue;
+				if (sl->flags & LABEL_OPTIONAL) {
+					/* Only on devices that have it (NVIDIA MIG instances' ids and profile). */
+					json_t *v = json_object_get(dev, sl->source);
+
+					if (json_is_string(v))
+						w->s.labels[ndev++] = (struct label){ sl->name, json_string_value(v) };
+					else if (number_text(v, numbuf[l]))
+						w->s.labels[ndev++] = (struct label){ sl->name, numbuf[l] };
+					continue;
+				}
+				w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
+									: l == LBL_DEVICE ? dkey
+									: str_or(dev, sl->source, "") };
 			}
 			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
 			w->where = gwhere;
@@ -980,7 +1171,9 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 				w->rule = &rules[r];
 				w->c = &compiled[r];
 				w->ncaps = w->ntrail = 0;
+				w->dev = dev;
 				walk(w, dev, 0);
+				w->dev = NULL;
 			}
 		}
 	}
@@ -1135,6 +1328,8 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 				w.s.prom_skip = 1u << w.base_labels;
 			w.s.labels[w.base_labels++] = (struct label){ "pid", pidbuf };
 		}
+		/* containers (issue 13): whose process it is */
+		w.base_labels = ident_labels(json_object_get(e, "container"), NULL, NULL, w.s.labels, w.base_labels);
 		snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
 		map_groups(&w, SC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
 	}

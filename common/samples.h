@@ -41,7 +41,7 @@ struct label {
  * proves (test_samples) that no rule can yield more, and the mapping stops
  * the program at its first use rather than drop one.
  */
-#define SAMPLE_MAX_LABELS 16
+#define SAMPLE_MAX_LABELS 24
 /* Instance labels: the six of instance_info, and ultraserver_id where it has one (common/schema.h). */
 #define MAP_INSTANCE_LABELS_MAX SCHEMA_INSTANCE_LABELS
 

@@ -33,6 +33,7 @@ const struct schema_label schema_labels[LBL_COUNT] = {
 #define FACT "a fixed fact about the device, not a measurement"
 #define RUNNING "a running total: the counter family of the same data carries its increases, which sinks sum"
 #define SUM "the sum of fields exported on their own"
+#define IDENT "a container's or pod's identity: the labels pod, namespace and container of the per-process, per-pod and per-container series"
 
 #define F(g, type, path, kind, why) { GROUP_##g, type, path, kind, why }
 const struct schema_field schema_fields[] = {
@@ -55,6 +56,7 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_INFO, "nvidia", "nvml_version", "str", TEXT),
 	F(DEVICE_INFO, "nvidia", "cuda_driver_version", "str", TEXT),
 	F(DEVICE_INFO, "nvidia", "mig_mode", "str", TEXT),
+	F(DEVICE_INFO, "nvidia", "profiling_unavailable", "str", "text: why a GPU or MIG instance has no GPM metrics"),
 	F(DEVICE_INFO, "amdgpu", "product_number", "str", TEXT),
 	F(DEVICE_INFO, "amdgpu", "vbios_version", "str", TEXT),
 	F(DEVICE_INFO, "amdgpu", "pci_device_id", "str", TEXT),
@@ -88,6 +90,17 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_UTILIZATION, NULL, "pcie_tx_bytes_per_second", "int", NULL),
 	F(DEVICE_UTILIZATION, NULL, "pcie_rx_bytes_per_second", "int", NULL),
 	F(DEVICE_UTILIZATION, "amdgpu", "video_percent", "pct", NULL),
+	/* NVIDIA GPM (issue 14), on GPUs and MIG instances that support it */
+	F(DEVICE_UTILIZATION, "nvidia", "graphics_active_percent", "pct", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "sm_active_percent", "pct", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "sm_occupancy_percent", "pct", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "tensor_active_percent", "pct", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "dram_active_percent", "pct", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "fp64_active_percent", "pct", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "fp32_active_percent", "pct", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "fp16_active_percent", "pct", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "nvlink_tx_bytes_per_second", "int", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "nvlink_rx_bytes_per_second", "int", NULL),
 	F(DEVICE_UTILIZATION, "amdgpu", "processes", "engine_pct_by_pid", NULL),
 	F(DEVICE_UTILIZATION, "neuron", "neuroncores", "neuroncores_util", NULL),
 	F(DEVICE_UTILIZATION, "neuron", "neuroncores.*.{utilization_percent,inferences,flops,model_loads}", NULL, NULL),
@@ -152,6 +165,21 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_ERRORS, "neuron", "ecc_events_total", "int_map", RUNNING),
 	F(DEVICE_ERRORS, "amdgpu", "pcie_aer_errors", "int_map", NULL),
 	F(DEVICE_ERRORS, "amdgpu", "pcie_aer_errors_total", "int_map", RUNNING),
+	/* containers (issue 13): per-process figures attributed to containers and pods (monitor/container.c) */
+	F(DEVICE_MEMORY, NULL, "process_containers", "process_containers", IDENT),
+	F(DEVICE_MEMORY, NULL, "pods", "pod_memory", NULL),
+	F(DEVICE_MEMORY, NULL, "pods.*.memory_bytes", NULL, NULL),
+	F(DEVICE_MEMORY, NULL, "pods.*.{pod,namespace,qos,pids}", NULL, IDENT),
+	F(DEVICE_MEMORY, NULL, "containers", "container_memory", NULL),
+	F(DEVICE_MEMORY, NULL, "containers.*.memory_bytes", NULL, NULL),
+	F(DEVICE_MEMORY, NULL, "containers.*.{runtime,pod_uid,pod,namespace,name,pids}", NULL, IDENT),
+	F(DEVICE_UTILIZATION, NULL, "process_containers", "process_containers", IDENT),
+	F(DEVICE_UTILIZATION, NULL, "pods", "pod_engines", NULL),
+	F(DEVICE_UTILIZATION, NULL, "pods.*.engines", NULL, NULL),
+	F(DEVICE_UTILIZATION, NULL, "pods.*.{pod,namespace,qos,pids}", NULL, IDENT),
+	F(DEVICE_UTILIZATION, NULL, "containers", "container_engines", NULL),
+	F(DEVICE_UTILIZATION, NULL, "containers.*.engines", NULL, NULL),
+	F(DEVICE_UTILIZATION, NULL, "containers.*.{runtime,pod_uid,pod,namespace,name,pids}", NULL, IDENT),
 	/* NVIDIA events, NVLink and clock-event reasons (issue 14, G: docs/nvidia.md) */
 	F(DEVICE_THERMAL, "nvidia", "clock_event_reasons", "int_map", NULL),
 	F(DEVICE_THERMAL, "nvidia", "clock_event_reasons_mask", "int", NULL),

@@ -29,6 +29,7 @@ enum group_scope { SCOPE_SYSTEM, SCOPE_RUNTIME, SCOPE_DEVICE };
 	X(VCPU_USAGE, "vcpu_usage", NULL, SCOPE_SYSTEM)                                   \
 	X(MEMORY_INFO, "memory_info", NULL, SCOPE_SYSTEM)                                 \
 	X(NEURON_HW_COUNTERS, "neuron_hw_counters", NULL, SCOPE_SYSTEM)                   \
+	X(CONTAINER_USAGE, "container_usage", NULL, SCOPE_SYSTEM)                         \
 	X(RUNTIME_VCPU_USAGE, "runtime_vcpu_usage", "neuron_runtime_vcpu_usage", SCOPE_RUNTIME) \
 	X(MEMORY_USED, "memory_used", NULL, SCOPE_RUNTIME)                                \
 	X(EXECUTION_STATS, "execution_stats", "inference_stats", SCOPE_RUNTIME)           \
@@ -66,7 +67,8 @@ enum label_kind {
 
 /* Label flags. */
 #define LABEL_CSV_COLUMN 1u /* accel-csv's long format has a column of this name (fixed: the header never changes) */
-#define LABEL_OPTIONAL 2u   /* instance labels: only when instance_info has the key (else left out, not "") */
+#define LABEL_OPTIONAL 2u   /* instance labels: only when instance_info has the key (else left out, not "");
+			     * device labels: only when the device object has the key (its value a string or a number) */
 
 /*
  * X(ID, name, kind, source, flags, CloudWatch dimension): every label a
@@ -113,11 +115,23 @@ enum label_kind {
 	/* NVIDIA events and clock-event reasons (issue 14, G) */                                   \
 	X(XID, "xid", LK_VALUE, NULL, 0, "Xid")                                                     \
 	X(REASON, "reason", LK_VALUE, NULL, 0, "Reason")                                            \
+	/* E: container_usage (issue 13): cAdvisor's "id" (the cgroup path) and "cpu" ("total") */            \
+	X(CGROUP_ID, "id", LK_VALUE, NULL, 0, "Cgroup")                                             \
+	X(CPU, "cpu", LK_VALUE, NULL, 0, "Cpu")                                                     \
+	/* NVIDIA MIG instances (issue 14): device labels on a MIG instance's samples only */       \
+	X(GPU_INSTANCE, "gpu_instance", LK_DEVICE, "gpu_instance_id", LABEL_OPTIONAL, "GpuInstance") \
+	X(COMPUTE_INSTANCE, "compute_instance", LK_DEVICE, "compute_instance_id", LABEL_OPTIONAL,   \
+	  "ComputeInstance")                                                                          \
+	X(MIG_PROFILE, "mig_profile", LK_DEVICE, "mig_profile", LABEL_OPTIONAL, "MigProfile")       \
+	X(PARENT_UUID, "parent_uuid", LK_DEVICE, "parent_uuid", LABEL_OPTIONAL, "ParentUUID")       \
 	X(DIRECTION, "direction", LK_VALUE, NULL, 0, "Direction")                                   \
 	X(MIG_DEVICE, "mig_device", LK_VALUE, NULL, 0, "MigDevice")                                 \
 	X(LINK, "link", LK_VALUE, NULL, 0, "Link")                                                  \
 	X(SEVERITY, "severity", LK_VALUE, NULL, 0, "Severity")                                      \
-	X(ALARM, "alarm", LK_VALUE, NULL, 0, "Alarm")
+	X(ALARM, "alarm", LK_VALUE, NULL, 0, "Alarm")                                              \
+	X(POD, "pod", LK_VALUE, NULL, 0, "PodName")                                                 \
+	X(NAMESPACE, "namespace", LK_VALUE, NULL, 0, "Namespace")                                   \
+	X(CONTAINER, "container", LK_VALUE, NULL, 0, "ContainerName")
 
 #define SCHEMA_LABEL_ENUM_(id, name, kind, source, flags, dim) LBL_##id,
 enum label_id { SCHEMA_LABELS(SCHEMA_LABEL_ENUM_) LBL_COUNT };

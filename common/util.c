@@ -318,6 +318,8 @@ void node_name(char *dst, size_t size)
 {
 	const char *k = getenv("KUBE_NODE_NAME");
 
+	if (!k || !*k)
+		k = getenv("NODE_NAME"); /* the downward API's usual name */
 	if (k && *k) {
 		snprintf(dst, size, "%s", k);
 		return;

@@ -76,7 +76,7 @@ char *utf8_sanitize(char *s);
  */
 uint64_t hash_bytes(uint64_t seed, const void *p, size_t n);
 
-/* The node's name: KUBE_NODE_NAME when set and not empty, else the host name (else "localhost"). */
+/* The node's name: KUBE_NODE_NAME when set and not empty, else NODE_NAME (the downward API), else the host name (else "localhost"). */
 void node_name(char *dst, size_t size);
 
 /* Write all of p, retrying on EINTR and short writes. 0 or -errno. */

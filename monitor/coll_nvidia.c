@@ -28,9 +28,18 @@
  * negative increase. Baselines are taken at open, so the first period has
  * data; after a GPU comes back, the first period after its return has
  * totals only.
+ *
+ * MIG instances (device entries "<gpu>/<gi>/<ci>") and GPM profiling
+ * metrics live in nvidia_mig.c and nvidia_gpm.c; nvx_collect hooks them in
+ * after each GPU's fields of a group. NVML events (XIDs and the rest, waited
+ * for on a thread), NVLink, and the worker pool that reads every GPU's PCIe
+ * throughput at once live in nvidia_events.c, nvidia_links.c and
+ * nvidia_pool.c.
  */
 #include "collector.h"
 #include "nvml.h"
+#include "nvidia_gpm.h"
+#include "nvidia_mig.h"
 #include "proctab.h"
 /* G: events, NVLink */
 #include "loop.h"
@@ -82,10 +91,6 @@ struct nvml_api {
 	nvml_remap_fn remap;
 	nvml_mig_mode_fn mig_mode;
 	nvml_mig_handle_fn mig_handle;
-	nvml_event_create_fn ev_create;
-	nvml_event_free_fn ev_free;
-	nvml_register_fn ev_register;
-	nvml_event_wait_fn ev_wait;
 	size_t proc_stride; /* bytes per process entry of the procs symbol resolved */
 };
 
@@ -132,10 +137,6 @@ static const struct nv_sym {
 	S(remap, "nvmlDeviceGetRemappedRows"),
 	S(mig_mode, "nvmlDeviceGetMigMode"),
 	S(mig_handle, "nvmlDeviceGetMigDeviceHandleByIndex"),
-	S(ev_create, "nvmlEventSetCreate"),
-	S(ev_free, "nvmlEventSetFree"),
-	S(ev_register, "nvmlDeviceRegisterEvents"),
-	S(ev_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait"),
 #undef S
 };
 
@@ -177,6 +178,9 @@ struct nv_dev {
 	/* this device's object in each group's "devices" (borrowed from the holder) */
 	json_t *obj[NV_NGROUPS];
 	int obj_err[NV_NGROUPS]; /* the object holds an error, no data */
+	/* F: MIG instances and GPM (nvidia_mig.c, nvidia_gpm.c) */
+	struct nv_mig *mig;      /* its MIG instances' state */
+	struct nv_gpm gpm;       /* the whole GPU's profiling sampler */
 };
 
 struct nv_state {
@@ -202,6 +206,9 @@ struct nv_state {
 	int pcie;                   /* NV_PCIE_*: where this cycle's PCIe throughput comes from */
 	int64_t cycle_ns;           /* the cycle being collected (CLOCK_MONOTONIC) */
 	struct log_limit pcie_lim;
+	/* F: MIG instances and GPM */
+	struct nv_gpm_api gpm_api;
+	struct nv_mig_api mig_api;
 };
 
 /* G: s->pcie: this cycle's PCIe batch is to be started at collect, or was started by the fetch. */
@@ -635,6 +642,8 @@ static int dev_lookup(struct nv_state *s, struct nv_dev *d)
 	d->procs_ok = 0;
 	d->err[0] = 0;
 	dev_register_xid(s, d);
+	nv_mig_reset(d->mig, &s->gpm_api); /* F: MIG handles and GPM samples start afresh */
+	nv_gpm_release(&s->gpm_api, &d->gpm, 0);
 	return 1;
 }
 
@@ -720,9 +729,10 @@ static int nv_wants(const struct nv_state *s, enum group_id id)
 }
 
 /*
- * Once the library is up: the host-wide strings, the XID event set (for
- * device_errors), the devices, and with prime their counter baselines (at
- * open: the first period then has increases; a late start has totals only).
+ * Once the library is up: the host-wide strings, the GPM and MIG entry
+ * points, the devices, the event thread (for device_errors), NVLink, the
+ * PCIe worker pool, and with prime the counter baselines (at open: the
+ * first period then has increases; a late start has totals only).
  */
 static int nv_start(struct nv_state *s, int prime)
 {
@@ -736,8 +746,12 @@ static int nv_start(struct nv_state *s, int prime)
 		s->nvml[0] = 0;
 	if (a->cuda_version && a->cuda_version(&v) == NVML_SUCCESS && v > 0)
 		snprintf(s->cuda, sizeof(s->cuda), "%d.%d", v / 1000, (v % 1000) / 10);
+	nv_gpm_resolve(s->api.dl, &s->gpm_api); /* F: before the devices, whose lookup may release samples */
+	nv_mig_resolve(s->api.dl, &s->mig_api);
 	if (nv_enumerate(s))
 		return -1;
+	for (size_t i = 0; i < s->ndevs; i++)
+		s->devs[i].mig = nv_mig_new();
 	/* G: events (a thread waits on the set), NVLink, the PCIe worker pool. */
 	if (nv_wants(s, GROUP_DEVICE_ERRORS))
 		s->events = nv_events_new(a->dl, s->loop, s->ndevs);
@@ -775,6 +789,8 @@ static void nv_free_devs(struct nv_state *s)
 	for (size_t i = 0; i < s->ndevs; i++) {
 		free(s->devs[i].pbuf);
 		free(s->devs[i].procs);
+		nv_mig_free(s->devs[i].mig, &s->gpm_api);
+		nv_gpm_release(&s->gpm_api, &s->devs[i].gpm, 0);
 	}
 	free(s->devs);
 	s->devs = NULL;
@@ -1492,6 +1508,35 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 
 #undef TRY
 
+/* ---- F: MIG instances and GPM (nvidia_mig.c, nvidia_gpm.c) ---------------- */
+
+/*
+ * After group id's fields of GPU d were read into its object o: its GPM
+ * fields (device_info: why there are none; device_utilization: the
+ * metrics) and its MIG instances' entries in the group's devices object.
+ * NVML_SUCCESS, or the NVML error that means the GPU is lost.
+ */
+static nvmlReturn_t nvx_collect(struct nv_state *s, struct nv_dev *d, enum group_id id, json_t *o, json_t *devices,
+				int64_t cycle)
+{
+	struct nv_mig_parent p = { d->index, d->h, d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL,
+				   &d->gpm };
+	nvmlReturn_t rc;
+
+	if (id == GROUP_DEVICE_INFO || id == GROUP_DEVICE_UTILIZATION) {
+		if ((rc = nv_gpm_query(&s->gpm_api, &d->gpm, d->h)))
+			return rc;
+		if (id == GROUP_DEVICE_INFO) {
+			nv_gpm_put_info(&d->gpm, o);
+		} else {
+			if ((rc = nv_gpm_step(&s->gpm_api, &d->gpm, d->h, NVML_INVALID_INSTANCE_ID, clock_mono_ns())))
+				return rc;
+			nv_gpm_put(&d->gpm, o, 1);
+		}
+	}
+	return d->mig ? nv_mig_collect(d->mig, &s->mig_api, &s->gpm_api, id, &p, devices, cycle) : NVML_SUCCESS;
+}
+
 /* ---- ops ----------------------------------------------------------------- */
 
 static int nv_probe(const struct mon_env *env)
@@ -1648,9 +1693,16 @@ static void nv_collect(void *state, enum group_id id, const struct cycle *cy, js
 		nv_pcie_settle(s);
 	for (size_t i = 0; i < s->ndevs; i++) {
 		struct nv_dev *d = &s->devs[i];
+		json_t *devices = json_object_get(s->holder[g], "devices");
+		nvmlReturn_t lost = NVML_SUCCESS;
 
-		if (!dev_ready(s, d, cy->mono_ns) || fill[g](s, d, dev_obj(s, d, g)) < 0)
+		if (!dev_ready(s, d, cy->mono_ns) || fill[g](s, d, dev_obj(s, d, g)) < 0 ||
+		    (lost = nvx_collect(s, d, id, d->obj[g], devices, cy->mono_ns))) {
+			if (lost) /* F: lost during a MIG or GPM call */
+				nv_lose(s, d, lost);
 			dev_obj_error(s, d, g);
+			nv_mig_clear(d->index, devices);
+		}
 	}
 	json_object_set(group, "devices", json_object_get(s->holder[g], "devices"));
 	if (id == GROUP_DEVICE_UTILIZATION)

@@ -196,6 +196,15 @@ static json_t *entry_json(const struct proc_state *s, pid_t pid, const char *tag
 			 json_object());
 }
 
+/* The entry's "container" (container.h) when its process is in a container, pod or unit. */
+static void add_container(const struct proc_state *s, pid_t pid, const struct cycle *cy, json_t *ent)
+{
+	json_t *c = s->env->procs ? proctab_container_json_pid(s->env->procs, cy->mono_ns, pid) : NULL;
+
+	if (c)
+		json_object_set_new(ent, "container", c);
+}
+
 static void collect_vcpu(struct proc_state *s, struct proc_entry *e, const struct cycle *cy, json_t *g)
 {
 	double elapsed = (double)(cy->boot_ns - e->base_vcpu_ns) / 1e9;
@@ -283,6 +292,7 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 			json_array_append_new(out, ent);
 			continue; /* reported once, then dropped below */
 		}
+		add_container(s, e->pid, cy, ent);
 		for (size_t k = 0; k < ndue; k++) {
 			json_t *g = group_new(0, cy->iso);
 

@@ -190,6 +190,7 @@ const struct device_ops *const *device_ops_all(void);
 extern const struct group_ops coll_cpu_ops;
 extern const struct group_ops coll_mem_ops;
 extern const struct group_ops coll_neuron_hw_ops;
+extern const struct group_ops coll_containers_ops;
 extern const struct runtime_ops coll_pid_ops;
 extern const struct runtime_ops coll_process_ops;
 extern const struct device_ops coll_amdgpu_ops;

@@ -16,7 +16,7 @@
  * The registry: one row per collector, naming its ops table coll_<row>_ops
  * (declared here, so the row is all a new collector needs).
  */
-#define GROUP_COLLECTORS(X) X(cpu) X(mem) X(neuron_hw)
+#define GROUP_COLLECTORS(X) X(cpu) X(mem) X(neuron_hw) X(containers)
 #define RUNTIME_COLLECTORS(X) X(pid) X(process)
 /* Probed in this order by "auto". */
 #define DEVICE_COLLECTORS(X) X(nvidia) X(amdgpu) X(neuron) X(ncs2) X(hwmon)

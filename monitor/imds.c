@@ -15,6 +15,7 @@
  * http://169.254.169.254). Each request times out after 1 s.
  */
 #include "../common/util.h"
+#include "kubelet.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -186,7 +187,7 @@ out:
 	return o;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct imds in = { 0 };
 	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
@@ -196,6 +197,8 @@ int main(void)
 	size_t n;
 	int rc;
 
+	if (argc > 1) /* --kubelet-pods: the kubelet's pod list for accel-monitor (kubelet.h) */
+		return kubelet_fetch_main(argc, argv);
 	snprintf(in.endpoint, sizeof(in.endpoint), "%s", ep && *ep ? ep : IMDS_DEFAULT);
 	n = strlen(in.endpoint);
 	while (n > 0 && in.endpoint[n - 1] == '/')

@@ -41,6 +41,7 @@ struct instance {
 	int fd;               /* its stdout, or -1 */
 	struct buf out;       /* what it wrote so far */
 	char hostname[256], node_name[256];
+	char pod_name[256], pod_namespace[256]; /* the monitor's own pod (downward API), "" outside Kubernetes */
 };
 
 /* Replace the current object with the EC2 fields of o (borrowed) and err. */
@@ -58,6 +59,11 @@ static void publish(struct instance *in, json_t *o, const char *err)
 	json_object_set_new(n, "error", json_string(err));
 	json_object_set_new(n, "hostname", json_string(in->hostname));
 	json_object_set_new(n, "node_name", json_string(in->node_name));
+	/* The monitor's own pod, when the downward API gives it (issue 13): only then, so other reports stay as they were. */
+	if (*in->pod_name)
+		json_object_set_new(n, "pod_name", json_string(in->pod_name));
+	if (*in->pod_namespace)
+		json_object_set_new(n, "pod_namespace", json_string(in->pod_namespace));
 	json_decref(in->info);
 	in->info = n;
 }
@@ -196,7 +202,7 @@ static void on_timer(struct loop_timer *t)
 struct instance *instance_new(struct loop *loop, const char *helper, int64_t refresh_ns)
 {
 	struct instance *in = xcalloc(1, sizeof(*in));
-	const char *node = getenv("KUBE_NODE_NAME");
+	const char *node = getenv("KUBE_NODE_NAME"), *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
 
 	in->loop = loop;
 	in->helper = xstrdup(helper);
@@ -205,9 +211,15 @@ struct instance *instance_new(struct loop *loop, const char *helper, int64_t ref
 	buf_init(&in->out, FETCH_OUTPUT_MAX);
 	if (gethostname(in->hostname, sizeof(in->hostname) - 1))
 		in->hostname[0] = '\0';
+	if (!node || !*node)
+		node = getenv("NODE_NAME"); /* the downward API's usual name (fieldRef spec.nodeName) */
 	snprintf(in->node_name, sizeof(in->node_name), "%s", node ? node : "");
+	snprintf(in->pod_name, sizeof(in->pod_name), "%s", pod ? pod : "");
+	snprintf(in->pod_namespace, sizeof(in->pod_namespace), "%s", ns ? ns : "");
 	utf8_sanitize(in->hostname);
 	utf8_sanitize(in->node_name);
+	utf8_sanitize(in->pod_name);
+	utf8_sanitize(in->pod_namespace);
 	publish(in, NULL, "instance metadata not fetched yet");
 	fetch_start(in);
 	return in;

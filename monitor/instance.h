@@ -6,7 +6,9 @@
  * watch on the producer's event loop (loop.h), so collecting never waits on
  * the network and the
  * producer itself has no threads and links no HTTP or TLS library.
- * hostname and node_name (KUBE_NODE_NAME) are added here.
+ * hostname and node_name (KUBE_NODE_NAME, else the downward API's
+ * NODE_NAME) are added here, and the monitor's own pod_name and
+ * pod_namespace (POD_NAME, POD_NAMESPACE) when those are set.
  *
  * A fetch that has not answered within its deadline is killed and counts
  * as failed. A failed refresh keeps the last good values and sets "error".

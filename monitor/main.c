@@ -14,6 +14,7 @@
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "config.h"
+#include "container.h"
 #include "instance.h"
 #include "loop.h"
 #include "monitor.h"
@@ -47,6 +48,7 @@ static void on_signal(int sig)
 struct opts {
 	const char *config;
 	const char *procfs, *sysfs;
+	struct container_opts ctr; /* --path.rootfs, --path.run, --path.cgroupfs, --kubelet-* */
 	int verbose;
 	int once, check;
 	unsigned long long count;
@@ -66,6 +68,14 @@ static void usage(FILE *f)
 		"      --check-config      validate, print the effective configuration as JSON, exit\n"
 		"      --path.procfs DIR   read /proc from DIR (default /proc)\n"
 		"      --path.sysfs DIR    read /sys from DIR (default /sys)\n"
+		"      --path.rootfs DIR   the host's / (container runtimes' state; default /)\n"
+		"      --path.run DIR      the host's /run (default ROOTFS/run)\n"
+		"      --path.cgroupfs DIR the host's /sys/fs/cgroup (default ROOTFS/sys/fs/cgroup)\n"
+		"      --kubelet-url URL   ask the kubelet's /pods for pod names the runtimes'\n"
+		"                          files do not give (e.g. https://$NODE_IP:10250)\n"
+		"      --kubelet-token-file FILE  bearer token for it (a service-account token)\n"
+		"      --kubelet-ca-file FILE     CA of its serving certificate\n"
+		"      --kubelet-refresh DURATION at most one /pods fetch per DURATION (default 30s)\n"
 		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
 		"                          2 info, 3 debug, 4 everything; -v, -vv raise it\n"
 		"      --version           print the version and exit\n"
@@ -93,7 +103,8 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION };
+	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
+	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH };
 	static const struct option longopts[] = {
 		{ "config-file", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
@@ -103,6 +114,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "path.procfs", required_argument, NULL, OPT_PROCFS },
 		{ "path.sysfs", required_argument, NULL, OPT_SYSFS },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "path.rootfs", required_argument, NULL, OPT_ROOTFS },
+		{ "path.run", required_argument, NULL, OPT_RUN },
+		{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
+		{ "kubelet-url", required_argument, NULL, OPT_KUBELET_URL },
+		{ "kubelet-token-file", required_argument, NULL, OPT_KUBELET_TOKEN },
+		{ "kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA },
+		{ "kubelet-refresh", required_argument, NULL, OPT_KUBELET_REFRESH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -145,6 +163,42 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			*(c == OPT_PROCFS ? &o->procfs : &o->sysfs) = optarg;
 			break;
+		case OPT_ROOTFS:
+		case OPT_RUN:
+		case OPT_CGROUPFS:
+		case OPT_KUBELET_URL:
+		case OPT_KUBELET_TOKEN:
+		case OPT_KUBELET_CA: {
+			static const char *const names[] = { "path.rootfs", "path.run", "path.cgroupfs", "kubelet-url",
+							     "kubelet-token-file", "kubelet-ca-file" };
+			const char **dst[] = { &o->ctr.rootfs, &o->ctr.run, &o->ctr.cgroupfs, &o->ctr.kubelet_url,
+					       &o->ctr.kubelet_token_file, &o->ctr.kubelet_ca_file };
+
+			if (!*optarg) {
+				fprintf(stderr, "accel-monitor: --%s: expected a %s, got \"\"\n", names[c - OPT_ROOTFS],
+					c == OPT_KUBELET_URL ? "URL" : c >= OPT_KUBELET_TOKEN ? "file" : "directory");
+				return -1;
+			}
+			if (c == OPT_KUBELET_URL && strncmp(optarg, "https://", 8) && strncmp(optarg, "http://", 7)) {
+				fprintf(stderr, "accel-monitor: --kubelet-url: expected an http:// or https:// URL, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			*dst[c - OPT_ROOTFS] = optarg;
+			break;
+		}
+		case OPT_KUBELET_REFRESH: {
+			int64_t ms;
+			const char *why;
+
+			if (duration_parse(optarg, &ms, &why) || ms < 1000) {
+				fprintf(stderr, "accel-monitor: --kubelet-refresh: expected a duration of 1s or more, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			o->ctr.kubelet_refresh_ns = ms * NS_PER_MS;
+			break;
+		}
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);
 			exit(cli_finish_stdout("accel-monitor"));
@@ -294,7 +348,8 @@ int main(int argc, char **argv)
 		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
 	helper = imds_helper();
 	inst = instance_new(loop, helper, INSTANCE_REFRESH_NS);
-	free(helper);
+	o.ctr.kubelet_helper = helper; /* kept until exit: the kubelet's fetches run it too */
+	container_opts_set(&o.ctr);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, inst, 1))
 		got_term = 1; /* the reader is gone already */
@@ -370,6 +425,7 @@ int main(int argc, char **argv)
 out:
 	monitor_free(m);
 	instance_free(inst);
+	free(helper);
 	loop_watch_stop(loop, &out_watch);
 	loop_free(loop);
 	return rc;

@@ -10,6 +10,7 @@
 #include "../common/util.h"
 #include "collector.h"
 #include "loop.h"
+#include "container.h"
 #include "proctab.h"
 #include "sched.h"
 
@@ -363,6 +364,7 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 	} else {
 		m->procs = xmalloc(sizeof(*m->procs));
 		proctab_init(m->procs, cfg->procfs);
+		m->procs->ct = containers_new(loop); /* container and pod names (container.h) */
 	}
 	env->procs = m->procs;
 	/* A request in flight belongs to the old monitor's job; the next fetch starts afresh. */
@@ -722,6 +724,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	for (size_t d = 0; d < m->ndevs; d++)
 		if (m->devs[d].ndue)
 			collect_devices(&m->devs[d], &cy, started, ddata);
+	containers_annotate_report(m->procs, cy.mono_ns, ddata); /* per-process figures by container and pod */
 	record_device_memory(m, &cy);
 	for (size_t r = 0; r < m->cfg->nruntimes; r++) {
 		struct runtime *rt = &m->rts[r];

@@ -268,4 +268,64 @@ typedef nvmlReturn_t (*nvml_nvlink_error_fn)(nvmlDevice_t, unsigned int, int, un
 /* ^ nvmlDeviceGetNvLinkErrorCounter(device, link, nvmlNvLinkErrorCounter_t, value) */
 typedef nvmlReturn_t (*nvml_event_types_fn)(nvmlDevice_t, unsigned long long *); /* nvmlDeviceGetSupportedEventTypes */
 
+/* F: MIG and GPM (issue 14). Checked against the same NVML 12.2.140 header. */
+
+/* MIG: ids NVML gives when a device or process is not in a MIG instance. */
+#define NVML_INVALID_INSTANCE_ID 0xFFFFFFFFu
+
+/* GPM (GPU performance monitoring, Hopper and newer): metric ids of nvmlGpmMetricId_t used here. */
+#define NVML_GPM_METRIC_GRAPHICS_UTIL 1       /* percent of time any graphics/compute engine was active */
+#define NVML_GPM_METRIC_SM_UTIL 2             /* percent of SMs busy */
+#define NVML_GPM_METRIC_SM_OCCUPANCY 3        /* percent of warps active vs the theoretical maximum */
+#define NVML_GPM_METRIC_ANY_TENSOR_UTIL 5     /* percent of time any tensor pipe was active */
+#define NVML_GPM_METRIC_DRAM_BW_UTIL 10       /* percent of DRAM bandwidth used vs the maximum */
+#define NVML_GPM_METRIC_FP64_UTIL 11          /* percent, non-tensor FP64 */
+#define NVML_GPM_METRIC_FP32_UTIL 12          /* percent, non-tensor FP32 */
+#define NVML_GPM_METRIC_FP16_UTIL 13          /* percent, non-tensor FP16 */
+#define NVML_GPM_METRIC_PCIE_TX_PER_SEC 20    /* MiB/s */
+#define NVML_GPM_METRIC_PCIE_RX_PER_SEC 21    /* MiB/s */
+#define NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC 60 /* MiB/s */
+#define NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC 61 /* MiB/s */
+#define NVML_GPM_METRIC_MAX 98
+
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_SUPPORT_VERSION 1
+
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t; /* opaque, from nvmlGpmSampleAlloc */
+
+/* nvmlGpmMetric_t: 40 bytes. metricId in; nvmlReturn, value and metricInfo out. */
+typedef struct nvmlGpmMetric_st {
+	unsigned int metricId;
+	nvmlReturn_t nvmlReturn; /* value is valid only when NVML_SUCCESS */
+	double value;
+	struct {
+		char *shortName;
+		char *longName;
+		char *unit;
+	} metricInfo;
+} nvmlGpmMetric_t;
+
+/* nvmlGpmMetricsGet_t: 3944 bytes. The metrics between sample1 and sample2 (taken > 100 ms apart). */
+typedef struct nvmlGpmMetricsGet_st {
+	unsigned int version;    /* NVML_GPM_METRICS_GET_VERSION */
+	unsigned int numMetrics; /* entries of metrics[] filled in */
+	nvmlGpmSample_t sample1;
+	nvmlGpmSample_t sample2;
+	nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+/* nvmlGpmSupport_t: 8 bytes. */
+typedef struct nvmlGpmSupport_st {
+	unsigned int version;           /* NVML_GPM_SUPPORT_VERSION */
+	unsigned int isSupportedDevice; /* out: nonzero when the GPU supports GPM */
+} nvmlGpmSupport_t;
+
+typedef nvmlReturn_t (*nvml_gpm_support_fn)(nvmlDevice_t, nvmlGpmSupport_t *); /* nvmlGpmQueryDeviceSupport */
+typedef nvmlReturn_t (*nvml_gpm_alloc_fn)(nvmlGpmSample_t *);                 /* nvmlGpmSampleAlloc */
+typedef nvmlReturn_t (*nvml_gpm_free_fn)(nvmlGpmSample_t);                    /* nvmlGpmSampleFree */
+typedef nvmlReturn_t (*nvml_gpm_get_fn)(nvmlDevice_t, nvmlGpmSample_t);       /* nvmlGpmSampleGet */
+typedef nvmlReturn_t (*nvml_gpm_mig_get_fn)(nvmlDevice_t, unsigned int, nvmlGpmSample_t);
+/* ^ nvmlGpmMigSampleGet(parent GPU, GPU instance id, sample) */
+typedef nvmlReturn_t (*nvml_gpm_metrics_fn)(nvmlGpmMetricsGet_t *);          /* nvmlGpmMetricsGet */
+
 #endif

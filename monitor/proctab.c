@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The process table; see proctab.h. */
 #include "proctab.h"
+#include "../common/timeutil.h"
 #include "../common/util.h"
+#include "container.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -13,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { HAVE_ARGV0 = 1, HAVE_CGROUP = 2 };
+enum { HAVE_ARGV0 = 1, HAVE_CGROUP = 2, HAVE_CONTAINER = 4 };
+#define PROC_CTR_MEMO_MAX 8192 /* identities remembered, by (pid, start time) */
 
 static char *dup_n(const char *s, size_t n)
 {
@@ -38,6 +41,7 @@ static void infos_free(struct proc_info *p, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(p[i].argv0);
 		free(p[i].cgroup);
+		free(p[i].ctr);
 	}
 }
 
@@ -49,6 +53,10 @@ void proctab_free(struct proctab *t)
 	free(t->p);
 	free(t->old);
 	free(t->dm);
+	for (size_t i = 0; i < t->ncm; i++)
+		free(t->cm[i].id);
+	free(t->cm);
+	containers_free(t->ct);
 	procfs_close(&t->pf);
 	memset(t, 0, sizeof(*t));
 	t->pf.dirfd = -1;
@@ -159,8 +167,10 @@ int proctab_refresh(struct proctab *t, int64_t cycle)
 		if (o && o->starttime == p->starttime && !strcmp(o->comm, p->comm)) {
 			p->argv0 = o->argv0;
 			p->cgroup = o->cgroup;
+			p->ctr = o->ctr;
 			p->have = o->have;
 			o->argv0 = o->cgroup = NULL;
+			o->ctr = NULL;
 		}
 	}
 	return rc;
@@ -188,6 +198,7 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 	if (t->one.pid == p.pid && t->one.starttime == p.starttime && !strcmp(t->one.comm, p.comm)) {
 		p.argv0 = t->one.argv0;
 		p.cgroup = t->one.cgroup;
+		p.ctr = t->one.ctr;
 		p.have = t->one.have;
 	} else {
 		infos_free(&t->one, 1);
@@ -239,6 +250,74 @@ const char *proctab_cgroup(struct proctab *t, struct proc_info *p)
 		p->cgroup = v1 ? dup_n(v1, strcspn(v1, "\n")) : xstrdup("");
 	utf8_sanitize(p->cgroup);
 	return p->cgroup;
+}
+
+const struct container_id *proctab_container(struct proctab *t, struct proc_info *p)
+{
+	char path[32];
+	const char *text;
+	struct container_id id;
+
+	struct proc_ctr_memo *m;
+
+	if (p->have & HAVE_CONTAINER)
+		return p->ctr;
+	p->have |= HAVE_CONTAINER;
+	for (size_t i = 0; i < t->ncm; i++)
+		if (t->cm[i].pid == p->pid && t->cm[i].starttime == p->starttime) {
+			if (t->cm[i].id) {
+				p->ctr = xmalloc(sizeof(*p->ctr));
+				*p->ctr = *t->cm[i].id;
+			}
+			return p->ctr;
+		}
+	snprintf(path, sizeof(path), "%d/cgroup", (int)p->pid);
+	text = t->pf.dirfd >= 0 ? procfs_read(&t->pf, path) : NULL;
+	if (!text)
+		return NULL; /* gone or unreadable: no identity, and nothing remembered */
+	/* On the host: no identity (and never a half-read one). */
+	if (container_from_proc_cgroup(text, &id) == 0) {
+		p->ctr = xmalloc(sizeof(*p->ctr));
+		*p->ctr = id;
+	}
+	if (t->ncm >= PROC_CTR_MEMO_MAX) { /* exited processes pile up: start over */
+		for (size_t i = 0; i < t->ncm; i++)
+			free(t->cm[i].id);
+		t->ncm = 0;
+	}
+	if (t->ncm == t->acm) {
+		t->acm = t->acm ? t->acm * 2 : 64;
+		t->cm = xrealloc(t->cm, t->acm * sizeof(*t->cm));
+	}
+	m = &t->cm[t->ncm++];
+	m->pid = p->pid;
+	m->starttime = p->starttime;
+	m->id = NULL;
+	if (p->ctr) {
+		m->id = xmalloc(sizeof(*m->id));
+		*m->id = *p->ctr;
+	}
+	return p->ctr;
+}
+
+json_t *proctab_container_json(struct proctab *t, int64_t now, struct proc_info *p)
+{
+	const struct container_id *id = proctab_container(t, p);
+	struct container_names n;
+
+	if (!id)
+		return NULL;
+	containers_names(t->ct, id, now, &n);
+	return container_json(id, &n);
+}
+
+json_t *proctab_container_json_pid(struct proctab *t, int64_t cycle, pid_t pid)
+{
+	struct proc_info *p = NULL;
+
+	if (proctab_get(t, cycle, pid, &p) || !p)
+		return NULL;
+	return proctab_container_json(t, clock_mono_ns(), p);
 }
 
 void proctab_devmem_begin(struct proctab *t, int64_t cycle)

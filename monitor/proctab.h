@@ -22,7 +22,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "procfs.h"
+
+struct container_id;
+struct containers;
 
 struct proc_info {
 	pid_t pid;
@@ -32,7 +37,8 @@ struct proc_info {
 	uint64_t utime, stime; /* ticks, as of the last refresh */
 	char *argv0;           /* owned; NULL until proctab_argv0 read it */
 	char *cgroup;          /* owned; NULL until proctab_cgroup read it */
-	unsigned have;         /* internal: which of argv0, cgroup were read */
+	struct container_id *ctr; /* owned; NULL until proctab_container parsed it, or on the host */
+	unsigned have;         /* internal: which of argv0, cgroup, ctr were read */
 };
 
 struct proctab {
@@ -53,6 +59,14 @@ struct proctab {
 	size_t ndm, adm;
 	int64_t dm_cycle;      /* the cycle dm is for */
 	int dm_known;          /* a device collector recorded (even nothing) in dm_cycle */
+	struct containers *ct; /* owned (proctab_free frees it): container names (container.h); NULL: ids only */
+	struct proc_ctr_memo {
+		pid_t pid;
+		uint64_t starttime;
+		struct container_id *id; /* owned; NULL on the host */
+	} *cm;                 /* identities parsed so far, by (pid, start time): a process looked up
+	                          cycle after cycle without a scan of /proc reads its cgroup file once */
+	size_t ncm, acm;
 };
 
 void proctab_init(struct proctab *t, const char *procfs_root);
@@ -85,6 +99,28 @@ const char *proctab_argv0(struct proctab *t, struct proc_info *p);
  * unknown. Borrowed.
  */
 const char *proctab_cgroup(struct proctab *t, struct proc_info *p);
+
+/*
+ * p's container identity, parsed from /proc/PID/cgroup (every line: v2, v1,
+ * hybrid; container.h) the first time someone asks and kept while the
+ * process stays the same. NULL when the process is on the host (or gone).
+ * Borrowed.
+ */
+const struct container_id *proctab_container(struct proctab *t, struct proc_info *p);
+
+/*
+ * The report's "container" object of p (container_json: identity and the
+ * names t->ct resolves at now, CLOCK_MONOTONIC ns), a new reference, or
+ * NULL when p is on the host.
+ */
+json_t *proctab_container_json(struct proctab *t, int64_t now, struct proc_info *p);
+
+/*
+ * The same for process pid in the cycle that started at cycle (found as
+ * proctab_get finds it): NULL when it is on the host or has exited. What
+ * runtime entries of every kind call to say whose process they are about.
+ */
+json_t *proctab_container_json_pid(struct proctab *t, int64_t cycle, pid_t pid);
 
 /* Device collectors, in cycle: start recording (a no-op past the first call in a cycle) and add pid's bytes. */
 void proctab_devmem_begin(struct proctab *t, int64_t cycle);

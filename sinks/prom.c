@@ -52,6 +52,7 @@ struct opts {
 	int64_t staleness_ms;
 	unsigned long long max_line;
 	size_t max_series_bytes; /* 0: the store's default */
+	int old_pod_labels;      /* --use-old-namespace: pod_name, pod_namespace, container_name (issue 13) */
 };
 
 struct ingest {
@@ -81,6 +82,8 @@ static void usage(FILE *f)
 		"                               (default 128M); new series beyond it are refused\n"
 		"      --collectors FILE        also serve, for NVIDIA devices, the DCGM_FI_* fields\n"
 		"                               dcgm-exporter's collectors CSV FILE lists (docs/nvidia.md)\n"
+		"      --use-old-namespace      label pods as dcgm-exporter's --use-old-namespace does:\n"
+		"                               pod_name, pod_namespace, container_name\n"
 		"  -v, --verbose[=N]            log level: 0 silent, 1 errors and warnings (default),\n"
 		"                               2 info, 3 debug, 4 everything; -v, -vv raise it\n"
 		"      --version                print the version and exit\n"
@@ -217,6 +220,7 @@ int main(int argc, char **argv)
 		{ .name = "max-line-bytes", .arg = SINK_UINT, .dst = &o.max_line, .min = 1, .max = 1 << 30 },
 		{ .name = "collectors", .arg = SINK_STR, .dst = &o.collectors },
 		{ .name = "max-series-bytes", .arg = SINK_FN, .dst = &o.max_series_bytes, .parse = parse_series_bytes },
+		{ .name = "use-old-namespace", .arg = SINK_FLAG, .dst = &o.old_pod_labels },
 		{ .name = NULL },
 	};
 	const struct sink_def def = { "accel-prom", usage, table };
@@ -263,7 +267,7 @@ int main(int argc, char **argv)
 	node_name(node, sizeof(node));
 	store = prom_store_new(&(struct prom_store_opts){
 		.staleness_ms = o.staleness_ms, .node_name = node, .version = ACCEL_VERSION, .dcgm = dcgm,
-		.max_bytes = o.max_series_bytes });
+		.max_bytes = o.max_series_bytes, .old_pod_labels = o.old_pod_labels });
 	prom_pub_init(&pub);
 	prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
 

@@ -6,6 +6,10 @@
  * (and label) it is made of, and the scale to dcgm-exporter's unit. A row
  * whose family the report mapping (common/samples.c) does not produce in
  * this build is listed as not served, with the family it waits for.
+ *
+ * A MIG instance's samples (NVIDIA MIG and GPM, issue 14) carry
+ * dcgm-exporter's GPU_I_ID and GPU_I_PROFILE labels, with the parent GPU's
+ * index and UUID in gpu and UUID, as dcgm-exporter labels a GPU instance.
  */
 #include "prom_dcgm.h"
 #include "../common/log.h"
@@ -84,6 +88,19 @@ static const struct dcgm_row rows[] = {
 	  1, SRC_INCREMENT },
 	{ "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
 	  "type=recovery", 1, SRC_INCREMENT },
+	/* NVIDIA MIG and GPM (issue 14): DCGM's profiling fields, which DCGM computes from GPM on Hopper */
+	{ "DCGM_FI_PROF_GR_ENGINE_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=graphics", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_SM_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=sm", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_SM_OCCUPANCY", METRIC_GAUGE, "accelerator_sm_occupancy_ratio", NULL, 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=tensor", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_DRAM_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=dram", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PIPE_FP64_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp64", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PIPE_FP32_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp32", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PIPE_FP16_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp16", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_NVLINK_TX_BYTES", METRIC_GAUGE, "accelerator_nvlink_total_throughput_bytes_per_second",
+	  "direction=tx", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_NVLINK_RX_BYTES", METRIC_GAUGE, "accelerator_nvlink_total_throughput_bytes_per_second",
+	  "direction=rx", 1, SRC_GAUGE },
 };
 
 /* Fields no row serves, by prefix, with the reason given at start. */
@@ -92,8 +109,11 @@ static const struct {
 	const char *why;
 } unserved[] = {
 	{ "DCGM_FI_DRIVER_VERSION", "a label field: the report mapping gives no driver version label yet" },
-	{ "DCGM_FI_PROF_", "a DCGM profiling (DCP) field: it needs DCGM's profiling module, NVML does not provide it" },
-	/* G: NVLink bandwidth is per link and direction in accelerator_nvlink_throughput_bytes_per_second. */
+	{ "DCGM_FI_PROF_", "a DCGM profiling (DCP) field NVML's GPM metrics do not give (docs/nvidia.md)" },
+	/*
+	 * G: NVLink bandwidth is per link and direction in accelerator_nvlink_throughput_bytes_per_second; the
+	 * GPU's total over its links (GPM) is DCGM_FI_PROF_NVLINK_{TX,RX}_BYTES above.
+	 */
 	{ "DCGM_FI_DEV_NVLINK_", "NVLink bandwidth is served per link and direction as "
 				 "accelerator_nvlink_throughput_bytes_per_second (docs/nvidia.md), not as DCGM's fields" },
 	{ "DCGM_FI_DEV_VGPU_", "vGPU fields are not collected" },
@@ -462,7 +482,8 @@ static double total_to_increment(struct prom_dcgm *d, size_t field, const struct
 
 size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit_fn emit, void *ud)
 {
-	const char *type, *gpu, *uuid, *pci, *model;
+	const char *type, *gpu, *uuid, *pci, *model, *gi, *profile, *parent, *mig;
+	char gpubuf[16], modelbuf[96];
 	struct sample out;
 	size_t n = 0, k;
 
@@ -482,6 +503,20 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 	model = label_of(s, "model");
 	if (!gpu)
 		return 0;
+	gi = label_of(s, "gpu_instance");
+	profile = label_of(s, "mig_profile");
+	parent = label_of(s, "parent_uuid");
+	if (gi) {
+		/* A MIG instance "<GPU>/<GI>/<CI>": dcgm-exporter's gpu and UUID are its parent GPU's. */
+		snprintf(gpubuf, sizeof(gpubuf), "%.*s", (int)strcspn(gpu, "/"), gpu);
+		gpu = gpubuf;
+		uuid = parent;
+		/* modelName: the GPU's ("NVIDIA H100 80GB HBM3"), not the MIG device's "... MIG 1g.10gb". */
+		if (model && (mig = strstr(model, " MIG "))) {
+			snprintf(modelbuf, sizeof(modelbuf), "%.*s", (int)(mig - model), model);
+			model = modelbuf;
+		}
+	}
 	snprintf(d->devname, sizeof(d->devname), "nvidia%s", gpu);
 	memset(&out, 0, sizeof(out));
 	out.group = s->group;
@@ -494,14 +529,18 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 		if (s->labels[i].value && *s->labels[i].value)
 			out.labels[out.nlabels++] = s->labels[i];
 	out.ninstance = out.nlabels;
-	if (out.nlabels + 6 > SAMPLE_MAX_LABELS)
-		out.nlabels = out.ninstance = SAMPLE_MAX_LABELS - 6;
+	if (out.nlabels + 8 > SAMPLE_MAX_LABELS)
+		out.nlabels = out.ninstance = SAMPLE_MAX_LABELS - 8;
 	out.labels[out.nlabels++] = (struct label){ "gpu", gpu };
 	out.labels[out.nlabels++] = (struct label){ "UUID", uuid ? uuid : "" };
 	out.labels[out.nlabels++] = (struct label){ "pci_bus_id", pci ? pci : "" };
 	out.labels[out.nlabels++] = (struct label){ "device", d->devname };
 	out.labels[out.nlabels++] = (struct label){ "modelName", model ? model : "" };
 	out.labels[out.nlabels++] = (struct label){ "Hostname", s->host ? s->host : "" };
+	if (gi) {
+		out.labels[out.nlabels++] = (struct label){ "GPU_I_PROFILE", profile ? profile : "" };
+		out.labels[out.nlabels++] = (struct label){ "GPU_I_ID", gi };
+	}
 	for (; k < d->n; k++) {
 		struct dfield *f = &d->f[k];
 		double v;
@@ -518,11 +557,22 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 		if (!isfinite(v))
 			continue;
 		if (f->row->src == SRC_TOTAL && f->type == METRIC_COUNTER)
-			v = total_to_increment(d, k, s, gpu, uuid ? uuid : "", v);
+			v = total_to_increment(d, k, s, label_of(s, "device"), uuid ? uuid : "", v);
 		out.fam = &f->fam;
 		out.value = v;
 		emit(&out, ud);
 		n++;
 	}
 	return n;
+}
+
+const char *prom_dcgm_pod_label(const char *name)
+{
+	if (!strcmp(name, "pod"))
+		return "pod_name";
+	if (!strcmp(name, "namespace"))
+		return "pod_namespace";
+	if (!strcmp(name, "container"))
+		return "container_name";
+	return name;
 }

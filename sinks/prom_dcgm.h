@@ -68,4 +68,11 @@ typedef void (*prom_dcgm_emit_fn)(const struct sample *s, void *ud);
  */
 size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit_fn emit, void *ud);
 
+/*
+ * containers (issue 13): the name dcgm-exporter gives a pod label under its
+ * --use-old-namespace (pod_name, pod_namespace, container_name for pod,
+ * namespace, container); any other label name as it is. Static strings.
+ */
+const char *prom_dcgm_pod_label(const char *name);
+
 #endif

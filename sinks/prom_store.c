@@ -111,6 +111,7 @@ struct prom_store {
 	char *node_name, *version;
 	char *instance;      /* instance_info's label set in the last report */
 	struct prom_dcgm *dcgm;    /* borrowed, or NULL */
+	int old_pod_labels;        /* --use-old-namespace (prom_dcgm_pod_label) */
 	char lbl[PROM_LABELS_MAX]; /* one sample's label set, being rendered */
 	/* The report being applied. */
 	const char *where;
@@ -540,15 +541,18 @@ static void on_sample(const struct sample *smp, void *ud)
 	/* Labels sorted by name (insertion sort: at most 16), duplicates dropped. */
 	for (size_t i = 0; i < n; i++) {
 		size_t j = m;
+		struct label x = smp->labels[i];
 
 		if (smp->prom_skip & (1u << i))
 			continue; /* neuron-monitor-prometheus.py has no such label: series sum as there */
-		while (j > 0 && label_cmp(&l[j - 1], &smp->labels[i]) > 0)
+		if (st->old_pod_labels)
+			x.name = prom_dcgm_pod_label(x.name); /* --use-old-namespace */
+		while (j > 0 && label_cmp(&l[j - 1], &x) > 0)
 			j--;
-		if (j > 0 && !label_cmp(&l[j - 1], &smp->labels[i]))
+		if (j > 0 && !label_cmp(&l[j - 1], &x))
 			continue;
 		memmove(&l[j + 1], &l[j], (m - j) * sizeof(l[0]));
-		l[j] = smp->labels[i];
+		l[j] = x;
 		m++;
 	}
 	for (size_t i = 0; i < m && !rc; i++) {
@@ -1050,6 +1054,7 @@ struct prom_store *prom_store_new(const struct prom_store_opts *o)
 	st->max_series = o->max_series ? o->max_series : PROM_SERIES_MAX;
 	st->max_bytes = o->max_bytes ? o->max_bytes : PROM_SERIES_BYTES_MAX;
 	st->dcgm = o->dcgm;
+	st->old_pod_labels = o->old_pod_labels;
 	st->node_name = xstrdup(o->node_name ? o->node_name : "");
 	st->version = xstrdup(o->version ? o->version : "");
 	atomic_init(&st->h_last_ns, 0);

@@ -54,6 +54,7 @@ struct prom_store_opts {
 	struct prom_dcgm *dcgm; /* --collectors (borrowed; outlives the store), or NULL */
 	size_t max_series;     /* 0: PROM_SERIES_MAX; live series beyond it are refused */
 	size_t max_bytes;      /* 0: PROM_SERIES_BYTES_MAX; bytes of series (store and exposition) beyond it: refused */
+	int old_pod_labels;    /* pod, namespace, container labels named as dcgm-exporter's --use-old-namespace */
 };
 
 struct prom_store;

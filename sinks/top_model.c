@@ -260,7 +260,8 @@ static void device_sample(struct top_model *m, const struct sample *s, enum fam_
 		struct top_proc *p;
 		size_t di = (size_t)(d - m->devs), k;
 
-		if (pid < 0)
+		/* An NVIDIA MIG instance's processes are its GPU's too: counted once, on the GPU. */
+		if (pid < 0 || label(s, "gpu_instance"))
 			break;
 		p = proc_get(m, pid, NULL);
 		p->touched = 1;

@@ -61,6 +61,9 @@ NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_correc
 DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "device")
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
 DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
+# An NVIDIA MIG instance's entry: key "<GPU index>/<GPU instance id>/<compute instance id>" and more identity.
+MIG_KEY_RE = re.compile(r"^(0|[1-9][0-9]*)/(0|[1-9][0-9]*)/(0|[1-9][0-9]*)$")
+MIG_IDENTITY = ("parent_uuid", "gpu_instance_id", "compute_instance_id", "mig_profile")
 SNAKE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 # Fields on the group itself (next to "devices"), per device type and group.
 VENDOR_GROUP = {"ncs2": {"device_utilization": {"num_devices": "int", "num_available_devices": "int"}}}
@@ -68,6 +71,15 @@ ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
              "system_data", "instance_info")
 ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
               "report")
+# containers (issue 13): a process's container identity (monitor/container.h), each key only when known.
+ENTRY_OPTIONAL = ("container",)
+CONTAINER_KEYS = ("runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit")
+CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd")
+QOS_CLASSES = ("guaranteed", "burstable", "besteffort")
+CONTAINER_ID_RE = re.compile(r"^[0-9a-f]{12,64}$")
+POD_UID_RE = re.compile(r"^[0-9a-f-]{16,47}$")
+# A MIG device with per-process figures is attributed as a GPU is (monitor/container.c).
+MIG_CONTAINER_KEYS = ("process_containers", "pods", "containers")
 INSTANCE_KEYS = ("instance_name", "instance_id", "instance_type",
                  "instance_availability_zone", "instance_availability_zone_id",
                  "instance_region", "ami_id", "subnet_id", "error",
@@ -399,6 +411,49 @@ class Stream:
 
         self.envelope(path, g, key, {"neuron_devices": devices})
 
+    def container_usage(self, path, g, key):
+        """container_usage (docs/report-format.md): one entry per container, pod or unit cgroup."""
+        ident = ("runtime", "id", "pod_uid", "qos", "unit", "pod", "namespace", "container", "name")
+        secs = ("cpu_usage_seconds", "cpu_user_seconds", "cpu_system_seconds", "cpu_throttled_seconds")
+        ints = ("cpu_periods", "cpu_throttled_periods", "memory_usage_bytes", "memory_working_set_bytes",
+                "memory_rss_bytes", "memory_cache_bytes", "oom_kills")
+
+        def version(p, v):
+            if v not in (1, 2) or type(v) is not int:
+                self.err(p, "expected 1 or 2, got %s" % json.dumps(v))
+
+        def containers(p, v):
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for cg, e in v.items():
+                q = join(p, cg)
+                if not cg.startswith("/"):
+                    self.err(q, "the key is not a cgroup path")
+                if not self.keys(q, e, (), ident + secs + ints):
+                    continue
+                for k in ident:
+                    if k in e and self.string(join(q, k), e[k]) and not e[k]:
+                        self.err(join(q, k), "empty: leave it out when unknown")
+                if not any(k in e for k in ("id", "pod_uid", "unit")):
+                    self.err(q, "names no container, pod or unit")
+                for k in secs:
+                    if k in e:
+                        self.real(join(q, k), e[k])
+                for k in ints:
+                    if k in e:
+                        self.integer(join(q, k), e[k])
+                if "container" in e and "id" not in e:
+                    self.err(join(q, "container"), "a container name without a container id")
+                pairs = (("memory_working_set_bytes", "memory_usage_bytes"), ("cpu_throttled_periods", "cpu_periods"))
+                for small, big in pairs:
+                    if type(e.get(small)) is int and type(e.get(big)) is int and e[small] > e[big]:
+                        self.err(join(q, small), "%d is more than %s %d" % (e[small], big, e[big]))
+                if ("cpu_periods" in e) != ("cpu_throttled_seconds" in e):
+                    self.err(q, "the CFS fields come together")
+
+        self.envelope(path, g, key, {"cgroup_version": version, "containers": containers})
+
     def unspecified(self, path, g, key, name):
         err = self.envelope(path, g, key, {})
         if err == "":
@@ -437,6 +492,8 @@ class Stream:
             self.memory_used(path, g, key)
         elif name == "neuron_hw_counters":
             self.neuron_hw_counters(path, g, key)
+        elif name == "container_usage":
+            self.container_usage(path, g, key)
         else:
             self.unspecified(path, g, key, name)
 
@@ -504,9 +561,12 @@ class Stream:
                 if not CPU_KEY_RE.match(k):
                     self.err(q, "MIG device key is not a decimal index")
                 if not self.keys(q, m, (), ("uuid", "gpu_instance_id", "compute_instance_id",
-                                           "total_bytes", "used_bytes", "free_bytes")):
+                                           "total_bytes", "used_bytes", "free_bytes") + MIG_CONTAINER_KEYS):
                     continue
+                self.container_figures(q, m)
                 for f, x in m.items():
+                    if f in MIG_CONTAINER_KEYS:
+                        continue
                     if f == "uuid":
                         self.string(join(q, f), x)
                     else:
@@ -618,22 +678,34 @@ class Stream:
                  "engine_pct_by_pid": by_key(by_key(self.percent), CPU_KEY_RE),
                  "neuroncores_util": by_key(neuroncore, CPU_KEY_RE),
                  "nvlink": by_key(nvlink, CPU_KEY_RE), "nvlink_errors": by_key(nvlink_errors, CPU_KEY_RE),
-                 "xid_events": xid_events}
+                 "xid_events": xid_events,
+                 # containers (issue 13): shapes here, sums in container_figures
+                 "process_containers": by_key(lambda p, v: None, CPU_KEY_RE),
+                 "pod_memory": by_key(lambda p, v: None), "container_memory": by_key(lambda p, v: None),
+                 "pod_engines": by_key(lambda p, v: None), "container_engines": by_key(lambda p, v: None)}
         return table[how]
 
     def device(self, path, key, d, gname, dtype, idents):
         """One device object of a device group."""
         fields = self.device_fields(gname, dtype)
-        if not self.keys(path, d, ("index", "error"), ("uuid", "pci_bus_id", "model") + tuple(fields)):
+        mig = MIG_KEY_RE.match(key) if dtype == "nvidia" else None
+        extra = MIG_IDENTITY if mig else ()
+        if not self.keys(path, d, ("index", "error") + (("gpu_instance_id", "compute_instance_id") if mig else ()),
+                         ("uuid", "pci_bus_id", "model") + extra + tuple(fields)):
             return
-        if not CPU_KEY_RE.match(key):
+        if mig:
+            for k, want in (("index", mig.group(1)), ("gpu_instance_id", mig.group(2)),
+                            ("compute_instance_id", mig.group(3))):
+                if self.integer(join(path, k), d[k]) and str(d[k]) != want:
+                    self.err(join(path, k), "%d, but the MIG instance's key is \"%s\"" % (d[k], key))
+        elif not CPU_KEY_RE.match(key):
             self.err(path, "device key is not a decimal device index")
-        if "index" in d and self.integer(join(path, "index"), d["index"]) and str(d["index"]) != key:
+        if not mig and "index" in d and self.integer(join(path, "index"), d["index"]) and str(d["index"]) != key:
             self.err(join(path, "index"), "%d, but the device's key is \"%s\"" % (d["index"], key))
-        for k in ("uuid", "pci_bus_id", "model"):
+        for k in ("uuid", "pci_bus_id", "model") + (("parent_uuid", "mig_profile") if mig else ()):
             if k in d and self.string(join(path, k), d[k]) and not d[k]:
                 self.err(join(path, k), "empty: leave it out when the device has none")
-        ident = tuple(d.get(k) for k in ("uuid", "pci_bus_id", "model"))
+        ident = tuple(d.get(k) for k in ("uuid", "pci_bus_id", "model") + extra)
         before = idents.setdefault(key, ident)
         if before != ident:
             self.err(path, "identity %s, but another group of this entry gives %s"
@@ -641,13 +713,14 @@ class Stream:
         err = d.get("error")
         if "error" in d and self.string(join(path, "error"), err) and err:
             for k in d:
-                if k not in DEVICE_IDENTITY:
+                if k not in DEVICE_IDENTITY + extra:
                     self.err(join(path, k), "a data field next to the device's error")
             return
         for k, check in fields.items():
             if k in d:
                 check(join(path, k), d[k])
         self.device_consistency(path, d)
+        self.container_figures(path, d)
 
     def device_consistency(self, path, d):
         """Relations between fields of one device object."""
@@ -754,9 +827,98 @@ class Stream:
             if not self.o.some and want - got:
                 self.err("system_data", "missing group(s): %s" % ", ".join(sorted(want - got)))
 
+    def container(self, path, c):
+        """A container identity object (a runtime entry's "container", a process_containers entry)."""
+        if not self.keys(path, c, (), CONTAINER_KEYS):
+            return
+        for k, v in c.items():
+            if self.string(join(path, k), v) and not v:
+                self.err(join(path, k), "empty: leave it out when unknown")
+        if c.get("runtime") not in (None,) + CONTAINER_RUNTIMES:
+            self.err(join(path, "runtime"), "unknown runtime %s" % json.dumps(c.get("runtime")))
+        if c.get("qos") not in (None,) + QOS_CLASSES:
+            self.err(join(path, "qos"), "unknown QoS class %s" % json.dumps(c.get("qos")))
+        if isinstance(c.get("id"), str) and not CONTAINER_ID_RE.match(c["id"]):
+            self.err(join(path, "id"), "not a container id (12 to 64 hex digits)")
+        if isinstance(c.get("pod_uid"), str) and not POD_UID_RE.match(c["pod_uid"]):
+            self.err(join(path, "pod_uid"), "not a pod UID (lowercase hex and dashes)")
+        if not any(k in c for k in ("id", "pod_uid", "unit", "runtime")):
+            self.err(path, "names no container, pod or unit: leave the object out for a host process")
+        if "unit" in c and ("id" in c or "pod_uid" in c):
+            self.err(join(path, "unit"), "a unit next to a container or pod")
+        for k in ("pod", "namespace", "qos"):
+            if k in c and "pod_uid" not in c:
+                self.err(join(path, k), "without a pod_uid")
+
+    def container_figures(self, path, d):
+        """A device's process_containers, pods and containers against its processes."""
+        procs = d.get("processes")
+        pc = d.get("process_containers", {})
+        if "process_containers" in d:
+            if not isinstance(pc, dict) or not pc:
+                self.err(join(path, "process_containers"), "expected a non-empty object (absent when empty)")
+                pc = {}
+            pids = set(procs) if isinstance(procs, dict) else set()
+            if isinstance(d.get("pids"), list):
+                pids |= {str(x) for x in d["pids"]}
+            for k, c in pc.items():
+                self.container(join(join(path, "process_containers"), k), c)
+                if k not in pids:
+                    self.err(join(join(path, "process_containers"), k), "not a process of the device")
+        for agg, keyname in (("pods", "pod_uid"), ("containers", "id")):
+            if agg not in d:
+                continue
+            a = d[agg]
+            if not isinstance(a, dict) or not a:
+                self.err(join(path, agg), "expected a non-empty object (absent when empty)")
+                continue
+            for key, o in a.items():
+                q = join(join(path, agg), key)
+                ident = ("pod", "namespace", "qos") if agg == "pods" else \
+                    ("runtime", "pod_uid", "pod", "namespace", "name")
+                if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines")):
+                    continue
+                want_mem, want_eng, members = 0, {}, o.get("pids")
+                if not isinstance(members, list) or not members:
+                    self.err(join(q, "pids"), "expected a non-empty array")
+                    continue
+                for pid in members:
+                    c = pc.get(str(pid))
+                    if c is None or c.get(keyname) != key:
+                        self.err(join(q, "pids"), "%s is not a process of this %s in process_containers"
+                                 % (json.dumps(pid), agg[:-1]))
+                        continue
+                    for k in ident:
+                        if c.get(k) != o.get(k):
+                            self.err(join(q, k), "%s, but process %s says %s"
+                                     % (json.dumps(o.get(k)), pid, json.dumps(c.get(k))))
+                    fig = procs.get(str(pid)) if isinstance(procs, dict) else None
+                    if type(fig) in (int, float):
+                        want_mem += fig
+                    elif isinstance(fig, dict):
+                        for e, v in fig.items():
+                            want_eng[e] = want_eng.get(e, 0) + v
+                if "memory_bytes" in o and (type(o["memory_bytes"]) not in (int, float)
+                                            or abs(o["memory_bytes"] - want_mem) > EPS * max(1, want_mem)):
+                    self.err(join(q, "memory_bytes"), "%r is not the sum of its processes' %r"
+                             % (o["memory_bytes"], want_mem))
+                if "engines" in o:
+                    eng = o["engines"]
+                    if not isinstance(eng, dict) or set(eng) != set(want_eng) or any(
+                            abs(eng[e] - want_eng[e]) > 1e-6 for e in eng):
+                        self.err(join(q, "engines"), "%s is not the sum of its processes' %s"
+                                 % (json.dumps(eng), json.dumps(want_eng)))
+            # Every process of a pod (container) is in it.
+            for k, c in pc.items():
+                if keyname in c and (c[keyname] not in a or int(k) not in a[c[keyname]].get("pids", [])) \
+                        and isinstance(procs, dict) and k in procs:
+                    self.err(join(join(path, "process_containers"), k), "missing from %s" % agg)
+
     def entry(self, path, e, prev_index, seen):
-        if not self.keys(path, e, ENTRY_KEYS):
+        if not self.keys(path, e, ENTRY_KEYS, ENTRY_OPTIONAL):
             return prev_index
+        if "container" in e:
+            self.container(join(path, "container"), e["container"])
         idx = e.get("runtime_index")
         addr = e.get("address")
         pid = e.get("pid")
@@ -826,8 +988,9 @@ class Stream:
             prev = self.entry(join("runtime_data", i), e, prev, seen)
 
     def instance_info(self, ii):
-        if self.keys("instance_info", ii, INSTANCE_KEYS):
-            for k in INSTANCE_KEYS:
+        # pod_name, pod_namespace: the monitor's own pod (downward API), only when set (issue 13)
+        if self.keys("instance_info", ii, INSTANCE_KEYS, ("pod_name", "pod_namespace")):
+            for k in INSTANCE_KEYS + ("pod_name", "pod_namespace"):
                 if k in ii:
                     self.string(join("instance_info", k), ii[k])
 
@@ -1264,6 +1427,28 @@ def cases():
     bad("device index not its key", mutate(set_path(DEV0("device_power") + ["index"], 2)),
         "index: 2, but the device's key is \"0\"")
     bad("device without error", mutate(del_path(DEV0("device_power") + ["error"])), "devices.0.error: missing")
+    # NVIDIA MIG instances (issue 14): "<gpu>/<gi>/<ci>" entries with their identity in every group.
+    mig = {"index": 0, "uuid": "MIG-1", "pci_bus_id": "00000000:18:00.0", "model": "NVIDIA H100 80GB HBM3 MIG 1g.10gb",
+           "parent_uuid": GPU0["uuid"], "gpu_instance_id": 9, "compute_instance_id": 0, "mig_profile": "1g.10gb",
+           "error": ""}
+
+    def add_mig(r, **over):
+        for gname, fields in (("device_info", {"memory_total_bytes": 10468982784}),
+                              ("device_utilization", {"sm_active_percent": 80.5}),
+                              ("device_memory", {"total_bytes": 10, "used_bytes": 4, "free_bytes": 6,
+                                                 "processes": {"5202": 4}})):
+            e = dict(mig, **fields)
+            e.update(over.get(gname, {}))
+            r["device_data"][0]["report"][gname]["devices"]["0/9/0"] = e
+    good("MIG instance entries", mutate(lambda r: add_mig(r)))
+    bad("MIG instance whose index is not its key's GPU", mutate(lambda r: add_mig(r, device_memory={"index": 1})),
+        "devices.0/9/0.index: 1, but the MIG instance's key is \"0/9/0\"")
+    bad("MIG instance whose gpu_instance_id is not its key's", mutate(
+        lambda r: add_mig(r, device_info={"gpu_instance_id": 7})), "gpu_instance_id: 7, but the MIG instance's key")
+    bad("MIG identity differs between groups", mutate(lambda r: add_mig(r, device_memory={"mig_profile": "2g.20gb"})),
+        "identity")
+    bad("MIG instance id not an integer", mutate(lambda r: add_mig(r, device_memory={"gpu_instance_id": "9"})),
+        "gpu_instance_id")
     bad("data next to a device error", mutate(set_path(DR + ["device_power", "devices", "1", "power_watts"], 1.0)),
         "devices.1.power_watts: a data field next to the device's error")
     bad("identity differs between groups", mutate(set_path(DEV0("device_clocks") + ["uuid"], "GPU-other")),

@@ -38,7 +38,7 @@ LONG_COLUMNS = ["timestamp", "host", "group", "entity", "metric", "value", "unit
                 "series"] + LABEL_COLUMNS + INSTANCE_COLUMNS + ["other_labels"]
 LABEL_COLUMNS = LONG_COLUMNS[10:-1]
 ROW_KEY = [x["name"] for x in SCHEMA["labels"] if (x["kind"] == "runtime" and x["name"] != "runtime_tag")
-           or x["kind"] == "device"]
+           or (x["kind"] == "device" and not x["optional"])]  # optional ones (MIG ids) name the column
 WIDE_KEYS = ["timestamp", "host", "entity"] + ROW_KEY + INSTANCE_COLUMNS
 WIDE_SKIP = ("runtime_tag",) + tuple(ROW_KEY)
 TS_COLUMN = {"iso8601": "timestamp", "unix": "timestamp_unix", "unix_ms": "timestamp_unix_ms"}
@@ -46,10 +46,21 @@ TS_COLUMN = {"iso8601": "timestamp", "unix": "timestamp_unix", "unix_ms": "times
 # Families: name -> (type, unit)
 FAMILIES = {f["name"]: (f["type"], f["unit"]) for f in SCHEMA["families"]}
 SCOPES = {"runtime": "rt", "system": "sys", "device": "dev", "device_group": "devgrp"}
-# (scope, group, path, family, capture labels, fixed label, scale, clamp, device_type, index_label)
+# (scope, group, path, family, capture labels, fixed label, scale, clamp, device_type, index_label, ident)
 RULES = [(SCOPES[r["scope"]], r["group"], r["path"], r["family"], r["labels"], r["fixed"],
           r["scale"] if r["scale"] == "percent" else (0 if r["scale"] == 1 else r["scale"]), r["clamp"],
-          r["device_type"], r["index_label"]) for r in SCHEMA["rules"]]
+          r["device_type"], r["index_label"], r.get("ident")) for r in SCHEMA["rules"]]
+
+
+def ident_labels(o, pod_key=None, ctr_key=None):
+    """containers (issue 13): pod, namespace, container of a container identity object, as common/samples.c."""
+    if not isinstance(o, dict):
+        return []
+    pod = str_or(o, "pod", "") or (pod_key if pod_key is not None else str_or(o, "pod_uid", ""))
+    ns = str_or(o, "namespace", "")
+    ctr = "" if pod_key is not None else (str_or(o, "name", "") or (ctr_key if ctr_key is not None
+                                                                      else str_or(o, "id", "")))
+    return [(k, v) for k, v in (("pod", pod), ("namespace", ns), ("container", ctr)) if v]
 INST_LABELS = [x for x in SCHEMA["labels"] if x["kind"] == "instance"]
 DEVICE_LABELS = [x for x in SCHEMA["labels"] if x["kind"] == "device"]
 LAST_INSTANCE = {}  # the instance labels of the last report that had instance_info (as common/samples.c)
@@ -81,6 +92,8 @@ def steps_of(path):
     for seg in path.split("."):
         if seg == "*":
             out.append(("any",))
+        elif seg.startswith("*[") and seg.endswith("]"):
+            out.append(("any", seg[2:-1].split(",")))  # the key, then these string fields of the member
         elif seg == "#":
             out.append(("count",))
         elif seg == "1":
@@ -97,7 +110,8 @@ def steps_of(path):
     return out
 
 
-def walk(node, steps, caps, emit):
+def walk(node, steps, caps, emit, ident=None):
+    """ident: for an ident rule, a one-element list the first "*" fills with (object, key) instead of a capture."""
     if not steps:
         if is_num(node):
             emit(float(node), caps)
@@ -105,11 +119,18 @@ def walk(node, steps, caps, emit):
     st, rest = steps[0], steps[1:]
     if st[0] == "key":
         if isinstance(node, dict) and st[1] in node:
-            walk(node[st[1]], rest, caps, emit)
+            walk(node[st[1]], rest, caps, emit, ident)
     elif st[0] == "any":
         if isinstance(node, dict):
             for k, v in node.items():
-                walk(v, rest, caps + [k], emit)
+                if ident is not None and ident[0] is None:
+                    ident[0] = (v, k)
+                    walk(v, rest, caps, emit, ident)
+                    ident[0] = None
+                else:
+                    more = [v.get(f) if isinstance(v, dict) and isinstance(v.get(f), str) else ""
+                            for f in (st[1] if len(st) > 1 else [])]
+                    walk(v, rest, caps + [k] + more, emit, ident)
     elif st[0] == "keys":
         if isinstance(node, dict):
             for k in st[1]:
@@ -192,11 +213,13 @@ def map_report(rep, now_ms):
             apply(rules, g, name, entity, base, ts, per)
 
     def apply(rules, node, name, entity, base, ts, per, index_key=None):
-        for _, _, path, fam, caps, fixed, scale, clamp, _, index_label in rules:
+        for _, _, path, fam, caps, fixed, scale, clamp, _, index_label, ident in rules:
             capnames = caps.split(",") if caps else []
             first = base + ([(index_label, index_key)] if index_label else [])
+            slot = [None] if ident else None
 
-            def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp, first=first):
+            def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp, first=first,
+                     slot=slot, ident=ident):
                 if clamp and v > clamp:
                     v = float(clamp)
                 if scale == "percent":
@@ -205,11 +228,18 @@ def map_report(rep, now_ms):
                     v *= scale
                 if math.isinf(v):
                     return  # out of range once scaled: a bad value, no sample
-                labels = first + list(zip(capnames, got))
+                labels = first + [(k, v) for k, v in zip(capnames, got) if v or "*[" not in path]
                 if fixed:
                     labels.append(tuple(fixed.split("=", 1)))
+                if slot is not None and slot[0] is not None:
+                    o, k = slot[0]
+                    labels += ident_labels(o, k if ident == "pod" else None, k if ident == "container" else None)
+                elif "pid" in capnames and index_key is not None and isinstance(node, dict):
+                    pc = node.get("process_containers")
+                    pid = got[capnames.index("pid")] if capnames.index("pid") < len(got) else None
+                    labels += ident_labels(pc.get(pid) if isinstance(pc, dict) else None)
                 out.append(Sample(fam, name, entity, labels, v, ts, per, host))
-            walk(node, steps_of(path), [], emit)
+            walk(node, steps_of(path), [], emit, slot)
 
     def group_time(g):
         iso = str_or(g, "timestamp", None)
@@ -234,7 +264,14 @@ def map_report(rep, now_ms):
                 if not isinstance(dev, dict) or str_or(dev, "error", ""):
                     continue
                 base = ilabels + [(x["name"], dtype if x["name"] == "device_type" else key if x["name"] == "device"
-                                   else str_or(dev, x["source"], "")) for x in DEVICE_LABELS]
+                                   else str_or(dev, x["source"], "")) for x in DEVICE_LABELS if not x["optional"]]
+                # Optional device labels (NVIDIA MIG instances' ids and profile): only where the device has them.
+                for x in DEVICE_LABELS:
+                    v = dev.get(x["source"]) if x["optional"] else None
+                    if isinstance(v, str):
+                        base.append((x["name"], v))
+                    elif isinstance(v, int) and not isinstance(v, bool):
+                        base.append((x["name"], str(v)))
                 entity = dtype + ":" + key
                 apply(rules, dev, name, entity, base, group_time(g), per, key)
 
@@ -256,6 +293,7 @@ def map_report(rep, now_ms):
             base = ilabels + [("runtime_tag", tag)]
             if fmt != "2020" and pid_ok:
                 base.append(("pid", str(pid)))
+            base += ident_labels(e.get("container"))
             groups("rt", e.get("report"), tag, base)
     dd = rep.get("device_data")
     for ent in (dd if isinstance(dd, list) else ()):

@@ -46,6 +46,24 @@
  *   nvlink_errors L RPL REC FLIT DATA [STEP]  link L's error counters, STEP added after each read
  * While a registered GPU is lost (lost_file), every nvmlEventSetWait returns GPU_IS_LOST at once.
  * There is one event set at a time: nvmlEventSetCreate starts with no GPU registered.
+ * MIG and GPM (issue 14; parsed by fx_directive, at the end of this file):
+ *   mig_instance PROFILE GI CI TOTAL USED [UUID]
+ *                                       a MIG device (MIG mode on): its GPU instance
+ *                                       profile ("1g.10gb"), GPU/compute instance ids,
+ *                                       memory (bytes); replaces "mig N"'s layout
+ *   mig_file PATH                       MIG mode on only while PATH exists; its lines,
+ *                                       "PROFILE GI CI TOTAL USED [UUID]", are then the
+ *                                       layout (re-read at each call: MIG changing)
+ *   mig_proc GI CI PID BYTES            a compute process in that MIG device
+ *   gpm NAME=VALUE...                   GPM supported, with these metrics (percent, or
+ *                                       MiB/s): graphics sm occupancy tensor dram fp64
+ *                                       fp32 fp16 pcie_tx pcie_rx nvlink_tx nvlink_rx
+ *   gpm_mig GI NAME=VALUE...            GPM metrics of GPU instance GI
+ *   gpm_mig_unsupported                 nvmlGpmMigSampleGet says NOT_SUPPORTED
+ *   gpm_gpu_unsupported                 nvmlGpmSampleGet (the whole GPU) says NOT_SUPPORTED
+ *   Without a "gpm" line nvmlGpmQueryDeviceSupport says the GPU has no GPM. The
+ *   fake refuses nvmlGpmMetricsGet for samples 100 ms apart or less, as the API
+ *   documents.
  * Without FAKE_NVML_SCRIPT, nvmlInit says the driver is not loaded. With
  * FAKE_NVML_STATS=PATH, nvmlShutdown writes call counts there.
  */
@@ -129,6 +147,18 @@ static void die(const char *what, int line)
 static int g_directive(struct gpu *g, const char *kw, char *rest, int ln);
 static void g_reset(void);
 static void g_stats(FILE *f);
+/* F: MIG and GPM (issue 14), at the end of this file. */
+static void fx_reset(void);
+static int fx_directive(struct gpu *g, const char *kw, char *rest, int ln);
+static void fx_sync(struct gpu *g);
+/* For a MIG handle of a GPU with an explicit layout: the answer (an nvmlReturn_t), else -1. */
+static int fx_mig_name(struct gpu *g, int mig, char *v, unsigned int len);
+static int fx_mig_uuid(struct gpu *g, int mig, char *v, unsigned int len);
+static int fx_mig_memory(struct gpu *g, int mig, nvmlMemory_t *m);
+static int fx_mig_ids(struct gpu *g, int mig, unsigned int *gi, unsigned int *ci);
+/* Process i of g: its MIG ids (v2 entries) and whether it belongs to MIG handle mig (-1: the GPU). */
+static void fx_proc_ids(struct gpu *g, unsigned i, unsigned *gi, unsigned *ci);
+static int fx_proc_in(struct gpu *g, unsigned i, int mig);
 
 /* Parse the script into gpus[]. */
 static int load_script(void)
@@ -147,6 +177,7 @@ static int load_script(void)
 		return -1;
 	}
 	memset(gpus, 0, sizeof(gpus));
+	fx_reset();
 	ngpus = 0;
 	init_error = 0;
 	g_reset(); /* G */
@@ -266,6 +297,8 @@ static int load_script(void)
 			}
 		} else if (!strcmp(kw, "lost_file")) {
 			snprintf(g->lost_file, sizeof(g->lost_file), "%s", rest);
+		} else if (fx_directive(g, kw, rest, ln)) {
+			/* F: a MIG or GPM directive */
 		} else {
 			die("unknown directive", ln);
 		}
@@ -369,6 +402,7 @@ static struct fdev *fdev_of(nvmlDevice_t h)
 	if (!fd_)                                                   \
 		return NVML_ERROR_INVALID_ARGUMENT;                 \
 	g = fd_->gpu;                                               \
+	fx_sync(g);                                                 \
 	if (is_lost(g))                                             \
 		return NVML_ERROR_GPU_IS_LOST;                      \
 	if ((field) >= 0 && g->unsupported[(field) < 0 ? 0 : (field)]) \
@@ -463,6 +497,8 @@ API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
 API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *v, unsigned int len)
 {
 	GPU(h, -1);
+	if (fd_->mig >= 0 && fx_mig_name(g, fd_->mig, v, len) >= 0)
+		return fx_mig_name(g, fd_->mig, v, len);
 	if (fd_->mig >= 0) {
 		char tmp[128];
 
@@ -475,6 +511,8 @@ API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *v, unsigned int len)
 API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char *v, unsigned int len)
 {
 	GPU(h, -1);
+	if (fd_->mig >= 0 && fx_mig_uuid(g, fd_->mig, v, len) >= 0)
+		return fx_mig_uuid(g, fd_->mig, v, len);
 	if (fd_->mig >= 0) {
 		char tmp[128];
 
@@ -549,6 +587,8 @@ API nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t h, unsigned int *u
 API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t *m)
 {
 	GPU(h, U_MEMORY);
+	if (fd_->mig >= 0 && fx_mig_memory(g, fd_->mig, m) >= 0)
+		return NVML_SUCCESS;
 	if (fd_->mig >= 0) {
 		m->total = g->mem_total / (g->nmig + 1);
 		m->used = g->mem_used / (g->nmig + 1);
@@ -706,6 +746,29 @@ API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter
 static nvmlReturn_t do_procs(nvmlDevice_t h, unsigned int *count, void *infos, size_t stride)
 {
 	GPU(h, U_PROCS);
+	if (fd_->mig >= 0) { /* F: a MIG handle lists its own instance's processes */
+		unsigned n = 0, k = 0;
+
+		for (unsigned i = 0; i < g->nprocs; i++)
+			n += fx_proc_in(g, i, fd_->mig);
+		if (*count < n) {
+			*count = n;
+			return NVML_ERROR_INSUFFICIENT_SIZE;
+		}
+		for (unsigned i = 0; i < g->nprocs; i++) {
+			nvmlProcessInfo_v2_t e = { g->procs[i].pid, g->procs[i].bytes, 0, 0 };
+
+			if (!fx_proc_in(g, i, fd_->mig))
+				continue;
+			fx_proc_ids(g, i, &e.gpuInstanceId, &e.computeInstanceId);
+			if (stride == sizeof(nvmlProcessInfo_v1_t))
+				memcpy((char *)infos + k++ * stride, &e, stride);
+			else
+				memcpy((char *)infos + k++ * stride, &e, sizeof(e));
+		}
+		*count = n;
+		return NVML_SUCCESS;
+	}
 	g->proc_calls++;
 	for (unsigned i = 0; i < g->proc_grow && g->nprocs < MAX_PROCS; i++, g->nprocs++)
 		g->procs[g->nprocs] = (struct fproc){ 20000 + g->nprocs, 4096 };
@@ -726,6 +789,7 @@ static nvmlReturn_t do_procs(nvmlDevice_t h, unsigned int *count, void *infos, s
 			nvmlProcessInfo_v2_t e = { g->procs[i].pid, g->procs[i].bytes, g->nmig ? 1 : 0xFFFFFFFFu,
 						   g->nmig ? 0 : 0xFFFFFFFFu };
 
+			fx_proc_ids(g, i, &e.gpuInstanceId, &e.computeInstanceId);
 			memcpy(p, &e, sizeof(e));
 		}
 	}
@@ -792,6 +856,8 @@ API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t h, unsigned int *id)
 	GPU(h, -1);
 	if (fd_->mig < 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (fx_mig_ids(g, fd_->mig, id, NULL) >= 0)
+		return NVML_SUCCESS;
 	*id = (unsigned)fd_->mig + 1;
 	return NVML_SUCCESS;
 }
@@ -801,6 +867,8 @@ API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t h, unsigned int *id
 	GPU(h, -1);
 	if (fd_->mig < 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (fx_mig_ids(g, fd_->mig, NULL, id) >= 0)
+		return NVML_SUCCESS;
 	*id = 0;
 	return NVML_SUCCESS;
 }
@@ -1142,3 +1210,378 @@ API unsigned long fake_nvml_event_waits(void)
 {
 	return event_waits;
 }
+
+/* ---- F: MIG instances and GPM (issue 14) ------------------------------------ */
+
+#include <time.h>
+
+enum { GM_GRAPHICS, GM_SM, GM_OCC, GM_TENSOR, GM_DRAM, GM_FP64, GM_FP32, GM_FP16, GM_PCIE_TX, GM_PCIE_RX,
+       GM_NVL_TX, GM_NVL_RX, GM_COUNT };
+static const struct {
+	const char *name;
+	unsigned id;
+} gm_names[GM_COUNT] = {
+	{ "graphics", NVML_GPM_METRIC_GRAPHICS_UTIL }, { "sm", NVML_GPM_METRIC_SM_UTIL },
+	{ "occupancy", NVML_GPM_METRIC_SM_OCCUPANCY }, { "tensor", NVML_GPM_METRIC_ANY_TENSOR_UTIL },
+	{ "dram", NVML_GPM_METRIC_DRAM_BW_UTIL },	 { "fp64", NVML_GPM_METRIC_FP64_UTIL },
+	{ "fp32", NVML_GPM_METRIC_FP32_UTIL },		 { "fp16", NVML_GPM_METRIC_FP16_UTIL },
+	{ "pcie_tx", NVML_GPM_METRIC_PCIE_TX_PER_SEC }, { "pcie_rx", NVML_GPM_METRIC_PCIE_RX_PER_SEC },
+	{ "nvlink_tx", NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC },
+	{ "nvlink_rx", NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC },
+};
+
+struct fx_inst {
+	char profile[32], uuid[96];
+	unsigned gi, ci;
+	unsigned long long total, used;
+};
+
+struct fx_gpm {
+	double v[GM_COUNT];
+	unsigned have; /* bit per GM_* */
+	unsigned gi;   /* gpm_mig: the GPU instance */
+};
+
+/* What a GPU has beyond struct gpu. */
+static struct fx {
+	struct fx_inst inst[MAX_MIG]; /* the static layout (mig_instance) */
+	unsigned ninst;
+	char mig_file[256];
+	struct fx_inst finst[MAX_MIG]; /* the layout mig_file gave at the last call */
+	unsigned nfinst;
+	unsigned char proc_set[MAX_PROCS]; /* mig_proc: proc_gi/proc_ci hold the process's ids */
+	unsigned proc_gi[MAX_PROCS], proc_ci[MAX_PROCS];
+	int gpm;                       /* "gpm" seen: GPM supported */
+	struct fx_gpm gpm_gpu, gpm_gi[MAX_MIG];
+	unsigned ngpm_gi;
+	int gpm_mig_unsupported, gpm_gpu_unsupported;
+} fxs[MAX_GPUS];
+
+static void fx_reset(void)
+{
+	memset(fxs, 0, sizeof(fxs));
+}
+
+static struct fx *fx_of(struct gpu *g)
+{
+	return &fxs[g - gpus];
+}
+
+/* "PROFILE GI CI TOTAL USED [UUID]" into in; 0, or -1 when it does not parse. */
+static int fx_parse_inst(struct gpu *g, unsigned n, const char *text, struct fx_inst *in)
+{
+	memset(in, 0, sizeof(*in));
+	if (sscanf(text, "%31s %u %u %llu %llu %95s", in->profile, &in->gi, &in->ci, &in->total, &in->used,
+		   in->uuid) < 5)
+		return -1;
+	if (!in->uuid[0])
+		snprintf(in->uuid, sizeof(in->uuid), "MIG-%.8s-0000-4000-8000-%012u", g->uuid + 4, n);
+	return 0;
+}
+
+/* "name=value ..." into m; 0, or -1 for an unknown name. */
+static int fx_parse_gpm(char *rest, struct fx_gpm *m)
+{
+	for (char *t = strtok(rest, " \t"); t; t = strtok(NULL, " \t")) {
+		char *eq = strchr(t, '=');
+		int i;
+
+		if (!eq)
+			return -1;
+		*eq = 0;
+		for (i = 0; i < GM_COUNT && strcmp(gm_names[i].name, t); i++)
+			;
+		if (i == GM_COUNT)
+			return -1;
+		m->v[i] = strtod(eq + 1, NULL);
+		m->have |= 1u << i;
+	}
+	return 0;
+}
+
+static int fx_directive(struct gpu *g, const char *kw, char *rest, int ln)
+{
+	struct fx *x = fx_of(g);
+
+	if (!strcmp(kw, "mig_instance")) {
+		if (x->ninst == MAX_MIG)
+			die("at most 7 MIG devices", ln);
+		if (fx_parse_inst(g, x->ninst, rest, &x->inst[x->ninst]))
+			die("mig_instance PROFILE GI CI TOTAL USED [UUID]", ln);
+		x->ninst++;
+		g->nmig = x->ninst;
+	} else if (!strcmp(kw, "mig_file")) {
+		snprintf(x->mig_file, sizeof(x->mig_file), "%s", rest);
+	} else if (!strcmp(kw, "mig_proc")) {
+		unsigned gi, ci, pid;
+		unsigned long long b;
+
+		if (sscanf(rest, "%u %u %u %llu", &gi, &ci, &pid, &b) != 4)
+			die("mig_proc GI CI PID BYTES", ln);
+		if (g->nprocs == MAX_PROCS)
+			die("too many processes", ln);
+		x->proc_set[g->nprocs] = 1;
+		x->proc_gi[g->nprocs] = gi;
+		x->proc_ci[g->nprocs] = ci;
+		g->procs[g->nprocs++] = (struct fproc){ pid, b };
+	} else if (!strcmp(kw, "gpm")) {
+		x->gpm = 1;
+		if (fx_parse_gpm(rest, &x->gpm_gpu))
+			die("gpm NAME=VALUE... (graphics sm occupancy tensor dram fp64 fp32 fp16 pcie_tx pcie_rx "
+			    "nvlink_tx nvlink_rx)",
+			    ln);
+	} else if (!strcmp(kw, "gpm_mig")) {
+		struct fx_gpm *m;
+		char *end;
+
+		if (x->ngpm_gi == MAX_MIG)
+			die("at most 7 gpm_mig lines", ln);
+		m = &x->gpm_gi[x->ngpm_gi++];
+		m->gi = (unsigned)strtoul(rest, &end, 10);
+		if (end == rest || fx_parse_gpm(end, m))
+			die("gpm_mig GI NAME=VALUE...", ln);
+	} else if (!strcmp(kw, "gpm_mig_unsupported")) {
+		x->gpm_mig_unsupported = 1;
+	} else if (!strcmp(kw, "gpm_gpu_unsupported")) {
+		x->gpm_gpu_unsupported = 1;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* The layout in effect: mig_file's while it exists (none when it does not), else mig_instance's. */
+static const struct fx_inst *fx_layout(struct gpu *g, unsigned *n)
+{
+	struct fx *x = fx_of(g);
+
+	if (x->mig_file[0]) {
+		*n = x->nfinst;
+		return x->finst;
+	}
+	*n = x->ninst;
+	return x->inst;
+}
+
+/* Before each call on g: with mig_file, MIG is on (with the file's layout) only while the file exists. */
+static void fx_sync(struct gpu *g)
+{
+	struct fx *x = fx_of(g);
+	char line[256];
+	FILE *f;
+
+	if (!x->mig_file[0])
+		return;
+	x->nfinst = 0;
+	f = fopen(x->mig_file, "r");
+	if (f) {
+		while (x->nfinst < MAX_MIG && fgets(line, sizeof(line), f))
+			if (line[0] != '#' && !fx_parse_inst(g, x->nfinst, line, &x->finst[x->nfinst]))
+				x->nfinst++;
+		fclose(f);
+	}
+	g->nmig = x->nfinst;
+}
+
+static const struct fx_inst *fx_inst_of(struct gpu *g, int mig)
+{
+	unsigned n;
+	const struct fx_inst *l = fx_layout(g, &n);
+
+	if (!fx_of(g)->ninst && !fx_of(g)->mig_file[0])
+		return NULL; /* "mig N": the old layout */
+	return mig >= 0 && (unsigned)mig < n ? &l[mig] : NULL;
+}
+
+static int fx_mig_name(struct gpu *g, int mig, char *v, unsigned int len)
+{
+	const struct fx_inst *in = fx_inst_of(g, mig);
+	char tmp[160];
+
+	if (!in)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s MIG %s", g->name, in->profile);
+	return put_string(v, len, tmp);
+}
+
+static int fx_mig_uuid(struct gpu *g, int mig, char *v, unsigned int len)
+{
+	const struct fx_inst *in = fx_inst_of(g, mig);
+
+	return in ? put_string(v, len, in->uuid) : -1;
+}
+
+static int fx_mig_memory(struct gpu *g, int mig, nvmlMemory_t *m)
+{
+	const struct fx_inst *in = fx_inst_of(g, mig);
+
+	if (!in)
+		return -1;
+	m->total = in->total;
+	m->used = in->used;
+	m->free = in->total - in->used;
+	return NVML_SUCCESS;
+}
+
+static int fx_mig_ids(struct gpu *g, int mig, unsigned int *gi, unsigned int *ci)
+{
+	const struct fx_inst *in = fx_inst_of(g, mig);
+
+	if (!in)
+		return -1;
+	if (gi)
+		*gi = in->gi;
+	if (ci)
+		*ci = in->ci;
+	return NVML_SUCCESS;
+}
+
+static void fx_proc_ids(struct gpu *g, unsigned i, unsigned *gi, unsigned *ci)
+{
+	struct fx *x = fx_of(g);
+
+	if (!x->proc_set[i])
+		return;
+	*gi = x->proc_gi[i];
+	*ci = x->proc_ci[i];
+}
+
+static int fx_proc_in(struct gpu *g, unsigned i, int mig)
+{
+	const struct fx_inst *in = fx_inst_of(g, mig);
+	struct fx *x = fx_of(g);
+
+	if (!x->proc_set[i])
+		return mig == 0; /* "proc" lines: the first MIG device's (GPU instance 1, as the v2 entries say) */
+	return in && in->gi == x->proc_gi[i] && in->ci == x->proc_ci[i];
+}
+
+#ifndef FAKE_NVML_OLD
+#define GPM_MAGIC 0x47504d53
+
+struct nvmlGpmSample_st {
+	int magic;
+	struct gpu *g; /* NULL until filled */
+	int gi;        /* -1: the whole GPU */
+	long long ns;  /* CLOCK_MONOTONIC when taken */
+};
+
+static long long fx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+API nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t h, nvmlGpmSupport_t *sup)
+{
+	GPU(h, -1);
+	if (!sup)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (sup->version != NVML_GPM_SUPPORT_VERSION)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	sup->isSupportedDevice = fd_->mig < 0 && fx_of(g)->gpm;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s)
+{
+	total_calls++;
+	if (!s)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*s = calloc(1, sizeof(**s));
+	if (!*s)
+		return NVML_ERROR_UNKNOWN;
+	(*s)->magic = GPM_MAGIC;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+	total_calls++;
+	if (!s || s->magic != GPM_MAGIC)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	s->magic = 0;
+	free(s);
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t h, nvmlGpmSample_t s)
+{
+	GPU(h, -1);
+	if (!s || s->magic != GPM_MAGIC || fd_->mig >= 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!fx_of(g)->gpm || fx_of(g)->gpm_gpu_unsupported)
+		return NVML_ERROR_NOT_SUPPORTED;
+	s->g = g;
+	s->gi = -1;
+	s->ns = fx_now_ns();
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t h, unsigned int gi, nvmlGpmSample_t s)
+{
+	unsigned n, i;
+	const struct fx_inst *l;
+
+	GPU(h, -1);
+	if (!s || s->magic != GPM_MAGIC || fd_->mig >= 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!fx_of(g)->gpm || fx_of(g)->gpm_mig_unsupported)
+		return NVML_ERROR_NOT_SUPPORTED;
+	l = fx_layout(g, &n);
+	for (i = 0; i < n && l[i].gi != gi; i++)
+		;
+	if (!g->nmig || i == n)
+		return NVML_ERROR_NOT_FOUND;
+	s->g = g;
+	s->gi = (int)gi;
+	s->ns = fx_now_ns();
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m)
+{
+	const struct fx_gpm *vals = NULL;
+	struct fx *x;
+
+	total_calls++;
+	if (!inited)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!m)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (m->version != NVML_GPM_METRICS_GET_VERSION)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (!m->sample1 || !m->sample2 || m->sample1->magic != GPM_MAGIC || m->sample2->magic != GPM_MAGIC ||
+	    !m->sample1->g || m->sample1->g != m->sample2->g || m->sample1->gi != m->sample2->gi ||
+	    m->numMetrics > NVML_GPM_METRIC_MAX)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (m->sample2->ns - m->sample1->ns <= 100000000LL) {
+		fprintf(stderr, "fake_nvml: nvmlGpmMetricsGet: samples %lld ms apart, GPM needs more than 100\n",
+			(m->sample2->ns - m->sample1->ns) / 1000000);
+		return NVML_ERROR_INVALID_ARGUMENT;
+	}
+	if (is_lost(m->sample1->g))
+		return NVML_ERROR_GPU_IS_LOST;
+	x = fx_of(m->sample1->g);
+	if (m->sample1->gi < 0)
+		vals = &x->gpm_gpu;
+	for (unsigned i = 0; !vals && i < x->ngpm_gi; i++)
+		if (x->gpm_gi[i].gi == (unsigned)m->sample1->gi)
+			vals = &x->gpm_gi[i];
+	for (unsigned i = 0; i < m->numMetrics; i++) {
+		int k;
+
+		m->metrics[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+		m->metrics[i].value = 0;
+		for (k = 0; k < GM_COUNT && gm_names[k].id != m->metrics[i].metricId; k++)
+			;
+		if (k < GM_COUNT && vals && (vals->have & (1u << k))) {
+			m->metrics[i].nvmlReturn = NVML_SUCCESS;
+			m->metrics[i].value = vals->v[k];
+		}
+	}
+	return NVML_SUCCESS;
+}
+#endif

@@ -47,7 +47,7 @@ entry() {
 	$PY - "$1" <<'EOF'
 import json, sys
 e = json.loads(open(sys.argv[1], encoding="utf-8").readline())["device_data"][0]
-print(e["device_type"], repr(e["error"]), sorted(e["report"]["device_info"].get("devices", {})))
+print(e["device_type"], repr(e["error"]), sorted(k for k in e["report"]["device_info"].get("devices", {}) if "/" not in k))  # GPUs, not MIG instances
 EOF
 }
 

@@ -59,10 +59,10 @@ static const struct {
 	  "runtime_vcpu_usage, memory_used, execution_stats, neuroncore_counters, hw_counters" },
 	{ "sys.json", 0, "{\"system_metrics\": [{\"type\": \"vcpu_usge\"}]}",
 	  "sys.json:1:30: system_metrics[0].type: unknown metric group \"vcpu_usge\"; known: vcpu_usage, "
-	  "memory_info, neuron_hw_counters" },
+	  "memory_info, neuron_hw_counters, container_usage" },
 	{ "scope.json", 0, "{\"system_metrics\": [{\"type\": \"memory_used\"}]}",
 	  "scope.json:1:30: system_metrics[0].type: \"memory_used\" is a runtime group, not allowed here; known: "
-	  "vcpu_usage, memory_info, neuron_hw_counters" },
+	  "vcpu_usage, memory_info, neuron_hw_counters, container_usage" },
 	{ "typo.json", 0, "{\n  \"perod\": \"1s\"\n}",
 	  "typo.json:2:3: perod: unknown key \"perod\"; known: period, runtimes, neuron_runtimes, system_metrics, "
 	  "devices, procfs, sysfs" },
@@ -210,7 +210,7 @@ static const struct {
 	  "  - type: vcpu_usage\n"
 	  "  - type: memory_inf\n",
 	  "bad.yaml:4:11: system_metrics[1].type: unknown metric group \"memory_inf\"; known: vcpu_usage, "
-	  "memory_info, neuron_hw_counters" },
+	  "memory_info, neuron_hw_counters, container_usage" },
 	{ "key.yaml", 1, "period: 1s\nsystem_metric: []\n",
 	  "key.yaml:2:1: system_metric: unknown key \"system_metric\"; known: period, runtimes, neuron_runtimes, "
 	  "system_metrics, devices, procfs, sysfs" },
@@ -534,7 +534,7 @@ int main(void)
 		free(err);
 		err = load("esc2.json", "{\"system_metrics\": [{\"type\": \"\\u001b[2J\\nx\"}]}", 0, &cfg);
 		is_str(err, "esc2.json:1:30: system_metrics[0].type: unknown metric group \"\\u001b[2J\\nx\"; known: vcpu_usage, "
-			    "memory_info, neuron_hw_counters",
+			    "memory_info, neuron_hw_counters, container_usage",
 		       "control characters in a value are escaped");
 		free(err);
 	}

@@ -22,7 +22,7 @@ static void test_default_file(void)
 	const char *top = getenv("ACCEL_TOP"), *why, *name;
 	char path[512], *err = NULL;
 	struct prom_dcgm *d;
-	int seen_prof = 0, seen_label = 0;
+	int seen_label = 0;
 
 	snprintf(path, sizeof(path), "%s/tests/fixtures/dcgm/default-counters.csv", top && *top ? top : ".");
 	d = prom_dcgm_load(path, &err);
@@ -35,10 +35,8 @@ static void test_default_file(void)
 	is_int(d->n, 26, "it lists 26 fields (the others are comments)");
 	for (size_t i = 0; (name = prom_dcgm_unsupported(d, i, &why)); i++) {
 		printf("# not served: %s: %s\n", name, why);
-		seen_prof |= !strcmp(name, "DCGM_FI_PROF_GR_ENGINE_ACTIVE") && strstr(why, "profiling");
 		seen_label |= !strcmp(name, "DCGM_FI_DRIVER_VERSION") && strstr(why, "label");
 	}
-	ok(seen_prof, "DCGM_FI_PROF_GR_ENGINE_ACTIVE is not served: a DCP profiling field");
 	ok(seen_label, "DCGM_FI_DRIVER_VERSION is not served: no driver version label");
 	{
 		static const char *const always[] = { "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK",
@@ -46,7 +44,11 @@ static void test_default_file(void)
 						      "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
 						      "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_GPU_UTIL",
 						      "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_ENC_UTIL",
-						      "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED" };
+						      "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED",
+						      /* the file's five profiling fields, from GPM (issue 14) */
+						      "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+						      "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_PCIE_TX_BYTES",
+						      "DCGM_FI_PROF_PCIE_RX_BYTES" };
 
 		for (size_t i = 0; i < ARRAY_SIZE(always); i++) {
 			int served = 0;
@@ -386,11 +388,75 @@ static void test_totals(void)
 	prom_dcgm_free(d);
 }
 
+/*
+ * NVIDIA MIG and GPM (issue 14): a GPU's and a MIG instance's profiling
+ * metrics as DCGM_FI_PROF_* ratios; the instance's series carry
+ * GPU_I_PROFILE and GPU_I_ID, with its parent GPU's index, UUID and model
+ * name as dcgm-exporter labels a GPU instance.
+ */
+static void test_mig_prof(void)
+{
+	static const char rep_mig[] =
+		"{\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":0},"
+		"\"runtime_data\":[],\"system_data\":{},\"instance_info\":{\"hostname\":\"h\"},"
+		"\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+		"\"device_utilization\":{\"period\":1.0,\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"error\":\"\","
+		"\"devices\":{\"0\":{\"index\":0,\"uuid\":\"GPU-p\",\"model\":\"NVIDIA H100 80GB HBM3\",\"error\":\"\","
+		"\"graphics_active_percent\":64.5,\"tensor_active_percent\":40.25,\"dram_active_percent\":35.0,"
+		"\"sm_occupancy_percent\":22.5,\"pcie_tx_bytes_per_second\":536870912},"
+		"\"0/9/0\":{\"index\":0,\"uuid\":\"MIG-x\",\"model\":\"NVIDIA H100 80GB HBM3 MIG 1g.10gb\","
+		"\"parent_uuid\":\"GPU-p\",\"gpu_instance_id\":9,\"compute_instance_id\":0,\"mig_profile\":\"1g.10gb\","
+		"\"error\":\"\",\"graphics_active_percent\":88.0}}},"
+		"\"device_memory\":{\"period\":1.0,\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"error\":\"\","
+		"\"devices\":{\"0/9/0\":{\"index\":0,\"uuid\":\"MIG-x\",\"model\":\"NVIDIA H100 80GB HBM3 MIG 1g.10gb\","
+		"\"parent_uuid\":\"GPU-p\",\"gpu_instance_id\":9,\"compute_instance_id\":0,\"mig_profile\":\"1g.10gb\","
+		"\"error\":\"\",\"used_bytes\":13631488}}}}}]}";
+#define GL "Hostname=\"h\",UUID=\"GPU-p\",device=\"nvidia0\",gpu=\"0\",modelName=\"NVIDIA H100 80GB HBM3\",pci_bus_id=\"\""
+#define ML "GPU_I_ID=\"9\",GPU_I_PROFILE=\"1g.10gb\"," GL
+	static const char *const want_mig[] = {
+		"gauge DCGM_FI_DEV_FB_USED{" ML "} 13",
+		"gauge DCGM_FI_PROF_DRAM_ACTIVE{" GL "} 0.35",
+		"gauge DCGM_FI_PROF_GR_ENGINE_ACTIVE{" ML "} 0.88",
+		"gauge DCGM_FI_PROF_GR_ENGINE_ACTIVE{" GL "} 0.645",
+		"gauge DCGM_FI_PROF_PCIE_TX_BYTES{" GL "} 536870912",
+		"gauge DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{" GL "} 0.4025",
+		"gauge DCGM_FI_PROF_SM_OCCUPANCY{" GL "} 0.225",
+	};
+#undef GL
+#undef ML
+	const char *csv = "DCGM_FI_DEV_FB_USED, gauge, MiB\n"
+			  "DCGM_FI_PROF_GR_ENGINE_ACTIVE, gauge, r\nDCGM_FI_PROF_PIPE_TENSOR_ACTIVE, gauge, r\n"
+			  "DCGM_FI_PROF_DRAM_ACTIVE, gauge, r\nDCGM_FI_PROF_SM_OCCUPANCY, gauge, r\n"
+			  "DCGM_FI_PROF_PCIE_TX_BYTES, gauge, B/s\n";
+	char *err = NULL;
+	struct got g;
+	struct map_cb cb = { .sample = on_sample, .ud = &g };
+	json_t *r = json_loads(rep_mig, 0, NULL);
+
+	memset(&g, 0, sizeof(g));
+	g.d = prom_dcgm_parse(csv, strlen(csv), "mig.csv", &err);
+	ok(r && g.d, "MIG/GPM: the report and the file load (%s)", err ? err : "");
+	if (!r || !g.d) {
+		free(err);
+		json_decref(r);
+		return;
+	}
+	is_int(prom_dcgm_served(g.d), 6, "MIG/GPM: every listed field is served");
+	map_report(r, 0, &cb);
+	qsort(g.lines, g.n, sizeof(g.lines[0]), cmp_line);
+	is_int(g.n, ARRAY_SIZE(want_mig), "MIG/GPM: one DCGM series per value");
+	for (size_t i = 0; i < ARRAY_SIZE(want_mig) && i < g.n; i++)
+		is_str(g.lines[i], want_mig[i], "MIG/GPM: a DCGM series as dcgm-exporter labels it");
+	json_decref(r);
+	prom_dcgm_free(g.d);
+}
+
 int main(void)
 {
 	test_default_file();
 	test_csv_errors();
 	test_mapping();
 	test_totals();
+	test_mig_prof();
 	return done_testing();
 }

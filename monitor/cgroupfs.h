@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a cgroup's CPU and memory accounting, cgroup v2 or v1, the way
+ * cAdvisor reads it (container/libcontainer/handler.go, setCPUStats and
+ * setMemoryStats), for the container_usage group (coll_containers.c).
+ *
+ *  - v2: cpu.stat (usage_usec, user_usec, system_usec; nr_periods,
+ *    nr_throttled, throttled_usec with the cpu controller), memory.current,
+ *    memory.stat (anon, file, inactive_file), memory.events (oom_kill).
+ *  - v1: cpuacct.usage (ns), cpuacct.stat (user, system in USER_HZ ticks),
+ *    cpu.stat (nr_periods, nr_throttled, throttled_time in ns),
+ *    memory.usage_in_bytes, memory.stat (total_rss, total_cache,
+ *    total_inactive_file; the non-total keys when those are missing),
+ *    memory.oom_control (oom_kill, Linux >= 4.13).
+ *
+ * The working set is usage - inactive_file, 0 when inactive_file is larger
+ * (cAdvisor's computation). Files are opened relative to directory fds the
+ * caller keeps, so a period costs one openat per file and no path walk.
+ * Parsers take the file's text, so tests feed them fixtures.
+ */
+#ifndef ACCEL_CGROUPFS_H
+#define ACCEL_CGROUPFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Which parts of struct cg_stats were read. */
+#define CG_CPU 1u        /* usage_ns */
+#define CG_CPU_SPLIT 2u  /* user_ns, system_ns */
+#define CG_CFS 4u        /* nr_periods, nr_throttled, throttled_ns (the cpu controller's bandwidth stats) */
+#define CG_MEM 8u        /* mem_usage */
+#define CG_MEM_STAT 16u  /* mem_rss, mem_cache, and mem_working_set (with CG_MEM) */
+#define CG_OOM 32u       /* oom_kills */
+
+/* One cgroup's accounting, as read now. */
+struct cg_stats {
+	unsigned has;                        /* CG_* bits */
+	uint64_t usage_ns, user_ns, system_ns; /* CPU time since the cgroup was created, ns */
+	uint64_t nr_periods, nr_throttled;   /* CFS enforcement periods elapsed, and those throttled */
+	uint64_t throttled_ns;               /* time throttled, ns */
+	uint64_t mem_usage;                  /* bytes charged now (memory.current / memory.usage_in_bytes) */
+	uint64_t mem_working_set;            /* usage - inactive_file, bytes */
+	uint64_t mem_rss, mem_cache;         /* anonymous and page-cache bytes */
+	uint64_t inactive_file;              /* bytes (what the working set leaves out) */
+	uint64_t oom_kills;                  /* processes the OOM killer killed in the cgroup */
+};
+
+/* The hierarchies a cgroup is read from. */
+enum cg_hier { CG_H_UNIFIED, CG_H_CPU, CG_H_CPUACCT, CG_H_MEMORY, CG_NHIER };
+
+/*
+ * Find the keys of a "key value" file (cpu.stat, memory.stat,
+ * memory.events, cpuacct.stat, memory.oom_control) in text: vals[i] is set
+ * and bit i of the result is set for each keys[i] found (at most 32 keys).
+ */
+unsigned cg_keyed(const char *text, const char *const *keys, size_t nkeys, uint64_t *vals);
+
+/* Parse a file's text into st (setting its CG_* bits). */
+void cg_parse_v2_cpu_stat(const char *text, struct cg_stats *st);
+void cg_parse_v2_memory_stat(const char *text, struct cg_stats *st);
+void cg_parse_v2_memory_events(const char *text, struct cg_stats *st);
+void cg_parse_v1_cpuacct_stat(const char *text, long clk_tck, struct cg_stats *st);
+void cg_parse_v1_cpu_stat(const char *text, struct cg_stats *st);
+void cg_parse_v1_memory_stat(const char *text, struct cg_stats *st);
+void cg_parse_v1_oom_control(const char *text, struct cg_stats *st);
+/* The working set from usage and inactive_file, once both were read (cAdvisor's floor at 0). */
+void cg_finish(struct cg_stats *st);
+
+/*
+ * Read one cgroup into st (zeroed first). v2: fd[CG_H_UNIFIED]; v1: the
+ * cpu, cpuacct and memory directories (any may be -1: its part is left
+ * out). buf (size bytes) is scratch space. 0 when something was read;
+ * -ENOENT or -ENODEV when the cgroup is gone (removed since it was
+ * opened); else the first other -errno (what could be read is in st).
+ */
+int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, char *buf, size_t size);
+
+#endif

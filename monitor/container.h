@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which container, Kubernetes pod or systemd unit a process belongs to,
+ * read from the kernel's own record: its cgroup path. No runtime API and no
+ * kubelet is needed for the identity (ids, pod UID, QoS class, unit); the
+ * names (pod, namespace, container) are resolved separately from the
+ * runtimes' state files and the kubelet (container_names_*).
+ *
+ * Layouts recognised (cgroup v2, v1 and both hybrid layouts):
+ *   systemd driver  /kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<UID>.slice/<runtime>-<ID>.scope
+ *                   (Guaranteed pods: kubepods-pod<UID>.slice; the UID's dashes are underscores)
+ *   cgroupfs driver /kubepods/<qos>/pod<UID>/<ID>, /kubepods/pod<UID>/<ID>
+ *   containerd      cri-containerd-<ID>.scope (and containerd's "<slice>:cri-containerd:<ID>" on v1)
+ *   CRI-O           crio-<ID>.scope, crio-<ID> (crio-conmon-<ID> is the monitor, not the container)
+ *   Docker          docker-<ID>.scope, /docker/<ID>
+ *   Podman/libpod   libpod-<ID>.scope, libpod-<ID> (libpod-conmon-<ID> skipped)
+ *   systemd         the innermost *.service when the process is in no container or pod
+ */
+#ifndef ACCEL_CONTAINER_H
+#define ACCEL_CONTAINER_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct container_id {
+	char runtime[16];  /* "containerd", "cri-o", "docker", "podman", "systemd", "" (host or unknown) */
+	char id[80];       /* container id (64 hex), "" when none */
+	char pod_uid[48];  /* Kubernetes pod UID with dashes ("0a1b-..."; the cgroup's underscores turned back), "" */
+	char qos[16];      /* "guaranteed", "burstable", "besteffort", "" */
+	char unit[128];    /* systemd unit (e.g. "nginx.service") when the process is in one and not in a container */
+};
+
+/*
+ * Parse one cgroup path ("/kubepods.slice/.../cri-containerd-<id>.scope")
+ * into *id (always cleared first). 0 when it names a container, pod or
+ * unit, -ENOENT when it is the host (or the path is empty or NULL). A
+ * trailing " (deleted)" (a cgroup removed while the process is in it) is
+ * ignored.
+ */
+int container_from_cgroup(const char *path, struct container_id *id);
+
+/*
+ * Parse /proc/PID/cgroup's whole text (v2 "0::/path", v1
+ * "N:controllers:/path", hybrid: both) the same way. The line that says
+ * the most wins: a container id over a pod over a unit; on a tie the v2
+ * line. 0 or -ENOENT as above.
+ */
+int container_from_proc_cgroup(const char *text, struct container_id *id);
+
+/* ---- names ------------------------------------------------------------------------------------------- */
+
+/*
+ * Where the host's trees are (accel-monitor's --path.* and --kubelet-*
+ * options; main.c sets them once, before the monitor starts, and the
+ * strings must live as long as the program). NULL fields take the defaults
+ * below.
+ */
+struct container_opts {
+	const char *rootfs;             /* the host's /: default "/" */
+	const char *run;                /* the host's /run: default ROOTFS/run */
+	const char *cgroupfs;           /* the host's /sys/fs/cgroup: default ROOTFS/sys/fs/cgroup */
+	const char *kubelet_url;        /* e.g. "https://127.0.0.1:10250"; NULL: the kubelet is not asked */
+	const char *kubelet_token_file; /* the bearer token (a service-account token) */
+	const char *kubelet_ca_file;    /* the CA that signed the kubelet's serving certificate */
+	int64_t kubelet_refresh_ns;     /* the shortest time between two /pods fetches; 0: 30 s */
+	const char *kubelet_helper;     /* the accel-imds program that fetches /pods (kubelet.h) */
+};
+
+/* Set the options (copied; the strings are borrowed). */
+void container_opts_set(const struct container_opts *o);
+/* The options with the defaults filled in (never NULL; the strings live until the next container_opts_set). */
+const struct container_opts *container_opts(void);
+
+/* The names of a container, as the runtime or the kubelet keeps them ("" when unknown). */
+struct container_names {
+	char pod[256];       /* pod name (Kubernetes names are at most 253 bytes) */
+	char ns[64];         /* namespace (at most 63) */
+	char name[256];      /* container name (Kubernetes: the spec's name; Docker: the container's name) */
+	char runtime[16];    /* the runtime whose state named it, when the cgroup did not say */
+};
+
+struct containers;
+struct loop;
+struct proctab;
+
+/*
+ * The name resolver: reads the runtimes' state files under the options'
+ * roots, and asks the kubelet (through the options' helper; never
+ * blocking: see kubelet.h) for what they do not name. Names are cached by
+ * container id and pod UID. loop is borrowed (NULL: no kubelet).
+ */
+struct containers *containers_new(struct loop *loop);
+void containers_free(struct containers *c); /* NULL-safe */
+
+/*
+ * The names of the container or pod id (from the cgroup) at now (CLOCK_MONOTONIC
+ * ns): from the cache, else the state files (read once per container; a
+ * container with no state file is looked up again at most every 10 s), else
+ * what the kubelet answered (a miss there starts a fetch at most every
+ * refresh period; its answer serves later lookups). *out is always filled
+ * ("" where unknown).
+ */
+void containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out);
+
+/*
+ * The report's "container" object for id and its names (new reference):
+ * {"runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit"},
+ * each key absent when unknown.
+ */
+json_t *container_json(const struct container_id *id, const struct container_names *n);
+
+/*
+ * Attribute a device group's per-process figures to containers and pods: in
+ * each device object (and each of its "mig_devices"), for every process of
+ * "processes" ({"<pid>": bytes} or {"<pid>": {"<engine>": percent}}) and
+ * "pids" ([pid, ...]) that is in a container, pod or unit, add
+ * "process_containers": {"<pid>": container object}; and sum "processes"
+ * into "pods": {"<pod UID>": {"pod", "namespace", "qos", "pids": [...],
+ * "memory_bytes": n | "engines": {"<engine>": percent}}} and "containers":
+ * {"<container id>": {"runtime", "pod_uid", "pod", "namespace", "name",
+ * "pids", "memory_bytes" | "engines"}}. Keys left out when empty; set afresh
+ * each call (a collector that keeps its device objects between cycles gets
+ * no stale entry).
+ */
+void containers_annotate_group(struct proctab *t, int64_t cycle, json_t *group);
+/* containers_annotate_group on every group of every entry of a report's device_data array. */
+void containers_annotate_report(struct proctab *t, int64_t cycle, json_t *device_data);
+
+#endif

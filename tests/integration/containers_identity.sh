@@ -1,0 +1,217 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Containers and pods (issue 13), end to end on fixture trees (tests/fixtures/containers/, made by its
+# make_fixtures.py): /proc entries whose cgroup files copy real nodes (cgroup v2 with the systemd driver and
+# the three QoS classes; v1 with the cgroupfs driver) and the runtimes' state (containerd task bundles,
+# CRI-O userdata, Docker config.v2.json). accel-monitor reads them through --path.procfs and --path.rootfs:
+#   - every pid: runtime entry carries the identity and the names the state files give; a host process
+#     none, a systemd service its unit, a deleted container (no state left) its ids;
+#   - three processes in three pods on one GPU of the fake NVML (plus a host process and one that exited
+#     between NVML's list and the lookup) give three pods whose memory sums to their processes', and
+#     three accel-prom series accelerator_pod_memory_used_bytes that sum to the same; the same labels on
+#     the per-process and runtime series, pod_name etc. with --use-old-namespace, PodName etc. in CSV.
+# The fake kubelet's part is containers_kubelet.sh.
+. "$(dirname "$0")/lib.sh"
+
+MON=$BIN/accel-monitor
+CHECK="$PY $HELP/check_report.py"
+CF=$FIX/containers
+CC=${CC:-cc}
+export AWS_EC2_METADATA_DISABLED=true
+
+need "$CC" command -v "$CC"
+need curl command -v curl
+
+# runtimes CONFIG PID...: a config polling pid:PID for each, memory_used and runtime_vcpu_usage.
+runtimes() {
+	out=$1
+	shift
+	$PY - "$@" >"$out" <<'EOF'
+import json, sys
+print(json.dumps({"period": "1s", "system_metrics": [], "devices": [],
+                  "runtimes": [{"address": "pid:" + p, "metrics": [{"type": "runtime_vcpu_usage"},
+                                                                    {"type": "memory_used"}]} for p in sys.argv[1:]]}))
+EOF
+}
+
+# ident FILE: "pid=container-json" per runtime entry of the first report, sorted keys.
+ident() {
+	$PY - "$1" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1], encoding="utf-8").readline())
+for e in r["runtime_data"]:
+    print("%s=%s" % (e["pid"], json.dumps(e.get("container"), sort_keys=True)))
+EOF
+}
+
+ID_A=$(printf 'a1%.0s' $(seq 32))
+ID_B=$(printf 'b2%.0s' $(seq 32))
+ID_C=$(printf 'c4%.0s' $(seq 32))
+ID_G=$(printf 'd5%.0s' $(seq 32))
+ID_K=$(printf 'e6%.0s' $(seq 32))
+
+# ---- cgroup v2, systemd driver -------------------------------------------------------------------------------
+V2=$CF/v2-systemd
+runtimes "$WORK/v2.json" 1001 1002 1003 1004 1005 1006 1007 1008
+ok "v2: accel-monitor --once exits 0" sh -c '"$1" --once -c "$2" --path.procfs "$3/proc" --path.rootfs "$3/rootfs" \
+	>"$4/v2.out" 2>"$4/v2.err"' sh "$MON" "$WORK/v2.json" "$V2" "$WORK"
+ok "v2: the report passes check_report.py" $CHECK "$WORK/v2.out"
+ident "$WORK/v2.out" >"$WORK/v2.ident"
+cat >"$WORK/v2.want" <<EOF
+1001={"id": "$ID_A", "name": "pytorch", "namespace": "ml", "pod": "trainer-0", "pod_uid": "7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20", "qos": "burstable", "runtime": "containerd"}
+1002={"id": "$ID_B", "name": "triton", "namespace": "serving", "pod": "infer-7d9f", "pod_uid": "2b4d6f80-1a3c-4e5f-8a7b-9c0d1e2f3a4b", "qos": "besteffort", "runtime": "cri-o"}
+1003={"id": "$ID_C", "name": "jupyter", "namespace": "research", "pod": "notebook", "pod_uid": "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a", "qos": "guaranteed", "runtime": "docker"}
+1004=null
+1005={"runtime": "systemd", "unit": "nginx.service"}
+1006={"namespace": "serving", "pod": "infer-7d9f", "pod_uid": "2b4d6f80-1a3c-4e5f-8a7b-9c0d1e2f3a4b", "qos": "besteffort", "runtime": "cri-o"}
+1007={"id": "$ID_G", "pod_uid": "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9", "qos": "burstable", "runtime": "containerd"}
+1008={"id": "$ID_K", "pod_uid": "0f1e2d3c-4b5a-4697-8877-665544332211", "qos": "burstable", "runtime": "containerd"}
+EOF
+ok "v2: containerd, CRI-O and Docker names from their state files; conmon in its pod; host none; a unit" \
+	diff -u "$WORK/v2.want" "$WORK/v2.ident"
+
+# ---- cgroup v1, cgroupfs driver -------------------------------------------------------------------------------
+V1=$CF/v1-cgroupfs
+runtimes "$WORK/v1.json" 2001 2002 2003 2004 2005
+ok "v1: accel-monitor --once exits 0" sh -c '"$1" --once -c "$2" --path.procfs "$3/proc" --path.rootfs "$3/rootfs" \
+	>"$4/v1.out" 2>"$4/v1.err"' sh "$MON" "$WORK/v1.json" "$V1" "$WORK"
+ok "v1: the report passes check_report.py" $CHECK "$WORK/v1.out"
+ident "$WORK/v1.out" >"$WORK/v1.ident"
+V1_A=$(printf '3c%.0s' $(seq 32))
+V1_B=$(printf '4d%.0s' $(seq 32))
+V1_D=$(printf '5e%.0s' $(seq 32))
+cat >"$WORK/v1.want" <<EOF
+2001={"id": "$V1_A", "name": "worker", "namespace": "jobs", "pod": "batch-job-x7k2p", "pod_uid": "11111111-2222-4333-8444-555555555555", "qos": "burstable", "runtime": "containerd"}
+2002={"id": "$V1_B", "name": "engine", "namespace": "serving", "pod": "llm-0", "pod_uid": "66666666-7777-4888-9999-aaaaaaaaaaaa", "qos": "guaranteed", "runtime": "cri-o"}
+2003={"id": "$V1_D", "name": "web", "runtime": "docker"}
+2004={"runtime": "systemd", "unit": "ssh.service"}
+2005=null
+EOF
+ok "v1: the cgroupfs driver's bare ids found in containerd's and CRI-O's state, Docker's name, a unit, the host" \
+	diff -u "$WORK/v1.want" "$WORK/v1.ident"
+
+# --path.rootfs elsewhere: no state files, so the ids stand and nothing fails.
+ok "v2 without the runtimes' state: exits 0" sh -c '"$1" --once -c "$2" --path.procfs "$3/proc" --path.rootfs "$4" \
+	>"$4/nostate.out" 2>"$4/nostate.err"' sh "$MON" "$WORK/v2.json" "$V2" "$WORK"
+ok "v2 without state: ids and QoS only, no names" q "$WORK/nostate.out" \
+	'all("pod" not in e["container"] and e["container"]["id"] for e in L[0]["runtime_data"][:3])'
+
+# ---- three pods on one GPU (fake NVML) ----------------------------------------------------------------------
+mkdir -p "$WORK/nv"
+# shellcheck disable=SC2086 # a word list
+ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror \
+	-o "$WORK/nv/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+cat >"$WORK/three.nvml" <<'EOF'
+gpu
+name NVIDIA A100-SXM4-40GB
+uuid GPU-3a9d1c2e-0000-4000-8000-000000000001
+pci 00000000:07:00.0
+memory 42949672960 12884901888 30064771072 0
+proc 1001 4294967296
+proc 1002 2147483648
+proc 1003 1073741824
+proc 1004 3221225472
+proc 1099 2147483648
+EOF
+cat >"$WORK/nv.json" <<'EOF'
+{"period": "1s", "system_metrics": [], "devices": [{"type": "nvidia", "metrics": [{"type": "device_memory"}]}],
+ "runtimes": [{"address": "pid:1001", "metrics": [{"type": "memory_used"}]}]}
+EOF
+ok "fake NVML: accel-monitor --once exits 0" sh -c 'FAKE_NVML_SCRIPT=$1 ACCEL_NVML_LIBRARY=$2 "$3" --once -c "$4" \
+	--path.procfs "$5/proc" --path.rootfs "$5/rootfs" >"$6/nv.out" 2>"$6/nv.err"' sh "$WORK/three.nvml" \
+	"$WORK/nv/libnvidia-ml.so.1" "$MON" "$WORK/nv.json" "$V2" "$WORK"
+ok "fake NVML: the report passes check_report.py (pod and container sums)" $CHECK "$WORK/nv.out"
+DEV='L[0]["device_data"][0]["report"]["device_memory"]["devices"]["0"]'
+ok "three pods on the GPU, by UID, with their names" q "$WORK/nv.out" \
+	"sorted(p['pod'] for p in $DEV['pods'].values()) == ['infer-7d9f', 'notebook', 'trainer-0']"
+ok "the pods' memory is their processes' (the host process and the exited one in no pod)" q "$WORK/nv.out" \
+	"sum(p['memory_bytes'] for p in $DEV['pods'].values()) == 4294967296 + 2147483648 + 1073741824"
+ok "three containers, each with its one process" q "$WORK/nv.out" \
+	"sorted(c['name'] + ':' + str(c['pids']) for c in $DEV['containers'].values()) == ['jupyter:[1003]', 'pytorch:[1001]', 'triton:[1002]']"
+ok "the host process and the exited one have no identity" q "$WORK/nv.out" \
+	"sorted($DEV['process_containers']) == ['1001', '1002', '1003']"
+
+# accel-prom: three pod series summing to the pods' per-process total; the same labels elsewhere.
+scrape() { # NAME [accel-prom options]: serve nv.out, write the exposition to NAME.prom
+	name=$1
+	shift
+	port=$(free_port)
+	"$BIN/accel-prom" --listen-address "127.0.0.1:$port" "$@" <"$WORK/nv.out" 2>"$WORK/$name.err" &
+	_pids="$_pids $!"
+	pid=$!
+	wait_for 10 sh -c 'curl -s "$1" | grep -qx "accel_prom_input_open 0"' sh "http://127.0.0.1:$port/metrics"
+	curl -s "http://127.0.0.1:$port/metrics" >"$WORK/$name.prom"
+	kill "$pid"
+}
+scrape prom
+ok "accel-prom: three pod series whose memory sums to the pods' processes" $PY - "$WORK/prom.prom" <<'EOF'
+import re, sys
+pods, procs = {}, 0.0
+for line in open(sys.argv[1], encoding="utf-8"):
+    m = re.match(r'(\w+)\{(.*)\} (\S+)$', line.strip())
+    if not m:
+        continue
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+    if m.group(1) == "accelerator_pod_memory_used_bytes":
+        pods[(labels["namespace"], labels["pod"])] = float(m.group(3))
+    if m.group(1) == "accelerator_process_memory_used_bytes" and "pod" in labels:
+        procs += float(m.group(3))
+want = {("ml", "trainer-0"), ("serving", "infer-7d9f"), ("research", "notebook")}
+assert set(pods) == want, pods
+assert sum(pods.values()) == procs == 4294967296 + 2147483648 + 1073741824, (pods, procs)
+EOF
+ok "accel-prom: per-container, per-process and runtime series carry pod, namespace and container" sh -c '
+	grep -q "^accelerator_container_memory_used_bytes{.*container=\"pytorch\".*namespace=\"ml\".*pod=\"trainer-0\"" "$1" &&
+	grep -q "^accelerator_process_memory_used_bytes{.*container=\"triton\".*pid=\"1002\".*pod=\"infer-7d9f\"" "$1" &&
+	grep -q "^runtime_memory_used_bytes{.*container=\"pytorch\".*pid=\"1001\".*pod=\"trainer-0\"" "$1" &&
+	grep -q "^accelerator_process_memory_used_bytes{.*pid=\"1004\"" "$1" &&
+	! grep -q "^accelerator_process_memory_used_bytes{.*pod=.*pid=\"1004\"" "$1"' sh "$WORK/prom.prom"
+scrape old --use-old-namespace
+ok "accel-prom --use-old-namespace: pod_name, pod_namespace, container_name" sh -c '
+	grep -q "^accelerator_pod_memory_used_bytes{.*pod_name=\"notebook\",pod_namespace=\"research\"" "$1" &&
+	grep -q "^accelerator_container_memory_used_bytes{.*container_name=\"jupyter\"" "$1" &&
+	! grep -q "[{,]pod=" "$1"' sh "$WORK/old.prom"
+
+# accel-csv: the labels in other_labels (no new fixed column).
+ok "accel-csv exits 0" sh -c '"$1" <"$2" >"$3"' sh "$BIN/accel-csv" "$WORK/nv.out" "$WORK/nv.csv"
+ok "accel-csv: pod, namespace and container in other_labels of the pod and process rows" $PY - "$WORK/nv.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], encoding="utf-8", newline="")))
+assert "pod" not in rows[0], "a new fixed column"
+pod = [r for r in rows if r["metric"] == "accelerator_pod_memory_used_bytes"]
+assert len(pod) == 3 and all("pod=" in r["other_labels"] and "namespace=" in r["other_labels"] for r in pod), pod
+proc = [r for r in rows if r["metric"] == "accelerator_process_memory_used_bytes" and r["pid"] == "1001"]
+assert proc and "container=pytorch" in proc[0]["other_labels"], proc
+EOF
+
+cat "$WORK/nv.out" "$WORK/v2.out" >"$WORK/both.out"
+ok "accel-csv on runtime and device reports exits 0" sh -c '"$1" <"$2" >"$3"' sh "$BIN/accel-csv" "$WORK/both.out" \
+	"$WORK/both.csv"
+ok "csv_check.py: every row and label is what the mapping gives" $PY "$HELP/csv_check.py" --input "$WORK/both.out" \
+	"$WORK/both.csv"
+
+# accel-cloudwatch: Container Insights' dimension names.
+ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \
+	"$BIN/accel-cloudwatch" "$WORK/nv.out" "$WORK/nv.cw"
+ok "accel-cloudwatch: PodName, Namespace, ContainerName dimensions on the pod, container and process metrics" \
+	$PY - "$WORK/nv.cw" <<'EOF'
+import collections, re, sys
+body = open(sys.argv[1], encoding="utf-8").read().replace("\n", "&")
+kv = dict(p.split("=", 1) for p in body.split("&") if "=" in p)
+dims = collections.defaultdict(dict)
+for k, v in kv.items():
+    m = re.match(r"MetricData\.member\.(\d+)\.Dimensions\.member\.(\d+)\.Name$", k)
+    if m:
+        dims[m.group(1)][v] = kv[k[:-4] + "Value"]
+names = {m: kv["MetricData.member.%s.MetricName" % m] for m in dims}
+pods = sorted(d["PodName"] for m, d in dims.items() if names[m] == "AcceleratorPodMemoryUsed")
+assert pods == ["infer-7d9f", "notebook", "trainer-0"], pods
+ctr = [d for m, d in dims.items() if names[m] == "AcceleratorContainerMemoryUsed"]
+assert sorted(d["ContainerName"] for d in ctr) == ["jupyter", "pytorch", "triton"], ctr
+assert all("ContainerName" not in d for m, d in dims.items() if names[m] == "AcceleratorPodMemoryUsed")
+proc = [d for m, d in dims.items() if names[m] == "AcceleratorProcessMemoryUsed" and d.get("Pid") == "1003"]
+assert proc and proc[0]["Namespace"] == "research", proc
+EOF
+
+done_testing

@@ -1,0 +1,135 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Pod and container names from the kubelet's /pods (issue 13), for containers whose runtime state names
+# nothing: a fake kubelet (tests/helpers/fake_kubelet.py, HTTPS on 127.0.0.1 with a certificate from a CA
+# made here, bearer token checked) and accel-monitor --kubelet-url/--kubelet-token-file/--kubelet-ca-file on
+# the v2 fixture tree (tests/fixtures/containers/v2-systemd: pid 1008's container has no state files; pid
+# 1007's pod is unknown to everyone). The fetch is made by accel-imds --kubelet-pods, never by the producer:
+#   - the kubelet answers: 1008 gets the kubelet's names, 1007 keeps its ids;
+#   - 401 (bad token or refused), garbage, the kubelet down, a CA that did not sign it: names fall back to
+#     the ids, reports keep their period, the error is logged once although the fetch is retried;
+#   - a kubelet that never answers: the reports keep their period, and the monitor exits at once at the end.
+. "$(dirname "$0")/lib.sh"
+
+MON=$BIN/accel-monitor
+CHECK="$PY $HELP/check_report.py"
+V2=$FIX/containers/v2-systemd
+export AWS_EC2_METADATA_DISABLED=true
+
+need openssl command -v openssl
+need accel-imds test -x "$BIN/accel-imds"
+
+# ---- certificates, token, pods ----------------------------------------------------------------------------
+cd "$WORK"
+newkey() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+newca() { # key pem
+	newkey "$1"
+	openssl req -x509 -new -key "$1" -sha256 -days 2 -subj "/CN=fake kubelet test CA" \
+		-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" -out "$2" 2>/dev/null
+}
+newca ca.key ca.pem
+newca other.key other.pem
+newkey server.key
+openssl req -new -key server.key -subj "/CN=kubelet" -out server.csr 2>/dev/null
+printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >server.ext
+openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -sha256 -extfile server.ext \
+	-out server.pem 2>/dev/null
+ok "openssl made the CA and the kubelet's certificate" test -s server.pem
+printf 'eyJhbGciOiJSUzI1NiJ9.test-service-account-token\n' >token
+printf 'not-the-token\n' >badtoken
+ID_K=$(printf 'e6%.0s' $(seq 32))
+ID_G=$(printf 'd5%.0s' $(seq 32))
+cat >pods.json <<EOF
+{"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [
+ {"metadata": {"name": "from-kubelet", "namespace": "kube-ns", "uid": "0f1e2d3c-4b5a-4697-8877-665544332211"},
+  "spec": {"containers": [{"name": "sidecar"}], "nodeName": "node-7"},
+  "status": {"phase": "Running", "containerStatuses": [{"name": "sidecar", "containerID": "containerd://$ID_K",
+             "ready": true}]}},
+ {"metadata": {"name": "other", "namespace": "default", "uid": "99999999-0000-4000-8000-000000000000"},
+  "status": {"containerStatuses": [{"name": "x", "containerID": "containerd://$(printf 'f7%.0s' $(seq 32))"}]}}
+]}
+EOF
+cat >mon.json <<'EOF'
+{"period": "500ms", "system_metrics": [], "devices": [],
+ "runtimes": [{"address": "pid:1007", "metrics": [{"type": "memory_used"}]},
+              {"address": "pid:1008", "metrics": [{"type": "memory_used"}]}]}
+EOF
+echo ok >mode
+spawn KPID $PY "$HELP/fake_kubelet.py" --cert server.pem --key server.key --token-file token --pods pods.json \
+	--port-file kport --mode-file mode --log klog
+ok "the fake kubelet listens" wait_for 10 test -s kport
+KURL=https://127.0.0.1:$(cat kport)
+ok "accel-imds --kubelet-pods reads the fake kubelet" sh -c '"$1" --kubelet-pods "$2" --token-file token \
+	--ca-file ca.pem >imds.json && grep -q "\"from-kubelet\"" imds.json && grep -q "\"error\":\"\"" imds.json' \
+	sh "$BIN/accel-imds" "$KURL"
+
+# run NAME [options]: six reports at 500 ms with the kubelet options (token and CA unless given), into NAME.out.
+run() {
+	rn=$1 # not "name": lib.sh's ok uses that
+	shift
+	start=$(date +%s%N)
+	"$MON" -c mon.json -n 6 --path.procfs "$V2/proc" --path.rootfs "$V2/rootfs" --kubelet-url "$KURL" \
+		--kubelet-refresh 1s "$@" >"$rn.out" 2>"$rn.err" || echo "exit $?" >>"$rn.err"
+	elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+	ok "$rn: accel-monitor exits 0" sh -c '! grep -q "^exit " "$1"' sh "$rn.err"
+	ok "$rn: the reports pass check_report.py" $CHECK "$rn.out"
+	ok "$rn: six reports in about 3 s, nothing stalled (${elapsed_ms} ms)" test "$elapsed_ms" -lt $((6000 * SLOW))
+}
+# names LINE PID: the container object's pod/namespace/name of pid in report LINE (1-based), "-" for none.
+names() {
+	$PY - "$1" "$2" "$3" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1], encoding="utf-8").read().splitlines()[int(sys.argv[2]) - 1])
+c = [e for e in r["runtime_data"] if e["pid"] == int(sys.argv[3])][0]["container"]
+print("%s/%s/%s" % (c.get("namespace", "-"), c.get("pod", "-"), c.get("name", "-")))
+EOF
+}
+warnings() { grep -c "kubelet:" "$1" || true; }
+
+# ---- the kubelet answers ------------------------------------------------------------------------------------
+run good --kubelet-token-file token --kubelet-ca-file ca.pem
+is "$(names good.out 6 1008)" "kube-ns/from-kubelet/sidecar" "good: the kubelet names pid 1008's pod and container"
+is "$(names good.out 6 1007)" "-/-/-" "good: pid 1007's pod is unknown to the kubelet too: its ids stand"
+ok "good: the token was sent and accepted" grep -q "GET /pods 200" klog
+is "$(warnings good.err)" 0 "good: nothing logged"
+ok "accel-prom: the kubelet's names label the series" sh -c '
+	port=$(python3 -c "import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); print(s.getsockname()[1])")
+	"$1" --listen-address 127.0.0.1:$port <good.out 2>/dev/null & p=$!
+	i=0; while [ $i -lt 100 ] && ! curl -s http://127.0.0.1:$port/metrics | grep -qx "accel_prom_input_open 0"; do
+		sleep 0.1; i=$((i + 1)); done
+	curl -s http://127.0.0.1:$port/metrics >good.prom; kill $p
+	grep -q "^runtime_memory_used_bytes{.*container=\"sidecar\".*namespace=\"kube-ns\".*pid=\"1008\".*pod=\"from-kubelet\"" good.prom &&
+	grep -q "^runtime_memory_used_bytes{.*container=\"$2\".*pid=\"1007\".*pod=\"5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9\"" good.prom' \
+	sh "$BIN/accel-prom" "$ID_G"
+
+# ---- failures: names fall back to ids, one warning per error --------------------------------------------------
+: >klog
+run badtoken --kubelet-token-file badtoken --kubelet-ca-file ca.pem
+is "$(names badtoken.out 6 1008)" "-/-/-" "401: names fall back to the ids"
+is "$(warnings badtoken.err)" 1 "401: the error is logged once"
+ok "401: it says HTTP 401" grep -q "kubelet: .*HTTP 401" badtoken.err
+ok "401: the fetch was retried (at most once a second)" test "$(grep -c ' 401$' klog)" -ge 2
+
+echo garbage >mode
+run garbage --kubelet-token-file token --kubelet-ca-file ca.pem
+is "$(names garbage.out 6 1008)" "-/-/-" "garbage: names fall back to the ids"
+is "$(warnings garbage.err)" 1 "garbage: the error is logged once"
+ok "garbage: it says not a PodList" grep -q "kubelet: .*not a PodList" garbage.err
+
+echo ok >mode
+run wrongca --kubelet-token-file token --kubelet-ca-file other.pem
+is "$(names wrongca.out 6 1008)" "-/-/-" "a CA that did not sign the kubelet: names fall back to the ids"
+is "$(warnings wrongca.err)" 1 "a CA that did not sign the kubelet: logged once"
+
+echo hang >mode
+run hang --kubelet-token-file token --kubelet-ca-file ca.pem
+is "$(names hang.out 6 1008)" "-/-/-" "a kubelet that never answers: names fall back to the ids"
+
+kill "$KPID"
+wait "$KPID" 2>/dev/null || true
+run down --kubelet-token-file token --kubelet-ca-file ca.pem
+is "$(names down.out 6 1008)" "-/-/-" "the kubelet down: names fall back to the ids"
+is "$(warnings down.err)" 1 "the kubelet down: logged once"
+
+done_testing

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The container_usage collector (monitor/coll_containers.c) and the cgroup
+ * reader under it (monitor/cgroupfs.c), on copies of the fixture trees
+ * tests/fixtures/cgroup/v2-systemd (kubepods.slice with a Guaranteed, a
+ * Burstable and a BestEffort pod, containerd, CRI-O with its conmon, a
+ * pause container, Docker under system.slice, a systemd service, a session
+ * scope) and tests/fixtures/cgroup/v1-cgroupfs (cpu,cpuacct with the cpu
+ * and cpuacct symlinks, memory apart, the hybrid layout's empty unified
+ * hierarchy; the cgroupfs driver's /kubepods/<qos>/pod<UID>/<ID> and
+ * /docker/<ID>). Every field of every entry is checked; then the tree
+ * changes between cycles: counters move, a container appears, one is
+ * removed, one is created again under the same path, a counter goes back,
+ * files go missing or hold garbage.
+ */
+#include "../../monitor/cgroupfs.h"
+#include "../../monitor/collector.h"
+#include "../../monitor/container.h"
+#include "../../monitor/proctab.h"
+#include "../../common/log.h"
+#include "../../common/samples.h"
+#include "../../common/util.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define G_UID "8f2b7c1e_3a4d_4e5f_9a6b_1c2d3e4f5a6b"
+#define B_UID "1b2c3d4e_5f60_4718_8a9b_0c1d2e3f4a5b"
+#define E_UID "aa11bb22_cc33_4d44_8e55_ff6677889900"
+#define G_ID "0f3c2a9be1d47777777777777777777777777777777777777777777777777777"
+#define B_ID "2222222222222222222222222222222222222222222222222222222222222222"
+#define E_ID "3333333333333333333333333333333333333333333333333333333333333333"
+#define D_ID "4444444444444444444444444444444444444444444444444444444444444444"
+#define P_ID "5555555555555555555555555555555555555555555555555555555555555555"
+#define BC_ID "6666666666666666666666666666666666666666666666666666666666666666"
+
+/* v2 paths */
+#define POD_G "/kubepods.slice/kubepods-pod" G_UID ".slice"
+#define CT_G POD_G "/cri-containerd-" G_ID ".scope"
+#define CT_P POD_G "/cri-containerd-" P_ID ".scope"
+#define POD_B "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" B_UID ".slice"
+#define CT_B POD_B "/crio-" B_ID ".scope"
+#define POD_E "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" E_UID ".slice"
+#define CT_E POD_E "/cri-containerd-" E_ID ".scope"
+#define CT_D "/system.slice/docker-" D_ID ".scope"
+#define UNIT "/system.slice/containerd.service"
+#define NEW_ID "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define CT_NEW POD_E "/cri-containerd-" NEW_ID ".scope"
+
+static char work[256], root[300];
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd)) {
+		printf("Bail out! %s\n", cmd);
+		exit(2);
+	}
+}
+
+static void setup(const char *tree)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!work[0]) {
+		snprintf(work, sizeof(work), "%s/accel-containers.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(work)) {
+			printf("Bail out! mkdtemp\n");
+			exit(2);
+		}
+	}
+	snprintf(root, sizeof(root), "%s/cg", work);
+	sh("rm -rf '%s' && cp -a tests/fixtures/cgroup/%s '%s'", root, tree, root);
+}
+
+/* Write text to ROOT/rel. */
+static void put(const char *rel, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(const char *rel, const char *fmt, ...)
+{
+	char path[1024];
+	va_list ap;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	f = fopen(path, "w");
+	va_start(ap, fmt);
+	if (!f || vfprintf(f, fmt, ap) < 0 || fclose(f)) {
+		printf("Bail out! write %s\n", path);
+		exit(2);
+	}
+	va_end(ap);
+}
+
+static const struct group_ops *ops = &coll_containers_ops;
+
+static struct proctab procs; /* only its name resolver (procs.ct) is used */
+
+/* The collector on cgroupfs, names from the state files under tests/fixtures/cgroup/rootfs. */
+static void *open_state(const char *cgroupfs)
+{
+	struct mon_env env = { .procfs = "/proc", .sysfs = "/sys", .clk_tck = 100, .page_size = 4096, .procs = &procs };
+	struct container_opts o = { .rootfs = "tests/fixtures/cgroup/rootfs", .cgroupfs = cgroupfs };
+	void *st = NULL;
+
+	container_opts_set(&o);
+	containers_free(procs.ct);
+	procs.ct = containers_new(NULL);
+
+	ok(ops->open(&env, &st) == 0 && st, "open on %s", cgroupfs);
+	return st;
+}
+
+static json_t *collect(void *st)
+{
+	struct cycle cy = { 0 };
+	json_t *g = group_new(1.0, "2026-11-23T19:00:00.000Z");
+
+	ops->collect(st, &cy, g);
+	return g;
+}
+
+/* containers.<path>.<field> as a number; -12345 when absent. */
+static double f(json_t *g, const char *path, const char *field)
+{
+	json_t *v = json_object_get(json_object_get(json_object_get(g, "containers"), path), field);
+
+	return json_is_number(v) ? json_number_value(v) : -12345.0;
+}
+
+static int has(json_t *g, const char *path, const char *field)
+{
+	json_t *e = json_object_get(json_object_get(g, "containers"), path);
+
+	return field ? json_object_get(e, field) != NULL : e != NULL;
+}
+
+static const char *s(json_t *g, const char *path, const char *field)
+{
+	json_t *v = json_object_get(json_object_get(json_object_get(g, "containers"), path), field);
+
+	return json_is_string(v) ? json_string_value(v) : "(absent)";
+}
+
+/* Every field of one entry: identity, then the numbers (NAN: absent). */
+struct want {
+	const char *path, *runtime, *id, *pod_uid, *qos, *unit, *pod, *ns, *container, *name;
+	double cpu, user, sys, periods, throttled, throttled_s, usage, ws, rss, cache, oom;
+};
+
+static void check_entry(json_t *g, const struct want *w)
+{
+	static const char *const idk[] = { "runtime", "id", "pod_uid", "qos", "unit", "pod", "namespace", "container",
+					   "name" };
+	static const char *const numk[] = { "cpu_usage_seconds", "cpu_user_seconds", "cpu_system_seconds",
+					    "cpu_periods", "cpu_throttled_periods", "cpu_throttled_seconds",
+					    "memory_usage_bytes", "memory_working_set_bytes", "memory_rss_bytes",
+					    "memory_cache_bytes", "oom_kills" };
+	const char *ids[] = { w->runtime, w->id, w->pod_uid, w->qos, w->unit, w->pod, w->ns, w->container, w->name };
+	const double nums[] = { w->cpu, w->user, w->sys, w->periods, w->throttled, w->throttled_s,
+				w->usage, w->ws, w->rss, w->cache, w->oom };
+	json_t *e = json_object_get(json_object_get(g, "containers"), w->path);
+	size_t want_keys = 0;
+
+	if (!ok(e, "%s: has an entry", w->path))
+		return;
+	for (size_t i = 0; i < 9; i++) {
+		char name[160];
+
+		snprintf(name, sizeof(name), "%s: %s", w->path + (strlen(w->path) > 60 ? strlen(w->path) - 60 : 0), idk[i]);
+		is_str(s(g, w->path, idk[i]), *ids[i] ? ids[i] : "(absent)", name);
+		want_keys += *ids[i] != '\0';
+	}
+	for (size_t i = 0; i < 11; i++) {
+		char name[160];
+
+		snprintf(name, sizeof(name), "%s: %s", w->path + (strlen(w->path) > 60 ? strlen(w->path) - 60 : 0), numk[i]);
+		if (isnan(nums[i])) {
+			ok(!has(g, w->path, numk[i]), "%s absent", name);
+		} else {
+			is_double(f(g, w->path, numk[i]), nums[i], 1e-9, name);
+			want_keys++;
+		}
+	}
+	is_int(json_object_size(e), want_keys, "... and no other field");
+}
+
+#define A NAN
+
+/* What map_report makes of a group: "family{label=value,...} value" lines, in order. */
+static void on_sample(const struct sample *smp, void *ud)
+{
+	struct buf *b = ud;
+
+	if (strncmp(smp->fam->name, "container_", 10))
+		return;
+	buf_printf(b, "%s{", smp->fam->name);
+	for (size_t i = smp->ninstance; i < smp->nlabels; i++)
+		buf_printf(b, "%s%s=%s", i > smp->ninstance ? "," : "", smp->labels[i].name, smp->labels[i].value);
+	buf_printf(b, "} %.17g\n", smp->value);
+}
+
+static void mapped(json_t *g, struct buf *b)
+{
+	json_t *rep = json_pack("{s:s, s:{}, s:[], s:{s:O}}", "timestamp", "2026-11-23T19:00:00.000Z", "monitor",
+				"runtime_data", "system_data", "container_usage", g);
+	struct map_cb cb = { .sample = on_sample, .ud = b };
+
+	buf_reset(b);
+	map_report(rep, 0, &cb);
+	json_decref(rep);
+}
+
+static void test_parsers(void)
+{
+	static const char *const keys[] = { "file", "oom_kill", "anon" };
+	uint64_t v[3] = { 0 };
+	struct cg_stats st;
+
+	is_int(cg_keyed("file_mapped 5\nfile 7\nanon 3", keys, 3, v), 5, "keyed: exact keys only, last line without \\n");
+	is_int(v[0], 7, "file, not file_mapped");
+	is_int(v[2], 3, "anon");
+	is_int(cg_keyed("oom_kill_disable 0\noom_kill -1\nfile 1 2\n", keys, 3, v), 0,
+	       "a negative value, a second number: not taken");
+	memset(&st, 0, sizeof(st));
+	cg_parse_v1_cpuacct_stat("user 250\nsystem 50\n", 100, &st);
+	is_int(st.user_ns, 2500000000ll, "cpuacct.stat: USER_HZ ticks -> ns");
+	is_int(st.system_ns, 500000000ll, "system ticks -> ns");
+	memset(&st, 0, sizeof(st));
+	cg_parse_v2_cpu_stat("usage_usec 10\nuser_usec 7\nsystem_usec 3\n", &st);
+	is_int(st.has, CG_CPU | CG_CPU_SPLIT, "v2 cpu.stat without the cpu controller: no CFS part");
+	memset(&st, 0, sizeof(st));
+	st.has = CG_MEM;
+	st.mem_usage = 100;
+	cg_parse_v2_memory_stat("anon 10\nfile 90\ninactive_file 150\n", &st);
+	cg_finish(&st);
+	is_int(st.mem_working_set, 0, "working set: usage - inactive_file, floored at 0 (cAdvisor)");
+	memset(&st, 0, sizeof(st));
+	cg_parse_v2_memory_stat("anon 10\nfile 90\n", &st);
+	ok(!(st.has & CG_MEM_STAT), "memory.stat without inactive_file: not taken");
+}
+
+static void test_v2(void)
+{
+	void *st;
+	json_t *g;
+
+	setup("v2-systemd");
+	st = open_state(root);
+	g = collect(st);
+	is_str(json_string_value(json_object_get(g, "error")), "", "v2: no error");
+	is_int(json_integer_value(json_object_get(g, "cgroup_version")), 2, "cgroup_version 2");
+	is_int(json_object_size(json_object_get(g, "containers")), 9,
+	       "nine entries: 3 pods, 4 containers, docker, a service (no conmon, QoS slice, session, root)");
+	/* Nothing moved since open's baseline: counters 0, gauges as the files say. */
+	check_entry(g, &(struct want){ POD_G, "", "", "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed", "",
+				       "trainer-0", "ml", "", "", 0, 0, 0, 0, 0, 0, 210000000, 190000000, 150000000,
+				       60000000, 0 });
+	check_entry(g, &(struct want){ CT_G, "containerd", G_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed",
+				       "", "trainer-0", "ml", "pytorch", G_ID, 0, 0, 0, 0, 0, 0, 200000000, 184000000,
+				       148000000, 52000000, 0 });
+	check_entry(g, &(struct want){ CT_P, "containerd", P_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed",
+				       "", "trainer-0", "ml", "", P_ID, 0, 0, 0, A, A, A, 1000000, 200000, 200000,
+				       800000, 0 });
+	check_entry(g, &(struct want){ POD_B, "", "", "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "",
+				       "infer-7d9", "serving", "", "", 0, 0, 0, A, A, A, 90000000, 85000000, 70000000,
+				       20000000, 0 });
+	check_entry(g, &(struct want){ CT_B, "cri-o", B_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "",
+				       "infer-7d9", "serving", "triton", B_ID, 0, 0, 0, A, A, A, 85000000, 81000000,
+				       69000000, 16000000, 0 });
+	check_entry(g, &(struct want){ POD_E, "", "", "aa11bb22-cc33-4d44-8e55-ff6677889900", "besteffort", "", "",
+				       "", "", "", 0, 0, 0, A, A, A, 30000000, 11000000, 10000000, 20000000, 0 });
+	check_entry(g, &(struct want){ CT_E, "containerd", E_ID, "aa11bb22-cc33-4d44-8e55-ff6677889900", "besteffort",
+				       "", "", "", "", E_ID, 0, 0, 0, A, A, A, 3000000, 0, 1000000, 12000000, 0 });
+	check_entry(g, &(struct want){ CT_D, "docker", D_ID, "", "", "", "", "", "", "web-1", 0, 0, 0, A, A, A,
+				       64000000, 58000000, 50000000, 14000000, 0 });
+	check_entry(g, &(struct want){ UNIT, "systemd", "", "", "", "containerd.service", "", "", "", "", 0, 0, 0, A,
+				       A, A, 120000000, 50000000, 40000000, 80000000, 0 });
+	ok(!has(g, POD_B "/crio-conmon-" B_ID ".scope", NULL), "crio-conmon: not an entry (it is no container)");
+	ok(!has(g, "/kubepods.slice", NULL) && !has(g, "/kubepods.slice/kubepods-burstable.slice", NULL) &&
+		   !has(g, "/user.slice/user-1000.slice/session-3.scope", NULL) && !has(g, "/", NULL),
+	   "kubepods.slice, a QoS slice, a session scope and the root: no entries");
+	json_decref(g);
+
+	/* The counters move: increments over the period. */
+	put(CT_G "/cpu.stat",
+	    "usage_usec 7000000\nuser_usec 5400000\nsystem_usec 1600000\nnr_periods 1200\nnr_throttled 35\n"
+	    "throttled_usec 650000\n");
+	put(CT_D "/memory.events", "low 0\nhigh 0\nmax 9\noom 3\noom_kill 3\noom_group_kill 0\n");
+	put(CT_D "/memory.current", "65000000\n");
+	/* A new container in the BestEffort pod, created since the last scan: everything it spent counts. */
+	sh("mkdir '%s" POD_E "/cri-containerd-" P_ID "9.scope'", root);
+	sh("mkdir '%s" CT_NEW "'", root);
+	put(CT_NEW "/cpu.stat",
+	    "usage_usec 300000\nuser_usec 200000\nsystem_usec 100000\n");
+	g = collect(st);
+	check_entry(g, &(struct want){ CT_G, "containerd", G_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed",
+				       "", "trainer-0", "ml", "pytorch", G_ID, 2.0, 1.5, 0.5, 100, 10, 0.25,
+				       200000000, 184000000, 148000000, 52000000, 0 });
+	is_double(f(g, CT_D, "oom_kills"), 1, 0, "docker: one OOM kill in the period");
+	{
+		struct buf b;
+
+		buf_init(&b, 1 << 20);
+		mapped(g, &b);
+		ok(strstr(b.data, "container_cpu_usage_seconds_total{id=" CT_G ",name=" G_ID
+				  ",pod=trainer-0,namespace=ml,container=pytorch,cpu=total} 2\n") != NULL,
+		   "mapped: container_cpu_usage_seconds_total with cAdvisor's labels and cpu=\"total\"");
+		ok(strstr(b.data, "container_cpu_cfs_throttled_seconds_total{id=" CT_G ",name=" G_ID
+				  ",pod=trainer-0,namespace=ml,container=pytorch} 0.25\n") != NULL,
+		   "mapped: container_cpu_cfs_throttled_seconds_total");
+		ok(strstr(b.data, "container_oom_events_total{id=" CT_D ",name=web-1} 1\n") !=
+			   NULL,
+		   "mapped: container_oom_events_total of Docker's web-1 (no pod: no pod labels)");
+		ok(strstr(b.data, "container_memory_working_set_bytes{id=" POD_G ",pod=trainer-0,namespace=ml} 190000000\n") != NULL,
+		   "mapped: a pod's working set (pod and namespace, no container)");
+		ok(strstr(b.data, "container_memory_rss{id=" UNIT "} 40000000\n") !=
+			   NULL,
+		   "mapped: a unit's rss");
+		if (!ok(strstr(b.data, "container_memory_cache{id=" CT_E ",name=" E_ID "} 12000000\n") != NULL,
+			"mapped: container_memory_cache"))
+			fprintf(stderr, "%s", b.data);
+		buf_free(&b);
+	}
+	is_double(f(g, CT_D, "memory_usage_bytes"), 65000000, 0, "memory_usage_bytes: the value now");
+	is_double(f(g, CT_D, "memory_working_set_bytes"), 59000000, 0, "working set follows usage");
+	check_entry(g, &(struct want){ CT_NEW, "containerd", NEW_ID, "aa11bb22-cc33-4d44-8e55-ff6677889900",
+				       "besteffort", "", "", "", "", NEW_ID, 0.3, 0.2, 0.1, A, A, A, A, A, A, A, A });
+	ok(!has(g, POD_E "/cri-containerd-" P_ID "9.scope", NULL),
+	   "a 65-digit id is no container id: not an entry");
+	json_decref(g);
+
+	/* Docker's container goes; CRI-O's is created again under the same path (a new inode, same numbers). */
+	sh("rm -rf '%s" CT_D "' && mv '%s" CT_B "' '%s/old' && cp -a '%s/old' '%s" CT_B "' && rm -rf '%s/old'", root,
+	   root, work, work, root, work);
+	/* A counter that went back (the cgroup's accounting reset): it counts from zero. */
+	put(CT_G "/cpu.stat",
+	    "usage_usec 1000000\nuser_usec 5500000\nsystem_usec 1600000\nnr_periods 1300\nnr_throttled 35\n"
+	    "throttled_usec 650000\n");
+	/* Files missing or holding garbage: their fields are absent, the rest stays. */
+	sh("rm '%s" CT_P "/memory.events' '%s" CT_P "/memory.stat'", root, root);
+	put(UNIT "/memory.current", "lots\n");
+	g = collect(st);
+	ok(!has(g, CT_D, NULL), "a removed container: its entry is gone");
+	is_double(f(g, CT_B, "cpu_usage_seconds"), 2.4, 1e-9, "recreated under the same path: counts from zero");
+	is_double(f(g, CT_B, "cpu_user_seconds"), 1.95, 1e-9, "... user too");
+	is_double(f(g, CT_G, "cpu_usage_seconds"), 1.0, 1e-9, "a counter that went back: its value, from zero");
+	is_double(f(g, CT_G, "cpu_user_seconds"), 0.1, 1e-9, "the others: increments as usual");
+	is_double(f(g, CT_G, "cpu_periods"), 100, 0, "cpu_periods");
+	check_entry(g, &(struct want){ CT_P, "containerd", P_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed",
+				       "", "trainer-0", "ml", "", P_ID, 0, 0, 0, A, A, A, 1000000, A, A, A, A });
+	ok(!has(g, UNIT, "memory_usage_bytes") && !has(g, UNIT, "memory_working_set_bytes") &&
+		   has(g, UNIT, "memory_rss_bytes"),
+	   "memory.current with garbage: usage and working set absent, rss and cache stay");
+	json_decref(g);
+
+	/* The root goes: the group says why; it comes back: a new baseline first, then usage again. */
+	sh("mv '%s' '%s/away'", root, work);
+	g = collect(st);
+	ok(strstr(json_string_value(json_object_get(g, "error")), "cannot open") &&
+		   !json_object_get(g, "containers"),
+	   "root gone: error \"%s\"", json_string_value(json_object_get(g, "error")));
+	json_decref(g);
+	sh("mv '%s/away' '%s'", work, root);
+	g = collect(st);
+	ok(strstr(json_string_value(json_object_get(g, "error")), "no baseline"), "back: the first scan is a baseline");
+	json_decref(g);
+	put(CT_E "/cpu.stat", "usage_usec 850000\nuser_usec 660000\nsystem_usec 190000\n");
+	g = collect(st);
+	is_double(f(g, CT_E, "cpu_usage_seconds"), 0.2, 1e-9, "then increments again");
+	json_decref(g);
+	/* Another tree mounted at the path (the kept fds still read the old one): a baseline again, no spike. */
+	sh("mv '%s' '%s/old' && cp -a '%s/old' '%s' && rm -rf '%s/old'", root, work, work, root, work);
+	g = collect(st);
+	ok(strstr(json_string_value(json_object_get(g, "error")), "no baseline"),
+	   "a new tree at the path: its first scan is a baseline");
+	json_decref(g);
+	g = collect(st);
+	is_double(f(g, CT_E, "cpu_usage_seconds"), 0, 1e-9, "then increments from it");
+	json_decref(g);
+	ops->close(st);
+}
+
+/*
+ * A descriptor limit of 48 lets the collector keep 12 directories open of the
+ * tree's 17: the rest are opened by path when needed and closed after, and
+ * every figure is the same; no descriptor is left open.
+ */
+static void test_fd_cap(void)
+{
+	struct rlimit old, low;
+	void *st;
+	json_t *g;
+	int before, after;
+
+	setup("v2-systemd");
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = 48;
+	before = dup(0);
+	close(before);
+	setrlimit(RLIMIT_NOFILE, &low);
+	st = open_state(root);
+	setrlimit(RLIMIT_NOFILE, &old);
+	put(CT_G "/cpu.stat", "usage_usec 7000000\nuser_usec 5400000\nsystem_usec 1600000\nnr_periods 1300\n"
+			      "nr_throttled 35\nthrottled_usec 650000\n");
+	sh("rm -rf '%s" CT_D "'", root);
+	g = collect(st);
+	is_int(json_object_size(json_object_get(g, "containers")), 8, "12 fds kept: eight entries (docker's gone)");
+	is_double(f(g, CT_G, "cpu_usage_seconds"), 2.0, 1e-9, "12 fds kept: increments as with every fd kept");
+	is_double(f(g, UNIT, "memory_working_set_bytes"), 50000000, 0, "12 fds kept: a unit's working set");
+	is_double(f(g, CT_B, "memory_rss_bytes"), 69000000, 0, "12 fds kept: a container's rss");
+	json_decref(g);
+	ops->close(st);
+	after = dup(0);
+	close(after);
+	is_int(after, before, "closed: no descriptor left open");
+}
+
+#define V1_POD "/kubepods/burstable/pod1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b"
+#define V1_CT V1_POD "/" BC_ID
+#define V1_GPOD "/kubepods/pod8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b"
+#define V1_GCT V1_GPOD "/" G_ID
+#define V1_D "/docker/" D_ID
+
+static void test_v1(void)
+{
+	void *st;
+	json_t *g;
+
+	setup("v1-cgroupfs");
+	st = open_state(root);
+	g = collect(st);
+	is_str(json_string_value(json_object_get(g, "error")), "", "v1: no error");
+	is_int(json_integer_value(json_object_get(g, "cgroup_version")), 1, "cgroup_version 1");
+	is_int(json_object_size(json_object_get(g, "containers")), 5, "five entries: 2 pods, 2 containers, docker");
+	check_entry(g, &(struct want){ V1_POD, "", "", "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", "",
+				       "", "", "", 0, 0, 0, 0, 0, 0, 600000000, 550000000, 400000000, 200000000, 0 });
+	check_entry(g, &(struct want){ V1_CT, "", BC_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", "",
+				       "", "", BC_ID, 0, 0, 0, 0, 0, 0, 550000000, 510000000, 380000000, 170000000,
+				       0 });
+	check_entry(g, &(struct want){ V1_GPOD, "", "", "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b", "guaranteed", "",
+				       "trainer-0", "ml", "", "", 0, 0, 0, A, A, A, 40000000, 38000000, 30000000,
+				       10000000, 0 });
+	check_entry(g, &(struct want){ V1_GCT, "containerd", G_ID, "8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b",
+				       "guaranteed", "", "trainer-0", "ml", "pytorch", G_ID, A, A, A, A, A, A,
+				       35000000, 33500000, 28000000, 7000000, 0 });
+	check_entry(g, &(struct want){ V1_D, "docker", D_ID, "", "", "", "", "", "", "web-1", 0, 0, 0, A, A, A,
+				       300000000, 0, 200000000, 100000000, 0 });
+	json_decref(g);
+
+	put("/cpu,cpuacct" V1_CT "/cpuacct.usage", "9500000000\n");
+	put("/cpu,cpuacct" V1_CT "/cpuacct.stat", "user 700\nsystem 140\n");
+	put("/cpu,cpuacct" V1_CT "/cpu.stat", "nr_periods 330\nnr_throttled 15\nthrottled_time 950000000\n");
+	put("/memory" V1_CT "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+	g = collect(st);
+	check_entry(g, &(struct want){ V1_CT, "", BC_ID, "1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b", "burstable", "", "",
+				       "", "", BC_ID, 3.0, 2.5, 0.5, 40, 4, 0.1, 550000000, 510000000, 380000000,
+				       170000000, 2 });
+	json_decref(g);
+	ops->close(st);
+
+	/* A root with no hierarchy at all. */
+	sh("rm -rf '%s' && mkdir -p '%s/empty'", root, root);
+	st = open_state(root);
+	g = collect(st);
+	ok(strstr(json_string_value(json_object_get(g, "error")), "no cgroup hierarchy under"), "no hierarchy: \"%s\"",
+	   json_string_value(json_object_get(g, "error")));
+	json_decref(g);
+	ops->close(st);
+}
+
+int main(void)
+{
+	log_init("test_coll_containers", LOG_LVL_SILENT);
+	test_parsers();
+	test_v2();
+	test_v1();
+	test_fd_cap();
+	containers_free(procs.ct);
+	if (work[0])
+		sh("rm -rf '%s'", work);
+	return done_testing();
+}

@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Container identity from cgroup paths (monitor/container.c): the layouts
+ * real hosts write, copied from /proc/PID/cgroup on Kubernetes nodes
+ * (systemd and cgroupfs drivers, containerd, CRI-O, Docker), Docker and
+ * Podman hosts, cgroup v2, v1 and the two hybrid layouts, and odd input
+ * that must neither crash nor overflow. Then the names from the runtimes'
+ * state files (tests/fixtures/containers/), their cache and its retry, odd
+ * state files (garbage, a FIFO, a directory), the report's container
+ * object, and the per-device attribution of processes to pods and
+ * containers through the process table.
+ */
+#include "../../monitor/container.h"
+#include "../../monitor/proctab.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef FIXTURES
+#define FIXTURES "tests/fixtures/containers"
+#endif
+#define SEC 1000000000LL
+
+#define ID64 "4b8f0a7f3c2e1d6b9a8f7e6d5c4b3a291817161514131211100f0e0d0c0b0a09"
+#define ID64B "e3c1f29a0d4b5c6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6"
+#define UID_D "0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+#define UID_U "0a1b2c3d_4e5f_6789_abcd_ef0123456789"
+
+struct want {
+	int rc;
+	const char *runtime, *id, *pod_uid, *qos, *unit;
+};
+
+struct tcase {
+	const char *name, *path;
+	struct want w;
+};
+
+static void check(const char *name, int rc, const struct container_id *got, const struct want *w)
+{
+	char n[256];
+
+	snprintf(n, sizeof(n), "%s: rc", name);
+	is_int(rc, w->rc, n);
+	snprintf(n, sizeof(n), "%s: runtime", name);
+	is_str(got->runtime, w->runtime, n);
+	snprintf(n, sizeof(n), "%s: id", name);
+	is_str(got->id, w->id, n);
+	snprintf(n, sizeof(n), "%s: pod_uid", name);
+	is_str(got->pod_uid, w->pod_uid, n);
+	snprintf(n, sizeof(n), "%s: qos", name);
+	is_str(got->qos, w->qos, n);
+	snprintf(n, sizeof(n), "%s: unit", name);
+	is_str(got->unit, w->unit, n);
+}
+
+#define HOST { -ENOENT, "", "", "", "", "" }
+
+static const struct tcase paths[] = {
+	/* cgroup v2, systemd driver: the three QoS classes, each runtime. */
+	{ "v2 systemd burstable containerd",
+	  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_U ".slice/cri-containerd-" ID64 ".scope",
+	  { 0, "containerd", ID64, UID_D, "burstable", "" } },
+	{ "v2 systemd besteffort cri-o",
+	  "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_U ".slice/crio-" ID64 ".scope",
+	  { 0, "cri-o", ID64, UID_D, "besteffort", "" } },
+	{ "v2 systemd guaranteed (no QoS level) docker",
+	  "/kubepods.slice/kubepods-pod" UID_U ".slice/docker-" ID64 ".scope",
+	  { 0, "docker", ID64, UID_D, "guaranteed", "" } },
+	{ "v2 systemd cri-o conmon: the pod, not the container",
+	  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_U ".slice/crio-conmon-" ID64 ".scope",
+	  { 0, "cri-o", "", UID_D, "burstable", "" } },
+	{ "v2 systemd pod-level cgroup (no container)",
+	  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_U ".slice",
+	  { 0, "", "", UID_D, "burstable", "" } },
+	{ "v2 static pod (hash UID)",
+	  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod6a8ae5c8f0e6b0bc5ab4d8d4e2ef2b79.slice/"
+	  "cri-containerd-" ID64 ".scope",
+	  { 0, "containerd", ID64, "6a8ae5c8f0e6b0bc5ab4d8d4e2ef2b79", "burstable", "" } },
+	{ "kind node (kubelet.slice nesting)",
+	  "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
+	  "kubelet-kubepods-besteffort-pod" UID_U ".slice/cri-containerd-" ID64 ".scope",
+	  { 0, "containerd", ID64, UID_D, "besteffort", "" } },
+	{ "monitor in its own cgroup namespace",
+	  "/../../kubepods.slice/kubepods-pod" UID_U ".slice/cri-containerd-" ID64 ".scope",
+	  { 0, "containerd", ID64, UID_D, "guaranteed", "" } },
+	{ "deleted cgroup",
+	  "/kubepods.slice/kubepods-pod" UID_U ".slice/cri-containerd-" ID64 ".scope (deleted)",
+	  { 0, "containerd", ID64, UID_D, "guaranteed", "" } },
+	{ "uppercase UID is lowered",
+	  "/kubepods.slice/kubepods-pod0A1B2C3D_4E5F_6789_ABCD_EF0123456789.slice",
+	  { 0, "", "", UID_D, "guaranteed", "" } },
+	/* cgroup v1, cgroupfs driver. */
+	{ "v1 cgroupfs burstable",
+	  "/kubepods/burstable/pod" UID_D "/" ID64,
+	  { 0, "", ID64, UID_D, "burstable", "" } },
+	{ "v1 cgroupfs besteffort",
+	  "/kubepods/besteffort/pod" UID_D "/" ID64B,
+	  { 0, "", ID64B, UID_D, "besteffort", "" } },
+	{ "v1 cgroupfs guaranteed",
+	  "/kubepods/pod" UID_D "/" ID64,
+	  { 0, "", ID64, UID_D, "guaranteed", "" } },
+	{ "v1 cgroupfs cri-o",
+	  "/kubepods/burstable/pod" UID_D "/crio-" ID64,
+	  { 0, "cri-o", ID64, UID_D, "burstable", "" } },
+	{ "v1 cgroupfs cri-o conmon",
+	  "/kubepods/burstable/pod" UID_D "/crio-conmon-" ID64,
+	  { 0, "cri-o", "", UID_D, "burstable", "" } },
+	{ "v1 containerd systemd driver (slice:prefix:id)",
+	  "/system.slice/containerd.service/kubepods-burstable-pod" UID_U ".slice:cri-containerd:" ID64,
+	  { 0, "containerd", ID64, UID_D, "burstable", "" } },
+	{ "v1 cgroupfs pod-level",
+	  "/kubepods/besteffort/pod" UID_D,
+	  { 0, "", "", UID_D, "besteffort", "" } },
+	/* Docker and Podman outside Kubernetes. */
+	{ "docker systemd", "/system.slice/docker-" ID64 ".scope", { 0, "docker", ID64, "", "", "" } },
+	{ "docker cgroupfs", "/docker/" ID64, { 0, "docker", ID64, "", "", "" } },
+	{ "docker-in-docker (innermost)", "/docker/" ID64 "/docker/" ID64B, { 0, "docker", ID64B, "", "", "" } },
+	{ "podman rootless",
+	  "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID64 ".scope/container",
+	  { 0, "podman", ID64, "", "", "" } },
+	{ "podman machine.slice", "/machine.slice/libpod-" ID64 ".scope", { 0, "podman", ID64, "", "", "" } },
+	{ "podman cgroupfs", "/libpod_parent/libpod-" ID64, { 0, "podman", ID64, "", "", "" } },
+	{ "podman conmon", "/machine.slice/libpod-conmon-" ID64 ".scope", { 0, "podman", "", "", "", "" } },
+	/* systemd services and the host. */
+	{ "systemd service", "/system.slice/nginx.service", { 0, "systemd", "", "", "", "nginx.service" } },
+	{ "systemd template service", "/system.slice/system-getty.slice/getty@tty1.service",
+	  { 0, "systemd", "", "", "", "getty@tty1.service" } },
+	{ "user manager's app (innermost service)",
+	  "/user.slice/user-1000.slice/user@1000.service/app.slice/dbus.service",
+	  { 0, "systemd", "", "", "", "dbus.service" } },
+	{ "session scope is the host", "/user.slice/user-1000.slice/session-3.scope", HOST },
+	{ "root is the host", "/", HOST },
+	{ "init.scope is the host", "/init.scope", HOST },
+	{ "kubepods QoS slice alone is the host", "/kubepods.slice/kubepods-burstable.slice", HOST },
+	/* Odd input. */
+	{ "empty", "", HOST },
+	{ "no slashes", "kubepods", HOST },
+	{ "docker- with a short id", "/system.slice/docker-abc.scope", HOST },
+	{ "docker- with a 65-digit id", "/system.slice/docker-" ID64 "0.scope", HOST },
+	{ "docker- with non-hex", "/system.slice/docker-" "zz" ID64 ".scope", HOST },
+	{ "pod slice with no UID", "/kubepods.slice/kubepods-pod.slice", HOST },
+	{ "pod slice with a non-hex UID", "/kubepods.slice/kubepods-burstable-podXYZ.slice", HOST },
+	{ "pod UID too long",
+	  "/kubepods.slice/kubepods-pod" UID_U UID_U ".slice", HOST },
+	{ "bare id outside kubepods", "/" ID64, HOST },
+	{ "only colons", "/a:b:c:d", HOST },
+	{ "slashes", "////", HOST },
+	{ "just (deleted)", " (deleted)", HOST },
+};
+
+static void test_paths(void)
+{
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct container_id id;
+		int rc = container_from_cgroup(paths[i].path, &id);
+
+		check(paths[i].name, rc, &id, &paths[i].w);
+	}
+}
+
+static const struct tcase files[] = {
+	{ "v2 file", "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_U
+		     ".slice/cri-containerd-" ID64 ".scope\n",
+	  { 0, "containerd", ID64, UID_D, "burstable", "" } },
+	{ "v1 file (docker cgroupfs)",
+	  "12:pids:/docker/" ID64 "\n11:memory:/docker/" ID64 "\n10:cpu,cpuacct:/docker/" ID64
+	  "\n1:name=systemd:/docker/" ID64 "\n",
+	  { 0, "docker", ID64, "", "", "" } },
+	{ "v1 file (kubernetes cgroupfs)",
+	  "12:hugetlb:/kubepods/burstable/pod" UID_D "/" ID64 "\n4:memory:/kubepods/burstable/pod" UID_D "/" ID64
+	  "\n1:name=systemd:/kubepods/burstable/pod" UID_D "/" ID64 "\n",
+	  { 0, "", ID64, UID_D, "burstable", "" } },
+	/* systemd's "hybrid": v1 controllers plus a v2 hierarchy at /sys/fs/cgroup/unified. */
+	{ "hybrid, container in the v1 lines, v2 at /",
+	  "11:memory:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_U ".slice/crio-" ID64
+	  ".scope\n1:name=systemd:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_U
+	  ".slice/crio-" ID64 ".scope\n0::/\n",
+	  { 0, "cri-o", ID64, UID_D, "besteffort", "" } },
+	{ "hybrid, container in the v2 line only",
+	  "5:memory:/\n4:cpu,cpuacct:/\n1:name=systemd:/system.slice/docker.service\n0::/system.slice/docker-" ID64
+	  ".scope\n",
+	  { 0, "docker", ID64, "", "", "" } },
+	{ "hybrid, v2 wins a tie",
+	  "1:name=systemd:/system.slice/a.service\n0::/system.slice/b.service\n",
+	  { 0, "systemd", "", "", "", "b.service" } },
+	{ "v1 host", "12:pids:/user.slice/user-1000.slice/session-2.scope\n1:name=systemd:/user.slice\n0::/\n", HOST },
+	{ "v2 host, no newline", "0::/init.scope", HOST },
+	{ "garbage", "garbage\n\n\n::\n0:\n:::::\n", HOST },
+	{ "empty file", "", HOST },
+	{ "path of 5000 bytes skipped, next line read",
+	  NULL /* built at run time */, { 0, "docker", ID64, "", "", "" } },
+};
+
+static void test_files(void)
+{
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct container_id id;
+		char *built = NULL;
+		const char *text = files[i].path;
+		int rc;
+
+		if (!text) {
+			built = malloc(6000);
+			memcpy(built, "0::/", 4);
+			memset(built + 4, 'a', 5000);
+			strcpy(built + 5004, "\n3:memory:/docker/" ID64 "\n");
+			text = built;
+		}
+		rc = container_from_proc_cgroup(text, &id);
+		check(files[i].name, rc, &id, &files[i].w);
+		free(built);
+	}
+}
+
+/* NULL arguments and random bytes: no crash, every field NUL-terminated within its size. */
+static void test_odd(void)
+{
+	struct container_id id;
+	static const char alphabet[] = "/-_.:0123456789abcdefkubepods.slicepodcri-containerd-crio-docker.scope \n";
+	char buf[512];
+	unsigned seed = 13;
+	int bad = 0;
+
+	is_int(container_from_cgroup(NULL, &id), -ENOENT, "NULL path is the host");
+	is_int(container_from_cgroup("/", NULL), -EINVAL, "NULL id is -EINVAL");
+	is_int(container_from_proc_cgroup(NULL, &id), -ENOENT, "NULL text is the host");
+	is_int(container_from_proc_cgroup("0::/", NULL), -EINVAL, "NULL id is -EINVAL (file)");
+	for (int i = 0; i < 20000; i++) {
+		size_t n = (size_t)(rand_r(&seed) % (sizeof(buf) - 1));
+
+		for (size_t k = 0; k < n; k++)
+			buf[k] = (i & 1) ? (char)(rand_r(&seed) & 0xff) : alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
+		buf[n] = '\0';
+		if (i & 2)
+			container_from_proc_cgroup(buf, &id);
+		else
+			container_from_cgroup(buf, &id);
+		if (!memchr(id.runtime, 0, sizeof(id.runtime)) || !memchr(id.id, 0, sizeof(id.id)) ||
+		    !memchr(id.pod_uid, 0, sizeof(id.pod_uid)) || !memchr(id.qos, 0, sizeof(id.qos)) ||
+		    !memchr(id.unit, 0, sizeof(id.unit)))
+			bad++;
+	}
+	is_int(bad, 0, "20000 random paths: every field terminated");
+}
+
+static void names_of(struct containers *c, const char *runtime, const char *cid, const char *uid, int64_t now,
+		     struct container_names *n)
+{
+	struct container_id id = { 0 };
+
+	snprintf(id.runtime, sizeof(id.runtime), "%s", runtime);
+	snprintf(id.id, sizeof(id.id), "%s", cid);
+	snprintf(id.pod_uid, sizeof(id.pod_uid), "%s", uid);
+	containers_names(c, &id, now, n);
+}
+
+static void is_names(const struct container_names *n, const char *ns, const char *pod, const char *name,
+		     const char *what)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s: namespace", what);
+	is_str(n->ns, ns, buf);
+	snprintf(buf, sizeof(buf), "%s: pod", what);
+	is_str(n->pod, pod, buf);
+	snprintf(buf, sizeof(buf), "%s: container name", what);
+	is_str(n->name, name, buf);
+}
+
+#define A_UID "7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20"
+#define B_UID "2b4d6f80-1a3c-4e5f-8a7b-9c0d1e2f3a4b"
+#define C_UID "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"
+#define HEX32(x) x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x
+
+/* Names from the fixture trees' state files. */
+static void test_names(void)
+{
+	struct containers *c;
+	struct container_names n;
+
+	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v2-systemd/rootfs" });
+	is_str(container_opts()->run, FIXTURES "/v2-systemd/rootfs/run", "--path.run defaults to ROOTFS/run");
+	is_str(container_opts()->cgroupfs, FIXTURES "/v2-systemd/rootfs/sys/fs/cgroup",
+	       "--path.cgroupfs defaults to ROOTFS/sys/fs/cgroup");
+	c = containers_new(NULL);
+	names_of(c, "containerd", HEX32("a1"), A_UID, 0, &n);
+	is_names(&n, "ml", "trainer-0", "pytorch", "containerd task bundle annotations");
+	names_of(c, "cri-o", HEX32("b2"), B_UID, 0, &n);
+	is_names(&n, "serving", "infer-7d9f", "triton", "CRI-O userdata config.json annotations");
+	names_of(c, "docker", HEX32("c4"), C_UID, 0, &n);
+	is_names(&n, "research", "notebook", "jupyter", "Docker config.v2.json dockershim labels");
+	names_of(c, "cri-o", "", B_UID, 0, &n);
+	is_names(&n, "serving", "infer-7d9f", "", "a pod's process in no container (conmon): the pod's names");
+	names_of(c, "containerd", HEX32("d5"), "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9", 0, &n);
+	is_names(&n, "", "", "", "a deleted container: no names");
+	names_of(c, "podman", HEX32("a1"), "", 0, &n);
+	is_names(&n, "ml", "trainer-0", "pytorch", "cached by container id");
+	containers_free(c);
+
+	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v1-cgroupfs/rootfs/" });
+	c = containers_new(NULL);
+	names_of(c, "", HEX32("3c"), "11111111-2222-4333-8444-555555555555", 0, &n);
+	is_names(&n, "jobs", "batch-job-x7k2p", "worker", "cgroupfs bare id: found in containerd's bundles");
+	is_str(n.runtime, "containerd", "cgroupfs bare id: the runtime that has it");
+	names_of(c, "", HEX32("4d"), "66666666-7777-4888-9999-aaaaaaaaaaaa", 0, &n);
+	is_names(&n, "serving", "llm-0", "engine", "cgroupfs bare id: CRI-O's storage root");
+	is_str(n.runtime, "cri-o", "cgroupfs bare id: CRI-O");
+	names_of(c, "docker", HEX32("5e"), "", 0, &n);
+	is_names(&n, "", "", "web", "plain Docker: the container's name");
+	containers_free(c);
+}
+
+/* Make dir (and parents) under root; write text to root/rel. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+	char path[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		printf("# cannot write %s\n", path);
+		exit(2);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A container whose state appears later: looked at again only after 10 s. Odd state files: no names, no hang. */
+static void test_retry_and_odd_files(void)
+{
+	char root[] = "/tmp/accel-ctr.XXXXXX", path[1024];
+	struct containers *c;
+	struct container_names n;
+	const char *bundle = "run/containerd/io.containerd.runtime.v2.task/k8s.io/" HEX32("ab") "/config.json";
+
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	container_opts_set(&(struct container_opts){ .rootfs = root });
+	c = containers_new(NULL);
+	names_of(c, "containerd", HEX32("ab"), A_UID, 100 * SEC, &n);
+	is_names(&n, "", "", "", "no state file yet: no names");
+	put_file(root, bundle, "{\"annotations\": {\"io.kubernetes.cri.sandbox-name\": \"late\", "
+			       "\"io.kubernetes.cri.sandbox-namespace\": \"ns\", "
+			       "\"io.kubernetes.cri.container-name\": \"c\"}}");
+	names_of(c, "containerd", HEX32("ab"), A_UID, 105 * SEC, &n);
+	is_names(&n, "", "", "", "5 s later: not looked at again yet");
+	names_of(c, "containerd", HEX32("ab"), A_UID, 110 * SEC, &n);
+	is_names(&n, "ns", "late", "c", "10 s later: found");
+
+	/* Garbage, a FIFO, a directory, a JSON array: none names anything, none hangs. */
+	put_file(root, "run/containers/storage/overlay-containers/" HEX32("cd") "/userdata/config.json", "{not json");
+	names_of(c, "cri-o", HEX32("cd"), "", 0, &n);
+	is_names(&n, "", "", "", "garbage config.json: no names");
+	put_file(root, "var/lib/docker/containers/" HEX32("ef") "/x", "");
+	snprintf(path, sizeof(path), "%s/var/lib/docker/containers/%s/config.v2.json", root, HEX32("ef"));
+	ok(mkfifo(path, 0600) == 0, "a FIFO where config.v2.json belongs");
+	names_of(c, "docker", HEX32("ef"), "", 0, &n);
+	is_names(&n, "", "", "", "a FIFO: refused at once, no names");
+	snprintf(path, sizeof(path), "%s/run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json", root,
+		 HEX32("fe"));
+	put_file(root, "run/containerd/io.containerd.runtime.v2.task/k8s.io/" HEX32("fe") "/config.json/x", "");
+	names_of(c, "containerd", HEX32("fe"), "", 0, &n);
+	is_names(&n, "", "", "", "a directory: no names");
+	put_file(root, "var/lib/docker/containers/" HEX32("99") "/config.v2.json", "[1, 2]");
+	names_of(c, "docker", HEX32("99"), "", 0, &n);
+	is_names(&n, "", "", "", "a JSON array: no names");
+	containers_free(c);
+	snprintf(path, sizeof(path), "rm -rf -- '%s'", root);
+	if (system(path) != 0)
+		printf("# could not remove %s\n", root);
+}
+
+static void test_json(void)
+{
+	struct container_id id;
+	struct container_names n = { 0 };
+	json_t *o;
+	char *s;
+
+	container_from_cgroup("/system.slice/nginx.service", &id);
+	o = container_json(&id, &n);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"runtime\":\"systemd\",\"unit\":\"nginx.service\"}", "a unit: runtime and unit only");
+	free(s);
+	json_decref(o);
+	container_from_cgroup("/kubepods/burstable/pod" UID_D "/" ID64, &id);
+	snprintf(n.runtime, sizeof(n.runtime), "containerd");
+	snprintf(n.pod, sizeof(n.pod), "p");
+	o = container_json(&id, &n);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"id\":\"" ID64 "\",\"pod\":\"p\",\"pod_uid\":\"" UID_D "\",\"qos\":\"burstable\","
+		  "\"runtime\":\"containerd\"}",
+	       "cgroupfs id: the runtime from its state; unknown names absent");
+	free(s);
+	json_decref(o);
+}
+
+/* The per-device attribution on the v2 fixture's /proc: sums, engines, pids, and no stale entry. */
+static void test_annotate(void)
+{
+	struct proctab t;
+	json_t *g, *dev, *pods;
+	char *s;
+
+	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v2-systemd/rootfs" });
+	proctab_init(&t, FIXTURES "/v2-systemd/proc");
+	t.ct = containers_new(NULL);
+	g = json_pack("{s:{s:{s:{s:I, s:I, s:I, s:I, s:I}}, s:{s:{s:{s:f, s:f}, s:{s:f}}}, s:{s:[i, i, i]}}}",
+		      "devices", "0", "processes", "1001", (json_int_t)4000, "1002", (json_int_t)2000, "1006",
+		      (json_int_t)10, "1004", (json_int_t)300, "1099", (json_int_t)7, "1",
+		      "processes", "1002", "gfx", 12.5, "compute", 50.0, "1006", "gfx", 1.5, "2", "pids", 1005, 1003, 1099);
+	containers_annotate_group(&t, 1, g);
+	dev = json_object_get(json_object_get(g, "devices"), "0");
+	pods = json_object_get(dev, "pods");
+	is_int(json_object_size(pods), 2, "memory: two pods (the host process and the exited one in none)");
+	is_int(json_integer_value(json_object_get(json_object_get(pods, B_UID), "memory_bytes")), 2010,
+	       "memory: a pod sums its container's process and its conmon");
+	is_int(json_object_size(json_object_get(dev, "containers")), 2, "memory: two containers (conmon is in none)");
+	s = json_dumps(json_object_get(dev, "process_containers"), JSON_COMPACT | JSON_SORT_KEYS);
+	ok(s && strstr(s, "\"1001\"") && strstr(s, "\"1006\"") && !strstr(s, "\"1004\"") && !strstr(s, "\"1099\""),
+	   "memory: process_containers for the pods' processes only (%s)", s ? s : "");
+	free(s);
+	dev = json_object_get(json_object_get(g, "devices"), "1");
+	s = json_dumps(json_object_get(json_object_get(dev, "pods"), B_UID), JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"engines\":{\"compute\":50.0,\"gfx\":14.0},\"namespace\":\"serving\",\"pids\":[1002,1006],"
+		  "\"pod\":\"infer-7d9f\",\"qos\":\"besteffort\"}",
+	       "engines: summed per engine over the pod's processes");
+	free(s);
+	dev = json_object_get(json_object_get(g, "devices"), "2");
+	s = json_dumps(json_object_get(dev, "process_containers"), JSON_COMPACT | JSON_SORT_KEYS);
+	ok(s && strstr(s, "\"1003\"") && strstr(s, "nginx.service") && !json_object_get(dev, "pods"),
+	   "pids (ncs2): identities, no sums (%s)", s ? s : "");
+	free(s);
+	/* The collector keeps its device objects: a later cycle without those processes leaves nothing stale. */
+	dev = json_object_get(json_object_get(g, "devices"), "0");
+	json_object_set_new(dev, "processes", json_pack("{s:I}", "1004", (json_int_t)1));
+	containers_annotate_group(&t, 2, g);
+	ok(!json_object_get(dev, "pods") && !json_object_get(dev, "containers") &&
+	   !json_object_get(dev, "process_containers"), "a later cycle with no pod's process: the keys are gone");
+	json_decref(g);
+	proctab_free(&t);
+}
+
+/* A process's identity is parsed once while it lives (pid and start time), again for a reused pid. */
+static void test_memo(void)
+{
+	char root[] = "/tmp/accel-memo.XXXXXX", cmd[128];
+	const char *stat1 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
+	const char *stat2 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 9000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
+	struct proctab t;
+	json_t *c;
+
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	put_file(root, "4242/stat", stat1);
+	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64 ".scope\n");
+	proctab_init(&t, root);
+	c = proctab_container_json_pid(&t, 1, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the first cycle parses the cgroup file");
+	json_decref(c);
+	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64B ".scope\n");
+	c = proctab_container_json_pid(&t, 2, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the same process later: not read again");
+	json_decref(c);
+	put_file(root, "4242/stat", stat2);
+	c = proctab_container_json_pid(&t, 3, 4242);
+	is_str(json_string_value(json_object_get(c, "id")), ID64B, "memo: a reused pid (another start time): read afresh");
+	json_decref(c);
+	put_file(root, "4242/stat", "");
+	ok(!proctab_container_json_pid(&t, 4, 4242), "memo: a process gone: no identity");
+	proctab_free(&t);
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+}
+
+int main(void)
+{
+	test_paths();
+	test_files();
+	test_odd();
+	test_names();
+	test_retry_and_odd_files();
+	test_json();
+	test_annotate();
+	test_memo();
+	return done_testing();
+}

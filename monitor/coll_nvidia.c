@@ -1583,11 +1583,15 @@ static int nv_open(const struct mon_env *env, const struct cfg_device *dev, void
  */
 #define NV_PCIE_WAIT_NS (500 * NS_PER_MS)
 
-/* The handles of the pool's batch (NULL: a GPU not answering). */
+/*
+ * The handles of the pool's batch (NULL: a GPU not answering, or one whose
+ * GPM gives the PCIe rates: they overwrite the pool's after g_util, so its
+ * 20 ms call is skipped).
+ */
 static const nvmlDevice_t *nv_pcie_handles(struct nv_state *s)
 {
 	for (size_t i = 0; i < s->ndevs; i++)
-		s->pcie_h[i] = s->devs[i].h;
+		s->pcie_h[i] = nv_gpm_gives_pcie(&s->devs[i].gpm) ? NULL : s->devs[i].h;
 	return s->pcie_h;
 }
 

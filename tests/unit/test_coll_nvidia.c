@@ -13,7 +13,8 @@
  * of 8 GPUs whose call sleeps 20 ms read at once (directly and through the
  * asynchronous fetch and the loop), and the clock-event reasons map.
  * MIG instances appearing, changing and going, GPM metrics (of the GPU and
- * of its instances, supported or not).
+ * of its instances, supported or not), and a GPU whose GPM gives the PCIe
+ * rates not read through the 20 ms PCIe call.
  *
  * Run from the top of the tree (make check does); elsewhere set ACCEL_TOP.
  */
@@ -801,6 +802,45 @@ static void test_gpm_mig_only(void)
 	coll_nvidia_ops.close(st);
 }
 
+/* GPM gives the PCIe rates: the 20 ms-per-call PCIe read is skipped for that GPU (here it would sleep 300 ms). */
+static void test_gpm_pcie_skip(void)
+{
+	struct mon_env env = { 0 };
+	char script[256];
+	void *st = NULL;
+	json_t *g;
+	double t0, took;
+	int n = 400;
+
+	if (write_file("gpmpcie.nvml",
+		       "gpu\nname NVIDIA H100 80GB HBM3\npcie 1000 2000\npcie_delay 300\ngpm sm=50 pcie_tx=10 pcie_rx=20\n"
+		       "gpu\npcie 1000 2000\n",
+		       script, sizeof(script))) {
+		ok(0, "write the script");
+		return;
+	}
+	setenv("FAKE_NVML_SCRIPT", script, 1);
+	is_int(coll_nvidia_ops.open(&env, &fdev, &st), 0, "GPM PCIe: open");
+	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
+	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 1000 * 1024.0, 0,
+		  "GPM PCIe: before GPM has a value, the PCIe call's");
+	json_decref(g);
+	nap_ms(150);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
+	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 10.0 * 1048576, 0, "GPM PCIe: then GPM's");
+	json_decref(g);
+	nap_ms(150);
+	t0 = now_ms();
+	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
+	took = now_ms() - t0;
+	ok(took < 150, "GPM PCIe: the 300 ms PCIe call is not made once GPM gives PCIe (%.1f ms)", took);
+	is_double(dnum(g, "0", "pcie_rx_bytes_per_second"), 20.0 * 1048576, 0, "GPM PCIe: GPM's RX");
+	is_double(dnum(g, "1", "pcie_rx_bytes_per_second"), 2000 * 1024.0, 0,
+		  "GPM PCIe: a GPU without GPM still has the PCIe call's");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+}
+
 int main(void)
 {
 	const char *t = getenv("ACCEL_TOP"), *cc = getenv("CC");
@@ -847,6 +887,7 @@ int main(void)
 	test_gpm();
 	test_gpm_no_mig();
 	test_gpm_mig_only();
+	test_gpm_pcie_skip();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		printf("# could not remove %s\n", dir);

@@ -493,6 +493,50 @@ static void test_pcie_hung(void)
 	loop_free(loop);
 }
 
+/*
+ * F's MIG instances and G's PCIe pool together: the workers call NVML while
+ * the producer's thread walks MIG layouts; every device_memory report taken
+ * while a batch runs shows each GPU's whole layout, and the batches answer.
+ */
+#define MIG_PCIE "gpu\npcie 1 2\npcie_delay 1\nmig_file @/race\n"
+static void test_pcie_mig_race(void)
+{
+	struct loop *loop = loop_new();
+	struct mon_env env = { .loop = loop };
+	char race[160];
+	void *st;
+	int bad = 0, reports = 0, answered = 0, n = 500;
+	double t0;
+
+	put_file("race", "3g.40gb 2 0 42412802048 38797312\n1g.10gb 9 0 10468982784 13631488\n", 0, race,
+		 sizeof(race));
+	st = open_script(MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE, &env);
+	t0 = now_ms();
+	while (now_ms() - t0 < 500) {
+		struct mon_fetch f = { .loop = loop, .id = GROUP_DEVICE_UTILIZATION, .state = 1 };
+		json_t *g;
+
+		f.started = clock_mono_ns();
+		f.deadline = f.started + 200 * NS_PER_MS;
+		coll_nvidia_ops.async->fetch(st, &f);
+		while (f.state != 2 && now_ms() - t0 < 2000) {
+			g = collect(st, GROUP_DEVICE_MEMORY, n++);
+			bad += json_object_size(json_object_get(g, "devices")) != 24; /* 8 GPUs, 2 instances each */
+			reports++;
+			json_decref(g);
+			loop_run_once(loop, clock_mono_ns() + NS_PER_MS, NULL);
+		}
+		answered += f.state == 2;
+		json_decref(collect(st, GROUP_DEVICE_UTILIZATION, n++));
+	}
+	ok(answered > 10, "race: %d PCIe batches answered during MIG reads", answered);
+	ok(reports > 0 && bad == 0, "race: %d of %d device_memory reports taken during PCIe batches lack an instance",
+	   bad, reports);
+	coll_nvidia_ops.close(st);
+	loop_free(loop);
+	unlink(race);
+}
+
 /* Clock-event reasons: every known name 0/1, and the raw mask with unknown bits. */
 static void test_reasons(void)
 {
@@ -883,6 +927,7 @@ int main(void)
 	test_pcie_fetch();
 	test_pcie_hung();
 	test_reasons();
+	test_pcie_mig_race();
 	test_mig_changes();
 	test_gpm();
 	test_gpm_no_mig();

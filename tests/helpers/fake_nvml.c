@@ -393,7 +393,13 @@ static struct fdev *fdev_of(nvmlDevice_t h)
 	return d && d->magic == MAGIC ? d : NULL;
 }
 
-#define GPU(h, field)                                               \
+#define GPU(h, field) GPU_SYNC(h, field, 1)
+/*
+ * sync 0: without fx_sync, for the one call the collector makes from its
+ * worker threads (nvmlDeviceGetPcieThroughput): fx_sync rewrites the MIG
+ * layout that the producer's thread may be reading at that moment.
+ */
+#define GPU_SYNC(h, field, sync)                                    \
 	struct fdev *fd_ = fdev_of(h);                              \
 	struct gpu *g;                                              \
 	total_calls++;                                              \
@@ -402,7 +408,8 @@ static struct fdev *fdev_of(nvmlDevice_t h)
 	if (!fd_)                                                   \
 		return NVML_ERROR_INVALID_ARGUMENT;                 \
 	g = fd_->gpu;                                               \
-	fx_sync(g);                                                 \
+	if (sync)                                                   \
+		fx_sync(g);                                         \
 	if (is_lost(g))                                             \
 		return NVML_ERROR_GPU_IS_LOST;                      \
 	if ((field) >= 0 && g->unsupported[(field) < 0 ? 0 : (field)]) \
@@ -736,7 +743,7 @@ static void g_pcie_delay(const struct gpu *g); /* G */
 
 API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter_t c, unsigned int *kbs)
 {
-	GPU(h, U_PCIE);
+	GPU_SYNC(h, U_PCIE, 0); /* called from the collector's PCIe workers */
 	g_pcie_delay(g); /* G */
 	*kbs = c == NVML_PCIE_UTIL_TX_BYTES ? g->pcie_tx : g->pcie_rx;
 	return NVML_SUCCESS;

@@ -35,7 +35,8 @@ LDFLAGS += $(if $(SANITIZER),-fsanitize=$(SANITIZER))
 pc = $(shell $(PKG_CONFIG) --cflags --libs $(1) 2>/dev/null)
 LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
 # -ldl: the NVML collector dlopens the driver's library (libc has dlopen since glibc 2.34; older ones need it).
-LIBS_MONITOR := $(LIBS_COMMON) -ldl
+# -lpthread: the NVML collector waits on events in a thread and reads PCIe throughput on a worker pool.
+LIBS_MONITOR := $(LIBS_COMMON) -ldl -lpthread
 LIBS_IMDS := $(LIBS_COMMON) $(call pc,libcurl)
 # Each sink links only what it uses (a sink with no LIBS_SINK_NAME links LIBS_COMMON).
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread

@@ -5,8 +5,9 @@
  * NVML calls made in a plain loop, in one process in one run.
  *
  *  - bare: for each GPU, the NVML calls one cycle of every device group
- *    makes, in the same order with the same arguments, results discarded;
- *    plus the one XID event poll per cycle. Nothing else.
+ *    makes, in the same order with the same arguments, results discarded.
+ *    Nothing else. (Events are waited for by the collector's own thread, in
+ *    the background: those calls are not counted on either side.)
  *  - collect: what monitor_cycle() does for the nvidia block: group_new() and
  *    collect() for each of the seven device groups.
  *  - cycle: collect, plus the device_data entry serialized with json_write()
@@ -22,6 +23,12 @@
  * CPU time is CLOCK_PROCESS_CPUTIME_ID around blocks of cycles; blocks
  * alternate (bare, collect, cycle, cycle, collect, bare, ...) and each
  * figure is the median of its blocks' per-cycle cost.
+ *
+ * With --pcie-delay MS, the fake's nvmlDeviceGetPcieThroughput sleeps MS
+ * per call (a real one samples for about 20 ms) and the figure is wall
+ * time instead: a whole collector cycle (its PCIe calls on the worker pool,
+ * all at once) against the same calls made one after the other, in the
+ * same run; the ratio is parallel / serial.
  */
 #include "../common/jsonw.h"
 #include "../common/timeutil.h"
@@ -45,6 +52,7 @@ struct opts {
 	unsigned gpus;
 	double seconds;
 	int rounds;
+	int pcie_delay_ms;   /* > 0: the wall-time figure instead (see above) */
 };
 
 /* The NVML calls of one collector cycle, resolved from the same library. */
@@ -63,13 +71,17 @@ struct bare {
 	nvml_clock_fn clock;
 	nvml_ecc_fn ecc;
 	nvml_remap_fn remap;
-	nvml_event_create_fn ev_create;
-	nvml_event_wait_fn ev_wait;
 	nvmlDevice_t h[64];
 	nvmlProcessInfo_v2_t procbuf[64];
-	nvmlEventSet_t evset;
 	unsigned long (*calls)(void);
+	unsigned long (*waits)(void);
 };
+
+/* NVML calls so far, less the collector's background event waits. */
+static unsigned long calls_now(const struct bare *b)
+{
+	return b->calls() - b->waits();
+}
 
 static void die(const char *msg, const char *arg)
 {
@@ -119,21 +131,17 @@ static void bare_open(struct bare *b, const char *path, unsigned gpus)
 	sym(dl, "nvmlDeviceGetClockInfo", &b->clock);
 	sym(dl, "nvmlDeviceGetTotalEccErrors", &b->ecc);
 	sym(dl, "nvmlDeviceGetRemappedRows", &b->remap);
-	sym(dl, "nvmlEventSetCreate", &b->ev_create);
-	sym(dl, "nvmlEventSetWait_v2", &b->ev_wait);
 	sym(dl, "fake_nvml_calls", &b->calls);
+	sym(dl, "fake_nvml_event_waits", &b->waits);
 	/* The collector has NVML initialized already; the handles are the same pointers. */
 	for (unsigned i = 0; i < gpus; i++)
 		if (b->handle(i, &b->h[i]) != NVML_SUCCESS)
 			die("no handle for a GPU", NULL);
-	if (b->ev_create(&b->evset) != NVML_SUCCESS)
-		die("no event set", NULL);
 }
 
 /* One cycle of every group's calls, as coll_nvidia.c makes them. */
 static void bare_cycle(struct bare *b, unsigned gpus)
 {
-	nvmlEventData_t ev;
 	unsigned u, v, w, x;
 	unsigned long long ull;
 	nvmlMemory_v2_t m;
@@ -185,7 +193,6 @@ static void bare_cycle(struct bare *b, unsigned gpus)
 		b->fields(h, 3, f);
 		b->remap(h, &u, &v, &w, &x);
 	}
-	b->ev_wait(b->evset, &ev, 0);
 }
 
 /* One cycle of the collector: every device group; serialized when out is not NULL. */
@@ -223,13 +230,64 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static double wall_ms(int64_t t0)
+{
+	return (double)(clock_mono_ns() - t0) / 1e6;
+}
+
+/*
+ * --pcie-delay: the wall time of one collector cycle (every device group;
+ * the PCIe calls on the worker pool) against the same PCIe calls made one
+ * after the other, rounds alternating, medians. 0, or 1 when a cycle read
+ * no PCIe value (the figure would be meaningless).
+ */
+static int wall_figures(void *st, struct bare *b, const struct opts *o, int64_t n)
+{
+	double par[MAX_ROUNDS], ser[MAX_ROUNDS];
+	struct buf out;
+	unsigned u;
+
+	buf_init(&out, 16 << 20);
+	coll_cycle(st, n++, &out); /* the pool's threads start here */
+	coll_cycle(st, n++, &out);
+	if (!strstr((const char *)out.data, "\"pcie_tx_bytes_per_second\"")) {
+		fprintf(stderr, "nvml_bench: the cycle read no PCIe throughput\n");
+		buf_free(&out);
+		return 1;
+	}
+	for (int r = 0; r < o->rounds; r++) {
+		int64_t t0 = clock_mono_ns();
+
+		coll_cycle(st, n++, NULL);
+		par[r] = wall_ms(t0);
+		t0 = clock_mono_ns();
+		for (unsigned i = 0; i < o->gpus; i++) {
+			b->pcie(b->h[i], NVML_PCIE_UTIL_TX_BYTES, &u);
+			b->pcie(b->h[i], NVML_PCIE_UTIL_RX_BYTES, &u);
+		}
+		ser[r] = wall_ms(t0);
+	}
+	qsort(par, (size_t)o->rounds, sizeof(double), cmp_double);
+	qsort(ser, (size_t)o->rounds, sizeof(double), cmp_double);
+	printf("gpus %u, PCIe throughput call sleeping %d ms (TX and RX: %u calls per cycle), %d rounds, medians\n",
+	       o->gpus, o->pcie_delay_ms, 2 * o->gpus, o->rounds);
+	printf("%-44s %9.1f ms  (min %.1f max %.1f)\n", "cycle: every device group, PCIe on the pool", par[o->rounds / 2],
+	       par[0], par[o->rounds - 1]);
+	printf("%-44s %9.1f ms  (min %.1f max %.1f)\n", "serial: the same PCIe calls one by one", ser[o->rounds / 2],
+	       ser[0], ser[o->rounds - 1]);
+	printf("%-44s %9.3f\n", "ratio cycle / serial", par[o->rounds / 2] / ser[o->rounds / 2]);
+	buf_free(&out);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: nvml_bench --library PATH [-g GPUS] [-s SECONDS] [-r ROUNDS]\n"
 		   "  --library PATH  the fake libnvidia-ml.so.1 (tests/helpers/fake_nvml.c)\n"
 		   "  -g, --gpus N    fake GPUs (default 8, at most 64)\n"
 		   "  -s, --seconds S wall time of the whole run (default 2)\n"
-		   "  -r, --rounds N  blocks per figure (default 5)\n");
+		   "  -r, --rounds N  blocks per figure (default 5)\n"
+		   "  --pcie-delay MS the PCIe throughput call sleeps MS: wall time of a cycle vs serial calls\n");
 }
 
 int main(int argc, char **argv)
@@ -237,9 +295,10 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "library", required_argument, NULL, 'l' }, { "gpus", required_argument, NULL, 'g' },
 		{ "seconds", required_argument, NULL, 's' }, { "rounds", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },          { "pcie-delay", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { NULL, 8, 2.0, 5 };
+	struct opts o = { NULL, 8, 2.0, 5, 0 };
 	struct cfg_group groups[NGROUPS];
 	struct cfg_device dev = { .type = "nvidia", .select_all = 1, .period_ms = 100, .groups = groups,
 				  .ngroups = NGROUPS };
@@ -260,6 +319,7 @@ int main(int argc, char **argv)
 		case 'g': o.gpus = (unsigned)atoi(optarg); break;
 		case 's': o.seconds = atof(optarg); break;
 		case 'r': o.rounds = atoi(optarg); break;
+		case 'p': o.pcie_delay_ms = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -282,8 +342,9 @@ int main(int argc, char **argv)
 			   "memory 85520809984 1073741824 83946012672 501055488\ntemp 45\nmemtemp 52\nfan 30\n"
 			   "power 250500\nlimit 700000\nenergy 1000000 5000\nclocks 1755 1980 2619 1530\nreasons 0x5\n"
 			   "ecc 2 0 7 1 1\nreplay 3 1\npcie 1000 2000\nremap 1 0 0 0\nretired 0 0 0\n"
-			   "proc %u 1073741824\nproc %u 1073741824\nproc %u 1073741824\nproc %u 1073741824\n",
-			i, 1000 + 4 * i, 1001 + 4 * i, 1002 + 4 * i, 1003 + 4 * i);
+			   "proc %u 1073741824\nproc %u 1073741824\nproc %u 1073741824\nproc %u 1073741824\n"
+			   "pcie_delay %d\n",
+			i, 1000 + 4 * i, 1001 + 4 * i, 1002 + 4 * i, 1003 + 4 * i, o.pcie_delay_ms);
 	fclose(f);
 	setenv("FAKE_NVML_SCRIPT", script, 1);
 	setenv("ACCEL_NVML_LIBRARY", o.library, 1);
@@ -292,6 +353,14 @@ int main(int argc, char **argv)
 		die("the collector cannot open the library: ", coll_nvidia_ops.error(st));
 	memset(&b, 0, sizeof(b));
 	bare_open(&b, o.library, o.gpus);
+	if (o.pcie_delay_ms > 0) {
+		int rc = wall_figures(st, &b, &o, n);
+
+		coll_nvidia_ops.close(st);
+		unlink(script);
+		rmdir(dir);
+		return rc;
+	}
 	buf_init(&out, 16 << 20);
 
 	/* Warm up, and count the NVML calls of one cycle of each. */
@@ -300,12 +369,12 @@ int main(int argc, char **argv)
 
 		bare_cycle(&b, o.gpus);
 		coll_cycle(st, n++, &out);
-		before = b.calls();
+		before = calls_now(&b);
 		bare_cycle(&b, o.gpus);
-		calls[0] = b.calls() - before;
-		before = b.calls();
+		calls[0] = calls_now(&b) - before;
+		before = calls_now(&b);
 		coll_cycle(st, n++, NULL);
-		calls[1] = b.calls() - before;
+		calls[1] = calls_now(&b) - before;
 	}
 	{
 		int64_t t0 = cpu_ns();

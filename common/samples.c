@@ -131,6 +131,20 @@ GAUGE(F_ACC_VIS_USED, "accelerator_visible_memory_used_bytes",
 COUNTER(F_ACC_ECC_EVENTS, "accelerator_ecc_events_total",
 	"Accelerator ECC events by the driver's own counter (a finer split of accelerator_ecc_errors_total)", "count");
 COUNTER(F_ACC_AER, "accelerator_pcie_aer_errors_total", "Accelerator PCIe AER errors by severity", "count");
+/* NVIDIA events and NVLink (issue 14) */
+COUNTER(F_ACC_XID, "accelerator_xid_errors_total", "Accelerator XID errors by code, as the driver's events report them",
+	"count");
+COUNTER(F_ACC_DEV_EVENTS, "accelerator_device_events_total",
+	"Accelerator device events by type: ECC, clock change, GPU unavailable (driver events), GPU lost", "count");
+GAUGE(F_ACC_CLK_REASON, "accelerator_clock_event_reasons",
+      "1 while the reason holds the accelerator's clocks down (clock event, formerly throttle, reason)", "");
+GAUGE(F_ACC_CLK_MASK, "accelerator_clock_event_reasons_mask", "The accelerator's clock event reasons as the driver's bit mask",
+      "");
+GAUGE(F_ACC_NVLINK_ACTIVE, "accelerator_nvlink_active", "1 while the NVLink link is active", "");
+GAUGE(F_ACC_NVLINK_TPUT, "accelerator_nvlink_throughput_bytes_per_second",
+      "NVLink data throughput by link and direction over the period, bytes per second", "bytes_per_second");
+COUNTER(F_ACC_NVLINK_ERR, "accelerator_nvlink_errors_total",
+	"NVLink errors by link and type (replay, recovery, crc_flit, crc_data)", "count");
 GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "count");
 GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
       "count");
@@ -164,8 +178,9 @@ GAUGE(F_ACC_ACTIVITY, "accelerator_activity_ratio",
       "Accelerator unit activity over the period from its performance counters (NVIDIA GPM), as a ratio", "ratio");
 GAUGE(F_ACC_SM_OCC, "accelerator_sm_occupancy_ratio",
       "Accelerator warps resident over the period as a ratio of the theoretical maximum (NVIDIA GPM)", "ratio");
-GAUGE(F_ACC_NVLINK_TPUT, "accelerator_nvlink_throughput_bytes_per_second",
-      "Accelerator NVLink throughput over all links by direction, mean over the period, bytes per second",
+/* the GPU's (or MIG instance's) total over all links: a family apart from the per-link one (G's, above) */
+GAUGE(F_ACC_NVLINK_GPM, "accelerator_nvlink_total_throughput_bytes_per_second",
+      "Accelerator NVLink throughput over all links by direction, mean over the period (NVIDIA GPM), bytes per second",
       "bytes_per_second");
 
 static const struct family *const families[] = {
@@ -187,7 +202,10 @@ static const struct family *const families[] = {
 	/* containers (issue 13) */
 	&F_ACC_POD_MEM, &F_ACC_CTR_MEM, &F_ACC_POD_UTIL, &F_ACC_CTR_UTIL,
 	/* NVIDIA MIG and GPM (issue 14) */
-	&F_ACC_ACTIVITY, &F_ACC_SM_OCC, &F_ACC_NVLINK_TPUT,
+	&F_ACC_ACTIVITY, &F_ACC_SM_OCC, &F_ACC_NVLINK_GPM,
+	/* NVIDIA events and NVLink (issue 14) */
+	&F_ACC_XID, &F_ACC_DEV_EVENTS, &F_ACC_CLK_REASON, &F_ACC_CLK_MASK, &F_ACC_NVLINK_ACTIVE, &F_ACC_NVLINK_TPUT,
+	&F_ACC_NVLINK_ERR,
 	NULL,
 };
 
@@ -381,6 +399,19 @@ static const struct rule rules[] = {
 	{ SC_DEVICE, "device_memory", "visible_total_bytes", &F_ACC_VIS_TOTAL, "", NULL, 0, 0, "amdgpu", NULL },
 	{ SC_DEVICE, "device_memory", "visible_used_bytes", &F_ACC_VIS_USED, "", NULL, 0, 0, "amdgpu", NULL },
 	{ SC_DEVICE, "device_errors", "pcie_aer_errors.*", &F_ACC_AER, "severity", NULL, 0, 0, "amdgpu", NULL },
+	/* NVIDIA events and NVLink (issue 14) */
+	{ SC_DEVICE, "device_errors", "xid_errors.*", &F_ACC_XID, "xid", NULL, 0, 0, "nvidia", NULL },
+	{ SC_DEVICE, "device_errors", "events.*", &F_ACC_DEV_EVENTS, "event_type", NULL, 0, 0, "nvidia", NULL },
+	{ SC_DEVICE, "device_thermal", "clock_event_reasons.*", &F_ACC_CLK_REASON, "reason", NULL, 0, 0, "nvidia", NULL },
+	{ SC_DEVICE, "device_thermal", "clock_event_reasons_mask", &F_ACC_CLK_MASK, "", NULL, 0, 0, "nvidia", NULL },
+	{ SC_DEVICE, "device_utilization", "nvlink.*.active", &F_ACC_NVLINK_ACTIVE, "link", NULL, BOOLEAN, 0, "nvidia",
+	  NULL },
+	{ SC_DEVICE, "device_utilization", "nvlink.*.tx_bytes_per_second", &F_ACC_NVLINK_TPUT, "link", "direction=tx", 0,
+	  0, "nvidia", NULL },
+	{ SC_DEVICE, "device_utilization", "nvlink.*.rx_bytes_per_second", &F_ACC_NVLINK_TPUT, "link", "direction=rx", 0,
+	  0, "nvidia", NULL },
+	{ SC_DEVICE, "device_errors", "nvlink_errors.*.{replay,recovery,crc_flit,crc_data}", &F_ACC_NVLINK_ERR,
+	  "link,type", NULL, 0, 0, "nvidia", NULL },
 	/* Intel Neural Compute Sticks: prometheus_ncs2_exporter's families */
 	{ SC_DEVICE_GROUP, "device_utilization", "num_devices", &F_NCS2_NUM, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE_GROUP, "device_utilization", "num_available_devices", &F_NCS2_AVAIL, "", NULL, 0, 0, "ncs2", NULL },
@@ -414,8 +445,8 @@ static const struct rule rules[] = {
 	{ SC_DEVICE, "device_utilization", "fp32_active_percent", &F_ACC_ACTIVITY, "", "engine=fp32", PERCENT, 0 },
 	{ SC_DEVICE, "device_utilization", "fp16_active_percent", &F_ACC_ACTIVITY, "", "engine=fp16", PERCENT, 0 },
 	{ SC_DEVICE, "device_utilization", "sm_occupancy_percent", &F_ACC_SM_OCC, "", NULL, PERCENT, 0 },
-	{ SC_DEVICE, "device_utilization", "nvlink_tx_bytes_per_second", &F_ACC_NVLINK_TPUT, "", "direction=tx", 0, 0 },
-	{ SC_DEVICE, "device_utilization", "nvlink_rx_bytes_per_second", &F_ACC_NVLINK_TPUT, "", "direction=rx", 0, 0 },
+	{ SC_DEVICE, "device_utilization", "nvlink_tx_bytes_per_second", &F_ACC_NVLINK_GPM, "", "direction=tx", 0, 0 },
+	{ SC_DEVICE, "device_utilization", "nvlink_rx_bytes_per_second", &F_ACC_NVLINK_GPM, "", "direction=rx", 0, 0 },
 };
 #pragma GCC diagnostic pop
 

@@ -130,7 +130,8 @@ const struct schema_field schema_fields[] = {
 	/* device_thermal */
 	F(DEVICE_THERMAL, NULL, "temperatures_celsius", "temps", NULL),
 	F(DEVICE_THERMAL, NULL, "fan_percent", "pct", NULL),
-	F(DEVICE_THERMAL, NULL, "throttle_reasons", "reasons", "a list of reason names: text, not a measurement"),
+	F(DEVICE_THERMAL, NULL, "throttle_reasons", "reasons",
+	  "a list of reason names: text, not a measurement (clock_event_reasons carries the same, exported)"),
 	F(DEVICE_THERMAL, "amdgpu", "fan_rpm", "num_map", NULL),
 	F(DEVICE_THERMAL, "hwmon", "fan_rpm", "num_map", NULL),
 	F(DEVICE_THERMAL, "amdgpu", "temperatures_crit_celsius", "num_map", NULL),
@@ -181,6 +182,19 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_UTILIZATION, NULL, "containers", "container_engines", NULL),
 	F(DEVICE_UTILIZATION, NULL, "containers.*.engines", NULL, NULL),
 	F(DEVICE_UTILIZATION, NULL, "containers.*.{runtime,pod_uid,pod,namespace,name,pids}", NULL, IDENT),
+	/* NVIDIA events, NVLink and clock-event reasons (issue 14, G: docs/nvidia.md) */
+	F(DEVICE_THERMAL, "nvidia", "clock_event_reasons", "int_map", NULL),
+	F(DEVICE_THERMAL, "nvidia", "clock_event_reasons_mask", "int", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "nvlink", "nvlink", NULL),
+	F(DEVICE_UTILIZATION, "nvidia", "nvlink.*.{active,tx_bytes_per_second,rx_bytes_per_second}", NULL, NULL),
+	F(DEVICE_ERRORS, "nvidia", "nvlink_errors", "nvlink_errors", NULL),
+	F(DEVICE_ERRORS, "nvidia", "nvlink_errors.*.{replay,recovery,crc_flit,crc_data}", NULL, NULL),
+	F(DEVICE_ERRORS, "nvidia", "xid_errors", "int_map", NULL),
+	F(DEVICE_ERRORS, "nvidia", "last_xid_time", "str",
+	  "a time as text: accelerator_xid_errors_total's increase marks it in the series"),
+	F(DEVICE_ERRORS, "nvidia", "xid_events", "xid_events",
+	  "each XID with its time, for readers of the stream: xid_errors counts them, exported"),
+	F(DEVICE_ERRORS, "nvidia", "events", "int_map", NULL),
 };
 #undef F
 const size_t schema_nfields = sizeof(schema_fields) / sizeof(schema_fields[0]);

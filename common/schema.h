@@ -112,6 +112,9 @@ enum label_kind {
 	X(REGION, "region", LK_INSTANCE, "instance_region", LABEL_CSV_COLUMN, "Region")            \
 	X(SUBNET, "subnet_id", LK_INSTANCE, "subnet_id", LABEL_CSV_COLUMN, "SubnetId")             \
 	X(ULTRASERVER_ID, "ultraserver_id", LK_INSTANCE, "ultraserver_id", LABEL_OPTIONAL, "UltraserverId") \
+	/* NVIDIA events and clock-event reasons (issue 14, G) */                                   \
+	X(XID, "xid", LK_VALUE, NULL, 0, "Xid")                                                     \
+	X(REASON, "reason", LK_VALUE, NULL, 0, "Reason")                                            \
 	/* E: container_usage (issue 13): cAdvisor's "id" (the cgroup path) and "cpu" ("total") */            \
 	X(CGROUP_ID, "id", LK_VALUE, NULL, 0, "Cgroup")                                             \
 	X(CPU, "cpu", LK_VALUE, NULL, 0, "Cpu")                                                     \

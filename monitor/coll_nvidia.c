@@ -31,13 +31,21 @@
  *
  * MIG instances (device entries "<gpu>/<gi>/<ci>") and GPM profiling
  * metrics live in nvidia_mig.c and nvidia_gpm.c; nvx_collect hooks them in
- * after each GPU's fields of a group.
+ * after each GPU's fields of a group. NVML events (XIDs and the rest, waited
+ * for on a thread), NVLink, and the worker pool that reads every GPU's PCIe
+ * throughput at once live in nvidia_events.c, nvidia_links.c and
+ * nvidia_pool.c.
  */
 #include "collector.h"
 #include "nvml.h"
 #include "nvidia_gpm.h"
 #include "nvidia_mig.h"
 #include "proctab.h"
+/* G: events, NVLink */
+#include "loop.h"
+#include "nvidia_events.h"
+#include "nvidia_links.h"
+#include "nvidia_pool.h"
 #include "../common/log.h"
 #include "../common/util.h"
 
@@ -53,7 +61,6 @@
 #define NV_RETRY_S 10          /* seconds between attempts to load NVML */
 #define NV_PROC_START 32       /* process entries per device, first allocation */
 #define NV_PROC_MAX 65536      /* process entries per device, at most */
-#define NV_EVENTS_MAX 1024     /* XID events drained per cycle, at most */
 #define NV_PROCS_FRESH_NS (250 * NS_PER_MS) /* proc_memory reuses a process list this recent */
 #define NV_NGROUPS (GROUP_DEVICE_ERRORS - GROUP_DEVICE_INFO + 1)
 _Static_assert(NV_NGROUPS == 7, "the device groups are contiguous in enum group_id, device_info first");
@@ -84,10 +91,6 @@ struct nvml_api {
 	nvml_remap_fn remap;
 	nvml_mig_mode_fn mig_mode;
 	nvml_mig_handle_fn mig_handle;
-	nvml_event_create_fn ev_create;
-	nvml_event_free_fn ev_free;
-	nvml_register_fn ev_register;
-	nvml_event_wait_fn ev_wait;
 	size_t proc_stride; /* bytes per process entry of the procs symbol resolved */
 };
 
@@ -134,10 +137,6 @@ static const struct nv_sym {
 	S(remap, "nvmlDeviceGetRemappedRows"),
 	S(mig_mode, "nvmlDeviceGetMigMode"),
 	S(mig_handle, "nvmlDeviceGetMigDeviceHandleByIndex"),
-	S(ev_create, "nvmlEventSetCreate"),
-	S(ev_free, "nvmlEventSetFree"),
-	S(ev_register, "nvmlDeviceRegisterEvents"),
-	S(ev_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait"),
 #undef S
 };
 
@@ -175,8 +174,6 @@ struct nv_dev {
 	unsigned nprocs, aprocs;
 	int procs_ok;            /* the list was read */
 	int64_t procs_ns;        /* when (monotonic) */
-	int have_xid;
-	unsigned long long last_xid;
 	uint32_t warned;         /* fields whose unexpected error was logged */
 	/* this device's object in each group's "devices" (borrowed from the holder) */
 	json_t *obj[NV_NGROUPS];
@@ -198,13 +195,24 @@ struct nv_state {
 	struct nv_dev *devs;
 	size_t ndevs;
 	json_t *holder[NV_NGROUPS]; /* {"devices": {...}}, kept between cycles */
-	nvmlEventSet_t evset;
-	int have_evset;
-	int64_t xid_cycle;       /* the cycle whose XID events were drained */
+	/* G: events, NVLink, the PCIe worker pool */
+	struct loop *loop;          /* the producer's (borrowed; NULL in tests that drive the ops) */
+	struct nv_events *events;   /* NULL unless device_errors is collected */
+	struct nv_links *links;
+	struct nv_pool *pool;       /* NULL unless device_utilization is collected and NVML has the call */
+	struct mon_fetch *fetch;    /* device_utilization's fetch waiting for the pool (borrowed) */
+	nvmlDevice_t *pcie_h;       /* ndevs handles, for the pool */
+	struct loop_timer pcie_timer; /* answers the fetch at its deadline with the calls that returned */
+	int pcie;                   /* NV_PCIE_*: where this cycle's PCIe throughput comes from */
+	int64_t cycle_ns;           /* the cycle being collected (CLOCK_MONOTONIC) */
+	struct log_limit pcie_lim;
 	/* F: MIG instances and GPM */
 	struct nv_gpm_api gpm_api;
 	struct nv_mig_api mig_api;
 };
+
+/* G: s->pcie: this cycle's PCIe batch is to be started at collect, or was started by the fetch. */
+enum { NV_PCIE_NONE, NV_PCIE_FETCHED };
 
 /* ---- loading ------------------------------------------------------------- */
 
@@ -354,8 +362,11 @@ static void nv_lose(struct nv_state *s, struct nv_dev *d, nvmlReturn_t rc)
 
 	snprintf(d->err, sizeof(d->err), "%s; it is looked up again each period",
 		 nv_strerror(&s->api, rc, why, sizeof(why)));
-	if (d->h)
+	if (d->h) {
 		log_warn("nvidia: GPU %u (%s): %s", d->index, d->uuid, d->err);
+		nv_events_lost(s->events, (size_t)(d - s->devs)); /* G: events */
+		nv_links_reset(s->links, (size_t)(d - s->devs));
+	}
 	d->h = NULL;
 }
 
@@ -580,11 +591,11 @@ static void dev_take_ident(struct nv_dev *d, const struct nv_dev *t)
 	d->have_pci = t->have_pci;
 }
 
+/* G: events. Register d for events (nvidia_events.c); a no-op until the event module is up. */
 static void dev_register_xid(struct nv_state *s, struct nv_dev *d)
 {
-	if (s->have_evset && s->api.ev_register && d->h)
-		/* NOT_SUPPORTED here only means no last_xid for this device. */
-		(void)s->api.ev_register(d->h, nvmlEventTypeXidCriticalError, s->evset);
+	if (d->h)
+		nv_events_register(s->events, (size_t)(d - s->devs), d->index, d->h);
 }
 
 /*
@@ -617,8 +628,8 @@ static int dev_lookup(struct nv_state *s, struct nv_dev *d)
 			d->h = NULL;
 			return 0;
 		}
-		d->have_xid = 0;
 		d->mem_v1 = 0;
+		nv_links_reset(s->links, (size_t)(d - s->devs)); /* G: NVLink */
 	}
 	if (d->have_ident != t.have_ident || strcmp(d->uuid, t.uuid) || strcmp(d->name, t.name) ||
 	    strcmp(d->pci, t.pci)) {
@@ -718,9 +729,10 @@ static int nv_wants(const struct nv_state *s, enum group_id id)
 }
 
 /*
- * Once the library is up: the host-wide strings, the XID event set (for
- * device_errors), the devices, and with prime their counter baselines (at
- * open: the first period then has increases; a late start has totals only).
+ * Once the library is up: the host-wide strings, the GPM and MIG entry
+ * points, the devices, the event thread (for device_errors), NVLink, the
+ * PCIe worker pool, and with prime the counter baselines (at open: the
+ * first period then has increases; a late start has totals only).
  */
 static int nv_start(struct nv_state *s, int prime)
 {
@@ -734,18 +746,42 @@ static int nv_start(struct nv_state *s, int prime)
 		s->nvml[0] = 0;
 	if (a->cuda_version && a->cuda_version(&v) == NVML_SUCCESS && v > 0)
 		snprintf(s->cuda, sizeof(s->cuda), "%d.%d", v / 1000, (v % 1000) / 10);
-	s->have_evset = nv_wants(s, GROUP_DEVICE_ERRORS) && a->ev_create && a->ev_wait && a->ev_register &&
-			a->ev_create(&s->evset) == NVML_SUCCESS;
 	nv_gpm_resolve(s->api.dl, &s->gpm_api); /* F: before the devices, whose lookup may release samples */
 	nv_mig_resolve(s->api.dl, &s->mig_api);
 	if (nv_enumerate(s))
 		return -1;
 	for (size_t i = 0; i < s->ndevs; i++)
 		s->devs[i].mig = nv_mig_new();
+	/* G: events (a thread waits on the set), NVLink, the PCIe worker pool. */
+	if (nv_wants(s, GROUP_DEVICE_ERRORS))
+		s->events = nv_events_new(a->dl, s->loop, s->ndevs);
+	s->links = nv_links_new(a->dl, s->ndevs);
+	if (a->pcie && nv_wants(s, GROUP_DEVICE_UTILIZATION)) {
+		s->pool = nv_pool_new(a->pcie, s->loop, s->ndevs);
+		s->pcie_h = xcalloc(s->ndevs ? s->ndevs : 1, sizeof(*s->pcie_h));
+	}
+	for (size_t i = 0; i < s->ndevs; i++)
+		dev_register_xid(s, &s->devs[i]);
 	for (size_t i = 0; prime && i < s->ndevs; i++)
 		if (s->devs[i].h)
 			dev_prime(s, &s->devs[i]);
 	return 0;
+}
+
+/* G: stop the event thread and the PCIe workers (before NVML is shut down). */
+static void nv_free_g(struct nv_state *s)
+{
+	if (s->loop)
+		loop_timer_stop(s->loop, &s->pcie_timer);
+	nv_events_free(s->events);
+	s->events = NULL;
+	nv_pool_free(s->pool);
+	s->pool = NULL;
+	free(s->pcie_h);
+	s->pcie_h = NULL;
+	s->fetch = NULL;
+	nv_links_free(s->links);
+	s->links = NULL;
 }
 
 static void nv_free_devs(struct nv_state *s)
@@ -775,9 +811,7 @@ static int nv_ensure(struct nv_state *s, int prime)
 	if (nv_load(&s->api, s->cfg, s->error, sizeof(s->error)))
 		return 0;
 	if (nv_start(s, prime)) {
-		if (s->have_evset && s->api.ev_free)
-			s->api.ev_free(s->evset);
-		s->have_evset = 0;
+		nv_free_g(s);
 		nv_free_devs(s);
 		nv_unload(&s->api);
 		return 0;
@@ -930,6 +964,7 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 	}
 	if (a->replay && a->replay(d->h, &u) == NVML_SUCCESS)
 		ctr_step(&d->c[C_REPLAY], u, &delta);
+	nv_links_prime(s->links, (size_t)(d - s->devs), d->h, clock_mono_ns()); /* G: NVLink */
 }
 
 /* ---- groups -------------------------------------------------------------- */
@@ -1011,21 +1046,32 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 		put_real(o, "decoder_percent", u);
 	else
 		drop(o, "decoder_percent");
-	/* KB/s over NVML's 20 ms sample; KB taken as 1024 bytes. */
-	r = 0;
-	if (a->pcie)
-		TRY(a->pcie(d->h, NVML_PCIE_UTIL_TX_BYTES, &u), NF_PCIE);
-	if (r)
-		put_int(o, "pcie_tx_bytes_per_second", (json_int_t)u * 1024);
-	else
-		drop(o, "pcie_tx_bytes_per_second");
-	r = 0;
-	if (a->pcie)
-		TRY(a->pcie(d->h, NVML_PCIE_UTIL_RX_BYTES, &u), NF_PCIE);
-	if (r)
-		put_int(o, "pcie_rx_bytes_per_second", (json_int_t)u * 1024);
-	else
-		drop(o, "pcie_rx_bytes_per_second");
+	/*
+	 * G: KB/s over NVML's 20 ms sample (KB taken as 1024 bytes), read by the
+	 * worker pool for every GPU at once (nv_pcie_settle); a call that has not
+	 * returned (NVML_ERROR_TIMEOUT here) leaves the field out.
+	 */
+	for (int c = 0; c < 2; c++) {
+		static const char *const names[2] = { "pcie_tx_bytes_per_second", "pcie_rx_bytes_per_second" };
+		nvmlReturn_t rc = s->pool ? nv_pool_result(s->pool, (size_t)(d - s->devs), c, &u) : NVML_ERROR_TIMEOUT;
+
+		r = 0;
+		if (rc != NVML_ERROR_TIMEOUT)
+			TRY(rc, NF_PCIE);
+		else if (s->pool && s->pcie == NV_PCIE_FETCHED && s->pcie_h[d - s->devs]) /* it was in the batch */
+			log_limited(&s->pcie_lim, "nvidia: GPU %u: its PCIe throughput read had not returned when the "
+						  "report was due; the PCIe fields are left out", d->index);
+		if (r)
+			put_int(o, names[c], (json_int_t)u * 1024);
+		else
+			drop(o, names[c]);
+	}
+	{
+		nvmlReturn_t lost;
+
+		if (nv_links_util(s->links, (size_t)(d - s->devs), d->h, s->cycle_ns, o, &lost) < 0)
+			return nv_ok(s, d, lost, NF_FIELDS);
+	}
 	return 0;
 }
 
@@ -1183,6 +1229,20 @@ static void put_reasons(json_t *o, unsigned long long mask)
 	json_object_set_new(o, "throttle_reasons", arr);
 }
 
+/*
+ * G: the same mask for exporters: "clock_event_reasons" {name: 1 or 0} for
+ * every reason this build knows, and "clock_event_reasons_mask", the raw
+ * bits (unknown ones included).
+ */
+static void put_reason_map(json_t *o, unsigned long long mask)
+{
+	json_t *m = sub(o, "clock_event_reasons");
+
+	for (size_t i = 0; i < ARRAY_SIZE(nv_reasons); i++)
+		put_int(m, nv_reasons[i].name, (mask & nv_reasons[i].bit) != 0);
+	put_u64(o, "clock_event_reasons_mask", mask);
+}
+
 /* One NVML field value (nvmlDeviceGetFieldValues) as an unsigned integer. 1, 0 absent, -1 lost. */
 static int field_u64(struct nv_state *s, struct nv_dev *d, const nvmlFieldValue_t *f, uint64_t *v)
 {
@@ -1265,10 +1325,14 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	r = 0;
 	if (a->reasons)
 		TRY(a->reasons(d->h, &mask), NF_REASONS);
-	if (r)
+	if (r) {
 		put_reasons(o, mask);
-	else
+		put_reason_map(o, mask);
+	} else {
 		drop(o, "throttle_reasons");
+		drop(o, "clock_event_reasons");
+		drop(o, "clock_event_reasons_mask");
+	}
 	return 0;
 }
 
@@ -1323,28 +1387,6 @@ static int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
 	return 0;
 }
 
-/* Drain the XID events that arrived since the last cycle (once per cycle, every device). */
-static void drain_xids(struct nv_state *s, int64_t cycle)
-{
-	nvmlEventData_t ev;
-
-	if (!s->have_evset || s->xid_cycle == cycle)
-		return;
-	s->xid_cycle = cycle;
-	for (int n = 0; n < NV_EVENTS_MAX; n++) {
-		memset(&ev, 0, sizeof(ev));
-		if (s->api.ev_wait(s->evset, &ev, 0) != NVML_SUCCESS)
-			break;
-		if (!(ev.eventType & nvmlEventTypeXidCriticalError))
-			continue;
-		for (size_t i = 0; i < s->ndevs; i++)
-			if (s->devs[i].h && s->devs[i].h == ev.device) {
-				s->devs[i].have_xid = 1;
-				s->devs[i].last_xid = ev.eventData;
-			}
-	}
-}
-
 static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
 	static const char *const totals[4] = { "ecc_corrected_volatile_total", "ecc_uncorrected_volatile_total",
@@ -1397,10 +1439,15 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		drop(o, "pcie_replays_total");
 		d->c[C_REPLAY].have = 0;
 	}
-	if (d->have_xid)
-		put_u64(o, "last_xid", d->last_xid);
-	else
-		drop(o, "last_xid");
+	/* G: events (nvidia_events.c), NVLink errors (nvidia_links.c) */
+	if (s->events)
+		nv_events_report(s->events, (size_t)(d - s->devs), o);
+	{
+		nvmlReturn_t lost;
+
+		if (nv_links_errors(s->links, (size_t)(d - s->devs), d->h, o, &lost) < 0)
+			return nv_ok(s, d, lost, NF_FIELDS);
+	}
 	/* Retired pages (before Ampere) through field values; remapped rows (Ampere on). */
 	r = 0;
 	if (a->fields) {
@@ -1513,9 +1560,8 @@ static int nv_open(const struct mon_env *env, const struct cfg_device *dev, void
 {
 	struct nv_state *s = xcalloc(1, sizeof(*s));
 
-	(void)env;
 	s->cfg = dev;
-	s->xid_cycle = -1;
+	s->loop = env->loop; /* G */
 	for (int g = 0; g < NV_NGROUPS; g++) {
 		s->holder[g] = json_object();
 		json_object_set_new(s->holder[g], "devices", json_object());
@@ -1527,6 +1573,108 @@ static int nv_open(const struct mon_env *env, const struct cfg_device *dev, void
 	}
 	return 0;
 }
+
+/*
+ * G: this cycle's PCIe throughput. Normally the group's fetch started the
+ * pool's batch ahead of the due time and it is in (or the busy GPU's
+ * fields are left out). Without a fetch (a program that drives the ops
+ * directly, or NVML loaded late), the batch runs now, its calls in
+ * parallel, waited for at most NV_PCIE_WAIT_NS.
+ */
+#define NV_PCIE_WAIT_NS (500 * NS_PER_MS)
+
+/*
+ * The handles of the pool's batch (NULL: a GPU not answering, or one whose
+ * GPM gives the PCIe rates: they overwrite the pool's after g_util, so its
+ * 20 ms call is skipped).
+ */
+static const nvmlDevice_t *nv_pcie_handles(struct nv_state *s)
+{
+	for (size_t i = 0; i < s->ndevs; i++)
+		s->pcie_h[i] = nv_gpm_gives_pcie(&s->devs[i].gpm) ? NULL : s->devs[i].h;
+	return s->pcie_h;
+}
+
+static void nv_pcie_settle(struct nv_state *s)
+{
+	if (!s->pool || s->pcie != NV_PCIE_NONE)
+		return;
+	nv_pool_start(s->pool, nv_pcie_handles(s), NULL, NULL);
+	nv_pool_wait(s->pool, clock_mono_ns() + NV_PCIE_WAIT_NS);
+	s->pcie = NV_PCIE_FETCHED;
+}
+
+/* The batch is complete, or (the timer) the report is about to be due: answer the fetch with what is in. */
+static void nv_pcie_done(void *ud)
+{
+	struct nv_state *s = ud;
+
+	if (s->loop)
+		loop_timer_stop(s->loop, &s->pcie_timer);
+	if (s->pool)
+		nv_pool_forget(s->pool);
+	if (s->fetch)
+		mon_fetch_done(s->fetch);
+	s->fetch = NULL;
+}
+
+static void nv_pcie_deadline(struct loop_timer *t)
+{
+	nv_pcie_done(t->data);
+}
+
+/*
+ * G: the asynchronous fetch (collector.h): device_utilization starts the
+ * pool's batch ahead of its due time and is answered when every call has
+ * returned; the other groups are answered at once.
+ */
+static int nv_fetch(void *state, struct mon_fetch *f)
+{
+	struct nv_state *s = state;
+
+	if (!s || f->id != GROUP_DEVICE_UTILIZATION || !s->ready || !s->pool) {
+		mon_fetch_done(f);
+		return 0;
+	}
+	nv_pool_start(s->pool, nv_pcie_handles(s), nv_pcie_done, s);
+	s->pcie = NV_PCIE_FETCHED;
+	if (nv_pool_wait(s->pool, 0)) { /* the calls were made inline (fast ones): answered now */
+		nv_pool_forget(s->pool);
+		mon_fetch_done(f);
+		return 0;
+	}
+	s->fetch = f;
+	if (!s->loop) { /* nobody would hear the end: wait here */
+		nv_pool_wait(s->pool, f->deadline);
+		nv_pcie_done(s);
+	} else {
+		/* A call still in the driver then leaves only its GPU's fields out, not the group's report. */
+		loop_timer_start(s->loop, &s->pcie_timer, f->deadline - NS_PER_MS, nv_pcie_deadline, s);
+	}
+	return 0;
+}
+
+static void nv_abandon(void *state, struct mon_fetch *f)
+{
+	struct nv_state *s = state;
+
+	(void)f;
+	if (!s)
+		return;
+	if (s->pool)
+		nv_pool_forget(s->pool);
+	if (s->loop)
+		loop_timer_stop(s->loop, &s->pcie_timer);
+	s->fetch = NULL;
+	s->pcie = NV_PCIE_NONE; /* the group reports "no answer"; its calls finish on their own */
+}
+
+/* Long enough for the batch (20 ms per call, all at once); at most half the period anyway (monitor.c). */
+static const struct async_ops nv_async = {
+	.timeout_ns = 250 * NS_PER_MS,
+	.fetch = nv_fetch,
+	.abandon = nv_abandon,
+};
 
 static void nv_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
 {
@@ -1544,8 +1692,9 @@ static void nv_collect(void *state, enum group_id id, const struct cycle *cy, js
 		set_error(group, "%s", s->error);
 		return;
 	}
-	if (id == GROUP_DEVICE_ERRORS)
-		drain_xids(s, cy->mono_ns);
+	s->cycle_ns = cy->mono_ns; /* G */
+	if (id == GROUP_DEVICE_UTILIZATION)
+		nv_pcie_settle(s);
 	for (size_t i = 0; i < s->ndevs; i++) {
 		struct nv_dev *d = &s->devs[i];
 		json_t *devices = json_object_get(s->holder[g], "devices");
@@ -1560,6 +1709,8 @@ static void nv_collect(void *state, enum group_id id, const struct cycle *cy, js
 		}
 	}
 	json_object_set(group, "devices", json_object_get(s->holder[g], "devices"));
+	if (id == GROUP_DEVICE_UTILIZATION)
+		s->pcie = NV_PCIE_NONE; /* G: the next cycle's come from its own fetch */
 }
 
 static const char *nv_error(void *state)
@@ -1600,8 +1751,7 @@ static void nv_close(void *state)
 
 	if (!s)
 		return;
-	if (s->have_evset && s->api.ev_free)
-		s->api.ev_free(s->evset);
+	nv_free_g(s); /* G: the threads stop before NVML shuts down */
 	nv_free_devs(s);
 	nv_unload(&s->api);
 	for (int g = 0; g < NV_NGROUPS; g++)
@@ -1611,6 +1761,7 @@ static void nv_close(void *state)
 
 const struct device_ops coll_nvidia_ops = {
 	.type = "nvidia",
+	.async = &nv_async, /* G: the PCIe worker pool */
 	.keys = nv_keys,
 	.config = nv_config,
 	.config_print = nv_config_print,

@@ -244,6 +244,16 @@ void nv_gpm_put(struct nv_gpm *g, json_t *o, int pcie)
 	}
 }
 
+int nv_gpm_gives_pcie(const struct nv_gpm *g)
+{
+	unsigned want = 0;
+
+	for (int i = 0; i < NV_GPM_NMETRICS; i++)
+		if (metrics[i].pcie)
+			want |= 1u << i;
+	return g->state == 1 && (g->have & want) == want;
+}
+
 void nv_gpm_put_info(const struct nv_gpm *g, json_t *o)
 {
 	json_t *j = json_object_get(o, "profiling_unavailable");

@@ -77,6 +77,12 @@ nvmlReturn_t nv_gpm_step(const struct nv_gpm_api *a, struct nv_gpm *g, nvmlDevic
  */
 void nv_gpm_put(struct nv_gpm *g, json_t *o, int pcie);
 
+/*
+ * Whether g samples and its last step gave both PCIe rates: then they
+ * overwrite nvmlDeviceGetPcieThroughput's, and that 20 ms call can be skipped.
+ */
+int nv_gpm_gives_pcie(const struct nv_gpm *g);
+
 /* "profiling_unavailable" in o (a device_info object): why there are no profiling metrics, or dropped. */
 void nv_gpm_put_info(const struct nv_gpm *g, json_t *o);
 

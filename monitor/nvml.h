@@ -242,6 +242,31 @@ typedef nvmlReturn_t (*nvml_register_fn)(nvmlDevice_t, unsigned long long, nvmlE
 typedef nvmlReturn_t (*nvml_event_wait_fn)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
 /* ^ nvmlEventSetWait_v2 / nvmlEventSetWait (timeout in ms) */
 
+/* G: events, NVLink */
+
+/* Event types (nvmlEventType*) besides XIDs; nvmlDeviceGetSupportedEventTypes says which a GPU has. */
+#define nvmlEventTypeSingleBitEccError 0x0000000000000001ULL
+#define nvmlEventTypeDoubleBitEccError 0x0000000000000002ULL
+#define nvmlEventTypePState 0x0000000000000004ULL
+#define nvmlEventTypeClock 0x0000000000000010ULL
+#define nvmlEventTypeGpuUnavailableError 0x0000000000004000ULL /* R560 and later */
+
+/* NVLink: links per GPU at most, link state (nvmlEnableState_t), error counters (nvmlNvLinkErrorCounter_t). */
+#define NVML_NVLINK_MAX_LINKS 18
+#define NVML_NVLINK_ERROR_DL_REPLAY 0
+#define NVML_NVLINK_ERROR_DL_RECOVERY 1
+#define NVML_NVLINK_ERROR_DL_CRC_FLIT 2
+#define NVML_NVLINK_ERROR_DL_CRC_DATA 3
+#define NVML_NVLINK_ERROR_DL_ECC_DATA 4
+
+/* NVLink data counters through nvmlDeviceGetFieldValues, KiB since the driver loaded; scopeId is the link. */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
+
+typedef nvmlReturn_t (*nvml_nvlink_state_fn)(nvmlDevice_t, unsigned int, unsigned int *); /* nvmlDeviceGetNvLinkState */
+typedef nvmlReturn_t (*nvml_nvlink_error_fn)(nvmlDevice_t, unsigned int, int, unsigned long long *);
+/* ^ nvmlDeviceGetNvLinkErrorCounter(device, link, nvmlNvLinkErrorCounter_t, value) */
+typedef nvmlReturn_t (*nvml_event_types_fn)(nvmlDevice_t, unsigned long long *); /* nvmlDeviceGetSupportedEventTypes */
 
 /* F: MIG and GPM (issue 14). Checked against the same NVML 12.2.140 header. */
 

@@ -76,6 +76,18 @@ static const struct dcgm_row rows[] = {
 	  "type=uncorrectable", 1, SRC_TOTAL },
 	{ "DCGM_FI_DEV_ROW_REMAP_FAILURE", METRIC_GAUGE, "accelerator_row_remap_failed", NULL, 1, SRC_GAUGE },
 	{ "DCGM_FI_DEV_ROW_REMAP_PENDING", METRIC_GAUGE, "accelerator_row_remap_pending", NULL, 1, SRC_GAUGE },
+	/*
+	 * G: NVLink error totals over all links. Every link's increment feeds the one DCGM series of the GPU (the
+	 * store adds a counter's increments), so the series is the all-link sum, as DCGM's field is.
+	 */
+	{ "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
+	  "type=crc_flit", 1, SRC_INCREMENT },
+	{ "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
+	  "type=crc_data", 1, SRC_INCREMENT },
+	{ "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total", "type=replay",
+	  1, SRC_INCREMENT },
+	{ "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
+	  "type=recovery", 1, SRC_INCREMENT },
 	/* NVIDIA MIG and GPM (issue 14): DCGM's profiling fields, which DCGM computes from GPM on Hopper */
 	{ "DCGM_FI_PROF_GR_ENGINE_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=graphics", 1, SRC_GAUGE },
 	{ "DCGM_FI_PROF_SM_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=sm", 1, SRC_GAUGE },
@@ -85,10 +97,10 @@ static const struct dcgm_row rows[] = {
 	{ "DCGM_FI_PROF_PIPE_FP64_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp64", 1, SRC_GAUGE },
 	{ "DCGM_FI_PROF_PIPE_FP32_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp32", 1, SRC_GAUGE },
 	{ "DCGM_FI_PROF_PIPE_FP16_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp16", 1, SRC_GAUGE },
-	{ "DCGM_FI_PROF_NVLINK_TX_BYTES", METRIC_GAUGE, "accelerator_nvlink_throughput_bytes_per_second", "direction=tx",
-	  1, SRC_GAUGE },
-	{ "DCGM_FI_PROF_NVLINK_RX_BYTES", METRIC_GAUGE, "accelerator_nvlink_throughput_bytes_per_second", "direction=rx",
-	  1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_NVLINK_TX_BYTES", METRIC_GAUGE, "accelerator_nvlink_total_throughput_bytes_per_second",
+	  "direction=tx", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_NVLINK_RX_BYTES", METRIC_GAUGE, "accelerator_nvlink_total_throughput_bytes_per_second",
+	  "direction=rx", 1, SRC_GAUGE },
 };
 
 /* Fields no row serves, by prefix, with the reason given at start. */
@@ -98,7 +110,12 @@ static const struct {
 } unserved[] = {
 	{ "DCGM_FI_DRIVER_VERSION", "a label field: the report mapping gives no driver version label yet" },
 	{ "DCGM_FI_PROF_", "a DCGM profiling (DCP) field NVML's GPM metrics do not give (docs/nvidia.md)" },
-	{ "DCGM_FI_DEV_NVLINK_", "NVLink counters are not collected" },
+	/*
+	 * G: NVLink bandwidth is per link and direction in accelerator_nvlink_throughput_bytes_per_second; the
+	 * GPU's total over its links (GPM) is DCGM_FI_PROF_NVLINK_{TX,RX}_BYTES above.
+	 */
+	{ "DCGM_FI_DEV_NVLINK_", "NVLink bandwidth is served per link and direction as "
+				 "accelerator_nvlink_throughput_bytes_per_second (docs/nvidia.md), not as DCGM's fields" },
 	{ "DCGM_FI_DEV_VGPU_", "vGPU fields are not collected" },
 	{ "DCGM_FI_DEV_ECC_", "only the volatile single/double-bit totals are served" },
 	{ "DCGM_FI_DEV_RETIRED_", "the report mapping has retired pages as one total, not by cause" },

@@ -797,11 +797,50 @@ class Stream:
                 else:
                     self.err(q, "unknown key")
 
+        def nvlink(p, v):  # issue 14 (G): {"<link>": {"active": bool, "tx_bytes_per_second": x, ...}}
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for k, x in v.items():
+                q = join(p, k)
+                if k == "active":
+                    self.boolean(q, x)
+                elif k in ("tx_bytes_per_second", "rx_bytes_per_second"):
+                    self.number(q, x)
+                    if type(x) in (int, float) and x < 0:
+                        self.err(q, "negative")
+                else:
+                    self.err(q, "unknown key")
+
+        def nvlink_errors(p, v):  # issue 14 (G): {"<link>": {"replay": n, "recovery": n, "crc_flit": n, "crc_data": n}}
+            if not isinstance(v, dict):
+                self.err(p, "expected an object, got %s" % kind(v))
+                return
+            for k, x in v.items():
+                if k in ("replay", "recovery", "crc_flit", "crc_data"):
+                    self.integer(join(p, k), x)
+                else:
+                    self.err(join(p, k), "unknown key")
+
+        def xid_events(p, v):  # issue 14 (G): [{"xid": n, "time": "ISO 8601"}, ...]
+            if not isinstance(v, list) or not v:
+                self.err(p, "expected a non-empty array, got %s" % kind(v))
+                return
+            for i, e in enumerate(v):
+                q = join(p, i)
+                if not isinstance(e, dict) or sorted(e) != ["time", "xid"]:
+                    self.err(q, "expected {\"xid\": n, \"time\": \"...\"}")
+                    continue
+                self.integer(join(q, "xid"), e["xid"])
+                self.string(join(q, "time"), e["time"])
+
         table = {"str": string, "int": self.integer, "pct": self.percent, "num": num, "bool": self.boolean,
                  "ints": ints, "int_map": by_key(self.integer), "num_map": by_key(num),
                  "int_map_by_core": by_key(by_key(self.integer), CPU_KEY_RE),
                  "engine_pct_by_pid": by_key(by_key(self.percent), CPU_KEY_RE),
                  "neuroncores_util": by_key(neuroncore, CPU_KEY_RE),
+                 "nvlink": by_key(nvlink, CPU_KEY_RE), "nvlink_errors": by_key(nvlink_errors, CPU_KEY_RE),
+                 "xid_events": xid_events,
                  # containers (issue 13): shapes here, sums in container_figures
                  "process_containers": by_key(lambda p, v: None, CPU_KEY_RE),
                  "pod_memory": by_key(lambda p, v: None), "container_memory": by_key(lambda p, v: None),

@@ -32,6 +32,20 @@
  *                                       temp memtemp memory power limit clocks reasons
  *                                       pcie energy ecc replay remap retired procs serial mig
  *   lost_file PATH                      the GPU is lost while PATH exists
+ * Events, NVLink and slow calls (G; see g_directive at the end):
+ *   events_file PATH                    (global) events appended to PATH as lines while running:
+ *                                       "xid GPU CODE", "dbe GPU", "sbe GPU", "clock GPU",
+ *                                       "unavailable GPU"; each is delivered once, by the next
+ *                                       nvmlEventSetWait, when GPU registered that type
+ *   event_types MASK                    the event types the GPU supports [0x401f: XID, ECC, clock,
+ *                                       PState, GPU unavailable]
+ *   pcie_delay MS                       each nvmlDeviceGetPcieThroughput sleeps MS (NVML's 20 ms)
+ *   nvlink N [TXSTEP RXSTEP]            N links, active, each read of a link's data counters
+ *                                       adds TXSTEP/RXSTEP KiB [0 0]
+ *   nvlink_down L                       link L inactive
+ *   nvlink_errors L RPL REC FLIT DATA [STEP]  link L's error counters, STEP added after each read
+ * While a registered GPU is lost (lost_file), every nvmlEventSetWait returns GPU_IS_LOST at once.
+ * There is one event set at a time: nvmlEventSetCreate starts with no GPU registered.
  * MIG and GPM (issue 14; parsed by fx_directive, at the end of this file):
  *   mig_instance PROFILE GI CI TOTAL USED [UUID]
  *                                       a MIG device (MIG mode on): its GPU instance
@@ -55,9 +69,11 @@
  */
 #include "../../monitor/nvml.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define API __attribute__((visibility("default")))
@@ -118,7 +134,7 @@ static struct gpu gpus[MAX_GPUS];
 static unsigned ngpus;
 static char driver[80] = "535.104.05", nvml_ver[80] = "12.535.104.05";
 static int cuda = 12020, init_error, inited;
-static unsigned long total_calls;
+static _Atomic unsigned long total_calls; /* atomic: the collector calls from several threads */
 static int event_set_token;
 
 static void die(const char *what, int line)
@@ -127,6 +143,10 @@ static void die(const char *what, int line)
 	exit(99);
 }
 
+/* G: events, NVLink */
+static int g_directive(struct gpu *g, const char *kw, char *rest, int ln);
+static void g_reset(void);
+static void g_stats(FILE *f);
 /* F: MIG and GPM (issue 14), at the end of this file. */
 static void fx_reset(void);
 static int fx_directive(struct gpu *g, const char *kw, char *rest, int ln);
@@ -160,6 +180,7 @@ static int load_script(void)
 	fx_reset();
 	ngpus = 0;
 	init_error = 0;
+	g_reset(); /* G */
 	while (fgets(line, sizeof(line), f)) {
 		char *p = line, *kw, *rest;
 
@@ -176,6 +197,8 @@ static int load_script(void)
 		while (*p == ' ' || *p == '\t')
 			p++;
 		rest = p;
+		if (g_directive(g, kw, rest, ln)) /* G: events, NVLink */
+			continue;
 		if (!strcmp(kw, "driver")) {
 			snprintf(driver, sizeof(driver), "%s", rest);
 		} else if (!strcmp(kw, "nvml")) {
@@ -298,14 +321,19 @@ API const char *nvmlErrorString(nvmlReturn_t rc)
 	return "Unknown Error";
 }
 
+static int init_refs; /* G: nvmlInit and nvmlShutdown count, as NVML's do (a reload opens before it closes) */
+
 static nvmlReturn_t do_init(void)
 {
 	total_calls++;
+	if (inited && init_refs++ > 0)
+		return NVML_SUCCESS; /* already up: the script is not read again */
 	if (load_script())
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	if (init_error)
 		return init_error;
 	inited = 1;
+	init_refs = 1;
 	return NVML_SUCCESS;
 }
 
@@ -329,12 +357,15 @@ API nvmlReturn_t nvmlShutdown(void)
 	total_calls++;
 	if (!inited)
 		return NVML_ERROR_UNINITIALIZED;
+	if (--init_refs > 0)
+		return NVML_SUCCESS;
 	inited = 0;
 	if (path && (f = fopen(path, "a"))) {
 		for (unsigned i = 0; i < ngpus; i++)
 			fprintf(f, "gpu %u handle_lookups %lu proc_calls %lu insufficient_size %lu\n", i,
 				gpus[i].handle_calls, gpus[i].proc_calls, gpus[i].insufficient);
-		fprintf(f, "calls %lu\n", total_calls);
+		fprintf(f, "calls %lu\n", (unsigned long)total_calls);
+		g_stats(f); /* G */
 		fclose(f);
 	}
 	return NVML_SUCCESS;
@@ -362,7 +393,13 @@ static struct fdev *fdev_of(nvmlDevice_t h)
 	return d && d->magic == MAGIC ? d : NULL;
 }
 
-#define GPU(h, field)                                               \
+#define GPU(h, field) GPU_SYNC(h, field, 1)
+/*
+ * sync 0: without fx_sync, for the one call the collector makes from its
+ * worker threads (nvmlDeviceGetPcieThroughput): fx_sync rewrites the MIG
+ * layout that the producer's thread may be reading at that moment.
+ */
+#define GPU_SYNC(h, field, sync)                                    \
 	struct fdev *fd_ = fdev_of(h);                              \
 	struct gpu *g;                                              \
 	total_calls++;                                              \
@@ -371,7 +408,8 @@ static struct fdev *fdev_of(nvmlDevice_t h)
 	if (!fd_)                                                   \
 		return NVML_ERROR_INVALID_ARGUMENT;                 \
 	g = fd_->gpu;                                               \
-	fx_sync(g);                                                 \
+	if (sync)                                                   \
+		fx_sync(g);                                         \
 	if (is_lost(g))                                             \
 		return NVML_ERROR_GPU_IS_LOST;                      \
 	if ((field) >= 0 && g->unsupported[(field) < 0 ? 0 : (field)]) \
@@ -593,6 +631,8 @@ API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, nvmlTemperatureSensors
 	return NVML_SUCCESS;
 }
 
+static int g_field(struct gpu *g, nvmlFieldValue_t *v); /* G: NVLink */
+
 API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldValue_t *v)
 {
 	GPU(h, -1);
@@ -614,7 +654,8 @@ API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldValue_
 			v[i].value.ullVal = g->retired[v[i].fieldId - NVML_FI_DEV_RETIRED_SBE];
 			break;
 		default:
-			v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+			if (!g_field(g, &v[i])) /* G: NVLink */
+				v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 		}
 	}
 	return NVML_SUCCESS;
@@ -698,9 +739,12 @@ API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, nvmlMemoryErrorType
 	return NVML_SUCCESS;
 }
 
+static void g_pcie_delay(const struct gpu *g); /* G */
+
 API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter_t c, unsigned int *kbs)
 {
-	GPU(h, U_PCIE);
+	GPU_SYNC(h, U_PCIE, 0); /* called from the collector's PCIe workers */
+	g_pcie_delay(g); /* G */
 	*kbs = c == NVML_PCIE_UTIL_TX_BYTES ? g->pcie_tx : g->pcie_rx;
 	return NVML_SUCCESS;
 }
@@ -836,9 +880,12 @@ API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t h, unsigned int *id
 	return NVML_SUCCESS;
 }
 
+static void g_set_created(void); /* G */
+
 API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
 {
 	total_calls++;
+	g_set_created();
 	*set = (nvmlEventSet_t)(void *)&event_set_token;
 	return NVML_SUCCESS;
 }
@@ -849,32 +896,15 @@ API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 	return set == (nvmlEventSet_t)(void *)&event_set_token ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 
+/* G: events. Registration keeps the mask; a type the GPU lacks fails the call, as NVML does. */
+static nvmlReturn_t g_register(struct gpu *g, unsigned long long types);
+static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout, size_t size);
+
 API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t h, unsigned long long types, nvmlEventSet_t set)
 {
 	GPU(h, -1);
 	(void)set;
-	g->registered = (types & nvmlEventTypeXidCriticalError) != 0;
-	return NVML_SUCCESS;
-}
-
-static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout, size_t size)
-{
-	total_calls++;
-	(void)set;
-	(void)timeout;
-	for (unsigned i = 0; i < ngpus; i++) {
-		struct gpu *g = &gpus[i];
-
-		if (g->registered && g->xid_pending && !is_lost(g)) {
-			nvmlEventData_t e = { (nvmlDevice_t)(void *)&g->self, nvmlEventTypeXidCriticalError, g->xid,
-					      0xFFFFFFFFu, 0xFFFFFFFFu };
-
-			g->xid_pending = 0;
-			memcpy(data, &e, size);
-			return NVML_SUCCESS;
-		}
-	}
-	return NVML_ERROR_TIMEOUT;
+	return g_register(g, types);
 }
 
 #ifndef FAKE_NVML_OLD
@@ -888,6 +918,304 @@ API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, 
 API nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout)
 {
 	return do_wait(set, data, timeout, 24);
+}
+
+/* ---- G: events, NVLink, slow calls --------------------------------------------------- */
+
+#define G_DEFAULT_TYPES 0x401fULL /* SBE, DBE, PState, XID, clock, GPU unavailable */
+#define G_QUEUE 1024
+
+/* What the G directives add to a GPU (gext[i] goes with gpus[i]). */
+static struct gext {
+	unsigned long long event_types, registered;
+	int have_types;
+	unsigned pcie_delay_ms;
+	unsigned nlinks;
+	int link_down[NVML_NVLINK_MAX_LINKS];
+	unsigned long long tput[NVML_NVLINK_MAX_LINKS][2], tput_step[2];
+	unsigned long long nlerr[NVML_NVLINK_MAX_LINKS][4], nlerr_step[NVML_NVLINK_MAX_LINKS];
+} gext[MAX_GPUS];
+
+/* Events: the file's lines become a queue that nvmlEventSetWait pops (under ev_mu: another thread waits). */
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
+static char events_file[256];
+static long events_off;
+static struct {
+	unsigned gpu;
+	unsigned long long type, data;
+} evq[G_QUEUE];
+static unsigned evq_head, evq_len;
+static _Atomic unsigned long event_waits, lost_returns;
+
+static struct gext *gx(const struct gpu *g)
+{
+	return &gext[g - gpus];
+}
+
+static void g_reset(void)
+{
+	memset(gext, 0, sizeof(gext));
+	events_file[0] = 0;
+	events_off = 0;
+	evq_head = evq_len = 0;
+}
+
+/* One set at a time: a new one has no GPU registered (nvmlEventSetCreate). */
+static void g_set_created(void)
+{
+	pthread_mutex_lock(&ev_mu);
+	for (unsigned i = 0; i < MAX_GPUS; i++)
+		gext[i].registered = 0;
+	pthread_mutex_unlock(&ev_mu);
+}
+
+static void g_stats(FILE *f)
+{
+	fprintf(f, "event_waits %lu lost_returns %lu\n", (unsigned long)event_waits, (unsigned long)lost_returns);
+}
+
+/* A G directive: 1 when kw is one (parsed), 0 when not. */
+static int g_directive(struct gpu *g, const char *kw, char *rest, int ln)
+{
+	struct gext *x = g ? gx(g) : NULL;
+	unsigned l = 0;
+
+	if (!strcmp(kw, "events_file")) {
+		snprintf(events_file, sizeof(events_file), "%s", rest);
+		return 1;
+	}
+	if (strcmp(kw, "event_types") && strcmp(kw, "pcie_delay") && strncmp(kw, "nvlink", 6))
+		return 0;
+	if (!x)
+		die("a GPU value before the first \"gpu\" line", ln);
+	if (!strcmp(kw, "event_types")) {
+		x->event_types = strtoull(rest, NULL, 0);
+		x->have_types = 1;
+	} else if (!strcmp(kw, "pcie_delay")) {
+		x->pcie_delay_ms = (unsigned)atoi(rest);
+	} else if (!strcmp(kw, "nvlink")) {
+		sscanf(rest, "%u %llu %llu", &x->nlinks, &x->tput_step[0], &x->tput_step[1]);
+		if (x->nlinks > NVML_NVLINK_MAX_LINKS)
+			die("at most 18 NVLinks", ln);
+		for (unsigned k = 0; k < x->nlinks; k++) {
+			x->tput[k][0] = 1000 * (k + 1);
+			x->tput[k][1] = 2000 * (k + 1);
+		}
+	} else if (!strcmp(kw, "nvlink_down")) {
+		l = (unsigned)atoi(rest);
+		if (l >= NVML_NVLINK_MAX_LINKS)
+			die("no such link", ln);
+		x->link_down[l] = 1;
+	} else if (!strcmp(kw, "nvlink_errors")) {
+		unsigned long long a = 0, b = 0, c = 0, d = 0, st = 0;
+
+		sscanf(rest, "%u %llu %llu %llu %llu %llu", &l, &a, &b, &c, &d, &st);
+		if (l >= NVML_NVLINK_MAX_LINKS)
+			die("no such link", ln);
+		x->nlerr[l][0] = a;
+		x->nlerr[l][1] = b;
+		x->nlerr[l][2] = c;
+		x->nlerr[l][3] = d;
+		x->nlerr_step[l] = st;
+	} else {
+		die("unknown directive", ln);
+	}
+	return 1;
+}
+
+static void g_pcie_delay(const struct gpu *g)
+{
+	unsigned ms = gext[g - gpus].pcie_delay_ms;
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	if (ms)
+		nanosleep(&ts, NULL);
+}
+
+/* NVLink data counters through nvmlDeviceGetFieldValues (scopeId: the link). 1 handled, 0 not ours. */
+static int g_field(struct gpu *g, nvmlFieldValue_t *v)
+{
+	struct gext *x = gx(g);
+	int c;
+
+	if (v->fieldId != NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX && v->fieldId != NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX)
+		return 0;
+	c = v->fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
+	if (!x->nlinks) {
+		v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+		return 1;
+	}
+	if (v->scopeId >= x->nlinks) {
+		v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+		return 1;
+	}
+	v->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+	v->value.ullVal = x->tput[v->scopeId][c];
+	x->tput[v->scopeId][c] += x->tput_step[c];
+	return 1;
+}
+
+API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned int link, unsigned int *active)
+{
+	struct gext *x;
+
+	GPU(h, -1);
+	x = gx(g);
+	if (!x->nlinks)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (link >= x->nlinks)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*active = x->link_down[link] ? NVML_FEATURE_DISABLED : NVML_FEATURE_ENABLED;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t h, unsigned int link, int counter,
+						 unsigned long long *value)
+{
+	struct gext *x;
+
+	GPU(h, -1);
+	x = gx(g);
+	if (!x->nlinks)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (link >= x->nlinks || counter < 0 || counter > NVML_NVLINK_ERROR_DL_ECC_DATA)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (counter == NVML_NVLINK_ERROR_DL_ECC_DATA)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*value = x->nlerr[link][counter];
+	x->nlerr[link][counter] += x->nlerr_step[link];
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_NVML_OLD
+API nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t h, unsigned long long *types)
+{
+	GPU(h, -1);
+	*types = gx(g)->have_types ? gx(g)->event_types : G_DEFAULT_TYPES;
+	return NVML_SUCCESS;
+}
+#endif
+
+static nvmlReturn_t g_register(struct gpu *g, unsigned long long types)
+{
+	struct gext *x = gx(g);
+	unsigned long long sup = x->have_types ? x->event_types : G_DEFAULT_TYPES;
+
+	if (types & ~sup)
+		return NVML_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&ev_mu);
+	x->registered = types;
+	pthread_mutex_unlock(&ev_mu);
+	return NVML_SUCCESS;
+}
+
+/* Read the events file's new complete lines into the queue. Under ev_mu. */
+static void g_read_events(void)
+{
+	char line[256];
+	FILE *f;
+
+	if (!events_file[0] || !(f = fopen(events_file, "r")))
+		return;
+	if (fseek(f, events_off, SEEK_SET) == 0)
+		while (fgets(line, sizeof(line), f) && strchr(line, '\n') && evq_len < G_QUEUE) {
+			char kind[32];
+			unsigned gpu = 0;
+			unsigned long long data = 0, type = 0;
+			unsigned slot;
+
+			events_off = ftell(f);
+			if (sscanf(line, "%31s %u %llu", kind, &gpu, &data) < 2 || gpu >= ngpus)
+				continue;
+			if (!strcmp(kind, "xid"))
+				type = nvmlEventTypeXidCriticalError;
+			else if (!strcmp(kind, "dbe"))
+				type = nvmlEventTypeDoubleBitEccError;
+			else if (!strcmp(kind, "sbe"))
+				type = nvmlEventTypeSingleBitEccError;
+			else if (!strcmp(kind, "clock"))
+				type = nvmlEventTypeClock;
+			else if (!strcmp(kind, "unavailable"))
+				type = nvmlEventTypeGpuUnavailableError;
+			else
+				continue;
+			slot = (evq_head + evq_len++) % G_QUEUE;
+			evq[slot].gpu = gpu;
+			evq[slot].type = type;
+			evq[slot].data = type == nvmlEventTypeXidCriticalError ? data : 0;
+		}
+	fclose(f);
+}
+
+/* One event for data, or 0 (under ev_mu). The script's "xid" first, then the file's queue. */
+static int g_next_event(nvmlEventData_t *e)
+{
+	for (unsigned i = 0; i < ngpus; i++) {
+		struct gpu *g = &gpus[i];
+
+		if ((gext[i].registered & nvmlEventTypeXidCriticalError) && g->xid_pending && !is_lost(g)) {
+			*e = (nvmlEventData_t){ (nvmlDevice_t)(void *)&g->self, nvmlEventTypeXidCriticalError, g->xid,
+						0xFFFFFFFFu, 0xFFFFFFFFu };
+			g->xid_pending = 0;
+			return 1;
+		}
+	}
+	g_read_events();
+	while (evq_len) {
+		unsigned i = evq[evq_head].gpu;
+		unsigned long long type = evq[evq_head].type, data = evq[evq_head].data;
+
+		evq_head = (evq_head + 1) % G_QUEUE;
+		evq_len--;
+		if (!(gext[i].registered & type))
+			continue; /* not registered: the driver does not queue it for this set */
+		*e = (nvmlEventData_t){ (nvmlDevice_t)(void *)&gpus[i].self, type, data, 0xFFFFFFFFu, 0xFFFFFFFFu };
+		return 1;
+	}
+	return 0;
+}
+
+/* nvmlEventSetWait: an event, GPU_IS_LOST while a registered GPU is lost, or TIMEOUT after timeout ms. */
+static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout, size_t size)
+{
+	struct timespec start, now, nap = { 0, 2000000L };
+
+	total_calls++;
+	event_waits++;
+	if (!inited)
+		return NVML_ERROR_UNINITIALIZED;
+	(void)set;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		nvmlEventData_t e;
+		int got = 0;
+
+		pthread_mutex_lock(&ev_mu);
+		for (unsigned i = 0; i < ngpus && got >= 0; i++)
+			if (gext[i].registered && is_lost(&gpus[i]))
+				got = -1;
+		if (got == 0)
+			got = g_next_event(&e);
+		pthread_mutex_unlock(&ev_mu);
+		if (got < 0) {
+			lost_returns++;
+			return NVML_ERROR_GPU_IS_LOST;
+		}
+		if (got) {
+			memcpy(data, &e, size);
+			return NVML_SUCCESS;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= (long)timeout)
+			return NVML_ERROR_TIMEOUT;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* For the benchmark: nvmlEventSetWait calls so far (the collector's event thread makes them in the background). */
+API unsigned long fake_nvml_event_waits(void)
+{
+	return event_waits;
 }
 
 /* ---- F: MIG instances and GPM (issue 14) ------------------------------------ */

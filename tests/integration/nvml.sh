@@ -70,7 +70,7 @@ def norm(o, key=None):
         return {k: norm(v, k) for k, v in o.items() if k not in ("process_containers", "pods", "containers")}
     if isinstance(o, list):
         return [norm(v) for v in o]
-    if key == "timestamp":
+    if key in ("timestamp", "last_xid_time", "time"):
         return "<timestamp>"
     if key == "period":
         return "<period>"

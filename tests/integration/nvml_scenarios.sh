@@ -86,7 +86,7 @@ X = {
    ("accelerator_activity_ratio", {"device": "0", "engine": "fp16"}, 0.0325),
    ("accelerator_sm_occupancy_ratio", {"device": "0"}, 0.3825),
    ("accelerator_pcie_throughput_bytes_per_second", {"device": "0", "direction": "rx"}, 2960.25 * MiB),
-   ("accelerator_nvlink_throughput_bytes_per_second", {"device": "0", "direction": "tx"}, 40960 * MiB),
+   ("accelerator_nvlink_total_throughput_bytes_per_second", {"device": "0", "direction": "tx"}, 40960 * MiB),
    ("accelerator_retired_pages", {"device": "0"}, A),
    ("DCGM_FI_DEV_FB_USED", {"gpu": "0"}, 1),
    ("DCGM_FI_DEV_FB_FREE", {"gpu": "0"}, 81230),

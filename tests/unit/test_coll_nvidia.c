@@ -7,15 +7,26 @@
  * (2^64-1) is left out, and a sum past 2^64 does not wrap. The other NVIDIA
  * cases are in test_nvml.c and tests/integration/nvml.sh.
  *
+ * Issue 14 (the tests after test_edges): NVML events counted as they come
+ * (between and during cycles, two XIDs between polls are two), a GPU lost
+ * while the event thread waits, NVLink absent and present, PCIe throughput
+ * of 8 GPUs whose call sleeps 20 ms read at once (directly and through the
+ * asynchronous fetch and the loop), and the clock-event reasons map.
+ * MIG instances appearing, changing and going, GPM metrics (of the GPU and
+ * of its instances, supported or not), and a GPU whose GPM gives the PCIe
+ * rates not read through the 20 ms PCIe call.
+ *
  * Run from the top of the tree (make check does); elsewhere set ACCEL_TOP.
  */
 #include "../../common/log.h"
 #include "../../monitor/collector.h"
+#include "../../monitor/loop.h"
 #include "tap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +93,462 @@ static void test_edges(void)
 	json_decref(g);
 	g = collect(st, GROUP_DEVICE_ERRORS, 2);
 	is_double(num(g, "ecc_errors.corrected"), 0, 0, "the increase of a 2^63 counter: 0, from volatile");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+}
+
+/* ---- issue 14: events, NVLink, the PCIe pool, clock-event reasons ---------------------- */
+
+static struct cfg_group all_groups[] = {
+	{ GROUP_DEVICE_INFO, 100 },    { GROUP_DEVICE_UTILIZATION, 100 }, { GROUP_DEVICE_MEMORY, 100 },
+	{ GROUP_DEVICE_THERMAL, 100 }, { GROUP_DEVICE_POWER, 100 },       { GROUP_DEVICE_CLOCKS, 100 },
+	{ GROUP_DEVICE_ERRORS, 100 },
+};
+static struct cfg_device all_dev = { .type = "nvidia", .select_all = 1, .period_ms = 100, .groups = all_groups,
+				     .ngroups = 7 };
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static double now_ms(void)
+{
+	return (double)clock_mono_ns() / 1e6;
+}
+
+/* Write text to DIR/name (appending with append), the path into path. */
+static void put_file(const char *name, const char *text, int append, char *path, size_t size)
+{
+	FILE *f;
+
+	snprintf(path, size, "%s/%s", dir, name);
+	f = fopen(path, append ? "a" : "w");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		printf("Bail out! write %s\n", path);
+		exit(2);
+	}
+}
+
+/* The script text as FAKE_NVML_SCRIPT ("@" in it becomes the work directory), then the collector opened. */
+static void *open_script(const char *text, const struct mon_env *env)
+{
+	char path[160], buf[2048], *o = buf;
+	void *st = NULL;
+
+	for (const char *p = text; *p && o < buf + sizeof(buf) - 80; p++)
+		if (*p == '@')
+			o += snprintf(o, 80, "%s", dir);
+		else
+			*o++ = *p;
+	*o = 0;
+	put_file("g.nvml", buf, 0, path, sizeof(path));
+	setenv("FAKE_NVML_SCRIPT", path, 1);
+	if (coll_nvidia_ops.open(env, &all_dev, &st))
+		printf("# open failed: %s\n", coll_nvidia_ops.error(st));
+	return st;
+}
+
+/* The value at a dotted path under devices.IDX (borrowed), NULL when absent. */
+static json_t *at_dev(json_t *g, const char *idx, const char *path)
+{
+	char buf[128], *save = NULL;
+	json_t *o = json_object_get(json_object_get(g, "devices"), idx);
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
+		o = json_object_get(o, k);
+	return o;
+}
+
+static double num_dev(json_t *g, const char *idx, const char *path)
+{
+	json_t *v = at_dev(g, idx, path);
+
+	return json_is_number(v) ? json_number_value(v) : -12345.0;
+}
+
+/* Two XIDs between polls are two; ECC events; counts start afresh each period, codes seen stay. */
+static void test_events_between_cycles(void)
+{
+	struct mon_env env = { 0 };
+	char ev[160];
+	void *st;
+	json_t *g;
+
+	put_file("ev", "", 0, ev, sizeof(ev));
+	st = open_script("events_file @/ev\ngpu\ngpu\n", &env);
+	g = collect(st, GROUP_DEVICE_ERRORS, 1);
+	ok(json_is_object(at_dev(g, "0", "xid_errors")) && !json_object_size(at_dev(g, "0", "xid_errors")),
+	   "events: no XID yet: xid_errors is {}");
+	ok(!at_dev(g, "0", "last_xid"), "events: no last_xid before the first XID");
+	is_double(num_dev(g, "0", "events.double_bit_ecc"), 0, 0, "events: double_bit_ecc 0");
+	is_double(num_dev(g, "0", "events.gpu_lost"), 0, 0, "events: gpu_lost 0");
+	json_decref(g);
+	put_file("ev", "xid 0 79\nxid 0 79\nxid 1 13\ndbe 1\nsbe 0\nclock 0\n", 1, ev, sizeof(ev));
+	sleep_ms(400); /* the thread hands them over within a few ms */
+	g = collect(st, GROUP_DEVICE_ERRORS, 2);
+	is_double(num_dev(g, "0", "xid_errors.79"), 2, 0, "events: two XIDs 79 between two polls are two");
+	is_double(num_dev(g, "0", "last_xid"), 79, 0, "events: last_xid 79");
+	is_int((int)json_array_size(at_dev(g, "0", "xid_events")), 2, "events: both XIDs listed with their times");
+	is_double(json_number_value(json_object_get(json_array_get(at_dev(g, "0", "xid_events"), 1), "xid")), 79, 0,
+		  "events: the listed XID's code");
+	ok(json_is_string(json_object_get(json_array_get(at_dev(g, "0", "xid_events"), 0), "time")),
+	   "events: the listed XID's time");
+	ok(json_is_string(at_dev(g, "0", "last_xid_time")) &&
+		   strlen(json_string_value(at_dev(g, "0", "last_xid_time"))) == 24,
+	   "events: last_xid_time is an ISO 8601 time");
+	is_double(num_dev(g, "1", "xid_errors.13"), 1, 0, "events: GPU 1's XID 13 is its own");
+	ok(!at_dev(g, "1", "xid_errors.79"), "events: GPU 1 has no XID 79");
+	is_double(num_dev(g, "1", "events.double_bit_ecc"), 1, 0, "events: a double-bit ECC event");
+	is_double(num_dev(g, "0", "events.single_bit_ecc"), 1, 0, "events: a single-bit ECC event");
+	is_double(num_dev(g, "0", "events.clock_change"), 1, 0, "events: a clock-change event");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, 3);
+	is_double(num_dev(g, "0", "xid_errors.79"), 0, 0, "events: the next period counts 0 for XID 79 (the key stays)");
+	is_double(num_dev(g, "0", "last_xid"), 79, 0, "events: last_xid stays");
+	ok(!at_dev(g, "0", "xid_events"), "events: a quiet period lists no XID");
+	is_double(num_dev(g, "1", "events.double_bit_ecc"), 0, 0, "events: the ECC count starts afresh");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+}
+
+/* A burst that spans many cycles: every event is counted once, in one period or the next. */
+static void test_events_during_cycles(void)
+{
+	struct mon_env env = { 0 };
+	char ev[160];
+	double sum = 0, t0;
+	pid_t pid;
+	void *st;
+	int n = 10, status = 0;
+
+	put_file("ev", "", 0, ev, sizeof(ev));
+	st = open_script("events_file @/ev\ngpu\n", &env);
+	pid = fork();
+	if (pid == 0) { /* 300 XIDs, one every millisecond or so, while the parent collects */
+		for (int i = 0; i < 300; i++) {
+			FILE *f = fopen(ev, "a");
+
+			if (!f)
+				_exit(1);
+			fprintf(f, "xid 0 %d\n", 40 + i % 3);
+			fclose(f);
+			sleep_ms(1);
+		}
+		_exit(0);
+	}
+	t0 = now_ms();
+	while (now_ms() - t0 < 2000) {
+		json_t *g = collect(st, GROUP_DEVICE_ERRORS, n++), *x = at_dev(g, "0", "xid_errors"), *v;
+		const char *k;
+
+		json_object_foreach(x, k, v)
+			sum += json_number_value(v);
+		json_decref(g);
+		if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid)
+			pid = 0;
+		sleep_ms(3);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "events: the writer wrote its 300 XIDs");
+	is_double(sum, 300, 0, "events: 300 XIDs written during cycles are counted 300 times over the periods");
+	coll_nvidia_ops.close(st);
+}
+
+/* Counts of the fake's "event_waits N lost_returns M" line in FAKE_NVML_STATS (written at nvmlShutdown). */
+static void read_waits(const char *stats, unsigned long *waits, unsigned long *lost)
+{
+	char line[256];
+	FILE *f = fopen(stats, "r");
+
+	*waits = *lost = 0;
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "event_waits %lu lost_returns %lu", waits, lost);
+	if (f)
+		fclose(f);
+}
+
+/* The GPU is lost while the thread waits: it says so once, does not spin, counts one loss, and events resume. */
+static void test_lost_during_wait(void)
+{
+	struct mon_env env = { 0 };
+	char ev[160], lost[160], stats[160];
+	unsigned long waits, lost_n;
+	void *st;
+	json_t *g;
+
+	put_file("ev", "", 0, ev, sizeof(ev));
+	snprintf(lost, sizeof(lost), "%s/lost", dir);
+	snprintf(stats, sizeof(stats), "%s/stats", dir);
+	unlink(lost);
+	unlink(stats);
+	setenv("FAKE_NVML_STATS", stats, 1);
+	st = open_script("events_file @/ev\ngpu\nlost_file @/lost\ngpu\n", &env);
+	g = collect(st, GROUP_DEVICE_ERRORS, 1);
+	is_str(json_string_value(at_dev(g, "0", "error")), "", "lost: GPU 0 answers first");
+	json_decref(g);
+	put_file("lost", "", 0, lost, sizeof(lost)); /* lost while the thread is in nvmlEventSetWait */
+	sleep_ms(1000);
+	put_file("ev", "xid 1 48\n", 1, ev, sizeof(ev)); /* the other GPU's events still arrive */
+	sleep_ms(400);
+	g = collect(st, GROUP_DEVICE_ERRORS, 2);
+	ok(strstr(json_string_value(at_dev(g, "0", "error")), "lost") != NULL, "lost: GPU 0's entry says it is lost");
+	is_double(num_dev(g, "1", "xid_errors.48"), 1, 0, "lost: GPU 1's XID arrives while GPU 0 is lost");
+	json_decref(g);
+	unlink(lost);
+	g = collect(st, GROUP_DEVICE_ERRORS, 3);
+	is_str(json_string_value(at_dev(g, "0", "error")), "", "lost: GPU 0 answers again");
+	is_double(num_dev(g, "0", "events.gpu_lost"), 1, 0, "lost: one loss, counted once");
+	json_decref(g);
+	put_file("ev", "xid 0 31\n", 1, ev, sizeof(ev));
+	sleep_ms(400);
+	g = collect(st, GROUP_DEVICE_ERRORS, 4);
+	is_double(num_dev(g, "0", "xid_errors.31"), 1, 0, "lost: registered again, GPU 0's next XID is counted");
+	is_double(num_dev(g, "0", "events.gpu_lost"), 0, 0, "lost: no loss this period");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+	unsetenv("FAKE_NVML_STATS");
+	read_waits(stats, &waits, &lost_n);
+	ok(lost_n >= 1, "lost: the wait returned GPU_IS_LOST (%lu times)", lost_n);
+	/* 1.4 s lost, one wait per 200 ms of back-off at most: a thread that spun would make thousands. */
+	ok(lost_n <= 10, "lost: the thread backs off instead of spinning (%lu waits returned lost)", lost_n);
+	ok(waits < 200, "lost: %lu waits in about 2 s", waits);
+}
+
+/* Two GPUs lost one after the other (a quiet wait between): the third GPU's events still arrive. */
+static void test_lost_twice(void)
+{
+	struct mon_env env = { 0 };
+	char ev[160], l0[160], l1[160];
+	void *st;
+	json_t *g;
+
+	put_file("ev", "", 0, ev, sizeof(ev));
+	snprintf(l0, sizeof(l0), "%s/lost0", dir);
+	snprintf(l1, sizeof(l1), "%s/lost1", dir);
+	unlink(l0);
+	unlink(l1);
+	st = open_script("events_file @/ev\ngpu\nlost_file @/lost0\ngpu\nlost_file @/lost1\ngpu\n", &env);
+	put_file("lost0", "", 0, l0, sizeof(l0));
+	sleep_ms(700); /* the thread makes a new set without GPU 0, then waits quietly */
+	put_file("lost1", "", 0, l1, sizeof(l1));
+	sleep_ms(700);
+	put_file("ev", "xid 2 94\n", 1, ev, sizeof(ev));
+	sleep_ms(500);
+	g = collect(st, GROUP_DEVICE_ERRORS, 1);
+	is_double(num_dev(g, "2", "xid_errors.94"), 1, 0, "lost twice: GPU 2's XID arrives while GPUs 0 and 1 are lost");
+	json_decref(g);
+	unlink(l0);
+	unlink(l1);
+	coll_nvidia_ops.close(st);
+}
+
+/* NVLink: absent on one GPU, present (one link down) on another: state, throughput, error increments. */
+static void test_nvlink(void)
+{
+	struct mon_env env = { 0 };
+	void *st = open_script("gpu\ngpu\nnvlink 2 100 50\nnvlink_down 1\nnvlink_errors 0 1 2 3 4 1\n", &env);
+	json_t *g;
+
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 1);
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 2);
+	ok(!at_dev(g, "0", "nvlink"), "nvlink: a GPU without NVLink has no \"nvlink\"");
+	ok(json_is_true(at_dev(g, "1", "nvlink.0.active")), "nvlink: link 0 active");
+	ok(json_is_false(at_dev(g, "1", "nvlink.1.active")), "nvlink: link 1 inactive");
+	is_double(num_dev(g, "1", "nvlink.0.tx_bytes_per_second"), 100 * 1024 / 0.1, 1e-6,
+		  "nvlink: 100 KiB in 0.1 s sent");
+	is_double(num_dev(g, "1", "nvlink.1.rx_bytes_per_second"), 50 * 1024 / 0.1, 1e-6,
+		  "nvlink: 50 KiB in 0.1 s received");
+	ok(!at_dev(g, "1", "nvlink.2"), "nvlink: only the GPU's links");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_ERRORS, 2);
+	ok(!at_dev(g, "0", "nvlink_errors"), "nvlink: no \"nvlink_errors\" without NVLink");
+	is_double(num_dev(g, "1", "nvlink_errors.0.replay"), 1, 0, "nvlink: link 0's replays over the period");
+	is_double(num_dev(g, "1", "nvlink_errors.0.crc_data"), 1, 0, "nvlink: link 0's CRC data errors over the period");
+	is_double(num_dev(g, "1", "nvlink_errors.1.crc_flit"), 0, 0, "nvlink: link 1 had none");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+}
+
+#define PCIE_8 "gpu\npcie 1000 2000\npcie_delay 20\n"
+
+/* 8 GPUs whose PCIe call sleeps 20 ms: one cycle takes about one call, not 16 (collect without a fetch). */
+static void test_pcie_parallel(void)
+{
+	struct mon_env env = { 0 };
+	void *st = open_script(PCIE_8 PCIE_8 PCIE_8 PCIE_8 PCIE_8 PCIE_8 PCIE_8 PCIE_8, &env);
+	double t0, took;
+	json_t *g;
+	int all = 1;
+
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 1);
+	json_decref(g);
+	t0 = now_ms();
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 2);
+	took = now_ms() - t0;
+	for (int i = 0; i < 8; i++) {
+		char k[4];
+
+		snprintf(k, sizeof(k), "%d", i);
+		all &= num_dev(g, k, "pcie_tx_bytes_per_second") == 1024000 &&
+		       num_dev(g, k, "pcie_rx_bytes_per_second") == 2048000;
+	}
+	ok(all, "pcie: all 8 GPUs' TX and RX read");
+	ok(took < 150, "pcie: 16 calls of 20 ms in %.1f ms (serially: 320 ms)", took);
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+}
+
+/* The same through the asynchronous fetch and the loop: answered ahead, then collect does not wait. */
+static void test_pcie_fetch(void)
+{
+	struct loop *loop = loop_new();
+	struct mon_env env = { .loop = loop };
+	void *st = open_script(PCIE_8 PCIE_8 PCIE_8 PCIE_8 PCIE_8 PCIE_8 PCIE_8 PCIE_8, &env);
+	/* monitor.c's states: 1 waiting, 2 answered */
+	struct mon_fetch f = { .loop = loop, .id = GROUP_DEVICE_UTILIZATION, .state = 1 };
+	double t0, fetched, took;
+	json_t *g;
+
+	ok(coll_nvidia_ops.async != NULL, "fetch: the NVIDIA collector has an asynchronous fetch");
+	f.started = clock_mono_ns();
+	f.deadline = f.started + NS_PER_S;
+	t0 = now_ms();
+	is_int(coll_nvidia_ops.async->fetch(st, &f), 0, "fetch: device_utilization's fetch starts");
+	ok(f.state == 1, "fetch: it is not answered at once (the calls take 20 ms)");
+	while (f.state != 2 && now_ms() - t0 < 2000)
+		loop_run_once(loop, clock_mono_ns() + 100 * NS_PER_MS, NULL);
+	fetched = now_ms() - t0;
+	ok(f.state == 2, "fetch: answered through the loop in %.1f ms", fetched);
+	ok(fetched < 150, "fetch: the 16 calls ran at once (%.1f ms)", fetched);
+	t0 = now_ms();
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 1);
+	took = now_ms() - t0;
+	ok(took < 10, "fetch: the due collect does not wait (%.2f ms)", took);
+	is_double(num_dev(g, "7", "pcie_rx_bytes_per_second"), 2048000, 0, "fetch: GPU 7's value is in the report");
+	json_decref(g);
+	f.state = 1;
+	coll_nvidia_ops.async->fetch(st, &f);
+	ok(f.state == 1, "fetch: another one in flight");
+	coll_nvidia_ops.async->abandon(st, &f); /* late: the monitor gives up; closing still joins */
+	coll_nvidia_ops.close(st);
+	is_int((int)loop_count(loop), 0, "fetch: closing stops every watch");
+	loop_free(loop);
+}
+
+/* One GPU's call outlasts the report's due time: the fetch is answered then, only that GPU's fields are left out. */
+static void test_pcie_hung(void)
+{
+	struct loop *loop = loop_new();
+	struct mon_env env = { .loop = loop };
+	void *st = open_script("gpu\npcie 1 2\npcie_delay 700\ngpu\npcie 1000 2000\npcie_delay 20\n", &env);
+	struct mon_fetch f = { .loop = loop, .id = GROUP_DEVICE_UTILIZATION, .state = 1 };
+	double t0, fetched;
+	json_t *g;
+
+	f.started = clock_mono_ns();
+	f.deadline = f.started + 200 * NS_PER_MS;
+	t0 = now_ms();
+	coll_nvidia_ops.async->fetch(st, &f);
+	while (f.state != 2 && now_ms() - t0 < 2000)
+		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
+	fetched = now_ms() - t0;
+	ok(f.state == 2 && fetched > 150 && fetched < 400, "hung: answered at the due time (%.0f ms), not after 700 ms",
+	   fetched);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 1);
+	is_str(json_string_value(json_object_get(g, "error")), "", "hung: the group reports");
+	ok(!at_dev(g, "0", "pcie_tx_bytes_per_second"), "hung: GPU 0's PCIe fields are left out");
+	is_double(num_dev(g, "1", "pcie_tx_bytes_per_second"), 1024000, 0, "hung: GPU 1's are there");
+	json_decref(g);
+	f.state = 1;
+	f.deadline = clock_mono_ns() + 200 * NS_PER_MS;
+	coll_nvidia_ops.async->fetch(st, &f);
+	t0 = now_ms();
+	while (f.state != 2 && now_ms() - t0 < 2000)
+		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
+	fetched = now_ms() - t0;
+	ok(f.state == 2 && fetched < 150, "hung: the next fetch, GPU 0's call still in the driver: answered when "
+					  "GPU 1's calls return (%.0f ms)", fetched);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 2);
+	ok(!at_dev(g, "0", "pcie_tx_bytes_per_second"), "hung: GPU 0 has no second call stacked, no fields");
+	is_double(num_dev(g, "1", "pcie_rx_bytes_per_second"), 2048000, 0, "hung: GPU 1 is read as usual");
+	json_decref(g);
+	sleep_ms(600); /* GPU 0's late call returns: its result is dropped; the next batch reads it again */
+	f.state = 1;
+	f.deadline = clock_mono_ns() + 900 * NS_PER_MS;
+	coll_nvidia_ops.async->fetch(st, &f);
+	t0 = now_ms();
+	while (f.state != 2 && now_ms() - t0 < 2000)
+		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, 3);
+	is_double(num_dev(g, "0", "pcie_tx_bytes_per_second"), 1024, 0, "hung: GPU 0 is read again once it answers");
+	json_decref(g);
+	coll_nvidia_ops.close(st); /* joins the worker once its call returns */
+	is_int((int)loop_count(loop), 0, "hung: closing stops every watch and timer");
+	loop_free(loop);
+}
+
+/*
+ * F's MIG instances and G's PCIe pool together: the workers call NVML while
+ * the producer's thread walks MIG layouts; every device_memory report taken
+ * while a batch runs shows each GPU's whole layout, and the batches answer.
+ */
+#define MIG_PCIE "gpu\npcie 1 2\npcie_delay 1\nmig_file @/race\n"
+static void test_pcie_mig_race(void)
+{
+	struct loop *loop = loop_new();
+	struct mon_env env = { .loop = loop };
+	char race[160];
+	void *st;
+	int bad = 0, reports = 0, answered = 0, n = 500;
+	double t0;
+
+	put_file("race", "3g.40gb 2 0 42412802048 38797312\n1g.10gb 9 0 10468982784 13631488\n", 0, race,
+		 sizeof(race));
+	st = open_script(MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE, &env);
+	t0 = now_ms();
+	while (now_ms() - t0 < 500) {
+		struct mon_fetch f = { .loop = loop, .id = GROUP_DEVICE_UTILIZATION, .state = 1 };
+		json_t *g;
+
+		f.started = clock_mono_ns();
+		f.deadline = f.started + 200 * NS_PER_MS;
+		coll_nvidia_ops.async->fetch(st, &f);
+		while (f.state != 2 && now_ms() - t0 < 2000) {
+			g = collect(st, GROUP_DEVICE_MEMORY, n++);
+			bad += json_object_size(json_object_get(g, "devices")) != 24; /* 8 GPUs, 2 instances each */
+			reports++;
+			json_decref(g);
+			loop_run_once(loop, clock_mono_ns() + NS_PER_MS, NULL);
+		}
+		answered += f.state == 2;
+		json_decref(collect(st, GROUP_DEVICE_UTILIZATION, n++));
+	}
+	ok(answered > 10, "race: %d PCIe batches answered during MIG reads", answered);
+	ok(reports > 0 && bad == 0, "race: %d of %d device_memory reports taken during PCIe batches lack an instance",
+	   bad, reports);
+	coll_nvidia_ops.close(st);
+	loop_free(loop);
+	unlink(race);
+}
+
+/* Clock-event reasons: every known name 0/1, and the raw mask with unknown bits. */
+static void test_reasons(void)
+{
+	struct mon_env env = { 0 };
+	void *st = open_script("gpu\nreasons 0x10044\n", &env);
+	json_t *g = collect(st, GROUP_DEVICE_THERMAL, 1);
+
+	is_double(num_dev(g, "0", "clock_event_reasons.sw_power_cap"), 1, 0, "reasons: sw_power_cap 1");
+	is_double(num_dev(g, "0", "clock_event_reasons.hw_thermal_slowdown"), 1, 0, "reasons: hw_thermal_slowdown 1");
+	is_double(num_dev(g, "0", "clock_event_reasons.gpu_idle"), 0, 0, "reasons: gpu_idle 0");
+	is_int((int)json_object_size(at_dev(g, "0", "clock_event_reasons")), 9, "reasons: every known reason");
+	is_double(num_dev(g, "0", "clock_event_reasons_mask"), 0x10044, 0, "reasons: the raw mask, unknown bits too");
 	json_decref(g);
 	coll_nvidia_ops.close(st);
 }
@@ -379,6 +846,45 @@ static void test_gpm_mig_only(void)
 	coll_nvidia_ops.close(st);
 }
 
+/* GPM gives the PCIe rates: the 20 ms-per-call PCIe read is skipped for that GPU (here it would sleep 300 ms). */
+static void test_gpm_pcie_skip(void)
+{
+	struct mon_env env = { 0 };
+	char script[256];
+	void *st = NULL;
+	json_t *g;
+	double t0, took;
+	int n = 400;
+
+	if (write_file("gpmpcie.nvml",
+		       "gpu\nname NVIDIA H100 80GB HBM3\npcie 1000 2000\npcie_delay 300\ngpm sm=50 pcie_tx=10 pcie_rx=20\n"
+		       "gpu\npcie 1000 2000\n",
+		       script, sizeof(script))) {
+		ok(0, "write the script");
+		return;
+	}
+	setenv("FAKE_NVML_SCRIPT", script, 1);
+	is_int(coll_nvidia_ops.open(&env, &fdev, &st), 0, "GPM PCIe: open");
+	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
+	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 1000 * 1024.0, 0,
+		  "GPM PCIe: before GPM has a value, the PCIe call's");
+	json_decref(g);
+	nap_ms(150);
+	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
+	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 10.0 * 1048576, 0, "GPM PCIe: then GPM's");
+	json_decref(g);
+	nap_ms(150);
+	t0 = now_ms();
+	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
+	took = now_ms() - t0;
+	ok(took < 150, "GPM PCIe: the 300 ms PCIe call is not made once GPM gives PCIe (%.1f ms)", took);
+	is_double(dnum(g, "0", "pcie_rx_bytes_per_second"), 20.0 * 1048576, 0, "GPM PCIe: GPM's RX");
+	is_double(dnum(g, "1", "pcie_rx_bytes_per_second"), 2000 * 1024.0, 0,
+		  "GPM PCIe: a GPU without GPM still has the PCIe call's");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+}
+
 int main(void)
 {
 	const char *t = getenv("ACCEL_TOP"), *cc = getenv("CC");
@@ -412,10 +918,21 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/libnvidia-ml.so.1", dir);
 	setenv("ACCEL_NVML_LIBRARY", path, 1);
 	test_edges();
+	test_events_between_cycles();
+	test_events_during_cycles();
+	test_lost_during_wait();
+	test_lost_twice();
+	test_nvlink();
+	test_pcie_parallel();
+	test_pcie_fetch();
+	test_pcie_hung();
+	test_reasons();
+	test_pcie_mig_race();
 	test_mig_changes();
 	test_gpm();
 	test_gpm_no_mig();
 	test_gpm_mig_only();
+	test_gpm_pcie_skip();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		printf("# could not remove %s\n", dir);

@@ -165,11 +165,20 @@ static void fetch_start(struct job *j, int64_t deadline, int64_t wait)
 		f->state = FETCH_ANSWERED; /* failed at once: collect() reports why */
 }
 
-/* How long ahead of its due time j's fetch starts: the source's timeout, at most half the period. */
+/*
+ * How long ahead of its due time j's fetch starts: what the source asks
+ * (lead()), at most the period, so it starts no earlier than the previous
+ * report; without lead(), the source's timeout, at most half the period.
+ */
 static int64_t fetch_lead(const struct job *j)
 {
-	int64_t lead = j->async->timeout_ns > 0 ? j->async->timeout_ns : MON_FETCH_TIMEOUT_NS;
+	int64_t lead;
 
+	if (j->async->lead) {
+		lead = j->async->lead(j->astate, j->id, j->sj.period);
+		return lead < 0 ? 0 : lead < j->sj.period ? lead : j->sj.period;
+	}
+	lead = j->async->timeout_ns > 0 ? j->async->timeout_ns : MON_FETCH_TIMEOUT_NS;
 	return lead < j->sj.period / 2 ? lead : j->sj.period / 2;
 }
 
@@ -190,9 +199,10 @@ static void fetch_arm(struct job *j)
 }
 
 /*
- * At the due time: is j's answer in? A fetch still waiting is abandoned and
- * j->late says so; one never started (the loop did not get to it) starts
- * now and gets no time. Returns 1 when j is to be collected.
+ * At the due time: is j's answer in? A fetch still waiting is overdue: the
+ * source's overdue() may take it (its collect() says why), else it is
+ * abandoned and j->late says so; one never started (the loop did not get
+ * to it) starts now and gets no time. Returns 1 when j is to be collected.
  */
 static int fetch_settle(struct job *j, const struct cycle *cy)
 {
@@ -203,6 +213,10 @@ static int fetch_settle(struct job *j, const struct cycle *cy)
 		fetch_start(j, cy->mono_ns, 0);
 	if (j->fetch.state == FETCH_ANSWERED)
 		return 1;
+	if (j->async->overdue && j->async->overdue(j->astate, &j->fetch) == 0) {
+		j->fetch.state = FETCH_IDLE;
+		return 1;
+	}
 	j->async->abandon(j->astate, &j->fetch);
 	j->fetch.state = FETCH_IDLE;
 	snprintf(j->late, sizeof(j->late), "no answer within %.3g s", (double)((j->wait + NS_PER_MS / 2) / NS_PER_MS) / 1e3);

@@ -13,10 +13,12 @@
  * transfer in flight or starts one, and all of them are answered when it
  * ends. A failed scrape (refused, timeout, HTTP error, body over the cap,
  * TLS, an exposition that does not parse) is the entry's "error",
- * "<URL>: what happened", and every due group's. The transfer ends a
- * little before the report it is for is written, so a hung server gives
- * that error rather than the monitor's "no answer", and every other group
- * stays on time.
+ * "<URL>: what happened", and every due group's. The scrape for a report
+ * starts the timeout ahead of it (default: the group's period, at most
+ * 10 s; never earlier than the previous report) and ends by the time the
+ * report is written: one still running then is overdue and reports
+ * "<URL>: timeout after X s" (never the monitor's bare "no answer"), and
+ * every other group stays on time.
  *
  * The block's own keys (server, timeout, max_body_bytes, tls,
  * bearer_token_file, basic_auth, passthrough) are parsed here; see
@@ -42,8 +44,11 @@
 #define EP_MAX_MAX_BODY (1u << 30)       /* bytes */
 #define EP_MAX_DEFAULT_TIMEOUT_MS 10000  /* the default timeout: the smallest period, at most this */
 #define EP_MAX_TIMEOUT_MS (3600 * 1000)
-/* A transfer ends this much before its report is written, so its own error goes in. */
-#define EP_MARGIN_NS (20 * NS_PER_MS)
+/*
+ * libcurl's own timeout falls this long after the report a transfer is for:
+ * a backstop only, the report's overdue() ends the transfer first.
+ */
+#define EP_GRACE_NS (250 * NS_PER_MS)
 
 /* What the block's own keys say (cfg_runtime.own). */
 struct ep_cfg {
@@ -265,6 +270,8 @@ struct ep_state {
 	size_t index;
 	struct scrape_url url;
 	int64_t timeout_ns;            /* configured, or the default */
+	int64_t xfer_timeout_ns;       /* the transfer in flight: the timeout in force (at most its group's period) */
+	int64_t xfer_started_ns;       /* CLOCK_MONOTONIC: when it went out */
 	struct scrape *sc;             /* NULL when libcurl could not be loaded */
 	char load_err[256];
 	struct infer *in;
@@ -394,7 +401,24 @@ static void attach(struct ep_state *ep, struct mon_fetch *f)
 		ep->waiting[ep->nwaiting++] = f;
 }
 
-/* async_ops.fetch: join the transfer in flight, or start one that ends before f's report. */
+/*
+ * The timeout in force for group id's scrapes: the configured one, or the
+ * default (the smallest period, at most 10 s), at most the group's period.
+ */
+static int64_t group_timeout(const struct ep_state *ep, enum group_id id)
+{
+	int64_t t = ep->timeout_ns;
+
+	for (size_t i = 0; i < ep->rt->ngroups; i++)
+		if (ep->rt->groups[i].id == id && ep->rt->groups[i].period_ms * NS_PER_MS < t)
+			t = ep->rt->groups[i].period_ms * NS_PER_MS;
+	return t;
+}
+
+/*
+ * async_ops.fetch: join the transfer in flight, or start one that has until
+ * f's report (the monitor starts it the timeout ahead: ep_lead).
+ */
 static int ep_fetch(void *state, struct mon_fetch *f)
 {
 	struct ep_state *ep = state;
@@ -403,7 +427,7 @@ static int ep_fetch(void *state, struct mon_fetch *f)
 				 .cert_file = c->cert_file, .key_file = c->key_file, .server_name = c->server_name,
 				 .insecure = c->insecure, .bearer_token_file = c->bearer_token_file,
 				 .username = c->username, .password_file = c->password_file };
-	int64_t budget = f->deadline - clock_mono_ns() - EP_MARGIN_NS;
+	int64_t now = clock_mono_ns(), budget = f->deadline - now, timeout = group_timeout(ep, f->id);
 	char e[512];
 	int rc;
 
@@ -422,19 +446,35 @@ static int ep_fetch(void *state, struct mon_fetch *f)
 		attach(ep, f);
 		return 0;
 	}
-	if (budget > ep->timeout_ns)
-		budget = ep->timeout_ns;
+	if (budget > timeout)
+		budget = timeout;
 	if (budget < NS_PER_MS) {
 		set_err(ep, "timeout after 0 s (no time left before the report)");
 		return -ETIME;
 	}
-	rc = scrape_start(ep->sc, &o, budget, ep_done, ep, e, sizeof(e));
+	rc = scrape_start(ep->sc, &o, budget + EP_GRACE_NS, ep_done, ep, e, sizeof(e));
 	if (rc) {
 		set_err(ep, "%s", e);
 		return rc;
 	}
+	ep->xfer_timeout_ns = timeout;
+	ep->xfer_started_ns = now;
 	attach(ep, f);
 	return 0;
+}
+
+/*
+ * async_ops.lead: a group's scrape starts the timeout ahead of its report
+ * (the monitor keeps it within the group's period), so the server has the
+ * whole timeout: by default the group's period, at most 10 s.
+ */
+static int64_t ep_lead(void *state, enum group_id id, int64_t period_ns)
+{
+	struct ep_state *ep = state;
+
+	(void)id;
+	(void)period_ns;
+	return ep->timeout_ns;
 }
 
 /* async_ops.abandon: f's report is being written; the transfer goes on only for others still waiting. */
@@ -449,6 +489,34 @@ static void ep_abandon(void *state, struct mon_fetch *f)
 	ep->nwaiting = k;
 	if (!k && ep->sc)
 		scrape_cancel(ep->sc);
+}
+
+/*
+ * async_ops.overdue: f's report is due and the scrape has not ended: the
+ * timeout. The transfer is stopped, every fetch waiting on it is answered
+ * with "<URL>: timeout after X s (no answer|mid-body)". X is the timeout in force; when the request went
+ * out more than a tenth of it late (the producer was busy), the time it
+ * really had, and it says so.
+ */
+static int ep_overdue(void *state, struct mon_fetch *f)
+{
+	struct ep_state *ep = state;
+	int busy = ep->sc && scrape_busy(ep->sc);
+	const char *what = busy && scrape_received(ep->sc) > 0 ? "mid-body" : "no answer";
+	int64_t had = f->deadline - ep->xfer_started_ns, t = ep->xfer_timeout_ns;
+
+	if (busy)
+		scrape_cancel(ep->sc);
+	if (!busy || had >= t - t / 10)
+		set_err(ep, "timeout after %.3g s (%s)", (double)t / 1e9, what);
+	else
+		set_err(ep, "timeout after %.3g s (%s; the request went out late)",
+			(double)((had > 0 ? had : 0) + NS_PER_MS / 2) / NS_PER_MS / 1e3, what);
+	for (size_t i = 0; i < ep->nwaiting; i++)
+		if (ep->waiting[i] != f)
+			mon_fetch_done(ep->waiting[i]);
+	ep->nwaiting = 0;
+	return 0;
 }
 
 static int is_process_group(enum group_id id)
@@ -593,9 +661,11 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 }
 
 static const struct async_ops ep_async = {
-	.timeout_ns = EP_MAX_DEFAULT_TIMEOUT_MS * NS_PER_MS, /* the monitor starts a fetch at most half a period ahead */
+	.timeout_ns = EP_MAX_DEFAULT_TIMEOUT_MS * NS_PER_MS, /* ep_lead says how far ahead */
 	.fetch = ep_fetch,
 	.abandon = ep_abandon,
+	.lead = ep_lead,
+	.overdue = ep_overdue,
 };
 
 const struct runtime_ops coll_endpoint_ops = {

@@ -20,6 +20,13 @@
  * "<URL>: timeout after X s" (never the monitor's bare "no answer"), and
  * every other group stays on time.
  *
+ * Device facts: an application that serves prometheus_ncs2_exporter's
+ * ncs2_temperature_celsius{name} (the stick's temperature is readable only
+ * in the process holding it) has each reading published, with the
+ * listening pid, in the producer's facts table (facts.h) as soon as the
+ * scrape is in, so the ncs2 device collector puts it on the stick that
+ * process holds, in the same cycle.
+ *
  * The block's own keys (server, timeout, max_body_bytes, tls,
  * bearer_token_file, basic_auth, passthrough) are parsed here; see
  * docs/report-format.md and README's configuration section.
@@ -27,7 +34,9 @@
 #include "../common/doc.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
+#include "../common/expo_parse.h"
 #include "collector.h"
+#include "facts.h"
 #include "infer.h"
 #include "procfs.h"
 #include "proctab.h"
@@ -35,6 +44,7 @@
 #include "sockets.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +54,7 @@
 #define EP_MAX_MAX_BODY (1u << 30)       /* bytes */
 #define EP_MAX_DEFAULT_TIMEOUT_MS 10000  /* the default timeout: the smallest period, at most this */
 #define EP_MAX_TIMEOUT_MS (3600 * 1000)
+#define EP_MAX_FACTS 16                  /* device facts published per scrape */
 /*
  * libcurl's own timeout falls this long after the report a transfer is for:
  * a backstop only, the report's overdue() ends the transfer first.
@@ -270,6 +281,7 @@ struct ep_state {
 	size_t index;
 	struct scrape_url url;
 	int64_t timeout_ns;            /* configured, or the default */
+	int64_t min_period_ns;         /* the smallest of the runtime's group periods */
 	int64_t xfer_timeout_ns;       /* the transfer in flight: the timeout in force (at most its group's period) */
 	int64_t xfer_started_ns;       /* CLOCK_MONOTONIC: when it went out */
 	struct scrape *sc;             /* NULL when libcurl could not be loaded */
@@ -326,6 +338,12 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 		if (rt->groups[i].period_ms < min_ms)
 			min_ms = rt->groups[i].period_ms;
 	ep->timeout_ns = (ep->c->timeout_ms ? ep->c->timeout_ms : min_ms) * NS_PER_MS;
+	ep->min_period_ns = INT64_MAX;
+	for (size_t i = 0; i < rt->ngroups; i++)
+		if (rt->groups[i].period_ms * NS_PER_MS < ep->min_period_ns)
+			ep->min_period_ns = rt->groups[i].period_ms * NS_PER_MS;
+	if (ep->min_period_ns == INT64_MAX)
+		ep->min_period_ns = ep->timeout_ns;
 	ep->in = infer_new((enum infer_server)(ep->c->server ? ep->c->server_id : INFER_AUTO));
 	buf_init(&ep->expo, ep->c->max_body + 1);
 	/* Each group's baseline: the first fetch tells it (its due time less its period); else now. */
@@ -364,12 +382,98 @@ static void ep_close(void *state)
 
 	if (!ep)
 		return;
+	facts_set(ep->env->facts, ep, NULL, 0);
 	scrape_free(ep->sc);
 	infer_free(ep->in);
 	buf_free(&ep->expo);
 	procfs_close(&ep->pf);
 	coll_pid_ops.close(ep->pstate);
 	free(ep);
+}
+
+/*
+ * The device families a server may serve about a device that only it can
+ * read, published as facts (facts.h) for that device's collector: the
+ * family, the label that names the device, and the fact.
+ */
+static const struct ep_fact_family {
+	const char *family;
+	const char *name_label;
+	const char *device_type;
+	const char *field;
+} fact_families[] = {
+	/* prometheus_ncs2_exporter's, which every inference application on a stick serves itself */
+	{ "ncs2_temperature_celsius", "name", "ncs2", "temperature_celsius" },
+};
+
+struct fact_scan {
+	const struct ep_fact_family *ff;
+	struct fact *out;
+	size_t n;
+	const struct fact *proto; /* pid, times, source */
+};
+
+static void on_fact_sample(const struct expo_sample *smp, void *ud)
+{
+	struct fact_scan *fs = ud;
+	const char *name = NULL;
+	struct fact *f;
+
+	if (strcmp(smp->name, fs->ff->family) || fs->n >= EP_MAX_FACTS)
+		return;
+	for (size_t i = 0; i < smp->nlabels; i++)
+		if (!strcmp(smp->labels[i].name, fs->ff->name_label))
+			name = smp->labels[i].value;
+	/* The exporter writes 0 when the sensor cannot be read (no network loaded yet): no reading, never 0 °C. */
+	if (!name || !name[0] || !isfinite(smp->value) || smp->value == 0)
+		return;
+	f = &fs->out[fs->n++];
+	*f = *fs->proto;
+	snprintf(f->device_type, sizeof(f->device_type), "%s", fs->ff->device_type);
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	utf8_sanitize(f->name);
+	snprintf(f->field, sizeof(f->field), "%s", fs->ff->field);
+	f->value = smp->value;
+}
+
+/*
+ * Publish the device facts a good scrape's body holds (replacing this
+ * runtime's previous ones): only the lines that start with a fact family's
+ * name are parsed again, so a server without one costs a memmem. A fact
+ * carries the listening pid (none: nothing is published, no stick could be
+ * matched) and is good for two of the runtime's periods: by then the next
+ * scrape has replaced or withdrawn it.
+ */
+static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
+{
+	struct fact out[EP_MAX_FACTS], proto = { 0 };
+	struct fact_scan fs = { .out = out, .proto = &proto };
+	int64_t now = clock_mono_ns();
+	char err[128];
+
+	if (!ep->env->facts)
+		return;
+	proto.pid = ep->so.local && ep->pf.dirfd >= 0 ? sock_owner_find(&ep->so, &ep->pf, now) : 0;
+	proto.at_ns = r->first_byte_ns ? r->first_byte_ns : now;
+	proto.until_ns = proto.at_ns + 2 * ep->min_period_ns;
+	snprintf(proto.source, sizeof(proto.source), "runtime %s", ep->rt->address);
+	utf8_sanitize(proto.source);
+	for (size_t k = 0; proto.pid && k < ARRAY_SIZE(fact_families); k++) {
+		const char *fam = fact_families[k].family, *p = r->body, *end = r->body + r->len;
+		size_t flen = strlen(fam);
+
+		fs.ff = &fact_families[k];
+		while (p < end && (p = memmem(p, (size_t)(end - p), fam, flen))) {
+			const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+			if (!eol)
+				eol = end;
+			if (p == r->body || p[-1] == '\n')
+				expo_parse(p, (size_t)(eol - p), on_fact_sample, &fs, err, sizeof(err));
+			p = eol;
+		}
+	}
+	facts_set(ep->env->facts, ep, out, fs.n);
 }
 
 /* The transfer ended: read the body, answer every fetch waiting on it. */
@@ -390,6 +494,10 @@ static void ep_done(struct scrape *sc, void *data)
 			ep->have_expo = buf_add(&ep->expo, r->body, r->len) == 0;
 		}
 	}
+	if (ep->err[0])
+		facts_set(ep->env->facts, ep, NULL, 0); /* no fresh reading: none is used */
+	else
+		publish_facts(ep, r);
 	for (size_t i = 0; i < ep->nwaiting; i++)
 		mon_fetch_done(ep->waiting[i]);
 	ep->nwaiting = 0;
@@ -494,7 +602,8 @@ static void ep_abandon(void *state, struct mon_fetch *f)
 /*
  * async_ops.overdue: f's report is due and the scrape has not ended: the
  * timeout. The transfer is stopped, every fetch waiting on it is answered
- * with "<URL>: timeout after X s (no answer|mid-body)". X is the timeout in force; when the request went
+ * with "<URL>: timeout after X s (no answer|mid-body)", and the readings it
+ * published are withdrawn. X is the timeout in force; when the request went
  * out more than a tenth of it late (the producer was busy), the time it
  * really had, and it says so.
  */
@@ -516,6 +625,7 @@ static int ep_overdue(void *state, struct mon_fetch *f)
 		if (ep->waiting[i] != f)
 			mon_fetch_done(ep->waiting[i]);
 	ep->nwaiting = 0;
+	facts_set(ep->env->facts, ep, NULL, 0);
 	return 0;
 }
 

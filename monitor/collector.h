@@ -36,6 +36,7 @@
 #include "../common/timeutil.h"
 #include "config.h"
 
+struct facts;
 struct loop;
 struct proctab;
 
@@ -47,6 +48,7 @@ struct mon_env {
 	long page_size;     /* bytes */
 	struct proctab *procs; /* the producer's process table (proctab.h): process facts, per-process device memory */
 	struct loop *loop;  /* the producer's event loop (loop.h): where asynchronous sources wait */
+	struct facts *facts; /* device facts one collector hands another (facts.h): an application's NCS2 temperature */
 };
 
 /* The moment a collection cycle starts, on every clock it is reported on. */

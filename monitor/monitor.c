@@ -11,6 +11,7 @@
 #include "collector.h"
 #include "loop.h"
 #include "container.h"
+#include "facts.h"
 #include "proctab.h"
 #include "sched.h"
 
@@ -92,6 +93,7 @@ struct monitor {
 	struct loop *loop;
 	struct instance *inst;
 	struct proctab *procs;         /* the process table, handed on across reloads */
+	struct facts *facts;           /* device facts between collectors (facts.h), handed on likewise */
 	struct job *jobs;
 	size_t njobs;
 	struct runtime *rts;
@@ -392,12 +394,17 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 		m->procs = old->procs;
 		m->procs->root = cfg->procfs; /* the same path; old's copy may go with old */
 		old->procs = NULL;
+		m->facts = old->facts;
+		old->facts = NULL;
 	} else {
 		m->procs = xmalloc(sizeof(*m->procs));
 		proctab_init(m->procs, cfg->procfs);
 		m->procs->ct = containers_new(loop); /* container and pod names (container.h) */
+		m->facts = xmalloc(sizeof(*m->facts));
+		facts_init(m->facts);
 	}
 	env->procs = m->procs;
+	env->facts = m->facts;
 	/* A request in flight belongs to the old monitor's job; the next fetch starts afresh. */
 	for (size_t i = 0; old && i < old->njobs; i++) {
 		struct job *o = &old->jobs[i];
@@ -839,5 +846,7 @@ void monitor_free(struct monitor *m)
 		proctab_free(m->procs);
 		free(m->procs);
 	}
+	facts_free(m->facts);
+	free(m->facts);
 	free(m);
 }

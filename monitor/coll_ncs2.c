@@ -359,6 +359,7 @@ static int ncs2_open(const struct mon_env *env, const struct cfg_device *dev, vo
 
 	sysfs_coll_init(&s->base, env, dev, NCS2_SUPPORTED, free);
 	s->users_cycle = -1;
+	facts_want(env->facts, "ncs2", 1); /* temperatures from the applications holding sticks */
 	*state = s;
 	ncs2_scan(s);
 	return s->base.error[0] ? -EIO : 0;
@@ -416,11 +417,20 @@ static void ncs2_collect(void *state, enum group_id id, const struct cycle *cy, 
 	}
 }
 
+static void ncs2_close(void *state)
+{
+	struct ncs2_state *s = state;
+
+	if (s)
+		facts_want(s->base.env->facts, "ncs2", -1);
+	sysfs_coll_free(state);
+}
+
 const struct device_ops coll_ncs2_ops = {
 	.type = "ncs2",
 	.probe = ncs2_probe,
 	.open = ncs2_open,
 	.collect = ncs2_collect,
 	.error = sysfs_coll_error,
-	.close = sysfs_coll_free,
+	.close = ncs2_close,
 };

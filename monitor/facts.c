@@ -7,6 +7,7 @@
 #include "facts.h"
 #include "../common/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,37 @@ void facts_free(struct facts *t)
 		return;
 	free(t->f);
 	memset(t, 0, sizeof(*t));
+}
+
+void facts_want(struct facts *t, const char *device_type, int delta)
+{
+	size_t i, slot = FACTS_MAX_WANT;
+
+	if (!t)
+		return;
+	for (i = 0; i < FACTS_MAX_WANT; i++) {
+		if (t->want[i].readers && !strcmp(t->want[i].device_type, device_type))
+			break;
+		if (!t->want[i].readers && slot == FACTS_MAX_WANT)
+			slot = i;
+	}
+	if (i == FACTS_MAX_WANT) {
+		if (delta <= 0 || slot == FACTS_MAX_WANT)
+			return; /* more device types than collectors: cannot happen */
+		i = slot;
+		snprintf(t->want[i].device_type, sizeof(t->want[i].device_type), "%s", device_type);
+	}
+	t->want[i].readers += delta;
+	if (t->want[i].readers < 0)
+		t->want[i].readers = 0;
+}
+
+int facts_wanted(const struct facts *t, const char *device_type)
+{
+	for (size_t i = 0; t && i < FACTS_MAX_WANT; i++)
+		if (t->want[i].readers && !strcmp(t->want[i].device_type, device_type))
+			return 1;
+	return 0;
 }
 
 void facts_set(struct facts *t, const void *owner, const struct fact *f, size_t n)

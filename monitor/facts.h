@@ -9,6 +9,9 @@
  * the ncs2 device collector puts it on the stick the publishing process
  * holds open (docs/devices.md says how a fact is matched to a stick).
  *
+ * A reader says which device type it reads facts for while it is open
+ * (facts_want), and a publisher looks for facts only of wanted types, so an
+ * endpoint without an ncs2 collector configured pays nothing for them.
  * A publisher replaces all its facts at once (facts_set) whenever its
  * source gives a new reading, and withdraws them when it fails or closes;
  * each fact says when it was read and until when it may be used, so a
@@ -38,13 +41,27 @@ struct fact {
 	const void *owner;    /* the publisher (set by facts_set) */
 };
 
+#define FACTS_MAX_WANT 8
+
 struct facts {
 	struct fact *f;
 	size_t n, a;
+	struct {
+		char device_type[16];
+		int readers;
+	} want[FACTS_MAX_WANT]; /* the device types someone reads facts for */
 };
 
 void facts_init(struct facts *t);
 void facts_free(struct facts *t); /* NULL-safe */
+
+/*
+ * A reader of device_type's facts opens (delta 1) or closes (delta -1).
+ * t may be NULL (then nothing happens).
+ */
+void facts_want(struct facts *t, const char *device_type, int delta);
+/* Does some open reader want device_type's facts? 0 when t is NULL. */
+int facts_wanted(const struct facts *t, const char *device_type);
 
 /* Replace every fact owner published by the n facts in f (copied; n = 0 withdraws them). t may be NULL. */
 void facts_set(struct facts *t, const void *owner, const struct fact *f, size_t n);

@@ -107,6 +107,24 @@ ok "no group in error" \
 	q "$WORK/out" "all(g['error'] == '' for l in L for e in l['device_data'] + l['runtime_data'] for g in e['report'].values())"
 is "$(grep -c OpenVINO "$WORK/err")" 1 "why a stick has no temperature is said once (when the reading was withdrawn)"
 
+# --- a reload that drops the runtime: its reading is withdrawn with it ----------------------------------
+printf 'ncs2_temperature_celsius{name="MYRIAD"} 39.5\n' >>"$WORK/metrics.txt"
+sed 's/"runtimes": \[.*\]/"runtimes": []/' "$WORK/app.json" >"$WORK/norun.json"
+cp "$WORK/app.json" "$WORK/reload.json"
+"$MON" -c "$WORK/reload.json" --path.sysfs "$FIX/sysfs/host" --path.procfs "$PROC" -n 10 >"$WORK/rout" 2>"$WORK/rerr" &
+MONPID=$!
+_pids="$_pids $MONPID"
+wait_for $((10 * SLOW)) sh -c "test \$(wc -l <'$WORK/rout') -ge 3" || diag "no 3 reports before the reload"
+cp "$WORK/norun.json" "$WORK/reload.json"
+kill -HUP "$MONPID"
+RC=0
+wait "$MONPID" || RC=$?
+is "$RC" 0 "reload: -n 10 ends with exit status 0"
+ok "reload: before, the reading is on the stick" q "$WORK/rout" "all($TH['1'].get('temperatures_celsius') == {'MYRIAD': 39.5} for l in L[1:3])"
+ok "reload: from the first report without the runtime on, no reading (withdrawn at its close, not left to expire)" \
+	q "$WORK/rout" "len([l for l in L if not l['runtime_data']]) >= 3 and all('temperatures_celsius' not in $TH['1'] for l in L if not l['runtime_data'])"
+ok "reload: stderr holds no sanitizer report" sh -c "! grep -q 'Sanitizer' '$WORK/rerr'"
+
 # --- accel-prom: the exporter's family, as its dashboards and alert rules query it ------------------------
 PPORT=$(free_port)
 head -n 3 "$WORK/out" >"$WORK/prom.in"

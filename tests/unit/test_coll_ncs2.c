@@ -165,6 +165,7 @@ static void test_app_temperature(void)
 	facts_init(&ft);
 	env.facts = &ft;
 	st = open_state();
+	ok(facts_wanted(&ft, "ncs2"), "an open ncs2 collector wants ncs2 facts (endpoints look for them)");
 
 	/* benchmark_app (pid 3000) holds the booted stick on port 2-2 (index 2), and serves its temperature. */
 	f[0] = temp_fact(3000, "MYRIAD", 41.5, t - NS_PER_S / 2);
@@ -218,6 +219,7 @@ static void test_app_temperature(void)
 	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.2.temperatures_celsius"), "withdrawn: none");
 	json_decref(g);
 	ops->close(st);
+	ok(!facts_wanted(&ft, "ncs2"), "closed: no longer");
 	env.facts = NULL;
 	facts_free(&ft);
 }

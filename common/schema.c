@@ -138,6 +138,9 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_THERMAL, "hwmon", "temperatures_crit_celsius", "num_map", NULL),
 	F(DEVICE_THERMAL, "hwmon", "temperatures_max_celsius", "num_map", NULL),
 	F(DEVICE_THERMAL, "hwmon", "alarms", "int_map", NULL),
+	F(DEVICE_THERMAL, "ncs2", "temperature_source", "str", TEXT),
+	F(DEVICE_THERMAL, "ncs2", "temperature_age_seconds", "num",
+	  "how old the application's reading is: about the reading, not the stick"),
 	/* device_power */
 	F(DEVICE_POWER, NULL, "power_watts", "real", NULL),
 	F(DEVICE_POWER, NULL, "energy_joules", "real", NULL),

@@ -13,10 +13,19 @@
  * transfer in flight or starts one, and all of them are answered when it
  * ends. A failed scrape (refused, timeout, HTTP error, body over the cap,
  * TLS, an exposition that does not parse) is the entry's "error",
- * "<URL>: what happened", and every due group's. The transfer ends a
- * little before the report it is for is written, so a hung server gives
- * that error rather than the monitor's "no answer", and every other group
- * stays on time.
+ * "<URL>: what happened", and every due group's. The scrape for a report
+ * starts the timeout ahead of it (default: the group's period, at most
+ * 10 s; never earlier than the previous report) and ends by the time the
+ * report is written: one still running then is overdue and reports
+ * "<URL>: timeout after X s" (never the monitor's bare "no answer"), and
+ * every other group stays on time.
+ *
+ * Device facts: an application that serves prometheus_ncs2_exporter's
+ * ncs2_temperature_celsius{name} (the stick's temperature is readable only
+ * in the process holding it) has each reading published, with the
+ * listening pid, in the producer's facts table (facts.h) as soon as the
+ * scrape is in, so the ncs2 device collector puts it on the stick that
+ * process holds, in the same cycle.
  *
  * The block's own keys (server, timeout, max_body_bytes, tls,
  * bearer_token_file, basic_auth, passthrough) are parsed here; see
@@ -25,7 +34,9 @@
 #include "../common/doc.h"
 #include "../common/log.h"
 #include "../common/timeutil.h"
+#include "../common/expo_parse.h"
 #include "collector.h"
+#include "facts.h"
 #include "infer.h"
 #include "procfs.h"
 #include "proctab.h"
@@ -33,6 +44,7 @@
 #include "sockets.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +54,12 @@
 #define EP_MAX_MAX_BODY (1u << 30)       /* bytes */
 #define EP_MAX_DEFAULT_TIMEOUT_MS 10000  /* the default timeout: the smallest period, at most this */
 #define EP_MAX_TIMEOUT_MS (3600 * 1000)
-/* A transfer ends this much before its report is written, so its own error goes in. */
-#define EP_MARGIN_NS (20 * NS_PER_MS)
+#define EP_MAX_FACTS 16                  /* device facts published per scrape */
+/*
+ * libcurl's own timeout falls this long after the report a transfer is for:
+ * a backstop only, the report's overdue() ends the transfer first.
+ */
+#define EP_GRACE_NS (250 * NS_PER_MS)
 
 /* What the block's own keys say (cfg_runtime.own). */
 struct ep_cfg {
@@ -265,6 +281,9 @@ struct ep_state {
 	size_t index;
 	struct scrape_url url;
 	int64_t timeout_ns;            /* configured, or the default */
+	int64_t min_period_ns;         /* the smallest of the runtime's group periods */
+	int64_t xfer_timeout_ns;       /* the transfer in flight: the timeout in force (at most its group's period) */
+	int64_t xfer_started_ns;       /* CLOCK_MONOTONIC: when it went out */
 	struct scrape *sc;             /* NULL when libcurl could not be loaded */
 	char load_err[256];
 	struct infer *in;
@@ -319,6 +338,12 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 		if (rt->groups[i].period_ms < min_ms)
 			min_ms = rt->groups[i].period_ms;
 	ep->timeout_ns = (ep->c->timeout_ms ? ep->c->timeout_ms : min_ms) * NS_PER_MS;
+	ep->min_period_ns = INT64_MAX;
+	for (size_t i = 0; i < rt->ngroups; i++)
+		if (rt->groups[i].period_ms * NS_PER_MS < ep->min_period_ns)
+			ep->min_period_ns = rt->groups[i].period_ms * NS_PER_MS;
+	if (ep->min_period_ns == INT64_MAX)
+		ep->min_period_ns = ep->timeout_ns;
 	ep->in = infer_new((enum infer_server)(ep->c->server ? ep->c->server_id : INFER_AUTO));
 	buf_init(&ep->expo, ep->c->max_body + 1);
 	/* Each group's baseline: the first fetch tells it (its due time less its period); else now. */
@@ -357,12 +382,101 @@ static void ep_close(void *state)
 
 	if (!ep)
 		return;
+	facts_set(ep->env->facts, ep, NULL, 0);
 	scrape_free(ep->sc);
 	infer_free(ep->in);
 	buf_free(&ep->expo);
 	procfs_close(&ep->pf);
 	coll_pid_ops.close(ep->pstate);
 	free(ep);
+}
+
+/*
+ * The device families a server may serve about a device that only it can
+ * read, published as facts (facts.h) for that device's collector: the
+ * family, the label that names the device, and the fact.
+ */
+static const struct ep_fact_family {
+	const char *family;
+	const char *name_label;
+	const char *device_type;
+	const char *field;
+} fact_families[] = {
+	/* prometheus_ncs2_exporter's, which every inference application on a stick serves itself */
+	{ "ncs2_temperature_celsius", "name", "ncs2", "temperature_celsius" },
+};
+
+struct fact_scan {
+	const struct ep_fact_family *ff;
+	struct fact *out;
+	size_t n;
+	const struct fact *proto; /* pid, times, source */
+};
+
+static void on_fact_sample(const struct expo_sample *smp, void *ud)
+{
+	struct fact_scan *fs = ud;
+	const char *name = NULL;
+	struct fact *f;
+
+	if (strcmp(smp->name, fs->ff->family) || fs->n >= EP_MAX_FACTS)
+		return;
+	for (size_t i = 0; i < smp->nlabels; i++)
+		if (!strcmp(smp->labels[i].name, fs->ff->name_label))
+			name = smp->labels[i].value;
+	/* The exporter writes 0 when the sensor cannot be read (no network loaded yet): no reading, never 0 °C. */
+	if (!name || !name[0] || !isfinite(smp->value) || smp->value == 0)
+		return;
+	f = &fs->out[fs->n++];
+	*f = *fs->proto;
+	snprintf(f->device_type, sizeof(f->device_type), "%s", fs->ff->device_type);
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	utf8_sanitize(f->name);
+	snprintf(f->field, sizeof(f->field), "%s", fs->ff->field);
+	f->value = smp->value;
+}
+
+/*
+ * Publish the device facts a good scrape's body holds (replacing this
+ * runtime's previous ones), for the device types a collector reads: only
+ * the lines that start with a fact family's name are parsed again, so a
+ * server without one costs a memmem (1 MB: about 0.1 ms). A fact
+ * carries the listening pid (none: nothing is published, no stick could be
+ * matched) and is good for two of the runtime's periods: by then the next
+ * scrape has replaced or withdrawn it.
+ */
+static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
+{
+	struct fact out[EP_MAX_FACTS], proto = { 0 };
+	struct fact_scan fs = { .out = out, .proto = &proto };
+	int64_t now = clock_mono_ns();
+	char err[128];
+
+	if (!ep->env->facts)
+		return;
+	proto.pid = ep->so.local && ep->pf.dirfd >= 0 ? sock_owner_find(&ep->so, &ep->pf, now) : 0;
+	proto.at_ns = r->first_byte_ns ? r->first_byte_ns : now;
+	proto.until_ns = proto.at_ns + 2 * ep->min_period_ns;
+	snprintf(proto.source, sizeof(proto.source), "runtime %s", ep->rt->address);
+	utf8_sanitize(proto.source);
+	for (size_t k = 0; proto.pid && k < ARRAY_SIZE(fact_families); k++) {
+		const char *fam = fact_families[k].family, *p = r->body, *end = r->body + r->len;
+		size_t flen = strlen(fam);
+
+		fs.ff = &fact_families[k];
+		if (!facts_wanted(ep->env->facts, fs.ff->device_type))
+			continue; /* no collector of that device type is open: no one reads it */
+		while (p < end && (p = memmem(p, (size_t)(end - p), fam, flen))) {
+			const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+			if (!eol)
+				eol = end;
+			if (p == r->body || p[-1] == '\n')
+				expo_parse(p, (size_t)(eol - p), on_fact_sample, &fs, err, sizeof(err));
+			p = eol;
+		}
+	}
+	facts_set(ep->env->facts, ep, out, fs.n);
 }
 
 /* The transfer ended: read the body, answer every fetch waiting on it. */
@@ -383,6 +497,10 @@ static void ep_done(struct scrape *sc, void *data)
 			ep->have_expo = buf_add(&ep->expo, r->body, r->len) == 0;
 		}
 	}
+	if (ep->err[0])
+		facts_set(ep->env->facts, ep, NULL, 0); /* no fresh reading: none is used */
+	else
+		publish_facts(ep, r);
 	for (size_t i = 0; i < ep->nwaiting; i++)
 		mon_fetch_done(ep->waiting[i]);
 	ep->nwaiting = 0;
@@ -394,7 +512,24 @@ static void attach(struct ep_state *ep, struct mon_fetch *f)
 		ep->waiting[ep->nwaiting++] = f;
 }
 
-/* async_ops.fetch: join the transfer in flight, or start one that ends before f's report. */
+/*
+ * The timeout in force for group id's scrapes: the configured one, or the
+ * default (the smallest period, at most 10 s), at most the group's period.
+ */
+static int64_t group_timeout(const struct ep_state *ep, enum group_id id)
+{
+	int64_t t = ep->timeout_ns;
+
+	for (size_t i = 0; i < ep->rt->ngroups; i++)
+		if (ep->rt->groups[i].id == id && ep->rt->groups[i].period_ms * NS_PER_MS < t)
+			t = ep->rt->groups[i].period_ms * NS_PER_MS;
+	return t;
+}
+
+/*
+ * async_ops.fetch: join the transfer in flight, or start one that has until
+ * f's report (the monitor starts it the timeout ahead: ep_lead).
+ */
 static int ep_fetch(void *state, struct mon_fetch *f)
 {
 	struct ep_state *ep = state;
@@ -403,7 +538,7 @@ static int ep_fetch(void *state, struct mon_fetch *f)
 				 .cert_file = c->cert_file, .key_file = c->key_file, .server_name = c->server_name,
 				 .insecure = c->insecure, .bearer_token_file = c->bearer_token_file,
 				 .username = c->username, .password_file = c->password_file };
-	int64_t budget = f->deadline - clock_mono_ns() - EP_MARGIN_NS;
+	int64_t now = clock_mono_ns(), budget = f->deadline - now, timeout = group_timeout(ep, f->id);
 	char e[512];
 	int rc;
 
@@ -422,19 +557,35 @@ static int ep_fetch(void *state, struct mon_fetch *f)
 		attach(ep, f);
 		return 0;
 	}
-	if (budget > ep->timeout_ns)
-		budget = ep->timeout_ns;
+	if (budget > timeout)
+		budget = timeout;
 	if (budget < NS_PER_MS) {
 		set_err(ep, "timeout after 0 s (no time left before the report)");
 		return -ETIME;
 	}
-	rc = scrape_start(ep->sc, &o, budget, ep_done, ep, e, sizeof(e));
+	rc = scrape_start(ep->sc, &o, budget + EP_GRACE_NS, ep_done, ep, e, sizeof(e));
 	if (rc) {
 		set_err(ep, "%s", e);
 		return rc;
 	}
+	ep->xfer_timeout_ns = timeout;
+	ep->xfer_started_ns = now;
 	attach(ep, f);
 	return 0;
+}
+
+/*
+ * async_ops.lead: a group's scrape starts the timeout ahead of its report
+ * (the monitor keeps it within the group's period), so the server has the
+ * whole timeout: by default the group's period, at most 10 s.
+ */
+static int64_t ep_lead(void *state, enum group_id id, int64_t period_ns)
+{
+	struct ep_state *ep = state;
+
+	(void)id;
+	(void)period_ns;
+	return ep->timeout_ns;
 }
 
 /* async_ops.abandon: f's report is being written; the transfer goes on only for others still waiting. */
@@ -449,6 +600,36 @@ static void ep_abandon(void *state, struct mon_fetch *f)
 	ep->nwaiting = k;
 	if (!k && ep->sc)
 		scrape_cancel(ep->sc);
+}
+
+/*
+ * async_ops.overdue: f's report is due and the scrape has not ended: the
+ * timeout. The transfer is stopped, every fetch waiting on it is answered
+ * with "<URL>: timeout after X s (no answer|mid-body)", and the readings it
+ * published are withdrawn. X is the timeout in force; when the request went
+ * out more than a tenth of it late (the producer was busy), the time it
+ * really had, and it says so.
+ */
+static int ep_overdue(void *state, struct mon_fetch *f)
+{
+	struct ep_state *ep = state;
+	int busy = ep->sc && scrape_busy(ep->sc);
+	const char *what = busy && scrape_received(ep->sc) > 0 ? "mid-body" : "no answer";
+	int64_t had = f->deadline - ep->xfer_started_ns, t = ep->xfer_timeout_ns;
+
+	if (busy)
+		scrape_cancel(ep->sc);
+	if (!busy || had >= t - t / 10)
+		set_err(ep, "timeout after %.3g s (%s)", (double)t / 1e9, what);
+	else
+		set_err(ep, "timeout after %.3g s (%s; the request went out late)",
+			(double)((had > 0 ? had : 0) + NS_PER_MS / 2) / NS_PER_MS / 1e3, what);
+	for (size_t i = 0; i < ep->nwaiting; i++)
+		if (ep->waiting[i] != f)
+			mon_fetch_done(ep->waiting[i]);
+	ep->nwaiting = 0;
+	facts_set(ep->env->facts, ep, NULL, 0);
+	return 0;
 }
 
 static int is_process_group(enum group_id id)
@@ -593,9 +774,11 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 }
 
 static const struct async_ops ep_async = {
-	.timeout_ns = EP_MAX_DEFAULT_TIMEOUT_MS * NS_PER_MS, /* the monitor starts a fetch at most half a period ahead */
+	.timeout_ns = EP_MAX_DEFAULT_TIMEOUT_MS * NS_PER_MS, /* ep_lead says how far ahead */
 	.fetch = ep_fetch,
 	.abandon = ep_abandon,
+	.lead = ep_lead,
+	.overdue = ep_overdue,
 };
 
 const struct runtime_ops coll_endpoint_ops = {

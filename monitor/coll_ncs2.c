@@ -13,8 +13,15 @@
  *                       group also carries num_devices and
  *                       num_available_devices (prometheus_ncs2_exporter's
  *                       ncs2_num_devices and ncs2_num_available_devices)
- *   device_thermal      nothing: the stick's temperature needs OpenVINO's
- *                       device API. The field stays absent (never a fake
+ *   device_thermal      the stick's temperature needs OpenVINO's device
+ *                       API, which only the process holding the stick can
+ *                       call: it comes from that application, when it
+ *                       serves prometheus_ncs2_exporter's
+ *                       ncs2_temperature_celsius{name} and is configured as
+ *                       an endpoint runtime (a fact, facts.h: matched by
+ *                       the pid holding the stick, and by port where the
+ *                       name has one), with where it came from and how old
+ *                       it is. Else the field stays absent (never a fake
  *                       0 °C) and the reason is logged once.
  *
  * Sticks come and go (they disconnect when they overheat): a stick that is
@@ -24,6 +31,7 @@
  * its firmware causes.
  */
 #include "collector.h"
+#include "facts.h"
 #include "sysfs.h"
 #include "../common/log.h"
 #include "../common/util.h"
@@ -65,6 +73,7 @@ struct ncs2_state {
 	int64_t users_cycle;
 	bool users_ok;
 	bool told_temperature;
+	bool any_temperature;  /* this device_thermal gave some stick a temperature */
 	size_t available;  /* sticks no process holds, counted while filling device_utilization */
 };
 
@@ -245,6 +254,93 @@ static void ncs2_util(struct ncs2_state *s, struct devslot *sl, json_t *d)
 	json_object_set_new(d, "pids", pids);
 }
 
+/*
+ * Does a device name an application gives ("MYRIAD", "MYRIAD.1.2-ma2480")
+ * fit the stick on USB port port ("1-2")? OpenVINO names a stick
+ * MYRIAD.<bus>.<port>[.<port>...]-<chip> when there are several: that
+ * fits the stick on port <bus>-<port>[.<port>...] only (*named set). A name
+ * without a port fits any stick (the caller checks it is the holder's only
+ * one).
+ */
+static bool name_fits(const char *name, const char *port, bool *named)
+{
+	const char *p, *dash;
+	size_t n;
+
+	*named = false;
+	if (strncmp(name, "MYRIAD.", 7))
+		return true;
+	p = name + 7;
+	dash = strchr(p, '-');
+	n = dash ? (size_t)(dash - p) : strlen(p);
+	if (!n || !strchr(p, '.') || (dash && strchr(p, '.') > dash))
+		return true; /* no <bus>.<port>: not a port */
+	*named = true;
+	if (strlen(port) != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char want = p[i] == '.' && p + i == strchr(p, '.') ? '-' : p[i]; /* the first dot is the bus's */
+
+		if (port[i] != want)
+			return false;
+	}
+	return true;
+}
+
+static bool holds(const struct ncs2_dev *nd, pid_t pid)
+{
+	for (size_t u = 0; u < nd->nusers; u++)
+		if (nd->users[u] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * device_thermal of one stick: the temperatures applications published
+ * (facts.h) that are about it: from a process holding the stick open, with
+ * a name that fits its port, or a name without a port when that process
+ * holds no other stick. Keyed by the application's name for the stick
+ * (ncs2_temperature_celsius's "name" label); temperature_source and
+ * temperature_age_seconds say where the first came from and how old it is.
+ */
+static void ncs2_thermal(struct ncs2_state *s, struct devslot *sl, const struct cycle *cy, json_t *d)
+{
+	struct ncs2_dev *nd = sl->priv;
+	const struct fact *f, *first = NULL;
+	json_t *temps = NULL;
+	size_t pos = 0;
+
+	if (!s->users_ok)
+		return;
+	while ((f = facts_next(s->base.env->facts, "ncs2", cy->mono_ns, &pos))) {
+		size_t others = 0;
+		bool named;
+
+		if (strcmp(f->field, "temperature_celsius") || !f->pid || !holds(nd, f->pid) ||
+		    !name_fits(f->name, sl->key, &named))
+			continue;
+		for (size_t i = 0; !named && i < s->base.tab.n; i++) {
+			struct devslot *o = s->base.tab.slot[i];
+
+			others += o != sl && !o->gone && holds(o->priv, f->pid);
+		}
+		if (others)
+			continue; /* "MYRIAD" from a process with several sticks: which one is not said */
+		if (!temps)
+			temps = json_object();
+		json_object_set_new(temps, f->name, json_real(f->value));
+		if (!first)
+			first = f;
+	}
+	if (!first)
+		return;
+	json_object_set_new(d, "temperatures_celsius", temps);
+	json_object_set_new(d, "temperature_source", json_string(first->source));
+	json_object_set_new(d, "temperature_age_seconds",
+			    json_real(cy->mono_ns > first->at_ns ? (double)(cy->mono_ns - first->at_ns) / 1e9 : 0.0));
+	s->any_temperature = true;
+}
+
 /* ---- ops ------------------------------------------------------------------------------ */
 
 static bool is_stick(int sysfd, const char *name)
@@ -263,6 +359,7 @@ static int ncs2_open(const struct mon_env *env, const struct cfg_device *dev, vo
 
 	sysfs_coll_init(&s->base, env, dev, NCS2_SUPPORTED, free);
 	s->users_cycle = -1;
+	facts_want(env->facts, "ncs2", 1); /* temperatures from the applications holding sticks */
 	*state = s;
 	ncs2_scan(s);
 	return s->base.error[0] ? -EIO : 0;
@@ -274,13 +371,14 @@ static void ncs2_fill(void *state, enum group_id id, const struct cycle *cy, str
 	struct ncs2_state *s = state;
 	struct ncs2_dev *nd = sl->priv;
 
-	(void)cy;
 	r->warned = &nd->warned;
 	if (id == GROUP_DEVICE_INFO) {
 		ncs2_info(s, sl, r, d);
 	} else if (id == GROUP_DEVICE_UTILIZATION) {
 		ncs2_util(s, sl, d);
 		s->available += nd->nusers == 0;
+	} else if (id == GROUP_DEVICE_THERMAL) {
+		ncs2_thermal(s, sl, cy, d);
 	}
 }
 
@@ -294,13 +392,23 @@ static void ncs2_collect(void *state, enum group_id id, const struct cycle *cy, 
 		return;
 	if (id == GROUP_DEVICE_UTILIZATION)
 		ncs2_users(s, cy);
-	if (id == GROUP_DEVICE_THERMAL && !s->told_temperature) {
-		log_warn("ncs2: a stick's temperature needs OpenVINO's device API, which accel-monitor does not use; "
-			 "device_thermal leaves temperatures_celsius out for NCS sticks");
-		s->told_temperature = true;
+	if (id == GROUP_DEVICE_THERMAL) {
+		size_t pos = 0;
+
+		/* Who holds each stick, only when some application published a temperature (one /proc scan a cycle). */
+		if (facts_next(s->base.env->facts, "ncs2", cy->mono_ns, &pos))
+			ncs2_users(s, cy);
 	}
 	s->available = 0;
+	s->any_temperature = false;
 	sysfs_coll_fill(&s->base, id, cy, group, "ncs2", NULL, ncs2_fill);
+	if (id == GROUP_DEVICE_THERMAL && !s->any_temperature && devtab_present(&s->base.tab) &&
+	    !s->told_temperature) {
+		log_warn("ncs2: a stick's temperature needs OpenVINO's device API, which only the process holding the "
+			 "stick can call; device_thermal has it when that application serves ncs2_temperature_celsius "
+			 "and is configured as an endpoint runtime (docs/devices.md), and leaves it out otherwise");
+		s->told_temperature = true;
+	}
 	if (id == GROUP_DEVICE_UTILIZATION) {
 		/* The sticks just added: the selected ones that are present. */
 		json_object_set_new(group, "num_devices", json_integer((json_int_t)devtab_present(&s->base.tab)));
@@ -309,11 +417,20 @@ static void ncs2_collect(void *state, enum group_id id, const struct cycle *cy, 
 	}
 }
 
+static void ncs2_close(void *state)
+{
+	struct ncs2_state *s = state;
+
+	if (s)
+		facts_want(s->base.env->facts, "ncs2", -1);
+	sysfs_coll_free(state);
+}
+
 const struct device_ops coll_ncs2_ops = {
 	.type = "ncs2",
 	.probe = ncs2_probe,
 	.open = ncs2_open,
 	.collect = ncs2_collect,
 	.error = sysfs_coll_error,
-	.close = sysfs_coll_free,
+	.close = ncs2_close,
 };

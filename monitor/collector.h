@@ -36,6 +36,7 @@
 #include "../common/timeutil.h"
 #include "config.h"
 
+struct facts;
 struct loop;
 struct proctab;
 
@@ -47,6 +48,7 @@ struct mon_env {
 	long page_size;     /* bytes */
 	struct proctab *procs; /* the producer's process table (proctab.h): process facts, per-process device memory */
 	struct loop *loop;  /* the producer's event loop (loop.h): where asynchronous sources wait */
+	struct facts *facts; /* device facts one collector hands another (facts.h): an application's NCS2 temperature */
 };
 
 /* The moment a collection cycle starts, on every clock it is reported on. */
@@ -151,15 +153,18 @@ struct device_ops {
  * Asynchronous sources: a collector that waits on something (a socket, a
  * helper process, an event set) without blocking the producer's one
  * thread. For each due cycle of each of its groups, the monitor calls
- * fetch() ahead of the due time (by the source's timeout, at most half the
- * group's period); the source starts its request, registers what it waits
- * on with f->loop (loop.h), and calls mon_fetch_done(f) from its callback
- * once the answer is in (or failed: then collect() reports why). At the due
- * time the report is written on time whatever the state: an answered group
- * is filled by the ordinary collect(); one still waiting is abandoned
- * (abandon() stops its watches and timers and drops the request) and
- * reported with "error": "no answer within X s". The next cycle fetches
- * afresh. fetch() and abandon() never block.
+ * fetch() ahead of the due time (by the source's lead(), or without one by
+ * its timeout, at most half the group's period); the source starts its
+ * request, registers what it waits on with f->loop (loop.h), and calls
+ * mon_fetch_done(f) from its callback once the answer is in (or failed:
+ * then collect() reports why). At the due time the report is written on
+ * time whatever the state: an answered group is filled by the ordinary
+ * collect(); one still waiting is overdue: a source with overdue() stops
+ * waiting and says why in its own collect() (an endpoint: "<URL>: timeout
+ * after X s"); otherwise it is abandoned (abandon() stops its watches and
+ * timers and drops the request) and reported with "error": "no answer
+ * within X s". The next cycle fetches afresh. fetch(), abandon() and
+ * overdue() never block.
  */
 struct mon_fetch {
 	struct loop *loop;   /* borrowed: register the request's watches and timers here */
@@ -180,6 +185,21 @@ struct async_ops {
 	int (*fetch)(void *state, struct mon_fetch *f);
 	/* No answer by f->deadline: stop waiting and drop the request. */
 	void (*abandon)(void *state, struct mon_fetch *f);
+	/*
+	 * Optional: how far ahead of its due time (ns) the fetch for group id,
+	 * on a period of period_ns, starts; the monitor keeps it within 0 and
+	 * period_ns (a fetch starts no earlier than the previous report). NULL:
+	 * timeout_ns, at most half the period.
+	 */
+	int64_t (*lead)(void *state, enum group_id id, int64_t period_ns);
+	/*
+	 * Optional: f has no answer at its due time. The source stops waiting
+	 * for f (as abandon() does) and returns 0 when its collect() will give
+	 * the group its own error for this cycle (the monitor then collects it
+	 * as answered), or -1 for the monitor's "no answer within X s". NULL:
+	 * abandon() and the monitor's message.
+	 */
+	int (*overdue)(void *state, struct mon_fetch *f);
 };
 
 /* The registries (collectors.c): NULL when nothing in this build serves it. */

@@ -11,6 +11,7 @@
 #include "collector.h"
 #include "loop.h"
 #include "container.h"
+#include "facts.h"
 #include "proctab.h"
 #include "sched.h"
 
@@ -92,6 +93,7 @@ struct monitor {
 	struct loop *loop;
 	struct instance *inst;
 	struct proctab *procs;         /* the process table, handed on across reloads */
+	struct facts *facts;           /* device facts between collectors (facts.h), handed on likewise */
 	struct job *jobs;
 	size_t njobs;
 	struct runtime *rts;
@@ -165,11 +167,20 @@ static void fetch_start(struct job *j, int64_t deadline, int64_t wait)
 		f->state = FETCH_ANSWERED; /* failed at once: collect() reports why */
 }
 
-/* How long ahead of its due time j's fetch starts: the source's timeout, at most half the period. */
+/*
+ * How long ahead of its due time j's fetch starts: what the source asks
+ * (lead()), at most the period, so it starts no earlier than the previous
+ * report; without lead(), the source's timeout, at most half the period.
+ */
 static int64_t fetch_lead(const struct job *j)
 {
-	int64_t lead = j->async->timeout_ns > 0 ? j->async->timeout_ns : MON_FETCH_TIMEOUT_NS;
+	int64_t lead;
 
+	if (j->async->lead) {
+		lead = j->async->lead(j->astate, j->id, j->sj.period);
+		return lead < 0 ? 0 : lead < j->sj.period ? lead : j->sj.period;
+	}
+	lead = j->async->timeout_ns > 0 ? j->async->timeout_ns : MON_FETCH_TIMEOUT_NS;
 	return lead < j->sj.period / 2 ? lead : j->sj.period / 2;
 }
 
@@ -190,9 +201,10 @@ static void fetch_arm(struct job *j)
 }
 
 /*
- * At the due time: is j's answer in? A fetch still waiting is abandoned and
- * j->late says so; one never started (the loop did not get to it) starts
- * now and gets no time. Returns 1 when j is to be collected.
+ * At the due time: is j's answer in? A fetch still waiting is overdue: the
+ * source's overdue() may take it (its collect() says why), else it is
+ * abandoned and j->late says so; one never started (the loop did not get
+ * to it) starts now and gets no time. Returns 1 when j is to be collected.
  */
 static int fetch_settle(struct job *j, const struct cycle *cy)
 {
@@ -203,6 +215,10 @@ static int fetch_settle(struct job *j, const struct cycle *cy)
 		fetch_start(j, cy->mono_ns, 0);
 	if (j->fetch.state == FETCH_ANSWERED)
 		return 1;
+	if (j->async->overdue && j->async->overdue(j->astate, &j->fetch) == 0) {
+		j->fetch.state = FETCH_IDLE;
+		return 1;
+	}
 	j->async->abandon(j->astate, &j->fetch);
 	j->fetch.state = FETCH_IDLE;
 	snprintf(j->late, sizeof(j->late), "no answer within %.3g s", (double)((j->wait + NS_PER_MS / 2) / NS_PER_MS) / 1e3);
@@ -378,12 +394,17 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 		m->procs = old->procs;
 		m->procs->root = cfg->procfs; /* the same path; old's copy may go with old */
 		old->procs = NULL;
+		m->facts = old->facts;
+		old->facts = NULL;
 	} else {
 		m->procs = xmalloc(sizeof(*m->procs));
 		proctab_init(m->procs, cfg->procfs);
 		m->procs->ct = containers_new(loop); /* container and pod names (container.h) */
+		m->facts = xmalloc(sizeof(*m->facts));
+		facts_init(m->facts);
 	}
 	env->procs = m->procs;
+	env->facts = m->facts;
 	/* A request in flight belongs to the old monitor's job; the next fetch starts afresh. */
 	for (size_t i = 0; old && i < old->njobs; i++) {
 		struct job *o = &old->jobs[i];
@@ -825,5 +846,7 @@ void monitor_free(struct monitor *m)
 		proctab_free(m->procs);
 		free(m->procs);
 	}
+	facts_free(m->facts);
+	free(m->facts);
 	free(m);
 }

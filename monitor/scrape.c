@@ -520,6 +520,11 @@ int scrape_busy(const struct scrape *s)
 	return s->running;
 }
 
+size_t scrape_received(const struct scrape *s)
+{
+	return s->running ? s->body.len : 0;
+}
+
 void scrape_cancel(struct scrape *s)
 {
 	if (!s || !s->running)

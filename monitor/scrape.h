@@ -75,6 +75,9 @@ int scrape_start(struct scrape *s, const struct scrape_opts *o, int64_t timeout_
 /* Is a transfer running? */
 int scrape_busy(const struct scrape *s);
 
+/* The body bytes the running transfer has received so far (0 when none runs). */
+size_t scrape_received(const struct scrape *s);
+
 /* Stop a running transfer (its connection is closed); cb is not called. No-op when none runs. */
 void scrape_cancel(struct scrape *s);
 

@@ -78,6 +78,7 @@ DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
 MIG_KEY_RE = re.compile(r"^(0|[1-9][0-9]*)/(0|[1-9][0-9]*)/(0|[1-9][0-9]*)$")
 MIG_IDENTITY = ("parent_uuid", "gpu_instance_id", "compute_instance_id", "mig_profile")
 SNAKE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+OPENVINO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")  # "MYRIAD", "MYRIAD.1.2-ma2480"
 # Fields on the group itself (next to "devices"), per device type and group.
 VENDOR_GROUP = {"ncs2": {"device_utilization": {"num_devices": "int", "num_available_devices": "int"}}}
 ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
@@ -694,7 +695,8 @@ class Stream:
             self.string(p, v)
 
         def temps(p, v):
-            m = self.int_map(p, v, SNAKE_RE, lambda q, x: self.number(q, x))
+            # An NCS stick's are keyed by the name its application gives it (ncs2_temperature_celsius's label).
+            m = self.int_map(p, v, OPENVINO_NAME_RE if dtype == "ncs2" else SNAKE_RE, lambda q, x: self.number(q, x))
             if m is not None and not m:
                 self.err(p, "empty: leave it out when no sensor reads")
 

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Endpoint runtimes that fail (issue 12): refused, hung, slow, closed
 # mid-body, a 10 MB body, HTTP 404, garbage, TLS with the wrong CA, a bad
-# bearer token. Each gives its runtime the documented "<URL>: what" error,
+# bearer token. Each gives its runtime the documented "<URL>: what" error
+# (a timeout: "timeout after X s" with the configured timeout, or the
+# default, the group's period),
 # on the entry and on every due group, while the good endpoints (plain,
 # gzip, TLS with a client certificate, a rotated bearer token, basic auth)
 # report, and every group's periods stay within 5 % of configured.
@@ -69,7 +71,9 @@ cat >"$WORK/faults.json" <<EOF
                                         "key_file": "$WORK/client.key", "server_name": "metrics.test" }, $G },
     { "address": "$H/bearer", "bearer_token_file": "$WORK/token", $G },
     { "address": "$H/bearer", "bearer_token_file": "$WORK/badtoken", $G },
-    { "address": "$H/basic", "basic_auth": { "username": "alice", "password_file": "$WORK/password" }, $G }
+    { "address": "$H/basic", "basic_auth": { "username": "alice", "password_file": "$WORK/password" }, $G },
+    { "address": "$H/hang", "timeout": "300ms", $G },
+    { "address": "$H/slow", "timeout": "0.7", $G }
   ]
 }
 EOF
@@ -110,8 +114,10 @@ rper = [e["report"][g]["period"] for l in L for e in l["runtime_data"] for g in 
 check("runtime groups: every period within 5 % of 1 s", rper and all(within(p, 1.0) for p in rper),
       [p for p in rper if not within(p, 1.0)][:10])
 
-faults = [(2, H + "/hang", r"timeout after 0\.\d+ s \(no answer\)"),
-          (3, H + "/slow", r"timeout after 0\.\d+ s \(no answer\)"),
+faults = [(2, H + "/hang", r"timeout after 1 s \(no answer\)"),
+          (3, H + "/slow", r"timeout after 1 s \(no answer\)"),
+          (14, H + "/hang", r"timeout after 0\.3 s \(no answer\)"),
+          (15, H + "/slow", r"timeout after 0\.7 s \(no answer\)"),
           (4, H + "/midbody", r"connection closed mid-body \(\d+ bytes received\)"),
           (5, H + "/big", r"body over 4194304 bytes \(max_body_bytes\)"),
           (6, H + "/404", r"HTTP 404"),
@@ -126,6 +132,8 @@ for i, url, what in faults:
     gbad = [(g, x["error"]) for e in es for g, x in e["report"].items() if x["error"] != e["error"]]
     check("runtime %d: every due group carries the entry's error" % i, es and not gbad, gbad[:2])
     check("runtime %d: %d entries (one per 1 s report)" % (i, len(es)), len(es) >= 7, len(es))
+bare = [e["error"] for l in L for e in l["runtime_data"] if "no answer within" in e["error"]]
+check("no entry has the monitor's bare \"no answer within\" (the URL is always there)", not bare, bare[:2])
 for i, what in ((0, "plain"), (1, "gzip"), (10, "TLS, client certificate, server_name"),
                 (11, "bearer token, rotated"), (13, "basic auth")):
     es = ents(i)

@@ -6,12 +6,15 @@
  * (a process holding the booted stick's /dev/bus/usb node open): models,
  * availability, no fake temperature, hot-plug (a stick leaving: one error,
  * then dropped; a stick arriving: picked up next cycle), the re-enumeration
- * when a stick boots, and the broken tree.
+ * when a stick boots, the broken tree, and a stick's temperature published
+ * by the application holding it (facts.h: matched by pid, and by port
+ * where the name has one; bounded age).
  * Expected values: tests/fixtures/sysfs/EXPECTED.md.
  */
 #define COLL_TYPE "ncs2"
 #define COLL_OPS coll_ncs2_ops
 #include "coll_harness.h"
+#include "../../monitor/facts.h"
 
 /* ---- the tests ---------------------------------------------------------------------- */
 
@@ -137,12 +140,97 @@ static void test_broken_tree(void)
 	(void)put;
 }
 
+/* A temperature fact as an endpoint runtime publishes it: pid's reading of stick name, read at at. */
+static struct fact temp_fact(pid_t pid, const char *name, double celsius, int64_t at)
+{
+	struct fact f = { .pid = pid, .value = celsius, .at_ns = at, .until_ns = at + 2 * NS_PER_S };
+
+	snprintf(f.device_type, sizeof(f.device_type), "ncs2");
+	snprintf(f.name, sizeof(f.name), "%s", name);
+	snprintf(f.field, sizeof(f.field), "temperature_celsius");
+	snprintf(f.source, sizeof(f.source), "runtime http://127.0.0.1:8085/metrics");
+	return f;
+}
+
+static void test_app_temperature(void)
+{
+	struct facts ft;
+	struct fact f[3];
+	int owner;
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns();
+
+	setup("host");
+	facts_init(&ft);
+	env.facts = &ft;
+	st = open_state();
+	ok(facts_wanted(&ft, "ncs2"), "an open ncs2 collector wants ncs2 facts (endpoints look for them)");
+
+	/* benchmark_app (pid 3000) holds the booted stick on port 2-2 (index 2), and serves its temperature. */
+	f[0] = temp_fact(3000, "MYRIAD", 41.5, t - NS_PER_S / 2);
+	facts_set(&ft, &owner, f, 1);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_str(jtext(g, "devices.2.temperatures_celsius"), "{\"MYRIAD\":41.5}",
+	       "the holder's reading, keyed by its name label (ncs2_temperature_celsius{name})");
+	is_str(jstr(g, "devices.2.temperature_source"), "runtime http://127.0.0.1:8085/metrics", "where it came from");
+	is_double(jnum(g, "devices.2.temperature_age_seconds"), 0.5, 1e-9, "and how old it is");
+	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.1.temperatures_celsius"),
+	   "sticks that process does not hold: no temperature");
+	json_decref(g);
+
+	/* Too old: past what the publisher promised. */
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 3 * NS_PER_S);
+	ok(!jp(g, "devices.2.temperatures_celsius") && !jp(g, "devices.2.temperature_source"),
+	   "a reading past its validity is not used");
+	json_decref(g);
+
+	/* A process that holds no stick. */
+	f[0] = temp_fact(4242, "MYRIAD", 39.0, t);
+	facts_set(&ft, &owner, f, 1);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + NS_PER_S);
+	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.1.temperatures_celsius") &&
+	   !jp(g, "devices.2.temperatures_celsius"), "a reading from a process that holds no stick: on no stick");
+	json_decref(g);
+
+	/* The same process opens the NCS1 (port 1-4) too: a plain "MYRIAD" no longer says which. */
+	sh("ln -s /dev/bus/usb/001/004 '%s/3000/fd/20'", proc_root);
+	f[0] = temp_fact(3000, "MYRIAD", 41.5, t);
+	facts_set(&ft, &owner, f, 1);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 2 * NS_PER_S);
+	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.2.temperatures_celsius"),
+	   "\"MYRIAD\" from a process with two sticks: on neither");
+	json_decref(g);
+
+	/* OpenVINO's per-stick names carry the port: MYRIAD.<bus>.<port>-<chip>. */
+	f[0] = temp_fact(3000, "MYRIAD.1.4-ma2450", 38.25, t + NS_PER_S);
+	f[1] = temp_fact(3000, "MYRIAD.2.2-ma2480", 44.0, t + NS_PER_S);
+	f[2] = temp_fact(3000, "MYRIAD.2.1-ma2480", 50.0, t + NS_PER_S); /* port 2-1: the NCS2 it does not hold */
+	facts_set(&ft, &owner, f, 3);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 2 * NS_PER_S);
+	is_str(jtext(g, "devices.0.temperatures_celsius"), "{\"MYRIAD.1.4-ma2450\":38.25}", "port 1-4: the NCS1's");
+	is_str(jtext(g, "devices.2.temperatures_celsius"), "{\"MYRIAD.2.2-ma2480\":44.0}", "port 2-2: the booted stick's");
+	ok(!jp(g, "devices.1.temperatures_celsius"), "port 2-1: not held by that process, not used");
+	json_decref(g);
+
+	/* Withdrawn (the scrape failed): gone at once. */
+	facts_set(&ft, &owner, NULL, 0);
+	g = collect(st, GROUP_DEVICE_THERMAL, t + 2 * NS_PER_S);
+	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.2.temperatures_celsius"), "withdrawn: none");
+	json_decref(g);
+	ops->close(st);
+	ok(!facts_wanted(&ft, "ncs2"), "closed: no longer");
+	env.facts = NULL;
+	facts_free(&ft);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
 	log_init("test_coll_ncs2", LOG_LVL_SILENT);
 	test_sticks();
 	test_broken_tree();
+	test_app_temperature();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

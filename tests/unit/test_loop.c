@@ -6,7 +6,9 @@
  * groups served over pipes by child processes (one answers, one never does)
  * and one ordinary group writes every report on time, the answer in the
  * report of its due cycle and "no answer within 0.1 s" for the silent one;
- * the same for an asynchronous runtime, one of whose groups answers.
+ * the same for an asynchronous runtime, one of whose groups answers; and
+ * a source that asks for its own lead (kept within the period) and reports
+ * its own timeouts (overdue), never the monitor's "no answer within".
  */
 #include "../../common/timeutil.h"
 #include "../../monitor/collector.h"
@@ -625,11 +627,198 @@ static void test_async_runtime(void)
 	monitor_test_runtime_ops(RT_UNSUPPORTED, NULL);
 }
 
+/* ---- a source that asks for its own lead and reports its own timeouts (async_ops.lead, .overdue) ---------- */
+
+struct lead_src {
+	struct fake srv;              /* answers runtime_vcpu_usage */
+	size_t index;
+	const struct cfg_runtime *rt;
+	int64_t min_lead, max_lead;   /* deadline - started over the fetches */
+	int fetches, overdues, abandons, collects;
+	char err[64];                 /* this cycle's own error for memory_used */
+};
+
+static int lead_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index, const struct cycle *cy,
+		     void **state)
+{
+	struct lead_src *s = calloc(1, sizeof(*s));
+	void *srv;
+	int rc;
+
+	(void)env;
+	(void)cy;
+	*state = s;
+	s->rt = rt;
+	s->index = index;
+	s->min_lead = INT64_MAX;
+	rc = fake_open(&srv, 1);
+	s->srv = *(struct fake *)srv;
+	free(srv);
+	return rc;
+}
+
+static int lead_fetch(void *state, struct mon_fetch *f)
+{
+	struct lead_src *s = state;
+	int64_t lead = f->deadline - f->started;
+
+	s->fetches++;
+	if (lead < s->min_lead)
+		s->min_lead = lead;
+	if (lead > s->max_lead)
+		s->max_lead = lead;
+	if (f->id == GROUP_RUNTIME_VCPU_USAGE)
+		return fake_fetch(&s->srv, f);
+	return 0; /* memory_used: never answered */
+}
+
+static void lead_abandon(void *state, struct mon_fetch *f)
+{
+	struct lead_src *s = state;
+
+	s->abandons++;
+	if (f->id == GROUP_RUNTIME_VCPU_USAGE)
+		fake_abandon(&s->srv, f);
+}
+
+/* Asks for 10 s: the monitor keeps it to the group's period. */
+static int64_t lead_lead(void *state, enum group_id id, int64_t period_ns)
+{
+	(void)state;
+	(void)id;
+	(void)period_ns;
+	return 10 * NS_PER_S;
+}
+
+static int lead_overdue(void *state, struct mon_fetch *f)
+{
+	struct lead_src *s = state;
+
+	s->overdues++;
+	snprintf(s->err, sizeof(s->err), "fake:c: timeout after %.3g s", (double)(f->deadline - f->started) / 1e9);
+	return 0;
+}
+
+static void lead_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
+{
+	struct lead_src *s = state;
+	json_t *rep = json_object();
+
+	s->collects++;
+	for (size_t k = 0; k < ndue; k++) {
+		json_t *g = group_new(0.2, cy->iso);
+
+		if (due[k] == GROUP_RUNTIME_VCPU_USAGE)
+			json_object_set_new(g, "answer", json_string(s->srv.answer));
+		else
+			set_error(g, "%s", s->err);
+		json_object_set_new(rep, group_name(due[k]), g);
+	}
+	json_array_append_new(out, json_pack("{s:I, s:s, s:i, s:s, s:s, s:o}", "runtime_index", (json_int_t)s->index,
+					     "address", s->rt->address, "pid", 1, "runtime_tag", "fake", "error", "",
+					     "report", rep));
+	s->err[0] = '\0';
+}
+
+static struct lead_src *lead_closed;
+
+static void lead_close(void *state)
+{
+	struct lead_src *s = state;
+	int st;
+
+	if (!s)
+		return;
+	kill(s->srv.child, SIGKILL);
+	close(s->srv.req);
+	close(s->srv.resp);
+	waitpid(s->srv.child, &st, 0);
+	lead_closed = s;
+}
+
+static const struct async_ops lead_async = {
+	.fetch = lead_fetch,
+	.abandon = lead_abandon,
+	.lead = lead_lead,
+	.overdue = lead_overdue,
+};
+
+static const struct runtime_ops lead_rt_ops = {
+	.kind = RT_UNSUPPORTED,
+	.async = &lead_async,
+	.open = lead_open,
+	.collect = lead_collect,
+	.close = lead_close,
+};
+
+static void test_async_lead_overdue(void)
+{
+	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 1 };
+	struct loop *l = loop_new();
+	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	FILE *out = tmpfile();
+	struct monitor *m;
+	int64_t end, max_late = 0;
+	int cycles = 0, good = 0, bare = 0;
+	json_t *all;
+
+	cfg.runtimes = calloc(1, sizeof(*cfg.runtimes));
+	cfg.runtimes[0] = fake_runtime("fake:c", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
+	monitor_test_runtime_ops(RT_UNSUPPORTED, &lead_rt_ops);
+	m = monitor_new(&cfg, l, inst, NULL);
+	end = clock_mono_ns() + 1050 * NS_PER_MS;
+	while (clock_mono_ns() < end) {
+		int64_t due = monitor_next_due(m);
+
+		if (loop_run_once(l, due, NULL) != 1)
+			continue;
+		if (clock_mono_ns() - due > max_late)
+			max_late = clock_mono_ns() - due;
+		monitor_cycle(m, fileno(out), 0);
+		cycles++;
+	}
+	fflush(out);
+	all = reports(out);
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *e = rt_entry(json_array_get(all, i), 0), *r = json_object_get(e, "report");
+		const char *merr = or(str_at(r, "memory_used", "error"), "");
+
+		bare += strstr(merr, "no answer within") != NULL ||
+			strstr(or(str_at(e, "error", NULL), ""), "no answer within") != NULL;
+		if (e && !strcmp(or(str_at(r, "runtime_vcpu_usage", "answer"), ""), "42") &&
+		    !strncmp(merr, "fake:c: timeout after 0.", 24))
+			good++;
+	}
+	ok(cycles >= 4, "lead/overdue: 5 reports in 1.05 s at 200 ms (%d)", cycles);
+	ok(max_late < 30 * NS_PER_MS, "lead/overdue: every report on time (at most %.1f ms late)", max_late / 1e6);
+	is_int(good, cycles, "the answered group has its answer, the overdue one the source's own error");
+	is_int(bare, 0, "never the monitor's \"no answer within\"");
+	json_decref(all);
+	monitor_free(m);
+	ok(lead_closed != NULL, "lead/overdue: closed");
+	if (lead_closed) {
+		struct lead_src *s = lead_closed;
+
+		ok(s->min_lead > 170 * NS_PER_MS && s->max_lead <= 200 * NS_PER_MS,
+		   "a lead of 10 s asked: each fetch had between %.1f and %.1f ms, the 200 ms period at most",
+		   s->min_lead / 1e6, s->max_lead / 1e6);
+		ok(s->overdues >= cycles, "memory_used was overdue each cycle (%d), and the source said why", s->overdues);
+		is_int(s->collects, cycles, "collected every cycle");
+		free(s);
+	}
+	instance_free(inst);
+	is_int((long)loop_count(l), 0, "lead/overdue: nothing is left on the loop");
+	loop_free(l);
+	fclose(out);
+	monitor_test_runtime_ops(RT_UNSUPPORTED, NULL);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	test_loop();
 	test_async_monitor();
 	test_async_runtime();
+	test_async_lead_overdue();
 	return done_testing();
 }

@@ -14,6 +14,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct lcache {
 struct parser {
 	char *raw;       /* the series key; and the last line when it has no line end (scans need one) */
 	char *tok;       /* tokens no cache holds (long, escaped), NUL-terminated */
+	size_t cap;      /* bytes of each of raw and tok */
 	const char *lim; /* the end of the readable bytes after the current line (word reads stop there) */
 	char type_name[256];
 	size_t type_len; /* 0: no TYPE line in force */
@@ -49,10 +51,10 @@ struct parser {
 	char name[256];  /* the previous sample's name */
 	size_t name_len; /* its length (0: none) */
 	int name_sfx;    /* and its family_suffix() under the TYPE line in force */
-	struct lcache lc[EXPO_MAX_LABELS]; /* the labels the previous lines had, by position */
 	size_t bad, lineno;
 	char *err;
 	size_t errsz;
+	struct lcache lc[EXPO_MAX_LABELS]; /* the labels the previous lines had, by position (last: not zeroed) */
 };
 
 /* Character classes: bit 1 a metric or label name's first character, bit 2 any of its characters. */
@@ -636,14 +638,9 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 	size_t i = 0;
 
 	cls_init();
-	memset(&p, 0, sizeof(p));
-	/* the line copy and the tokens, each as long as the longest line can be, plus 64 bytes to read past */
-	{
-		size_t cap = (len < EXPO_MAX_LINE ? len : EXPO_MAX_LINE) + 64;
-
-		p.raw = xmalloc(2 * cap);
-		p.tok = p.raw + cap;
-	}
+	memset(&p, 0, offsetof(struct parser, lc));
+	for (size_t k = 0; k < EXPO_MAX_LABELS; k++)
+		p.lc[k].clen = 0;
 	p.err = err;
 	p.errsz = errsz;
 	if (errsz)
@@ -671,7 +668,17 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 		}
 		if (n > EXPO_MAX_LINE) {
 			bad(&p, "longer than the line cap");
-		} else if (s + n < text + len) { /* s[n] is its line end: read in place */
+			continue;
+		}
+		if (n + 64 > p.cap) { /* the series key and the tokens: as long as the longest line, plus 64 bytes */
+			p.cap = n + 64 > 2 * p.cap ? n + 64 : 2 * p.cap;
+			if (p.cap < 1024)
+				p.cap = 1024;
+			free(p.raw);
+			p.raw = xmalloc(2 * p.cap);
+			p.tok = p.raw + p.cap;
+		}
+		if (s + n < text + len) { /* s[n] is its line end: read in place */
 			p.lim = text + len;
 			sample_line(&p, s, n, cb, ud); /* a NUL byte stops its scans: a bad line */
 		} else { /* the last line, without a line end: copied to end with a NUL */

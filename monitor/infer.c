@@ -179,6 +179,14 @@ struct snap {
 	int64_t mono_ns;
 };
 
+struct index {
+	const char **key;
+	size_t *val;
+	size_t slots, cap; /* cap: slots allocated (kept from period to period) */
+};
+
+static void index_free(struct index *x);
+
 struct infer {
 	enum infer_server configured, recognised;
 	struct snap *base; /* the scrape the previous execution_stats used */
@@ -186,6 +194,11 @@ struct infer {
 	struct snap *spare; /* a snapshot no longer used, kept for its buffers (no page faults each scrape) */
 	struct name_ent names[NAME_SLOTS];
 	size_t lab_len[ARRAY_SIZE(fams)][3]; /* strlen of each family's model_l, version_l, sub_l (0: none) */
+	/* increases()'s work space, kept from period to period (no allocation, no page fault each) */
+	struct index prev, grp;
+	double *d;
+	unsigned char *reset;
+	size_t *gi, wcap;
 };
 
 static const char *const server_names[] = { "", "triton", "vllm", "tgi", "torchserve", "ovms", "prometheus" };
@@ -297,6 +310,11 @@ void infer_free(struct infer *in)
 	snap_free(in->base);
 	for (size_t i = 0; i < NAME_SLOTS; i++)
 		free(in->names[i].name);
+	index_free(&in->prev);
+	index_free(&in->grp);
+	free(in->d);
+	free(in->reset);
+	free(in->gi);
 	free(in);
 }
 
@@ -587,19 +605,20 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 /* ---- A period ---------------------------------------------------------------------------------------- */
 
 /* A string-keyed open-addressing index into an array (series or groups). */
-struct index {
-	const char **key;
-	size_t *val;
-	size_t slots;
-};
-
+/* Ready for n keys, empty; its arrays kept from the previous use when large enough. */
 static void index_init(struct index *x, size_t n)
 {
 	x->slots = 16;
 	while (x->slots < 2 * n)
 		x->slots <<= 1;
-	x->key = xcalloc(x->slots, sizeof(*x->key));
-	x->val = xcalloc(x->slots, sizeof(*x->val));
+	if (x->slots > x->cap) {
+		free(x->key);
+		free(x->val);
+		x->key = xmalloc(x->slots * sizeof(*x->key));
+		x->val = xmalloc(x->slots * sizeof(*x->val));
+		x->cap = x->slots;
+	}
+	memset(x->key, 0, x->slots * sizeof(*x->key));
 }
 
 static void index_free(struct index *x)
@@ -676,6 +695,10 @@ static struct acc *acc_of(struct period *pd, const char *model, const char *vers
 	/* a model's samples mostly follow each other: the previous one first */
 	if (pd->last < pd->na && !strcmp(pd->a[pd->last].model, model) && !strcmp(pd->a[pd->last].version, version))
 		return &pd->a[pd->last];
+	/* or, family after family (Triton), the model after it */
+	if (pd->last + 1 < pd->na && !strcmp(pd->a[pd->last + 1].model, model) &&
+	    !strcmp(pd->a[pd->last + 1].version, version))
+		return &pd->a[++pd->last];
 	for (size_t i = 0; i < pd->na; i++)
 		if (!strcmp(pd->a[i].model, model) && !strcmp(pd->a[i].version, version)) {
 			pd->last = i;
@@ -713,12 +736,14 @@ static void err_add(struct err **e, size_t *n, const char *type, double v)
 	char t[128];
 	size_t i;
 
-	/* Triton's reasons are upper case (REJECTED, BACKEND): error types are lower case */
-	snprintf(t, sizeof(t), "%s", *type ? type : "generic");
-	for (char *c = t; *c; c++)
-		if (*c >= 'A' && *c <= 'Z')
-			*c = (char)(*c - 'A' + 'a');
-	utf8_sanitize(t); /* the cut may have split a character */
+	/* Triton's reasons are upper case (REJECTED, BACKEND): error types are lower case (at most 127 bytes) */
+	if (!*type)
+		type = "generic";
+	for (i = 0; type[i] && i < sizeof(t) - 1; i++)
+		t[i] = type[i] >= 'A' && type[i] <= 'Z' ? (char)(type[i] - 'A' + 'a') : type[i];
+	t[i] = '\0';
+	if (type[i])
+		utf8_sanitize(t); /* the cut may have split a character */
 	for (i = 0; i < *n; i++)
 		if (!strcmp((*e)[i].type, t))
 			break;
@@ -1201,21 +1226,33 @@ static inline int same_series(const struct pt *a, const struct pt *b)
  * base is indexed (hashing every key) only when one is not there (a
  * series a body writes twice is matched by its place, then by the index:
  * to the last of base's); the
- * samples of one group follow each other: a group is looked up in the
- * index of groups only when it is not the previous sample's.
+ * samples of one histogram or summary follow each other: its group is
+ * looked up in the index of groups only when it is not the previous
+ * sample's (a counter's or gauge's sample is a group of its own).
  */
-static double *increases(const struct snap *base, const struct snap *cur)
+static const double *increases(struct infer *in, const struct snap *base, const struct snap *cur)
 {
-	double *d = xcalloc(cur->n ? cur->n : 1, sizeof(*d));
-	struct index prev = { NULL, NULL, 0 }, grp;
+	size_t n = cur->n ? cur->n : 1;
+	int indexed = 0;
+	double *d;
 	unsigned char *reset;
 	size_t *gi;
 
-	if (!base)
+	if (n > in->wcap) {
+		in->wcap = n;
+		in->d = xrealloc(in->d, n * sizeof(*in->d));
+		in->reset = xrealloc(in->reset, n);
+		in->gi = xrealloc(in->gi, n * sizeof(*in->gi));
+	}
+	d = in->d;
+	reset = in->reset;
+	gi = in->gi;
+	if (!base) {
+		memset(d, 0, n * sizeof(*d));
 		return d;
-	index_init(&grp, cur->n);
-	reset = xcalloc(cur->n ? cur->n : 1, 1);
-	gi = xcalloc(cur->n ? cur->n : 1, sizeof(*gi));
+	}
+	memset(reset, 0, n);
+	index_init(&in->grp, cur->n);
 	for (size_t i = 0; i < cur->n; i++) {
 		const struct pt *p = &cur->p[i];
 		const struct pt *b = NULL;
@@ -1226,27 +1263,30 @@ static double *increases(const struct snap *base, const struct snap *cur)
 		} else {
 			size_t h;
 
-			if (!prev.slots) {
-				index_init(&prev, base->n);
+			if (!indexed) {
+				index_init(&in->prev, base->n);
 				for (size_t k = 0; k < base->n; k++) {
-					h = index_slot(&prev, base->p[k].series, base->p[k].slen);
-					prev.key[h] = base->p[k].series;
-					prev.val[h] = k;
+					h = index_slot(&in->prev, base->p[k].series, base->p[k].slen);
+					in->prev.key[h] = base->p[k].series;
+					in->prev.val[h] = k;
 				}
+				indexed = 1;
 			}
-			h = index_slot(&prev, p->series, p->slen);
-			b = prev.key[h] ? &base->p[prev.val[h]] : NULL;
+			h = index_slot(&in->prev, p->series, p->slen);
+			b = in->prev.key[h] ? &base->p[in->prev.val[h]] : NULL;
 		}
-		if (i && p->glen == p[-1].glen && !memcmp(p->group, p[-1].group, p->glen)) {
+		if (p->part == P_VALUE) { /* a counter's or gauge's sample is its own group */
+			gi[i] = i;
+		} else if (i && p->glen == p[-1].glen && !memcmp(p->group, p[-1].group, p->glen)) {
 			gi[i] = gi[i - 1];
 		} else {
-			size_t g = index_slot(&grp, p->group, p->glen);
+			size_t g = index_slot(&in->grp, p->group, p->glen);
 
-			if (!grp.key[g]) {
-				grp.key[g] = p->group;
-				grp.val[g] = i;
+			if (!in->grp.key[g]) {
+				in->grp.key[g] = p->group;
+				in->grp.val[g] = i;
 			}
-			gi[i] = grp.val[g];
+			gi[i] = in->grp.val[g];
 		}
 		back = !b || (p->part != P_QUANTILE && p->v < b->v) || !isfinite(b->v);
 		d[i] = b ? p->v - b->v : p->v;
@@ -1256,11 +1296,6 @@ static double *increases(const struct snap *base, const struct snap *cur)
 	for (size_t i = 0; i < cur->n; i++)
 		if (reset[gi[i]])
 			d[i] = cur->p[i].v;
-	free(reset);
-	free(gi);
-	if (prev.slots)
-		index_free(&prev);
-	index_free(&grp);
 	return d;
 }
 
@@ -1269,7 +1304,7 @@ void infer_execution_stats(struct infer *in, json_t *group)
 	struct snap *cur = in->cur;
 	struct period pd;
 	json_t *models, *devs;
-	double *d;
+	const double *d;
 	unsigned want;
 
 	if (!cur)
@@ -1277,11 +1312,10 @@ void infer_execution_stats(struct infer *in, json_t *group)
 	memset(&pd, 0, sizeof(pd));
 	pd.have_base = in->base && in->base != cur;
 	want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
-	d = increases(pd.have_base ? in->base : NULL, cur);
+	d = increases(in, pd.have_base ? in->base : NULL, cur);
 	for (size_t i = 0; i < cur->n; i++)
 		if ((1u << fams[cur->p[i].fam].srv) & want)
 			add_pt(&pd, &cur->p[i], d[i]);
-	free(d);
 
 	if (pd.have_base)
 		runtime_json(&pd, group);

@@ -526,7 +526,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 					c->nlen = ll;
 					c->vlen = vl;
 					copy16(c->chunk, ln, c->clen, p->lim);
-					memcpy(c->cut, c->chunk, sizeof(c->cut));
+					copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
 					c->cut[ll] = '\0';
 					c->cut[c->clen - 1] = '\0';
 					lb->name = c->cut;

@@ -499,14 +499,16 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	/*
 	 * One allocation: series, group, model, version, sub. The group is the
 	 * family and every label but le/quantile, each name and value with its
-	 * length before it, so no two label sets share one.
+	 * length before it, so no two label sets share one; for a counter's or
+	 * gauge's sample, its own group (increases()), the family alone.
 	 */
 	{
+		int grouped = e->part != P_VALUE;
 		size_t ns = x->series_len, nf = strlen(f->name), nm = lab[0] ? lab[0]->value_len : 0,
 		       nv = lab[1] ? lab[1]->value_len : 0, need = ns + nf + nm + nv + nsub + 5;
 		char *w;
 
-		for (size_t i = 0; i < x->nlabels; i++)
+		for (size_t i = 0; grouped && i < x->nlabels; i++)
 			need += x->labels[i].name_len + x->labels[i].value_len + 2 * 21;
 		if (sc->s->acap - sc->s->alen < need) {
 			while (sc->s->acap - sc->s->alen < need)
@@ -517,7 +519,7 @@ static void on_sample(const struct expo_sample *x, void *ud)
 		w = put(w, x->series, ns + 1);
 		og = w;
 		w = put(w, f->name, nf);
-		for (size_t i = 0; i < x->nlabels; i++) {
+		for (size_t i = 0; grouped && i < x->nlabels; i++) {
 			const struct expo_label *l = &x->labels[i];
 
 			if (is_label(l, "le", 2) || is_label(l, "quantile", 8))

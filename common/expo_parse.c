@@ -19,25 +19,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_MAX 128 /* a multiple of 16 (copies are whole 16-byte blocks) */
+#define CHUNK_MAX 96 /* a multiple of 16 (copies are whole 16-byte blocks) */
 
 /* Which suffixes a family of a TYPE's kind has (bit per enum expo_suffix). */
 #define SFX(s) (1u << (s))
 enum { K_PLAIN = SFX(EXPO_SFX_NONE) };
 
 /*
- * The label the previous lines had at one position, as written
- * (`name="value"`, a value without escapes, nothing between): a line whose
- * bytes there are the same has the same label, compared a word at a time,
- * not scanned. cut is the same bytes with the '=' and the closing quote
- * made NULs: the name and the value the callback borrows.
+ * A label some previous line had, as written (`name="value"`, a value
+ * without escapes, nothing between): a line whose bytes are the same there
+ * has the same label, compared a word at a time, not scanned. cut is the
+ * same bytes with the '=' and the closing quote made NULs: the name and
+ * the value the callback borrows.
  */
 struct lcache {
 	char chunk[CHUNK_MAX];
 	char cut[CHUNK_MAX];
 	size_t clen; /* 0: none */
 	size_t nlen, vlen;
+	size_t line; /* the line that last used it (its cut may be lent to that line's callback) */
 };
+
+#define LSLOTS_LOG2 7
+#define LSLOTS (1u << LSLOTS_LOG2) /* the labels kept, by a hash of their name's length and value's first 16 bytes */
 
 struct parser {
 	char *raw;       /* the series key; and the last line when it has no line end (scans need one) */
@@ -54,7 +58,8 @@ struct parser {
 	size_t bad, lineno;
 	char *err;
 	size_t errsz;
-	struct lcache lc[EXPO_MAX_LABELS]; /* the labels the previous lines had, by position (last: not zeroed) */
+	struct lcache *at[EXPO_MAX_LABELS]; /* the label the previous line had at each position (NULL: none) */
+	struct lcache slot[LSLOTS];         /* labels kept (last: not zeroed) */
 };
 
 /* Character classes: bit 1 a metric or label name's first character, bit 2 any of its characters. */
@@ -484,19 +489,20 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				bad_line(p, s, n, "more labels than a sample may have");
 				return;
 			}
-			c = &p->lc[x.nlabels];
-			if (c->clen && (size_t)(e - q) > c->clen && same_at(q, p->lim, c->chunk, c->clen)) {
+			c = p->at[x.nlabels];
+			if (c && (size_t)(e - q) > c->clen && same_at(q, p->lim, c->chunk, c->clen)) {
 				/* the cached value has no '"', '\\' or NUL: the same bytes are the same label */
 				lb->name = c->cut;
 				lb->name_len = c->nlen;
 				lb->value = c->cut + c->nlen + 2;
 				lb->value_len = c->vlen;
+				c->line = p->lineno;
 				q += c->clen;
 			} else {
 				const char *ln = q, *r;
 				size_t ll, vl;
 
-				c->clen = 0;
+				p->at[x.nlabels] = NULL;
 				if (!NAME_START(*q)) {
 					bad_line(p, s, n, "a label name is expected");
 					return;
@@ -504,6 +510,32 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				while (NAME_CHAR(*q))
 					q++;
 				ll = (size_t)(q - ln);
+				c = NULL;
+				if (q[0] == '=' && q[1] == '"' && p->lim - q >= 18) {
+					/* kept from an earlier line? (values cycle: a histogram's bounds, model after model) */
+					uint64_t v0, v1;
+
+					memcpy(&v0, q + 2, 8);
+					memcpy(&v1, q + 10, 8);
+					v0 ^= ll ^ (v1 * 0x9e3779b97f4a7c15ull);
+					v0 ^= v0 >> 33; /* mixed (MurmurHash3's finaliser): every byte reaches the top bits */
+					v0 *= 0xff51afd7ed558ccdull;
+					v0 ^= v0 >> 33;
+					c = &p->slot[(v0 * 0xc4ceb9fe1a85ec53ull) >> (64 - LSLOTS_LOG2)];
+					if (c->clen && c->nlen == ll && (size_t)(e - ln) > c->clen &&
+					    same_at(ln, p->lim, c->chunk, c->clen)) {
+						lb->name = c->cut;
+						lb->name_len = ll;
+						lb->value = c->cut + ll + 2;
+						lb->value_len = c->vlen;
+						c->line = p->lineno;
+						p->at[x.nlabels] = c;
+						q = ln + c->clen;
+						goto next;
+					}
+					if (c->line == p->lineno)
+						c = NULL; /* lent to this line's callback already */
+				}
 				while (BLANK(*q))
 					q++;
 				if (*q != '=') {
@@ -520,17 +552,19 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				q++;
 				r = value_end(q, e);
 				vl = (size_t)(r - q);
-				if (*r == '"' && q == ln + ll + 2 && (size_t)(r + 1 - ln) <= sizeof(c->chunk)) {
+				if (c && *r == '"' && (size_t)(r + 1 - ln) <= sizeof(c->chunk)) {
 					/* name="value", no escape, short: kept for the next lines */
 					c->clen = (size_t)(r + 1 - ln);
 					c->nlen = ll;
 					c->vlen = vl;
+					c->line = p->lineno;
 					copy16(c->chunk, ln, c->clen, p->lim);
 					copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
 					c->cut[ll] = '\0';
 					c->cut[c->clen - 1] = '\0';
 					lb->name = c->cut;
 					lb->value = c->cut + ll + 2;
+					p->at[x.nlabels] = c;
 					q = r + 1;
 				} else {
 					char *v;
@@ -570,6 +604,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				lb->name_len = ll;
 				lb->value_len = vl;
 			}
+next:
 			x.nlabels++;
 			while (BLANK(*q))
 				q++;
@@ -634,15 +669,15 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 
 size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err, size_t errsz)
 {
-	struct parser p;
-	size_t i = 0;
+	struct parser *p = xmalloc(sizeof(*p)); /* 30 kB: not on the stack */
+	size_t i = 0, nbad;
 
 	cls_init();
-	memset(&p, 0, offsetof(struct parser, lc));
-	for (size_t k = 0; k < EXPO_MAX_LABELS; k++)
-		p.lc[k].clen = 0;
-	p.err = err;
-	p.errsz = errsz;
+	memset(p, 0, offsetof(struct parser, slot));
+	for (size_t k = 0; k < LSLOTS; k++)
+		p->slot[k].clen = 0;
+	p->err = err;
+	p->errsz = errsz;
 	if (errsz)
 		err[0] = '\0';
 	while (i < len) {
@@ -650,7 +685,7 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 		size_t n = nl ? (size_t)(nl - s) : len - i;
 
 		i += nl ? n + 1 : n;
-		p.lineno++;
+		p->lineno++;
 		if (n && s[n - 1] == '\r')
 			n--;
 		while (n && BLANK(*s)) {
@@ -661,33 +696,35 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 			continue;
 		if (*s == '#') {
 			if (n >= 7 && !memcmp(s, "# TYPE", 6) && BLANK(s[6]))
-				type_line(&p, s, n);
+				type_line(p, s, n);
 			else if (n >= 5 && !memcmp(s, "# EOF", 5) && (n == 5 || BLANK(s[5])))
 				break;
 			continue;
 		}
 		if (n > EXPO_MAX_LINE) {
-			bad(&p, "longer than the line cap");
+			bad(p, "longer than the line cap");
 			continue;
 		}
-		if (n + 64 > p.cap) { /* the series key and the tokens: as long as the longest line, plus 64 bytes */
-			p.cap = n + 64 > 2 * p.cap ? n + 64 : 2 * p.cap;
-			if (p.cap < 1024)
-				p.cap = 1024;
-			free(p.raw);
-			p.raw = xmalloc(2 * p.cap);
-			p.tok = p.raw + p.cap;
+		if (n + 64 > p->cap) { /* the series key and the tokens: as long as the longest line, plus 64 bytes */
+			p->cap = n + 64 > 2 * p->cap ? n + 64 : 2 * p->cap;
+			if (p->cap < 1024)
+				p->cap = 1024;
+			free(p->raw);
+			p->raw = xmalloc(2 * p->cap);
+			p->tok = p->raw + p->cap;
 		}
 		if (s + n < text + len) { /* s[n] is its line end: read in place */
-			p.lim = text + len;
-			sample_line(&p, s, n, cb, ud); /* a NUL byte stops its scans: a bad line */
+			p->lim = text + len;
+			sample_line(p, s, n, cb, ud); /* a NUL byte stops its scans: a bad line */
 		} else { /* the last line, without a line end: copied to end with a NUL */
-			memcpy(p.raw, s, n);
-			p.raw[n] = '\0';
-			p.lim = p.raw + n + 64;
-			sample_line(&p, p.raw, n, cb, ud);
+			memcpy(p->raw, s, n);
+			memset(p->raw + n, 0, 64); /* the slack word reads may touch: defined */
+			p->lim = p->raw + n + 64;
+			sample_line(p, p->raw, n, cb, ud);
 		}
 	}
-	free(p.raw);
-	return p.bad;
+	free(p->raw);
+	nbad = p->bad;
+	free(p);
+	return nbad;
 }

@@ -2,13 +2,20 @@
 /*
  * The Prometheus / OpenMetrics text parser; see expo_parse.h.
  *
- * It reads each line where it lies (found with memchr), copies the line's
- * name and label set once as the series key, and writes the name, the label
- * names and the unescaped label values NUL-terminated into a second buffer
- * that the callback borrows. Numbers take a fast path when they are plain
- * decimals that convert exactly (at most 15 digits, at most 22 after the
- * point: one correctly rounded division, the same double strtod gives);
- * everything else goes to strtod. bench/expo_bench.sh measures it.
+ * It reads each line where it lies (found with memchr), and copies only the
+ * line's name and label set, once, as the series key. The name, the label
+ * names and the label values the callback borrows come from caches of what
+ * earlier lines had (a family's lines repeat the name and most labels; a
+ * histogram's bounds and a server's models cycle): a label is compared
+ * whole, `name="value"`, a word at a time with the one the previous line
+ * had at its position, else with the one kept under a hash of its value's
+ * first bytes, and is scanned and kept only when neither is it. What no
+ * cache holds (long or escaped values) is written NUL-terminated into a
+ * second buffer. Numbers take a fast path when they are plain decimals
+ * that convert exactly (at most 15 digits, at most 22 after the point: one
+ * correctly rounded division, the same double strtod gives), their digits
+ * read a word at a time; everything else goes to strtod.
+ * bench/expo_bench.sh measures it.
  */
 #include "expo_parse.h"
 #include "util.h"
@@ -50,6 +57,7 @@ struct parser {
 	const char *lim; /* the end of the readable bytes after the current line (word reads stop there) */
 	char type_name[256];
 	size_t type_len; /* 0: no TYPE line in force */
+	int type_valid;  /* type_name is a metric name (NAME_START, then NAME_CHARs) */
 	enum expo_type type;
 	unsigned sfx;    /* the suffixes the family of the TYPE line has */
 	char name[256];  /* the previous sample's name */
@@ -312,6 +320,10 @@ static void type_line(struct parser *p, const char *s, size_t n)
 	memcpy(p->type_name, name, nl);
 	p->type_name[nl] = '\0';
 	p->type_len = nl;
+	/* family_name() reads a sample's name as this one only when it is a metric name */
+	p->type_valid = NAME_START(name[0]);
+	for (size_t i = 1; i < nl && p->type_valid; i++)
+		p->type_valid = NAME_CHAR(name[i]) != 0;
 	p->type = EXPO_OTHER;
 	p->sfx = K_PLAIN;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -404,7 +416,7 @@ static size_t family_name(const struct parser *p, const char *s, size_t n, int *
 		     { "_gcount", 7, EXPO_SFX_COUNT },  { "_info", 5, EXPO_SFX_INFO } };
 	size_t t = p->type_len;
 
-	if (!t || n <= t || !same_at(s, p->lim, p->type_name, t))
+	if (!t || !p->type_valid || n <= t || !same_at(s, p->lim, p->type_name, t))
 		return 0;
 	if (!NAME_CHAR(s[t])) {
 		*sfx = p->sfx & SFX(EXPO_SFX_NONE) ? EXPO_SFX_NONE : -1;

@@ -53,7 +53,7 @@ struct expo_label {
 /* One sample; every string is borrowed, valid during the callback only. */
 struct expo_sample {
 	const char *name;
-	size_t name_len;
+	size_t name_len; /* its strlen */
 	struct expo_label labels[EXPO_MAX_LABELS]; /* the first nlabels, in the line's order */
 	size_t nlabels;
 	double value;       /* NaN, +Inf and -Inf as the format spells them */

@@ -194,31 +194,34 @@ static int num_token(const char *q, const char *e, const char *lim, double *v, c
 	const char *s = q, *d0;
 	uint64_t m = 0, mi, f;
 	unsigned nz = 0, k, kf;
-	long digits, frac = 0;
-	int neg = 0;
+	long digits = 0, frac = 0;
+	int neg = 0, read = 0;
 	char tmp[128], *te;
 	size_t n;
 
 	if (q < e && (*q == '-' || *q == '+'))
 		neg = *q++ == '-';
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (lim - q >= 24 && (k = digits8(q, &m)) < 8) {
-		q += k;
-		mi = m;
+	if (lim - q >= 24 && (k = digits8(q, &mi)) < 8) {
+		const char *t = q + k;
+
+		m = mi;
 		digits = k;
-		if (*q == '.' && (kf = digits8(q + 1, &f)) < 8) {
-			q += 1 + kf;
+		if (*t == '.' && (kf = digits8(t + 1, &f)) < 8) {
+			t += 1 + kf;
 			m = m * u10[kf] + f;
 			nz = f != 0;
 			frac = kf;
 			digits += kf;
 		}
-		if (q <= e && *q != '.')
-			goto done;
-		q = s + (neg || *s == '+'); /* a longer run: the loops below */
-		m = 0;
-		nz = 0;
-		frac = 0;
+		if (t <= e && *t != '.') {
+			q = t;
+			read = 1;
+		} else { /* a longer run: the loops below */
+			m = 0;
+			nz = 0;
+			frac = 0;
+		}
 	}
 #else
 	(void)lim;
@@ -227,24 +230,22 @@ static int num_token(const char *q, const char *e, const char *lim, double *v, c
 	(void)k;
 	(void)kf;
 #endif
-	/* the integer digits, then the fraction's: two tight loops */
-	for (d0 = q; q < e && (unsigned char)(*q - '0') <= 9; q++)
-		m = m * 10 + (unsigned)(*q - '0');
-	mi = m;
-	digits = q - d0;
-	if (q < e && *q == '.') {
-		const char *f0 = ++q;
-
-		for (; q < e && (unsigned char)(*q - '0') <= 9; q++) {
+	if (!read) { /* the integer digits, then the fraction's: two tight loops */
+		for (d0 = q; q < e && (unsigned char)(*q - '0') <= 9; q++)
 			m = m * 10 + (unsigned)(*q - '0');
-			nz |= (unsigned)(*q - '0');
+		mi = m;
+		digits = q - d0;
+		if (q < e && *q == '.') {
+			const char *f0 = ++q;
+
+			for (; q < e && (unsigned char)(*q - '0') <= 9; q++) {
+				m = m * 10 + (unsigned)(*q - '0');
+				nz |= (unsigned)(*q - '0');
+			}
+			frac = q - f0;
+			digits += frac;
 		}
-		frac = q - f0;
-		digits += frac;
 	}
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-done:
-#endif
 	if ((q == e || (q < e && BLANK(*q))) && digits && digits <= 15 && frac <= 22) {
 		double d = nz ? (double)m / p10[frac] : (double)mi; /* "12.0" needs no division */
 
@@ -513,6 +514,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 			} else {
 				const char *ln = q, *r;
 				size_t ll, vl;
+				int hit;
 
 				p->at[x.nlabels] = NULL;
 				if (!NAME_START(*q)) {
@@ -523,6 +525,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 					q++;
 				ll = (size_t)(q - ln);
 				c = NULL;
+				hit = 0;
 				if (q[0] == '=' && q[1] == '"' && p->lim - q >= 18) {
 					/* kept from an earlier line? (values cycle: a histogram's bounds, model after model) */
 					uint64_t v0, v1;
@@ -543,80 +546,81 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 						c->line = p->lineno;
 						p->at[x.nlabels] = c;
 						q = ln + c->clen;
-						goto next;
-					}
-					if (c->line == p->lineno)
+						hit = 1;
+					} else if (c->line == p->lineno) {
 						c = NULL; /* lent to this line's callback already */
-				}
-				while (BLANK(*q))
-					q++;
-				if (*q != '=') {
-					bad_line(p, s, n, "'=' is expected after a label name");
-					return;
-				}
-				q++;
-				while (BLANK(*q))
-					q++;
-				if (*q != '"') {
-					bad_line(p, s, n, "a label value is quoted");
-					return;
-				}
-				q++;
-				r = value_end(q, e);
-				vl = (size_t)(r - q);
-				if (c && *r == '"' && (size_t)(r + 1 - ln) <= sizeof(c->chunk)) {
-					/* name="value", no escape, short: kept for the next lines */
-					c->clen = (size_t)(r + 1 - ln);
-					c->nlen = ll;
-					c->vlen = vl;
-					c->line = p->lineno;
-					copy16(c->chunk, ln, c->clen, p->lim);
-					copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
-					c->cut[ll] = '\0';
-					c->cut[c->clen - 1] = '\0';
-					lb->name = c->cut;
-					lb->value = c->cut + ll + 2;
-					p->at[x.nlabels] = c;
-					q = r + 1;
-				} else {
-					char *v;
-
-					memcpy(w, ln, ll);
-					w[ll] = '\0';
-					lb->name = w;
-					w += ll + 1;
-					v = w;
-					for (;;) { /* unescaped into tok */
-						memcpy(w, q, (size_t)(r - q));
-						w += r - q;
-						q = r;
-						if (*q == '"')
-							break;
-						if (q == e || !*q || ++q == e) {
-							bad_line(p, s, n, "a label value is not closed");
-							return;
-						}
-						if (*q == 'n')
-							*w++ = '\n';
-						else if (*q == '\\' || *q == '"')
-							*w++ = *q;
-						else {
-							bad_line(p, s, n, "an unknown escape in a label value");
-							return;
-						}
-						q++;
-						r = value_end(q, e);
 					}
-					*w = '\0';
-					vl = (size_t)(w - v);
-					lb->value = v;
-					w++;
-					q++;
 				}
-				lb->name_len = ll;
-				lb->value_len = vl;
+				if (!hit) { /* scanned, and kept when it can be */
+					while (BLANK(*q))
+						q++;
+					if (*q != '=') {
+						bad_line(p, s, n, "'=' is expected after a label name");
+						return;
+					}
+					q++;
+					while (BLANK(*q))
+						q++;
+					if (*q != '"') {
+						bad_line(p, s, n, "a label value is quoted");
+						return;
+					}
+					q++;
+					r = value_end(q, e);
+					vl = (size_t)(r - q);
+					if (c && *r == '"' && (size_t)(r + 1 - ln) <= sizeof(c->chunk)) {
+						/* name="value", no escape, short: kept for the next lines */
+						c->clen = (size_t)(r + 1 - ln);
+						c->nlen = ll;
+						c->vlen = vl;
+						c->line = p->lineno;
+						copy16(c->chunk, ln, c->clen, p->lim);
+						copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
+						c->cut[ll] = '\0';
+						c->cut[c->clen - 1] = '\0';
+						lb->name = c->cut;
+						lb->value = c->cut + ll + 2;
+						p->at[x.nlabels] = c;
+						q = r + 1;
+					} else {
+						char *v;
+
+						memcpy(w, ln, ll);
+						w[ll] = '\0';
+						lb->name = w;
+						w += ll + 1;
+						v = w;
+						for (;;) { /* unescaped into tok */
+							memcpy(w, q, (size_t)(r - q));
+							w += r - q;
+							q = r;
+							if (*q == '"')
+								break;
+							if (q == e || !*q || ++q == e) {
+								bad_line(p, s, n, "a label value is not closed");
+								return;
+							}
+							if (*q == 'n')
+								*w++ = '\n';
+							else if (*q == '\\' || *q == '"')
+								*w++ = *q;
+							else {
+								bad_line(p, s, n, "an unknown escape in a label value");
+								return;
+							}
+							q++;
+							r = value_end(q, e);
+						}
+						*w = '\0';
+						vl = (size_t)(w - v);
+						lb->value = v;
+						w++;
+						q++;
+					}
+					lb->name_len = ll;
+					lb->value_len = vl;
+				}
 			}
-next:
 			x.nlabels++;
 			while (BLANK(*q))
 				q++;

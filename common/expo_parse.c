@@ -2,43 +2,72 @@
 /*
  * The Prometheus / OpenMetrics text parser; see expo_parse.h.
  *
- * It reads each line where it lies (found with memchr), copies the line's
- * name and label set once as the series key, and writes the name, the label
- * names and the unescaped label values NUL-terminated into a second buffer
- * that the callback borrows. Numbers take a fast path when they are plain
- * decimals that convert exactly (at most 15 digits, at most 22 after the
- * point: one correctly rounded division, the same double strtod gives);
- * everything else goes to strtod. bench/expo_bench.sh measures it.
+ * It reads each line where it lies (found with memchr), and copies only the
+ * line's name and label set, once, as the series key. The name, the label
+ * names and the label values the callback borrows come from caches of what
+ * earlier lines had (a family's lines repeat the name and most labels; a
+ * histogram's bounds and a server's models cycle): a label is compared
+ * whole, `name="value"`, a word at a time with the one the previous line
+ * had at its position, else with the one kept under a hash of its value's
+ * first bytes, and is scanned and kept only when neither is it. What no
+ * cache holds (long or escaped values) is written NUL-terminated into a
+ * second buffer. Numbers take a fast path when they are plain decimals
+ * that convert exactly (at most 15 digits, at most 22 after the point: one
+ * correctly rounded division, the same double strtod gives), their digits
+ * read a word at a time; everything else goes to strtod.
+ * bench/expo_bench.sh measures it.
  */
 #include "expo_parse.h"
 #include "util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define CHUNK_MAX 96 /* a multiple of 16 (copies are whole 16-byte blocks) */
 
 /* Which suffixes a family of a TYPE's kind has (bit per enum expo_suffix). */
 #define SFX(s) (1u << (s))
 enum { K_PLAIN = SFX(EXPO_SFX_NONE) };
 
+/*
+ * A label some previous line had, as written (`name="value"`, a value
+ * without escapes, nothing between): a line whose bytes are the same there
+ * has the same label, compared a word at a time, not scanned. cut is the
+ * same bytes with the '=' and the closing quote made NULs: the name and
+ * the value the callback borrows.
+ */
+struct lcache {
+	char chunk[CHUNK_MAX];
+	char cut[CHUNK_MAX];
+	size_t clen; /* 0: none */
+	size_t nlen, vlen;
+	size_t line; /* the line that last used it (its cut may be lent to that line's callback) */
+};
+
+#define LSLOTS_LOG2 7
+#define LSLOTS (1u << LSLOTS_LOG2) /* the labels kept, by a hash of their name's length and value's first 16 bytes */
+
 struct parser {
-	char *raw;   /* the current line's name and label set as written: the series key */
-	char *tok;   /* the line, cut into its label names and unescaped values, NUL-terminated */
+	char *raw;       /* the series key; and the last line when it has no line end (scans need one) */
+	char *tok;       /* tokens no cache holds (long, escaped), NUL-terminated */
+	size_t cap;      /* bytes of each of raw and tok */
+	const char *lim; /* the end of the readable bytes after the current line (word reads stop there) */
 	char type_name[256];
 	size_t type_len; /* 0: no TYPE line in force */
+	int type_valid;  /* type_name is a metric name (NAME_START, then NAME_CHARs) */
 	enum expo_type type;
-	unsigned sfx; /* the suffixes the family of the TYPE line has */
+	unsigned sfx;    /* the suffixes the family of the TYPE line has */
 	char name[256];  /* the previous sample's name */
 	size_t name_len; /* its length (0: none) */
-	struct {
-		char name[32];
-		size_t len; /* 0: none */
-	} lname[EXPO_MAX_LABELS]; /* the label names the previous lines had, by position */
 	int name_sfx;    /* and its family_suffix() under the TYPE line in force */
 	size_t bad, lineno;
 	char *err;
 	size_t errsz;
+	struct lcache *at[EXPO_MAX_LABELS]; /* the label the previous line had at each position (NULL: none) */
+	struct lcache slot[LSLOTS];         /* labels kept (last: not zeroed) */
 };
 
 /* Character classes: bit 1 a metric or label name's first character, bit 2 any of its characters. */
@@ -83,6 +112,29 @@ static const char *value_end(const char *q, const char *e)
 	return q;
 }
 
+/* The first blank (' ', '\t') at or after q, or e: eight bytes at a time, as value_end. */
+static const char *blank_at(const char *q, const char *e)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	while (e - q >= 8) {
+		uint64_t x, a, b, m;
+
+		memcpy(&x, q, 8);
+		a = x ^ (ones * ' ');
+		b = x ^ (ones * '\t');
+		m = (((a - ones) & ~a) | ((b - ones) & ~b)) & highs;
+		if (m)
+			return q + (__builtin_ctzll(m) >> 3);
+		q += 8;
+	}
+#endif
+	while (q < e && *q != ' ' && *q != '\t')
+		q++;
+	return q;
+}
+
 #define NAME_START(c) (cls[(unsigned char)(c)] & 1)
 #define NAME_CHAR(c) (cls[(unsigned char)(c)] & 2)
 #define BLANK(c) ((c) == ' ' || (c) == '\t')
@@ -100,50 +152,108 @@ static void bad_line(struct parser *p, const char *s, size_t n, const char *why)
 }
 
 /*
- * The number token at q (up to a blank or e): *end is where it ends, 0 with
- * *v set, or -1. Plain decimals of at most 15 digits, at most 22 of them
+ * The run of decimal digits at q, read as one word (8 bytes at q may be
+ * read): its length (8: maybe longer, not read), *v its value. The
+ * non-digit test is exact per byte (no carry crosses bytes), the digits
+ * are combined pairwise by multiplications.
+ */
+static inline unsigned digits8(const char *q, uint64_t *v)
+{
+	uint64_t x, nd;
+	unsigned len;
+
+	memcpy(&x, q, 8);
+	x ^= 0x3030303030303030ull; /* a digit's byte becomes 0..9 */
+	nd = (((x & 0x7f7f7f7f7f7f7f7full) + 0x7676767676767676ull) | x) & 0x8080808080808080ull;
+	len = nd ? (unsigned)__builtin_ctzll(nd) >> 3 : 8;
+	if (!len || len == 8) {
+		*v = 0;
+		return len;
+	}
+	x <<= 8 * (8 - len); /* only the run, as the low digits of eight */
+	x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffull;
+	x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffull;
+	*v = (x * 10000 + (x >> 32)) & 0xffffffffull;
+	return len;
+}
+
+/*
+ * The number token at q (up to a blank or e; q[e - q] is readable and no
+ * digit; lim: how far words may be read): *end is where it ends, 0 with *v
+ * set, or -1. Plain decimals of at most 15 digits, at most 22 of them
  * after the point, are an exact integer divided by an exact power of ten:
  * correctly rounded, as strtod would give ("12.0" needs no division);
- * anything else goes to strtod.
+ * anything else goes to strtod. Runs of fewer than 8 digits are read a
+ * word at a time.
  */
-static int num_token(const char *q, const char *e, double *v, const char **end)
+static int num_token(const char *q, const char *e, const char *lim, double *v, const char **end)
 {
 	static const double p10[] = { 1e0,  1e1,	1e2,  1e3,  1e4,  1e5,	1e6,  1e7,  1e8,  1e9,	1e10, 1e11,
 					 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
-	const char *s = q;
-	uint64_t m = 0, mi = 0;
-	int digits = 0, frac = -1, neg = 0, nz = 0;
+	static const uint64_t u10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000 };
+	const char *s = q, *d0;
+	uint64_t m = 0, mi, f;
+	unsigned nz = 0, k, kf;
+	long digits = 0, frac = 0;
+	int neg = 0, read = 0;
 	char tmp[128], *te;
 	size_t n;
 
 	if (q < e && (*q == '-' || *q == '+'))
 		neg = *q++ == '-';
-	for (; q < e; q++) {
-		unsigned d = (unsigned)(unsigned char)*q - '0';
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (lim - q >= 24 && (k = digits8(q, &mi)) < 8) {
+		const char *t = q + k;
 
-		if (d <= 9) {
-			m = m * 10 + d;
-			digits++;
-			if (frac >= 0) {
-				frac++;
-				nz |= d != 0;
-			}
-		} else if (*q == '.' && frac < 0) {
+		m = mi;
+		digits = k;
+		if (*t == '.' && (kf = digits8(t + 1, &f)) < 8) {
+			t += 1 + kf;
+			m = m * u10[kf] + f;
+			nz = f != 0;
+			frac = kf;
+			digits += kf;
+		}
+		if (t <= e && *t != '.') {
+			q = t;
+			read = 1;
+		} else { /* a longer run: the loops below */
+			m = 0;
+			nz = 0;
 			frac = 0;
-			mi = m;
-		} else {
-			break;
 		}
 	}
-	if ((q == e || BLANK(*q)) && digits && digits <= 15 && frac <= 22) {
-		double d = frac > 0 && !nz ? (double)mi : (double)m;
+#else
+	(void)lim;
+	(void)u10;
+	(void)f;
+	(void)k;
+	(void)kf;
+#endif
+	if (!read) { /* the integer digits, then the fraction's: two tight loops */
+		for (d0 = q; q < e && (unsigned char)(*q - '0') <= 9; q++)
+			m = m * 10 + (unsigned)(*q - '0');
+		mi = m;
+		digits = q - d0;
+		if (q < e && *q == '.') {
+			const char *f0 = ++q;
 
-		if (frac > 0 && nz)
-			d /= p10[frac];
+			for (; q < e && (unsigned char)(*q - '0') <= 9; q++) {
+				m = m * 10 + (unsigned)(*q - '0');
+				nz |= (unsigned)(*q - '0');
+			}
+			frac = q - f0;
+			digits += frac;
+		}
+	}
+	if ((q == e || (q < e && BLANK(*q))) && digits && digits <= 15 && frac <= 22) {
+		double d = nz ? (double)m / p10[frac] : (double)mi; /* "12.0" needs no division */
+
 		*v = neg ? -d : d;
 		*end = q;
 		return 0;
 	}
+	q = s;
 	while (q < e && !BLANK(*q))
 		q++;
 	*end = q;
@@ -167,7 +277,7 @@ int expo_parse_number(const char *s, size_t n, double *v)
 	for (size_t i = 0; i < n; i++)
 		if (BLANK(s[i]))
 			return -1;
-	return num_token(s, s + n, v, &end);
+	return num_token(s, s + n, s + n, v, &end);
 }
 
 /* "# TYPE name kind": the family whose samples follow. Any other comment line is skipped. */
@@ -175,20 +285,21 @@ static void type_line(struct parser *p, const char *s, size_t n)
 {
 	static const struct {
 		const char *kind;
+		size_t len;
 		enum expo_type type;
 		unsigned sfx;
 	} kinds[] = {
-		{ "counter", EXPO_COUNTER, SFX(EXPO_SFX_NONE) | SFX(EXPO_SFX_TOTAL) | SFX(EXPO_SFX_CREATED) },
-		{ "gauge", EXPO_GAUGE, K_PLAIN },
-		{ "histogram", EXPO_HISTOGRAM,
+		{ "counter", 7, EXPO_COUNTER, SFX(EXPO_SFX_NONE) | SFX(EXPO_SFX_TOTAL) | SFX(EXPO_SFX_CREATED) },
+		{ "gauge", 5, EXPO_GAUGE, K_PLAIN },
+		{ "histogram", 9, EXPO_HISTOGRAM,
 		  SFX(EXPO_SFX_BUCKET) | SFX(EXPO_SFX_SUM) | SFX(EXPO_SFX_COUNT) | SFX(EXPO_SFX_CREATED) },
-		{ "summary", EXPO_SUMMARY,
+		{ "summary", 7, EXPO_SUMMARY,
 		  SFX(EXPO_SFX_NONE) | SFX(EXPO_SFX_SUM) | SFX(EXPO_SFX_COUNT) | SFX(EXPO_SFX_CREATED) },
-		{ "untyped", EXPO_UNTYPED, K_PLAIN },
-		{ "unknown", EXPO_UNTYPED, K_PLAIN },
-		{ "gaugehistogram", EXPO_OTHER, SFX(EXPO_SFX_BUCKET) | SFX(EXPO_SFX_SUM) | SFX(EXPO_SFX_COUNT) },
-		{ "info", EXPO_OTHER, SFX(EXPO_SFX_INFO) },
-		{ "stateset", EXPO_OTHER, K_PLAIN },
+		{ "untyped", 7, EXPO_UNTYPED, K_PLAIN },
+		{ "unknown", 7, EXPO_UNTYPED, K_PLAIN },
+		{ "gaugehistogram", 14, EXPO_OTHER, SFX(EXPO_SFX_BUCKET) | SFX(EXPO_SFX_SUM) | SFX(EXPO_SFX_COUNT) },
+		{ "info", 4, EXPO_OTHER, SFX(EXPO_SFX_INFO) },
+		{ "stateset", 8, EXPO_OTHER, K_PLAIN },
 	};
 	const char *q = s + 6, *e = s + n, *name, *kind;
 	size_t nl, kl;
@@ -197,8 +308,8 @@ static void type_line(struct parser *p, const char *s, size_t n)
 	p->name_len = 0; /* the previous name's suffix was under the previous TYPE */
 	while (q < e && BLANK(*q))
 		q++;
-	for (name = q; q < e && !BLANK(*q); q++)
-		;
+	name = q;
+	q = blank_at(q, e);
 	nl = (size_t)(q - name);
 	while (q < e && BLANK(*q))
 		q++;
@@ -210,10 +321,14 @@ static void type_line(struct parser *p, const char *s, size_t n)
 	memcpy(p->type_name, name, nl);
 	p->type_name[nl] = '\0';
 	p->type_len = nl;
+	/* family_name() reads a sample's name as this one only when it is a metric name */
+	p->type_valid = NAME_START(name[0]);
+	for (size_t i = 1; i < nl && p->type_valid; i++)
+		p->type_valid = NAME_CHAR(name[i]) != 0;
 	p->type = EXPO_OTHER;
 	p->sfx = K_PLAIN;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strlen(kinds[i].kind) == kl && !memcmp(kind, kinds[i].kind, kl)) {
+		if (kinds[i].len == kl && !memcmp(kind, kinds[i].kind, kl)) {
 			p->type = kinds[i].type;
 			p->sfx = kinds[i].sfx;
 		}
@@ -241,79 +356,143 @@ static int family_suffix(const struct parser *p, const char *name, size_t n)
 }
 
 /*
- * Whether the n bytes at a and b are equal, for the short names it sees
- * most: whole words, masked. Both may be read 16 bytes far (the line buffer
- * has that slack, the cached names are longer).
+ * Whether the n bytes at a and b are equal, a word at a time (no call):
+ * both may be read 8 bytes far even when n is smaller (the line copy has
+ * that slack, the caches are at least 8 bytes long).
  */
 static inline int same(const char *a, const char *b, size_t n)
 {
-	uint64_t x, y, u, v;
+	uint64_t x, y;
 
-	if (n > 16)
-		return !memcmp(a, b, n);
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 < n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return 0;
+		}
+		memcpy(&x, a + n - 8, 8); /* the last word, overlapping the one before */
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
 	memcpy(&x, a, 8);
 	memcpy(&y, b, 8);
-	if (n <= 8) {
-		uint64_t mask = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
+	return !((x ^ y) & ((1ull << (8 * n)) - 1));
+}
 
-		return !((x ^ y) & mask);
-	}
-	memcpy(&u, a + 8, 8);
-	memcpy(&v, b + 8, 8);
-	return x == y && !((u ^ v) & (n == 16 ? ~0ull : (1ull << (8 * (n - 8))) - 1));
+/* same(), where q may lie near lim, the end of what may be read (a, n bytes, ends before lim). */
+static inline int same_at(const char *q, const char *lim, const char *c, size_t n)
+{
+	return (size_t)(lim - q) >= 8 ? same(q, c, n) : !memcmp(q, c, n);
 }
 
 /*
- * One sample line: n bytes at s, no line end, no leading blank. It is
- * copied twice: once as the series key, once to be cut in place into the
- * NUL-terminated name, label names and unescaped values the callback
- * borrows (a NUL byte of the line stops every scan, and is a bad line).
+ * n bytes from src to dst in whole 16-byte blocks (short copies without a
+ * call): both may be written or read up to 15 bytes past n, when src has
+ * that much before lim; else a plain memcpy.
+ */
+static inline void copy16(char *dst, const char *src, size_t n, const char *lim)
+{
+	if ((size_t)(lim - src) < n + 16) {
+		memcpy(dst, src, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i += 16)
+		memcpy(dst + i, src + i, 16);
+}
+
+/*
+ * The metric name at s (n bytes of line) when it is the family of the TYPE
+ * line in force with one of its suffixes: its length, with *sfx set; 0 when
+ * it is not (the caller scans it). No byte-by-byte scan of the family.
+ */
+static size_t family_name(const struct parser *p, const char *s, size_t n, int *sfx)
+{
+	static const struct {
+		const char *s;
+		size_t n;
+		enum expo_suffix sfx;
+	} tail[] = { { "_bucket", 7, EXPO_SFX_BUCKET }, { "_sum", 4, EXPO_SFX_SUM },     { "_count", 6, EXPO_SFX_COUNT },
+		     { "_total", 6, EXPO_SFX_TOTAL },   { "_created", 8, EXPO_SFX_CREATED }, { "_gsum", 5, EXPO_SFX_SUM },
+		     { "_gcount", 7, EXPO_SFX_COUNT },  { "_info", 5, EXPO_SFX_INFO } };
+	size_t t = p->type_len;
+
+	if (!t || !p->type_valid || n <= t || !same_at(s, p->lim, p->type_name, t))
+		return 0;
+	if (!NAME_CHAR(s[t])) {
+		*sfx = p->sfx & SFX(EXPO_SFX_NONE) ? EXPO_SFX_NONE : -1;
+		return t;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(tail); i++)
+		if (n - t > tail[i].n && !memcmp(s + t, tail[i].s, tail[i].n) && !NAME_CHAR(s[t + tail[i].n])) {
+			*sfx = p->sfx & SFX(tail[i].sfx) ? (int)tail[i].sfx : -1;
+			return t + tail[i].n;
+		}
+	return 0;
+}
+
+/*
+ * One sample line: n bytes at s, no line end, no leading blank, and s[n]
+ * readable and a line end (or NUL) that stops every scan. The line is read
+ * where it lies. Its name, label names and label values come from caches
+ * of what the previous lines had (a family's lines repeat their name, and
+ * most labels: a label is compared whole, name="value", a word at a time);
+ * one that differs is scanned once and cached. Only what the caches cannot
+ * hold (long tokens, escaped values) is written out, into tok; the series
+ * key, the line's name and label set, is copied into raw once the line has
+ * parsed. A NUL byte in the line stops the scans, and is a bad line.
  */
 static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, void *ud)
 {
 	struct expo_sample x;
-	char *l = p->tok, *e = l + n, *q = l;
+	const char *e = s + n, *q = s;
+	char *w = p->tok;
 	size_t nl;
 	int sfx;
 
-	memcpy(l, s, n);
-	*e = '\0';
 	/* a family's samples follow each other: most lines repeat the previous line's name */
 	nl = p->name_len;
-	if (nl && nl < n && !NAME_CHAR(l[nl]) && same(l, p->name, nl)) {
+	if (nl && nl < n && !NAME_CHAR(s[nl]) && same_at(s, p->lim, p->name, nl)) {
 		q += nl;
 		sfx = p->name_sfx;
+		x.name = p->name;
 	} else {
 		p->name_len = 0;
-		if (!NAME_START(*q)) {
-			bad_line(p, s, n, "a sample line starts with a metric name");
-			return;
+		if (!(nl = family_name(p, s, n, &sfx))) {
+			if (!NAME_START(*q)) {
+				bad_line(p, s, n, "a sample line starts with a metric name");
+				return;
+			}
+			while (NAME_CHAR(*q))
+				q++;
+			nl = (size_t)(q - s);
+			sfx = -2; /* not known yet */
 		}
-		while (NAME_CHAR(*q))
-			q++;
-		nl = (size_t)(q - l);
+		q = s + nl;
 		if (nl < sizeof(p->name)) {
-			memcpy(p->name, l, nl);
+			memcpy(p->name, s, nl);
 			p->name[nl] = '\0';
-			sfx = family_suffix(p, p->name, nl);
+			x.name = p->name;
+		} else { /* too long to keep */
+			memcpy(w, s, nl);
+			w[nl] = '\0';
+			x.name = w;
+			w += nl + 1;
+		}
+		if (sfx == -2)
+			sfx = family_suffix(p, x.name, nl);
+		if (x.name == p->name) {
 			p->name_len = nl;
 			p->name_sfx = sfx;
-		} else { /* too long to keep: cut in place once the next byte is checked */
-			char c = l[nl];
-
-			l[nl] = '\0';
-			sfx = family_suffix(p, l, nl);
-			l[nl] = c;
 		}
 	}
-	x.name = p->name_len ? p->name : l;
+	x.name_len = nl;
 	x.nlabels = 0;
 	if (*q == '{') {
 		q++;
-		l[nl] = x.name == l ? '\0' : l[nl];
 		for (;;) {
-			char *ln, *ne, *v, *w;
-			size_t ll;
+			struct expo_label *lb = &x.labels[x.nlabels];
+			struct lcache *c;
 
 			while (BLANK(*q))
 				q++;
@@ -323,70 +502,126 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				bad_line(p, s, n, "more labels than a sample may have");
 				return;
 			}
-			if (!NAME_START(*q)) {
-				bad_line(p, s, n, "a label name is expected");
-				return;
-			}
-			/* the lines of a family repeat their label names: compared, not scanned */
-			ll = p->lname[x.nlabels].len;
-			if (ll && (size_t)(e - q) > ll && !NAME_CHAR(q[ll]) && same(q, p->lname[x.nlabels].name, ll)) {
-				x.labels[x.nlabels].name = p->lname[x.nlabels].name;
-				q += ll;
-				ne = NULL;
+			c = p->at[x.nlabels];
+			if (c && (size_t)(e - q) > c->clen && same_at(q, p->lim, c->chunk, c->clen)) {
+				/* the cached value has no '"', '\\' or NUL: the same bytes are the same label */
+				lb->name = c->cut;
+				lb->name_len = c->nlen;
+				lb->value = c->cut + c->nlen + 2;
+				lb->value_len = c->vlen;
+				c->line = p->lineno;
+				q += c->clen;
 			} else {
-				for (ln = q; NAME_CHAR(*q); q++)
-					;
-				ll = (size_t)(q - ln);
-				x.labels[x.nlabels].name = ln;
-				ne = q; /* cut there once it is known to be a label name */
-				if (ll < sizeof(p->lname[0].name)) {
-					memcpy(p->lname[x.nlabels].name, ln, ll);
-					p->lname[x.nlabels].name[ll] = '\0';
-					p->lname[x.nlabels].len = ll;
-				}
-			}
-			while (BLANK(*q))
-				q++;
-			if (*q != '=') {
-				bad_line(p, s, n, "'=' is expected after a label name");
-				return;
-			}
-			if (ne)
-				*ne = '\0';
-			q++;
-			while (BLANK(*q))
-				q++;
-			if (*q != '"') {
-				bad_line(p, s, n, "a label value is quoted");
-				return;
-			}
-			v = w = ++q;
-			for (;;) {
-				char *r = (char *)value_end(q, e);
+				const char *ln = q, *r;
+				size_t ll, vl;
+				int hit;
 
-				if (w != q)
-					memmove(w, q, (size_t)(r - q));
-				w += r - q;
-				q = r;
-				if (*q == '"')
-					break;
-				if (q == e || !*q || ++q == e) {
-					bad_line(p, s, n, "a label value is not closed");
+				p->at[x.nlabels] = NULL;
+				if (!NAME_START(*q)) {
+					bad_line(p, s, n, "a label name is expected");
 					return;
 				}
-				if (*q == 'n')
-					*w++ = '\n';
-				else if (*q == '\\' || *q == '"')
-					*w++ = *q;
-				else {
-					bad_line(p, s, n, "an unknown escape in a label value");
-					return;
+				while (NAME_CHAR(*q))
+					q++;
+				ll = (size_t)(q - ln);
+				c = NULL;
+				hit = 0;
+				if (q[0] == '=' && q[1] == '"' && p->lim - q >= 18) {
+					/* kept from an earlier line? (values cycle: a histogram's bounds, model after model) */
+					uint64_t v0, v1;
+
+					memcpy(&v0, q + 2, 8);
+					memcpy(&v1, q + 10, 8);
+					v0 ^= ll ^ (v1 * 0x9e3779b97f4a7c15ull);
+					v0 ^= v0 >> 33; /* mixed (MurmurHash3's finaliser): every byte reaches the top bits */
+					v0 *= 0xff51afd7ed558ccdull;
+					v0 ^= v0 >> 33;
+					c = &p->slot[(v0 * 0xc4ceb9fe1a85ec53ull) >> (64 - LSLOTS_LOG2)];
+					if (c->clen && c->nlen == ll && (size_t)(e - ln) > c->clen &&
+					    same_at(ln, p->lim, c->chunk, c->clen)) {
+						lb->name = c->cut;
+						lb->name_len = ll;
+						lb->value = c->cut + ll + 2;
+						lb->value_len = c->vlen;
+						c->line = p->lineno;
+						p->at[x.nlabels] = c;
+						q = ln + c->clen;
+						hit = 1;
+					} else if (c->line == p->lineno) {
+						c = NULL; /* lent to this line's callback already */
+					}
 				}
-				q++;
+				if (!hit) { /* scanned, and kept when it can be */
+					while (BLANK(*q))
+						q++;
+					if (*q != '=') {
+						bad_line(p, s, n, "'=' is expected after a label name");
+						return;
+					}
+					q++;
+					while (BLANK(*q))
+						q++;
+					if (*q != '"') {
+						bad_line(p, s, n, "a label value is quoted");
+						return;
+					}
+					q++;
+					r = value_end(q, e);
+					vl = (size_t)(r - q);
+					if (c && *r == '"' && (size_t)(r + 1 - ln) <= sizeof(c->chunk)) {
+						/* name="value", no escape, short: kept for the next lines */
+						c->clen = (size_t)(r + 1 - ln);
+						c->nlen = ll;
+						c->vlen = vl;
+						c->line = p->lineno;
+						copy16(c->chunk, ln, c->clen, p->lim);
+						copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
+						c->cut[ll] = '\0';
+						c->cut[c->clen - 1] = '\0';
+						lb->name = c->cut;
+						lb->value = c->cut + ll + 2;
+						p->at[x.nlabels] = c;
+						q = r + 1;
+					} else {
+						char *v;
+
+						memcpy(w, ln, ll);
+						w[ll] = '\0';
+						lb->name = w;
+						w += ll + 1;
+						v = w;
+						for (;;) { /* unescaped into tok */
+							memcpy(w, q, (size_t)(r - q));
+							w += r - q;
+							q = r;
+							if (*q == '"')
+								break;
+							if (q == e || !*q || ++q == e) {
+								bad_line(p, s, n, "a label value is not closed");
+								return;
+							}
+							if (*q == 'n')
+								*w++ = '\n';
+							else if (*q == '\\' || *q == '"')
+								*w++ = *q;
+							else {
+								bad_line(p, s, n, "an unknown escape in a label value");
+								return;
+							}
+							q++;
+							r = value_end(q, e);
+						}
+						*w = '\0';
+						vl = (size_t)(w - v);
+						lb->value = v;
+						w++;
+						q++;
+					}
+					lb->name_len = ll;
+					lb->value_len = vl;
+				}
 			}
-			*w = '\0'; /* w <= q: at worst it overwrites the closing quote */
-			q++;
-			x.labels[x.nlabels++].value = v;
+			x.nlabels++;
 			while (BLANK(*q))
 				q++;
 			if (*q == ',') {
@@ -403,16 +638,12 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 	} else if (!BLANK(*q)) {
 		bad_line(p, s, n, "a space is expected after the metric name");
 		return;
-	} else if (x.name == l) {
-		*q++ = '\0';
 	}
-	memcpy(p->raw, s, (size_t)(q - l));
-	p->raw[q - l] = '\0';
-	x.series = p->raw;
+	x.series_len = (size_t)(q - s);
 
 	while (BLANK(*q))
 		q++;
-	if (num_token(q, e, &x.value, (const char **)&q)) {
+	if (num_token(q, e, p->lim, &x.value, &q)) {
 		bad_line(p, s, n, "the value is not a number");
 		return;
 	}
@@ -436,6 +667,10 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 		x.has_ts = 1;
 		x.ts_ms = (int64_t)(sec ? ts * 1000 : ts);
 	}
+	if (s != p->raw)
+		copy16(p->raw, s, x.series_len, p->lim);
+	p->raw[x.series_len] = '\0';
+	x.series = p->raw;
 	if (sfx >= 0) {
 		x.type = p->type;
 		x.family = p->type_name;
@@ -450,20 +685,15 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 
 size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err, size_t errsz)
 {
-	struct parser p;
-	size_t i = 0;
+	struct parser *p = xmalloc(sizeof(*p)); /* 30 kB: not on the stack */
+	size_t i = 0, nbad;
 
 	cls_init();
-	memset(&p, 0, sizeof(p));
-	/* the series key and the line to cut, each as long as the longest line can be, plus 16 bytes to read past */
-	{
-		size_t cap = (len < EXPO_MAX_LINE ? len : EXPO_MAX_LINE) + 1;
-
-		p.raw = xcalloc(2 * cap + 16, 1);
-		p.tok = p.raw + cap;
-	}
-	p.err = err;
-	p.errsz = errsz;
+	memset(p, 0, offsetof(struct parser, slot));
+	for (size_t k = 0; k < LSLOTS; k++)
+		p->slot[k].clen = 0;
+	p->err = err;
+	p->errsz = errsz;
 	if (errsz)
 		err[0] = '\0';
 	while (i < len) {
@@ -471,7 +701,7 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 		size_t n = nl ? (size_t)(nl - s) : len - i;
 
 		i += nl ? n + 1 : n;
-		p.lineno++;
+		p->lineno++;
 		if (n && s[n - 1] == '\r')
 			n--;
 		while (n && BLANK(*s)) {
@@ -482,16 +712,35 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 			continue;
 		if (*s == '#') {
 			if (n >= 7 && !memcmp(s, "# TYPE", 6) && BLANK(s[6]))
-				type_line(&p, s, n);
+				type_line(p, s, n);
 			else if (n >= 5 && !memcmp(s, "# EOF", 5) && (n == 5 || BLANK(s[5])))
 				break;
 			continue;
 		}
-		if (n > EXPO_MAX_LINE)
-			bad(&p, "longer than the line cap");
-		else
-			sample_line(&p, s, n, cb, ud); /* a NUL byte stops its scans: a bad line */
+		if (n > EXPO_MAX_LINE) {
+			bad(p, "longer than the line cap");
+			continue;
+		}
+		if (n + 64 > p->cap) { /* the series key and the tokens: as long as the longest line, plus 64 bytes */
+			p->cap = n + 64 > 2 * p->cap ? n + 64 : 2 * p->cap;
+			if (p->cap < 1024)
+				p->cap = 1024;
+			free(p->raw);
+			p->raw = xmalloc(2 * p->cap);
+			p->tok = p->raw + p->cap;
+		}
+		if (s + n < text + len) { /* s[n] is its line end: read in place */
+			p->lim = text + len;
+			sample_line(p, s, n, cb, ud); /* a NUL byte stops its scans: a bad line */
+		} else { /* the last line, without a line end: copied to end with a NUL */
+			memcpy(p->raw, s, n);
+			memset(p->raw + n, 0, 64); /* the slack word reads may touch: defined */
+			p->lim = p->raw + n + 64;
+			sample_line(p, p->raw, n, cb, ud);
+		}
 	}
-	free(p.raw);
-	return p.bad;
+	free(p->raw);
+	nbad = p->bad;
+	free(p);
+	return nbad;
 }

@@ -47,11 +47,13 @@ enum expo_suffix {
 struct expo_label {
 	const char *name;
 	const char *value; /* unescaped */
+	size_t name_len, value_len; /* strlen of each (a value may hold no NUL: the line would be bad) */
 };
 
 /* One sample; every string is borrowed, valid during the callback only. */
 struct expo_sample {
 	const char *name;
+	size_t name_len; /* its strlen */
 	struct expo_label labels[EXPO_MAX_LABELS]; /* the first nlabels, in the line's order */
 	size_t nlabels;
 	double value;       /* NaN, +Inf and -Inf as the format spells them */
@@ -62,6 +64,7 @@ struct expo_sample {
 	enum expo_suffix suffix; /* name = family + suffix */
 	const char *series;      /* the line's name and label set as written (escapes kept): a key that tells
 				    series apart, the same for the same series from one exporter */
+	size_t series_len; /* its strlen */
 };
 
 typedef void (*expo_cb)(const struct expo_sample *s, void *ud);

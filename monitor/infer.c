@@ -166,6 +166,7 @@ struct pt {
 	char *model;   /* model label ("" when none) */
 	char *version; /* version label ("" when none) */
 	char *sub;     /* error type or GPU UUID ("" when none) */
+	size_t slen, glen; /* strlen of series and group */
 	size_t off;    /* while parsing: where its strings start in the arena */
 	uint32_t og, om, ov, ob; /* and where group, model, version and sub start after that */
 };
@@ -178,12 +179,26 @@ struct snap {
 	int64_t mono_ns;
 };
 
+struct index {
+	const char **key;
+	size_t *val;
+	size_t slots, cap; /* cap: slots allocated (kept from period to period) */
+};
+
+static void index_free(struct index *x);
+
 struct infer {
 	enum infer_server configured, recognised;
 	struct snap *base; /* the scrape the previous execution_stats used */
 	struct snap *cur;  /* the latest scrape (may be base) */
 	struct snap *spare; /* a snapshot no longer used, kept for its buffers (no page faults each scrape) */
 	struct name_ent names[NAME_SLOTS];
+	size_t lab_len[ARRAY_SIZE(fams)][3]; /* strlen of each family's model_l, version_l, sub_l (0: none) */
+	/* increases()'s work space, kept from period to period (no allocation, no page fault each) */
+	struct index prev, grp;
+	double *d;
+	unsigned char *reset;
+	size_t *gi, wcap;
 };
 
 static const char *const server_names[] = { "", "triton", "vllm", "tgi", "torchserve", "ovms", "prometheus" };
@@ -216,12 +231,12 @@ static void name_add(struct infer *in, char *name, int fam, enum part part)
 	in->names[h] = (struct name_ent){ name, fam, part };
 }
 
-static const struct name_ent *name_find(const struct infer *in, const char *name)
+static const struct name_ent *name_find(const struct infer *in, const char *name, size_t n)
 {
-	uint32_t h = name_hash(name, strlen(name)) & (NAME_SLOTS - 1);
+	uint32_t h = name_hash(name, n) & (NAME_SLOTS - 1);
 
 	for (; in->names[h].name; h = (h + 1) & (NAME_SLOTS - 1))
-		if (!strcmp(in->names[h].name, name))
+		if (!strncmp(in->names[h].name, name, n) && !in->names[h].name[n])
 			return &in->names[h];
 	return NULL;
 }
@@ -234,6 +249,10 @@ struct infer *infer_new(enum infer_server configured)
 	for (size_t i = 0; i < ARRAY_SIZE(fams); i++) {
 		const struct fam *f = &fams[i];
 		size_t n = strlen(f->name);
+
+		in->lab_len[i][0] = f->model_l ? strlen(f->model_l) : 0;
+		in->lab_len[i][1] = f->version_l ? strlen(f->version_l) : 0;
+		in->lab_len[i][2] = f->sub_l ? strlen(f->sub_l) : 0;
 
 		switch (f->type) {
 		case 'h':
@@ -291,6 +310,11 @@ void infer_free(struct infer *in)
 	snap_free(in->base);
 	for (size_t i = 0; i < NAME_SLOTS; i++)
 		free(in->names[i].name);
+	index_free(&in->prev);
+	index_free(&in->grp);
+	free(in->d);
+	free(in->reset);
+	free(in->gi);
 	free(in);
 }
 
@@ -306,9 +330,11 @@ struct scan {
 	struct snap *s;
 	size_t samples;
 	size_t per_server[INFER_PROMETHEUS + 1];
-	char last[256];                /* the previous sample's name ("" before the first) */
+	unsigned want;                 /* the servers whose families are kept (bit per enum infer_server); 0: all */
+	char last[256];                /* the previous sample's name */
+	size_t last_len;               /* its length (SIZE_MAX: none, or too long to keep) */
 	enum infer_server last_srv;    /* its server_of_name() */
-	const struct name_ent *last_e; /* its name_find() */
+	const struct name_ent *last_e; /* its name_find(), NULL when its family is not kept */
 };
 
 /* The server a sample's name says the endpoint is, INFER_AUTO when it says nothing. */
@@ -332,20 +358,16 @@ static enum infer_server server_of_name(const char *n)
 	return INFER_AUTO;
 }
 
-static const char *label(const struct expo_sample *x, const char *name)
+/* Whether label l is named name (n bytes). */
+static inline int is_label(const struct expo_label *l, const char *name, size_t n)
 {
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < x->nlabels; i++)
-		if (!strcmp(x->labels[i].name, name))
-			return x->labels[i].value;
-	return NULL;
+	return l->name_len == n && !memcmp(l->name, name, n);
 }
 
 /* A bound or quantile as the format writes it ("+Inf", "0.005"): 0, or -1 when it is none. */
-static int parse_bound(const char *s, double *v)
+static int parse_bound(const struct expo_label *l, double *v)
 {
-	return s && *s && !expo_parse_number(s, strlen(s), v) && !isnan(*v) ? 0 : -1;
+	return l && l->value_len && !expo_parse_number(l->value, l->value_len, v) && !isnan(*v) ? 0 : -1;
 }
 
 static char *put(char *w, const char *s, size_t n)
@@ -361,37 +383,72 @@ static char *put_len(char *w, char c, size_t n)
 	int k = 0;
 
 	*w++ = c;
-	do
-		d[k++] = (char)('0' + n % 10);
-	while ((n /= 10));
-	while (k)
-		*w++ = d[--k];
+	if (n < 10) { /* label names and values are mostly short */
+		*w++ = (char)('0' + n);
+	} else if (n < 100) {
+		*w++ = (char)('0' + n / 10);
+		*w++ = (char)('0' + n % 10);
+	} else {
+		do
+			d[k++] = (char)('0' + n % 10);
+		while ((n /= 10));
+		while (k)
+			*w++ = d[--k];
+	}
 	*w++ = ':';
 	return w;
 }
 
+/* utf8_sanitize() of the n bytes at s (NUL-terminated), when any of them is not ASCII (a word at a time). */
+static void sanitize(char *s, size_t n)
+{
+	uint64_t acc = 0, x;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, s + i, 8);
+		acc |= x;
+	}
+	for (; i < n; i++)
+		acc |= (unsigned char)s[i];
+	if (acc & 0x8080808080808080ull)
+		utf8_sanitize(s);
+}
+
+/*
+ * One sample: kept in the snapshot when its name is one of a known family
+ * that the flavour reads (looked up once per run of samples of one name,
+ * before any label is looked at), with its strings in the arena. The
+ * labels it needs are found in one pass over the line's, by length first.
+ */
 static void on_sample(const struct expo_sample *x, void *ud)
 {
 	struct scan *sc = ud;
-	enum infer_server srv;
 	const struct name_ent *e;
 	const struct fam *f;
-	const char *model, *version, *sub;
+	const struct expo_label *method = NULL, *bound = NULL, *lab[3] = { NULL, NULL, NULL };
+	const size_t *ll;
+	const char *sub;
+	size_t nsub;
 	struct pt *p;
 	char *block, *og, *om, *ov, *ob;
 	double le = 0;
 
 	sc->samples++;
 	/* a family's samples follow each other: the previous sample's name is looked up once */
-	if (strcmp(x->name, sc->last)) {
-		snprintf(sc->last, sizeof(sc->last), "%s", x->name);
+	if (x->name_len != sc->last_len || memcmp(x->name, sc->last, x->name_len)) {
+		if (x->name_len < sizeof(sc->last)) {
+			memcpy(sc->last, x->name, x->name_len);
+			sc->last_len = x->name_len;
+		} else {
+			sc->last_len = SIZE_MAX; /* never a match */
+		}
 		sc->last_srv = server_of_name(x->name);
-		sc->last_e = name_find(sc->in, x->name);
-		if (strlen(x->name) >= sizeof(sc->last))
-			sc->last[0] = '\0'; /* cut: never a match */
+		sc->last_e = name_find(sc->in, x->name, x->name_len);
+		if (sc->last_e && sc->want && !((1u << fams[sc->last_e->fam].srv) & sc->want))
+			sc->last_e = NULL; /* another server's family: nothing of it is read */
 	}
-	srv = sc->last_srv;
-	sc->per_server[srv]++;
+	sc->per_server[sc->last_srv]++;
 	e = sc->last_e;
 	if (!e || !isfinite(x->value))
 		return;
@@ -399,41 +456,60 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	/* a counter, a bucket or a count below zero is no count: skipped, so no period can go negative */
 	if (x->value < 0 && (f->type == 'c' || e->part == P_BUCKET || e->part == P_COUNT))
 		return;
+	/* the labels it reads, each the first of its name */
+	ll = sc->in->lab_len[e->fam];
+	for (size_t i = 0; i < x->nlabels; i++) {
+		const struct expo_label *l = &x->labels[i];
+
+		if (ll[0] && !lab[0] && is_label(l, f->model_l, ll[0]))
+			lab[0] = l;
+		else if (ll[1] && !lab[1] && is_label(l, f->version_l, ll[1]))
+			lab[1] = l;
+		else if (ll[2] && !lab[2] && is_label(l, f->sub_l, ll[2]))
+			lab[2] = l;
+		else if (f->only && !method && is_label(l, "method", 6))
+			method = l;
+		else if (e->part == P_BUCKET && !bound && is_label(l, "le", 2))
+			bound = l;
+		else if (e->part == P_QUANTILE && !bound && is_label(l, "quantile", 8))
+			bound = l;
+	}
 	if (f->only) {
-		const char *m = label(x, "method");
 		size_t i;
 
-		for (i = 0; m && f->only[i] && strcmp(f->only[i], m); i++)
+		for (i = 0; method && f->only[i] && strcmp(f->only[i], method->value); i++)
 			;
-		if (!m || !f->only[i])
+		if (!method || !f->only[i])
 			return;
 	}
-	if (e->part == P_BUCKET && parse_bound(label(x, "le"), &le))
+	if (e->part == P_BUCKET && parse_bound(bound, &le))
 		return;
-	if (e->part == P_QUANTILE && (parse_bound(label(x, "quantile"), &le) || le < 0 || le > 1))
+	if (e->part == P_QUANTILE && (parse_bound(bound, &le) || le < 0 || le > 1))
 		return;
-	model = label(x, f->model_l);
-	version = label(x, f->version_l);
-	sub = f->sub_fixed ? f->sub_fixed : label(x, f->sub_l);
+	if (f->sub_fixed) {
+		sub = f->sub_fixed;
+		nsub = strlen(sub);
+	} else {
+		sub = lab[2] ? lab[2]->value : NULL;
+		nsub = lab[2] ? lab[2]->value_len : 0;
+	}
 	if (f->role == ROLE_DEVICE && !sub)
 		return; /* a GPU without its UUID cannot be told apart */
 
 	/*
 	 * One allocation: series, group, model, version, sub. The group is the
 	 * family and every label but le/quantile, each name and value with its
-	 * length before it, so no two label sets share one.
+	 * length before it, so no two label sets share one; for a counter's or
+	 * gauge's sample, its own group (increases()), the family alone.
 	 */
 	{
-		size_t ns = strlen(x->series), nf = strlen(f->name), nm = model ? strlen(model) : 0,
-		       nv = version ? strlen(version) : 0, nb = sub ? strlen(sub) : 0, need = ns + nf + nm + nv + nb + 5;
-		size_t ln[EXPO_MAX_LABELS], lv[EXPO_MAX_LABELS];
+		int grouped = e->part != P_VALUE;
+		size_t ns = x->series_len, nf = strlen(f->name), nm = lab[0] ? lab[0]->value_len : 0,
+		       nv = lab[1] ? lab[1]->value_len : 0, need = ns + nf + nm + nv + nsub + 5;
 		char *w;
 
-		for (size_t i = 0; i < x->nlabels; i++) {
-			ln[i] = strlen(x->labels[i].name);
-			lv[i] = strlen(x->labels[i].value);
-			need += ln[i] + lv[i] + 2 * 21;
-		}
+		for (size_t i = 0; grouped && i < x->nlabels; i++)
+			need += x->labels[i].name_len + x->labels[i].value_len + 2 * 21;
 		if (sc->s->acap - sc->s->alen < need) {
 			while (sc->s->acap - sc->s->alen < need)
 				sc->s->acap = sc->s->acap ? 2 * sc->s->acap : 1u << 16;
@@ -443,23 +519,28 @@ static void on_sample(const struct expo_sample *x, void *ud)
 		w = put(w, x->series, ns + 1);
 		og = w;
 		w = put(w, f->name, nf);
-		for (size_t i = 0; i < x->nlabels; i++) {
-			if ((ln[i] == 2 && !memcmp(x->labels[i].name, "le", 2)) ||
-			    (ln[i] == 8 && !memcmp(x->labels[i].name, "quantile", 8)))
+		for (size_t i = 0; grouped && i < x->nlabels; i++) {
+			const struct expo_label *l = &x->labels[i];
+
+			if (is_label(l, "le", 2) || is_label(l, "quantile", 8))
 				continue;
-			w = put_len(w, '|', ln[i]);
-			w = put(w, x->labels[i].name, ln[i]);
-			w = put_len(w, '=', lv[i]);
-			w = put(w, x->labels[i].value, lv[i]);
+			w = put_len(w, '|', l->name_len);
+			w = put(w, l->name, l->name_len);
+			w = put_len(w, '=', l->value_len);
+			w = put(w, l->value, l->value_len);
 		}
 		*w++ = '\0';
 		om = w;
-		w = put(w, model ? model : "", nm + 1);
+		w = put(w, lab[0] ? lab[0]->value : "", nm + 1);
 		ov = w;
-		w = put(w, version ? version : "", nv + 1);
+		w = put(w, lab[1] ? lab[1]->value : "", nv + 1);
 		ob = w;
-		w = put(w, sub ? sub : "", nb + 1);
+		w = put(w, sub ? sub : "", nsub + 1);
 		sc->s->alen += (size_t)(w - block);
+		/* model names and labels become JSON keys: valid UTF-8 only */
+		sanitize(om, nm);
+		sanitize(ov, nv);
+		sanitize(ob, nsub);
 	}
 
 	if (sc->s->n == sc->s->cap) {
@@ -471,6 +552,8 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	p->part = e->part;
 	p->le = le;
 	p->v = x->value;
+	p->slen = x->series_len;
+	p->glen = (size_t)(om - og - 1);
 	p->off = (size_t)(block - sc->s->arena); /* pointers once the arena stops moving (infer_update) */
 	p->og = (uint32_t)(og - block);
 	p->om = (uint32_t)(om - block);
@@ -486,6 +569,10 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 
 	memset(&sc, 0, sizeof(sc));
 	sc.in = in;
+	sc.last_len = SIZE_MAX;
+	/* a flavour known before this body: only its families (and the any-flavour ones) are kept */
+	if (infer_server_of(in) != INFER_AUTO && infer_server_of(in) != INFER_PROMETHEUS)
+		sc.want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
 	sc.s = in->spare ? in->spare : xcalloc(1, sizeof(*sc.s));
 	in->spare = NULL;
 	sc.s->mono_ns = mono_ns;
@@ -502,10 +589,6 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 		p->model = p->series + p->om;
 		p->version = p->series + p->ov;
 		p->sub = p->series + p->ob;
-		/* model names and labels become JSON keys: valid UTF-8 only */
-		utf8_sanitize(p->model);
-		utf8_sanitize(p->version);
-		utf8_sanitize(p->sub);
 	}
 	for (int s = INFER_TRITON; s < INFER_PROMETHEUS; s++)
 		if (sc.per_server[s] > best) {
@@ -524,19 +607,20 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 /* ---- A period ---------------------------------------------------------------------------------------- */
 
 /* A string-keyed open-addressing index into an array (series or groups). */
-struct index {
-	const char **key;
-	size_t *val;
-	size_t slots;
-};
-
+/* Ready for n keys, empty; its arrays kept from the previous use when large enough. */
 static void index_init(struct index *x, size_t n)
 {
 	x->slots = 16;
 	while (x->slots < 2 * n)
 		x->slots <<= 1;
-	x->key = xcalloc(x->slots, sizeof(*x->key));
-	x->val = xcalloc(x->slots, sizeof(*x->val));
+	if (x->slots > x->cap) {
+		free(x->key);
+		free(x->val);
+		x->key = xmalloc(x->slots * sizeof(*x->key));
+		x->val = xmalloc(x->slots * sizeof(*x->val));
+		x->cap = x->slots;
+	}
+	memset(x->key, 0, x->slots * sizeof(*x->key));
 }
 
 static void index_free(struct index *x)
@@ -546,11 +630,11 @@ static void index_free(struct index *x)
 }
 
 /* The slot of key: holding it, or the empty one where it goes. */
-static size_t index_slot(const struct index *x, const char *key)
+static size_t index_slot(const struct index *x, const char *key, size_t n)
 {
-	size_t h = name_hash(key, strlen(key)) & (x->slots - 1);
+	size_t h = name_hash(key, n) & (x->slots - 1);
 
-	while (x->key[h] && strcmp(x->key[h], key))
+	while (x->key[h] && (strncmp(x->key[h], key, n) || x->key[h][n]))
 		h = (h + 1) & (x->slots - 1);
 	return h;
 }
@@ -613,6 +697,10 @@ static struct acc *acc_of(struct period *pd, const char *model, const char *vers
 	/* a model's samples mostly follow each other: the previous one first */
 	if (pd->last < pd->na && !strcmp(pd->a[pd->last].model, model) && !strcmp(pd->a[pd->last].version, version))
 		return &pd->a[pd->last];
+	/* or, family after family (Triton), the model after it */
+	if (pd->last + 1 < pd->na && !strcmp(pd->a[pd->last + 1].model, model) &&
+	    !strcmp(pd->a[pd->last + 1].version, version))
+		return &pd->a[++pd->last];
 	for (size_t i = 0; i < pd->na; i++)
 		if (!strcmp(pd->a[i].model, model) && !strcmp(pd->a[i].version, version)) {
 			pd->last = i;
@@ -650,12 +738,14 @@ static void err_add(struct err **e, size_t *n, const char *type, double v)
 	char t[128];
 	size_t i;
 
-	/* Triton's reasons are upper case (REJECTED, BACKEND): error types are lower case */
-	snprintf(t, sizeof(t), "%s", *type ? type : "generic");
-	for (char *c = t; *c; c++)
-		if (*c >= 'A' && *c <= 'Z')
-			*c = (char)(*c - 'A' + 'a');
-	utf8_sanitize(t); /* the cut may have split a character */
+	/* Triton's reasons are upper case (REJECTED, BACKEND): error types are lower case (at most 127 bytes) */
+	if (!*type)
+		type = "generic";
+	for (i = 0; type[i] && i < sizeof(t) - 1; i++)
+		t[i] = type[i] >= 'A' && type[i] <= 'Z' ? (char)(type[i] - 'A' + 'a') : type[i];
+	t[i] = '\0';
+	if (type[i])
+		utf8_sanitize(t); /* the cut may have split a character */
 	for (i = 0; i < *n; i++)
 		if (!strcmp((*e)[i].type, t))
 			break;
@@ -1122,55 +1212,92 @@ static void period_free(struct period *pd)
 	free(pd->dv);
 }
 
+/* Whether two points have the same series key (lengths first). */
+static inline int same_series(const struct pt *a, const struct pt *b)
+{
+	return a->slen == b->slen && !memcmp(a->series, b->series, a->slen);
+}
+
 /*
  * The increase of every sample of cur since base (base may be NULL: no
  * increases). A series that went back, or is new, counts from zero; for a
  * histogram or summary that is decided for all its samples together (any
  * bucket, _sum or _count that went back resets them all), so its buckets
- * stay cumulative.
+ * stay cumulative. A server writes its series in the same order scrape
+ * after scrape: a series is first looked for at its own place in base, and
+ * base is indexed (hashing every key) only when one is not there (a
+ * series a body writes twice is matched by its place, then by the index:
+ * to the last of base's); the
+ * samples of one histogram or summary follow each other: its group is
+ * looked up in the index of groups only when it is not the previous
+ * sample's (a counter's or gauge's sample is a group of its own).
  */
-static double *increases(const struct snap *base, const struct snap *cur)
+static const double *increases(struct infer *in, const struct snap *base, const struct snap *cur)
 {
-	double *d = xcalloc(cur->n ? cur->n : 1, sizeof(*d));
-	struct index prev, grp;
+	size_t n = cur->n ? cur->n : 1;
+	int indexed = 0;
+	double *d;
 	unsigned char *reset;
 	size_t *gi;
 
-	if (!base)
-		return d;
-	index_init(&prev, base->n);
-	for (size_t i = 0; i < base->n; i++) {
-		size_t h = index_slot(&prev, base->p[i].series);
-
-		prev.key[h] = base->p[i].series;
-		prev.val[h] = i;
+	if (n > in->wcap) {
+		in->wcap = n;
+		in->d = xrealloc(in->d, n * sizeof(*in->d));
+		in->reset = xrealloc(in->reset, n);
+		in->gi = xrealloc(in->gi, n * sizeof(*in->gi));
 	}
-	index_init(&grp, cur->n);
-	reset = xcalloc(cur->n ? cur->n : 1, 1);
-	gi = xcalloc(cur->n ? cur->n : 1, sizeof(*gi));
+	d = in->d;
+	reset = in->reset;
+	gi = in->gi;
+	if (!base) {
+		memset(d, 0, n * sizeof(*d));
+		return d;
+	}
+	memset(reset, 0, n);
+	index_init(&in->grp, cur->n);
 	for (size_t i = 0; i < cur->n; i++) {
 		const struct pt *p = &cur->p[i];
-		size_t h = index_slot(&prev, p->series), g = index_slot(&grp, p->group);
+		const struct pt *b = NULL;
 		int back;
 
-		if (!grp.key[g]) {
-			grp.key[g] = p->group;
-			grp.val[g] = i;
+		if (i < base->n && same_series(p, &base->p[i])) {
+			b = &base->p[i];
+		} else {
+			size_t h;
+
+			if (!indexed) {
+				index_init(&in->prev, base->n);
+				for (size_t k = 0; k < base->n; k++) {
+					h = index_slot(&in->prev, base->p[k].series, base->p[k].slen);
+					in->prev.key[h] = base->p[k].series;
+					in->prev.val[h] = k;
+				}
+				indexed = 1;
+			}
+			h = index_slot(&in->prev, p->series, p->slen);
+			b = in->prev.key[h] ? &base->p[in->prev.val[h]] : NULL;
 		}
-		gi[i] = grp.val[g];
-		back = !prev.key[h] || (p->part != P_QUANTILE && p->v < base->p[prev.val[h]].v) ||
-		       !isfinite(base->p[prev.val[h]].v);
-		d[i] = prev.key[h] ? p->v - base->p[prev.val[h]].v : p->v;
+		if (p->part == P_VALUE) { /* a counter's or gauge's sample is its own group */
+			gi[i] = i;
+		} else if (i && p->glen == p[-1].glen && !memcmp(p->group, p[-1].group, p->glen)) {
+			gi[i] = gi[i - 1];
+		} else {
+			size_t g = index_slot(&in->grp, p->group, p->glen);
+
+			if (!in->grp.key[g]) {
+				in->grp.key[g] = p->group;
+				in->grp.val[g] = i;
+			}
+			gi[i] = in->grp.val[g];
+		}
+		back = !b || (p->part != P_QUANTILE && p->v < b->v) || !isfinite(b->v);
+		d[i] = b ? p->v - b->v : p->v;
 		if (back && p->part != P_QUANTILE)
 			reset[gi[i]] = 1;
 	}
 	for (size_t i = 0; i < cur->n; i++)
 		if (reset[gi[i]])
 			d[i] = cur->p[i].v;
-	free(reset);
-	free(gi);
-	index_free(&prev);
-	index_free(&grp);
 	return d;
 }
 
@@ -1179,7 +1306,7 @@ void infer_execution_stats(struct infer *in, json_t *group)
 	struct snap *cur = in->cur;
 	struct period pd;
 	json_t *models, *devs;
-	double *d;
+	const double *d;
 	unsigned want;
 
 	if (!cur)
@@ -1187,11 +1314,10 @@ void infer_execution_stats(struct infer *in, json_t *group)
 	memset(&pd, 0, sizeof(pd));
 	pd.have_base = in->base && in->base != cur;
 	want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
-	d = increases(pd.have_base ? in->base : NULL, cur);
+	d = increases(in, pd.have_base ? in->base : NULL, cur);
 	for (size_t i = 0; i < cur->n; i++)
 		if ((1u << fams[cur->p[i].fam].srv) & want)
 			add_pt(&pd, &cur->p[i], d[i]);
-	free(d);
 
 	if (pd.have_base)
 		runtime_json(&pd, group);

@@ -162,7 +162,13 @@ static void check_json(json_t *v, const char *key, int pcts)
 				prev = json_real_value(x);
 				continue;
 			}
-			check_json(x, k, p && json_is_object(x) && strcmp(key, "latency_stats") == 0);
+			/* model, version and device names are the server's: never taken for the report's keys */
+			check_json(x,
+				   !strcmp(key, "models")	  ? "<model>"
+				   : !strcmp(key, "<model>")	  ? "<version>"
+				   : !strcmp(key, "server_devices") ? "<device>"
+								    : k,
+				   p && json_is_object(x) && strcmp(key, "latency_stats") == 0);
 			if ((!strcmp(key, "execution_summary") || !strcmp(key, "error_summary") || !strcmp(key, "tokens")) &&
 			    (!json_is_integer(x) || json_integer_value(x) < 0))
 				fail("a count is not a non-negative integer", k);

@@ -222,6 +222,11 @@ static void test_servers(void)
 		ok(!expo_parse_number("0.25", 4, &v) && v == 0.25, "expo_parse_number, no NUL needed");
 		ok(expo_parse_number("0.25x", 5, &v) && expo_parse_number("", 0, &v), "and not a number");
 	}
+	/* found by fuzz_expo: a sample named as a TYPE line's family that is no metric name is no sample */
+	bad = parse("# TYPE a\237b counter\na\237b 1\na\237b_total 2\n# TYPE c\237 gauge\nc\237 3\nab 4\n", &g, err,
+		    sizeof(err));
+	ok(bad == 3 && g.n == 1 && !strcmp(g.names[0], "ab"), "a TYPE line's name that is no metric name names no sample");
+	is_str(err, "line 2: a space is expected after the metric name", "said as for any such line");
 	parse("m{a=\"x,b=y\"} 1\nm{a=\"x\",b=\"y\"} 2\n", &g, err, sizeof(err));
 	ok(g.n == 2 && strcmp(g.series[0], g.series[1]), "a value holding ',' and '=' is another series");
 

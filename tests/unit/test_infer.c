@@ -665,6 +665,70 @@ static void test_openmetrics(void)
 	infer_free(in);
 }
 
+/*
+ * A series is matched with the previous scrape's at its own place, else
+ * through an index: series that moved, a new one, one gone, and a
+ * histogram whose buckets moved all give what they gave matched by name.
+ * (Its groups are not written to the golden file.)
+ */
+static void test_series_order(void)
+{
+	static const char b1[] = "# TYPE vllm:request_success_total counter\n"
+				 "vllm:request_success_total{model_name=\"a\"} 10\n"
+				 "vllm:request_success_total{model_name=\"b\"} 20\n"
+				 "vllm:request_success_total{model_name=\"gone\"} 7\n"
+				 "# TYPE vllm:e2e_request_latency_seconds histogram\n"
+				 "vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"1\"} 1\n"
+				 "vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"+Inf\"} 2\n"
+				 "vllm:e2e_request_latency_seconds_sum{model_name=\"a\"} 1.5\n"
+				 "vllm:e2e_request_latency_seconds_count{model_name=\"a\"} 2\n";
+	static const char b2[] = "# TYPE vllm:e2e_request_latency_seconds histogram\n"
+				 "vllm:e2e_request_latency_seconds_count{model_name=\"a\"} 6\n"
+				 "vllm:e2e_request_latency_seconds_sum{model_name=\"a\"} 5.5\n"
+				 "vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"+Inf\"} 6\n"
+				 "vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"1\"} 5\n"
+				 "# TYPE vllm:request_success_total counter\n"
+				 "vllm:request_success_total{model_name=\"new\"} 4\n"
+				 "vllm:request_success_total{model_name=\"b\"} 25\n"
+				 "vllm:request_success_total{model_name=\"a\"} 13\n";
+	struct infer *in = infer_new(INFER_AUTO);
+	json_t *g = json_object();
+	char err[256];
+
+	is_int(infer_update(in, b1, sizeof(b1) - 1, 0, err, sizeof(err)), 0, "order: first scrape");
+	infer_execution_stats(in, g);
+	json_decref(g);
+	g = json_object();
+	is_int(infer_update(in, b2, sizeof(b2) - 1, 5000000000, err, sizeof(err)), 0, "order: second, reordered");
+	infer_execution_stats(in, g);
+	is_int((int)json_integer_value(json_object_get(
+		       json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "a"), ""),
+				       "execution_summary"),
+		       "completed")),
+	       3, "a series that moved: its increase");
+	is_int((int)json_integer_value(json_object_get(
+		       json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "b"), ""),
+				       "execution_summary"),
+		       "completed")),
+	       5, "and the other");
+	is_int((int)json_integer_value(json_object_get(
+		       json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "new"), ""),
+				       "execution_summary"),
+		       "completed")),
+	       4, "a new series counts from zero");
+	is_real(json_object_get(
+			json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "a"), ""),
+					"mean_seconds"),
+			"request"),
+		1.0, "a histogram whose samples moved: (5.5 - 1.5) / (6 - 2)");
+	is_real(json_object_get(json_object_get(json_object_get(json_object_get(json_object_get(json_object_get(
+								g, "models"), "a"), ""), "latency_stats"), "total_latency"),
+				"p100"),
+		1.0, "and its buckets' increments: all four in le=1");
+	json_decref(g);
+	infer_free(in);
+}
+
 int main(void)
 {
 	test_names();
@@ -681,6 +745,7 @@ int main(void)
 	test_merge();
 	test_openmetrics();
 	test_labels();
+	test_series_order();
 	test_golden();
 	json_decref(group);
 	json_decref(all);

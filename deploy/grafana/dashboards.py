@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """The Grafana dashboards of accel-monitor, written from one table of panels.
 
-deploy/grafana/dashboards.py [DIR]: write accel-monitor-devices.json and
-accel-monitor-runtimes.json (Grafana's JSON model, schemaVersion 38) into DIR
+deploy/grafana/dashboards.py [DIR]: write accel-monitor-devices.json,
+accel-monitor-runtimes.json and accel-monitor-containers.json (Grafana's JSON
+model, schemaVersion 38) into DIR
 (default: this file's directory). The JSON files are committed; the test
 deploy_dashboards.sh checks that they are what this script writes, and runs
 every panel's query against a real Prometheus scraping accel-prom.
@@ -19,7 +20,8 @@ import sys
 DS = {"type": "prometheus", "uid": "${datasource}"}
 INST = 'instance=~"$instance"'
 
-# (title, type, unit, [(expr, legend)], description). Types: timeseries, stat, table.
+# (title, type, unit, [(expr, legend)], description). Types: timeseries, stat, table; "row" starts a
+# row of panels (a title across the dashboard; no query).
 DEVICES = [
     ("Devices by type", "stat", "none",
      [(f'count by (device_type) (accelerator_info{{{INST}}})', "{{device_type}}")],
@@ -72,6 +74,52 @@ DEVICES = [
     ("Last XID", "stat", "none",
      [(f'accelerator_last_xid{{{INST}}}', "{{instance}} GPU {{device}}")],
      "The last XID error code an NVIDIA GPU reported since accel-monitor started."),
+    ("NVIDIA: MIG, profiling (GPM), NVLink, XID, clock events", "row", "", [], ""),
+    ("XID errors", "timeseries", "short",
+     [(f'sum by (instance, device, uuid, xid) '
+       f'(increase(accelerator_xid_errors_total{{{INST},device_type=~"$device_type"}}[$__rate_interval]))',
+       "{{instance}} GPU {{device}} XID {{xid}}")],
+     "XID errors by code in each interval, as the driver's events report them (accelerator_xid_errors_total)."),
+    ("Clock event reasons holding the clocks", "timeseries", "none",
+     [(f'accelerator_clock_event_reasons{{{INST},device_type=~"$device_type"}} == 1',
+       "{{instance}} GPU {{device}} {{reason}}")],
+     "Each reason that holds the clocks down (formerly throttle reasons): sw_power_cap, sw_thermal_slowdown, "
+     "hw_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown; gpu_idle and the clock settings are benign."),
+    ("MIG instances: memory used", "timeseries", "percentunit",
+     [(f'accelerator_memory_used_bytes{{{INST},mig_profile!=""}} / accelerator_memory_total_bytes{{{INST},mig_profile!=""}}',
+       "{{instance}} {{device}} {{mig_profile}} (GI {{gpu_instance}}, CI {{compute_instance}})")],
+     "Each MIG device (GPU instance / compute instance) of a GPU in MIG mode, by its profile."),
+    ("MIG memory by parent GPU", "timeseries", "bytes",
+     [(f'accelerator_mig_memory_used_bytes{{{INST},device_type=~"$device_type"}}',
+       "{{instance}} GPU {{device}} MIG {{mig_device}} used"),
+      (f'accelerator_mig_memory_total_bytes{{{INST},device_type=~"$device_type"}}',
+       "{{instance}} GPU {{device}} MIG {{mig_device}} total")],
+     "The MIG devices' memory as the parent GPU lists it."),
+    ("Profiling: engine activity (GPM)", "timeseries", "percentunit",
+     [(f'accelerator_activity_ratio{{{INST},device_type=~"$device_type",engine=~"graphics|sm|tensor|dram"}}',
+       "{{instance}} {{device}} {{engine}}")],
+     "Graphics engine, SM, tensor pipe and DRAM activity from the GPU's performance counters (NVIDIA GPM; "
+     "DCGM_FI_PROF_GR_ENGINE_ACTIVE, _SM_ACTIVE, _PIPE_TENSOR_ACTIVE, _DRAM_ACTIVE with accel-prom --collectors); "
+     "a MIG instance's own."),
+    ("Profiling: FP pipes and SM occupancy (GPM)", "timeseries", "percentunit",
+     [(f'accelerator_activity_ratio{{{INST},device_type=~"$device_type",engine=~"fp64|fp32|fp16"}}',
+       "{{instance}} {{device}} {{engine}}"),
+      (f'accelerator_sm_occupancy_ratio{{{INST},device_type=~"$device_type"}}', "{{instance}} {{device}} occupancy")],
+     ""),
+    ("NVLink throughput per link", "timeseries", "Bps",
+     [(f'accelerator_nvlink_throughput_bytes_per_second{{{INST},device_type=~"$device_type"}}',
+       "{{instance}} GPU {{device}} link {{link}} {{direction}}")], ""),
+    ("NVLink throughput, all links (GPM)", "timeseries", "Bps",
+     [(f'accelerator_nvlink_total_throughput_bytes_per_second{{{INST},device_type=~"$device_type"}}',
+       "{{instance}} {{device}} {{direction}}")], ""),
+    ("NVLink errors", "timeseries", "short",
+     [(f'sum by (instance, device, link, type) '
+       f'(increase(accelerator_nvlink_errors_total{{{INST},device_type=~"$device_type"}}[$__rate_interval]))',
+       "{{instance}} GPU {{device}} link {{link}} {{type}}")], "Replay, recovery and CRC errors per link in each interval."),
+    ("NVLink links inactive", "stat", "none",
+     [(f'count by (instance, device) (accelerator_nvlink_active{{{INST},device_type=~"$device_type"}} == 0)',
+       "{{instance}} GPU {{device}}")], "Links the GPU has that are not active."),
+    ("Other devices and the host", "row", "", [], ""),
     ("NCS2 sticks available", "stat", "none",
      [(f'ncs2_num_available_devices{{{INST}}}', "{{instance}} available"),
       (f'ncs2_num_devices{{{INST}}}', "{{instance}} present")], ""),
@@ -87,7 +135,66 @@ DEVICES = [
 ]
 
 RUNTIME = f'{INST},runtime_tag=~"$runtime"'
+# Per-model series (an inference server's execution_stats.models, docs/report-format.md §6.5): the
+# $model and $version variables' "All" is ".+" and ".*", so a per-model panel shows models only.
+MODEL = f'{RUNTIME},model=~"$model",version=~"$version"'
+BY_MODEL = "instance, runtime_tag, model, version"
+MLEG = "{{instance}} {{runtime_tag}} {{model}} {{version}}"
+
+
+def per_request(family):
+    """Seconds per completed request of a phase: its accumulated duration over the completed count."""
+    return (f'sum by ({BY_MODEL}) (rate({family}{{{MODEL}}}[$__rate_interval]))'
+            f' / sum by ({BY_MODEL}) (rate(execution_status_total{{{MODEL},status_type="completed"}}[$__rate_interval]))')
+
+
 RUNTIMES = [
+    ("Models: inference time per request (the Triton recipe)", "row", "", [], ""),
+    ("Inference time per request", "timeseries", "s",
+     [(per_request("inference_request_duration_seconds_total"), MLEG)],
+     "Mean end-to-end time of a completed request over the interval, by model and version "
+     "(inference_request_duration_seconds_total / completed requests)."),
+    ("Queue time per request", "timeseries", "s",
+     [(per_request("inference_queue_duration_seconds_total"), MLEG)],
+     "Mean time a request waited for an instance of the model."),
+    ("Compute time per request: input, infer, output", "timeseries", "s",
+     [(per_request("inference_compute_input_duration_seconds_total"), MLEG + " input"),
+      (per_request("inference_compute_infer_duration_seconds_total"), MLEG + " infer"),
+      (per_request("inference_compute_output_duration_seconds_total"), MLEG + " output")],
+     "Input (copying tensors in), inference, output (copying tensors out) per completed request."),
+    ("Success ratio by model", "timeseries", "percentunit",
+     [(f'sum by ({BY_MODEL}) (rate(execution_status_total{{{MODEL},status_type="completed"}}[$__rate_interval]))'
+       f' / sum by ({BY_MODEL}) (rate(execution_status_total{{{MODEL},status_type=~"completed|failed"}}[$__rate_interval]))',
+       MLEG)], "Completed requests over completed and failed ones."),
+    ("Requests per second by model", "timeseries", "reqps",
+     [(f'sum by ({BY_MODEL}, status_type) (rate(execution_status_total{{{MODEL}}}[$__rate_interval]))',
+       MLEG + " {{status_type}}")], ""),
+    ("Request latency percentiles by model", "timeseries", "s",
+     [(f'execution_latency_seconds{{{MODEL}}}', MLEG + " {{percentile}}")],
+     "The server's own percentiles of the total request latency."),
+    ("Requests in flight and pending", "timeseries", "short",
+     [(f'inference_requests_in_flight{{{MODEL}}}', MLEG + " in flight"),
+      (f'inference_requests_pending{{{MODEL}}}', MLEG + " pending")], ""),
+    ("Tokens per second", "timeseries", "short",
+     [(f'sum by ({BY_MODEL}, kind) (rate(inference_tokens_total{{{MODEL}}}[$__rate_interval]))',
+       MLEG + " {{kind}}")], "Prompt and generated tokens (LLM servers)."),
+    ("Time to first token and per output token (p50)", "timeseries", "s",
+     [(f'inference_time_to_first_token_seconds{{{MODEL},percentile="p50"}}', MLEG + " first token"),
+      (f'inference_time_per_output_token_seconds{{{MODEL},percentile="p50"}}', MLEG + " per output token")], ""),
+    ("KV cache usage", "timeseries", "percentunit",
+     [(f'inference_kv_cache_usage_ratio{{{MODEL}}}', MLEG)], ""),
+    ("The server's GPUs", "row", "", [], ""),
+    ("GPU memory (the server's view)", "timeseries", "bytes",
+     [(f'inference_server_device_memory_used_bytes{{{RUNTIME}}}', "{{instance}} {{runtime_tag}} {{device}} used"),
+      (f'inference_server_device_memory_total_bytes{{{RUNTIME}}}', "{{instance}} {{runtime_tag}} {{device}} total")],
+     "GPU memory as the inference server reports it (Triton's nv_gpu_memory_*)."),
+    ("GPU utilization (the server's view)", "timeseries", "percentunit",
+     [(f'inference_server_device_utilization_ratio{{{RUNTIME}}}', "{{instance}} {{runtime_tag}} {{device}}")],
+     "GPU utilization as the inference server reports it (Triton's nv_gpu_utilization); accel-monitor's own "
+     "figures for every device are on the devices dashboard."),
+    ("GPU power (the server's view)", "timeseries", "watt",
+     [(f'inference_server_device_power_watts{{{RUNTIME}}}', "{{instance}} {{runtime_tag}} {{device}}")], ""),
+    ("Runtimes (neuron-monitor, processes)", "row", "", [], ""),
     ("Inference time per request (p50)", "timeseries", "s",
      [(f'execution_latency_seconds{{{RUNTIME},percentile="p50"}}', "{{instance}} {{runtime_tag}}")],
      "Median end-to-end time of one execution (the runtime's latency_stats.total_latency)."),
@@ -120,6 +227,47 @@ RUNTIMES = [
 ]
 
 
+CT = f'{INST},namespace=~"$namespace",pod=~"$pod"'
+CLEG = "{{instance}} {{namespace}}/{{pod}} {{container}} {{name}}"
+CONTAINERS = [
+    ("Containers (container_usage: cAdvisor's families)", "row", "", [], ""),
+    ("CPU by container", "timeseries", "percentunit",
+     [(f'sum by (instance, namespace, pod, container, name) '
+       f'(rate(container_cpu_usage_seconds_total{{{CT},name!=""}}[$__rate_interval]))', CLEG)],
+     "CPU seconds per second of each container (cgroups with a container id; pods and slices are their sums)."),
+    ("CPU by pod", "timeseries", "percentunit",
+     [(f'sum by (instance, namespace, pod) '
+       f'(rate(container_cpu_usage_seconds_total{{{CT},name!=""}}[$__rate_interval]))',
+       "{{instance}} {{namespace}}/{{pod}}")], ""),
+    ("CPU throttled", "timeseries", "percentunit",
+     [(f'sum by (instance, namespace, pod, container, name) '
+       f'(rate(container_cpu_cfs_throttled_periods_total{{{CT},name!=""}}[$__rate_interval]))'
+       f' / sum by (instance, namespace, pod, container, name) '
+       f'(rate(container_cpu_cfs_periods_total{{{CT},name!=""}}[$__rate_interval]))', CLEG)],
+     "Share of CFS periods in which the container was throttled (it hit its CPU limit)."),
+    ("Memory working set", "timeseries", "bytes",
+     [(f'container_memory_working_set_bytes{{{CT},name!=""}}', CLEG)],
+     "What the kubelet compares with the memory limit to evict or OOM-kill."),
+    ("Memory RSS and page cache", "timeseries", "bytes",
+     [(f'container_memory_rss{{{CT},name!=""}}', CLEG + " rss"),
+      (f'container_memory_cache{{{CT},name!=""}}', CLEG + " cache")], ""),
+    ("OOM kills", "timeseries", "short",
+     [(f'sum by (instance, namespace, pod, container, id) '
+       f'(increase(container_oom_events_total{{{CT}}}[$__rate_interval]))', "{{instance}} {{namespace}}/{{pod}} {{container}} {{id}}")],
+     "OOM-killer runs in the cgroup in each interval."),
+    ("Accelerators by pod and container", "row", "", [], ""),
+    ("Device memory by pod", "timeseries", "bytes",
+     [(f'accelerator_pod_memory_used_bytes{{{CT}}}', "{{instance}} {{namespace}}/{{pod}} {{device_type}} {{device}}")],
+     "Device memory the pod's processes hold on each accelerator (the processes' cgroups give the pod)."),
+    ("Device memory by container", "timeseries", "bytes",
+     [(f'accelerator_container_memory_used_bytes{{{CT}}}',
+       "{{instance}} {{namespace}}/{{pod}} {{container}} {{device_type}} {{device}}")], ""),
+    ("Device memory by process", "table", "bytes",
+     [(f'accelerator_process_memory_used_bytes{{{CT},pod!=""}}', "")],
+     "Each accelerator process in a pod: pid, pod, container, device."),
+]
+
+
 def variable(name, label, query, regex_all=".*"):
     """A Prometheus query variable: multi-select, All = regex_all."""
     return {
@@ -132,9 +280,17 @@ def variable(name, label, query, regex_all=".*"):
 
 
 def dashboard(uid, title, description, rows, variables):
+    """Lay the panels out two to a line (tables and rows across); a "row" entry starts a row."""
     panels = []
     x = y = 0
     for i, (ptitle, ptype, unit, targets, desc) in enumerate(rows, 1):
+        if ptype == "row":
+            if x:
+                x, y = 0, y + 8
+            panels.append({"id": i, "type": "row", "title": ptitle, "collapsed": False, "panels": [],
+                           "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}})
+            y += 1
+            continue
         w = 24 if ptype == "table" else 12
         if x + w > 24:
             x, y = 0, y + 8
@@ -177,10 +333,25 @@ def main():
              variable("device_type", "Device type", 'label_values(accelerator_info{instance=~"$instance"}, device_type)')]),
         "accel-monitor-runtimes.json": dashboard(
             "accel-monitor-runtimes", "accel-monitor: inference runtimes",
-            "Inference runtimes by runtime tag: time per request, success ratio, memory, utilization.",
+            "Inference runtimes: an inference server's models by model and version (time per request, queue "
+            "time, compute input/infer/output, success ratio, the server's GPU memory and utilization), and "
+            "neuron-monitor runtimes by runtime tag.",
             RUNTIMES,
             [variable("instance", "Instance", "label_values(accel_prom_build_info, instance)"),
-             variable("runtime", "Runtime", 'label_values(execution_status_total{instance=~"$instance"}, runtime_tag)')]),
+             variable("runtime", "Runtime", 'label_values(execution_status_total{instance=~"$instance"}, runtime_tag)'),
+             variable("model", "Model",
+                      'label_values(execution_status_total{instance=~"$instance",runtime_tag=~"$runtime"}, model)', ".+"),
+             variable("version", "Version",
+                      'label_values(execution_status_total{instance=~"$instance",runtime_tag=~"$runtime",model=~"$model"}, version)')]),
+        "accel-monitor-containers.json": dashboard(
+            "accel-monitor-containers", "accel-monitor: containers and pods",
+            "Containers' CPU and memory (container_usage, cAdvisor's families) and the accelerator memory of "
+            "pods, containers and their processes.",
+            CONTAINERS,
+            [variable("instance", "Instance", "label_values(accel_prom_build_info, instance)"),
+             variable("namespace", "Namespace", 'label_values(container_cpu_usage_seconds_total{instance=~"$instance"}, namespace)'),
+             variable("pod", "Pod",
+                      'label_values(container_cpu_usage_seconds_total{instance=~"$instance",namespace=~"$namespace"}, pod)')]),
     }
     for name, doc in docs.items():
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:

@@ -10,7 +10,8 @@ dashboard_check.py lint FILE
     in. Prints what is wrong on stderr; exit 1 if anything is.
 dashboard_check.py queries FILE
     One line per query, "panel title<TAB>PromQL", the variables replaced as Grafana does
-    with "All" selected ($instance, $device_type, $runtime -> .*) and $__rate_interval -> 1m.
+    with "All" selected (each query variable by its allValue: ".*" or, for $model, ".+")
+    and $__rate_interval -> 1m. Row panels (a title across the dashboard) have no query.
 dashboard_check.py variables FILE
     One line per query variable, "name<TAB>label<TAB>match[] selector", for label_values().
 """
@@ -19,13 +20,14 @@ import re
 import sys
 
 DS_UID = "${datasource}"
-SUBST = {"$__rate_interval": "1m", "$instance": ".*", "$device_type": ".*", "$runtime": ".*"}
+SUBST = {"$__rate_interval": "1m"}  # and each query variable's allValue (main)
 # A metric selector: a metric name and its braces (functions are followed by "(", not "{").
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}")
 
 
 def subst(expr):
-    for k, v in SUBST.items():
+    # longest names first, so that $pod is not replaced inside $podname
+    for k, v in sorted(SUBST.items(), key=lambda kv: -len(kv[0])):
         expr = expr.replace(k, v)
     return expr
 
@@ -42,6 +44,10 @@ def lint(d):
         if p.get("id") in ids:
             errs.append(f"{t}: panel id {p.get('id')} twice")
         ids.add(p.get("id"))
+        if p.get("type") == "row":
+            if p.get("targets") or p.get("panels"):
+                errs.append(f"{t}: a row with targets or nested panels (rows here are open, empty headers)")
+            continue
         if (p.get("datasource") or {}).get("uid") != DS_UID:
             errs.append(f"{t}: panel datasource is not ${{datasource}}")
         g = p.get("gridPos", {})
@@ -75,11 +81,14 @@ def main():
     mode, path = sys.argv[1], sys.argv[2]
     with open(path, encoding="utf-8") as f:
         d = json.load(f)
+    for v in d.get("templating", {}).get("list", []):
+        if v.get("type") == "query":
+            SUBST["$" + v["name"]] = v.get("allValue") or ".*"
     if mode == "lint":
         return lint(d)
     if mode == "queries":
         for p in d["panels"]:
-            for tg in p["targets"]:
+            for tg in p.get("targets", []):
                 print(f"{p['title']}\t{subst(tg['expr'])}")
         return 0
     if mode == "variables":

@@ -6,10 +6,19 @@
 # tests/helpers/dashboard_check.py lint (a datasource variable, every panel
 # and target on ${datasource}, every selector on $instance, no instance
 # written in; shown to fail on a broken copy); and every panel query returns
-# data from a real Prometheus that scrapes two accel-prom targets:
+# data from a real Prometheus that scrapes four accel-prom targets:
 #   devices: accel-monitor on the fixture sysfs tree (amdgpu, Neuron, NCS,
-#            hwmon) and the fake NVML library (three NVIDIA GPUs), host groups;
-#   runtimes: the neuron-monitor 2.x fixture stream, a line a second.
+#            hwmon) and the fake NVML library with tests/fixtures/deploy/
+#            nvidia.nvml (four NVIDIA GPUs: XID, clock event reasons, NVLink,
+#            GPM, MIG with GPM per instance), host groups;
+#   runtimes: the neuron-monitor 2.x fixture stream, a line a second;
+#   models: the endpoint runtimes' fixture stream (Triton and vLLM, models
+#           and versions; tests/fixtures/streams/endpoint-runtimes.jsonl),
+#           a line a second;
+#   containers: accel-monitor with container_usage on the fixture cgroup
+#           tree (tests/fixtures/cgroup/v2-systemd, its rootfs) and the fake
+#           NVML with tests/fixtures/deploy/containers.nvml (processes of
+#           three pods, /proc from tests/fixtures/containers/v2-systemd).
 # The query variables' label_values() return values too.
 . "$(dirname "$0")/lib.sh"
 
@@ -17,6 +26,8 @@ need "$BIN/accel-prom is built" test -x "$BIN/accel-prom"
 need "$BIN/accel-monitor is built" test -x "$BIN/accel-monitor"
 need "prometheus (Debian package prometheus)" command -v prometheus
 need "curl" command -v curl
+EP=$FIX/streams/endpoint-runtimes.jsonl
+need "$EP (the endpoint runtimes' fixture stream)" test -s "$EP"
 CC=${CC:-cc}
 need "$CC" command -v "$CC"
 T=$((40 * SLOW))
@@ -45,12 +56,14 @@ cat >"$WORK/mon.json" <<EOF2
 { "period": "1s", "devices": [ { "type": "auto" } ],
   "system_metrics": [ { "type": "vcpu_usage" }, { "type": "memory_info" } ] }
 EOF2
-mkfifo "$WORK/dev.in" "$WORK/rt.in"
+mkfifo "$WORK/dev.in" "$WORK/rt.in" "$WORK/ep.in" "$WORK/ct.in"
 A1=$(free_port)
 A2=$(free_port)
+A3=$(free_port)
+A4=$(free_port)
 "$BIN/accel-prom" --listen-address "127.0.0.1:$A1" <"$WORK/dev.in" 2>"$WORK/prom1.err" &
 _pids="$_pids $!"
-FAKE_NVML_SCRIPT=$FIX/nvml/multi.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1 \
+FAKE_NVML_SCRIPT=$FIX/deploy/nvidia.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1 \
 	"$BIN/accel-monitor" -c "$WORK/mon.json" --path.sysfs "$FIX/sysfs/host" --path.procfs "$FIX/proc-devices" \
 	>"$WORK/dev.in" 2>"$WORK/mon.err" &
 _pids="$_pids $!"
@@ -58,6 +71,22 @@ _pids="$_pids $!"
 # ---- target 2: the neuron-monitor stream ---------------------------------------------------------
 exec 3<>"$WORK/rt.in"
 "$BIN/accel-prom" --listen-address "127.0.0.1:$A2" --staleness 10m <"$WORK/rt.in" 2>"$WORK/prom2.err" 3>&- &
+_pids="$_pids $!"
+
+# ---- target 3: the endpoint runtimes' stream (per-model series) ---------------------------------
+exec 4<>"$WORK/ep.in"
+"$BIN/accel-prom" --listen-address "127.0.0.1:$A3" --staleness 10m <"$WORK/ep.in" 2>"$WORK/prom3.err" 3>&- 4>&- &
+_pids="$_pids $!"
+
+# ---- target 4: containers and pods ---------------------------------------------------------------
+cat >"$WORK/ct.json" <<EOF2
+{ "period": "1s", "devices": [ { "type": "nvidia" } ], "system_metrics": [ { "type": "container_usage" } ] }
+EOF2
+"$BIN/accel-prom" --listen-address "127.0.0.1:$A4" <"$WORK/ct.in" 2>"$WORK/prom4.err" 3>&- 4>&- &
+_pids="$_pids $!"
+FAKE_NVML_SCRIPT=$FIX/deploy/containers.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1 \
+	"$BIN/accel-monitor" -c "$WORK/ct.json" --path.cgroupfs "$FIX/cgroup/v2-systemd" --path.rootfs "$FIX/cgroup/rootfs" \
+	--path.procfs "$FIX/containers/v2-systemd/proc" >"$WORK/ct.in" 2>"$WORK/ct.err" 3>&- 4>&- &
 _pids="$_pids $!"
 
 PP=$(free_port)
@@ -69,10 +98,10 @@ global:
 scrape_configs:
   - job_name: accel
     static_configs:
-      - targets: ['127.0.0.1:$A1', '127.0.0.1:$A2']
+      - targets: ['127.0.0.1:$A1', '127.0.0.1:$A2', '127.0.0.1:$A3', '127.0.0.1:$A4']
 EOF2
 spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log" 3>&-
+	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log" 3>&- 4>&-
 ok "Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$PURL/-/ready"
 
 # q EXPR: the number of series an instant query returns ("0" for none or an error).
@@ -86,14 +115,21 @@ else:
     r = d["data"]["result"]
     print(1 if d["data"]["resultType"] == "scalar" else len(r))'
 }
-up2() { [ "$(q 'up{job="accel"} == 1')" = 2 ]; }
-ok "both targets are up" wait_for "$T" up2
-# The runtime stream, a line a second, so that rates have two points and more.
-for i in 1 2 3 4; do
-	sed -n "${i}p" "$FIX/streams/neuron-monitor-2x.jsonl" >&3
+up4() { [ "$(q 'up{job="accel"} == 1')" = 4 ]; }
+ok "the four targets are up" wait_for "$T" up4
+# The runtime streams, a line a second, so that rates have two points and more.
+EPN=$(wc -l <"$EP")
+for i in 1 2 3 4 5 6; do
+	[ "$i" -gt 4 ] || sed -n "${i}p" "$FIX/streams/neuron-monitor-2x.jsonl" >&3
+	[ "$i" -gt "$EPN" ] || sed -n "${i}p" "$EP" >&4
 	sleep 1
 done
-rates() { [ "$(q 'rate(execution_status_total[1m])')" -gt 0 ] && [ "$(q 'rate(accelerator_ecc_errors_total[1m])')" -gt 0 ]; }
+rates() {
+	[ "$(q 'rate(execution_status_total{model=""}[1m])')" -gt 0 ] &&
+		[ "$(q 'rate(execution_status_total{model!=""}[1m])')" -gt 0 ] &&
+		[ "$(q 'rate(accelerator_ecc_errors_total[1m])')" -gt 0 ] &&
+		[ "$(q 'rate(container_cpu_usage_seconds_total[1m])')" -gt 0 ]
+}
 ok "counters have two points in Prometheus" wait_for "$T" rates
 
 for f in "$G"/*.json; do

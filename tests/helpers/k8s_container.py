@@ -5,12 +5,16 @@
 k8s_container.py FILE CONTAINER CMDIR: the first pod template (or pod) in FILE that has a
 container named CONTAINER; prints, one per line, tab-separated:
     cmd     the command and args, shell-quoted
-    env     NAME  VALUE  (a fieldRef spec.nodeName reads "$NODE")
+    env     NAME  VALUE  (a fieldRef spec.nodeName reads "$NODE", status.hostIP and
+                         status.podIP 127.0.0.1, metadata.name/namespace the pod's; $(NAME)
+                         of an earlier variable expanded, $$ kept as $, as the kubelet does)
     host    HOSTPATH  MOUNTPATH  ro|rw
     config  DIR  MOUNTPATH  (the ConfigMap's data, written by this script into CMDIR/NAME/)
     user    UID  (runAsUser of the container, else of the pod)
+    port    N    (the container's port named "metrics", else 8000)
 """
 import os
+import re
 import shlex
 import sys
 
@@ -29,11 +33,20 @@ def main():
             if c["name"] != cname:
                 continue
             print("cmd\t" + " ".join(shlex.quote(x) for x in c.get("command", []) + c.get("args", [])))
+            fields = {"spec.nodeName": "$NODE", "status.hostIP": "127.0.0.1", "status.podIP": "127.0.0.1",
+                      "metadata.name": (d.get("metadata") or {}).get("name", "pod") + "-test",
+                      "metadata.namespace": (d.get("metadata") or {}).get("namespace", "default")}
+            seen = {}
             for e in c.get("env", []):
                 if "value" in e:
-                    print(f"env\t{e['name']}\t{e['value']}")
-                elif e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName":
-                    print(f"env\t{e['name']}\t$NODE")
+                    v = re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
+                               lambda m: "$" if m.group(0) == "$$" else seen.get(m.group(1), m.group(0)), e["value"])
+                elif e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") in fields:
+                    v = fields[e["valueFrom"]["fieldRef"]["fieldPath"]]
+                else:
+                    continue
+                seen[e["name"]] = v
+                print(f"env\t{e['name']}\t{v}")
             vols = {v["name"]: v for v in pod.get("volumes", [])}
             for m in c.get("volumeMounts", []):
                 v = vols[m["name"]]
@@ -49,6 +62,8 @@ def main():
                     print(f"config\t{out}\t{m['mountPath']}")
             uid = (c.get("securityContext") or {}).get("runAsUser") or (pod.get("securityContext") or {}).get("runAsUser")
             print(f"user\t{uid if uid is not None else 0}")
+            port = [p["containerPort"] for p in c.get("ports", []) if p.get("name") == "metrics"]
+            print(f"port\t{port[0] if port else 8000}")
             return 0
     sys.stderr.write(f"{path}: no container {cname}\n")
     return 1

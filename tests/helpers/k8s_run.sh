@@ -8,7 +8,7 @@
 # installed programs and accel-pipeline) is on PATH, each hostPath volume is bind-mounted
 # read-only at its mountPath, and each ConfigMap volume's files at theirs. The manifest's
 # command, env (spec.nodeName = NODE) and runAsUser are used as they are. Once /health answers,
-# it saves GET /metrics, /v1/collect and /health (port 8000 in the namespace's own loopback)
+# it saves GET /metrics, /v1/collect and /health (the container's "metrics" port, else 8000, in the namespace's own loopback)
 # into WORK/metrics, WORK/collect and WORK/health, then stops the container with SIGTERM and
 # writes its exit status and the seconds the stop took into WORK/stop.
 set -eu

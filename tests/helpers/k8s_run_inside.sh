@@ -15,7 +15,7 @@ mount --rbind /proc "$R/proc"
 mount --bind "$BINDIR" "$R/opt/accel/bin" && mount -o remount,bind,ro "$R/opt/accel/bin"
 chmod 1777 "$R/tmp"
 envs="PATH=/opt/accel/bin:/usr/bin:/bin HOME=/"
-cmd= uid=0
+cmd= uid=0 port=8000
 tab=$(printf '\t')
 while IFS="$tab" read -r kind a b c; do
 	case $kind in
@@ -26,19 +26,20 @@ while IFS="$tab" read -r kind a b c; do
 		[ "$c" = ro ] && mount -o remount,bind,ro "$R$b" ;;
 	config) mkdir -p "$R$b"; mount --bind "$a" "$R$b" && mount -o remount,bind,ro "$R$b" ;;
 	user) uid=$a ;;
+	port) port=$a ;;
 	esac
 done <"$W/spec"
 # The container's first process leads its own session, as in a container.
 eval "exec setsid chroot --userspec=$uid:$uid '$R' env -i $envs $cmd" >"$W/container.out" 2>"$W/container.err" &
 pid=$!
 i=0
-until curl -sf -o "$W/health" http://127.0.0.1:8000/health; do
+until curl -sf -o "$W/health" http://127.0.0.1:$port/health; do
 	i=$((i + 1))
 	[ $i -lt 300 ] || { echo "k8s_run: /health did not answer 200 in 30 s" >&2; kill -TERM -"$pid" 2>/dev/null; exit 1; }
 	sleep 0.1
 done
-curl -sf -o "$W/metrics" http://127.0.0.1:8000/metrics
-curl -sf -o "$W/collect" http://127.0.0.1:8000/v1/collect
+curl -sf -o "$W/metrics" http://127.0.0.1:$port/metrics
+curl -sf -o "$W/collect" http://127.0.0.1:$port/v1/collect
 t0=$(date +%s%N)
 # SIGTERM to the first process only, as the kubelet's runtime does.
 kill -TERM "$pid"

@@ -26,6 +26,8 @@ KINDS = {
     ("v1", "Pod"): "V1Pod",
     ("apps/v1", "DaemonSet"): "V1DaemonSet",
     ("apps/v1", "Deployment"): "V1Deployment",
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "V1ClusterRole",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "V1ClusterRoleBinding",
 }
 SCALARS = {"str": str, "int": int, "bool": bool, "float": (int, float)}
 

@@ -23,10 +23,11 @@ need "python3-kubernetes and python3-yaml" $PY3 -c 'import kubernetes.client, ya
 need "unshare, chroot, setsid, ip (util-linux, coreutils, iproute2)" sh -c 'command -v unshare && command -v chroot && command -v setsid && command -v ip'
 need "scdoc (make install)" command -v scdoc
 need "curl" command -v curl
+need "$BIN/accel-monitor is built" test -x "$BIN/accel-monitor"
 manifests=$(cd "$TOP" && ls deploy/kubernetes/*.yaml deploy/kubernetes/*/*.yaml)
 
 # ---- the validator can fail ---------------------------------------------------------------------
-sed 's/^      automountServiceAccountToken: false$/      automountServiceAccountToken: false\n      hostPIDx: true/' "$K/daemonset.yaml" >"$WORK/unknown.yaml"
+sed 's/^      automountServiceAccountToken: true$/      automountServiceAccountToken: true\n      hostPIDx: true/' "$K/daemonset.yaml" >"$WORK/unknown.yaml"
 ok "validator: an unknown field fails" sh -c "! $PY3 '$HELP/k8s_validate.py' '$WORK/unknown.yaml' 2>'$WORK/v.err' && grep -q \"unknown field 'hostPIDx'\" '$WORK/v.err'"
 sed 's/containerPort: 8000/containerPort: "eight"/' "$K/daemonset.yaml" >"$WORK/type.yaml"
 ok "validator: a wrong type fails" sh -c "! $PY3 '$HELP/k8s_validate.py' '$WORK/type.yaml' 2>'$WORK/v.err' && grep -q 'int expected' '$WORK/v.err'"
@@ -52,7 +53,7 @@ import sys, yaml
 d = [x for x in yaml.safe_load_all(open(sys.argv[1])) if x]
 print(eval(sys.argv[2]))' "$@"; }
 DS=$K/daemonset.yaml
-is "$(facts "$DS" 'sorted((v["hostPath"]["path"], m["readOnly"]) for v in d[0]["spec"]["template"]["spec"]["volumes"] for m in d[0]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] if m["name"] == v["name"])')" \
+is "$(facts "$DS" 'sorted((v["hostPath"]["path"], m["readOnly"]) for v in d[0]["spec"]["template"]["spec"]["volumes"] if "hostPath" in v for m in d[0]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] if m["name"] == v["name"])')" \
 	"[('/proc', True), ('/run', True), ('/sys', True)]" "DaemonSet: host /proc, /sys, /run mounted read-only"
 is "$(facts "$DS" 'd[0]["spec"]["template"]["spec"].get("hostPID", False)')" False "DaemonSet: no hostPID"
 is "$(facts "$DS" 'sorted(e["key"] for t in d[0]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] for e in t["matchExpressions"])')" \
@@ -71,9 +72,58 @@ is "$(facts "$K/sidecar/triton.yaml" '[x["spec"]["template"]["spec"]["shareProce
 
 # ---- the command line is the image's, and it runs ------------------------------------------------------
 cmd_image=$(sed -n 's/^CMD \[\(.*\)\]$/\1/p' "$TOP/deploy/container/Dockerfile" | tr -d '", ')
+# The image's CMD, with the port the manifest names "metrics" in place of 8000 (the sidecar's
+# accel-prom takes 9400: Triton keeps its 8000).
 for m in deploy/kubernetes/daemonset.yaml deploy/kubernetes/bie/deployment.yaml deploy/kubernetes/sidecar/triton.yaml; do
-	is "$(facts "$TOP/$m" '"".join("".join(c["command"]) for x in d if x["kind"] in ("DaemonSet", "Deployment") for c in x["spec"]["template"]["spec"]["containers"] if c["name"] == "accel-monitor")')" \
-		"$cmd_image" "$m: the accel-monitor container's command is the image's CMD"
+	is "$(facts "$TOP/$m" '"".join("".join(c["command"]).replace("--port" + str(([p["containerPort"] for p in c["ports"] if p["name"] == "metrics"] + [8000])[0]), "--port8000") for x in d if x["kind"] in ("DaemonSet", "Deployment") for c in x["spec"]["template"]["spec"]["containers"] if c["name"] == "accel-monitor")')" \
+		"$cmd_image" "$m: the accel-monitor container's command is the image's CMD (on its metrics port)"
+done
+is "$(facts "$TOP/deploy/kubernetes/sidecar/triton.yaml" '[x["metadata"]["annotations"]["prometheus.io/port"] for x in d if x["kind"] == "Deployment" for x in [x["spec"]["template"]]]')" \
+	"['9400']" "sidecar: Prometheus scrapes the metrics port (prometheus.io/port)"
+
+# ---- container attribution (issue 13), the ConfigMaps' configs ------------------------------------
+opts=$(facts "$DS" '[e["value"] for e in d[0]["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "ACCEL_MONITOR_OPTS"][0]')
+for f in "--path.procfs /host/proc" "--path.sysfs /host/sys" "--path.run /host/run" "--path.cgroupfs /host/sys/fs/cgroup" \
+	"--kubelet-url https://\$(NODE_IP):10250" "--kubelet-token-file /var/run/secrets/kubernetes.io/serviceaccount/token" \
+	"--kubelet-ca-file /var/run/secrets/kubernetes.io/serviceaccount/ca.crt"; do
+	ok "DaemonSet: accel-monitor runs with $f" sh -c 'case " $1 " in *" $2 "*) exit 0 ;; esac; exit 1' sh "$opts" "$f"
+done
+is "$(facts "$DS" 'sorted((e["name"], e["valueFrom"]["fieldRef"]["fieldPath"]) for e in d[0]["spec"]["template"]["spec"]["containers"][0]["env"] if "valueFrom" in e)')" \
+	"[('KUBE_NODE_NAME', 'spec.nodeName'), ('NODE_IP', 'status.hostIP'), ('POD_NAME', 'metadata.name'), ('POD_NAMESPACE', 'metadata.namespace')]" \
+	"DaemonSet: node name, node IP, pod name and namespace from the downward API"
+ok "DaemonSet: NODE_IP is defined before ACCEL_MONITOR_OPTS uses it (the kubelet expands only earlier variables)" $PY3 -c '
+import sys, yaml
+env = [e["name"] for e in next(yaml.safe_load_all(open(sys.argv[1])))["spec"]["template"]["spec"]["containers"][0]["env"]]
+sys.exit(env.index("NODE_IP") > env.index("ACCEL_MONITOR_OPTS"))' "$DS"
+R=$K/rbac.yaml
+is "$(facts "$DS" '(d[0]["spec"]["template"]["spec"]["serviceAccountName"], d[0]["spec"]["template"]["spec"]["automountServiceAccountToken"])')" \
+	"('accel-monitor', True)" "DaemonSet: the accel-monitor service account, its token mounted"
+is "$(facts "$R" '[(x["kind"], x["metadata"]["name"]) for x in d]')" \
+	"[('ServiceAccount', 'accel-monitor'), ('ClusterRole', 'accel-monitor'), ('ClusterRoleBinding', 'accel-monitor')]" \
+	"rbac.yaml: a ServiceAccount, a ClusterRole, a ClusterRoleBinding"
+is "$(facts "$R" 'd[1]["rules"]')" "[{'apiGroups': [''], 'resources': ['nodes/proxy', 'nodes/pods'], 'verbs': ['get']}]" \
+	"rbac.yaml: get on nodes/proxy and nodes/pods (the kubelet's /pods), nothing else"
+is "$(facts "$R" '(d[2]["roleRef"]["name"], d[2]["subjects"])')" \
+	"('accel-monitor', [{'kind': 'ServiceAccount', 'name': 'accel-monitor', 'namespace': 'accel-monitor'}])" \
+	"rbac.yaml: the binding gives the role to the DaemonSet's account"
+ok "kustomization lists rbac.yaml" grep -qx '  - rbac.yaml' "$K/kustomization.yaml"
+is "$(facts "$K/sidecar/triton.yaml" '[r["address"] + " " + ",".join(m["type"] for m in r["metrics"]) for x in d if x["kind"] == "ConfigMap" for r in __import__("json").loads(x["data"]["accel-monitor.json"])["runtimes"]]')" \
+	"['http://127.0.0.1:8002/metrics execution_stats,runtime_vcpu_usage,memory_used']" \
+	"sidecar: accel-monitor scrapes Triton's metrics over localhost (an endpoint runtime with execution_stats)"
+# Every config in a ConfigMap passes accel-monitor --check-config.
+for m in $manifests; do
+	$PY3 -c '
+import os, sys, yaml
+for x in yaml.safe_load_all(open(sys.argv[1])):
+    if x and x.get("kind") == "ConfigMap":
+        for k, v in x.get("data", {}).items():
+            if k.endswith((".json", ".yaml", ".yml")):
+                p = os.path.join(sys.argv[2], x["metadata"]["name"] + "-" + k)
+                open(p, "w").write(v)
+                print(p)' "$TOP/$m" "$WORK" >"$WORK/cms"
+	while read -r c; do
+		ok "$m: $(basename "$c") passes accel-monitor --check-config" "$BIN/accel-monitor" -c "$c" --check-config
+	done <"$WORK/cms"
 done
 SAN=
 [ "${ACCEL_SANITIZED:-0}" = 1 ] && SAN=address,undefined

@@ -175,6 +175,8 @@ RUNTIMES = [
     ("Requests in flight and pending", "timeseries", "short",
      [(f'inference_requests_in_flight{{{MODEL}}}', MLEG + " in flight"),
       (f'inference_requests_pending{{{MODEL}}}', MLEG + " pending")], ""),
+    ("Batch size", "timeseries", "short",
+     [(f'inference_batch_size{{{MODEL}}}', MLEG)], "Mean batch size the server ran the model with over the period."),
     ("Tokens per second", "timeseries", "short",
      [(f'sum by ({BY_MODEL}, kind) (rate(inference_tokens_total{{{MODEL}}}[$__rate_interval]))',
        MLEG + " {{kind}}")], "Prompt and generated tokens (LLM servers)."),

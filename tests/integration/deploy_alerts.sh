@@ -9,7 +9,13 @@
 # neuron-monitor 2.x fixture, evaluates the shipped rules (their `for:` set
 # to 0s so the test does not wait minutes), the input ends, AccelPromInputEnded
 # fires, and a real Alertmanager (Debian's prometheus-alertmanager) delivers
-# it to a webhook receiver here (tests/helpers/webhook_receiver.py).
+# it to a webhook receiver here (tests/helpers/webhook_receiver.py). The same
+# Prometheus scrapes two more accel-prom targets, so the newer rules meet real
+# series: the endpoint runtimes' fixture stream (bert 1's failure ratio, 1 in
+# 11, fires RuntimeModelFailureRatioHigh; resnet50's and the queue times stay
+# quiet) and accel-monitor on the fake NVML's three GPUs (GPU 0: XID 79 at
+# start, a new series, fires AcceleratorXidError; its sw_power_cap reason,
+# AcceleratorClocksPowerCapped).
 . "$(dirname "$0")/lib.sh"
 
 need "$BIN/accel-prom is built" test -x "$BIN/accel-prom"
@@ -58,6 +64,22 @@ AP=$(free_port)
 "$BIN/accel-prom" --listen-address "127.0.0.1:$AP" <"$WORK/in" 2>"$WORK/accel-prom.err" 3>&- &
 _pids="$_pids $!"
 sed -n 1p "$FIX/streams/neuron-monitor-2x.jsonl" >&3
+# The endpoint runtimes' stream (per-model series) and accel-monitor on the fake NVML.
+EP=$FIX/streams/endpoint-runtimes.jsonl
+mkfifo "$WORK/ep.in" "$WORK/nv.in"
+exec 4<>"$WORK/ep.in"
+AP2=$(free_port)
+AP3=$(free_port)
+"$BIN/accel-prom" --listen-address "127.0.0.1:$AP2" --staleness 10m <"$WORK/ep.in" 2>"$WORK/accel-prom2.err" 3>&- 4>&- &
+_pids="$_pids $!"
+"$BIN/accel-prom" --listen-address "127.0.0.1:$AP3" <"$WORK/nv.in" 2>"$WORK/accel-prom3.err" 3>&- 4>&- &
+_pids="$_pids $!"
+CC=${CC:-cc}
+ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -o "$WORK/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+printf '{"period": "1s", "system_metrics": [], "devices": [{"type": "nvidia"}]}\n' >"$WORK/nv.json"
+FAKE_NVML_SCRIPT=$FIX/nvml/multi.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1 \
+	"$BIN/accel-monitor" -c "$WORK/nv.json" >"$WORK/nv.in" 2>"$WORK/nv.err" 3>&- 4>&- &
+_pids="$_pids $!"
 
 sed 's/^\( *\)for: .*/\1for: 0s/' "$R/accel-monitor.rules.yml" >"$WORK/rules.yml"
 PP=$(free_port)
@@ -75,16 +97,43 @@ alerting:
 scrape_configs:
   - job_name: accel
     static_configs:
-      - targets: ['127.0.0.1:$AP']
+      - targets: ['127.0.0.1:$AP', '127.0.0.1:$AP2', '127.0.0.1:$AP3']
 EOF2
 spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log" 3>&-
+	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log" 3>&- 4>&-
 ok "Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$PURL/-/ready"
 ok "Alertmanager is ready" wait_for "$T" curl -sf -o /dev/null "http://127.0.0.1:$AMP/-/ready"
 inputs_open() { curl -s --data-urlencode 'query=accel_prom_input_open' "$PURL/api/v1/query" | grep -q '"value":\[[0-9.]*,"1"\]'; }
 ok "Prometheus scraped accel-prom: accel_prom_input_open is 1" wait_for "$T" inputs_open
 ok "Prometheus loaded every shipped rule" sh -c "[ \$(curl -s '$PURL/api/v1/rules' | $PY -c 'import json,sys; print(sum(len(g[\"rules\"]) for g in json.load(sys.stdin)[\"data\"][\"groups\"]))') = $(grep -c '^ *- alert:' "$R/accel-monitor.rules.yml") ]"
 ok "no alert fires while the input is open" sh -c "! grep -q AccelPromInputEnded '$WORK/hooks.jsonl' 2>/dev/null"
+# The endpoint runtimes' reports, a line a second, so that rates have two points and more.
+n=$(wc -l <"$EP")
+i=1
+while [ "$i" -le "$n" ]; do
+	sed -n "${i}p" "$EP" >&4
+	sleep 1
+	i=$((i + 1))
+done
+# alert NAME LABELS: Prometheus has NAME firing with these labels (a Python dict's items).
+alert() { curl -s "$PURL/api/v1/alerts" | $PY -c '
+import json, sys
+want = eval(sys.argv[2])
+sys.exit(not any(a["labels"].get("alertname") == sys.argv[1] and a["state"] == "firing"
+                 and all(a["labels"].get(k) == v for k, v in want.items())
+                 for a in json.load(sys.stdin)["data"]["alerts"]))' "$1" "$2"; }
+# quiet NAME LABELS: Prometheus answers, and has no such alert firing.
+quiet() { curl -sf -o /dev/null "$PURL/api/v1/alerts" && ! alert "$@"; }
+ok "real series: RuntimeModelFailureRatioHigh fires for bert 1 (1 failed in 11)" \
+	wait_for "$T" alert RuntimeModelFailureRatioHigh '{"model": "bert", "version": "1", "runtime_tag": "tritonserver"}'
+ok "real series: RuntimeModelFailureRatioHigh quiet for resnet50 (2 in 102, 0 in 20)" \
+	quiet RuntimeModelFailureRatioHigh '{"model": "resnet50"}'
+ok "real series: RuntimeQueueTimeHigh quiet (queue means 0.5 ms to 125 ms)" quiet RuntimeQueueTimeHigh '{}'
+ok "real series: AcceleratorXidError fires for GPU 0's XID 79 (a new series)" \
+	wait_for "$T" alert AcceleratorXidError '{"device": "0", "xid": "79", "device_type": "nvidia"}'
+ok "real series: AcceleratorClocksPowerCapped fires for GPU 0 (sw_power_cap)" \
+	wait_for "$T" alert AcceleratorClocksPowerCapped '{"device": "0", "reason": "sw_power_cap"}'
+ok "real series: AcceleratorClocksThermalSlowdown quiet" quiet AcceleratorClocksThermalSlowdown '{}'
 exec 3>&-
 firing() { grep '"alertname":"AccelPromInputEnded"' "$WORK/hooks.jsonl" 2>/dev/null | grep -q '"status":"firing"'; }
 ok "the input ended: AccelPromInputEnded delivered to the webhook by Alertmanager" wait_for "$T" firing

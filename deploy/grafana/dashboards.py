@@ -282,7 +282,8 @@ def variable(name, label, query, regex_all=".*"):
 
 
 def dashboard(uid, title, description, rows, variables):
-    """Lay the panels out two to a line (tables and rows across); a "row" entry starts a row."""
+    """Lay the panels out two to a line (tables and rows across); a "row" entry starts a row.
+    The variables are the data source's, $instance's (every dashboard's first), then these."""
     panels = []
     x = y = 0
     for i, (ptitle, ptype, unit, targets, desc) in enumerate(rows, 1):
@@ -319,6 +320,7 @@ def dashboard(uid, title, description, rows, variables):
         "templating": {"list": [
             {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
              "current": {}, "hide": 0, "refresh": 1, "regex": "", "options": []},
+            variable("instance", "Instance", "label_values(accel_prom_build_info, instance)"),
         ] + variables},
         "panels": panels,
     }
@@ -331,16 +333,14 @@ def main():
             "accel-monitor-devices", "accel-monitor: accelerators and host",
             "Accelerators of every vendor (NVIDIA, AMD, Neuron, NCS2, hwmon) and the host, from accel-prom.",
             DEVICES,
-            [variable("instance", "Instance", "label_values(accel_prom_build_info, instance)"),
-             variable("device_type", "Device type", 'label_values(accelerator_info{instance=~"$instance"}, device_type)')]),
+            [variable("device_type", "Device type", 'label_values(accelerator_info{instance=~"$instance"}, device_type)')]),
         "accel-monitor-runtimes.json": dashboard(
             "accel-monitor-runtimes", "accel-monitor: inference runtimes",
             "Inference runtimes: an inference server's models by model and version (time per request, queue "
             "time, compute input/infer/output, success ratio, the server's GPU memory and utilization), and "
             "neuron-monitor runtimes by runtime tag.",
             RUNTIMES,
-            [variable("instance", "Instance", "label_values(accel_prom_build_info, instance)"),
-             variable("runtime", "Runtime", 'label_values(execution_status_total{instance=~"$instance"}, runtime_tag)'),
+            [variable("runtime", "Runtime", 'label_values(execution_status_total{instance=~"$instance"}, runtime_tag)'),
              variable("model", "Model",
                       'label_values(execution_status_total{instance=~"$instance",runtime_tag=~"$runtime"}, model)', ".+"),
              variable("version", "Version",
@@ -350,8 +350,7 @@ def main():
             "Containers' CPU and memory (container_usage, cAdvisor's families) and the accelerator memory of "
             "pods, containers and their processes.",
             CONTAINERS,
-            [variable("instance", "Instance", "label_values(accel_prom_build_info, instance)"),
-             variable("namespace", "Namespace", 'label_values(container_cpu_usage_seconds_total{instance=~"$instance"}, namespace)'),
+            [variable("namespace", "Namespace", 'label_values(container_cpu_usage_seconds_total{instance=~"$instance"}, namespace)'),
              variable("pod", "Pod",
                       'label_values(container_cpu_usage_seconds_total{instance=~"$instance",namespace=~"$namespace"}, pod)')]),
     }

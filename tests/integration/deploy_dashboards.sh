@@ -8,7 +8,8 @@
 # written in; shown to fail on a broken copy); and every panel query returns
 # data from a real Prometheus that scrapes four accel-prom targets:
 #   devices: accel-monitor on the fixture sysfs tree (amdgpu, Neuron, NCS,
-#            hwmon) and the fake NVML library with tests/fixtures/deploy/
+#            hwmon; amdgpu's process in a pod: its engine time by pod and
+#            container) and the fake NVML library with tests/fixtures/deploy/
 #            nvidia.nvml (four NVIDIA GPUs: XID, clock event reasons, NVLink,
 #            GPM, MIG with GPM per instance), host groups;
 #   runtimes: the neuron-monitor 2.x fixture stream, a line a second;
@@ -56,6 +57,11 @@ cat >"$WORK/mon.json" <<EOF2
 { "period": "1s", "devices": [ { "type": "auto" } ],
   "system_metrics": [ { "type": "vcpu_usage" }, { "type": "memory_info" } ] }
 EOF2
+# The devices' processes (tests/fixtures/proc-devices), two of them in pods as containers_identity.sh
+# puts them: python3 (amdgpu: VRAM and engine time) and benchmark_app (an NCS2 stick's holder).
+cp -R "$FIX/proc-devices" "$WORK/pd"
+cp "$FIX/containers/v2-systemd/proc/1001/cgroup" "$WORK/pd/2000/cgroup"
+cp "$FIX/containers/v2-systemd/proc/1002/cgroup" "$WORK/pd/3000/cgroup"
 mkfifo "$WORK/dev.in" "$WORK/rt.in" "$WORK/ep.in" "$WORK/ct.in"
 A1=$(free_port)
 A2=$(free_port)
@@ -64,7 +70,8 @@ A4=$(free_port)
 "$BIN/accel-prom" --listen-address "127.0.0.1:$A1" <"$WORK/dev.in" 2>"$WORK/prom1.err" &
 _pids="$_pids $!"
 FAKE_NVML_SCRIPT=$FIX/deploy/nvidia.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1 \
-	"$BIN/accel-monitor" -c "$WORK/mon.json" --path.sysfs "$FIX/sysfs/host" --path.procfs "$FIX/proc-devices" \
+	"$BIN/accel-monitor" -c "$WORK/mon.json" --path.sysfs "$FIX/sysfs/host" --path.procfs "$WORK/pd" \
+	--path.rootfs "$FIX/containers/v2-systemd/rootfs" \
 	>"$WORK/dev.in" 2>"$WORK/mon.err" &
 _pids="$_pids $!"
 

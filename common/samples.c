@@ -183,6 +183,56 @@ GAUGE(F_ACC_NVLINK_GPM, "accelerator_nvlink_total_throughput_bytes_per_second",
       "Accelerator NVLink throughput over all links by direction, mean over the period (NVIDIA GPM), bytes per second",
       "bytes_per_second");
 
+/* Endpoint runtimes (issue 12): per model and version, and the devices a server reports on (report-format §6.5) */
+GAUGE(F_INF_QUEUE_LAT, "inference_queue_latency_seconds", "Inference queue time percentiles, seconds", "seconds");
+GAUGE(F_INF_TTFT, "inference_time_to_first_token_seconds", "Inference time to first token percentiles, seconds",
+      "seconds");
+GAUGE(F_INF_TPOT, "inference_time_per_output_token_seconds",
+      "Inference time per output token percentiles, seconds", "seconds");
+GAUGE(F_INF_REQ_MEAN, "inference_request_mean_seconds", "Mean request time over the period, seconds", "seconds");
+GAUGE(F_INF_QUEUE_MEAN, "inference_queue_mean_seconds", "Mean queue time per request over the period, seconds",
+      "seconds");
+GAUGE(F_INF_CIN_MEAN, "inference_compute_input_mean_seconds",
+      "Mean input processing time per request over the period, seconds", "seconds");
+GAUGE(F_INF_CINF_MEAN, "inference_compute_infer_mean_seconds",
+      "Mean model execution time per request over the period, seconds", "seconds");
+GAUGE(F_INF_COUT_MEAN, "inference_compute_output_mean_seconds",
+      "Mean output processing time per request over the period, seconds", "seconds");
+GAUGE(F_INF_TTFT_MEAN, "inference_time_to_first_token_mean_seconds",
+      "Mean time to first token over the period, seconds", "seconds");
+GAUGE(F_INF_TPOT_MEAN, "inference_time_per_output_token_mean_seconds",
+      "Mean time per output token over the period, seconds", "seconds");
+COUNTER(F_INF_REQ_DUR, "inference_request_duration_seconds_total",
+	"Request time of completed requests, cumulative, seconds", "seconds");
+COUNTER(F_INF_QUEUE_DUR, "inference_queue_duration_seconds_total",
+	"Queue time of completed requests, cumulative, seconds", "seconds");
+COUNTER(F_INF_CIN_DUR, "inference_compute_input_duration_seconds_total",
+	"Input processing time of completed requests, cumulative, seconds", "seconds");
+COUNTER(F_INF_CINF_DUR, "inference_compute_infer_duration_seconds_total",
+	"Model execution time of completed requests, cumulative, seconds", "seconds");
+COUNTER(F_INF_COUT_DUR, "inference_compute_output_duration_seconds_total",
+	"Output processing time of completed requests, cumulative, seconds", "seconds");
+GAUGE(F_INF_IN_FLIGHT, "inference_requests_in_flight", "Requests being executed at the latest scrape", "count");
+GAUGE(F_INF_PENDING, "inference_requests_pending", "Requests waiting in the server's queue at the latest scrape",
+      "count");
+GAUGE(F_INF_BATCH, "inference_batch_size", "Mean inferences per model execution over the period", "count");
+COUNTER(F_INF_TOKENS, "inference_tokens_total", "Prompt and generated tokens", "count");
+GAUGE(F_INF_KV, "inference_kv_cache_usage_ratio", "KV-cache blocks in use at the latest scrape, as a ratio", "ratio");
+GAUGE(F_SRV_UTIL, "inference_server_device_utilization_ratio",
+      "Utilization of a device the inference server reports on, as a ratio", "ratio");
+GAUGE(F_SRV_MEM_USED, "inference_server_device_memory_used_bytes",
+      "Memory used on a device the inference server reports on, bytes", "bytes");
+GAUGE(F_SRV_MEM_TOTAL, "inference_server_device_memory_total_bytes",
+      "Memory total of a device the inference server reports on, bytes", "bytes");
+GAUGE(F_SRV_POWER, "inference_server_device_power_watts", "Power draw of a device the inference server reports on, watts",
+      "watts");
+GAUGE(F_SRV_POWER_LIMIT, "inference_server_device_power_limit_watts",
+      "Power limit of a device the inference server reports on, watts", "watts");
+GAUGE(F_SRV_TEMP, "inference_server_device_temperature_celsius",
+      "Temperature of a device the inference server reports on, degrees Celsius", "celsius");
+COUNTER(F_SRV_ENERGY, "inference_server_device_energy_joules_total",
+	"Energy consumed by a device the inference server reports on, joules", "joules");
+
 static const struct family *const families[] = {
 	&F_NC_UTIL,    &F_NRT_VCPU,  &F_NRT_MEM,  &F_NC_MEM_CONST, &F_NC_MEM_CODE, &F_NC_MEM_SCRATCH, &F_NC_MEM_RT,
 	&F_NC_MEM_TENSORS, &F_EXEC_ERR, &F_EXEC_STATUS, &F_EXEC_LAT, &F_ECC, &F_VCPU_COUNT, &F_VCPU_RATIO,
@@ -206,6 +256,12 @@ static const struct family *const families[] = {
 	/* NVIDIA events and NVLink (issue 14) */
 	&F_ACC_XID, &F_ACC_DEV_EVENTS, &F_ACC_CLK_REASON, &F_ACC_CLK_MASK, &F_ACC_NVLINK_ACTIVE, &F_ACC_NVLINK_TPUT,
 	&F_ACC_NVLINK_ERR,
+	/* endpoint runtimes (issue 12) */
+	&F_INF_QUEUE_LAT, &F_INF_TTFT, &F_INF_TPOT, &F_INF_REQ_MEAN, &F_INF_QUEUE_MEAN, &F_INF_CIN_MEAN,
+	&F_INF_CINF_MEAN, &F_INF_COUT_MEAN, &F_INF_TTFT_MEAN, &F_INF_TPOT_MEAN, &F_INF_REQ_DUR, &F_INF_QUEUE_DUR,
+	&F_INF_CIN_DUR, &F_INF_CINF_DUR, &F_INF_COUT_DUR, &F_INF_IN_FLIGHT, &F_INF_PENDING, &F_INF_BATCH,
+	&F_INF_TOKENS, &F_INF_KV, &F_SRV_UTIL, &F_SRV_MEM_USED, &F_SRV_MEM_TOTAL, &F_SRV_POWER, &F_SRV_POWER_LIMIT,
+	&F_SRV_TEMP, &F_SRV_ENERGY,
 	NULL,
 };
 
@@ -250,6 +306,16 @@ struct rule {
 	const char *device_type; /* device rules: only this kind ("neuron"); NULL: every kind */
 	const char *index_label; /* device rules: also label the device index under this name; NULL: no */
 	enum ident ident;        /* the object the first "*" reaches is a pod's or container's (containers, below) */
+	/*
+	 * Endpoint runtimes (issue 12). unless: the rule is not applied to a group that has this key (the
+	 * runtime-level sums of execution_stats when it has "models", which carry them per model);
+	 * only_with: applied only to a group that has it (NULL: either way). weight: each value is multiplied
+	 * by the number at this path (dot-separated keys) inside the object the pattern's last "*" reached,
+	 * and yields nothing where that is absent (a mean per request times the requests: a duration).
+	 */
+	const char *unless;
+	const char *only_with;
+	const char *weight;
 };
 
 /*
@@ -266,6 +332,16 @@ struct rule {
 	{ SC_SYSTEM, "container_usage", "containers.*[name,pod,namespace,container]." field, &fam,               \
 	  CT_LABELS, fixed, 0, 0 }
 #define CT_LABELS "id,name,pod,namespace,container"
+
+/* Endpoint runtimes (issue 12): one model version's field, labelled model and version (report-format §6.5). */
+#define MODEL_RULE(field, fam, labels) \
+	{ SC_RUNTIME, "execution_stats", "models.*.*." field, &fam, "model,version" labels, NULL, 0, 0 }
+/* A mean per request times that model version's completed requests: a cumulative duration (a counter). */
+#define DURATION_RULE(phase, fam)                                                                    \
+	{ SC_RUNTIME, "execution_stats", "models.*.*.mean_seconds." phase, &fam, "model,version", NULL, 0, 0, \
+	  .weight = "execution_summary.completed" }
+#define SERVER_DEVICE_RULE(field, fam) \
+	{ SC_RUNTIME, "execution_stats", "server_devices.*." field, &fam, "device", NULL, 0, 0 }
 
 #define NC_MEM(fam, key)                                                                                  \
 	{ SC_RUNTIME, "memory_used", "neuron_runtime_used_bytes.usage_breakdown.neuroncore_memory_usage.*." key, \
@@ -289,9 +365,46 @@ static const struct rule rules[] = {
 	NC_MEM(F_NC_MEM_SCRATCH, "model_shared_scratchpad"),
 	NC_MEM(F_NC_MEM_RT, "runtime_memory"),
 	NC_MEM(F_NC_MEM_TENSORS, "tensors"),
-	{ SC_RUNTIME, "execution_stats", "error_summary.*", &F_EXEC_ERR, "error_type", NULL, 0, 0 },
-	{ SC_RUNTIME, "execution_stats", "execution_summary.*", &F_EXEC_STATUS, "status_type", NULL, 0, 0 },
-	{ SC_RUNTIME, "execution_stats", "latency_stats.total_latency.*", &F_EXEC_LAT, "percentile", NULL, 0, 0 },
+	/* runtime-level sums: the only figures of neuron-monitor's and of a server that names no model */
+	{ SC_RUNTIME, "execution_stats", "error_summary.*", &F_EXEC_ERR, "error_type", NULL, 0, 0, .unless = "models" },
+	{ SC_RUNTIME, "execution_stats", "execution_summary.*", &F_EXEC_STATUS, "status_type", NULL, 0, 0,
+	  .unless = "models" },
+	{ SC_RUNTIME, "execution_stats", "latency_stats.total_latency.*", &F_EXEC_LAT, "percentile", NULL, 0, 0,
+	  .unless = "models" },
+	/* TorchServe's host-level HTTP errors are in no model: kept at runtime level next to the models' */
+	{ SC_RUNTIME, "execution_stats", "error_summary.{http_4xx,http_5xx}", &F_EXEC_ERR, "error_type", NULL, 0, 0,
+	  .only_with = "models" },
+	/* endpoint runtimes (issue 12): per model and version (report-format §6.5) */
+	MODEL_RULE("execution_summary.*", F_EXEC_STATUS, ",status_type"),
+	MODEL_RULE("error_summary.*", F_EXEC_ERR, ",error_type"),
+	MODEL_RULE("latency_stats.total_latency.*", F_EXEC_LAT, ",percentile"),
+	MODEL_RULE("latency_stats.queue.*", F_INF_QUEUE_LAT, ",percentile"),
+	MODEL_RULE("latency_stats.time_to_first_token.*", F_INF_TTFT, ",percentile"),
+	MODEL_RULE("latency_stats.time_per_output_token.*", F_INF_TPOT, ",percentile"),
+	MODEL_RULE("mean_seconds.request", F_INF_REQ_MEAN, ""),
+	MODEL_RULE("mean_seconds.queue", F_INF_QUEUE_MEAN, ""),
+	MODEL_RULE("mean_seconds.compute_input", F_INF_CIN_MEAN, ""),
+	MODEL_RULE("mean_seconds.compute_infer", F_INF_CINF_MEAN, ""),
+	MODEL_RULE("mean_seconds.compute_output", F_INF_COUT_MEAN, ""),
+	MODEL_RULE("mean_seconds.time_to_first_token", F_INF_TTFT_MEAN, ""),
+	MODEL_RULE("mean_seconds.time_per_output_token", F_INF_TPOT_MEAN, ""),
+	DURATION_RULE("request", F_INF_REQ_DUR),
+	DURATION_RULE("queue", F_INF_QUEUE_DUR),
+	DURATION_RULE("compute_input", F_INF_CIN_DUR),
+	DURATION_RULE("compute_infer", F_INF_CINF_DUR),
+	DURATION_RULE("compute_output", F_INF_COUT_DUR),
+	MODEL_RULE("requests_in_flight", F_INF_IN_FLIGHT, ""),
+	MODEL_RULE("requests_pending", F_INF_PENDING, ""),
+	MODEL_RULE("batch_size", F_INF_BATCH, ""),
+	MODEL_RULE("tokens.{prompt,generation}", F_INF_TOKENS, ",kind"),
+	MODEL_RULE("kv_cache_usage_ratio", F_INF_KV, ""),
+	SERVER_DEVICE_RULE("utilization_ratio", F_SRV_UTIL),
+	SERVER_DEVICE_RULE("memory_used_bytes", F_SRV_MEM_USED),
+	SERVER_DEVICE_RULE("memory_total_bytes", F_SRV_MEM_TOTAL),
+	SERVER_DEVICE_RULE("power_watts", F_SRV_POWER),
+	SERVER_DEVICE_RULE("power_limit_watts", F_SRV_POWER_LIMIT),
+	SERVER_DEVICE_RULE("temperature_celsius", F_SRV_TEMP),
+	SERVER_DEVICE_RULE("energy_joules", F_SRV_ENERGY),
 	{ SC_RUNTIME, "inference_stats", "error_summary.*", &F_EXEC_ERR, "error_type", NULL, 0, 0 },
 	{ SC_RUNTIME, "inference_stats", "inference_summary.*", &F_EXEC_STATUS, "status_type", NULL, 0, 0 },
 	{ SC_RUNTIME, "inference_stats", "latency_stats.total_latency.*", &F_EXEC_LAT, "percentile", NULL, 0, 0 },
@@ -475,6 +588,8 @@ struct compiled {
 	int pid_cap;            /* the capture labelled "pid" (its identity: process_containers), or -1 */
 	int drop_empty;         /* a "*[f,g]" step: captures that are "" are no labels */
 	char *fixed_name, *fixed_value;
+	char *weight[STEP_MAX]; /* the rule's weight path, split at '.' (nweight keys; 0: none) */
+	size_t nweight;
 };
 
 static struct compiled compiled[NRULES];
@@ -625,6 +740,20 @@ static int compile_rule(const struct rule *r, struct compiled *c, const char **w
 		*why = "a fixed or index label is not in the schema (SCHEMA_LABELS)";
 		return -EINVAL;
 	}
+	if (r->weight) {
+		size_t any = 0;
+
+		for (size_t i = 0; i < c->nsteps; i++)
+			any += c->steps[i].kind == ST_ANY;
+		if (!any) {
+			*why = "a weight without a \"*\" step to find it from";
+			return -EINVAL;
+		}
+		if (split_checked(xstrdup(r->weight), '.', c->weight, STEP_MAX, &c->nweight)) {
+			*why = "a weight path longer than STEP_MAX";
+			return -E2BIG;
+		}
+	}
 	if (rule_max_labels(r, c->ncaps) > SAMPLE_MAX_LABELS) {
 		*why = "its samples could carry more than SAMPLE_MAX_LABELS labels";
 		return -E2BIG;
@@ -690,6 +819,13 @@ json_t *map_schema_json(void)
 		/* containers (issue 13): only on the rules that have it, so the other rows read as before */
 		if (x->ident)
 			json_object_set_new(rule, "ident", json_string(x->ident == IDENT_POD ? "pod" : "container"));
+		/* endpoint runtimes (issue 12): the same */
+		if (x->unless)
+			json_object_set_new(rule, "unless", json_string(x->unless));
+		if (x->only_with)
+			json_object_set_new(rule, "only_with", json_string(x->only_with));
+		if (x->weight)
+			json_object_set_new(rule, "weight", json_string(x->weight));
 		json_array_append_new(rs, rule);
 	}
 	json_object_set_new(o, "families", fams);
@@ -730,6 +866,7 @@ struct walk {
 	struct buf entity;            /* a device's entity, "type:key": any length */
 	json_t *dev;                  /* the device object a device rule walks, else NULL */
 	json_t *ident;                /* an ident rule: the pod's or container's object its first "*" reached */
+	json_t *anchor;               /* the object the last "*" reached (a weight is found from it), or NULL */
 	const char *ident_key;        /* and its key (the pod UID or the container id) */
 };
 
@@ -882,6 +1019,26 @@ static void descend(struct walk *w, json_t *child, size_t i, const char *trail, 
 	w->ntrail = nt;
 }
 
+/*
+ * A weighted rule's value times the number at its weight path inside the
+ * object the last "*" reached: 1 with *d updated; 0 when that is absent
+ * (nothing to yield) or not a number (reported).
+ */
+static int weigh(struct walk *w, double *d)
+{
+	json_t *v = w->anchor;
+	double f;
+
+	if (!w->c->nweight)
+		return 1;
+	for (size_t k = 0; k < w->c->nweight && v; k++)
+		v = json_object_get(v, w->c->weight[k]);
+	if (number(w, v, w->rule->weight, &f) != 1)
+		return 0;
+	*d *= f;
+	return 1;
+}
+
 static void walk(struct walk *w, json_t *node, size_t i)
 {
 	const struct step *st;
@@ -891,7 +1048,7 @@ static void walk(struct walk *w, json_t *node, size_t i)
 	size_t k;
 
 	if (i == w->c->nsteps) {
-		if (number(w, node, NULL, &d) == 1)
+		if (number(w, node, NULL, &d) == 1 && weigh(w, &d))
 			emit(w, d);
 		return;
 	}
@@ -916,7 +1073,9 @@ static void walk(struct walk *w, json_t *node, size_t i)
 		}
 		json_object_foreach(node, key, v) {
 			size_t nc = w->ncaps;
+			json_t *anchor = w->anchor;
 
+			w->anchor = v;
 			if (st->nnames && nc + 1 + st->nnames <= CAPS_MAX) {
 				/* "*[f,g]": the key, then each listed string field of the member ("" where it has none). */
 				w->caps[w->ncaps++] = key;
@@ -930,6 +1089,7 @@ static void walk(struct walk *w, json_t *node, size_t i)
 				descend(w, v, i, key, key);
 			}
 			w->ncaps = nc;
+			w->anchor = anchor;
 		}
 		break;
 	case ST_KEYS:
@@ -1028,6 +1188,12 @@ static int64_t group_ts(json_t *g, const char *where, const char *root_iso, int6
 	return ms;
 }
 
+/* Does rule r apply to group g, by the keys g has (its unless and only_with)? */
+static int rule_applies(const struct rule *r, json_t *g)
+{
+	return (!r->unless || !json_object_get(g, r->unless)) && (!r->only_with || json_object_get(g, r->only_with));
+}
+
 /* Apply every rule of scope sc to each group of the object groups. */
 static void map_groups(struct walk *w, enum scope sc, json_t *groups, const char *where, const char *root_iso,
 		       int64_t root_ms)
@@ -1062,6 +1228,8 @@ static void map_groups(struct walk *w, enum scope sc, json_t *groups, const char
 				w->s.period = json_is_number(per) ? json_number_value(per) : 0;
 				w->where = gwhere;
 			}
+			if (!rule_applies(&rules[r], g))
+				continue;
 			w->rule = &rules[r];
 			w->c = &compiled[r];
 			w->ncaps = w->ntrail = 0;
@@ -1114,7 +1282,7 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 		w->base_labels = base;
 		w->where = gwhere;
 		for (size_t r = r0; r < NRULES; r++) {
-			if (!device_rule(&rules[r], SC_DEVICE_GROUP, gname, type))
+			if (!device_rule(&rules[r], SC_DEVICE_GROUP, gname, type) || !rule_applies(&rules[r], g))
 				continue;
 			w->rule = &rules[r];
 			w->c = &compiled[r];
@@ -1163,7 +1331,7 @@ static void map_device_entry(struct walk *w, json_t *ent, size_t idx, const char
 			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
 			w->where = gwhere;
 			for (size_t r = r0; r < NRULES; r++) {
-				if (!device_rule(&rules[r], SC_DEVICE, gname, type))
+				if (!device_rule(&rules[r], SC_DEVICE, gname, type) || !rule_applies(&rules[r], g))
 					continue;
 				w->base_labels = ndev;
 				if (rules[r].index_label)

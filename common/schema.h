@@ -61,7 +61,8 @@ extern const char *const schema_config_aliases[][2];
 enum label_kind {
 	LK_INSTANCE, /* the report's instance_info (source: its key), on every sample */
 	LK_RUNTIME,  /* a runtime entry's identity, on its samples */
-	LK_DEVICE,   /* a device's identity (source: the device object's key), on its samples */
+	LK_DEVICE,   /* a device's identity (source: the device object's key), on its samples; a runtime
+		      * rule may capture model and device too (an endpoint's models and server devices) */
 	LK_VALUE,    /* a rule's capture or fixed label (samples.c) */
 };
 
@@ -131,7 +132,11 @@ enum label_kind {
 	X(ALARM, "alarm", LK_VALUE, NULL, 0, "Alarm")                                              \
 	X(POD, "pod", LK_VALUE, NULL, 0, "PodName")                                                 \
 	X(NAMESPACE, "namespace", LK_VALUE, NULL, 0, "Namespace")                                   \
-	X(CONTAINER, "container", LK_VALUE, NULL, 0, "ContainerName")
+	X(CONTAINER, "container", LK_VALUE, NULL, 0, "ContainerName")                               \
+	/* endpoint runtimes (issue 12): a model's version (model is the row above, captured on runtime \
+	 * series too) and a token count's kind (prompt, generation) */                               \
+	X(VERSION, "version", LK_VALUE, NULL, 0, "ModelVersion")                                    \
+	X(KIND, "kind", LK_VALUE, NULL, 0, "Kind")
 
 #define SCHEMA_LABEL_ENUM_(id, name, kind, source, flags, dim) LBL_##id,
 enum label_id { SCHEMA_LABELS(SCHEMA_LABEL_ENUM_) LBL_COUNT };

@@ -90,6 +90,145 @@ static int has(const struct seen *z, const char *line)
 
 static struct seen *map_flags(const char *json, size_t flags, enum report_format *fmt);
 
+/* The samples of lines 1 and 2 of tests/fixtures/streams/endpoint-runtimes.jsonl, from CONTRACT.md's table. */
+static const char *const endpoint_report1[] = {
+	"inference_requests_pending{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 3",
+	"inference_requests_pending{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0",
+	"inference_requests_pending{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 1",
+	"inference_server_device_utilization_ratio{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 0.5",
+	"inference_server_device_memory_used_bytes{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 2000000000",
+	"inference_server_device_memory_total_bytes{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 2.4e+10",
+	"inference_server_device_power_watts{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 150.5",
+	"inference_server_device_power_limit_watts{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 300",
+	"inference_requests_in_flight{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 4",
+	"inference_requests_pending{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 2",
+	"inference_kv_cache_usage_ratio{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 0.25",
+};
+static const char *const endpoint_report2[] = {
+	"execution_status_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1,status_type=completed} 100",
+	"execution_status_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1,status_type=failed} 2",
+	"execution_errors_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1,error_type=rejected} 1",
+	"execution_errors_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1,error_type=backend} 1",
+	"inference_queue_latency_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1,percentile=p50} 0.0004",
+	"inference_queue_latency_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1,percentile=p90} 0.0009",
+	"inference_queue_latency_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1,percentile=p99} 0.002",
+	"inference_request_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.005",
+	"inference_request_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.5",
+	"inference_queue_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.0005",
+	"inference_queue_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.05",
+	"inference_compute_input_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.00025",
+	"inference_compute_input_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.025",
+	"inference_compute_infer_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.004",
+	"inference_compute_infer_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.4",
+	"inference_compute_output_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.00025",
+	"inference_compute_output_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 0.025",
+	"inference_requests_pending{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 4",
+	"inference_batch_size{runtime_tag=tritonserver,pid=3100,model=resnet50,version=1} 4",
+	"execution_status_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2,status_type=completed} 20",
+	"execution_status_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2,status_type=failed} 0",
+	"inference_request_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.0125",
+	"inference_request_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.25",
+	"inference_queue_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.00125",
+	"inference_queue_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.025",
+	"inference_compute_input_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.0005",
+	"inference_compute_input_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.01",
+	"inference_compute_infer_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.01",
+	"inference_compute_infer_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.2",
+	"inference_compute_output_mean_seconds{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.00075",
+	"inference_compute_output_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0.015",
+	"inference_requests_pending{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 0",
+	"inference_batch_size{runtime_tag=tritonserver,pid=3100,model=resnet50,version=2} 1",
+	"execution_status_total{runtime_tag=tritonserver,pid=3100,model=bert,version=1,status_type=completed} 10",
+	"execution_status_total{runtime_tag=tritonserver,pid=3100,model=bert,version=1,status_type=failed} 1",
+	"execution_errors_total{runtime_tag=tritonserver,pid=3100,model=bert,version=1,error_type=canceled} 1",
+	"inference_request_mean_seconds{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0.05",
+	"inference_request_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0.5",
+	"inference_queue_mean_seconds{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0.01",
+	"inference_queue_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0.1",
+	"inference_compute_input_mean_seconds{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0.0025",
+	"inference_compute_input_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0.025",
+	"inference_compute_infer_mean_seconds{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0.0375",
+	"inference_compute_infer_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0.375",
+	"inference_compute_output_mean_seconds{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0",
+	"inference_compute_output_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 0",
+	"inference_requests_pending{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 1",
+	"inference_batch_size{runtime_tag=tritonserver,pid=3100,model=bert,version=1} 2.5",
+	"inference_server_device_utilization_ratio{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 0.25",
+	"inference_server_device_memory_used_bytes{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 2001000000",
+	"inference_server_device_memory_total_bytes{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 2.4e+10",
+	"inference_server_device_power_watts{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 151.5",
+	"inference_server_device_power_limit_watts{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 300",
+	"inference_server_device_energy_joules_total{runtime_tag=tritonserver,pid=3100,device=GPU-0b6b0a5e-2d1c-4a3c-9f3e-1c2d3e4f5a6b} 150.5",
+	"execution_status_total{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,status_type=completed} 8",
+	"execution_latency_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p0} 0.5",
+	"execution_latency_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p1} 0.5",
+	"execution_latency_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p25} 0.75",
+	"execution_latency_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p50} 1",
+	"execution_latency_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p75} 1.5",
+	"execution_latency_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p99} 2.5",
+	"execution_latency_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p100} 2.5",
+	"inference_time_to_first_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p0} 0.01",
+	"inference_time_to_first_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p1} 0.01",
+	"inference_time_to_first_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p25} 0.02",
+	"inference_time_to_first_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p50} 0.04",
+	"inference_time_to_first_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p75} 0.06",
+	"inference_time_to_first_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p99} 0.1",
+	"inference_time_to_first_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p100} 0.1",
+	"inference_time_per_output_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p0} 0.01",
+	"inference_time_per_output_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p1} 0.01",
+	"inference_time_per_output_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p25} 0.0125",
+	"inference_time_per_output_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p50} 0.015",
+	"inference_time_per_output_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p75} 0.02",
+	"inference_time_per_output_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p99} 0.025",
+	"inference_time_per_output_token_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,percentile=p100} 0.025",
+	"inference_request_mean_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 1.25",
+	"inference_request_duration_seconds_total{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 10",
+	"inference_queue_mean_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 0.125",
+	"inference_queue_duration_seconds_total{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 1",
+	"inference_compute_infer_mean_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 1",
+	"inference_compute_infer_duration_seconds_total{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 8",
+	"inference_time_to_first_token_mean_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 0.0625",
+	"inference_time_per_output_token_mean_seconds{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 0.015625",
+	"inference_requests_in_flight{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 5",
+	"inference_requests_pending{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 2",
+	"inference_kv_cache_usage_ratio{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=} 0.375",
+	"inference_tokens_total{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,kind=prompt} 1000",
+	"inference_tokens_total{runtime_tag=python3,pid=3200,model=meta-llama/Llama-3.1-8B,version=,kind=generation} 4096",
+	"execution_errors_total{runtime_tag=java,pid=3300,error_type=http_4xx} 1",
+	"execution_errors_total{runtime_tag=java,pid=3300,error_type=http_5xx} 0",
+	"execution_status_total{runtime_tag=java,pid=3300,model=mnist,version=1.0,status_type=completed} 30",
+	"inference_request_mean_seconds{runtime_tag=java,pid=3300,model=mnist,version=1.0} 0.002",
+	"inference_request_duration_seconds_total{runtime_tag=java,pid=3300,model=mnist,version=1.0} 0.06",
+	"inference_queue_mean_seconds{runtime_tag=java,pid=3300,model=mnist,version=1.0} 0.001",
+	"inference_queue_duration_seconds_total{runtime_tag=java,pid=3300,model=mnist,version=1.0} 0.03",
+};
+
+/* Line n (from 1) of a fixture stream into buf; 0 when the file has no such line. */
+static int fixture_line(const char *path, int n, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	int got = 0;
+
+	while (f && n-- > 0)
+		got = fgets(buf, (int)size, f) != NULL;
+	if (f)
+		fclose(f);
+	return got;
+}
+
+/* Every line of want is a sample of z, and z has no other (its instance_info sample aside). */
+static void exactly(const struct seen *z, const char *const *want, size_t nwant, const char *what)
+{
+	size_t missing = 0;
+
+	for (size_t i = 0; i < nwant; i++)
+		if (!has(z, want[i]) && missing++ < 5)
+			printf("# %s: missing %s\n", what, want[i]);
+	ok(!missing, "%s: every expected sample (%zu)", what, nwant);
+	ok(z->n - 1 == nwant, "%s: and no other (%zu samples)", what, z->n - 1);
+	ok(z->nbad == 0, "%s: no bad value (%zu)", what, z->nbad);
+}
+
 static struct seen *map(const char *json, enum report_format *fmt)
 {
 	return map_flags(json, 0, fmt);
@@ -566,6 +705,44 @@ int main(void)
 		&fmt);
 	is_str(z->nbad ? z->bad[0] : "", "device_data[0].report.device_errors.devices.0.remapped_rows.failed: expected a boolean, got a number",
 	       "a number where a flag belongs is a bad value");
+
+	/* Endpoint runtimes (issue 12): per model and version, server devices, the runtime level only without models. */
+	{
+		static char el[16384];
+
+		if (!fixture_line("tests/fixtures/streams/endpoint-runtimes.jsonl", 1, el, sizeof(el)))
+			return 2;
+		z = map(el, &fmt);
+		exactly(z, endpoint_report1, sizeof(endpoint_report1) / sizeof(endpoint_report1[0]),
+			"endpoint-runtimes line 1 (gauges only)");
+		if (!fixture_line("tests/fixtures/streams/endpoint-runtimes.jsonl", 2, el, sizeof(el)))
+			return 2;
+		z = map(el, &fmt);
+		exactly(z, endpoint_report2, sizeof(endpoint_report2) / sizeof(endpoint_report2[0]),
+			"endpoint-runtimes line 2");
+		ok(!has(z, "execution_status_total{runtime_tag=tritonserver,pid=3100,status_type=completed} 130"),
+		   "no runtime-level sum next to the models'");
+		HAS(z, "inference_compute_infer_duration_seconds_total{runtime_tag=tritonserver,pid=3100,model=resnet50,"
+		       "version=1} 0.4");
+		HAS(z, "execution_errors_total{runtime_tag=java,pid=3300,error_type=http_4xx} 1");
+		/* A weight that is absent yields nothing; one of the wrong type is a bad value. */
+		z = map("{\"monitor\":{},\"runtime_data\":[{\"runtime_tag\":\"t\",\"pid\":1,\"error\":\"\",\"report\":"
+			"{\"execution_stats\":{\"error\":\"\",\"models\":{\"m\":{\"\":{\"mean_seconds\":{\"queue\":0.5}},"
+			"\"2\":{\"mean_seconds\":{\"queue\":0.5},\"execution_summary\":{\"completed\":\"x\"}}}}}}}]}",
+			&fmt);
+		HAS(z, "inference_queue_mean_seconds{runtime_tag=t,pid=1,model=m,version=} 0.5");
+		HAS(z, "inference_queue_mean_seconds{runtime_tag=t,pid=1,model=m,version=2} 0.5");
+		is_int(z->n, 3, "no duration without completed requests");
+		is_int(z->nbad, 2, "a completed count of the wrong type: a bad value (status and weight)");
+		/* neuron-monitor's execution_stats (no models): the runtime level, as before. */
+		z = map("{\"monitor\":{},\"runtime_data\":[{\"runtime_tag\":\"t\",\"pid\":1,\"error\":\"\",\"report\":"
+			"{\"execution_stats\":{\"error\":\"\",\"execution_summary\":{\"completed\":5},"
+			"\"error_summary\":{\"http_4xx\":1}}}}]}",
+			&fmt);
+		HAS(z, "execution_status_total{runtime_tag=t,pid=1,status_type=completed} 5");
+		HAS(z, "execution_errors_total{runtime_tag=t,pid=1,error_type=http_4xx} 1");
+		is_int(z->n, 3, "each once (only_with: not again without models)");
+	}
 
 	/* Every family is documented with a help text and a unit-consistent name. */
 	{

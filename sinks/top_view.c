@@ -511,15 +511,20 @@ static const struct {
 	int drop;  /* 0: kept; else dropped in this order (1 first) when the row is too wide */
 } columns[C_NCOLS] = {
 	[C_PID] = { "PID", 7, 0, 0 },	       [C_NAME] = { "NAME", 15, 1, 0 },	 [C_POD] = { "POD/CONTAINER", 0, 1, 5 },
-	[C_CPU] = { "CPU%", 5, 0, 4 },	       [C_RSS] = { "RSS", 7, 0, 1 },	 [C_DEVMEM] = { "DEVMEM", 7, 0, 0 },
-	[C_RATE] = { "REQ/s", 8, 0, 0 },       [C_FAIL] = { "FAIL", 6, 0, 3 },	 [C_P50] = { "P50", 8, 0, 2 },
+	[C_CPU] = { "CPU%", 5, 0, 3 },	       [C_RSS] = { "RSS", 7, 0, 1 },	 [C_DEVMEM] = { "DEVMEM", 7, 0, 0 },
+	[C_RATE] = { "REQ/s", 8, 0, 0 },       [C_FAIL] = { "FAIL", 6, 0, 2 },	 [C_P50] = { "P50", 8, 0, 4 },
 	[C_P99] = { "P99", 8, 0, 0 },
 };
 
 #define POD_MIN 13
 #define POD_MAX 40
 
-/* Which columns a frame w wide shows (width[i] > 0): the stats only when any row has them, the pod column only when any row is in one; then the lowest priority dropped until the row fits. */
+/*
+ * Which columns a frame w wide shows (width[i] > 0): the stats only when
+ * any row has them, the pod column only when any row is in one; when the
+ * row is too wide, the pod column narrows to POD_MIN, then the columns go
+ * in their drop order until it fits.
+ */
 static void table_columns(const struct top_model *m, int w, int width[C_NCOLS])
 {
 	int stats = 0, pod = 0, total = -1;
@@ -544,6 +549,12 @@ static void table_columns(const struct top_model *m, int w, int width[C_NCOLS])
 			width[i] = 0;
 		if (width[i])
 			total += width[i] + 1;
+	}
+	if (total > w && width[C_POD] > POD_MIN) { /* the pod column narrows (its values cut) before any goes */
+		int cut = total - w < width[C_POD] - POD_MIN ? total - w : width[C_POD] - POD_MIN;
+
+		width[C_POD] -= cut;
+		total -= cut;
 	}
 	for (int d = 1; total > w && d <= 5; d++)
 		for (int i = 0; i < C_NCOLS; i++)

@@ -13,9 +13,10 @@
  * the help overlay and a device's detail view replace it.
  *
  * The table's columns have priorities: when the frame is too narrow for
- * all of them, the least important go first (RSS, P50, FAIL, CPU%, then
- * POD/CONTAINER), so an 80-column frame keeps PID, NAME, DEVMEM, REQ/s and
- * P99; DEVICES takes what is left of the row.
+ * all of them, POD/CONTAINER narrows to 13 cells, then the least important
+ * go first (RSS, FAIL, CPU%, P50, then POD/CONTAINER), so an 80-column
+ * frame keeps at least PID, NAME, DEVMEM, REQ/s and P99; DEVICES takes
+ * what is left of the row.
  */
 #ifndef ACCEL_TOP_VIEW_H
 #define ACCEL_TOP_VIEW_H

@@ -407,8 +407,38 @@ static void test_pods_models_mig(void)
 	top_model_free(&m);
 }
 
+/* accel-prom's per-model series: model rows from --url too. */
+static void test_url_models(void)
+{
+	static const char *const polls[2] = {
+		"execution_status_total{model=\"m\",pid=\"8\",runtime_tag=\"t\",status_type=\"completed\",version=\"1\"} 10\n"
+		"inference_request_mean_seconds{model=\"m\",pid=\"8\",runtime_tag=\"t\",version=\"1\"} 0.004\n",
+		"execution_status_total{model=\"m\",pid=\"8\",runtime_tag=\"t\",status_type=\"completed\",version=\"1\"} 30\n"
+		"inference_request_mean_seconds{model=\"m\",pid=\"8\",runtime_tag=\"t\",version=\"1\"} 0.004\n"
+		"accelerator_memory_used_bytes{device=\"0/2/0\",device_type=\"nvidia\",gpu_instance=\"2\",mig_profile=\"1g.10gb\"} 5\n",
+	};
+	struct top_model m;
+	struct top_url *u = top_url_new("http://test/metrics", 2000);
+	const struct top_proc *p;
+
+	top_model_init(&m);
+	top_url_apply(u, &m, polls[0], strlen(polls[0]));
+	top_url_apply(u, &m, polls[1], strlen(polls[1]));
+	p = proc(&m, 8);
+	ok(p && p->nmodels == 1, "url: the runtime's model version");
+	if (p && p->nmodels == 1) {
+		is_str(p->models[0].model, "m", "url: the model's name");
+		is_double(p->models[0].rate, 10, 1e-9, "url: 20 completed over the 2 s interval: 10/s");
+		is_double(p->models[0].mean, 0.004, 1e-12, "url: its mean request time");
+	}
+	ok(m.ndevs == 1 && m.devs[0].is_mig && !strcmp(m.devs[0].profile, "1g.10gb"), "url: a MIG instance by its labels");
+	top_url_free(u);
+	top_model_free(&m);
+}
+
 int main(void)
 {
+	test_url_models();
 	test_pods_models_mig();
 	test_url();
 	test_model();

@@ -378,6 +378,17 @@ static void device_sample(struct top_model *m, const struct sample *s, enum fam_
 	}
 }
 
+/* An execution_latency_seconds sample: into *p50 or *p99 by its percentile label (the others are not shown). */
+static void latency(const struct sample *s, double *p50, double *p99)
+{
+	const char *v = label(s, "percentile");
+
+	if (v && !strcmp(v, "p50"))
+		*p50 = s->value;
+	else if (v && !strcmp(v, "p99"))
+		*p99 = s->value;
+}
+
 /*
  * An endpoint runtime's per-model sample (labels model and version): into
  * the model's entry, and its counts into the runtime's row too (the row
@@ -407,11 +418,7 @@ static void model_sample(struct top_proc *p, const struct sample *s, enum fam_id
 		}
 		break;
 	case F_EXEC_LAT:
-		v = label(s, "percentile");
-		if (v && !strcmp(v, "p50"))
-			r->p50 = s->value;
-		else if (v && !strcmp(v, "p99"))
-			r->p99 = s->value;
+		latency(s, &r->p50, &r->p99);
 		break;
 	case F_REQ_MEAN:
 		r->mean = s->value;
@@ -459,11 +466,7 @@ static void runtime_sample(struct top_model *m, const struct sample *s, enum fam
 		p->status_period = s->period;
 		break;
 	case F_EXEC_LAT:
-		v = label(s, "percentile");
-		if (v && !strcmp(v, "p50"))
-			p->p50 = s->value;
-		else if (v && !strcmp(v, "p99"))
-			p->p99 = s->value;
+		latency(s, &p->p50, &p->p99);
 		break;
 	default:
 		break;

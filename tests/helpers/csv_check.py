@@ -46,10 +46,17 @@ TS_COLUMN = {"iso8601": "timestamp", "unix": "timestamp_unix", "unix_ms": "times
 # Families: name -> (type, unit)
 FAMILIES = {f["name"]: (f["type"], f["unit"]) for f in SCHEMA["families"]}
 SCOPES = {"runtime": "rt", "system": "sys", "device": "dev", "device_group": "devgrp"}
-# (scope, group, path, family, capture labels, fixed label, scale, clamp, device_type, index_label, ident)
+# (scope, group, path, family, capture labels, fixed label, scale, clamp, device_type, index_label, ident,
+#  unless, only_with, weight)
 RULES = [(SCOPES[r["scope"]], r["group"], r["path"], r["family"], r["labels"], r["fixed"],
           r["scale"] if r["scale"] == "percent" else (0 if r["scale"] == 1 else r["scale"]), r["clamp"],
-          r["device_type"], r["index_label"], r.get("ident")) for r in SCHEMA["rules"]]
+          r["device_type"], r["index_label"], r.get("ident"), r.get("unless"), r.get("only_with"), r.get("weight"))
+         for r in SCHEMA["rules"]]
+
+
+def applies(rule, g):
+    """Endpoint runtimes (issue 12): a rule's unless and only_with, keys of the group g."""
+    return not (rule[11] and rule[11] in g) and not (rule[12] and rule[12] not in g)
 
 
 def ident_labels(o, pod_key=None, ctr_key=None):
@@ -110,8 +117,9 @@ def steps_of(path):
     return out
 
 
-def walk(node, steps, caps, emit, ident=None):
-    """ident: for an ident rule, a one-element list the first "*" fills with (object, key) instead of a capture."""
+def walk(node, steps, caps, emit, ident=None, anchor=None):
+    """ident: for an ident rule, a one-element list the first "*" fills with (object, key) instead of a capture.
+    anchor: a one-element list that holds the object the last "*" reached (a rule's weight is found from it)."""
     if not steps:
         if is_num(node):
             emit(float(node), caps)
@@ -119,23 +127,28 @@ def walk(node, steps, caps, emit, ident=None):
     st, rest = steps[0], steps[1:]
     if st[0] == "key":
         if isinstance(node, dict) and st[1] in node:
-            walk(node[st[1]], rest, caps, emit, ident)
+            walk(node[st[1]], rest, caps, emit, ident, anchor)
     elif st[0] == "any":
         if isinstance(node, dict):
             for k, v in node.items():
                 if ident is not None and ident[0] is None:
                     ident[0] = (v, k)
-                    walk(v, rest, caps, emit, ident)
+                    walk(v, rest, caps, emit, ident, anchor)
                     ident[0] = None
                 else:
                     more = [v.get(f) if isinstance(v, dict) and isinstance(v.get(f), str) else ""
                             for f in (st[1] if len(st) > 1 else [])]
-                    walk(v, rest, caps + [k] + more, emit, ident)
+                    prev = anchor[0] if anchor else None
+                    if anchor:
+                        anchor[0] = v
+                    walk(v, rest, caps + [k] + more, emit, ident, anchor)
+                    if anchor:
+                        anchor[0] = prev
     elif st[0] == "keys":
         if isinstance(node, dict):
             for k in st[1]:
                 if k in node:
-                    walk(node[k], rest, caps + [k], emit)
+                    walk(node[k], rest, caps + [k], emit, None, anchor)
     elif st[0] == "elem":
         if isinstance(node, list):
             for i, v in enumerate(node):
@@ -148,7 +161,7 @@ def walk(node, steps, caps, emit, ident=None):
                     cap = f
                 else:
                     cap = str(i)
-                walk(v, rest, caps + [cap], emit)
+                walk(v, rest, caps + [cap], emit, None, anchor)
     elif st[0] == "sum":
         if isinstance(node, dict):
             total = 0.0
@@ -208,18 +221,28 @@ def map_report(rep, now_ms):
             rules = [r for r in RULES if r[0] == scope and r[1] == name]
             if not rules or str_or(g, "error", ""):
                 continue
+            rules = [r for r in rules if applies(r, g)]
             ts = group_time(g)
             per = float(g["period"]) if is_num(g.get("period")) else 0.0
             apply(rules, g, name, entity, base, ts, per)
 
     def apply(rules, node, name, entity, base, ts, per, index_key=None):
-        for _, _, path, fam, caps, fixed, scale, clamp, _, index_label, ident in rules:
+        for _, _, path, fam, caps, fixed, scale, clamp, _, index_label, ident, _, _, weight in rules:
             capnames = caps.split(",") if caps else []
             first = base + ([(index_label, index_key)] if index_label else [])
             slot = [None] if ident else None
+            anchor = [None]
 
             def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp, first=first,
-                     slot=slot, ident=ident):
+                     slot=slot, ident=ident, weight=weight, anchor=anchor):
+                if weight:
+                    # a mean per request times the requests of the same object (the last "*" reached)
+                    f = anchor[0]
+                    for k in weight.split("."):
+                        f = f.get(k) if isinstance(f, dict) else None
+                    if not is_num(f):
+                        return
+                    v *= float(f)
                 if clamp and v > clamp:
                     v = float(clamp)
                 if scale == "percent":
@@ -239,7 +262,7 @@ def map_report(rep, now_ms):
                     pid = got[capnames.index("pid")] if capnames.index("pid") < len(got) else None
                     labels += ident_labels(pc.get(pid) if isinstance(pc, dict) else None)
                 out.append(Sample(fam, name, entity, labels, v, ts, per, host))
-            walk(node, steps_of(path), [], emit, slot)
+            walk(node, steps_of(path), [], emit, slot, anchor)
 
     def group_time(g):
         iso = str_or(g, "timestamp", None)
@@ -253,8 +276,9 @@ def map_report(rep, now_ms):
         if str_or(ent, "error", "") or not isinstance(rep, dict):
             return
         for name, g in rep.items():
-            rules = [r for r in RULES if r[0] == "dev" and r[1] == name and r[8] in (None, dtype)]
-            grules = [r for r in RULES if r[0] == "devgrp" and r[1] == name and r[8] in (None, dtype)]
+            rules = [r for r in RULES if r[0] == "dev" and r[1] == name and r[8] in (None, dtype) and applies(r, g)]
+            grules = [r for r in RULES if r[0] == "devgrp" and r[1] == name and r[8] in (None, dtype)
+                      and applies(r, g)]
             if not (rules or grules) or not isinstance(g, dict) or str_or(g, "error", ""):
                 continue
             per = float(g["period"]) if is_num(g.get("period")) else 0.0

@@ -65,6 +65,7 @@ from botocore.validate import ParamValidator
 
 NS_XML = "http://monitoring.amazonaws.com/doc/2010-08-01/"
 MAX_DATUMS = 1000
+MAX_DIMS = 30  # dimensions per datum (botocore's validator does not check the maximum)
 MAX_BODY = 1048576
 TWO_WEEKS = 14 * 86400
 TWO_HOURS = 2 * 3600
@@ -228,6 +229,10 @@ def check_limits(params, now):
                              "The parameter %s.Timestamp must specify a time "
                              "no more than two weeks in the past and no more "
                              "than two hours in the future." % p)
+        if len(d.get("Dimensions", [])) > MAX_DIMS:
+            raise Reject(400, "InvalidParameterValue",
+                         "The collection %s.Dimensions must not have a size "
+                         "greater than %d." % (p, MAX_DIMS))
         names = set()
         for j, dim in enumerate(d.get("Dimensions", []), 1):
             for kk in ("Name", "Value"):

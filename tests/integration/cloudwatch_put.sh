@@ -28,15 +28,18 @@ start_rx() {
 }
 
 # ---- --dry-run: golden bodies, checked by botocore ----------------------------
-for f in accel neuron-monitor-2x neuron-monitor-2020; do
+for f in accel neuron-monitor-2x neuron-monitor-2020 endpoint-runtimes; do
 	in=$FIX/streams/$f.jsonl
 	[ -f "$in" ] || in=$GOLD/$f.jsonl
 	rc=0
-	ACCEL_CLOUDWATCH_NOW=$NOW "$CW" --namespace 'Accel Test/Neuron' --dry-run <"$in" >"$WORK/$f.body" 2>"$WORK/$f.err" || rc=$?
+	now=$NOW
+	# its reports are of 2026-11-27 05:00: CloudWatch takes no datum more than two hours ahead
+	[ "$f" != endpoint-runtimes ] || now=2026-11-27T05:10:00Z
+	ACCEL_CLOUDWATCH_NOW=$now "$CW" --namespace 'Accel Test/Neuron' --dry-run <"$in" >"$WORK/$f.body" 2>"$WORK/$f.err" || rc=$?
 	is "$rc" 0 "dry-run $f exits 0"
 	if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$WORK/$f.body" "$GOLD/$f.body"; fi
 	ok "dry-run $f matches $GOLD/$f.body" cmp "$WORK/$f.body" "$GOLD/$f.body"
-	ok "dry-run $f bodies are what botocore serializes" env CW_CHECK_NOW="$NOW_S" \
+	ok "dry-run $f bodies are what botocore serializes" env CW_CHECK_NOW="$(date -d "$now" +%s)" \
 		"$PY" "$HELP/cw_receiver.py" --check-bodies "$WORK/$f.body"
 done
 ok "the bad value (1.5e300) is dropped with a counted warning" \
@@ -52,6 +55,25 @@ for pat in 'MetricName=NeuronCoreUtilization' 'MetricName=ExecutionLatencyP99' '
 	'Name=InstanceType' 'Name=ErrorType' 'Name=NeuronDevice' 'Name=EventType'; do
 	ok "2.x body has $pat" grep -q -- "$pat" "$WORK/2x.fields"
 done
+# Endpoint runtimes (issue 12): per-model datums carry Model and ModelVersion (none when the server names no
+# version: CloudWatch takes no empty value), and no datum has more than CloudWatch's 30 dimensions.
+tr '&' '\n' <"$WORK/endpoint-runtimes.body" >"$WORK/ep.fields"
+for pat in 'MetricName=ExecutionStatus' 'MetricName=InferenceComputeInferDurationSeconds' \
+	'MetricName=InferenceQueueLatencyP90' 'MetricName=InferenceTokens' 'Name=Model' 'Value=resnet50' \
+	'Name=ModelVersion' 'Name=Kind' 'Value=generation' 'Name=Device' \
+	'MetricName=InferenceServerDeviceEnergyJoules'; do
+	ok "endpoint-runtimes body has $pat" grep -qx -- ".*\.$pat" "$WORK/ep.fields"
+done
+ok "the body's most dimensions in one datum is within 30" $PY -c '
+import re, sys
+most = {}
+for f in open(sys.argv[1]):
+    m = re.match(r"MetricData\.member\.(\d+)\.Dimensions\.member\.(\d+)\.Name=", f)
+    if m:
+        most[m.group(1)] = max(most.get(m.group(1), 0), int(m.group(2)))
+print("# most dimensions in a datum: %d" % max(most.values()))
+sys.exit(not 5 <= max(most.values()) <= 30)
+' "$WORK/ep.fields"
 ok "no instance_info or memory_location=None datums" sh -c "! grep -q 'InstanceInfo\|Value=None' '$WORK/2x.fields'"
 
 # A dry run whose stdout fails: exit 1 and the reason, never "delivered" (issue 11, item 10).

@@ -52,7 +52,8 @@ check() { # name input format [extra args]
 		"$@" $(files "$gn")
 }
 
-for input in "$GOLD/accel-monitor.jsonl" "$FIX/streams/neuron-monitor-2x.jsonl" "$FIX/streams/neuron-monitor-2020.jsonl"; do
+for input in "$GOLD/accel-monitor.jsonl" "$FIX/streams/neuron-monitor-2x.jsonl" "$FIX/streams/neuron-monitor-2020.jsonl" \
+	"$FIX/streams/endpoint-runtimes.jsonl"; do
 	base=$(basename "$input" .jsonl)
 	for fmt in long wide; do
 		golden "$base.$fmt" "$input" --format "$fmt"
@@ -82,7 +83,8 @@ is "$(cat "$WORK/host")" "$(hostname)" "host defaults to this machine's hostname
 
 # The pandas lines of docs/accel-csv.md load the long format and pivot every series.
 if $PY -c 'import pandas' 2>/dev/null; then
-	for input in "$GOLD/accel-monitor.jsonl" "$FIX/streams/neuron-monitor-2x.jsonl" "$FIX/streams/neuron-monitor-2020.jsonl"; do
+	for input in "$GOLD/accel-monitor.jsonl" "$FIX/streams/neuron-monitor-2x.jsonl" "$FIX/streams/neuron-monitor-2020.jsonl" \
+		"$FIX/streams/endpoint-runtimes.jsonl"; do
 		base=$(basename "$input" .jsonl)
 		ok "$base: pandas read_csv + pivot_table give back every value" $PY - "$GOLD/$base.long.csv" <<'EOF'
 import csv, sys

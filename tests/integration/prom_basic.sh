@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# accel-prom end to end over HTTP with curl: the three input kinds served
+# accel-prom end to end over HTTP with curl: the three input kinds (and
+# endpoint runtimes' per-model series, issue 12) served
 # byte for byte as their golden files (tests/fixtures/prom/, made by
 # tests/unit/test_prom_store.c), accel_prom_* aside since they depend on
 # the clock; promtool on every golden file and every live scrape; content
@@ -66,7 +67,7 @@ assert fams == sorted(fams), "families not sorted"
 ' "$g"
 done
 
-for kind in neuron-monitor-2x neuron-monitor-2020 accel-monitor; do
+for kind in neuron-monitor-2x neuron-monitor-2020 accel-monitor endpoint-runtimes; do
 	case $kind in
 	accel-monitor) input=$GOLD/$kind.jsonl ;;
 	*) input=$FIX/streams/$kind.jsonl ;;

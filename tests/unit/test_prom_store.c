@@ -791,5 +791,7 @@ int main(void)
 	/* Line 3 of the 2020 stream is a runtime error that takes the runtime's series away: show them before. */
 	test_golden("tests/fixtures/streams/neuron-monitor-2020.jsonl", "neuron-monitor-2020-lines-1-2", 2);
 	test_golden(GOLDEN "/accel-monitor.jsonl", "accel-monitor", 0);
+	/* Endpoint runtimes (issue 12): per-model counters accumulated over four reports, gauges of the last. */
+	test_golden("tests/fixtures/streams/endpoint-runtimes.jsonl", "endpoint-runtimes", 0);
 	return done_testing();
 }

@@ -99,7 +99,8 @@ $(BIN)/accel-%: $(BUILD)/sinks/%.o $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(bas
 
 # accel-remote-write (sinks/remote-write.c, its modules sinks/remote-write_*.c) pushes accel-prom's series: it
 # links accel-prom's store too (after them: libcommon.a again, in its LIBS_SINK).
-$(BIN)/accel-remote-write: $(BUILD)/sinks/prom_store.o $(BUILD)/sinks/prom_dcgm.o $(BUILD)/sinks/prom_expo.o
+$(BIN)/accel-remote-write: $(BUILD)/sinks/prom_store.o $(BUILD)/sinks/prom_dcgm.o $(BUILD)/sinks/prom_expo.o \
+	$(BUILD)/sinks/prom_pass.o
 
 # The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
 $(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/monitor/kubelet_fetch.o $(BUILD)/libcommon.a

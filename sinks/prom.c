@@ -24,6 +24,7 @@
 #include "prom_dcgm.h"
 #include "prom_expo.h"
 #include "prom_http.h"
+#include "prom_pass.h"
 #include "prom_store.h"
 #include "prom_web.h"
 
@@ -53,6 +54,7 @@ struct opts {
 	unsigned long long max_line;
 	size_t max_series_bytes; /* 0: the store's default */
 	int old_pod_labels;      /* --use-old-namespace: pod_name, pod_namespace, container_name (issue 13) */
+	int passthrough;         /* --passthrough: endpoint runtimes' own families too (issue 12) */
 };
 
 struct ingest {
@@ -84,6 +86,9 @@ static void usage(FILE *f)
 		"                               dcgm-exporter's collectors CSV FILE lists (docs/nvidia.md)\n"
 		"      --use-old-namespace      label pods as dcgm-exporter's --use-old-namespace does:\n"
 		"                               pod_name, pod_namespace, container_name\n"
+		"      --passthrough            also serve the families of endpoint runtimes configured\n"
+		"                               with \"passthrough\": true, as the servers expose them,\n"
+		"                               labelled with runtime_tag and pid (docs/accel-prom.md)\n"
 		"  -v, --verbose[=N]            log level: 0 silent, 1 errors and warnings (default),\n"
 		"                               2 info, 3 debug, 4 everything; -v, -vv raise it\n"
 		"      --version                print the version and exit\n"
@@ -202,6 +207,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct prom_web *web = NULL;
 	struct prom_dcgm *dcgm = NULL;
+	struct prom_pass *pass = NULL;
 	struct prom_store *store;
 	struct prom_pub pub;
 	struct prom_http *http = NULL;
@@ -221,6 +227,7 @@ int main(int argc, char **argv)
 		{ .name = "collectors", .arg = SINK_STR, .dst = &o.collectors },
 		{ .name = "max-series-bytes", .arg = SINK_FN, .dst = &o.max_series_bytes, .parse = parse_series_bytes },
 		{ .name = "use-old-namespace", .arg = SINK_FLAG, .dst = &o.old_pod_labels },
+		{ .name = "passthrough", .arg = SINK_FLAG, .dst = &o.passthrough },
 		{ .name = NULL },
 	};
 	const struct sink_def def = { "accel-prom", usage, table };
@@ -265,9 +272,11 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	node_name(node, sizeof(node));
+	if (o.passthrough)
+		pass = prom_pass_new();
 	store = prom_store_new(&(struct prom_store_opts){
 		.staleness_ms = o.staleness_ms, .node_name = node, .version = ACCEL_VERSION, .dcgm = dcgm,
-		.max_bytes = o.max_series_bytes, .old_pod_labels = o.old_pod_labels });
+		.pass = pass, .max_bytes = o.max_series_bytes, .old_pod_labels = o.old_pod_labels });
 	prom_pub_init(&pub);
 	prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
 
@@ -323,6 +332,7 @@ out:
 	prom_pub_destroy(&pub);
 	prom_store_free(store);
 	prom_dcgm_free(dcgm);
+	prom_pass_free(pass);
 	prom_web_free(web);
 	return rc;
 }

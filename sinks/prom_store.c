@@ -12,6 +12,7 @@
  */
 #include "prom_store.h"
 #include "prom_dcgm.h"
+#include "prom_pass.h"
 
 #include "../common/log.h"
 #include "../common/samples.h"
@@ -111,6 +112,7 @@ struct prom_store {
 	char *node_name, *version;
 	char *instance;      /* instance_info's label set in the last report */
 	struct prom_dcgm *dcgm;    /* borrowed, or NULL */
+	struct prom_pass *pass;    /* --passthrough (borrowed), or NULL */
 	int old_pod_labels;        /* --use-old-namespace (prom_dcgm_pod_label) */
 	char lbl[PROM_LABELS_MAX]; /* one sample's label set, being rendered */
 	/* The report being applied. */
@@ -644,6 +646,7 @@ static void sweep_locked(struct prom_store *st, int64_t now_ns)
 	int64_t win_ns = staleness_ms(st) * NS_PER_MS;
 
 	atomic_store(&st->h_staleness_ms, staleness_ms(st));
+	prom_pass_sweep(st->pass, now_ns, win_ns);
 	for (size_t i = 0; i < st->nfams; i++) {
 		struct fam *f = st->fams[i];
 
@@ -672,6 +675,7 @@ void prom_store_report(struct prom_store *st, json_t *report, const char *where,
 	if (st->dcgm)
 		prom_dcgm_report(st->dcgm, report); /* which pods use each GPU, before its samples (issue 13) */
 	map_report(report, real_ns / NS_PER_MS, &cb);
+	prom_pass_report(st->pass, report, where, mono_ns); /* the servers' own families (--passthrough) */
 	report_drops(st);
 	for (size_t i = 0; i < st->nerr_src; i++)
 		free(st->err_src[i]);
@@ -950,6 +954,9 @@ static struct prom_expo *render_locked(struct prom_store *st, int64_t mono_ns, i
 			put_series(&om, f, s, 1);
 		}
 	}
+	/* --passthrough: the servers' own families, after accel-prom's (prom_pass.h) */
+	if (prom_pass_render(st->pass, &text, &om))
+		log_limited(&st->lim_long, "prom: --passthrough: the exposition reached its size cap; some families cut");
 	buf_add(&om, "# EOF\n", 6);
 	bie.data = render_bie(st, &bie.len);
 	return prom_expo_new(take(&text), take(&om), bie);
@@ -1056,6 +1063,7 @@ struct prom_store *prom_store_new(const struct prom_store_opts *o)
 	st->max_series = o->max_series ? o->max_series : PROM_SERIES_MAX;
 	st->max_bytes = o->max_bytes ? o->max_bytes : PROM_SERIES_BYTES_MAX;
 	st->dcgm = o->dcgm;
+	st->pass = o->pass;
 	st->old_pod_labels = o->old_pod_labels;
 	st->node_name = xstrdup(o->node_name ? o->node_name : "");
 	st->version = xstrdup(o->version ? o->version : "");

@@ -46,12 +46,14 @@
 #define PROM_BIE_TOTAL_FAMILY "accelerator_memory_total_bytes"
 
 struct prom_dcgm;
+struct prom_pass;
 
 struct prom_store_opts {
 	int64_t staleness_ms;  /* 0: max(30 s, 5 x the longest group period seen) */
 	const char *node_name; /* /v1/collect's key (copied) */
 	const char *version;   /* accel_prom_build_info's label (copied) */
 	struct prom_dcgm *dcgm; /* --collectors (borrowed; outlives the store), or NULL */
+	struct prom_pass *pass; /* --passthrough (borrowed; outlives the store), or NULL */
 	size_t max_series;     /* 0: PROM_SERIES_MAX; live series beyond it are refused */
 	size_t max_bytes;      /* 0: PROM_SERIES_BYTES_MAX; bytes of series (store and exposition) beyond it: refused */
 	int old_pod_labels;    /* pod, namespace, container labels named as dcgm-exporter's --use-old-namespace */

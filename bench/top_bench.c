@@ -2,8 +2,11 @@
 /*
  * accel-top's frame cost (issue 17: <= 5 ms per frame with 8 GPUs x 7 MIG
  * instances and 500 processes). A synthetic accel-monitor report of that
- * size (8 NVIDIA GPUs in MIG mode with 7 MIG devices each, every device
- * group, 500 process runtimes each holding memory on one GPU) is folded
+ * size (8 NVIDIA GPUs in MIG mode with 7 MIG devices each, also as MIG
+ * instance entries "<gpu>/<gi>/0" (drawn as lines under their GPU), every
+ * device group, 500 process runtimes each holding memory on one GPU and
+ * each in a Kubernetes pod, and a Triton endpoint runtime with 8 model
+ * versions) is folded
  * into the model HISTORY times, a second apart, so the sparklines are full;
  * then the frame is laid out ROUNDS times at each size, timed with
  * CLOCK_PROCESS_CPUTIME_ID (CPU time of this process only).
@@ -61,9 +64,20 @@ static char *report(int sec)
 		buf_printf(&b, "%s{\"runtime_index\":0,\"address\":\"process:python3\",\"pid\":%d,\"runtime_tag\":\"worker%d\","
 			       "\"error\":\"\",\"report\":{\"runtime_vcpu_usage\":{\"period\":1.0,\"timestamp\":\"%s\","
 			       "\"error\":\"\",\"vcpu_usage\":{\"user\":%.1f,\"system\":0.5}},\"memory_used\":{\"period\":1.0,"
-			       "\"timestamp\":\"%s\",\"error\":\"\",\"runtime_used_bytes\":{\"host\":%d,\"device\":%d}}}}",
+			       "\"timestamp\":\"%s\",\"error\":\"\",\"runtime_used_bytes\":{\"host\":%d,\"device\":%d}}},"
+			       "\"container\":{\"runtime\":\"containerd\",\"id\":\"%064d\",\"pod\":\"trainer-%d\","
+			       "\"namespace\":\"ml\",\"name\":\"worker\"}}",
 			   p ? "," : "", 10000 + p, p, ts, (p * 7 + sec) % 100 / 10.0, ts, 100000000 + p * 4096,
-			   (p + 1) << 20);
+			   (p + 1) << 20, p, p / 4);
+	buf_printf(&b, ",{\"runtime_index\":1,\"address\":\"http://127.0.0.1:8002/metrics\",\"pid\":9999,"
+		       "\"runtime_tag\":\"tritonserver\",\"error\":\"\",\"report\":{\"execution_stats\":{\"period\":1.0,"
+		       "\"timestamp\":\"%s\",\"error\":\"\",\"models\":{",
+		   ts);
+	for (int k = 0; k < 8; k++)
+		buf_printf(&b, "%s\"model%d\":{\"1\":{\"execution_summary\":{\"completed\":%d,\"failed\":%d},"
+			       "\"error_summary\":{\"rejected\":%d},\"mean_seconds\":{\"request\":0.00%d}}}",
+			   k ? "," : "", k, 100 + sec % 50, sec % 3, sec % 3, k + 1);
+	buf_printf(&b, "}}}}");
 	buf_printf(&b, "],\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{");
 	static const char *const groups[] = { "device_info", "device_utilization", "device_memory", "device_thermal",
 					       "device_power", "device_clocks", "device_errors" };
@@ -111,6 +125,12 @@ static char *report(int sec)
 				break;
 			}
 			buf_printf(&b, "}");
+			for (int m = 0; g == 2 && m < MIGS; m++)
+				buf_printf(&b, ",\"%d/%d/0\":{\"index\":%d,\"uuid\":\"MIG-%d-%d\",\"parent_uuid\":\"GPU-%08d\","
+					       "\"gpu_instance_id\":%d,\"compute_instance_id\":0,\"mig_profile\":\"1g.10gb\","
+					       "\"model\":\"NVIDIA A100-SXM4-80GB MIG 1g.10gb\",\"error\":\"\","
+					       "\"total_bytes\":10737418240,\"used_bytes\":%d,\"free_bytes\":1,\"processes\":{}}",
+					   d, m + 7, d, d, m, d, m + 7, m << 20);
 		}
 		buf_printf(&b, "}}");
 	}
@@ -181,8 +201,10 @@ int main(int argc, char **argv)
 	}
 	printf("model: %zu devices, %zu processes, %zu history points each\n", m.ndevs, m.nprocs,
 	       m.ndevs ? m.devs[0].hist_n : 0);
-	if (m.ndevs != GPUS || m.nprocs != PROCS || m.devs[0].mig != MIGS) {
-		fprintf(stderr, "top_bench: the model is not %d GPUs x %d MIG with %d processes\n", GPUS, MIGS, PROCS);
+	if (m.ndevs != GPUS * (1 + MIGS) || m.nprocs != PROCS + 1 || m.devs[0].mig != MIGS ||
+	    m.procs[PROCS].nmodels != 8 || !*m.procs[0].pod) {
+		fprintf(stderr, "top_bench: the model is not %d GPUs x %d MIG with %d processes in pods and 8 models\n",
+			GPUS, MIGS, PROCS);
 		return 1;
 	}
 	printf("ingest (map_report + model), ms/report: %.3f (report parsing by jansson not included)\n",

@@ -33,7 +33,7 @@
 
 struct opts {
 	int once, no_color, ascii;
-	unsigned long long width;
+	unsigned long long width, height;
 	int64_t history_ms, stale_ms, interval_ms;
 	const char *url;
 	unsigned long long max_line;
@@ -54,6 +54,8 @@ static void usage(FILE *f)
 		"      --once              read the input to its end, print one plain-text frame\n"
 		"                          to stdout and exit (no terminal needed)\n"
 		"      --width N           --once: the frame's width (default: $COLUMNS, else 80)\n"
+		"      --height N          --once: the frame a screen N rows high shows (the body\n"
+		"                          cut to fit, the key line last); default: every row\n"
 		"      --history DUR       the sparklines' window (default 5m)\n"
 		"      --stale DUR         the report's age turns red after DUR (default: three\n"
 		"                          times the longest group period, at least 5s)\n"
@@ -171,6 +173,10 @@ static int run_once(const struct opts *o, int fd)
 	v.history_ms = o->history_ms;
 	v.stale_ms = o->stale_ms;
 	v.now_mono_ns = clock_mono_ns();
+	if (o->height) {
+		v.interactive = 1;
+		v.height = (int)o->height;
+	}
 	top_canvas_init(&c, width);
 	top_view_render(&m, &v, &c);
 	top_canvas_print(&c, stdout);
@@ -190,6 +196,7 @@ int main(int argc, char **argv)
 	const struct sink_opt table[] = {
 		{ .name = "once", .arg = SINK_FLAG, .dst = &o.once },
 		{ .name = "width", .arg = SINK_UINT, .dst = &o.width, .min = 20, .max = 1000 },
+		{ .name = "height", .arg = SINK_UINT, .dst = &o.height, .min = 5, .max = 1000 },
 		{ .name = "history", .arg = SINK_DUR, .dst = &o.history_ms, .min = 1000 },
 		{ .name = "stale", .arg = SINK_DUR, .dst = &o.stale_ms, .min = 1 },
 		{ .name = "no-color", .arg = SINK_FLAG, .dst = &o.no_color },

@@ -37,8 +37,12 @@ enum fam_id {
 	F_EXEC_ERR,
 	F_EXEC_STATUS,
 	F_EXEC_LAT,
+	F_ACC_ACTIVITY,
+	F_REQ_MEAN, /* from here on optional: the mapping may not have them yet */
 	F_COUNT
 };
+
+#define F_OPTIONAL F_REQ_MEAN
 
 static const char *const fam_names[F_COUNT] = {
 	"system_vcpu_usage_ratio",
@@ -68,6 +72,8 @@ static const char *const fam_names[F_COUNT] = {
 	"execution_errors_total",
 	"execution_status_total",
 	"execution_latency_seconds",
+	"accelerator_activity_ratio",
+	"inference_request_mean_seconds",
 };
 
 static const struct family *fams[F_COUNT];
@@ -82,7 +88,7 @@ static void fams_init(void)
 		for (size_t k = 0; all[k]; k++)
 			if (!strcmp(all[k]->name, fam_names[i]))
 				fams[i] = all[k];
-	for (size_t i = 0; i < F_COUNT; i++)
+	for (size_t i = 0; i < F_OPTIONAL; i++)
 		if (!fams[i]) {
 			fprintf(stderr, "accel-top: the mapping has no family %s\n", fam_names[i]);
 			abort(); /* a renamed family is a programming error the unit test catches */
@@ -93,7 +99,7 @@ static void fams_init(void)
 static enum fam_id fam_id(const struct family *f)
 {
 	for (size_t i = 0; i < F_COUNT; i++)
-		if (fams[i] == f)
+		if (fams[i] && fams[i] == f)
 			return (enum fam_id)i;
 	return F_COUNT;
 }
@@ -129,6 +135,8 @@ void top_model_init(struct top_model *m)
 
 void top_model_free(struct top_model *m)
 {
+	for (size_t i = 0; i < m->nprocs; i++)
+		free(m->procs[i].models);
 	free(m->devs);
 	free(m->procs);
 	memset(m, 0, sizeof(*m));
@@ -150,7 +158,7 @@ static struct top_dev *dev_get(struct top_model *m, const char *type, const char
 	copy(d->type, sizeof(d->type), type);
 	copy(d->key, sizeof(d->key), key);
 	d->util = d->mem_used = d->mem_total = d->temp = d->power = d->power_limit = NAN;
-	d->clock_core = d->clock_mem = d->fan = NAN;
+	d->clock_core = d->clock_mem = d->fan = d->activity = NAN;
 	return d;
 }
 
@@ -173,6 +181,49 @@ static struct top_proc *proc_get(struct top_model *m, long pid, const char *tag)
 	p->pid = pid;
 	p->cpu = p->rss = p->rt_devmem = p->rate = p->failures = p->p50 = p->p99 = NAN;
 	return p;
+}
+
+/* A runtime's model version entry, kept sorted by model, then version. */
+static struct top_rtmodel *rtmodel_get(struct top_proc *p, const char *model, const char *version)
+{
+	struct top_rtmodel *r;
+	size_t i;
+	int c = 1;
+
+	for (i = 0; i < p->nmodels; i++) {
+		c = strcmp(p->models[i].model, model);
+		if (!c)
+			c = strcmp(p->models[i].version, version);
+		if (c >= 0)
+			break;
+	}
+	if (i < p->nmodels && !c)
+		return &p->models[i];
+	if (p->nmodels == p->amodels) {
+		p->amodels = p->amodels ? 2 * p->amodels : 4;
+		p->models = xrealloc(p->models, p->amodels * sizeof(*p->models));
+	}
+	memmove(&p->models[i + 1], &p->models[i], (p->nmodels - i) * sizeof(*p->models));
+	p->nmodels++;
+	r = &p->models[i];
+	memset(r, 0, sizeof(*r));
+	copy(r->model, sizeof(r->model), model);
+	copy(r->version, sizeof(r->version), version);
+	r->rate = r->failures = r->p50 = r->p99 = r->mean = NAN;
+	return r;
+}
+
+/* The pod, namespace and container labels of a process's sample, when it has them. */
+static void proc_ident(struct top_proc *p, const struct sample *s)
+{
+	const char *v;
+
+	if ((v = label(s, "pod")))
+		copy(p->pod, sizeof(p->pod), v);
+	if ((v = label(s, "namespace")))
+		copy(p->ns, sizeof(p->ns), v);
+	if ((v = label(s, "container")))
+		copy(p->container, sizeof(p->container), v);
 }
 
 static long parse_pid(const char *s)
@@ -238,6 +289,10 @@ static void device_sample(struct top_model *m, const struct sample *s, enum fam_
 		copy(d->model, sizeof(d->model), v);
 	if ((v = label(s, "uuid")) && *v)
 		copy(d->uuid, sizeof(d->uuid), v);
+	if (label(s, "gpu_instance") && strchr(d->key, '/'))
+		d->is_mig = 1;
+	if ((v = label(s, "mig_profile")) && *v)
+		copy(d->profile, sizeof(d->profile), v);
 	detail_add(d, s);
 	switch (id) {
 	case F_ACC_UTIL:
@@ -265,6 +320,7 @@ static void device_sample(struct top_model *m, const struct sample *s, enum fam_
 			break;
 		p = proc_get(m, pid, NULL);
 		p->touched = 1;
+		proc_ident(p, s);
 		if (s->ts_ms > p->seen_ms)
 			p->seen_ms = s->ts_ms;
 		d->mem_ts_ms = s->ts_ms;
@@ -313,6 +369,60 @@ static void device_sample(struct top_model *m, const struct sample *s, enum fam_
 	case F_ACC_MIG_USED:
 		d->mig++;
 		break;
+	case F_ACC_ACTIVITY:
+		if ((v = label(s, "engine")) && !strcmp(v, "sm"))
+			d->activity = s->value;
+		break;
+	default:
+		break;
+	}
+}
+
+/* An execution_latency_seconds sample: into *p50 or *p99 by its percentile label (the others are not shown). */
+static void latency(const struct sample *s, double *p50, double *p99)
+{
+	const char *v = label(s, "percentile");
+
+	if (v && !strcmp(v, "p50"))
+		*p50 = s->value;
+	else if (v && !strcmp(v, "p99"))
+		*p99 = s->value;
+}
+
+/*
+ * An endpoint runtime's per-model sample (labels model and version): into
+ * the model's entry, and its counts into the runtime's row too (the row
+ * shows the runtime's totals).
+ */
+static void model_sample(struct top_proc *p, const struct sample *s, enum fam_id id, const char *model)
+{
+	const char *ver = label(s, "version"), *v;
+	struct top_rtmodel *r = rtmodel_get(p, model, ver ? ver : "");
+
+	if (s->ts_ms > r->seen_ms)
+		r->seen_ms = s->ts_ms;
+	switch (id) {
+	case F_EXEC_ERR:
+		r->failures = add(r->failures, s->value);
+		p->failures = add(p->failures, s->value);
+		break;
+	case F_EXEC_STATUS:
+		r->status_sum += s->value;
+		r->status_period = s->period;
+		if ((v = label(s, "status_type")) && !strcmp(v, "completed")) {
+			r->completed += s->value;
+			r->completed_n++;
+			p->model_completed += s->value;
+			p->model_period = s->period;
+			p->model_status = 1;
+		}
+		break;
+	case F_EXEC_LAT:
+		latency(s, &r->p50, &r->p99);
+		break;
+	case F_REQ_MEAN:
+		r->mean = s->value;
+		break;
 	default:
 		break;
 	}
@@ -329,6 +439,11 @@ static void runtime_sample(struct top_model *m, const struct sample *s, enum fam
 	if (s->ts_ms > p->seen_ms)
 		p->seen_ms = s->ts_ms;
 	p->touched = 1;
+	proc_ident(p, s);
+	if ((v = label(s, "model")) && *v) {
+		model_sample(p, s, id, v);
+		return;
+	}
 	switch (id) {
 	case F_RT_VCPU:
 	case F_NRT_VCPU:
@@ -351,11 +466,7 @@ static void runtime_sample(struct top_model *m, const struct sample *s, enum fam
 		p->status_period = s->period;
 		break;
 	case F_EXEC_LAT:
-		v = label(s, "percentile");
-		if (v && !strcmp(v, "p50"))
-			p->p50 = s->value;
-		else if (v && !strcmp(v, "p99"))
-			p->p99 = s->value;
+		latency(s, &p->p50, &p->p99);
 		break;
 	default:
 		break;
@@ -418,8 +529,14 @@ void top_model_begin(struct top_model *m)
 	for (size_t i = 0; i < m->nprocs; i++) {
 		struct top_proc *p = &m->procs[i];
 
-		p->touched = p->cpu_n = 0;
-		p->status_sum = p->status_period = p->cpu_acc = 0;
+		p->touched = p->cpu_n = p->model_status = 0;
+		p->status_sum = p->status_period = p->cpu_acc = p->model_completed = p->model_period = 0;
+		for (size_t k = 0; k < p->nmodels; k++) {
+			struct top_rtmodel *r = &p->models[k];
+
+			r->completed = r->status_sum = r->status_period = 0;
+			r->completed_n = 0;
+		}
 	}
 }
 
@@ -443,6 +560,27 @@ static void dev_finish(struct top_dev *d, int64_t ts_ms)
 		d->hist_n++;
 }
 
+/*
+ * A runtime's model versions after a report: the request rate (completed
+ * per second; all statuses when the server names none "completed"), and
+ * the versions not seen for keep_ms dropped.
+ */
+static void models_finish(struct top_proc *p, int64_t last_ms, int64_t keep_ms)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->nmodels; i++) {
+		struct top_rtmodel *r = &p->models[i];
+
+		if (r->status_period > 0)
+			r->rate = (r->completed_n ? r->completed : r->status_sum) / r->status_period;
+		if (last_ms - r->seen_ms > keep_ms)
+			continue;
+		p->models[k++] = *r;
+	}
+	p->nmodels = k;
+}
+
 void top_model_end(struct top_model *m, int64_t mono_ns)
 {
 	int64_t keep_ms = (int64_t)(3000.0 * (m->max_period > 1 ? m->max_period : 1));
@@ -458,10 +596,15 @@ void top_model_end(struct top_model *m, int64_t mono_ns)
 
 		if (p->touched && p->status_period > 0)
 			p->rate = p->status_sum / p->status_period;
+		else if (p->touched && p->model_status && p->model_period > 0)
+			p->rate = p->model_completed / p->model_period; /* the sum over its models */
 		if (p->touched && p->cpu_n)
 			p->cpu = p->cpu_acc;
-		if (m->last_ts_ms - p->seen_ms > keep_ms)
-			continue; /* gone */
+		if (m->last_ts_ms - p->seen_ms > keep_ms) {
+			free(p->models); /* gone */
+			continue;
+		}
+		models_finish(p, m->last_ts_ms, keep_ms);
 		m->procs[k++] = *p;
 	}
 	m->nprocs = k;
@@ -481,6 +624,11 @@ void top_model_report(struct top_model *m, json_t *report, int64_t now_ms, int64
 const struct top_hist *top_dev_hist(const struct top_dev *d, size_t i)
 {
 	return &d->hist[(d->hist_head + TOP_HIST - d->hist_n + i) % TOP_HIST];
+}
+
+void top_proc_pod(const struct top_proc *p, char *dst, size_t size)
+{
+	snprintf(dst, size, "%s%s%s", p->pod, *p->pod && *p->container ? "/" : "", p->container);
 }
 
 double top_proc_devmem(const struct top_model *m, const struct top_proc *p)

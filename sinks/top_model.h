@@ -11,15 +11,19 @@
  *     memory, the hottest temperature, power, clocks, error counts summed
  *     since accel-top started, a history of utilization and memory, and
  *     every sample of the last report that touched it (the detail view);
- *   - one entry per process: a runtime entry's pid and tag, its CPU share
- *     and RSS, device memory per device (from the devices' process lists),
- *     and, where the runtime reports them (neuron-monitor's
- *     execution_stats), executions per second, failures since start and
- *     p50/p99 latency.
+ *   - one entry per process: a runtime entry's pid and tag, its pod,
+ *     namespace and container (the labels of docs/report-format.md §6b),
+ *     its CPU share and RSS, device memory per device (from the devices'
+ *     process lists), and, where the runtime reports them (neuron-monitor's
+ *     execution_stats, an endpoint runtime's), executions per second,
+ *     failures since start and p50/p99 latency; an endpoint runtime's
+ *     per-model series (labels model and version) make one sub-entry per
+ *     model version;
+ *   - an NVIDIA MIG instance (a device keyed "<gpu>/<gi>/<ci>" with the
+ *     label gpu_instance) is a device entry too, marked as such, with its
+ *     profile; the view shows it under its GPU.
  *
- * Values the input never carried are NAN and shown as "-". Containers and
- * pods are not in the report format yet, so the model has no field for
- * them.
+ * Values the input never carried are NAN and shown as "-".
  */
 #ifndef ACCEL_TOP_MODEL_H
 #define ACCEL_TOP_MODEL_H
@@ -58,6 +62,9 @@ struct top_dev {
 	double fan;              /* ratio */
 	double errors;           /* ECC errors, PCIe replays and AER errors counted since accel-top started */
 	int mig;                 /* MIG devices seen in the last report */
+	int is_mig;              /* a MIG instance ("0/9/0", label gpu_instance): shown under its GPU */
+	char profile[24];        /* a MIG instance's mig_profile: "1g.10gb" */
+	double activity;         /* a MIG instance's SM activity (GPM), ratio */
 	int64_t mem_ts_ms;       /* when its process list was last collected */
 	int64_t seen_ms;         /* report time it was last in */
 	/* accumulated within one report */
@@ -75,9 +82,23 @@ struct top_procdev {
 	int64_t ts_ms;  /* the device's process list it came from */
 };
 
+/* One model version of an endpoint runtime (the series with labels model and version). */
+struct top_rtmodel {
+	char model[64], version[32]; /* version "" when the server gives none */
+	double rate;     /* completed requests per second over the last period */
+	double failures; /* errors since accel-top started */
+	double p50, p99; /* seconds */
+	double mean;     /* seconds: the request's mean, for servers that give no percentiles */
+	int64_t seen_ms; /* report time it was last in */
+	/* accumulated within one report */
+	double completed, status_sum, status_period;
+	int completed_n;
+};
+
 struct top_proc {
 	long pid;        /* -1: none (an entry without a process) */
 	char name[32];   /* runtime_tag; "" when only a device lists the pid */
+	char pod[64], ns[64], container[64]; /* the labels pod, namespace, container; "" when none */
 	double cpu;      /* ratio of the host's CPU capacity */
 	double rss;      /* bytes */
 	double rt_devmem; /* the runtime's own device memory figure, bytes */
@@ -87,9 +108,11 @@ struct top_proc {
 	int64_t seen_ms; /* report time it was last in */
 	struct top_procdev devs[TOP_PROC_DEVS];
 	size_t ndevs;
+	struct top_rtmodel *models; /* owned; sorted by model, then version */
+	size_t nmodels, amodels;
 	/* accumulated within one report */
-	double status_sum, status_period, cpu_acc;
-	int touched, cpu_n;
+	double status_sum, status_period, cpu_acc, model_completed, model_period;
+	int touched, cpu_n, model_status;
 };
 
 struct top_model {
@@ -134,6 +157,9 @@ void top_model_end(struct top_model *m, int64_t mono_ns);
 
 /* A device's history point i, 0 the oldest of hist_n. */
 const struct top_hist *top_dev_hist(const struct top_dev *d, size_t i);
+
+/* A process row's pod and container as the table shows them: "pod/container", "pod" or "container"; "" when none. */
+void top_proc_pod(const struct top_proc *p, char *dst, size_t size);
 
 /* The total device memory a process row shows: the sum over its devices, else the runtime's figure, else NAN. */
 double top_proc_devmem(const struct top_model *m, const struct top_proc *p);

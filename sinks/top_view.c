@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-const char *const top_sort_names[SORT_COUNT] = { "devmem", "cpu", "rss", "pid", "name", "req/s", "p99" };
+const char *const top_sort_names[SORT_COUNT] = { "devmem", "cpu", "rss", "pid", "name", "pod", "req/s", "p99" };
 
 #define HEADER_ROWS 2
 #define MIN_BAR 8
@@ -343,6 +343,84 @@ static int device_panel(const struct top_model *m, const struct top_view *v, con
 	return y + 2;
 }
 
+/*
+ * A MIG instance under its GPU's panel: its key and profile, its SM
+ * activity where GPM gives it, and its memory in the GPU's mem column.
+ */
+static int mig_line(const struct top_view *v, const struct top_dev *d, struct top_canvas *c, int y)
+{
+	char t[128], a[32], b[32];
+	int half = (c->w - 1) / 2, bw, x;
+
+	(void)v;
+	snprintf(t, sizeof(t), "  MIG %s  %s", d->key, *d->profile ? d->profile : "-");
+	x = top_canvas_put(c, y, 0, t, TA_NONE);
+	if (!isnan(d->activity)) {
+		fmt_pct(d->activity, a, sizeof(a));
+		snprintf(t, sizeof(t), "  sm %s", a);
+		top_canvas_put(c, y, x, t, TA_NONE);
+	}
+	bw = half / 3;
+	bw = bw < MIN_BAR ? MIN_BAR : bw > MAX_BAR ? MAX_BAR : bw;
+	top_canvas_put(c, y, half + 1, "mem", TA_NONE);
+	x = bar(c, y, half + 6, bw, d->mem_total > 0 ? d->mem_used / d->mem_total : NAN);
+	fmt_bytes(d->mem_used, a, sizeof(a));
+	fmt_bytes(d->mem_total, b, sizeof(b));
+	snprintf(t, sizeof(t), " %s/%s", a, b);
+	top_canvas_put(c, y, x, t, TA_NONE);
+	return y + 1;
+}
+
+/* The GPU a MIG instance belongs to (same kind, the key before the first '/'), or -1. */
+static int mig_parent(const struct top_model *m, const struct top_dev *d)
+{
+	size_t n = strcspn(d->key, "/");
+
+	for (size_t i = 0; i < m->ndevs; i++) {
+		const struct top_dev *g = &m->devs[i];
+
+		if (!g->is_mig && strlen(g->key) == n && !strncmp(g->key, d->key, n) && !strcmp(g->type, d->type))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Whether a MIG instance is in the current layout: seen within three periods (at least 3 s) of the last report. */
+static int mig_current(const struct top_model *m, const struct top_dev *d)
+{
+	int64_t keep_ms = (int64_t)(3000.0 * (m->max_period > 1 ? m->max_period : 1));
+
+	return m->last_ts_ms - d->seen_ms <= keep_ms;
+}
+
+/* The device panels, each GPU's current MIG instances under it; a MIG instance without its GPU gets a panel. */
+static int devices(const struct top_model *m, const struct top_view *v, struct top_canvas *c, int y)
+{
+	char t[64];
+	size_t ngpu = 0, nmig = 0;
+	int *parent = xmalloc((m->ndevs + 1) * sizeof(*parent));
+
+	for (size_t i = 0; i < m->ndevs; i++) {
+		parent[i] = m->devs[i].is_mig ? mig_parent(m, &m->devs[i]) : -1;
+		if (parent[i] < 0)
+			ngpu++;
+		else if (mig_current(m, &m->devs[i]))
+			nmig++;
+	}
+	snprintf(t, sizeof(t), nmig ? "Devices: %zu  MIG instances: %zu" : "Devices: %zu", ngpu, nmig);
+	top_canvas_put(c, y++, 0, t, TA_BOLD);
+	for (size_t i = 0; i < m->ndevs; i++) {
+		if (parent[i] >= 0)
+			continue;
+		y = device_panel(m, v, &m->devs[i], c, y);
+		for (size_t k = 0; k < m->ndevs; k++)
+			if (parent[k] == (int)i && mig_current(m, &m->devs[k]))
+				y = mig_line(v, &m->devs[k], c, y);
+	}
+	free(parent);
+	return y;
+}
+
 /* Whether process p passes the filter: its pid, name or one of its devices contains the text. */
 static int proc_match(const struct top_model *m, const struct top_proc *p, const char *f)
 {
@@ -351,8 +429,12 @@ static int proc_match(const struct top_model *m, const struct top_proc *p, const
 	if (!*f)
 		return 1;
 	snprintf(t, sizeof(t), "%ld", p->pid);
-	if (strstr(t, f) || strcasestr(p->name, f))
+	if (strstr(t, f) || strcasestr(p->name, f) || strcasestr(p->pod, f) || strcasestr(p->ns, f) ||
+	    strcasestr(p->container, f))
 		return 1;
+	for (size_t i = 0; i < p->nmodels; i++)
+		if (strcasestr(p->models[i].model, f))
+			return 1;
 	for (size_t i = 0; i < p->ndevs; i++) {
 		const struct top_dev *d = &m->devs[p->devs[i].dev];
 
@@ -399,6 +481,14 @@ static int proc_cmp(const void *a, const void *b)
 		if (!*p->name != !*q->name)
 			return *p->name ? -1 : 1; /* nameless rows last */
 		r = strcmp(p->name, q->name);
+	} else if (sort_ctx.key == SORT_POD) {
+		char x[160], y[160];
+
+		top_proc_pod(p, x, sizeof(x));
+		top_proc_pod(q, y, sizeof(y));
+		if (!*x != !*y)
+			return *x ? -1 : 1; /* rows in no pod or container last */
+		r = strcmp(x, y);
 	} else if (sort_ctx.key != SORT_PID) {
 		double x = sort_value(p), y = sort_value(q);
 
@@ -411,21 +501,120 @@ static int proc_cmp(const void *a, const void *b)
 	return sort_ctx.reverse ? -r : r;
 }
 
+/* The process table's columns, left to right. */
+enum col { C_PID, C_NAME, C_POD, C_CPU, C_RSS, C_DEVMEM, C_RATE, C_FAIL, C_P50, C_P99, C_NCOLS };
+
+static const struct {
+	const char *head;
+	int w;     /* cells; C_POD: the widest value's, within POD_MIN..POD_MAX */
+	int left;  /* left-aligned */
+	int drop;  /* 0: kept; else dropped in this order (1 first) when the row is too wide */
+} columns[C_NCOLS] = {
+	[C_PID] = { "PID", 7, 0, 0 },	       [C_NAME] = { "NAME", 15, 1, 0 },	 [C_POD] = { "POD/CONTAINER", 0, 1, 5 },
+	[C_CPU] = { "CPU%", 5, 0, 3 },	       [C_RSS] = { "RSS", 7, 0, 1 },	 [C_DEVMEM] = { "DEVMEM", 7, 0, 0 },
+	[C_RATE] = { "REQ/s", 8, 0, 0 },       [C_FAIL] = { "FAIL", 6, 0, 2 },	 [C_P50] = { "P50", 8, 0, 4 },
+	[C_P99] = { "P99", 8, 0, 0 },
+};
+
+#define POD_MIN 13
+#define POD_MAX 40
+
+/*
+ * Which columns a frame w wide shows (width[i] > 0): the stats only when
+ * any row has them, the pod column only when any row is in one; when the
+ * row is too wide, the pod column narrows to POD_MIN, then the columns go
+ * in their drop order until it fits.
+ */
+static void table_columns(const struct top_model *m, int w, int width[C_NCOLS])
+{
+	int stats = 0, pod = 0, total = -1;
+	char t[160];
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct top_proc *p = &m->procs[i];
+		int n;
+
+		if (!isnan(p->rate) || !isnan(p->p99) || !isnan(p->failures) || p->nmodels)
+			stats = 1;
+		top_proc_pod(p, t, sizeof(t));
+		n = (int)strlen(t);
+		if (n && n > pod)
+			pod = n;
+	}
+	for (int i = 0; i < C_NCOLS; i++) {
+		width[i] = columns[i].w;
+		if (i == C_POD)
+			width[i] = pod ? (pod < POD_MIN ? POD_MIN : pod > POD_MAX ? POD_MAX : pod) : 0;
+		if (!stats && (i == C_RATE || i == C_FAIL || i == C_P50 || i == C_P99))
+			width[i] = 0;
+		if (width[i])
+			total += width[i] + 1;
+	}
+	if (total > w && width[C_POD] > POD_MIN) { /* the pod column narrows (its values cut) before any goes */
+		int cut = total - w < width[C_POD] - POD_MIN ? total - w : width[C_POD] - POD_MIN;
+
+		width[C_POD] -= cut;
+		total -= cut;
+	}
+	for (int d = 1; total > w && d <= 5; d++)
+		for (int i = 0; i < C_NCOLS; i++)
+			if (columns[i].drop == d && width[i]) {
+				total -= width[i] + 1;
+				width[i] = 0;
+			}
+}
+
+/* Append cell text s to row t (k bytes so far) in column i's width; returns the new length. */
+static size_t cell(char *t, size_t size, size_t k, const int width[C_NCOLS], int i, const char *s)
+{
+	if (!width[i] || k >= size)
+		return k;
+	k += (size_t)snprintf(t + k, size - k, columns[i].left ? "%s%-*.*s" : "%s%*.*s", i ? " " : "", width[i], width[i],
+			      s);
+	return k < size ? k : size - 1;
+}
+
+/* An endpoint runtime's model version, indented under its row: the name spans the columns left of REQ/s. */
+static void model_row(const struct top_rtmodel *r, const int width[C_NCOLS], struct top_canvas *c, int y)
+{
+	char t[512], name[128], f[16], g[16], h[16];
+	int span = -1;
+	size_t k;
+
+	for (int i = C_NAME; i < C_RATE; i++)
+		if (width[i])
+			span += width[i] + 1;
+	snprintf(name, sizeof(name), "  %s%s%s", r->model, *r->version ? ":" : "", r->version);
+	k = (size_t)snprintf(t, sizeof(t), "%*s %-*.*s", width[C_PID], "", span, span, name);
+	fmt_num(r->rate, f, sizeof(f));
+	k = cell(t, sizeof(t), k, width, C_RATE, f);
+	fmt_num(r->failures, g, sizeof(g));
+	k = cell(t, sizeof(t), k, width, C_FAIL, g);
+	if (isnan(r->p50) && !isnan(r->mean)) {
+		h[0] = '~'; /* the mean where the server gives no percentiles */
+		fmt_secs(r->mean, h + 1, sizeof(h) - 1);
+	} else {
+		fmt_secs(r->p50, h, sizeof(h));
+	}
+	k = cell(t, sizeof(t), k, width, C_P50, h);
+	fmt_secs(r->p99, h, sizeof(h));
+	cell(t, sizeof(t), k, width, C_P99, h);
+	top_canvas_put(c, y, 0, t, TA_DIM);
+}
+
 static int proc_table(const struct top_model *m, const struct top_view *v, struct top_canvas *c, int y)
 {
 	const struct top_proc **rows = xmalloc((m->nprocs + 1) * sizeof(*rows));
-	size_t n = 0;
-	int stats = 0;
-	char t[512], a[16], b[16], d[16], e[16], f[16], g[16], h[16];
+	size_t n = 0, k;
+	int width[C_NCOLS];
+	char t[512], a[16], e[16], pod[160];
 
-	for (size_t i = 0; i < m->nprocs; i++) {
-		if (!isnan(m->procs[i].rate) || !isnan(m->procs[i].p99) || !isnan(m->procs[i].failures))
-			stats = 1;
+	for (size_t i = 0; i < m->nprocs; i++)
 		if (proc_match(m, &m->procs[i], v->filter))
 			rows[n++] = &m->procs[i];
-	}
 	sort_ctx = (struct sort_ctx){ m, v->sort, v->reverse };
 	qsort(rows, n, sizeof(*rows), proc_cmp);
+	table_columns(m, c->w, width);
 
 	snprintf(t, sizeof(t), "Processes: %zu", n);
 	if (n != m->nprocs)
@@ -435,32 +624,39 @@ static int proc_table(const struct top_model *m, const struct top_view *v, struc
 	if (*v->filter)
 		snprintf(t + strlen(t), sizeof(t) - strlen(t), "  filter: \"%s\"", v->filter);
 	top_canvas_put(c, y++, 0, t, TA_BOLD);
-	snprintf(t, sizeof(t), "%7s %-15s %5s %7s %7s%s %s", "PID", "NAME", "CPU%", "RSS", "DEVMEM",
-		 stats ? "    REQ/s   FAIL      P50      P99" : "", "DEVICES");
+	k = 0;
+	for (int i = 0; i < C_NCOLS; i++)
+		k = cell(t, sizeof(t), k, width, i, columns[i].head);
+	snprintf(t + k, sizeof(t) - k, " DEVICES");
 	grow(c, y);
 	for (int x = 0; x < c->w; x++)
 		top_canvas_put(c, y, x, " ", TA_HEAD);
 	top_canvas_put(c, y++, 0, t, TA_HEAD);
 	for (size_t i = 0; i < n; i++) {
 		const struct top_proc *p = rows[i];
-		size_t k;
 
 		if (p->pid >= 0)
 			snprintf(a, sizeof(a), "%ld", p->pid);
 		else
 			snprintf(a, sizeof(a), "-");
-		fmt_pct(p->cpu, b, sizeof(b));
-		fmt_bytes(p->rss, d, sizeof(d));
+		k = cell(t, sizeof(t), 0, width, C_PID, a);
+		k = cell(t, sizeof(t), k, width, C_NAME, *p->name ? p->name : "-");
+		top_proc_pod(p, pod, sizeof(pod));
+		k = cell(t, sizeof(t), k, width, C_POD, *pod ? pod : "-");
+		fmt_pct(p->cpu, e, sizeof(e));
+		k = cell(t, sizeof(t), k, width, C_CPU, e);
+		fmt_bytes(p->rss, e, sizeof(e));
+		k = cell(t, sizeof(t), k, width, C_RSS, e);
 		fmt_bytes(top_proc_devmem(m, p), e, sizeof(e));
-		k = (size_t)snprintf(t, sizeof(t), "%7s %-15.15s %5s %7s %7s", a, *p->name ? p->name : "-", b, d, e);
-		if (stats) {
-			fmt_num(p->rate, f, sizeof(f));
-			fmt_num(p->failures, g, sizeof(g));
-			fmt_secs(p->p50, h, sizeof(h));
-			k += (size_t)snprintf(t + k, sizeof(t) - k, " %8s %6s %8s", f, g, h);
-			fmt_secs(p->p99, h, sizeof(h));
-			k += (size_t)snprintf(t + k, sizeof(t) - k, " %8s", h);
-		}
+		k = cell(t, sizeof(t), k, width, C_DEVMEM, e);
+		fmt_num(p->rate, e, sizeof(e));
+		k = cell(t, sizeof(t), k, width, C_RATE, e);
+		fmt_num(p->failures, e, sizeof(e));
+		k = cell(t, sizeof(t), k, width, C_FAIL, e);
+		fmt_secs(p->p50, e, sizeof(e));
+		k = cell(t, sizeof(t), k, width, C_P50, e);
+		fmt_secs(p->p99, e, sizeof(e));
+		k = cell(t, sizeof(t), k, width, C_P99, e);
 		for (size_t j = 0; j < p->ndevs && k < sizeof(t); j++) {
 			const struct top_dev *dv = &m->devs[p->devs[j].dev];
 
@@ -470,6 +666,8 @@ static int proc_table(const struct top_model *m, const struct top_view *v, struc
 			k += (size_t)snprintf(t + k, sizeof(t) - k, " %s%s:%s", dv->type, dv->key, e);
 		}
 		top_canvas_put(c, y++, 0, t, TA_NONE);
+		for (size_t j = 0; j < p->nmodels; j++)
+			model_row(&p->models[j], width, c, y++);
 	}
 	free(rows);
 	return y;
@@ -481,9 +679,9 @@ static int help_body(struct top_canvas *c, int y)
 		"Keys",
 		"  q            quit",
 		"  h, ?         this help (any key closes it)",
-		"  s            sort the processes by the next column (devmem, cpu, rss, pid, name, req/s, p99)",
+		"  s            sort the processes by the next column (devmem, cpu, rss, pid, name, pod, req/s, p99)",
 		"  r            reverse the sort",
-		"  /            filter the processes by text (pid, name, device); Enter keeps it, Esc clears it",
+		"  /            filter the processes by text (pid, name, pod, container, model, device); Enter keeps it, Esc clears it",
 		"  d            device detail: the next device's every value; Esc leaves it",
 		"  Up, Down     scroll one line; PgUp, PgDn one page; Home, End",
 		"  p            pause: stop reading the input until p again",
@@ -560,12 +758,7 @@ int top_view_render(const struct top_model *m, struct top_view *v, struct top_ca
 	} else if (v->detail >= 0 && (size_t)v->detail < m->ndevs) {
 		y = detail_body(m, v, &body, 0);
 	} else {
-		char t[64];
-
-		snprintf(t, sizeof(t), "Devices: %zu", m->ndevs);
-		top_canvas_put(&body, y++, 0, t, TA_BOLD);
-		for (size_t i = 0; i < m->ndevs; i++)
-			y = device_panel(m, v, &m->devs[i], &body, y);
+		y = devices(m, v, &body, y);
 		y = proc_table(m, v, &body, y);
 	}
 	rows = y;

@@ -7,8 +7,16 @@
  * A frame is the header (host, instance, the report's time and age, CPU and
  * memory bars), then the body: one panel of two lines per device
  * (utilization and memory bars with sparklines over the history window),
- * then the process table; in the interactive view a key line ends it. The
- * body scrolls; the help overlay and a device's detail view replace it.
+ * each GPU's MIG instances as one indented line each under it, then the
+ * process table (an endpoint runtime's model versions as indented rows
+ * under it); in the interactive view a key line ends it. The body scrolls;
+ * the help overlay and a device's detail view replace it.
+ *
+ * The table's columns have priorities: when the frame is too narrow for
+ * all of them, POD/CONTAINER narrows to 13 cells, then the least important
+ * go first (RSS, FAIL, CPU%, P50, then POD/CONTAINER), so an 80-column
+ * frame keeps at least PID, NAME, DEVMEM, REQ/s and P99; DEVICES takes
+ * what is left of the row.
  */
 #ifndef ACCEL_TOP_VIEW_H
 #define ACCEL_TOP_VIEW_H
@@ -43,7 +51,7 @@ int top_canvas_put(struct top_canvas *c, int y, int x, const char *s, int attr);
 /* Row y as text, trailing blanks left out, with a newline (for --once). */
 void top_canvas_print(const struct top_canvas *c, FILE *f);
 
-enum top_sort { SORT_DEVMEM, SORT_CPU, SORT_RSS, SORT_PID, SORT_NAME, SORT_RATE, SORT_P99, SORT_COUNT };
+enum top_sort { SORT_DEVMEM, SORT_CPU, SORT_RSS, SORT_PID, SORT_NAME, SORT_POD, SORT_RATE, SORT_P99, SORT_COUNT };
 extern const char *const top_sort_names[SORT_COUNT];
 
 struct top_view {

@@ -47,6 +47,8 @@ frame nvidia-200 "$TF/nvidia.jsonl" 200 C.UTF-8
 frame runtimes-120 "$TF/runtimes.jsonl" 120 C.UTF-8
 frame neuron-2x-100 "$FIX/streams/neuron-monitor-2x.jsonl" 100 C.UTF-8
 frame neuron-2020-100 "$FIX/streams/neuron-monitor-2020.jsonl" 100 C.UTF-8
+frame pods-mig-80x24 "$TF/pods-mig.jsonl" 80 C.UTF-8 --height 24
+frame pods-mig-300x80 "$TF/pods-mig.jsonl" 300 C.UTF-8 --height 80
 
 # What the frames say, checked apart from the golden text (a rewritten golden file cannot hide these).
 is "$(grep -c '^nvidia [0-9]' "$TF/nvidia-80.txt")" 3 "nvidia: three GPU panels"
@@ -59,6 +61,27 @@ is "$(awk '$1 == 4242 { print $2, $3, $4, $5 }' "$TF/runtimes-120.txt")" "python
 	"runtimes: pid 4242 with its tag, CPU, RSS and GPU memory"
 is "$(awk '$1 == 4242 { print $5, $6, $7, $8, $9 }' "$TF/neuron-2x-100.txt")" "139M 126 4 3.53ms 5.01ms" \
 	"neuron-monitor 2.x: executions per second, failures, p50 and p99"
+# pods, models and MIG (issues 12, 13, 14)
+P80=$TF/pods-mig-80x24.txt P300=$TF/pods-mig-300x80.txt
+is "$(wc -l <"$P80" | tr -d ' ')" 24 "pods-mig --height 24: 24 rows"
+is "$(awk 'length > 80' "$P80" | wc -l | tr -d ' ')" 0 "pods-mig 80x24: no row wider than 80"
+is "$(tail -n 1 "$P80" | cut -c1-6)" "q quit" "pods-mig 80x24: the key line last"
+is "$(wc -l <"$P300" | tr -d ' ')" 80 "pods-mig --height 80: 80 rows"
+is "$(grep -c '^nvidia ' "$P300")" 1 "MIG: one GPU panel, no panel per instance"
+is "$(grep -c '^  MIG 0/[0-9]*/0  [1-7]g\.[0-9]*gb' "$P300")" 4 "MIG: the four instances as indented lines"
+has "$P300" '^  MIG 0/2/0  3g\.40gb  sm 95% .* 37\.0M/39\.5G' "MIG: an instance's profile, SM activity, memory"
+has "$P300" '^Devices: 1  MIG instances: 4' "MIG: the count of GPUs and instances"
+has "$P300" 'POD/CONTAINER' "pods: the POD/CONTAINER column"
+is "$(awk '$1 == 5101 { print $3 }' "$P300")" "triton-0/triton" "pods: pod/container of pid 5101"
+is "$(awk '$1 == 5203 { print $3 }' "$P300")" "jupyter" "pods: a Docker container's name without a pod"
+has "$P80" '^ +PID NAME +POD/CONTAINER +CPU% +DEVMEM +REQ/s +P50 +P99' \
+	"80 columns: RSS and FAIL dropped, the pod column narrowed"
+has "$P300" '^ +PID NAME +POD/CONTAINER +CPU% +RSS +DEVMEM +REQ/s +FAIL +P50 +P99 DEVICES' "300 columns: every column"
+is "$(awk '$1 == "resnet50:1" { print $2, $3, $4 }' "$P300")" "300 4 ~5.00ms" \
+	"models: resnet50:1's requests per second, failures, ~mean"
+is "$(awk '$1 == "meta-llama/Llama-3.1-8B" { print $2, $4, $5 }' "$P300")" "24 1.00s 2.50s" \
+	"models: vLLM's model with p50 and p99"
+is "$(awk '$1 == 3100 { print $7 }' "$P300")" "350" "models: the runtime's row sums its models' rates"
 grep -q '[▁▂▃▄▅▆▇█]' "$TF/host-80-ascii.txt" && r=1 || r=0
 is "$r" 0 "C locale: no block characters"
 

@@ -7,7 +7,10 @@
 # known values, sorting by each key, the filter, the help overlay, the device
 # detail, a resize, the stale header after the input stops; the terminal
 # restored (no alternate screen, echo on) after q, after SIGTERM, at the end
-# of the input (with its message) and after SIGSEGV (from its handler).
+# of the input (with its message) and after SIGSEGV (from its handler). At
+# 300x80 over a stream with pods, endpoint models and MIG instances: the
+# pod column, the model rows, the MIG lines, sorting by pod, the filter on a
+# namespace and on a model.
 . "$(dirname "$0")/lib.sh"
 
 TOP=$BIN/accel-top
@@ -74,7 +77,7 @@ is "$r" 0 "80x24: the bars are drawn in green"
 
 # sorting: the first process row for each key
 first() { screen a | awk '/^ +PID NAME/ { getline; print $1; exit }'; }
-for want in "cpu 4343" "rss 4242" "pid 4242" "name 4242" "req/s 4242" "p99 4242" "devmem 4242"; do
+for want in "cpu 4343" "rss 4242" "pid 4242" "name 4242" "pod 4242" "req/s 4242" "p99 4242" "devmem 4242"; do
 	keys a s
 	check a "sort: ${want% *}" "sort key s: by ${want% *}"
 	is "$(first)" "${want#* }" "sort by ${want% *}: pid ${want#* } first"
@@ -126,6 +129,39 @@ is "$r" 0 "200x50: the key line is the last row"
 
 keys a q
 restored a "q"
+
+# --- 300x80: pods, endpoint models, MIG ------------------------------------------------------------
+start g 300 80
+exec 8>"$WORK/g.fifo"
+cat "$TF/pods-mig.jsonl" >&8
+check g "MIG instances: 4" "300x80: the GPU and its MIG instances"
+s=$(screen g)
+is "$(echo "$s" | wc -l | tr -d ' ')" 80 "300x80: 80 rows"
+is "$(echo "$s" | $PY -c 'import sys; print(sum(len(l.rstrip("\n")) > 300 for l in sys.stdin))')" 0 \
+	"300x80: no row wider than 300"
+is "$(echo "$s" | grep -c '^  MIG 0/[0-9]*/0  ')" 4 "300x80: each MIG instance an indented line under its GPU"
+is "$(echo "$s" | grep -c '^nvidia ')" 1 "300x80: one device panel"
+is "$(echo "$s" | awk '$1 == 5202 { print $3 }')" "vllm-7d9f6c5b4-x2k8p/vllm" "300x80: the pod/container column"
+is "$(echo "$s" | awk '$1 == "resnet50:2" { print $2 }')" 20 "300x80: a model version's row under its runtime"
+firstg() { screen g | awk '/^ +PID NAME/ { getline; print $1; exit }'; }
+for k in 1 2 3 4 5; do keys g s; done
+check g "sort: pod" "300x80: s five times sorts by pod"
+is "$(firstg)" 5203 "sort by pod: the Docker container jupyter first"
+keys g /
+keys g llm
+keys g Enter
+check g 'Processes: 1 of 7' "300x80: the filter matches a namespace (llm)"
+is "$(firstg)" 5202 "300x80: the vLLM pod's process"
+keys g /
+keys g Escape
+keys g /
+keys g resnet
+keys g Enter
+check g 'Processes: 1 of 7' "300x80: the filter matches a model name"
+is "$(firstg)" 3100 "300x80: Triton's runtime, with its models"
+keys g q
+restored g "300x80, q"
+exec 8>&-
 
 # --- SIGTERM ----------------------------------------------------------------------------------
 start b 200 50

@@ -3,7 +3,8 @@
 #
 # accel-top --url: accel-prom serving tests/fixtures/top/runtimes.jsonl on
 # 127.0.0.1, read back by accel-top --once (the same devices, processes and
-# values as from the stream, less what accel-prom does not serve); the
+# values as from the stream, less what accel-prom does not serve); pods,
+# models and MIG instances from pods-mig.jsonl's labels; the
 # interactive view polling it under tmux; a 404, a closed port, a bad scheme
 # and --url with -- COMMAND.
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +31,18 @@ is "$(awk '$1 == 4343 { print $2, $3, $4, $5 }' "$WORK/url.txt")" "python3 65% 1
 	"--url: a runtime's tag, CPU, RSS and GPU memory"
 grep -q 'p4d.24xlarge  i-0123456789abcdef0' "$WORK/url.txt" && r=0 || r=1
 is "$r" 0 "--url: the instance from the labels"
+
+# pods, endpoint models and MIG instances through accel-prom's labels
+PORT2=$(free_port)
+spawn PROM2 sh -c "exec $BIN/accel-prom --listen-address 127.0.0.1:$PORT2 <'$TF/pods-mig.jsonl' 2>'$WORK/prom2.err'"
+wait_for $((10 * SLOW)) sh -c "curl -sf http://127.0.0.1:$PORT2/metrics | grep -q 'model=\"resnet50\"'" || true
+rc=0
+LC_ALL=C.UTF-8 "$TOP" --once --width 300 --url "http://127.0.0.1:$PORT2/metrics" >"$WORK/pods.txt" 2>"$WORK/pods.err" || rc=$?
+is "$rc" 0 "--url pods-mig: exits 0"
+is "$(grep -c '^  MIG 0/[0-9]*/0  [1-7]g' "$WORK/pods.txt")" 4 "--url: the MIG instances as lines under their GPU"
+is "$(awk '$1 == 5101 { print $3 }' "$WORK/pods.txt")" "triton-0/triton" "--url: pod/container from the labels"
+is "$(grep -Ec '^ +(resnet50:[12]|bert:1|mnist:1\.0|meta-llama/Llama-3\.1-8B) ' "$WORK/pods.txt")" 5 \
+	"--url: the endpoint runtimes' model rows"
 
 # the interactive view polls
 T="tmux -L accel-top-url-$$ -f /dev/null"

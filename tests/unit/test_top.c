@@ -6,7 +6,9 @@
  * memory on each GPU, runtime CPU and RSS, execution stats), processes
  * dropped when gone, the history ring, and the frame: bar widths for known
  * values, the sparkline, sorting by each key, the filter, UTF-8 cut at the
- * edge, the interactive frame's height and scrolling.
+ * edge, the interactive frame's height and scrolling; pods and containers,
+ * an endpoint runtime's model versions, MIG instances under their GPU, and
+ * the table's columns dropped by priority as the frame narrows.
  */
 #include "../../sinks/top_model.h"
 #include "../../sinks/top_url.h"
@@ -281,8 +283,163 @@ static void test_url(void)
 	top_model_free(&m);
 }
 
+/* A report with a GPU in MIG mode (one instance), processes in a pod and a container, and an endpoint runtime. */
+static const char pods_report[] =
+	"{\"timestamp\":\"2026-01-01T00:00:05.000Z\",\"runtime_data\":["
+	"{\"runtime_index\":0,\"address\":\"process:x\",\"pid\":10,\"runtime_tag\":\"w\",\"error\":\"\","
+	"\"container\":{\"runtime\":\"containerd\",\"id\":\"c1\",\"pod\":\"zpod\",\"namespace\":\"ns1\",\"name\":\"main\"},"
+	"\"report\":{\"memory_used\":{\"period\":1.0,\"error\":\"\",\"runtime_used_bytes\":{\"host\":100,\"device\":null}}}},"
+	"{\"runtime_index\":0,\"address\":\"process:x\",\"pid\":20,\"runtime_tag\":\"w\",\"error\":\"\","
+	"\"container\":{\"runtime\":\"docker\",\"id\":\"c2\",\"name\":\"apod\"},"
+	"\"report\":{\"memory_used\":{\"period\":1.0,\"error\":\"\",\"runtime_used_bytes\":{\"host\":200,\"device\":null}}}},"
+	"{\"runtime_index\":1,\"address\":\"http://127.0.0.1:8002/metrics\",\"pid\":30,\"runtime_tag\":\"triton\","
+	"\"error\":\"\",\"report\":{\"execution_stats\":{\"period\":2.0,\"error\":\"\","
+	"\"models\":{\"resnet\":{\"1\":{\"execution_summary\":{\"completed\":100,\"failed\":2},"
+	"\"error_summary\":{\"rejected\":2},\"mean_seconds\":{\"request\":0.005}}},"
+	"\"bert\":{\"\":{\"execution_summary\":{\"completed\":20},"
+	"\"latency_stats\":{\"total_latency\":{\"p50\":0.01,\"p99\":0.03},\"percentile_source\":\"histogram\"}}}}}}}],"
+	"\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+	"\"device_memory\":{\"period\":1.0,\"error\":\"\",\"devices\":{"
+	"\"0\":{\"index\":0,\"model\":\"H\",\"error\":\"\",\"total_bytes\":8589934592,\"used_bytes\":1073741824,"
+	"\"processes\":{\"10\":1048576}},"
+	"\"0/2/0\":{\"index\":0,\"uuid\":\"MIG-1\",\"parent_uuid\":\"GPU-1\",\"gpu_instance_id\":2,"
+	"\"compute_instance_id\":0,\"mig_profile\":\"3g.40gb\",\"model\":\"H MIG 3g.40gb\",\"error\":\"\","
+	"\"total_bytes\":4294967296,\"used_bytes\":1073741824,\"processes\":{\"10\":1048576}}}}}}]}";
+
+static void test_pods_models_mig(void)
+{
+	struct top_model m;
+	struct top_view v;
+	struct top_canvas c;
+	const struct top_proc *p;
+	char line[2048];
+	json_t *r = parse(pods_report);
+	int y;
+
+	top_model_init(&m);
+	top_model_report(&m, r, 0, 5000000000);
+	json_decref(r);
+	p = proc(&m, 10);
+	ok(p && !strcmp(p->pod, "zpod") && !strcmp(p->ns, "ns1") && !strcmp(p->container, "main"),
+	   "pid 10: pod, namespace and container from its labels");
+	p = proc(&m, 20);
+	ok(p && !*p->pod && !strcmp(p->container, "apod"), "pid 20: a container without a pod");
+	p = proc(&m, 30);
+	ok(p != NULL, "the endpoint runtime has a row");
+	if (p) {
+		is_int((int)p->nmodels, 2, "two model versions");
+		if (p->nmodels == 2) {
+			is_str(p->models[0].model, "bert", "models sorted by name: bert first");
+			is_double(p->models[0].rate, 10, 1e-9, "bert: 20 completed over 2 s");
+			is_double(p->models[0].p99, 0.03, 1e-12, "bert: p99");
+			is_str(p->models[1].version, "1", "resnet: version 1");
+			is_double(p->models[1].rate, 50, 1e-9, "resnet: 100 completed over 2 s (failed not counted)");
+			is_double(p->models[1].failures, 2, 0, "resnet: failures");
+			is_double(p->models[1].mean, 0.005, 1e-12, "resnet: the mean request time");
+			ok(isnan(p->models[1].p50), "resnet: no percentiles");
+		}
+		is_double(p->rate, 60, 1e-9, "the runtime's rate: its models' sum");
+		is_double(p->failures, 2, 0, "the runtime's failures: its models' sum");
+	}
+	is_int((int)m.ndevs, 2, "the GPU and its MIG instance are two device entries");
+	if (m.ndevs == 2) {
+		ok(!m.devs[0].is_mig && m.devs[1].is_mig, "the instance is marked MIG");
+		is_str(m.devs[1].profile, "3g.40gb", "its profile");
+	}
+	p = proc(&m, 10);
+	ok(p && p->ndevs == 1, "a MIG instance's process memory is counted on the GPU only");
+
+	top_view_init(&v);
+	v.now_mono_ns = 5000000000;
+	top_canvas_init(&c, 200);
+	top_view_render(&m, &v, &c);
+	ok(find_row(&c, "Devices: 1  MIG instances: 1", line, sizeof(line)) >= 0, "one GPU, one MIG instance");
+	ok(find_row(&c, "nvidia 0/2/0", line, sizeof(line)) < 0, "no panel for the instance");
+	y = find_row(&c, "  MIG 0/2/0  3g.40gb", line, sizeof(line));
+	ok(y > 0 && strstr(line, "1.0G/4.0G") != NULL, "its line under the GPU, with its memory: %s", line);
+	y = find_row(&c, "    PID", line, sizeof(line));
+	ok(strstr(line, "POD/CONTAINER") && strstr(line, "RSS") && strstr(line, "FAIL"), "200 wide: every column: %s",
+	   line);
+	find_row(&c, "     10 ", line, sizeof(line));
+	ok(strstr(line, "zpod/main") != NULL, "pod/container: %s", line);
+	find_row(&c, "          resnet:1", line, sizeof(line));
+	ok(strstr(line, " 50 ") && strstr(line, "~5.00ms"), "a model row: rate and ~mean: %s", line);
+	find_row(&c, "          bert ", line, sizeof(line));
+	ok(strstr(line, "10.00ms") && strstr(line, "30.00ms"), "a model without version: p50 and p99: %s", line);
+
+	v.sort = SORT_POD;
+	top_view_render(&m, &v, &c);
+	y = find_row(&c, "    PID", line, sizeof(line));
+	row(&c, y + 1, line, sizeof(line));
+	ok(!strncmp(line, "     20 ", 8), "sort by pod: apod (a container) first: %s", line);
+	v.sort = SORT_DEVMEM;
+	snprintf(v.filter, sizeof(v.filter), "RESN");
+	top_view_render(&m, &v, &c);
+	find_row(&c, "Processes:", line, sizeof(line));
+	ok(strstr(line, "Processes: 1 of 3") != NULL, "the filter matches a model name: %s", line);
+	snprintf(v.filter, sizeof(v.filter), "ns1");
+	top_view_render(&m, &v, &c);
+	y = find_row(&c, "    PID", line, sizeof(line));
+	row(&c, y + 1, line, sizeof(line));
+	ok(!strncmp(line, "     10 ", 8), "the filter matches a namespace: %s", line);
+	v.filter[0] = '\0';
+	top_canvas_free(&c);
+
+	top_canvas_init(&c, 80);
+	top_view_render(&m, &v, &c);
+	y = find_row(&c, "    PID", line, sizeof(line));
+	ok(!strstr(line, "RSS") && !strstr(line, "FAIL") && strstr(line, "POD/CONTAINER") && strstr(line, "P50") &&
+		   strstr(line, "P99") && strstr(line, "REQ/s") && strstr(line, "CPU%"),
+	   "80 wide: RSS and FAIL dropped first: %s", line);
+	top_canvas_free(&c);
+	top_canvas_init(&c, 60);
+	top_view_render(&m, &v, &c);
+	y = find_row(&c, "    PID", line, sizeof(line));
+	ok(!strstr(line, "CPU%") && !strstr(line, "P50") && !strstr(line, "POD") && strstr(line, "DEVMEM") &&
+		   strstr(line, "P99"),
+	   "60 wide: then CPU%%, P50, POD: %s", line);
+	for (int i = 0; i < c.h; i++) {
+		row(&c, i, line, sizeof(line));
+		if (strlen(line) > 60 && !strchr(line, (char)0xe2))
+			ok(0, "row %d wider than 60: %s", i, line);
+	}
+	top_canvas_free(&c);
+	top_model_free(&m);
+}
+
+/* accel-prom's per-model series: model rows from --url too. */
+static void test_url_models(void)
+{
+	static const char *const polls[2] = {
+		"execution_status_total{model=\"m\",pid=\"8\",runtime_tag=\"t\",status_type=\"completed\",version=\"1\"} 10\n"
+		"inference_request_mean_seconds{model=\"m\",pid=\"8\",runtime_tag=\"t\",version=\"1\"} 0.004\n",
+		"execution_status_total{model=\"m\",pid=\"8\",runtime_tag=\"t\",status_type=\"completed\",version=\"1\"} 30\n"
+		"inference_request_mean_seconds{model=\"m\",pid=\"8\",runtime_tag=\"t\",version=\"1\"} 0.004\n"
+		"accelerator_memory_used_bytes{device=\"0/2/0\",device_type=\"nvidia\",gpu_instance=\"2\",mig_profile=\"1g.10gb\"} 5\n",
+	};
+	struct top_model m;
+	struct top_url *u = top_url_new("http://test/metrics", 2000);
+	const struct top_proc *p;
+
+	top_model_init(&m);
+	top_url_apply(u, &m, polls[0], strlen(polls[0]));
+	top_url_apply(u, &m, polls[1], strlen(polls[1]));
+	p = proc(&m, 8);
+	ok(p && p->nmodels == 1, "url: the runtime's model version");
+	if (p && p->nmodels == 1) {
+		is_str(p->models[0].model, "m", "url: the model's name");
+		is_double(p->models[0].rate, 10, 1e-9, "url: 20 completed over the 2 s interval: 10/s");
+		is_double(p->models[0].mean, 0.004, 1e-12, "url: its mean request time");
+	}
+	ok(m.ndevs == 1 && m.devs[0].is_mig && !strcmp(m.devs[0].profile, "1g.10gb"), "url: a MIG instance by its labels");
+	top_url_free(u);
+	top_model_free(&m);
+}
+
 int main(void)
 {
+	test_url_models();
+	test_pods_models_mig();
 	test_url();
 	test_model();
 	test_neuron();

@@ -45,6 +45,7 @@ struct lcache {
 	size_t clen; /* 0: none */
 	size_t nlen, vlen;
 	size_t line; /* the line that last used it (its cut may be lent to that line's callback) */
+	struct lcache *next; /* the label the line after had in its place, when it differed (NULL: none) */
 };
 
 #define LSLOTS_LOG2 7
@@ -161,7 +162,7 @@ static void bad_line(struct parser *p, const char *s, size_t n, const char *why)
  * non-digit test is exact per byte (no carry crosses bytes), the digits
  * are combined pairwise by multiplications.
  */
-static inline unsigned digits8(const char *q, uint64_t *v)
+static inline __attribute__((always_inline)) unsigned digits8(const char *q, uint64_t *v)
 {
 	uint64_t x, nd;
 	unsigned len;
@@ -748,6 +749,51 @@ static inline size_t diff_at(const char *a, const char *b, size_t n)
 }
 
 /*
+ * The label name="value" at ln (lim - ln >= 32 + CHUNK_MAX) found in the
+ * table of kept labels as sample_line() finds it, or read and kept there:
+ * its cache, or NULL when it is not such a label (escaped, long, not
+ * closed on its line) or its slot is lent to this line already.
+ */
+static struct lcache *fast_label(struct parser *p, const char *ln, const char *lim)
+{
+	const char *q = ln, *r;
+	struct lcache *c;
+	uint64_t v0, v1;
+	size_t ll;
+
+	if (!NAME_START(*q))
+		return NULL;
+	while (NAME_CHAR(*q))
+		q++;
+	ll = (size_t)(q - ln);
+	if (q[0] != '=' || q[1] != '"')
+		return NULL;
+	memcpy(&v0, q + 2, 8);
+	memcpy(&v1, q + 10, 8);
+	v0 ^= ll ^ (v1 * 0x9e3779b97f4a7c15ull); /* the hash sample_line() uses */
+	v0 ^= v0 >> 33;
+	v0 *= 0xff51afd7ed558ccdull;
+	v0 ^= v0 >> 33;
+	c = &p->slot[(v0 * 0xc4ceb9fe1a85ec53ull) >> (64 - LSLOTS_LOG2)];
+	if (c->clen && c->nlen == ll && same(ln, c->chunk, c->clen))
+		return c; /* a kept label holds no line end, nor NUL */
+	if (c->line == p->lineno)
+		return NULL; /* lent to this line */
+	r = value_end_nl(q + 2, lim);
+	if (*r != '"' || (size_t)(r + 1 - ln) > sizeof(c->chunk))
+		return NULL;
+	c->clen = (size_t)(r + 1 - ln);
+	c->nlen = ll;
+	c->vlen = (size_t)(r - q - 2);
+	c->next = NULL;
+	copy16(c->chunk, ln, c->clen, lim);
+	copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
+	c->cut[ll] = '\0';
+	c->cut[c->clen - 1] = '\0';
+	return c;
+}
+
+/*
  * The common line of a histogram or of a model's series, read against the
  * previous sample line (p->prev, whose every token was in a cache): the
  * same bytes up to one label that differs, that label found in or added
@@ -766,10 +812,10 @@ static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_c
 	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7 };
 	static const uint64_t u10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000 };
 	struct expo_sample *xp = &p->x;
-	const char *ps = p->prev, *q, *ln, *r, *t;
+	const char *ps = p->prev, *q, *ln, *t;
 	size_t sl = xp->series_len, d, k, nk, tail, ll, len;
 	struct lcache *c;
-	uint64_t v0, v1, m, f;
+	uint64_t m, f;
 	unsigned ki, kf;
 	double v;
 
@@ -790,38 +836,16 @@ static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_c
 		if (i != k)
 			p->at[i]->line = p->lineno;
 	ln = q = s + p->lstart[k];
-	if (!NAME_START(*q))
+	if (lim - q < 32 + CHUNK_MAX)
 		return 0;
-	while (NAME_CHAR(*q))
-		q++;
-	ll = (size_t)(q - ln);
-	if (q[0] != '=' || q[1] != '"' || lim - q < 18 + CHUNK_MAX)
-		return 0;
-	memcpy(&v0, q + 2, 8);
-	memcpy(&v1, q + 10, 8);
-	v0 ^= ll ^ (v1 * 0x9e3779b97f4a7c15ull); /* the hash sample_line() uses */
-	v0 ^= v0 >> 33;
-	v0 *= 0xff51afd7ed558ccdull;
-	v0 ^= v0 >> 33;
-	c = &p->slot[(v0 * 0xc4ceb9fe1a85ec53ull) >> (64 - LSLOTS_LOG2)];
-	if (c->clen && c->nlen == ll && same(ln, c->chunk, c->clen)) {
-		/* a kept label holds no line end, nor NUL */
+	c = p->at[k]->next; /* a histogram's bounds follow each other in the same order: tried first */
+	if (c && c->clen && same(ln, c->chunk, c->clen))
 		q = ln + c->clen;
-	} else {
-		if (c->line == p->lineno)
-			return 0; /* lent to this line */
-		r = value_end_nl(q + 2, lim);
-		if (*r != '"' || (size_t)(r + 1 - ln) > sizeof(c->chunk))
-			return 0;
-		c->clen = (size_t)(r + 1 - ln);
-		c->nlen = ll;
-		c->vlen = (size_t)(r - q - 2);
-		copy16(c->chunk, ln, c->clen, lim);
-		copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
-		c->cut[ll] = '\0';
-		c->cut[c->clen - 1] = '\0';
-		q = r + 1;
-	}
+	else if ((c = fast_label(p, ln, lim)))
+		q = ln + c->clen;
+	else
+		return 0;
+	ll = c->nlen;
 	/* the rest of the label set as the previous line had it */
 	tail = sl - p->lend[k];
 	if ((size_t)(lim - q) < tail + 40 || !same(q, ps + p->lend[k], tail))
@@ -846,6 +870,7 @@ static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_c
 	if (len > EXPO_MAX_LINE || len + 64 > p->cap)
 		return 0;
 	/* committed: label k is c, the labels after it moved by the length it changed by */
+	p->at[k]->next = c;
 	p->at[k] = c;
 	c->line = p->lineno;
 	xp->labels[k].name = c->cut;
@@ -875,8 +900,10 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 
 	cls_init();
 	memset(p, 0, offsetof(struct parser, slot));
-	for (size_t k = 0; k < LSLOTS; k++)
+	for (size_t k = 0; k < LSLOTS; k++) {
 		p->slot[k].clen = 0;
+		p->slot[k].next = NULL;
+	}
 	p->err = err;
 	p->errsz = errsz;
 	if (errsz)

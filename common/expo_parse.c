@@ -212,7 +212,12 @@ static int num_token(const char *q, const char *e, const char *lim, double *v, c
 
 		m = mi;
 		digits = k;
-		if (*t == '.' && (kf = digits8(t + 1, &f)) < 8) {
+		if (t[0] == '.' && t[1] == '0' && (t + 2 == e || (t + 2 < e && BLANK(t[2])))) { /* 12.0 */
+			t += 2;
+			m *= 10;
+			frac = 1;
+			digits++;
+		} else if (*t == '.' && (kf = digits8(t + 1, &f)) < 8) {
 			t += 1 + kf;
 			m = m * u10[kf] + f;
 			nz = f != 0;
@@ -328,9 +333,9 @@ static void type_line(struct parser *p, const char *s, size_t n)
 	p->type_name[nl] = '\0';
 	p->type_len = nl;
 	/* family_name() reads a sample's name as this one only when it is a metric name */
-	p->type_valid = NAME_START(name[0]);
-	for (size_t i = 1; i < nl && p->type_valid; i++)
-		p->type_valid = NAME_CHAR(name[i]) != 0;
+	for (q = name + 1; q < name + nl && NAME_CHAR(*q); q++)
+		;
+	p->type_valid = NAME_START(name[0]) && q == name + nl;
 	p->type = EXPO_OTHER;
 	p->sfx = K_PLAIN;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -858,7 +863,10 @@ static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_c
 	t = q + ki;
 	f = 0;
 	kf = 0;
-	if (*t == '.') {
+	if (t[0] == '.' && t[1] == '0' && t[2] == '\n') { /* a count as Python's clients write it, 12.0 */
+		t += 2;
+		kf = 1;
+	} else if (*t == '.') {
 		if ((kf = digits8(t + 1, &f)) == 8)
 			return 0;
 		t += 1 + kf;

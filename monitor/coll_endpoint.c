@@ -454,18 +454,22 @@ static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
 
 	if (!ep->env->facts)
 		return;
-	proto.pid = ep->so.local && ep->pf.dirfd >= 0 ? sock_owner_find(&ep->so, &ep->pf, now) : 0;
-	proto.at_ns = r->first_byte_ns ? r->first_byte_ns : now;
-	proto.until_ns = proto.at_ns + 2 * ep->min_period_ns;
-	snprintf(proto.source, sizeof(proto.source), "runtime %s", ep->rt->address);
-	utf8_sanitize(proto.source);
-	for (size_t k = 0; proto.pid && k < ARRAY_SIZE(fact_families); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(fact_families); k++) {
 		const char *fam = fact_families[k].family, *p = r->body, *end = r->body + r->len;
 		size_t flen = strlen(fam);
 
 		fs.ff = &fact_families[k];
 		if (!facts_wanted(ep->env->facts, fs.ff->device_type))
 			continue; /* no collector of that device type is open: no one reads it */
+		if (!proto.at_ns) { /* the listener looked up once, and only when a family is read */
+			proto.pid = ep->so.local && ep->pf.dirfd >= 0 ? sock_owner_find(&ep->so, &ep->pf, now) : 0;
+			proto.at_ns = r->first_byte_ns ? r->first_byte_ns : now;
+			proto.until_ns = proto.at_ns + 2 * ep->min_period_ns;
+			snprintf(proto.source, sizeof(proto.source), "runtime %s", ep->rt->address);
+			utf8_sanitize(proto.source);
+		}
+		if (!proto.pid)
+			break;
 		while (p < end && (p = memmem(p, (size_t)(end - p), fam, flen))) {
 			const char *eol = memchr(p, '\n', (size_t)(end - p));
 

@@ -60,6 +60,12 @@
  * a backstop only, the report's overdue() ends the transfer first.
  */
 #define EP_GRACE_NS (250 * NS_PER_MS)
+/*
+ * The listener's container object is read again after this (its names may
+ * appear later: container.c looks for them every 10 s), or at once when
+ * another process listens.
+ */
+#define EP_CTR_TTL_NS (10 * NS_PER_S)
 
 /* What the block's own keys say (cfg_runtime.own). */
 struct ep_cfg {
@@ -301,6 +307,9 @@ struct ep_state {
 	void *pstate;
 	pid_t tag_pid;                 /* the process whose comm is in tag */
 	char tag[64];
+	json_t *ctr;                   /* owned: the listener's "container" (NULL: on the host, or unknown) */
+	pid_t ctr_pid;                 /* the listener it is of (0: none yet) */
+	int64_t ctr_ns;                /* CLOCK_MONOTONIC: when it was read */
 };
 
 static void set_err(struct ep_state *ep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -388,6 +397,7 @@ static void ep_close(void *state)
 	buf_free(&ep->expo);
 	procfs_close(&ep->pf);
 	coll_pid_ops.close(ep->pstate);
+	json_decref(ep->ctr);
 	free(ep);
 }
 
@@ -735,10 +745,19 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 			ep->rt->address, "pid", pid ? json_integer(pid) : json_null(), "runtime_tag", tag, "server",
 			infer_server_name(infer_server_of(ep->in)), "error", ep->err, "report", rep);
 	if (pid) { /* the listening process's container, pod or unit, as a process runtime's (container.h) */
-		json_t *c = proctab_container_json_pid(ep->env->procs, cy->mono_ns, pid);
-
-		if (c)
-			json_object_set_new(ent, "container", c);
+		/*
+		 * The same process as the last cycle's (sock_owner_find checked
+		 * that it still holds the socket): its identity is the same, so
+		 * its stat file is not read again for it each cycle.
+		 */
+		if (pid != ep->ctr_pid || cy->mono_ns - ep->ctr_ns >= EP_CTR_TTL_NS || cy->mono_ns < ep->ctr_ns) {
+			json_decref(ep->ctr);
+			ep->ctr = proctab_container_json_pid(ep->env->procs, cy->mono_ns, pid);
+			ep->ctr_pid = pid;
+			ep->ctr_ns = cy->mono_ns;
+		}
+		if (ep->ctr)
+			json_object_set_new(ent, "container", json_deep_copy(ep->ctr));
 	}
 	if (ep->err[0]) {
 		for (size_t k = 0; k < ndue; k++) {

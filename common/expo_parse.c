@@ -333,9 +333,9 @@ static void type_line(struct parser *p, const char *s, size_t n)
 	p->type_name[nl] = '\0';
 	p->type_len = nl;
 	/* family_name() reads a sample's name as this one only when it is a metric name */
-	for (q = name + 1; q < name + nl && NAME_CHAR(*q); q++)
-		;
-	p->type_valid = NAME_START(name[0]) && q == name + nl;
+	p->type_valid = NAME_START(name[0]);
+	for (size_t i = 1; i < nl; i++) /* no branch a byte */
+		p->type_valid &= cls[(unsigned char)name[i]] >> 1;
 	p->type = EXPO_OTHER;
 	p->sfx = K_PLAIN;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -754,12 +754,13 @@ static inline size_t diff_at(const char *a, const char *b, size_t n)
 }
 
 /*
- * The label name="value" at ln (lim - ln >= 32 + CHUNK_MAX) found in the
- * table of kept labels as sample_line() finds it, or read and kept there:
- * its cache, or NULL when it is not such a label (escaped, long, not
- * closed on its line) or its slot is lent to this line already.
+ * The label name="value" at ln (lim - ln >= 32 + CHUNK_MAX), the line's
+ * k-th, found in the table of kept labels as sample_line() finds it, or
+ * read and kept there: its cache, or NULL when it is not such a label
+ * (escaped, long, not closed on its line) or its slot holds one of the
+ * line's other labels (the previous line's at[], which this line reuses).
  */
-static struct lcache *fast_label(struct parser *p, const char *ln, const char *lim)
+static struct lcache *fast_label(struct parser *p, size_t k, const char *ln, const char *lim)
 {
 	const char *q = ln, *r;
 	struct lcache *c;
@@ -784,6 +785,9 @@ static struct lcache *fast_label(struct parser *p, const char *ln, const char *l
 		return c; /* a kept label holds no line end, nor NUL */
 	if (c->line == p->lineno)
 		return NULL; /* lent to this line */
+	for (size_t i = 0; i < p->x.nlabels; i++)
+		if (i != k && p->at[i] == c)
+			return NULL; /* the others are this line's too: not to be replaced */
 	r = value_end_nl(q + 2, lim);
 	if (*r != '"' || (size_t)(r + 1 - ln) > sizeof(c->chunk))
 		return NULL;
@@ -837,16 +841,13 @@ static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_c
 	if (d < p->lstart[k])
 		return 0; /* a separator differs */
 	/* label k: its name, then a cached name="value" or one read and cached here */
-	for (size_t i = 0; i < xp->nlabels; i++) /* the others are this line's too: not to be replaced */
-		if (i != k)
-			p->at[i]->line = p->lineno;
 	ln = q = s + p->lstart[k];
 	if (lim - q < 32 + CHUNK_MAX)
 		return 0;
 	c = p->at[k]->next; /* a histogram's bounds follow each other in the same order: tried first */
 	if (c && c->clen && same(ln, c->chunk, c->clen))
 		q = ln + c->clen;
-	else if ((c = fast_label(p, ln, lim)))
+	else if ((c = fast_label(p, k, ln, lim)))
 		q = ln + c->clen;
 	else
 		return 0;

@@ -21,6 +21,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -902,15 +903,37 @@ static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_c
 	return len;
 }
 
+/*
+ * The parser (30 kB: not on the stack) and its buffers are kept for the
+ * next call: a call allocates nothing (a block that large, each call,
+ * made malloc consolidate every small block freed since, such as a
+ * report's JSON). A call made while it is in use (from another thread, or
+ * from a callback) gets one of its own.
+ */
+static struct parser *kept;
+static atomic_flag kept_busy = ATOMIC_FLAG_INIT;
+
 size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err, size_t errsz)
 {
-	struct parser *p = xmalloc(sizeof(*p)); /* 30 kB: not on the stack */
-	size_t i = 0, nbad;
+	int own = atomic_flag_test_and_set(&kept_busy); /* set: kept is in use */
+	struct parser *p;
+	size_t i = 0, nbad, cap;
+	char *raw;
 
+	if (own)
+		p = xcalloc(1, sizeof(*p));
+	else if (!(p = kept))
+		p = kept = xcalloc(1, sizeof(*p));
+	raw = p->raw;
+	cap = p->cap;
 	cls_init();
 	memset(p, 0, offsetof(struct parser, slot));
+	p->raw = raw;
+	p->cap = cap;
+	p->tok = raw ? raw + cap : NULL;
 	for (size_t k = 0; k < LSLOTS; k++) {
 		p->slot[k].clen = 0;
+		p->slot[k].line = 0; /* lines count from 1 */
 		p->slot[k].next = NULL;
 	}
 	p->err = err;
@@ -966,8 +989,12 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 			sample_line(p, p->raw, n, cb, ud);
 		}
 	}
-	free(p->raw);
 	nbad = p->bad;
-	free(p);
+	if (own) {
+		free(p->raw);
+		free(p);
+	} else {
+		atomic_flag_clear(&kept_busy);
+	}
 	return nbad;
 }

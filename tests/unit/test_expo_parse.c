@@ -339,6 +339,44 @@ static void test_fast_lines(void)
 	buf_free(&b);
 }
 
+/* A callback may parse another text (the parser in use is not shared with it). */
+struct nested {
+	size_t outer, inner, bad;
+};
+
+static void on_inner(const struct expo_sample *s, void *ud)
+{
+	struct nested *n = ud;
+
+	n->inner++;
+	if (strcmp(s->labels[0].value, "in") || s->value != 7)
+		n->bad++;
+}
+
+static void on_outer(const struct expo_sample *s, void *ud)
+{
+	static const char inner[] = "i{a=\"in\"} 7\ni{a=\"in\",b=\"2\"} 7\n";
+	struct nested *n = ud;
+	char err[64];
+
+	n->outer++;
+	if (strcmp(s->labels[0].value, n->outer % 2 ? "x" : "y") || s->value != (double)n->outer)
+		n->bad++;
+	n->bad += expo_parse(inner, sizeof(inner) - 1, on_inner, n, err, sizeof(err));
+	if (strcmp(s->labels[0].value, n->outer % 2 ? "x" : "y"))
+		n->bad++; /* what the outer callback was lent still holds */
+}
+
+static void test_nested(void)
+{
+	static const char outer[] = "o{a=\"x\"} 1\no{a=\"y\"} 2\no{a=\"x\"} 3\no{a=\"y\"} 4\n";
+	struct nested n = { 0, 0, 0 };
+	char err[64];
+	size_t bad = expo_parse(outer, sizeof(outer) - 1, on_outer, &n, err, sizeof(err));
+
+	ok(!bad && n.outer == 4 && n.inner == 8 && !n.bad, "a callback parsing another text");
+}
+
 /* The fast path gives the very double strtod gives. */
 static void test_numbers(void)
 {
@@ -385,5 +423,6 @@ int main(void)
 	test_servers();
 	test_numbers();
 	test_fast_lines();
+	test_nested();
 	return done_testing();
 }

@@ -758,6 +758,8 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 		}
 		if (ep->ctr)
 			json_object_set_new(ent, "container", json_deep_copy(ep->ctr));
+	} else {
+		ep->ctr_pid = 0; /* a listener found again is read again */
 	}
 	if (ep->err[0]) {
 		for (size_t k = 0; k < ndue; k++) {

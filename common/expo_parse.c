@@ -15,7 +15,15 @@
  * that convert exactly (at most 15 digits, at most 22 after the point: one
  * correctly rounded division, the same double strtod gives), their digits
  * read a word at a time; everything else goes to strtod.
- * bench/expo_bench.sh measures it.
+ *
+ * Most lines are read against the previous sample line as one block
+ * (fast_line): a histogram's buckets and a family's models differ from
+ * the line before in one label and the value only, so the bytes up to
+ * the first that differs are the previous sample's labels, the label
+ * there is looked up, the rest of the label set is compared whole, and
+ * the value's end is the line's end (no search for it). A line of any
+ * other shape is read by sample_line() as if the attempt had not been
+ * made. bench/expo_bench.sh measures it.
  */
 #include "expo_parse.h"
 #include "util.h"

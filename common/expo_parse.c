@@ -15,12 +15,21 @@
  * that convert exactly (at most 15 digits, at most 22 after the point: one
  * correctly rounded division, the same double strtod gives), their digits
  * read a word at a time; everything else goes to strtod.
- * bench/expo_bench.sh measures it.
+ *
+ * Most lines are read against the previous sample line as one block
+ * (fast_line): a histogram's buckets and a family's models differ from
+ * the line before in one label and the value only, so the bytes up to
+ * the first that differs are the previous sample's labels, the label
+ * there is looked up, the rest of the label set is compared whole, and
+ * the value's end is the line's end (no search for it). A line of any
+ * other shape is read by sample_line() as if the attempt had not been
+ * made. bench/expo_bench.sh measures it.
  */
 #include "expo_parse.h"
 #include "util.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +54,7 @@ struct lcache {
 	size_t clen; /* 0: none */
 	size_t nlen, vlen;
 	size_t line; /* the line that last used it (its cut may be lent to that line's callback) */
+	struct lcache *next; /* the label the line after had in its place, when it differed (NULL: none) */
 };
 
 #define LSLOTS_LOG2 7
@@ -67,6 +77,10 @@ struct parser {
 	char *err;
 	size_t errsz;
 	struct lcache *at[EXPO_MAX_LABELS]; /* the label the previous line had at each position (NULL: none) */
+	struct expo_sample x;               /* the previous sample line's, as lent to its callback */
+	const char *prev;                   /* that line, where it lies in the text; NULL when x may not be reused */
+	size_t lstart[EXPO_MAX_LABELS];     /* the offset in that line of each label's name */
+	size_t lend[EXPO_MAX_LABELS];       /* and of the byte after its closing quote */
 	struct lcache slot[LSLOTS];         /* labels kept (last: not zeroed) */
 };
 
@@ -157,7 +171,7 @@ static void bad_line(struct parser *p, const char *s, size_t n, const char *why)
  * non-digit test is exact per byte (no carry crosses bytes), the digits
  * are combined pairwise by multiplications.
  */
-static inline unsigned digits8(const char *q, uint64_t *v)
+static inline __attribute__((always_inline)) unsigned digits8(const char *q, uint64_t *v)
 {
 	uint64_t x, nd;
 	unsigned len;
@@ -207,7 +221,12 @@ static int num_token(const char *q, const char *e, const char *lim, double *v, c
 
 		m = mi;
 		digits = k;
-		if (*t == '.' && (kf = digits8(t + 1, &f)) < 8) {
+		if (t[0] == '.' && t[1] == '0' && (t + 2 == e || (t + 2 < e && BLANK(t[2])))) { /* 12.0 */
+			t += 2;
+			m *= 10;
+			frac = 1;
+			digits++;
+		} else if (*t == '.' && (kf = digits8(t + 1, &f)) < 8) {
 			t += 1 + kf;
 			m = m * u10[kf] + f;
 			nz = f != 0;
@@ -306,6 +325,7 @@ static void type_line(struct parser *p, const char *s, size_t n)
 
 	p->type_len = 0;
 	p->name_len = 0; /* the previous name's suffix was under the previous TYPE */
+	p->prev = NULL;
 	while (q < e && BLANK(*q))
 		q++;
 	name = q;
@@ -323,8 +343,8 @@ static void type_line(struct parser *p, const char *s, size_t n)
 	p->type_len = nl;
 	/* family_name() reads a sample's name as this one only when it is a metric name */
 	p->type_valid = NAME_START(name[0]);
-	for (size_t i = 1; i < nl && p->type_valid; i++)
-		p->type_valid = NAME_CHAR(name[i]) != 0;
+	for (size_t i = 1; i < nl; i++) /* no branch a byte */
+		p->type_valid &= cls[(unsigned char)name[i]] >> 1;
 	p->type = EXPO_OTHER;
 	p->sfx = K_PLAIN;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -444,18 +464,19 @@ static size_t family_name(const struct parser *p, const char *s, size_t n, int *
  */
 static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, void *ud)
 {
-	struct expo_sample x;
+	struct expo_sample *xp = &p->x;
 	const char *e = s + n, *q = s;
 	char *w = p->tok;
 	size_t nl;
 	int sfx;
 
+	p->prev = NULL;
 	/* a family's samples follow each other: most lines repeat the previous line's name */
 	nl = p->name_len;
 	if (nl && nl < n && !NAME_CHAR(s[nl]) && same_at(s, p->lim, p->name, nl)) {
 		q += nl;
 		sfx = p->name_sfx;
-		x.name = p->name;
+		xp->name = p->name;
 	} else {
 		p->name_len = 0;
 		if (!(nl = family_name(p, s, n, &sfx))) {
@@ -472,37 +493,38 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 		if (nl < sizeof(p->name)) {
 			memcpy(p->name, s, nl);
 			p->name[nl] = '\0';
-			x.name = p->name;
+			xp->name = p->name;
 		} else { /* too long to keep */
 			memcpy(w, s, nl);
 			w[nl] = '\0';
-			x.name = w;
+			xp->name = w;
 			w += nl + 1;
 		}
 		if (sfx == -2)
-			sfx = family_suffix(p, x.name, nl);
-		if (x.name == p->name) {
+			sfx = family_suffix(p, xp->name, nl);
+		if (xp->name == p->name) {
 			p->name_len = nl;
 			p->name_sfx = sfx;
 		}
 	}
-	x.name_len = nl;
-	x.nlabels = 0;
+	xp->name_len = nl;
+	xp->nlabels = 0;
 	if (*q == '{') {
 		q++;
 		for (;;) {
-			struct expo_label *lb = &x.labels[x.nlabels];
+			struct expo_label *lb = &xp->labels[xp->nlabels];
 			struct lcache *c;
 
 			while (BLANK(*q))
 				q++;
 			if (*q == '}')
 				break;
-			if (x.nlabels == EXPO_MAX_LABELS) {
+			if (xp->nlabels == EXPO_MAX_LABELS) {
 				bad_line(p, s, n, "more labels than a sample may have");
 				return;
 			}
-			c = p->at[x.nlabels];
+			p->lstart[xp->nlabels] = (size_t)(q - s);
+			c = p->at[xp->nlabels];
 			if (c && (size_t)(e - q) > c->clen && same_at(q, p->lim, c->chunk, c->clen)) {
 				/* the cached value has no '"', '\\' or NUL: the same bytes are the same label */
 				lb->name = c->cut;
@@ -516,7 +538,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 				size_t ll, vl;
 				int hit;
 
-				p->at[x.nlabels] = NULL;
+				p->at[xp->nlabels] = NULL;
 				if (!NAME_START(*q)) {
 					bad_line(p, s, n, "a label name is expected");
 					return;
@@ -544,7 +566,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 						lb->value = c->cut + ll + 2;
 						lb->value_len = c->vlen;
 						c->line = p->lineno;
-						p->at[x.nlabels] = c;
+						p->at[xp->nlabels] = c;
 						q = ln + c->clen;
 						hit = 1;
 					} else if (c->line == p->lineno) {
@@ -580,7 +602,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 						c->cut[c->clen - 1] = '\0';
 						lb->name = c->cut;
 						lb->value = c->cut + ll + 2;
-						p->at[x.nlabels] = c;
+						p->at[xp->nlabels] = c;
 						q = r + 1;
 					} else {
 						char *v;
@@ -621,7 +643,7 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 					lb->value_len = vl;
 				}
 			}
-			x.nlabels++;
+			p->lend[xp->nlabels++] = (size_t)(q - s);
 			while (BLANK(*q))
 				q++;
 			if (*q == ',') {
@@ -639,16 +661,16 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 		bad_line(p, s, n, "a space is expected after the metric name");
 		return;
 	}
-	x.series_len = (size_t)(q - s);
+	xp->series_len = (size_t)(q - s);
 
 	while (BLANK(*q))
 		q++;
-	if (num_token(q, e, p->lim, &x.value, &q)) {
+	if (num_token(q, e, p->lim, &xp->value, &q)) {
 		bad_line(p, s, n, "the value is not a number");
 		return;
 	}
-	x.has_ts = 0;
-	x.ts_ms = 0;
+	xp->has_ts = 0;
+	xp->ts_ms = 0;
 	while (BLANK(*q))
 		q++;
 	if (q < e && *q != '#') { /* "# {...}" is an OpenMetrics exemplar */
@@ -664,44 +686,280 @@ static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, v
 			bad_line(p, s, n, "the timestamp is not a number");
 			return;
 		}
-		x.has_ts = 1;
-		x.ts_ms = (int64_t)(sec ? ts * 1000 : ts);
+		xp->has_ts = 1;
+		xp->ts_ms = (int64_t)(sec ? ts * 1000 : ts);
 	}
 	if (s != p->raw)
-		copy16(p->raw, s, x.series_len, p->lim);
-	p->raw[x.series_len] = '\0';
-	x.series = p->raw;
+		copy16(p->raw, s, xp->series_len, p->lim);
+	p->raw[xp->series_len] = '\0';
+	xp->series = p->raw;
 	if (sfx >= 0) {
-		x.type = p->type;
-		x.family = p->type_name;
-		x.suffix = (enum expo_suffix)sfx;
+		xp->type = p->type;
+		xp->family = p->type_name;
+		xp->suffix = (enum expo_suffix)sfx;
 	} else {
-		x.type = EXPO_UNTYPED;
-		x.family = x.name;
-		x.suffix = EXPO_SFX_NONE;
+		xp->type = EXPO_UNTYPED;
+		xp->family = xp->name;
+		xp->suffix = EXPO_SFX_NONE;
 	}
-	cb(&x, ud);
+	p->prev = NULL; /* reused by fast_line() when every token is in a cache, and the line is in the text */
+	if (s != p->raw && xp->name == p->name) {
+		size_t i = 0;
+
+		while (i < xp->nlabels && p->at[i])
+			i++;
+		if (i == xp->nlabels)
+			p->prev = s;
+	}
+	cb(xp, ud);
 }
+
+/*
+ * The first byte of the n at q that is '"', '\\', NUL or a line end, as
+ * value_end() (at least 8 bytes before lim; else q's byte-by-byte loop).
+ */
+static const char *value_end_nl(const char *q, const char *lim)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	while (lim - q >= 8) {
+		uint64_t x, a, b, c, m;
+
+		memcpy(&x, q, 8);
+		a = x ^ (ones * '"');
+		b = x ^ (ones * '\\');
+		c = x ^ (ones * '\n');
+		m = ((a - ones) & ~a) | ((b - ones) & ~b) | ((c - ones) & ~c) | ((x - ones) & ~x);
+		m &= highs;
+		if (m)
+			return q + (__builtin_ctzll(m) >> 3);
+		q += 8;
+	}
+#endif
+	while (q < lim && *q != '"' && *q != '\\' && *q != '\n' && *q)
+		q++;
+	return q;
+}
+
+/*
+ * The offset of the first byte where the n bytes at a and b differ (n when
+ * none), a word at a time; both may be read 8 bytes past n.
+ */
+static inline size_t diff_at(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	uint64_t x, y;
+
+	for (; i < n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y) {
+			i += (unsigned)__builtin_ctzll(x ^ y) >> 3;
+			return i < n ? i : n;
+		}
+	}
+	return n;
+}
+
+/*
+ * The label name="value" at ln (lim - ln >= 32 + CHUNK_MAX), the line's
+ * k-th, found in the table of kept labels as sample_line() finds it, or
+ * read and kept there: its cache, or NULL when it is not such a label
+ * (escaped, long, not closed on its line) or its slot holds one of the
+ * line's other labels (the previous line's at[], which this line reuses).
+ */
+static struct lcache *fast_label(struct parser *p, size_t k, const char *ln, const char *lim)
+{
+	const char *q = ln, *r;
+	struct lcache *c;
+	uint64_t v0, v1;
+	size_t ll;
+
+	if (!NAME_START(*q))
+		return NULL;
+	while (NAME_CHAR(*q))
+		q++;
+	ll = (size_t)(q - ln);
+	if (q[0] != '=' || q[1] != '"')
+		return NULL;
+	memcpy(&v0, q + 2, 8);
+	memcpy(&v1, q + 10, 8);
+	v0 ^= ll ^ (v1 * 0x9e3779b97f4a7c15ull); /* the hash sample_line() uses */
+	v0 ^= v0 >> 33;
+	v0 *= 0xff51afd7ed558ccdull;
+	v0 ^= v0 >> 33;
+	c = &p->slot[(v0 * 0xc4ceb9fe1a85ec53ull) >> (64 - LSLOTS_LOG2)];
+	if (c->clen && c->nlen == ll && same(ln, c->chunk, c->clen))
+		return c; /* a kept label holds no line end, nor NUL */
+	if (c->line == p->lineno)
+		return NULL; /* lent to this line */
+	for (size_t i = 0; i < p->x.nlabels; i++)
+		if (i != k && p->at[i] == c)
+			return NULL; /* the others are this line's too: not to be replaced */
+	r = value_end_nl(q + 2, lim);
+	if (*r != '"' || (size_t)(r + 1 - ln) > sizeof(c->chunk))
+		return NULL;
+	c->clen = (size_t)(r + 1 - ln);
+	c->nlen = ll;
+	c->vlen = (size_t)(r - q - 2);
+	c->next = NULL;
+	copy16(c->chunk, ln, c->clen, lim);
+	copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
+	c->cut[ll] = '\0';
+	c->cut[c->clen - 1] = '\0';
+	return c;
+}
+
+/*
+ * The common line of a histogram or of a model's series, read against the
+ * previous sample line (p->prev, whose every token was in a cache): the
+ * same bytes up to one label that differs, that label found in or added
+ * to the cache of labels, the same bytes after it up to the end of the
+ * label set, then a plain decimal value and the line end. The parse of
+ * that line is the previous one's with that label and the value replaced:
+ * p->x is changed only there, and the line end is known without a search.
+ * Returns the bytes of the line with its line end once its callback ran,
+ * or 0 when the line is not of that shape: nothing was lent or counted,
+ * sample_line() reads it (some caches may have changed, never what a
+ * label reads as). s is before lim, the text's end; the caller has
+ * counted the line.
+ */
+static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_cb cb, void *ud)
+{
+	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7 };
+	static const uint64_t u10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000 };
+	struct expo_sample *xp = &p->x;
+	const char *ps = p->prev, *q, *ln, *t;
+	size_t sl = xp->series_len, d, k, nk, tail, ll, len;
+	struct lcache *c;
+	uint64_t m, f;
+	unsigned ki, kf;
+	double v;
+
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	return 0;
+#endif
+	if (!xp->nlabels || (size_t)(lim - s) < sl + 128)
+		return 0;
+	d = diff_at(s, ps, sl);
+	if (d <= p->lstart[0] || d >= p->lend[xp->nlabels - 1])
+		return 0; /* the name, or the label set's brace or end, differs (or nothing does) */
+	for (k = 0; p->lend[k] <= d; k++)
+		;
+	if (d < p->lstart[k])
+		return 0; /* a separator differs */
+	/* label k: its name, then a cached name="value" or one read and cached here */
+	ln = q = s + p->lstart[k];
+	if (lim - q < 32 + CHUNK_MAX)
+		return 0;
+	c = p->at[k]->next; /* a histogram's bounds follow each other in the same order: tried first */
+	if (c && c->clen && same(ln, c->chunk, c->clen))
+		q = ln + c->clen;
+	else if ((c = fast_label(p, k, ln, lim)))
+		q = ln + c->clen;
+	else
+		return 0;
+	ll = c->nlen;
+	/* the rest of the label set as the previous line had it */
+	tail = sl - p->lend[k];
+	if ((size_t)(lim - q) < tail + 40 || !same(q, ps + p->lend[k], tail))
+		return 0;
+	nk = (size_t)(q - s); /* label k's end here */
+	q += tail;
+	/* the value: a plain decimal of at most 7 + 7 digits, then the line end */
+	if (*q++ != ' ' || (ki = digits8(q, &m)) - 1 > 6)
+		return 0;
+	t = q + ki;
+	f = 0;
+	kf = 0;
+	if (t[0] == '.' && t[1] == '0' && t[2] == '\n') { /* a count as Python's clients write it, 12.0 */
+		t += 2;
+		kf = 1;
+	} else if (*t == '.') {
+		if ((kf = digits8(t + 1, &f)) == 8)
+			return 0;
+		t += 1 + kf;
+	}
+	if (*t != '\n')
+		return 0;
+	v = f ? (double)(m * u10[kf] + f) / p10[kf] : (double)m;
+	len = (size_t)(t + 1 - s);
+	if (len > EXPO_MAX_LINE || len + 64 > p->cap)
+		return 0;
+	/* committed: label k is c, the labels after it moved by the length it changed by */
+	p->at[k]->next = c;
+	p->at[k] = c;
+	c->line = p->lineno;
+	xp->labels[k].name = c->cut;
+	xp->labels[k].name_len = ll;
+	xp->labels[k].value = c->cut + ll + 2;
+	xp->labels[k].value_len = c->vlen;
+	for (size_t i = k + 1; i < xp->nlabels; i++) {
+		p->lstart[i] = p->lstart[i] + nk - p->lend[k];
+		p->lend[i] = p->lend[i] + nk - p->lend[k];
+	}
+	p->lend[k] = nk;
+	xp->series_len = nk + tail;
+	xp->value = v;
+	xp->has_ts = 0;
+	xp->ts_ms = 0;
+	copy16(p->raw + (d & ~(size_t)15), s + (d & ~(size_t)15), xp->series_len - (d & ~(size_t)15), lim);
+	p->raw[xp->series_len] = '\0';
+	p->prev = s;
+	cb(xp, ud);
+	return len;
+}
+
+/*
+ * The parser (30 kB: not on the stack) and its buffers are kept for the
+ * next call: a call allocates nothing (a block that large, each call,
+ * made malloc consolidate every small block freed since, such as a
+ * report's JSON). A call made while it is in use (from another thread, or
+ * from a callback) gets one of its own.
+ */
+static struct parser *kept;
+static atomic_flag kept_busy = ATOMIC_FLAG_INIT;
 
 size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err, size_t errsz)
 {
-	struct parser *p = xmalloc(sizeof(*p)); /* 30 kB: not on the stack */
-	size_t i = 0, nbad;
+	int own = atomic_flag_test_and_set(&kept_busy); /* set: kept is in use */
+	struct parser *p;
+	size_t i = 0, nbad, cap;
+	char *raw;
 
+	if (own)
+		p = xcalloc(1, sizeof(*p));
+	else if (!(p = kept))
+		p = kept = xcalloc(1, sizeof(*p));
+	raw = p->raw;
+	cap = p->cap;
 	cls_init();
 	memset(p, 0, offsetof(struct parser, slot));
-	for (size_t k = 0; k < LSLOTS; k++)
+	p->raw = raw;
+	p->cap = cap;
+	p->tok = raw ? raw + cap : NULL;
+	for (size_t k = 0; k < LSLOTS; k++) {
 		p->slot[k].clen = 0;
+		p->slot[k].line = 0; /* lines count from 1 */
+		p->slot[k].next = NULL;
+	}
 	p->err = err;
 	p->errsz = errsz;
 	if (errsz)
 		err[0] = '\0';
 	while (i < len) {
-		const char *s = text + i, *nl = memchr(s, '\n', len - i);
-		size_t n = nl ? (size_t)(nl - s) : len - i;
+		const char *s = text + i, *nl;
+		size_t n;
 
-		i += nl ? n + 1 : n;
 		p->lineno++;
+		if (p->prev && *s != '#' && (n = fast_line(p, s, text + len, cb, ud))) {
+			i += n;
+			continue;
+		}
+		nl = memchr(s, '\n', len - i);
+		n = nl ? (size_t)(nl - s) : len - i;
+		i += nl ? n + 1 : n;
 		if (n && s[n - 1] == '\r')
 			n--;
 		while (n && BLANK(*s)) {
@@ -739,8 +997,12 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 			sample_line(p, p->raw, n, cb, ud);
 		}
 	}
-	free(p->raw);
 	nbad = p->bad;
-	free(p);
+	if (own) {
+		free(p->raw);
+		free(p);
+	} else {
+		atomic_flag_clear(&kept_busy);
+	}
 	return nbad;
 }

@@ -60,6 +60,12 @@
  * a backstop only, the report's overdue() ends the transfer first.
  */
 #define EP_GRACE_NS (250 * NS_PER_MS)
+/*
+ * The listener's container object is read again after this (its names may
+ * appear later: container.c looks for them every 10 s), or at once when
+ * another process listens.
+ */
+#define EP_CTR_TTL_NS (10 * NS_PER_S)
 
 /* What the block's own keys say (cfg_runtime.own). */
 struct ep_cfg {
@@ -301,6 +307,9 @@ struct ep_state {
 	void *pstate;
 	pid_t tag_pid;                 /* the process whose comm is in tag */
 	char tag[64];
+	json_t *ctr;                   /* owned: the listener's "container" (NULL: on the host, or unknown) */
+	pid_t ctr_pid;                 /* the listener it is of (0: none yet) */
+	int64_t ctr_ns;                /* CLOCK_MONOTONIC: when it was read */
 };
 
 static void set_err(struct ep_state *ep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -388,6 +397,7 @@ static void ep_close(void *state)
 	buf_free(&ep->expo);
 	procfs_close(&ep->pf);
 	coll_pid_ops.close(ep->pstate);
+	json_decref(ep->ctr);
 	free(ep);
 }
 
@@ -454,18 +464,22 @@ static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
 
 	if (!ep->env->facts)
 		return;
-	proto.pid = ep->so.local && ep->pf.dirfd >= 0 ? sock_owner_find(&ep->so, &ep->pf, now) : 0;
-	proto.at_ns = r->first_byte_ns ? r->first_byte_ns : now;
-	proto.until_ns = proto.at_ns + 2 * ep->min_period_ns;
-	snprintf(proto.source, sizeof(proto.source), "runtime %s", ep->rt->address);
-	utf8_sanitize(proto.source);
-	for (size_t k = 0; proto.pid && k < ARRAY_SIZE(fact_families); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(fact_families); k++) {
 		const char *fam = fact_families[k].family, *p = r->body, *end = r->body + r->len;
 		size_t flen = strlen(fam);
 
 		fs.ff = &fact_families[k];
 		if (!facts_wanted(ep->env->facts, fs.ff->device_type))
 			continue; /* no collector of that device type is open: no one reads it */
+		if (!proto.at_ns) { /* the listener looked up once, and only when a family is read */
+			proto.pid = ep->so.local && ep->pf.dirfd >= 0 ? sock_owner_find(&ep->so, &ep->pf, now) : 0;
+			proto.at_ns = r->first_byte_ns ? r->first_byte_ns : now;
+			proto.until_ns = proto.at_ns + 2 * ep->min_period_ns;
+			snprintf(proto.source, sizeof(proto.source), "runtime %s", ep->rt->address);
+			utf8_sanitize(proto.source);
+		}
+		if (!proto.pid)
+			break;
 		while (p < end && (p = memmem(p, (size_t)(end - p), fam, flen))) {
 			const char *eol = memchr(p, '\n', (size_t)(end - p));
 
@@ -731,10 +745,21 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 			ep->rt->address, "pid", pid ? json_integer(pid) : json_null(), "runtime_tag", tag, "server",
 			infer_server_name(infer_server_of(ep->in)), "error", ep->err, "report", rep);
 	if (pid) { /* the listening process's container, pod or unit, as a process runtime's (container.h) */
-		json_t *c = proctab_container_json_pid(ep->env->procs, cy->mono_ns, pid);
-
-		if (c)
-			json_object_set_new(ent, "container", c);
+		/*
+		 * The same process as the last cycle's (sock_owner_find checked
+		 * that it still holds the socket): its identity is the same, so
+		 * its stat file is not read again for it each cycle.
+		 */
+		if (pid != ep->ctr_pid || cy->mono_ns - ep->ctr_ns >= EP_CTR_TTL_NS || cy->mono_ns < ep->ctr_ns) {
+			json_decref(ep->ctr);
+			ep->ctr = proctab_container_json_pid(ep->env->procs, cy->mono_ns, pid);
+			ep->ctr_pid = pid;
+			ep->ctr_ns = cy->mono_ns;
+		}
+		if (ep->ctr)
+			json_object_set_new(ent, "container", json_deep_copy(ep->ctr));
+	} else {
+		ep->ctr_pid = 0; /* a listener found again is read again */
 	}
 	if (ep->err[0]) {
 		for (size_t k = 0; k < ndue; k++) {

@@ -187,6 +187,9 @@ struct index {
 
 static void index_free(struct index *x);
 
+struct acc;
+struct dev;
+
 struct infer {
 	enum infer_server configured, recognised;
 	struct snap *base; /* the scrape the previous execution_stats used */
@@ -199,6 +202,16 @@ struct infer {
 	double *d;
 	unsigned char *reset;
 	size_t *gi, wcap;
+	/*
+	 * infer_execution_stats()'s period arrays, kept the same way (and each
+	 * model's bucket arrays in them): allocated each period, those blocks
+	 * of kilobytes made malloc consolidate all the small blocks the
+	 * previous report's JSON had freed.
+	 */
+	struct acc *pa;   /* pcap of them, zeroed past those in use but for their bucket arrays */
+	size_t pcap;
+	struct dev *pdv;
+	size_t pdcap;
 };
 
 static const char *const server_names[] = { "", "triton", "vllm", "tgi", "torchserve", "ovms", "prometheus" };
@@ -300,6 +313,8 @@ static void snap_drop(struct infer *in, struct snap *s)
 	in->spare = s;
 }
 
+static void period_keep_free(struct infer *in);
+
 void infer_free(struct infer *in)
 {
 	if (!in)
@@ -315,6 +330,7 @@ void infer_free(struct infer *in)
 	free(in->d);
 	free(in->reset);
 	free(in->gi);
+	period_keep_free(in);
 	free(in);
 }
 
@@ -708,10 +724,27 @@ static struct acc *acc_of(struct period *pd, const char *model, const char *vers
 		}
 	pd->last = pd->na;
 	if (pd->na == pd->cap) {
+		size_t old = pd->cap;
+
 		pd->cap = pd->cap ? 2 * pd->cap : 8;
 		pd->a = xrealloc(pd->a, pd->cap * sizeof(*pd->a));
+		memset(pd->a + old, 0, (pd->cap - old) * sizeof(*pd->a));
 	}
-	memset(&pd->a[pd->na], 0, sizeof(pd->a[0]));
+	{ /* a slot an earlier period used: its bucket arrays are kept (their room), the rest starts again */
+		struct acc *a = &pd->a[pd->na];
+		struct bucket *b[M_N];
+		size_t cap[M_N];
+
+		for (int m = 0; m < M_N; m++) {
+			b[m] = a->d[m].b;
+			cap[m] = a->d[m].cap;
+		}
+		memset(a, 0, sizeof(*a));
+		for (int m = 0; m < M_N; m++) {
+			a->d[m].b = b[m];
+			a->d[m].cap = cap[m];
+		}
+	}
 	pd->a[pd->na].model = model;
 	pd->a[pd->na].version = version;
 	for (int m = 0; m < M_N; m++)
@@ -1196,20 +1229,32 @@ static void runtime_json(struct period *pd, json_t *group)
 	free(b);
 }
 
-static void period_free(struct period *pd)
+/* The period's error lists are freed; its arrays go back to in for the next period. */
+static void period_end(struct infer *in, struct period *pd)
 {
 	for (size_t i = 0; i < pd->na; i++) {
 		for (size_t k = 0; k < pd->a[i].nerrs; k++)
 			free(pd->a[i].errs[k].type);
 		free(pd->a[i].errs);
-		for (int m = 0; m < M_N; m++)
-			free(pd->a[i].d[m].b);
+		pd->a[i].errs = NULL;
+		pd->a[i].nerrs = 0;
 	}
 	for (size_t k = 0; k < pd->nhost; k++)
 		free(pd->host_errs[k].type);
 	free(pd->host_errs);
-	free(pd->a);
-	free(pd->dv);
+	in->pa = pd->a;
+	in->pcap = pd->cap;
+	in->pdv = pd->dv;
+	in->pdcap = pd->dcap;
+}
+
+static void period_keep_free(struct infer *in)
+{
+	for (size_t i = 0; i < in->pcap; i++)
+		for (int m = 0; m < M_N; m++)
+			free(in->pa[i].d[m].b);
+	free(in->pa);
+	free(in->pdv);
 }
 
 /* Whether two points have the same series key (lengths first). */
@@ -1312,6 +1357,10 @@ void infer_execution_stats(struct infer *in, json_t *group)
 	if (!cur)
 		return;
 	memset(&pd, 0, sizeof(pd));
+	pd.a = in->pa;
+	pd.cap = in->pcap;
+	pd.dv = in->pdv;
+	pd.dcap = in->pdcap;
 	pd.have_base = in->base && in->base != cur;
 	want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
 	d = increases(in, pd.have_base ? in->base : NULL, cur);
@@ -1355,7 +1404,7 @@ void infer_execution_stats(struct infer *in, json_t *group)
 		}
 		json_object_set_new(group, "server_devices", devs);
 	}
-	period_free(&pd);
+	period_end(in, &pd);
 	if (in->base != cur)
 		snap_drop(in, in->base);
 	in->base = cur;

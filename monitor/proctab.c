@@ -33,6 +33,7 @@ void proctab_init(struct proctab *t, const char *procfs_root)
 	t->root = procfs_root;
 	t->pf.dirfd = -1;
 	t->cycle = INT64_MIN;
+	t->one_cycle = INT64_MIN;
 	t->dm_cycle = INT64_MIN;
 }
 
@@ -190,6 +191,10 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 		*out = proctab_find(t, pid);
 		return t->error ? -t->error : 0;
 	}
+	if (t->one_cycle == cycle && t->one.pid == pid) { /* read in this cycle already */
+		*out = &t->one;
+		return 0;
+	}
 	if (t->pf.dirfd < 0 && procfs_open(&t->pf, t->root))
 		return -errno;
 	if (read_one(t, pid, &p))
@@ -204,6 +209,7 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 		infos_free(&t->one, 1);
 	}
 	t->one = p;
+	t->one_cycle = cycle;
 	*out = &t->one;
 	return 0;
 }

@@ -48,6 +48,7 @@ struct proctab {
 	size_t n, a;
 	struct proc_info *old; /* the previous refresh's (argv0 and cgroup carry over) */
 	struct proc_info one;  /* proctab_get's process when no scan was needed */
+	int64_t one_cycle;     /* the cycle one was read in (INT64_MIN: none) */
 	size_t nold, aold;
 	int64_t cycle;         /* the cycle (its CLOCK_MONOTONIC start) of the last refresh */
 	int error;             /* errno of the last refresh's failure, 0 if fine */
@@ -84,7 +85,9 @@ struct proc_info *proctab_find(struct proctab *t, pid_t pid);
 /*
  * One process in the cycle that started at cycle: from the table when this
  * cycle's scan was made, else from its own stat file only (a pid:N runtime
- * costs one read, not a scan of /proc). 0 with *out (NULL when there is no
+ * costs one read, not a scan of /proc; the same process asked for again in
+ * the same cycle, as an endpoint runtime's entry and its process groups
+ * do, is not read again). 0 with *out (NULL when there is no
  * such process; valid until the next proctab call), or -errno when /proc
  * cannot be read.
  */

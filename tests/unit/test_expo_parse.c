@@ -6,7 +6,8 @@
  * bad lines counted and skipped with the first one described; what real
  * servers write (a label set ending in a comma, _created samples, a value
  * that needs every digit, a missing final newline); each sample's family
- * and suffix; the fast number path against strtod.
+ * and suffix; the fast number path against strtod; lines read against the
+ * previous line as each line alone.
  */
 #include "../../common/expo_parse.h"
 #include "../../common/util.h"
@@ -251,6 +252,131 @@ static void test_servers(void)
 	is_int((int)bad, 5, "1_0, 1.5.6, --1, . and 1e are not numbers");
 }
 
+/*
+ * Lines read against the previous one (a histogram's bounds, one model
+ * after another) give what each line gives alone, whatever the label that
+ * changed holds (the next bound, one seen before, an escape, nothing, a
+ * long value) and whatever the value (N.0, plain decimals, others).
+ */
+#define FAST_LINES 3000
+
+struct rec {
+	size_t n;
+	char (*s)[400];
+};
+
+static void on_rec(const struct expo_sample *x, void *ud)
+{
+	struct rec *r = ud;
+	char *w;
+	size_t left;
+	int k;
+
+	if (r->n >= FAST_LINES)
+		return;
+	w = r->s[r->n++];
+	left = sizeof(r->s[0]);
+	k = snprintf(w, left, "%s|%zu|%a|%d|%s|%d|%zu|%zu", x->series, x->series_len, x->value, x->type, x->family,
+		     x->suffix, x->name_len, x->nlabels);
+	for (size_t i = 0; i < x->nlabels && k > 0 && (size_t)k < left; i++) {
+		w += k;
+		left -= (size_t)k;
+		k = snprintf(w, left, "|%s=%s/%zu", x->labels[i].name, x->labels[i].value, x->labels[i].value_len);
+	}
+}
+
+static void test_fast_lines(void)
+{
+	static const char *const le[] = { "0.1", "0.25", "1.0", "+Inf", "q\\\"z", "" };
+	char long_le[121], val[48], err[64];
+	struct rec alone = { 0, xcalloc(FAST_LINES, sizeof(*alone.s)) }, all = { 0, xcalloc(FAST_LINES, sizeof(*all.s)) };
+	struct buf b;
+	unsigned seed = 777;
+	size_t bad = 0, start = 0, differ = FAST_LINES;
+
+	memset(long_le, 'L', sizeof(long_le) - 1);
+	long_le[sizeof(long_le) - 1] = '\0';
+	buf_init(&b, 1 << 20);
+	buf_printf(&b, "# TYPE h histogram\n");
+	for (int i = 0; i < FAST_LINES; i++) {
+		int k = i % 4;
+
+		seed = seed * 1103515245u + 12345u;
+		if ((seed >> 24) % 16 == 0)
+			k = 4 + (int)((seed >> 20) % 2); /* an escaped value, an empty one */
+		switch ((seed >> 2) % 4) {
+		case 0:
+			snprintf(val, sizeof(val), "%u.0", seed >> 12);
+			break;
+		case 1:
+			snprintf(val, sizeof(val), "%u.%0*u", (seed >> 20) % 100000, (int)((seed >> 8) % 9), (seed >> 4) % 1000);
+			break;
+		case 2:
+			snprintf(val, sizeof(val), "%u", seed % 100000000);
+			break;
+		default:
+			snprintf(val, sizeof(val), "%s", (seed >> 8) % 2 ? "-1.5" : "2.5e-3");
+		}
+		start = b.len;
+		buf_printf(&b, "h_bucket{a=\"x\",le=\"%s\",m=\"y\"} %s\n", (seed >> 16) % 23 == 0 ? long_le : le[k], val);
+		{ /* the line alone, after the same TYPE line */
+			char one[512];
+
+			snprintf(one, sizeof(one), "# TYPE h histogram\n%s", b.data + start);
+			bad += expo_parse(one, strlen(one), on_rec, &alone, err, sizeof(err));
+		}
+	}
+	bad += expo_parse(b.data, b.len, on_rec, &all, err, sizeof(err));
+	for (size_t i = 0; i < FAST_LINES && differ == FAST_LINES; i++)
+		if (strcmp(alone.s[i], all.s[i]))
+			differ = i;
+	ok(!bad && alone.n == FAST_LINES && all.n == FAST_LINES && differ == FAST_LINES,
+	   "%d lines read one after another give what each gives alone", FAST_LINES);
+	if (differ < FAST_LINES)
+		fprintf(stderr, "#   sample %zu: alone %s\n#   after the others %s\n", differ, alone.s[differ], all.s[differ]);
+	free(alone.s);
+	free(all.s);
+	buf_free(&b);
+}
+
+/* A callback may parse another text (the parser in use is not shared with it). */
+struct nested {
+	size_t outer, inner, bad;
+};
+
+static void on_inner(const struct expo_sample *s, void *ud)
+{
+	struct nested *n = ud;
+
+	n->inner++;
+	if (strcmp(s->labels[0].value, "in") || s->value != 7)
+		n->bad++;
+}
+
+static void on_outer(const struct expo_sample *s, void *ud)
+{
+	static const char inner[] = "i{a=\"in\"} 7\ni{a=\"in\",b=\"2\"} 7\n";
+	struct nested *n = ud;
+	char err[64];
+
+	n->outer++;
+	if (strcmp(s->labels[0].value, n->outer % 2 ? "x" : "y") || s->value != (double)n->outer)
+		n->bad++;
+	n->bad += expo_parse(inner, sizeof(inner) - 1, on_inner, n, err, sizeof(err));
+	if (strcmp(s->labels[0].value, n->outer % 2 ? "x" : "y"))
+		n->bad++; /* what the outer callback was lent still holds */
+}
+
+static void test_nested(void)
+{
+	static const char outer[] = "o{a=\"x\"} 1\no{a=\"y\"} 2\no{a=\"x\"} 3\no{a=\"y\"} 4\n";
+	struct nested n = { 0, 0, 0 };
+	char err[64];
+	size_t bad = expo_parse(outer, sizeof(outer) - 1, on_outer, &n, err, sizeof(err));
+
+	ok(!bad && n.outer == 4 && n.inner == 8 && !n.bad, "a callback parsing another text");
+}
+
 /* The fast path gives the very double strtod gives. */
 static void test_numbers(void)
 {
@@ -296,5 +422,7 @@ int main(void)
 	test_cases();
 	test_servers();
 	test_numbers();
+	test_fast_lines();
+	test_nested();
 	return done_testing();
 }

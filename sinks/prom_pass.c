@@ -293,10 +293,8 @@ static void on_expo_sample(const struct expo_sample *s, void *ud)
 	buf_add(&f->text, s->name, s->name_len);
 	put_labels(&f->text, s, t->rt);
 	buf_printf(&f->text, " %.*s\n", (int)vn, val);
-	/* OpenMetrics: a counter's samples end in _total */
+	/* the same in OpenMetrics (a counter not named _total is typed unknown there: put_header) */
 	buf_add(&f->om, s->name, s->name_len);
-	if (f->type == EXPO_COUNTER && !ends_with(s->name, "_total"))
-		buf_add(&f->om, "_total", 6);
 	put_labels(&f->om, s, t->rt);
 	if (buf_printf(&f->om, " %.*s\n", (int)vn, val) || f->text.len == mark_text || f->om.len == mark_om)
 		t->full = 1;
@@ -448,21 +446,29 @@ static void put_help(struct buf *b, const char *name, size_t n, const char *help
 	buf_add(b, "\n", 1);
 }
 
-/* HELP and TYPE of one family in both formats (OpenMetrics: a counter's family has no _total). */
+/*
+ * HELP and TYPE of one family in both formats. OpenMetrics names a
+ * counter's samples FAMILY_total: a counter named so has its family
+ * without _total there; one that is not (Triton's
+ * nv_inference_request_success) is typed unknown, so that its samples keep
+ * their names whichever format Prometheus asks for (it asks for
+ * OpenMetrics first) and the server's own queries find them.
+ */
 static void put_header(struct buf *text, struct buf *om, const struct pfam *f, const char *help)
 {
 	static const char *const text_types[] = { "untyped", "counter", "gauge", "histogram", "summary", "untyped" };
 	static const char *const om_types[] = { "unknown", "counter", "gauge", "histogram", "summary", "unknown" };
 	size_t n = strlen(f->name), omn = n;
+	int unknown = f->type == EXPO_COUNTER && !ends_with(f->name, "_total");
 
-	if (f->type == EXPO_COUNTER && ends_with(f->name, "_total"))
+	if (f->type == EXPO_COUNTER && !unknown)
 		omn -= 6;
 	if (help) {
 		put_help(text, f->name, n, help, 0);
 		put_help(om, f->name, omn, help, 1);
 	}
 	buf_printf(text, "# TYPE %s %s\n", f->name, text_types[f->type]);
-	buf_printf(om, "# TYPE %.*s %s\n", (int)omn, f->name, om_types[f->type]);
+	buf_printf(om, "# TYPE %.*s %s\n", (int)omn, f->name, unknown ? "unknown" : om_types[f->type]);
 }
 
 int prom_pass_render(struct prom_pass *p, struct buf *text, struct buf *om)

@@ -8,7 +8,9 @@
  * (common/expo_parse.h) and serves its families unchanged next to
  * accel-prom's own: names, labels, HELP, TYPE, every sample of a histogram
  * or summary, values as the server wrote them; only the sample timestamps
- * and OpenMetrics' _created samples are left out. Each sample gains the
+ * and OpenMetrics' _created samples are left out. In OpenMetrics, whose
+ * counters' samples end in _total, a counter named otherwise is typed
+ * unknown, so that its samples keep their names in either format. Each sample gains the
  * labels of the runtime entry, as accel-prom's own series carry them
  * (runtime_tag, and pid when the entry has one), so two servers that serve
  * the same family stay two series; a server's own label of that name is

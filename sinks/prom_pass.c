@@ -31,7 +31,7 @@ struct pfam {
 
 /* One runtime entry's families. */
 struct prt {
-	char *key;          /* address "\n" pid: which entry */
+	char *key;          /* runtime_index "\n" address: which configured endpoint (a restarted server keeps it) */
 	char *tag;          /* its runtime_tag label: runtime_tag, else the pid, else the address (as samples.c) */
 	char pid[32];       /* its pid label; "" when it has none */
 	struct pfam *fams;
@@ -322,8 +322,8 @@ static void rt_remove(struct prom_pass *p, struct prt *r)
  * runtime's when the whole exposition parsed, else the error is logged and
  * the last good set stays.
  */
-static void take_exposition(struct prom_pass *p, const char *key, const char *tag, const char *pid, const char *text,
-			    size_t len, const char *where, int64_t mono_ns)
+static void take_exposition(struct prom_pass *p, const char *key, const char *addr, const char *tag, const char *pid,
+			    const char *text, size_t len, const char *where, int64_t mono_ns)
 {
 	struct prt fresh, *r = rt_find(p, key);
 	struct take t;
@@ -343,7 +343,7 @@ static void take_exposition(struct prom_pass *p, const char *key, const char *ta
 	free(t.helps);
 	if (nbad || t.full) {
 		log_limited(&p->lim_bad, "prom: %s: --passthrough: runtime \"%s\" (%s): bad exposition: %s; %s", where,
-			    log_quote(q, sizeof(q), tag, (size_t)-1), log_quote(qa, sizeof(qa), key, strcspn(key, "\n")),
+			    log_quote(q, sizeof(q), tag, (size_t)-1), log_quote(qa, sizeof(qa), addr, (size_t)-1),
 			    nbad ? err : "larger than accel-prom keeps",
 			    r ? "its last good families stay" : "none of its families are served yet");
 		free(fresh.tag);
@@ -380,6 +380,7 @@ void prom_pass_report(struct prom_pass *p, json_t *report, const char *where, in
 		return;
 	json_array_foreach(rts, i, e) {
 		json_t *pid = json_object_get(e, "pid"), *expo = json_object_get(e, "exposition");
+		json_t *idx = json_object_get(e, "runtime_index");
 		const char *addr = json_string_value(json_object_get(e, "address"));
 		const char *tag = json_string_value(json_object_get(e, "runtime_tag"));
 		const char *err = json_string_value(json_object_get(e, "error"));
@@ -393,15 +394,17 @@ void prom_pass_report(struct prom_pass *p, json_t *report, const char *where, in
 		/* the entity samples.c names the runtime's own series by */
 		if (!tag || !*tag)
 			tag = *pidbuf ? pidbuf : addr ? addr : "";
-		key = xasprintf("%s\n%s", addr ? addr : "", pidbuf);
+		/* one endpoint per configured runtime: its index and URL (not the pid, which a restart changes) */
+		key = xasprintf("%lld\n%s", json_is_integer(idx) ? (long long)json_integer_value(idx) : -1LL,
+				addr ? addr : "");
 		r = rt_find(p, key);
 		if ((err && *err) || !json_is_string(expo)) {
 			/* the scrape failed, or the runtime republishes nothing: its families leave */
 			if (r)
 				rt_remove(p, r);
 		} else {
-			take_exposition(p, key, tag, pidbuf, json_string_value(expo), json_string_length(expo), where,
-					mono_ns);
+			take_exposition(p, key, addr ? addr : "", tag, pidbuf, json_string_value(expo),
+					json_string_length(expo), where, mono_ns);
 		}
 		free(key);
 	}

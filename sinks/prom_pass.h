@@ -22,9 +22,11 @@
  * the other's samples are dropped, with one warning per name. An
  * exposition with a line the parser rejects is not taken: the error is
  * logged with the runtime and the line, and the runtime's last good
- * families stay. A runtime's families leave when its entry reports an
- * error or carries no exposition any more, and when no report has named it
- * for the staleness window.
+ * families stay. A runtime is its configured endpoint (runtime_index and
+ * address): a server that restarts under a new pid replaces its old
+ * series. Its families leave when its entry reports an error or carries no
+ * exposition any more, and when no report has named it for the staleness
+ * window.
  *
  * Ownership: prom_pass_new returns a new object that prom_pass_free
  * releases; the report is borrowed. Not thread-safe: accel-prom calls it

@@ -3,6 +3,7 @@
  * accel-prom --passthrough (sinks/prom_pass.c): the servers' families
  * rendered in both formats byte for byte, two servers in one block, the
  * runtime's labels (and a server's own of that name kept as exported_*),
+ * a restarted server's new pid replacing its old series,
  * accel-prom's names dropped, a type conflict, a bad exposition keeping the
  * last good one, an entry error and the staleness sweep taking a runtime away.
  */
@@ -144,10 +145,17 @@ int main(void)
 	ok(strstr(text_of(&o.text), "runtime_tag=\"http://b/metrics\"} 10\n") != NULL, "the other server moves on");
 	ok(strstr(text_of(&o.text), "# TYPE lat histogram\n") != NULL, "its other families stay too");
 
-	/* The scrape failed: the runtime's families leave. */
-	feed(p, (struct ent[]){ { "http://a/metrics", 7, "srv", "http://a/metrics: HTTP 503", NULL } }, 1, 4 * S_NS);
+	/* The server restarted under a new pid: the same endpoint, its series now carry the new pid only. */
+	feed(p, (struct ent[]){ { "http://a/metrics", 8, "srv", "", "# TYPE req counter\nreq 1\n" } }, 1, 3 * S_NS);
 	render(p, &o);
-	ok(!strstr(text_of(&o.text), "pid=\"7\""), "an entry in error: its families leave");
+	ok(strstr(text_of(&o.text), "req{runtime_tag=\"srv\",pid=\"8\"} 1\n") && !strstr(text_of(&o.text), "pid=\"7\""),
+	   "a restart: the new pid's series replace the old one's");
+	feed(p, (struct ent[]){ { "http://a/metrics", 8, "srv", "", EXPO_A } }, 1, 3 * S_NS);
+
+	/* The scrape failed: the runtime's families leave. */
+	feed(p, (struct ent[]){ { "http://a/metrics", 8, "srv", "http://a/metrics: HTTP 503", NULL } }, 1, 4 * S_NS);
+	render(p, &o);
+	ok(!strstr(text_of(&o.text), "pid=\"8\""), "an entry in error: its families leave");
 	is_int(prom_pass_nruntimes(p), 1, "one runtime left");
 
 	/* Not named for the staleness window: swept. */

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""A fake Triton Inference Server metrics endpoint for the end-to-end test of
-endpoint runtimes (tests/integration/endpoint_e2e.sh), and the checker of
-what accel-monitor reports from it.
+"""A fake Triton Inference Server (or vLLM) metrics endpoint for the end-to-end
+test of endpoint runtimes (tests/integration/endpoint_e2e.sh), and the checker
+of what accel-monitor reports from it.
 
-Serve:  fake_infer.py --port-file F [--log L]
+Serve:  fake_infer.py --port-file F [--log L] [--flavour triton|vllm]
   An HTTP server on 127.0.0.1 (a free port, written to F) whose /metrics is
   a Triton exposition (the families of Triton's documented metric list:
   nv_inference_request_success/failure{model,version,reason},
@@ -16,10 +16,13 @@ Serve:  fake_infer.py --port-file F [--log L]
   nv_energy_consumption). Every GET of /metrics is one more step: the n-th
   scrape (from 1) serves every counter at n times its increment (INC below),
   so the values of any window of scrapes are known. Each scrape appends n to
-  the log.
+  the log. --flavour vllm serves vLLM's families instead (one model, no
+  version: vllm:request_success_total by finished_reason, the prompt and
+  generation token counters, the TTFT and end-to-end latency histograms,
+  requests running and waiting, KV-cache usage; VLLM_* below).
 
-Check:  fake_infer.py --check STREAM --log L
-  Every execution_stats of the stream's endpoint runtime is checked exactly
+Check:  fake_infer.py --check STREAM --log L [--flavour triton|vllm]
+  Every execution_stats of the stream's endpoint runtime of that flavour is checked exactly
   against the increments: a group covers k >= 1 scrapes (k from the
   completed requests of resnet50/1), and every count is k times its
   increment, every mean and percentile what this script computes the way
@@ -59,6 +62,25 @@ HIST_BOUNDS = [1.0, 5.0, 10.0, float("inf")]
 HIST_INC = [6, 9, 10, 10]  # cumulative per bound
 HIST_SUM_INC = 6 * 0.5 + 3 * 3 + 1 * 8
 ENERGY_INC = 100.5  # joules per scrape
+# vLLM: one model, no version; per scrape successes by finished_reason, tokens, two histograms (seconds).
+VLLM_MODEL = "meta-llama/Llama-3.1-8B"
+VLLM_SUCCESS = {"stop": 6, "length": 2}
+VLLM_TOKENS = {"prompt": 1000, "generation": 4096}
+VLLM_HIST = {  # family: (report key, bounds, cumulative increments, sum increment)
+    "vllm:time_to_first_token_seconds": ("time_to_first_token", [0.25, 0.5, 1.0, float("inf")], [2, 6, 8, 8],
+                                         2 * 0.125 + 4 * 0.375 + 2 * 0.75),
+    "vllm:e2e_request_latency_seconds": ("request", [1.0, 2.0, 4.0, float("inf")], [2, 6, 8, 8],
+                                         2 * 0.5 + 4 * 1.5 + 2 * 3.0),
+}
+VLLM_RUNNING = 4
+
+
+def vllm_waiting(n):
+    return n % 5
+
+
+def vllm_kv(n):
+    return 0.25 + (n % 4) * 0.125
 PCTS = [("p0", 0.0), ("p1", 0.01), ("p25", 0.25), ("p50", 0.5), ("p75", 0.75), ("p99", 0.99), ("p100", 1.0)]
 
 
@@ -114,12 +136,38 @@ def exposition(n):
     return "\n".join(out) + "\n"
 
 
+def vllm_exposition(n):
+    """The n-th scrape's body of the vLLM flavour (n >= 1)."""
+    lab = 'engine="0",model_name="%s"' % VLLM_MODEL
+    out = ["# HELP vllm:num_requests_running Number of requests in model execution batches.",
+           "# TYPE vllm:num_requests_running gauge", "vllm:num_requests_running{%s} %d" % (lab, VLLM_RUNNING),
+           "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
+           "# TYPE vllm:num_requests_waiting gauge", "vllm:num_requests_waiting{%s} %d" % (lab, vllm_waiting(n)),
+           "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.",
+           "# TYPE vllm:kv_cache_usage_perc gauge", "vllm:kv_cache_usage_perc{%s} %r" % (lab, vllm_kv(n)),
+           "# HELP vllm:request_success_total Count of successfully processed requests.",
+           "# TYPE vllm:request_success_total counter"]
+    out += ['vllm:request_success_total{engine="0",finished_reason="%s",model_name="%s"} %d' % (r, VLLM_MODEL, n * c)
+            for r, c in VLLM_SUCCESS.items()]
+    for kind, c in VLLM_TOKENS.items():
+        name = "vllm:%s_tokens_total" % kind
+        out += ["# HELP %s Number of %s tokens processed." % (name, kind), "# TYPE %s counter" % name,
+                "%s{%s} %d" % (name, lab, n * c)]
+    for fam, (_, bounds, inc, sum_inc) in VLLM_HIST.items():
+        out += ["# HELP %s Histogram of %s." % (fam, fam), "# TYPE %s histogram" % fam]
+        out += ['%s_bucket{%s,le="%s"} %d' % (fam, lab, "+Inf" if le == float("inf") else repr(le), n * c)
+                for le, c in zip(bounds, inc)]
+        out += ["%s_sum{%s} %r" % (fam, lab, n * sum_inc), "%s_count{%s} %d" % (fam, lab, n * inc[-1])]
+    return "\n".join(out) + "\n"
+
+
 # ---- serving ---------------------------------------------------------------------------------------------
 
 class Handler(http.server.BaseHTTPRequestHandler):
     scrapes = 0
     lock = threading.Lock()
     log_path = None
+    body = staticmethod(exposition)
 
     def do_GET(self):
         if self.path != "/metrics":
@@ -131,7 +179,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if Handler.log_path:
                 with open(Handler.log_path, "a") as f:
                     f.write("%d\n" % n)
-        body = exposition(n).encode()
+        body = Handler.body(n).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
         self.send_header("Content-Length", str(len(body)))
@@ -207,6 +255,60 @@ def expected_model(key, k):
     return o
 
 
+def vllm_expected(k):
+    """The execution_stats.models.<VLLM_MODEL>."" of a vLLM group that covers k scrapes (gauges apart)."""
+    succ = k * sum(VLLM_SUCCESS.values())
+    o = {"execution_summary": {"completed": succ}, "latency_stats": {"percentile_source": "histogram"},
+         "mean_seconds": {}, "tokens": {t: k * c for t, c in VLLM_TOKENS.items()}}
+    for fam, (key, bounds, inc, sum_inc) in VLLM_HIST.items():
+        counts = [k * c for c in inc]
+        o["latency_stats"]["total_latency" if key == "request" else key] = {
+            name: bucket_quantile(q, bounds, counts) / 1 for name, q in PCTS
+            if bucket_quantile(q, bounds, counts) is not None}
+        o["mean_seconds"][key] = (k * sum_inc) / 1 / (k * inc[-1])
+    return o
+
+
+def check_vllm(stream, log):
+    """Every vLLM execution_stats of the stream against the increments; the error lines."""
+    errors, total_k, groups = [], 0, 0
+    for lineno, line in enumerate(open(stream), 1):
+        for e in json.loads(line).get("runtime_data", []):
+            g = e.get("report", {}).get("execution_stats")
+            if e.get("server") != "vllm" or not isinstance(g, dict) or g.get("error"):
+                continue
+            where = "line %d: execution_stats" % lineno
+            have = dict(g.get("models", {}).get(VLLM_MODEL, {}).get("", {}))
+            run, wait, kv = (have.pop("requests_in_flight", None), have.pop("requests_pending", None),
+                             have.pop("kv_cache_usage_ratio", None))
+            if run != VLLM_RUNNING or wait not in range(5) or kv not in [vllm_kv(i) for i in range(4)]:
+                errors.append("%s: gauges %r %r %r" % (where, run, wait, kv))
+            if not have:
+                continue  # the first group: gauges only
+            c = have.get("execution_summary", {}).get("completed", 0)
+            k = c // sum(VLLM_SUCCESS.values())
+            if k < 1 or k * sum(VLLM_SUCCESS.values()) != c:
+                errors.append("%s: completed %r is no whole number of scrapes" % (where, c))
+                continue
+            total_k += k
+            groups += 1
+            want = wire(vllm_expected(k))
+            if have != want:
+                errors.append("%s: %s (k=%d):\n  got  %s\n  want %s" % (where, VLLM_MODEL, k,
+                              json.dumps(have, sort_keys=True), json.dumps(want, sort_keys=True)))
+            rwant = {"completed": want["execution_summary"]["completed"]}
+            rlat = {"total_latency": want["latency_stats"]["total_latency"], "percentile_source": "histogram"}
+            if g.get("execution_summary") != rwant or g.get("latency_stats") != rlat:
+                errors.append("%s: runtime level %r %r" % (where, g.get("execution_summary"), g.get("latency_stats")))
+    scrapes = len(open(log).read().split())
+    if not groups:
+        errors.append("no vLLM execution_stats with counts in %s" % stream)
+    if total_k > scrapes:
+        errors.append("the groups cover %d scrapes, the server answered %d" % (total_k, scrapes))
+    print("# vllm: %d groups, %d scrapes in them, %d answered" % (groups, total_k, scrapes))
+    return errors
+
+
 def check(stream, log):
     errors = []
     scrapes = len(open(log).read().split())
@@ -216,7 +318,7 @@ def check(stream, log):
         rep = json.loads(line)
         for e in rep.get("runtime_data", []):
             g = e.get("report", {}).get("execution_stats")
-            if not isinstance(g, dict) or g.get("error") or not e.get("address", "").startswith("http"):
+            if e.get("server") != "triton" or not isinstance(g, dict) or g.get("error"):
                 continue
             where = "line %d: execution_stats" % lineno
             models = g.get("models", {})
@@ -277,14 +379,22 @@ def main():
     p.add_argument("--port-file")
     p.add_argument("--log")
     p.add_argument("--check", metavar="STREAM")
+    p.add_argument("--flavour", choices=("triton", "vllm"), default="triton")
     p.add_argument("--print", type=int, metavar="N", help="print the N-th scrape's body and exit")
     a = p.parse_args()
     if a.print:
-        sys.stdout.write(exposition(a.print))
+        sys.stdout.write((vllm_exposition if a.flavour == "vllm" else exposition)(a.print))
         return 0
+    if a.check and a.flavour == "vllm":
+        errors = check_vllm(a.check, a.log)
+        for e in errors:
+            print(e)
+        return 1 if errors else 0
     if a.check:
         return check(a.check, a.log)
     Handler.log_path = a.log
+    if a.flavour == "vllm":
+        Handler.body = staticmethod(vllm_exposition)
     srv = Server(("127.0.0.1", 0), Handler)
     with open(a.port_file + ".tmp", "w") as f:
         f.write("%d\n" % srv.server_address[1])

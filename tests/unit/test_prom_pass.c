@@ -79,14 +79,18 @@ static const char EXPO_A[] =
 	"execution_status 1\n"
 	"loose 4\n";
 
+/* The histogram's lines, the same in both formats. */
+#define LAT_LINES                                                                     \
+	"# TYPE lat histogram\n"                                                      \
+	"lat_bucket{le=\"1\",runtime_tag=\"srv\",pid=\"7\"} 2\n"                        \
+	"lat_bucket{le=\"+Inf\",runtime_tag=\"srv\",pid=\"7\"} 3\n"                     \
+	"lat_sum{runtime_tag=\"srv\",pid=\"7\"} 2.5\n"                                  \
+	"lat_count{runtime_tag=\"srv\",pid=\"7\"} 3\n"
+
 static const char WANT_A_TEXT[] =
 	"# TYPE done_total counter\n"
 	"done_total{v=\"a\\\"b\",runtime_tag=\"srv\",pid=\"7\"} 7\n"
-	"# TYPE lat histogram\n"
-	"lat_bucket{le=\"1\",runtime_tag=\"srv\",pid=\"7\"} 2\n"
-	"lat_bucket{le=\"+Inf\",runtime_tag=\"srv\",pid=\"7\"} 3\n"
-	"lat_sum{runtime_tag=\"srv\",pid=\"7\"} 2.5\n"
-	"lat_count{runtime_tag=\"srv\",pid=\"7\"} 3\n"
+	LAT_LINES
 	"# TYPE loose untyped\n"
 	"loose{runtime_tag=\"srv\",pid=\"7\"} 4\n"
 	"# HELP req Requests, a \\\\ and a \\n.\n"
@@ -96,11 +100,7 @@ static const char WANT_A_TEXT[] =
 static const char WANT_A_OM[] =
 	"# TYPE done counter\n"
 	"done_total{v=\"a\\\"b\",runtime_tag=\"srv\",pid=\"7\"} 7\n"
-	"# TYPE lat histogram\n"
-	"lat_bucket{le=\"1\",runtime_tag=\"srv\",pid=\"7\"} 2\n"
-	"lat_bucket{le=\"+Inf\",runtime_tag=\"srv\",pid=\"7\"} 3\n"
-	"lat_sum{runtime_tag=\"srv\",pid=\"7\"} 2.5\n"
-	"lat_count{runtime_tag=\"srv\",pid=\"7\"} 3\n"
+	LAT_LINES
 	"# TYPE loose unknown\n"
 	"loose{runtime_tag=\"srv\",pid=\"7\"} 4\n"
 	"# HELP req Requests, a \\\\ and a \\n.\n"

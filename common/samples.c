@@ -867,6 +867,7 @@ struct walk {
 	json_t *dev;                  /* the device object a device rule walks, else NULL */
 	json_t *ident;                /* an ident rule: the pod's or container's object its first "*" reached */
 	json_t *anchor;               /* the object the last "*" reached (a weight is found from it), or NULL */
+	size_t anchor_trail;          /* the length of trail[] at the anchor (messages about a weight) */
 	const char *ident_key;        /* and its key (the pod UID or the container id) */
 };
 
@@ -1027,13 +1028,18 @@ static void descend(struct walk *w, json_t *child, size_t i, const char *trail, 
 static int weigh(struct walk *w, double *d)
 {
 	json_t *v = w->anchor;
+	size_t nt = w->ntrail;
 	double f;
+	int rc;
 
 	if (!w->c->nweight)
 		return 1;
 	for (size_t k = 0; k < w->c->nweight && v; k++)
 		v = json_object_get(v, w->c->weight[k]);
-	if (number(w, v, w->rule->weight, &f) != 1)
+	w->ntrail = w->anchor_trail; /* a message names the weight's own path */
+	rc = number(w, v, w->rule->weight, &f);
+	w->ntrail = nt;
+	if (rc != 1)
 		return 0;
 	*d *= f;
 	return 1;
@@ -1074,8 +1080,10 @@ static void walk(struct walk *w, json_t *node, size_t i)
 		json_object_foreach(node, key, v) {
 			size_t nc = w->ncaps;
 			json_t *anchor = w->anchor;
+			size_t anchor_trail = w->anchor_trail;
 
 			w->anchor = v;
+			w->anchor_trail = w->ntrail + 1;
 			if (st->nnames && nc + 1 + st->nnames <= CAPS_MAX) {
 				/* "*[f,g]": the key, then each listed string field of the member ("" where it has none). */
 				w->caps[w->ncaps++] = key;
@@ -1090,6 +1098,7 @@ static void walk(struct walk *w, json_t *node, size_t i)
 			}
 			w->ncaps = nc;
 			w->anchor = anchor;
+			w->anchor_trail = anchor_trail;
 		}
 		break;
 	case ST_KEYS:

@@ -31,7 +31,7 @@ struct pfam {
 
 /* One runtime entry's families. */
 struct prt {
-	char *key;          /* address "\n" pid: which entry */
+	char *key;          /* runtime_index "\n" address: which configured endpoint (a restarted server keeps it) */
 	char *tag;          /* its runtime_tag label: runtime_tag, else the pid, else the address (as samples.c) */
 	char pid[32];       /* its pid label; "" when it has none */
 	struct pfam *fams;
@@ -293,10 +293,8 @@ static void on_expo_sample(const struct expo_sample *s, void *ud)
 	buf_add(&f->text, s->name, s->name_len);
 	put_labels(&f->text, s, t->rt);
 	buf_printf(&f->text, " %.*s\n", (int)vn, val);
-	/* OpenMetrics: a counter's samples end in _total */
+	/* the same in OpenMetrics (a counter not named _total is typed unknown there: put_header) */
 	buf_add(&f->om, s->name, s->name_len);
-	if (f->type == EXPO_COUNTER && !ends_with(s->name, "_total"))
-		buf_add(&f->om, "_total", 6);
 	put_labels(&f->om, s, t->rt);
 	if (buf_printf(&f->om, " %.*s\n", (int)vn, val) || f->text.len == mark_text || f->om.len == mark_om)
 		t->full = 1;
@@ -324,8 +322,8 @@ static void rt_remove(struct prom_pass *p, struct prt *r)
  * runtime's when the whole exposition parsed, else the error is logged and
  * the last good set stays.
  */
-static void take_exposition(struct prom_pass *p, const char *key, const char *tag, const char *pid, const char *text,
-			    size_t len, const char *where, int64_t mono_ns)
+static void take_exposition(struct prom_pass *p, const char *key, const char *addr, const char *tag, const char *pid,
+			    const char *text, size_t len, const char *where, int64_t mono_ns)
 {
 	struct prt fresh, *r = rt_find(p, key);
 	struct take t;
@@ -345,7 +343,7 @@ static void take_exposition(struct prom_pass *p, const char *key, const char *ta
 	free(t.helps);
 	if (nbad || t.full) {
 		log_limited(&p->lim_bad, "prom: %s: --passthrough: runtime \"%s\" (%s): bad exposition: %s; %s", where,
-			    log_quote(q, sizeof(q), tag, (size_t)-1), log_quote(qa, sizeof(qa), key, strcspn(key, "\n")),
+			    log_quote(q, sizeof(q), tag, (size_t)-1), log_quote(qa, sizeof(qa), addr, (size_t)-1),
 			    nbad ? err : "larger than accel-prom keeps",
 			    r ? "its last good families stay" : "none of its families are served yet");
 		free(fresh.tag);
@@ -382,6 +380,7 @@ void prom_pass_report(struct prom_pass *p, json_t *report, const char *where, in
 		return;
 	json_array_foreach(rts, i, e) {
 		json_t *pid = json_object_get(e, "pid"), *expo = json_object_get(e, "exposition");
+		json_t *idx = json_object_get(e, "runtime_index");
 		const char *addr = json_string_value(json_object_get(e, "address"));
 		const char *tag = json_string_value(json_object_get(e, "runtime_tag"));
 		const char *err = json_string_value(json_object_get(e, "error"));
@@ -395,15 +394,17 @@ void prom_pass_report(struct prom_pass *p, json_t *report, const char *where, in
 		/* the entity samples.c names the runtime's own series by */
 		if (!tag || !*tag)
 			tag = *pidbuf ? pidbuf : addr ? addr : "";
-		key = xasprintf("%s\n%s", addr ? addr : "", pidbuf);
+		/* one endpoint per configured runtime: its index and URL (not the pid, which a restart changes) */
+		key = xasprintf("%lld\n%s", json_is_integer(idx) ? (long long)json_integer_value(idx) : -1LL,
+				addr ? addr : "");
 		r = rt_find(p, key);
 		if ((err && *err) || !json_is_string(expo)) {
 			/* the scrape failed, or the runtime republishes nothing: its families leave */
 			if (r)
 				rt_remove(p, r);
 		} else {
-			take_exposition(p, key, tag, pidbuf, json_string_value(expo), json_string_length(expo), where,
-					mono_ns);
+			take_exposition(p, key, addr ? addr : "", tag, pidbuf, json_string_value(expo),
+					json_string_length(expo), where, mono_ns);
 		}
 		free(key);
 	}
@@ -448,21 +449,29 @@ static void put_help(struct buf *b, const char *name, size_t n, const char *help
 	buf_add(b, "\n", 1);
 }
 
-/* HELP and TYPE of one family in both formats (OpenMetrics: a counter's family has no _total). */
+/*
+ * HELP and TYPE of one family in both formats. OpenMetrics names a
+ * counter's samples FAMILY_total: a counter named so has its family
+ * without _total there; one that is not (Triton's
+ * nv_inference_request_success) is typed unknown, so that its samples keep
+ * their names whichever format Prometheus asks for (it asks for
+ * OpenMetrics first) and the server's own queries find them.
+ */
 static void put_header(struct buf *text, struct buf *om, const struct pfam *f, const char *help)
 {
 	static const char *const text_types[] = { "untyped", "counter", "gauge", "histogram", "summary", "untyped" };
 	static const char *const om_types[] = { "unknown", "counter", "gauge", "histogram", "summary", "unknown" };
 	size_t n = strlen(f->name), omn = n;
+	int unknown = f->type == EXPO_COUNTER && !ends_with(f->name, "_total");
 
-	if (f->type == EXPO_COUNTER && ends_with(f->name, "_total"))
+	if (f->type == EXPO_COUNTER && !unknown)
 		omn -= 6;
 	if (help) {
 		put_help(text, f->name, n, help, 0);
 		put_help(om, f->name, omn, help, 1);
 	}
 	buf_printf(text, "# TYPE %s %s\n", f->name, text_types[f->type]);
-	buf_printf(om, "# TYPE %.*s %s\n", (int)omn, f->name, om_types[f->type]);
+	buf_printf(om, "# TYPE %.*s %s\n", (int)omn, f->name, unknown ? "unknown" : om_types[f->type]);
 }
 
 int prom_pass_render(struct prom_pass *p, struct buf *text, struct buf *om)

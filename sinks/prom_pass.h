@@ -8,7 +8,9 @@
  * (common/expo_parse.h) and serves its families unchanged next to
  * accel-prom's own: names, labels, HELP, TYPE, every sample of a histogram
  * or summary, values as the server wrote them; only the sample timestamps
- * and OpenMetrics' _created samples are left out. Each sample gains the
+ * and OpenMetrics' _created samples are left out. In OpenMetrics, whose
+ * counters' samples end in _total, a counter named otherwise is typed
+ * unknown, so that its samples keep their names in either format. Each sample gains the
  * labels of the runtime entry, as accel-prom's own series carry them
  * (runtime_tag, and pid when the entry has one), so two servers that serve
  * the same family stay two series; a server's own label of that name is
@@ -20,9 +22,11 @@
  * the other's samples are dropped, with one warning per name. An
  * exposition with a line the parser rejects is not taken: the error is
  * logged with the runtime and the line, and the runtime's last good
- * families stay. A runtime's families leave when its entry reports an
- * error or carries no exposition any more, and when no report has named it
- * for the staleness window.
+ * families stay. A runtime is its configured endpoint (runtime_index and
+ * address): a server that restarts under a new pid replaces its old
+ * series. Its families leave when its entry reports an error or carries no
+ * exposition any more, and when no report has named it for the staleness
+ * window.
  *
  * Ownership: prom_pass_new returns a new object that prom_pass_free
  * releases; the report is borrowed. Not thread-safe: accel-prom calls it

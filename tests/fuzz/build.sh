@@ -23,7 +23,8 @@ mkdir -p "$out"
 common="$top/common/samples.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c $top/common/schema.c"
 for t in "$@"; do
 	case $t in
-	prom_line) mods="$top/sinks/prom_store.c $top/sinks/prom_expo.c $top/sinks/prom_dcgm.c" ;;
+	prom_line) mods="$top/sinks/prom_store.c $top/sinks/prom_expo.c $top/sinks/prom_dcgm.c $top/sinks/prom_pass.c
+		$top/common/expo_parse.c" ;;
 	csv) mods="$top/sinks/csv_format.c $top/sinks/csv_out.c" ;;
 	expo) mods="$top/common/expo_parse.c $top/monitor/infer.c" ;;
 	cloudwatch) mods="$top/sinks/cloudwatch_map.c $top/sinks/cloudwatch_query.c $top/sinks/cloudwatch_emf.c

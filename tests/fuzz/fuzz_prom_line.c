@@ -7,7 +7,8 @@
  * reader (a small line cap, so over-long lines are exercised too); each
  * report goes through the common mapping into one store that lives across
  * inputs, on a fake clock that advances a second per input (so staleness
- * and forgotten counters are exercised). After each input the exposition
+ * and forgotten counters are exercised), with --passthrough's module (an
+ * entry's "exposition" republished). After each input the exposition
  * is rendered and checked: every line is a HELP, a TYPE, a UNIT or a
  * well-formed sample; OpenMetrics ends with "# EOF"; the BIE body is JSON.
  * A violation aborts, which libFuzzer reports with the input.
@@ -18,6 +19,7 @@
 #include "../../common/stream.h"
 #include "../../common/timeutil.h"
 #include "../../sinks/prom_expo.h"
+#include "../../sinks/prom_pass.h"
 #include "../../sinks/prom_store.h"
 
 #include <math.h>
@@ -140,7 +142,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!store) {
 		log_init("fuzz", LOG_LVL_SILENT);
-		store = prom_store_new(&(struct prom_store_opts){ .node_name = "fuzz-node", .version = "0" });
+		/* --passthrough on: a runtime entry's "exposition" goes through expo_parse and prom_pass too */
+		store = prom_store_new(
+			&(struct prom_store_opts){ .node_name = "fuzz-node", .version = "0", .pass = prom_pass_new() });
 	}
 	fd = memfd_create("fuzz", 0);
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size) || lseek(fd, 0, SEEK_SET) != 0)

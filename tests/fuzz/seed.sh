@@ -13,6 +13,9 @@ if [ "${2:-}" = expo ]; then
 	done
 	exit 0
 fi
+# an endpoint runtime's entry with its exposition (accel-prom --passthrough)
+printf '%s\n' '{"monitor":{},"runtime_data":[{"address":"http://a/m","pid":7,"runtime_tag":"t","error":"","exposition":"# HELP r R\n# TYPE r counter\nr{m=\"x\"} 5\n# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n","report":{}}]}' \
+	>"$dir/seed-passthrough"
 for f in "$top"/tests/fixtures/streams/*.jsonl "$top"/tests/fixtures/prom/*.jsonl; do
 	n=0
 	while IFS= read -r line; do

@@ -55,18 +55,23 @@ for line in open(sys.argv[1]):
         i += 1
 EOF
 
-for f in accel neuron-monitor-2x neuron-monitor-2020; do
+for f in accel neuron-monitor-2x neuron-monitor-2020 endpoint-runtimes; do
 	in=$FIX/streams/$f.jsonl
 	[ -f "$in" ] || in=$FIX/cloudwatch/$f.jsonl
 	rc=0
-	"$CW" --namespace 'Accel/EMF' --format emf <"$in" >"$WORK/$f.emf" 2>"$WORK/$f.err" || rc=$?
+	now=$ACCEL_CLOUDWATCH_NOW
+	# endpoint runtimes (issue 12): its reports are of 2026-11-27 05:00 (no datum more than two hours ahead)
+	[ "$f" != endpoint-runtimes ] || now=2026-11-27T05:10:00Z
+	ACCEL_CLOUDWATCH_NOW=$now "$CW" --namespace 'Accel/EMF' --format emf <"$in" >"$WORK/$f.emf" 2>"$WORK/$f.err" || rc=$?
 	is "$rc" 0 "EMF of $f: exit 0, no credentials needed"
 	ok "EMF of $f: structure and limits" sh -c "'$PY' '$WORK/emf_check.py' '$WORK/$f.emf' Accel/EMF 60 >'$WORK/$f.emf.raw'"
 	sort "$WORK/$f.emf.raw" >"$WORK/$f.emf.d"
-	"$CW" --namespace 'Accel/EMF' --dry-run <"$in" 2>/dev/null >"$WORK/$f.body"
+	ACCEL_CLOUDWATCH_NOW=$now "$CW" --namespace 'Accel/EMF' --dry-run <"$in" 2>/dev/null >"$WORK/$f.body"
 	"$PY" "$WORK/body_datums.py" "$WORK/$f.body" | sort >"$WORK/$f.body.d"
 	ok "EMF of $f carries the same datums as PutMetricData" cmp "$WORK/$f.emf.d" "$WORK/$f.body.d"
 done
+ok "EMF of endpoint-runtimes: per-model events with Model and ModelVersion" sh -c \
+	"grep -q '\"Model\":\"resnet50\"' '$WORK/endpoint-runtimes.emf' && grep -q '\"ModelVersion\":\"2\"' '$WORK/endpoint-runtimes.emf' && [ \$(wc -l <'$WORK/endpoint-runtimes.emf.d') -gt 100 ]"
 is "$(grep -c ExecutionLatencyP50 "$WORK/neuron-monitor-2x.emf")" 4 "latency percentiles travel together, one event per report"
 ok "7 percentiles in one event" sh -c "grep ExecutionLatencyP50 '$WORK/neuron-monitor-2x.emf' | head -1 | grep -o '\"Name\":\"ExecutionLatencyP[0-9]*\"' | wc -l | grep -qx 7"
 

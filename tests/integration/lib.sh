@@ -140,6 +140,25 @@ fuzz_short() {
 	done_testing
 }
 
+# prometheus_start HOST:PORT: a real Prometheus (Debian's prometheus) on a free loopback port, scraping
+# HOST:PORT (job "accel") every second, its data and log in $WORK; sets PURL and PROM (its pid).
+prometheus_start() {
+	_pp=$(free_port)
+	PURL=http://127.0.0.1:$_pp
+	cat >"$WORK/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: accel
+    static_configs:
+      - targets: ['$1']
+EOF
+	spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+		--web.listen-address="127.0.0.1:$_pp" --log.level=warn 2>"$WORK/prometheus.log"
+}
+
 done_testing() {
 	echo "1..$_n"
 	[ "$_failed" -eq 0 ]

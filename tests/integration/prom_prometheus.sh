@@ -28,20 +28,7 @@ _pids="$_pids $!"
 line 1 >&3
 
 # ---- Prometheus -------------------------------------------------------------------
-PP=$(free_port)
-PURL=http://127.0.0.1:$PP
-cat >"$WORK/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: accel
-    static_configs:
-      - targets: ['127.0.0.1:$AP']
-EOF
-spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log"
+prometheus_start "127.0.0.1:$AP"
 
 # q EXPR: the values of an instant query, sorted, space-separated ("" for no data).
 q() {

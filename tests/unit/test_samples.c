@@ -734,6 +734,11 @@ int main(void)
 		HAS(z, "inference_queue_mean_seconds{runtime_tag=t,pid=1,model=m,version=2} 0.5");
 		is_int(z->n, 3, "no duration without completed requests");
 		is_int(z->nbad, 2, "a completed count of the wrong type: a bad value (status and weight)");
+		for (int b = 0; b < 2; b++)
+			is_str(z->nbad == 2 ? z->bad[b] : "",
+			       "runtime_data[0].report.execution_stats.models.m.2.execution_summary.completed: "
+			       "expected a number, got a string",
+			       "the status rule's and the weight's messages name the field's own path");
 		/* neuron-monitor's execution_stats (no models): the runtime level, as before. */
 		z = map("{\"monitor\":{},\"runtime_data\":[{\"runtime_tag\":\"t\",\"pid\":1,\"error\":\"\",\"report\":"
 			"{\"execution_stats\":{\"error\":\"\",\"execution_summary\":{\"completed\":5},"

@@ -112,6 +112,7 @@ mkfifo "$WORK/in3"
 P3=$!
 _pids="$_pids $P3"
 exec 7>"$WORK/in3"
+t0=$(date +%s)
 cat "$WORK/churn.jsonl" >&7
 churn_read() { curl -s --max-time 5 "$URL/metrics" | grep -qx 'accel_prom_reports_total 1500'; }
 ok "label churn: accel-prom reads 1500 reports" wait_for $((60 * SLOW)) churn_read
@@ -120,7 +121,11 @@ curl -s --max-time "$T" -o "$WORK/h3" -w '%{http_code}' "$URL/health" >"$WORK/h3
 bytes=$(awk '$1 == "accel_prom_series_bytes" { print $2 }' "$WORK/m3")
 ok "label churn: accel_prom_series_bytes within 32 MiB ($bytes)" test "${bytes:-99999999999}" -le 33554432
 ok "label churn: samples refused and counted" awk '$1 == "accel_prom_series_refused_total" && $2 > 0 { f = 1 } END { exit !f }' "$WORK/m3"
-ok "label churn: the refusal is logged, rate-limited" test "$(grep -c 'refused: the store holds' "$WORK/err3")" -le 3
+# log_limited: at most one message per 10 s (common/log.h), so the bound follows how long the reading took (a
+# sanitized build on a loaded machine takes tens of seconds), while thousands of samples were refused.
+limit=$(( ($(date +%s) - t0) / 10 + 2 ))
+ok "label churn: the refusal is logged, rate-limited (at most $limit messages)" \
+	test "$(grep -c 'refused: the store holds' "$WORK/err3")" -le "$limit"
 ok "label churn: the log names --max-series-bytes" grep -q 'max-series-bytes' "$WORK/err3"
 is "$(cat "$WORK/h3code")" 503 "label churn: /health 503 while samples are refused"
 ok "label churn: /health says why" grep -q 'refused' "$WORK/h3"

@@ -82,25 +82,12 @@ FAKE_NVML_SCRIPT=$FIX/nvml/multi.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1
 _pids="$_pids $!"
 
 sed 's/^\( *\)for: .*/\1for: 0s/' "$R/accel-monitor.rules.yml" >"$WORK/rules.yml"
-PP=$(free_port)
-PURL=http://127.0.0.1:$PP
-cat >"$WORK/prometheus.yml" <<EOF2
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-rule_files: ['$WORK/rules.yml']
+PROM_EXTRA="rule_files: ['$WORK/rules.yml']
 alerting:
   alertmanagers:
     - static_configs:
-        - targets: ['127.0.0.1:$AMP']
-scrape_configs:
-  - job_name: accel
-    static_configs:
-      - targets: ['127.0.0.1:$AP', '127.0.0.1:$AP2', '127.0.0.1:$AP3']
-EOF2
-spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log" 3>&- 4>&-
+        - targets: ['127.0.0.1:$AMP']"
+prometheus_start "127.0.0.1:$AP" "127.0.0.1:$AP2" "127.0.0.1:$AP3"
 ok "Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$PURL/-/ready"
 ok "Alertmanager is ready" wait_for "$T" curl -sf -o /dev/null "http://127.0.0.1:$AMP/-/ready"
 inputs_open() { curl -s --data-urlencode 'query=accel_prom_input_open' "$PURL/api/v1/query" | grep -q '"value":\[[0-9.]*,"1"\]'; }

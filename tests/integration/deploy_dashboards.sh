@@ -96,19 +96,7 @@ FAKE_NVML_SCRIPT=$FIX/deploy/containers.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-
 	--path.procfs "$FIX/containers/v2-systemd/proc" >"$WORK/ct.in" 2>"$WORK/ct.err" 3>&- 4>&- &
 _pids="$_pids $!"
 
-PP=$(free_port)
-PURL=http://127.0.0.1:$PP
-cat >"$WORK/prometheus.yml" <<EOF2
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: accel
-    static_configs:
-      - targets: ['127.0.0.1:$A1', '127.0.0.1:$A2', '127.0.0.1:$A3', '127.0.0.1:$A4']
-EOF2
-spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$PP" --log.level=warn 2>"$WORK/prometheus.log" 3>&- 4>&-
+prometheus_start "127.0.0.1:$A1" "127.0.0.1:$A2" "127.0.0.1:$A3" "127.0.0.1:$A4"
 ok "Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$PURL/-/ready"
 
 # q EXPR: the number of series an instant query returns ("0" for none or an error).

@@ -140,11 +140,17 @@ fuzz_short() {
 	done_testing
 }
 
-# prometheus_start HOST:PORT: a real Prometheus (Debian's prometheus) on a free loopback port, scraping
-# HOST:PORT (job "accel") every second, its data and log in $WORK; sets PURL and PROM (its pid).
+# prometheus_start HOST:PORT...: a real Prometheus (Debian's prometheus) on a free loopback port, scraping the
+# targets (job "accel") every second, its data and log in $WORK; sets PURL and PROM (its pid). $PROM_EXTRA, when
+# set, is more top-level configuration (rule_files, alerting). Descriptors 3 to 9 that the test holds (a FIFO's
+# writer end) are not passed on, so that the test's own close ends the stream.
 prometheus_start() {
 	_pp=$(free_port)
 	PURL=http://127.0.0.1:$_pp
+	_pt=
+	for _t in "$@"; do
+		_pt="$_pt${_pt:+, }'$_t'"
+	done
 	cat >"$WORK/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -153,10 +159,12 @@ global:
 scrape_configs:
   - job_name: accel
     static_configs:
-      - targets: ['$1']
+      - targets: [$_pt]
+${PROM_EXTRA:-}
 EOF
 	spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-		--web.listen-address="127.0.0.1:$_pp" --log.level=warn 2>"$WORK/prometheus.log"
+		--web.listen-address="127.0.0.1:$_pp" --log.level=warn 2>"$WORK/prometheus.log" 3>&- 4>&- 5>&- 6>&- \
+		7>&- 8>&- 9>&-
 }
 
 done_testing() {

@@ -369,8 +369,9 @@ static const struct rule rules[] = {
 	{ SC_RUNTIME, "execution_stats", "error_summary.*", &F_EXEC_ERR, "error_type", NULL, 0, 0, .unless = "models" },
 	{ SC_RUNTIME, "execution_stats", "execution_summary.*", &F_EXEC_STATUS, "status_type", NULL, 0, 0,
 	  .unless = "models" },
-	{ SC_RUNTIME, "execution_stats", "latency_stats.total_latency.*", &F_EXEC_LAT, "percentile", NULL, 0, 0,
-	  .unless = "models" },
+	/* the runtime's merged request-latency distribution (every model's buckets summed by bound): percentiles
+	 * add up to nothing, so they stay next to the models' (no model label) */
+	{ SC_RUNTIME, "execution_stats", "latency_stats.total_latency.*", &F_EXEC_LAT, "percentile", NULL, 0, 0 },
 	/* TorchServe's host-level HTTP errors are in no model: kept at runtime level next to the models' */
 	{ SC_RUNTIME, "execution_stats", "error_summary.{http_4xx,http_5xx}", &F_EXEC_ERR, "error_type", NULL, 0, 0,
 	  .only_with = "models" },

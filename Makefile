@@ -43,7 +43,7 @@ LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -l
 LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
 LIBS_SINK_top := $(LIBS_COMMON) $(call pc,ncursesw libcurl)
-LIBS_SINK_remote-write := $(BUILD)/libcommon.a $(LIBS_COMMON) $(call pc,libcurl zlib libprotobuf-c snappy) -lpthread
+LIBS_SINK_remote-write := $(LIBS_COMMON) $(call pc,libcurl zlib libprotobuf-c snappy) -lpthread
 LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib libprotobuf-c snappy) -lcrypt -lpthread -ldl
 
 ifeq ($(V),1)
@@ -52,11 +52,17 @@ else
 Q := @
 endif
 
-COMMON_SRC := $(wildcard common/*.c)
-MONITOR_SRC := $(filter-out monitor/main.c monitor/imds.c,$(wildcard monitor/*.c))
-# A sink is sinks/NAME.c (its main) plus its modules sinks/NAME_*.c: every sinks/*.c without "_" is one.
-SINKS := $(foreach f,$(notdir $(wildcard sinks/*.c)),$(if $(findstring _,$(f)),,$(f:.c=)))
-SINK_MOD_SRC := $(wildcard sinks/*_*.c)
+# The folders are the architecture (README "Layout"): common/ and common/series/ are shared by every program;
+# monitor/core, host, system, nvidia, sysfs and endpoint are the producer (monitor/core/main.c its main);
+# monitor/imds/ is the helper program accel-imds; sinks/NAME/ is the program accel-NAME, its main sinks/NAME/NAME.c.
+COMMON_SRC := $(wildcard common/*.c common/series/*.c)
+MONITOR_DIRS := core host system nvidia sysfs endpoint
+MONITOR_SRC := $(filter-out monitor/core/main.c,$(foreach d,$(MONITOR_DIRS),$(wildcard monitor/$(d)/*.c)))
+IMDS_SRC := $(wildcard monitor/imds/*.c)
+SINKS := $(notdir $(patsubst %/,%,$(dir $(wildcard sinks/*/*.c))))
+SINKS := $(sort $(SINKS))
+SINK_MAIN_SRC := $(foreach s,$(SINKS),sinks/$(s)/$(s).c)
+SINK_MOD_SRC := $(filter-out $(SINK_MAIN_SRC),$(wildcard sinks/*/*.c))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 INTEGRATION := $(filter-out tests/integration/lib.sh,$(wildcard tests/integration/*.sh))
@@ -83,7 +89,7 @@ $(BUILD)/libcommon.a: $(COMMON_OBJ)
 $(BUILD)/libmonitor.a: $(MONITOR_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN)/accel-monitor: $(BUILD)/monitor/main.o $(BUILD)/libmonitor.a $(BUILD)/libcommon.a
+$(BIN)/accel-monitor: $(BUILD)/monitor/core/main.o $(BUILD)/libmonitor.a $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_MONITOR)
@@ -92,18 +98,13 @@ $(BUILD)/libsinks.a: $(SINK_MOD_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 .SECONDEXPANSION:
-$(BIN)/accel-%: $(BUILD)/sinks/%.o $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard sinks/$$*_*.c)))) $(BUILD)/libcommon.a
+$(BIN)/accel-%: $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard sinks/$$*/*.c)))) $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(or $(LIBS_SINK_$*),$(LIBS_COMMON))
 
-# accel-remote-write (sinks/remote-write.c, its modules sinks/remote-write_*.c) pushes accel-prom's series: it
-# links accel-prom's store too (after them: libcommon.a again, in its LIBS_SINK).
-$(BIN)/accel-remote-write: $(BUILD)/sinks/prom_store.o $(BUILD)/sinks/prom_dcgm.o $(BUILD)/sinks/prom_expo.o \
-	$(BUILD)/sinks/prom_pass.o
-
 # The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
-$(BIN)/accel-imds: $(BUILD)/monitor/imds.o $(BUILD)/monitor/kubelet_fetch.o $(BUILD)/libcommon.a
+$(BIN)/accel-imds: $(IMDS_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_IMDS)
@@ -173,10 +174,10 @@ fuzz:
 clean:
 	rm -rf build bin
 
-# Sink main objects are prerequisites of a pattern rule, so make would delete them as intermediate
+# Sink objects are prerequisites of a pattern rule, so make would delete them as intermediate
 # files after each link. Only those: a bare .SECONDARY would also stop make from building a missing
 # object whose source is older than the archive it belongs in.
-.SECONDARY: $(SINKS:%=$(BUILD)/sinks/%.o)
+.SECONDARY: $(SINK_MAIN_SRC:%.c=$(BUILD)/%.o) $(SINK_MOD_SRC:%.c=$(BUILD)/%.o)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -31,7 +31,7 @@
 #include "../common/timeutil.h"
 #include "../common/jsonw.h"
 #include "../common/util.h"
-#include "../monitor/collector.h"
+#include "../monitor/core/collector.h"
 
 #include <errno.h>
 #include <fcntl.h>

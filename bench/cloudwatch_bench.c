@@ -9,11 +9,11 @@
  *
  * Usage: cloudwatch_bench [DATUMS]   (default 200000)
  */
-#include "../sinks/cloudwatch_creds.h"
-#include "../sinks/cloudwatch_deliver.h"
-#include "../sinks/cloudwatch_http.h"
-#include "../sinks/cloudwatch_query.h"
-#include "../sinks/cloudwatch_queue.h"
+#include "../sinks/cloudwatch/cloudwatch_creds.h"
+#include "../sinks/cloudwatch/cloudwatch_deliver.h"
+#include "../sinks/cloudwatch/cloudwatch_http.h"
+#include "../sinks/cloudwatch/cloudwatch_query.h"
+#include "../sinks/cloudwatch/cloudwatch_queue.h"
 #include "../common/timeutil.h"
 
 #include <arpa/inet.h>

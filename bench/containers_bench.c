@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * containers_bench: the CPU cost of one container_usage cycle
- * (monitor/coll_containers.c) on a cgroup tree with many containers, next
+ * (monitor/system/coll_containers.c) on a cgroup tree with many containers, next
  * to its floor, measured in one process in one run.
  *
  *  - cycle: collect() of the group (the scan of the tree on its kept
@@ -29,8 +29,8 @@
 #include "../common/log.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
-#include "../monitor/collector.h"
-#include "../monitor/container.h"
+#include "../monitor/core/collector.h"
+#include "../monitor/host/container.h"
 
 #include <errno.h>
 #include <fcntl.h>

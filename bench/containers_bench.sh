@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # container_usage's cost, as a report: the CPU time of one cycle of
-# monitor/coll_containers.c (scan, reads, entries, the group serialized)
+# monitor/system/coll_containers.c (scan, reads, entries, the group serialized)
 # against its floor, plain reads of the same files (bench/containers_bench.c),
 # as a ratio measured in the same run:
 #   1. on a fixture cgroup v2 tree of CONTAINERS containers (three to a pod) and ten services;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The cost of endpoint runtimes (issue 12): the CPU time of one collection
- * cycle of 4 endpoint runtimes (monitor/coll_endpoint.c: the scrapes on the
+ * cycle of 4 endpoint runtimes (monitor/endpoint/coll_endpoint.c: the scrapes on the
  * event loop through libcurl's multi interface, the body parsed by
  * infer.h, the entries collected and the report line written) against the
  * floor of 4 bare GETs of the same URLs with libcurl's easy interface,
@@ -19,11 +19,11 @@
 #include "../common/jsonw.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
-#include "../monitor/collector.h"
-#include "../monitor/config.h"
-#include "../monitor/infer.h"
-#include "../monitor/loop.h"
-#include "../monitor/proctab.h"
+#include "../monitor/core/collector.h"
+#include "../monitor/core/config.h"
+#include "../monitor/endpoint/infer.h"
+#include "../monitor/core/loop.h"
+#include "../monitor/host/proctab.h"
 
 #include <curl/curl.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  *   parse   the same read, then expo_parse() with a callback that only sums
  *           the values (every sample is read, nothing kept);
  *   infer   the same read, then infer_update() of one struct infer, scrape
- *           after scrape: the parse plus the snapshot monitor/infer.c keeps
+ *           after scrape: the parse plus the snapshot monitor/endpoint/infer.c keeps
  *           of every known sample (for information).
  *
  * Printed: each figure's MB/s and the ratio parse / floor with PASS or FAIL
@@ -24,7 +24,7 @@
  */
 #include "../common/expo_parse.h"
 #include "../common/util.h"
-#include "../monitor/infer.h"
+#include "../monitor/endpoint/infer.h"
 
 #include <errno.h>
 #include <fcntl.h>

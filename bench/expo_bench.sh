@@ -4,7 +4,7 @@
 # The exposition parser's cost (issue 12): common/expo_parse.c over a 1 MB
 # inference-server exposition of many histogram series, against a floor that
 # reads the same bytes and finds the line ends with memchr (target: parse CPU
-# <= 3x the floor's), with the MB/s of each, and monitor/infer.c's
+# <= 3x the floor's), with the MB/s of each, and monitor/endpoint/infer.c's
 # infer_update() on the same text for information. bench/expo_bench.c says
 # how each figure is measured. Prints PASS or FAIL; a missed target still
 # exits 0 (it is a report); 1 only when nothing could be measured.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nvml_bench: the CPU cost of one cycle of the NVIDIA collector
- * (monitor/coll_nvidia.c) with N GPUs, next to the bare cost of the same
+ * (monitor/nvidia/coll_nvidia.c) with N GPUs, next to the bare cost of the same
  * NVML calls made in a plain loop, in one process in one run.
  *
  *  - bare: for each GPU, the NVML calls one cycle of every device group
@@ -33,8 +33,8 @@
 #include "../common/jsonw.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
-#include "../monitor/collector.h"
-#include "../monitor/nvml.h"
+#include "../monitor/core/collector.h"
+#include "../monitor/nvidia/nvml.h"
 
 #include <dlfcn.h>
 #include <getopt.h>

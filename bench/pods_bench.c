@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pods_bench: the cost of attributing a device's per-process figures
- * to pods and containers (containers_annotate_group, monitor/container.c),
+ * to pods and containers (containers_annotate_group, monitor/host/container.c),
  * one collection cycle after another, for N processes in N/10 pods on one
  * device, next to its floor.
  *
@@ -20,8 +20,8 @@
  */
 #include "../common/timeutil.h"
 #include "../common/util.h"
-#include "../monitor/container.h"
-#include "../monitor/proctab.h"
+#include "../monitor/host/container.h"
+#include "../monitor/host/proctab.h"
 
 #include <errno.h>
 #include <stdio.h>

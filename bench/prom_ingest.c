@@ -9,7 +9,7 @@
  *           memory file, the report -> samples mapping into the store, and a
  *           render + publish of the whole exposition after each report, or at
  *           most every 100 ms while more lines are already buffered (as
- *           sinks/prom.c does).
+ *           sinks/prom/prom.c does).
  * Each pass runs ROUNDS times; the medians of CPU time (user + system) give
  * reports/s and MB/s, and the ratio ingest/floor (target >= 0.7).
  *
@@ -20,8 +20,8 @@
 #include "../common/stream.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
-#include "../sinks/prom_expo.h"
-#include "../sinks/prom_store.h"
+#include "../common/series/prom_expo.h"
+#include "../common/series/prom_store.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -66,7 +66,7 @@ static size_t floor_pass(const char *data, size_t len)
 	return n;
 }
 
-/* As sinks/prom.c: a complete line buffered, or the fd readable. */
+/* As sinks/prom/prom.c: a complete line buffered, or the fd readable. */
 static int input_pending(const struct stream *s)
 {
 	struct pollfd p = { .fd = s->fd, .events = POLLIN };

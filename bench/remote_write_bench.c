@@ -20,8 +20,8 @@
  * CPU time (CLOCK_PROCESS_CPUTIME_ID) per 1000 samples, rounds alternating
  * ours and bare, medians. Prints samples/s of ours and the ratio.
  */
-#include "../sinks/remote-write_enc.h"
-#include "../sinks/remote-write_prompb.pb-c.h"
+#include "../sinks/remote-write/remote-write_enc.h"
+#include "../sinks/remote-write/remote-write_prompb.pb-c.h"
 
 #include <snappy-c.h>
 #include <stdio.h>

@@ -20,8 +20,8 @@
  * measures the whole process, drawing included, per report.
  */
 #include "../common/util.h"
-#include "../sinks/top_model.h"
-#include "../sinks/top_view.h"
+#include "../sinks/top/top_model.h"
+#include "../sinks/top/top_view.h"
 
 #include <jansson.h>
 #include <stdio.h>

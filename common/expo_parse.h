@@ -3,7 +3,7 @@
  * A parser of the Prometheus text exposition format (0.0.4) and of the
  * OpenMetrics 1.0 text, for programs that read an exporter rather than the
  * report stream: accel-top --url reads accel-prom's /metrics, the endpoint
- * runtimes (monitor/infer.c) read inference servers'.
+ * runtimes (monitor/endpoint/infer.c) read inference servers'.
  *
  * It is a reader of what exporters write, not a validator: each sample line
  * is NAME[{LABEL="VALUE",...}] VALUE [TIMESTAMP] [# EXEMPLAR]; a label set

@@ -276,7 +276,7 @@ enum scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE, SC_DEVICE_GROUP };
 
 /*
  * containers (issue 13): the labels pod, namespace and container (MAP_IDENT_LABELS of them) come from a
- * container identity object (monitor/container.h): a runtime entry's "container"; for a device rule that
+ * container identity object (monitor/host/container.h): a runtime entry's "container"; for a device rule that
  * captures "pid", the device's "process_containers" entry of that pid; for a rule with ident set, the
  * object its first "*" reaches, whose key is the pod UID (IDENT_POD: no container label) or the container
  * id (IDENT_CONTAINER), the key not being a label itself. A name the monitor could not resolve falls back
@@ -542,7 +542,7 @@ static const struct rule rules[] = {
 	CT_RULE("memory_rss_bytes", F_CT_RSS, NULL),
 	CT_RULE("memory_cache_bytes", F_CT_CACHE, NULL),
 	CT_RULE("oom_kills", F_CT_OOM, NULL),
-	/* containers (issue 13): per-process figures by pod and by container (monitor/container.c) */
+	/* containers (issue 13): per-process figures by pod and by container (monitor/host/container.c) */
 	{ SC_DEVICE, "device_memory", "pods.*.memory_bytes", &F_ACC_POD_MEM, "", NULL, 0, 0, NULL, NULL, IDENT_POD },
 	{ SC_DEVICE, "device_memory", "containers.*.memory_bytes", &F_ACC_CTR_MEM, "", NULL, 0, 0, NULL, NULL,
 	  IDENT_CONTAINER },

@@ -170,7 +170,7 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_ERRORS, "neuron", "ecc_events_total", "int_map", RUNNING),
 	F(DEVICE_ERRORS, "amdgpu", "pcie_aer_errors", "int_map", NULL),
 	F(DEVICE_ERRORS, "amdgpu", "pcie_aer_errors_total", "int_map", RUNNING),
-	/* containers (issue 13): per-process figures attributed to containers and pods (monitor/container.c) */
+	/* containers (issue 13): per-process figures attributed to containers and pods (monitor/host/container.c) */
 	F(DEVICE_MEMORY, NULL, "process_containers", "process_containers", IDENT),
 	F(DEVICE_MEMORY, NULL, "pods", "pod_memory", NULL),
 	F(DEVICE_MEMORY, NULL, "pods.*.memory_bytes", NULL, NULL),

@@ -4,7 +4,7 @@
  * (their names, neuron-monitor's aliases and their scope), the config keys
  * neuron-monitor spells differently, the label names a sample can carry and
  * where each comes from, and the fields a collector can put in a device
- * group. The config validator (monitor/config.c), the report -> samples
+ * group. The config validator (monitor/core/config.c), the report -> samples
  * mapping (common/samples.c), the sinks' column and dimension choices and
  * the stream checkers (tests/helpers/, through schema_dump_json() and the
  * generated tests/fixtures/schema.json) read it rather than restate it.

@@ -7,7 +7,7 @@
 # fuzz_csv (accel-csv: stream -> samples -> CSV cells, rows and files) and
 # fuzz_cloudwatch (accel-cloudwatch: stream -> samples -> PutMetricData
 # bodies and EMF) and fuzz_expo (an endpoint's exposition -> expo_parse ->
-# monitor/infer.c). Used by tests/integration/*_fuzz.sh (short runs in the
+# monitor/endpoint/infer.c). Used by tests/integration/*_fuzz.sh (short runs in the
 # test suite) and tests/fuzz/run.sh (make fuzz).
 #
 # Usage: tests/fuzz/build.sh OUTDIR [TARGET...]   (TARGET: prom_line, csv,
@@ -23,12 +23,12 @@ mkdir -p "$out"
 common="$top/common/samples.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c $top/common/schema.c"
 for t in "$@"; do
 	case $t in
-	prom_line) mods="$top/sinks/prom_store.c $top/sinks/prom_expo.c $top/sinks/prom_dcgm.c $top/sinks/prom_pass.c
+	prom_line) mods="$top/common/series/prom_store.c $top/common/series/prom_expo.c $top/common/series/prom_dcgm.c $top/common/series/prom_pass.c
 		$top/common/expo_parse.c" ;;
-	csv) mods="$top/sinks/csv_format.c $top/sinks/csv_out.c" ;;
-	expo) mods="$top/common/expo_parse.c $top/monitor/infer.c" ;;
-	cloudwatch) mods="$top/sinks/cloudwatch_map.c $top/sinks/cloudwatch_query.c $top/sinks/cloudwatch_emf.c
-		$top/sinks/cloudwatch_queue.c" ;;
+	csv) mods="$top/sinks/csv/csv_format.c $top/sinks/csv/csv_out.c" ;;
+	expo) mods="$top/common/expo_parse.c $top/monitor/endpoint/infer.c" ;;
+	cloudwatch) mods="$top/sinks/cloudwatch/cloudwatch_map.c $top/sinks/cloudwatch/cloudwatch_query.c $top/sinks/cloudwatch/cloudwatch_emf.c
+		$top/sinks/cloudwatch/cloudwatch_queue.c" ;;
 	*) echo "$0: unknown target $t (prom_line, csv, cloudwatch, expo)" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2046,SC2086

@@ -22,9 +22,9 @@
 #include "../../common/log.h"
 #include "../../common/samples.h"
 #include "../../common/stream.h"
-#include "../../sinks/cloudwatch_emf.h"
-#include "../../sinks/cloudwatch_map.h"
-#include "../../sinks/cloudwatch_query.h"
+#include "../../sinks/cloudwatch/cloudwatch_emf.h"
+#include "../../sinks/cloudwatch/cloudwatch_map.h"
+#include "../../sinks/cloudwatch/cloudwatch_query.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: stream lines -> samples -> CSV cells and rows -> a file,
  * the path every byte of accel-csv's input takes through its text and file
- * layers (sinks/csv_format.c, sinks/csv_out.c).
+ * layers (sinks/csv/csv_format.c, sinks/csv/csv_out.c).
  *
  * The input is a report stream, optionally followed by "\n#FILE\n" and the
  * bytes an existing output file holds (any bytes: a partial row, an open
@@ -26,8 +26,8 @@
 #include "../../common/log.h"
 #include "../../common/samples.h"
 #include "../../common/stream.h"
-#include "../../sinks/csv_format.h"
-#include "../../sinks/csv_out.h"
+#include "../../sinks/csv/csv_format.h"
+#include "../../sinks/csv/csv_out.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: an exposition as an endpoint serves it -> common/
- * expo_parse.c -> monitor/infer.c, the path every byte an inference server
+ * expo_parse.c -> monitor/endpoint/infer.c, the path every byte an inference server
  * (or anything at a runtime's URL) sends takes through the producer.
  *
  * The input is any bytes. Checked on each sample the parser gives: its name
@@ -21,7 +21,7 @@
  */
 #include "../../common/expo_parse.h"
 #include "../../common/util.h"
-#include "../../monitor/infer.h"
+#include "../../monitor/endpoint/infer.h"
 
 #include <math.h>
 #include <stdint.h>

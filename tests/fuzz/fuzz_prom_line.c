@@ -18,9 +18,9 @@
 #include "../../common/log.h"
 #include "../../common/stream.h"
 #include "../../common/timeutil.h"
-#include "../../sinks/prom_expo.h"
-#include "../../sinks/prom_pass.h"
-#include "../../sinks/prom_store.h"
+#include "../../common/series/prom_expo.h"
+#include "../../common/series/prom_pass.h"
+#include "../../common/series/prom_store.h"
 
 #include <math.h>
 #include <stdint.h>

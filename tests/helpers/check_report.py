@@ -85,14 +85,14 @@ ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
              "system_data", "instance_info")
 ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
               "report")
-# containers (issue 13): a process's container identity (monitor/container.h), each key only when known.
+# containers (issue 13): a process's container identity (monitor/host/container.h), each key only when known.
 ENTRY_OPTIONAL = ("container",)
 CONTAINER_KEYS = ("runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit")
 CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd")
 QOS_CLASSES = ("guaranteed", "burstable", "besteffort")
 CONTAINER_ID_RE = re.compile(r"^[0-9a-f]{12,64}$")
 POD_UID_RE = re.compile(r"^[0-9a-f-]{16,47}$")
-# A MIG device with per-process figures is attributed as a GPU is (monitor/container.c).
+# A MIG device with per-process figures is attributed as a GPU is (monitor/host/container.c).
 MIG_CONTAINER_KEYS = ("process_containers", "pods", "containers")
 INSTANCE_KEYS = ("instance_name", "instance_id", "instance_type",
                  "instance_availability_zone", "instance_availability_zone_id",
@@ -1543,7 +1543,7 @@ def cases():
 
     good("execution_stats of an endpoint", mutate(lambda r: r["runtime_data"][0]["report"].update(
         execution_stats=endpoint_stats(T0, 0.25))))
-    # what monitor/infer.c wrote for the fixture expositions (tests/unit/test_infer.c keeps it current)
+    # what monitor/endpoint/infer.c wrote for the fixture expositions (tests/unit/test_infer.c keeps it current)
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "infer",
                            "groups.json")) as f:
         for name, g in json.load(f).items():

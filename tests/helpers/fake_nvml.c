@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A fake libnvidia-ml.so.1 for the tests and the benchmark: the same ABI
- * (monitor/nvml.h, checked against NVIDIA's header by test_nvml_abi), with
+ * (monitor/nvidia/nvml.h, checked against NVIDIA's header by test_nvml_abi), with
  * devices, values and failures scripted by the file FAKE_NVML_SCRIPT names.
  *
  *   cc -shared -fPIC -o DIR/libnvidia-ml.so.1 tests/helpers/fake_nvml.c
@@ -67,7 +67,7 @@
  * Without FAKE_NVML_SCRIPT, nvmlInit says the driver is not loaded. With
  * FAKE_NVML_STATS=PATH, nvmlShutdown writes call counts there.
  */
-#include "../../monitor/nvml.h"
+#include "../../monitor/nvidia/nvml.h"
 
 #include <pthread.h>
 #include <stdio.h>

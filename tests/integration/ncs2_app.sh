@@ -4,7 +4,7 @@
 # 12): the stick's temperature is readable only in that process, so
 # inference applications serve prometheus_ncs2_exporter's
 # ncs2_temperature_celsius{name} themselves. An endpoint runtime scraping
-# such an application publishes the reading (monitor/facts.h), and the ncs2
+# such an application publishes the reading (monitor/host/facts.h), and the ncs2
 # collector puts it on the stick the listening process holds open: in
 # device_thermal's temperatures_celsius (with temperature_source and a
 # bounded temperature_age_seconds), so accel-prom serves it as

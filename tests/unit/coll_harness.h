@@ -23,11 +23,11 @@
 #endif
 
 #undef _FORTIFY_SOURCE
-#include "../../monitor/collector.h"
+#include "../../monitor/core/collector.h"
 #include "../../common/jsonw.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
-#include "../../monitor/sysfs.h"
+#include "../../monitor/sysfs/sysfs.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The credentials chain (sinks/cloudwatch_creds.c): the shared credentials
+ * The credentials chain (sinks/cloudwatch/cloudwatch_creds.c): the shared credentials
  * file's INI, IMDS's JSON and refresh time, and the chain's order and
  * error message through the environment (no network: IMDS is disabled).
  */
-#include "../../sinks/cloudwatch_creds.h"
+#include "../../sinks/cloudwatch/cloudwatch_creds.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Batch delivery (sinks/cloudwatch_deliver.c) against a scripted transport
+ * Batch delivery (sinks/cloudwatch/cloudwatch_deliver.c) against a scripted transport
  * on a fake clock: full batches, retries with growing backoff, a bad datum
  * found by the member CloudWatch names or by halving, the exit deadline,
  * datums that age out while waiting, and how HTTP answers are classified.
  */
-#include "../../sinks/cloudwatch_deliver.h"
-#include "../../sinks/cloudwatch_http.h"
-#include "../../sinks/cloudwatch_queue.h"
+#include "../../sinks/cloudwatch/cloudwatch_deliver.h"
+#include "../../sinks/cloudwatch/cloudwatch_http.h"
+#include "../../sinks/cloudwatch/cloudwatch_queue.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * EMF events (sinks/cloudwatch_emf.c): grouping by time and dimensions, the
+ * EMF events (sinks/cloudwatch/cloudwatch_emf.c): grouping by time and dimensions, the
  * 100-metrics limit, a repeated metric in its own event, JSON escaping, and
  * the exact text of one event.
  */
-#include "../../sinks/cloudwatch_emf.h"
-#include "../../sinks/cloudwatch_queue.h"
+#include "../../sinks/cloudwatch/cloudwatch_emf.h"
+#include "../../sinks/cloudwatch/cloudwatch_queue.h"
 #include "tap.h"
 
 #include <jansson.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Samples -> CloudWatch datums (sinks/cloudwatch_map.c): names, units and
+ * Samples -> CloudWatch datums (sinks/cloudwatch/cloudwatch_map.c): names, units and
  * dimensions on the neuron-monitor 2.x fixture, --dimensions, value and
  * timestamp checks, and the fallback for a family the table does not know.
  */
 #include "../../common/samples.h"
-#include "../../sinks/cloudwatch_map.h"
-#include "../../sinks/cloudwatch_query.h"
+#include "../../sinks/cloudwatch/cloudwatch_map.h"
+#include "../../sinks/cloudwatch/cloudwatch_query.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * PutMetricData bodies (sinks/cloudwatch_query.c): Python's float repr,
+ * PutMetricData bodies (sinks/cloudwatch/cloudwatch_query.c): Python's float repr,
  * botocore's timestamps, form encoding, limits per request, error documents.
  */
-#include "../../sinks/cloudwatch_query.h"
-#include "../../sinks/cloudwatch_queue.h"
+#include "../../sinks/cloudwatch/cloudwatch_query.h"
+#include "../../sinks/cloudwatch/cloudwatch_queue.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The datum queue (sinks/cloudwatch_queue.c): order, the bound dropping the
+ * The datum queue (sinks/cloudwatch/cloudwatch_queue.c): order, the bound dropping the
  * oldest and counting it, series shared between datums and freed with the
  * last one.
  */
-#include "../../sinks/cloudwatch_queue.h"
+#include "../../sinks/cloudwatch/cloudwatch_queue.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The amdgpu collector (monitor/coll_amdgpu.c) on a copy of the fixture
+ * The amdgpu collector (monitor/sysfs/coll_amdgpu.c) on a copy of the fixture
  * trees tests/fixtures/sysfs/host and tests/fixtures/proc-devices, changed
  * between cycles: counters that move and reset, per-process engine time,
  * a GPU in reset (EPERM, EBUSY), a file that may not be read (EACCES), a
@@ -13,7 +13,7 @@
  */
 #define COLL_TYPE "amdgpu"
 #define COLL_OPS coll_amdgpu_ops
-#include "../../monitor/proctab.h"
+#include "../../monitor/host/proctab.h"
 #include "coll_harness.h"
 
 /* ---- the tests ---------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The container_usage collector (monitor/coll_containers.c) and the cgroup
- * reader under it (monitor/cgroupfs.c), on copies of the fixture trees
+ * The container_usage collector (monitor/system/coll_containers.c) and the cgroup
+ * reader under it (monitor/host/cgroupfs.c), on copies of the fixture trees
  * tests/fixtures/cgroup/v2-systemd (kubepods.slice with a Guaranteed, a
  * Burstable and a BestEffort pod, containerd, CRI-O with its conmon, a
  * pause container, Docker under system.slice, a systemd service, a session
@@ -13,10 +13,10 @@
  * removed, one is created again under the same path, a counter goes back,
  * files go missing or hold garbage.
  */
-#include "../../monitor/cgroupfs.h"
-#include "../../monitor/collector.h"
-#include "../../monitor/container.h"
-#include "../../monitor/proctab.h"
+#include "../../monitor/host/cgroupfs.h"
+#include "../../monitor/core/collector.h"
+#include "../../monitor/host/container.h"
+#include "../../monitor/host/proctab.h"
 #include "../../common/log.h"
 #include "../../common/samples.h"
 #include "../../common/util.h"

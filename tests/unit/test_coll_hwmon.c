@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The hwmon collector (monitor/coll_hwmon.c) on a copy of the fixture tree
+ * The hwmon collector (monitor/sysfs/coll_hwmon.c) on a copy of the fixture tree
  * tests/fixtures/sysfs/host (coretemp, acpitz, nvme, an ACPI power meter,
  * a Super I/O chip with fans, voltages and alarms, a radeon chip with a
  * clock, a Wi-Fi chip whose device link is "../..", and two amdgpu chips

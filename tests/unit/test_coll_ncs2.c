@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The NCS collector (monitor/coll_ncs2.c) on a copy of the fixture trees
+ * The NCS collector (monitor/sysfs/coll_ncs2.c) on a copy of the fixture trees
  * tests/fixtures/sysfs/host (an NCS1, an NCS2 and a stick whose firmware
  * runs, next to a keyboard and the root hubs) and tests/fixtures/proc-devices
  * (a process holding the booted stick's /dev/bus/usb node open): models,
@@ -14,7 +14,7 @@
 #define COLL_TYPE "ncs2"
 #define COLL_OPS coll_ncs2_ops
 #include "coll_harness.h"
-#include "../../monitor/facts.h"
+#include "../../monitor/host/facts.h"
 
 /* ---- the tests ---------------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Neuron collector (monitor/coll_neuron.c) on a copy of the fixture
+ * The Neuron collector (monitor/sysfs/coll_neuron.c) on a copy of the fixture
  * tree tests/fixtures/sysfs/host (two Trainium devices of two NeuronCores,
  * the Neuron Sysfs User Guide's layout), changed between cycles: counters
  * that move, counters that reset (driver reload, write-to-clear), busy

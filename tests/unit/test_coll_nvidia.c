@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The NVIDIA collector (monitor/coll_nvidia.c) with u64 values at the
+ * The NVIDIA collector (monitor/nvidia/coll_nvidia.c) with u64 values at the
  * edges, against the fake libnvidia-ml.so.1 (tests/helpers/fake_nvml.c)
  * that this test compiles with $CC (default cc): 2^63 and 1e19 keep their
  * value (a real, never a negative integer), NVML's "not available"
@@ -19,8 +19,8 @@
  * Run from the top of the tree (make check does); elsewhere set ACCEL_TOP.
  */
 #include "../../common/log.h"
-#include "../../monitor/collector.h"
-#include "../../monitor/loop.h"
+#include "../../monitor/core/collector.h"
+#include "../../monitor/core/loop.h"
 #include "tap.h"
 
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the sysfs device collectors share (monitor/sysfs.c): strict number
+ * What the sysfs device collectors share (monitor/sysfs/sysfs.c): strict number
  * parsing, per-period counters across resets, the device table (stable
  * indices, a vanished device reported once per group then dropped), natural
  * directory order, and the /proc fd scan on tests/fixtures/proc-devices.
  */
 #include "../../common/util.h"
-#include "../../monitor/sysfs.h"
+#include "../../monitor/sysfs/sysfs.h"
 #include "tap.h"
 
 #include <errno.h>

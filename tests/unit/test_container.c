@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Container identity from cgroup paths (monitor/container.c): the layouts
+ * Container identity from cgroup paths (monitor/host/container.c): the layouts
  * real hosts write, copied from /proc/PID/cgroup on Kubernetes nodes
  * (systemd and cgroupfs drivers, containerd, CRI-O, Docker), Docker and
  * Podman hosts, cgroup v2, v1 and the two hybrid layouts, and odd input
@@ -10,8 +10,8 @@
  * object, and the per-device attribution of processes to pods and
  * containers through the process table.
  */
-#include "../../monitor/container.h"
-#include "../../monitor/proctab.h"
+#include "../../monitor/host/container.h"
+#include "../../monitor/host/proctab.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-csv's text and file layers (sinks/csv_format.c, sinks/csv_out.c):
+ * accel-csv's text and file layers (sinks/csv/csv_format.c, sinks/csv/csv_out.c):
  * RFC 4180 quoting and parsing, shortest round-trip numbers, timestamps,
  * series names, sizes, the column index, and the header rules, rotation
  * and continuation of csv_out in a temporary directory.
  */
 #include "../../common/log.h"
-#include "../../sinks/csv_format.h"
-#include "../../sinks/csv_out.h"
+#include "../../sinks/csv/csv_format.h"
+#include "../../sinks/csv/csv_out.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * monitor/infer.c: the fixture expositions of tests/fixtures/infer/ (written
+ * monitor/endpoint/infer.c: the fixture expositions of tests/fixtures/infer/ (written
  * from each server's documented metric list) read in pairs, and every value
  * of the period checked exactly: counts against the increments written into
  * the fixtures, means as the increments' quotient, percentiles to the last
@@ -11,7 +11,7 @@
  * mean-only case, recognition of each flavour, an unknown one, version "",
  * and a body that does not parse.
  */
-#include "../../monitor/infer.h"
+#include "../../monitor/endpoint/infer.h"
 #include "../../common/util.h"
 #include "tap.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The producer's event loop (monitor/loop.c) and asynchronous sources on it
- * (monitor/monitor.c): timers fire in order, callbacks may stop and free
+ * The producer's event loop (monitor/core/loop.c) and asynchronous sources on it
+ * (monitor/core/monitor.c): timers fire in order, callbacks may stop and free
  * what the loop is about to call; and a monitor with two fake asynchronous
  * groups served over pipes by child processes (one answers, one never does)
  * and one ordinary group writes every report on time, the answer in the
@@ -11,10 +11,10 @@
  * its own timeouts (overdue), never the monitor's "no answer within".
  */
 #include "../../common/timeutil.h"
-#include "../../monitor/collector.h"
-#include "../../monitor/instance.h"
-#include "../../monitor/loop.h"
-#include "../../monitor/monitor.h"
+#include "../../monitor/core/collector.h"
+#include "../../monitor/host/instance.h"
+#include "../../monitor/core/loop.h"
+#include "../../monitor/core/monitor.h"
 #include "tap.h"
 
 #include <errno.h>

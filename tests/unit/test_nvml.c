@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The NVIDIA collector (monitor/coll_nvidia.c) in process, against the fake
+ * The NVIDIA collector (monitor/nvidia/coll_nvidia.c) in process, against the fake
  * libnvidia-ml.so.1 (tests/helpers/fake_nvml.c), which this test compiles
  * with $CC (default cc) into a temporary directory: fields read and left
  * out, no JSON allocation per cycle in the steady state, per-process device
@@ -11,8 +11,8 @@
  * Run from the top of the tree (make check does); elsewhere set ACCEL_TOP.
  */
 #include "../../common/log.h"
-#include "../../monitor/collector.h"
-#include "../../monitor/proctab.h"
+#include "../../monitor/core/collector.h"
+#include "../../monitor/host/proctab.h"
 #include "tap.h"
 
 #include <errno.h>

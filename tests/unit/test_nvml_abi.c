@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The hand-declared NVML ABI (monitor/nvml.h) against NVIDIA's published
+ * The hand-declared NVML ABI (monitor/nvidia/nvml.h) against NVIDIA's published
  * header. The expected numbers below were written down from nvml.h of NVML
  * 12.2.140 (NVML_API_VERSION 12, cuda-nvml-dev-12.2.140; the copy vendored
  * in github.com/NVIDIA/go-nvml, pkg/nvml/nvml.h), for LP64 Linux: struct
@@ -8,7 +8,7 @@
  * enum and #define values as NVIDIA gives them. A mismatch here means the
  * collector would read the wrong bytes from a real driver.
  */
-#include "../../monitor/nvml.h"
+#include "../../monitor/nvidia/nvml.h"
 #include "tap.h"
 
 #include <stddef.h>

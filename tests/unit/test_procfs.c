@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * /proc parsers (monitor/procfs.c) and the vcpu_usage / memory_info
+ * /proc parsers (monitor/host/procfs.c) and the vcpu_usage / memory_info
  * collectors on fixture files copied from real kernels: 2 and 96 CPUs, a
  * CPU going offline and one coming online, a meminfo without MemAvailable,
  * and a process whose name holds spaces and parentheses.
  * Expected values: tests/fixtures/proc/EXPECTED.md.
  */
-#include "../../monitor/collector.h"
-#include "../../monitor/procfs.h"
+#include "../../monitor/core/collector.h"
+#include "../../monitor/host/procfs.h"
 #include "tap.h"
 
 #include <errno.h>

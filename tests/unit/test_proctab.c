@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The producer's process table (monitor/proctab.c), on a fixture /proc built
+ * The producer's process table (monitor/host/proctab.c), on a fixture /proc built
  * in a temporary directory (the process from tests/fixtures/proc/pid, copied
  * from a real kernel, plus a cgroup v2 process, a kernel thread, a zombie and
  * entries that are not processes) and on the real /proc: one scan per cycle,
@@ -8,7 +8,7 @@
  * root reported; and the per-process device memory record.
  */
 #include "../../common/util.h"
-#include "../../monitor/proctab.h"
+#include "../../monitor/host/proctab.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sinks/prom_dcgm.c: dcgm-exporter's collectors CSV (the default file, and
+ * common/series/prom_dcgm.c: dcgm-exporter's collectors CSV (the default file, and
  * every way a file can be wrong, with file:line), which fields are served
  * and why the others are not, and the DCGM series made of a real report
  * through the common mapping (names, labels, units, counters). The module is
@@ -8,7 +8,7 @@
  * mapping does not produce yet (running totals made into counters).
  */
 #define UNITTEST
-#include "../../sinks/prom_dcgm.c"
+#include "../../common/series/prom_dcgm.c"
 #include "tap.h"
 
 #include <stdlib.h>

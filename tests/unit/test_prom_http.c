@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for accel-prom's HTTP helpers and snapshots
- * (sinks/prom_http.c, sinks/prom_expo.c): Accept and Accept-Encoding
+ * (sinks/prom/prom_http.c, common/series/prom_expo.c): Accept and Accept-Encoding
  * negotiation, --listen-address parsing, gzip of a snapshot, and the
  * reference counting of published snapshots.
  */
 #include "../../common/util.h"
-#include "../../sinks/prom_expo.h"
-#include "../../sinks/prom_http.h"
+#include "../../common/series/prom_expo.h"
+#include "../../sinks/prom/prom_http.h"
 #include "tap.h"
 
 #include <errno.h>

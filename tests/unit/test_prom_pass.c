@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-prom --passthrough (sinks/prom_pass.c): the servers' families
+ * accel-prom --passthrough (common/series/prom_pass.c): the servers' families
  * rendered in both formats byte for byte, two servers in one block, the
  * runtime's labels (and a server's own of that name kept as exported_*),
  * a restarted server's new pid replacing its old series,
@@ -9,7 +9,7 @@
  */
 #include "../../common/log.h"
 #include "../../common/util.h"
-#include "../../sinks/prom_pass.h"
+#include "../../common/series/prom_pass.h"
 #include "tap.h"
 
 #include <stdio.h>

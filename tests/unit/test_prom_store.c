@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for accel-prom's store and renderer (sinks/prom_store.c):
+ * Unit tests for accel-prom's store and renderer (common/series/prom_store.c):
  * value formatting and escaping, counters over reports (also reports with
  * no runtimes), runtime errors, staleness on a fake clock, health, instance
  * changes, bad values, the series cap, and golden expositions of the three
@@ -11,8 +11,8 @@
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
-#include "../../sinks/prom_expo.h"
-#include "../../sinks/prom_store.h"
+#include "../../common/series/prom_expo.h"
+#include "../../common/series/prom_store.h"
 #include "tap.h"
 
 #include <errno.h>

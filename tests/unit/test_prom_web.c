@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-prom's web configuration (sinks/prom_web.c): a table of good and bad
+ * accel-prom's web configuration (sinks/prom/prom_web.c): a table of good and bad
  * web config files with the exact messages; basic authentication (accepted,
  * refused, malformed, cached, as slow for unknown users as for known ones);
  * and TLS end to end: a libmicrohttpd server set up from prom_web_tls, as
@@ -11,7 +11,7 @@
  * so that the config files name them relative to themselves.
  */
 #include "../../common/log.h"
-#include "../../sinks/prom_web.h"
+#include "../../sinks/prom/prom_web.h"
 #include "tap.h"
 
 #include <arpa/inet.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-remote-write's encoder (sinks/remote-write_enc.c): what it packs
+ * accel-remote-write's encoder (sinks/remote-write/remote-write_enc.c): what it packs
  * and compresses is snappy-uncompressed and protobuf-c-unpacked here and
  * compared with what went in: labels sorted by name with __name__ and the
  * external labels (a series' own label wins), each series once with its
@@ -9,9 +9,9 @@
  * the transport's pure parts: the outcome of each status, Retry-After, the
  * backoff's bounds.
  */
-#include "../../sinks/remote-write_enc.h"
-#include "../../sinks/remote-write_http.h"
-#include "../../sinks/remote-write_prompb.pb-c.h"
+#include "../../sinks/remote-write/remote-write_enc.h"
+#include "../../sinks/remote-write/remote-write_http.h"
+#include "../../sinks/remote-write/remote-write_prompb.pb-c.h"
 #include "tap.h"
 
 #include <errno.h>

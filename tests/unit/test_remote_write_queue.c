@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-remote-write's queue (sinks/remote-write_queue.c), in memory and
+ * accel-remote-write's queue (sinks/remote-write/remote-write_queue.c), in memory and
  * on disk: order, acknowledgement by id, the bound dropping the oldest and
  * counting it; on disk, what was not acknowledged comes back after a
  * reopen (a restart) and what was acknowledged does not; segments roll
@@ -8,7 +8,7 @@
  * checksum ends its segment with the tail dropped and counted, the rest
  * replayed, and appends go on after it.
  */
-#include "../../sinks/remote-write_queue.h"
+#include "../../sinks/remote-write/remote-write_queue.h"
 #include "tap.h"
 
 #include <dirent.h>

@@ -5,7 +5,7 @@
  */
 #include "../../common/samples.h"
 #include "../../common/util.h"
-#include "../../sinks/prom_dcgm.h"
+#include "../../common/series/prom_dcgm.h"
 #include "tap.h"
 
 #include <stdio.h>

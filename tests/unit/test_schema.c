@@ -7,7 +7,7 @@
 #include "../../common/samples.h"
 #include "../../common/schema.h"
 #include "../../common/util.h"
-#include "../../sinks/csv_format.h"
+#include "../../sinks/csv/csv_format.h"
 #include "tap.h"
 
 #include <stdio.h>
@@ -48,7 +48,7 @@ int main(void)
 		ok(unique, "label names and CloudWatch dimension names are unique");
 	}
 
-	/* accel-csv's column choices come from the labels (sinks/csv_format.c). */
+	/* accel-csv's column choices come from the labels (sinks/csv/csv_format.c). */
 	{
 		const char *cols[64];
 		size_t nc = csv_label_columns(cols, 64);

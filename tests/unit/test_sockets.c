@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Endpoint runtimes' parsing (monitor/scrape.c's URL, monitor/sockets.c's
+ * Endpoint runtimes' parsing (monitor/endpoint/scrape.c's URL, monitor/host/sockets.c's
  * /proc/net/tcp{,6} and listener lookup): table-driven URLs, tables as
  * Linux writes them (x86: words in little-endian order), and the lookup
  * run on a procfs tree made here (--path.procfs), fd links included.
  */
 #include "../../common/timeutil.h"
-#include "../../monitor/procfs.h"
-#include "../../monitor/scrape.h"
-#include "../../monitor/sockets.h"
+#include "../../monitor/host/procfs.h"
+#include "../../monitor/endpoint/scrape.h"
+#include "../../monitor/host/sockets.h"
 #include "tap.h"
 
 #include <arpa/inet.h>

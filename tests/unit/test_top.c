@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-top's model and frame (sinks/top_model.c, sinks/top_view.c): a
+ * accel-top's model and frame (sinks/top/top_model.c, sinks/top/top_view.c): a
  * report folded into device and process rows (per-period counters summed
  * since start, a Neuron device's utilization from its cores, a process's
  * memory on each GPU, runtime CPU and RSS, execution stats), processes
@@ -10,9 +10,9 @@
  * an endpoint runtime's model versions, MIG instances under their GPU, and
  * the table's columns dropped by priority as the frame narrows.
  */
-#include "../../sinks/top_model.h"
-#include "../../sinks/top_url.h"
-#include "../../sinks/top_view.h"
+#include "../../sinks/top/top_model.h"
+#include "../../sinks/top/top_url.h"
+#include "../../sinks/top/top_view.h"
 #include "tap.h"
 
 #include <math.h>

@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcgm-exporter's collectors CSV and the DCGM_FI_* series made of NVIDIA
+ * device samples; see prom_dcgm.h. The table below is the whole mapping: a
+ * DCGM field, the type dcgm-exporter gives it, the accelerator_* family
+ * (and label) it is made of, and the scale to dcgm-exporter's unit. A row
+ * whose family the report mapping (common/samples.c) does not produce in
+ * this build is listed as not served, with the family it waits for.
+ *
+ * A MIG instance's samples (NVIDIA MIG and GPM, issue 14) carry
+ * dcgm-exporter's GPU_I_ID and GPU_I_PROFILE labels, with the parent GPU's
+ * index and UUID in gpu and UUID, as dcgm-exporter labels a GPU instance.
+ */
+#include "prom_dcgm.h"
+#include "../log.h"
+#include "../util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How the DCGM value is made of the family's samples. */
+enum src_kind {
+	SRC_GAUGE,     /* a gauge: value x scale */
+	SRC_INCREMENT, /* a counter family: per-period increments x scale */
+	SRC_TOTAL,     /* a gauge holding a running total: as a gauge, or turned into increments */
+};
+
+struct dcgm_row {
+	const char *field;
+	enum metric_type type; /* what dcgm-exporter's default file gives it */
+	const char *family;    /* the accelerator_* family */
+	const char *label;     /* "name=value" the sample must carry, or NULL */
+	double scale;
+	enum src_kind src;
+};
+
+#define MIB (1.0 / 1048576.0)
+
+static const struct dcgm_row rows[] = {
+	{ "DCGM_FI_DEV_SM_CLOCK", METRIC_GAUGE, "accelerator_clock_hertz", "clock=sm", 1e-6, SRC_GAUGE },
+	{ "DCGM_FI_DEV_MEM_CLOCK", METRIC_GAUGE, "accelerator_clock_hertz", "clock=memory", 1e-6, SRC_GAUGE },
+	{ "DCGM_FI_DEV_VIDEO_CLOCK", METRIC_GAUGE, "accelerator_clock_hertz", "clock=video", 1e-6, SRC_GAUGE },
+	{ "DCGM_FI_DEV_GPU_TEMP", METRIC_GAUGE, "accelerator_temperature_celsius", "sensor=gpu", 1, SRC_GAUGE },
+	{ "DCGM_FI_DEV_MEMORY_TEMP", METRIC_GAUGE, "accelerator_temperature_celsius", "sensor=memory", 1, SRC_GAUGE },
+	{ "DCGM_FI_DEV_POWER_USAGE", METRIC_GAUGE, "accelerator_power_watts", NULL, 1, SRC_GAUGE },
+	{ "DCGM_FI_DEV_ENFORCED_POWER_LIMIT", METRIC_GAUGE, "accelerator_power_limit_watts", NULL, 1, SRC_GAUGE },
+	{ "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", METRIC_COUNTER, "accelerator_energy_joules_total", NULL, 1000,
+	  SRC_INCREMENT },
+	{ "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", METRIC_COUNTER, "accelerator_pcie_replays_total", NULL, 1, SRC_INCREMENT },
+	{ "DCGM_FI_DEV_GPU_UTIL", METRIC_GAUGE, "accelerator_utilization_ratio", "engine=core", 100, SRC_GAUGE },
+	{ "DCGM_FI_DEV_MEM_COPY_UTIL", METRIC_GAUGE, "accelerator_utilization_ratio", "engine=memory_bandwidth", 100,
+	  SRC_GAUGE },
+	{ "DCGM_FI_DEV_ENC_UTIL", METRIC_GAUGE, "accelerator_utilization_ratio", "engine=encoder", 100, SRC_GAUGE },
+	{ "DCGM_FI_DEV_DEC_UTIL", METRIC_GAUGE, "accelerator_utilization_ratio", "engine=decoder", 100, SRC_GAUGE },
+	{ "DCGM_FI_DEV_FB_TOTAL", METRIC_GAUGE, "accelerator_memory_total_bytes", NULL, MIB, SRC_GAUGE },
+	{ "DCGM_FI_DEV_FB_USED", METRIC_GAUGE, "accelerator_memory_used_bytes", NULL, MIB, SRC_GAUGE },
+	{ "DCGM_FI_DEV_FB_FREE", METRIC_GAUGE, "accelerator_memory_free_bytes", NULL, MIB, SRC_GAUGE },
+	{ "DCGM_FI_DEV_FB_RESERVED", METRIC_GAUGE, "accelerator_memory_reserved_bytes", NULL, MIB, SRC_GAUGE },
+	{ "DCGM_FI_DEV_FAN_SPEED", METRIC_GAUGE, "accelerator_fan_speed_ratio", NULL, 100, SRC_GAUGE },
+	{ "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", METRIC_COUNTER, "accelerator_ecc_errors_total", "type=corrected", 1,
+	  SRC_INCREMENT },
+	{ "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", METRIC_COUNTER, "accelerator_ecc_errors_total", "type=uncorrected", 1,
+	  SRC_INCREMENT },
+	{ "DCGM_FI_DEV_XID_ERRORS", METRIC_GAUGE, "accelerator_last_xid", NULL, 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PCIE_TX_BYTES", METRIC_GAUGE, "accelerator_pcie_throughput_bytes_per_second", "direction=tx", 1,
+	  SRC_GAUGE },
+	{ "DCGM_FI_PROF_PCIE_RX_BYTES", METRIC_GAUGE, "accelerator_pcie_throughput_bytes_per_second", "direction=rx", 1,
+	  SRC_GAUGE },
+	{ "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", METRIC_COUNTER, "accelerator_remapped_rows", "type=correctable", 1,
+	  SRC_TOTAL },
+	{ "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", METRIC_COUNTER, "accelerator_remapped_rows",
+	  "type=uncorrectable", 1, SRC_TOTAL },
+	{ "DCGM_FI_DEV_ROW_REMAP_FAILURE", METRIC_GAUGE, "accelerator_row_remap_failed", NULL, 1, SRC_GAUGE },
+	{ "DCGM_FI_DEV_ROW_REMAP_PENDING", METRIC_GAUGE, "accelerator_row_remap_pending", NULL, 1, SRC_GAUGE },
+	/*
+	 * G: NVLink error totals over all links. Every link's increment feeds the one DCGM series of the GPU (the
+	 * store adds a counter's increments), so the series is the all-link sum, as DCGM's field is.
+	 */
+	{ "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
+	  "type=crc_flit", 1, SRC_INCREMENT },
+	{ "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
+	  "type=crc_data", 1, SRC_INCREMENT },
+	{ "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total", "type=replay",
+	  1, SRC_INCREMENT },
+	{ "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
+	  "type=recovery", 1, SRC_INCREMENT },
+	/* NVIDIA MIG and GPM (issue 14): DCGM's profiling fields, which DCGM computes from GPM on Hopper */
+	{ "DCGM_FI_PROF_GR_ENGINE_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=graphics", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_SM_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=sm", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_SM_OCCUPANCY", METRIC_GAUGE, "accelerator_sm_occupancy_ratio", NULL, 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=tensor", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_DRAM_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=dram", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PIPE_FP64_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp64", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PIPE_FP32_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp32", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_PIPE_FP16_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=fp16", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_NVLINK_TX_BYTES", METRIC_GAUGE, "accelerator_nvlink_total_throughput_bytes_per_second",
+	  "direction=tx", 1, SRC_GAUGE },
+	{ "DCGM_FI_PROF_NVLINK_RX_BYTES", METRIC_GAUGE, "accelerator_nvlink_total_throughput_bytes_per_second",
+	  "direction=rx", 1, SRC_GAUGE },
+};
+
+/* Fields no row serves, by prefix, with the reason given at start. */
+static const struct {
+	const char *prefix;
+	const char *why;
+} unserved[] = {
+	{ "DCGM_FI_DRIVER_VERSION", "a label field: the report mapping gives no driver version label yet" },
+	{ "DCGM_FI_PROF_", "a DCGM profiling (DCP) field NVML's GPM metrics do not give (docs/nvidia.md)" },
+	/*
+	 * G: NVLink bandwidth is per link and direction in accelerator_nvlink_throughput_bytes_per_second; the
+	 * GPU's total over its links (GPM) is DCGM_FI_PROF_NVLINK_{TX,RX}_BYTES above.
+	 */
+	{ "DCGM_FI_DEV_NVLINK_", "NVLink bandwidth is served per link and direction as "
+				 "accelerator_nvlink_throughput_bytes_per_second (docs/nvidia.md), not as DCGM's fields" },
+	{ "DCGM_FI_DEV_VGPU_", "vGPU fields are not collected" },
+	{ "DCGM_FI_DEV_ECC_", "only the volatile single/double-bit totals are served" },
+	{ "DCGM_FI_DEV_RETIRED_", "the report mapping has retired pages as one total, not by cause" },
+	{ "DCGM_EXP_", "computed by dcgm-exporter itself" },
+	{ "DCGM_FI_", "not a field accel-prom can make of NVML's values" },
+};
+
+/* A listed field. */
+struct dfield {
+	char *name;
+	char *help;
+	enum metric_type type;
+	int served;
+	const char *why;           /* when not served (static text) */
+	char whybuf[96];           /* or this, when the reason names the listed type */
+	const struct dcgm_row *row;
+	const struct family *src;  /* the mapping's family it is made of */
+	char lname[32], lvalue[32]; /* the row's label, split */
+	struct family fam;         /* what the store renders */
+};
+
+/* Last total seen per (field, host, gpu), for SRC_TOTAL rows served as counters. */
+struct last_total {
+	size_t field;
+	char key[192];
+	double v;
+};
+
+#define LAST_MAX 4096
+
+struct prom_dcgm {
+	struct dfield *f;
+	size_t n;
+	struct last_total *last;
+	size_t nlast, alast;
+	char devname[40];
+	json_t *users;             /* containers (issue 13): {"<GPU uuid>": [[pod, namespace, container], ...]} */
+};
+
+/* ---- the CSV ------------------------------------------------------------- */
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = 0;
+	return s;
+}
+
+/*
+ * Split one CSV line in place into at most max fields (double quotes as in
+ * RFC 4180, "" inside quotes for a quote), each trimmed of spaces as
+ * dcgm-exporter trims them. Returns the number of fields, or -1 for an
+ * unterminated quote.
+ */
+static int split_csv(char *line, char **out, int max)
+{
+	char *p = line;
+	int n = 0;
+
+	for (;;) {
+		char *field, *w;
+		int last;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '"') {
+			field = w = ++p;
+			for (;;) {
+				if (!*p)
+					return -1;
+				if (*p == '"' && p[1] == '"') {
+					*w++ = '"';
+					p += 2;
+				} else if (*p == '"') {
+					p++;
+					break;
+				} else {
+					*w++ = *p++;
+				}
+			}
+			while (*p && *p != ',')
+				p++; /* text between the closing quote and the comma is dropped */
+			last = !*p;
+			*w = 0;
+		} else {
+			field = p;
+			while (*p && *p != ',')
+				p++;
+			last = !*p;
+			*p = 0;
+		}
+		if (n < max)
+			out[n] = trim(field);
+		n++;
+		if (last)
+			return n;
+		p++;
+	}
+}
+
+static int valid_name(const char *s)
+{
+	if (strncmp(s, "DCGM_FI_", 8) && strncmp(s, "DCGM_EXP_", 9))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return 1;
+}
+
+#ifdef UNITTEST
+/* The unit test adds families the report mapping does not produce yet (NULL-terminated). */
+static const struct family *const *extra_families;
+#endif
+
+static const struct family *family_named(const char *name)
+{
+	const struct family *const *all = map_families();
+
+	for (size_t i = 0; all[i]; i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+#ifdef UNITTEST
+	for (size_t i = 0; extra_families && extra_families[i]; i++)
+		if (!strcmp(extra_families[i]->name, name))
+			return extra_families[i];
+#endif
+	return NULL;
+}
+
+/* Decide whether field f is served and from what. */
+static void resolve(struct dfield *f, const char *type_name)
+{
+	const struct dcgm_row *row = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		if (!strcmp(rows[i].field, f->name))
+			row = &rows[i];
+	f->served = 0;
+	if (!row) {
+		for (size_t i = 0; i < ARRAY_SIZE(unserved); i++)
+			if (!strncmp(f->name, unserved[i].prefix, strlen(unserved[i].prefix))) {
+				f->why = unserved[i].why;
+				return;
+			}
+		f->why = "not a field accel-prom can make of NVML's values";
+		return;
+	}
+	if (strcmp(type_name, "gauge") && strcmp(type_name, "counter")) {
+		f->why = "accel-prom serves it as a gauge or a counter only";
+		return;
+	}
+	if ((row->src == SRC_GAUGE && f->type != METRIC_GAUGE) ||
+	    (row->src == SRC_INCREMENT && f->type != METRIC_COUNTER)) {
+		snprintf(f->whybuf, sizeof(f->whybuf), "listed as a %s; accel-prom can serve it as a %s only",
+			 type_name, row->src == SRC_GAUGE ? "gauge" : "counter");
+		return;
+	}
+	f->src = family_named(row->family);
+	if (!f->src) {
+		f->why = "its source family is not produced by this build's report mapping (see docs/nvidia.md)";
+		return;
+	}
+	f->row = row;
+	if (row->label) {
+		const char *eq = strchr(row->label, '=');
+
+		snprintf(f->lname, sizeof(f->lname), "%.*s", (int)(eq - row->label), row->label);
+		snprintf(f->lvalue, sizeof(f->lvalue), "%s", eq + 1);
+	}
+	f->fam = (struct family){ f->name, f->help, f->type, "" };
+	f->served = 1;
+}
+
+static struct prom_dcgm *parse_fail(struct prom_dcgm *d, char **err, const char *name, int line, const char *fmt,
+				    ...) __attribute__((format(printf, 5, 6)));
+static struct prom_dcgm *parse_fail(struct prom_dcgm *d, char **err, const char *name, int line, const char *fmt,
+				    ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		*err = xasprintf("%s:%d: %s", name, line, msg);
+	else
+		*err = xasprintf("%s: %s", name, msg);
+	prom_dcgm_free(d);
+	return NULL;
+}
+
+struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name, char **err)
+{
+	char q[LOG_QUOTE_BUF]; /* outside input, quoted for a message */
+	struct prom_dcgm *d = xcalloc(1, sizeof(*d));
+	size_t off = 0, afields = 0;
+	int ln = 0;
+
+	*err = NULL;
+	if (len > PROM_DCGM_FILE_MAX)
+		return parse_fail(d, err, name, 0, "larger than %d bytes", PROM_DCGM_FILE_MAX);
+	if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3))
+		off = 3;
+	while (off < len) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
+		char line[PROM_DCGM_LINE_MAX + 1], *p, *cols[3], tn[16];
+		int nc;
+		enum metric_type type;
+		struct dfield *f;
+
+		ln++;
+		if (n > PROM_DCGM_LINE_MAX)
+			return parse_fail(d, err, name, ln, "line longer than %d bytes", PROM_DCGM_LINE_MAX);
+		memcpy(line, text + off, n);
+		line[n] = 0;
+		off += n + (nl ? 1 : 0);
+		if (memchr(line, 0, n))
+			return parse_fail(d, err, name, ln, "a NUL byte");
+		p = trim(line);
+		if (!*p || *p == '#')
+			continue;
+		nc = split_csv(p, cols, 3);
+		if (nc < 0)
+			return parse_fail(d, err, name, ln, "unterminated quote");
+		if (nc != 3)
+			return parse_fail(d, err, name, ln,
+					  "expected 3 fields (DCGM field, Prometheus type, help), got %d", nc);
+		if (!valid_name(cols[0]))
+			return parse_fail(d, err, name, ln,
+					  "\"%s\" is not a DCGM field name (DCGM_FI_... or DCGM_EXP_...)",
+					  log_quote(q, sizeof(q), cols[0], (size_t)-1));
+		snprintf(tn, sizeof(tn), "%s", cols[1]);
+		if (!strcmp(cols[1], "gauge") || !strcmp(cols[1], "label"))
+			type = METRIC_GAUGE;
+		else if (!strcmp(cols[1], "counter"))
+			type = METRIC_COUNTER;
+		else if (!strcmp(cols[1], "histogram") || !strcmp(cols[1], "summary"))
+			type = METRIC_GAUGE; /* accepted, not served */
+		else
+			return parse_fail(d, err, name, ln,
+					  "unknown Prometheus type \"%s\" (gauge, counter, histogram, summary, label)",
+					  log_quote(q, sizeof(q), cols[1], (size_t)-1));
+		for (size_t i = 0; i < d->n; i++)
+			if (!strcmp(d->f[i].name, cols[0]))
+				return parse_fail(d, err, name, ln, "%s is listed twice", cols[0]);
+		if (d->n == PROM_DCGM_FIELDS_MAX)
+			return parse_fail(d, err, name, ln, "more than %d fields", PROM_DCGM_FIELDS_MAX);
+		if (d->n == afields) {
+			afields = afields ? afields * 2 : 32;
+			d->f = xrealloc(d->f, afields * sizeof(*d->f));
+		}
+		f = &d->f[d->n++];
+		memset(f, 0, sizeof(*f));
+		f->name = xstrdup(cols[0]);
+		f->help = xstrdup(utf8_sanitize(cols[2]));
+		f->type = type;
+		resolve(f, tn);
+	}
+	if (!d->n)
+		return parse_fail(d, err, name, 0, "lists no field");
+	return d;
+}
+
+struct prom_dcgm *prom_dcgm_load(const char *path, char **err)
+{
+	char *text = xmalloc(PROM_DCGM_FILE_MAX + 1);
+	ssize_t n = read_regular_file(path, text, PROM_DCGM_FILE_MAX + 1); /* a FIFO: refused, never waited on */
+	struct prom_dcgm *d = NULL;
+
+	*err = NULL;
+	if (n == -EFBIG)
+		*err = xasprintf("%s: larger than %d bytes", path, PROM_DCGM_FILE_MAX);
+	else if (n == -EINVAL || n == -EISDIR)
+		*err = xasprintf("%s: %s, not a regular file", path, file_kind_name(path));
+	else if (n < 0)
+		*err = xasprintf("%s: %s", path, strerror((int)-n));
+	else
+		d = prom_dcgm_parse(text, (size_t)n, path, err);
+	free(text);
+	return d;
+}
+
+void prom_dcgm_free(struct prom_dcgm *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->f[i].name);
+		free(d->f[i].help);
+	}
+	free(d->f);
+	free(d->last);
+	json_decref(d->users);
+	free(d);
+}
+
+const char *prom_dcgm_unsupported(const struct prom_dcgm *d, size_t i, const char **why)
+{
+	for (size_t k = 0; d && k < d->n; k++)
+		if (!d->f[k].served && i-- == 0) {
+			if (why)
+				*why = d->f[k].whybuf[0] ? d->f[k].whybuf : d->f[k].why;
+			return d->f[k].name;
+		}
+	return NULL;
+}
+
+size_t prom_dcgm_served(const struct prom_dcgm *d)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; d && k < d->n; k++)
+		n += d->f[k].served;
+	return n;
+}
+
+/* ---- samples ------------------------------------------------------------- */
+
+static const char *label_of(const struct sample *s, const char *name)
+{
+	for (size_t i = s->ninstance; i < s->nlabels && i < SAMPLE_MAX_LABELS; i++)
+		if (!strcmp(s->labels[i].name, name))
+			return s->labels[i].value ? s->labels[i].value : "";
+	return NULL;
+}
+
+/* A SRC_TOTAL value served as a counter: the increase since the last total (the first: all of it). */
+static double total_to_increment(struct prom_dcgm *d, size_t field, const struct sample *s, const char *gpu,
+				 const char *uuid, double v)
+{
+	char key[192];
+	struct last_total *t = NULL;
+	double inc;
+
+	snprintf(key, sizeof(key), "%s\x1f%s\x1f%s", s->host, gpu, uuid);
+	for (size_t i = 0; i < d->nlast; i++)
+		if (d->last[i].field == field && !strcmp(d->last[i].key, key)) {
+			t = &d->last[i];
+			break;
+		}
+	if (!t) {
+		if (d->nlast == LAST_MAX)
+			return 0; /* bounded: a series past the cap stays flat */
+		if (d->nlast == d->alast) {
+			d->alast = d->alast ? d->alast * 2 : 16;
+			d->last = xrealloc(d->last, d->alast * sizeof(*d->last));
+		}
+		t = &d->last[d->nlast++];
+		t->field = field;
+		snprintf(t->key, sizeof(t->key), "%s", key);
+		t->v = v;
+		return v;
+	}
+	inc = v >= t->v ? v - t->v : v; /* went back: a reset, counted afresh */
+	t->v = v;
+	return inc;
+}
+
+size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit_fn emit, void *ud)
+{
+	const char *type, *gpu, *uuid, *pci, *model, *gi, *profile, *parent, *mig;
+	char gpubuf[16], modelbuf[96];
+	struct sample out;
+	size_t n = 0, k, nusers;
+	json_t *users;
+
+	if (!d || !s || !s->fam)
+		return 0;
+	for (k = 0; k < d->n; k++)
+		if (d->f[k].served && d->f[k].src == s->fam)
+			break;
+	if (k == d->n)
+		return 0;
+	type = label_of(s, "device_type");
+	if (!type || strcmp(type, "nvidia"))
+		return 0;
+	gpu = label_of(s, "device");
+	uuid = label_of(s, "uuid");
+	pci = label_of(s, "pci_bus_id");
+	model = label_of(s, "model");
+	if (!gpu)
+		return 0;
+	gi = label_of(s, "gpu_instance");
+	profile = label_of(s, "mig_profile");
+	parent = label_of(s, "parent_uuid");
+	if (gi) {
+		/* A MIG instance "<GPU>/<GI>/<CI>": dcgm-exporter's gpu and UUID are its parent GPU's. */
+		snprintf(gpubuf, sizeof(gpubuf), "%.*s", (int)strcspn(gpu, "/"), gpu);
+		gpu = gpubuf;
+		uuid = parent;
+		/* modelName: the GPU's ("NVIDIA H100 80GB HBM3"), not the MIG device's "... MIG 1g.10gb". */
+		if (model && (mig = strstr(model, " MIG "))) {
+			snprintf(modelbuf, sizeof(modelbuf), "%.*s", (int)(mig - model), model);
+			model = modelbuf;
+		}
+	}
+	snprintf(d->devname, sizeof(d->devname), "nvidia%s", gpu);
+	memset(&out, 0, sizeof(out));
+	out.group = s->group;
+	out.entity = s->entity;
+	out.host = s->host;
+	out.ts_ms = s->ts_ms;
+	out.period = s->period;
+	/* accel-prom's instance labels that carry a value, then dcgm-exporter's. */
+	for (size_t i = 0; i < s->ninstance && i < SAMPLE_MAX_LABELS; i++)
+		if (s->labels[i].value && *s->labels[i].value)
+			out.labels[out.nlabels++] = s->labels[i];
+	out.ninstance = out.nlabels;
+	if (out.nlabels + 8 > SAMPLE_MAX_LABELS)
+		out.nlabels = out.ninstance = SAMPLE_MAX_LABELS - 8;
+	out.labels[out.nlabels++] = (struct label){ "gpu", gpu };
+	out.labels[out.nlabels++] = (struct label){ "UUID", uuid ? uuid : "" };
+	out.labels[out.nlabels++] = (struct label){ "pci_bus_id", pci ? pci : "" };
+	out.labels[out.nlabels++] = (struct label){ "device", d->devname };
+	out.labels[out.nlabels++] = (struct label){ "modelName", model ? model : "" };
+	out.labels[out.nlabels++] = (struct label){ "Hostname", s->host ? s->host : "" };
+	if (gi) {
+		out.labels[out.nlabels++] = (struct label){ "GPU_I_PROFILE", profile ? profile : "" };
+		out.labels[out.nlabels++] = (struct label){ "GPU_I_ID", gi };
+	}
+	users = d->users && uuid ? json_object_get(d->users, uuid) : NULL;
+	nusers = json_array_size(users);
+	for (; k < d->n; k++) {
+		struct dfield *f = &d->f[k];
+		double v;
+
+		if (!f->served || f->src != s->fam)
+			continue;
+		if (f->lname[0]) {
+			const char *lv = label_of(s, f->lname);
+
+			if (!lv || strcmp(lv, f->lvalue))
+				continue;
+		}
+		v = s->value * f->row->scale;
+		if (!isfinite(v))
+			continue;
+		if (f->row->src == SRC_TOTAL && f->type == METRIC_COUNTER)
+			v = total_to_increment(d, k, s, label_of(s, "device"), uuid ? uuid : "", v);
+		out.fam = &f->fam;
+		out.value = v;
+		/* One series per container using the GPU, as dcgm-exporter -k; the pod labels after its own. */
+		for (size_t u = 0; u < (nusers ? nusers : 1); u++) {
+			size_t base = out.nlabels;
+			json_t *who = json_array_get(users, u);
+			static const char *const pl[] = { "pod", "namespace", "container" };
+
+			for (size_t i = 0; i < 3 && who; i++) {
+				const char *lv = json_string_value(json_array_get(who, i));
+
+				if (lv && *lv)
+					out.labels[out.nlabels++] = (struct label){ pl[i], lv };
+			}
+			emit(&out, ud);
+			out.nlabels = base;
+			n++;
+		}
+	}
+	return n;
+}
+
+const char *prom_dcgm_pod_label(const char *name)
+{
+	if (!strcmp(name, "pod"))
+		return "pod_name";
+	if (!strcmp(name, "namespace"))
+		return "pod_namespace";
+	if (!strcmp(name, "container"))
+		return "container_name";
+	return name;
+}
+
+/* The [pod, namespace, container] of an identity object o (names, else ids); container "" for a pod. */
+static json_t *user_of(json_t *o, const char *key, int is_pod)
+{
+	const char *pod = json_string_value(json_object_get(o, "pod"));
+	const char *ns = json_string_value(json_object_get(o, "namespace"));
+	const char *ctr = is_pod ? "" : json_string_value(json_object_get(o, "name"));
+
+	if (!pod)
+		pod = is_pod ? key : json_string_value(json_object_get(o, "pod_uid"));
+	if (!ctr)
+		ctr = key;
+	return json_pack("[s, s, s]", pod ? pod : "", ns ? ns : "", ctr);
+}
+
+void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
+{
+	size_t i;
+	json_t *ent;
+
+	if (!d)
+		return;
+	if (!d->users)
+		d->users = json_object();
+	json_array_foreach(json_object_get(report, "device_data"), i, ent) {
+		json_t *g = json_object_get(json_object_get(ent, "report"), "device_memory"), *dev;
+		const char *key, *uuid;
+		const char *type = json_string_value(json_object_get(ent, "device_type"));
+
+		if (!json_is_object(g) || !type || strcmp(type, "nvidia"))
+			continue;
+		json_object_foreach(json_object_get(g, "devices"), key, dev) {
+			json_t *list, *agg, *o;
+			const char *k;
+			int is_pod;
+
+			uuid = json_string_value(json_object_get(dev, "uuid"));
+			if (!uuid || !json_is_object(dev) || json_string_length(json_object_get(dev, "error")))
+				continue;
+			/* Pods with no container (a pod-level process) count as the pod. */
+			agg = json_object_get(dev, "containers");
+			is_pod = !json_object_size(agg);
+			if (is_pod)
+				agg = json_object_get(dev, "pods");
+			list = json_array();
+			json_object_foreach(agg, k, o)
+				if (json_is_object(o))
+					json_array_append_new(list, user_of(o, k, is_pod));
+			if (json_object_size(d->users) < LAST_MAX || json_object_get(d->users, uuid))
+				json_object_set_new(d->users, uuid, list);
+			else
+				json_decref(list);
+		}
+	}
+}

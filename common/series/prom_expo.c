@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* Reference-counted exposition snapshots and their publication; see prom_expo.h. */
+#include "prom_expo.h"
+
+#include "../util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+struct prom_expo *prom_expo_new(struct expo_body text, struct expo_body om, struct expo_body bie)
+{
+	struct prom_expo *e = xcalloc(1, sizeof(*e));
+
+	atomic_init(&e->refs, 1);
+	e->body[EXPO_TEXT] = text;
+	e->body[EXPO_OPENMETRICS] = om;
+	e->bie = bie;
+	pthread_mutex_init(&e->gz_lock, NULL);
+	return e;
+}
+
+void prom_expo_ref(struct prom_expo *e)
+{
+	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+void prom_expo_unref(struct prom_expo *e)
+{
+	if (!e || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (int v = 0; v < EXPO_NVARIANT; v++) {
+		free(e->body[v].data);
+		free(e->gz[v].data);
+	}
+	free(e->bie.data);
+	pthread_mutex_destroy(&e->gz_lock);
+	free(e);
+}
+
+int prom_gzip(const char *src, size_t len, struct expo_body *out)
+{
+	z_stream z;
+	size_t cap;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	/* windowBits 15 + 16: a gzip wrapper. Level 6: the zlib default, a fair trade for text. */
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, (uLong)len);
+	out->data = malloc(cap ? cap : 1);
+	if (!out->data) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)(uintptr_t)src;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out->data;
+	z.avail_out = (uInt)cap;
+	rc = deflate(&z, Z_FINISH);
+	out->len = cap - z.avail_out;
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out->data);
+		out->data = NULL;
+		out->len = 0;
+		return -EIO;
+	}
+	return 0;
+}
+
+int prom_expo_gzip(struct prom_expo *e, enum expo_variant v, const struct expo_body **out)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&e->gz_lock);
+	if (!e->gz_done[v])
+		e->gz_done[v] = prom_gzip(e->body[v].data, e->body[v].len, &e->gz[v]) == 0 ? 1 : -1;
+	if (e->gz_done[v] < 0)
+		rc = -EIO;
+	else
+		*out = &e->gz[v];
+	pthread_mutex_unlock(&e->gz_lock);
+	return rc;
+}
+
+void prom_pub_init(struct prom_pub *p)
+{
+	pthread_mutex_init(&p->lock, NULL);
+	p->cur = NULL;
+}
+
+void prom_pub_destroy(struct prom_pub *p)
+{
+	prom_expo_unref(p->cur);
+	p->cur = NULL;
+	pthread_mutex_destroy(&p->lock);
+}
+
+void prom_pub_swap(struct prom_pub *p, struct prom_expo *e)
+{
+	struct prom_expo *old;
+
+	pthread_mutex_lock(&p->lock);
+	old = p->cur;
+	p->cur = e;
+	pthread_mutex_unlock(&p->lock);
+	/* The old snapshot is freed outside the lock (or later, by its last scrape). */
+	prom_expo_unref(old);
+}
+
+struct prom_expo *prom_pub_get(struct prom_pub *p)
+{
+	struct prom_expo *e;
+
+	pthread_mutex_lock(&p->lock);
+	e = p->cur;
+	if (e)
+		prom_expo_ref(e);
+	pthread_mutex_unlock(&p->lock);
+	return e;
+}

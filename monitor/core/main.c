@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accel-monitor: the command line, signals and the outer loop.
+ *
+ * stdout carries the report stream and nothing else; logs go to stderr.
+ * Signals are blocked except while waiting (ppoll), so a report is always
+ * written whole: SIGINT/SIGTERM end the loop after it, SIGHUP reloads the
+ * configuration between two reports. When stdout is a pipe whose reader
+ * has gone, the wait notices (POLLERR) and the program exits quietly.
+ */
+
+#include "../../common/cli.h"
+#include "../../common/log.h"
+#include "../../common/timeutil.h"
+#include "../../common/util.h"
+#include "config.h"
+#include "../host/container.h"
+#include "../host/instance.h"
+#include "loop.h"
+#include "monitor.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ONCE_WINDOW_NS (250 * NS_PER_MS)
+#define INSTANCE_REFRESH_NS (3600 * NS_PER_S)
+#define INSTANCE_FIRST_WAIT_NS (1500 * NS_PER_MS)
+
+static volatile sig_atomic_t got_term, got_hup;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		got_hup = 1;
+	else
+		got_term = 1;
+}
+
+struct opts {
+	const char *config;
+	const char *procfs, *sysfs;
+	struct container_opts ctr; /* --path.rootfs, --path.run, --path.cgroupfs, --kubelet-* */
+	int verbose;
+	int once, check;
+	unsigned long long count;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: accel-monitor [OPTION]...\n"
+		"Poll accelerator runtimes, devices and the host, and write one JSON report\n"
+		"per line to stdout (see docs/report-format.md).\n"
+		"\n"
+		"  -c, --config-file PATH  JSON config, or YAML when PATH ends in .yaml/.yml;\n"
+		"                          without it: every system group every 5 s\n"
+		"      --once              collect every group once (over 250 ms), print one report, exit\n"
+		"  -n, --count N           exit after N reports\n"
+		"      --check-config      validate, print the effective configuration as JSON, exit\n"
+		"      --path.procfs DIR   read /proc from DIR (default /proc)\n"
+		"      --path.sysfs DIR    read /sys from DIR (default /sys)\n"
+		"      --path.rootfs DIR   the host's / (container runtimes' state; default /)\n"
+		"      --path.run DIR      the host's /run (default ROOTFS/run)\n"
+		"      --path.cgroupfs DIR the host's /sys/fs/cgroup (default ROOTFS/sys/fs/cgroup)\n"
+		"      --kubelet-url URL   ask the kubelet's /pods for pod names the runtimes'\n"
+		"                          files do not give (e.g. https://$NODE_IP:10250)\n"
+		"      --kubelet-token-file FILE  bearer token for it (a service-account token)\n"
+		"      --kubelet-ca-file FILE     CA of its serving certificate\n"
+		"      --kubelet-refresh DURATION at most one /pods fetch per DURATION (default 30s)\n"
+		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
+		"                          2 info, 3 debug, 4 everything; -v, -vv raise it\n"
+		"      --version           print the version and exit\n"
+		"  -h, --help              print this help and exit\n"
+		"\n"
+		"Signals: SIGINT/SIGTERM finish the current report and exit 0; SIGHUP reloads\n"
+		"the config file (an invalid one is logged and the old one kept).\n"
+		"\n"
+		"Exit codes: 0 ok, 1 system error, 2 usage error, 3 configuration error.\n"
+		"\n"
+		"Example config (periods: \"250ms\", \"1s\", \"1.5s\", \"2m\", \"1h\" or seconds;\n"
+		"100ms to 24h; inherited root -> runtime -> group; default 5s):\n"
+		"  {\n"
+		"    \"period\": \"1s\",\n"
+		"    \"runtimes\": [\n"
+		"      { \"address\": \"process:tritonserver\", \"period\": \"2s\",\n"
+		"        \"metrics\": [ { \"type\": \"runtime_vcpu_usage\" },\n"
+		"                     { \"type\": \"memory_used\", \"period\": \"5s\" } ] }\n"
+		"    ],\n"
+		"    \"system_metrics\": [ { \"type\": \"vcpu_usage\" },\n"
+		"                        { \"type\": \"memory_info\", \"period\": \"10s\" } ],\n"
+		"    \"devices\": []\n"
+		"  }\n");
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
+	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH };
+	static const struct option longopts[] = {
+		{ "config-file", required_argument, NULL, 'c' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "verbose", optional_argument, NULL, 'v' },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "path.procfs", required_argument, NULL, OPT_PROCFS },
+		{ "path.sysfs", required_argument, NULL, OPT_SYSFS },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "path.rootfs", required_argument, NULL, OPT_ROOTFS },
+		{ "path.run", required_argument, NULL, OPT_RUN },
+		{ "path.cgroupfs", required_argument, NULL, OPT_CGROUPFS },
+		{ "kubelet-url", required_argument, NULL, OPT_KUBELET_URL },
+		{ "kubelet-token-file", required_argument, NULL, OPT_KUBELET_TOKEN },
+		{ "kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA },
+		{ "kubelet-refresh", required_argument, NULL, OPT_KUBELET_REFRESH },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+
+	memset(o, 0, sizeof(*o));
+	o->verbose = LOG_LVL_WARN;
+	while ((c = getopt_long(argc, argv, "c:n:v::h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'n':
+			errno = 0;
+			o->count = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || errno || o->count == 0 || optarg[0] == '-') {
+				fprintf(stderr, "accel-monitor: --count: expected a positive integer, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'v':
+			if (log_verbose_option("accel-monitor", argc, argv, &o->verbose))
+				return -1;
+			break;
+		case OPT_ONCE:
+			o->once = 1;
+			break;
+		case OPT_CHECK:
+			o->check = 1;
+			break;
+		case OPT_PROCFS:
+		case OPT_SYSFS:
+			/* As in the config ("procfs": ""): an empty root would read the current directory as /proc. */
+			if (!*optarg) {
+				fprintf(stderr, "accel-monitor: --path.%s: expected a directory, got \"\"\n",
+					c == OPT_PROCFS ? "procfs" : "sysfs");
+				return -1;
+			}
+			*(c == OPT_PROCFS ? &o->procfs : &o->sysfs) = optarg;
+			break;
+		case OPT_ROOTFS:
+		case OPT_RUN:
+		case OPT_CGROUPFS:
+		case OPT_KUBELET_URL:
+		case OPT_KUBELET_TOKEN:
+		case OPT_KUBELET_CA: {
+			static const char *const names[] = { "path.rootfs", "path.run", "path.cgroupfs", "kubelet-url",
+							     "kubelet-token-file", "kubelet-ca-file" };
+			const char **dst[] = { &o->ctr.rootfs, &o->ctr.run, &o->ctr.cgroupfs, &o->ctr.kubelet_url,
+					       &o->ctr.kubelet_token_file, &o->ctr.kubelet_ca_file };
+
+			if (!*optarg) {
+				fprintf(stderr, "accel-monitor: --%s: expected a %s, got \"\"\n", names[c - OPT_ROOTFS],
+					c == OPT_KUBELET_URL ? "URL" : c >= OPT_KUBELET_TOKEN ? "file" : "directory");
+				return -1;
+			}
+			if (c == OPT_KUBELET_URL && strncmp(optarg, "https://", 8) && strncmp(optarg, "http://", 7)) {
+				fprintf(stderr, "accel-monitor: --kubelet-url: expected an http:// or https:// URL, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			*dst[c - OPT_ROOTFS] = optarg;
+			break;
+		}
+		case OPT_KUBELET_REFRESH: {
+			int64_t ms;
+			const char *why;
+
+			if (duration_parse(optarg, &ms, &why) || ms < 1000) {
+				fprintf(stderr, "accel-monitor: --kubelet-refresh: expected a duration of 1s or more, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			o->ctr.kubelet_refresh_ns = ms * NS_PER_MS;
+			break;
+		}
+		case OPT_VERSION:
+			printf("accel-monitor %s\n", ACCEL_VERSION);
+			exit(cli_finish_stdout("accel-monitor"));
+		case 'h':
+			usage(stdout);
+			exit(cli_finish_stdout("accel-monitor"));
+		default:
+			fprintf(stderr, "Try 'accel-monitor --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "accel-monitor: unexpected argument \"%s\"\nTry 'accel-monitor --help'.\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Load the configuration named in o (or the default) and apply the --path overrides. */
+static int load_config(const struct opts *o, struct cfg *cfg)
+{
+	char *err = NULL;
+
+	if (!o->config) {
+		cfg_default(cfg);
+	} else if (cfg_load(o->config, cfg, &err)) {
+		log_err("%s", err);
+		free(err);
+		return -1;
+	}
+	if (o->procfs) {
+		free(cfg->procfs);
+		cfg->procfs = xstrdup(o->procfs);
+	}
+	if (o->sysfs) {
+		free(cfg->sysfs);
+		cfg->sysfs = xstrdup(o->sysfs);
+	}
+	return 0;
+}
+
+/* stdout is a pipe whose reader has gone (POLLERR): the watch on it saw that. */
+static int stdout_gone;
+
+static void on_stdout_error(struct loop_watch *w, short revents)
+{
+	if (revents & (POLLERR | POLLHUP)) {
+		stdout_gone = 1;
+		loop_watch_stop(w->data, w); /* an error stays ready: stop polling it */
+	}
+}
+
+/*
+ * Turn the event loop (every source's watches and timers, the metadata
+ * helper's included) until deadline (monotonic ns), a signal, or the reader
+ * of stdout going away. Returns 1 when stdout is gone, else 0. With
+ * until_ready, it also returns once the first metadata fetch has finished.
+ */
+static int wait_until(struct loop *loop, int64_t deadline, const sigset_t *waitmask, struct instance *inst,
+		      int until_ready)
+{
+	while (!got_term && !got_hup && !stdout_gone && !(until_ready && instance_ready(inst))) {
+		int r = loop_run_once(loop, deadline, waitmask);
+
+		if (r == 1)
+			break;
+		if (r < 0 && r != -EINTR) {
+			log_err("monitor: waiting: %s", strerror(-r));
+			break;
+		}
+	}
+	return stdout_gone;
+}
+
+/* accel-imds, next to this program. */
+static char *imds_helper(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return xstrdup("accel-imds");
+	self[n] = '\0';
+	return xasprintf("%s/accel-imds", dirname(self));
+}
+
+/* Is stdout something whose reader can go away (a pipe or socket)? */
+static int stdout_is_pipe(void)
+{
+	struct stat st;
+
+	return fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct cfg cfg;
+	struct monitor *m;
+	struct instance *inst;
+	struct loop *loop;
+	struct loop_watch out_watch = { 0 };
+	struct sigaction sa;
+	sigset_t block, waitmask;
+	char *helper;
+	int rc = EXIT_OK, w;
+	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
+
+	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
+	if (cli_std_fds("accel-monitor", CLI_STDOUT))
+		return EXIT_SYSTEM;
+	if (parse_args(argc, argv, &o))
+		return EXIT_USAGE;
+	log_init("accel-monitor", o.verbose);
+	if (load_config(&o, &cfg))
+		return EXIT_CONFIG;
+	if (o.check) {
+		json_t *eff = cfg_effective(&cfg);
+
+		json_dumpf(eff, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		putchar('\n');
+		json_decref(eff);
+		cfg_free(&cfg);
+		return cli_finish_stdout("accel-monitor");
+	}
+
+	/* Signals are delivered only inside ppoll, so a report is never cut short. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGTERM);
+	sigdelset(&waitmask, SIGHUP);
+
+	loop = loop_new();
+	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
+	if (stdout_is_pipe())
+		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
+	helper = imds_helper();
+	inst = instance_new(loop, helper, INSTANCE_REFRESH_NS);
+	o.ctr.kubelet_helper = helper; /* kept until exit: the kubelet's fetches run it too */
+	container_opts_set(&o.ctr);
+	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
+	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, inst, 1))
+		got_term = 1; /* the reader is gone already */
+	m = monitor_new(&cfg, loop, inst, NULL); /* takes cfg */
+	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
+
+	if (o.once) {
+		int64_t until = clock_mono_ns() + ONCE_WINDOW_NS;
+
+		monitor_fetch_all(m, until, ONCE_WINDOW_NS); /* asynchronous sources answer within the window */
+		w = wait_until(loop, until, &waitmask, inst, 0);
+		if (!w && !got_term) {
+			int e = monitor_cycle(m, STDOUT_FILENO, 1);
+
+			if (e && e != -EPIPE) {
+				log_err("cannot write to stdout: %s", strerror(-e));
+				rc = EXIT_SYSTEM;
+			}
+		}
+		goto out;
+	}
+	while (!got_term) {
+		int64_t until = monitor_next_due(m);
+		int e;
+
+		if (reload_at < until)
+			until = reload_at;
+		if (wait_until(loop, until, &waitmask, inst, 0))
+			break; /* the reader of stdout is gone */
+		if (got_term)
+			break;
+		if (got_hup) {
+			/*
+			 * At most one reload per root period: the first SIGHUP reloads at
+			 * once, those that follow within the period are one reload at its
+			 * end (a storm of them must not stop the reports).
+			 */
+			got_hup = 0;
+			if (reload_at == INT64_MAX)
+				reload_at = last_reload + monitor_period(m) > clock_mono_ns() ? last_reload + monitor_period(m)
+											      : clock_mono_ns();
+			continue;
+		}
+		if (clock_mono_ns() >= reload_at) {
+			struct cfg next;
+
+			reload_at = INT64_MAX;
+			last_reload = clock_mono_ns();
+			if (!o.config) {
+				log_info("monitor: SIGHUP: no config file to reload");
+			} else if (load_config(&o, &next) == 0) {
+				/* Groups whose configuration did not change keep their collector and schedule. */
+				m = monitor_new(&next, loop, inst, m);
+				log_info("monitor: reloaded %s", o.config);
+			} else {
+				log_err("monitor: SIGHUP: keeping the previous configuration");
+			}
+			continue;
+		}
+		if (clock_mono_ns() < monitor_next_due(m))
+			continue;
+		e = monitor_cycle(m, STDOUT_FILENO, 0);
+		if (e == -EPIPE)
+			break;
+		if (e) {
+			log_err("cannot write to stdout: %s", strerror(-e));
+			rc = EXIT_SYSTEM;
+			break;
+		}
+		if (o.count && monitor_seq(m) >= o.count)
+			break;
+	}
+out:
+	monitor_free(m);
+	instance_free(inst);
+	free(helper);
+	loop_watch_stop(loop, &out_watch);
+	loop_free(loop);
+	return rc;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collection loop's engine: turns a configuration into scheduled jobs
+ * (one per metric group, per runtime), runs the jobs that are due, and
+ * writes each report as one JSON line.
+ *
+ * Ownership: a monitor owns its cfg (monitor_new takes it) and borrows its
+ * loop and instance, which must outlive it. Asynchronous sources' watches and timers are on that loop; the caller
+ * turns it (loop_run_once) until monitor_next_due, then calls
+ * monitor_cycle.
+ */
+#ifndef ACCEL_MONITOR_H
+#define ACCEL_MONITOR_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "../host/instance.h"
+
+#ifndef ACCEL_VERSION
+#define ACCEL_VERSION "0.0.0"
+#endif
+
+/* Groups due within this window of each other share one report. */
+#define COALESCE_NS (5 * 1000 * 1000LL)
+
+struct monitor;
+struct loop;
+struct group_ops;
+struct runtime_ops;
+
+/*
+ * Open every collector (taking first samples, so rate groups have a
+ * baseline) and schedule each group one period from now. Takes cfg (its
+ * contents are moved; *cfg is left empty).
+ *
+ * A reload passes the running monitor as old (which this frees; NULL at
+ * start): a system group, runtime or "devices" entry whose configuration
+ * did not change keeps its collector, baseline and schedule, as if there
+ * had been no reload; the rest is opened afresh. Sequence numbers go on.
+ */
+struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance *inst, struct monitor *old);
+
+/* The root period (ns): a reload waits at least this long after the previous one. */
+int64_t monitor_period(const struct monitor *m);
+
+/*
+ * --once: start every asynchronous source's fetch now, for a report written
+ * at deadline (CLOCK_MONOTONIC ns) by monitor_cycle(m, fd, 1); window (ns)
+ * is the time the caller gives them, named in a silent source's error.
+ */
+void monitor_fetch_all(struct monitor *m, int64_t deadline, int64_t window);
+
+/* When the next group is due (CLOCK_MONOTONIC ns). */
+int64_t monitor_next_due(const struct monitor *m);
+
+/*
+ * Collect the groups due now (all of them with all != 0, for --once) and
+ * write one report line to fd. Returns 0, or -errno from the write
+ * (-EPIPE when the reader went away).
+ */
+int monitor_cycle(struct monitor *m, int fd, int all);
+
+/* The sequence number the next report will carry. */
+uint64_t monitor_seq(const struct monitor *m);
+
+void monitor_free(struct monitor *m);
+
+/*
+ * Tests only: serve system group id with ops instead of the registry's
+ * (NULL: the registry's again), in monitors created from now on.
+ */
+void monitor_test_group_ops(enum group_id id, const struct group_ops *ops);
+/* Tests only: the same for runtimes of one kind. */
+void monitor_test_runtime_ops(enum runtime_kind kind, const struct runtime_ops *ops);
+
+#endif

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A cgroup's CPU and memory accounting, cgroup v2 or v1; see cgroupfs.h.
+ */
+#include "cgroupfs.h"
+#include "../../common/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+unsigned cg_keyed(const char *text, const char *const *keys, size_t nkeys, uint64_t *vals)
+{
+	unsigned found = 0;
+	const char *p = text;
+
+	while (p && *p) {
+		const char *sp = strchr(p, ' '), *nl = strchr(p, '\n');
+
+		if (sp && (!nl || sp < nl)) {
+			size_t klen = (size_t)(sp - p);
+
+			for (size_t i = 0; i < nkeys && i < 32; i++) {
+				char *end;
+				unsigned long long v;
+
+				if (found & (1u << i) || strlen(keys[i]) != klen || memcmp(keys[i], p, klen))
+					continue;
+				errno = 0;
+				v = strtoull(sp + 1, &end, 10);
+				/* A number alone on the rest of its line: else the key is not taken. */
+				if (end != sp + 1 && !errno && (*end == '\n' || *end == '\0') && sp[1] != '-') {
+					vals[i] = v;
+					found |= 1u << i;
+				}
+				break;
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return found;
+}
+
+void cg_parse_v2_cpu_stat(const char *text, struct cg_stats *st)
+{
+	static const char *const keys[] = { "usage_usec", "user_usec", "system_usec", "nr_periods", "nr_throttled",
+					    "throttled_usec" };
+	uint64_t v[6];
+	unsigned f = cg_keyed(text, keys, 6, v);
+
+	if (f & 1u) {
+		st->usage_ns = v[0] * 1000;
+		st->has |= CG_CPU;
+	}
+	if ((f & 6u) == 6u) {
+		st->user_ns = v[1] * 1000;
+		st->system_ns = v[2] * 1000;
+		st->has |= CG_CPU_SPLIT;
+	}
+	if ((f & 56u) == 56u) {
+		st->nr_periods = v[3];
+		st->nr_throttled = v[4];
+		st->throttled_ns = v[5] * 1000;
+		st->has |= CG_CFS;
+	}
+}
+
+void cg_parse_v2_memory_stat(const char *text, struct cg_stats *st)
+{
+	static const char *const keys[] = { "anon", "file", "inactive_file" };
+	uint64_t v[3];
+
+	if (cg_keyed(text, keys, 3, v) == 7u) {
+		st->mem_rss = v[0];
+		st->mem_cache = v[1];
+		st->inactive_file = v[2];
+		st->has |= CG_MEM_STAT;
+	}
+}
+
+void cg_parse_v2_memory_events(const char *text, struct cg_stats *st)
+{
+	static const char *const keys[] = { "oom_kill" };
+
+	if (cg_keyed(text, keys, 1, &st->oom_kills))
+		st->has |= CG_OOM;
+}
+
+void cg_parse_v1_cpuacct_stat(const char *text, long clk_tck, struct cg_stats *st)
+{
+	static const char *const keys[] = { "user", "system" };
+	uint64_t v[2];
+
+	if (clk_tck <= 0 || cg_keyed(text, keys, 2, v) != 3u)
+		return;
+	/* USER_HZ ticks, as libcontainer converts them: ticks * 1e9 / USER_HZ. */
+	st->user_ns = v[0] * (1000000000ull / (uint64_t)clk_tck);
+	st->system_ns = v[1] * (1000000000ull / (uint64_t)clk_tck);
+	st->has |= CG_CPU_SPLIT;
+}
+
+void cg_parse_v1_cpu_stat(const char *text, struct cg_stats *st)
+{
+	static const char *const keys[] = { "nr_periods", "nr_throttled", "throttled_time" };
+	uint64_t v[3];
+
+	if (cg_keyed(text, keys, 3, v) == 7u) {
+		st->nr_periods = v[0];
+		st->nr_throttled = v[1];
+		st->throttled_ns = v[2];
+		st->has |= CG_CFS;
+	}
+}
+
+void cg_parse_v1_memory_stat(const char *text, struct cg_stats *st)
+{
+	/* The hierarchical totals (what cAdvisor reads with use_hierarchy, the only mode since Linux 5.x). */
+	static const char *const keys[] = { "total_rss", "total_cache", "total_inactive_file", "rss", "cache",
+					    "inactive_file" };
+	uint64_t v[6];
+	unsigned f = cg_keyed(text, keys, 6, v);
+
+	if ((f & 7u) == 7u) {
+		st->mem_rss = v[0];
+		st->mem_cache = v[1];
+		st->inactive_file = v[2];
+		st->has |= CG_MEM_STAT;
+	} else if ((f & 56u) == 56u) {
+		st->mem_rss = v[3];
+		st->mem_cache = v[4];
+		st->inactive_file = v[5];
+		st->has |= CG_MEM_STAT;
+	}
+}
+
+void cg_parse_v1_oom_control(const char *text, struct cg_stats *st)
+{
+	static const char *const keys[] = { "oom_kill" };
+
+	if (cg_keyed(text, keys, 1, &st->oom_kills))
+		st->has |= CG_OOM;
+}
+
+void cg_finish(struct cg_stats *st)
+{
+	if ((st->has & (CG_MEM | CG_MEM_STAT)) == (CG_MEM | CG_MEM_STAT))
+		st->mem_working_set = st->mem_usage > st->inactive_file ? st->mem_usage - st->inactive_file : 0;
+}
+
+/* A single unsigned number file (memory.current, cpuacct.usage): 0 or -EINVAL. */
+static int parse_u64(const char *text, uint64_t *out)
+{
+	char *end;
+
+	if (*text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(text, &end, 10);
+	return errno || (*end != '\n' && *end != '\0') ? -EINVAL : 0;
+}
+
+/*
+ * Read dirfd/name into buf. 1 when read, 0 when the file is not there
+ * (its controller is not enabled here), -ENOENT/-ENODEV when the cgroup
+ * itself is gone, other -errno.
+ */
+static int read_one(int dirfd, const char *name, char *buf, size_t size, int *err)
+{
+	ssize_t n;
+
+	if (dirfd < 0)
+		return 0;
+	n = read_file_at(dirfd, name, buf, size);
+	if (n >= 0)
+		return 1;
+	/*
+	 * A removed cgroup: its files read -ENODEV (kernfs), and a missing file
+	 * in a directory that still exists is a controller that is not enabled.
+	 */
+	if (n == -ENODEV)
+		return (int)n;
+	if (n != -ENOENT && !*err)
+		*err = (int)n;
+	return 0;
+}
+
+int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, char *buf, size_t size)
+{
+	int err = 0, r;
+	uint64_t u;
+
+	memset(st, 0, sizeof(*st));
+#define READ(dir, name)                                                  \
+	do {                                                             \
+		r = read_one(fd[dir], name, buf, size, &err);            \
+		if (r < 0)                                               \
+			return r;                                        \
+	} while (0)
+	if (v2) {
+		READ(CG_H_UNIFIED, "cpu.stat");
+		if (r == 1)
+			cg_parse_v2_cpu_stat(buf, st);
+		READ(CG_H_UNIFIED, "memory.current");
+		if (r == 1 && !parse_u64(buf, &st->mem_usage))
+			st->has |= CG_MEM;
+		READ(CG_H_UNIFIED, "memory.stat");
+		if (r == 1)
+			cg_parse_v2_memory_stat(buf, st);
+		READ(CG_H_UNIFIED, "memory.events");
+		if (r == 1)
+			cg_parse_v2_memory_events(buf, st);
+	} else {
+		READ(CG_H_CPUACCT, "cpuacct.usage");
+		if (r == 1 && !parse_u64(buf, &u)) {
+			st->usage_ns = u;
+			st->has |= CG_CPU;
+		}
+		READ(CG_H_CPUACCT, "cpuacct.stat");
+		if (r == 1)
+			cg_parse_v1_cpuacct_stat(buf, clk_tck, st);
+		READ(CG_H_CPU, "cpu.stat");
+		if (r == 1)
+			cg_parse_v1_cpu_stat(buf, st);
+		READ(CG_H_MEMORY, "memory.usage_in_bytes");
+		if (r == 1 && !parse_u64(buf, &st->mem_usage))
+			st->has |= CG_MEM;
+		READ(CG_H_MEMORY, "memory.stat");
+		if (r == 1)
+			cg_parse_v1_memory_stat(buf, st);
+		READ(CG_H_MEMORY, "memory.oom_control");
+		if (r == 1)
+			cg_parse_v1_oom_control(buf, st);
+	}
+#undef READ
+	cg_finish(st);
+	if (!st->has && !err) {
+		/* Nothing at all in an existing directory: every file missing means the cgroup went away. */
+		return -ENOENT;
+	}
+	return st->has ? 0 : err;
+}

@@ -1,0 +1,836 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Containers and pods: identity from cgroup paths, names from the runtimes'
+ * state files (and the kubelet, kubelet.c), and the attribution of devices'
+ * per-process figures to pods and containers. See container.h.
+ *
+ * Identity from cgroup paths (see container.h for the layouts).
+ * The parser walks the path's components once, left to right, and keeps
+ * the innermost match of each kind: the last container component gives
+ * the id and runtime, the last pod component the pod UID and QoS class, the
+ * last *.service the unit. Walking every component rather than matching
+ * fixed prefixes makes nested layouts work too: kind's
+ * /kubelet.slice/kubelet-kubepods.slice/..., a monitor in its own cgroup
+ * namespace seeing "/../../kubepods.slice/...", podman's
+ * libpod-<id>.scope/container.
+ */
+#include "container.h"
+#include "../../common/util.h"
+#include "kubelet.h"
+#include "proctab.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copy src (n bytes) into dst[size] when it fits; false (dst untouched) when not. */
+static bool copy_n(char *dst, size_t size, const char *src, size_t n)
+{
+	if (n >= size)
+		return false;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	return true;
+}
+
+static bool is_hex_run(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F')))
+			return false;
+	return true;
+}
+
+/* A container id: 12 to 64 hex digits (runtimes write 64; 12 is the short form some tools show). */
+static bool is_container_id(const char *s, size_t n)
+{
+	return n >= 12 && n <= 64 && is_hex_run(s, n);
+}
+
+static bool has_prefix(const char *s, size_t n, const char *pre)
+{
+	size_t k = strlen(pre);
+
+	return n >= k && memcmp(s, pre, k) == 0;
+}
+
+static bool has_suffix(const char *s, size_t n, const char *suf)
+{
+	size_t k = strlen(suf);
+
+	return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+/* The container-naming prefixes of systemd scopes and cgroupfs directories, and their runtime. */
+static const struct {
+	const char *prefix, *runtime;
+} runtimes[] = {
+	{ "cri-containerd-", "containerd" },
+	{ "crio-", "cri-o" },
+	{ "docker-", "docker" },
+	{ "libpod-", "podman" },
+	{ "nerdctl-", "containerd" },
+};
+
+/* Monitor processes that sit beside a container, not in it: the pod (if any) is theirs, the container is not. */
+static const struct {
+	const char *prefix, *runtime;
+} monitors[] = {
+	{ "crio-conmon-", "cri-o" },
+	{ "libpod-conmon-", "podman" },
+};
+
+struct walk {
+	struct container_id *id;
+	bool in_kubepods;   /* a cgroupfs "kubepods" component was seen */
+	bool after_pod;     /* the previous component was a cgroupfs pod<UID> */
+	bool after_docker;  /* the previous component was a cgroupfs "docker" */
+	char qos_dir[12];    /* a cgroupfs QoS directory seen since "kubepods", or "" */
+};
+
+/* Set the pod UID from s (n bytes), underscores turned back into dashes. false when it is no UID. */
+static bool set_pod_uid(struct container_id *id, const char *s, size_t n)
+{
+	char uid[sizeof(id->pod_uid)];
+	size_t digits = 0;
+
+	if (n == 0 || n >= sizeof(uid))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '_' || c == '-') {
+			uid[i] = '-';
+			continue;
+		}
+		if (!is_hex_run(&c, 1))
+			return false;
+		uid[i] = (char)(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+		digits++;
+	}
+	/* Pod UIDs are UUIDs (32 hex digits, 4 dashes) or, for static pods, a 32-digit hash. */
+	if (digits < 16)
+		return false;
+	uid[n] = '\0';
+	memcpy(id->pod_uid, uid, n + 1);
+	return true;
+}
+
+static void set_qos(struct container_id *id, const char *s, size_t n)
+{
+	if (n == 9 && memcmp(s, "burstable", 9) == 0)
+		strcpy(id->qos, "burstable");
+	else if (n == 10 && memcmp(s, "besteffort", 10) == 0)
+		strcpy(id->qos, "besteffort");
+	else
+		id->qos[0] = '\0'; /* a level Kubernetes does not have: unknown */
+}
+
+/* A pod inside a container (kind's nodes are Docker containers): the container seen so far is the node's. */
+static void enter_pod(struct container_id *id)
+{
+	id->id[0] = '\0';
+	id->runtime[0] = '\0';
+}
+
+/* Set the container from a component's id part; the runtime only when the id is one. */
+static bool set_container(struct container_id *id, const char *rt, const char *s, size_t n)
+{
+	if (!is_container_id(s, n) || !copy_n(id->id, sizeof(id->id), s, n))
+		return false;
+	strcpy(id->runtime, rt);
+	return true;
+}
+
+/*
+ * A systemd-driver pod slice: "<...>kubepods[-<qos>]-pod<UID>.slice"
+ * (kind's kubelet-kubepods-... too). true when c is one.
+ */
+static bool pod_slice(struct walk *w, const char *c, size_t n)
+{
+	const char *kp;
+	size_t before;
+
+	if (!has_suffix(c, n, ".slice"))
+		return false;
+	n -= 6;
+	kp = NULL;
+	for (size_t i = 0; i + 8 <= n; i++)
+		if (memcmp(c + i, "kubepods", 8) == 0)
+			kp = c + i;
+	if (!kp)
+		return false;
+	before = (size_t)(kp - c) + 8; /* past "kubepods" */
+	if (before + 4 <= n && memcmp(c + before, "-pod", 4) == 0) {
+		if (!set_pod_uid(w->id, c + before + 4, n - before - 4))
+			return false;
+		enter_pod(w->id);
+		strcpy(w->id->qos, "guaranteed");
+		return true;
+	}
+	if (before < n && c[before] == '-') {
+		const char *q = c + before + 1;
+		const char *dash = memchr(q, '-', n - before - 1);
+
+		if (!dash || (size_t)(c + n - dash) < 4 || memcmp(dash, "-pod", 4) != 0)
+			return false;
+		if (!set_pod_uid(w->id, dash + 4, (size_t)(c + n - dash - 4)))
+			return false;
+		enter_pod(w->id);
+		set_qos(w->id, q, (size_t)(dash - q));
+		return true;
+	}
+	return false;
+}
+
+/* Look at one path component c (n bytes). */
+static void component(struct walk *w, const char *c, size_t n)
+{
+	struct container_id *id = w->id;
+	bool after_pod = w->after_pod, after_docker = w->after_docker;
+	const char *colon;
+
+	w->after_pod = w->after_docker = false;
+	if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+		return;
+	/* containerd's systemd driver on cgroup v1 names a whole cgroup "<slice>:<prefix>:<id>". */
+	colon = memchr(c, ':', n);
+	if (colon) {
+		const char *second = memchr(colon + 1, ':', (size_t)(c + n - colon - 1));
+
+		component(w, c, (size_t)(colon - c));
+		if (second) {
+			const char *pre = colon + 1, *rest = second + 1;
+			size_t npre = (size_t)(second - pre), nrest = (size_t)(c + n - rest);
+
+			for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+				if (npre + 1 == strlen(runtimes[i].prefix) &&
+				    memcmp(pre, runtimes[i].prefix, npre) == 0)
+					set_container(id, runtimes[i].runtime, rest, nrest);
+		}
+		return;
+	}
+	if (has_suffix(c, n, ".slice")) {
+		pod_slice(w, c, n);
+		return;
+	}
+	if (has_suffix(c, n, ".service")) {
+		if (!copy_n(id->unit, sizeof(id->unit), c, n))
+			id->unit[0] = '\0';
+		return;
+	}
+	for (size_t i = 0; i < sizeof(monitors) / sizeof(monitors[0]); i++)
+		if (has_prefix(c, n, monitors[i].prefix)) {
+			/* The monitor's pod stays; a container seen further out is not this process's. */
+			id->id[0] = '\0';
+			strcpy(id->runtime, monitors[i].runtime);
+			return;
+		}
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++) {
+		size_t k = strlen(runtimes[i].prefix);
+
+		if (has_prefix(c, n, runtimes[i].prefix)) {
+			size_t m = n - k;
+
+			if (has_suffix(c + k, m, ".scope"))
+				m -= 6;
+			if (set_container(id, runtimes[i].runtime, c + k, m))
+				return;
+		}
+	}
+	/* cgroupfs driver: /kubepods[/<qos>]/pod<UID>/<ID>; Docker: /docker/<ID>. */
+	if (n == 8 && memcmp(c, "kubepods", 8) == 0) {
+		w->in_kubepods = true;
+		w->qos_dir[0] = '\0';
+		return;
+	}
+	if (w->in_kubepods && ((n == 9 && memcmp(c, "burstable", 9) == 0) ||
+			       (n == 10 && memcmp(c, "besteffort", 10) == 0))) {
+		copy_n(w->qos_dir, sizeof(w->qos_dir), c, n);
+		return;
+	}
+	if (w->in_kubepods && has_prefix(c, n, "pod") && set_pod_uid(id, c + 3, n - 3)) {
+		enter_pod(id);
+		if (w->qos_dir[0])
+			set_qos(id, w->qos_dir, strlen(w->qos_dir));
+		else
+			strcpy(id->qos, "guaranteed");
+		w->after_pod = true;
+		return;
+	}
+	if (n == 6 && memcmp(c, "docker", 6) == 0) {
+		w->after_docker = true;
+		return;
+	}
+	if (after_docker && n == 64 && set_container(id, "docker", c, n))
+		return;
+	/* Under a cgroupfs pod the runtime is not in the name: a bare id, runtime unknown here. */
+	if (after_pod && n == 64 && is_container_id(c, n))
+		set_container(id, "", c, n);
+}
+
+int container_from_cgroup(const char *path, struct container_id *id)
+{
+	struct walk w = { .id = id };
+	const char *p, *end;
+	size_t len;
+
+	if (!id)
+		return -EINVAL;
+	memset(id, 0, sizeof(*id));
+	if (!path)
+		return -ENOENT;
+	len = strcspn(path, "\n");
+	if (len >= 10 && memcmp(path + len - 10, " (deleted)", 10) == 0)
+		len -= 10;
+	end = path + len;
+	for (p = path; p < end;) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		const char *e = slash ? slash : end;
+
+		component(&w, p, (size_t)(e - p));
+		p = slash ? slash + 1 : end;
+	}
+	if (id->id[0] || id->pod_uid[0]) {
+		/* The unit is for processes in no container: a pod's process in a .service (kubelet nested) is not. */
+		id->unit[0] = '\0';
+		return 0;
+	}
+	if (id->runtime[0]) /* a conmon outside any pod */
+		return 0;
+	if (id->unit[0]) {
+		strcpy(id->runtime, "systemd");
+		return 0;
+	}
+	id->qos[0] = '\0';
+	return -ENOENT;
+}
+
+/* How much a parsed identity says: a container over a pod over a monitor over a unit over nothing. */
+static int rank(int rc, const struct container_id *id)
+{
+	if (rc)
+		return 0;
+	if (id->id[0])
+		return 4;
+	if (id->pod_uid[0])
+		return 3;
+	return strcmp(id->runtime, "systemd") ? 2 : 1;
+}
+
+int container_from_proc_cgroup(const char *text, struct container_id *id)
+{
+	struct container_id cur;
+	int best = 0, best_v2 = 0;
+
+	if (!id)
+		return -EINVAL;
+	memset(id, 0, sizeof(*id));
+	if (!text)
+		return -ENOENT;
+	for (const char *line = text; *line;) {
+		size_t n = strcspn(line, "\n");
+		const char *c1 = memchr(line, ':', n);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(line + n - c1 - 1)) : NULL;
+
+		if (c2 && (size_t)(line + n - c2 - 1) < 4096) {
+			char path[4096];
+			size_t plen = (size_t)(line + n - c2 - 1);
+			/* v2's line is "0::path" (hierarchy 0, no controllers). */
+			int v2 = c1 == line + 1 && line[0] == '0' && c2 == c1 + 1;
+			int r;
+
+			memcpy(path, c2 + 1, plen);
+			path[plen] = '\0';
+			r = rank(container_from_cgroup(path, &cur), &cur);
+			if (r > best || (r == best && r > 0 && v2 && !best_v2)) {
+				*id = cur;
+				best = r;
+				best_v2 = v2;
+			}
+		}
+		line += n;
+		if (*line == '\n')
+			line++;
+	}
+	return best ? 0 : -ENOENT;
+}
+
+/* ---- options ------------------------------------------------------------------------------------------- */
+
+#define KUBELET_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL)
+
+static struct container_opts opts_set;
+static struct container_opts opts_eff;
+static char *run_default, *cgroupfs_default;
+
+void container_opts_set(const struct container_opts *o)
+{
+	opts_set = *o;
+	free(run_default);
+	free(cgroupfs_default);
+	run_default = cgroupfs_default = NULL;
+}
+
+const struct container_opts *container_opts(void)
+{
+	const char *root = opts_set.rootfs && *opts_set.rootfs ? opts_set.rootfs : "/";
+	int slash = root[strlen(root) - 1] == '/';
+
+	opts_eff = opts_set;
+	opts_eff.rootfs = root;
+	if (!opts_eff.run) {
+		if (!run_default)
+			run_default = xasprintf("%s%srun", root, slash ? "" : "/");
+		opts_eff.run = run_default;
+	}
+	if (!opts_eff.cgroupfs) {
+		if (!cgroupfs_default)
+			cgroupfs_default = xasprintf("%s%ssys/fs/cgroup", root, slash ? "" : "/");
+		opts_eff.cgroupfs = cgroupfs_default;
+	}
+	if (opts_eff.kubelet_refresh_ns <= 0)
+		opts_eff.kubelet_refresh_ns = KUBELET_REFRESH_DEFAULT_NS;
+	return &opts_eff;
+}
+
+/* ---- names from the runtimes' state files --------------------------------------------------------------- */
+
+#define STATE_FILE_MAX (4u << 20)       /* an OCI config.json is tens of KiB; a runaway file is refused */
+#define RETRY_NS (10 * 1000 * 1000 * 1000LL) /* a container with no state file: look again after 10 s */
+#define CACHE_MAX 4096                  /* entries kept; past that the cache starts over */
+
+struct ctr_entry {
+	char id[80];
+	char pod_uid[48];
+	struct container_names n;
+	int found;          /* a state file named it */
+	int64_t checked_ns; /* when the files were last read */
+};
+
+struct pod_entry {
+	char uid[48];
+	char pod[256], ns[64];
+};
+
+struct containers {
+	struct loop *loop;
+	struct kubelet *kl;  /* NULL when no --kubelet-url */
+	struct ctr_entry *c;
+	size_t nc, ac;
+	struct pod_entry *p;
+	size_t np, ap;
+};
+
+/* A JSON file (at most STATE_FILE_MAX bytes) as a new object, or NULL when it is missing or not JSON. */
+static json_t *load_json(const char *path)
+{
+	char *text = xmalloc(STATE_FILE_MAX);
+	ssize_t n = read_regular_file(path, text, STATE_FILE_MAX);
+	json_t *o = NULL;
+
+	if (n > 0)
+		o = json_loadb(text, (size_t)n, 0, NULL);
+	free(text);
+	if (o && !json_is_object(o)) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
+static void take(char *dst, size_t size, json_t *obj, const char *key)
+{
+	const char *v = json_string_value(json_object_get(obj, key));
+
+	if (v && *v && !*dst) {
+		snprintf(dst, size, "%s", v);
+		utf8_sanitize(dst);
+	}
+}
+
+/* Kubernetes' names from an annotation or label object; 1 when it named anything. */
+static int from_annotations(json_t *a, struct container_names *n)
+{
+	if (!json_is_object(a))
+		return 0;
+	/* containerd's CRI plugin */
+	take(n->pod, sizeof(n->pod), a, "io.kubernetes.cri.sandbox-name");
+	take(n->ns, sizeof(n->ns), a, "io.kubernetes.cri.sandbox-namespace");
+	take(n->name, sizeof(n->name), a, "io.kubernetes.cri.container-name");
+	/* CRI-O, and the dockershim's labels */
+	take(n->pod, sizeof(n->pod), a, "io.kubernetes.pod.name");
+	take(n->ns, sizeof(n->ns), a, "io.kubernetes.pod.namespace");
+	take(n->name, sizeof(n->name), a, "io.kubernetes.container.name");
+	/* nerdctl (containerd without Kubernetes) */
+	take(n->name, sizeof(n->name), a, "nerdctl/name");
+	return n->pod[0] || n->ns[0] || n->name[0];
+}
+
+/* containerd: the task bundle's OCI config.json, in the CRI namespace (k8s.io), Docker's (moby) or nerdctl's. */
+static int names_containerd(const char *id, struct container_names *n)
+{
+	static const char *const spaces[] = { "k8s.io", "moby", "default" };
+	const struct container_opts *o = container_opts();
+
+	for (size_t i = 0; i < sizeof(spaces) / sizeof(spaces[0]); i++) {
+		char *path = xasprintf("%s/containerd/io.containerd.runtime.v2.task/%s/%s/config.json", o->run, spaces[i],
+				       id);
+		json_t *cfg = load_json(path);
+		int found = cfg != NULL;
+
+		free(path);
+		if (cfg) {
+			from_annotations(json_object_get(cfg, "annotations"), n);
+			json_decref(cfg);
+			snprintf(n->runtime, sizeof(n->runtime), "containerd");
+			return found;
+		}
+	}
+	return 0;
+}
+
+/* CRI-O: the container's config.json or state.json under its run root, else under the storage root. */
+static int names_crio(const char *id, struct container_names *n)
+{
+	const struct container_opts *o = container_opts();
+	char *paths[3];
+	int found = 0;
+
+	paths[0] = xasprintf("%s/containers/storage/overlay-containers/%s/userdata/config.json", o->run, id);
+	paths[1] = xasprintf("%s/containers/storage/overlay-containers/%s/userdata/state.json", o->run, id);
+	paths[2] = xasprintf("%s%svar/lib/containers/storage/overlay-containers/%s/userdata/config.json", o->rootfs,
+			     o->rootfs[strlen(o->rootfs) - 1] == '/' ? "" : "/", id);
+	for (size_t i = 0; i < 3 && !found; i++) {
+		json_t *cfg = load_json(paths[i]);
+
+		if (cfg) {
+			found = 1;
+			from_annotations(json_object_get(cfg, "annotations"), n);
+			json_decref(cfg);
+			snprintf(n->runtime, sizeof(n->runtime), "cri-o");
+		}
+	}
+	for (size_t i = 0; i < 3; i++)
+		free(paths[i]);
+	return found;
+}
+
+/* Docker: config.v2.json's Kubernetes labels (dockershim), else the container's own name. */
+static int names_docker(const char *id, struct container_names *n)
+{
+	const struct container_opts *o = container_opts();
+	char *path = xasprintf("%s%svar/lib/docker/containers/%s/config.v2.json", o->rootfs,
+			       o->rootfs[strlen(o->rootfs) - 1] == '/' ? "" : "/", id);
+	json_t *cfg = load_json(path);
+	const char *name;
+
+	free(path);
+	if (!cfg)
+		return 0;
+	from_annotations(json_object_get(json_object_get(cfg, "Config"), "Labels"), n);
+	name = json_string_value(json_object_get(cfg, "Name"));
+	if (name && !n->name[0] && !n->pod[0]) {
+		snprintf(n->name, sizeof(n->name), "%s", name[0] == '/' ? name + 1 : name);
+		utf8_sanitize(n->name);
+	}
+	snprintf(n->runtime, sizeof(n->runtime), "docker");
+	json_decref(cfg);
+	return 1;
+}
+
+/* Read the state files of container id (runtime as the cgroup said, "" when it did not). */
+static int names_from_state(const struct container_id *id, struct container_names *n)
+{
+	const char *rt = id->runtime;
+
+	memset(n, 0, sizeof(*n));
+	if (!strcmp(rt, "containerd"))
+		return names_containerd(id->id, n);
+	if (!strcmp(rt, "cri-o"))
+		return names_crio(id->id, n);
+	if (!strcmp(rt, "docker"))
+		return names_docker(id->id, n) || names_containerd(id->id, n);
+	if (!*rt) /* the cgroupfs driver's bare id: whichever runtime has it */
+		return names_containerd(id->id, n) || names_crio(id->id, n) || names_docker(id->id, n);
+	return 0; /* podman keeps its names in a database: the id stands */
+}
+
+static struct pod_entry *pod_find(struct containers *c, const char *uid)
+{
+	for (size_t i = 0; i < c->np; i++)
+		if (!strcmp(c->p[i].uid, uid))
+			return &c->p[i];
+	return NULL;
+}
+
+/* Remember a pod's names (from a container's state files): a process in the pod but in no container gets them. */
+static void pod_learn(struct containers *c, const char *uid, const struct container_names *n)
+{
+	struct pod_entry *p;
+
+	if (!*uid || (!n->pod[0] && !n->ns[0]))
+		return;
+	p = pod_find(c, uid);
+	if (!p) {
+		if (c->np >= CACHE_MAX)
+			c->np = 0;
+		if (c->np == c->ap) {
+			c->ap = c->ap ? c->ap * 2 : 16;
+			c->p = xrealloc(c->p, c->ap * sizeof(*c->p));
+		}
+		p = &c->p[c->np++];
+		memset(p, 0, sizeof(*p));
+		snprintf(p->uid, sizeof(p->uid), "%s", uid);
+	}
+	snprintf(p->pod, sizeof(p->pod), "%s", n->pod);
+	snprintf(p->ns, sizeof(p->ns), "%s", n->ns);
+}
+
+static struct ctr_entry *ctr_find(struct containers *c, const char *id)
+{
+	for (size_t i = 0; i < c->nc; i++)
+		if (!strcmp(c->c[i].id, id))
+			return &c->c[i];
+	return NULL;
+}
+
+struct containers *containers_new(struct loop *loop)
+{
+	struct containers *c = xcalloc(1, sizeof(*c));
+	const struct container_opts *o = container_opts();
+
+	c->loop = loop;
+	if (o->kubelet_url && loop)
+		c->kl = kubelet_new(loop, o->kubelet_helper ? o->kubelet_helper : "accel-imds", o);
+	return c;
+}
+
+void containers_free(struct containers *c)
+{
+	if (!c)
+		return;
+	kubelet_free(c->kl);
+	free(c->c);
+	free(c->p);
+	free(c);
+}
+
+void containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out)
+{
+	struct ctr_entry *e = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!c)
+		return;
+	if (id->id[0]) {
+		e = ctr_find(c, id->id);
+		if (!e) {
+			if (c->nc >= CACHE_MAX)
+				c->nc = 0; /* a host does not run 4096 containers that touch devices: start over */
+			if (c->nc == c->ac) {
+				c->ac = c->ac ? c->ac * 2 : 16;
+				c->c = xrealloc(c->c, c->ac * sizeof(*c->c));
+			}
+			e = &c->c[c->nc++];
+			memset(e, 0, sizeof(*e));
+			snprintf(e->id, sizeof(e->id), "%s", id->id);
+			e->checked_ns = INT64_MIN;
+		}
+		snprintf(e->pod_uid, sizeof(e->pod_uid), "%s", id->pod_uid);
+		if (!e->found && (e->checked_ns == INT64_MIN || now - e->checked_ns >= RETRY_NS)) {
+			e->checked_ns = now;
+			e->found = names_from_state(id, &e->n);
+			if (e->found)
+				pod_learn(c, id->pod_uid, &e->n);
+		}
+		*out = e->n;
+	}
+	if (id->pod_uid[0] && (!out->pod[0] || !out->ns[0])) {
+		struct pod_entry *p = pod_find(c, id->pod_uid);
+
+		if (p) {
+			snprintf(out->pod, sizeof(out->pod), "%s", p->pod);
+			snprintf(out->ns, sizeof(out->ns), "%s", p->ns);
+		}
+	}
+	/* What the files did not say, the kubelet may: a pod's names, a container's name in it. */
+	if (c->kl && id->pod_uid[0] && (!out->pod[0] || !out->ns[0] || (id->id[0] && !out->name[0])))
+		kubelet_names(c->kl, id->pod_uid, id->id, now, out);
+}
+
+json_t *container_json(const struct container_id *id, const struct container_names *n)
+{
+	json_t *o = json_object();
+	const char *rt = id->runtime[0] ? id->runtime : n ? n->runtime : "";
+	const struct {
+		const char *key, *val;
+	} kv[] = {
+		{ "runtime", rt },
+		{ "id", id->id },
+		{ "pod_uid", id->pod_uid },
+		{ "pod", n ? n->pod : "" },
+		{ "namespace", n ? n->ns : "" },
+		{ "name", n ? n->name : "" },
+		{ "qos", id->qos },
+		{ "unit", id->unit },
+	};
+
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		if (kv[i].val[0])
+			json_object_set_new(o, kv[i].key, json_string(kv[i].val));
+	return o;
+}
+
+/* ---- device groups --------------------------------------------------------------------------------------- */
+
+/* Add v (a number) to o[key], a sum kept as an integer while it fits (bytes), else a real. */
+static void add_number(json_t *o, const char *key, json_t *v)
+{
+	json_t *cur = json_object_get(o, key);
+
+	if (!json_is_number(v))
+		return;
+	if (!cur) {
+		json_object_set_new(o, key, json_is_integer(v) ? json_integer(json_integer_value(v))
+							 : json_real(json_real_value(v)));
+	} else if (json_is_integer(cur) && json_is_integer(v) && json_integer_value(v) >= 0 &&
+		   json_integer_value(cur) <= INT64_MAX - json_integer_value(v)) {
+		json_object_set_new(o, key, json_integer(json_integer_value(cur) + json_integer_value(v)));
+	} else {
+		json_object_set_new(o, key, json_real(json_number_value(cur) + json_number_value(v)));
+	}
+}
+
+/* Add one process's figure (bytes, or {"<engine>": percent}) to an aggregate. */
+static void aggregate(json_t *agg, pid_t pid, json_t *fig)
+{
+	json_t *pids = json_object_get(agg, "pids");
+	const char *k;
+	json_t *v;
+
+	if (!pids) {
+		pids = json_array();
+		json_object_set_new(agg, "pids", pids);
+	}
+	json_array_append_new(pids, json_integer(pid));
+	if (json_is_number(fig)) {
+		add_number(agg, "memory_bytes", fig);
+	} else if (json_is_object(fig)) {
+		json_t *eng = json_object_get(agg, "engines");
+
+		if (!eng) {
+			eng = json_object();
+			json_object_set_new(agg, "engines", eng);
+		}
+		json_object_foreach(fig, k, v)
+			add_number(eng, k, v);
+	}
+}
+
+/* The aggregate obj[key], created with the identity fields of ident listed in keys. */
+static json_t *agg_of(json_t *obj, const char *key, json_t *ident, const char *const *keys)
+{
+	json_t *a = json_object_get(obj, key);
+
+	if (!a) {
+		a = json_object();
+		for (; *keys; keys++)
+			if (json_object_get(ident, *keys))
+				json_object_set(a, *keys, json_object_get(ident, *keys));
+		json_object_set_new(obj, key, a);
+	}
+	return a;
+}
+
+static void set_or_drop(json_t *dev, const char *key, json_t *v)
+{
+	if (json_object_size(v))
+		json_object_set_new(dev, key, v);
+	else {
+		json_decref(v);
+		if (json_object_get(dev, key))
+			json_object_del(dev, key);
+	}
+}
+
+/* One device object (or MIG device): see containers_annotate_group. */
+static void annotate_device(struct proctab *t, int64_t cycle, json_t *dev)
+{
+	static const char *const pod_keys[] = { "pod", "namespace", "qos", NULL };
+	static const char *const ctr_keys[] = { "runtime", "pod_uid", "pod", "namespace", "name", NULL };
+	json_t *procs = json_object_get(dev, "processes"), *pidlist = json_object_get(dev, "pids");
+	json_t *pc, *pods, *ctrs, *fig;
+	const char *key;
+	size_t i;
+
+	if (!json_is_object(procs) && !json_is_array(pidlist))
+		return;
+	pc = json_object();
+	pods = json_object();
+	ctrs = json_object();
+	json_object_foreach(procs, key, fig) {
+		char *end;
+		long pid = strtol(key, &end, 10);
+		json_t *ident;
+
+		if (*end || pid <= 0 || pid > 0x3fffffff)
+			continue;
+		ident = proctab_container_json_pid(t, cycle, (pid_t)pid);
+		if (!ident)
+			continue;
+		if (json_object_get(ident, "pod_uid"))
+			aggregate(agg_of(pods, json_string_value(json_object_get(ident, "pod_uid")), ident, pod_keys),
+				  (pid_t)pid, fig);
+		if (json_object_get(ident, "id"))
+			aggregate(agg_of(ctrs, json_string_value(json_object_get(ident, "id")), ident, ctr_keys),
+				  (pid_t)pid, fig);
+		json_object_set_new(pc, key, ident);
+	}
+	json_array_foreach(pidlist, i, fig) {
+		char k[24];
+		json_t *ident;
+
+		if (!json_is_integer(fig) || json_integer_value(fig) <= 0 || json_integer_value(fig) > 0x3fffffff)
+			continue;
+		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
+		if (json_object_get(pc, k))
+			continue;
+		ident = proctab_container_json_pid(t, cycle, (pid_t)json_integer_value(fig));
+		if (!ident)
+			continue;
+		json_object_set_new(pc, k, ident);
+	}
+	set_or_drop(dev, "process_containers", pc);
+	set_or_drop(dev, "pods", pods);
+	set_or_drop(dev, "containers", ctrs);
+}
+
+void containers_annotate_group(struct proctab *t, int64_t cycle, json_t *group)
+{
+	const char *k, *mk;
+	json_t *dev, *mig;
+
+	json_object_foreach(json_object_get(group, "devices"), k, dev) {
+		if (!json_is_object(dev))
+			continue;
+		annotate_device(t, cycle, dev);
+		json_object_foreach(json_object_get(dev, "mig_devices"), mk, mig)
+			if (json_is_object(mig))
+				annotate_device(t, cycle, mig);
+	}
+}
+
+void containers_annotate_report(struct proctab *t, int64_t cycle, json_t *device_data)
+{
+	size_t i;
+	json_t *ent, *g;
+	const char *k;
+
+	json_array_foreach(device_data, i, ent)
+		json_object_foreach(json_object_get(ent, "report"), k, g)
+			if (json_is_object(g)) /* a group with an error has no devices to walk */
+				containers_annotate_group(t, cycle, g);
+}

@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVML events as they happen; see nvidia_events.h.
+ *
+ * A thread, not a helper process. nvmlEventSetWait_v2 blocks (up to its
+ * timeout) and cannot be woken, so it must not run on the producer's
+ * thread. A helper process would need an NVML of its own (nvmlInit,
+ * device enumeration, matching its handles to ours by UUID, its own GPU-
+ * lost handling) and a protocol, and would double the driver's per-process
+ * state; the event set and the device handles are only valid inside the
+ * process that made them. NVML is documented thread-safe, so one thread
+ * that calls nothing but nvmlEventSetWait, and writes fixed-size records
+ * into a pipe, is the smallest thing that works: it never touches JSON,
+ * the report, the configuration or any other state of the producer, and
+ * all counting happens on the producer's thread when the loop sees the
+ * pipe readable (or at the next report, whichever comes first). Signals
+ * are blocked in the thread, so SIGTERM/SIGHUP still reach the producer's
+ * ppoll. The thread checks a stop flag after each wait (NV_EV_WAIT_MS), so
+ * closing (shutdown, reload) joins it within that time.
+ *
+ * A record is 40 bytes, under PIPE_BUF, so each write is whole. When the
+ * pipe is full (the producer is busy), the thread waits and writes again:
+ * it may fall behind, the driver keeps queueing, and no event is dropped
+ * by us. A wait that fails (GPU lost, driver gone) is handed over once per
+ * streak of that error. nvmlEventSetWait says GPU_IS_LOST without saying
+ * which GPU, and may say it at every call while that GPU is registered, so
+ * the other GPUs' events would stop too: the thread then makes a new set
+ * with the registered GPUs that still answer (events pending in the old
+ * one are lost with it), and the lost GPU is registered again when it
+ * answers (nv_events_register, from the collector's lookup). A wait that
+ * fails again the same way makes the thread sleep one timeout before
+ * trying again, so a driver that keeps failing at once costs no CPU.
+ *
+ * The set and the registered handles are shared with the thread under mu;
+ * the wait itself runs without it. Counting state is the producer's only.
+ *
+ * Counts are per device slot and per period: "xid_errors" by code (every
+ * code seen since start stays, with 0 in a quiet period, so a counter
+ * series does not vanish), "events" by kind; "xid_events" lists the
+ * period's XIDs with their times (the first NV_EV_LIST; absent in a quiet
+ * period); "last_xid" and its time stay.
+ */
+#include "nvidia_events.h"
+#include "../core/loop.h"
+#include "../../common/log.h"
+#include "../../common/timeutil.h"
+#include "../../common/util.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NV_EV_WAIT_MS 200   /* one nvmlEventSetWait; also how long closing may wait for the thread */
+#define NV_EV_CODES 64      /* distinct XID codes counted per device */
+#define NV_EV_DRAIN 256     /* records taken per read */
+#define NV_EV_LIST 32       /* XIDs listed with their times per device and period (all are counted) */
+
+/* What the thread hands over. */
+enum { REC_EVENT, REC_WAIT_ERROR };
+
+struct ev_rec {
+	nvmlDevice_t dev;         /* REC_EVENT: the device it came from */
+	unsigned long long type;  /* REC_EVENT: nvmlEventType* bit(s) */
+	unsigned long long data;  /* REC_EVENT: the XID code for an XID */
+	int64_t real_ns;          /* when the thread got it (CLOCK_REALTIME) */
+	int kind;
+	int rc;                   /* REC_WAIT_ERROR: what nvmlEventSetWait returned */
+};
+_Static_assert(sizeof(struct ev_rec) <= PIPE_BUF, "a record is written whole");
+
+/* The event types asked for, and the report's name of each ("events"; XIDs have their own fields). */
+static const struct {
+	unsigned long long bit;
+	const char *name;
+} ev_kinds[] = {
+	{ nvmlEventTypeDoubleBitEccError, "double_bit_ecc" },
+	{ nvmlEventTypeSingleBitEccError, "single_bit_ecc" },
+	{ nvmlEventTypeClock, "clock_change" },
+	{ nvmlEventTypeGpuUnavailableError, "gpu_unavailable" },
+};
+#define EV_WANT                                                                                           \
+	(nvmlEventTypeXidCriticalError | nvmlEventTypeDoubleBitEccError | nvmlEventTypeSingleBitEccError | \
+	 nvmlEventTypeClock | nvmlEventTypeGpuUnavailableError)
+#define EV_NKINDS (sizeof(ev_kinds) / sizeof(ev_kinds[0]))
+
+/* One device slot: the producer's thread only. */
+struct ev_dev {
+	nvmlDevice_t h;               /* the handle registered; NULL: none */
+	unsigned gpu;                 /* its NVML index, for messages */
+	unsigned long long mask;      /* the event types registered */
+	int lost;                     /* counted as lost, not registered again since */
+	struct {
+		unsigned long long code;
+		uint64_t n;           /* this period */
+	} xid[NV_EV_CODES];
+	size_t nxid;
+	uint64_t kinds[EV_NKINDS];    /* this period, by ev_kinds */
+	uint64_t lost_n;              /* this period */
+	struct {
+		unsigned long long code;
+		int64_t ns;           /* CLOCK_REALTIME */
+	} list[NV_EV_LIST];           /* this period's first XIDs, in order */
+	size_t nlist;
+	int have_last;
+	unsigned long long last_xid;
+	int64_t last_ns;              /* CLOCK_REALTIME */
+};
+
+struct nv_events {
+	/* NVML, resolved from the library */
+	nvml_event_create_fn create;
+	nvml_event_free_fn set_free;
+	nvml_register_fn reg;
+	nvml_event_wait_fn wait;
+	nvml_event_types_fn supported;
+	nvml_error_string_fn error_string;
+	pthread_mutex_t mu;           /* set, and dev[].h and dev[].mask as the thread reads them */
+	nvmlEventSet_t set;
+	int have_set;
+	/* the thread and its pipe */
+	pthread_t thread;
+	int have_thread;
+	atomic_int stop;
+	int rfd, wfd;
+	struct loop *loop;            /* borrowed; NULL: taken at reports only */
+	struct loop_watch watch;
+	/* device slots */
+	struct ev_dev *dev;
+	size_t ndev;
+	struct log_limit lim, xid_lim;
+};
+
+/* Sleep ms milliseconds, or less when stop is set (checked every 20 ms). */
+static void nap(struct nv_events *ev, int ms)
+{
+	while (ms > 0 && !atomic_load(&ev->stop)) {
+		int step = ms < 20 ? ms : 20;
+		struct timespec ts = { 0, (long)step * 1000000L };
+
+		nanosleep(&ts, NULL);
+		ms -= step;
+	}
+}
+
+/* Hand one record over; a full pipe is waited out (or until stop). */
+static void hand_over(struct nv_events *ev, const struct ev_rec *r)
+{
+	while (!atomic_load(&ev->stop)) {
+		ssize_t n = write(ev->wfd, r, sizeof(*r));
+
+		if (n == (ssize_t)sizeof(*r))
+			return;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN)
+			return; /* the read end is gone: we are closing */
+		nap(ev, 5);
+	}
+}
+
+/*
+ * The thread, after GPU_IS_LOST: a new set with the registered GPUs that
+ * still register (a lost one fails), in place of the old one. 1 done, 0 not.
+ */
+static int rebuild(struct nv_events *ev)
+{
+	nvmlEventSet_t fresh, old;
+
+	if (ev->create(&fresh) != NVML_SUCCESS)
+		return 0;
+	pthread_mutex_lock(&ev->mu);
+	for (size_t i = 0; i < ev->ndev; i++)
+		if (ev->dev[i].h && ev->dev[i].mask) /* a lost one fails: registered again when it answers */
+			(void)ev->reg(ev->dev[i].h, ev->dev[i].mask, fresh);
+	old = ev->set;
+	ev->set = fresh;
+	pthread_mutex_unlock(&ev->mu);
+	ev->set_free(old);
+	return 1;
+}
+
+/* The waiting thread: nvmlEventSetWait, each result into the pipe. */
+static void *ev_thread(void *arg)
+{
+	struct nv_events *ev = arg;
+	int streak = NVML_SUCCESS;
+
+	while (!atomic_load(&ev->stop)) {
+		nvmlEventData_t d;
+		struct ev_rec r;
+		nvmlReturn_t rc;
+		nvmlEventSet_t set;
+
+		pthread_mutex_lock(&ev->mu);
+		set = ev->set;
+		pthread_mutex_unlock(&ev->mu);
+		memset(&d, 0, sizeof(d));
+		rc = ev->wait(set, &d, NV_EV_WAIT_MS);
+		memset(&r, 0, sizeof(r));
+		r.real_ns = clock_real_ns();
+		if (rc == NVML_SUCCESS) {
+			streak = NVML_SUCCESS;
+			r.kind = REC_EVENT;
+			r.dev = d.device;
+			r.type = d.eventType;
+			r.data = d.eventData;
+			hand_over(ev, &r);
+		} else if (rc == NVML_ERROR_TIMEOUT) {
+			streak = NVML_SUCCESS; /* the wait works: a later error is a new streak */
+		} else {
+			int again = rc == streak;
+
+			if (!again) {
+				r.kind = REC_WAIT_ERROR;
+				r.rc = rc;
+				hand_over(ev, &r);
+			}
+			streak = rc;
+			if (again || (rc != NVML_ERROR_GPU_IS_LOST && rc != NVML_ERROR_RESET_REQUIRED) || !rebuild(ev))
+				nap(ev, NV_EV_WAIT_MS); /* a driver that fails at once does not make us spin */
+		}
+	}
+	return NULL;
+}
+
+static const char *ev_strerror(const struct nv_events *ev, nvmlReturn_t rc, char *dst, size_t size)
+{
+	const char *s = ev->error_string ? ev->error_string(rc) : NULL;
+
+	snprintf(dst, size, "%s (NVML error %d)", s && *s ? s : "error", rc);
+	return dst;
+}
+
+/* Device slot i counts a loss, once until it is registered again. */
+static void count_lost(struct nv_events *ev, size_t i)
+{
+	if (ev->dev[i].lost)
+		return;
+	ev->dev[i].lost = 1;
+	ev->dev[i].lost_n++;
+}
+
+/* Count one XID of device d. */
+static void count_xid(struct nv_events *ev, struct ev_dev *d, unsigned long long code, int64_t real_ns)
+{
+	size_t k;
+
+	d->have_last = 1;
+	d->last_xid = code;
+	d->last_ns = real_ns;
+	if (d->nlist < NV_EV_LIST) {
+		d->list[d->nlist].code = code;
+		d->list[d->nlist++].ns = real_ns;
+	}
+	for (k = 0; k < d->nxid && d->xid[k].code != code; k++)
+		;
+	if (k == d->nxid) {
+		if (d->nxid == NV_EV_CODES) {
+			log_limited(&ev->lim, "nvidia: more than %d distinct XID codes on one GPU; XID %llu is not counted",
+				    NV_EV_CODES, code);
+			return;
+		}
+		d->xid[d->nxid].code = code;
+		d->xid[d->nxid++].n = 0;
+	}
+	d->xid[k].n++;
+}
+
+/* Count one record (producer's thread). */
+static void take(struct nv_events *ev, const struct ev_rec *r)
+{
+	char why[160];
+	size_t i;
+
+	if (r->kind == REC_WAIT_ERROR) { /* once per streak of one error (the thread's) */
+		log_warn("nvidia: waiting for events: %s%s", ev_strerror(ev, r->rc, why, sizeof(why)),
+			 r->rc == NVML_ERROR_GPU_IS_LOST ? "; the lost GPU shows at its next read" : "");
+		return;
+	}
+	for (i = 0; i < ev->ndev && (!ev->dev[i].h || ev->dev[i].h != r->dev); i++)
+		;
+	if (i == ev->ndev)
+		return; /* a device not selected, or a handle dropped since */
+	if (r->type & nvmlEventTypeXidCriticalError) {
+		count_xid(ev, &ev->dev[i], r->data, r->real_ns);
+		log_limited(&ev->xid_lim, "nvidia: GPU %u: XID %llu", ev->dev[i].gpu, r->data);
+	}
+	for (size_t k = 0; k < EV_NKINDS; k++)
+		if (r->type & ev_kinds[k].bit)
+			ev->dev[i].kinds[k]++;
+	if (r->type & nvmlEventTypeGpuUnavailableError)
+		count_lost(ev, i);
+}
+
+/* Take every record in the pipe. */
+static void drain(struct nv_events *ev)
+{
+	struct ev_rec r[16];
+
+	if (ev->rfd < 0)
+		return;
+	for (int rounds = 0; rounds < NV_EV_DRAIN / 16; rounds++) {
+		ssize_t n = read(ev->rfd, r, sizeof(r));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		for (size_t k = 0; k < (size_t)n / sizeof(r[0]); k++)
+			take(ev, &r[k]);
+		if ((size_t)n < sizeof(r))
+			return;
+	}
+}
+
+static void on_readable(struct loop_watch *w, short revents)
+{
+	(void)revents;
+	drain(w->data);
+}
+
+/* Start the thread with every signal blocked (they are the producer's, taken in its ppoll). 0 or -errno. */
+static int start_thread(struct nv_events *ev)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&ev->thread, NULL, ev_thread, ev);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -rc;
+}
+
+struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev)
+{
+	struct nv_events *ev = xcalloc(1, sizeof(*ev));
+	int p[2];
+	void *sym;
+	char why[160];
+	nvmlReturn_t rc;
+
+	ev->rfd = ev->wfd = -1;
+	ev->ndev = ndev;
+	pthread_mutex_init(&ev->mu, NULL);
+	ev->dev = xcalloc(ndev ? ndev : 1, sizeof(*ev->dev));
+	/* POSIX: a function's address and a void * share one representation. */
+#define RESOLVE(field, ...)                                                         \
+	do {                                                                        \
+		const char *names_[] = { __VA_ARGS__, NULL };                       \
+		sym = NULL;                                                         \
+		for (size_t k_ = 0; names_[k_] && !sym; k_++)                       \
+			sym = dlsym(dl, names_[k_]);                                \
+		memcpy(&ev->field, &sym, sizeof(sym));                              \
+	} while (0)
+	RESOLVE(create, "nvmlEventSetCreate");
+	RESOLVE(set_free, "nvmlEventSetFree");
+	RESOLVE(reg, "nvmlDeviceRegisterEvents");
+	RESOLVE(wait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
+	RESOLVE(supported, "nvmlDeviceGetSupportedEventTypes");
+	RESOLVE(error_string, "nvmlErrorString");
+#undef RESOLVE
+	if (!ev->create || !ev->set_free || !ev->reg || !ev->wait) {
+		log_info("nvidia: this NVML has no event sets; XIDs and other events are not reported");
+		return ev;
+	}
+	rc = ev->create(&ev->set);
+	if (rc != NVML_SUCCESS) {
+		log_warn("nvidia: cannot create an NVML event set: %s; XIDs and other events are not reported",
+			 ev_strerror(ev, rc, why, sizeof(why)));
+		return ev;
+	}
+	ev->have_set = 1;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
+		log_warn("nvidia: pipe: %s; XIDs and other events are not reported", strerror(errno));
+		return ev;
+	}
+	ev->rfd = p[0];
+	ev->wfd = p[1];
+	if ((rc = start_thread(ev)) < 0) {
+		log_warn("nvidia: cannot start the event thread: %s; XIDs and other events are not reported",
+			 strerror(-rc));
+		return ev;
+	}
+	ev->have_thread = 1;
+	ev->loop = loop;
+	if (loop)
+		loop_watch_start(loop, &ev->watch, ev->rfd, POLLIN, on_readable, ev);
+	return ev;
+}
+
+void nv_events_register(struct nv_events *ev, size_t i, unsigned gpu, nvmlDevice_t h)
+{
+	struct ev_dev *d;
+	unsigned long long want = EV_WANT, sup = 0;
+
+	if (!ev || i >= ev->ndev || !h)
+		return;
+	d = &ev->dev[i];
+	d->lost = 0;
+	d->gpu = gpu;
+	if (!ev->have_thread)
+		return;
+	drain(ev); /* events of the handle before are counted under it */
+	if (ev->supported && ev->supported(h, &sup) == NVML_SUCCESS)
+		want &= sup;
+	pthread_mutex_lock(&ev->mu); /* the thread may be making a new set */
+	d->h = h;
+	d->mask = 0;
+	if (want && ev->reg(h, want, ev->set) == NVML_SUCCESS)
+		d->mask = want;
+	else if (ev->reg(h, nvmlEventTypeXidCriticalError, ev->set) == NVML_SUCCESS)
+		d->mask = nvmlEventTypeXidCriticalError; /* NOT_SUPPORTED for some type of the mask: XIDs at least */
+	pthread_mutex_unlock(&ev->mu);
+}
+
+void nv_events_lost(struct nv_events *ev, size_t i)
+{
+	if (ev && i < ev->ndev)
+		count_lost(ev, i);
+}
+
+/* o[k] = v, an integer, updated in place. */
+static void put_count(json_t *o, const char *k, uint64_t v)
+{
+	json_t *j = json_object_get(o, k);
+	json_int_t x = v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v;
+
+	if (json_is_integer(j))
+		json_integer_set(j, x);
+	else
+		json_object_set_new(o, k, json_integer(x));
+}
+
+void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
+{
+	struct ev_dev *d;
+	json_t *e;
+
+	if (!ev || i >= ev->ndev)
+		return;
+	drain(ev);
+	d = &ev->dev[i];
+	if (d->mask & nvmlEventTypeXidCriticalError) {
+		json_t *x = json_object_get(o, "xid_errors");
+		char key[24];
+
+		if (!json_is_object(x)) {
+			x = json_object();
+			json_object_set_new(o, "xid_errors", x);
+		}
+		for (size_t k = 0; k < d->nxid; k++) {
+			snprintf(key, sizeof(key), "%llu", d->xid[k].code);
+			put_count(x, key, d->xid[k].n);
+			d->xid[k].n = 0;
+		}
+	} else if (json_object_get(o, "xid_errors")) {
+		json_object_del(o, "xid_errors");
+	}
+	if (d->nlist) { /* built only in a period with XIDs */
+		json_t *a = json_array();
+		char iso[ISO8601_LEN];
+
+		for (size_t k = 0; k < d->nlist; k++) {
+			iso8601_format(d->list[k].ns, iso);
+			json_array_append_new(a, json_pack("{s:I, s:s}", "xid", (json_int_t)d->list[k].code, "time", iso));
+		}
+		json_object_set_new(o, "xid_events", a);
+		d->nlist = 0;
+	} else if (json_object_get(o, "xid_events")) {
+		json_object_del(o, "xid_events");
+	}
+	if (d->have_last) {
+		char iso[ISO8601_LEN];
+		json_t *t = json_object_get(o, "last_xid_time");
+
+		put_count(o, "last_xid", d->last_xid);
+		iso8601_format(d->last_ns, iso);
+		if (!json_is_string(t) || strcmp(json_string_value(t), iso))
+			json_object_set_new(o, "last_xid_time", json_string(iso));
+	} else {
+		json_object_del(o, "last_xid");
+		json_object_del(o, "last_xid_time");
+	}
+	e = json_object_get(o, "events");
+	if (!json_is_object(e)) {
+		e = json_object();
+		json_object_set_new(o, "events", e);
+	}
+	for (size_t k = 0; k < EV_NKINDS; k++) {
+		if (d->mask & ev_kinds[k].bit)
+			put_count(e, ev_kinds[k].name, d->kinds[k]);
+		else if (json_object_get(e, ev_kinds[k].name))
+			json_object_del(e, ev_kinds[k].name);
+		d->kinds[k] = 0;
+	}
+	put_count(e, "gpu_lost", d->lost_n);
+	d->lost_n = 0;
+}
+
+void nv_events_free(struct nv_events *ev)
+{
+	if (!ev)
+		return;
+	if (ev->loop)
+		loop_watch_stop(ev->loop, &ev->watch);
+	if (ev->have_thread) {
+		atomic_store(&ev->stop, 1);
+		pthread_join(ev->thread, NULL);
+	}
+	if (ev->have_set)
+		ev->set_free(ev->set);
+	if (ev->rfd >= 0)
+		close(ev->rfd);
+	if (ev->wfd >= 0)
+		close(ev->wfd);
+	pthread_mutex_destroy(&ev->mu);
+	free(ev->dev);
+	free(ev);
+}

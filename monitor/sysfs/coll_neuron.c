@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * neuron: AWS Inferentia and Trainium devices read from the Neuron driver's
+ * sysfs tree (devices/virtual/neuron_device/neuronN, described in the
+ * Neuron Sysfs User Guide), with no Neuron runtime or tool installed.
+ *
+ *   device_info         core_count, info/serial_number, info/architecture/<name>
+ *                       (arch_type, device_name, device_type, instance_type),
+ *                       connected_devices, module/neuron/version
+ *   device_utilization  per NeuronCore (neuron_coreK/stats/...): busy time
+ *                       (other_info/nc_time_in_use, µs) over the period,
+ *                       inferences, flops, model loads, resets, and the
+ *                       status/<name> counters (success, failure, timeout, ...)
+ *   device_memory       per NeuronCore device memory by category
+ *                       (memory_usage/device_mem/<category>), host memory by category
+ *                       (stats/memory_usage/host_mem/<category>)
+ *   device_power        stats/power/utilization (percent of maximum power)
+ *   device_errors       stats/hardware/<counter> ECC counters
+ *
+ * Most values are "counters": a directory holding total, present (and
+ * peak for memory). accel-monitor reads total, and for event counts reports
+ * the increase over the period like neuron-monitor does; a counter that
+ * went backwards (driver reload, write-to-clear) starts over, never a
+ * negative count. Memory totals are current usage, reported as they are.
+ * A value that is a plain file is read the same way. NeuronCores are keyed
+ * by neuron-monitor's index: device index * cores per device + core.
+ *
+ * The same tree also fills the system group neuron_hw_counters in
+ * neuron-monitor 2.x's schema (coll_neuron_hw_ops): neuron_devices[] with
+ * neuron_device_index and the increase over the period of the driver's
+ * mem_ecc_corrected, mem_ecc_uncorrected, sram_ecc_corrected and
+ * sram_ecc_uncorrected (each where the driver has it), every device, no
+ * device block needed.
+ */
+#include "../core/collector.h"
+#include "sysfs.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NRN_NAMES 24
+#define NRN_CORES 16
+
+/* Names found in a directory (counters, categories). */
+struct namelist {
+	char name[NRN_NAMES][40];
+	size_t n;
+};
+
+/* other_info counters, in this order. */
+enum { OI_BUSY, OI_INFER, OI_FLOPS, OI_LOADS, OI_RESET_REQ, OI_RESET_FAIL, OI_COUNT };
+static const char *const oi_file[OI_COUNT] = {
+	"other_info/nc_time_in_use", "other_info/inference_count",  "other_info/flop_count",
+	"other_info/model_load_count", "other_info/reset_req_count", "other_info/reset_fail_count",
+};
+static const char *const oi_key[OI_COUNT] = { NULL, "inferences", "flops", "model_loads", "reset_requests",
+					      "reset_failures" };
+
+struct nrn_core {
+	unsigned k;                /* neuron_coreK */
+	int fd;                    /* neuron_coreK/stats */
+	struct namelist status;    /* status/<name> */
+	struct namelist mem;       /* memory_usage/device_mem/<category> */
+	struct counter st[NRN_NAMES];
+	struct counter oi[OI_COUNT];
+	int64_t busy_t;            /* monotonic ns of the oi[OI_BUSY] sample */
+};
+
+struct nrn_dev {
+	int fd;                    /* neuronN */
+	unsigned n;                /* N */
+	unsigned core_count;       /* core_count, else the neuron_coreK directories found */
+	struct nrn_core core[NRN_CORES];
+	size_t ncores;
+	struct namelist hw;        /* stats/hardware/<counter> */
+	struct counter hwc[NRN_NAMES];
+	struct namelist host;      /* stats/memory_usage/host_mem/<category> */
+	struct namelist arch;      /* info/architecture/<file> */
+	struct warnset warned;
+};
+
+struct nrn_state {
+	struct sysfs_coll base; /* first: the shared ops take the state as one */
+};
+
+static const int nrn_fatal[] = { ENODEV, 0 };
+
+#define NRN_SUPPORTED                                                                                          \
+	(GROUP_BIT(GROUP_DEVICE_INFO) | GROUP_BIT(GROUP_DEVICE_UTILIZATION) | GROUP_BIT(GROUP_DEVICE_MEMORY) | \
+	 GROUP_BIT(GROUP_DEVICE_POWER) | GROUP_BIT(GROUP_DEVICE_ERRORS))
+
+/* ---- discovery ------------------------------------------------------------------ */
+
+/* "prefixN" -> N; -1 when name is not that. */
+static long numbered(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	char *end;
+	long v;
+
+	if (strncmp(name, prefix, n) || name[n] < '0' || name[n] > '9')
+		return -1;
+	v = strtol(name + n, &end, 10);
+	return *end ? -1 : v;
+}
+
+/* The entries of rel that are counters or categories (not the total/present/peak files themselves). */
+static void list_names(int fd, const char *rel, struct namelist *out)
+{
+	struct sysfs_names names = { 0 };
+
+	out->n = 0;
+	if (sysfs_list(fd, rel, &names) == 0)
+		for (size_t i = 0; i < names.n && out->n < NRN_NAMES; i++) {
+			const char *e = sysfs_name(&names, i);
+
+			if (!strcmp(e, "total") || !strcmp(e, "present") || !strcmp(e, "peak"))
+				continue;
+			snprintf(out->name[out->n++], sizeof(out->name[0]), "%s", e);
+		}
+	sysfs_names_free(&names);
+}
+
+static void nrn_dev_free(void *priv)
+{
+	struct nrn_dev *nd = priv;
+
+	if (!nd)
+		return;
+	for (size_t i = 0; i < nd->ncores; i++)
+		if (nd->core[i].fd >= 0)
+			close(nd->core[i].fd);
+	if (nd->fd >= 0)
+		close(nd->fd);
+	free(nd);
+}
+
+static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, int64_t now, json_t *out);
+static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d);
+
+/* A new device in slot sl: its cores and counters, identity, selection, and the counters' baselines. */
+static void nrn_dev_open(struct nrn_state *s, struct devslot *sl, unsigned n, int fd)
+{
+	struct nrn_dev *nd = xcalloc(1, sizeof(*nd));
+	struct sysfs_names names = { 0 };
+	struct rdctx r = { .type = "neuron", .key = sl->key };
+	char text[128];
+	uint64_t v;
+	int64_t now = clock_mono_ns();
+
+	nd->fd = fd;
+	nd->n = n;
+	if (sysfs_list(fd, ".", &names) == 0)
+		for (size_t i = 0; i < names.n && nd->ncores < NRN_CORES; i++) {
+			long k = numbered(sysfs_name(&names, i), "neuron_core");
+			struct nrn_core *c = &nd->core[nd->ncores];
+			char rel[64];
+
+			if (k < 0)
+				continue;
+			snprintf(rel, sizeof(rel), "%s/stats", sysfs_name(&names, i));
+			c->k = (unsigned)k;
+			c->fd = sysfs_dir(fd, rel);
+			if (c->fd < 0)
+				continue;
+			list_names(c->fd, "status", &c->status);
+			list_names(c->fd, "memory_usage/device_mem", &c->mem);
+			nd->ncores++;
+		}
+	sysfs_names_free(&names);
+	nd->core_count = sysfs_u64(fd, "core_count", &v) == 0 && v > 0 && v < 1024 ? (unsigned)v : (unsigned)nd->ncores;
+	list_names(fd, "stats/hardware", &nd->hw);
+	list_names(fd, "stats/memory_usage/host_mem", &nd->host);
+	list_names(fd, "info/architecture", &nd->arch);
+	if (sysfs_read(fd, "info/serial_number", text, sizeof(text)) > 0)
+		snprintf(sl->uuid, sizeof(sl->uuid), "%s", text);
+	if (sysfs_read(fd, "info/architecture/device_type", text, sizeof(text)) > 0 ||
+	    sysfs_read(fd, "info/architecture/device_name", text, sizeof(text)) > 0)
+		snprintf(sl->model, sizeof(sl->model), "%s", text);
+	else if (sysfs_read(fd, "info/architecture/arch_type", text, sizeof(text)) > 0)
+		snprintf(sl->model, sizeof(sl->model), "Neuron %s", text);
+	sl->priv = nd;
+	sl->selected = !s->base.cfg || cfg_device_selects(s->base.cfg, sl->index, sl->uuid[0] ? sl->uuid : NULL,
+							  sl->uuid[0] ? sl->uuid : NULL);
+	/* Baselines: the first report counts from here. */
+	for (size_t i = 0; i < nd->ncores; i++)
+		util_core(nd, &nd->core[i], &r, now, NULL);
+	errors_dev(nd, &r, NULL);
+}
+
+static void nrn_scan(void *state)
+{
+	struct nrn_state *s = state;
+	int rc = sysfs_coll_list(&s->base, "devices/virtual/neuron_device");
+
+	if (rc == 0) {
+		snprintf(s->base.error, sizeof(s->base.error),
+			 "the Neuron driver is not loaded (no devices/virtual/neuron_device under %s)",
+			 s->base.env->sysfs);
+		devtab_clear(&s->base.tab);
+	}
+	if (rc <= 0)
+		return;
+	devtab_begin(&s->base.tab);
+	for (size_t i = 0; i < s->base.names.n; i++) {
+		const char *name = sysfs_name(&s->base.names, i);
+		long n = numbered(name, "neuron");
+		struct devslot *sl;
+		char rel[96];
+		bool fresh;
+		int fd;
+
+		if (n < 0)
+			continue;
+		sl = devtab_find(&s->base.tab, name);
+		if (sl && !sl->gone) {
+			if (faccessat(((struct nrn_dev *)sl->priv)->fd, "core_count", F_OK, 0) == 0)
+				devtab_see(&s->base.tab, name, n, &fresh);
+			continue;
+		}
+		snprintf(rel, sizeof(rel), "devices/virtual/neuron_device/%s", name);
+		fd = sysfs_dir(s->base.sysfd, rel);
+		if (fd < 0)
+			continue;
+		sl = devtab_see(&s->base.tab, name, n, &fresh);
+		nrn_dev_open(s, sl, (unsigned)n, fd);
+	}
+	devtab_end(&s->base.tab);
+}
+
+/* ---- groups ------------------------------------------------------------------------ */
+
+static void nrn_info(struct nrn_state *s, struct nrn_dev *nd, struct rdctx *r, json_t *d)
+{
+	char text[256];
+
+	if (rd_text(r, nd->fd, "info/serial_number", text, sizeof(text)) == 1 && text[0])
+		json_object_set_new(d, "serial", json_string(utf8_sanitize(text)));
+	if (sysfs_read(s->base.sysfd, "module/neuron/version", text, sizeof(text)) > 0)
+		json_object_set_new(d, "driver_version", json_string(utf8_sanitize(text)));
+	json_object_set_new(d, "core_count", json_integer(nd->core_count));
+	for (size_t i = 0; i < nd->arch.n; i++) {
+		char rel[96];
+
+		snprintf(rel, sizeof(rel), "info/architecture/%s", nd->arch.name[i]);
+		/* arch_type, device_name, device_type, instance_type: scalars next to the others */
+		if (rd_text(r, nd->fd, rel, text, sizeof(text)) == 1 && text[0] && !json_object_get(d, nd->arch.name[i]))
+			json_object_set_new(d, nd->arch.name[i], json_string(utf8_sanitize(text)));
+	}
+	/* "1, 3" (neuron-ls's CONNECTED DEVICES); empty on single-device instances. */
+	if (rd_text(r, nd->fd, "connected_devices", text, sizeof(text)) == 1) {
+		json_t *list = json_array();
+		const char *p = text;
+
+		while (*p) {
+			char *end;
+			long v;
+
+			while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n')
+				p++;
+			if (!*p)
+				break;
+			v = strtol(p, &end, 10);
+			if (end == p) {
+				json_decref(list);
+				list = NULL;
+				rd_check(r, "connected_devices", -EBADMSG);
+				break;
+			}
+			json_array_append_new(list, json_integer(v));
+			p = end;
+		}
+		if (list)
+			json_object_set_new(d, "connected_devices", list);
+	}
+}
+
+/*
+ * One NeuronCore's utilization-group values into out (NULL: only take the
+ * counters' samples, as a baseline). Counts are increases over the period.
+ */
+static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, int64_t now, json_t *out)
+{
+	json_t *status = json_object(), *totals = json_object();
+	uint64_t v, delta;
+	char rel[96];
+
+	for (size_t i = 0; i < OI_COUNT; i++) {
+		bool had;
+
+		if (rd_counter(r, c->fd, oi_file[i], &v) != 1)
+			continue;
+		had = counter_step(&c->oi[i], v, &delta);
+		if (i == OI_BUSY) {
+			int64_t dt = now - c->busy_t;
+
+			c->busy_t = now;
+			if (had && dt > 0 && out) {
+				double pct = (double)delta * 1e3 * 100.0 / (double)dt; /* µs over ns */
+
+				json_object_set_new(out, "utilization_percent", json_real(pct > 100.0 ? 100.0 : pct));
+			}
+		} else if (had && out) {
+			json_set_u64(out, oi_key[i], delta);
+		}
+	}
+	for (size_t i = 0; i < c->status.n; i++) {
+		snprintf(rel, sizeof(rel), "status/%s", c->status.name[i]);
+		if (rd_counter(r, c->fd, rel, &v) != 1)
+			continue;
+		if (counter_step(&c->st[i], v, &delta))
+			json_set_u64(status, c->status.name[i], delta);
+		json_set_u64(totals, c->status.name[i], v);
+	}
+	if (out && json_object_size(status))
+		json_object_set(out, "status", status);
+	if (out && json_object_size(totals))
+		json_object_set(out, "status_total", totals);
+	json_decref(status);
+	json_decref(totals);
+	(void)nd;
+}
+
+static void core_key(const struct nrn_dev *nd, const struct nrn_core *c, char key[16])
+{
+	snprintf(key, 16, "%u", nd->n * nd->core_count + c->k);
+}
+
+static void nrn_util(struct nrn_dev *nd, struct rdctx *r, const struct cycle *cy, json_t *d)
+{
+	json_t *cores = json_object();
+	double sum = 0;
+	size_t nsum = 0;
+
+	for (size_t i = 0; i < nd->ncores; i++) {
+		json_t *c = json_object(), *u;
+		char key[16];
+
+		util_core(nd, &nd->core[i], r, cy->mono_ns, c);
+		if ((u = json_object_get(c, "utilization_percent"))) {
+			sum += json_real_value(u);
+			nsum++;
+		}
+		core_key(nd, &nd->core[i], key);
+		json_object_set_new(cores, key, c);
+	}
+	if (nsum)
+		json_object_set_new(d, "core_percent", json_real(sum / (double)nsum));
+	json_object_set_new(d, "neuroncores", cores);
+}
+
+static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
+{
+	json_t *cores = json_object(), *host = json_object();
+	struct u64sum used = { 0 }, host_used = { 0 };
+	uint64_t v;
+	bool have = false, have_host = false;
+	char rel[128], key[16];
+
+	for (size_t i = 0; i < nd->ncores; i++) {
+		struct nrn_core *c = &nd->core[i];
+		json_t *cats = json_object();
+
+		for (size_t m = 0; m < c->mem.n; m++) {
+			snprintf(rel, sizeof(rel), "memory_usage/device_mem/%s", c->mem.name[m]);
+			if (rd_counter(r, c->fd, rel, &v) != 1)
+				continue;
+			json_set_u64(cats, c->mem.name[m], v);
+			u64sum_add(&used, v);
+			have = true;
+		}
+		/* Drivers without categories keep one device_mem counter. */
+		if (!c->mem.n && rd_counter(r, c->fd, "memory_usage/device_mem", &v) == 1) {
+			u64sum_add(&used, v);
+			have = true;
+		}
+		core_key(nd, c, key);
+		json_object_set_new(cores, key, cats);
+	}
+	for (size_t m = 0; m < nd->host.n; m++) {
+		snprintf(rel, sizeof(rel), "stats/memory_usage/host_mem/%s", nd->host.name[m]);
+		if (rd_counter(r, nd->fd, rel, &v) != 1)
+			continue;
+		json_set_u64(host, nd->host.name[m], v);
+		u64sum_add(&host_used, v);
+		have_host = true;
+	}
+	if (!nd->host.n && rd_counter(r, nd->fd, "stats/memory_usage/host_mem", &v) == 1) {
+		u64sum_add(&host_used, v);
+		have_host = true;
+	}
+	if (have)
+		json_object_set_new(d, "used_bytes", u64sum_json(&used));
+	if (have_host)
+		json_object_set_new(d, "host_used_bytes", u64sum_json(&host_used));
+	json_object_set_new(d, "neuroncores", cores);
+	if (json_object_size(host))
+		json_object_set(d, "host_bytes", host);
+	json_decref(host);
+}
+
+/*
+ * stats/power/utilization: "<status>,<unix time>,<min>,<max>,<avg>" in
+ * percent of the device's maximum power, refreshed every minute. Only a
+ * POWER_STATUS_VALID sample is reported.
+ */
+static void nrn_power(struct nrn_dev *nd, struct rdctx *r, json_t *d)
+{
+	char text[160], *f[5], *save = NULL, *p;
+	size_t n = 0;
+
+	if (rd_text(r, nd->fd, "stats/power/utilization", text, sizeof(text)) != 1)
+		return;
+	for (p = strtok_r(text, ",", &save); p && n < 5; p = strtok_r(NULL, ",", &save))
+		f[n++] = p;
+	if (n == 5 && !strcmp(f[0], "POWER_STATUS_VALID")) {
+		double v[3];
+		char *end;
+
+		/* min, max and average over the last minute: the average is reported, the others checked. */
+		for (size_t i = 0; i < 3; i++) {
+			v[i] = strtod(f[2 + i], &end);
+			if (end == f[2 + i] || *end || v[i] < 0 || v[i] > 100) {
+				rd_check(r, "stats/power/utilization", -EBADMSG);
+				return;
+			}
+		}
+		json_object_set_new(d, "power_percent", json_real(v[2]));
+	} else if (n != 5 || (strcmp(f[0], "POWER_STATUS_NO_DATA") && strcmp(f[0], "POWER_STATUS_INVALID"))) {
+		rd_check(r, "stats/power/utilization", -EBADMSG);
+	}
+}
+
+/* ECC counters of stats/hardware into d (NULL: baseline only). */
+static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
+{
+	json_t *events = json_object(), *totals = json_object();
+	struct u64sum dc = { 0 }, du = { 0 }, tc = { 0 }, tu = { 0 };
+	uint64_t v, delta;
+	bool all_delta = true;
+	char rel[96];
+
+	for (size_t i = 0; i < nd->hw.n; i++) {
+		const char *name = nd->hw.name[i];
+		bool unc = strstr(name, "uncorrected") != NULL, had;
+
+		snprintf(rel, sizeof(rel), "stats/hardware/%s", name);
+		if (rd_counter(r, nd->fd, rel, &v) != 1)
+			continue;
+		had = counter_step(&nd->hwc[i], v, &delta);
+		json_set_u64(totals, name, v);
+		if (had)
+			json_set_u64(events, name, delta);
+		else
+			all_delta = false;
+		if (unc) {
+			u64sum_add(&du, delta);
+			u64sum_add(&tu, v);
+		} else if (strstr(name, "corrected")) {
+			u64sum_add(&dc, delta);
+			u64sum_add(&tc, v);
+		}
+	}
+	if (d && json_object_size(totals)) {
+		if (all_delta)
+			json_object_set_new(d, "ecc_errors", json_pack("{s:o, s:o}", "corrected", u64sum_json(&dc),
+								       "uncorrected", u64sum_json(&du)));
+		json_object_set_new(d, "ecc_corrected_volatile_total", u64sum_json(&tc));
+		json_object_set_new(d, "ecc_uncorrected_volatile_total", u64sum_json(&tu));
+		if (json_object_size(events))
+			json_object_set(d, "ecc_events", events);
+		json_object_set(d, "ecc_events_total", totals);
+	}
+	json_decref(events);
+	json_decref(totals);
+}
+
+/* ---- ops ------------------------------------------------------------------------------ */
+
+static bool is_neuron(int sysfd, const char *name)
+{
+	(void)sysfd;
+	return numbered(name, "neuron") >= 0;
+}
+
+static int nrn_probe(const struct mon_env *env)
+{
+	return sysfs_probe(env, "devices/virtual/neuron_device", is_neuron);
+}
+
+static int nrn_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+{
+	struct nrn_state *s = xcalloc(1, sizeof(*s));
+
+	sysfs_coll_init(&s->base, env, dev, NRN_SUPPORTED, nrn_dev_free);
+	*state = s;
+	nrn_scan(s);
+	return s->base.error[0] ? -ENODEV : 0;
+}
+
+static void nrn_fill(void *state, enum group_id id, const struct cycle *cy, struct devslot *sl, struct rdctx *r,
+		     json_t *d)
+{
+	struct nrn_state *s = state;
+	struct nrn_dev *nd = sl->priv;
+
+	r->warned = &nd->warned;
+	switch (id) {
+	case GROUP_DEVICE_INFO:
+		nrn_info(s, nd, r, d);
+		break;
+	case GROUP_DEVICE_UTILIZATION:
+		nrn_util(nd, r, cy, d);
+		break;
+	case GROUP_DEVICE_MEMORY:
+		nrn_memory(nd, r, d);
+		break;
+	case GROUP_DEVICE_POWER:
+		nrn_power(nd, r, d);
+		break;
+	case GROUP_DEVICE_ERRORS:
+		errors_dev(nd, r, d);
+		break;
+	default:
+		break;
+	}
+}
+
+static void nrn_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+{
+	struct nrn_state *s = state;
+
+	if (!sysfs_coll_begin(&s->base, cy, group, nrn_scan))
+		return;
+	if (!(GROUP_BIT(id) & NRN_SUPPORTED))
+		return; /* no thermal or clock data in the Neuron sysfs: "devices" stays {} */
+	sysfs_coll_fill(&s->base, id, cy, group, "neuron", nrn_fatal, nrn_fill);
+}
+
+/* ---- the system group neuron_hw_counters ----------------------------------------- */
+
+/* neuron-monitor 2.x's neuron_hw_counters fields: the driver's stats/hardware counters of the same name. */
+static const char *const hw_fields[] = { "mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected",
+					 "sram_ecc_uncorrected" };
+
+/* Every Neuron device (no block, no selection), its counters' baselines taken now. */
+static int nhw_open(const struct mon_env *env, void **state)
+{
+	struct nrn_state *s = xcalloc(1, sizeof(*s));
+
+	sysfs_coll_init(&s->base, env, NULL, GROUP_BIT(GROUP_DEVICE_ERRORS), nrn_dev_free);
+	*state = s;
+	nrn_scan(s);
+	return s->base.error[0] ? -ENODEV : 0;
+}
+
+/*
+ * neuron_devices[]: one entry per present device, in index order, with the
+ * per-period increase of each hw_fields counter the driver has. A device
+ * whose read fails (ENODEV) is left out and named in the group's error.
+ */
+static void nhw_collect(void *state, const struct cycle *cy, json_t *group)
+{
+	struct nrn_state *s = state;
+	json_t *list = json_array();
+	char why[256] = "";
+
+	if (devtab_new_cycle(&s->base.tab, cy))
+		nrn_scan(s);
+	if (s->base.error[0]) {
+		set_error(group, "%s", s->base.error);
+		json_decref(list);
+		return;
+	}
+	for (size_t i = 0; i < s->base.tab.n; i++) {
+		struct devslot *sl = s->base.tab.slot[i];
+		struct nrn_dev *nd = sl->priv;
+		struct rdctx r = { .type = "neuron", .key = sl->key, .fatal = nrn_fatal, .warned = &nd->warned };
+		json_t *tmp, *events, *dev;
+
+		if (sl->gone || !sl->selected)
+			continue;
+		tmp = json_object();
+		errors_dev(nd, &r, tmp);
+		if (r.err) {
+			snprintf(why, sizeof(why), "%s: cannot read %s: %s", sl->key, r.file, strerror(r.err));
+			json_decref(tmp);
+			continue;
+		}
+		dev = json_object();
+		json_object_set_new(dev, "neuron_device_index", json_integer(sl->index));
+		events = json_object_get(tmp, "ecc_events");
+		for (size_t k = 0; k < ARRAY_SIZE(hw_fields); k++) {
+			json_t *v = json_object_get(events, hw_fields[k]);
+
+			if (v)
+				json_object_set(dev, hw_fields[k], v);
+		}
+		json_array_append_new(list, dev);
+		json_decref(tmp);
+	}
+	json_object_set_new(group, "neuron_devices", list);
+	if (why[0])
+		set_error(group, "%s", why);
+}
+
+const struct group_ops coll_neuron_hw_ops = {
+	.id = GROUP_NEURON_HW_COUNTERS,
+	.open = nhw_open,
+	.collect = nhw_collect,
+	.close = sysfs_coll_free,
+};
+
+const struct device_ops coll_neuron_ops = {
+	.type = "neuron",
+	.probe = nrn_probe,
+	.open = nrn_open,
+	.collect = nrn_collect,
+	.error = sysfs_coll_error,
+	.close = sysfs_coll_free,
+};

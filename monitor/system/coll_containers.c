@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * container_usage: per-container CPU and memory, what cAdvisor is added
+ * for. Every container, Kubernetes pod and systemd unit cgroup on the host
+ * (recognised from its path by container_from_cgroup, container.h) gets an
+ * entry keyed by its cgroup path with its identity and:
+ *
+ *   cpu_usage_seconds, cpu_user_seconds, cpu_system_seconds  CPU time over the period
+ *   cpu_periods, cpu_throttled_periods, cpu_throttled_seconds CFS bandwidth over the period
+ *                                                            (only once the cgroup had a quota)
+ *   oom_kills                                                OOM kills over the period
+ *   memory_usage_bytes, memory_working_set_bytes,            now
+ *   memory_rss_bytes, memory_cache_bytes
+ *
+ * Counters are increments over the period, as every counter of the report:
+ * open() takes the baseline; a cgroup that appears later was created since
+ * the previous scan, so all of its counters were spent within the period
+ * and count from zero, and so does one recreated under the same path (a new
+ * inode) or whose counter went back. The sum of a cgroup's increments is
+ * its own counter: accel-prom's container_cpu_usage_seconds_total is the
+ * cgroup's usage since it was created (or since the monitor started).
+ *
+ * Cost: one scan of the tree per period. Every directory found is kept
+ * open (up to a quarter of RLIMIT_NOFILE; past that one is opened by path
+ * when needed and closed after), so a period costs, per cgroup, the openat
+ * of each file it reads and nothing else; a directory that holds
+ * containers is re-read with getdents64 on its kept fd. (Its mtime cannot
+ * say what changed: kernfs moves it on a child's mkdir or rmdir only when
+ * it holds attributes for the directory, which it allocates lazily; on
+ * Linux 6.18's v1 hierarchies a new child leaves it unchanged. Re-reading
+ * the children is the cheapest exact way.) A
+ * container's own directory is never listed (what is below it is the
+ * container's business and included in its accounting), and the same
+ * name with another inode number (from the listing's d_ino) is a new
+ * cgroup. bench/containers_bench.c measures it against plain reads.
+ */
+#include "../host/cgroupfs.h"
+#include "../core/collector.h"
+#include "../host/container.h"
+#include "../host/proctab.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CT_MAX_DEPTH 32        /* cgroup levels walked below the root */
+#define CT_MAX_NODES 65536     /* cgroups kept in the table */
+#define CT_DENTS_BUF (32 * 1024)
+#define CT_READ_BUF (64 * 1024) /* memory.stat of v1 with NUMA lines fits easily */
+
+/* A root the tree is walked from: the v2 root, or one v1 hierarchy (serving one or more roles). */
+struct ct_root {
+	int fd;
+	unsigned roles; /* bit per enum cg_hier it serves */
+};
+
+/* One cgroup directory, by its path below the root(s). */
+struct ct_node {
+	char *path;               /* "/kubepods.slice/..."; "" for the root */
+	char *key;                /* path made valid UTF-8: its key in "containers" */
+	int fd[CG_NHIER];         /* per root slot: the kept directory fd, or -1 */
+	ino_t ino[CG_NHIER];      /* per root slot: the directory's inode number when opened */
+	unsigned seen[CG_NHIER];  /* per root slot: the scan generation it was last listed in */
+	int report;               /* a container, pod or unit: it has an entry */
+	int leaf;                 /* a container: its children are not walked */
+	struct container_id cid;
+	struct cg_stats prev;     /* the last successful read */
+	int have_prev;            /* prev is a baseline; 0: the next read counts from zero */
+	json_t *obj;              /* its entry in containers (borrowed from it), while it has one */
+};
+
+struct ct_state {
+	char *root;               /* --path.cgroupfs (container_opts()) */
+	struct containers *names; /* the producer's name resolver (borrowed; NULL: ids only) */
+	long clk_tck;
+	int v2;                   /* cgroup v2 at the root (else v1 hierarchies) */
+	dev_t root_dev;           /* the root directory the hierarchies were found in */
+	ino_t root_ino;
+	struct ct_root roots[CG_NHIER];
+	size_t nroots;
+	int slot_of[CG_NHIER];    /* role -> root slot, -1 */
+	struct ct_node **nodes;   /* the table */
+	size_t nnodes, anodes;
+	size_t *index;            /* open-addressing hash of nodes by path (index + 1; 0 empty) */
+	size_t nindex;
+	unsigned gen;             /* scan generation */
+	int baseline_done;        /* open()'s scan happened: later cgroups count from zero */
+	int was_baseline;         /* the last ct_cycle was a baseline scan (nothing to report yet) */
+	size_t nfds, fd_cap;      /* directory fds kept, and the most that may be */
+	char *dents[CT_MAX_DEPTH + 1]; /* one listing buffer per depth */
+	char *buf;                /* file read scratch */
+	json_t *containers;       /* kept between cycles, lent to each report */
+	char err[512];            /* why the last scan failed, "" */
+	int truncated;            /* the table was full during the last scan */
+	struct log_limit trunc_log;
+};
+
+/* ---- the table ---------------------------------------------------------- */
+
+static size_t path_hash(const char *p)
+{
+	return (size_t)hash_bytes(0x9e3779b97f4a7c15ull, p, strlen(p));
+}
+
+static void index_rebuild(struct ct_state *s)
+{
+	size_t want = 64;
+
+	while (want < s->nnodes * 2)
+		want *= 2;
+	free(s->index);
+	s->index = xcalloc(want, sizeof(*s->index));
+	s->nindex = want;
+	for (size_t i = 0; i < s->nnodes; i++) {
+		size_t h = path_hash(s->nodes[i]->path) & (want - 1);
+
+		while (s->index[h])
+			h = (h + 1) & (want - 1);
+		s->index[h] = i + 1;
+	}
+}
+
+static struct ct_node *node_find(struct ct_state *s, const char *path)
+{
+	size_t h;
+
+	if (!s->nindex)
+		return NULL;
+	for (h = path_hash(path) & (s->nindex - 1); s->index[h]; h = (h + 1) & (s->nindex - 1))
+		if (!strcmp(s->nodes[s->index[h] - 1]->path, path))
+			return s->nodes[s->index[h] - 1];
+	return NULL;
+}
+
+static struct ct_node *node_add(struct ct_state *s, const char *path, const struct ct_node *parent)
+{
+	struct ct_node *n = xcalloc(1, sizeof(*n));
+	char tmp[4096];
+
+	n->path = xstrdup(path);
+	snprintf(tmp, sizeof(tmp), "%s", *path ? path : "/");
+	n->key = xstrdup(utf8_sanitize(tmp));
+	for (int i = 0; i < CG_NHIER; i++)
+		n->fd[i] = -1;
+	/*
+	 * Reported when its own component says something its parent's path
+	 * did not: a container, a pod or a unit of its own (a conmon scope in
+	 * a pod says only the pod's UID again: it is not the pod).
+	 */
+	if (*path && container_from_cgroup(path, &n->cid) == 0) {
+		const struct container_id *pc = parent ? &parent->cid : NULL;
+
+		n->leaf = n->cid.id[0] != '\0';
+		n->report = n->leaf || (n->cid.pod_uid[0] && (!pc || strcmp(pc->pod_uid, n->cid.pod_uid))) ||
+			    (!n->cid.pod_uid[0] && n->cid.unit[0] && (!pc || strcmp(pc->unit, n->cid.unit)));
+	}
+	if (s->nnodes == s->anodes) {
+		s->anodes = s->anodes ? s->anodes * 2 : 64;
+		s->nodes = xrealloc(s->nodes, s->anodes * sizeof(*s->nodes));
+	}
+	s->nodes[s->nnodes++] = n;
+	if (s->nnodes * 2 > s->nindex) {
+		index_rebuild(s);
+	} else {
+		size_t h = path_hash(path) & (s->nindex - 1);
+
+		while (s->index[h])
+			h = (h + 1) & (s->nindex - 1);
+		s->index[h] = s->nnodes;
+	}
+	return n;
+}
+
+static void node_close_slot(struct ct_state *s, struct ct_node *n, size_t slot)
+{
+	if (n->fd[slot] >= 0) {
+		close(n->fd[slot]);
+		n->fd[slot] = -1;
+		s->nfds--;
+	}
+}
+
+static void node_free(struct ct_state *s, struct ct_node *n)
+{
+	for (size_t i = 0; i < CG_NHIER; i++)
+		node_close_slot(s, n, i);
+	if (n->obj)
+		json_object_del(s->containers, n->key);
+	free(n->path);
+	free(n->key);
+	free(n);
+}
+
+/* ---- the roots ---------------------------------------------------------- */
+
+static void roots_close(struct ct_state *s)
+{
+	for (size_t i = 0; i < s->nnodes; i++)
+		node_free(s, s->nodes[i]);
+	s->nnodes = 0;
+	index_rebuild(s);
+	for (size_t i = 0; i < s->nroots; i++)
+		close(s->roots[i].fd);
+	s->nroots = 0;
+	for (int i = 0; i < CG_NHIER; i++)
+		s->slot_of[i] = -1;
+}
+
+/* Does directory fd hold file name? */
+static int has_file(int fd, const char *name)
+{
+	return faccessat(fd, name, F_OK, 0) == 0;
+}
+
+/* Add dirfd (owned) as a root serving roles, or merge it into the root of the same directory. */
+static void root_add(struct ct_state *s, int fd, unsigned roles)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) == 0)
+		for (size_t i = 0; i < s->nroots; i++)
+			if (fstat(s->roots[i].fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+				s->roots[i].roles |= roles;
+				close(fd);
+				fd = -1;
+				break;
+			}
+	if (fd >= 0 && s->nroots < CG_NHIER)
+		s->roots[s->nroots++] = (struct ct_root){ fd, roles };
+	else if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; i < s->nroots; i++)
+		for (int r = 0; r < CG_NHIER; r++)
+			if (s->roots[i].roles & (1u << r))
+				s->slot_of[r] = (int)i;
+}
+
+/*
+ * Find the hierarchies under the root: cgroup v2 when the root itself has
+ * cgroup.controllers; else each v1 hierarchy directory (a symlink such as
+ * cpu -> cpu,cpuacct is the same directory) by the files its controllers
+ * add. 0, or -errno with s->err set.
+ */
+static int roots_open(struct ct_state *s)
+{
+	int fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+
+	roots_close(s);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(s->err, sizeof(s->err), "cannot open %s: %s", s->root, strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &st) == 0) {
+		s->root_dev = st.st_dev;
+		s->root_ino = st.st_ino;
+	}
+	if (has_file(fd, "cgroup.controllers")) {
+		s->v2 = 1;
+		root_add(s, fd, 1u << CG_H_UNIFIED);
+		return 0;
+	}
+	s->v2 = 0;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+
+		close(fd);
+		snprintf(s->err, sizeof(s->err), "cannot list %s: %s", s->root, strerror(e));
+		return -e;
+	}
+	while ((de = readdir(d))) {
+		unsigned roles = 0;
+		int h;
+
+		if (de->d_name[0] == '.' || de->d_type == DT_LNK)
+			continue;
+		h = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (h < 0)
+			continue;
+		if (has_file(h, "cpuacct.usage"))
+			roles |= 1u << CG_H_CPUACCT;
+		if (has_file(h, "cpu.cfs_period_us") || has_file(h, "cpu.shares"))
+			roles |= 1u << CG_H_CPU;
+		if (has_file(h, "memory.usage_in_bytes"))
+			roles |= 1u << CG_H_MEMORY;
+		if (roles)
+			root_add(s, h, roles);
+		else
+			close(h);
+	}
+	closedir(d);
+	if (!s->nroots) {
+		snprintf(s->err, sizeof(s->err),
+			 "no cgroup hierarchy under %s: neither cgroup v2 (cgroup.controllers) nor a v1 cpuacct, cpu or "
+			 "memory hierarchy", s->root);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* ---- the walk ----------------------------------------------------------- */
+
+/*
+ * The directory fd of n in root slot, opened relative to parent_fd (or by
+ * path from the root) when not kept. *temp is set when the caller must
+ * close it after use. -1 when it cannot be opened.
+ */
+static int node_open(struct ct_state *s, struct ct_node *n, size_t slot, int parent_fd, const char *name, int *temp)
+{
+	int fd;
+	struct stat st;
+
+	*temp = 0;
+	if (n->fd[slot] >= 0)
+		return n->fd[slot];
+	if (parent_fd >= 0 && name)
+		fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	else
+		fd = openat(s->roots[slot].fd, n->path + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	if (!n->ino[slot] && fstat(fd, &st) == 0)
+		n->ino[slot] = st.st_ino;
+	if (s->nfds < s->fd_cap) {
+		n->fd[slot] = fd;
+		s->nfds++;
+	} else {
+		*temp = 1;
+	}
+	return fd;
+}
+
+static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, unsigned depth);
+
+/* One child directory name of dir (listed with inode number ino), in root slot. */
+static void walk_child(struct ct_state *s, size_t slot, struct ct_node *dir, int dir_fd, const char *name, ino_t ino,
+		       unsigned depth)
+{
+	char path[4096];
+	struct ct_node *n;
+	int fd, temp;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir->path, name) >= sizeof(path))
+		return;
+	n = node_find(s, path);
+	if (!n) {
+		if (s->nnodes >= CT_MAX_NODES) {
+			s->truncated = 1;
+			return;
+		}
+		n = node_add(s, path, dir);
+	}
+	if (n->ino[slot] && ino && n->ino[slot] != ino) {
+		/* Removed and created again under the same path since the last scan: a new cgroup. */
+		node_close_slot(s, n, slot);
+		n->ino[slot] = 0;
+		n->have_prev = 0;
+	}
+	n->seen[slot] = s->gen;
+	if (n->leaf && n->fd[slot] >= 0)
+		return; /* a container already open: nothing to list below it */
+	fd = node_open(s, n, slot, dir_fd, name, &temp);
+	if (fd < 0)
+		return;
+	if (!n->leaf && depth < CT_MAX_DEPTH)
+		walk(s, slot, n, fd, depth + 1);
+	if (temp)
+		close(fd);
+}
+
+/* List directory dir (open as fd) in root slot and walk each child cgroup. */
+static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, unsigned depth)
+{
+	char *b;
+	ssize_t got;
+
+	if (!s->dents[depth])
+		s->dents[depth] = xmalloc(CT_DENTS_BUF);
+	b = s->dents[depth];
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return;
+	while ((got = getdents64(fd, b, CT_DENTS_BUF)) > 0) {
+		for (ssize_t off = 0; off < got;) {
+			struct dirent64 *de = (struct dirent64 *)(void *)(b + off);
+			unsigned char type = de->d_type;
+
+			off += de->d_reclen;
+			if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+				continue;
+			if (type == DT_UNKNOWN) {
+				struct stat st;
+
+				if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+					continue;
+				type = DT_DIR;
+			}
+			if (type == DT_DIR)
+				walk_child(s, slot, dir, fd, de->d_name, (ino_t)de->d_ino, depth);
+		}
+	}
+}
+
+/*
+ * One scan: list every root, then forget the cgroups no root listed (and
+ * the fds of those a root no longer has). 0, or -errno with s->err set.
+ */
+static int scan(struct ct_state *s)
+{
+	struct ct_node *top;
+	size_t kept = 0;
+	struct stat st;
+
+	/*
+	 * The kept fds would go on reading a tree that is no longer at the
+	 * root's path (unmounted, replaced): one stat a period tells.
+	 */
+	if (s->nroots && (stat(s->root, &st) || st.st_dev != s->root_dev || st.st_ino != s->root_ino)) {
+		roots_close(s);
+		s->baseline_done = 0; /* a new tree: its first scan is a baseline */
+	}
+	if (!s->nroots && roots_open(s))
+		return -1;
+	s->gen++;
+	s->truncated = 0;
+	top = node_find(s, "");
+	if (!top)
+		top = node_add(s, "", NULL);
+	for (size_t slot = 0; slot < s->nroots; slot++) {
+		top->seen[slot] = s->gen;
+		walk(s, slot, top, s->roots[slot].fd, 0);
+	}
+	for (size_t i = 0; i < s->nnodes; i++) {
+		struct ct_node *n = s->nodes[i];
+		int any = 0;
+
+		for (size_t slot = 0; slot < s->nroots; slot++) {
+			if (n->seen[slot] == s->gen) {
+				any = 1;
+			} else {
+				node_close_slot(s, n, slot);
+				n->ino[slot] = 0;
+			}
+		}
+		if (any)
+			s->nodes[kept++] = n;
+		else
+			node_free(s, n);
+	}
+	if (kept != s->nnodes) {
+		s->nnodes = kept;
+		index_rebuild(s);
+	}
+	s->err[0] = '\0';
+	return 0;
+}
+
+/* ---- the entries -------------------------------------------------------- */
+
+static void set_int(json_t *o, const char *k, uint64_t v)
+{
+	json_t *x = json_object_get(o, k);
+
+	if (json_is_integer(x))
+		json_integer_set(x, (json_int_t)v);
+	else
+		json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+static void set_real(json_t *o, const char *k, double v)
+{
+	json_t *x = json_object_get(o, k);
+
+	if (json_is_real(x))
+		json_real_set(x, v);
+	else
+		json_object_set_new(o, k, json_real(v));
+}
+
+static void set_str(json_t *o, const char *k, const char *v)
+{
+	json_t *x = json_object_get(o, k);
+
+	if (!*v)
+		json_object_del(o, k);
+	else if (!json_is_string(x) || strcmp(json_string_value(x), v))
+		json_object_set_new(o, k, json_string(v));
+}
+
+/* The increment of a counter since the baseline; from zero when there is none or it went back. */
+static uint64_t delta(int have_prev, uint64_t prev, uint64_t cur)
+{
+	return have_prev && cur >= prev ? cur - prev : cur;
+}
+
+/*
+ * The entry's names, as cAdvisor labels a container: "pod", "namespace",
+ * "container" (the Kubernetes container name, for a container in a pod)
+ * and "name" (the runtime's own name of it: Docker's or Podman's name of a
+ * container outside any pod, else the container id). Asked each cycle:
+ * the resolver caches, and a name the kubelet gives later shows up then.
+ */
+static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
+{
+	struct container_names cn;
+	char tmp[256];
+
+	memset(&cn, 0, sizeof(cn));
+	if (s->names && (n->cid.id[0] || n->cid.pod_uid[0]))
+		containers_names(s->names, &n->cid, now, &cn);
+	set_str(n->obj, "pod", utf8_sanitize(cn.pod));
+	set_str(n->obj, "namespace", utf8_sanitize(cn.ns));
+	utf8_sanitize(cn.name);
+	set_str(n->obj, "container", n->cid.id[0] && n->cid.pod_uid[0] ? cn.name : "");
+	snprintf(tmp, sizeof(tmp), "%s", n->cid.id[0] && !n->cid.pod_uid[0] && cn.name[0] ? cn.name : n->cid.id);
+	set_str(n->obj, "name", tmp);
+	/* The runtime that named it when the cgroup did not say (the cgroupfs driver's bare id). */
+	set_str(n->obj, "runtime", n->cid.runtime[0] ? n->cid.runtime : cn.runtime);
+}
+
+/* Read node n and update its entry. 0, or -ENOENT when the cgroup is gone. */
+static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
+{
+	int fd[CG_NHIER], temp[CG_NHIER] = { 0 }, rc;
+	struct cg_stats st;
+	json_t *o;
+	int hp;
+
+	for (int r = 0; r < CG_NHIER; r++) {
+		int slot = s->slot_of[r];
+
+		fd[r] = -1;
+		if (slot >= 0 && n->seen[slot] == s->gen) {
+			/* cpu and cpuacct may be one hierarchy: open its directory once. */
+			int same = -1;
+
+			for (int q = 0; q < r; q++)
+				if (s->slot_of[q] == slot)
+					same = q;
+			fd[r] = same >= 0 ? fd[same] : node_open(s, n, (size_t)slot, -1, NULL, &temp[r]);
+		}
+	}
+	rc = cg_read(fd, s->v2, s->clk_tck, &st, s->buf, CT_READ_BUF);
+	for (int r = 0; r < CG_NHIER; r++)
+		if (temp[r])
+			close(fd[r]);
+	if (rc == -ENOENT || rc == -ENODEV)
+		return -ENOENT;
+	if (!st.has)
+		return 0; /* unreadable now (what cg_read found is -errno): keep the last entry's values */
+	if (!n->obj) {
+		n->obj = json_object();
+		json_object_set_new(s->containers, n->key, n->obj);
+		set_str(n->obj, "runtime", n->cid.runtime);
+		set_str(n->obj, "id", n->cid.id);
+		set_str(n->obj, "pod_uid", n->cid.pod_uid);
+		set_str(n->obj, "qos", n->cid.qos);
+		set_str(n->obj, "unit", n->cid.unit);
+	}
+	o = n->obj;
+	names_update(s, n, now);
+	hp = n->have_prev && s->baseline_done;
+	if (st.has & CG_CPU)
+		set_real(o, "cpu_usage_seconds", (double)delta(hp, n->prev.usage_ns, st.usage_ns) / 1e9);
+	else
+		json_object_del(o, "cpu_usage_seconds");
+	if (st.has & CG_CPU_SPLIT) {
+		set_real(o, "cpu_user_seconds", (double)delta(hp, n->prev.user_ns, st.user_ns) / 1e9);
+		set_real(o, "cpu_system_seconds", (double)delta(hp, n->prev.system_ns, st.system_ns) / 1e9);
+	} else {
+		json_object_del(o, "cpu_user_seconds");
+		json_object_del(o, "cpu_system_seconds");
+	}
+	/* As cAdvisor, the CFS counters only for a cgroup that had a quota (its periods tick only then). */
+	if ((st.has & CG_CFS) && st.nr_periods) {
+		int hc = hp && (n->prev.has & CG_CFS);
+
+		set_int(o, "cpu_periods", delta(hc, n->prev.nr_periods, st.nr_periods));
+		set_int(o, "cpu_throttled_periods", delta(hc, n->prev.nr_throttled, st.nr_throttled));
+		set_real(o, "cpu_throttled_seconds", (double)delta(hc, n->prev.throttled_ns, st.throttled_ns) / 1e9);
+	} else {
+		json_object_del(o, "cpu_periods");
+		json_object_del(o, "cpu_throttled_periods");
+		json_object_del(o, "cpu_throttled_seconds");
+	}
+	if (st.has & CG_MEM)
+		set_int(o, "memory_usage_bytes", st.mem_usage);
+	else
+		json_object_del(o, "memory_usage_bytes");
+	if ((st.has & (CG_MEM | CG_MEM_STAT)) == (CG_MEM | CG_MEM_STAT))
+		set_int(o, "memory_working_set_bytes", st.mem_working_set);
+	else
+		json_object_del(o, "memory_working_set_bytes");
+	if (st.has & CG_MEM_STAT) {
+		set_int(o, "memory_rss_bytes", st.mem_rss);
+		set_int(o, "memory_cache_bytes", st.mem_cache);
+	} else {
+		json_object_del(o, "memory_rss_bytes");
+		json_object_del(o, "memory_cache_bytes");
+	}
+	if (st.has & CG_OOM)
+		set_int(o, "oom_kills", delta(hp && (n->prev.has & CG_OOM), n->prev.oom_kills, st.oom_kills));
+	else
+		json_object_del(o, "oom_kills");
+	n->prev = st;
+	n->have_prev = 1;
+	return 0;
+}
+
+/* Scan and read every reported cgroup. 0, or -errno with s->err set (nothing read). */
+static int ct_cycle(struct ct_state *s, int64_t now)
+{
+	if (scan(s)) {
+		/* The root may come back (a remount, a DaemonSet's volume): look for it afresh next time. */
+		roots_close(s);
+		s->baseline_done = 0;
+		return -1;
+	}
+	/* Children first (the table is in walk order): a pod learns its names from its containers' state. */
+	for (size_t i = s->nnodes; i-- > 0;) {
+		struct ct_node *n = s->nodes[i];
+
+		if (!n->report)
+			continue;
+		if (node_update(s, n, now) == -ENOENT && n->obj) {
+			/* Gone between the listing and the read: its entry goes; a later one with its path is new. */
+			json_object_del(s->containers, n->key);
+			n->obj = NULL;
+			n->have_prev = 0;
+		}
+	}
+	s->was_baseline = !s->baseline_done;
+	s->baseline_done = 1;
+	return 0;
+}
+
+static int ct_open(const struct mon_env *env, void **state)
+{
+	struct ct_state *s = xcalloc(1, sizeof(*s));
+	struct rlimit rl;
+
+	*state = s;
+	s->root = xstrdup(container_opts()->cgroupfs);
+	s->names = env->procs ? env->procs->ct : NULL;
+	s->clk_tck = env->clk_tck > 0 ? env->clk_tck : 100;
+	s->containers = json_object();
+	s->buf = xmalloc(CT_READ_BUF);
+	for (int i = 0; i < CG_NHIER; i++)
+		s->slot_of[i] = -1;
+	/*
+	 * Keep directories open up to a quarter of the descriptor limit (the
+	 * rest of the producer needs its share; 256 of the usual 1024): past
+	 * that a directory is opened when needed and closed after.
+	 */
+	s->fd_cap = 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		s->fd_cap = rl.rlim_cur / 4 < 1 ? 1 : (size_t)(rl.rlim_cur / 4);
+	/* The baseline: the cgroups there now count from this scan; the ones created later from zero. */
+	ct_cycle(s, clock_mono_ns());
+	return 0;
+}
+
+static void ct_collect(void *state, const struct cycle *cy, json_t *group)
+{
+	struct ct_state *s = state;
+
+	if (ct_cycle(s, cy->mono_ns ? cy->mono_ns : clock_mono_ns())) {
+		set_error(group, "%s", s->err);
+		return;
+	}
+	if (s->truncated)
+		log_limited(&s->trunc_log, "containers: more than %d cgroups under %s: the rest are left out",
+			    CT_MAX_NODES, s->root);
+	if (s->was_baseline) {
+		/* No scan before (no root at open(), or a new tree there): this one is the baseline, as vcpu_usage's. */
+		set_error(group, "no baseline scan yet; usage is reported from the next period");
+		return;
+	}
+	json_object_set_new(group, "cgroup_version", json_integer(s->v2 ? 2 : 1));
+	json_object_set(group, "containers", s->containers);
+}
+
+static void ct_close(void *state)
+{
+	struct ct_state *s = state;
+
+	if (!s)
+		return;
+	roots_close(s);
+	free(s->nodes);
+	free(s->index);
+	for (int i = 0; i <= CT_MAX_DEPTH; i++)
+		free(s->dents[i]);
+	free(s->buf);
+	json_decref(s->containers);
+	free(s->root);
+	free(s);
+}
+
+const struct group_ops coll_containers_ops = {
+	.id = GROUP_CONTAINER_USAGE,
+	.open = ct_open,
+	.collect = ct_collect,
+	.close = ct_close,
+};

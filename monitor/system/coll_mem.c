@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memory_info: host memory and swap from /proc/meminfo, in bytes.
+ * "Used" is MemTotal - MemAvailable (the kernel's own estimate of what
+ * could be handed out without swapping); on kernels before 3.14, which
+ * lack MemAvailable, MemTotal - (MemFree + Buffers + Cached + SReclaimable).
+ */
+#include "../core/collector.h"
+#include "../host/procfs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mem_state {
+	const char *root; /* borrowed from the mon_env */
+	struct procfs pf;
+};
+
+static int mem_open(const struct mon_env *env, void **state)
+{
+	struct mem_state *s = xcalloc(1, sizeof(*s));
+
+	*state = s;
+	s->root = env->procfs;
+	return procfs_open(&s->pf, env->procfs);
+}
+
+static void mem_collect(void *state, const struct cycle *cy, json_t *group)
+{
+	struct mem_state *s = state;
+	struct meminfo mi;
+	const char *text;
+
+	(void)cy;
+	if (s->pf.dirfd < 0 && procfs_open(&s->pf, s->root)) {
+		set_error(group, "cannot open %s: %s", s->root, strerror(errno));
+		return;
+	}
+	text = procfs_read(&s->pf, "meminfo");
+	if (!text) {
+		set_error(group, "cannot read meminfo: %s", strerror(errno));
+		return;
+	}
+	if (procfs_parse_meminfo(text, &mi)) {
+		set_error(group, "cannot parse meminfo: no MemTotal");
+		return;
+	}
+	json_object_set_new(group, "memory_total_bytes", json_integer((json_int_t)mi.total));
+	json_object_set_new(group, "memory_used_bytes", json_integer((json_int_t)meminfo_used(&mi)));
+	json_object_set_new(group, "swap_total_bytes", json_integer((json_int_t)mi.swap_total));
+	json_object_set_new(group, "swap_used_bytes",
+			    json_integer((json_int_t)(mi.swap_total > mi.swap_free ? mi.swap_total - mi.swap_free : 0)));
+}
+
+static void mem_close(void *state)
+{
+	struct mem_state *s = state;
+
+	if (!s)
+		return;
+	procfs_close(&s->pf);
+	free(s);
+}
+
+const struct group_ops coll_mem_ops = {
+	.id = GROUP_MEMORY_INFO,
+	.open = mem_open,
+	.collect = mem_collect,
+	.close = mem_close,
+};

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The queue of unacknowledged requests; see remote-write_queue.h.
+ *
+ * Both kinds keep an index of the queued records in memory (a ring of
+ * small entries: where each record is and how many samples it holds); the
+ * memory queue keeps the data there too, the disk queue reads it back from
+ * its segment when the record reaches the front.
+ */
+#include "remote-write_queue.h"
+
+#include "../../common/log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zlib.h>
+
+struct rec {
+	uint64_t seg;   /* disk: segment number */
+	uint64_t off;   /* disk: offset of the header in it */
+	uint32_t len;   /* data bytes */
+	uint32_t nsamples;
+	uint64_t id;
+	char *mem;      /* memory queue: the data */
+};
+
+struct rw_queue {
+	struct rw_queue_opts o;
+	char *dir;
+	struct rec *r;          /* ring */
+	size_t head, n, cap;
+	uint64_t next_id;
+	struct rw_queue_stats st;
+	/* disk */
+	int dirfd;
+	int lockfd;             /* DIR/lock, held with flock while open */
+	int wfd;                /* the segment being appended to, -1 none */
+	uint64_t wseg, woff;
+};
+
+uint32_t rw_queue_crc(uint32_t nsamples, const void *data, size_t len)
+{
+	unsigned char b[4] = { (unsigned char)nsamples, (unsigned char)(nsamples >> 8), (unsigned char)(nsamples >> 16),
+			       (unsigned char)(nsamples >> 24) };
+	uLong c = crc32(0L, Z_NULL, 0);
+
+	c = crc32(c, b, 4);
+	while (len > 0) {
+		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		c = crc32(c, data, n);
+		data = (const char *)data + n;
+		len -= n;
+	}
+	return (uint32_t)c;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static struct rec *rec_at(struct rw_queue *q, size_t i)
+{
+	return &q->r[(q->head + i) % q->cap];
+}
+
+static void ring_push(struct rw_queue *q, const struct rec *r)
+{
+	if (q->n == q->cap) {
+		size_t ncap = q->cap ? 2 * q->cap : 64;
+		struct rec *nr = xmalloc(ncap * sizeof(*nr));
+
+		for (size_t i = 0; i < q->n; i++)
+			nr[i] = *rec_at(q, i);
+		free(q->r);
+		q->r = nr;
+		q->cap = ncap;
+		q->head = 0;
+	}
+	q->r[(q->head + q->n) % q->cap] = *r;
+	q->n++;
+	q->st.records++;
+	q->st.bytes += RW_QUEUE_HDR + r->len;
+	q->st.samples += r->nsamples;
+}
+
+static void seg_name(char dst[32], uint64_t seg)
+{
+	snprintf(dst, 32, "%020" PRIu64 ".seg", seg);
+}
+
+/* Write DIR/head: the oldest record still queued (or where the next append goes). */
+static int head_write(struct rw_queue *q)
+{
+	char line[64];
+	uint64_t seg = q->n ? rec_at(q, 0)->seg : q->wseg, off = q->n ? rec_at(q, 0)->off : q->woff;
+	int fd, n, rc = 0;
+
+	n = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 "\n", seg, off);
+	fd = openat(q->dirfd, "head.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write_all(fd, line, (size_t)n) || (q->o.fsync == RW_FSYNC_ALWAYS && fsync(fd)))
+		rc = -errno;
+	close(fd);
+	if (!rc && renameat(q->dirfd, "head.tmp", q->dirfd, "head"))
+		rc = -errno;
+	if (!rc && q->o.fsync == RW_FSYNC_ALWAYS)
+		fsync(q->dirfd);
+	return rc;
+}
+
+/* Delete segments older than the oldest queued record (and the write segment). */
+static void seg_gc(struct rw_queue *q, uint64_t before_seg, uint64_t from_seg)
+{
+	char name[32];
+
+	for (uint64_t s = from_seg; s < before_seg; s++) {
+		seg_name(name, s);
+		if (unlinkat(q->dirfd, name, 0) && errno != ENOENT)
+			log_warn("remote-write: queue: cannot delete %s/%s: %s", q->dir, name, strerror(errno));
+	}
+}
+
+/* Drop the oldest record (acknowledged, or pushed out). */
+static void pop_front(struct rw_queue *q)
+{
+	struct rec *r = rec_at(q, 0);
+	uint64_t seg = r->seg;
+
+	q->st.records--;
+	q->st.bytes -= RW_QUEUE_HDR + r->len;
+	q->st.samples -= r->nsamples;
+	free(r->mem);
+	q->head = (q->head + 1) % q->cap;
+	q->n--;
+	if (q->dir) {
+		uint64_t next = q->n ? rec_at(q, 0)->seg : q->wseg;
+
+		if (next > seg)
+			seg_gc(q, next, seg);
+	}
+}
+
+/* Start a new segment for appends. */
+static int seg_roll(struct rw_queue *q)
+{
+	char name[32];
+
+	if (q->wfd >= 0)
+		close(q->wfd);
+	q->wseg++;
+	q->woff = 0;
+	seg_name(name, q->wseg);
+	q->wfd = openat(q->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (q->wfd < 0)
+		return -errno;
+	if (q->o.fsync == RW_FSYNC_ALWAYS)
+		fsync(q->dirfd);
+	return 0;
+}
+
+int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsamples, uint64_t *dropped)
+{
+	struct rec r = { 0 };
+	uint64_t need = RW_QUEUE_HDR + (uint64_t)len;
+
+	if (dropped)
+		*dropped = 0;
+	if (len > RW_QUEUE_RECORD_MAX || need > q->o.max_bytes) {
+		q->st.dropped_records++;
+		q->st.dropped_samples += nsamples;
+		if (dropped)
+			*dropped = nsamples;
+		return 0;
+	}
+	if (q->n && q->st.bytes + need > q->o.max_bytes) {
+		while (q->n && q->st.bytes + need > q->o.max_bytes) {
+			q->st.dropped_records++;
+			q->st.dropped_samples += rec_at(q, 0)->nsamples;
+			if (dropped)
+				*dropped += rec_at(q, 0)->nsamples;
+			pop_front(q);
+		}
+		/* A restart must not bring the dropped records back. */
+		if (q->dir)
+			head_write(q);
+	}
+	r.len = (uint32_t)len;
+	r.nsamples = nsamples;
+	r.id = ++q->next_id;
+	if (!q->dir) {
+		r.mem = xmalloc(len ? len : 1);
+		memcpy(r.mem, data, len);
+	} else {
+		unsigned char hdr[RW_QUEUE_HDR];
+		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)data, len } };
+		ssize_t w;
+
+		if (q->woff >= q->o.segment_bytes || q->wfd < 0) {
+			int rc = seg_roll(q);
+
+			if (rc) {
+				log_err("remote-write: queue: cannot create a segment in %s: %s", q->dir, strerror(-rc));
+				return rc;
+			}
+		}
+		put32(hdr, (uint32_t)len);
+		put32(hdr + 4, nsamples);
+		put32(hdr + 8, rw_queue_crc(nsamples, data, len));
+		w = writev(q->wfd, iov, 2);
+		if (w != (ssize_t)need) {
+			int e = w < 0 ? errno : ENOSPC;
+
+			log_err("remote-write: queue: cannot append to %s: %s; this batch of %u samples stays in memory only",
+				q->dir, strerror(e), nsamples);
+			/* A partial record would read as a corrupt tail: cut it off and start a fresh segment. */
+			if (ftruncate(q->wfd, (off_t)q->woff))
+				log_warn("remote-write: queue: cannot truncate the segment: %s", strerror(errno));
+			r.seg = q->wseg;
+			r.off = q->woff;
+			q->woff = q->o.segment_bytes;
+			r.mem = xmalloc(len ? len : 1);
+			memcpy(r.mem, data, len);
+			ring_push(q, &r);
+			return 0;
+		}
+		if (q->o.fsync == RW_FSYNC_ALWAYS)
+			fdatasync(q->wfd);
+		r.seg = q->wseg;
+		r.off = q->woff;
+		q->woff += need;
+	}
+	ring_push(q, &r);
+	return 0;
+}
+
+int rw_queue_peek(struct rw_queue *q, struct buf *out, uint32_t *nsamples, uint64_t *id)
+{
+	struct rec *r;
+	int rc;
+
+	buf_reset(out);
+	if (!q->n)
+		return 0;
+	r = rec_at(q, 0);
+	if ((rc = buf_reserve(out, (size_t)r->len + 1)))
+		return rc;
+	if (r->mem) {
+		memcpy(out->data, r->mem, r->len);
+	} else {
+		char name[32];
+		unsigned char hdr[RW_QUEUE_HDR];
+		int fd;
+		ssize_t got = -1;
+
+		seg_name(name, r->seg);
+		fd = openat(q->dirfd, name, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			got = pread(fd, hdr, sizeof(hdr), (off_t)r->off);
+			if (got == (ssize_t)sizeof(hdr))
+				got = pread(fd, out->data, r->len, (off_t)(r->off + RW_QUEUE_HDR));
+			close(fd);
+		}
+		if (got != (ssize_t)r->len || get32(hdr) != r->len ||
+		    get32(hdr + 8) != rw_queue_crc(r->nsamples, out->data, r->len)) {
+			log_err("remote-write: queue: %s/%s at offset %" PRIu64 ": the record no longer reads back; "
+				"dropping its %u samples",
+				q->dir, name, r->off, r->nsamples);
+			q->st.corrupt_bytes += RW_QUEUE_HDR + r->len;
+			q->st.dropped_samples += r->nsamples;
+			pop_front(q);
+			head_write(q);
+			return -EIO;
+		}
+	}
+	out->len = r->len;
+	*nsamples = r->nsamples;
+	*id = r->id;
+	return 1;
+}
+
+int rw_queue_ack(struct rw_queue *q, uint64_t id)
+{
+	if (!q->n || rec_at(q, 0)->id != id)
+		return 0;
+	pop_front(q);
+	return q->dir ? head_write(q) : 0;
+}
+
+void rw_queue_stats(const struct rw_queue *q, struct rw_queue_stats *st)
+{
+	*st = q->st;
+}
+
+/* ---- opening a directory ------------------------------------------------------------ */
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The segment numbers in the directory, sorted. */
+static int list_segments(struct rw_queue *q, uint64_t **segs, size_t *n)
+{
+	int fd = dup(q->dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	size_t a = 0;
+
+	*segs = NULL;
+	*n = 0;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long long v;
+
+		if (strlen(de->d_name) != 24 || strcmp(de->d_name + 20, ".seg"))
+			continue;
+		errno = 0;
+		v = strtoull(de->d_name, &end, 10);
+		if (errno || end != de->d_name + 20)
+			continue;
+		if (*n == a) {
+			a = a ? 2 * a : 16;
+			*segs = xrealloc(*segs, a * sizeof(**segs));
+		}
+		(*segs)[(*n)++] = v;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*segs, *n, sizeof(**segs), u64_cmp);
+	return 0;
+}
+
+/*
+ * Read the records of one segment from off on into the index. A record cut
+ * short or failing its checksum ends the segment: what follows is counted
+ * and, in the last segment, truncated away.
+ */
+static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
+{
+	char name[32];
+	int fd;
+	struct stat sb;
+	struct buf data;
+
+	seg_name(name, seg);
+	fd = openat(q->dirfd, name, (last ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb)) {
+		log_err("remote-write: queue: cannot read %s/%s: %s; its records are lost", q->dir, name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	buf_init(&data, (size_t)RW_QUEUE_RECORD_MAX + 1);
+	while (off < (uint64_t)sb.st_size) {
+		unsigned char hdr[RW_QUEUE_HDR];
+		const char *why = NULL;
+		uint32_t len = 0, ns = 0;
+		struct rec r = { 0 };
+
+		if ((uint64_t)sb.st_size - off < RW_QUEUE_HDR ||
+		    pread(fd, hdr, sizeof(hdr), (off_t)off) != (ssize_t)sizeof(hdr)) {
+			why = "a record header cut short";
+		} else {
+			len = get32(hdr);
+			ns = get32(hdr + 4);
+			if (len > RW_QUEUE_RECORD_MAX)
+				why = "a record length out of range";
+			else if ((uint64_t)sb.st_size - off - RW_QUEUE_HDR < len)
+				why = "a record cut short";
+			else if (buf_reserve(&data, (size_t)len + 1) ||
+				 pread(fd, data.data, len, (off_t)(off + RW_QUEUE_HDR)) != (ssize_t)len)
+				why = "a record that cannot be read";
+			else if (get32(hdr + 8) != rw_queue_crc(ns, data.data, len))
+				why = "a checksum mismatch";
+		}
+		if (why) {
+			uint64_t lost = (uint64_t)sb.st_size - off;
+
+			q->st.corrupt_bytes += lost;
+			log_warn("remote-write: queue: %s/%s: %s at offset %" PRIu64 "; dropping the %" PRIu64
+				 " bytes from there (a crash in the middle of a write leaves this), replaying the rest",
+				 q->dir, name, why, off, lost);
+			if (last && ftruncate(fd, (off_t)off))
+				log_warn("remote-write: queue: cannot truncate %s/%s: %s", q->dir, name, strerror(errno));
+			sb.st_size = (off_t)off;
+			break;
+		}
+		r.seg = seg;
+		r.off = off;
+		r.len = len;
+		r.nsamples = ns;
+		r.id = ++q->next_id;
+		ring_push(q, &r);
+		q->st.replayed_records++;
+		q->st.replayed_samples += ns;
+		off += RW_QUEUE_HDR + len;
+	}
+	buf_free(&data);
+	close(fd);
+	if (last) {
+		q->wseg = seg;
+		q->woff = (uint64_t)sb.st_size;
+	}
+}
+
+static int open_dir(struct rw_queue *q, char *err, size_t errsz)
+{
+	uint64_t *segs = NULL, hseg = 0, hoff = 0;
+	size_t nseg = 0;
+	char line[64];
+	ssize_t n;
+	int rc;
+
+	if (mkdir(q->dir, 0700) && errno != EEXIST) {
+		rc = -errno;
+		snprintf(err, errsz, "--queue-dir %s: cannot create it: %s", q->dir, strerror(errno));
+		return rc;
+	}
+	q->dirfd = open(q->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (q->dirfd < 0) {
+		rc = -errno;
+		snprintf(err, errsz, "--queue-dir %s: %s", q->dir, strerror(errno));
+		return rc;
+	}
+	/* One process per directory: a second one would append to the same segments. */
+	q->lockfd = openat(q->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (q->lockfd < 0 || flock(q->lockfd, LOCK_EX | LOCK_NB)) {
+		rc = -errno;
+		snprintf(err, errsz, "--queue-dir %s: %s", q->dir,
+			 errno == EWOULDBLOCK ? "in use by another accel-remote-write" : strerror(errno));
+		return rc;
+	}
+	if ((rc = list_segments(q, &segs, &nseg))) {
+		snprintf(err, errsz, "--queue-dir %s: cannot list it: %s", q->dir, strerror(-rc));
+		return rc;
+	}
+	n = read_file_at(q->dirfd, "head", line, sizeof(line));
+	if (n > 0) {
+		unsigned long long a, b;
+
+		if (sscanf(line, "%llu %llu", &a, &b) == 2) {
+			hseg = a;
+			hoff = b;
+		} else {
+			log_warn("remote-write: queue: %s/head is not \"SEGMENT OFFSET\"; replaying every segment",
+				 q->dir);
+		}
+	}
+	for (size_t i = 0; i < nseg; i++) {
+		if (segs[i] < hseg) {
+			seg_gc(q, segs[i] + 1, segs[i]); /* acknowledged before the restart */
+			continue;
+		}
+		seg_scan(q, segs[i], segs[i] == hseg ? hoff : 0, i + 1 == nseg);
+	}
+	/* Appends go to a new segment: the old ones are only read from now on. */
+	q->wseg = nseg && segs[nseg - 1] > hseg ? segs[nseg - 1] : hseg;
+	q->woff = 0;
+	if (nseg && segs[nseg - 1] == q->wseg) {
+		struct stat sb;
+		char name[32];
+
+		seg_name(name, q->wseg);
+		if (fstatat(q->dirfd, name, &sb, 0) == 0)
+			q->woff = (uint64_t)sb.st_size;
+	} else if (q->wseg == hseg) {
+		q->woff = hoff;
+	}
+	q->wfd = -1;
+	free(segs);
+	if (q->st.replayed_records)
+		log_info("remote-write: queue: %s: %" PRIu64 " requests (%" PRIu64 " samples) to send again",
+			 q->dir, q->st.replayed_records, q->st.replayed_samples);
+	return 0;
+}
+
+int rw_queue_open(const struct rw_queue_opts *o, struct rw_queue **qp, char *err, size_t errsz)
+{
+	struct rw_queue *q = xcalloc(1, sizeof(*q));
+	int rc;
+
+	q->o = *o;
+	q->dirfd = -1;
+	q->lockfd = -1;
+	q->wfd = -1;
+	if (!q->o.segment_bytes) {
+		q->o.segment_bytes = q->o.max_bytes / 8;
+		if (q->o.segment_bytes < (64u << 10))
+			q->o.segment_bytes = 64u << 10;
+	}
+	if (o->dir) {
+		q->dir = xstrdup(o->dir);
+		if ((rc = open_dir(q, err, errsz))) {
+			rw_queue_close(q);
+			return rc;
+		}
+		/* The oldest replayed records go first when they do not all fit. */
+		while (q->n && q->st.bytes > q->o.max_bytes) {
+			q->st.dropped_records++;
+			q->st.dropped_samples += rec_at(q, 0)->nsamples;
+			pop_front(q);
+		}
+		if (q->st.dropped_records)
+			log_warn("remote-write: queue: %s holds more than --queue-max-bytes: dropped the oldest %" PRIu64
+				 " requests (%" PRIu64 " samples)",
+				 q->dir, q->st.dropped_records, q->st.dropped_samples);
+	}
+	*qp = q;
+	return 0;
+}
+
+void rw_queue_close(struct rw_queue *q)
+{
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->n; i++)
+		free(rec_at(q, i)->mem);
+	free(q->r);
+	if (q->wfd >= 0)
+		close(q->wfd);
+	if (q->dirfd >= 0)
+		close(q->dirfd);
+	if (q->lockfd >= 0)
+		close(q->lockfd);
+	free(q->dir);
+	free(q);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accel-remote-write's queue of requests not yet acknowledged: a bounded
+ * FIFO of records (one compressed WriteRequest each, with the number of
+ * samples it holds), in memory or, with a directory, on disk so that it
+ * outlives a crash or a restart.
+ *
+ * On disk: segment files DIR/<number>.seg, each a run of records
+ *     u32 length | u32 samples | u32 crc32(samples bytes + data) | data
+ * (little-endian), appended and fsynced per the policy, and DIR/head, the
+ * segment and offset of the oldest record not yet acknowledged, rewritten
+ * (write + rename) at each acknowledgement. A segment wholly acknowledged
+ * is deleted. At open the records from head on are read back and checked:
+ * the first one that is cut short or fails its checksum ends its segment,
+ * with a message saying how many bytes were dropped (the last segment is
+ * truncated there, so appends go on from good data).
+ *
+ * A record acknowledged by the receiver but not yet marked in head when
+ * the process dies is sent again after the restart: the same samples with
+ * the same timestamps, which Prometheus accepts as duplicates of what it
+ * has (a sample equal in value and timestamp is not an error).
+ *
+ * Full (max_bytes): the oldest records are dropped to make room, and
+ * counted. Not thread-safe: the caller holds its lock around every call.
+ */
+#ifndef ACCEL_REMOTE_WRITE_QUEUE_H
+#define ACCEL_REMOTE_WRITE_QUEUE_H
+
+#include "../../common/util.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RW_QUEUE_HDR 12                     /* bytes of a record's header */
+#define RW_QUEUE_RECORD_MAX (64u << 20)     /* a longer length field is corruption */
+
+enum rw_fsync { RW_FSYNC_ALWAYS, RW_FSYNC_NEVER };
+
+struct rw_queue_opts {
+	const char *dir;        /* NULL: in memory */
+	uint64_t max_bytes;     /* records (headers included) */
+	uint64_t segment_bytes; /* start a new segment past this size; 0: max_bytes / 8, at least 64 KiB */
+	enum rw_fsync fsync;
+};
+
+struct rw_queue_stats {
+	uint64_t records, bytes, samples;   /* queued now */
+	uint64_t dropped_records, dropped_samples; /* the oldest, dropped because the queue was full */
+	uint64_t corrupt_bytes;             /* dropped at open: cut short or failing their checksum */
+	uint64_t replayed_records, replayed_samples; /* found at open */
+};
+
+struct rw_queue;
+
+/* Open (and with a directory, create it or read back what it holds). 0 or -errno, with err filled. */
+int rw_queue_open(const struct rw_queue_opts *o, struct rw_queue **q, char *err, size_t errsz);
+void rw_queue_close(struct rw_queue *q); /* NULL-safe */
+
+/*
+ * Append one record (data copied). When the queue is full the oldest
+ * records are dropped first (counted in the stats; *dropped, when not
+ * NULL, gets the samples dropped by this call, this record's own if it is
+ * larger than the whole queue). 0, or -errno when the record could not be
+ * written (it is not queued; a disk error is logged).
+ */
+int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsamples, uint64_t *dropped);
+
+/*
+ * Copy the oldest record into out (reset first): 1 with *nsamples and *id
+ * (what rw_queue_ack takes), 0 when the queue is empty, -errno on a read
+ * error (the record is dropped, logged and counted as corrupt).
+ */
+int rw_queue_peek(struct rw_queue *q, struct buf *out, uint32_t *nsamples, uint64_t *id);
+
+/* Remove the oldest record if it is still id (a full queue may have dropped it meanwhile). 0 or -errno. */
+int rw_queue_ack(struct rw_queue *q, uint64_t id);
+
+void rw_queue_stats(const struct rw_queue *q, struct rw_queue_stats *st);
+
+/* crc32 as the records use it (zlib's). */
+uint32_t rw_queue_crc(uint32_t nsamples, const void *data, size_t len);
+
+#endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cost of endpoint runtimes (issue 12): the CPU time of one collection
+ * The cost of endpoint runtimes: the CPU time of one collection
  * cycle of 4 endpoint runtimes (monitor/endpoint/coll_endpoint.c: the scrapes on the
  * event loop through libcurl's multi interface, the body parsed by
  * infer.h, the entries collected and the report line written) against the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Endpoint runtimes' cost, as a report (issue 12): one collection cycle of
+# Endpoint runtimes' cost, as a report: one collection cycle of
 # 4 endpoint runtimes (scrape on the event loop, parse, collect, write the
 # line) against the floor of 4 bare HTTP GETs of the same bodies with
 # libcurl's easy interface over loopback, measured in the same run

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The exposition parser's cost (issue 12: parsing a 1 MB exposition of many
+ * The exposition parser's cost (parsing a 1 MB exposition of many
  * histogram series costs at most 3x the CPU of a floor that reads the same
  * bytes and finds the line ends).
  *

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# The exposition parser's cost (issue 12): common/expo_parse.c over a 1 MB
+# The exposition parser's cost: common/expo_parse.c over a 1 MB
 # inference-server exposition of many histogram series, against a floor that
 # reads the same bytes and finds the line ends with memchr (target: parse CPU
 # <= 3x the floor's), with the MB/s of each, and monitor/endpoint/infer.c's

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-top's frame cost (issue 17: <= 5 ms per frame with 8 GPUs x 7 MIG
+ * accel-top's frame cost (<= 5 ms per frame with 8 GPUs x 7 MIG
  * instances and 500 processes). A synthetic accel-monitor report of that
  * size (8 NVIDIA GPUs in MIG mode with 7 MIG devices each, also as MIG
  * instance entries "<gpu>/<gi>/0" (drawn as lines under their GPU), every

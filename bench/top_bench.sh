@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: MIT
 #
 # accel-top's costs. First bench/top_bench.c: the frame's layout with 8 GPUs
-# x 7 MIG devices and 500 processes (issue 17: <= 5 ms per frame). Then
+# x 7 MIG devices and 500 processes (<= 5 ms per frame). Then
 # accel-top in a real terminal (tmux, 300x80), the whole process measured
 # from /proc/PID/schedstat (nanoseconds on the CPU; accel-top is one thread):
 #
 #   idle   CPU per second while no report arrives, over IDLE_SECONDS
-#          (issue 17: <= 1 ms per second over 10 s; the view still redraws
+#          (<= 1 ms per second over 10 s; the view still redraws
 #          the report's age once a second);
 #   busy   CPU per report while REPORTS reports of 8 GPUs x 7 MIG devices and
 #          500 processes (bench/top_bench.c --emit) arrive 10 a second:

@@ -88,7 +88,7 @@ COUNTER(F_ACC_EXEC_STATUS, "accelerator_execution_status_total", "Accelerator co
 	"count");
 COUNTER(F_ACC_INFER, "accelerator_inferences_total", "Accelerator core inferences completed", "count");
 COUNTER(F_ACC_FLOPS, "accelerator_flops_total", "Accelerator core floating-point operations", "count");
-/* Fields that were read but not exported (issue 10): NVIDIA, amdgpu, Neuron, the host. */
+/* Fields that were read but not exported: NVIDIA, amdgpu, Neuron, the host. */
 GAUGE(F_ACC_MEM_RESERVED, "accelerator_memory_reserved_bytes", "Accelerator device memory reserved by the driver, bytes",
       "bytes");
 GAUGE(F_ACC_LAST_XID, "accelerator_last_xid", "The last XID error code the device reported since the monitor started",
@@ -131,7 +131,7 @@ GAUGE(F_ACC_VIS_USED, "accelerator_visible_memory_used_bytes",
 COUNTER(F_ACC_ECC_EVENTS, "accelerator_ecc_events_total",
 	"Accelerator ECC events by the driver's own counter (a finer split of accelerator_ecc_errors_total)", "count");
 COUNTER(F_ACC_AER, "accelerator_pcie_aer_errors_total", "Accelerator PCIe AER errors by severity", "count");
-/* NVIDIA events and NVLink (issue 14) */
+/* NVIDIA events and NVLink */
 COUNTER(F_ACC_XID, "accelerator_xid_errors_total", "Accelerator XID errors by code, as the driver's events report them",
 	"count");
 COUNTER(F_ACC_DEV_EVENTS, "accelerator_device_events_total",
@@ -149,7 +149,7 @@ GAUGE(F_NCS2_NUM, "ncs2_num_devices", "Number of Intel Neural Compute Sticks", "
 GAUGE(F_NCS2_AVAIL, "ncs2_num_available_devices", "Number of Intel Neural Compute Sticks no process holds open",
       "count");
 GAUGE(F_NCS2_TEMP, "ncs2_temperature_celsius", "Intel Neural Compute Stick temperature, degrees Celsius", "celsius");
-/* container_usage (issue 13): cAdvisor's families, names and help as cAdvisor serves them */
+/* container_usage: cAdvisor's families, names and help as cAdvisor serves them */
 COUNTER(F_CT_CPU, "container_cpu_usage_seconds_total", "Cumulative cpu time consumed in seconds.", "seconds");
 COUNTER(F_CT_USER, "container_cpu_user_seconds_total", "Cumulative user cpu time consumed in seconds.", "seconds");
 COUNTER(F_CT_SYS, "container_cpu_system_seconds_total", "Cumulative system cpu time consumed in seconds.", "seconds");
@@ -164,7 +164,7 @@ GAUGE(F_CT_WS, "container_memory_working_set_bytes", "Current working set in byt
 GAUGE(F_CT_RSS, "container_memory_rss", "Size of RSS in bytes.", "bytes");
 GAUGE(F_CT_CACHE, "container_memory_cache", "Number of bytes of page cache memory.", "bytes");
 COUNTER(F_CT_OOM, "container_oom_events_total", "Count of out of memory events observed for the container", "count");
-/* containers (issue 13): per-process device figures summed by pod and by container (docs/report-format.md) */
+/* containers: per-process device figures summed by pod and by container (docs/report-format.md) */
 GAUGE(F_ACC_POD_MEM, "accelerator_pod_memory_used_bytes", "Accelerator device memory used by a pod's processes, bytes",
       "bytes");
 GAUGE(F_ACC_CTR_MEM, "accelerator_container_memory_used_bytes",
@@ -173,7 +173,7 @@ GAUGE(F_ACC_POD_UTIL, "accelerator_pod_utilization_ratio",
       "Accelerator engine busy time of a pod's processes over the period, as a ratio", "ratio");
 GAUGE(F_ACC_CTR_UTIL, "accelerator_container_utilization_ratio",
       "Accelerator engine busy time of a container's processes over the period, as a ratio", "ratio");
-/* NVIDIA MIG and GPM (issue 14) */
+/* NVIDIA MIG and GPM */
 GAUGE(F_ACC_ACTIVITY, "accelerator_activity_ratio",
       "Accelerator unit activity over the period from its performance counters (NVIDIA GPM), as a ratio", "ratio");
 GAUGE(F_ACC_SM_OCC, "accelerator_sm_occupancy_ratio",
@@ -183,7 +183,7 @@ GAUGE(F_ACC_NVLINK_GPM, "accelerator_nvlink_total_throughput_bytes_per_second",
       "Accelerator NVLink throughput over all links by direction, mean over the period (NVIDIA GPM), bytes per second",
       "bytes_per_second");
 
-/* Endpoint runtimes (issue 12): per model and version, and the devices a server reports on (report-format §6.5) */
+/* Endpoint runtimes: per model and version, and the devices a server reports on (report-format §6.5) */
 GAUGE(F_INF_QUEUE_LAT, "inference_queue_latency_seconds", "Inference queue time percentiles, seconds", "seconds");
 GAUGE(F_INF_TTFT, "inference_time_to_first_token_seconds", "Inference time to first token percentiles, seconds",
       "seconds");
@@ -246,17 +246,17 @@ static const struct family *const families[] = {
 	&F_ACC_GTT_USED, &F_ACC_MODEL_LOADS, &F_ACC_RESET_REQ, &F_ACC_RESET_FAIL, &F_ACC_TEMP_CRIT, &F_ACC_TEMP_MAX,
 	&F_ACC_ALARM, &F_ACC_VOLT, &F_ACC_PCIE_SPEED, &F_ACC_PCIE_WIDTH, &F_ACC_VIS_TOTAL, &F_ACC_VIS_USED, &F_ACC_AER,
 	&F_ACC_ECC_EVENTS,
-	/* container_usage (issue 13) */
+	/* container_usage */
 	&F_CT_CPU, &F_CT_USER, &F_CT_SYS, &F_CT_PERIODS, &F_CT_THROTTLED, &F_CT_THROTTLED_S, &F_CT_MEM, &F_CT_WS,
 	&F_CT_RSS, &F_CT_CACHE, &F_CT_OOM,
-	/* containers (issue 13) */
+	/* containers */
 	&F_ACC_POD_MEM, &F_ACC_CTR_MEM, &F_ACC_POD_UTIL, &F_ACC_CTR_UTIL,
-	/* NVIDIA MIG and GPM (issue 14) */
+	/* NVIDIA MIG and GPM */
 	&F_ACC_ACTIVITY, &F_ACC_SM_OCC, &F_ACC_NVLINK_GPM,
-	/* NVIDIA events and NVLink (issue 14) */
+	/* NVIDIA events and NVLink */
 	&F_ACC_XID, &F_ACC_DEV_EVENTS, &F_ACC_CLK_REASON, &F_ACC_CLK_MASK, &F_ACC_NVLINK_ACTIVE, &F_ACC_NVLINK_TPUT,
 	&F_ACC_NVLINK_ERR,
-	/* endpoint runtimes (issue 12) */
+	/* endpoint runtimes */
 	&F_INF_QUEUE_LAT, &F_INF_TTFT, &F_INF_TPOT, &F_INF_REQ_MEAN, &F_INF_QUEUE_MEAN, &F_INF_CIN_MEAN,
 	&F_INF_CINF_MEAN, &F_INF_COUT_MEAN, &F_INF_TTFT_MEAN, &F_INF_TPOT_MEAN, &F_INF_REQ_DUR, &F_INF_QUEUE_DUR,
 	&F_INF_CIN_DUR, &F_INF_CINF_DUR, &F_INF_COUT_DUR, &F_INF_IN_FLIGHT, &F_INF_PENDING, &F_INF_BATCH,
@@ -275,7 +275,7 @@ const struct family *const *map_families(void)
 enum scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE, SC_DEVICE_GROUP };
 
 /*
- * containers (issue 13): the labels pod, namespace and container (MAP_IDENT_LABELS of them) come from a
+ * containers: the labels pod, namespace and container (MAP_IDENT_LABELS of them) come from a
  * container identity object (monitor/host/container.h): a runtime entry's "container"; for a device rule that
  * captures "pid", the device's "process_containers" entry of that pid; for a rule with ident set, the
  * object its first "*" reaches, whose key is the pod UID (IDENT_POD: no container label) or the container
@@ -307,7 +307,7 @@ struct rule {
 	const char *index_label; /* device rules: also label the device index under this name; NULL: no */
 	enum ident ident;        /* the object the first "*" reaches is a pod's or container's (containers, below) */
 	/*
-	 * Endpoint runtimes (issue 12). unless: the rule is not applied to a group that has this key (the
+	 * Endpoint runtimes. unless: the rule is not applied to a group that has this key (the
 	 * runtime-level sums of execution_stats when it has "models", which carry them per model);
 	 * only_with: applied only to a group that has it (NULL: either way). weight: each value is multiplied
 	 * by the number at this path (dot-separated keys) inside the object the pattern's last "*" reached,
@@ -327,13 +327,13 @@ struct rule {
 /* A JSON boolean read as 0 or 1 (a flag exported as a gauge); any other type is a bad value. */
 #define BOOLEAN (-2.0)
 
-/* container_usage (issue 13): one entry per cgroup, labelled as cAdvisor labels it (its key is "id"). */
+/* container_usage: one entry per cgroup, labelled as cAdvisor labels it (its key is "id"). */
 #define CT_RULE(field, fam, fixed)                                                                           \
 	{ SC_SYSTEM, "container_usage", "containers.*[name,pod,namespace,container]." field, &fam,               \
 	  CT_LABELS, fixed, 0, 0 }
 #define CT_LABELS "id,name,pod,namespace,container"
 
-/* Endpoint runtimes (issue 12): one model version's field, labelled model and version (report-format §6.5). */
+/* Endpoint runtimes: one model version's field, labelled model and version (report-format §6.5). */
 #define MODEL_RULE(field, fam, labels) \
 	{ SC_RUNTIME, "execution_stats", "models.*.*." field, &fam, "model,version" labels, NULL, 0, 0 }
 /* A mean per request times that model version's completed requests: a cumulative duration (a counter). */
@@ -375,7 +375,7 @@ static const struct rule rules[] = {
 	/* TorchServe's host-level HTTP errors are in no model: kept at runtime level next to the models' */
 	{ SC_RUNTIME, "execution_stats", "error_summary.{http_4xx,http_5xx}", &F_EXEC_ERR, "error_type", NULL, 0, 0,
 	  .only_with = "models" },
-	/* endpoint runtimes (issue 12): per model and version (report-format §6.5) */
+	/* endpoint runtimes: per model and version (report-format §6.5) */
 	MODEL_RULE("execution_summary.*", F_EXEC_STATUS, ",status_type"),
 	MODEL_RULE("error_summary.*", F_EXEC_ERR, ",error_type"),
 	MODEL_RULE("latency_stats.total_latency.*", F_EXEC_LAT, ",percentile"),
@@ -480,7 +480,7 @@ static const struct rule rules[] = {
 	{ SC_DEVICE, "device_memory", "neuroncores.*.tensors", &F_NC_MEM_TENSORS, "neuroncore", "memory_location=None",
 	  0, 0, "neuron", NULL },
 	{ SC_DEVICE, "device_memory", "host_bytes.*", &F_ACC_HOST_MEM, "category", NULL, 0, 0, "neuron", NULL },
-	/* read but never exported before (issue 10): docs/report-format.md, "Devices" */
+	/* read but never exported before: docs/report-format.md, "Devices" */
 	{ SC_DEVICE, "device_memory", "reserved_bytes", &F_ACC_MEM_RESERVED, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_errors", "last_xid", &F_ACC_LAST_XID, "", NULL, 0, 0 },
 	{ SC_DEVICE, "device_utilization", "pcie_tx_bytes_per_second", &F_ACC_PCIE_TPUT, "", "direction=tx", 0, 0 },
@@ -513,7 +513,7 @@ static const struct rule rules[] = {
 	{ SC_DEVICE, "device_memory", "visible_total_bytes", &F_ACC_VIS_TOTAL, "", NULL, 0, 0, "amdgpu", NULL },
 	{ SC_DEVICE, "device_memory", "visible_used_bytes", &F_ACC_VIS_USED, "", NULL, 0, 0, "amdgpu", NULL },
 	{ SC_DEVICE, "device_errors", "pcie_aer_errors.*", &F_ACC_AER, "severity", NULL, 0, 0, "amdgpu", NULL },
-	/* NVIDIA events and NVLink (issue 14) */
+	/* NVIDIA events and NVLink */
 	{ SC_DEVICE, "device_errors", "xid_errors.*", &F_ACC_XID, "xid", NULL, 0, 0, "nvidia", NULL },
 	{ SC_DEVICE, "device_errors", "events.*", &F_ACC_DEV_EVENTS, "event_type", NULL, 0, 0, "nvidia", NULL },
 	{ SC_DEVICE, "device_thermal", "clock_event_reasons.*", &F_ACC_CLK_REASON, "reason", NULL, 0, 0, "nvidia", NULL },
@@ -530,7 +530,7 @@ static const struct rule rules[] = {
 	{ SC_DEVICE_GROUP, "device_utilization", "num_devices", &F_NCS2_NUM, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE_GROUP, "device_utilization", "num_available_devices", &F_NCS2_AVAIL, "", NULL, 0, 0, "ncs2", NULL },
 	{ SC_DEVICE, "device_thermal", "temperatures_celsius.*", &F_NCS2_TEMP, "name", NULL, 0, 0, "ncs2", NULL },
-	/* container_usage (issue 13) */
+	/* container_usage */
 	CT_RULE("cpu_usage_seconds", F_CT_CPU, "cpu=total"),
 	CT_RULE("cpu_user_seconds", F_CT_USER, NULL),
 	CT_RULE("cpu_system_seconds", F_CT_SYS, NULL),
@@ -542,7 +542,7 @@ static const struct rule rules[] = {
 	CT_RULE("memory_rss_bytes", F_CT_RSS, NULL),
 	CT_RULE("memory_cache_bytes", F_CT_CACHE, NULL),
 	CT_RULE("oom_kills", F_CT_OOM, NULL),
-	/* containers (issue 13): per-process figures by pod and by container (monitor/host/container.c) */
+	/* containers: per-process figures by pod and by container (monitor/host/container.c) */
 	{ SC_DEVICE, "device_memory", "pods.*.memory_bytes", &F_ACC_POD_MEM, "", NULL, 0, 0, NULL, NULL, IDENT_POD },
 	{ SC_DEVICE, "device_memory", "containers.*.memory_bytes", &F_ACC_CTR_MEM, "", NULL, 0, 0, NULL, NULL,
 	  IDENT_CONTAINER },
@@ -550,7 +550,7 @@ static const struct rule rules[] = {
 	  IDENT_POD },
 	{ SC_DEVICE, "device_utilization", "containers.*.engines.*", &F_ACC_CTR_UTIL, "engine", NULL, PERCENT, 0, NULL,
 	  NULL, IDENT_CONTAINER },
-	/* NVIDIA MIG and GPM (issue 14): profiling metrics of a GPU or a MIG instance (docs/nvidia.md) */
+	/* NVIDIA MIG and GPM: profiling metrics of a GPU or a MIG instance (docs/nvidia.md) */
 	{ SC_DEVICE, "device_utilization", "graphics_active_percent", &F_ACC_ACTIVITY, "", "engine=graphics", PERCENT, 0 },
 	{ SC_DEVICE, "device_utilization", "sm_active_percent", &F_ACC_ACTIVITY, "", "engine=sm", PERCENT, 0 },
 	{ SC_DEVICE, "device_utilization", "tensor_active_percent", &F_ACC_ACTIVITY, "", "engine=tensor", PERCENT, 0 },
@@ -817,10 +817,10 @@ json_t *map_schema_json(void)
 					 "labels", x->labels, "fixed", x->fixed, "scale", scale, "clamp", x->clamp,
 					 "device_type", x->device_type, "index_label", x->index_label);
 
-		/* containers (issue 13): only on the rules that have it, so the other rows read as before */
+		/* containers: only on the rules that have it, so the other rows read as before */
 		if (x->ident)
 			json_object_set_new(rule, "ident", json_string(x->ident == IDENT_POD ? "pod" : "container"));
-		/* endpoint runtimes (issue 12): the same */
+		/* endpoint runtimes: the same */
 		if (x->unless)
 			json_object_set_new(rule, "unless", json_string(x->unless));
 		if (x->only_with)
@@ -939,7 +939,7 @@ static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
 static const char *str_or(json_t *o, const char *key, const char *dflt);
 
 /*
- * containers (issue 13): append pod, namespace and container from identity
+ * containers: append pod, namespace and container from identity
  * object o (NULL: nothing) to labels[n..]; pod_key/ctr_key are the
  * aggregate's key when it has one. Each only when it has a value; the
  * container label only for a container. Returns the new count.
@@ -1506,7 +1506,7 @@ enum report_format map_report(json_t *report, int64_t now_ms, const struct map_c
 				w.s.prom_skip = 1u << w.base_labels;
 			w.s.labels[w.base_labels++] = (struct label){ "pid", pidbuf };
 		}
-		/* containers (issue 13): whose process it is */
+		/* containers: whose process it is */
 		w.base_labels = ident_labels(json_object_get(e, "container"), NULL, NULL, w.s.labels, w.base_labels);
 		snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
 		map_groups(&w, SC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);

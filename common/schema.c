@@ -92,7 +92,7 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_UTILIZATION, NULL, "pcie_tx_bytes_per_second", "int", NULL),
 	F(DEVICE_UTILIZATION, NULL, "pcie_rx_bytes_per_second", "int", NULL),
 	F(DEVICE_UTILIZATION, "amdgpu", "video_percent", "pct", NULL),
-	/* NVIDIA GPM (issue 14), on GPUs and MIG instances that support it */
+	/* NVIDIA GPM, on GPUs and MIG instances that support it */
 	F(DEVICE_UTILIZATION, "nvidia", "graphics_active_percent", "pct", NULL),
 	F(DEVICE_UTILIZATION, "nvidia", "sm_active_percent", "pct", NULL),
 	F(DEVICE_UTILIZATION, "nvidia", "sm_occupancy_percent", "pct", NULL),
@@ -170,7 +170,7 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_ERRORS, "neuron", "ecc_events_total", "int_map", RUNNING),
 	F(DEVICE_ERRORS, "amdgpu", "pcie_aer_errors", "int_map", NULL),
 	F(DEVICE_ERRORS, "amdgpu", "pcie_aer_errors_total", "int_map", RUNNING),
-	/* containers (issue 13): per-process figures attributed to containers and pods (monitor/host/container.c) */
+	/* containers: per-process figures attributed to containers and pods (monitor/host/container.c) */
 	F(DEVICE_MEMORY, NULL, "process_containers", "process_containers", IDENT),
 	F(DEVICE_MEMORY, NULL, "pods", "pod_memory", NULL),
 	F(DEVICE_MEMORY, NULL, "pods.*.memory_bytes", NULL, NULL),
@@ -185,7 +185,7 @@ const struct schema_field schema_fields[] = {
 	F(DEVICE_UTILIZATION, NULL, "containers", "container_engines", NULL),
 	F(DEVICE_UTILIZATION, NULL, "containers.*.engines", NULL, NULL),
 	F(DEVICE_UTILIZATION, NULL, "containers.*.{runtime,pod_uid,pod,namespace,name,pids}", NULL, IDENT),
-	/* NVIDIA events, NVLink and clock-event reasons (issue 14, G: docs/nvidia.md) */
+	/* NVIDIA events, NVLink and clock-event reasons (docs/nvidia.md) */
 	F(DEVICE_THERMAL, "nvidia", "clock_event_reasons", "int_map", NULL),
 	F(DEVICE_THERMAL, "nvidia", "clock_event_reasons_mask", "int", NULL),
 	F(DEVICE_UTILIZATION, "nvidia", "nvlink", "nvlink", NULL),

@@ -113,13 +113,13 @@ enum label_kind {
 	X(REGION, "region", LK_INSTANCE, "instance_region", LABEL_CSV_COLUMN, "Region")            \
 	X(SUBNET, "subnet_id", LK_INSTANCE, "subnet_id", LABEL_CSV_COLUMN, "SubnetId")             \
 	X(ULTRASERVER_ID, "ultraserver_id", LK_INSTANCE, "ultraserver_id", LABEL_OPTIONAL, "UltraserverId") \
-	/* NVIDIA events and clock-event reasons (issue 14, G) */                                   \
+	/* NVIDIA events and clock-event reasons */                                   \
 	X(XID, "xid", LK_VALUE, NULL, 0, "Xid")                                                     \
 	X(REASON, "reason", LK_VALUE, NULL, 0, "Reason")                                            \
-	/* E: container_usage (issue 13): cAdvisor's "id" (the cgroup path) and "cpu" ("total") */            \
+	/* container_usage: cAdvisor's "id" (the cgroup path) and "cpu" ("total") */            \
 	X(CGROUP_ID, "id", LK_VALUE, NULL, 0, "Cgroup")                                             \
 	X(CPU, "cpu", LK_VALUE, NULL, 0, "Cpu")                                                     \
-	/* NVIDIA MIG instances (issue 14): device labels on a MIG instance's samples only */       \
+	/* NVIDIA MIG instances: device labels on a MIG instance's samples only */       \
 	X(GPU_INSTANCE, "gpu_instance", LK_DEVICE, "gpu_instance_id", LABEL_OPTIONAL, "GpuInstance") \
 	X(COMPUTE_INSTANCE, "compute_instance", LK_DEVICE, "compute_instance_id", LABEL_OPTIONAL,   \
 	  "ComputeInstance")                                                                          \
@@ -133,7 +133,7 @@ enum label_kind {
 	X(POD, "pod", LK_VALUE, NULL, 0, "PodName")                                                 \
 	X(NAMESPACE, "namespace", LK_VALUE, NULL, 0, "Namespace")                                   \
 	X(CONTAINER, "container", LK_VALUE, NULL, 0, "ContainerName")                               \
-	/* endpoint runtimes (issue 12): a model's version (model is the row above, captured on runtime \
+	/* endpoint runtimes: a model's version (model is the row above, captured on runtime \
 	 * series too) and a token count's kind (prompt, generation) */                               \
 	X(VERSION, "version", LK_VALUE, NULL, 0, "ModelVersion")                                    \
 	X(KIND, "kind", LK_VALUE, NULL, 0, "Kind")

@@ -7,7 +7,7 @@
  * whose family the report mapping (common/samples.c) does not produce in
  * this build is listed as not served, with the family it waits for.
  *
- * A MIG instance's samples (NVIDIA MIG and GPM, issue 14) carry
+ * A MIG instance's samples (NVIDIA MIG and GPM) carry
  * dcgm-exporter's GPU_I_ID and GPU_I_PROFILE labels, with the parent GPU's
  * index and UUID in gpu and UUID, as dcgm-exporter labels a GPU instance.
  */
@@ -77,7 +77,7 @@ static const struct dcgm_row rows[] = {
 	{ "DCGM_FI_DEV_ROW_REMAP_FAILURE", METRIC_GAUGE, "accelerator_row_remap_failed", NULL, 1, SRC_GAUGE },
 	{ "DCGM_FI_DEV_ROW_REMAP_PENDING", METRIC_GAUGE, "accelerator_row_remap_pending", NULL, 1, SRC_GAUGE },
 	/*
-	 * G: NVLink error totals over all links. Every link's increment feeds the one DCGM series of the GPU (the
+	 * NVLink error totals over all links. Every link's increment feeds the one DCGM series of the GPU (the
 	 * store adds a counter's increments), so the series is the all-link sum, as DCGM's field is.
 	 */
 	{ "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
@@ -88,7 +88,7 @@ static const struct dcgm_row rows[] = {
 	  1, SRC_INCREMENT },
 	{ "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", METRIC_COUNTER, "accelerator_nvlink_errors_total",
 	  "type=recovery", 1, SRC_INCREMENT },
-	/* NVIDIA MIG and GPM (issue 14): DCGM's profiling fields, which DCGM computes from GPM on Hopper */
+	/* NVIDIA MIG and GPM: DCGM's profiling fields, which DCGM computes from GPM on Hopper */
 	{ "DCGM_FI_PROF_GR_ENGINE_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=graphics", 1, SRC_GAUGE },
 	{ "DCGM_FI_PROF_SM_ACTIVE", METRIC_GAUGE, "accelerator_activity_ratio", "engine=sm", 1, SRC_GAUGE },
 	{ "DCGM_FI_PROF_SM_OCCUPANCY", METRIC_GAUGE, "accelerator_sm_occupancy_ratio", NULL, 1, SRC_GAUGE },
@@ -111,7 +111,7 @@ static const struct {
 	{ "DCGM_FI_DRIVER_VERSION", "a label field: the report mapping gives no driver version label yet" },
 	{ "DCGM_FI_PROF_", "a DCGM profiling (DCP) field NVML's GPM metrics do not give (docs/nvidia.md)" },
 	/*
-	 * G: NVLink bandwidth is per link and direction in accelerator_nvlink_throughput_bytes_per_second; the
+	 * NVLink bandwidth is per link and direction in accelerator_nvlink_throughput_bytes_per_second; the
 	 * GPU's total over its links (GPM) is DCGM_FI_PROF_NVLINK_{TX,RX}_BYTES above.
 	 */
 	{ "DCGM_FI_DEV_NVLINK_", "NVLink bandwidth is served per link and direction as "
@@ -152,7 +152,7 @@ struct prom_dcgm {
 	struct last_total *last;
 	size_t nlast, alast;
 	char devname[40];
-	json_t *users;             /* containers (issue 13): {"<GPU uuid>": [[pod, namespace, container], ...]} */
+	json_t *users;             /* containers: {"<GPU uuid>": [[pod, namespace, container], ...]} */
 };
 
 /* ---- the CSV ------------------------------------------------------------- */

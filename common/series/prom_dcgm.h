@@ -70,14 +70,14 @@ typedef void (*prom_dcgm_emit_fn)(const struct sample *s, void *ud);
 size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit_fn emit, void *ud);
 
 /*
- * containers (issue 13): the name dcgm-exporter gives a pod label under its
+ * containers: the name dcgm-exporter gives a pod label under its
  * --use-old-namespace (pod_name, pod_namespace, container_name for pod,
  * namespace, container); any other label name as it is. Static strings.
  */
 const char *prom_dcgm_pod_label(const char *name);
 
 /*
- * containers (issue 13): learn from a report (borrowed), before its samples
+ * containers: learn from a report (borrowed), before its samples
  * are mapped, which containers use each NVIDIA GPU (its device_memory's
  * "containers", else "pods": docs/report-format.md §6b; kept until a later
  * device_memory says otherwise). As dcgm-exporter -k does, each GPU's

@@ -673,7 +673,7 @@ void prom_store_report(struct prom_store *st, json_t *report, const char *where,
 	st->now_ns = mono_ns;
 	st->instance_changed = 0;
 	if (st->dcgm)
-		prom_dcgm_report(st->dcgm, report); /* which pods use each GPU, before its samples (issue 13) */
+		prom_dcgm_report(st->dcgm, report); /* which pods use each GPU, before its samples */
 	map_report(report, real_ns / NS_PER_MS, &cb);
 	prom_pass_report(st->pass, report, where, mono_ns); /* the servers' own families (--passthrough) */
 	report_drops(st);

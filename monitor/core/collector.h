@@ -235,7 +235,7 @@ extern const struct device_ops coll_nvidia_ops;
 
 /*
  * A new group object {"period": s, "timestamp": iso, "error": ""}: every
- * group in a report starts from this (report.c).
+ * group in a report starts from this (monitor.c).
  */
 json_t *group_new(double period_s, const char *iso);
 /*

@@ -585,9 +585,18 @@ static const char *runtime_unsupported_reason(const struct cfg_runtime *rt, char
 {
 	if (rt->kind == RT_NEURON)
 		snprintf(dst, size, "Neuron runtime discovery is not supported by this build");
-	else
-		snprintf(dst, size, "cannot poll \"%s\": this build polls pid:N and process:NAME runtimes",
-			 rt->address);
+	else {
+		/* The schemes the registry serves, so the message stays true when a collector is added. */
+		int n = snprintf(dst, size, "cannot poll \"%s\": this build polls", rt->address);
+		const struct runtime_ops *const *all = runtime_ops_all();
+		for (size_t i = 0; all[i] && n >= 0 && (size_t)n < size; i++) {
+			n += snprintf(dst + n, size - (size_t)n, "%s %s:", i ? "," : "", all[i]->scheme);
+			if (all[i]->scheme2 && (size_t)n < size)
+				n += snprintf(dst + n, size - (size_t)n, ", %s:", all[i]->scheme2);
+		}
+		if (n >= 0 && (size_t)n < size)
+			snprintf(dst + n, size - (size_t)n, " runtimes");
+	}
 	return dst;
 }
 

@@ -59,7 +59,7 @@ static void publish(struct instance *in, json_t *o, const char *err)
 	json_object_set_new(n, "error", json_string(err));
 	json_object_set_new(n, "hostname", json_string(in->hostname));
 	json_object_set_new(n, "node_name", json_string(in->node_name));
-	/* The monitor's own pod, when the downward API gives it (issue 13): only then (other reports stay as they were). */
+	/* The monitor's own pod, when the downward API gives it: only then (other reports stay as they were). */
 	if (*in->pod_name)
 		json_object_set_new(n, "pod_name", json_string(in->pod_name));
 	if (*in->pod_namespace)

@@ -41,7 +41,7 @@
 #include "nvidia_gpm.h"
 #include "nvidia_mig.h"
 #include "../host/proctab.h"
-/* G: events, NVLink */
+/* events, NVLink */
 #include "../core/loop.h"
 #include "nvidia_events.h"
 #include "nvidia_links.h"
@@ -178,7 +178,7 @@ struct nv_dev {
 	/* this device's object in each group's "devices" (borrowed from the holder) */
 	json_t *obj[NV_NGROUPS];
 	int obj_err[NV_NGROUPS]; /* the object holds an error, no data */
-	/* F: MIG instances and GPM (nvidia_mig.c, nvidia_gpm.c) */
+	/* MIG instances and GPM (nvidia_mig.c, nvidia_gpm.c) */
 	struct nv_mig *mig;      /* its MIG instances' state */
 	struct nv_gpm gpm;       /* the whole GPU's profiling sampler */
 };
@@ -195,7 +195,7 @@ struct nv_state {
 	struct nv_dev *devs;
 	size_t ndevs;
 	json_t *holder[NV_NGROUPS]; /* {"devices": {...}}, kept between cycles */
-	/* G: events, NVLink, the PCIe worker pool */
+	/* events, NVLink, the PCIe worker pool */
 	struct loop *loop;          /* the producer's (borrowed; NULL in tests that drive the ops) */
 	struct nv_events *events;   /* NULL unless device_errors is collected */
 	struct nv_links *links;
@@ -206,12 +206,12 @@ struct nv_state {
 	int pcie;                   /* NV_PCIE_*: where this cycle's PCIe throughput comes from */
 	int64_t cycle_ns;           /* the cycle being collected (CLOCK_MONOTONIC) */
 	struct log_limit pcie_lim;
-	/* F: MIG instances and GPM */
+	/* MIG instances and GPM */
 	struct nv_gpm_api gpm_api;
 	struct nv_mig_api mig_api;
 };
 
-/* G: s->pcie: this cycle's PCIe batch is to be started at collect, or was started by the fetch. */
+/* s->pcie: this cycle's PCIe batch is to be started at collect, or was started by the fetch. */
 enum { NV_PCIE_NONE, NV_PCIE_FETCHED };
 
 /* ---- loading ------------------------------------------------------------- */
@@ -364,7 +364,7 @@ static void nv_lose(struct nv_state *s, struct nv_dev *d, nvmlReturn_t rc)
 		 nv_strerror(&s->api, rc, why, sizeof(why)));
 	if (d->h) {
 		log_warn("nvidia: GPU %u (%s): %s", d->index, d->uuid, d->err);
-		nv_events_lost(s->events, (size_t)(d - s->devs)); /* G: events */
+		nv_events_lost(s->events, (size_t)(d - s->devs)); /* events */
 		nv_links_reset(s->links, (size_t)(d - s->devs));
 	}
 	d->h = NULL;
@@ -591,7 +591,7 @@ static void dev_take_ident(struct nv_dev *d, const struct nv_dev *t)
 	d->have_pci = t->have_pci;
 }
 
-/* G: events. Register d for events (nvidia_events.c); a no-op until the event module is up. */
+/* events. Register d for events (nvidia_events.c); a no-op until the event module is up. */
 static void dev_register_xid(struct nv_state *s, struct nv_dev *d)
 {
 	if (d->h)
@@ -629,7 +629,7 @@ static int dev_lookup(struct nv_state *s, struct nv_dev *d)
 			return 0;
 		}
 		d->mem_v1 = 0;
-		nv_links_reset(s->links, (size_t)(d - s->devs)); /* G: NVLink */
+		nv_links_reset(s->links, (size_t)(d - s->devs)); /* NVLink */
 	}
 	if (d->have_ident != t.have_ident || strcmp(d->uuid, t.uuid) || strcmp(d->name, t.name) ||
 	    strcmp(d->pci, t.pci)) {
@@ -642,7 +642,7 @@ static int dev_lookup(struct nv_state *s, struct nv_dev *d)
 	d->procs_ok = 0;
 	d->err[0] = 0;
 	dev_register_xid(s, d);
-	nv_mig_reset(d->mig, &s->gpm_api); /* F: MIG handles and GPM samples start afresh */
+	nv_mig_reset(d->mig, &s->gpm_api); /* MIG handles and GPM samples start afresh */
 	nv_gpm_release(&s->gpm_api, &d->gpm, 0);
 	return 1;
 }
@@ -746,13 +746,13 @@ static int nv_start(struct nv_state *s, int prime)
 		s->nvml[0] = 0;
 	if (a->cuda_version && a->cuda_version(&v) == NVML_SUCCESS && v > 0)
 		snprintf(s->cuda, sizeof(s->cuda), "%d.%d", v / 1000, (v % 1000) / 10);
-	nv_gpm_resolve(s->api.dl, &s->gpm_api); /* F: before the devices, whose lookup may release samples */
+	nv_gpm_resolve(s->api.dl, &s->gpm_api); /* before the devices, whose lookup may release samples */
 	nv_mig_resolve(s->api.dl, &s->mig_api);
 	if (nv_enumerate(s))
 		return -1;
 	for (size_t i = 0; i < s->ndevs; i++)
 		s->devs[i].mig = nv_mig_new();
-	/* G: events (a thread waits on the set), NVLink, the PCIe worker pool. */
+	/* events (a thread waits on the set), NVLink, the PCIe worker pool. */
 	if (nv_wants(s, GROUP_DEVICE_ERRORS))
 		s->events = nv_events_new(a->dl, s->loop, s->ndevs);
 	s->links = nv_links_new(a->dl, s->ndevs);
@@ -768,7 +768,7 @@ static int nv_start(struct nv_state *s, int prime)
 	return 0;
 }
 
-/* G: stop the event thread and the PCIe workers (before NVML is shut down). */
+/* stop the event thread and the PCIe workers (before NVML is shut down). */
 static void nv_free_g(struct nv_state *s)
 {
 	if (s->loop)
@@ -964,7 +964,7 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 	}
 	if (a->replay && a->replay(d->h, &u) == NVML_SUCCESS)
 		ctr_step(&d->c[C_REPLAY], u, &delta);
-	nv_links_prime(s->links, (size_t)(d - s->devs), d->h, clock_mono_ns()); /* G: NVLink */
+	nv_links_prime(s->links, (size_t)(d - s->devs), d->h, clock_mono_ns()); /* NVLink */
 }
 
 /* ---- groups -------------------------------------------------------------- */
@@ -1047,7 +1047,7 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 	else
 		drop(o, "decoder_percent");
 	/*
-	 * G: KB/s over NVML's 20 ms sample (KB taken as 1024 bytes), read by the
+	 * KB/s over NVML's 20 ms sample (KB taken as 1024 bytes), read by the
 	 * worker pool for every GPU at once (nv_pcie_settle); a call that has not
 	 * returned (NVML_ERROR_TIMEOUT here) leaves the field out.
 	 */
@@ -1230,7 +1230,7 @@ static void put_reasons(json_t *o, unsigned long long mask)
 }
 
 /*
- * G: the same mask for exporters: "clock_event_reasons" {name: 1 or 0} for
+ * the same mask for exporters: "clock_event_reasons" {name: 1 or 0} for
  * every reason this build knows, and "clock_event_reasons_mask", the raw
  * bits (unknown ones included).
  */
@@ -1439,7 +1439,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		drop(o, "pcie_replays_total");
 		d->c[C_REPLAY].have = 0;
 	}
-	/* G: events (nvidia_events.c), NVLink errors (nvidia_links.c) */
+	/* events (nvidia_events.c), NVLink errors (nvidia_links.c) */
 	if (s->events)
 		nv_events_report(s->events, (size_t)(d - s->devs), o);
 	{
@@ -1508,7 +1508,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 
 #undef TRY
 
-/* ---- F: MIG instances and GPM (nvidia_mig.c, nvidia_gpm.c) ---------------- */
+/* ---- MIG instances and GPM (nvidia_mig.c, nvidia_gpm.c) ---------------- */
 
 /*
  * After group id's fields of GPU d were read into its object o: its GPM
@@ -1575,7 +1575,7 @@ static int nv_open(const struct mon_env *env, const struct cfg_device *dev, void
 }
 
 /*
- * G: this cycle's PCIe throughput. Normally the group's fetch started the
+ * this cycle's PCIe throughput. Normally the group's fetch started the
  * pool's batch ahead of the due time and it is in (or the busy GPU's
  * fields are left out). Without a fetch (a program that drives the ops
  * directly, or NVML loaded late), the batch runs now, its calls in
@@ -1624,7 +1624,7 @@ static void nv_pcie_deadline(struct loop_timer *t)
 }
 
 /*
- * G: the asynchronous fetch (collector.h): device_utilization starts the
+ * the asynchronous fetch (collector.h): device_utilization starts the
  * pool's batch ahead of its due time and is answered when every call has
  * returned; the other groups are answered at once.
  */
@@ -1702,7 +1702,7 @@ static void nv_collect(void *state, enum group_id id, const struct cycle *cy, js
 
 		if (!dev_ready(s, d, cy->mono_ns) || fill[g](s, d, dev_obj(s, d, g)) < 0 ||
 		    (lost = nvx_collect(s, d, id, d->obj[g], devices, cy->mono_ns))) {
-			if (lost) /* F: lost during a MIG or GPM call */
+			if (lost) /* lost during a MIG or GPM call */
 				nv_lose(s, d, lost);
 			dev_obj_error(s, d, g);
 			nv_mig_clear(d->index, devices);
@@ -1710,7 +1710,7 @@ static void nv_collect(void *state, enum group_id id, const struct cycle *cy, js
 	}
 	json_object_set(group, "devices", json_object_get(s->holder[g], "devices"));
 	if (id == GROUP_DEVICE_UTILIZATION)
-		s->pcie = NV_PCIE_NONE; /* G: the next cycle's come from its own fetch */
+		s->pcie = NV_PCIE_NONE; /* the next cycle's come from its own fetch */
 }
 
 static const char *nv_error(void *state)
@@ -1751,7 +1751,7 @@ static void nv_close(void *state)
 
 	if (!s)
 		return;
-	nv_free_g(s); /* G: the threads stop before NVML shuts down */
+	nv_free_g(s); /* the threads stop before NVML shuts down */
 	nv_free_devs(s);
 	nv_unload(&s->api);
 	for (int g = 0; g < NV_NGROUPS; g++)
@@ -1761,7 +1761,7 @@ static void nv_close(void *state)
 
 const struct device_ops coll_nvidia_ops = {
 	.type = "nvidia",
-	.async = &nv_async, /* G: the PCIe worker pool */
+	.async = &nv_async, /* the PCIe worker pool */
 	.keys = nv_keys,
 	.config = nv_config,
 	.config_print = nv_config_print,

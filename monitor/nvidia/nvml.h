@@ -242,7 +242,7 @@ typedef nvmlReturn_t (*nvml_register_fn)(nvmlDevice_t, unsigned long long, nvmlE
 typedef nvmlReturn_t (*nvml_event_wait_fn)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
 /* ^ nvmlEventSetWait_v2 / nvmlEventSetWait (timeout in ms) */
 
-/* G: events, NVLink */
+/* events, NVLink */
 
 /* Event types (nvmlEventType*) besides XIDs; nvmlDeviceGetSupportedEventTypes says which a GPU has. */
 #define nvmlEventTypeSingleBitEccError 0x0000000000000001ULL
@@ -268,7 +268,7 @@ typedef nvmlReturn_t (*nvml_nvlink_error_fn)(nvmlDevice_t, unsigned int, int, un
 /* ^ nvmlDeviceGetNvLinkErrorCounter(device, link, nvmlNvLinkErrorCounter_t, value) */
 typedef nvmlReturn_t (*nvml_event_types_fn)(nvmlDevice_t, unsigned long long *); /* nvmlDeviceGetSupportedEventTypes */
 
-/* F: MIG and GPM (issue 14). Checked against the same NVML 12.2.140 header. */
+/* MIG and GPM. Checked against the same NVML 12.2.140 header. */
 
 /* MIG: ids NVML gives when a device or process is not in a MIG instance. */
 #define NVML_INVALID_INSTANCE_ID 0xFFFFFFFFu

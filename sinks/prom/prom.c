@@ -53,8 +53,8 @@ struct opts {
 	int64_t staleness_ms;
 	unsigned long long max_line;
 	size_t max_series_bytes; /* 0: the store's default */
-	int old_pod_labels;      /* --use-old-namespace: pod_name, pod_namespace, container_name (issue 13) */
-	int passthrough;         /* --passthrough: endpoint runtimes' own families too (issue 12) */
+	int old_pod_labels;      /* --use-old-namespace: pod_name, pod_namespace, container_name */
+	int passthrough;         /* --passthrough: endpoint runtimes' own families too */
 };
 
 struct ingest {

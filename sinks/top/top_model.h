@@ -3,7 +3,7 @@
  * accel-top's model: what a frame shows, built only from the samples that
  * common/samples.h's map_report yields (accel-top parses no report field
  * itself), so every input the mapping accepts (accel-monitor, neuron-monitor
- * 2.x and 2020) and accel-prom's /metrics (top_expo.h) feed the same view.
+ * 2.x and 2020) and accel-prom's /metrics (top_url.h) feed the same view.
  *
  *   - the host: name, instance, CPU and memory use, the time of the last
  *     report and the longest group period seen (for staleness);

@@ -85,7 +85,7 @@ ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
              "system_data", "instance_info")
 ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
               "report")
-# containers (issue 13): a process's container identity (monitor/host/container.h), each key only when known.
+# containers: a process's container identity (monitor/host/container.h), each key only when known.
 ENTRY_OPTIONAL = ("container",)
 CONTAINER_KEYS = ("runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit")
 CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd")
@@ -799,7 +799,7 @@ class Stream:
                 else:
                     self.err(q, "unknown key")
 
-        def nvlink(p, v):  # issue 14 (G): {"<link>": {"active": bool, "tx_bytes_per_second": x, ...}}
+        def nvlink(p, v):  # {"<link>": {"active": bool, "tx_bytes_per_second": x, ...}}
             if not isinstance(v, dict):
                 self.err(p, "expected an object, got %s" % kind(v))
                 return
@@ -814,7 +814,7 @@ class Stream:
                 else:
                     self.err(q, "unknown key")
 
-        def nvlink_errors(p, v):  # issue 14 (G): {"<link>": {"replay": n, "recovery": n, "crc_flit": n, "crc_data": n}}
+        def nvlink_errors(p, v):  # {"<link>": {"replay": n, "recovery": n, "crc_flit": n, "crc_data": n}}
             if not isinstance(v, dict):
                 self.err(p, "expected an object, got %s" % kind(v))
                 return
@@ -824,7 +824,7 @@ class Stream:
                 else:
                     self.err(join(p, k), "unknown key")
 
-        def xid_events(p, v):  # issue 14 (G): [{"xid": n, "time": "ISO 8601"}, ...]
+        def xid_events(p, v):  # [{"xid": n, "time": "ISO 8601"}, ...]
             if not isinstance(v, list) or not v:
                 self.err(p, "expected a non-empty array, got %s" % kind(v))
                 return
@@ -843,7 +843,7 @@ class Stream:
                  "neuroncores_util": by_key(neuroncore, CPU_KEY_RE),
                  "nvlink": by_key(nvlink, CPU_KEY_RE), "nvlink_errors": by_key(nvlink_errors, CPU_KEY_RE),
                  "xid_events": xid_events,
-                 # containers (issue 13): shapes here, sums in container_figures
+                 # containers: shapes here, sums in container_figures
                  "process_containers": by_key(lambda p, v: None, CPU_KEY_RE),
                  "pod_memory": by_key(lambda p, v: None), "container_memory": by_key(lambda p, v: None),
                  "pod_engines": by_key(lambda p, v: None), "container_engines": by_key(lambda p, v: None)}
@@ -1158,7 +1158,7 @@ class Stream:
             prev = self.entry(join("runtime_data", i), e, prev, seen)
 
     def instance_info(self, ii):
-        # pod_name, pod_namespace: the monitor's own pod (downward API), only when set (issue 13)
+        # pod_name, pod_namespace: the monitor's own pod (downward API), only when set
         if self.keys("instance_info", ii, INSTANCE_KEYS, ("pod_name", "pod_namespace")):
             for k in INSTANCE_KEYS + ("pod_name", "pod_namespace"):
                 if k in ii:
@@ -1656,7 +1656,7 @@ def cases():
     bad("device index not its key", mutate(set_path(DEV0("device_power") + ["index"], 2)),
         "index: 2, but the device's key is \"0\"")
     bad("device without error", mutate(del_path(DEV0("device_power") + ["error"])), "devices.0.error: missing")
-    # NVIDIA MIG instances (issue 14): "<gpu>/<gi>/<ci>" entries with their identity in every group.
+    # NVIDIA MIG instances: "<gpu>/<gi>/<ci>" entries with their identity in every group.
     mig = {"index": 0, "uuid": "MIG-1", "pci_bus_id": "00000000:18:00.0", "model": "NVIDIA H100 80GB HBM3 MIG 1g.10gb",
            "parent_uuid": GPU0["uuid"], "gpu_instance_id": 9, "compute_instance_id": 0, "mig_profile": "1g.10gb",
            "error": ""}
@@ -1700,7 +1700,7 @@ def cases():
         "energy_joules: 2000.0 is more than the running total")
     bad("replays over their total", mutate(set_path(DEV0("device_errors") + ["pcie_replays"], 6)),
         "pcie_replays: 6 is more than")
-    # containers (issue 13)
+    # containers
     def attributed(pod_sum, ctr_pod="u1"):
         def fn(r):
             d = r

@@ -55,12 +55,12 @@ RULES = [(SCOPES[r["scope"]], r["group"], r["path"], r["family"], r["labels"], r
 
 
 def applies(rule, g):
-    """Endpoint runtimes (issue 12): a rule's unless and only_with, keys of the group g."""
+    """Endpoint runtimes: a rule's unless and only_with, keys of the group g."""
     return not (rule[11] and rule[11] in g) and not (rule[12] and rule[12] not in g)
 
 
 def ident_labels(o, pod_key=None, ctr_key=None):
-    """containers (issue 13): pod, namespace, container of a container identity object, as common/samples.c."""
+    """containers: pod, namespace, container of a container identity object, as common/samples.c."""
     if not isinstance(o, dict):
         return []
     pod = str_or(o, "pod", "") or (pod_key if pod_key is not None else str_or(o, "pod_uid", ""))

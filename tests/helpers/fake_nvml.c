@@ -46,7 +46,7 @@
  *   nvlink_errors L RPL REC FLIT DATA [STEP]  link L's error counters, STEP added after each read
  * While a registered GPU is lost (lost_file), every nvmlEventSetWait returns GPU_IS_LOST at once.
  * There is one event set at a time: nvmlEventSetCreate starts with no GPU registered.
- * MIG and GPM (issue 14; parsed by fx_directive, at the end of this file):
+ * MIG and GPM (parsed by fx_directive, at the end of this file):
  *   mig_instance PROFILE GI CI TOTAL USED [UUID]
  *                                       a MIG device (MIG mode on): its GPU instance
  *                                       profile ("1g.10gb"), GPU/compute instance ids,
@@ -143,11 +143,11 @@ static void die(const char *what, int line)
 	exit(99);
 }
 
-/* G: events, NVLink */
+/* events, NVLink */
 static int g_directive(struct gpu *g, const char *kw, char *rest, int ln);
 static void g_reset(void);
 static void g_stats(FILE *f);
-/* F: MIG and GPM (issue 14), at the end of this file. */
+/* MIG and GPM, at the end of this file. */
 static void fx_reset(void);
 static int fx_directive(struct gpu *g, const char *kw, char *rest, int ln);
 static void fx_sync(struct gpu *g);
@@ -197,7 +197,7 @@ static int load_script(void)
 		while (*p == ' ' || *p == '\t')
 			p++;
 		rest = p;
-		if (g_directive(g, kw, rest, ln)) /* G: events, NVLink */
+		if (g_directive(g, kw, rest, ln)) /* events, NVLink */
 			continue;
 		if (!strcmp(kw, "driver")) {
 			snprintf(driver, sizeof(driver), "%s", rest);
@@ -298,7 +298,7 @@ static int load_script(void)
 		} else if (!strcmp(kw, "lost_file")) {
 			snprintf(g->lost_file, sizeof(g->lost_file), "%s", rest);
 		} else if (fx_directive(g, kw, rest, ln)) {
-			/* F: a MIG or GPM directive */
+			/* a MIG or GPM directive */
 		} else {
 			die("unknown directive", ln);
 		}
@@ -321,7 +321,7 @@ API const char *nvmlErrorString(nvmlReturn_t rc)
 	return "Unknown Error";
 }
 
-static int init_refs; /* G: nvmlInit and nvmlShutdown count, as NVML's do (a reload opens before it closes) */
+static int init_refs; /* nvmlInit and nvmlShutdown count, as NVML's do (a reload opens before it closes) */
 
 static nvmlReturn_t do_init(void)
 {
@@ -631,7 +631,7 @@ API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, nvmlTemperatureSensors
 	return NVML_SUCCESS;
 }
 
-static int g_field(struct gpu *g, nvmlFieldValue_t *v); /* G: NVLink */
+static int g_field(struct gpu *g, nvmlFieldValue_t *v); /* NVLink */
 
 API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldValue_t *v)
 {
@@ -654,7 +654,7 @@ API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldValue_
 			v[i].value.ullVal = g->retired[v[i].fieldId - NVML_FI_DEV_RETIRED_SBE];
 			break;
 		default:
-			if (!g_field(g, &v[i])) /* G: NVLink */
+			if (!g_field(g, &v[i])) /* NVLink */
 				v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 		}
 	}
@@ -753,7 +753,7 @@ API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter
 static nvmlReturn_t do_procs(nvmlDevice_t h, unsigned int *count, void *infos, size_t stride)
 {
 	GPU(h, U_PROCS);
-	if (fd_->mig >= 0) { /* F: a MIG handle lists its own instance's processes */
+	if (fd_->mig >= 0) { /* a MIG handle lists its own instance's processes */
 		unsigned n = 0, k = 0;
 
 		for (unsigned i = 0; i < g->nprocs; i++)
@@ -896,7 +896,7 @@ API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 	return set == (nvmlEventSet_t)(void *)&event_set_token ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 
-/* G: events. Registration keeps the mask; a type the GPU lacks fails the call, as NVML does. */
+/* events. Registration keeps the mask; a type the GPU lacks fails the call, as NVML does. */
 static nvmlReturn_t g_register(struct gpu *g, unsigned long long types);
 static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout, size_t size);
 
@@ -920,7 +920,7 @@ API nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, uns
 	return do_wait(set, data, timeout, 24);
 }
 
-/* ---- G: events, NVLink, slow calls --------------------------------------------------- */
+/* ---- events, NVLink, slow calls --------------------------------------------------- */
 
 #define G_DEFAULT_TYPES 0x401fULL /* SBE, DBE, PState, XID, clock, GPU unavailable */
 #define G_QUEUE 1024
@@ -1218,7 +1218,7 @@ API unsigned long fake_nvml_event_waits(void)
 	return event_waits;
 }
 
-/* ---- F: MIG instances and GPM (issue 14) ------------------------------------ */
+/* ---- MIG instances and GPM ------------------------------------ */
 
 #include <time.h>
 

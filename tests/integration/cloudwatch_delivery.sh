@@ -96,7 +96,7 @@ rc=0
 is "$rc" 0 "a 400 naming MetricData.member.N: exit 0"
 grep -v '"value": 1000123.0' "$WORK/p.exp" >"$WORK/p.exp2"
 ok "only that datum is missing" "$PY" "$HELP/cw_compare.py" "$WORK/p.exp2" "$WORK/p.rec"
-# The count it logs is what the receiver got: the rejected datum is not "delivered" (issue 11, item 10).
+# The count it logs is what the receiver got: the rejected datum is not "delivered".
 is "$(sed -n 's/.* \([0-9]*\) datums delivered .*/\1/p' "$WORK/p.err")" "$(nlines "$WORK/p.rec")" \
 	"the delivered count equals the receiver's ($(nlines "$WORK/p.rec"))"
 ok "and the rejected one is counted as such" grep -q "dropped: 1 rejected by CloudWatch" "$WORK/p.err"
@@ -158,7 +158,7 @@ stop_rx "$RX_PID"
 
 # SIGTERM while a request is in flight (the receiver hangs): the log counts the datums in flight, not
 # "0 queued"; they are delivered; a second SIGTERM is named as the reason for what is left undelivered,
-# not the drain timeout (issue 11, item 10).
+# not the drain timeout.
 for second in no yes; do
 	start_rx h$second --faults hang --hang-s 3
 	rm -f "$WORK/in"

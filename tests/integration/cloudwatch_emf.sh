@@ -60,7 +60,7 @@ for f in accel neuron-monitor-2x neuron-monitor-2020 endpoint-runtimes; do
 	[ -f "$in" ] || in=$FIX/cloudwatch/$f.jsonl
 	rc=0
 	now=$ACCEL_CLOUDWATCH_NOW
-	# endpoint runtimes (issue 12): its reports are of 2026-11-27 05:00 (no datum more than two hours ahead)
+	# endpoint runtimes: its reports are of 2026-11-27 05:00 (no datum more than two hours ahead)
 	[ "$f" != endpoint-runtimes ] || now=2026-11-27T05:10:00Z
 	ACCEL_CLOUDWATCH_NOW=$now "$CW" --namespace 'Accel/EMF' --format emf <"$in" >"$WORK/$f.emf" 2>"$WORK/$f.err" || rc=$?
 	is "$rc" 0 "EMF of $f: exit 0, no credentials needed"

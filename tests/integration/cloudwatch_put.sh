@@ -55,7 +55,7 @@ for pat in 'MetricName=NeuronCoreUtilization' 'MetricName=ExecutionLatencyP99' '
 	'Name=InstanceType' 'Name=ErrorType' 'Name=NeuronDevice' 'Name=EventType'; do
 	ok "2.x body has $pat" grep -q -- "$pat" "$WORK/2x.fields"
 done
-# Endpoint runtimes (issue 12): per-model datums carry Model and ModelVersion (none when the server names no
+# Endpoint runtimes: per-model datums carry Model and ModelVersion (none when the server names no
 # version: CloudWatch takes no empty value), and no datum has more than CloudWatch's 30 dimensions.
 tr '&' '\n' <"$WORK/endpoint-runtimes.body" >"$WORK/ep.fields"
 for pat in 'MetricName=ExecutionStatus' 'MetricName=InferenceComputeInferDurationSeconds' \
@@ -76,7 +76,7 @@ sys.exit(not 5 <= max(most.values()) <= 30)
 ' "$WORK/ep.fields"
 ok "no instance_info or memory_location=None datums" sh -c "! grep -q 'InstanceInfo\|Value=None' '$WORK/2x.fields'"
 
-# A dry run whose stdout fails: exit 1 and the reason, never "delivered" (issue 11, item 10).
+# A dry run whose stdout fails: exit 1 and the reason, never "delivered".
 rc=0
 "$CW" --namespace T --dry-run -v2 <"$FIX/streams/neuron-monitor-2x.jsonl" >/dev/full 2>"$WORK/full.err" || rc=$?
 is "$rc" 1 "--dry-run >/dev/full: exit 1"

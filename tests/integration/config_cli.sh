@@ -116,7 +116,7 @@ ok "no config: the effective default configuration is valid and a fixed point" c
 ok "no config: vcpu_usage and memory_info every 5 s" j "$WORK/cdef.out" \
 	'd["period"] == 5.0 and d["system_metrics"] == [{"type": "vcpu_usage", "period": 5.0}, {"type": "memory_info", "period": 5.0}]'
 
-# An endpoint runtime's own keys (issue 12): printed back by its collector, a fixed point.
+# An endpoint runtime's own keys: printed back by its collector, a fixed point.
 cat >"$WORK/cep.json" <<'EOF'
 { "runtimes": [ { "address": "https://127.0.0.1:8002/metrics", "server": "triton", "timeout": "2s",
                   "tls": { "ca_file": "/etc/ca.pem" }, "bearer_token_file": "/run/token", "passthrough": true,

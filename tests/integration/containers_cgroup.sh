@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Container identity from the real kernel (issue 13): processes started here are moved into cgroups
+# Container identity from the real kernel: processes started here are moved into cgroups
 # laid out as a Kubernetes node lays them out, under a test-owned parent that is removed afterwards, in
 # whichever hierarchies this machine has: cgroup v2 (the unified hierarchy, alone or in systemd's hybrid
 # layout) with the systemd driver's names, cgroup v1 (the pids controller) with the cgroupfs driver's.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Containers and pods (issue 13), end to end on fixture trees (tests/fixtures/containers/, made by its
+# Containers and pods, end to end on fixture trees (tests/fixtures/containers/, made by its
 # make_fixtures.py): /proc entries whose cgroup files copy real nodes (cgroup v2 with the systemd driver and
 # the three QoS classes; v1 with the cgroupfs driver) and the runtimes' state (containerd task bundles,
 # CRI-O userdata, Docker config.v2.json). accel-monitor reads them through --path.procfs and --path.rootfs:

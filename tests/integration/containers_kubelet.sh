@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Pod and container names from the kubelet's /pods (issue 13), for containers whose runtime state names
+# Pod and container names from the kubelet's /pods, for containers whose runtime state names
 # nothing: a fake kubelet (tests/helpers/fake_kubelet.py, HTTPS on 127.0.0.1 with a certificate from a CA
 # made here, bearer token checked) and accel-monitor --kubelet-url/--kubelet-token-file/--kubelet-ca-file on
 # the v2 fixture tree (tests/fixtures/containers/v2-systemd: pid 1008's container has no state files; pid

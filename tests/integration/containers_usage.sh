@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# container_usage (issue 13) on this machine's real cgroup tree: the test creates a pod and a container
+# container_usage on this machine's real cgroup tree: the test creates a pod and a container
 # cgroup under a parent of its own (/sys/fs/cgroup/.../accel-e2e-PID/kubepods/burstable/pod<UID>/<ID>, the
 # cgroupfs driver's layout, in every hierarchy it reads: cgroup v2, or v1's cpu, cpuacct and memory; on a
 # hybrid host both, read by two monitors at once), moves a workload into it that touches 64 MiB and burns

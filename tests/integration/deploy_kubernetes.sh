@@ -81,7 +81,7 @@ done
 is "$(facts "$TOP/deploy/kubernetes/sidecar/triton.yaml" '[x["metadata"]["annotations"]["prometheus.io/port"] for x in d if x["kind"] == "Deployment" for x in [x["spec"]["template"]]]')" \
 	"['9400']" "sidecar: Prometheus scrapes the metrics port (prometheus.io/port)"
 
-# ---- container attribution (issue 13), the ConfigMaps' configs ------------------------------------
+# ---- container attribution, the ConfigMaps' configs ------------------------------------
 opts=$(facts "$DS" '[e["value"] for e in d[0]["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "ACCEL_MONITOR_OPTS"][0]')
 for f in "--path.procfs /host/proc" "--path.sysfs /host/sys" "--path.run /host/run" "--path.cgroupfs /host/sys/fs/cgroup" \
 	"--kubelet-url https://\$(NODE_IP):10250" "--kubelet-token-file /var/run/secrets/kubernetes.io/serviceaccount/token" \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Endpoint runtimes end to end (issue 12): a fake Triton and a fake vLLM (tests/helpers/fake_infer.py, counters
+# Endpoint runtimes end to end: a fake Triton and a fake vLLM (tests/helpers/fake_infer.py, counters
 # advancing by known increments at every scrape) -> accel-monitor (two endpoint runtimes with execution_stats every
 # second, passthrough on) -> accel-prom --passthrough -> a real Prometheus scraping every second. Checked:
 #   - every execution_stats group of the stream, exactly against the script's increments (counts, means,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Endpoint runtimes that fail (issue 12): refused, hung, slow, closed
+# Endpoint runtimes that fail: refused, hung, slow, closed
 # mid-body, a 10 MB body, HTTP 404, garbage, TLS with the wrong CA, a bad
 # bearer token. Each gives its runtime the documented "<URL>: what" error
 # (a timeout: "timeout after X s" with the configured timeout, or the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The process behind an endpoint runtime (issue 12): for a URL on this host,
+# The process behind an endpoint runtime: for a URL on this host,
 # the process listening on its port (socket inode -> /proc/PID/fd) is the
 # entry's pid and runtime_tag, and runtime_vcpu_usage and memory_used are
 # measured for it as for a pid: runtime; a restarted server is followed to

@@ -66,7 +66,7 @@ work = sys.argv[-1]
 r = json.loads(open(path, encoding="utf-8").read().splitlines()[line - 1])
 def norm(o, key=None):
     if isinstance(o, dict):
-        # Attribution to containers (issue 13) depends on the real /proc of the host: containers_identity.sh checks it.
+        # Attribution to containers depends on the real /proc of the host: containers_identity.sh checks it.
         return {k: norm(v, k) for k, v in o.items() if k not in ("process_containers", "pods", "containers")}
     if isinstance(o, list):
         return [norm(v) for v in o]

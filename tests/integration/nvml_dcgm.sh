@@ -69,7 +69,7 @@ is "$(sed -n 's/^DCGM_FI_DEV_FB_USED{.*gpu="1".*} //p' "$WORK/dcgm.prom")" "256"
 is "$(grep -c 'DCGM_FI_DEV_VGPU_LICENSE_STATUS is not served' "$WORK/prom.err")" "1" \
 	"a field NVML cannot give is named once on stderr"
 is "$(grep -c 'DCGM_FI_PROF_GR_ENGINE_ACTIVE is not served' "$WORK/prom.err")" "0" \
-	"a profiling field GPM gives is served (issue 14), not named"
+	"a profiling field GPM gives is served, not named"
 is "$(grep -c 'DCGM_FI_DEV_GPU_UTIL is not served' "$WORK/prom.err")" "0" "a served field is not named"
 
 rc=0

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# NVML events end to end (issue 14): accel-monitor on two fake GPUs
+# NVML events end to end: accel-monitor on two fake GPUs
 # (tests/helpers/fake_nvml.c) whose events a test appends to the fake's
 # events file while it runs: two XIDs between two reports are two, a burst
 # of 120 XIDs spread over many cycles is counted exactly once, double-bit

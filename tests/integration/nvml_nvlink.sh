@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# NVLink end to end (issue 14): accel-monitor on three fake GPUs
+# NVLink end to end: accel-monitor on three fake GPUs
 # (tests/helpers/fake_nvml.c): one without NVLink (NOT_SUPPORTED: no
 # "nvlink" fields at all), one with four links (link 2 down, link 1's error
 # counters rising by one per read), and the same on the old library

@@ -87,7 +87,7 @@ ok "--max-line-bytes 1000: the report is skipped" wait_for "$T" sh -c \
 	"curl -s '$URL/metrics' | grep -qx 'accel_prom_bad_lines_total{reason=\"too_long\"} 1'"
 ok "--max-line-bytes: the message names the cap" grep -q 'stdin:1: line longer than 1000 bytes' "$WORK/err2"
 
-# Label churn with 2 KiB labels (issue 11 item 15): 1500 reports, each a new runtime whose tag is
+# Label churn with 2 KiB labels: 1500 reports, each a new runtime whose tag is
 # 2 KiB with 20 neuroncores, 30 000 live series (about 200 MB uncapped). --max-series-bytes 32M
 # refuses the rest and peak RSS stays under the cap's double (store plus the previous
 # exposition while the next is rendered) plus 40 MiB of program and libraries.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # accel-prom end to end over HTTP with curl: the three input kinds (and
-# endpoint runtimes' per-model series, issue 12) served
+# endpoint runtimes' per-model series) served
 # byte for byte as their golden files (tests/fixtures/prom/, made by
 # tests/unit/test_prom_store.c), accel_prom_* aside since they depend on
 # the clock; promtool on every golden file and every live scrape; content

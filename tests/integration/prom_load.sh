@@ -150,7 +150,7 @@ for n in "1000 connections open" "header flood is cut off" "20 scrapes while" "1
 	ok "$n" grep -q "^ok - .*$n" "$WORK/load.out"
 done
 
-# Slowloris (issue 11 item 6). libmicrohttpd's idle timeout never fires for a client that sends a
+# Slowloris. libmicrohttpd's idle timeout never fires for a client that sends a
 # header line every 2 s, and every client here comes from loopback: the test uses source
 # addresses 127.0.0.x (all of 127/8 is loopback on Linux) to stand for distinct clients.
 timeout $((120 * SLOW)) $PY - "$PORT" "$SLOW" >"$WORK/slow.out" 2>&1 <<'EOF' || true

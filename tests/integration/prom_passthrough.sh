@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# accel-prom --passthrough (issue 12): two Triton endpoint runtimes whose
+# accel-prom --passthrough: two Triton endpoint runtimes whose
 # entries carry their exposition (docs/report-format.md §6.1). Their families
 # are served unchanged next to accel-prom's own, each sample labelled with
 # its runtime; exactly the families and values of the expositions are there

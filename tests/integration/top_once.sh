@@ -61,7 +61,7 @@ is "$(awk '$1 == 4242 { print $2, $3, $4, $5 }' "$TF/runtimes-120.txt")" "python
 	"runtimes: pid 4242 with its tag, CPU, RSS and GPU memory"
 is "$(awk '$1 == 4242 { print $5, $6, $7, $8, $9 }' "$TF/neuron-2x-100.txt")" "139M 126 4 3.53ms 5.01ms" \
 	"neuron-monitor 2.x: executions per second, failures, p50 and p99"
-# pods, models and MIG (issues 12, 13, 14)
+# pods, models and MIG
 P80=$TF/pods-mig-80x24.txt P300=$TF/pods-mig-300x80.txt
 is "$(wc -l <"$P80" | tr -d ' ')" 24 "pods-mig --height 24: 24 rows"
 is "$(awk 'length > 80' "$P80" | wc -l | tr -d ' ')" 0 "pods-mig 80x24: no row wider than 80"

@@ -148,7 +148,7 @@ int main(void)
 		   "off EC2 the dimension is Host");
 		s.value = 1e300;
 		is_int(cw_map_sample(&o, &s, NOW, &p, &sc), CW_BAD_VALUE, "1e300 is a bad value");
-		/* Issue 10: ratios were rounded to 15 significant digits; now the percent read, to the last bit. */
+		/* Ratios were rounded to 15 significant digits; now the percent read, to the last bit. */
 		{
 			static const double pcts[] = { 3.96, 62.41, 0.01, 100, 12.345678901234567, 33.333333333333336,
 						       1e-100, 99.99999999999999 };
@@ -172,7 +172,7 @@ int main(void)
 			ok(p.value == 12.345678901234567, "17 significant digits are kept (%.17g)", p.value);
 			f.unit = "bytes";
 		}
-		/* Issue 11 item 5: values at the edges of int64 and double go out as they are, or not at all. */
+		/* Values at the edges of int64 and double go out as they are, or not at all. */
 		{
 			static const double edge[] = { 9223372036854775808.0, 18446744073709551615.0, 1e19 };
 			char txt[CW_DOUBLE_LEN];

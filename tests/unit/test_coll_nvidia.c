@@ -7,7 +7,7 @@
  * (2^64-1) is left out, and a sum past 2^64 does not wrap. The other NVIDIA
  * cases are in test_nvml.c and tests/integration/nvml.sh.
  *
- * Issue 14 (the tests after test_edges): NVML events counted as they come
+ * The tests after test_edges: NVML events counted as they come
  * (between and during cycles, two XIDs between polls are two), a GPU lost
  * while the event thread waits, NVLink absent and present, PCIe throughput
  * of 8 GPUs whose call sleeps 20 ms read at once (directly and through the
@@ -97,7 +97,7 @@ static void test_edges(void)
 	coll_nvidia_ops.close(st);
 }
 
-/* ---- issue 14: events, NVLink, the PCIe pool, clock-event reasons ---------------------- */
+/* ---- Events, NVLink, the PCIe pool, clock-event reasons ---------------------- */
 
 static struct cfg_group all_groups[] = {
 	{ GROUP_DEVICE_INFO, 100 },    { GROUP_DEVICE_UTILIZATION, 100 }, { GROUP_DEVICE_MEMORY, 100 },
@@ -553,7 +553,7 @@ static void test_reasons(void)
 	coll_nvidia_ops.close(st);
 }
 
-/* ---- NVIDIA MIG and GPM (issue 14) ---------------------------------------- */
+/* ---- NVIDIA MIG and GPM ---------------------------------------- */
 
 static struct cfg_group fgroups[] = {
 	{ GROUP_DEVICE_INFO, 100 },

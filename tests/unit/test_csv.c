@@ -52,7 +52,7 @@ static void test_fields(void)
 	}
 }
 
-/* Formula injection: text that starts like a formula gets a leading ', numbers do not (issue 11, 7). */
+/* Formula injection: text that starts like a formula gets a leading ', numbers do not. */
 static void test_formula(void)
 {
 	static const struct {
@@ -486,7 +486,7 @@ static void put_file(const char *path, const char *mode, const char *text, size_
 		fclose(f);
 }
 
-/* A file that does not end in a whole row is repaired or refused, never appended to as it is (issue 11, 3). */
+/* A file that does not end in a whole row is repaired or refused, never appended to as it is. */
 static void test_out_tail(void)
 {
 	static const char *const ab[] = { "a", "b" };

@@ -137,7 +137,7 @@ static void test_fields_and_allocations(void)
 	g = collect(st, GROUP_DEVICE_UTILIZATION, 1, NULL);
 	ok(!json_object_get(dev_of(g, "2"), "core_percent"), "GPU 2 (MIG): utilization absent, never 0");
 	json_decref(g);
-	usleep(300 * 1000); /* the XID comes through the collector's event thread (issue 14), within milliseconds */
+	usleep(300 * 1000); /* the XID comes through the collector's event thread, within milliseconds */
 	g = collect(st, GROUP_DEVICE_ERRORS, 1, NULL);
 	is_int(num(dev_of(g, "0"), "last_xid"), 79, "GPU 0: the XID event");
 	ok(!json_object_get(dev_of(g, "1"), "ecc_errors"), "GPU 1: no ECC, no ecc_errors");

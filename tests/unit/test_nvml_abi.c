@@ -120,7 +120,7 @@ static const struct {
 	VAL(nvmlClocksThrottleReasonHwPowerBrakeSlowdown, 0x80),
 	VAL(nvmlClocksEventReasonDisplayClockSetting, 0x100),
 	VAL(nvmlEventTypeXidCriticalError, 0x8),
-	/* G: events and NVLink (issue 14); nvmlEventTypeGpuUnavailableError is R560's (0x4000), after 12.2.140 */
+	/* events and NVLink; nvmlEventTypeGpuUnavailableError is R560's (0x4000), after 12.2.140 */
 	VAL(nvmlEventTypeSingleBitEccError, 0x1),
 	VAL(nvmlEventTypeDoubleBitEccError, 0x2),
 	VAL(nvmlEventTypePState, 0x4),
@@ -143,7 +143,7 @@ static const struct {
 	VAL(NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE, 80),
 	VAL(NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE, 80),
 	VAL(NVML_VALUE_NOT_AVAILABLE, -1),
-	/* F: GPM (issue 14): nvmlGpmMetric_t, nvmlGpmMetricsGet_t, nvmlGpmSupport_t and the metric ids used */
+	/* GPM: nvmlGpmMetric_t, nvmlGpmMetricsGet_t, nvmlGpmSupport_t and the metric ids used */
 	SZ(nvmlGpmMetric_t, 40),
 	OFF(nvmlGpmMetric_t, nvmlReturn, 4),
 	OFF(nvmlGpmMetric_t, value, 8),

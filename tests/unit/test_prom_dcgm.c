@@ -45,7 +45,7 @@ static void test_default_file(void)
 						      "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_GPU_UTIL",
 						      "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_ENC_UTIL",
 						      "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED",
-						      /* the file's five profiling fields, from GPM (issue 14) */
+						      /* the file's five profiling fields, from GPM */
 						      "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
 						      "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_PCIE_TX_BYTES",
 						      "DCGM_FI_PROF_PCIE_RX_BYTES" };
@@ -130,7 +130,7 @@ static void test_csv_errors(void)
 		free(err);
 	}
 	{
-		/* A bad field quoted in the message: escaped, cut at 200 bytes (issue 11 item 12). */
+		/* A bad field quoted in the message: escaped, cut at 200 bytes. */
 		char *err = NULL, line[1100];
 		struct prom_dcgm *d;
 
@@ -389,7 +389,7 @@ static void test_totals(void)
 }
 
 /*
- * NVIDIA MIG and GPM (issue 14): a GPU's and a MIG instance's profiling
+ * NVIDIA MIG and GPM: a GPU's and a MIG instance's profiling
  * metrics as DCGM_FI_PROF_* ratios; the instance's series carry
  * GPU_I_PROFILE and GPU_I_ID, with its parent GPU's index, UUID and model
  * name as dcgm-exporter labels a GPU instance.

@@ -407,7 +407,7 @@ static size_t count_of(const char *text, const char *needle)
 }
 
 /*
- * Issue 11 item 4: runtimes that come and go (neuron-monitor tags are pids)
+ * Runtimes that come and go (neuron-monitor tags are pids)
  * leave departed counters behind for an hour; they must not take the room
  * of live series. A sample that really finds the store full is logged
  * (rate-limited) and /health fails with the reason.
@@ -466,7 +466,7 @@ static void test_departed_give_way(void)
 	prom_store_free(st);
 }
 
-/* Issue 11 item 15: the store is bounded by bytes as well, with the same refusal, log and health. */
+/* The store is bounded by bytes as well, with the same refusal, log and health. */
 static void test_byte_cap(void)
 {
 	const size_t cap = (size_t)1 << 20;
@@ -516,7 +516,7 @@ static void test_byte_cap(void)
 }
 
 /*
- * Issue 11 item 5: numbers at the edges (2^63, 2^64-1, 1e19, 1e308) through
+ * Numbers at the edges (2^63, 2^64-1, 1e19, 1e308) through
  * the text and OpenMetrics expositions and /v1/collect: printed exactly,
  * never as a negative int64, and percent kept when the sums overflow a
  * double. (Written as reals here: integers of 2^63 and above are the
@@ -570,7 +570,7 @@ static void test_edge_numbers(void)
 }
 
 /*
- * Issue 11 item 12: "label set too long" comes once per sample (30+ per
+ * "label set too long" comes once per sample (30+ per
  * report); it is logged once per 10 s with the count, and counted. Input
  * quoted in a message is capped and escaped.
  */
@@ -791,7 +791,7 @@ int main(void)
 	/* Line 3 of the 2020 stream is a runtime error that takes the runtime's series away: show them before. */
 	test_golden("tests/fixtures/streams/neuron-monitor-2020.jsonl", "neuron-monitor-2020-lines-1-2", 2);
 	test_golden(GOLDEN "/accel-monitor.jsonl", "accel-monitor", 0);
-	/* Endpoint runtimes (issue 12): per-model counters accumulated over four reports, gauges of the last. */
+	/* Endpoint runtimes: per-model counters accumulated over four reports, gauges of the last. */
 	test_golden("tests/fixtures/streams/endpoint-runtimes.jsonl", "endpoint-runtimes", 0);
 	return done_testing();
 }

@@ -315,7 +315,7 @@ static int reaches(const char *r, const char *f)
 }
 
 /*
- * Issue 10, "read but never exported": every field of the schema is mapped
+ * Every field of the schema is mapped
  * by a rule of its group (for its kind of device), or says why not (and
  * then no rule maps it); every device rule reads a field the schema lists.
  */
@@ -449,7 +449,7 @@ int main(void)
 	is_str(z->bad[1], "system_data.memory_info.swap_total_bytes: expected a number, got an array", "array value");
 	is_int(z->ts[0], 42, "no timestamp in the input: now is used");
 
-	/* Issue 11 item 13: an invalid timestamp is replaced by the read time, counted and logged, not silently. */
+	/* An invalid timestamp is replaced by the read time, counted and logged, not silently. */
 	{
 		unsigned long long before = map_bad_timestamps();
 
@@ -493,7 +493,7 @@ int main(void)
 	HAS(z, "hardware_ecc_events_total{runtime_tag=0,neuron_device_index=0,event_type=mem_ecc_corrected} 0");
 	HAS(z, "execution_latency_seconds{runtime_tag=0,percentile=p99} 0.013938");
 
-	/* Issue 10, drop-in exactness with neuron-monitor-prometheus.py. */
+	/* Drop-in exactness with neuron-monitor-prometheus.py. */
 	{
 		struct seen *y;
 		int exact = 1;
@@ -552,7 +552,7 @@ int main(void)
 		is_int(prom_skipped_pid, 4, "the pid of each neuron-monitor runtime is marked for accel-prom to leave out");
 	}
 
-	/* Issue 10: a report without instance_info keeps the instance labels of the last one that had it. */
+	/* A report without instance_info keeps the instance labels of the last one that had it. */
 	map_reset();
 	z = map("{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
 		&fmt);
@@ -567,7 +567,7 @@ int main(void)
 	is_str(inst_id, "i-2", "a new instance_info replaces them");
 	map_reset();
 
-	/* Issue 10, no silent limits: every rule fits, and nothing captured is cut. */
+	/* No silent limits: every rule fits, and nothing captured is cut. */
 	{
 		char err[256] = "";
 		static char big[4096];
@@ -584,7 +584,7 @@ int main(void)
 		z = map(big, &fmt);
 		HAS(z, "hardware_ecc_events_total{neuron_device_index=a-device-index-that-is-longer-than-23-bytes,"
 		       "event_type=mem_ecc_corrected} 3");
-		/* A device key longer than 96 bytes makes an entity that is not cut (issue 11 item 16). */
+		/* A device key longer than 96 bytes makes an entity that is not cut. */
 		snprintf(big, sizeof(big),
 			 "{\"monitor\":{},\"device_data\":[{\"device_type\":\"hwmon\",\"error\":\"\",\"report\":{\"device_power\":"
 			 "{\"error\":\"\",\"devices\":{\"%0200d\":{\"power_watts\":5}}}}}]}",
@@ -596,7 +596,7 @@ int main(void)
 		is_int(strlen(entity_seen), strlen("hwmon:") + 200, "a 206-byte entity is kept whole");
 	}
 
-	/* Issue 11 item 5: integers >= 2^63 arrive as reals; nothing overflows or wraps. */
+	/* Integers >= 2^63 arrive as reals; nothing overflows or wraps. */
 	{
 		int exact = 1;
 
@@ -714,7 +714,7 @@ int main(void)
 	is_str(z->nbad ? z->bad[0] : "", "device_data[0].report.device_errors.devices.0.remapped_rows.failed: expected a boolean, got a number",
 	       "a number where a flag belongs is a bad value");
 
-	/* Endpoint runtimes (issue 12): per model and version, server devices, the runtime level only without models. */
+	/* Endpoint runtimes: per model and version, server devices, the runtime level only without models. */
 	{
 		static char el[16384];
 

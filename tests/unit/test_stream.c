@@ -88,7 +88,7 @@ int main(void)
 	}
 
 	/*
-	 * Integers past int64 (issue 11, item 5): read as reals, the rest of the
+	 * Integers past int64: read as reals, the rest of the
 	 * line as it was; non-object JSON is "not_object" (item 16).
 	 */
 	{

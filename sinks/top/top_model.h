@@ -126,6 +126,7 @@ struct top_model {
 	double max_period;          /* seconds: the longest group period seen */
 	uint64_t reports;
 	enum report_format format;
+	struct mapper *map;         /* the stream's report -> samples mapping */
 	struct top_dev *devs;
 	size_t ndevs, adevs;
 	struct top_proc *procs;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The families accel-top reads, found by name once (samples.c keeps them static). */
+/* The families accel-top reads, found by name once (the rows keep them static: common/rows.h). */
 enum fam_id {
 	F_VCPU_RATIO,
 	F_VCPU_COUNT,

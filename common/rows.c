@@ -5,10 +5,9 @@
  * the collector's own file with ACCEL_ROWS_ONLY defined, which leaves its
  * code out. map_rows[] is the order in which the blocks apply.
  *
- * A collector with rows is one #include and one map_rows[] entry here; a
- * block included and not listed does not compile (-Wunused-const-variable),
- * and test_samples fails on a collector's file with a block that is not
- * included.
+ * A collector with rows is one #include and one map_rows[] entry here;
+ * test_samples finds every collector's file that begins with a block and
+ * fails when map_rows[] lacks it (not included, or included and not listed).
  */
 #include "rows.h"
 

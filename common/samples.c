@@ -327,35 +327,32 @@ static const struct family *find_family(const struct family **fams, size_t n, co
 /* Index m's compiled rules by group: order[] and groups[], each group's rules in the registry's order. */
 static void index_groups(struct mapper *m)
 {
-	size_t *count, k = 0;
+	size_t n = m->nrules ? m->nrules : 1, *gidx = xcalloc(n, sizeof(*gidx)), *count = xcalloc(n, sizeof(*count));
+	size_t k = 0;
 
-	m->groups = xcalloc(m->nrules ? m->nrules : 1, sizeof(*m->groups));
-	count = xcalloc(m->nrules ? m->nrules : 1, sizeof(*count));
-	m->order = xcalloc(m->nrules ? m->nrules : 1, sizeof(*m->order));
+	m->groups = xcalloc(n, sizeof(*m->groups));
+	m->order = xcalloc(n, sizeof(*m->order));
 	for (size_t r = 0; r < m->nrules; r++) {
 		const struct map_rule *x = m->rules[r].rule;
 		size_t g;
 
+		/* The rows are one translation unit (rows.c): equal group names are mostly the same string. */
 		for (g = 0; g < m->ngroups; g++)
-			if (m->groups[g].cls == group_class(x->scope) && !strcmp(m->groups[g].name, x->group))
+			if (m->groups[g].cls == group_class(x->scope) &&
+			    (m->groups[g].name == x->group || !strcmp(m->groups[g].name, x->group)))
 				break;
 		if (g == m->ngroups)
 			m->groups[m->ngroups++] = (struct group_rules){ group_class(x->scope), x->group, 0, 0 };
 		m->groups[g].n++;
+		gidx[r] = g;
 	}
 	for (size_t g = 0; g < m->ngroups; g++) {
 		m->groups[g].first = k;
 		k += m->groups[g].n;
 	}
-	for (size_t r = 0; r < m->nrules; r++) {
-		const struct map_rule *x = m->rules[r].rule;
-
-		for (size_t g = 0; g < m->ngroups; g++)
-			if (m->groups[g].cls == group_class(x->scope) && !strcmp(m->groups[g].name, x->group)) {
-				m->order[m->groups[g].first + count[g]++] = r;
-				break;
-			}
-	}
+	for (size_t r = 0; r < m->nrules; r++)
+		m->order[m->groups[gidx[r]].first + count[gidx[r]]++] = r;
+	free(gidx);
 	free(count);
 }
 

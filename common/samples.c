@@ -889,34 +889,48 @@ static void walk_rule(struct walk *w, const struct compiled *c, json_t *g)
 	walk(w, g, 0);
 }
 
+/*
+ * Enter group g (name, at the JSON path gwhere) of entity: 0 with the
+ * walk's group, time and period set; -1 when it is in error (reported: it
+ * yields no samples).
+ */
+static int enter_group(struct mapper *m, struct walk *w, json_t *g, const char *name, const char *entity,
+		       const char *gwhere, const char *root_iso, int64_t root_ms)
+{
+	const char *err = str_or(g, "error", "");
+	json_t *per;
+
+	if (*err) {
+		if (w->cb->group_error)
+			w->cb->group_error(name, entity, err, w->cb->ud);
+		return -1;
+	}
+	w->s.group = name;
+	w->s.ts_ms = group_ts(m, g, gwhere, root_iso, root_ms);
+	per = json_object_get(g, "period");
+	w->s.period = json_is_number(per) ? json_number_value(per) : 0;
+	w->where = gwhere;
+	return 0;
+}
+
 /* Apply every rule of class cls (system or runtime) to each group of the object groups. */
 static void map_groups(struct mapper *m, struct walk *w, enum group_class cls, json_t *groups, const char *where,
 		       const char *root_iso, int64_t root_ms)
 {
 	const char *name;
-	json_t *g, *per;
+	json_t *g;
 	char gwhere[256];
 
 	if (!json_is_object(groups))
 		return;
 	json_object_foreach(groups, name, g) {
 		const struct group_rules *gr;
-		const char *err;
 
 		if (!json_is_object(g) || !(gr = group_rules(m, cls, name)))
 			continue;
-		err = str_or(g, "error", "");
-		if (*err) {
-			if (w->cb->group_error)
-				w->cb->group_error(name, w->s.entity, err, w->cb->ud);
-			continue;
-		}
-		w->s.group = name;
 		snprintf(gwhere, sizeof(gwhere), "%s.%s", where, name);
-		w->s.ts_ms = group_ts(m, g, gwhere, root_iso, root_ms);
-		per = json_object_get(g, "period");
-		w->s.period = json_is_number(per) ? json_number_value(per) : 0;
-		w->where = gwhere;
+		if (enter_group(m, w, g, name, w->s.entity, gwhere, root_iso, root_ms))
+			continue;
 		for (size_t k = 0; k < gr->n; k++) {
 			const struct compiled *c = &m->rules[m->order[gr->first + k]];
 
@@ -937,7 +951,7 @@ static void map_device_entry(struct mapper *m, struct walk *w, json_t *ent, size
 			     int64_t root_ms)
 {
 	const char *type = str_or(ent, "device_type", ""), *gname, *dkey;
-	json_t *g, *dev, *per;
+	json_t *g, *dev;
 	size_t base = w->s.ninstance, ndev = base;
 	char gwhere[256], numbuf[LBL_COUNT][NUM_TEXT_MAX]; /* optional device labels' numbers as text */
 
@@ -961,21 +975,13 @@ static void map_device_entry(struct mapper *m, struct walk *w, json_t *ent, size
 			;
 		if (k == gr->n || !json_is_object(g))
 			continue;
-		if (*str_or(g, "error", "")) {
-			if (w->cb->group_error)
-				w->cb->group_error(gname, type, str_or(g, "error", ""), w->cb->ud);
-			continue;
-		}
-		w->s.group = gname;
 		snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s", idx, gname);
-		w->s.ts_ms = group_ts(m, g, gwhere, root_iso, root_ms);
-		per = json_object_get(g, "period");
-		w->s.period = json_is_number(per) ? json_number_value(per) : 0;
+		if (enter_group(m, w, g, gname, type, gwhere, root_iso, root_ms))
+			continue;
 		/* Counts over the kind's devices: instance labels only. */
 		w->s.entity = type;
 		w->s.device_type = w->s.device = NULL;
 		w->base_labels = base;
-		w->where = gwhere;
 		for (k = 0; k < gr->n; k++) {
 			const struct compiled *c = &m->rules[order[k]];
 

@@ -235,9 +235,9 @@ struct infer {
 	struct name_ent names[NAME_SLOTS];
 	size_t lab_len[ARRAY_SIZE(fams)][3]; /* strlen of each family's model_l, version_l, sub_l (0: none) */
 	/* increases()'s work space, kept from period to period (no allocation, no page fault each) */
-	struct index prev, grp;
+	struct index prev, grp, seen;
 	double *d;
-	unsigned char *reset;
+	unsigned char *reset, *dup;
 	size_t *gi, wcap;
 	/*
 	 * infer_execution_stats()'s period arrays, kept the same way (and each
@@ -366,6 +366,8 @@ void infer_free(struct infer *in)
 		free(in->names[i].name);
 	index_free(&in->prev);
 	index_free(&in->grp);
+	index_free(&in->seen);
+	free(in->dup);
 	look_free(&in->look);
 	free(in->d);
 	free(in->reset);
@@ -1036,8 +1038,11 @@ static void add_pt(struct period *pd, const struct pt *p, double d)
 	struct dist *ds;
 
 	if (f->role == ROLE_DEVICE) {
-		struct dev *dv = dev_of(pd, p->sub);
+		struct dev *dv;
 
+		if (p->v < 0 && f->arg != D_TEMP)
+			return; /* a utilization, memory, power or energy below zero is no reading: left out */
+		dv = dev_of(pd, p->sub);
 		if (!dv)
 			return;
 		if (f->arg == D_ENERGY) {
@@ -1597,12 +1602,32 @@ static const double *increases(struct infer *in, const struct snap *base, const 
 	return d;
 }
 
+/*
+ * The samples of cur whose series an earlier sample of cur already had (a
+ * body that writes a series twice): 1 in dup[i]. Prometheus keeps the first
+ * and refuses the others; so do we (they are not added up).
+ */
+static const unsigned char *duplicates(struct infer *in, const struct snap *cur)
+{
+	in->dup = xrealloc(in->dup, cur->n ? cur->n : 1);
+	index_init(&in->seen, cur->n);
+	for (size_t i = 0; i < cur->n; i++) {
+		size_t h = index_slot(&in->seen, cur->p[i].series, cur->p[i].slen);
+
+		in->dup[i] = in->seen.key[h] != NULL;
+		if (!in->dup[i])
+			in->seen.key[h] = cur->p[i].series;
+	}
+	return in->dup;
+}
+
 void infer_execution_stats(struct infer *in, json_t *group)
 {
 	struct snap *cur = in->cur;
 	struct period pd;
 	json_t *models, *devs;
 	const double *d;
+	const unsigned char *dup;
 	unsigned want;
 
 	if (!cur)
@@ -1617,8 +1642,9 @@ void infer_execution_stats(struct infer *in, json_t *group)
 	look_reset(&in->look, cur->n < INFER_MAX_MODELS ? cur->n : INFER_MAX_MODELS);
 	want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
 	d = increases(in, pd.have_base ? in->base : NULL, cur);
+	dup = duplicates(in, cur);
 	for (size_t i = 0; i < cur->n; i++)
-		if ((1u << fams[cur->p[i].fam].srv) & want)
+		if (((1u << fams[cur->p[i].fam].srv) & want) && !dup[i])
 			add_pt(&pd, &cur->p[i], d[i]);
 
 	if (pd.have_base)

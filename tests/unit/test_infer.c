@@ -846,6 +846,42 @@ static void test_limits(void)
 	json_decref(g);
 }
 
+/* A series written twice in one body counts once, as Prometheus keeps the first; a negative device gauge is no reading. */
+static void test_duplicates(void)
+{
+	static const char b1[] = "nv_inference_request_success{model=\"a\",version=\"1\"} 10\n"
+				 "nv_inference_request_success{model=\"a\",version=\"1\"} 10\n"
+				 "nv_gpu_utilization{gpu_uuid=\"GPU-1\"} 0.5\n"
+				 "nv_gpu_utilization{gpu_uuid=\"GPU-2\"} -0.25\n"
+				 "nv_gpu_power_usage{gpu_uuid=\"GPU-2\"} 70\n";
+	static const char b2[] = "nv_inference_request_success{model=\"a\",version=\"1\"} 13\n"
+				 "nv_inference_request_success{model=\"a\",version=\"1\"} 99\n"
+				 "nv_gpu_utilization{gpu_uuid=\"GPU-1\"} 0.5\n"
+				 "nv_gpu_utilization{gpu_uuid=\"GPU-2\"} -0.25\n"
+				 "nv_gpu_power_usage{gpu_uuid=\"GPU-2\"} 70\n";
+	struct infer *in = infer_new(INFER_TRITON);
+	json_t *g = json_object();
+	char err[256];
+
+	is_int(infer_update(in, b1, sizeof(b1) - 1, 0, err, sizeof(err)), 0, "duplicates: first scrape");
+	infer_execution_stats(in, g);
+	json_decref(g);
+	g = json_object();
+	is_int(infer_update(in, b2, sizeof(b2) - 1, 1000000000, err, sizeof(err)), 0, "duplicates: second scrape");
+	infer_execution_stats(in, g);
+	is_int((int)json_integer_value(json_object_get(json_object_get(json_object_get(json_object_get(
+		       json_object_get(g, "models"), "a"), "1"), "execution_summary"), "completed")),
+	       3, "duplicates: the first of a series written twice, not their sum");
+	is_real(json_object_get(json_object_get(json_object_get(g, "server_devices"), "GPU-1"), "utilization_ratio"), 0.5,
+		"duplicates: a GPU's utilization");
+	is_absent(json_object_get(json_object_get(json_object_get(g, "server_devices"), "GPU-2"), "utilization_ratio"),
+		  "a negative utilization is left out");
+	is_real(json_object_get(json_object_get(json_object_get(g, "server_devices"), "GPU-2"), "power_watts"), 70,
+		"and the device's other fields stay");
+	json_decref(g);
+	infer_free(in);
+}
+
 int main(void)
 {
 	test_names();
@@ -864,6 +900,7 @@ int main(void)
 	test_labels();
 	test_series_order();
 	test_limits();
+	test_duplicates();
 	test_golden();
 	json_decref(group);
 	json_decref(all);

@@ -11,7 +11,7 @@
 #include "../expo_parse.h"
 #include "../log.h"
 #include "../samples.h"
-#include "prom_store.h"
+#include "prom_expo.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -443,14 +443,7 @@ static int fref_cmp(const void *a, const void *b)
 static void put_help(struct buf *b, const char *name, size_t n, const char *help, int om)
 {
 	buf_printf(b, "# HELP %.*s ", (int)n, name);
-	for (const char *c = help; *c; c++) {
-		if (*c == '\\' || (om && *c == '"'))
-			buf_printf(b, "\\%c", *c);
-		else if (*c == '\n')
-			buf_add(b, "\\n", 2);
-		else
-			buf_add(b, c, 1);
-	}
+	prom_escape_help(b, help, om);
 	buf_add(b, "\n", 1);
 }
 

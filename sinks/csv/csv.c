@@ -723,6 +723,22 @@ static void ja_done(void)
 
 /* ---- command line ---------------------------------------------------------------- */
 
+/* Release what r holds (zeroed, or set up by main). */
+static void run_free(struct run *r)
+{
+	buf_free(&r->rows);
+	buf_free(&r->arena);
+	buf_free(&r->scratch);
+	buf_free(&r->other);
+	buf_free(&r->pre);
+	csv_index_free(&r->wcols);
+	csv_strv_free(&r->wide_filter);
+	free(r->wrows);
+	free(r->seen);
+	free(r->wcells);
+	free(r->schema);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -914,11 +930,15 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	if ((rc = sink_start(&def, argc, argv)) != SINK_RUN)
 		return rc;
-	if (check_args(&r, &o) || fake_clock(&r))
+	if (check_args(&r, &o) || fake_clock(&r)) {
+		run_free(&r);
 		return EXIT_USAGE;
+	}
 	r.formula_escape = !o.no_formula_escape;
-	if (!o.out.path && (rc = sink_need_stdout("accel-csv")))
+	if (!o.out.path && (rc = sink_need_stdout("accel-csv"))) {
+		run_free(&r);
 		return rc;
+	}
 	rc = EXIT_OK;
 	if (o.host)
 		snprintf(r.host_default, sizeof(r.host_default), "%s", o.host);
@@ -934,8 +954,10 @@ int main(int argc, char **argv)
 	buf_init(&r.scratch, 1u << 20);
 	buf_init(&r.other, 1u << 20);
 	buf_init(&r.pre, 1u << 20);
-	if (csv_out_open(&out, &o.out))
+	if (csv_out_open(&out, &o.out)) {
+		run_free(&r);
 		return EXIT_SYSTEM;
+	}
 
 	ja_init();
 	sink_input_init(&in, "csv", STDIN_FILENO, 0);
@@ -968,16 +990,6 @@ int main(int argc, char **argv)
 		rc = EXIT_SYSTEM;
 	sink_input_free(&in);
 	ja_done();
-	buf_free(&r.rows);
-	buf_free(&r.arena);
-	buf_free(&r.scratch);
-	buf_free(&r.other);
-	buf_free(&r.pre);
-	csv_index_free(&r.wcols);
-	csv_strv_free(&r.wide_filter);
-	free(r.wrows);
-	free(r.seen);
-	free(r.wcells);
-	free(r.schema);
+	run_free(&r);
 	return rc;
 }

@@ -265,10 +265,7 @@ int push_run(struct push *p)
 	int rc;
 
 	/* Signals go to the main thread only, through sigtimedwait: the threads inherit the mask. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sink_block_signals(&sigs);
 	if ((rc = pthread_create(&rt, NULL, reader_main, p))) {
 		log_err("%s: cannot start the reader thread: %s", p->o.tag, strerror(rc));
 		return -rc;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,14 @@ int sink_need_stdout(const char *prog)
 		return 0;
 	fprintf(stderr, "%s: cannot write to stdout: it was closed when the program started\n", prog);
 	return EXIT_SYSTEM;
+}
+
+void sink_block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
 /* ---- the stream loop ----------------------------------------------------- */

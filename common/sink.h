@@ -25,6 +25,7 @@
 #include "stream.h"
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,6 +80,13 @@ int sink_start(const struct sink_def *def, int argc, char **argv);
  * descriptor inherited across exec never is, so the mark is the memory.
  */
 int sink_need_stdout(const char *prog);
+
+/*
+ * Block SIGINT and SIGTERM in the calling thread (threads it starts later
+ * inherit the mask) and put them in *set: the main thread takes them with
+ * sigtimedwait(set), so no handler and no flag are needed.
+ */
+void sink_block_signals(sigset_t *set);
 
 /* The report stream, as a sink reads it. */
 struct sink_input {

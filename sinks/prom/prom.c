@@ -253,10 +253,7 @@ int main(int argc, char **argv)
 	}
 	/* Signals are taken by sigtimedwait in the main thread only; the threads inherit the mask. */
 	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sink_block_signals(&sigs);
 
 	node_name(node, sizeof(node));
 	if (o.passthrough)

@@ -29,7 +29,6 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <netdb.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * online appears from the next period on, once it has a baseline.
  */
 #include "../core/collector.h"
-#include "../host/procfs.h"
+#include "../host/host.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include <string.h>
 
 struct cpu_state {
-	const char *root; /* borrowed from the mon_env */
+	const char *root; /* borrowed from the host: --path.procfs */
 	struct procfs pf;
 	struct proc_stat prev, cur;
 	int have_prev;
@@ -50,10 +50,10 @@ static int cpu_open(const struct mon_env *env, void **state)
 {
 	struct cpu_state *s = xcalloc(1, sizeof(*s));
 	char err[256];
-	int rc = procfs_open(&s->pf, env->procfs);
+	int rc = procfs_open(&s->pf, host_procfs(env->host));
 
 	*state = s;
-	s->root = env->procfs;
+	s->root = host_procfs(env->host);
 	s->usage_data = json_object();
 	if (rc)
 		return rc;

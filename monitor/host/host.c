@@ -31,7 +31,6 @@ struct host {
 	long page_size;              /* bytes */
 	int ncpu;                    /* online CPUs */
 	struct loop *loop;           /* borrowed; NULL: no fetches */
-	int64_t cycle_ns;            /* the snapshot's cycle start (CLOCK_MONOTONIC) */
 	int64_t snap;                /* the snapshot's number: the process table's cycle */
 	struct procfs pf;            /* the procfs root, for the files read outside the process table */
 	struct proctab procs;        /* the processes (proctab.h); its root is procfs */
@@ -157,15 +156,10 @@ int host_ncpu(const struct host *h)
 
 void host_snapshot(struct host *h, const struct cycle *cy)
 {
-	h->cycle_ns = cy->mono_ns;
+	(void)cy; /* what is read in the snapshot is read when first asked for, not at cy */
 	h->snap++;
 	h->ndm = 0;
 	h->dm_known = 0;
-}
-
-int64_t host_snapshot_ns(const struct host *h)
-{
-	return h->cycle_ns;
 }
 
 /* ---- processes --------------------------------------------------------------------------------------- */

@@ -85,10 +85,11 @@ int host_ncpu(const struct host *h); /* online CPUs when the host was created */
 
 /* ---- the snapshot ------------------------------------------------------------------------------------ */
 
-/* Start a snapshot for the cycle cy (the monitor's: at each cycle's start and before opening collectors). */
+/*
+ * Start a snapshot for the cycle cy (the monitor's: at each cycle's start
+ * and before opening collectors). Every call starts a new one.
+ */
 void host_snapshot(struct host *h, const struct cycle *cy);
-/* The snapshot's cycle start (CLOCK_MONOTONIC ns); INT64_MIN before the first. */
-int64_t host_snapshot_ns(const struct host *h);
 
 /* ---- processes --------------------------------------------------------------------------------------- */
 

@@ -13,7 +13,6 @@
  */
 #define COLL_TYPE "amdgpu"
 #define COLL_OPS coll_amdgpu_ops
-#include "../../monitor/host/proctab.h"
 #include "coll_harness.h"
 
 /* ---- the tests ---------------------------------------------------------------------- */

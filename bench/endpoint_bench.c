@@ -23,7 +23,7 @@
 #include "../monitor/core/config.h"
 #include "../monitor/endpoint/infer.h"
 #include "../monitor/core/loop.h"
-#include "../monitor/host/proctab.h"
+#include "../monitor/host/host.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -70,7 +70,8 @@ static int bare_round(CURL **easy, struct buf *bodies)
 }
 
 /* One cycle of the collector: fetch on the loop until answered, collect, write the report line. */
-static int endpoint_round(struct loop *loop, void **st, struct buf *line, const enum group_id *due, size_t ndue)
+static int endpoint_round(struct loop *loop, struct host *host, void **st, struct buf *line, const enum group_id *due,
+			  size_t ndue)
 {
 	struct mon_fetch f[NRT];
 	struct cycle cy;
@@ -97,6 +98,7 @@ static int endpoint_round(struct loop *loop, void **st, struct buf *line, const 
 	cy.boot_ns = clock_boot_ns();
 	cy.real_ns = clock_real_ns();
 	iso8601_format(cy.real_ns, cy.iso);
+	host_snapshot(host, &cy); /* as the monitor does at each cycle's start */
 	for (int i = 0; i < NRT; i++)
 		coll_endpoint_ops.collect(st[i], &cy, due, ndue, rd);
 	for (int i = 0; i < NRT; i++)
@@ -122,8 +124,7 @@ int main(int argc, char **argv)
 	char text[2048], *err = NULL;
 	struct doc d;
 	struct cfg cfg;
-	struct mon_env env = { .procfs = "/proc", .sysfs = "/sys" };
-	struct proctab procs;
+	struct mon_env env = { 0 };
 	struct cycle cy = { 0 };
 	struct buf line, bodies[NRT];
 	CURL *easy[NRT];
@@ -155,11 +156,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	doc_free(&d);
-	env.clk_tck = sysconf(_SC_CLK_TCK);
-	env.page_size = sysconf(_SC_PAGESIZE);
 	env.loop = loop_new();
-	proctab_init(&procs, "/proc");
-	env.procs = &procs;
+	env.host = host_new(&(struct host_opts){ 0 }, NULL);
 	cy.mono_ns = clock_mono_ns();
 	cy.boot_ns = clock_boot_ns();
 	for (int i = 0; i < NRT; i++) {
@@ -177,7 +175,7 @@ int main(int argc, char **argv)
 	}
 	buf_init(&line, 256 << 20);
 	/* A warm-up of each: connections made, buffers grown, libraries paged in. */
-	if (bare_round(easy, bodies) || endpoint_round(env.loop, st, &line, due, ndue)) {
+	if (bare_round(easy, bodies) || endpoint_round(env.loop, env.host, st, &line, due, ndue)) {
 		fprintf(stderr, "endpoint_bench: the warm-up failed: is %s serving?\n", url);
 		return 1;
 	}
@@ -188,7 +186,7 @@ int main(int argc, char **argv)
 		if (bare_round(easy, bodies))
 			return 1;
 		t1 = cpu_ns();
-		if (endpoint_round(env.loop, st, &line, due, ndue))
+		if (endpoint_round(env.loop, env.host, st, &line, due, ndue))
 			return 1;
 		t2 = cpu_ns();
 		t_bare += t1 - t0;
@@ -222,7 +220,7 @@ int main(int argc, char **argv)
 		buf_free(&bodies[i]);
 	}
 	buf_free(&line);
-	proctab_free(&procs);
+	host_free(env.host);
 	loop_free(env.loop);
 	cfg_free(&cfg);
 	return 0;

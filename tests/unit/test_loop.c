@@ -12,7 +12,7 @@
  */
 #include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
-#include "../../monitor/host/instance.h"
+#include "../../monitor/host/host.h"
 #include "../../monitor/core/loop.h"
 #include "../../monitor/core/monitor.h"
 #include "tap.h"
@@ -331,7 +331,7 @@ static void test_async_monitor(void)
 	};
 	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 3 };
 	struct loop *l = loop_new();
-	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	struct host *host = host_new(&(struct host_opts){ .imds_helper = "/nonexistent/accel-imds" }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0, max_cycle = 0;
@@ -343,7 +343,7 @@ static void test_async_monitor(void)
 	monitor_test_group_ops(GROUP_VCPU_USAGE, &answering_ops);
 	monitor_test_group_ops(GROUP_MEMORY_INFO, &silent_ops);
 	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, &sync_ops);
-	m = monitor_new(&cfg, l, inst, NULL);
+	m = monitor_new(&cfg, l, host, NULL);
 	end = clock_mono_ns() + 1250 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m), t0;
@@ -424,7 +424,7 @@ static void test_async_monitor(void)
 		free(a);
 		free(s);
 	}
-	instance_free(inst);
+	host_free(host);
 	is_int((long)loop_count(l), 0, "nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
@@ -559,7 +559,7 @@ static void test_async_runtime(void)
 {
 	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 2 };
 	struct loop *l = loop_new();
-	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	struct host *host = host_new(&(struct host_opts){ .imds_helper = "/nonexistent/accel-imds" }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0;
@@ -571,7 +571,7 @@ static void test_async_runtime(void)
 	cfg.runtimes[0] = fake_runtime("fake:a", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
 	cfg.runtimes[1] = fake_runtime("fake:b", GROUP_MEMORY_USED, GROUP_COUNT);
 	monitor_test_runtime_ops(RT_UNSUPPORTED, &fake_rt_ops);
-	m = monitor_new(&cfg, l, inst, NULL);
+	m = monitor_new(&cfg, l, host, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m);
@@ -620,7 +620,7 @@ static void test_async_runtime(void)
 		free(a);
 		free(b);
 	}
-	instance_free(inst);
+	host_free(host);
 	is_int((long)loop_count(l), 0, "runtimes: nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
@@ -755,7 +755,7 @@ static void test_async_lead_overdue(void)
 {
 	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 1 };
 	struct loop *l = loop_new();
-	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	struct host *host = host_new(&(struct host_opts){ .imds_helper = "/nonexistent/accel-imds" }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0;
@@ -765,7 +765,7 @@ static void test_async_lead_overdue(void)
 	cfg.runtimes = calloc(1, sizeof(*cfg.runtimes));
 	cfg.runtimes[0] = fake_runtime("fake:c", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
 	monitor_test_runtime_ops(RT_UNSUPPORTED, &lead_rt_ops);
-	m = monitor_new(&cfg, l, inst, NULL);
+	m = monitor_new(&cfg, l, host, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m);
@@ -806,7 +806,7 @@ static void test_async_lead_overdue(void)
 		is_int(s->collects, cycles, "collected every cycle");
 		free(s);
 	}
-	instance_free(inst);
+	host_free(host);
 	is_int((long)loop_count(l), 0, "lead/overdue: nothing is left on the loop");
 	loop_free(l);
 	fclose(out);

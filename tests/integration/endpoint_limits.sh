@@ -30,10 +30,14 @@ cat >"$WORK/c.json" <<EOF
 }
 EOF
 N=8
+# Periods are measured, so the producer gets the CPU first when it can (the suite runs tests side by side).
+NICE=
+[ "$(nice -n -10 nice 2>/dev/null)" = -10 ] && NICE="nice -n -10"
 RC=0
-timeout -k 5 $((30 * SLOW)) "$MON" -c "$WORK/c.json" -n $N >"$WORK/out" 2>"$WORK/err" || RC=$?
+$NICE timeout -k 5 $((30 * SLOW)) "$MON" -c "$WORK/c.json" -n $N >"$WORK/out" 2>"$WORK/err" || RC=$?
 is "$RC" 0 "-n $N: exit status 0"
 is "$(nlines "$WORK/out")" $N "$N reports in $N s (one every second, not one every 17-20 s)"
+diag "periods: $(q "$WORK/out" 'print(" ".join("%.3f/%.3f" % (l["system_data"]["vcpu_usage"]["period"], l["system_data"]["memory_info"]["period"]) for l in L)) or 1' 2>&1 | head -1)"
 ok "the stream passes check_report.py" $PY "$HELP/check_report.py" --config "$WORK/c.json" --count $N "$WORK/out"
 ok "vcpu_usage and memory_info: every period but the first within 5 % of 1 s" q "$WORK/out" \
 	'all(abs(l["system_data"][g]["period"] - 1) <= 0.05 for l in L[1:] for g in ("vcpu_usage", "memory_info"))'

@@ -140,7 +140,7 @@ static int sub_block(const struct cfg_block *b, const char *key, const char *con
 		return -1;
 	}
 	doc_path_key(path, size, b->path, key);
-	*out = (struct cfg_block){ b->doc, path, o, b->err, NULL };
+	*out = (struct cfg_block){ .doc = b->doc, .path = path, .obj = o, .err = b->err };
 	*b->err = doc_check_keys(b->doc, path, o, keys);
 	return *b->err ? -1 : 1;
 }
@@ -227,18 +227,17 @@ static int ep_config_keys(const struct cfg_block *b, const struct scrape_url *u,
 }
 
 /* Config: "http://HOST[:PORT]/PATH" or "https://...", and the block's own keys. */
-static int ep_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
+static int ep_config(const struct cfg_block *b)
 {
 	struct ep_cfg *c = xcalloc(1, sizeof(*c));
 	struct scrape_url u;
 	const char *why;
 	char q[LOG_QUOTE_BUF];
 
-	(void)arg;
-	rt->own = c; /* cfg_free releases it whatever happens below */
-	if (scrape_url_parse(rt->address, &u, &why))
+	*b->own = c; /* cfg_free releases it whatever happens below */
+	if (scrape_url_parse(b->rt->address, &u, &why))
 		return cfg_block_error(b, "address", 0, "invalid address \"%s\": %s",
-				       log_quote(q, sizeof(q), rt->address, (size_t)-1), why);
+				       log_quote(q, sizeof(q), b->rt->address, (size_t)-1), why);
 	return ep_config_keys(b, &u, c);
 }
 
@@ -304,6 +303,7 @@ struct ep_state {
 	struct procfs pf;
 	struct sock_owner so;
 	struct cfg_runtime prt;
+	const struct collector_ops *pid_ops;
 	void *pstate;
 	pid_t tag_pid;                 /* the process whose comm is in tag */
 	char tag[64];
@@ -327,9 +327,9 @@ static void set_err(struct ep_state *ep, const char *fmt, ...)
 	utf8_sanitize(ep->err);
 }
 
-static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index, const struct cycle *cy,
-		   void **state)
+static int ep_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	const struct cfg_runtime *rt = t->rt;
 	struct ep_state *ep = xcalloc(1, sizeof(*ep));
 	struct cycle now;
 	const char *why;
@@ -339,7 +339,7 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 	ep->env = env;
 	ep->rt = rt;
 	ep->c = rt->own;
-	ep->index = index;
+	ep->index = t->index;
 	ep->pf.dirfd = -1;
 	*state = ep;
 	scrape_url_parse(rt->address, &ep->url, &why); /* checked by the configuration */
@@ -357,7 +357,7 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 	buf_init(&ep->expo, ep->c->max_body + 1);
 	/* Each group's baseline: the first fetch tells it (its due time less its period); else now. */
 	for (size_t g = 0; g < GROUP_COUNT; g++)
-		ep->last_ns[g] = cy->mono_ns;
+		ep->last_ns[g] = t->cy->mono_ns;
 	for (size_t g = 0; g < GROUP_COUNT; g++)
 		ep->first[g] = 1;
 	rc = scrape_new(env->loop, &ep->sc, ep->load_err, sizeof(ep->load_err));
@@ -373,14 +373,15 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 	now.real_ns = clock_real_ns();
 	iso8601_format(now.real_ns, now.iso);
 	ep->prt.address = rt->address;
-	ep->prt.kind = RT_PID;
 	ep->prt.groups = rt->groups;
 	ep->prt.ngroups = rt->ngroups;
 	ep->prt.period_ms = rt->period_ms;
 	sock_owner_init(&ep->so, ep->url.host, ep->url.port);
 	if (ep->so.local && procfs_open(&ep->pf, env->procfs) == 0)
 		ep->prt.pid = sock_owner_find(&ep->so, &ep->pf, now.mono_ns);
-	if (ep->so.local && coll_pid_ops.open(env, &ep->prt, index, &now, &ep->pstate))
+	ep->pid_ops = collector_find(NULL, COLL_RUNTIME, "pid");
+	if (ep->so.local && ep->pid_ops &&
+	    ep->pid_ops->open(env, &(struct coll_target){ .rt = &ep->prt, .index = t->index, .cy = &now }, &ep->pstate))
 		log_debug("endpoint: %s: cannot open %s", rt->address, env->procfs);
 	return rc;
 }
@@ -396,7 +397,8 @@ static void ep_close(void *state)
 	infer_free(ep->in);
 	buf_free(&ep->expo);
 	procfs_close(&ep->pf);
-	coll_pid_ops.close(ep->pstate);
+	if (ep->pid_ops)
+		ep->pid_ops->close(ep->pstate);
 	json_decref(ep->ctr);
 	free(ep);
 }
@@ -670,7 +672,7 @@ static void process_groups(struct ep_state *ep, pid_t pid, const struct cycle *c
 	if (pid && ep->pstate) {
 		ep->prt.pid = pid;
 		tmp = json_array();
-		coll_pid_ops.collect(ep->pstate, cy, pdue, np, tmp);
+		ep->pid_ops->collect(ep->pstate, cy, pdue, np, tmp);
 		json_array_foreach(tmp, i, e) {
 			json_t *p = json_object_get(e, "pid");
 
@@ -806,10 +808,10 @@ static const struct async_ops ep_async = {
 	.overdue = ep_overdue,
 };
 
-const struct runtime_ops coll_endpoint_ops = {
-	.kind = RT_ENDPOINT,
-	.scheme = "http",
-	.scheme2 = "https",
+const struct collector_ops coll_endpoint_ops = {
+	.name = "endpoint",
+	.scope = COLL_RUNTIME,
+	.schemes = (const char *const[]){ "http", "https", NULL },
 	.keys = ep_keys,
 	.config = ep_config,
 	.config_print = ep_config_print,

@@ -225,12 +225,11 @@ struct nv_conf {
 static const char *const nv_keys[] = { "library", NULL };
 
 /* Config: "library" names the NVML library, a path or a name ld.so searches for. */
-static int nv_config(const struct cfg_block *b, const struct cfg_device *dev)
+static int nv_config(const struct cfg_block *b)
 {
 	const char *lib = NULL;
 	struct nv_conf *c;
 
-	(void)dev;
 	if (cfg_block_string(b, "library", "the NVML library's path or file name", &lib))
 		return -EINVAL;
 	if (!lib)
@@ -1556,8 +1555,9 @@ static int nv_probe(const struct mon_env *env)
 	return found;
 }
 
-static int nv_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+static int nv_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	const struct cfg_device *dev = t->dev;
 	struct nv_state *s = xcalloc(1, sizeof(*s));
 
 	s->cfg = dev;
@@ -1676,14 +1676,16 @@ static const struct async_ops nv_async = {
 	.abandon = nv_abandon,
 };
 
-static void nv_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+static void nv_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	static int (*const fill[NV_NGROUPS])(struct nv_state *, struct nv_dev *, json_t *) = {
 		g_info, g_util, g_mem, g_thermal, g_power, g_clocks, g_errors,
 	};
+	enum group_id id = due[0]; /* one group at a time */
 	struct nv_state *s = state;
 	int g = (int)id - GROUP_DEVICE_INFO;
 
+	(void)ndue;
 	if (g < 0 || g >= NV_NGROUPS) {
 		set_error(group, "%s is not a device group", group_name(id));
 		return;
@@ -1759,8 +1761,9 @@ static void nv_close(void *state)
 	free(s);
 }
 
-const struct device_ops coll_nvidia_ops = {
-	.type = "nvidia",
+const struct collector_ops coll_nvidia_ops = {
+	.name = "nvidia",
+	.scope = COLL_DEVICE,
 	.async = &nv_async, /* the PCIe worker pool */
 	.keys = nv_keys,
 	.config = nv_config,

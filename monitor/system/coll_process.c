@@ -50,8 +50,9 @@ struct proc_state {
 	struct proc_entry *e;
 	size_t ne, ae;
 	int ncpu;
+	int by_pid;                   /* a pid: runtime (else process:) */
 	int scan_error;               /* errno of a failed /proc scan, 0 if fine */
-	int pid_filtered;             /* RT_PID: the process exists but tag_filter excludes it */
+	int pid_filtered;             /* pid: the process exists but tag_filter excludes it */
 };
 
 static int64_t ticks_to_ns(const struct proc_state *s, uint64_t ticks)
@@ -139,7 +140,7 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 	s->scan_error = 0;
 	for (size_t i = 0; i < s->ne; i++)
 		s->e[i].alive = 0;
-	if (s->rt->kind == RT_PID) {
+	if (s->by_pid) {
 		struct proc_info *p;
 		int rc = proctab_get(t, cy->mono_ns, s->rt->pid, &p);
 
@@ -171,22 +172,32 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 	}
 }
 
-static int proc_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index,
-		     const struct cycle *cy, void **state)
+static int proc_open(const struct mon_env *env, const struct coll_target *t, int by_pid, void **state)
 {
 	struct proc_state *s = xcalloc(1, sizeof(*s));
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc;
 
-	s->rt = rt;
-	s->index = index;
+	s->rt = t->rt;
+	s->index = t->index;
+	s->by_pid = by_pid;
 	s->env = env;
 	s->ncpu = n > 0 ? (int)n : 1;
 	*state = s;
 	rc = procfs_open(&s->pf, env->procfs);
 	if (rc == 0)
-		scan(s, cy, 1);
+		scan(s, t->cy, 1);
 	return rc;
+}
+
+static int pid_open(const struct mon_env *env, const struct coll_target *t, void **state)
+{
+	return proc_open(env, t, 1, state);
+}
+
+static int process_open(const struct mon_env *env, const struct coll_target *t, void **state)
+{
+	return proc_open(env, t, 0, state);
 }
 
 static json_t *entry_json(const struct proc_state *s, pid_t pid, const char *tag)
@@ -277,7 +288,7 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 		json_array_append_new(out, ent);
 		return;
 	}
-	if (s->rt->kind == RT_PID && s->ne == 0 && !s->pid_filtered) {
+	if (s->by_pid && s->ne == 0 && !s->pid_filtered) {
 		json_t *ent = entry_json(s, s->rt->pid, "");
 
 		set_error(ent, "no such process: %d", (int)s->rt->pid);
@@ -322,47 +333,49 @@ static void proc_close(void *state)
 }
 
 /* Config: "pid:N", N a process id. */
-static int pid_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
+static int pid_config(const struct cfg_block *b)
 {
 	char *end, q[LOG_QUOTE_BUF];
 	long pid;
 
 	errno = 0;
-	pid = strtol(arg, &end, 10);
+	pid = strtol(b->arg, &end, 10);
 	/* Digits only: strtol alone would take "pid: 5" and "pid:+5". */
-	if (!isdigit((unsigned char)arg[0]) || *end || errno || pid <= 0 || pid > 0x3fffffff)
+	if (!isdigit((unsigned char)b->arg[0]) || *end || errno || pid <= 0 || pid > 0x3fffffff)
 		return cfg_block_error(b, "address", 0, "invalid address \"%s\": expected pid:N with N a process id",
-				       log_quote(q, sizeof(q), rt->address, (size_t)-1));
-	rt->pid = (pid_t)pid;
+				       log_quote(q, sizeof(q), b->rt->address, (size_t)-1));
+	b->rt->pid = (pid_t)pid;
 	return 0;
 }
 
 /* Config: "process:NAME", NAME a command name (no '/'). */
-static int process_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
+static int process_config(const struct cfg_block *b)
 {
 	char q[LOG_QUOTE_BUF];
 
-	if (arg[0] == '\0' || strchr(arg, '/'))
+	if (b->arg[0] == '\0' || strchr(b->arg, '/'))
 		return cfg_block_error(b, "address", 0, "invalid address \"%s\": expected process:NAME (a command name)",
-				       log_quote(q, sizeof(q), rt->address, (size_t)-1));
-	rt->name = xstrdup(arg);
+				       log_quote(q, sizeof(q), b->rt->address, (size_t)-1));
+	b->rt->name = xstrdup(b->arg);
 	return 0;
 }
 
-const struct runtime_ops coll_pid_ops = {
-	.kind = RT_PID,
-	.scheme = "pid",
+const struct collector_ops coll_pid_ops = {
+	.name = "pid",
+	.scope = COLL_RUNTIME,
+	.schemes = (const char *const[]){ "pid", NULL },
 	.config = pid_config,
-	.open = proc_open,
+	.open = pid_open,
 	.collect = proc_collect,
 	.close = proc_close,
 };
 
-const struct runtime_ops coll_process_ops = {
-	.kind = RT_PROCESS,
-	.scheme = "process",
+const struct collector_ops coll_process_ops = {
+	.name = "process",
+	.scope = COLL_RUNTIME,
+	.schemes = (const char *const[]){ "process", NULL },
 	.config = process_config,
-	.open = proc_open,
+	.open = process_open,
 	.collect = proc_collect,
 	.close = proc_close,
 };

@@ -103,7 +103,8 @@ static void put(const char *rel, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const struct group_ops *ops = &coll_containers_ops;
+extern const struct collector_ops coll_containers_ops;
+static const struct collector_ops *ops = &coll_containers_ops;
 
 static struct proctab procs; /* only its name resolver (procs.ct) is used */
 
@@ -118,7 +119,7 @@ static void *open_state(const char *cgroupfs)
 	containers_free(procs.ct);
 	procs.ct = containers_new(NULL);
 
-	ok(ops->open(&env, &st) == 0 && st, "open on %s", cgroupfs);
+	ok(ops->open(&env, &(struct coll_target){ .dev = NULL }, &st) == 0 && st, "open on %s", cgroupfs);
 	return st;
 }
 
@@ -127,7 +128,7 @@ static json_t *collect(void *st)
 	struct cycle cy = { 0 };
 	json_t *g = group_new(1.0, "2026-11-23T19:00:00.000Z");
 
-	ops->collect(st, &cy, g);
+	ops->collect(st, &cy, &(enum group_id){ GROUP_CONTAINER_USAGE }, 1, g);
 	return g;
 }
 

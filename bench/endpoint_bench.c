@@ -84,7 +84,7 @@ static int endpoint_round(struct loop *loop, void **st, struct buf *line, const 
 	for (int i = 0; i < NRT; i++) {
 		f[i] = (struct mon_fetch){ .loop = loop, .id = GROUP_EXECUTION_STATS, .started = clock_mono_ns(),
 					   .deadline = deadline, .state = WAITING };
-		if (coll_endpoint_ops.async->fetch(st[i], &f[i]))
+		if (coll_endpoint_ops.fetch(st[i], &f[i]))
 			f[i].state = ANSWERED;
 	}
 	for (;;) {

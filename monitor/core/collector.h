@@ -61,7 +61,36 @@ struct cycle {
 	char iso[ISO8601_LEN];
 };
 
-struct async_ops;
+/*
+ * Asynchronous sources (a collector with fetch and abandon, below): a
+ * collector that waits on something (a socket, a helper process, an event
+ * set) without blocking the producer's loop. For each due cycle of each of
+ * its groups, the monitor calls fetch() ahead of the due time (by the
+ * source's lead(), or without one by its timeout, at most half the group's
+ * period); the source starts its request, registers what it waits on with
+ * f->loop (loop.h), and calls
+ * mon_fetch_done(f) from its callback once the answer is in (or failed:
+ * then collect() reports why). At the due time the report is written on
+ * time whatever the state: an answered group is filled by the ordinary
+ * collect(); one still waiting is overdue: a source with overdue() stops
+ * waiting and says why in its own collect() (an endpoint: "<URL>: timeout
+ * after X s"); otherwise it is abandoned (abandon() stops its watches and
+ * timers and drops the request) and reported with "error": "no answer
+ * within X s". The next cycle fetches afresh. fetch(), abandon() and
+ * overdue() never block.
+ */
+struct mon_fetch {
+	struct loop *loop;   /* borrowed: register the request's watches and timers here */
+	enum group_id id;    /* the group this answer is for */
+	int64_t started;     /* CLOCK_MONOTONIC ns */
+	int64_t deadline;    /* CLOCK_MONOTONIC ns: the report it goes into is written then */
+	int state;           /* the monitor's: idle, waiting or answered */
+};
+
+/* The source has its answer for f (call it from a loop callback, or from fetch() itself). */
+void mon_fetch_done(struct mon_fetch *f);
+
+#define MON_FETCH_TIMEOUT_NS (1000 * 1000 * 1000LL) /* the default wait for an answer: 1 s */
 
 /* What a collector serves; see the top of this file. */
 enum coll_scope { COLL_SYSTEM, COLL_RUNTIME, COLL_DEVICE };
@@ -128,9 +157,34 @@ struct collector_ops {
 	void (*collect)(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out);
 	void (*close)(void *state); /* NULL-safe */
 
-	/* Optional: why the whole source cannot be read (no library, no driver), or NULL when fine (a device entry's "error"). */
+	/* Optional: why the whole source cannot be read (no library, no driver), or NULL when fine: a device entry's error. */
 	const char *(*error)(void *state);
-	const struct async_ops *async; /* optional: an asynchronous source (below) */
+	/*
+	 * Optional, together: an asynchronous source (mon_fetch above). fetch
+	 * starts a request for f->id: 0, or -errno (then collect() says why, as
+	 * for any failed read). abandon: no answer by f->deadline, stop waiting
+	 * and drop the request. fetch_timeout_ns: the longest wait for an
+	 * answer (0: MON_FETCH_TIMEOUT_NS).
+	 */
+	int (*fetch)(void *state, struct mon_fetch *f);
+	void (*abandon)(void *state, struct mon_fetch *f);
+	int64_t fetch_timeout_ns;
+	/*
+	 * Optional for an asynchronous source: how far ahead of its due time
+	 * (ns) the fetch for group id, on a period of period_ns, starts; the
+	 * monitor keeps it within 0 and period_ns (a fetch starts no earlier
+	 * than the previous report). NULL: fetch_timeout_ns, at most half the
+	 * period.
+	 */
+	int64_t (*lead)(void *state, enum group_id id, int64_t period_ns);
+	/*
+	 * Optional for an asynchronous source: f has no answer at its due
+	 * time. The source stops waiting for f (as abandon() does) and returns
+	 * 0 when its collect() will give the group its own error for this cycle
+	 * (the monitor then collects it as answered), or -1 for the monitor's
+	 * "no answer within X s". NULL: abandon() and the monitor's message.
+	 */
+	int (*overdue)(void *state, struct mon_fetch *f);
 	/*
 	 * Optional (COLL_DEVICE): record into procs (proctab_devmem_add, or
 	 * proctab_devmem_known when no process uses the devices) the device
@@ -141,58 +195,6 @@ struct collector_ops {
 	void (*proc_memory)(void *state, const struct cycle *cy, struct proctab *procs);
 };
 
-/*
- * Asynchronous sources: a collector that waits on something (a socket, a
- * helper process, an event set) without blocking the producer's one
- * thread. For each due cycle of each of its groups, the monitor calls
- * fetch() ahead of the due time (by the source's lead(), or without one by
- * its timeout, at most half the group's period); the source starts its
- * request, registers what it waits on with f->loop (loop.h), and calls
- * mon_fetch_done(f) from its callback once the answer is in (or failed:
- * then collect() reports why). At the due time the report is written on
- * time whatever the state: an answered group is filled by the ordinary
- * collect(); one still waiting is overdue: a source with overdue() stops
- * waiting and says why in its own collect() (an endpoint: "<URL>: timeout
- * after X s"); otherwise it is abandoned (abandon() stops its watches and
- * timers and drops the request) and reported with "error": "no answer
- * within X s". The next cycle fetches afresh. fetch(), abandon() and
- * overdue() never block.
- */
-struct mon_fetch {
-	struct loop *loop;   /* borrowed: register the request's watches and timers here */
-	enum group_id id;    /* the group this answer is for */
-	int64_t started;     /* CLOCK_MONOTONIC ns */
-	int64_t deadline;    /* CLOCK_MONOTONIC ns: the report it goes into is written then */
-	int state;           /* the monitor's: idle, waiting or answered */
-};
-
-/* The source has its answer for f (call it from a loop callback, or from fetch() itself). */
-void mon_fetch_done(struct mon_fetch *f);
-
-#define MON_FETCH_TIMEOUT_NS (1000 * 1000 * 1000LL) /* the default wait for an answer: 1 s */
-
-struct async_ops {
-	int64_t timeout_ns; /* the longest wait for an answer; 0: MON_FETCH_TIMEOUT_NS */
-	/* Start a request for f->id. 0, or -errno (then collect() says why, as for any failed read). */
-	int (*fetch)(void *state, struct mon_fetch *f);
-	/* No answer by f->deadline: stop waiting and drop the request. */
-	void (*abandon)(void *state, struct mon_fetch *f);
-	/*
-	 * Optional: how far ahead of its due time (ns) the fetch for group id,
-	 * on a period of period_ns, starts; the monitor keeps it within 0 and
-	 * period_ns (a fetch starts no earlier than the previous report). NULL:
-	 * timeout_ns, at most half the period.
-	 */
-	int64_t (*lead)(void *state, enum group_id id, int64_t period_ns);
-	/*
-	 * Optional: f has no answer at its due time. The source stops waiting
-	 * for f (as abandon() does) and returns 0 when its collect() will give
-	 * the group its own error for this cycle (the monitor then collects it
-	 * as answered), or -1 for the monitor's "no answer within X s". NULL:
-	 * abandon() and the monitor's message.
-	 */
-	int (*overdue)(void *state, struct mon_fetch *f);
-};
 
 /*
  * The registry (collectors.c): every collector of this build, one row each,

@@ -58,8 +58,8 @@ struct job {
 	size_t unit;        /* its unit, an index in m->units; NO_UNIT: the heartbeat */
 	enum group_id id;
 	int64_t last_ns;    /* monotonic time of the previous collection */
-	/* An asynchronous source's group: its unit's async ops and state. */
-	const struct async_ops *async;
+	/* An asynchronous source's group: its unit's ops and state. */
+	const struct collector_ops *async;
 	void *astate;
 	struct loop_timer fetch_timer; /* starts the fetch for the next due cycle */
 	struct mon_fetch fetch;
@@ -153,7 +153,7 @@ static int64_t fetch_lead(const struct job *j)
 		lead = j->async->lead(j->astate, j->id, j->sj.period);
 		return lead < 0 ? 0 : lead < j->sj.period ? lead : j->sj.period;
 	}
-	lead = j->async->timeout_ns > 0 ? j->async->timeout_ns : MON_FETCH_TIMEOUT_NS;
+	lead = j->async->fetch_timeout_ns > 0 ? j->async->fetch_timeout_ns : MON_FETCH_TIMEOUT_NS;
 	return lead < j->sj.period / 2 ? lead : j->sj.period / 2;
 }
 
@@ -496,8 +496,8 @@ struct monitor *monitor_new(struct cfg *cfg, const struct collector_ops *const *
 			j->sj.period = un->groups[g].period_ms * NS_PER_MS;
 			if (un->old != SIZE_MAX && (o = old_job(old, un->old, j->id)))
 				job_carry(j, o, m);
-			if (un->ops && un->ops->async) {
-				j->async = un->ops->async;
+			if (un->ops && un->ops->fetch) {
+				j->async = un->ops;
 				j->astate = un->state;
 			}
 		}

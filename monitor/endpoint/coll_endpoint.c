@@ -543,7 +543,7 @@ static int64_t group_timeout(const struct ep_state *ep, enum group_id id)
 }
 
 /*
- * async_ops.fetch: join the transfer in flight, or start one that has until
+ * The fetch op: join the transfer in flight, or start one that has until
  * f's report (the monitor starts it the timeout ahead: ep_lead).
  */
 static int ep_fetch(void *state, struct mon_fetch *f)
@@ -591,7 +591,7 @@ static int ep_fetch(void *state, struct mon_fetch *f)
 }
 
 /*
- * async_ops.lead: a group's scrape starts the timeout ahead of its report
+ * The lead op: a group's scrape starts the timeout ahead of its report
  * (the monitor keeps it within the group's period), so the server has the
  * whole timeout: by default the group's period, at most 10 s.
  */
@@ -604,7 +604,7 @@ static int64_t ep_lead(void *state, enum group_id id, int64_t period_ns)
 	return ep->timeout_ns;
 }
 
-/* async_ops.abandon: f's report is being written; the transfer goes on only for others still waiting. */
+/* The abandon op: f's report is being written; the transfer goes on only for others still waiting. */
 static void ep_abandon(void *state, struct mon_fetch *f)
 {
 	struct ep_state *ep = state;
@@ -619,7 +619,7 @@ static void ep_abandon(void *state, struct mon_fetch *f)
 }
 
 /*
- * async_ops.overdue: f's report is due and the scrape has not ended: the
+ * The overdue op: f's report is due and the scrape has not ended: the
  * timeout. The transfer is stopped, every fetch waiting on it is answered
  * with "<URL>: timeout after X s (no answer|mid-body)", and the readings it
  * published are withdrawn. X is the timeout in force; when the request went
@@ -800,14 +800,6 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 	json_array_append_new(out, ent);
 }
 
-static const struct async_ops ep_async = {
-	.timeout_ns = EP_MAX_DEFAULT_TIMEOUT_MS * NS_PER_MS, /* ep_lead says how far ahead */
-	.fetch = ep_fetch,
-	.abandon = ep_abandon,
-	.lead = ep_lead,
-	.overdue = ep_overdue,
-};
-
 const struct collector_ops coll_endpoint_ops = {
 	.name = "endpoint",
 	.scope = COLL_RUNTIME,
@@ -816,8 +808,12 @@ const struct collector_ops coll_endpoint_ops = {
 	.config = ep_config,
 	.config_print = ep_config_print,
 	.config_free = ep_config_free,
-	.async = &ep_async,
 	.open = ep_open,
 	.collect = ep_collect,
 	.close = ep_close,
+	.fetch = ep_fetch,
+	.abandon = ep_abandon,
+	.fetch_timeout_ns = EP_MAX_DEFAULT_TIMEOUT_MS * NS_PER_MS, /* ep_lead says how far ahead */
+	.lead = ep_lead,
+	.overdue = ep_overdue,
 };

@@ -1669,13 +1669,6 @@ static void nv_abandon(void *state, struct mon_fetch *f)
 	s->pcie = NV_PCIE_NONE; /* the group reports "no answer"; its calls finish on their own */
 }
 
-/* Long enough for the batch (20 ms per call, all at once); at most half the period anyway (monitor.c). */
-static const struct async_ops nv_async = {
-	.timeout_ns = 250 * NS_PER_MS,
-	.fetch = nv_fetch,
-	.abandon = nv_abandon,
-};
-
 static void nv_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	static int (*const fill[NV_NGROUPS])(struct nv_state *, struct nv_dev *, json_t *) = {
@@ -1764,7 +1757,6 @@ static void nv_close(void *state)
 const struct collector_ops coll_nvidia_ops = {
 	.name = "nvidia",
 	.scope = COLL_DEVICE,
-	.async = &nv_async, /* the PCIe worker pool */
 	.keys = nv_keys,
 	.config = nv_config,
 	.config_print = nv_config_print,
@@ -1775,4 +1767,8 @@ const struct collector_ops coll_nvidia_ops = {
 	.error = nv_error,
 	.proc_memory = nv_proc_memory,
 	.close = nv_close,
+	/* The PCIe worker pool. Long enough for the batch (20 ms per call, all at once); at most half the period anyway. */
+	.fetch = nv_fetch,
+	.abandon = nv_abandon,
+	.fetch_timeout_ns = 250 * NS_PER_MS,
 };

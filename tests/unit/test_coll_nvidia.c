@@ -418,11 +418,11 @@ static void test_pcie_fetch(void)
 	double t0, fetched, took;
 	json_t *g;
 
-	ok(coll_nvidia_ops.async != NULL, "fetch: the NVIDIA collector has an asynchronous fetch");
+	ok(coll_nvidia_ops.fetch != NULL, "fetch: the NVIDIA collector has an asynchronous fetch");
 	f.started = clock_mono_ns();
 	f.deadline = f.started + NS_PER_S;
 	t0 = now_ms();
-	is_int(coll_nvidia_ops.async->fetch(st, &f), 0, "fetch: device_utilization's fetch starts");
+	is_int(coll_nvidia_ops.fetch(st, &f), 0, "fetch: device_utilization's fetch starts");
 	ok(f.state == 1, "fetch: it is not answered at once (the calls take 20 ms)");
 	while (f.state != 2 && now_ms() - t0 < 2000)
 		loop_run_once(loop, clock_mono_ns() + 100 * NS_PER_MS, NULL);
@@ -436,9 +436,9 @@ static void test_pcie_fetch(void)
 	is_double(num_dev(g, "7", "pcie_rx_bytes_per_second"), 2048000, 0, "fetch: GPU 7's value is in the report");
 	json_decref(g);
 	f.state = 1;
-	coll_nvidia_ops.async->fetch(st, &f);
+	coll_nvidia_ops.fetch(st, &f);
 	ok(f.state == 1, "fetch: another one in flight");
-	coll_nvidia_ops.async->abandon(st, &f); /* late: the monitor gives up; closing still joins */
+	coll_nvidia_ops.abandon(st, &f); /* late: the monitor gives up; closing still joins */
 	coll_nvidia_ops.close(st);
 	is_int((int)loop_count(loop), 0, "fetch: closing stops every watch");
 	loop_free(loop);
@@ -457,7 +457,7 @@ static void test_pcie_hung(void)
 	f.started = clock_mono_ns();
 	f.deadline = f.started + 200 * NS_PER_MS;
 	t0 = now_ms();
-	coll_nvidia_ops.async->fetch(st, &f);
+	coll_nvidia_ops.fetch(st, &f);
 	while (f.state != 2 && now_ms() - t0 < 2000)
 		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
 	fetched = now_ms() - t0;
@@ -470,7 +470,7 @@ static void test_pcie_hung(void)
 	json_decref(g);
 	f.state = 1;
 	f.deadline = clock_mono_ns() + 200 * NS_PER_MS;
-	coll_nvidia_ops.async->fetch(st, &f);
+	coll_nvidia_ops.fetch(st, &f);
 	t0 = now_ms();
 	while (f.state != 2 && now_ms() - t0 < 2000)
 		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
@@ -484,7 +484,7 @@ static void test_pcie_hung(void)
 	sleep_ms(600); /* GPU 0's late call returns: its result is dropped; the next batch reads it again */
 	f.state = 1;
 	f.deadline = clock_mono_ns() + 900 * NS_PER_MS;
-	coll_nvidia_ops.async->fetch(st, &f);
+	coll_nvidia_ops.fetch(st, &f);
 	t0 = now_ms();
 	while (f.state != 2 && now_ms() - t0 < 2000)
 		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
@@ -521,7 +521,7 @@ static void test_pcie_mig_race(void)
 
 		f.started = clock_mono_ns();
 		f.deadline = f.started + 200 * NS_PER_MS;
-		coll_nvidia_ops.async->fetch(st, &f);
+		coll_nvidia_ops.fetch(st, &f);
 		while (f.state != 2 && now_ms() - t0 < 2000) {
 			g = collect(st, GROUP_DEVICE_MEMORY, n++);
 			bad += json_object_size(json_object_get(g, "devices")) != 24; /* 8 GPUs, 2 instances each */

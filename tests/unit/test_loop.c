@@ -252,16 +252,12 @@ static void fake_close(void *state)
 		last_closed[nclosed++] = s; /* kept for the counts; freed by the test */
 }
 
-static const struct async_ops fake_async = {
-	.fetch = fake_fetch,
-	.abandon = fake_abandon,
-};
-
 static const struct collector_ops answering_ops = {
 	.name = "answering",
 	.scope = COLL_SYSTEM,
 	.group = GROUP_VCPU_USAGE,
-	.async = &fake_async,
+	.fetch = fake_fetch,
+	.abandon = fake_abandon,
 	.open = open_answering,
 	.collect = fake_collect,
 	.close = fake_close,
@@ -271,7 +267,8 @@ static const struct collector_ops silent_ops = {
 	.name = "silent",
 	.scope = COLL_SYSTEM,
 	.group = GROUP_MEMORY_INFO,
-	.async = &fake_async,
+	.fetch = fake_fetch,
+	.abandon = fake_abandon,
 	.open = open_silent,
 	.collect = fake_collect,
 	.close = fake_close,
@@ -523,17 +520,13 @@ static void rt_close(void *state)
 		rt_closed[nrt_closed++] = s;
 }
 
-static const struct async_ops rt_async = {
-	.timeout_ns = 50 * NS_PER_MS,
-	.fetch = rt_fetch,
-	.abandon = rt_abandon,
-};
-
 static const struct collector_ops fake_rt_ops = {
 	.name = "fake",
 	.scope = COLL_RUNTIME,
 	.schemes = (const char *const[]){ "fake", NULL },
-	.async = &rt_async,
+	.fetch = rt_fetch,
+	.abandon = rt_abandon,
+	.fetch_timeout_ns = 50 * NS_PER_MS,
 	.open = rt_open,
 	.collect = rt_collect,
 	.close = rt_close,
@@ -638,7 +631,7 @@ static void test_async_runtime(void)
 	fclose(out);
 }
 
-/* ---- a source that asks for its own lead and reports its own timeouts (async_ops.lead, .overdue) ---------- */
+/* ---- a source that asks for its own lead and reports its own timeouts (the lead and overdue ops) ------------ */
 
 struct lead_src {
 	struct fake srv;              /* answers runtime_vcpu_usage */
@@ -745,18 +738,14 @@ static void lead_close(void *state)
 	lead_closed = s;
 }
 
-static const struct async_ops lead_async = {
-	.fetch = lead_fetch,
-	.abandon = lead_abandon,
-	.lead = lead_lead,
-	.overdue = lead_overdue,
-};
-
 static const struct collector_ops lead_rt_ops = {
 	.name = "fake",
 	.scope = COLL_RUNTIME,
 	.schemes = (const char *const[]){ "fake", NULL },
-	.async = &lead_async,
+	.fetch = lead_fetch,
+	.abandon = lead_abandon,
+	.lead = lead_lead,
+	.overdue = lead_overdue,
 	.open = lead_open,
 	.collect = lead_collect,
 	.close = lead_close,

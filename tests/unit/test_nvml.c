@@ -203,7 +203,8 @@ static void test_no_library(void)
 
 	setenv("ACCEL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
 	ok(coll_nvidia_ops.probe(&env) == 0, "no library: probe finds nothing");
-	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), -ENOENT, "no library: open says -ENOENT");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), -ENOENT,
+	       "no library: open says -ENOENT");
 	e = coll_nvidia_ops.error(st);
 	ok(e && !strncmp(e, "NVML not found: /nonexistent/libnvidia-ml.so.1", 46), "no library: error() says why");
 	g = collect(st, GROUP_DEVICE_MEMORY, 1, NULL);

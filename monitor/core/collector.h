@@ -136,7 +136,7 @@ struct collector_ops {
 	 */
 	void (*config_print)(const void *own, json_t *block);
 	void (*config_free)(void *own); /* NULL-safe */
-	/* COLL_DEVICE: 1 when this host has at least one such device (for type "auto"). */
+	/* COLL_DEVICE, optional: 1 when this host has at least one such device ("auto" skips a kind without it). */
 	int (*probe)(const struct mon_env *env);
 
 	/*

@@ -30,7 +30,6 @@
 /* A mon_fetch's state. */
 enum { FETCH_IDLE, FETCH_WAITING, FETCH_ANSWERED };
 
-
 /*
  * A configuration and the environment the collectors opened under it see.
  * Collectors borrow both, and a reload hands unchanged collectors on to the
@@ -373,7 +372,8 @@ static void unit_plan(struct monitor *m, struct monitor *old, struct unit want)
 		return;
 	}
 	for (const struct collector_ops *const *c = m->reg; *c; c++)
-		if ((*c)->scope == COLL_DEVICE && !cfg_device_named(m->cfg, (*c)->name) && (*c)->probe(&m->gen->env)) {
+		if ((*c)->scope == COLL_DEVICE && (*c)->probe && !cfg_device_named(m->cfg, (*c)->name) &&
+		    (*c)->probe(&m->gen->env)) {
 			want.ops = *c;
 			want.name = (*c)->name;
 			unit_add(m, &want);

@@ -303,7 +303,7 @@ struct ep_state {
 	struct procfs pf;
 	struct sock_owner so;
 	struct cfg_runtime prt;
-	const struct collector_ops *pid_ops;
+	const struct collector_ops *pid_ops; /* the registry's pid: collector, which measures it */
 	void *pstate;
 	pid_t tag_pid;                 /* the process whose comm is in tag */
 	char tag[64];

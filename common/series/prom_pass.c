@@ -121,8 +121,8 @@ static int ours(const char *name)
 
 	if (!strncmp(name, "accel_prom_", 11))
 		return 1;
-	for (const struct family *const *f = map_families(); *f; f++) {
-		const char *o = (*f)->name;
+	for (size_t i = 0; map_family_at(i); i++) {
+		const char *o = map_family_at(i)->name;
 
 		/* the name, or the OpenMetrics family of a counter (its name without _total) */
 		if (!strcmp(o, name) || (!strncmp(o, name, n) && !strcmp(o + n, "_total")))

@@ -113,6 +113,7 @@ struct prom_store {
 	char *instance;      /* instance_info's label set in the last report */
 	struct prom_dcgm *dcgm;    /* borrowed, or NULL */
 	struct prom_pass *pass;    /* --passthrough (borrowed), or NULL */
+	struct mapper *map;        /* the stream's report -> samples mapping (owned) */
 	int old_pod_labels;        /* --use-old-namespace (prom_dcgm_pod_label) */
 	char lbl[PROM_LABELS_MAX]; /* one sample's label set, being rendered */
 	/* The report being applied. */
@@ -674,7 +675,7 @@ void prom_store_report(struct prom_store *st, json_t *report, const char *where,
 	st->instance_changed = 0;
 	if (st->dcgm)
 		prom_dcgm_report(st->dcgm, report); /* which pods use each GPU, before its samples */
-	map_report(report, real_ns / NS_PER_MS, &cb);
+	mapper_report(st->map, report, real_ns / NS_PER_MS, &cb);
 	prom_pass_report(st->pass, report, where, mono_ns); /* the servers' own families (--passthrough) */
 	report_drops(st);
 	for (size_t i = 0; i < st->nerr_src; i++)
@@ -1065,6 +1066,7 @@ struct prom_store *prom_store_new(const struct prom_store_opts *o)
 	st->dcgm = o->dcgm;
 	st->pass = o->pass;
 	st->old_pod_labels = o->old_pod_labels;
+	st->map = mapper_new();
 	st->node_name = xstrdup(o->node_name ? o->node_name : "");
 	st->version = xstrdup(o->version ? o->version : "");
 	atomic_init(&st->h_last_ns, 0);
@@ -1106,6 +1108,7 @@ void prom_store_free(struct prom_store *st)
 	free(st->instance);
 	free(st->node_name);
 	free(st->version);
+	mapper_free(st->map);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }

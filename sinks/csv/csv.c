@@ -100,6 +100,7 @@ struct run {
 	char host_default[256];
 	int64_t fake_now, fake_step; /* ACCEL_CSV_NOW: a clock for tests (unix ms); 0: the real one */
 	int fake;
+	struct mapper *map;   /* the stream's report -> samples mapping */
 
 	/* per report */
 	const char *where;    /* "stdin:12": the driver's */
@@ -585,7 +586,7 @@ static int do_report(struct run *r, struct csv_out *out, json_t *report)
 		memset(r->seen, 0, r->seen_cap * sizeof(*r->seen));
 	r->nseen = 0;
 	r->report_ms = now_ms(r);
-	map_report(report, r->report_ms, &cb);
+	mapper_report(r->map, report, r->report_ms, &cb);
 	if (r->overflow) {
 		r->dropped++;
 		log_err("csv: %s: the report makes more than %llu bytes of CSV; skipped", r->where,
@@ -764,14 +765,12 @@ static int parse_columns(struct run *r, const char *list)
 	r->ncols = 0;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (r->wide) {
-			int known = strchr(tok, '{') != NULL;
+			int known = strchr(tok, '{') != NULL || map_family(tok);
 
-			for (const struct family *const *f = map_families(); *f && !known; f++)
-				known = !strcmp((*f)->name, tok);
 			if (!known) {
 				fprintf(stderr, "accel-csv: --columns: \"%s\" is not a metric family; known:", tok);
-				for (const struct family *const *f = map_families(); *f; f++)
-					fprintf(stderr, " %s", (*f)->name);
+				for (size_t i = 0; map_family_at(i); i++)
+					fprintf(stderr, " %s", map_family_at(i)->name);
 				fprintf(stderr, " (or a whole column name such as \"family{label=value}\")\n");
 				rc = -1;
 				break;
@@ -926,6 +925,7 @@ int main(int argc, char **argv)
 	buf_init(&r.scratch, 1u << 20);
 	buf_init(&r.other, 1u << 20);
 	buf_init(&r.pre, 1u << 20);
+	r.map = mapper_new();
 	if (csv_out_open(&out, &o.out))
 		return EXIT_SYSTEM;
 
@@ -965,6 +965,7 @@ int main(int argc, char **argv)
 	buf_free(&r.scratch);
 	buf_free(&r.other);
 	buf_free(&r.pre);
+	mapper_free(r.map);
 	csv_index_free(&r.wcols);
 	csv_strv_free(&r.wide_filter);
 	free(r.wrows);

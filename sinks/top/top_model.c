@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The families accel-top reads, found by name once (samples.c keeps them static). */
+/* The families accel-top reads, found by name once (the rows keep them static: common/rows.h). */
 enum fam_id {
 	F_VCPU_RATIO,
 	F_VCPU_COUNT,
@@ -80,14 +80,10 @@ static const struct family *fams[F_COUNT];
 
 static void fams_init(void)
 {
-	const struct family *const *all = map_families();
-
 	if (fams[0])
 		return;
 	for (size_t i = 0; i < F_COUNT; i++)
-		for (size_t k = 0; all[k]; k++)
-			if (!strcmp(all[k]->name, fam_names[i]))
-				fams[i] = all[k];
+		fams[i] = map_family(fam_names[i]);
 	for (size_t i = 0; i < F_OPTIONAL; i++)
 		if (!fams[i]) {
 			fprintf(stderr, "accel-top: the mapping has no family %s\n", fam_names[i]);
@@ -130,7 +126,7 @@ void top_model_init(struct top_model *m)
 	fams_init();
 	memset(m, 0, sizeof(*m));
 	m->cpu = m->vcpus = m->mem_used = m->mem_total = NAN;
-	map_reset();
+	m->map = mapper_new();
 }
 
 void top_model_free(struct top_model *m)
@@ -139,6 +135,7 @@ void top_model_free(struct top_model *m)
 		free(m->procs[i].models);
 	free(m->devs);
 	free(m->procs);
+	mapper_free(m->map);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -617,7 +614,7 @@ void top_model_report(struct top_model *m, json_t *report, int64_t now_ms, int64
 	struct map_cb cb = { .sample = on_sample, .ud = m };
 
 	top_model_begin(m);
-	m->format = map_report(report, now_ms, &cb);
+	m->format = mapper_report(m->map, report, now_ms, &cb);
 	top_model_end(m, mono_ns);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * accel-top's model: what a frame shows, built only from the samples that
- * common/samples.h's map_report yields (accel-top parses no report field
+ * common/samples.h's mapper_report yields (accel-top parses no report field
  * itself), so every input the mapping accepts (accel-monitor, neuron-monitor
  * 2.x and 2020) and accel-prom's /metrics (top_url.h) feed the same view.
  *
@@ -126,6 +126,7 @@ struct top_model {
 	double max_period;          /* seconds: the longest group period seen */
 	uint64_t reports;
 	enum report_format format;
+	struct mapper *map;         /* the stream's report -> samples mapping */
 	struct top_dev *devs;
 	size_t ndevs, adevs;
 	struct top_proc *procs;

@@ -81,12 +81,7 @@ static double swap_prev(struct top_url *u, const char *series, double v)
 
 static const struct family *family(const char *name)
 {
-	const struct family *const *f = map_families();
-
-	for (size_t i = 0; f[i]; i++)
-		if (!strcmp(f[i]->name, name))
-			return f[i];
-	return NULL;
+	return map_family(name);
 }
 
 static void on_expo(const struct expo_sample *x, void *ud)

@@ -132,55 +132,7 @@ struct prom_store {
 	char eof_why[160];              /* written before h_eof_ns */
 };
 
-/* ---- formatting ------------------------------------------------------------ */
-
-size_t prom_format_value(double v, char dst[32])
-{
-	int n = 0;
-
-	if (isnan(v))
-		return (size_t)snprintf(dst, 32, "NaN");
-	if (isinf(v))
-		return (size_t)snprintf(dst, 32, "%s", v > 0 ? "+Inf" : "-Inf");
-	if (v == 0)
-		return (size_t)snprintf(dst, 32, "0"); /* -0 too */
-	if (v == trunc(v) && fabs(v) < 9.2e18)
-		return (size_t)snprintf(dst, 32, "%lld", (long long)v);
-	for (int p = 15; p <= 17; p++) {
-		n = snprintf(dst, 32, "%.*g", p, v);
-		if (strtod(dst, NULL) == v)
-			break;
-	}
-	return (size_t)n;
-}
-
-/* Append s escaping the characters in set ("\\\n" or "\\\"\n"). */
-static int escape(struct buf *b, const char *s, const char *set)
-{
-	while (*s) {
-		size_t n = strcspn(s, set);
-		int rc;
-
-		if (n && (rc = buf_add(b, s, n)))
-			return rc;
-		s += n;
-		if (!*s)
-			break;
-		rc = buf_add(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\", 2);
-		if (rc)
-			return rc;
-		s++;
-	}
-	return 0;
-}
-
-int prom_escape_label(struct buf *b, const char *s)
-{
-	return escape(b, s, "\\\"\n");
-}
-
 /* ---- families and series ------------------------------------------------------- */
-
 
 static struct fam *fam_get(struct prom_store *st, const struct family *def)
 {
@@ -789,7 +741,7 @@ static void put_header(struct buf *b, const struct fam *f, int om)
 		type = "info";
 	}
 	buf_printf(b, "# HELP %.*s ", (int)n, d->name);
-	escape(b, d->help, om ? "\\\"\n" : "\\\n");
+	prom_escape_help(b, d->help, om);
 	buf_printf(b, "\n# TYPE %.*s %s\n", (int)n, d->name, type);
 	snprintf(unit, sizeof(unit), "_%s", d->unit);
 	if (om && *d->unit && n > strlen(unit) && !strncmp(d->name + n - strlen(unit), unit, strlen(unit)))

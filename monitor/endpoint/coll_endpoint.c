@@ -401,6 +401,7 @@ struct ep_state {
 	struct scrape *sc;             /* NULL when libcurl could not be loaded */
 	char load_err[256];
 	struct infer *in;
+	struct expo_parser *facts_parser; /* owned: publish_facts()'s, made on first use */
 	struct mon_fetch *waiting[EP_MAX_WAITING]; /* the fetches the transfer in flight answers */
 	size_t nwaiting;
 	char err[768];                 /* the last scrape: "" when good, else "<URL>: what happened" */
@@ -504,6 +505,7 @@ static void ep_close(void *state)
 	facts_set(ep->env->facts, ep, NULL, 0);
 	scrape_free(ep->sc);
 	infer_free(ep->in);
+	expo_parser_free(ep->facts_parser);
 	buf_free(&ep->expo);
 	procfs_close(&ep->pf);
 	if (ep->pid_ops)
@@ -596,8 +598,11 @@ static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
 
 			if (!eol)
 				eol = end;
-			if (p == r->body || p[-1] == '\n')
-				expo_parse(p, (size_t)(eol - p), on_fact_sample, &fs, err, sizeof(err));
+			if (p == r->body || p[-1] == '\n') {
+				if (!ep->facts_parser)
+					ep->facts_parser = expo_parser_new();
+				expo_parse(ep->facts_parser, p, (size_t)(eol - p), on_fact_sample, &fs, err, sizeof(err));
+			}
 			p = eol;
 		}
 	}

@@ -251,6 +251,7 @@ struct infer {
 	size_t pdcap;
 	struct look look;         /* the period's lookups (its slots kept) */
 	size_t series_left_out;   /* samples the latest scrape had beyond INFER_MAX_SERIES */
+	struct expo_parser *parser; /* owned: the scrapes' parser, its buffers kept */
 };
 
 static const char *const server_names[] = { "", "triton", "vllm", "tgi", "torchserve", "ovms", "prometheus" };
@@ -298,6 +299,7 @@ struct infer *infer_new(enum infer_server configured)
 	struct infer *in = xcalloc(1, sizeof(*in));
 
 	in->configured = configured;
+	in->parser = expo_parser_new();
 	for (size_t i = 0; i < ARRAY_SIZE(fams); i++) {
 		const struct fam *f = &fams[i];
 		size_t n = strlen(f->name);
@@ -373,6 +375,7 @@ void infer_free(struct infer *in)
 	free(in->reset);
 	free(in->gi);
 	period_keep_free(in);
+	expo_parser_free(in->parser);
 	free(in);
 }
 
@@ -639,7 +642,7 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 	sc.s = in->spare ? in->spare : xcalloc(1, sizeof(*sc.s));
 	in->spare = NULL;
 	sc.s->mono_ns = mono_ns;
-	bad = expo_parse(body, len, on_sample, &sc, err, errsz);
+	bad = expo_parse(in->parser, body, len, on_sample, &sc, err, errsz);
 	if (bad && !sc.samples) {
 		snap_drop(in, sc.s);
 		return -EINVAL;

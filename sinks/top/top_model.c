@@ -76,12 +76,11 @@ static const char *const fam_names[F_COUNT] = {
 	"inference_request_mean_seconds",
 };
 
-static const struct family *fams[F_COUNT];
+_Static_assert(F_COUNT == TOP_MODEL_NFAMS, "top_model.h sizes the model's family table");
 
-static void fams_init(void)
+/* The model's table of the families it reads, found in the mapping's by name. */
+static void fams_init(const struct family *fams[F_COUNT])
 {
-	if (fams[0])
-		return;
 	for (size_t i = 0; i < F_COUNT; i++)
 		fams[i] = map_family(fam_names[i]);
 	for (size_t i = 0; i < F_OPTIONAL; i++)
@@ -92,7 +91,7 @@ static void fams_init(void)
 }
 
 /* The family's id, or F_COUNT when accel-top does not read it. */
-static enum fam_id fam_id(const struct family *f)
+static enum fam_id fam_id(const struct family *const fams[F_COUNT], const struct family *f)
 {
 	for (size_t i = 0; i < F_COUNT; i++)
 		if (fams[i] && fams[i] == f)
@@ -123,8 +122,8 @@ static void copy(char *dst, size_t size, const char *src)
 
 void top_model_init(struct top_model *m)
 {
-	fams_init();
 	memset(m, 0, sizeof(*m));
+	fams_init(m->fams);
 	m->cpu = m->vcpus = m->mem_used = m->mem_total = NAN;
 	m->map = mapper_new();
 }
@@ -472,7 +471,7 @@ static void runtime_sample(struct top_model *m, const struct sample *s, enum fam
 
 void top_model_sample(struct top_model *m, const struct sample *s)
 {
-	enum fam_id id = fam_id(s->fam);
+	enum fam_id id = fam_id(m->fams, s->fam);
 	const char *v;
 
 	if (s->ts_ms > m->last_ts_ms)

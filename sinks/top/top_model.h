@@ -115,6 +115,8 @@ struct top_proc {
 	int touched, cpu_n, model_status;
 };
 
+#define TOP_MODEL_NFAMS 29 /* how many families accel-top reads */
+
 struct top_model {
 	char host[64];
 	char instance_type[32], instance_id[32];
@@ -134,6 +136,7 @@ struct top_model {
 	/* within one report */
 	double cpu_acc;
 	int cpu_n;
+	const struct family *fams[TOP_MODEL_NFAMS]; /* the mapping's families it reads (top_model.c's fam_names) */
 };
 
 /* An empty model (the mapping's instance labels reset too). */

@@ -160,7 +160,7 @@ size_t top_url_apply(struct top_url *u, struct top_model *m, const char *text, s
 	u->now_ms = clock_real_ns() / 1000000;
 	top_model_begin(m);
 	m->format = FORMAT_ACCEL;
-	bad = expo_parse(text, len, on_expo, u, err, sizeof(err));
+	bad = expo_parse(NULL, text, len, on_expo, u, err, sizeof(err)); /* a parser for this poll alone */
 	if (bad)
 		log_warn("top: %s: %zu bad lines skipped; the first: %s", u->url, bad, err);
 	top_model_end(m, clock_mono_ns());

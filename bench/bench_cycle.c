@@ -81,7 +81,7 @@ struct bench {
 	char *fbuf;       /* the floor's read buffer */
 	size_t fsize;     /* bytes */
 	struct mon_env env;
-	const struct group_ops *ops[NGROUPS];
+	const struct collector_ops *ops[NGROUPS];
 	struct sys_inst *inst;
 	json_t *instance_info; /* what instance_json() copies into each report */
 	struct buf line;
@@ -322,13 +322,13 @@ static void cycle_once(struct bench *b, struct sys_inst *in)
 		json_t *g = group_new((double)(cy.mono_ns - in->last_ns[i]) / 1e9, cy.iso);
 		int64_t t0 = clock_mono_ns();
 
-		b->ops[i]->collect(in->state[i], &cy, g);
+		b->ops[i]->collect(in->state[i], &cy, &b->ops[i]->group, 1, g);
 		/* monitor.c times each collect to warn about slow ones. */
 		if (clock_mono_ns() - t0 < 0)
 			die("monotonic clock went backwards");
 		in->last_ns[i] = cy.mono_ns;
 		complete &= group_complete(g, i);
-		json_object_set_new(sdata, group_name(b->ops[i]->id), g);
+		json_object_set_new(sdata, group_name(b->ops[i]->group), g);
 	}
 	buf_reset(&b->line);
 	if (json_write(report, &b->line) || buf_add(&b->line, "\n", 1))
@@ -392,15 +392,15 @@ static void bench_open(struct bench *b)
 	b->fbuf = xmalloc(b->fsize);
 
 	b->env.host = host_new(&(struct host_opts){ .procfs = b->root }, NULL);
-	b->ops[0] = group_ops_find(GROUP_VCPU_USAGE);
-	b->ops[1] = group_ops_find(GROUP_MEMORY_INFO);
+	b->ops[0] = collector_group(NULL, GROUP_VCPU_USAGE);
+	b->ops[1] = collector_group(NULL, GROUP_MEMORY_INFO);
 	if (!b->ops[0] || !b->ops[1])
 		die("this build has no vcpu_usage or memory_info collector");
 	b->inst = xcalloc((size_t)b->o.instances, sizeof(*b->inst));
 	for (int i = 0; i < b->o.instances; i++)
 		for (size_t g = 0; g < NGROUPS; g++)
-			if (b->ops[g]->open(&b->env, &b->inst[i].state[g]))
-				die("%s: cannot open %s: %s", group_name(b->ops[g]->id), b->root, strerror(errno));
+			if (b->ops[g]->open(&b->env, &(struct coll_target){ .dev = NULL }, &b->inst[i].state[g]))
+				die("%s: cannot open %s: %s", group_name(b->ops[g]->group), b->root, strerror(errno));
 	now = clock_mono_ns();
 	for (int i = 0; i < b->o.instances; i++)
 		for (size_t g = 0; g < NGROUPS; g++)

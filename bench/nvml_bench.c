@@ -44,6 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The collector measured here (collectors.c registers it). */
+extern const struct collector_ops coll_nvidia_ops;
+
 #define MAX_ROUNDS 99
 #define NGROUPS (GROUP_DEVICE_ERRORS - GROUP_DEVICE_INFO + 1)
 
@@ -207,7 +210,7 @@ static void coll_cycle(void *st, int64_t n, struct buf *out)
 	for (int g = GROUP_DEVICE_INFO; g <= GROUP_DEVICE_ERRORS; g++) {
 		json_t *grp = group_new(0.1, cy.iso);
 
-		coll_nvidia_ops.collect(st, (enum group_id)g, &cy, grp);
+		coll_nvidia_ops.collect(st, &cy, &(enum group_id){ (enum group_id)g }, 1, grp);
 		if (rep)
 			json_object_set_new(rep, group_name((enum group_id)g), grp);
 		else
@@ -349,7 +352,7 @@ int main(int argc, char **argv)
 	setenv("FAKE_NVML_SCRIPT", script, 1);
 	setenv("ACCEL_NVML_LIBRARY", o.library, 1);
 	memset(&env, 0, sizeof(env));
-	if (coll_nvidia_ops.open(&env, &dev, &st) || coll_nvidia_ops.error(st))
+	if (coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev }, &st) || coll_nvidia_ops.error(st))
 		die("the collector cannot open the library: ", coll_nvidia_ops.error(st));
 	memset(&b, 0, sizeof(b));
 	bare_open(&b, o.library, o.gpus);

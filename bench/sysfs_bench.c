@@ -48,8 +48,10 @@
 
 enum { EXIT_OK = 0, EXIT_SYSTEM = 1, EXIT_USAGE = 2 };
 
-static const struct device_ops *const kinds[NKINDS] = { &coll_amdgpu_ops, &coll_neuron_ops, &coll_ncs2_ops,
-							 &coll_hwmon_ops };
+/* The sysfs collectors (collectors.c registers them). */
+extern const struct collector_ops coll_amdgpu_ops, coll_neuron_ops, coll_ncs2_ops, coll_hwmon_ops;
+static const struct collector_ops *const kinds[NKINDS] = { &coll_amdgpu_ops, &coll_neuron_ops, &coll_ncs2_ops,
+							    &coll_hwmon_ops };
 static const enum group_id groups[] = { GROUP_DEVICE_INFO,    GROUP_DEVICE_UTILIZATION, GROUP_DEVICE_MEMORY,
 					GROUP_DEVICE_THERMAL, GROUP_DEVICE_POWER,       GROUP_DEVICE_CLOCKS,
 					GROUP_DEVICE_ERRORS };
@@ -217,10 +219,10 @@ static void cycle_once(struct bench *b, int k0, int k1)
 		for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
 			json_t *grp = group_new(1.0, cy.iso);
 
-			kinds[k]->collect(b->state[k], groups[g], &cy, grp);
+			kinds[k]->collect(b->state[k], &cy, &groups[g], 1, grp);
 			json_object_set_new(rep, group_name(groups[g]), grp);
 		}
-		json_array_append_new(dd, json_pack("{s:s, s:s, s:o}", "device_type", kinds[k]->type, "error", "",
+		json_array_append_new(dd, json_pack("{s:s, s:s, s:o}", "device_type", kinds[k]->name, "error", "",
 						    "report", rep));
 	}
 	report = json_pack("{s:s, s:{s:s, s:I}, s:[], s:o, s:{}, s:{}}", "timestamp", cy.iso, "monitor", "version",
@@ -351,8 +353,9 @@ int main(int argc, char **argv)
 			      NULL);
 	b.mono = clock_mono_ns();
 	for (int k = 0; k < NKINDS; k++) {
-		if (kinds[k]->open(&b.env, &b.cfg, &b.state[k]) || (kinds[k]->error && kinds[k]->error(b.state[k]))) {
-			fprintf(stderr, "sysfs_bench: %s: cannot read %s: %s\n", kinds[k]->type, sysfs,
+		if (kinds[k]->open(&b.env, &(struct coll_target){ .dev = &b.cfg }, &b.state[k]) ||
+		    (kinds[k]->error && kinds[k]->error(b.state[k]))) {
+			fprintf(stderr, "sysfs_bench: %s: cannot read %s: %s\n", kinds[k]->name, sysfs,
 				kinds[k]->error ? kinds[k]->error(b.state[k]) : "open failed");
 			return EXIT_SYSTEM;
 		}
@@ -363,7 +366,7 @@ int main(int argc, char **argv)
 		json_t *g = group_new(1.0, "2026-01-01T00:00:00.000Z");
 		struct cycle cy = { .mono_ns = b.mono + 1 };
 
-		kinds[k]->collect(b.state[k], GROUP_DEVICE_INFO, &cy, g);
+		kinds[k]->collect(b.state[k], &cy, &(enum group_id){ GROUP_DEVICE_INFO }, 1, g);
 		b.ndevices[k] = json_object_size(json_object_get(g, "devices"));
 		json_decref(g);
 		b.op_from[k] = rec.nops;

@@ -2,8 +2,9 @@
 /*
  * The one place collectors are registered. Adding a collector is a new
  * coll_<name>.c with its ops table (coll_<name>_ops) and one row here: the
+ * monitor opens what the configuration asks with these tables, and the
  * configuration validator takes the device types and runtime address
- * schemes it accepts from these tables.
+ * schemes it accepts from them.
  */
 #include "collector.h"
 #include "../../common/util.h"
@@ -14,74 +15,76 @@
 
 /*
  * The registry: one row per collector, naming its ops table coll_<row>_ops
- * (declared here, so the row is all a new collector needs).
+ * (declared here, so the row is all a new collector needs). Device
+ * collectors are probed by "auto" in this order.
  */
-#define GROUP_COLLECTORS(X) X(cpu) X(mem) X(neuron_hw) X(containers)
-#define RUNTIME_COLLECTORS(X) X(pid) X(process) X(endpoint)
-/* Probed in this order by "auto". */
-#define DEVICE_COLLECTORS(X) X(nvidia) X(amdgpu) X(neuron) X(ncs2) X(hwmon)
+#define COLLECTORS(X)                                                                                              \
+	X(cpu) X(mem) X(neuron_hw) X(containers)                                                                   \
+	X(pid) X(process) X(endpoint)                                                                              \
+	X(nvidia) X(amdgpu) X(neuron) X(ncs2) X(hwmon)
 
 /* Runtime address schemes accepted without a collector: neuron-monitor's socket. */
 static const char *const unpolled_schemes[] = { "unix", NULL };
 
-#define DECLARE_GROUP(n) extern const struct group_ops coll_##n##_ops;
-#define DECLARE_RUNTIME(n) extern const struct runtime_ops coll_##n##_ops;
-#define DECLARE_DEVICE(n) extern const struct device_ops coll_##n##_ops;
+#define DECLARE(n) extern const struct collector_ops coll_##n##_ops;
 #define ENTRY(n) &coll_##n##_ops,
-GROUP_COLLECTORS(DECLARE_GROUP)
-RUNTIME_COLLECTORS(DECLARE_RUNTIME)
-DEVICE_COLLECTORS(DECLARE_DEVICE)
+COLLECTORS(DECLARE)
 
-static const struct group_ops *const group_collectors[] = { GROUP_COLLECTORS(ENTRY) NULL };
-static const struct runtime_ops *const runtime_collectors[] = { RUNTIME_COLLECTORS(ENTRY) NULL };
-static const struct device_ops *const device_collectors[] = { DEVICE_COLLECTORS(ENTRY) NULL };
+static const struct collector_ops *const registry[] = { COLLECTORS(ENTRY) NULL };
 
-const struct group_ops *group_ops_find(enum group_id id)
+const struct collector_ops *const *collectors(void)
 {
-	for (size_t i = 0; group_collectors[i]; i++)
-		if (group_collectors[i]->id == id)
-			return group_collectors[i];
+	return registry;
+}
+
+const struct collector_ops *collector_find(const struct collector_ops *const *reg, enum coll_scope scope,
+					   const char *name)
+{
+	for (size_t i = 0; name && (reg ? reg : registry)[i]; i++) {
+		const struct collector_ops *c = (reg ? reg : registry)[i];
+
+		if (c->scope == scope && !strcmp(c->name, name))
+			return c;
+	}
 	return NULL;
 }
 
-const struct runtime_ops *runtime_ops_find(enum runtime_kind kind)
+const struct collector_ops *collector_group(const struct collector_ops *const *reg, enum group_id id)
 {
-	for (size_t i = 0; runtime_collectors[i]; i++)
-		if (runtime_collectors[i]->kind == kind)
-			return runtime_collectors[i];
+	for (size_t i = 0; (reg ? reg : registry)[i]; i++) {
+		const struct collector_ops *c = (reg ? reg : registry)[i];
+
+		if (c->scope == COLL_SYSTEM && c->group == id)
+			return c;
+	}
 	return NULL;
 }
 
-const struct runtime_ops *runtime_ops_scheme(const char *scheme)
+const struct collector_ops *collector_scheme(const char *scheme)
 {
-	for (size_t i = 0; runtime_collectors[i]; i++)
-		if (!strcmp(runtime_collectors[i]->scheme, scheme) ||
-		    (runtime_collectors[i]->scheme2 && !strcmp(runtime_collectors[i]->scheme2, scheme)))
-			return runtime_collectors[i];
+	for (size_t i = 0; registry[i]; i++)
+		for (size_t k = 0; registry[i]->scope == COLL_RUNTIME && registry[i]->schemes[k]; k++)
+			if (!strcmp(registry[i]->schemes[k], scheme))
+				return registry[i];
 	return NULL;
 }
 
-const struct runtime_ops *const *runtime_ops_all(void)
-{
-	return runtime_collectors;
-}
-
-const char *const *runtime_schemes_unpolled(void)
+const char *const *collector_schemes_unpolled(void)
 {
 	return unpolled_schemes;
 }
 
-const struct device_ops *device_ops_find(const char *type)
+size_t collector_schemes_list(char *dst, size_t size)
 {
-	for (size_t i = 0; device_collectors[i]; i++)
-		if (!strcmp(device_collectors[i]->type, type))
-			return device_collectors[i];
-	return NULL;
-}
+	size_t n = 0;
 
-const struct device_ops *const *device_ops_all(void)
-{
-	return device_collectors;
+	if (size)
+		dst[0] = '\0';
+	for (size_t i = 0; registry[i]; i++)
+		for (size_t k = 0; registry[i]->scope == COLL_RUNTIME && registry[i]->schemes[k]; k++)
+			n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s:", n ? ", " : "",
+					      registry[i]->schemes[k]);
+	return n;
 }
 
 json_t *device_entry(json_t *group, unsigned index, const char *uuid, const char *pci_bus_id, const char *model)

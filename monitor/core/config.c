@@ -245,16 +245,9 @@ static int parse_groups(struct vctx *v, const char *path, json_t *arr, enum grou
 /* Append the accepted address schemes ("pid:, process:, unix:") to dst. */
 static void scheme_known_list(char *dst, size_t size)
 {
-	const struct runtime_ops *const *rt = runtime_ops_all();
-	const char *const *un = runtime_schemes_unpolled();
-	size_t n = 0;
+	const char *const *un = collector_schemes_unpolled();
+	size_t n = collector_schemes_list(dst, size);
 
-	dst[0] = '\0';
-	for (size_t i = 0; rt[i]; i++) {
-		n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s:", n ? ", " : "", rt[i]->scheme);
-		if (rt[i]->scheme2)
-			n += (size_t)snprintf(dst + n, n < size ? size - n : 0, ", %s:", rt[i]->scheme2);
-	}
 	for (size_t i = 0; un[i]; i++)
 		n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s:", n ? ", " : "", un[i]);
 }
@@ -262,8 +255,8 @@ static void scheme_known_list(char *dst, size_t size)
 /* The address's scheme picks the runtime collector (the registry's), which parses the rest. */
 static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg_runtime *rt)
 {
-	const struct cfg_block b = { v->d, path, o, v->err, NULL };
-	const struct runtime_ops *ops;
+	const struct cfg_block b = { .doc = v->d, .path = path, .obj = o, .err = v->err, .own = &rt->own, .rt = rt };
+	const struct collector_ops *ops;
 	const char *a = rt->address, *colon = strchr(a, ':');
 	const char *const *un;
 	char scheme[32], known[256], q[LOG_QUOTE_BUF], qs[LOG_QUOTE_BUF];
@@ -273,17 +266,17 @@ static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg
 	if (colon && (size_t)(colon - a) < sizeof(scheme)) {
 		memcpy(scheme, a, (size_t)(colon - a));
 		scheme[colon - a] = '\0';
-		ops = runtime_ops_scheme(scheme);
+		ops = collector_scheme(scheme);
 		if (ops) {
-			rt->kind = ops->kind;
-			return ops->config(&b, colon + 1, rt);
+			struct cfg_block ab = b;
+
+			rt->collector = ops->name;
+			ab.arg = colon + 1;
+			return ops->config ? ops->config(&ab) : 0;
 		}
-		for (un = runtime_schemes_unpolled(); *un; un++)
-			if (!strcmp(*un, scheme)) {
-				/* Not an error: the runtime's entry in each report says why it is not polled. */
-				rt->kind = RT_UNSUPPORTED;
-				return 0;
-			}
+		for (un = collector_schemes_unpolled(); *un; un++)
+			if (!strcmp(*un, scheme))
+				return 0; /* not an error: the runtime's entry in each report says why it is not polled */
 	}
 	scheme_known_list(known, sizeof(known));
 	if (!colon)
@@ -296,7 +289,7 @@ static int parse_address(struct vctx *v, const char *path, json_t *o, struct cfg
 }
 
 /* The runtime collector an address names (NULL: none, or not a string): whose keys its block may have. */
-static const struct runtime_ops *address_ops(json_t *addr)
+static const struct collector_ops *address_ops(json_t *addr)
 {
 	const char *a = json_string_value(addr), *colon = a ? strchr(a, ':') : NULL;
 	char scheme[32];
@@ -305,19 +298,22 @@ static const struct runtime_ops *address_ops(json_t *addr)
 		return NULL;
 	memcpy(scheme, a, (size_t)(colon - a));
 	scheme[colon - a] = '\0';
-	return runtime_ops_scheme(scheme);
+	return collector_scheme(scheme);
 }
 
 static int runtime_key_owner(const char *key, char *dst, size_t size)
 {
-	const struct runtime_ops *const *all = runtime_ops_all();
+	const struct collector_ops *const *all = collectors();
 
 	for (size_t t = 0; all[t]; t++)
-		if (key_in(all[t]->keys, key)) {
-			if (all[t]->scheme2)
-				snprintf(dst, size, "%s: and %s: runtimes", all[t]->scheme, all[t]->scheme2);
-			else
-				snprintf(dst, size, "%s: runtimes", all[t]->scheme);
+		if (all[t]->scope == COLL_RUNTIME && key_in(all[t]->keys, key)) {
+			size_t n = 0;
+
+			for (size_t k = 0; all[t]->schemes[k]; k++)
+				n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s:",
+						      k == 0 ? "" : all[t]->schemes[k + 1] ? ", " : " and ",
+						      all[t]->schemes[k]);
+			snprintf(dst + n, n < size ? size - n : 0, " runtimes");
 			return 1;
 		}
 	return 0;
@@ -326,7 +322,7 @@ static int runtime_key_owner(const char *key, char *dst, size_t size)
 static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_runtime *rt)
 {
 	static const char *const keys[] = { "address", "tag_filter", "period", "metrics", NULL };
-	const struct runtime_ops *ops;
+	const struct collector_ops *ops;
 	const char *addr = NULL, *filter = NULL;
 	json_t *metrics;
 	char sub[256], what[LOG_QUOTE_BUF + 16], qa[LOG_QUOTE_BUF];
@@ -346,12 +342,8 @@ static int parse_runtime(struct vctx *v, const char *path, json_t *o, int64_t ro
 	    get_period(v, path, o, &rt->period_ms))
 		return -EINVAL;
 	rt->address = xstrdup(addr ? addr : "");
-	if (addr) {
-		if (parse_address(v, path, o, rt))
-			return -EINVAL;
-	} else {
-		rt->kind = RT_NEURON;
-	}
+	if (addr && parse_address(v, path, o, rt))
+		return -EINVAL;
 	if (filter) {
 		rc = regcomp(&rt->tag_re, filter, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
@@ -409,12 +401,13 @@ static int parse_select(struct vctx *v, const char *path, json_t *sel, struct cf
 /* Append the accepted device types (the registry's, then "auto") to dst. */
 static void device_known_list(char *dst, size_t size)
 {
-	const struct device_ops *const *all = device_ops_all();
+	const struct collector_ops *const *all = collectors();
 	size_t n = 0;
 
 	dst[0] = '\0';
 	for (size_t i = 0; all[i]; i++)
-		n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s", n ? ", " : "", all[i]->type);
+		if (all[i]->scope == COLL_DEVICE)
+			n += (size_t)snprintf(dst + n, n < size ? size - n : 0, "%s%s", n ? ", " : "", all[i]->name);
 	snprintf(dst + n, n < size ? size - n : 0, "%sauto", n ? ", " : "");
 }
 
@@ -423,11 +416,11 @@ static const char *const device_keys[] = { "type", "select", "period", "metrics"
 
 static int device_key_owner(const char *key, char *dst, size_t size)
 {
-	const struct device_ops *const *all = device_ops_all();
+	const struct collector_ops *const *all = collectors();
 
 	for (size_t t = 0; all[t]; t++)
-		if (key_in(all[t]->keys, key)) {
-			snprintf(dst, size, "type \"%s\"", all[t]->type);
+		if (all[t]->scope == COLL_DEVICE && key_in(all[t]->keys, key)) {
+			snprintf(dst, size, "type \"%s\"", all[t]->name);
 			return 1;
 		}
 	return 0;
@@ -435,7 +428,7 @@ static int device_key_owner(const char *key, char *dst, size_t size)
 
 /* The keys of a devices block (ops NULL: "auto", which has none of its own). */
 static int check_device_keys(struct vctx *v, const char *path, json_t *o, const char *type,
-			     const struct device_ops *ops)
+			     const struct collector_ops *ops)
 {
 	char what[LOG_QUOTE_BUF + 16], q[LOG_QUOTE_BUF];
 
@@ -445,8 +438,8 @@ static int check_device_keys(struct vctx *v, const char *path, json_t *o, const 
 
 static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t root_ms, struct cfg_device *dev)
 {
-	const struct cfg_block b = { v->d, path, o, v->err, &dev->own };
-	const struct device_ops *ops = NULL;
+	const struct cfg_block b = { .doc = v->d, .path = path, .obj = o, .err = v->err, .own = &dev->own, .dev = dev };
+	const struct collector_ops *ops = NULL;
 	const char *type = NULL;
 	char sub[256], known[256], q[LOG_QUOTE_BUF];
 	json_t *metrics;
@@ -458,7 +451,7 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 		return -EINVAL;
 	if (!type) /* a misspelt "type" is the better message */
 		return check_keys(v, path, o, device_keys) ? -EINVAL : cfg_block_error(&b, NULL, 0, "missing \"type\"");
-	if (strcmp(type, "auto") && !(ops = device_ops_find(type))) {
+	if (strcmp(type, "auto") && !(ops = collector_find(NULL, COLL_DEVICE, type))) {
 		device_known_list(known, sizeof(known));
 		doc_path_key(sub, sizeof(sub), path, "type");
 		VFAIL(v, sub, 0, "unknown device type \"%s\"; known: %s", QUOTE(q, type), known);
@@ -479,7 +472,7 @@ static int parse_device(struct vctx *v, const char *path, json_t *o, int64_t roo
 			return -EINVAL;
 	}
 	/* The collector's own rules for its block, and its own keys. */
-	return ops && ops->config ? ops->config(&b, dev) : 0;
+	return ops && ops->config ? ops->config(&b) : 0;
 }
 
 int cfg_device_named(const struct cfg *cfg, const char *type)
@@ -688,16 +681,17 @@ json_t *cfg_effective(const struct cfg *cfg)
 	json_object_set_new(o, "sysfs", json_string(cfg->sysfs));
 	for (size_t i = 0; i < cfg->nruntimes; i++) {
 		const struct cfg_runtime *rt = &cfg->runtimes[i];
+		const struct collector_ops *ops = rt->own ? collector_find(NULL, COLL_RUNTIME, rt->collector) : NULL;
 		json_t *r = json_object();
 
-		if (rt->kind != RT_NEURON)
+		if (rt->address[0])
 			json_object_set_new(r, "address", json_string(rt->address));
 		if (rt->tag_filter)
 			json_object_set_new(r, "tag_filter", json_string(rt->tag_filter));
 		json_object_set_new(r, "period", json_real((double)rt->period_ms / 1e3));
 		json_object_set_new(r, "metrics", groups_json(rt->groups, rt->ngroups));
-		if (rt->own && runtime_ops_find(rt->kind) && runtime_ops_find(rt->kind)->config_print)
-			runtime_ops_find(rt->kind)->config_print(rt->own, r); /* the collector's own keys */
+		if (ops && ops->config_print)
+			ops->config_print(rt->own, r); /* the collector's own keys */
 		json_array_append_new(rts, r);
 	}
 	json_object_set_new(o, "runtimes", rts);
@@ -712,7 +706,7 @@ json_t *cfg_effective(const struct cfg *cfg)
 			json_array_append_new(sel, json_string(dv->ids[k]));
 		json_t *blk = json_pack("{s:s, s:o, s:f, s:o}", "type", dv->type, "select", sel, "period",
 					(double)dv->period_ms / 1e3, "metrics", groups_json(dv->groups, dv->ngroups));
-		const struct device_ops *ops = dv->own ? device_ops_find(dv->type) : NULL;
+		const struct collector_ops *ops = dv->own ? collector_find(NULL, COLL_DEVICE, dv->type) : NULL;
 
 		if (ops && ops->config_print) /* the collector's own keys, as it parsed them */
 			ops->config_print(dv->own, blk);
@@ -726,7 +720,7 @@ void cfg_free(struct cfg *cfg)
 {
 	for (size_t i = 0; i < cfg->nruntimes; i++) {
 		struct cfg_runtime *rt = &cfg->runtimes[i];
-		const struct runtime_ops *ops = rt->own ? runtime_ops_find(rt->kind) : NULL;
+		const struct collector_ops *ops = rt->own ? collector_find(NULL, COLL_RUNTIME, rt->collector) : NULL;
 
 		if (ops && ops->config_free)
 			ops->config_free(rt->own);
@@ -740,7 +734,7 @@ void cfg_free(struct cfg *cfg)
 	}
 	for (size_t i = 0; i < cfg->ndevices; i++) {
 		struct cfg_device *dv = &cfg->devices[i];
-		const struct device_ops *ops = dv->own && dv->type ? device_ops_find(dv->type) : NULL;
+		const struct collector_ops *ops = dv->own ? collector_find(NULL, COLL_DEVICE, dv->type) : NULL;
 
 		if (ops && ops->config_free)
 			ops->config_free(dv->own);

@@ -30,24 +30,18 @@ struct cfg_group {
 	int64_t period_ms; /* resolved */
 };
 
-/*
- * What polls a runtime. The address's scheme picks the runtime collector
- * (collectors.c's registry: its runtime_ops.scheme); the collector parses
- * the rest of the address.
- */
-enum runtime_kind {
-	RT_PID,         /* "pid:N" */
-	RT_PROCESS,     /* "process:NAME" */
-	RT_NEURON,      /* no address: Neuron runtime discovery (neuron-monitor 2.x) */
-	RT_ENDPOINT,    /* "http://..." or "https://...": an inference server's metrics endpoint */
-	RT_UNSUPPORTED, /* a known scheme no collector of this build polls, e.g. "unix:/run/neuron.sock" */
-};
-
 struct cfg_runtime {
-	char *address;    /* as written; "" for RT_NEURON */
-	enum runtime_kind kind;
-	pid_t pid;        /* RT_PID */
-	char *name;       /* RT_PROCESS: comm or argv[0] basename to match */
+	char *address;    /* as written; "" without one (Neuron runtime discovery, neuron-monitor 2.x) */
+	/*
+	 * The registry name of the runtime collector that polls it, the one
+	 * serving the address's scheme (collectors.c; "pid" for "pid:N"), which
+	 * parsed the rest of the address. NULL: no collector of this build
+	 * polls it (no address, or a scheme such as "unix:"); its report entry
+	 * says why.
+	 */
+	const char *collector;
+	pid_t pid;        /* "pid:N" */
+	char *name;       /* "process:NAME": comm or argv[0] basename to match */
 	char *tag_filter; /* NULL when absent */
 	regex_t tag_re;   /* compiled tag_filter (REG_EXTENDED | REG_NOSUB) */
 	int64_t period_ms;
@@ -55,8 +49,8 @@ struct cfg_runtime {
 	size_t ngroups;
 	/*
 	 * What the address's collector kept from its own keys of the block
-	 * (runtime_ops.keys and .config in collector.h), opaque to the core and
-	 * freed through runtime_ops.config_free; NULL when it keeps nothing.
+	 * (collector_ops.keys and .config in collector.h), opaque to the core and
+	 * freed through its config_free; NULL when it keeps nothing.
 	 */
 	void *own;
 };
@@ -73,9 +67,9 @@ struct cfg_device {
 	struct cfg_group *groups; /* every device group when "metrics" is absent */
 	size_t ngroups;
 	/*
-	 * What the type's collector kept from its own keys (device_ops.config
+	 * What the type's collector kept from its own keys (collector_ops.config
 	 * and .keys in collector.h), opaque to the core: owned by the collector,
-	 * freed by cfg_free through device_ops.config_free, read by its open().
+	 * freed by cfg_free through its config_free, read by its open().
 	 * NULL when it keeps nothing, and always for "auto" (which has no
 	 * collector keys).
 	 */
@@ -113,7 +107,10 @@ struct cfg_block {
 	const char *path; /* the block's JSON path, e.g. "devices[1]" */
 	json_t *obj;      /* the block (borrowed) */
 	char **err;       /* where cfg_block_error puts the error */
-	void **own;       /* a device block: where its collector puts what it keeps (cfg_device.own); else NULL */
+	void **own;       /* where its collector puts what it keeps (&rt->own, &dev->own); NULL in a nested block */
+	const char *arg;  /* a runtime's block: its address after "scheme:"; else NULL */
+	struct cfg_runtime *rt;       /* a runtime's block: what the address parses into (pid, name); else NULL */
+	const struct cfg_device *dev; /* a devices block: what the core parsed (type, select, groups); else NULL */
 };
 
 /*

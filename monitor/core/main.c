@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, host, 1))
 		got_term = 1; /* the reader is gone already */
-	m = monitor_new(&cfg, loop, host, NULL); /* takes cfg */
+	m = monitor_new(&cfg, NULL, loop, host, NULL); /* takes cfg */
 	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
 
 	if (o.once) {
@@ -404,7 +404,7 @@ int main(int argc, char **argv)
 				log_info("monitor: SIGHUP: no config file to reload");
 			} else if (load_config(&o, &next) == 0) {
 				/* Groups whose configuration did not change keep their collector and schedule. */
-				m = monitor_new(&next, loop, host, m);
+				m = monitor_new(&next, NULL, loop, host, m);
 				log_info("monitor: reloaded %s", o.config);
 			} else {
 				log_err("monitor: SIGHUP: keeping the previous configuration");

@@ -2,6 +2,13 @@
 /*
  * Jobs, cycles and the report line; see monitor.h and docs/report-format.md
  * for what a report holds.
+ *
+ * A configuration becomes units, one opened collector each (collector.h):
+ * a system group's, a runtime's, or a "devices" entry's ("auto": one per
+ * kind of device found); each unit's groups become jobs on their own
+ * periods. A cycle takes the jobs due and runs its phases in order (enum
+ * phase below): the host's groups, the devices, what the devices hold per
+ * process, the runtimes (which read that), and the report line.
  */
 #include "monitor.h"
 #include "../../common/jsonw.h"
@@ -18,14 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One metric group on its own period: a system group, one runtime's or one device block's group. */
-/*
- * JOB_HEARTBEAT exists only when nothing else is scheduled (e.g. "auto" found
- * no devices): it writes a report with instance_info every root period, so
- * sinks still see a live producer and --count still ends.
- */
-enum job_kind { JOB_SYSTEM, JOB_RUNTIME, JOB_DEVICE, JOB_HEARTBEAT };
-
 /* A mon_fetch's state. */
 enum { FETCH_IDLE, FETCH_WAITING, FETCH_ANSWERED };
 
@@ -41,18 +40,23 @@ struct gen {
 	unsigned refs;
 };
 
+/* A job's unit when it has none: the heartbeat. */
+#define NO_UNIT SIZE_MAX
+
+/*
+ * One metric group on its own period: a group of a unit, or the heartbeat.
+ * The heartbeat exists only when nothing else is scheduled (e.g. "auto"
+ * found no devices): it writes a report with instance_info every root
+ * period, so sinks still see a live producer and --count still ends.
+ */
 struct job {
 	struct sched_job sj;
 	struct monitor *m;
-	struct gen *gen;    /* a system group's collector: the generation it was opened in */
+	size_t unit;        /* its unit, an index in m->units; NO_UNIT: the heartbeat */
 	enum group_id id;
-	enum job_kind kind;
-	size_t owner;       /* runtime or device block index */
 	int64_t last_ns;    /* monotonic time of the previous collection */
-	const struct group_ops *ops; /* system groups; NULL when not in this build */
-	void *state;
-	/* An asynchronous source's group: its ops and state (the runtime's or device block's for those). */
-	const struct async_ops *async;
+	/* An asynchronous source's group: its unit's ops and state. */
+	const struct collector_ops *async;
 	void *astate;
 	struct loop_timer fetch_timer; /* starts the fetch for the next due cycle */
 	struct mon_fetch fetch;
@@ -61,40 +65,37 @@ struct job {
 	char late[64];                 /* this cycle: "no answer within X s", or "" */
 };
 
-struct runtime {
-	struct gen *gen;               /* the generation its collector was opened in */
-	const struct cfg_runtime *cfg; /* in gen */
-	const struct runtime_ops *ops; /* NULL: this build cannot poll the address */
+/*
+ * One opened collector: a system group's, a runtime's or a "devices"
+ * entry's ("auto" becomes one unit per kind of device found), with the
+ * configuration it serves (in gen) and this cycle's due jobs.
+ */
+struct unit {
+	const struct collector_ops *ops; /* NULL: no collector of this build serves it (each report says why) */
+	enum coll_scope scope;
+	size_t entry;                    /* a system group's id; a runtime's or devices entry's index in the cfg */
+	const char *name;                /* a device unit's type: the report's device_type */
+	const struct cfg_runtime *rt;    /* a runtime's block */
+	const struct cfg_device *dev;    /* a devices entry */
+	const struct cfg_group *groups;  /* its groups (a system unit: its one) */
+	size_t ngroups;
+	struct gen *gen;                 /* the generation it was opened in; NULL once handed on */
 	void *state;
-	enum group_id due[GROUP_COUNT];
-	struct job *due_job[GROUP_COUNT];
-	double due_period[GROUP_COUNT]; /* seconds since each due group's previous collection */
-	size_t ndue;
-};
-
-/* One kind of device from a "devices" entry ("auto" becomes one block per kind found). */
-struct devblock {
-	struct gen *gen;               /* the generation its collector was opened in */
-	size_t entry;                  /* index of its "devices" entry */
-	const struct cfg_device *cfg;  /* in gen */
-	const struct device_ops *ops;
-	const char *type;
-	void *state;
-	size_t old;                    /* its index in the monitor before a reload, or SIZE_MAX */
-	struct job *due[GROUP_COUNT];
+	size_t old;                      /* its index in the monitor before a reload, or SIZE_MAX */
+	struct job *due[GROUP_COUNT];    /* this cycle's due jobs, in the order they were due */
 	size_t ndue;
 };
 
 struct monitor {
 	struct gen *gen;               /* this monitor's configuration */
 	const struct cfg *cfg;         /* &gen->cfg */
+	const struct collector_ops *const *reg; /* the collectors it opens (collector.h's registry, or a test's) */
 	struct loop *loop;
 	struct host *host;             /* the producer's host layer (host.h), borrowed */
+	struct unit *units;
+	size_t nunits, aunits;
 	struct job *jobs;
 	size_t njobs;
-	struct runtime *rts;
-	struct devblock *devs;
-	size_t ndevs;
 	struct sched sched;
 	struct sched_job **taken;
 	uint64_t seq;
@@ -107,35 +108,6 @@ static void cycle_now(struct cycle *cy)
 	cy->boot_ns = clock_boot_ns();
 	cy->real_ns = clock_real_ns();
 	iso8601_format(cy->real_ns, cy->iso);
-}
-
-/* monitor_test_group_ops: system groups served by a test's ops instead of the registry's. */
-static const struct group_ops *test_group_ops[GROUP_COUNT];
-
-void monitor_test_group_ops(enum group_id id, const struct group_ops *ops)
-{
-	if ((unsigned)id < GROUP_COUNT)
-		test_group_ops[id] = ops;
-}
-
-static const struct group_ops *system_ops(enum group_id id)
-{
-	return test_group_ops[id] ? test_group_ops[id] : group_ops_find(id);
-}
-
-/* monitor_test_runtime_ops: runtimes served by a test's ops instead of the registry's. */
-static const struct runtime_ops *test_runtime_ops[RT_UNSUPPORTED + 1];
-
-void monitor_test_runtime_ops(enum runtime_kind kind, const struct runtime_ops *ops)
-{
-	if ((unsigned)kind <= RT_UNSUPPORTED)
-		test_runtime_ops[kind] = ops;
-}
-
-static const struct runtime_ops *runtime_ops_of(enum runtime_kind kind)
-{
-	return (unsigned)kind <= RT_UNSUPPORTED && test_runtime_ops[kind] ? test_runtime_ops[kind]
-									   : runtime_ops_find(kind);
 }
 
 void mon_fetch_done(struct mon_fetch *f)
@@ -176,7 +148,7 @@ static int64_t fetch_lead(const struct job *j)
 		lead = j->async->lead(j->astate, j->id, j->sj.period);
 		return lead < 0 ? 0 : lead < j->sj.period ? lead : j->sj.period;
 	}
-	lead = j->async->timeout_ns > 0 ? j->async->timeout_ns : MON_FETCH_TIMEOUT_NS;
+	lead = j->async->fetch_timeout_ns > 0 ? j->async->fetch_timeout_ns : MON_FETCH_TIMEOUT_NS;
 	return lead < j->sj.period / 2 ? lead : j->sj.period / 2;
 }
 
@@ -257,35 +229,37 @@ static int groups_eq(const struct cfg_group *a, size_t na, const struct cfg_grou
 	return 1;
 }
 
-/* The collector's own keys of two runtimes of one kind are the same: compared as --check-config prints them. */
-static int runtime_own_eq(const struct cfg_runtime *a, const struct cfg_runtime *b)
+/* The collector's own keys of two blocks (rt->own, dev->own) are the same: compared as --check-config prints them. */
+static int own_eq(const struct collector_ops *ops, const void *a, const void *b)
 {
-	const struct runtime_ops *ops = runtime_ops_find(a->kind);
-	json_t *ja = json_object(), *jb = json_object();
+	json_t *ja, *jb;
 	int eq;
 
-	if (a->own && b->own && ops && ops->config_print) {
-		ops->config_print(a->own, ja);
-		ops->config_print(b->own, jb);
-	}
-	eq = !a->own == !b->own && json_equal(ja, jb);
+	if (!a && !b)
+		return 1;
+	if (!a || !b || !ops || !ops->config_print)
+		return 0;
+	ja = json_object();
+	jb = json_object();
+	ops->config_print(a, ja);
+	ops->config_print(b, jb);
+	eq = json_equal(ja, jb);
 	json_decref(ja);
 	json_decref(jb);
 	return eq;
 }
 
 /* Does a reload leave this runtime as it was (same address, filter, groups and own keys)? */
-static int runtime_eq(const struct cfg_runtime *a, const struct cfg_runtime *b)
+static int runtime_eq(const struct monitor *m, const struct cfg_runtime *a, const struct cfg_runtime *b)
 {
-	return a->kind == b->kind && a->pid == b->pid && str_eq(a->address, b->address) && str_eq(a->name, b->name) &&
-	       str_eq(a->tag_filter, b->tag_filter) && a->period_ms == b->period_ms &&
-	       groups_eq(a->groups, a->ngroups, b->groups, b->ngroups) && runtime_own_eq(a, b);
+	return str_eq(a->collector, b->collector) && a->pid == b->pid && str_eq(a->address, b->address) &&
+	       str_eq(a->name, b->name) && str_eq(a->tag_filter, b->tag_filter) && a->period_ms == b->period_ms &&
+	       groups_eq(a->groups, a->ngroups, b->groups, b->ngroups) &&
+	       own_eq(collector_find(m->reg, COLL_RUNTIME, a->collector), a->own, b->own);
 }
 
 /* Does a reload leave this "devices" entry as it was? */
-static int own_eq(const struct cfg_device *a, const struct cfg_device *b);
-
-static int device_eq(const struct cfg_device *a, const struct cfg_device *b)
+static int device_eq(const struct monitor *m, const struct cfg_device *a, const struct cfg_device *b)
 {
 	if (!str_eq(a->type, b->type) || a->select_all != b->select_all || a->nindices != b->nindices ||
 	    a->nids != b->nids || a->period_ms != b->period_ms ||
@@ -297,75 +271,156 @@ static int device_eq(const struct cfg_device *a, const struct cfg_device *b)
 	for (size_t i = 0; i < a->nids; i++)
 		if (!str_eq(a->ids[i], b->ids[i]))
 			return 0;
-	return own_eq(a, b);
-}
-
-/* The collector's own keys of two blocks of one type (dev->own) are the same: compared as --check-config prints them. */
-static int own_eq(const struct cfg_device *a, const struct cfg_device *b)
-{
-	const struct device_ops *ops = device_ops_find(a->type);
-	json_t *ja, *jb;
-	int eq;
-
-	if (!a->own && !b->own)
-		return 1;
-	if (!a->own || !b->own || !ops || !ops->config_print)
-		return 0;
-	ja = json_object();
-	jb = json_object();
-	ops->config_print(a->own, ja);
-	ops->config_print(b->own, jb);
-	eq = json_equal(ja, jb);
-	json_decref(ja);
-	json_decref(jb);
-	return eq;
+	return own_eq(collector_find(m->reg, COLL_DEVICE, a->type), a->own, b->own);
 }
 
 /* "auto" expands to the same kinds under both configurations: every kind is named explicitly in both or in neither. */
-static int auto_same(const struct cfg *a, const struct cfg *b)
+static int auto_same(const struct monitor *m, const struct cfg *a, const struct cfg *b)
 {
-	const struct device_ops *const *all = device_ops_all();
-
-	for (size_t t = 0; all[t]; t++)
-		if (!cfg_device_named(a, all[t]->type) != !cfg_device_named(b, all[t]->type))
+	for (const struct collector_ops *const *c = m->reg; *c; c++)
+		if ((*c)->scope == COLL_DEVICE && !cfg_device_named(a, (*c)->name) != !cfg_device_named(b, (*c)->name))
 			return 0;
 	return 1;
 }
 
-/* old's job of this kind, owner and group, not yet handed on; NULL if none. */
-static struct job *old_job(struct monitor *old, enum job_kind kind, size_t owner, enum group_id id)
+/* How many entries of a scope the configuration has: system groups, runtimes, "devices" entries. */
+static size_t cfg_entries(const struct cfg *cfg, enum coll_scope scope)
+{
+	return scope == COLL_SYSTEM ? cfg->nsystem : scope == COLL_RUNTIME ? cfg->nruntimes : cfg->ndevices;
+}
+
+/* The unit that entry i of a scope asks for, not yet opened ("auto": ops NULL until a kind is found). */
+static struct unit unit_of(const struct monitor *m, enum coll_scope scope, size_t i)
+{
+	const struct cfg *cfg = m->cfg;
+	struct unit u = { .scope = scope, .old = SIZE_MAX };
+
+	if (scope == COLL_SYSTEM) {
+		u.entry = cfg->system[i].id;
+		u.ops = collector_group(m->reg, cfg->system[i].id);
+		u.groups = &cfg->system[i];
+		u.ngroups = 1;
+	} else if (scope == COLL_RUNTIME) {
+		u.entry = i;
+		u.rt = &cfg->runtimes[i];
+		u.ops = collector_find(m->reg, COLL_RUNTIME, u.rt->collector);
+		u.groups = u.rt->groups;
+		u.ngroups = u.rt->ngroups;
+	} else {
+		u.entry = i;
+		u.dev = &cfg->devices[i];
+		u.name = u.dev->type;
+		u.ops = collector_find(m->reg, COLL_DEVICE, u.dev->type);
+		u.groups = u.dev->groups;
+		u.ngroups = u.dev->ngroups;
+	}
+	return u;
+}
+
+/* Does old's unit o serve what want asks of the same entry, unchanged? */
+static int unit_unchanged(const struct monitor *m, const struct monitor *old, const struct unit *o,
+			  const struct unit *want)
+{
+	if (!o->gen || o->scope != want->scope || o->entry != want->entry)
+		return 0;
+	switch (want->scope) {
+	case COLL_SYSTEM:
+		return o->groups[0].period_ms == want->groups[0].period_ms;
+	case COLL_RUNTIME:
+		return runtime_eq(m, want->rt, o->rt);
+	case COLL_DEVICE:
+		return device_eq(m, want->dev, o->dev) &&
+		       (strcmp(want->dev->type, "auto") || auto_same(m, m->cfg, old->cfg));
+	}
+	return 0;
+}
+
+static struct unit *unit_add(struct monitor *m, const struct unit *u)
+{
+	if (m->nunits == m->aunits) {
+		m->aunits = m->aunits ? 2 * m->aunits : 8;
+		m->units = xrealloc(m->units, m->aunits * sizeof(*m->units));
+	}
+	m->units[m->nunits] = *u;
+	return &m->units[m->nunits++];
+}
+
+/*
+ * Add the units serving want's entry to m: old's, handed on with their
+ * collectors, state and schedule when the entry did not change, else new
+ * ones ("auto": one per kind of device this host has, but those another
+ * entry names).
+ */
+static void unit_plan(struct monitor *m, struct monitor *old, struct unit want)
+{
+	int carried = 0;
+
+	for (size_t i = 0; old && i < old->nunits; i++)
+		if (unit_unchanged(m, old, &old->units[i], &want)) {
+			unit_add(m, &old->units[i])->old = i;
+			old->units[i].gen = NULL; /* handed on */
+			carried = 1;
+		}
+	if (carried)
+		return;
+	if (want.scope != COLL_DEVICE || strcmp(want.dev->type, "auto")) {
+		unit_add(m, &want);
+		return;
+	}
+	for (const struct collector_ops *const *c = m->reg; *c; c++)
+		if ((*c)->scope == COLL_DEVICE && (*c)->probe && !cfg_device_named(m->cfg, (*c)->name) &&
+		    (*c)->probe(&m->gen->env)) {
+			want.ops = *c;
+			want.name = (*c)->name;
+			unit_add(m, &want);
+		}
+}
+
+/* Open u's collector in m's generation (cy: the moment, a runtime's baseline). */
+static void unit_open(struct monitor *m, struct unit *u, const struct cycle *cy)
+{
+	const struct coll_target t = { .rt = u->rt, .index = u->rt ? u->entry : 0, .dev = u->dev, .cy = cy };
+
+	u->gen = gen_ref(m->gen);
+	if (!u->ops || u->ops->open(&m->gen->env, &t, &u->state) == 0)
+		return;
+	if (u->scope == COLL_SYSTEM)
+		log_warn("%s: cannot open its source; it will report the error and retry", group_name(u->entry));
+	else if (u->scope == COLL_RUNTIME)
+		log_warn("runtime %zu (%s): cannot open its source; it will report the error", u->entry,
+			 u->rt->address);
+	else
+		log_warn("devices (%s): cannot open; each report will say why", u->name);
+}
+
+/* old's job of this unit (its index in old) and group, not yet handed on; NULL if none. */
+static struct job *old_job(struct monitor *old, size_t unit, enum group_id id)
 {
 	for (size_t i = 0; old && i < old->njobs; i++) {
 		struct job *j = &old->jobs[i];
 
-		if (j->kind == kind && j->owner == owner && j->id == id && j->m == old)
+		if (j->unit == unit && j->id == id && j->m == old)
 			return j;
 	}
 	return NULL;
 }
 
-/* Take over old job o's schedule (and its collector, for a system group) in j. */
+/* Take over old job o's schedule and baseline in j. */
 static void job_carry(struct job *j, struct job *o, struct monitor *m)
 {
 	j->last_ns = o->last_ns;
 	j->sj.next_due = o->sj.next_due;
 	j->carried = 1;
-	if (o->kind == JOB_SYSTEM) {
-		j->state = o->state;
-		j->gen = o->gen;
-		o->gen = NULL;
-	}
 	o->m = m; /* handed on: old's free leaves it alone */
 }
 
-struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct host *host, struct monitor *old)
+struct monitor *monitor_new(struct cfg *cfg, const struct collector_ops *const *reg, struct loop *loop,
+			    struct host *host, struct monitor *old)
 {
-	struct monitor *m = xcalloc(1, sizeof(*m));
+	struct monitor *m = xcalloc(1, sizeof(*m)), *prev = old;
 	struct gen *gen = xcalloc(1, sizeof(*gen));
-	size_t n, k = 0, adevs = 0;
-	const struct device_ops *const *all = device_ops_all();
+	size_t n = 0, k = 0;
 	struct mon_env *env = &gen->env;
-	struct monitor *prev = old; /* freed at the end, whatever carries over */
 	int same_roots;
 	struct cycle cy;
 
@@ -374,6 +429,7 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct host *hos
 	cfg = &gen->cfg;
 	m->gen = gen_ref(gen);
 	m->cfg = cfg;
+	m->reg = reg ? reg : collectors();
 	m->loop = loop;
 	m->host = host;
 	m->seq = old ? old->seq : 0;
@@ -381,8 +437,8 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct host *hos
 	env->loop = loop;
 	/* The configuration's roots are the host's from now on; the collectors opened below see the host now. */
 	same_roots = !host_set_roots(host, cfg->procfs, cfg->sysfs);
-	if (!same_roots)
-		old = NULL; /* everything reads from the roots: nothing carries over */
+	if (!same_roots || (old && old->reg != m->reg))
+		old = NULL; /* everything reads from the roots (with these collectors): nothing carries over */
 	/* A request in flight belongs to the old monitor's job; the next fetch starts afresh. */
 	for (size_t i = 0; old && i < old->njobs; i++) {
 		struct job *o = &old->jobs[i];
@@ -394,127 +450,40 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct host *hos
 	}
 	buf_init(&m->line, 64 << 20);
 	sched_init(&m->sched);
-	n = cfg->nsystem;
-	for (size_t i = 0; i < cfg->nruntimes; i++)
-		n += cfg->runtimes[i].ngroups;
-	/* Device blocks: "auto" becomes one block per kind of device this host has. */
-	for (size_t i = 0; i < cfg->ndevices; i++)
-		adevs += strcmp(cfg->devices[i].type, "auto") ? 1 : 8;
-	for (size_t i = 0; old && i < old->ndevs; i++)
-		adevs++; /* an unchanged entry keeps the blocks it had */
-	m->devs = xcalloc(adevs, sizeof(*m->devs));
-	for (size_t i = 0; i < cfg->ndevices; i++) {
-		const struct cfg_device *d = &cfg->devices[i];
-		int carried = 0;
-
-		if (old && i < old->cfg->ndevices && device_eq(d, &old->cfg->devices[i]) &&
-		    (strcmp(d->type, "auto") || auto_same(cfg, old->cfg)))
-			for (size_t b = 0; b < old->ndevs; b++)
-				if (old->devs[b].entry == i && old->devs[b].gen) {
-					m->devs[m->ndevs] = old->devs[b];
-					m->devs[m->ndevs++].old = b;
-					old->devs[b].gen = NULL; /* handed on */
-					carried = 1;
-				}
-		if (carried)
-			continue;
-		if (strcmp(d->type, "auto")) {
-			m->devs[m->ndevs++] = (struct devblock){ .entry = i, .cfg = d, .ops = device_ops_find(d->type),
-								 .type = d->type, .old = SIZE_MAX };
-			continue;
-		}
-		for (size_t t = 0; all[t] && m->ndevs < adevs; t++)
-			if (!cfg_device_named(cfg, all[t]->type) && all[t]->probe(env)) /* explicit wins */
-				m->devs[m->ndevs++] = (struct devblock){ .entry = i, .cfg = d, .ops = all[t],
-									 .type = all[t]->type, .old = SIZE_MAX };
-	}
-	for (size_t i = 0; i < m->ndevs; i++)
-		n += m->devs[i].cfg->ngroups;
+	/* The units: system groups, runtimes, then devices (probing for "auto"). */
+	for (enum coll_scope sc = COLL_SYSTEM; sc <= COLL_DEVICE; sc++)
+		for (size_t i = 0; i < cfg_entries(cfg, sc); i++)
+			unit_plan(m, old, unit_of(m, sc, i));
+	for (size_t u = 0; u < m->nunits; u++)
+		n += m->units[u].ngroups;
 	m->jobs = xcalloc(n + 1, sizeof(*m->jobs)); /* + 1: room for a heartbeat */
 	m->taken = xcalloc(n + 1, sizeof(*m->taken));
-	m->rts = xcalloc(cfg->nruntimes, sizeof(*m->rts));
 	cycle_now(&cy);
 	host_snapshot(host, &cy); /* what the collectors opened below take as their first sample */
+	/* Open the new units; a job per group of each unit (one handed on keeps its schedule). */
+	for (size_t u = 0; u < m->nunits; u++) {
+		struct unit *un = &m->units[u];
 
-	for (size_t i = 0; i < cfg->nsystem; i++, k++) {
-		struct job *j = &m->jobs[k], *o;
-
-		j->id = cfg->system[i].id;
-		j->kind = JOB_SYSTEM;
-		j->sj.period = cfg->system[i].period_ms * NS_PER_MS;
-		j->ops = system_ops(j->id);
-		o = old_job(old, JOB_SYSTEM, 0, j->id);
-		if (o && o->ops == j->ops && o->sj.period == j->sj.period) {
-			job_carry(j, o, m);
-		} else {
-			j->gen = gen_ref(gen);
-			if (j->ops && j->ops->open(env, &j->state))
-				log_warn("%s: cannot open its source; it will report the error and retry",
-					 group_name(j->id));
-		}
-		if (j->ops && j->ops->async) {
-			j->async = j->ops->async;
-			j->astate = j->state;
-		}
-	}
-	for (size_t r = 0; r < cfg->nruntimes; r++) {
-		struct runtime *rt = &m->rts[r];
-		int carry = old && r < old->cfg->nruntimes && old->rts[r].gen &&
-			    runtime_eq(&cfg->runtimes[r], old->rts[r].cfg);
-
-		if (carry) {
-			*rt = old->rts[r];
-			old->rts[r].gen = NULL; /* handed on */
-		} else {
-			rt->gen = gen_ref(gen);
-			rt->cfg = &cfg->runtimes[r];
-			rt->ops = runtime_ops_of(rt->cfg->kind);
-			if (rt->ops && rt->ops->open(env, rt->cfg, r, &cy, &rt->state))
-				log_warn("runtime %zu (%s): cannot open its source; it will report the error", r,
-					 rt->cfg->address);
-		}
-		for (size_t g = 0; g < rt->cfg->ngroups; g++, k++) {
+		if (un->old == SIZE_MAX)
+			unit_open(m, un, &cy);
+		for (size_t g = 0; g < un->ngroups; g++, k++) {
 			struct job *j = &m->jobs[k], *o;
 
-			j->id = rt->cfg->groups[g].id;
-			j->kind = JOB_RUNTIME;
-			j->owner = r;
-			j->sj.period = rt->cfg->groups[g].period_ms * NS_PER_MS;
-			if (carry && (o = old_job(old, JOB_RUNTIME, r, j->id)))
+			j->unit = u;
+			j->id = un->groups[g].id;
+			j->sj.period = un->groups[g].period_ms * NS_PER_MS;
+			if (un->old != SIZE_MAX && (o = old_job(old, un->old, j->id)))
 				job_carry(j, o, m);
-			if (rt->ops && rt->ops->async) {
-				j->async = rt->ops->async;
-				j->astate = rt->state;
-			}
-		}
-	}
-	for (size_t d = 0; d < m->ndevs; d++) {
-		struct devblock *db = &m->devs[d];
-
-		if (db->old == SIZE_MAX) {
-			db->gen = gen_ref(gen);
-			if (db->ops && db->ops->open(env, db->cfg, &db->state))
-				log_warn("devices (%s): cannot open; each report will say why", db->type);
-		}
-		for (size_t g = 0; g < db->cfg->ngroups; g++, k++) {
-			struct job *j = &m->jobs[k], *o;
-
-			j->id = db->cfg->groups[g].id;
-			j->kind = JOB_DEVICE;
-			j->owner = d;
-			j->sj.period = db->cfg->groups[g].period_ms * NS_PER_MS;
-			if (db->old != SIZE_MAX && (o = old_job(old, JOB_DEVICE, db->old, j->id)))
-				job_carry(j, o, m);
-			if (db->ops && db->ops->async) {
-				j->async = db->ops->async;
-				j->astate = db->state;
+			if (un->ops && un->ops->fetch) {
+				j->async = un->ops;
+				j->astate = un->state;
 			}
 		}
 	}
 	if (k == 0) {
-		struct job *o = old_job(old, JOB_HEARTBEAT, 0, 0);
+		struct job *o = old_job(old, NO_UNIT, 0);
 
-		m->jobs[k].kind = JOB_HEARTBEAT;
+		m->jobs[k].unit = NO_UNIT;
 		m->jobs[k].sj.period = cfg->period_ms * NS_PER_MS;
 		if (o && o->sj.period == m->jobs[k].sj.period)
 			job_carry(&m->jobs[k], o, m);
@@ -560,19 +529,47 @@ uint64_t monitor_seq(const struct monitor *m)
 	return m->seq;
 }
 
+/* ---- one cycle ---------------------------------------------------------------------------------- */
+
+/*
+ * A cycle's phases, in the order monitor_cycle runs them: each one reads
+ * what the ones before it left in the cycle's run.
+ */
+enum phase {
+	PHASE_HOST,             /* the host's groups (system_data) */
+	PHASE_DEVICES,          /* one device_data entry per device unit with due groups */
+	PHASE_PROCESS_DEVICES,  /* what the devices of this cycle hold per process, by container and for runtimes */
+	PHASE_RUNTIMES,         /* runtime_data: a process's device memory is this cycle's */
+	PHASE_REPORT,           /* the report line */
+	PHASE_COUNT
+};
+
+/* What a cycle collects and where it goes, handed from phase to phase. */
+struct cycle_run {
+	struct cycle cy;
+	size_t ntaken;                  /* jobs due, in m->taken */
+	int fd;                         /* where the report line goes */
+	json_t *report;                 /* owned */
+	json_t *system_data, *device_data, *runtime_data; /* borrowed from report */
+	int rc;                         /* PHASE_REPORT's: 0 or -errno from the write */
+};
+
+/* The seconds since job j's previous collection, for the group it collects in this cycle. */
+static double job_period(const struct job *j, const struct cycle *cy)
+{
+	return (double)(cy->mono_ns - j->last_ns) / 1e9;
+}
+
 static const char *runtime_unsupported_reason(const struct cfg_runtime *rt, char *dst, size_t size)
 {
-	if (rt->kind == RT_NEURON)
+	if (!rt->address[0]) {
 		snprintf(dst, size, "Neuron runtime discovery is not supported by this build");
-	else {
+	} else {
 		/* The schemes the registry serves, so the message stays true when a collector is added. */
-		int n = snprintf(dst, size, "cannot poll \"%s\": this build polls", rt->address);
-		const struct runtime_ops *const *all = runtime_ops_all();
-		for (size_t i = 0; all[i] && n >= 0 && (size_t)n < size; i++) {
-			n += snprintf(dst + n, size - (size_t)n, "%s %s:", i ? "," : "", all[i]->scheme);
-			if (all[i]->scheme2 && (size_t)n < size)
-				n += snprintf(dst + n, size - (size_t)n, ", %s:", all[i]->scheme2);
-		}
+		int n = snprintf(dst, size, "cannot poll \"%s\": this build polls ", rt->address);
+
+		if (n >= 0 && (size_t)n < size)
+			n += (int)collector_schemes_list(dst + n, size - (size_t)n);
 		if (n >= 0 && (size_t)n < size)
 			snprintf(dst + n, size - (size_t)n, " runtimes");
 	}
@@ -580,29 +577,19 @@ static const char *runtime_unsupported_reason(const struct cfg_runtime *rt, char
 }
 
 /* A runtime entry that says why (no data): on the entry and each due group. */
-static void runtime_error_entry(const struct monitor *m, size_t r, const struct cycle *cy, const char *why,
-				json_t *out)
+static void runtime_error_entry(const struct unit *u, const struct cycle *cy, const char *why, json_t *out)
 {
-	const struct runtime *rt = &m->rts[r];
 	json_t *rep = json_object();
 
-	for (size_t k = 0; k < rt->ndue; k++) {
-		json_t *g = group_new(rt->due_period[k], cy->iso);
+	for (size_t k = 0; k < u->ndue; k++) {
+		json_t *g = group_new(job_period(u->due[k], cy), cy->iso);
 
 		set_error(g, "%s", why);
-		json_object_set_new(rep, group_name(rt->due[k]), g);
+		json_object_set_new(rep, group_name(u->due[k]->id), g);
 	}
-	json_array_append_new(out, json_pack("{s:I, s:s, s:n, s:s, s:s, s:o}", "runtime_index", (json_int_t)r,
-					     "address", rt->cfg->address, "pid", "runtime_tag", "", "error", why,
+	json_array_append_new(out, json_pack("{s:I, s:s, s:n, s:s, s:s, s:o}", "runtime_index", (json_int_t)u->entry,
+					     "address", u->rt->address, "pid", "runtime_tag", "", "error", why,
 					     "report", rep));
-}
-
-/* The entry of a runtime this build cannot poll: the reason, on the entry and each due group. */
-static void runtime_unsupported(const struct monitor *m, size_t r, const struct cycle *cy, json_t *out)
-{
-	char why[256];
-
-	runtime_error_entry(m, r, cy, runtime_unsupported_reason(m->rts[r].cfg, why, sizeof(why)), out);
 }
 
 /*
@@ -610,47 +597,49 @@ static void runtime_unsupported(const struct monitor *m, size_t r, const struct 
  * answer (late[k] set) say so: in each entry the source wrote, or in an
  * entry of the monitor's when no group answered.
  */
-static void collect_runtime(struct monitor *m, size_t r, const struct cycle *cy, const char *const *late,
-			    json_t *out)
+static void collect_runtime(struct unit *u, const struct cycle *cy, const char *const *late, json_t *out)
 {
-	struct runtime *rt = &m->rts[r];
+	enum group_id due[GROUP_COUNT];
 	size_t nlate = 0, first = json_array_size(out);
+	char why[256];
 
-	for (size_t k = 0; k < rt->ndue; k++)
+	for (size_t k = 0; k < u->ndue; k++) {
 		nlate += late[k] != NULL;
-	if (!rt->ops) {
-		runtime_unsupported(m, r, cy, out);
+		due[k] = u->due[k]->id;
+	}
+	if (!u->ops) {
+		runtime_error_entry(u, cy, runtime_unsupported_reason(u->rt, why, sizeof(why)), out);
 		return;
 	}
-	if (nlate && nlate == rt->ndue) {
-		runtime_error_entry(m, r, cy, late[0], out);
+	if (nlate && nlate == u->ndue) {
+		runtime_error_entry(u, cy, late[0], out);
 		return;
 	}
-	rt->ops->collect(rt->state, cy, rt->due, rt->ndue, out);
+	u->ops->collect(u->state, cy, due, u->ndue, out);
 	for (size_t e = first; nlate && e < json_array_size(out); e++) {
 		json_t *rep = json_object_get(json_array_get(out, e), "report");
 
-		for (size_t k = 0; k < rt->ndue && json_is_object(rep); k++) {
+		for (size_t k = 0; k < u->ndue && json_is_object(rep); k++) {
 			json_t *g;
 
 			if (!late[k])
 				continue;
-			g = group_new(rt->due_period[k], cy->iso);
+			g = group_new(job_period(u->due[k], cy), cy->iso);
 			set_error(g, "%s", late[k]);
-			json_object_set_new(rep, group_name(rt->due[k]), g);
+			json_object_set_new(rep, group_name(due[k]), g);
 		}
 	}
 }
 
-static void collect_system(struct job *j, const struct cycle *cy, json_t *system_data)
+static void collect_system(const struct unit *u, struct job *j, const struct cycle *cy, json_t *system_data)
 {
-	json_t *g = group_new((double)(cy->mono_ns - j->last_ns) / 1e9, cy->iso);
+	json_t *g = group_new(job_period(j, cy), cy->iso);
 	int64_t t0 = clock_mono_ns(), took;
 
 	if (!fetch_settle(j, cy))
 		set_error(g, "%s", j->late);
-	else if (j->ops)
-		j->ops->collect(j->state, cy, g);
+	else if (u->ops)
+		u->ops->collect(u->state, cy, &j->id, 1, g);
 	else
 		set_error(g, "%s needs the Neuron device collector, which this build does not have",
 			  group_name(j->id));
@@ -661,134 +650,156 @@ static void collect_system(struct job *j, const struct cycle *cy, json_t *system
 	json_object_set_new(system_data, group_name(j->id), g);
 }
 
-/* One device_data entry: the block's due groups. */
-static void collect_devices(struct devblock *db, const struct cycle *cy, int64_t started, json_t *out)
+/* One device_data entry: the unit's due groups. */
+static void collect_devices(struct unit *u, const struct cycle *cy, json_t *out)
 {
 	json_t *rep = json_object(), *ent;
 
-	ent = json_pack("{s:s, s:s, s:o}", "device_type", db->type, "error", "", "report", rep);
-	if (!db->ops)
-		set_error(ent, "%s devices are not supported by this build", db->type);
-	else if (db->ops->error && db->ops->error(db->state))
-		set_error(ent, "%s", db->ops->error(db->state));
-	for (size_t k = 0; k < db->ndue; k++) {
-		struct job *j = db->due[k];
-		json_t *g = group_new((double)(started - j->last_ns) / 1e9, cy->iso);
+	ent = json_pack("{s:s, s:s, s:o}", "device_type", u->name, "error", "", "report", rep);
+	if (!u->ops)
+		set_error(ent, "%s devices are not supported by this build", u->name);
+	else if (u->ops->error && u->ops->error(u->state))
+		set_error(ent, "%s", u->ops->error(u->state));
+	for (size_t k = 0; k < u->ndue; k++) {
+		struct job *j = u->due[k];
+		json_t *g = group_new(job_period(j, cy), cy->iso);
 
 		if (!fetch_settle(j, cy))
 			set_error(g, "%s", j->late);
-		else if (db->ops)
-			db->ops->collect(db->state, j->id, cy, g);
+		else if (u->ops)
+			u->ops->collect(u->state, cy, &j->id, 1, g);
 		else
-			set_error(g, "%s devices are not supported by this build", db->type);
+			set_error(g, "%s devices are not supported by this build", u->name);
 		json_object_set_new(rep, group_name(j->id), g);
 	}
 	json_array_append_new(out, ent);
 }
 
+static void phase_host(struct monitor *m, struct cycle_run *run)
+{
+	for (size_t i = 0; i < run->ntaken; i++) {
+		struct job *j = m->taken[i]->data;
+
+		if (j->unit != NO_UNIT && m->units[j->unit].scope == COLL_SYSTEM)
+			collect_system(&m->units[j->unit], j, &run->cy, run->system_data);
+	}
+}
+
+static void phase_devices(struct monitor *m, struct cycle_run *run)
+{
+	for (size_t u = 0; u < m->nunits; u++)
+		if (m->units[u].scope == COLL_DEVICE && m->units[u].ndue)
+			collect_devices(&m->units[u], &run->cy, run->device_data);
+}
+
 /*
- * When a runtime's memory_used is due: have every device collector record
+ * Per-process figures of this cycle's device groups by container and pod;
+ * and when a runtime's memory_used is due, every device collector records
  * the device memory of each process into the host.
  */
-static void record_device_memory(struct monitor *m, const struct cycle *cy)
+static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 {
 	int need = 0;
 
-	for (size_t r = 0; r < m->cfg->nruntimes && !need; r++)
-		for (size_t k = 0; k < m->rts[r].ndue; k++)
-			need |= m->rts[r].due[k] == GROUP_MEMORY_USED;
+	host_annotate_devices(m->host, run->device_data);
+	for (size_t u = 0; u < m->nunits && !need; u++)
+		for (size_t k = 0; m->units[u].scope == COLL_RUNTIME && k < m->units[u].ndue; k++)
+			need |= m->units[u].due[k]->id == GROUP_MEMORY_USED;
 	if (!need)
 		return;
-	for (size_t d = 0; d < m->ndevs; d++)
-		if (m->devs[d].ops && m->devs[d].ops->proc_memory && m->devs[d].state)
-			m->devs[d].ops->proc_memory(m->devs[d].state, cy, m->host);
+	for (size_t u = 0; u < m->nunits; u++) {
+		const struct unit *un = &m->units[u];
+
+		if (un->scope == COLL_DEVICE && un->ops && un->ops->proc_memory && un->state)
+			un->ops->proc_memory(un->state, &run->cy, m->host);
+	}
 }
+
+static void phase_runtimes(struct monitor *m, struct cycle_run *run)
+{
+	for (size_t u = 0; u < m->nunits; u++) {
+		struct unit *un = &m->units[u];
+		const char *late[GROUP_COUNT];
+
+		if (un->scope != COLL_RUNTIME || !un->ndue)
+			continue;
+		for (size_t k = 0; k < un->ndue; k++)
+			late[k] = fetch_settle(un->due[k], &run->cy) ? NULL : un->due[k]->late;
+		collect_runtime(un, &run->cy, late, run->runtime_data);
+	}
+}
+
+static void phase_report(struct monitor *m, struct cycle_run *run)
+{
+	int rc;
+
+	buf_reset(&m->line);
+	rc = json_write(run->report, &m->line);
+	if (rc || buf_add(&m->line, "\n", 1)) {
+		log_err("report %llu is larger than %zu bytes; dropped", (unsigned long long)m->seq, m->line.cap);
+		run->rc = 0;
+	} else {
+		run->rc = write_all(run->fd, m->line.data, m->line.len);
+	}
+	m->seq++;
+}
+
+typedef void phase_fn(struct monitor *m, struct cycle_run *run);
+
+/* What each phase runs; monitor_cycle runs them in enum phase's order. */
+static phase_fn *const phases[PHASE_COUNT] = {
+	[PHASE_HOST] = phase_host,
+	[PHASE_DEVICES] = phase_devices,
+	[PHASE_PROCESS_DEVICES] = phase_process_devices,
+	[PHASE_RUNTIMES] = phase_runtimes,
+	[PHASE_REPORT] = phase_report,
+};
 
 int monitor_cycle(struct monitor *m, int fd, int all)
 {
-	struct cycle cy;
-	size_t n;
-	json_t *report, *rdata, *sdata, *ddata;
-	int64_t started, now;
-	int rc;
+	struct cycle_run run = { .fd = fd };
+	int64_t now;
 
-	cycle_now(&cy);
-	started = cy.mono_ns;
-	host_snapshot(m->host, &cy); /* the host as of this cycle: processes scanned once, device memory afresh */
-	n = sched_take(&m->sched, all ? INT64_MAX / 2 : cy.mono_ns, COALESCE_NS, m->taken, m->njobs);
-	rdata = json_array();
-	sdata = json_object();
-	ddata = json_array();
-	report = json_pack("{s:s, s:{s:s, s:I}, s:o, s:o, s:o, s:o}", "timestamp", cy.iso, "monitor", "version",
-			   ACCEL_VERSION, "seq", (json_int_t)m->seq, "runtime_data", rdata, "device_data", ddata,
-			   "system_data", sdata, "instance_info", host_instance_json(m->host));
-
-	for (size_t r = 0; r < m->cfg->nruntimes; r++)
-		m->rts[r].ndue = 0;
-	for (size_t d = 0; d < m->ndevs; d++)
-		m->devs[d].ndue = 0;
-	for (size_t i = 0; i < n; i++) {
+	cycle_now(&run.cy);
+	host_snapshot(m->host, &run.cy); /* the host as of this cycle: processes scanned once, device memory afresh */
+	run.ntaken = sched_take(&m->sched, all ? INT64_MAX / 2 : run.cy.mono_ns, COALESCE_NS, m->taken, m->njobs);
+	run.runtime_data = json_array();
+	run.system_data = json_object();
+	run.device_data = json_array();
+	run.report = json_pack("{s:s, s:{s:s, s:I}, s:o, s:o, s:o, s:o}", "timestamp", run.cy.iso, "monitor",
+			       "version", ACCEL_VERSION, "seq", (json_int_t)m->seq, "runtime_data", run.runtime_data,
+			       "device_data", run.device_data, "system_data", run.system_data, "instance_info",
+			       host_instance_json(m->host));
+	/* Each unit's due jobs, in the order they were due. */
+	for (size_t u = 0; u < m->nunits; u++)
+		m->units[u].ndue = 0;
+	for (size_t i = 0; i < run.ntaken; i++) {
 		struct job *j = m->taken[i]->data;
 
-		if (j->kind == JOB_HEARTBEAT) {
-			continue;
-		} else if (j->kind == JOB_SYSTEM) {
-			collect_system(j, &cy, sdata);
-		} else if (j->kind == JOB_RUNTIME) {
-			struct runtime *rt = &m->rts[j->owner];
+		if (j->unit != NO_UNIT) {
+			struct unit *u = &m->units[j->unit];
 
-			rt->due_period[rt->ndue] = (double)(started - j->last_ns) / 1e9;
-			rt->due_job[rt->ndue] = j;
-			rt->due[rt->ndue++] = j->id;
-		} else {
-			struct devblock *db = &m->devs[j->owner];
-
-			db->due[db->ndue++] = j;
+			u->due[u->ndue++] = j;
 		}
 	}
-	/* Devices before runtimes, so a process's device memory is this cycle's. */
-	for (size_t d = 0; d < m->ndevs; d++)
-		if (m->devs[d].ndue)
-			collect_devices(&m->devs[d], &cy, started, ddata);
-	host_annotate_devices(m->host, ddata); /* per-process figures by container and pod */
-	record_device_memory(m, &cy);
-	for (size_t r = 0; r < m->cfg->nruntimes; r++) {
-		struct runtime *rt = &m->rts[r];
-
-		const char *late[GROUP_COUNT];
-
-		if (!rt->ndue)
-			continue;
-		for (size_t k = 0; k < rt->ndue; k++)
-			late[k] = fetch_settle(rt->due_job[k], &cy) ? NULL : rt->due_job[k]->late;
-		collect_runtime(m, r, &cy, late, rdata);
-	}
-
-	buf_reset(&m->line);
-	rc = json_write(report, &m->line);
-	json_decref(report);
-	if (rc || buf_add(&m->line, "\n", 1)) {
-		log_err("report %llu is larger than %zu bytes; dropped", (unsigned long long)m->seq, m->line.cap);
-		rc = 0;
-	} else {
-		rc = write_all(fd, m->line.data, m->line.len);
-	}
-	m->seq++;
+	for (enum phase p = 0; p < PHASE_COUNT; p++)
+		phases[p](m, &run);
+	json_decref(run.report);
 
 	/* Requeue after the write: a slot that passed meanwhile is skipped, not replayed. */
 	now = clock_mono_ns();
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < run.ntaken; i++) {
 		struct job *j = m->taken[i]->data;
 		unsigned skipped;
 
-		j->last_ns = started;
+		j->last_ns = run.cy.mono_ns;
 		skipped = sched_requeue(&m->sched, &j->sj, now);
 		fetch_arm(j);
 		if (skipped && !all) /* --once: there is no next slot to be behind */
 			log_warn("%s: behind schedule; skipped %u slot(s) of %.3f s", group_name(j->id), skipped,
 				 (double)j->sj.period / 1e9);
 	}
-	return rc;
+	return run.rc;
 }
 
 void monitor_free(struct monitor *m)
@@ -805,28 +816,15 @@ void monitor_free(struct monitor *m)
 		if (j->async && j->fetch.state == FETCH_WAITING)
 			j->async->abandon(j->astate, &j->fetch);
 	}
-	for (size_t i = 0; i < m->njobs; i++)
-		if (m->jobs[i].gen) {
-			if (m->jobs[i].ops)
-				m->jobs[i].ops->close(m->jobs[i].state);
-			gen_unref(m->jobs[i].gen);
+	for (size_t u = 0; u < m->nunits; u++)
+		if (m->units[u].gen) {
+			if (m->units[u].ops)
+				m->units[u].ops->close(m->units[u].state);
+			gen_unref(m->units[u].gen);
 		}
-	for (size_t r = 0; r < m->cfg->nruntimes; r++)
-		if (m->rts[r].gen) {
-			if (m->rts[r].ops)
-				m->rts[r].ops->close(m->rts[r].state);
-			gen_unref(m->rts[r].gen);
-		}
-	for (size_t d = 0; d < m->ndevs; d++)
-		if (m->devs[d].gen) {
-			if (m->devs[d].ops)
-				m->devs[d].ops->close(m->devs[d].state);
-			gen_unref(m->devs[d].gen);
-		}
-	free(m->devs);
+	free(m->units);
 	free(m->jobs);
 	free(m->taken);
-	free(m->rts);
 	sched_free(&m->sched);
 	buf_free(&m->line);
 	gen_unref(m->gen);

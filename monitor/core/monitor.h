@@ -26,21 +26,24 @@
 struct monitor;
 struct host;
 struct loop;
-struct group_ops;
-struct runtime_ops;
+struct collector_ops;
 
 /*
- * Apply cfg's roots to the host (host_set_roots), open every collector
- * (taking first samples, so rate groups have a baseline) and schedule each
- * group one period from now. Takes cfg (its contents are moved; *cfg is
- * left empty).
+ * Apply cfg's roots to the host (host_set_roots) and open a collector for
+ * every system group, runtime and "devices" entry of cfg ("auto": every
+ * kind of device found), taking first samples so rate groups have a
+ * baseline, and schedule each group one period from now. Takes cfg (its
+ * contents are moved; *cfg is left empty). reg is the collectors to open,
+ * NULL-terminated (collector.h; NULL: the registry's, collectors()); tests
+ * pass their own.
  *
  * A reload passes the running monitor as old (which this frees; NULL at
  * start): a system group, runtime or "devices" entry whose configuration
  * did not change keeps its collector, baseline and schedule, as if there
  * had been no reload; the rest is opened afresh. Sequence numbers go on.
  */
-struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct host *host, struct monitor *old);
+struct monitor *monitor_new(struct cfg *cfg, const struct collector_ops *const *reg, struct loop *loop,
+			    struct host *host, struct monitor *old);
 
 /* The root period (ns): a reload waits at least this long after the previous one. */
 int64_t monitor_period(const struct monitor *m);
@@ -66,13 +69,5 @@ int monitor_cycle(struct monitor *m, int fd, int all);
 uint64_t monitor_seq(const struct monitor *m);
 
 void monitor_free(struct monitor *m);
-
-/*
- * Tests only: serve system group id with ops instead of the registry's
- * (NULL: the registry's again), in monitors created from now on.
- */
-void monitor_test_group_ops(enum group_id id, const struct group_ops *ops);
-/* Tests only: the same for runtimes of one kind. */
-void monitor_test_runtime_ops(enum runtime_kind kind, const struct runtime_ops *ops);
 
 #endif

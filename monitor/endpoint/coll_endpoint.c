@@ -246,7 +246,7 @@ static int sub_block(const struct cfg_block *b, const char *key, const char *con
 		return -1;
 	}
 	doc_path_key(path, size, b->path, key);
-	*out = (struct cfg_block){ b->doc, path, o, b->err, NULL };
+	*out = (struct cfg_block){ .doc = b->doc, .path = path, .obj = o, .err = b->err };
 	*b->err = doc_check_keys(b->doc, path, o, keys);
 	return *b->err ? -1 : 1;
 }
@@ -333,18 +333,17 @@ static int ep_config_keys(const struct cfg_block *b, const struct scrape_url *u,
 }
 
 /* Config: "http://HOST[:PORT]/PATH" or "https://...", and the block's own keys. */
-static int ep_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
+static int ep_config(const struct cfg_block *b)
 {
 	struct ep_cfg *c = xcalloc(1, sizeof(*c));
 	struct scrape_url u;
 	const char *why;
 	char q[LOG_QUOTE_BUF];
 
-	(void)arg;
-	rt->own = c; /* cfg_free releases it whatever happens below */
-	if (scrape_url_parse(rt->address, &u, &why))
+	*b->own = c; /* cfg_free releases it whatever happens below */
+	if (scrape_url_parse(b->rt->address, &u, &why))
 		return cfg_block_error(b, "address", 0, "invalid address \"%s\": %s",
-				       log_quote(q, sizeof(q), rt->address, (size_t)-1), why);
+				       log_quote(q, sizeof(q), b->rt->address, (size_t)-1), why);
 	return ep_config_keys(b, &u, c);
 }
 
@@ -441,9 +440,9 @@ static void listener_baseline(struct ep_state *ep, pid_t pid, const struct cycle
 		host_meter_start(ep->host, &ep->meter, p, now, 1);
 }
 
-static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index, const struct cycle *cy,
-		   void **state)
+static int ep_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	const struct cfg_runtime *rt = t->rt;
 	struct ep_state *ep = xcalloc(1, sizeof(*ep));
 	struct cycle now;
 	const char *why;
@@ -453,7 +452,7 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 	ep->host = env->host;
 	ep->rt = rt;
 	ep->c = rt->own;
-	ep->index = index;
+	ep->index = t->index;
 	*state = ep;
 	scrape_url_parse(rt->address, &ep->url, &why); /* checked by the configuration */
 	for (size_t i = 0; i < rt->ngroups; i++)
@@ -470,7 +469,7 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 	buf_init(&ep->expo, ep->c->max_body + 1);
 	/* Each group's baseline: the first fetch tells it (its due time less its period); else now. */
 	for (size_t g = 0; g < GROUP_COUNT; g++)
-		ep->last_ns[g] = cy->mono_ns;
+		ep->last_ns[g] = t->cy->mono_ns;
 	for (size_t g = 0; g < GROUP_COUNT; g++)
 		ep->first[g] = 1;
 	rc = scrape_new(env->loop, &ep->sc, ep->load_err, sizeof(ep->load_err));
@@ -648,7 +647,7 @@ static int64_t group_timeout(const struct ep_state *ep, enum group_id id)
 }
 
 /*
- * async_ops.fetch: join the transfer in flight, or start one that has until
+ * The fetch op: join the transfer in flight, or start one that has until
  * f's report (the monitor starts it the timeout ahead: ep_lead).
  */
 static int ep_fetch(void *state, struct mon_fetch *f)
@@ -696,7 +695,7 @@ static int ep_fetch(void *state, struct mon_fetch *f)
 }
 
 /*
- * async_ops.lead: a group's scrape starts the timeout ahead of its report
+ * The lead op: a group's scrape starts the timeout ahead of its report
  * (the monitor keeps it within the group's period), so the server has the
  * whole timeout: by default the group's period, at most 10 s.
  */
@@ -709,7 +708,7 @@ static int64_t ep_lead(void *state, enum group_id id, int64_t period_ns)
 	return ep->timeout_ns;
 }
 
-/* async_ops.abandon: f's report is being written; the transfer goes on only for others still waiting. */
+/* The abandon op: f's report is being written; the transfer goes on only for others still waiting. */
 static void ep_abandon(void *state, struct mon_fetch *f)
 {
 	struct ep_state *ep = state;
@@ -724,7 +723,7 @@ static void ep_abandon(void *state, struct mon_fetch *f)
 }
 
 /*
- * async_ops.overdue: f's report is due and the scrape has not ended: the
+ * The overdue op: f's report is due and the scrape has not ended: the
  * timeout. The transfer is stopped, every fetch waiting on it is answered
  * with "<URL>: timeout after X s (no answer|mid-body)", and the readings it
  * published are withdrawn. X is the timeout in force; when the request went
@@ -883,25 +882,21 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 	json_array_append_new(out, ent);
 }
 
-static const struct async_ops ep_async = {
-	.timeout_ns = EP_MAX_DEFAULT_TIMEOUT_MS * NS_PER_MS, /* ep_lead says how far ahead */
-	.fetch = ep_fetch,
-	.abandon = ep_abandon,
-	.lead = ep_lead,
-	.overdue = ep_overdue,
-};
-
-const struct runtime_ops coll_endpoint_ops = {
-	.kind = RT_ENDPOINT,
-	.scheme = "http",
-	.scheme2 = "https",
+const struct collector_ops coll_endpoint_ops = {
+	.name = "endpoint",
+	.scope = COLL_RUNTIME,
+	.schemes = (const char *const[]){ "http", "https", NULL },
 	.keys = ep_keys,
 	.config = ep_config,
 	.config_print = ep_config_print,
 	.config_free = ep_config_free,
-	.async = &ep_async,
 	.open = ep_open,
 	.collect = ep_collect,
 	.close = ep_close,
+	.fetch = ep_fetch,
+	.abandon = ep_abandon,
+	.fetch_timeout_ns = EP_MAX_DEFAULT_TIMEOUT_MS * NS_PER_MS, /* ep_lead says how far ahead */
+	.lead = ep_lead,
+	.overdue = ep_overdue,
 };
 #endif /* ACCEL_ROWS_ONLY */

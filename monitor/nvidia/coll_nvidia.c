@@ -353,12 +353,11 @@ struct nv_conf {
 static const char *const nv_keys[] = { "library", NULL };
 
 /* Config: "library" names the NVML library, a path or a name ld.so searches for. */
-static int nv_config(const struct cfg_block *b, const struct cfg_device *dev)
+static int nv_config(const struct cfg_block *b)
 {
 	const char *lib = NULL;
 	struct nv_conf *c;
 
-	(void)dev;
 	if (cfg_block_string(b, "library", "the NVML library's path or file name", &lib))
 		return -EINVAL;
 	if (!lib)
@@ -1684,8 +1683,9 @@ static int nv_probe(const struct mon_env *env)
 	return found;
 }
 
-static int nv_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+static int nv_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	const struct cfg_device *dev = t->dev;
 	struct nv_state *s = xcalloc(1, sizeof(*s));
 
 	s->cfg = dev;
@@ -1797,21 +1797,16 @@ static void nv_abandon(void *state, struct mon_fetch *f)
 	s->pcie = NV_PCIE_NONE; /* the group reports "no answer"; its calls finish on their own */
 }
 
-/* Long enough for the batch (20 ms per call, all at once); at most half the period anyway (monitor.c). */
-static const struct async_ops nv_async = {
-	.timeout_ns = 250 * NS_PER_MS,
-	.fetch = nv_fetch,
-	.abandon = nv_abandon,
-};
-
-static void nv_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+static void nv_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	static int (*const fill[NV_NGROUPS])(struct nv_state *, struct nv_dev *, json_t *) = {
 		g_info, g_util, g_mem, g_thermal, g_power, g_clocks, g_errors,
 	};
+	enum group_id id = due[0]; /* one group at a time */
 	struct nv_state *s = state;
 	int g = (int)id - GROUP_DEVICE_INFO;
 
+	(void)ndue;
 	if (g < 0 || g >= NV_NGROUPS) {
 		set_error(group, "%s is not a device group", group_name(id));
 		return;
@@ -1887,9 +1882,9 @@ static void nv_close(void *state)
 	free(s);
 }
 
-const struct device_ops coll_nvidia_ops = {
-	.type = "nvidia",
-	.async = &nv_async, /* the PCIe worker pool */
+const struct collector_ops coll_nvidia_ops = {
+	.name = "nvidia",
+	.scope = COLL_DEVICE,
 	.keys = nv_keys,
 	.config = nv_config,
 	.config_print = nv_config_print,
@@ -1900,5 +1895,9 @@ const struct device_ops coll_nvidia_ops = {
 	.error = nv_error,
 	.proc_memory = nv_proc_memory,
 	.close = nv_close,
+	/* The PCIe worker pool. Long enough for the batch (20 ms per call, all at once); at most half the period anyway. */
+	.fetch = nv_fetch,
+	.abandon = nv_abandon,
+	.fetch_timeout_ns = 250 * NS_PER_MS,
 };
 #endif /* ACCEL_ROWS_ONLY */

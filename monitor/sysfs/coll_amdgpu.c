@@ -1044,8 +1044,9 @@ static int amd_probe(const struct mon_env *env)
 	return sysfs_probe(env, "class/drm", is_amd_card);
 }
 
-static int amd_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+static int amd_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	const struct cfg_device *dev = t->dev;
 	struct amd_state *s = xcalloc(1, sizeof(*s));
 	struct cycle cy = { .mono_ns = clock_mono_ns() };
 
@@ -1094,10 +1095,12 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 	}
 }
 
-static void amd_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+static void amd_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
+	enum group_id id = due[0]; /* one group at a time */
 	struct amd_state *s = state;
 
+	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, amd_scan))
 		return;
 	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY)
@@ -1146,8 +1149,9 @@ static void amd_close(void *state)
 	sysfs_coll_free(s);
 }
 
-const struct device_ops coll_amdgpu_ops = {
-	.type = "amdgpu",
+const struct collector_ops coll_amdgpu_ops = {
+	.name = "amdgpu",
+	.scope = COLL_DEVICE,
 	.probe = amd_probe,
 	.open = amd_open,
 	.collect = amd_collect,

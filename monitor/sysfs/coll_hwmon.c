@@ -474,7 +474,7 @@ static void hw_clocks(struct hw_chip *c, struct rdctx *r, json_t *d)
 
 /* ---- ops ------------------------------------------------------------------------------ */
 
-static int hw_open(const struct mon_env *env, const struct cfg_device *dev, void **state);
+static int hw_open(const struct mon_env *env, const struct coll_target *t, void **state);
 static void hw_close(void *state);
 
 /* A state without a block (every chip selected), scanned once. */
@@ -483,14 +483,15 @@ static int hw_probe(const struct mon_env *env)
 	void *st = NULL;
 	int found;
 
-	hw_open(env, NULL, &st);
+	hw_open(env, &(struct coll_target){ .dev = NULL }, &st);
 	found = devtab_present(&((struct hw_state *)st)->base.tab) > 0;
 	hw_close(st);
 	return found;
 }
 
-static int hw_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+static int hw_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	const struct cfg_device *dev = t->dev;
 	struct hw_state *s = xcalloc(1, sizeof(*s));
 
 	sysfs_coll_init(&s->base, env, dev, HW_SUPPORTED, chip_free);
@@ -517,10 +518,12 @@ static void hw_fill(void *state, enum group_id id, const struct cycle *cy, struc
 		hw_power(c, r, d);
 }
 
-static void hw_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+static void hw_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
+	enum group_id id = due[0]; /* one group at a time */
 	struct hw_state *s = state;
 
+	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, hw_scan))
 		return;
 	if (!(GROUP_BIT(id) & HW_SUPPORTED))
@@ -540,8 +543,9 @@ static void hw_close(void *state)
 }
 
 /* Config: a hwmon chip has no UUID or serial, so a block selects chips by index. */
-static int hw_config(const struct cfg_block *b, const struct cfg_device *dev)
+static int hw_config(const struct cfg_block *b)
 {
+	const struct cfg_device *dev = b->dev;
 	json_t *sel = json_object_get(b->obj, "select"), *e;
 	char sub[32];
 	size_t i;
@@ -558,8 +562,9 @@ static int hw_config(const struct cfg_block *b, const struct cfg_device *dev)
 	return 0;
 }
 
-const struct device_ops coll_hwmon_ops = {
-	.type = "hwmon",
+const struct collector_ops coll_hwmon_ops = {
+	.name = "hwmon",
+	.scope = COLL_DEVICE,
 	.config = hw_config,
 	.probe = hw_probe,
 	.open = hw_open,

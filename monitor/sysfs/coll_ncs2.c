@@ -393,8 +393,9 @@ static int ncs2_probe(const struct mon_env *env)
 	return sysfs_probe(env, "bus/usb/devices", is_stick);
 }
 
-static int ncs2_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+static int ncs2_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	const struct cfg_device *dev = t->dev;
 	struct ncs2_state *s = xcalloc(1, sizeof(*s));
 
 	sysfs_coll_init(&s->base, env, dev, NCS2_SUPPORTED, free);
@@ -422,10 +423,12 @@ static void ncs2_fill(void *state, enum group_id id, const struct cycle *cy, str
 	}
 }
 
-static void ncs2_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+static void ncs2_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
+	enum group_id id = due[0]; /* one group at a time */
 	struct ncs2_state *s = state;
 
+	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, ncs2_scan))
 		return;
 	if (!(GROUP_BIT(id) & NCS2_SUPPORTED))
@@ -466,8 +469,9 @@ static void ncs2_close(void *state)
 	sysfs_coll_free(state);
 }
 
-const struct device_ops coll_ncs2_ops = {
-	.type = "ncs2",
+const struct collector_ops coll_ncs2_ops = {
+	.name = "ncs2",
+	.scope = COLL_DEVICE,
 	.probe = ncs2_probe,
 	.open = ncs2_open,
 	.collect = ncs2_collect,

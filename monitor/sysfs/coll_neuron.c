@@ -582,8 +582,9 @@ static int nrn_probe(const struct mon_env *env)
 	return sysfs_probe(env, "devices/virtual/neuron_device", is_neuron);
 }
 
-static int nrn_open(const struct mon_env *env, const struct cfg_device *dev, void **state)
+static int nrn_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	const struct cfg_device *dev = t->dev;
 	struct nrn_state *s = xcalloc(1, sizeof(*s));
 
 	sysfs_coll_init(&s->base, env, dev, NRN_SUPPORTED, nrn_dev_free);
@@ -620,10 +621,12 @@ static void nrn_fill(void *state, enum group_id id, const struct cycle *cy, stru
 	}
 }
 
-static void nrn_collect(void *state, enum group_id id, const struct cycle *cy, json_t *group)
+static void nrn_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
+	enum group_id id = due[0]; /* one group at a time */
 	struct nrn_state *s = state;
 
+	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, nrn_scan))
 		return;
 	if (!(GROUP_BIT(id) & NRN_SUPPORTED))
@@ -638,10 +641,11 @@ static const char *const hw_fields[] = { "mem_ecc_corrected", "mem_ecc_uncorrect
 					 "sram_ecc_uncorrected" };
 
 /* Every Neuron device (no block, no selection), its counters' baselines taken now. */
-static int nhw_open(const struct mon_env *env, void **state)
+static int nhw_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	struct nrn_state *s = xcalloc(1, sizeof(*s));
 
+	(void)t;
 	sysfs_coll_init(&s->base, env, NULL, GROUP_BIT(GROUP_DEVICE_ERRORS), nrn_dev_free);
 	*state = s;
 	nrn_scan(s);
@@ -653,12 +657,14 @@ static int nhw_open(const struct mon_env *env, void **state)
  * per-period increase of each hw_fields counter the driver has. A device
  * whose read fails (ENODEV) is left out and named in the group's error.
  */
-static void nhw_collect(void *state, const struct cycle *cy, json_t *group)
+static void nhw_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	struct nrn_state *s = state;
 	json_t *list = json_array();
 	char why[256] = "";
 
+	(void)due;
+	(void)ndue;
 	if (devtab_new_cycle(&s->base.tab, cy))
 		nrn_scan(s);
 	if (s->base.error[0]) {
@@ -698,15 +704,18 @@ static void nhw_collect(void *state, const struct cycle *cy, json_t *group)
 		set_error(group, "%s", why);
 }
 
-const struct group_ops coll_neuron_hw_ops = {
-	.id = GROUP_NEURON_HW_COUNTERS,
+const struct collector_ops coll_neuron_hw_ops = {
+	.name = "neuron_hw",
+	.scope = COLL_SYSTEM,
+	.group = GROUP_NEURON_HW_COUNTERS,
 	.open = nhw_open,
 	.collect = nhw_collect,
 	.close = sysfs_coll_free,
 };
 
-const struct device_ops coll_neuron_ops = {
-	.type = "neuron",
+const struct collector_ops coll_neuron_ops = {
+	.name = "neuron",
+	.scope = COLL_DEVICE,
 	.probe = nrn_probe,
 	.open = nrn_open,
 	.collect = nrn_collect,

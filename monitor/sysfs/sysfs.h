@@ -299,15 +299,15 @@ typedef void (*sysfs_fill_fn)(void *state, enum group_id id, const struct cycle 
  */
 void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle *cy, json_t *group,
 		     const char *type, const int *fatal, sysfs_fill_fn fill);
-/* The device_ops error op for a state whose first member is a struct sysfs_coll: its error, NULL when none. */
+/* The error op (collector.h) for a state whose first member is a struct sysfs_coll: its error, NULL when none. */
 const char *sysfs_coll_error(void *state);
 /*
- * The device_ops close op for such a state (NULL-safe): frees the table,
+ * The close op for such a state (NULL-safe): frees the table,
  * the listing, closes the fds and frees the state itself.
  */
 void sysfs_coll_free(void *state);
 /*
- * The device_ops probe of a kind: does dir under the sysfs root hold an
+ * The probe op of a kind: does dir under the sysfs root hold an
  * entry that match(sysfd, name) accepts? 1 or 0 (also when dir cannot be
  * listed).
  */

@@ -689,11 +689,12 @@ static int ct_cycle(struct ct_state *s, int64_t now)
 	return 0;
 }
 
-static int ct_open(const struct mon_env *env, void **state)
+static int ct_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	struct ct_state *s = xcalloc(1, sizeof(*s));
 	struct rlimit rl;
 
+	(void)t;
 	*state = s;
 	s->root = xstrdup(host_container_opts(env->host)->cgroupfs);
 	s->host = env->host;
@@ -715,10 +716,12 @@ static int ct_open(const struct mon_env *env, void **state)
 	return 0;
 }
 
-static void ct_collect(void *state, const struct cycle *cy, json_t *group)
+static void ct_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	struct ct_state *s = state;
 
+	(void)due;
+	(void)ndue;
 	if (ct_cycle(s, cy->mono_ns ? cy->mono_ns : clock_mono_ns())) {
 		set_error(group, "%s", s->err);
 		return;
@@ -752,8 +755,10 @@ static void ct_close(void *state)
 	free(s);
 }
 
-const struct group_ops coll_containers_ops = {
-	.id = GROUP_CONTAINER_USAGE,
+const struct collector_ops coll_containers_ops = {
+	.name = "containers",
+	.scope = COLL_SYSTEM,
+	.group = GROUP_CONTAINER_USAGE,
 	.open = ct_open,
 	.collect = ct_collect,
 	.close = ct_close,

@@ -79,12 +79,13 @@ static int cpu_sample(struct cpu_state *s, struct proc_stat *out, char *err, siz
 	return 0;
 }
 
-static int cpu_open(const struct mon_env *env, void **state)
+static int cpu_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	struct cpu_state *s = xcalloc(1, sizeof(*s));
 	char err[256];
 	int rc = procfs_open(&s->pf, host_procfs(env->host));
 
+	(void)t;
 	*state = s;
 	s->root = host_procfs(env->host);
 	s->usage_data = json_object();
@@ -170,7 +171,7 @@ static json_t *const *cpu_fields(struct cpu_state *s, size_t i, int present)
 	return s->fields[i];
 }
 
-static void cpu_collect(void *state, const struct cycle *cy, json_t *group)
+static void cpu_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	struct cpu_state *s = state;
 	struct proc_stat tmp;
@@ -179,6 +180,8 @@ static void cpu_collect(void *state, const struct cycle *cy, json_t *group)
 	char err[256];
 	size_t n = 0;
 
+	(void)due;
+	(void)ndue;
 	(void)cy;
 	if (s->pf.dirfd < 0 && procfs_open(&s->pf, s->root)) {
 		set_error(group, "cannot open %s: %s", s->root, strerror(errno));
@@ -239,8 +242,10 @@ static void cpu_close(void *state)
 	free(s);
 }
 
-const struct group_ops coll_cpu_ops = {
-	.id = GROUP_VCPU_USAGE,
+const struct collector_ops coll_cpu_ops = {
+	.name = "cpu",
+	.scope = COLL_SYSTEM,
+	.group = GROUP_VCPU_USAGE,
 	.open = cpu_open,
 	.collect = cpu_collect,
 	.close = cpu_close,

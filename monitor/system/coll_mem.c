@@ -43,21 +43,24 @@ struct mem_state {
 	struct procfs pf;
 };
 
-static int mem_open(const struct mon_env *env, void **state)
+static int mem_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	struct mem_state *s = xcalloc(1, sizeof(*s));
 
+	(void)t;
 	*state = s;
 	s->root = host_procfs(env->host);
 	return procfs_open(&s->pf, s->root);
 }
 
-static void mem_collect(void *state, const struct cycle *cy, json_t *group)
+static void mem_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	struct mem_state *s = state;
 	struct meminfo mi;
 	const char *text;
 
+	(void)due;
+	(void)ndue;
 	(void)cy;
 	if (s->pf.dirfd < 0 && procfs_open(&s->pf, s->root)) {
 		set_error(group, "cannot open %s: %s", s->root, strerror(errno));
@@ -89,8 +92,10 @@ static void mem_close(void *state)
 	free(s);
 }
 
-const struct group_ops coll_mem_ops = {
-	.id = GROUP_MEMORY_INFO,
+const struct collector_ops coll_mem_ops = {
+	.name = "mem",
+	.scope = COLL_SYSTEM,
+	.group = GROUP_MEMORY_INFO,
 	.open = mem_open,
 	.collect = mem_collect,
 	.close = mem_close,

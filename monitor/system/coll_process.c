@@ -68,8 +68,9 @@ struct proc_state {
 	int open_error;               /* errno of the last failed open, 0 if fine */
 	struct proc_entry *e;
 	size_t ne, ae;
+	int by_pid;                   /* a pid: runtime (else process:) */
 	int scan_error;               /* errno of a failed /proc scan, 0 if fine */
-	int pid_filtered;             /* RT_PID: the process exists but tag_filter excludes it */
+	int pid_filtered;             /* pid: the process exists but tag_filter excludes it */
 };
 
 /* Does p's comm or argv[0]'s basename equal name? */
@@ -133,7 +134,7 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 	s->scan_error = 0;
 	for (size_t i = 0; i < s->ne; i++)
 		s->e[i].alive = 0;
-	if (s->rt->kind == RT_PID) {
+	if (s->by_pid) {
 		struct proc_info *p;
 
 		rc = host_process(s->host, s->rt->pid, &p);
@@ -164,23 +165,33 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 	}
 }
 
-static int proc_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index,
-		     const struct cycle *cy, void **state)
+static int proc_open(const struct mon_env *env, const struct coll_target *t, int by_pid, void **state)
 {
 	struct proc_state *s = xcalloc(1, sizeof(*s));
 	int rc;
 
-	s->rt = rt;
-	s->index = index;
+	s->rt = t->rt;
+	s->index = t->index;
+	s->by_pid = by_pid;
 	s->host = env->host;
 	*state = s;
 	rc = host_procfs_open(s->host);
 	s->open_error = -rc;
 	if (rc == 0) {
 		s->opened = 1;
-		scan(s, cy, 1);
+		scan(s, t->cy, 1);
 	}
 	return rc;
+}
+
+static int pid_open(const struct mon_env *env, const struct coll_target *t, void **state)
+{
+	return proc_open(env, t, 1, state);
+}
+
+static int process_open(const struct mon_env *env, const struct coll_target *t, void **state)
+{
+	return proc_open(env, t, 0, state);
 }
 
 static json_t *entry_json(const struct proc_state *s, pid_t pid, const char *tag)
@@ -225,7 +236,7 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 		json_array_append_new(out, ent);
 		return;
 	}
-	if (s->rt->kind == RT_PID && s->ne == 0 && !s->pid_filtered) {
+	if (s->by_pid && s->ne == 0 && !s->pid_filtered) {
 		json_t *ent = entry_json(s, s->rt->pid, "");
 
 		set_error(ent, "no such process: %d", (int)s->rt->pid);
@@ -264,47 +275,49 @@ static void proc_close(void *state)
 }
 
 /* Config: "pid:N", N a process id. */
-static int pid_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
+static int pid_config(const struct cfg_block *b)
 {
 	char *end, q[LOG_QUOTE_BUF];
 	long pid;
 
 	errno = 0;
-	pid = strtol(arg, &end, 10);
+	pid = strtol(b->arg, &end, 10);
 	/* Digits only: strtol alone would take "pid: 5" and "pid:+5". */
-	if (!isdigit((unsigned char)arg[0]) || *end || errno || pid <= 0 || pid > 0x3fffffff)
+	if (!isdigit((unsigned char)b->arg[0]) || *end || errno || pid <= 0 || pid > 0x3fffffff)
 		return cfg_block_error(b, "address", 0, "invalid address \"%s\": expected pid:N with N a process id",
-				       log_quote(q, sizeof(q), rt->address, (size_t)-1));
-	rt->pid = (pid_t)pid;
+				       log_quote(q, sizeof(q), b->rt->address, (size_t)-1));
+	b->rt->pid = (pid_t)pid;
 	return 0;
 }
 
 /* Config: "process:NAME", NAME a command name (no '/'). */
-static int process_config(const struct cfg_block *b, const char *arg, struct cfg_runtime *rt)
+static int process_config(const struct cfg_block *b)
 {
 	char q[LOG_QUOTE_BUF];
 
-	if (arg[0] == '\0' || strchr(arg, '/'))
+	if (b->arg[0] == '\0' || strchr(b->arg, '/'))
 		return cfg_block_error(b, "address", 0, "invalid address \"%s\": expected process:NAME (a command name)",
-				       log_quote(q, sizeof(q), rt->address, (size_t)-1));
-	rt->name = xstrdup(arg);
+				       log_quote(q, sizeof(q), b->rt->address, (size_t)-1));
+	b->rt->name = xstrdup(b->arg);
 	return 0;
 }
 
-const struct runtime_ops coll_pid_ops = {
-	.kind = RT_PID,
-	.scheme = "pid",
+const struct collector_ops coll_pid_ops = {
+	.name = "pid",
+	.scope = COLL_RUNTIME,
+	.schemes = (const char *const[]){ "pid", NULL },
 	.config = pid_config,
-	.open = proc_open,
+	.open = pid_open,
 	.collect = proc_collect,
 	.close = proc_close,
 };
 
-const struct runtime_ops coll_process_ops = {
-	.kind = RT_PROCESS,
-	.scheme = "process",
+const struct collector_ops coll_process_ops = {
+	.name = "process",
+	.scope = COLL_RUNTIME,
+	.schemes = (const char *const[]){ "process", NULL },
 	.config = process_config,
-	.open = proc_open,
+	.open = process_open,
 	.collect = proc_collect,
 	.close = proc_close,
 };

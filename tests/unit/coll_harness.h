@@ -11,7 +11,7 @@
  * collectors' reads resolve to (root reads every file whatever its mode).
  *
  * A test defines COLL_TYPE (the config's device "type", "amdgpu") and
- * COLL_OPS (its struct device_ops, coll_amdgpu_ops), then includes this
+ * COLL_OPS (its ops table, coll_amdgpu_ops), then includes this
  * header first, before any system header. Everything here is static: one
  * test binary includes it once.
  */
@@ -186,7 +186,8 @@ static struct cfg_group groups[] = {
 static struct cfg_device cfg = { .type = COLL_TYPE, .select_all = 1, .period_ms = 1000, .groups = groups,
 				 .ngroups = 7 };
 static struct mon_env env;
-static const struct device_ops *ops = &COLL_OPS;
+extern const struct collector_ops COLL_OPS;
+static const struct collector_ops *ops = &COLL_OPS;
 
 /* The host the collectors see (env.host): the private copy's roots, the same for the whole test. */
 static struct host *fixture_host(void)
@@ -204,7 +205,7 @@ static json_t *collect(void *st, enum group_id id, int64_t mono)
 	struct cycle cy = { .mono_ns = mono };
 	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
 
-	ops->collect(st, id, &cy, g);
+	ops->collect(st, &cy, &id, 1, g);
 	return g;
 }
 
@@ -213,7 +214,7 @@ static void *open_state(void)
 	void *st = NULL;
 
 	fixture_host();
-	ops->open(&env, &cfg, &st);
+	ops->open(&env, &(struct coll_target){ .dev = &cfg }, &st);
 	return st;
 }
 

@@ -233,7 +233,7 @@ static void test_select_and_errors(void)
 	one.ids = ids;
 	one.nids = 1;
 	fixture_host();
-	ops->open(&env, &one, &st);
+	ops->open(&env, &(struct coll_target){ .dev = &one }, &st);
 	g = collect(st, GROUP_DEVICE_INFO, clock_mono_ns());
 	ok(json_object_size(jp(g, "devices")) == 1 && jp(g, "devices.1"), "select by unique_id: only that GPU, index 1");
 	json_decref(g);

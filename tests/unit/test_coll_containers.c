@@ -102,7 +102,8 @@ static void put(const char *rel, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const struct group_ops *ops = &coll_containers_ops;
+extern const struct collector_ops coll_containers_ops;
+static const struct collector_ops *ops = &coll_containers_ops;
 
 static struct host *host; /* only its container options and name resolver are used */
 
@@ -117,7 +118,7 @@ static void *open_state(const char *cgroupfs)
 	host = host_new(&(struct host_opts){ .ctr = o, .clk_tck = 100, .page_size = 4096 }, NULL);
 	env = (struct mon_env){ .host = host };
 
-	ok(ops->open(&env, &st) == 0 && st, "open on %s", cgroupfs);
+	ok(ops->open(&env, &(struct coll_target){ .dev = NULL }, &st) == 0 && st, "open on %s", cgroupfs);
 	return st;
 }
 
@@ -126,7 +127,7 @@ static json_t *collect(void *st)
 	struct cycle cy = { 0 };
 	json_t *g = group_new(1.0, "2026-11-23T19:00:00.000Z");
 
-	ops->collect(st, &cy, g);
+	ops->collect(st, &cy, &(enum group_id){ GROUP_CONTAINER_USAGE }, 1, g);
 	return g;
 }
 

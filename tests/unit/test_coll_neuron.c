@@ -13,6 +13,9 @@
 #define COLL_OPS coll_neuron_ops
 #include "coll_harness.h"
 
+/* The collector driven here (collectors.c registers it). */
+extern const struct collector_ops coll_neuron_hw_ops;
+
 /* ---- the tests ---------------------------------------------------------------------- */
 
 #define N0 "devices/virtual/neuron_device/neuron0"
@@ -193,7 +196,7 @@ static json_t *hw_collect(void *st, int64_t mono)
 	struct cycle cy = { .mono_ns = mono };
 	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
 
-	coll_neuron_hw_ops.collect(st, &cy, g);
+	coll_neuron_hw_ops.collect(st, &cy, &(enum group_id){ GROUP_NEURON_HW_COUNTERS }, 1, g);
 	return g;
 }
 
@@ -214,7 +217,7 @@ static void test_hw_counters(void)
 
 	setup("host");
 	e.host = fixture_host();
-	is_int(coll_neuron_hw_ops.open(&e, &st), 0, "neuron_hw_counters: open");
+	is_int(coll_neuron_hw_ops.open(&e, &(struct coll_target){ .dev = NULL }, &st), 0, "neuron_hw_counters: open");
 	g = hw_collect(st, t);
 	is_str(jstr(g, "error"), "", "no error");
 	is_int(json_array_size(json_object_get(g, "neuron_devices")), 2, "neuron_devices[]: both devices");
@@ -252,7 +255,7 @@ static void test_hw_counters(void)
 
 	sh("rm -rf '%s/devices/virtual/neuron_device'", sys_root);
 	st = NULL;
-	ok(coll_neuron_hw_ops.open(&e, &st) < 0, "no driver: open fails");
+	ok(coll_neuron_hw_ops.open(&e, &(struct coll_target){ .dev = NULL }, &st) < 0, "no driver: open fails");
 	g = hw_collect(st, t);
 	ok(strstr(jstr(g, "error"), "not loaded") != NULL, "and the group says why: %s", jstr(g, "error"));
 	ok(!json_object_get(g, "neuron_devices"), "without neuron_devices");

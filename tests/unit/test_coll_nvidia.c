@@ -30,6 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The collector driven here (collectors.c registers it). */
+extern const struct collector_ops coll_nvidia_ops;
+
 static char dir[64];
 
 static struct cfg_group groups[] = {
@@ -47,7 +50,7 @@ static json_t *collect(void *st, enum group_id id, int n)
 
 	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.%03dZ", n % 1000);
 	g = group_new(0.1, cy.iso);
-	coll_nvidia_ops.collect(st, id, &cy, g);
+	coll_nvidia_ops.collect(st, &cy, &id, 1, g);
 	return g;
 }
 
@@ -76,7 +79,7 @@ static void test_edges(void)
 	void *st = NULL;
 	json_t *g;
 
-	is_int(coll_nvidia_ops.open(&env, &dev, &st), 0, "open");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev }, &st), 0, "open");
 	g = collect(st, GROUP_DEVICE_INFO, 1);
 	is_double(num(g, "memory_total_bytes"), 9223372036854775808.0, 0, "memory total 2^63: its value");
 	ok(json_is_real(at(g, "memory_total_bytes")), "as a real (jansson's integers stop at 2^63-1)");
@@ -146,7 +149,7 @@ static void *open_script(const char *text, const struct mon_env *env)
 	*o = 0;
 	put_file("g.nvml", buf, 0, path, sizeof(path));
 	setenv("FAKE_NVML_SCRIPT", path, 1);
-	if (coll_nvidia_ops.open(env, &all_dev, &st))
+	if (coll_nvidia_ops.open(env, &(struct coll_target){ .dev = &all_dev }, &st))
 		printf("# open failed: %s\n", coll_nvidia_ops.error(st));
 	return st;
 }
@@ -415,11 +418,11 @@ static void test_pcie_fetch(void)
 	double t0, fetched, took;
 	json_t *g;
 
-	ok(coll_nvidia_ops.async != NULL, "fetch: the NVIDIA collector has an asynchronous fetch");
+	ok(coll_nvidia_ops.fetch != NULL, "fetch: the NVIDIA collector has an asynchronous fetch");
 	f.started = clock_mono_ns();
 	f.deadline = f.started + NS_PER_S;
 	t0 = now_ms();
-	is_int(coll_nvidia_ops.async->fetch(st, &f), 0, "fetch: device_utilization's fetch starts");
+	is_int(coll_nvidia_ops.fetch(st, &f), 0, "fetch: device_utilization's fetch starts");
 	ok(f.state == 1, "fetch: it is not answered at once (the calls take 20 ms)");
 	while (f.state != 2 && now_ms() - t0 < 2000)
 		loop_run_once(loop, clock_mono_ns() + 100 * NS_PER_MS, NULL);
@@ -433,9 +436,9 @@ static void test_pcie_fetch(void)
 	is_double(num_dev(g, "7", "pcie_rx_bytes_per_second"), 2048000, 0, "fetch: GPU 7's value is in the report");
 	json_decref(g);
 	f.state = 1;
-	coll_nvidia_ops.async->fetch(st, &f);
+	coll_nvidia_ops.fetch(st, &f);
 	ok(f.state == 1, "fetch: another one in flight");
-	coll_nvidia_ops.async->abandon(st, &f); /* late: the monitor gives up; closing still joins */
+	coll_nvidia_ops.abandon(st, &f); /* late: the monitor gives up; closing still joins */
 	coll_nvidia_ops.close(st);
 	is_int((int)loop_count(loop), 0, "fetch: closing stops every watch");
 	loop_free(loop);
@@ -454,7 +457,7 @@ static void test_pcie_hung(void)
 	f.started = clock_mono_ns();
 	f.deadline = f.started + 200 * NS_PER_MS;
 	t0 = now_ms();
-	coll_nvidia_ops.async->fetch(st, &f);
+	coll_nvidia_ops.fetch(st, &f);
 	while (f.state != 2 && now_ms() - t0 < 2000)
 		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
 	fetched = now_ms() - t0;
@@ -467,7 +470,7 @@ static void test_pcie_hung(void)
 	json_decref(g);
 	f.state = 1;
 	f.deadline = clock_mono_ns() + 200 * NS_PER_MS;
-	coll_nvidia_ops.async->fetch(st, &f);
+	coll_nvidia_ops.fetch(st, &f);
 	t0 = now_ms();
 	while (f.state != 2 && now_ms() - t0 < 2000)
 		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
@@ -481,7 +484,7 @@ static void test_pcie_hung(void)
 	sleep_ms(600); /* GPU 0's late call returns: its result is dropped; the next batch reads it again */
 	f.state = 1;
 	f.deadline = clock_mono_ns() + 900 * NS_PER_MS;
-	coll_nvidia_ops.async->fetch(st, &f);
+	coll_nvidia_ops.fetch(st, &f);
 	t0 = now_ms();
 	while (f.state != 2 && now_ms() - t0 < 2000)
 		loop_run_once(loop, clock_mono_ns() + 50 * NS_PER_MS, NULL);
@@ -518,7 +521,7 @@ static void test_pcie_mig_race(void)
 
 		f.started = clock_mono_ns();
 		f.deadline = f.started + 200 * NS_PER_MS;
-		coll_nvidia_ops.async->fetch(st, &f);
+		coll_nvidia_ops.fetch(st, &f);
 		while (f.state != 2 && now_ms() - t0 < 2000) {
 			g = collect(st, GROUP_DEVICE_MEMORY, n++);
 			bad += json_object_size(json_object_get(g, "devices")) != 24; /* 8 GPUs, 2 instances each */
@@ -643,7 +646,7 @@ static void test_mig_changes(void)
 		}
 	}
 	setenv("FAKE_NVML_SCRIPT", script, 1);
-	is_int(coll_nvidia_ops.open(&env, &fdev, &st), 0, "MIG: open");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &fdev }, &st), 0, "MIG: open");
 	g = collect(st, GROUP_DEVICE_MEMORY, n++);
 	is_str(keys(g, kb, sizeof(kb)), "0", "MIG off: the GPU only");
 	json_decref(g);
@@ -730,7 +733,7 @@ static void test_gpm(void)
 		}
 	}
 	setenv("FAKE_NVML_SCRIPT", script, 1);
-	is_int(coll_nvidia_ops.open(&env, &fdev, &st), 0, "GPM: open");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &fdev }, &st), 0, "GPM: open");
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	ok(!dat(g, "0", "sm_active_percent"), "GPM: the first sample alone gives no metric");
 	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 1000 * 1024.0, 0,
@@ -797,7 +800,7 @@ static void test_gpm_no_mig(void)
 		return;
 	}
 	setenv("FAKE_NVML_SCRIPT", script, 1);
-	is_int(coll_nvidia_ops.open(&env, &fdev, &st), 0, "GPM without MIG sampling: open");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &fdev }, &st), 0, "GPM without MIG sampling: open");
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	json_decref(g);
 	nap_ms(150);
@@ -829,7 +832,7 @@ static void test_gpm_mig_only(void)
 		return;
 	}
 	setenv("FAKE_NVML_SCRIPT", script, 1);
-	is_int(coll_nvidia_ops.open(&env, &fdev, &st), 0, "GPM of MIG instances only: open");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &fdev }, &st), 0, "GPM of MIG instances only: open");
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	json_decref(g);
 	nap_ms(150);
@@ -864,7 +867,7 @@ static void test_gpm_pcie_skip(void)
 		return;
 	}
 	setenv("FAKE_NVML_SCRIPT", script, 1);
-	is_int(coll_nvidia_ops.open(&env, &fdev, &st), 0, "GPM PCIe: open");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &fdev }, &st), 0, "GPM PCIe: open");
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 1000 * 1024.0, 0,
 		  "GPM PCIe: before GPM has a value, the PCIe call's");

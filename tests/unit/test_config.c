@@ -326,9 +326,9 @@ int main(void)
 			is_int(cfg.runtimes[1].groups[0].period_ms, 3000, "runtime without period inherits the root");
 			is_str(group_name(cfg.runtimes[0].groups[0].id), "runtime_vcpu_usage", "alias mapped");
 			is_str(group_name(cfg.runtimes[0].groups[1].id), "execution_stats", "inference_stats mapped");
-			is_int(cfg.runtimes[0].kind, RT_PID, "pid: address");
+			is_str(cfg.runtimes[0].collector, "pid", "pid: address");
 			is_int(cfg.runtimes[0].pid, 7, "pid parsed");
-			is_int(cfg.runtimes[1].kind, RT_PROCESS, "process: address");
+			is_str(cfg.runtimes[1].collector, "process", "process: address");
 			is_str(cfg.runtimes[1].name, "x", "process name parsed");
 			cfg_free(&cfg);
 		}
@@ -417,11 +417,13 @@ int main(void)
 	 */
 	{
 		static const char *const common[] = { "type", "select", "period", "metrics" };
-		const struct device_ops *const *all = device_ops_all();
+		const struct collector_ops *const *all = collectors();
 		char text[256], want[512], *err;
 		size_t nkeys = 0;
 
 		for (size_t i = 0; all[i]; i++) {
+			if (all[i]->scope != COLL_DEVICE)
+				continue;
 			for (size_t k = 0; all[i]->keys && all[i]->keys[k]; k++, nkeys++) {
 				const char *key = all[i]->keys[k];
 
@@ -429,17 +431,17 @@ int main(void)
 
 				for (size_t c = 0; c < sizeof(common) / sizeof(common[0]); c++)
 					shadows |= !strcmp(key, common[c]);
-				ok(!shadows, "%s's key \"%s\" is not one every block has", all[i]->type, key);
+				ok(!shadows, "%s's key \"%s\" is not one every block has", all[i]->name, key);
 				for (size_t t = 0; all[t]; t++) {
-					if (t == i)
+					if (t == i || all[t]->scope != COLL_DEVICE)
 						continue;
 					snprintf(text, sizeof(text), "{\"devices\": [{\"type\": \"%s\", \"%s\": 1}]}",
-						 all[t]->type, key);
+						 all[t]->name, key);
 					err = load("other.json", text, 0, &cfg);
 					snprintf(want, sizeof(want), "devices[0].%s: unknown key \"%s\" for type \"%s\"", key,
-						 key, all[t]->type);
-					ok(err && strstr(err, want) && strstr(err, all[i]->type), "%s's \"%s\" refused for %s: %s",
-					   all[i]->type, key, all[t]->type, err ? err : "(loaded)");
+						 key, all[t]->name);
+					ok(err && strstr(err, want) && strstr(err, all[i]->name), "%s's \"%s\" refused for %s: %s",
+					   all[i]->name, key, all[t]->name, err ? err : "(loaded)");
 					if (!err)
 						cfg_free(&cfg);
 					free(err);
@@ -447,7 +449,7 @@ int main(void)
 			}
 			if (all[i]->keys)
 				ok(all[i]->config && all[i]->config_print && all[i]->config_free,
-				   "%s has keys, and parses, prints and frees them", all[i]->type);
+				   "%s has keys, and parses, prints and frees them", all[i]->name);
 		}
 		ok(nkeys >= 1, "at least one collector has keys of its own (%zu)", nkeys);
 	}
@@ -499,8 +501,8 @@ int main(void)
 		struct cfg cfg2;
 
 		if (ok(!err, "effep.yaml loads")) {
-			is_int(cfg.runtimes[0].kind, RT_ENDPOINT, "an https:// address is an endpoint runtime");
-			is_int(cfg.runtimes[1].kind, RT_ENDPOINT, "so is an http:// one");
+			is_str(cfg.runtimes[0].collector, "endpoint", "an https:// address is an endpoint runtime");
+			is_str(cfg.runtimes[1].collector, "endpoint", "so is an http:// one");
 			eff = cfg_effective(&cfg);
 			text = json_dumps(json_object_get(eff, "runtimes"), JSON_COMPACT | JSON_REAL_PRECISION(10));
 			is_str(text,
@@ -531,20 +533,22 @@ int main(void)
 
 	/* The registry is the list of device types and address schemes: each loads, and the error lists them. */
 	{
-		const struct device_ops *const *all = device_ops_all();
-		const struct runtime_ops *const *rts = runtime_ops_all();
+		const struct collector_ops *const *all = collectors();
 		char text[256], known[256] = "", *err;
 		size_t n = 0;
 
 		for (size_t i = 0; all[i]; i++) {
-			snprintf(text, sizeof(text), "{\"devices\": [{\"type\": \"%s\"}]}", all[i]->type);
+			if (all[i]->scope != COLL_DEVICE)
+				continue;
+			snprintf(text, sizeof(text), "{\"devices\": [{\"type\": \"%s\"}]}", all[i]->name);
 			err = load("reg.json", text, 0, &cfg);
-			if (ok(!err, "registry device type %s loads", all[i]->type)) {
-				is_str(cfg.devices[0].type, all[i]->type, "... as itself");
+			if (ok(!err, "registry device type %s loads", all[i]->name)) {
+				is_str(cfg.devices[0].type, all[i]->name, "... as itself");
+				ok(collector_find(NULL, COLL_DEVICE, cfg.devices[0].type) == all[i], "... found again by type");
 				cfg_free(&cfg);
 			}
 			free(err);
-			n += (size_t)snprintf(known + n, sizeof(known) - n, "%s, ", all[i]->type);
+			n += (size_t)snprintf(known + n, sizeof(known) - n, "%s, ", all[i]->name);
 		}
 		ok(n > 0, "the registry has device collectors");
 		snprintf(known + n, sizeof(known) - n, "auto");
@@ -552,18 +556,30 @@ int main(void)
 		ok(err && strstr(err, known) && !strcmp(strstr(err, known), known), "unknown type lists the registry: %s",
 		   err ? err : "(loaded)");
 		free(err);
-		for (size_t i = 0; rts[i]; i++) {
-			/* An address of the scheme: a URL for the endpoint collector's. */
-			snprintf(text, sizeof(text), "{\"runtimes\": [{\"address\": \"%s%s\", \"metrics\": []}]}",
-				 rts[i]->scheme, strncmp(rts[i]->scheme, "http", 4) ? ":1" : "://127.0.0.1:1/metrics");
-			err = load("reg.json", text, 0, &cfg);
-			if (ok(!err, "registry address scheme %s: loads", rts[i]->scheme)) {
-				is_int(cfg.runtimes[0].kind, rts[i]->kind, "... served by its collector");
-				ok(runtime_ops_find(cfg.runtimes[0].kind) == rts[i], "... found again by kind");
-				cfg_free(&cfg);
+		for (size_t i = 0; all[i]; i++) {
+			for (size_t k = 0; all[i]->scope == COLL_RUNTIME && all[i]->schemes[k]; k++) {
+				const char *scheme = all[i]->schemes[k];
+
+				/* An address of the scheme: a URL for the endpoint collector's. */
+				snprintf(text, sizeof(text), "{\"runtimes\": [{\"address\": \"%s%s\", \"metrics\": []}]}",
+					 scheme, strncmp(scheme, "http", 4) ? ":1" : "://127.0.0.1:1/metrics");
+				err = load("reg.json", text, 0, &cfg);
+				if (ok(!err, "registry address scheme %s: loads", scheme)) {
+					is_str(cfg.runtimes[0].collector, all[i]->name, "... served by its collector");
+					ok(collector_find(NULL, COLL_RUNTIME, cfg.runtimes[0].collector) == all[i],
+					   "... found again by name");
+					cfg_free(&cfg);
+				}
+				free(err);
 			}
-			free(err);
 		}
+		/* Each name is unique in its scope, and each system group has one collector at most. */
+		n = 0;
+		for (size_t i = 0; all[i]; i++) {
+			n += collector_find(NULL, all[i]->scope, all[i]->name) != all[i];
+			n += all[i]->scope == COLL_SYSTEM && collector_group(NULL, all[i]->group) != all[i];
+		}
+		is_int(n, 0, "every collector is found by its scope and name (a system one by its group)");
 	}
 
 	/* YAML anchors: the latest of a name wins; more than 64 is an error at the 65th, without a leak. */

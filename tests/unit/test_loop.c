@@ -169,15 +169,17 @@ static int fake_open(void **state, int answers)
 	return 0;
 }
 
-static int open_answering(const struct mon_env *env, void **state)
+static int open_answering(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	(void)env;
+	(void)t;
 	return fake_open(state, 1);
 }
 
-static int open_silent(const struct mon_env *env, void **state)
+static int open_silent(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	(void)env;
+	(void)t;
 	return fake_open(state, 0);
 }
 
@@ -221,11 +223,13 @@ static void fake_abandon(void *state, struct mon_fetch *f)
 	loop_watch_stop(f->loop, &s->w);
 }
 
-static void fake_collect(void *state, const struct cycle *cy, json_t *group)
+static void fake_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	struct fake *s = state;
 
 	(void)cy;
+	(void)due;
+	(void)ndue;
 	s->collects++;
 	json_object_set_new(group, "answer", json_string(s->answer));
 }
@@ -248,39 +252,43 @@ static void fake_close(void *state)
 		last_closed[nclosed++] = s; /* kept for the counts; freed by the test */
 }
 
-static const struct async_ops fake_async = {
+static const struct collector_ops answering_ops = {
+	.name = "answering",
+	.scope = COLL_SYSTEM,
+	.group = GROUP_VCPU_USAGE,
 	.fetch = fake_fetch,
 	.abandon = fake_abandon,
-};
-
-static const struct group_ops answering_ops = {
-	.id = GROUP_VCPU_USAGE,
-	.async = &fake_async,
 	.open = open_answering,
 	.collect = fake_collect,
 	.close = fake_close,
 };
 
-static const struct group_ops silent_ops = {
-	.id = GROUP_MEMORY_INFO,
-	.async = &fake_async,
+static const struct collector_ops silent_ops = {
+	.name = "silent",
+	.scope = COLL_SYSTEM,
+	.group = GROUP_MEMORY_INFO,
+	.fetch = fake_fetch,
+	.abandon = fake_abandon,
 	.open = open_silent,
 	.collect = fake_collect,
 	.close = fake_close,
 };
 
 /* An ordinary (synchronous) group. */
-static int sync_open(const struct mon_env *env, void **state)
+static int sync_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	(void)env;
+	(void)t;
 	*state = NULL;
 	return 0;
 }
 
-static void sync_collect(void *state, const struct cycle *cy, json_t *group)
+static void sync_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	(void)state;
 	(void)cy;
+	(void)due;
+	(void)ndue;
 	json_object_set_new(group, "ok", json_true());
 }
 
@@ -289,12 +297,17 @@ static void sync_close(void *state)
 	(void)state;
 }
 
-static const struct group_ops sync_ops = {
-	.id = GROUP_NEURON_HW_COUNTERS,
+static const struct collector_ops sync_ops = {
+	.name = "sync",
+	.scope = COLL_SYSTEM,
+	.group = GROUP_NEURON_HW_COUNTERS,
 	.open = sync_open,
 	.collect = sync_collect,
 	.close = sync_close,
 };
+
+/* The monitor's collectors in this test: the three system groups above. */
+static const struct collector_ops *const system_fakes[] = { &answering_ops, &silent_ops, &sync_ops, NULL };
 
 /* Read back the report lines written to f. A new array. */
 static json_t *reports(FILE *f)
@@ -340,10 +353,7 @@ static void test_async_monitor(void)
 
 	cfg.system = malloc(sizeof(groups)); /* the monitor takes cfg, and frees it */
 	memcpy(cfg.system, groups, sizeof(groups));
-	monitor_test_group_ops(GROUP_VCPU_USAGE, &answering_ops);
-	monitor_test_group_ops(GROUP_MEMORY_INFO, &silent_ops);
-	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, &sync_ops);
-	m = monitor_new(&cfg, l, host, NULL);
+	m = monitor_new(&cfg, system_fakes, l, host, NULL);
 	end = clock_mono_ns() + 1250 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m), t0;
@@ -428,9 +438,6 @@ static void test_async_monitor(void)
 	is_int((long)loop_count(l), 0, "nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
-	monitor_test_group_ops(GROUP_VCPU_USAGE, NULL);
-	monitor_test_group_ops(GROUP_MEMORY_INFO, NULL);
-	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, NULL);
 }
 
 /* ---- an asynchronous runtime: one group answers, one never does ------------------------------------ */
@@ -442,18 +449,16 @@ struct fake_rt {
 	int silent_fetches, silent_abandons;
 };
 
-static int rt_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index, const struct cycle *cy,
-		   void **state)
+static int rt_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	struct fake_rt *s = calloc(1, sizeof(*s));
 	void *srv;
 	int rc;
 
 	(void)env;
-	(void)cy;
 	*state = s;
-	s->rt = rt;
-	s->index = index;
+	s->rt = t->rt;
+	s->index = t->index;
 	rc = fake_open(&srv, 1);
 	s->srv = *(struct fake *)srv;
 	free(srv);
@@ -515,23 +520,24 @@ static void rt_close(void *state)
 		rt_closed[nrt_closed++] = s;
 }
 
-static const struct async_ops rt_async = {
-	.timeout_ns = 50 * NS_PER_MS,
+static const struct collector_ops fake_rt_ops = {
+	.name = "fake",
+	.scope = COLL_RUNTIME,
+	.schemes = (const char *const[]){ "fake", NULL },
 	.fetch = rt_fetch,
 	.abandon = rt_abandon,
-};
-
-static const struct runtime_ops fake_rt_ops = {
-	.kind = RT_UNSUPPORTED,
-	.async = &rt_async,
+	.fetch_timeout_ns = 50 * NS_PER_MS,
 	.open = rt_open,
 	.collect = rt_collect,
 	.close = rt_close,
 };
 
+static const struct collector_ops *const runtime_fakes[] = { &fake_rt_ops, NULL };
+
+/* A runtime of the "fake" collector (whichever a test's registry has under that name). */
 static struct cfg_runtime fake_runtime(const char *address, enum group_id a, enum group_id b)
 {
-	struct cfg_runtime r = { .address = strdup(address), .kind = RT_UNSUPPORTED, .period_ms = 200 };
+	struct cfg_runtime r = { .address = strdup(address), .collector = "fake", .period_ms = 200 };
 
 	r.groups = calloc(2, sizeof(*r.groups));
 	r.groups[r.ngroups++] = (struct cfg_group){ .id = a, .period_ms = 200 };
@@ -570,8 +576,7 @@ static void test_async_runtime(void)
 	/* Runtime 0: runtime_vcpu_usage answers, memory_used never does. Runtime 1: memory_used only. */
 	cfg.runtimes[0] = fake_runtime("fake:a", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
 	cfg.runtimes[1] = fake_runtime("fake:b", GROUP_MEMORY_USED, GROUP_COUNT);
-	monitor_test_runtime_ops(RT_UNSUPPORTED, &fake_rt_ops);
-	m = monitor_new(&cfg, l, host, NULL);
+	m = monitor_new(&cfg, runtime_fakes, l, host, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m);
@@ -624,10 +629,9 @@ static void test_async_runtime(void)
 	is_int((long)loop_count(l), 0, "runtimes: nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
-	monitor_test_runtime_ops(RT_UNSUPPORTED, NULL);
 }
 
-/* ---- a source that asks for its own lead and reports its own timeouts (async_ops.lead, .overdue) ---------- */
+/* ---- a source that asks for its own lead and reports its own timeouts (the lead and overdue ops) ------------ */
 
 struct lead_src {
 	struct fake srv;              /* answers runtime_vcpu_usage */
@@ -638,18 +642,16 @@ struct lead_src {
 	char err[64];                 /* this cycle's own error for memory_used */
 };
 
-static int lead_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index, const struct cycle *cy,
-		     void **state)
+static int lead_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	struct lead_src *s = calloc(1, sizeof(*s));
 	void *srv;
 	int rc;
 
 	(void)env;
-	(void)cy;
 	*state = s;
-	s->rt = rt;
-	s->index = index;
+	s->rt = t->rt;
+	s->index = t->index;
 	s->min_lead = INT64_MAX;
 	rc = fake_open(&srv, 1);
 	s->srv = *(struct fake *)srv;
@@ -736,16 +738,14 @@ static void lead_close(void *state)
 	lead_closed = s;
 }
 
-static const struct async_ops lead_async = {
+static const struct collector_ops lead_rt_ops = {
+	.name = "fake",
+	.scope = COLL_RUNTIME,
+	.schemes = (const char *const[]){ "fake", NULL },
 	.fetch = lead_fetch,
 	.abandon = lead_abandon,
 	.lead = lead_lead,
 	.overdue = lead_overdue,
-};
-
-static const struct runtime_ops lead_rt_ops = {
-	.kind = RT_UNSUPPORTED,
-	.async = &lead_async,
 	.open = lead_open,
 	.collect = lead_collect,
 	.close = lead_close,
@@ -764,8 +764,7 @@ static void test_async_lead_overdue(void)
 
 	cfg.runtimes = calloc(1, sizeof(*cfg.runtimes));
 	cfg.runtimes[0] = fake_runtime("fake:c", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
-	monitor_test_runtime_ops(RT_UNSUPPORTED, &lead_rt_ops);
-	m = monitor_new(&cfg, l, host, NULL);
+	m = monitor_new(&cfg, (const struct collector_ops *const[]){ &lead_rt_ops, NULL }, l, host, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m);
@@ -810,7 +809,6 @@ static void test_async_lead_overdue(void)
 	is_int((long)loop_count(l), 0, "lead/overdue: nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
-	monitor_test_runtime_ops(RT_UNSUPPORTED, NULL);
 }
 
 int main(void)

@@ -21,6 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The collector driven here (collectors.c registers it). */
+extern const struct collector_ops coll_nvidia_ops;
+
 static long json_allocs;
 
 static void *count_malloc(size_t n)
@@ -89,7 +92,7 @@ static json_t *collect(void *st, enum group_id id, int n, long *allocs)
 	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.%03dZ", n % 1000);
 	g = group_new(0.1, cy.iso);
 	before = json_allocs;
-	coll_nvidia_ops.collect(st, id, &cy, g);
+	coll_nvidia_ops.collect(st, &cy, &id, 1, g);
 	if (allocs)
 		*allocs = json_allocs - before;
 	return g;
@@ -118,7 +121,7 @@ static void test_fields_and_allocations(void)
 
 	use_script(top, "tests/fixtures/nvml/multi.nvml");
 	ok(coll_nvidia_ops.probe(&env) == 1, "probe: the fake library has GPUs");
-	is_int(coll_nvidia_ops.open(&env, &dev_all, &st), 0, "open");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), 0, "open");
 	ok(coll_nvidia_ops.error(st) == NULL, "error(): NULL when NVML is up");
 
 	g = collect(st, GROUP_DEVICE_POWER, 1, NULL);
@@ -174,7 +177,7 @@ static void test_backwards(void)
 
 	write_file("back.nvml", "gpu\nenergy 1000000 -5000\nreplay 10 -1\necc 5 5 5 5 0\n");
 	use_script(dir, "back.nvml");
-	is_int(coll_nvidia_ops.open(&env, &dev_all, &st), 0, "backwards: open");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), 0, "backwards: open");
 	for (int n = 1; n <= 2; n++) {
 		g = collect(st, GROUP_DEVICE_POWER, n, NULL);
 		ok(num(dev_of(g, "0"), "energy_joules") >= 0, "backwards, cycle %d: the energy increase is not negative", n);
@@ -199,7 +202,8 @@ static void test_no_library(void)
 
 	setenv("ACCEL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
 	ok(coll_nvidia_ops.probe(&env) == 0, "no library: probe finds nothing");
-	is_int(coll_nvidia_ops.open(&env, &dev_all, &st), -ENOENT, "no library: open says -ENOENT");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), -ENOENT,
+	       "no library: open says -ENOENT");
 	e = coll_nvidia_ops.error(st);
 	ok(e && !strncmp(e, "NVML not found: /nonexistent/libnvidia-ml.so.1", 46), "no library: error() says why");
 	g = collect(st, GROUP_DEVICE_MEMORY, 1, NULL);

@@ -32,6 +32,7 @@
  * docs/report-format.md and README's configuration section.
  */
 #include "../../common/doc.h"
+#include "../../common/http.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/expo_parse.h"
@@ -152,7 +153,7 @@ static int ep_config_keys(const struct cfg_block *b, const struct scrape_url *u,
 	static const char *const basic_keys[] = { "username", "password_file", NULL };
 	char path[256], q[LOG_QUOTE_BUF];
 	struct cfg_block sb;
-	const char *server = NULL;
+	const char *server = NULL, *bad;
 	json_t *v;
 	int r;
 
@@ -206,6 +207,9 @@ static int ep_config_keys(const struct cfg_block *b, const struct scrape_url *u,
 		    sub_string(&sb, "server_name", "a host name", &c->server_name) ||
 		    sub_bool(&sb, "insecure_skip_verify", &c->insecure))
 			return -EINVAL;
+		if (c->server_name && http_host_name_check(c->server_name, &bad))
+			return cfg_block_error(&sb, "server_name", 0, "invalid host name \"%s\": %s",
+					       log_quote(q, sizeof(q), c->server_name, (size_t)-1), bad);
 		if (!c->cert_file != !c->key_file)
 			return cfg_block_error(&sb, c->cert_file ? "cert_file" : "key_file", 1,
 					       "a client certificate needs both \"cert_file\" and \"key_file\"");

@@ -14,10 +14,10 @@
  * request at all), AWS_EC2_METADATA_SERVICE_ENDPOINT (default
  * http://169.254.169.254). Each request times out after 1 s.
  */
+#include "../../common/http.h"
 #include "../../common/util.h"
 #include "../host/kubelet.h"
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@
 #include <strings.h>
 
 #define IMDS_DEFAULT "http://169.254.169.254"
-#define IMDS_TIMEOUT_MS 1000L  /* per request; off EC2 the token PUT fails within this */
+#define IMDS_TIMEOUT_MS 1000  /* per request; off EC2 the token PUT fails within this */
 #define IMDS_VALUE_MAX 4096    /* metadata values are short; anything longer is refused */
 #define IMDS_TOKEN_TTL "21600"
 
@@ -50,54 +50,38 @@ static const struct {
 	{ "subnet_id", NULL, 0 },
 };
 
-struct fetch {
-	CURL *curl;
-	struct buf body;
-	struct curl_slist *hdr;
-	char err[CURL_ERROR_SIZE];
-};
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-	struct buf *b = ud;
-
-	return buf_add(b, p, size * n) ? 0 : size * n; /* 0 aborts an oversized reply */
-}
-
-/* One request; 0 and the HTTP status in *code, or -1 with f->err set. */
-static int imds_request(struct imds *in, struct fetch *f, const char *method, const char *path, long *code)
+/* One request; 0 with the HTTP status in *code, or -1 with err set. */
+static int imds_request(struct imds *in, struct http_client *c, const char *method, const char *path,
+			const char *header, long *code, struct http_result *r, char *err, size_t errsz)
 {
 	char url[1024];
-	CURLcode rc;
+	struct http_opts o = { .url = url, .method = method, .headers = &header, .nheaders = header ? 1 : 0,
+			       .timeout_ms = IMDS_TIMEOUT_MS, .max_body = IMDS_VALUE_MAX,
+			       .direct = 1 /* IMDS is link-local: never via a proxy */ };
 
 	snprintf(url, sizeof(url), "%s%s", in->endpoint, path);
-	buf_reset(&f->body);
-	curl_easy_setopt(f->curl, CURLOPT_URL, url);
-	curl_easy_setopt(f->curl, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(f->curl, CURLOPT_UPLOAD, 0L);
-	curl_easy_setopt(f->curl, CURLOPT_NOBODY, 0L);
-	curl_easy_setopt(f->curl, CURLOPT_HTTPHEADER, f->hdr);
-	f->err[0] = '\0';
-	rc = curl_easy_perform(f->curl);
-	if (rc != CURLE_OK) {
-		if (!f->err[0])
-			snprintf(f->err, sizeof(f->err), "%s", curl_easy_strerror(rc));
+	if (http_setup(c, &o, err, errsz))
+		return -1;
+	http_perform(c, r);
+	if (r->error[0]) {
+		snprintf(err, errsz, "%s", r->error);
 		return -1;
 	}
-	curl_easy_getinfo(f->curl, CURLINFO_RESPONSE_CODE, code);
+	*code = r->status;
 	return 0;
 }
 
 /* GET a metadata value into dst ("" when optional and 404). 0 or -1 with err set. */
-static int imds_get(struct imds *in, struct fetch *f, const char *path, int optional, char *dst, size_t size,
-		    char *err, size_t errsz)
+static int imds_get(struct imds *in, struct http_client *c, const char *token_hdr, const char *path, int optional,
+		    char *dst, size_t size, char *err, size_t errsz)
 {
-	char full[600];
+	char full[600], e[512];
+	struct http_result r;
 	long code = 0;
 
 	snprintf(full, sizeof(full), "/latest/meta-data/%s", path);
-	if (imds_request(in, f, "GET", full, &code)) {
-		snprintf(err, errsz, "GET %s: %s", full, f->err);
+	if (imds_request(in, c, "GET", full, token_hdr, &code, &r, e, sizeof(e))) {
+		snprintf(err, errsz, "GET %s: %s", full, e);
 		return -1;
 	}
 	if (code == 404 && optional) {
@@ -108,7 +92,7 @@ static int imds_get(struct imds *in, struct fetch *f, const char *path, int opti
 		snprintf(err, errsz, "GET %s: HTTP %ld", full, code);
 		return -1;
 	}
-	snprintf(dst, size, "%s", f->body.data ? f->body.data : "");
+	snprintf(dst, size, "%s", r.body);
 	dst[strcspn(dst, "\r\n")] = '\0';
 	utf8_sanitize(dst);
 	return 0;
@@ -117,9 +101,10 @@ static int imds_get(struct imds *in, struct fetch *f, const char *path, int opti
 /* Fetch every field into a new object; on failure the object has "error" set. */
 static json_t *imds_fetch(struct imds *in)
 {
-	struct fetch f = { 0 };
+	struct http_client c = { 0 };
+	struct http_result r;
 	json_t *o = json_object();
-	char token[256], hdr[320], val[IMDS_VALUE_MAX], mac[64], path[256], err[512] = "";
+	char token[256], hdr[320], val[IMDS_VALUE_MAX], mac[64], path[256], err[512] = "", e[512] = "";
 	long code = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
@@ -128,39 +113,26 @@ static json_t *imds_fetch(struct imds *in)
 		snprintf(err, sizeof(err), "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
 		goto out;
 	}
-	buf_init(&f.body, IMDS_VALUE_MAX);
-	f.curl = curl_easy_init();
-	if (!f.curl) {
-		snprintf(err, sizeof(err), "cannot initialise libcurl");
+	if (http_client_init(&c, http_curl_linked(), err, sizeof(err)))
 		goto out;
-	}
-	curl_easy_setopt(f.curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(f.curl, CURLOPT_CONNECTTIMEOUT_MS, IMDS_TIMEOUT_MS);
-	curl_easy_setopt(f.curl, CURLOPT_TIMEOUT_MS, IMDS_TIMEOUT_MS);
-	curl_easy_setopt(f.curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(f.curl, CURLOPT_WRITEDATA, &f.body);
-	curl_easy_setopt(f.curl, CURLOPT_ERRORBUFFER, f.err);
-	curl_easy_setopt(f.curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(f.curl, CURLOPT_NOPROXY, "*"); /* IMDS is link-local: never via a proxy */
-	f.hdr = curl_slist_append(NULL, "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL);
-	if (imds_request(in, &f, "PUT", "/latest/api/token", &code) || code != 200) {
-		if (f.err[0])
-			snprintf(err, sizeof(err), "instance metadata service at %s unreachable: %s", in->endpoint,
-				 f.err);
+	if (imds_request(in, &c, "PUT", "/latest/api/token", "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL,
+			 &code, &r, e, sizeof(e)) || code != 200) {
+		if (e[0])
+			snprintf(err, sizeof(err), "instance metadata service at %s unreachable: %s", in->endpoint, e);
 		else
 			snprintf(err, sizeof(err), "instance metadata token request to %s: HTTP %ld", in->endpoint,
 				 code);
 		goto out;
 	}
-	snprintf(token, sizeof(token), "%s", f.body.data ? f.body.data : "");
+	snprintf(token, sizeof(token), "%s", r.body);
 	token[strcspn(token, "\r\n")] = '\0';
-	curl_slist_free_all(f.hdr);
+	if (http_secret_check("the instance metadata token", token, err, sizeof(err)))
+		goto out;
 	snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %s", token);
-	f.hdr = curl_slist_append(NULL, hdr);
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 		if (!fields[i].path)
 			continue;
-		if (imds_get(in, &f, fields[i].path, fields[i].optional, val, sizeof(val), err, sizeof(err)))
+		if (imds_get(in, &c, hdr, fields[i].path, fields[i].optional, val, sizeof(val), err, sizeof(err)))
 			goto out;
 		json_object_set_new(o, fields[i].field, json_string(val));
 	}
@@ -172,18 +144,15 @@ static json_t *imds_fetch(struct imds *in)
 		if (n > 1)
 			json_object_set_new(o, "instance_region", json_stringn(az, n - 1));
 	}
-	if (imds_get(in, &f, "mac", 0, mac, sizeof(mac), err, sizeof(err)))
+	if (imds_get(in, &c, hdr, "mac", 0, mac, sizeof(mac), err, sizeof(err)))
 		goto out;
 	snprintf(path, sizeof(path), "network/interfaces/macs/%s/subnet-id", mac);
-	if (imds_get(in, &f, path, 1, val, sizeof(val), err, sizeof(err)))
+	if (imds_get(in, &c, hdr, path, 1, val, sizeof(val), err, sizeof(err)))
 		goto out;
 	json_object_set_new(o, "subnet_id", json_string(val));
 out:
 	json_object_set_new(o, "error", json_string(utf8_sanitize(err)));
-	curl_slist_free_all(f.hdr);
-	if (f.curl)
-		curl_easy_cleanup(f.curl);
-	buf_free(&f.body);
+	http_client_free(&c);
 	return o;
 }
 
@@ -204,9 +173,9 @@ int main(int argc, char **argv)
 	while (n > 0 && in.endpoint[n - 1] == '/')
 		in.endpoint[--n] = '\0';
 	in.disabled = dis && !strcasecmp(dis, "true");
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	http_curl_linked()->global_init(CURL_GLOBAL_DEFAULT);
 	o = imds_fetch(&in);
-	curl_global_cleanup();
+	http_curl_linked()->global_cleanup();
 	line = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	rc = line && printf("%s\n", line) > 0 && fflush(stdout) == 0 ? 0 : 1;

@@ -9,22 +9,16 @@
  * the kubelet was unreachable or answered garbage ("error" says why).
  */
 #include "../host/kubelet.h"
+#include "../../common/http.h"
 #include "../../common/util.h"
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define KUBELET_TIMEOUT_MS 5000L
+#define KUBELET_TIMEOUT_MS 5000
 #define KUBELET_BODY_MAX (64u << 20)  /* /pods of a node at its pod limit is a few MiB */
-#define TOKEN_MAX 16384               /* service-account tokens are about 1 KiB */
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-	return buf_add(ud, p, size * n) ? 0 : size * n; /* 0 aborts an oversized body */
-}
 
 /* One containerStatuses-style array into containers {"<id without the scheme>": "<name>"}. */
 static void statuses(json_t *arr, json_t *containers)
@@ -75,72 +69,39 @@ static json_t *reduce(json_t *list)
 /* Fetch and reduce; err says why when NULL is returned. */
 static json_t *fetch(const char *base, const char *token_file, const char *ca_file, char *err, size_t errsz)
 {
-	CURL *curl = curl_easy_init();
-	struct curl_slist *hdr = NULL;
-	struct buf body;
-	char cerr[CURL_ERROR_SIZE] = "", url[2048], *token = NULL;
+	static const char *const accept[] = { "Accept: application/json" };
+	struct http_client c = { 0 };
+	struct http_result r;
+	char url[2048], e[512];
+	struct http_opts o = { .url = url, .headers = accept, .nheaders = 1, .timeout_ms = KUBELET_TIMEOUT_MS,
+			       .max_body = KUBELET_BODY_MAX, .direct = 1 /* the kubelet is on this node */,
+			       .ca_file = ca_file, .bearer_token_file = token_file,
+			       .bearer_what = "--kubelet-token-file" };
 	json_t *list = NULL, *pods = NULL;
 	json_error_t jerr;
-	long code = 0;
-	CURLcode rc;
 
-	buf_init(&body, KUBELET_BODY_MAX);
-	if (!curl) {
-		snprintf(err, errsz, "cannot initialise libcurl");
-		goto out;
-	}
 	snprintf(url, sizeof(url), "%s%s", base, base[0] && base[strlen(base) - 1] == '/' ? "pods" : "/pods");
-	if (token_file) {
-		char *hline;
-		ssize_t n;
-
-		token = xmalloc(TOKEN_MAX);
-		n = read_regular_file(token_file, token, TOKEN_MAX);
-		if (n < 0) {
-			snprintf(err, errsz, "token file %s: %s", token_file, strerror((int)-n));
-			goto out;
-		}
-		token[strcspn(token, "\r\n")] = '\0';
-		hline = xasprintf("Authorization: Bearer %s", token);
-		hdr = curl_slist_append(hdr, hline);
-		free(hline);
-	}
-	hdr = curl_slist_append(hdr, "Accept: application/json");
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, KUBELET_TIMEOUT_MS);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, KUBELET_TIMEOUT_MS);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_NOPROXY, "*"); /* the kubelet is on this node */
-	if (ca_file)
-		curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
-	rc = curl_easy_perform(curl);
-	if (rc != CURLE_OK) {
-		snprintf(err, errsz, "GET %s: %s", url, cerr[0] ? cerr : curl_easy_strerror(rc));
+	if (http_client_init(&c, http_curl_linked(), err, errsz))
+		goto out;
+	if (http_setup(&c, &o, e, sizeof(e))) {
+		snprintf(err, errsz, "%s", e);
 		goto out;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-	if (code != 200) {
-		snprintf(err, errsz, "GET %s: HTTP %ld", url, code);
+	http_perform(&c, &r);
+	if (r.error[0]) {
+		snprintf(err, errsz, "GET %s: %s", url, r.error);
 		goto out;
 	}
-	list = json_loadb(body.data ? body.data : "", body.len, 0, &jerr);
+	if (r.status != 200) {
+		snprintf(err, errsz, "GET %s: HTTP %ld", url, r.status);
+		goto out;
+	}
+	list = json_loadb(r.body, r.len, 0, &jerr);
 	if (!list || !(pods = reduce(list)))
 		snprintf(err, errsz, "GET %s: not a PodList%s%s", url, list ? "" : ": ", list ? "" : jerr.text);
 out:
 	json_decref(list);
-	curl_slist_free_all(hdr);
-	if (curl)
-		curl_easy_cleanup(curl);
-	buf_free(&body);
-	if (token) {
-		memset(token, 0, TOKEN_MAX);
-		free(token);
-	}
+	http_client_free(&c);
 	return pods;
 }
 
@@ -167,9 +128,9 @@ int kubelet_fetch_main(int argc, char **argv)
 		fprintf(stderr, "usage: accel-imds --kubelet-pods URL [--token-file FILE] [--ca-file FILE]\n");
 		return 2;
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	http_curl_linked()->global_init(CURL_GLOBAL_DEFAULT);
 	pods = fetch(url, token_file, ca_file, err, sizeof(err));
-	curl_global_cleanup();
+	http_curl_linked()->global_cleanup();
 	o = json_pack("{s:s, s:o}", "error", utf8_sanitize(err), "pods", pods ? pods : json_object());
 	line = json_dumps(o, JSON_COMPACT);
 	json_decref(o);

@@ -25,7 +25,6 @@
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -650,7 +649,7 @@ int main(int argc, char **argv)
 
 	if (rc != SINK_RUN)
 		return rc;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	http_curl_linked()->global_init(CURL_GLOBAL_DEFAULT);
 	sd = xcalloc(1, sizeof(*sd));
 	if (O.dry_run)
 		O.emf_endpoint = NULL; /* EMF events go to stdout instead */
@@ -777,6 +776,6 @@ out:
 	memset(&sd->creds, 0, sizeof(sd->creds));
 	free(sd);
 	free(O.enc_ns);
-	curl_global_cleanup();
+	http_curl_linked()->global_cleanup();
 	return rc;
 }

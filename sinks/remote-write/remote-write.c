@@ -33,7 +33,6 @@
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -565,7 +564,7 @@ static void *sender_main(void *arg)
 		attempt++;
 		S.retried += ns;
 		{
-			int64_t ms = rw_backoff_ms(O.backoff_min_ms, O.backoff_max_ms, attempt, &seed);
+			int64_t ms = http_backoff_ms(O.backoff_min_ms, O.backoff_max_ms, attempt, &seed);
 
 			if (rep.retry_after_ms >= 0)
 				ms = rep.retry_after_ms;
@@ -706,7 +705,7 @@ int main(int argc, char **argv)
 		if (rw_enc_series(rd.enc, SELF[i], "", 0, &id) == 0)
 			rd.self_bytes += rw_enc_cost(rd.enc, id);
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	if (http_curl_linked()->global_init(CURL_GLOBAL_DEFAULT)) {
 		log_err("remote-write: cannot start libcurl");
 		rw_enc_free(rd.enc);
 		return EXIT_SYSTEM;
@@ -719,7 +718,7 @@ int main(int argc, char **argv)
 		log_err("remote-write: %s", err);
 		rw_http_free(&http);
 		rw_enc_free(rd.enc);
-		curl_global_cleanup();
+		http_curl_linked()->global_cleanup();
 		return EXIT_CONFIG;
 	}
 	http.abort_now = abort_now;
@@ -729,7 +728,7 @@ int main(int argc, char **argv)
 		log_err("remote-write: %s", err);
 		rw_http_free(&http);
 		rw_enc_free(rd.enc);
-		curl_global_cleanup();
+		http_curl_linked()->global_cleanup();
 		return EXIT_CONFIG;
 	}
 	rd.store = prom_store_new(&(struct prom_store_opts){ .staleness_ms = O.staleness_ms, .node_name = "",
@@ -808,6 +807,6 @@ int main(int argc, char **argv)
 	free(rd.gen);
 	free(rd.last_ts);
 	rw_http_free(&http);
-	curl_global_cleanup();
+	http_curl_linked()->global_cleanup();
 	return EXIT_OK;
 }

@@ -37,6 +37,7 @@
 #include "config.h"
 
 struct facts;
+struct http_async;
 struct loop;
 struct proctab;
 
@@ -49,6 +50,7 @@ struct mon_env {
 	struct proctab *procs; /* the producer's process table (proctab.h): process facts, per-process device memory */
 	struct loop *loop;  /* the producer's event loop (loop.h): where asynchronous sources wait */
 	struct facts *facts; /* device facts one collector hands another (facts.h): an application's NCS2 temperature */
+	struct http_async *http; /* the producer's HTTP, made by its helper process (http_async.h) */
 };
 
 /* The moment a collection cycle starts, on every clock it is reported on. */

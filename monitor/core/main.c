@@ -16,13 +16,13 @@
 #include "config.h"
 #include "../host/container.h"
 #include "../host/instance.h"
+#include "../http/http_async.h"
+#include "../http/http_helper.h"
 #include "loop.h"
 #include "monitor.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -253,7 +253,7 @@ static void on_stdout_error(struct loop_watch *w, short revents)
 }
 
 /*
- * Turn the event loop (every source's watches and timers, the metadata
+ * Turn the event loop (every source's watches and timers, the HTTP
  * helper's included) until deadline (monotonic ns), a signal, or the reader
  * of stdout going away. Returns 1 when stdout is gone, else 0. With
  * until_ready, it also returns once the first metadata fetch has finished.
@@ -274,18 +274,6 @@ static int wait_until(struct loop *loop, int64_t deadline, const sigset_t *waitm
 	return stdout_gone;
 }
 
-/* accel-imds, next to this program. */
-static char *imds_helper(void)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return xstrdup("accel-imds");
-	self[n] = '\0';
-	return xasprintf("%s/accel-imds", dirname(self));
-}
-
 /* Is stdout something whose reader can go away (a pipe or socket)? */
 static int stdout_is_pipe(void)
 {
@@ -301,13 +289,15 @@ int main(int argc, char **argv)
 	struct monitor *m;
 	struct instance *inst;
 	struct loop *loop;
+	struct http_async *http;
 	struct loop_watch out_watch = { 0 };
 	struct sigaction sa;
 	sigset_t block, waitmask;
-	char *helper;
 	int rc = EXIT_OK, w;
 	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
 
+	if (argc > 1 && !strcmp(argv[1], HTTP_HELPER_ARG)) /* this program as its own HTTP helper (http_helper.h) */
+		return http_helper_main(argc, argv);
 	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
 	if (cli_std_fds("accel-monitor", CLI_STDOUT))
 		return EXIT_SYSTEM;
@@ -346,14 +336,14 @@ int main(int argc, char **argv)
 	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
 	if (stdout_is_pipe())
 		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
-	helper = imds_helper();
-	inst = instance_new(loop, helper, INSTANCE_REFRESH_NS);
-	o.ctr.kubelet_helper = helper; /* kept until exit: the kubelet's fetches run it too */
+	http = http_async_new(loop, NULL); /* every request this program makes: its HTTP helper makes it */
+	inst = instance_new(loop, http, INSTANCE_REFRESH_NS);
+	o.ctr.kubelet_http = http;
 	container_opts_set(&o.ctr);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, inst, 1))
 		got_term = 1; /* the reader is gone already */
-	m = monitor_new(&cfg, loop, inst, NULL); /* takes cfg */
+	m = monitor_new(&cfg, loop, http, inst, NULL); /* takes cfg */
 	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
 
 	if (o.once) {
@@ -402,7 +392,7 @@ int main(int argc, char **argv)
 				log_info("monitor: SIGHUP: no config file to reload");
 			} else if (load_config(&o, &next) == 0) {
 				/* Groups whose configuration did not change keep their collector and schedule. */
-				m = monitor_new(&next, loop, inst, m);
+				m = monitor_new(&next, loop, http, inst, m);
 				log_info("monitor: reloaded %s", o.config);
 			} else {
 				log_err("monitor: SIGHUP: keeping the previous configuration");
@@ -425,7 +415,7 @@ int main(int argc, char **argv)
 out:
 	monitor_free(m);
 	instance_free(inst);
-	free(helper);
+	http_async_free(http);
 	loop_watch_stop(loop, &out_watch);
 	loop_free(loop);
 	return rc;

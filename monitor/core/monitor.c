@@ -362,7 +362,8 @@ static void job_carry(struct job *j, struct job *o, struct monitor *m)
 	o->m = m; /* handed on: old's free leaves it alone */
 }
 
-struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance *inst, struct monitor *old)
+struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct http_async *http, struct instance *inst,
+			    struct monitor *old)
 {
 	struct monitor *m = xcalloc(1, sizeof(*m));
 	struct gen *gen = xcalloc(1, sizeof(*gen));
@@ -383,6 +384,7 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance 
 	env->procfs = cfg->procfs;
 	env->sysfs = cfg->sysfs;
 	env->loop = loop;
+	env->http = http;
 	env->clk_tck = sysconf(_SC_CLK_TCK);
 	env->page_size = sysconf(_SC_PAGESIZE);
 	if (env->clk_tck <= 0)

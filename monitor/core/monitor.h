@@ -26,6 +26,7 @@
 
 struct monitor;
 struct loop;
+struct http_async;
 struct group_ops;
 struct runtime_ops;
 
@@ -38,8 +39,10 @@ struct runtime_ops;
  * start): a system group, runtime or "devices" entry whose configuration
  * did not change keeps its collector, baseline and schedule, as if there
  * had been no reload; the rest is opened afresh. Sequence numbers go on.
+ * http, the producer's HTTP (http_async.h), is borrowed, as loop is.
  */
-struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct instance *inst, struct monitor *old);
+struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct http_async *http, struct instance *inst,
+			    struct monitor *old);
 
 /* The root period (ns): a reload waits at least this long after the previous one. */
 int64_t monitor_period(const struct monitor *m);

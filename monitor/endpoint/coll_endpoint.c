@@ -364,13 +364,12 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 		ep->last_ns[g] = cy->mono_ns;
 	for (size_t g = 0; g < GROUP_COUNT; g++)
 		ep->first[g] = 1;
-	rc = scrape_new(env->loop, &ep->sc, ep->load_err, sizeof(ep->load_err));
+	rc = scrape_new(env->http, &ep->sc, ep->load_err, sizeof(ep->load_err));
 	if (rc)
 		log_warn("endpoint: %s: %s", rt->address, ep->load_err);
 	/*
 	 * The process: measured by the pid: runtime collector, its pid set to
-	 * the listener's, its baseline taken now (loading libcurl above took a
-	 * while the first time).
+	 * the listener's, its baseline taken now.
 	 */
 	now.mono_ns = clock_mono_ns();
 	now.boot_ns = clock_boot_ns();

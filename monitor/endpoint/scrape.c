@@ -1,21 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * HTTP(S) scrapes on the event loop with libcurl's multi interface,
- * libcurl loaded with dlopen; see scrape.h for why.
- *
- * libcurl drives the transfer through two callbacks: its socket callback
- * says which descriptor to wait on for what (a loop watch each), its timer
- * callback when to call it back (one loop timer). Every loop callback hands
- * the event to curl_multi_socket_action and then reads what finished.
+ * Endpoint scrapes through the producer's HTTP helper; see scrape.h.
  */
 #include "scrape.h"
-#include "../../common/http.h"
-#include "../../common/log.h"
+#include "../http/http_async.h"
 #include "../../common/timeutil.h"
-#include "../core/loop.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,128 +89,47 @@ int scrape_url_parse(const char *url, struct scrape_url *u, const char **why)
 
 /* ---- the transfer ---------------------------------------------------------------------------- */
 
-/* One descriptor libcurl waits on. */
-struct sock {
-	struct loop_watch w;
-	struct scrape *s;
-	curl_socket_t fd;
-	struct sock *next;        /* the scrape's list: freed with it if libcurl never says REMOVE */
-};
-
 struct scrape {
-	struct loop *loop;
-	struct http_curl api;     /* libcurl, loaded */
-	CURLM *multi;
-	struct http_client cl;    /* the easy handle, reused so the connection stays open */
-	struct loop_timer timer;
-	struct sock *socks;       /* the descriptors being watched */
-	int running;              /* a transfer is in the multi handle */
+	struct http_async *http;  /* borrowed */
+	unsigned conn;            /* this endpoint's connection */
+	struct http_call call;
 	scrape_done_cb cb;
 	void *data;
+	size_t max_body;
 	char error[512];
 	struct scrape_result res;
 };
 
-static void check_done(struct scrape *s);
-
-static void on_sock(struct loop_watch *w, short revents)
-{
-	struct sock *k = w->data;
-	struct scrape *s = k->s; /* k may be freed inside socket_action (CURL_POLL_REMOVE) */
-	int flags = 0, n;
-
-	if (revents & POLLIN)
-		flags |= CURL_CSELECT_IN;
-	if (revents & POLLOUT)
-		flags |= CURL_CSELECT_OUT;
-	if (revents & (POLLERR | POLLHUP))
-		flags |= CURL_CSELECT_ERR;
-	s->api.multi_socket_action(s->multi, k->fd, flags, &n);
-	check_done(s);
-}
-
-/* libcurl's CURLMOPT_SOCKETFUNCTION: wait on fd for what, or stop. */
-static int sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-	struct scrape *s = userp;
-	struct sock *k = socketp;
-	short ev = 0;
-
-	(void)easy;
-	if (what == CURL_POLL_REMOVE) {
-		if (k) {
-			struct sock **pp = &s->socks;
-
-			while (*pp && *pp != k)
-				pp = &(*pp)->next;
-			if (*pp)
-				*pp = k->next;
-			loop_watch_stop(s->loop, &k->w);
-			s->api.multi_assign(s->multi, fd, NULL);
-			free(k);
-		}
-		return 0;
-	}
-	if (!k) {
-		k = xcalloc(1, sizeof(*k));
-		k->s = s;
-		k->fd = fd;
-		k->next = s->socks;
-		s->socks = k;
-		s->api.multi_assign(s->multi, fd, k);
-	}
-	if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
-		ev |= POLLIN;
-	if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
-		ev |= POLLOUT;
-	loop_watch_start(s->loop, &k->w, fd, ev, on_sock, k);
-	return 0;
-}
-
-static void on_timer(struct loop_timer *t)
-{
-	struct scrape *s = t->data;
-	int n;
-
-	s->api.multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &n);
-	check_done(s);
-}
-
-/* libcurl's CURLMOPT_TIMERFUNCTION: call back in ms milliseconds (-1: never). */
-static int timer_cb(CURLM *multi, long ms, void *userp)
-{
-	struct scrape *s = userp;
-
-	(void)multi;
-	loop_timer_stop(s->loop, &s->timer);
-	if (ms >= 0)
-		loop_timer_start(s->loop, &s->timer, clock_mono_ns() + ms * NS_PER_MS, on_timer, s);
-	return 0;
-}
-
-int scrape_new(struct loop *loop, struct scrape **out, char *err, size_t errsz)
+int scrape_new(struct http_async *http, struct scrape **out, char *err, size_t errsz)
 {
 	struct scrape *s = xcalloc(1, sizeof(*s));
-	int rc;
 
-	*out = NULL;
-	s->loop = loop;
-	if ((rc = http_curl_load(&s->api, err, errsz))) {
-		free(s);
-		return rc;
-	}
-	if ((rc = http_client_init(&s->cl, &s->api, err, errsz)) || !(s->multi = s->api.multi_init())) {
-		snprintf(err, errsz, "libcurl: cannot make a handle");
-		scrape_free(s);
-		return -ENOMEM;
-	}
-	s->api.multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
-	s->api.multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
-	s->api.multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	s->api.multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
-	s->api.multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, 1L); /* one connection per endpoint */
+	(void)err;
+	(void)errsz;
+	s->http = http;
+	s->conn = http_async_conn(http);
+	http_call_init(&s->call, 0);
 	*out = s;
 	return 0;
+}
+
+/* The transfer ended: its result, then the owner's callback. */
+static void on_done(struct http_call *c, void *data)
+{
+	struct scrape *s = data;
+
+	if (c->over)
+		snprintf(s->error, sizeof(s->error), "body over %zu bytes (max_body_bytes)", s->max_body);
+	else if (c->error[0])
+		snprintf(s->error, sizeof(s->error), "%s", c->error);
+	else if (c->status < 200 || c->status > 299)
+		snprintf(s->error, sizeof(s->error), "HTTP %ld", c->status);
+	s->res.http_code = c->status;
+	s->res.body = c->body.data ? c->body.data : "";
+	s->res.len = c->body.len;
+	s->res.first_byte_ns = c->first_byte_ns;
+	if (s->cb)
+		s->cb(s, s->data);
 }
 
 int scrape_start(struct scrape *s, const struct scrape_opts *o, int64_t timeout_ns, scrape_done_cb cb, void *data,
@@ -239,9 +149,8 @@ int scrape_start(struct scrape *s, const struct scrape_opts *o, int64_t timeout_
 	};
 	struct scrape_url u;
 	const char *why;
-	int rc;
 
-	if (s->running) {
+	if (http_call_running(&s->call)) {
 		snprintf(err, errsz, "a scrape is still running");
 		return -EBUSY;
 	}
@@ -249,71 +158,32 @@ int scrape_start(struct scrape *s, const struct scrape_opts *o, int64_t timeout_
 		snprintf(err, errsz, "%s", why);
 		return -EINVAL;
 	}
-	if ((rc = http_setup(&s->cl, &ho, err, errsz)))
-		return rc;
 	s->error[0] = '\0';
+	s->max_body = o->max_body;
 	memset(&s->res, 0, sizeof(s->res));
 	s->res.error = s->error;
 	s->res.body = "";
 	s->res.started_ns = clock_mono_ns();
 	s->cb = cb;
 	s->data = data;
-	if (s->api.multi_add_handle(s->multi, s->cl.easy) != CURLM_OK) {
-		snprintf(err, errsz, "libcurl: cannot start the transfer");
-		return -EIO;
-	}
-	s->running = 1;
-	return 0;
-}
-
-/* Read what libcurl finished: the transfer's result, then the owner's callback. */
-static void check_done(struct scrape *s)
-{
-	CURLMsg *msg;
-	int left;
-
-	while ((msg = s->api.multi_info_read(s->multi, &left))) {
-		struct http_result r;
-
-		if (msg->msg != CURLMSG_DONE || msg->easy_handle != s->cl.easy)
-			continue;
-		http_finish(&s->cl, msg->data.result, &r);
-		s->api.multi_remove_handle(s->multi, s->cl.easy); /* the connection stays in the cache when it can */
-		s->running = 0;
-		if (r.over)
-			snprintf(s->error, sizeof(s->error), "body over %zu bytes (max_body_bytes)", s->cl.max_body);
-		else if (r.error[0])
-			snprintf(s->error, sizeof(s->error), "%s", r.error);
-		else if (r.status < 200 || r.status > 299)
-			snprintf(s->error, sizeof(s->error), "HTTP %ld", r.status);
-		s->res.http_code = r.status;
-		s->res.body = r.body;
-		s->res.len = r.len;
-		s->res.first_byte_ns = s->res.started_ns + r.first_byte_us * 1000;
-		if (s->cb)
-			s->cb(s, s->data);
-		return; /* one transfer per scrape object */
-	}
+	s->call.body.cap = o->max_body; /* the answer is the body: as much as the helper may read */
+	return http_call_start(s->http, &s->call, s->conn, &ho, NULL, on_done, s);
 }
 
 int scrape_busy(const struct scrape *s)
 {
-	return s->running;
+	return http_call_running(&s->call);
 }
 
 size_t scrape_received(const struct scrape *s)
 {
-	return s->running ? s->cl.body.len : 0;
+	return http_call_running(&s->call) && s->call.body_begun;
 }
 
 void scrape_cancel(struct scrape *s)
 {
-	if (!s || !s->running)
-		return;
-	/* Removing a transfer mid-way closes its connection; the socket callback stops the watches. */
-	s->api.multi_remove_handle(s->multi, s->cl.easy);
-	s->running = 0;
-	loop_timer_stop(s->loop, &s->timer);
+	if (s)
+		http_call_cancel(&s->call); /* the helper closes its connection */
 }
 
 const struct scrape_result *scrape_result(const struct scrape *s)
@@ -325,19 +195,7 @@ void scrape_free(struct scrape *s)
 {
 	if (!s)
 		return;
-	scrape_cancel(s);
-	http_client_free(&s->cl);
-	if (s->multi)
-		s->api.multi_cleanup(s->multi); /* closes the cached connection: the socket callback frees its watch */
-	loop_timer_stop(s->loop, &s->timer);
-	while (s->socks) { /* what libcurl closed without a CURL_POLL_REMOVE */
-		struct sock *k = s->socks;
-
-		s->socks = k->next;
-		loop_watch_stop(s->loop, &k->w);
-		free(k);
-	}
-	if (s->api.global_cleanup)
-		s->api.global_cleanup();
+	http_call_free(&s->call);
+	http_async_conn_close(s->http, s->conn);
 	free(s);
 }

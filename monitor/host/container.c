@@ -603,8 +603,8 @@ struct containers *containers_new(struct loop *loop)
 	const struct container_opts *o = container_opts();
 
 	c->loop = loop;
-	if (o->kubelet_url && loop)
-		c->kl = kubelet_new(loop, o->kubelet_helper ? o->kubelet_helper : "accel-imds", o);
+	if (o->kubelet_url && loop && o->kubelet_http)
+		c->kl = kubelet_new(o->kubelet_http, o);
 	return c;
 }
 

@@ -56,6 +56,8 @@ int container_from_proc_cgroup(const char *text, struct container_id *id);
  * strings must live as long as the program). NULL fields take the defaults
  * below.
  */
+struct http_async;
+
 struct container_opts {
 	const char *rootfs;             /* the host's /: default "/" */
 	const char *run;                /* the host's /run: default ROOTFS/run */
@@ -64,7 +66,7 @@ struct container_opts {
 	const char *kubelet_token_file; /* the bearer token (a service-account token) */
 	const char *kubelet_ca_file;    /* the CA that signed the kubelet's serving certificate */
 	int64_t kubelet_refresh_ns;     /* the shortest time between two /pods fetches; 0: 30 s */
-	const char *kubelet_helper;     /* the accel-imds program that fetches /pods (kubelet.h) */
+	struct http_async *kubelet_http; /* the producer's HTTP (http_async.h) that fetches /pods (kubelet.h) */
 };
 
 /* Set the options (copied; the strings are borrowed). */
@@ -86,7 +88,7 @@ struct proctab;
 
 /*
  * The name resolver: reads the runtimes' state files under the options'
- * roots, and asks the kubelet (through the options' helper; never
+ * roots, and asks the kubelet (through the options' kubelet_http; never
  * blocking: see kubelet.h) for what they do not name. Names are cached by
  * container id and pod UID. loop is borrowed (NULL: no kubelet).
  */

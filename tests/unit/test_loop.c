@@ -13,6 +13,7 @@
 #include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
 #include "../../monitor/host/instance.h"
+#include "../../monitor/http/http_async.h"
 #include "../../monitor/core/loop.h"
 #include "../../monitor/core/monitor.h"
 #include "tap.h"
@@ -331,7 +332,8 @@ static void test_async_monitor(void)
 	};
 	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 3 };
 	struct loop *l = loop_new();
-	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
+	struct instance *inst = instance_new(l, http, 3600 * NS_PER_S);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0, max_cycle = 0;
@@ -343,7 +345,7 @@ static void test_async_monitor(void)
 	monitor_test_group_ops(GROUP_VCPU_USAGE, &answering_ops);
 	monitor_test_group_ops(GROUP_MEMORY_INFO, &silent_ops);
 	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, &sync_ops);
-	m = monitor_new(&cfg, l, inst, NULL);
+	m = monitor_new(&cfg, l, http, inst, NULL);
 	end = clock_mono_ns() + 1250 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m), t0;
@@ -425,6 +427,7 @@ static void test_async_monitor(void)
 		free(s);
 	}
 	instance_free(inst);
+	http_async_free(http);
 	is_int((long)loop_count(l), 0, "nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
@@ -559,7 +562,8 @@ static void test_async_runtime(void)
 {
 	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 2 };
 	struct loop *l = loop_new();
-	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
+	struct instance *inst = instance_new(l, http, 3600 * NS_PER_S);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0;
@@ -571,7 +575,7 @@ static void test_async_runtime(void)
 	cfg.runtimes[0] = fake_runtime("fake:a", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
 	cfg.runtimes[1] = fake_runtime("fake:b", GROUP_MEMORY_USED, GROUP_COUNT);
 	monitor_test_runtime_ops(RT_UNSUPPORTED, &fake_rt_ops);
-	m = monitor_new(&cfg, l, inst, NULL);
+	m = monitor_new(&cfg, l, http, inst, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m);
@@ -621,6 +625,7 @@ static void test_async_runtime(void)
 		free(b);
 	}
 	instance_free(inst);
+	http_async_free(http);
 	is_int((long)loop_count(l), 0, "runtimes: nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
@@ -755,7 +760,8 @@ static void test_async_lead_overdue(void)
 {
 	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 1 };
 	struct loop *l = loop_new();
-	struct instance *inst = instance_new(l, "/nonexistent/accel-imds", 3600 * NS_PER_S);
+	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
+	struct instance *inst = instance_new(l, http, 3600 * NS_PER_S);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0;
@@ -765,7 +771,7 @@ static void test_async_lead_overdue(void)
 	cfg.runtimes = calloc(1, sizeof(*cfg.runtimes));
 	cfg.runtimes[0] = fake_runtime("fake:c", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
 	monitor_test_runtime_ops(RT_UNSUPPORTED, &lead_rt_ops);
-	m = monitor_new(&cfg, l, inst, NULL);
+	m = monitor_new(&cfg, l, http, inst, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m);
@@ -807,6 +813,7 @@ static void test_async_lead_overdue(void)
 		free(s);
 	}
 	instance_free(inst);
+	http_async_free(http);
 	is_int((long)loop_count(l), 0, "lead/overdue: nothing is left on the loop");
 	loop_free(l);
 	fclose(out);

@@ -51,6 +51,7 @@ struct http_async {
 	unsigned next_conn;
 	int64_t idle_at;             /* CLOCK_MONOTONIC: end the helper then (0: calls run) */
 	char spawn_err[256];         /* the last start's failure, logged once ("" after a start that worked) */
+	int64_t idle_ns;             /* HTTP_ASYNC_IDLE_NS */
 };
 
 static void arm(struct http_async *h);
@@ -193,7 +194,7 @@ static void unlink_call(struct http_async *h, struct http_call *c)
 	c->next = NULL;
 	c->id = 0;
 	if (!h->calls)
-		h->idle_at = clock_mono_ns() + HTTP_ASYNC_IDLE_NS;
+		h->idle_at = clock_mono_ns() + h->idle_ns;
 }
 
 /* End c with error (unless its answer is already set) and tell its owner. */
@@ -371,6 +372,7 @@ struct http_async *http_async_new(struct loop *loop, const char *program)
 	h->loop = loop;
 	h->program = xstrdup(program ? program : "/proc/self/exe");
 	h->cur.fd = h->old.fd = -1;
+	h->idle_ns = HTTP_ASYNC_IDLE_NS;
 	http_wire_in_init(&h->in, REPLY_MAX_ALL);
 	http_wire_out_init(&h->out);
 	return h;
@@ -434,6 +436,11 @@ void http_async_conn_close(struct http_async *h, unsigned conn)
 pid_t http_async_helper_pid(const struct http_async *h)
 {
 	return h->cur.pid;
+}
+
+void http_async_idle(struct http_async *h, int64_t idle_ns)
+{
+	h->idle_ns = idle_ns;
 }
 
 void http_call_init(struct http_call *c, size_t reply_max)

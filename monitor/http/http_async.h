@@ -79,6 +79,9 @@ void http_async_conn_close(struct http_async *h, unsigned conn);
 /* Is the helper process running (tests)? Its pid, or 0. */
 pid_t http_async_helper_pid(const struct http_async *h);
 
+/* End the helper after idle_ns without a request instead of HTTP_ASYNC_IDLE_NS (tests). */
+void http_async_idle(struct http_async *h, int64_t idle_ns);
+
 /* Ready a call whose answers keep at most reply_max body bytes. */
 void http_call_init(struct http_call *c, size_t reply_max);
 /* Stop it if it runs (no callback) and free its body. */

@@ -273,20 +273,17 @@ static void answer(struct conn *k, const struct http_result *r)
 	free(reduced);
 }
 
-/* Read what libcurl finished on k: the answer goes to the producer. */
+/*
+ * Read what libcurl finished on k: the answer goes to the producer. A
+ * transfer still running whose body has begun says so, once (a body that
+ * came whole in one go needs no word of it).
+ */
 static void check_done(struct conn *k)
 {
 	const struct http_curl *api = &k->hp->api;
 	CURLMsg *msg;
 	int left;
 
-	if (k->call && !k->body_said && k->cl.body.len > 0) {
-		json_t *h = json_pack("{s:I, s:s}", "id", (json_int_t)k->call, "ev", "body");
-
-		k->body_said = 1;
-		put(k->hp, h, NULL, 0);
-		json_decref(h);
-	}
 	while ((msg = api->multi_info_read(k->multi, &left))) {
 		struct http_result r;
 
@@ -297,6 +294,13 @@ static void check_done(struct conn *k)
 		answer(k, &r);
 		k->call = 0;
 		return; /* one request per connection */
+	}
+	if (k->call && !k->body_said && k->cl.body.len > 0) {
+		json_t *h = json_pack("{s:I, s:s}", "id", (json_int_t)k->call, "ev", "body");
+
+		k->body_said = 1;
+		put(k->hp, h, NULL, 0);
+		json_decref(h);
 	}
 }
 

@@ -278,6 +278,8 @@ static void on_cur(struct loop_watch *w, short revents)
 		if (!f)
 			loop_watch_start(h->loop, &h->cur.watch, h->cur.fd, POLLIN, on_cur, h);
 	}
+	if (h->cur.fd < 0)
+		return;
 	if (revents & (POLLIN | POLLHUP | POLLERR))
 		r = http_wire_read(&h->in, h->cur.fd, READ_BUDGET);
 	for (;;) {
@@ -301,19 +303,16 @@ static void on_cur(struct loop_watch *w, short revents)
 }
 
 /*
- * Queue a frame to the current helper, and write what the socket takes now.
- * A helper that cannot be written to is killed; its end is then read (EOF)
+ * Queue a frame to the current helper; it is written when the loop next
+ * finds the socket writable (at once), with every frame queued meanwhile:
+ * the requests of one cycle's due groups wake the helper once. A helper
+ * that cannot be written to is killed there; its end is then read (EOF)
  * from the loop, which fails the calls, never from within a caller's call.
  */
 static void send_frame(struct http_async *h, json_t *head)
 {
-	int f;
-
 	http_wire_put(&h->out, head, NULL, 0);
-	f = http_wire_flush(&h->out, h->cur.fd);
-	if (f < 0)
-		kill(h->cur.pid, SIGKILL);
-	loop_watch_start(h->loop, &h->cur.watch, h->cur.fd, f > 0 ? POLLIN | POLLOUT : POLLIN, on_cur, h);
+	loop_watch_start(h->loop, &h->cur.watch, h->cur.fd, POLLIN | POLLOUT, on_cur, h);
 }
 
 /* The timer: calls past their deadline, the idle end, the old helper's kill. */

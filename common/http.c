@@ -584,8 +584,8 @@ void http_finish(struct http_client *c, CURLcode rc, struct http_result *r)
 		snprintf(r->error, sizeof(r->error), "body over %zu bytes", c->max_body);
 	else if (c->header_over)
 		snprintf(r->error, sizeof(r->error), "the answer's headers are over %d bytes", HTTP_HEADERS_MAX);
-	else if (rc == CURLE_OUT_OF_MEMORY && !code)
-		snprintf(r->error, sizeof(r->error), "the answer's headers are too large (%s)", r->detail);
+	else if (rc == CURLE_OUT_OF_MEMORY && !n) /* libcurl refuses a header line over 100 KiB this way */
+		snprintf(r->error, sizeof(r->error), "a header line of the answer is too long (libcurl: %s)", r->detail);
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
 		snprintf(r->error, sizeof(r->error), "timeout after %.3g s%s", (double)c->timeout_ms / 1e3,
 			 n ? " (mid-body)" : code ? "" : " (no answer)");

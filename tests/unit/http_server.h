@@ -42,7 +42,7 @@ static void send_all(int fd, const void *p, size_t n)
 /*
  * The answer for a path: /ok "hello" (with Retry-After: 3), /gzip a gzipped
  * body, /big 1000 bytes, /redirect a 302 to /ok, /headers 100 KiB of
- * headers, /pods a PodList, /hang nothing for 1.5 s, anything else 404.
+ * headers, /bigheader one header line of 1 MiB, /pods a PodList, /hang nothing for 1.5 s, anything else 404.
  */
 static void answer(int fd, const char *path)
 {
@@ -91,6 +91,13 @@ static void answer(int fd, const char *path)
 		for (int i = 0; i < 100; i++)
 			send_all(fd, line, sizeof(line));
 		send_all(fd, "Content-Length: 0\r\n\r\n", 21);
+	} else if (!strcmp(path, "/bigheader")) {
+		static char line[1 << 20];
+
+		send_all(fd, "HTTP/1.1 200 OK\r\nX-Big: ", 24);
+		memset(line, 'h', sizeof(line));
+		send_all(fd, line, sizeof(line));
+		send_all(fd, "\r\nContent-Length: 0\r\n\r\n", 23);
 	} else if (!strcmp(path, "/pods")) {
 		const char *b = "{\"kind\": \"PodList\", \"items\": [{\"metadata\": {\"uid\": \"u1\", \"name\": \"p1\", "
 				"\"namespace\": \"ns\"}, \"spec\": {\"nodeName\": \"n\"}, \"status\": {\"containerStatuses\": "

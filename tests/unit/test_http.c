@@ -250,6 +250,11 @@ static void test_requests(void)
 	is_int(http_setup(&c, &o, err, sizeof(err)), 0, "100 KiB of headers");
 	http_perform(&c, &r);
 	ok(strstr(r.error, "headers are over 65536 bytes") != NULL, "... refused: %s", r.error);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/bigheader", sv.port);
+	is_int(http_setup(&c, &o, err, sizeof(err)), 0, "one header line of 1 MiB");
+	http_perform(&c, &r);
+	ok(strstr(r.error, "a header line of the answer is too long") != NULL, "... said so, not just \"Out of memory\": %s",
+	   r.error);
 
 	/* a timeout is described */
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/hang", sv.port);

@@ -32,6 +32,7 @@
 #include "../common/jsonw.h"
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
+#include "../monitor/host/host.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -390,10 +391,7 @@ static void bench_open(struct bench *b)
 		;
 	b->fbuf = xmalloc(b->fsize);
 
-	b->env.procfs = b->root;
-	b->env.sysfs = "/sys";
-	b->env.clk_tck = sysconf(_SC_CLK_TCK);
-	b->env.page_size = sysconf(_SC_PAGESIZE);
+	b->env.host = host_new(&(struct host_opts){ .procfs = b->root }, NULL);
 	b->ops[0] = group_ops_find(GROUP_VCPU_USAGE);
 	b->ops[1] = group_ops_find(GROUP_MEMORY_INFO);
 	if (!b->ops[0] || !b->ops[1])
@@ -426,6 +424,7 @@ static void bench_close(struct bench *b)
 		for (size_t g = 0; g < NGROUPS; g++)
 			b->ops[g]->close(b->inst[i].state[g]);
 	free(b->inst);
+	host_free(b->env.host);
 	free(b->fbuf);
 	free(b->stat_src);
 	buf_free(&b->line);

@@ -30,7 +30,7 @@
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
-#include "../monitor/host/container.h"
+#include "../monitor/host/host.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 	int rounds = 7, ncycles = 20, opt, rootfd, v2;
 	double target = 2.0, fl[MAX_ROUNDS], cy[MAX_ROUNDS], ratio[MAX_ROUNDS], first_us;
 	char work[512] = "", cmd[1100];
-	struct mon_env env = { .procfs = "/proc", .sysfs = "/sys", .clk_tck = 100, .page_size = 4096 };
+	struct mon_env env = { 0 };
 	struct container_opts copts = { 0 };
 	struct buf line;
 	void *st = NULL;
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 		root = work;
 	}
 	copts.cgroupfs = root;
-	container_opts_set(&copts);
+	env.host = host_new(&(struct host_opts){ .ctr = copts, .clk_tck = 100, .page_size = 4096 }, NULL);
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		fprintf(stderr, "containers_bench: %s: %s\n", root, strerror(errno));
@@ -359,6 +359,7 @@ int main(int argc, char **argv)
 		       c / f, rmin, rmax, rounds, ncycles, c / f <= target ? "PASS" : "FAIL", target);
 	}
 	coll_containers_ops.close(st);
+	host_free(env.host);
 	for (size_t i = 0; i < npaths; i++)
 		free(paths[i]);
 	free(paths);

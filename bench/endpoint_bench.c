@@ -26,7 +26,7 @@
 #include "../monitor/core/config.h"
 #include "../monitor/endpoint/infer.h"
 #include "../monitor/core/loop.h"
-#include "../monitor/host/proctab.h"
+#include "../monitor/host/host.h"
 #include "../monitor/http/http_async.h"
 
 #include <curl/curl.h>
@@ -86,7 +86,8 @@ static int bare_round(CURL **easy, struct buf *bodies)
 }
 
 /* One cycle of the collector: fetch on the loop until answered, collect, write the report line. */
-static int endpoint_round(struct loop *loop, void **st, struct buf *line, const enum group_id *due, size_t ndue)
+static int endpoint_round(struct loop *loop, struct host *host, void **st, struct buf *line, const enum group_id *due,
+			  size_t ndue)
 {
 	struct mon_fetch f[NRT];
 	struct cycle cy;
@@ -113,6 +114,7 @@ static int endpoint_round(struct loop *loop, void **st, struct buf *line, const 
 	cy.boot_ns = clock_boot_ns();
 	cy.real_ns = clock_real_ns();
 	iso8601_format(cy.real_ns, cy.iso);
+	host_snapshot(host, &cy); /* as the monitor does at each cycle's start */
 	for (int i = 0; i < NRT; i++)
 		coll_endpoint_ops.collect(st[i], &cy, due, ndue, rd);
 	for (int i = 0; i < NRT; i++)
@@ -138,8 +140,7 @@ int main(int argc, char **argv)
 	char text[2048], *err = NULL;
 	struct doc d;
 	struct cfg cfg;
-	struct mon_env env = { .procfs = "/proc", .sysfs = "/sys" };
-	struct proctab procs;
+	struct mon_env env = { 0 };
 	struct cycle cy = { 0 };
 	struct buf line, bodies[NRT];
 	CURL *easy[NRT];
@@ -147,6 +148,7 @@ int main(int argc, char **argv)
 	enum group_id due[3] = { GROUP_EXECUTION_STATS, GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED };
 	size_t ndue;
 	int64_t t_bare = 0, t_ep = 0, t_helper = 0, t_parse, deadline;
+	struct http_async *http;
 	long rounds = 0;
 
 	for (int i = 2; i + 1 < argc; i += 2) {
@@ -173,12 +175,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	doc_free(&d);
-	env.clk_tck = sysconf(_SC_CLK_TCK);
-	env.page_size = sysconf(_SC_PAGESIZE);
 	env.loop = loop_new();
-	env.http = http_async_new(env.loop, helper);
-	proctab_init(&procs, "/proc");
-	env.procs = &procs;
+	http = http_async_new(env.loop, helper);
+	env.host = host_new(&(struct host_opts){ .http = http }, NULL); /* no loop: no metadata fetch */
 	cy.mono_ns = clock_mono_ns();
 	cy.boot_ns = clock_boot_ns();
 	for (int i = 0; i < NRT; i++) {
@@ -196,7 +195,7 @@ int main(int argc, char **argv)
 	}
 	buf_init(&line, 256 << 20);
 	/* A warm-up of each: connections made, buffers grown, libraries paged in. */
-	if (bare_round(easy, bodies) || endpoint_round(env.loop, st, &line, due, ndue)) {
+	if (bare_round(easy, bodies) || endpoint_round(env.loop, env.host, st, &line, due, ndue)) {
 		fprintf(stderr, "endpoint_bench: the warm-up failed: is %s serving?\n", url);
 		return 1;
 	}
@@ -207,11 +206,11 @@ int main(int argc, char **argv)
 		if (bare_round(easy, bodies))
 			return 1;
 		t1 = cpu_ns();
-		h1 = helper_cpu_ns(env.http);
-		if (endpoint_round(env.loop, st, &line, due, ndue))
+		h1 = helper_cpu_ns(http);
+		if (endpoint_round(env.loop, env.host, st, &line, due, ndue))
 			return 1;
 		t2 = cpu_ns();
-		h2 = helper_cpu_ns(env.http);
+		h2 = helper_cpu_ns(http);
 		t_bare += t1 - t0;
 		t_ep += t2 - t1 + (h2 > h1 ? h2 - h1 : 0);
 		t_helper += h2 > h1 ? h2 - h1 : 0;
@@ -245,8 +244,8 @@ int main(int argc, char **argv)
 		buf_free(&bodies[i]);
 	}
 	buf_free(&line);
-	proctab_free(&procs);
-	http_async_free(env.http);
+	host_free(env.host);
+	http_async_free(http);
 	loop_free(env.loop);
 	cfg_free(&cfg);
 	return 0;

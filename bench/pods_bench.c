@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pods_bench: the cost of attributing a device's per-process figures
- * to pods and containers (containers_annotate_group, monitor/host/container.c),
+ * to pods and containers (host_annotate_group: monitor/host/host.c and container.c),
  * one collection cycle after another, for N processes in N/10 pods on one
  * device, next to its floor.
  *
@@ -20,8 +20,7 @@
  */
 #include "../common/timeutil.h"
 #include "../common/util.h"
-#include "../monitor/host/container.h"
-#include "../monitor/host/proctab.h"
+#include "../monitor/host/host.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,7 +62,7 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 500;
 	char rel[512], text[512], procfs[600], rootfs[600], cmd[700];
 	json_t *g, *procs = json_object();
-	struct proctab t;
+	struct host *h;
 	double later[9], floor_ms;
 	int64_t t0;
 
@@ -98,9 +97,7 @@ int main(int argc, char **argv)
 	snprintf(procfs, sizeof(procfs), "%s/proc", root);
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", root);
 	g = json_pack("{s:{s:{s:o}}}", "devices", "0", "processes", procs);
-	container_opts_set(&(struct container_opts){ .rootfs = rootfs });
-	proctab_init(&t, procfs);
-	t.ct = containers_new(NULL);
+	h = host_new(&(struct host_opts){ .procfs = procfs, .ctr = { .rootfs = rootfs } }, NULL);
 
 	t0 = clock_mono_ns();
 	for (int i = 0; i < n; i++) {
@@ -112,20 +109,22 @@ int main(int argc, char **argv)
 	}
 	floor_ms = (double)(clock_mono_ns() - t0) / 1e6;
 	t0 = clock_mono_ns();
-	containers_annotate_group(&t, 1, g);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
+	host_annotate_group(h, g);
 	printf("pods_bench: %d processes, %zu pods on one device\n", n,
 	       json_object_size(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "pods")));
 	printf("  floor (read every /proc/PID/stat):  %8.3f ms\n", floor_ms);
 	printf("  first cycle (parse, state files):   %8.3f ms\n", (double)(clock_mono_ns() - t0) / 1e6);
 	for (int c = 0; c < 9; c++) {
 		t0 = clock_mono_ns();
-		containers_annotate_group(&t, 2 + c, g);
+		host_snapshot(h, &(struct cycle){ .mono_ns = 2 + c });
+		host_annotate_group(h, g);
 		later[c] = (double)(clock_mono_ns() - t0) / 1e6;
 	}
 	qsort(later, 9, sizeof(later[0]), cmp_double);
 	printf("  later cycles (median of 9):         %8.3f ms\n", later[4]);
 	json_decref(g);
-	proctab_free(&t);
+	host_free(h);
 	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
 	return system(cmd) == 0 ? 0 : 1;
 }

@@ -66,14 +66,12 @@ static size_t floor_pass(const char *data, size_t len)
 	return n;
 }
 
-/* As sinks/prom/prom.c: a complete line buffered, or the fd readable. */
+/* As sink_input_pending (common/sink.c), which accel-prom uses: a complete line buffered, or the fd readable. */
 static int input_pending(const struct stream *s)
 {
 	struct pollfd p = { .fd = s->fd, .events = POLLIN };
 
-	if (s->rpos < s->rlen && memchr(s->rbuf + s->rpos, '\n', s->rlen - s->rpos))
-		return 1;
-	return !s->eof && poll(&p, 1, 0) == 1;
+	return stream_buffered(s) || (!s->eof && poll(&p, 1, 0) == 1);
 }
 
 static size_t ingest_pass(int fd, int render_every)

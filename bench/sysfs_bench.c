@@ -28,6 +28,7 @@
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
+#include "../monitor/host/host.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -306,8 +307,8 @@ int main(int argc, char **argv)
 		{ "target", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct bench b = { .env = { .sysfs = "tests/fixtures/sysfs/host", .procfs = "tests/fixtures/proc-devices",
-				    .clk_tck = 100, .page_size = 4096 } };
+	struct bench b = { 0 };
+	const char *sysfs = "tests/fixtures/sysfs/host", *procfs = "tests/fixtures/proc-devices";
 	double seconds = 2, target = 2;
 	int rounds = 5, c;
 	const char *names[NKINDS + 1] = { "amdgpu", "neuron", "ncs2", "hwmon", "all four" };
@@ -315,10 +316,10 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:r:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'S':
-			b.env.sysfs = optarg;
+			sysfs = optarg;
 			break;
 		case 'P':
-			b.env.procfs = optarg;
+			procfs = optarg;
 			break;
 		case 's':
 			seconds = atof(optarg);
@@ -346,10 +347,12 @@ int main(int argc, char **argv)
 	b.cfg = (struct cfg_device){ .type = "auto", .select_all = 1, .period_ms = 1000, .groups = b.cg,
 				     .ngroups = ARRAY_SIZE(groups) };
 	buf_init(&b.line, 64 << 20);
+	b.env.host = host_new(&(struct host_opts){ .procfs = procfs, .sysfs = sysfs, .clk_tck = 100, .page_size = 4096 },
+			      NULL);
 	b.mono = clock_mono_ns();
 	for (int k = 0; k < NKINDS; k++) {
 		if (kinds[k]->open(&b.env, &b.cfg, &b.state[k]) || (kinds[k]->error && kinds[k]->error(b.state[k]))) {
-			fprintf(stderr, "sysfs_bench: %s: cannot read %s: %s\n", kinds[k]->type, b.env.sysfs,
+			fprintf(stderr, "sysfs_bench: %s: cannot read %s: %s\n", kinds[k]->type, sysfs,
 				kinds[k]->error ? kinds[k]->error(b.state[k]) : "open failed");
 			return EXIT_SYSTEM;
 		}
@@ -377,8 +380,8 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("sysfs_bench: amdgpu + neuron + ncs2 + hwmon, every device group, from %s and %s\n", b.env.sysfs,
-	       b.env.procfs);
+	printf("sysfs_bench: amdgpu + neuron + ncs2 + hwmon, every device group, from %s and %s\n", sysfs,
+	       procfs);
 	cycle_once(&b, 0, NKINDS);
 	printf("  devices: amdgpu %zu, neuron %zu, ncs2 %zu, hwmon %zu; report line %zu B\n", b.ndevices[0],
 	       b.ndevices[1], b.ndevices[2], b.ndevices[3], b.line_bytes);
@@ -413,6 +416,7 @@ int main(int argc, char **argv)
 	       "  operations of one cycle; ratio of the medians, min/max per round)\n", target);
 	for (int k = 0; k < NKINDS; k++)
 		kinds[k]->close(b.state[k]);
+	host_free(b.env.host);
 	buf_free(&b.line);
 	return EXIT_OK;
 }

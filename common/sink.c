@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +19,6 @@
 #define BAD_LOG_FIRST 10 /* bad lines logged one by one; then every 1000th */
 
 enum { OPT_VERSION = 1000, OPT_FIRST = 1001 };
-
-static int stdout_was_closed; /* at start: sink_start put /dev/null there */
 
 /* "expected a or b", "expected a, b or c" */
 static void choices_text(const char *const *c, char *dst, size_t size)
@@ -164,10 +164,10 @@ static int parse_args(const struct sink_def *def, int argc, char **argv, int *ve
 
 int sink_start(const struct sink_def *def, int argc, char **argv)
 {
-	int verbose, rc;
+	int verbose, rc, stdout_closed;
 
 	/* Before anything opens a descriptor: a closed stdin is no stream, a closed stdout gets /dev/null. */
-	stdout_was_closed = fcntl(1, F_GETFD) == -1 && errno == EBADF;
+	stdout_closed = fcntl(1, F_GETFD) == -1 && errno == EBADF;
 	rc = cli_std_fds(def->prog, CLI_STDIN);
 	if (rc == -EBADF)
 		return EXIT_SYSTEM;
@@ -175,6 +175,13 @@ int sink_start(const struct sink_def *def, int argc, char **argv)
 		dprintf(2, "%s: cannot open /dev/null for a closed standard descriptor: %s\n", def->prog, strerror(-rc));
 		return EXIT_SYSTEM;
 	}
+	/*
+	 * Remember it on the descriptor itself, not in a variable: a stdout
+	 * inherited across exec cannot be close-on-exec, so the flag on the
+	 * /dev/null put there says "closed at start" to sink_need_stdout.
+	 */
+	if (stdout_closed)
+		fcntl(1, F_SETFD, FD_CLOEXEC);
 	rc = parse_args(def, argc, argv, &verbose);
 	if (rc != SINK_RUN)
 		return rc;
@@ -185,10 +192,20 @@ int sink_start(const struct sink_def *def, int argc, char **argv)
 
 int sink_need_stdout(const char *prog)
 {
-	if (!stdout_was_closed)
+	int fl = fcntl(1, F_GETFD);
+
+	if (fl == -1 || !(fl & FD_CLOEXEC))
 		return 0;
 	fprintf(stderr, "%s: cannot write to stdout: it was closed when the program started\n", prog);
 	return EXIT_SYSTEM;
+}
+
+void sink_block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
 /* ---- the stream loop ----------------------------------------------------- */
@@ -203,6 +220,11 @@ void sink_input_init(struct sink_input *in, const char *tag, int fd, size_t max_
 void sink_input_free(struct sink_input *in)
 {
 	stream_free(&in->st);
+}
+
+void sink_input_set_wait(struct sink_input *in, int ms)
+{
+	stream_set_wait(&in->st, ms);
 }
 
 /* "stdin:LINE", without printf: it runs once per report. */
@@ -231,6 +253,10 @@ int sink_input_next(struct sink_input *in, json_t **report)
 		size_t len;
 		int rc = stream_next(&in->st, report, &len, &why, in->err, sizeof(in->err));
 
+		in->lines = in->st.lineno;
+		in->bytes = in->st.bytes;
+		if (rc == STREAM_AGAIN)
+			return SINK_INPUT_AGAIN;
 		if (rc == 1) {
 			in->reports++;
 			where_line(in);
@@ -254,7 +280,12 @@ int sink_input_next(struct sink_input *in, json_t **report)
 
 int sink_input_buffered(const struct sink_input *in)
 {
-	const struct stream *s = &in->st;
+	return stream_buffered(&in->st);
+}
 
-	return s->rpos < s->rlen && memchr(s->rbuf + s->rpos, '\n', s->rlen - s->rpos) != NULL;
+int sink_input_pending(const struct sink_input *in)
+{
+	struct pollfd p = { .fd = in->st.fd, .events = POLLIN };
+
+	return sink_input_buffered(in) || (!in->st.eof && poll(&p, 1, 0) == 1);
 }

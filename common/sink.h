@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sink driver: what accel-prom, accel-csv and accel-cloudwatch do the
- * same way, so that each sink's main file is only its own rendering and
- * transport (curl's tool around its library, jq's main over libjq).
+ * The sink driver: what every sink program does the same way, so that each
+ * sink's main file is only its own rendering and transport (curl's tool
+ * around its library, jq's main over libjq). The push sinks add their
+ * reader, queue, sender and drain on top of it (push.h).
  *
  *   - the command line: a sink describes its options as a table of rows
  *     (name, kind of value, where it goes, bounds); the driver parses them
@@ -24,6 +25,7 @@
 #include "stream.h"
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,8 +76,17 @@ int sink_start(const struct sink_def *def, int argc, char **argv);
  * For a sink about to write its product on stdout (accel-csv without -o, a
  * dry run): 0, or EXIT_SYSTEM after saying that stdout was closed when the
  * program started (sink_start put /dev/null there, so nothing would fail).
+ * Only after sink_start, which marks that /dev/null close-on-exec: a
+ * descriptor inherited across exec never is, so the mark is the memory.
  */
 int sink_need_stdout(const char *prog);
+
+/*
+ * Block SIGINT and SIGTERM in the calling thread (threads it starts later
+ * inherit the mask) and put them in *set: the main thread takes them with
+ * sigtimedwait(set), so no handler and no flag are needed.
+ */
+void sink_block_signals(sigset_t *set);
 
 /* The report stream, as a sink reads it. */
 struct sink_input {
@@ -86,6 +97,8 @@ struct sink_input {
 	uint64_t reports;               /* good lines */
 	uint64_t bad[STREAM_BAD_COUNT]; /* bad lines skipped, by kind */
 	uint64_t bad_lines;             /* their sum */
+	uint64_t lines;                 /* lines read, blank ones included */
+	uint64_t bytes;                 /* bytes read */
 	/* Optional: told of each bad line after it is logged and counted. */
 	void (*on_bad)(void *ud, enum stream_bad why);
 	void *ud;
@@ -96,15 +109,30 @@ void sink_input_init(struct sink_input *in, const char *tag, int fd, size_t max_
 void sink_input_free(struct sink_input *in);
 
 /*
+ * Make sink_input_next wait at most ms for input and then answer
+ * SINK_INPUT_AGAIN, so that the reading thread can look at its stop flag
+ * and its clock while the input is quiet (a line read in part is kept).
+ * By default it blocks.
+ */
+void sink_input_set_wait(struct sink_input *in, int ms);
+
+/* sink_input_next's answer when the wait passed with no whole line in. */
+#define SINK_INPUT_AGAIN 2
+
+/*
  * The next report, bad lines logged, counted and passed over.
  *  1: *report is an object (new reference), in->where names its line.
  *  0: the end of the input.
  * -1: a read error; in->err says which, ready for a message; the input is
  *     at its end.
+ *  SINK_INPUT_AGAIN: only after sink_input_set_wait; nothing yet.
  */
 int sink_input_next(struct sink_input *in, json_t **report);
 
 /* Whether a complete line is already buffered (a burst is coming). */
 int sink_input_buffered(const struct sink_input *in);
+
+/* Whether more input is there now: a complete line buffered, or the descriptor readable. */
+int sink_input_pending(const struct sink_input *in);
 
 #endif

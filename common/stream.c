@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ void stream_init(struct stream *s, int fd, const char *name, size_t max_line)
 	s->name = name;
 	s->max_line = max_line ? max_line : STREAM_DEFAULT_MAX_LINE;
 	s->rbuf = xmalloc(RBUF_SIZE);
+	s->wait_ms = -1;
 }
 
 void stream_free(struct stream *s)
@@ -29,11 +31,33 @@ void stream_free(struct stream *s)
 	s->rbuf = s->line = NULL;
 }
 
-/* Refill the read buffer: >0 bytes, 0 at EOF, -errno. */
-static ssize_t refill(struct stream *s)
+void stream_set_wait(struct stream *s, int ms)
+{
+	s->wait_ms = ms;
+}
+
+int stream_buffered(const struct stream *s)
+{
+	return s->rpos < s->rlen && memchr(s->rbuf + s->rpos, '\n', s->rlen - s->rpos) != NULL;
+}
+
+/*
+ * Refill the read buffer: >0 bytes, 0 at EOF, -errno. With wait_ms >= 0,
+ * wait at most that long for input first: -EAGAIN when none came.
+ */
+static ssize_t refill(struct stream *s, int wait_ms)
 {
 	ssize_t n;
 
+	if (wait_ms >= 0) {
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		int r = poll(&p, 1, wait_ms);
+
+		if (r == 0 || (r < 0 && errno == EINTR))
+			return -EAGAIN;
+		if (r < 0)
+			return -errno;
+	}
 	do
 		n = read(s->fd, s->rbuf, RBUF_SIZE);
 	while (n < 0 && errno == EINTR);
@@ -44,41 +68,50 @@ static ssize_t refill(struct stream *s)
 	return n;
 }
 
-/*
- * Read one line into s->line. Returns its length, -1 at EOF with nothing
- * read, -2 when it was longer than the cap (consumed and dropped), or
- * -3 - errno on a read error.
- */
-static long read_line(struct stream *s, size_t *len)
-{
-	size_t n = 0;
-	int too_long = 0, any = 0;
+enum line_rc { LINE_OK, LINE_EOF, LINE_TOO_LONG, LINE_AGAIN, LINE_ERROR };
 
+/*
+ * Read one line into s->line (its length in *len). LINE_EOF at the end
+ * with nothing read; LINE_TOO_LONG when it was longer than the cap
+ * (consumed and dropped); LINE_AGAIN when the wait passed first (what was
+ * read of the line is kept in s->part); LINE_ERROR with *err an errno.
+ * *wait_ms is what is left of the call's wait: -1 (block), or the first
+ * wait's length, then 0.
+ */
+static enum line_rc read_line(struct stream *s, size_t *len, int *err, int *wait_ms)
+{
 	for (;;) {
 		char *nl;
-		size_t chunk;
+		size_t chunk, n = s->part;
 
 		if (s->rpos == s->rlen) {
-			ssize_t r = s->eof ? 0 : refill(s);
+			ssize_t r = s->eof ? 0 : refill(s, *wait_ms);
 
+			if (*wait_ms > 0)
+				*wait_ms = 0; /* one wait a call */
+			if (r == -EAGAIN && s->wait_ms >= 0)
+				return LINE_AGAIN;
 			if (r < 0) {
 				s->eof = 1;
-				return -3 + r;
+				s->part = 0;
+				s->part_any = s->part_too_long = 0;
+				*err = (int)-r;
+				return LINE_ERROR;
 			}
 			if (r == 0) {
 				s->eof = 1;
-				if (!any)
-					return -1;
+				if (!s->part_any)
+					return LINE_EOF;
 				break; /* a last line without its newline still counts */
 			}
 		}
-		any = 1;
+		s->part_any = 1;
 		nl = memchr(s->rbuf + s->rpos, '\n', s->rlen - s->rpos);
 		chunk = (nl ? (size_t)(nl - (s->rbuf + s->rpos)) : s->rlen - s->rpos);
 		s->bytes += chunk + (nl ? 1 : 0);
-		if (!too_long && n + chunk > s->max_line)
-			too_long = 1;
-		if (!too_long) {
+		if (!s->part_too_long && n + chunk > s->max_line)
+			s->part_too_long = 1;
+		if (!s->part_too_long) {
 			if (n + chunk + 1 > s->lalloc) {
 				size_t a = s->lalloc ? s->lalloc : 4096;
 
@@ -88,17 +121,21 @@ static long read_line(struct stream *s, size_t *len)
 				s->lalloc = a;
 			}
 			memcpy(s->line + n, s->rbuf + s->rpos, chunk);
-			n += chunk;
+			s->part = n + chunk;
 		}
 		s->rpos += chunk + (nl ? 1 : 0);
 		if (nl)
 			break;
 	}
-	*len = n;
-	if (too_long)
-		return -2;
-	s->line[n] = '\0';
-	return (long)n;
+	*len = s->part;
+	s->part = 0;
+	s->part_any = 0;
+	if (s->part_too_long) {
+		s->part_too_long = 0;
+		return LINE_TOO_LONG;
+	}
+	s->line[*len] = '\0';
+	return LINE_OK;
 }
 
 /* Whether the integer literal p[0..n) ("-?[0-9]+") is outside what jansson's json_int_t holds. */
@@ -171,24 +208,30 @@ int stream_next(struct stream *s, json_t **report, size_t *len, enum stream_bad 
 	char *real = NULL; /* the line with its big integers made reals */
 	size_t rn = 0;
 	long n;
+	int wait_ms = s->wait_ms;
 
 	*report = NULL;
 	for (;;) {
-		n = read_line(s, len);
-		if (n == -1)
+		int e = 0;
+		enum line_rc lr = read_line(s, len, &e, &wait_ms);
+
+		if (lr == LINE_AGAIN)
+			return STREAM_AGAIN;
+		if (lr == LINE_EOF)
 			return 0;
 		s->lineno++;
-		if (n <= -3) {
+		if (lr == LINE_ERROR) {
 			snprintf(err, errsz, "%s:%llu: read error: %s", s->name, (unsigned long long)s->lineno,
-				 strerror((int)(-(n + 3))));
+				 strerror(e));
 			return -2;
 		}
-		if (n == -2) {
+		if (lr == LINE_TOO_LONG) {
 			*why = STREAM_BAD_TOO_LONG;
 			snprintf(err, errsz, "%s:%llu: line longer than %zu bytes", s->name,
 				 (unsigned long long)s->lineno, s->max_line);
 			return -1;
 		}
+		n = (long)*len;
 		/* Blank lines (a trailing "\r\n" included) are not reports. */
 		while (n > 0 && (s->line[n - 1] == '\r' || s->line[n - 1] == ' '))
 			s->line[--n] = '\0';

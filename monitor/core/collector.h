@@ -36,21 +36,18 @@
 #include "../../common/timeutil.h"
 #include "config.h"
 
-struct facts;
-struct http_async;
+struct host;
 struct loop;
-struct proctab;
 
-/* What every collector may read: the roots, a few system constants, and what the producer owns. */
+/* What every collector may use: the host and the producer's event loop, both the producer's and borrowed. */
 struct mon_env {
-	const char *procfs; /* --path.procfs */
-	const char *sysfs;  /* --path.sysfs */
-	long clk_tck;       /* USER_HZ */
-	long page_size;     /* bytes */
-	struct proctab *procs; /* the producer's process table (proctab.h): process facts, per-process device memory */
+	/*
+	 * The host layer (host.h): the roots and system constants, processes,
+	 * containers, sockets, instance metadata, and what collectors hand each
+	 * other (per-process device memory, device facts).
+	 */
+	struct host *host;
 	struct loop *loop;  /* the producer's event loop (loop.h): where asynchronous sources wait */
-	struct facts *facts; /* device facts one collector hands another (facts.h): an application's NCS2 temperature */
-	struct http_async *http; /* the producer's HTTP, made by its helper process (http_async.h) */
 };
 
 /* The moment a collection cycle starts, on every clock it is reported on. */
@@ -142,12 +139,12 @@ struct device_ops {
 	/* Optional: why the whole kind cannot be read (no library, no driver), or NULL when fine. */
 	const char *(*error)(void *state);
 	/*
-	 * Optional: record into procs (proctab_devmem_add, or proctab_devmem_known
+	 * Optional: record into the host (host_devmem_add, or host_devmem_known
 	 * when no process uses the devices) the device memory each process holds
 	 * on the selected devices, for process runtimes' memory_used. Called once
 	 * per cycle in which a runtime's memory_used is due, after the device groups.
 	 */
-	void (*proc_memory)(void *state, const struct cycle *cy, struct proctab *procs);
+	void (*proc_memory)(void *state, const struct cycle *cy, struct host *host);
 	void (*close)(void *state);
 };
 

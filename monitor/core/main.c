@@ -14,8 +14,7 @@
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "config.h"
-#include "../host/container.h"
-#include "../host/instance.h"
+#include "../host/host.h"
 #include "../http/http_async.h"
 #include "../http/http_helper.h"
 #include "loop.h"
@@ -256,12 +255,13 @@ static void on_stdout_error(struct loop_watch *w, short revents)
  * Turn the event loop (every source's watches and timers, the HTTP
  * helper's included) until deadline (monotonic ns), a signal, or the reader
  * of stdout going away. Returns 1 when stdout is gone, else 0. With
- * until_ready, it also returns once the first metadata fetch has finished.
+ * until_ready, it also returns once the host's first metadata fetch has
+ * finished.
  */
-static int wait_until(struct loop *loop, int64_t deadline, const sigset_t *waitmask, struct instance *inst,
+static int wait_until(struct loop *loop, int64_t deadline, const sigset_t *waitmask, const struct host *host,
 		      int until_ready)
 {
-	while (!got_term && !got_hup && !stdout_gone && !(until_ready && instance_ready(inst))) {
+	while (!got_term && !got_hup && !stdout_gone && !(until_ready && host_instance_ready(host))) {
 		int r = loop_run_once(loop, deadline, waitmask);
 
 		if (r == 1)
@@ -287,7 +287,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct cfg cfg;
 	struct monitor *m;
-	struct instance *inst;
+	struct host *host;
 	struct loop *loop;
 	struct http_async *http;
 	struct loop_watch out_watch = { 0 };
@@ -337,20 +337,21 @@ int main(int argc, char **argv)
 	if (stdout_is_pipe())
 		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
 	http = http_async_new(loop, NULL); /* every request this program makes: its HTTP helper makes it */
-	inst = instance_new(loop, http, INSTANCE_REFRESH_NS);
-	o.ctr.kubelet_http = http;
-	container_opts_set(&o.ctr);
+	/* The host's roots are the configuration's: monitor_new applies them, at each load. */
+	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = o.ctr, .http = http,
+					    .instance_refresh_ns = INSTANCE_REFRESH_NS },
+			loop);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
-	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, inst, 1))
+	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, host, 1))
 		got_term = 1; /* the reader is gone already */
-	m = monitor_new(&cfg, loop, http, inst, NULL); /* takes cfg */
+	m = monitor_new(&cfg, loop, host, NULL); /* takes cfg */
 	log_info("monitor: started with %s", o.config ? o.config : "the default configuration");
 
 	if (o.once) {
 		int64_t until = clock_mono_ns() + ONCE_WINDOW_NS;
 
 		monitor_fetch_all(m, until, ONCE_WINDOW_NS); /* asynchronous sources answer within the window */
-		w = wait_until(loop, until, &waitmask, inst, 0);
+		w = wait_until(loop, until, &waitmask, host, 0);
 		if (!w && !got_term) {
 			int e = monitor_cycle(m, STDOUT_FILENO, 1);
 
@@ -367,7 +368,7 @@ int main(int argc, char **argv)
 
 		if (reload_at < until)
 			until = reload_at;
-		if (wait_until(loop, until, &waitmask, inst, 0))
+		if (wait_until(loop, until, &waitmask, host, 0))
 			break; /* the reader of stdout is gone */
 		if (got_term)
 			break;
@@ -392,7 +393,7 @@ int main(int argc, char **argv)
 				log_info("monitor: SIGHUP: no config file to reload");
 			} else if (load_config(&o, &next) == 0) {
 				/* Groups whose configuration did not change keep their collector and schedule. */
-				m = monitor_new(&next, loop, http, inst, m);
+				m = monitor_new(&next, loop, host, m);
 				log_info("monitor: reloaded %s", o.config);
 			} else {
 				log_err("monitor: SIGHUP: keeping the previous configuration");
@@ -414,7 +415,7 @@ int main(int argc, char **argv)
 	}
 out:
 	monitor_free(m);
-	instance_free(inst);
+	host_free(host);
 	http_async_free(http);
 	loop_watch_stop(loop, &out_watch);
 	loop_free(loop);

@@ -10,9 +10,7 @@
 #include "../../common/util.h"
 #include "collector.h"
 #include "loop.h"
-#include "../host/container.h"
-#include "../host/facts.h"
-#include "../host/proctab.h"
+#include "../host/host.h"
 #include "sched.h"
 
 #include <errno.h>
@@ -91,9 +89,7 @@ struct monitor {
 	struct gen *gen;               /* this monitor's configuration */
 	const struct cfg *cfg;         /* &gen->cfg */
 	struct loop *loop;
-	struct instance *inst;
-	struct proctab *procs;         /* the process table, handed on across reloads */
-	struct facts *facts;           /* device facts between collectors (facts.h), handed on likewise */
+	struct host *host;             /* the producer's host layer (host.h), borrowed */
 	struct job *jobs;
 	size_t njobs;
 	struct runtime *rts;
@@ -362,14 +358,14 @@ static void job_carry(struct job *j, struct job *o, struct monitor *m)
 	o->m = m; /* handed on: old's free leaves it alone */
 }
 
-struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct http_async *http, struct instance *inst,
-			    struct monitor *old)
+struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct host *host, struct monitor *old)
 {
 	struct monitor *m = xcalloc(1, sizeof(*m));
 	struct gen *gen = xcalloc(1, sizeof(*gen));
 	size_t n, k = 0, adevs = 0;
 	const struct device_ops *const *all = device_ops_all();
 	struct mon_env *env = &gen->env;
+	struct monitor *prev = old; /* freed at the end, whatever carries over */
 	int same_roots;
 	struct cycle cy;
 
@@ -379,34 +375,14 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct http_asyn
 	m->gen = gen_ref(gen);
 	m->cfg = cfg;
 	m->loop = loop;
-	m->inst = inst;
+	m->host = host;
 	m->seq = old ? old->seq : 0;
-	env->procfs = cfg->procfs;
-	env->sysfs = cfg->sysfs;
+	env->host = host;
 	env->loop = loop;
-	env->http = http;
-	env->clk_tck = sysconf(_SC_CLK_TCK);
-	env->page_size = sysconf(_SC_PAGESIZE);
-	if (env->clk_tck <= 0)
-		env->clk_tck = 100;
-	same_roots = old && str_eq(old->cfg->procfs, cfg->procfs) && str_eq(old->cfg->sysfs, cfg->sysfs);
+	/* The configuration's roots are the host's from now on; the collectors opened below see the host now. */
+	same_roots = !host_set_roots(host, cfg->procfs, cfg->sysfs);
 	if (!same_roots)
 		old = NULL; /* everything reads from the roots: nothing carries over */
-	if (old) {
-		m->procs = old->procs;
-		m->procs->root = cfg->procfs; /* the same path; old's copy may go with old */
-		old->procs = NULL;
-		m->facts = old->facts;
-		old->facts = NULL;
-	} else {
-		m->procs = xmalloc(sizeof(*m->procs));
-		proctab_init(m->procs, cfg->procfs);
-		m->procs->ct = containers_new(loop); /* container and pod names (container.h) */
-		m->facts = xmalloc(sizeof(*m->facts));
-		facts_init(m->facts);
-	}
-	env->procs = m->procs;
-	env->facts = m->facts;
 	/* A request in flight belongs to the old monitor's job; the next fetch starts afresh. */
 	for (size_t i = 0; old && i < old->njobs; i++) {
 		struct job *o = &old->jobs[i];
@@ -458,6 +434,7 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct http_asyn
 	m->taken = xcalloc(n + 1, sizeof(*m->taken));
 	m->rts = xcalloc(cfg->nruntimes, sizeof(*m->rts));
 	cycle_now(&cy);
+	host_snapshot(host, &cy); /* what the collectors opened below take as their first sample */
 
 	for (size_t i = 0; i < cfg->nsystem; i++, k++) {
 		struct job *j = &m->jobs[k], *o;
@@ -564,7 +541,7 @@ struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct http_asyn
 		sched_add(&m->sched, &j->sj, j->sj.next_due);
 		fetch_arm(j);
 	}
-	monitor_free(old);
+	monitor_free(prev);
 	return m;
 }
 
@@ -711,7 +688,7 @@ static void collect_devices(struct devblock *db, const struct cycle *cy, int64_t
 
 /*
  * When a runtime's memory_used is due: have every device collector record
- * the device memory of each process into the process table.
+ * the device memory of each process into the host.
  */
 static void record_device_memory(struct monitor *m, const struct cycle *cy)
 {
@@ -722,10 +699,9 @@ static void record_device_memory(struct monitor *m, const struct cycle *cy)
 			need |= m->rts[r].due[k] == GROUP_MEMORY_USED;
 	if (!need)
 		return;
-	proctab_devmem_begin(m->procs, cy->mono_ns);
 	for (size_t d = 0; d < m->ndevs; d++)
 		if (m->devs[d].ops && m->devs[d].ops->proc_memory && m->devs[d].state)
-			m->devs[d].ops->proc_memory(m->devs[d].state, cy, m->procs);
+			m->devs[d].ops->proc_memory(m->devs[d].state, cy, m->host);
 }
 
 int monitor_cycle(struct monitor *m, int fd, int all)
@@ -738,13 +714,14 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 
 	cycle_now(&cy);
 	started = cy.mono_ns;
+	host_snapshot(m->host, &cy); /* the host as of this cycle: processes scanned once, device memory afresh */
 	n = sched_take(&m->sched, all ? INT64_MAX / 2 : cy.mono_ns, COALESCE_NS, m->taken, m->njobs);
 	rdata = json_array();
 	sdata = json_object();
 	ddata = json_array();
 	report = json_pack("{s:s, s:{s:s, s:I}, s:o, s:o, s:o, s:o}", "timestamp", cy.iso, "monitor", "version",
 			   ACCEL_VERSION, "seq", (json_int_t)m->seq, "runtime_data", rdata, "device_data", ddata,
-			   "system_data", sdata, "instance_info", instance_json(m->inst));
+			   "system_data", sdata, "instance_info", host_instance_json(m->host));
 
 	for (size_t r = 0; r < m->cfg->nruntimes; r++)
 		m->rts[r].ndue = 0;
@@ -773,7 +750,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	for (size_t d = 0; d < m->ndevs; d++)
 		if (m->devs[d].ndue)
 			collect_devices(&m->devs[d], &cy, started, ddata);
-	containers_annotate_report(m->procs, cy.mono_ns, ddata); /* per-process figures by container and pod */
+	host_annotate_devices(m->host, ddata); /* per-process figures by container and pod */
 	record_device_memory(m, &cy);
 	for (size_t r = 0; r < m->cfg->nruntimes; r++) {
 		struct runtime *rt = &m->rts[r];
@@ -853,11 +830,5 @@ void monitor_free(struct monitor *m)
 	sched_free(&m->sched);
 	buf_free(&m->line);
 	gen_unref(m->gen);
-	if (m->procs) {
-		proctab_free(m->procs);
-		free(m->procs);
-	}
-	facts_free(m->facts);
-	free(m->facts);
 	free(m);
 }

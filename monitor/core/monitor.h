@@ -5,7 +5,7 @@
  * writes each report as one JSON line.
  *
  * Ownership: a monitor owns its cfg (monitor_new takes it) and borrows its
- * loop and instance, which must outlive it. Asynchronous sources' watches and timers are on that loop; the caller
+ * loop and host (host.h), which must outlive it. Asynchronous sources' watches and timers are on that loop; the caller
  * turns it (loop_run_once) until monitor_next_due, then calls
  * monitor_cycle.
  */
@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "../host/instance.h"
 
 #ifndef ACCEL_VERSION
 #define ACCEL_VERSION "0.0.0"
@@ -25,24 +24,23 @@
 #define COALESCE_NS (5 * 1000 * 1000LL)
 
 struct monitor;
+struct host;
 struct loop;
-struct http_async;
 struct group_ops;
 struct runtime_ops;
 
 /*
- * Open every collector (taking first samples, so rate groups have a
- * baseline) and schedule each group one period from now. Takes cfg (its
- * contents are moved; *cfg is left empty).
+ * Apply cfg's roots to the host (host_set_roots), open every collector
+ * (taking first samples, so rate groups have a baseline) and schedule each
+ * group one period from now. Takes cfg (its contents are moved; *cfg is
+ * left empty).
  *
  * A reload passes the running monitor as old (which this frees; NULL at
  * start): a system group, runtime or "devices" entry whose configuration
  * did not change keeps its collector, baseline and schedule, as if there
  * had been no reload; the rest is opened afresh. Sequence numbers go on.
- * http, the producer's HTTP (http_async.h), is borrowed, as loop is.
  */
-struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct http_async *http, struct instance *inst,
-			    struct monitor *old);
+struct monitor *monitor_new(struct cfg *cfg, struct loop *loop, struct host *host, struct monitor *old);
 
 /* The root period (ns): a reload waits at least this long after the previous one. */
 int64_t monitor_period(const struct monitor *m);
@@ -58,8 +56,8 @@ void monitor_fetch_all(struct monitor *m, int64_t deadline, int64_t window);
 int64_t monitor_next_due(const struct monitor *m);
 
 /*
- * Collect the groups due now (all of them with all != 0, for --once) and
- * write one report line to fd. Returns 0, or -errno from the write
+ * Take the host snapshot (host_snapshot), collect the groups due now (all
+ * of them with all != 0, for --once) and write one report line to fd. Returns 0, or -errno from the write
  * (-EPIPE when the reader went away).
  */
 int monitor_cycle(struct monitor *m, int fd, int all);

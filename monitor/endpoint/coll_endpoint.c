@@ -4,10 +4,10 @@
  * text or OpenMetrics endpoint, "http://..." or "https://...", scraped on
  * the producer's event loop (scrape.h) and read by infer.h into
  * execution_stats. When the URL's host is this machine, the process
- * listening on its port (sockets.h) is the runtime's pid, and
- * runtime_vcpu_usage and memory_used are the pid: runtime's collector's
- * (coll_process.c, driven through its ops table with that pid), so they
- * are the same numbers a pid: runtime reports.
+ * listening on its port (the host layer's sockets, host.h) is the runtime's
+ * pid, and runtime_vcpu_usage and memory_used are measured by the host
+ * layer's process meter (host_process_sample), as a pid: runtime's are, so
+ * they are the same numbers a pid: runtime reports.
  *
  * One scrape per endpoint at a time: every due group's fetch joins the
  * transfer in flight or starts one, and all of them are answered when it
@@ -23,9 +23,9 @@
  * Device facts: an application that serves prometheus_ncs2_exporter's
  * ncs2_temperature_celsius{name} (the stick's temperature is readable only
  * in the process holding it) has each reading published, with the
- * listening pid, in the producer's facts table (facts.h) as soon as the
- * scrape is in, so the ncs2 device collector puts it on the stick that
- * process holds, in the same cycle.
+ * listening pid, in the host layer's device facts (host_facts_publish) as
+ * soon as the scrape is in, so the ncs2 device collector puts it on the
+ * stick that process holds, in the same cycle.
  *
  * The block's own keys (server, timeout, max_body_bytes, tls,
  * bearer_token_file, basic_auth, passthrough) are parsed here; see
@@ -146,12 +146,9 @@ static const struct map_rows endpoint_rows = {
 #include "../../common/timeutil.h"
 #include "../../common/expo_parse.h"
 #include "../core/collector.h"
-#include "../host/facts.h"
+#include "../host/host.h"
 #include "infer.h"
-#include "../host/procfs.h"
-#include "../host/proctab.h"
 #include "scrape.h"
-#include "../host/sockets.h"
 
 #include <errno.h>
 #include <math.h>
@@ -394,7 +391,7 @@ static void ep_config_print(const void *own, json_t *block)
 #define EP_MAX_WAITING (2 * GROUP_COUNT)
 
 struct ep_state {
-	const struct mon_env *env;     /* borrowed */
+	struct host *host;             /* borrowed */
 	const struct cfg_runtime *rt;  /* borrowed */
 	const struct ep_cfg *c;        /* borrowed: rt->own */
 	size_t index;
@@ -414,11 +411,9 @@ struct ep_state {
 	int have_expo;
 	int64_t last_ns[GROUP_COUNT];  /* CLOCK_MONOTONIC: each group's previous collection */
 	int first[GROUP_COUNT];        /* not fetched yet: its baseline is still the open's */
-	/* The process listening on the port, and the pid: runtime's collector that measures it. */
-	struct procfs pf;
+	/* The process listening on the port, and its measurements (host.h). */
 	struct sock_owner so;
-	struct cfg_runtime prt;
-	void *pstate;
+	struct proc_meter meter;
 	pid_t tag_pid;                 /* the process whose comm is in tag */
 	char tag[64];
 	json_t *ctr;                   /* owned: the listener's "container" (NULL: on the host, or unknown) */
@@ -441,6 +436,15 @@ static void set_err(struct ep_state *ep, const char *fmt, ...)
 	utf8_sanitize(ep->err);
 }
 
+/* Start measuring the process listening at open (pid; 0: none yet), from its CPU time at now. */
+static void listener_baseline(struct ep_state *ep, pid_t pid, const struct cycle *now)
+{
+	struct proc_info *p = NULL;
+
+	if (pid && host_process(ep->host, pid, &p) == 0 && p && p->state != 'Z' && p->state != 'X')
+		host_meter_start(ep->host, &ep->meter, p, now, 1);
+}
+
 static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size_t index, const struct cycle *cy,
 		   void **state)
 {
@@ -450,11 +454,10 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 	int64_t min_ms = EP_MAX_DEFAULT_TIMEOUT_MS;
 	int rc;
 
-	ep->env = env;
+	ep->host = env->host;
 	ep->rt = rt;
 	ep->c = rt->own;
 	ep->index = index;
-	ep->pf.dirfd = -1;
 	*state = ep;
 	scrape_url_parse(rt->address, &ep->url, &why); /* checked by the configuration */
 	for (size_t i = 0; i < rt->ngroups; i++)
@@ -474,27 +477,19 @@ static int ep_open(const struct mon_env *env, const struct cfg_runtime *rt, size
 		ep->last_ns[g] = cy->mono_ns;
 	for (size_t g = 0; g < GROUP_COUNT; g++)
 		ep->first[g] = 1;
-	rc = scrape_new(env->http, &ep->sc, ep->load_err, sizeof(ep->load_err));
+	rc = scrape_new(host_http(env->host), &ep->sc, ep->load_err, sizeof(ep->load_err));
 	if (rc)
 		log_warn("endpoint: %s: %s", rt->address, ep->load_err);
-	/*
-	 * The process: measured by the pid: runtime collector, its pid set to
-	 * the listener's, its baseline taken now.
-	 */
+	/* The listening process's baseline, taken now. */
 	now.mono_ns = clock_mono_ns();
 	now.boot_ns = clock_boot_ns();
 	now.real_ns = clock_real_ns();
 	iso8601_format(now.real_ns, now.iso);
-	ep->prt.address = rt->address;
-	ep->prt.kind = RT_PID;
-	ep->prt.groups = rt->groups;
-	ep->prt.ngroups = rt->ngroups;
-	ep->prt.period_ms = rt->period_ms;
 	sock_owner_init(&ep->so, ep->url.host, ep->url.port);
-	if (ep->so.local && procfs_open(&ep->pf, env->procfs) == 0)
-		ep->prt.pid = sock_owner_find(&ep->so, &ep->pf, now.mono_ns);
-	if (ep->so.local && coll_pid_ops.open(env, &ep->prt, index, &now, &ep->pstate))
-		log_debug("endpoint: %s: cannot open %s", rt->address, env->procfs);
+	if (ep->so.local && host_procfs_open(ep->host))
+		log_debug("endpoint: %s: cannot open %s", rt->address, host_procfs(ep->host));
+	else if (ep->so.local)
+		listener_baseline(ep, host_listener(ep->host, &ep->so, now.mono_ns), &now);
 	return rc;
 }
 
@@ -504,13 +499,11 @@ static void ep_close(void *state)
 
 	if (!ep)
 		return;
-	facts_set(ep->env->facts, ep, NULL, 0);
+	host_facts_publish(ep->host, ep, NULL, 0);
 	scrape_free(ep->sc);
 	infer_free(ep->in);
 	expo_parser_free(ep->facts_parser);
 	buf_free(&ep->expo);
-	procfs_close(&ep->pf);
-	coll_pid_ops.close(ep->pstate);
 	json_decref(ep->ctr);
 	free(ep);
 }
@@ -576,17 +569,15 @@ static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
 	int64_t now = clock_mono_ns();
 	char err[128];
 
-	if (!ep->env->facts)
-		return;
 	for (size_t k = 0; k < ARRAY_SIZE(fact_families); k++) {
 		const char *fam = fact_families[k].family, *p = r->body, *end = r->body + r->len;
 		size_t flen = strlen(fam);
 
 		fs.ff = &fact_families[k];
-		if (!facts_wanted(ep->env->facts, fs.ff->device_type))
+		if (!host_facts_wanted(ep->host, fs.ff->device_type))
 			continue; /* no collector of that device type is open: no one reads it */
 		if (!proto.at_ns) { /* the listener looked up once, and only when a family is read */
-			proto.pid = ep->so.local && ep->pf.dirfd >= 0 ? sock_owner_find(&ep->so, &ep->pf, now) : 0;
+			proto.pid = host_listener(ep->host, &ep->so, now);
 			proto.at_ns = r->first_byte_ns ? r->first_byte_ns : now;
 			proto.until_ns = proto.at_ns + 2 * ep->min_period_ns;
 			snprintf(proto.source, sizeof(proto.source), "runtime %s", ep->rt->address);
@@ -607,7 +598,7 @@ static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
 			p = eol;
 		}
 	}
-	facts_set(ep->env->facts, ep, out, fs.n);
+	host_facts_publish(ep->host, ep, out, fs.n);
 }
 
 /* The transfer ended: read the body, answer every fetch waiting on it. */
@@ -629,7 +620,7 @@ static void ep_done(struct scrape *sc, void *data)
 		}
 	}
 	if (ep->err[0])
-		facts_set(ep->env->facts, ep, NULL, 0); /* no fresh reading: none is used */
+		host_facts_publish(ep->host, ep, NULL, 0); /* no fresh reading: none is used */
 	else
 		publish_facts(ep, r);
 	for (size_t i = 0; i < ep->nwaiting; i++)
@@ -759,7 +750,7 @@ static int ep_overdue(void *state, struct mon_fetch *f)
 		if (ep->waiting[i] != f)
 			mon_fetch_done(ep->waiting[i]);
 	ep->nwaiting = 0;
-	facts_set(ep->env->facts, ep, NULL, 0);
+	host_facts_publish(ep->host, ep, NULL, 0);
 	return 0;
 }
 
@@ -769,54 +760,34 @@ static int is_process_group(enum group_id id)
 }
 
 /*
- * runtime_vcpu_usage and memory_used of the listening process: the pid:
- * runtime collector's groups for pid, moved into rep.
+ * runtime_vcpu_usage and memory_used of the listening process, as the host
+ * layer measures them (host_process_sample), into rep.
  */
 static void process_groups(struct ep_state *ep, pid_t pid, const struct cycle *cy, const enum group_id *due,
 			   size_t ndue, json_t *rep)
 {
-	enum group_id pdue[GROUP_COUNT];
-	size_t np = 0, i;
-	json_t *tmp, *e, *prep = NULL, *perr = NULL;
+	char why[160];
+	int rc;
 
-	for (size_t k = 0; k < ndue; k++)
-		if (is_process_group(due[k]))
-			pdue[np++] = due[k];
-	if (!np)
-		return;
-	if (pid && ep->pstate) {
-		ep->prt.pid = pid;
-		tmp = json_array();
-		coll_pid_ops.collect(ep->pstate, cy, pdue, np, tmp);
-		json_array_foreach(tmp, i, e) {
-			json_t *p = json_object_get(e, "pid");
-
-			if (json_is_integer(p) && json_integer_value(p) == pid) {
-				prep = json_object_get(e, "report");
-				perr = json_object_get(e, "error");
-			}
-		}
-		for (size_t k = 0; k < np; k++) {
-			json_t *g = prep ? json_object_get(prep, group_name(pdue[k])) : NULL;
-
-			if (g && (!perr || !json_string_length(perr))) {
-				json_object_set(rep, group_name(pdue[k]), g);
-			} else {
-				g = group_new((double)(cy->mono_ns - ep->last_ns[pdue[k]]) / 1e9, cy->iso);
-				set_error(g, "process %d: %s", (int)pid,
-					  perr && json_string_length(perr) ? json_string_value(perr) : "not found");
-				json_object_set_new(rep, group_name(pdue[k]), g);
-			}
-		}
-		json_decref(tmp);
-		return;
+	if (pid) {
+		rc = host_process_sample(ep->host, &ep->meter, pid, cy, due, ndue, rep);
+		if (!rc)
+			return;
+		if (rc == -ESRCH)
+			snprintf(why, sizeof(why), "process %d: no such process: %d", (int)pid, (int)pid);
+		else
+			snprintf(why, sizeof(why), "process %d: not found", (int)pid);
+	} else {
+		snprintf(why, sizeof(why), "no process: %s", ep->so.why);
 	}
-	for (size_t k = 0; k < np; k++) {
-		json_t *g = group_new((double)(cy->mono_ns - ep->last_ns[pdue[k]]) / 1e9, cy->iso);
+	for (size_t k = 0; k < ndue; k++) {
+		json_t *g;
 
-		set_error(g, "no process: %s", ep->so.local && !ep->pstate ? "cannot read the process table"
-										  : ep->so.why);
-		json_object_set_new(rep, group_name(pdue[k]), g);
+		if (!is_process_group(due[k]))
+			continue;
+		g = group_new((double)(cy->mono_ns - ep->last_ns[due[k]]) / 1e9, cy->iso);
+		set_error(g, "%s", why);
+		json_object_set_new(rep, group_name(due[k]), g);
 	}
 }
 
@@ -827,14 +798,12 @@ static pid_t listener(struct ep_state *ep, const struct cycle *cy, char *tag, si
 	pid_t pid;
 
 	tag[0] = '\0';
-	if (!ep->so.local || ep->pf.dirfd < 0)
-		return 0;
-	pid = sock_owner_find(&ep->so, &ep->pf, cy->mono_ns);
+	pid = host_listener(ep->host, &ep->so, cy->mono_ns);
 	if (!pid)
 		return 0;
-	/* The same process still holding the socket (sock_owner_find checked): its comm is known. */
+	/* The same process still holding the socket (host_listener checked): its comm is known. */
 	if (pid != ep->tag_pid) {
-		if (proctab_get(ep->env->procs, cy->mono_ns, pid, &p) || !p)
+		if (host_process(ep->host, pid, &p) || !p)
 			return 0;
 		snprintf(ep->tag, sizeof(ep->tag), "%s", p->comm);
 		utf8_sanitize(ep->tag);
@@ -863,13 +832,13 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 			infer_server_name(infer_server_of(ep->in)), "error", ep->err, "report", rep);
 	if (pid) { /* the listening process's container, pod or unit, as a process runtime's (container.h) */
 		/*
-		 * The same process as the last cycle's (sock_owner_find checked
-		 * that it still holds the socket): its identity is the same, so
-		 * its stat file is not read again for it each cycle.
+		 * The same process as the last cycle's (host_listener checked that
+		 * it still holds the socket): its identity is the same, so its
+		 * stat file is not read again for it each cycle.
 		 */
 		if (pid != ep->ctr_pid || cy->mono_ns - ep->ctr_ns >= EP_CTR_TTL_NS || cy->mono_ns < ep->ctr_ns) {
 			json_decref(ep->ctr);
-			ep->ctr = proctab_container_json_pid(ep->env->procs, cy->mono_ns, pid);
+			ep->ctr = host_container_json(ep->host, pid);
 			ep->ctr_pid = pid;
 			ep->ctr_ns = cy->mono_ns;
 		}

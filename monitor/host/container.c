@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Containers and pods: identity from cgroup paths, names from the runtimes'
- * state files (and the kubelet, kubelet.c), and the attribution of devices'
- * per-process figures to pods and containers. See container.h.
+ * state files, and the attribution of devices' per-process figures to pods
+ * and containers. See container.h.
  *
  * Identity from cgroup paths (see container.h for the layouts).
  * The parser walks the path's components once, left to right, and keeps
@@ -16,8 +16,6 @@
  */
 #include "container.h"
 #include "../../common/util.h"
-#include "kubelet.h"
-#include "proctab.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -358,49 +356,12 @@ int container_from_proc_cgroup(const char *text, struct container_id *id)
 	return best ? 0 : -ENOENT;
 }
 
-/* ---- options ------------------------------------------------------------------------------------------- */
-
-#define KUBELET_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL)
-
-static struct container_opts opts_set;
-static struct container_opts opts_eff;
-static char *run_default, *cgroupfs_default;
-
-void container_opts_set(const struct container_opts *o)
-{
-	opts_set = *o;
-	free(run_default);
-	free(cgroupfs_default);
-	run_default = cgroupfs_default = NULL;
-}
-
-const struct container_opts *container_opts(void)
-{
-	const char *root = opts_set.rootfs && *opts_set.rootfs ? opts_set.rootfs : "/";
-	int slash = root[strlen(root) - 1] == '/';
-
-	opts_eff = opts_set;
-	opts_eff.rootfs = root;
-	if (!opts_eff.run) {
-		if (!run_default)
-			run_default = xasprintf("%s%srun", root, slash ? "" : "/");
-		opts_eff.run = run_default;
-	}
-	if (!opts_eff.cgroupfs) {
-		if (!cgroupfs_default)
-			cgroupfs_default = xasprintf("%s%ssys/fs/cgroup", root, slash ? "" : "/");
-		opts_eff.cgroupfs = cgroupfs_default;
-	}
-	if (opts_eff.kubelet_refresh_ns <= 0)
-		opts_eff.kubelet_refresh_ns = KUBELET_REFRESH_DEFAULT_NS;
-	return &opts_eff;
-}
-
 /* ---- names from the runtimes' state files --------------------------------------------------------------- */
 
 #define STATE_FILE_MAX (4u << 20)       /* an OCI config.json is tens of KiB; a runaway file is refused */
 #define RETRY_NS (10 * 1000 * 1000 * 1000LL) /* a container with no state file: look again after 10 s */
 #define CACHE_MAX 4096                  /* entries kept; past that the cache starts over */
+#define KUBELET_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL)
 
 struct ctr_entry {
 	char id[80];
@@ -416,8 +377,9 @@ struct pod_entry {
 };
 
 struct containers {
-	struct loop *loop;
-	struct kubelet *kl;  /* NULL when no --kubelet-url */
+	struct container_opts o; /* the options, defaults filled in; its strings are strs[] */
+	char *strs[7];           /* owned */
+	size_t nstrs;
 	struct ctr_entry *c;
 	size_t nc, ac;
 	struct pod_entry *p;
@@ -470,10 +432,9 @@ static int from_annotations(json_t *a, struct container_names *n)
 }
 
 /* containerd: the task bundle's OCI config.json, in the CRI namespace (k8s.io), Docker's (moby) or nerdctl's. */
-static int names_containerd(const char *id, struct container_names *n)
+static int names_containerd(const struct container_opts *o, const char *id, struct container_names *n)
 {
 	static const char *const spaces[] = { "k8s.io", "moby", "default" };
-	const struct container_opts *o = container_opts();
 
 	for (size_t i = 0; i < sizeof(spaces) / sizeof(spaces[0]); i++) {
 		char *path = xasprintf("%s/containerd/io.containerd.runtime.v2.task/%s/%s/config.json", o->run, spaces[i],
@@ -493,9 +454,8 @@ static int names_containerd(const char *id, struct container_names *n)
 }
 
 /* CRI-O: the container's config.json or state.json under its run root, else under the storage root. */
-static int names_crio(const char *id, struct container_names *n)
+static int names_crio(const struct container_opts *o, const char *id, struct container_names *n)
 {
-	const struct container_opts *o = container_opts();
 	char *paths[3];
 	int found = 0;
 
@@ -519,9 +479,8 @@ static int names_crio(const char *id, struct container_names *n)
 }
 
 /* Docker: config.v2.json's Kubernetes labels (dockershim), else the container's own name. */
-static int names_docker(const char *id, struct container_names *n)
+static int names_docker(const struct container_opts *o, const char *id, struct container_names *n)
 {
-	const struct container_opts *o = container_opts();
 	char *path = xasprintf("%s%svar/lib/docker/containers/%s/config.v2.json", o->rootfs,
 			       o->rootfs[strlen(o->rootfs) - 1] == '/' ? "" : "/", id);
 	json_t *cfg = load_json(path);
@@ -542,19 +501,20 @@ static int names_docker(const char *id, struct container_names *n)
 }
 
 /* Read the state files of container id (runtime as the cgroup said, "" when it did not). */
-static int names_from_state(const struct container_id *id, struct container_names *n)
+static int names_from_state(const struct container_opts *o, const struct container_id *id,
+			    struct container_names *n)
 {
 	const char *rt = id->runtime;
 
 	memset(n, 0, sizeof(*n));
 	if (!strcmp(rt, "containerd"))
-		return names_containerd(id->id, n);
+		return names_containerd(o, id->id, n);
 	if (!strcmp(rt, "cri-o"))
-		return names_crio(id->id, n);
+		return names_crio(o, id->id, n);
 	if (!strcmp(rt, "docker"))
-		return names_docker(id->id, n) || names_containerd(id->id, n);
+		return names_docker(o, id->id, n) || names_containerd(o, id->id, n);
 	if (!*rt) /* the cgroupfs driver's bare id: whichever runtime has it */
-		return names_containerd(id->id, n) || names_crio(id->id, n) || names_docker(id->id, n);
+		return names_containerd(o, id->id, n) || names_crio(o, id->id, n) || names_docker(o, id->id, n);
 	return 0; /* podman keeps its names in a database: the id stands */
 }
 
@@ -597,22 +557,49 @@ static struct ctr_entry *ctr_find(struct containers *c, const char *id)
 	return NULL;
 }
 
-struct containers *containers_new(struct loop *loop)
+/* Keep s (owned, or NULL) among c's strings; returns it. */
+static const char *keep(struct containers *c, char *s)
+{
+	if (s)
+		c->strs[c->nstrs++] = s;
+	return s;
+}
+
+/* c->o: a copy of o with the defaults filled in, its strings c's. */
+static void opts_copy(struct containers *c, const struct container_opts *o)
+{
+	const char *root = o->rootfs && *o->rootfs ? o->rootfs : "/";
+	int slash = root[strlen(root) - 1] == '/';
+	struct container_opts *e = &c->o;
+
+	e->rootfs = keep(c, xstrdup(root));
+	e->run = keep(c, o->run ? xstrdup(o->run) : xasprintf("%s%srun", root, slash ? "" : "/"));
+	e->cgroupfs = keep(c, o->cgroupfs ? xstrdup(o->cgroupfs) : xasprintf("%s%ssys/fs/cgroup", root, slash ? "" : "/"));
+	e->kubelet_url = keep(c, o->kubelet_url ? xstrdup(o->kubelet_url) : NULL);
+	e->kubelet_token_file = keep(c, o->kubelet_token_file ? xstrdup(o->kubelet_token_file) : NULL);
+	e->kubelet_ca_file = keep(c, o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL);
+	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : KUBELET_REFRESH_DEFAULT_NS;
+}
+
+struct containers *containers_new(const struct container_opts *o)
 {
 	struct containers *c = xcalloc(1, sizeof(*c));
-	const struct container_opts *o = container_opts();
 
-	c->loop = loop;
-	if (o->kubelet_url && loop && o->kubelet_http)
-		c->kl = kubelet_new(o->kubelet_http, o);
+	opts_copy(c, o);
 	return c;
+}
+
+const struct container_opts *containers_opts(const struct containers *c)
+{
+	return &c->o;
 }
 
 void containers_free(struct containers *c)
 {
 	if (!c)
 		return;
-	kubelet_free(c->kl);
+	for (size_t i = 0; i < c->nstrs; i++)
+		free(c->strs[i]);
 	free(c->c);
 	free(c->p);
 	free(c);
@@ -642,7 +629,7 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 		snprintf(e->pod_uid, sizeof(e->pod_uid), "%s", id->pod_uid);
 		if (!e->found && (e->checked_ns == INT64_MIN || now - e->checked_ns >= RETRY_NS)) {
 			e->checked_ns = now;
-			e->found = names_from_state(id, &e->n);
+			e->found = names_from_state(&c->o, id, &e->n);
 			if (e->found)
 				pod_learn(c, id->pod_uid, &e->n);
 		}
@@ -656,9 +643,6 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 			snprintf(out->ns, sizeof(out->ns), "%s", p->ns);
 		}
 	}
-	/* What the files did not say, the kubelet may: a pod's names, a container's name in it. */
-	if (c->kl && id->pod_uid[0] && (!out->pod[0] || !out->ns[0] || (id->id[0] && !out->name[0])))
-		kubelet_names(c->kl, id->pod_uid, id->id, now, out);
 }
 
 json_t *container_json(const struct container_id *id, const struct container_names *n)
@@ -757,7 +741,7 @@ static void set_or_drop(json_t *dev, const char *key, json_t *v)
 }
 
 /* One device object (or MIG device): see containers_annotate_group. */
-static void annotate_device(struct proctab *t, int64_t cycle, json_t *dev)
+static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 {
 	static const char *const pod_keys[] = { "pod", "namespace", "qos", NULL };
 	static const char *const ctr_keys[] = { "runtime", "pod_uid", "pod", "namespace", "name", NULL };
@@ -778,7 +762,7 @@ static void annotate_device(struct proctab *t, int64_t cycle, json_t *dev)
 
 		if (*end || pid <= 0 || pid > 0x3fffffff)
 			continue;
-		ident = proctab_container_json_pid(t, cycle, (pid_t)pid);
+		ident = lookup(ud, (pid_t)pid);
 		if (!ident)
 			continue;
 		if (json_object_get(ident, "pod_uid"))
@@ -798,7 +782,7 @@ static void annotate_device(struct proctab *t, int64_t cycle, json_t *dev)
 		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
 		if (json_object_get(pc, k))
 			continue;
-		ident = proctab_container_json_pid(t, cycle, (pid_t)json_integer_value(fig));
+		ident = lookup(ud, (pid_t)json_integer_value(fig));
 		if (!ident)
 			continue;
 		json_object_set_new(pc, k, ident);
@@ -808,7 +792,7 @@ static void annotate_device(struct proctab *t, int64_t cycle, json_t *dev)
 	set_or_drop(dev, "containers", ctrs);
 }
 
-void containers_annotate_group(struct proctab *t, int64_t cycle, json_t *group)
+void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud)
 {
 	const char *k, *mk;
 	json_t *dev, *mig;
@@ -816,14 +800,14 @@ void containers_annotate_group(struct proctab *t, int64_t cycle, json_t *group)
 	json_object_foreach(json_object_get(group, "devices"), k, dev) {
 		if (!json_is_object(dev))
 			continue;
-		annotate_device(t, cycle, dev);
+		annotate_device(lookup, ud, dev);
 		json_object_foreach(json_object_get(dev, "mig_devices"), mk, mig)
 			if (json_is_object(mig))
-				annotate_device(t, cycle, mig);
+				annotate_device(lookup, ud, mig);
 	}
 }
 
-void containers_annotate_report(struct proctab *t, int64_t cycle, json_t *device_data)
+void containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud)
 {
 	size_t i;
 	json_t *ent, *g;
@@ -832,5 +816,5 @@ void containers_annotate_report(struct proctab *t, int64_t cycle, json_t *device
 	json_array_foreach(device_data, i, ent)
 		json_object_foreach(json_object_get(ent, "report"), k, g)
 			if (json_is_object(g)) /* a group with an error has no devices to walk */
-				containers_annotate_group(t, cycle, g);
+				containers_annotate_group(g, lookup, ud);
 }

@@ -4,7 +4,8 @@
  * read from the kernel's own record: its cgroup path. No runtime API and no
  * kubelet is needed for the identity (ids, pod UID, QoS class, unit); the
  * names (pod, namespace, container) are resolved separately from the
- * runtimes' state files and the kubelet (container_names_*).
+ * runtimes' state files (containers_names; the host layer asks the kubelet
+ * for what they do not say, host.h).
  *
  * Layouts recognised (cgroup v2, v1 and both hybrid layouts):
  *   systemd driver  /kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<UID>.slice/<runtime>-<ID>.scope
@@ -51,13 +52,10 @@ int container_from_proc_cgroup(const char *text, struct container_id *id);
 /* ---- names ------------------------------------------------------------------------------------------- */
 
 /*
- * Where the host's trees are (accel-monitor's --path.* and --kubelet-*
- * options; main.c sets them once, before the monitor starts, and the
- * strings must live as long as the program). NULL fields take the defaults
- * below.
+ * Where the host's trees are, and the kubelet (accel-monitor's --path.* and
+ * --kubelet-* options, which the host layer holds). NULL and 0 fields take
+ * the defaults below.
  */
-struct http_async;
-
 struct container_opts {
 	const char *rootfs;             /* the host's /: default "/" */
 	const char *run;                /* the host's /run: default ROOTFS/run */
@@ -66,13 +64,7 @@ struct container_opts {
 	const char *kubelet_token_file; /* the bearer token (a service-account token) */
 	const char *kubelet_ca_file;    /* the CA that signed the kubelet's serving certificate */
 	int64_t kubelet_refresh_ns;     /* the shortest time between two /pods fetches; 0: 30 s */
-	struct http_async *kubelet_http; /* the producer's HTTP (http_async.h) that fetches /pods (kubelet.h) */
 };
-
-/* Set the options (copied; the strings are borrowed). */
-void container_opts_set(const struct container_opts *o);
-/* The options with the defaults filled in (never NULL; the strings live until the next container_opts_set). */
-const struct container_opts *container_opts(void);
 
 /* The names of a container, as the runtime or the kubelet keeps them ("" when unknown). */
 struct container_names {
@@ -83,25 +75,22 @@ struct container_names {
 };
 
 struct containers;
-struct loop;
-struct proctab;
 
 /*
- * The name resolver: reads the runtimes' state files under the options'
- * roots, and asks the kubelet (through the options' kubelet_http; never
- * blocking: see kubelet.h) for what they do not name. Names are cached by
- * container id and pod UID. loop is borrowed (NULL: no kubelet).
+ * The name resolver: reads the runtimes' state files under o's roots
+ * (copied, the defaults filled in). Names are cached by container id and
+ * pod UID.
  */
-struct containers *containers_new(struct loop *loop);
+struct containers *containers_new(const struct container_opts *o);
 void containers_free(struct containers *c); /* NULL-safe */
+/* The resolver's options, the defaults filled in (borrowed; they live as long as c). */
+const struct container_opts *containers_opts(const struct containers *c);
 
 /*
  * The names of the container or pod id (from the cgroup) at now (CLOCK_MONOTONIC
  * ns): from the cache, else the state files (read once per container; a
- * container with no state file is looked up again at most every 10 s), else
- * what the kubelet answered (a miss there starts a fetch at most every
- * refresh period; its answer serves later lookups). *out is always filled
- * ("" where unknown).
+ * container with no state file is looked up again at most every 10 s).
+ * *out is always filled ("" where unknown).
  */
 void containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out);
 
@@ -112,8 +101,12 @@ void containers_names(struct containers *c, const struct container_id *id, int64
  */
 json_t *container_json(const struct container_id *id, const struct container_names *n);
 
+/* The report's "container" object of process pid (a new reference), or NULL when it is on the host or gone. */
+typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
+
 /*
- * Attribute a device group's per-process figures to containers and pods: in
+ * Attribute a device group's per-process figures to containers and pods,
+ * each process's container object as lookup(ud, pid) gives it: in
  * each device object (and each of its "mig_devices"), for every process of
  * "processes" ({"<pid>": bytes} or {"<pid>": {"<engine>": percent}}) and
  * "pids" ([pid, ...]) that is in a container, pod or unit, add
@@ -125,8 +118,8 @@ json_t *container_json(const struct container_id *id, const struct container_nam
  * each call (a collector that keeps its device objects between cycles gets
  * no stale entry).
  */
-void containers_annotate_group(struct proctab *t, int64_t cycle, json_t *group);
+void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud);
 /* containers_annotate_group on every group of every entry of a report's device_data array. */
-void containers_annotate_report(struct proctab *t, int64_t cycle, json_t *device_data);
+void containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud);
 
 #endif

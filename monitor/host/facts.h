@@ -16,8 +16,9 @@
  * source gives a new reading, and withdraws them when it fails or closes;
  * each fact says when it was read and until when it may be used, so a
  * reader never takes a reading older than the publisher promised, whatever
- * order the groups of one cycle run in. The producer owns one table
- * (struct mon_env.facts), handed on across reloads like the process table.
+ * order the groups of one cycle run in. The producer's one table is the
+ * host layer's (host.h), which collectors publish to and read through; it
+ * lives as long as the host, across reloads.
  *
  * Ownership: the table owns copies of the facts; pointers it returns are
  * valid until the next facts_set or facts_free.

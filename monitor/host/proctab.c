@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The process table; see proctab.h. */
 #include "proctab.h"
-#include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "container.h"
 
@@ -34,7 +33,6 @@ void proctab_init(struct proctab *t, const char *procfs_root)
 	t->pf.dirfd = -1;
 	t->cycle = INT64_MIN;
 	t->one_cycle = INT64_MIN;
-	t->dm_cycle = INT64_MIN;
 }
 
 static void infos_free(struct proc_info *p, size_t n)
@@ -53,11 +51,9 @@ void proctab_free(struct proctab *t)
 	infos_free(&t->one, 1);
 	free(t->p);
 	free(t->old);
-	free(t->dm);
 	for (size_t i = 0; i < t->ncm; i++)
 		free(t->cm[i].id);
 	free(t->cm);
-	containers_free(t->ct);
 	procfs_close(&t->pf);
 	memset(t, 0, sizeof(*t));
 	t->pf.dirfd = -1;
@@ -304,65 +300,4 @@ const struct container_id *proctab_container(struct proctab *t, struct proc_info
 		*m->id = *p->ctr;
 	}
 	return p->ctr;
-}
-
-json_t *proctab_container_json(struct proctab *t, int64_t now, struct proc_info *p)
-{
-	const struct container_id *id = proctab_container(t, p);
-	struct container_names n;
-
-	if (!id)
-		return NULL;
-	containers_names(t->ct, id, now, &n);
-	return container_json(id, &n);
-}
-
-json_t *proctab_container_json_pid(struct proctab *t, int64_t cycle, pid_t pid)
-{
-	struct proc_info *p = NULL;
-
-	if (proctab_get(t, cycle, pid, &p) || !p)
-		return NULL;
-	return proctab_container_json(t, clock_mono_ns(), p);
-}
-
-void proctab_devmem_begin(struct proctab *t, int64_t cycle)
-{
-	if (t->dm_cycle == cycle)
-		return;
-	t->dm_cycle = cycle;
-	t->ndm = 0;
-	t->dm_known = 0;
-}
-
-void proctab_devmem_add(struct proctab *t, pid_t pid, uint64_t bytes)
-{
-	t->dm_known = 1;
-	for (size_t i = 0; i < t->ndm; i++)
-		if (t->dm[i].pid == pid) {
-			t->dm[i].bytes += bytes;
-			return;
-		}
-	if (t->ndm == t->adm) {
-		t->adm = t->adm ? t->adm * 2 : 16;
-		t->dm = xrealloc(t->dm, t->adm * sizeof(*t->dm));
-	}
-	t->dm[t->ndm].pid = pid;
-	t->dm[t->ndm++].bytes = bytes;
-}
-
-void proctab_devmem_known(struct proctab *t)
-{
-	t->dm_known = 1;
-}
-
-int proctab_devmem(const struct proctab *t, pid_t pid, uint64_t *bytes)
-{
-	*bytes = 0;
-	if (!t->dm_known)
-		return -ENOENT;
-	for (size_t i = 0; i < t->ndm; i++)
-		if (t->dm[i].pid == pid)
-			*bytes = t->dm[i].bytes;
-	return 0;
 }

@@ -1,17 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The producer's table of the host's processes: pid, start time, comm,
- * state and CPU times from /proc/PID/stat, and on demand argv[0] and the
- * cgroup path. One table serves every reader (process runtimes, device
- * collectors' per-process memory, anything that later needs process facts);
- * it is refreshed at most once per collection cycle, and only when a reader
- * asks in that cycle. argv[0] and the cgroup path are read the first time
- * someone asks for a process and kept while the process (pid, start time
- * and comm) stays the same.
- *
- * It also holds the device memory each process uses in the current cycle:
- * device collectors record it (proctab_devmem_add), process runtimes read
- * it (proctab_devmem).
+ * state and CPU times from /proc/PID/stat, and on demand argv[0], the
+ * cgroup path and the container identity parsed from it (container.h).
+ * The host layer (host.h) keeps the producer's one table, which serves
+ * every reader; it is refreshed at most once per collection cycle, and only
+ * when a reader asks in that cycle. argv[0] and the cgroup path are read
+ * the first time someone asks for a process and kept while the process
+ * (pid, start time and comm) stays the same.
  *
  * Ownership: the table borrows its procfs root string; entries returned are
  * valid until the next refresh.
@@ -22,12 +18,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <jansson.h>
-
 #include "procfs.h"
 
 struct container_id;
-struct containers;
 
 struct proc_info {
 	pid_t pid;
@@ -53,14 +46,6 @@ struct proctab {
 	int64_t cycle;         /* the cycle (its CLOCK_MONOTONIC start) of the last refresh */
 	int error;             /* errno of the last refresh's failure, 0 if fine */
 	uint64_t refreshes;    /* how many scans of /proc so far */
-	struct proc_devmem {
-		pid_t pid;
-		uint64_t bytes;
-	} *dm;                 /* this cycle's device memory by process */
-	size_t ndm, adm;
-	int64_t dm_cycle;      /* the cycle dm is for */
-	int dm_known;          /* a device collector recorded (even nothing) in dm_cycle */
-	struct containers *ct; /* owned (proctab_free frees it): container names (container.h); NULL: ids only */
 	struct proc_ctr_memo {
 		pid_t pid;
 		uint64_t starttime;
@@ -110,32 +95,5 @@ const char *proctab_cgroup(struct proctab *t, struct proc_info *p);
  * Borrowed.
  */
 const struct container_id *proctab_container(struct proctab *t, struct proc_info *p);
-
-/*
- * The report's "container" object of p (container_json: identity and the
- * names t->ct resolves at now, CLOCK_MONOTONIC ns), a new reference, or
- * NULL when p is on the host.
- */
-json_t *proctab_container_json(struct proctab *t, int64_t now, struct proc_info *p);
-
-/*
- * The same for process pid in the cycle that started at cycle (found as
- * proctab_get finds it): NULL when it is on the host or has exited. What
- * runtime entries of every kind call to say whose process they are about.
- */
-json_t *proctab_container_json_pid(struct proctab *t, int64_t cycle, pid_t pid);
-
-/* Device collectors, in cycle: start recording (a no-op past the first call in a cycle) and add pid's bytes. */
-void proctab_devmem_begin(struct proctab *t, int64_t cycle);
-void proctab_devmem_add(struct proctab *t, pid_t pid, uint64_t bytes);
-/* A collector read its process lists, whether or not any process uses its devices. */
-void proctab_devmem_known(struct proctab *t);
-
-/*
- * Device memory pid uses in the current record: 0 and *bytes (0 when a
- * collector recorded and pid was not among its processes), or -ENOENT when
- * no device collector recorded anything.
- */
-int proctab_devmem(const struct proctab *t, pid_t pid, uint64_t *bytes);
 
 #endif

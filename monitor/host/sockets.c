@@ -205,38 +205,38 @@ size_t sockets_match(const struct sock_listen *l, size_t n, unsigned port, const
 	return k;
 }
 
-/* The listening sockets of the procfs at dirfd, read at most every LISTEN_TTL_NS for everyone. */
+/* The listening sockets of the procfs pf, read at most every LISTEN_TTL_NS for every owner. */
 #define LISTEN_TTL_NS (200 * NS_PER_MS)
 #define LISTEN_MAX 4096
-static struct {
-	dev_t dev;
-	ino_t ino;
-	int64_t read_ns;
-	struct sock_listen *l;
-	size_t n;
-} listening;
 
-static void listen_table(struct procfs *pf, int64_t now_ns)
+static void listen_table(struct sock_table *t, struct procfs *pf, int64_t now_ns)
 {
 	struct stat st;
 
 	if (fstat(pf->dirfd, &st))
 		return;
-	if (listening.l && listening.dev == st.st_dev && listening.ino == st.st_ino &&
-	    now_ns - listening.read_ns < LISTEN_TTL_NS && now_ns >= listening.read_ns)
+	if (t->l && t->l_dev == st.st_dev && t->l_ino == st.st_ino && now_ns - t->l_read_ns < LISTEN_TTL_NS &&
+	    now_ns >= t->l_read_ns)
 		return;
-	if (!listening.l)
-		listening.l = xcalloc(LISTEN_MAX, sizeof(*listening.l));
-	listening.n = 0;
+	if (!t->l)
+		t->l = xcalloc(LISTEN_MAX, sizeof(*t->l));
+	t->nl = 0;
 	for (int v6 = 0; v6 < 2; v6++) {
 		const char *text = procfs_read(pf, v6 ? "net/tcp6" : "net/tcp");
 
 		if (text)
-			sockets_parse_listen(text, v6, listening.l, LISTEN_MAX, &listening.n);
+			sockets_parse_listen(text, v6, t->l, LISTEN_MAX, &t->nl);
 	}
-	listening.dev = st.st_dev;
-	listening.ino = st.st_ino;
-	listening.read_ns = now_ns;
+	t->l_dev = st.st_dev;
+	t->l_ino = st.st_ino;
+	t->l_read_ns = now_ns;
+}
+
+void sock_table_free(struct sock_table *t)
+{
+	free(t->l);
+	free(t->h);
+	memset(t, 0, sizeof(*t));
 }
 
 void sock_owner_init(struct sock_owner *o, const char *host, unsigned port)
@@ -263,55 +263,48 @@ static int holds(int dirfd, pid_t pid, int fd, uint64_t inode)
 	return !strcmp(link, want);
 }
 
-/* Who holds each listening socket: one scan of every process's descriptors, shared for LISTEN_TTL_NS. */
-struct holder {
+/* Who holds a listening socket (struct sock_table's holders). */
+struct sock_holder {
 	uint64_t inode;
 	pid_t pid;  /* the lowest pid holding it */
 	int fd;
 };
-static struct {
-	dev_t dev;
-	ino_t ino;
-	int64_t read_ns;
-	struct holder *h; /* sorted by inode */
-	size_t n;
-} holders;
 
 static int cmp_holder(const void *a, const void *b)
 {
-	const struct holder *x = a, *y = b;
+	const struct sock_holder *x = a, *y = b;
 
 	return x->inode < y->inode ? -1 : x->inode > y->inode;
 }
 
 /*
- * Fill holders from the listening table: scan /proc/PID/fd of every
+ * Fill t's holders from its listening table: scan /proc/PID/fd of every
  * process once, keeping for each listening inode the lowest pid (and its
  * fd) that holds it (/proc lists pids in ascending order, a --path.procfs
  * tree may not).
  */
-static void holders_scan(struct procfs *pf, const struct stat *st, int64_t now_ns)
+static void holders_scan(struct sock_table *t, struct procfs *pf, const struct stat *st, int64_t now_ns)
 {
 	int d = dup(pf->dirfd);
 	DIR *proc = d >= 0 ? fdopendir(d) : NULL;
 	struct dirent *e;
 
-	free(holders.h);
-	holders.h = xcalloc(listening.n + 1, sizeof(*holders.h));
-	for (size_t i = 0; i < listening.n; i++)
-		holders.h[i] = (struct holder){ listening.l[i].inode, 0, -1 };
-	holders.n = listening.n;
-	qsort(holders.h, holders.n, sizeof(*holders.h), cmp_holder);
-	holders.dev = st->st_dev;
-	holders.ino = st->st_ino;
-	holders.read_ns = now_ns;
+	free(t->h);
+	t->h = xcalloc(t->nl + 1, sizeof(*t->h));
+	for (size_t i = 0; i < t->nl; i++)
+		t->h[i] = (struct sock_holder){ t->l[i].inode, 0, -1 };
+	t->nh = t->nl;
+	qsort(t->h, t->nh, sizeof(*t->h), cmp_holder);
+	t->h_dev = st->st_dev;
+	t->h_ino = st->st_ino;
+	t->h_read_ns = now_ns;
 	if (!proc) {
 		if (d >= 0)
 			close(d);
 		return;
 	}
 	rewinddir(proc);
-	while (holders.n && (e = readdir(proc))) {
+	while (t->nh && (e = readdir(proc))) {
 		char path[64];
 		int fdd;
 		pid_t pid;
@@ -330,7 +323,7 @@ static void holders_scan(struct procfs *pf, const struct stat *st, int64_t now_n
 		}
 		while ((f = readdir(fds))) {
 			char link[64];
-			struct holder key, *h;
+			struct sock_holder key, *h;
 			ssize_t len;
 
 			if (!isdigit((unsigned char)f->d_name[0]))
@@ -340,7 +333,7 @@ static void holders_scan(struct procfs *pf, const struct stat *st, int64_t now_n
 				continue;
 			link[len] = '\0';
 			key.inode = strtoull(link + 8, NULL, 10);
-			h = bsearch(&key, holders.h, holders.n, sizeof(*holders.h), cmp_holder);
+			h = bsearch(&key, t->h, t->nh, sizeof(*t->h), cmp_holder);
 			if (h && (!h->pid || pid < h->pid)) {
 				h->pid = pid;
 				h->fd = atoi(f->d_name);
@@ -351,9 +344,9 @@ static void holders_scan(struct procfs *pf, const struct stat *st, int64_t now_n
 	closedir(proc);
 }
 
-/* The lowest pid holding one of inodes (0: none), scanning at most every LISTEN_TTL_NS for everyone. */
-static pid_t find_holder(struct procfs *pf, const uint64_t *inodes, size_t n, int64_t now_ns, int *fd_out,
-			 uint64_t *inode_out)
+/* The lowest pid holding one of inodes (0: none), scanning at most every LISTEN_TTL_NS for every owner. */
+static pid_t find_holder(struct sock_table *t, struct procfs *pf, const uint64_t *inodes, size_t n, int64_t now_ns,
+			 int *fd_out, uint64_t *inode_out)
 {
 	struct stat st;
 	pid_t found = 0;
@@ -362,19 +355,19 @@ static pid_t find_holder(struct procfs *pf, const uint64_t *inodes, size_t n, in
 
 	if (fstat(pf->dirfd, &st))
 		return 0;
-	stale = !holders.h || holders.dev != st.st_dev || holders.ino != st.st_ino ||
-		now_ns - holders.read_ns >= LISTEN_TTL_NS || now_ns < holders.read_ns;
+	stale = !t->h || t->h_dev != st.st_dev || t->h_ino != st.st_ino || now_ns - t->h_read_ns >= LISTEN_TTL_NS ||
+		now_ns < t->h_read_ns;
 	for (size_t i = 0; i < n && !stale; i++) { /* a socket newer than the scan */
-		struct holder key = { .inode = inodes[i] };
+		struct sock_holder key = { .inode = inodes[i] };
 
-		stale = !bsearch(&key, holders.h, holders.n, sizeof(*holders.h), cmp_holder);
+		stale = !bsearch(&key, t->h, t->nh, sizeof(*t->h), cmp_holder);
 	}
 	if (stale)
-		holders_scan(pf, &st, now_ns);
+		holders_scan(t, pf, &st, now_ns);
 	for (size_t i = 0; i < n; i++) {
-		struct holder key = { .inode = inodes[i] }, *h;
+		struct sock_holder key = { .inode = inodes[i] }, *h;
 
-		h = bsearch(&key, holders.h, holders.n, sizeof(*holders.h), cmp_holder);
+		h = bsearch(&key, t->h, t->nh, sizeof(*t->h), cmp_holder);
 		if (h && h->pid && (!found || h->pid < found)) {
 			found = h->pid;
 			*fd_out = h->fd;
@@ -384,7 +377,7 @@ static pid_t find_holder(struct procfs *pf, const uint64_t *inodes, size_t n, in
 	return found;
 }
 
-pid_t sock_owner_find(struct sock_owner *o, struct procfs *pf, int64_t now_ns)
+pid_t sock_owner_find(struct sock_owner *o, struct sock_table *t, struct procfs *pf, int64_t now_ns)
 {
 	uint64_t inodes[8];
 	size_t n;
@@ -396,8 +389,8 @@ pid_t sock_owner_find(struct sock_owner *o, struct procfs *pf, int64_t now_ns)
 	o->pid = 0;
 	if (o->missed_ns && now_ns - o->missed_ns < MISS_RETRY_NS && now_ns >= o->missed_ns)
 		return 0; /* o->why still says why */
-	listen_table(pf, now_ns);
-	n = sockets_match(listening.l, listening.n, o->port, o->addrs, o->naddrs, o->any, inodes, ARRAY_SIZE(inodes));
+	listen_table(t, pf, now_ns);
+	n = sockets_match(t->l, t->nl, o->port, o->addrs, o->naddrs, o->any, inodes, ARRAY_SIZE(inodes));
 	o->missed_ns = 0;
 	if (n == 0) {
 		snprintf(o->why, sizeof(o->why), "no process listens on port %u", o->port);
@@ -408,7 +401,7 @@ pid_t sock_owner_find(struct sock_owner *o, struct procfs *pf, int64_t now_ns)
 	/* The same sockets as the last scan that found nobody (not ours to see?): not every cycle. */
 	if (n == o->nseen && !memcmp(inodes, o->seen, n * sizeof(*inodes)) && now_ns - o->scanned_ns < RESCAN_NS)
 		return 0;
-	o->pid = find_holder(pf, inodes, n, now_ns, &o->fd, &o->inode);
+	o->pid = find_holder(t, pf, inodes, n, now_ns, &o->fd, &o->inode);
 	if (o->pid)
 		return o->pid;
 	memcpy(o->seen, inodes, n * sizeof(*inodes));

@@ -10,8 +10,10 @@
  * A hit is cached and re-checked with one readlink per call; a miss looks
  * again only after a few seconds (reading /proc/net/tcp walks the kernel's
  * socket tables: milliseconds), and scans /proc again only when the
- * listening sockets changed. The table of listening sockets is read once
- * for every endpoint looking within a short while.
+ * listening sockets changed. The table of listening sockets, and who holds
+ * them, is read once for every endpoint looking within a short while: the
+ * caller keeps it (struct sock_table; the producer's is the host's,
+ * host.h).
  */
 #ifndef ACCEL_SOCKETS_H
 #define ACCEL_SOCKETS_H
@@ -78,12 +80,35 @@ struct sock_owner {
 /* Set up o for host:port (sockets_host_local). */
 void sock_owner_init(struct sock_owner *o, const char *host, unsigned port);
 
+struct sock_holder;
+
+/*
+ * What every owner's lookup shares for a short while (200 ms): the
+ * listening sockets of a procfs root and the processes holding them, each
+ * with the root (device, inode) and the time it was read. All zeros is an
+ * empty table.
+ */
+struct sock_table {
+	struct sock_listen *l;      /* owned */
+	size_t nl;
+	dev_t l_dev;
+	ino_t l_ino;
+	int64_t l_read_ns;          /* CLOCK_MONOTONIC */
+	struct sock_holder *h;      /* owned; sorted by inode */
+	size_t nh;
+	dev_t h_dev;
+	ino_t h_ino;
+	int64_t h_read_ns;          /* CLOCK_MONOTONIC */
+};
+
+void sock_table_free(struct sock_table *t); /* leaves it empty */
+
 struct procfs;
 /*
  * The pid listening on o's port now (0 when none is found; o->why says
- * why), read from pf (procfs.h: the --path.procfs root). Cheap when the
- * cached process still holds the socket.
+ * why), read from pf (procfs.h: the --path.procfs root) through t. Cheap
+ * when the cached process still holds the socket.
  */
-pid_t sock_owner_find(struct sock_owner *o, struct procfs *pf, int64_t now_ns);
+pid_t sock_owner_find(struct sock_owner *o, struct sock_table *t, struct procfs *pf, int64_t now_ns);
 
 #endif

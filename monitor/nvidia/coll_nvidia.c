@@ -168,7 +168,7 @@ static const struct map_rows nvidia_rows = {
 #include "nvml.h"
 #include "nvidia_gpm.h"
 #include "nvidia_mig.h"
-#include "../host/proctab.h"
+#include "../host/host.h"
 /* events, NVLink */
 #include "../core/loop.h"
 #include "nvidia_events.h"
@@ -1850,9 +1850,9 @@ static const char *nv_error(void *state)
 
 /*
  * Record each process's device memory over the selected GPUs into the
- * producer's process table, from process lists at most NV_PROCS_FRESH_NS old.
+ * host (host_devmem_add), from process lists at most NV_PROCS_FRESH_NS old.
  */
-static void nv_proc_memory(void *state, const struct cycle *cy, struct proctab *procs)
+static void nv_proc_memory(void *state, const struct cycle *cy, struct host *host)
 {
 	struct nv_state *s = state;
 	int64_t now = clock_mono_ns();
@@ -1867,9 +1867,9 @@ static void nv_proc_memory(void *state, const struct cycle *cy, struct proctab *
 			continue;
 		if ((!d->procs_ok || now - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) <= 0)
 			continue;
-		proctab_devmem_known(procs);
+		host_devmem_known(host);
 		for (unsigned k = 0; k < d->nprocs; k++)
-			proctab_devmem_add(procs, (pid_t)d->procs[k].pid, d->procs[k].bytes);
+			host_devmem_add(host, (pid_t)d->procs[k].pid, d->procs[k].bytes);
 	}
 }
 

@@ -103,7 +103,7 @@ static const struct map_rows amdgpu_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
-#include "../host/proctab.h"
+#include "../host/host.h"
 #include "sysfs.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
@@ -348,7 +348,8 @@ static void amd_scan(void *state)
 	devtab_end(&s->base.tab);
 	if (!s->base.tab.n && faccessat(s->base.sysfd, "module/amdgpu", F_OK, 0))
 		snprintf(s->base.error, sizeof(s->base.error),
-			 "no amdgpu device: the amdgpu driver is not loaded (%s/module/amdgpu)", s->base.env->sysfs);
+			 "no amdgpu device: the amdgpu driver is not loaded (%s/module/amdgpu)",
+			 host_sysfs(s->base.env->host));
 }
 
 /* ---- DRM clients from /proc/PID/fdinfo ---------------------------------------------- */
@@ -514,7 +515,7 @@ static void amd_scan_clients(struct amd_state *s, int64_t now)
 
 	s->cl_ok = false;
 	if (s->base.procfd < 0) {
-		s->base.procfd = open(s->base.env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		s->base.procfd = open(host_procfs(s->base.env->host), O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (s->base.procfd < 0)
 			return;
 	}
@@ -1116,11 +1117,11 @@ static bool pdev_selected(const struct amd_state *s, const char *pdev)
 }
 
 /*
- * Record the VRAM each process holds on the selected GPUs into the
- * producer's process table: its DRM clients' drm-memory-vram, each client
- * once, from this cycle's scan of DRM clients.
+ * Record the VRAM each process holds on the selected GPUs into the host
+ * (host_devmem_add): its DRM clients' drm-memory-vram, each client once,
+ * from this cycle's scan of DRM clients.
  */
-static void amd_record_proc_memory(void *state, const struct cycle *cy, struct proctab *procs)
+static void amd_record_proc_memory(void *state, const struct cycle *cy, struct host *host)
 {
 	struct amd_state *s = state;
 
@@ -1129,10 +1130,10 @@ static void amd_record_proc_memory(void *state, const struct cycle *cy, struct p
 	amd_clients_for_cycle(s, cy);
 	if (!s->cl_ok)
 		return;
-	proctab_devmem_known(procs);
+	host_devmem_known(host);
 	for (size_t i = 0; i < s->ncl; i++)
 		if (pdev_selected(s, s->cl[i].pdev))
-			proctab_devmem_add(procs, s->cl[i].pid, s->cl[i].vram);
+			host_devmem_add(host, s->cl[i].pid, s->cl[i].vram);
 }
 
 static void amd_close(void *state)

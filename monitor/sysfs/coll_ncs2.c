@@ -70,7 +70,7 @@ static const struct map_rows ncs2_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
-#include "../host/facts.h"
+#include "../host/host.h"
 #include "sysfs.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
@@ -250,7 +250,8 @@ static void ncs2_users(struct ncs2_state *s, const struct cycle *cy)
 		nd->users_more = false;
 	}
 	s->users_ok = false;
-	if (s->base.procfd < 0 && (s->base.procfd = open(s->base.env->procfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (s->base.procfd < 0 &&
+	    (s->base.procfd = open(host_procfs(s->base.env->host), O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	s->users_ok = procfd_scan(s->base.procfd, "/dev/bus/usb/", on_usb_fd, s) == 0;
 }
@@ -336,7 +337,7 @@ static bool holds(const struct ncs2_dev *nd, pid_t pid)
 
 /*
  * device_thermal of one stick: the temperatures applications published
- * (facts.h) that are about it: from a process holding the stick open, with
+ * (the host's device facts, host.h) that are about it: from a process holding the stick open, with
  * a name that fits its port, or a name without a port when that process
  * holds no other stick. Keyed by the application's name for the stick
  * (ncs2_temperature_celsius's "name" label); temperature_source and
@@ -351,7 +352,7 @@ static void ncs2_thermal(struct ncs2_state *s, struct devslot *sl, const struct 
 
 	if (!s->users_ok)
 		return;
-	while ((f = facts_next(s->base.env->facts, "ncs2", cy->mono_ns, &pos))) {
+	while ((f = host_facts_next(s->base.env->host, "ncs2", cy->mono_ns, &pos))) {
 		size_t others = 0;
 		bool named;
 
@@ -398,7 +399,7 @@ static int ncs2_open(const struct mon_env *env, const struct cfg_device *dev, vo
 
 	sysfs_coll_init(&s->base, env, dev, NCS2_SUPPORTED, free);
 	s->users_cycle = -1;
-	facts_want(env->facts, "ncs2", 1); /* temperatures from the applications holding sticks */
+	host_facts_want(env->host, "ncs2", 1); /* temperatures from the applications holding sticks */
 	*state = s;
 	ncs2_scan(s);
 	return s->base.error[0] ? -EIO : 0;
@@ -435,7 +436,7 @@ static void ncs2_collect(void *state, enum group_id id, const struct cycle *cy, 
 		size_t pos = 0;
 
 		/* Who holds each stick, only when some application published a temperature (one /proc scan a cycle). */
-		if (facts_next(s->base.env->facts, "ncs2", cy->mono_ns, &pos))
+		if (host_facts_next(s->base.env->host, "ncs2", cy->mono_ns, &pos))
 			ncs2_users(s, cy);
 	}
 	s->available = 0;
@@ -461,7 +462,7 @@ static void ncs2_close(void *state)
 	struct ncs2_state *s = state;
 
 	if (s)
-		facts_want(s->base.env->facts, "ncs2", -1);
+		host_facts_want(s->base.env->host, "ncs2", -1);
 	sysfs_coll_free(state);
 }
 

@@ -121,6 +121,7 @@ static const struct map_rows neuron_rows = {
 #else /* the collector */
 #include "../core/collector.h"
 #include "sysfs.h"
+#include "../host/host.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 
@@ -289,7 +290,7 @@ static void nrn_scan(void *state)
 	if (rc == 0) {
 		snprintf(s->base.error, sizeof(s->base.error),
 			 "the Neuron driver is not loaded (no devices/virtual/neuron_device under %s)",
-			 s->base.env->sysfs);
+			 host_sysfs(s->base.env->host));
 		devtab_clear(&s->base.tab);
 	}
 	if (rc <= 0)

@@ -6,6 +6,7 @@
 #include "sysfs.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
+#include "../host/host.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -253,11 +254,12 @@ ssize_t sysfs_pci_address(int dirfd, const char *rel, char *buf, size_t size)
 	return n;
 }
 
-static const struct sysfs_names *sort_names;
-
-static int cmp_names(const void *a, const void *b)
+/* qsort_r's comparison: two offsets into the pool of the names (arg). */
+static int cmp_names(const void *a, const void *b, void *arg)
 {
-	return strverscmp(sort_names->pool + *(const size_t *)a, sort_names->pool + *(const size_t *)b);
+	const struct sysfs_names *names = arg;
+
+	return strverscmp(names->pool + *(const size_t *)a, names->pool + *(const size_t *)b);
 }
 
 int sysfs_list(int dirfd, const char *rel, struct sysfs_names *names)
@@ -294,10 +296,7 @@ int sysfs_list(int dirfd, const char *rel, struct sysfs_names *names)
 	close(d.fd);
 	if (err)
 		return -err;
-	/* qsort has no context argument in C11; the table is only ever sorted from one thread. */
-	sort_names = names;
-	qsort(names->off, names->n, sizeof(*names->off), cmp_names);
-	sort_names = NULL;
+	qsort_r(names->off, names->n, sizeof(*names->off), cmp_names, names);
 	return 0;
 }
 
@@ -662,9 +661,9 @@ int sysfs_coll_list(struct sysfs_coll *c, const char *dir)
 
 	c->error[0] = '\0';
 	if (c->sysfd < 0) {
-		c->sysfd = open(c->env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		c->sysfd = open(host_sysfs(c->env->host), O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (c->sysfd < 0) {
-			snprintf(c->error, sizeof(c->error), "cannot open the sysfs root %s: %s", c->env->sysfs,
+			snprintf(c->error, sizeof(c->error), "cannot open the sysfs root %s: %s", host_sysfs(c->env->host),
 				 strerror(errno));
 			devtab_clear(&c->tab);
 			return -1;
@@ -674,7 +673,8 @@ int sysfs_coll_list(struct sysfs_coll *c, const char *dir)
 	if (rc == -ENOENT)
 		return 0; /* sysfs_list left names empty */
 	if (rc) {
-		snprintf(c->error, sizeof(c->error), "cannot list %s/%s: %s", c->env->sysfs, dir, strerror(-rc));
+		snprintf(c->error, sizeof(c->error), "cannot list %s/%s: %s", host_sysfs(c->env->host), dir,
+			 strerror(-rc));
 		devtab_clear(&c->tab);
 		return -1;
 	}
@@ -733,7 +733,7 @@ void sysfs_coll_free(void *state)
 int sysfs_probe(const struct mon_env *env, const char *dir, bool (*match)(int sysfd, const char *name))
 {
 	struct sysfs_names names = { 0 };
-	int sysfd = open(env->sysfs, O_PATH | O_DIRECTORY | O_CLOEXEC), found = 0;
+	int sysfd = open(host_sysfs(env->host), O_PATH | O_DIRECTORY | O_CLOEXEC), found = 0;
 
 	if (sysfd < 0)
 		return 0;

@@ -80,8 +80,7 @@ static const struct map_rows containers_rows = {
 #else /* the collector */
 #include "../host/cgroupfs.h"
 #include "../core/collector.h"
-#include "../host/container.h"
-#include "../host/proctab.h"
+#include "../host/host.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 
@@ -122,8 +121,8 @@ struct ct_node {
 };
 
 struct ct_state {
-	char *root;               /* --path.cgroupfs (container_opts()) */
-	struct containers *names; /* the producer's name resolver (borrowed; NULL: ids only) */
+	char *root;               /* --path.cgroupfs (the host's container options) */
+	struct host *host;        /* borrowed: names of containers and pods */
 	long clk_tck;
 	int v2;                   /* cgroup v2 at the root (else v1 hierarchies) */
 	dev_t root_dev;           /* the root directory the hierarchies were found in */
@@ -562,8 +561,8 @@ static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	char tmp[256];
 
 	memset(&cn, 0, sizeof(cn));
-	if (s->names && (n->cid.id[0] || n->cid.pod_uid[0]))
-		containers_names(s->names, &n->cid, now, &cn);
+	if (n->cid.id[0] || n->cid.pod_uid[0])
+		host_container_names(s->host, &n->cid, now, &cn);
 	set_str(n->obj, "pod", utf8_sanitize(cn.pod));
 	set_str(n->obj, "namespace", utf8_sanitize(cn.ns));
 	utf8_sanitize(cn.name);
@@ -696,9 +695,9 @@ static int ct_open(const struct mon_env *env, void **state)
 	struct rlimit rl;
 
 	*state = s;
-	s->root = xstrdup(container_opts()->cgroupfs);
-	s->names = env->procs ? env->procs->ct : NULL;
-	s->clk_tck = env->clk_tck > 0 ? env->clk_tck : 100;
+	s->root = xstrdup(host_container_opts(env->host)->cgroupfs);
+	s->host = env->host;
+	s->clk_tck = host_clk_tck(env->host);
 	s->containers = json_object();
 	s->buf = xmalloc(CT_READ_BUF);
 	for (int i = 0; i < CG_NHIER; i++)

@@ -42,7 +42,7 @@ static const struct map_rows cpu_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
-#include "../host/procfs.h"
+#include "../host/host.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,7 +50,7 @@ static const struct map_rows cpu_rows = {
 #include <string.h>
 
 struct cpu_state {
-	const char *root; /* borrowed from the mon_env */
+	const char *root; /* borrowed from the host: --path.procfs */
 	struct procfs pf;
 	struct proc_stat prev, cur;
 	int have_prev;
@@ -83,10 +83,10 @@ static int cpu_open(const struct mon_env *env, void **state)
 {
 	struct cpu_state *s = xcalloc(1, sizeof(*s));
 	char err[256];
-	int rc = procfs_open(&s->pf, env->procfs);
+	int rc = procfs_open(&s->pf, host_procfs(env->host));
 
 	*state = s;
-	s->root = env->procfs;
+	s->root = host_procfs(env->host);
 	s->usage_data = json_object();
 	if (rc)
 		return rc;

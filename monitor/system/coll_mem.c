@@ -32,14 +32,14 @@ static const struct map_rows mem_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
-#include "../host/procfs.h"
+#include "../host/host.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct mem_state {
-	const char *root; /* borrowed from the mon_env */
+	const char *root; /* borrowed from the host: --path.procfs */
 	struct procfs pf;
 };
 
@@ -48,8 +48,8 @@ static int mem_open(const struct mon_env *env, void **state)
 	struct mem_state *s = xcalloc(1, sizeof(*s));
 
 	*state = s;
-	s->root = env->procfs;
-	return procfs_open(&s->pf, env->procfs);
+	s->root = host_procfs(env->host);
+	return procfs_open(&s->pf, s->root);
 }
 
 static void mem_collect(void *state, const struct cycle *cy, json_t *group)

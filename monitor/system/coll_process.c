@@ -13,9 +13,10 @@
  * Processes are picked up and dropped as they start and exit: one that
  * exits between two cycles is reported once with an error, then removed.
  * A (pid, start time) pair identifies a process, so pid reuse is noticed.
- * The processes come from the producer's process table (proctab.h), one
- * scan of /proc per cycle however many runtimes read it; device memory is
- * what device collectors recorded there.
+ * The processes come from the host layer (host.h): one scan of /proc per
+ * cycle however many runtimes read it; each process is measured with the
+ * host's process meter, as an endpoint runtime's listening process is, and
+ * its device memory is what device collectors recorded there.
  */
 #ifdef ACCEL_ROWS_ONLY
 /* ---- rows: the fields this collector writes and their families (common/rows.h) ---- */
@@ -45,54 +46,40 @@ static const struct map_rows process_rows = {
 #else /* the collector */
 #include "../core/collector.h"
 #include "../../common/log.h"
-#include "../host/procfs.h"
-#include "../host/proctab.h"
+#include "../host/host.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct proc_entry {
-	pid_t pid;
-	uint64_t starttime;  /* ticks since boot: with pid, the identity */
-	char tag[64];        /* comm */
-	struct pid_stat st;  /* this cycle's sample */
-	uint64_t rss_pages;
-	int alive;           /* seen in this cycle's scan */
-	uint64_t base_utime, base_stime;  /* runtime_vcpu_usage baseline, ticks */
-	int64_t base_vcpu_ns;             /* boot clock */
-	int64_t base_mem_ns;              /* memory_used: last collection, boot clock */
+	struct proc_meter m;  /* pid, start time, this cycle's sample and the groups' baselines */
+	char tag[64];         /* comm */
+	int alive;            /* seen in this cycle's scan */
 };
 
 struct proc_state {
 	const struct cfg_runtime *rt; /* borrowed */
 	size_t index;
-	const struct mon_env *env;    /* borrowed */
-	struct procfs pf;
+	struct host *host;            /* borrowed */
+	int opened;                   /* the procfs root could be opened: the first scan was the baseline */
+	int open_error;               /* errno of the last failed open, 0 if fine */
 	struct proc_entry *e;
 	size_t ne, ae;
-	int ncpu;
 	int scan_error;               /* errno of a failed /proc scan, 0 if fine */
 	int pid_filtered;             /* RT_PID: the process exists but tag_filter excludes it */
 };
 
-static int64_t ticks_to_ns(const struct proc_state *s, uint64_t ticks)
-{
-	return (int64_t)(ticks * (uint64_t)(NS_PER_S / s->env->clk_tck));
-}
-
 /* Does p's comm or argv[0]'s basename equal name? */
-static int process_matches(struct proctab *t, struct proc_info *p, const char *name)
+static int process_matches(struct host *h, struct proc_info *p, const char *name)
 {
 	const char *argv0, *base;
 
 	if (!strcmp(p->comm, name))
 		return 1;
-	argv0 = proctab_argv0(t, p);
+	argv0 = host_process_argv0(h, p);
 	base = strrchr(argv0, '/');
 	return *argv0 && strcmp(base ? base + 1 : argv0, name) == 0;
 }
@@ -100,40 +87,28 @@ static int process_matches(struct proctab *t, struct proc_info *p, const char *n
 static struct proc_entry *entry_find(struct proc_state *s, pid_t pid, uint64_t starttime)
 {
 	for (size_t i = 0; i < s->ne; i++)
-		if (s->e[i].pid == pid && s->e[i].starttime == starttime)
+		if (s->e[i].m.pid == pid && s->e[i].m.starttime == starttime)
 			return &s->e[i];
 	return NULL;
 }
 
-/* Record a live process; a new one gets its start as baseline. */
-static void entry_seen(struct proc_state *s, pid_t pid, const struct pid_stat *ps, const struct cycle *cy,
-		       int prime)
+/* Record a live process; a new one gets its start as baseline (now, when priming). */
+static void entry_seen(struct proc_state *s, const struct proc_info *p, const struct cycle *cy, int prime)
 {
-	struct proc_entry *e = entry_find(s, pid, ps->starttime);
+	struct proc_entry *e = entry_find(s, p->pid, p->starttime);
 
 	if (!e) {
-		int64_t start = ticks_to_ns(s, ps->starttime);
-
 		if (s->ne == s->ae) {
 			s->ae = s->ae ? s->ae * 2 : 8;
 			s->e = xrealloc(s->e, s->ae * sizeof(*s->e));
 		}
 		e = &s->e[s->ne++];
 		memset(e, 0, sizeof(*e));
-		e->pid = pid;
-		e->starttime = ps->starttime;
-		snprintf(e->tag, sizeof(e->tag), "%s", ps->comm);
+		snprintf(e->tag, sizeof(e->tag), "%s", p->comm);
 		utf8_sanitize(e->tag);
-		if (prime) {
-			e->base_utime = ps->utime;
-			e->base_stime = ps->stime;
-			e->base_vcpu_ns = e->base_mem_ns = cy->boot_ns;
-		} else {
-			/* Born (or renamed) since the last scan: measure from its start. */
-			e->base_vcpu_ns = e->base_mem_ns = start < cy->boot_ns ? start : cy->boot_ns;
-		}
+		host_meter_start(s->host, &e->m, p, cy, prime);
 	}
-	e->st = *ps;
+	host_meter_sample(&e->m, p);
 	e->alive = 1;
 }
 
@@ -148,52 +123,44 @@ static int alive(const struct proc_info *p)
 	return p->state != 'Z' && p->state != 'X';
 }
 
-static struct pid_stat stat_of(const struct proc_info *p)
-{
-	struct pid_stat ps = { .state = p->state, .utime = p->utime, .stime = p->stime, .starttime = p->starttime };
-
-	snprintf(ps.comm, sizeof(ps.comm), "%s", p->comm);
-	return ps;
-}
-
-/* Find the runtime's processes in this cycle's process table; mark entries alive or not. */
+/* Find the runtime's processes in this cycle's snapshot of the host; mark entries alive or not. */
 static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 {
-	struct proctab *t = s->env->procs;
-	struct pid_stat ps;
+	struct proc_info *procs;
+	size_t n;
+	int rc;
 
 	s->scan_error = 0;
 	for (size_t i = 0; i < s->ne; i++)
 		s->e[i].alive = 0;
 	if (s->rt->kind == RT_PID) {
 		struct proc_info *p;
-		int rc = proctab_get(t, cy->mono_ns, s->rt->pid, &p);
 
+		rc = host_process(s->host, s->rt->pid, &p);
 		s->pid_filtered = 0;
 		if (rc) {
 			s->scan_error = -rc;
 			return;
 		}
 		if (p && alive(p)) {
-			ps = stat_of(p);
-			if (tag_ok(s, ps.comm))
-				entry_seen(s, s->rt->pid, &ps, cy, prime);
+			if (tag_ok(s, p->comm))
+				entry_seen(s, p, cy, prime);
 			else
 				s->pid_filtered = 1;
 		}
 		return;
 	}
-	if (proctab_refresh(t, cy->mono_ns)) {
-		s->scan_error = t->error;
+	rc = host_processes(s->host, &procs, &n);
+	if (rc) {
+		s->scan_error = -rc;
 		return;
 	}
-	for (size_t i = 0; i < t->n; i++) {
-		struct proc_info *p = &t->p[i];
+	for (size_t i = 0; i < n; i++) {
+		struct proc_info *p = &procs[i];
 
-		if (!alive(p) || !process_matches(t, p, s->rt->name) || !tag_ok(s, p->comm))
+		if (!alive(p) || !process_matches(s->host, p, s->rt->name) || !tag_ok(s, p->comm))
 			continue;
-		ps = stat_of(p);
-		entry_seen(s, p->pid, &ps, cy, prime);
+		entry_seen(s, p, cy, prime);
 	}
 }
 
@@ -201,17 +168,18 @@ static int proc_open(const struct mon_env *env, const struct cfg_runtime *rt, si
 		     const struct cycle *cy, void **state)
 {
 	struct proc_state *s = xcalloc(1, sizeof(*s));
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc;
 
 	s->rt = rt;
 	s->index = index;
-	s->env = env;
-	s->ncpu = n > 0 ? (int)n : 1;
+	s->host = env->host;
 	*state = s;
-	rc = procfs_open(&s->pf, env->procfs);
-	if (rc == 0)
+	rc = host_procfs_open(s->host);
+	s->open_error = -rc;
+	if (rc == 0) {
+		s->opened = 1;
 		scan(s, cy, 1);
+	}
 	return rc;
 }
 
@@ -223,65 +191,12 @@ static json_t *entry_json(const struct proc_state *s, pid_t pid, const char *tag
 }
 
 /* The entry's "container" (container.h) when its process is in a container, pod or unit. */
-static void add_container(const struct proc_state *s, pid_t pid, const struct cycle *cy, json_t *ent)
+static void add_container(const struct proc_state *s, pid_t pid, json_t *ent)
 {
-	json_t *c = s->env->procs ? proctab_container_json_pid(s->env->procs, cy->mono_ns, pid) : NULL;
+	json_t *c = host_container_json(s->host, pid);
 
 	if (c)
 		json_object_set_new(ent, "container", c);
-}
-
-static void collect_vcpu(struct proc_state *s, struct proc_entry *e, const struct cycle *cy, json_t *g)
-{
-	double elapsed = (double)(cy->boot_ns - e->base_vcpu_ns) / 1e9;
-	double cap = elapsed * (double)s->env->clk_tck * s->ncpu / 100.0;
-	double user, sys;
-
-	json_object_set_new(g, "period", json_real(elapsed));
-	if (cap <= 0 || e->st.utime < e->base_utime || e->st.stime < e->base_stime) {
-		set_error(g, "no CPU time interval yet");
-	} else {
-		/*
-		 * CPU time is accounted in whole ticks, so a process busy on every
-		 * CPU can read a hair over 100 % of a short period: clamp the sum.
-		 */
-		user = (double)(e->st.utime - e->base_utime) / cap;
-		sys = (double)(e->st.stime - e->base_stime) / cap;
-		if (user + sys > 100.0) {
-			double k = 100.0 / (user + sys);
-
-			user *= k;
-			sys *= k;
-		}
-		json_object_set_new(g, "vcpu_usage", json_pack("{s:f, s:f}", "user", user, "system", sys));
-	}
-	e->base_utime = e->st.utime;
-	e->base_stime = e->st.stime;
-	e->base_vcpu_ns = cy->boot_ns;
-}
-
-static void collect_mem(struct proc_state *s, struct proc_entry *e, const struct cycle *cy, json_t *g)
-{
-	char path[32];
-	const char *text;
-	uint64_t pages;
-
-	json_object_set_new(g, "period", json_real((double)(cy->boot_ns - e->base_mem_ns) / 1e9));
-	e->base_mem_ns = cy->boot_ns;
-	snprintf(path, sizeof(path), "%d/statm", (int)e->pid);
-	text = procfs_read(&s->pf, path);
-	if (!text || procfs_parse_statm_rss(text, &pages)) {
-		set_error(g, "cannot read %s: %s", path, text ? "unexpected format" : strerror(errno));
-		return;
-	}
-	{
-		uint64_t dev;
-		int have_dev = proctab_devmem(s->env->procs, e->pid, &dev) == 0;
-
-		json_object_set_new(g, "runtime_used_bytes",
-				    json_pack("{s:I, s:o}", "host", (json_int_t)(pages * (uint64_t)s->env->page_size),
-					      "device", have_dev ? json_integer((json_int_t)dev) : json_null()));
-	}
 }
 
 static void proc_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue,
@@ -290,16 +205,23 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 	struct proc_state *s = state;
 	size_t keep = 0;
 
-	if (s->pf.dirfd < 0 && procfs_open(&s->pf, s->env->procfs) == 0)
-		scan(s, cy, 1);
-	else if (s->pf.dirfd >= 0)
+	if (!s->opened) {
+		int rc = host_procfs_open(s->host);
+
+		s->open_error = -rc;
+		if (rc == 0) {
+			s->opened = 1;
+			scan(s, cy, 1);
+		}
+	} else {
 		scan(s, cy, 0);
-	if (s->pf.dirfd < 0 || s->scan_error) {
+	}
+	if (!s->opened || s->scan_error) {
 		json_t *ent = entry_json(s, 0, s->rt->name ? s->rt->name : "");
 
 		json_object_set_new(ent, "pid", json_null());
-		set_error(ent, "cannot scan %s: %s", s->env->procfs,
-			  strerror(s->scan_error ? s->scan_error : errno));
+		set_error(ent, "cannot scan %s: %s", host_procfs(s->host),
+			  strerror(s->scan_error ? s->scan_error : s->open_error));
 		json_array_append_new(out, ent);
 		return;
 	}
@@ -311,23 +233,18 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 	}
 	for (size_t i = 0; i < s->ne; i++) {
 		struct proc_entry *e = &s->e[i];
-		json_t *ent = entry_json(s, e->pid, e->tag), *rep = json_object_get(ent, "report");
+		json_t *ent = entry_json(s, e->m.pid, e->tag), *rep = json_object_get(ent, "report");
 
 		if (!e->alive) {
-			set_error(ent, "process %d exited", (int)e->pid);
+			set_error(ent, "process %d exited", (int)e->m.pid);
 			json_array_append_new(out, ent);
 			continue; /* reported once, then dropped below */
 		}
-		add_container(s, e->pid, cy, ent);
+		add_container(s, e->m.pid, ent);
 		for (size_t k = 0; k < ndue; k++) {
 			json_t *g = group_new(0, cy->iso);
 
-			if (due[k] == GROUP_RUNTIME_VCPU_USAGE)
-				collect_vcpu(s, e, cy, g);
-			else if (due[k] == GROUP_MEMORY_USED)
-				collect_mem(s, e, cy, g);
-			else
-				set_error(g, "%s is not available for process runtimes", group_name(due[k]));
+			host_meter_group(s->host, &e->m, due[k], cy, g);
 			json_object_set_new(rep, group_name(due[k]), g);
 		}
 		json_array_append_new(out, ent);
@@ -342,7 +259,6 @@ static void proc_close(void *state)
 
 	if (!s)
 		return;
-	procfs_close(&s->pf);
 	free(s->e);
 	free(s);
 }

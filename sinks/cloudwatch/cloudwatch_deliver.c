@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t real_ms(void)
+static int64_t real_ms(void *ud)
 {
+	(void)ud;
 	return clock_real_ns() / NS_PER_MS;
 }
 
@@ -90,7 +91,7 @@ static void drop(struct cw_deliver *dl, const struct cw_datum *d, unsigned char 
 /* Drop what has become too old for CloudWatch while it waited. */
 static void drop_stale(struct cw_deliver *dl, const struct cw_datum *d, size_t a, size_t e, unsigned char *dead)
 {
-	int64_t oldest = dl->wall_ms() - dl->max_age_ms;
+	int64_t oldest = dl->wall_ms(dl->ud) - dl->max_age_ms;
 
 	for (size_t i = a; i < e; i++) {
 		if (dead[i] || d[i].ts_ms >= oldest)

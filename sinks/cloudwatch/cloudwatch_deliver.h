@@ -47,14 +47,14 @@ struct cw_deliver {
 	int64_t backoff_min_ms;       /* first retry waits about this long */
 	int64_t backoff_max_ms;       /* cap */
 	int64_t max_age_ms;           /* datums older than this at send time are dropped (two weeks) */
-	int64_t (*wall_ms)(void);     /* unix ms now */
+	int64_t (*wall_ms)(void *ud); /* unix ms now */
 	/* Wait ms, returning early when it is time to give up. */
 	void (*sleep_ms)(void *ud, int64_t ms);
 	/* 1 when retrying must stop (the exit deadline passed). */
 	int (*give_up)(void *ud);
 	/* Called before a retry after CW_AUTH (refresh the credentials). May be NULL. */
 	void (*on_auth)(void *ud);
-	void *ud;
+	void *ud;                     /* of wall_ms, sleep_ms, give_up and on_auth */
 	unsigned seed;                /* jitter */
 	unsigned attempt;             /* consecutive failed tries */
 	/* counters, ever */

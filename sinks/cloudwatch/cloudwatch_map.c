@@ -182,10 +182,8 @@ static const char *unit_of(const struct family *f)
 	return "None";
 }
 
-void cw_map_family(const struct family *f, const char **name, const char **unit)
+void cw_map_family(const struct family *f, const char **name, const char **unit, char buf[CW_MAX_NAME + 1])
 {
-	static char buf[CW_MAX_NAME + 1];
-
 	*unit = unit_of(f);
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(names[i].family, f->name)) {
@@ -197,7 +195,7 @@ void cw_map_family(const struct family *f, const char **name, const char **unit)
 		*name = "";
 		return;
 	}
-	camel(f->name, buf, sizeof(buf), 1);
+	camel(f->name, buf, CW_MAX_NAME + 1, 1);
 	*name = buf;
 }
 
@@ -273,7 +271,7 @@ enum cw_verdict cw_map_sample(const struct cw_map_opts *o, const struct sample *
 	size_t i;
 	double v = s->value;
 
-	cw_map_family(s->fam, &name, &unit);
+	cw_map_family(s->fam, &name, &unit, sc->family);
 	if (!*name)
 		return CW_SKIP;
 	memset(p, 0, offsetof(struct cw_point, dims));

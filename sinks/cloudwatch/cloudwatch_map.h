@@ -60,6 +60,7 @@ enum cw_verdict {
 
 /* Scratch space for the strings a point may need (names built, values cleaned). */
 struct cw_scratch {
+	char family[CW_MAX_NAME + 1]; /* the family's metric name */
 	char name[CW_MAX_NAME + 1];
 	char vals[CW_MAX_DIMS][CW_MAX_DIM_VALUE + 1];
 	char dnames[CW_MAX_DIMS][64];
@@ -83,7 +84,10 @@ int cw_value_ok(double v);
  */
 double cw_ratio_percent(double r);
 
-/* The metric name and unit a family maps to ("" name: not sent). For docs and tests. */
-void cw_map_family(const struct family *f, const char **name, const char **unit);
+/*
+ * The metric name and unit a family maps to ("" name: not sent). *name may
+ * point into buf (CW_MAX_NAME + 1 bytes, the caller's), *unit is static.
+ */
+void cw_map_family(const struct family *f, const char **name, const char **unit, char buf[CW_MAX_NAME + 1]);
 
 #endif

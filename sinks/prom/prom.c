@@ -28,7 +28,6 @@
 #include "../../common/series/prom_store.h"
 #include "prom_web.h"
 
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -139,14 +138,6 @@ static int parse_listen(const char *arg, void *dst, char *err, size_t errsz)
 	return 0;
 }
 
-/* More input is already there (a complete line buffered, or the fd readable): a burst is coming. */
-static int input_pending(const struct sink_input *in)
-{
-	struct pollfd p = { .fd = in->st.fd, .events = POLLIN };
-
-	return sink_input_buffered(in) || (!in->st.eof && poll(&p, 1, 0) == 1);
-}
-
 static void on_bad_line(void *ud, enum stream_bad why)
 {
 	prom_store_bad_line(ud, why);
@@ -159,40 +150,36 @@ static void *ingest_main(void *arg)
 	int64_t last_pub = 0;
 
 	sink_input_init(&si, "prom", STDIN_FILENO, in->max_line);
+	/* Wait for input in slices, so that a stop request is seen while stdin is quiet. */
+	sink_input_set_wait(&si, POLL_MS);
 	si.on_bad = on_bad_line;
 	si.ud = in->store;
 	while (!atomic_load(&in->stop)) {
 		json_t *rep;
-		int rc;
+		int rc = sink_input_next(&si, &rep);
 		int64_t now;
 
-		/* Wait for input in slices, so that a stop request is seen while stdin is quiet. */
-		if (si.st.rpos == si.st.rlen && !si.st.eof) {
-			struct pollfd p = { .fd = si.st.fd, .events = POLLIN };
-
-			if (poll(&p, 1, POLL_MS) == 0)
-				continue;
-		}
-		rc = sink_input_next(&si, &rep);
+		if (rc == SINK_INPUT_AGAIN)
+			continue;
 		now = clock_mono_ns();
 		if (rc == 1) {
 			prom_store_report(in->store, rep, si.where, now, clock_real_ns());
 			json_decref(rep);
 		}
-		prom_store_input_bytes(in->store, si.st.bytes);
+		prom_store_input_bytes(in->store, si.bytes);
 		if (rc <= 0) {
 			if (rc < 0)
 				log_err("prom: %s; serving the last values, /health fails from now on", si.err);
 			else
 				log_warn("prom: stdin: end of input after %llu lines; serving the last values, /health "
 					 "fails from now on",
-					 (unsigned long long)si.st.lineno);
+					 (unsigned long long)si.lines);
 			prom_store_eof(in->store, rc < 0 ? si.err : "end of input", now);
 			prom_store_publish(in->store, in->pub, now, clock_real_ns());
 			break;
 		}
 		/* Render after each report, but only once for a burst already sitting in the buffer. */
-		if (now - last_pub >= COALESCE_NS || !input_pending(&si)) {
+		if (now - last_pub >= COALESCE_NS || !sink_input_pending(&si)) {
 			prom_store_publish(in->store, in->pub, now, clock_real_ns());
 			last_pub = now;
 		}
@@ -266,10 +253,7 @@ int main(int argc, char **argv)
 	}
 	/* Signals are taken by sigtimedwait in the main thread only; the threads inherit the mask. */
 	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sink_block_signals(&sigs);
 
 	node_name(node, sizeof(node));
 	if (o.passthrough)
@@ -317,14 +301,14 @@ int main(int argc, char **argv)
 out:
 	prom_http_stop(http);
 	if (started) {
-		/* The ingest thread sees the flag within POLL_MS, unless it is blocked in the middle of a line. */
+		/* The ingest thread sees the flag within POLL_MS, unless a report takes longer than that. */
 		int64_t until = clock_mono_ns() + 2 * NS_PER_S;
 
 		atomic_store(&in.stop, 1);
 		while (!atomic_load(&in.done) && clock_mono_ns() < until)
 			sleep_ns(10 * NS_PER_MS, NULL);
 		if (!atomic_load(&in.done)) {
-			log_info("prom: the input is in the middle of a line; not waiting for it");
+			log_info("prom: the ingest thread is still busy; not waiting for it");
 			_exit(rc); /* the ingest thread still uses the store */
 		}
 		pthread_join(th, NULL);

@@ -24,6 +24,7 @@
 
 #undef _FORTIFY_SOURCE
 #include "../../monitor/core/collector.h"
+#include "../../monitor/host/host.h"
 #include "../../common/jsonw.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
@@ -187,6 +188,16 @@ static struct cfg_device cfg = { .type = COLL_TYPE, .select_all = 1, .period_ms 
 static struct mon_env env;
 static const struct device_ops *ops = &COLL_OPS;
 
+/* The host the collectors see (env.host): the private copy's roots, the same for the whole test. */
+static struct host *fixture_host(void)
+{
+	if (!env.host)
+		env.host = host_new(&(struct host_opts){ .procfs = proc_root, .sysfs = sys_root, .clk_tck = 100,
+							 .page_size = 4096 },
+				    NULL);
+	return env.host;
+}
+
 /* Collect group id for cycle mono (new reference). */
 static json_t *collect(void *st, enum group_id id, int64_t mono)
 {
@@ -201,10 +212,7 @@ static void *open_state(void)
 {
 	void *st = NULL;
 
-	env.procfs = proc_root;
-	env.sysfs = sys_root;
-	env.clk_tck = 100;
-	env.page_size = 4096;
+	fixture_host();
 	ops->open(&env, &cfg, &st);
 	return st;
 }

@@ -82,8 +82,9 @@ static int fake_give_up(void *ud)
 	return F.give_up_after && F.nsleep >= F.give_up_after;
 }
 
-static int64_t fake_wall(void)
+static int64_t fake_wall(void *ud)
 {
+	(void)ud;
 	return F.now;
 }
 

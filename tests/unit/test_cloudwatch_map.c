@@ -219,18 +219,19 @@ int main(void)
 
 	/* A family the table does not know. */
 	{
+		char fbuf[CW_MAX_NAME + 1];
 		struct family f = { "device_power_draw_seconds_total", "", METRIC_COUNTER, "seconds" };
 		struct family g = { "device_temperature", "", METRIC_GAUGE, "" };
 
-		cw_map_family(&f, &name, &unit);
+		cw_map_family(&f, &name, &unit, fbuf);
 		is_str(name, "DevicePowerDrawSeconds", "unknown family: CamelCase, one unit suffix dropped");
 		is_str(unit, "Seconds", "its unit");
 		struct family h = { "accelerator_info", "", METRIC_GAUGE, "" };
 
-		cw_map_family(&g, &name, &unit);
+		cw_map_family(&g, &name, &unit, fbuf);
 		is_str(name, "DeviceTemperature", "no unit suffix");
 		is_str(unit, "None", "unit None");
-		cw_map_family(&h, &name, &unit);
+		cw_map_family(&h, &name, &unit, fbuf);
 		is_str(name, "", "an unknown labels-only _info gauge is not sent");
 	}
 	return done_testing();

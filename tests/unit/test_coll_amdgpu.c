@@ -13,21 +13,23 @@
  */
 #define COLL_TYPE "amdgpu"
 #define COLL_OPS coll_amdgpu_ops
-#include "../../monitor/host/proctab.h"
 #include "coll_harness.h"
 
 /* ---- the tests ---------------------------------------------------------------------- */
 
 static void test_identity_and_values(void)
 {
+	struct host *other;
 	void *st;
 	json_t *g;
 	int64_t t;
 
 	setup("host");
-	is_int(ops->probe(&(struct mon_env){ .sysfs = sys_root, .procfs = proc_root }), 1, "probe: amdgpu cards found");
-	is_int(ops->probe(&(struct mon_env){ .sysfs = "tests/fixtures/proc", .procfs = proc_root }), 0,
+	is_int(ops->probe(&(struct mon_env){ .host = fixture_host() }), 1, "probe: amdgpu cards found");
+	other = host_new(&(struct host_opts){ .procfs = proc_root, .sysfs = "tests/fixtures/proc" }, NULL);
+	is_int(ops->probe(&(struct mon_env){ .host = other }), 0,
 	       "probe: none in a tree without class/drm");
+	host_free(other);
 	st = open_state();
 	is_str(ops->error(st) ? ops->error(st) : "", "", "no entry error");
 	t = clock_mono_ns() + 1000000000;
@@ -123,21 +125,18 @@ static void test_identity_and_values(void)
 	is_double(jnum(g, "devices.1.ecc_errors.uncorrected"), 0, 0, "uncorrected went 1 -> 0: 0, not -1");
 	json_decref(g);
 
-	/* Process runtimes' device memory, recorded into the producer's process table. */
+	/* Process runtimes' device memory, recorded into the host. */
 	{
-		struct proctab pt;
 		struct cycle cy = { .mono_ns = t + 1 };
 		uint64_t b = 0;
 
-		proctab_init(&pt, proc_root);
-		proctab_devmem_begin(&pt, cy.mono_ns);
-		is_int(proctab_devmem(&pt, 1000, &b), -ENOENT, "nothing recorded yet: -ENOENT");
-		ops->proc_memory(st, &cy, &pt);
-		is_int(proctab_devmem(&pt, 1000, &b), 0, "device memory of 1000 known");
+		host_snapshot(env.host, &cy);
+		is_int(host_devmem(env.host, 1000, &b), -ENOENT, "nothing recorded yet: -ENOENT");
+		ops->proc_memory(st, &cy, env.host);
+		is_int(host_devmem(env.host, 1000, &b), 0, "device memory of 1000 known");
 		is_double((double)b, (53248.0 + 10240.0) * 1024, 0, "1000: its VRAM");
-		is_int(proctab_devmem(&pt, 3000, &b), 0, "3000 (no DRM client): known");
+		is_int(host_devmem(env.host, 3000, &b), 0, "3000 (no DRM client): known");
 		is_int(b, 0, "3000: 0 bytes");
-		proctab_free(&pt);
 	}
 	ops->close(st);
 }
@@ -233,8 +232,7 @@ static void test_select_and_errors(void)
 	one.select_all = 0;
 	one.ids = ids;
 	one.nids = 1;
-	env.procfs = proc_root;
-	env.sysfs = sys_root;
+	fixture_host();
 	ops->open(&env, &one, &st);
 	g = collect(st, GROUP_DEVICE_INFO, clock_mono_ns());
 	ok(json_object_size(jp(g, "devices")) == 1 && jp(g, "devices.1"), "select by unique_id: only that GPU, index 1");
@@ -386,7 +384,7 @@ static void test_no_links(void)
 
 	setup("nolinks");
 	sh("test -z \"$(find '%s' -type l)\"", sys_root);
-	is_int(ops->probe(&(struct mon_env){ .sysfs = sys_root, .procfs = proc_root }), 1, "no links: probe finds them");
+	is_int(ops->probe(&(struct mon_env){ .host = fixture_host() }), 1, "no links: probe finds them");
 	st = open_state();
 	g = collect(st, GROUP_DEVICE_INFO, t);
 	is_int(json_object_size(jp(g, "devices")), 2, "two amdgpu cards, card0 (i915) not one of them");

@@ -15,8 +15,7 @@
  */
 #include "../../monitor/host/cgroupfs.h"
 #include "../../monitor/core/collector.h"
-#include "../../monitor/host/container.h"
-#include "../../monitor/host/proctab.h"
+#include "../../monitor/host/host.h"
 #include "../../common/log.h"
 #include "../../common/samples.h"
 #include "../../common/util.h"
@@ -105,18 +104,18 @@ static void put(const char *rel, const char *fmt, ...)
 
 static const struct group_ops *ops = &coll_containers_ops;
 
-static struct proctab procs; /* only its name resolver (procs.ct) is used */
+static struct host *host; /* only its container options and name resolver are used */
 
 /* The collector on cgroupfs, names from the state files under tests/fixtures/cgroup/rootfs. */
 static void *open_state(const char *cgroupfs)
 {
-	struct mon_env env = { .procfs = "/proc", .sysfs = "/sys", .clk_tck = 100, .page_size = 4096, .procs = &procs };
 	struct container_opts o = { .rootfs = "tests/fixtures/cgroup/rootfs", .cgroupfs = cgroupfs };
+	struct mon_env env;
 	void *st = NULL;
 
-	container_opts_set(&o);
-	containers_free(procs.ct);
-	procs.ct = containers_new(NULL);
+	host_free(host); /* the previous state was closed */
+	host = host_new(&(struct host_opts){ .ctr = o, .clk_tck = 100, .page_size = 4096 }, NULL);
+	env = (struct mon_env){ .host = host };
 
 	ok(ops->open(&env, &st) == 0 && st, "open on %s", cgroupfs);
 	return st;
@@ -488,7 +487,7 @@ int main(void)
 	test_v2();
 	test_v1();
 	test_fd_cap();
-	containers_free(procs.ct);
+	host_free(host);
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

@@ -23,7 +23,7 @@ static void test_chips(void)
 	int64_t t;
 
 	setup("host");
-	is_int(ops->probe(&(struct mon_env){ .sysfs = sys_root }), 1, "probe: chips found");
+	is_int(ops->probe(&(struct mon_env){ .host = fixture_host() }), 1, "probe: chips found");
 	st = open_state();
 	t = clock_mono_ns();
 

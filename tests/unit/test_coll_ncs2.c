@@ -14,7 +14,7 @@
 #define COLL_TYPE "ncs2"
 #define COLL_OPS coll_ncs2_ops
 #include "coll_harness.h"
-#include "../../monitor/host/facts.h"
+#include "../../monitor/host/host.h"
 
 /* ---- the tests ---------------------------------------------------------------------- */
 
@@ -27,7 +27,7 @@ static void test_sticks(void)
 	int64_t t;
 
 	setup("host");
-	is_int(ops->probe(&(struct mon_env){ .sysfs = sys_root }), 1, "probe: sticks found");
+	is_int(ops->probe(&(struct mon_env){ .host = fixture_host() }), 1, "probe: sticks found");
 	st = open_state();
 	ok(!ops->error(st), "no entry error");
 	t = clock_mono_ns();
@@ -154,7 +154,6 @@ static struct fact temp_fact(pid_t pid, const char *name, double celsius, int64_
 
 static void test_app_temperature(void)
 {
-	struct facts ft;
 	struct fact f[3];
 	int owner;
 	void *st;
@@ -162,14 +161,12 @@ static void test_app_temperature(void)
 	int64_t t = clock_mono_ns();
 
 	setup("host");
-	facts_init(&ft);
-	env.facts = &ft;
 	st = open_state();
-	ok(facts_wanted(&ft, "ncs2"), "an open ncs2 collector wants ncs2 facts (endpoints look for them)");
+	ok(host_facts_wanted(env.host, "ncs2"), "an open ncs2 collector wants ncs2 facts (endpoints look for them)");
 
 	/* benchmark_app (pid 3000) holds the booted stick on port 2-2 (index 2), and serves its temperature. */
 	f[0] = temp_fact(3000, "MYRIAD", 41.5, t - NS_PER_S / 2);
-	facts_set(&ft, &owner, f, 1);
+	host_facts_publish(env.host, &owner, f, 1);
 	g = collect(st, GROUP_DEVICE_THERMAL, t);
 	is_str(jtext(g, "devices.2.temperatures_celsius"), "{\"MYRIAD\":41.5}",
 	       "the holder's reading, keyed by its name label (ncs2_temperature_celsius{name})");
@@ -187,7 +184,7 @@ static void test_app_temperature(void)
 
 	/* A process that holds no stick. */
 	f[0] = temp_fact(4242, "MYRIAD", 39.0, t);
-	facts_set(&ft, &owner, f, 1);
+	host_facts_publish(env.host, &owner, f, 1);
 	g = collect(st, GROUP_DEVICE_THERMAL, t + NS_PER_S);
 	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.1.temperatures_celsius") &&
 	   !jp(g, "devices.2.temperatures_celsius"), "a reading from a process that holds no stick: on no stick");
@@ -196,7 +193,7 @@ static void test_app_temperature(void)
 	/* The same process opens the NCS1 (port 1-4) too: a plain "MYRIAD" no longer says which. */
 	sh("ln -s /dev/bus/usb/001/004 '%s/3000/fd/20'", proc_root);
 	f[0] = temp_fact(3000, "MYRIAD", 41.5, t);
-	facts_set(&ft, &owner, f, 1);
+	host_facts_publish(env.host, &owner, f, 1);
 	g = collect(st, GROUP_DEVICE_THERMAL, t + 2 * NS_PER_S);
 	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.2.temperatures_celsius"),
 	   "\"MYRIAD\" from a process with two sticks: on neither");
@@ -206,7 +203,7 @@ static void test_app_temperature(void)
 	f[0] = temp_fact(3000, "MYRIAD.1.4-ma2450", 38.25, t + NS_PER_S);
 	f[1] = temp_fact(3000, "MYRIAD.2.2-ma2480", 44.0, t + NS_PER_S);
 	f[2] = temp_fact(3000, "MYRIAD.2.1-ma2480", 50.0, t + NS_PER_S); /* port 2-1: the NCS2 it does not hold */
-	facts_set(&ft, &owner, f, 3);
+	host_facts_publish(env.host, &owner, f, 3);
 	g = collect(st, GROUP_DEVICE_THERMAL, t + 2 * NS_PER_S);
 	is_str(jtext(g, "devices.0.temperatures_celsius"), "{\"MYRIAD.1.4-ma2450\":38.25}", "port 1-4: the NCS1's");
 	is_str(jtext(g, "devices.2.temperatures_celsius"), "{\"MYRIAD.2.2-ma2480\":44.0}", "port 2-2: the booted stick's");
@@ -214,14 +211,12 @@ static void test_app_temperature(void)
 	json_decref(g);
 
 	/* Withdrawn (the scrape failed): gone at once. */
-	facts_set(&ft, &owner, NULL, 0);
+	host_facts_publish(env.host, &owner, NULL, 0);
 	g = collect(st, GROUP_DEVICE_THERMAL, t + 2 * NS_PER_S);
 	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.2.temperatures_celsius"), "withdrawn: none");
 	json_decref(g);
 	ops->close(st);
-	ok(!facts_wanted(&ft, "ncs2"), "closed: no longer");
-	env.facts = NULL;
-	facts_free(&ft);
+	ok(!host_facts_wanted(env.host, "ncs2"), "closed: no longer");
 }
 
 int main(void)

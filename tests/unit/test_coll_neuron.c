@@ -25,7 +25,7 @@ static void test_values(void)
 	int64_t t;
 
 	setup("host");
-	is_int(ops->probe(&(struct mon_env){ .sysfs = sys_root }), 1, "probe: Neuron devices found");
+	is_int(ops->probe(&(struct mon_env){ .host = fixture_host() }), 1, "probe: Neuron devices found");
 	st = open_state();
 	ok(!ops->error(st), "no entry error");
 	t = clock_mono_ns() + 1000000000;
@@ -213,8 +213,7 @@ static void test_hw_counters(void)
 	int64_t t = clock_mono_ns() + 1000000000;
 
 	setup("host");
-	e.sysfs = sys_root;
-	e.procfs = proc_root;
+	e.host = fixture_host();
 	is_int(coll_neuron_hw_ops.open(&e, &st), 0, "neuron_hw_counters: open");
 	g = hw_collect(st, t);
 	is_str(jstr(g, "error"), "", "no error");

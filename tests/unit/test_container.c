@@ -11,7 +11,7 @@
  * containers through the process table.
  */
 #include "../../monitor/host/container.h"
-#include "../../monitor/host/proctab.h"
+#include "../../monitor/host/host.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -293,11 +293,10 @@ static void test_names(void)
 	struct containers *c;
 	struct container_names n;
 
-	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v2-systemd/rootfs" });
-	is_str(container_opts()->run, FIXTURES "/v2-systemd/rootfs/run", "--path.run defaults to ROOTFS/run");
-	is_str(container_opts()->cgroupfs, FIXTURES "/v2-systemd/rootfs/sys/fs/cgroup",
+	c = containers_new(&(struct container_opts){ .rootfs = FIXTURES "/v2-systemd/rootfs" });
+	is_str(containers_opts(c)->run, FIXTURES "/v2-systemd/rootfs/run", "--path.run defaults to ROOTFS/run");
+	is_str(containers_opts(c)->cgroupfs, FIXTURES "/v2-systemd/rootfs/sys/fs/cgroup",
 	       "--path.cgroupfs defaults to ROOTFS/sys/fs/cgroup");
-	c = containers_new(NULL);
 	names_of(c, "containerd", HEX32("a1"), A_UID, 0, &n);
 	is_names(&n, "ml", "trainer-0", "pytorch", "containerd task bundle annotations");
 	names_of(c, "cri-o", HEX32("b2"), B_UID, 0, &n);
@@ -312,8 +311,7 @@ static void test_names(void)
 	is_names(&n, "ml", "trainer-0", "pytorch", "cached by container id");
 	containers_free(c);
 
-	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v1-cgroupfs/rootfs/" });
-	c = containers_new(NULL);
+	c = containers_new(&(struct container_opts){ .rootfs = FIXTURES "/v1-cgroupfs/rootfs/" });
 	names_of(c, "", HEX32("3c"), "11111111-2222-4333-8444-555555555555", 0, &n);
 	is_names(&n, "jobs", "batch-job-x7k2p", "worker", "cgroupfs bare id: found in containerd's bundles");
 	is_str(n.runtime, "containerd", "cgroupfs bare id: the runtime that has it");
@@ -358,8 +356,7 @@ static void test_retry_and_odd_files(void)
 		printf("# mkdtemp: %s\n", strerror(errno));
 		exit(2);
 	}
-	container_opts_set(&(struct container_opts){ .rootfs = root });
-	c = containers_new(NULL);
+	c = containers_new(&(struct container_opts){ .rootfs = root });
 	names_of(c, "containerd", HEX32("ab"), A_UID, 100 * SEC, &n);
 	is_names(&n, "", "", "", "no state file yet: no names");
 	put_file(root, bundle, "{\"annotations\": {\"io.kubernetes.cri.sandbox-name\": \"late\", "
@@ -421,18 +418,18 @@ static void test_json(void)
 /* The per-device attribution on the v2 fixture's /proc: sums, engines, pids, and no stale entry. */
 static void test_annotate(void)
 {
-	struct proctab t;
+	struct host *h = host_new(&(struct host_opts){ .procfs = FIXTURES "/v2-systemd/proc",
+						       .ctr = { .rootfs = FIXTURES "/v2-systemd/rootfs" } },
+				  NULL);
 	json_t *g, *dev, *pods;
 	char *s;
 
-	container_opts_set(&(struct container_opts){ .rootfs = FIXTURES "/v2-systemd/rootfs" });
-	proctab_init(&t, FIXTURES "/v2-systemd/proc");
-	t.ct = containers_new(NULL);
 	g = json_pack("{s:{s:{s:{s:I, s:I, s:I, s:I, s:I}}, s:{s:{s:{s:f, s:f}, s:{s:f}}}, s:{s:[i, i, i]}}}",
 		      "devices", "0", "processes", "1001", (json_int_t)4000, "1002", (json_int_t)2000, "1006",
 		      (json_int_t)10, "1004", (json_int_t)300, "1099", (json_int_t)7, "1",
 		      "processes", "1002", "gfx", 12.5, "compute", 50.0, "1006", "gfx", 1.5, "2", "pids", 1005, 1003, 1099);
-	containers_annotate_group(&t, 1, g);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
+	host_annotate_group(h, g);
 	dev = json_object_get(json_object_get(g, "devices"), "0");
 	pods = json_object_get(dev, "pods");
 	is_int(json_object_size(pods), 2, "memory: two pods (the host process and the exited one in none)");
@@ -457,11 +454,12 @@ static void test_annotate(void)
 	/* The collector keeps its device objects: a later cycle without those processes leaves nothing stale. */
 	dev = json_object_get(json_object_get(g, "devices"), "0");
 	json_object_set_new(dev, "processes", json_pack("{s:I}", "1004", (json_int_t)1));
-	containers_annotate_group(&t, 2, g);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
+	host_annotate_group(h, g);
 	ok(!json_object_get(dev, "pods") && !json_object_get(dev, "containers") &&
 	   !json_object_get(dev, "process_containers"), "a later cycle with no pod's process: the keys are gone");
 	json_decref(g);
-	proctab_free(&t);
+	host_free(h);
 }
 
 /* A process's identity is parsed once while it lives (pid and start time), again for a reused pid. */
@@ -470,7 +468,7 @@ static void test_memo(void)
 	char root[] = "/tmp/accel-memo.XXXXXX", cmd[128];
 	const char *stat1 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
 	const char *stat2 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 9000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
-	struct proctab t;
+	struct host *h;
 	json_t *c;
 
 	if (!mkdtemp(root)) {
@@ -479,21 +477,25 @@ static void test_memo(void)
 	}
 	put_file(root, "4242/stat", stat1);
 	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64 ".scope\n");
-	proctab_init(&t, root);
-	c = proctab_container_json_pid(&t, 1, 4242);
+	h = host_new(&(struct host_opts){ .procfs = root }, NULL);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
+	c = host_container_json(h, 4242);
 	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the first cycle parses the cgroup file");
 	json_decref(c);
 	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64B ".scope\n");
-	c = proctab_container_json_pid(&t, 2, 4242);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
+	c = host_container_json(h, 4242);
 	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the same process later: not read again");
 	json_decref(c);
 	put_file(root, "4242/stat", stat2);
-	c = proctab_container_json_pid(&t, 3, 4242);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 3 });
+	c = host_container_json(h, 4242);
 	is_str(json_string_value(json_object_get(c, "id")), ID64B, "memo: a reused pid (another start time): read afresh");
 	json_decref(c);
 	put_file(root, "4242/stat", "");
-	ok(!proctab_container_json_pid(&t, 4, 4242), "memo: a process gone: no identity");
-	proctab_free(&t);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 4 });
+	ok(!host_container_json(h, 4242), "memo: a process gone: no identity");
+	host_free(h);
 	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", root);

@@ -12,7 +12,7 @@
  */
 #include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
-#include "../../monitor/host/instance.h"
+#include "../../monitor/host/host.h"
 #include "../../monitor/http/http_async.h"
 #include "../../monitor/core/loop.h"
 #include "../../monitor/core/monitor.h"
@@ -333,7 +333,7 @@ static void test_async_monitor(void)
 	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 3 };
 	struct loop *l = loop_new();
 	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
-	struct instance *inst = instance_new(l, http, 3600 * NS_PER_S);
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0, max_cycle = 0;
@@ -345,7 +345,7 @@ static void test_async_monitor(void)
 	monitor_test_group_ops(GROUP_VCPU_USAGE, &answering_ops);
 	monitor_test_group_ops(GROUP_MEMORY_INFO, &silent_ops);
 	monitor_test_group_ops(GROUP_NEURON_HW_COUNTERS, &sync_ops);
-	m = monitor_new(&cfg, l, http, inst, NULL);
+	m = monitor_new(&cfg, l, host, NULL);
 	end = clock_mono_ns() + 1250 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m), t0;
@@ -426,7 +426,7 @@ static void test_async_monitor(void)
 		free(a);
 		free(s);
 	}
-	instance_free(inst);
+	host_free(host);
 	http_async_free(http);
 	is_int((long)loop_count(l), 0, "nothing is left on the loop");
 	loop_free(l);
@@ -563,7 +563,7 @@ static void test_async_runtime(void)
 	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 2 };
 	struct loop *l = loop_new();
 	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
-	struct instance *inst = instance_new(l, http, 3600 * NS_PER_S);
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0;
@@ -575,7 +575,7 @@ static void test_async_runtime(void)
 	cfg.runtimes[0] = fake_runtime("fake:a", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
 	cfg.runtimes[1] = fake_runtime("fake:b", GROUP_MEMORY_USED, GROUP_COUNT);
 	monitor_test_runtime_ops(RT_UNSUPPORTED, &fake_rt_ops);
-	m = monitor_new(&cfg, l, http, inst, NULL);
+	m = monitor_new(&cfg, l, host, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m);
@@ -624,7 +624,7 @@ static void test_async_runtime(void)
 		free(a);
 		free(b);
 	}
-	instance_free(inst);
+	host_free(host);
 	http_async_free(http);
 	is_int((long)loop_count(l), 0, "runtimes: nothing is left on the loop");
 	loop_free(l);
@@ -761,7 +761,7 @@ static void test_async_lead_overdue(void)
 	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 1 };
 	struct loop *l = loop_new();
 	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
-	struct instance *inst = instance_new(l, http, 3600 * NS_PER_S);
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0;
@@ -771,7 +771,7 @@ static void test_async_lead_overdue(void)
 	cfg.runtimes = calloc(1, sizeof(*cfg.runtimes));
 	cfg.runtimes[0] = fake_runtime("fake:c", GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED);
 	monitor_test_runtime_ops(RT_UNSUPPORTED, &lead_rt_ops);
-	m = monitor_new(&cfg, l, http, inst, NULL);
+	m = monitor_new(&cfg, l, host, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
 		int64_t due = monitor_next_due(m);
@@ -812,7 +812,7 @@ static void test_async_lead_overdue(void)
 		is_int(s->collects, cycles, "collected every cycle");
 		free(s);
 	}
-	instance_free(inst);
+	host_free(host);
 	http_async_free(http);
 	is_int((long)loop_count(l), 0, "lead/overdue: nothing is left on the loop");
 	loop_free(l);

@@ -12,7 +12,7 @@
  */
 #include "../../common/log.h"
 #include "../../monitor/core/collector.h"
-#include "../../monitor/host/proctab.h"
+#include "../../monitor/host/host.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -114,7 +114,7 @@ static void test_fields_and_allocations(void)
 	long allocs, worst = 0;
 	json_t *g;
 	uint64_t bytes = 0;
-	struct proctab pt;
+	struct host *host;
 
 	use_script(top, "tests/fixtures/nvml/multi.nvml");
 	ok(coll_nvidia_ops.probe(&env) == 1, "probe: the fake library has GPUs");
@@ -154,16 +154,15 @@ static void test_fields_and_allocations(void)
 	if (worst > 1)
 		printf("#   got %ld\n", worst);
 
-	proctab_init(&pt, "/nonexistent");
-	proctab_devmem_begin(&pt, 1);
-	coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 1 }, &pt);
-	is_int(proctab_devmem(&pt, 4242, &bytes), 0, "proc_memory: 4242 known");
+	host = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
+	coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 1 }, host);
+	is_int(host_devmem(host, 4242, &bytes), 0, "proc_memory: 4242 known");
 	is_int(bytes, 1073741824, "proc_memory: 4242's bytes on GPU 0");
-	is_int(proctab_devmem(&pt, 10005, &bytes), 0, "proc_memory: 10005 known");
+	is_int(host_devmem(host, 10005, &bytes), 0, "proc_memory: 10005 known");
 	is_int(bytes, 1048576, "proc_memory: 10005's bytes on GPU 2 (beyond the first buffer)");
-	is_int(proctab_devmem(&pt, 999999, &bytes), 0, "proc_memory: a process on no GPU is known");
+	is_int(host_devmem(host, 999999, &bytes), 0, "proc_memory: a process on no GPU is known");
 	is_int(bytes, 0, "proc_memory: a process on no GPU: 0 bytes");
-	proctab_free(&pt);
+	host_free(host);
 	coll_nvidia_ops.close(st);
 }
 
@@ -207,14 +206,12 @@ static void test_no_library(void)
 	is_str(json_string_value(json_object_get(g, "error")), e, "no library: the group carries the error");
 	ok(!json_object_get(g, "devices"), "no library: no devices");
 	{
-		struct proctab pt;
+		struct host *host = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
 		uint64_t bytes;
 
-		proctab_init(&pt, "/nonexistent");
-		proctab_devmem_begin(&pt, 2);
-		coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 2 }, &pt);
-		ok(proctab_devmem(&pt, 1, &bytes) == -ENOENT, "no library: proc_memory records nothing");
-		proctab_free(&pt);
+		coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 2 }, host);
+		ok(host_devmem(host, 1, &bytes) == -ENOENT, "no library: proc_memory records nothing");
+		host_free(host);
 	}
 	json_decref(g);
 	coll_nvidia_ops.close(st);

@@ -7,6 +7,7 @@
  * Expected values: tests/fixtures/proc/EXPECTED.md.
  */
 #include "../../monitor/core/collector.h"
+#include "../../monitor/host/host.h"
 #include "../../monitor/host/procfs.h"
 #include "tap.h"
 
@@ -51,10 +52,16 @@ static void point_at(const char *scenario, const char *snap)
 	}
 }
 
+/* A host on the test's procfs root. */
+static struct host *test_host(void)
+{
+	return host_new(&(struct host_opts){ .procfs = root, .sysfs = "/sys", .clk_tck = 100, .page_size = 4096 }, NULL);
+}
+
 /* Run vcpu_usage from snapshot a to b of a scenario; new reference to the group. */
 static json_t *cpu_between(const char *scenario)
 {
-	struct mon_env env = { .procfs = root, .sysfs = "/sys", .clk_tck = 100, .page_size = 4096 };
+	struct mon_env env = { .host = test_host() };
 	struct cycle cy = { 0 };
 	void *state;
 	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
@@ -64,6 +71,7 @@ static json_t *cpu_between(const char *scenario)
 	point_at(scenario, "b");
 	coll_cpu_ops.collect(state, &cy, g);
 	coll_cpu_ops.close(state);
+	host_free(env.host);
 	return g;
 }
 
@@ -167,7 +175,7 @@ int main(void)
 
 	/* Same sample twice: no time passed, an error rather than 0/0. */
 	{
-		struct mon_env env = { .procfs = root, .clk_tck = 100, .page_size = 4096 };
+		struct mon_env env = { .host = test_host() };
 		struct cycle cy = { 0 };
 		void *state;
 
@@ -180,11 +188,12 @@ int main(void)
 		ok(!json_object_get(g, "average_usage"), "identical samples: no usage fields");
 		json_decref(g);
 		coll_cpu_ops.close(state);
+		host_free(env.host);
 	}
 
 	/* memory_info. */
 	{
-		struct mon_env env = { .procfs = root, .clk_tck = 100, .page_size = 4096 };
+		struct mon_env env = { .host = test_host() };
 		struct cycle cy = { 0 };
 		void *state;
 
@@ -209,6 +218,7 @@ int main(void)
 		       "missing meminfo is reported in error");
 		json_decref(g);
 		coll_mem_ops.close(state);
+		host_free(env.host);
 	}
 
 	snprintf(path, sizeof(path), "%s/stat", root);

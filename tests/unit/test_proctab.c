@@ -5,7 +5,8 @@
  * from a real kernel, plus a cgroup v2 process, a kernel thread, a zombie and
  * entries that are not processes) and on the real /proc: one scan per cycle,
  * argv[0] and cgroup read once per process, pid reuse noticed, a missing
- * root reported; and the per-process device memory record.
+ * root reported. (The per-process device memory record is the host's:
+ * test_host.c.)
  */
 #include "../../common/util.h"
 #include "../../monitor/host/proctab.h"
@@ -77,7 +78,6 @@ static void test_fixture(void)
 {
 	struct proctab t;
 	struct proc_info *p;
-	uint64_t b;
 	char rel[64];
 
 	snprintf(root, sizeof(root), "%s/proctab.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -146,21 +146,6 @@ static void test_fixture(void)
 	}
 	ok(proctab_find(&t, 100) == NULL, "the zombie's files are gone: so is its entry");
 
-	/* Device memory: unknown until a collector records; summed per process; per cycle. */
-	proctab_devmem_begin(&t, 2000);
-	is_int(proctab_devmem(&t, 4242, &b), -ENOENT, "device memory: -ENOENT when no collector recorded");
-	proctab_devmem_add(&t, 4242, 10);
-	proctab_devmem_add(&t, 4242, 5);
-	is_int(proctab_devmem(&t, 4242, &b), 0, "device memory of 4242 known");
-	is_int((long)b, 15, "device memory: two devices' bytes summed");
-	is_int(proctab_devmem(&t, 1, &b), 0, "a process on no device: known");
-	is_int((long)b, 0, "a process on no device: 0 bytes");
-	proctab_devmem_begin(&t, 2000);
-	is_int(proctab_devmem(&t, 4242, &b), 0, "begin again in the same cycle: the record stays");
-	proctab_devmem_begin(&t, 3000);
-	is_int(proctab_devmem(&t, 4242, &b), -ENOENT, "a new cycle: a new record");
-	proctab_devmem_known(&t);
-	is_int(proctab_devmem(&t, 4242, &b), 0, "a collector that found no process: known, 0");
 	proctab_free(&t);
 
 	/* One process (a pid:N runtime): its stat file only, no scan, unless this cycle's scan is there. */

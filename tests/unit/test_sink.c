@@ -149,6 +149,71 @@ static void test_full_stdout(void)
 	is_str(err, "accel-test: cannot write to stdout: No space left on device\n", "  with a message");
 }
 
+/*
+ * sink_start, then sink_need_stdout, in a child whose stdout is closed
+ * (closed: 1) or /dev/null; its exit status, stderr into err.
+ */
+static int need_stdout(int closed)
+{
+	char *argv[] = { (char *)"accel-test", NULL };
+	int st;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int e = open("sink.err", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(e, 2);
+		if (closed)
+			close(1);
+		else
+			dup2(open("/dev/null", O_WRONLY), 1);
+		if (sink_start(&def, 1, argv) != SINK_RUN)
+			_exit(50);
+		_exit(sink_need_stdout("accel-test"));
+	}
+	waitpid(pid, &st, 0);
+	slurp("sink.err", err, sizeof(err));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_closed_stdout(void)
+{
+	is_int(need_stdout(1), EXIT_SYSTEM, "stdout closed at start: a sink that writes there refuses to run");
+	is_str(err, "accel-test: cannot write to stdout: it was closed when the program started\n", "  saying why");
+	is_int(need_stdout(0), 0, "stdout on /dev/null: fine");
+	is_str(err, "", "  nothing said");
+}
+
+/* Waiting in slices: SINK_INPUT_AGAIN while a line is not whole; lines and bytes counted. */
+static void test_wait(void)
+{
+	struct sink_input in;
+	json_t *rep = NULL;
+	int p[2];
+
+	if (pipe(p))
+		return;
+	sink_input_init(&in, "test", p[0], 0);
+	sink_input_set_wait(&in, 20);
+	is_int(sink_input_next(&in, &rep), SINK_INPUT_AGAIN, "quiet input: SINK_INPUT_AGAIN");
+	ok(!sink_input_pending(&in), "nothing pending");
+	ok(write(p[1], "{\"a\":", 5) == 5, "part of a line");
+	ok(sink_input_pending(&in), "input pending");
+	is_int(sink_input_next(&in, &rep), SINK_INPUT_AGAIN, "still SINK_INPUT_AGAIN");
+	ok(write(p[1], "1}\n\n", 4) == 4, "the rest, and a blank line");
+	is_int(sink_input_next(&in, &rep), 1, "the report");
+	json_decref(rep);
+	is_str(in.where, "stdin:1", "  stdin:1");
+	close(p[1]);
+	is_int(sink_input_next(&in, &rep), 0, "the end");
+	is_int(in.lines, 2, "two lines read");
+	is_int(in.bytes, 9, "nine bytes");
+	sink_input_free(&in);
+	close(p[0]);
+}
+
 static unsigned long long told[STREAM_BAD_COUNT];
 
 static void on_bad(void *ud, enum stream_bad why)
@@ -214,7 +279,9 @@ int main(void)
 		return 2;
 	test_options();
 	test_full_stdout();
+	test_closed_stdout();
 	test_input();
+	test_wait();
 	unlink("sink.out");
 	unlink("sink.err");
 	if (chdir("/") == 0)

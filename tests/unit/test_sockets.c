@@ -144,6 +144,7 @@ int main(void)
 	{
 		char root[] = "/tmp/test_sockets.XXXXXX", path[512];
 		struct procfs pf = { .dirfd = -1 };
+		struct sock_table tab = { 0 };
 		struct sock_owner o;
 
 		if (!ok(mkdtemp(root) != NULL, "a procfs tree"))
@@ -167,22 +168,23 @@ int main(void)
 		is_int(procfs_open(&pf, root), 0, "procfs_open on the tree");
 		sock_owner_init(&o, "127.0.0.1", 8002);
 		is_int(o.local, 1, "127.0.0.1 is this machine");
-		is_int(sock_owner_find(&o, &pf, 1000), 200, "the listener's process: the lowest pid holding it");
+		is_int(sock_owner_find(&o, &tab, &pf, 1000), 200, "the listener's process: the lowest pid holding it");
 		is_int(o.fd, 7, "... through fd 7");
-		is_int(sock_owner_find(&o, &pf, 2000), 200, "found again (one readlink)");
+		is_int(sock_owner_find(&o, &tab, &pf, 2000), 200, "found again (one readlink)");
 		snprintf(path, sizeof(path), "%s/200/fd/7", root);
 		unlink(path);
-		is_int(sock_owner_find(&o, &pf, 3000 * NS_PER_MS), 300, "pid 200 let go: the next holder, 300");
+		is_int(sock_owner_find(&o, &tab, &pf, 3000 * NS_PER_MS), 300, "pid 200 let go: the next holder, 300");
 		sock_owner_init(&o, "127.0.0.1", 8555);
-		is_int(sock_owner_find(&o, &pf, 1000), 0, "nothing listens on 8555");
+		is_int(sock_owner_find(&o, &tab, &pf, 1000), 0, "nothing listens on 8555");
 		is_str(o.why, "no process listens on port 8555", "... and why");
 		sock_owner_init(&o, "192.0.2.1", 8002);
-		is_int(sock_owner_find(&o, &pf, 1000), 0, "another machine: no process");
+		is_int(sock_owner_find(&o, &tab, &pf, 1000), 0, "another machine: no process");
 		is_str(o.why, "the endpoint is not on this host", "... and why");
 		sock_owner_init(&o, "localhost", 8004);
-		is_int(sock_owner_find(&o, &pf, 10 * NS_PER_S), 0, "a listener nobody here holds (another user's)");
+		is_int(sock_owner_find(&o, &tab, &pf, 10 * NS_PER_S), 0, "a listener nobody here holds (another user's)");
 		is_str(o.why, "the process listening on port 8004 is not visible (permissions?)", "... and why");
 		procfs_close(&pf);
+		sock_table_free(&tab);
 		snprintf(path, sizeof(path), "rm -rf '%s'", root);
 		ok(system(path) == 0, "the tree removed");
 	}

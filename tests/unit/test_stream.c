@@ -3,9 +3,11 @@
  * The stream reader (common/stream.c): line numbers in messages, the line
  * cap (an over-long line is skipped without being buffered), blank lines,
  * CRLF, a last line without newline, bad JSON, NaN, deep nesting,
- * integers past int64 (read as reals), JSON that is not an object.
+ * integers past int64 (read as reals), JSON that is not an object; with a
+ * wait, STREAM_AGAIN on a quiet input and a line read in parts kept whole.
  */
 #include "../../common/stream.h"
+#include "../../common/timeutil.h"
 #include "tap.h"
 
 #include <stdlib.h>
@@ -32,6 +34,12 @@ static int feed(const char *text, size_t len)
 	}
 	close(p[1]);
 	return p[0];
+}
+
+/* Write all of str to fd: 1, or 0. */
+static int put(int fd, const char *str)
+{
+	return write(fd, str, strlen(str)) == (ssize_t)strlen(str);
 }
 
 int main(void)
@@ -153,5 +161,48 @@ int main(void)
 	stream_free(&s);
 	close(fd);
 	free(deep);
+
+	/* With a wait: a quiet input answers STREAM_AGAIN; a line read in three parts is one line. */
+	{
+		int p[2];
+		int64_t t0;
+		static char longline[100000];
+
+		if (pipe(p))
+			return 2;
+		stream_init(&s, p[0], "stdin", 64);
+		stream_set_wait(&s, 50);
+		t0 = clock_mono_ns();
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), STREAM_AGAIN, "nothing yet: STREAM_AGAIN");
+		ok(clock_mono_ns() - t0 >= 40 * NS_PER_MS, "after the wait (%lld ms)",
+		   (long long)((clock_mono_ns() - t0) / NS_PER_MS));
+		ok(!stream_buffered(&s), "nothing buffered");
+		ok(put(p[1], "{\"a\":"), "the first part");
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), STREAM_AGAIN, "part of a line: STREAM_AGAIN");
+		ok(put(p[1], "1"), "the second part");
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), STREAM_AGAIN, "still part of a line");
+		ok(put(p[1], "}\n{\"b\":2}\n"), "the rest, and one more line");
+		ok(stream_next(&s, &r, &len, &why, err, sizeof(err)) == 1 && json_integer_value(json_object_get(r, "a")) == 1,
+		   "the line read in three parts is whole");
+		json_decref(r);
+		ok(stream_buffered(&s), "the next line is buffered");
+		ok(stream_next(&s, &r, &len, &why, err, sizeof(err)) == 1 && s.lineno == 2, "and comes next, line 2");
+		json_decref(r);
+		/* An over-long line in parts: dropped, still one line. */
+		memset(longline, 'x', sizeof(longline));
+		ok(write(p[1], longline, 60) == 60 && write(p[1], longline, 60) == 60, "an over-long line, in parts");
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), STREAM_AGAIN, "not over yet");
+		ok(put(p[1], "x\n{\"c\":3}"), "its end, and a last line without newline");
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), -1, "the over-long line is skipped");
+		ok(why == STREAM_BAD_TOO_LONG && s.lineno == 3, "as too long, line 3");
+		close(p[1]);
+		ok(stream_next(&s, &r, &len, &why, err, sizeof(err)) == 1 && json_integer_value(json_object_get(r, "c")) == 3,
+		   "the last line without its newline");
+		json_decref(r);
+		is_int(stream_next(&s, &r, &len, &why, err, sizeof(err)), 0, "then the end");
+		is_int(s.bytes, 5 + 1 + 10 + 122 + 7, "every byte counted");
+		stream_free(&s);
+		close(p[0]);
+	}
 	return done_testing();
 }

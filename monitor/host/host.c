@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host layer; see host.h. The object ties the host's modules together
+ * (proctab.c, container.c, kubelet.c, sockets.c, facts.c, instance.c) and
+ * keeps what belongs to no one collector: the snapshot's cycle and the
+ * device memory each process holds in it.
+ */
+#include "host.h"
+#include "../../common/timeutil.h"
+#include "../../common/util.h"
+#include "instance.h"
+#include "kubelet.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define INSTANCE_REFRESH_DEFAULT_NS (3600 * NS_PER_S)
+
+/* Process pid uses bytes of device memory (summed over the device collectors that recorded it). */
+struct devmem {
+	pid_t pid;
+	uint64_t bytes;
+};
+
+struct host {
+	char *procfs, *sysfs;        /* owned */
+	long clk_tck;                /* USER_HZ */
+	long page_size;              /* bytes */
+	int ncpu;                    /* online CPUs */
+	struct loop *loop;           /* borrowed; NULL: no fetches */
+	struct http_async *http;     /* borrowed: the producer's HTTP; NULL: no fetches */
+	int64_t snap;                /* the snapshot's number: the process table's cycle */
+	struct procfs pf;            /* the procfs root, for the files read outside the process table */
+	struct proctab procs;        /* the processes (proctab.h); its root is procfs */
+	struct containers *ct;       /* container and pod names from the runtimes' state files */
+	struct kubelet *kl;          /* names the state files lack; NULL without --kubelet-url or a loop */
+	struct sock_table socks;     /* the listening sockets and who holds them */
+	struct facts facts;          /* device facts one collector hands another */
+	struct instance *inst;       /* instance metadata; NULL when none is fetched */
+	struct devmem *dm;           /* this snapshot's device memory by process */
+	size_t ndm, adm;
+	int dm_known;                /* a device collector recorded (even nothing) in this snapshot */
+};
+
+/* An owned copy of s, or of def when s is NULL. */
+static char *root_dup(const char *s, const char *def)
+{
+	return xstrdup(s ? s : def);
+}
+
+struct host *host_new(const struct host_opts *o, struct loop *loop)
+{
+	struct host *h = xcalloc(1, sizeof(*h));
+	const struct container_opts *co;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	h->procfs = root_dup(o->procfs, "/proc");
+	h->sysfs = root_dup(o->sysfs, "/sys");
+	h->clk_tck = o->clk_tck > 0 ? o->clk_tck : sysconf(_SC_CLK_TCK);
+	if (h->clk_tck <= 0)
+		h->clk_tck = 100;
+	h->page_size = o->page_size > 0 ? o->page_size : sysconf(_SC_PAGESIZE);
+	h->ncpu = n > 0 ? (int)n : 1;
+	h->loop = loop;
+	h->http = o->http;
+	h->pf.dirfd = -1;
+	proctab_init(&h->procs, h->procfs);
+	h->ct = containers_new(&o->ctr);
+	co = containers_opts(h->ct);
+	if (co->kubelet_url && loop && o->http)
+		h->kl = kubelet_new(o->http, co);
+	facts_init(&h->facts);
+	if (o->http && loop)
+		h->inst = instance_new(loop, o->http,
+				       o->instance_refresh_ns > 0 ? o->instance_refresh_ns : INSTANCE_REFRESH_DEFAULT_NS);
+	/* A new host is a snapshot as of now. */
+	host_snapshot(h, &(struct cycle){ .mono_ns = clock_mono_ns() });
+	return h;
+}
+
+void host_free(struct host *h)
+{
+	if (!h)
+		return;
+	instance_free(h->inst);
+	kubelet_free(h->kl);
+	containers_free(h->ct);
+	proctab_free(&h->procs);
+	procfs_close(&h->pf);
+	sock_table_free(&h->socks);
+	facts_free(&h->facts);
+	free(h->dm);
+	free(h->procfs);
+	free(h->sysfs);
+	free(h);
+}
+
+int host_set_roots(struct host *h, const char *procfs, const char *sysfs)
+{
+	int changed = 0;
+
+	if (!procfs)
+		procfs = "/proc";
+	if (!sysfs)
+		sysfs = "/sys";
+	if (strcmp(h->sysfs, sysfs)) {
+		free(h->sysfs);
+		h->sysfs = xstrdup(sysfs);
+		changed = 1;
+	}
+	if (strcmp(h->procfs, procfs)) {
+		/* Everything read from the old root goes with it. */
+		proctab_free(&h->procs);
+		procfs_close(&h->pf);
+		sock_table_free(&h->socks);
+		free(h->procfs);
+		h->procfs = xstrdup(procfs);
+		proctab_init(&h->procs, h->procfs);
+		changed = 1;
+	}
+	return changed;
+}
+
+const char *host_procfs(const struct host *h)
+{
+	return h->procfs;
+}
+
+const char *host_sysfs(const struct host *h)
+{
+	return h->sysfs;
+}
+
+const struct container_opts *host_container_opts(const struct host *h)
+{
+	return containers_opts(h->ct);
+}
+
+long host_clk_tck(const struct host *h)
+{
+	return h->clk_tck;
+}
+
+long host_page_size(const struct host *h)
+{
+	return h->page_size;
+}
+
+int host_ncpu(const struct host *h)
+{
+	return h->ncpu;
+}
+
+/* ---- the snapshot ------------------------------------------------------------------------------------ */
+
+void host_snapshot(struct host *h, const struct cycle *cy)
+{
+	(void)cy; /* what is read in the snapshot is read when first asked for, not at cy */
+	h->snap++;
+	h->ndm = 0;
+	h->dm_known = 0;
+}
+
+/* ---- processes --------------------------------------------------------------------------------------- */
+
+int host_procfs_open(struct host *h)
+{
+	if (h->pf.dirfd >= 0)
+		return 0;
+	return procfs_open(&h->pf, h->procfs);
+}
+
+int host_processes(struct host *h, struct proc_info **procs, size_t *n)
+{
+	int rc = proctab_refresh(&h->procs, h->snap);
+
+	*procs = h->procs.p;
+	*n = h->procs.n;
+	return rc;
+}
+
+int host_process(struct host *h, pid_t pid, struct proc_info **out)
+{
+	return proctab_get(&h->procs, h->snap, pid, out);
+}
+
+const char *host_process_argv0(struct host *h, struct proc_info *p)
+{
+	return proctab_argv0(&h->procs, p);
+}
+
+void host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out)
+{
+	containers_names(h->ct, id, now, out);
+	/* What the files did not say, the kubelet may: a pod's names, a container's name in it. */
+	if (h->kl && id->pod_uid[0] && (!out->pod[0] || !out->ns[0] || (id->id[0] && !out->name[0])))
+		kubelet_names(h->kl, id->pod_uid, id->id, now, out);
+}
+
+json_t *host_container_json(struct host *h, pid_t pid)
+{
+	struct proc_info *p = NULL;
+	const struct container_id *id;
+	struct container_names n;
+
+	if (host_process(h, pid, &p) || !p)
+		return NULL;
+	id = proctab_container(&h->procs, p);
+	if (!id)
+		return NULL;
+	host_container_names(h, id, clock_mono_ns(), &n);
+	return container_json(id, &n);
+}
+
+/* container_lookup_fn over the host. */
+static json_t *lookup(void *ud, pid_t pid)
+{
+	return host_container_json(ud, pid);
+}
+
+void host_annotate_group(struct host *h, json_t *group)
+{
+	containers_annotate_group(group, lookup, h);
+}
+
+void host_annotate_devices(struct host *h, json_t *device_data)
+{
+	containers_annotate_report(device_data, lookup, h);
+}
+
+/* ---- measuring a process ----------------------------------------------------------------------------- */
+
+void host_meter_start(const struct host *h, struct proc_meter *m, const struct proc_info *p, const struct cycle *cy,
+		      int prime)
+{
+	memset(m, 0, sizeof(*m));
+	m->pid = p->pid;
+	m->starttime = p->starttime;
+	m->utime = p->utime;
+	m->stime = p->stime;
+	if (prime) {
+		m->base_utime = p->utime;
+		m->base_stime = p->stime;
+		m->base_vcpu_ns = m->base_mem_ns = cy->boot_ns;
+	} else {
+		/* Born (or renamed) since the last look: measured from its start, CPU time from 0. */
+		int64_t start = (int64_t)(p->starttime * (uint64_t)(NS_PER_S / h->clk_tck));
+
+		m->base_vcpu_ns = m->base_mem_ns = start < cy->boot_ns ? start : cy->boot_ns;
+	}
+}
+
+void host_meter_sample(struct proc_meter *m, const struct proc_info *p)
+{
+	m->utime = p->utime;
+	m->stime = p->stime;
+}
+
+static void meter_vcpu(const struct host *h, struct proc_meter *m, const struct cycle *cy, json_t *g)
+{
+	double elapsed = (double)(cy->boot_ns - m->base_vcpu_ns) / 1e9;
+	double cap = elapsed * (double)h->clk_tck * h->ncpu / 100.0;
+	double user, sys;
+
+	json_object_set_new(g, "period", json_real(elapsed));
+	if (cap <= 0 || m->utime < m->base_utime || m->stime < m->base_stime) {
+		set_error(g, "no CPU time interval yet");
+	} else {
+		/*
+		 * CPU time is accounted in whole ticks, so a process busy on every
+		 * CPU can read a hair over 100 % of a short period: clamp the sum.
+		 */
+		user = (double)(m->utime - m->base_utime) / cap;
+		sys = (double)(m->stime - m->base_stime) / cap;
+		if (user + sys > 100.0) {
+			double k = 100.0 / (user + sys);
+
+			user *= k;
+			sys *= k;
+		}
+		json_object_set_new(g, "vcpu_usage", json_pack("{s:f, s:f}", "user", user, "system", sys));
+	}
+	m->base_utime = m->utime;
+	m->base_stime = m->stime;
+	m->base_vcpu_ns = cy->boot_ns;
+}
+
+static void meter_mem(struct host *h, struct proc_meter *m, const struct cycle *cy, json_t *g)
+{
+	char path[32];
+	const char *text;
+	uint64_t pages, dev;
+	int have_dev;
+
+	json_object_set_new(g, "period", json_real((double)(cy->boot_ns - m->base_mem_ns) / 1e9));
+	m->base_mem_ns = cy->boot_ns;
+	snprintf(path, sizeof(path), "%d/statm", (int)m->pid);
+	text = host_procfs_open(h) == 0 ? procfs_read(&h->pf, path) : NULL;
+	if (!text || procfs_parse_statm_rss(text, &pages)) {
+		set_error(g, "cannot read %s: %s", path, text ? "unexpected format" : strerror(errno));
+		return;
+	}
+	have_dev = host_devmem(h, m->pid, &dev) == 0;
+	json_object_set_new(g, "runtime_used_bytes",
+			    json_pack("{s:I, s:o}", "host", (json_int_t)(pages * (uint64_t)h->page_size), "device",
+				      have_dev ? json_integer((json_int_t)dev) : json_null()));
+}
+
+void host_meter_group(struct host *h, struct proc_meter *m, enum group_id id, const struct cycle *cy, json_t *g)
+{
+	if (id == GROUP_RUNTIME_VCPU_USAGE)
+		meter_vcpu(h, m, cy, g);
+	else if (id == GROUP_MEMORY_USED)
+		meter_mem(h, m, cy, g);
+	else
+		set_error(g, "%s is not available for process runtimes", group_name(id));
+}
+
+static int is_process_group(enum group_id id)
+{
+	return id == GROUP_RUNTIME_VCPU_USAGE || id == GROUP_MEMORY_USED;
+}
+
+int host_process_sample(struct host *h, struct proc_meter *m, pid_t pid, const struct cycle *cy,
+			const enum group_id *due, size_t ndue, json_t *report)
+{
+	struct proc_info *p = NULL;
+	size_t np = 0;
+	int rc;
+
+	for (size_t k = 0; k < ndue; k++)
+		np += is_process_group(due[k]);
+	if (!np)
+		return 0;
+	rc = host_process(h, pid, &p);
+	if (rc)
+		return rc;
+	if (!p || p->state == 'Z' || p->state == 'X') /* an exited process is gone */
+		return -ESRCH;
+	if (m->pid != p->pid || m->starttime != p->starttime)
+		host_meter_start(h, m, p, cy, 0);
+	host_meter_sample(m, p);
+	for (size_t k = 0; k < ndue; k++) {
+		json_t *g;
+
+		if (!is_process_group(due[k]))
+			continue;
+		g = group_new(0, cy->iso);
+		host_meter_group(h, m, due[k], cy, g);
+		json_object_set_new(report, group_name(due[k]), g);
+	}
+	return 0;
+}
+
+/* ---- sockets ----------------------------------------------------------------------------------------- */
+
+pid_t host_listener(struct host *h, struct sock_owner *o, int64_t now_ns)
+{
+	if (!o->local || host_procfs_open(h))
+		return 0;
+	return sock_owner_find(o, &h->socks, &h->pf, now_ns);
+}
+
+/* ---- device memory by process ------------------------------------------------------------------------ */
+
+void host_devmem_add(struct host *h, pid_t pid, uint64_t bytes)
+{
+	h->dm_known = 1;
+	for (size_t i = 0; i < h->ndm; i++)
+		if (h->dm[i].pid == pid) {
+			h->dm[i].bytes += bytes;
+			return;
+		}
+	if (h->ndm == h->adm) {
+		h->adm = h->adm ? h->adm * 2 : 16;
+		h->dm = xrealloc(h->dm, h->adm * sizeof(*h->dm));
+	}
+	h->dm[h->ndm].pid = pid;
+	h->dm[h->ndm++].bytes = bytes;
+}
+
+void host_devmem_known(struct host *h)
+{
+	h->dm_known = 1;
+}
+
+int host_devmem(const struct host *h, pid_t pid, uint64_t *bytes)
+{
+	*bytes = 0;
+	if (!h->dm_known)
+		return -ENOENT;
+	for (size_t i = 0; i < h->ndm; i++)
+		if (h->dm[i].pid == pid)
+			*bytes = h->dm[i].bytes;
+	return 0;
+}
+
+/* ---- device facts ------------------------------------------------------------------------------------ */
+
+void host_facts_want(struct host *h, const char *device_type, int delta)
+{
+	facts_want(&h->facts, device_type, delta);
+}
+
+int host_facts_wanted(const struct host *h, const char *device_type)
+{
+	return facts_wanted(&h->facts, device_type);
+}
+
+void host_facts_publish(struct host *h, const void *owner, const struct fact *f, size_t n)
+{
+	facts_set(&h->facts, owner, f, n);
+}
+
+const struct fact *host_facts_next(const struct host *h, const char *device_type, int64_t now, size_t *pos)
+{
+	return facts_next(&h->facts, device_type, now, pos);
+}
+
+/* ---- instance metadata ------------------------------------------------------------------------------- */
+
+struct http_async *host_http(const struct host *h)
+{
+	return h->http;
+}
+
+int host_instance_ready(const struct host *h)
+{
+	return !h->inst || instance_ready(h->inst);
+}
+
+json_t *host_instance_json(struct host *h)
+{
+	return h->inst ? instance_json(h->inst) : json_object();
+}

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host layer: what collectors share about the machine they run on, in
+ * one object the producer owns and hands every collector (struct
+ * mon_env.host). It holds its own options (no process globals) and:
+ *
+ *  - the roots: --path.procfs and --path.sysfs (the configuration may set
+ *    them too, so the monitor applies them at each load: host_set_roots),
+ *    and the host's /, /run and /sys/fs/cgroup (--path.rootfs, --path.run,
+ *    --path.cgroupfs); USER_HZ, the page size and the online CPUs;
+ *  - the process table (proctab.h): one scan of /proc per cycle, shared;
+ *  - containers and pods (container.h): identities from cgroup paths,
+ *    names from the runtimes' state files and the kubelet (kubelet.h);
+ *  - sockets (sockets.h): which process listens on a TCP port;
+ *  - instance metadata (instance.h);
+ *  - what collectors hand each other through it, each by an API of its
+ *    own: the device memory each process holds on accelerators (device
+ *    collectors record it, process runtimes report it), and device facts
+ *    (facts.h: an NCS2 stick's temperature that only the application
+ *    holding it can read, published by the endpoint runtime that scrapes
+ *    the application and read by the ncs2 collector).
+ *
+ * The cycle's first phase is the host snapshot: the monitor calls
+ * host_snapshot() as each collection cycle starts (and before it opens
+ * collectors), and every question below is answered as of that snapshot:
+ * /proc is scanned at most once in it, by the first reader that needs the
+ * whole table (a reader of one process reads only that process's stat
+ * file, once), and the record of device memory starts empty.
+ *
+ * Ownership: the host copies its options' strings; what it returns is
+ * borrowed (valid until the next call that says otherwise) unless a
+ * function says "new reference". Everything runs on the producer's one
+ * thread.
+ */
+#ifndef ACCEL_HOST_H
+#define ACCEL_HOST_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../core/collector.h"
+#include "container.h"
+#include "facts.h"
+#include "proctab.h"
+#include "sockets.h"
+
+struct host;
+struct loop;
+struct http_async;
+
+/* What the producer creates its host with; NULL and 0 fields take the defaults. */
+struct host_opts {
+	const char *procfs;           /* --path.procfs: default "/proc" */
+	const char *sysfs;            /* --path.sysfs: default "/sys" */
+	struct container_opts ctr;    /* --path.rootfs, --path.run, --path.cgroupfs, --kubelet-* (container.h) */
+	struct http_async *http;      /* the producer's HTTP (http_async.h): metadata and kubelet fetches; NULL: none */
+	int64_t instance_refresh_ns;  /* how often the metadata is fetched again (ns); 0: once an hour */
+	long clk_tck;                 /* USER_HZ; 0: sysconf's */
+	long page_size;               /* bytes; 0: sysconf's */
+};
+
+/*
+ * A host with o's options (strings copied). loop and o->http (borrowed;
+ * they must outlive the host) are where the metadata and kubelet fetches
+ * wait and are made; either NULL: neither runs (tests, benchmarks). Starts
+ * the first metadata fetch. Never fails.
+ */
+struct host *host_new(const struct host_opts *o, struct loop *loop);
+void host_free(struct host *h); /* NULL-safe; stops running fetches */
+
+/*
+ * Use procfs and sysfs as the roots from now on (copied; NULL: the
+ * defaults). When procfs changes, what was read from the old one (the
+ * process table, the listening sockets) is dropped. Returns 1 when either
+ * root changed, else 0.
+ */
+int host_set_roots(struct host *h, const char *procfs, const char *sysfs);
+const char *host_procfs(const struct host *h);
+const char *host_sysfs(const struct host *h);
+/* The container options with their defaults filled in (run, cgroupfs, the kubelet's refresh). */
+const struct container_opts *host_container_opts(const struct host *h);
+long host_clk_tck(const struct host *h);
+long host_page_size(const struct host *h);
+int host_ncpu(const struct host *h); /* online CPUs when the host was created */
+
+/* ---- the snapshot ------------------------------------------------------------------------------------ */
+
+/*
+ * Start a snapshot for the cycle cy (the monitor's: at each cycle's start
+ * and before opening collectors). Every call starts a new one.
+ */
+void host_snapshot(struct host *h, const struct cycle *cy);
+
+/* ---- processes --------------------------------------------------------------------------------------- */
+
+/*
+ * Open the host's handle on the procfs root if it is not open yet: 0, or
+ * -errno when the root cannot be opened (then nothing about processes can
+ * be read; a later call tries again).
+ */
+int host_procfs_open(struct host *h);
+
+/*
+ * Every process of the snapshot (sorted by pid; one scan of /proc per
+ * snapshot, whoever asks first): 0 with *procs and *n (valid until the
+ * next host call about processes), or -errno when /proc cannot be read.
+ */
+int host_processes(struct host *h, struct proc_info **procs, size_t *n);
+/*
+ * Process pid in the snapshot: from the scan when one was made, else from
+ * its own stat file, read once per snapshot. 0 with *out (NULL when there
+ * is no such process; valid until the next host call about processes), or
+ * -errno when /proc cannot be read.
+ */
+int host_process(struct host *h, pid_t pid, struct proc_info **out);
+/* argv[0] of p, read the first time someone asks ("" for a kernel thread). Borrowed. */
+const char *host_process_argv0(struct host *h, struct proc_info *p);
+
+/*
+ * The report's "container" object of process pid in the snapshot (identity
+ * from its cgroup file, read once while the process lives; names as
+ * host_container_names gives them), a new reference, or NULL when it is on
+ * the host or has exited. What runtime entries of every kind call to say
+ * whose process they are about.
+ */
+json_t *host_container_json(struct host *h, pid_t pid);
+/*
+ * The names of container or pod id at now (CLOCK_MONOTONIC ns): the
+ * runtimes' state files (container.h), then the kubelet for what they do
+ * not say. *out is always filled ("" where unknown).
+ */
+void host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out);
+/*
+ * Attribute a device group's per-process figures to containers and pods
+ * (container.h, containers_annotate_group), with the snapshot's processes.
+ */
+void host_annotate_group(struct host *h, json_t *group);
+/* host_annotate_group on every group of every entry of a report's device_data array. */
+void host_annotate_devices(struct host *h, json_t *device_data);
+
+/*
+ * Measuring one process over time: what runtime_vcpu_usage and
+ * memory_used are measured from. A reader (a process or endpoint
+ * runtime) keeps one per process it reports on; the process is the same
+ * while pid and start time are.
+ */
+struct proc_meter {
+	pid_t pid;                /* 0: none yet */
+	uint64_t starttime;       /* ticks since boot: with pid, the process's identity */
+	uint64_t utime, stime;    /* ticks: the process's CPU time in the snapshot it was last sampled in */
+	uint64_t base_utime, base_stime; /* ticks: runtime_vcpu_usage's baseline */
+	int64_t base_vcpu_ns;     /* CLOCK_BOOTTIME ns of that baseline */
+	int64_t base_mem_ns;      /* CLOCK_BOOTTIME ns of the last memory_used */
+};
+
+/*
+ * Start measuring p in m, at cy: from its CPU time now (prime: a process
+ * there when the reader opened) or from its start (one that appeared since:
+ * the whole of its life so far is in its first period).
+ */
+void host_meter_start(const struct host *h, struct proc_meter *m, const struct proc_info *p, const struct cycle *cy,
+		      int prime);
+/* Take p's CPU time as the snapshot's sample of m's process. */
+void host_meter_sample(struct proc_meter *m, const struct proc_info *p);
+/*
+ * Fill group g (from group_new) for id, GROUP_RUNTIME_VCPU_USAGE or
+ * GROUP_MEMORY_USED, from m's last sample at cy, and move that group's
+ * baseline to cy: "period" (seconds since the group's previous
+ * collection), "vcpu_usage" {user, system} in percent of the host's CPU
+ * capacity, or "runtime_used_bytes" {host: resident bytes, device: what
+ * device collectors recorded (null when none did)}; a failure is the
+ * group's "error". Any other id: an error saying so.
+ */
+void host_meter_group(struct host *h, struct proc_meter *m, enum group_id id, const struct cycle *cy, json_t *g);
+
+/*
+ * The process groups among due[] (runtime_vcpu_usage, memory_used) of
+ * process pid in the snapshot, measured with m (started afresh, from the
+ * process's start, when m was about another process), added to report as
+ * host_meter_group fills them. 0; -ESRCH when there is no such process (or
+ * it has exited); -errno when /proc cannot be read: then nothing is added,
+ * the caller says why.
+ */
+int host_process_sample(struct host *h, struct proc_meter *m, pid_t pid, const struct cycle *cy,
+			const enum group_id *due, size_t ndue, json_t *report);
+
+/* ---- sockets ----------------------------------------------------------------------------------------- */
+
+/*
+ * The process listening on o's port now (sockets.h; o is the caller's,
+ * from sock_owner_init), 0 when none is found (o->why says why) or the
+ * procfs root cannot be opened. The listening sockets and who holds them
+ * are read once for every caller within a short while.
+ */
+pid_t host_listener(struct host *h, struct sock_owner *o, int64_t now_ns);
+
+/* ---- device memory by process ------------------------------------------------------------------------ */
+
+/* A device collector, in this snapshot: process pid uses bytes on its devices (summed over collectors). */
+void host_devmem_add(struct host *h, pid_t pid, uint64_t bytes);
+/* A device collector read its process lists in this snapshot, whether or not any process uses its devices. */
+void host_devmem_known(struct host *h);
+/*
+ * The device memory pid uses in this snapshot: 0 and *bytes (0 when a
+ * collector recorded and pid was not among its processes), or -ENOENT when
+ * no device collector recorded anything.
+ */
+int host_devmem(const struct host *h, pid_t pid, uint64_t *bytes);
+
+/* ---- device facts ------------------------------------------------------------------------------------ */
+
+/* A reader of device_type's facts opens (delta 1) or closes (delta -1): publishers look only for wanted types. */
+void host_facts_want(struct host *h, const char *device_type, int delta);
+/* Does an open reader want device_type's facts? */
+int host_facts_wanted(const struct host *h, const char *device_type);
+/* Replace every fact owner (the publisher) published by the n facts in f (copied; n = 0 withdraws them). */
+void host_facts_publish(struct host *h, const void *owner, const struct fact *f, size_t n);
+/*
+ * The facts for device_type still good at now (CLOCK_MONOTONIC ns), one per
+ * call: start with *pos = 0; NULL when there are no more. Borrowed, valid
+ * until the next host_facts_publish.
+ */
+const struct fact *host_facts_next(const struct host *h, const char *device_type, int64_t now, size_t *pos);
+
+/* ---- HTTP -------------------------------------------------------------------------------------------- */
+
+/* The producer's HTTP (http_async.h), borrowed; NULL when the host was made without one. */
+struct http_async *host_http(const struct host *h);
+
+/* ---- instance metadata ------------------------------------------------------------------------------- */
+
+/* Has the first metadata fetch finished (answered, failed or timed out)? 1 when none was asked for. */
+int host_instance_ready(const struct host *h);
+/* The report's instance_info object (new reference; do not modify it); {} when no metadata is fetched. */
+json_t *host_instance_json(struct host *h);
+
+#endif

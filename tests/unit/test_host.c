@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host layer (monitor/host/host.c) on a procfs tree built in a
+ * temporary directory: its options and roots, the snapshot (one scan of
+ * /proc per snapshot, a new one each cycle), the process meter
+ * (runtime_vcpu_usage and memory_used as process and endpoint runtimes
+ * report them), the per-process device memory record, and device facts.
+ */
+#include "../../common/timeutil.h"
+#include "../../common/util.h"
+#include "../../monitor/host/host.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[] = "/tmp/test_host.XXXXXX";
+
+/* Write text to root/PID/name (the process's directory made). */
+static void put_proc(int pid, const char *name, const char *text)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/%s", root, pid, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write_all(fd, text, strlen(text)) || close(fd)) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(2);
+	}
+}
+
+/* Process pid's stat file: state, CPU times (ticks) and start time (ticks since boot). */
+static void stat_line(int pid, char state, unsigned long utime, unsigned long stime, unsigned long start)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "%d (srv) %c 1 %d %d 0 -1 4194560 100 0 0 0 %lu %lu 0 0 20 0 1 0 %lu 1000000 100 "
+		 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+		 pid, state, pid, pid, utime, stime, start);
+	put_proc(pid, "stat", text);
+}
+
+static struct cycle at(int64_t mono_s, int64_t boot_s)
+{
+	return (struct cycle){ .mono_ns = mono_s * NS_PER_S, .boot_ns = boot_s * NS_PER_S, .iso = "2026-01-01T00:00:00.000Z" };
+}
+
+static void test_options(void)
+{
+	struct host *h = host_new(&(struct host_opts){ .ctr = { .rootfs = "/host/" } }, NULL);
+	json_t *info;
+
+	is_str(host_procfs(h), "/proc", "default procfs");
+	is_str(host_sysfs(h), "/sys", "default sysfs");
+	is_str(host_container_opts(h)->run, "/host/run", "--path.run defaults to ROOTFS/run");
+	is_str(host_container_opts(h)->cgroupfs, "/host/sys/fs/cgroup", "--path.cgroupfs defaults to ROOTFS/sys/fs/cgroup");
+	is_int(host_container_opts(h)->kubelet_refresh_ns, 30 * NS_PER_S, "the kubelet's refresh: 30 s");
+	ok(host_clk_tck(h) > 0 && host_page_size(h) > 0 && host_ncpu(h) > 0, "system constants from sysconf");
+	is_int(host_set_roots(h, "/proc", "/sys"), 0, "the same roots: no change");
+	is_int(host_set_roots(h, "/proc", "/elsewhere/sys"), 1, "another sysfs: a change");
+	is_str(host_sysfs(h), "/elsewhere/sys", "the new sysfs");
+	is_int(host_set_roots(h, root, "/elsewhere/sys"), 1, "another procfs: a change");
+	is_str(host_procfs(h), root, "the new procfs");
+	ok(host_instance_ready(h), "no metadata asked for: ready");
+	info = host_instance_json(h);
+	ok(json_is_object(info) && json_object_size(info) == 0, "no metadata: instance_info {}");
+	json_decref(info);
+	host_free(h);
+}
+
+static void test_snapshot(void)
+{
+	struct host *h = host_new(&(struct host_opts){ .procfs = root }, NULL);
+	struct proc_info *procs, *p;
+	size_t n;
+	struct cycle cy = at(10, 10);
+
+	stat_line(100, 'S', 0, 0, 1);
+	host_snapshot(h, &cy);
+	is_int(host_processes(h, &procs, &n), 0, "a scan");
+	is_int((long)n, 1, "one process");
+	stat_line(200, 'S', 0, 0, 1);
+	is_int(host_processes(h, &procs, &n), 0, "again in the same snapshot");
+	is_int((long)n, 1, "the same scan: one process");
+	is_int(host_process(h, 200, &p), 0, "a process the scan did not see");
+	ok(p == NULL, "in the scanned snapshot: not there");
+	cy = at(11, 11);
+	host_snapshot(h, &cy);
+	is_int(host_processes(h, &procs, &n), 0, "the next snapshot: a new scan");
+	is_int((long)n, 2, "two processes");
+	host_free(h);
+
+	h = host_new(&(struct host_opts){ .procfs = "/nonexistent/proc" }, NULL);
+	is_int(host_processes(h, &procs, &n), -ENOENT, "a missing root: -ENOENT");
+	is_int(host_procfs_open(h), -ENOENT, "and its handle cannot be opened");
+	host_free(h);
+}
+
+static double vcpu(json_t *rep, const char *field)
+{
+	json_t *v = json_object_get(json_object_get(json_object_get(rep, "runtime_vcpu_usage"), "vcpu_usage"), field);
+
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void test_meter(void)
+{
+	struct host *h = host_new(&(struct host_opts){ .procfs = root, .clk_tck = 100, .page_size = 4096 }, NULL);
+	static const enum group_id due[] = { GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED, GROUP_EXECUTION_STATS };
+	struct proc_meter m = { 0 };
+	struct proc_info *p;
+	struct cycle cy = at(100, 100);
+	double ncpu = host_ncpu(h);
+	json_t *rep, *mem;
+	uint64_t b;
+
+	stat_line(300, 'R', 1000, 200, 50);
+	put_proc(300, "statm", "9000 250 10 1 0 100 0\n");
+	host_snapshot(h, &cy);
+	host_process(h, 300, &p);
+	ok(p != NULL, "process 300");
+	if (!p)
+		return;
+	host_meter_start(h, &m, p, &cy, 1); /* primed: a process there at open */
+
+	stat_line(300, 'R', 1000 + (unsigned long)(50 * ncpu), 200 + (unsigned long)(25 * ncpu), 50);
+	cy = at(102, 102);
+	host_snapshot(h, &cy);
+	rep = json_object();
+	is_int(host_process_sample(h, &m, 300, &cy, due, ARRAY_SIZE(due), rep), 0, "sampled");
+	is_double(vcpu(rep, "user"), 25, 1e-9, "user: 50 ticks a CPU over 2 s, 25 %");
+	is_double(vcpu(rep, "system"), 12.5, 1e-9, "system: 12.5 %");
+	is_double(json_real_value(json_object_get(json_object_get(rep, "runtime_vcpu_usage"), "period")), 2, 1e-9,
+		  "period: 2 s since the baseline");
+	mem = json_object_get(json_object_get(rep, "memory_used"), "runtime_used_bytes");
+	is_int(json_integer_value(json_object_get(mem, "host")), 250 * 4096, "host: the resident pages in bytes");
+	ok(json_is_null(json_object_get(mem, "device")), "device: null when no device collector recorded");
+	ok(!json_object_get(rep, "execution_stats"), "only the process groups are added");
+	json_decref(rep);
+
+	/* Device memory: unknown until a collector records; summed per process; afresh each snapshot. */
+	is_int(host_devmem(h, 300, &b), -ENOENT, "device memory: -ENOENT when no collector recorded");
+	host_devmem_add(h, 300, 10);
+	host_devmem_add(h, 300, 5);
+	is_int(host_devmem(h, 300, &b), 0, "device memory of 300 known");
+	is_int((long)b, 15, "two devices' bytes summed");
+	is_int(host_devmem(h, 1, &b), 0, "a process on no device: known");
+	is_int((long)b, 0, "a process on no device: 0 bytes");
+	rep = json_object();
+	host_process_sample(h, &m, 300, &cy, due, ARRAY_SIZE(due), rep);
+	mem = json_object_get(json_object_get(rep, "memory_used"), "runtime_used_bytes");
+	is_int(json_integer_value(json_object_get(mem, "device")), 15, "memory_used: the device bytes recorded");
+	json_decref(rep);
+	cy = at(103, 103);
+	host_snapshot(h, &cy);
+	is_int(host_devmem(h, 300, &b), -ENOENT, "a new snapshot: a new record");
+	host_devmem_known(h);
+	is_int(host_devmem(h, 300, &b), 0, "a collector that found no process: known, 0");
+
+	/* Another process on the same meter (a restarted server): measured from its start. */
+	stat_line(400, 'S', 30, 10, 10200); /* started at 102 s of boot */
+	put_proc(400, "statm", "100 10 1 1 0 10 0\n");
+	rep = json_object();
+	is_int(host_process_sample(h, &m, 400, &cy, due, 1, rep), 0, "another process");
+	is_int(m.pid, 400, "the meter follows it");
+	is_double(json_real_value(json_object_get(json_object_get(rep, "runtime_vcpu_usage"), "period")), 1, 1e-9,
+		  "its first period: since its start");
+	is_double(vcpu(rep, "user"), 30 / ncpu, 1e-9, "its CPU time since its start");
+	json_decref(rep);
+
+	stat_line(500, 'Z', 0, 0, 1);
+	rep = json_object();
+	is_int(host_process_sample(h, &m, 500, &cy, due, 2, rep), -ESRCH, "a zombie: -ESRCH");
+	is_int(host_process_sample(h, &m, 555, &cy, due, 2, rep), -ESRCH, "no such process: -ESRCH");
+	is_int((long)json_object_size(rep), 0, "nothing added");
+	is_int(host_process_sample(h, &m, 555, &cy, due + 2, 1, rep), 0, "no process group due: nothing to do");
+	json_decref(rep);
+	host_free(h);
+}
+
+static void test_facts(void)
+{
+	struct host *h = host_new(&(struct host_opts){ 0 }, NULL);
+	struct fact f = { .device_type = "ncs2", .name = "MYRIAD", .field = "temperature_celsius", .value = 41.5,
+			  .pid = 3000, .at_ns = 100, .until_ns = 200 };
+	const struct fact *got;
+	size_t pos = 0;
+	int owner;
+
+	ok(!host_facts_wanted(h, "ncs2"), "no reader: not wanted");
+	host_facts_want(h, "ncs2", 1);
+	ok(host_facts_wanted(h, "ncs2"), "a reader: wanted");
+	host_facts_publish(h, &owner, &f, 1);
+	got = host_facts_next(h, "ncs2", 150, &pos);
+	ok(got && got->value == 41.5 && got->pid == 3000, "published, read back");
+	ok(!host_facts_next(h, "ncs2", 150, &pos), "one fact");
+	pos = 0;
+	ok(!host_facts_next(h, "ncs2", 201, &pos), "past its validity: none");
+	host_facts_publish(h, &owner, NULL, 0);
+	pos = 0;
+	ok(!host_facts_next(h, "ncs2", 150, &pos), "withdrawn");
+	host_facts_want(h, "ncs2", -1);
+	ok(!host_facts_wanted(h, "ncs2"), "the reader closed");
+	host_free(h);
+}
+
+int main(void)
+{
+	char cmd[300];
+
+	if (!mkdtemp(root)) {
+		printf("Bail out! mkdtemp\n");
+		return 2;
+	}
+	test_options();
+	test_snapshot();
+	test_meter();
+	test_facts();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		printf("# could not remove %s\n", root);
+	return done_testing();
+}

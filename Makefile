@@ -34,10 +34,10 @@ LDFLAGS += $(if $(SANITIZER),-fsanitize=$(SANITIZER))
 
 pc = $(shell $(PKG_CONFIG) --cflags --libs $(1) 2>/dev/null)
 LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
-# -ldl: the NVML collector dlopens the driver's library (libc has dlopen since glibc 2.34; older ones need it).
+# -ldl: the NVML collector dlopens the driver's library, and accel-monitor's HTTP helper libcurl (libc has dlopen
+# since glibc 2.34; older ones need it). libcurl itself is never linked into accel-monitor (common/http.h says why).
 # -lpthread: the NVML collector waits on events in a thread and reads PCIe throughput on a worker pool.
 LIBS_MONITOR := $(LIBS_COMMON) -ldl -lpthread
-LIBS_IMDS := $(LIBS_COMMON) $(call pc,libcurl)
 # Each sink links only what it uses (a sink with no LIBS_SINK_NAME links LIBS_COMMON).
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
 LIBS_SINK_csv := $(LIBS_COMMON)
@@ -53,12 +53,12 @@ Q := @
 endif
 
 # The folders are the architecture (README "Layout"): common/ and common/series/ are shared by every program;
-# monitor/core, host, system, nvidia, sysfs and endpoint are the producer (monitor/core/main.c its main);
-# monitor/imds/ is the helper program accel-imds; sinks/NAME/ is the program accel-NAME, its main sinks/NAME/NAME.c.
+# monitor/core, host, system, nvidia, sysfs, endpoint and http are the producer (monitor/core/main.c its main;
+# monitor/http/ also its HTTP helper, the same program run as "accel-monitor --http-helper");
+# sinks/NAME/ is the program accel-NAME, its main sinks/NAME/NAME.c.
 COMMON_SRC := $(wildcard common/*.c common/series/*.c)
-MONITOR_DIRS := core host system nvidia sysfs endpoint
+MONITOR_DIRS := core host system nvidia sysfs endpoint http
 MONITOR_SRC := $(filter-out monitor/core/main.c,$(foreach d,$(MONITOR_DIRS),$(wildcard monitor/$(d)/*.c)))
-IMDS_SRC := $(wildcard monitor/imds/*.c)
 SINKS := $(notdir $(patsubst %/,%,$(dir $(wildcard sinks/*/*.c))))
 SINKS := $(sort $(SINKS))
 SINK_MAIN_SRC := $(foreach s,$(SINKS),sinks/$(s)/$(s).c)
@@ -73,7 +73,7 @@ MONITOR_OBJ := $(MONITOR_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-PROGRAMS := $(BIN)/accel-monitor $(BIN)/accel-imds $(SINKS:%=$(BIN)/accel-%)
+PROGRAMS := $(BIN)/accel-monitor $(SINKS:%=$(BIN)/accel-%)
 
 .PHONY: all deps run test check check-sanitize bench fuzz clean
 all: $(PROGRAMS)
@@ -102,12 +102,6 @@ $(BIN)/accel-%: $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard s
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(or $(LIBS_SINK_$*),$(LIBS_COMMON))
-
-# The instance-metadata helper accel-monitor runs: the only part of the producer that links libcurl.
-$(BIN)/accel-imds: $(IMDS_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libcommon.a
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_IMDS)
 
 # Every unit test may use any module of common/, monitor/ and sinks/.
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libsinks.a $(BUILD)/libmonitor.a $(BUILD)/libcommon.a tests/unit/tap.h
@@ -162,7 +156,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
 	BUILD=$(BUILD) bench/expo_bench.sh
-	BUILD=$(BUILD) bench/endpoint_bench.sh
+	BUILD=$(BUILD) BIN=$(BIN) bench/endpoint_bench.sh
 
 # A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,
 # FUZZ_SECONDS each (short runs are part of the tests). FUZZ_TARGETS=csv picks one.

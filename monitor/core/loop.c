@@ -3,7 +3,7 @@
  * The event loop; see loop.h.
  *
  * Watches and timers live in two small arrays of borrowed pointers. The
- * producer has a handful of each (the metadata helper, one per
+ * producer has a handful of each (the HTTP helper, one per
  * asynchronous source), so a linear scan for the earliest timer costs less
  * than keeping a heap consistent while callbacks start and stop timers.
  *

@@ -3,9 +3,9 @@
  * The producer's event loop: one thread waits, in one ppoll, on every file
  * descriptor and deadline that any part of the program registered, and
  * calls the owner back when one is ready (redis ae's file and time events,
- * libuv's uv_poll and uv_timer). The instance-metadata helper's pipe, an
- * asynchronous collector's socket, stdout's hang-up: each is a watch; a
- * fetch's deadline or the next helper run is a timer.
+ * libuv's uv_poll and uv_timer). The HTTP helper's socket, an
+ * asynchronous collector's descriptor, stdout's hang-up: each is a watch; a
+ * fetch's deadline or the next metadata fetch is a timer.
  *
  * A callback does a bounded amount of work and returns; it may start and
  * stop any watch or timer, its own included, and free what it owns once

@@ -15,13 +15,13 @@
 #include "../../common/util.h"
 #include "config.h"
 #include "../host/host.h"
+#include "../http/http_async.h"
+#include "../http/http_helper.h"
 #include "loop.h"
 #include "monitor.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -252,7 +252,7 @@ static void on_stdout_error(struct loop_watch *w, short revents)
 }
 
 /*
- * Turn the event loop (every source's watches and timers, the metadata
+ * Turn the event loop (every source's watches and timers, the HTTP
  * helper's included) until deadline (monotonic ns), a signal, or the reader
  * of stdout going away. Returns 1 when stdout is gone, else 0. With
  * until_ready, it also returns once the host's first metadata fetch has
@@ -274,18 +274,6 @@ static int wait_until(struct loop *loop, int64_t deadline, const sigset_t *waitm
 	return stdout_gone;
 }
 
-/* accel-imds, next to this program. */
-static char *imds_helper(void)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return xstrdup("accel-imds");
-	self[n] = '\0';
-	return xasprintf("%s/accel-imds", dirname(self));
-}
-
 /* Is stdout something whose reader can go away (a pipe or socket)? */
 static int stdout_is_pipe(void)
 {
@@ -301,13 +289,15 @@ int main(int argc, char **argv)
 	struct monitor *m;
 	struct host *host;
 	struct loop *loop;
+	struct http_async *http;
 	struct loop_watch out_watch = { 0 };
 	struct sigaction sa;
 	sigset_t block, waitmask;
-	char *helper;
 	int rc = EXIT_OK, w;
 	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
 
+	if (argc > 1 && !strcmp(argv[1], HTTP_HELPER_ARG)) /* this program as its own HTTP helper (http_helper.h) */
+		return http_helper_main(argc, argv);
 	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
 	if (cli_std_fds("accel-monitor", CLI_STDOUT))
 		return EXIT_SYSTEM;
@@ -346,11 +336,10 @@ int main(int argc, char **argv)
 	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
 	if (stdout_is_pipe())
 		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
-	helper = imds_helper();
-	o.ctr.kubelet_helper = helper; /* the kubelet's fetches run it too */
+	http = http_async_new(loop, NULL); /* every request this program makes: its HTTP helper makes it */
 	/* The host's roots are the configuration's: monitor_new applies them, at each load. */
-	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = o.ctr,
-					    .imds_helper = helper, .instance_refresh_ns = INSTANCE_REFRESH_NS },
+	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = o.ctr, .http = http,
+					    .instance_refresh_ns = INSTANCE_REFRESH_NS },
 			loop);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, host, 1))
@@ -427,7 +416,7 @@ int main(int argc, char **argv)
 out:
 	monitor_free(m);
 	host_free(host);
-	free(helper);
+	http_async_free(http);
 	loop_watch_stop(loop, &out_watch);
 	loop_free(loop);
 	return rc;

@@ -141,6 +141,7 @@ static const struct map_rows endpoint_rows = {
 };
 #else /* the collector */
 #include "../../common/doc.h"
+#include "../../common/http.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/expo_parse.h"
@@ -258,7 +259,7 @@ static int ep_config_keys(const struct cfg_block *b, const struct scrape_url *u,
 	static const char *const basic_keys[] = { "username", "password_file", NULL };
 	char path[256], q[LOG_QUOTE_BUF];
 	struct cfg_block sb;
-	const char *server = NULL;
+	const char *server = NULL, *bad;
 	json_t *v;
 	int r;
 
@@ -312,6 +313,9 @@ static int ep_config_keys(const struct cfg_block *b, const struct scrape_url *u,
 		    sub_string(&sb, "server_name", "a host name", &c->server_name) ||
 		    sub_bool(&sb, "insecure_skip_verify", &c->insecure))
 			return -EINVAL;
+		if (c->server_name && http_host_name_check(c->server_name, &bad))
+			return cfg_block_error(&sb, "server_name", 0, "invalid host name \"%s\": %s",
+					       log_quote(q, sizeof(q), c->server_name, (size_t)-1), bad);
 		if (!c->cert_file != !c->key_file)
 			return cfg_block_error(&sb, c->cert_file ? "cert_file" : "key_file", 1,
 					       "a client certificate needs both \"cert_file\" and \"key_file\"");
@@ -472,13 +476,10 @@ static int ep_open(const struct mon_env *env, const struct coll_target *t, void 
 		ep->last_ns[g] = t->cy->mono_ns;
 	for (size_t g = 0; g < GROUP_COUNT; g++)
 		ep->first[g] = 1;
-	rc = scrape_new(env->loop, &ep->sc, ep->load_err, sizeof(ep->load_err));
+	rc = scrape_new(host_http(env->host), &ep->sc, ep->load_err, sizeof(ep->load_err));
 	if (rc)
 		log_warn("endpoint: %s: %s", rt->address, ep->load_err);
-	/*
-	 * The listening process's baseline, taken now (loading libcurl above
-	 * took a while the first time).
-	 */
+	/* The listening process's baseline, taken now. */
 	now.mono_ns = clock_mono_ns();
 	now.boot_ns = clock_boot_ns();
 	now.real_ns = clock_real_ns();

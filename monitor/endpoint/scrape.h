@@ -1,20 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * HTTP(S) GETs on the producer's event loop (loop.h), for endpoint
- * runtimes: libcurl's multi interface, its sockets watched and its timer
- * run by the loop, so a slow or hung server never blocks the producer.
- * One scrape object is one endpoint: one transfer at a time, one easy
- * handle reused so the connection is kept alive between scrapes.
+ * HTTP(S) GETs for endpoint runtimes, made by the producer's HTTP helper
+ * (http_async.h): a slow or hung server never blocks the producer, and the
+ * producer never maps libcurl. One scrape object is one endpoint: one
+ * transfer at a time, on a connection of its own that the helper keeps
+ * alive between scrapes.
  *
- * libcurl is loaded with dlopen (libcurl.so.4, else libcurl-gnutls.so.4)
- * the first time a scrape object is made, not linked: linking it maps
- * libcurl and its ~30 libraries (TLS, HTTP/2, LDAP, Kerberos, ...) into
- * every accel-monitor process, which measured 8.4 MB of RSS against 2.5 MB
- * without, and the producer must stay within 4 MB when no endpoint is
- * configured.
- *
- * Also here: the parse of an endpoint URL (no libcurl needed), which the
- * configuration check and the process discovery use.
+ * Also here: the parse of an endpoint URL, which the configuration check
+ * and the process discovery use.
  */
 #ifndef ACCEL_SCRAPE_H
 #define ACCEL_SCRAPE_H
@@ -24,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct loop;
+struct http_async;
 struct scrape;
 
 /* An endpoint URL: http[s]://HOST[:PORT][/PATH]. */
@@ -58,16 +51,17 @@ struct scrape_opts {
 typedef void (*scrape_done_cb)(struct scrape *s, void *data);
 
 /*
- * A new scrape object on loop (borrowed: it must outlive the object).
- * 0, or -errno with err "cannot load libcurl: ..." when libcurl cannot be
- * loaded (then *out is NULL).
+ * A new scrape object through http (borrowed: it must outlive the object).
+ * 0, or -errno with err (then *out is NULL); libcurl is loaded by the
+ * helper, so a libcurl that cannot be loaded is each scrape's error.
  */
-int scrape_new(struct loop *loop, struct scrape **out, char *err, size_t errsz);
+int scrape_new(struct http_async *http, struct scrape **out, char *err, size_t errsz);
 
 /*
  * Start a GET with o, ending with "timeout after X s" at timeout_ns at the
- * latest. 0, or -errno with err (a credentials file that cannot be read,
- * a transfer already running: -EBUSY); cb is called only after 0.
+ * latest. 0, or -errno with err (an invalid URL, a transfer already
+ * running: -EBUSY); cb is called only after 0. A credentials file that
+ * cannot be read (or holds a control character) is the result's error.
  */
 int scrape_start(struct scrape *s, const struct scrape_opts *o, int64_t timeout_ns, scrape_done_cb cb, void *data,
 		 char *err, size_t errsz);
@@ -75,7 +69,7 @@ int scrape_start(struct scrape *s, const struct scrape_opts *o, int64_t timeout_
 /* Is a transfer running? */
 int scrape_busy(const struct scrape *s);
 
-/* The body bytes the running transfer has received so far (0 when none runs). */
+/* Non-zero once the running transfer's body has begun to arrive (0 when none runs). */
 size_t scrape_received(const struct scrape *s);
 
 /* Stop a running transfer (its connection is closed); cb is not called. No-op when none runs. */

@@ -578,7 +578,6 @@ static void opts_copy(struct containers *c, const struct container_opts *o)
 	e->kubelet_url = keep(c, o->kubelet_url ? xstrdup(o->kubelet_url) : NULL);
 	e->kubelet_token_file = keep(c, o->kubelet_token_file ? xstrdup(o->kubelet_token_file) : NULL);
 	e->kubelet_ca_file = keep(c, o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL);
-	e->kubelet_helper = keep(c, o->kubelet_helper ? xstrdup(o->kubelet_helper) : NULL);
 	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : KUBELET_REFRESH_DEFAULT_NS;
 }
 

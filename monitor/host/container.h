@@ -64,7 +64,6 @@ struct container_opts {
 	const char *kubelet_token_file; /* the bearer token (a service-account token) */
 	const char *kubelet_ca_file;    /* the CA that signed the kubelet's serving certificate */
 	int64_t kubelet_refresh_ns;     /* the shortest time between two /pods fetches; 0: 30 s */
-	const char *kubelet_helper;     /* the accel-imds program that fetches /pods (kubelet.h) */
 };
 
 /* The names of a container, as the runtime or the kubelet keeps them ("" when unknown). */

@@ -31,6 +31,7 @@ struct host {
 	long page_size;              /* bytes */
 	int ncpu;                    /* online CPUs */
 	struct loop *loop;           /* borrowed; NULL: no fetches */
+	struct http_async *http;     /* borrowed: the producer's HTTP; NULL: no fetches */
 	int64_t snap;                /* the snapshot's number: the process table's cycle */
 	struct procfs pf;            /* the procfs root, for the files read outside the process table */
 	struct proctab procs;        /* the processes (proctab.h); its root is procfs */
@@ -64,15 +65,16 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	h->page_size = o->page_size > 0 ? o->page_size : sysconf(_SC_PAGESIZE);
 	h->ncpu = n > 0 ? (int)n : 1;
 	h->loop = loop;
+	h->http = o->http;
 	h->pf.dirfd = -1;
 	proctab_init(&h->procs, h->procfs);
 	h->ct = containers_new(&o->ctr);
 	co = containers_opts(h->ct);
-	if (co->kubelet_url && loop)
-		h->kl = kubelet_new(loop, co->kubelet_helper ? co->kubelet_helper : "accel-imds", co);
+	if (co->kubelet_url && loop && o->http)
+		h->kl = kubelet_new(o->http, co);
 	facts_init(&h->facts);
-	if (o->imds_helper && loop)
-		h->inst = instance_new(loop, o->imds_helper,
+	if (o->http && loop)
+		h->inst = instance_new(loop, o->http,
 				       o->instance_refresh_ns > 0 ? o->instance_refresh_ns : INSTANCE_REFRESH_DEFAULT_NS);
 	/* A new host is a snapshot as of now. */
 	host_snapshot(h, &(struct cycle){ .mono_ns = clock_mono_ns() });
@@ -419,6 +421,11 @@ const struct fact *host_facts_next(const struct host *h, const char *device_type
 }
 
 /* ---- instance metadata ------------------------------------------------------------------------------- */
+
+struct http_async *host_http(const struct host *h)
+{
+	return h->http;
+}
 
 int host_instance_ready(const struct host *h)
 {

@@ -48,25 +48,27 @@
 
 struct host;
 struct loop;
+struct http_async;
 
 /* What the producer creates its host with; NULL and 0 fields take the defaults. */
 struct host_opts {
 	const char *procfs;           /* --path.procfs: default "/proc" */
 	const char *sysfs;            /* --path.sysfs: default "/sys" */
 	struct container_opts ctr;    /* --path.rootfs, --path.run, --path.cgroupfs, --kubelet-* (container.h) */
-	const char *imds_helper;      /* the accel-imds program for instance metadata; NULL: none is fetched */
+	struct http_async *http;      /* the producer's HTTP (http_async.h): metadata and kubelet fetches; NULL: none */
 	int64_t instance_refresh_ns;  /* how often the metadata is fetched again (ns); 0: once an hour */
 	long clk_tck;                 /* USER_HZ; 0: sysconf's */
 	long page_size;               /* bytes; 0: sysconf's */
 };
 
 /*
- * A host with o's options (strings copied). loop (borrowed; it must outlive
- * the host) is where the metadata and kubelet fetches wait; NULL: neither
- * runs (tests, benchmarks). Starts the first metadata fetch. Never fails.
+ * A host with o's options (strings copied). loop and o->http (borrowed;
+ * they must outlive the host) are where the metadata and kubelet fetches
+ * wait and are made; either NULL: neither runs (tests, benchmarks). Starts
+ * the first metadata fetch. Never fails.
  */
 struct host *host_new(const struct host_opts *o, struct loop *loop);
-void host_free(struct host *h); /* NULL-safe; kills running fetches */
+void host_free(struct host *h); /* NULL-safe; stops running fetches */
 
 /*
  * Use procfs and sysfs as the roots from now on (copied; NULL: the
@@ -221,6 +223,11 @@ void host_facts_publish(struct host *h, const void *owner, const struct fact *f,
  * until the next host_facts_publish.
  */
 const struct fact *host_facts_next(const struct host *h, const char *device_type, int64_t now, size_t *pos);
+
+/* ---- HTTP -------------------------------------------------------------------------------------------- */
+
+/* The producer's HTTP (http_async.h), borrowed; NULL when the host was made without one. */
+struct http_async *host_http(const struct host *h);
 
 /* ---- instance metadata ------------------------------------------------------------------------------- */
 

@@ -1,45 +1,62 @@
 /* SPDX-License-Identifier: MIT */
-/* Running accel-imds and keeping its answer; see instance.h. */
+/* Instance metadata over IMDSv2 through the producer's HTTP helper, and keeping the answer; see instance.h. */
 #include "instance.h"
 #include "../core/loop.h"
+#include "../http/http_async.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <strings.h>
 #include <unistd.h>
 
-#define FETCH_DEADLINE_NS (12 * NS_PER_S) /* accel-imds makes at most ~10 requests of 1 s */
-#define FETCH_OUTPUT_MAX 16384
+#define FETCH_DEADLINE_NS (12 * NS_PER_S) /* at most ~10 requests of 1 s */
+#define IMDS_DEFAULT "http://169.254.169.254"
+#define IMDS_TIMEOUT_MS 1000               /* per request; off EC2 the token PUT fails within this */
+#define IMDS_VALUE_MAX 4096                /* metadata values are short; anything longer is refused */
+#define IMDS_TOKEN_TTL "21600"
 
-extern char **environ;
-
-/* The EC2 fields of instance_info, in neuron-monitor's order. */
-static const char *const ec2_fields[] = {
-	"instance_name", "instance_id", "instance_type", "instance_availability_zone",
-	"instance_availability_zone_id", "instance_region", "ami_id", "subnet_id",
+/* The EC2 fields of instance_info, in neuron-monitor's order, and the metadata path each comes from. */
+static const struct {
+	const char *field;
+	const char *path; /* relative to /latest/meta-data/; NULL: derived */
+	int optional;     /* 404 means "" (tags are off by default on EC2) */
+} ec2_fields[] = {
+	{ "instance_name", "tags/instance/Name", 1 },
+	{ "instance_id", "instance-id", 0 },
+	{ "instance_type", "instance-type", 0 },
+	{ "instance_availability_zone", "placement/availability-zone", 0 },
+	{ "instance_availability_zone_id", "placement/availability-zone-id", 1 },
+	{ "instance_region", "placement/region", 1 },
+	{ "ami_id", "ami-id", 0 },
+	{ "subnet_id", NULL, 0 },
 };
 
+/* The requests of one fetch, in order: the token, each field with a path, the MAC, its subnet. */
+enum { STEP_TOKEN = -1, STEP_MAC = (int)ARRAY_SIZE(ec2_fields), STEP_SUBNET, STEP_DONE };
+
 struct instance {
-	struct loop *loop;    /* borrowed */
-	struct loop_watch watch; /* the running fetch's stdout */
-	struct loop_timer timer; /* its deadline while it runs, else the next fetch */
-	char *helper;
+	struct loop *loop;       /* borrowed */
+	struct http_async *http; /* borrowed */
+	unsigned conn;
+	struct http_call call;   /* the request running */
+	struct loop_timer timer; /* the fetch's deadline while it runs, else the next fetch */
+	char endpoint[512];      /* AWS_EC2_METADATA_SERVICE_ENDPOINT, or the default, without a trailing '/' */
+	int disabled;            /* AWS_EC2_METADATA_DISABLED=true */
 	int64_t refresh_ns;
-	json_t *info;         /* the current object, hostname and node_name included */
-	int have_good;        /* a fetch has succeeded: a failure keeps its values */
+	json_t *info;            /* the current object, hostname and node_name included */
+	int have_good;           /* a fetch has succeeded: a failure keeps its values */
 	int first_done;
-	pid_t child;          /* running fetch, or 0 */
-	int fd;               /* its stdout, or -1 */
-	struct buf out;       /* what it wrote so far */
+	/* the fetch running */
+	int fetching;
+	int step;
+	json_t *got;             /* the EC2 fields so far */
+	char token_hdr[320];     /* "X-aws-ec2-metadata-token: ..." */
+	char path[300];          /* the request's path, for messages */
+	char mac[64];
 	char hostname[256], node_name[256];
 	char pod_name[256], pod_namespace[256]; /* the monitor's own pod (downward API), "" outside Kubernetes */
 };
@@ -50,11 +67,11 @@ static void publish(struct instance *in, json_t *o, const char *err)
 	json_t *n = json_object();
 
 	for (size_t i = 0; i < ARRAY_SIZE(ec2_fields); i++) {
-		json_t *v = o ? json_object_get(o, ec2_fields[i]) : NULL;
+		json_t *v = o ? json_object_get(o, ec2_fields[i].field) : NULL;
 
 		if (!json_is_string(v) && in->info)
-			v = json_object_get(in->info, ec2_fields[i]); /* keep what we had */
-		json_object_set_new(n, ec2_fields[i], json_string(json_is_string(v) ? json_string_value(v) : ""));
+			v = json_object_get(in->info, ec2_fields[i].field); /* keep what we had */
+		json_object_set_new(n, ec2_fields[i].field, json_string(json_is_string(v) ? json_string_value(v) : ""));
 	}
 	json_object_set_new(n, "error", json_string(err));
 	json_object_set_new(n, "hostname", json_string(in->hostname));
@@ -69,123 +86,140 @@ static void publish(struct instance *in, json_t *o, const char *err)
 }
 
 static void on_timer(struct loop_timer *t);
-static void on_readable(struct loop_watch *w, short revents);
+static void on_answer(struct http_call *c, void *data);
 
-static void fetch_start(struct instance *in)
+/* The fetch is over, err saying why when it failed: publish, and schedule the next one. */
+static void fetch_done(struct instance *in, const char *err)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, dflt;
-	char *argv[] = { in->helper, NULL };
-	int p[2], rc;
-
-	/* Until a fetch runs, the timer is the next fetch; a running one replaces it with its deadline. */
-	loop_timer_start(in->loop, &in->timer, clock_mono_ns() + in->refresh_ns, on_timer, in);
-	if (pipe2(p, O_CLOEXEC)) {
-		log_warn("instance: cannot create a pipe: %s", strerror(errno));
-		return;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	posix_spawnattr_init(&attr);
-	/* The producer blocks its signals outside ppoll; the helper must not inherit that. */
-	sigemptyset(&none);
-	sigemptyset(&dflt);
-	sigaddset(&dflt, SIGPIPE);
-	sigaddset(&dflt, SIGTERM);
-	sigaddset(&dflt, SIGINT);
-	sigaddset(&dflt, SIGHUP);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &dflt);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawn(&in->child, in->helper, &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	close(p[1]);
-	if (rc) {
-		char err[512];
-
-		close(p[0]);
-		in->child = 0;
-		snprintf(err, sizeof(err), "cannot run %s: %s", in->helper, strerror(rc));
-		publish(in, NULL, err);
-		in->first_done = 1;
-		return;
-	}
-	in->fd = p[0];
-	fcntl(in->fd, F_SETFL, O_NONBLOCK); /* reading never blocks the loop */
-	buf_reset(&in->out);
-	loop_watch_start(in->loop, &in->watch, in->fd, POLLIN, on_readable, in);
-	loop_timer_start(in->loop, &in->timer, clock_mono_ns() + FETCH_DEADLINE_NS, on_timer, in);
-}
-
-/* The fetch is over (EOF, or killed with why set): reap it and take its answer. */
-static void fetch_done(struct instance *in, const char *why)
-{
-	json_t *o = NULL;
-	char err[512] = "";
-	int status = 0;
-
-	if (why)
-		kill(in->child, SIGKILL);
-	while (waitpid(in->child, &status, 0) < 0 && errno == EINTR)
-		;
-	loop_watch_stop(in->loop, &in->watch);
-	loop_timer_start(in->loop, &in->timer, clock_mono_ns() + in->refresh_ns, on_timer, in);
-	close(in->fd);
-	in->fd = -1;
-	in->child = 0;
-	if (why) {
-		snprintf(err, sizeof(err), "%s", why);
-	} else if (!in->out.len || !(o = json_loadb(in->out.data, in->out.len, 0, NULL)) || !json_is_object(o)) {
-		snprintf(err, sizeof(err), "%s gave no answer (exit status %d)", in->helper,
-			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-	} else {
-		const char *e = json_string_value(json_object_get(o, "error"));
-
-		snprintf(err, sizeof(err), "%s", e ? e : "");
-	}
 	if (!*err) {
 		in->have_good = 1;
-		publish(in, o, "");
+		publish(in, in->got, "");
 	} else if (in->have_good) {
 		/* Keep the last good values and say why they are old. */
 		publish(in, NULL, err);
 	} else {
-		publish(in, o, err);
+		publish(in, in->got, err);
 	}
 	if (*err)
 		log_debug("instance: %s", err);
-	json_decref(o);
+	json_decref(in->got);
+	in->got = NULL;
+	in->fetching = 0;
 	in->first_done = 1;
+	loop_timer_start(in->loop, &in->timer, clock_mono_ns() + in->refresh_ns, on_timer, in);
 }
 
-static void fetch_read(struct instance *in)
+/* Ask for what step needs (the token, a field, the MAC, the subnet), or finish. */
+static void next_request(struct instance *in)
 {
-	char chunk[4096];
-	ssize_t n;
+	const char *hdr = in->token_hdr;
+	struct http_opts o = { .method = "GET", .headers = &hdr, .nheaders = 1, .timeout_ms = IMDS_TIMEOUT_MS,
+			       .max_body = IMDS_VALUE_MAX, .direct = 1 /* IMDS is link-local: never via a proxy */ };
+	char url[1024];
 
-	for (;;) {
-		n = read(in->fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0)
-			break;
-		if (buf_add(&in->out, chunk, (size_t)n)) {
-			fetch_done(in, "instance metadata answer too large");
+	while (in->step >= 0 && in->step < STEP_MAC && !ec2_fields[in->step].path)
+		in->step++; /* derived */
+	if (in->step == STEP_TOKEN) {
+		hdr = "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL;
+		o.method = "PUT";
+		snprintf(in->path, sizeof(in->path), "/latest/api/token");
+	} else if (in->step < STEP_MAC) {
+		snprintf(in->path, sizeof(in->path), "/latest/meta-data/%s", ec2_fields[in->step].path);
+	} else if (in->step == STEP_MAC) {
+		snprintf(in->path, sizeof(in->path), "/latest/meta-data/mac");
+	} else if (in->step == STEP_SUBNET) {
+		snprintf(in->path, sizeof(in->path), "/latest/meta-data/network/interfaces/macs/%s/subnet-id", in->mac);
+	} else {
+		/* Older IMDS versions lack placement/region: the zone minus its letter is the region. */
+		if (!*json_string_value(json_object_get(in->got, "instance_region"))) {
+			const char *az = json_string_value(json_object_get(in->got, "instance_availability_zone"));
+			size_t n = strlen(az);
+
+			if (n > 1)
+				json_object_set_new(in->got, "instance_region", json_stringn(az, n - 1));
+		}
+		fetch_done(in, "");
+		return;
+	}
+	snprintf(url, sizeof(url), "%s%s", in->endpoint, in->path);
+	o.url = url;
+	http_call_start(in->http, &in->call, in->conn, &o, NULL, on_answer, in);
+}
+
+/* The answer's first line into dst. */
+static void first_line(const struct http_call *c, char *dst, size_t size)
+{
+	const char *b = c->body.data ? c->body.data : "";
+
+	snprintf(dst, size, "%.*s", (int)strcspn(b, "\r\n"), b);
+}
+
+/* One request's answer: keep what it says and go on, or end the fetch with why. */
+static void on_answer(struct http_call *c, void *data)
+{
+	struct instance *in = data;
+	int optional = in->step == STEP_SUBNET || (in->step >= 0 && in->step < STEP_MAC && ec2_fields[in->step].optional);
+	char err[512] = "", val[IMDS_VALUE_MAX];
+
+	if (in->step == STEP_TOKEN) {
+		if (c->error[0]) {
+			snprintf(err, sizeof(err), "instance metadata service at %s unreachable: %s", in->endpoint,
+				 c->error);
+		} else if (c->status != 200) {
+			snprintf(err, sizeof(err), "instance metadata token request to %s: HTTP %ld", in->endpoint,
+				 c->status);
+		} else {
+			first_line(c, val, sizeof(val));
+			/* It goes into a request header: a CR or LF in it would add headers. */
+			if (!http_secret_check("the instance metadata token", val, err, sizeof(err)))
+				snprintf(in->token_hdr, sizeof(in->token_hdr), "X-aws-ec2-metadata-token: %.256s", val);
+			memset(val, 0, sizeof(val));
+		}
+		if (*err) {
+			fetch_done(in, err);
 			return;
 		}
+		in->step++;
+		next_request(in);
+		return;
 	}
-	fetch_done(in, NULL);
+	if (c->error[0]) {
+		snprintf(err, sizeof(err), "GET %s: %s", in->path, c->error);
+	} else if (c->status == 404 && optional) {
+		val[0] = '\0';
+	} else if (c->status != 200) {
+		snprintf(err, sizeof(err), "GET %s: HTTP %ld", in->path, c->status);
+	} else {
+		first_line(c, val, sizeof(val));
+		utf8_sanitize(val);
+	}
+	if (*err) {
+		fetch_done(in, err);
+		return;
+	}
+	if (in->step == STEP_MAC)
+		snprintf(in->mac, sizeof(in->mac), "%s", val);
+	else
+		json_object_set_new(in->got, in->step == STEP_SUBNET ? "subnet_id" : ec2_fields[in->step].field,
+				    json_string(val));
+	in->step++;
+	next_request(in);
 }
 
-/* The fetch's stdout is readable (or hung up): take what it wrote. */
-static void on_readable(struct loop_watch *w, short revents)
+static void fetch_start(struct instance *in)
 {
-	(void)revents;
-	fetch_read(w->data);
+	if (in->disabled) {
+		publish(in, NULL, "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
+		in->first_done = 1;
+		return;
+	}
+	in->fetching = 1;
+	in->step = STEP_TOKEN;
+	in->got = json_object();
+	for (size_t i = 0; i < ARRAY_SIZE(ec2_fields); i++)
+		json_object_set_new(in->got, ec2_fields[i].field, json_string(""));
+	loop_timer_start(in->loop, &in->timer, clock_mono_ns() + FETCH_DEADLINE_NS, on_timer, in);
+	next_request(in);
 }
 
 /* The running fetch's deadline, or the time of the next fetch. */
@@ -193,22 +227,31 @@ static void on_timer(struct loop_timer *t)
 {
 	struct instance *in = t->data;
 
-	if (in->child)
+	if (in->fetching) {
+		http_call_cancel(&in->call);
 		fetch_done(in, "instance metadata fetch timed out");
-	else
+	} else {
 		fetch_start(in);
+	}
 }
 
-struct instance *instance_new(struct loop *loop, const char *helper, int64_t refresh_ns)
+struct instance *instance_new(struct loop *loop, struct http_async *http, int64_t refresh_ns)
 {
 	struct instance *in = xcalloc(1, sizeof(*in));
 	const char *node = getenv("KUBE_NODE_NAME"), *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
+	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT"), *dis = getenv("AWS_EC2_METADATA_DISABLED");
+	size_t n;
 
 	in->loop = loop;
-	in->helper = xstrdup(helper);
+	in->http = http;
+	in->conn = http_async_conn(http);
+	http_call_init(&in->call, IMDS_VALUE_MAX);
 	in->refresh_ns = refresh_ns;
-	in->fd = -1;
-	buf_init(&in->out, FETCH_OUTPUT_MAX);
+	snprintf(in->endpoint, sizeof(in->endpoint), "%s", ep && *ep ? ep : IMDS_DEFAULT);
+	n = strlen(in->endpoint);
+	while (n > 0 && in->endpoint[n - 1] == '/')
+		in->endpoint[--n] = '\0';
+	in->disabled = dis && !strcasecmp(dis, "true");
 	if (gethostname(in->hostname, sizeof(in->hostname) - 1))
 		in->hostname[0] = '\0';
 	if (!node || !*node)
@@ -239,11 +282,10 @@ void instance_free(struct instance *in)
 {
 	if (!in)
 		return;
-	if (in->child)
-		fetch_done(in, "stopped");
+	http_call_free(&in->call);
+	http_async_conn_close(in->http, in->conn);
 	loop_timer_stop(in->loop, &in->timer);
+	json_decref(in->got);
 	json_decref(in->info);
-	buf_free(&in->out);
-	free(in->helper);
 	free(in);
 }

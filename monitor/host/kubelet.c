@@ -1,58 +1,45 @@
 /* SPDX-License-Identifier: MIT */
-/* Running accel-imds --kubelet-pods and keeping its answer; see kubelet.h. */
+/* The kubelet's pod list through the producer's HTTP helper, and its reduction there; see kubelet.h. */
 #include "kubelet.h"
-#include "../core/loop.h"
+#include "../http/http_async.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#define FETCH_DEADLINE_NS (10 * NS_PER_S)  /* the helper's own request times out after 5 s */
-#define FETCH_OUTPUT_MAX (16u << 20)       /* the compact answer for a node's pods: far less */
-
-extern char **environ;
+#define KUBELET_TIMEOUT_MS 5000
+#define KUBELET_BODY_MAX ((size_t)64 << 20)  /* /pods of a node at its pod limit is a few MiB */
+#define KUBELET_REPLY_MAX ((size_t)16 << 20) /* the reduced answer: far less */
 
 struct kubelet {
-	struct loop *loop;       /* borrowed */
-	struct loop_watch watch; /* the running fetch's stdout */
-	struct loop_timer timer; /* its deadline */
-	char *helper, *url, *token_file, *ca_file;
+	struct http_async *http; /* borrowed */
+	unsigned conn;
+	struct http_call call;   /* the fetch */
+	char *url, *token_file, *ca_file;
 	int64_t refresh_ns;
 	int64_t last_start;      /* CLOCK_MONOTONIC ns of the last fetch's start */
 	unsigned long fetches;
-	json_t *pods;            /* the last good answer's "pods" (owned), or NULL */
-	pid_t child;             /* the running fetch, or 0 */
-	int fd;
-	struct buf out;
+	json_t *pods;            /* the last good answer (owned), or NULL */
 	char error[512];         /* the last fetch's error, "" when it succeeded */
 };
 
-static void on_readable(struct loop_watch *w, short revents);
-static void on_timer(struct loop_timer *t);
-
-struct kubelet *kubelet_new(struct loop *loop, const char *helper, const struct container_opts *o)
+struct kubelet *kubelet_new(struct http_async *http, const struct container_opts *o)
 {
 	struct kubelet *k = xcalloc(1, sizeof(*k));
+	const char *base = o->kubelet_url;
 
-	k->loop = loop;
-	k->helper = xstrdup(helper);
-	k->url = xstrdup(o->kubelet_url);
+	k->http = http;
+	k->conn = http_async_conn(http);
+	k->url = xasprintf("%s%s", base, base[0] && base[strlen(base) - 1] == '/' ? "pods" : "/pods");
 	k->token_file = o->kubelet_token_file ? xstrdup(o->kubelet_token_file) : NULL;
 	k->ca_file = o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL;
 	k->refresh_ns = o->kubelet_refresh_ns;
 	k->last_start = INT64_MIN / 2;
-	k->fd = -1;
-	buf_init(&k->out, FETCH_OUTPUT_MAX);
+	http_call_init(&k->call, KUBELET_REPLY_MAX);
 	return k;
 }
 
@@ -77,40 +64,24 @@ static int same_error(const char *a, const char *b)
 	}
 }
 
-/* The fetch is over (EOF, or stopped with why set): reap it, take its answer, say what changed once. */
-static void fetch_done(struct kubelet *k, const char *why)
+/* The fetch is over: take its answer, say what changed once. */
+static void fetch_done(struct http_call *c, void *data)
 {
-	json_t *o = NULL, *pods;
+	struct kubelet *k = data;
 	char err[sizeof(k->error)] = "";
-	int status = 0;
+	json_t *pods = NULL;
 
-	if (why)
-		kill(k->child, SIGKILL);
-	while (waitpid(k->child, &status, 0) < 0 && errno == EINTR)
-		;
-	loop_watch_stop(k->loop, &k->watch);
-	loop_timer_stop(k->loop, &k->timer);
-	close(k->fd);
-	k->fd = -1;
-	k->child = 0;
-	if (why) {
-		snprintf(err, sizeof(err), "%s", why);
-	} else if (!k->out.len || !(o = json_loadb(k->out.data, k->out.len, 0, NULL)) || !json_is_object(o)) {
-		snprintf(err, sizeof(err), "%s gave no answer (exit status %d)", k->helper,
-			 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-	} else {
-		const char *e = json_string_value(json_object_get(o, "error"));
-
-		snprintf(err, sizeof(err), "%s", e ? e : "");
-		pods = json_object_get(o, "pods");
-		if (!*err && !json_is_object(pods))
-			snprintf(err, sizeof(err), "%s: no \"pods\" in the answer", k->helper);
-		if (!*err) {
-			json_decref(k->pods);
-			k->pods = json_incref(pods);
-		}
+	if (c->error[0])
+		snprintf(err, sizeof(err), "GET %s: %s", k->url, c->error);
+	else if (c->status != 200)
+		snprintf(err, sizeof(err), "GET %s: HTTP %ld", k->url, c->status);
+	else if (!(pods = json_loadb(c->body.data ? c->body.data : "", c->body.len, 0, NULL)) || !json_is_object(pods))
+		snprintf(err, sizeof(err), "GET %s: the HTTP helper's answer is no pod list", k->url);
+	if (!*err) {
+		json_decref(k->pods);
+		k->pods = json_incref(pods);
 	}
-	json_decref(o);
+	json_decref(pods);
 	/* Reported once: a failure that repeats the last one says nothing more. */
 	if (*err && !same_error(err, k->error))
 		log_warn("kubelet: %s; pod and container names fall back to ids (retried at most every %lld s)", err,
@@ -122,94 +93,15 @@ static void fetch_done(struct kubelet *k, const char *why)
 
 static void fetch_start(struct kubelet *k, int64_t now)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, dflt;
-	char *argv[9];
-	int p[2], rc, n = 0;
+	static const char *const accept[] = { "Accept: application/json" };
+	struct http_opts o = { .url = k->url, .headers = accept, .nheaders = 1, .timeout_ms = KUBELET_TIMEOUT_MS,
+			       .max_body = KUBELET_BODY_MAX, .direct = 1 /* the kubelet is on this node */,
+			       .ca_file = k->ca_file, .bearer_token_file = k->token_file,
+			       .bearer_what = "--kubelet-token-file" };
 
 	k->last_start = now;
 	k->fetches++;
-	argv[n++] = k->helper;
-	argv[n++] = "--kubelet-pods";
-	argv[n++] = k->url;
-	if (k->token_file) {
-		argv[n++] = "--token-file";
-		argv[n++] = k->token_file;
-	}
-	if (k->ca_file) {
-		argv[n++] = "--ca-file";
-		argv[n++] = k->ca_file;
-	}
-	argv[n] = NULL;
-	if (pipe2(p, O_CLOEXEC)) {
-		log_warn("kubelet: cannot create a pipe: %s", strerror(errno));
-		return;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	posix_spawnattr_init(&attr);
-	/* The producer blocks its signals outside ppoll; the helper must not inherit that. */
-	sigemptyset(&none);
-	sigemptyset(&dflt);
-	sigaddset(&dflt, SIGPIPE);
-	sigaddset(&dflt, SIGTERM);
-	sigaddset(&dflt, SIGINT);
-	sigaddset(&dflt, SIGHUP);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &dflt);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawn(&k->child, k->helper, &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	close(p[1]);
-	if (rc) {
-		char err[sizeof(k->error)];
-
-		close(p[0]);
-		k->child = 0;
-		snprintf(err, sizeof(err), "cannot run %s: %s", k->helper, strerror(rc));
-		if (!same_error(err, k->error))
-			log_warn("kubelet: %s; pod and container names fall back to ids", err);
-		snprintf(k->error, sizeof(k->error), "%s", err);
-		return;
-	}
-	k->fd = p[0];
-	fcntl(k->fd, F_SETFL, O_NONBLOCK); /* reading never blocks the loop */
-	buf_reset(&k->out);
-	loop_watch_start(k->loop, &k->watch, k->fd, POLLIN, on_readable, k);
-	loop_timer_start(k->loop, &k->timer, clock_mono_ns() + FETCH_DEADLINE_NS, on_timer, k);
-}
-
-static void on_readable(struct loop_watch *w, short revents)
-{
-	struct kubelet *k = w->data;
-	char chunk[16384];
-	ssize_t n;
-
-	(void)revents;
-	for (;;) {
-		n = read(k->fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0)
-			break;
-		if (buf_add(&k->out, chunk, (size_t)n)) {
-			fetch_done(k, "the kubelet's pod list is too large");
-			return;
-		}
-	}
-	fetch_done(k, NULL);
-}
-
-static void on_timer(struct loop_timer *t)
-{
-	struct kubelet *k = t->data;
-
-	if (k->child)
-		fetch_done(k, "no answer from the kubelet within 10 s");
+	http_call_start(k->http, &k->call, k->conn, &o, "kubelet_pods", fetch_done, k);
 }
 
 void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, int64_t now,
@@ -233,7 +125,7 @@ void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, i
 			return;
 	}
 	/* A miss: the pod (or the container) is newer than the answer, or no answer yet. */
-	if (!k->child && now - k->last_start >= k->refresh_ns)
+	if (!http_call_running(&k->call) && now - k->last_start >= k->refresh_ns)
 		fetch_start(k, now);
 }
 
@@ -251,15 +143,66 @@ void kubelet_free(struct kubelet *k)
 {
 	if (!k)
 		return;
-	if (k->child) {
-		snprintf(k->error, sizeof(k->error), "stopped"); /* nothing to say on the way out */
-		fetch_done(k, "stopped");
-	}
+	http_call_free(&k->call);
+	http_async_conn_close(k->http, k->conn);
 	json_decref(k->pods);
-	buf_free(&k->out);
-	free(k->helper);
 	free(k->url);
 	free(k->token_file);
 	free(k->ca_file);
 	free(k);
+}
+
+/* ---- the HTTP helper's side ------------------------------------------------------------------------- */
+
+/* One containerStatuses-style array into containers {"<id without the scheme>": "<name>"}. */
+static void statuses(json_t *arr, json_t *containers)
+{
+	size_t i;
+	json_t *st;
+
+	json_array_foreach(arr, i, st) {
+		const char *id = json_string_value(json_object_get(st, "containerID"));
+		const char *name = json_string_value(json_object_get(st, "name"));
+		const char *sep;
+
+		if (!id || !name)
+			continue;
+		sep = strstr(id, "://"); /* "containerd://<id>", "cri-o://<id>", "docker://<id>" */
+		json_object_set_new(containers, sep ? sep + 3 : id, json_string(name));
+	}
+}
+
+int kubelet_pods_reduce(const char *body, size_t len, char **out, char *err, size_t errsz)
+{
+	json_error_t jerr;
+	json_t *list = json_loadb(body, len, 0, &jerr), *items = json_object_get(list, "items"), *pods, *it;
+	size_t i;
+
+	*out = NULL;
+	if (!json_is_array(items)) {
+		snprintf(err, errsz, "not a PodList%s%s", list ? "" : ": ", list ? "" : jerr.text);
+		json_decref(list);
+		return -EINVAL;
+	}
+	pods = json_object();
+	json_array_foreach(items, i, it) {
+		json_t *meta = json_object_get(it, "metadata"), *status = json_object_get(it, "status");
+		const char *uid = json_string_value(json_object_get(meta, "uid"));
+		const char *name = json_string_value(json_object_get(meta, "name"));
+		const char *ns = json_string_value(json_object_get(meta, "namespace"));
+		json_t *ctrs;
+
+		if (!uid || !name)
+			continue;
+		ctrs = json_object();
+		statuses(json_object_get(status, "containerStatuses"), ctrs);
+		statuses(json_object_get(status, "initContainerStatuses"), ctrs);
+		statuses(json_object_get(status, "ephemeralContainerStatuses"), ctrs);
+		json_object_set_new(pods, uid, json_pack("{s:s, s:s, s:o}", "name", name, "namespace", ns ? ns : "",
+							 "containers", ctrs));
+	}
+	json_decref(list);
+	*out = json_dumps(pods, JSON_COMPACT);
+	json_decref(pods);
+	return *out ? 0 : -ENOMEM;
 }

@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Pod and container names from the kubelet's /pods endpoint, for what the
- * runtimes' state files do not name. The producer links no HTTP or TLS
- * library and never blocks: the fetch is made by the accel-imds helper
- * (`accel-imds --kubelet-pods URL [--token-file F] [--ca-file F]`, see
- * kubelet_fetch.c), run the way instance.c runs it for EC2 metadata, whose
- * compact answer ({"error": "", "pods": {"<UID>": {"name", "namespace",
- * "containers": {"<container id>": "<name>"}}}}) is read by a watch on the
- * producer's event loop. A lookup answers from the last good answer at once;
- * a miss starts a fetch (at most one at a time, at most one per refresh
- * period) whose answer serves later lookups. A failed fetch keeps the last
- * good answer; its error is logged once (again only when it changes), and
- * names fall back to the ids.
+ * runtimes' state files do not name. The producer never blocks and never
+ * parses the kubelet's PodList (51 MB on a full node): the request is made
+ * by the producer's HTTP helper (http_async.h), which reduces the answer
+ * to {"<UID>": {"name", "namespace", "containers": {"<container id>":
+ * "<name>"}}} (kubelet_pods_reduce, run in the helper) before it reaches
+ * the producer's event loop. A lookup answers from the last good answer at
+ * once; a miss starts a fetch (at most one at a time, at most one per
+ * refresh period) whose answer serves later lookups. A failed fetch keeps
+ * the last good answer; its error is logged once (again only when it
+ * changes), and names fall back to the ids.
  */
 #ifndef ACCEL_KUBELET_H
 #define ACCEL_KUBELET_H
@@ -20,12 +19,14 @@
 
 #include "container.h"
 
-struct kubelet;
-struct loop;
+#include <stddef.h>
 
-/* Start nothing yet: the first miss fetches. loop is borrowed; o's strings are copied. */
-struct kubelet *kubelet_new(struct loop *loop, const char *helper, const struct container_opts *o);
-void kubelet_free(struct kubelet *k); /* NULL-safe; kills a running fetch */
+struct kubelet;
+struct http_async;
+
+/* Start nothing yet: the first miss fetches, through http (borrowed); o's strings are copied. */
+struct kubelet *kubelet_new(struct http_async *http, const struct container_opts *o);
+void kubelet_free(struct kubelet *k); /* NULL-safe; stops a running fetch */
 
 /*
  * Fill what out lacks (pod, ns; name when ctr_id is not "") from the last
@@ -41,11 +42,10 @@ const char *kubelet_error(const struct kubelet *k);
 unsigned long kubelet_fetches(const struct kubelet *k);
 
 /*
- * accel-imds' side (kubelet_fetch.c, linked into accel-imds only): GET
- * URL/pods with the token, verifying against the CA file, and print the
- * compact answer above on stdout. argv: "--kubelet-pods", URL, options.
- * Returns the exit status (0 whenever a line was printed).
+ * The HTTP helper's side: a PodList (the kubelet's /pods answer, len bytes)
+ * reduced to the compact object above, a new string in *out. 0, or -EINVAL
+ * with err "not a PodList: ...".
  */
-int kubelet_fetch_main(int argc, char **argv);
+int kubelet_pods_reduce(const char *body, size_t len, char **out, char *err, size_t errsz);
 
 #endif

@@ -26,7 +26,6 @@
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -634,7 +633,7 @@ int main(int argc, char **argv)
 		free(cw);
 		return rc;
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	http_curl_linked()->global_init(CURL_GLOBAL_DEFAULT);
 	if (cw->o.dry_run)
 		cw->o.emf_endpoint = NULL; /* EMF events go to stdout instead */
 	cw->emf_fd = cw->o.format == FMT_EMF && !cw->o.emf_endpoint ? 1 : -1;
@@ -673,6 +672,6 @@ int main(int argc, char **argv)
 	free(cw->dead);
 	free(cw->o.enc_ns);
 	free(cw);
-	curl_global_cleanup();
+	http_curl_linked()->global_cleanup();
 	return rc;
 }

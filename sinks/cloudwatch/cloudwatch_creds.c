@@ -4,12 +4,12 @@
  * instance role (IMDSv2). See cloudwatch_creds.h.
  */
 #include "cloudwatch_creds.h"
+#include "../../common/http.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -48,10 +48,25 @@ int64_t cw_creds_refresh_at(int64_t now_ms, int64_t expires_ms)
 	return at < now_ms + MS_PER_S ? now_ms + MS_PER_S : at;
 }
 
+/*
+ * Every part of a key pair goes into a request header (the signature's
+ * Credential, X-Amz-Security-Token): a control character in one would add
+ * headers. 0, or -EINVAL with err naming the part (never its value).
+ */
+static int check_secrets(const char *key, const char *secret, const char *token, char *err, size_t errsz)
+{
+	if (http_secret_check("the access key id", key, err, errsz) ||
+	    http_secret_check("the secret access key", secret, err, errsz) ||
+	    http_secret_check("the session token", token, err, errsz))
+		return -EINVAL;
+	return 0;
+}
+
 /* ---- environment ---------------------------------------------------------- */
 
 static int from_env(struct cw_creds *c, char *why, size_t whysz)
 {
+	char e[300];
 	const char *k = getenv("AWS_ACCESS_KEY_ID"), *s = getenv("AWS_SECRET_ACCESS_KEY");
 	const char *t = getenv("AWS_SESSION_TOKEN");
 
@@ -67,6 +82,10 @@ static int from_env(struct cw_creds *c, char *why, size_t whysz)
 	    copy(c->token, sizeof(c->token), t ? t : "")) {
 		snprintf(why, whysz, "environment: a credential variable is too long");
 		return -ENOENT;
+	}
+	if (check_secrets(c->key, c->secret, c->token, e, sizeof(e))) {
+		snprintf(why, whysz, "environment: %s", e);
+		return -EINVAL;
 	}
 	c->source = CW_CREDS_ENV;
 	snprintf(c->where, sizeof(c->where), "environment");
@@ -89,7 +108,7 @@ static char *trim(char *s)
 
 int cw_creds_parse_ini(const char *text, const char *profile, struct cw_creds *c, char *err, size_t errsz)
 {
-	char *copytext = xstrdup(text), *line, *save = NULL;
+	char *copytext = xstrdup(text), *line, *save = NULL, bad[300];
 	int in = 0, found = 0, rc = 0;
 	char key[128] = "", secret[128] = "", token[4096] = "";
 
@@ -129,6 +148,10 @@ int cw_creds_parse_ini(const char *text, const char *profile, struct cw_creds *c
 			 rc ? "a value of a sane length" : !key[0] ? "aws_access_key_id" : "aws_secret_access_key");
 		return -EINVAL;
 	}
+	if (check_secrets(key, secret, token, bad, sizeof(bad))) {
+		snprintf(err, errsz, "profile [%s]: %s", profile, bad);
+		return -EINVAL;
+	}
 	memcpy(c->key, key, sizeof(key));
 	memcpy(c->secret, secret, sizeof(secret));
 	memcpy(c->token, token, sizeof(token));
@@ -140,7 +163,7 @@ static int from_file(struct cw_creds *c, char *why, size_t whysz)
 {
 	const char *path = getenv("AWS_SHARED_CREDENTIALS_FILE"), *home = getenv("HOME");
 	const char *prof = getenv("AWS_PROFILE");
-	char pbuf[512], text_err[160], *text;
+	char pbuf[512], text_err[400], *text;
 	int explicit_profile = prof && *prof, explicit_path = path && *path;
 	ssize_t n;
 	int rc;
@@ -184,45 +207,25 @@ static int from_file(struct cw_creds *c, char *why, size_t whysz)
 
 /* ---- IMDSv2 --------------------------------------------------------------- */
 
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
+/*
+ * One request to a credentials endpoint (IMDS, the container agent), never
+ * through a proxy. 0 with *status and the body in *r, or -EIO with err.
+ */
+static int creds_call(struct http_client *c, const char *method, const char *url, const char *hdr,
+		      int64_t timeout_ms, struct http_result *r, long *status, char *err, size_t errsz)
 {
-	return buf_add(ud, p, size * n) ? 0 : size * n;
-}
+	struct http_opts o = { .url = url, .method = method, .headers = &hdr, .nheaders = hdr ? 1 : 0,
+			       .timeout_ms = timeout_ms, .max_body = IMDS_BODY_MAX, .direct = 1 };
 
-/* One IMDS request. 0 with *status and body set, or -EIO with err (curl's reason). */
-static int imds_call(const char *method, const char *url, const char *hdr, int64_t timeout_ms, struct buf *body,
-		     long *status, char *err, size_t errsz)
-{
-	CURL *h = curl_easy_init();
-	struct curl_slist *hl = NULL;
-	char ebuf[CURL_ERROR_SIZE] = "";
-	CURLcode cc;
-
-	if (!h) {
-		snprintf(err, errsz, "cannot start libcurl");
-		return -ENOMEM;
+	if (http_setup(c, &o, err, errsz))
+		return -EIO;
+	http_perform(c, r);
+	if (r->rc != CURLE_OK) {
+		snprintf(err, errsz, "%s", r->detail);
+		return -EIO;
 	}
-	buf_reset(body);
-	if (hdr)
-		hl = curl_slist_append(hl, hdr);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	cc = curl_easy_perform(h);
-	if (cc == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-	else
-		snprintf(err, errsz, "%s", ebuf[0] ? ebuf : curl_easy_strerror(cc));
-	curl_slist_free_all(hl);
-	curl_easy_cleanup(h);
-	return cc == CURLE_OK ? 0 : -EIO;
+	*status = r->status;
+	return 0;
 }
 
 int cw_creds_parse_imds(const char *text, size_t len, int64_t now_ms, struct cw_creds *c, char *err, size_t errsz)
@@ -259,6 +262,8 @@ int cw_creds_parse_imds(const char *text, size_t len, int64_t now_ms, struct cw_
 		snprintf(err, errsz, "a credential is too long");
 		goto out;
 	}
+	if (check_secrets(c->key, c->secret, c->token, err, errsz))
+		goto out;
 	c->expires_ms = exp ? ns / NS_PER_MS : 0;
 	c->refresh_ms = exp ? cw_creds_refresh_at(now_ms, c->expires_ms) : 0;
 	rc = 0;
@@ -271,14 +276,16 @@ out:
 static int imds_fetch(struct cw_creds *c, int64_t now_ms, char *err, size_t errsz)
 {
 	char url[512], hdr[256], role[256], e[CURL_ERROR_SIZE + 64];
-	struct buf b;
+	struct http_client hc;
+	struct http_result b;
 	long st = 0;
 	int rc;
 
-	buf_init(&b, IMDS_BODY_MAX);
+	if (http_client_init(&hc, http_curl_linked(), err, errsz))
+		return -ENOMEM;
 	snprintf(url, sizeof(url), "%s/latest/api/token", c->imds);
-	rc = imds_call("PUT", url, "X-aws-ec2-metadata-token-ttl-seconds: 21600", c->imds_timeout_ms, &b, &st, e,
-		       sizeof(e));
+	rc = creds_call(&hc, "PUT", url, "X-aws-ec2-metadata-token-ttl-seconds: 21600", c->imds_timeout_ms, &b, &st, e,
+			sizeof(e));
 	if (rc || st != 200 || !b.len) {
 		snprintf(err, errsz, "token request to %s: %s", c->imds, rc ? e : "unexpected answer");
 		if (!rc)
@@ -286,9 +293,9 @@ static int imds_fetch(struct cw_creds *c, int64_t now_ms, char *err, size_t errs
 		rc = -ENOENT;
 		goto out;
 	}
-	snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %.200s", b.data);
+	snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %.200s", b.body);
 	snprintf(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/", c->imds);
-	rc = imds_call("GET", url, hdr, c->imds_timeout_ms, &b, &st, e, sizeof(e));
+	rc = creds_call(&hc, "GET", url, hdr, c->imds_timeout_ms, &b, &st, e, sizeof(e));
 	if (rc || st != 200 || !b.len) {
 		if (rc)
 			snprintf(err, errsz, "%s: %s", url, e);
@@ -297,9 +304,9 @@ static int imds_fetch(struct cw_creds *c, int64_t now_ms, char *err, size_t errs
 		rc = -ENOENT;
 		goto out;
 	}
-	snprintf(role, sizeof(role), "%.*s", (int)strcspn(b.data, "\r\n"), b.data);
+	snprintf(role, sizeof(role), "%.*s", (int)strcspn(b.body, "\r\n"), b.body);
 	snprintf(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/%s", c->imds, role);
-	rc = imds_call("GET", url, hdr, c->imds_timeout_ms, &b, &st, e, sizeof(e));
+	rc = creds_call(&hc, "GET", url, hdr, c->imds_timeout_ms, &b, &st, e, sizeof(e));
 	if (rc || st != 200) {
 		if (rc)
 			snprintf(err, errsz, "%s: %s", url, e);
@@ -308,7 +315,7 @@ static int imds_fetch(struct cw_creds *c, int64_t now_ms, char *err, size_t errs
 		rc = -ENOENT;
 		goto out;
 	}
-	rc = cw_creds_parse_imds(b.data ? b.data : "", b.len, now_ms, c, e, sizeof(e));
+	rc = cw_creds_parse_imds(b.body, b.len, now_ms, c, e, sizeof(e));
 	if (rc) {
 		snprintf(err, errsz, "instance role %s: %s", role, e);
 		goto out;
@@ -316,7 +323,7 @@ static int imds_fetch(struct cw_creds *c, int64_t now_ms, char *err, size_t errs
 	c->source = CW_CREDS_IMDS;
 	snprintf(c->where, sizeof(c->where), "EC2 instance role %s (%s)", role, c->imds);
 out:
-	buf_free(&b);
+	http_client_free(&hc);
 	return rc;
 }
 
@@ -358,29 +365,23 @@ static int container_fetch(struct cw_creds *c, int64_t now_ms, char *err, size_t
 {
 	const char *tok = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN"), *tokf = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
 	char hdr[4096 + 32] = "", e[CURL_ERROR_SIZE + 64], filetok[4096];
-	struct buf b;
+	struct http_client hc;
+	struct http_result b;
 	long st = 0;
 	int rc;
 
 	if (tokf && *tokf) {
-		ssize_t n = read_regular_file(tokf, filetok, sizeof(filetok));
-
-		if (n < 0) {
-			if (n == -EISDIR || n == -EINVAL)
-				snprintf(err, errsz, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE %s is %s, not a regular file",
-					 tokf, file_kind_name(tokf));
-			else
-				snprintf(err, errsz, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE %s: %s", tokf,
-					 n == -EFBIG ? "larger than a token can be" : strerror((int)-n));
+		if (http_secret_read("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tokf, filetok, sizeof(filetok), err, errsz))
 			return -ENOENT;
-		}
-		filetok[strcspn(filetok, "\r\n")] = '\0';
 		tok = filetok;
+	} else if (tok && http_secret_check("AWS_CONTAINER_AUTHORIZATION_TOKEN", tok, err, errsz)) {
+		return -ENOENT;
 	}
 	if (tok && *tok)
 		snprintf(hdr, sizeof(hdr), "Authorization: %s", tok);
-	buf_init(&b, IMDS_BODY_MAX);
-	rc = imds_call("GET", c->container_url, hdr[0] ? hdr : NULL, c->imds_timeout_ms, &b, &st, e, sizeof(e));
+	if (http_client_init(&hc, http_curl_linked(), err, errsz))
+		return -ENOENT;
+	rc = creds_call(&hc, "GET", c->container_url, hdr[0] ? hdr : NULL, c->imds_timeout_ms, &b, &st, e, sizeof(e));
 	memset(hdr, 0, sizeof(hdr));
 	memset(filetok, 0, sizeof(filetok));
 	if (rc || st != 200) {
@@ -388,11 +389,11 @@ static int container_fetch(struct cw_creds *c, int64_t now_ms, char *err, size_t
 			snprintf(err, errsz, "%s: %s", c->container_url, e);
 		else
 			snprintf(err, errsz, "%s: HTTP %ld", c->container_url, st);
-		buf_free(&b);
+		http_client_free(&hc);
 		return -ENOENT;
 	}
-	rc = cw_creds_parse_imds(b.data ? b.data : "", b.len, now_ms, c, e, sizeof(e));
-	buf_free(&b);
+	rc = cw_creds_parse_imds(b.body, b.len, now_ms, c, e, sizeof(e));
+	http_client_free(&hc);
 	if (rc) {
 		snprintf(err, errsz, "%s: %s", c->container_url, e);
 		return -ENOENT;
@@ -435,8 +436,13 @@ int cw_creds_resolve(struct cw_creds *c, int64_t now_ms, char *err, size_t errsz
 
 	memset(c, 0, sizeof(*c));
 	c->imds_timeout_ms = timeout;
-	if (from_env(c, why[0], sizeof(why[0])) == 0)
+	rc = from_env(c, why[0], sizeof(why[0]));
+	if (rc == 0)
 		return 0;
+	if (rc == -EINVAL) {
+		snprintf(err, errsz, "%s", why[0]);
+		return -EINVAL;
+	}
 	rc = from_file(c, why[1], sizeof(why[1]));
 	if (rc == 0)
 		return 0;

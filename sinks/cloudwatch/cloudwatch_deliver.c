@@ -3,6 +3,7 @@
  * Batch delivery with retries and fault isolation; see cloudwatch_deliver.h.
  */
 #include "cloudwatch_deliver.h"
+#include "../../common/http.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 
@@ -52,15 +53,7 @@ void cw_deliver_free(struct cw_deliver *dl)
 
 int64_t cw_backoff_ms(const struct cw_deliver *dl, unsigned attempt, unsigned *seed)
 {
-	int64_t d = dl->backoff_min_ms;
-
-	for (unsigned i = 1; i < attempt && d < dl->backoff_max_ms; i++)
-		d *= 2;
-	if (d > dl->backoff_max_ms)
-		d = dl->backoff_max_ms;
-	if (d < 2)
-		return d;
-	return d / 2 + (int64_t)(rand_r(seed) % (unsigned)(d - d / 2 + 1));
+	return http_backoff_ms(dl->backoff_min_ms, dl->backoff_max_ms, attempt, seed);
 }
 
 void cw_describe(const char *name, const struct cw_dim *dims, size_t ndims, double value, int64_t ts_ms, char *dst,

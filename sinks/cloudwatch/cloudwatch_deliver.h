@@ -78,7 +78,7 @@ size_t cw_deliver_batch(struct cw_deliver *dl, const struct cw_datum *d, size_t 
 void cw_describe(const char *name, const struct cw_dim *dims, size_t ndims, double value, int64_t ts_ms, char *dst,
 		 size_t size);
 
-/* The wait before retry number attempt (1, 2, ...): exponential, capped, jittered into [d/2, d]. */
+/* The wait before retry number attempt (1, 2, ...): http_backoff_ms with the deliverer's bounds. */
 int64_t cw_backoff_ms(const struct cw_deliver *dl, unsigned attempt, unsigned *seed);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * PutMetricData over libcurl; see cloudwatch_http.h.
+ * PutMetricData over the HTTP client; see cloudwatch_http.h.
  *
  * libcurl 7.88.1's SigV4 was checked against botocore for POST form bodies,
  * with and without a session token. Two of its bugs shape this file: it
@@ -11,7 +11,6 @@
 #include "cloudwatch_http.h"
 #include "../../common/log.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,9 +26,10 @@ void cw_http_default_endpoint(const char *region, char *dst, size_t size)
 
 int cw_http_init(struct cw_http *t, const char *url, const char *region, struct cw_creds *creds)
 {
+	char err[128];
+
 	memset(t, 0, sizeof(*t));
-	t->curl = curl_easy_init();
-	if (!t->curl)
+	if (http_client_init(&t->cl, http_curl_linked(), err, sizeof(err)))
 		return -ENOMEM;
 	snprintf(t->url, sizeof(t->url), "%s", url);
 	snprintf(t->sigv4, sizeof(t->sigv4), "aws:amz:%s:monitoring", region);
@@ -37,18 +37,14 @@ int cw_http_init(struct cw_http *t, const char *url, const char *region, struct 
 	t->gzip = 1;
 	t->timeout_ms = 30000;
 	t->connect_timeout_ms = 10000;
-	buf_init(&t->resp, RESP_MAX);
 	buf_init(&t->zbody, CW_MAX_BODY + 65536);
 	return 0;
 }
 
 void cw_http_free(struct cw_http *t)
 {
-	if (t->curl)
-		curl_easy_cleanup(t->curl);
-	buf_free(&t->resp);
+	http_client_free(&t->cl);
 	buf_free(&t->zbody);
-	t->curl = NULL;
 }
 
 int cw_gzip(const void *src, size_t len, struct buf *dst)
@@ -75,23 +71,6 @@ int cw_gzip(const void *src, size_t len, struct buf *dst)
 	} while (rc != Z_STREAM_END);
 	deflateEnd(&z);
 	return 0;
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-	struct buf *b = ud;
-
-	/* Keep what fits of an over-long answer: only its start matters. */
-	buf_add(b, p, size * n < b->cap - b->len ? size * n : b->cap - b->len);
-	return size * n;
-}
-
-static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
-{
-	struct cw_http *t = ud;
-
-	(void)dt, (void)dn, (void)ut, (void)un;
-	return t->abort_now && t->abort_now(t->abort_ud);
 }
 
 enum cw_outcome cw_http_classify(long status, const struct cw_error *e)
@@ -129,62 +108,55 @@ enum cw_outcome cw_http_classify(long status, const struct cw_error *e)
 int cw_http_send(void *ud, const struct buf *body, size_t ndatums, struct cw_reply *r)
 {
 	struct cw_http *t = ud;
-	CURL *h = t->curl;
-	struct curl_slist *hl = NULL;
-	char ebuf[CURL_ERROR_SIZE] = "", tok[sizeof(t->creds->token) + 32];
+	const struct http_curl *api = t->cl.api;
+	const char *hdr[3];
+	char tok[sizeof(t->creds->token) + 32], err[512];
 	const struct buf *payload = body;
-	CURLcode cc;
-	long status = 0;
+	struct http_opts o = { .url = t->url, .headers = hdr, .user_agent = "accel-cloudwatch/" ACCEL_VERSION,
+			       .timeout_ms = t->timeout_ms, .connect_timeout_ms = t->connect_timeout_ms,
+			       .max_body = RESP_MAX, .keep_head = 1 /* only its start matters */,
+			       .abort_now = t->abort_now, .abort_ud = t->abort_ud };
+	struct http_result res;
 
 	(void)ndatums;
 	memset(r, 0, sizeof(*r));
-	buf_reset(&t->resp);
 	if (t->gzip && body->len >= CW_GZIP_MIN && cw_gzip(body->data, body->len, &t->zbody) == 0 &&
 	    t->zbody.len < body->len) {
 		payload = &t->zbody;
-		hl = curl_slist_append(hl, "Content-Encoding: gzip");
+		hdr[o.nheaders++] = "Content-Encoding: gzip";
 		t->gzipped++;
 	}
-	hl = curl_slist_append(hl, "Content-Type: application/x-www-form-urlencoded; charset=utf-8");
+	hdr[o.nheaders++] = "Content-Type: application/x-www-form-urlencoded; charset=utf-8";
 	if (t->creds->token[0]) {
 		snprintf(tok, sizeof(tok), "X-Amz-Security-Token: %s", t->creds->token);
-		hl = curl_slist_append(hl, tok);
+		hdr[o.nheaders++] = tok;
 	}
-	curl_easy_setopt(h, CURLOPT_URL, t->url);
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload->data);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)payload->len);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-	curl_easy_setopt(h, CURLOPT_AWS_SIGV4, t->sigv4[0] ? t->sigv4 : NULL); /* "" only in the benchmark */
-	curl_easy_setopt(h, CURLOPT_USERNAME, t->creds->key);
-	curl_easy_setopt(h, CURLOPT_PASSWORD, t->creds->secret);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "accel-cloudwatch/" ACCEL_VERSION);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &t->resp);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)t->timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)t->connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, t);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	cc = curl_easy_perform(h);
-	/* The token's copy on the stack is a secret too. */
-	memset(tok, 0, sizeof(tok));
-	curl_slist_free_all(hl);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-	if (cc != CURLE_OK) {
-		r->outcome = CW_RETRY;
-		snprintf(r->detail, sizeof(r->detail), "%s: %s", t->url, ebuf[0] ? ebuf : curl_easy_strerror(cc));
+	o.body = payload->data ? payload->data : "";
+	o.body_len = payload->len;
+	if (http_setup(&t->cl, &o, err, sizeof(err))) {
+		/* A token with a control character: refused, never sent (the message does not quote it). */
+		memset(tok, 0, sizeof(tok));
+		r->outcome = CW_AUTH;
+		snprintf(r->detail, sizeof(r->detail), "%s: the session token of %s cannot be sent: a control character "
+			 "in it", t->url, t->creds->where);
 		return 0;
 	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	r->status = status;
-	cw_parse_error(t->resp.data, t->resp.len, &r->err);
-	r->outcome = cw_http_classify(status, &r->err);
+	memset(tok, 0, sizeof(tok)); /* libcurl has its own copy; ours on the stack is a secret too */
+	api->easy_setopt(t->cl.easy, CURLOPT_AWS_SIGV4, t->sigv4[0] ? t->sigv4 : NULL); /* "" only in the benchmark */
+	api->easy_setopt(t->cl.easy, CURLOPT_USERNAME, t->creds->key);
+	api->easy_setopt(t->cl.easy, CURLOPT_PASSWORD, t->creds->secret);
+	http_perform(&t->cl, &res);
+	if (res.rc != CURLE_OK) {
+		r->outcome = CW_RETRY;
+		snprintf(r->detail, sizeof(r->detail), "%s: %s", t->url, res.detail);
+		return 0;
+	}
+	r->status = res.status;
+	cw_parse_error(res.body, res.len, &r->err);
+	r->outcome = cw_http_classify(res.status, &r->err);
 	if (r->err.code[0])
-		snprintf(r->detail, sizeof(r->detail), "HTTP %ld %s: %s", status, r->err.code, r->err.message);
+		snprintf(r->detail, sizeof(r->detail), "HTTP %ld %s: %s", res.status, r->err.code, r->err.message);
 	else
-		snprintf(r->detail, sizeof(r->detail), "HTTP %ld from %s", status, t->url);
+		snprintf(r->detail, sizeof(r->detail), "HTTP %ld from %s", res.status, t->url);
 	return 0;
 }

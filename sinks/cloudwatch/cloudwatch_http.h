@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The PutMetricData transport over libcurl: POST / with the form body,
+ * The PutMetricData transport over the HTTP client (common/http.h): POST /
+ * with the form body,
  * signed by libcurl's own SigV4 (CURLOPT_AWS_SIGV4 "aws:amz:REGION:monitoring",
  * the key pair as user and password, the session token as an
  * X-Amz-Security-Token header only when there is one), gzip when it pays,
@@ -12,6 +13,7 @@
 
 #include "cloudwatch_creds.h"
 #include "cloudwatch_deliver.h"
+#include "../../common/http.h"
 #include "../../common/util.h"
 
 #include <stdint.h>
@@ -19,7 +21,7 @@
 #define CW_GZIP_MIN 10240 /* bytes: the AWS SDKs' request_min_compression_size_bytes */
 
 struct cw_http {
-	void *curl;                /* CURL *, reused so the connection stays open */
+	struct http_client cl;     /* reused so the connection stays open */
 	char url[512];
 	char sigv4[160];           /* "aws:amz:REGION:monitoring" */
 	struct cw_creds *creds;    /* borrowed; the caller refreshes it */
@@ -28,7 +30,6 @@ struct cw_http {
 	int64_t connect_timeout_ms;
 	int (*abort_now)(void *ud); /* polled during a transfer: 1 stops it (exit deadline); may be NULL */
 	void *abort_ud;
-	struct buf resp;           /* the answer's body, capped */
 	struct buf zbody;          /* the gzipped body */
 	uint64_t gzipped;          /* requests sent compressed */
 };

@@ -33,7 +33,6 @@
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -506,7 +505,7 @@ static void rw_deliver(void *ud, struct push *p, struct push_try *t)
 	t->result = PUSH_RETRY;
 	t->wait_ms = rw->rep.retry_after_ms >= 0
 			     ? rw->rep.retry_after_ms
-			     : rw_backoff_ms(rw->o.backoff_min_ms, rw->o.backoff_max_ms, t->failed + 1, &rw->seed);
+			     : http_backoff_ms(rw->o.backoff_min_ms, rw->o.backoff_max_ms, t->failed + 1, &rw->seed);
 }
 
 /* push_ops.settle: acknowledge what the receiver took or refused for good; count; say. */
@@ -733,7 +732,7 @@ int main(int argc, char **argv)
 		rc = open_encoder(rw);
 	if (rc == SINK_RUN) {
 		curl = 1;
-		if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		if (http_curl_linked()->global_init(CURL_GLOBAL_DEFAULT)) {
 			log_err("remote-write: cannot start libcurl");
 			rc = EXIT_SYSTEM;
 		}
@@ -774,6 +773,6 @@ out:
 	free(rw->last_ts);
 	free(rw);
 	if (curl)
-		curl_global_cleanup();
+		http_curl_linked()->global_cleanup();
 	return rc;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The remote write transport over libcurl: POST one snappy-compressed
+ * The remote write transport over the HTTP client (common/http.h): POST one snappy-compressed
  * WriteRequest with the protocol's headers (Content-Type
  * application/x-protobuf, Content-Encoding snappy,
  * X-Prometheus-Remote-Write-Version 0.1.0), the options hosted receivers
@@ -13,6 +13,7 @@
 #ifndef ACCEL_REMOTE_WRITE_HTTP_H
 #define ACCEL_REMOTE_WRITE_HTTP_H
 
+#include "../../common/http.h"
 #include "../../common/util.h"
 
 #include <stddef.h>
@@ -39,34 +40,35 @@ struct rw_http_opts {
 struct rw_reply {
 	enum rw_outcome outcome;
 	long status;            /* HTTP status; 0 when none came */
-	int64_t retry_after_ms; /* from Retry-After; -1 when none */
+	int64_t retry_after_ms; /* from Retry-After (http_retry_after_ms); -1 when none */
 	char detail[320];       /* what happened, for messages (the receiver's answer, quoted) */
 };
 
 struct rw_http {
-	void *curl;            /* CURL *, reused so the connection stays open */
+	struct http_client cl; /* reused so the connection stays open */
 	struct rw_http_opts o;
-	void *hl;              /* struct curl_slist *: the fixed headers */
-	struct buf resp;       /* the answer's body, capped */
-	char retry_after[64];
+	const char **hl;       /* the headers: the protocol's, then --header's (borrowed) */
+	size_t nhl;
 	int (*abort_now)(void *ud); /* polled during a transfer: 1 stops it; may be NULL */
 	void *abort_ud;
 };
 
-/* 0, or -errno with err filled (a header that is not "Name: value", a file that cannot be read). */
+/*
+ * 0, or -errno with err filled: a header that is not "Name: value", a
+ * credentials file that cannot be read or holds a control character
+ * (http_secret_read).
+ */
 int rw_http_init(struct rw_http *h, const struct rw_http_opts *o, char *err, size_t errsz);
 void rw_http_free(struct rw_http *h);
 
-/* Send one compressed WriteRequest and sort the answer into r. */
+/*
+ * Send one compressed WriteRequest and sort the answer into r. A
+ * credentials file that cannot be read now (or holds a control character)
+ * sends nothing: RW_RETRY, with the reason in detail.
+ */
 void rw_http_send(struct rw_http *h, const void *body, size_t len, struct rw_reply *r);
 
 /* The outcome for an HTTP status (0: no answer). */
 enum rw_outcome rw_classify(long status);
-
-/* Retry-After (seconds, or an HTTP date) in ms from now_ms; -1 when it is neither. Capped at an hour. */
-int64_t rw_retry_after_ms(const char *v, int64_t now_ms);
-
-/* The wait before retry number attempt (1, 2, ...): min doubled each time, capped at max, jittered into [d/2, d]. */
-int64_t rw_backoff_ms(int64_t min_ms, int64_t max_ms, unsigned attempt, unsigned *seed);
 
 #endif

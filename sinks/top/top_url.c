@@ -2,12 +2,12 @@
 /* accel-top's /metrics input; see top_url.h. */
 #include "top_url.h"
 #include "../../common/expo_parse.h"
+#include "../../common/http.h"
 #include "../../common/log.h"
 #include "../../common/schema.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
-#include <curl/curl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +23,7 @@ struct prev {
 struct top_url {
 	const char *url;
 	int64_t interval_ms;
-	CURL *h;
-	struct buf body;
+	struct http_client cl; /* reused so the connection stays open; unset until the first poll */
 	struct prev *tab;
 	size_t ntab, nused;
 	/* within one apply */
@@ -134,7 +133,6 @@ struct top_url *top_url_new(const char *url, int64_t interval_ms)
 
 	u->url = url;
 	u->interval_ms = interval_ms;
-	buf_init(&u->body, BODY_CAP);
 	return u;
 }
 
@@ -142,9 +140,10 @@ void top_url_free(struct top_url *u)
 {
 	if (!u)
 		return;
-	if (u->h)
-		curl_easy_cleanup(u->h);
-	buf_free(&u->body);
+	if (u->cl.api) {
+		http_client_free(&u->cl);
+		http_curl_linked()->global_cleanup();
+	}
 	for (size_t i = 0; i < u->ntab; i++)
 		free(u->tab[i].series);
 	free(u->tab);
@@ -167,48 +166,37 @@ size_t top_url_apply(struct top_url *u, struct top_model *m, const char *text, s
 	return bad;
 }
 
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-	struct buf *b = ud;
-
-	return buf_add(b, p, size * n) ? 0 : size * n; /* 0: over the cap, the transfer fails */
-}
-
 int top_url_poll(struct top_url *u, struct top_model *m, char *err, size_t errsz)
 {
-	char ebuf[CURL_ERROR_SIZE] = "";
-	long code = 0;
-	CURLcode rc;
-	long timeout = u->interval_ms > 2000 ? (long)u->interval_ms : 2000;
+	int64_t timeout = u->interval_ms > 2000 ? u->interval_ms : 2000;
+	struct http_opts o = { .url = u->url, .user_agent = "accel-top/" ACCEL_VERSION, .timeout_ms = timeout,
+			       .max_body = BODY_CAP, .decode = 1 };
+	struct http_result r;
+	char e[512];
 
-	if (!u->h) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		if (!(u->h = curl_easy_init())) {
-			snprintf(err, errsz, "%s: cannot start libcurl", u->url);
+	if (!u->cl.api) {
+		const struct http_curl *api = http_curl_linked();
+
+		api->global_init(CURL_GLOBAL_DEFAULT);
+		if (http_client_init(&u->cl, api, e, sizeof(e))) {
+			api->global_cleanup();
+			snprintf(err, errsz, "%s: %s", u->url, e);
 			return -1;
 		}
 	}
-	buf_reset(&u->body);
-	curl_easy_setopt(u->h, CURLOPT_URL, u->url);
-	curl_easy_setopt(u->h, CURLOPT_USERAGENT, "accel-top/" ACCEL_VERSION);
-	curl_easy_setopt(u->h, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(u->h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(u->h, CURLOPT_WRITEDATA, &u->body);
-	curl_easy_setopt(u->h, CURLOPT_TIMEOUT_MS, timeout);
-	curl_easy_setopt(u->h, CURLOPT_CONNECTTIMEOUT_MS, timeout);
-	curl_easy_setopt(u->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(u->h, CURLOPT_ERRORBUFFER, ebuf);
-	rc = curl_easy_perform(u->h);
-	if (rc != CURLE_OK) {
-		snprintf(err, errsz, "%s: %s", u->url,
-			 rc == CURLE_WRITE_ERROR ? "the answer is over 64 MiB" : *ebuf ? ebuf : curl_easy_strerror(rc));
+	if (http_setup(&u->cl, &o, e, sizeof(e))) {
+		snprintf(err, errsz, "%s: %s", u->url, e);
 		return -1;
 	}
-	curl_easy_getinfo(u->h, CURLINFO_RESPONSE_CODE, &code);
-	if (code != 200) {
-		snprintf(err, errsz, "%s: HTTP %ld", u->url, code);
+	http_perform(&u->cl, &r);
+	if (r.error[0]) {
+		snprintf(err, errsz, "%s: %s", u->url, r.error);
 		return -1;
 	}
-	top_url_apply(u, m, u->body.data ? u->body.data : "", u->body.len);
+	if (r.status != 200) {
+		snprintf(err, errsz, "%s: HTTP %ld", u->url, r.status);
+		return -1;
+	}
+	top_url_apply(u, m, r.body, r.len);
 	return 0;
 }

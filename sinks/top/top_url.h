@@ -2,7 +2,7 @@
 /*
  * accel-top --url: accel-prom's /metrics as the input, so one producer can
  * feed both the endpoint and a view over SSH. Each poll GETs the URL
- * (libcurl; gzip accepted; a body over 64 MiB is refused), parses the
+ * (common/http.h; gzip accepted; a body over 64 MiB is refused), parses the
  * exposition with common/expo_parse.h, and turns every series whose name is
  * a family of the mapping into a sample for the model (top_model.h): the
  * labels as they are (instance labels first), device_type/device and

@@ -26,7 +26,7 @@ if [ -s "$tmp/warn" ]; then
 	exit 1
 fi
 [ -s "$tmp/text" ] || { echo "$name: man -l printed nothing" >&2; exit 1; }
-# accel-imds takes no option and would ask the metadata service: keep it off the network.
+# Keep off the network whatever a program does with --help.
 AWS_EC2_METADATA_DISABLED=true "$prog" --help >"$tmp/help" 2>&1 </dev/null || true
 status=0
 for opt in $(grep -E '^[[:space:]]+-' "$tmp/help" | grep -o -E '(^|[[:space:],])--?[a-zA-Z][a-zA-Z0-9.-]*' |

@@ -5,7 +5,8 @@
 # nothing: a fake kubelet (tests/helpers/fake_kubelet.py, HTTPS on 127.0.0.1 with a certificate from a CA
 # made here, bearer token checked) and accel-monitor --kubelet-url/--kubelet-token-file/--kubelet-ca-file on
 # the v2 fixture tree (tests/fixtures/containers/v2-systemd: pid 1008's container has no state files; pid
-# 1007's pod is unknown to everyone). The fetch is made by accel-imds --kubelet-pods, never by the producer:
+# 1007's pod is unknown to everyone). The fetch is made by the producer's HTTP helper (accel-monitor
+# --http-helper, a child process), which reduces the pod list; the producer never speaks HTTP itself:
 #   - the kubelet answers: 1008 gets the kubelet's names, 1007 keeps its ids;
 #   - 401 (bad token or refused), garbage, the kubelet down, a CA that did not sign it: names fall back to
 #     the ids, reports keep their period, the error is logged once although the fetch is retried;
@@ -18,7 +19,6 @@ V2=$FIX/containers/v2-systemd
 export AWS_EC2_METADATA_DISABLED=true
 
 need openssl command -v openssl
-need accel-imds test -x "$BIN/accel-imds"
 
 # ---- certificates, token, pods ----------------------------------------------------------------------------
 cd "$WORK"
@@ -60,9 +60,6 @@ spawn KPID $PY "$HELP/fake_kubelet.py" --cert server.pem --key server.key --toke
 	--port-file kport --mode-file mode --log klog
 ok "the fake kubelet listens" wait_for 10 test -s kport
 KURL=https://127.0.0.1:$(cat kport)
-ok "accel-imds --kubelet-pods reads the fake kubelet" sh -c '"$1" --kubelet-pods "$2" --token-file token \
-	--ca-file ca.pem >imds.json && grep -q "\"from-kubelet\"" imds.json && grep -q "\"error\":\"\"" imds.json' \
-	sh "$BIN/accel-imds" "$KURL"
 
 # run NAME [options]: six reports at 500 ms with the kubelet options (token and CA unless given), into NAME.out.
 run() {

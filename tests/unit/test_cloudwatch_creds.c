@@ -48,7 +48,17 @@ int main(void)
 		is_int(cw_creds_parse_imds(j, strlen(j), NOW, &c, err, sizeof(err)), -EINVAL, "a failed Code is refused");
 		ok(strstr(err, "AssumeRoleUnauthorizedAccess") != NULL, "naming it: %s", err);
 		is_int(cw_creds_parse_imds("nope", 4, NOW, &c, err, sizeof(err)), -EINVAL, "not JSON");
+		j = "{\"AccessKeyId\":\"A\",\"SecretAccessKey\":\"s\",\"Token\":\"t\\r\\nX-Injected: yes\"}";
+		is_int(cw_creds_parse_imds(j, strlen(j), NOW, &c, err, sizeof(err)), -EINVAL,
+		       "a token with CR LF (it would add request headers) is refused");
+		ok(strstr(err, "the session token: holds a control character (0x0d at byte 1)") && !strstr(err, "Injected"),
+		   "naming the part, not quoting it: %s", err);
 	}
+	is_int(cw_creds_parse_ini("[default]\naws_access_key_id = A\naws_secret_access_key = s\ris\n", "default", &c,
+				  err, sizeof(err)),
+	       -EINVAL, "a secret with a CR inside, in the credentials file: refused");
+	ok(strstr(err, "profile [default]: the secret access key: holds a control character") != NULL, "says so: %s",
+	   err);
 	is_int(cw_creds_refresh_at(NOW, NOW + 4000), NOW + 2000, "short-lived: refresh halfway");
 	is_int(cw_creds_refresh_at(NOW, NOW + 500), NOW + 1000, "already due: in a second, not in a loop");
 	snprintf(c.key, sizeof(c.key), "AKIDEXAMPLE1234");
@@ -78,6 +88,11 @@ int main(void)
 	is_int(cw_creds_resolve(&c, NOW, err, sizeof(err)), 0, "environment set too");
 	ok(c.source == CW_CREDS_ENV && !strcmp(c.key, "AKIDENV") && !c.token[0],
 	   "the environment wins; an empty token is no token");
+	setenv("AWS_SESSION_TOKEN", "tok\nX-Injected: yes", 1);
+	is_int(cw_creds_resolve(&c, NOW, err, sizeof(err)), -EINVAL, "AWS_SESSION_TOKEN with a LF: an error");
+	ok(strstr(err, "environment: the session token: holds a control character") && !strstr(err, "Injected"),
+	   "naming it, not quoting it: %s", err);
+	unsetenv("AWS_SESSION_TOKEN");
 	unsetenv("AWS_ACCESS_KEY_ID");
 	setenv("AWS_PROFILE", "nosuch", 1);
 	is_int(cw_creds_resolve(&c, NOW, err, sizeof(err)), -EINVAL, "a named profile that is missing is an error");

@@ -13,6 +13,7 @@
 #include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
 #include "../../monitor/host/host.h"
+#include "../../monitor/http/http_async.h"
 #include "../../monitor/core/loop.h"
 #include "../../monitor/core/monitor.h"
 #include "tap.h"
@@ -344,7 +345,8 @@ static void test_async_monitor(void)
 	};
 	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 3 };
 	struct loop *l = loop_new();
-	struct host *host = host_new(&(struct host_opts){ .imds_helper = "/nonexistent/accel-imds" }, l);
+	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0, max_cycle = 0;
@@ -435,6 +437,7 @@ static void test_async_monitor(void)
 		free(s);
 	}
 	host_free(host);
+	http_async_free(http);
 	is_int((long)loop_count(l), 0, "nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
@@ -565,7 +568,8 @@ static void test_async_runtime(void)
 {
 	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 2 };
 	struct loop *l = loop_new();
-	struct host *host = host_new(&(struct host_opts){ .imds_helper = "/nonexistent/accel-imds" }, l);
+	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0;
@@ -626,6 +630,7 @@ static void test_async_runtime(void)
 		free(b);
 	}
 	host_free(host);
+	http_async_free(http);
 	is_int((long)loop_count(l), 0, "runtimes: nothing is left on the loop");
 	loop_free(l);
 	fclose(out);
@@ -755,7 +760,8 @@ static void test_async_lead_overdue(void)
 {
 	struct cfg cfg = { .period_ms = 200, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nruntimes = 1 };
 	struct loop *l = loop_new();
-	struct host *host = host_new(&(struct host_opts){ .imds_helper = "/nonexistent/accel-imds" }, l);
+	struct http_async *http = http_async_new(l, "/nonexistent/accel-monitor");
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
 	FILE *out = tmpfile();
 	struct monitor *m;
 	int64_t end, max_late = 0;
@@ -806,6 +812,7 @@ static void test_async_lead_overdue(void)
 		free(s);
 	}
 	host_free(host);
+	http_async_free(http);
 	is_int((long)loop_count(l), 0, "lead/overdue: nothing is left on the loop");
 	loop_free(l);
 	fclose(out);

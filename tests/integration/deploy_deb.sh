@@ -9,7 +9,6 @@
 # starting anything and leaves the other units disabled; the installed pipeline runs; dpkg -r
 # removes the programs and keeps the conffile; dpkg -P leaves no file, no user, no group.
 . "$(dirname "$0")/lib.sh"
-plain_pass_only "the package is built from its own -O2 binaries"
 
 need "dpkg-buildpackage (Debian package dpkg-dev)" command -v dpkg-buildpackage
 need "dh (Debian package debhelper)" command -v dh

@@ -36,9 +36,7 @@ fleet_down() {
 	for n in $(ip netns list 2>/dev/null | awk '{print $1}'); do
 		case $n in "$P"-*) ip netns pids "$n" 2>/dev/null | xargs -r kill 2>/dev/null || true ;; esac
 	done
-	for p in $_pids; do kill "$p" 2>/dev/null || true; done
-	for p in $_pids; do wait "$p" 2>/dev/null || true; done
-	_pids=""
+	stop_all
 	for n in $(ip netns list 2>/dev/null | awk '{print $1}'); do
 		case $n in "$P"-*) ip netns del "$n" 2>/dev/null || true ;; esac
 	done

@@ -29,7 +29,6 @@
 #include "util.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +59,7 @@ struct lcache {
 #define LSLOTS_LOG2 7
 #define LSLOTS (1u << LSLOTS_LOG2) /* the labels kept, by a hash of their name's length and value's first 16 bytes */
 
-struct parser {
+struct expo_parser {
 	char *raw;       /* the series key; and the last line when it has no line end (scans need one) */
 	char *tok;       /* tokens no cache holds (long, escaped), NUL-terminated */
 	size_t cap;      /* bytes of each of raw and tok */
@@ -81,22 +80,25 @@ struct parser {
 	const char *prev;                   /* that line, where it lies in the text; NULL when x may not be reused */
 	size_t lstart[EXPO_MAX_LABELS];     /* the offset in that line of each label's name */
 	size_t lend[EXPO_MAX_LABELS];       /* and of the byte after its closing quote */
+	int busy;                           /* a call is reading with it */
 	struct lcache slot[LSLOTS];         /* labels kept (last: not zeroed) */
 };
 
-/* Character classes: bit 1 a metric or label name's first character, bit 2 any of its characters. */
-static unsigned char cls[256];
-
-static void cls_init(void)
-{
-	if (cls['a'])
-		return;
-	for (int c = 0; c < 256; c++) {
-		int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-
-		cls[c] = (unsigned char)((alpha ? 1 : 0) | (alpha || (c >= '0' && c <= '9') ? 2 : 0));
-	}
-}
+/*
+ * Character classes: bit 1 a metric or label name's first character
+ * ([a-zA-Z_:]), bit 2 any of its characters (those and [0-9]); bytes
+ * from 0x80 on are neither.
+ */
+static const unsigned char cls[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x00 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x10 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20 */
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 0, 0, 0, 0, 0, /* 0x30: digits, ':' */
+	0, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, /* 0x40 */
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 0, 0, 3, /* 0x50: '_' */
+	0, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, /* 0x60 */
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 0, 0, 0, /* 0x70 */
+};
 
 /*
  * The first byte of the n at q that is '"', '\\' or NUL (q + n when none):
@@ -153,14 +155,14 @@ static const char *blank_at(const char *q, const char *e)
 #define NAME_CHAR(c) (cls[(unsigned char)(c)] & 2)
 #define BLANK(c) ((c) == ' ' || (c) == '\t')
 
-static void bad(struct parser *p, const char *why)
+static void bad(struct expo_parser *p, const char *why)
 {
 	if (!p->bad++ && p->errsz)
 		snprintf(p->err, p->errsz, "line %zu: %s", p->lineno, why);
 }
 
 /* A sample line that does not parse: a NUL byte in it is said first (it is what stopped the scan). */
-static void bad_line(struct parser *p, const char *s, size_t n, const char *why)
+static void bad_line(struct expo_parser *p, const char *s, size_t n, const char *why)
 {
 	bad(p, memchr(s, '\0', n) ? "a NUL byte" : why);
 }
@@ -300,7 +302,7 @@ int expo_parse_number(const char *s, size_t n, double *v)
 }
 
 /* "# TYPE name kind": the family whose samples follow. Any other comment line is skipped. */
-static void type_line(struct parser *p, const char *s, size_t n)
+static void type_line(struct expo_parser *p, const char *s, size_t n)
 {
 	static const struct {
 		const char *kind;
@@ -355,7 +357,7 @@ static void type_line(struct parser *p, const char *s, size_t n)
 }
 
 /* The suffix name has after the TYPE line's family, or -1 when it is not of that family. */
-static int family_suffix(const struct parser *p, const char *name, size_t n)
+static int family_suffix(const struct expo_parser *p, const char *name, size_t n)
 {
 	static const struct {
 		const char *s;
@@ -426,7 +428,7 @@ static inline void copy16(char *dst, const char *src, size_t n, const char *lim)
  * line in force with one of its suffixes: its length, with *sfx set; 0 when
  * it is not (the caller scans it). No byte-by-byte scan of the family.
  */
-static size_t family_name(const struct parser *p, const char *s, size_t n, int *sfx)
+static size_t family_name(const struct expo_parser *p, const char *s, size_t n, int *sfx)
 {
 	static const struct {
 		const char *s;
@@ -462,7 +464,7 @@ static size_t family_name(const struct parser *p, const char *s, size_t n, int *
  * key, the line's name and label set, is copied into raw once the line has
  * parsed. A NUL byte in the line stops the scans, and is a bad line.
  */
-static void sample_line(struct parser *p, const char *s, size_t n, expo_cb cb, void *ud)
+static void sample_line(struct expo_parser *p, const char *s, size_t n, expo_cb cb, void *ud)
 {
 	struct expo_sample *xp = &p->x;
 	const char *e = s + n, *q = s;
@@ -769,7 +771,7 @@ static inline size_t diff_at(const char *a, const char *b, size_t n)
  * (escaped, long, not closed on its line) or its slot holds one of the
  * line's other labels (the previous line's at[], which this line reuses).
  */
-static struct lcache *fast_label(struct parser *p, size_t k, const char *ln, const char *lim)
+static struct lcache *fast_label(struct expo_parser *p, size_t k, const char *ln, const char *lim)
 {
 	const char *q = ln, *r;
 	struct lcache *c;
@@ -825,7 +827,7 @@ static struct lcache *fast_label(struct parser *p, size_t k, const char *ln, con
  * label reads as). s is before lim, the text's end; the caller has
  * counted the line.
  */
-static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_cb cb, void *ud)
+static size_t fast_line(struct expo_parser *p, const char *s, const char *lim, expo_cb cb, void *ud)
 {
 	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7 };
 	static const uint64_t u10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000 };
@@ -911,31 +913,38 @@ static size_t fast_line(struct parser *p, const char *s, const char *lim, expo_c
 	return len;
 }
 
-/*
- * The parser (30 kB: not on the stack) and its buffers are kept for the
- * next call: a call allocates nothing (a block that large, each call,
- * made malloc consolidate every small block freed since, such as a
- * report's JSON). A call made while it is in use (from another thread, or
- * from a callback) gets one of its own.
- */
-static struct parser *kept;
-static atomic_flag kept_busy = ATOMIC_FLAG_INIT;
-
-size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err, size_t errsz)
+struct expo_parser *expo_parser_new(void)
 {
-	int own = atomic_flag_test_and_set(&kept_busy); /* set: kept is in use */
-	struct parser *p;
+	return xcalloc(1, sizeof(struct expo_parser));
+}
+
+void expo_parser_free(struct expo_parser *p)
+{
+	if (!p)
+		return;
+	free(p->raw);
+	free(p);
+}
+
+/*
+ * The caller's parser (30 kB: not on the stack) and its buffers are kept
+ * for its next call: a call allocates nothing (a block that large, each
+ * call, made malloc consolidate every small block freed since, such as a
+ * report's JSON). A call without one, or made while it is in use (from
+ * its own callback), gets one for that call alone.
+ */
+size_t expo_parse(struct expo_parser *kept, const char *text, size_t len, expo_cb cb, void *ud, char *err,
+		  size_t errsz)
+{
+	int own = !kept || kept->busy;
+	struct expo_parser *p = own ? expo_parser_new() : kept;
 	size_t i = 0, nbad, cap;
 	char *raw;
 
-	if (own)
-		p = xcalloc(1, sizeof(*p));
-	else if (!(p = kept))
-		p = kept = xcalloc(1, sizeof(*p));
 	raw = p->raw;
 	cap = p->cap;
-	cls_init();
-	memset(p, 0, offsetof(struct parser, slot));
+	memset(p, 0, offsetof(struct expo_parser, slot));
+	p->busy = 1;
 	p->raw = raw;
 	p->cap = cap;
 	p->tok = raw ? raw + cap : NULL;
@@ -998,11 +1007,9 @@ size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err,
 		}
 	}
 	nbad = p->bad;
-	if (own) {
-		free(p->raw);
-		free(p);
-	} else {
-		atomic_flag_clear(&kept_busy);
-	}
+	if (own)
+		expo_parser_free(p);
+	else
+		p->busy = 0;
 	return nbad;
 }

@@ -70,11 +70,24 @@ struct expo_sample {
 typedef void (*expo_cb)(const struct expo_sample *s, void *ud);
 
 /*
- * Parse len bytes of text (no NUL needed), calling cb once per sample in
- * order. Returns how many lines were skipped as bad (0: none); err gets the
- * first one's "line N: reason" (left empty when none).
+ * A parser's buffers and caches (about 30 kB), kept from one expo_parse()
+ * to the next so that a call allocates nothing. The caller owns it: a new
+ * object from expo_parser_new(), released by expo_parser_free() (NULL-safe).
+ * One thread uses it at a time.
  */
-size_t expo_parse(const char *text, size_t len, expo_cb cb, void *ud, char *err, size_t errsz);
+struct expo_parser;
+struct expo_parser *expo_parser_new(void);
+void expo_parser_free(struct expo_parser *p);
+
+/*
+ * Parse len bytes of text (no NUL needed) with parser p, calling cb once
+ * per sample in order. p NULL, or in use by the call whose callback this
+ * is: a parser for this call alone (allocated and freed here). Returns how
+ * many lines were skipped as bad (0: none); err gets the first one's "line
+ * N: reason" (left empty when none).
+ */
+size_t expo_parse(struct expo_parser *p, const char *text, size_t len, expo_cb cb, void *ud, char *err,
+		  size_t errsz);
 
 /*
  * A number as the format writes it, n bytes at s (no NUL needed): a float in

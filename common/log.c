@@ -2,33 +2,44 @@
 /*
  * stderr logger. One fprintf per message under flockfile so lines from
  * several threads (the IMDS refresher, HTTP workers) never interleave.
+ * A rate-limited message's counts live in its own struct log_limit,
+ * updated with atomics.
  */
 #include "log.h"
 
 #include <getopt.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *log_prog = "accel";
-static int log_lvl = LOG_LVL_WARN;
+/*
+ * The process's one logger, at file scope for the reason a signal
+ * handler's flag is: the code that logs holds no handle to reach it
+ * through (every module, every thread: the NVML event thread, HTTP
+ * workers, library callbacks). log_init sets it at start, before any
+ * thread; after that it is only read.
+ */
+static struct {
+	const char *prog; /* the messages' prefix (borrowed: a string that outlives the process's logging) */
+	int level;        /* enum log_level */
+} logger = { "accel", LOG_LVL_WARN };
 
 void log_init(const char *prog, int level)
 {
 	if (prog)
-		log_prog = prog;
+		logger.prog = prog;
 	if (level < LOG_LVL_SILENT)
 		level = LOG_LVL_SILENT;
 	if (level > LOG_LVL_TRACE)
 		level = LOG_LVL_TRACE;
-	log_lvl = level;
+	logger.level = level;
 }
 
 int log_level(void)
 {
-	return log_lvl;
+	return logger.level;
 }
 
 int log_verbose_option(const char *prog, int argc, char **argv, int *level)
@@ -55,10 +66,10 @@ void log_at(int level, const char *tag, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (level > log_lvl)
+	if (level > logger.level)
 		return;
 	flockfile(stderr);
-	fprintf(stderr, "%s: %s: ", log_prog, tag);
+	fprintf(stderr, "%s: %s: ", logger.prog, tag);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -104,12 +115,10 @@ char *log_quote(char *dst, size_t size, const char *src, size_t len)
 	return dst;
 }
 
-static pthread_mutex_t limit_mu = PTHREAD_MUTEX_INITIALIZER;
-
 void log_limited(struct log_limit *lim, const char *fmt, ...)
 {
 	struct timespec ts;
-	long long now;
+	long long now, last;
 	unsigned long long held = 0;
 	int show = 0;
 	char msg[1024];
@@ -117,18 +126,21 @@ void log_limited(struct log_limit *lim, const char *fmt, ...)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	pthread_mutex_lock(&limit_mu);
-	lim->total++;
-	if (!lim->last_ns || now - lim->last_ns >= LOG_LIMIT_INTERVAL_NS) {
-		show = 1;
-		held = lim->held;
-		lim->held = 0;
-		lim->last_ns = now ? now : 1;
-	} else {
-		lim->held++;
+	atomic_fetch_add(&lim->total, 1);
+	last = atomic_load(&lim->last_ns);
+	for (;;) {
+		if (last && now - last < LOG_LIMIT_INTERVAL_NS) {
+			atomic_fetch_add(&lim->held, 1);
+			break;
+		}
+		/* the thread that moves last_ns on logs, with what was held until then */
+		if (atomic_compare_exchange_weak(&lim->last_ns, &last, now ? now : 1)) {
+			show = 1;
+			held = atomic_exchange(&lim->held, 0);
+			break;
+		}
 	}
-	pthread_mutex_unlock(&limit_mu);
-	if (!show || LOG_LVL_WARN > log_lvl)
+	if (!show || LOG_LVL_WARN > logger.level)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);

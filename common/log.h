@@ -52,12 +52,13 @@ char *log_quote(char *dst, size_t size, const char *src, size_t len);
 /*
  * A warning that may repeat many times (once per sample, per line): the
  * first one is logged, then at most one per interval, each saying how many
- * were left out since the last. Zero-initialise one per kind of message.
+ * were left out since the last. Zero-initialise one per kind of message;
+ * several threads may share one (its fields are atomic).
  */
 struct log_limit {
-	long long last_ns;       /* CLOCK_MONOTONIC of the last one logged; 0: none yet */
-	unsigned long long held; /* left out since */
-	unsigned long long total;
+	_Atomic long long last_ns;       /* CLOCK_MONOTONIC of the last one logged; 0: none yet */
+	_Atomic unsigned long long held; /* left out since */
+	_Atomic unsigned long long total;
 };
 #define LOG_LIMIT_INTERVAL_NS (10LL * 1000 * 1000 * 1000)
 /* Like log_at at level LOG_LVL_WARN, under the limit; thread-safe. */

@@ -9,9 +9,17 @@
  * neuron-monitor-prometheus.py where the meaning is the same, so existing
  * dashboards keep working.
  *
- * The mapping is a table of rules (samples.c): a group name, a small path
- * pattern inside the group, and the family it feeds. New families (device
- * collectors) are new rows, not new code paths.
+ * The mapping is a table of rules: a group name, a small path pattern
+ * inside the group, and the family it feeds. The rules, the families and the
+ * report fields are rows each collector declares beside its code
+ * (common/rows.h; the rows every vendor shares are common/rows.c's); this
+ * module is their interpreter. New families and fields are new rows, not new
+ * code paths.
+ *
+ * State: a mapper (struct mapper) carries what one stream needs from one
+ * report to the next (the last instance labels, the count of invalid
+ * timestamps) and the compiled rules; each sink owns its own. The rows are
+ * constant and shared.
  */
 #ifndef ACCEL_SAMPLES_H
 #define ACCEL_SAMPLES_H
@@ -38,8 +46,8 @@ struct label {
 
 /*
  * The most labels a sample carries. Not a quiet cut: map_rules_check()
- * proves (test_samples) that no rule can yield more, and the mapping stops
- * the program at its first use rather than drop one.
+ * proves (test_samples) that no rule can yield more, and mapper_new() stops
+ * the program rather than drop one.
  */
 #define SAMPLE_MAX_LABELS 24
 /* Instance labels: the six of instance_info, and ultraserver_id where it has one (common/schema.h). */
@@ -66,6 +74,8 @@ struct sample {
 enum report_format { FORMAT_ACCEL, FORMAT_NEURON_2X, FORMAT_NEURON_2020 };
 extern const char *const report_format_names[3];
 
+struct mapper;
+
 struct map_cb {
 	void (*sample)(const struct sample *s, void *ud);
 	/* A group (or runtime entry, group "runtime") whose "error" was set: it yields no samples. */
@@ -76,30 +86,46 @@ struct map_cb {
 };
 
 /*
- * Map one parsed report; now_ms stamps samples whose input carries no
- * timestamp (neuron-monitor's). Returns the input format detected.
+ * A new mapper, its rules compiled (new allocation: mapper_free). A row that
+ * does not compile is a programming error test_samples catches
+ * (map_rules_check): here it stops the program rather than lose a label.
+ */
+struct mapper *mapper_new(void);
+void mapper_free(struct mapper *m); /* NULL-safe */
+
+/*
+ * Map one parsed report (borrowed) of a stream; now_ms stamps samples whose
+ * input carries no timestamp (neuron-monitor's). Returns the input format
+ * detected. The mapper remembers the instance labels of the last report that
+ * had instance_info (a report without one keeps them: missing is not a change
+ * of instance).
+ */
+enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_ms, const struct map_cb *cb);
+
+/* Forget the instance labels, as at the start of a stream. */
+void mapper_reset(struct mapper *m);
+
+/*
+ * How many "timestamp" values mapper_report found invalid (not ISO 8601 UTC,
+ * an impossible date such as 2026-02-30, before 1970 or after 2262) since
+ * the mapper was made; each was logged (rate-limited) and replaced by the
+ * time the report was read.
+ */
+unsigned long long mapper_bad_timestamps(const struct mapper *m);
+
+/*
+ * Map one report on its own, with a mapper made for it and freed after (no
+ * instance labels carried over from an earlier report): for tests and
+ * one-off readers, not for a stream.
  */
 enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb);
 
 /*
- * The mapping remembers the instance labels of the last report that had
- * instance_info (a report without one keeps them: missing is not a change
- * of instance). map_reset() forgets them, as at the start of a stream.
- */
-void map_reset(void);
-
-/*
- * How many "timestamp" values map_report found invalid (not ISO 8601 UTC,
- * an impossible date such as 2026-02-30, before 1970 or after 2262) since
- * the start; each was logged (rate-limited) and replaced by the time the
- * report was read.
- */
-unsigned long long map_bad_timestamps(void);
-
-/*
- * Compile and check every rule: its pattern fits the compiled form, and no
- * sample it yields can carry more than SAMPLE_MAX_LABELS labels. 0, or
- * -E2BIG / -EINVAL with a message naming the rule in err.
+ * Compile and check every rule of every block: its pattern fits the compiled
+ * form, its group and labels are the schema's, its family is defined in
+ * exactly one block, and no sample it yields can carry more than
+ * SAMPLE_MAX_LABELS labels. 0, or -E2BIG / -EINVAL with a message naming the
+ * rule in err.
  */
 int map_rules_check(char *err, size_t size);
 
@@ -107,14 +133,22 @@ int map_rules_check(char *err, size_t size);
 size_t map_max_labels(void);
 
 /*
- * The mapping's part of the schema dump (schema_dump_json): "families"
- * (name, type, unit, help) and "rules" (scope, group, path, family,
- * labels, fixed, scale, clamp, device_type, index_label), as in the table
- * of samples.c. New reference.
+ * The whole schema as one JSON object (new reference): schema_json()'s
+ * groups, config aliases and labels, and every block's rows in the order
+ * they apply: "fields", "families" (name, type, unit, help) and "rules"
+ * (scope, group, path, family, labels, fixed, scale, clamp, device_type,
+ * index_label). tests/fixtures/schema.json is this object as written by
+ * test_schema (SCHEMA_UPDATE=1), for the Python checkers; test_schema fails
+ * when the file differs.
  */
 json_t *map_schema_json(void);
 
-/* Every family the mapping can produce (for documentation and tests), NULL-terminated. */
-const struct family *const *map_families(void);
+/*
+ * The families the mapping can produce (for documentation and tests), every
+ * block's in order: the i-th, or NULL past the last.
+ */
+const struct family *map_family_at(size_t i);
+/* A family by name; NULL when the mapping has none of that name. */
+const struct family *map_family(const char *name);
 
 #endif

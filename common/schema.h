@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The report schema, as data: the one place that knows the metric groups
- * (their names, neuron-monitor's aliases and their scope), the config keys
- * neuron-monitor spells differently, the label names a sample can carry and
- * where each comes from, and the fields a collector can put in a device
- * group. The config validator (monitor/core/config.c), the report -> samples
- * mapping (common/samples.c), the sinks' column and dimension choices and
- * the stream checkers (tests/helpers/, through schema_dump_json() and the
- * generated tests/fixtures/schema.json) read it rather than restate it.
+ * The report schema's vocabulary, as data: the metric groups (their names,
+ * neuron-monitor's aliases and their scope), the config keys neuron-monitor
+ * spells differently, and the label names a sample can carry and where each
+ * comes from. The config validator (monitor/core/config.c), the rows and the
+ * mapping (common/rows.h, common/samples.c), the sinks' column and dimension
+ * choices and the stream checkers (tests/helpers/, through map_schema_json()
+ * and the generated tests/fixtures/schema.json) read it rather than restate it.
  *
- * Adding a group is one SCHEMA_GROUPS row (plus its family rows in
- * samples.c); adding a label is one SCHEMA_LABELS row.
+ * Adding a group is one SCHEMA_GROUPS row (plus the rows of the collector
+ * that fills it); adding a label is one SCHEMA_LABELS row. What goes in a
+ * group, field by field, is each collector's rows (common/rows.h).
  */
 #ifndef ACCEL_SCHEMA_H
 #define ACCEL_SCHEMA_H
@@ -63,7 +63,7 @@ enum label_kind {
 	LK_RUNTIME,  /* a runtime entry's identity, on its samples */
 	LK_DEVICE,   /* a device's identity (source: the device object's key), on its samples; a runtime
 		      * rule may capture model and device too (an endpoint's models and server devices) */
-	LK_VALUE,    /* a rule's capture or fixed label (samples.c) */
+	LK_VALUE,    /* a rule's capture or fixed label (common/rows.h) */
 };
 
 /* Label flags. */
@@ -165,31 +165,10 @@ extern const struct schema_label schema_labels[LBL_COUNT];
 const struct schema_label *schema_label(const char *name);
 
 /*
- * A field a collector can put in a group (a device object's key, or a path
- * below it written as a rule path: "neuroncores.*.model_loads"). Every
- * field is mapped by a rule of samples.c (test_samples proves it: a field
- * nothing maps fails the test), or says why it is not exported (the docs
- * say the same). kind is how tests/helpers/check_report.py checks the
- * value of a device object's top-level field ("str", "int", "real" (a float >= 0), "num" (any number), "pct",
- * "bool", "ints", "int_map", "num_map", or a shape of its own).
+ * Groups, config aliases and labels as one JSON object (new reference):
+ * {"groups", "config_aliases", "labels"}. map_schema_json() adds every
+ * block's rows to them for tests/fixtures/schema.json.
  */
-struct schema_field {
-	enum group_id group;
-	const char *device_type;  /* device groups: only this kind; NULL: any kind (or not a device group) */
-	const char *path;
-	const char *kind;         /* NULL for a path below a top-level field (not checked on its own) */
-	const char *not_exported; /* NULL: a rule maps it; else why it has no family */
-};
-extern const struct schema_field schema_fields[];
-extern const size_t schema_nfields;
-
-/*
- * The whole schema as one JSON object (new reference): groups, config
- * aliases, labels, and what the mapping adds (families and rules,
- * map_schema_json() in samples.c). tests/fixtures/schema.json is this
- * object as written by test_schema (SCHEMA_UPDATE=1), for the Python
- * checkers; test_schema fails when the file differs.
- */
-json_t *schema_dump_json(void);
+json_t *schema_json(void);
 
 #endif

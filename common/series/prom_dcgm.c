@@ -238,11 +238,10 @@ static const struct family *const *extra_families;
 
 static const struct family *family_named(const char *name)
 {
-	const struct family *const *all = map_families();
+	const struct family *f = map_family(name);
 
-	for (size_t i = 0; all[i]; i++)
-		if (!strcmp(all[i]->name, name))
-			return all[i];
+	if (f)
+		return f;
 #ifdef UNITTEST
 	for (size_t i = 0; extra_families && extra_families[i]; i++)
 		if (!strcmp(extra_families[i]->name, name))

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Reference-counted exposition snapshots and their publication; see prom_expo.h. */
+/* Exposition snapshots, their publication, and the text format's values and escapes; see prom_expo.h. */
 #include "prom_expo.h"
 
 #include "../util.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -121,4 +123,56 @@ struct prom_expo *prom_pub_get(struct prom_pub *p)
 		prom_expo_ref(e);
 	pthread_mutex_unlock(&p->lock);
 	return e;
+}
+
+/* ---- the text format ----------------------------------------------------------- */
+
+size_t prom_format_value(double v, char dst[32])
+{
+	int n = 0;
+
+	if (isnan(v))
+		return (size_t)snprintf(dst, 32, "NaN");
+	if (isinf(v))
+		return (size_t)snprintf(dst, 32, "%s", v > 0 ? "+Inf" : "-Inf");
+	if (v == 0)
+		return (size_t)snprintf(dst, 32, "0"); /* -0 too */
+	if (v == trunc(v) && fabs(v) < 9.2e18)
+		return (size_t)snprintf(dst, 32, "%lld", (long long)v);
+	for (int p = 15; p <= 17; p++) {
+		n = snprintf(dst, 32, "%.*g", p, v);
+		if (strtod(dst, NULL) == v)
+			break;
+	}
+	return (size_t)n;
+}
+
+/* Append s escaping the characters in set ("\\\n" or "\\\"\n"). */
+static int escape(struct buf *b, const char *s, const char *set)
+{
+	while (*s) {
+		size_t n = strcspn(s, set);
+		int rc;
+
+		if (n && (rc = buf_add(b, s, n)))
+			return rc;
+		s += n;
+		if (!*s)
+			break;
+		rc = buf_add(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\", 2);
+		if (rc)
+			return rc;
+		s++;
+	}
+	return 0;
+}
+
+int prom_escape_label(struct buf *b, const char *s)
+{
+	return escape(b, s, "\\\"\n");
+}
+
+int prom_escape_help(struct buf *b, const char *s, int om)
+{
+	return escape(b, s, om ? "\\\"\n" : "\\\n");
 }

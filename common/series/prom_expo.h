@@ -10,9 +10,14 @@
  * ingestion, and ingestion never waits on a slow client (it only swaps a
  * pointer). The gzip forms are made on the first request that wants
  * them, once per snapshot.
+ *
+ * Also the text format's values and escapes, which the store
+ * (prom_store.h) and the servers' own families (prom_pass.h) both write.
  */
 #ifndef ACCEL_PROM_EXPO_H
 #define ACCEL_PROM_EXPO_H
+
+#include "../util.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -66,5 +71,18 @@ struct prom_expo *prom_pub_get(struct prom_pub *p);
 
 /* gzip (RFC 1952) of src into a new malloc'd buffer. 0 or -ENOMEM / -EIO. Exposed for tests. */
 int prom_gzip(const char *src, size_t len, struct expo_body *out);
+
+/*
+ * Print v the way the exposition does: integers without exponent or
+ * fraction, other values in the shortest form that reads back exactly,
+ * NaN, +Inf, -Inf. dst gets at most 32 bytes. Returns the length.
+ */
+size_t prom_format_value(double v, char dst[32]);
+
+/* Append s to b escaped for a label value (\\, \", \n); 0 or -ENOSPC. */
+int prom_escape_label(struct buf *b, const char *s);
+
+/* Append s to b escaped for a HELP line: \\ and \n, and \" too in OpenMetrics (om set); 0 or -ENOSPC. */
+int prom_escape_help(struct buf *b, const char *s, int om);
 
 #endif

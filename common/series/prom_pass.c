@@ -11,7 +11,7 @@
 #include "../expo_parse.h"
 #include "../log.h"
 #include "../samples.h"
-#include "prom_store.h"
+#include "prom_expo.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -45,11 +45,15 @@ struct prom_pass {
 	char **warned; /* family names already warned about */
 	size_t nwarned, awarned;
 	struct log_limit lim_bad;
+	struct expo_parser *parser; /* owned */
 };
 
 struct prom_pass *prom_pass_new(void)
 {
-	return xcalloc(1, sizeof(struct prom_pass));
+	struct prom_pass *p = xcalloc(1, sizeof(*p));
+
+	p->parser = expo_parser_new();
+	return p;
 }
 
 static void fams_free(struct prt *r)
@@ -82,6 +86,7 @@ void prom_pass_free(struct prom_pass *p)
 	for (size_t i = 0; i < p->nwarned; i++)
 		free(p->warned[i]);
 	free(p->warned);
+	expo_parser_free(p->parser);
 	free(p);
 }
 
@@ -121,8 +126,8 @@ static int ours(const char *name)
 
 	if (!strncmp(name, "accel_prom_", 11))
 		return 1;
-	for (const struct family *const *f = map_families(); *f; f++) {
-		const char *o = (*f)->name;
+	for (size_t i = 0; map_family_at(i); i++) {
+		const char *o = map_family_at(i)->name;
 
 		/* the name, or the OpenMetrics family of a counter (its name without _total) */
 		if (!strcmp(o, name) || (!strncmp(o, name, n) && !strcmp(o + n, "_total")))
@@ -339,7 +344,7 @@ static void take_exposition(struct prom_pass *p, const char *key, const char *ad
 	t.where = where;
 	t.nhelps = find_helps(text, len, &t.helps);
 	err[0] = '\0';
-	nbad = expo_parse(text, len, on_expo_sample, &t, err, sizeof(err));
+	nbad = expo_parse(p->parser, text, len, on_expo_sample, &t, err, sizeof(err));
 	free(t.helps);
 	if (nbad || t.full) {
 		log_limited(&p->lim_bad, "prom: %s: --passthrough: runtime \"%s\" (%s): bad exposition: %s; %s", where,
@@ -438,14 +443,7 @@ static int fref_cmp(const void *a, const void *b)
 static void put_help(struct buf *b, const char *name, size_t n, const char *help, int om)
 {
 	buf_printf(b, "# HELP %.*s ", (int)n, name);
-	for (const char *c = help; *c; c++) {
-		if (*c == '\\' || (om && *c == '"'))
-			buf_printf(b, "\\%c", *c);
-		else if (*c == '\n')
-			buf_add(b, "\\n", 2);
-		else
-			buf_add(b, c, 1);
-	}
+	prom_escape_help(b, help, om);
 	buf_add(b, "\n", 1);
 }
 

@@ -113,6 +113,7 @@ struct prom_store {
 	char *instance;      /* instance_info's label set in the last report */
 	struct prom_dcgm *dcgm;    /* borrowed, or NULL */
 	struct prom_pass *pass;    /* --passthrough (borrowed), or NULL */
+	struct mapper *map;        /* the stream's report -> samples mapping (owned) */
 	int old_pod_labels;        /* --use-old-namespace (prom_dcgm_pod_label) */
 	char lbl[PROM_LABELS_MAX]; /* one sample's label set, being rendered */
 	/* The report being applied. */
@@ -131,55 +132,7 @@ struct prom_store {
 	char eof_why[160];              /* written before h_eof_ns */
 };
 
-/* ---- formatting ------------------------------------------------------------ */
-
-size_t prom_format_value(double v, char dst[32])
-{
-	int n = 0;
-
-	if (isnan(v))
-		return (size_t)snprintf(dst, 32, "NaN");
-	if (isinf(v))
-		return (size_t)snprintf(dst, 32, "%s", v > 0 ? "+Inf" : "-Inf");
-	if (v == 0)
-		return (size_t)snprintf(dst, 32, "0"); /* -0 too */
-	if (v == trunc(v) && fabs(v) < 9.2e18)
-		return (size_t)snprintf(dst, 32, "%lld", (long long)v);
-	for (int p = 15; p <= 17; p++) {
-		n = snprintf(dst, 32, "%.*g", p, v);
-		if (strtod(dst, NULL) == v)
-			break;
-	}
-	return (size_t)n;
-}
-
-/* Append s escaping the characters in set ("\\\n" or "\\\"\n"). */
-static int escape(struct buf *b, const char *s, const char *set)
-{
-	while (*s) {
-		size_t n = strcspn(s, set);
-		int rc;
-
-		if (n && (rc = buf_add(b, s, n)))
-			return rc;
-		s += n;
-		if (!*s)
-			break;
-		rc = buf_add(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\", 2);
-		if (rc)
-			return rc;
-		s++;
-	}
-	return 0;
-}
-
-int prom_escape_label(struct buf *b, const char *s)
-{
-	return escape(b, s, "\\\"\n");
-}
-
 /* ---- families and series ------------------------------------------------------- */
-
 
 static struct fam *fam_get(struct prom_store *st, const struct family *def)
 {
@@ -674,7 +627,7 @@ void prom_store_report(struct prom_store *st, json_t *report, const char *where,
 	st->instance_changed = 0;
 	if (st->dcgm)
 		prom_dcgm_report(st->dcgm, report); /* which pods use each GPU, before its samples */
-	map_report(report, real_ns / NS_PER_MS, &cb);
+	mapper_report(st->map, report, real_ns / NS_PER_MS, &cb);
 	prom_pass_report(st->pass, report, where, mono_ns); /* the servers' own families (--passthrough) */
 	report_drops(st);
 	for (size_t i = 0; i < st->nerr_src; i++)
@@ -788,7 +741,7 @@ static void put_header(struct buf *b, const struct fam *f, int om)
 		type = "info";
 	}
 	buf_printf(b, "# HELP %.*s ", (int)n, d->name);
-	escape(b, d->help, om ? "\\\"\n" : "\\\n");
+	prom_escape_help(b, d->help, om);
 	buf_printf(b, "\n# TYPE %.*s %s\n", (int)n, d->name, type);
 	snprintf(unit, sizeof(unit), "_%s", d->unit);
 	if (om && *d->unit && n > strlen(unit) && !strncmp(d->name + n - strlen(unit), unit, strlen(unit)))
@@ -1065,6 +1018,7 @@ struct prom_store *prom_store_new(const struct prom_store_opts *o)
 	st->dcgm = o->dcgm;
 	st->pass = o->pass;
 	st->old_pod_labels = o->old_pod_labels;
+	st->map = mapper_new();
 	st->node_name = xstrdup(o->node_name ? o->node_name : "");
 	st->version = xstrdup(o->version ? o->version : "");
 	atomic_init(&st->h_last_ns, 0);
@@ -1106,6 +1060,7 @@ void prom_store_free(struct prom_store *st)
 	free(st->instance);
 	free(st->node_name);
 	free(st->version);
+	mapper_free(st->map);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }

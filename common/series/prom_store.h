@@ -120,14 +120,4 @@ struct prom_series_view {
 void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const struct prom_series_view *v, void *ud),
 		     void *ud);
 
-/*
- * Print v the way the exposition does: integers without exponent or
- * fraction, other values in the shortest form that reads back exactly,
- * NaN, +Inf, -Inf. dst gets at most 32 bytes. Returns the length.
- */
-size_t prom_format_value(double v, char dst[32]);
-
-/* Append s to b escaped for a label value (\\, \", \n); 0 or -ENOSPC. */
-int prom_escape_label(struct buf *b, const char *s);
-
 #endif

@@ -186,6 +186,43 @@ struct index {
 };
 
 static void index_free(struct index *x);
+struct look;
+static void look_free(struct look *t);
+
+/*
+ * What one scrape may hold. A body within the default 4 MiB cap can name
+ * tens of thousands of models, bounds or error reasons; past these limits the
+ * rest is left out and the group's "error" says what (a report line must
+ * stay readable by every sink, and each lookup below is a hash, so the cost
+ * grows with the samples, not with their square).
+ */
+#define INFER_MAX_SERIES 200000u  /* samples of known families kept from one scrape */
+#define INFER_MAX_MODELS 4096u    /* model versions */
+#define INFER_MAX_DEVICES 256u    /* server devices */
+#define INFER_MAX_ERRORS 128u     /* error reasons of one model (or of the host) */
+#define INFER_MAX_BOUNDS 512u     /* bucket bounds (or quantiles) of one distribution */
+
+/*
+ * The period's lookups, one open-addressing table for all of them: models
+ * by (model, version), devices by UUID, error reasons by (owner, reason) and
+ * bucket bounds by (owner, bound). A slot keeps the key's hash, its kind and
+ * owner and the index of the item in its owner's array (plus 1; 0: empty);
+ * the item itself is compared on a hash match. Its slots are kept from
+ * period to period.
+ */
+enum look_kind { LOOK_MODEL = 1, LOOK_DEVICE, LOOK_ERROR, LOOK_BOUND };
+
+struct look_slot {
+	uint64_t h;
+	uint32_t owner;
+	uint32_t kind;
+	uint32_t idx; /* item index + 1; 0: empty */
+};
+
+struct look {
+	struct look_slot *s;
+	size_t cap, n; /* cap: a power of two, at most half full */
+};
 
 struct acc;
 struct dev;
@@ -198,9 +235,9 @@ struct infer {
 	struct name_ent names[NAME_SLOTS];
 	size_t lab_len[ARRAY_SIZE(fams)][3]; /* strlen of each family's model_l, version_l, sub_l (0: none) */
 	/* increases()'s work space, kept from period to period (no allocation, no page fault each) */
-	struct index prev, grp;
+	struct index prev, grp, seen;
 	double *d;
-	unsigned char *reset;
+	unsigned char *reset, *dup;
 	size_t *gi, wcap;
 	/*
 	 * infer_execution_stats()'s period arrays, kept the same way (and each
@@ -212,6 +249,9 @@ struct infer {
 	size_t pcap;
 	struct dev *pdv;
 	size_t pdcap;
+	struct look look;         /* the period's lookups (its slots kept) */
+	size_t series_left_out;   /* samples the latest scrape had beyond INFER_MAX_SERIES */
+	struct expo_parser *parser; /* owned: the scrapes' parser, its buffers kept */
 };
 
 static const char *const server_names[] = { "", "triton", "vllm", "tgi", "torchserve", "ovms", "prometheus" };
@@ -259,6 +299,7 @@ struct infer *infer_new(enum infer_server configured)
 	struct infer *in = xcalloc(1, sizeof(*in));
 
 	in->configured = configured;
+	in->parser = expo_parser_new();
 	for (size_t i = 0; i < ARRAY_SIZE(fams); i++) {
 		const struct fam *f = &fams[i];
 		size_t n = strlen(f->name);
@@ -327,10 +368,14 @@ void infer_free(struct infer *in)
 		free(in->names[i].name);
 	index_free(&in->prev);
 	index_free(&in->grp);
+	index_free(&in->seen);
+	free(in->dup);
+	look_free(&in->look);
 	free(in->d);
 	free(in->reset);
 	free(in->gi);
 	period_keep_free(in);
+	expo_parser_free(in->parser);
 	free(in);
 }
 
@@ -351,6 +396,7 @@ struct scan {
 	size_t last_len;               /* its length (SIZE_MAX: none, or too long to keep) */
 	enum infer_server last_srv;    /* its server_of_name() */
 	const struct name_ent *last_e; /* its name_find(), NULL when its family is not kept */
+	size_t left_out;               /* samples beyond INFER_MAX_SERIES */
 };
 
 /* The server a sample's name says the endpoint is, INFER_AUTO when it says nothing. */
@@ -511,6 +557,10 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	}
 	if (f->role == ROLE_DEVICE && !sub)
 		return; /* a GPU without its UUID cannot be told apart */
+	if (sc->s->n >= INFER_MAX_SERIES) {
+		sc->left_out++;
+		return;
+	}
 
 	/*
 	 * One allocation: series, group, model, version, sub. The group is the
@@ -592,7 +642,7 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 	sc.s = in->spare ? in->spare : xcalloc(1, sizeof(*sc.s));
 	in->spare = NULL;
 	sc.s->mono_ns = mono_ns;
-	bad = expo_parse(body, len, on_sample, &sc, err, errsz);
+	bad = expo_parse(in->parser, body, len, on_sample, &sc, err, errsz);
 	if (bad && !sc.samples) {
 		snap_drop(in, sc.s);
 		return -EINVAL;
@@ -617,6 +667,7 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 	if (in->cur != in->base)
 		snap_drop(in, in->cur);
 	in->cur = sc.s;
+	in->series_left_out = sc.left_out;
 	return 0;
 }
 
@@ -653,6 +704,76 @@ static size_t index_slot(const struct index *x, const char *key, size_t n)
 	while (x->key[h] && (strncmp(x->key[h], key, n) || x->key[h][n]))
 		h = (h + 1) & (x->slots - 1);
 	return h;
+}
+
+/* ---- The period's lookups (struct look) ---- */
+
+static uint64_t look_hash(enum look_kind kind, uint32_t owner, const void *a, size_t na, const void *b, size_t nb)
+{
+	uint64_t h = hash_bytes((uint64_t)kind << 32 | owner, a, na);
+
+	return b ? hash_bytes(h, b, nb) : h;
+}
+
+/* Empty, ready for n items (its slots kept when large enough). */
+static void look_reset(struct look *t, size_t n)
+{
+	size_t cap = 64;
+
+	while (cap < 2 * n)
+		cap <<= 1;
+	if (cap > t->cap) {
+		free(t->s);
+		t->s = xmalloc(cap * sizeof(*t->s));
+		t->cap = cap;
+	}
+	memset(t->s, 0, t->cap * sizeof(*t->s));
+	t->n = 0;
+}
+
+static void look_free(struct look *t)
+{
+	free(t->s);
+}
+
+/*
+ * The item of kind and owner whose key hashes to h and for which same(ctx,
+ * index) holds: its index, or -1 with *at the slot where it would go.
+ */
+static long look_find(const struct look *t, uint64_t h, enum look_kind kind, uint32_t owner,
+		      int (*same)(const void *ctx, size_t idx), const void *ctx, size_t *at)
+{
+	size_t mask = t->cap - 1, i;
+
+	for (i = (size_t)(h >> 32) & mask; t->s[i].idx; i = (i + 1) & mask)
+		if (t->s[i].h == h && t->s[i].kind == (uint32_t)kind && t->s[i].owner == owner &&
+		    same(ctx, t->s[i].idx - 1))
+			return (long)(t->s[i].idx - 1);
+	*at = i;
+	return -1;
+}
+
+/* Record item idx at slot at (from look_find); the table grows past half full. */
+static void look_add(struct look *t, size_t at, uint64_t h, enum look_kind kind, uint32_t owner, size_t idx)
+{
+	t->s[at] = (struct look_slot){ h, owner, (uint32_t)kind, (uint32_t)idx + 1 };
+	if (++t->n * 2 > t->cap) {
+		struct look_slot *old = t->s;
+		size_t n = t->cap;
+
+		t->cap *= 2;
+		t->s = xcalloc(t->cap, sizeof(*t->s));
+		for (size_t k = 0; k < n; k++) {
+			size_t i;
+
+			if (!old[k].idx)
+				continue;
+			for (i = (size_t)(old[k].h >> 32) & (t->cap - 1); t->s[i].idx; i = (i + 1) & (t->cap - 1))
+				;
+			t->s[i] = old[k];
+		}
+		free(old);
+	}
 }
 
 /* Bucket increments (or a summary's quantiles) merged by bound. */
@@ -706,7 +827,38 @@ struct period {
 	size_t ndv, dcap;
 	struct err *host_errs;
 	size_t nhost;
+	struct look *look;  /* borrowed from struct infer */
+	/* samples left out past a limit (INFER_MAX_*) */
+	size_t models_out, devices_out, errors_out, bounds_out;
 };
+
+/* Owners of error reasons and bounds besides a model's (its index in pd->a, times M_N for bounds). */
+#define OWNER_HOST 0xfffffffeu  /* the host's error reasons */
+#define OWNER_MERGED 0xffffffffu /* runtime_json's merged reasons and bounds */
+
+struct model_key {
+	const struct period *pd;
+	const char *model, *version;
+};
+
+static int same_model(const void *ctx, size_t idx)
+{
+	const struct model_key *k = ctx;
+
+	return idx < k->pd->na && !strcmp(k->pd->a[idx].model, k->model) && !strcmp(k->pd->a[idx].version, k->version);
+}
+
+struct dev_key {
+	const struct period *pd;
+	const char *uuid;
+};
+
+static int same_dev(const void *ctx, size_t idx)
+{
+	const struct dev_key *k = ctx;
+
+	return idx < k->pd->ndv && !strcmp(k->pd->dv[idx].uuid, k->uuid);
+}
 
 static struct acc *acc_of(struct period *pd, const char *model, const char *version)
 {
@@ -717,11 +869,22 @@ static struct acc *acc_of(struct period *pd, const char *model, const char *vers
 	if (pd->last + 1 < pd->na && !strcmp(pd->a[pd->last + 1].model, model) &&
 	    !strcmp(pd->a[pd->last + 1].version, version))
 		return &pd->a[++pd->last];
-	for (size_t i = 0; i < pd->na; i++)
-		if (!strcmp(pd->a[i].model, model) && !strcmp(pd->a[i].version, version)) {
-			pd->last = i;
+	{
+		struct model_key k = { pd, model, version };
+		size_t nm = strlen(model) + 1, at;
+		uint64_t h = look_hash(LOOK_MODEL, 0, model, nm, version, strlen(version) + 1);
+		long i = look_find(pd->look, h, LOOK_MODEL, 0, same_model, &k, &at);
+
+		if (i >= 0) {
+			pd->last = (size_t)i;
 			return &pd->a[i];
 		}
+		if (pd->na >= INFER_MAX_MODELS) {
+			pd->models_out++;
+			return NULL;
+		}
+		look_add(pd->look, at, h, LOOK_MODEL, 0, pd->na);
+	}
 	pd->last = pd->na;
 	if (pd->na == pd->cap) {
 		size_t old = pd->cap;
@@ -754,9 +917,18 @@ static struct acc *acc_of(struct period *pd, const char *model, const char *vers
 
 static struct dev *dev_of(struct period *pd, const char *uuid)
 {
-	for (size_t i = 0; i < pd->ndv; i++)
-		if (!strcmp(pd->dv[i].uuid, uuid))
-			return &pd->dv[i];
+	struct dev_key k = { pd, uuid };
+	uint64_t h = look_hash(LOOK_DEVICE, 0, uuid, strlen(uuid), NULL, 0);
+	size_t at;
+	long i = look_find(pd->look, h, LOOK_DEVICE, 0, same_dev, &k, &at);
+
+	if (i >= 0)
+		return &pd->dv[i];
+	if (pd->ndv >= INFER_MAX_DEVICES) {
+		pd->devices_out++;
+		return NULL;
+	}
+	look_add(pd->look, at, h, LOOK_DEVICE, 0, pd->ndv);
 	if (pd->ndv == pd->dcap) {
 		pd->dcap = pd->dcap ? 2 * pd->dcap : 4;
 		pd->dv = xrealloc(pd->dv, pd->dcap * sizeof(*pd->dv));
@@ -766,10 +938,27 @@ static struct dev *dev_of(struct period *pd, const char *uuid)
 	return &pd->dv[pd->ndv++];
 }
 
-static void err_add(struct err **e, size_t *n, const char *type, double v)
+struct err_key {
+	const struct err *e;
+	size_t n;
+	const char *type;
+};
+
+static int same_err(const void *ctx, size_t idx)
+{
+	const struct err_key *k = ctx;
+
+	return idx < k->n && !strcmp(k->e[idx].type, k->type);
+}
+
+/* Add v to the reason type of owner's list e (n of them), lower-cased; a new one past INFER_MAX_ERRORS is left out. */
+static void err_add(struct period *pd, uint32_t owner, struct err **e, size_t *n, const char *type, double v)
 {
 	char t[128];
-	size_t i;
+	size_t i, at;
+	uint64_t h;
+	long found;
+	struct err_key k;
 
 	/* Triton's reasons are upper case (REJECTED, BACKEND): error types are lower case (at most 127 bytes) */
 	if (!*type)
@@ -779,10 +968,18 @@ static void err_add(struct err **e, size_t *n, const char *type, double v)
 	t[i] = '\0';
 	if (type[i])
 		utf8_sanitize(t); /* the cut may have split a character */
-	for (i = 0; i < *n; i++)
-		if (!strcmp((*e)[i].type, t))
-			break;
-	if (i == *n) {
+	k = (struct err_key){ *e, *n, t };
+	h = look_hash(LOOK_ERROR, owner, t, strlen(t), NULL, 0);
+	found = look_find(pd->look, h, LOOK_ERROR, owner, same_err, &k, &at);
+	if (found >= 0) {
+		i = (size_t)found;
+	} else {
+		if (*n >= INFER_MAX_ERRORS) {
+			pd->errors_out++;
+			return;
+		}
+		look_add(pd->look, at, h, LOOK_ERROR, owner, *n);
+		i = *n;
 		*e = xrealloc(*e, (*n + 1) * sizeof(**e));
 		(*e)[i].type = xstrdup(t);
 		(*e)[i].n = 0;
@@ -791,13 +988,38 @@ static void err_add(struct err **e, size_t *n, const char *type, double v)
 	(*e)[i].n += v;
 }
 
-static void bucket_add(struct bucket **b, size_t *n, size_t *cap, double le, double v)
+struct bound_key {
+	const struct bucket *b;
+	size_t n;
+	double le;
+};
+
+static int same_bound(const void *ctx, size_t idx)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*b)[i].le == le) {
-			(*b)[i].n += v;
-			return;
-		}
+	const struct bound_key *k = ctx;
+
+	return idx < k->n && k->b[idx].le == k->le;
+}
+
+/* Add v to owner's bucket of bound le (b: n of them, room for cap); a new one past INFER_MAX_BOUNDS is left out. */
+static void bucket_add(struct period *pd, uint32_t owner, struct bucket **b, size_t *n, size_t *cap, double le,
+		       double v)
+{
+	struct bound_key k = { *b, *n, le };
+	double key = le == 0 ? 0.0 : le; /* -0 and 0 are one bound */
+	uint64_t h = look_hash(LOOK_BOUND, owner, &key, sizeof(key), NULL, 0);
+	size_t at;
+	long i = look_find(pd->look, h, LOOK_BOUND, owner, same_bound, &k, &at);
+
+	if (i >= 0) {
+		(*b)[i].n += v;
+		return;
+	}
+	if (*n >= INFER_MAX_BOUNDS) {
+		pd->bounds_out++;
+		return;
+	}
+	look_add(pd->look, at, h, LOOK_BOUND, owner, *n);
 	if (*n == *cap) {
 		*cap = *cap ? 2 * *cap : 16;
 		*b = xrealloc(*b, *cap * sizeof(**b));
@@ -819,8 +1041,13 @@ static void add_pt(struct period *pd, const struct pt *p, double d)
 	struct dist *ds;
 
 	if (f->role == ROLE_DEVICE) {
-		struct dev *dv = dev_of(pd, p->sub);
+		struct dev *dv;
 
+		if (p->v < 0 && f->arg != D_TEMP)
+			return; /* a utilization, memory, power or energy below zero is no reading: left out */
+		dv = dev_of(pd, p->sub);
+		if (!dv)
+			return;
 		if (f->arg == D_ENERGY) {
 			dv->energy_total = p->v;
 			dv->has_energy_total = 1;
@@ -834,10 +1061,12 @@ static void add_pt(struct period *pd, const struct pt *p, double d)
 	}
 	if (f->role == ROLE_HOST_ERROR) {
 		if (pd->have_base)
-			err_add(&pd->host_errs, &pd->nhost, p->sub, d);
+			err_add(pd, OWNER_HOST, &pd->host_errs, &pd->nhost, p->sub, d);
 		return;
 	}
 	a = acc_of(pd, p->model, p->version);
+	if (!a)
+		return;
 	switch (f->role) {
 	case ROLE_IN_FLIGHT:
 		count_add(&a->in_flight, p->v);
@@ -862,7 +1091,7 @@ static void add_pt(struct period *pd, const struct pt *p, double d)
 		break;
 	case ROLE_FAILED:
 		count_add(&a->failed, d);
-		err_add(&a->errs, &a->nerrs, p->sub, d);
+		err_add(pd, (uint32_t)(a - pd->a), &a->errs, &a->nerrs, p->sub, d);
 		break;
 	case ROLE_INFER_COUNT:
 		count_add(&a->infer, d);
@@ -889,7 +1118,8 @@ static void add_pt(struct period *pd, const struct pt *p, double d)
 		}
 		ds->fam = p->fam;
 		if (p->part == P_BUCKET)
-			bucket_add(&ds->b, &ds->nb, &ds->cap, p->le, d);
+			bucket_add(pd, (uint32_t)((size_t)(a - pd->a) * M_N + (size_t)f->arg), &ds->b, &ds->nb, &ds->cap,
+				   p->le, d);
 		else if (p->part == P_SUM) {
 			ds->sum += d;
 			ds->has_sum = 1;
@@ -903,7 +1133,8 @@ static void add_pt(struct period *pd, const struct pt *p, double d)
 				return;
 			}
 			ds->qgroup = p->group;
-			bucket_add(&ds->b, &ds->nb, &ds->cap, p->le, p->v);
+			bucket_add(pd, (uint32_t)((size_t)(a - pd->a) * M_N + (size_t)f->arg), &ds->b, &ds->nb, &ds->cap,
+				   p->le, p->v);
 		}
 		break;
 	default:
@@ -1184,7 +1415,7 @@ static void runtime_json(struct period *pd, json_t *group)
 		if (a->failed.has) {
 			count_add(&failed, a->failed.v);
 			for (size_t k = 0; k < a->nerrs; k++)
-				err_add(&errs, &nerrs, a->errs[k].type, a->errs[k].n);
+				err_add(pd, OWNER_MERGED, &errs, &nerrs, a->errs[k].type, a->errs[k].n);
 		}
 		if (d->fam < 0)
 			continue;
@@ -1197,10 +1428,10 @@ static void runtime_json(struct period *pd, json_t *group)
 		if (d->has_count && d->count > 0)
 			any = 1;
 		for (size_t k = 0; k < d->nb; k++)
-			bucket_add(&b, &nb, &cap, d->b[k].le, d->b[k].n);
+			bucket_add(pd, OWNER_MERGED, &b, &nb, &cap, d->b[k].le, d->b[k].n);
 	}
 	for (size_t k = 0; k < pd->nhost; k++)
-		err_add(&errs, &nerrs, pd->host_errs[k].type, pd->host_errs[k].n);
+		err_add(pd, OWNER_MERGED, &errs, &nerrs, pd->host_errs[k].type, pd->host_errs[k].n);
 	if (completed.has || failed.has) {
 		json_t *es = json_object();
 
@@ -1227,6 +1458,34 @@ static void runtime_json(struct period *pd, json_t *group)
 		free(errs[k].type);
 	free(errs);
 	free(b);
+}
+
+/* What the limits left out of this period, in the group's "error" (after any error it has). */
+static void limits_error(const struct infer *in, const struct period *pd, json_t *group)
+{
+	const struct {
+		size_t out;
+		unsigned max;
+		const char *what;
+	} lim[] = {
+		{ in->series_left_out, INFER_MAX_SERIES, "samples" },
+		{ pd->models_out, INFER_MAX_MODELS, "model versions" },
+		{ pd->devices_out, INFER_MAX_DEVICES, "server devices" },
+		{ pd->errors_out, INFER_MAX_ERRORS, "error reasons of one model" },
+		{ pd->bounds_out, INFER_MAX_BOUNDS, "bounds of one distribution" },
+	};
+	const char *old = json_string_value(json_object_get(group, "error"));
+	char msg[512];
+	int n = 0;
+
+	if (old && *old)
+		n = snprintf(msg, sizeof(msg), "%s", old);
+	for (size_t i = 0; i < ARRAY_SIZE(lim); i++)
+		if (lim[i].out && n >= 0 && (size_t)n < sizeof(msg))
+			n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%smore than %u %s: %zu samples left out",
+				      n ? "; " : "", lim[i].max, lim[i].what, lim[i].out);
+	if (n > 0 && !(old && (size_t)n == strlen(old)))
+		json_object_set_new(group, "error", json_string(msg));
 }
 
 /* The period's error lists are freed; its arrays go back to in for the next period. */
@@ -1346,12 +1605,32 @@ static const double *increases(struct infer *in, const struct snap *base, const 
 	return d;
 }
 
+/*
+ * The samples of cur whose series an earlier sample of cur already had (a
+ * body that writes a series twice): 1 in dup[i]. Prometheus keeps the first
+ * and refuses the others; so do we (they are not added up).
+ */
+static const unsigned char *duplicates(struct infer *in, const struct snap *cur)
+{
+	in->dup = xrealloc(in->dup, cur->n ? cur->n : 1);
+	index_init(&in->seen, cur->n);
+	for (size_t i = 0; i < cur->n; i++) {
+		size_t h = index_slot(&in->seen, cur->p[i].series, cur->p[i].slen);
+
+		in->dup[i] = in->seen.key[h] != NULL;
+		if (!in->dup[i])
+			in->seen.key[h] = cur->p[i].series;
+	}
+	return in->dup;
+}
+
 void infer_execution_stats(struct infer *in, json_t *group)
 {
 	struct snap *cur = in->cur;
 	struct period pd;
 	json_t *models, *devs;
 	const double *d;
+	const unsigned char *dup;
 	unsigned want;
 
 	if (!cur)
@@ -1362,10 +1641,13 @@ void infer_execution_stats(struct infer *in, json_t *group)
 	pd.dv = in->pdv;
 	pd.dcap = in->pdcap;
 	pd.have_base = in->base && in->base != cur;
+	pd.look = &in->look;
+	look_reset(&in->look, cur->n < INFER_MAX_MODELS ? cur->n : INFER_MAX_MODELS);
 	want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
 	d = increases(in, pd.have_base ? in->base : NULL, cur);
+	dup = duplicates(in, cur);
 	for (size_t i = 0; i < cur->n; i++)
-		if ((1u << fams[cur->p[i].fam].srv) & want)
+		if (((1u << fams[cur->p[i].fam].srv) & want) && !dup[i])
 			add_pt(&pd, &cur->p[i], d[i]);
 
 	if (pd.have_base)
@@ -1404,6 +1686,7 @@ void infer_execution_stats(struct infer *in, json_t *group)
 		}
 		json_object_set_new(group, "server_devices", devs);
 	}
+	limits_error(in, &pd, group);
 	period_end(in, &pd);
 	if (in->base != cur)
 		snap_drop(in, in->base);

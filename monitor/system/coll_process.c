@@ -17,6 +17,32 @@
  * scan of /proc per cycle however many runtimes read it; device memory is
  * what device collectors recorded there.
  */
+#ifdef ACCEL_ROWS_ONLY
+/* ---- rows: the fields this collector writes and their families (common/rows.h) ---- */
+#include "../../common/rows.h"
+
+static const struct map_field process_fields[] = {
+	FIELD(RUNTIME_VCPU_USAGE, NULL, "vcpu_usage.{user,system}", NULL, NULL),
+	FIELD(MEMORY_USED, NULL, "runtime_used_bytes.{host,device}", NULL, NULL),
+};
+
+static const struct family process_families[] = {
+	GAUGE("runtime_vcpu_usage_ratio",
+	      "Runtime process CPU time over the period, as a ratio of host CPU capacity", "ratio"),
+	GAUGE("runtime_memory_used_bytes", "Runtime process memory used bytes", "bytes"),
+};
+
+static const struct map_rule process_rules[] = {
+	{ SC_RUNTIME, "runtime_vcpu_usage", "vcpu_usage.{user,system}", "runtime_vcpu_usage_ratio", "usage_type", NULL,
+	  PERCENT, 0 },
+	{ SC_RUNTIME, "memory_used", "runtime_used_bytes.{host,device}", "runtime_memory_used_bytes", "memory_location",
+	  NULL, 0, 0 },
+};
+
+static const struct map_rows process_rows = {
+	"process", __FILE__, ROWS_FIELDS(process_fields), ROWS_FAMILIES(process_families), ROWS_RULES(process_rules),
+};
+#else /* the collector */
 #include "../core/collector.h"
 #include "../../common/log.h"
 #include "../host/procfs.h"
@@ -366,3 +392,4 @@ const struct runtime_ops coll_process_ops = {
 	.collect = proc_collect,
 	.close = proc_close,
 };
+#endif /* ACCEL_ROWS_ONLY */

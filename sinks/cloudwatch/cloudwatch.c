@@ -175,6 +175,7 @@ static void *reader_main(void *arg)
 {
 	struct map_ctx *m = xcalloc(1, sizeof(*m));
 	struct map_cb cb = { on_sample, on_group_error, on_bad_value, m };
+	struct mapper *map = mapper_new();
 
 	(void)arg;
 	R.m = m;
@@ -191,13 +192,14 @@ static void *reader_main(void *arg)
 		}
 		pthread_mutex_lock(&S.mu);
 		m->now_ms = wall_ms();
-		map_report(rep, m->now_ms, &cb);
+		mapper_report(map, rep, m->now_ms, &cb);
 		if (S.q.len >= CW_MAX_DATUMS)
 			pthread_cond_broadcast(&S.cv);
 		pthread_mutex_unlock(&S.mu);
 		json_decref(rep);
 	}
 	sink_input_free(&R.in);
+	mapper_free(map);
 	free(m);
 	R.m = NULL;
 	pthread_mutex_lock(&S.mu);

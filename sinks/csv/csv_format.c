@@ -15,7 +15,6 @@ const char *const csv_ts_columns[CSV_TS_COUNT] = { "timestamp", "timestamp_unix"
 
 const unsigned char csv_special[256] = { [','] = 1, ['"'] = 1, ['\r'] = 1, ['\n'] = 1 };
 const unsigned char csv_formula_start[256] = { ['='] = 1, ['+'] = 1, ['-'] = 1, ['@'] = 1, ['\t'] = 1, ['\r'] = 1 };
-int csv_formula_escape = 1;
 
 static int is_digit(char c)
 {
@@ -114,13 +113,13 @@ int csv_name(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
-int csv_field(struct buf *b, const char *s, size_t n)
+int csv_field(struct buf *b, const char *s, size_t n, int formula_escape)
 {
 	int rc = buf_reserve(b, CSV_FIELD_MAX(n));
 
 	if (rc)
 		return rc;
-	b->len = (size_t)(csv_put_field(b->data + b->len, s, n) - b->data);
+	b->len = (size_t)(csv_put_field(b->data + b->len, s, n, formula_escape) - b->data);
 	b->data[b->len] = '\0';
 	return 0;
 }
@@ -200,16 +199,19 @@ __extension__ typedef unsigned __int128 u128;
  */
 static uint64_t scaled_round(double a, int s)
 {
-	static uint64_t p5[28];
+	static const uint64_t p5[28] = { /* 5^0 .. 5^27 */
+		1ULL, 5ULL, 25ULL, 125ULL,
+		625ULL, 3125ULL, 15625ULL, 78125ULL,
+		390625ULL, 1953125ULL, 9765625ULL, 48828125ULL,
+		244140625ULL, 1220703125ULL, 6103515625ULL, 30517578125ULL,
+		152587890625ULL, 762939453125ULL, 3814697265625ULL, 19073486328125ULL,
+		95367431640625ULL, 476837158203125ULL, 2384185791015625ULL, 11920928955078125ULL,
+		59604644775390625ULL, 298023223876953125ULL, 1490116119384765625ULL, 7450580596923828125ULL,
+	};
 	int ex, k;
 	uint64_t mant;
 	u128 prod, rem, half, q;
 
-	if (!p5[0]) {
-		p5[0] = 1;
-		for (int i = 1; i < 28; i++)
-			p5[i] = p5[i - 1] * 5;
-	}
 	mant = (uint64_t)ldexp(frexp(a, &ex), 53); /* a = mant x 2^(ex - 53) */
 	prod = (u128)mant * p5[s];
 	k = -(s + ex - 53); /* prod x 2^-k */

@@ -19,14 +19,13 @@
 /*
  * Formula injection (OWASP's "CSV injection"): a spreadsheet runs a cell
  * that starts with =, +, -, @, TAB or CR as a formula, and a process may
- * name itself "=HYPERLINK(...)". While csv_formula_escape is set (the
- * default; accel-csv --no-formula-escape clears it), a text field that
- * starts with one of those bytes gets a leading ' (which spreadsheets show
- * as text and do not store), unless the whole field is a plain decimal
- * number ("-5", "+1.5e3"): numbers stay numbers. Numeric columns (value,
- * period, timestamps) are written as numbers and never escaped.
+ * name itself "=HYPERLINK(...)". With formula_escape set (accel-csv's
+ * default; --no-formula-escape clears it), a text field that starts with
+ * one of those bytes gets a leading ' (which spreadsheets show as text and
+ * do not store), unless the whole field is a plain decimal number ("-5",
+ * "+1.5e3"): numbers stay numbers. Numeric columns (value, period,
+ * timestamps) are written as numbers and never escaped.
  */
-extern int csv_formula_escape;
 extern const unsigned char csv_formula_start[256]; /* 1 for = + - @ TAB CR */
 
 /* Is s[0..n) a plain decimal number: [+-]digits[.digits][e[+-]digits] (or [+-].digits...)? */
@@ -34,10 +33,11 @@ int csv_is_number(const char *s, size_t n);
 
 /*
  * Append s[0..n) to b as one RFC 4180 text field: formula-escaped as
- * above, then between double quotes (each quote doubled) when it holds a
- * comma, a quote, CR or LF, as it is otherwise. 0 or -ENOSPC (b's cap).
+ * above when formula_escape is set, then between double quotes (each
+ * quote doubled) when it holds a comma, a quote, CR or LF, as it is
+ * otherwise. 0 or -ENOSPC (b's cap).
  */
-int csv_field(struct buf *b, const char *s, size_t n);
+int csv_field(struct buf *b, const char *s, size_t n, int formula_escape);
 
 /* The same for a header cell (a column name: the project's own text, never formula-escaped). */
 int csv_name(struct buf *b, const char *s, size_t n);
@@ -54,11 +54,11 @@ int csv_name(struct buf *b, const char *s, size_t n);
 extern const unsigned char csv_special[256]; /* 1 for the bytes that make a field need quotes: , " CR LF */
 char *csv_put_quoted(char *d, const char *s, size_t n);
 char *csv_put_formula(char *d, const char *s, size_t n);
-static inline char *csv_put_field(char *d, const char *s, size_t n)
+static inline char *csv_put_field(char *d, const char *s, size_t n, int formula_escape)
 {
 	size_t i = 0;
 
-	if (n && csv_formula_start[(unsigned char)s[0]] && csv_formula_escape)
+	if (n && csv_formula_start[(unsigned char)s[0]] && formula_escape)
 		return csv_put_formula(d, s, n);
 	while (i < n && !csv_special[(unsigned char)s[i]])
 		i++;

@@ -77,25 +77,22 @@ static void usage(FILE *f)
 		STREAM_DEFAULT_MAX_LINE);
 }
 
-/* The child after "--": its stdout is the stream. */
-static pid_t child = -1;
-
-/* Start argv[0] with its stdout on a pipe; the read end, or -errno. */
-static int spawn_child(char **argv)
+/* Start argv[0] (the command after "--") with its stdout on a pipe; the read end, or -errno. *child: its pid. */
+static int spawn_child(char **argv, pid_t *child)
 {
 	int p[2];
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
-	child = fork();
-	if (child < 0) {
+	*child = fork();
+	if (*child < 0) {
 		int e = errno;
 
 		close(p[0]);
 		close(p[1]);
 		return -e;
 	}
-	if (child == 0) {
+	if (*child == 0) {
 		signal(SIGPIPE, SIG_DFL);
 		dup2(p[1], STDOUT_FILENO);
 		execvp(argv[0], argv);
@@ -107,7 +104,7 @@ static int spawn_child(char **argv)
 }
 
 /* Stop the child (if it still runs; grace: after up to 0.5 s) and say how it ended when it failed. */
-static void reap_child(int grace)
+static void reap_child(pid_t child, int grace)
 {
 	int st;
 
@@ -119,10 +116,8 @@ static void reap_child(int grace)
 	if (waitpid(child, &st, WNOHANG) == 0) {
 		kill(child, SIGTERM);
 		waitpid(child, &st, 0);
-		child = -1;
 		return;
 	}
-	child = -1;
 	if (WIFEXITED(st) && WEXITSTATUS(st))
 		log_warn("top: the command exited with status %d", WEXITSTATUS(st));
 	else if (WIFSIGNALED(st))
@@ -190,8 +185,10 @@ static int run_once(const struct opts *o, int fd)
 int main(int argc, char **argv)
 {
 	struct opts o;
+	struct top_capture cap = { .pipe = -1, .real_stderr = -1 };
 	char **cmd = NULL;
 	int rc, fd = STDIN_FILENO, nopt = argc;
+	pid_t child = -1;
 
 	const struct sink_opt table[] = {
 		{ .name = "once", .arg = SINK_FLAG, .dst = &o.once },
@@ -237,12 +234,12 @@ int main(int argc, char **argv)
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR"))
 		o.no_color = 1;
 	/* Before the child starts, so that its messages are kept for after the view too. */
-	if (!o.once && (rc = top_tty_capture_stderr())) {
+	if (!o.once && (rc = top_tty_capture_stderr(&cap))) {
 		log_err("top: cannot capture stderr: %s", strerror(-rc));
 		return EXIT_SYSTEM;
 	}
 	if (cmd) {
-		fd = spawn_child(cmd);
+		fd = spawn_child(cmd, &child);
 		if (fd < 0) {
 			log_err("top: cannot start %s: %s", cmd[0], strerror(-fd));
 			return EXIT_SYSTEM;
@@ -258,7 +255,8 @@ int main(int argc, char **argv)
 							 .history_ms = o.history_ms,
 							 .stale_ms = o.stale_ms,
 							 .color = !o.no_color,
-							 .ascii = o.ascii });
-	reap_child(o.once);
+							 .ascii = o.ascii },
+				 &cap);
+	reap_child(child, o.once);
 	return rc;
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The families accel-top reads, found by name once (samples.c keeps them static). */
+/* The families accel-top reads, found by name once (the rows keep them static: common/rows.h). */
 enum fam_id {
 	F_VCPU_RATIO,
 	F_VCPU_COUNT,
@@ -76,18 +76,13 @@ static const char *const fam_names[F_COUNT] = {
 	"inference_request_mean_seconds",
 };
 
-static const struct family *fams[F_COUNT];
+_Static_assert(F_COUNT == TOP_MODEL_NFAMS, "top_model.h sizes the model's family table");
 
-static void fams_init(void)
+/* The model's table of the families it reads, found in the mapping's by name. */
+static void fams_init(const struct family *fams[F_COUNT])
 {
-	const struct family *const *all = map_families();
-
-	if (fams[0])
-		return;
 	for (size_t i = 0; i < F_COUNT; i++)
-		for (size_t k = 0; all[k]; k++)
-			if (!strcmp(all[k]->name, fam_names[i]))
-				fams[i] = all[k];
+		fams[i] = map_family(fam_names[i]);
 	for (size_t i = 0; i < F_OPTIONAL; i++)
 		if (!fams[i]) {
 			fprintf(stderr, "accel-top: the mapping has no family %s\n", fam_names[i]);
@@ -96,7 +91,7 @@ static void fams_init(void)
 }
 
 /* The family's id, or F_COUNT when accel-top does not read it. */
-static enum fam_id fam_id(const struct family *f)
+static enum fam_id fam_id(const struct family *const fams[F_COUNT], const struct family *f)
 {
 	for (size_t i = 0; i < F_COUNT; i++)
 		if (fams[i] && fams[i] == f)
@@ -127,10 +122,10 @@ static void copy(char *dst, size_t size, const char *src)
 
 void top_model_init(struct top_model *m)
 {
-	fams_init();
 	memset(m, 0, sizeof(*m));
+	fams_init(m->fams);
 	m->cpu = m->vcpus = m->mem_used = m->mem_total = NAN;
-	map_reset();
+	m->map = mapper_new();
 }
 
 void top_model_free(struct top_model *m)
@@ -139,6 +134,7 @@ void top_model_free(struct top_model *m)
 		free(m->procs[i].models);
 	free(m->devs);
 	free(m->procs);
+	mapper_free(m->map);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -475,7 +471,7 @@ static void runtime_sample(struct top_model *m, const struct sample *s, enum fam
 
 void top_model_sample(struct top_model *m, const struct sample *s)
 {
-	enum fam_id id = fam_id(s->fam);
+	enum fam_id id = fam_id(m->fams, s->fam);
 	const char *v;
 
 	if (s->ts_ms > m->last_ts_ms)
@@ -617,7 +613,7 @@ void top_model_report(struct top_model *m, json_t *report, int64_t now_ms, int64
 	struct map_cb cb = { .sample = on_sample, .ud = m };
 
 	top_model_begin(m);
-	m->format = map_report(report, now_ms, &cb);
+	m->format = mapper_report(m->map, report, now_ms, &cb);
 	top_model_end(m, mono_ns);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * accel-top's model: what a frame shows, built only from the samples that
- * common/samples.h's map_report yields (accel-top parses no report field
+ * common/samples.h's mapper_report yields (accel-top parses no report field
  * itself), so every input the mapping accepts (accel-monitor, neuron-monitor
  * 2.x and 2020) and accel-prom's /metrics (top_url.h) feed the same view.
  *
@@ -115,6 +115,8 @@ struct top_proc {
 	int touched, cpu_n, model_status;
 };
 
+#define TOP_MODEL_NFAMS 29 /* how many families accel-top reads */
+
 struct top_model {
 	char host[64];
 	char instance_type[32], instance_id[32];
@@ -126,6 +128,7 @@ struct top_model {
 	double max_period;          /* seconds: the longest group period seen */
 	uint64_t reports;
 	enum report_format format;
+	struct mapper *map;         /* the stream's report -> samples mapping */
 	struct top_dev *devs;
 	size_t ndevs, adevs;
 	struct top_proc *procs;
@@ -133,6 +136,7 @@ struct top_model {
 	/* within one report */
 	double cpu_acc;
 	int cpu_n;
+	const struct family *fams[TOP_MODEL_NFAMS]; /* the mapping's families it reads (top_model.c's fam_names) */
 };
 
 /* An empty model (the mapping's instance labels reset too). */

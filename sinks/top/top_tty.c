@@ -27,73 +27,81 @@
 #define TICK_MS 1000        /* the age on the header moves once a second */
 #define ERR_KEEP (64 << 10) /* captured stderr kept for after the view */
 
-static int sig_pipe[2] = { -1, -1 };
-static int err_pipe = -1, real_stderr = -1;
-static struct buf errbuf;
-static char last_msg[160];
+/*
+ * What the signal handlers reach, at file scope because a handler is
+ * given nothing else: the signal pipe's write end (on_signal), and what
+ * restores the terminal (on_crash), prepared before it can be needed.
+ * top_tty_run sets it up and clears it; nothing else in the program uses it.
+ */
+static struct {
+	int sig_wr;             /* the signal pipe's write end; -1: none */
+	int tty_fd;             /* the terminal; -1: none */
+	int saved_ok;           /* saved holds the terminal's modes from before the view */
+	struct termios saved;
+	char restore[128];      /* the terminal's sgr0, cnorm, rmkx and rmcup strings */
+	size_t restore_len;
+} handler = { .sig_wr = -1, .tty_fd = -1 };
 
-/* For the crash handler: what restores the terminal, prepared before it can be needed. */
-static int tty_fd = -1;
-static struct termios tty_saved;
-static int tty_saved_ok;
-static char tty_restore[128];
-static size_t tty_restore_len;
-
-int top_tty_capture_stderr(void)
+int top_tty_capture_stderr(struct top_capture *c)
 {
 	int p[2];
 
+	c->pipe = c->real_stderr = -1;
+	c->last[0] = '\0';
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
-	real_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	if (real_stderr < 0 || dup2(p[1], STDERR_FILENO) < 0) {
+	c->real_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (c->real_stderr < 0 || dup2(p[1], STDERR_FILENO) < 0) {
 		int e = errno;
 
+		if (c->real_stderr >= 0)
+			close(c->real_stderr);
+		c->real_stderr = -1;
 		close(p[0]);
 		close(p[1]);
 		return -e;
 	}
 	close(p[1]);
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	err_pipe = p[0];
-	buf_init(&errbuf, ERR_KEEP);
+	c->pipe = p[0];
+	buf_init(&c->kept, ERR_KEEP);
 	return 0;
 }
 
 /* Put stderr back and write what was captured there. */
-static void release_stderr(void)
+static void release_stderr(struct top_capture *c)
 {
-	if (real_stderr < 0)
+	if (!c || c->real_stderr < 0)
 		return;
-	dup2(real_stderr, STDERR_FILENO);
-	close(real_stderr);
-	real_stderr = -1;
-	if (errbuf.len)
-		write_all(STDERR_FILENO, errbuf.data, errbuf.len);
-	buf_free(&errbuf);
-	close(err_pipe);
-	err_pipe = -1;
+	dup2(c->real_stderr, STDERR_FILENO);
+	close(c->real_stderr);
+	c->real_stderr = -1;
+	if (c->kept.len)
+		write_all(STDERR_FILENO, c->kept.data, c->kept.len);
+	buf_free(&c->kept);
+	close(c->pipe);
+	c->pipe = -1;
 }
 
 /* Read what the captured stderr holds: kept for later, its last line for the key line. 1 when there was some. */
-static int drain_stderr(void)
+static int drain_stderr(struct top_capture *c)
 {
 	char b[4096];
 	ssize_t n;
 	int got = 0;
 
-	while ((n = read(err_pipe, b, sizeof(b))) > 0) {
+	while ((n = read(c->pipe, b, sizeof(b))) > 0) {
 		got = 1;
-		buf_add(&errbuf, b, (size_t)n); /* past the cap the rest is dropped */
+		buf_add(&c->kept, b, (size_t)n); /* past the cap the rest is dropped */
 	}
-	if (got && errbuf.len) {
-		size_t e = errbuf.len, s;
+	if (got && c->kept.len) {
+		size_t e = c->kept.len, s;
 
-		while (e > 0 && errbuf.data[e - 1] == '\n')
+		while (e > 0 && c->kept.data[e - 1] == '\n')
 			e--;
-		for (s = e; s > 0 && errbuf.data[s - 1] != '\n'; s--)
+		for (s = e; s > 0 && c->kept.data[s - 1] != '\n'; s--)
 			;
-		snprintf(last_msg, sizeof(last_msg), "%.*s", (int)(e - s), errbuf.data + s);
+		snprintf(c->last, sizeof(c->last), "%.*s", (int)(e - s), c->kept.data + s);
 	}
 	return got;
 }
@@ -103,7 +111,7 @@ static void on_signal(int sig)
 	unsigned char c = (unsigned char)sig;
 	int e = errno;
 
-	if (write(sig_pipe[1], &c, 1) < 0) {
+	if (write(handler.sig_wr, &c, 1) < 0) {
 		/* the pipe is full: a signal of the same kind is already waiting */
 	}
 	errno = e;
@@ -112,10 +120,10 @@ static void on_signal(int sig)
 /* A crash: restore the terminal with async-signal-safe calls only, then die of the signal. */
 static void on_crash(int sig)
 {
-	if (tty_fd >= 0) {
-		if (tty_saved_ok)
-			tcsetattr(tty_fd, TCSANOW, &tty_saved);
-		if (write(tty_fd, tty_restore, tty_restore_len) < 0) {
+	if (handler.tty_fd >= 0) {
+		if (handler.saved_ok)
+			tcsetattr(handler.tty_fd, TCSANOW, &handler.saved);
+		if (write(handler.tty_fd, handler.restore, handler.restore_len) < 0) {
 			/* nothing more can be done from here */
 		}
 	}
@@ -132,9 +140,9 @@ static void add_restore(const char *cap)
 	if (!s || s == (char *)-1)
 		return;
 	n = strlen(s);
-	if (tty_restore_len + n < sizeof(tty_restore)) {
-		memcpy(tty_restore + tty_restore_len, s, n);
-		tty_restore_len += n;
+	if (handler.restore_len + n < sizeof(handler.restore)) {
+		memcpy(handler.restore + handler.restore_len, s, n);
+		handler.restore_len += n;
 	}
 }
 
@@ -156,9 +164,8 @@ static void install_signals(void)
 		sigaction(crash[i], &sa, NULL);
 }
 
-static attr_t attrs[TA_COUNT];
-
-static void setup_colors(int color)
+/* Each top_attr's curses attributes. */
+static void setup_colors(attr_t attrs[TA_COUNT], int color)
 {
 	attrs[TA_BOLD] = A_BOLD;
 	attrs[TA_HEAD] = A_REVERSE;
@@ -181,7 +188,7 @@ static void setup_colors(int color)
  * time (every cell is written, so a row needs no erase); the whole screen is
  * erased first when from is 0 and to covers it. curses sends only what changed.
  */
-static void draw(const struct top_canvas *c, int from, int to)
+static void draw(const struct top_canvas *c, const attr_t attrs[TA_COUNT], int from, int to)
 {
 	char run[4096];
 
@@ -220,6 +227,10 @@ struct loop {
 	struct top_canvas c;
 	struct sink_input in;
 	struct top_url *url;
+	struct top_capture *cap; /* captured stderr (borrowed), or NULL */
+	int tty_fd;              /* the terminal (/dev/tty) */
+	int sig_rd;              /* the signal pipe's read end */
+	attr_t attrs[TA_COUNT];  /* each top_attr's curses attributes */
 	int64_t next_poll;
 	int quit, eof, ended_rc;
 	char end_msg[600];
@@ -235,16 +246,16 @@ static void render(struct loop *l)
 	}
 	l->v.height = h;
 	l->v.now_mono_ns = clock_mono_ns();
-	snprintf(l->v.status, sizeof(l->v.status), "%s", last_msg);
+	snprintf(l->v.status, sizeof(l->v.status), "%s", l->cap ? l->cap->last : "");
 	top_view_render(&l->m, &l->v, &l->c);
-	draw(&l->c, 0, h);
+	draw(&l->c, l->attrs, 0, h);
 }
 
 /* The once-a-second redraw when nothing else changed: the header only (the age). */
 static void render_header(struct loop *l)
 {
 	l->v.now_mono_ns = clock_mono_ns();
-	draw(&l->c, 0, top_view_render_header(&l->m, &l->v, &l->c));
+	draw(&l->c, l->attrs, 0, top_view_render_header(&l->m, &l->v, &l->c));
 }
 
 /* One key; 1 when the frame changes. */
@@ -350,7 +361,7 @@ static void ingest(struct loop *l)
 	}
 }
 
-static void resize(void)
+static void resize(int tty_fd)
 {
 	struct winsize ws;
 
@@ -358,17 +369,18 @@ static void resize(void)
 		resizeterm(ws.ws_row, ws.ws_col);
 }
 
-int top_tty_run(const struct top_tty_opts *o)
+int top_tty_run(const struct top_tty_opts *o, struct top_capture *cap)
 {
 	struct loop l;
 	FILE *tf = NULL;
 	SCREEN *scr = NULL;
-	int rc = EXIT_OK;
+	int rc = EXIT_OK, sig_pipe[2] = { -1, -1 };
 	int64_t last_draw = 0;
 
 	memset(&l, 0, sizeof(l));
-	tty_fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
-	if (tty_fd < 0) {
+	l.cap = cap && cap->pipe >= 0 ? cap : NULL;
+	l.tty_fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+	if (l.tty_fd < 0) {
 		log_err("top: cannot open the terminal (/dev/tty): %s; --once prints a frame without one",
 			strerror(errno));
 		rc = EXIT_SYSTEM;
@@ -379,9 +391,13 @@ int top_tty_run(const struct top_tty_opts *o)
 		rc = EXIT_SYSTEM;
 		goto out;
 	}
-	tty_saved_ok = tcgetattr(tty_fd, &tty_saved) == 0;
+	l.sig_rd = sig_pipe[0];
+	handler.sig_wr = sig_pipe[1];
+	handler.tty_fd = l.tty_fd;
+	handler.saved_ok = tcgetattr(l.tty_fd, &handler.saved) == 0;
+	handler.restore_len = 0;
 	install_signals(); /* SIGWINCH is ours before curses starts, so curses leaves it alone */
-	tf = fdopen(tty_fd, "r+");
+	tf = fdopen(l.tty_fd, "r+");
 	if (!tf || !(scr = newterm(NULL, tf, tf))) {
 		log_err("top: cannot start the terminal (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
 		rc = EXIT_SYSTEM;
@@ -398,7 +414,7 @@ int top_tty_run(const struct top_tty_opts *o)
 	nodelay(stdscr, TRUE);
 	set_escdelay(50);
 	curs_set(0);
-	setup_colors(o->color);
+	setup_colors(l.attrs, o->color);
 
 	top_model_init(&l.m);
 	top_view_init(&l.v);
@@ -416,9 +432,9 @@ int top_tty_run(const struct top_tty_opts *o)
 	while (!l.quit && !l.eof) {
 		struct pollfd p[4] = {
 			{ .fd = l.v.paused || l.url ? -1 : o->fd, .events = POLLIN },
-			{ .fd = tty_fd, .events = POLLIN },
-			{ .fd = sig_pipe[0], .events = POLLIN },
-			{ .fd = err_pipe, .events = POLLIN },
+			{ .fd = l.tty_fd, .events = POLLIN },
+			{ .fd = l.sig_rd, .events = POLLIN },
+			{ .fd = l.cap ? l.cap->pipe : -1, .events = POLLIN },
 		};
 		int64_t wait = TICK_MS - (clock_mono_ns() - last_draw) / 1000000;
 		int dirty = 0, k;
@@ -449,11 +465,11 @@ int top_tty_run(const struct top_tty_opts *o)
 		}
 		if (p[2].revents & POLLIN) {
 			unsigned char s[16];
-			ssize_t n = read(sig_pipe[0], s, sizeof(s));
+			ssize_t n = read(l.sig_rd, s, sizeof(s));
 
 			for (ssize_t i = 0; i < n; i++) {
 				if (s[i] == SIGWINCH) {
-					resize();
+					resize(l.tty_fd);
 					dirty = 1;
 				} else {
 					l.quit = 1;
@@ -467,8 +483,8 @@ int top_tty_run(const struct top_tty_opts *o)
 		if (p[1].revents & POLLIN)
 			while ((k = getch()) != ERR)
 				dirty |= k == KEY_RESIZE ? 1 : key(&l, k);
-		if (err_pipe >= 0 && (p[3].revents & POLLIN))
-			dirty |= drain_stderr();
+		if (l.cap && (p[3].revents & POLLIN))
+			dirty |= drain_stderr(l.cap);
 		if (p[1].revents & (POLLHUP | POLLERR)) {
 			l.quit = 1; /* the terminal is gone */
 		}
@@ -490,19 +506,21 @@ out:
 		endwin();
 		delscreen(scr);
 	}
-	if (tty_saved_ok)
-		tcsetattr(tty_fd, TCSANOW, &tty_saved);
+	if (handler.saved_ok)
+		tcsetattr(l.tty_fd, TCSANOW, &handler.saved);
+	handler.tty_fd = -1; /* before the descriptor closes: the crash handler writes to it no more */
+	handler.saved_ok = 0;
 	if (tf)
 		fclose(tf);
-	else if (tty_fd >= 0)
-		close(tty_fd);
-	tty_fd = -1;
-	if (err_pipe >= 0)
-		drain_stderr();
-	release_stderr();
+	else if (l.tty_fd >= 0)
+		close(l.tty_fd);
+	if (l.cap)
+		drain_stderr(l.cap);
+	release_stderr(cap);
 	if (l.end_msg[0])
 		fputs(l.end_msg, stderr);
 	if (sig_pipe[0] >= 0) {
+		handler.sig_wr = -1; /* a late signal's write fails instead of reaching a reused descriptor */
 		close(sig_pipe[0]);
 		close(sig_pipe[1]);
 	}

@@ -14,6 +14,8 @@
 #ifndef ACCEL_TOP_TTY_H
 #define ACCEL_TOP_TTY_H
 
+#include "../../common/util.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,14 +28,27 @@ struct top_tty_opts {
 	int color, ascii;
 };
 
+/* Captured stderr: what came through the pipe, for after the view (fields are top_tty.c's). */
+struct top_capture {
+	int pipe;         /* the read end; -1: not captured */
+	int real_stderr;  /* the stderr from before, to put back; -1: none */
+	struct buf kept;  /* what came, up to a cap */
+	char last[160];   /* its last line, for the key line */
+};
+
 /*
  * Send stderr (this process's and, when called before it starts, a child's)
- * to a pipe the view shows on its key line; top_tty_run writes what came
- * there to the real stderr after the terminal is restored. 0 or -errno.
+ * to a pipe that c reads; top_tty_run shows its last line on the key line
+ * and writes what came there to the real stderr after the terminal is
+ * restored. 0 or -errno (c then captures nothing).
  */
-int top_tty_capture_stderr(void);
+int top_tty_capture_stderr(struct top_capture *c);
 
-/* The view until q, a signal or the end of the input; an exit code. */
-int top_tty_run(const struct top_tty_opts *o);
+/*
+ * The view until q, a signal or the end of the input; an exit code. cap:
+ * stderr captured by top_tty_capture_stderr (borrowed; released here), or
+ * NULL.
+ */
+int top_tty_run(const struct top_tty_opts *o, struct top_capture *cap);
 
 #endif

@@ -81,12 +81,7 @@ static double swap_prev(struct top_url *u, const char *series, double v)
 
 static const struct family *family(const char *name)
 {
-	const struct family *const *f = map_families();
-
-	for (size_t i = 0; f[i]; i++)
-		if (!strcmp(f[i]->name, name))
-			return f[i];
-	return NULL;
+	return map_family(name);
 }
 
 static void on_expo(const struct expo_sample *x, void *ud)
@@ -165,7 +160,7 @@ size_t top_url_apply(struct top_url *u, struct top_model *m, const char *text, s
 	u->now_ms = clock_real_ns() / 1000000;
 	top_model_begin(m);
 	m->format = FORMAT_ACCEL;
-	bad = expo_parse(text, len, on_expo, u, err, sizeof(err));
+	bad = expo_parse(NULL, text, len, on_expo, u, err, sizeof(err)); /* a parser for this poll alone */
 	if (bad)
 		log_warn("top: %s: %zu bad lines skipped; the first: %s", u->url, bad, err);
 	top_model_end(m, clock_mono_ns());

@@ -451,13 +451,11 @@ struct sort_ctx {
 	int reverse;
 };
 
-static struct sort_ctx sort_ctx; /* qsort has no user pointer in C11 */
-
-static double sort_value(const struct top_proc *p)
+static double sort_value(const struct sort_ctx *ctx, const struct top_proc *p)
 {
-	switch (sort_ctx.key) {
+	switch (ctx->key) {
 	case SORT_DEVMEM:
-		return top_proc_devmem(sort_ctx.m, p);
+		return top_proc_devmem(ctx->m, p);
 	case SORT_CPU:
 		return p->cpu;
 	case SORT_RSS:
@@ -471,17 +469,21 @@ static double sort_value(const struct top_proc *p)
 	}
 }
 
-/* Largest first for amounts (unknown last), smallest first for pid and name (nameless last); pid breaks ties. */
-static int proc_cmp(const void *a, const void *b)
+/*
+ * Largest first for amounts (unknown last), smallest first for pid and name (nameless last); pid breaks ties.
+ * A qsort_r comparison: ud is the struct sort_ctx.
+ */
+static int proc_cmp(const void *a, const void *b, void *ud)
 {
+	const struct sort_ctx *ctx = ud;
 	const struct top_proc *p = *(const struct top_proc *const *)a, *q = *(const struct top_proc *const *)b;
 	int r = 0;
 
-	if (sort_ctx.key == SORT_NAME) {
+	if (ctx->key == SORT_NAME) {
 		if (!*p->name != !*q->name)
 			return *p->name ? -1 : 1; /* nameless rows last */
 		r = strcmp(p->name, q->name);
-	} else if (sort_ctx.key == SORT_POD) {
+	} else if (ctx->key == SORT_POD) {
 		char x[160], y[160];
 
 		top_proc_pod(p, x, sizeof(x));
@@ -489,8 +491,8 @@ static int proc_cmp(const void *a, const void *b)
 		if (!*x != !*y)
 			return *x ? -1 : 1; /* rows in no pod or container last */
 		r = strcmp(x, y);
-	} else if (sort_ctx.key != SORT_PID) {
-		double x = sort_value(p), y = sort_value(q);
+	} else if (ctx->key != SORT_PID) {
+		double x = sort_value(ctx, p), y = sort_value(ctx, q);
 
 		if (isnan(x) != isnan(y))
 			return isnan(x) ? 1 : -1;
@@ -498,7 +500,7 @@ static int proc_cmp(const void *a, const void *b)
 	}
 	if (!r)
 		r = p->pid < q->pid ? -1 : p->pid > q->pid;
-	return sort_ctx.reverse ? -r : r;
+	return ctx->reverse ? -r : r;
 }
 
 /* The process table's columns, left to right. */
@@ -612,8 +614,7 @@ static int proc_table(const struct top_model *m, const struct top_view *v, struc
 	for (size_t i = 0; i < m->nprocs; i++)
 		if (proc_match(m, &m->procs[i], v->filter))
 			rows[n++] = &m->procs[i];
-	sort_ctx = (struct sort_ctx){ m, v->sort, v->reverse };
-	qsort(rows, n, sizeof(*rows), proc_cmp);
+	qsort_r(rows, n, sizeof(*rows), proc_cmp, &(struct sort_ctx){ m, v->sort, v->reverse });
 	table_columns(m, c->w, width);
 
 	snprintf(t, sizeof(t), "Processes: %zu", n);

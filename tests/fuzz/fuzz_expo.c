@@ -180,19 +180,22 @@ static void check_json(json_t *v, const char *key, int pcts)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static struct expo_parser *parser; /* kept from input to input, as a caller keeps it */
 	struct ctx c;
 	char err[256];
 	size_t bad;
 
+	if (!parser)
+		parser = expo_parser_new();
 	memset(&c, 0, sizeof(c));
 	c.r = xcalloc(MAX_SAMPLES, sizeof(*c.r));
 	buf_init(&c.text, 64u << 20);
-	bad = expo_parse((const char *)data, size, on_sample, &c, err, sizeof(err));
+	bad = expo_parse(parser, (const char *)data, size, on_sample, &c, err, sizeof(err));
 	if (bad && !strstr(err, "line "))
 		fail("a bad line without its description", err);
 	if (c.n < MAX_SAMPLES) {
 		c.second = 1;
-		bad = expo_parse(c.text.data ? c.text.data : "", c.text.len, on_sample, &c, err, sizeof(err));
+		bad = expo_parse(parser, c.text.data ? c.text.data : "", c.text.len, on_sample, &c, err, sizeof(err));
 		if (bad)
 			fail("the text written back has bad lines", err);
 		if (c.check != c.n)

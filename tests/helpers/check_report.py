@@ -748,7 +748,7 @@ class Stream:
         def remapped(p, v):
             self.fixed(p, v, ("correctable", "uncorrectable"), ("pending", "failed"))
 
-        # The fields of the group for this kind of device: common/schema.c (schema_fields).
+        # The fields of the group for this kind of device: every block of rows (common/rows.h).
         kinds = {"str": strings, "int": integer, "real": real, "pct": pct, "temps": temps, "clocks": clocks,
                  "reasons": reasons, "procs": procs, "mig_devices": migs, "ecc": ecc, "retired": retired,
                  "remapped": remapped}

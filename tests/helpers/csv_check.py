@@ -29,7 +29,8 @@ import os
 import re
 import sys
 
-# The report schema, families and rules: common/schema.c and common/samples.c, as test_schema writes them.
+# The report schema, families and rules: common/schema.c and every block of rows (common/rows.h), as test_schema
+# writes them.
 SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "schema.json"),
                         encoding="utf-8"))
 LABEL_COLUMNS = [x["name"] for x in SCHEMA["labels"] if x["csv_column"] and x["kind"] != "instance"]

@@ -7,7 +7,8 @@
  * servers write (a label set ending in a comma, _created samples, a value
  * that needs every digit, a missing final newline); each sample's family
  * and suffix; the fast number path against strtod; lines read against the
- * previous line as each line alone.
+ * previous line as each line alone; one parser kept from call to call, a
+ * callback's call with the parser in use, and a call without a parser.
  */
 #include "../../common/expo_parse.h"
 #include "../../common/util.h"
@@ -58,13 +59,13 @@ static void on_sample(const struct expo_sample *s, void *ud)
 	g->n++;
 }
 
-static size_t parse(const char *t, struct got *g, char *err, size_t errsz)
+static size_t parse(struct expo_parser *p, const char *t, struct got *g, char *err, size_t errsz)
 {
 	memset(g, 0, sizeof(*g));
-	return expo_parse(t, strlen(t), on_sample, g, err, errsz);
+	return expo_parse(p, t, strlen(t), on_sample, g, err, errsz);
 }
 
-static void test_golden(void)
+static void test_golden(struct expo_parser *p)
 {
 	char path[] = "tests/fixtures/prom/accel-monitor.prom", err[256];
 	static char text[1 << 20];
@@ -82,7 +83,7 @@ static void test_golden(void)
 		if (!strchr(l, '\n'))
 			break;
 	}
-	bad = expo_parse(text, (size_t)n, on_sample, g, err, sizeof(err));
+	bad = expo_parse(p, text, (size_t)n, on_sample, g, err, sizeof(err));
 	is_int((int)bad, 0, "accel-prom's golden text: no bad line");
 	is_int((int)g->n, (int)samples, "every sample line is a sample");
 	is_str(g->tag, "py \"x\\y\"\nz", "label escapes undone");
@@ -91,13 +92,13 @@ static void test_golden(void)
 	free(g);
 }
 
-static void test_cases(void)
+static void test_cases(struct expo_parser *p)
 {
 	struct got g;
 	char err[256];
 	size_t bad;
 
-	bad = parse("# TYPE x_total counter\n# HELP x_total Help text\nx_total{a=\"1\",b=\"two\"} 3 1700000000000\n"
+	bad = parse(p, "# TYPE x_total counter\n# HELP x_total Help text\nx_total{a=\"1\",b=\"two\"} 3 1700000000000\n"
 		    "y NaN\nz{} +Inf\nw -Inf\n",
 		    &g, err, sizeof(err));
 	is_int((int)bad, 0, "no bad line");
@@ -112,14 +113,14 @@ static void test_cases(void)
 	ok(isinf(g.values[2]) && g.values[2] > 0, "+Inf, empty label set");
 	ok(isinf(g.values[3]) && g.values[3] < 0, "-Inf");
 
-	bad = parse("# TYPE a counter\r\na_total 1.5 1700000000.250 # {trace_id=\"x\"} 1\r\n# EOF\n", &g, err,
+	bad = parse(p, "# TYPE a counter\r\na_total 1.5 1700000000.250 # {trace_id=\"x\"} 1\r\n# EOF\n", &g, err,
 		    sizeof(err));
 	is_int((int)bad, 0, "OpenMetrics: no bad line");
 	is_int((int)g.n, 1, "OpenMetrics: one sample, # EOF is a comment");
 	ok(g.ts[0] == 1700000000250LL, "OpenMetrics timestamp in seconds with a fraction");
 	is_int(g.types[0], EXPO_COUNTER, "a_total belongs to family a");
 
-	bad = parse("ok 1\n9bad 1\nx{a=1} 2\nx{a=\"1\" 2\nx abc\nx{a=\"\\t\"} 1\nfine{l=\"v\"} 2\n", &g, err,
+	bad = parse(p, "ok 1\n9bad 1\nx{a=1} 2\nx{a=\"1\" 2\nx abc\nx{a=\"\\t\"} 1\nfine{l=\"v\"} 2\n", &g, err,
 		    sizeof(err));
 	is_int((int)bad, 5, "five bad lines");
 	is_int((int)g.n, 2, "the good ones around them are read");
@@ -133,7 +134,7 @@ static void test_cases(void)
 			buf_printf(&b, "l%d=\"v\",", i);
 		buf_printf(&b, "} 1\nm 2\n");
 		memset(&g, 0, sizeof(g));
-		bad = expo_parse(b.data, b.len, on_sample, &g, err, sizeof(err));
+		bad = expo_parse(p, b.data, b.len, on_sample, &g, err, sizeof(err));
 		is_int((int)bad, 1, "more than EXPO_MAX_LABELS labels: a bad line");
 		is_int((int)g.n, 1, "the next line is read");
 		buf_reset(&b);
@@ -141,24 +142,24 @@ static void test_cases(void)
 			buf_add(&b, "x", 1);
 		buf_printf(&b, " 1\nm 2\n");
 		memset(&g, 0, sizeof(g));
-		bad = expo_parse(b.data, b.len, on_sample, &g, err, sizeof(err));
+		bad = expo_parse(p, b.data, b.len, on_sample, &g, err, sizeof(err));
 		is_int((int)bad, 1, "a line over the cap: a bad line");
 		is_int((int)g.n, 1, "the next line is read");
 		buf_free(&b);
 	}
-	bad = parse("m 1", &g, err, sizeof(err));
+	bad = parse(p, "m 1", &g, err, sizeof(err));
 	is_int((int)(bad + g.n * 10), 10, "a last line without a newline");
 }
 
 /* What inference servers write (their documented expositions, as in tests/fixtures/infer/). */
-static void test_servers(void)
+static void test_servers(struct expo_parser *p)
 {
 	struct got g;
 	char err[256];
 	size_t bad;
 
 	/* TorchServe: label sets end in a comma */
-	bad = parse("# TYPE Requests2XX counter\nRequests2XX{Level=\"Host\",Hostname=\"h\",} 500.0\n"
+	bad = parse(p, "# TYPE Requests2XX counter\nRequests2XX{Level=\"Host\",Hostname=\"h\",} 500.0\n"
 		    "ts_inference_latency_microseconds{model_name=\"m\",model_version=\"default\",} 2511000.058\n",
 		    &g, err, sizeof(err));
 	is_int((int)bad, 0, "a label set ending in a comma");
@@ -166,10 +167,10 @@ static void test_servers(void)
 	is_str(g.labels[0], "Level=Host|Hostname=h", "its labels");
 	is_double(g.values[1], 2511000.058, 0, "a value with a fraction");
 	is_int(g.types[0], EXPO_COUNTER, "Requests2XX counter");
-	is_int((int)parse("m{,} 1\n", &g, err, sizeof(err)), 1, "a comma alone is no label set");
+	is_int((int)parse(p, "m{,} 1\n", &g, err, sizeof(err)), 1, "a comma alone is no label set");
 
 	/* histograms and summaries: # TYPE types the _bucket/_sum/_count samples, and says which they are */
-	bad = parse("# HELP h Latency.\n# TYPE h histogram\nh_bucket{le=\"0.1\"} 1\nh_bucket{le=\"+Inf\"} 2\n"
+	bad = parse(p, "# HELP h Latency.\n# TYPE h histogram\nh_bucket{le=\"0.1\"} 1\nh_bucket{le=\"+Inf\"} 2\n"
 		    "h_sum 0.3\nh_count 2\nh_created 1.7e9\nh 5\nh_total 3\n"
 		    "# TYPE s summary\ns{quantile=\"0.5\"} 0.1\ns_sum 1\ns_count 3\n"
 		    "# TYPE c counter\nc_total 4\nc_created 1.7e9\nc_bucket 1\n# TYPE g gauge\ng 1\ng_sum 2\n",
@@ -196,7 +197,7 @@ static void test_servers(void)
 		static const char nul[] = "m{a=\"x\0y\"} 1\nm 1\0\nm{a\0=\"1\"} 1\nm\0 1\nm 2\n";
 
 		memset(&g, 0, sizeof(g));
-		bad = expo_parse(nul, sizeof(nul) - 1, on_sample, &g, err, sizeof(err));
+		bad = expo_parse(p, nul, sizeof(nul) - 1, on_sample, &g, err, sizeof(err));
 		is_int((int)bad, 4, "a NUL byte in a value, a number, a label name, a name: bad lines");
 		is_str(err, "line 1: a NUL byte", "said as such");
 		is_int((int)g.n, 1, "the line after them is read");
@@ -212,7 +213,7 @@ static void test_servers(void)
 			buf_add(&b, "n", 1);
 		buf_printf(&b, " 2\n");
 		memset(&g, 0, sizeof(g));
-		bad = expo_parse(b.data, b.len, on_sample, &g, err, sizeof(err));
+		bad = expo_parse(p, b.data, b.len, on_sample, &g, err, sizeof(err));
 		ok(bad == 0 && g.n == 2 && strlen(g.names[0]) == 127 && g.values[1] == 2 && !strcmp(g.labels[0], "a=1"),
 		   "metric names of 300 bytes, with and without labels");
 		buf_free(&b);
@@ -224,29 +225,29 @@ static void test_servers(void)
 		ok(expo_parse_number("0.25x", 5, &v) && expo_parse_number("", 0, &v), "and not a number");
 	}
 	/* found by fuzz_expo: a sample named as a TYPE line's family that is no metric name is no sample */
-	bad = parse("# TYPE a\237b counter\na\237b 1\na\237b_total 2\n# TYPE c\237 gauge\nc\237 3\nab 4\n", &g, err,
+	bad = parse(p, "# TYPE a\237b counter\na\237b 1\na\237b_total 2\n# TYPE c\237 gauge\nc\237 3\nab 4\n", &g, err,
 		    sizeof(err));
 	ok(bad == 3 && g.n == 1 && !strcmp(g.names[0], "ab"), "a TYPE line's name that is no metric name names no sample");
 	is_str(err, "line 2: a space is expected after the metric name", "said as for any such line");
-	parse("m{a=\"x,b=y\"} 1\nm{a=\"x\",b=\"y\"} 2\n", &g, err, sizeof(err));
+	parse(p, "m{a=\"x,b=y\"} 1\nm{a=\"x\",b=\"y\"} 2\n", &g, err, sizeof(err));
 	ok(g.n == 2 && strcmp(g.series[0], g.series[1]), "a value holding ',' and '=' is another series");
 
 	/* OpenMetrics: # EOF ends it; exemplars; seconds; a missing final newline */
-	bad = parse("# TYPE a counter\n# UNIT a seconds\na_total{x=\"1\"} 1 1700000000.5 # {trace_id=\"t\"} 0.5 "
+	bad = parse(p, "# TYPE a counter\n# UNIT a seconds\na_total{x=\"1\"} 1 1700000000.5 # {trace_id=\"t\"} 0.5 "
 		    "1700000000.4\n# EOF\nafter 1\n",
 		    &g, err, sizeof(err));
 	is_int((int)(bad * 100 + g.n), 1, "nothing after # EOF is read");
 	ok(g.ts[0] == 1700000000500LL, "seconds with a fraction");
-	bad = parse("  # indented comment\n\t\nm{a=\"q\\\"x\\\\y\\nz\"}\t2e3\t-5", &g, err, sizeof(err));
+	bad = parse(p, "  # indented comment\n\t\nm{a=\"q\\\"x\\\\y\\nz\"}\t2e3\t-5", &g, err, sizeof(err));
 	is_int((int)bad, 0, "an indented comment, a blank line, tabs, a last line without a newline");
 	is_str(g.labels[0], "a=q\"x\\y\nz", "escapes undone");
 	is_double(g.values[0], 2000, 0, "2e3");
 	ok(g.ts[0] == -5, "a negative timestamp");
-	bad = parse("m 1 1e300\nm 1 -1e300\nm 1 NaN\nm 1 9300000000000000000\nm 1 1700000000000\n", &g, err,
+	bad = parse(p, "m 1 1e300\nm 1 -1e300\nm 1 NaN\nm 1 9300000000000000000\nm 1 1700000000000\n", &g, err,
 		    sizeof(err));
 	is_int((int)bad, 4, "timestamps out of int64 milliseconds are bad lines, not overflows");
 	is_int((int)g.n, 1, "the good one is read");
-	bad = parse("m nan\nm Inf\nm -inf\nm +Inf\nm 0x10\nm 1_0\nm 1.5.6\nm --1\nm .\nm 1e\n", &g, err, sizeof(err));
+	bad = parse(p, "m nan\nm Inf\nm -inf\nm +Inf\nm 0x10\nm 1_0\nm 1.5.6\nm --1\nm .\nm 1e\n", &g, err, sizeof(err));
 	ok(isnan(g.values[0]) && isinf(g.values[1]) && g.values[2] < 0 && isinf(g.values[3]), "NaN and Inf spellings");
 	is_double(g.values[4], 16, 0, "a hexadecimal float (Go's ParseFloat takes it too)");
 	is_int((int)bad, 5, "1_0, 1.5.6, --1, . and 1e are not numbers");
@@ -285,7 +286,7 @@ static void on_rec(const struct expo_sample *x, void *ud)
 	}
 }
 
-static void test_fast_lines(void)
+static void test_fast_lines(struct expo_parser *p)
 {
 	static const char *const le[] = { "0.1", "0.25", "1.0", "+Inf", "q\\\"z", "" };
 	char long_le[121], val[48], err[64];
@@ -323,10 +324,10 @@ static void test_fast_lines(void)
 			char one[512];
 
 			snprintf(one, sizeof(one), "# TYPE h histogram\n%s", b.data + start);
-			bad += expo_parse(one, strlen(one), on_rec, &alone, err, sizeof(err));
+			bad += expo_parse(p, one, strlen(one), on_rec, &alone, err, sizeof(err));
 		}
 	}
-	bad += expo_parse(b.data, b.len, on_rec, &all, err, sizeof(err));
+	bad += expo_parse(p, b.data, b.len, on_rec, &all, err, sizeof(err));
 	for (size_t i = 0; i < FAST_LINES && differ == FAST_LINES; i++)
 		if (strcmp(alone.s[i], all.s[i]))
 			differ = i;
@@ -339,8 +340,9 @@ static void test_fast_lines(void)
 	buf_free(&b);
 }
 
-/* A callback may parse another text (the parser in use is not shared with it). */
+/* A callback may parse another text, with the parser in use (it then gets one of its own). */
 struct nested {
+	struct expo_parser *p;
 	size_t outer, inner, bad;
 };
 
@@ -362,23 +364,23 @@ static void on_outer(const struct expo_sample *s, void *ud)
 	n->outer++;
 	if (strcmp(s->labels[0].value, n->outer % 2 ? "x" : "y") || s->value != (double)n->outer)
 		n->bad++;
-	n->bad += expo_parse(inner, sizeof(inner) - 1, on_inner, n, err, sizeof(err));
+	n->bad += expo_parse(n->p, inner, sizeof(inner) - 1, on_inner, n, err, sizeof(err));
 	if (strcmp(s->labels[0].value, n->outer % 2 ? "x" : "y"))
 		n->bad++; /* what the outer callback was lent still holds */
 }
 
-static void test_nested(void)
+static void test_nested(struct expo_parser *p)
 {
 	static const char outer[] = "o{a=\"x\"} 1\no{a=\"y\"} 2\no{a=\"x\"} 3\no{a=\"y\"} 4\n";
-	struct nested n = { 0, 0, 0 };
+	struct nested n = { p, 0, 0, 0 };
 	char err[64];
-	size_t bad = expo_parse(outer, sizeof(outer) - 1, on_outer, &n, err, sizeof(err));
+	size_t bad = expo_parse(p, outer, sizeof(outer) - 1, on_outer, &n, err, sizeof(err));
 
 	ok(!bad && n.outer == 4 && n.inner == 8 && !n.bad, "a callback parsing another text");
 }
 
 /* The fast path gives the very double strtod gives. */
-static void test_numbers(void)
+static void test_numbers(struct expo_parser *p)
 {
 	static const char *const nums[] = { "0.1",     "0.005",   "123456789012345", "1234567890123456", "-0",
 					    "3.0",     "0.000000000000000000001", "0.0000000000000000000001",
@@ -393,7 +395,7 @@ static void test_numbers(void)
 		double want = strtod(nums[i], NULL);
 
 		snprintf(line, sizeof(line), "m %s\n", nums[i]);
-		parse(line, &g, err, sizeof(err));
+		parse(p, line, &g, err, sizeof(err));
 		if (!ok(g.n == 1 && memcmp(&g.values[0], &want, sizeof(want)) == 0, "%s as strtod reads it", nums[i]))
 			fprintf(stderr, "#   got %.17g, strtod %.17g\n", g.values[0], want);
 	}
@@ -408,7 +410,7 @@ static void test_numbers(void)
 		fp = (int)(seed >> 8) % 1000000000;
 		snprintf(line, sizeof(line), "m %d.%0*d\n", ip, fd, fd ? fp % (int)pow(10, fd) : 0);
 		want = strtod(line + 2, NULL);
-		parse(line, &g, err, sizeof(err));
+		parse(p, line, &g, err, sizeof(err));
 		same = g.n == 1 && memcmp(&g.values[0], &want, sizeof(want)) == 0;
 		if (!same)
 			fprintf(stderr, "#   %s: got %.17g, strtod %.17g\n", line, g.values[0], want);
@@ -416,13 +418,30 @@ static void test_numbers(void)
 	ok(same, "20000 random decimals read as strtod reads them");
 }
 
+/* A call without a parser reads as one with a parser does. */
+static void test_no_parser(void)
+{
+	static const char text[] = "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 3\nbad{ 1\n";
+	struct got g;
+	char err[64];
+	struct expo_parser *p = NULL;
+	size_t bad = parse(p, text, &g, err, sizeof(err));
+
+	ok(bad == 1 && g.n == 2 && g.sfx[1] == EXPO_SFX_BUCKET && g.values[1] == 3, "no parser: one for the call");
+	expo_parser_free(NULL);
+}
+
 int main(void)
 {
-	test_golden();
-	test_cases();
-	test_servers();
-	test_numbers();
-	test_fast_lines();
-	test_nested();
+	struct expo_parser *p = expo_parser_new();
+
+	test_golden(p);
+	test_cases(p);
+	test_servers(p);
+	test_numbers(p);
+	test_fast_lines(p);
+	test_nested(p);
+	test_no_parser();
+	expo_parser_free(p);
 	return done_testing();
 }

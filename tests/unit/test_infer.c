@@ -729,6 +729,159 @@ static void test_series_order(void)
 	infer_free(in);
 }
 
+/* A body built line by line (the limits' tests write many series). */
+struct text {
+	char *p;
+	size_t n, cap;
+};
+
+static void addf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void addf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (t->cap - t->n < 256) {
+		t->cap = t->cap ? 2 * t->cap : 1 << 16;
+		t->p = xrealloc(t->p, t->cap);
+	}
+	va_start(ap, fmt);
+	k = vsnprintf(t->p + t->n, t->cap - t->n, fmt, ap);
+	va_end(ap);
+	t->n += (size_t)k;
+}
+
+/* Two scrapes of one server whose bodies body(v) writes with value v: the second period's group, new. */
+static json_t *two_scrapes(void (*body)(struct text *, int))
+{
+	struct infer *in = infer_new(INFER_AUTO);
+	struct text t = { NULL, 0, 0 };
+	json_t *g = json_object();
+	char err[256];
+
+	body(&t, 1);
+	is_int(infer_update(in, t.p, t.n, 0, err, sizeof(err)), 0, "limits: first scrape");
+	infer_execution_stats(in, g);
+	json_decref(g);
+	g = json_object();
+	t.n = 0;
+	body(&t, 3);
+	is_int(infer_update(in, t.p, t.n, 1000000000, err, sizeof(err)), 0, "limits: second scrape");
+	infer_execution_stats(in, g);
+	free(t.p);
+	infer_free(in);
+	return g;
+}
+
+static void many_models(struct text *t, int v)
+{
+	addf(t, "# TYPE nv_inference_request_success counter\n");
+	for (int i = 0; i < 5000; i++)
+		addf(t, "nv_inference_request_success{model=\"m%d\",version=\"1\"} %d\n", i, v);
+}
+
+static void many_reasons(struct text *t, int v)
+{
+	addf(t, "# TYPE nv_inference_request_failure counter\n");
+	for (int i = 0; i < 200; i++)
+		addf(t, "nv_inference_request_failure{model=\"m\",version=\"1\",reason=\"r%d\"} %d\n", i, v);
+}
+
+static void many_bounds(struct text *t, int v)
+{
+	addf(t, "# TYPE vllm:e2e_request_latency_seconds histogram\n");
+	for (int i = 1; i <= 600; i++)
+		addf(t, "vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"%d\"} %d\n", i, v);
+	addf(t, "vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"+Inf\"} %d\n", v);
+}
+
+static void many_gpus(struct text *t, int v)
+{
+	addf(t, "# TYPE nv_gpu_utilization gauge\n");
+	for (int i = 0; i < 300; i++)
+		addf(t, "nv_gpu_utilization{gpu_uuid=\"GPU-%04d\"} 0.%d\n", i, v);
+}
+
+static int error_has(json_t *g, const char *want)
+{
+	const char *e = json_string_value(json_object_get(g, "error"));
+
+	if (e && strstr(e, want))
+		return 1;
+	fprintf(stderr, "# error: %s\n# wanted: %s\n", e ? e : "(none)", want);
+	return 0;
+}
+
+/*
+ * What one scrape may hold is bounded, each lookup a hash: past a limit the
+ * rest is left out and the group's error says what; below it, nothing
+ * changes (the first 4096 models keep their counts).
+ */
+static void test_limits(void)
+{
+	json_t *g = two_scrapes(many_models);
+
+	is_int((int)json_object_size(json_object_get(g, "models")), 4096, "limits: 4096 of 5000 model versions");
+	is_int((int)json_integer_value(json_object_get(json_object_get(json_object_get(json_object_get(
+		       json_object_get(g, "models"), "m4095"), "1"), "execution_summary"), "completed")),
+	       2, "limits: the last kept model's count");
+	is_absent(json_object_get(json_object_get(g, "models"), "m4096"), "limits: the first left out");
+	ok(error_has(g, "more than 4096 model versions: 904 samples left out"), "limits: models: the error says so");
+	json_decref(g);
+
+	g = two_scrapes(many_reasons);
+	is_int((int)json_object_size(json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "m"),
+									 "1"), "error_summary")),
+	       128, "limits: 128 of 200 error reasons");
+	ok(error_has(g, "more than 128 error reasons of one model: 72 samples left out"), "limits: reasons: the error");
+	json_decref(g);
+
+	g = two_scrapes(many_bounds);
+	ok(error_has(g, "more than 512 bounds of one distribution: 89 samples left out"), "limits: bounds: the error");
+	json_decref(g);
+
+	g = two_scrapes(many_gpus);
+	is_int((int)json_object_size(json_object_get(g, "server_devices")), 256, "limits: 256 of 300 server devices");
+	ok(error_has(g, "more than 256 server devices: 44 samples left out"), "limits: devices: the error");
+	json_decref(g);
+}
+
+/* A series written twice in one body counts once, as Prometheus keeps the first; a negative device gauge is no reading. */
+static void test_duplicates(void)
+{
+	static const char b1[] = "nv_inference_request_success{model=\"a\",version=\"1\"} 10\n"
+				 "nv_inference_request_success{model=\"a\",version=\"1\"} 10\n"
+				 "nv_gpu_utilization{gpu_uuid=\"GPU-1\"} 0.5\n"
+				 "nv_gpu_utilization{gpu_uuid=\"GPU-2\"} -0.25\n"
+				 "nv_gpu_power_usage{gpu_uuid=\"GPU-2\"} 70\n";
+	static const char b2[] = "nv_inference_request_success{model=\"a\",version=\"1\"} 13\n"
+				 "nv_inference_request_success{model=\"a\",version=\"1\"} 99\n"
+				 "nv_gpu_utilization{gpu_uuid=\"GPU-1\"} 0.5\n"
+				 "nv_gpu_utilization{gpu_uuid=\"GPU-2\"} -0.25\n"
+				 "nv_gpu_power_usage{gpu_uuid=\"GPU-2\"} 70\n";
+	struct infer *in = infer_new(INFER_TRITON);
+	json_t *g = json_object();
+	char err[256];
+
+	is_int(infer_update(in, b1, sizeof(b1) - 1, 0, err, sizeof(err)), 0, "duplicates: first scrape");
+	infer_execution_stats(in, g);
+	json_decref(g);
+	g = json_object();
+	is_int(infer_update(in, b2, sizeof(b2) - 1, 1000000000, err, sizeof(err)), 0, "duplicates: second scrape");
+	infer_execution_stats(in, g);
+	is_int((int)json_integer_value(json_object_get(json_object_get(json_object_get(json_object_get(
+		       json_object_get(g, "models"), "a"), "1"), "execution_summary"), "completed")),
+	       3, "duplicates: the first of a series written twice, not their sum");
+	is_real(json_object_get(json_object_get(json_object_get(g, "server_devices"), "GPU-1"), "utilization_ratio"), 0.5,
+		"duplicates: a GPU's utilization");
+	is_absent(json_object_get(json_object_get(json_object_get(g, "server_devices"), "GPU-2"), "utilization_ratio"),
+		  "a negative utilization is left out");
+	is_real(json_object_get(json_object_get(json_object_get(g, "server_devices"), "GPU-2"), "power_watts"), 70,
+		"and the device's other fields stay");
+	json_decref(g);
+	infer_free(in);
+}
+
 int main(void)
 {
 	test_names();
@@ -746,6 +899,8 @@ int main(void)
 	test_openmetrics();
 	test_labels();
 	test_series_order();
+	test_limits();
+	test_duplicates();
 	test_golden();
 	json_decref(group);
 	json_decref(all);

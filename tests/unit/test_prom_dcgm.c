@@ -359,10 +359,7 @@ static void test_totals(void)
 	extra_families = NULL;
 	is_int(prom_dcgm_served(d), 2, "a running-total family serves a counter and a gauge");
 	memset(&s, 0, sizeof(s));
-	s.fam = &remap;
-	for (const struct family *const *f = map_families(); *f; f++)
-		if (!strcmp((*f)->name, remap.name))
-			s.fam = *f; /* the mapping has the family now: the DCGM rows use it */
+	s.fam = map_family(remap.name) ? map_family(remap.name) : &remap; /* the mapping has it now: the DCGM rows use it */
 	s.host = "h";
 	s.labels[0] = (struct label){ "device_type", "nvidia" };
 	s.labels[1] = (struct label){ "device", "3" };

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The report -> samples mapping (common/samples.c) on the three input
- * kinds: families, labels, values, group errors and bad values.
+ * kinds: families, labels, values, group errors and bad values; and the rows
+ * it interprets (common/rows.h): every field mapped or explained, every
+ * collector's block in the registry.
  */
+#include "../../common/rows.h"
 #include "../../common/samples.h"
 #include "../../common/util.h"
 #include "../../common/series/prom_dcgm.h"
 #include "tap.h"
 
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,6 +31,7 @@ static size_t raw_values_n;
 static int ultra_count, prom_skipped_pid;
 static char ultra_value[64], inst_id[64];
 static char *last_entity; /* when set: the entity of each sample is copied here (512 bytes) */
+static struct mapper *mapper; /* one stream: map() carries instance labels from report to report */
 
 static void on_sample(const struct sample *s, void *ud)
 {
@@ -257,7 +262,7 @@ static struct seen *map_flags(const char *json, size_t flags, enum report_format
 		printf("# bad test JSON: %s\n", je.text);
 		exit(2);
 	}
-	*fmt = map_report(r, 42, &cb);
+	*fmt = mapper_report(mapper, r, 42, &cb);
 	json_decref(r);
 	return &z;
 }
@@ -323,10 +328,16 @@ static void test_every_field_mapped(void)
 {
 	json_t *m = map_schema_json(), *rules = json_object_get(m, "rules"), *r;
 	static char falt[64][256], ralt[64][256];
-	size_t nf, nr, i, unmapped = 0, dishonest = 0, unknown = 0;
+	static const struct map_field *fields[1024];
+	size_t nf, nr, i, unmapped = 0, dishonest = 0, unknown = 0, n = 0;
 
-	for (size_t k = 0; k < schema_nfields; k++) {
-		const struct schema_field *f = &schema_fields[k];
+	/* Every block's fields. */
+	for (const struct map_rows *const *b = map_rows; *b; b++)
+		for (size_t k = 0; k < (*b)->nfields && n + 1 < ARRAY_SIZE(fields); k++)
+			fields[n++] = &(*b)->fields[k];
+
+	for (size_t k = 0; fields[k]; k++) {
+		const struct map_field *f = fields[k];
 
 		nf = 0;
 		expand(f->path, falt, &nf, 64);
@@ -371,8 +382,8 @@ static void test_every_field_mapped(void)
 		expand(json_string_value(json_object_get(r, "path")), ralt, &nr, 64);
 		for (size_t b = 0; b < nr; b++) {
 			known = 0;
-			for (size_t k = 0; k < schema_nfields; k++) {
-				const struct schema_field *f = &schema_fields[k];
+			for (size_t k = 0; fields[k]; k++) {
+				const struct map_field *f = fields[k];
 
 				if (strcmp(group_name(f->group), json_string_value(json_object_get(r, "group"))) ||
 				    (f->device_type && rt && strcmp(rt, f->device_type)))
@@ -393,12 +404,72 @@ static void test_every_field_mapped(void)
 	json_decref(m);
 }
 
+/*
+ * The registry (common/rows.c) has the block of every collector's file that
+ * begins with one, and a collector's family is fed by its own rules (one fed
+ * by several collectors, or by none, is common's).
+ */
+static void test_registry(void)
+{
+	glob_t g;
+	size_t files = 0, missing = 0, strays = 0;
+
+	if (glob("monitor/*/*.c", 0, NULL, &g)) {
+		ok(0, "the collectors' files are found (run from the top of the tree)");
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *path = g.gl_pathv[i];
+		FILE *f = fopen(path, "r");
+		char line[512];
+		int has = 0, found = 0;
+
+		while (f && !has && fgets(line, sizeof(line), f))
+			has = !strncmp(line, "#ifdef ACCEL_ROWS_ONLY", 22);
+		if (f)
+			fclose(f);
+		if (!has)
+			continue;
+		files++;
+		for (const struct map_rows *const *b = map_rows; *b; b++) {
+			size_t sl = strlen((*b)->source), pl = strlen(path);
+
+			found |= sl >= pl && !strcmp((*b)->source + sl - pl, path);
+		}
+		if (!found) {
+			fprintf(stderr, "# %s: its rows are not in the registry (common/rows.c)\n", path);
+			missing++;
+		}
+	}
+	globfree(&g);
+	ok(files >= 10 && missing == 0, "every collector's block of rows is in the registry (%zu files, %zu missing)",
+	   files, missing);
+	for (const struct map_rows *const *b = map_rows; *b; b++) {
+		if (!strcmp((*b)->name, "common"))
+			continue;
+		for (size_t i = 0; i < (*b)->nfamilies; i++) {
+			int fed = 0;
+
+			for (size_t k = 0; k < (*b)->nrules; k++)
+				fed |= !strcmp((*b)->rules[k].family, (*b)->families[i].name);
+			if (!fed) {
+				fprintf(stderr, "# %s: family %s is fed by none of its rules\n", (*b)->name,
+					(*b)->families[i].name);
+				strays++;
+			}
+		}
+	}
+	ok(strays == 0, "a collector's families are fed by its own rules (%zu are not)", strays);
+}
+
 int main(void)
 {
 	enum report_format fmt;
 	struct seen *z;
 	FILE *f;
 	static char line[1 << 20];
+
+	mapper = mapper_new();
 
 	/* accel-monitor's own report. */
 	z = map("{\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":3},"
@@ -451,19 +522,19 @@ int main(void)
 
 	/* An invalid timestamp is replaced by the read time, counted and logged, not silently. */
 	{
-		unsigned long long before = map_bad_timestamps();
+		unsigned long long before = mapper_bad_timestamps(mapper);
 
 		z = map("{\"timestamp\":\"2026-02-30T00:00:00Z\",\"monitor\":{},\"system_data\":{\"memory_info\":"
 			"{\"timestamp\":\"2026-02-30T00:00:00Z\",\"error\":\"\",\"memory_used_bytes\":7}}}",
 			&fmt);
 		HAS(z, "system_memory_used_bytes{} 7");
 		is_int(z->ts[z->n - 1], 42, "2026-02-30: the read time is used");
-		is_int(map_bad_timestamps() - before, 1, "counted once (the group repeats the report's text)");
+		is_int(mapper_bad_timestamps(mapper) - before, 1, "counted once (the group repeats the report's text)");
 		z = map("{\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"monitor\":{},\"system_data\":{\"memory_info\":"
 			"{\"timestamp\":\"yesterday\",\"error\":\"\",\"memory_used_bytes\":7}}}",
 			&fmt);
 		is_int(z->ts[z->n - 1], 1795239000000LL, "a group's invalid time: the report's time is used");
-		is_int(map_bad_timestamps() - before, 2, "the group's invalid time is counted");
+		is_int(mapper_bad_timestamps(mapper) - before, 2, "the group's invalid time is counted");
 	}
 
 	/* neuron-monitor 2.x fixture, line 1. */
@@ -553,7 +624,7 @@ int main(void)
 	}
 
 	/* A report without instance_info keeps the instance labels of the last one that had it. */
-	map_reset();
+	mapper_reset(mapper);
 	z = map("{\"neuron_runtime_data\":[],\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_used_bytes\":7}}}",
 		&fmt);
 	is_str(inst_id, "", "before any instance_info: empty instance labels");
@@ -565,7 +636,7 @@ int main(void)
 	HAS(z, "system_memory_used_bytes{} 7");
 	z = map("{\"instance_info\":{\"instance_id\":\"i-2\",\"error\":\"\"},\"neuron_runtime_data\":[]}", &fmt);
 	is_str(inst_id, "i-2", "a new instance_info replaces them");
-	map_reset();
+	mapper_reset(mapper);
 
 	/* No silent limits: every rule fits, and nothing captured is cut. */
 	{
@@ -761,9 +832,12 @@ int main(void)
 	{
 		int fam_ok = 1;
 
-		for (const struct family *const *p = map_families(); *p; p++)
-			fam_ok &= (*p)->help[0] && ((*p)->type != METRIC_COUNTER || strstr((*p)->name, "_total"));
+		for (size_t i = 0; map_family_at(i); i++)
+			fam_ok &= map_family_at(i)->help[0] &&
+				  (map_family_at(i)->type != METRIC_COUNTER || strstr(map_family_at(i)->name, "_total"));
 		ok(fam_ok, "every family has help; counters end in _total");
 	}
+	test_registry();
+	mapper_free(mapper);
 	return done_testing();
 }

@@ -51,9 +51,10 @@ _tree() {
 		}'
 }
 
-# _running PID: the process exists and is not a zombie.
+# _running PID...: those of the PIDs whose process still runs (not a zombie), one a line.
 _running() {
-	_st=$(ps -o stat= -p "$1" 2>/dev/null) && [ -n "$_st" ] && [ "${_st#Z}" = "$_st" ]
+	[ $# -gt 0 ] || return 0
+	ps -o pid=,stat= -p "$(echo "$@" | tr ' ' ',')" 2>/dev/null | awk '$2 !~ /^Z/ { print $1 }'
 }
 
 # stop_all: SIGTERM to every process spawned (or added to _pids) and to everything they started, found
@@ -64,9 +65,12 @@ stop_all() {
 	for p in $_all; do kill "$p" 2>/dev/null || true; done
 	for p in $_pids; do wait "$p" 2>/dev/null || true; done
 	_end=$(($(date +%s) + 5))
-	for p in $_all; do
-		while _running "$p" && [ "$(date +%s)" -lt "$_end" ]; do sleep 0.05; done
-		_running "$p" && kill -KILL "$p" 2>/dev/null || true
+	while _left=$(_running $_all) && [ -n "$_left" ]; do
+		if [ "$(date +%s)" -ge "$_end" ]; then
+			kill -KILL $_left 2>/dev/null || true
+			break
+		fi
+		sleep 0.05
 	done
 	_pids=""
 }

@@ -4,10 +4,16 @@
 #
 #   make                build bin/accel-monitor
 #   make run            install missing packages, build, run the pipeline on the default config
-#   make test           install missing packages, build, run every test, then again under ASan+UBSan
-#   make check          run the tests on the current build only
-#   make check-sanitize the tests built with SANITIZER=address,undefined,float-cast-overflow
+#   make test           install missing packages, build, then every test once: check, check-deploy,
+#                       check-sanitize (README "Development")
+#   make check          the edit loop: the unit tests and the integration tests but the packaging and
+#                       fuzz ones, on the current build
+#   make check-deploy   the packaging and install tests (deploy_*.sh: the Debian package, the image,
+#                       make install, the units, man pages, compose stack, manifests), on the plain build
+#   make check-sanitize check's tests built with SANITIZER=address,undefined,float-cast-overflow, and the
+#                       short fuzz runs (tests/integration/*_fuzz.sh, build/fuzz)
 #   make bench          benchmarks (never part of make test)
+#   make fuzz           long libFuzzer runs (never part of make test)
 #   make SANITIZER=address,undefined   a sanitized build under build/san
 #   V=1                 show full command lines
 
@@ -75,7 +81,7 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 PROGRAMS := $(BIN)/accel-monitor $(SINKS:%=$(BIN)/accel-%)
 
-.PHONY: all deps run test check check-sanitize bench fuzz clean
+.PHONY: all deps run test check check-deploy check-sanitize bench fuzz clean
 all: $(PROGRAMS)
 
 $(BUILD)/%.o: %.c
@@ -129,17 +135,50 @@ run:
 
 tests: $(PROGRAMS) $(UNIT_BIN)
 
-# The suite: unit binaries and integration scripts, each its own process, TAP read by prove.
-check: tests
-	ACCEL_BIN=$(abspath $(BIN)) ACCEL_SANITIZED=$(if $(SANITIZER),1,0) \
+# The libFuzzer targets (tests/fuzz/build.sh: clang, ASan+UBSan, each with the modules its path uses), built
+# once into build/fuzz for the short runs of the suite and make fuzz's long ones, again when a source changes.
+FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_ALL:%=build/fuzz/fuzz_%)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[ch] common/series/*.[ch] \
+		sinks/*/*.[ch] monitor/endpoint/*.[ch])
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)tests/fuzz/build.sh $(@D) $*
+
+# The suite: unit binaries and integration scripts, each its own process, run by
+# tests/helpers/run_suite.sh (prove, TEST_JOBS at a time, timed; then it fails if a test left a
+# process running). Each test is in one group, and make test runs each group once:
+#   CHECK_TESTS   the unit tests and the integration tests of the programs: make check, and again built
+#                 with the sanitizers in make check-sanitize
+#   DEPLOY_TESTS  what the build ships (Debian package, image, make install, units, man pages, compose
+#                 stack, manifests): the plain build is what ships, so once, in make check-deploy
+#   FUZZ_TESTS    10 s libFuzzer runs of build/fuzz's targets, which are ASan+UBSan builds of their own:
+#                 once, in make check-sanitize
+DEPLOY_TESTS := $(addprefix tests/integration/,deploy_compose.sh deploy_container.sh deploy_deb.sh \
+	deploy_install.sh deploy_kubernetes.sh deploy_man.sh deploy_systemd.sh)
+FUZZ_TESTS := $(wildcard tests/integration/*_fuzz.sh)
+CHECK_TESTS := $(UNIT_BIN) $(filter-out $(DEPLOY_TESTS) $(FUZZ_TESTS),$(INTEGRATION))
+TEST_JOBS ?= 2
+SUITE = ACCEL_BIN=$(abspath $(BIN)) ACCEL_SANITIZED=$(if $(SANITIZER),1,0) TEST_JOBS=$(TEST_JOBS) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	prove -j2 --timer --exec '' $(UNIT_BIN) $(INTEGRATION)
+	tests/helpers/run_suite.sh
+
+check: tests $(if $(SANITIZER),$(FUZZ_BIN))
+	$(SUITE) $(CHECK_TESTS) $(if $(SANITIZER),$(FUZZ_TESTS))
+
+check-deploy: all
+	$(if $(SANITIZER),$(error check-deploy runs on the plain build: run it without SANITIZER))
+	$(SUITE) $(DEPLOY_TESTS)
 
 check-sanitize:
 	$(MAKE) --no-print-directory SANITIZER=address,undefined,float-cast-overflow check
 
+# Every test once. The builds run on every core (a fresh clone has nothing built).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
+	$(MAKE) --no-print-directory -j$(NPROC) tests
 	$(MAKE) --no-print-directory check
+	$(MAKE) --no-print-directory check-deploy
+	$(MAKE) --no-print-directory -j$(NPROC) SANITIZER=address,undefined,float-cast-overflow tests $(FUZZ_BIN)
 	$(MAKE) --no-print-directory check-sanitize
 
 # Each benchmark prints its figures next to a baseline measured in the same run.
@@ -161,7 +200,7 @@ bench: all $(BENCH_BIN)
 # A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,
 # FUZZ_SECONDS each (short runs are part of the tests). FUZZ_TARGETS=csv picks one.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= prom_line csv cloudwatch expo
+FUZZ_TARGETS ?= $(FUZZ_ALL)
 fuzz:
 	for t in $(FUZZ_TARGETS); do tests/fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; done
 

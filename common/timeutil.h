@@ -24,6 +24,12 @@ int duration_parse(const char *s, int64_t *ms, const char **why);
 /* Format milliseconds the shortest exact way: "250ms", "1s", "1.5s", "2m", "1h". */
 void duration_format(int64_t ms, char *dst, size_t size);
 
+/*
+ * CLOCK_MONOTONIC in nanoseconds: every deadline, period and age in the programs is measured on it. A test
+ * may define a clock_mono_ns of its own (a mock clock, e.g. the real one plus the time the test skipped):
+ * the one in timeutil.c is a weak definition, so the test's replaces it when the test is linked, while
+ * the programs call this one at no extra cost.
+ */
 int64_t clock_mono_ns(void);
 int64_t clock_real_ns(void);
 int64_t clock_boot_ns(void);

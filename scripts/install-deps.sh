@@ -24,9 +24,10 @@ test_pkgs_top="tmux"
 # prometheus-alertmanager delivers an alert of the shipped rules to a webhook (promtool is in prometheus),
 # python3-kubernetes and python3-yaml validate the manifests, iproute2 brings up the loopback of the
 # namespace a manifest's container runs in, dpkg-dev, debhelper and lintian build and check the
-# Debian package (make deb), podman, buildah, fuse-overlayfs and debootstrap build the container image
-# on a Debian 12 base made here (no registry), docker-compose validates the compose stack.
-test_pkgs_deploy="docker-compose scdoc man-db groff-base systemd prometheus-alertmanager python3-kubernetes python3-yaml iproute2 dpkg-dev debhelper lintian podman buildah fuse-overlayfs debootstrap"
+# Debian package (make deb), podman, buildah and mmdebstrap build the container image on a Debian 12
+# base made here (no registry; fuse-overlayfs where the kernel's overlayfs cannot be mounted),
+# docker-compose validates the compose stack.
+test_pkgs_deploy="docker-compose scdoc man-db groff-base systemd prometheus-alertmanager python3-kubernetes python3-yaml iproute2 dpkg-dev debhelper lintian podman buildah fuse-overlayfs mmdebstrap"
 test_pkgs_remote_write="python3-snappy iproute2"
 test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_top $test_pkgs_remote_write $test_pkgs_deploy"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"

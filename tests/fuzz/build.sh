@@ -7,8 +7,9 @@
 # fuzz_csv (accel-csv: stream -> samples -> CSV cells, rows and files) and
 # fuzz_cloudwatch (accel-cloudwatch: stream -> samples -> PutMetricData
 # bodies and EMF) and fuzz_expo (an endpoint's exposition -> expo_parse ->
-# monitor/endpoint/infer.c). Used by tests/integration/*_fuzz.sh (short runs in the
-# test suite) and tests/fuzz/run.sh (make fuzz).
+# monitor/endpoint/infer.c). The Makefile runs it to make build/fuzz/fuzz_TARGET,
+# which tests/integration/*_fuzz.sh (short runs in the test suite) and
+# tests/fuzz/run.sh (make fuzz) run.
 #
 # Usage: tests/fuzz/build.sh OUTDIR [TARGET...]   (TARGET: prom_line, csv,
 #        cloudwatch, expo; default the first three; CLANG=clang-16 to pick a compiler)

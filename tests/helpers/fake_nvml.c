@@ -66,6 +66,13 @@
  *   documents.
  * Without FAKE_NVML_SCRIPT, nvmlInit says the driver is not loaded. With
  * FAKE_NVML_STATS=PATH, nvmlShutdown writes call counts there.
+ *
+ * For tests that wait for the event thread instead of sleeping (dlsym):
+ * fake_nvml_event_waits() and fake_nvml_lost_returns() count
+ * nvmlEventSetWait calls and their GPU_IS_LOST answers, and
+ * fake_nvml_events_pending() is 1 while events wait in the file or the
+ * queue. For a test's mock clock (common/timeutil.h):
+ * fake_nvml_clock_skip(NS) moves the GPM samples' clock NS ahead.
  */
 #include "../../monitor/nvidia/nvml.h"
 
@@ -73,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1218,6 +1226,24 @@ API unsigned long fake_nvml_event_waits(void)
 	return event_waits;
 }
 
+/* For tests: nvmlEventSetWait's GPU_IS_LOST answers so far. */
+API unsigned long fake_nvml_lost_returns(void)
+{
+	return lost_returns;
+}
+
+/* For tests: 1 while an event waits for nvmlEventSetWait (complete lines not read yet, or queued), else 0. */
+API unsigned long fake_nvml_events_pending(void)
+{
+	struct stat st;
+	int n;
+
+	pthread_mutex_lock(&ev_mu);
+	n = evq_len > 0 || (events_file[0] && stat(events_file, &st) == 0 && st.st_size > events_off);
+	pthread_mutex_unlock(&ev_mu);
+	return n;
+}
+
 /* ---- MIG instances and GPM ------------------------------------ */
 
 #include <time.h>
@@ -1473,12 +1499,20 @@ struct nvmlGpmSample_st {
 	long long ns;  /* CLOCK_MONOTONIC when taken */
 };
 
+static _Atomic long long fx_skipped_ns; /* fake_nvml_clock_skip */
+
 static long long fx_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec + fx_skipped_ns;
+}
+
+/* For a test's mock clock: the GPM samples' clock runs ns further ahead, as the test's does. */
+API void fake_nvml_clock_skip(long long ns)
+{
+	fx_skipped_ns += ns;
 }
 
 API nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t h, nvmlGpmSupport_t *sup)

@@ -1,8 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The inside of tests/helpers/k8s_run.sh (already in the new namespaces): WORK BINDIR NODE.
+# The inside of tests/helpers/k8s_run.sh (already in the new namespaces): WORK BINDIR NODE. At the end,
+# whatever still runs in the network namespace is stopped (tests/helpers/reap_netns.py); the suite's
+# mark ACCEL_SUITE (tests/helpers/run_suite.sh) is passed into the container's clean environment.
 set -eu
 W=$1 BINDIR=$2 NODE=$3
+trap '/usr/bin/python3 "$(dirname "$0")/reap_netns.py" $$' EXIT
 R=$W/root
 mount --make-rprivate /
 ip link set lo up
@@ -14,7 +17,7 @@ mount --rbind /dev "$R/dev"
 mount --rbind /proc "$R/proc"
 mount --bind "$BINDIR" "$R/opt/accel/bin" && mount -o remount,bind,ro "$R/opt/accel/bin"
 chmod 1777 "$R/tmp"
-envs="PATH=/opt/accel/bin:/usr/bin:/bin HOME=/"
+envs="PATH=/opt/accel/bin:/usr/bin:/bin HOME=/${ACCEL_SUITE:+ ACCEL_SUITE=$ACCEL_SUITE}"
 cmd= uid=0 port=8000
 tab=$(printf '\t')
 while IFS="$tab" read -r kind a b c; do

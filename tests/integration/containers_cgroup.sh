@@ -45,9 +45,7 @@ made=""
 
 # Stop our sleepers, then remove the cgroups we made, deepest first.
 teardown() {
-	for p in $_pids; do kill "$p" 2>/dev/null || true; done
-	for p in $_pids; do wait "$p" 2>/dev/null || true; done
-	_pids=""
+	stop_all
 	for d in $made; do
 		find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 	done

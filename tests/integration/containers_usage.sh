@@ -94,9 +94,7 @@ remove_cgroups() {
 	return 0
 }
 cleanup_cg() {
-	for p in $_pids; do kill "$p" 2>/dev/null || true; done
-	for p in $_pids; do wait "$p" 2>/dev/null || true; done
-	_pids=""
+	stop_all
 	remove_cgroups
 	cleanup
 }

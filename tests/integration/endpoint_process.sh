@@ -31,10 +31,11 @@ cat >"$WORK/proc.json" <<EOF
 }
 EOF
 
-# About 2.5 s in, the server is restarted on the same port: a new pid.
+# Once the monitor has written 5 reports (about 2.5 s in), the server is restarted on the same port: a new pid.
+# (By reports, not seconds: a loaded machine may start the monitor late.)
 N=20
 (
-	sleep 2.5
+	wait_for $((30 * SLOW)) sh -c "[ \$(wc -l <'$WORK/out' 2>/dev/null || echo 0) -ge 5 ]"
 	kill "$SRV"
 	rm -f "$WORK/port2"
 	exec $PY "$HELP/fake_endpoint.py" --file "$WORK/metrics.txt" --port-file "$WORK/port2" --port "$PORT"

@@ -6,6 +6,7 @@
 #   ok "name" command...      run a command, pass if it exits 0
 #   is "got" "want" "name"    compare two strings
 #   spawn VAR command...      start a background process; killed at exit
+#   stop_all                  stop every process started so far, and what they started; wait for them
 #   wait_for SECONDS cmd...   poll until cmd succeeds (0) or time runs out (1)
 #   free_port                 print a free TCP port on 127.0.0.1
 #   q FILE EXPR [ARG...]      a Python expression over a report stream (tests/helpers/q.py)
@@ -34,9 +35,48 @@ _pids=""
 _n=0
 _failed=0
 
-cleanup() {
-	for p in $_pids; do kill "$p" 2>/dev/null || true; done
+# _tree PID...: those of the PIDs that are children of this shell (a PID already waited for may have
+# been reused by another process), then every descendant of theirs, parents before children.
+_tree() {
+	ps -e -o pid=,ppid= | awk -v roots="$*" -v me="$$" '
+		BEGIN { split(roots, r, " ") }
+		{ parent[$1] = $2; kids[$2] = kids[$2] " " $1 }
+		END {
+			for (i in r) if (parent[r[i]] == me && !(r[i] in seen)) { seen[r[i]] = 1; out[++n] = r[i] }
+			for (i = 1; i <= n; i++) {
+				split(kids[out[i]], k, " ")
+				for (j in k) if (!(k[j] in seen)) { seen[k[j]] = 1; out[++n] = k[j] }
+			}
+			for (i = 1; i <= n; i++) print out[i]
+		}'
+}
+
+# _running PID...: those of the PIDs whose process still runs (not a zombie), one a line.
+_running() {
+	[ $# -gt 0 ] || return 0
+	ps -o pid=,stat= -p "$(echo "$@" | tr ' ' ',')" 2>/dev/null | awk '$2 !~ /^Z/ { print $1 }'
+}
+
+# stop_all: SIGTERM to every process spawned (or added to _pids) and to everything they started, found
+# while they still run; wait for those this shell started (a sink may drain first), give the others 5 s,
+# then SIGKILL what is left. What a test started in a namespace of its own it stops itself.
+stop_all() {
+	_all=$(_tree $_pids)
+	for p in $_all; do kill "$p" 2>/dev/null || true; done
 	for p in $_pids; do wait "$p" 2>/dev/null || true; done
+	_end=$(($(date +%s) + 5))
+	while _left=$(_running $_all) && [ -n "$_left" ]; do
+		if [ "$(date +%s)" -ge "$_end" ]; then
+			kill -KILL $_left 2>/dev/null || true
+			break
+		fi
+		sleep 0.05
+	done
+	_pids=""
+}
+
+cleanup() {
+	stop_all
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -111,29 +151,16 @@ need() {
 	fi
 }
 
-# A test that exercises nothing the sanitized build changes (it builds or installs its own binaries) runs
-# once, in the plain pass of the suite: in the sanitized pass it says so and ends here.
-plain_pass_only() {
-	if [ "${ACCEL_SANITIZED:-0}" = 1 ]; then
-		echo "ok 1 # skip run once, in the plain pass ($1)"
-		echo "1..1"
-		exit 0
-	fi
-}
-
-# A short libFuzzer run (about 10 s) of tests/fuzz/fuzz_TARGET.c under ASan and UBSan, then the plan: the whole
-# of a *_fuzz.sh test. clang and libclang-rt-dev come with scripts/install-deps.sh test: without them it fails,
-# it does not skip. It runs once, in the plain pass of the suite (the fuzz build is sanitized already).
+# A short libFuzzer run (about 10 s) of build/fuzz/fuzz_TARGET (tests/fuzz/fuzz_TARGET.c under ASan and
+# UBSan, built by make: clang and libclang-rt-dev come with scripts/install-deps.sh test; missing, it fails,
+# it does not skip), then the plan: the whole of a *_fuzz.sh test. make check-sanitize runs these.
 fuzz_short() {
 	_t=$1
-	plain_pass_only "the fuzz build is sanitized already"
-	if ! "$TOP/tests/fuzz/build.sh" "$WORK/fuzz" "$_t" >"$WORK/build.log" 2>&1; then
-		sed 's/^/# /' "$WORK/build.log" | tail -20 >&2
-	fi
-	ok "fuzz_$_t builds" test -x "$WORK/fuzz/fuzz_$_t"
+	_fz=$TOP/build/fuzz/fuzz_$_t
+	need "$_fz is built (make build/fuzz/fuzz_$_t)" test -x "$_fz"
 	"$TOP/tests/fuzz/seed.sh" "$WORK/corpus" "$_t"
 	ok "10 s of fuzzing find nothing" sh -c 'cd "$1" && log=$2 && shift 2 && "$@" >"$log" 2>&1 ||
-		{ tail -40 "$log" >&2; exit 1; }' sh "$WORK" "$WORK/fuzz.log" "$WORK/fuzz/fuzz_$_t" -max_total_time=10 \
+		{ tail -40 "$log" >&2; exit 1; }' sh "$WORK" "$WORK/fuzz.log" "$_fz" -max_total_time=10 \
 		-max_len=65536 -timeout=10 -dict="$TOP/tests/fuzz/$([ -f "$TOP/tests/fuzz/$_t.dict" ] && echo "$_t" || echo prom_line).dict" -artifact_prefix="$WORK/" \
 		-print_final_stats=1 "$WORK/corpus"
 	grep -h -e '^stat::number_of_executed_units' "$WORK/fuzz.log" | sed 's/^/# /' >&2 || true

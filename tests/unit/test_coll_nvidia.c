@@ -16,13 +16,22 @@
  * of its instances, supported or not), and a GPU whose GPM gives the PCIe
  * rates not read through the 20 ms PCIe call.
  *
+ * Nothing sleeps a fixed time: the event tests wait until the fake driver
+ * says the event thread has taken what they wrote (fake_nvml_events_pending,
+ * _event_waits, _lost_returns), and the GPM tests run on a mock clock
+ * (common/timeutil.h): the 100 ms GPM needs between two samples are skipped,
+ * on the collector's clock and the fake driver's (fake_nvml_clock_skip).
+ *
  * Run from the top of the tree (make check does); elsewhere set ACCEL_TOP.
  */
 #include "../../common/log.h"
+#include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
 #include "../../monitor/core/loop.h"
 #include "tap.h"
 
+#include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +43,104 @@
 extern const struct collector_ops coll_nvidia_ops;
 
 static char dir[64];
+static char lib[160]; /* the fake libnvidia-ml.so.1 */
+
+/* ---- the mock clock and the fake driver's counters ------------------------------------------------- */
+
+static _Atomic int64_t skipped_ns; /* what skip_ms skipped so far */
+
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* The mock clock, in place of timeutil.c's for every module of this test: the real one plus what was skipped. */
+int64_t clock_mono_ns(void)
+{
+	return real_ns() + skipped_ns;
+}
+
+/* The fake library's symbol name, while the collector has the library loaded (*h: dlclose it), or NULL. */
+static void *fake_sym(const char *name, void **h)
+{
+	*h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+	return *h ? dlsym(*h, name) : NULL;
+}
+
+/* A count of the fake driver's (fake_nvml_event_waits, _lost_returns, _events_pending); 0 when not loaded. */
+static unsigned long fake_count(const char *name)
+{
+	void *h, *p = fake_sym(name, &h);
+	unsigned long (*fn)(void), n = 0;
+
+	if (p) {
+		memcpy(&fn, &p, sizeof(fn));
+		n = fn();
+	}
+	if (h)
+		dlclose(h);
+	return n;
+}
+
+/* Time passes by ms at once, for the collector and for the fake driver's GPM samples. */
+static void skip_ms(int ms)
+{
+	void *h, *p = fake_sym("fake_nvml_clock_skip", &h);
+	void (*fn)(long long);
+
+	skipped_ns += ms * NS_PER_MS;
+	if (p) {
+		memcpy(&fn, &p, sizeof(fn));
+		fn(ms * NS_PER_MS);
+	}
+	if (h)
+		dlclose(h);
+}
+
+/* Wait (1 ms steps, 5 s at most, real time) until fake_count(name) >= n. 0, or -1 when it never came. */
+static int wait_count(const char *name, unsigned long n)
+{
+	int64_t end = real_ns() + 5 * NS_PER_S;
+	struct timespec ms = { 0, 1000000L };
+
+	while (fake_count(name) < n) {
+		if (real_ns() > end) {
+			printf("# %s stayed under %lu for 5 s\n", name, n);
+			return -1;
+		}
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/*
+ * Every event written so far was returned by nvmlEventSetWait, and the event thread has come back for the
+ * next one (a wait that began after the one that returned the last event): each event is then in the
+ * collector's pipe, taken at the next collect.
+ */
+static void handed_over(void)
+{
+	int64_t end = real_ns() + 5 * NS_PER_S;
+	struct timespec ms = { 0, 1000000L };
+
+	while (fake_count("fake_nvml_events_pending") && real_ns() < end)
+		nanosleep(&ms, NULL);
+	wait_count("fake_nvml_event_waits", fake_count("fake_nvml_event_waits") + 1);
+}
+
+/*
+ * The event thread got GPU_IS_LOST n times in all, made a new set, and one wait on that set has ended
+ * (the thread rebuilds the set only for a new streak of errors: the next loss must come after a wait
+ * that did not fail).
+ */
+static void lost_handled(unsigned long n)
+{
+	wait_count("fake_nvml_lost_returns", n);
+	wait_count("fake_nvml_event_waits", fake_count("fake_nvml_event_waits") + 2);
+}
 
 static struct cfg_group groups[] = {
 	{ GROUP_DEVICE_INFO, 100 },
@@ -191,7 +298,7 @@ static void test_events_between_cycles(void)
 	is_double(num_dev(g, "0", "events.gpu_lost"), 0, 0, "events: gpu_lost 0");
 	json_decref(g);
 	put_file("ev", "xid 0 79\nxid 0 79\nxid 1 13\ndbe 1\nsbe 0\nclock 0\n", 1, ev, sizeof(ev));
-	sleep_ms(400); /* the thread hands them over within a few ms */
+	handed_over();
 	g = collect(st, GROUP_DEVICE_ERRORS, 2);
 	is_double(num_dev(g, "0", "xid_errors.79"), 2, 0, "events: two XIDs 79 between two polls are two");
 	is_double(num_dev(g, "0", "last_xid"), 79, 0, "events: last_xid 79");
@@ -243,16 +350,20 @@ static void test_events_during_cycles(void)
 		}
 		_exit(0);
 	}
+	/* Collect every 3 ms while the writer writes, then once more after the thread took the last ones. */
 	t0 = now_ms();
-	while (now_ms() - t0 < 2000) {
+	for (int last = 0; last < 2 && now_ms() - t0 < 10000;) {
 		json_t *g = collect(st, GROUP_DEVICE_ERRORS, n++), *x = at_dev(g, "0", "xid_errors"), *v;
 		const char *k;
 
 		json_object_foreach(x, k, v)
 			sum += json_number_value(v);
 		json_decref(g);
-		if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid)
+		if (last || (pid > 0 && waitpid(pid, &status, WNOHANG) == pid)) {
 			pid = 0;
+			handed_over();
+			last++;
+		}
 		sleep_ms(3);
 	}
 	if (pid > 0)
@@ -281,6 +392,7 @@ static void test_lost_during_wait(void)
 	struct mon_env env = { 0 };
 	char ev[160], lost[160], stats[160];
 	unsigned long waits, lost_n;
+	double t0 = now_ms(), took;
 	void *st;
 	json_t *g;
 
@@ -295,9 +407,9 @@ static void test_lost_during_wait(void)
 	is_str(json_string_value(at_dev(g, "0", "error")), "", "lost: GPU 0 answers first");
 	json_decref(g);
 	put_file("lost", "", 0, lost, sizeof(lost)); /* lost while the thread is in nvmlEventSetWait */
-	sleep_ms(1000);
+	lost_handled(1);
 	put_file("ev", "xid 1 48\n", 1, ev, sizeof(ev)); /* the other GPU's events still arrive */
-	sleep_ms(400);
+	handed_over();
 	g = collect(st, GROUP_DEVICE_ERRORS, 2);
 	ok(strstr(json_string_value(at_dev(g, "0", "error")), "lost") != NULL, "lost: GPU 0's entry says it is lost");
 	is_double(num_dev(g, "1", "xid_errors.48"), 1, 0, "lost: GPU 1's XID arrives while GPU 0 is lost");
@@ -308,18 +420,20 @@ static void test_lost_during_wait(void)
 	is_double(num_dev(g, "0", "events.gpu_lost"), 1, 0, "lost: one loss, counted once");
 	json_decref(g);
 	put_file("ev", "xid 0 31\n", 1, ev, sizeof(ev));
-	sleep_ms(400);
+	handed_over();
 	g = collect(st, GROUP_DEVICE_ERRORS, 4);
 	is_double(num_dev(g, "0", "xid_errors.31"), 1, 0, "lost: registered again, GPU 0's next XID is counted");
 	is_double(num_dev(g, "0", "events.gpu_lost"), 0, 0, "lost: no loss this period");
 	json_decref(g);
 	coll_nvidia_ops.close(st);
+	took = now_ms() - t0;
 	unsetenv("FAKE_NVML_STATS");
 	read_waits(stats, &waits, &lost_n);
 	ok(lost_n >= 1, "lost: the wait returned GPU_IS_LOST (%lu times)", lost_n);
-	/* 1.4 s lost, one wait per 200 ms of back-off at most: a thread that spun would make thousands. */
+	/* One wait per 200 ms of back-off at most while lost: a thread that spun would make one every few µs. */
 	ok(lost_n <= 10, "lost: the thread backs off instead of spinning (%lu waits returned lost)", lost_n);
-	ok(waits < 200, "lost: %lu waits in about 2 s", waits);
+	/* A wait ends after 200 ms or with an event (a few here); a thread that spun would wait every 2 ms. */
+	ok(waits < 20 + took / 20, "lost: %lu waits in %.0f ms", waits, took);
 }
 
 /* Two GPUs lost one after the other (a quiet wait between): the third GPU's events still arrive. */
@@ -337,11 +451,11 @@ static void test_lost_twice(void)
 	unlink(l1);
 	st = open_script("events_file @/ev\ngpu\nlost_file @/lost0\ngpu\nlost_file @/lost1\ngpu\n", &env);
 	put_file("lost0", "", 0, l0, sizeof(l0));
-	sleep_ms(700); /* the thread makes a new set without GPU 0, then waits quietly */
+	lost_handled(1); /* the thread makes a new set without GPU 0, then waits quietly */
 	put_file("lost1", "", 0, l1, sizeof(l1));
-	sleep_ms(700);
+	lost_handled(2);
 	put_file("ev", "xid 2 94\n", 1, ev, sizeof(ev));
-	sleep_ms(500);
+	handed_over();
 	g = collect(st, GROUP_DEVICE_ERRORS, 1);
 	is_double(num_dev(g, "2", "xid_errors.94"), 1, 0, "lost twice: GPU 2's XID arrives while GPUs 0 and 1 are lost");
 	json_decref(g);
@@ -514,15 +628,16 @@ static void test_pcie_mig_race(void)
 	put_file("race", "3g.40gb 2 0 42412802048 38797312\n1g.10gb 9 0 10468982784 13631488\n", 0, race,
 		 sizeof(race));
 	st = open_script(MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE MIG_PCIE, &env);
+	/* 500 ms, and on a slow machine on until 11 batches have answered (10 s at most). */
 	t0 = now_ms();
-	while (now_ms() - t0 < 500) {
+	while ((now_ms() - t0 < 500 || answered <= 10) && now_ms() - t0 < 10000) {
 		struct mon_fetch f = { .loop = loop, .id = GROUP_DEVICE_UTILIZATION, .state = 1 };
 		json_t *g;
 
 		f.started = clock_mono_ns();
 		f.deadline = f.started + 200 * NS_PER_MS;
 		coll_nvidia_ops.fetch(st, &f);
-		while (f.state != 2 && now_ms() - t0 < 2000) {
+		while (f.state != 2 && now_ms() - t0 < 12000) {
 			g = collect(st, GROUP_DEVICE_MEMORY, n++);
 			bad += json_object_size(json_object_get(g, "devices")) != 24; /* 8 GPUs, 2 instances each */
 			reports++;
@@ -613,13 +728,6 @@ static const char *keys(json_t *g, char *buf, size_t size)
 	json_object_foreach(json_object_get(g, "devices"), k, v)
 		n += (size_t)snprintf(buf + n, n < size ? size - n : 0, "%s%s", n ? "," : "", k);
 	return buf;
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* MIG mode off, on with two instances, a different layout, off again: the entries follow each cycle. */
@@ -739,7 +847,7 @@ static void test_gpm(void)
 	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 1000 * 1024.0, 0,
 		  "GPM: until then PCIe is nvmlDeviceGetPcieThroughput's");
 	json_decref(g);
-	nap_ms(150);
+	skip_ms(150);
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	is_double(dnum(g, "0", "graphics_active_percent"), 98.2, 1e-9, "GPM: graphics (GR engine) active, percent");
 	is_double(dnum(g, "0", "sm_active_percent"), 91.5, 1e-9, "GPM: SM active");
@@ -761,7 +869,7 @@ static void test_gpm(void)
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	ok(!dat(g, "0", "sm_active_percent"), "GPM: 100 ms or less after a sample: no metric (no refused call)");
 	json_decref(g);
-	nap_ms(150);
+	skip_ms(150);
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	is_double(dnum(g, "0", "sm_active_percent"), 91.5, 1e-9, "GPM: the next period has them again");
 	json_decref(g);
@@ -803,7 +911,7 @@ static void test_gpm_no_mig(void)
 	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &fdev }, &st), 0, "GPM without MIG sampling: open");
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	json_decref(g);
-	nap_ms(150);
+	skip_ms(150);
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	is_double(dnum(g, "0", "sm_active_percent"), 50, 1e-9, "GPM without MIG sampling: the GPU's metric");
 	is_str(keys(g, kb, sizeof(kb)), "0", "GPM without MIG sampling: no utilization entry for the instance");
@@ -835,7 +943,7 @@ static void test_gpm_mig_only(void)
 	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &fdev }, &st), 0, "GPM of MIG instances only: open");
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	json_decref(g);
-	nap_ms(150);
+	skip_ms(150);
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	ok(!dat(g, "0", "sm_active_percent"), "GPM of MIG instances only: none for the GPU");
 	is_double(dnum(g, "0/0/0", "sm_active_percent"), 42.5, 1e-9, "GPM of MIG instances only: the instance's");
@@ -872,11 +980,11 @@ static void test_gpm_pcie_skip(void)
 	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 1000 * 1024.0, 0,
 		  "GPM PCIe: before GPM has a value, the PCIe call's");
 	json_decref(g);
-	nap_ms(150);
+	skip_ms(150);
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	is_double(dnum(g, "0", "pcie_tx_bytes_per_second"), 10.0 * 1048576, 0, "GPM PCIe: then GPM's");
 	json_decref(g);
-	nap_ms(150);
+	skip_ms(150);
 	t0 = now_ms();
 	g = collect(st, GROUP_DEVICE_UTILIZATION, n++);
 	took = now_ms() - t0;
@@ -918,8 +1026,8 @@ int main(void)
 		return 2;
 	}
 	setenv("FAKE_NVML_SCRIPT", path, 1);
-	snprintf(path, sizeof(path), "%s/libnvidia-ml.so.1", dir);
-	setenv("ACCEL_NVML_LIBRARY", path, 1);
+	snprintf(lib, sizeof(lib), "%s/libnvidia-ml.so.1", dir);
+	setenv("ACCEL_NVML_LIBRARY", lib, 1);
 	test_edges();
 	test_events_between_cycles();
 	test_events_during_cycles();

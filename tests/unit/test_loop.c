@@ -9,6 +9,17 @@
  * the same for an asynchronous runtime, one of whose groups answers; and
  * a source that asks for its own lead (kept within the period) and reports
  * its own timeouts (overdue), never the monitor's "no answer within".
+ *
+ * The monitor tests run on a mock clock (common/timeutil.h lets a test
+ * define clock_mono_ns): the real one plus what the test skipped. While a
+ * fake server's answer is on its way (a child process: real milliseconds,
+ * more on a loaded machine) the test waits for it with the clock standing
+ * still, so the answer comes at once; otherwise time skips to the loop's
+ * next timer or the next report. So a second of 100 ms reports takes
+ * milliseconds, and each report's lateness and each cycle's length are
+ * still measured, less the time the test waited for a CPU (a loaded
+ * machine's delay, not the monitor's). The loop alone runs on the real
+ * clock.
  */
 #include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
@@ -27,7 +38,57 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* ---- the mock clock ---------------------------------------------------------------------------------- */
+
+static int64_t skipped_ns; /* what turn() skipped so far */
+
+/* In place of timeutil.c's, for every module of this test. */
+int64_t clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec + skipped_ns;
+}
+
+/*
+ * Nanoseconds this process has waited for a CPU while it could run (/proc/self/schedstat's second
+ * field; 0 without it): the timings of reports and cycles leave them out.
+ */
+static int64_t queued_ns(void)
+{
+	unsigned long long on_cpu = 0, waited = 0;
+	FILE *f = fopen("/proc/self/schedstat", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu %llu", &on_cpu, &waited) != 2)
+			waited = 0;
+		fclose(f);
+	}
+	return (int64_t)waited;
+}
+
+struct fake;
+static int await_answer(void);
+
+/*
+ * loop_run_once(l, until) on the mock clock: when an answer is on its way, the test first waits for it
+ * with the clock standing still (await_answer); else the clock skips to the loop's next timer or to until,
+ * whichever comes first.
+ */
+static int turn(struct loop *l, int64_t until)
+{
+	int64_t now = clock_mono_ns(), to = loop_next_timer(l);
+
+	if (to > until)
+		to = until;
+	if (!await_answer() && to > now)
+		skipped_ns += to - now;
+	return loop_run_once(l, until, NULL);
+}
 
 /* ---- the loop alone ---------------------------------------------------------------------------------- */
 
@@ -143,6 +204,33 @@ struct fake {
 	int fetches, answers, abandons, collects;
 };
 
+/* The answering fakes of the running test: their answers come in real time. */
+static struct fake *answering[4];
+static size_t nanswering;
+
+/*
+ * When an answering fake has a request out: wait (5 s at most) until its answer can be read, the clock
+ * standing still meanwhile (what the wait took is taken off it, before anything reads it again), and
+ * return 1. Else 0.
+ */
+static int await_answer(void)
+{
+	struct pollfd p[4];
+	nfds_t n = 0;
+	struct timespec t0, t1;
+
+	for (size_t i = 0; i < nanswering; i++)
+		if (answering[i]->fetches > answering[i]->answers + answering[i]->abandons)
+			p[n++] = (struct pollfd){ .fd = answering[i]->resp, .events = POLLIN };
+	if (!n)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	(void)poll(p, n, 5000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	skipped_ns -= (int64_t)(t1.tv_sec - t0.tv_sec) * NS_PER_S + (t1.tv_nsec - t0.tv_nsec);
+	return 1;
+}
+
 static int fake_open(void **state, int answers)
 {
 	struct fake *s = calloc(1, sizeof(*s));
@@ -172,9 +260,14 @@ static int fake_open(void **state, int answers)
 
 static int open_answering(const struct mon_env *env, const struct coll_target *t, void **state)
 {
+	int rc;
+
 	(void)env;
 	(void)t;
-	return fake_open(state, 1);
+	rc = fake_open(state, 1);
+	if (*state && nanswering < 4)
+		answering[nanswering++] = *state;
+	return rc;
 }
 
 static int open_silent(const struct mon_env *env, const struct coll_target *t, void **state)
@@ -358,17 +451,18 @@ static void test_async_monitor(void)
 	m = monitor_new(&cfg, system_fakes, l, host, NULL);
 	end = clock_mono_ns() + 1250 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
-		int64_t due = monitor_next_due(m), t0;
-		int r = loop_run_once(l, due, NULL);
+		int64_t due = monitor_next_due(m), q0 = queued_ns(), t0;
+		int r = turn(l, due);
 
 		if (r != 1)
 			continue;
 		t0 = clock_mono_ns();
-		if (t0 - due > max_late)
-			max_late = t0 - due;
+		if (t0 - due - (queued_ns() - q0) > max_late)
+			max_late = t0 - due - (queued_ns() - q0);
+		q0 = queued_ns();
 		monitor_cycle(m, fileno(out), 0);
-		if (clock_mono_ns() - t0 > max_cycle)
-			max_cycle = clock_mono_ns() - t0;
+		if (clock_mono_ns() - t0 - (queued_ns() - q0) > max_cycle)
+			max_cycle = clock_mono_ns() - t0 - (queued_ns() - q0);
 		cycles++;
 	}
 	fflush(out);
@@ -409,7 +503,7 @@ static void test_async_monitor(void)
 		int64_t until = clock_mono_ns() + 250 * NS_PER_MS;
 
 		monitor_fetch_all(m, until, 250 * NS_PER_MS);
-		while (loop_run_once(l, until, NULL) != 1)
+		while (turn(l, until) != 1)
 			;
 		monitor_cycle(m, fileno(out), 1);
 		fflush(out);
@@ -423,6 +517,7 @@ static void test_async_monitor(void)
 		json_decref(all);
 	}
 	monitor_free(m);
+	nanswering = 0; /* its fakes are closed */
 	is_int((long)nclosed, 2, "both fake sources closed");
 	if (nclosed == 2) {
 		struct fake *a = last_closed[0]->answers ? last_closed[0] : last_closed[1];
@@ -465,6 +560,8 @@ static int rt_open(const struct mon_env *env, const struct coll_target *t, void 
 	rc = fake_open(&srv, 1);
 	s->srv = *(struct fake *)srv;
 	free(srv);
+	if (nanswering < 4)
+		answering[nanswering++] = &s->srv;
 	return rc;
 }
 
@@ -583,12 +680,12 @@ static void test_async_runtime(void)
 	m = monitor_new(&cfg, runtime_fakes, l, host, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
-		int64_t due = monitor_next_due(m);
+		int64_t due = monitor_next_due(m), q0 = queued_ns();
 
-		if (loop_run_once(l, due, NULL) != 1)
+		if (turn(l, due) != 1)
 			continue;
-		if (clock_mono_ns() - due > max_late)
-			max_late = clock_mono_ns() - due;
+		if (clock_mono_ns() - due - (queued_ns() - q0) > max_late)
+			max_late = clock_mono_ns() - due - (queued_ns() - q0);
 		monitor_cycle(m, fileno(out), 0);
 		cycles++;
 	}
@@ -616,6 +713,7 @@ static void test_async_runtime(void)
 	is_int(good1, cycles, "a runtime with no group answered: the monitor's entry says \"no answer within 0.05 s\"");
 	json_decref(all);
 	monitor_free(m);
+	nanswering = 0; /* its fakes are closed */
 	is_int((long)nrt_closed, 2, "runtimes: both closed");
 	if (nrt_closed == 2) {
 		struct fake_rt *a = rt_closed[0], *b = rt_closed[1];
@@ -661,6 +759,8 @@ static int lead_open(const struct mon_env *env, const struct coll_target *t, voi
 	rc = fake_open(&srv, 1);
 	s->srv = *(struct fake *)srv;
 	free(srv);
+	if (nanswering < 4)
+		answering[nanswering++] = &s->srv;
 	return rc;
 }
 
@@ -773,12 +873,12 @@ static void test_async_lead_overdue(void)
 	m = monitor_new(&cfg, (const struct collector_ops *const[]){ &lead_rt_ops, NULL }, l, host, NULL);
 	end = clock_mono_ns() + 1050 * NS_PER_MS;
 	while (clock_mono_ns() < end) {
-		int64_t due = monitor_next_due(m);
+		int64_t due = monitor_next_due(m), q0 = queued_ns();
 
-		if (loop_run_once(l, due, NULL) != 1)
+		if (turn(l, due) != 1)
 			continue;
-		if (clock_mono_ns() - due > max_late)
-			max_late = clock_mono_ns() - due;
+		if (clock_mono_ns() - due - (queued_ns() - q0) > max_late)
+			max_late = clock_mono_ns() - due - (queued_ns() - q0);
 		monitor_cycle(m, fileno(out), 0);
 		cycles++;
 	}
@@ -800,6 +900,7 @@ static void test_async_lead_overdue(void)
 	is_int(bare, 0, "never the monitor's \"no answer within\"");
 	json_decref(all);
 	monitor_free(m);
+	nanswering = 0; /* its fakes are closed */
 	ok(lead_closed != NULL, "lead/overdue: closed");
 	if (lead_closed) {
 		struct lead_src *s = lead_closed;

@@ -5,7 +5,7 @@
  * parses the kubelet's PodList (51 MB on a full node): the request is made
  * by the producer's HTTP helper (http_async.h), which reduces the answer
  * to {"<UID>": {"name", "namespace", "containers": {"<container id>":
- * "<name>"}}} (kubelet_pods_reduce, run in the helper) before it reaches
+ * "<name>"}}} (kubelet_pods_reduce in monitor/http/kubelet_pods.c, run in the helper) before it reaches
  * the producer's event loop. A lookup answers from the last good answer at
  * once; a miss starts a fetch (at most one at a time, at most one per
  * refresh period) whose answer serves later lookups. A failed fetch keeps
@@ -40,12 +40,5 @@ void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, i
 const char *kubelet_error(const struct kubelet *k);
 /* How many fetches have started, for tests. */
 unsigned long kubelet_fetches(const struct kubelet *k);
-
-/*
- * The HTTP helper's side: a PodList (the kubelet's /pods answer, len bytes)
- * reduced to the compact object above, a new string in *out. 0, or -EINVAL
- * with err "not a PodList: ...".
- */
-int kubelet_pods_reduce(const char *body, size_t len, char **out, char *err, size_t errsz);
 
 #endif

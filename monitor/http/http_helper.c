@@ -11,7 +11,7 @@
 #include "http_helper.h"
 #include "http_wire.h"
 #include "../core/loop.h"
-#include "../host/kubelet.h"
+#include "kubelet_pods.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 

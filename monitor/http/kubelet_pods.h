@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTTP helper's side of the kubelet's pod list (monitor/host/kubelet.h):
+ * the kubelet's /pods answer, a PodList of megabytes, reduced in the helper
+ * to the compact object the producer reads, {"<pod UID>": {"name",
+ * "namespace", "containers": {"<container id>": "<name>"}}}, so the
+ * producer never parses the whole list on its loop.
+ */
+#ifndef ACCEL_KUBELET_PODS_H
+#define ACCEL_KUBELET_PODS_H
+
+#include <stddef.h>
+
+/*
+ * A PodList (len bytes) reduced to the compact object above, a new string in
+ * *out (the caller frees it). 0, or -EINVAL with err "not a PodList: ...",
+ * or -ENOMEM.
+ */
+int kubelet_pods_reduce(const char *body, size_t len, char **out, char *err, size_t errsz);
+
+#endif

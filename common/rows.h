@@ -16,10 +16,10 @@
  *
  * Where rows live. A collector's file (monitor/<folder>/coll_<name>.c) begins
  * with its block under "#ifdef ACCEL_ROWS_ONLY"; the collector's code is that
- * conditional's "#else" branch. common/rows.c, the registry, defines
+ * conditional's "#else" branch. common/all_rows.c, the registry, defines
  * ACCEL_ROWS_ONLY and includes every collector's file: the sinks compile and
  * link every collector's rows and none of its code. The rows every vendor
- * shares are rows.c's own block, "common": the fields common to every kind of
+ * shares are all_rows.c's own block, "common": the fields common to every kind of
  * device and their rules, the attribution of device figures to pods and
  * containers, neuron-monitor's own runtime groups, and the families the
  * mapper itself yields (instance_info, neuron_hardware_info). A family fed by
@@ -42,11 +42,21 @@
 #ifndef ACCEL_ROWS_H
 #define ACCEL_ROWS_H
 
-#include "samples.h"
 #include "schema.h"
 #include "util.h"
 
 #include <stddef.h>
+
+/* A metric family: what a rule feeds (the sinks serve it under this name). */
+enum metric_type { METRIC_GAUGE, METRIC_COUNTER };
+
+struct family {
+	const char *name;      /* Prometheus name; counters end in _total */
+	const char *help;
+	enum metric_type type;
+	const char *unit;      /* base unit: "ratio", "bytes", "seconds", "count", "" */
+};
+
 
 /*
  * A field a collector can put in a group: a device object's key, or a path
@@ -111,7 +121,7 @@ enum map_ident { IDENT_NONE, IDENT_POD, IDENT_CONTAINER };
 /*
  * One rule. Rows for every kind of device, and system and runtime rows,
  * leave device_type and index_label out (NULL), so a table stays one row a
- * line or two; rows.c compiles the blocks with -Wmissing-field-initializers
+ * line or two; all_rows.c compiles the blocks with -Wmissing-field-initializers
  * off for that.
  */
 struct map_rule {
@@ -141,7 +151,7 @@ struct map_rule {
 /* One block: a collector's rows, or common's. */
 struct map_rows {
 	const char *name;   /* "common", or the collector's ("nvidia") */
-	const char *source; /* the file that declares them (__FILE__ as rows.c includes it) */
+	const char *source; /* the file that declares them (__FILE__ as all_rows.c includes it) */
 	const struct map_field *fields;
 	size_t nfields;
 	const struct family *families;
@@ -154,7 +164,7 @@ struct map_rows {
 #define ROWS_FAMILIES(a) .families = (a), .nfamilies = ARRAY_SIZE(a)
 #define ROWS_RULES(a) .rules = (a), .nrules = ARRAY_SIZE(a)
 
-/* Every block, common's first, in the order they apply; NULL-terminated (common/rows.c). */
+/* Every block, common's first, in the order they apply; NULL-terminated (common/all_rows.c). */
 extern const struct map_rows *const map_rows[];
 
 #endif

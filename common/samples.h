@@ -12,7 +12,7 @@
  * The mapping is a table of rules: a group name, a small path pattern
  * inside the group, and the family it feeds. The rules, the families and the
  * report fields are rows each collector declares beside its code
- * (common/rows.h; the rows every vendor shares are common/rows.c's); this
+ * (common/rows.h; the rows every vendor shares are common/all_rows.c's); this
  * module is their interpreter. New families and fields are new rows, not new
  * code paths.
  *
@@ -24,20 +24,12 @@
 #ifndef ACCEL_SAMPLES_H
 #define ACCEL_SAMPLES_H
 
+#include "rows.h"
 #include "schema.h"
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
-
-enum metric_type { METRIC_GAUGE, METRIC_COUNTER };
-
-struct family {
-	const char *name;      /* Prometheus name; counters end in _total */
-	const char *help;
-	enum metric_type type;
-	const char *unit;      /* base unit: "ratio", "bytes", "seconds", "count", "" */
-};
 
 struct label {
 	const char *name;

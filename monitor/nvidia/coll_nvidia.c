@@ -41,7 +41,7 @@
 #include "../../common/rows.h"
 
 static const struct map_field nvidia_fields[] = {
-	/* beside the fields every kind of device has (common/rows.c) */
+	/* beside the fields every kind of device has (common/all_rows.c) */
 	FIELD(DEVICE_INFO, "nvidia", "nvml_version", "str", WHY_TEXT),
 	FIELD(DEVICE_INFO, "nvidia", "cuda_driver_version", "str", WHY_TEXT),
 	FIELD(DEVICE_INFO, "nvidia", "mig_mode", "str", WHY_TEXT),

@@ -35,7 +35,7 @@
 #include "../../common/rows.h"
 
 static const struct map_field amdgpu_fields[] = {
-	/* beside the fields every kind of device has (common/rows.c) */
+	/* beside the fields every kind of device has (common/all_rows.c) */
 	FIELD(DEVICE_INFO, "amdgpu", "product_number", "str", WHY_TEXT),
 	FIELD(DEVICE_INFO, "amdgpu", "vbios_version", "str", WHY_TEXT),
 	FIELD(DEVICE_INFO, "amdgpu", "pci_device_id", "str", WHY_TEXT),

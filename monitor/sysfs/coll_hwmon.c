@@ -31,7 +31,7 @@
 
 static const struct map_field hwmon_fields[] = {
 	/* beside the fields every kind of device has; fan_rpm, temperatures_crit_celsius and voltages_volts
-	 * are amdgpu's too (their rules are common/rows.c's) */
+	 * are amdgpu's too (their rules are common/all_rows.c's) */
 	FIELD(DEVICE_INFO, "hwmon", "name", "str", WHY_TEXT),
 	FIELD(DEVICE_INFO, "hwmon", "device", "str", WHY_TEXT),
 	FIELD(DEVICE_INFO, "hwmon", "driver", "str", WHY_TEXT),

@@ -37,7 +37,7 @@
 #include "../../common/rows.h"
 
 static const struct map_field neuron_fields[] = {
-	/* beside the fields every kind of device has (common/rows.c) */
+	/* beside the fields every kind of device has (common/all_rows.c) */
 	FIELD(DEVICE_INFO, "neuron", "core_count", "int", WHY_FACT),
 	FIELD(DEVICE_INFO, "neuron", "arch_type", "str", WHY_TEXT),
 	FIELD(DEVICE_INFO, "neuron", "device_name", "str", WHY_TEXT),
@@ -58,7 +58,7 @@ static const struct map_field neuron_fields[] = {
 };
 
 static const struct family neuron_families[] = {
-	/* neuron-monitor's families where it has one (common/rows.c: neuroncore_*), else these */
+	/* neuron-monitor's families where it has one (common/all_rows.c: neuroncore_*), else these */
 	GAUGE("accelerator_power_utilization_ratio", "Accelerator power draw as a ratio of its maximum power", "ratio"),
 	GAUGE("accelerator_host_memory_used_bytes", "Host memory used for an accelerator by category, bytes", "bytes"),
 	COUNTER("accelerator_execution_status_total", "Accelerator core executions by return status", "count"),

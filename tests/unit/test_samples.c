@@ -405,7 +405,7 @@ static void test_every_field_mapped(void)
 }
 
 /*
- * The registry (common/rows.c) has the block of every collector's file that
+ * The registry (common/all_rows.c) has the block of every collector's file that
  * begins with one, and a collector's family is fed by its own rules (one fed
  * by several collectors, or by none, is common's).
  */
@@ -437,7 +437,7 @@ static void test_registry(void)
 			found |= sl >= pl && !strcmp((*b)->source + sl - pl, path);
 		}
 		if (!found) {
-			fprintf(stderr, "# %s: its rows are not in the registry (common/rows.c)\n", path);
+			fprintf(stderr, "# %s: its rows are not in the registry (common/all_rows.c)\n", path);
 			missing++;
 		}
 	}

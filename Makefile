@@ -4,8 +4,8 @@
 #
 #   make                build bin/accel-monitor
 #   make run            install missing packages, build, run the pipeline on the default config
-#   make test           install missing packages, build, then every test once: check, check-deploy,
-#                       check-sanitize (README "Development")
+#   make test           install missing packages, build, then every test once: check's and check-deploy's
+#                       tests in one run, then check-sanitize (README "Development")
 #   make check          the edit loop: the unit tests and the integration tests but the packaging and
 #                       fuzz ones, on the current build
 #   make check-deploy   the packaging and install tests (deploy_*.sh: the Debian package, the image,
@@ -153,8 +153,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[
 #                 stack, manifests): the plain build is what ships, so once, in make check-deploy
 #   FUZZ_TESTS    10 s libFuzzer runs of build/fuzz's targets, which are ASan+UBSan builds of their own:
 #                 once, in make check-sanitize
-DEPLOY_TESTS := $(addprefix tests/integration/,deploy_compose.sh deploy_container.sh deploy_deb.sh \
-	deploy_install.sh deploy_kubernetes.sh deploy_man.sh deploy_systemd.sh)
+DEPLOY_TESTS := $(addprefix tests/integration/,deploy_container.sh deploy_deb.sh deploy_kubernetes.sh \
+	deploy_systemd.sh deploy_install.sh deploy_man.sh deploy_compose.sh)
 FUZZ_TESTS := $(wildcard tests/integration/*_fuzz.sh)
 CHECK_TESTS := $(UNIT_BIN) $(filter-out $(DEPLOY_TESTS) $(FUZZ_TESTS),$(INTEGRATION))
 TEST_JOBS ?= 2
@@ -172,13 +172,18 @@ check-deploy: all
 check-sanitize:
 	$(MAKE) --no-print-directory SANITIZER=address,undefined,float-cast-overflow check
 
-# Every test once. The builds run on every core (a fresh clone has nothing built).
+# Every test once: check's and check-deploy's tests in one run on the plain build (the packaging tests, the
+# longest, first: they overlap the many short ones), while the sanitized build and the fuzz targets are made
+# at the lowest priority on the CPU the tests leave idle (their output in build/san-build.log); then
+# check-sanitize. The builds run on every core (a fresh clone has nothing built).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
+SAN_BUILD := $(MAKE) --no-print-directory -j$(NPROC) SANITIZER=address,undefined,float-cast-overflow tests $(FUZZ_BIN)
 test: deps
 	$(MAKE) --no-print-directory -j$(NPROC) tests
-	$(MAKE) --no-print-directory check
-	$(MAKE) --no-print-directory check-deploy
-	$(MAKE) --no-print-directory -j$(NPROC) SANITIZER=address,undefined,float-cast-overflow tests $(FUZZ_BIN)
+	@mkdir -p build
+	nice -n 19 $(SAN_BUILD) >build/san-build.log 2>&1 & b=$$!; \
+	$(SUITE) $(DEPLOY_TESTS) $(CHECK_TESTS); rc=$$?; \
+	wait $$b || { tail -40 build/san-build.log; exit 1; }; exit $$rc
 	$(MAKE) --no-print-directory check-sanitize
 
 # Each benchmark prints its figures next to a baseline measured in the same run.

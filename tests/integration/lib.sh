@@ -11,6 +11,7 @@
 #   free_port                 print a free TCP port on 127.0.0.1
 #   q FILE EXPR [ARG...]      a Python expression over a report stream (tests/helpers/q.py)
 #   nlines FILE               complete lines in FILE
+#   rt command...             run a program whose timing the test measures at a real-time priority
 #   need NAME cmd...          a prerequisite (built by make, installed by make test): if cmd fails,
 #                             one failed test names it and the script stops; never a skip
 #   done_testing              print the plan; exit 1 if anything failed
@@ -141,6 +142,19 @@ free_port() {
 q() { $PY "$HELP/q.py" "$@"; }
 
 nlines() { wc -l <"$1" | tr -d ' '; }
+
+# rt CMD...: CMD at a real-time priority where allowed (root, as make test runs), else at nice -10, else as it
+# is: for a program whose schedule a test measures, so that the tests running alongside (and a loaded machine)
+# do not delay its wake-ups. Its children inherit the priority.
+rt() {
+	if chrt -f 10 true 2>/dev/null; then
+		chrt -f 10 "$@"
+	elif [ "$(nice -n -10 nice 2>/dev/null)" = -10 ]; then
+		nice -n -10 "$@"
+	else
+		"$@"
+	fi
+}
 
 need() {
 	_need=$1

@@ -115,21 +115,14 @@ EOF
 
 # 20 reports: the 500 ms group's due times over 10 s.
 N=20
-# Where allowed, a higher priority keeps other tests running alongside (make
-# check runs them in parallel) from delaying the monitor's wake-ups: what is
-# measured is its schedule, not the host's load. A real-time priority (root:
-# make test) is not delayed by any ordinary process; else nice -10.
-NICE=
-if chrt -f 10 true 2>/dev/null; then
-	NICE="chrt -f 10"
-elif [ "$(nice -n -10 nice 2>/dev/null)" = -10 ]; then
-	NICE="nice -n -10"
-fi
+# rt (lib.sh): the tests running alongside (make check runs them in parallel)
+# do not delay the monitor's wake-ups: what is measured is its schedule, not
+# the host's load.
 
 # measure: run the monitor, analyse its lines into $WORK/check.out; $RC, $WORK/err.
 measure() {
 	RC=0
-	$NICE timeout -k 5 $((30 * SLOW)) "$MON" -c "$WORK/periods.json" -n $N >"$WORK/out" 2>"$WORK/err" || RC=$?
+	rt timeout -k 5 $((30 * SLOW)) "$MON" -c "$WORK/periods.json" -n $N >"$WORK/out" 2>"$WORK/err" || RC=$?
 	: >"$WORK/check.out"
 	if [ -s "$WORK/out" ]; then $PY "$WORK/check.py" "$WORK/out" "$CHILD" $N >"$WORK/check.out" 2>&1 || true; fi
 }
@@ -171,8 +164,8 @@ spawn IMDS $PY "$HELP/fake_imds.py" --port-file "$WORK/imds.port" --hang 5
 wait_for $((10 * SLOW)) test -s "$WORK/imds.port" || diag "fake IMDS did not start"
 echo '{ "period": "200ms", "system_metrics": [ { "type": "vcpu_usage" } ] }' >"$WORK/hang.json"
 RC=0
-env -u AWS_EC2_METADATA_DISABLED AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$(cat "$WORK/imds.port" 2>/dev/null)" \
-	$NICE timeout -k 5 $((30 * SLOW)) "$MON" -c "$WORK/hang.json" -n 10 >"$WORK/hang.out" 2>"$WORK/hang.err" || RC=$?
+rt env -u AWS_EC2_METADATA_DISABLED AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:$(cat "$WORK/imds.port" 2>/dev/null)" \
+	timeout -k 5 $((30 * SLOW)) "$MON" -c "$WORK/hang.json" -n 10 >"$WORK/hang.out" 2>"$WORK/hang.err" || RC=$?
 is "$RC" 0 "IMDS hanging: -n 10 exits 0"
 ok "IMDS hanging: 10 reports, each vcpu_usage period within 10 % of 200 ms" \
 	q "$WORK/hang.out" 'len(L) == 10 and all(abs(l["system_data"]["vcpu_usage"]["period"] - 0.2) <= 0.02 for l in L)'

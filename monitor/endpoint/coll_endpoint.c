@@ -847,12 +847,22 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 		ep->ctr_pid = 0; /* a listener found again is read again */
 	}
 	if (ep->err[0]) {
+		json_t *skip = json_object();
+
 		for (size_t k = 0; k < ndue; k++) {
 			json_t *g = group_new((double)(cy->mono_ns - ep->last_ns[due[k]]) / 1e9, cy->iso);
 
 			set_error(g, "%s", ep->err);
 			json_object_set_new(rep, group_name(due[k]), g);
 		}
+		/*
+		 * The listener's groups carry the entry's error, and their period
+		 * ends here: its meter takes this cycle's sample (not reported), so
+		 * the next one covers one period, not this one's too.
+		 */
+		if (pid)
+			host_process_sample(ep->host, &ep->meter, pid, cy, due, ndue, skip);
+		json_decref(skip);
 	} else {
 		for (size_t k = 0; k < ndue; k++) {
 			json_t *g;

@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #include "../../common/timeutil.h"
-#include "config.h"
+#include "config_types.h"
 
 struct host;
 struct loop;

@@ -146,6 +146,7 @@ static const struct map_rows endpoint_rows = {
 #include "../../common/timeutil.h"
 #include "../../common/expo_parse.h"
 #include "../core/collector.h"
+#include "../core/config.h"
 #include "../host/host.h"
 #include "infer.h"
 #include "scrape.h"

@@ -165,6 +165,7 @@ static const struct map_rows nvidia_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
+#include "../core/config.h"
 #include "nvml.h"
 #include "nvidia_gpm.h"
 #include "nvidia_mig.h"

@@ -103,6 +103,7 @@ static const struct map_rows amdgpu_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
+#include "../core/config.h"
 #include "../host/host.h"
 #include "sysfs.h"
 #include "../../common/log.h"

@@ -61,6 +61,7 @@ static const struct map_rows hwmon_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
+#include "../core/config.h"
 #include "sysfs.h"
 #include "../../common/log.h"
 #include "../../common/util.h"

@@ -70,6 +70,7 @@ static const struct map_rows ncs2_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
+#include "../core/config.h"
 #include "../host/host.h"
 #include "sysfs.h"
 #include "../../common/log.h"

@@ -120,6 +120,7 @@ static const struct map_rows neuron_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
+#include "../core/config.h"
 #include "sysfs.h"
 #include "../host/host.h"
 #include "../../common/log.h"

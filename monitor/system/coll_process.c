@@ -45,6 +45,7 @@ static const struct map_rows process_rows = {
 };
 #else /* the collector */
 #include "../core/collector.h"
+#include "../core/config.h"
 #include "../../common/log.h"
 #include "../host/host.h"
 

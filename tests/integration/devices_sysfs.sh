@@ -197,8 +197,11 @@ if [ -x "$BIN/accel-prom" ]; then
 	PORT=$(free_port)
 	"$BIN/accel-prom" --listen-address "127.0.0.1:$PORT" <"$WORK/nhw.out" 2>"$WORK/nprom.err" &
 	_pids="$_pids $!"
+	# accel-prom reads the stream as it comes: wait until it has read it all (its last report's count), not
+	# only until the series exists (the first report's 0 is already one).
 	got_ecc() { curl -sf "http://127.0.0.1:$PORT/metrics" -o "$WORK/nmetrics.txt" &&
-		grep -q '^hardware_ecc_events_total{.*neuron_device_index="1"' "$WORK/nmetrics.txt"; }
+		grep '^hardware_ecc_events_total{' "$WORK/nmetrics.txt" | grep 'neuron_device_index="1"' |
+			grep -q 'event_type="mem_ecc_corrected".* 4$'; }
 	wait_for $((10 * SLOW)) got_ecc || sed 's/^/#   /' "$WORK/nprom.err" | head -20
 	is "$(grep '^hardware_ecc_events_total{' "$WORK/nmetrics.txt" | grep 'neuron_device_index="1"' |
 		grep 'event_type="mem_ecc_corrected"' | sed 's/.* //')" "4" \

@@ -64,6 +64,8 @@
  *   Without a "gpm" line nvmlGpmQueryDeviceSupport says the GPU has no GPM. The
  *   fake refuses nvmlGpmMetricsGet for samples 100 ms apart or less, as the API
  *   documents.
+ * With FAKE_NVML_COST=h200 each call costs the CPU time and the wait it
+ * costs on a real H200 (the cost model, below).
  * Without FAKE_NVML_SCRIPT, nvmlInit says the driver is not loaded. With
  * FAKE_NVML_STATS=PATH, nvmlShutdown writes call counts there.
  *
@@ -77,6 +79,7 @@
 #include "../../monitor/nvidia/nvml.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +153,172 @@ static void die(const char *what, int line)
 	fprintf(stderr, "fake_nvml: script line %d: %s\n", line, what);
 	exit(99);
 }
+
+/* ---- cost model ------------------------------------------------------------------ */
+
+/*
+ * With FAKE_NVML_COST=h200 every NVML entry point costs what it cost on a
+ * real NVIDIA H200 (driver 580.159.04): CPU time spent in the call, then
+ * time waited. The real cost is almost all kernel time (the driver's
+ * ioctls); here it is a spin on CLOCK_THREAD_CPUTIME_ID, whose every read is
+ * itself a system call, so the model's CPU shows up as the calling thread's
+ * CPU time (user and system), which is what the collector and its
+ * benchmark measure. The wait is a sleep. Without the variable (or with
+ * "0") calls answer in nanoseconds, as the functional tests want.
+ *
+ * Figures (microseconds): "measured" rows are pynvml's per-call CPU on the
+ * H200 (../shared/gpu-check/results-h200.md: 20 calls in a row); "fitted"
+ * rows are calls pynvml did not time, set so that accel-monitor's per-group
+ * CPU per cycle on the same machine (same file, period 100 ms, less the
+ * 0.13 ms a cycle costs without a GPU) comes out: device_info 0.81,
+ * device_memory 0.92, device_thermal 0.52, device_utilization 2.5,
+ * device_errors 1.05, device_clocks 0.03. The calls each group makes come
+ * from the collector's call ledger (ACCEL_NVML_LEDGER, docs/nvidia.md).
+ * A name not in the table costs FAKE_COST_DEFAULT_US. Versioned names
+ * (_v2, _v3) cost what their base name does.
+ */
+#define FAKE_COST_DEFAULT_US 3
+
+struct fake_cost_row {
+	const char *fn;
+	unsigned cpu_us;  /* CPU time spent in the call */
+	unsigned wait_us; /* then time waited (sleeping) */
+};
+
+static const struct fake_cost_row fake_cost_h200[] = {
+	/* measured */
+	{ "nvmlDeviceGetTotalEnergyConsumption", 4170, 0 },
+	{ "nvmlDeviceGetPcieThroughput", 900, 20100 }, /* 21 ms wall per call */
+	{ "nvmlDeviceGetPcieReplayCounter", 180, 0 },
+	{ "nvmlDeviceGetMigMode", 160, 0 },
+	{ "nvmlGpmSampleGet", 40, 0 },
+	{ "nvmlGpmMigSampleGet", 40, 0 },
+	{ "nvmlDeviceGetComputeRunningProcesses", 20, 0 },
+	{ "nvmlDeviceGetFieldValues", 10, 0 },
+	{ "nvmlDeviceGetUtilizationRates", 5, 0 },
+	{ "nvmlDeviceGetMemoryInfo", 5, 0 },
+	{ "nvmlDeviceGetPowerUsage", 4, 0 },
+	{ "nvmlDeviceGetTemperature", 3, 0 },
+	{ "nvmlDeviceGetClockInfo", 2, 0 },
+	{ "nvmlDeviceGetEncoderUtilization", 5, 0 },
+	{ "nvmlDeviceGetDecoderUtilization", 5, 0 },
+	{ "nvmlDeviceGetCurrentClocksEventReasons", 3, 0 },
+	{ "nvmlDeviceGetCurrentClocksThrottleReasons", 3, 0 },
+	{ "nvmlDeviceGetTotalEccErrors", 7, 0 },
+	{ "nvmlDeviceGetRemappedRows", 7, 0 },
+	{ "nvmlDeviceGetSerial", 2, 0 },
+	{ "nvmlDeviceGetName", 1, 0 },
+	{ "nvmlDeviceGetUUID", 1, 0 },
+	{ "nvmlDeviceGetPciInfo", 3, 0 },
+	{ "nvmlDeviceGetEnforcedPowerLimit", 3, 0 },
+	{ "nvmlDeviceGetPowerManagementLimit", 3, 0 },
+	{ "nvmlSystemGetDriverVersion", 1, 0 },
+	{ "nvmlSystemGetNVMLVersion", 1, 0 },
+	{ "nvmlSystemGetCudaDriverVersion", 1, 0 },
+	{ "nvmlDeviceGetHandleByIndex", 1, 0 },
+	{ "nvmlDeviceGetCount", 1, 0 },
+	/* fitted (see above) */
+	{ "nvmlDeviceGetMemoryInfo_v2", 450, 0 },   /* device_info and device_memory: 0.5 ms each unexplained */
+	{ "nvmlDeviceGetFanSpeed", 480, 0 },        /* device_thermal: 0.5 ms unexplained (no fan on an SXM GPU) */
+	{ "nvmlGpmMetricsGet", 30, 0 },
+	{ "nvmlGpmQueryDeviceSupport", 100, 0 },
+	{ "nvmlGpmSampleAlloc", 5, 0 },
+	{ "nvmlGpmSampleFree", 5, 0 },
+	{ "nvmlDeviceGetNvLinkState", 5, 0 },
+	{ "nvmlDeviceGetNvLinkErrorCounter", 5, 0 },
+	{ "nvmlDeviceGetMaxMigDeviceCount", 5, 0 },
+	{ "nvmlDeviceGetMigDeviceHandleByIndex", 5, 0 },
+	{ "nvmlDeviceGetGpuInstanceId", 2, 0 },
+	{ "nvmlDeviceGetComputeInstanceId", 2, 0 },
+	{ "nvmlDeviceGetSupportedEventTypes", 5, 0 },
+	{ "nvmlEventSetCreate", 20, 0 },
+	{ "nvmlEventSetFree", 20, 0 },
+	{ "nvmlEventSetWait", 170, 0 },             /* the event thread: device_errors' 0.85 ms unexplained */
+	{ "nvmlDeviceRegisterEvents", 200000, 0 },  /* start-up: 250-300 ms with device_errors, 35-50 without */
+	{ "nvmlInit", 30000, 0 },
+	{ "nvmlShutdown", 5000, 0 },
+};
+
+/* The profile FAKE_NVML_COST names, read once: NULL (no cost) or the table. */
+static _Atomic int fake_cost_state; /* 0 not read yet, 1 off, 2 h200 */
+
+static int fake_cost_profile(void)
+{
+	int st = fake_cost_state;
+
+	if (!st) {
+		const char *v = getenv("FAKE_NVML_COST");
+
+		if (!v || !*v || !strcmp(v, "0"))
+			st = 1;
+		else if (!strcmp(v, "h200"))
+			st = 2;
+		else {
+			fprintf(stderr, "fake_nvml: FAKE_NVML_COST=%s: the profiles are h200 and 0\n", v);
+			exit(99);
+		}
+		fake_cost_state = st;
+	}
+	return st;
+}
+
+/* The row of fn (an exact name, else the name less a _vN suffix), or -1: the default. */
+static int fake_cost_find(const char *fn)
+{
+	size_t n = sizeof(fake_cost_h200) / sizeof(fake_cost_h200[0]), len = strlen(fn);
+	const char *v = strrchr(fn, '_');
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(fake_cost_h200[i].fn, fn))
+			return (int)i;
+	if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9')
+		len = (size_t)(v - fn);
+	for (size_t i = 0; i < n; i++)
+		if (strlen(fake_cost_h200[i].fn) == len && !strncmp(fake_cost_h200[i].fn, fn, len))
+			return (int)i;
+	return -1;
+}
+
+static long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Spend what fn costs (*row caches its row: -2 not looked up yet). */
+static void fake_cost(const char *fn, _Atomic int *row)
+{
+	unsigned cpu = FAKE_COST_DEFAULT_US, wait = 0;
+	long long end;
+	int r;
+
+	if (fake_cost_profile() != 2)
+		return;
+	r = *row;
+	if (r == -2)
+		*row = r = fake_cost_find(fn);
+	if (r >= 0) {
+		cpu = fake_cost_h200[r].cpu_us;
+		wait = fake_cost_h200[r].wait_us;
+	}
+	end = thread_cpu_ns() + cpu * 1000LL;
+	while (thread_cpu_ns() < end)
+		;
+	if (wait) {
+		struct timespec ts = { wait / 1000000, (long)(wait % 1000000) * 1000L };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* At the top of every NVML entry point. */
+#define FAKE_COST()                                  \
+	do {                                         \
+		static _Atomic int fake_row_ = -2;   \
+		fake_cost(__func__, &fake_row_);     \
+	} while (0)
 
 /* events, NVLink */
 static int g_directive(struct gpu *g, const char *kw, char *rest, int ln);
@@ -348,17 +517,20 @@ static nvmlReturn_t do_init(void)
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlInit_v2(void)
 {
+	FAKE_COST();
 	return do_init();
 }
 #endif
 
 API nvmlReturn_t nvmlInit(void)
 {
+	FAKE_COST();
 	return do_init();
 }
 
 API nvmlReturn_t nvmlShutdown(void)
 {
+	FAKE_COST();
 	const char *path = getenv("FAKE_NVML_STATS");
 	FILE *f;
 
@@ -452,22 +624,26 @@ static nvmlReturn_t do_handle(unsigned int i, nvmlDevice_t *h)
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n)
 {
+	FAKE_COST();
 	return do_count(n);
 }
 
 API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *h)
 {
+	FAKE_COST();
 	return do_handle(i, h);
 }
 #endif
 
 API nvmlReturn_t nvmlDeviceGetCount(unsigned int *n)
 {
+	FAKE_COST();
 	return do_count(n);
 }
 
 API nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t *h)
 {
+	FAKE_COST();
 	return do_handle(i, h);
 }
 
@@ -483,12 +659,14 @@ static nvmlReturn_t put_string(char *dst, unsigned int len, const char *s)
 
 API nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned int len)
 {
+	FAKE_COST();
 	total_calls++;
 	return put_string(v, len, driver);
 }
 
 API nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned int len)
 {
+	FAKE_COST();
 	total_calls++;
 	return put_string(v, len, nvml_ver);
 }
@@ -496,6 +674,7 @@ API nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned int len)
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v)
 {
+	FAKE_COST();
 	total_calls++;
 	*v = cuda;
 	return NVML_SUCCESS;
@@ -504,6 +683,7 @@ API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v)
 
 API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
 {
+	FAKE_COST();
 	total_calls++;
 	*v = cuda;
 	return NVML_SUCCESS;
@@ -511,6 +691,7 @@ API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
 
 API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *v, unsigned int len)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	if (fd_->mig >= 0 && fx_mig_name(g, fd_->mig, v, len) >= 0)
 		return fx_mig_name(g, fd_->mig, v, len);
@@ -525,6 +706,7 @@ API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *v, unsigned int len)
 
 API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char *v, unsigned int len)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	if (fd_->mig >= 0 && fx_mig_uuid(g, fd_->mig, v, len) >= 0)
 		return fx_mig_uuid(g, fd_->mig, v, len);
@@ -539,6 +721,7 @@ API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char *v, unsigned int len)
 
 API nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t h, char *v, unsigned int len)
 {
+	FAKE_COST();
 	GPU(h, U_SERIAL);
 	if (!g->serial[0])
 		return NVML_ERROR_NOT_SUPPORTED;
@@ -564,17 +747,20 @@ static nvmlReturn_t do_pci(nvmlDevice_t h, nvmlPciInfo_t *p)
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t h, nvmlPciInfo_t *p)
 {
+	FAKE_COST();
 	return do_pci(h, p);
 }
 #endif
 
 API nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t h, nvmlPciInfo_t *p)
 {
+	FAKE_COST();
 	return do_pci(h, p);
 }
 
 API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t *u)
 {
+	FAKE_COST();
 	GPU(h, U_UTIL);
 	if (g->nmig)
 		return NVML_ERROR_NOT_SUPPORTED; /* as on a real GPU in MIG mode */
@@ -585,6 +771,7 @@ API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t
 
 API nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t h, unsigned int *u, unsigned int *period)
 {
+	FAKE_COST();
 	GPU(h, U_ENC);
 	*u = g->enc;
 	*period = 167000;
@@ -593,6 +780,7 @@ API nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t h, unsigned int *u
 
 API nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t h, unsigned int *u, unsigned int *period)
 {
+	FAKE_COST();
 	GPU(h, U_DEC);
 	*u = g->dec;
 	*period = 167000;
@@ -601,6 +789,7 @@ API nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t h, unsigned int *u
 
 API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t *m)
 {
+	FAKE_COST();
 	GPU(h, U_MEMORY);
 	if (fd_->mig >= 0 && fx_mig_memory(g, fd_->mig, m) >= 0)
 		return NVML_SUCCESS;
@@ -619,6 +808,7 @@ API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t *m)
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v2_t *m)
 {
+	FAKE_COST();
 	GPU(h, U_MEMORY);
 	if (m->version != nvmlMemory_v2)
 		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
@@ -632,6 +822,7 @@ API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v2_t *m)
 
 API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, nvmlTemperatureSensors_t sensor, unsigned int *t)
 {
+	FAKE_COST();
 	GPU(h, U_TEMP);
 	if (sensor != NVML_TEMPERATURE_GPU)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -643,6 +834,7 @@ static int g_field(struct gpu *g, nvmlFieldValue_t *v); /* NVLink */
 
 API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldValue_t *v)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	for (int i = 0; i < n; i++) {
 		v[i].nvmlReturn = NVML_SUCCESS;
@@ -671,6 +863,7 @@ API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int n, nvmlFieldValue_
 
 API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int *mw)
 {
+	FAKE_COST();
 	GPU(h, U_POWER);
 	*mw = g->power;
 	return NVML_SUCCESS;
@@ -678,6 +871,7 @@ API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int *mw)
 
 API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned int *mw)
 {
+	FAKE_COST();
 	GPU(h, U_LIMIT);
 	*mw = g->limit;
 	return NVML_SUCCESS;
@@ -685,6 +879,7 @@ API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned int *m
 
 API nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t h, unsigned int *pct)
 {
+	FAKE_COST();
 	GPU(h, U_FAN);
 	*pct = g->fan;
 	return NVML_SUCCESS;
@@ -692,6 +887,7 @@ API nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t h, unsigned int *pct)
 
 API nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t h, unsigned int *n)
 {
+	FAKE_COST();
 	GPU(h, U_REPLAY);
 	*n = g->replay;
 	g->replay += (unsigned)g->replay_step;
@@ -700,6 +896,7 @@ API nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t h, unsigned int *n)
 
 API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long *mj)
 {
+	FAKE_COST();
 	GPU(h, U_ENERGY);
 	*mj = g->energy;
 	g->energy += (unsigned long long)g->energy_step;
@@ -709,6 +906,7 @@ API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned lo
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t h, unsigned long long *mask)
 {
+	FAKE_COST();
 	GPU(h, U_REASONS);
 	*mask = g->reasons;
 	return NVML_SUCCESS;
@@ -717,6 +915,7 @@ API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t h, unsigned
 
 API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsigned long long *mask)
 {
+	FAKE_COST();
 	GPU(h, U_REASONS);
 	*mask = g->reasons;
 	return NVML_SUCCESS;
@@ -724,6 +923,7 @@ API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t h, unsig
 
 API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, nvmlClockType_t type, unsigned int *mhz)
 {
+	FAKE_COST();
 	GPU(h, U_CLOCKS);
 	if (type < 0 || type >= NVML_CLOCK_COUNT)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -736,6 +936,7 @@ API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, nvmlClockType_t type, un
 API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, nvmlMemoryErrorType_t type, nvmlEccCounterType_t ctr,
 					     unsigned long long *n)
 {
+	FAKE_COST();
 	int k;
 
 	GPU(h, U_ECC);
@@ -751,6 +952,7 @@ static void g_pcie_delay(const struct gpu *g); /* G */
 
 API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t h, nvmlPcieUtilCounter_t c, unsigned int *kbs)
 {
+	FAKE_COST();
 	GPU_SYNC(h, U_PCIE, 0); /* called from the collector's PCIe workers */
 	g_pcie_delay(g); /* G */
 	*kbs = c == NVML_PCIE_UTIL_TX_BYTES ? g->pcie_tx : g->pcie_rx;
@@ -814,17 +1016,20 @@ static nvmlReturn_t do_procs(nvmlDevice_t h, unsigned int *count, void *infos, s
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t h, unsigned int *n, nvmlProcessInfo_v2_t *p)
 {
+	FAKE_COST();
 	return do_procs(h, n, p, sizeof(*p));
 }
 
 API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t h, unsigned int *n, nvmlProcessInfo_v2_t *p)
 {
+	FAKE_COST();
 	return do_procs(h, n, p, sizeof(*p));
 }
 #endif
 
 API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t h, unsigned int *n, nvmlProcessInfo_v1_t *p)
 {
+	FAKE_COST();
 	return do_procs(h, n, p, sizeof(*p));
 }
 
@@ -832,6 +1037,7 @@ API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t h, unsigned i
 API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t h, unsigned int *cor, unsigned int *unc, unsigned int *pending,
 					   unsigned int *failed)
 {
+	FAKE_COST();
 	GPU(h, U_REMAP);
 	*cor = g->remap[0];
 	*unc = g->remap[1];
@@ -843,6 +1049,7 @@ API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t h, unsigned int *cor, un
 
 API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned int *cur, unsigned int *pending)
 {
+	FAKE_COST();
 	GPU(h, U_MIG);
 	*cur = *pending = g->nmig ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
 	return NVML_SUCCESS;
@@ -850,6 +1057,7 @@ API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned int *cur, unsigne
 
 API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t h, unsigned int *n)
 {
+	FAKE_COST();
 	GPU(h, U_MIG);
 	*n = g->nmig ? MAX_MIG : 0;
 	return NVML_SUCCESS;
@@ -857,6 +1065,7 @@ API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t h, unsigned int *n)
 
 API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsigned int i, nvmlDevice_t *mh)
 {
+	FAKE_COST();
 	GPU(h, U_MIG);
 	if (i >= MAX_MIG)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -868,6 +1077,7 @@ API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsigned in
 
 API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t h, unsigned int *id)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	if (fd_->mig < 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -879,6 +1089,7 @@ API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t h, unsigned int *id)
 
 API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t h, unsigned int *id)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	if (fd_->mig < 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -892,6 +1103,7 @@ static void g_set_created(void); /* G */
 
 API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
 {
+	FAKE_COST();
 	total_calls++;
 	g_set_created();
 	*set = (nvmlEventSet_t)(void *)&event_set_token;
@@ -900,6 +1112,7 @@ API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
 
 API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 {
+	FAKE_COST();
 	total_calls++;
 	return set == (nvmlEventSet_t)(void *)&event_set_token ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
@@ -910,6 +1123,7 @@ static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned 
 
 API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t h, unsigned long long types, nvmlEventSet_t set)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	(void)set;
 	return g_register(g, types);
@@ -918,6 +1132,7 @@ API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t h, unsigned long long typ
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout)
 {
+	FAKE_COST();
 	return do_wait(set, data, timeout, sizeof(*data));
 }
 #endif
@@ -925,6 +1140,7 @@ API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, 
 /* The v1 call fills the 24 bytes before the instance ids. */
 API nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout)
 {
+	FAKE_COST();
 	return do_wait(set, data, timeout, 24);
 }
 
@@ -1065,6 +1281,7 @@ static int g_field(struct gpu *g, nvmlFieldValue_t *v)
 
 API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned int link, unsigned int *active)
 {
+	FAKE_COST();
 	struct gext *x;
 
 	GPU(h, -1);
@@ -1080,6 +1297,7 @@ API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned int link, uns
 API nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t h, unsigned int link, int counter,
 						 unsigned long long *value)
 {
+	FAKE_COST();
 	struct gext *x;
 
 	GPU(h, -1);
@@ -1098,6 +1316,7 @@ API nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t h, unsigned int li
 #ifndef FAKE_NVML_OLD
 API nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t h, unsigned long long *types)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	*types = gx(g)->have_types ? gx(g)->event_types : G_DEFAULT_TYPES;
 	return NVML_SUCCESS;
@@ -1517,6 +1736,7 @@ API void fake_nvml_clock_skip(long long ns)
 
 API nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t h, nvmlGpmSupport_t *sup)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	if (!sup)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -1528,6 +1748,7 @@ API nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t h, nvmlGpmSupport_t *sup
 
 API nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s)
 {
+	FAKE_COST();
 	total_calls++;
 	if (!s)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -1540,6 +1761,7 @@ API nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s)
 
 API nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
 {
+	FAKE_COST();
 	total_calls++;
 	if (!s || s->magic != GPM_MAGIC)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -1550,6 +1772,7 @@ API nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
 
 API nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t h, nvmlGpmSample_t s)
 {
+	FAKE_COST();
 	GPU(h, -1);
 	if (!s || s->magic != GPM_MAGIC || fd_->mig >= 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -1563,6 +1786,7 @@ API nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t h, nvmlGpmSample_t s)
 
 API nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t h, unsigned int gi, nvmlGpmSample_t s)
 {
+	FAKE_COST();
 	unsigned n, i;
 	const struct fx_inst *l;
 
@@ -1584,6 +1808,7 @@ API nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t h, unsigned int gi, nvmlGpmSam
 
 API nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m)
 {
+	FAKE_COST();
 	const struct fx_gpm *vals = NULL;
 	struct fx *x;
 

@@ -175,6 +175,7 @@ static const struct map_rows nvidia_rows = {
 #include "nvidia_events.h"
 #include "nvidia_links.h"
 #include "nvidia_pool.h"
+#include "nvidia_ledger.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 
@@ -338,7 +339,14 @@ struct nv_state {
 	/* MIG instances and GPM */
 	struct nv_gpm_api gpm_api;
 	struct nv_mig_api mig_api;
+	/* the call ledger (nvidia_ledger.h): NULL unless ACCEL_NVML_LEDGER is set */
+	struct nv_ledger *ledger;
+	struct nv_lctx lc;          /* the producer thread's calls */
+	int64_t ledger_cycle;       /* the last cycle counted (CLOCK_MONOTONIC) */
 };
+
+/* The producer thread's call context, for NVL and NVC (nvidia_ledger.h). */
+#define NV_LC (&s->lc)
 
 /* s->pcie: this cycle's PCIe batch is to be started at collect, or was started by the fetch. */
 enum { NV_PCIE_NONE, NV_PCIE_FETCHED };
@@ -429,7 +437,8 @@ static const char *nv_strerror(const struct nvml_api *api, nvmlReturn_t rc, char
  * Open the library (dev's, or NULL: the environment's or the default) and
  * start NVML. 0, or -1 with why in err. On failure nothing stays open.
  */
-static int nv_load(struct nvml_api *api, const struct cfg_device *dev, char *err, size_t errsz)
+static int nv_load(struct nvml_api *api, struct nv_lctx *lc, const struct cfg_device *dev, char *err,
+		   size_t errsz)
 {
 	const char *path = nv_library_path(dev);
 	nvmlReturn_t rc;
@@ -449,7 +458,7 @@ static int nv_load(struct nvml_api *api, const struct cfg_device *dev, char *err
 			 path);
 		goto fail;
 	}
-	rc = api->init();
+	rc = NVL(lc, api->init, api->init());
 	if (rc != NVML_SUCCESS) {
 		snprintf(err, errsz, "NVML cannot start: %s", nv_strerror(api, rc, why, sizeof(why)));
 		goto fail;
@@ -461,12 +470,12 @@ fail:
 	return -1;
 }
 
-static void nv_unload(struct nvml_api *api)
+static void nv_unload(struct nvml_api *api, struct nv_lctx *lc)
 {
 	if (!api->dl)
 		return;
 	if (api->shutdown)
-		api->shutdown();
+		NVL(lc, api->shutdown, api->shutdown());
 	dlclose(api->dl);
 	memset(api, 0, sizeof(*api));
 }
@@ -682,23 +691,23 @@ static int dev_read_ident(struct nv_state *s, struct nv_dev *d, struct nv_dev *t
 	memset(t->serial, 0, sizeof(t->serial));
 	t->have_ident = t->have_name = t->have_serial = t->have_pci = 0;
 	if (a->uuid) {
-		if ((r = nv_ok(s, d, a->uuid(d->h, t->uuid, sizeof(t->uuid) - 1), NF_IDENT)) < 0)
+		if ((r = nv_ok(s, d, NVC(NV_LC, a->uuid, d->h, t->uuid, sizeof(t->uuid) - 1), NF_IDENT)) < 0)
 			return -1;
 		t->have_ident = r && t->uuid[0];
 	}
 	if (a->name) {
-		if ((r = nv_ok(s, d, a->name(d->h, t->name, sizeof(t->name) - 1), NF_IDENT)) < 0)
+		if ((r = nv_ok(s, d, NVC(NV_LC, a->name, d->h, t->name, sizeof(t->name) - 1), NF_IDENT)) < 0)
 			return -1;
 		t->have_name = r && t->name[0];
 	}
 	if (a->serial) {
-		if ((r = nv_ok(s, d, a->serial(d->h, t->serial, NVML_DEVICE_SERIAL_BUFFER_SIZE), NF_IDENT)) < 0)
+		if ((r = nv_ok(s, d, NVC(NV_LC, a->serial, d->h, t->serial, NVML_DEVICE_SERIAL_BUFFER_SIZE), NF_IDENT)) < 0)
 			return -1;
 		t->have_serial = r && t->serial[0];
 	}
 	if (a->pci) {
 		memset(&pci, 0, sizeof(pci));
-		if ((r = nv_ok(s, d, a->pci(d->h, &pci), NF_IDENT)) < 0)
+		if ((r = nv_ok(s, d, NVC(NV_LC, a->pci, d->h, &pci), NF_IDENT)) < 0)
 			return -1;
 		pci.busId[sizeof(pci.busId) - 1] = 0;
 		snprintf(t->pci, sizeof(t->pci), "%s", pci.busId);
@@ -739,7 +748,7 @@ static int dev_lookup(struct nv_state *s, struct nv_dev *d)
 	nvmlReturn_t rc;
 	char why[160];
 
-	rc = s->api.handle(d->index, &h);
+	rc = NVC(NV_LC, s->api.handle, d->index, &h);
 	if (rc != NVML_SUCCESS || !h) {
 		snprintf(d->err, sizeof(d->err), "%s; it is looked up again each period",
 			 nv_strerror(&s->api, rc == NVML_SUCCESS ? NVML_ERROR_UNKNOWN : rc, why, sizeof(why)));
@@ -800,7 +809,7 @@ static int nv_enumerate(struct nv_state *s)
 	nvmlReturn_t rc;
 	char why[160];
 
-	rc = s->api.count(&n);
+	rc = NVC(NV_LC, s->api.count, &n);
 	if (rc != NVML_SUCCESS) {
 		snprintf(s->error, sizeof(s->error), "cannot count NVIDIA devices: %s",
 			 nv_strerror(&s->api, rc, why, sizeof(why)));
@@ -868,24 +877,25 @@ static int nv_start(struct nv_state *s, int prime)
 	int v = 0;
 
 	s->driver[0] = s->nvml[0] = s->cuda[0] = 0;
-	if (a->driver_version && a->driver_version(s->driver, sizeof(s->driver) - 1) != NVML_SUCCESS)
+	if (a->driver_version && NVC(NV_LC, a->driver_version, s->driver, sizeof(s->driver) - 1) != NVML_SUCCESS)
 		s->driver[0] = 0;
-	if (a->nvml_version && a->nvml_version(s->nvml, sizeof(s->nvml) - 1) != NVML_SUCCESS)
+	if (a->nvml_version && NVC(NV_LC, a->nvml_version, s->nvml, sizeof(s->nvml) - 1) != NVML_SUCCESS)
 		s->nvml[0] = 0;
-	if (a->cuda_version && a->cuda_version(&v) == NVML_SUCCESS && v > 0)
+	if (a->cuda_version && NVC(NV_LC, a->cuda_version, &v) == NVML_SUCCESS && v > 0)
 		snprintf(s->cuda, sizeof(s->cuda), "%d.%d", v / 1000, (v % 1000) / 10);
 	nv_gpm_resolve(s->api.dl, &s->gpm_api); /* before the devices, whose lookup may release samples */
 	nv_mig_resolve(s->api.dl, &s->mig_api);
+	s->gpm_api.lc = s->mig_api.lc = &s->lc; /* the ledger */
 	if (nv_enumerate(s))
 		return -1;
 	for (size_t i = 0; i < s->ndevs; i++)
 		s->devs[i].mig = nv_mig_new();
 	/* events (a thread waits on the set), NVLink, the PCIe worker pool. */
 	if (nv_wants(s, GROUP_DEVICE_ERRORS))
-		s->events = nv_events_new(a->dl, s->loop, s->ndevs);
-	s->links = nv_links_new(a->dl, s->ndevs);
+		s->events = nv_events_new(a->dl, s->loop, s->ndevs, &s->lc);
+	s->links = nv_links_new(a->dl, s->ndevs, &s->lc);
 	if (a->pcie && nv_wants(s, GROUP_DEVICE_UTILIZATION)) {
-		s->pool = nv_pool_new(a->pcie, s->loop, s->ndevs);
+		s->pool = nv_pool_new(a->pcie, s->loop, s->ndevs, &s->lc);
 		s->pcie_h = xcalloc(s->ndevs ? s->ndevs : 1, sizeof(*s->pcie_h));
 	}
 	for (size_t i = 0; i < s->ndevs; i++)
@@ -936,12 +946,12 @@ static int nv_ensure(struct nv_state *s, int prime)
 	if (s->tried_ns && now - s->tried_ns < NV_RETRY_S * NS_PER_S)
 		return 0;
 	s->tried_ns = now;
-	if (nv_load(&s->api, s->cfg, s->error, sizeof(s->error)))
+	if (nv_load(&s->api, &s->lc, s->cfg, s->error, sizeof(s->error)))
 		return 0;
 	if (nv_start(s, prime)) {
 		nv_free_g(s);
 		nv_free_devs(s);
-		nv_unload(&s->api);
+		nv_unload(&s->api, &s->lc);
 		return 0;
 	}
 	s->error[0] = 0;
@@ -965,7 +975,7 @@ static int read_mem(struct nv_state *s, struct nv_dev *d, uint64_t *total, uint6
 
 		memset(&m, 0, sizeof(m));
 		m.version = nvmlMemory_v2;
-		rc = a->mem2(d->h, &m);
+		rc = NVC(NV_LC, a->mem2, d->h, &m);
 		if (rc == NVML_SUCCESS) {
 			*total = m.total;
 			*used = m.used;
@@ -981,7 +991,7 @@ static int read_mem(struct nv_state *s, struct nv_dev *d, uint64_t *total, uint6
 		nvmlMemory_t m;
 
 		memset(&m, 0, sizeof(m));
-		if ((r = nv_ok(s, d, a->mem(d->h, &m), NF_MEM)) <= 0)
+		if ((r = nv_ok(s, d, NVC(NV_LC, a->mem, d->h, &m), NF_MEM)) <= 0)
 			return r;
 		*total = m.total;
 		*used = m.used;
@@ -1028,7 +1038,7 @@ static int read_procs(struct nv_state *s, struct nv_dev *d)
 		return 0;
 	for (int tries = 0; tries < 4; tries++) {
 		n = d->pcap;
-		rc = a->procs(d->h, &n, d->pbuf);
+		rc = NVC(NV_LC, a->procs, d->h, &n, d->pbuf);
 		if (rc != NVML_ERROR_INSUFFICIENT_SIZE)
 			break;
 		if (d->pcap >= NV_PROC_MAX)
@@ -1078,7 +1088,7 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 	unsigned u;
 	uint64_t delta;
 
-	if (a->energy && a->energy(d->h, &v) == NVML_SUCCESS)
+	if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS)
 		ctr_step(&d->c[C_ENERGY], v, &delta);
 	if (a->ecc) {
 		static const int kinds[4][2] = { { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC },
@@ -1087,10 +1097,10 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 						 { NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC } };
 
 		for (int k = 0; k < 4; k++)
-			if (a->ecc(d->h, kinds[k][0], kinds[k][1], &v) == NVML_SUCCESS)
+			if (NVC(NV_LC, a->ecc, d->h, kinds[k][0], kinds[k][1], &v) == NVML_SUCCESS)
 				ctr_step(&d->c[C_ECC_CV + k], v, &delta);
 	}
-	if (a->replay && a->replay(d->h, &u) == NVML_SUCCESS)
+	if (a->replay && NVC(NV_LC, a->replay, d->h, &u) == NVML_SUCCESS)
 		ctr_step(&d->c[C_REPLAY], u, &delta);
 	nv_links_prime(s->links, (size_t)(d - s->devs), d->h, clock_mono_ns()); /* NVLink */
 }
@@ -1129,14 +1139,14 @@ static int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
 		drop(o, "memory_total_bytes");
 	r = 0;
 	if (a->power_limit)
-		TRY(a->power_limit(d->h, &u), NF_LIMIT);
+		TRY(NVC(NV_LC, a->power_limit, d->h, &u), NF_LIMIT);
 	if (r)
 		put_real(o, "power_limit_watts", u / 1000.0);
 	else
 		drop(o, "power_limit_watts");
 	r = 0;
 	if (a->mig_mode)
-		TRY(a->mig_mode(d->h, &u, &pend), NF_MIG);
+		TRY(NVC(NV_LC, a->mig_mode, d->h, &u, &pend), NF_MIG);
 	if (r)
 		put_str(o, "mig_mode", u == NVML_FEATURE_ENABLED ? "enabled" : "disabled");
 	else
@@ -1152,7 +1162,7 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 	int r = 0;
 
 	if (a->util)
-		TRY(a->util(d->h, &ut), NF_UTIL);
+		TRY(NVC(NV_LC, a->util, d->h, &ut), NF_UTIL);
 	if (r) {
 		put_real(o, "core_percent", ut.gpu);
 		put_real(o, "memory_bandwidth_percent", ut.memory);
@@ -1162,14 +1172,14 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 	}
 	r = 0;
 	if (a->enc)
-		TRY(a->enc(d->h, &u, &period), NF_ENC);
+		TRY(NVC(NV_LC, a->enc, d->h, &u, &period), NF_ENC);
 	if (r)
 		put_real(o, "encoder_percent", u);
 	else
 		drop(o, "encoder_percent");
 	r = 0;
 	if (a->dec)
-		TRY(a->dec(d->h, &u, &period), NF_DEC);
+		TRY(NVC(NV_LC, a->dec, d->h, &u, &period), NF_DEC);
 	if (r)
 		put_real(o, "decoder_percent", u);
 	else
@@ -1236,16 +1246,16 @@ static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 	int r = 0;
 
 	if (a->mig_mode && a->mig_count && a->mig_handle)
-		TRY(a->mig_mode(d->h, &cur, &pend), NF_MIG);
+		TRY(NVC(NV_LC, a->mig_mode, d->h, &cur, &pend), NF_MIG);
 	if (!r || cur != NVML_FEATURE_ENABLED) {
 		drop(o, "mig_devices");
 		return 0;
 	}
-	TRY(a->mig_count(d->h, &max), NF_MIG);
+	TRY(NVC(NV_LC, a->mig_count, d->h, &max), NF_MIG);
 	m = sub(o, "mig_devices");
 	for (unsigned i = 0; i < max && i < 64; i++) {
 		nvmlDevice_t mh = NULL;
-		nvmlReturn_t rc = a->mig_handle(d->h, i, &mh);
+		nvmlReturn_t rc = NVC(NV_LC, a->mig_handle, d->h, i, &mh);
 		char k[16], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 		json_t *e;
 		nvmlMemory_t mem;
@@ -1260,14 +1270,14 @@ static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 		}
 		e = sub(m, k);
 		memset(uuid, 0, sizeof(uuid));
-		if (a->uuid && a->uuid(mh, uuid, sizeof(uuid) - 1) == NVML_SUCCESS && uuid[0])
+		if (a->uuid && NVC(NV_LC, a->uuid, mh, uuid, sizeof(uuid) - 1) == NVML_SUCCESS && uuid[0])
 			put_str(e, "uuid", uuid);
-		if (a->gi_id && a->gi_id(mh, &id) == NVML_SUCCESS)
+		if (a->gi_id && NVC(NV_LC, a->gi_id, mh, &id) == NVML_SUCCESS)
 			put_int(e, "gpu_instance_id", id);
-		if (a->ci_id && a->ci_id(mh, &id) == NVML_SUCCESS)
+		if (a->ci_id && NVC(NV_LC, a->ci_id, mh, &id) == NVML_SUCCESS)
 			put_int(e, "compute_instance_id", id);
 		memset(&mem, 0, sizeof(mem));
-		if (a->mem && a->mem(mh, &mem) == NVML_SUCCESS) {
+		if (a->mem && NVC(NV_LC, a->mem, mh, &mem) == NVML_SUCCESS) {
 			put_u64(e, "total_bytes", mem.total);
 			put_u64(e, "used_bytes", mem.used);
 			put_u64(e, "free_bytes", mem.free);
@@ -1420,7 +1430,7 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	int r = 0;
 
 	if (a->temp)
-		TRY(a->temp(d->h, NVML_TEMPERATURE_GPU, &u), NF_TEMP);
+		TRY(NVC(NV_LC, a->temp, d->h, NVML_TEMPERATURE_GPU, &u), NF_TEMP);
 	if (r)
 		put_int(t, "gpu", u);
 	else
@@ -1432,7 +1442,7 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 
 		memset(&f, 0, sizeof(f));
 		f.fieldId = NVML_FI_DEV_MEMORY_TEMP;
-		rc = a->fields(d->h, 1, &f);
+		rc = NVC(NV_LC, a->fields, d->h, 1, &f);
 		if (rc != NVML_SUCCESS)
 			TRY(rc, NF_FIELDS);
 		else if ((r = field_u64(s, d, &f, &v)) < 0)
@@ -1445,14 +1455,14 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	drop_if_empty(o, "temperatures_celsius");
 	r = 0;
 	if (a->fan)
-		TRY(a->fan(d->h, &u), NF_FAN);
+		TRY(NVC(NV_LC, a->fan, d->h, &u), NF_FAN);
 	if (r)
 		put_real(o, "fan_percent", u);
 	else
 		drop(o, "fan_percent");
 	r = 0;
 	if (a->reasons)
-		TRY(a->reasons(d->h, &mask), NF_REASONS);
+		TRY(NVC(NV_LC, a->reasons, d->h, &mask), NF_REASONS);
 	if (r) {
 		put_reasons(o, mask);
 		put_reason_map(o, mask);
@@ -1473,14 +1483,14 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	int r = 0;
 
 	if (a->power)
-		TRY(a->power(d->h, &u), NF_POWER);
+		TRY(NVC(NV_LC, a->power, d->h, &u), NF_POWER);
 	if (r)
 		put_real(o, "power_watts", u / 1000.0);
 	else
 		drop(o, "power_watts");
 	r = 0;
 	if (a->energy)
-		TRY(a->energy(d->h, &mj), NF_ENERGY);
+		TRY(NVC(NV_LC, a->energy, d->h, &mj), NF_ENERGY);
 	if (r && ctr_step(&d->c[C_ENERGY], mj, &delta))
 		put_real(o, "energy_joules", (double)delta / 1000.0);
 	else
@@ -1505,7 +1515,7 @@ static int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
 	for (int k = 0; k < NVML_CLOCK_COUNT; k++) {
 		r = 0;
 		if (a->clock)
-			TRY(a->clock(d->h, k, &u), NF_CLOCK);
+			TRY(NVC(NV_LC, a->clock, d->h, k, &u), NF_CLOCK);
 		if (r)
 			put_int(c, names[k], u);
 		else
@@ -1532,7 +1542,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 	for (int k = 0; k < 4; k++) {
 		r = 0;
 		if (a->ecc)
-			TRY(a->ecc(d->h, kinds[k][0], kinds[k][1], &v[k]), NF_ECC);
+			TRY(NVC(NV_LC, a->ecc, d->h, kinds[k][0], kinds[k][1], &v[k]), NF_ECC);
 		had[k] = r && ctr_step(&d->c[C_ECC_CV + k], v[k], &delta[k]);
 		if (r) {
 			put_u64(o, totals[k], v[k]);
@@ -1553,7 +1563,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 	}
 	r = 0;
 	if (a->replay)
-		TRY(a->replay(d->h, &u), NF_REPLAY);
+		TRY(NVC(NV_LC, a->replay, d->h, &u), NF_REPLAY);
 	if (r) {
 		uint64_t dl;
 
@@ -1588,7 +1598,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		f[0].fieldId = NVML_FI_DEV_RETIRED_SBE;
 		f[1].fieldId = NVML_FI_DEV_RETIRED_DBE;
 		f[2].fieldId = NVML_FI_DEV_RETIRED_PENDING;
-		rc = a->fields(d->h, 3, f);
+		rc = NVC(NV_LC, a->fields, d->h, 3, f);
 		if (rc != NVML_SUCCESS) {
 			TRY(rc, NF_FIELDS);
 		} else {
@@ -1619,7 +1629,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		unsigned cor, unc, pending, failed;
 
 		if (a->remap)
-			TRY(a->remap(d->h, &cor, &unc, &pending, &failed), NF_REMAP);
+			TRY(NVC(NV_LC, a->remap, d->h, &cor, &unc, &pending, &failed), NF_REMAP);
 		if (r) {
 			json_t *p = sub(o, "remapped_rows");
 
@@ -1675,12 +1685,12 @@ static int nv_probe(const struct mon_env *env)
 	int found;
 
 	(void)env;
-	if (nv_load(&api, NULL, err, sizeof(err))) {
+	if (nv_load(&api, NULL, NULL, err, sizeof(err))) {
 		log_debug("nvidia: %s", err);
 		return 0;
 	}
 	found = api.count(&n) == NVML_SUCCESS && n > 0;
-	nv_unload(&api);
+	nv_unload(&api, NULL);
 	return found;
 }
 
@@ -1691,6 +1701,9 @@ static int nv_open(const struct mon_env *env, const struct coll_target *t, void 
 
 	s->cfg = dev;
 	s->loop = env->loop; /* G */
+	s->ledger = nv_ledger_new();
+	s->lc.l = s->ledger;
+	s->lc.group = "start";
 	for (int g = 0; g < NV_NGROUPS; g++) {
 		s->holder[g] = json_object();
 		json_object_set_new(s->holder[g], "devices", json_object());
@@ -1765,6 +1778,7 @@ static int nv_fetch(void *state, struct mon_fetch *f)
 		mon_fetch_done(f);
 		return 0;
 	}
+	s->lc.group = group_name(f->id);
 	nv_pool_start(s->pool, nv_pcie_handles(s), nv_pcie_done, s);
 	s->pcie = NV_PCIE_FETCHED;
 	if (nv_pool_wait(s->pool, 0)) { /* the calls were made inline (fast ones): answered now */
@@ -1817,6 +1831,11 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		return;
 	}
 	s->cycle_ns = cy->mono_ns; /* G */
+	s->lc.group = group_name(id);
+	if (s->ledger && s->ledger_cycle != cy->mono_ns) {
+		s->ledger_cycle = cy->mono_ns;
+		nv_ledger_cycle(s->ledger);
+	}
 	if (id == GROUP_DEVICE_UTILIZATION)
 		nv_pcie_settle(s);
 	for (size_t i = 0; i < s->ndevs; i++) {
@@ -1856,6 +1875,7 @@ static void nv_proc_memory(void *state, const struct cycle *cy, struct host *hos
 	(void)cy;
 	if (!s || !s->ready)
 		return;
+	s->lc.group = "proc_memory";
 	for (size_t i = 0; i < s->ndevs; i++) {
 		struct nv_dev *d = &s->devs[i];
 
@@ -1875,9 +1895,11 @@ static void nv_close(void *state)
 
 	if (!s)
 		return;
+	s->lc.group = "close";
 	nv_free_g(s); /* the threads stop before NVML shuts down */
 	nv_free_devs(s);
-	nv_unload(&s->api);
+	nv_unload(&s->api, &s->lc);
+	nv_ledger_free(s->ledger); /* its table, when on */
 	for (int g = 0; g < NV_NGROUPS; g++)
 		json_decref(s->holder[g]);
 	free(s);

@@ -125,6 +125,7 @@ struct nv_events {
 	nvml_event_wait_fn wait;
 	nvml_event_types_fn supported;
 	nvml_error_string_fn error_string;
+	struct nv_lctx *lc;           /* the producer's call ledger context (borrowed; may be NULL) */
 	pthread_mutex_t mu;           /* set, and dev[].h and dev[].mask as the thread reads them */
 	nvmlEventSet_t set;
 	int have_set;
@@ -173,20 +174,20 @@ static void hand_over(struct nv_events *ev, const struct ev_rec *r)
  * The thread, after GPU_IS_LOST: a new set with the registered GPUs that
  * still register (a lost one fails), in place of the old one. 1 done, 0 not.
  */
-static int rebuild(struct nv_events *ev)
+static int rebuild(struct nv_events *ev, struct nv_lctx *lc)
 {
 	nvmlEventSet_t fresh, old;
 
-	if (ev->create(&fresh) != NVML_SUCCESS)
+	if (NVC(lc, ev->create, &fresh) != NVML_SUCCESS)
 		return 0;
 	pthread_mutex_lock(&ev->mu);
 	for (size_t i = 0; i < ev->ndev; i++)
 		if (ev->dev[i].h && ev->dev[i].mask) /* a lost one fails: registered again when it answers */
-			(void)ev->reg(ev->dev[i].h, ev->dev[i].mask, fresh);
+			(void)NVC(lc, ev->reg, ev->dev[i].h, ev->dev[i].mask, fresh);
 	old = ev->set;
 	ev->set = fresh;
 	pthread_mutex_unlock(&ev->mu);
-	ev->set_free(old);
+	NVC(lc, ev->set_free, old);
 	return 1;
 }
 
@@ -195,6 +196,7 @@ static void *ev_thread(void *arg)
 {
 	struct nv_events *ev = arg;
 	int streak = NVML_SUCCESS;
+	struct nv_lctx lc = { ev->lc ? ev->lc->l : NULL, "events (thread)", 0, 0 }; /* the ledger */
 
 	while (!atomic_load(&ev->stop)) {
 		nvmlEventData_t d;
@@ -206,7 +208,7 @@ static void *ev_thread(void *arg)
 		set = ev->set;
 		pthread_mutex_unlock(&ev->mu);
 		memset(&d, 0, sizeof(d));
-		rc = ev->wait(set, &d, NV_EV_WAIT_MS);
+		rc = NVC(&lc, ev->wait, set, &d, NV_EV_WAIT_MS);
 		memset(&r, 0, sizeof(r));
 		r.real_ns = clock_real_ns();
 		if (rc == NVML_SUCCESS) {
@@ -227,7 +229,7 @@ static void *ev_thread(void *arg)
 				hand_over(ev, &r);
 			}
 			streak = rc;
-			if (again || (rc != NVML_ERROR_GPU_IS_LOST && rc != NVML_ERROR_RESET_REQUIRED) || !rebuild(ev))
+			if (again || (rc != NVML_ERROR_GPU_IS_LOST && rc != NVML_ERROR_RESET_REQUIRED) || !rebuild(ev, &lc))
 				nap(ev, NV_EV_WAIT_MS); /* a driver that fails at once does not make us spin */
 		}
 	}
@@ -343,7 +345,7 @@ static int start_thread(struct nv_events *ev)
 	return -rc;
 }
 
-struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev)
+struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev, struct nv_lctx *lc)
 {
 	struct nv_events *ev = xcalloc(1, sizeof(*ev));
 	int p[2];
@@ -352,6 +354,7 @@ struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev)
 	nvmlReturn_t rc;
 
 	ev->rfd = ev->wfd = -1;
+	ev->lc = lc;
 	ev->ndev = ndev;
 	pthread_mutex_init(&ev->mu, NULL);
 	ev->dev = xcalloc(ndev ? ndev : 1, sizeof(*ev->dev));
@@ -375,7 +378,7 @@ struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev)
 		log_info("nvidia: this NVML has no event sets; XIDs and other events are not reported");
 		return ev;
 	}
-	rc = ev->create(&ev->set);
+	rc = NVC(ev->lc, ev->create, &ev->set);
 	if (rc != NVML_SUCCESS) {
 		log_warn("nvidia: cannot create an NVML event set: %s; XIDs and other events are not reported",
 			 ev_strerror(ev, rc, why, sizeof(why)));
@@ -413,14 +416,14 @@ void nv_events_register(struct nv_events *ev, size_t i, unsigned gpu, nvmlDevice
 	if (!ev->have_thread)
 		return;
 	drain(ev); /* events of the handle before are counted under it */
-	if (ev->supported && ev->supported(h, &sup) == NVML_SUCCESS)
+	if (ev->supported && NVC(ev->lc, ev->supported, h, &sup) == NVML_SUCCESS)
 		want &= sup;
 	pthread_mutex_lock(&ev->mu); /* the thread may be making a new set */
 	d->h = h;
 	d->mask = 0;
-	if (want && ev->reg(h, want, ev->set) == NVML_SUCCESS)
+	if (want && NVC(ev->lc, ev->reg, h, want, ev->set) == NVML_SUCCESS)
 		d->mask = want;
-	else if (ev->reg(h, nvmlEventTypeXidCriticalError, ev->set) == NVML_SUCCESS)
+	else if (NVC(ev->lc, ev->reg, h, nvmlEventTypeXidCriticalError, ev->set) == NVML_SUCCESS)
 		d->mask = nvmlEventTypeXidCriticalError; /* NOT_SUPPORTED for some type of the mask: XIDs at least */
 	pthread_mutex_unlock(&ev->mu);
 }
@@ -520,7 +523,7 @@ void nv_events_free(struct nv_events *ev)
 		pthread_join(ev->thread, NULL);
 	}
 	if (ev->have_set)
-		ev->set_free(ev->set);
+		NVC(ev->lc, ev->set_free, ev->set);
 	if (ev->rfd >= 0)
 		close(ev->rfd);
 	if (ev->wfd >= 0)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "nvml.h"
+#include "nvidia_ledger.h"
 
 struct loop;
 struct nv_events;
@@ -32,9 +33,10 @@ struct nv_events;
  * has event sets; without them, or when the set cannot be created, the
  * object still counts lost GPUs (nv_events_lost). With loop (may be NULL),
  * arriving events are taken as they come; otherwise at each report.
- * Never NULL (new object).
+ * lc (borrowed, may be NULL): the producer thread's call ledger context;
+ * the waiting thread records in the same ledger. Never NULL (new object).
  */
-struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev);
+struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev, struct nv_lctx *lc);
 
 /*
  * Register device slot i (NVML index gpu) with its handle h for the events

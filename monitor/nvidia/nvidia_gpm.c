@@ -74,7 +74,7 @@ void nv_gpm_release(const struct nv_gpm_api *a, struct nv_gpm *g, int keep_state
 	memcpy(why, g->why, sizeof(why));
 	for (int i = 0; i < 2; i++)
 		if (g->smp[i] && a->free)
-			a->free(g->smp[i]);
+			NVC(a->lc, a->free, g->smp[i]);
 	nv_gpm_init(g);
 	if (keep_state) {
 		g->state = state;
@@ -112,7 +112,7 @@ nvmlReturn_t nv_gpm_query(const struct nv_gpm_api *a, struct nv_gpm *g, nvmlDevi
 	}
 	memset(&sup, 0, sizeof(sup));
 	sup.version = NVML_GPM_SUPPORT_VERSION;
-	rc = a->support(h, &sup);
+	rc = NVC(a->lc, a->support, h, &sup);
 	if (gpm_lost(rc))
 		return rc;
 	if (rc != NVML_SUCCESS) {
@@ -143,7 +143,7 @@ static nvmlReturn_t gpm_compute(const struct nv_gpm_api *a, struct nv_gpm *g, nv
 	mg.sample2 = next;
 	for (int i = 0; i < NV_GPM_NMETRICS; i++)
 		mg.metrics[i].metricId = metrics[i].id;
-	rc = a->metrics(&mg);
+	rc = NVC(a->lc, a->metrics, &mg);
 	if (rc != NVML_SUCCESS)
 		return rc;
 	g->have = 0;
@@ -183,14 +183,14 @@ nvmlReturn_t nv_gpm_step(const struct nv_gpm_api *a, struct nv_gpm *g, nvmlDevic
 		return NVML_SUCCESS; /* too soon: the previous sample stays the baseline */
 	next = g->have_prev ? !g->prev : g->prev;
 	if (!g->smp[next]) {
-		rc = a->alloc(&g->smp[next]);
+		rc = NVC(a->lc, a->alloc, &g->smp[next]);
 		if (rc != NVML_SUCCESS) {
 			g->smp[next] = NULL;
 			gpm_refuse(a, g, "nvmlGpmSampleAlloc", rc);
 			return NVML_SUCCESS;
 		}
 	}
-	rc = mig ? a->mig_get(h, gi, g->smp[next]) : a->get(h, g->smp[next]);
+	rc = mig ? NVC(a->lc, a->mig_get, h, gi, g->smp[next]) : NVC(a->lc, a->get, h, g->smp[next]);
 	if (gpm_lost(rc))
 		return rc;
 	if (rc != NVML_SUCCESS) {

@@ -12,6 +12,7 @@
 #define ACCEL_NVIDIA_GPM_H
 
 #include "nvml.h"
+#include "nvidia_ledger.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@ struct nv_gpm_api {
 	nvml_gpm_mig_get_fn mig_get;
 	nvml_gpm_metrics_fn metrics;
 	const char *(*error_string)(nvmlReturn_t);
+	struct nv_lctx *lc; /* the call ledger context (borrowed; may be NULL), set by the caller */
 };
 
 /* One device's sampler: a whole GPU, or one GPU instance of a GPU in MIG mode. */

@@ -54,6 +54,7 @@ struct nv_links {
 	nvml_nvlink_state_fn state;
 	nvml_nvlink_error_fn error;
 	nvml_fields_fn fields;
+	struct nv_lctx *lc; /* the call ledger (borrowed; may be NULL) */
 	struct nl_dev *dev;
 	size_t ndev;
 };
@@ -63,7 +64,7 @@ static int lost_rc(nvmlReturn_t rc)
 	return rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_RESET_REQUIRED;
 }
 
-struct nv_links *nv_links_new(void *dl, size_t ndev)
+struct nv_links *nv_links_new(void *dl, size_t ndev, struct nv_lctx *lc)
 {
 	struct nv_links *l = xcalloc(1, sizeof(*l));
 	void *p;
@@ -76,6 +77,7 @@ struct nv_links *nv_links_new(void *dl, size_t ndev)
 	p = dlsym(dl, "nvmlDeviceGetFieldValues");
 	memcpy(&l->fields, &p, sizeof(p));
 	l->ndev = ndev;
+	l->lc = lc;
 	l->dev = xcalloc(ndev ? ndev : 1, sizeof(*l->dev));
 	return l;
 }
@@ -89,7 +91,7 @@ static int probe(struct nv_links *l, struct nl_dev *d, nvmlDevice_t h, nvmlRetur
 		return 0;
 	if (l->state)
 		for (n = 0; n < NVML_NVLINK_MAX_LINKS; n++) {
-			nvmlReturn_t rc = l->state(h, n, &active);
+			nvmlReturn_t rc = NVC(l->lc, l->state, h, n, &active);
 
 			if (lost_rc(rc)) {
 				*lost = rc;
@@ -169,7 +171,7 @@ static int read_tput(struct nv_links *l, struct nl_dev *d, nvmlDevice_t h, unsig
 		f[2 * k + 1].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
 		f[2 * k + 1].scopeId = k;
 	}
-	rc = l->fields(h, (int)(2 * d->nlinks), f);
+	rc = NVC(l->lc, l->fields, h, (int)(2 * d->nlinks), f);
 	if (lost_rc(rc)) {
 		*lost = rc;
 		return -1;
@@ -203,7 +205,7 @@ static int read_errs(struct nv_links *l, struct nl_dev *d, nvmlDevice_t h, unsig
 {
 	for (unsigned k = 0; k < d->nlinks; k++)
 		for (int e = 0; e < NL_NERR; e++) {
-			nvmlReturn_t rc = l->error ? l->error(h, k, nl_errs[e].counter, &v[k][e]) : NVML_ERROR_NOT_SUPPORTED;
+			nvmlReturn_t rc = l->error ? NVC(l->lc, l->error, h, k, nl_errs[e].counter, &v[k][e]) : NVML_ERROR_NOT_SUPPORTED;
 
 			if (lost_rc(rc)) {
 				*lost = rc;
@@ -261,7 +263,7 @@ int nv_links_util(struct nv_links *l, size_t i, nvmlDevice_t h, int64_t mono_ns,
 	links = sub(o, "nvlink");
 	for (unsigned k = 0; k < d->nlinks; k++) {
 		unsigned active = 0;
-		nvmlReturn_t rc = l->state(h, k, &active);
+		nvmlReturn_t rc = NVC(l->lc, l->state, h, k, &active);
 		json_t *e;
 
 		if (lost_rc(rc)) {

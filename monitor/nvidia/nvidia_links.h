@@ -16,11 +16,16 @@
 #include <stdint.h>
 
 #include "nvml.h"
+#include "nvidia_ledger.h"
 
 struct nv_links;
 
-/* NVLink state for ndev device slots from the NVML library dl (borrowed). New object, never NULL. */
-struct nv_links *nv_links_new(void *dl, size_t ndev);
+/*
+ * NVLink state for ndev device slots from the NVML library dl (borrowed);
+ * its calls are recorded in lc (the producer's call ledger context,
+ * borrowed, may be NULL). New object, never NULL.
+ */
+struct nv_links *nv_links_new(void *dl, size_t ndev, struct nv_lctx *lc);
 
 /* Take slot i's baselines (at open, and when the GPU answers again), at mono_ns (CLOCK_MONOTONIC). */
 void nv_links_prime(struct nv_links *l, size_t i, nvmlDevice_t h, int64_t mono_ns);

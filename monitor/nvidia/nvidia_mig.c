@@ -153,7 +153,7 @@ static nvmlReturn_t read_layout(struct nv_mig *m, const struct nv_mig_api *a, co
 
 	if (!a->mig_mode || !a->mig_handle || !a->gi_id || !a->ci_id)
 		return NVML_SUCCESS;
-	rc = a->mig_mode(p->h, &cur, &pend);
+	rc = NVC(a->lc, a->mig_mode, p->h, &cur, &pend);
 	if (mig_lost(rc))
 		return rc;
 	if ((rc != NVML_SUCCESS || cur != NVML_FEATURE_ENABLED) && !m->n)
@@ -162,7 +162,7 @@ static nvmlReturn_t read_layout(struct nv_mig *m, const struct nv_mig_api *a, co
 	if (rc != NVML_SUCCESS || cur != NVML_FEATURE_ENABLED)
 		goto done;
 	if (a->mig_count) {
-		rc = a->mig_count(p->h, &max);
+		rc = NVC(a->lc, a->mig_count, p->h, &max);
 		if (mig_lost(rc))
 			return rc;
 		if (rc != NVML_SUCCESS)
@@ -172,23 +172,23 @@ static nvmlReturn_t read_layout(struct nv_mig *m, const struct nv_mig_api *a, co
 		struct mig_inst *f = &fresh[n];
 		nvmlDevice_t mh = NULL;
 
-		rc = a->mig_handle(p->h, i, &mh);
+		rc = NVC(a->lc, a->mig_handle, p->h, i, &mh);
 		if (mig_lost(rc))
 			return rc;
 		if (rc != NVML_SUCCESS || !mh)
 			continue;
 		f->h = mh;
-		if ((rc = a->gi_id(mh, &f->gi)) != NVML_SUCCESS || (rc = a->ci_id(mh, &f->ci)) != NVML_SUCCESS) {
+		if ((rc = NVC(a->lc, a->gi_id, mh, &f->gi)) != NVML_SUCCESS || (rc = NVC(a->lc, a->ci_id, mh, &f->ci)) != NVML_SUCCESS) {
 			if (mig_lost(rc))
 				return rc;
 			continue;
 		}
-		if (a->uuid && (rc = a->uuid(mh, f->uuid, sizeof(f->uuid) - 1)) != NVML_SUCCESS) {
+		if (a->uuid && (rc = NVC(a->lc, a->uuid, mh, f->uuid, sizeof(f->uuid) - 1)) != NVML_SUCCESS) {
 			if (mig_lost(rc))
 				return rc;
 			f->uuid[0] = 0;
 		}
-		if (a->name && (rc = a->name(mh, f->name, sizeof(f->name) - 1)) != NVML_SUCCESS) {
+		if (a->name && (rc = NVC(a->lc, a->name, mh, f->name, sizeof(f->name) - 1)) != NVML_SUCCESS) {
 			if (mig_lost(rc))
 				return rc;
 			f->name[0] = 0;
@@ -302,7 +302,7 @@ static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, 
 		}
 		for (int tries = 0; tries < 4; tries++) {
 			n = in->pcap;
-			rc = a->procs(in->h, &n, in->pbuf);
+			rc = NVC(a->lc, a->procs, in->h, &n, in->pbuf);
 			if (rc != NVML_ERROR_INSUFFICIENT_SIZE || in->pcap >= MIG_PROC_MAX)
 				break;
 			in->pcap = n > in->pcap ? n + n / 4 + 8 : in->pcap * 2;
@@ -380,7 +380,7 @@ static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a,
 	case GROUP_DEVICE_INFO:
 	case GROUP_DEVICE_MEMORY:
 		memset(&mem, 0, sizeof(mem));
-		rc = a->mem ? a->mem(in->h, &mem) : NVML_ERROR_FUNCTION_NOT_FOUND;
+		rc = a->mem ? NVC(a->lc, a->mem, in->h, &mem) : NVML_ERROR_FUNCTION_NOT_FOUND;
 		if (mig_lost(rc))
 			return rc;
 		if (id == GROUP_DEVICE_INFO) {

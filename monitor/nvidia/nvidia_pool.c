@@ -49,6 +49,7 @@ struct pool_job {
 
 struct nv_pool {
 	nvml_pcie_fn fn;
+	struct nv_lctx *lc;    /* the caller's thread's ledger context (borrowed; NULL: none) */
 	pthread_mutex_t mu;
 	pthread_cond_t work, done_cv;
 	pthread_t thr[NV_POOL_MAX];
@@ -69,6 +70,7 @@ struct nv_pool {
 static void *worker(void *arg)
 {
 	struct nv_pool *p = arg;
+	struct nv_lctx lc = { p->lc ? p->lc->l : NULL, "device_utilization", 0, 0 }; /* the ledger */
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -89,7 +91,7 @@ static void *worker(void *arg)
 		j->state = 2;
 		pthread_mutex_unlock(&p->mu);
 		t0 = clock_mono_ns();
-		rc = p->fn(j->h, (k & 1) ? NVML_PCIE_UTIL_RX_BYTES : NVML_PCIE_UTIL_TX_BYTES, &kbs);
+		rc = NVC(&lc, p->fn, j->h, (k & 1) ? NVML_PCIE_UTIL_RX_BYTES : NVML_PCIE_UTIL_TX_BYTES, &kbs);
 		t0 = clock_mono_ns() - t0;
 		pthread_mutex_lock(&p->mu);
 		if (j->batch != p->batch) { /* a late call of an earlier batch: its result is nobody's now */
@@ -138,11 +140,12 @@ static void on_done(struct loop_watch *w, short revents)
 		done(ud);
 }
 
-struct nv_pool *nv_pool_new(nvml_pcie_fn fn, struct loop *loop, size_t ndev)
+struct nv_pool *nv_pool_new(nvml_pcie_fn fn, struct loop *loop, size_t ndev, struct nv_lctx *lc)
 {
 	struct nv_pool *p = xcalloc(1, sizeof(*p));
 
 	p->fn = fn;
+	p->lc = lc;
 	p->jobs = xcalloc(2 * (ndev ? ndev : 1), sizeof(*p->jobs));
 	p->njobs = p->next = 2 * ndev;
 	pthread_condattr_t ca;
@@ -215,9 +218,9 @@ int nv_pool_start(struct nv_pool *p, const nvmlDevice_t *h, void (*done)(void *u
 			if (p->jobs[k].state == 1) {
 				int64_t t0 = clock_mono_ns();
 
-				p->jobs[k].rc = p->fn(p->jobs[k].h, (k & 1) ? NVML_PCIE_UTIL_RX_BYTES
-									   : NVML_PCIE_UTIL_TX_BYTES,
-						      &p->jobs[k].kbs);
+				p->jobs[k].rc = NVC(p->lc, p->fn, p->jobs[k].h,
+						    (k & 1) ? NVML_PCIE_UTIL_RX_BYTES : NVML_PCIE_UTIL_TX_BYTES,
+						    &p->jobs[k].kbs);
 				p->jobs[k].state = 3;
 				if (clock_mono_ns() - t0 > NV_POOL_SLOW_NS)
 					p->inline_calls = 0;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "nvml.h"
+#include "nvidia_ledger.h"
 
 struct loop;
 struct nv_pool;
@@ -28,9 +29,11 @@ struct nv_pool;
  * A pool for ndev device slots reading with fn (borrowed: the library stays
  * loaded until nv_pool_free). With loop (may be NULL), a batch's end is
  * heard there and calls the batch's done callback. No thread starts before
- * the first batch. New object, never NULL.
+ * the first batch. lc (borrowed, may be NULL): the caller's thread's call
+ * ledger context, whose ledger the workers' calls go to as well. New
+ * object, never NULL.
  */
-struct nv_pool *nv_pool_new(nvml_pcie_fn fn, struct loop *loop, size_t ndev);
+struct nv_pool *nv_pool_new(nvml_pcie_fn fn, struct loop *loop, size_t ndev, struct nv_lctx *lc);
 
 /*
  * Start a batch: TX and RX of each slot whose handle h[i] is not NULL

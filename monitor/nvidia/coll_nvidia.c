@@ -177,6 +177,7 @@ static const struct map_rows nvidia_rows = {
 #include "nvidia_pool.h"
 #include "nvidia_ledger.h"
 #include "../../common/log.h"
+#include "../../common/timeutil.h"
 #include "../../common/util.h"
 
 #include <dlfcn.h>
@@ -279,6 +280,27 @@ struct ctr {
 /* Counters kept per device, baselines for the per-period increases. */
 enum { C_ENERGY, C_ECC_CV, C_ECC_UV, C_ECC_CA, C_ECC_UA, C_REPLAY, C_COUNT };
 
+/* Reads on the slow cadence ("slow_period"), each with its own clock per device. */
+enum { SR_ENERGY, SR_REPLAY, SR_MEMTEMP, SR_RETIRED, SR_MEM2, SR_COUNT };
+
+/* Static values, read again at their next use after a refresh marked them (nv_dev.stale). */
+enum { ST_LIMIT = 1, ST_MIG = 2, ST_TOTAL = 4, ST_ALL = 7 };
+
+/*
+ * The energy counter between its reads: the running total reported is the
+ * counter at its last read plus the power readings integrated since
+ * (trapezoids between cycles), re-anchored to the counter at each read.
+ */
+struct nv_energy {
+	int have;          /* total_mj holds a running total */
+	double total_mj;   /* the running total last reported (mJ) */
+	uint64_t counter;  /* the counter at its last read (mJ) */
+	double owed_mj;    /* the estimate ran this far past the counter: taken off the next estimates (mJ) */
+	int have_p;        /* p_mw was read at p_ns */
+	unsigned p_mw;     /* the last power reading (mW) */
+	int64_t p_ns;      /* when (CLOCK_MONOTONIC) */
+};
+
 struct nv_proc {
 	unsigned pid;
 	uint64_t bytes;
@@ -297,6 +319,24 @@ struct nv_dev {
 	int64_t tried_cycle;     /* the cycle of the last handle lookup that failed */
 	struct ctr c[C_COUNT];
 	int mem_v1;              /* nvmlDeviceGetMemoryInfo_v2 refused: use v1 */
+	/* cadences (docs/nvidia.md, "What each cycle costs") */
+	uint32_t unsup;          /* bit f: field f answered NOT_SUPPORTED, not asked again until the static refresh */
+	unsigned stale;          /* ST_* bits: static values to read again at their next use */
+	int64_t static_ns;       /* when the static values were last marked stale (CLOCK_MONOTONIC; 0: never) */
+	int64_t slow_ns[SR_COUNT]; /* when each slow read was last made (0: never: due) */
+	unsigned limit_mw;       /* static: the power limit, when have_limit */
+	unsigned mig_cur;        /* static: the MIG mode (NVML_FEATURE_*), when have_mig */
+	int have_limit, have_mig;
+	uint64_t mem_total;      /* static: memory total, when have_total */
+	int have_total;
+	int64_t reserved;        /* slow: reserved memory from nvmlDeviceGetMemoryInfo_v2; -1 unknown */
+	uint64_t memtemp;        /* slow: the memory temperature, when have_memtemp */
+	int have_memtemp;
+	unsigned replay;         /* slow: the PCIe replay counter at its last read, when have_replay */
+	int have_replay;
+	uint64_t retired[3];     /* slow: retired pages (SBE, DBE, pending), retired_r[k]: read */
+	int retired_r[3];
+	struct nv_energy energy; /* the energy counter and its estimate between reads */
 	/* compute processes: the raw NVML buffer and the parsed list */
 	void *pbuf;
 	unsigned pcap;           /* entries pbuf holds */
@@ -343,36 +383,86 @@ struct nv_state {
 	struct nv_ledger *ledger;
 	struct nv_lctx lc;          /* the producer thread's calls */
 	int64_t ledger_cycle;       /* the last cycle counted (CLOCK_MONOTONIC) */
+	/* cadences: 0 = every cycle ("slow_period": "period") */
+	int64_t slow_every;         /* ns between two slow reads of a device */
+	int64_t static_every;       /* ns between two refreshes of the static values */
+	int64_t pcie_ns;            /* when the PCIe worker pool's last batch started (0: never) */
 };
 
 /* The producer thread's call context, for NVL and NVC (nvidia_ledger.h). */
 #define NV_LC (&s->lc)
 
-/* s->pcie: this cycle's PCIe batch is to be started at collect, or was started by the fetch. */
-enum { NV_PCIE_NONE, NV_PCIE_FETCHED };
+/*
+ * s->pcie: this cycle's PCIe batch is to be started at collect, or was
+ * started by the fetch, or is not due (the last batch's results stand).
+ */
+enum { NV_PCIE_NONE, NV_PCIE_FETCHED, NV_PCIE_KEEP };
 
 /* ---- loading ------------------------------------------------------------- */
 
 /* What a "nvidia" devices block keeps from its own keys (cfg_device.own). */
 struct nv_conf {
-	char *library; /* "library": the NVML library to dlopen */
+	char *library;   /* "library": the NVML library to dlopen */
+	int have_slow;   /* "slow_period" was given */
+	int64_t slow_ms; /* its value; 0: "period" (every cycle, static values too) */
 };
 
-/* The keys of a "nvidia" block beyond every block's. */
-static const char *const nv_keys[] = { "library", NULL };
+#define NV_SLOW_DEFAULT_MS 10000 /* "slow_period" by default */
+#define NV_SLOW_MIN_MS 1000
+#define NV_STATIC_S 60           /* seconds between refreshes of the static values (not with "period") */
+#define NV_SLACK_NS (50 * NS_PER_MS) /* a slow read this early is due already (cycles' jitter) */
 
-/* Config: "library" names the NVML library, a path or a name ld.so searches for. */
+/* The keys of a "nvidia" block beyond every block's. */
+static const char *const nv_keys[] = { "library", "slow_period", NULL };
+
+/*
+ * "slow_period": how often the costly NVML reads are made, a duration
+ * (at least 1 s) or "period" (every cycle, today's cadence). *ms: 0 for
+ * "period". 0, 1 absent, or -EINVAL after cfg_block_error.
+ */
+static int nv_config_slow(const struct cfg_block *b, int64_t *ms)
+{
+	json_t *v = json_object_get(b->obj, "slow_period");
+	const char *why = NULL;
+
+	if (!v)
+		return 1;
+	if (json_is_string(v) && !strcmp(json_string_value(v), "period")) {
+		*ms = 0;
+		return 0;
+	}
+	if (json_is_string(v)) {
+		if (duration_parse(json_string_value(v), ms, &why))
+			return cfg_block_error(b, "slow_period", 0, "invalid duration: %s", why);
+	} else if (json_is_number(v) && json_number_value(v) >= 0 && json_number_value(v) <= 86400) {
+		*ms = (int64_t)(json_number_value(v) * 1000.0 + 0.5);
+	} else {
+		return cfg_block_error(b, "slow_period", 0,
+				       "expected a duration such as \"10s\", a number of seconds or \"period\"");
+	}
+	if (*ms < NV_SLOW_MIN_MS || *ms > 86400 * MS_PER_S)
+		return cfg_block_error(b, "slow_period", 0, "out of range: 1s to 24h, or \"period\"");
+	return 0;
+}
+
+/* Config: "library" names the NVML library, a path or a name ld.so searches for; "slow_period" (above). */
 static int nv_config(const struct cfg_block *b)
 {
 	const char *lib = NULL;
 	struct nv_conf *c;
+	int64_t slow = 0;
+	int r;
 
 	if (cfg_block_string(b, "library", "the NVML library's path or file name", &lib))
 		return -EINVAL;
-	if (!lib)
+	if ((r = nv_config_slow(b, &slow)) < 0)
+		return r;
+	if (!lib && r)
 		return 0;
 	c = xcalloc(1, sizeof(*c));
-	c->library = xstrdup(lib);
+	c->library = lib ? xstrdup(lib) : NULL;
+	c->have_slow = !r;
+	c->slow_ms = slow;
 	*b->own = c;
 	return 0;
 }
@@ -380,9 +470,16 @@ static int nv_config(const struct cfg_block *b)
 static void nv_config_print(const void *own, json_t *block)
 {
 	const struct nv_conf *c = own;
+	char d[32];
 
 	if (c->library)
 		json_object_set_new(block, "library", json_string(c->library));
+	if (c->have_slow && !c->slow_ms) {
+		json_object_set_new(block, "slow_period", json_string("period"));
+	} else if (c->have_slow) {
+		duration_format(c->slow_ms, d, sizeof(d));
+		json_object_set_new(block, "slow_period", json_string(d));
+	}
 }
 
 static void nv_config_free(void *own)
@@ -486,7 +583,12 @@ static void nv_unload(struct nvml_api *api, struct nv_lctx *lc)
 enum nv_field {
 	NF_IDENT, NF_UTIL, NF_ENC, NF_DEC, NF_PCIE, NF_MEM, NF_PROCS, NF_MIG, NF_TEMP, NF_FIELDS, NF_FAN,
 	NF_REASONS, NF_POWER, NF_ENERGY, NF_LIMIT, NF_CLOCK, NF_ECC, NF_REPLAY, NF_REMAP, NF_EVENTS,
+	NF_MEMTEMP, NF_RETIRED, NF_CLOCK_SM, NF_CLOCK_MEM, NF_CLOCK_VIDEO,
 };
+_Static_assert(NF_CLOCK_VIDEO < 32, "nv_dev.warned and .unsup hold a bit per field");
+
+/* Is field f of device d asked this cycle? Not after NOT_SUPPORTED, until the static refresh. */
+#define ASKS(f) (!(d->unsup & (1u << (f))))
 
 static int nv_is_lost(nvmlReturn_t rc)
 {
@@ -522,6 +624,8 @@ static int nv_ok(struct nv_state *s, struct nv_dev *d, nvmlReturn_t rc, enum nv_
 		nv_lose(s, d, rc);
 		return -1;
 	}
+	if ((rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND) && s->static_every)
+		d->unsup |= 1u << f; /* not asked again until the static refresh */
 	if (rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_FUNCTION_NOT_FOUND && rc != NVML_ERROR_NO_PERMISSION &&
 	    rc != NVML_ERROR_NOT_FOUND && rc != NVML_ERROR_NO_DATA && !(d->warned & (1u << f))) {
 		d->warned |= 1u << f;
@@ -540,6 +644,83 @@ static int ctr_step(struct ctr *c, uint64_t v, uint64_t *delta)
 	c->last = v;
 	c->have = 1;
 	return had;
+}
+
+/* ---- cadences ------------------------------------------------------------ */
+
+/*
+ * Is a read made last at *last (0: never) due in this cycle, one every
+ * `every` ns (0: every cycle)? When it is, *last becomes the cycle's time.
+ */
+static int nv_due(const struct nv_state *s, int64_t *last, int64_t every)
+{
+	if (every > 0 && *last && s->cycle_ns - *last < every - NV_SLACK_NS)
+		return 0;
+	*last = s->cycle_ns;
+	return 1;
+}
+
+/* Forget what device d's cadences kept: at open, and when it answers again (another GPU, perhaps). */
+static void dev_cadence_reset(struct nv_dev *d)
+{
+	d->unsup = 0;
+	d->stale = ST_ALL;
+	d->static_ns = 0;
+	memset(d->slow_ns, 0, sizeof(d->slow_ns));
+	d->have_limit = d->have_mig = d->have_total = d->have_memtemp = d->have_replay = 0;
+	d->reserved = -1;
+	memset(d->retired_r, 0, sizeof(d->retired_r));
+	memset(&d->energy, 0, sizeof(d->energy));
+}
+
+/*
+ * A reading of the energy counter (mJ): the increase since the running
+ * total reported last (mJ), or -1 for the first reading (a baseline). The
+ * total never goes back while the counter goes forward: when the estimate
+ * ran past the counter, the increase is 0 and the excess is taken off the
+ * next estimates. A counter that went backwards (driver reload, reset)
+ * starts afresh, as ctr_step does.
+ */
+static double energy_anchor(struct nv_energy *e, uint64_t mj)
+{
+	double inc;
+
+	if (!e->have) {
+		e->have = 1;
+		e->total_mj = (double)mj;
+		e->owed_mj = 0;
+		e->counter = mj;
+		return -1;
+	}
+	if (mj < e->counter) {
+		inc = (double)mj;
+		e->total_mj = (double)mj;
+		e->owed_mj = 0;
+	} else if ((double)mj >= e->total_mj) {
+		inc = (double)mj - e->total_mj;
+		e->total_mj = (double)mj;
+		e->owed_mj = 0;
+	} else {
+		inc = 0;
+		e->owed_mj = e->total_mj - (double)mj;
+	}
+	e->counter = mj;
+	return inc;
+}
+
+/* An estimate between counter readings (mJ over the period, from the power readings): what is reported. */
+static double energy_estimate(struct nv_energy *e, double est)
+{
+	double take = est - e->owed_mj;
+
+	if (take < 0) {
+		e->owed_mj = -take;
+		take = 0;
+	} else {
+		e->owed_mj = 0;
+	}
+	e->total_mj += take;
+	return take;
 }
 
 /* ---- JSON kept between cycles -------------------------------------------- */
@@ -776,6 +957,7 @@ static int dev_lookup(struct nv_state *s, struct nv_dev *d)
 		dev_take_ident(d, &t);
 	}
 	memset(d->c, 0, sizeof(d->c));
+	dev_cadence_reset(d);
 	d->procs_ok = 0;
 	d->err[0] = 0;
 	dev_register_xid(s, d);
@@ -969,7 +1151,13 @@ static int read_mem(struct nv_state *s, struct nv_dev *d, uint64_t *total, uint6
 	int r;
 
 	*reserved = -1;
-	if (a->mem2 && !d->mem_v1) {
+	/*
+	 * nvmlDeviceGetMemoryInfo_v2 costs far more than v1 on a GSP driver: it
+	 * is made on the slow cadence for the reserved memory, which is fixed
+	 * by the driver, and v1 (whose used includes it) in between.
+	 */
+	if (a->mem2 && !d->mem_v1 &&
+	    (nv_due(s, &d->slow_ns[SR_MEM2], s->slow_every) || d->reserved < 0 || !a->mem)) {
 		nvmlMemory_v2_t m;
 		nvmlReturn_t rc;
 
@@ -981,6 +1169,7 @@ static int read_mem(struct nv_state *s, struct nv_dev *d, uint64_t *total, uint6
 			*used = m.used;
 			*freeb = m.free;
 			*reserved = (int64_t)m.reserved;
+			d->reserved = *reserved;
 			return 1;
 		}
 		if (nv_is_lost(rc))
@@ -996,6 +1185,10 @@ static int read_mem(struct nv_state *s, struct nv_dev *d, uint64_t *total, uint6
 		*total = m.total;
 		*used = m.used;
 		*freeb = m.free;
+		if (a->mem2 && !d->mem_v1 && d->reserved >= 0) { /* v2's figures: used without the reserved memory */
+			*reserved = d->reserved;
+			*used = m.used > (uint64_t)d->reserved ? m.used - (uint64_t)d->reserved : 0;
+		}
 		return 1;
 	}
 	return 0;
@@ -1034,7 +1227,7 @@ static int read_procs(struct nv_state *s, struct nv_dev *d)
 	int r;
 
 	d->procs_ok = 0;
-	if (!a->procs)
+	if (!a->procs || !ASKS(NF_PROCS))
 		return 0;
 	for (int tries = 0; tries < 4; tries++) {
 		n = d->pcap;
@@ -1088,8 +1281,16 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 	unsigned u;
 	uint64_t delta;
 
-	if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS)
-		ctr_step(&d->c[C_ENERGY], v, &delta);
+	if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS) {
+		energy_anchor(&d->energy, v);
+		d->slow_ns[SR_ENERGY] = clock_mono_ns();
+		/* the power now: the first period's energy is estimated from it, not read again */
+		if (a->power && NVC(NV_LC, a->power, d->h, &u) == NVML_SUCCESS) {
+			d->energy.have_p = 1;
+			d->energy.p_mw = u;
+			d->energy.p_ns = d->slow_ns[SR_ENERGY];
+		}
+	}
 	if (a->ecc) {
 		static const int kinds[4][2] = { { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC },
 						 { NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC },
@@ -1113,12 +1314,29 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 			return -1;                     \
 	} while (0)
 
+/* Device d's MIG mode into d->mig_cur and d->have_mig, read when stale (a static value). 0, or -1 lost. */
+static int dev_mig_mode(struct nv_state *s, struct nv_dev *d)
+{
+	const struct nvml_api *a = &s->api;
+	unsigned cur = 0, pend;
+	int r = 0;
+
+	if (!(d->stale & ST_MIG))
+		return 0;
+	if (a->mig_mode)
+		TRY(NVC(NV_LC, a->mig_mode, d->h, &cur, &pend), NF_MIG);
+	d->have_mig = r;
+	d->mig_cur = cur;
+	d->stale &= ~ST_MIG;
+	return 0;
+}
+
 static int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
 	const struct nvml_api *a = &s->api;
-	uint64_t total, used, freeb;
+	uint64_t total = 0, used, freeb;
 	int64_t reserved;
-	unsigned u, pend;
+	unsigned u = 0;
 	int r;
 
 	if (d->have_serial)
@@ -1131,24 +1349,34 @@ static int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
 		put_str(o, "nvml_version", s->nvml);
 	if (s->cuda[0])
 		put_str(o, "cuda_driver_version", s->cuda);
-	if ((r = read_mem(s, d, &total, &used, &freeb, &reserved)) < 0)
-		return -1;
-	if (r)
-		put_u64(o, "memory_total_bytes", total);
+	/* Static values: read when a refresh marked them (nv_collect), kept in between. */
+	if (d->stale & ST_TOTAL) {
+		if ((r = read_mem(s, d, &total, &used, &freeb, &reserved)) < 0)
+			return -1;
+		d->have_total = r;
+		d->mem_total = total;
+		d->stale &= ~ST_TOTAL;
+	}
+	if (d->have_total)
+		put_u64(o, "memory_total_bytes", d->mem_total);
 	else
 		drop(o, "memory_total_bytes");
-	r = 0;
-	if (a->power_limit)
-		TRY(NVC(NV_LC, a->power_limit, d->h, &u), NF_LIMIT);
-	if (r)
-		put_real(o, "power_limit_watts", u / 1000.0);
+	if (d->stale & ST_LIMIT) {
+		r = 0;
+		if (a->power_limit)
+			TRY(NVC(NV_LC, a->power_limit, d->h, &u), NF_LIMIT);
+		d->have_limit = r;
+		d->limit_mw = u;
+		d->stale &= ~ST_LIMIT;
+	}
+	if (d->have_limit)
+		put_real(o, "power_limit_watts", d->limit_mw / 1000.0);
 	else
 		drop(o, "power_limit_watts");
-	r = 0;
-	if (a->mig_mode)
-		TRY(NVC(NV_LC, a->mig_mode, d->h, &u, &pend), NF_MIG);
-	if (r)
-		put_str(o, "mig_mode", u == NVML_FEATURE_ENABLED ? "enabled" : "disabled");
+	if (dev_mig_mode(s, d) < 0)
+		return -1;
+	if (d->have_mig)
+		put_str(o, "mig_mode", d->mig_cur == NVML_FEATURE_ENABLED ? "enabled" : "disabled");
 	else
 		drop(o, "mig_mode");
 	return 0;
@@ -1161,7 +1389,7 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 	unsigned u, period;
 	int r = 0;
 
-	if (a->util)
+	if (a->util && ASKS(NF_UTIL))
 		TRY(NVC(NV_LC, a->util, d->h, &ut), NF_UTIL);
 	if (r) {
 		put_real(o, "core_percent", ut.gpu);
@@ -1171,14 +1399,14 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 		drop(o, "memory_bandwidth_percent");
 	}
 	r = 0;
-	if (a->enc)
+	if (a->enc && ASKS(NF_ENC))
 		TRY(NVC(NV_LC, a->enc, d->h, &u, &period), NF_ENC);
 	if (r)
 		put_real(o, "encoder_percent", u);
 	else
 		drop(o, "encoder_percent");
 	r = 0;
-	if (a->dec)
+	if (a->dec && ASKS(NF_DEC))
 		TRY(NVC(NV_LC, a->dec, d->h, &u, &period), NF_DEC);
 	if (r)
 		put_real(o, "decoder_percent", u);
@@ -1241,13 +1469,13 @@ static void put_procs(struct nv_dev *d, json_t *o)
 static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
 	const struct nvml_api *a = &s->api;
-	unsigned cur = 0, pend, max = 0;
+	unsigned max = 0;
 	json_t *m;
 	int r = 0;
 
-	if (a->mig_mode && a->mig_count && a->mig_handle)
-		TRY(NVC(NV_LC, a->mig_mode, d->h, &cur, &pend), NF_MIG);
-	if (!r || cur != NVML_FEATURE_ENABLED) {
+	if (a->mig_count && a->mig_handle && dev_mig_mode(s, d) < 0)
+		return -1;
+	if (!a->mig_count || !a->mig_handle || !d->have_mig || d->mig_cur != NVML_FEATURE_ENABLED) {
 		drop(o, "mig_devices");
 		return 0;
 	}
@@ -1382,9 +1610,10 @@ static void put_reason_map(json_t *o, unsigned long long mask)
 }
 
 /* One NVML field value (nvmlDeviceGetFieldValues) as an unsigned integer. 1, 0 absent, -1 lost. */
-static int field_u64(struct nv_state *s, struct nv_dev *d, const nvmlFieldValue_t *f, uint64_t *v)
+static int field_u64(struct nv_state *s, struct nv_dev *d, const nvmlFieldValue_t *f, enum nv_field nf,
+		     uint64_t *v)
 {
-	int r = nv_ok(s, d, f->nvmlReturn, NF_FIELDS);
+	int r = nv_ok(s, d, f->nvmlReturn, nf);
 
 	if (r <= 0)
 		return r;
@@ -1429,39 +1658,44 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	uint64_t v;
 	int r = 0;
 
-	if (a->temp)
+	if (a->temp && ASKS(NF_TEMP))
 		TRY(NVC(NV_LC, a->temp, d->h, NVML_TEMPERATURE_GPU, &u), NF_TEMP);
 	if (r)
 		put_int(t, "gpu", u);
 	else
 		drop(t, "gpu");
-	r = 0;
-	if (a->fields) {
+	/* The memory temperature: a field value that costs a driver round trip, on the slow cadence. */
+	if (a->fields && ASKS(NF_MEMTEMP) && nv_due(s, &d->slow_ns[SR_MEMTEMP], s->slow_every)) {
 		nvmlFieldValue_t f;
 		nvmlReturn_t rc;
 
+		r = 0;
 		memset(&f, 0, sizeof(f));
 		f.fieldId = NVML_FI_DEV_MEMORY_TEMP;
 		rc = NVC(NV_LC, a->fields, d->h, 1, &f);
 		if (rc != NVML_SUCCESS)
-			TRY(rc, NF_FIELDS);
-		else if ((r = field_u64(s, d, &f, &v)) < 0)
+			TRY(rc, NF_MEMTEMP);
+		else if ((r = field_u64(s, d, &f, NF_MEMTEMP, &v)) < 0)
 			return -1;
+		d->have_memtemp = r;
+		d->memtemp = v;
+	} else if (!a->fields || !ASKS(NF_MEMTEMP)) {
+		d->have_memtemp = 0;
 	}
-	if (r)
-		put_u64(t, "memory", v);
+	if (d->have_memtemp)
+		put_u64(t, "memory", d->memtemp);
 	else
 		drop(t, "memory");
 	drop_if_empty(o, "temperatures_celsius");
 	r = 0;
-	if (a->fan)
+	if (a->fan && ASKS(NF_FAN))
 		TRY(NVC(NV_LC, a->fan, d->h, &u), NF_FAN);
 	if (r)
 		put_real(o, "fan_percent", u);
 	else
 		drop(o, "fan_percent");
 	r = 0;
-	if (a->reasons)
+	if (a->reasons && ASKS(NF_REASONS))
 		TRY(NVC(NV_LC, a->reasons, d->h, &mask), NF_REASONS);
 	if (r) {
 		put_reasons(o, mask);
@@ -1474,33 +1708,59 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	return 0;
 }
 
+/*
+ * Power, and energy: the counter costs milliseconds of driver time per
+ * read, so it is read on the slow cadence (and whenever there is no power
+ * reading to estimate from); in between, the period's energy is the
+ * trapezoid of this power reading and the last one over the time between
+ * them, and the total is re-anchored to the counter at each read
+ * (energy_anchor).
+ */
 static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
 	const struct nvml_api *a = &s->api;
-	unsigned u;
+	struct nv_energy *e = &d->energy;
+	unsigned u = 0;
 	unsigned long long mj;
-	uint64_t delta;
-	int r = 0;
+	double inc = -1, est = -1;
+	int r = 0, due;
 
-	if (a->power)
+	if (a->power && ASKS(NF_POWER))
 		TRY(NVC(NV_LC, a->power, d->h, &u), NF_POWER);
 	if (r)
 		put_real(o, "power_watts", u / 1000.0);
 	else
 		drop(o, "power_watts");
+	if (r && e->have_p && s->cycle_ns > e->p_ns)
+		est = ((double)e->p_mw + (double)u) / 2.0 * (double)(s->cycle_ns - e->p_ns) / (double)NS_PER_S;
+	e->have_p = r;
+	e->p_mw = u;
+	e->p_ns = s->cycle_ns;
 	r = 0;
-	if (a->energy)
+	due = nv_due(s, &d->slow_ns[SR_ENERGY], s->slow_every);
+	if (!due && (est < 0 || !e->have)) { /* nothing to estimate from: the counter now */
+		due = 1;
+		d->slow_ns[SR_ENERGY] = s->cycle_ns;
+	}
+	if (a->energy && ASKS(NF_ENERGY) && due) {
 		TRY(NVC(NV_LC, a->energy, d->h, &mj), NF_ENERGY);
-	if (r && ctr_step(&d->c[C_ENERGY], mj, &delta))
-		put_real(o, "energy_joules", (double)delta / 1000.0);
+		if (r)
+			inc = energy_anchor(e, mj);
+		else
+			e->have = 0;
+	} else if (!a->energy || !ASKS(NF_ENERGY)) {
+		e->have = 0;
+	} else {
+		inc = energy_estimate(e, est);
+	}
+	if (e->have && inc >= 0)
+		put_real(o, "energy_joules", inc / 1000.0);
 	else
 		drop(o, "energy_joules");
-	if (r) {
-		put_real(o, "energy_total_joules", (double)mj / 1000.0);
-	} else {
+	if (e->have)
+		put_real(o, "energy_total_joules", e->total_mj / 1000.0);
+	else
 		drop(o, "energy_total_joules");
-		d->c[C_ENERGY].have = 0;
-	}
 	return 0;
 }
 
@@ -1512,10 +1772,12 @@ static int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
 	unsigned u;
 	int r;
 
+	static const enum nv_field nf[NVML_CLOCK_COUNT] = { NF_CLOCK, NF_CLOCK_SM, NF_CLOCK_MEM, NF_CLOCK_VIDEO };
+
 	for (int k = 0; k < NVML_CLOCK_COUNT; k++) {
 		r = 0;
-		if (a->clock)
-			TRY(NVC(NV_LC, a->clock, d->h, k, &u), NF_CLOCK);
+		if (a->clock && ASKS(nf[k]))
+			TRY(NVC(NV_LC, a->clock, d->h, k, &u), nf[k]);
 		if (r)
 			put_int(c, names[k], u);
 		else
@@ -1541,7 +1803,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 
 	for (int k = 0; k < 4; k++) {
 		r = 0;
-		if (a->ecc)
+		if (a->ecc && ASKS(NF_ECC))
 			TRY(NVC(NV_LC, a->ecc, d->h, kinds[k][0], kinds[k][1], &v[k]), NF_ECC);
 		had[k] = r && ctr_step(&d->c[C_ECC_CV + k], v[k], &delta[k]);
 		if (r) {
@@ -1561,21 +1823,39 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 	} else {
 		drop(o, "ecc_errors");
 	}
-	r = 0;
-	if (a->replay)
-		TRY(NVC(NV_LC, a->replay, d->h, &u), NF_REPLAY);
-	if (r) {
+	/*
+	 * The PCIe replay counter, on the slow cadence: between reads its
+	 * increase is 0 and the total the last one read; a read reports the
+	 * increase since the read before, so the increases still add up to the
+	 * counter's.
+	 */
+	if (a->replay && ASKS(NF_REPLAY) && nv_due(s, &d->slow_ns[SR_REPLAY], s->slow_every)) {
 		uint64_t dl;
 
-		if (ctr_step(&d->c[C_REPLAY], u, &dl))
+		r = 0;
+		TRY(NVC(NV_LC, a->replay, d->h, &u), NF_REPLAY);
+		d->have_replay = r;
+		if (r && ctr_step(&d->c[C_REPLAY], u, &dl))
 			put_u64(o, "pcie_replays", dl);
 		else
 			drop(o, "pcie_replays");
-		put_int(o, "pcie_replays_total", u);
+		if (r) {
+			d->replay = u;
+			put_int(o, "pcie_replays_total", u);
+		} else {
+			d->c[C_REPLAY].have = 0;
+		}
+	} else if (a->replay && ASKS(NF_REPLAY) && d->have_replay) {
+		if (d->c[C_REPLAY].have)
+			put_u64(o, "pcie_replays", 0);
+		put_int(o, "pcie_replays_total", d->replay);
 	} else {
+		d->have_replay = 0;
+		d->c[C_REPLAY].have = 0;
+	}
+	if (!d->have_replay) {
 		drop(o, "pcie_replays");
 		drop(o, "pcie_replays_total");
-		d->c[C_REPLAY].have = 0;
 	}
 	/* events (nvidia_events.c), NVLink errors (nvidia_links.c) */
 	if (s->events)
@@ -1586,26 +1866,32 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		if (nv_links_errors(s->links, (size_t)(d - s->devs), d->h, o, &lost) < 0)
 			return nv_ok(s, d, lost, NF_FIELDS);
 	}
-	/* Retired pages (before Ampere) through field values; remapped rows (Ampere on). */
+	/* Retired pages (before Ampere) through field values, on the slow cadence; remapped rows (Ampere on). */
 	r = 0;
-	if (a->fields) {
+	if (a->fields && ASKS(NF_RETIRED) && nv_due(s, &d->slow_ns[SR_RETIRED], s->slow_every)) {
 		nvmlFieldValue_t f[3];
-		uint64_t fv[3];
-		int fr[3] = { 0, 0, 0 };
 		nvmlReturn_t rc;
 
 		memset(f, 0, sizeof(f));
+		memset(d->retired_r, 0, sizeof(d->retired_r));
 		f[0].fieldId = NVML_FI_DEV_RETIRED_SBE;
 		f[1].fieldId = NVML_FI_DEV_RETIRED_DBE;
 		f[2].fieldId = NVML_FI_DEV_RETIRED_PENDING;
 		rc = NVC(NV_LC, a->fields, d->h, 3, f);
 		if (rc != NVML_SUCCESS) {
-			TRY(rc, NF_FIELDS);
+			TRY(rc, NF_RETIRED);
 		} else {
 			for (int k = 0; k < 3; k++)
-				if ((fr[k] = field_u64(s, d, &f[k], &fv[k])) < 0)
+				if ((d->retired_r[k] = field_u64(s, d, &f[k], NF_RETIRED, &d->retired[k])) < 0)
 					return -1;
 		}
+	} else if (!a->fields || !ASKS(NF_RETIRED)) {
+		memset(d->retired_r, 0, sizeof(d->retired_r));
+	}
+	{
+		const uint64_t *fv = d->retired;
+		const int *fr = d->retired_r;
+
 		if (fr[0] && fr[1]) {
 			json_t *p = sub(o, "retired_pages");
 
@@ -1628,7 +1914,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 	{
 		unsigned cor, unc, pending, failed;
 
-		if (a->remap)
+		if (a->remap && ASKS(NF_REMAP))
 			TRY(NVC(NV_LC, a->remap, d->h, &cor, &unc, &pending, &failed), NF_REMAP);
 		if (r) {
 			json_t *p = sub(o, "remapped_rows");
@@ -1658,7 +1944,7 @@ static nvmlReturn_t nvx_collect(struct nv_state *s, struct nv_dev *d, enum group
 				int64_t cycle)
 {
 	struct nv_mig_parent p = { d->index, d->h, d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL,
-				   &d->gpm };
+				   &d->gpm, d->have_mig && !(d->stale & ST_MIG) ? (int)d->mig_cur : -1 };
 	nvmlReturn_t rc;
 
 	if (id == GROUP_DEVICE_INFO || id == GROUP_DEVICE_UTILIZATION) {
@@ -1704,6 +1990,13 @@ static int nv_open(const struct mon_env *env, const struct coll_target *t, void 
 	s->ledger = nv_ledger_new();
 	s->lc.l = s->ledger;
 	s->lc.group = "start";
+	{
+		const struct nv_conf *c = dev->own;
+		int64_t ms = c && c->have_slow ? c->slow_ms : NV_SLOW_DEFAULT_MS;
+
+		s->slow_every = ms * NS_PER_MS;
+		s->static_every = ms ? NV_STATIC_S * NS_PER_S : 0; /* "period": static values every cycle too */
+	}
 	for (int g = 0; g < NV_NGROUPS; g++) {
 		s->holder[g] = json_object();
 		json_object_set_new(s->holder[g], "devices", json_object());
@@ -1737,10 +2030,28 @@ static const nvmlDevice_t *nv_pcie_handles(struct nv_state *s)
 	return s->pcie_h;
 }
 
+/*
+ * Is a PCIe batch due (the slow cadence: 40 ms of driver time and two
+ * 20 ms samples per GPU)? When it is not, the last batch's results stand.
+ */
+static int nv_pcie_due(struct nv_state *s)
+{
+	int64_t now = clock_mono_ns();
+
+	if (s->slow_every && s->pcie_ns && now - s->pcie_ns < s->slow_every - NV_SLACK_NS)
+		return 0;
+	s->pcie_ns = now;
+	return 1;
+}
+
 static void nv_pcie_settle(struct nv_state *s)
 {
 	if (!s->pool || s->pcie != NV_PCIE_NONE)
 		return;
+	if (!nv_pcie_due(s)) {
+		s->pcie = NV_PCIE_KEEP;
+		return;
+	}
 	nv_pool_start(s->pool, nv_pcie_handles(s), NULL, NULL);
 	nv_pool_wait(s->pool, clock_mono_ns() + NV_PCIE_WAIT_NS);
 	s->pcie = NV_PCIE_FETCHED;
@@ -1775,6 +2086,11 @@ static int nv_fetch(void *state, struct mon_fetch *f)
 	struct nv_state *s = state;
 
 	if (!s || f->id != GROUP_DEVICE_UTILIZATION || !s->ready || !s->pool) {
+		mon_fetch_done(f);
+		return 0;
+	}
+	if (!nv_pcie_due(s)) { /* the last batch's results stand */
+		s->pcie = NV_PCIE_KEEP;
 		mon_fetch_done(f);
 		return 0;
 	}
@@ -1843,6 +2159,10 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		json_t *devices = json_object_get(s->holder[g], "devices");
 		nvmlReturn_t lost = NVML_SUCCESS;
 
+		if (d->h && nv_due(s, &d->static_ns, s->static_every)) { /* the static refresh */
+			d->stale = ST_ALL;
+			d->unsup = 0;
+		}
 		if (!dev_ready(s, d, cy->mono_ns) || fill[g](s, d, dev_obj(s, d, g)) < 0 ||
 		    (lost = nvx_collect(s, d, id, d->obj[g], devices, cy->mono_ns))) {
 			if (lost) /* lost during a MIG or GPM call */

@@ -153,7 +153,12 @@ static nvmlReturn_t read_layout(struct nv_mig *m, const struct nv_mig_api *a, co
 
 	if (!a->mig_mode || !a->mig_handle || !a->gi_id || !a->ci_id)
 		return NVML_SUCCESS;
-	rc = NVC(a->lc, a->mig_mode, p->h, &cur, &pend);
+	if (p->mig_mode >= 0) { /* the caller's, read on its slow cadence (MIG mode hardly ever changes) */
+		rc = NVML_SUCCESS;
+		cur = (unsigned)p->mig_mode;
+	} else {
+		rc = NVC(a->lc, a->mig_mode, p->h, &cur, &pend);
+	}
 	if (mig_lost(rc))
 		return rc;
 	if ((rc != NVML_SUCCESS || cur != NVML_FEATURE_ENABLED) && !m->n)

@@ -40,6 +40,7 @@ struct nv_mig_parent {
 	const char *uuid; /* NULL when unknown */
 	const char *pci;  /* NULL when unknown */
 	const struct nv_gpm *gpm; /* the GPU's own sampler: its GPM support decides the instances' */
+	int mig_mode;             /* the GPU's MIG mode as the caller last read it (NVML_FEATURE_*); -1: ask NVML */
 };
 
 void nv_mig_resolve(void *dl, struct nv_mig_api *a);

@@ -42,6 +42,8 @@
 /* The collector driven here (collectors.c registers it). */
 extern const struct collector_ops coll_nvidia_ops;
 
+#include "nvml_cfg.h"
+
 static char dir[64];
 static char lib[160]; /* the fake libnvidia-ml.so.1 */
 
@@ -1028,6 +1030,10 @@ int main(void)
 	setenv("FAKE_NVML_SCRIPT", path, 1);
 	snprintf(lib, sizeof(lib), "%s/libnvidia-ml.so.1", dir);
 	setenv("ACCEL_NVML_LIBRARY", lib, 1);
+	/* The tests before test_cadence read every value every cycle, as before the slow cadence. */
+	if (nvml_slow_period(&dev, "period") || nvml_slow_period(&all_dev, "period") ||
+	    nvml_slow_period(&fdev, "period"))
+		return 2;
 	test_edges();
 	test_events_between_cycles();
 	test_events_during_cycles();
@@ -1044,6 +1050,9 @@ int main(void)
 	test_gpm_no_mig();
 	test_gpm_mig_only();
 	test_gpm_pcie_skip();
+	nvml_cfg_free(&dev);
+	nvml_cfg_free(&all_dev);
+	nvml_cfg_free(&fdev);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		printf("# could not remove %s\n", dir);

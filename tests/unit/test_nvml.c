@@ -24,6 +24,8 @@
 /* The collector driven here (collectors.c registers it). */
 extern const struct collector_ops coll_nvidia_ops;
 
+#include "nvml_cfg.h"
+
 static long json_allocs;
 
 static void *count_malloc(size_t n)
@@ -248,7 +250,11 @@ int main(void)
 	snprintf(lib, sizeof(lib), "%s/libnvidia-ml.so.1", dir);
 	setenv("ACCEL_NVML_LIBRARY", lib, 1);
 	test_fields_and_allocations();
+	/* counters read every cycle, as before the slow cadence: each read goes backwards */
+	if (nvml_slow_period(&dev_all, "period"))
+		return 2;
 	test_backwards();
+	nvml_cfg_free(&dev_all);
 	test_no_library();
 	{
 		char cmd[160];

@@ -1731,7 +1731,7 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 		put_real(o, "power_watts", u / 1000.0);
 	else
 		drop(o, "power_watts");
-	if (r && e->have_p && s->cycle_ns > e->p_ns)
+	if (r && e->have_p && s->cycle_ns >= e->p_ns)
 		est = ((double)e->p_mw + (double)u) / 2.0 * (double)(s->cycle_ns - e->p_ns) / (double)NS_PER_S;
 	e->have_p = r;
 	e->p_mw = u;

@@ -112,8 +112,9 @@ print(eval(sys.argv[2], {"lines": lines, "len": len, "sorted": sorted, "sum": su
 EOF
 }
 
+# "slow_period": "period": every value read every cycle (the scripted counters step at each read).
 cat >"$WORK/all.json" <<'EOF'
-{ "period": "100ms", "system_metrics": [], "devices": [ { "type": "nvidia" } ] }
+{ "period": "100ms", "system_metrics": [], "devices": [ { "type": "nvidia", "slow_period": "period" } ] }
 EOF
 
 # --- several GPUs: unsupported fields, MIG, 40 processes ---------------------------------

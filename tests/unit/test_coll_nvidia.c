@@ -244,8 +244,16 @@ static void put_file(const char *name, const char *text, int append, char *path,
 	}
 }
 
+static void *open_script_dev(const char *text, const struct mon_env *env, struct cfg_device *d);
+
 /* The script text as FAKE_NVML_SCRIPT ("@" in it becomes the work directory), then the collector opened. */
 static void *open_script(const char *text, const struct mon_env *env)
+{
+	return open_script_dev(text, env, &all_dev);
+}
+
+/* The same with the devices block d. */
+static void *open_script_dev(const char *text, const struct mon_env *env, struct cfg_device *d)
 {
 	char path[160], buf[2048], *o = buf;
 	void *st = NULL;
@@ -258,7 +266,7 @@ static void *open_script(const char *text, const struct mon_env *env)
 	*o = 0;
 	put_file("g.nvml", buf, 0, path, sizeof(path));
 	setenv("FAKE_NVML_SCRIPT", path, 1);
-	if (coll_nvidia_ops.open(env, &(struct coll_target){ .dev = &all_dev }, &st))
+	if (coll_nvidia_ops.open(env, &(struct coll_target){ .dev = d }, &st))
 		printf("# open failed: %s\n", coll_nvidia_ops.error(st));
 	return st;
 }
@@ -673,6 +681,141 @@ static void test_reasons(void)
 	coll_nvidia_ops.close(st);
 }
 
+/* ---- the slow cadence and static values ------------------------------------------------------------ */
+
+/* Every device group with "slow_period": "1s" (main sets it): cycles here are 100 ms apart. */
+static struct cfg_device cad_dev = { .type = "nvidia", .select_all = 1, .period_ms = 100, .groups = all_groups,
+				     .ngroups = 7 };
+
+/* How many times the fake library's entry point fn was called (0 when it is not loaded). */
+static unsigned long fn_calls(const char *fn)
+{
+	void *h, *p = fake_sym("fake_nvml_fn_calls", &h);
+	unsigned long (*f)(const char *), n = 0;
+
+	if (p) {
+		memcpy(&f, &p, sizeof(f));
+		n = f(fn);
+	}
+	if (h)
+		dlclose(h);
+	return n;
+}
+
+/* Group id at cycle n; field k of GPU 0 (-12345 when absent). */
+static double cyc_num(void *st, enum group_id id, int n, const char *k)
+{
+	json_t *g = collect(st, id, n);
+	double v = num_dev(g, "0", k);
+
+	json_decref(g);
+	return v;
+}
+
+/*
+ * The energy counter, read once per slow period; in between, the power
+ * readings integrated (100 W over 100 ms: 10 J a cycle); each read
+ * re-anchors the total to the counter, so the increases add up to it.
+ */
+static void test_energy_estimate(void)
+{
+	static const char *const E = "nvmlDeviceGetTotalEnergyConsumption";
+	struct mon_env env = { 0 };
+	void *st;
+	double sum = 0, v[22];
+	unsigned long before = fn_calls(E);
+
+	/* The counter gains 120 J at each read: more than the estimate (100 J a slow period). */
+	st = open_script_dev("gpu\npower 100000\nenergy 1000000 120000\n", &env, &cad_dev);
+	for (int n = 1; n <= 12; n++) {
+		json_t *g = collect(st, GROUP_DEVICE_POWER, n);
+
+		sum += v[n] = num_dev(g, "0", "energy_joules");
+		if (n == 11)
+			is_double(num_dev(g, "0", "energy_total_joules"), 1240, 1e-9,
+				  "energy: at the second read the total is the counter's (1000 + 2 x 120 J)");
+		json_decref(g);
+	}
+	is_double(v[1], 120, 1e-9, "energy: the first cycle reads the counter (no power reading before it)");
+	is_double(v[2], 10, 1e-9, "energy: between reads, 100 W over 100 ms");
+	is_double(v[10], 10, 1e-9, "energy: ... until the period is over");
+	is_double(v[11], 30, 1e-9, "energy: the read re-anchors (1240 - 1210 J estimated so far)");
+	is_double(v[12], 10, 1e-9, "energy: estimated again");
+	is_double(sum, 250, 1e-9, "energy: the increases add up to the counter's, plus the estimate since");
+	is_int((int)(fn_calls(E) - before), 3, "energy: the counter read 3 times (open, cycles 1 and 11)");
+	coll_nvidia_ops.close(st);
+
+	/* The counter gains 50 J a read: the estimate runs ahead, the total holds until the counter catches up. */
+	st = open_script_dev("gpu\npower 100000\nenergy 1000000 50000\n", &env, &cad_dev);
+	for (int n = 1; n <= 21; n++)
+		v[n] = cyc_num(st, GROUP_DEVICE_POWER, n, "energy_joules");
+	is_double(v[11], 0, 1e-9, "energy ahead: the read gives no increase (the counter is 40 J behind)");
+	is_double(v[15], 0, 1e-9, "energy ahead: the next estimates pay the 40 J back");
+	is_double(v[16], 10, 1e-9, "energy ahead: then count again");
+	ok(cyc_num(st, GROUP_DEVICE_POWER, 22, "energy_total_joules") >= 1150, "energy ahead: the total never goes back");
+	coll_nvidia_ops.close(st);
+
+	/* Without a power reading there is nothing to estimate from: the counter every cycle. */
+	before = fn_calls(E);
+	st = open_script_dev("gpu\nenergy 1000000 5000\nunsupported power\n", &env, &cad_dev);
+	for (int n = 1; n <= 4; n++)
+		v[n] = cyc_num(st, GROUP_DEVICE_POWER, n, "energy_joules");
+	is_double(v[4], 5, 1e-9, "energy without power: the counter's increase");
+	is_int((int)(fn_calls(E) - before), 5, "energy without power: read at open and every cycle");
+	coll_nvidia_ops.close(st);
+}
+
+/* NOT_SUPPORTED is not asked again until the static refresh; static values are read once until then. */
+static void test_cadence(void)
+{
+	struct mon_env env = { 0 };
+	unsigned long fan = fn_calls("nvmlDeviceGetFanSpeed"), lim = fn_calls("nvmlDeviceGetEnforcedPowerLimit");
+	unsigned long mig = fn_calls("nvmlDeviceGetMigMode"), v2 = fn_calls("nvmlDeviceGetMemoryInfo_v2");
+	unsigned long pcie;
+	int same = 1;
+	void *st = open_script_dev("gpu\nlimit 300000\nmemory 1000 300 600 100\npcie 64 128\nreplay 10 3\n"
+				   "unsupported fan\n",
+				   &env, &cad_dev);
+
+	for (int n = 1; n <= 5; n++) {
+		json_t *g;
+
+		g = collect(st, GROUP_DEVICE_THERMAL, n);
+		if (n == 5)
+			ok(!at_dev(g, "0", "fan_percent"), "cadence: no fan");
+		json_decref(g);
+		same &= cyc_num(st, GROUP_DEVICE_INFO, n, "power_limit_watts") == 300;
+		same &= cyc_num(st, GROUP_DEVICE_MEMORY, n, "used_bytes") == 300; /* v1 less the reserved v2 gave */
+		same &= cyc_num(st, GROUP_DEVICE_MEMORY, n, "reserved_bytes") == 100;
+	}
+	ok(same, "cadence: power limit, used and reserved memory in every cycle as read");
+	is_int((int)(fn_calls("nvmlDeviceGetFanSpeed") - fan), 1, "cadence: NOT_SUPPORTED asked once in 5 cycles");
+	is_int((int)(fn_calls("nvmlDeviceGetEnforcedPowerLimit") - lim), 1, "cadence: the power limit read once");
+	is_int((int)(fn_calls("nvmlDeviceGetMigMode") - mig), 1, "cadence: the MIG mode read once");
+	is_int((int)(fn_calls("nvmlDeviceGetMemoryInfo_v2") - v2), 1, "cadence: memory v2 once, v1 since");
+	/* the static refresh, 60 s on */
+	json_decref(collect(st, GROUP_DEVICE_THERMAL, 700));
+	json_decref(collect(st, GROUP_DEVICE_INFO, 700));
+	is_int((int)(fn_calls("nvmlDeviceGetFanSpeed") - fan), 2, "cadence: asked again after the static refresh");
+	is_int((int)(fn_calls("nvmlDeviceGetEnforcedPowerLimit") - lim), 2, "cadence: the limit read again");
+	/* PCIe replays: the increase at each read, 0 in between; the increases add up to the counter's */
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 1, "pcie_replays"), 3, 0, "replays: the first read (13 - 10)");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 2, "pcie_replays"), 0, 0, "replays: between reads, 0");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 3, "pcie_replays_total"), 13, 0, "replays: the total read last");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 11, "pcie_replays"), 3, 0, "replays: the next read (16 - 13)");
+	/* PCIe throughput without GPM: one batch per slow period (time on the collector's clock) */
+	pcie = fn_calls("nvmlDeviceGetPcieThroughput");
+	same = 1;
+	for (int n = 1; n <= 4; n++)
+		same &= cyc_num(st, GROUP_DEVICE_UTILIZATION, n, "pcie_rx_bytes_per_second") == 128 * 1024;
+	ok(same, "pcie: the value in every cycle");
+	is_int((int)(fn_calls("nvmlDeviceGetPcieThroughput") - pcie), 2, "pcie: one batch (TX and RX) in 4 cycles");
+	skip_ms(1000);
+	json_decref(collect(st, GROUP_DEVICE_UTILIZATION, 15));
+	is_int((int)(fn_calls("nvmlDeviceGetPcieThroughput") - pcie), 4, "pcie: the next a slow period later");
+	coll_nvidia_ops.close(st);
+}
+
 /* ---- NVIDIA MIG and GPM ---------------------------------------- */
 
 static struct cfg_group fgroups[] = {
@@ -1032,7 +1175,7 @@ int main(void)
 	setenv("ACCEL_NVML_LIBRARY", lib, 1);
 	/* The tests before test_cadence read every value every cycle, as before the slow cadence. */
 	if (nvml_slow_period(&dev, "period") || nvml_slow_period(&all_dev, "period") ||
-	    nvml_slow_period(&fdev, "period"))
+	    nvml_slow_period(&fdev, "period") || nvml_slow_period(&cad_dev, "1s"))
 		return 2;
 	test_edges();
 	test_events_between_cycles();
@@ -1050,7 +1193,10 @@ int main(void)
 	test_gpm_no_mig();
 	test_gpm_mig_only();
 	test_gpm_pcie_skip();
+	test_energy_estimate();
+	test_cadence();
 	nvml_cfg_free(&dev);
+	nvml_cfg_free(&cad_dev);
 	nvml_cfg_free(&all_dev);
 	nvml_cfg_free(&fdev);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

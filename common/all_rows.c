@@ -99,6 +99,12 @@ static const struct family common_families[] = {
 	/* the mapper's own: instance_info and neuron_hardware_info, gauges of 1 carrying labels */
 	GAUGE("instance_info", "EC2 instance information", ""),
 	GAUGE("neuron_hardware_info", "Neuron Hardware Information", ""),
+	/* the producer's self-timing (report.monitor.collectors), as node_exporter's node_scrape_collector_* */
+	GAUGE("accel_monitor_collector_duration_seconds",
+	      "Wall time the collector took for the group in the last cycle, seconds", "seconds"),
+	GAUGE("accel_monitor_collector_cpu_seconds",
+	      "CPU time (the producer's thread) the collector took for the group in the last cycle, seconds", "seconds"),
+	GAUGE("accel_monitor_collector_success", "1 when the collector's group had no error in the last cycle", ""),
 	/* devices, vendor-neutral, base units */
 	GAUGE("accelerator_info", "Accelerator device identity (value 1)", ""),
 	GAUGE("accelerator_utilization_ratio", "Accelerator engine busy time over the period, as a ratio", "ratio"),
@@ -231,6 +237,13 @@ static const struct map_rule common_rules[] = {
 	  PERCENT, 0, NULL, NULL, IDENT_POD },
 	{ SC_DEVICE, "device_utilization", "containers.*.engines.*", "accelerator_container_utilization_ratio",
 	  "engine", NULL, PERCENT, 0, NULL, NULL, IDENT_CONTAINER },
+	/* the producer's self-timing: report.monitor.collectors.<collector>.<group> */
+	{ SC_MONITOR, "monitor", "collectors.*.*.seconds", "accel_monitor_collector_duration_seconds",
+	  "collector,group", NULL, 0, 0 },
+	{ SC_MONITOR, "monitor", "collectors.*.*.cpu_seconds", "accel_monitor_collector_cpu_seconds",
+	  "collector,group", NULL, 0, 0 },
+	{ SC_MONITOR, "monitor", "collectors.*.*.success", "accel_monitor_collector_success", "collector,group",
+	  NULL, BOOLEAN, 0 },
 };
 #undef NC_MEM
 

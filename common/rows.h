@@ -93,9 +93,10 @@ struct map_field {
  * of a group ("devices": {"0": {...}}), whose identity becomes the labels
  * device_type, device, uuid, model and pci_bus_id. Device-group rules walk
  * the group object itself (a count over the kind's devices) and carry only
- * the instance labels.
+ * the instance labels. Monitor rules walk the report's "monitor" object (the
+ * producer's own figures: its self-timing); their group is "monitor".
  */
-enum map_scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE, SC_DEVICE_GROUP };
+enum map_scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE, SC_DEVICE_GROUP, SC_MONITOR };
 
 /*
  * containers: the labels pod, namespace and container come from a container

@@ -97,7 +97,7 @@ struct compiled {
 };
 
 /* Where a group's rules come from in a report. Device and device-group rules of a group share one list. */
-enum group_class { GC_SYSTEM, GC_RUNTIME, GC_DEVICE };
+enum group_class { GC_SYSTEM, GC_RUNTIME, GC_DEVICE, GC_MONITOR };
 
 /* The rules of one group of one class, in the order they apply: order[first .. first + n). */
 struct group_rules {
@@ -127,7 +127,7 @@ struct mapper {
 
 static enum group_class group_class(enum map_scope sc)
 {
-	return sc == SC_SYSTEM ? GC_SYSTEM : sc == SC_RUNTIME ? GC_RUNTIME : GC_DEVICE;
+	return sc == SC_SYSTEM ? GC_SYSTEM : sc == SC_RUNTIME ? GC_RUNTIME : sc == SC_MONITOR ? GC_MONITOR : GC_DEVICE;
 }
 
 static void split(char *s, char sep, char **out, size_t max, size_t *n)
@@ -280,8 +280,9 @@ static int compile_rule(const struct map_rule *r, struct compiled *c, const char
 		*c->fixed_value++ = '\0';
 	}
 	/* Its group and labels are the schema's (common/schema.h): a new one is a row there first. */
-	if (schema_group_lookup(r->group, r->scope == SC_SYSTEM ? SCOPE_SYSTEM : r->scope == SC_RUNTIME ? SCOPE_RUNTIME
-					  : SCOPE_DEVICE) < 0) {
+	if (r->scope == SC_MONITOR ? strcmp(r->group, "monitor") != 0
+	    : schema_group_lookup(r->group, r->scope == SC_SYSTEM ? SCOPE_SYSTEM : r->scope == SC_RUNTIME ? SCOPE_RUNTIME
+					    : SCOPE_DEVICE) < 0) {
 		*why = "its group is not in the schema (SCHEMA_GROUPS)";
 		return -EINVAL;
 	}
@@ -466,7 +467,7 @@ size_t map_max_labels(void)
 
 json_t *map_schema_json(void)
 {
-	static const char *const scopes[] = { "system", "runtime", "device", "device_group" };
+	static const char *const scopes[] = { "system", "runtime", "device", "device_group", "monitor" };
 	static const char *const types[] = { "gauge", "counter" };
 	json_t *s = schema_json(), *o = json_object(), *fl = json_array(), *fams = json_array(), *rs = json_array();
 
@@ -1089,6 +1090,7 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 {
 	struct walk w;
 	json_t *rts, *inst, *hw, *e;
+	const struct group_rules *gr;
 	enum report_format fmt;
 	const char *root_iso;
 	int64_t root_ms = now_ms;
@@ -1201,6 +1203,14 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 	w.s.entity = "system";
 	w.base_labels = ninst;
 	map_groups(m, &w, GC_SYSTEM, json_object_get(report, "system_data"), "system_data", root_iso, root_ms);
+
+	/* The producer's own figures (self-timing): the "monitor" object, walked as a group of its own. */
+	w.s.entity = "monitor";
+	e = json_object_get(report, "monitor");
+	if (json_is_object(e) && (gr = group_rules(m, GC_MONITOR, "monitor")) &&
+	    !enter_group(m, &w, e, "monitor", w.s.entity, "monitor", root_iso, root_ms))
+		for (size_t k = 0; k < gr->n; k++)
+			walk_rule(&w, &m->rules[m->order[gr->first + k]], e);
 	return fmt;
 }
 

@@ -128,6 +128,9 @@ enum label_kind {
 	X(DIRECTION, "direction", LK_VALUE, NULL, 0, "Direction")                                   \
 	X(MIG_DEVICE, "mig_device", LK_VALUE, NULL, 0, "MigDevice")                                 \
 	X(LINK, "link", LK_VALUE, NULL, 0, "Link")                                                  \
+	/* self-timing: the producer's collector and the group it collected */                 \
+	X(COLLECTOR, "collector", LK_VALUE, NULL, 0, "Collector")                                   \
+	X(GROUP, "group", LK_VALUE, NULL, 0, "Group")                                               \
 	X(SEVERITY, "severity", LK_VALUE, NULL, 0, "Severity")                                      \
 	X(ALARM, "alarm", LK_VALUE, NULL, 0, "Alarm")                                              \
 	X(POD, "pod", LK_VALUE, NULL, 0, "PodName")                                                 \

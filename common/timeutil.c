@@ -91,6 +91,11 @@ int64_t clock_boot_ns(void)
 	return clock_ns(CLOCK_BOOTTIME);
 }
 
+int64_t clock_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 void iso8601_format(int64_t real_ns, char dst[ISO8601_LEN])
 {
 	time_t sec = (time_t)(real_ns / NS_PER_S);

@@ -33,6 +33,8 @@ void duration_format(int64_t ms, char *dst, size_t size);
 int64_t clock_mono_ns(void);
 int64_t clock_real_ns(void);
 int64_t clock_boot_ns(void);
+/* The calling thread's CPU time (user and system), nanoseconds (CLOCK_THREAD_CPUTIME_ID). */
+int64_t clock_thread_cpu_ns(void);
 
 /* "2026-11-21T05:30:00.123Z" (UTC, milliseconds) from a CLOCK_REALTIME value. */
 #define ISO8601_LEN 32

@@ -551,8 +551,43 @@ struct cycle_run {
 	int fd;                         /* where the report line goes */
 	json_t *report;                 /* owned */
 	json_t *system_data, *device_data, *runtime_data; /* borrowed from report */
+	json_t *timing;                 /* "monitor"."collectors" (borrowed from report) */
 	int rc;                         /* PHASE_REPORT's: 0 or -errno from the write */
 };
+
+/*
+ * Self-timing (docs/report-format.md, "monitor"): what collector u spent on
+ * group id since wall0 and cpu0 (CLOCK_MONOTONIC and this thread's CPU time,
+ * ns), split evenly over the share groups collected by one call, added to
+ * timing.<collector>.<group> {seconds, cpu_seconds, success} (units of one
+ * collector add up; success: none of them reported an error).
+ */
+static void timing_put(json_t *timing, const struct unit *u, enum group_id id, int64_t wall0, int64_t cpu0,
+		       size_t share, int ok)
+{
+	const char *name = u->ops ? u->ops->name : u->name;
+	json_t *c = json_object_get(timing, name), *g;
+	double wall = (double)(clock_mono_ns() - wall0) / 1e9 / (double)share;
+	double cpu = (double)(clock_thread_cpu_ns() - cpu0) / 1e9 / (double)share;
+
+	if (!c)
+		json_object_set_new(timing, name, c = json_object());
+	if ((g = json_object_get(c, group_name(id)))) {
+		wall += json_real_value(json_object_get(g, "seconds"));
+		cpu += json_real_value(json_object_get(g, "cpu_seconds"));
+		ok = ok && json_is_true(json_object_get(g, "success"));
+	}
+	json_object_set_new(c, group_name(id), json_pack("{s:f, s:f, s:b}", "seconds", wall, "cpu_seconds", cpu,
+							 "success", ok));
+}
+
+/* Has group object g no error? */
+static int group_ok(json_t *g)
+{
+	const char *e = json_string_value(json_object_get(g, "error"));
+
+	return !e || !*e;
+}
 
 /* The seconds since job j's previous collection, for the group it collects in this cycle. */
 static double job_period(const struct job *j, const struct cycle *cy)
@@ -597,11 +632,13 @@ static void runtime_error_entry(const struct unit *u, const struct cycle *cy, co
  * answer (late[k] set) say so: in each entry the source wrote, or in an
  * entry of the monitor's when no group answered.
  */
-static void collect_runtime(struct unit *u, const struct cycle *cy, const char *const *late, json_t *out)
+static void collect_runtime(struct unit *u, const struct cycle *cy, const char *const *late, json_t *out,
+			    json_t *timing)
 {
 	enum group_id due[GROUP_COUNT];
 	size_t nlate = 0, first = json_array_size(out);
 	char why[256];
+	int64_t wall0 = clock_mono_ns(), cpu0 = clock_thread_cpu_ns();
 
 	for (size_t k = 0; k < u->ndue; k++) {
 		nlate += late[k] != NULL;
@@ -616,6 +653,14 @@ static void collect_runtime(struct unit *u, const struct cycle *cy, const char *
 		return;
 	}
 	u->ops->collect(u->state, cy, due, u->ndue, out);
+	{
+		int ok = 1;
+
+		for (size_t e = first; e < json_array_size(out); e++)
+			ok = ok && group_ok(json_array_get(out, e));
+		for (size_t k = 0; k < u->ndue; k++)
+			timing_put(timing, u, due[k], wall0, cpu0, u->ndue, ok && !late[k]);
+	}
 	for (size_t e = first; nlate && e < json_array_size(out); e++) {
 		json_t *rep = json_object_get(json_array_get(out, e), "report");
 
@@ -631,10 +676,11 @@ static void collect_runtime(struct unit *u, const struct cycle *cy, const char *
 	}
 }
 
-static void collect_system(const struct unit *u, struct job *j, const struct cycle *cy, json_t *system_data)
+static void collect_system(const struct unit *u, struct job *j, const struct cycle *cy, json_t *system_data,
+			   json_t *timing)
 {
 	json_t *g = group_new(job_period(j, cy), cy->iso);
-	int64_t t0 = clock_mono_ns(), took;
+	int64_t t0 = clock_mono_ns(), took, cpu0 = clock_thread_cpu_ns();
 
 	if (!fetch_settle(j, cy))
 		set_error(g, "%s", j->late);
@@ -644,6 +690,7 @@ static void collect_system(const struct unit *u, struct job *j, const struct cyc
 		set_error(g, "%s needs the Neuron device collector, which this build does not have",
 			  group_name(j->id));
 	took = clock_mono_ns() - t0;
+	timing_put(timing, u, j->id, t0, cpu0, 1, group_ok(g));
 	if (took > j->sj.period)
 		log_warn("%s: collection took %.3f s, longer than its period of %.3f s", group_name(j->id),
 			 (double)took / 1e9, (double)j->sj.period / 1e9);
@@ -651,7 +698,7 @@ static void collect_system(const struct unit *u, struct job *j, const struct cyc
 }
 
 /* One device_data entry: the unit's due groups. */
-static void collect_devices(struct unit *u, const struct cycle *cy, json_t *out)
+static void collect_devices(struct unit *u, const struct cycle *cy, json_t *out, json_t *timing)
 {
 	json_t *rep = json_object(), *ent;
 
@@ -663,6 +710,7 @@ static void collect_devices(struct unit *u, const struct cycle *cy, json_t *out)
 	for (size_t k = 0; k < u->ndue; k++) {
 		struct job *j = u->due[k];
 		json_t *g = group_new(job_period(j, cy), cy->iso);
+		int64_t wall0 = clock_mono_ns(), cpu0 = clock_thread_cpu_ns();
 
 		if (!fetch_settle(j, cy))
 			set_error(g, "%s", j->late);
@@ -670,6 +718,7 @@ static void collect_devices(struct unit *u, const struct cycle *cy, json_t *out)
 			u->ops->collect(u->state, cy, &j->id, 1, g);
 		else
 			set_error(g, "%s devices are not supported by this build", u->name);
+		timing_put(timing, u, j->id, wall0, cpu0, 1, group_ok(g) && group_ok(ent));
 		json_object_set_new(rep, group_name(j->id), g);
 	}
 	json_array_append_new(out, ent);
@@ -681,7 +730,7 @@ static void phase_host(struct monitor *m, struct cycle_run *run)
 		struct job *j = m->taken[i]->data;
 
 		if (j->unit != NO_UNIT && m->units[j->unit].scope == COLL_SYSTEM)
-			collect_system(&m->units[j->unit], j, &run->cy, run->system_data);
+			collect_system(&m->units[j->unit], j, &run->cy, run->system_data, run->timing);
 	}
 }
 
@@ -689,7 +738,7 @@ static void phase_devices(struct monitor *m, struct cycle_run *run)
 {
 	for (size_t u = 0; u < m->nunits; u++)
 		if (m->units[u].scope == COLL_DEVICE && m->units[u].ndue)
-			collect_devices(&m->units[u], &run->cy, run->device_data);
+			collect_devices(&m->units[u], &run->cy, run->device_data, run->timing);
 }
 
 /*
@@ -725,7 +774,7 @@ static void phase_runtimes(struct monitor *m, struct cycle_run *run)
 			continue;
 		for (size_t k = 0; k < un->ndue; k++)
 			late[k] = fetch_settle(un->due[k], &run->cy) ? NULL : un->due[k]->late;
-		collect_runtime(un, &run->cy, late, run->runtime_data);
+		collect_runtime(un, &run->cy, late, run->runtime_data, run->timing);
 	}
 }
 
@@ -766,8 +815,10 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	run.runtime_data = json_array();
 	run.system_data = json_object();
 	run.device_data = json_array();
-	run.report = json_pack("{s:s, s:{s:s, s:I}, s:o, s:o, s:o, s:o}", "timestamp", run.cy.iso, "monitor",
-			       "version", ACCEL_VERSION, "seq", (json_int_t)m->seq, "runtime_data", run.runtime_data,
+	run.timing = json_object();
+	run.report = json_pack("{s:s, s:{s:s, s:I, s:o}, s:o, s:o, s:o, s:o}", "timestamp", run.cy.iso, "monitor",
+			       "version", ACCEL_VERSION, "seq", (json_int_t)m->seq, "collectors", run.timing,
+			       "runtime_data", run.runtime_data,
 			       "device_data", run.device_data, "system_data", run.system_data, "instance_info",
 			       host_instance_json(m->host));
 	/* Each unit's due jobs, in the order they were due. */

@@ -11,13 +11,13 @@
  * driver's ioctl but is in the figures.
  */
 #include "nvidia_ledger.h"
+#include "../../common/timeutil.h"
 #include "../../common/util.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define NVL_MAX 160 /* (group, function) pairs at most; more are counted as "other" */
 
@@ -38,14 +38,6 @@ struct nv_ledger {
 	uint64_t dropped; /* calls past NVL_MAX entries */
 };
 
-static int64_t ns_of(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 struct nv_ledger *nv_ledger_new(void)
 {
 	const char *v = getenv("ACCEL_NVML_LEDGER");
@@ -63,13 +55,13 @@ struct nv_ledger *nv_ledger_new(void)
 
 void nv_ledger_mark(struct nv_lctx *c)
 {
-	c->cpu0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
-	c->wall0 = ns_of(CLOCK_MONOTONIC);
+	c->cpu0 = clock_thread_cpu_ns();
+	c->wall0 = clock_mono_ns();
 }
 
 void nv_ledger_add(struct nv_lctx *c, const void *fn, nvmlReturn_t rc)
 {
-	int64_t cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - c->cpu0, wall = ns_of(CLOCK_MONOTONIC) - c->wall0;
+	int64_t cpu = clock_thread_cpu_ns() - c->cpu0, wall = clock_mono_ns() - c->wall0;
 	struct nv_ledger *l = c->l;
 	const char *group = c->group ? c->group : "?";
 	void *p;

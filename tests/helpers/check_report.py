@@ -1164,6 +1164,28 @@ class Stream:
                 if k in ii:
                     self.string(join("instance_info", k), ii[k])
 
+    def collectors(self, path, c):
+        """Self-timing: {collector: {group: {seconds, cpu_seconds, success}}}, groups the schema's."""
+        if not isinstance(c, dict):
+            self.err(path, "expected an object, got %s" % kind(c))
+            return
+        for name, groups in c.items():
+            p = join(path, name)
+            if not isinstance(groups, dict):
+                self.err(p, "expected an object, got %s" % kind(groups))
+                continue
+            for g, t in groups.items():
+                q = join(p, g)
+                if g not in SYSTEM_GROUPS + RUNTIME_GROUPS + DEVICE_GROUPS:
+                    self.err(q, "unknown group")
+                if not self.keys(q, t, ("seconds", "cpu_seconds", "success")):
+                    continue
+                for k in ("seconds", "cpu_seconds"):
+                    if k in t:
+                        self.number(join(q, k), t[k], 0)
+                if "success" in t:
+                    self.boolean(join(q, "success"), t["success"])
+
     # -- lines -------------------------------------------------------------
 
     def report(self, r):
@@ -1172,13 +1194,15 @@ class Stream:
         if "timestamp" in r:
             self.root_t = self.timestamp("timestamp", r["timestamp"])
         m = r.get("monitor")
-        if "monitor" in r and self.keys("monitor", m, ("version", "seq")):
+        if "monitor" in r and self.keys("monitor", m, ("version", "seq"), ("collectors",)):
             if "version" in m and self.string("monitor.version", m["version"]) and not m["version"]:
                 self.err("monitor.version", "empty")
             if "seq" in m and self.integer("monitor.seq", m["seq"]):
                 if m["seq"] != self.next_seq:
                     self.err("monitor.seq", "%d, expected %d" % (m["seq"], self.next_seq))
                 self.next_seq = m["seq"] + 1
+            if "collectors" in m:
+                self.collectors("monitor.collectors", m["collectors"])
         if "device_data" in r:
             self.device_data(r["device_data"])
         if "system_data" in r:
@@ -1302,7 +1326,8 @@ def good_stream():
     def line(seq, ts, period):
         return {
             "timestamp": ts,
-            "monitor": {"version": "0.1.0", "seq": seq},
+            "monitor": {"version": "0.1.0", "seq": seq, "collectors": {"nvidia": {"device_power": {
+                "seconds": 0.0042, "cpu_seconds": 0.0041, "success": True}}}},
             "runtime_data": [
                 {"runtime_index": 0, "address": "process:sleep", "pid": 41, "runtime_tag": "sleep",
                  "error": "", "report": {
@@ -1474,6 +1499,11 @@ def cases():
     bad("seq gap", mutate(set_path(["monitor", "seq"], 2), 1), "monitor.seq: 2, expected 1")
     bad("seq a string", mutate(set_path(["monitor", "seq"], "0")), "monitor.seq: expected an integer")
     bad("version missing", mutate(del_path(["monitor", "version"])), "monitor.version: missing")
+    bad("self-timing of no group", mutate(set_path(["monitor", "collectors", "nvidia", "device_powr"],
+                                                   {"seconds": 0.1, "cpu_seconds": 0.1, "success": True})),
+        "monitor.collectors.nvidia.device_powr: unknown group")
+    bad("negative seconds", mutate(set_path(["monitor", "collectors", "nvidia", "device_power", "seconds"], -1.0)),
+        "monitor.collectors.nvidia.device_power.seconds")
     bad("timestamp without ms", mutate(set_path(["timestamp"], "2026-01-02T03:04:05Z")), "timestamp: expected ISO")
     bad("timestamp not UTC", mutate(set_path(["timestamp"], "2026-01-02T03:04:05.000+01:00")), "timestamp:")
     bad("timestamp bad date", mutate(set_path(["timestamp"], "2026-02-30T03:04:05.000Z")), "timestamp:")

@@ -486,6 +486,28 @@ static void test_async_monitor(void)
 				bad++;
 		}
 	}
+	{
+		/* self-timing: each group collected in a report is in its monitor.collectors, with its outcome */
+		json_t *r = json_array_get(all, json_array_size(all) - 1), *c;
+		const char *name;
+		int timed = 1, ngroups = 0;
+
+		json_object_foreach(json_object_get(json_object_get(r, "monitor"), "collectors"), name, c) {
+			const char *g;
+			json_t *t;
+
+			json_object_foreach(c, g, t) {
+				ngroups++;
+				timed &= json_is_real(json_object_get(t, "seconds")) &&
+					 json_real_value(json_object_get(t, "cpu_seconds")) >= 0 &&
+					 json_is_true(json_object_get(t, "success")) ==
+						 !strcmp(or(group_err(r, g), "?"), "");
+			}
+		}
+		is_int(ngroups, (long)json_object_size(json_object_get(r, "system_data")),
+		       "self-timing: every group of the report is timed");
+		ok(timed, "self-timing: seconds, CPU seconds, and success as the group's error says");
+	}
 	ok(cycles >= 11, "12 reports in 1.25 s at 100 ms (%d)", cycles);
 	is_int((long)json_array_size(all), cycles, "every cycle wrote one report");
 	ok(max_late < 30 * NS_PER_MS, "every report on time: at most %.1f ms after its due time", max_late / 1e6);

@@ -607,6 +607,16 @@ int main(void)
 		is_int(ultra_count, 0, "no ultraserver_id label when instance_info has no such key");
 		(void)y;
 
+		/* The producer's self-timing: monitor.collectors.<collector>.<group>. */
+		z = map("{\"monitor\":{\"version\":\"0.1.0\",\"seq\":0,\"collectors\":{\"nvidia\":{\"device_power\":"
+			"{\"seconds\":0.5,\"cpu_seconds\":0.25,\"success\":true}},\"mem\":{\"memory_info\":"
+			"{\"seconds\":0.125,\"cpu_seconds\":0.125,\"success\":false}}}},\"runtime_data\":[]}",
+			&fmt);
+		HAS(z, "accel_monitor_collector_duration_seconds{collector=nvidia,group=device_power} 0.5");
+		HAS(z, "accel_monitor_collector_cpu_seconds{collector=nvidia,group=device_power} 0.25");
+		HAS(z, "accel_monitor_collector_success{collector=nvidia,group=device_power} 1");
+		HAS(z, "accel_monitor_collector_success{collector=mem,group=memory_info} 0");
+
 		/* Four neuron-monitor runtimes tagged "1": the pid keeps them apart (accel-prom leaves it out). */
 		z = map("{\"neuron_runtime_data\":["
 			"{\"pid\":11,\"neuron_runtime_tag\":\"1\",\"error\":\"\",\"report\":{\"memory_used\":{\"error\":\"\","

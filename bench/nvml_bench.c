@@ -28,7 +28,20 @@
  * per call (a real one samples for about 20 ms) and the figure is wall
  * time instead: a whole collector cycle (its PCIe calls on the worker pool,
  * all at once) against the same calls made one after the other, in the
- * same run; the ratio is parallel / serial.
+ * same run; the ratio is parallel / serial. Those figures read every value
+ * every cycle ("slow_period": "period"), as the bare loop does.
+ *
+ * With --cost, the fake library runs its cost model (FAKE_NVML_COST=h200:
+ * each call spends the CPU time and waits the time it does on a real H200)
+ * and the figures are the collector's at a 1 s period, every device group,
+ * over CYCLES cycles (-c, default 20) of a clock that the benchmark moves a
+ * second per cycle (this file's clock_mono_ns, and the fake's GPM clock),
+ * with the block's "slow_period" set by --slow-period (default: the
+ * collector's): start-up (open and the first cycle, CPU), then CPU per GPU
+ * per cycle (the whole process: the PCIe workers and the event thread
+ * too) against the model's floor, the CPU the model charged for the calls
+ * the collector made; the ratio is cycle / floor. --ledger prints the
+ * collector's NVML call ledger (ACCEL_NVML_LEDGER) to stderr at the end.
  */
 #include "../common/jsonw.h"
 #include "../common/timeutil.h"
@@ -38,6 +51,7 @@
 
 #include <dlfcn.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +70,26 @@ struct opts {
 	double seconds;
 	int rounds;
 	int pcie_delay_ms;   /* > 0: the wall-time figure instead (see above) */
+	int cost;            /* --cost: the cost model's figures (see above) */
+	int cycles;          /* --cost: cycles of 1 s */
+	const char *slow;    /* --cost: the block's "slow_period"; NULL: the collector's default */
+	int ledger;          /* --cost: the call ledger to stderr */
 };
+
+/*
+ * The benchmark's clock: CLOCK_MONOTONIC plus what --cost skipped (a second
+ * per cycle). It replaces timeutil.c's weak one for every module here, as a
+ * test's mock clock does.
+ */
+static _Atomic int64_t skipped_ns;
+
+int64_t clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec + skipped_ns;
+}
 
 /* The NVML calls of one collector cycle, resolved from the same library. */
 struct bare {
@@ -198,12 +231,18 @@ static void bare_cycle(struct bare *b, unsigned gpus)
 	}
 }
 
+static void coll_cycle_at(void *st, int64_t mono_ns, double period);
+
 /* One cycle of the collector: every device group; serialized when out is not NULL. */
 static void coll_cycle(void *st, int64_t n, struct buf *out)
 {
-	struct cycle cy;
 	json_t *rep = out ? json_object() : NULL;
+	struct cycle cy;
 
+	if (!out) {
+		coll_cycle_at(st, n * 100 * NS_PER_MS, 0.1);
+		return;
+	}
 	memset(&cy, 0, sizeof(cy));
 	cy.mono_ns = n * 100 * NS_PER_MS;
 	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.000Z");
@@ -223,6 +262,22 @@ static void coll_cycle(void *st, int64_t n, struct buf *out)
 		if (json_write(ent, out))
 			die("the entry does not fit the buffer", NULL);
 		json_decref(ent);
+	}
+}
+
+/* One cycle of the collector at mono_ns (every device group of the given period), nothing kept. */
+static void coll_cycle_at(void *st, int64_t mono_ns, double period)
+{
+	struct cycle cy;
+
+	memset(&cy, 0, sizeof(cy));
+	cy.mono_ns = mono_ns;
+	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.000Z");
+	for (int g = GROUP_DEVICE_INFO; g <= GROUP_DEVICE_ERRORS; g++) {
+		json_t *grp = group_new(period, cy.iso);
+
+		coll_nvidia_ops.collect(st, &cy, &(enum group_id){ (enum group_id)g }, 1, grp);
+		json_decref(grp);
 	}
 }
 
@@ -283,6 +338,65 @@ static int wall_figures(void *st, struct bare *b, const struct opts *o, int64_t 
 	return 0;
 }
 
+/* The devices block's "slow_period", through the collector's own config callback. */
+static void set_slow_period(struct cfg_device *dev, const char *v)
+{
+	json_t *o = json_pack("{s:s}", "slow_period", v);
+	char *err = NULL;
+	struct cfg_block blk = { .path = "devices[0]", .obj = o, .err = &err, .own = &dev->own, .dev = dev };
+
+	if (coll_nvidia_ops.config(&blk))
+		die("\"slow_period\": ", err ? err : v);
+	json_decref(o);
+}
+
+/*
+ * --cost: start-up and steady-state CPU of the collector with the H200 cost
+ * model at a 1 s period (see the top of this file). 0, or 1 when a figure
+ * could not be had.
+ */
+static int cost_figures(void *dl, void *st, const struct opts *o, int64_t t_open, int64_t cpu_open)
+{
+	unsigned long long (*modeled)(void);
+	void (*fake_skip)(long long);
+	void *p;
+	int64_t cpu0, wall0;
+	unsigned long long m0;
+	double cpu_ms, floor_ms, start_ms;
+
+	p = dlsym(dl, "fake_nvml_modeled_cpu_ns");
+	if (!p)
+		die("the library has no cost model (fake_nvml_modeled_cpu_ns)", NULL);
+	memcpy(&modeled, &p, sizeof(p));
+	p = dlsym(dl, "fake_nvml_clock_skip");
+	if (!p)
+		die("the library lacks fake_nvml_clock_skip", NULL);
+	memcpy(&fake_skip, &p, sizeof(p));
+	/* the first cycle: with open, the CPU before the first report */
+	coll_cycle_at(st, clock_mono_ns(), 1.0);
+	start_ms = (double)(cpu_ns() - cpu_open) / 1e6;
+	printf("start-up: open and the first cycle, %u GPUs: %.1f ms CPU, %.1f ms wall\n", o->gpus, start_ms,
+	       wall_ms(t_open));
+	cpu0 = cpu_ns();
+	wall0 = clock_mono_ns();
+	m0 = modeled();
+	for (int k = 0; k < o->cycles; k++) {
+		skipped_ns += NS_PER_S;
+		fake_skip(NS_PER_S);
+		coll_cycle_at(st, clock_mono_ns(), 1.0);
+	}
+	cpu_ms = (double)(cpu_ns() - cpu0) / 1e6;
+	floor_ms = (double)(modeled() - m0) / 1e6;
+	printf("%d cycles of 1 s (%.0f ms wall), slow_period %s, every device group\n", o->cycles,
+	       (double)(clock_mono_ns() - wall0 - (int64_t)o->cycles * NS_PER_S) / 1e6, o->slow ? o->slow : "(default)");
+	printf("%-44s %9.3f ms  (%.3f ms per GPU)\n", "cycle: CPU per cycle, whole process", cpu_ms / o->cycles,
+	       cpu_ms / o->cycles / o->gpus);
+	printf("%-44s %9.3f ms  (%.3f ms per GPU)\n", "floor: the model's CPU for the calls made", floor_ms / o->cycles,
+	       floor_ms / o->cycles / o->gpus);
+	printf("%-44s %9.3f\n", "ratio cycle / floor", floor_ms > 0 ? cpu_ms / floor_ms : 0.0);
+	return floor_ms > 0 ? 0 : 1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: nvml_bench --library PATH [-g GPUS] [-s SECONDS] [-r ROUNDS]\n"
@@ -290,7 +404,11 @@ static void usage(FILE *f)
 		   "  -g, --gpus N    fake GPUs (default 8, at most 64)\n"
 		   "  -s, --seconds S wall time of the whole run (default 2)\n"
 		   "  -r, --rounds N  blocks per figure (default 5)\n"
-		   "  --pcie-delay MS the PCIe throughput call sleeps MS: wall time of a cycle vs serial calls\n");
+		   "  --pcie-delay MS the PCIe throughput call sleeps MS: wall time of a cycle vs serial calls\n"
+		   "  --cost          the H200 cost model at a 1 s period: CPU per GPU per cycle vs the floor\n"
+		   "  -c, --cycles N  --cost: cycles (default 20)\n"
+		   "  --slow-period P --cost: the block's \"slow_period\" (\"period\": every value every cycle)\n"
+		   "  --ledger        --cost: print the NVML call ledger to stderr at the end\n");
 }
 
 int main(int argc, char **argv)
@@ -299,9 +417,12 @@ int main(int argc, char **argv)
 		{ "library", required_argument, NULL, 'l' }, { "gpus", required_argument, NULL, 'g' },
 		{ "seconds", required_argument, NULL, 's' }, { "rounds", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },          { "pcie-delay", required_argument, NULL, 'p' },
+		{ "cost", no_argument, NULL, 'C' },          { "cycles", required_argument, NULL, 'c' },
+		{ "slow-period", required_argument, NULL, 'S' }, { "ledger", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { NULL, 8, 2.0, 5, 0 };
+	struct opts o = { NULL, 8, 2.0, 5, 0, 0, 20, NULL, 0 };
+	int64_t t_open, cpu_open;
 	struct cfg_group groups[NGROUPS];
 	struct cfg_device dev = { .type = "nvidia", .select_all = 1, .period_ms = 100, .groups = groups,
 				  .ngroups = NGROUPS };
@@ -316,23 +437,38 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "l:g:s:r:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:g:s:r:c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': o.library = optarg; break;
 		case 'g': o.gpus = (unsigned)atoi(optarg); break;
 		case 's': o.seconds = atof(optarg); break;
 		case 'r': o.rounds = atoi(optarg); break;
 		case 'p': o.pcie_delay_ms = atoi(optarg); break;
+		case 'C': o.cost = 1; break;
+		case 'c': o.cycles = atoi(optarg); break;
+		case 'S': o.slow = optarg; break;
+		case 'L': o.ledger = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!o.library || o.gpus < 1 || o.gpus > 64 || o.rounds < 1 || o.rounds > MAX_ROUNDS || !(o.seconds > 0)) {
+	if (!o.library || o.gpus < 1 || o.gpus > 64 || o.rounds < 1 || o.rounds > MAX_ROUNDS || !(o.seconds > 0) ||
+	    o.cycles < 1) {
 		usage(stderr);
 		return 2;
 	}
 	for (int g = 0; g < NGROUPS; g++)
-		groups[g] = (struct cfg_group){ (enum group_id)(GROUP_DEVICE_INFO + g), 100 };
+		groups[g] = (struct cfg_group){ (enum group_id)(GROUP_DEVICE_INFO + g), o.cost ? 1000 : 100 };
+	if (o.cost) {
+		dev.period_ms = 1000;
+		setenv("FAKE_NVML_COST", "h200", 1);
+		if (o.ledger)
+			setenv("ACCEL_NVML_LEDGER", "1", 1);
+		if (o.slow)
+			set_slow_period(&dev, o.slow);
+	} else {
+		set_slow_period(&dev, "period"); /* every value every cycle, as the bare loop reads them */
+	}
 	/* N GPUs with every field, 4 processes each, no MIG. */
 	if (!mkdtemp(dir))
 		die("cannot make a temporary directory", NULL);
@@ -346,20 +482,39 @@ int main(int argc, char **argv)
 			   "power 250500\nlimit 700000\nenergy 1000000 5000\nclocks 1755 1980 2619 1530\nreasons 0x5\n"
 			   "ecc 2 0 7 1 1\nreplay 3 1\npcie 1000 2000\nremap 1 0 0 0\nretired 0 0 0\n"
 			   "proc %u 1073741824\nproc %u 1073741824\nproc %u 1073741824\nproc %u 1073741824\n"
-			   "pcie_delay %d\n",
-			i, 1000 + 4 * i, 1001 + 4 * i, 1002 + 4 * i, 1003 + 4 * i, o.pcie_delay_ms);
+			   "pcie_delay %d\n%s",
+			i, 1000 + 4 * i, 1001 + 4 * i, 1002 + 4 * i, 1003 + 4 * i, o.pcie_delay_ms,
+			/* --cost: an H200 as the one measured: no fan, no page retirement (row remapping), GPM */
+			o.cost ? "unsupported fan retired\ngpm graphics=12.5 sm=10.25 occupancy=4.5 tensor=6 dram=8.75 "
+				 "fp64=0 fp32=1.5 fp16=0.25 pcie_tx=96 pcie_rx=192 nvlink_tx=0 nvlink_rx=0\n"
+			       : "");
 	fclose(f);
 	setenv("FAKE_NVML_SCRIPT", script, 1);
 	setenv("ACCEL_NVML_LIBRARY", o.library, 1);
 	memset(&env, 0, sizeof(env));
+	t_open = clock_mono_ns();
+	cpu_open = cpu_ns();
 	if (coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev }, &st) || coll_nvidia_ops.error(st))
 		die("the collector cannot open the library: ", coll_nvidia_ops.error(st));
+	if (o.cost) {
+		void *dl = dlopen(o.library, RTLD_NOW | RTLD_NOLOAD);
+		int rc = dl ? cost_figures(dl, st, &o, t_open, cpu_open) : 1;
+
+		coll_nvidia_ops.close(st);
+		if (dl)
+			dlclose(dl);
+		coll_nvidia_ops.config_free(dev.own);
+		unlink(script);
+		rmdir(dir);
+		return rc;
+	}
 	memset(&b, 0, sizeof(b));
 	bare_open(&b, o.library, o.gpus);
 	if (o.pcie_delay_ms > 0) {
 		int rc = wall_figures(st, &b, &o, n);
 
 		coll_nvidia_ops.close(st);
+		coll_nvidia_ops.config_free(dev.own);
 		unlink(script);
 		rmdir(dir);
 		return rc;
@@ -421,6 +576,7 @@ int main(int argc, char **argv)
 		       fig[1][0] / fig[0][o.rounds - 1], fig[1][o.rounds - 1] / fig[0][0]);
 	}
 	coll_nvidia_ops.close(st);
+	coll_nvidia_ops.config_free(dev.own);
 	buf_free(&out);
 	unlink(script);
 	rmdir(dir);

@@ -281,7 +281,7 @@ struct ctr {
 enum { C_ENERGY, C_ECC_CV, C_ECC_UV, C_ECC_CA, C_ECC_UA, C_REPLAY, C_COUNT };
 
 /* Reads on the slow cadence ("slow_period"), each with its own clock per device. */
-enum { SR_ENERGY, SR_REPLAY, SR_MEMTEMP, SR_RETIRED, SR_MEM2, SR_COUNT };
+enum { SR_ENERGY, SR_REPLAY, SR_MEMTEMP, SR_RETIRED, SR_MEM2, SR_FAN, SR_COUNT };
 
 /* Static values, read again at their next use after a refresh marked them (nv_dev.stale). */
 enum { ST_LIMIT = 1, ST_MIG = 2, ST_TOTAL = 4, ST_ALL = 7 };
@@ -332,6 +332,8 @@ struct nv_dev {
 	int64_t reserved;        /* slow: reserved memory from nvmlDeviceGetMemoryInfo_v2; -1 unknown */
 	uint64_t memtemp;        /* slow: the memory temperature, when have_memtemp */
 	int have_memtemp;
+	unsigned fan;            /* slow: the fan speed (percent), when have_fan */
+	int have_fan;
 	unsigned replay;         /* slow: the PCIe replay counter at its last read, when have_replay */
 	int have_replay;
 	uint64_t retired[3];     /* slow: retired pages (SBE, DBE, pending), retired_r[k]: read */
@@ -667,7 +669,7 @@ static void dev_cadence_reset(struct nv_dev *d)
 	d->stale = ST_ALL;
 	d->static_ns = 0;
 	memset(d->slow_ns, 0, sizeof(d->slow_ns));
-	d->have_limit = d->have_mig = d->have_total = d->have_memtemp = d->have_replay = 0;
+	d->have_limit = d->have_mig = d->have_total = d->have_memtemp = d->have_replay = d->have_fan = 0;
 	d->reserved = -1;
 	memset(d->retired_r, 0, sizeof(d->retired_r));
 	memset(&d->energy, 0, sizeof(d->energy));
@@ -1687,11 +1689,17 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	else
 		drop(t, "memory");
 	drop_if_empty(o, "temperatures_celsius");
-	r = 0;
-	if (a->fan && ASKS(NF_FAN))
+	/* The fan: a driver round trip too (0.27 ms answering NOT_SUPPORTED on an H200), on the slow cadence. */
+	if (a->fan && ASKS(NF_FAN) && nv_due(s, &d->slow_ns[SR_FAN], s->slow_every)) {
+		r = 0;
 		TRY(NVC(NV_LC, a->fan, d->h, &u), NF_FAN);
-	if (r)
-		put_real(o, "fan_percent", u);
+		d->have_fan = r;
+		d->fan = u;
+	} else if (!a->fan || !ASKS(NF_FAN)) {
+		d->have_fan = 0;
+	}
+	if (d->have_fan)
+		put_real(o, "fan_percent", d->fan);
 	else
 		drop(o, "fan_percent");
 	r = 0;

@@ -191,8 +191,7 @@ static void bare_cycle(struct bare *b, unsigned gpus)
 		m.version = nvmlMemory_v2;
 		b->mem2(h, &m);
 		b->limit(h, &u);
-		b->mig_mode(h, &u, &v);
-		b->mig_mode(h, &u, &v); /* the MIG instances' layout, once per cycle (nvidia_mig.c) */
+		b->mig_mode(h, &u, &v); /* the MIG instances' layout (nvidia_mig.c) uses the mode just read */
 		/* device_utilization */
 		b->util(h, &ut);
 		b->enc(h, &u, &v);

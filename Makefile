@@ -8,7 +8,7 @@
 #                       tests in one run, then check-sanitize (README "Development")
 #   make check          the edit loop: the unit tests and the integration tests but the packaging and
 #                       fuzz ones, on the current build
-#   make check-deploy   the packaging and install tests (deploy_*.sh: the Debian package, the image,
+#   make check-deploy   the packaging and install tests (DEPLOY_TESTS: the Debian package, the image,
 #                       make install, the units, man pages, compose stack, manifests), on the plain build
 #   make check-sanitize check's tests built with SANITIZER=address,undefined,float-cast-overflow, and the
 #                       short fuzz runs (tests/integration/*_fuzz.sh, build/fuzz)

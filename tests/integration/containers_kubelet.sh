@@ -73,7 +73,8 @@ run() {
 		--kubelet-refresh 1s "$@" >"$rn.out" 2>"$rn.err" &
 	mpid=$!
 	_pids="$_pids $mpid"
-	wait_for $((20 * SLOW)) sh -c "[ \$(wc -l <$rn.out) -ge 6 ]"
+	sleep 2.5 # six reports 500 ms apart take this long at least: polled from then on
+	wait_for $((20 * SLOW)) has_lines "$rn.out" 6
 	elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 	[ "$until_" = - ] || wait_for $((20 * SLOW)) sh -c "$until_" || diag "$rn: still not true: $until_"
 	kill -TERM "$mpid"

@@ -35,7 +35,7 @@ EOF
 # (By reports, not seconds: a loaded machine may start the monitor late.)
 N=20
 (
-	wait_for $((30 * SLOW)) sh -c "[ \$(wc -l <'$WORK/out' 2>/dev/null || echo 0) -ge 5 ]"
+	wait_for $((30 * SLOW)) has_lines "$WORK/out" 5
 	kill "$SRV"
 	rm -f "$WORK/port2"
 	exec $PY "$HELP/fake_endpoint.py" --file "$WORK/metrics.txt" --port-file "$WORK/port2" --port "$PORT"

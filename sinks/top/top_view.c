@@ -50,10 +50,29 @@ static void grow(struct top_canvas *c, int y)
 	c->h = y + 1;
 }
 
-/* Bytes of the UTF-8 character that starts with b (1 for a stray byte). */
-static int u8len(unsigned char b)
+/*
+ * Whether a terminal would act on code point cp or not show it: the C0 and
+ * C1 controls and DEL (ESC, and CSI U+009B and OSC U+009D, start sequences
+ * that move the cursor, recolour, retitle or reach the clipboard), and the
+ * invisible format characters (Unicode's Cf, Zl, Zp): bidi embeddings,
+ * overrides and isolates that reorder what follows them, zero-width
+ * characters that hide or join text.
+ */
+static int terminal_control(uint32_t cp)
 {
-	return b >= 0xf0 && b < 0xf8 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+	static const uint32_t ranges[][2] = {
+		{ 0x0000, 0x001F },   { 0x007F, 0x009F },   { 0x00AD, 0x00AD },   { 0x0600, 0x0605 },
+		{ 0x061C, 0x061C },   { 0x06DD, 0x06DD },   { 0x070F, 0x070F },   { 0x0890, 0x0891 },
+		{ 0x08E2, 0x08E2 },   { 0x180E, 0x180E },   { 0x200B, 0x200F },   { 0x2028, 0x202E },
+		{ 0x2060, 0x2064 },   { 0x2066, 0x206F },   { 0xFEFF, 0xFEFF },   { 0xFFF9, 0xFFFB },
+		{ 0x110BD, 0x110BD }, { 0x110CD, 0x110CD }, { 0x13430, 0x1343F }, { 0x1BCA0, 0x1BCA3 },
+		{ 0x1D173, 0x1D17A }, { 0xE0001, 0xE0001 }, { 0xE0020, 0xE007F },
+	};
+
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]) && cp >= ranges[i][0]; i++)
+		if (cp <= ranges[i][1])
+			return 1;
+	return 0;
 }
 
 int top_canvas_put(struct top_canvas *c, int y, int x, const char *s, int attr)
@@ -63,19 +82,20 @@ int top_canvas_put(struct top_canvas *c, int y, int x, const char *s, int attr)
 	grow(c, y);
 	while (*s && x < c->w) {
 		struct top_cell *cell = &c->cells[(size_t)y * (size_t)c->w + (size_t)x];
-		int n = u8len((unsigned char)*s);
+		uint32_t cp;
+		size_t n = utf8_char(s, &cp);
 
-		for (int k = 1; k < n; k++)
-			if ((s[k] & 0xc0) != 0x80)
-				n = 1;
-		if (n == 1 && ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x80)) {
-			cell->ch[0] = '?'; /* control characters and stray bytes from the input */
+		/* Controls, invisible format characters and bytes that are not UTF-8 (each) from the input. */
+		if (n == 0 || terminal_control(cp)) {
+			cell->ch[0] = '?';
+			cell->len = 1;
+			s += n ? n : 1;
 		} else {
-			memcpy(cell->ch, s, (size_t)n);
+			memcpy(cell->ch, s, n);
+			cell->len = (uint8_t)n;
+			s += n;
 		}
-		cell->len = (uint8_t)(n == 1 ? 1 : n);
 		cell->attr = (uint8_t)attr;
-		s += n;
 		x++;
 	}
 	return x;

@@ -243,6 +243,36 @@ static void test_canvas(void)
 	row(&c, 1, line, sizeof(line));
 	is_str(line, "a?[2Jb?", "control characters and stray bytes are shown as ?");
 	top_canvas_free(&c);
+
+	/* C1 controls encoded in UTF-8, bidi controls, invisible format characters, raw C1 bytes, overlong forms. */
+	{
+		static const struct {
+			const char *in, *want, *what;
+		} cases[] = {
+			{ "a\xc2\x9b" "2Jb", "a?2Jb", "CSI U+009B shown as ?" },
+			{ "a\xc2\x9d" "0;t\xc2\x9c" "b", "a?0;t?b", "OSC U+009D ... ST U+009C" },
+			{ "a\xc2\x80\xc2\x9f" "b", "a??b", "U+0080, U+009F" },
+			{ "a\x7f" "b", "a?b", "DEL shown as ?" },
+			{ "x\xe2\x80\xae" "cba", "x?cba", "RLO U+202E" },
+			{ "\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", "????", "LRE, RLE, PDF, LRO" },
+			{ "\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9", "????", "LRI, RLI, FSI, PDI" },
+			{ "a\xe2\x80\x8b\xe2\x80\x8f\xef\xbb\xbf" "b", "a???b", "ZWSP, RLM, BOM" },
+			{ "a\xe2\x80\xa8" "b", "a?b", "LINE SEPARATOR" },
+			{ "a\xf3\xa0\x80\x81" "b", "a?b", "LANGUAGE TAG U+E0001" },
+			{ "a\x9b" "2J\x9d" "b", "a?2J?b", "raw bytes 0x9b, 0x9d (not UTF-8)" },
+			{ "a\xc0\x9b" "b", "a??b", "overlong ESC" },
+			{ "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+			  "printable characters kept" },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			top_canvas_init(&c, 20);
+			top_canvas_put(&c, 0, 0, cases[i].in, TA_NONE);
+			row(&c, 0, line, sizeof(line));
+			is_str(line, cases[i].want, cases[i].what);
+			top_canvas_free(&c);
+		}
+	}
 }
 
 /* accel-prom's exposition as the input: counters become increases since the last poll, rates per interval. */

@@ -394,15 +394,12 @@ static int mig_line(const struct top_view *v, const struct top_dev *d, struct to
 /* The GPU a MIG instance belongs to (same kind, the key before the first '/'), or -1. */
 static int mig_parent(const struct top_model *m, const struct top_dev *d)
 {
-	size_t n = strcspn(d->key, "/");
+	char key[sizeof(d->key)];
+	const struct top_dev *g;
 
-	for (size_t i = 0; i < m->ndevs; i++) {
-		const struct top_dev *g = &m->devs[i];
-
-		if (!g->is_mig && strlen(g->key) == n && !strncmp(g->key, d->key, n) && !strcmp(g->type, d->type))
-			return (int)i;
-	}
-	return -1;
+	snprintf(key, sizeof(key), "%.*s", (int)strcspn(d->key, "/"), d->key);
+	g = top_model_dev(m, d->type, key);
+	return g && !g->is_mig ? (int)(g - m->devs) : -1;
 }
 
 /* Whether a MIG instance is in the current layout: seen within three periods (at least 3 s) of the last report. */
@@ -418,23 +415,31 @@ static int devices(const struct top_model *m, const struct top_view *v, struct t
 {
 	char t[64];
 	size_t ngpu = 0, nmig = 0;
-	int *parent = xmalloc((m->ndevs + 1) * sizeof(*parent));
+	/* Each device's parent GPU (-1: none), and each GPU's MIG instances as a chain in the devices' order. */
+	int *parent = xmalloc(3 * (m->ndevs + 1) * sizeof(*parent)), *first = parent + m->ndevs + 1,
+	    *next = first + m->ndevs + 1;
 
 	for (size_t i = 0; i < m->ndevs; i++) {
 		parent[i] = m->devs[i].is_mig ? mig_parent(m, &m->devs[i]) : -1;
+		first[i] = -1;
 		if (parent[i] < 0)
 			ngpu++;
 		else if (mig_current(m, &m->devs[i]))
 			nmig++;
 	}
+	for (size_t k = m->ndevs; k-- > 0;)
+		if (parent[k] >= 0) {
+			next[k] = first[parent[k]];
+			first[parent[k]] = (int)k;
+		}
 	snprintf(t, sizeof(t), nmig ? "Devices: %zu  MIG instances: %zu" : "Devices: %zu", ngpu, nmig);
 	top_canvas_put(c, y++, 0, t, TA_BOLD);
 	for (size_t i = 0; i < m->ndevs; i++) {
 		if (parent[i] >= 0)
 			continue;
 		y = device_panel(m, v, &m->devs[i], c, y);
-		for (size_t k = 0; k < m->ndevs; k++)
-			if (parent[k] == (int)i && mig_current(m, &m->devs[k]))
+		for (int k = first[i]; k >= 0; k = next[k])
+			if (mig_current(m, &m->devs[k]))
 				y = mig_line(v, &m->devs[k], c, y);
 	}
 	free(parent);

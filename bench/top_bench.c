@@ -45,16 +45,23 @@ static double cpu_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The report time of second sec, ISO 8601 UTC. */
+static void stamp(int sec, char ts[64])
+{
+	time_t t = 1767225600 + sec;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, 64, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+}
+
 /* One report at second sec (values move with sec so every frame differs). */
 static char *report(int sec)
 {
 	struct buf b;
 	char ts[64];
-	time_t t = 1767225600 + sec;
-	struct tm tm;
 
-	gmtime_r(&t, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+	stamp(sec, ts);
 	buf_init(&b, 64u << 20);
 	buf_printf(&b, "{\"timestamp\":\"%s\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":%d},\"instance_info\":{"
 		       "\"hostname\":\"bench\",\"instance_type\":\"p4d.24xlarge\",\"instance_id\":\"i-0\",\"error\":\"\"},"
@@ -149,11 +156,8 @@ static char *wide_report(int sec, int n)
 					       "device_power", "device_errors" };
 	struct buf b;
 	char ts[64];
-	time_t t = 1767225600 + sec;
-	struct tm tm;
 
-	gmtime_r(&t, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+	stamp(sec, ts);
 	buf_init(&b, 1u << 30);
 	buf_printf(&b, "{\"timestamp\":\"%s\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":%d},\"instance_info\":{"
 		       "\"hostname\":\"wide\",\"instance_type\":\"t\",\"instance_id\":\"i-0\",\"error\":\"\"},"

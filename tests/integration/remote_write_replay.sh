@@ -10,6 +10,8 @@
 # value is 15, and nothing is skipped as "not newer than the last sample".
 # Then, with --queue-dir, the same; then 30 reports (read within a few
 # milliseconds, so some would share one): 30 values, the last one 150.
+# Last, a --queue-dir whose head is a FIFO: a configuration error at
+# once, saying so, not a start blocked forever.
 . "$(dirname "$0")/lib.sh"
 
 need "$BIN/accel-remote-write is built" test -x "$BIN/accel-remote-write"
@@ -66,4 +68,12 @@ for run in "3 memory" "3 queue" "30 memory"; do
 	grep -E 'not newer' "$WORK/rw.err" | tail -1 | sed 's/^/#   /' >&2 || true
 done
 ok "no protocol error at the receiver" test ! -s "$R/errors.log"
+
+mkdir "$WORK/fifoq"
+mkfifo "$WORK/fifoq/head"
+rc=0
+timeout 20 "$BIN/accel-remote-write" --url "http://127.0.0.1:$RP/api/v1/write" --queue-dir "$WORK/fifoq" \
+	</dev/null 2>"$WORK/fifo.err" || rc=$?
+is "$rc" 3 "--queue-dir with a FIFO named head: exit 3 (configuration), not a hang"
+ok "... saying what head is" grep -q "head is a FIFO, not a regular file" "$WORK/fifo.err"
 done_testing

@@ -294,6 +294,7 @@ static unsigned long long first_segment(const char *d, char *dst, size_t size)
 /* stderr into a pipe (not a file: the full-disk test limits file sizes) until capture_end. */
 struct capture {
 	int saved, fds[2];
+	char text[60000]; /* what was captured */
 };
 
 static void capture_start(struct capture *c)
@@ -306,16 +307,17 @@ static void capture_start(struct capture *c)
 	close(c->fds[1]);
 }
 
-/* Restore stderr, echo what was captured there as TAP comments, and return it (a static buffer). */
+/* Restore stderr, echo what was captured there as TAP comments, and return it (c->text). */
 static const char *capture_end(struct capture *c)
 {
-	static char text[60000];
+	char *text = c->text;
 	ssize_t n, got = 0;
 
 	fflush(stderr);
 	dup2(c->saved, 2);
 	close(c->saved);
-	while (got < (ssize_t)sizeof(text) - 1 && (n = read(c->fds[0], text + got, sizeof(text) - 1 - (size_t)got)) > 0)
+	while (got < (ssize_t)sizeof(c->text) - 1 &&
+	       (n = read(c->fds[0], text + got, sizeof(c->text) - 1 - (size_t)got)) > 0)
 		got += n;
 	close(c->fds[0]);
 	text[got] = '\0';

@@ -889,8 +889,15 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 			free(text);
 		}
 	}
+	/*
+	 * A group's period starts where its data's baseline is. After a failed
+	 * scrape, execution_stats keeps its baseline (infer's previous scrape),
+	 * so the next group's counts cover this period too, and so does its
+	 * period; the listener's groups took their sample above.
+	 */
 	for (size_t k = 0; k < ndue; k++)
-		ep->last_ns[due[k]] = cy->mono_ns;
+		if (!ep->err[0] || is_process_group(due[k]))
+			ep->last_ns[due[k]] = cy->mono_ns;
 	json_array_append_new(out, ent);
 }
 

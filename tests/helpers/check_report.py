@@ -1084,9 +1084,11 @@ class Stream:
         # An endpoint runtime (http:// or https://) also says which server it is, and with passthrough its body.
         endpoint = str(e.get("address", "")).startswith(("http://", "https://"))
         if not self.keys(path, e, ENTRY_KEYS + (("server",) if endpoint else ()),
-                         ENTRY_OPTIONAL + (("exposition",) if endpoint else ())):
+                         ENTRY_OPTIONAL + (("exposition", "exposition_error") if endpoint else ())):
             return prev_index
-        for k in ("server", "exposition"):
+        if "exposition" in e and "exposition_error" in e:
+            self.err(join(path, "exposition_error"), "next to an exposition (it says why there is none)")
+        for k in ("server", "exposition", "exposition_error"):
             if endpoint and k in e:
                 self.string(join(path, k), e[k])
         if "container" in e:

@@ -7,6 +7,7 @@
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,8 @@ struct instance {
 	struct http_call call;   /* the request running */
 	struct loop_timer timer; /* the fetch's deadline while it runs, else the next fetch */
 	char endpoint[512];      /* AWS_EC2_METADATA_SERVICE_ENDPOINT, or the default, without a trailing '/' */
-	int disabled;            /* AWS_EC2_METADATA_DISABLED=true */
+	int disabled;            /* not asked: why in disabled_why */
+	char disabled_why[384];
 	int64_t refresh_ns;
 	json_t *info;            /* the current object, hostname and node_name included */
 	int have_good;           /* a fetch has succeeded: a failure keeps its values */
@@ -209,7 +211,7 @@ static void on_answer(struct http_call *c, void *data)
 static void fetch_start(struct instance *in)
 {
 	if (in->disabled) {
-		publish(in, NULL, "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
+		publish(in, NULL, in->disabled_why);
 		in->first_done = 1;
 		return;
 	}
@@ -235,7 +237,126 @@ static void on_timer(struct loop_timer *t)
 	}
 }
 
-struct instance *instance_new(struct loop *loop, struct http_async *http, int64_t refresh_ns)
+int instance_mode_parse(const char *s)
+{
+	static const char *const names[] = { [INSTANCE_AUTO] = "auto", [INSTANCE_ON] = "on", [INSTANCE_OFF] = "off" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+/* The first line of sysfs/rel into dst ("" when it cannot be read), trailing blanks cut. */
+static void read_fact(const char *sysfs, const char *rel, char *dst, size_t size)
+{
+	char path[4096];
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs, rel);
+	if (read_file_at(-1, path, dst, size) < 0)
+		dst[0] = '\0';
+	dst[strcspn(dst, "\n")] = '\0';
+	for (n = strlen(dst); n > 0 && (dst[n - 1] == ' ' || dst[n - 1] == '\t' || dst[n - 1] == '\r'); n--)
+		dst[n - 1] = '\0';
+	utf8_sanitize(dst);
+}
+
+/* An EC2 instance id: "i-" and 8 or 17 lowercase hex digits. */
+static int is_instance_id(const char *s)
+{
+	size_t n;
+
+	if (strncmp(s, "i-", 2))
+		return 0;
+	n = strspn(s + 2, "0123456789abcdef");
+	return !s[2 + n] && (n == 8 || n == 17);
+}
+
+/* A UUID EC2 gave: "ec2..." in any case, or with its first four bytes swapped (little-endian DMI). */
+static int is_ec2_uuid(const char *u)
+{
+	char le[4];
+
+	if (!strncasecmp(u, "ec2", 3))
+		return 1;
+	if (strlen(u) < 8)
+		return 0;
+	le[0] = u[6];
+	le[1] = u[7];
+	le[2] = u[4];
+	le[3] = '\0';
+	return !strcasecmp(le, "ec2");
+}
+
+int instance_ec2_local(const char *sysfs, char *why, size_t size)
+{
+	char vendor[256], v[256];
+
+	read_fact(sysfs, "class/dmi/id/sys_vendor", vendor, sizeof(vendor));
+	if (!strcmp(vendor, "Amazon EC2")) {
+		snprintf(why, size, "DMI sys_vendor \"Amazon EC2\"");
+		return 1;
+	}
+	read_fact(sysfs, "class/dmi/id/bios_vendor", v, sizeof(v));
+	if (!strcmp(v, "Amazon EC2")) {
+		snprintf(why, size, "DMI bios_vendor \"Amazon EC2\"");
+		return 1;
+	}
+	read_fact(sysfs, "class/dmi/id/board_asset_tag", v, sizeof(v));
+	if (is_instance_id(v)) {
+		snprintf(why, size, "DMI board_asset_tag \"%s\", an instance id", v);
+		return 1;
+	}
+	read_fact(sysfs, "hypervisor/uuid", v, sizeof(v));
+	if (is_ec2_uuid(v)) {
+		snprintf(why, size, "hypervisor uuid \"%s\"", v);
+		return 1;
+	}
+	read_fact(sysfs, "class/dmi/id/product_uuid", v, sizeof(v));
+	if (is_ec2_uuid(v)) {
+		snprintf(why, size, "DMI product_uuid \"%s\"", v);
+		return 1;
+	}
+	read_fact(sysfs, "class/dmi/id/bios_version", v, sizeof(v));
+	if (strlen(v) > 7 && !strcmp(v + strlen(v) - 7, ".amazon")) {
+		snprintf(why, size, "DMI bios_version \"%s\"", v);
+		return 1;
+	}
+	if (*vendor)
+		snprintf(why, size, "DMI sys_vendor \"%s\" under %s, no EC2 sign", vendor, sysfs);
+	else
+		snprintf(why, size, "no EC2 sign in DMI or the hypervisor's uuid under %s", sysfs);
+	return 0;
+}
+
+/* Whether to ask the service, and why not in in->disabled_why. */
+static void decide(struct instance *in, enum instance_mode mode, const char *sysfs, const char *ep, const char *dis)
+{
+	char why[320];
+
+	if (mode == INSTANCE_OFF) {
+		snprintf(in->disabled_why, sizeof(in->disabled_why), "instance metadata off (--instance-metadata=off)");
+	} else if (mode == INSTANCE_ON) {
+		log_info("instance: asking the metadata service at %s (--instance-metadata=on)", in->endpoint);
+	} else if (dis && !strcasecmp(dis, "true")) {
+		snprintf(in->disabled_why, sizeof(in->disabled_why),
+			 "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
+	} else if (ep && *ep) {
+		log_info("instance: asking the metadata service at %s (AWS_EC2_METADATA_SERVICE_ENDPOINT)", in->endpoint);
+	} else if (instance_ec2_local(sysfs, why, sizeof(why))) {
+		log_info("instance: an EC2 instance (%s): asking the metadata service at %s", why, in->endpoint);
+	} else {
+		snprintf(in->disabled_why, sizeof(in->disabled_why),
+			 "not an EC2 instance (%s): instance metadata not asked (--instance-metadata=on asks)", why);
+	}
+	in->disabled = in->disabled_why[0] != '\0';
+	if (in->disabled)
+		log_info("instance: %s", in->disabled_why);
+}
+
+struct instance *instance_new(struct loop *loop, struct http_async *http, int64_t refresh_ns,
+			      enum instance_mode mode, const char *sysfs)
 {
 	struct instance *in = xcalloc(1, sizeof(*in));
 	const char *node = getenv("KUBE_NODE_NAME"), *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
@@ -251,7 +372,7 @@ struct instance *instance_new(struct loop *loop, struct http_async *http, int64_
 	n = strlen(in->endpoint);
 	while (n > 0 && in->endpoint[n - 1] == '/')
 		in->endpoint[--n] = '\0';
-	in->disabled = dis && !strcasecmp(dis, "true");
+	decide(in, mode, sysfs, ep, dis);
 	if (gethostname(in->hostname, sizeof(in->hostname) - 1))
 		in->hostname[0] = '\0';
 	if (!node || !*node)

@@ -3,6 +3,7 @@
 #include "instance.h"
 #include "../core/loop.h"
 #include "../http/http_async.h"
+#include "../sysfs/sysfs.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
@@ -247,18 +248,14 @@ int instance_mode_parse(const char *s)
 	return -EINVAL;
 }
 
-/* The first line of sysfs/rel into dst ("" when it cannot be read), trailing blanks cut. */
+/* The attribute sysfs/rel into dst, trailing blanks cut; "" when it cannot be read (product_uuid: root only). */
 static void read_fact(const char *sysfs, const char *rel, char *dst, size_t size)
 {
 	char path[4096];
-	size_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", sysfs, rel);
-	if (read_file_at(-1, path, dst, size) < 0)
+	if (sysfs_read(-1, path, dst, size) < 0)
 		dst[0] = '\0';
-	dst[strcspn(dst, "\n")] = '\0';
-	for (n = strlen(dst); n > 0 && (dst[n - 1] == ' ' || dst[n - 1] == '\t' || dst[n - 1] == '\r'); n--)
-		dst[n - 1] = '\0';
 	utf8_sanitize(dst);
 }
 
@@ -291,7 +288,7 @@ static int is_ec2_uuid(const char *u)
 
 int instance_ec2_local(const char *sysfs, char *why, size_t size)
 {
-	char vendor[256], v[256];
+	char vendor[256], v[256], serial[256];
 
 	read_fact(sysfs, "class/dmi/id/sys_vendor", vendor, sizeof(vendor));
 	if (!strcmp(vendor, "Amazon EC2")) {
@@ -313,9 +310,11 @@ int instance_ec2_local(const char *sysfs, char *why, size_t size)
 		snprintf(why, size, "hypervisor uuid \"%s\"", v);
 		return 1;
 	}
+	/* A random UUID starts so once in 4096: as ds-identify, only with product_serial the same (Xen HVM). */
 	read_fact(sysfs, "class/dmi/id/product_uuid", v, sizeof(v));
-	if (is_ec2_uuid(v)) {
-		snprintf(why, size, "DMI product_uuid \"%s\"", v);
+	read_fact(sysfs, "class/dmi/id/product_serial", serial, sizeof(serial));
+	if (is_ec2_uuid(v) && !strcasecmp(v, serial)) {
+		snprintf(why, size, "DMI product_uuid and product_serial \"%s\"", v);
 		return 1;
 	}
 	read_fact(sysfs, "class/dmi/id/bios_version", v, sizeof(v));

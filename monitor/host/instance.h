@@ -45,7 +45,8 @@ int instance_mode_parse(const char *s);
  * ds-identify and the AWS agents read, no request made: DMI sys_vendor or
  * bios_vendor "Amazon EC2", board_asset_tag an instance id "i-..." (Nitro);
  * hypervisor/uuid starting "ec2", DMI product_uuid starting "ec2" (or so
- * in little-endian), bios_version "....amazon" (Xen). Returns 1 with why
+ * in little-endian) and product_serial the same, bios_version "....amazon"
+ * (Xen). Returns 1 with why
  * naming the fact, else 0 with why saying what was seen.
  */
 int instance_ec2_local(const char *sysfs, char *why, size_t size);

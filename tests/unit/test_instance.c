@@ -78,6 +78,7 @@ int main(void)
 		{ "vendor-like", "class/dmi/id/sys_vendor", "Amazon EC2 compatible\n", 0 },
 		{ "hv-upper", "hypervisor/uuid", "EC2E1916-9099-7CAF-FD21-012345ABCDEF\n", 1 },
 		{ "hv-other", "hypervisor/uuid", "3b2e1916-9099-7caf-fd21-012345abcdef\n", 0 },
+		{ "uuid-alone", "class/dmi/id/product_uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 0 },
 		{ "uuid", "class/dmi/id/product_uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 1 },
 		{ "uuid-le", "class/dmi/id/product_uuid", "45E12AEC-DCD1-B213-94ED-012345ABCDEF\n", 1 },
 		{ "uuid-other", "class/dmi/id/product_uuid", "45E12AED-DCD1-B213-94ED-012345ABCDEF\n", 0 },
@@ -110,6 +111,12 @@ int main(void)
 	/* One fact each, and look-alikes */
 	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
 		const char *d = tree(facts[i].name, facts[i].rel, facts[i].text);
+
+		/* product_uuid counts only with product_serial the same (as ds-identify) */
+		if (!strncmp(facts[i].name, "uuid-", 5) && strcmp(facts[i].name, "uuid-alone"))
+			d = tree(facts[i].name, "class/dmi/id/product_serial", facts[i].text);
+		else if (!strcmp(facts[i].name, "uuid"))
+			d = tree(facts[i].name, "class/dmi/id/product_serial", "EC2E1916-9099-7CAF-FD21-012345ABCDEF\n");
 
 		is_int(instance_ec2_local(d, why, sizeof(why)), facts[i].ec2, facts[i].name);
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Instance metadata over IMDSv2 through the producer's HTTP helper, and keeping the answer; see instance.h. */
+/* Instance metadata over IMDSv2 on the producer's loop (http_async.h), and keeping the answer; see instance.h. */
 #include "instance.h"
 #include "../core/loop.h"
 #include "../http/http_async.h"
@@ -47,8 +47,8 @@ struct instance {
 	struct http_call call;   /* the request running */
 	struct loop_timer timer; /* the fetch's deadline while it runs, else the next fetch */
 	char endpoint[512];      /* AWS_EC2_METADATA_SERVICE_ENDPOINT, or the default, without a trailing '/' */
-	int disabled;            /* not asked: why in disabled_why */
-	char disabled_why[384];
+	int disabled;            /* not asked */
+	char disabled_why[384];  /* why (instance_should_ask's answer) */
 	int64_t refresh_ns;
 	json_t *info;            /* the current object, hostname and node_name included */
 	int have_good;           /* a fetch has succeeded: a failure keeps its values */
@@ -329,29 +329,33 @@ int instance_ec2_local(const char *sysfs, char *why, size_t size)
 	return 0;
 }
 
-/* Whether to ask the service, and why not in in->disabled_why. */
-static void decide(struct instance *in, enum instance_mode mode, const char *sysfs, const char *ep, const char *dis)
+int instance_should_ask(enum instance_mode mode, const char *sysfs, char *why, size_t size)
 {
-	char why[320];
+	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT"), *dis = getenv("AWS_EC2_METADATA_DISABLED");
+	char fact[320];
 
 	if (mode == INSTANCE_OFF) {
-		snprintf(in->disabled_why, sizeof(in->disabled_why), "instance metadata off (--instance-metadata=off)");
-	} else if (mode == INSTANCE_ON) {
-		log_info("instance: asking the metadata service at %s (--instance-metadata=on)", in->endpoint);
-	} else if (dis && !strcasecmp(dis, "true")) {
-		snprintf(in->disabled_why, sizeof(in->disabled_why),
-			 "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
-	} else if (ep && *ep) {
-		log_info("instance: asking the metadata service at %s (AWS_EC2_METADATA_SERVICE_ENDPOINT)", in->endpoint);
-	} else if (instance_ec2_local(sysfs, why, sizeof(why))) {
-		log_info("instance: an EC2 instance (%s): asking the metadata service at %s", why, in->endpoint);
-	} else {
-		snprintf(in->disabled_why, sizeof(in->disabled_why),
-			 "not an EC2 instance (%s): instance metadata not asked (--instance-metadata=on asks)", why);
+		snprintf(why, size, "instance metadata off (--instance-metadata=off)");
+		return 0;
 	}
-	in->disabled = in->disabled_why[0] != '\0';
-	if (in->disabled)
-		log_info("instance: %s", in->disabled_why);
+	if (mode == INSTANCE_ON) {
+		snprintf(why, size, "--instance-metadata=on");
+		return 1;
+	}
+	if (dis && !strcasecmp(dis, "true")) {
+		snprintf(why, size, "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
+		return 0;
+	}
+	if (ep && *ep) {
+		snprintf(why, size, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
+		return 1;
+	}
+	if (instance_ec2_local(sysfs, fact, sizeof(fact))) {
+		snprintf(why, size, "an EC2 instance: %s", fact);
+		return 1;
+	}
+	snprintf(why, size, "not an EC2 instance (%s): instance metadata not asked (--instance-metadata=on asks)", fact);
+	return 0;
 }
 
 struct instance *instance_new(struct loop *loop, struct http_async *http, int64_t refresh_ns,
@@ -359,7 +363,7 @@ struct instance *instance_new(struct loop *loop, struct http_async *http, int64_
 {
 	struct instance *in = xcalloc(1, sizeof(*in));
 	const char *node = getenv("KUBE_NODE_NAME"), *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
-	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT"), *dis = getenv("AWS_EC2_METADATA_DISABLED");
+	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 	size_t n;
 
 	in->loop = loop;
@@ -371,7 +375,11 @@ struct instance *instance_new(struct loop *loop, struct http_async *http, int64_
 	n = strlen(in->endpoint);
 	while (n > 0 && in->endpoint[n - 1] == '/')
 		in->endpoint[--n] = '\0';
-	decide(in, mode, sysfs, ep, dis);
+	in->disabled = !instance_should_ask(mode, sysfs, in->disabled_why, sizeof(in->disabled_why));
+	if (in->disabled)
+		log_info("instance: %s", in->disabled_why);
+	else
+		log_info("instance: asking the metadata service at %s (%s)", in->endpoint, in->disabled_why);
 	if (gethostname(in->hostname, sizeof(in->hostname) - 1))
 		in->hostname[0] = '\0';
 	if (!node || !*node)

@@ -2,9 +2,9 @@
 /*
  * instance_info: what the host is. The EC2 fields come from the instance
  * metadata service over IMDSv2 (PUT a session token, then one GET per
- * field), asked at start and every refresh period through the producer's
- * HTTP helper (http_async.h), so collecting never waits on the network and
- * the producer maps no HTTP or TLS library. Each request times out after 1 s.
+ * field), asked at start and every refresh period on the producer's loop
+ * (http_async.h), so collecting never waits on the network. Each request
+ * times out after 1 s.
  *
  * Nothing leaves the host unless it is an EC2 instance or the user asks:
  * the service is asked when --instance-metadata=on; else (auto) not when
@@ -52,8 +52,15 @@ int instance_mode_parse(const char *s);
 int instance_ec2_local(const char *sysfs, char *why, size_t size);
 
 /*
- * Decide whether to ask the metadata service (mode, the AWS variables and
- * the facts under sysfs, borrowed) and start the first fetch if so,
+ * Would instance_new ask the metadata service? From mode, the AWS
+ * variables and the facts under sysfs; no request is made. 1 with why
+ * saying what decided, or 0 with why the instance_info error to report.
+ */
+int instance_should_ask(enum instance_mode mode, const char *sysfs, char *why, size_t size);
+
+/*
+ * Decide whether to ask the metadata service (instance_should_ask; sysfs
+ * borrowed) and start the first fetch if so,
  * through http (borrowed). The fetch's deadline and the next refresh are
  * timers of loop (borrowed); both must outlive the instance. Never fails.
  */

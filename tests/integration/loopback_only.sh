@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Nothing leaves the host unless the user asks: the default programs run with every connect(), sendto() and
-# sendmsg() recorded (strace -f, the HTTP helper and the sinks included), and any address outside 127.0.0.0/8,
+# sendmsg() recorded (strace -f, the sinks and any child included), and any address outside 127.0.0.0/8,
 # ::1 and AF_UNIX/AF_NETLINK fails (tests/helpers/connects.py). Run: accel-monitor --once (no option, no
 # AWS variable), the same with config/default.json, and make run's pipeline (accel-monitor | accel-prom --port)
 # until accel-prom serves a report. On a host that is not an EC2 instance none of them may ask the instance

@@ -29,14 +29,6 @@ ok "the recorder flags a connect to 192.0.2.1 (TEST-NET-1, nothing sent)" sh -c 
 ok "and not one to 127.0.0.1" sh -c "$CONNECTS '$WORK/self.log' | grep -c 'off the host' | grep -qx 1"
 
 # ---- this host ------------------------------------------------------------------------------------------
-# An EC2 instance by the facts the producer reads (monitor/host/instance.c); product_uuid only when readable.
-ec2_host() {
-	d=/sys/class/dmi/id
-	grep -qsx 'Amazon EC2' "$d/sys_vendor" "$d/bios_vendor" ||
-		grep -qsE '^i-[0-9a-f]{8}([0-9a-f]{9})?$' "$d/board_asset_tag" ||
-		grep -qsi '^ec2' /sys/hypervisor/uuid "$d/product_uuid" ||
-		grep -qsE '\.amazon$' "$d/bios_version"
-}
 SYSFS=
 if ec2_host; then
 	SYSFS="--path.sysfs $FIX/ec2/other"

@@ -13,6 +13,7 @@
 #   nlines FILE               complete lines in FILE
 #   has_lines FILE N          FILE holds at least N complete lines
 #   rt command...             run a program whose timing the test measures at a real-time priority
+#   ec2_host                  does this host look like an EC2 instance (the facts accel-monitor reads)?
 #   need NAME cmd...          a prerequisite (built by make, installed by make test): if cmd fails,
 #                             one failed test names it and the script stops; never a skip
 #   done_testing              print the plan; exit 1 if anything failed
@@ -161,6 +162,17 @@ rt() {
 	else
 		"$@"
 	fi
+}
+
+# ec2_host: whether this host is an EC2 instance by the facts accel-monitor reads (monitor/host/instance.c;
+# product_uuid only when readable). Tests that must not reach the metadata service from one give the
+# producer the sysfs of a QEMU guest ($FIX/ec2/other) for that decision.
+ec2_host() {
+	_d=/sys/class/dmi/id
+	grep -qsx 'Amazon EC2' "$_d/sys_vendor" "$_d/bios_vendor" ||
+		grep -qsE '^i-[0-9a-f]{8}([0-9a-f]{9})?$' "$_d/board_asset_tag" ||
+		grep -qsi '^ec2' /sys/hypervisor/uuid "$_d/product_uuid" ||
+		grep -qsE '\.amazon$' "$_d/bios_version"
 }
 
 need() {

@@ -15,8 +15,8 @@
 #include "../../common/util.h"
 #include "config.h"
 #include "../host/host.h"
+#include "../host/instance.h"
 #include "../http/http_async.h"
-#include "../http/http_helper.h"
 #include "loop.h"
 #include "monitor.h"
 
@@ -51,6 +51,7 @@ struct opts {
 	int verbose;
 	int once, check;
 	unsigned long long count;
+	int instance_mode; /* --instance-metadata: enum instance_mode */
 };
 
 static void usage(FILE *f)
@@ -75,6 +76,9 @@ static void usage(FILE *f)
 		"      --kubelet-token-file FILE  bearer token for it (a service-account token)\n"
 		"      --kubelet-ca-file FILE     CA of its serving certificate\n"
 		"      --kubelet-refresh DURATION at most one /pods fetch per DURATION (default 30s)\n"
+		"      --instance-metadata auto|on|off  ask the EC2 instance metadata service:\n"
+		"                          auto (default) only on an EC2 instance (DMI, the\n"
+		"                          hypervisor's uuid; see docs/report-format.md)\n"
 		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
 		"                          2 info, 3 debug, 4 everything; -v, -vv raise it\n"
 		"      --version           print the version and exit\n"
@@ -103,7 +107,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
-	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH };
+	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_INSTANCE };
 	static const struct option longopts[] = {
 		{ "config-file", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
@@ -120,6 +124,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "kubelet-token-file", required_argument, NULL, OPT_KUBELET_TOKEN },
 		{ "kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA },
 		{ "kubelet-refresh", required_argument, NULL, OPT_KUBELET_REFRESH },
+		{ "instance-metadata", required_argument, NULL, OPT_INSTANCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -198,6 +203,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->ctr.kubelet_refresh_ns = ms * NS_PER_MS;
 			break;
 		}
+		case OPT_INSTANCE:
+			o->instance_mode = instance_mode_parse(optarg);
+			if (o->instance_mode < 0) {
+				fprintf(stderr, "accel-monitor: --instance-metadata: expected auto, on or off, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			break;
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);
 			exit(cli_finish_stdout("accel-monitor"));
@@ -253,7 +266,7 @@ static void on_stdout_error(struct loop_watch *w, short revents)
 
 /*
  * Turn the event loop (every source's watches and timers, the HTTP
- * helper's included) until deadline (monotonic ns), a signal, or the reader
+ * requests' included) until deadline (monotonic ns), a signal, or the reader
  * of stdout going away. Returns 1 when stdout is gone, else 0. With
  * until_ready, it also returns once the host's first metadata fetch has
  * finished.
@@ -296,8 +309,6 @@ int main(int argc, char **argv)
 	int rc = EXIT_OK, w;
 	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
 
-	if (argc > 1 && !strcmp(argv[1], HTTP_HELPER_ARG)) /* this program as its own HTTP helper (http_helper.h) */
-		return http_helper_main(argc, argv);
 	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
 	if (cli_std_fds("accel-monitor", CLI_STDOUT))
 		return EXIT_SYSTEM;
@@ -336,10 +347,10 @@ int main(int argc, char **argv)
 	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
 	if (stdout_is_pipe())
 		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
-	http = http_async_new(loop, NULL); /* every request this program makes: its HTTP helper makes it */
+	http = http_async_new(loop); /* every request this program makes, on its loop */
 	/* The host's roots are the configuration's: monitor_new applies them, at each load. */
 	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = o.ctr, .http = http,
-					    .instance_refresh_ns = INSTANCE_REFRESH_NS },
+					    .instance_refresh_ns = INSTANCE_REFRESH_NS, .instance_mode = o.instance_mode },
 			loop);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, host, 1))

@@ -11,7 +11,9 @@
 #   free_port                 print a free TCP port on 127.0.0.1
 #   q FILE EXPR [ARG...]      a Python expression over a report stream (tests/helpers/q.py)
 #   nlines FILE               complete lines in FILE
+#   has_lines FILE N          FILE holds at least N complete lines
 #   rt command...             run a program whose timing the test measures at a real-time priority
+#   ec2_host                  does this host look like an EC2 instance (the facts accel-monitor reads)?
 #   need NAME cmd...          a prerequisite (built by make, installed by make test): if cmd fails,
 #                             one failed test names it and the script stops; never a skip
 #   done_testing              print the plan; exit 1 if anything failed
@@ -124,12 +126,15 @@ spawn() {
 	eval "$var=$!"
 }
 
+# The clock is read every 10 tries (half a second), not at each: polling costs a process less.
 wait_for() {
-	t=$1
+	_wt=$1
 	shift
-	end=$(($(date +%s) + t))
+	_wend=$(($(date +%s) + _wt))
+	_wk=0
 	while ! "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -ge "$end" ] && return 1
+		_wk=$((_wk + 1))
+		[ $((_wk % 10)) -eq 0 ] && [ "$(date +%s)" -ge "$_wend" ] && return 1
 		sleep 0.05
 	done
 	return 0
@@ -143,6 +148,9 @@ q() { $PY "$HELP/q.py" "$@"; }
 
 nlines() { wc -l <"$1" | tr -d ' '; }
 
+# has_lines FILE N: FILE holds at least N complete lines (a missing file none).
+has_lines() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
+
 # rt CMD...: CMD at a real-time priority where allowed (root, as make test runs), else at nice -10, else as it
 # is: for a program whose schedule a test measures, so that the tests running alongside (and a loaded machine)
 # do not delay its wake-ups. Its children inherit the priority.
@@ -154,6 +162,17 @@ rt() {
 	else
 		"$@"
 	fi
+}
+
+# ec2_host: whether this host is an EC2 instance by the facts accel-monitor reads (monitor/host/instance.c;
+# product_uuid only when readable). Tests that must not reach the metadata service from one give the
+# producer the sysfs of a QEMU guest ($FIX/ec2/other) for that decision.
+ec2_host() {
+	_d=/sys/class/dmi/id
+	grep -qsx 'Amazon EC2' "$_d/sys_vendor" "$_d/bios_vendor" ||
+		grep -qsE '^i-[0-9a-f]{8}([0-9a-f]{9})?$' "$_d/board_asset_tag" ||
+		grep -qsi '^ec2' /sys/hypervisor/uuid "$_d/product_uuid" ||
+		grep -qsE '\.amazon$' "$_d/bios_version"
 }
 
 need() {

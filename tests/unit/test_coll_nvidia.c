@@ -14,7 +14,11 @@
  * asynchronous fetch and the loop), and the clock-event reasons map.
  * MIG instances appearing, changing and going, GPM metrics (of the GPU and
  * of its instances, supported or not), and a GPU whose GPM gives the PCIe
- * rates not read through the 20 ms PCIe call.
+ * rates not read through the 20 ms PCIe call. Then the slow cadence (energy
+ * estimated from power between counter reads and re-anchored, NOT_SUPPORTED
+ * asked once, static values read once, PCIe replays and throughput per slow
+ * period, counted through the fake's fake_nvml_fn_calls) and the NVML call
+ * ledger's table.
  *
  * Nothing sleeps a fixed time: the event tests wait until the fake driver
  * says the event thread has taken what they wrote (fake_nvml_events_pending,
@@ -31,6 +35,7 @@
 #include "tap.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -820,6 +825,58 @@ static void test_cadence(void)
 	coll_nvidia_ops.close(st);
 }
 
+/* The calls the ledger's table text counts for group and function fn, or -1 when it has no such row. */
+static long ledger_calls(const char *text, const char *group, const char *fn)
+{
+	char g[64], f[96];
+	long n;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (sscanf(l, "%63s %95s %ld", g, f, &n) == 3 && !strcmp(g, group) && !strcmp(f, fn))
+			return n;
+	return -1;
+}
+
+/* The call ledger (ACCEL_NVML_LEDGER): its table on stderr at close counts each group's calls. */
+static void test_ledger(void)
+{
+	struct mon_env env = { 0 };
+	char path[160], text[16384] = "";
+	int saved = dup(2), fd;
+	size_t n = 0;
+	FILE *f;
+	void *st;
+
+	snprintf(path, sizeof(path), "%s/ledger.txt", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || saved < 0 || dup2(fd, 2) < 0) {
+		printf("Bail out! redirect stderr to %s\n", path);
+		exit(2);
+	}
+	setenv("ACCEL_NVML_LEDGER", "1", 1);
+	st = open_script_dev("gpu\npower 100000\nunsupported fan\n", &env, &cad_dev);
+	for (int k = 1; k <= 3; k++) {
+		json_decref(collect(st, GROUP_DEVICE_POWER, k));
+		json_decref(collect(st, GROUP_DEVICE_THERMAL, k));
+	}
+	coll_nvidia_ops.close(st);
+	unsetenv("ACCEL_NVML_LEDGER");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	if ((f = fopen(path, "r"))) {
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+	}
+	text[n] = 0;
+	ok(strstr(text, "NVML call ledger, at close, 3 cycles") != NULL, "ledger: the table at close, 3 cycles");
+	is_int(ledger_calls(text, "device_power", "nvmlDeviceGetPowerUsage"), 3, "ledger: device_power's 3 power readings");
+	is_int(ledger_calls(text, "device_thermal", "nvmlDeviceGetFanSpeed"), 1,
+	       "ledger: the fan asked once (NOT_SUPPORTED)");
+	ok(strstr(text, "start ") != NULL, "ledger: the calls at open, as \"start\"");
+}
+
 /* ---- NVIDIA MIG and GPM ---------------------------------------- */
 
 static struct cfg_group fgroups[] = {
@@ -1199,6 +1256,7 @@ int main(void)
 	test_gpm_pcie_skip();
 	test_energy_estimate();
 	test_cadence();
+	test_ledger();
 	nvml_cfg_free(&dev);
 	nvml_cfg_free(&cad_dev);
 	nvml_cfg_free(&all_dev);

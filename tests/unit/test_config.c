@@ -191,7 +191,17 @@ static const struct {
 	  "autolib.yaml:3:5: devices[0].library: unknown key \"library\" for type \"auto\"; known: type, select, period, "
 	  "metrics (\"library\" is a key of type \"nvidia\")" },
 	{ "nvkey.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"libary\": \"x\"}]}",
-	  "nvkey.json:1:33: devices[0].libary: unknown key \"libary\"; known: type, select, period, metrics, library" },
+	  "nvkey.json:1:33: devices[0].libary: unknown key \"libary\"; known: type, select, period, metrics, library, "
+	  "slow_period" },
+	/* nvidia's "slow_period": a duration of 1 s to 24 h, a number of seconds, or "period" */
+	{ "nvslow.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"slow_period\": \"30s\"}]}", NULL },
+	{ "nvslowp.yaml", 1, "devices:\n  - {type: nvidia, slow_period: period}\n", NULL },
+	{ "nvslownum.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"slow_period\": 60}]}", NULL },
+	{ "nvslowshort.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"slow_period\": \"0.5s\"}]}",
+	  "nvslowshort.json:1:48: devices[0].slow_period: out of range: 1s to 24h, or \"period\"" },
+	{ "nvslowbool.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"slow_period\": true}]}",
+	  "nvslowbool.json:1:48: devices[0].slow_period: expected a duration such as \"10s\", a number of seconds or "
+	  "\"period\"" },
 	{ "nvlibnum.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"library\": 3}]}",
 	  "nvlibnum.json:1:44: devices[0].library: expected the NVML library's path or file name (a non-empty string), "
 	  "got a number" },

@@ -354,9 +354,10 @@ static void set_slow_period(struct cfg_device *dev, const char *v)
  * model at a 1 s period (see the top of this file). 0, or 1 when a figure
  * could not be had.
  */
-static int cost_figures(void *dl, void *st, const struct opts *o, int64_t t_open, int64_t cpu_open)
+static int cost_figures(void *dl, void *st, const struct opts *o, int64_t t_open, int64_t cpu_open, int64_t thr_open)
 {
 	unsigned long long (*modeled)(void);
+	unsigned long (*waits)(void);
 	void (*fake_skip)(long long);
 	void *p;
 	int64_t cpu0, wall0;
@@ -371,11 +372,19 @@ static int cost_figures(void *dl, void *st, const struct opts *o, int64_t t_open
 	if (!p)
 		die("the library lacks fake_nvml_clock_skip", NULL);
 	memcpy(&fake_skip, &p, sizeof(p));
-	/* the first cycle: with open, the CPU before the first report */
+	p = dlsym(dl, "fake_nvml_event_waits");
+	if (!p)
+		die("the library lacks fake_nvml_event_waits", NULL);
+	memcpy(&waits, &p, sizeof(p));
+	/* the first cycle: with open, the CPU before the first report (the producer's thread, and the process's) */
 	coll_cycle_at(st, clock_mono_ns(), 1.0);
 	start_ms = (double)(cpu_ns() - cpu_open) / 1e6;
-	printf("start-up: open and the first cycle, %u GPUs: %.1f ms CPU, %.1f ms wall\n", o->gpus, start_ms,
-	       wall_ms(t_open));
+	printf("start-up: open and the first cycle, %u GPUs: %.1f ms CPU of the producer's thread (%.1f ms of the "
+	       "process), %.1f ms wall\n",
+	       o->gpus, (double)(clock_thread_cpu_ns() - thr_open) / 1e6, start_ms, wall_ms(t_open));
+	/* the event thread registers the GPUs before its first wait: the steady state begins after it */
+	for (int k = 0; k < 1000 && !waits(); k++)
+		nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
 	cpu0 = cpu_ns();
 	wall0 = clock_mono_ns();
 	m0 = modeled();
@@ -421,7 +430,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { NULL, 8, 2.0, 5, 0, 0, 20, NULL, 0 };
-	int64_t t_open, cpu_open;
+	int64_t t_open, cpu_open, thr_open;
 	struct cfg_group groups[NGROUPS];
 	struct cfg_device dev = { .type = "nvidia", .select_all = 1, .period_ms = 100, .groups = groups,
 				  .ngroups = NGROUPS };
@@ -493,11 +502,12 @@ int main(int argc, char **argv)
 	memset(&env, 0, sizeof(env));
 	t_open = clock_mono_ns();
 	cpu_open = cpu_ns();
+	thr_open = clock_thread_cpu_ns();
 	if (coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev }, &st) || coll_nvidia_ops.error(st))
 		die("the collector cannot open the library: ", coll_nvidia_ops.error(st));
 	if (o.cost) {
 		void *dl = dlopen(o.library, RTLD_NOW | RTLD_NOLOAD);
-		int rc = dl ? cost_figures(dl, st, &o, t_open, cpu_open) : 1;
+		int rc = dl ? cost_figures(dl, st, &o, t_open, cpu_open, thr_open) : 1;
 
 		coll_nvidia_ops.close(st);
 		if (dl)

@@ -1084,6 +1084,7 @@ static int nv_start(struct nv_state *s, int prime)
 	}
 	for (size_t i = 0; i < s->ndevs; i++)
 		dev_register_xid(s, &s->devs[i]);
+	nv_events_start(s->events); /* the registrations just queued are the thread's */
 	for (size_t i = 0; prime && i < s->ndevs; i++)
 		if (s->devs[i].h)
 			dev_prime(s, &s->devs[i]);

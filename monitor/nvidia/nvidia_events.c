@@ -98,8 +98,13 @@ static const struct {
 struct ev_dev {
 	nvmlDevice_t h;               /* the handle registered; NULL: none */
 	unsigned gpu;                 /* its NVML index, for messages */
-	unsigned long long mask;      /* the event types registered */
+	unsigned long long mask;      /* the event types registered (written under mu: rebuild reads it) */
 	int lost;                     /* counted as lost, not registered again since */
+	/* registration at start, made by the thread before its first wait (shared with it under mu) */
+	int pending;                  /* to be registered with pending_want (0: XIDs only) */
+	unsigned long long pending_want;
+	int reg_done;                 /* the thread registered it: reg_mask is what it got */
+	unsigned long long reg_mask;
 	struct {
 		unsigned long long code;
 		uint64_t n;           /* this period */
@@ -131,7 +136,8 @@ struct nv_events {
 	int have_set;
 	/* the thread and its pipe */
 	pthread_t thread;
-	int have_thread;
+	int have_thread;              /* events are on: the thread runs, or will from nv_events_start */
+	int started;                  /* the thread was started */
 	atomic_int stop;
 	int rfd, wfd;
 	struct loop *loop;            /* borrowed; NULL: taken at reports only */
@@ -191,6 +197,38 @@ static int rebuild(struct nv_events *ev, struct nv_lctx *lc)
 	return 1;
 }
 
+/*
+ * The thread, first: register the devices queued at start (nvmlDeviceRegisterEvents
+ * can take a driver's hundreds of milliseconds: off the producer's first report).
+ * The calls run without mu; the results are stored under it for the producer.
+ */
+static void register_pending(struct nv_events *ev, struct nv_lctx *lc)
+{
+	for (size_t i = 0; i < ev->ndev; i++) {
+		struct ev_dev *d = &ev->dev[i];
+		unsigned long long want, got = 0;
+		nvmlDevice_t h;
+		int pending;
+
+		pthread_mutex_lock(&ev->mu);
+		pending = d->pending;
+		want = d->pending_want;
+		h = d->h;
+		d->pending = 0;
+		pthread_mutex_unlock(&ev->mu);
+		if (!pending || !h)
+			continue;
+		if (want && NVC(lc, ev->reg, h, want, ev->set) == NVML_SUCCESS)
+			got = want;
+		else if (NVC(lc, ev->reg, h, nvmlEventTypeXidCriticalError, ev->set) == NVML_SUCCESS)
+			got = nvmlEventTypeXidCriticalError; /* NOT_SUPPORTED for some type of the mask: XIDs at least */
+		pthread_mutex_lock(&ev->mu);
+		d->reg_mask = got;
+		d->reg_done = 1;
+		pthread_mutex_unlock(&ev->mu);
+	}
+}
+
 /* The waiting thread: nvmlEventSetWait, each result into the pipe. */
 static void *ev_thread(void *arg)
 {
@@ -198,6 +236,7 @@ static void *ev_thread(void *arg)
 	int streak = NVML_SUCCESS;
 	struct nv_lctx lc = { ev->lc ? ev->lc->l : NULL, "events (thread)", 0, 0 }; /* the ledger */
 
+	register_pending(ev, &lc);
 	while (!atomic_load(&ev->stop)) {
 		nvmlEventData_t d;
 		struct ev_rec r;
@@ -391,16 +430,28 @@ struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev, struct
 	}
 	ev->rfd = p[0];
 	ev->wfd = p[1];
-	if ((rc = start_thread(ev)) < 0) {
-		log_warn("nvidia: cannot start the event thread: %s; XIDs and other events are not reported",
-			 strerror(-rc));
-		return ev;
-	}
-	ev->have_thread = 1;
+	ev->have_thread = 1; /* started by nv_events_start, once the devices are queued */
 	ev->loop = loop;
 	if (loop)
 		loop_watch_start(loop, &ev->watch, ev->rfd, POLLIN, on_readable, ev);
 	return ev;
+}
+
+void nv_events_start(struct nv_events *ev)
+{
+	int rc;
+
+	if (!ev || !ev->have_thread || ev->started)
+		return;
+	if ((rc = start_thread(ev)) < 0) {
+		log_warn("nvidia: cannot start the event thread: %s; XIDs and other events are not reported",
+			 strerror(-rc));
+		ev->have_thread = 0;
+		for (size_t i = 0; i < ev->ndev; i++)
+			ev->dev[i].mask = 0;
+		return;
+	}
+	ev->started = 1;
 }
 
 void nv_events_register(struct nv_events *ev, size_t i, unsigned gpu, nvmlDevice_t h)
@@ -421,7 +472,12 @@ void nv_events_register(struct nv_events *ev, size_t i, unsigned gpu, nvmlDevice
 	pthread_mutex_lock(&ev->mu); /* the thread may be making a new set */
 	d->h = h;
 	d->mask = 0;
-	if (want && NVC(ev->lc, ev->reg, h, want, ev->set) == NVML_SUCCESS)
+	if (!ev->started) { /* at start: the thread registers it before its first wait */
+		d->pending = 1;
+		d->pending_want = want;
+		d->reg_done = 0;
+		d->mask = want ? want : nvmlEventTypeXidCriticalError; /* what it will register, short of a refusal */
+	} else if (want && NVC(ev->lc, ev->reg, h, want, ev->set) == NVML_SUCCESS)
 		d->mask = want;
 	else if (NVC(ev->lc, ev->reg, h, nvmlEventTypeXidCriticalError, ev->set) == NVML_SUCCESS)
 		d->mask = nvmlEventTypeXidCriticalError; /* NOT_SUPPORTED for some type of the mask: XIDs at least */
@@ -455,6 +511,14 @@ void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
 		return;
 	drain(ev);
 	d = &ev->dev[i];
+	if (ev->started) { /* what the thread's registration at start got */
+		pthread_mutex_lock(&ev->mu);
+		if (d->reg_done) {
+			d->mask = d->reg_mask;
+			d->reg_done = 0;
+		}
+		pthread_mutex_unlock(&ev->mu);
+	}
 	if (d->mask & nvmlEventTypeXidCriticalError) {
 		json_t *x = json_object_get(o, "xid_errors");
 		char key[24];
@@ -518,7 +582,7 @@ void nv_events_free(struct nv_events *ev)
 		return;
 	if (ev->loop)
 		loop_watch_stop(ev->loop, &ev->watch);
-	if (ev->have_thread) {
+	if (ev->started) {
 		atomic_store(&ev->stop, 1);
 		pthread_join(ev->thread, NULL);
 	}

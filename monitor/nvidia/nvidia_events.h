@@ -29,8 +29,8 @@ struct nv_events;
 /*
  * Events for ndev device slots from the NVML library dl (dlopen'ed and
  * initialized; borrowed, and it must stay loaded until nv_events_free).
- * Creates the event set and starts the waiting thread when the library
- * has event sets; without them, or when the set cannot be created, the
+ * Creates the event set when the library has event sets (the waiting
+ * thread starts at nv_events_start); without them, or when the set cannot be created, the
  * object still counts lost GPUs (nv_events_lost). With loop (may be NULL),
  * arriving events are taken as they come; otherwise at each report.
  * lc (borrowed, may be NULL): the producer thread's call ledger context;
@@ -43,6 +43,13 @@ struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev, struct
  * it supports (at open, and again when it answers after a loss).
  */
 void nv_events_register(struct nv_events *ev, size_t i, unsigned gpu, nvmlDevice_t h);
+
+/*
+ * Start the waiting thread. The registrations made before it (at start)
+ * are queued: the thread makes them before its first wait, so they do not
+ * delay the first report; later ones are made at once. NULL-safe.
+ */
+void nv_events_start(struct nv_events *ev);
 
 /* A read found device slot i lost: one loss until it is registered again. */
 void nv_events_lost(struct nv_events *ev, size_t i);

@@ -277,6 +277,11 @@ static void *open_script_dev(const char *text, const struct mon_env *env, struct
 	setenv("FAKE_NVML_SCRIPT", path, 1);
 	if (coll_nvidia_ops.open(env, &(struct coll_target){ .dev = d }, &st))
 		printf("# open failed: %s\n", coll_nvidia_ops.error(st));
+	/*
+	 * The event thread registers the GPUs before its first wait (off the first report): a test that writes
+	 * events or loses a GPU waits until it waits.
+	 */
+	wait_count("fake_nvml_event_waits", fake_count("fake_nvml_event_waits") + 1);
 	return st;
 }
 

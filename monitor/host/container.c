@@ -82,7 +82,10 @@ static const struct {
 
 struct walk {
 	struct container_id *id;
+	unsigned depth;     /* components seen so far (empty ones and "." aside) */
 	bool in_kubepods;   /* a cgroupfs "kubepods" component was seen */
+	bool in_ecs;        /* the ECS agent's cgroup v1 parent "ecs" was seen */
+	bool after_up;      /* the previous component was ".." */
 	bool after_pod;     /* the previous component was a cgroupfs pod<UID> */
 	bool after_docker;  /* the previous component was a cgroupfs "docker" */
 	char qos_dir[12];    /* a cgroupfs QoS directory seen since "kubepods", or "" */
@@ -142,6 +145,46 @@ static bool set_container(struct container_id *id, const char *rt, const char *s
 	return true;
 }
 
+/* An ECS task id: 32 hex digits, or (older tasks) a UUID; sep is the UUID's separator as written. */
+static bool is_task_id(const char *s, size_t n, char sep)
+{
+	if (n == 32)
+		return is_hex_run(s, n);
+	if (n != 36)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (i == 8 || i == 13 || i == 18 || i == 23 ? s[i] != sep : !is_hex_run(&s[i], 1))
+			return false;
+	return true;
+}
+
+/* Set the ECS task id (a UUID's underscores turned back into dashes); a container seen further out is not this one. */
+static void enter_task(struct container_id *id, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		id->ecs_task[i] = s[i] == '_' ? '-' : (char)(s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 'a' : s[i]);
+	id->ecs_task[n] = '\0';
+	id->id[0] = '\0';
+	id->runtime[0] = '\0';
+}
+
+/*
+ * Fargate's (platform 1.4, and ECS Managed Instances') container id: "<task id>-<digits>", the task id 32 hex
+ * digits. true (the container and its task set) when c is one.
+ */
+static bool fargate_container(struct container_id *id, const char *c, size_t n)
+{
+	if (n < 34 || n > 32 + 1 + 20 || c[32] != '-' || !is_hex_run(c, 32))
+		return false;
+	for (size_t i = 33; i < n; i++)
+		if (c[i] < '0' || c[i] > '9')
+			return false;
+	enter_task(id, c, 32);
+	copy_n(id->id, sizeof(id->id), c, n);
+	strcpy(id->runtime, "fargate");
+	return true;
+}
+
 /*
  * A systemd-driver pod slice: "<...>kubepods[-<qos>]-pod<UID>.slice"
  * (kind's kubelet-kubepods-... too). true when c is one.
@@ -187,12 +230,21 @@ static bool pod_slice(struct walk *w, const char *c, size_t n)
 static void component(struct walk *w, const char *c, size_t n)
 {
 	struct container_id *id = w->id;
-	bool after_pod = w->after_pod, after_docker = w->after_docker;
+	bool after_pod = w->after_pod, after_docker = w->after_docker, after_up = w->after_up;
+	unsigned depth;
 	const char *colon;
 
-	w->after_pod = w->after_docker = false;
-	if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+	w->after_pod = w->after_docker = w->after_up = false;
+	if (n == 0 || (n == 1 && c[0] == '.'))
 		return;
+	depth = w->depth++;
+	if (n == 2 && c[0] == '.' && c[1] == '.') {
+		/* Leading ".."s: a path seen from inside a cgroup namespace, above its root. */
+		if (depth == id->ns_up && id->ns_up < 255)
+			id->ns_up++;
+		w->after_up = true;
+		return;
+	}
 	/* containerd's systemd driver on cgroup v1 names a whole cgroup "<slice>:<prefix>:<id>". */
 	colon = memchr(c, ':', n);
 	if (colon) {
@@ -211,7 +263,11 @@ static void component(struct walk *w, const char *c, size_t n)
 		return;
 	}
 	if (has_suffix(c, n, ".slice")) {
-		pod_slice(w, c, n);
+		/* The ECS agent's task slice on cgroup v2: ecstasks-<task id>.slice (a UUID's dashes escaped). */
+		if (has_prefix(c, n, "ecstasks-") && is_task_id(c + 9, n - 9 - 6, '_'))
+			enter_task(id, c + 9, n - 9 - 6);
+		else
+			pod_slice(w, c, n);
 		return;
 	}
 	if (has_suffix(c, n, ".service")) {
@@ -238,6 +294,22 @@ static void component(struct walk *w, const char *c, size_t n)
 				return;
 		}
 	}
+	/* ECS on cgroup v1: /ecs[/<cluster>]/<task id>/<Docker ID or Fargate's id>; a sibling seen as /../<id>. */
+	if (n == 3 && memcmp(c, "ecs", 3) == 0) {
+		w->in_ecs = true;
+		return;
+	}
+	if ((w->in_ecs || after_up) && fargate_container(id, c, n))
+		return;
+	if (w->in_ecs && is_task_id(c, n, '-')) {
+		enter_task(id, c, n);
+		return;
+	}
+	if (w->in_ecs && id->ecs_task[0] && n == 64 && set_container(id, "docker", c, n))
+		return;
+	/* Docker with --cgroup-parent=/: the id is the first component. */
+	if ((depth == 0 || (after_up && depth == id->ns_up)) && n == 64 && set_container(id, "docker", c, n))
+		return;
 	/* cgroupfs driver: /kubepods[/<qos>]/pod<UID>/<ID>; Docker: /docker/<ID>. */
 	if (n == 8 && memcmp(c, "kubepods", 8) == 0) {
 		w->in_kubepods = true;
@@ -284,6 +356,8 @@ int container_from_cgroup(const char *path, struct container_id *id)
 	if (len >= 10 && memcmp(path + len - 10, " (deleted)", 10) == 0)
 		len -= 10;
 	end = path + len;
+	if (len == 1 && path[0] == '/')
+		id->ns_root = 1;
 	for (p = path; p < end;) {
 		const char *slash = memchr(p, '/', (size_t)(end - p));
 		const char *e = slash ? slash : end;
@@ -291,9 +365,11 @@ int container_from_cgroup(const char *path, struct container_id *id)
 		component(&w, p, (size_t)(e - p));
 		p = slash ? slash + 1 : end;
 	}
-	if (id->id[0] || id->pod_uid[0]) {
+	if (id->id[0] || id->pod_uid[0] || id->ecs_task[0]) {
 		/* The unit is for processes in no container: a pod's process in a .service (kubelet nested) is not. */
 		id->unit[0] = '\0';
+		if (!id->id[0] && !id->pod_uid[0] && !id->runtime[0])
+			strcpy(id->runtime, "ecs"); /* in the task's cgroup, in none of its containers */
 		return 0;
 	}
 	if (id->runtime[0]) /* a conmon outside any pod */
@@ -313,7 +389,7 @@ static int rank(int rc, const struct container_id *id)
 		return 0;
 	if (id->id[0])
 		return 4;
-	if (id->pod_uid[0])
+	if (id->pod_uid[0] || id->ecs_task[0])
 		return 3;
 	return strcmp(id->runtime, "systemd") ? 2 : 1;
 }
@@ -321,7 +397,7 @@ static int rank(int rc, const struct container_id *id)
 int container_from_proc_cgroup(const char *text, struct container_id *id)
 {
 	struct container_id cur;
-	int best = 0, best_v2 = 0;
+	int best = 0, best_v2 = 0, lines = 0, roots = 0;
 
 	if (!id)
 		return -EINVAL;
@@ -343,6 +419,8 @@ int container_from_proc_cgroup(const char *text, struct container_id *id)
 			memcpy(path, c2 + 1, plen);
 			path[plen] = '\0';
 			r = rank(container_from_cgroup(path, &cur), &cur);
+			lines++;
+			roots += cur.ns_root;
 			if (r > best || (r == best && r > 0 && v2 && !best_v2)) {
 				*id = cur;
 				best = r;
@@ -353,6 +431,8 @@ int container_from_proc_cgroup(const char *text, struct container_id *id)
 		if (*line == '\n')
 			line++;
 	}
+	if (!best && lines && roots == lines)
+		id->ns_root = 1;
 	return best ? 0 : -ENOENT;
 }
 

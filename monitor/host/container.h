@@ -15,7 +15,19 @@
  *   CRI-O           crio-<ID>.scope, crio-<ID> (crio-conmon-<ID> is the monitor, not the container)
  *   Docker          docker-<ID>.scope, /docker/<ID>
  *   Podman/libpod   libpod-<ID>.scope, libpod-<ID> (libpod-conmon-<ID> skipped)
+ *   Docker, parent /  /<ID> (a container started with --cgroup-parent=/: a 64-digit id at the root)
+ *   Amazon ECS/EC2  v1 /ecs/<task id>/<ID> (and /ecs/<cluster>/<task id>/<ID>); v2 (systemd driver)
+ *                   /ecstasks.slice/ecstasks-<task id>.slice/docker-<ID>.scope; task ids are 32 hex
+ *                   digits, or a UUID on older tasks; the process's runtime is Docker's
+ *   Fargate 1.4     /ecs/<task id>/<task id>-<digits> (also ECS Managed Instances): the container id is
+ *                   "<task id>-<digits>", runtime "fargate"
+ *   ECS task level  /ecs/<task id>, ecstasks-<task id>.slice: the task, no container (runtime "ecs")
  *   systemd         the innermost *.service when the process is in no container or pod
+ *
+ * Seen from inside a cgroup namespace (a monitor running as a sidecar in
+ * its own container), a process in the monitor's own cgroup reads "0::/"
+ * and one in a sibling cgroup "/../<sibling>": ns_root and ns_up say so,
+ * and the host layer fills in the monitor's own identity (host.h).
  */
 #ifndef ACCEL_CONTAINER_H
 #define ACCEL_CONTAINER_H
@@ -30,12 +42,17 @@ struct container_id {
 	char pod_uid[48];  /* Kubernetes pod UID with dashes ("0a1b-..."; the cgroup's underscores turned back), "" */
 	char qos[16];      /* "guaranteed", "burstable", "besteffort", "" */
 	char unit[128];    /* systemd unit (e.g. "nginx.service") when the process is in one and not in a container */
+	char ecs_task[40]; /* Amazon ECS task id (the last part of the task ARN: 32 hex digits or a UUID), "" */
+	unsigned char ns_up;   /* leading ".." components: the path is relative to the reader's cgroup namespace */
+	unsigned char ns_root; /* the path is "/" itself: the reader's own cgroup seen from inside a namespace, or
+				* the host's root cgroup (kernel threads); set with -ENOENT */
 };
 
 /*
  * Parse one cgroup path ("/kubepods.slice/.../cri-containerd-<id>.scope")
- * into *id (always cleared first). 0 when it names a container, pod or
- * unit, -ENOENT when it is the host (or the path is empty or NULL). A
+ * into *id (always cleared first). 0 when it names a container, pod, ECS
+ * task or unit, -ENOENT when it is the host (or the path is empty or NULL;
+ * ns_root set when it is "/"). A
  * trailing " (deleted)" (a cgroup removed while the process is in it) is
  * ignored.
  */
@@ -44,8 +61,9 @@ int container_from_cgroup(const char *path, struct container_id *id);
 /*
  * Parse /proc/PID/cgroup's whole text (v2 "0::/path", v1
  * "N:controllers:/path", hybrid: both) the same way. The line that says
- * the most wins: a container id over a pod over a unit; on a tie the v2
- * line. 0 or -ENOENT as above.
+ * the most wins: a container id over a pod or task over a unit; on a tie
+ * the v2 line. 0 or -ENOENT as above; -ENOENT with ns_root set when every
+ * line is "/" (the reader's own cgroup, or the host's root).
  */
 int container_from_proc_cgroup(const char *text, struct container_id *id);
 

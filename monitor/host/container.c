@@ -441,7 +441,7 @@ int container_from_proc_cgroup(const char *text, struct container_id *id)
 #define STATE_FILE_MAX (4u << 20)       /* an OCI config.json is tens of KiB; a runaway file is refused */
 #define RETRY_NS (10 * 1000 * 1000 * 1000LL) /* a container with no state file: look again after 10 s */
 #define CACHE_MAX 4096                  /* entries kept; past that the cache starts over */
-#define KUBELET_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL)
+#define NAMES_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL)
 
 struct ctr_entry {
 	char id[80];
@@ -458,7 +458,7 @@ struct pod_entry {
 
 struct containers {
 	struct container_opts o; /* the options, defaults filled in; its strings are strs[] */
-	char *strs[7];           /* owned */
+	char *strs[9];           /* owned */
 	size_t nstrs;
 	struct ctr_entry *c;
 	size_t nc, ac;
@@ -509,6 +509,25 @@ static int from_annotations(json_t *a, struct container_names *n)
 	/* nerdctl (containerd without Kubernetes) */
 	take(n->name, sizeof(n->name), a, "nerdctl/name");
 	return n->pod[0] || n->ns[0] || n->name[0];
+}
+
+void container_names_ecs_labels(json_t *labels, struct container_names *n)
+{
+	const char *cl = json_string_value(json_object_get(labels, "com.amazonaws.ecs.cluster"));
+
+	if (!json_is_object(labels))
+		return;
+	take(n->name, sizeof(n->name), labels, "com.amazonaws.ecs.container-name");
+	take(n->ecs_task_arn, sizeof(n->ecs_task_arn), labels, "com.amazonaws.ecs.task-arn");
+	take(n->ecs_task_family, sizeof(n->ecs_task_family), labels, "com.amazonaws.ecs.task-definition-family");
+	take(n->ecs_task_revision, sizeof(n->ecs_task_revision), labels, "com.amazonaws.ecs.task-definition-version");
+	if (cl && *cl && !n->ecs_cluster[0]) {
+		/* Fargate's label is the cluster's ARN (arn:aws:ecs:<region>:<account>:cluster/<name>). */
+		const char *slash = strrchr(cl, '/');
+
+		snprintf(n->ecs_cluster, sizeof(n->ecs_cluster), "%s", slash ? slash + 1 : cl);
+		utf8_sanitize(n->ecs_cluster);
+	}
 }
 
 /* containerd: the task bundle's OCI config.json, in the CRI namespace (k8s.io), Docker's (moby) or nerdctl's. */
@@ -570,6 +589,8 @@ static int names_docker(const struct container_opts *o, const char *id, struct c
 	if (!cfg)
 		return 0;
 	from_annotations(json_object_get(json_object_get(cfg, "Config"), "Labels"), n);
+	/* A container the ECS agent started: its labels name the container and its task. */
+	container_names_ecs_labels(json_object_get(json_object_get(cfg, "Config"), "Labels"), n);
 	name = json_string_value(json_object_get(cfg, "Name"));
 	if (name && !n->name[0] && !n->pod[0]) {
 		snprintf(n->name, sizeof(n->name), "%s", name[0] == '/' ? name + 1 : name);
@@ -658,7 +679,10 @@ static void opts_copy(struct containers *c, const struct container_opts *o)
 	e->kubelet_url = keep(c, o->kubelet_url ? xstrdup(o->kubelet_url) : NULL);
 	e->kubelet_token_file = keep(c, o->kubelet_token_file ? xstrdup(o->kubelet_token_file) : NULL);
 	e->kubelet_ca_file = keep(c, o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL);
-	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : KUBELET_REFRESH_DEFAULT_NS;
+	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : NAMES_REFRESH_DEFAULT_NS;
+	e->ecs_agent_url = keep(c, o->ecs_agent_url ? xstrdup(o->ecs_agent_url) : NULL);
+	e->ecs_metadata_url = keep(c, o->ecs_metadata_url ? xstrdup(o->ecs_metadata_url) : NULL);
+	e->ecs_refresh_ns = o->ecs_refresh_ns > 0 ? o->ecs_refresh_ns : NAMES_REFRESH_DEFAULT_NS;
 }
 
 struct containers *containers_new(const struct container_opts *o)
@@ -729,6 +753,8 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 {
 	json_t *o = json_object();
 	const char *rt = id->runtime[0] ? id->runtime : n ? n->runtime : "";
+	/* A container ECS started without a task cgroup: its task from the ARN the names carry. */
+	const char *arn_slash = n && !id->ecs_task[0] ? strrchr(n->ecs_task_arn, '/') : NULL;
 	const struct {
 		const char *key, *val;
 	} kv[] = {
@@ -740,6 +766,11 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 		{ "name", n ? n->name : "" },
 		{ "qos", id->qos },
 		{ "unit", id->unit },
+		{ "ecs_cluster", n ? n->ecs_cluster : "" },
+		{ "ecs_task_arn", n ? n->ecs_task_arn : "" },
+		{ "ecs_task_id", arn_slash ? arn_slash + 1 : id->ecs_task },
+		{ "ecs_task_family", n ? n->ecs_task_family : "" },
+		{ "ecs_task_revision", n ? n->ecs_task_revision : "" },
 	};
 
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)

@@ -82,6 +82,9 @@ struct container_opts {
 	const char *kubelet_token_file; /* the bearer token (a service-account token) */
 	const char *kubelet_ca_file;    /* the CA that signed the kubelet's serving certificate */
 	int64_t kubelet_refresh_ns;     /* the shortest time between two /pods fetches; 0: 30 s */
+	const char *ecs_agent_url;      /* the ECS agent's introspection API, e.g. "http://localhost:51678"; NULL: not asked */
+	const char *ecs_metadata_url;   /* the task metadata endpoint v4 ($ECS_CONTAINER_METADATA_URI_V4); NULL: not asked */
+	int64_t ecs_refresh_ns;         /* the shortest time between two ECS fetches; 0: 30 s */
 };
 
 /* The names of a container, as the runtime or the kubelet keeps them ("" when unknown). */
@@ -90,7 +93,19 @@ struct container_names {
 	char ns[64];         /* namespace (at most 63) */
 	char name[256];      /* container name (Kubernetes: the spec's name; Docker: the container's name) */
 	char runtime[16];    /* the runtime whose state named it, when the cgroup did not say */
+	char ecs_cluster[256];      /* Amazon ECS: the cluster's name (at most 255) */
+	char ecs_task_arn[256];     /* the task's ARN */
+	char ecs_task_family[256];  /* the task definition's family (at most 255) */
+	char ecs_task_revision[16]; /* and its revision */
 };
+
+/*
+ * The ECS agent's Docker labels on a container (com.amazonaws.ecs.cluster,
+ * .container-name, .task-arn, .task-definition-family, .task-definition-version;
+ * labels borrowed): fill what *n lacks. A cluster given as an ARN is
+ * turned into its name.
+ */
+void container_names_ecs_labels(json_t *labels, struct container_names *n);
 
 struct containers;
 
@@ -114,8 +129,9 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 
 /*
  * The report's "container" object for id and its names (new reference):
- * {"runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit"},
- * each key absent when unknown.
+ * {"runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit",
+ * "ecs_cluster", "ecs_task_arn", "ecs_task_id", "ecs_task_family",
+ * "ecs_task_revision"}, each key absent when unknown.
  */
 json_t *container_json(const struct container_id *id, const struct container_names *n);
 

@@ -8,10 +8,12 @@
 #include "host.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
+#include "ecs.h"
 #include "instance.h"
 #include "kubelet.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,8 @@ struct host {
 	struct proctab procs;        /* the processes (proctab.h); its root is procfs */
 	struct containers *ct;       /* container and pod names from the runtimes' state files */
 	struct kubelet *kl;          /* names the state files lack; NULL without --kubelet-url or a loop */
+	struct ecs *ecs;             /* ECS names; NULL without --ecs-agent-url or --ecs-metadata, or a loop */
+	int self_root;               /* 1: the monitor's own cgroup reads "/" (a cgroup namespace); 0: not; -1: unread */
 	struct sock_table socks;     /* the listening sockets and who holds them */
 	struct facts facts;          /* device facts one collector hands another */
 	struct instance *inst;       /* instance metadata; NULL when none is fetched */
@@ -72,6 +76,9 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	co = containers_opts(h->ct);
 	if (co->kubelet_url && loop && o->http)
 		h->kl = kubelet_new(o->http, co);
+	if ((co->ecs_agent_url || co->ecs_metadata_url) && loop && o->http)
+		h->ecs = ecs_new(o->http, co->ecs_agent_url, co->ecs_metadata_url, co->ecs_refresh_ns);
+	h->self_root = -1;
 	facts_init(&h->facts);
 	if (o->http && loop)
 		h->inst = instance_new(loop, o->http,
@@ -87,6 +94,7 @@ void host_free(struct host *h)
 		return;
 	instance_free(h->inst);
 	kubelet_free(h->kl);
+	ecs_free(h->ecs);
 	containers_free(h->ct);
 	proctab_free(&h->procs);
 	procfs_close(&h->pf);
@@ -119,6 +127,7 @@ int host_set_roots(struct host *h, const char *procfs, const char *sysfs)
 		free(h->procfs);
 		h->procfs = xstrdup(procfs);
 		proctab_init(&h->procs, h->procfs);
+		h->self_root = -1;
 		changed = 1;
 	}
 	return changed;
@@ -198,21 +207,64 @@ void host_container_names(struct host *h, const struct container_id *id, int64_t
 	/* What the files did not say, the kubelet may: a pod's names, a container's name in it. */
 	if (h->kl && id->pod_uid[0] && (!out->pod[0] || !out->ns[0] || (id->id[0] && !out->name[0])))
 		kubelet_names(h->kl, id->pod_uid, id->id, now, out);
+	/* An ECS task's, or a container outside Kubernetes that the agent may have started. */
+	if (h->ecs && !id->pod_uid[0] && (id->ecs_task[0] || id->id[0]))
+		ecs_names(h->ecs, id, now, out);
+}
+
+/* Does the monitor see its own cgroup as "/" (it runs in a cgroup namespace)? Read once. */
+static int self_in_root(struct host *h)
+{
+	if (h->self_root < 0) {
+		const char *text = host_procfs_open(h) == 0 ? procfs_read(&h->pf, "self/cgroup") : NULL;
+		struct container_id id;
+
+		container_from_proc_cgroup(text, &id); /* no text: -ENOENT, and ns_root 0 */
+		h->self_root = id.ns_root;
+	}
+	return h->self_root;
+}
+
+/*
+ * What a process's identity says once the monitor's own is known: a process
+ * seen as "/" shares the monitor's cgroup (from inside a namespace), one a
+ * level above it ("/../<id>") is in the monitor's task. false when id is
+ * the host's.
+ */
+static bool identity(struct host *h, const struct container_id *id, int64_t now, struct container_id *out)
+{
+	struct container_id self;
+	int have_self;
+
+	*out = *id;
+	if (!id->ns_root && !(id->ns_up == 1 && !id->ecs_task[0]))
+		return !id->ns_root;
+	have_self = h->ecs && self_in_root(h) && ecs_self(h->ecs, now, &self) == 0;
+	if (id->ns_root) {
+		if (!have_self)
+			return false;
+		*out = self;
+	} else if (have_self) {
+		snprintf(out->ecs_task, sizeof(out->ecs_task), "%s", self.ecs_task);
+	}
+	return true;
 }
 
 json_t *host_container_json(struct host *h, pid_t pid)
 {
 	struct proc_info *p = NULL;
-	const struct container_id *id;
+	const struct container_id *pid_id;
+	struct container_id id;
 	struct container_names n;
+	int64_t now = clock_mono_ns();
 
 	if (host_process(h, pid, &p) || !p)
 		return NULL;
-	id = proctab_container(&h->procs, p);
-	if (!id)
+	pid_id = proctab_container(&h->procs, p);
+	if (!pid_id || !identity(h, pid_id, now, &id))
 		return NULL;
-	host_container_names(h, id, clock_mono_ns(), &n);
-	return container_json(id, &n);
+	host_container_names(h, &id, now, &n);
+	return container_json(&id, &n);
 }
 
 /* container_lookup_fn over the host. */

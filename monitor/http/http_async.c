@@ -550,3 +550,19 @@ void http_call_cancel(struct http_call *c)
 	c->next = NULL;
 	c->id = 0;
 }
+
+int http_error_same(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a >= '0' && *a <= '9')
+			a++;
+		while (*b >= '0' && *b <= '9')
+			b++;
+		if (*a != *b)
+			return 0;
+		if (!*a)
+			return 1;
+		a++;
+		b++;
+	}
+}

@@ -855,7 +855,8 @@ static void set_or_drop(json_t *dev, const char *key, json_t *v)
 static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 {
 	static const char *const pod_keys[] = { "pod", "namespace", "qos", NULL };
-	static const char *const ctr_keys[] = { "runtime", "pod_uid", "pod", "namespace", "name", NULL };
+	static const char *const ctr_keys[] = { "runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster",
+						"ecs_task_id", "ecs_task_family", NULL };
 	json_t *procs = json_object_get(dev, "processes"), *pidlist = json_object_get(dev, "pids");
 	json_t *pc, *pods, *ctrs, *fig;
 	const char *key;

@@ -1051,7 +1051,7 @@ class Stream:
             for key, o in a.items():
                 q = join(join(path, agg), key)
                 ident = ("pod", "namespace", "qos") if agg == "pods" else \
-                    ("runtime", "pod_uid", "pod", "namespace", "name")
+                    ("runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster", "ecs_task_id", "ecs_task_family")
                 if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines")):
                     continue
                 want_mem, want_eng, members = 0, {}, o.get("pids")

@@ -85,6 +85,20 @@ is "$(warnings good.err)" 0 "good: nothing logged"
 ok "good: the agent and both endpoint paths were asked" sh -c 'grep -q "GET /v1/tasks 200" slog &&
 	grep -q "GET /v4/.*/task 200" slog && grep -q "GET /v4/[0-9a-f-]* 200" slog'
 
+# ---- the sinks: labels and dimensions ------------------------------------------------------------------------
+ok "accel-csv: the task's labels in other_labels" sh -c '"$1" <good.out >good.csv &&
+	grep -q "ecs_cluster=inference.*ecs_task_family=neuron-infer.*ecs_task_id=$2" good.csv' sh "$BIN/accel-csv" "$TASK_A"
+ok "accel-cloudwatch: Container Insights' dimension names" sh -c '
+	AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=y "$1" --namespace T --region us-west-2 --format emf --dry-run \
+		<good.out >good.emf 2>/dev/null
+	$2 - good.emf "$3" <<EOF2
+import json, sys
+want = {"ClusterName": "fargate-ml", "TaskDefinitionFamily": "bert-serve", "TaskId": sys.argv[2], "ContainerName": "bert"}
+ev = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if any(all(e.get(k) == v for k, v in want.items()) and
+                  any(set(want) <= set(d) for d in e["_aws"]["CloudWatchMetrics"][0]["Dimensions"]) for e in ev) else 1)
+EOF2' sh "$BIN/accel-cloudwatch" "$PY" "$TASK_F"
+
 # ---- failures: names fall back, one warning per source and error ------------------------------------------
 for m in 404 garbage; do
 	echo $m >mode

@@ -70,7 +70,7 @@ static int family_cmp(const void *a, const void *b)
 enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
 
 #define STEP_MAX 8
-#define NAMES_MAX 6
+#define NAMES_MAX 8
 #define CAPS_MAX 8
 #define NUM_TEXT_MAX 32 /* the text of any JSON integer (int64) or of a real with %.17g */
 

@@ -431,7 +431,8 @@ class Stream:
 
     def container_usage(self, path, g, key):
         """container_usage (docs/report-format.md): one entry per container, pod or unit cgroup."""
-        ident = ("runtime", "id", "pod_uid", "qos", "unit", "pod", "namespace", "container", "name")
+        ident = ("runtime", "id", "pod_uid", "qos", "unit", "pod", "namespace", "container", "name",
+                 "ecs_cluster", "ecs_task_arn", "ecs_task_id", "ecs_task_family", "ecs_task_revision")
         secs = ("cpu_usage_seconds", "cpu_user_seconds", "cpu_system_seconds", "cpu_throttled_seconds")
         ints = ("cpu_periods", "cpu_throttled_periods", "memory_usage_bytes", "memory_working_set_bytes",
                 "memory_rss_bytes", "memory_cache_bytes", "oom_kills")

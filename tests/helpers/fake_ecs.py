@@ -21,10 +21,9 @@ SIGTERM/SIGINT: exit 0.
 import argparse
 import http.server
 import json
-import os
-import signal
-import sys
 import time
+
+import fake_http
 
 
 def main():
@@ -37,28 +36,9 @@ def main():
     ap.add_argument("--log")
     o = ap.parse_args()
 
-    def mode():
-        try:
-            return open(o.mode_file, encoding="utf-8").read().strip() or "ok"
-        except (OSError, TypeError):
-            return "ok"
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, fmt, *args):
-            pass
-
-        def reply(self, status, body, ctype="application/json"):
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            if o.log:
-                with open(o.log, "a", encoding="utf-8") as f:
-                    f.write("%s %s %d\n" % (self.command, self.path, status))
-
+    class Handler(fake_http.Handler):
         def do_GET(self):
-            m = mode()
+            m = fake_http.mode(o.mode_file)
             if m == "slow":
                 time.sleep(10)
             own = json.load(open(o.container, encoding="utf-8"))["DockerId"]
@@ -72,15 +52,8 @@ def main():
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
-    tmp = o.port_file + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("%d\n" % srv.server_address[1])
-    os.rename(tmp, o.port_file)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    srv.log_path = o.log
+    fake_http.serve(srv, o.port_file)
 
 
 if __name__ == "__main__":

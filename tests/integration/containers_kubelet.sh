@@ -14,7 +14,6 @@
 . "$(dirname "$0")/lib.sh"
 
 MON=$BIN/accel-monitor
-CHECK="$PY $HELP/check_report.py"
 V2=$FIX/containers/v2-systemd
 export AWS_EC2_METADATA_DISABLED=true
 
@@ -61,27 +60,13 @@ spawn KPID $PY "$HELP/fake_kubelet.py" --cert server.pem --key server.key --toke
 ok "the fake kubelet listens" wait_for 10 test -s kport
 KURL=https://127.0.0.1:$(cat kport)
 
-# run NAME UNTIL [options]: reports at 500 ms with the kubelet options (token and CA unless given), into
-# NAME.out, until there are six and the shell command UNTIL ("-": none) holds (the helper's answer may come
-# late on a loaded machine); then SIGTERM.
+# run NAME UNTIL [options]: six_reports (lib.sh) of accel-monitor with the kubelet options (token and CA unless
+# given).
 run() {
-	rn=$1 # not "name": lib.sh's ok uses that
-	until_=$2
+	n_=$1 u_=$2
 	shift 2
-	start=$(date +%s%N)
-	"$MON" -c mon.json --path.procfs "$V2/proc" --path.rootfs "$V2/rootfs" --kubelet-url "$KURL" \
-		--kubelet-refresh 1s "$@" >"$rn.out" 2>"$rn.err" &
-	mpid=$!
-	_pids="$_pids $mpid"
-	sleep 2.5 # six reports 500 ms apart take this long at least: polled from then on
-	wait_for $((20 * SLOW)) has_lines "$rn.out" 6
-	elapsed_ms=$((($(date +%s%N) - start) / 1000000))
-	[ "$until_" = - ] || wait_for $((20 * SLOW)) sh -c "$until_" || diag "$rn: still not true: $until_"
-	kill -TERM "$mpid"
-	wait "$mpid" || echo "exit $?" >>"$rn.err"
-	ok "$rn: accel-monitor exits 0" sh -c '! grep -q "^exit " "$1"' sh "$rn.err"
-	ok "$rn: the reports pass check_report.py" $CHECK "$rn.out"
-	ok "$rn: six reports in about 3 s, nothing stalled (${elapsed_ms} ms)" test "$elapsed_ms" -lt $((6000 * SLOW))
+	six_reports "$n_" "$u_" "$MON" -c mon.json --path.procfs "$V2/proc" --path.rootfs "$V2/rootfs" \
+		--kubelet-url "$KURL" --kubelet-refresh 1s "$@"
 }
 # names FILE LINE PID: the container object's pod/namespace/name of pid in FILE's report LINE (1-based), "-" for
 # none. The tests ask the last report's, written once the kubelet's answer (or its failure) was taken in (run's

@@ -6,7 +6,8 @@
 # tests/fixtures/containers/ecs (written by make_fixtures.py): pid 3001 in an EC2 task on cgroup v1, 3002 in one on
 # v2 whose Docker state file carries the agent's labels, 3003 in a Fargate 1.4 task, 3004 in the monitor's own
 # cgroup seen from its cgroup namespace ("0::/", as its own self/cgroup reads), 3005 a Docker container at the
-# cgroup root that no ECS source knows. A fake agent and endpoint (tests/helpers/fake_ecs.py) serve the answers:
+# cgroup root that no ECS source knows, 3006 in a sibling of the monitor's cgroup ("/../docker-<id>.scope"). A
+# fake agent and endpoint (tests/helpers/fake_ecs.py) serve the answers:
 #   - both answer: every ECS process gets its task (cluster, ARN, family, revision) and its container's name;
 #     3004 is the monitor's own container; 3005 keeps its id;
 #   - 404, garbage, the server down, an answer after 10 s: names fall back to what the cgroup and state files
@@ -29,7 +30,8 @@ cat >mon.json <<'EOF'
               {"address": "pid:3002", "metrics": [{"type": "memory_used"}]},
               {"address": "pid:3003", "metrics": [{"type": "memory_used"}]},
               {"address": "pid:3004", "metrics": [{"type": "memory_used"}]},
-              {"address": "pid:3005", "metrics": [{"type": "memory_used"}]}]}
+              {"address": "pid:3005", "metrics": [{"type": "memory_used"}]},
+              {"address": "pid:3006", "metrics": [{"type": "memory_used"}]}]}
 EOF
 echo ok >mode
 spawn SPID $PY "$HELP/fake_ecs.py" --tasks "$E/ecs-agent-tasks.json" --task "$E/ecs-metadata-task.json" \
@@ -66,6 +68,8 @@ is "$(ctr good.out 3003)" "ecs_cluster=fargate-ml ecs_task_arn=$ACCT:task/fargat
 is "$(ctr good.out 3004)" "ecs_cluster=fargate-ml ecs_task_arn=$ACCT:task/fargate-ml/$TASK_F ecs_task_family=bert-serve ecs_task_id=$TASK_F ecs_task_revision=3 id=$TASK_F-2345678901 name=accel-monitor runtime=fargate" \
 	"good: 0::/ from inside the namespace: the monitor's own container"
 is "$(ctr good.out 3005)" "id=$(printf 'e3%.0s' $(seq 32)) runtime=docker" "good: Docker at the cgroup root, unknown to ECS: its id"
+is "$(ctr good.out 3006)" "ecs_cluster=fargate-ml ecs_task_arn=$ACCT:task/fargate-ml/$TASK_F ecs_task_family=bert-serve ecs_task_id=$TASK_F ecs_task_revision=3 id=$(printf 'e4%.0s' $(seq 32)) runtime=docker" \
+	"good: /../docker-<id>.scope, a sibling of the monitor's cgroup: the monitor's task"
 is "$(warnings good.err)" 0 "good: nothing logged"
 ok "good: the agent and both endpoint paths were asked" sh -c 'grep -q "GET /v1/tasks 200" slog &&
 	grep -q "GET /v4/.*/task 200" slog && grep -q "GET /v4/[0-9a-f-]* 200" slog'

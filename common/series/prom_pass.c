@@ -128,13 +128,50 @@ struct prom_pass {
 	struct nmap warned_map; /* warned[i] -> i */
 	struct log_limit lim_bad, lim_warn, lim_full;
 	struct expo_parser *parser; /* owned */
+	char **ours;                /* accel-prom's family names in either format (ours_add) */
+	size_t nours, aours;
+	struct nmap ours_map;       /* ours[i] -> i */
 };
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static void ours_add(struct prom_pass *p, const char *name, size_t n)
+{
+	if (nmap_get(&p->ours_map, name, n))
+		return;
+	if (p->nours == p->aours) {
+		p->aours = p->aours ? 2 * p->aours : 256;
+		p->ours = xrealloc(p->ours, p->aours * sizeof(*p->ours));
+	}
+	p->ours[p->nours] = xmalloc(n + 1);
+	memcpy(p->ours[p->nours], name, n);
+	p->ours[p->nours][n] = '\0';
+	nmap_put(&p->ours_map, p->ours[p->nours], n, p->nours);
+	p->nours++;
+}
 
 struct prom_pass *prom_pass_new(void)
 {
 	struct prom_pass *p = xcalloc(1, sizeof(*p));
 
 	p->parser = expo_parser_new();
+	/* accel-prom's families (common/samples.c), by their names in the text format and in OpenMetrics
+	   (prom_store.c: a counter's family without _total, an info gauge's without _info) */
+	for (size_t i = 0; map_family_at(i); i++) {
+		const struct family *f = map_family_at(i);
+		size_t n = strlen(f->name);
+
+		ours_add(p, f->name, n);
+		if (f->type == METRIC_COUNTER && ends_with(f->name, "_total"))
+			ours_add(p, f->name, n - 6);
+		else if (f->type == METRIC_GAUGE && ends_with(f->name, "_info") && !*f->unit)
+			ours_add(p, f->name, n - 5);
+	}
 	return p;
 }
 
@@ -170,6 +207,10 @@ void prom_pass_free(struct prom_pass *p)
 		free(p->warned[i]);
 	free(p->warned);
 	nmap_free(&p->warned_map);
+	for (size_t i = 0; i < p->nours; i++)
+		free(p->ours[i]);
+	free(p->ours);
+	nmap_free(&p->ours_map);
 	expo_parser_free(p->parser);
 	free(p);
 }
@@ -235,28 +276,19 @@ static void warn_once(struct prom_pass *p, const char *name, const char *where, 
 	warn_line(p, limited, "prom: %s: --passthrough: runtime \"%s\": family \"%s\" %s; not served", where,
 		  log_quote(qt, sizeof(qt), tag, (size_t)-1), log_quote(q, sizeof(q), name, (size_t)-1), why);
 }
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* Is name one of accel-prom's (a family of the mapping, or a self-metric), in either format? */
-static int ours(const char *name)
+/*
+ * Is a family named name, of type type, one of accel-prom's (a family of
+ * the mapping, or a self-metric) in either format: its name, or a
+ * counter's OpenMetrics family (its name without _total), is one of
+ * accel-prom's names in either format?
+ */
+static int ours(const struct prom_pass *p, const char *name, enum expo_type type)
 {
 	size_t n = strlen(name);
 
-	if (!strncmp(name, "accel_prom_", 11))
+	if (!strncmp(name, "accel_prom_", 11) || nmap_get(&p->ours_map, name, n))
 		return 1;
-	for (size_t i = 0; map_family_at(i); i++) {
-		const char *o = map_family_at(i)->name;
-
-		/* the name, or the OpenMetrics family of a counter (its name without _total) */
-		if (!strcmp(o, name) || (!strncmp(o, name, n) && !strcmp(o + n, "_total")))
-			return 1;
-	}
-	return 0;
+	return type == EXPO_COUNTER && ends_with(name, "_total") && nmap_get(&p->ours_map, name, n - 6);
 }
 
 /* ---- what Prometheus takes ------------------------------------------------------ */
@@ -492,7 +524,7 @@ static struct pfam *fam_add(struct take *t, const char *name, enum expo_type typ
 	r->bytes += fam_cost(f);
 	if (r->bytes > t->budget)
 		t->full = 1;
-	if (ours(name)) {
+	if (ours(t->p, name, f->type)) {
 		f->dropped = 1;
 		warn_once(t->p, name, t->where, r->tag, "has the name of one of accel-prom's own");
 	} else if (!metric_name_ok(name, n)) {
@@ -767,20 +799,43 @@ static void put_help(struct buf *b, const char *name, size_t n, const char *help
 	buf_add(b, "\n", 1);
 }
 
+struct name_key {
+	const char *s;
+	size_t n;
+};
+
+static int fref_name_cmp(const void *key, const void *e)
+{
+	const struct name_key *k = key;
+	const char *name = ((const struct fref *)e)->f->name;
+	int c = strncmp(k->s, name, k->n);
+
+	return c ? c : name[k->n] ? -1 : 0;
+}
+
 /*
  * HELP and TYPE of one family in both formats. OpenMetrics names a
  * counter's samples FAMILY_total: a counter named so has its family
- * without _total there; one that is not (Triton's
- * nv_inference_request_success) is typed unknown, so that its samples keep
- * their names whichever format Prometheus asks for (it asks for
- * OpenMetrics first) and the server's own queries find them.
+ * without _total there, unless another family served has that name
+ * (sorted refs[0..n) say); one that is not (Triton's
+ * nv_inference_request_success), or whose family would be another's, is
+ * typed unknown, so that its samples keep their names whichever format
+ * Prometheus asks for (it asks for OpenMetrics first) and the server's own
+ * queries find them.
  */
-static void put_header(struct buf *text, struct buf *om, const struct pfam *f, const char *help)
+static void put_header(struct buf *text, struct buf *om, const struct pfam *f, const char *help,
+		       const struct fref *refs, size_t nrefs)
 {
 	static const char *const text_types[] = { "untyped", "counter", "gauge", "histogram", "summary", "untyped" };
 	static const char *const om_types[] = { "unknown", "counter", "gauge", "histogram", "summary", "unknown" };
 	size_t n = strlen(f->name), omn = n;
 	int unknown = f->type == EXPO_COUNTER && !ends_with(f->name, "_total");
+
+	if (f->type == EXPO_COUNTER && !unknown) {
+		struct name_key k = { f->name, n - 6 };
+
+		unknown = bsearch(&k, refs, nrefs, sizeof(*refs), fref_name_cmp) != NULL;
+	}
 
 	if (f->type == EXPO_COUNTER && !unknown)
 		omn -= 6;
@@ -817,7 +872,7 @@ int prom_pass_render(struct prom_pass *p, struct buf *text, struct buf *om)
 		for (j = i; j < n && !strcmp(refs[j].f->name, first->name); j++)
 			if (!help && refs[j].f->type == first->type)
 				help = refs[j].f->help;
-		put_header(text, om, first, help);
+		put_header(text, om, first, help, refs, n);
 		for (; i < j; i++) {
 			const struct pfam *f = refs[i].f;
 

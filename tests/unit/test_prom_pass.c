@@ -159,6 +159,13 @@ static void test_refused_lines(void)
 	is_str(text_of(&o.text), WANT_BAD_TEXT, "text: only what Prometheus takes");
 	ok(!strstr(text_of(&o.om), "# TYPE  ") && !strstr(text_of(&o.om), "_total"),
 	   "OpenMetrics: no counter family without a name");
+	/* a counter foo_total next to a family foo: OpenMetrics would have two families foo */
+	feed(p, (struct ent[]){ { "http://b/metrics", 7, "srv", "", "# TYPE foo_total counter\nfoo_total 1\n# TYPE foo gauge\nfoo 2\n" } },
+	     1, 1 * S_NS);
+	render(p, &o);
+	ok(strstr(text_of(&o.om), "# TYPE foo gauge\nfoo{") && strstr(text_of(&o.om), "# TYPE foo_total unknown\nfoo_total{"),
+	   "OpenMetrics: the counter whose family would be another's is typed unknown");
+	ok(strstr(text_of(&o.text), "# TYPE foo_total counter\n") != NULL, "and a counter in the text format");
 	/* the same exposition again: the same output (the warnings were given once) */
 	feed(p, (struct ent[]){ { "http://a/metrics", 7, "srv", "", EXPO_BAD } }, 1, 2 * S_NS);
 	render(p, &o);

@@ -167,7 +167,10 @@ static void test_refused_lines(void)
 	   "OpenMetrics: the counter whose family would be another's is typed unknown");
 	ok(strstr(text_of(&o.text), "# TYPE foo_total counter\n") != NULL, "and a counter in the text format");
 	/* the same exposition again: the same output (the warnings were given once) */
-	feed(p, (struct ent[]){ { "http://a/metrics", 7, "srv", "", EXPO_BAD } }, 1, 2 * S_NS);
+	feed(p,
+	     (struct ent[]){ { "http://a/metrics", 7, "srv", "", EXPO_BAD },
+			     { "http://b/metrics", 7, "srv", "http://b/metrics: HTTP 503", NULL } },
+	     2, 2 * S_NS);
 	render(p, &o);
 	is_str(text_of(&o.text), WANT_BAD_TEXT, "the same the second time");
 	buf_free(&o.text);

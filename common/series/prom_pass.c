@@ -45,7 +45,9 @@ struct nmap {
 
 static uint64_t name_hash(const char *k, size_t klen)
 {
-	return hash_bytes(0x9e3779b97f4a7c15ull, k, klen);
+	uint64_t h = hash_bytes(0x9e3779b97f4a7c15ull, k, klen);
+
+	return h ^ (h >> 32); /* the table takes the low bits, which a multiply leaves weakest */
 }
 
 /* The index stored under k, or NULL. */
@@ -554,20 +556,29 @@ static int put_labels(struct take *t, struct buf *b, const struct expo_sample *s
 		for (int k = 0; k < N_RT_LABELS; k++)
 			if (at[k] == (int)i)
 				name = renamed[k];
-		buf_reset(&t->val);
-		buf_add(&t->val, l->value, l->value_len);
 		if (name)
-			rc |= buf_printf(b, "%s=\"", name);
+			rc |= buf_add(b, name, strlen(name));
 		else
-			rc |= buf_printf(b, "%.*s=\"", (int)l->name_len, l->name);
-		rc |= prom_escape_label(b, t->val.data ? t->val.data : "");
+			rc |= buf_add(b, l->name, l->name_len);
+		rc |= buf_add(b, "=\"", 2);
+		if (memchr(l->value, '\\', l->value_len) || memchr(l->value, '"', l->value_len) ||
+		    memchr(l->value, '\n', l->value_len)) {
+			buf_reset(&t->val);
+			buf_add(&t->val, l->value, l->value_len);
+			rc |= prom_escape_label(b, t->val.data ? t->val.data : "");
+		} else {
+			rc |= buf_add(b, l->value, l->value_len); /* nothing to escape: the common case */
+		}
 		rc |= buf_add(b, "\",", 2);
 	}
 	rc |= buf_add(b, "runtime_tag=\"", 13);
 	rc |= prom_escape_label(b, r->tag);
 	rc |= buf_add(b, "\"", 1);
-	if (*r->pid)
-		rc |= buf_printf(b, ",pid=\"%s\"", r->pid);
+	if (*r->pid) {
+		rc |= buf_add(b, ",pid=\"", 6);
+		rc |= buf_add(b, r->pid, strlen(r->pid));
+		rc |= buf_add(b, "\"", 1);
+	}
 	return rc | buf_add(b, "}", 1) ? -ENOSPC : 0;
 }
 
@@ -578,7 +589,7 @@ static void on_expo_sample(const struct expo_sample *s, void *ud)
 	const char *name = dist ? s->family : s->name, *why;
 	enum expo_type type = s->type == EXPO_OTHER ? EXPO_UNTYPED : s->type;
 	const struct expo_label *bad;
-	char val[32], q[LOG_QUOTE_BUF];
+	char val[33], q[LOG_QUOTE_BUF];
 	size_t vn, mark;
 	struct pfam *f = t->cur;
 
@@ -608,8 +619,9 @@ static void on_expo_sample(const struct expo_sample *s, void *ud)
 	}
 	vn = prom_format_value(s->value, val);
 	mark = f->lines.len;
-	if (buf_add(&f->lines, s->name, s->name_len) || put_labels(t, &f->lines, s) ||
-	    buf_printf(&f->lines, " %.*s\n", (int)vn, val)) {
+	val[vn++] = '\n';
+	if (buf_add(&f->lines, s->name, s->name_len) || put_labels(t, &f->lines, s) || buf_add(&f->lines, " ", 1) ||
+	    buf_add(&f->lines, val, vn)) {
 		t->full = 1;
 		return;
 	}
@@ -794,8 +806,19 @@ static int fref_cmp(const void *a, const void *b)
 
 static void put_help(struct buf *b, const char *name, size_t n, const char *help, int om)
 {
-	buf_printf(b, "# HELP %.*s ", (int)n, name);
+	buf_add(b, "# HELP ", 7);
+	buf_add(b, name, n);
+	buf_add(b, " ", 1);
 	prom_escape_help(b, help, om);
+	buf_add(b, "\n", 1);
+}
+
+static void put_type(struct buf *b, const char *name, size_t n, const char *type)
+{
+	buf_add(b, "# TYPE ", 7);
+	buf_add(b, name, n);
+	buf_add(b, " ", 1);
+	buf_add(b, type, strlen(type));
 	buf_add(b, "\n", 1);
 }
 
@@ -843,8 +866,8 @@ static void put_header(struct buf *text, struct buf *om, const struct pfam *f, c
 		put_help(text, f->name, n, help, 0);
 		put_help(om, f->name, omn, help, 1);
 	}
-	buf_printf(text, "# TYPE %s %s\n", f->name, text_types[f->type]);
-	buf_printf(om, "# TYPE %.*s %s\n", (int)omn, f->name, unknown ? "unknown" : om_types[f->type]);
+	put_type(text, f->name, n, text_types[f->type]);
+	put_type(om, f->name, omn, unknown ? "unknown" : om_types[f->type]);
 }
 
 int prom_pass_render(struct prom_pass *p, struct buf *text, struct buf *om)

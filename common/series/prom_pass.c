@@ -26,7 +26,7 @@
 
 #define PASS_BUF_MAX ((size_t)1 << 30) /* bytes of one family's rendered lines (the report line caps it first) */
 #define WARN_KEYS 4096 /* warnings remembered (logged once each); past them, warnings are rate-limited */
-#define FAM_OVERHEAD 96 /* bytes a family takes besides its strings: struct, table slot, headers, allocator */
+#define FAM_OVERHEAD 224 /* bytes a family takes besides its strings: struct, table slots, headers, render refs, allocator */
 
 /*
  * A table from names to indices (open addressing, linear probing, never

@@ -48,15 +48,7 @@ _pids="$_pids $!"
 _pids="$_pids $!"
 prometheus_start "127.0.0.1:$AP"
 
-# q EXPR: the values of an instant query, sorted, space-separated ("" for no data).
-q() {
-	curl -s --max-time 10 --data-urlencode "query=$1" "$PURL/api/v1/query" | $PY -c '
-import json, sys
-d = json.load(sys.stdin)
-assert d["status"] == "success", d
-print(" ".join(sorted(x["value"][1] for x in d["data"]["result"])))' 2>/dev/null
-}
-q_is() { [ "$(q "$1")" = "$2" ]; }
+q_is() { [ "$(prom_values "$1")" = "$2" ]; }
 
 ok "Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$PURL/-/ready"
 ok "case 0 (good lines only) reaches Prometheus" wait_for "$T" q_is 'pt_case{job="accel"}' 0
@@ -71,10 +63,10 @@ while IFS='|' read -r name lines; do
 		_result 1 "$name: a scrape with it lands"
 		curl -s "$PURL/api/v1/targets" | $PY -c 'import json,sys; t=json.load(sys.stdin)["data"]["activeTargets"][0]; print("#  ", t["health"], t["lastError"])' >&2 || true
 	fi
-	is "$(q 'up{job="accel"}')" 1 "$name: the target is up"
-	is "$(q 'count(count_over_time(system_memory_total_bytes{job="accel"}[10s]))')" 1 \
+	is "$(prom_values 'up{job="accel"}')" 1 "$name: the target is up"
+	is "$(prom_values 'count(count_over_time(system_memory_total_bytes{job="accel"}[10s]))')" 1 \
 		"$name: the node's own series are there, scraped within 10 s"
-	is "$(q 'pt_good_total{job="accel"}')" 7 "$name: the server's good family is there"
+	is "$(prom_values 'pt_good_total{job="accel"}')" 7 "$name: the server's good family is there"
 done <<'EOF'
 a label name with ':'|bad_colon{a:b="1"} 1\n
 a label twice|bad_twice{a="1",a="2"} 1\n
@@ -86,7 +78,7 @@ a counter named _total|# TYPE _total counter\n_total 1\n
 all of them|bad_colon{a:b="1"} 1\nbad_twice{a="1",a="2"} 1\n# TYPE bad_h histogram\nbad_h_bucket{le="1",le="2"} 1\n# TYPE bad_s summary\nbad_s{quantile="0.5",quantile="0.9"} 1\nbad_clash{runtime_tag="a",exported_runtime_tag="b"} 1\nbad_name{__name__="x"} 1\n# TYPE _total counter\n_total 1\n
 EOF
 
-is "$(q 'bad_clash{job="accel",exported_exported_runtime_tag="a",exported_runtime_tag="b"}')" 1 \
+is "$(prom_values 'bad_clash{job="accel",exported_exported_runtime_tag="a",exported_runtime_tag="b"}')" 1 \
 	"the server's runtime_tag is exported_exported_runtime_tag next to its exported_runtime_tag"
 curl -s --max-time 10 -o "$WORK/all.prom" "http://127.0.0.1:$AP/metrics"
 ok "promtool check metrics: no error in the exposition (lints of names aside)" \

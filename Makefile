@@ -8,7 +8,7 @@
 #                       tests in one run, then check-sanitize (README "Development")
 #   make check          the edit loop: the unit tests and the integration tests but the packaging and
 #                       fuzz ones, on the current build
-#   make check-deploy   the packaging and install tests (deploy_*.sh: the Debian package, the image,
+#   make check-deploy   the packaging and install tests (DEPLOY_TESTS: the Debian package, the image,
 #                       make install, the units, man pages, compose stack, manifests), on the plain build
 #   make check-sanitize check's tests built with SANITIZER=address,undefined,float-cast-overflow, and the
 #                       short fuzz runs (tests/integration/*_fuzz.sh, build/fuzz)
@@ -40,9 +40,10 @@ LDFLAGS += $(if $(SANITIZER),-fsanitize=$(SANITIZER))
 
 pc = $(shell $(PKG_CONFIG) --cflags --libs $(1) 2>/dev/null)
 LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
-# -ldl: the NVML collector dlopens the driver's library, and accel-monitor's HTTP helper libcurl (libc has dlopen
-# since glibc 2.34; older ones need it). libcurl itself is never linked into accel-monitor (common/http.h says why).
-# -lpthread: the NVML collector waits on events in a thread and reads PCIe throughput on a worker pool.
+# -ldl: the NVML collector dlopens the driver's library, and accel-monitor libcurl at its first HTTP request (libc
+# has dlopen since glibc 2.34; older ones need it). libcurl is never linked into accel-monitor (http_async.h says why).
+# -lpthread: the NVML collector waits on events in a thread and reads PCIe throughput on a worker pool; the kubelet's
+# pod list is reduced on a thread.
 LIBS_MONITOR := $(LIBS_COMMON) -ldl -lpthread
 # Each sink links only what it uses (a sink with no LIBS_SINK_NAME links LIBS_COMMON).
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
@@ -59,8 +60,7 @@ Q := @
 endif
 
 # The folders are the architecture (README "Layout"): common/ and common/series/ are shared by every program;
-# monitor/core, host, system, nvidia, sysfs, endpoint and http are the producer (monitor/core/main.c its main;
-# monitor/http/ also its HTTP helper, the same program run as "accel-monitor --http-helper");
+# monitor/core, host, system, nvidia, sysfs, endpoint and http are the producer (monitor/core/main.c its main);
 # sinks/NAME/ is the program accel-NAME, its main sinks/NAME/NAME.c.
 COMMON_SRC := $(wildcard common/*.c common/series/*.c)
 MONITOR_DIRS := core host system nvidia sysfs endpoint http

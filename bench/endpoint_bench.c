@@ -2,19 +2,17 @@
 /*
  * The cost of endpoint runtimes: the CPU time of one collection
  * cycle of 4 endpoint runtimes (monitor/endpoint/coll_endpoint.c: the scrapes
- * made by the producer's HTTP helper, libcurl's multi interface there, the
- * answers read on the event loop, the body parsed by infer.h, the entries
- * collected and the report line written; the helper's CPU time counts, as
- * this process's does) against the
+ * on the event loop through libcurl's multi interface (http_async.h), the
+ * body parsed by infer.h, the entries collected and the report line
+ * written) against the
  * floor of 4 bare GETs of the same URLs with libcurl's easy interface,
  * measured in the same run, rounds interleaved so both see the same host.
  * Both keep their connections alive between rounds, as the collector does.
  *
- *   endpoint_bench URL [-s SECONDS] [-g GROUPS] [-m ACCEL_MONITOR]
+ *   endpoint_bench URL [-s SECONDS] [-g GROUPS]
  *
  * GROUPS: "stats" (execution_stats, the default) or "all" (with
  * runtime_vcpu_usage and memory_used, which read /proc for the server).
- * ACCEL_MONITOR: the program run as the HTTP helper (default bin/accel-monitor).
  * Prints "ratio endpoint / bare" (target <= 2). The server is the caller's
  * (bench/endpoint_bench.sh runs tests/helpers/fake_endpoint.py).
  */
@@ -49,18 +47,6 @@ static int64_t cpu_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
-
-/* The HTTP helper's CPU time so far (0 while none runs). */
-static int64_t helper_cpu_ns(const struct http_async *h)
-{
-	pid_t pid = http_async_helper_pid(h);
-	struct timespec ts;
-	clockid_t c;
-
-	if (pid <= 0 || clock_getcpuclockid(pid, &c) || clock_gettime(c, &ts))
-		return 0;
 	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
 }
 
@@ -138,7 +124,7 @@ void mon_fetch_done(struct mon_fetch *f)
 
 int main(int argc, char **argv)
 {
-	const char *url = argc > 1 ? argv[1] : NULL, *groups = "stats", *helper = "bin/accel-monitor";
+	const char *url = argc > 1 ? argv[1] : NULL, *groups = "stats";
 	double seconds = 2;
 	char text[2048], *err = NULL;
 	struct doc d;
@@ -150,7 +136,7 @@ int main(int argc, char **argv)
 	void *st[NRT];
 	enum group_id due[3] = { GROUP_EXECUTION_STATS, GROUP_RUNTIME_VCPU_USAGE, GROUP_MEMORY_USED };
 	size_t ndue;
-	int64_t t_bare = 0, t_ep = 0, t_helper = 0, t_parse, deadline;
+	int64_t t_bare = 0, t_ep = 0, t_parse, deadline;
 	struct http_async *http;
 	long rounds = 0;
 
@@ -159,11 +145,9 @@ int main(int argc, char **argv)
 			seconds = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "-g"))
 			groups = argv[i + 1];
-		else if (!strcmp(argv[i], "-m"))
-			helper = argv[i + 1];
 	}
 	if (!url || strncmp(url, "http", 4)) {
-		fprintf(stderr, "usage: endpoint_bench URL [-s SECONDS] [-g stats|all] [-m ACCEL_MONITOR]\n");
+		fprintf(stderr, "usage: endpoint_bench URL [-s SECONDS] [-g stats|all]\n");
 		return 2;
 	}
 	ndue = strcmp(groups, "all") ? 1 : 3;
@@ -179,7 +163,7 @@ int main(int argc, char **argv)
 	}
 	doc_free(&d);
 	env.loop = loop_new();
-	http = http_async_new(env.loop, helper);
+	http = http_async_new(env.loop);
 	env.host = host_new(&(struct host_opts){ .http = http }, NULL); /* no loop: no metadata fetch */
 	cy.mono_ns = clock_mono_ns();
 	cy.boot_ns = clock_boot_ns();
@@ -205,19 +189,16 @@ int main(int argc, char **argv)
 	}
 	deadline = clock_mono_ns() + (int64_t)(seconds * 1e9);
 	while (clock_mono_ns() < deadline) {
-		int64_t t0 = cpu_ns(), t1, t2, h1, h2;
+		int64_t t0 = cpu_ns(), t1, t2;
 
 		if (bare_round(easy, bodies))
 			return 1;
 		t1 = cpu_ns();
-		h1 = helper_cpu_ns(http);
 		if (endpoint_round(env.loop, env.host, st, &line, due, ndue))
 			return 1;
 		t2 = cpu_ns();
-		h2 = helper_cpu_ns(http);
 		t_bare += t1 - t0;
-		t_ep += t2 - t1 + (h2 > h1 ? h2 - h1 : 0);
-		t_helper += h2 > h1 ? h2 - h1 : 0;
+		t_ep += t2 - t1;
 		rounds++;
 	}
 	/* Of the cycle, the part that is the exposition's parse (infer.h), on the same body: for the reader. */
@@ -237,7 +218,6 @@ int main(int argc, char **argv)
 	printf("%-44s %9.1f us CPU\n", "4 bare GETs (libcurl easy, keep-alive)", (double)t_bare / (double)rounds / 1e3);
 	printf("%-44s %9.1f us CPU  (%s)\n", "cycle of 4 endpoint runtimes", (double)t_ep / (double)rounds / 1e3,
 	       ndue == 3 ? "execution_stats, runtime_vcpu_usage, memory_used" : "execution_stats");
-	printf("%-44s %9.1f us CPU\n", "  of which in the HTTP helper", (double)t_helper / (double)rounds / 1e3);
 	printf("%-44s %9.1f us CPU  (4 x infer_update of the body alone)\n", "  of which parsing", (double)t_parse / 1e3);
 	printf("%-44s %9.2f\n", "ratio (cycle - parsing) / bare", (double)(t_ep / rounds - t_parse) / (double)(t_bare / rounds));
 	printf("ratio endpoint / bare %.2f   target <= 2.0   %s\n", (double)t_ep / (double)t_bare,

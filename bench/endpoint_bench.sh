@@ -13,7 +13,6 @@
 #
 # Environment (defaults in brackets):
 #   BUILD          where the archives are [build/release]; MAKE builds the benchmark [make]
-#   BIN            where accel-monitor is, run as the HTTP helper [bin]
 #   EP_MODELS      models in the exposition [20]
 #   BENCH_SECONDS  wall time of each measurement [2]
 set -eu
@@ -21,7 +20,6 @@ set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 BUILD=${BUILD:-build/release}
-BIN=${BIN:-bin}
 EP_MODELS=${EP_MODELS:-20}
 BENCH_SECONDS=${BENCH_SECONDS:-2}
 PY=/usr/bin/python3
@@ -72,7 +70,7 @@ URL=http://127.0.0.1:$(cat "$WORK/port")/metrics
 rc=0
 for g in stats all; do
 	echo "== endpoint runtimes: a cycle of 4 vs 4 bare GETs ($EP_MODELS models, groups: $g; bench/endpoint_bench.c)"
-	if "$BUILD/bench/endpoint_bench" "$URL" -s "$BENCH_SECONDS" -g "$g" -m "$BIN/accel-monitor" >"$WORK/$g.txt" 2>&1; then
+	if "$BUILD/bench/endpoint_bench" "$URL" -s "$BENCH_SECONDS" -g "$g" >"$WORK/$g.txt" 2>&1; then
 		sed 's/^/  /' "$WORK/$g.txt"
 	else
 		sed 's/^/  /' "$WORK/$g.txt"

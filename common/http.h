@@ -2,8 +2,8 @@
 /*
  * The one HTTP client of accel-monitor's programs, over libcurl: every
  * request any of them makes (accel-cloudwatch, accel-remote-write,
- * accel-top --url, and the producer's HTTP helper for endpoint scrapes, the
- * kubelet and instance metadata) is an easy handle set up here from one
+ * accel-top --url, and accel-monitor for endpoint scrapes, the kubelet and
+ * instance metadata) is an easy handle set up here from one
  * options struct, so TLS, credentials, caps, decoding, proxies and redirects
  * behave the same everywhere:
  *
@@ -24,8 +24,9 @@
  * never by name from this file. A program that links libcurl (the sinks)
  * takes http_curl_linked() (common/http_linked.c, the only file that names
  * libcurl's symbols); accel-monitor does not link it, because linking maps
- * libcurl and its ~30 libraries into the producer (8.4 MB of RSS against
- * 2.5 MB), so its HTTP helper fills a table with http_curl_load (dlopen).
+ * libcurl and its ~30 libraries into the producer (about 9 MB of RSS
+ * against 2.5 MB) whether or not it makes a request: it fills a table with
+ * http_curl_load (dlopen) at its first request (http_async.h).
  *
  * Ownership: a client owns its easy handle, its header lists and its body
  * buffer; the strings of struct http_opts are borrowed for the call to

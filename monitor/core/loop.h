@@ -3,7 +3,7 @@
  * The producer's event loop: one thread waits, in one ppoll, on every file
  * descriptor and deadline that any part of the program registered, and
  * calls the owner back when one is ready (redis ae's file and time events,
- * libuv's uv_poll and uv_timer). The HTTP helper's socket, an
+ * libuv's uv_poll and uv_timer). An HTTP transfer's socket, an
  * asynchronous collector's descriptor, stdout's hang-up: each is a watch; a
  * fetch's deadline or the next metadata fetch is a timer.
  *

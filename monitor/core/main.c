@@ -16,7 +16,6 @@
 #include "config.h"
 #include "../host/host.h"
 #include "../http/http_async.h"
-#include "../http/http_helper.h"
 #include "loop.h"
 #include "monitor.h"
 
@@ -253,7 +252,7 @@ static void on_stdout_error(struct loop_watch *w, short revents)
 
 /*
  * Turn the event loop (every source's watches and timers, the HTTP
- * helper's included) until deadline (monotonic ns), a signal, or the reader
+ * requests' included) until deadline (monotonic ns), a signal, or the reader
  * of stdout going away. Returns 1 when stdout is gone, else 0. With
  * until_ready, it also returns once the host's first metadata fetch has
  * finished.
@@ -296,8 +295,6 @@ int main(int argc, char **argv)
 	int rc = EXIT_OK, w;
 	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
 
-	if (argc > 1 && !strcmp(argv[1], HTTP_HELPER_ARG)) /* this program as its own HTTP helper (http_helper.h) */
-		return http_helper_main(argc, argv);
 	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
 	if (cli_std_fds("accel-monitor", CLI_STDOUT))
 		return EXIT_SYSTEM;
@@ -336,7 +333,7 @@ int main(int argc, char **argv)
 	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
 	if (stdout_is_pipe())
 		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
-	http = http_async_new(loop, NULL); /* every request this program makes: its HTTP helper makes it */
+	http = http_async_new(loop); /* every request this program makes, on its loop */
 	/* The host's roots are the configuration's: monitor_new applies them, at each load. */
 	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = o.ctr, .http = http,
 					    .instance_refresh_ns = INSTANCE_REFRESH_NS },

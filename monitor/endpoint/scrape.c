@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Endpoint scrapes through the producer's HTTP helper; see scrape.h.
+ * Endpoint scrapes on the producer's loop (http_async.h); see scrape.h.
  */
 #include "scrape.h"
 #include "../http/http_async.h"
@@ -166,7 +166,7 @@ int scrape_start(struct scrape *s, const struct scrape_opts *o, int64_t timeout_
 	s->res.started_ns = clock_mono_ns();
 	s->cb = cb;
 	s->data = data;
-	s->call.body.cap = o->max_body; /* the answer is the body: as much as the helper may read */
+	s->call.body.cap = o->max_body; /* the answer is the body: as much as may be read */
 	return http_call_start(s->http, &s->call, s->conn, &ho, NULL, on_done, s);
 }
 
@@ -183,7 +183,7 @@ size_t scrape_received(const struct scrape *s)
 void scrape_cancel(struct scrape *s)
 {
 	if (s)
-		http_call_cancel(&s->call); /* the helper closes its connection */
+		http_call_cancel(&s->call); /* its connection is closed */
 }
 
 const struct scrape_result *scrape_result(const struct scrape *s)

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * HTTP(S) GETs for endpoint runtimes, made by the producer's HTTP helper
- * (http_async.h): a slow or hung server never blocks the producer, and the
- * producer never maps libcurl. One scrape object is one endpoint: one
- * transfer at a time, on a connection of its own that the helper keeps
- * alive between scrapes.
+ * HTTP(S) GETs for endpoint runtimes, on the producer's loop
+ * (http_async.h): a slow or hung server never blocks the producer. One
+ * scrape object is one endpoint: one transfer at a time, on a connection
+ * of its own kept alive between scrapes.
  *
  * Also here: the parse of an endpoint URL, which the configuration check
  * and the process discovery use.
@@ -52,8 +51,8 @@ typedef void (*scrape_done_cb)(struct scrape *s, void *data);
 
 /*
  * A new scrape object through http (borrowed: it must outlive the object).
- * 0, or -errno with err (then *out is NULL); libcurl is loaded by the
- * helper, so a libcurl that cannot be loaded is each scrape's error.
+ * 0, or -errno with err (then *out is NULL); libcurl is loaded at the
+ * first request, so a libcurl that cannot be loaded is each scrape's error.
  */
 int scrape_new(struct http_async *http, struct scrape **out, char *err, size_t errsz);
 

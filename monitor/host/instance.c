@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Instance metadata over IMDSv2 through the producer's HTTP helper, and keeping the answer; see instance.h. */
+/* Instance metadata over IMDSv2 on the producer's loop (http_async.h), and keeping the answer; see instance.h. */
 #include "instance.h"
 #include "../core/loop.h"
 #include "../http/http_async.h"

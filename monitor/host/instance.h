@@ -2,9 +2,8 @@
 /*
  * instance_info: what the host is. The EC2 fields come from the instance
  * metadata service over IMDSv2 (PUT a session token, then one GET per
- * field), asked at start and every refresh period through the producer's
- * HTTP helper (http_async.h), so collecting never waits on the network and
- * the producer maps no HTTP or TLS library. Environment, as in the AWS
+ * field), asked at start and every refresh period on the producer's loop
+ * (http_async.h), so collecting never waits on the network. Environment, as in the AWS
  * SDKs: AWS_EC2_METADATA_DISABLED=true (no request at all),
  * AWS_EC2_METADATA_SERVICE_ENDPOINT (default http://169.254.169.254). Each
  * request times out after 1 s.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The kubelet's pod list through the producer's HTTP helper; see kubelet.h (its reduction: http/kubelet_pods.c). */
+/* The kubelet's pod list on the producer's loop; see kubelet.h (its reduction: http/kubelet_pods.c). */
 #include "kubelet.h"
 #include "../http/http_async.h"
 #include "../../common/log.h"
@@ -76,7 +76,7 @@ static void fetch_done(struct http_call *c, void *data)
 	else if (c->status != 200)
 		snprintf(err, sizeof(err), "GET %s: HTTP %ld", k->url, c->status);
 	else if (!(pods = json_loadb(c->body.data ? c->body.data : "", c->body.len, 0, NULL)) || !json_is_object(pods))
-		snprintf(err, sizeof(err), "GET %s: the HTTP helper's answer is no pod list", k->url);
+		snprintf(err, sizeof(err), "GET %s: the reduced answer is no pod list", k->url);
 	if (!*err) {
 		json_decref(k->pods);
 		k->pods = json_incref(pods);

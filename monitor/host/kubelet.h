@@ -2,11 +2,11 @@
 /*
  * Pod and container names from the kubelet's /pods endpoint, for what the
  * runtimes' state files do not name. The producer never blocks and never
- * parses the kubelet's PodList (51 MB on a full node): the request is made
- * by the producer's HTTP helper (http_async.h), which reduces the answer
- * to {"<UID>": {"name", "namespace", "containers": {"<container id>":
- * "<name>"}}} (kubelet_pods_reduce in monitor/http/kubelet_pods.c, run in the helper) before it reaches
- * the producer's event loop. A lookup answers from the last good answer at
+ * parses the kubelet's PodList (51 MB on a full node) on its loop: the
+ * request runs on the loop (http_async.h), and the answer is reduced on a
+ * thread to {"<UID>": {"name", "namespace", "containers": {"<container
+ * id>": "<name>"}}} (kubelet_pods_reduce in monitor/http/kubelet_pods.c)
+ * before the loop reads it. A lookup answers from the last good answer at
  * once; a miss starts a fetch (at most one at a time, at most one per
  * refresh period) whose answer serves later lookups. A failed fetch keeps
  * the last good answer; its error is logged once (again only when it

@@ -1,418 +1,435 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The producer's end of its HTTP helper; see http_async.h.
+ * The producer's HTTP on its event loop; see http_async.h.
  *
- * One helper at a time serves the calls in flight. A helper being ended
- * (idle) is kept aside until it has exited, so a new request never waits
- * on an old helper's exit: it starts a new one.
+ * Each connection is a multi handle with one easy handle (one request at a
+ * time). libcurl drives a transfer through two callbacks: its socket
+ * callback says which descriptor to wait on for what (a loop watch each),
+ * its timer callback when to call it back (one loop timer per connection).
+ * Every loop callback hands the event to curl_multi_socket_action and then
+ * reads what finished.
+ *
+ * A PodList to reduce (the "kubelet_pods" filter) is handed to a thread of
+ * its own with a copy of the body; the thread writes its job back through
+ * a pipe that the loop watches, and the call ends there. The thread touches
+ * nothing but its job.
  */
 #include "http_async.h"
-#include "http_helper.h"
-#include "http_wire.h"
+#include "kubelet_pods.h"
 #include "../core/loop.h"
 #include "../../common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#define READ_BUDGET ((size_t)1 << 20)   /* bytes read per loop callback: a large answer takes several */
-#define REPLY_MAX_ALL ((size_t)64 << 20) /* the most body bytes any answer may carry */
-#define END_WAIT_NS (3 * NS_PER_S)      /* a helper asked to end has this long before it is killed */
+struct conn;
 
-extern char **environ;
+/* One descriptor libcurl waits on. */
+struct sock {
+	struct loop_watch w;
+	struct conn *k;
+	curl_socket_t fd;
+	struct sock *next;        /* the connection's list: freed with it if libcurl never says REMOVE */
+};
 
-/* A helper process and our end of its socket. */
-struct proc {
-	pid_t pid;                /* 0: none */
-	int fd;                   /* -1: none */
-	struct loop_watch watch;
-	int64_t end_by;           /* CLOCK_MONOTONIC: being ended; killed at this time (0: not being ended) */
+/* One connection: a multi handle, an easy handle, one request at a time. */
+struct conn {
+	struct http_async *h;
+	unsigned id;
+	CURLM *multi;
+	struct http_client cl;
+	struct loop_timer timer;
+	struct sock *socks;
+	struct http_call *call;   /* the request running; NULL: none */
+	int filter;               /* reduce its answer as a PodList */
+	struct conn *next;
+};
+
+/* A PodList reduced on its own thread. */
+struct job {
+	pthread_t th;
+	struct http_call *c;      /* NULL once the call was cancelled */
+	char *body;               /* a copy of the answer (owned) */
+	size_t len;
+	char *out;                /* the reduced object (owned), or NULL */
+	int rc;
+	char err[512];
+	int wfd;                  /* where the thread says it is done */
+	struct job *next;
 };
 
 struct http_async {
-	struct loop *loop;           /* borrowed */
-	char *program;
-	struct proc cur;             /* serves the calls */
-	struct proc old;             /* being ended */
-	struct loop_timer timer;     /* deadlines: calls, the idle end, the old helper's kill */
-	struct http_wire_in in;
-	struct http_wire_out out;
-	struct http_call *calls;     /* in flight */
-	uint64_t next_id;
+	struct loop *loop;          /* borrowed */
+	struct http_curl api;
+	int loaded;                 /* 1: api is filled; -1: it could not be (load_err) */
+	char load_err[256];
+	struct conn *conns;
 	unsigned next_conn;
-	int64_t idle_at;             /* CLOCK_MONOTONIC: end the helper then (0: calls run) */
-	char spawn_err[256];         /* the last start's failure, logged once ("" after a start that worked) */
-	int64_t idle_ns;             /* HTTP_ASYNC_IDLE_NS */
+	uint64_t next_id;
+	struct http_call *ended;    /* calls that ended before they started: told from the loop */
+	struct loop_timer later;
+	int pipe[2];                /* jobs done: their pointers; -1 until the first job */
+	struct loop_watch pipe_watch;
+	struct job *jobs;           /* running or done, not yet joined */
 };
 
-static void arm(struct http_async *h);
-static void on_cur(struct loop_watch *w, short revents);
-static void on_old(struct loop_watch *w, short revents);
-
-/* ---- the helper process ------------------------------------------------------------------------- */
-
-/* Why a reaped helper ended, for messages. */
-static void ended(int status, char *dst, size_t size)
+/* The call has ended: it is no longer running, and its callback is told. */
+static void finish(struct http_call *c)
 {
-	if (WIFEXITED(status))
-		snprintf(dst, size, "exit status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(dst, size, "killed by signal %d", WTERMSIG(status));
-	else
-		snprintf(dst, size, "status %d", status);
-}
-
-/* Reap p (killing it first unless it has exited); describe how it ended into why. */
-static void reap(struct http_async *h, struct proc *p, int kill_it, char *why, size_t whysz)
-{
-	int status = 0;
-
-	if (p->fd >= 0) {
-		loop_watch_stop(h->loop, &p->watch);
-		close(p->fd);
-	}
-	if (p->pid > 0) {
-		if (kill_it || waitpid(p->pid, &status, WNOHANG) == 0) {
-			kill(p->pid, SIGKILL);
-			while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
-				;
-		}
-		if (why)
-			ended(status, why, whysz);
-	}
-	p->pid = 0;
-	p->fd = -1;
-	p->end_by = 0;
-}
-
-/* Start a helper. 0, or -errno with err. */
-static int spawn(struct http_async *h, char *err, size_t errsz)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, dflt;
-	char level[16];
-	char *argv[] = { h->program, HTTP_HELPER_ARG, level, NULL };
-	int sv[2], rc;
-
-	snprintf(level, sizeof(level), "%d", log_level());
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
-		rc = errno;
-		snprintf(err, errsz, "cannot make a socket for the HTTP helper: %s", strerror(rc));
-		return -rc;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], STDOUT_FILENO);
-	posix_spawnattr_init(&attr);
-	/* The producer blocks its signals outside ppoll; the helper must not inherit that. */
-	sigemptyset(&none);
-	sigemptyset(&dflt);
-	sigaddset(&dflt, SIGPIPE);
-	sigaddset(&dflt, SIGTERM);
-	sigaddset(&dflt, SIGINT);
-	sigaddset(&dflt, SIGHUP);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &dflt);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawn(&h->cur.pid, h->program, &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	close(sv[1]);
-	if (rc) {
-		close(sv[0]);
-		h->cur.pid = 0;
-		snprintf(err, errsz, "cannot run the HTTP helper %s: %s", h->program, strerror(rc));
-		return -rc;
-	}
-	h->cur.fd = sv[0];
-	fcntl(h->cur.fd, F_SETFL, O_NONBLOCK); /* the loop never blocks on it */
-	http_wire_in_free(&h->in);
-	http_wire_in_init(&h->in, REPLY_MAX_ALL);
-	http_wire_out_free(&h->out);
-	http_wire_out_init(&h->out);
-	loop_watch_start(h->loop, &h->cur.watch, h->cur.fd, POLLIN, on_cur, h);
-	h->spawn_err[0] = '\0';
-	log_debug("http: helper %d started", (int)h->cur.pid);
-	return 0;
-}
-
-/* Ask the current helper to end (it reads EOF and exits); it is reaped when it has, or killed at end_by. */
-static void end_cur(struct http_async *h)
-{
-	if (h->cur.pid <= 0)
-		return;
-	if (h->old.pid > 0)
-		reap(h, &h->old, 1, NULL, 0);
-	loop_watch_stop(h->loop, &h->cur.watch); /* the loop holds the watch's address: stopped before it moves */
-	h->old = h->cur;
-	h->cur.pid = 0;
-	h->cur.fd = -1;
-	shutdown(h->old.fd, SHUT_WR);
-	h->old.end_by = clock_mono_ns() + END_WAIT_NS;
-	loop_watch_start(h->loop, &h->old.watch, h->old.fd, POLLIN, on_old, h);
-}
-
-/* The old helper's socket: EOF once it has exited. */
-static void on_old(struct loop_watch *w, short revents)
-{
-	struct http_async *h = w->data;
-	char b[4096];
-
-	(void)revents;
-	for (;;) {
-		ssize_t n = read(h->old.fd, b, sizeof(b));
-
-		if (n > 0 || (n < 0 && errno == EINTR))
-			continue; /* answers nobody waits for */
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		break;
-	}
-	reap(h, &h->old, 0, NULL, 0);
-	arm(h);
-}
-
-/* ---- calls ---------------------------------------------------------------------------------------- */
-
-static void unlink_call(struct http_async *h, struct http_call *c)
-{
-	for (struct http_call **pp = &h->calls; *pp; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	c->next = NULL;
 	c->id = 0;
-	if (!h->calls)
-		h->idle_at = clock_mono_ns() + h->idle_ns;
+	c->cb(c, c->data);
 }
 
-/* End c with error (unless its answer is already set) and tell its owner. */
-static void finish(struct http_async *h, struct http_call *c, const char *error)
+/* The answer's body into c, within its cap. */
+static void take_body(struct http_call *c, const char *body, size_t len)
 {
-	unlink_call(h, c);
-	if (error)
-		snprintf(c->error, sizeof(c->error), "%s", error);
-	if (c->cb)
-		c->cb(c, c->data);
+	buf_reset(&c->body);
+	if (buf_add(&c->body, body ? body : "", len) && !c->error[0]) {
+		snprintf(c->error, sizeof(c->error), "the answer is over %zu bytes", c->body.cap);
+		buf_reset(&c->body);
+	}
 }
 
-/* Every call in flight ends with why (the helper is gone). */
-static void fail_all(struct http_async *h, const char *why)
+/* ---- calls that end before they start --------------------------------------------------------------- */
+
+static void on_later(struct loop_timer *t)
 {
-	while (h->calls)
-		finish(h, h->calls, why);
+	struct http_async *h = t->data;
+
+	while (h->ended) {
+		struct http_call *c = h->ended;
+
+		h->ended = c->next;
+		c->next = NULL;
+		finish(c);
+	}
 }
 
-/* The current helper is gone or useless: reap it and fail what it had. */
-static void lost(struct http_async *h, const char *what, int kill_it)
+static void end_later(struct http_async *h, struct http_call *c, const char *error)
 {
-	char how[64] = "", why[256];
-
-	reap(h, &h->cur, kill_it, how, sizeof(how));
-	snprintf(why, sizeof(why), "the HTTP helper %s (%s)", what, how);
-	log_debug("http: %s", why);
-	fail_all(h, why);
+	snprintf(c->error, sizeof(c->error), "%s", error);
+	c->next = h->ended;
+	h->ended = c;
+	loop_timer_start(h->loop, &h->later, 0, on_later, h);
 }
 
-static struct http_call *find(struct http_async *h, uint64_t id)
+/* ---- the PodList reductions --------------------------------------------------------------------------- */
+
+static void *job_run(void *arg)
 {
-	for (struct http_call *c = h->calls; c; c = c->next)
-		if (c->id == id)
-			return c;
+	struct job *j = arg;
+	ssize_t n;
+
+	j->rc = kubelet_pods_reduce(j->body, j->len, &j->out, j->err, sizeof(j->err));
+	do /* a pointer is far below PIPE_BUF: written whole or not at all */
+		n = write(j->wfd, &j, sizeof(j));
+	while (n < 0 && errno == EINTR);
 	return NULL;
 }
 
-/* One frame from the helper. */
-static void frame(struct http_async *h, json_t *head, const char *body, size_t len)
+static void job_free(struct job *j)
 {
-	struct http_call *c = find(h, (uint64_t)json_integer_value(json_object_get(head, "id")));
-	const char *ev = json_string_value(json_object_get(head, "ev"));
+	size_t len = j->len;
 
-	if (!c || !ev)
-		return; /* cancelled meanwhile */
-	if (!strcmp(ev, "body")) {
-		c->body_begun = 1;
-		return;
-	}
-	if (strcmp(ev, "done"))
-		return;
-	snprintf(c->error, sizeof(c->error), "%s", json_string_value(json_object_get(head, "error")) ?
-								 json_string_value(json_object_get(head, "error")) : "");
-	c->status = (long)json_integer_value(json_object_get(head, "status"));
-	c->over = json_is_true(json_object_get(head, "over"));
-	c->first_byte_ns = json_integer_value(json_object_get(head, "first_byte_ns"));
-	c->retry_after_ms = json_object_get(head, "retry_after_ms") ?
-				    json_integer_value(json_object_get(head, "retry_after_ms")) : -1;
-	buf_reset(&c->body);
-	if (buf_add(&c->body, body, len) && !c->error[0])
-		snprintf(c->error, sizeof(c->error), "the answer is over %zu bytes", c->body.cap);
-	finish(h, c, NULL);
+	free(j->body);
+	free(j->out);
+	free(j);
+	if (len > ((size_t)1 << 20))
+		malloc_trim(0); /* the parse's many small blocks, in the thread's own arena, back to the system */
 }
 
-/* The current helper's socket: answers to read, requests to write. */
-static void on_cur(struct loop_watch *w, short revents)
+/* Join j and take it off the list. */
+static void job_join(struct http_async *h, struct job *j)
+{
+	for (struct job **pp = &h->jobs; *pp; pp = &(*pp)->next)
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+	pthread_join(j->th, NULL);
+}
+
+static void on_pipe(struct loop_watch *w, short revents)
 {
 	struct http_async *h = w->data;
-	json_t *head;
-	const char *body;
-	size_t len;
-	int r = 0, f;
+	struct job *j;
 
-	if (revents & POLLOUT) {
-		if ((f = http_wire_flush(&h->out, h->cur.fd)) < 0) {
-			lost(h, "cannot be written to", 1);
-			arm(h);
-			return;
-		}
-		if (!f)
-			loop_watch_start(h->loop, &h->cur.watch, h->cur.fd, POLLIN, on_cur, h);
-	}
-	if (h->cur.fd < 0)
-		return;
-	if (revents & (POLLIN | POLLHUP | POLLERR))
-		r = http_wire_read(&h->in, h->cur.fd, READ_BUDGET);
-	for (;;) {
-		int k = http_wire_next(&h->in, &head, &body, &len);
+	(void)revents;
+	while (read(h->pipe[0], &j, sizeof(j)) == (ssize_t)sizeof(j)) {
+		struct http_call *c = j->c;
 
-		if (k < 0) {
-			lost(h, "said something that is no answer", 1);
-			arm(h);
-			return;
+		job_join(h, j);
+		if (c) {
+			if (j->rc)
+				snprintf(c->error, sizeof(c->error), "%s", j->err);
+			else
+				take_body(c, j->out, strlen(j->out));
+			c->job = NULL;
+			finish(c);
 		}
-		if (!k)
-			break;
-		frame(h, head, body, len);
-		json_decref(head);
-		if (h->cur.fd < 0) /* a callback freed nothing of ours, but be sure */
-			break;
+		job_free(j);
 	}
-	if (r < 0 && h->cur.pid > 0)
-		lost(h, r == -EPIPE ? "ended" : "cannot be read", r != -EPIPE);
-	arm(h);
 }
 
 /*
- * Queue a frame to the current helper; it is written when the loop next
- * finds the socket writable (at once), with every frame queued meanwhile:
- * the requests of one cycle's due groups wake the helper once. A helper
- * that cannot be written to is killed there; its end is then read (EOF)
- * from the loop, which fails the calls, never from within a caller's call.
+ * Reduce body (its data: taken, freed with the job) on a thread; c ends
+ * when it is done. 0, or -errno with c->error (body is freed then too).
  */
-static void send_frame(struct http_async *h, json_t *head)
+static int job_start(struct http_async *h, struct http_call *c, struct buf *body)
 {
-	http_wire_put(&h->out, head, NULL, 0);
-	loop_watch_start(h->loop, &h->cur.watch, h->cur.fd, POLLIN | POLLOUT, on_cur, h);
+	struct job *j;
+	int rc;
+
+	if (h->pipe[0] < 0) {
+		if (pipe2(h->pipe, O_CLOEXEC | O_NONBLOCK)) {
+			rc = errno;
+			snprintf(c->error, sizeof(c->error), "cannot make a pipe: %s", strerror(rc));
+			buf_free(body);
+			return -rc;
+		}
+		loop_watch_start(h->loop, &h->pipe_watch, h->pipe[0], POLLIN, on_pipe, h);
+	}
+	j = xcalloc(1, sizeof(*j));
+	j->c = c;
+	j->body = body->data ? body->data : xstrdup("");
+	j->len = body->len;
+	buf_init(body, 0); /* the data is the job's */
+	j->wfd = h->pipe[1];
+	if ((rc = pthread_create(&j->th, NULL, job_run, j))) {
+		snprintf(c->error, sizeof(c->error), "cannot start a thread: %s", strerror(rc));
+		job_free(j);
+		return -rc;
+	}
+	j->next = h->jobs;
+	h->jobs = j;
+	c->job = j;
+	return 0;
 }
 
-/* The timer: calls past their deadline, the idle end, the old helper's kill. */
+/* ---- connections ----------------------------------------------------------------------------------- */
+
+static void check_done(struct conn *k);
+
+static void on_sock(struct loop_watch *w, short revents)
+{
+	struct sock *s = w->data;
+	struct conn *k = s->k; /* s may be freed inside socket_action (CURL_POLL_REMOVE) */
+	int flags = 0, n;
+
+	if (revents & POLLIN)
+		flags |= CURL_CSELECT_IN;
+	if (revents & POLLOUT)
+		flags |= CURL_CSELECT_OUT;
+	if (revents & (POLLERR | POLLHUP))
+		flags |= CURL_CSELECT_ERR;
+	k->h->api.multi_socket_action(k->multi, s->fd, flags, &n);
+	check_done(k);
+}
+
+/* libcurl's CURLMOPT_SOCKETFUNCTION: wait on fd for what, or stop. */
+static int sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+	struct conn *k = userp;
+	struct sock *s = socketp;
+	short ev = 0;
+
+	(void)easy;
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			struct sock **pp = &k->socks;
+
+			while (*pp && *pp != s)
+				pp = &(*pp)->next;
+			if (*pp)
+				*pp = s->next;
+			loop_watch_stop(k->h->loop, &s->w);
+			k->h->api.multi_assign(k->multi, fd, NULL);
+			free(s);
+		}
+		return 0;
+	}
+	if (!s) {
+		s = xcalloc(1, sizeof(*s));
+		s->k = k;
+		s->fd = fd;
+		s->next = k->socks;
+		k->socks = s;
+		k->h->api.multi_assign(k->multi, fd, s);
+	}
+	if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
+		ev |= POLLIN;
+	if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
+		ev |= POLLOUT;
+	loop_watch_start(k->h->loop, &s->w, fd, ev, on_sock, s);
+	return 0;
+}
+
 static void on_timer(struct loop_timer *t)
 {
-	struct http_async *h = t->data;
-	int64_t now = clock_mono_ns();
+	struct conn *k = t->data;
+	int n;
 
-	if (h->old.pid > 0 && h->old.end_by && now >= h->old.end_by)
-		reap(h, &h->old, 1, NULL, 0);
-	for (struct http_call *c = h->calls; c; c = c->next) {
-		if (now < c->deadline_ns)
-			continue;
-		if (c->error[0]) { /* ended before the helper could take it */
-			finish(h, c, NULL);
-		} else {
-			char why[128];
-
-			snprintf(why, sizeof(why), "no answer from the HTTP helper within %.3g s",
-				 (double)(now - c->started_ns) / 1e9);
-			log_warn("http: %s; it is stopped and started again", why);
-			reap(h, &h->cur, 1, NULL, 0);
-			fail_all(h, why);
-		}
-		break; /* the list changed: look again at the next turn */
-	}
-	if (!h->calls && h->cur.pid > 0 && h->idle_at && now >= h->idle_at) {
-		log_debug("http: helper %d idle: ended", (int)h->cur.pid);
-		end_cur(h);
-	}
-	arm(h);
+	k->h->api.multi_socket_action(k->multi, CURL_SOCKET_TIMEOUT, 0, &n);
+	check_done(k);
 }
 
-/* The timer at the earliest of what it waits for. */
-static void arm(struct http_async *h)
+/* libcurl's CURLMOPT_TIMERFUNCTION: call back in ms milliseconds (-1: never). */
+static int timer_cb(CURLM *multi, long ms, void *userp)
 {
-	int64_t due = INT64_MAX;
+	struct conn *k = userp;
 
-	for (struct http_call *c = h->calls; c; c = c->next)
-		if (c->deadline_ns < due)
-			due = c->deadline_ns;
-	if (!h->calls && h->cur.pid > 0 && h->idle_at && h->idle_at < due)
-		due = h->idle_at;
-	if (h->old.pid > 0 && h->old.end_by && h->old.end_by < due)
-		due = h->old.end_by;
-	if (due == INT64_MAX)
-		loop_timer_stop(h->loop, &h->timer);
-	else
-		loop_timer_start(h->loop, &h->timer, due, on_timer, h);
+	(void)multi;
+	loop_timer_stop(k->h->loop, &k->timer);
+	if (ms >= 0)
+		loop_timer_start(k->h->loop, &k->timer, clock_mono_ns() + ms * NS_PER_MS, on_timer, k);
+	return 0;
 }
 
-struct http_async *http_async_new(struct loop *loop, const char *program)
+static void conn_free(struct conn *k)
+{
+	const struct http_curl *api = &k->h->api;
+
+	if (k->call)
+		api->multi_remove_handle(k->multi, k->cl.easy);
+	http_client_free(&k->cl);
+	if (k->multi)
+		api->multi_cleanup(k->multi); /* closes the cached connection: the socket callback frees its watch */
+	loop_timer_stop(k->h->loop, &k->timer);
+	while (k->socks) { /* what libcurl closed without a CURL_POLL_REMOVE */
+		struct sock *s = k->socks;
+
+		k->socks = s->next;
+		loop_watch_stop(k->h->loop, &s->w);
+		free(s);
+	}
+	free(k);
+}
+
+/* libcurl, loaded at the first request. 0, or -ENOENT with err. */
+static int load(struct http_async *h, char *err, size_t errsz)
+{
+	if (!h->loaded) {
+		h->loaded = http_curl_load(&h->api, h->load_err, sizeof(h->load_err)) ? -1 : 1;
+		if (h->loaded < 0)
+			log_warn("http: %s; every HTTP request fails", h->load_err);
+	}
+	if (h->loaded < 0) {
+		snprintf(err, errsz, "%s", h->load_err);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Connection id, made at its first request. NULL with err when libcurl cannot make one. */
+static struct conn *conn_get(struct http_async *h, unsigned id, char *err, size_t errsz)
+{
+	struct conn *k;
+
+	for (k = h->conns; k; k = k->next)
+		if (k->id == id)
+			return k;
+	if (load(h, err, errsz))
+		return NULL;
+	k = xcalloc(1, sizeof(*k));
+	k->h = h;
+	k->id = id;
+	if (http_client_init(&k->cl, &h->api, err, errsz) || !(k->multi = h->api.multi_init())) {
+		snprintf(err, errsz, "libcurl: cannot make a handle");
+		conn_free(k);
+		return NULL;
+	}
+	h->api.multi_setopt(k->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
+	h->api.multi_setopt(k->multi, CURLMOPT_SOCKETDATA, k);
+	h->api.multi_setopt(k->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	h->api.multi_setopt(k->multi, CURLMOPT_TIMERDATA, k);
+	h->api.multi_setopt(k->multi, CURLMOPT_MAXCONNECTS, 1L); /* one connection per connection id */
+	k->next = h->conns;
+	h->conns = k;
+	return k;
+}
+
+/*
+ * Read what libcurl finished on k and end its call (the callback may start
+ * the next request on k, or close k: nothing of k is read after it). A
+ * transfer still running whose body has begun says so.
+ */
+static void check_done(struct conn *k)
+{
+	const struct http_curl *api = &k->h->api;
+	struct http_call *c = k->call;
+	struct http_result r;
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = api->multi_info_read(k->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE || msg->easy_handle != k->cl.easy || !c)
+			continue;
+		http_finish(&k->cl, msg->data.result, &r);
+		api->multi_remove_handle(k->multi, k->cl.easy); /* the connection stays in the cache when it can */
+		k->call = NULL;
+		c->k = NULL;
+		snprintf(c->error, sizeof(c->error), "%s", r.error);
+		c->status = r.status;
+		c->over = r.over;
+		c->retry_after_ms = r.retry_after_ms;
+		c->first_byte_ns = r.first_byte_us > 0 ? c->started_ns + r.first_byte_us * 1000 : 0;
+		buf_reset(&c->body);
+		if (k->filter && !r.error[0] && r.status == 200) {
+			/* The client's buffer goes with the job: a list of megabytes is not kept for the next fetch. */
+			if (job_start(k->h, c, &k->cl.body) == 0)
+				return; /* it ends when the thread is done */
+		} else {
+			take_body(c, r.body, r.len);
+		}
+		finish(c);
+		return; /* one request per connection */
+	}
+	if (c && k->cl.body.len > 0)
+		c->body_begun = 1;
+}
+
+/* ---- the API --------------------------------------------------------------------------------------- */
+
+struct http_async *http_async_new(struct loop *loop)
 {
 	struct http_async *h = xcalloc(1, sizeof(*h));
 
 	h->loop = loop;
-	h->program = xstrdup(program ? program : "/proc/self/exe");
-	h->cur.fd = h->old.fd = -1;
-	h->idle_ns = HTTP_ASYNC_IDLE_NS;
-	http_wire_in_init(&h->in, REPLY_MAX_ALL);
-	http_wire_out_init(&h->out);
+	h->pipe[0] = h->pipe[1] = -1;
 	return h;
-}
-
-/* Ask p to end, wait for it at most END_WAIT_NS (blocking: the producer is exiting), then kill it. */
-static void end_now(struct http_async *h, struct proc *p)
-{
-	int64_t until = clock_mono_ns() + END_WAIT_NS;
-	char b[4096];
-
-	if (p->pid <= 0)
-		return;
-	loop_watch_stop(h->loop, &p->watch);
-	shutdown(p->fd, SHUT_WR);
-	for (;;) {
-		struct pollfd pf = { .fd = p->fd, .events = POLLIN };
-		int64_t left = until - clock_mono_ns();
-		ssize_t n;
-
-		if (left <= 0 || poll(&pf, 1, (int)(left / NS_PER_MS) + 1) <= 0)
-			break;
-		n = read(p->fd, b, sizeof(b));
-		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			break; /* it has exited */
-	}
-	reap(h, p, 0, NULL, 0);
 }
 
 void http_async_free(struct http_async *h)
 {
 	if (!h)
 		return;
-	while (h->calls)
-		unlink_call(h, h->calls);
-	end_now(h, &h->cur);
-	end_now(h, &h->old);
-	loop_timer_stop(h->loop, &h->timer);
-	http_wire_in_free(&h->in);
-	http_wire_out_free(&h->out);
-	free(h->program);
+	while (h->conns) {
+		struct conn *k = h->conns;
+
+		h->conns = k->next;
+		conn_free(k);
+	}
+	while (h->jobs) {
+		struct job *j = h->jobs;
+
+		job_join(h, j);
+		job_free(j);
+	}
+	if (h->pipe[0] >= 0) {
+		loop_watch_stop(h->loop, &h->pipe_watch);
+		close(h->pipe[0]);
+		close(h->pipe[1]);
+	}
+	loop_timer_stop(h->loop, &h->later);
+	if (h->loaded > 0)
+		h->api.global_cleanup();
 	free(h);
 }
 
@@ -423,23 +440,23 @@ unsigned http_async_conn(struct http_async *h)
 
 void http_async_conn_close(struct http_async *h, unsigned conn)
 {
-	json_t *f;
-
-	if (!h || h->cur.pid <= 0)
+	if (!h)
 		return;
-	f = json_pack("{s:s, s:I}", "op", "close", "conn", (json_int_t)conn);
-	send_frame(h, f);
-	json_decref(f);
+	for (struct conn **pp = &h->conns; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == conn) {
+			struct conn *k = *pp;
+
+			*pp = k->next;
+			if (k->call)
+				k->call->k = NULL;
+			conn_free(k);
+			return;
+		}
 }
 
-pid_t http_async_helper_pid(const struct http_async *h)
+int http_async_loaded(const struct http_async *h)
 {
-	return h->cur.pid;
-}
-
-void http_async_idle(struct http_async *h, int64_t idle_ns)
-{
-	h->idle_ns = idle_ns;
+	return h->loaded > 0;
 }
 
 void http_call_init(struct http_call *c, size_t reply_max)
@@ -464,8 +481,7 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 		    const char *filter, http_call_cb cb, void *data)
 {
 	char err[512] = "";
-	int64_t now = clock_mono_ns();
-	json_t *f;
+	struct conn *k;
 
 	if (c->id)
 		return -EBUSY;
@@ -473,51 +489,64 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 	c->cb = cb;
 	c->data = data;
 	c->id = ++h->next_id;
+	c->k = NULL;
+	c->job = NULL;
 	c->error[0] = '\0';
 	c->status = 0;
 	c->over = 0;
 	c->first_byte_ns = 0;
 	c->retry_after_ms = -1;
 	c->body_begun = 0;
-	c->started_ns = now;
+	c->started_ns = clock_mono_ns();
 	buf_reset(&c->body);
-	c->deadline_ns = now + (o->timeout_ms > 0 ? o->timeout_ms * NS_PER_MS : 60 * NS_PER_S) + HTTP_ASYNC_SLACK_NS;
-	c->next = h->calls;
-	h->calls = c;
-	h->idle_at = 0;
-	if (h->cur.pid <= 0 && spawn(h, err, sizeof(err))) {
-		if (strcmp(err, h->spawn_err))
-			log_warn("http: %s; every HTTP request fails until it can be run", err);
-		snprintf(h->spawn_err, sizeof(h->spawn_err), "%s", err);
-		/* Told from the loop, as any answer. */
-		snprintf(c->error, sizeof(c->error), "%s", err);
-		c->deadline_ns = now;
-		arm(h);
+	if (!(k = conn_get(h, conn, err, sizeof(err)))) {
+		end_later(h, c, err);
 		return 0;
 	}
-	f = json_pack("{s:s, s:I, s:I, s:o, s:I}", "op", "start", "id", (json_int_t)c->id, "conn", (json_int_t)conn,
-		      "opts", http_wire_opts(o), "reply_max", (json_int_t)c->body.cap);
-	if (filter)
-		json_object_set_new(f, "filter", json_string(filter));
-	send_frame(h, f);
-	json_decref(f);
-	arm(h);
+	if (k->call) {
+		end_later(h, c, "a request is still running on this connection");
+		return 0;
+	}
+	if (filter && strcmp(filter, "kubelet_pods")) {
+		end_later(h, c, "unknown filter");
+		return 0;
+	}
+	if (http_setup(&k->cl, o, err, sizeof(err))) {
+		end_later(h, c, err);
+		return 0;
+	}
+	if (h->api.multi_add_handle(k->multi, k->cl.easy) != CURLM_OK) {
+		end_later(h, c, "libcurl: cannot start the transfer");
+		return 0;
+	}
+	k->filter = filter != NULL;
+	k->call = c;
+	c->k = k;
 	return 0;
 }
 
 void http_call_cancel(struct http_call *c)
 {
 	struct http_async *h = c->h;
-	json_t *f;
 
 	if (!c->id)
 		return;
-	if (h->cur.pid > 0 && !c->error[0]) {
-		f = json_pack("{s:s, s:I}", "op", "cancel", "id", (json_int_t)c->id);
-		send_frame(h, f);
-		json_decref(f);
+	if (c->k) {
+		/* Removing a transfer mid-way closes its connection; the socket callback stops the watches. */
+		h->api.multi_remove_handle(c->k->multi, c->k->cl.easy);
+		loop_timer_stop(h->loop, &c->k->timer);
+		c->k->call = NULL;
+		c->k = NULL;
 	}
-	if (c->id)
-		unlink_call(h, c);
-	arm(h);
+	if (c->job) {
+		c->job->c = NULL; /* its thread ends on its own; the loop joins it */
+		c->job = NULL;
+	}
+	for (struct http_call **pp = &h->ended; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	c->next = NULL;
+	c->id = 0;
 }

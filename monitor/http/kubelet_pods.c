@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The kubelet's PodList reduced in the HTTP helper; see kubelet_pods.h. */
+/* The kubelet's PodList reduced off the producer's loop; see kubelet_pods.h. */
 #include "kubelet_pods.h"
 
 #include <errno.h>

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HTTP helper's side of the kubelet's pod list (monitor/host/kubelet.h):
- * the kubelet's /pods answer, a PodList of megabytes, reduced in the helper
- * to the compact object the producer reads, {"<pod UID>": {"name",
- * "namespace", "containers": {"<container id>": "<name>"}}}, so the
- * producer never parses the whole list on its loop.
+ * The kubelet's pod list (monitor/host/kubelet.h): the kubelet's /pods
+ * answer, a PodList of megabytes, reduced on a thread (http_async.c) to the compact
+ * object the producer reads, {"<pod UID>": {"name", "namespace",
+ * "containers": {"<container id>": "<name>"}}}, so the producer never
+ * parses the whole list on its loop. Thread-safe: it touches nothing but
+ * its arguments.
  */
 #ifndef ACCEL_KUBELET_PODS_H
 #define ACCEL_KUBELET_PODS_H

@@ -261,7 +261,6 @@ stderr_is dir "accel-monitor: error: $WORK/dir.json: not a regular file (a direc
 
 # SIGHUP after the config file was replaced by a FIFO: the old configuration keeps
 # running, and SIGTERM still ends it. Signals go to accel-monitor itself, not to timeout.
-lines_ge() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 has() { grep -q -e "$2" "$1"; }
 has_mon() { pgrep -P "$1" -x accel-monitor >/dev/null; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
@@ -272,7 +271,7 @@ _pids="$_pids $T"
 wait_for $((5 * SLOW)) has_mon "$T" || true
 M=$(pgrep -P "$T" -x accel-monitor | head -n 1 || true)
 ok "SIGHUP with a FIFO: accel-monitor is running" test -n "$M"
-wait_for $((10 * SLOW)) lines_ge "$WORK/hup.out" 2 || true
+wait_for $((10 * SLOW)) has_lines "$WORK/hup.out" 2 || true
 rm "$WORK/hup.json"
 mkfifo "$WORK/hup.json"
 kill -HUP "$M" 2>/dev/null || true
@@ -281,7 +280,7 @@ _result $r "SIGHUP with a FIFO: logged at once, the previous configuration kept"
 ok "SIGHUP with a FIFO: the message says the path is a FIFO" \
 	grep -q -F "$WORK/hup.json: not a regular file (a FIFO)" "$WORK/hup.err"
 n1=$(wc -l <"$WORK/hup.out")
-ok "SIGHUP with a FIFO: still streaming the old configuration" wait_for $((5 * SLOW)) lines_ge "$WORK/hup.out" $((n1 + 3))
+ok "SIGHUP with a FIFO: still streaming the old configuration" wait_for $((5 * SLOW)) has_lines "$WORK/hup.out" $((n1 + 3))
 kill -TERM "$M" 2>/dev/null || true
 ok "SIGHUP with a FIFO: SIGTERM still ends it" wait_for $((5 * SLOW)) gone "$M"
 wait "$T" 2>/dev/null || true

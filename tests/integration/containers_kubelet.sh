@@ -5,8 +5,8 @@
 # nothing: a fake kubelet (tests/helpers/fake_kubelet.py, HTTPS on 127.0.0.1 with a certificate from a CA
 # made here, bearer token checked) and accel-monitor --kubelet-url/--kubelet-token-file/--kubelet-ca-file on
 # the v2 fixture tree (tests/fixtures/containers/v2-systemd: pid 1008's container has no state files; pid
-# 1007's pod is unknown to everyone). The fetch is made by the producer's HTTP helper (accel-monitor
-# --http-helper, a child process), which reduces the pod list; the producer never speaks HTTP itself:
+# 1007's pod is unknown to everyone). The fetch runs on the producer's loop and the pod list is reduced on a
+# thread, never on the loop:
 #   - the kubelet answers: 1008 gets the kubelet's names, 1007 keeps its ids;
 #   - 401 (bad token or refused), garbage, the kubelet down, a CA that did not sign it: names fall back to
 #     the ids, reports keep their period, the error is logged once although the fetch is retried;
@@ -73,7 +73,8 @@ run() {
 		--kubelet-refresh 1s "$@" >"$rn.out" 2>"$rn.err" &
 	mpid=$!
 	_pids="$_pids $mpid"
-	wait_for $((20 * SLOW)) sh -c "[ \$(wc -l <$rn.out) -ge 6 ]"
+	sleep 2.5 # six reports 500 ms apart take this long at least: polled from then on
+	wait_for $((20 * SLOW)) has_lines "$rn.out" 6
 	elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 	[ "$until_" = - ] || wait_for $((20 * SLOW)) sh -c "$until_" || diag "$rn: still not true: $until_"
 	kill -TERM "$mpid"

@@ -120,8 +120,6 @@ for r in $roots; do
 	spawn M$i $MON -c "$WORK/c.json" --path.cgroupfs "$r" >"$WORK/m$i.out" 2>"$WORK/m$i.err"
 	echo "$r" >"$WORK/m$i.root"
 done
-# has_lines FILE N: FILE holds at least N complete lines (evaluated at each try of wait_for).
-has_lines() { [ "$(nlines "$1")" -ge "$2" ]; }
 for k in $(seq 1 $i); do
 	wait_for $((10 * SLOW)) has_lines "$WORK/m$k.out" 1 || diag "monitor $k: no first report"
 done

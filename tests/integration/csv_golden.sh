@@ -81,41 +81,60 @@ ok "stdout gives the same bytes as -o" cmp "$WORK/stdout.csv" "$GOLD/accel-monit
 "$CSV" <"$FIX/streams/neuron-monitor-2020.jsonl" | sed -n 2p | cut -d, -f2 >"$WORK/host"
 is "$(cat "$WORK/host")" "$(hostname)" "host defaults to this machine's hostname"
 
-# The pandas lines of docs/accel-csv.md load the long format and pivot every series.
-if $PY -c 'import pandas' 2>/dev/null; then
-	for input in "$GOLD/accel-monitor.jsonl" "$FIX/streams/neuron-monitor-2x.jsonl" "$FIX/streams/neuron-monitor-2020.jsonl" \
-		"$FIX/streams/endpoint-runtimes.jsonl"; do
-		base=$(basename "$input" .jsonl)
-		ok "$base: pandas read_csv + pivot_table give back every value" $PY - "$GOLD/$base.long.csv" <<'EOF'
-import csv, sys
-import pandas as pd
-path = sys.argv[1]
-df = pd.read_csv(path, parse_dates=["timestamp"], keep_default_na=False, na_values=[""], float_precision="round_trip")
-series = df.pivot_table(index="timestamp", columns="series", values="value", aggfunc="last")
-rows = list(csv.DictReader(open(path, newline="", encoding="utf-8")))
-assert len(df) == len(rows), (len(df), len(rows))
-assert df["value"].dtype.kind == "f", df["value"].dtype
-assert series.shape[1] == len({r["series"] for r in rows}), series.shape
-last = {}
-for r in rows:
-    last[(pd.Timestamp(r["timestamp"]), r["series"])] = float(r["value"])
-for (ts, s), v in last.items():
-    assert series.loc[ts, s] == v, (ts, s, series.loc[ts, s], v)
-if any("memory_location=None" in r["series"] for r in rows):
-    assert "None" in set(df["memory_location"]), "the label value None must stay a string"
-print("# %d rows, %d series" % (len(df), series.shape[1]))
+# The pandas lines of docs/accel-csv.md load the long format and pivot every series; the wide format loads
+# with one column per series. One Python (pandas takes a second to import) checks every file: a result a line,
+# "ok" or "not ok", tab, the test's name, and after a failure a tab and why; "skip" without pandas.
+tab=$(printf '\t')
+$PY - "$GOLD" "$GOLD/accel-monitor.jsonl" "$FIX/streams/neuron-monitor-2x.jsonl" \
+	"$FIX/streams/neuron-monitor-2020.jsonl" "$FIX/streams/endpoint-runtimes.jsonl" >"$WORK/pandas.out" 2>&1 <<'EOF' || true
+import csv, os, sys
+try:
+    import pandas as pd
+except ImportError:
+    print("skip")
+    sys.exit(0)
+gold, inputs = sys.argv[1], sys.argv[2:]
+def result(name, check, *args):
+    try:
+        note = check(*args)
+        print("ok\t%s" % name)
+        if note:
+            print("#\t%s" % note)
+    except Exception as e:
+        print("not ok\t%s\t%r" % (name, e))
+def pivot(path):
+    df = pd.read_csv(path, parse_dates=["timestamp"], keep_default_na=False, na_values=[""], float_precision="round_trip")
+    series = df.pivot_table(index="timestamp", columns="series", values="value", aggfunc="last")
+    rows = list(csv.DictReader(open(path, newline="", encoding="utf-8")))
+    assert len(df) == len(rows), (len(df), len(rows))
+    assert df["value"].dtype.kind == "f", df["value"].dtype
+    assert series.shape[1] == len({r["series"] for r in rows}), series.shape
+    last = {}
+    for r in rows:
+        last[(pd.Timestamp(r["timestamp"]), r["series"])] = float(r["value"])
+    for (ts, s), v in last.items():
+        assert series.loc[ts, s] == v, (ts, s, series.loc[ts, s], v)
+    if any("memory_location=None" in r["series"] for r in rows):
+        assert "None" in set(df["memory_location"]), "the label value None must stay a string"
+    return "%d rows, %d series" % (len(df), series.shape[1])
+def wide(path):
+    df = pd.read_csv(path, parse_dates=["timestamp"], keep_default_na=False, na_values=[""], float_precision="round_trip")
+    assert df["neuroncore_utilization_ratio{neuroncore=0}"].dtype.kind == "f"
+    assert (df["entity"] == "my_app_1").sum() == 4, df["entity"].tolist()
+for i in inputs:
+    base = os.path.basename(i)[:-len(".jsonl")]
+    result("%s: pandas read_csv + pivot_table give back every value" % base, pivot, "%s/%s.long.csv" % (gold, base))
+result("wide: pandas loads it with one column per series", wide, "%s/neuron-monitor-2x.wide.csv" % gold)
 EOF
-	done
-	ok "wide: pandas loads it with one column per series" $PY - "$GOLD/neuron-monitor-2x.wide.csv" <<'EOF'
-import sys
-import pandas as pd
-df = pd.read_csv(sys.argv[1], parse_dates=["timestamp"], keep_default_na=False, na_values=[""], float_precision="round_trip")
-assert df["neuroncore_utilization_ratio{neuroncore=0}"].dtype.kind == "f"
-assert (df["entity"] == "my_app_1").sum() == 4, df["entity"].tolist()
-EOF
-else
-	echo "ok $((_n + 1)) # skip pandas is not installed (scripts/install-deps.sh test installs python3-pandas)"
-	_n=$((_n + 1))
-fi
+while IFS="$tab" read -r st what why; do
+	case $st in
+	ok) _result 0 "$what" ;;
+	"not ok") _result 1 "$what"; diag "$why" ;;
+	"#") diag "$what" ;;
+	skip) echo "ok $((_n + 1)) # skip pandas is not installed (scripts/install-deps.sh test installs python3-pandas)"
+		_n=$((_n + 1)) ;;
+	*) _result 1 "pandas checks: $st $what" ;;
+	esac
+done <"$WORK/pandas.out"
 
 done_testing

@@ -127,20 +127,44 @@ rates() {
 }
 ok "counters have two points in Prometheus" wait_for "$T" rates
 
+# ask NAME QUERIES VARIABLES: every panel query (one a line: title, tab, expression) and every query
+# variable's label_values (name, label, selector) asked of Prometheus by one Python, a result a line:
+# "ok" or "not ok", tab, the test's name, and after a failure a tab and what was asked.
+ask() {
+	$PY - "$PURL" "$@" <<'EOF'
+import json, sys, urllib.parse, urllib.request
+purl, n, queries, variables = sys.argv[1:5]
+def get(path, params):
+    try:
+        with urllib.request.urlopen(purl + path + "?" + urllib.parse.urlencode(params), timeout=10) as r:
+            return json.load(r)
+    except (OSError, ValueError) as e:
+        return {"status": "error", "error": str(e)}
+def result(good, name, asked):
+    print("\t".join(["ok" if good else "not ok", name] + ([] if good else [asked])), flush=True)
+for line in open(queries, encoding="utf-8"):
+    title, expr = line.rstrip("\n").split("\t", 1)
+    d = get("/api/v1/query", {"query": expr})
+    if d.get("status") != "success":
+        c, asked = 0, "%s: %s" % (expr, d)
+    else:
+        c, asked = 1 if d["data"]["resultType"] == "scalar" else len(d["data"]["result"]), expr
+    result(c > 0, "%s: %s: returns data (%d series)" % (n, title, c), asked)
+for line in open(variables, encoding="utf-8"):
+    name, label, sel = line.rstrip("\n").split("\t", 2)
+    d = get("/api/v1/label/%s/values" % label, {"match[]": sel})
+    vals = len(d.get("data") or [])
+    result(vals > 0, "%s: variable $%s: label_values returns values (%d)" % (n, name, vals), sel)
+EOF
+}
 for f in "$G"/*.json; do
 	n=$(basename "$f" .json)
 	$PY "$HELP/dashboard_check.py" queries "$f" >"$WORK/$n.queries"
 	ok "$n: queries listed" test -s "$WORK/$n.queries"
-	while IFS="$(printf '\t')" read -r title expr; do
-		c=$(q "$expr")
-		ok "$n: $title: returns data ($c series)" test "$c" -gt 0
-		[ "$c" -gt 0 ] || diag "$expr"
-	done <"$WORK/$n.queries"
 	$PY "$HELP/dashboard_check.py" variables "$f" >"$WORK/$n.vars"
-	while IFS="$(printf '\t')" read -r name label sel; do
-		vals=$(curl -s --get --data-urlencode "match[]=$sel" "$PURL/api/v1/label/$label/values" |
-			$PY -c 'import json,sys; print(len(json.load(sys.stdin)["data"]))')
-		ok "$n: variable \$$name: label_values returns values ($vals)" test "$vals" -gt 0
-	done <"$WORK/$n.vars"
+	ask "$n" "$WORK/$n.queries" "$WORK/$n.vars" >"$WORK/$n.results" || diag "$n: the queries could not all be asked"
+	while IFS="$(printf '\t')" read -r st what asked; do
+		[ "$st" = ok ] && _result 0 "$what" || { _result 1 "$what"; diag "$asked"; }
+	done <"$WORK/$n.results"
 done
 done_testing

@@ -11,6 +11,7 @@
 #   free_port                 print a free TCP port on 127.0.0.1
 #   q FILE EXPR [ARG...]      a Python expression over a report stream (tests/helpers/q.py)
 #   nlines FILE               complete lines in FILE
+#   has_lines FILE N          FILE holds at least N complete lines
 #   rt command...             run a program whose timing the test measures at a real-time priority
 #   prom_values EXPR          the values of an instant query to prometheus_start's Prometheus
 #   need NAME cmd...          a prerequisite (built by make, installed by make test): if cmd fails,
@@ -125,12 +126,15 @@ spawn() {
 	eval "$var=$!"
 }
 
+# The clock is read every 10 tries (half a second), not at each: polling costs a process less.
 wait_for() {
-	t=$1
+	_wt=$1
 	shift
-	end=$(($(date +%s) + t))
+	_wend=$(($(date +%s) + _wt))
+	_wk=0
 	while ! "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -ge "$end" ] && return 1
+		_wk=$((_wk + 1))
+		[ $((_wk % 10)) -eq 0 ] && [ "$(date +%s)" -ge "$_wend" ] && return 1
 		sleep 0.05
 	done
 	return 0
@@ -143,6 +147,9 @@ free_port() {
 q() { $PY "$HELP/q.py" "$@"; }
 
 nlines() { wc -l <"$1" | tr -d ' '; }
+
+# has_lines FILE N: FILE holds at least N complete lines (a missing file none).
+has_lines() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
 
 # rt CMD...: CMD at a real-time priority where allowed (root, as make test runs), else at nice -10, else as it
 # is: for a program whose schedule a test measures, so that the tests running alongside (and a loaded machine)

@@ -72,11 +72,10 @@ ok "the config is valid" "$MON" -c "$WORK/app.json" --check-config
 # it. (By reports, not seconds: a loaded machine may start the monitor late.) A report's stick reading is the
 # previous cycle's scrape, which may have started before the change: two reports later it shows.
 N=12
-reports_ge() { [ "$(wc -l <"$WORK/out" 2>/dev/null || echo 0)" -ge "$1" ]; }
 (
-	wait_for $((30 * SLOW)) reports_ge 5
+	wait_for $((30 * SLOW)) has_lines "$WORK/out" 5
 	sed 's/} 40.917320251464844/} 43.5/' "$WORK/metrics.txt" >"$WORK/m.new" && mv "$WORK/m.new" "$WORK/metrics.txt"
-	wait_for $((30 * SLOW)) reports_ge 8
+	wait_for $((30 * SLOW)) has_lines "$WORK/out" 8
 	grep -v '^ncs2_temperature_celsius' "$WORK/metrics.txt" >"$WORK/m.new" && mv "$WORK/m.new" "$WORK/metrics.txt"
 ) &
 _pids="$_pids $!"

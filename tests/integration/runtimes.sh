@@ -11,7 +11,6 @@ MON=$BIN/accel-monitor
 AWS_EC2_METADATA_DISABLED=true
 export AWS_EC2_METADATA_DISABLED
 
-lines_ge() { [ "$(nlines "$1")" -ge "$2" ]; }
 is_named() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
 state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
 # gone PID: exited (a zombie not yet reaped counts as gone).
@@ -60,7 +59,7 @@ cat >"$WORK/rt.json" <<EOF
 EOF
 spawn P timeout -k 5 $((40 * SLOW)) "$MON" -c "$WORK/rt.json" >"$OUT" 2>"$ERR"
 M=$(mon_pid "$P")
-ok "the monitor streams" wait_for $((5 * SLOW)) lines_ge "$OUT" 1
+ok "the monitor streams" wait_for $((5 * SLOW)) has_lines "$OUT" 1
 ok "no process named $NAME yet: no entry for runtime 0" q "$OUT" 'all(not ents(l, 0) for l in L)'
 
 # --- two children, each its own entry ------------------------------------------------------
@@ -109,7 +108,7 @@ exited='[i for i, l in enumerate(L) if ent(l, 0, A[0]) and ent(l, 0, A[0])["erro
 ok "the killed child is reported with error \"process $C1 exited\"" \
 	wait_for $((5 * SLOW)) q "$OUT" "$exited" "$C1"
 n=$(nlines "$OUT")
-ok "the stream goes on (3 more lines)" wait_for $((5 * SLOW)) lines_ge "$OUT" $((n + 3))
+ok "the stream goes on (3 more lines)" wait_for $((5 * SLOW)) has_lines "$OUT" $((n + 3))
 ok "the exit is reported exactly once" q "$OUT" "len($exited) == 1" "$C1"
 ok "after that, the killed child never appears again" \
 	q "$OUT" "all(not ent(l, 0, A[0]) for l in L[${exited}[0] + 1:])" "$C1"
@@ -178,7 +177,7 @@ ok "killed, it is a zombie (its parent does not reap it)" wait_for $((5 * SLOW))
 zexit='[i for i, l in enumerate(L) if ent(l, 0, A[0]) and ent(l, 0, A[0])["error"] == "process %d exited" % A[0]]'
 ok "the zombie is reported as \"process $Z exited\"" wait_for $((5 * SLOW)) q "$OUT2" "$zexit" "$Z"
 n=$(nlines "$OUT2")
-wait_for $((5 * SLOW)) lines_ge "$OUT2" $((n + 2)) || true
+wait_for $((5 * SLOW)) has_lines "$OUT2" $((n + 2)) || true
 ok "... once, and then never again, while it is still a zombie" \
 	q "$OUT2" "len($zexit) == 1 and all(not ent(l, 0, A[0]) for l in L[${zexit}[0] + 1:])" "$Z"
 ok "(it is still a zombie)" is_zombie "$Z"
@@ -197,7 +196,7 @@ quiet "second monitor: stderr is empty" "$ERR2"
 spawn EX sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; exec "$2" 300' sh "$WORK/exec.go" "$WORK/$NAME"
 wait_for $((5 * SLOW)) is_named "$EX" sh || true
 n=$(nlines "$OUT")
-wait_for $((5 * SLOW)) lines_ge "$OUT" $((n + 2)) || true
+wait_for $((5 * SLOW)) has_lines "$OUT" $((n + 2)) || true
 ok "before the exec (comm sh) the wrapper is not an entry" q "$OUT" 'all(not ent(l, 0, A[0]) for l in L)' "$EX"
 : >"$WORK/exec.go"
 ok "the wrapper execs into $NAME" wait_for $((5 * SLOW)) is_named "$EX" "$NAME"

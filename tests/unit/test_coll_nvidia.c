@@ -85,7 +85,11 @@ static unsigned long fake_count(const char *name)
 	return n;
 }
 
-/* Time passes by ms at once, for the collector and for the fake driver's GPM samples. */
+/*
+ * Time passes by ms at once, for the collector and for the fake driver's GPM samples. Only the GPM tests,
+ * the last ones, skip: a wait the collector makes on an absolute CLOCK_MONOTONIC deadline (the PCIe pool's)
+ * would last the skipped time longer, and none of theirs times out.
+ */
 static void skip_ms(int ms)
 {
 	void *h, *p = fake_sym("fake_nvml_clock_skip", &h);

@@ -14,6 +14,7 @@
 #   has_lines FILE N          FILE holds at least N complete lines
 #   rt command...             run a program whose timing the test measures at a real-time priority
 #   ec2_host                  does this host look like an EC2 instance (the facts accel-monitor reads)?
+#   prom_values EXPR          the values of an instant query to prometheus_start's Prometheus
 #   need NAME cmd...          a prerequisite (built by make, installed by make test): if cmd fails,
 #                             one failed test names it and the script stops; never a skip
 #   done_testing              print the plan; exit 1 if anything failed
@@ -225,6 +226,16 @@ EOF
 	spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
 		--web.listen-address="127.0.0.1:$_pp" --log.level=warn 2>"$WORK/prometheus.log" 3>&- 4>&- 5>&- 6>&- \
 		7>&- 8>&- 9>&-
+}
+
+# prom_values EXPR: the values of an instant query to the Prometheus of prometheus_start, sorted,
+# space-separated ("" for no data).
+prom_values() {
+	curl -s --max-time 10 --data-urlencode "query=$1" "$PURL/api/v1/query" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["status"] == "success", d
+print(" ".join(sorted(x["value"][1] for x in d["data"]["result"])))' 2>/dev/null
 }
 
 done_testing() {

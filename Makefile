@@ -200,6 +200,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
 	BUILD=$(BUILD) bench/expo_bench.sh
+	BUILD=$(BUILD) bench/prom_pass.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/endpoint_bench.sh
 
 # A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,

@@ -13,6 +13,10 @@
  *
  *   top_bench [--rounds N] [--history N]   the figures
  *   top_bench --emit N                     print N such reports (for bench/top_bench.sh)
+ *   top_bench --devices N                  a wide node instead: two reports of N GPUs (each in
+ *                                          every device group, no MIG, no processes) folded into
+ *                                          the model, then one --once frame: the CPU time of each
+ *                                          (how the model's lookups and the layout scale with N)
  *
  * Printed: the ingest cost per report (map_report plus the model), and per
  * frame size the median and the maximum layout time. Drawing onto the
@@ -41,16 +45,23 @@ static double cpu_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* The report time of second sec, ISO 8601 UTC. */
+static void stamp(int sec, char ts[64])
+{
+	time_t t = 1767225600 + sec;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, 64, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+}
+
 /* One report at second sec (values move with sec so every frame differs). */
 static char *report(int sec)
 {
 	struct buf b;
 	char ts[64];
-	time_t t = 1767225600 + sec;
-	struct tm tm;
 
-	gmtime_r(&t, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+	stamp(sec, ts);
 	buf_init(&b, 64u << 20);
 	buf_printf(&b, "{\"timestamp\":\"%s\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":%d},\"instance_info\":{"
 		       "\"hostname\":\"bench\",\"instance_type\":\"p4d.24xlarge\",\"instance_id\":\"i-0\",\"error\":\"\"},"
@@ -138,6 +149,96 @@ static char *report(int sec)
 	return b.data; /* the caller frees it */
 }
 
+/* A report of n GPUs at second sec, each in every device group (bench --devices). */
+static char *wide_report(int sec, int n)
+{
+	static const char *const groups[] = { "device_info", "device_utilization", "device_memory", "device_thermal",
+					       "device_power", "device_errors" };
+	struct buf b;
+	char ts[64];
+
+	stamp(sec, ts);
+	buf_init(&b, 1u << 30);
+	buf_printf(&b, "{\"timestamp\":\"%s\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":%d},\"instance_info\":{"
+		       "\"hostname\":\"wide\",\"instance_type\":\"t\",\"instance_id\":\"i-0\",\"error\":\"\"},"
+		       "\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{",
+		   ts, sec);
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		buf_printf(&b, "%s\"%s\":{\"period\":1.0,\"timestamp\":\"%s\",\"error\":\"\",\"devices\":{", g ? "," : "",
+			   groups[g], ts);
+		for (int d = 0; d < n; d++) {
+			buf_printf(&b, "%s\"%d\":{\"index\":%d,\"uuid\":\"GPU-%08d\",\"model\":\"NVIDIA A100\",\"error\":\"\"",
+				   d ? "," : "", d, d, d);
+			switch (g) {
+			case 0:
+				buf_printf(&b, ",\"power_limit_watts\":400.0");
+				break;
+			case 1:
+				buf_printf(&b, ",\"core_percent\":%d,\"memory_bandwidth_percent\":%d", (sec + d) % 101, d % 50);
+				break;
+			case 2:
+				buf_printf(&b, ",\"total_bytes\":85899345920,\"used_bytes\":%d,\"free_bytes\":1", d << 10);
+				break;
+			case 3:
+				buf_printf(&b, ",\"temperatures_celsius\":{\"gpu\":%d,\"memory\":%d}", 40 + d % 30, 45);
+				break;
+			case 4:
+				buf_printf(&b, ",\"power_watts\":%.1f", 100.0 + d % 300);
+				break;
+			case 5:
+				buf_printf(&b, ",\"ecc_errors\":{\"corrected\":%d,\"uncorrected\":0},\"pcie_replays\":0", sec % 2);
+				break;
+			}
+			buf_printf(&b, "}");
+		}
+		buf_printf(&b, "}}");
+	}
+	buf_printf(&b, "}}]}");
+	return b.data; /* the caller frees it */
+}
+
+/* bench --devices n: two reports into the model, then one --once frame, each timed. */
+static int wide(int n)
+{
+	struct top_model m;
+	struct top_view v;
+	struct top_canvas c;
+	double t0, ingest[2], frame;
+	int rows;
+
+	top_model_init(&m);
+	for (int s = 0; s < 2; s++) {
+		char *r = wide_report(s, n);
+		json_t *j = json_loads(r, 0, NULL);
+
+		if (!j) {
+			fprintf(stderr, "top_bench: the wide report does not parse\n");
+			return 1;
+		}
+		t0 = cpu_ms();
+		top_model_report(&m, j, 0, (int64_t)s * 1000000000);
+		ingest[s] = cpu_ms() - t0;
+		json_decref(j);
+		free(r);
+	}
+	if (m.ndevs != (size_t)n) {
+		fprintf(stderr, "top_bench: the model has %zu devices, not %d\n", m.ndevs, n);
+		return 1;
+	}
+	top_view_init(&v);
+	v.now_mono_ns = 2 * 1000000000LL;
+	top_canvas_init(&c, 300);
+	t0 = cpu_ms();
+	rows = top_view_render(&m, &v, &c);
+	frame = cpu_ms() - t0;
+	printf("%d devices: ingest (map_report + model) ms: first report %.1f, second %.1f; --once frame %.1f ms "
+	       "(%d rows)\n",
+	       n, ingest[0], ingest[1], frame, rows);
+	top_canvas_free(&c);
+	top_model_free(&m);
+	return 0;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -170,12 +271,14 @@ int main(int argc, char **argv)
 				free(r);
 			}
 			return fflush(stdout) ? 1 : 0;
+		} else if (!strcmp(argv[i], "--devices") && i + 1 < argc) {
+			return wide(atoi(argv[++i]));
 		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
 			rounds = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--history") && i + 1 < argc) {
 			history = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: top_bench [--rounds N] [--history N] | --emit N\n");
+			fprintf(stderr, "usage: top_bench [--rounds N] [--history N] | --emit N | --devices N\n");
 			return 2;
 		}
 	}

@@ -61,6 +61,23 @@ size_t json_format_real(double v, char *dst)
 	return n;
 }
 
+/* The bytes put_string writes for c: 1 as it is, 2 for a short escape, 6 for \u00XX. */
+static size_t escaped_len(unsigned char c)
+{
+	if (c >= 0x20)
+		return c == '"' || c == '\\' ? 2 : 1;
+	return c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f' ? 2 : 6;
+}
+
+size_t json_string_size(const char *s, size_t len)
+{
+	size_t n = 2;
+
+	for (size_t i = 0; i < len; i++)
+		n += escaped_len((unsigned char)s[i]);
+	return n;
+}
+
 static int put_string(struct buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -72,7 +89,7 @@ static int put_string(struct buf *b, const char *s, size_t len)
 		char esc[6] = { '\\', 0, 0, 0, 0, 0 };
 		size_t elen = 2;
 
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (escaped_len(c) == 1)
 			continue;
 		switch (c) {
 		case '"': esc[1] = '"'; break;

@@ -19,6 +19,12 @@
 /* Append v to b. 0, or -ENOSPC when b's cap is reached (b then holds a partial document). */
 int json_write(const json_t *v, struct buf *b);
 
+/*
+ * The bytes json_write writes for the string s of len bytes, quotes
+ * included: what it costs in a line (control bytes take 6 each).
+ */
+size_t json_string_size(const char *s, size_t len);
+
 /* Append one real in the format above; dst needs 32 bytes. Returns the length. */
 size_t json_format_real(double v, char *dst);
 

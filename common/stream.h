@@ -19,6 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The line cap every sink reads with by default (--max-line-bytes), newline
+ * excluded; accel-monitor never writes a line this long (monitor/core/report.h).
+ */
 #define STREAM_DEFAULT_MAX_LINE (16u << 20)
 
 /* Why a line was rejected: indexes stream_bad_reason_names. */

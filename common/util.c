@@ -240,14 +240,16 @@ const char *file_kind_name(const char *path)
 	return "not a regular file";
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0. */
-static size_t utf8_seq(const unsigned char *s)
+size_t utf8_char(const char *str, uint32_t *cpp)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	size_t n, i;
-	unsigned cp;
+	uint32_t cp;
 
-	if (s[0] < 0x80)
+	if (s[0] < 0x80) {
+		*cpp = s[0];
 		return 1;
+	}
 	if (s[0] >= 0xC2 && s[0] <= 0xDF)
 		n = 2, cp = s[0] & 0x1Fu;
 	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
@@ -263,6 +265,7 @@ static size_t utf8_seq(const unsigned char *s)
 	}
 	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
 		return 0;
+	*cpp = cp;
 	return n;
 }
 
@@ -271,7 +274,8 @@ char *utf8_sanitize(char *s)
 	unsigned char *p = (unsigned char *)s;
 
 	while (*p) {
-		size_t n = utf8_seq(p);
+		uint32_t cp;
+		size_t n = utf8_char((const char *)p, &cp);
 
 		if (n == 0)
 			*p++ = '?';

@@ -63,6 +63,13 @@ ssize_t read_regular_file(const char *path, char *dst, size_t size);
 const char *file_kind_name(const char *path);
 
 /*
+ * The well-formed UTF-8 character (RFC 3629) at s: its length in bytes (1
+ * to 4), its code point in *cp; 0 when s does not start one (a stray byte,
+ * an overlong form, a surrogate, past U+10FFFF). Never reads past a NUL.
+ */
+size_t utf8_char(const char *s, uint32_t *cp);
+
+/*
  * Make s valid UTF-8 in place: every byte that does not start or continue a
  * well-formed sequence becomes '?'. Text from the kernel (a comm cut at 15
  * bytes in the middle of a character) or from the network must pass through

@@ -12,9 +12,10 @@ set -eu
 
 build_pkgs="gcc make pkg-config libc6-dev libjansson-dev libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev zlib1g-dev libcrypt-dev libgnutls28-dev libncurses-dev libprotobuf-c-dev libsnappy-dev"
 # Test tools, one line per area: prove (perl) and Debian's python3 for the
-# helpers and checkers; each sink's line names the real servers and clients
+# helpers and checkers, strace for what the programs connect to (loopback_only.sh);
+# each sink's line names the real servers and clients
 # its tests run against.
-test_pkgs="perl python3"
+test_pkgs="perl python3 strace"
 test_pkgs_prom="prometheus curl openssl clang libclang-rt-dev"
 test_pkgs_csv="python3-pandas"
 test_pkgs_cloudwatch="python3-botocore"

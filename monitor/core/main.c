@@ -15,6 +15,7 @@
 #include "../../common/util.h"
 #include "config.h"
 #include "../host/host.h"
+#include "../host/instance.h"
 #include "../http/http_async.h"
 #include "loop.h"
 #include "monitor.h"
@@ -50,6 +51,7 @@ struct opts {
 	int verbose;
 	int once, check;
 	unsigned long long count;
+	int instance_mode; /* --instance-metadata: enum instance_mode */
 };
 
 static void usage(FILE *f)
@@ -80,6 +82,9 @@ static void usage(FILE *f)
 		"                          ($ECS_CONTAINER_METADATA_URI_V4): the monitor's own task\n"
 		"      --ecs-metadata-url URL  the same, at URL\n"
 		"      --ecs-refresh DURATION  at most one ECS fetch per DURATION (default 30s)\n"
+		"      --instance-metadata auto|on|off  ask the EC2 instance metadata service:\n"
+		"                          auto (default) only on an EC2 instance (DMI, the\n"
+		"                          hypervisor's uuid; see docs/report-format.md)\n"
 		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
 		"                          2 info, 3 debug, 4 everything; -v, -vv raise it\n"
 		"      --version           print the version and exit\n"
@@ -109,7 +114,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
 	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_ECS_AGENT,
-	       OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH };
+	       OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
 	static const struct option longopts[] = {
 		{ "config-file", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
@@ -130,6 +135,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "ecs-metadata-url", required_argument, NULL, OPT_ECS_METADATA_URL },
 		{ "ecs-metadata", no_argument, NULL, OPT_ECS_METADATA },
 		{ "ecs-refresh", required_argument, NULL, OPT_ECS_REFRESH },
+		{ "instance-metadata", required_argument, NULL, OPT_INSTANCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -229,6 +235,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			*(c == OPT_ECS_AGENT ? &o->ctr.ecs_agent_url : &o->ctr.ecs_metadata_url) = url;
 			break;
 		}
+		case OPT_INSTANCE:
+			o->instance_mode = instance_mode_parse(optarg);
+			if (o->instance_mode < 0) {
+				fprintf(stderr, "accel-monitor: --instance-metadata: expected auto, on or off, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			break;
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);
 			exit(cli_finish_stdout("accel-monitor"));
@@ -368,7 +382,7 @@ int main(int argc, char **argv)
 	http = http_async_new(loop); /* every request this program makes, on its loop */
 	/* The host's roots are the configuration's: monitor_new applies them, at each load. */
 	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = o.ctr, .http = http,
-					    .instance_refresh_ns = INSTANCE_REFRESH_NS },
+					    .instance_refresh_ns = INSTANCE_REFRESH_NS, .instance_mode = o.instance_mode },
 			loop);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, host, 1))

@@ -11,12 +11,13 @@
  * process, the runtimes (which read that), and the report line.
  */
 #include "monitor.h"
-#include "../../common/jsonw.h"
 #include "../../common/log.h"
+#include "../../common/stream.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "collector.h"
 #include "loop.h"
+#include "report.h"
 #include "../host/host.h"
 #include "sched.h"
 
@@ -448,7 +449,7 @@ struct monitor *monitor_new(struct cfg *cfg, const struct collector_ops *const *
 			o->async->abandon(o->astate, &o->fetch);
 		o->fetch.state = FETCH_IDLE;
 	}
-	buf_init(&m->line, 64 << 20);
+	buf_init(&m->line, STREAM_DEFAULT_MAX_LINE);
 	sched_init(&m->sched);
 	/* The units: system groups, runtimes, then devices (probing for "auto"). */
 	for (enum coll_scope sc = COLL_SYSTEM; sc <= COLL_DEVICE; sc++)
@@ -733,10 +734,10 @@ static void phase_report(struct monitor *m, struct cycle_run *run)
 {
 	int rc;
 
-	buf_reset(&m->line);
-	rc = json_write(run->report, &m->line);
-	if (rc || buf_add(&m->line, "\n", 1)) {
-		log_err("report %llu is larger than %zu bytes; dropped", (unsigned long long)m->seq, m->line.cap);
+	rc = report_write(run->report, &m->line, STREAM_DEFAULT_MAX_LINE);
+	if (rc) {
+		log_err("report %llu is longer than %u bytes without passthrough expositions; dropped",
+			(unsigned long long)m->seq, STREAM_DEFAULT_MAX_LINE);
 		run->rc = 0;
 	} else {
 		run->rc = write_all(run->fd, m->line.data, m->line.len);

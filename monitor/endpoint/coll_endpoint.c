@@ -411,6 +411,13 @@ struct ep_state {
 	int have_expo;
 	int64_t last_ns[GROUP_COUNT];  /* CLOCK_MONOTONIC: each group's previous collection */
 	int first[GROUP_COUNT];        /* not fetched yet: its baseline is still the open's */
+	/*
+	 * CLOCK_MONOTONIC: the collection whose execution_stats last took infer's
+	 * counts (0: none yet, last_ns says). A failed scrape leaves infer's
+	 * baseline where it was, so the next group's counts and period both
+	 * start here, not at the failed collection.
+	 */
+	int64_t stats_ns;
 	/* The process listening on the port, and its measurements (host.h). */
 	struct sock_owner so;
 	struct proc_meter meter;
@@ -867,14 +874,20 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 	} else {
 		for (size_t k = 0; k < ndue; k++) {
 			json_t *g;
+			int64_t since;
 
 			if (is_process_group(due[k]))
 				continue;
-			g = group_new((double)(cy->mono_ns - ep->last_ns[due[k]]) / 1e9, cy->iso);
-			if (due[k] == GROUP_EXECUTION_STATS)
+			since = ep->last_ns[due[k]];
+			if (due[k] == GROUP_EXECUTION_STATS && ep->stats_ns)
+				since = ep->stats_ns; /* infer's baseline: after a failed scrape, two collections ago */
+			g = group_new((double)(cy->mono_ns - since) / 1e9, cy->iso);
+			if (due[k] == GROUP_EXECUTION_STATS) {
 				infer_execution_stats(ep->in, g);
-			else
+				ep->stats_ns = cy->mono_ns;
+			} else {
 				set_error(g, "%s is not available for endpoint runtimes", group_name(due[k]));
+			}
 			json_object_set_new(rep, group_name(due[k]), g);
 		}
 		process_groups(ep, pid, cy, due, ndue, rep);

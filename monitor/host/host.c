@@ -82,7 +82,8 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	facts_init(&h->facts);
 	if (o->http && loop)
 		h->inst = instance_new(loop, o->http,
-				       o->instance_refresh_ns > 0 ? o->instance_refresh_ns : INSTANCE_REFRESH_DEFAULT_NS);
+				       o->instance_refresh_ns > 0 ? o->instance_refresh_ns : INSTANCE_REFRESH_DEFAULT_NS,
+				       (enum instance_mode)o->instance_mode, h->sysfs);
 	/* A new host is a snapshot as of now. */
 	host_snapshot(h, &(struct cycle){ .mono_ns = clock_mono_ns() });
 	return h;

@@ -57,6 +57,7 @@ struct host_opts {
 	struct container_opts ctr;    /* --path.rootfs, --path.run, --path.cgroupfs, --kubelet-* (container.h) */
 	struct http_async *http;      /* the producer's HTTP (http_async.h): metadata and kubelet fetches; NULL: none */
 	int64_t instance_refresh_ns;  /* how often the metadata is fetched again (ns); 0: once an hour */
+	int instance_mode;            /* --instance-metadata: enum instance_mode (instance.h); 0: auto */
 	long clk_tck;                 /* USER_HZ; 0: sysconf's */
 	long page_size;               /* bytes; 0: sysconf's */
 };

@@ -3,10 +3,12 @@
 #include "instance.h"
 #include "../core/loop.h"
 #include "../http/http_async.h"
+#include "../sysfs/sysfs.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,8 @@ struct instance {
 	struct http_call call;   /* the request running */
 	struct loop_timer timer; /* the fetch's deadline while it runs, else the next fetch */
 	char endpoint[512];      /* AWS_EC2_METADATA_SERVICE_ENDPOINT, or the default, without a trailing '/' */
-	int disabled;            /* AWS_EC2_METADATA_DISABLED=true */
+	int disabled;            /* not asked */
+	char disabled_why[384];  /* why (instance_should_ask's answer) */
 	int64_t refresh_ns;
 	json_t *info;            /* the current object, hostname and node_name included */
 	int have_good;           /* a fetch has succeeded: a failure keeps its values */
@@ -209,7 +212,7 @@ static void on_answer(struct http_call *c, void *data)
 static void fetch_start(struct instance *in)
 {
 	if (in->disabled) {
-		publish(in, NULL, "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
+		publish(in, NULL, in->disabled_why);
 		in->first_done = 1;
 		return;
 	}
@@ -235,11 +238,132 @@ static void on_timer(struct loop_timer *t)
 	}
 }
 
-struct instance *instance_new(struct loop *loop, struct http_async *http, int64_t refresh_ns)
+int instance_mode_parse(const char *s)
+{
+	static const char *const names[] = { [INSTANCE_AUTO] = "auto", [INSTANCE_ON] = "on", [INSTANCE_OFF] = "off" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+/* The attribute sysfs/rel into dst, trailing blanks cut; "" when it cannot be read (product_uuid: root only). */
+static void read_fact(const char *sysfs, const char *rel, char *dst, size_t size)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs, rel);
+	if (sysfs_read(-1, path, dst, size) < 0)
+		dst[0] = '\0';
+	utf8_sanitize(dst);
+}
+
+/* An EC2 instance id: "i-" and 8 or 17 lowercase hex digits. */
+static int is_instance_id(const char *s)
+{
+	size_t n;
+
+	if (strncmp(s, "i-", 2))
+		return 0;
+	n = strspn(s + 2, "0123456789abcdef");
+	return !s[2 + n] && (n == 8 || n == 17);
+}
+
+/* A UUID EC2 gave: "ec2..." in any case, or with its first four bytes swapped (little-endian DMI). */
+static int is_ec2_uuid(const char *u)
+{
+	char le[4];
+
+	if (!strncasecmp(u, "ec2", 3))
+		return 1;
+	if (strlen(u) < 8)
+		return 0;
+	le[0] = u[6];
+	le[1] = u[7];
+	le[2] = u[4];
+	le[3] = '\0';
+	return !strcasecmp(le, "ec2");
+}
+
+int instance_ec2_local(const char *sysfs, char *why, size_t size)
+{
+	char vendor[256], v[256], serial[256];
+
+	read_fact(sysfs, "class/dmi/id/sys_vendor", vendor, sizeof(vendor));
+	if (!strcmp(vendor, "Amazon EC2")) {
+		snprintf(why, size, "DMI sys_vendor \"Amazon EC2\"");
+		return 1;
+	}
+	read_fact(sysfs, "class/dmi/id/bios_vendor", v, sizeof(v));
+	if (!strcmp(v, "Amazon EC2")) {
+		snprintf(why, size, "DMI bios_vendor \"Amazon EC2\"");
+		return 1;
+	}
+	read_fact(sysfs, "class/dmi/id/board_asset_tag", v, sizeof(v));
+	if (is_instance_id(v)) {
+		snprintf(why, size, "DMI board_asset_tag \"%s\", an instance id", v);
+		return 1;
+	}
+	read_fact(sysfs, "hypervisor/uuid", v, sizeof(v));
+	if (is_ec2_uuid(v)) {
+		snprintf(why, size, "hypervisor uuid \"%s\"", v);
+		return 1;
+	}
+	/* A random UUID starts so once in 4096: as ds-identify, only with product_serial the same (Xen HVM). */
+	read_fact(sysfs, "class/dmi/id/product_uuid", v, sizeof(v));
+	read_fact(sysfs, "class/dmi/id/product_serial", serial, sizeof(serial));
+	if (is_ec2_uuid(v) && !strcasecmp(v, serial)) {
+		snprintf(why, size, "DMI product_uuid and product_serial \"%s\"", v);
+		return 1;
+	}
+	read_fact(sysfs, "class/dmi/id/bios_version", v, sizeof(v));
+	if (strlen(v) > 7 && !strcmp(v + strlen(v) - 7, ".amazon")) {
+		snprintf(why, size, "DMI bios_version \"%s\"", v);
+		return 1;
+	}
+	if (*vendor)
+		snprintf(why, size, "DMI sys_vendor \"%s\" under %s, no EC2 sign", vendor, sysfs);
+	else
+		snprintf(why, size, "no EC2 sign in DMI or the hypervisor's uuid under %s", sysfs);
+	return 0;
+}
+
+int instance_should_ask(enum instance_mode mode, const char *sysfs, char *why, size_t size)
+{
+	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT"), *dis = getenv("AWS_EC2_METADATA_DISABLED");
+	char fact[320];
+
+	if (mode == INSTANCE_OFF) {
+		snprintf(why, size, "instance metadata off (--instance-metadata=off)");
+		return 0;
+	}
+	if (mode == INSTANCE_ON) {
+		snprintf(why, size, "--instance-metadata=on");
+		return 1;
+	}
+	if (dis && !strcasecmp(dis, "true")) {
+		snprintf(why, size, "instance metadata disabled by AWS_EC2_METADATA_DISABLED");
+		return 0;
+	}
+	if (ep && *ep) {
+		snprintf(why, size, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
+		return 1;
+	}
+	if (instance_ec2_local(sysfs, fact, sizeof(fact))) {
+		snprintf(why, size, "an EC2 instance: %s", fact);
+		return 1;
+	}
+	snprintf(why, size, "not an EC2 instance (%s): instance metadata not asked (--instance-metadata=on asks)", fact);
+	return 0;
+}
+
+struct instance *instance_new(struct loop *loop, struct http_async *http, int64_t refresh_ns,
+			      enum instance_mode mode, const char *sysfs)
 {
 	struct instance *in = xcalloc(1, sizeof(*in));
 	const char *node = getenv("KUBE_NODE_NAME"), *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
-	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT"), *dis = getenv("AWS_EC2_METADATA_DISABLED");
+	const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 	size_t n;
 
 	in->loop = loop;
@@ -251,7 +375,11 @@ struct instance *instance_new(struct loop *loop, struct http_async *http, int64_
 	n = strlen(in->endpoint);
 	while (n > 0 && in->endpoint[n - 1] == '/')
 		in->endpoint[--n] = '\0';
-	in->disabled = dis && !strcasecmp(dis, "true");
+	in->disabled = !instance_should_ask(mode, sysfs, in->disabled_why, sizeof(in->disabled_why));
+	if (in->disabled)
+		log_info("instance: %s", in->disabled_why);
+	else
+		log_info("instance: asking the metadata service at %s (%s)", in->endpoint, in->disabled_why);
 	if (gethostname(in->hostname, sizeof(in->hostname) - 1))
 		in->hostname[0] = '\0';
 	if (!node || !*node)

@@ -82,6 +82,7 @@ static const struct map_rows containers_rows = {
 #include "../host/cgroupfs.h"
 #include "../core/collector.h"
 #include "../host/host.h"
+#include "../../common/jset.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 
@@ -513,36 +514,6 @@ static int scan(struct ct_state *s)
 
 /* ---- the entries -------------------------------------------------------- */
 
-static void set_int(json_t *o, const char *k, uint64_t v)
-{
-	json_t *x = json_object_get(o, k);
-
-	if (json_is_integer(x))
-		json_integer_set(x, (json_int_t)v);
-	else
-		json_object_set_new(o, k, json_integer((json_int_t)v));
-}
-
-static void set_real(json_t *o, const char *k, double v)
-{
-	json_t *x = json_object_get(o, k);
-
-	if (json_is_real(x))
-		json_real_set(x, v);
-	else
-		json_object_set_new(o, k, json_real(v));
-}
-
-static void set_str(json_t *o, const char *k, const char *v)
-{
-	json_t *x = json_object_get(o, k);
-
-	if (!*v)
-		json_object_del(o, k);
-	else if (!json_is_string(x) || strcmp(json_string_value(x), v))
-		json_object_set_new(o, k, json_string(v));
-}
-
 /* The increment of a counter since the baseline; from zero when there is none or it went back. */
 static uint64_t delta(int have_prev, uint64_t prev, uint64_t cur)
 {
@@ -564,19 +535,19 @@ static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	memset(&cn, 0, sizeof(cn));
 	if (n->cid.id[0] || n->cid.pod_uid[0])
 		host_container_names(s->host, &n->cid, now, &cn);
-	set_str(n->obj, "pod", utf8_sanitize(cn.pod));
-	set_str(n->obj, "namespace", utf8_sanitize(cn.ns));
+	jset_str_opt(n->obj, "pod", utf8_sanitize(cn.pod));
+	jset_str_opt(n->obj, "namespace", utf8_sanitize(cn.ns));
 	utf8_sanitize(cn.name);
-	set_str(n->obj, "container", n->cid.id[0] && n->cid.pod_uid[0] ? cn.name : "");
+	jset_str_opt(n->obj, "container", n->cid.id[0] && n->cid.pod_uid[0] ? cn.name : "");
 	snprintf(tmp, sizeof(tmp), "%s", n->cid.id[0] && !n->cid.pod_uid[0] && cn.name[0] ? cn.name : n->cid.id);
-	set_str(n->obj, "name", tmp);
+	jset_str_opt(n->obj, "name", tmp);
 	/* The runtime that named it when the cgroup did not say (the cgroupfs driver's bare id). */
-	set_str(n->obj, "runtime", n->cid.runtime[0] ? n->cid.runtime : cn.runtime);
+	jset_str_opt(n->obj, "runtime", n->cid.runtime[0] ? n->cid.runtime : cn.runtime);
 	/* An ECS task's container: its task, as the agent, the metadata endpoint or Docker's labels name it. */
-	set_str(n->obj, "ecs_cluster", cn.ecs_cluster);
-	set_str(n->obj, "ecs_task_arn", cn.ecs_task_arn);
-	set_str(n->obj, "ecs_task_family", cn.ecs_task_family);
-	set_str(n->obj, "ecs_task_revision", cn.ecs_task_revision);
+	jset_str_opt(n->obj, "ecs_cluster", cn.ecs_cluster);
+	jset_str_opt(n->obj, "ecs_task_arn", cn.ecs_task_arn);
+	jset_str_opt(n->obj, "ecs_task_family", cn.ecs_task_family);
+	jset_str_opt(n->obj, "ecs_task_revision", cn.ecs_task_revision);
 }
 
 /* Read node n and update its entry. 0, or -ENOENT when the cgroup is gone. */
@@ -612,23 +583,23 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	if (!n->obj) {
 		n->obj = json_object();
 		json_object_set_new(s->containers, n->key, n->obj);
-		set_str(n->obj, "runtime", n->cid.runtime);
-		set_str(n->obj, "id", n->cid.id);
-		set_str(n->obj, "pod_uid", n->cid.pod_uid);
-		set_str(n->obj, "qos", n->cid.qos);
-		set_str(n->obj, "unit", n->cid.unit);
-		set_str(n->obj, "ecs_task_id", n->cid.ecs_task);
+		jset_str_opt(n->obj, "runtime", n->cid.runtime);
+		jset_str_opt(n->obj, "id", n->cid.id);
+		jset_str_opt(n->obj, "pod_uid", n->cid.pod_uid);
+		jset_str_opt(n->obj, "qos", n->cid.qos);
+		jset_str_opt(n->obj, "unit", n->cid.unit);
+		jset_str_opt(n->obj, "ecs_task_id", n->cid.ecs_task);
 	}
 	o = n->obj;
 	names_update(s, n, now);
 	hp = n->have_prev && s->baseline_done;
 	if (st.has & CG_CPU)
-		set_real(o, "cpu_usage_seconds", (double)delta(hp, n->prev.usage_ns, st.usage_ns) / 1e9);
+		jset_real(o, "cpu_usage_seconds", (double)delta(hp, n->prev.usage_ns, st.usage_ns) / 1e9);
 	else
 		json_object_del(o, "cpu_usage_seconds");
 	if (st.has & CG_CPU_SPLIT) {
-		set_real(o, "cpu_user_seconds", (double)delta(hp, n->prev.user_ns, st.user_ns) / 1e9);
-		set_real(o, "cpu_system_seconds", (double)delta(hp, n->prev.system_ns, st.system_ns) / 1e9);
+		jset_real(o, "cpu_user_seconds", (double)delta(hp, n->prev.user_ns, st.user_ns) / 1e9);
+		jset_real(o, "cpu_system_seconds", (double)delta(hp, n->prev.system_ns, st.system_ns) / 1e9);
 	} else {
 		json_object_del(o, "cpu_user_seconds");
 		json_object_del(o, "cpu_system_seconds");
@@ -637,31 +608,31 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	if ((st.has & CG_CFS) && st.nr_periods) {
 		int hc = hp && (n->prev.has & CG_CFS);
 
-		set_int(o, "cpu_periods", delta(hc, n->prev.nr_periods, st.nr_periods));
-		set_int(o, "cpu_throttled_periods", delta(hc, n->prev.nr_throttled, st.nr_throttled));
-		set_real(o, "cpu_throttled_seconds", (double)delta(hc, n->prev.throttled_ns, st.throttled_ns) / 1e9);
+		jset_u64(o, "cpu_periods", delta(hc, n->prev.nr_periods, st.nr_periods));
+		jset_u64(o, "cpu_throttled_periods", delta(hc, n->prev.nr_throttled, st.nr_throttled));
+		jset_real(o, "cpu_throttled_seconds", (double)delta(hc, n->prev.throttled_ns, st.throttled_ns) / 1e9);
 	} else {
 		json_object_del(o, "cpu_periods");
 		json_object_del(o, "cpu_throttled_periods");
 		json_object_del(o, "cpu_throttled_seconds");
 	}
 	if (st.has & CG_MEM)
-		set_int(o, "memory_usage_bytes", st.mem_usage);
+		jset_u64(o, "memory_usage_bytes", st.mem_usage);
 	else
 		json_object_del(o, "memory_usage_bytes");
 	if ((st.has & (CG_MEM | CG_MEM_STAT)) == (CG_MEM | CG_MEM_STAT))
-		set_int(o, "memory_working_set_bytes", st.mem_working_set);
+		jset_u64(o, "memory_working_set_bytes", st.mem_working_set);
 	else
 		json_object_del(o, "memory_working_set_bytes");
 	if (st.has & CG_MEM_STAT) {
-		set_int(o, "memory_rss_bytes", st.mem_rss);
-		set_int(o, "memory_cache_bytes", st.mem_cache);
+		jset_u64(o, "memory_rss_bytes", st.mem_rss);
+		jset_u64(o, "memory_cache_bytes", st.mem_cache);
 	} else {
 		json_object_del(o, "memory_rss_bytes");
 		json_object_del(o, "memory_cache_bytes");
 	}
 	if (st.has & CG_OOM)
-		set_int(o, "oom_kills", delta(hp && (n->prev.has & CG_OOM), n->prev.oom_kills, st.oom_kills));
+		jset_u64(o, "oom_kills", delta(hp && (n->prev.has & CG_OOM), n->prev.oom_kills, st.oom_kills));
 	else
 		json_object_del(o, "oom_kills");
 	n->prev = st;

@@ -97,6 +97,7 @@ struct rw {
 	size_t nids;
 	uint32_t cur_gen;
 	int64_t report_ms;     /* the newest sample timestamp of the report being pushed */
+	int64_t read_ms;       /* the read time given to the last report (unix ms), strictly increasing */
 	size_t self_bytes;     /* what the self-metrics add to a request (rw_enc_cost) */
 	/* The sender's: the request taken (a copy of the queue's oldest) and the answer to it. */
 	struct rw_http http;
@@ -437,12 +438,18 @@ static void batch_added(struct rw *rw, int64_t now_ns)
 static void rw_report(void *ud, struct push *p, json_t *rep, const struct sink_input *in)
 {
 	struct rw *rw = ud;
-	int64_t now = clock_mono_ns();
+	int64_t now = clock_mono_ns(), read_ms;
 
 	(void)p;
 	flush_when_due(rw, now);
-	prom_store_report(rw->store, rep, in->where, now, clock_real_ns());
-	rw->report_ms = clock_real_ns() / NS_PER_MS;
+	/* A report without timestamps (neuron-monitor's, a capture replayed) is stamped with its read time. Two
+	 * read within one millisecond would give the second one's samples the first one's timestamps, and those
+	 * are not sent (a counter's last value would never arrive): each report's read time is at least a
+	 * millisecond after the last one's. */
+	read_ms = clock_real_ns() / NS_PER_MS;
+	rw->read_ms = read_ms > rw->read_ms ? read_ms : rw->read_ms + 1;
+	prom_store_report(rw->store, rep, in->where, now, rw->read_ms * NS_PER_MS);
+	rw->report_ms = rw->read_ms;
 	prom_store_each(rw->store, 1, on_series, rw);
 	mark_stale(rw);
 	batch_added(rw, now);

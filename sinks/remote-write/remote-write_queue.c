@@ -45,6 +45,9 @@ struct rw_queue {
 	int lockfd;             /* DIR/lock, held with flock while open */
 	int wfd;                /* the segment being appended to, -1 none */
 	uint64_t wseg, woff;
+	/* Appends failing (a full disk): one message, then one every 10 s with the count, and one at the end. */
+	struct log_limit lim_append;
+	uint64_t failing_records, failing_samples; /* kept in memory only since appends began to fail */
 };
 
 uint32_t rw_queue_crc(uint32_t nsamples, const void *data, size_t len)
@@ -115,7 +118,8 @@ static int head_write(struct rw_queue *q)
 	int fd, n, rc = 0;
 
 	n = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 "\n", seg, off);
-	fd = openat(q->dirfd, "head.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* O_NONBLOCK: a FIFO put there fails (ENXIO) instead of blocking the sink. */
+	fd = openat(q->dirfd, "head.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -errno;
 	if (write_all(fd, line, (size_t)n) || (q->o.fsync == RW_FSYNC_ALWAYS && fsync(fd)))
@@ -160,28 +164,60 @@ static void pop_front(struct rw_queue *q)
 	}
 }
 
-/* Start a new segment for appends. */
+/* Start a new segment for appends; on failure the write segment stays what it was, closed. */
 static int seg_roll(struct rw_queue *q)
 {
 	char name[32];
 
 	if (q->wfd >= 0)
 		close(q->wfd);
-	q->wseg++;
-	q->woff = 0;
-	seg_name(name, q->wseg);
-	q->wfd = openat(q->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	seg_name(name, q->wseg + 1);
+	q->wfd = openat(q->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (q->wfd < 0)
 		return -errno;
+	q->wseg++;
+	q->woff = 0;
 	if (q->o.fsync == RW_FSYNC_ALWAYS)
 		fsync(q->dirfd);
 	return 0;
+}
+
+/*
+ * Append one record to the write segment (rolling to a new one first when
+ * it is full or none is open). A write cut short is cut off again, so the
+ * segment ends with a whole record and the next append goes on there: a
+ * full disk leaves no empty segment per failed append. 0 or -errno.
+ */
+static int seg_append(struct rw_queue *q, const void *data, size_t len, uint32_t nsamples)
+{
+	unsigned char hdr[RW_QUEUE_HDR];
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)data, len } };
+	size_t need = RW_QUEUE_HDR + len;
+	ssize_t w;
+	int rc;
+
+	if ((q->woff >= q->o.segment_bytes || q->wfd < 0) && (rc = seg_roll(q)))
+		return rc;
+	put32(hdr, (uint32_t)len);
+	put32(hdr + 4, nsamples);
+	put32(hdr + 8, rw_queue_crc(nsamples, data, len));
+	w = writev(q->wfd, iov, 2);
+	if (w == (ssize_t)need)
+		return 0;
+	rc = w < 0 ? -errno : -ENOSPC;
+	/* A partial record would read as a corrupt tail: cut it off (or, when that fails, append elsewhere). */
+	if (w > 0 && ftruncate(q->wfd, (off_t)q->woff)) {
+		log_warn("remote-write: queue: cannot truncate the segment: %s", strerror(errno));
+		q->woff = q->o.segment_bytes;
+	}
+	return rc;
 }
 
 int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsamples, uint64_t *dropped)
 {
 	struct rec r = { 0 };
 	uint64_t need = RW_QUEUE_HDR + (uint64_t)len;
+	int rc;
 
 	if (dropped)
 		*dropped = 0;
@@ -211,43 +247,32 @@ int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsa
 		r.mem = xmalloc(len ? len : 1);
 		memcpy(r.mem, data, len);
 	} else {
-		unsigned char hdr[RW_QUEUE_HDR];
-		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)data, len } };
-		ssize_t w;
-
-		if (q->woff >= q->o.segment_bytes || q->wfd < 0) {
-			int rc = seg_roll(q);
-
-			if (rc) {
-				log_err("remote-write: queue: cannot create a segment in %s: %s", q->dir, strerror(-rc));
-				return rc;
-			}
-		}
-		put32(hdr, (uint32_t)len);
-		put32(hdr + 4, nsamples);
-		put32(hdr + 8, rw_queue_crc(nsamples, data, len));
-		w = writev(q->wfd, iov, 2);
-		if (w != (ssize_t)need) {
-			int e = w < 0 ? errno : ENOSPC;
-
-			log_err("remote-write: queue: cannot append to %s: %s; this batch of %u samples stays in memory only",
-				q->dir, strerror(e), nsamples);
-			/* A partial record would read as a corrupt tail: cut it off and start a fresh segment. */
-			if (ftruncate(q->wfd, (off_t)q->woff))
-				log_warn("remote-write: queue: cannot truncate the segment: %s", strerror(errno));
-			r.seg = q->wseg;
-			r.off = q->woff;
-			q->woff = q->o.segment_bytes;
-			r.mem = xmalloc(len ? len : 1);
-			memcpy(r.mem, data, len);
-			ring_push(q, &r);
-			return 0;
-		}
-		if (q->o.fsync == RW_FSYNC_ALWAYS)
-			fdatasync(q->wfd);
+		/* Where it goes; a batch kept in memory keeps the place it would have taken. */
 		r.seg = q->wseg;
 		r.off = q->woff;
-		q->woff += need;
+		if ((rc = seg_append(q, data, len, nsamples))) {
+			log_limited(&q->lim_append,
+				    "remote-write: queue: cannot append to %s: %s; the batch (%u samples) stays in memory "
+				    "only, as do the next ones until appends work again",
+				    q->dir, strerror(-rc), nsamples);
+			q->failing_records++;
+			q->failing_samples += nsamples;
+			r.mem = xmalloc(len ? len : 1);
+			memcpy(r.mem, data, len);
+		} else {
+			if (q->failing_records) {
+				log_warn("remote-write: queue: appends to %s work again; %" PRIu64 " batches (%" PRIu64
+					 " samples) were kept in memory only meanwhile",
+					 q->dir, q->failing_records, q->failing_samples);
+				q->failing_records = q->failing_samples = 0;
+				memset(&q->lim_append, 0, sizeof(q->lim_append));
+			}
+			if (q->o.fsync == RW_FSYNC_ALWAYS)
+				fdatasync(q->wfd);
+			r.seg = q->wseg; /* a new segment, perhaps */
+			r.off = q->woff;
+			q->woff += need;
+		}
 	}
 	ring_push(q, &r);
 	return 0;
@@ -273,7 +298,7 @@ int rw_queue_peek(struct rw_queue *q, struct buf *out, uint32_t *nsamples, uint6
 		ssize_t got = -1;
 
 		seg_name(name, r->seg);
-		fd = openat(q->dirfd, name, O_RDONLY | O_CLOEXEC);
+		fd = openat(q->dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
 			got = pread(fd, hdr, sizeof(hdr), (off_t)r->off);
 			if (got == (ssize_t)sizeof(hdr))
@@ -358,9 +383,16 @@ static int list_segments(struct rw_queue *q, uint64_t **segs, size_t *n)
 }
 
 /*
- * Read the records of one segment from off on into the index. A record cut
- * short or failing its checksum ends the segment: what follows is counted
- * and, in the last segment, truncated away.
+ * Read the records of one segment from off on into the index.
+ *
+ * In the last segment a record cut short or failing its checksum ends the
+ * segment: that is what a crash in the middle of an append leaves, and the
+ * tail is counted and truncated away. Appends never go on in an older
+ * segment after a restart, so there the same finding is corruption (the
+ * disk, the filesystem or another program changed the file): a whole
+ * record failing its checksum is skipped and the scan goes on after it; a
+ * length that cannot be right ends the segment. Either way one message per
+ * segment says what, where, and what was dropped.
  */
 static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
 {
@@ -368,19 +400,28 @@ static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
 	int fd;
 	struct stat sb;
 	struct buf data;
+	const char *bad = NULL;                /* the first corruption found in an older segment */
+	uint64_t bad_off = 0, bad_recs = 0, bad_samples = 0, bad_bytes = 0, good = 0;
 
 	seg_name(name, seg);
-	fd = openat(q->dirfd, name, (last ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO by that name must not block the start. */
+	fd = openat(q->dirfd, name, (last ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb)) {
 		log_err("remote-write: queue: cannot read %s/%s: %s; its records are lost", q->dir, name, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
+	if (!S_ISREG(sb.st_mode)) {
+		log_err("remote-write: queue: %s/%s is not a regular file; skipped", q->dir, name);
+		close(fd);
+		return;
+	}
 	buf_init(&data, (size_t)RW_QUEUE_RECORD_MAX + 1);
 	while (off < (uint64_t)sb.st_size) {
 		unsigned char hdr[RW_QUEUE_HDR];
 		const char *why = NULL;
+		int whole = 0; /* the record's extent is known: it can be skipped */
 		uint32_t len = 0, ns = 0;
 		struct rec r = { 0 };
 
@@ -397,20 +438,37 @@ static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
 			else if (buf_reserve(&data, (size_t)len + 1) ||
 				 pread(fd, data.data, len, (off_t)(off + RW_QUEUE_HDR)) != (ssize_t)len)
 				why = "a record that cannot be read";
-			else if (get32(hdr + 8) != rw_queue_crc(ns, data.data, len))
+			else if ((whole = get32(hdr + 8) != rw_queue_crc(ns, data.data, len)))
 				why = "a checksum mismatch";
 		}
-		if (why) {
+		if (why && last) {
 			uint64_t lost = (uint64_t)sb.st_size - off;
 
 			q->st.corrupt_bytes += lost;
 			log_warn("remote-write: queue: %s/%s: %s at offset %" PRIu64 "; dropping the %" PRIu64
 				 " bytes from there (a crash in the middle of a write leaves this), replaying the rest",
 				 q->dir, name, why, off, lost);
-			if (last && ftruncate(fd, (off_t)off))
+			if (ftruncate(fd, (off_t)off))
 				log_warn("remote-write: queue: cannot truncate %s/%s: %s", q->dir, name, strerror(errno));
 			sb.st_size = (off_t)off;
 			break;
+		}
+		if (why) {
+			uint64_t lost = whole ? RW_QUEUE_HDR + (uint64_t)len : (uint64_t)sb.st_size - off;
+
+			if (!bad) {
+				bad = why;
+				bad_off = off;
+			}
+			bad_bytes += lost;
+			if (whole) {
+				bad_recs++;
+				bad_samples += ns;
+			}
+			q->st.corrupt_bytes += lost;
+			q->st.dropped_samples += whole ? ns : 0;
+			off += lost;
+			continue;
 		}
 		r.seg = seg;
 		r.off = off;
@@ -421,7 +479,14 @@ static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
 		q->st.replayed_records++;
 		q->st.replayed_samples += ns;
 		off += RW_QUEUE_HDR + len;
+		good++;
 	}
+	if (bad)
+		log_err("remote-write: queue: %s/%s is corrupt (no crash leaves this in a segment before the last: the "
+			"disk, the filesystem or another program changed it): %s at offset %" PRIu64 "; dropped %" PRIu64
+			" bytes (%" PRIu64 " records failing their checksum, %" PRIu64 " samples), replaying the segment's "
+			"other %" PRIu64 " records and the segments after it",
+			q->dir, name, bad, bad_off, bad_bytes, bad_recs, bad_samples, good);
 	buf_free(&data);
 	close(fd);
 	if (last) {
@@ -430,12 +495,69 @@ static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
 	}
 }
 
+/*
+ * Read DIR/head into *hseg, *hoff: where the oldest record not yet
+ * acknowledged is (0 0, every segment, when there is no head). A head that
+ * cannot be right (not "SEGMENT OFFSET", a segment past the newest, an
+ * offset past its segment's end) replays every segment, with a warning:
+ * sending some records twice beats losing the queue. A head that is not a
+ * regular file (a FIFO would block the start) is an error. 0 or -errno
+ * with err filled.
+ */
+static int head_read(struct rw_queue *q, const uint64_t *segs, size_t nseg, uint64_t *hseg, uint64_t *hoff,
+		     char *err, size_t errsz)
+{
+	size_t plen = strlen(q->dir) + sizeof("/head");
+	char *path = xmalloc(plen), line[64];
+	unsigned long long a, b;
+	const char *why = NULL;
+	struct stat sb;
+	char name[32];
+	ssize_t n;
+
+	*hseg = *hoff = 0;
+	snprintf(path, plen, "%s/head", q->dir);
+	n = read_regular_file(path, line, sizeof(line));
+	if (n == -EINVAL || n == -EISDIR) {
+		snprintf(err, errsz, "--queue-dir %s: %s is %s, not a regular file: remove it (every segment is then "
+			 "sent again)", q->dir, path, file_kind_name(path));
+		free(path);
+		return (int)n;
+	}
+	free(path);
+	if (n == -ENOENT)
+		return 0;
+	if (n < 0) {
+		log_warn("remote-write: queue: cannot read %s/head: %s; replaying every segment", q->dir,
+			 strerror((int)-n));
+		return 0;
+	}
+	if (sscanf(line, "%llu %llu", &a, &b) != 2) {
+		why = "is not \"SEGMENT OFFSET\"";
+	} else if (nseg && a > segs[nseg - 1]) {
+		why = "names a segment past the newest";
+	} else {
+		uint64_t key = a;
+
+		seg_name(name, key);
+		if (bsearch(&key, segs, nseg, sizeof(*segs), u64_cmp) && fstatat(q->dirfd, name, &sb, 0) == 0 &&
+		    b > (uint64_t)sb.st_size)
+			why = "names an offset past its segment's end";
+	}
+	if (why) {
+		log_warn("remote-write: queue: %s/head %s (\"%.*s\"); replaying every segment", q->dir, why,
+			 (int)strcspn(line, "\n"), line);
+		return 0;
+	}
+	*hseg = a;
+	*hoff = b;
+	return 0;
+}
+
 static int open_dir(struct rw_queue *q, char *err, size_t errsz)
 {
 	uint64_t *segs = NULL, hseg = 0, hoff = 0;
 	size_t nseg = 0;
-	char line[64];
-	ssize_t n;
 	int rc;
 
 	if (mkdir(q->dir, 0700) && errno != EEXIST) {
@@ -461,17 +583,9 @@ static int open_dir(struct rw_queue *q, char *err, size_t errsz)
 		snprintf(err, errsz, "--queue-dir %s: cannot list it: %s", q->dir, strerror(-rc));
 		return rc;
 	}
-	n = read_file_at(q->dirfd, "head", line, sizeof(line));
-	if (n > 0) {
-		unsigned long long a, b;
-
-		if (sscanf(line, "%llu %llu", &a, &b) == 2) {
-			hseg = a;
-			hoff = b;
-		} else {
-			log_warn("remote-write: queue: %s/head is not \"SEGMENT OFFSET\"; replaying every segment",
-				 q->dir);
-		}
+	if ((rc = head_read(q, segs, nseg, &hseg, &hoff, err, errsz))) {
+		free(segs);
+		return rc;
 	}
 	for (size_t i = 0; i < nseg; i++) {
 		if (segs[i] < hseg) {

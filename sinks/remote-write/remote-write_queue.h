@@ -11,9 +11,16 @@
  * segment and offset of the oldest record not yet acknowledged, rewritten
  * (write + rename) at each acknowledgement. A segment wholly acknowledged
  * is deleted. At open the records from head on are read back and checked:
- * the first one that is cut short or fails its checksum ends its segment,
- * with a message saying how many bytes were dropped (the last segment is
- * truncated there, so appends go on from good data).
+ * in the last segment the first one that is cut short or fails its
+ * checksum ends it (what a crash in the middle of an append leaves), with a
+ * message saying how many bytes were dropped, and is truncated there; in an
+ * older segment that is corruption, said so with the segment and offset,
+ * and only a record failing its checksum is skipped. A head that cannot be
+ * right (past the newest segment, past its segment's end, unreadable)
+ * replays every segment, with a warning; one that is not a regular file is
+ * an error at open. An append that fails (a full disk) keeps its record in
+ * memory, in order, and the segment ends with a whole record: one message
+ * while appends fail, one when they work again.
  *
  * A record acknowledged by the receiver but not yet marked in head when
  * the process dies is sent again after the restart: the same samples with

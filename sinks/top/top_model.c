@@ -134,27 +134,112 @@ void top_model_free(struct top_model *m)
 		free(m->procs[i].models);
 	free(m->devs);
 	free(m->procs);
+	free(m->dev_ix.slots);
+	free(m->proc_ix.slots);
 	mapper_free(m->map);
 	memset(m, 0, sizeof(*m));
+}
+
+/* ---- finding rows by key ----------------------------------------------------------- */
+
+/* A device's key: its kind and key as its row keeps them (cut to the fields' sizes). */
+static uint64_t dev_hash(const char *type, const char *key)
+{
+	return hash_bytes(hash_bytes(0x9e3779b97f4a7c15ull, type, strlen(type) + 1), key, strlen(key));
+}
+
+/* A process's: its pid, or for a pidless runtime entry its tag as the row keeps it. */
+static uint64_t proc_hash(long pid, const char *name)
+{
+	return pid >= 0 ? hash_bytes(0x84222325cbf29ce4ull, &pid, sizeof(pid))
+			: hash_bytes(0x84222325cbf29ce5ull, name, strlen(name));
+}
+
+static uint64_t row_hash(const struct top_model *m, const struct top_index *ix, size_t i)
+{
+	return ix == &m->dev_ix ? dev_hash(m->devs[i].type, m->devs[i].key) : proc_hash(m->procs[i].pid, m->procs[i].name);
+}
+
+/* The first slot to look in: the hash's high half (its last step is a multiplication: the low bits mix least). */
+static size_t slot0(const struct top_index *ix, uint64_t h)
+{
+	return (size_t)(h >> 32) & ix->mask;
+}
+
+static void index_put(struct top_index *ix, uint64_t h, size_t row)
+{
+	size_t j = slot0(ix, h);
+
+	while (ix->slots[j])
+		j = (j + 1) & ix->mask;
+	ix->slots[j] = (uint32_t)(row + 1);
+}
+
+/* Index rows 0..n-1 afresh (devices or processes, as ix is), in a table at least twice their number. */
+static void index_build(const struct top_model *m, struct top_index *ix, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	free(ix->slots);
+	ix->slots = xcalloc(cap, sizeof(*ix->slots));
+	ix->mask = cap - 1;
+	for (size_t i = 0; i < n; i++)
+		index_put(ix, row_hash(m, ix, i), i);
+}
+
+/* Row `row` (the last one, just added, hash h) into the index; the table doubles when half full. */
+static void index_add(const struct top_model *m, struct top_index *ix, uint64_t h, size_t row)
+{
+	if (2 * (row + 1) >= ix->mask)
+		index_build(m, ix, row + 1);
+	else
+		index_put(ix, h, row);
+}
+
+static struct top_dev *dev_find(const struct top_model *m, const char *type, const char *key, uint64_t h)
+{
+	const struct top_index *ix = &m->dev_ix;
+
+	if (!ix->mask)
+		return NULL;
+	for (size_t j = slot0(ix, h); ix->slots[j]; j = (j + 1) & ix->mask) {
+		struct top_dev *d = &m->devs[ix->slots[j] - 1];
+
+		if (!strcmp(d->key, key) && !strcmp(d->type, type))
+			return d;
+	}
+	return NULL;
+}
+
+const struct top_dev *top_model_dev(const struct top_model *m, const char *type, const char *key)
+{
+	return dev_find(m, type, key, dev_hash(type, key));
 }
 
 static struct top_dev *dev_get(struct top_model *m, const char *type, const char *key)
 {
 	struct top_dev *d;
+	char t[sizeof(d->type)], k[sizeof(d->key)];
+	uint64_t h;
 
-	for (size_t i = 0; i < m->ndevs; i++)
-		if (!strcmp(m->devs[i].key, key) && !strcmp(m->devs[i].type, type))
-			return &m->devs[i];
+	copy(t, sizeof(t), type);
+	copy(k, sizeof(k), key);
+	h = dev_hash(t, k);
+	if ((d = dev_find(m, t, k, h)))
+		return d;
 	if (m->ndevs == m->adevs) {
 		m->adevs = m->adevs ? 2 * m->adevs : 8;
 		m->devs = xrealloc(m->devs, m->adevs * sizeof(*m->devs));
 	}
 	d = &m->devs[m->ndevs++];
 	memset(d, 0, sizeof(*d));
-	copy(d->type, sizeof(d->type), type);
-	copy(d->key, sizeof(d->key), key);
+	copy(d->type, sizeof(d->type), t);
+	copy(d->key, sizeof(d->key), k);
 	d->util = d->mem_used = d->mem_total = d->temp = d->power = d->power_limit = NAN;
 	d->clock_core = d->clock_mem = d->fan = d->activity = NAN;
+	index_add(m, &m->dev_ix, h, m->ndevs - 1);
 	return d;
 }
 
@@ -162,10 +247,15 @@ static struct top_dev *dev_get(struct top_model *m, const char *type, const char
 static struct top_proc *proc_get(struct top_model *m, long pid, const char *tag)
 {
 	struct top_proc *p;
+	char name[sizeof(p->name)];
+	const struct top_index *ix = &m->proc_ix;
+	uint64_t h;
 
-	for (size_t i = 0; i < m->nprocs; i++) {
-		p = &m->procs[i];
-		if (p->pid == pid && (pid >= 0 || !strcmp(p->name, tag ? tag : "")))
+	copy(name, sizeof(name), pid >= 0 ? "" : tag);
+	h = proc_hash(pid, name);
+	for (size_t j = ix->mask ? slot0(ix, h) : 0; ix->mask && ix->slots[j]; j = (j + 1) & ix->mask) {
+		p = &m->procs[ix->slots[j] - 1];
+		if (p->pid == pid && (pid >= 0 || !strcmp(p->name, name)))
 			return p;
 	}
 	if (m->nprocs == m->aprocs) {
@@ -175,33 +265,41 @@ static struct top_proc *proc_get(struct top_model *m, long pid, const char *tag)
 	p = &m->procs[m->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	copy(p->name, sizeof(p->name), name); /* a pidless entry's key; a process's name comes with its samples */
 	p->cpu = p->rss = p->rt_devmem = p->rate = p->failures = p->p50 = p->p99 = NAN;
+	index_add(m, &m->proc_ix, h, m->nprocs - 1);
 	return p;
 }
 
-/* A runtime's model version entry, kept sorted by model, then version. */
-static struct top_rtmodel *rtmodel_get(struct top_proc *p, const char *model, const char *version)
+/* A runtime's model version entry, kept sorted by model, then version (found by bisection). */
+static struct top_rtmodel *rtmodel_get(struct top_proc *p, const char *model_in, const char *version_in)
 {
 	struct top_rtmodel *r;
-	size_t i;
-	int c = 1;
+	char model[sizeof(r->model)], version[sizeof(r->version)];
+	size_t lo = 0, hi = p->nmodels;
 
-	for (i = 0; i < p->nmodels; i++) {
-		c = strcmp(p->models[i].model, model);
+	copy(model, sizeof(model), model_in);
+	copy(version, sizeof(version), version_in);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(p->models[mid].model, model);
+
 		if (!c)
-			c = strcmp(p->models[i].version, version);
-		if (c >= 0)
-			break;
+			c = strcmp(p->models[mid].version, version);
+		if (!c)
+			return &p->models[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	if (i < p->nmodels && !c)
-		return &p->models[i];
 	if (p->nmodels == p->amodels) {
 		p->amodels = p->amodels ? 2 * p->amodels : 4;
 		p->models = xrealloc(p->models, p->amodels * sizeof(*p->models));
 	}
-	memmove(&p->models[i + 1], &p->models[i], (p->nmodels - i) * sizeof(*p->models));
+	memmove(&p->models[lo + 1], &p->models[lo], (p->nmodels - lo) * sizeof(*p->models));
 	p->nmodels++;
-	r = &p->models[i];
+	r = &p->models[lo];
 	memset(r, 0, sizeof(*r));
 	copy(r->model, sizeof(r->model), model);
 	copy(r->version, sizeof(r->version), version);
@@ -603,7 +701,10 @@ void top_model_end(struct top_model *m, int64_t mono_ns)
 		models_finish(p, m->last_ts_ms, keep_ms);
 		m->procs[k++] = *p;
 	}
-	m->nprocs = k;
+	if (k != m->nprocs) {
+		m->nprocs = k;
+		index_build(m, &m->proc_ix, k); /* rows moved */
+	}
 	m->last_mono_ns = mono_ns;
 	m->reports++;
 }

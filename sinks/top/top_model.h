@@ -117,6 +117,12 @@ struct top_proc {
 
 #define TOP_MODEL_NFAMS 29 /* how many families accel-top reads */
 
+/* Rows found by their key in constant time: open addressing, a slot holds a row's index + 1 (0: empty). */
+struct top_index {
+	uint32_t *slots;
+	size_t mask; /* slots - 1 (a power of two, at least twice the rows); 0: no table yet */
+};
+
 struct top_model {
 	char host[64];
 	char instance_type[32], instance_id[32];
@@ -133,6 +139,8 @@ struct top_model {
 	size_t ndevs, adevs;
 	struct top_proc *procs;
 	size_t nprocs, aprocs;
+	struct top_index dev_ix;    /* devs by device_type and key */
+	struct top_index proc_ix;   /* procs by pid; a pidless runtime entry by its tag */
 	/* within one report */
 	double cpu_acc;
 	int cpu_n;
@@ -158,6 +166,9 @@ void top_model_report(struct top_model *m, json_t *report, int64_t now_ms, int64
 void top_model_begin(struct top_model *m);
 void top_model_sample(struct top_model *m, const struct sample *s);
 void top_model_end(struct top_model *m, int64_t mono_ns);
+
+/* The device of that kind and key (borrowed), or NULL. */
+const struct top_dev *top_model_dev(const struct top_model *m, const char *type, const char *key);
 
 /* A device's history point i, 0 the oldest of hist_n. */
 const struct top_hist *top_dev_hist(const struct top_dev *d, size_t i);

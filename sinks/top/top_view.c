@@ -50,10 +50,29 @@ static void grow(struct top_canvas *c, int y)
 	c->h = y + 1;
 }
 
-/* Bytes of the UTF-8 character that starts with b (1 for a stray byte). */
-static int u8len(unsigned char b)
+/*
+ * Whether a terminal would act on code point cp or not show it: the C0 and
+ * C1 controls and DEL (ESC, and CSI U+009B and OSC U+009D, start sequences
+ * that move the cursor, recolour, retitle or reach the clipboard), and the
+ * invisible format characters (Unicode's Cf, Zl, Zp): bidi embeddings,
+ * overrides and isolates that reorder what follows them, zero-width
+ * characters that hide or join text.
+ */
+static int terminal_control(uint32_t cp)
 {
-	return b >= 0xf0 && b < 0xf8 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+	static const uint32_t ranges[][2] = {
+		{ 0x0000, 0x001F },   { 0x007F, 0x009F },   { 0x00AD, 0x00AD },   { 0x0600, 0x0605 },
+		{ 0x061C, 0x061C },   { 0x06DD, 0x06DD },   { 0x070F, 0x070F },   { 0x0890, 0x0891 },
+		{ 0x08E2, 0x08E2 },   { 0x180E, 0x180E },   { 0x200B, 0x200F },   { 0x2028, 0x202E },
+		{ 0x2060, 0x2064 },   { 0x2066, 0x206F },   { 0xFEFF, 0xFEFF },   { 0xFFF9, 0xFFFB },
+		{ 0x110BD, 0x110BD }, { 0x110CD, 0x110CD }, { 0x13430, 0x1343F }, { 0x1BCA0, 0x1BCA3 },
+		{ 0x1D173, 0x1D17A }, { 0xE0001, 0xE0001 }, { 0xE0020, 0xE007F },
+	};
+
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]) && cp >= ranges[i][0]; i++)
+		if (cp <= ranges[i][1])
+			return 1;
+	return 0;
 }
 
 int top_canvas_put(struct top_canvas *c, int y, int x, const char *s, int attr)
@@ -63,19 +82,20 @@ int top_canvas_put(struct top_canvas *c, int y, int x, const char *s, int attr)
 	grow(c, y);
 	while (*s && x < c->w) {
 		struct top_cell *cell = &c->cells[(size_t)y * (size_t)c->w + (size_t)x];
-		int n = u8len((unsigned char)*s);
+		uint32_t cp;
+		size_t n = utf8_char(s, &cp);
 
-		for (int k = 1; k < n; k++)
-			if ((s[k] & 0xc0) != 0x80)
-				n = 1;
-		if (n == 1 && ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x80)) {
-			cell->ch[0] = '?'; /* control characters and stray bytes from the input */
+		/* Controls, invisible format characters and bytes that are not UTF-8 (each) from the input. */
+		if (n == 0 || terminal_control(cp)) {
+			cell->ch[0] = '?';
+			cell->len = 1;
+			s += n ? n : 1;
 		} else {
-			memcpy(cell->ch, s, (size_t)n);
+			memcpy(cell->ch, s, n);
+			cell->len = (uint8_t)n;
+			s += n;
 		}
-		cell->len = (uint8_t)(n == 1 ? 1 : n);
 		cell->attr = (uint8_t)attr;
-		s += n;
 		x++;
 	}
 	return x;
@@ -374,15 +394,12 @@ static int mig_line(const struct top_view *v, const struct top_dev *d, struct to
 /* The GPU a MIG instance belongs to (same kind, the key before the first '/'), or -1. */
 static int mig_parent(const struct top_model *m, const struct top_dev *d)
 {
-	size_t n = strcspn(d->key, "/");
+	char key[sizeof(d->key)];
+	const struct top_dev *g;
 
-	for (size_t i = 0; i < m->ndevs; i++) {
-		const struct top_dev *g = &m->devs[i];
-
-		if (!g->is_mig && strlen(g->key) == n && !strncmp(g->key, d->key, n) && !strcmp(g->type, d->type))
-			return (int)i;
-	}
-	return -1;
+	snprintf(key, sizeof(key), "%.*s", (int)strcspn(d->key, "/"), d->key);
+	g = top_model_dev(m, d->type, key);
+	return g && !g->is_mig ? (int)(g - m->devs) : -1;
 }
 
 /* Whether a MIG instance is in the current layout: seen within three periods (at least 3 s) of the last report. */
@@ -398,23 +415,31 @@ static int devices(const struct top_model *m, const struct top_view *v, struct t
 {
 	char t[64];
 	size_t ngpu = 0, nmig = 0;
-	int *parent = xmalloc((m->ndevs + 1) * sizeof(*parent));
+	/* Each device's parent GPU (-1: none), and each GPU's MIG instances as a chain in the devices' order. */
+	int *parent = xmalloc(3 * (m->ndevs + 1) * sizeof(*parent)), *first = parent + m->ndevs + 1,
+	    *next = first + m->ndevs + 1;
 
 	for (size_t i = 0; i < m->ndevs; i++) {
 		parent[i] = m->devs[i].is_mig ? mig_parent(m, &m->devs[i]) : -1;
+		first[i] = -1;
 		if (parent[i] < 0)
 			ngpu++;
 		else if (mig_current(m, &m->devs[i]))
 			nmig++;
 	}
+	for (size_t k = m->ndevs; k-- > 0;)
+		if (parent[k] >= 0) {
+			next[k] = first[parent[k]];
+			first[parent[k]] = (int)k;
+		}
 	snprintf(t, sizeof(t), nmig ? "Devices: %zu  MIG instances: %zu" : "Devices: %zu", ngpu, nmig);
 	top_canvas_put(c, y++, 0, t, TA_BOLD);
 	for (size_t i = 0; i < m->ndevs; i++) {
 		if (parent[i] >= 0)
 			continue;
 		y = device_panel(m, v, &m->devs[i], c, y);
-		for (size_t k = 0; k < m->ndevs; k++)
-			if (parent[k] == (int)i && mig_current(m, &m->devs[k]))
+		for (int k = first[i]; k >= 0; k = next[k])
+			if (mig_current(m, &m->devs[k]))
 				y = mig_line(v, &m->devs[k], c, y);
 	}
 	free(parent);

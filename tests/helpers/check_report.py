@@ -327,7 +327,8 @@ class Stream:
             elif not p > 0 or math.isinf(p):
                 self.err(join(path, "period"), "%r is not a positive number of seconds" % p)
             else:
-                self.check_period(join(path, "period"), key, p)
+                # A group with an error and nothing else holds no data: the next one's may cover its time too.
+                self.check_period(join(path, "period"), key, p, not err or bool(set(g) - set(ENVELOPE)))
         if "timestamp" in g:
             t = self.timestamp(join(path, "timestamp"), g["timestamp"])
             if t is not None and self.root_t is not None:
@@ -340,9 +341,10 @@ class Stream:
                 check(join(path, k), g[k])
         return err if isinstance(err, str) else None
 
-    def check_period(self, path, key, p):
+    def check_period(self, path, key, p, has_data=True):
         prev = self.last.get(key)
-        self.last[key] = self.root_t
+        if has_data:
+            self.last[key] = self.root_t
         if prev is None or self.root_t is None:
             return
         since = self.root_t - prev
@@ -1095,9 +1097,11 @@ class Stream:
         # An endpoint runtime (http:// or https://) also says which server it is, and with passthrough its body.
         endpoint = str(e.get("address", "")).startswith(("http://", "https://"))
         if not self.keys(path, e, ENTRY_KEYS + (("server",) if endpoint else ()),
-                         ENTRY_OPTIONAL + (("exposition",) if endpoint else ())):
+                         ENTRY_OPTIONAL + (("exposition", "exposition_error") if endpoint else ())):
             return prev_index
-        for k in ("server", "exposition"):
+        if "exposition" in e and "exposition_error" in e:
+            self.err(join(path, "exposition_error"), "next to an exposition (it says why there is none)")
+        for k in ("server", "exposition", "exposition_error"):
             if endpoint and k in e:
                 self.string(join(path, k), e[k])
         if "container" in e:

@@ -19,7 +19,9 @@ Serve:  fake_infer.py --port-file F [--log L] [--flavour triton|vllm]
   the log. --flavour vllm serves vLLM's families instead (one model, no
   version: vllm:request_success_total by finished_reason, the prompt and
   generation token counters, the TTFT and end-to-end latency histograms,
-  requests running and waiting, KV-cache usage; VLLM_* below).
+  requests running and waiting, KV-cache usage; VLLM_* below). --fail N,M
+  answers the N-th and M-th GET with HTTP 500: the server's counters went on
+  (the step counts, and is logged), so the next good scrape holds two steps.
 
 Check:  fake_infer.py --check STREAM --log L [--flavour triton|vllm]
   Every execution_stats of the stream's endpoint runtime of that flavour is checked exactly
@@ -28,6 +30,9 @@ Check:  fake_infer.py --check STREAM --log L [--flavour triton|vllm]
   increment, every mean and percentile what this script computes the way
   docs/report-format.md §6.5 says (Prometheus' BucketQuantile for the
   histogram), bit for bit; the scrapes add up to no more than the log's.
+  With --period P (seconds, the group's configured period), a group's
+  "period" must be k periods, within half a period: a rate (count / period)
+  is then the server's.
 
 Also importable: the test computes the Prometheus equivalents' expected
 values from INC and MEAN_US.
@@ -167,6 +172,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     scrapes = 0
     lock = threading.Lock()
     log_path = None
+    fail = ()
     body = staticmethod(exposition)
 
     def do_GET(self):
@@ -179,6 +185,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if Handler.log_path:
                 with open(Handler.log_path, "a") as f:
                     f.write("%d\n" % n)
+        if n in Handler.fail:
+            self.send_error(500, "failing scrape %d on purpose" % n)
+            return
         body = Handler.body(n).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
@@ -309,7 +318,13 @@ def check_vllm(stream, log):
     return errors
 
 
-def check(stream, log):
+def check_period(where, g, k, period, errors):
+    """A group covering k scrapes must say k periods (within half a period), or rates come out k times off."""
+    if period and not abs(g.get("period", 0) - k * period) < period / 2:
+        errors.append("%s: period %r covers %d scrapes of %r s each" % (where, g.get("period"), k, period))
+
+
+def check(stream, log, period=None):
     errors = []
     scrapes = len(open(log).read().split())
     total_k = 0
@@ -337,6 +352,7 @@ def check(stream, log):
                 continue
             total_k += k
             groups += 1
+            check_period(where, g, k, period, errors)
             for key in INC:
                 m, v = key
                 want = wire(expected_model(key, k))
@@ -381,6 +397,8 @@ def main():
     p.add_argument("--check", metavar="STREAM")
     p.add_argument("--flavour", choices=("triton", "vllm"), default="triton")
     p.add_argument("--print", type=int, metavar="N", help="print the N-th scrape's body and exit")
+    p.add_argument("--fail", default="", metavar="N,M", help="answer these GETs (from 1) with HTTP 500")
+    p.add_argument("--period", type=float, help="--check: the group's configured period, seconds")
     a = p.parse_args()
     if a.print:
         sys.stdout.write((vllm_exposition if a.flavour == "vllm" else exposition)(a.print))
@@ -391,8 +409,9 @@ def main():
             print(e)
         return 1 if errors else 0
     if a.check:
-        return check(a.check, a.log)
+        return check(a.check, a.log, a.period)
     Handler.log_path = a.log
+    Handler.fail = {int(x) for x in a.fail.split(",") if x}
     if a.flavour == "vllm":
         Handler.body = staticmethod(vllm_exposition)
     srv = Server(("127.0.0.1", 0), Handler)

@@ -81,12 +81,10 @@ ok "the config is valid" "$MON" -c "$WORK/faults.json" --check-config
 
 # 16 reports: the 500 ms group's due times over 8 s; the token rotates after about 4 s.
 N=16
-NICE=
-[ "$(nice -n -10 nice 2>/dev/null)" = -10 ] && NICE="nice -n -10"
 (sleep 4; echo token-two >"$WORK/token.new"; mv "$WORK/token.new" "$WORK/token") &
 _pids="$_pids $!"
 RC=0
-$NICE timeout -k 5 $((40 * SLOW)) "$MON" -c "$WORK/faults.json" -n $N >"$WORK/out" 2>"$WORK/err" || RC=$?
+rt timeout -k 5 $((40 * SLOW)) "$MON" -c "$WORK/faults.json" -n $N >"$WORK/out" 2>"$WORK/err" || RC=$?
 is "$RC" 0 "-n $N with every fault: exit status 0"
 ok "the stream passes check_report.py" $PY "$HELP/check_report.py" --config "$WORK/faults.json" --count $N "$WORK/out"
 

@@ -14,6 +14,8 @@
 #   has_lines FILE N          FILE holds at least N complete lines
 #   six_reports NAME UNTIL CMD...  a producer reporting every 500 ms, until six reports and UNTIL; three tests
 #   rt command...             run a program whose timing the test measures at a real-time priority
+#   ec2_host                  does this host look like an EC2 instance (the facts accel-monitor reads)?
+#   prom_values EXPR          the values of an instant query to prometheus_start's Prometheus
 #   need NAME cmd...          a prerequisite (built by make, installed by make test): if cmd fails,
 #                             one failed test names it and the script stops; never a skip
 #   done_testing              print the plan; exit 1 if anything failed
@@ -187,6 +189,17 @@ rt() {
 	fi
 }
 
+# ec2_host: whether this host is an EC2 instance by the facts accel-monitor reads (monitor/host/instance.c;
+# product_uuid only when readable). Tests that must not reach the metadata service from one give the
+# producer the sysfs of a QEMU guest ($FIX/ec2/other) for that decision.
+ec2_host() {
+	_d=/sys/class/dmi/id
+	grep -qsx 'Amazon EC2' "$_d/sys_vendor" "$_d/bios_vendor" ||
+		grep -qsE '^i-[0-9a-f]{8}([0-9a-f]{9})?$' "$_d/board_asset_tag" ||
+		grep -qsi '^ec2' /sys/hypervisor/uuid "$_d/product_uuid" ||
+		grep -qsE '\.amazon$' "$_d/bios_version"
+}
+
 need() {
 	_need=$1
 	shift
@@ -237,6 +250,16 @@ EOF
 	spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
 		--web.listen-address="127.0.0.1:$_pp" --log.level=warn 2>"$WORK/prometheus.log" 3>&- 4>&- 5>&- 6>&- \
 		7>&- 8>&- 9>&-
+}
+
+# prom_values EXPR: the values of an instant query to the Prometheus of prometheus_start, sorted,
+# space-separated ("" for no data).
+prom_values() {
+	curl -s --max-time 10 --data-urlencode "query=$1" "$PURL/api/v1/query" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["status"] == "success", d
+print(" ".join(sorted(x["value"][1] for x in d["data"]["result"])))' 2>/dev/null
 }
 
 done_testing() {

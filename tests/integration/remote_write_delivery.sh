@@ -35,9 +35,8 @@ nreq() { grep -c " $1 " "$R/requests.log" 2>/dev/null || true; }
 ok "receiver up" start_receiver
 
 # The input: the neuron-monitor 2.x fixture's first report, ten a second, until $WORK/stop, each
-# stamped with the time it is written. Unstamped, a report takes the time it is read: two that wait in
-# the FIFO while the reader is descheduled (a loaded machine) would be read in the same millisecond,
-# and the second one's samples, not newer than the first's, are rightly not sent.
+# stamped with the time it is written, so that each sample's timestamp is known to the test
+# (remote_write_replay.sh covers unstamped reports read in a burst).
 L=$(sed -n 1p "$FIX/streams/neuron-monitor-2x.jsonl")
 mkfifo "$WORK/in"
 exec 3<>"$WORK/in"

@@ -5,8 +5,12 @@
  * counting it; on disk, what was not acknowledged comes back after a
  * reopen (a restart) and what was acknowledged does not; segments roll
  * and are deleted once acknowledged; a record cut short or with a bad
- * checksum ends its segment with the tail dropped and counted, the rest
- * replayed, and appends go on after it.
+ * checksum ends the last segment with the tail dropped and counted, the rest
+ * replayed, and appends go on after it; in an older segment it is reported
+ * as corruption (where, what) and only that record is skipped. A head that
+ * is a FIFO is an error at open, never a hang; a head that cannot be right
+ * replays everything. A full disk: one message, no empty segments, the
+ * batches kept in memory and sent in order.
  */
 #include "../../sinks/remote-write/remote-write_queue.h"
 #include "tap.h"
@@ -17,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,9 +61,9 @@ static int drain(struct rw_queue *q, int first, int last, const char *what)
 	return good;
 }
 
-static int nsegments(void)
+static int nsegments_in(const char *path)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(path);
 	struct dirent *de;
 	int n = 0;
 
@@ -66,6 +72,11 @@ static int nsegments(void)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+static int nsegments(void)
+{
+	return nsegments_in(dir);
 }
 
 static void push_range(struct rw_queue *q, int a, int b)
@@ -263,6 +274,234 @@ static void test_disk_bound(void)
 	rw_queue_close(q);
 }
 
+
+/* The oldest segment's path and number. */
+static unsigned long long first_segment(const char *d, char *dst, size_t size)
+{
+	DIR *dd = opendir(d);
+	struct dirent *de;
+	char best[64] = "";
+
+	while (dd && (de = readdir(dd)))
+		if (strstr(de->d_name, ".seg") && (!*best || strcmp(de->d_name, best) < 0))
+			snprintf(best, sizeof(best), "%s", de->d_name);
+	if (dd)
+		closedir(dd);
+	snprintf(dst, size, "%s/%s", d, best);
+	return strtoull(best, NULL, 10);
+}
+
+/* stderr into a pipe (not a file: the full-disk test limits file sizes) until capture_end. */
+struct capture {
+	int saved, fds[2];
+	char text[60000]; /* what was captured */
+};
+
+static void capture_start(struct capture *c)
+{
+	fflush(stderr);
+	c->saved = dup(2);
+	if (pipe(c->fds))
+		abort();
+	dup2(c->fds[1], 2);
+	close(c->fds[1]);
+}
+
+/* Restore stderr, echo what was captured there as TAP comments, and return it (c->text). */
+static const char *capture_end(struct capture *c)
+{
+	char *text = c->text;
+	ssize_t n, got = 0;
+
+	fflush(stderr);
+	dup2(c->saved, 2);
+	close(c->saved);
+	while (got < (ssize_t)sizeof(c->text) - 1 &&
+	       (n = read(c->fds[0], text + got, sizeof(c->text) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(c->fds[0]);
+	text[got] = '\0';
+	for (const char *l = text; *l;) {
+		size_t k = strcspn(l, "\n");
+
+		fprintf(stderr, "# %.*s\n", (int)k, l);
+		l += k + (l[k] == '\n');
+	}
+	return text;
+}
+
+static int count_lines(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *l = text; *l;) {
+		size_t k = strcspn(l, "\n");
+		const char *hit = strstr(l, needle);
+
+		n += hit && hit < l + k;
+		l += k + (l[k] == '\n');
+	}
+	return n;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		abort();
+}
+
+/* A FIFO where head or a segment should be: an error or a skip at once, never a start blocked forever. */
+static void test_disk_fifo(void)
+{
+	struct rw_queue *q = NULL;
+	struct rw_queue_stats st;
+	char d[300], path[400], err[512];
+	const struct rw_queue_opts o = { .dir = d, .max_bytes = 1 << 20, .segment_bytes = 1000 };
+
+	snprintf(d, sizeof(d), "%s-fifo", dir);
+	mkdir(d, 0700);
+	snprintf(path, sizeof(path), "%s/head", d);
+	ok(mkfifo(path, 0600) == 0, "a FIFO named head");
+	alarm(30); /* a hang fails the test instead of stalling the suite */
+	is_int(rw_queue_open(&o, &q, err, sizeof(err)), -EINVAL, "open refuses it (does not block)");
+	ok(strstr(err, "head is a FIFO, not a regular file") != NULL, "... saying what it is: %s", err);
+	unlink(path);
+	/* A FIFO named as a segment before the last: skipped, the other segments replayed. */
+	snprintf(path, sizeof(path), "%s/%020d.seg", d, 1);
+	ok(mkfifo(path, 0600) == 0, "a FIFO named as segment 1");
+	snprintf(path, sizeof(path), "%s/%020d.seg", d, 2);
+	write_text(path, "");
+	is_int(rw_queue_open(&o, &q, err, sizeof(err)), 0, "open goes on past it (does not block)");
+	alarm(0);
+	rw_queue_stats(q, &st);
+	is_int(st.replayed_records, 0, "nothing replayed from it");
+	push_range(q, 1, 3);
+	ok(drain(q, 1, 3, "after a FIFO segment"), "appends and sends go on");
+	rw_queue_close(q);
+}
+
+/* A head that cannot be right: a segment past the newest, an offset past its segment's end. */
+static void test_disk_bad_head(void)
+{
+	struct rw_queue *q;
+	struct rw_queue_stats st;
+	char d[300], path[400], seg[400], line[64], err[512];
+	unsigned long long first;
+	const struct rw_queue_opts o = { .dir = d, .max_bytes = 1 << 20, .segment_bytes = 1000 };
+	struct capture c;
+	const char *log;
+
+	snprintf(d, sizeof(d), "%s-head", dir);
+	snprintf(path, sizeof(path), "%s/head", d);
+	rw_queue_open(&o, &q, err, sizeof(err));
+	push_range(q, 1, 30);
+	rw_queue_close(q);
+	first = first_segment(d, seg, sizeof(seg));
+	ok(nsegments_in(d) >= 3, "30 records in %d segments", nsegments_in(d));
+
+	for (int k = 0; k < 2; k++) {
+		const char *why = k ? "names an offset past its segment's end" : "names a segment past the newest";
+
+		if (k)
+			snprintf(line, sizeof(line), "%llu 99999\n", first);
+		else
+			snprintf(line, sizeof(line), "999 0\n");
+		write_text(path, line);
+		capture_start(&c);
+		ok(rw_queue_open(&o, &q, err, sizeof(err)) == 0, "head \"%.*s\": opened", (int)strcspn(line, "\n"), line);
+		log = capture_end(&c);
+		rw_queue_stats(q, &st);
+		is_int(st.replayed_records, 30, "... and every record replayed, none discarded");
+		ok(strstr(log, why) && strstr(log, "replaying every segment"), "... with a warning: %s", why);
+		if (!k)
+			rw_queue_close(q);
+	}
+	ok(drain(q, 1, 30, "bad head"), "records 1..30 in order");
+	rw_queue_close(q);
+}
+
+/* A bit flipped in a record of a segment before the last: corruption, said where, that record skipped. */
+static void test_disk_corrupt_older(void)
+{
+	struct rw_queue *q;
+	struct rw_queue_stats st;
+	char d[300], seg[400], r[256], err[512], want[600];
+	const struct rw_queue_opts o = { .dir = d, .max_bytes = 1 << 20, .segment_bytes = 1000 };
+	struct capture c;
+	const char *log;
+	off_t off;
+	int fd;
+	char ch;
+	struct buf b;
+	uint32_t ns;
+	uint64_t id;
+
+	snprintf(d, sizeof(d), "%s-older", dir);
+	rw_queue_open(&o, &q, err, sizeof(err));
+	push_range(q, 1, 30);
+	rw_queue_close(q);
+	first_segment(d, seg, sizeof(seg));
+	rec(r, sizeof(r), 1);
+	off = RW_QUEUE_HDR + (off_t)strlen(r); /* record 2 */
+	fd = open(seg, O_RDWR);
+	ok(fd >= 0 && pread(fd, &ch, 1, off + RW_QUEUE_HDR + 5) == 1, "read a byte of record 2 in the oldest segment");
+	ch ^= 0x01;
+	ok(pwrite(fd, &ch, 1, off + RW_QUEUE_HDR + 5) == 1, "flipped a bit of it");
+	close(fd);
+	capture_start(&c);
+	is_int(rw_queue_open(&o, &q, err, sizeof(err)), 0, "reopened");
+	log = capture_end(&c);
+	rw_queue_stats(q, &st);
+	rec(r, sizeof(r), 2);
+	is_int(st.replayed_records, 29, "every other record replayed, those after it in its segment too");
+	is_int(st.corrupt_bytes, RW_QUEUE_HDR + strlen(r), "the bad record's bytes counted as corrupt");
+	snprintf(want, sizeof(want), "%s is corrupt", strrchr(seg, '/') + 1);
+	ok(strstr(log, want) != NULL, "the message says corrupt and which segment");
+	snprintf(want, sizeof(want), "a checksum mismatch at offset %lld", (long long)off);
+	ok(strstr(log, want) != NULL, "... what and at which offset");
+	ok(strstr(log, "a crash in the middle") == NULL, "... and does not blame a crash");
+	buf_init(&b, 1 << 20);
+	ok(rw_queue_peek(q, &b, &ns, &id) == 1 && ns == 1, "record 1 first");
+	rw_queue_ack(q, id);
+	buf_free(&b);
+	ok(drain(q, 3, 30, "after a flip in an older segment"), "then 3..30 in order");
+	rw_queue_close(q);
+}
+
+/* A full disk (file size limit): one message, no segment per failed append, the batches kept and sent in order. */
+static void test_disk_full(void)
+{
+	struct rw_queue *q;
+	char d[300], err[512];
+	const struct rw_queue_opts o = { .dir = d, .max_bytes = 1 << 20, .segment_bytes = 1000 };
+	struct rlimit old, lim;
+	struct capture c;
+	const char *log;
+	int before;
+
+	snprintf(d, sizeof(d), "%s-full", dir);
+	rw_queue_open(&o, &q, err, sizeof(err));
+	push_range(q, 1, 3);
+	before = nsegments_in(d);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = 4; /* no record fits anywhere */
+	capture_start(&c);
+	ok(setrlimit(RLIMIT_FSIZE, &lim) == 0, "the disk is full");
+	push_range(q, 4, 60);
+	setrlimit(RLIMIT_FSIZE, &old);
+	push_range(q, 61, 62);
+	log = capture_end(&c);
+	is_int(count_lines(log, "cannot append"), 1, "57 failed appends: one message");
+	ok(strstr(log, "work again; 57 batches") != NULL, "one more when appends work again, with the count");
+	is_int(nsegments_in(d), before, "no segment left per failed append");
+	ok(drain(q, 1, 62, "full disk"), "every batch sent, in order (those in memory too)");
+	rw_queue_close(q);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/test_rwq.XXXXXX";
@@ -274,6 +513,10 @@ int main(void)
 	test_disk_replay();
 	test_disk_corrupt();
 	test_disk_bound();
+	test_disk_fifo();
+	test_disk_bad_head();
+	test_disk_corrupt_older();
+	test_disk_full();
 	{
 		char cmd[300];
 

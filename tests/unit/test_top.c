@@ -243,6 +243,36 @@ static void test_canvas(void)
 	row(&c, 1, line, sizeof(line));
 	is_str(line, "a?[2Jb?", "control characters and stray bytes are shown as ?");
 	top_canvas_free(&c);
+
+	/* C1 controls encoded in UTF-8, bidi controls, invisible format characters, raw C1 bytes, overlong forms. */
+	{
+		static const struct {
+			const char *in, *want, *what;
+		} cases[] = {
+			{ "a\xc2\x9b" "2Jb", "a?2Jb", "CSI U+009B shown as ?" },
+			{ "a\xc2\x9d" "0;t\xc2\x9c" "b", "a?0;t?b", "OSC U+009D ... ST U+009C" },
+			{ "a\xc2\x80\xc2\x9f" "b", "a??b", "U+0080, U+009F" },
+			{ "a\x7f" "b", "a?b", "DEL shown as ?" },
+			{ "x\xe2\x80\xae" "cba", "x?cba", "RLO U+202E" },
+			{ "\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", "????", "LRE, RLE, PDF, LRO" },
+			{ "\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9", "????", "LRI, RLI, FSI, PDI" },
+			{ "a\xe2\x80\x8b\xe2\x80\x8f\xef\xbb\xbf" "b", "a???b", "ZWSP, RLM, BOM" },
+			{ "a\xe2\x80\xa8" "b", "a?b", "LINE SEPARATOR" },
+			{ "a\xf3\xa0\x80\x81" "b", "a?b", "LANGUAGE TAG U+E0001" },
+			{ "a\x9b" "2J\x9d" "b", "a?2J?b", "raw bytes 0x9b, 0x9d (not UTF-8)" },
+			{ "a\xc0\x9b" "b", "a??b", "overlong ESC" },
+			{ "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+			  "printable characters kept" },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			top_canvas_init(&c, 20);
+			top_canvas_put(&c, 0, 0, cases[i].in, TA_NONE);
+			row(&c, 0, line, sizeof(line));
+			is_str(line, cases[i].want, cases[i].what);
+			top_canvas_free(&c);
+		}
+	}
 }
 
 /* accel-prom's exposition as the input: counters become increases since the last poll, rates per interval. */
@@ -436,8 +466,130 @@ static void test_url_models(void)
 	top_model_free(&m);
 }
 
+/* One sample of family fam for device (type, key) or runtime (tag, pid; pid NULL: none), with up to two more labels. */
+static void put(struct top_model *m, const char *fam, const char *type, const char *key, const char *tag,
+		const char *pid, const char *l1, const char *v1, const char *l2, const char *v2, double value,
+		int64_t ts_ms)
+{
+	struct sample s = { 0 };
+
+	s.fam = map_family(fam);
+	s.host = "h";
+	s.device_type = type;
+	s.device = key;
+	s.runtime_tag = tag;
+	if (pid)
+		s.labels[s.nlabels++] = (struct label){ "pid", pid };
+	if (l1)
+		s.labels[s.nlabels++] = (struct label){ l1, v1 };
+	if (l2)
+		s.labels[s.nlabels++] = (struct label){ l2, v2 };
+	s.value = value;
+	s.ts_ms = ts_ms;
+	s.period = 1;
+	top_model_sample(m, &s);
+}
+
+/*
+ * Many devices and processes, found by key: 3000 GPUs and 2000 processes
+ * over reports (each value lands on its own row), processes that leave and
+ * come back (rows move: still found, not doubled), MIG instances under
+ * their GPU; and keys longer than the rows keep (a device key, a pidless
+ * runtime's tag, a model name) are one row, not one per sample.
+ */
+static void test_many_rows(void)
+{
+	struct top_model m;
+	char key[32], pid[32], tag[32];
+	size_t bad = 0;
+	const char *long_key = "a-device-key-longer-than-its-field", *long_tag = "a-runtime-tag-longer-than-the-name-field",
+		   *long_model = "a-model-name-longer-than-the-sixty-four-bytes-a-model-entry-keeps-for-it";
+
+	top_model_init(&m);
+	for (int r = 0; r < 3; r++) {
+		int64_t ts = 1767225600000LL + r * 10000; /* 10 s apart: a process absent once is gone */
+
+		top_model_begin(&m);
+		for (int i = 0; i < 3000; i++) {
+			snprintf(key, sizeof(key), "%d", i);
+			put(&m, "accelerator_utilization_ratio", "nvidia", key, NULL, NULL, "engine", "core", NULL, NULL,
+			    (i + r) / 10000.0, ts);
+		}
+		put(&m, "accelerator_utilization_ratio", "nvidia", "7/1/0", NULL, NULL, "engine", "core", "gpu_instance",
+		    "1", 0.5, ts);
+		for (int i = 0; i < 2000; i++) {
+			if (r == 1 && i % 2)
+				continue; /* odd pids leave in the second report and come back in the third */
+			snprintf(pid, sizeof(pid), "%d", 100 + i);
+			snprintf(tag, sizeof(tag), "w%d", i);
+			put(&m, "runtime_memory_used_bytes", NULL, NULL, tag, pid, "memory_location", "host", NULL, NULL,
+			    1000.0 * i + r, ts);
+		}
+		for (int k = 0; k < 2; k++) {
+			put(&m, "accelerator_utilization_ratio", "nvidia", long_key, NULL, NULL, "engine", "core", NULL, NULL,
+			    0.25, ts);
+			put(&m, "runtime_memory_used_bytes", NULL, NULL, long_tag, NULL, "memory_location", "host", NULL,
+			    NULL, 7, ts);
+			put(&m, "execution_status_total", NULL, NULL, "srv", "99999", "model", long_model, "status_type",
+			    "completed", 1, ts);
+		}
+		top_model_end(&m, (int64_t)r * 1000000000);
+		if (r == 1)
+			is_int(m.nprocs, 1000 + 2, "second report: the processes that left are gone");
+	}
+	is_int(m.ndevs, 3000 + 2, "3000 GPUs, a MIG instance and a long-keyed device: one row each");
+	is_int(m.nprocs, 2000 + 2, "2000 processes (half of them back), a long-tagged runtime, a server: one row each");
+	for (int i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "%d", i);
+		const struct top_dev *d = top_model_dev(&m, "nvidia", key);
+
+		bad += !d || fabs(d->util - (i + 2) / 10000.0) > 1e-12;
+	}
+	is_int(bad, 0, "every GPU found by its key, with its own value");
+	bad = 0;
+	for (size_t i = 0; i < m.nprocs; i++) {
+		const struct top_proc *p = &m.procs[i];
+
+		if (p->pid >= 100 && p->pid < 2100)
+			bad += p->rss != 1000.0 * (double)(p->pid - 100) + 2;
+	}
+	is_int(bad, 0, "every process row has its own last value");
+	ok(top_model_dev(&m, "nvidia", "7/1/0") && top_model_dev(&m, "nvidia", "7/1/0")->is_mig,
+	   "the MIG instance found by its key");
+	ok(!top_model_dev(&m, "nvidia", "3000") && !top_model_dev(&m, "amd", "0"), "an unknown key finds nothing");
+	{
+		const struct top_proc *srv = NULL;
+
+		for (size_t i = 0; i < m.nprocs; i++)
+			if (m.procs[i].pid == 99999)
+				srv = &m.procs[i];
+		ok(srv && srv->nmodels == 1, "a model name longer than the entry keeps: one model entry (%zu)",
+		   srv ? srv->nmodels : 0);
+	}
+	{
+		struct top_view v;
+		struct top_canvas c;
+		char line[256];
+		int y, found;
+
+		top_view_init(&v);
+		v.now_mono_ns = 3000000000LL;
+		top_canvas_init(&c, 200);
+		top_view_render(&m, &v, &c);
+		y = find_row(&c, "  MIG 7/1/0", line, sizeof(line));
+		row(&c, y - 2, line, sizeof(line));
+		found = y > 2 && !strncmp(line, "nvidia 7 ", 9);
+		if (!found)
+			fprintf(stderr, "# row %d: %s\n", y - 2, line);
+		ok(found, "the MIG instance drawn under its GPU");
+		top_canvas_free(&c);
+	}
+	top_model_free(&m);
+}
+
 int main(void)
 {
+	test_many_rows();
 	test_url_models();
 	test_pods_models_mig();
 	test_url();

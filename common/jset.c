@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Members of kept JSON objects, set in place; see jset.h. */
+#include "jset.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void jset_int(json_t *o, const char *k, json_int_t v)
+{
+	json_t *j = json_object_get(o, k);
+
+	if (json_is_integer(j))
+		json_integer_set(j, v);
+	else
+		json_object_set_new(o, k, json_integer(v));
+}
+
+void jset_real(json_t *o, const char *k, double v)
+{
+	json_t *j = json_object_get(o, k);
+
+	if (json_is_real(j))
+		json_real_set(j, v);
+	else
+		json_object_set_new(o, k, json_real(v));
+}
+
+void jset_u64(json_t *o, const char *k, uint64_t v)
+{
+	if (v <= (uint64_t)INT64_MAX)
+		jset_int(o, k, (json_int_t)v);
+	else
+		jset_real(o, k, (double)v);
+}
+
+void jset_bool(json_t *o, const char *k, int v)
+{
+	json_t *j = json_object_get(o, k);
+
+	if (!json_is_boolean(j) || json_is_true(j) != !!v)
+		json_object_set_new(o, k, json_boolean(v));
+}
+
+void jset_str(json_t *o, const char *k, const char *v)
+{
+	json_t *j = json_object_get(o, k);
+	char tmp[JSET_STR_MAX + 1];
+
+	if (json_is_string(j) && !strcmp(json_string_value(j), v))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s", v);
+	json_object_set_new(o, k, json_string(utf8_sanitize(tmp)));
+}
+
+void jset_str_opt(json_t *o, const char *k, const char *v)
+{
+	if (v && *v)
+		jset_str(o, k, v);
+	else if (json_object_get(o, k))
+		json_object_del(o, k);
+}
+
+json_t *jset_obj(json_t *o, const char *k)
+{
+	json_t *j = json_object_get(o, k);
+
+	if (!json_is_object(j)) {
+		j = json_object();
+		json_object_set_new(o, k, j);
+	}
+	return j;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Members of JSON objects that a collector keeps from cycle to cycle (its
+ * devices' and containers' objects), set in place: a member that already
+ * holds a value of the same type is changed, not replaced, so a steady
+ * cycle allocates nothing; one of another type, or none, is made anew.
+ * o is borrowed; k is copied by jansson when a member is made.
+ */
+#ifndef ACCEL_JSET_H
+#define ACCEL_JSET_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+void jset_int(json_t *o, const char *k, json_int_t v);
+void jset_real(json_t *o, const char *k, double v);
+/* An unsigned 64-bit count that keeps its value: an integer below 2^63, a real at or above it (never negative). */
+void jset_u64(json_t *o, const char *k, uint64_t v);
+void jset_bool(json_t *o, const char *k, int v);
+/* A string, invalid UTF-8 replaced (utf8_sanitize), at most JSET_STR_MAX bytes. v must not be NULL. */
+void jset_str(json_t *o, const char *k, const char *v);
+/* The same, but NULL or "" removes the member. */
+void jset_str_opt(json_t *o, const char *k, const char *v);
+/* The object o[k], made when it is missing or not an object (borrowed). */
+json_t *jset_obj(json_t *o, const char *k);
+
+#define JSET_STR_MAX 511
+
+#endif

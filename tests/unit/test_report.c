@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report line within a limit (monitor/core/report.c): a report that fits
+ * is json_write's line; one that does not leaves out passthrough expositions
+ * (runtime order, those that do not fit), each entry saying so, and never
+ * comes out longer than the limit; json_string_size is what json_write writes.
+ */
+#include "../../common/jsonw.h"
+#include "../../monitor/core/report.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A report with n endpoint entries, entry i's exposition len[i] bytes of c[i] (len 0: none). */
+static json_t *report(size_t n, const size_t *len, const char *c)
+{
+	json_t *rts = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_pack("{s:I, s:s, s:n, s:s, s:s, s:{}}", "runtime_index", (json_int_t)i, "address",
+				      "http://127.0.0.1:9/metrics", "pid", "error", "", "server", "triton", "report");
+
+		if (len[i]) {
+			char *t = malloc(len[i]);
+
+			memset(t, c[i], len[i]);
+			json_object_set_new(e, "exposition", json_stringn(t, len[i]));
+			free(t);
+		}
+		json_array_append_new(rts, e);
+	}
+	return json_pack("{s:s, s:o, s:[], s:{}}", "timestamp", "2026-11-27T15:00:00.000Z", "runtime_data", rts,
+			 "device_data", "system_data");
+}
+
+static int has(json_t *rep, size_t i, const char *key)
+{
+	return json_object_get(json_array_get(json_object_get(rep, "runtime_data"), i), key) != NULL;
+}
+
+int main(void)
+{
+	struct buf line, plain;
+	json_t *rep, *back;
+	size_t max = 4096;
+	char *pad;
+
+	/* json_string_size: quotes, short escapes, \u00XX */
+	is_int(json_string_size("", 0), 2, "empty string: the quotes");
+	is_int(json_string_size("a\"\\\n", 4), 2 + 1 + 2 + 2 + 2, "short escapes are 2 bytes");
+	is_int(json_string_size("\x01\x1f", 2), 2 + 12, "control bytes are 6 bytes");
+	buf_init(&plain, 1 << 20);
+	rep = json_pack("{s:s}", "k", "a\x01\"\\\t\x7f\xc3\xa9z");
+	json_write(json_object_get(rep, "k"), &plain);
+	is_int(json_string_size("a\x01\"\\\t\x7f\xc3\xa9z", 9), plain.len, "json_string_size is json_write's length");
+	json_decref(rep);
+
+	/* Fits: the same line json_write gives, nothing left out. */
+	buf_init(&line, max);
+	rep = report(2, (size_t[]){ 100, 0 }, "xx");
+	buf_reset(&plain);
+	json_write(rep, &plain);
+	is_int(report_write(rep, &line, max), 0, "a report that fits");
+	ok(line.len == plain.len + 1 && !memcmp(line.data, plain.data, plain.len) && line.data[plain.len] == '\n',
+	   "it is json_write's line and a newline");
+	ok(has(rep, 0, "exposition") && !has(rep, 0, "exposition_error"), "its exposition kept");
+	json_decref(rep);
+
+	/* One exposition of control bytes: 800 bytes, 4800 escaped: left out, the entry says so. */
+	rep = report(2, (size_t[]){ 800, 100 }, "\x01y");
+	is_int(report_write(rep, &line, max), 0, "800 control bytes in a 4096-byte line");
+	ok(line.len <= max && line.data[line.len - 1] == '\n' && !memchr(line.data, '\n', line.len - 1),
+	   "one line of %zu bytes, at most %zu", line.len, max);
+	ok(!has(rep, 0, "exposition") && has(rep, 0, "exposition_error"), "the control bytes are left out");
+	ok(strstr(json_string_value(json_object_get(json_array_get(json_object_get(rep, "runtime_data"), 0),
+						    "exposition_error")), "4802 bytes as JSON"),
+	   "exposition_error says how long it was");
+	ok(has(rep, 1, "exposition") && !has(rep, 1, "exposition_error"), "the next entry's still fits: kept");
+	back = json_loadb(line.data, line.len, 0, NULL);
+	ok(back && json_equal(back, rep), "the line is the report as left");
+	json_decref(back);
+	json_decref(rep);
+
+	/* Four of 1500 bytes: two fit (runtime order), two are left out; exactly at the limit or under. */
+	rep = report(4, (size_t[]){ 1500, 1500, 1500, 1500 }, "abcd");
+	is_int(report_write(rep, &line, max), 0, "four 1500-byte expositions in 4096 bytes");
+	ok(line.len <= max, "%zu bytes, at most %zu", line.len, max);
+	ok(has(rep, 0, "exposition") && has(rep, 1, "exposition"), "the first two kept");
+	ok(has(rep, 2, "exposition_error") && has(rep, 3, "exposition_error") && !has(rep, 2, "exposition") &&
+		   !has(rep, 3, "exposition"),
+	   "the last two left out, each saying so");
+	json_decref(rep);
+
+	/* Too long even without expositions: -EMSGSIZE. */
+	rep = report(1, (size_t[]){ 10 }, "z");
+	pad = memset(calloc(1, 5000), 'p', 5000);
+	json_object_set_new(rep, "padding", json_stringn(pad, 5000));
+	free(pad);
+	is_int(report_write(rep, &line, max), -EMSGSIZE, "too long without expositions");
+	json_decref(rep);
+
+	buf_free(&line);
+	buf_free(&plain);
+	return done_testing();
+}

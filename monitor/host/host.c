@@ -41,6 +41,8 @@ struct host {
 	struct kubelet *kl;          /* names the state files lack; NULL without --kubelet-url or a loop */
 	struct ecs *ecs;             /* ECS names; NULL without --ecs-agent-url or --ecs-metadata, or a loop */
 	int self_root;               /* 1: the monitor's own cgroup reads "/" (a cgroup namespace); 0: not; -1: unread */
+	char self_pod_uid[48];       /* the monitor's own pod (the downward API's POD_UID), "" when not set */
+	char self_pod[256], self_ns[64]; /* and its names (POD_NAME, POD_NAMESPACE) */
 	struct sock_table socks;     /* the listening sockets and who holds them */
 	struct facts facts;          /* device facts one collector hands another */
 	struct instance *inst;       /* instance metadata; NULL when none is fetched */
@@ -48,6 +50,25 @@ struct host {
 	size_t ndm, adm;
 	int dm_known;                /* a device collector recorded (even nothing) in this snapshot */
 };
+
+/*
+ * The monitor's own pod from the downward API's variables (POD_UID from
+ * metadata.uid, POD_NAME, POD_NAMESPACE), as instance.c reads POD_NAME for
+ * instance_info: a UID that is not one (lowercase hex and dashes) is ignored.
+ */
+static void self_pod(struct host *h)
+{
+	const char *uid = getenv("POD_UID"), *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
+	size_t n = uid ? strlen(uid) : 0;
+
+	if (n < 16 || n >= sizeof(h->self_pod_uid) || strspn(uid, "0123456789abcdef-") != n)
+		return;
+	memcpy(h->self_pod_uid, uid, n + 1);
+	snprintf(h->self_pod, sizeof(h->self_pod), "%s", pod ? pod : "");
+	snprintf(h->self_ns, sizeof(h->self_ns), "%s", ns ? ns : "");
+	utf8_sanitize(h->self_pod);
+	utf8_sanitize(h->self_ns);
+}
 
 /* An owned copy of s, or of def when s is NULL. */
 static char *root_dup(const char *s, const char *def)
@@ -79,6 +100,7 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	if ((co->ecs_agent_url || co->ecs_metadata_url) && loop && o->http)
 		h->ecs = ecs_new(o->http, co->ecs_agent_url, co->ecs_metadata_url, co->ecs_refresh_ns);
 	h->self_root = -1;
+	self_pod(h);
 	facts_init(&h->facts);
 	if (o->http && loop)
 		h->inst = instance_new(loop, o->http,
@@ -227,26 +249,38 @@ static int self_in_root(struct host *h)
 }
 
 /*
- * What a process's identity says once the monitor's own is known: a process
- * seen as "/" shares the monitor's cgroup (from inside a namespace), one a
- * level above it ("/../<id>") is in the monitor's task. false when id is
- * the host's.
+ * What a process's identity says once the monitor's own is known (the ECS
+ * metadata endpoint's container, else the downward API's pod), when the
+ * monitor runs in a cgroup namespace: a process seen as "/" shares the
+ * monitor's cgroup, one a level above it ("/../<id>") is in the monitor's
+ * task or pod. false when id is the host's.
  */
 static bool identity(struct host *h, const struct container_id *id, int64_t now, struct container_id *out)
 {
 	struct container_id self;
-	int have_self;
+	bool have_self = false;
 
 	*out = *id;
-	if (!id->ns_root && !(id->ns_up == 1 && !id->ecs_task[0]))
-		return !id->ns_root;
-	have_self = h->ecs && self_in_root(h) && ecs_self(h->ecs, now, &self) == 0;
+	if (!id->ns_root && id->ns_up != 1)
+		return true;
+	if (self_in_root(h)) {
+		if (h->ecs && ecs_self(h->ecs, now, &self) == 0) {
+			have_self = true;
+		} else if (h->self_pod_uid[0]) {
+			memset(&self, 0, sizeof(self));
+			memcpy(self.pod_uid, h->self_pod_uid, sizeof(self.pod_uid));
+			have_self = true;
+		}
+	}
 	if (id->ns_root) {
 		if (!have_self)
 			return false;
 		*out = self;
 	} else if (have_self) {
-		snprintf(out->ecs_task, sizeof(out->ecs_task), "%s", self.ecs_task);
+		if (!out->ecs_task[0])
+			memcpy(out->ecs_task, self.ecs_task, sizeof(out->ecs_task));
+		if (!out->pod_uid[0])
+			memcpy(out->pod_uid, self.pod_uid, sizeof(out->pod_uid));
 	}
 	return true;
 }
@@ -265,6 +299,12 @@ json_t *host_container_json(struct host *h, pid_t pid)
 	if (!pid_id || !identity(h, pid_id, now, &id))
 		return NULL;
 	host_container_names(h, &id, now, &n);
+	if (h->self_pod_uid[0] && !strcmp(id.pod_uid, h->self_pod_uid)) {
+		if (!n.pod[0])
+			memcpy(n.pod, h->self_pod, sizeof(h->self_pod));
+		if (!n.ns[0])
+			memcpy(n.ns, h->self_ns, sizeof(h->self_ns));
+	}
 	return container_json(&id, &n);
 }
 

@@ -12,7 +12,9 @@
 #     3004 is the monitor's own container; 3005 keeps its id;
 #   - 404, garbage, the server down, an answer after 10 s: names fall back to what the cgroup and state files
 #     say (3002 keeps its labels' names), reports keep their period, the error is logged once although the
-#     fetch is retried.
+#     fetch is retried;
+#   - the downward API's POD_UID (and POD_NAME, POD_NAMESPACE) instead: 3004 is the monitor's own pod, 3006 a
+#     container of it.
 . "$(dirname "$0")/lib.sh"
 
 MON=$BIN/accel-monitor
@@ -115,6 +117,19 @@ wait "$SPID" 2>/dev/null || true
 run down "grep -q ecs: down.err"
 is "$(ctr down.out 3001)" "ecs_task_id=$TASK_A id=$(printf 'e1%.0s' $(seq 32)) runtime=docker" "down: names fall back to the ids"
 is "$(warnings down.err)" 3 "down: each source's error logged once"
+
+# ---- the same namespace in a Kubernetes pod: the downward API's POD_UID, POD_NAME, POD_NAMESPACE ------------
+UIDK=5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d
+ok "downward API: accel-monitor --once exits 0" sh -c 'POD_UID=$1 POD_NAME=infer-0 POD_NAMESPACE=ml "$2" --once \
+	-c mon.json --path.procfs "$3/proc" --path.rootfs "$3/rootfs" >pod.out 2>pod.err' sh "$UIDK" "$MON" "$E"
+ok "downward API: the report passes check_report.py" $PY "$HELP/check_report.py" pod.out
+is "$(ctr pod.out 3004)" "namespace=ml pod=infer-0 pod_uid=$UIDK" "downward API: 0::/ is the monitor's own pod"
+is "$(ctr pod.out 3006)" "id=$(printf 'e4%.0s' $(seq 32)) namespace=ml pod=infer-0 pod_uid=$UIDK runtime=docker" \
+	"downward API: a sibling of the monitor's cgroup is a container of its pod"
+ok "downward API: a POD_UID that is no UID is ignored" sh -c 'POD_UID="../x" "$1" --once -c mon.json \
+	--path.procfs "$2/proc" --path.rootfs "$2/rootfs" >podbad.out 2>/dev/null && "$3" "$4/check_report.py" podbad.out' \
+	sh "$MON" "$E" "$PY" "$HELP"
+is "$(ctr podbad.out 3004)" "-" "downward API: without a valid POD_UID, 0::/ is the host's"
 
 ok "--ecs-metadata without the variable is a usage error" sh -c '
 	env -u ECS_CONTAINER_METADATA_URI_V4 "$1" --once --ecs-metadata >/dev/null 2>err; [ $? = 2 ] &&

@@ -447,7 +447,7 @@ static void test_json(void)
 {
 	struct container_id id;
 	struct container_names n = { 0 };
-	json_t *o;
+	json_t *o, *labels;
 	char *s;
 
 	container_from_cgroup("/system.slice/nginx.service", &id);
@@ -466,6 +466,31 @@ static void test_json(void)
 	       "cgroupfs id: the runtime from its state; unknown names absent");
 	free(s);
 	json_decref(o);
+
+	/* ECS: the agent's Docker labels name the container and its task; a cluster ARN becomes its name. */
+	memset(&n, 0, sizeof(n));
+	labels = json_pack("{s:s, s:s, s:s, s:s, s:s}", "com.amazonaws.ecs.cluster",
+			   "arn:aws:ecs:us-west-2:111122223333:cluster/ml", "com.amazonaws.ecs.container-name", "app",
+			   "com.amazonaws.ecs.task-arn", "arn:aws:ecs:us-west-2:111122223333:task/ml/" TASK,
+			   "com.amazonaws.ecs.task-definition-family", "infer", "com.amazonaws.ecs.task-definition-version",
+			   "12");
+	container_names_ecs_labels(labels, &n);
+	container_names_ecs_labels(NULL, &n); /* no labels: nothing changes */
+	container_from_cgroup("/ecs/" TASK "/" ID64, &id);
+	o = container_json(&id, &n);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"ecs_cluster\":\"ml\",\"ecs_task_arn\":\"arn:aws:ecs:us-west-2:111122223333:task/ml/" TASK "\","
+		  "\"ecs_task_family\":\"infer\",\"ecs_task_id\":\"" TASK "\",\"ecs_task_revision\":\"12\",\"id\":\"" ID64
+		  "\",\"name\":\"app\",\"runtime\":\"docker\"}",
+	       "ecs: the labels' names and task, the cluster's name from its ARN");
+	free(s);
+	json_decref(o);
+	/* A container the agent started without a task cgroup (/docker/<id>): its task id from the ARN. */
+	container_from_cgroup("/docker/" ID64, &id);
+	o = container_json(&id, &n);
+	is_str(json_string_value(json_object_get(o, "ecs_task_id")), TASK, "ecs without a task cgroup: the ARN's task id");
+	json_decref(o);
+	json_decref(labels);
 }
 
 /* The per-device attribution on the v2 fixture's /proc: sums, engines, pids, and no stale entry. */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define KUBELET_TIMEOUT_MS 5000
-#define KUBELET_BODY_MAX ((size_t)64 << 20)  /* /pods of a node at its pod limit is a few MiB */
+#define KUBELET_BODY_MAX ((size_t)32 << 20)  /* /pods of a node at its pod limit (110, at most 250) is a few MiB */
 #define KUBELET_REPLY_MAX ((size_t)16 << 20) /* the reduced answer: far less */
 
 struct kubelet {

@@ -154,7 +154,7 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[
 #   FUZZ_TESTS    10 s libFuzzer runs of build/fuzz's targets, which are ASan+UBSan builds of their own:
 #                 once, in make check-sanitize
 DEPLOY_TESTS := $(addprefix tests/integration/,deploy_container.sh deploy_deb.sh deploy_kubernetes.sh \
-	deploy_systemd.sh deploy_install.sh deploy_man.sh deploy_compose.sh)
+	deploy_systemd.sh deploy_install.sh deploy_man.sh deploy_compose.sh deploy_ecs.sh)
 FUZZ_TESTS := $(wildcard tests/integration/*_fuzz.sh)
 CHECK_TESTS := $(UNIT_BIN) $(filter-out $(DEPLOY_TESTS) $(FUZZ_TESTS),$(INTEGRATION))
 TEST_JOBS ?= 2
@@ -200,6 +200,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
 	BUILD=$(BUILD) bench/expo_bench.sh
+	BUILD=$(BUILD) bench/prom_pass.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/endpoint_bench.sh
 
 # A long libFuzzer run of each sink's path, stream line -> samples -> its output, one after the other,

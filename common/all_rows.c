@@ -71,14 +71,18 @@ static const struct map_field common_fields[] = {
 	FIELD(DEVICE_MEMORY, NULL, "pods.*.{pod,namespace,qos,pids}", NULL, WHY_IDENT),
 	FIELD(DEVICE_MEMORY, NULL, "containers", "container_memory", NULL),
 	FIELD(DEVICE_MEMORY, NULL, "containers.*.memory_bytes", NULL, NULL),
-	FIELD(DEVICE_MEMORY, NULL, "containers.*.{runtime,pod_uid,pod,namespace,name,pids}", NULL, WHY_IDENT),
+	FIELD(DEVICE_MEMORY, NULL,
+	      "containers.*.{runtime,pod_uid,pod,namespace,name,ecs_cluster,ecs_task_id,ecs_task_family,pids}", NULL,
+	      WHY_IDENT),
 	FIELD(DEVICE_UTILIZATION, NULL, "process_containers", "process_containers", WHY_IDENT),
 	FIELD(DEVICE_UTILIZATION, NULL, "pods", "pod_engines", NULL),
 	FIELD(DEVICE_UTILIZATION, NULL, "pods.*.engines", NULL, NULL),
 	FIELD(DEVICE_UTILIZATION, NULL, "pods.*.{pod,namespace,qos,pids}", NULL, WHY_IDENT),
 	FIELD(DEVICE_UTILIZATION, NULL, "containers", "container_engines", NULL),
 	FIELD(DEVICE_UTILIZATION, NULL, "containers.*.engines", NULL, NULL),
-	FIELD(DEVICE_UTILIZATION, NULL, "containers.*.{runtime,pod_uid,pod,namespace,name,pids}", NULL, WHY_IDENT),
+	FIELD(DEVICE_UTILIZATION, NULL,
+	      "containers.*.{runtime,pod_uid,pod,namespace,name,ecs_cluster,ecs_task_id,ecs_task_family,pids}", NULL,
+	      WHY_IDENT),
 };
 
 static const struct family common_families[] = {

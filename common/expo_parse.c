@@ -704,6 +704,7 @@ static void sample_line(struct expo_parser *p, const char *s, size_t n, expo_cb 
 		xp->family = xp->name;
 		xp->suffix = EXPO_SFX_NONE;
 	}
+	xp->line = p->lineno;
 	p->prev = NULL; /* reused by fast_line() when every token is in a cache, and the line is in the text */
 	if (s != p->raw && xp->name == p->name) {
 		size_t i = 0;
@@ -909,6 +910,7 @@ static size_t fast_line(struct expo_parser *p, const char *s, const char *lim, e
 	copy16(p->raw + (d & ~(size_t)15), s + (d & ~(size_t)15), xp->series_len - (d & ~(size_t)15), lim);
 	p->raw[xp->series_len] = '\0';
 	p->prev = s;
+	xp->line = p->lineno;
 	cb(xp, ud);
 	return len;
 }

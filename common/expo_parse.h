@@ -65,6 +65,7 @@ struct expo_sample {
 	const char *series;      /* the line's name and label set as written (escapes kept): a key that tells
 				    series apart, the same for the same series from one exporter */
 	size_t series_len; /* its strlen */
+	size_t line;       /* its line in the text, from 1 (for messages) */
 };
 
 typedef void (*expo_cb)(const struct expo_sample *s, void *ud);

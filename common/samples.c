@@ -65,12 +65,12 @@ static int family_cmp(const void *a, const void *b)
 
 /* ---- compiled patterns ----------------------------------------------------- */
 
-#define MAP_IDENT_LABELS 3 /* containers: pod, namespace, container (rows.h, enum map_ident) */
+#define MAP_IDENT_LABELS 6 /* containers: pod, namespace, container, ecs_cluster, ecs_task_family, ecs_task_id */
 
 enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
 
 #define STEP_MAX 8
-#define NAMES_MAX 6
+#define NAMES_MAX 8
 #define CAPS_MAX 8
 #define NUM_TEXT_MAX 32 /* the text of any JSON integer (int64) or of a real with %.17g */
 
@@ -610,7 +610,8 @@ static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
 static const char *str_or(json_t *o, const char *key, const char *dflt);
 
 /*
- * containers: append pod, namespace and container from identity
+ * containers: append pod, namespace, container and an ECS task's
+ * ecs_cluster, ecs_task_family, ecs_task_id from identity
  * object o (NULL: nothing) to labels[n..]; pod_key/ctr_key are the
  * aggregate's key when it has one. Each only when it has a value; the
  * container label only for a container. Returns the new count.
@@ -637,6 +638,15 @@ static size_t ident_labels(json_t *o, const char *pod_key, const char *ctr_key, 
 		labels[n++] = (struct label){ "namespace", ns };
 	if (*ctr)
 		labels[n++] = (struct label){ "container", ctr };
+	/* An ECS task's containers: the task (a pod has none). */
+	if (!pod_key)
+		for (size_t i = 0; i < 3; i++) {
+			static const char *const ecs[] = { "ecs_cluster", "ecs_task_family", "ecs_task_id" };
+			const char *v = str_or(o, ecs[i], "");
+
+			if (*v)
+				labels[n++] = (struct label){ ecs[i], v };
+		}
 	return n;
 }
 

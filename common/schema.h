@@ -136,6 +136,10 @@ enum label_kind {
 	X(POD, "pod", LK_VALUE, NULL, 0, "PodName")                                                 \
 	X(NAMESPACE, "namespace", LK_VALUE, NULL, 0, "Namespace")                                   \
 	X(CONTAINER, "container", LK_VALUE, NULL, 0, "ContainerName")                               \
+	/* Amazon ECS: a container's task, under Container Insights' dimension names */              \
+	X(ECS_CLUSTER, "ecs_cluster", LK_VALUE, NULL, 0, "ClusterName")                             \
+	X(ECS_TASK_FAMILY, "ecs_task_family", LK_VALUE, NULL, 0, "TaskDefinitionFamily")            \
+	X(ECS_TASK_ID, "ecs_task_id", LK_VALUE, NULL, 0, "TaskId")                                  \
 	/* endpoint runtimes: a model's version (model is the row above, captured on runtime \
 	 * series too) and a token count's kind (prompt, generation) */                               \
 	X(VERSION, "version", LK_VALUE, NULL, 0, "ModelVersion")                                    \

@@ -14,10 +14,18 @@
  * labels of the runtime entry, as accel-prom's own series carry them
  * (runtime_tag, and pid when the entry has one), so two servers that serve
  * the same family stay two series; a server's own label of that name is
- * kept as exported_<name>, as Prometheus does with honor_labels: false.
+ * kept as exported_<name>, as Prometheus does with honor_labels: false
+ * (see below).
  *
- * A family whose name is one of accel-prom's (common/samples.c, and
- * accel_prom_*) is dropped, with one warning per name. A family that two
+ * Every line served is one Prometheus takes: a family whose name is one
+ * of accel-prom's (common/samples.c, and accel_prom_*) or is no metric
+ * name, or a counter named _total (no family name in OpenMetrics), is
+ * dropped, with one warning per name; a sample with a label name that is
+ * not one ([a-zA-Z_][a-zA-Z0-9_]*, not beginning with __, so no __name__)
+ * or a label name twice (le, quantile) is dropped, with one warning per
+ * runtime, family and reason naming the line. A server's label named like
+ * one of the runtime's becomes exported_NAME, with exported_ prefixed
+ * again until the name is unique, as Prometheus does. A family that two
  * servers serve with different types is served with the first one's, and
  * the other's samples are dropped, with one warning per name. An
  * exposition with a line the parser rejects is not taken: the error is
@@ -48,9 +56,18 @@ void prom_pass_free(struct prom_pass *p); /* NULL-safe */
 /*
  * Take the expositions of one report's runtime entries. where names the
  * report's line in messages ("stdin:12"); mono_ns (CLOCK_MONOTONIC) dates
- * each runtime for prom_pass_sweep.
+ * each runtime for prom_pass_sweep. Every runtime's families together may
+ * take at most budget bytes (prom_pass_bytes); an exposition whose
+ * families would take more is refused whole, logged (rate-limited), and
+ * that runtime's families leave. Returns how many samples were refused.
  */
-void prom_pass_report(struct prom_pass *p, json_t *report, const char *where, int64_t mono_ns);
+size_t prom_pass_report(struct prom_pass *p, json_t *report, const char *where, int64_t mono_ns, size_t budget);
+
+/*
+ * What the families take now: their lines and names as kept and as
+ * copied into both rendered bodies, and their overhead (bytes).
+ */
+size_t prom_pass_bytes(const struct prom_pass *p);
 
 /* Forget the runtimes that no report has named since now_ns - window_ns. */
 void prom_pass_sweep(struct prom_pass *p, int64_t now_ns, int64_t window_ns);

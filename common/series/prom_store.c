@@ -100,7 +100,8 @@ struct prom_store {
 	size_t nhidden;      /* departed counters kept for continuity */
 	struct series *hidden_head, *hidden_tail; /* oldest first: evicted first when the store is full */
 	size_t max_series;   /* cap on series, not pinned, departed ones included (they are evicted first) */
-	size_t bytes, max_bytes; /* series_cost of the series not pinned, and its cap */
+	size_t bytes, max_bytes; /* series_cost of the series not pinned, and its cap (the servers' families count too) */
+	size_t nrt, rt_bytes; /* of those, the series of runtime entries (departed ones included), and their bytes */
 	int64_t staleness_opt_ms;
 	double max_period;   /* seconds: the longest group period seen */
 	uint64_t seq;        /* reports applied */
@@ -239,27 +240,74 @@ static size_t series_cost(const struct family *def, size_t labels_len, const cha
 	return n;
 }
 
-/* Whether one more series of cost bytes fits: the departed counters make room first, oldest first. */
-static int series_room(struct prom_store *st, size_t cost)
+/* What the runtimes (their series and the servers' families) may take of a cap: the node keeps the rest. */
+static size_t rt_share(size_t cap)
 {
-	while ((st->nexported + st->nhidden >= st->max_series || st->bytes + cost > st->max_bytes) && st->hidden_head)
-		series_delete(st, st->hidden_head);
-	return st->nexported + st->nhidden < st->max_series && st->bytes + cost <= st->max_bytes;
+	return cap - cap / PROM_NODE_SHARE;
+}
+
+/*
+ * Whether one more series of cost bytes finds the store full: 0 when it
+ * fits, 1 when the store is, 2 when the runtimes' share is (rt: a series of
+ * a runtime entry).
+ */
+static int store_full(const struct prom_store *st, size_t cost, int rt)
+{
+	size_t pass = prom_pass_bytes(st->pass);
+
+	if (st->nexported + st->nhidden >= st->max_series || st->bytes + pass + cost > st->max_bytes)
+		return 1;
+	if (rt && (st->nrt >= rt_share(st->max_series) || st->rt_bytes + pass + cost > rt_share(st->max_bytes)))
+		return 2;
+	return 0;
+}
+
+/*
+ * Make room for one more series of cost bytes: the departed counters give
+ * way, oldest first (those of runtimes when it is the runtimes' share that
+ * is full). 0 when it fits, else store_full's answer.
+ */
+static int series_room(struct prom_store *st, size_t cost, int rt)
+{
+	int full;
+
+	while ((full = store_full(st, cost, rt))) {
+		struct series *h = st->hidden_head;
+
+		while (h && full == 2 && !h->rt_tag)
+			h = h->hnext;
+		if (!h)
+			return full;
+		series_delete(st, h);
+	}
+	return 0;
+}
+
+/* Count n samples refused; /health says so. */
+static void store_refused(struct prom_store *st, size_t n)
+{
+	st->refused += n;
+	atomic_store(&st->h_refused_ns, st->now_ns ? st->now_ns : 1);
+	atomic_store(&st->h_refused, st->refused);
 }
 
 /* A sample that finds the store full: counted, logged (rate-limited), and /health says so. */
-static void series_refuse(struct prom_store *st, const struct family *def, const char *labels, size_t len)
+static void series_refuse(struct prom_store *st, const struct family *def, const char *labels, size_t len, int full)
 {
-	char q[LOG_QUOTE_BUF], cap[128];
+	char q[LOG_QUOTE_BUF], cap[256];
+	size_t pass = prom_pass_bytes(st->pass);
 
-	st->refused++;
-	atomic_store(&st->h_refused_ns, st->now_ns ? st->now_ns : 1);
-	atomic_store(&st->h_refused, st->refused);
+	store_refused(st, 1);
 	if (st->nexported + st->nhidden >= st->max_series)
 		snprintf(cap, sizeof(cap), "its maximum of %zu series", st->max_series);
-	else
+	else if (full == 1)
 		snprintf(cap, sizeof(cap), "%zu series in %zu bytes, its maximum is %zu bytes (--max-series-bytes)",
-			 st->nexported, st->bytes, st->max_bytes);
+			 st->nexported, st->bytes + pass, st->max_bytes);
+	else
+		snprintf(cap, sizeof(cap),
+			 "%zu series of runtimes in %zu bytes, their share: %zu series, %zu bytes (3/4 of the maximum, "
+			 "--max-series-bytes; the rest is the node's own)",
+			 st->nrt, st->rt_bytes + pass, rt_share(st->max_series), rt_share(st->max_bytes));
 	log_limited(&st->lim_refused,
 		    "prom: %s: new series %s%s refused: the store holds %s (see accel_prom_series_refused_total)",
 		    st->where ? st->where : "-", def->name, log_quote(q, sizeof(q), labels, len), cap);
@@ -273,11 +321,12 @@ static struct series *series_get(struct prom_store *st, const struct family *def
 	struct series *s = series_find(st, def, labels, len, h);
 	size_t cost = pinned ? 0 : series_cost(def, len, rt_tag, dev_type, dev_key);
 	struct fam *f;
+	int full;
 
 	if (s)
 		return s;
-	if (!pinned && !series_room(st, cost)) {
-		series_refuse(st, def, labels, len);
+	if (!pinned && (full = series_room(st, cost, rt_tag != NULL))) {
+		series_refuse(st, def, labels, len, full);
 		return NULL;
 	}
 	if (st->nall >= st->tabsize)
@@ -294,6 +343,10 @@ static struct series *series_get(struct prom_store *st, const struct family *def
 	s->pinned = pinned;
 	s->cost = cost;
 	st->bytes += cost;
+	if (rt_tag && !pinned) {
+		st->nrt++;
+		st->rt_bytes += cost;
+	}
 	s->hash = h;
 	s->next = st->tab[h & (st->tabsize - 1)];
 	st->tab[h & (st->tabsize - 1)] = s;
@@ -331,6 +384,10 @@ static void series_delete(struct prom_store *st, struct series *s)
 	}
 	st->nall--;
 	st->bytes -= s->cost;
+	if (s->rt_tag && !s->pinned) {
+		st->nrt--;
+		st->rt_bytes -= s->cost;
+	}
 	free(s->labels);
 	free(s->rt_tag);
 	free(s->dev_id);
@@ -628,7 +685,15 @@ void prom_store_report(struct prom_store *st, json_t *report, const char *where,
 	if (st->dcgm)
 		prom_dcgm_report(st->dcgm, report); /* which pods use each GPU, before its samples */
 	mapper_report(st->map, report, real_ns / NS_PER_MS, &cb);
-	prom_pass_report(st->pass, report, where, mono_ns); /* the servers' own families (--passthrough) */
+	if (st->pass) {
+		/* the servers' own families (--passthrough), within what the caps leave them (store_full) */
+		size_t all = st->max_bytes > st->bytes ? st->max_bytes - st->bytes : 0;
+		size_t rt = rt_share(st->max_bytes) > st->rt_bytes ? rt_share(st->max_bytes) - st->rt_bytes : 0;
+		size_t refused = prom_pass_report(st->pass, report, where, mono_ns, all < rt ? all : rt);
+
+		if (refused)
+			store_refused(st, refused);
+	}
 	report_drops(st);
 	for (size_t i = 0; i < st->nerr_src; i++)
 		free(st->err_src[i]);
@@ -706,7 +771,7 @@ static void self_update(struct prom_store *st, int64_t mono_ns, int64_t real_ns)
 	self_put(st, &F_INPUT_BYTES, "", (double)st->input_bytes, 0);
 	self_put(st, &F_INPUT_OPEN, "", atomic_load(&st->h_eof_ns) ? 0 : 1, 0);
 	self_put(st, &F_SERIES, "", (double)st->nexported, 0);
-	self_put(st, &F_SERIES_BYTES, "", (double)st->bytes, 0);
+	self_put(st, &F_SERIES_BYTES, "", (double)(st->bytes + prom_pass_bytes(st->pass)), 0);
 	self_put(st, &F_STALENESS, "", (double)staleness_ms(st) / 1000.0, 0);
 	if (last) {
 		self_put(st, &F_LAST_AGE, "", (double)(mono_ns - last) / 1e9, 0);

@@ -12,8 +12,12 @@
  * so that if it comes back it goes on from its old value; such departed
  * counters give way (oldest first) when a new series needs the room.
  * A sample that finds the store full (series cap, or byte cap: what the
- * series take in the store and in the rendered exposition) is refused:
- * counted, logged (rate-limited) and reported by /health.
+ * series take in the store and in the rendered exposition, and the
+ * servers' families of --passthrough) is refused: counted, logged
+ * (rate-limited) and reported by /health. The series of runtime entries
+ * and the servers' families together stop at 3/4 of each cap, so that
+ * however many models the servers have, the node's own series (system,
+ * devices, instance) always find room.
  *
  * After a report the whole exposition is rendered once (Prometheus text
  * 0.0.4, OpenMetrics 1.0.0, the BIE JSON) into an immutable snapshot
@@ -40,6 +44,7 @@
 #define PROM_SERIES_MAX 100000            /* default cap on series (departed counters evicted first) */
 #define PROM_SERIES_BYTES_MAX ((size_t)128 << 20) /* default cap on the series' memory (series_cost) */
 #define PROM_LABELS_MAX 16384             /* bytes of one series' rendered label set */
+#define PROM_NODE_SHARE 4                 /* 1/4 of each cap is the node's own: runtimes' series and families stop at 3/4 */
 
 /* The families that feed /v1/collect (device memory, filled by the device collectors). */
 #define PROM_BIE_USED_FAMILY "accelerator_memory_used_bytes"

@@ -76,6 +76,12 @@ static void usage(FILE *f)
 		"      --kubelet-token-file FILE  bearer token for it (a service-account token)\n"
 		"      --kubelet-ca-file FILE     CA of its serving certificate\n"
 		"      --kubelet-refresh DURATION at most one /pods fetch per DURATION (default 30s)\n"
+		"      --ecs-agent-url URL ask the ECS agent's introspection API for task and\n"
+		"                          container names (e.g. http://localhost:51678)\n"
+		"      --ecs-metadata      ask the task metadata endpoint v4\n"
+		"                          ($ECS_CONTAINER_METADATA_URI_V4): the monitor's own task\n"
+		"      --ecs-metadata-url URL  the same, at URL\n"
+		"      --ecs-refresh DURATION  at most one ECS fetch per DURATION (default 30s)\n"
 		"      --instance-metadata auto|on|off  ask the EC2 instance metadata service:\n"
 		"                          auto (default) only on an EC2 instance (DMI, the\n"
 		"                          hypervisor's uuid; see docs/report-format.md)\n"
@@ -107,7 +113,8 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
-	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_INSTANCE };
+	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_ECS_AGENT,
+	       OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
 	static const struct option longopts[] = {
 		{ "config-file", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
@@ -124,6 +131,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "kubelet-token-file", required_argument, NULL, OPT_KUBELET_TOKEN },
 		{ "kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA },
 		{ "kubelet-refresh", required_argument, NULL, OPT_KUBELET_REFRESH },
+		{ "ecs-agent-url", required_argument, NULL, OPT_ECS_AGENT },
+		{ "ecs-metadata-url", required_argument, NULL, OPT_ECS_METADATA_URL },
+		{ "ecs-metadata", no_argument, NULL, OPT_ECS_METADATA },
+		{ "ecs-refresh", required_argument, NULL, OPT_ECS_REFRESH },
 		{ "instance-metadata", required_argument, NULL, OPT_INSTANCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -191,16 +202,37 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			*dst[c - OPT_ROOTFS] = optarg;
 			break;
 		}
-		case OPT_KUBELET_REFRESH: {
+		case OPT_KUBELET_REFRESH:
+		case OPT_ECS_REFRESH: {
 			int64_t ms;
 			const char *why;
 
 			if (duration_parse(optarg, &ms, &why) || ms < 1000) {
-				fprintf(stderr, "accel-monitor: --kubelet-refresh: expected a duration of 1s or more, got \"%s\"\n",
-					optarg);
+				fprintf(stderr, "accel-monitor: --%s-refresh: expected a duration of 1s or more, got \"%s\"\n",
+					c == OPT_ECS_REFRESH ? "ecs" : "kubelet", optarg);
 				return -1;
 			}
-			o->ctr.kubelet_refresh_ns = ms * NS_PER_MS;
+			*(c == OPT_ECS_REFRESH ? &o->ctr.ecs_refresh_ns : &o->ctr.kubelet_refresh_ns) = ms * NS_PER_MS;
+			break;
+		}
+		case OPT_ECS_METADATA:
+		case OPT_ECS_AGENT:
+		case OPT_ECS_METADATA_URL: {
+			/* The agent sets the variable in every container of a task (Fargate 1.4, agent 1.39 on EC2). */
+			const char *url = c == OPT_ECS_METADATA ? getenv("ECS_CONTAINER_METADATA_URI_V4") : optarg;
+
+			if (c == OPT_ECS_METADATA && (!url || !*url)) {
+				fprintf(stderr, "accel-monitor: --ecs-metadata: ECS_CONTAINER_METADATA_URI_V4 is not set "
+						"(not in an ECS task?); --ecs-metadata-url URL names the endpoint\n");
+				return -1;
+			}
+			if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7)) {
+				fprintf(stderr, "accel-monitor: --%s: expected an http:// or https:// URL, got \"%s\"\n",
+					c == OPT_ECS_AGENT ? "ecs-agent-url" : c == OPT_ECS_METADATA ? "ecs-metadata" :
+					"ecs-metadata-url", url);
+				return -1;
+			}
+			*(c == OPT_ECS_AGENT ? &o->ctr.ecs_agent_url : &o->ctr.ecs_metadata_url) = url;
 			break;
 		}
 		case OPT_INSTANCE:

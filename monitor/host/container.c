@@ -82,7 +82,10 @@ static const struct {
 
 struct walk {
 	struct container_id *id;
+	unsigned depth;     /* components seen so far (empty ones and "." aside) */
 	bool in_kubepods;   /* a cgroupfs "kubepods" component was seen */
+	bool in_ecs;        /* the ECS agent's cgroup v1 parent "ecs" was seen */
+	bool after_up;      /* the previous component was ".." */
 	bool after_pod;     /* the previous component was a cgroupfs pod<UID> */
 	bool after_docker;  /* the previous component was a cgroupfs "docker" */
 	char qos_dir[12];    /* a cgroupfs QoS directory seen since "kubepods", or "" */
@@ -142,6 +145,46 @@ static bool set_container(struct container_id *id, const char *rt, const char *s
 	return true;
 }
 
+/* An ECS task id: 32 hex digits, or (older tasks) a UUID; sep is the UUID's separator as written. */
+static bool is_task_id(const char *s, size_t n, char sep)
+{
+	if (n == 32)
+		return is_hex_run(s, n);
+	if (n != 36)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (i == 8 || i == 13 || i == 18 || i == 23 ? s[i] != sep : !is_hex_run(&s[i], 1))
+			return false;
+	return true;
+}
+
+/* Set the ECS task id (a UUID's underscores turned back into dashes); a container seen further out is not this one. */
+static void enter_task(struct container_id *id, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		id->ecs_task[i] = s[i] == '_' ? '-' : (char)(s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 'a' : s[i]);
+	id->ecs_task[n] = '\0';
+	id->id[0] = '\0';
+	id->runtime[0] = '\0';
+}
+
+/*
+ * Fargate's (platform 1.4, and ECS Managed Instances') container id: "<task id>-<digits>", the task id 32 hex
+ * digits. true (the container and its task set) when c is one.
+ */
+static bool fargate_container(struct container_id *id, const char *c, size_t n)
+{
+	if (n < 34 || n > 32 + 1 + 20 || c[32] != '-' || !is_hex_run(c, 32))
+		return false;
+	for (size_t i = 33; i < n; i++)
+		if (c[i] < '0' || c[i] > '9')
+			return false;
+	enter_task(id, c, 32);
+	copy_n(id->id, sizeof(id->id), c, n);
+	strcpy(id->runtime, "fargate");
+	return true;
+}
+
 /*
  * A systemd-driver pod slice: "<...>kubepods[-<qos>]-pod<UID>.slice"
  * (kind's kubelet-kubepods-... too). true when c is one.
@@ -187,12 +230,21 @@ static bool pod_slice(struct walk *w, const char *c, size_t n)
 static void component(struct walk *w, const char *c, size_t n)
 {
 	struct container_id *id = w->id;
-	bool after_pod = w->after_pod, after_docker = w->after_docker;
+	bool after_pod = w->after_pod, after_docker = w->after_docker, after_up = w->after_up;
+	unsigned depth;
 	const char *colon;
 
-	w->after_pod = w->after_docker = false;
-	if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+	w->after_pod = w->after_docker = w->after_up = false;
+	if (n == 0 || (n == 1 && c[0] == '.'))
 		return;
+	depth = w->depth++;
+	if (n == 2 && c[0] == '.' && c[1] == '.') {
+		/* Leading ".."s: a path seen from inside a cgroup namespace, above its root. */
+		if (depth == id->ns_up && id->ns_up < 255)
+			id->ns_up++;
+		w->after_up = true;
+		return;
+	}
 	/* containerd's systemd driver on cgroup v1 names a whole cgroup "<slice>:<prefix>:<id>". */
 	colon = memchr(c, ':', n);
 	if (colon) {
@@ -211,7 +263,11 @@ static void component(struct walk *w, const char *c, size_t n)
 		return;
 	}
 	if (has_suffix(c, n, ".slice")) {
-		pod_slice(w, c, n);
+		/* The ECS agent's task slice on cgroup v2: ecstasks-<task id>.slice (a UUID's dashes escaped). */
+		if (has_prefix(c, n, "ecstasks-") && is_task_id(c + 9, n - 9 - 6, '_'))
+			enter_task(id, c + 9, n - 9 - 6);
+		else
+			pod_slice(w, c, n);
 		return;
 	}
 	if (has_suffix(c, n, ".service")) {
@@ -238,6 +294,22 @@ static void component(struct walk *w, const char *c, size_t n)
 				return;
 		}
 	}
+	/* ECS on cgroup v1: /ecs[/<cluster>]/<task id>/<Docker ID or Fargate's id>; a sibling seen as /../<id>. */
+	if (n == 3 && memcmp(c, "ecs", 3) == 0) {
+		w->in_ecs = true;
+		return;
+	}
+	if ((w->in_ecs || after_up) && fargate_container(id, c, n))
+		return;
+	if (w->in_ecs && is_task_id(c, n, '-')) {
+		enter_task(id, c, n);
+		return;
+	}
+	if (w->in_ecs && id->ecs_task[0] && n == 64 && set_container(id, "docker", c, n))
+		return;
+	/* Docker with --cgroup-parent=/: the id is the first component. */
+	if ((depth == 0 || (after_up && depth == id->ns_up)) && n == 64 && set_container(id, "docker", c, n))
+		return;
 	/* cgroupfs driver: /kubepods[/<qos>]/pod<UID>/<ID>; Docker: /docker/<ID>. */
 	if (n == 8 && memcmp(c, "kubepods", 8) == 0) {
 		w->in_kubepods = true;
@@ -284,6 +356,8 @@ int container_from_cgroup(const char *path, struct container_id *id)
 	if (len >= 10 && memcmp(path + len - 10, " (deleted)", 10) == 0)
 		len -= 10;
 	end = path + len;
+	if (len == 1 && path[0] == '/')
+		id->ns_root = 1;
 	for (p = path; p < end;) {
 		const char *slash = memchr(p, '/', (size_t)(end - p));
 		const char *e = slash ? slash : end;
@@ -291,9 +365,11 @@ int container_from_cgroup(const char *path, struct container_id *id)
 		component(&w, p, (size_t)(e - p));
 		p = slash ? slash + 1 : end;
 	}
-	if (id->id[0] || id->pod_uid[0]) {
+	if (id->id[0] || id->pod_uid[0] || id->ecs_task[0]) {
 		/* The unit is for processes in no container: a pod's process in a .service (kubelet nested) is not. */
 		id->unit[0] = '\0';
+		if (!id->id[0] && !id->pod_uid[0] && !id->runtime[0])
+			strcpy(id->runtime, "ecs"); /* in the task's cgroup, in none of its containers */
 		return 0;
 	}
 	if (id->runtime[0]) /* a conmon outside any pod */
@@ -313,7 +389,7 @@ static int rank(int rc, const struct container_id *id)
 		return 0;
 	if (id->id[0])
 		return 4;
-	if (id->pod_uid[0])
+	if (id->pod_uid[0] || id->ecs_task[0])
 		return 3;
 	return strcmp(id->runtime, "systemd") ? 2 : 1;
 }
@@ -321,7 +397,7 @@ static int rank(int rc, const struct container_id *id)
 int container_from_proc_cgroup(const char *text, struct container_id *id)
 {
 	struct container_id cur;
-	int best = 0, best_v2 = 0;
+	int best = 0, best_v2 = 0, lines = 0, roots = 0;
 
 	if (!id)
 		return -EINVAL;
@@ -343,6 +419,8 @@ int container_from_proc_cgroup(const char *text, struct container_id *id)
 			memcpy(path, c2 + 1, plen);
 			path[plen] = '\0';
 			r = rank(container_from_cgroup(path, &cur), &cur);
+			lines++;
+			roots += cur.ns_root;
 			if (r > best || (r == best && r > 0 && v2 && !best_v2)) {
 				*id = cur;
 				best = r;
@@ -353,6 +431,8 @@ int container_from_proc_cgroup(const char *text, struct container_id *id)
 		if (*line == '\n')
 			line++;
 	}
+	if (!best && lines && roots == lines)
+		id->ns_root = 1;
 	return best ? 0 : -ENOENT;
 }
 
@@ -361,7 +441,7 @@ int container_from_proc_cgroup(const char *text, struct container_id *id)
 #define STATE_FILE_MAX (4u << 20)       /* an OCI config.json is tens of KiB; a runaway file is refused */
 #define RETRY_NS (10 * 1000 * 1000 * 1000LL) /* a container with no state file: look again after 10 s */
 #define CACHE_MAX 4096                  /* entries kept; past that the cache starts over */
-#define KUBELET_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL)
+#define NAMES_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL)
 
 struct ctr_entry {
 	char id[80];
@@ -378,7 +458,7 @@ struct pod_entry {
 
 struct containers {
 	struct container_opts o; /* the options, defaults filled in; its strings are strs[] */
-	char *strs[7];           /* owned */
+	char *strs[9];           /* owned */
 	size_t nstrs;
 	struct ctr_entry *c;
 	size_t nc, ac;
@@ -429,6 +509,25 @@ static int from_annotations(json_t *a, struct container_names *n)
 	/* nerdctl (containerd without Kubernetes) */
 	take(n->name, sizeof(n->name), a, "nerdctl/name");
 	return n->pod[0] || n->ns[0] || n->name[0];
+}
+
+void container_names_ecs_labels(json_t *labels, struct container_names *n)
+{
+	const char *cl = json_string_value(json_object_get(labels, "com.amazonaws.ecs.cluster"));
+
+	if (!json_is_object(labels))
+		return;
+	take(n->name, sizeof(n->name), labels, "com.amazonaws.ecs.container-name");
+	take(n->ecs_task_arn, sizeof(n->ecs_task_arn), labels, "com.amazonaws.ecs.task-arn");
+	take(n->ecs_task_family, sizeof(n->ecs_task_family), labels, "com.amazonaws.ecs.task-definition-family");
+	take(n->ecs_task_revision, sizeof(n->ecs_task_revision), labels, "com.amazonaws.ecs.task-definition-version");
+	if (cl && *cl && !n->ecs_cluster[0]) {
+		/* Fargate's label is the cluster's ARN (arn:aws:ecs:<region>:<account>:cluster/<name>). */
+		const char *slash = strrchr(cl, '/');
+
+		snprintf(n->ecs_cluster, sizeof(n->ecs_cluster), "%s", slash ? slash + 1 : cl);
+		utf8_sanitize(n->ecs_cluster);
+	}
 }
 
 /* containerd: the task bundle's OCI config.json, in the CRI namespace (k8s.io), Docker's (moby) or nerdctl's. */
@@ -490,6 +589,8 @@ static int names_docker(const struct container_opts *o, const char *id, struct c
 	if (!cfg)
 		return 0;
 	from_annotations(json_object_get(json_object_get(cfg, "Config"), "Labels"), n);
+	/* A container the ECS agent started: its labels name the container and its task. */
+	container_names_ecs_labels(json_object_get(json_object_get(cfg, "Config"), "Labels"), n);
 	name = json_string_value(json_object_get(cfg, "Name"));
 	if (name && !n->name[0] && !n->pod[0]) {
 		snprintf(n->name, sizeof(n->name), "%s", name[0] == '/' ? name + 1 : name);
@@ -578,7 +679,10 @@ static void opts_copy(struct containers *c, const struct container_opts *o)
 	e->kubelet_url = keep(c, o->kubelet_url ? xstrdup(o->kubelet_url) : NULL);
 	e->kubelet_token_file = keep(c, o->kubelet_token_file ? xstrdup(o->kubelet_token_file) : NULL);
 	e->kubelet_ca_file = keep(c, o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL);
-	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : KUBELET_REFRESH_DEFAULT_NS;
+	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : NAMES_REFRESH_DEFAULT_NS;
+	e->ecs_agent_url = keep(c, o->ecs_agent_url ? xstrdup(o->ecs_agent_url) : NULL);
+	e->ecs_metadata_url = keep(c, o->ecs_metadata_url ? xstrdup(o->ecs_metadata_url) : NULL);
+	e->ecs_refresh_ns = o->ecs_refresh_ns > 0 ? o->ecs_refresh_ns : NAMES_REFRESH_DEFAULT_NS;
 }
 
 struct containers *containers_new(const struct container_opts *o)
@@ -649,6 +753,8 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 {
 	json_t *o = json_object();
 	const char *rt = id->runtime[0] ? id->runtime : n ? n->runtime : "";
+	/* A container ECS started without a task cgroup: its task from the ARN the names carry. */
+	const char *arn_slash = n && !id->ecs_task[0] ? strrchr(n->ecs_task_arn, '/') : NULL;
 	const struct {
 		const char *key, *val;
 	} kv[] = {
@@ -660,6 +766,11 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 		{ "name", n ? n->name : "" },
 		{ "qos", id->qos },
 		{ "unit", id->unit },
+		{ "ecs_cluster", n ? n->ecs_cluster : "" },
+		{ "ecs_task_arn", n ? n->ecs_task_arn : "" },
+		{ "ecs_task_id", arn_slash ? arn_slash + 1 : id->ecs_task },
+		{ "ecs_task_family", n ? n->ecs_task_family : "" },
+		{ "ecs_task_revision", n ? n->ecs_task_revision : "" },
 	};
 
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
@@ -744,7 +855,8 @@ static void set_or_drop(json_t *dev, const char *key, json_t *v)
 static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 {
 	static const char *const pod_keys[] = { "pod", "namespace", "qos", NULL };
-	static const char *const ctr_keys[] = { "runtime", "pod_uid", "pod", "namespace", "name", NULL };
+	static const char *const ctr_keys[] = { "runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster",
+						"ecs_task_id", "ecs_task_family", NULL };
 	json_t *procs = json_object_get(dev, "processes"), *pidlist = json_object_get(dev, "pids");
 	json_t *pc, *pods, *ctrs, *fig;
 	const char *key;

@@ -15,7 +15,19 @@
  *   CRI-O           crio-<ID>.scope, crio-<ID> (crio-conmon-<ID> is the monitor, not the container)
  *   Docker          docker-<ID>.scope, /docker/<ID>
  *   Podman/libpod   libpod-<ID>.scope, libpod-<ID> (libpod-conmon-<ID> skipped)
+ *   Docker, parent /  /<ID> (a container started with --cgroup-parent=/: a 64-digit id at the root)
+ *   Amazon ECS/EC2  v1 /ecs/<task id>/<ID> (and /ecs/<cluster>/<task id>/<ID>); v2 (systemd driver)
+ *                   /ecstasks.slice/ecstasks-<task id>.slice/docker-<ID>.scope; task ids are 32 hex
+ *                   digits, or a UUID on older tasks; the process's runtime is Docker's
+ *   Fargate 1.4     /ecs/<task id>/<task id>-<digits> (also ECS Managed Instances): the container id is
+ *                   "<task id>-<digits>", runtime "fargate"
+ *   ECS task level  /ecs/<task id>, ecstasks-<task id>.slice: the task, no container (runtime "ecs")
  *   systemd         the innermost *.service when the process is in no container or pod
+ *
+ * Seen from inside a cgroup namespace (a monitor running as a sidecar in
+ * its own container), a process in the monitor's own cgroup reads "0::/"
+ * and one in a sibling cgroup "/../<sibling>": ns_root and ns_up say so,
+ * and the host layer fills in the monitor's own identity (host.h).
  */
 #ifndef ACCEL_CONTAINER_H
 #define ACCEL_CONTAINER_H
@@ -30,12 +42,17 @@ struct container_id {
 	char pod_uid[48];  /* Kubernetes pod UID with dashes ("0a1b-..."; the cgroup's underscores turned back), "" */
 	char qos[16];      /* "guaranteed", "burstable", "besteffort", "" */
 	char unit[128];    /* systemd unit (e.g. "nginx.service") when the process is in one and not in a container */
+	char ecs_task[40]; /* Amazon ECS task id (the last part of the task ARN: 32 hex digits or a UUID), "" */
+	unsigned char ns_up;   /* leading ".." components: the path is relative to the reader's cgroup namespace */
+	unsigned char ns_root; /* the path is "/" itself: the reader's own cgroup seen from inside a namespace, or
+				* the host's root cgroup (kernel threads); set with -ENOENT */
 };
 
 /*
  * Parse one cgroup path ("/kubepods.slice/.../cri-containerd-<id>.scope")
- * into *id (always cleared first). 0 when it names a container, pod or
- * unit, -ENOENT when it is the host (or the path is empty or NULL). A
+ * into *id (always cleared first). 0 when it names a container, pod, ECS
+ * task or unit, -ENOENT when it is the host (or the path is empty or NULL;
+ * ns_root set when it is "/"). A
  * trailing " (deleted)" (a cgroup removed while the process is in it) is
  * ignored.
  */
@@ -44,8 +61,9 @@ int container_from_cgroup(const char *path, struct container_id *id);
 /*
  * Parse /proc/PID/cgroup's whole text (v2 "0::/path", v1
  * "N:controllers:/path", hybrid: both) the same way. The line that says
- * the most wins: a container id over a pod over a unit; on a tie the v2
- * line. 0 or -ENOENT as above.
+ * the most wins: a container id over a pod or task over a unit; on a tie
+ * the v2 line. 0 or -ENOENT as above; -ENOENT with ns_root set when every
+ * line is "/" (the reader's own cgroup, or the host's root).
  */
 int container_from_proc_cgroup(const char *text, struct container_id *id);
 
@@ -64,6 +82,9 @@ struct container_opts {
 	const char *kubelet_token_file; /* the bearer token (a service-account token) */
 	const char *kubelet_ca_file;    /* the CA that signed the kubelet's serving certificate */
 	int64_t kubelet_refresh_ns;     /* the shortest time between two /pods fetches; 0: 30 s */
+	const char *ecs_agent_url;      /* the ECS agent's introspection API, e.g. "http://localhost:51678"; NULL: not asked */
+	const char *ecs_metadata_url;   /* the task metadata endpoint v4 ($ECS_CONTAINER_METADATA_URI_V4); NULL: not asked */
+	int64_t ecs_refresh_ns;         /* the shortest time between two ECS fetches; 0: 30 s */
 };
 
 /* The names of a container, as the runtime or the kubelet keeps them ("" when unknown). */
@@ -72,7 +93,19 @@ struct container_names {
 	char ns[64];         /* namespace (at most 63) */
 	char name[256];      /* container name (Kubernetes: the spec's name; Docker: the container's name) */
 	char runtime[16];    /* the runtime whose state named it, when the cgroup did not say */
+	char ecs_cluster[256];      /* Amazon ECS: the cluster's name (at most 255) */
+	char ecs_task_arn[256];     /* the task's ARN */
+	char ecs_task_family[256];  /* the task definition's family (at most 255) */
+	char ecs_task_revision[16]; /* and its revision */
 };
+
+/*
+ * The ECS agent's Docker labels on a container (com.amazonaws.ecs.cluster,
+ * .container-name, .task-arn, .task-definition-family, .task-definition-version;
+ * labels borrowed): fill what *n lacks. A cluster given as an ARN is
+ * turned into its name.
+ */
+void container_names_ecs_labels(json_t *labels, struct container_names *n);
 
 struct containers;
 
@@ -96,8 +129,9 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 
 /*
  * The report's "container" object for id and its names (new reference):
- * {"runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit"},
- * each key absent when unknown.
+ * {"runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit",
+ * "ecs_cluster", "ecs_task_arn", "ecs_task_id", "ecs_task_family",
+ * "ecs_task_revision"}, each key absent when unknown.
  */
 json_t *container_json(const struct container_id *id, const struct container_names *n);
 

@@ -8,10 +8,12 @@
 #include "host.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
+#include "ecs.h"
 #include "instance.h"
 #include "kubelet.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,10 @@ struct host {
 	struct proctab procs;        /* the processes (proctab.h); its root is procfs */
 	struct containers *ct;       /* container and pod names from the runtimes' state files */
 	struct kubelet *kl;          /* names the state files lack; NULL without --kubelet-url or a loop */
+	struct ecs *ecs;             /* ECS names; NULL without --ecs-agent-url or --ecs-metadata, or a loop */
+	int self_root;               /* 1: the monitor's own cgroup reads "/" (a cgroup namespace); 0: not; -1: unread */
+	char self_pod_uid[48];       /* the monitor's own pod (the downward API's POD_UID), "" when not set */
+	char self_pod[256], self_ns[64]; /* and its names (POD_NAME, POD_NAMESPACE) */
 	struct sock_table socks;     /* the listening sockets and who holds them */
 	struct facts facts;          /* device facts one collector hands another */
 	struct instance *inst;       /* instance metadata; NULL when none is fetched */
@@ -44,6 +50,25 @@ struct host {
 	size_t ndm, adm;
 	int dm_known;                /* a device collector recorded (even nothing) in this snapshot */
 };
+
+/*
+ * The monitor's own pod from the downward API's variables (POD_UID from
+ * metadata.uid, POD_NAME, POD_NAMESPACE), as instance.c reads POD_NAME for
+ * instance_info: a UID that is not one (lowercase hex and dashes) is ignored.
+ */
+static void self_pod(struct host *h)
+{
+	const char *uid = getenv("POD_UID"), *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
+	size_t n = uid ? strlen(uid) : 0;
+
+	if (n < 16 || n >= sizeof(h->self_pod_uid) || strspn(uid, "0123456789abcdef-") != n)
+		return;
+	memcpy(h->self_pod_uid, uid, n + 1);
+	snprintf(h->self_pod, sizeof(h->self_pod), "%s", pod ? pod : "");
+	snprintf(h->self_ns, sizeof(h->self_ns), "%s", ns ? ns : "");
+	utf8_sanitize(h->self_pod);
+	utf8_sanitize(h->self_ns);
+}
 
 /* An owned copy of s, or of def when s is NULL. */
 static char *root_dup(const char *s, const char *def)
@@ -72,6 +97,10 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	co = containers_opts(h->ct);
 	if (co->kubelet_url && loop && o->http)
 		h->kl = kubelet_new(o->http, co);
+	if ((co->ecs_agent_url || co->ecs_metadata_url) && loop && o->http)
+		h->ecs = ecs_new(o->http, co->ecs_agent_url, co->ecs_metadata_url, co->ecs_refresh_ns);
+	h->self_root = -1;
+	self_pod(h);
 	facts_init(&h->facts);
 	if (o->http && loop)
 		h->inst = instance_new(loop, o->http,
@@ -88,6 +117,7 @@ void host_free(struct host *h)
 		return;
 	instance_free(h->inst);
 	kubelet_free(h->kl);
+	ecs_free(h->ecs);
 	containers_free(h->ct);
 	proctab_free(&h->procs);
 	procfs_close(&h->pf);
@@ -120,6 +150,7 @@ int host_set_roots(struct host *h, const char *procfs, const char *sysfs)
 		free(h->procfs);
 		h->procfs = xstrdup(procfs);
 		proctab_init(&h->procs, h->procfs);
+		h->self_root = -1;
 		changed = 1;
 	}
 	return changed;
@@ -199,21 +230,82 @@ void host_container_names(struct host *h, const struct container_id *id, int64_t
 	/* What the files did not say, the kubelet may: a pod's names, a container's name in it. */
 	if (h->kl && id->pod_uid[0] && (!out->pod[0] || !out->ns[0] || (id->id[0] && !out->name[0])))
 		kubelet_names(h->kl, id->pod_uid, id->id, now, out);
+	/* An ECS task's, or a container outside Kubernetes that the agent may have started. */
+	if (h->ecs && !id->pod_uid[0] && (id->ecs_task[0] || id->id[0]))
+		ecs_names(h->ecs, id, now, out);
+}
+
+/* Does the monitor see its own cgroup as "/" (it runs in a cgroup namespace)? Read once. */
+static int self_in_root(struct host *h)
+{
+	if (h->self_root < 0) {
+		const char *text = host_procfs_open(h) == 0 ? procfs_read(&h->pf, "self/cgroup") : NULL;
+		struct container_id id;
+
+		container_from_proc_cgroup(text, &id); /* no text: -ENOENT, and ns_root 0 */
+		h->self_root = id.ns_root;
+	}
+	return h->self_root;
+}
+
+/*
+ * What a process's identity says once the monitor's own is known (the ECS
+ * metadata endpoint's container, else the downward API's pod), when the
+ * monitor runs in a cgroup namespace: a process seen as "/" shares the
+ * monitor's cgroup, one a level above it ("/../<id>") is in the monitor's
+ * task or pod. false when id is the host's.
+ */
+static bool identity(struct host *h, const struct container_id *id, int64_t now, struct container_id *out)
+{
+	struct container_id self;
+	bool have_self = false;
+
+	*out = *id;
+	if (!id->ns_root && id->ns_up != 1)
+		return true;
+	if (self_in_root(h)) {
+		if (h->ecs && ecs_self(h->ecs, now, &self) == 0) {
+			have_self = true;
+		} else if (h->self_pod_uid[0]) {
+			memset(&self, 0, sizeof(self));
+			memcpy(self.pod_uid, h->self_pod_uid, sizeof(self.pod_uid));
+			have_self = true;
+		}
+	}
+	if (id->ns_root) {
+		if (!have_self)
+			return false;
+		*out = self;
+	} else if (have_self) {
+		if (!out->ecs_task[0])
+			memcpy(out->ecs_task, self.ecs_task, sizeof(out->ecs_task));
+		if (!out->pod_uid[0])
+			memcpy(out->pod_uid, self.pod_uid, sizeof(out->pod_uid));
+	}
+	return true;
 }
 
 json_t *host_container_json(struct host *h, pid_t pid)
 {
 	struct proc_info *p = NULL;
-	const struct container_id *id;
+	const struct container_id *pid_id;
+	struct container_id id;
 	struct container_names n;
+	int64_t now = clock_mono_ns();
 
 	if (host_process(h, pid, &p) || !p)
 		return NULL;
-	id = proctab_container(&h->procs, p);
-	if (!id)
+	pid_id = proctab_container(&h->procs, p);
+	if (!pid_id || !identity(h, pid_id, now, &id))
 		return NULL;
-	host_container_names(h, id, clock_mono_ns(), &n);
-	return container_json(id, &n);
+	host_container_names(h, &id, now, &n);
+	if (h->self_pod_uid[0] && !strcmp(id.pod_uid, h->self_pod_uid)) {
+		if (!n.pod[0])
+			memcpy(n.pod, h->self_pod, sizeof(h->self_pod));
+		if (!n.ns[0])
+			memcpy(n.ns, h->self_ns, sizeof(h->self_ns));
+	}
+	return container_json(&id, &n);
 }
 
 /* container_lookup_fn over the host. */

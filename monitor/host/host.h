@@ -123,7 +123,10 @@ const char *host_process_argv0(struct host *h, struct proc_info *p);
  * The report's "container" object of process pid in the snapshot (identity
  * from its cgroup file, read once while the process lives; names as
  * host_container_names gives them), a new reference, or NULL when it is on
- * the host or has exited. What runtime entries of every kind call to say
+ * the host or has exited. From inside a cgroup namespace, a process in the
+ * monitor's own cgroup ("/") gets the monitor's identity (the ECS metadata
+ * endpoint's container, else the downward API's POD_UID), one in a sibling
+ * cgroup ("/../<id>") its task or pod. What runtime entries of every kind call to say
  * whose process they are about.
  */
 json_t *host_container_json(struct host *h, pid_t pid);

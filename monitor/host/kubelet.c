@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define KUBELET_TIMEOUT_MS 5000
-#define KUBELET_BODY_MAX ((size_t)64 << 20)  /* /pods of a node at its pod limit is a few MiB */
+#define KUBELET_BODY_MAX ((size_t)32 << 20)  /* /pods of a node at its pod limit (110, at most 250) is a few MiB */
 #define KUBELET_REPLY_MAX ((size_t)16 << 20) /* the reduced answer: far less */
 
 struct kubelet {
@@ -43,27 +43,6 @@ struct kubelet *kubelet_new(struct http_async *http, const struct container_opts
 	return k;
 }
 
-/*
- * The same error as before, numbers aside: curl's messages carry elapsed
- * times ("Failed to connect to 127.0.0.1 port 10250 after 3 ms: ..."), which
- * must not make a repeated failure look new.
- */
-static int same_error(const char *a, const char *b)
-{
-	for (;;) {
-		while (*a >= '0' && *a <= '9')
-			a++;
-		while (*b >= '0' && *b <= '9')
-			b++;
-		if (*a != *b)
-			return 0;
-		if (!*a)
-			return 1;
-		a++;
-		b++;
-	}
-}
-
 /* The fetch is over: take its answer, say what changed once. */
 static void fetch_done(struct http_call *c, void *data)
 {
@@ -83,7 +62,7 @@ static void fetch_done(struct http_call *c, void *data)
 	}
 	json_decref(pods);
 	/* Reported once: a failure that repeats the last one says nothing more. */
-	if (*err && !same_error(err, k->error))
+	if (*err && !http_error_same(err, k->error))
 		log_warn("kubelet: %s; pod and container names fall back to ids (retried at most every %lld s)", err,
 			 (long long)(k->refresh_ns / NS_PER_S));
 	else if (!*err && *k->error)

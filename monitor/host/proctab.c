@@ -277,8 +277,8 @@ const struct container_id *proctab_container(struct proctab *t, struct proc_info
 	text = t->pf.dirfd >= 0 ? procfs_read(&t->pf, path) : NULL;
 	if (!text)
 		return NULL; /* gone or unreadable: no identity, and nothing remembered */
-	/* On the host: no identity (and never a half-read one). */
-	if (container_from_proc_cgroup(text, &id) == 0) {
+	/* On the host: no identity (and never a half-read one); "/" is kept: it may be the monitor's own cgroup. */
+	if (container_from_proc_cgroup(text, &id) == 0 || id.ns_root) {
 		p->ctr = xmalloc(sizeof(*p->ctr));
 		*p->ctr = id;
 	}

@@ -91,8 +91,9 @@ const char *proctab_cgroup(struct proctab *t, struct proc_info *p);
 /*
  * p's container identity, parsed from /proc/PID/cgroup (every line: v2, v1,
  * hybrid; container.h) the first time someone asks and kept while the
- * process stays the same. NULL when the process is on the host (or gone).
- * Borrowed.
+ * process stays the same. NULL when the process is on the host (or gone);
+ * an identity with only ns_root set when its cgroup reads "/" (the host's
+ * root, or the reader's own cgroup from inside a namespace). Borrowed.
  */
 const struct container_id *proctab_container(struct proctab *t, struct proc_info *p);
 

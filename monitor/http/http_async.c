@@ -56,7 +56,7 @@ struct conn {
 struct job {
 	pthread_t th;
 	struct http_call *c;      /* NULL once the call was cancelled */
-	char *body;               /* a copy of the answer (owned) */
+	char *body;               /* the answer (owned; its thread frees it) */
 	size_t len;
 	char *out;                /* the reduced object (owned), or NULL */
 	int rc;
@@ -128,6 +128,10 @@ static void *job_run(void *arg)
 	ssize_t n;
 
 	j->rc = kubelet_pods_reduce(j->body, j->len, &j->out, j->err, sizeof(j->err));
+	free(j->body); /* here, not on the loop: tens of megabytes */
+	j->body = NULL;
+	if (j->len > ((size_t)1 << 20))
+		malloc_trim(0); /* the parse's many small blocks and the body, back to the system */
 	do /* a pointer is far below PIPE_BUF: written whole or not at all */
 		n = write(j->wfd, &j, sizeof(j));
 	while (n < 0 && errno == EINTR);
@@ -136,13 +140,9 @@ static void *job_run(void *arg)
 
 static void job_free(struct job *j)
 {
-	size_t len = j->len;
-
-	free(j->body);
+	free(j->body); /* when its thread never ran */
 	free(j->out);
 	free(j);
-	if (len > ((size_t)1 << 20))
-		malloc_trim(0); /* the parse's many small blocks, in the thread's own arena, back to the system */
 }
 
 /* Join j and take it off the list. */
@@ -549,4 +549,20 @@ void http_call_cancel(struct http_call *c)
 		}
 	c->next = NULL;
 	c->id = 0;
+}
+
+int http_error_same(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a >= '0' && *a <= '9')
+			a++;
+		while (*b >= '0' && *b <= '9')
+			b++;
+		if (*a != *b)
+			return 0;
+		if (!*a)
+			return 1;
+		a++;
+		b++;
+	}
 }

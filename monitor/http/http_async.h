@@ -94,4 +94,12 @@ int http_call_running(const struct http_call *c);
 /* Stop it (no callback; its connection is closed). No-op when it does not run. */
 void http_call_cancel(struct http_call *c);
 
+/*
+ * Is error a the same as b, numbers aside? curl's messages carry elapsed
+ * times ("Failed to connect to 127.0.0.1 port 10250 after 3 ms: ..."), which
+ * must not make a repeated failure look new to a caller that logs a
+ * failure once.
+ */
+int http_error_same(const char *a, const char *b);
+
 #endif

@@ -54,10 +54,11 @@ static const struct family containers_families[] = {
 	COUNTER("container_oom_events_total", "Count of out of memory events observed for the container", "count"),
 };
 
-/* One entry per cgroup, labelled as cAdvisor labels it (its key is "id"). */
-#define CT_RULE(field, family, fixed)                                                            \
-	{ SC_SYSTEM, "container_usage", "containers.*[name,pod,namespace,container]." field, family, \
-	  "id,name,pod,namespace,container", fixed, 0, 0 }
+/* One entry per cgroup, labelled as cAdvisor labels it (its key is "id"), and an ECS container with its task. */
+#define CT_RULE(field, family, fixed)                                                                     \
+	{ SC_SYSTEM, "container_usage",                                                                   \
+	  "containers.*[name,pod,namespace,container,ecs_cluster,ecs_task_family,ecs_task_id]." field, family, \
+	  "id,name,pod,namespace,container,ecs_cluster,ecs_task_family,ecs_task_id", fixed, 0, 0 }
 
 static const struct map_rule containers_rules[] = {
 	CT_RULE("cpu_usage_seconds", "container_cpu_usage_seconds_total", "cpu=total"),
@@ -542,6 +543,11 @@ static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	jset_str_opt(n->obj, "name", tmp);
 	/* The runtime that named it when the cgroup did not say (the cgroupfs driver's bare id). */
 	jset_str_opt(n->obj, "runtime", n->cid.runtime[0] ? n->cid.runtime : cn.runtime);
+	/* An ECS task's container: its task, as the agent, the metadata endpoint or Docker's labels name it. */
+	jset_str_opt(n->obj, "ecs_cluster", cn.ecs_cluster);
+	jset_str_opt(n->obj, "ecs_task_arn", cn.ecs_task_arn);
+	jset_str_opt(n->obj, "ecs_task_family", cn.ecs_task_family);
+	jset_str_opt(n->obj, "ecs_task_revision", cn.ecs_task_revision);
 }
 
 /* Read node n and update its entry. 0, or -ENOENT when the cgroup is gone. */
@@ -582,6 +588,7 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 		jset_str_opt(n->obj, "pod_uid", n->cid.pod_uid);
 		jset_str_opt(n->obj, "qos", n->cid.qos);
 		jset_str_opt(n->obj, "unit", n->cid.unit);
+		jset_str_opt(n->obj, "ecs_task_id", n->cid.ecs_task);
 	}
 	o = n->obj;
 	names_update(s, n, now);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Seed a libFuzzer corpus directory with one file per fixture stream line
-# (TARGET expo: one file per fixture exposition instead).
+# Seed a libFuzzer corpus directory with one file per fixture stream line and
+# fixture exposition (TARGET expo: one file per fixture exposition only).
 # Usage: tests/fuzz/seed.sh DIR [TARGET]
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,6 +13,13 @@ if [ "${2:-}" = expo ]; then
 	done
 	exit 0
 fi
+# endpoints' expositions as they are (fuzz_prom_line republishes an input that is not a stream line), and
+# lines Prometheus refuses
+for f in "$top"/tests/fixtures/infer/*.prom; do
+	cp "$f" "$dir/seed-expo-$(basename "$f")"
+done
+printf '%b' 'ok{a="1"} 1\nc{a:b="1"} 1\nd{a="1",a="2"} 1\nn{__name__="x"} 1\nr{runtime_tag="a",exported_runtime_tag="b",pid="1"} 1\n# TYPE _total counter\n_total 1\n# TYPE f_total counter\nf_total 1\n# TYPE f gauge\nf 2\n' \
+	>"$dir/seed-expo-refused"
 # an endpoint runtime's entry with its exposition (accel-prom --passthrough)
 printf '%s\n' '{"monitor":{},"runtime_data":[{"address":"http://a/m","pid":7,"runtime_tag":"t","error":"","exposition":"# HELP r R\n# TYPE r counter\nr{m=\"x\"} 5\n# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n","report":{}}]}' \
 	>"$dir/seed-passthrough"

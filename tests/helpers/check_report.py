@@ -87,8 +87,12 @@ ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
               "report")
 # containers: a process's container identity (monitor/host/container.h), each key only when known.
 ENTRY_OPTIONAL = ("container",)
-CONTAINER_KEYS = ("runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit")
-CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd")
+CONTAINER_KEYS = ("runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit",
+                  "ecs_cluster", "ecs_task_arn", "ecs_task_id", "ecs_task_family", "ecs_task_revision")
+CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd", "ecs", "fargate")
+# Amazon ECS: a task id is 32 hex digits or a UUID; Fargate's container id is "<task id>-<digits>".
+ECS_TASK_ID_RE = re.compile(r"^([0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+FARGATE_ID_RE = re.compile(r"^[0-9a-f]{32}-[0-9]{1,20}$")
 QOS_CLASSES = ("guaranteed", "burstable", "besteffort")
 CONTAINER_ID_RE = re.compile(r"^[0-9a-f]{12,64}$")
 POD_UID_RE = re.compile(r"^[0-9a-f-]{16,47}$")
@@ -429,7 +433,8 @@ class Stream:
 
     def container_usage(self, path, g, key):
         """container_usage (docs/report-format.md): one entry per container, pod or unit cgroup."""
-        ident = ("runtime", "id", "pod_uid", "qos", "unit", "pod", "namespace", "container", "name")
+        ident = ("runtime", "id", "pod_uid", "qos", "unit", "pod", "namespace", "container", "name",
+                 "ecs_cluster", "ecs_task_arn", "ecs_task_id", "ecs_task_family", "ecs_task_revision")
         secs = ("cpu_usage_seconds", "cpu_user_seconds", "cpu_system_seconds", "cpu_throttled_seconds")
         ints = ("cpu_periods", "cpu_throttled_periods", "memory_usage_bytes", "memory_working_set_bytes",
                 "memory_rss_bytes", "memory_cache_bytes", "oom_kills")
@@ -1004,11 +1009,19 @@ class Stream:
             self.err(join(path, "runtime"), "unknown runtime %s" % json.dumps(c.get("runtime")))
         if c.get("qos") not in (None,) + QOS_CLASSES:
             self.err(join(path, "qos"), "unknown QoS class %s" % json.dumps(c.get("qos")))
-        if isinstance(c.get("id"), str) and not CONTAINER_ID_RE.match(c["id"]):
-            self.err(join(path, "id"), "not a container id (12 to 64 hex digits)")
+        if isinstance(c.get("id"), str) and not CONTAINER_ID_RE.match(c["id"]) and not (
+                c.get("runtime") == "fargate" and FARGATE_ID_RE.match(c["id"])):
+            self.err(join(path, "id"), "not a container id (12 to 64 hex digits; Fargate's <task id>-<digits>)")
+        if isinstance(c.get("ecs_task_id"), str) and not ECS_TASK_ID_RE.match(c["ecs_task_id"]):
+            self.err(join(path, "ecs_task_id"), "not an ECS task id (32 hex digits or a UUID)")
+        if isinstance(c.get("ecs_task_arn"), str) and not c["ecs_task_arn"].startswith("arn:"):
+            self.err(join(path, "ecs_task_arn"), "not an ARN")
+        for k in ("ecs_cluster", "ecs_task_arn", "ecs_task_family", "ecs_task_revision"):
+            if k in c and "ecs_task_id" not in c:
+                self.err(join(path, k), "without an ecs_task_id")
         if isinstance(c.get("pod_uid"), str) and not POD_UID_RE.match(c["pod_uid"]):
             self.err(join(path, "pod_uid"), "not a pod UID (lowercase hex and dashes)")
-        if not any(k in c for k in ("id", "pod_uid", "unit", "runtime")):
+        if not any(k in c for k in ("id", "pod_uid", "unit", "runtime", "ecs_task_id")):
             self.err(path, "names no container, pod or unit: leave the object out for a host process")
         if "unit" in c and ("id" in c or "pod_uid" in c):
             self.err(join(path, "unit"), "a unit next to a container or pod")
@@ -1041,7 +1054,7 @@ class Stream:
             for key, o in a.items():
                 q = join(join(path, agg), key)
                 ident = ("pod", "namespace", "qos") if agg == "pods" else \
-                    ("runtime", "pod_uid", "pod", "namespace", "name")
+                    ("runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster", "ecs_task_id", "ecs_task_family")
                 if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines")):
                     continue
                 want_mem, want_eng, members = 0, {}, o.get("pids")

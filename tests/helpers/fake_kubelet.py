@@ -17,11 +17,11 @@ SIGTERM/SIGINT: exit 0.
 
 import argparse
 import http.server
-import os
-import signal
 import ssl
 import sys
 import time
+
+import fake_http
 
 
 def main():
@@ -36,28 +36,9 @@ def main():
     o = ap.parse_args()
     token = open(o.token_file, encoding="utf-8").read().strip()
 
-    def mode():
-        try:
-            return open(o.mode_file, encoding="utf-8").read().strip() or "ok"
-        except (OSError, TypeError):
-            return "ok"
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, fmt, *args):
-            pass
-
-        def reply(self, status, body, ctype="application/json"):
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            if o.log:
-                with open(o.log, "a", encoding="utf-8") as f:
-                    f.write("%s %s %d\n" % (self.command, self.path, status))
-
+    class Handler(fake_http.Handler):
         def do_GET(self):
-            m = mode()
+            m = fake_http.mode(o.mode_file)
             if m == "hang":
                 time.sleep(30)
             if self.headers.get("Authorization") != "Bearer " + token or m == "401":
@@ -76,15 +57,8 @@ def main():
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(o.cert, o.key)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    tmp = o.port_file + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("%d\n" % srv.server_address[1])
-    os.rename(tmp, o.port_file)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    srv.log_path = o.log
+    fake_http.serve(srv, o.port_file)
     return 0
 
 

@@ -6,7 +6,10 @@
 # whichever hierarchies this machine has: cgroup v2 (the unified hierarchy, alone or in systemd's hybrid
 # layout) with the systemd driver's names, cgroup v1 (the pids controller) with the cgroupfs driver's.
 # accel-monitor reads the host's real /proc/PID/cgroup; names come from a containerd task bundle written
-# under a --path.rootfs made here. Needs root and a writable cgroup hierarchy: without them the test
+# under a --path.rootfs made here. Then the same for Amazon ECS on EC2: the agent's task slice on v2
+# (ecstasks-<task>.slice/docker-<id>.scope, named by the Docker labels of a config.v2.json written here) and
+# its /ecs/<task>/<id> on v1 (named by a fake ECS agent, tests/helpers/fake_ecs.py): the runtime entries and
+# container_usage's per-container CPU carry the task and the container. Needs root and a writable cgroup hierarchy: without them the test
 # says why and ends (a property of the machine, not a package to install).
 . "$(dirname "$0")/lib.sh"
 
@@ -116,5 +119,82 @@ fi
 self=$(entry $$)
 ok "the test's own process is in none of our pods ($self)" sh -c 'case "$1" in *"$2"* | *"$3"*) exit 1 ;; esac' sh \
 	"$self" "$UID_D" "$UID_V1"
+
+# ---- Amazon ECS on EC2 ------------------------------------------------------------------------------------------
+TASK_E=3f9a1c2b4d5e46f7a8b9c0d1e2f3a4b5 # the fixtures' ECS answers name this task and ECS_E1 (the agent's list)
+TASK_V2=9d8c7b6a5f4e43d2c1b0a9f8e7d6c5b4
+ECS_E1=$(printf 'e1%.0s' $(seq 32))
+ECS_V2=$(printf '9c%.0s' $(seq 32))
+ECSV2=${V2:+$V2/$TAG/ecstasks.slice/ecstasks-$TASK_V2.slice/docker-$ECS_V2.scope}
+ECSV1=${V1:+$V1/$TAG/ecs/$TASK_E/$ECS_E1}
+# container_usage reads CPU from the cpuacct hierarchy on v1 (and hybrid) hosts, from the v2 root on pure v2 ones.
+ACCT=
+[ "$(stat -f -c %T /sys/fs/cgroup/cpuacct 2>/dev/null)" = cgroupfs ] && ACCT=/sys/fs/cgroup/cpuacct
+spawn C sleep 300
+spawn D sleep 300
+if [ -n "$V2" ]; then
+	mkcg "$ECSV2"
+	ok "ecs v2: a process moved into the task slice's docker scope" sh -c 'echo "$1" >"$2/cgroup.procs"' sh "$C" \
+		"$ECSV2"
+fi
+if [ -n "$V1" ]; then
+	mkcg "$ECSV1"
+	ok "ecs v1: a process moved into /ecs/<task>/<id>" sh -c 'echo "$1" >"$2/cgroup.procs"' sh "$D" "$ECSV1"
+	if [ -n "$ACCT" ]; then
+		mkcg "$ACCT/$TAG/ecs/$TASK_E/$ECS_E1"
+		made="$made $ACCT/$TAG"
+		ok "ecs v1: and into the cpuacct hierarchy's" sh -c 'echo "$1" >"$2/cgroup.procs"' sh "$D" \
+			"$ACCT/$TAG/ecs/$TASK_E/$ECS_E1"
+	fi
+fi
+mkdir -p "$WORK/root/var/lib/docker/containers/$ECS_V2"
+cat >"$WORK/root/var/lib/docker/containers/$ECS_V2/config.v2.json" <<EOF
+{"ID": "$ECS_V2", "Name": "/ecs-vllm-2-engine-c4d5e6f7a8b9c0d1e201", "Config": {"Labels": {
+ "com.amazonaws.ecs.cluster": "real-cluster", "com.amazonaws.ecs.container-name": "engine",
+ "com.amazonaws.ecs.task-arn": "arn:aws:ecs:us-west-2:111122223333:task/real-cluster/$TASK_V2",
+ "com.amazonaws.ecs.task-definition-family": "vllm", "com.amazonaws.ecs.task-definition-version": "2"}}}
+EOF
+E=$FIX/containers/ecs
+spawn SPID $PY "$HELP/fake_ecs.py" --tasks "$E/ecs-agent-tasks.json" --task "$E/ecs-metadata-task.json" \
+	--container "$E/ecs-metadata-container.json" --port-file "$WORK/sport"
+ok "the fake ECS agent listens" wait_for 10 test -s "$WORK/sport"
+cat >"$WORK/ecs.json" <<EOF
+{"period": "1s", "system_metrics": [{"type": "container_usage"}], "devices": [],
+ "runtimes": [{"address": "pid:$C", "metrics": [{"type": "memory_used"}]},
+              {"address": "pid:$D", "metrics": [{"type": "memory_used"}]}]}
+EOF
+# Two reports: the agent's answer, asked for by the first, names the second's.
+ok "accel-monitor -n 2 with --ecs-agent-url exits 0" sh -c '"$1" -n 2 -c "$2" --path.rootfs "$3" --path.cgroupfs /sys/fs/cgroup --ecs-agent-url "$4" \
+	>"$5" 2>"$6"' sh "$MON" "$WORK/ecs.json" "$WORK/root" "http://127.0.0.1:$(cat "$WORK/sport")" "$WORK/ecs.out" \
+	"$WORK/ecs.err"
+ok "the ECS reports pass check_report.py" $CHECK "$WORK/ecs.out"
+last() { # PID CGROUP-SUFFIX: PID's container object and the container_usage entry whose key ends in the suffix
+	$PY - "$WORK/ecs.out" "$1" "$2" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1], encoding="utf-8").read().splitlines()[-1])
+c = [e for e in r["runtime_data"] if e["pid"] == int(sys.argv[2])][0].get("container", {})
+u = [v for k, v in r["system_data"]["container_usage"]["containers"].items() if k.endswith(sys.argv[3])]
+keys = ("ecs_cluster", "ecs_task_family", "ecs_task_id", "id", "name", "runtime")
+print(" ".join("%s=%s" % (k, c.get(k)) for k in keys), "|",
+      " ".join("%s=%s" % (k, u[0].get(k)) for k in keys) if u else "no entry",
+      "cpu" if u and "cpu_usage_seconds" in u[0] else "no cpu")
+EOF
+}
+if [ -n "$V2" ]; then
+	w="ecs_cluster=real-cluster ecs_task_family=vllm ecs_task_id=$TASK_V2 id=$ECS_V2 name=engine runtime=docker"
+	got=$(last "$C" "docker-$ECS_V2.scope")
+	is "${got%% | *}" "$w" "ecs v2: the runtime entry carries the task and the container (Docker labels)"
+	if [ "$V2" = /sys/fs/cgroup ]; then
+		is "${got#* | }" "$w cpu" "ecs v2: so does the container's CPU"
+	fi
+fi
+if [ -n "$V1" ]; then
+	w="ecs_cluster=inference ecs_task_family=neuron-infer ecs_task_id=$TASK_E id=$ECS_E1 name=app runtime=docker"
+	got=$(last "$D" "/ecs/$TASK_E/$ECS_E1")
+	is "${got%% | *}" "$w" "ecs v1: the runtime entry carries the task and the container (the agent)"
+	if [ -n "$ACCT" ]; then
+		is "${got#* | }" "$w cpu" "ecs v1: so does the container's CPU"
+	fi
+fi
 
 done_testing

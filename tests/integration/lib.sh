@@ -12,8 +12,10 @@
 #   q FILE EXPR [ARG...]      a Python expression over a report stream (tests/helpers/q.py)
 #   nlines FILE               complete lines in FILE
 #   has_lines FILE N          FILE holds at least N complete lines
+#   six_reports NAME UNTIL CMD...  a producer reporting every 500 ms, until six reports and UNTIL; three tests
 #   rt command...             run a program whose timing the test measures at a real-time priority
 #   ec2_host                  does this host look like an EC2 instance (the facts accel-monitor reads)?
+#   prom_values EXPR          the values of an instant query to prometheus_start's Prometheus
 #   need NAME cmd...          a prerequisite (built by make, installed by make test): if cmd fails,
 #                             one failed test names it and the script stops; never a skip
 #   done_testing              print the plan; exit 1 if anything failed
@@ -151,6 +153,29 @@ nlines() { wc -l <"$1" | tr -d ' '; }
 # has_lines FILE N: FILE holds at least N complete lines (a missing file none).
 has_lines() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
 
+# six_reports NAME UNTIL CMD...: run CMD (accel-monitor with a 500 ms period) with its reports in NAME.out and
+# its log in NAME.err, until there are six and the shell command UNTIL ("-": none) holds (an answer it waits on
+# may come late on a loaded machine); then SIGTERM. Three tests: it exits 0, the reports pass check_report.py,
+# six came in about 3 s (nothing stalled the cycle).
+six_reports() {
+	_rn=$1
+	_until=$2
+	shift 2
+	_start=$(date +%s%N)
+	"$@" >"$_rn.out" 2>"$_rn.err" &
+	_mpid=$!
+	_pids="$_pids $_mpid"
+	sleep 2.5 # six reports 500 ms apart take this long at least: polled from then on
+	wait_for $((20 * SLOW)) has_lines "$_rn.out" 6
+	_ms=$((($(date +%s%N) - _start) / 1000000))
+	[ "$_until" = - ] || wait_for $((20 * SLOW)) sh -c "$_until" || diag "$_rn: still not true: $_until"
+	kill -TERM "$_mpid"
+	wait "$_mpid" || echo "exit $?" >>"$_rn.err"
+	ok "$_rn: accel-monitor exits 0" sh -c '! grep -q "^exit " "$1"' sh "$_rn.err"
+	ok "$_rn: the reports pass check_report.py" $PY "$HELP/check_report.py" "$_rn.out"
+	ok "$_rn: six reports in about 3 s, nothing stalled (${_ms} ms)" test "$_ms" -lt $((6000 * SLOW))
+}
+
 # rt CMD...: CMD at a real-time priority where allowed (root, as make test runs), else at nice -10, else as it
 # is: for a program whose schedule a test measures, so that the tests running alongside (and a loaded machine)
 # do not delay its wake-ups. Its children inherit the priority.
@@ -225,6 +250,16 @@ EOF
 	spawn PROM prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
 		--web.listen-address="127.0.0.1:$_pp" --log.level=warn 2>"$WORK/prometheus.log" 3>&- 4>&- 5>&- 6>&- \
 		7>&- 8>&- 9>&-
+}
+
+# prom_values EXPR: the values of an instant query to the Prometheus of prometheus_start, sorted,
+# space-separated ("" for no data).
+prom_values() {
+	curl -s --max-time 10 --data-urlencode "query=$1" "$PURL/api/v1/query" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["status"] == "success", d
+print(" ".join(sorted(x["value"][1] for x in d["data"]["result"])))' 2>/dev/null
 }
 
 done_testing() {

@@ -33,6 +33,8 @@
 struct want {
 	int rc;
 	const char *runtime, *id, *pod_uid, *qos, *unit;
+	const char *ecs_task; /* NULL: "" */
+	int ns_up, ns_root;
 };
 
 struct tcase {
@@ -56,95 +58,137 @@ static void check(const char *name, int rc, const struct container_id *got, cons
 	is_str(got->qos, w->qos, n);
 	snprintf(n, sizeof(n), "%s: unit", name);
 	is_str(got->unit, w->unit, n);
+	snprintf(n, sizeof(n), "%s: ecs_task", name);
+	is_str(got->ecs_task, w->ecs_task ? w->ecs_task : "", n);
+	snprintf(n, sizeof(n), "%s: ns_up", name);
+	is_int(got->ns_up, w->ns_up, n);
+	snprintf(n, sizeof(n), "%s: ns_root", name);
+	is_int(got->ns_root, w->ns_root, n);
 }
 
-#define HOST { -ENOENT, "", "", "", "", "" }
+#define HOST { -ENOENT, "", "", "", "", "", NULL, 0, 0 }
+#define ROOT { -ENOENT, "", "", "", "", "", NULL, 0, 1 }
+/* ECS task ids: the current form (32 hex digits) and the older UUID; a Fargate 1.4 container id. */
+#define TASK "9f3c2a1b5d7e4f60a1b2c3d4e5f60718"
+#define TASK_UUID "55a1c0d3-b8cf-4801-b527-f46017422a4d"
+#define FARGATE_ID TASK "-2893511043"
 
 static const struct tcase paths[] = {
 	/* cgroup v2, systemd driver: the three QoS classes, each runtime. */
 	{ "v2 systemd burstable containerd",
 	  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_U ".slice/cri-containerd-" ID64 ".scope",
-	  { 0, "containerd", ID64, UID_D, "burstable", "" } },
+	  { 0, "containerd", ID64, UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "v2 systemd besteffort cri-o",
 	  "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_U ".slice/crio-" ID64 ".scope",
-	  { 0, "cri-o", ID64, UID_D, "besteffort", "" } },
+	  { 0, "cri-o", ID64, UID_D, "besteffort", "", NULL, 0, 0 } },
 	{ "v2 systemd guaranteed (no QoS level) docker",
 	  "/kubepods.slice/kubepods-pod" UID_U ".slice/docker-" ID64 ".scope",
-	  { 0, "docker", ID64, UID_D, "guaranteed", "" } },
+	  { 0, "docker", ID64, UID_D, "guaranteed", "", NULL, 0, 0 } },
 	{ "v2 systemd cri-o conmon: the pod, not the container",
 	  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_U ".slice/crio-conmon-" ID64 ".scope",
-	  { 0, "cri-o", "", UID_D, "burstable", "" } },
+	  { 0, "cri-o", "", UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "v2 systemd pod-level cgroup (no container)",
 	  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_U ".slice",
-	  { 0, "", "", UID_D, "burstable", "" } },
+	  { 0, "", "", UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "v2 static pod (hash UID)",
 	  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod6a8ae5c8f0e6b0bc5ab4d8d4e2ef2b79.slice/"
 	  "cri-containerd-" ID64 ".scope",
-	  { 0, "containerd", ID64, "6a8ae5c8f0e6b0bc5ab4d8d4e2ef2b79", "burstable", "" } },
+	  { 0, "containerd", ID64, "6a8ae5c8f0e6b0bc5ab4d8d4e2ef2b79", "burstable", "", NULL, 0, 0 } },
 	{ "kind node (kubelet.slice nesting)",
 	  "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
 	  "kubelet-kubepods-besteffort-pod" UID_U ".slice/cri-containerd-" ID64 ".scope",
-	  { 0, "containerd", ID64, UID_D, "besteffort", "" } },
+	  { 0, "containerd", ID64, UID_D, "besteffort", "", NULL, 0, 0 } },
 	{ "kind node in Docker, pod-level process: the pod, not the node's container",
 	  "/docker/" ID64 "/kubepods/burstable/pod" UID_D,
-	  { 0, "", "", UID_D, "burstable", "" } },
+	  { 0, "", "", UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "kind node in Docker, a container of the pod",
 	  "/system.slice/docker-" ID64 ".scope/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod" UID_U
 	  ".slice/cri-containerd-" ID64B ".scope",
-	  { 0, "containerd", ID64B, UID_D, "guaranteed", "" } },
+	  { 0, "containerd", ID64B, UID_D, "guaranteed", "", NULL, 0, 0 } },
 	{ "a QoS level Kubernetes does not have",
 	  "/kubepods.slice/kubepods-foo-pod" UID_U ".slice",
-	  { 0, "", "", UID_D, "", "" } },
+	  { 0, "", "", UID_D, "", "", NULL, 0, 0 } },
 	{ "monitor in its own cgroup namespace",
 	  "/../../kubepods.slice/kubepods-pod" UID_U ".slice/cri-containerd-" ID64 ".scope",
-	  { 0, "containerd", ID64, UID_D, "guaranteed", "" } },
+	  { 0, "containerd", ID64, UID_D, "guaranteed", "", NULL, 2, 0 } },
 	{ "deleted cgroup",
 	  "/kubepods.slice/kubepods-pod" UID_U ".slice/cri-containerd-" ID64 ".scope (deleted)",
-	  { 0, "containerd", ID64, UID_D, "guaranteed", "" } },
+	  { 0, "containerd", ID64, UID_D, "guaranteed", "", NULL, 0, 0 } },
 	{ "uppercase UID is lowered",
 	  "/kubepods.slice/kubepods-pod0A1B2C3D_4E5F_6789_ABCD_EF0123456789.slice",
-	  { 0, "", "", UID_D, "guaranteed", "" } },
+	  { 0, "", "", UID_D, "guaranteed", "", NULL, 0, 0 } },
 	/* cgroup v1, cgroupfs driver. */
 	{ "v1 cgroupfs burstable",
 	  "/kubepods/burstable/pod" UID_D "/" ID64,
-	  { 0, "", ID64, UID_D, "burstable", "" } },
+	  { 0, "", ID64, UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "v1 cgroupfs besteffort",
 	  "/kubepods/besteffort/pod" UID_D "/" ID64B,
-	  { 0, "", ID64B, UID_D, "besteffort", "" } },
+	  { 0, "", ID64B, UID_D, "besteffort", "", NULL, 0, 0 } },
 	{ "v1 cgroupfs guaranteed",
 	  "/kubepods/pod" UID_D "/" ID64,
-	  { 0, "", ID64, UID_D, "guaranteed", "" } },
+	  { 0, "", ID64, UID_D, "guaranteed", "", NULL, 0, 0 } },
 	{ "v1 cgroupfs cri-o",
 	  "/kubepods/burstable/pod" UID_D "/crio-" ID64,
-	  { 0, "cri-o", ID64, UID_D, "burstable", "" } },
+	  { 0, "cri-o", ID64, UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "v1 cgroupfs cri-o conmon",
 	  "/kubepods/burstable/pod" UID_D "/crio-conmon-" ID64,
-	  { 0, "cri-o", "", UID_D, "burstable", "" } },
+	  { 0, "cri-o", "", UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "v1 containerd systemd driver (slice:prefix:id)",
 	  "/system.slice/containerd.service/kubepods-burstable-pod" UID_U ".slice:cri-containerd:" ID64,
-	  { 0, "containerd", ID64, UID_D, "burstable", "" } },
+	  { 0, "containerd", ID64, UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "v1 cgroupfs pod-level",
 	  "/kubepods/besteffort/pod" UID_D,
-	  { 0, "", "", UID_D, "besteffort", "" } },
+	  { 0, "", "", UID_D, "besteffort", "", NULL, 0, 0 } },
 	/* Docker and Podman outside Kubernetes. */
-	{ "docker systemd", "/system.slice/docker-" ID64 ".scope", { 0, "docker", ID64, "", "", "" } },
-	{ "docker cgroupfs", "/docker/" ID64, { 0, "docker", ID64, "", "", "" } },
-	{ "docker-in-docker (innermost)", "/docker/" ID64 "/docker/" ID64B, { 0, "docker", ID64B, "", "", "" } },
+	{ "docker systemd", "/system.slice/docker-" ID64 ".scope", { 0, "docker", ID64, "", "", "", NULL, 0, 0 } },
+	{ "docker cgroupfs", "/docker/" ID64, { 0, "docker", ID64, "", "", "", NULL, 0, 0 } },
+	{ "docker-in-docker (innermost)", "/docker/" ID64 "/docker/" ID64B, { 0, "docker", ID64B, "", "", "", NULL, 0, 0 } },
 	{ "podman rootless",
 	  "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID64 ".scope/container",
-	  { 0, "podman", ID64, "", "", "" } },
-	{ "podman machine.slice", "/machine.slice/libpod-" ID64 ".scope", { 0, "podman", ID64, "", "", "" } },
-	{ "podman cgroupfs", "/libpod_parent/libpod-" ID64, { 0, "podman", ID64, "", "", "" } },
-	{ "podman conmon", "/machine.slice/libpod-conmon-" ID64 ".scope", { 0, "podman", "", "", "", "" } },
+	  { 0, "podman", ID64, "", "", "", NULL, 0, 0 } },
+	{ "podman machine.slice", "/machine.slice/libpod-" ID64 ".scope", { 0, "podman", ID64, "", "", "", NULL, 0, 0 } },
+	{ "podman cgroupfs", "/libpod_parent/libpod-" ID64, { 0, "podman", ID64, "", "", "", NULL, 0, 0 } },
+	{ "podman conmon", "/machine.slice/libpod-conmon-" ID64 ".scope", { 0, "podman", "", "", "", "", NULL, 0, 0 } },
+	/* Amazon ECS on EC2: the agent's cgroup parent per task (v1), its task slices (v2 systemd driver). */
+	{ "ecs v1 task id and docker id", "/ecs/" TASK "/" ID64, { 0, "docker", ID64, "", "", "", TASK, 0, 0 } },
+	{ "ecs v1 older UUID task id", "/ecs/" TASK_UUID "/" ID64, { 0, "docker", ID64, "", "", "", TASK_UUID, 0, 0 } },
+	{ "ecs v1 with a cluster component", "/ecs/prod-inference/" TASK "/" ID64,
+	  { 0, "docker", ID64, "", "", "", TASK, 0, 0 } },
+	{ "ecs v1 task level (no container)", "/ecs/" TASK, { 0, "ecs", "", "", "", "", TASK, 0, 0 } },
+	{ "ecs v2 task slice, docker scope",
+	  "/ecstasks.slice/ecstasks-" TASK ".slice/docker-" ID64 ".scope", { 0, "docker", ID64, "", "", "", TASK, 0, 0 } },
+	{ "ecs v2 task slice, UUID task id escaped",
+	  "/ecstasks.slice/ecstasks-55a1c0d3_b8cf_4801_b527_f46017422a4d.slice/docker-" ID64 ".scope",
+	  { 0, "docker", ID64, "", "", "", TASK_UUID, 0, 0 } },
+	{ "ecs v2 task slice alone", "/ecstasks.slice/ecstasks-" TASK ".slice", { 0, "ecs", "", "", "", "", TASK, 0, 0 } },
+	{ "ecs without task limits: plain docker", "/docker/" ID64, { 0, "docker", ID64, "", "", "", NULL, 0, 0 } },
+	/* Fargate platform 1.4 (and ECS Managed Instances): "<task>-<digits>" under the task. */
+	{ "fargate 1.4", "/ecs/" TASK "/" FARGATE_ID, { 0, "fargate", FARGATE_ID, "", "", "", TASK, 0, 0 } },
+	{ "fargate 1.4, nine digits", "/ecs/" TASK "/" TASK "-123456789",
+	  { 0, "fargate", TASK "-123456789", "", "", "", TASK, 0, 0 } },
+	{ "fargate 1.3 (64-digit id under a UUID task)", "/ecs/" TASK_UUID "/" ID64,
+	  { 0, "docker", ID64, "", "", "", TASK_UUID, 0, 0 } },
+	{ "fargate sibling seen from a sidecar's namespace", "/../" FARGATE_ID,
+	  { 0, "fargate", FARGATE_ID, "", "", "", TASK, 1, 0 } },
+	{ "ecs v2 sibling seen from a sidecar's namespace", "/../docker-" ID64 ".scope",
+	  { 0, "docker", ID64, "", "", "", NULL, 1, 0 } },
+	{ "fargate id with letters in the digits", "/ecs/" TASK "/" TASK "-12a4", { 0, "ecs", "", "", "", "", TASK, 0, 0 } },
+	{ "fargate id outside /ecs", "/system.slice/" FARGATE_ID, HOST },
+	{ "ecs with a non-id task", "/ecs/notatask/" ID64, HOST },
+	{ "ecstasks slice with a short task id", "/ecstasks.slice/ecstasks-abc.slice", HOST },
+	/* Docker with the root as cgroup parent. */
+	{ "docker at the cgroup root", "/" ID64, { 0, "docker", ID64, "", "", "", NULL, 0, 0 } },
+	{ "docker at the root, sibling in a namespace", "/../" ID64, { 0, "docker", ID64, "", "", "", NULL, 1, 0 } },
+	{ "64 hex deeper than the root is no container", "/system.slice/" ID64, HOST },
 	/* systemd services and the host. */
-	{ "systemd service", "/system.slice/nginx.service", { 0, "systemd", "", "", "", "nginx.service" } },
+	{ "systemd service", "/system.slice/nginx.service", { 0, "systemd", "", "", "", "nginx.service", NULL, 0, 0 } },
 	{ "systemd template service", "/system.slice/system-getty.slice/getty@tty1.service",
-	  { 0, "systemd", "", "", "", "getty@tty1.service" } },
+	  { 0, "systemd", "", "", "", "getty@tty1.service", NULL, 0, 0 } },
 	{ "user manager's app (innermost service)",
 	  "/user.slice/user-1000.slice/user@1000.service/app.slice/dbus.service",
-	  { 0, "systemd", "", "", "", "dbus.service" } },
+	  { 0, "systemd", "", "", "", "dbus.service", NULL, 0, 0 } },
 	{ "session scope is the host", "/user.slice/user-1000.slice/session-3.scope", HOST },
-	{ "root is the host", "/", HOST },
+	{ "root: the host's, or the reader's own in a namespace", "/", ROOT },
 	{ "init.scope is the host", "/init.scope", HOST },
 	{ "kubepods QoS slice alone is the host", "/kubepods.slice/kubepods-burstable.slice", HOST },
 	/* Odd input. */
@@ -157,7 +201,6 @@ static const struct tcase paths[] = {
 	{ "pod slice with a non-hex UID", "/kubepods.slice/kubepods-burstable-podXYZ.slice", HOST },
 	{ "pod UID too long",
 	  "/kubepods.slice/kubepods-pod" UID_U UID_U ".slice", HOST },
-	{ "bare id outside kubepods", "/" ID64, HOST },
 	{ "only colons", "/a:b:c:d", HOST },
 	{ "slashes", "////", HOST },
 	{ "just (deleted)", " (deleted)", HOST },
@@ -176,34 +219,44 @@ static void test_paths(void)
 static const struct tcase files[] = {
 	{ "v2 file", "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_U
 		     ".slice/cri-containerd-" ID64 ".scope\n",
-	  { 0, "containerd", ID64, UID_D, "burstable", "" } },
+	  { 0, "containerd", ID64, UID_D, "burstable", "", NULL, 0, 0 } },
 	{ "v1 file (docker cgroupfs)",
 	  "12:pids:/docker/" ID64 "\n11:memory:/docker/" ID64 "\n10:cpu,cpuacct:/docker/" ID64
 	  "\n1:name=systemd:/docker/" ID64 "\n",
-	  { 0, "docker", ID64, "", "", "" } },
+	  { 0, "docker", ID64, "", "", "", NULL, 0, 0 } },
 	{ "v1 file (kubernetes cgroupfs)",
 	  "12:hugetlb:/kubepods/burstable/pod" UID_D "/" ID64 "\n4:memory:/kubepods/burstable/pod" UID_D "/" ID64
 	  "\n1:name=systemd:/kubepods/burstable/pod" UID_D "/" ID64 "\n",
-	  { 0, "", ID64, UID_D, "burstable", "" } },
+	  { 0, "", ID64, UID_D, "burstable", "", NULL, 0, 0 } },
 	/* systemd's "hybrid": v1 controllers plus a v2 hierarchy at /sys/fs/cgroup/unified. */
 	{ "hybrid, container in the v1 lines, v2 at /",
 	  "11:memory:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_U ".slice/crio-" ID64
 	  ".scope\n1:name=systemd:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_U
 	  ".slice/crio-" ID64 ".scope\n0::/\n",
-	  { 0, "cri-o", ID64, UID_D, "besteffort", "" } },
+	  { 0, "cri-o", ID64, UID_D, "besteffort", "", NULL, 0, 0 } },
 	{ "hybrid, container in the v2 line only",
 	  "5:memory:/\n4:cpu,cpuacct:/\n1:name=systemd:/system.slice/docker.service\n0::/system.slice/docker-" ID64
 	  ".scope\n",
-	  { 0, "docker", ID64, "", "", "" } },
+	  { 0, "docker", ID64, "", "", "", NULL, 0, 0 } },
 	{ "hybrid, v2 wins a tie",
 	  "1:name=systemd:/system.slice/a.service\n0::/system.slice/b.service\n",
-	  { 0, "systemd", "", "", "", "b.service" } },
+	  { 0, "systemd", "", "", "", "b.service", NULL, 0, 0 } },
 	{ "v1 host", "12:pids:/user.slice/user-1000.slice/session-2.scope\n1:name=systemd:/user.slice\n0::/\n", HOST },
 	{ "v2 host, no newline", "0::/init.scope", HOST },
+	{ "v2 root: the reader's own cgroup in a namespace", "0::/\n", ROOT },
+	{ "v1 all roots", "3:memory:/\n2:cpu:/\n1:name=systemd:/\n0::/\n", ROOT },
+	{ "ecs v1 file, every controller", "11:memory:/ecs/" TASK "/" ID64 "\n4:cpu,cpuacct:/ecs/" TASK "/" ID64
+	  "\n1:name=systemd:/ecs/" TASK "/" ID64 "\n0::/\n",
+	  { 0, "docker", ID64, "", "", "", TASK, 0, 0 } },
+	{ "ecs v2 file", "0::/ecstasks.slice/ecstasks-" TASK ".slice/docker-" ID64 ".scope\n",
+	  { 0, "docker", ID64, "", "", "", TASK, 0, 0 } },
+	{ "fargate 1.4 file", "11:memory:/ecs/" TASK "/" FARGATE_ID "\n1:name=systemd:/ecs/" TASK "/" FARGATE_ID
+	  "\n0::/ecs/" TASK "/" FARGATE_ID "\n",
+	  { 0, "fargate", FARGATE_ID, "", "", "", TASK, 0, 0 } },
 	{ "garbage", "garbage\n\n\n::\n0:\n:::::\n", HOST },
 	{ "empty file", "", HOST },
 	{ "path of 5000 bytes skipped, next line read",
-	  NULL /* built at run time */, { 0, "docker", ID64, "", "", "" } },
+	  NULL /* built at run time */, { 0, "docker", ID64, "", "", "", NULL, 0, 0 } },
 };
 
 static void test_files(void)
@@ -394,7 +447,7 @@ static void test_json(void)
 {
 	struct container_id id;
 	struct container_names n = { 0 };
-	json_t *o;
+	json_t *o, *labels;
 	char *s;
 
 	container_from_cgroup("/system.slice/nginx.service", &id);
@@ -413,6 +466,31 @@ static void test_json(void)
 	       "cgroupfs id: the runtime from its state; unknown names absent");
 	free(s);
 	json_decref(o);
+
+	/* ECS: the agent's Docker labels name the container and its task; a cluster ARN becomes its name. */
+	memset(&n, 0, sizeof(n));
+	labels = json_pack("{s:s, s:s, s:s, s:s, s:s}", "com.amazonaws.ecs.cluster",
+			   "arn:aws:ecs:us-west-2:111122223333:cluster/ml", "com.amazonaws.ecs.container-name", "app",
+			   "com.amazonaws.ecs.task-arn", "arn:aws:ecs:us-west-2:111122223333:task/ml/" TASK,
+			   "com.amazonaws.ecs.task-definition-family", "infer", "com.amazonaws.ecs.task-definition-version",
+			   "12");
+	container_names_ecs_labels(labels, &n);
+	container_names_ecs_labels(NULL, &n); /* no labels: nothing changes */
+	container_from_cgroup("/ecs/" TASK "/" ID64, &id);
+	o = container_json(&id, &n);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"ecs_cluster\":\"ml\",\"ecs_task_arn\":\"arn:aws:ecs:us-west-2:111122223333:task/ml/" TASK "\","
+		  "\"ecs_task_family\":\"infer\",\"ecs_task_id\":\"" TASK "\",\"ecs_task_revision\":\"12\",\"id\":\"" ID64
+		  "\",\"name\":\"app\",\"runtime\":\"docker\"}",
+	       "ecs: the labels' names and task, the cluster's name from its ARN");
+	free(s);
+	json_decref(o);
+	/* A container the agent started without a task cgroup (/docker/<id>): its task id from the ARN. */
+	container_from_cgroup("/docker/" ID64, &id);
+	o = container_json(&id, &n);
+	is_str(json_string_value(json_object_get(o, "ecs_task_id")), TASK, "ecs without a task cgroup: the ARN's task id");
+	json_decref(o);
+	json_decref(labels);
 }
 
 /* The per-device attribution on the v2 fixture's /proc: sums, engines, pids, and no stale entry. */

@@ -5,7 +5,10 @@
  * runtime's labels (and a server's own of that name kept as exported_*),
  * a restarted server's new pid replacing its old series,
  * accel-prom's names dropped, a type conflict, a bad exposition keeping the
- * last good one, an entry error and the staleness sweep taking a runtime away.
+ * last good one, an entry error and the staleness sweep taking a runtime away;
+ * what Prometheus would refuse left out (label names it does not take, a
+ * label twice, __name__, a counter named _total), exported_ prefixed until
+ * unique; the byte budget.
  */
 #include "../../common/log.h"
 #include "../../common/util.h"
@@ -58,7 +61,7 @@ static void feed(struct prom_pass *p, const struct ent *e, size_t n, int64_t now
 		json_array_append_new(rts, o);
 	}
 	json_object_set_new(rep, "runtime_data", rts);
-	prom_pass_report(p, rep, "test:1", now);
+	prom_pass_report(p, rep, "test:1", now, (size_t)-1);
 	json_decref(rep);
 }
 
@@ -106,6 +109,104 @@ static const char WANT_A_OM[] =
 	"# HELP req Requests, a \\\\ and a \\n.\n"
 	"# TYPE req unknown\n"
 	"req{model=\"m\",exported_runtime_tag=\"own\",runtime_tag=\"srv\",pid=\"7\"} 5\n";
+
+/* Lines Prometheus refuses (a scrape with one of them fails whole), next to good ones. */
+static const char EXPO_BAD[] =
+	"# TYPE good gauge\n"
+	"good{a=\"1\"} 1\n"
+	"colon{a:b=\"1\"} 2\n"
+	"twice{a=\"1\",a=\"2\"} 3\n"
+	"# TYPE h histogram\n"
+	"h_bucket{le=\"1\",le=\"2\"} 4\n"
+	"h_bucket{le=\"+Inf\"} 5\n"
+	"h_sum 6\n"
+	"h_count 5\n"
+	"# TYPE s summary\n"
+	"s{quantile=\"0.5\",quantile=\"0.9\"} 7\n"
+	"s_count 1\n"
+	"named{__name__=\"x\"} 8\n"
+	"reserved{__x=\"1\"} 9\n"
+	"# TYPE _total counter\n"
+	"_total 10\n"
+	"clash{runtime_tag=\"a\",exported_runtime_tag=\"b\"} 11\n"
+	"clash2{pid=\"1\",exported_pid=\"2\",exported_exported_pid=\"3\",runtime_tag=\"4\"} 12\n";
+
+static const char WANT_BAD_TEXT[] =
+	"# TYPE clash untyped\n"
+	"clash{exported_exported_runtime_tag=\"a\",exported_runtime_tag=\"b\",runtime_tag=\"srv\",pid=\"7\"} 11\n"
+	"# TYPE clash2 untyped\n"
+	"clash2{exported_exported_exported_pid=\"1\",exported_pid=\"2\",exported_exported_pid=\"3\","
+	"exported_runtime_tag=\"4\",runtime_tag=\"srv\",pid=\"7\"} 12\n"
+	"# TYPE good gauge\n"
+	"good{a=\"1\",runtime_tag=\"srv\",pid=\"7\"} 1\n"
+	"# TYPE h histogram\n"
+	"h_bucket{le=\"+Inf\",runtime_tag=\"srv\",pid=\"7\"} 5\n"
+	"h_sum{runtime_tag=\"srv\",pid=\"7\"} 6\n"
+	"h_count{runtime_tag=\"srv\",pid=\"7\"} 5\n"
+	"# TYPE s summary\n"
+	"s_count{runtime_tag=\"srv\",pid=\"7\"} 1\n";
+
+/* What Prometheus refuses is left out; the rest is served; exported_ is prefixed until the name is unique. */
+static void test_refused_lines(void)
+{
+	struct prom_pass *p = prom_pass_new();
+	struct out o;
+
+	buf_init(&o.text, 1 << 20);
+	buf_init(&o.om, 1 << 20);
+	feed(p, (struct ent[]){ { "http://a/metrics", 7, "srv", "", EXPO_BAD } }, 1, 1 * S_NS);
+	render(p, &o);
+	is_str(text_of(&o.text), WANT_BAD_TEXT, "text: only what Prometheus takes");
+	ok(!strstr(text_of(&o.om), "# TYPE  ") && !strstr(text_of(&o.om), "_total"),
+	   "OpenMetrics: no counter family without a name");
+	/* a counter foo_total next to a family foo: OpenMetrics would have two families foo */
+	feed(p, (struct ent[]){ { "http://b/metrics", 7, "srv", "", "# TYPE foo_total counter\nfoo_total 1\n# TYPE foo gauge\nfoo 2\n" } },
+	     1, 1 * S_NS);
+	render(p, &o);
+	ok(strstr(text_of(&o.om), "# TYPE foo gauge\nfoo{") && strstr(text_of(&o.om), "# TYPE foo_total unknown\nfoo_total{"),
+	   "OpenMetrics: the counter whose family would be another's is typed unknown");
+	ok(strstr(text_of(&o.text), "# TYPE foo_total counter\n") != NULL, "and a counter in the text format");
+	/* the same exposition again: the same output (the warnings were given once) */
+	feed(p,
+	     (struct ent[]){ { "http://a/metrics", 7, "srv", "", EXPO_BAD },
+			     { "http://b/metrics", 7, "srv", "http://b/metrics: HTTP 503", NULL } },
+	     2, 2 * S_NS);
+	render(p, &o);
+	is_str(text_of(&o.text), WANT_BAD_TEXT, "the same the second time");
+	buf_free(&o.text);
+	buf_free(&o.om);
+	prom_pass_free(p);
+}
+
+/* A report's families take at most the budget the store gives: beyond it, refused whole. */
+static void test_budget(void)
+{
+	struct prom_pass *p = prom_pass_new();
+	struct buf big;
+	json_t *rep;
+	size_t n;
+
+	buf_init(&big, 1 << 24);
+	for (int i = 0; i < 1000; i++)
+		buf_printf(&big, "# TYPE f%d gauge\nf%d{model=\"m%d\"} %d\n", i, i, i, i);
+	rep = json_pack("{s:[{s:i, s:s, s:i, s:s, s:s, s:s}]}", "runtime_data", "runtime_index", 0, "address", "http://a/m",
+			"pid", 7, "runtime_tag", "srv", "error", "", "exposition", big.data);
+	n = prom_pass_report(p, rep, "test:1", S_NS, 10000);
+	is_int(n, 1000, "over the budget: its 1000 samples refused");
+	is_int(prom_pass_nruntimes(p), 0, "none of its families kept");
+	is_int(prom_pass_bytes(p), 0, "nothing counted");
+	n = prom_pass_report(p, rep, "test:1", S_NS, 1 << 20);
+	is_int(n, 0, "within 1 MiB: taken");
+	ok(prom_pass_bytes(p) > 1000 * 40 && prom_pass_bytes(p) <= 1 << 20, "counted: %zu bytes", prom_pass_bytes(p));
+	n = prom_pass_report(p, rep, "test:1", S_NS, prom_pass_bytes(p));
+	is_int(n, 0, "the same again within what it takes: its own old families do not count twice");
+	n = prom_pass_report(p, rep, "test:1", S_NS, prom_pass_bytes(p) / 2);
+	is_int(n, 1000, "a budget that shrank below it: refused");
+	is_int(prom_pass_nruntimes(p), 0, "and its families leave");
+	json_decref(rep);
+	buf_free(&big);
+	prom_pass_free(p);
+}
 
 int main(void)
 {
@@ -170,5 +271,7 @@ int main(void)
 	buf_free(&o.om);
 	prom_pass_free(p);
 	prom_pass_free(NULL);
+	test_refused_lines();
+	test_budget();
 	return done_testing();
 }

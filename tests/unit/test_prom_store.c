@@ -452,13 +452,13 @@ static void test_departed_give_way(void)
 	feed(st, b.data, T0 + NS_PER_S);
 	log = stop_capture();
 	buf_free(&b);
-	is_int(prom_store_nseries(st), 20, "live series stop at the cap");
 	text = render(st, T0 + NS_PER_S, 0);
+	is_int(count_of(text, "\nneuroncore_utilization_ratio{"), 15, "a runtime's live series stop at its share, 3/4 of the cap");
 	ok(value_of(text, "accel_prom_series_refused_total") && atoi(value_of(text, "accel_prom_series_refused_total")) >= 60,
 	   "refused samples counted");
 	free(text);
 	is_int(count_of(log, "new series"), 1, "the refusal is logged once, not once per sample");
-	ok(strstr(log, "maximum of 20 series") != NULL, "the message names the cap");
+	ok(strstr(log, "their share: 15 series") != NULL, "the message names the share");
 	if (!ok(!prom_store_health(st, T0 + 2 * NS_PER_S, why, sizeof(why)), "health fails while samples are refused"))
 		printf("#   why: %s\n", why);
 	ok(strstr(why, "refused") != NULL, "health names the refusal (%s)", why);
@@ -501,7 +501,7 @@ static void test_byte_cap(void)
 		feed_nm2x(st, tag, 1, 0, 50, 100, T0);
 	}
 	log = stop_capture();
-	ok(prom_store_nseries(st) > 100 && prom_store_nseries(st) < 400, "series stop at the byte cap (%zu)",
+	ok(prom_store_nseries(st) > 50 && prom_store_nseries(st) < 400, "series stop at the byte cap (%zu)",
 	   prom_store_nseries(st));
 	text = render(st, T0, 0);
 	ok(strtod(value_of(text, "accel_prom_series_bytes"), NULL) <= (double)cap, "bytes within the cap (%s)",
@@ -513,6 +513,40 @@ static void test_byte_cap(void)
 	ok(!prom_store_health(st, T0 + NS_PER_S, why, sizeof(why)) && strstr(why, "refused"), "health fails (%s)", why);
 	free(log);
 	prom_store_free(st);
+}
+
+/*
+ * However many series the runtimes have, the node's own (system, devices)
+ * find room: runtimes stop at 3/4 of each cap, series and bytes.
+ */
+static void test_node_share(void)
+{
+	struct prom_store *st = prom_store_new(&(struct prom_store_opts){ .staleness_ms = 10000, .node_name = "n",
+									   .version = "v", .max_series = 40 });
+	struct buf b;
+	char *text, *log;
+
+	buf_init(&b, (size_t)1 << 20);
+	/* the runtime's 200 series first in the report, the system's after them */
+	buf_printf(&b, "{\"neuron_runtime_data\":[{\"pid\":1,\"neuron_runtime_tag\":\"a\",\"error\":\"\",\"report\":{"
+		       "\"neuroncore_counters\":{\"period\":1,\"error\":\"\",\"neuroncores_in_use\":{");
+	for (int i = 0; i < 200; i++)
+		buf_printf(&b, "%s\"%d\":{\"neuroncore_utilization\":1}", i ? "," : "", i);
+	buf_printf(&b, "}}}}],\"system_data\":{\"memory_info\":{\"period\":1,\"error\":\"\",\"memory_total_bytes\":"
+		       "1000,\"memory_used_bytes\":600,\"swap_total_bytes\":0,\"swap_used_bytes\":0}},"
+		       "\"instance_info\":{\"instance_id\":\"i-1\"}}");
+	start_capture();
+	feed(st, b.data, T0);
+	log = stop_capture();
+	text = render(st, T0, 0);
+	is_int(count_of(text, "\nneuroncore_utilization_ratio{"), 30, "the runtime's series stop at 3/4 of the cap");
+	ok(value_of(text, "system_memory_used_bytes" LBL "subnet_id=\"\"}") != NULL,
+	   "the system's series, after them in the report, are served");
+	ok(strstr(log, "their share") != NULL, "the refusal names the runtimes' share");
+	free(text);
+	free(log);
+	prom_store_free(st);
+	buf_free(&b);
 }
 
 /*
@@ -782,6 +816,7 @@ int main(void)
 	test_series_cap();
 	test_departed_give_way();
 	test_byte_cap();
+	test_node_share();
 	test_messages();
 	test_openmetrics();
 	test_devices_and_bie();

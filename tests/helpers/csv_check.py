@@ -46,7 +46,7 @@ TS_COLUMN = {"iso8601": "timestamp", "unix": "timestamp_unix", "unix_ms": "times
 
 # Families: name -> (type, unit)
 FAMILIES = {f["name"]: (f["type"], f["unit"]) for f in SCHEMA["families"]}
-SCOPES = {"runtime": "rt", "system": "sys", "device": "dev", "device_group": "devgrp"}
+SCOPES = {"runtime": "rt", "system": "sys", "device": "dev", "device_group": "devgrp", "monitor": "mon"}
 # (scope, group, path, family, capture labels, fixed label, scale, clamp, device_type, index_label, ident,
 #  unless, only_with, weight)
 RULES = [(SCOPES[r["scope"]], r["group"], r["path"], r["family"], r["labels"], r["fixed"],
@@ -124,6 +124,8 @@ def walk(node, steps, caps, emit, ident=None, anchor=None):
     if not steps:
         if is_num(node):
             emit(float(node), caps)
+        elif isinstance(node, bool):
+            emit(node, caps)  # only a boolean rule takes it (emit)
         return
     st, rest = steps[0], steps[1:]
     if st[0] == "key":
@@ -236,6 +238,10 @@ def map_report(rep, now_ms):
 
             def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp, first=first,
                      slot=slot, ident=ident, weight=weight, anchor=anchor):
+                if (scale == "boolean") != isinstance(v, bool):
+                    return  # a boolean rule reads JSON booleans as 0 or 1, and nothing else (common/rows.h)
+                if scale == "boolean":
+                    v = 1.0 if v else 0.0
                 if weight:
                     # a mean per request times the requests of the same object (the last "*" reached)
                     f = anchor[0]
@@ -248,7 +254,7 @@ def map_report(rep, now_ms):
                     v = float(clamp)
                 if scale == "percent":
                     v = v / 100.0  # a percent, as neuron-monitor-prometheus.py divides it
-                elif scale:
+                elif scale and scale != "boolean":
                     v *= scale
                 if math.isinf(v):
                     return  # out of range once scaled: a bad value, no sample
@@ -325,6 +331,7 @@ def map_report(rep, now_ms):
         if isinstance(ent, dict):
             devices(ent)
     groups("sys", rep.get("system_data"), "system", ilabels)
+    groups("mon", {"monitor": rep.get("monitor")}, "monitor", ilabels)  # the producer's self-timing
     return out
 
 

@@ -34,6 +34,14 @@ void jset_u64(json_t *o, const char *k, uint64_t v)
 		jset_real(o, k, (double)v);
 }
 
+void jset_u64_na(json_t *o, const char *k, uint64_t v, uint64_t na)
+{
+	if (v == na)
+		json_object_del(o, k);
+	else
+		jset_u64(o, k, v);
+}
+
 void jset_bool(json_t *o, const char *k, int v)
 {
 	json_t *j = json_object_get(o, k);

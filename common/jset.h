@@ -16,6 +16,8 @@ void jset_int(json_t *o, const char *k, json_int_t v);
 void jset_real(json_t *o, const char *k, double v);
 /* An unsigned 64-bit count that keeps its value: an integer below 2^63, a real at or above it (never negative). */
 void jset_u64(json_t *o, const char *k, uint64_t v);
+/* The same, but v == na (a source's "not available") removes the member. */
+void jset_u64_na(json_t *o, const char *k, uint64_t v, uint64_t na);
 void jset_bool(json_t *o, const char *k, int v);
 /* A string, invalid UTF-8 replaced (utf8_sanitize), at most JSET_STR_MAX bytes. v must not be NULL. */
 void jset_str(json_t *o, const char *k, const char *v);

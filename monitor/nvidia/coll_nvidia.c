@@ -176,6 +176,7 @@ static const struct map_rows nvidia_rows = {
 #include "nvidia_links.h"
 #include "nvidia_pool.h"
 #include "nvidia_ledger.h"
+#include "../../common/jset.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
@@ -725,78 +726,7 @@ static double energy_estimate(struct nv_energy *e, double est)
 	return take;
 }
 
-/* ---- JSON kept between cycles -------------------------------------------- */
-
-static void put_int(json_t *o, const char *k, json_int_t v)
-{
-	json_t *j = json_object_get(o, k);
-
-	if (json_is_integer(j))
-		json_integer_set(j, v);
-	else
-		json_object_set_new(o, k, json_integer(v));
-}
-
-static void put_real(json_t *o, const char *k, double v)
-{
-	json_t *j = json_object_get(o, k);
-
-	if (json_is_real(j))
-		json_real_set(j, v);
-	else
-		json_object_set_new(o, k, json_real(v));
-}
-
-/*
- * A u64 that keeps its value: an integer below 2^63, a real at or above it
- * (never a negative integer). NVML's "not available" (2^64-1) drops k.
- */
-static void put_u64(json_t *o, const char *k, uint64_t v)
-{
-	if (v == NVML_VALUE_NOT_AVAILABLE_ULL)
-		json_object_del(o, k);
-	else if (v <= (uint64_t)INT64_MAX)
-		put_int(o, k, (json_int_t)v);
-	else
-		put_real(o, k, (double)v);
-}
-
-static void put_str(json_t *o, const char *k, const char *v)
-{
-	json_t *j = json_object_get(o, k);
-	char tmp[256];
-
-	if (json_is_string(j) && !strcmp(json_string_value(j), v))
-		return;
-	snprintf(tmp, sizeof(tmp), "%s", v);
-	json_object_set_new(o, k, json_string(utf8_sanitize(tmp)));
-}
-
-static void put_bool(json_t *o, const char *k, int v)
-{
-	json_t *j = json_object_get(o, k);
-
-	if (!j || json_is_true(j) != !!v)
-		json_object_set_new(o, k, json_boolean(v));
-}
-
-static void drop(json_t *o, const char *k)
-{
-	if (json_object_get(o, k))
-		json_object_del(o, k);
-}
-
-/* The object o[k], created when missing. Borrowed. */
-static json_t *sub(json_t *o, const char *k)
-{
-	json_t *j = json_object_get(o, k);
-
-	if (!json_is_object(j)) {
-		j = json_object();
-		json_object_set_new(o, k, j);
-	}
-	return j;
-}
+/* ---- JSON kept between cycles: common/jset.h ----------------------------- */
 
 /* Drop o[k] when it ended up empty. */
 static void drop_if_empty(json_t *o, const char *k)
@@ -1343,15 +1273,15 @@ static int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
 	int r;
 
 	if (d->have_serial)
-		put_str(o, "serial", d->serial);
+		jset_str(o, "serial", d->serial);
 	else
-		drop(o, "serial");
+		json_object_del(o, "serial");
 	if (s->driver[0])
-		put_str(o, "driver_version", s->driver);
+		jset_str(o, "driver_version", s->driver);
 	if (s->nvml[0])
-		put_str(o, "nvml_version", s->nvml);
+		jset_str(o, "nvml_version", s->nvml);
 	if (s->cuda[0])
-		put_str(o, "cuda_driver_version", s->cuda);
+		jset_str(o, "cuda_driver_version", s->cuda);
 	/* Static values: read when a refresh marked them (nv_collect), kept in between. */
 	if (d->stale & ST_TOTAL) {
 		if ((r = read_mem(s, d, &total, &used, &freeb, &reserved)) < 0)
@@ -1361,9 +1291,9 @@ static int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
 		d->stale &= ~ST_TOTAL;
 	}
 	if (d->have_total)
-		put_u64(o, "memory_total_bytes", d->mem_total);
+		jset_u64_na(o, "memory_total_bytes", d->mem_total, NVML_VALUE_NOT_AVAILABLE_ULL);
 	else
-		drop(o, "memory_total_bytes");
+		json_object_del(o, "memory_total_bytes");
 	if (d->stale & ST_LIMIT) {
 		r = 0;
 		if (a->power_limit)
@@ -1373,15 +1303,15 @@ static int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
 		d->stale &= ~ST_LIMIT;
 	}
 	if (d->have_limit)
-		put_real(o, "power_limit_watts", d->limit_mw / 1000.0);
+		jset_real(o, "power_limit_watts", d->limit_mw / 1000.0);
 	else
-		drop(o, "power_limit_watts");
+		json_object_del(o, "power_limit_watts");
 	if (dev_mig_mode(s, d) < 0)
 		return -1;
 	if (d->have_mig)
-		put_str(o, "mig_mode", d->mig_cur == NVML_FEATURE_ENABLED ? "enabled" : "disabled");
+		jset_str(o, "mig_mode", d->mig_cur == NVML_FEATURE_ENABLED ? "enabled" : "disabled");
 	else
-		drop(o, "mig_mode");
+		json_object_del(o, "mig_mode");
 	return 0;
 }
 
@@ -1395,26 +1325,26 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if (a->util && ASKS(NF_UTIL))
 		TRY(NVC(NV_LC, a->util, d->h, &ut), NF_UTIL);
 	if (r) {
-		put_real(o, "core_percent", ut.gpu);
-		put_real(o, "memory_bandwidth_percent", ut.memory);
+		jset_real(o, "core_percent", ut.gpu);
+		jset_real(o, "memory_bandwidth_percent", ut.memory);
 	} else {
-		drop(o, "core_percent");
-		drop(o, "memory_bandwidth_percent");
+		json_object_del(o, "core_percent");
+		json_object_del(o, "memory_bandwidth_percent");
 	}
 	r = 0;
 	if (a->enc && ASKS(NF_ENC))
 		TRY(NVC(NV_LC, a->enc, d->h, &u, &period), NF_ENC);
 	if (r)
-		put_real(o, "encoder_percent", u);
+		jset_real(o, "encoder_percent", u);
 	else
-		drop(o, "encoder_percent");
+		json_object_del(o, "encoder_percent");
 	r = 0;
 	if (a->dec && ASKS(NF_DEC))
 		TRY(NVC(NV_LC, a->dec, d->h, &u, &period), NF_DEC);
 	if (r)
-		put_real(o, "decoder_percent", u);
+		jset_real(o, "decoder_percent", u);
 	else
-		drop(o, "decoder_percent");
+		json_object_del(o, "decoder_percent");
 	/*
 	 * KB/s over NVML's 20 ms sample (KB taken as 1024 bytes), read by the
 	 * worker pool for every GPU at once (nv_pcie_settle); a call that has not
@@ -1431,9 +1361,9 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 			log_limited(&s->pcie_lim, "nvidia: GPU %u: its PCIe throughput read had not returned when the "
 						  "report was due; the PCIe fields are left out", d->index);
 		if (r)
-			put_int(o, names[c], (json_int_t)u * 1024);
+			jset_int(o, names[c], (json_int_t)u * 1024);
 		else
-			drop(o, names[c]);
+			json_object_del(o, names[c]);
 	}
 	{
 		nvmlReturn_t lost;
@@ -1447,7 +1377,7 @@ static int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
 /* "processes": {"<pid>": bytes}, updated in place. */
 static void put_procs(struct nv_dev *d, json_t *o)
 {
-	json_t *p = sub(o, "processes"), *v;
+	json_t *p = jset_obj(o, "processes"), *v;
 	const char *key;
 	void *tmp;
 	char k[16];
@@ -1464,7 +1394,7 @@ static void put_procs(struct nv_dev *d, json_t *o)
 	}
 	for (unsigned i = 0; i < d->nprocs; i++) {
 		snprintf(k, sizeof(k), "%u", d->procs[i].pid);
-		put_u64(p, k, d->procs[i].bytes);
+		jset_u64_na(p, k, d->procs[i].bytes, NVML_VALUE_NOT_AVAILABLE_ULL);
 	}
 }
 
@@ -1479,11 +1409,11 @@ static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if (a->mig_count && a->mig_handle && dev_mig_mode(s, d) < 0)
 		return -1;
 	if (!a->mig_count || !a->mig_handle || !d->have_mig || d->mig_cur != NVML_FEATURE_ENABLED) {
-		drop(o, "mig_devices");
+		json_object_del(o, "mig_devices");
 		return 0;
 	}
 	TRY(NVC(NV_LC, a->mig_count, d->h, &max), NF_MIG);
-	m = sub(o, "mig_devices");
+	m = jset_obj(o, "mig_devices");
 	for (unsigned i = 0; i < max && i < 64; i++) {
 		nvmlDevice_t mh = NULL;
 		nvmlReturn_t rc = NVC(NV_LC, a->mig_handle, d->h, i, &mh);
@@ -1496,22 +1426,22 @@ static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 		if (rc != NVML_SUCCESS || !mh) {
 			if (nv_is_lost(rc))
 				return nv_ok(s, d, rc, NF_MIG);
-			drop(m, k);
+			json_object_del(m, k);
 			continue;
 		}
-		e = sub(m, k);
+		e = jset_obj(m, k);
 		memset(uuid, 0, sizeof(uuid));
 		if (a->uuid && NVC(NV_LC, a->uuid, mh, uuid, sizeof(uuid) - 1) == NVML_SUCCESS && uuid[0])
-			put_str(e, "uuid", uuid);
+			jset_str(e, "uuid", uuid);
 		if (a->gi_id && NVC(NV_LC, a->gi_id, mh, &id) == NVML_SUCCESS)
-			put_int(e, "gpu_instance_id", id);
+			jset_int(e, "gpu_instance_id", id);
 		if (a->ci_id && NVC(NV_LC, a->ci_id, mh, &id) == NVML_SUCCESS)
-			put_int(e, "compute_instance_id", id);
+			jset_int(e, "compute_instance_id", id);
 		memset(&mem, 0, sizeof(mem));
 		if (a->mem && NVC(NV_LC, a->mem, mh, &mem) == NVML_SUCCESS) {
-			put_u64(e, "total_bytes", mem.total);
-			put_u64(e, "used_bytes", mem.used);
-			put_u64(e, "free_bytes", mem.free);
+			jset_u64_na(e, "total_bytes", mem.total, NVML_VALUE_NOT_AVAILABLE_ULL);
+			jset_u64_na(e, "used_bytes", mem.used, NVML_VALUE_NOT_AVAILABLE_ULL);
+			jset_u64_na(e, "free_bytes", mem.free, NVML_VALUE_NOT_AVAILABLE_ULL);
 		}
 	}
 	drop_if_empty(o, "mig_devices");
@@ -1527,24 +1457,24 @@ static int g_mem(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if ((r = read_mem(s, d, &total, &used, &freeb, &reserved)) < 0)
 		return -1;
 	if (r) {
-		put_u64(o, "total_bytes", total);
-		put_u64(o, "used_bytes", used);
-		put_u64(o, "free_bytes", freeb);
+		jset_u64_na(o, "total_bytes", total, NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_u64_na(o, "used_bytes", used, NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_u64_na(o, "free_bytes", freeb, NVML_VALUE_NOT_AVAILABLE_ULL);
 	} else {
-		drop(o, "total_bytes");
-		drop(o, "used_bytes");
-		drop(o, "free_bytes");
+		json_object_del(o, "total_bytes");
+		json_object_del(o, "used_bytes");
+		json_object_del(o, "free_bytes");
 	}
 	if (r && reserved >= 0)
-		put_int(o, "reserved_bytes", reserved);
+		jset_int(o, "reserved_bytes", reserved);
 	else
-		drop(o, "reserved_bytes");
+		json_object_del(o, "reserved_bytes");
 	if ((r = read_procs(s, d)) < 0)
 		return -1;
 	if (r)
 		put_procs(d, o);
 	else
-		drop(o, "processes");
+		json_object_del(o, "processes");
 	return put_mig(s, d, o);
 }
 
@@ -1605,11 +1535,11 @@ static void put_reasons(json_t *o, unsigned long long mask)
  */
 static void put_reason_map(json_t *o, unsigned long long mask)
 {
-	json_t *m = sub(o, "clock_event_reasons");
+	json_t *m = jset_obj(o, "clock_event_reasons");
 
 	for (size_t i = 0; i < ARRAY_SIZE(nv_reasons); i++)
-		put_int(m, nv_reasons[i].name, (mask & nv_reasons[i].bit) != 0);
-	put_u64(o, "clock_event_reasons_mask", mask);
+		jset_int(m, nv_reasons[i].name, (mask & nv_reasons[i].bit) != 0);
+	jset_u64_na(o, "clock_event_reasons_mask", mask, NVML_VALUE_NOT_AVAILABLE_ULL);
 }
 
 /* One NVML field value (nvmlDeviceGetFieldValues) as an unsigned integer. 1, 0 absent, -1 lost. */
@@ -1655,7 +1585,7 @@ static int field_u64(struct nv_state *s, struct nv_dev *d, const nvmlFieldValue_
 static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
 	const struct nvml_api *a = &s->api;
-	json_t *t = sub(o, "temperatures_celsius");
+	json_t *t = jset_obj(o, "temperatures_celsius");
 	unsigned u;
 	unsigned long long mask;
 	uint64_t v;
@@ -1664,9 +1594,9 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if (a->temp && ASKS(NF_TEMP))
 		TRY(NVC(NV_LC, a->temp, d->h, NVML_TEMPERATURE_GPU, &u), NF_TEMP);
 	if (r)
-		put_int(t, "gpu", u);
+		jset_int(t, "gpu", u);
 	else
-		drop(t, "gpu");
+		json_object_del(t, "gpu");
 	/* The memory temperature: a field value that costs a driver round trip, on the slow cadence. */
 	if (a->fields && ASKS(NF_MEMTEMP) && nv_due(s, &d->slow_ns[SR_MEMTEMP], s->slow_every)) {
 		nvmlFieldValue_t f;
@@ -1686,9 +1616,9 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 		d->have_memtemp = 0;
 	}
 	if (d->have_memtemp)
-		put_u64(t, "memory", d->memtemp);
+		jset_u64_na(t, "memory", d->memtemp, NVML_VALUE_NOT_AVAILABLE_ULL);
 	else
-		drop(t, "memory");
+		json_object_del(t, "memory");
 	drop_if_empty(o, "temperatures_celsius");
 	/* The fan: a driver round trip too (0.27 ms answering NOT_SUPPORTED on an H200), on the slow cadence. */
 	if (a->fan && ASKS(NF_FAN) && nv_due(s, &d->slow_ns[SR_FAN], s->slow_every)) {
@@ -1700,9 +1630,9 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 		d->have_fan = 0;
 	}
 	if (d->have_fan)
-		put_real(o, "fan_percent", d->fan);
+		jset_real(o, "fan_percent", d->fan);
 	else
-		drop(o, "fan_percent");
+		json_object_del(o, "fan_percent");
 	r = 0;
 	if (a->reasons && ASKS(NF_REASONS))
 		TRY(NVC(NV_LC, a->reasons, d->h, &mask), NF_REASONS);
@@ -1710,9 +1640,9 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 		put_reasons(o, mask);
 		put_reason_map(o, mask);
 	} else {
-		drop(o, "throttle_reasons");
-		drop(o, "clock_event_reasons");
-		drop(o, "clock_event_reasons_mask");
+		json_object_del(o, "throttle_reasons");
+		json_object_del(o, "clock_event_reasons");
+		json_object_del(o, "clock_event_reasons_mask");
 	}
 	return 0;
 }
@@ -1737,9 +1667,9 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if (a->power && ASKS(NF_POWER))
 		TRY(NVC(NV_LC, a->power, d->h, &u), NF_POWER);
 	if (r)
-		put_real(o, "power_watts", u / 1000.0);
+		jset_real(o, "power_watts", u / 1000.0);
 	else
-		drop(o, "power_watts");
+		json_object_del(o, "power_watts");
 	if (r && e->have_p && s->cycle_ns >= e->p_ns)
 		est = ((double)e->p_mw + (double)u) / 2.0 * (double)(s->cycle_ns - e->p_ns) / (double)NS_PER_S;
 	e->have_p = r;
@@ -1763,13 +1693,13 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 		inc = energy_estimate(e, est);
 	}
 	if (e->have && inc >= 0)
-		put_real(o, "energy_joules", inc / 1000.0);
+		jset_real(o, "energy_joules", inc / 1000.0);
 	else
-		drop(o, "energy_joules");
+		json_object_del(o, "energy_joules");
 	if (e->have)
-		put_real(o, "energy_total_joules", e->total_mj / 1000.0);
+		jset_real(o, "energy_total_joules", e->total_mj / 1000.0);
 	else
-		drop(o, "energy_total_joules");
+		json_object_del(o, "energy_total_joules");
 	return 0;
 }
 
@@ -1777,7 +1707,7 @@ static int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
 	static const char *const names[NVML_CLOCK_COUNT] = { "graphics", "sm", "memory", "video" };
 	const struct nvml_api *a = &s->api;
-	json_t *c = sub(o, "clocks_mhz");
+	json_t *c = jset_obj(o, "clocks_mhz");
 	unsigned u;
 	int r;
 
@@ -1788,9 +1718,9 @@ static int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
 		if (a->clock && ASKS(nf[k]))
 			TRY(NVC(NV_LC, a->clock, d->h, k, &u), nf[k]);
 		if (r)
-			put_int(c, names[k], u);
+			jset_int(c, names[k], u);
 		else
-			drop(c, names[k]);
+			json_object_del(c, names[k]);
 	}
 	drop_if_empty(o, "clocks_mhz");
 	return 0;
@@ -1816,21 +1746,21 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 			TRY(NVC(NV_LC, a->ecc, d->h, kinds[k][0], kinds[k][1], &v[k]), NF_ECC);
 		had[k] = r && ctr_step(&d->c[C_ECC_CV + k], v[k], &delta[k]);
 		if (r) {
-			put_u64(o, totals[k], v[k]);
+			jset_u64_na(o, totals[k], v[k], NVML_VALUE_NOT_AVAILABLE_ULL);
 		} else {
-			drop(o, totals[k]);
+			json_object_del(o, totals[k]);
 			d->c[C_ECC_CV + k].have = 0;
 		}
 	}
 	/* The increase: from the volatile counters (live), else the aggregate ones. */
 	if ((had[0] && had[1]) || (had[2] && had[3])) {
-		json_t *e = sub(o, "ecc_errors");
+		json_t *e = jset_obj(o, "ecc_errors");
 		int b = had[0] && had[1] ? 0 : 2;
 
-		put_u64(e, "corrected", delta[b]);
-		put_u64(e, "uncorrected", delta[b + 1]);
+		jset_u64_na(e, "corrected", delta[b], NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_u64_na(e, "uncorrected", delta[b + 1], NVML_VALUE_NOT_AVAILABLE_ULL);
 	} else {
-		drop(o, "ecc_errors");
+		json_object_del(o, "ecc_errors");
 	}
 	/*
 	 * The PCIe replay counter, on the slow cadence: between reads its
@@ -1845,26 +1775,26 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		TRY(NVC(NV_LC, a->replay, d->h, &u), NF_REPLAY);
 		d->have_replay = r;
 		if (r && ctr_step(&d->c[C_REPLAY], u, &dl))
-			put_u64(o, "pcie_replays", dl);
+			jset_u64_na(o, "pcie_replays", dl, NVML_VALUE_NOT_AVAILABLE_ULL);
 		else
-			drop(o, "pcie_replays");
+			json_object_del(o, "pcie_replays");
 		if (r) {
 			d->replay = u;
-			put_int(o, "pcie_replays_total", u);
+			jset_int(o, "pcie_replays_total", u);
 		} else {
 			d->c[C_REPLAY].have = 0;
 		}
 	} else if (a->replay && ASKS(NF_REPLAY) && d->have_replay) {
 		if (d->c[C_REPLAY].have)
-			put_u64(o, "pcie_replays", 0);
-		put_int(o, "pcie_replays_total", d->replay);
+			jset_u64_na(o, "pcie_replays", 0, NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_int(o, "pcie_replays_total", d->replay);
 	} else {
 		d->have_replay = 0;
 		d->c[C_REPLAY].have = 0;
 	}
 	if (!d->have_replay) {
-		drop(o, "pcie_replays");
-		drop(o, "pcie_replays_total");
+		json_object_del(o, "pcie_replays");
+		json_object_del(o, "pcie_replays_total");
 	}
 	/* events (nvidia_events.c), NVLink errors (nvidia_links.c) */
 	if (s->events)
@@ -1902,23 +1832,23 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		const int *fr = d->retired_r;
 
 		if (fr[0] && fr[1]) {
-			json_t *p = sub(o, "retired_pages");
+			json_t *p = jset_obj(o, "retired_pages");
 
 			if (fv[0] <= UINT64_MAX - fv[1])
-				put_u64(p, "total", fv[0] + fv[1]);
+				jset_u64_na(p, "total", fv[0] + fv[1], NVML_VALUE_NOT_AVAILABLE_ULL);
 			else /* past 2^64: a real, never a wrapped sum */
-				put_real(p, "total", (double)fv[0] + (double)fv[1]);
-			put_u64(p, "single_bit", fv[0]);
-			put_u64(p, "double_bit", fv[1]);
+				jset_real(p, "total", (double)fv[0] + (double)fv[1]);
+			jset_u64_na(p, "single_bit", fv[0], NVML_VALUE_NOT_AVAILABLE_ULL);
+			jset_u64_na(p, "double_bit", fv[1], NVML_VALUE_NOT_AVAILABLE_ULL);
 			if (fr[2])
-				put_bool(p, "pending", fv[2] != 0);
+				jset_bool(p, "pending", fv[2] != 0);
 			else
-				drop(p, "pending");
+				json_object_del(p, "pending");
 			r = 1;
 		}
 	}
 	if (!r)
-		drop(o, "retired_pages");
+		json_object_del(o, "retired_pages");
 	r = 0;
 	{
 		unsigned cor, unc, pending, failed;
@@ -1926,14 +1856,14 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		if (a->remap && ASKS(NF_REMAP))
 			TRY(NVC(NV_LC, a->remap, d->h, &cor, &unc, &pending, &failed), NF_REMAP);
 		if (r) {
-			json_t *p = sub(o, "remapped_rows");
+			json_t *p = jset_obj(o, "remapped_rows");
 
-			put_int(p, "correctable", cor);
-			put_int(p, "uncorrectable", unc);
-			put_bool(p, "pending", pending != 0);
-			put_bool(p, "failed", failed != 0);
+			jset_int(p, "correctable", cor);
+			jset_int(p, "uncorrectable", unc);
+			jset_bool(p, "pending", pending != 0);
+			jset_bool(p, "failed", failed != 0);
 		} else {
-			drop(o, "remapped_rows");
+			json_object_del(o, "remapped_rows");
 		}
 	}
 	return 0;

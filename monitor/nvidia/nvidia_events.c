@@ -42,6 +42,7 @@
  */
 #include "nvidia_events.h"
 #include "../core/loop.h"
+#include "../../common/jset.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
@@ -490,17 +491,6 @@ void nv_events_lost(struct nv_events *ev, size_t i)
 		count_lost(ev, i);
 }
 
-/* o[k] = v, an integer, updated in place. */
-static void put_count(json_t *o, const char *k, uint64_t v)
-{
-	json_t *j = json_object_get(o, k);
-	json_int_t x = v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v;
-
-	if (json_is_integer(j))
-		json_integer_set(j, x);
-	else
-		json_object_set_new(o, k, json_integer(x));
-}
 
 void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
 {
@@ -529,7 +519,7 @@ void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
 		}
 		for (size_t k = 0; k < d->nxid; k++) {
 			snprintf(key, sizeof(key), "%llu", d->xid[k].code);
-			put_count(x, key, d->xid[k].n);
+			jset_u64(x, key, d->xid[k].n);
 			d->xid[k].n = 0;
 		}
 	} else if (json_object_get(o, "xid_errors")) {
@@ -552,7 +542,7 @@ void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
 		char iso[ISO8601_LEN];
 		json_t *t = json_object_get(o, "last_xid_time");
 
-		put_count(o, "last_xid", d->last_xid);
+		jset_u64(o, "last_xid", d->last_xid);
 		iso8601_format(d->last_ns, iso);
 		if (!json_is_string(t) || strcmp(json_string_value(t), iso))
 			json_object_set_new(o, "last_xid_time", json_string(iso));
@@ -567,12 +557,12 @@ void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
 	}
 	for (size_t k = 0; k < EV_NKINDS; k++) {
 		if (d->mask & ev_kinds[k].bit)
-			put_count(e, ev_kinds[k].name, d->kinds[k]);
+			jset_u64(e, ev_kinds[k].name, d->kinds[k]);
 		else if (json_object_get(e, ev_kinds[k].name))
 			json_object_del(e, ev_kinds[k].name);
 		d->kinds[k] = 0;
 	}
-	put_count(e, "gpu_lost", d->lost_n);
+	jset_u64(e, "gpu_lost", d->lost_n);
 	d->lost_n = 0;
 }
 

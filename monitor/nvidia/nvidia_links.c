@@ -19,6 +19,7 @@
  * first period has data).
  */
 #include "nvidia_links.h"
+#include "../../common/jset.h"
 #include "../../common/util.h"
 
 #include <dlfcn.h>
@@ -116,44 +117,6 @@ static int step(struct nl_ctr *c, unsigned long long v, unsigned long long *delt
 	return had;
 }
 
-/* The object o[k], created when missing (borrowed). */
-static json_t *sub(json_t *o, const char *k)
-{
-	json_t *j = json_object_get(o, k);
-
-	if (!json_is_object(j)) {
-		j = json_object();
-		json_object_set_new(o, k, j);
-	}
-	return j;
-}
-
-static void set_num(json_t *o, const char *k, double v)
-{
-	json_t *j = json_object_get(o, k);
-
-	if (json_is_real(j))
-		json_real_set(j, v);
-	else
-		json_object_set_new(o, k, json_real(v));
-}
-
-static void set_int(json_t *o, const char *k, unsigned long long v)
-{
-	json_t *j = json_object_get(o, k);
-	json_int_t x = v > (unsigned long long)INT64_MAX ? INT64_MAX : (json_int_t)v;
-
-	if (json_is_integer(j))
-		json_integer_set(j, x);
-	else
-		json_object_set_new(o, k, json_integer(x));
-}
-
-static void del(json_t *o, const char *k)
-{
-	if (json_object_get(o, k))
-		json_object_del(o, k);
-}
 
 /* Read the data counters of every link of d (TX, RX). 1 read, 0 not, -1 lost. */
 static int read_tput(struct nv_links *l, struct nl_dev *d, nvmlDevice_t h, unsigned long long v[][2], int ok[][2],
@@ -257,10 +220,10 @@ int nv_links_util(struct nv_links *l, size_t i, nvmlDevice_t h, int64_t mono_ns,
 	if (probe(l, d, h, lost))
 		return -1;
 	if (!d->nlinks) {
-		del(o, "nvlink");
+		json_object_del(o, "nvlink");
 		return 0;
 	}
-	links = sub(o, "nvlink");
+	links = jset_obj(o, "nvlink");
 	for (unsigned k = 0; k < d->nlinks; k++) {
 		unsigned active = 0;
 		nvmlReturn_t rc = NVC(l->lc, l->state, h, k, &active);
@@ -271,11 +234,11 @@ int nv_links_util(struct nv_links *l, size_t i, nvmlDevice_t h, int64_t mono_ns,
 			return -1;
 		}
 		snprintf(key, sizeof(key), "%u", k);
-		e = sub(links, key);
+		e = jset_obj(links, key);
 		if (rc == NVML_SUCCESS)
 			json_object_set_new(e, "active", json_boolean(active == NVML_FEATURE_ENABLED));
 		else
-			del(e, "active");
+			json_object_del(e, "active");
 	}
 	if ((r = read_tput(l, d, h, v, ok, lost)) < 0)
 		return -1;
@@ -285,12 +248,12 @@ int nv_links_util(struct nv_links *l, size_t i, nvmlDevice_t h, int64_t mono_ns,
 		json_t *e;
 
 		snprintf(key, sizeof(key), "%u", k);
-		e = sub(links, key);
+		e = jset_obj(links, key);
 		for (int c = 0; c < 2; c++) {
 			if (r > 0 && ok[k][c] && step(&d->tput[k][c], v[k][c], &delta) && dt > 0)
-				set_num(e, names[c], (double)delta * 1024.0 * 1e9 / (double)dt);
+				jset_real(e, names[c], (double)delta * 1024.0 * 1e9 / (double)dt);
 			else
-				del(e, names[c]);
+				json_object_del(e, names[c]);
 			if (r <= 0 || !ok[k][c])
 				d->tput[k][c].have = 0;
 		}
@@ -299,7 +262,7 @@ int nv_links_util(struct nv_links *l, size_t i, nvmlDevice_t h, int64_t mono_ns,
 	}
 	d->tput_ns = mono_ns;
 	if (!json_object_size(links))
-		del(o, "nvlink");
+		json_object_del(o, "nvlink");
 	return 0;
 }
 
@@ -317,22 +280,22 @@ int nv_links_errors(struct nv_links *l, size_t i, nvmlDevice_t h, json_t *o, nvm
 	if (probe(l, d, h, lost))
 		return -1;
 	if (!d->nlinks) {
-		del(o, "nvlink_errors");
+		json_object_del(o, "nvlink_errors");
 		return 0;
 	}
 	if (read_errs(l, d, h, v, ok, lost))
 		return -1;
-	links = sub(o, "nvlink_errors");
+	links = jset_obj(o, "nvlink_errors");
 	for (unsigned k = 0; k < d->nlinks; k++) {
 		json_t *e;
 
 		snprintf(key, sizeof(key), "%u", k);
-		e = sub(links, key);
+		e = jset_obj(links, key);
 		for (int c = 0; c < NL_NERR; c++) {
 			if (ok[k][c] && step(&d->err[k][c], v[k][c], &delta))
-				set_int(e, nl_errs[c].name, delta);
+				jset_u64(e, nl_errs[c].name, delta);
 			else
-				del(e, nl_errs[c].name);
+				json_object_del(e, nl_errs[c].name);
 			if (!ok[k][c])
 				d->err[k][c].have = 0;
 		}
@@ -340,7 +303,7 @@ int nv_links_errors(struct nv_links *l, size_t i, nvmlDevice_t h, json_t *o, nvm
 			json_object_del(links, key);
 	}
 	if (!json_object_size(links))
-		del(o, "nvlink_errors");
+		json_object_del(o, "nvlink_errors");
 	return 0;
 }
 

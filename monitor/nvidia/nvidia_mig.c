@@ -18,6 +18,7 @@
  * lists that instance's processes only).
  */
 #include "nvidia_mig.h"
+#include "../../common/jset.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
@@ -229,44 +230,6 @@ done:
 	return NVML_SUCCESS;
 }
 
-static void put_int(json_t *o, const char *k, json_int_t v)
-{
-	json_t *j = json_object_get(o, k);
-
-	if (json_is_integer(j))
-		json_integer_set(j, v);
-	else
-		json_object_set_new(o, k, json_integer(v));
-}
-
-static void put_u64(json_t *o, const char *k, uint64_t v)
-{
-	if (v == NVML_VALUE_NOT_AVAILABLE_ULL)
-		json_object_del(o, k);
-	else if (v <= (uint64_t)INT64_MAX)
-		put_int(o, k, (json_int_t)v);
-	else
-		json_object_set_new(o, k, json_real((double)v));
-}
-
-static void put_str(json_t *o, const char *k, const char *v)
-{
-	json_t *j = json_object_get(o, k);
-	char tmp[256];
-
-	if (json_is_string(j) && !strcmp(json_string_value(j), v))
-		return;
-	snprintf(tmp, sizeof(tmp), "%s", v);
-	json_object_set_new(o, k, json_string(utf8_sanitize(tmp)));
-}
-
-static void put_opt_str(json_t *o, const char *k, const char *v)
-{
-	if (v && *v)
-		put_str(o, k, v);
-	else if (json_object_get(o, k))
-		json_object_del(o, k);
-}
 
 /* The instance's object in devices, with its identity (created, or updated in place). Borrowed. */
 static json_t *inst_obj(const struct mig_inst *in, const struct nv_mig_parent *p, json_t *devices)
@@ -277,15 +240,15 @@ static json_t *inst_obj(const struct mig_inst *in, const struct nv_mig_parent *p
 		e = json_object();
 		json_object_set_new(devices, in->key, e);
 	}
-	put_int(e, "index", p->index);
-	put_opt_str(e, "uuid", in->uuid);
-	put_opt_str(e, "pci_bus_id", p->pci);
-	put_opt_str(e, "model", in->name);
-	put_opt_str(e, "parent_uuid", p->uuid);
-	put_int(e, "gpu_instance_id", in->gi);
-	put_int(e, "compute_instance_id", in->ci);
-	put_opt_str(e, "mig_profile", in->profile);
-	put_str(e, "error", "");
+	jset_int(e, "index", p->index);
+	jset_str_opt(e, "uuid", in->uuid);
+	jset_str_opt(e, "pci_bus_id", p->pci);
+	jset_str_opt(e, "model", in->name);
+	jset_str_opt(e, "parent_uuid", p->uuid);
+	jset_int(e, "gpu_instance_id", in->gi);
+	jset_int(e, "compute_instance_id", in->ci);
+	jset_str_opt(e, "mig_profile", in->profile);
+	jset_str(e, "error", "");
 	return e;
 }
 
@@ -356,7 +319,7 @@ static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, 
 				bytes += in->pbuf[j].usedGpuMemory;
 		snprintf(k, sizeof(k), "%u", in->pbuf[i].pid);
 		if (in->pbuf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL)
-			put_u64(p, k, bytes);
+			jset_u64_na(p, k, bytes, NVML_VALUE_NOT_AVAILABLE_ULL);
 	}
 	return NVML_SUCCESS;
 }
@@ -390,7 +353,7 @@ static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a,
 			return rc;
 		if (id == GROUP_DEVICE_INFO) {
 			if (rc == NVML_SUCCESS)
-				put_u64(e, "memory_total_bytes", mem.total);
+				jset_u64_na(e, "memory_total_bytes", mem.total, NVML_VALUE_NOT_AVAILABLE_ULL);
 			else if (json_object_get(e, "memory_total_bytes"))
 				json_object_del(e, "memory_total_bytes");
 			if (p->gpm && p->gpm->support < 0 && !in->gpm.state) {
@@ -401,9 +364,9 @@ static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a,
 			return NVML_SUCCESS;
 		}
 		if (rc == NVML_SUCCESS) {
-			put_u64(e, "total_bytes", mem.total);
-			put_u64(e, "used_bytes", mem.used);
-			put_u64(e, "free_bytes", mem.free);
+			jset_u64_na(e, "total_bytes", mem.total, NVML_VALUE_NOT_AVAILABLE_ULL);
+			jset_u64_na(e, "used_bytes", mem.used, NVML_VALUE_NOT_AVAILABLE_ULL);
+			jset_u64_na(e, "free_bytes", mem.free, NVML_VALUE_NOT_AVAILABLE_ULL);
 		} else {
 			json_object_del(e, "total_bytes");
 			json_object_del(e, "used_bytes");

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Energy meters and the split of a device's energy among its processes
+ * (energy.h; docs/energy.md). Pure arithmetic on the caller's structs.
+ */
+#include "energy.h"
+
+#include "../../common/timeutil.h"
+
+#include <stdio.h>
+
+int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, double unit_j, int64_t now_ns,
+			 double *period_j)
+{
+	uint64_t inc;
+	int had = m->have;
+
+	*period_j = 0;
+	if (had) {
+		if (raw >= m->last_raw)
+			inc = raw - m->last_raw;
+		else if (range && m->last_raw < range)
+			inc = range - m->last_raw + raw; /* wrapped once */
+		else
+			inc = raw; /* went back with no range: a fresh start */
+		*period_j = (double)inc * unit_j;
+		m->total_j += *period_j;
+	}
+	m->have = 1;
+	m->last_raw = raw;
+	m->last_ns = now_ns;
+	return had;
+}
+
+void energy_meter_see_power(struct energy_meter *m, double watts)
+{
+	if (watts < 0)
+		return;
+	if (!m->have_min || watts < m->min_w)
+		m->min_w = watts;
+	m->have_min = 1;
+}
+
+int energy_meter_power(struct energy_meter *m, double watts, int64_t now_ns, double *period_j)
+{
+	int had = m->have && now_ns >= m->last_ns;
+
+	*period_j = 0;
+	energy_meter_see_power(m, watts);
+	if (had) {
+		*period_j = (m->last_w + watts) / 2.0 * (double)(now_ns - m->last_ns) / (double)NS_PER_S;
+		m->total_j += *period_j;
+	}
+	m->have = 1;
+	m->last_w = watts;
+	m->last_ns = now_ns;
+	return had;
+}
+
+void energy_meter_reset(struct energy_meter *m)
+{
+	*m = (struct energy_meter){ 0 };
+}
+
+void energy_meter_json(const struct energy_meter *m, int have_period, double period_j, json_t *d)
+{
+	if (m->have && have_period)
+		json_object_set_new(d, "energy_joules", json_real(period_j));
+	else
+		json_object_del(d, "energy_joules");
+	if (m->have)
+		json_object_set_new(d, "energy_total_joules", json_real(m->total_j));
+	else
+		json_object_del(d, "energy_total_joules");
+}
+
+const char *energy_basis_name(enum energy_basis b)
+{
+	switch (b) {
+	case ENERGY_BY_UTILIZATION:
+		return "utilization";
+	case ENERGY_BY_MEMORY:
+		return "memory";
+	case ENERGY_BY_EQUAL:
+		return "equal";
+	default:
+		return "";
+	}
+}
+
+struct energy_split energy_split(double energy_j, double period_s, double idle_w, struct energy_share *p,
+				 size_t n)
+{
+	struct energy_split sp = { 0 };
+	double sum_u = 0, sum_m = 0;
+
+	if (energy_j < 0)
+		energy_j = 0;
+	sp.idle_j = idle_w >= 0 && period_s > 0 ? idle_w * period_s : 0;
+	if (sp.idle_j > energy_j)
+		sp.idle_j = energy_j;
+	sp.active_j = energy_j - sp.idle_j;
+	for (size_t i = 0; i < n; i++) {
+		sum_u += p[i].util > 0 ? p[i].util : 0;
+		sum_m += p[i].memory > 0 ? p[i].memory : 0;
+	}
+	sp.basis = !n ? ENERGY_BY_NONE : sum_u > 0 ? ENERGY_BY_UTILIZATION : sum_m > 0 ? ENERGY_BY_MEMORY
+											: ENERGY_BY_EQUAL;
+	for (size_t i = 0; i < n; i++) {
+		double w = sp.basis == ENERGY_BY_UTILIZATION ? (p[i].util > 0 ? p[i].util / sum_u : 0)
+			   : sp.basis == ENERGY_BY_MEMORY    ? (p[i].memory > 0 ? p[i].memory / sum_m : 0)
+							     : 1.0 / (double)n;
+
+		p[i].joules = sp.active_j * w;
+	}
+	return sp;
+}
+
+void energy_split_json(const struct energy_split *sp, double idle_w, const struct energy_share *p, size_t n,
+		       json_t *d)
+{
+	json_t *procs = json_object();
+	char k[16];
+
+	if (idle_w >= 0)
+		json_object_set_new(d, "idle_power_watts", json_real(idle_w));
+	else
+		json_object_del(d, "idle_power_watts");
+	json_object_set_new(d, "idle_energy_joules", json_real(sp->idle_j));
+	json_object_set_new(d, "active_energy_joules", json_real(sp->active_j));
+	if (sp->basis != ENERGY_BY_NONE)
+		json_object_set_new(d, "energy_attribution", json_string(energy_basis_name(sp->basis)));
+	else
+		json_object_del(d, "energy_attribution");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(k, sizeof(k), "%u", (unsigned)p[i].pid);
+		json_object_set_new(procs, k, json_real(p[i].joules));
+	}
+	json_object_set_new(d, "processes", procs);
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Energy: a device's energy over each period from whichever source it has,
+ * and the split of that energy among the processes that used the device
+ * (docs/energy.md says the model and its limits).
+ *
+ *  - The meter (struct energy_meter) turns readings into the period's
+ *    energy and a running total: an energy counter (amdgpu's and hwmon's
+ *    energyN_input in µJ, powercap's energy_uj, which wraps at
+ *    max_energy_range_uj), or power readings integrated over time
+ *    (trapezoids between readings). The first reading is the baseline:
+ *    it has no period. A counter that goes backwards without a range
+ *    (a driver reload) counts afresh from zero, never negative.
+ *  - The split (energy_split) divides a period's energy into the device's
+ *    idle part (idle power times the period, at most the energy) and the
+ *    active rest, shared by the processes' weights: their utilization of
+ *    the device when any has some, else their device memory, else equal
+ *    shares. Which was used is the returned basis.
+ *
+ * Everything here is pure arithmetic on the caller's structs: no I/O, no
+ * globals; the collectors own the meters.
+ */
+#ifndef ACCEL_ENERGY_H
+#define ACCEL_ENERGY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One device's (or sensor's) energy between readings. Zeroed: no reading yet. */
+struct energy_meter {
+	int have;          /* a reading was taken */
+	int64_t last_ns;   /* CLOCK_MONOTONIC ns of the last reading */
+	uint64_t last_raw; /* counter source: its last raw value */
+	double last_w;     /* power source: the last power reading (W) */
+	double total_j;    /* joules since the first reading */
+	double min_w;      /* the lowest power seen (W), when have_min */
+	int have_min;
+};
+
+/*
+ * Take a counter reading raw (units of unit_j joules: 1e-6 for µJ) at now
+ * (CLOCK_MONOTONIC ns). range: the value at which the counter wraps to 0
+ * (powercap's max_energy_range_uj + 1; 0: it does not wrap, and a value
+ * below the last is a fresh start). Returns 1 with the increase in
+ * *period_j, or 0 for the first reading (the baseline; *period_j 0).
+ */
+int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, double unit_j, int64_t now_ns,
+			 double *period_j);
+/*
+ * Take a power reading (W) at now: returns 1 with the trapezoid of this
+ * reading and the last over the time between them in *period_j, or 0 for
+ * the first (the baseline). Either way the reading counts toward min_w.
+ */
+int energy_meter_power(struct energy_meter *m, double watts, int64_t now_ns, double *period_j);
+/* Count watts toward the lowest power seen (the measured idle power) without integrating it. */
+void energy_meter_see_power(struct energy_meter *m, double watts);
+/* Forget every reading (the device went away or reset): the next is a baseline. */
+void energy_meter_reset(struct energy_meter *m);
+/*
+ * Write a device object's "energy_joules" (period_j, only when have_period)
+ * and "energy_total_joules" (m's total, once m has a reading) into d;
+ * absent otherwise (a device without a source has no energy fields).
+ */
+void energy_meter_json(const struct energy_meter *m, int have_period, double period_j, json_t *d);
+
+/* ---- the split among processes ------------------------------------------------------ */
+
+/* What the active energy was shared by. */
+enum energy_basis { ENERGY_BY_NONE, ENERGY_BY_UTILIZATION, ENERGY_BY_MEMORY, ENERGY_BY_EQUAL };
+
+/* The basis's name in the report ("utilization", "memory", "equal"; "" for none). */
+const char *energy_basis_name(enum energy_basis b);
+
+/* One process on a device in one period. */
+struct energy_share {
+	uint32_t pid;
+	double util;   /* its utilization of the device over the period (any unit, >= 0; 0: none seen) */
+	double memory; /* its device memory (bytes, >= 0) */
+	double joules; /* out: its share of the active energy */
+};
+
+/* The split of one device's period energy. */
+struct energy_split {
+	double idle_j;   /* idle power times the period, at most the energy */
+	double active_j; /* the rest */
+	enum energy_basis basis; /* how active_j was shared; NONE when there are no processes */
+};
+
+/*
+ * Split energy_j, spent over period_s seconds by a device whose idle power
+ * is idle_w (W; < 0: unknown, then all of it is active), into idle and
+ * active, and share the active part among p[0..n) (their joules): by util
+ * when any util is above 0, else by memory when any is above 0, else
+ * equally. With no process the active energy is nobody's (basis NONE).
+ * The shares add up to active_j.
+ */
+struct energy_split energy_split(double energy_j, double period_s, double idle_w, struct energy_share *p,
+				 size_t n);
+
+/*
+ * Write a split into a device object d: "idle_power_watts" (when idle_w
+ * >= 0), "idle_energy_joules", "active_energy_joules",
+ * "energy_attribution" (the basis, when there were processes) and
+ * "processes": {"<pid>": joules}. d's existing "processes" is replaced.
+ */
+void energy_split_json(const struct energy_split *sp, double idle_w, const struct energy_share *p, size_t n,
+		       json_t *d);
+
+#endif

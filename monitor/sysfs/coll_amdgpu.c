@@ -17,7 +17,9 @@
  *   device_thermal      hwmon temp*_input by temp*_label and their temp*_crit,
  *                       fan1_input, pwm1
  *   device_power        hwmon power1_average, else power1_input; in*_input
- *                       (vddgfx, vddnb) in volts
+ *                       (vddgfx, vddnb) in volts; the period's energy from
+ *                       energy1_input (µJ) where the board has it, else the
+ *                       power readings integrated over the period (energy.h)
  *   device_clocks       hwmon freq*_input by label, else the current level
  *                       of pp_dpm_sclk / pp_dpm_mclk (the line marked '*')
  *   device_errors       ras/<block>_err_count ("ue: N" / "ce: M") as per-period
@@ -104,6 +106,7 @@ static const struct map_rows amdgpu_rows = {
 #else /* the collector */
 #include "../core/collector.h"
 #include "../core/config.h"
+#include "../core/energy.h"
 #include "../host/host.h"
 #include "sysfs.h"
 #include "../../common/log.h"
@@ -146,8 +149,13 @@ struct amd_dev {
 	struct counter ce, ue; /* RAS errors summed over the blocks */
 	struct counter replay; /* pcie_replay_count */
 	struct counter aer[3]; /* aer_dev_correctable, _nonfatal, _fatal: their TOTAL_ERR_* */
+	struct energy_meter energy; /* energy1_input, else power1_* integrated */
+	int energy_src;        /* AMD_E_*: the source the meter was fed from */
 	struct warnset warned;
 };
+
+/* Where a GPU's energy comes from: its hwmon energy counter, or its power integrated. */
+enum { AMD_E_NONE, AMD_E_COUNTER, AMD_E_POWER };
 
 /* One DRM client (an open DRM file of a process) seen in /proc/PID/fdinfo. */
 struct drm_client {
@@ -773,15 +781,49 @@ static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
 		json_object_set_new(d, "fan_rpm", json_pack("{s:o}", "fan1", json_u64(rpm)));
 }
 
-static void amd_power(struct amd_dev *ad, struct rdctx *r, json_t *d)
+/*
+ * The period's energy: energy1_input (µJ since the driver loaded) where the
+ * SMU counts it, else the power reading integrated over the time since the
+ * last one. A change of source starts the meter afresh (its first reading
+ * is a baseline, with no period). No source: no energy fields.
+ */
+static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, int have_w, double watts,
+		       json_t *d)
+{
+	uint64_t uj;
+	double j = 0;
+	int src = AMD_E_NONE, period = 0;
+
+	if (rd_u64(r, ad->hwfd, "energy1_input", &uj) == 1)
+		src = AMD_E_COUNTER;
+	else if (have_w)
+		src = AMD_E_POWER;
+	if (src != ad->energy_src) {
+		energy_meter_reset(&ad->energy);
+		ad->energy_src = src;
+	}
+	if (src == AMD_E_COUNTER) {
+		period = energy_meter_counter(&ad->energy, uj, 0, 1e-6, cy->mono_ns, &j);
+		if (have_w)
+			energy_meter_see_power(&ad->energy, watts);
+	} else if (src == AMD_E_POWER) {
+		period = energy_meter_power(&ad->energy, watts, cy->mono_ns, &j);
+	}
+	energy_meter_json(&ad->energy, period, j, d);
+}
+
+static void amd_power(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, json_t *d)
 {
 	uint64_t uw;
+	int have_w;
 
 	if (ad->hwfd < 0)
 		return;
 	/* power1_average where the SMU averages, power1_input on boards that only report the instant value. */
-	if (rd_u64(r, ad->hwfd, "power1_average", &uw) == 1 || rd_u64(r, ad->hwfd, "power1_input", &uw) == 1)
+	have_w = rd_u64(r, ad->hwfd, "power1_average", &uw) == 1 || rd_u64(r, ad->hwfd, "power1_input", &uw) == 1;
+	if (have_w)
 		set_real(d, "power_watts", (double)uw / 1e6);
+	amd_energy(ad, r, cy, have_w, have_w ? (double)uw / 1e6 : 0, d);
 	if (ad->nvolt) {
 		json_t *volts = json_object();
 		int64_t mv;
@@ -1067,7 +1109,6 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 	struct amd_state *s = state;
 	struct amd_dev *ad = sl->priv;
 
-	(void)cy;
 	r->warned = &ad->warned;
 	switch (id) {
 	case GROUP_DEVICE_INFO:
@@ -1083,7 +1124,7 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 		amd_thermal(ad, r, d);
 		break;
 	case GROUP_DEVICE_POWER:
-		amd_power(ad, r, d);
+		amd_power(ad, r, cy, d);
 		break;
 	case GROUP_DEVICE_CLOCKS:
 		amd_clocks(ad, r, d);

@@ -449,6 +449,57 @@ static void test_u64_edges(void)
 	ops->close(st);
 }
 
+/*
+ * Energy per period: card2 counts energy1_input (µJ), card1 has only
+ * power1_average (integrated: trapezoids), and a board that loses its power
+ * file has no energy fields at all.
+ */
+static void test_energy(void)
+{
+	const char *hw1 = "class/drm/card1/device/hwmon/hwmon3/", *hw2 = "class/drm/card2/device/hwmon/hwmon5/";
+	char f[200];
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("host");
+	snprintf(f, sizeof(f), "%senergy1_input", hw2);
+	put(sys_root, f, "1000000000\n");
+	st = open_state();
+	t = clock_mono_ns() + 1000000000;
+	g = collect(st, GROUP_DEVICE_POWER, t);
+	ok(!jp(g, "devices.0.energy_joules") && !jp(g, "devices.1.energy_joules"),
+	   "first report: the baseline, no period's energy");
+	is_double(jnum(g, "devices.0.energy_total_joules"), 0, 0, "power source: total 0 from the baseline");
+	json_decref(g);
+
+	snprintf(f, sizeof(f), "%spower1_average", hw1);
+	put(sys_root, f, "45000000\n");
+	snprintf(f, sizeof(f), "%senergy1_input", hw2);
+	put(sys_root, f, "1003500000\n");
+	g = collect(st, GROUP_DEVICE_POWER, t + 2000000000);
+	is_double(jnum(g, "devices.0.energy_joules"), 80, 1e-9, "power1_average 35 W then 45 W over 2 s: 80 J");
+	is_double(jnum(g, "devices.1.energy_joules"), 3.5, 1e-9, "energy1_input +3500000 µJ: 3.5 J");
+	is_double(jnum(g, "devices.1.energy_total_joules"), 3.5, 1e-9, "its total since the baseline");
+	json_decref(g);
+
+	/* A driver reload: the counter starts again, the increase is its value, never negative. */
+	put(sys_root, f, "250000\n");
+	g = collect(st, GROUP_DEVICE_POWER, t + 3000000000);
+	is_double(jnum(g, "devices.1.energy_joules"), 0.25, 1e-9, "counter went back: a fresh start");
+	is_double(jnum(g, "devices.1.energy_total_joules"), 3.75, 1e-9, "total goes on");
+	json_decref(g);
+
+	/* No source left on card1: no energy fields, never 0. */
+	snprintf(f, sizeof(f), "%s/%spower1_average", sys_root, hw1);
+	unlink(f);
+	g = collect(st, GROUP_DEVICE_POWER, t + 4000000000);
+	ok(!jp(g, "devices.0.power_watts") && !jp(g, "devices.0.energy_joules") &&
+	   !jp(g, "devices.0.energy_total_joules"), "no power, no counter: no energy fields");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
@@ -461,6 +512,7 @@ int main(void)
 	test_u64_edges();
 	test_pcie_and_more();
 	test_no_links();
+	test_energy();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

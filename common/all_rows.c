@@ -268,10 +268,11 @@ static const struct map_rows common_rows = {
 #include "../monitor/sysfs/coll_neuron.c"
 #include "../monitor/sysfs/coll_ncs2.c"
 #include "../monitor/sysfs/coll_hwmon.c"
+#include "../monitor/sysfs/coll_powercap.c"
 
 #pragma GCC diagnostic pop
 
 const struct map_rows *const map_rows[] = {
 	&common_rows, &cpu_rows,    &mem_rows,    &process_rows, &containers_rows, &endpoint_rows,
-	&nvidia_rows, &amdgpu_rows, &neuron_rows, &ncs2_rows,    &hwmon_rows,      NULL,
+	&nvidia_rows, &amdgpu_rows, &neuron_rows, &ncs2_rows,    &hwmon_rows,      &powercap_rows, NULL,
 };

@@ -21,7 +21,7 @@
 #define COLLECTORS(X)                                                                                              \
 	X(cpu) X(mem) X(neuron_hw) X(containers)                                                                   \
 	X(pid) X(process) X(endpoint)                                                                              \
-	X(nvidia) X(amdgpu) X(neuron) X(ncs2) X(hwmon)
+	X(nvidia) X(amdgpu) X(neuron) X(ncs2) X(hwmon) X(powercap)
 
 /* Runtime address schemes accepted without a collector: neuron-monitor's socket. */
 static const char *const unpolled_schemes[] = { "unix", NULL };

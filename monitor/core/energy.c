@@ -68,10 +68,6 @@ void energy_meter_json(const struct energy_meter *m, int have_period, double per
 		json_object_set_new(d, "energy_joules", json_real(period_j));
 	else
 		json_object_del(d, "energy_joules");
-	if (m->have)
-		json_object_set_new(d, "energy_total_joules", json_real(m->total_j));
-	else
-		json_object_del(d, "energy_total_joules");
 }
 
 const char *energy_basis_name(enum energy_basis b)

@@ -58,9 +58,11 @@ void energy_meter_see_power(struct energy_meter *m, double watts);
 /* Forget every reading (the device went away or reset): the next is a baseline. */
 void energy_meter_reset(struct energy_meter *m);
 /*
- * Write a device object's "energy_joules" (period_j, only when have_period)
- * and "energy_total_joules" (m's total, once m has a reading) into d;
- * absent otherwise (a device without a source has no energy fields).
+ * Write a device object's "energy_joules" (period_j) into d when m has a
+ * reading and have_period, else remove it (a device without a source has no
+ * energy fields, never 0). "energy_total_joules" is the device's own total
+ * (NVIDIA's counter, amdgpu's energy1_input): its collector writes it, as
+ * m's total since the monitor's first reading means something else.
  */
 void energy_meter_json(const struct energy_meter *m, int have_period, double period_j, json_t *d);
 

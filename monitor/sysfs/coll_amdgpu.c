@@ -782,9 +782,9 @@ static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
 }
 
 /*
- * The period's energy: energy1_input (µJ since the driver loaded) where the
- * SMU counts it, else the power reading integrated over the time since the
- * last one. A change of source starts the meter afresh (its first reading
+ * The period's energy: energy1_input (µJ since the driver loaded, also
+ * energy_total_joules) where the SMU counts it, else the power reading
+ * integrated over the time since the last one (no total then). A change of source starts the meter afresh (its first reading
  * is a baseline, with no period). No source: no energy fields.
  */
 static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, int have_w, double watts,
@@ -810,6 +810,10 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 		period = energy_meter_power(&ad->energy, watts, cy->mono_ns, &j);
 	}
 	energy_meter_json(&ad->energy, period, j, d);
+	if (src == AMD_E_COUNTER) /* the board's own total since the driver loaded */
+		set_real(d, "energy_total_joules", (double)uj / 1e6);
+	else
+		json_object_del(d, "energy_total_joules");
 }
 
 static void amd_power(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, json_t *d)

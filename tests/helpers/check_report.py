@@ -72,7 +72,7 @@ HOST_ERRORS = ("http_4xx", "http_5xx")  # TorchServe's host-level Requests4XX/5X
 # neuron_hw_counters.neuron_devices[]: neuron-monitor 2.x's counters (docs/report-format.md §5.3).
 NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
 DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "device")
-DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon")
+DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon", "powercap")
 DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
 # An NVIDIA MIG instance's entry: key "<GPU index>/<GPU instance id>/<compute instance id>" and more identity.
 MIG_KEY_RE = re.compile(r"^(0|[1-9][0-9]*)/(0|[1-9][0-9]*)/(0|[1-9][0-9]*)$")

@@ -115,7 +115,7 @@ static const struct {
 	{ "dev.json", 0, "{\"devices\": [{\"type\": \"nvidia\"}, 3]}",
 	  "dev.json:1:34: devices[1]: expected a device object like {\"type\": \"nvidia\"}, got a number" },
 	{ "devtype.json", 0, "{\"devices\": [{\"type\": \"nvida\"}]}",
-	  "devtype.json:1:23: devices[0].type: unknown device type \"nvida\"; known: nvidia, amdgpu, neuron, ncs2, hwmon, auto" },
+	  "devtype.json:1:23: devices[0].type: unknown device type \"nvida\"; known: nvidia, amdgpu, neuron, ncs2, hwmon, powercap, auto" },
 	{ "devnotype.json", 0, "{\"devices\": [{\"select\": \"all\"}]}", "devnotype.json:1:14: devices[0]: missing \"type\"" },
 	{ "devsel.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"select\": [0, true]}]}",
 	  "devsel.json:1:47: devices[0].select[1]: expected a device index (0, 1, ...), a UUID or a serial, got a boolean" },

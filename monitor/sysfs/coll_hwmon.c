@@ -12,7 +12,10 @@
  *                   thresholds, fan*_input (RPM) by fan*_label, pwm1 (0-255)
  *                   as fan_percent, every *_alarm (0/1) by its file's stem
  *   device_power    power*_input, else power*_average (µW), by power*_label;
- *                   in*_input (mV) as volts by in*_label
+ *                   in*_input (mV) as volts by in*_label; the period's
+ *                   energy by sensor: energy*_input (µJ) by energy*_label,
+ *                   or, on a chip without energy inputs, each power input
+ *                   integrated over the period (energy.h)
  *   device_clocks   freq*_input (Hz) as MHz by freq*_label
  *
  * The attributes are in class/hwmon/hwmonN, or, on older kernels and some
@@ -41,6 +44,7 @@ static const struct map_field hwmon_fields[] = {
 	FIELD(DEVICE_THERMAL, "hwmon", "alarms", "int_map", NULL),
 	FIELD(DEVICE_POWER, "hwmon", "power_sensors_watts", "num_map", NULL),
 	FIELD(DEVICE_POWER, "hwmon", "voltages_volts", "num_map", NULL),
+	FIELD(DEVICE_POWER, "hwmon", "energy_sensors_joules", "num_map", NULL),
 };
 
 static const struct family hwmon_families[] = {
@@ -51,6 +55,8 @@ static const struct family hwmon_families[] = {
 
 static const struct map_rule hwmon_rules[] = {
 	{ SC_DEVICE, "device_power", "power_sensors_watts.*", "accelerator_power_watts", "sensor", NULL, 0, 0 },
+	{ SC_DEVICE, "device_power", "energy_sensors_joules.*", "accelerator_energy_joules_total", "sensor", NULL, 0,
+	  0 },
 	{ SC_DEVICE, "device_thermal", "temperatures_max_celsius.*", "accelerator_temperature_max_celsius", "sensor",
 	  NULL, 0, 0 },
 	{ SC_DEVICE, "device_thermal", "alarms.*", "accelerator_alarm", "alarm", NULL, 0, 0 },
@@ -62,6 +68,7 @@ static const struct map_rows hwmon_rows = {
 #else /* the collector */
 #include "../core/collector.h"
 #include "../core/config.h"
+#include "../core/energy.h"
 #include "sysfs.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
@@ -88,7 +95,10 @@ struct hw_chip {
 	char device[64]; /* the device's name ("coretemp.0", "0000:00:18.3", "phy0"); "" when unknown */
 	char driver[64];
 	struct hw_input temp[HW_INPUTS], fan[HW_INPUTS], power[HW_INPUTS], volt[HW_INPUTS], freq[HW_INPUTS];
-	size_t ntemp, nfan, npower, nvolt, nfreq;
+	struct hw_input energy[HW_INPUTS];
+	size_t ntemp, nfan, npower, nvolt, nfreq, nenergy;
+	/* per sensor: energy[i] when the chip has energy inputs, else power[i] integrated */
+	struct energy_meter meter[HW_INPUTS];
 	char alarm[HW_ALARMS][32]; /* "temp1_crit_alarm", ... */
 	size_t nalarm;
 	bool pwm;
@@ -200,6 +210,8 @@ static void chip_inputs(struct hw_chip *c, const struct sysfs_names *names)
 				}
 			if (!dup)
 				add_input(c->fd, f, c->power, &c->npower);
+		} else if (!strncmp(f, "energy", 6) && has_suffix(f, "_input")) {
+			add_input(c->fd, f, c->energy, &c->nenergy);
 		} else if (!strcmp(f, "pwm1")) {
 			c->pwm = true;
 		}
@@ -275,6 +287,7 @@ static struct hw_chip *chip_open(struct hw_state *s, const char *hwmon, bool *is
 			 c->ntemp    ? c->temp[0].file
 			 : c->nfan   ? c->fan[0].file
 			 : c->npower ? c->power[0].file
+			 : c->nenergy ? c->energy[0].file
 			 : c->nvolt  ? c->volt[0].file
 			 : c->nfreq  ? c->freq[0].file
 			 : c->nalarm ? c->alarm[0]
@@ -445,15 +458,30 @@ static void hw_thermal(struct hw_chip *c, struct rdctx *r, json_t *d)
 		json_object_set_new(d, "fan_percent", json_real((double)(v > 255 ? 255 : v) * 100.0 / 255.0));
 }
 
-static void hw_power(struct hw_chip *c, struct rdctx *r, json_t *d)
+static void hw_power(struct hw_chip *c, struct rdctx *r, const struct cycle *cy, json_t *d)
 {
-	json_t *watts = json_object(), *volts = json_object();
-	uint64_t uw;
+	json_t *watts = json_object(), *volts = json_object(), *joules = json_object();
+	uint64_t uw, uj;
 	int64_t mv;
+	double j;
 
-	for (size_t i = 0; i < c->npower; i++)
-		if (rd_u64(r, c->fd, c->power[i].file, &uw) == 1)
-			put(watts, &c->power[i], json_real((double)uw / 1e6));
+	for (size_t i = 0; i < c->npower; i++) {
+		if (rd_u64(r, c->fd, c->power[i].file, &uw) != 1) {
+			energy_meter_reset(&c->meter[i]); /* a gap: the next reading is a baseline */
+			continue;
+		}
+		put(watts, &c->power[i], json_real((double)uw / 1e6));
+		if (!c->nenergy && energy_meter_power(&c->meter[i], (double)uw / 1e6, cy->mono_ns, &j))
+			put(joules, &c->power[i], json_real(j));
+	}
+	/* energy*_input: µJ, a counter since the driver loaded (a reload restarts it: never negative) */
+	for (size_t i = 0; i < c->nenergy; i++) {
+		if (rd_u64(r, c->fd, c->energy[i].file, &uj) != 1)
+			continue;
+		if (energy_meter_counter(&c->meter[i], uj, 0, 1e-6, cy->mono_ns, &j))
+			put(joules, &c->energy[i], json_real(j));
+	}
+	set_nonempty(d, "energy_sensors_joules", joules);
 	/* in*_input: mV (signed: some rails are negative) */
 	for (size_t i = 0; i < c->nvolt; i++)
 		if (rd_s64(r, c->fd, c->volt[i].file, &mv) == 1)
@@ -507,7 +535,6 @@ static void hw_fill(void *state, enum group_id id, const struct cycle *cy, struc
 	struct hw_chip *c = sl->priv;
 
 	(void)state;
-	(void)cy;
 	r->warned = &c->warned;
 	if (id == GROUP_DEVICE_INFO)
 		hw_info(c, d);
@@ -516,7 +543,7 @@ static void hw_fill(void *state, enum group_id id, const struct cycle *cy, struc
 	else if (id == GROUP_DEVICE_CLOCKS)
 		hw_clocks(c, r, d);
 	else
-		hw_power(c, r, d);
+		hw_power(c, r, cy, d);
 }
 
 static void hw_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)

@@ -241,6 +241,43 @@ static void test_no_links(void)
 	ops->close(st);
 }
 
+/*
+ * Energy by sensor: an amd_energy chip's energy*_input counters (µJ, by
+ * label), the power meter's power1_average integrated, and chips with
+ * neither have no energy field.
+ */
+static void test_energy(void)
+{
+	void *st;
+	json_t *g;
+	int64_t t;
+
+	setup("host");
+	sh("mkdir -p '%s/class/hwmon/hwmon9'", sys_root);
+	put(sys_root, "class/hwmon/hwmon9/name", "amd_energy\n");
+	put(sys_root, "class/hwmon/hwmon9/energy1_input", "7000000\n");
+	put(sys_root, "class/hwmon/hwmon9/energy1_label", "Ecore000\n");
+	put(sys_root, "class/hwmon/hwmon9/energy2_input", "90000000\n");
+	put(sys_root, "class/hwmon/hwmon9/energy2_label", "Esocket0\n");
+	st = open_state();
+	t = clock_mono_ns() + 1000000000;
+	g = collect(st, GROUP_DEVICE_POWER, t);
+	ok(!jp(g, "devices.9.energy_sensors_joules") && !jp(g, "devices.4.energy_sensors_joules"),
+	   "first report: baselines, no energy yet");
+	json_decref(g);
+	put(sys_root, "class/hwmon/hwmon9/energy1_input", "7250000\n");
+	put(sys_root, "class/hwmon/hwmon9/energy2_input", "93000000\n");
+	put(sys_root, "class/hwmon/hwmon4/power1_average", "260500000\n");
+	g = collect(st, GROUP_DEVICE_POWER, t + 4000000000);
+	is_double(jnum(g, "devices.9.energy_sensors_joules.ecore000"), 0.25, 1e-9, "energy1_input +250000 µJ");
+	is_double(jnum(g, "devices.9.energy_sensors_joules.esocket0"), 3, 1e-9, "energy2_input +3e6 µJ");
+	is_double(jnum(g, "devices.4.energy_sensors_joules.power1"), 1002, 1e-9,
+		  "power meter: (240.5 + 260.5) / 2 W x 4 s = 1002 J");
+	ok(!jp(g, "devices.6.energy_sensors_joules"), "no power, no energy input: no energy field, never 0");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
@@ -251,6 +288,7 @@ int main(void)
 	test_u64_edges();
 	test_old_kernel();
 	test_no_links();
+	test_energy();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

@@ -5,9 +5,11 @@
  */
 #include "energy.h"
 
+#include "../../common/jset.h"
 #include "../../common/timeutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, double unit_j, int64_t now_ns,
 			 double *period_j)
@@ -112,25 +114,43 @@ struct energy_split energy_split(double energy_j, double period_s, double idle_w
 	return sp;
 }
 
+/* Is pid among p[0..n)? */
+static int has_pid(const struct energy_share *p, size_t n, unsigned long pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i].pid == pid)
+			return 1;
+	return 0;
+}
+
 void energy_split_json(const struct energy_split *sp, double idle_w, const struct energy_share *p, size_t n,
 		       json_t *d)
 {
-	json_t *procs = json_object();
+	json_t *procs = jset_obj(d, "processes"), *v;
+	const char *key;
+	void *tmp;
 	char k[16];
 
 	if (idle_w >= 0)
-		json_object_set_new(d, "idle_power_watts", json_real(idle_w));
+		jset_real(d, "idle_power_watts", idle_w);
 	else
 		json_object_del(d, "idle_power_watts");
-	json_object_set_new(d, "idle_energy_joules", json_real(sp->idle_j));
-	json_object_set_new(d, "active_energy_joules", json_real(sp->active_j));
+	jset_real(d, "idle_energy_joules", sp->idle_j);
+	jset_real(d, "active_energy_joules", sp->active_j);
 	if (sp->basis != ENERGY_BY_NONE)
-		json_object_set_new(d, "energy_attribution", json_string(energy_basis_name(sp->basis)));
+		jset_str(d, "energy_attribution", energy_basis_name(sp->basis));
 	else
 		json_object_del(d, "energy_attribution");
+	/* in place: a collector that keeps its objects between cycles allocates only for a new process */
+	json_object_foreach_safe(procs, tmp, key, v) {
+		char *end;
+		unsigned long pid = strtoul(key, &end, 10);
+
+		if (*end || !has_pid(p, n, pid))
+			json_object_del(procs, key);
+	}
 	for (size_t i = 0; i < n; i++) {
 		snprintf(k, sizeof(k), "%u", (unsigned)p[i].pid);
-		json_object_set_new(procs, k, json_real(p[i].joules));
+		jset_real(procs, k, p[i].joules);
 	}
-	json_object_set_new(d, "processes", procs);
 }

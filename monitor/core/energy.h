@@ -104,7 +104,8 @@ struct energy_split energy_split(double energy_j, double period_s, double idle_w
  * Write a split into a device object d: "idle_power_watts" (when idle_w
  * >= 0), "idle_energy_joules", "active_energy_joules",
  * "energy_attribution" (the basis, when there were processes) and
- * "processes": {"<pid>": joules}. d's existing "processes" is replaced.
+ * "processes": {"<pid>": joules}, each updated in place (jset.h: a kept
+ * object allocates only for a new key); a process no longer there is removed.
  */
 void energy_split_json(const struct energy_split *sp, double idle_w, const struct energy_share *p, size_t n,
 		       json_t *d);

@@ -166,6 +166,7 @@ static const struct map_rows nvidia_rows = {
 #else /* the collector */
 #include "../core/collector.h"
 #include "../core/config.h"
+#include "../core/energy.h"
 #include "nvml.h"
 #include "nvidia_gpm.h"
 #include "nvidia_mig.h"
@@ -220,6 +221,7 @@ struct nvml_api {
 	nvml_ecc_fn ecc;
 	nvml_pcie_fn pcie;
 	nvml_procs_fn procs;
+	nvml_putil_fn putil;
 	nvml_remap_fn remap;
 	nvml_mig_mode_fn mig_mode;
 	nvml_mig_handle_fn mig_handle;
@@ -266,6 +268,7 @@ static const struct nv_sym {
 	/* _v3 and _v2 fill nvmlProcessInfo_v2_t, v1 nvmlProcessInfo_v1_t (proc_stride). */
 	S(procs, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
 	  "nvmlDeviceGetComputeRunningProcesses"),
+	S(putil, "nvmlDeviceGetProcessUtilization"),
 	S(remap, "nvmlDeviceGetRemappedRows"),
 	S(mig_mode, "nvmlDeviceGetMigMode"),
 	S(mig_handle, "nvmlDeviceGetMigDeviceHandleByIndex"),
@@ -347,6 +350,15 @@ struct nv_dev {
 	unsigned nprocs, aprocs;
 	int procs_ok;            /* the list was read */
 	int64_t procs_ns;        /* when (monotonic) */
+	/* the split of device_power's energy among the processes (nv_energy_split) */
+	nvmlProcessUtilizationSample_t *ubuf; /* per-process utilization samples */
+	unsigned ucap;           /* samples ubuf holds */
+	unsigned long long useen; /* the newest sample's timeStamp taken so far (µs) */
+	struct energy_share *shares;
+	unsigned ashares;
+	unsigned min_mw;         /* the lowest power reading seen: the measured idle power, when have_min */
+	int have_min;
+	int64_t split_ns;        /* the cycle of the last split (monotonic; 0: none yet) */
 	uint32_t warned;         /* fields whose unexpected error was logged */
 	/* this device's object in each group's "devices" (borrowed from the holder) */
 	json_t *obj[NV_NGROUPS];
@@ -586,9 +598,9 @@ static void nv_unload(struct nvml_api *api, struct nv_lctx *lc)
 enum nv_field {
 	NF_IDENT, NF_UTIL, NF_ENC, NF_DEC, NF_PCIE, NF_MEM, NF_PROCS, NF_MIG, NF_TEMP, NF_FIELDS, NF_FAN,
 	NF_REASONS, NF_POWER, NF_ENERGY, NF_LIMIT, NF_CLOCK, NF_ECC, NF_REPLAY, NF_REMAP, NF_EVENTS,
-	NF_MEMTEMP, NF_RETIRED, NF_CLOCK_SM, NF_CLOCK_MEM, NF_CLOCK_VIDEO,
+	NF_MEMTEMP, NF_RETIRED, NF_CLOCK_SM, NF_CLOCK_MEM, NF_CLOCK_VIDEO, NF_PUTIL,
 };
-_Static_assert(NF_CLOCK_VIDEO < 32, "nv_dev.warned and .unsup hold a bit per field");
+_Static_assert(NF_PUTIL < 32, "nv_dev.warned and .unsup hold a bit per field");
 
 /* Is field f of device d asked this cycle? Not after NOT_SUPPORTED, until the static refresh. */
 #define ASKS(f) (!(d->unsup & (1u << (f))))
@@ -1042,6 +1054,8 @@ static void nv_free_devs(struct nv_state *s)
 	for (size_t i = 0; i < s->ndevs; i++) {
 		free(s->devs[i].pbuf);
 		free(s->devs[i].procs);
+		free(s->devs[i].ubuf);
+		free(s->devs[i].shares);
 		nv_mig_free(s->devs[i].mig, &s->gpm_api);
 		nv_gpm_release(&s->gpm_api, &s->devs[i].gpm, 0);
 	}
@@ -1647,6 +1661,110 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	return 0;
 }
 
+/* d's share entry for pid, added (with no weight) when it is not there yet. */
+static struct energy_share *share_of(struct nv_dev *d, unsigned *n, unsigned pid)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (d->shares[i].pid == pid)
+			return &d->shares[i];
+	if (*n == d->ashares) {
+		d->ashares = d->ashares ? d->ashares * 2 : 8;
+		d->shares = xrealloc(d->shares, d->ashares * sizeof(*d->shares));
+	}
+	d->shares[*n] = (struct energy_share){ .pid = pid };
+	return &d->shares[(*n)++];
+}
+
+/*
+ * Add the per-process utilization samples NVML took since the last call
+ * (nvmlDeviceGetProcessUtilization after d->useen) to the shares: each
+ * process's smUtil summed over its samples, which come at the driver's
+ * fixed sampling interval, so the sums are in proportion to each process's
+ * SM time over the period. NOT_FOUND (no sample since) adds nothing. The
+ * buffer grows on INSUFFICIENT_SIZE. 0, or -1 when the GPU is lost.
+ */
+static int read_putil(struct nv_state *s, struct nv_dev *d, unsigned *n)
+{
+	const struct nvml_api *a = &s->api;
+	nvmlReturn_t rc = NVML_ERROR_NOT_SUPPORTED;
+	unsigned k = 0;
+	int r;
+
+	if (!a->putil || !ASKS(NF_PUTIL))
+		return 0;
+	for (int tries = 0; tries < 4; tries++) {
+		k = d->ucap;
+		rc = NVC(NV_LC, a->putil, d->h, d->ubuf, &k, d->useen);
+		if (rc != NVML_ERROR_INSUFFICIENT_SIZE || d->ucap >= NV_PROC_MAX)
+			break;
+		d->ucap = k > d->ucap && k < NV_PROC_MAX ? k + k / 4 + 8 : d->ucap ? d->ucap * 2 : 16;
+		if (d->ucap > NV_PROC_MAX)
+			d->ucap = NV_PROC_MAX;
+		free(d->ubuf);
+		d->ubuf = xcalloc(d->ucap, sizeof(*d->ubuf));
+	}
+	if (rc == NVML_ERROR_NOT_FOUND)
+		return 0;
+	if ((r = nv_ok(s, d, rc, NF_PUTIL)) <= 0)
+		return r < 0 ? -1 : 0;
+	for (unsigned i = 0; i < k && i < d->ucap; i++) {
+		const nvmlProcessUtilizationSample_t *u = &d->ubuf[i];
+
+		share_of(d, n, u->pid)->util += u->smUtil;
+		if (u->timeStamp > d->useen)
+			d->useen = u->timeStamp;
+	}
+	return 0;
+}
+
+/*
+ * Split this period's energy_joules of d (already in o) into idle and
+ * active, the active part shared by the processes on the GPU: by their SM
+ * utilization samples over the period, else by their device memory, else
+ * equally (energy.h, docs/energy.md). Idle power is the lowest power
+ * reading seen on the GPU since start. Without energy_joules this period
+ * (a baseline, no source) the split's fields are removed. 0, or -1 lost.
+ */
+static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	json_t *ej = json_object_get(o, "energy_joules"), *pw = json_object_get(o, "power_watts");
+	int64_t last = d->split_ns;
+	struct energy_split sp;
+	unsigned n = 0;
+	double idle_w = -1;
+
+	d->split_ns = s->cycle_ns;
+	if (json_is_number(pw)) {
+		unsigned mw = (unsigned)(json_number_value(pw) * 1000.0 + 0.5);
+
+		if (!d->have_min || mw < d->min_mw)
+			d->min_mw = mw;
+		d->have_min = 1;
+	}
+	if (!json_is_number(ej) || !last || s->cycle_ns <= last) {
+		static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
+						    "energy_attribution", "processes" };
+
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			json_object_del(o, keys[i]);
+		if (d->h && read_putil(s, d, &n) < 0) /* moves the samples' baseline to now */
+			return -1;
+		return 0;
+	}
+	if ((!d->procs_ok || clock_mono_ns() - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) < 0)
+		return -1;
+	for (unsigned i = 0; d->procs_ok && i < d->nprocs; i++)
+		share_of(d, &n, d->procs[i].pid)->memory = (double)d->procs[i].bytes;
+	if (read_putil(s, d, &n) < 0)
+		return -1;
+	if (d->have_min)
+		idle_w = d->min_mw / 1000.0;
+	sp = energy_split(json_number_value(ej), (double)(s->cycle_ns - last) / (double)NS_PER_S, idle_w, d->shares,
+			  n);
+	energy_split_json(&sp, idle_w, d->shares, n, o);
+	return 0;
+}
+
 /*
  * Power, and energy: the counter costs milliseconds of driver time per
  * read, so it is read on the slow cadence (and whenever there is no power
@@ -1700,7 +1818,7 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 		jset_real(o, "energy_total_joules", e->total_mj / 1000.0);
 	else
 		json_object_del(o, "energy_total_joules");
-	return 0;
+	return nv_energy_split(s, d, o);
 }
 
 static int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)

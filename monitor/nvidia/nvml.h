@@ -115,6 +115,20 @@ typedef struct nvmlProcessInfo_v2_st {
 
 typedef nvmlProcessInfo_v2_t nvmlProcessInfo_t;
 
+/*
+ * One sample of nvmlDeviceGetProcessUtilization: a process's share of the
+ * GPU over the driver's last sample interval (about 1/6 s), in percent, and
+ * the CPU time of the sample (µs since the epoch).
+ */
+typedef struct nvmlProcessUtilizationSample_st {
+	unsigned int pid;
+	unsigned long long timeStamp; /* µs */
+	unsigned int smUtil;          /* SM (3D/compute) */
+	unsigned int memUtil;         /* frame buffer */
+	unsigned int encUtil;
+	unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 /* nvmlTemperatureSensors_t */
 typedef int nvmlTemperatureSensors_t;
 #define NVML_TEMPERATURE_GPU 0
@@ -231,6 +245,8 @@ typedef nvmlReturn_t (*nvml_ecc_fn)(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEcc
 typedef nvmlReturn_t (*nvml_pcie_fn)(nvmlDevice_t, nvmlPcieUtilCounter_t, unsigned int *); /* GetPcieThroughput */
 typedef nvmlReturn_t (*nvml_procs_fn)(nvmlDevice_t, unsigned int *, void *);
 /* ^ nvmlDeviceGetComputeRunningProcesses_v3/_v2 (nvmlProcessInfo_v2_t[]) and v1 (nvmlProcessInfo_v1_t[]) */
+typedef nvmlReturn_t (*nvml_putil_fn)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
+				      unsigned long long); /* nvmlDeviceGetProcessUtilization */
 typedef nvmlReturn_t (*nvml_remap_fn)(nvmlDevice_t, unsigned int *, unsigned int *, unsigned int *,
 				      unsigned int *); /* nvmlDeviceGetRemappedRows */
 typedef nvmlReturn_t (*nvml_mig_mode_fn)(nvmlDevice_t, unsigned int *, unsigned int *); /* nvmlDeviceGetMigMode */

@@ -18,7 +18,13 @@
  *   name S | uuid S | serial S | pci S  identity (pci: the 8-digit-domain busId)
  *   util GPU MEM | encoder N | decoder N | fan N | temp N | memtemp N
  *   memory TOTAL USED FREE RESERVED    bytes (v1 reports used + reserved as used)
- *   power MW | limit MW | clocks GR SM MEM VIDEO | reasons MASK | pcie TX RX (KB/s)
+ *   power MW... | limit MW | clocks GR SM MEM VIDEO | reasons MASK | pcie TX RX (KB/s)
+ *                                       power: each read gives the next value, then the last
+ *   proc_util PID SM...                 per-process utilization (nvmlDeviceGetProcessUtilization):
+ *                                       each call gives one sample per process whose next SM
+ *                                       value (then the last) is above 0, stamped 1 ms after
+ *                                       the call before's; none newer than lastSeenTimeStamp:
+ *                                       NOT_FOUND; MIG mode: NOT_SUPPORTED
  *   energy MJ STEP                      counter: STEP added after each read (may be < 0)
  *   ecc CV UV CA UA [STEP]              corrected/uncorrected x volatile/aggregate
  *   replay N STEP                       PCIe replay counter, STEP as for energy
@@ -31,6 +37,7 @@
  *   unsupported NAME...                 NOT_SUPPORTED for: util encoder decoder fan
  *                                       temp memtemp memory power limit clocks reasons
  *                                       pcie energy ecc replay remap retired procs serial mig
+ *                                       proc_util
  *   lost_file PATH                      the GPU is lost while PATH exists
  * Events, NVLink and slow calls (G; see g_directive at the end):
  *   events_file PATH                    (global) events appended to PATH as lines while running:
@@ -94,16 +101,25 @@
 
 enum {
 	U_UTIL, U_ENC, U_DEC, U_FAN, U_TEMP, U_MEMTEMP, U_MEMORY, U_POWER, U_LIMIT, U_CLOCKS, U_REASONS,
-	U_PCIE, U_ENERGY, U_ECC, U_REPLAY, U_REMAP, U_RETIRED, U_PROCS, U_SERIAL, U_MIG, U_COUNT
+	U_PCIE, U_ENERGY, U_ECC, U_REPLAY, U_REMAP, U_RETIRED, U_PROCS, U_SERIAL, U_MIG, U_PUTIL, U_COUNT
 };
 static const char *const unames[U_COUNT] = {
 	"util", "encoder", "decoder", "fan", "temp", "memtemp", "memory", "power", "limit", "clocks", "reasons",
-	"pcie", "energy", "ecc", "replay", "remap", "retired", "procs", "serial", "mig",
+	"pcie", "energy", "ecc", "replay", "remap", "retired", "procs", "serial", "mig", "proc_util",
 };
 
 struct fproc {
 	unsigned pid;
 	unsigned long long bytes;
+};
+
+#define MAX_SEQ 16
+#define MAX_PUTIL 16
+
+/* A scripted per-process utilization: its SM percent at each call, the last repeated. */
+struct fputil {
+	unsigned pid;
+	unsigned sm[MAX_SEQ], n;
 };
 
 struct gpu;
@@ -122,6 +138,10 @@ struct gpu {
 	unsigned util_gpu, util_mem, enc, dec, fan, temp, memtemp;
 	unsigned long long mem_total, mem_used, mem_free, mem_reserved;
 	unsigned power, limit, clocks[4], pcie_tx, pcie_rx;
+	unsigned power_seq[MAX_SEQ], npower_seq, power_pos; /* "power" with several values */
+	struct fputil putil[MAX_PUTIL];
+	unsigned nputil, putil_pos;
+	unsigned long long putil_ts; /* the last sample's timeStamp (µs) */
 	unsigned long long reasons;
 	unsigned long long energy;
 	long long energy_step;
@@ -485,7 +505,28 @@ static int load_script(void)
 			sscanf(rest, "%llu %llu %llu %llu", &g->mem_total, &g->mem_used, &g->mem_free,
 			       &g->mem_reserved);
 		} else if (!strcmp(kw, "power")) {
-			g->power = (unsigned)atoi(rest);
+			char *q = rest, *end;
+
+			g->npower_seq = 0;
+			for (unsigned long v = strtoul(q, &end, 10); end != q && g->npower_seq < MAX_SEQ;
+			     q = end, v = strtoul(q, &end, 10))
+				g->power_seq[g->npower_seq++] = (unsigned)v;
+			g->power = g->npower_seq ? g->power_seq[0] : 0;
+		} else if (!strcmp(kw, "proc_util")) {
+			struct fputil *u;
+			char *q = rest, *end;
+
+			if (g->nputil == MAX_PUTIL)
+				die("too many proc_util lines", ln);
+			u = &g->putil[g->nputil++];
+			u->pid = (unsigned)strtoul(q, &end, 10);
+			for (q = end; u->n < MAX_SEQ; q = end) {
+				unsigned long v = strtoul(q, &end, 10);
+
+				if (end == q)
+					break;
+				u->sm[u->n++] = (unsigned)v;
+			}
 		} else if (!strcmp(kw, "limit")) {
 			g->limit = (unsigned)atoi(rest);
 		} else if (!strcmp(kw, "clocks")) {
@@ -933,7 +974,51 @@ API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int *mw)
 {
 	FAKE_COST();
 	GPU(h, U_POWER);
+	if (g->npower_seq > 1) {
+		g->power = g->power_seq[g->power_pos];
+		if (g->power_pos + 1 < g->npower_seq)
+			g->power_pos++;
+	}
 	*mw = g->power;
+	return NVML_SUCCESS;
+}
+
+/*
+ * One sample per scripted process whose SM value this call is above 0, as
+ * NVML gives only processes with some utilization; asked for with NULL or
+ * too small a buffer: INSUFFICIENT_SIZE and the count. A call that returns
+ * samples moves on to each process's next value.
+ */
+API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t h, nvmlProcessUtilizationSample_t *u, unsigned int *n,
+						 unsigned long long last_seen)
+{
+	unsigned want = 0, k = 0;
+
+	FAKE_COST();
+	GPU(h, U_PUTIL);
+	if (g->nmig || fd_->mig >= 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	for (unsigned i = 0; i < g->nputil; i++) {
+		const struct fputil *p = &g->putil[i];
+
+		want += p->n && p->sm[g->putil_pos < p->n ? g->putil_pos : p->n - 1] > 0;
+	}
+	if (!want || g->putil_ts + 1000 <= last_seen)
+		return NVML_ERROR_NOT_FOUND;
+	if (!u || *n < want) {
+		*n = want;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	g->putil_ts = g->putil_ts ? g->putil_ts + 1000 : 1700000000000000ULL;
+	for (unsigned i = 0; i < g->nputil; i++) {
+		const struct fputil *p = &g->putil[i];
+		unsigned sm = p->n ? p->sm[g->putil_pos < p->n ? g->putil_pos : p->n - 1] : 0;
+
+		if (sm > 0)
+			u[k++] = (nvmlProcessUtilizationSample_t){ .pid = p->pid, .timeStamp = g->putil_ts, .smUtil = sm };
+	}
+	g->putil_pos++;
+	*n = k;
 	return NVML_SUCCESS;
 }
 

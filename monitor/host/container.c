@@ -799,8 +799,11 @@ static void add_number(json_t *o, const char *key, json_t *v)
 	}
 }
 
-/* Add one process's figure (bytes, or {"<engine>": percent}) to an aggregate. */
-static void aggregate(json_t *agg, pid_t pid, json_t *fig)
+/*
+ * Add one process's figure (bytes, joules, or {"<engine>": percent}) to an
+ * aggregate; a number is summed under num_key ("memory_bytes", "energy_joules").
+ */
+static void aggregate(json_t *agg, pid_t pid, json_t *fig, const char *num_key)
 {
 	json_t *pids = json_object_get(agg, "pids");
 	const char *k;
@@ -812,7 +815,7 @@ static void aggregate(json_t *agg, pid_t pid, json_t *fig)
 	}
 	json_array_append_new(pids, json_integer(pid));
 	if (json_is_number(fig)) {
-		add_number(agg, "memory_bytes", fig);
+		add_number(agg, num_key, fig);
 	} else if (json_is_object(fig)) {
 		json_t *eng = json_object_get(agg, "engines");
 
@@ -860,6 +863,8 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 	json_t *procs = json_object_get(dev, "processes"), *pidlist = json_object_get(dev, "pids");
 	json_t *pc, *pods, *ctrs, *fig;
 	const char *key;
+	/* device_power's processes are joules (energy.h marks the split with energy_attribution), others bytes */
+	const char *num_key = json_object_get(dev, "energy_attribution") ? "energy_joules" : "memory_bytes";
 	size_t i;
 
 	if (!json_is_object(procs) && !json_is_array(pidlist))
@@ -879,10 +884,10 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 			continue;
 		if (json_object_get(ident, "pod_uid"))
 			aggregate(agg_of(pods, json_string_value(json_object_get(ident, "pod_uid")), ident, pod_keys),
-				  (pid_t)pid, fig);
+				  (pid_t)pid, fig, num_key);
 		if (json_object_get(ident, "id"))
 			aggregate(agg_of(ctrs, json_string_value(json_object_get(ident, "id")), ident, ctr_keys),
-				  (pid_t)pid, fig);
+				  (pid_t)pid, fig, num_key);
 		json_object_set_new(pc, key, ident);
 	}
 	json_array_foreach(pidlist, i, fig) {

@@ -142,13 +142,14 @@ typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
  * Attribute a device group's per-process figures to containers and pods,
  * each process's container object as lookup(ud, pid) gives it: in
  * each device object (and each of its "mig_devices"), for every process of
- * "processes" ({"<pid>": bytes} or {"<pid>": {"<engine>": percent}}) and
+ * "processes" ({"<pid>": bytes}, {"<pid>": {"<engine>": percent}}, or
+ * device_power's {"<pid>": joules}, marked by its "energy_attribution") and
  * "pids" ([pid, ...]) that is in a container, pod or unit, add
  * "process_containers": {"<pid>": container object}; and sum "processes"
  * into "pods": {"<pod UID>": {"pod", "namespace", "qos", "pids": [...],
- * "memory_bytes": n | "engines": {"<engine>": percent}}} and "containers":
- * {"<container id>": {"runtime", "pod_uid", "pod", "namespace", "name",
- * "pids", "memory_bytes" | "engines"}}. Keys left out when empty; set afresh
+ * "memory_bytes": n | "energy_joules": j | "engines": {"<engine>": percent}}}
+ * and "containers": {"<container id>": {"runtime", "pod_uid", "pod",
+ * "namespace", "name", "pids", "memory_bytes" | "energy_joules" | "engines"}}. Keys left out when empty; set afresh
  * each call (a collector that keeps its device objects between cycles gets
  * no stale entry).
  */

@@ -853,7 +853,8 @@ class Stream:
                  # containers: shapes here, sums in container_figures
                  "process_containers": by_key(lambda p, v: None, CPU_KEY_RE),
                  "pod_memory": by_key(lambda p, v: None), "container_memory": by_key(lambda p, v: None),
-                 "pod_engines": by_key(lambda p, v: None), "container_engines": by_key(lambda p, v: None)}
+                 "pod_engines": by_key(lambda p, v: None), "container_engines": by_key(lambda p, v: None),
+                 "pod_energy": by_key(lambda p, v: None), "container_energy": by_key(lambda p, v: None)}
         return table[how]
 
     def device(self, path, key, d, gname, dtype, idents):
@@ -1055,7 +1056,7 @@ class Stream:
                 q = join(join(path, agg), key)
                 ident = ("pod", "namespace", "qos") if agg == "pods" else \
                     ("runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster", "ecs_task_id", "ecs_task_family")
-                if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines")):
+                if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines", "energy_joules")):
                     continue
                 want_mem, want_eng, members = 0, {}, o.get("pids")
                 if not isinstance(members, list) or not members:
@@ -1077,10 +1078,10 @@ class Stream:
                     elif isinstance(fig, dict):
                         for e, v in fig.items():
                             want_eng[e] = want_eng.get(e, 0) + v
-                if "memory_bytes" in o and (type(o["memory_bytes"]) not in (int, float)
-                                            or abs(o["memory_bytes"] - want_mem) > EPS * max(1, want_mem)):
-                    self.err(join(q, "memory_bytes"), "%r is not the sum of its processes' %r"
-                             % (o["memory_bytes"], want_mem))
+                for fk in ("memory_bytes", "energy_joules"):
+                    if fk in o and (type(o[fk]) not in (int, float)
+                                    or abs(o[fk] - want_mem) > EPS * max(1, want_mem)):
+                        self.err(join(q, fk), "%r is not the sum of its processes' %r" % (o[fk], want_mem))
                 if "engines" in o:
                     eng = o["engines"]
                     if not isinstance(eng, dict) or set(eng) != set(want_eng) or any(

@@ -529,6 +529,17 @@ static void test_annotate(void)
 	ok(s && strstr(s, "\"1003\"") && strstr(s, "nginx.service") && !json_object_get(dev, "pods"),
 	   "pids (ncs2): identities, no sums (%s)", s ? s : "");
 	free(s);
+	/* device_power's split: the processes' joules summed as energy_joules (not memory_bytes). */
+	json_object_set_new(json_object_get(g, "devices"), "3",
+			    json_pack("{s:s, s:{s:f, s:f, s:f}}", "energy_attribution", "utilization", "processes", "1001",
+				      2.5, "1002", 1.25, "1006", 0.5));
+	host_annotate_group(h, g);
+	dev = json_object_get(json_object_get(g, "devices"), "3");
+	s = json_dumps(json_object_get(json_object_get(dev, "pods"), B_UID), JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"energy_joules\":1.75,\"namespace\":\"serving\",\"pids\":[1002,1006],\"pod\":\"infer-7d9f\","
+		  "\"qos\":\"besteffort\"}",
+	       "energy: a pod's joules are its processes' sum");
+	free(s);
 	/* The collector keeps its device objects: a later cycle without those processes leaves nothing stale. */
 	dev = json_object_get(json_object_get(g, "devices"), "0");
 	json_object_set_new(dev, "processes", json_pack("{s:I}", "1004", (json_int_t)1));

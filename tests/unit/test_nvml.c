@@ -195,6 +195,68 @@ static void test_backwards(void)
 	coll_nvidia_ops.close(st);
 }
 
+/* A process's joules in group g's device 0, or -1 when absent. */
+static double proc_j(json_t *g, const char *pid)
+{
+	return num(json_object_get(dev_of(g, "0"), "processes"), pid);
+}
+
+/*
+ * The split of a GPU's energy among its processes, hand-computed: the
+ * counter gives 30 J a period (read every cycle), a period is 0.1 s (the
+ * test's cycle clock), the power readings go 50 W, 200 W, so the idle
+ * power is 50 W and the idle energy 5 J a period; the 25 J above idle go by
+ * the SM samples (60 : 20) while there are any, then by device memory
+ * (1 GiB : 3 GiB); a GPU whose process holds no memory: equal shares.
+ */
+static void test_split(void)
+{
+	struct mon_env env = { 0 };
+	void *st = NULL;
+	json_t *g, *d;
+
+	write_file("split.nvml", "gpu\nenergy 1000000 30000\npower 50000 50000 200000\n"
+				 "proc 4242 1073741824\nproc 4343 3221225472\n"
+				 "proc_util 4242 60 60 0\nproc_util 4343 20 20 0\n"
+				 "gpu\nenergy 0 10000\npower 0\nproc 5000 18446744073709551615\nproc 5001 0\n");
+	use_script(dir, "split.nvml");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), 0, "split: open");
+	g = collect(st, GROUP_DEVICE_POWER, 1, NULL);
+	d = dev_of(g, "0");
+	ok(json_object_get(d, "energy_joules") && !json_object_get(d, "processes") &&
+	   !json_object_get(d, "idle_energy_joules"), "split: the first report is the split's baseline");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_POWER, 2, NULL);
+	d = dev_of(g, "0");
+	is_double(num(d, "energy_joules"), 30, 1e-9, "split: 30 J in the period");
+	is_double(num(d, "idle_power_watts"), 50, 1e-9, "split: idle power, the lowest seen");
+	is_double(num(d, "idle_energy_joules"), 5, 1e-9, "split: idle 50 W x 0.1 s");
+	is_double(num(d, "active_energy_joules"), 25, 1e-9, "split: active 25 J");
+	is_str(json_string_value(json_object_get(d, "energy_attribution")), "utilization", "split: by utilization");
+	is_double(proc_j(g, "4242"), 18.75, 1e-9, "split: 60 of 80 SM: 18.75 J");
+	is_double(proc_j(g, "4343"), 6.25, 1e-9, "split: 20 of 80 SM: 6.25 J");
+	d = dev_of(g, "1");
+	is_str(json_string_value(json_object_get(d, "energy_attribution")), "equal",
+	       "split: no utilization, no memory known: equal shares");
+	ok(!json_object_get(json_object_get(d, "processes"), "5000"),
+	   "split: a process whose memory NVML does not give is not listed, as in device_memory");
+	is_double(num(json_object_get(d, "processes"), "5001"), 10, 1e-9,
+		  "split: 10 J at 0 W idle, the one process with 0 bytes: all of it (equal shares)");
+	json_decref(g);
+
+	g = collect(st, GROUP_DEVICE_POWER, 3, NULL);
+	d = dev_of(g, "0");
+	is_str(json_string_value(json_object_get(d, "energy_attribution")), "memory",
+	       "split: no SM sample in the period: device memory");
+	is_double(proc_j(g, "4242"), 6.25, 1e-9, "split: 1 GiB of 4: 6.25 J");
+	is_double(proc_j(g, "4343"), 18.75, 1e-9, "split: 3 GiB of 4: 18.75 J");
+	is_double(proc_j(g, "4242") + proc_j(g, "4343") + num(d, "idle_energy_joules"), num(d, "energy_joules"), 1e-9,
+		  "split: the shares and idle add up to the period's energy");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+}
+
 static void test_no_library(void)
 {
 	struct mon_env env = { 0 };
@@ -254,6 +316,7 @@ int main(void)
 	if (nvml_slow_period(&dev_all, "period"))
 		return 2;
 	test_backwards();
+	test_split();
 	nvml_cfg_free(&dev_all);
 	test_no_library();
 	{

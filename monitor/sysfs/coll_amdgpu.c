@@ -151,6 +151,9 @@ struct amd_dev {
 	struct counter aer[3]; /* aer_dev_correctable, _nonfatal, _fatal: their TOTAL_ERR_* */
 	struct energy_meter energy; /* energy1_input, else power1_* integrated */
 	int energy_src;        /* AMD_E_*: the source the meter was fed from */
+	int64_t split_ns;      /* the cycle of the last energy split (0: none yet) */
+	struct energy_share *shares;
+	size_t ashares;
 	struct warnset warned;
 };
 
@@ -168,6 +171,7 @@ struct drm_client {
 	uint64_t prev_ns[AMD_ENGINES]; /* at the previous utilization report */
 	uint32_t engines;           /* engines this client reports (bits of eng[]) */
 	int64_t t, prev_t;          /* monotonic ns of the latest scan / of prev_ns */
+	uint64_t energy_ns;         /* busy ns over its engines at the last energy split (or its start) */
 	uint64_t gen;               /* the scan that last saw it */
 };
 
@@ -280,6 +284,7 @@ static void amd_dev_free(void *priv)
 		close(ad->fd);
 	if (ad->hwfd >= 0)
 		close(ad->hwfd);
+	free(ad->shares);
 	free(ad);
 }
 
@@ -503,14 +508,19 @@ static int on_drm_fd(pid_t pid, int piddir, const char *fd, const char *target, 
 		/* Its baseline: busy time from now on. */
 		memcpy(cl->prev_ns, fi.ns, sizeof(cl->prev_ns));
 		cl->prev_t = c->now;
+		for (size_t e = 0; e < AMD_ENGINES; e++)
+			cl->energy_ns += fi.ns[e];
+		cl->engines = fi.engines;
 	}
 	cl->gen = s->cl_gen;
 	cl->t = c->now;
 	cl->vram = fi.vram;
 	cl->have_vram = fi.vram_rank > 0;
 	for (size_t e = 0; e < AMD_ENGINES; e++)
-		if (fi.engines & (1u << e) && !(cl->engines & (1u << e)))
+		if (fi.engines & (1u << e) && !(cl->engines & (1u << e))) {
 			cl->prev_ns[e] = fi.ns[e]; /* an engine it had not used yet starts here */
+			cl->energy_ns += fi.ns[e];
+		}
 	memcpy(cl->ns, fi.ns, sizeof(cl->ns));
 	cl->engines |= fi.engines;
 	return 0;
@@ -814,6 +824,55 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 		set_real(d, "energy_total_joules", (double)uj / 1e6);
 	else
 		json_object_del(d, "energy_total_joules");
+}
+
+/*
+ * Split this period's energy_joules (in d) into idle (the lowest power seen
+ * times the period) and the processes' shares: their DRM clients' busy time
+ * on this GPU's engines over the period (fdinfo), else their VRAM, else
+ * equal shares (energy.h). Without a period's energy, or without this
+ * cycle's client scan, the split's fields are left out.
+ */
+static void amd_energy_split(struct amd_state *s, struct amd_dev *ad, const struct cycle *cy, json_t *d)
+{
+	static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
+					    "energy_attribution", "processes" };
+	json_t *ej = json_object_get(d, "energy_joules");
+	int64_t last = ad->split_ns;
+	size_t n = 0;
+	struct energy_split sp;
+	double idle_w = ad->energy.have_min ? ad->energy.min_w : -1;
+
+	ad->split_ns = cy->mono_ns;
+	for (size_t i = 0; s->cl_ok && i < s->ncl; i++) {
+		struct drm_client *cl = &s->cl[i];
+		uint64_t busy = 0;
+		size_t k;
+
+		if (strcmp(cl->pdev, ad->pdev))
+			continue;
+		for (size_t e = 0; e < AMD_ENGINES; e++)
+			busy += cl->ns[e];
+		for (k = 0; k < n && ad->shares[k].pid != (uint32_t)cl->pid; k++)
+			;
+		if (k == n) {
+			if (n == ad->ashares) {
+				ad->ashares = ad->ashares ? ad->ashares * 2 : 8;
+				ad->shares = xrealloc(ad->shares, ad->ashares * sizeof(*ad->shares));
+			}
+			ad->shares[n++] = (struct energy_share){ .pid = (uint32_t)cl->pid };
+		}
+		ad->shares[k].util += busy > cl->energy_ns ? (double)(busy - cl->energy_ns) : 0;
+		ad->shares[k].memory += cl->have_vram ? (double)cl->vram : 0;
+		cl->energy_ns = busy;
+	}
+	if (!json_is_number(ej) || !last || cy->mono_ns <= last || !s->cl_ok) {
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+			json_object_del(d, keys[i]);
+		return;
+	}
+	sp = energy_split(json_number_value(ej), (double)(cy->mono_ns - last) / 1e9, idle_w, ad->shares, n);
+	energy_split_json(&sp, idle_w, ad->shares, n, d);
 }
 
 static void amd_power(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, json_t *d)
@@ -1129,6 +1188,8 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 		break;
 	case GROUP_DEVICE_POWER:
 		amd_power(ad, r, cy, d);
+		if (ad->pdev[0])
+			amd_energy_split(s, ad, cy, d);
 		break;
 	case GROUP_DEVICE_CLOCKS:
 		amd_clocks(ad, r, d);
@@ -1149,7 +1210,7 @@ static void amd_collect(void *state, const struct cycle *cy, const enum group_id
 	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, amd_scan))
 		return;
-	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY)
+	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY || id == GROUP_DEVICE_POWER)
 		amd_clients_for_cycle(s, cy);
 	sysfs_coll_fill(&s->base, id, cy, group, "amdgpu", amd_fatal, amd_fill);
 }

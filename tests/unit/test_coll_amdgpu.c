@@ -465,6 +465,11 @@ static void test_energy(void)
 	setup("host");
 	snprintf(f, sizeof(f), "%senergy1_input", hw2);
 	put(sys_root, f, "1000000000\n");
+	/* python3 (2000) becomes a second client of card1, beside Xorg (1000): 1 MiB of VRAM, no busy time yet */
+	sh("ln -s /dev/dri/renderD128 '%s/2000/fd/8'", proc_root);
+	put(proc_root, "2000/fdinfo/8",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
+	    "drm-engine-gfx:\t0 ns\n");
 	st = open_state();
 	t = clock_mono_ns() + 1000000000;
 	g = collect(st, GROUP_DEVICE_POWER, t);
@@ -478,8 +483,20 @@ static void test_energy(void)
 	put(sys_root, f, "45000000\n");
 	snprintf(f, sizeof(f), "%senergy1_input", hw2);
 	put(sys_root, f, "1003500000\n");
+	/* busy over the period: Xorg's client 3 600 ms of gfx, python3's 200 ms */
+	put(proc_root, "1000/fdinfo/10",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t3\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t53248 KiB\n"
+	    "drm-engine-gfx:\t4600000000 ns\n");
+	put(proc_root, "2000/fdinfo/8",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
+	    "drm-engine-gfx:\t200000000 ns\n");
 	g = collect(st, GROUP_DEVICE_POWER, t + 2000000000);
 	is_double(jnum(g, "devices.0.energy_joules"), 80, 1e-9, "power1_average 35 W then 45 W over 2 s: 80 J");
+	is_double(jnum(g, "devices.0.idle_power_watts"), 35, 1e-9, "idle: the lowest power seen");
+	is_double(jnum(g, "devices.0.idle_energy_joules"), 70, 1e-9, "idle energy 35 W x 2 s");
+	is_str(jstr(g, "devices.0.energy_attribution"), "utilization", "split by the clients' busy time (fdinfo)");
+	is_double(jnum(g, "devices.0.processes.1000"), 7.5, 1e-9, "Xorg: 600 of 800 ms of the 10 J above idle");
+	is_double(jnum(g, "devices.0.processes.2000"), 2.5, 1e-9, "python3: 200 of 800 ms");
 	is_double(jnum(g, "devices.1.energy_joules"), 3.5, 1e-9, "energy1_input +3500000 µJ: 3.5 J");
 	is_double(jnum(g, "devices.1.energy_total_joules"), 1003.5, 1e-9, "the board's total");
 	json_decref(g);
@@ -487,6 +504,9 @@ static void test_energy(void)
 	/* A driver reload: the counter starts again, the increase is its value, never negative. */
 	put(sys_root, f, "250000\n");
 	g = collect(st, GROUP_DEVICE_POWER, t + 3000000000);
+	is_str(jstr(g, "devices.0.energy_attribution"), "memory", "no busy time in the period: VRAM shares");
+	is_double(jnum(g, "devices.0.processes.1000"), 10.0 * 63488 / 64512, 1e-9, "Xorg: 63488 of 64512 KiB");
+	is_double(jnum(g, "devices.0.processes.2000"), 10.0 * 1024 / 64512, 1e-9, "python3: 1024 of 64512 KiB");
 	is_double(jnum(g, "devices.1.energy_joules"), 0.25, 1e-9, "counter went back: a fresh start");
 	is_double(jnum(g, "devices.1.energy_total_joules"), 0.25, 1e-9, "the board's total restarted");
 	json_decref(g);

@@ -8,8 +8,12 @@
 #include "../../common/jset.h"
 #include "../../common/timeutil.h"
 
+#include "../../common/util.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, double unit_j, int64_t now_ns,
 			 double *period_j)
@@ -153,4 +157,115 @@ void energy_split_json(const struct energy_split *sp, double idle_w, const struc
 		snprintf(k, sizeof(k), "%u", (unsigned)p[i].pid);
 		jset_real(procs, k, p[i].joules);
 	}
+}
+
+/* ---- the ledger ---------------------------------------------------------------------------- */
+
+struct ledger_proc {
+	uint32_t pid;
+	double j;      /* joules so far */
+	int64_t seen;  /* CLOCK_MONOTONIC ns of the last add */
+};
+
+struct ledger_dev {
+	char uuid[96];
+	double j;
+};
+
+struct energy_ledger {
+	struct ledger_proc *p;
+	size_t np, ap;
+	struct ledger_dev *d;
+	size_t nd, ad;
+};
+
+struct energy_ledger *energy_ledger_new(void)
+{
+	return xcalloc(1, sizeof(struct energy_ledger));
+}
+
+void energy_ledger_free(struct energy_ledger *l)
+{
+	if (!l)
+		return;
+	free(l->p);
+	free(l->d);
+	free(l);
+}
+
+static struct ledger_proc *ledger_find(const struct energy_ledger *l, uint32_t pid)
+{
+	for (size_t i = 0; i < l->np; i++)
+		if (l->p[i].pid == pid)
+			return &l->p[i];
+	return NULL;
+}
+
+void energy_ledger_add_process(struct energy_ledger *l, uint32_t pid, double j, int64_t now_ns)
+{
+	struct ledger_proc *e = ledger_find(l, pid);
+	size_t keep = 0;
+
+	if (!e) {
+		for (size_t i = 0; i < l->np; i++) /* room first: processes gone for a while */
+			if (now_ns - l->p[i].seen < ENERGY_LEDGER_KEEP_NS)
+				l->p[keep++] = l->p[i];
+		l->np = keep;
+		if (l->np == l->ap) {
+			l->ap = l->ap ? l->ap * 2 : 16;
+			l->p = xrealloc(l->p, l->ap * sizeof(*l->p));
+		}
+		e = &l->p[l->np++];
+		*e = (struct ledger_proc){ .pid = pid };
+	}
+	e->j += j;
+	e->seen = now_ns;
+}
+
+void energy_ledger_add_device(struct energy_ledger *l, const char *uuid, double j)
+{
+	size_t i;
+
+	for (i = 0; i < l->nd && strcmp(l->d[i].uuid, uuid); i++)
+		;
+	if (i == l->nd) {
+		if (l->nd == l->ad) {
+			l->ad = l->ad ? l->ad * 2 : 8;
+			l->d = xrealloc(l->d, l->ad * sizeof(*l->d));
+		}
+		memset(&l->d[i], 0, sizeof(l->d[i]));
+		snprintf(l->d[i].uuid, sizeof(l->d[i].uuid), "%s", uuid);
+		l->nd++;
+	}
+	l->d[i].j += j;
+}
+
+int energy_ledger_process(const struct energy_ledger *l, uint32_t pid, double *j)
+{
+	const struct ledger_proc *e = ledger_find(l, pid);
+
+	if (!e)
+		return -ENOENT;
+	*j = e->j;
+	return 0;
+}
+
+int energy_ledger_device(const struct energy_ledger *l, const char *uuid, double *j)
+{
+	for (size_t i = 0; i < l->nd; i++)
+		if (!strcmp(l->d[i].uuid, uuid)) {
+			*j = l->d[i].j;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+size_t energy_ledger_count(const struct energy_ledger *l)
+{
+	return l->np;
+}
+
+uint32_t energy_ledger_pid(const struct energy_ledger *l, size_t i)
+{
+	return i < l->np ? l->p[i].pid : 0;
 }

@@ -110,4 +110,32 @@ struct energy_split energy_split(double energy_j, double period_s, double idle_w
 void energy_split_json(const struct energy_split *sp, double idle_w, const struct energy_share *p, size_t n,
 		       json_t *d);
 
+/* ---- the ledger: energy attributed so far, by process and by device ---------------------- */
+
+/*
+ * Joules attributed since start to each process (its shares of the active
+ * energy) and spent by each device (by UUID), summed over device
+ * collectors: device collectors add each period's figures, readers (an
+ * endpoint runtime) take differences between their own reports, so each
+ * reads over its own period whatever the device groups' periods are. A
+ * process not added to for ENERGY_LEDGER_KEEP_NS is dropped. Owned by the
+ * host (host_energy); one thread.
+ */
+struct energy_ledger;
+
+#define ENERGY_LEDGER_KEEP_NS (600 * 1000000000LL)
+
+struct energy_ledger *energy_ledger_new(void);
+void energy_ledger_free(struct energy_ledger *l); /* NULL-safe */
+/* Add j joules to process pid at now (CLOCK_MONOTONIC ns); drops processes not seen for a while. */
+void energy_ledger_add_process(struct energy_ledger *l, uint32_t pid, double j, int64_t now_ns);
+/* Add j joules to the device uuid (not empty). */
+void energy_ledger_add_device(struct energy_ledger *l, const char *uuid, double j);
+/* The joules of pid (or the device uuid) so far: 0 and *j, or -ENOENT when never added to. */
+int energy_ledger_process(const struct energy_ledger *l, uint32_t pid, double *j);
+int energy_ledger_device(const struct energy_ledger *l, const char *uuid, double *j);
+/* The i-th process in the ledger (0 <= i < count): its pid. */
+size_t energy_ledger_count(const struct energy_ledger *l);
+uint32_t energy_ledger_pid(const struct energy_ledger *l, size_t i);
+
 #endif

@@ -82,6 +82,15 @@ static const struct family endpoint_families[] = {
 	      "Temperature of a device the inference server reports on, degrees Celsius", "celsius"),
 	COUNTER("inference_server_device_energy_joules_total",
 	        "Energy consumed by a device the inference server reports on, joules", "joules"),
+	/* energy per model (docs/energy.md) */
+	COUNTER("inference_server_energy_joules_total",
+		"Accelerator energy of the inference server's processes or devices, joules", "joules"),
+	COUNTER("inference_energy_joules_total", "Accelerator energy attributed to a model version, joules",
+		"joules"),
+	GAUGE("inference_energy_per_request_joules",
+	      "Accelerator energy per completed request of a model version over the period, joules", "joules"),
+	GAUGE("inference_tokens_per_joule",
+	      "Generated tokens per joule of accelerator energy of a model version over the period", ""),
 };
 
 /* One model version's field, labelled model and version (report-format §6.5). */
@@ -131,6 +140,11 @@ static const struct map_rule endpoint_rules[] = {
 	SERVER_DEVICE_RULE("power_limit_watts", "inference_server_device_power_limit_watts"),
 	SERVER_DEVICE_RULE("temperature_celsius", "inference_server_device_temperature_celsius"),
 	SERVER_DEVICE_RULE("energy_joules", "inference_server_device_energy_joules_total"),
+	/* energy per model (docs/energy.md) */
+	{ SC_RUNTIME, "execution_stats", "energy_joules", "inference_server_energy_joules_total", "", NULL, 0, 0 },
+	MODEL_RULE("energy_joules", "inference_energy_joules_total", ""),
+	MODEL_RULE("energy_per_request_joules", "inference_energy_per_request_joules", ""),
+	MODEL_RULE("tokens_per_joule", "inference_tokens_per_joule", ""),
 };
 #undef MODEL_RULE
 #undef DURATION_RULE
@@ -149,6 +163,7 @@ static const struct map_rows endpoint_rows = {
 #include "../core/config.h"
 #include "../host/host.h"
 #include "infer.h"
+#include "model_energy.h"
 #include "scrape.h"
 
 #include <errno.h>
@@ -426,6 +441,7 @@ struct ep_state {
 	json_t *ctr;                   /* owned: the listener's "container" (NULL: on the host, or unknown) */
 	pid_t ctr_pid;                 /* the listener it is of (0: none yet) */
 	int64_t ctr_ns;                /* CLOCK_MONOTONIC: when it was read */
+	struct server_energy energy;   /* the server's energy between two execution_stats (model_energy.h) */
 };
 
 static void set_err(struct ep_state *ep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -512,6 +528,7 @@ static void ep_close(void *state)
 	expo_parser_free(ep->facts_parser);
 	buf_free(&ep->expo);
 	json_decref(ep->ctr);
+	server_energy_free(&ep->energy);
 	free(ep);
 }
 
@@ -883,8 +900,14 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 				since = ep->stats_ns; /* infer's baseline: after a failed scrape, two collections ago */
 			g = group_new((double)(cy->mono_ns - since) / 1e9, cy->iso);
 			if (due[k] == GROUP_EXECUTION_STATS) {
+				double j;
+				const char *src;
+
 				infer_execution_stats(ep->in, g);
 				ep->stats_ns = cy->mono_ns;
+				/* the server's energy over the same period, split among its models */
+				if (server_energy_take(&ep->energy, ep->host, pid, g, &j, &src) == 0)
+					model_energy_split(g, j, src);
 			} else {
 				set_error(g, "%s is not available for endpoint runtimes", group_name(due[k]));
 			}

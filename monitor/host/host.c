@@ -6,6 +6,7 @@
  * device memory each process holds in it.
  */
 #include "host.h"
+#include "../core/energy.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "ecs.h"
@@ -49,6 +50,7 @@ struct host {
 	struct devmem *dm;           /* this snapshot's device memory by process */
 	size_t ndm, adm;
 	int dm_known;                /* a device collector recorded (even nothing) in this snapshot */
+	struct energy_ledger *energy; /* energy by process and device so far (energy.h) */
 };
 
 /*
@@ -124,6 +126,7 @@ void host_free(struct host *h)
 	sock_table_free(&h->socks);
 	facts_free(&h->facts);
 	free(h->dm);
+	energy_ledger_free(h->energy);
 	free(h->procfs);
 	free(h->sysfs);
 	free(h);
@@ -528,4 +531,11 @@ int host_instance_ready(const struct host *h)
 json_t *host_instance_json(struct host *h)
 {
 	return h->inst ? instance_json(h->inst) : json_object();
+}
+
+struct energy_ledger *host_energy(struct host *h)
+{
+	if (!h->energy)
+		h->energy = energy_ledger_new();
+	return h->energy;
 }

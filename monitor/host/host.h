@@ -213,6 +213,15 @@ void host_devmem_known(struct host *h);
  */
 int host_devmem(const struct host *h, pid_t pid, uint64_t *bytes);
 
+/* ---- energy ------------------------------------------------------------------------------------------ */
+
+/*
+ * The host's energy ledger (monitor/core/energy.h), borrowed: device
+ * collectors add each period's per-process shares and device energy,
+ * endpoint runtimes read their servers' over their own periods.
+ */
+struct energy_ledger *host_energy(struct host *h);
+
 /* ---- device facts ------------------------------------------------------------------------------------ */
 
 /* A reader of device_type's facts opens (delta 1) or closes (delta -1): publishers look only for wanted types. */

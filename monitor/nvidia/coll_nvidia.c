@@ -382,6 +382,7 @@ struct nv_state {
 	json_t *holder[NV_NGROUPS]; /* {"devices": {...}}, kept between cycles */
 	/* events, NVLink, the PCIe worker pool */
 	struct loop *loop;          /* the producer's (borrowed; NULL in tests that drive the ops) */
+	struct host *host;          /* the producer's (borrowed): the energy ledger (host_energy) */
 	struct nv_events *events;   /* NULL unless device_errors is collected */
 	struct nv_links *links;
 	struct nv_pool *pool;       /* NULL unless device_utilization is collected and NVML has the call */
@@ -1762,6 +1763,13 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
 	sp = energy_split(json_number_value(ej), (double)(s->cycle_ns - last) / (double)NS_PER_S, idle_w, d->shares,
 			  n);
 	energy_split_json(&sp, idle_w, d->shares, n, o);
+	if (s->host) { /* for the endpoint runtimes: their servers' energy over their own periods */
+		struct energy_ledger *l = host_energy(s->host);
+
+		energy_ledger_add_device(l, d->uuid, json_number_value(ej));
+		for (unsigned i = 0; i < n; i++)
+			energy_ledger_add_process(l, d->shares[i].pid, d->shares[i].joules, s->cycle_ns);
+	}
 	return 0;
 }
 
@@ -2044,6 +2052,7 @@ static int nv_open(const struct mon_env *env, const struct coll_target *t, void 
 
 	s->cfg = dev;
 	s->loop = env->loop; /* G */
+	s->host = env->host;
 	s->ledger = nv_ledger_new();
 	s->lc.l = s->ledger;
 	s->lc.group = "start";

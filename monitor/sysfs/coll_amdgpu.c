@@ -833,7 +833,8 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
  * equal shares (energy.h). Without a period's energy, or without this
  * cycle's client scan, the split's fields are left out.
  */
-static void amd_energy_split(struct amd_state *s, struct amd_dev *ad, const struct cycle *cy, json_t *d)
+static void amd_energy_split(struct amd_state *s, struct amd_dev *ad, const char *uuid, const struct cycle *cy,
+			     json_t *d)
 {
 	static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
 					    "energy_attribution", "processes" };
@@ -873,6 +874,14 @@ static void amd_energy_split(struct amd_state *s, struct amd_dev *ad, const stru
 	}
 	sp = energy_split(json_number_value(ej), (double)(cy->mono_ns - last) / 1e9, idle_w, ad->shares, n);
 	energy_split_json(&sp, idle_w, ad->shares, n, d);
+	if (s->base.env && s->base.env->host) { /* for the endpoint runtimes (energy.h's ledger) */
+		struct energy_ledger *l = host_energy(s->base.env->host);
+
+		if (uuid[0])
+			energy_ledger_add_device(l, uuid, json_number_value(ej));
+		for (size_t i = 0; i < n; i++)
+			energy_ledger_add_process(l, ad->shares[i].pid, ad->shares[i].joules, cy->mono_ns);
+	}
 }
 
 static void amd_power(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, json_t *d)
@@ -1189,7 +1198,7 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 	case GROUP_DEVICE_POWER:
 		amd_power(ad, r, cy, d);
 		if (ad->pdev[0])
-			amd_energy_split(s, ad, cy, d);
+			amd_energy_split(s, ad, sl->uuid, cy, d);
 		break;
 	case GROUP_DEVICE_CLOCKS:
 		amd_clocks(ad, r, d);

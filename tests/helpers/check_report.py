@@ -65,7 +65,8 @@ LATENCY_DISTS = ("total_latency", "queue", "time_to_first_token", "time_per_outp
 MEAN_KEYS = ("request", "queue", "compute_input", "compute_infer", "compute_output", "time_to_first_token",
              "time_per_output_token")
 INFER_MODEL_KEYS = ("execution_summary", "error_summary", "latency_stats", "mean_seconds", "requests_in_flight",
-                    "requests_pending", "batch_size", "tokens", "kv_cache_usage_ratio")
+                    "requests_pending", "batch_size", "tokens", "kv_cache_usage_ratio", "energy_joules",
+                    "energy_per_request_joules", "tokens_per_joule")
 SERVER_DEVICE_KEYS = ("utilization_ratio", "memory_used_bytes", "memory_total_bytes", "power_watts",
                       "power_limit_watts", "energy_joules", "energy_total_joules", "temperature_celsius")
 HOST_ERRORS = ("http_4xx", "http_5xx")  # TorchServe's host-level Requests4XX/5XX: in no model
@@ -574,6 +575,9 @@ class Stream:
             self.real(join(path, "batch_size"), m["batch_size"], 0.0)
         if "tokens" in m:
             self.counts(join(path, "tokens"), m["tokens"], ("prompt", "generation"))
+        for k in ("energy_joules", "energy_per_request_joules", "tokens_per_joule"):
+            if k in m:
+                self.real(join(path, k), m[k], 0.0)
         if "kv_cache_usage_ratio" in m and self.real(join(path, "kv_cache_usage_ratio"), m["kv_cache_usage_ratio"]):
             if m["kv_cache_usage_ratio"] > 1 + EPS:
                 self.err(join(path, "kv_cache_usage_ratio"), "%r is over 1" % m["kv_cache_usage_ratio"])
@@ -617,9 +621,20 @@ class Stream:
         def latency(p, v):
             self.latency_stats(p, v, True)
 
+        def energy_j(p, v):
+            self.real(p, v, 0.0)
+
+        def energy_text(allowed):
+            def check(p, v):
+                if v not in allowed:
+                    self.err(p, "%s is not one of %s" % (json.dumps(v), ", ".join(allowed)))
+            return check
+
         self.envelope(path, g, key, {"models": models},
                       {"execution_summary": summary, "error_summary": errors, "latency_stats": latency,
-                       "server_devices": devices})
+                       "server_devices": devices, "energy_joules": energy_j,
+                       "energy_source": energy_text(("processes", "devices")),
+                       "energy_attribution": energy_text(("compute_time", "request_time", "requests"))})
         ms = g.get("models") if isinstance(g, dict) else None
         if not isinstance(ms, dict):
             return

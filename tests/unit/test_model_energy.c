@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Energy per model (monitor/endpoint/model_energy.c): the split among
+ * models by compute time, request time or requests, per request and per
+ * token, hand-computed; and the server's energy from the host's ledger,
+ * by its processes or by the devices it reports on, over its own periods.
+ */
+#include "../../monitor/core/energy.h"
+#include "../../monitor/endpoint/model_energy.h"
+#include "../../monitor/host/host.h"
+#include "tap.h"
+
+#include <errno.h>
+
+static double at(json_t *g, const char *model, const char *key)
+{
+	json_t *v = json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), model), "1"), key);
+
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void test_split(void)
+{
+	/* Triton: a 30 requests x 0.2 s of compute_infer = 6 s, b 10 x 0.4 s = 4 s: 60 % and 40 % of 500 J */
+	json_t *g = json_pack("{s:{s:{s:{s:{s:i}, s:{s:f, s:f}}}, s:{s:{s:{s:i}, s:{s:f, s:f}, s:{s:i}}}}}",
+			      "models", "a", "1", "execution_summary", "completed", 30, "mean_seconds", "compute_infer",
+			      0.2, "request", 1.0, "b", "1", "execution_summary", "completed", 10, "mean_seconds",
+			      "compute_infer", 0.4, "request", 0.1, "tokens", "generation", 1000);
+
+	model_energy_split(g, 500, "processes");
+	is_str(json_string_value(json_object_get(g, "energy_attribution")), "compute_time", "by compute time");
+	is_str(json_string_value(json_object_get(g, "energy_source")), "processes", "source");
+	is_double(json_number_value(json_object_get(g, "energy_joules")), 500, 1e-9, "the server's energy");
+	is_double(at(g, "a", "energy_joules"), 300, 1e-9, "a: 6 of 10 s of compute: 300 J");
+	is_double(at(g, "b", "energy_joules"), 200, 1e-9, "b: 4 of 10 s: 200 J");
+	is_double(at(g, "a", "energy_per_request_joules"), 10, 1e-9, "a: 300 J / 30 requests");
+	is_double(at(g, "b", "energy_per_request_joules"), 20, 1e-9, "b: 200 J / 10 requests");
+	is_double(at(g, "b", "tokens_per_joule"), 5, 1e-9, "b: 1000 generated tokens / 200 J");
+	is_double(at(g, "a", "tokens_per_joule"), -1, 0, "a counts no tokens: no tokens_per_joule");
+
+	/* b without compute_infer: request time for both (a 30 s, b 1 s) */
+	json_object_del(json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "b"), "1"),
+					"mean_seconds"), "compute_infer");
+	model_energy_split(g, 310, "devices");
+	is_str(json_string_value(json_object_get(g, "energy_attribution")), "request_time", "then by request time");
+	is_double(at(g, "a", "energy_joules"), 300, 1e-9, "a: 30 of 31 s");
+
+	/* no times at all: completed requests (30 : 10) */
+	json_object_del(json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "b"), "1"),
+					"mean_seconds"), "request");
+	model_energy_split(g, 400, "devices");
+	is_str(json_string_value(json_object_get(g, "energy_attribution")), "requests", "then by requests");
+	is_double(at(g, "b", "energy_joules"), 100, 1e-9, "b: 10 of 40 requests");
+	json_decref(g);
+
+	g = json_pack("{s:{s:{s:{s:{s:i}}}}}", "models", "idle", "1", "execution_summary", "completed", 0);
+	model_energy_split(g, 50, "processes");
+	ok(!json_object_get(g, "energy_attribution") && at(g, "idle", "energy_joules") < 0,
+	   "no request completed: the models get nothing");
+	is_double(json_number_value(json_object_get(g, "energy_joules")), 50, 1e-9, "the server's energy stays");
+	json_decref(g);
+}
+
+static void test_take(void)
+{
+	struct host *h = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
+	struct energy_ledger *l = host_energy(h);
+	struct server_energy se = { 0 };
+	json_t *g = json_pack("{s:{s:{}}}", "server_devices", "GPU-a");
+	const char *src = NULL;
+	double j = -1;
+
+	energy_ledger_add_process(l, 4242, 10, 1);
+	energy_ledger_add_process(l, 4343, 99, 1);
+	energy_ledger_add_device(l, "GPU-a", 200);
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "first take: the baseline");
+	energy_ledger_add_process(l, 4242, 7.5, 2);
+	energy_ledger_add_process(l, 4343, 1, 2);
+	energy_ledger_add_device(l, "GPU-a", 30);
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "second take");
+	is_double(j, 7.5, 1e-12, "the listener's share since the baseline (not the other process's)");
+	is_str(src, "processes", "from its processes");
+	energy_ledger_add_device(l, "GPU-a", 12);
+	is_int(server_energy_take(&se, h, 0, g, &j, &src), -EAGAIN, "no listener: devices, a new baseline");
+	energy_ledger_add_device(l, "GPU-a", 8);
+	is_int(server_energy_take(&se, h, 0, g, &j, &src), 0, "then devices");
+	is_double(j, 8, 1e-12, "the device's energy since");
+	is_str(src, "devices", "from the devices it reports on");
+	json_decref(g);
+	g = json_object();
+	is_int(server_energy_take(&se, h, 0, g, &j, &src), -ENOENT, "neither: no energy");
+	json_decref(g);
+	server_energy_free(&se);
+	host_free(h);
+}
+
+int main(void)
+{
+	test_split();
+	test_take();
+	return done_testing();
+}

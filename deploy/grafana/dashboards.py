@@ -275,6 +275,12 @@ CONTAINERS = [
     ("Device memory by process", "table", "bytes",
      [(f'accelerator_process_memory_used_bytes{{{CT},pod!=""}}', "")],
      "Each accelerator process in a pod: pid, pod, container, device."),
+    ("Energy by pod", "timeseries", "watt",
+     [(f'sum by (instance, namespace, pod) '
+       f'(rate(accelerator_pod_energy_joules_total{{{CT}}}[$__rate_interval]))',
+       "{{instance}} {{namespace}}/{{pod}}")],
+     "Accelerator energy above idle that the pod's processes used, per second (watts): each device's energy "
+     "shared by its processes' activity (docs/energy.md); the devices' idle energy is nobody's."),
 ]
 
 

@@ -39,6 +39,8 @@ enum fam_id {
 	F_EXEC_LAT,
 	F_ACC_ACTIVITY,
 	F_REQ_MEAN, /* from here on optional: the mapping may not have them yet */
+	F_ENERGY_REQ,
+	F_TOKENS_J,
 	F_COUNT
 };
 
@@ -74,6 +76,8 @@ static const char *const fam_names[F_COUNT] = {
 	"execution_latency_seconds",
 	"accelerator_activity_ratio",
 	"inference_request_mean_seconds",
+	"inference_energy_per_request_joules",
+	"inference_tokens_per_joule",
 };
 
 _Static_assert(F_COUNT == TOP_MODEL_NFAMS, "top_model.h sizes the model's family table");
@@ -303,7 +307,7 @@ static struct top_rtmodel *rtmodel_get(struct top_proc *p, const char *model_in,
 	memset(r, 0, sizeof(*r));
 	copy(r->model, sizeof(r->model), model);
 	copy(r->version, sizeof(r->version), version);
-	r->rate = r->failures = r->p50 = r->p99 = r->mean = NAN;
+	r->rate = r->failures = r->p50 = r->p99 = r->mean = r->j_per_req = r->tokens_per_j = NAN;
 	return r;
 }
 
@@ -516,6 +520,12 @@ static void model_sample(struct top_proc *p, const struct sample *s, enum fam_id
 		break;
 	case F_REQ_MEAN:
 		r->mean = s->value;
+		break;
+	case F_ENERGY_REQ:
+		r->j_per_req = s->value;
+		break;
+	case F_TOKENS_J:
+		r->tokens_per_j = s->value;
 		break;
 	default:
 		break;

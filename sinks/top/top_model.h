@@ -89,6 +89,8 @@ struct top_rtmodel {
 	double failures; /* errors since accel-top started */
 	double p50, p99; /* seconds */
 	double mean;     /* seconds: the request's mean, for servers that give no percentiles */
+	double j_per_req;   /* joules of accelerator energy per completed request (docs/energy.md); NAN: none */
+	double tokens_per_j; /* generated tokens per joule; NAN: none */
 	int64_t seen_ms; /* report time it was last in */
 	/* accumulated within one report */
 	double completed, status_sum, status_period;
@@ -115,7 +117,7 @@ struct top_proc {
 	int touched, cpu_n, model_status;
 };
 
-#define TOP_MODEL_NFAMS 29 /* how many families accel-top reads */
+#define TOP_MODEL_NFAMS 31 /* how many families accel-top reads */
 
 /* Rows found by their key in constant time: open addressing, a slot holds a row's index + 1 (0: empty). */
 struct top_index {

@@ -611,7 +611,16 @@ static void model_row(const struct top_rtmodel *r, const int width[C_NCOLS], str
 	for (int i = C_NAME; i < C_RATE; i++)
 		if (width[i])
 			span += width[i] + 1;
-	snprintf(name, sizeof(name), "  %s%s%s", r->model, *r->version ? ":" : "", r->version);
+	k = (size_t)snprintf(name, sizeof(name), "  %s%s%s", r->model, *r->version ? ":" : "", r->version);
+	/* energy per request and tokens per joule, where the server's energy is known (docs/energy.md) */
+	if (!isnan(r->j_per_req) && k < sizeof(name)) {
+		fmt_num(r->j_per_req, f, sizeof(f));
+		k += (size_t)snprintf(name + k, sizeof(name) - k, "  %s J/req", f);
+	}
+	if (!isnan(r->tokens_per_j) && k < sizeof(name)) {
+		fmt_num(r->tokens_per_j, f, sizeof(f));
+		snprintf(name + k, sizeof(name) - k, " %s tok/J", f);
+	}
 	k = (size_t)snprintf(t, sizeof(t), "%*s %-*.*s", width[C_PID], "", span, span, name);
 	fmt_num(r->rate, f, sizeof(f));
 	k = cell(t, sizeof(t), k, width, C_RATE, f);

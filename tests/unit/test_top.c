@@ -325,7 +325,8 @@ static const char pods_report[] =
 	"{\"runtime_index\":1,\"address\":\"http://127.0.0.1:8002/metrics\",\"pid\":30,\"runtime_tag\":\"triton\","
 	"\"error\":\"\",\"report\":{\"execution_stats\":{\"period\":2.0,\"error\":\"\","
 	"\"models\":{\"resnet\":{\"1\":{\"execution_summary\":{\"completed\":100,\"failed\":2},"
-	"\"error_summary\":{\"rejected\":2},\"mean_seconds\":{\"request\":0.005}}},"
+	"\"error_summary\":{\"rejected\":2},\"mean_seconds\":{\"request\":0.005},"
+	"\"energy_joules\":250.0,\"energy_per_request_joules\":2.5,\"tokens_per_joule\":4.0}},"
 	"\"bert\":{\"\":{\"execution_summary\":{\"completed\":20},"
 	"\"latency_stats\":{\"total_latency\":{\"p50\":0.01,\"p99\":0.03},\"percentile_source\":\"histogram\"}}}}}}}],"
 	"\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
@@ -367,6 +368,9 @@ static void test_pods_models_mig(void)
 			is_double(p->models[1].failures, 2, 0, "resnet: failures");
 			is_double(p->models[1].mean, 0.005, 1e-12, "resnet: the mean request time");
 			ok(isnan(p->models[1].p50), "resnet: no percentiles");
+			is_double(p->models[1].j_per_req, 2.5, 1e-12, "resnet: joules per request");
+			is_double(p->models[1].tokens_per_j, 4, 1e-12, "resnet: tokens per joule");
+			ok(isnan(p->models[0].j_per_req), "bert: no energy, no J/req");
 		}
 		is_double(p->rate, 60, 1e-9, "the runtime's rate: its models' sum");
 		is_double(p->failures, 2, 0, "the runtime's failures: its models' sum");
@@ -394,6 +398,7 @@ static void test_pods_models_mig(void)
 	ok(strstr(line, "zpod/main") != NULL, "pod/container: %s", line);
 	find_row(&c, "          resnet:1", line, sizeof(line));
 	ok(strstr(line, " 50 ") && strstr(line, "~5.00ms"), "a model row: rate and ~mean: %s", line);
+	ok(strstr(line, "2.5 J/req 4 tok/J") != NULL, "a model row: J per request and tokens per J: %s", line);
 	find_row(&c, "          bert ", line, sizeof(line));
 	ok(strstr(line, "10.00ms") && strstr(line, "30.00ms"), "a model without version: p50 and p99: %s", line);
 

@@ -90,6 +90,19 @@ const char *energy_basis_name(enum energy_basis b)
 	}
 }
 
+struct energy_share *energy_share_of(struct energy_share **p, size_t *n, size_t *cap, uint32_t pid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*p)[i].pid == pid)
+			return &(*p)[i];
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		*p = xrealloc(*p, *cap * sizeof(**p));
+	}
+	(*p)[*n] = (struct energy_share){ .pid = pid };
+	return &(*p)[(*n)++];
+}
+
 struct energy_split energy_split(double energy_j, double period_s, double idle_w, struct energy_share *p,
 				 size_t n)
 {

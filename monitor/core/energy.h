@@ -82,6 +82,13 @@ struct energy_share {
 	double joules; /* out: its share of the active energy */
 };
 
+/*
+ * The entry of pid among (*p)[0..*n), added with no weight when it is not
+ * there yet (the array, *cap entries, grows and is the caller's to free).
+ * Borrowed: valid until the next call.
+ */
+struct energy_share *energy_share_of(struct energy_share **p, size_t *n, size_t *cap, uint32_t pid);
+
 /* The split of one device's period energy. */
 struct energy_split {
 	double idle_j;   /* idle power times the period, at most the energy */

@@ -355,7 +355,7 @@ struct nv_dev {
 	unsigned ucap;           /* samples ubuf holds */
 	unsigned long long useen; /* the newest sample's timeStamp taken so far (µs) */
 	struct energy_share *shares;
-	unsigned ashares;
+	size_t ashares;
 	unsigned min_mw;         /* the lowest power reading seen: the measured idle power, when have_min */
 	int have_min;
 	int64_t split_ns;        /* the cycle of the last split (monotonic; 0: none yet) */
@@ -1662,20 +1662,6 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	return 0;
 }
 
-/* d's share entry for pid, added (with no weight) when it is not there yet. */
-static struct energy_share *share_of(struct nv_dev *d, unsigned *n, unsigned pid)
-{
-	for (unsigned i = 0; i < *n; i++)
-		if (d->shares[i].pid == pid)
-			return &d->shares[i];
-	if (*n == d->ashares) {
-		d->ashares = d->ashares ? d->ashares * 2 : 8;
-		d->shares = xrealloc(d->shares, d->ashares * sizeof(*d->shares));
-	}
-	d->shares[*n] = (struct energy_share){ .pid = pid };
-	return &d->shares[(*n)++];
-}
-
 /*
  * Add the per-process utilization samples NVML took since the last call
  * (nvmlDeviceGetProcessUtilization after d->useen) to the shares: each
@@ -1684,7 +1670,7 @@ static struct energy_share *share_of(struct nv_dev *d, unsigned *n, unsigned pid
  * SM time over the period. NOT_FOUND (no sample since) adds nothing. The
  * buffer grows on INSUFFICIENT_SIZE. 0, or -1 when the GPU is lost.
  */
-static int read_putil(struct nv_state *s, struct nv_dev *d, unsigned *n)
+static int read_putil(struct nv_state *s, struct nv_dev *d, size_t *n)
 {
 	const struct nvml_api *a = &s->api;
 	nvmlReturn_t rc = NVML_ERROR_NOT_SUPPORTED;
@@ -1711,7 +1697,7 @@ static int read_putil(struct nv_state *s, struct nv_dev *d, unsigned *n)
 	for (unsigned i = 0; i < k && i < d->ucap; i++) {
 		const nvmlProcessUtilizationSample_t *u = &d->ubuf[i];
 
-		share_of(d, n, u->pid)->util += u->smUtil;
+		energy_share_of(&d->shares, n, &d->ashares, u->pid)->util += u->smUtil;
 		if (u->timeStamp > d->useen)
 			d->useen = u->timeStamp;
 	}
@@ -1731,7 +1717,7 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
 	json_t *ej = json_object_get(o, "energy_joules"), *pw = json_object_get(o, "power_watts");
 	int64_t last = d->split_ns;
 	struct energy_split sp;
-	unsigned n = 0;
+	size_t n = 0;
 	double idle_w = -1;
 
 	d->split_ns = s->cycle_ns;
@@ -1755,7 +1741,7 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if ((!d->procs_ok || clock_mono_ns() - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) < 0)
 		return -1;
 	for (unsigned i = 0; d->procs_ok && i < d->nprocs; i++)
-		share_of(d, &n, d->procs[i].pid)->memory = (double)d->procs[i].bytes;
+		energy_share_of(&d->shares, &n, &d->ashares, d->procs[i].pid)->memory = (double)d->procs[i].bytes;
 	if (read_putil(s, d, &n) < 0)
 		return -1;
 	if (d->have_min)
@@ -1767,7 +1753,7 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
 		struct energy_ledger *l = host_energy(s->host);
 
 		energy_ledger_add_device(l, d->uuid, json_number_value(ej));
-		for (unsigned i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++)
 			energy_ledger_add_process(l, d->shares[i].pid, d->shares[i].joules, s->cycle_ns);
 	}
 	return 0;

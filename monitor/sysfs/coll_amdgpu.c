@@ -847,24 +847,16 @@ static void amd_energy_split(struct amd_state *s, struct amd_dev *ad, const char
 	ad->split_ns = cy->mono_ns;
 	for (size_t i = 0; s->cl_ok && i < s->ncl; i++) {
 		struct drm_client *cl = &s->cl[i];
+		struct energy_share *sh;
 		uint64_t busy = 0;
-		size_t k;
 
 		if (strcmp(cl->pdev, ad->pdev))
 			continue;
 		for (size_t e = 0; e < AMD_ENGINES; e++)
 			busy += cl->ns[e];
-		for (k = 0; k < n && ad->shares[k].pid != (uint32_t)cl->pid; k++)
-			;
-		if (k == n) {
-			if (n == ad->ashares) {
-				ad->ashares = ad->ashares ? ad->ashares * 2 : 8;
-				ad->shares = xrealloc(ad->shares, ad->ashares * sizeof(*ad->shares));
-			}
-			ad->shares[n++] = (struct energy_share){ .pid = (uint32_t)cl->pid };
-		}
-		ad->shares[k].util += busy > cl->energy_ns ? (double)(busy - cl->energy_ns) : 0;
-		ad->shares[k].memory += cl->have_vram ? (double)cl->vram : 0;
+		sh = energy_share_of(&ad->shares, &n, &ad->ashares, (uint32_t)cl->pid);
+		sh->util += busy > cl->energy_ns ? (double)(busy - cl->energy_ns) : 0;
+		sh->memory += cl->have_vram ? (double)cl->vram : 0;
 		cl->energy_ns = busy;
 	}
 	if (!json_is_number(ej) || !last || cy->mono_ns <= last || !s->cl_ok) {

@@ -102,6 +102,7 @@ struct bare {
 	nvml_codec_fn enc, dec;
 	nvml_pcie_fn pcie;
 	nvml_procs_fn procs;
+	nvml_putil_fn putil;
 	nvml_temp_fn temp;
 	nvml_fields_fn fields;
 	nvml_ull_fn reasons, energy;
@@ -110,6 +111,7 @@ struct bare {
 	nvml_remap_fn remap;
 	nvmlDevice_t h[64];
 	nvmlProcessInfo_v2_t procbuf[64];
+	nvmlProcessUtilizationSample_t ubuf[64];
 	unsigned long (*calls)(void);
 	unsigned long (*waits)(void);
 };
@@ -157,6 +159,7 @@ static void bare_open(struct bare *b, const char *path, unsigned gpus)
 	sym(dl, "nvmlDeviceGetFieldValues", &b->fields);
 	sym(dl, "nvmlDeviceGetCurrentClocksEventReasons", &b->reasons);
 	sym(dl, "nvmlDeviceGetTotalEnergyConsumption", &b->energy);
+	sym(dl, "nvmlDeviceGetProcessUtilization", &b->putil);
 	sym(dl, "nvmlDeviceGetClockInfo", &b->clock);
 	sym(dl, "nvmlDeviceGetTotalEccErrors", &b->ecc);
 	sym(dl, "nvmlDeviceGetRemappedRows", &b->remap);
@@ -207,6 +210,8 @@ static void bare_cycle(struct bare *b, unsigned gpus)
 		/* device_power */
 		b->power(h, &u);
 		b->energy(h, &ull);
+		u = 64;
+		b->putil(h, b->ubuf, &u, 0); /* the energy split's per-process samples */
 		/* device_clocks */
 		for (int k = 0; k < NVML_CLOCK_COUNT; k++)
 			b->clock(h, k, &u);

@@ -185,6 +185,11 @@ RUNTIMES = [
       (f'inference_time_per_output_token_seconds{{{MODEL},percentile="p50"}}', MLEG + " per output token")], ""),
     ("KV cache usage", "timeseries", "percentunit",
      [(f'inference_kv_cache_usage_ratio{{{MODEL}}}', MLEG)], ""),
+    ("Energy per request by model", "timeseries", "joule",
+     [(per_request("inference_energy_joules_total"), MLEG)],
+     "Accelerator energy per completed request over the interval, by model and version: the server's energy "
+     "(its processes' shares above idle, or its GPUs') split among its models by compute time "
+     "(docs/energy.md)."),
     ("The server's GPUs", "row", "", [], ""),
     ("GPU memory (the server's view)", "timeseries", "bytes",
      [(f'inference_server_device_memory_used_bytes{{{RUNTIME}}}', "{{instance}} {{runtime_tag}} {{device}} used"),

@@ -14,7 +14,8 @@
 #            GPM, MIG with GPM per instance), host groups;
 #   runtimes: the neuron-monitor 2.x fixture stream, a line a second;
 #   models: the endpoint runtimes' fixture stream (Triton and vLLM, models
-#           and versions; tests/fixtures/streams/endpoint-runtimes.jsonl),
+#           and versions; tests/fixtures/streams/endpoint-runtimes.jsonl, with
+#           the energy fields added: 2 J per completed request),
 #           a line a second;
 #   containers: accel-monitor with container_usage on the fixture cgroup
 #           tree (tests/fixtures/cgroup/v2-systemd, its rootfs) and the fake
@@ -27,8 +28,8 @@ need "$BIN/accel-prom is built" test -x "$BIN/accel-prom"
 need "$BIN/accel-monitor is built" test -x "$BIN/accel-monitor"
 need "prometheus (Debian package prometheus)" command -v prometheus
 need "curl" command -v curl
-EP=$FIX/streams/endpoint-runtimes.jsonl
-need "$EP (the endpoint runtimes' fixture stream)" test -s "$EP"
+EP0=$FIX/streams/endpoint-runtimes.jsonl
+need "$EP0 (the endpoint runtimes' fixture stream)" test -s "$EP0"
 CC=${CC:-cc}
 need "$CC" command -v "$CC"
 T=$((40 * SLOW))
@@ -81,6 +82,27 @@ exec 3<>"$WORK/rt.in"
 _pids="$_pids $!"
 
 # ---- target 3: the endpoint runtimes' stream (per-model series) ---------------------------------
+# With the energy accel-monitor adds where device collectors give a server's energy (docs/energy.md):
+# here 2 J per completed request of every model, the split by requests.
+EP=$WORK/endpoint-energy.jsonl
+$PY - "$EP0" "$EP" <<'EOF2'
+import json, sys
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    for line in open(sys.argv[1], encoding="utf-8"):
+        r = json.loads(line)
+        for e in r.get("runtime_data", []):
+            es = e.get("report", {}).get("execution_stats", {})
+            total = 0.0
+            for versions in es.get("models", {}).values():
+                for m in versions.values():
+                    done = m.get("execution_summary", {}).get("completed", 0)
+                    if done > 0:
+                        m.update(energy_joules=2.0 * done, energy_per_request_joules=2.0)
+                        total += 2.0 * done
+            if total:
+                es.update(energy_joules=total, energy_source="devices", energy_attribution="requests")
+        out.write(json.dumps(r, separators=(",", ":")) + "\n")
+EOF2
 exec 4<>"$WORK/ep.in"
 "$BIN/accel-prom" --listen-address "127.0.0.1:$A3" --staleness 10m <"$WORK/ep.in" 2>"$WORK/prom3.err" 3>&- 4>&- &
 _pids="$_pids $!"

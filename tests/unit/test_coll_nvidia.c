@@ -806,6 +806,83 @@ static void test_energy_estimate(void)
 	coll_nvidia_ops.close(st);
 }
 
+/*
+ * 8 GPUs, a slow period of 1 s, cycles of 100 ms: each GPU's slow reads in
+ * slots of its own. No power (0 W), so the energy total moves only when
+ * the counter (1 J more at each read) is read: the cycles each GPU reads
+ * it in are seen in the report. The first report reads no counter; no
+ * cycle reads more than one GPU's; each GPU reads once per slow period,
+ * 10 cycles apart. The memory temperature (read by every GPU in the first
+ * report) is read on the same slots from then on.
+ */
+static void test_stagger(void)
+{
+	static const char *const E = "nvmlDeviceGetTotalEnergyConsumption", *const F = "nvmlDeviceGetFieldValues";
+	struct mon_env env = { 0 };
+	char script[512] = "";
+	double last[8];
+	int reads[8][4], nreads[8] = { 0 }, most = 0, most_temp = 0, bad = 0, first_ok = 1;
+	unsigned long e0 = fn_calls(E), f0, calls;
+	void *st;
+
+	for (int k = 0; k < 8; k++)
+		strcat(script, "gpu\npower 0\nenergy 1000000 1000\nmemtemp 40\n");
+	st = open_script_dev(script, &env, &cad_dev);
+	cyc_base = clock_mono_ns();
+	f0 = fn_calls(F);
+	for (int n = 1; n <= 30; n++) {
+		json_t *g = collect(st, GROUP_DEVICE_POWER, n);
+		int here = 0;
+		unsigned long f = fn_calls(F);
+
+		for (int k = 0; k < 8; k++) {
+			char idx[4];
+			json_t *t;
+
+			snprintf(idx, sizeof(idx), "%d", k);
+			t = at_dev(g, idx, "energy_total_joules");
+			if (n == 1)
+				first_ok &= !t && num_dev(g, idx, "energy_joules") == 0;
+			if (t && (nreads[k] == 0 || json_number_value(t) != last[k])) {
+				if (nreads[k] < 4)
+					reads[k][nreads[k]] = n;
+				nreads[k]++;
+				here++;
+				last[k] = json_number_value(t);
+			}
+		}
+		json_decref(g);
+		if (n == 1)
+			is_int((int)(fn_calls(E) - e0), 0, "stagger: the first report reads no energy counter");
+		most = here > most ? here : most;
+		json_decref(collect(st, GROUP_DEVICE_THERMAL, n));
+		if (n == 1)
+			is_int((int)(fn_calls(F) - f), 8, "stagger: every GPU's memory temperature in the first report");
+		else if ((int)(fn_calls(F) - f) > most_temp)
+			most_temp = (int)(fn_calls(F) - f);
+	}
+	ok(first_ok, "stagger: the first report has each GPU's energy from power, no total yet");
+	is_int(most, 1, "stagger: no cycle reads more than one GPU's energy counter");
+	for (int k = 0; k < 8; k++) {
+		bad |= nreads[k] != 3 || reads[k][0] < 2 || reads[k][0] > 11;
+		for (int j = 1; j < 3 && j < nreads[k]; j++)
+			bad |= reads[k][j] - reads[k][j - 1] != 10;
+		for (int j = 0; j < k; j++)
+			bad |= nreads[j] && nreads[k] && reads[j][0] == reads[k][0];
+		if (bad) {
+			printf("# GPU %d: %d reads, from cycle %d\n", k, nreads[k], nreads[k] ? reads[k][0] : 0);
+			break;
+		}
+	}
+	ok(!bad, "stagger: each GPU reads its counter once per slow period, 10 cycles apart, in a cycle of its own");
+	calls = fn_calls(E) - e0;
+	is_int((int)calls, 24, "stagger: 24 reads of the counter in 30 cycles (8 GPUs, 3 slow periods)");
+	is_int(most_temp, 1, "stagger: after the first report, at most one GPU's memory temperature a cycle");
+	is_int((int)(fn_calls(F) - f0), 8 + 24, "stagger: the memory temperature on the same slots");
+	coll_nvidia_ops.close(st);
+	cyc_base = 0;
+}
+
 /* NOT_SUPPORTED is not asked again until the static refresh; static values are read once until then. */
 static void test_cadence(void)
 {
@@ -1294,6 +1371,7 @@ int main(void)
 	test_gpm_mig_only();
 	test_gpm_pcie_skip();
 	test_energy_estimate();
+	test_stagger();
 	test_cadence();
 	test_ledger();
 	nvml_cfg_free(&dev);

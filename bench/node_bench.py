@@ -21,7 +21,8 @@ Figures, CPU time (user + system, from /proc/PID/task/*/schedstat, nanoseconds):
     by then): the process's CPU per second, its threads and child processes included (target <= 25 ms/s), and
     each part's share: every collector and group as the report's self-timing gives it (monitor.collectors ...
     cpu_seconds, the producer's thread), the rest of the producer's thread (the loop, pod attribution, the
-    report written), and the other threads (the NVML event thread, the PCIe workers).
+    report written), and the other threads (the NVML event thread, the PCIe workers); and the median and worst
+    cycle of the collectors (the slow reads' spread over the cycles).
 A missed target still exits 0; exit 1 only when something could not be built, run or measured.
 
 Environment (defaults in brackets): BUILD [build/release], BIN [bin], CC [cc], MAKE [make], NODE_SECONDS [20],
@@ -286,6 +287,13 @@ def main():
                                      100 * (main_ms - coll_ms) / total))
     print("  %-52s %8.3f %6.1f%%" % ("other threads (%d: NVML events, PCIe workers)" % sum(
         1 for k in threads if k[0] == pid), other_ms / wall, 100 * other_ms / total))
+    per = sorted(sum(t["cpu_seconds"] for gr in r["monitor"]["collectors"].values() for t in gr.values()) * 1e3
+                 for r in reports)
+    per_nv = sorted(sum(t["cpu_seconds"] for t in r["monitor"]["collectors"].get("nvidia", {}).values()) * 1e3
+                    for r in reports)
+    print("  %-52s median %.1f ms, worst %.1f ms (of which nvidia: median %.1f ms, worst %.1f ms)"
+          % ("one cycle's collectors, the producer's thread", per[len(per) // 2], per[-1], per_nv[len(per_nv) // 2],
+             per_nv[-1]))
     if child_ms:
         print("  %-52s %8.3f %6.1f%%" % ("child processes", child_ms / wall, 100 * child_ms / total))
     verdict = "PASS" if total / wall <= TARGET_MS_PER_S else "FAIL"

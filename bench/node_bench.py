@@ -237,7 +237,9 @@ def main():
 
     # the reports of the window: each part's CPU (the producer's thread), and what they hold
     with open(out) as f:
-        reports = [json.loads(line) for line in f]
+        lines = f.readlines()
+    reports = [json.loads(line) for line in lines]
+    line_kb = sum(len(line) for line in lines[skip:skip + seconds]) / 1024 / max(1, len(lines[skip:skip + seconds]))
     first, reports = reports[0], reports[skip:skip + seconds]
     shutil.rmtree(work, ignore_errors=True)
     parts, errors, last = {}, set(), reports[-1]
@@ -278,7 +280,8 @@ def main():
     print("  of which the first cycle's collectors: %s; the rest (opening the collectors, baselines, the loop): "
           "%.1f ms" % (", ".join("%s %.1f ms" % kv for kv in sorted(firsts.items(), key=lambda kv: -kv[1])),
                        start_thread / 1e6 - sum(firsts.values())))
-    print("  steady state: %d reports, %.2f s wall after report %d" % (len(reports), wall, skip))
+    print("  steady state: %d reports (%.0f kB a line), %.2f s wall after report %d" % (len(reports), line_kb, wall,
+                                                                                      skip))
     print("  %-52s %8s %7s" % ("part", "ms CPU/s", "share"))
     rows = sorted(parts.items(), key=lambda kv: -kv[1])
     for (coll, g), ms in rows:

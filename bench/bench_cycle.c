@@ -33,6 +33,7 @@
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
 #include "../monitor/host/host.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -128,14 +129,6 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(EXIT_SYSTEM);
-}
-
-static int64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * NS_PER_S + ts.tv_nsec;
 }
 
 /* Read a whole file into a new NUL-terminated string; *len gets its length. */
@@ -355,12 +348,12 @@ static int64_t run_block(struct bench *b, enum kind k, long sweeps)
 		int64_t t0;
 
 		pace(b, k);
-		t0 = cpu_ns();
+		t0 = bench_cpu_ns();
 		if (k == FLOOR)
 			floor_sweep(b);
 		else
 			cycle_sweep(b);
-		total += cpu_ns() - t0;
+		total += bench_cpu_ns() - t0;
 		/* From the end: a sweep slowed down by preemption must not shorten the next gap. */
 		b->last_sweep[k] = clock_mono_ns();
 	}
@@ -436,20 +429,13 @@ static void bench_close(struct bench *b)
 	cleanup();
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Median, min and max of n values (n >= 1). */
 static void stats(const double *v, int n, double *med, double *lo, double *hi)
 {
 	double s[MAX_ROUNDS];
 
 	memcpy(s, v, (size_t)n * sizeof(*v));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	qsort(s, (size_t)n, sizeof(*s), bench_cmp_double);
 	*med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 	*lo = s[0];
 	*hi = s[n - 1];

@@ -35,6 +35,7 @@
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
 #include "../monitor/host/host.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -168,21 +169,6 @@ static void build_tree(const char *root, unsigned n)
 	}
 }
 
-static double cpu_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static char fbuf[65536];
 
 /* The floor: every file of every reported cgroup, by path from the root, read to EOF. */
@@ -312,9 +298,9 @@ int main(int argc, char **argv)
 	v2 = faccessat(rootfd, "cgroup.controllers", F_OK, 0) == 0;
 
 	/* open() is the first scan: every directory opened (measured once, cold). */
-	first_us = cpu_now_us();
+	first_us = bench_cpu_us();
 	coll_containers_ops.open(&env, &(struct coll_target){ .dev = NULL }, &st);
-	first_us = cpu_now_us() - first_us;
+	first_us = bench_cpu_us() - first_us;
 	buf_init(&line, 256 << 20);
 
 	/* What one cycle reports: the paths the floor reads. */
@@ -338,23 +324,23 @@ int main(int argc, char **argv)
 		double t0, t1, t2;
 
 		if (r % 2 == 0) {
-			t0 = cpu_now_us();
+			t0 = bench_cpu_us();
 			for (int i = 0; i < ncycles; i++)
 				floor_once(rootfd, paths, npaths, v2);
-			t1 = cpu_now_us();
+			t1 = bench_cpu_us();
 			for (int i = 0; i < ncycles; i++)
 				cycle_once(st, &line);
-			t2 = cpu_now_us();
+			t2 = bench_cpu_us();
 			fl[r] = (t1 - t0) / ncycles;
 			cy[r] = (t2 - t1) / ncycles;
 		} else {
-			t0 = cpu_now_us();
+			t0 = bench_cpu_us();
 			for (int i = 0; i < ncycles; i++)
 				cycle_once(st, &line);
-			t1 = cpu_now_us();
+			t1 = bench_cpu_us();
 			for (int i = 0; i < ncycles; i++)
 				floor_once(rootfd, paths, npaths, v2);
-			t2 = cpu_now_us();
+			t2 = bench_cpu_us();
 			cy[r] = (t1 - t0) / ncycles;
 			fl[r] = (t2 - t1) / ncycles;
 		}
@@ -363,9 +349,9 @@ int main(int argc, char **argv)
 	{
 		double f = 0, c = 0, rmin, rmax;
 
-		qsort(fl, (size_t)rounds, sizeof(double), cmp_double);
-		qsort(cy, (size_t)rounds, sizeof(double), cmp_double);
-		qsort(ratio, (size_t)rounds, sizeof(double), cmp_double);
+		qsort(fl, (size_t)rounds, sizeof(double), bench_cmp_double);
+		qsort(cy, (size_t)rounds, sizeof(double), bench_cmp_double);
+		qsort(ratio, (size_t)rounds, sizeof(double), bench_cmp_double);
 		f = fl[rounds / 2];
 		c = cy[rounds / 2];
 		rmin = ratio[0];

@@ -17,6 +17,7 @@
  * Rows are counted in the CSV (records, RFC 4180 aware, header excluded).
  */
 #include "../common/stream.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -128,19 +129,6 @@ static unsigned long long count_rows(const char *path, unsigned long long *bytes
 	return rows ? rows - 1 : 0;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
 	int rounds = 5, c, nf = 0, nc = 0;
@@ -190,8 +178,8 @@ int main(int argc, char **argv)
 	}
 	rows = count_rows(out, &bytes);
 	unlink(out);
-	f = median(fl, nf);
-	t = median(cs, nc);
+	f = bench_median(fl, nf);
+	t = bench_median(cs, nc);
 	printf("input      %lu reports, %.1f MB\n", reports, (double)st.st_size / 1e6);
 	printf("floor      %.3f s CPU  %8.1f MB/s of input   (jansson parse, median of %d)\n", f,
 	       (double)st.st_size / 1e6 / f, nf);

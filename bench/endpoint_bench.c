@@ -26,6 +26,7 @@
 #include "../monitor/core/loop.h"
 #include "../monitor/host/host.h"
 #include "../monitor/http/http_async.h"
+#include "bench.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -41,14 +42,6 @@ extern const struct collector_ops coll_endpoint_ops;
 /* The monitor's mon_fetch states (monitor.c): waiting, answered. */
 #define WAITING 1
 #define ANSWERED 2
-
-static int64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
 
 static size_t sink(char *p, size_t size, size_t n, void *ud)
 {
@@ -189,14 +182,14 @@ int main(int argc, char **argv)
 	}
 	deadline = clock_mono_ns() + (int64_t)(seconds * 1e9);
 	while (clock_mono_ns() < deadline) {
-		int64_t t0 = cpu_ns(), t1, t2;
+		int64_t t0 = bench_cpu_ns(), t1, t2;
 
 		if (bare_round(easy, bodies))
 			return 1;
-		t1 = cpu_ns();
+		t1 = bench_cpu_ns();
 		if (endpoint_round(env.loop, env.host, st, &line, due, ndue))
 			return 1;
-		t2 = cpu_ns();
+		t2 = bench_cpu_ns();
 		t_bare += t1 - t0;
 		t_ep += t2 - t1;
 		rounds++;
@@ -205,12 +198,12 @@ int main(int argc, char **argv)
 	{
 		struct infer *in = infer_new(INFER_AUTO);
 		char perr[256];
-		int64_t t0 = cpu_ns();
+		int64_t t0 = bench_cpu_ns();
 		long k;
 
 		for (k = 0; k < rounds * NRT; k++)
 			infer_update(in, bodies[0].data, bodies[0].len, clock_mono_ns(), perr, sizeof(perr));
-		t_parse = (cpu_ns() - t0) / (k ? k : 1) * NRT;
+		t_parse = (bench_cpu_ns() - t0) / (k ? k : 1) * NRT;
 		infer_free(in);
 	}
 	printf("%-44s %9zu bytes\n", "body", bodies[0].len);

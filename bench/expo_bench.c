@@ -25,6 +25,7 @@
 #include "../common/expo_parse.h"
 #include "../common/util.h"
 #include "../monitor/endpoint/infer.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,19 +134,6 @@ static double block(enum fig f, const char *path, char *dst, size_t cap, int rep
 	return cpu_s() - t0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
 	static const char *const names[F_N] = { "floor", "parse", "infer" };
@@ -206,7 +194,7 @@ int main(int argc, char **argv)
 	printf("input: %.2f MB, %zu lines (vLLM-style histograms); %d rounds of %d passes, CPU time, medians\n",
 	       (double)len / 1e6, lines, rounds, reps);
 	for (int g = 0; g < F_N; g++) {
-		med[g] = median(t[g], n[g]) / reps;
+		med[g] = bench_median(t[g], n[g]) / reps;
 		printf("%-6s %9.1f us/pass  %8.1f MB/s\n", names[g], med[g] * 1e6, (double)len / 1e6 / med[g]);
 	}
 	printf("parse / floor = %.2f  %s (target <= %g)\n", med[F_PARSE] / med[F_FLOOR],

@@ -49,6 +49,7 @@
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
 #include "../monitor/nvidia/nvml.h"
+#include "bench.h"
 
 #include <dlfcn.h>
 #include <getopt.h>
@@ -125,14 +126,6 @@ static void die(const char *msg, const char *arg)
 {
 	fprintf(stderr, "nvml_bench: %s%s\n", msg, arg ? arg : "");
 	exit(1);
-}
-
-static int64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
 }
 
 static void sym(void *dl, const char *name, void *slot)
@@ -282,13 +275,6 @@ static void coll_cycle_at(void *st, int64_t mono_ns, double period)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double wall_ms(int64_t t0)
 {
 	return (double)(clock_mono_ns() - t0) / 1e6;
@@ -326,8 +312,8 @@ static int wall_figures(void *st, struct bare *b, const struct opts *o, int64_t 
 		}
 		ser[r] = wall_ms(t0);
 	}
-	qsort(par, (size_t)o->rounds, sizeof(double), cmp_double);
-	qsort(ser, (size_t)o->rounds, sizeof(double), cmp_double);
+	qsort(par, (size_t)o->rounds, sizeof(double), bench_cmp_double);
+	qsort(ser, (size_t)o->rounds, sizeof(double), bench_cmp_double);
 	printf("gpus %u, PCIe throughput call sleeping %d ms (TX and RX: %u calls per cycle), %d rounds, medians\n",
 	       o->gpus, o->pcie_delay_ms, 2 * o->gpus, o->rounds);
 	printf("%-44s %9.1f ms  (min %.1f max %.1f)\n", "cycle: every device group, PCIe on the pool", par[o->rounds / 2],
@@ -381,7 +367,7 @@ static int cost_figures(void *dl, void *st, const struct opts *o, int64_t t_open
 	memcpy(&waits, &p, sizeof(p));
 	/* the first cycle: with open, the CPU before the first report (the producer's thread, and the process's) */
 	coll_cycle_at(st, clock_mono_ns(), 1.0);
-	start_ms = (double)(cpu_ns() - cpu_open) / 1e6;
+	start_ms = (double)(bench_cpu_ns() - cpu_open) / 1e6;
 	thr_ms = (double)(clock_thread_cpu_ns() - thr_open) / 1e6;
 	printf("start-up: open and the first cycle, %u GPUs: %.1f ms CPU of the producer's thread (%.1f ms of the "
 	       "process), %.1f ms wall   target <= %.0f ms   %s\n",
@@ -389,7 +375,7 @@ static int cost_figures(void *dl, void *st, const struct opts *o, int64_t t_open
 	/* the event thread registers the GPUs before its first wait: the steady state begins after it */
 	for (int k = 0; k < 1000 && !waits(); k++)
 		nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
-	cpu0 = cpu_ns();
+	cpu0 = bench_cpu_ns();
 	wall0 = clock_mono_ns();
 	m0 = modeled();
 	for (int k = 0; k < o->cycles; k++) {
@@ -402,7 +388,7 @@ static int cost_figures(void *dl, void *st, const struct opts *o, int64_t t_open
 		if (k > 0) /* the first also has the slots that passed while the event thread registered */
 			worst = t > worst ? t : worst;
 	}
-	cpu_ms = (double)(cpu_ns() - cpu0) / 1e6;
+	cpu_ms = (double)(bench_cpu_ns() - cpu0) / 1e6;
 	floor_ms = (double)(modeled() - m0) / 1e6;
 	printf("%d cycles of 1 s (%.0f ms wall), slow_period %s, every device group\n", o->cycles,
 	       (double)(clock_mono_ns() - wall0 - (int64_t)o->cycles * NS_PER_S) / 1e6, o->slow ? o->slow : "(default)");
@@ -512,7 +498,7 @@ int main(int argc, char **argv)
 	setenv("ACCEL_NVML_LIBRARY", o.library, 1);
 	memset(&env, 0, sizeof(env));
 	t_open = clock_mono_ns();
-	cpu_open = cpu_ns();
+	cpu_open = bench_cpu_ns();
 	thr_open = clock_thread_cpu_ns();
 	if (coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev }, &st) || coll_nvidia_ops.error(st))
 		die("the collector cannot open the library: ", coll_nvidia_ops.error(st));
@@ -555,18 +541,18 @@ int main(int argc, char **argv)
 		calls[1] = calls_now(&b) - before;
 	}
 	{
-		int64_t t0 = cpu_ns();
+		int64_t t0 = bench_cpu_ns();
 
 		for (int k = 0; k < 200; k++)
 			coll_cycle(st, n++, &out);
-		per_block = (int64_t)(o.seconds * 1e9 / 3 / o.rounds / ((double)(cpu_ns() - t0) / 200));
+		per_block = (int64_t)(o.seconds * 1e9 / 3 / o.rounds / ((double)(bench_cpu_ns() - t0) / 200));
 		if (per_block < 50)
 			per_block = 50;
 	}
 	for (int r = 0; r < o.rounds; r++)
 		for (int k = 0; k < 3; k++) {
 			int which = r % 2 ? 2 - k : k;
-			int64_t t0 = cpu_ns();
+			int64_t t0 = bench_cpu_ns();
 
 			for (int64_t i = 0; i < per_block; i++) {
 				if (which == 0)
@@ -574,10 +560,10 @@ int main(int argc, char **argv)
 				else
 					coll_cycle(st, n++, which == 2 ? &out : NULL);
 			}
-			fig[which][r] = (double)(cpu_ns() - t0) / (double)per_block / 1000.0;
+			fig[which][r] = (double)(bench_cpu_ns() - t0) / (double)per_block / 1000.0;
 		}
 	for (int k = 0; k < 3; k++)
-		qsort(fig[k], (size_t)o.rounds, sizeof(double), cmp_double);
+		qsort(fig[k], (size_t)o.rounds, sizeof(double), bench_cmp_double);
 	{
 		double bare = fig[0][o.rounds / 2], coll = fig[1][o.rounds / 2], cyc = fig[2][o.rounds / 2];
 

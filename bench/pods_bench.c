@@ -25,6 +25,7 @@
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "../monitor/host/host.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -53,13 +54,6 @@ static void put(const char *rel, const char *text)
 		fprintf(stderr, "pods_bench: cannot write %s: %s\n", path, strerror(errno));
 		exit(1);
 	}
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -145,7 +139,7 @@ int main(int argc, char **argv)
 		host_annotate_group(h, g);
 		later[c] = (double)(clock_mono_ns() - t0) / 1e6;
 	}
-	qsort(later, 9, sizeof(later[0]), cmp_double);
+	qsort(later, 9, sizeof(later[0]), bench_cmp_double);
 	printf("  later cycles (median of 9):         %8.3f ms\n", later[4]);
 	json_decref(g);
 	host_free(h);

@@ -22,6 +22,7 @@
 #include "../common/util.h"
 #include "../common/series/prom_expo.h"
 #include "../common/series/prom_store.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -33,15 +34,6 @@
 #include <unistd.h>
 
 #define COALESCE_NS (100 * NS_PER_MS)
-
-static int64_t cpu_ns(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NS_PER_S +
-	       ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
-}
 
 static int cmp64(const void *a, const void *b)
 {
@@ -153,13 +145,13 @@ int main(int argc, char **argv)
 	tf = xcalloc((size_t)rounds, sizeof(*tf));
 	ti = xcalloc((size_t)rounds, sizeof(*ti));
 	for (int r = 0; r < rounds; r++) {
-		int64_t t0 = cpu_ns();
+		int64_t t0 = bench_cpu_ns();
 
 		nf = floor_pass(data, len);
-		tf[r] = cpu_ns() - t0;
-		t0 = cpu_ns();
+		tf[r] = bench_cpu_ns() - t0;
+		t0 = bench_cpu_ns();
 		ni = ingest_pass(fd, render_every);
-		ti[r] = cpu_ns() - t0;
+		ti[r] = bench_cpu_ns() - t0;
 	}
 	qsort(tf, (size_t)rounds, sizeof(*tf), cmp64);
 	qsort(ti, (size_t)rounds, sizeof(*ti), cmp64);

@@ -32,6 +32,7 @@
 #include "../common/util.h"
 #include "../common/series/prom_pass.h"
 #include "../common/series/prom_store.h"
+#include "bench.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -73,19 +74,6 @@ static json_t *make_report(size_t n, size_t *expo_len, char **expo)
 static void sum_cb(const struct expo_sample *s, void *ud)
 {
 	*(double *)ud += s->value;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), dbl_cmp);
-	return v[n / 2];
 }
 
 struct size_run {
@@ -183,10 +171,10 @@ int main(int argc, char **argv)
 		rc = k % 2 ? one_round(&rl, k) || one_round(&rs, k) : one_round(&rs, k) || one_round(&rl, k);
 	if (rc)
 		return 1;
-	ps = median(rs.parse, rounds);
-	pl = median(rl.parse, rounds);
-	qs = median(rs.pass_s, rounds);
-	ql = median(rl.pass_s, rounds);
+	ps = bench_median(rs.parse, rounds);
+	pl = bench_median(rl.parse, rounds);
+	qs = bench_median(rs.pass_s, rounds);
+	ql = bench_median(rl.pass_s, rounds);
 	growth = (ql / (double)large) / (qs / (double)small);
 	ratio = ql / pl;
 	printf("accel-prom --passthrough, one report (CPU, median of %d)\n", rounds);

@@ -29,6 +29,7 @@
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
 #include "../monitor/host/host.h"
+#include "bench.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -234,21 +235,6 @@ static void cycle_once(struct bench *b, int k0, int k1)
 	json_decref(report);
 }
 
-static double cpu_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct result {
 	double floor[MAX_ROUNDS], cycle[MAX_ROUNDS];
 	long n;
@@ -262,10 +248,10 @@ static void measure(struct bench *b, int k0, int k1, int rounds, double seconds,
 	long n = 20;
 
 	/* Calibrate: about seconds of CPU in all, half floor, half cycle. */
-	t0 = cpu_now_us();
+	t0 = bench_cpu_us();
 	for (long i = 0; i < n; i++)
 		cycle_once(b, k0, k1);
-	per = (cpu_now_us() - t0) / (double)n;
+	per = (bench_cpu_us() - t0) / (double)n;
 	n = (long)(seconds * 1e6 / 2 / rounds / (per > 1 ? per : 1));
 	if (n < 20)
 		n = 20;
@@ -274,22 +260,16 @@ static void measure(struct bench *b, int k0, int k1, int rounds, double seconds,
 		for (int half = 0; half < 2; half++) {
 			int is_floor = (i + half) % 2 == 0;
 
-			t0 = cpu_now_us();
+			t0 = bench_cpu_us();
 			for (long c = 0; c < n; c++) {
 				if (is_floor)
 					floor_once(from, to);
 				else
 					cycle_once(b, k0, k1);
 			}
-			(is_floor ? r->floor : r->cycle)[i] = (cpu_now_us() - t0) / (double)n;
+			(is_floor ? r->floor : r->cycle)[i] = (bench_cpu_us() - t0) / (double)n;
 		}
 	}
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void usage(FILE *f)
@@ -408,8 +388,8 @@ int main(int argc, char **argv)
 			lo = x < lo ? x : lo;
 			hi = x > hi ? x : hi;
 		}
-		fm = median(r.floor, rounds);
-		cm = median(r.cycle, rounds);
+		fm = bench_median(r.floor, rounds);
+		cm = bench_median(r.cycle, rounds);
 		ratio = cm / fm;
 		printf("  %-10s %6zu %6zu %6zu %6zu %6zu %11.2f %11.2f %8.2f %8.2f %8.2f  %s\n", names[k], cnt[OP_FILE],
 		       cnt[OP_DIR], cnt[OP_LINK], cnt[OP_ACCESS], cnt[OP_PATH], fm, cm, ratio, lo, hi,

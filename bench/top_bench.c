@@ -26,6 +26,7 @@
 #include "../common/util.h"
 #include "../sinks/top/top_model.h"
 #include "../sinks/top/top_view.h"
+#include "bench.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -239,13 +240,6 @@ static int wide(int n)
 	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	int rounds = 200, history = 300;
@@ -330,7 +324,7 @@ int main(int argc, char **argv)
 			rows = top_view_render(&m, &v, &c);
 			t[r] = cpu_ms() - t0;
 		}
-		qsort(t, (size_t)rounds, sizeof(*t), cmp_d);
+		qsort(t, (size_t)rounds, sizeof(*t), bench_cmp_double);
 		printf("frame %-28s ms: median %.3f  max %.3f  (%d body rows)  %s (target <= 5 ms)\n", sizes[k].name,
 		       t[rounds / 2], t[rounds - 1], rows, t[rounds / 2] <= 5.0 ? "PASS" : "FAIL");
 		top_canvas_free(&c);

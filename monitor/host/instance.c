@@ -3,7 +3,6 @@
 #include "instance.h"
 #include "../core/loop.h"
 #include "../http/http_async.h"
-#include "../sysfs/sysfs.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
@@ -253,9 +252,15 @@ static void read_fact(const char *sysfs, const char *rel, char *dst, size_t size
 {
 	char path[4096];
 
+	ssize_t n;
+
 	snprintf(path, sizeof(path), "%s/%s", sysfs, rel);
-	if (sysfs_read(-1, path, dst, size) < 0)
-		dst[0] = '\0';
+	n = read_regular_file(path, dst, size);
+	if (n < 0)
+		n = 0;
+	while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' ' || dst[n - 1] == '\t'))
+		n--;
+	dst[n] = '\0';
 	utf8_sanitize(dst);
 }
 

@@ -24,6 +24,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,29 @@ static void on_pipe(struct loop_watch *w, short revents)
 }
 
 /*
+ * A thread for background work: SCHED_BATCH whatever the loop's own policy,
+ * so a producer run at a real-time priority (chrt) never has its loop wait
+ * behind a parse of tens of megabytes at the same priority.
+ */
+static int thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	pthread_attr_t attr;
+	int rc;
+
+	if (pthread_attr_init(&attr))
+		return pthread_create(th, NULL, fn, arg);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_BATCH);
+	pthread_attr_setschedparam(&attr, &sp);
+	rc = pthread_create(th, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	if (rc == EPERM || rc == EINVAL)
+		rc = pthread_create(th, NULL, fn, arg);
+	return rc;
+}
+
+/*
  * Reduce body (its data: taken, freed with the job) on a thread; c ends
  * when it is done. 0, or -errno with c->error (body is freed then too).
  */
@@ -202,7 +226,7 @@ static int job_start(struct http_async *h, struct http_call *c, struct buf *body
 	j->len = body->len;
 	buf_init(body, 0); /* the data is the job's */
 	j->wfd = h->pipe[1];
-	if ((rc = pthread_create(&j->th, NULL, job_run, j))) {
+	if ((rc = thread_start(&j->th, job_run, j))) {
 		snprintf(c->error, sizeof(c->error), "cannot start a thread: %s", strerror(rc));
 		job_free(j);
 		return -rc;

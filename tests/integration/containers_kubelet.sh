@@ -122,8 +122,9 @@ run hang - --kubelet-token-file token --kubelet-ca-file ca.pem
 is "$(names hang.out $(nlines hang.out) 1008)" "-/-/-" "a kubelet that never answers: names fall back to the ids"
 
 # ---- a pod list of 29 MB, and one over the cap (32 MiB): the loop never parses them ----------------------------------
-# bigpods N: pods.small with N more pods, each with the annotations and managed fields a real PodList carries
-# (about 2.6 kB a pod), into pods.json (the fake kubelet reads it at every request).
+# bigpods N: pods.small with N more pods, each as large as a pod with a long last-applied-configuration and
+# managed fields (about 116 kB), into pods.json (the fake kubelet reads it at every request). A node runs 110
+# pods by default, 250 at most in practice: a list of tens of megabytes has large pods, not many.
 bigpods() {
 	$PY - pods.small "$1" >pods.json <<'EOF'
 import json, sys
@@ -131,13 +132,14 @@ src = json.load(open(sys.argv[1]))
 for i in range(int(sys.argv[2])):
     src["items"].append({"metadata": {"name": "filler-%d" % i, "namespace": "ns-%d" % (i % 50),
                                       "uid": "%08x-0000-4000-8000-%012x" % (i, i),
-                                      "annotations": {"note": "x" * 1500},
-                                      "managedFields": [{"manager": "kubelet", "fieldsV1": {"f:status": "y" * 600}}]},
+                                      "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "x" * 80000},
+                                      "managedFields": [{"manager": "kubelet", "fieldsV1": {"f:status": "y" * 36000}}]},
                          "status": {"containerStatuses": [{"name": "c", "containerID": "containerd://%064x" % i}]}})
 json.dump(src, sys.stdout)
 EOF
 }
-# on_time FILE: at least 12 reports, each 500 ms after the one before it, within 10 %.
+# on_time FILE: at least 12 reports, each 500 ms after the one before it, within 200 ms (a loaded machine's
+# scheduling; the parse of such a list on the loop alone takes about a second).
 on_time() {
 	$PY - "$1" <<'EOF'
 import datetime, json, sys
@@ -145,7 +147,7 @@ L = [json.loads(x) for x in open(sys.argv[1]).read().splitlines()]
 T = [datetime.datetime.strptime(l["timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() * 1000 for l in L]
 steps = [round(b - a) for a, b in zip(T, T[1:])]
 print("# steps (ms):", steps)
-sys.exit(0 if len(L) >= 12 and all(abs(s - 500) <= 50 for s in steps) else 1)
+sys.exit(0 if len(L) >= 12 and all(abs(s - 500) <= 200 for s in steps) else 1)
 EOF
 }
 cp pods.json pods.small
@@ -154,7 +156,7 @@ cat >monbig.json <<'EOF'
 {"period": "500ms", "system_metrics": [{"type": "memory_info"}], "devices": [],
  "runtimes": [{"address": "pid:1008", "metrics": [{"type": "memory_used"}]}]}
 EOF
-for case_ in big:12000 huge:14000; do
+for case_ in big:250 huge:300; do
 	n=${case_#*:}
 	case_=${case_%:*}
 	bigpods "$n"
@@ -164,7 +166,7 @@ for case_ in big:12000 huge:14000; do
 	ok "$case_ ($size bytes of pods): every report 500 ms after the last (the list is never parsed on the loop)" \
 		on_time "$case_.out"
 done
-is "$(names big.out $(nlines big.out) 1008)" "kube-ns/from-kubelet/sidecar" "big: pid 1008 named from a list of 12002 pods"
+is "$(names big.out $(nlines big.out) 1008)" "kube-ns/from-kubelet/sidecar" "big: pid 1008 named from a list of 252 pods"
 is "$(names huge.out $(nlines huge.out) 1008)" "-/-/-" "huge: over 32 MiB, refused: names fall back to the ids"
 ok "huge: the error says the body is over the cap" grep -q "kubelet: .*body over 33554432 bytes" huge.err
 cp pods.small pods.json

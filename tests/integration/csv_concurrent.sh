@@ -52,7 +52,7 @@ shape = None
 for s in snaps:
     keys = sorted((r.get("series") or r["entity"]) for r in s)
     if fmt == "long":
-        assert {r["group"] for r in s} == {"instance_info", "vcpu_usage", "memory_info"}, keys
+        assert {r["group"] for r in s} == {"instance_info", "vcpu_usage", "memory_info", "monitor"}, keys
         assert len({r["timestamp"] for r in s}) == 1, "a snapshot's rows share their time"
     shape = shape or keys
     assert keys == shape, f"snapshots differ: {keys} vs {shape}"

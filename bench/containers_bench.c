@@ -24,6 +24,10 @@
  * CPU time is CLOCK_PROCESS_CPUTIME_ID around whole blocks of cycles; the
  * blocks alternate floor, cycle, cycle, floor, ... and each figure is the
  * median over the rounds.
+ *
+ * With --write-tree DIR it only writes the fixture tree of --containers
+ * containers to DIR (which must not exist) and exits: bench/node_bench.py
+ * runs accel-monitor on it.
  */
 #include "../common/jsonw.h"
 #include "../common/log.h"
@@ -208,7 +212,8 @@ static size_t cycle_once(void *st, struct buf *line)
 
 static void usage(void)
 {
-	fprintf(stderr, "Usage: containers_bench [--root DIR] [-c CONTAINERS] [-r ROUNDS] [-n CYCLES] [--target X]\n");
+	fprintf(stderr, "Usage: containers_bench [--root DIR] [-c CONTAINERS] [-r ROUNDS] [-n CYCLES] [--target X]\n"
+			"       containers_bench --write-tree DIR [-c CONTAINERS]\n");
 }
 
 int main(int argc, char **argv)
@@ -218,8 +223,9 @@ int main(int argc, char **argv)
 						  { "rounds", required_argument, NULL, 'r' },
 						  { "cycles", required_argument, NULL, 'n' },
 						  { "target", required_argument, NULL, 't' },
+						  { "write-tree", required_argument, NULL, 'W' },
 						  { NULL, 0, NULL, 0 } };
-	const char *root = NULL, *tmp = getenv("TMPDIR");
+	const char *root = NULL, *tmp = getenv("TMPDIR"), *write_only = NULL;
 	unsigned ncont = 200;
 	int rounds = 7, ncycles = 20, opt, rootfd, v2;
 	double target = 2.0, fl[MAX_ROUNDS], cy[MAX_ROUNDS], ratio[MAX_ROUNDS], first_us;
@@ -251,6 +257,9 @@ int main(int argc, char **argv)
 		case 't':
 			target = strtod(optarg, NULL);
 			break;
+		case 'W':
+			write_only = optarg;
+			break;
 		default:
 			usage();
 			return 2;
@@ -261,6 +270,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("containers_bench", LOG_LVL_WARN);
+	if (write_only) {
+		if (mkdir(write_only, 0755)) {
+			fprintf(stderr, "containers_bench: mkdir %s: %s\n", write_only, strerror(errno));
+			return 1;
+		}
+		build_tree(write_only, ncont);
+		return 0;
+	}
 	if (!root) {
 		snprintf(work, sizeof(work), "%s/accel-containers-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(work)) {

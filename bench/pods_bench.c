@@ -16,7 +16,11 @@
  * temporary directory and removed at the end. Wall time, CLOCK_MONOTONIC;
  * each later-cycle figure is the median of 9 cycles.
  *
- *   make build/release/bench/pods_bench && build/release/bench/pods_bench [N]
+ *   make build/release/bench/pods_bench && build/release/bench/pods_bench [-p PER_POD] [N]
+ *
+ * -p: processes per pod (default 10). With --write-tree DIR the tree is
+ * written to DIR (which must not exist: DIR/proc, DIR/rootfs) and kept,
+ * nothing measured: bench/node_bench.py runs accel-monitor on it.
  */
 #include "../common/timeutil.h"
 #include "../common/util.h"
@@ -24,18 +28,19 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char root[] = "/tmp/accel-ctr-bench.XXXXXX";
+static char root[4096] = "/tmp/accel-ctr-bench.XXXXXX";
 
 /* Write text to root/rel, making its directories. */
 static void put(const char *rel, const char *text)
 {
-	char path[1024], *p;
+	char path[8192], *p;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
@@ -53,19 +58,34 @@ static void put(const char *rel, const char *text)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 500;
-	char rel[512], text[512], procfs[600], rootfs[600], cmd[700];
+	static const struct option longopts[] = { { "write-tree", required_argument, NULL, 'W' },
+						  { NULL, 0, NULL, 0 } };
+	int n = 500, per_pod = 10, opt;
+	const char *write_only = NULL;
+	char rel[512], text[512], procfs[4200], rootfs[4200], cmd[4300];
 	json_t *g, *procs = json_object();
 	struct host *h;
 	double later[9], floor_ms;
 	int64_t t0;
 
-	if (n <= 0 || n > 100000 || !mkdtemp(root)) {
-		fprintf(stderr, "usage: pods_bench [N processes, 1..100000]\n");
+	while ((opt = getopt_long(argc, argv, "p:", longopts, NULL)) != -1) {
+		if (opt == 'p')
+			per_pod = atoi(optarg);
+		else if (opt == 'W')
+			write_only = optarg;
+		else
+			n = -1;
+	}
+	if (optind < argc)
+		n = atoi(argv[optind]);
+	if (write_only && strlen(write_only) < sizeof(root))
+		snprintf(root, sizeof(root), "%s", write_only);
+	if (n <= 0 || n > 100000 || per_pod <= 0 || (write_only ? mkdir(root, 0755) != 0 : !mkdtemp(root))) {
+		fprintf(stderr, "usage: pods_bench [-p PER_POD] [--write-tree DIR] [N processes, 1..100000]\n");
 		return 2;
 	}
 	for (int i = 0; i < n; i++) {
-		int pid = 20000 + i, pod = i / 10;
+		int pid = 20000 + i, pod = i / per_pod;
 		char id[65];
 
 		/* Runtimes' ids are random: they differ from the first digit. */
@@ -83,10 +103,14 @@ int main(int argc, char **argv)
 		snprintf(rel, sizeof(rel), "rootfs/run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json", id);
 		snprintf(text, sizeof(text), "{\"annotations\": {\"io.kubernetes.cri.sandbox-name\": \"pod-%d\", "
 			 "\"io.kubernetes.cri.sandbox-namespace\": \"ns\", \"io.kubernetes.cri.container-name\": \"c%d\"}}\n",
-			 pod, i % 10);
+			 pod, i % per_pod);
 		put(rel, text);
 		snprintf(rel, sizeof(rel), "%d", pid);
 		json_object_set_new(procs, rel, json_integer(1 << 30));
+	}
+	if (write_only) {
+		json_decref(procs);
+		return 0;
 	}
 	snprintf(procfs, sizeof(procfs), "%s/proc", root);
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", root);
@@ -95,7 +119,7 @@ int main(int argc, char **argv)
 
 	t0 = clock_mono_ns();
 	for (int i = 0; i < n; i++) {
-		char path[700], buf[4096];
+		char path[4300], buf[4096];
 
 		snprintf(path, sizeof(path), "%s/%d/stat", procfs, 20000 + i);
 		if (read_file_at(-1, path, buf, sizeof(buf)) < 0)

@@ -300,6 +300,7 @@ struct nv_energy {
 	double total_mj;   /* the running total last reported (mJ) */
 	uint64_t counter;  /* the counter at its last read (mJ) */
 	double owed_mj;    /* the estimate ran this far past the counter: taken off the next estimates (mJ) */
+	int from_power;    /* opened without reading the counter: power alone until its first read (no total) */
 	int have_p;        /* p_mw was read at p_ns */
 	unsigned p_mw;     /* the last power reading (mW) */
 	int64_t p_ns;      /* when (CLOCK_MONOTONIC) */
@@ -403,6 +404,8 @@ struct nv_state {
 	int64_t slow_every;         /* ns between two slow reads of a device */
 	int64_t static_every;       /* ns between two refreshes of the static values */
 	int64_t pcie_ns;            /* when the PCIe worker pool's last batch started (0: never) */
+	int64_t origin_ns;          /* the first cycle once NVML was up: where every GPU's slots are counted from */
+	int have_origin;
 };
 
 /* The producer thread's call context, for NVL and NVC (nvidia_ledger.h). */
@@ -664,13 +667,36 @@ static int ctr_step(struct ctr *c, uint64_t v, uint64_t *delta)
 
 /* ---- cadences ------------------------------------------------------------ */
 
+/* A read's *last when it was made at open (the start's baselines): its slot is the first cycle's. */
+#define NV_AT_OPEN ((int64_t)-1)
+
 /*
- * Is a read made last at *last (0: never) due in this cycle, one every
- * `every` ns (0: every cycle)? When it is, *last becomes the cycle's time.
+ * The slot of time t for GPU d on a cadence of `every` ns: GPU k of n
+ * counts its slots of `every` from the first cycle plus every * (k + 1) /
+ * (n + 1), so the GPUs' slow reads fall in different cycles (n reads
+ * spread over a slow period instead of n in one cycle), none of them in
+ * the first cycle. A cycle up to NV_SLACK_NS early (jitter) counts as in
+ * the next slot.
  */
-static int nv_due(const struct nv_state *s, int64_t *last, int64_t every)
+static int64_t nv_slot(const struct nv_state *s, const struct nv_dev *d, int64_t t, int64_t every)
 {
-	if (every > 0 && *last && s->cycle_ns - *last < every - NV_SLACK_NS)
+	int64_t k = d - s->devs, n = (int64_t)s->ndevs;
+	int64_t x = t + NV_SLACK_NS - s->origin_ns - every / (n + 1) * (k + 1);
+
+	return x >= 0 ? x / every : -((every - 1 - x) / every);
+}
+
+/*
+ * Is GPU d's read made last at *last (0: never; NV_AT_OPEN: at open) due in
+ * this cycle, on a cadence of one every `every` ns (0: every cycle)? It is
+ * when it was never made, or when the cycle is in a later slot of d's
+ * (nv_slot) than that read: exactly one read per slot. When it is due,
+ * *last becomes the cycle's time.
+ */
+static int nv_due(const struct nv_state *s, const struct nv_dev *d, int64_t *last, int64_t every)
+{
+	if (every > 0 && *last &&
+	    nv_slot(s, d, s->cycle_ns, every) == nv_slot(s, d, *last == NV_AT_OPEN ? s->origin_ns : *last, every))
 		return 0;
 	*last = s->cycle_ns;
 	return 1;
@@ -1105,7 +1131,7 @@ static int read_mem(struct nv_state *s, struct nv_dev *d, uint64_t *total, uint6
 	 * by the driver, and v1 (whose used includes it) in between.
 	 */
 	if (a->mem2 && !d->mem_v1 &&
-	    (nv_due(s, &d->slow_ns[SR_MEM2], s->slow_every) || d->reserved < 0 || !a->mem)) {
+	    (nv_due(s, d, &d->slow_ns[SR_MEM2], s->slow_every) || d->reserved < 0 || !a->mem)) {
 		nvmlMemory_v2_t m;
 		nvmlReturn_t rc;
 
@@ -1221,23 +1247,34 @@ static int read_procs(struct nv_state *s, struct nv_dev *d)
 	return 1;
 }
 
-/* Read the counters once, as baselines for the first period. */
+/*
+ * Read the counters once, as baselines for the first period. On the slow
+ * cadence the energy counter (4 ms of driver time a GPU) is not read: the
+ * power now is the baseline of the first periods' energy, estimated from
+ * power until the counter's first read in the GPU's slot (nv_slot), off
+ * the first report's path; and the PCIe replay counter read here is the
+ * first report's (0 over the period, the total read here) until its next
+ * read in the GPU's slot.
+ */
 static void dev_prime(struct nv_state *s, struct nv_dev *d)
 {
 	const struct nvml_api *a = &s->api;
+	struct nv_energy *e = &d->energy;
 	unsigned long long v;
 	unsigned u;
 	uint64_t delta;
 
-	if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS) {
-		energy_anchor(&d->energy, v);
-		d->slow_ns[SR_ENERGY] = clock_mono_ns();
-		/* the power now: the first period's energy is estimated from it, not read again */
-		if (a->power && NVC(NV_LC, a->power, d->h, &u) == NVML_SUCCESS) {
-			d->energy.have_p = 1;
-			d->energy.p_mw = u;
-			d->energy.p_ns = d->slow_ns[SR_ENERGY];
-		}
+	if (a->power && NVC(NV_LC, a->power, d->h, &u) == NVML_SUCCESS) {
+		e->have_p = 1;
+		e->p_mw = u;
+		e->p_ns = clock_mono_ns();
+	}
+	if (s->slow_every && e->have_p && a->energy) {
+		e->from_power = 1;
+		d->slow_ns[SR_ENERGY] = NV_AT_OPEN;
+	} else if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS) {
+		energy_anchor(e, v);
+		d->slow_ns[SR_ENERGY] = NV_AT_OPEN; /* the first period's energy is estimated from power */
 	}
 	if (a->ecc) {
 		static const int kinds[4][2] = { { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC },
@@ -1249,8 +1286,14 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 			if (NVC(NV_LC, a->ecc, d->h, kinds[k][0], kinds[k][1], &v) == NVML_SUCCESS)
 				ctr_step(&d->c[C_ECC_CV + k], v, &delta);
 	}
-	if (a->replay && NVC(NV_LC, a->replay, d->h, &u) == NVML_SUCCESS)
+	if (a->replay && NVC(NV_LC, a->replay, d->h, &u) == NVML_SUCCESS) {
 		ctr_step(&d->c[C_REPLAY], u, &delta);
+		if (s->slow_every) {
+			d->have_replay = 1;
+			d->replay = u;
+			d->slow_ns[SR_REPLAY] = NV_AT_OPEN;
+		}
+	}
 	nv_links_prime(s->links, (size_t)(d - s->devs), d->h, clock_mono_ns()); /* NVLink */
 }
 
@@ -1613,7 +1656,7 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 	else
 		json_object_del(t, "gpu");
 	/* The memory temperature: a field value that costs a driver round trip, on the slow cadence. */
-	if (a->fields && ASKS(NF_MEMTEMP) && nv_due(s, &d->slow_ns[SR_MEMTEMP], s->slow_every)) {
+	if (a->fields && ASKS(NF_MEMTEMP) && nv_due(s, d, &d->slow_ns[SR_MEMTEMP], s->slow_every)) {
 		nvmlFieldValue_t f;
 		nvmlReturn_t rc;
 
@@ -1636,7 +1679,7 @@ static int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
 		json_object_del(t, "memory");
 	drop_if_empty(o, "temperatures_celsius");
 	/* The fan: a driver round trip too (0.27 ms answering NOT_SUPPORTED on an H200), on the slow cadence. */
-	if (a->fan && ASKS(NF_FAN) && nv_due(s, &d->slow_ns[SR_FAN], s->slow_every)) {
+	if (a->fan && ASKS(NF_FAN) && nv_due(s, d, &d->slow_ns[SR_FAN], s->slow_every)) {
 		r = 0;
 		TRY(NVC(NV_LC, a->fan, d->h, &u), NF_FAN);
 		d->have_fan = r;
@@ -1788,8 +1831,8 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	e->p_mw = u;
 	e->p_ns = s->cycle_ns;
 	r = 0;
-	due = nv_due(s, &d->slow_ns[SR_ENERGY], s->slow_every);
-	if (!due && (est < 0 || !e->have)) { /* nothing to estimate from: the counter now */
+	due = nv_due(s, d, &d->slow_ns[SR_ENERGY], s->slow_every);
+	if (!due && (est < 0 || (!e->have && !e->from_power))) { /* nothing to estimate from: the counter now */
 		due = 1;
 		d->slow_ns[SR_ENERGY] = s->cycle_ns;
 	}
@@ -1799,12 +1842,17 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 			inc = energy_anchor(e, mj);
 		else
 			e->have = 0;
+		if (r && inc < 0 && e->from_power) /* the counter's first read: this period's still from power */
+			inc = est;
+		e->from_power = 0;
 	} else if (!a->energy || !ASKS(NF_ENERGY)) {
-		e->have = 0;
-	} else {
+		e->have = e->from_power = 0;
+	} else if (e->have) {
 		inc = energy_estimate(e, est);
+	} else {
+		inc = est; /* from_power: before the counter's first read, no total */
 	}
-	if (e->have && inc >= 0)
+	if ((e->have || e->from_power) && inc >= 0)
 		jset_real(o, "energy_joules", inc / 1000.0);
 	else
 		json_object_del(o, "energy_joules");
@@ -1880,7 +1928,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 	 * increase since the read before, so the increases still add up to the
 	 * counter's.
 	 */
-	if (a->replay && ASKS(NF_REPLAY) && nv_due(s, &d->slow_ns[SR_REPLAY], s->slow_every)) {
+	if (a->replay && ASKS(NF_REPLAY) && nv_due(s, d, &d->slow_ns[SR_REPLAY], s->slow_every)) {
 		uint64_t dl;
 
 		r = 0;
@@ -1919,7 +1967,7 @@ static int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 	}
 	/* Retired pages (before Ampere) through field values, on the slow cadence; remapped rows (Ampere on). */
 	r = 0;
-	if (a->fields && ASKS(NF_RETIRED) && nv_due(s, &d->slow_ns[SR_RETIRED], s->slow_every)) {
+	if (a->fields && ASKS(NF_RETIRED) && nv_due(s, d, &d->slow_ns[SR_RETIRED], s->slow_every)) {
 		nvmlFieldValue_t f[3];
 		nvmlReturn_t rc;
 
@@ -2199,6 +2247,10 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		return;
 	}
 	s->cycle_ns = cy->mono_ns; /* G */
+	if (!s->have_origin) {
+		s->origin_ns = cy->mono_ns;
+		s->have_origin = 1;
+	}
 	s->lc.group = group_name(id);
 	if (s->ledger && s->ledger_cycle != cy->mono_ns) {
 		s->ledger_cycle = cy->mono_ns;
@@ -2211,7 +2263,7 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		json_t *devices = json_object_get(s->holder[g], "devices");
 		nvmlReturn_t lost = NVML_SUCCESS;
 
-		if (d->h && nv_due(s, &d->static_ns, s->static_every)) { /* the static refresh */
+		if (d->h && nv_due(s, d, &d->static_ns, s->static_every)) { /* the static refresh */
 			d->stale = ST_ALL;
 			d->unsup = 0;
 		}

@@ -161,9 +161,15 @@ static struct cfg_group groups[] = {
 static struct cfg_device dev = { .type = "nvidia", .select_all = 1, .period_ms = 100, .groups = groups,
 				 .ngroups = 3 };
 
+/*
+ * Cycle n's time: n x 100 ms after cyc_base. 0 for most tests; those that integrate the power read at open set
+ * it to the open's time (the mock clock), as a running monitor's cycles come after its open.
+ */
+static int64_t cyc_base;
+
 static json_t *collect(void *st, enum group_id id, int n)
 {
-	struct cycle cy = { .mono_ns = (int64_t)n * 100 * NS_PER_MS };
+	struct cycle cy = { .mono_ns = cyc_base + (int64_t)n * 100 * NS_PER_MS };
 	json_t *g;
 
 	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.%03dZ", n % 1000);
@@ -729,54 +735,152 @@ static double cyc_num(void *st, enum group_id id, int n, const char *k)
 /*
  * The energy counter, read once per slow period; in between, the power
  * readings integrated (100 W over 100 ms: 10 J a cycle); each read
- * re-anchors the total to the counter, so the increases add up to it.
+ * re-anchors the total to the counter, so the increases add up to it. The
+ * open reads no counter: until the counter's first read, in the GPU's slot
+ * (one GPU, a slow period of 1 s: half a period after the first cycle,
+ * cycle 6), the energy comes from the power alone and there is no total.
  */
 static void test_energy_estimate(void)
 {
 	static const char *const E = "nvmlDeviceGetTotalEnergyConsumption";
 	struct mon_env env = { 0 };
 	void *st;
-	double sum = 0, v[22];
+	double sum = 0, v[24];
+	int total_from = 0;
 	unsigned long before = fn_calls(E);
 
 	/* The counter gains 120 J at each read: more than the estimate (100 J a slow period). */
 	st = open_script_dev("gpu\npower 100000\nenergy 1000000 120000\n", &env, &cad_dev);
-	for (int n = 1; n <= 12; n++) {
+	cyc_base = clock_mono_ns();
+	is_int((int)(fn_calls(E) - before), 0, "energy: the open reads no counter");
+	for (int n = 1; n <= 17; n++) {
 		json_t *g = collect(st, GROUP_DEVICE_POWER, n);
 
-		sum += v[n] = num_dev(g, "0", "energy_joules");
-		if (n == 11)
-			is_double(num_dev(g, "0", "energy_total_joules"), 1240, 1e-9,
-				  "energy: at the second read the total is the counter's (1000 + 2 x 120 J)");
+		v[n] = num_dev(g, "0", "energy_joules");
+		if (n >= 7 && n <= 16)
+			sum += v[n];
+		if (!total_from && at_dev(g, "0", "energy_total_joules"))
+			total_from = n;
+		if (n == 6)
+			is_double(num_dev(g, "0", "energy_total_joules"), 1000, 1e-9, "energy: the first read, the total");
+		if (n == 16)
+			is_double(num_dev(g, "0", "energy_total_joules"), 1120, 1e-9,
+				  "energy: at the second read the total is the counter's (1000 + 120 J)");
 		json_decref(g);
+		if (n == 1)
+			is_int((int)(fn_calls(E) - before), 0, "energy: the first report reads no counter");
 	}
-	is_double(v[1], 120, 1e-9, "energy: the first cycle reads the counter (no power reading before it)");
-	is_double(v[2], 10, 1e-9, "energy: between reads, 100 W over 100 ms");
-	is_double(v[10], 10, 1e-9, "energy: ... until the period is over");
-	is_double(v[11], 30, 1e-9, "energy: the read re-anchors (1240 - 1210 J estimated so far)");
-	is_double(v[12], 10, 1e-9, "energy: estimated again");
-	is_double(sum, 250, 1e-9, "energy: the increases add up to the counter's, plus the estimate since");
-	is_int((int)(fn_calls(E) - before), 3, "energy: the counter read 3 times (open, cycles 1 and 11)");
+	/* from the power read at open: 100 W over 100 ms, and the time the open took before cyc_base */
+	ok(v[1] >= 10 - 1e-9 && v[1] < 600, "energy: the first period from the power read at open (%g J)", v[1]);
+	is_double(v[5], 10, 1e-9, "energy: from power until the counter's first read");
+	is_int(total_from, 6, "energy: the total from the counter's first read (cycle 6) on");
+	is_double(v[6], 10, 1e-9, "energy: the first read's period from power too");
+	is_double(v[7], 10, 1e-9, "energy: between reads, 100 W over 100 ms");
+	is_double(v[15], 10, 1e-9, "energy: ... until the period is over");
+	is_double(v[16], 30, 1e-9, "energy: the read re-anchors (1120 - 1090 J estimated so far)");
+	is_double(v[17], 10, 1e-9, "energy: estimated again");
+	is_double(sum, 120, 1e-9, "energy: the increases between two reads add up to the counter's");
+	is_int((int)(fn_calls(E) - before), 2, "energy: the counter read twice (cycles 6 and 16)");
 	coll_nvidia_ops.close(st);
 
 	/* The counter gains 50 J a read: the estimate runs ahead, the total holds until the counter catches up. */
 	st = open_script_dev("gpu\npower 100000\nenergy 1000000 50000\n", &env, &cad_dev);
+	cyc_base = clock_mono_ns();
 	for (int n = 1; n <= 21; n++)
 		v[n] = cyc_num(st, GROUP_DEVICE_POWER, n, "energy_joules");
-	is_double(v[11], 0, 1e-9, "energy ahead: the read gives no increase (the counter is 40 J behind)");
-	is_double(v[15], 0, 1e-9, "energy ahead: the next estimates pay the 40 J back");
-	is_double(v[16], 10, 1e-9, "energy ahead: then count again");
-	ok(cyc_num(st, GROUP_DEVICE_POWER, 22, "energy_total_joules") >= 1150, "energy ahead: the total never goes back");
+	is_double(v[16], 0, 1e-9, "energy ahead: the read gives no increase (the counter is 40 J behind)");
+	is_double(v[20], 0, 1e-9, "energy ahead: the next estimates pay the 40 J back");
+	is_double(v[21], 10, 1e-9, "energy ahead: then count again");
+	ok(cyc_num(st, GROUP_DEVICE_POWER, 22, "energy_total_joules") >= 1090, "energy ahead: the total never goes back");
 	coll_nvidia_ops.close(st);
+	cyc_base = 0;
 
-	/* Without a power reading there is nothing to estimate from: the counter every cycle. */
+	/* Without a power reading there is nothing to estimate from: the counter at open and every cycle. */
 	before = fn_calls(E);
 	st = open_script_dev("gpu\nenergy 1000000 5000\nunsupported power\n", &env, &cad_dev);
 	for (int n = 1; n <= 4; n++)
 		v[n] = cyc_num(st, GROUP_DEVICE_POWER, n, "energy_joules");
+	is_double(v[1], 5, 1e-9, "energy without power: the first period's increase (baseline at open)");
 	is_double(v[4], 5, 1e-9, "energy without power: the counter's increase");
 	is_int((int)(fn_calls(E) - before), 5, "energy without power: read at open and every cycle");
 	coll_nvidia_ops.close(st);
+}
+
+/*
+ * 8 GPUs, a slow period of 1 s, cycles of 100 ms: each GPU's slow reads in
+ * slots of its own. No power (0 W), so the energy total moves only when
+ * the counter (1 J more at each read) is read: the cycles each GPU reads
+ * it in are seen in the report. The first report reads no counter; no
+ * cycle reads more than one GPU's; each GPU reads once per slow period,
+ * 10 cycles apart. The memory temperature (read by every GPU in the first
+ * report) is read on the same slots from then on.
+ */
+static void test_stagger(void)
+{
+	static const char *const E = "nvmlDeviceGetTotalEnergyConsumption", *const F = "nvmlDeviceGetFieldValues";
+	struct mon_env env = { 0 };
+	char script[512] = "";
+	double last[8];
+	int reads[8][4], nreads[8] = { 0 }, most = 0, most_temp = 0, bad = 0, first_ok = 1;
+	unsigned long e0 = fn_calls(E), f0, calls;
+	void *st;
+
+	for (int k = 0; k < 8; k++)
+		strcat(script, "gpu\npower 0\nenergy 1000000 1000\nmemtemp 40\n");
+	st = open_script_dev(script, &env, &cad_dev);
+	cyc_base = clock_mono_ns();
+	f0 = fn_calls(F);
+	for (int n = 1; n <= 30; n++) {
+		json_t *g = collect(st, GROUP_DEVICE_POWER, n);
+		int here = 0;
+		unsigned long f = fn_calls(F);
+
+		for (int k = 0; k < 8; k++) {
+			char idx[4];
+			json_t *t;
+
+			snprintf(idx, sizeof(idx), "%d", k);
+			t = at_dev(g, idx, "energy_total_joules");
+			if (n == 1)
+				first_ok &= !t && num_dev(g, idx, "energy_joules") == 0;
+			if (t && (nreads[k] == 0 || json_number_value(t) != last[k])) {
+				if (nreads[k] < 4)
+					reads[k][nreads[k]] = n;
+				nreads[k]++;
+				here++;
+				last[k] = json_number_value(t);
+			}
+		}
+		json_decref(g);
+		if (n == 1)
+			is_int((int)(fn_calls(E) - e0), 0, "stagger: the first report reads no energy counter");
+		most = here > most ? here : most;
+		json_decref(collect(st, GROUP_DEVICE_THERMAL, n));
+		if (n == 1)
+			is_int((int)(fn_calls(F) - f), 8, "stagger: every GPU's memory temperature in the first report");
+		else if ((int)(fn_calls(F) - f) > most_temp)
+			most_temp = (int)(fn_calls(F) - f);
+	}
+	ok(first_ok, "stagger: the first report has each GPU's energy from power, no total yet");
+	is_int(most, 1, "stagger: no cycle reads more than one GPU's energy counter");
+	for (int k = 0; k < 8; k++) {
+		bad |= nreads[k] != 3 || reads[k][0] < 2 || reads[k][0] > 11;
+		for (int j = 1; j < 3 && j < nreads[k]; j++)
+			bad |= reads[k][j] - reads[k][j - 1] != 10;
+		for (int j = 0; j < k; j++)
+			bad |= nreads[j] && nreads[k] && reads[j][0] == reads[k][0];
+		if (bad) {
+			printf("# GPU %d: %d reads, from cycle %d\n", k, nreads[k], nreads[k] ? reads[k][0] : 0);
+			break;
+		}
+	}
+	ok(!bad, "stagger: each GPU reads its counter once per slow period, 10 cycles apart, in a cycle of its own");
+	calls = fn_calls(E) - e0;
+	is_int((int)calls, 24, "stagger: 24 reads of the counter in 30 cycles (8 GPUs, 3 slow periods)");
+	is_int(most_temp, 1, "stagger: after the first report, at most one GPU's memory temperature a cycle");
+	is_int((int)(fn_calls(F) - f0), 8 + 24, "stagger: the memory temperature on the same slots");
+	coll_nvidia_ops.close(st);
+	cyc_base = 0;
 }
 
 /* NOT_SUPPORTED is not asked again until the static refresh; static values are read once until then. */
@@ -785,7 +889,7 @@ static void test_cadence(void)
 	struct mon_env env = { 0 };
 	unsigned long fan = fn_calls("nvmlDeviceGetFanSpeed"), lim = fn_calls("nvmlDeviceGetEnforcedPowerLimit");
 	unsigned long mig = fn_calls("nvmlDeviceGetMigMode"), v2 = fn_calls("nvmlDeviceGetMemoryInfo_v2");
-	unsigned long pcie;
+	unsigned long pcie, replay;
 	int same = 1;
 	void *st = open_script_dev("gpu\nlimit 300000\nmemory 1000 300 600 100\npcie 64 128\nreplay 10 3\n"
 				   "unsupported fan\n",
@@ -812,11 +916,18 @@ static void test_cadence(void)
 	json_decref(collect(st, GROUP_DEVICE_INFO, 700));
 	is_int((int)(fn_calls("nvmlDeviceGetFanSpeed") - fan), 2, "cadence: asked again after the static refresh");
 	is_int((int)(fn_calls("nvmlDeviceGetEnforcedPowerLimit") - lim), 2, "cadence: the limit read again");
-	/* PCIe replays: the increase at each read, 0 in between; the increases add up to the counter's */
-	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 1, "pcie_replays"), 3, 0, "replays: the first read (13 - 10)");
-	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 2, "pcie_replays"), 0, 0, "replays: between reads, 0");
-	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 3, "pcie_replays_total"), 13, 0, "replays: the total read last");
-	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 11, "pcie_replays"), 3, 0, "replays: the next read (16 - 13)");
+	/*
+	 * PCIe replays: the increase at each read, 0 in between; the increases add up to the counter's. The
+	 * read at open is the first report's; the next in the GPU's slot (half a slow period on: cycle 6).
+	 */
+	replay = fn_calls("nvmlDeviceGetPcieReplayCounter");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 1, "pcie_replays"), 0, 0, "replays: the first report, 0");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 2, "pcie_replays_total"), 10, 0, "replays: the total read at open");
+	is_int((int)(fn_calls("nvmlDeviceGetPcieReplayCounter") - replay), 0, "replays: not read again at first");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 6, "pcie_replays"), 3, 0, "replays: the first read (13 - 10)");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 7, "pcie_replays"), 0, 0, "replays: between reads, 0");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 8, "pcie_replays_total"), 13, 0, "replays: the total read last");
+	is_double(cyc_num(st, GROUP_DEVICE_ERRORS, 16, "pcie_replays"), 3, 0, "replays: the next read (16 - 13)");
 	/* PCIe throughput without GPM: one batch per slow period (time on the collector's clock) */
 	pcie = fn_calls("nvmlDeviceGetPcieThroughput");
 	same = 1;
@@ -1260,6 +1371,7 @@ int main(void)
 	test_gpm_mig_only();
 	test_gpm_pcie_skip();
 	test_energy_estimate();
+	test_stagger();
 	test_cadence();
 	test_ledger();
 	nvml_cfg_free(&dev);

@@ -1,0 +1,311 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""node_bench: what accel-monitor costs a whole inference node, as a report.
+
+The real bin/accel-monitor runs for NODE_SECONDS (default 20) at a 1 s period on a node made of fixtures:
+  - NODE_GPUS (8) NVIDIA H200s: the fake libnvidia-ml.so.1 (tests/helpers/fake_nvml.c) with its H200 cost model
+    (FAKE_NVML_COST=h200: each NVML call spends the CPU and waits the time it does on a real H200), each GPU the
+    scripted H200 of tests/fixtures/nvml/h200.nvml, every device group;
+  - container_usage over NODE_CONTAINERS (200) containers: a cgroup v2 tree written by
+    `containers_bench --write-tree` (--path.cgroupfs);
+  - NODE_PROCS (300) GPU processes in NODE_PODS (50) pods: the GPUs' process lists name them, and a procfs
+    tree written by `pods_bench --write-tree` gives each its stat and cgroup, the containerd state files their pod
+    and container (--path.procfs, --path.rootfs); every other entry of that procfs is a link to the live /proc's
+    (stat and meminfo for vcpu_usage and memory_info, net/tcp and the processes for the endpoints' listeners);
+  - NODE_RUNTIMES (4) endpoint runtimes, each its own tests/helpers/fake_endpoint.py serving a Triton exposition
+    of NODE_MODELS (20) models (bench/triton_metrics.py), execution_stats;
+  - vcpu_usage and memory_info.
+Figures, CPU time (user + system, from /proc/PID/task/*/schedstat, nanoseconds):
+  - start-up: the producer's thread from exec to the first report line (target <= 100 ms), and the process's;
+  - steady state, over NODE_SECONDS after NODE_SKIP (5) reports (the event thread's registration at start is over
+    by then): the process's CPU per second, its threads and child processes included (target <= 25 ms/s), and
+    each part's share: every collector and group as the report's self-timing gives it (monitor.collectors ...
+    cpu_seconds, the producer's thread), the rest of the producer's thread (the loop, pod attribution, the
+    report written), and the other threads (the NVML event thread, the PCIe workers); and the median and worst
+    cycle of the collectors (the slow reads' spread over the cycles).
+A missed target still exits 0; exit 1 only when something could not be built, run or measured.
+
+Environment (defaults in brackets): BUILD [build/release], BIN [bin], CC [cc], MAKE [make], NODE_SECONDS [20],
+NODE_SKIP [5], NODE_GPUS [8], NODE_CONTAINERS [200], NODE_PROCS [300], NODE_PODS [50], NODE_RUNTIMES [4],
+NODE_MODELS [20], TMPDIR.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = "/usr/bin/python3"
+TARGET_MS_PER_S = 25.0
+TARGET_START_MS = 100.0
+FIRST_PID = 20000  # pods_bench's first process
+
+
+def env_int(name, default):
+    return int(os.environ.get(name, default))
+
+
+def fail(msg):
+    print("node_bench: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, cwd=TOP, **kw)
+    if r.returncode:
+        fail("%s exited %d" % (" ".join(cmd), r.returncode))
+
+
+def nvml_script(gpus, procs):
+    """tests/fixtures/nvml/h200.nvml's host lines, then its GPU `gpus` times, each its own identity and a share
+    of the processes (pids FIRST_PID on, 1 GiB each)."""
+    text = open(os.path.join(TOP, "tests/fixtures/nvml/h200.nvml")).read()
+    head, gpu = text.split("\ngpu\n", 1)
+    out = [head.rstrip("\n")]
+    for i in range(gpus):
+        lines = ["gpu"]
+        for line in gpu.splitlines():
+            k = line.split(" ", 1)[0]
+            if k == "uuid":
+                line = "uuid GPU-7c9d2e41-3a5b-4c6d-8e7f-%012x" % (0x901A2B3C4D00 + i)
+            elif k == "serial":
+                line = "serial %d" % (1655023009876 + i)
+            elif k == "pci":
+                line = "pci 00000000:%02X:00.0" % (0x1B + 0x10 * i)
+            lines.append(line)
+        lines += ["proc %d 1073741824" % (FIRST_PID + p) for p in range(i, procs, gpus)]
+        out.append("\n".join(lines))
+    return "\n\n".join(out) + "\n"
+
+
+def overlay_procfs(proc):
+    """Link every entry of the live /proc that the fixture procfs lacks (the fixture's pids win)."""
+    for name in os.listdir("/proc"):
+        path = os.path.join(proc, name)
+        if not os.path.lexists(path):
+            os.symlink(os.path.join("/proc", name), path)
+
+
+def cpu_ns(pid, tid):
+    """On-CPU time of thread tid of pid (schedstat, ns), or None when it is gone."""
+    try:
+        with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def children(pid):
+    """The child processes of pid (from every live process's stat)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name) as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+                out.append(int(name))
+    return out
+
+
+def snapshot(pid):
+    """{(pid, tid): ns} for every thread of pid and of its children."""
+    snap = {}
+    for p in [pid] + children(pid):
+        try:
+            tids = [int(t) for t in os.listdir("/proc/%d/task" % p)]
+        except OSError:
+            continue
+        for t in tids:
+            v = cpu_ns(p, t)
+            if v is not None:
+                snap[(p, t)] = v
+    return snap
+
+
+def count_lines(path):
+    with open(path, "rb") as f:
+        return f.read().count(b"\n")
+
+
+def wait_lines(path, n, proc, timeout):
+    """Wait (polling every 2 ms) until path holds n lines; False when the process ended or time ran out."""
+    end = time.monotonic() + timeout
+    while count_lines(path) < n:
+        if proc.poll() is not None or time.monotonic() > end:
+            return False
+        time.sleep(0.002)
+    return True
+
+
+def start(monitor, args, env, out, err):
+    """accel-monitor -c args..., its reports into out, its stderr into err."""
+    with open(out, "w") as fo, open(err, "w") as fe:
+        return subprocess.Popen([monitor, "-c"] + args, stdout=fo, stderr=fe, env=env)
+
+
+def main():
+    build = os.environ.get("BUILD", "build/release")
+    bindir = os.environ.get("BIN", "bin")
+    seconds = env_int("NODE_SECONDS", 20)
+    skip = env_int("NODE_SKIP", 5)
+    gpus, ncont = env_int("NODE_GPUS", 8), env_int("NODE_CONTAINERS", 200)
+    nprocs, npods = env_int("NODE_PROCS", 300), env_int("NODE_PODS", 50)
+    nrt, nmodels = env_int("NODE_RUNTIMES", 4), env_int("NODE_MODELS", 20)
+    monitor = os.path.join(TOP, bindir, "accel-monitor")
+    if not os.access(monitor, os.X_OK):
+        fail("%s is missing; run make first (or set BIN)" % monitor)
+    run([os.environ.get("MAKE", "make"), "-s", "--no-print-directory", "BUILD=" + build,
+         build + "/bench/containers_bench", build + "/bench/pods_bench"])
+    work = tempfile.mkdtemp(prefix="accel-node-bench.", dir=os.environ.get("TMPDIR") or "/tmp")
+    servers, mon = [], None
+    try:
+        # the fixtures
+        os.mkdir(work + "/lib")
+        run([os.environ.get("CC", "cc"), "-std=c11", "-O2", "-D_GNU_SOURCE", "-shared", "-fPIC", "-o",
+             work + "/lib/libnvidia-ml.so.1", "tests/helpers/fake_nvml.c"])
+        with open(work + "/gpus.nvml", "w") as f:
+            f.write(nvml_script(gpus, nprocs))
+        run([build + "/bench/containers_bench", "--write-tree", work + "/cg", "-c", str(ncont)])
+        run([build + "/bench/pods_bench", "-p", str(max(1, -(-nprocs // npods))), "--write-tree", work + "/node",
+             str(nprocs)])
+        overlay_procfs(work + "/node/proc")
+        with open(work + "/metrics.txt", "w") as f:
+            subprocess.run([PY, os.path.join(TOP, "bench/triton_metrics.py"), str(nmodels)], stdout=f, check=True)
+        for i in range(nrt):
+            servers.append(subprocess.Popen([PY, os.path.join(TOP, "tests/helpers/fake_endpoint.py"), "--file",
+                                             work + "/metrics.txt", "--port-file", "%s/port%d" % (work, i)]))
+        ports = []
+        for i in range(nrt):
+            pf, end = "%s/port%d" % (work, i), time.monotonic() + 10
+            while not (os.path.exists(pf) and os.path.getsize(pf)) and time.monotonic() < end:
+                time.sleep(0.05)
+            ports.append(open(pf).read().strip())
+        cfg = {
+            "period": "1s",
+            "system_metrics": [{"type": "vcpu_usage"}, {"type": "memory_info"}, {"type": "container_usage"}],
+            "devices": [{"type": "nvidia", "select": "all"}],
+            "runtimes": [{"address": "http://127.0.0.1:%s/metrics" % p, "server": "triton",
+                          "metrics": [{"type": "execution_stats"}]} for p in ports],
+        }
+        with open(work + "/node.json", "w") as f:
+            json.dump(cfg, f)
+
+        # accel-monitor with the GPUs alone, to its first report; then the whole node, its start-up, its steady state
+        env = dict(os.environ, FAKE_NVML_COST="h200", FAKE_NVML_SCRIPT=work + "/gpus.nvml",
+                   ACCEL_NVML_LIBRARY=work + "/lib/libnvidia-ml.so.1", AWS_EC2_METADATA_DISABLED="true")
+        with open(work + "/gpus.json", "w") as f:
+            json.dump({"period": "1s", "devices": cfg["devices"]}, f)
+        out = work + "/gpus.jsonl"
+        mon = start(monitor, [work + "/gpus.json"], env, out, work + "/monitor.err")
+        if not wait_lines(out, 1, mon, 30):
+            fail("no report from accel-monitor; its stderr:\n" + open(work + "/monitor.err").read()[-3000:])
+        gpu_thread, gpu_proc = cpu_ns(mon.pid, mon.pid), sum(snapshot(mon.pid).values())
+        mon.kill()
+        mon.wait()
+        out = work + "/reports.jsonl"
+        mon = start(monitor, [work + "/node.json", "--path.procfs", work + "/node/proc", "--path.rootfs",
+                              work + "/node/rootfs", "--path.cgroupfs", work + "/cg"], env, out, work + "/monitor.err")
+        if not wait_lines(out, 1, mon, 30):
+            fail("no report from accel-monitor; its stderr:\n" + open(work + "/monitor.err").read()[-3000:])
+        start_thread = cpu_ns(mon.pid, mon.pid)
+        start_proc = sum(snapshot(mon.pid).values())
+        if not wait_lines(out, skip, mon, skip + 30):
+            fail("accel-monitor stopped before report %d" % skip)
+        s0, t0 = snapshot(mon.pid), time.monotonic()
+        if not wait_lines(out, skip + seconds, mon, seconds + 30):
+            fail("accel-monitor stopped before report %d" % (skip + seconds))
+        s1, t1 = snapshot(mon.pid), time.monotonic()
+        mon.send_signal(signal.SIGTERM)
+        rc = mon.wait(30)
+        mon = None
+        if rc:
+            fail("accel-monitor exited %d on SIGTERM" % rc)
+    finally:
+        if mon:
+            mon.kill()
+            mon.wait()
+        for s in servers:
+            s.terminate()
+            s.wait()
+
+    # the reports of the window: each part's CPU (the producer's thread), and what they hold
+    with open(out) as f:
+        lines = f.readlines()
+    reports = [json.loads(line) for line in lines]
+    line_kb = sum(len(line) for line in lines[skip:skip + seconds]) / 1024 / max(1, len(lines[skip:skip + seconds]))
+    first, reports = reports[0], reports[skip:skip + seconds]
+    shutil.rmtree(work, ignore_errors=True)
+    parts, errors, last = {}, set(), reports[-1]
+    for r in reports:
+        for coll, groups in r["monitor"]["collectors"].items():
+            for g, t in groups.items():
+                parts[(coll, g)] = parts.get((coll, g), 0.0) + t["cpu_seconds"] * 1e3
+                if not t["success"]:
+                    errors.add("%s/%s" % (coll, g))
+    wall = t1 - t0
+    total = sum(v - s0.get(k, 0) for k, v in s1.items()) / 1e6
+    pid = next(iter(s1))[0]
+    main_ms = (s1[(pid, pid)] - s0.get((pid, pid), 0)) / 1e6
+    threads = {k: (v - s0.get(k, 0)) / 1e6 for k, v in s1.items() if k != (pid, pid)}
+    other_ms = sum(v for k, v in threads.items() if k[0] == pid)
+    child_ms = sum(v for k, v in threads.items() if k[0] != pid)
+    coll_ms = sum(parts.values())
+    devs = [e for e in last.get("device_data", []) if e.get("device_type") == "nvidia"]
+    gpus_seen = len(devs[0]["report"]["device_power"]["devices"]) if devs else 0
+    pods = {p for e in devs for d in e["report"]["device_memory"]["devices"].values() for p in d.get("pods", {})}
+    cont = len(last["system_data"]["container_usage"].get("containers", {}))
+    rts = [r for r in last.get("runtime_data", []) if not r.get("error")]
+    print("== the whole node: %d H200s (cost model), every device group, container_usage over %d containers, "
+          "%d processes in %d pods, %d endpoint runtimes of %d models, vcpu_usage, memory_info; 1 s period"
+          % (gpus, ncont, nprocs, npods, nrt, nmodels))
+    print("  last report: %d GPUs, %d cgroups in container_usage, %d runtimes without error, processes in %d pods; "
+          "groups with an error in the window: %s" % (gpus_seen, cont, len(rts), len(pods),
+                                                     ", ".join(sorted(errors)) or "none"))
+    print("  start-up, the %d GPUs alone (every device group): %.1f ms CPU of the producer's thread from exec to the "
+          "first report line (%.1f ms of the process)   target <= %.0f ms   %s"
+          % (gpus, gpu_thread / 1e6, gpu_proc / 1e6, TARGET_START_MS,
+             "PASS" if gpu_thread / 1e6 <= TARGET_START_MS else "FAIL"))
+    print("  start-up, the whole node: %.1f ms CPU of the producer's thread from exec to the first report line "
+          "(%.1f ms of the process)" % (start_thread / 1e6, start_proc / 1e6))
+    firsts = {}
+    for coll, groups in first["monitor"]["collectors"].items():
+        firsts[coll] = sum(t["cpu_seconds"] for t in groups.values()) * 1e3
+    print("  of which the first cycle's collectors: %s; the rest (opening the collectors, baselines, the loop): "
+          "%.1f ms" % (", ".join("%s %.1f ms" % kv for kv in sorted(firsts.items(), key=lambda kv: -kv[1])),
+                       start_thread / 1e6 - sum(firsts.values())))
+    print("  steady state: %d reports (%.0f kB a line), %.2f s wall after report %d" % (len(reports), line_kb, wall,
+                                                                                      skip))
+    print("  %-52s %8s %7s" % ("part", "ms CPU/s", "share"))
+    rows = sorted(parts.items(), key=lambda kv: -kv[1])
+    for (coll, g), ms in rows:
+        print("  %-52s %8.3f %6.1f%%" % ("%s %s" % (coll, g), ms / wall, 100 * ms / total))
+    print("  %-52s %8.3f %6.1f%%" % ("producer's thread outside the collectors", (main_ms - coll_ms) / wall,
+                                     100 * (main_ms - coll_ms) / total))
+    print("  %-52s %8.3f %6.1f%%" % ("other threads (%d: NVML events, PCIe workers)" % sum(
+        1 for k in threads if k[0] == pid), other_ms / wall, 100 * other_ms / total))
+    per = sorted(sum(t["cpu_seconds"] for gr in r["monitor"]["collectors"].values() for t in gr.values()) * 1e3
+                 for r in reports)
+    per_nv = sorted(sum(t["cpu_seconds"] for t in r["monitor"]["collectors"].get("nvidia", {}).values()) * 1e3
+                    for r in reports)
+    print("  %-52s median %.1f ms, worst %.1f ms (of which nvidia: median %.1f ms, worst %.1f ms)"
+          % ("one cycle's collectors, the producer's thread", per[len(per) // 2], per[-1], per_nv[len(per_nv) // 2],
+             per_nv[-1]))
+    if child_ms:
+        print("  %-52s %8.3f %6.1f%%" % ("child processes", child_ms / wall, 100 * child_ms / total))
+    verdict = "PASS" if total / wall <= TARGET_MS_PER_S else "FAIL"
+    print("  %-52s %8.3f          target <= %.0f ms/s   %s" % ("total: accel-monitor's CPU per second", total / wall,
+                                                              TARGET_MS_PER_S, verdict))
+    if gpus_seen != gpus or cont < ncont or len(rts) != nrt:
+        fail("the node was not measured as configured (see the report line above)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,6 +16,7 @@
  */
 #include "container.h"
 #include "../../common/util.h"
+#include "../../common/hindex.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -462,9 +463,16 @@ struct containers {
 	size_t nstrs;
 	struct ctr_entry *c;
 	size_t nc, ac;
+	struct hindex ci;        /* c by id */
 	struct pod_entry *p;
 	size_t np, ap;
+	struct hindex pi;        /* p by uid */
 };
+
+static uint64_t key_hash(const char *s)
+{
+	return hash_bytes(0, s, strlen(s));
+}
 
 /* A JSON file (at most STATE_FILE_MAX bytes) as a new object, or NULL when it is missing or not JSON. */
 static json_t *load_json(const char *path)
@@ -621,7 +629,10 @@ static int names_from_state(const struct container_opts *o, const struct contain
 
 static struct pod_entry *pod_find(struct containers *c, const char *uid)
 {
-	for (size_t i = 0; i < c->np; i++)
+	uint64_t h = key_hash(uid);
+	struct hindex_iter it;
+
+	for (uint32_t i = hindex_first(&c->pi, h, &it); i != HINDEX_NONE; i = hindex_next(&c->pi, h, &it))
 		if (!strcmp(c->p[i].uid, uid))
 			return &c->p[i];
 	return NULL;
@@ -636,15 +647,18 @@ static void pod_learn(struct containers *c, const char *uid, const struct contai
 		return;
 	p = pod_find(c, uid);
 	if (!p) {
-		if (c->np >= CACHE_MAX)
+		if (c->np >= CACHE_MAX) {
 			c->np = 0;
+			hindex_clear(&c->pi);
+		}
 		if (c->np == c->ap) {
 			c->ap = c->ap ? c->ap * 2 : 16;
 			c->p = xrealloc(c->p, c->ap * sizeof(*c->p));
 		}
-		p = &c->p[c->np++];
+		p = &c->p[c->np];
 		memset(p, 0, sizeof(*p));
 		snprintf(p->uid, sizeof(p->uid), "%s", uid);
+		hindex_put(&c->pi, key_hash(p->uid), (uint32_t)c->np++);
 	}
 	snprintf(p->pod, sizeof(p->pod), "%s", n->pod);
 	snprintf(p->ns, sizeof(p->ns), "%s", n->ns);
@@ -652,7 +666,10 @@ static void pod_learn(struct containers *c, const char *uid, const struct contai
 
 static struct ctr_entry *ctr_find(struct containers *c, const char *id)
 {
-	for (size_t i = 0; i < c->nc; i++)
+	uint64_t h = key_hash(id);
+	struct hindex_iter it;
+
+	for (uint32_t i = hindex_first(&c->ci, h, &it); i != HINDEX_NONE; i = hindex_next(&c->ci, h, &it))
 		if (!strcmp(c->c[i].id, id))
 			return &c->c[i];
 	return NULL;
@@ -706,6 +723,8 @@ void containers_free(struct containers *c)
 		free(c->strs[i]);
 	free(c->c);
 	free(c->p);
+	hindex_free(&c->ci);
+	hindex_free(&c->pi);
 	free(c);
 }
 
@@ -719,15 +738,18 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 	if (id->id[0]) {
 		e = ctr_find(c, id->id);
 		if (!e) {
-			if (c->nc >= CACHE_MAX)
-				c->nc = 0; /* a host does not run 4096 containers that touch devices: start over */
+			if (c->nc >= CACHE_MAX) { /* a host does not run 4096 containers that touch devices: start over */
+				c->nc = 0;
+				hindex_clear(&c->ci);
+			}
 			if (c->nc == c->ac) {
 				c->ac = c->ac ? c->ac * 2 : 16;
 				c->c = xrealloc(c->c, c->ac * sizeof(*c->c));
 			}
-			e = &c->c[c->nc++];
+			e = &c->c[c->nc];
 			memset(e, 0, sizeof(*e));
 			snprintf(e->id, sizeof(e->id), "%s", id->id);
+			hindex_put(&c->ci, key_hash(e->id), (uint32_t)c->nc++);
 			e->checked_ns = INT64_MIN;
 		}
 		snprintf(e->pod_uid, sizeof(e->pod_uid), "%s", id->pod_uid);

@@ -7,6 +7,7 @@
  */
 #include "host.h"
 #include "../core/energy.h"
+#include "../../common/hindex.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "ecs.h"
@@ -51,6 +52,12 @@ struct host {
 	size_t ndm, adm;
 	int dm_known;                /* a device collector recorded (even nothing) in this snapshot */
 	struct energy_ledger *energy; /* energy by process and device so far (energy.h) */
+	struct ident_memo {
+		pid_t pid;
+		json_t *ident;       /* a reference; NULL: the process has no identity (or is gone) */
+	} *im;                       /* this snapshot's identities, as host_container_json answered */
+	size_t nim, aim;
+	struct hindex imi;           /* im by pid */
 };
 
 /*
@@ -126,6 +133,10 @@ void host_free(struct host *h)
 	sock_table_free(&h->socks);
 	facts_free(&h->facts);
 	free(h->dm);
+	for (size_t i = 0; i < h->nim; i++)
+		json_decref(h->im[i].ident);
+	free(h->im);
+	hindex_free(&h->imi);
 	energy_ledger_free(h->energy);
 	free(h->procfs);
 	free(h->sysfs);
@@ -197,6 +208,10 @@ void host_snapshot(struct host *h, const struct cycle *cy)
 	h->snap++;
 	h->ndm = 0;
 	h->dm_known = 0;
+	for (size_t i = 0; i < h->nim; i++)
+		json_decref(h->im[i].ident);
+	h->nim = 0;
+	hindex_clear(&h->imi);
 }
 
 /* ---- processes --------------------------------------------------------------------------------------- */
@@ -288,7 +303,7 @@ static bool identity(struct host *h, const struct container_id *id, int64_t now,
 	return true;
 }
 
-json_t *host_container_json(struct host *h, pid_t pid)
+static json_t *container_of(struct host *h, pid_t pid)
 {
 	struct proc_info *p = NULL;
 	const struct container_id *pid_id;
@@ -309,6 +324,30 @@ json_t *host_container_json(struct host *h, pid_t pid)
 			memcpy(n.ns, h->self_ns, sizeof(h->self_ns));
 	}
 	return container_json(&id, &n);
+}
+
+/*
+ * Once per process and snapshot: every device group with processes, and
+ * each runtime's energy join, asks again for the same processes.
+ */
+json_t *host_container_json(struct host *h, pid_t pid)
+{
+	uint64_t hv = hash_bytes(0, &pid, sizeof(pid));
+	struct hindex_iter it;
+	struct ident_memo *m;
+
+	for (uint32_t i = hindex_first(&h->imi, hv, &it); i != HINDEX_NONE; i = hindex_next(&h->imi, hv, &it))
+		if (h->im[i].pid == pid)
+			return json_incref(h->im[i].ident);
+	if (h->nim == h->aim) {
+		h->aim = h->aim ? h->aim * 2 : 64;
+		h->im = xrealloc(h->im, h->aim * sizeof(*h->im));
+	}
+	m = &h->im[h->nim];
+	m->pid = pid;
+	m->ident = container_of(h, pid);
+	hindex_put(&h->imi, hv, (uint32_t)h->nim++);
+	return json_incref(m->ident);
 }
 
 /* container_lookup_fn over the host. */

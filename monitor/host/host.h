@@ -127,7 +127,8 @@ const char *host_process_argv0(struct host *h, struct proc_info *p);
  * monitor's own cgroup ("/") gets the monitor's identity (the ECS metadata
  * endpoint's container, else the downward API's POD_UID), one in a sibling
  * cgroup ("/../<id>") its task or pod. What runtime entries of every kind call to say
- * whose process they are about.
+ * whose process they are about. Worked out once per process and snapshot:
+ * the reference is to the snapshot's object, which no caller may change.
  */
 json_t *host_container_json(struct host *h, pid_t pid);
 /*

@@ -6,8 +6,13 @@
 #include "../../common/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
 
 unsigned cg_keyed(const char *text, const char *const *keys, size_t nkeys, uint64_t *vals)
 {
@@ -159,18 +164,91 @@ static int parse_u64(const char *text, uint64_t *out)
 	return errno || (*end != '\n' && *end != '\0') ? -EINVAL : 0;
 }
 
+void cg_files_init(struct cg_files *f, int check_links)
+{
+	for (int i = 0; i < CG_NFILE; i++)
+		f->fd[i] = -1;
+	f->check_links = check_links;
+}
+
+int cg_on_cgroupfs(int dirfd)
+{
+	struct statfs sf;
+
+	return fstatfs(dirfd, &sf) == 0 && (sf.f_type == CGROUP2_SUPER_MAGIC || sf.f_type == CGROUP_SUPER_MAGIC);
+}
+
+size_t cg_files_close(struct cg_files *f)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < CG_NFILE; i++)
+		if (f->fd[i] >= 0) {
+			close(f->fd[i]);
+			f->fd[i] = -1;
+			n++;
+		}
+	return n;
+}
+
 /*
- * Read dirfd/name into buf. 1 when read, 0 when the file is not there
- * (its controller is not enabled here), -ENOENT/-ENODEV when the cgroup
- * itself is gone, other -errno.
+ * A kept file's text from offset 0: its length, -EFBIG when it fills buf,
+ * -ENOENT when check_links finds it removed, or -errno.
  */
-static int read_one(int dirfd, const char *name, char *buf, size_t size, int *err)
+static ssize_t read_kept(int fd, int check_links, char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -EFBIG;
+	if (check_links && (fstat(fd, &st) || !st.st_nlink))
+		return -ENOENT;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * Read dirfd/name into buf, from *kept when it is open (kept: NULL when
+ * the caller keeps nothing), and keep it there when opened now while *room
+ * allows. 1 when read, 0 when the file is not there (its controller is not
+ * enabled here), -ENOENT/-ENODEV when the cgroup itself is gone, other
+ * -errno.
+ */
+static int read_one(int dirfd, const char *name, int *kept, int check_links, size_t *room, char *buf, size_t size,
+		    int *err)
 {
 	ssize_t n;
 
+	if (kept && *kept >= 0) {
+		n = read_kept(*kept, check_links, buf, size);
+		if (n >= 0)
+			return 1;
+		/* Gone (its controller disabled, or the cgroup removed), or grown: ask the directory again. */
+		close(*kept);
+		*kept = -1;
+		(*room)++;
+	}
 	if (dirfd < 0)
 		return 0;
-	n = read_file_at(dirfd, name, buf, size);
+	if (kept && *room) {
+		int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+
+		n = fd < 0 ? -errno : read_kept(fd, 0, buf, size);
+		if (n >= 0) {
+			*kept = fd;
+			(*room)--;
+		} else if (fd >= 0) {
+			close(fd);
+		}
+	} else {
+		n = read_file_at(dirfd, name, buf, size);
+	}
 	if (n >= 0)
 		return 1;
 	/*
@@ -184,17 +262,22 @@ static int read_one(int dirfd, const char *name, char *buf, size_t size, int *er
 	return 0;
 }
 
-int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, char *buf, size_t size)
+int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, char *buf, size_t size,
+	    struct cg_files *keep, size_t *room)
 {
-	int err = 0, r;
+	int err = 0, r, file = 0;
 	uint64_t u;
 
 	memset(st, 0, sizeof(*st));
-#define READ(dir, name)                                                  \
-	do {                                                             \
-		r = read_one(fd[dir], name, buf, size, &err);            \
-		if (r < 0)                                               \
-			return r;                                        \
+	if (!room)
+		keep = NULL;
+#define READ(dir, name)                                                                                    \
+	do {                                                                                               \
+		r = read_one(fd[dir], name, keep ? &keep->fd[file] : NULL, keep && keep->check_links, room, \
+			     buf, size, &err);                                                             \
+		file++;                                                                                    \
+		if (r < 0)                                                                                 \
+			return r;                                                                          \
 	} while (0)
 	if (v2) {
 		READ(CG_H_UNIFIED, "cpu.stat");

@@ -67,12 +67,36 @@ void cg_parse_v1_oom_control(const char *text, struct cg_stats *st);
 void cg_finish(struct cg_stats *st);
 
 /*
+ * The files cg_read reads (four on v2, six on v1), kept open between reads
+ * where the caller has room for them. A cgroup file is one record the
+ * kernel writes afresh for every read from offset 0, so a kept file costs
+ * one pread a period (a read shorter than the buffer is all of it) instead
+ * of an openat, two reads and a close. Every fd starts at -1. Outside a
+ * cgroup file system (a fixture tree) a file removed since it was opened
+ * still reads, so there each read also checks its link count.
+ */
+#define CG_NFILE 6
+struct cg_files {
+	int fd[CG_NFILE];
+	int check_links; /* not a cgroup file system: a kept file whose link count is 0 is gone */
+};
+
+/* check_links: see struct cg_files; cg_on_cgroupfs says whether a directory is on one. */
+void cg_files_init(struct cg_files *f, int check_links);
+int cg_on_cgroupfs(int dirfd);
+/* Close the kept files; returns how many were open. */
+size_t cg_files_close(struct cg_files *f);
+
+/*
  * Read one cgroup into st (zeroed first). v2: fd[CG_H_UNIFIED]; v1: the
  * cpu, cpuacct and memory directories (any may be -1: its part is left
- * out). buf (size bytes) is scratch space. 0 when something was read;
- * -ENOENT or -ENODEV when the cgroup is gone (removed since it was
- * opened); else the first other -errno (what could be read is in st).
+ * out). buf (size bytes) is scratch space. keep (NULL: none) holds the
+ * files kept from earlier reads; a file opened now is kept while *room is
+ * not 0, which counts down. 0 when something was read; -ENOENT or -ENODEV
+ * when the cgroup is gone (removed since it was opened); else the first
+ * other -errno (what could be read is in st).
  */
-int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, char *buf, size_t size);
+int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, char *buf, size_t size,
+	    struct cg_files *keep, size_t *room);
 
 #endif

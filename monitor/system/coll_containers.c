@@ -21,9 +21,10 @@
  * cgroup's usage since it was created (or since the monitor started).
  *
  * Cost: one scan of the tree per period. Every directory found is kept
- * open (up to a quarter of RLIMIT_NOFILE; past that one is opened by path
- * when needed and closed after), so a period costs, per cgroup, the openat
- * of each file it reads and nothing else; a directory that holds
+ * open, and then the files read in it (cgroupfs.h, struct cg_files), up
+ * to a quarter of RLIMIT_NOFILE in all; past that a directory is opened by
+ * path when needed and closed after. A period costs, per cgroup, one pread
+ * of each kept file and the openat, read and close of each other; a directory that holds
  * containers is re-read with getdents64 on its kept fd. (Its mtime cannot
  * say what changed: kernfs moves it on a child's mkdir or rmdir only when
  * it holds attributes for the directory, which it allocates lazily; on
@@ -113,6 +114,7 @@ struct ct_node {
 	char *key;                /* path made valid UTF-8: its key in "containers" */
 	int fd[CG_NHIER];         /* per root slot: the kept directory fd, or -1 */
 	ino_t ino[CG_NHIER];      /* per root slot: the directory's inode number when opened */
+	struct cg_files files;    /* the files cg_read keeps open (counted in the state's nfds) */
 	unsigned seen[CG_NHIER];  /* per root slot: the scan generation it was last listed in */
 	int report;               /* a container, pod or unit: it has an entry */
 	int leaf;                 /* a container: its children are not walked */
@@ -127,6 +129,7 @@ struct ct_state {
 	struct host *host;        /* borrowed: names of containers and pods */
 	long clk_tck;
 	int v2;                   /* cgroup v2 at the root (else v1 hierarchies) */
+	int on_cgroupfs;          /* every root is a cgroup file system (else a fixture tree: cg_files) */
 	dev_t root_dev;           /* the root directory the hierarchies were found in */
 	ino_t root_ino;
 	struct ct_root roots[CG_NHIER];
@@ -195,6 +198,7 @@ static struct ct_node *node_add(struct ct_state *s, const char *path, const stru
 	n->key = xstrdup(utf8_sanitize(tmp));
 	for (int i = 0; i < CG_NHIER; i++)
 		n->fd[i] = -1;
+	cg_files_init(&n->files, !s->on_cgroupfs);
 	/*
 	 * Reported when its own component says something its parent's path
 	 * did not: a container, a pod or a unit of its own (a conmon scope in
@@ -226,6 +230,7 @@ static struct ct_node *node_add(struct ct_state *s, const char *path, const stru
 
 static void node_close_slot(struct ct_state *s, struct ct_node *n, size_t slot)
 {
+	s->nfds -= cg_files_close(&n->files); /* reopened from the directories at the next read */
 	if (n->fd[slot] >= 0) {
 		close(n->fd[slot]);
 		n->fd[slot] = -1;
@@ -270,6 +275,7 @@ static void root_add(struct ct_state *s, int fd, unsigned roles)
 {
 	struct stat a, b;
 
+	s->on_cgroupfs = (!s->nroots || s->on_cgroupfs) && cg_on_cgroupfs(fd);
 	if (fstat(fd, &a) == 0)
 		for (size_t i = 0; i < s->nroots; i++)
 			if (fstat(s->roots[i].fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
@@ -554,6 +560,7 @@ static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 {
 	int fd[CG_NHIER], temp[CG_NHIER] = { 0 }, rc;
+	size_t room, room0;
 	struct cg_stats st;
 	json_t *o;
 	int hp;
@@ -572,7 +579,10 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 			fd[r] = same >= 0 ? fd[same] : node_open(s, n, (size_t)slot, -1, NULL, &temp[r]);
 		}
 	}
-	rc = cg_read(fd, s->v2, s->clk_tck, &st, s->buf, CT_READ_BUF);
+	room = s->nfds < s->fd_cap ? s->fd_cap - s->nfds : 0;
+	room0 = room;
+	rc = cg_read(fd, s->v2, s->clk_tck, &st, s->buf, CT_READ_BUF, &n->files, &room);
+	s->nfds = s->nfds + room0 - room;
 	for (int r = 0; r < CG_NHIER; r++)
 		if (temp[r])
 			close(fd[r]);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The process table; see proctab.h. */
 #include "proctab.h"
+#include "../../common/hindex.h"
 #include "../../common/util.h"
 #include "container.h"
 
@@ -12,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 enum { HAVE_ARGV0 = 1, HAVE_CGROUP = 2, HAVE_CONTAINER = 4 };
 #define PROC_CTR_MEMO_MAX 8192 /* identities remembered, by (pid, start time) */
@@ -32,7 +37,8 @@ void proctab_init(struct proctab *t, const char *procfs_root)
 	t->root = procfs_root;
 	t->pf.dirfd = -1;
 	t->cycle = INT64_MIN;
-	t->one_cycle = INT64_MIN;
+	t->kp_cycle = t->kp_prev = INT64_MIN;
+	t->real_proc = -1;
 }
 
 static void infos_free(struct proc_info *p, size_t n)
@@ -44,16 +50,36 @@ static void infos_free(struct proc_info *p, size_t n)
 	}
 }
 
+struct proc_kept {
+	struct proc_info p; /* as read in cycle used */
+	int fd;             /* its stat file, kept open; -1 past kp_cap (then read by path) */
+	int64_t used;       /* the cycle it was last asked for in */
+};
+
+static void kept_free(struct proctab *t, struct proc_kept *k)
+{
+	infos_free(&k->p, 1);
+	if (k->fd >= 0) {
+		close(k->fd);
+		t->kp_fds--;
+	}
+	free(k);
+}
+
 void proctab_free(struct proctab *t)
 {
 	infos_free(t->p, t->n);
 	infos_free(t->old, t->nold);
-	infos_free(&t->one, 1);
+	for (size_t i = 0; i < t->nkp; i++)
+		kept_free(t, t->kp[i]);
+	free(t->kp);
+	hindex_free(&t->kpi);
 	free(t->p);
 	free(t->old);
 	for (size_t i = 0; i < t->ncm; i++)
 		free(t->cm[i].id);
 	free(t->cm);
+	hindex_free(&t->cmi);
 	procfs_close(&t->pf);
 	memset(t, 0, sizeof(*t));
 	t->pf.dirfd = -1;
@@ -178,35 +204,168 @@ struct proc_info *proctab_find(struct proctab *t, pid_t pid)
 	return find_in(t->p, t->n, pid);
 }
 
+static uint64_t pid_hash(pid_t pid)
+{
+	return hash_bytes(0, &pid, sizeof(pid));
+}
+
+static struct proc_kept *kept_find(struct proctab *t, pid_t pid)
+{
+	struct hindex_iter it;
+	uint64_t h = pid_hash(pid);
+
+	for (uint32_t i = hindex_first(&t->kpi, h, &it); i != HINDEX_NONE; i = hindex_next(&t->kpi, h, &it))
+		if (t->kp[i]->p.pid == pid)
+			return t->kp[i];
+	return NULL;
+}
+
+/* A new cycle: let go of the processes asked for in neither it nor the one before. */
+static void kept_sweep(struct proctab *t, int64_t cycle)
+{
+	size_t keep = 0;
+
+	t->kp_prev = t->kp_cycle;
+	t->kp_cycle = cycle;
+	for (size_t i = 0; i < t->nkp; i++) {
+		struct proc_kept *k = t->kp[i];
+
+		if (k->used == t->kp_prev || k->used == cycle)
+			t->kp[keep++] = k;
+		else
+			kept_free(t, k);
+	}
+	if (keep == t->nkp)
+		return;
+	t->nkp = keep;
+	hindex_clear(&t->kpi);
+	for (size_t i = 0; i < t->nkp; i++)
+		hindex_put(&t->kpi, pid_hash(t->kp[i]->p.pid), (uint32_t)i);
+}
+
+/*
+ * Read k's process again into k->p: from its kept stat file (which fails
+ * once the process is gone; a fixture tree's file that was removed says so
+ * by its link count), else by path. 0, or -ENOENT when it is gone; a new
+ * process under the pid (another start time or comm) is read afresh.
+ */
+static int kept_read(struct proctab *t, struct proc_kept *k)
+{
+	struct pid_stat ps;
+	const char *text = NULL;
+	char path[32];
+	ssize_t n;
+
+	if (k->fd >= 0) {
+		struct stat st;
+
+		if (!t->pf.text) {
+			t->pf.size = 4096;
+			t->pf.text = xmalloc(t->pf.size);
+		}
+		do
+			n = pread(k->fd, t->pf.text, t->pf.size - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n > 0 && (size_t)n < t->pf.size - 1 && (t->real_proc || (fstat(k->fd, &st) == 0 && st.st_nlink))) {
+			t->pf.text[n] = '\0';
+			text = t->pf.text;
+		}
+	} else {
+		snprintf(path, sizeof(path), "%d/stat", (int)k->p.pid);
+		text = procfs_read(&t->pf, path);
+	}
+	if (!text || procfs_parse_pid_stat(text, &ps))
+		return -ENOENT;
+	if (ps.starttime != k->p.starttime || strcmp(ps.comm, k->p.comm)) {
+		pid_t pid = k->p.pid; /* not the process it was (a fixture's file written over) */
+
+		infos_free(&k->p, 1);
+		memset(&k->p, 0, sizeof(k->p));
+		k->p.pid = pid;
+		k->p.starttime = ps.starttime;
+		snprintf(k->p.comm, sizeof(k->p.comm), "%s", ps.comm);
+	}
+	k->p.state = ps.state;
+	k->p.utime = ps.utime;
+	k->p.stime = ps.stime;
+	return 0;
+}
+
+/* pid's stat file opened, read and kept (as the fd budget allows): a new entry, or NULL when it is not there. */
+static struct proc_kept *kept_open(struct proctab *t, pid_t pid, int64_t cycle)
+{
+	struct proc_kept *k = xcalloc(1, sizeof(*k));
+	char path[32];
+
+	if (t->real_proc < 0) {
+		struct statfs sf;
+
+		t->real_proc = fstatfs(t->pf.dirfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+	}
+	if (!t->kp_cap) {
+		struct rlimit rl;
+
+		/* An eighth of the descriptors (container_usage keeps up to a quarter): 128 of the usual 1024. */
+		t->kp_cap = 128;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 8 > 0)
+			t->kp_cap = (size_t)(rl.rlim_cur / 8);
+	}
+	k->p.pid = pid;
+	k->fd = -1;
+	k->used = cycle;
+	if (t->kp_fds < t->kp_cap) {
+		snprintf(path, sizeof(path), "%d/stat", (int)pid);
+		k->fd = openat(t->pf.dirfd, path, O_RDONLY | O_CLOEXEC);
+		if (k->fd >= 0)
+			t->kp_fds++;
+	}
+	if ((k->fd < 0 && errno == ENOENT) || kept_read(t, k)) {
+		kept_free(t, k);
+		return NULL;
+	}
+	if (t->nkp == t->akp) {
+		t->akp = t->akp ? t->akp * 2 : 64;
+		t->kp = xrealloc(t->kp, t->akp * sizeof(*t->kp));
+	}
+	hindex_put(&t->kpi, pid_hash(pid), (uint32_t)t->nkp);
+	t->kp[t->nkp++] = k;
+	return k;
+}
+
 int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out)
 {
-	struct proc_info p;
+	struct proc_kept *k;
 
 	*out = NULL;
 	if (t->cycle == cycle) {
 		*out = proctab_find(t, pid);
 		return t->error ? -t->error : 0;
 	}
-	if (t->one_cycle == cycle && t->one.pid == pid) { /* read in this cycle already */
-		*out = &t->one;
-		return 0;
-	}
 	if (t->pf.dirfd < 0 && procfs_open(&t->pf, t->root))
 		return -errno;
-	if (read_one(t, pid, &p))
-		return 0;
-	/* The same process as the slot's: what was read on demand carries over. */
-	if (t->one.pid == p.pid && t->one.starttime == p.starttime && !strcmp(t->one.comm, p.comm)) {
-		p.argv0 = t->one.argv0;
-		p.cgroup = t->one.cgroup;
-		p.ctr = t->one.ctr;
-		p.have = t->one.have;
-	} else {
-		infos_free(&t->one, 1);
+	if (t->kp_cycle != cycle)
+		kept_sweep(t, cycle);
+	k = kept_find(t, pid);
+	if (k && k->used != cycle) {
+		if (kept_read(t, k)) {
+			/* Gone: let go of what it held now; the next cycle's sweep takes the entry. */
+			infos_free(&k->p, 1);
+			memset(&k->p, 0, sizeof(k->p)); /* pid 0: found by no one */
+			if (k->fd >= 0) {
+				close(k->fd);
+				k->fd = -1;
+				t->kp_fds--;
+			}
+			k->used = INT64_MIN + 1;
+			k = NULL;
+		} else {
+			k->used = cycle;
+		}
+	} else if (!k) {
+		k = kept_open(t, pid, cycle);
 	}
-	t->one = p;
-	t->one_cycle = cycle;
-	*out = &t->one;
+	if (k)
+		*out = &k->p;
 	return 0;
 }
 
@@ -261,11 +420,13 @@ const struct container_id *proctab_container(struct proctab *t, struct proc_info
 	struct container_id id;
 
 	struct proc_ctr_memo *m;
+	struct hindex_iter it;
+	uint64_t h = hash_bytes(p->starttime, &p->pid, sizeof(p->pid));
 
 	if (p->have & HAVE_CONTAINER)
 		return p->ctr;
 	p->have |= HAVE_CONTAINER;
-	for (size_t i = 0; i < t->ncm; i++)
+	for (uint32_t i = hindex_first(&t->cmi, h, &it); i != HINDEX_NONE; i = hindex_next(&t->cmi, h, &it))
 		if (t->cm[i].pid == p->pid && t->cm[i].starttime == p->starttime) {
 			if (t->cm[i].id) {
 				p->ctr = xmalloc(sizeof(*p->ctr));
@@ -286,11 +447,13 @@ const struct container_id *proctab_container(struct proctab *t, struct proc_info
 		for (size_t i = 0; i < t->ncm; i++)
 			free(t->cm[i].id);
 		t->ncm = 0;
+		hindex_clear(&t->cmi);
 	}
 	if (t->ncm == t->acm) {
 		t->acm = t->acm ? t->acm * 2 : 64;
 		t->cm = xrealloc(t->cm, t->acm * sizeof(*t->cm));
 	}
+	hindex_put(&t->cmi, h, (uint32_t)t->ncm);
 	m = &t->cm[t->ncm++];
 	m->pid = p->pid;
 	m->starttime = p->starttime;

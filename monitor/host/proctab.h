@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../../common/hindex.h"
 #include "procfs.h"
 
 struct container_id;
@@ -40,8 +41,11 @@ struct proctab {
 	struct proc_info *p;   /* sorted by pid */
 	size_t n, a;
 	struct proc_info *old; /* the previous refresh's (argv0 and cgroup carry over) */
-	struct proc_info one;  /* proctab_get's process when no scan was needed */
-	int64_t one_cycle;     /* the cycle one was read in (INT64_MIN: none) */
+	struct proc_kept **kp; /* proctab_get's processes when no scan was needed, by kpi */
+	size_t nkp, akp, kp_fds, kp_cap; /* ...; their stat files kept open, at most kp_cap */
+	struct hindex kpi;     /* kp by pid */
+	int64_t kp_cycle, kp_prev; /* the cycle proctab_get last ran in, and the one before */
+	int real_proc;         /* the root is a procfs (not a fixture tree): -1 until known */
 	size_t nold, aold;
 	int64_t cycle;         /* the cycle (its CLOCK_MONOTONIC start) of the last refresh */
 	int error;             /* errno of the last refresh's failure, 0 if fine */
@@ -53,6 +57,7 @@ struct proctab {
 	} *cm;                 /* identities parsed so far, by (pid, start time): a process looked up
 	                          cycle after cycle without a scan of /proc reads its cgroup file once */
 	size_t ncm, acm;
+	struct hindex cmi;     /* cm by (pid, start time) */
 };
 
 void proctab_init(struct proctab *t, const char *procfs_root);
@@ -72,7 +77,10 @@ struct proc_info *proctab_find(struct proctab *t, pid_t pid);
  * cycle's scan was made, else from its own stat file only (a pid:N runtime
  * costs one read, not a scan of /proc; the same process asked for again in
  * the same cycle, as an endpoint runtime's entry and its process groups
- * do, is not read again). 0 with *out (NULL when there is no
+ * do, is not read again). A process asked for cycle after cycle (a GPU's
+ * processes) keeps its stat file open: a pread a cycle, which fails once
+ * the process is gone even when another has its pid since; processes not
+ * asked for in two cycles are let go. 0 with *out (NULL when there is no
  * such process; valid until the next proctab call), or -errno when /proc
  * cannot be read.
  */

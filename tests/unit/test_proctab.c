@@ -165,6 +165,44 @@ static void test_fixture(void)
 	ok(p && p == proctab_find(&t, 4242), "get: the scanned table's entry");
 	is_int((long)t.refreshes, 1, "get in a scanned cycle: no second scan");
 	proctab_free(&t);
+
+	/*
+	 * A process asked for cycle after cycle keeps its stat file open: it is
+	 * read again through it, a new process under its pid (another start
+	 * time) is a new identity, and a removed one is gone.
+	 */
+	proctab_init(&t, root);
+	stat_line(4343, "kept", 'S', 10, 5, 777);
+	is_int(proctab_get(&t, 8000, 4343, &p), 0, "kept: first get");
+	if (p)
+		is_str(proctab_argv0(&t, p), "", "kept: argv[0] (no cmdline file)");
+	ok(t.kp_fds == 1, "kept: its stat file is held open");
+	stat_line(4343, "kept", 'R', 20, 6, 777);
+	is_int(proctab_get(&t, 9000, 4343, &p), 0, "kept: next cycle");
+	ok(p && p->utime == 20 && p->state == 'R', "kept: the next cycle's figures, read through the kept file");
+	put("4343/cmdline", "/new", -1);
+	stat_line(4343, "kept", 'S', 1, 1, 999);
+	is_int(proctab_get(&t, 10000, 4343, &p), 0, "kept: the pid's stat written over");
+	ok(p && p->starttime == 999, "kept: another start time is another process");
+	if (p)
+		is_str(proctab_argv0(&t, p), "/new", "kept: its argv[0] is read afresh");
+	{
+		char path[600];
+
+		snprintf(path, sizeof(path), "%s/4343/stat", root);
+		unlink(path);
+	}
+	is_int(proctab_get(&t, 11000, 4343, &p), 0, "kept: its stat file removed");
+	ok(p == NULL, "kept: a removed process is gone, though its file was held open");
+	ok(t.kp_fds == 0, "kept: its file is closed");
+	stat_line(4343, "kept", 'S', 10, 5, 1000);
+	is_int(proctab_get(&t, 12000, 4343, &p), 0, "kept: the pid back");
+	ok(p && p->starttime == 1000, "kept: read afresh");
+	is_int(proctab_get(&t, 15000, 4242, &p), 0, "kept: another process in the next cycle");
+	ok(t.nkp == 2, "kept: both kept while 4343 was asked for in the last cycle (%zu kept)", t.nkp);
+	is_int(proctab_get(&t, 16000, 4242, &p), 0, "kept: and in the one after");
+	ok(t.nkp == 1 && t.kp_fds == 1, "kept: a process not asked for in two cycles is let go (%zu kept)", t.nkp);
+	proctab_free(&t);
 	proctab_init(&t, "/nonexistent/proc");
 	is_int(proctab_get(&t, 1, 1, &p), -ENOENT, "get with a missing root: -ENOENT");
 	proctab_free(&t);
@@ -218,6 +256,23 @@ static void test_real_proc(void)
 	waitpid(child, &st, 0);
 	proctab_refresh(&t, 3);
 	ok(proctab_find(&t, child) == NULL, "/proc: once reaped, it is gone from the next");
+	proctab_free(&t);
+
+	/* Asked for without a scan: the kept stat file fails once the process is gone, whoever has its pid. */
+	proctab_init(&t, "/proc");
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	is_int(proctab_get(&t, 10, child, &p), 0, "/proc: get a child");
+	ok(p && p->pid == child, "/proc: get: the child");
+	is_int(proctab_get(&t, 11, child, &p), 0, "/proc: get it in the next cycle");
+	ok(p && p->pid == child && t.kp_fds == 1, "/proc: through its kept stat file");
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	is_int(proctab_get(&t, 12, child, &p), 0, "/proc: get it once reaped");
+	ok(p == NULL, "/proc: the kept file says it is gone");
 	proctab_free(&t);
 }
 

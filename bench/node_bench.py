@@ -27,7 +27,9 @@ A missed target still exits 0; exit 1 only when something could not be built, ru
 
 Environment (defaults in brackets): BUILD [build/release], BIN [bin], CC [cc], MAKE [make], NODE_SECONDS [20],
 NODE_SKIP [5], NODE_GPUS [8], NODE_CONTAINERS [200], NODE_PROCS [300], NODE_PODS [50], NODE_RUNTIMES [4],
-NODE_MODELS [20], TMPDIR.
+NODE_MODELS [20], TMPDIR; NODE_PERF=FILE records the steady window with `perf record -g` (the figures then
+include perf's own cost), NODE_KEEP=FILE keeps the reports (and
+the producer's stderr in FILE.err).
 """
 import json
 import os
@@ -175,7 +177,6 @@ def main():
         run([build + "/bench/containers_bench", "--write-tree", work + "/cg", "-c", str(ncont)])
         run([build + "/bench/pods_bench", "-p", str(max(1, -(-nprocs // npods))), "--write-tree", work + "/node",
              str(nprocs)])
-        overlay_procfs(work + "/node/proc")
         with open(work + "/metrics.txt", "w") as f:
             subprocess.run([PY, os.path.join(TOP, "bench/triton_metrics.py"), str(nmodels)], stdout=f, check=True)
         for i in range(nrt):
@@ -187,6 +188,7 @@ def main():
             while not (os.path.exists(pf) and os.path.getsize(pf)) and time.monotonic() < end:
                 time.sleep(0.05)
             ports.append(open(pf).read().strip())
+        overlay_procfs(work + "/node/proc")  # the servers' pids too: each runtime finds its listening process
         cfg = {
             "period": "1s",
             "system_metrics": [{"type": "vcpu_usage"}, {"type": "memory_info"}, {"type": "container_usage"}],
@@ -218,10 +220,19 @@ def main():
         start_proc = sum(snapshot(mon.pid).values())
         if not wait_lines(out, skip, mon, skip + 30):
             fail("accel-monitor stopped before report %d" % skip)
+        perf = None
+        if os.environ.get("NODE_PERF"):
+            perf = subprocess.Popen(["perf", "record", "-q", "-g", "-o", os.environ["NODE_PERF"], "-p", str(mon.pid)])
         s0, t0 = snapshot(mon.pid), time.monotonic()
         if not wait_lines(out, skip + seconds, mon, seconds + 30):
             fail("accel-monitor stopped before report %d" % (skip + seconds))
         s1, t1 = snapshot(mon.pid), time.monotonic()
+        if perf:
+            perf.send_signal(signal.SIGINT)
+            perf.wait()
+        if os.environ.get("NODE_KEEP"):
+            shutil.copy(out, os.environ["NODE_KEEP"])
+            shutil.copy(work + "/monitor.err", os.environ["NODE_KEEP"] + ".err")
         mon.send_signal(signal.SIGTERM)
         rc = mon.wait(30)
         mon = None
@@ -261,7 +272,7 @@ def main():
     gpus_seen = len(devs[0]["report"]["device_power"]["devices"]) if devs else 0
     pods = {p for e in devs for d in e["report"]["device_memory"]["devices"].values() for p in d.get("pods", {})}
     cont = len(last["system_data"]["container_usage"].get("containers", {}))
-    rts = [r for r in last.get("runtime_data", []) if not r.get("error")]
+    rts = [r for r in last.get("runtime_data", []) if not r.get("error") and r.get("pid")]
     print("== the whole node: %d H200s (cost model), every device group, container_usage over %d containers, "
           "%d processes in %d pods, %d endpoint runtimes of %d models, vcpu_usage, memory_info; 1 s period"
           % (gpus, ncont, nprocs, npods, nrt, nmodels))

@@ -78,41 +78,68 @@ size_t json_string_size(const char *s, size_t len)
 	return n;
 }
 
+/* Append n bytes known to fit (buf_reserve made room). */
+static inline void put_raw(struct buf *b, const void *p, size_t n)
+{
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+/* buf_add for the writer's small pieces: in place while they fit what is allocated. */
+static inline int put(struct buf *b, const void *p, size_t n)
+{
+	if (b->data && b->alloc - b->len > n) {
+		put_raw(b, p, n);
+		b->data[b->len] = '\0';
+		return 0;
+	}
+	return buf_add(b, p, n);
+}
+
 static int put_string(struct buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t start = 0;
-	int rc = buf_add(b, "\"", 1);
+	size_t i = 0, start;
 
-	for (size_t i = 0; i < len && !rc; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[6] = { '\\', 0, 0, 0, 0, 0 };
-		size_t elen = 2;
+	/* The usual string has nothing to escape: one reservation, one copy. */
+	if (buf_reserve(b, len + 2))
+		return -ENOSPC;
+	b->data[b->len++] = '"';
+	for (;;) {
+		start = i;
+		while (i < len && escaped_len((unsigned char)s[i]) == 1)
+			i++;
+		put_raw(b, s + start, i - start);
+		if (i == len)
+			break;
+		{
+			unsigned char c = (unsigned char)s[i++];
+			char esc[6] = { '\\', 0, 0, 0, 0, 0 };
+			size_t elen = 2;
 
-		if (escaped_len(c) == 1)
-			continue;
-		switch (c) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\t': esc[1] = 't'; break;
-		case '\r': esc[1] = 'r'; break;
-		case '\b': esc[1] = 'b'; break;
-		case '\f': esc[1] = 'f'; break;
-		default:
-			memcpy(esc + 1, "u00", 3);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			elen = 6;
+			switch (c) {
+			case '"': esc[1] = '"'; break;
+			case '\\': esc[1] = '\\'; break;
+			case '\n': esc[1] = 'n'; break;
+			case '\t': esc[1] = 't'; break;
+			case '\r': esc[1] = 'r'; break;
+			case '\b': esc[1] = 'b'; break;
+			case '\f': esc[1] = 'f'; break;
+			default:
+				memcpy(esc + 1, "u00", 3);
+				esc[4] = hex[c >> 4];
+				esc[5] = hex[c & 15];
+				elen = 6;
+			}
+			/* the rest of the string and its quote, with this escape */
+			if (buf_reserve(b, elen + (len - i) + 1))
+				return -ENOSPC;
+			put_raw(b, esc, elen);
 		}
-		rc = buf_add(b, s + start, i - start);
-		if (!rc)
-			rc = buf_add(b, esc, elen);
-		start = i + 1;
 	}
-	if (!rc)
-		rc = buf_add(b, s + start, len - start);
-	return rc ? rc : buf_add(b, "\"", 1);
+	b->data[b->len++] = '"';
+	b->data[b->len] = '\0';
+	return 0;
 }
 
 int json_write(const json_t *v, struct buf *b)
@@ -125,32 +152,32 @@ int json_write(const json_t *v, struct buf *b)
 
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		rc = buf_add(b, "{", 1);
+		rc = put(b, "{", 1);
 		json_object_foreach((json_t *)v, key, x) {
 			if (rc)
 				break;
 			if (!first)
-				rc = buf_add(b, ",", 1);
+				rc = put(b, ",", 1);
 			first = 0;
 			if (!rc)
-				rc = put_string(b, key, strlen(key));
+				rc = put_string(b, key, json_object_iter_key_len(json_object_key_to_iter(key)));
 			if (!rc)
-				rc = buf_add(b, ":", 1);
+				rc = put(b, ":", 1);
 			if (!rc)
 				rc = json_write(x, b);
 		}
-		return rc ? rc : buf_add(b, "}", 1);
+		return rc ? rc : put(b, "}", 1);
 	case JSON_ARRAY:
-		rc = buf_add(b, "[", 1);
+		rc = put(b, "[", 1);
 		json_array_foreach((json_t *)v, i, x) {
 			if (rc)
 				break;
 			if (i)
-				rc = buf_add(b, ",", 1);
+				rc = put(b, ",", 1);
 			if (!rc)
 				rc = json_write(x, b);
 		}
-		return rc ? rc : buf_add(b, "]", 1);
+		return rc ? rc : put(b, "]", 1);
 	case JSON_STRING:
 		return put_string(b, json_string_value(v), json_string_length(v));
 	case JSON_INTEGER: {
@@ -160,15 +187,15 @@ int json_write(const json_t *v, struct buf *b)
 		p = u64_digits(u, num + sizeof(num));
 		if (n < 0)
 			*--p = '-';
-		return buf_add(b, p, (size_t)(num + sizeof(num) - p));
+		return put(b, p, (size_t)(num + sizeof(num) - p));
 	}
 	case JSON_REAL:
-		return buf_add(b, num, json_format_real(json_real_value(v), num));
+		return put(b, num, json_format_real(json_real_value(v), num));
 	case JSON_TRUE:
-		return buf_add(b, "true", 4);
+		return put(b, "true", 4);
 	case JSON_FALSE:
-		return buf_add(b, "false", 5);
+		return put(b, "false", 5);
 	default:
-		return buf_add(b, "null", 4);
+		return put(b, "null", 4);
 	}
 }

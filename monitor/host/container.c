@@ -815,7 +815,9 @@ static void add_number(json_t *o, const char *key, json_t *v)
 							 : json_real(json_real_value(v)));
 	} else if (json_is_integer(cur) && json_is_integer(v) && json_integer_value(v) >= 0 &&
 		   json_integer_value(cur) <= INT64_MAX - json_integer_value(v)) {
-		json_object_set_new(o, key, json_integer(json_integer_value(cur) + json_integer_value(v)));
+		json_integer_set(cur, json_integer_value(cur) + json_integer_value(v)); /* the sum is o's own */
+	} else if (json_is_real(cur)) {
+		json_real_set(cur, json_number_value(cur) + json_number_value(v));
 	} else {
 		json_object_set_new(o, key, json_real(json_number_value(cur) + json_number_value(v)));
 	}

@@ -54,8 +54,12 @@ struct host {
 	struct energy_ledger *energy; /* energy by process and device so far (energy.h) */
 	struct ident_memo {
 		pid_t pid;
+		int64_t snap;        /* the snapshot it was last worked out in */
+		int have;            /* the process has an identity: id and n hold it */
+		struct container_id id;
+		struct container_names n;
 		json_t *ident;       /* a reference; NULL: the process has no identity (or is gone) */
-	} *im;                       /* this snapshot's identities, as host_container_json answered */
+	} *im;                       /* the identities host_container_json answered in this snapshot and the last */
 	size_t nim, aim;
 	struct hindex imi;           /* im by pid */
 };
@@ -204,14 +208,25 @@ int host_ncpu(const struct host *h)
 
 void host_snapshot(struct host *h, const struct cycle *cy)
 {
+	size_t keep = 0;
+
 	(void)cy; /* what is read in the snapshot is read when first asked for, not at cy */
 	h->snap++;
 	h->ndm = 0;
 	h->dm_known = 0;
-	for (size_t i = 0; i < h->nim; i++)
-		json_decref(h->im[i].ident);
-	h->nim = 0;
-	hindex_clear(&h->imi);
+	/* Identities not asked for in the last snapshot are let go; the others are checked when asked. */
+	for (size_t i = 0; i < h->nim; i++) {
+		if (h->im[i].snap == h->snap - 1)
+			h->im[keep++] = h->im[i];
+		else
+			json_decref(h->im[i].ident);
+	}
+	if (keep != h->nim) {
+		h->nim = keep;
+		hindex_clear(&h->imi);
+		for (size_t i = 0; i < h->nim; i++)
+			hindex_put(&h->imi, hash_bytes(0, &h->im[i].pid, sizeof(pid_t)), (uint32_t)i);
+	}
 }
 
 /* ---- processes --------------------------------------------------------------------------------------- */
@@ -303,50 +318,69 @@ static bool identity(struct host *h, const struct container_id *id, int64_t now,
 	return true;
 }
 
-static json_t *container_of(struct host *h, pid_t pid)
+/* Process pid's identity and names into *id and *n (zeroed first). 1, or 0 when it has none (host, gone). */
+static int container_of(struct host *h, pid_t pid, struct container_id *id, struct container_names *n)
 {
 	struct proc_info *p = NULL;
 	const struct container_id *pid_id;
-	struct container_id id;
-	struct container_names n;
 	int64_t now = clock_mono_ns();
 
+	memset(id, 0, sizeof(*id));
+	memset(n, 0, sizeof(*n));
 	if (host_process(h, pid, &p) || !p)
-		return NULL;
+		return 0;
 	pid_id = proctab_container(&h->procs, p);
-	if (!pid_id || !identity(h, pid_id, now, &id))
-		return NULL;
-	host_container_names(h, &id, now, &n);
-	if (h->self_pod_uid[0] && !strcmp(id.pod_uid, h->self_pod_uid)) {
-		if (!n.pod[0])
-			memcpy(n.pod, h->self_pod, sizeof(h->self_pod));
-		if (!n.ns[0])
-			memcpy(n.ns, h->self_ns, sizeof(h->self_ns));
+	if (!pid_id || !identity(h, pid_id, now, id))
+		return 0;
+	host_container_names(h, id, now, n);
+	if (h->self_pod_uid[0] && !strcmp(id->pod_uid, h->self_pod_uid)) {
+		if (!n->pod[0])
+			memcpy(n->pod, h->self_pod, sizeof(h->self_pod));
+		if (!n->ns[0])
+			memcpy(n->ns, h->self_ns, sizeof(h->self_ns));
 	}
-	return container_json(&id, &n);
+	return 1;
 }
 
 /*
  * Once per process and snapshot: every device group with processes, and
- * each runtime's energy join, asks again for the same processes.
+ * each runtime's energy join, asks again for the same processes. From one
+ * snapshot to the next the identity is worked out again (the process read
+ * again, its names asked for), and the same object answered while it says
+ * the same.
  */
 json_t *host_container_json(struct host *h, pid_t pid)
 {
 	uint64_t hv = hash_bytes(0, &pid, sizeof(pid));
 	struct hindex_iter it;
-	struct ident_memo *m;
+	struct ident_memo *m = NULL, cur;
 
-	for (uint32_t i = hindex_first(&h->imi, hv, &it); i != HINDEX_NONE; i = hindex_next(&h->imi, hv, &it))
+	for (uint32_t i = hindex_first(&h->imi, hv, &it); i != HINDEX_NONE && !m; i = hindex_next(&h->imi, hv, &it))
 		if (h->im[i].pid == pid)
-			return json_incref(h->im[i].ident);
-	if (h->nim == h->aim) {
-		h->aim = h->aim ? h->aim * 2 : 64;
-		h->im = xrealloc(h->im, h->aim * sizeof(*h->im));
+			m = &h->im[i];
+	if (m && m->snap == h->snap)
+		return json_incref(m->ident);
+	cur.have = container_of(h, pid, &cur.id, &cur.n);
+	if (!m) {
+		if (h->nim == h->aim) {
+			h->aim = h->aim ? h->aim * 2 : 64;
+			h->im = xrealloc(h->im, h->aim * sizeof(*h->im));
+		}
+		m = &h->im[h->nim];
+		m->pid = pid;
+		m->ident = NULL;
+		m->have = -1; /* nothing to compare with */
+		hindex_put(&h->imi, hv, (uint32_t)h->nim++);
 	}
-	m = &h->im[h->nim];
-	m->pid = pid;
-	m->ident = container_of(h, pid);
-	hindex_put(&h->imi, hv, (uint32_t)h->nim++);
+	m->snap = h->snap;
+	if (m->have == cur.have && (!cur.have || (!memcmp(&m->id, &cur.id, sizeof(cur.id)) &&
+						  !memcmp(&m->n, &cur.n, sizeof(cur.n)))))
+		return json_incref(m->ident);
+	json_decref(m->ident);
+	m->have = cur.have;
+	m->id = cur.id;
+	m->n = cur.n;
+	m->ident = cur.have ? container_json(&cur.id, &cur.n) : NULL;
 	return json_incref(m->ident);
 }
 

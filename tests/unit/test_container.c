@@ -558,7 +558,7 @@ static void test_memo(void)
 	const char *stat1 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
 	const char *stat2 = "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 9000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n";
 	struct host *h;
-	json_t *c;
+	json_t *c, *first;
 
 	if (!mkdtemp(root)) {
 		printf("# mkdtemp: %s\n", strerror(errno));
@@ -570,17 +570,23 @@ static void test_memo(void)
 	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
 	c = host_container_json(h, 4242);
 	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the first cycle parses the cgroup file");
-	json_decref(c);
+	first = c;
+	c = host_container_json(h, 4242);
+	ok(c == first, "memo: asked again in the snapshot: the same object");
+	json_decref(c); /* first's reference is kept, so that its address is not another's below */
 	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64B ".scope\n");
 	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
 	c = host_container_json(h, 4242);
 	is_str(json_string_value(json_object_get(c, "id")), ID64, "memo: the same process later: not read again");
+	ok(c == first, "memo: the same identity in the next snapshot: the same object again");
 	json_decref(c);
 	put_file(root, "4242/stat", stat2);
 	host_snapshot(h, &(struct cycle){ .mono_ns = 3 });
 	c = host_container_json(h, 4242);
 	is_str(json_string_value(json_object_get(c, "id")), ID64B, "memo: a reused pid (another start time): read afresh");
+	ok(c != first, "memo: another identity: a new object");
 	json_decref(c);
+	json_decref(first);
 	put_file(root, "4242/stat", "");
 	host_snapshot(h, &(struct cycle){ .mono_ns = 4 });
 	ok(!host_container_json(h, 4242), "memo: a process gone: no identity");

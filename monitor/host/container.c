@@ -852,19 +852,75 @@ static void aggregate(json_t *agg, pid_t pid, json_t *fig, const char *num_key)
 	}
 }
 
-/* The aggregate obj[key], created with the identity fields of ident listed in keys. */
+/*
+ * The aggregate obj[key], created when missing; at its first process of
+ * the call (no pids yet) its identity fields (keys) are made ident's.
+ */
 static json_t *agg_of(json_t *obj, const char *key, json_t *ident, const char *const *keys)
 {
 	json_t *a = json_object_get(obj, key);
 
 	if (!a) {
 		a = json_object();
-		for (; *keys; keys++)
-			if (json_object_get(ident, *keys))
-				json_object_set(a, *keys, json_object_get(ident, *keys));
 		json_object_set_new(obj, key, a);
 	}
+	if (!json_array_size(json_object_get(a, "pids")))
+		for (; *keys; keys++) {
+			json_t *v = json_object_get(ident, *keys);
+
+			if (v == json_object_get(a, *keys))
+				continue; /* the usual case: the host answers the same identity object */
+			if (v)
+				json_object_set(a, *keys, v);
+			else
+				json_object_del(a, *keys);
+		}
 	return a;
+}
+
+/* dev[key] when it is an object (a new reference: the last call's, reused), else a new object. */
+static json_t *take_obj(json_t *dev, const char *key)
+{
+	json_t *o = json_object_get(dev, key);
+
+	return json_is_object(o) ? json_incref(o) : json_object();
+}
+
+/* The last call's aggregates made ready for this call's sums: no pids, no figures; their identities kept. */
+static void aggs_clear(json_t *aggs)
+{
+	const char *k;
+	json_t *a;
+
+	json_object_foreach(aggs, k, a) {
+		json_array_clear(json_object_get(a, "pids"));
+		json_object_del(a, "memory_bytes");
+		json_object_del(a, "energy_joules");
+		json_object_del(a, "engines");
+	}
+}
+
+/* Drop the aggregates no process joined in this call. */
+static void aggs_prune(json_t *aggs)
+{
+	const char *k;
+	json_t *a;
+	void *tmp;
+
+	json_object_foreach_safe(aggs, tmp, k, a)
+		if (!json_array_size(json_object_get(a, "pids")))
+			json_object_del(aggs, k);
+}
+
+static int in_pidlist(json_t *pidlist, long pid)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(pidlist, i, v)
+		if (json_is_integer(v) && json_integer_value(v) == pid)
+			return 1;
+	return 0;
 }
 
 static void set_or_drop(json_t *dev, const char *key, json_t *v)
@@ -878,7 +934,23 @@ static void set_or_drop(json_t *dev, const char *key, json_t *v)
 	}
 }
 
-/* One device object (or MIG device): see containers_annotate_group. */
+/* pc[key] = ident (a reference taken), or no entry when ident is NULL. */
+static void pc_set(json_t *pc, const char *key, json_t *ident)
+{
+	if (!ident)
+		json_object_del(pc, key);
+	else if (json_object_get(pc, key) == ident)
+		json_decref(ident); /* the last call's: already there */
+	else
+		json_object_set_new(pc, key, ident);
+}
+
+/*
+ * One device object (or MIG device): see containers_annotate_group. The
+ * objects a collector keeps between cycles are updated in place: the
+ * same identities answer the same objects, and only what changed is
+ * allocated.
+ */
 static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 {
 	static const char *const pod_keys[] = { "pod", "namespace", "qos", NULL };
@@ -889,13 +961,32 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 	const char *key;
 	/* device_power's processes are joules (energy.h marks the split with energy_attribution), others bytes */
 	const char *num_key = json_object_get(dev, "energy_attribution") ? "energy_joules" : "memory_bytes";
+	void *tmp;
 	size_t i;
 
-	if (!json_is_object(procs) && !json_is_array(pidlist))
+	if (!json_is_object(procs))
+		procs = NULL;
+	if (!json_is_array(pidlist))
+		pidlist = NULL;
+	if (!procs && !pidlist) {
+		set_or_drop(dev, "process_containers", json_object());
+		set_or_drop(dev, "pods", json_object());
+		set_or_drop(dev, "containers", json_object());
 		return;
-	pc = json_object();
-	pods = json_object();
-	ctrs = json_object();
+	}
+	pc = take_obj(dev, "process_containers");
+	pods = take_obj(dev, "pods");
+	ctrs = take_obj(dev, "containers");
+	/* The last call's processes that are not this call's. */
+	json_object_foreach_safe(pc, tmp, key, fig) {
+		char *end;
+		long pid = strtol(key, &end, 10);
+
+		if (!json_object_get(procs, key) && (*end || !in_pidlist(pidlist, pid)))
+			json_object_del(pc, key);
+	}
+	aggs_clear(pods);
+	aggs_clear(ctrs);
 	json_object_foreach(procs, key, fig) {
 		char *end;
 		long pid = strtol(key, &end, 10);
@@ -904,30 +995,26 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 		if (*end || pid <= 0 || pid > 0x3fffffff)
 			continue;
 		ident = lookup(ud, (pid_t)pid);
-		if (!ident)
-			continue;
-		if (json_object_get(ident, "pod_uid"))
+		if (ident && json_object_get(ident, "pod_uid"))
 			aggregate(agg_of(pods, json_string_value(json_object_get(ident, "pod_uid")), ident, pod_keys),
 				  (pid_t)pid, fig, num_key);
-		if (json_object_get(ident, "id"))
+		if (ident && json_object_get(ident, "id"))
 			aggregate(agg_of(ctrs, json_string_value(json_object_get(ident, "id")), ident, ctr_keys),
 				  (pid_t)pid, fig, num_key);
-		json_object_set_new(pc, key, ident);
+		pc_set(pc, key, ident);
 	}
 	json_array_foreach(pidlist, i, fig) {
 		char k[24];
-		json_t *ident;
 
 		if (!json_is_integer(fig) || json_integer_value(fig) <= 0 || json_integer_value(fig) > 0x3fffffff)
 			continue;
 		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
-		if (json_object_get(pc, k))
-			continue;
-		ident = lookup(ud, (pid_t)json_integer_value(fig));
-		if (!ident)
-			continue;
-		json_object_set_new(pc, k, ident);
+		if (json_object_get(procs, k))
+			continue; /* done above */
+		pc_set(pc, k, lookup(ud, (pid_t)json_integer_value(fig)));
 	}
+	aggs_prune(pods);
+	aggs_prune(ctrs);
 	set_or_drop(dev, "process_containers", pc);
 	set_or_drop(dev, "pods", pods);
 	set_or_drop(dev, "containers", ctrs);

@@ -540,10 +540,31 @@ static void test_annotate(void)
 		  "\"qos\":\"besteffort\"}",
 	       "energy: a pod's joules are its processes' sum");
 	free(s);
+	/*
+	 * The collector keeps its device objects: the next cycle's sums and
+	 * members are that cycle's alone, in the same objects.
+	 */
+	dev = json_object_get(json_object_get(g, "devices"), "0");
+	pods = json_object_get(dev, "pods");
+	json_object_set_new(dev, "processes", json_pack("{s:I, s:I}", "1002", (json_int_t)500, "1004", (json_int_t)1));
+	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
+	host_annotate_group(h, g);
+	ok(json_object_get(dev, "pods") == pods, "next cycle: the same pods object, updated");
+	s = json_dumps(json_object_get(pods, B_UID), JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"memory_bytes\":500,\"namespace\":\"serving\",\"pids\":[1002],\"pod\":\"infer-7d9f\","
+		  "\"qos\":\"besteffort\"}",
+	       "next cycle: the pod's sum and members are this cycle's only");
+	free(s);
+	is_int(json_object_size(pods), 1, "next cycle: a pod none of whose processes is left is gone");
+	s = json_dumps(json_object_get(dev, "process_containers"), JSON_COMPACT | JSON_SORT_KEYS);
+	ok(s && strstr(s, "\"1002\"") && !strstr(s, "\"1001\"") && !strstr(s, "\"1006\""),
+	   "next cycle: process_containers holds this cycle's processes only (%s)", s ? s : "");
+	free(s);
+	is_int(json_object_size(json_object_get(dev, "containers")), 1, "next cycle: one container left");
 	/* The collector keeps its device objects: a later cycle without those processes leaves nothing stale. */
 	dev = json_object_get(json_object_get(g, "devices"), "0");
 	json_object_set_new(dev, "processes", json_pack("{s:I}", "1004", (json_int_t)1));
-	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
+	host_snapshot(h, &(struct cycle){ .mono_ns = 3 });
 	host_annotate_group(h, g);
 	ok(!json_object_get(dev, "pods") && !json_object_get(dev, "containers") &&
 	   !json_object_get(dev, "process_containers"), "a later cycle with no pod's process: the keys are gone");

@@ -276,9 +276,9 @@ def main():
     print("== the whole node: %d H200s (cost model), every device group, container_usage over %d containers, "
           "%d processes in %d pods, %d endpoint runtimes of %d models, vcpu_usage, memory_info; 1 s period"
           % (gpus, ncont, nprocs, npods, nrt, nmodels))
-    print("  last report: %d GPUs, %d cgroups in container_usage, %d runtimes without error, processes in %d pods; "
-          "groups with an error in the window: %s" % (gpus_seen, cont, len(rts), len(pods),
-                                                     ", ".join(sorted(errors)) or "none"))
+    print("  last report: %d GPUs, %d cgroups in container_usage, %d runtimes without error and with their "
+          "listening process, processes in %d pods; groups with an error in the window: %s"
+          % (gpus_seen, cont, len(rts), len(pods), ", ".join(sorted(errors)) or "none"))
     print("  start-up, the %d GPUs alone (every device group): %.1f ms CPU of the producer's thread from exec to the "
           "first report line (%.1f ms of the process)   target <= %.0f ms   %s"
           % (gpus, gpu_thread / 1e6, gpu_proc / 1e6, TARGET_START_MS,

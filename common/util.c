@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 static void oom(size_t n)
 {
@@ -185,6 +187,34 @@ ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size)
 	if (fd < 0)
 		return -errno;
 	return read_fd_all(fd, dst, size);
+}
+
+ssize_t read_kept_file(int fd, int check_links, char *dst, size_t size)
+{
+	struct stat st;
+	ssize_t n;
+
+	do
+		n = pread(fd, dst, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -EFBIG;
+	if (check_links && (fstat(fd, &st) || !st.st_nlink))
+		return -ENOENT;
+	dst[n] = '\0';
+	return n;
+}
+
+int on_kernel_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return 0;
+	return sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC || sf.f_type == CGROUP_SUPER_MAGIC ||
+	       sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
 int open_regular(const char *path, int flags)

@@ -49,6 +49,24 @@ void buf_free(struct buf *b);
 ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size);
 
 /*
+ * A file kept open and read again: its whole text from offset 0 with one
+ * pread, into dst, NUL-terminated. Right for files the kernel writes afresh
+ * for each read from the start, in one record (a cgroup file, /proc/PID/stat,
+ * a sysfs attribute), where a read shorter than dst is all of it. The byte
+ * count, -EFBIG when it fills dst, or -errno (a cgroup file removed: -ENODEV;
+ * a process gone: -ESRCH). check_links: the file is on no such file system (a
+ * fixture tree), where a removed file still reads: -ENOENT when its link
+ * count says it was removed.
+ */
+ssize_t read_kept_file(int fd, int check_links, char *dst, size_t size);
+/*
+ * Is fd on a file system whose files the kernel writes (procfs, sysfs,
+ * cgroup v1 or v2)? There a kept file's read fails once what it shows is
+ * gone; elsewhere read_kept_file must check links.
+ */
+int on_kernel_fs(int fd);
+
+/*
  * For paths that come from a user (a config file, a certificate, a
  * credentials file): open path only when it is a regular file, without
  * ever blocking in open() (a FIFO) or taking a controlling terminal. The

@@ -9,10 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
 unsigned cg_keyed(const char *text, const char *const *keys, size_t nkeys, uint64_t *vals)
 {
@@ -171,13 +168,6 @@ void cg_files_init(struct cg_files *f, int check_links)
 	f->check_links = check_links;
 }
 
-int cg_on_cgroupfs(int dirfd)
-{
-	struct statfs sf;
-
-	return fstatfs(dirfd, &sf) == 0 && (sf.f_type == CGROUP2_SUPER_MAGIC || sf.f_type == CGROUP_SUPER_MAGIC);
-}
-
 size_t cg_files_close(struct cg_files *f)
 {
 	size_t n = 0;
@@ -188,28 +178,6 @@ size_t cg_files_close(struct cg_files *f)
 			f->fd[i] = -1;
 			n++;
 		}
-	return n;
-}
-
-/*
- * A kept file's text from offset 0: its length, -EFBIG when it fills buf,
- * -ENOENT when check_links finds it removed, or -errno.
- */
-static ssize_t read_kept(int fd, int check_links, char *buf, size_t size)
-{
-	struct stat st;
-	ssize_t n;
-
-	do
-		n = pread(fd, buf, size - 1, 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n >= size - 1)
-		return -EFBIG;
-	if (check_links && (fstat(fd, &st) || !st.st_nlink))
-		return -ENOENT;
-	buf[n] = '\0';
 	return n;
 }
 
@@ -226,7 +194,7 @@ static int read_one(int dirfd, const char *name, int *kept, int check_links, siz
 	ssize_t n;
 
 	if (kept && *kept >= 0) {
-		n = read_kept(*kept, check_links, buf, size);
+		n = read_kept_file(*kept, check_links, buf, size);
 		if (n >= 0)
 			return 1;
 		/* Gone (its controller disabled, or the cgroup removed), or grown: ask the directory again. */
@@ -239,7 +207,7 @@ static int read_one(int dirfd, const char *name, int *kept, int check_links, siz
 	if (kept && *room) {
 		int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 
-		n = fd < 0 ? -errno : read_kept(fd, 0, buf, size);
+		n = fd < 0 ? -errno : read_kept_file(fd, 0, buf, size);
 		if (n >= 0) {
 			*kept = fd;
 			(*room)--;

@@ -81,9 +81,8 @@ struct cg_files {
 	int check_links; /* not a cgroup file system: a kept file whose link count is 0 is gone */
 };
 
-/* check_links: see struct cg_files; cg_on_cgroupfs says whether a directory is on one. */
+/* check_links: see struct cg_files (!on_kernel_fs of the tree, util.h). */
 void cg_files_init(struct cg_files *f, int check_links);
-int cg_on_cgroupfs(int dirfd);
 /* Close the kept files; returns how many were open. */
 size_t cg_files_close(struct cg_files *f);
 

@@ -205,7 +205,8 @@ int procfs_open(struct procfs *pf, const char *root)
 	return pf->dirfd < 0 ? -errno : 0;
 }
 
-const char *procfs_read(struct procfs *pf, const char *relpath)
+/* Into pf's buffer: relpath, else the kept fd; the buffer doubled while the text does not fit. */
+static const char *read_grown(struct procfs *pf, const char *relpath, int fd, int check_links)
 {
 	ssize_t n;
 
@@ -213,7 +214,8 @@ const char *procfs_read(struct procfs *pf, const char *relpath)
 		pf->size = PROCFS_BUF_START;
 		pf->text = xmalloc(pf->size);
 	}
-	while ((n = read_file_at(pf->dirfd, relpath, pf->text, pf->size)) == -EFBIG) {
+	while ((n = relpath ? read_file_at(pf->dirfd, relpath, pf->text, pf->size)
+			    : read_kept_file(fd, check_links, pf->text, pf->size)) == -EFBIG) {
 		if (pf->size >= PROCFS_BUF_CAP)
 			break;
 		pf->size *= 2;
@@ -224,6 +226,16 @@ const char *procfs_read(struct procfs *pf, const char *relpath)
 		return NULL;
 	}
 	return pf->text;
+}
+
+const char *procfs_read(struct procfs *pf, const char *relpath)
+{
+	return read_grown(pf, relpath, -1, 0);
+}
+
+const char *procfs_read_kept(struct procfs *pf, int fd, int check_links)
+{
+	return read_grown(pf, NULL, fd, check_links);
 }
 
 void procfs_close(struct procfs *pf)

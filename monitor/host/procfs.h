@@ -69,6 +69,8 @@ struct procfs {
 /* pf must be zeroed (or closed) before the first open; it may be reopened after a failure. */
 int procfs_open(struct procfs *pf, const char *root);
 const char *procfs_read(struct procfs *pf, const char *relpath);
+/* The same from a file kept open (read_kept_file, util.h: check_links off a procfs). */
+const char *procfs_read_kept(struct procfs *pf, int fd, int check_links);
 void procfs_close(struct procfs *pf);
 
 #endif

@@ -14,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
 enum { HAVE_ARGV0 = 1, HAVE_CGROUP = 2, HAVE_CONTAINER = 4 };
 #define PROC_CTR_MEMO_MAX 8192 /* identities remembered, by (pid, start time) */
@@ -56,13 +53,21 @@ struct proc_kept {
 	int64_t used;       /* the cycle it was last asked for in */
 };
 
-static void kept_free(struct proctab *t, struct proc_kept *k)
+/* What k holds let go: its strings, its stat file; pid 0, found by no one. */
+static void kept_release(struct proctab *t, struct proc_kept *k)
 {
 	infos_free(&k->p, 1);
+	memset(&k->p, 0, sizeof(k->p));
 	if (k->fd >= 0) {
 		close(k->fd);
+		k->fd = -1;
 		t->kp_fds--;
 	}
+}
+
+static void kept_free(struct proctab *t, struct proc_kept *k)
+{
+	kept_release(t, k);
 	free(k);
 }
 
@@ -254,22 +259,9 @@ static int kept_read(struct proctab *t, struct proc_kept *k)
 	struct pid_stat ps;
 	const char *text = NULL;
 	char path[32];
-	ssize_t n;
 
 	if (k->fd >= 0) {
-		struct stat st;
-
-		if (!t->pf.text) {
-			t->pf.size = 4096;
-			t->pf.text = xmalloc(t->pf.size);
-		}
-		do
-			n = pread(k->fd, t->pf.text, t->pf.size - 1, 0);
-		while (n < 0 && errno == EINTR);
-		if (n > 0 && (size_t)n < t->pf.size - 1 && (t->real_proc || (fstat(k->fd, &st) == 0 && st.st_nlink))) {
-			t->pf.text[n] = '\0';
-			text = t->pf.text;
-		}
+		text = procfs_read_kept(&t->pf, k->fd, !t->real_proc);
 	} else {
 		snprintf(path, sizeof(path), "%d/stat", (int)k->p.pid);
 		text = procfs_read(&t->pf, path);
@@ -296,12 +288,10 @@ static struct proc_kept *kept_open(struct proctab *t, pid_t pid, int64_t cycle)
 {
 	struct proc_kept *k = xcalloc(1, sizeof(*k));
 	char path[32];
+	int gone = 0;
 
-	if (t->real_proc < 0) {
-		struct statfs sf;
-
-		t->real_proc = fstatfs(t->pf.dirfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
-	}
+	if (t->real_proc < 0)
+		t->real_proc = on_kernel_fs(t->pf.dirfd);
 	if (!t->kp_cap) {
 		struct rlimit rl;
 
@@ -318,8 +308,10 @@ static struct proc_kept *kept_open(struct proctab *t, pid_t pid, int64_t cycle)
 		k->fd = openat(t->pf.dirfd, path, O_RDONLY | O_CLOEXEC);
 		if (k->fd >= 0)
 			t->kp_fds++;
+		else if (errno == ENOENT)
+			gone = 1; /* no such process: not read again by path */
 	}
-	if ((k->fd < 0 && errno == ENOENT) || kept_read(t, k)) {
+	if (gone || kept_read(t, k)) {
 		kept_free(t, k);
 		return NULL;
 	}
@@ -349,13 +341,7 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 	if (k && k->used != cycle) {
 		if (kept_read(t, k)) {
 			/* Gone: let go of what it held now; the next cycle's sweep takes the entry. */
-			infos_free(&k->p, 1);
-			memset(&k->p, 0, sizeof(k->p)); /* pid 0: found by no one */
-			if (k->fd >= 0) {
-				close(k->fd);
-				k->fd = -1;
-				t->kp_fds--;
-			}
+			kept_release(t, k);
 			k->used = INT64_MIN + 1;
 			k = NULL;
 		} else {

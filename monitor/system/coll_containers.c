@@ -275,7 +275,7 @@ static void root_add(struct ct_state *s, int fd, unsigned roles)
 {
 	struct stat a, b;
 
-	s->on_cgroupfs = (!s->nroots || s->on_cgroupfs) && cg_on_cgroupfs(fd);
+	s->on_cgroupfs = (!s->nroots || s->on_cgroupfs) && on_kernel_fs(fd);
 	if (fstat(fd, &a) == 0)
 		for (size_t i = 0; i < s->nroots; i++)
 			if (fstat(s->roots[i].fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {

@@ -206,7 +206,7 @@ void energy_ledger_free(struct energy_ledger *l)
 	free(l);
 }
 
-static struct ledger_proc *ledger_find(const struct energy_ledger *l, uint32_t pid)
+static struct ledger_proc *ledger_find(struct energy_ledger *l, uint32_t pid)
 {
 	for (size_t i = 0; i < l->np; i++)
 		if (l->p[i].pid == pid)
@@ -253,16 +253,6 @@ void energy_ledger_add_device(struct energy_ledger *l, const char *uuid, double 
 	l->d[i].j += j;
 }
 
-int energy_ledger_process(const struct energy_ledger *l, uint32_t pid, double *j)
-{
-	const struct ledger_proc *e = ledger_find(l, pid);
-
-	if (!e)
-		return -ENOENT;
-	*j = e->j;
-	return 0;
-}
-
 int energy_ledger_device(const struct energy_ledger *l, const char *uuid, double *j)
 {
 	for (size_t i = 0; i < l->nd; i++)
@@ -278,7 +268,8 @@ size_t energy_ledger_count(const struct energy_ledger *l)
 	return l->np;
 }
 
-uint32_t energy_ledger_pid(const struct energy_ledger *l, size_t i)
+uint32_t energy_ledger_at(const struct energy_ledger *l, size_t i, double *j)
 {
+	*j = i < l->np ? l->p[i].j : 0;
 	return i < l->np ? l->p[i].pid : 0;
 }

@@ -138,11 +138,10 @@ void energy_ledger_free(struct energy_ledger *l); /* NULL-safe */
 void energy_ledger_add_process(struct energy_ledger *l, uint32_t pid, double j, int64_t now_ns);
 /* Add j joules to the device uuid (not empty). */
 void energy_ledger_add_device(struct energy_ledger *l, const char *uuid, double j);
-/* The joules of pid (or the device uuid) so far: 0 and *j, or -ENOENT when never added to. */
-int energy_ledger_process(const struct energy_ledger *l, uint32_t pid, double *j);
+/* The joules of the device uuid so far: 0 and *j, or -ENOENT when never added to. */
 int energy_ledger_device(const struct energy_ledger *l, const char *uuid, double *j);
-/* The i-th process in the ledger (0 <= i < count): its pid. */
+/* The i-th process in the ledger (0 <= i < count): its pid, and its joules so far in *j. */
 size_t energy_ledger_count(const struct energy_ledger *l);
-uint32_t energy_ledger_pid(const struct energy_ledger *l, size_t i);
+uint32_t energy_ledger_at(const struct energy_ledger *l, size_t i, double *j);
 
 #endif

@@ -132,11 +132,10 @@ int server_energy_take(struct server_energy *se, struct host *h, pid_t listener,
 			snprintf(ctr, sizeof(ctr), "%s", json_string_value(json_object_get(c, "id")));
 		json_decref(c);
 		for (size_t i = 0; i < energy_ledger_count(l); i++) {
-			uint32_t pid = energy_ledger_pid(l, i);
+			uint32_t pid = energy_ledger_at(l, i, &v);
 
 			if ((pid_t)pid != listener && !same_container(h, (pid_t)pid, ctr))
 				continue;
-			energy_ledger_process(l, pid, &v);
 			snprintf(key, sizeof(key), "%u", (unsigned)pid);
 			sum += prev_of(se, key, &p) ? v - p : se->have ? v : 0;
 			keep(&next, &nn, &an, key, v);

@@ -4,8 +4,8 @@
 #
 #   make                build bin/accel-monitor
 #   make run            install missing packages, build, run the pipeline on the default config
-#   make test           install missing packages, build, then every test once: check's and check-deploy's
-#                       tests in one run, then check-sanitize (README "Development")
+#   make test           install missing packages, build, then every test once: make check, then
+#                       check-sanitize with check-deploy beside it (README "Development")
 #   make check          the edit loop: the unit tests and the integration tests but the packaging and
 #                       fuzz ones, on the current build
 #   make check-deploy   the packaging and install tests (DEPLOY_TESTS: the Debian package, the image,
@@ -172,19 +172,25 @@ check-deploy: all
 check-sanitize:
 	$(MAKE) --no-print-directory SANITIZER=address,undefined,float-cast-overflow check
 
-# Every test once: check's and check-deploy's tests in one run on the plain build (the packaging tests, the
-# longest, first: they overlap the many short ones), while the sanitized build and the fuzz targets are made
-# at the lowest priority on the CPU the tests leave idle (their output in build/san-build.log); then
-# check-sanitize. The builds run on every core (a fresh clone has nothing built).
+# Every test once, in two steps that each keep both cores busy:
+#   1. check's tests on the plain build, while the sanitized build and the fuzz targets are made at the
+#      lowest priority on the CPU the tests leave idle (their output in build/san-build.log);
+#   2. check-sanitize, while check-deploy's tests run beside it one at a time (their output in
+#      build/deploy-tests.log, printed when they end): the sanitized tests mostly wait on their
+#      programs' periods and leave a core idle, which the packaging tests (image and package builds, CPU
+#      bound) fill.
+# The builds run on every core (a fresh clone has nothing built).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 SAN_BUILD := $(MAKE) --no-print-directory -j$(NPROC) SANITIZER=address,undefined,float-cast-overflow tests $(FUZZ_BIN)
 test: deps
 	$(MAKE) --no-print-directory -j$(NPROC) tests
 	@mkdir -p build
 	nice -n 19 $(SAN_BUILD) >build/san-build.log 2>&1 & b=$$!; \
-	$(SUITE) $(DEPLOY_TESTS) $(CHECK_TESTS); rc=$$?; \
+	$(SUITE) $(CHECK_TESTS); rc=$$?; \
 	wait $$b || { tail -40 build/san-build.log; exit 1; }; exit $$rc
-	$(MAKE) --no-print-directory check-sanitize
+	$(MAKE) --no-print-directory TEST_JOBS=1 check-deploy >build/deploy-tests.log 2>&1 & d=$$!; \
+	$(MAKE) --no-print-directory check-sanitize; rc=$$?; \
+	wait $$d || rc=1; echo "== make check-deploy (build/deploy-tests.log)"; cat build/deploy-tests.log; exit $$rc
 
 # Each benchmark prints its figures next to a baseline measured in the same run.
 bench: all $(BENCH_BIN)

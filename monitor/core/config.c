@@ -414,16 +414,23 @@ static void device_known_list(char *dst, size_t size)
 /* The keys every devices block has; a collector may declare more for its type. */
 static const char *const device_keys[] = { "type", "select", "period", "metrics", NULL };
 
+/* "type \"nvidia\"", or "types \"nvidia\", \"amdgpu\"" when several declare key. */
 static int device_key_owner(const char *key, char *dst, size_t size)
 {
 	const struct collector_ops *const *all = collectors();
+	char names[256];
+	size_t n = 0;
+	int found = 0;
 
 	for (size_t t = 0; all[t]; t++)
 		if (all[t]->scope == COLL_DEVICE && key_in(all[t]->keys, key)) {
-			snprintf(dst, size, "type \"%s\"", all[t]->name);
-			return 1;
+			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0, "%s\"%s\"",
+					      found ? ", " : "", all[t]->name);
+			found++;
 		}
-	return 0;
+	if (found)
+		snprintf(dst, size, "%s %s", found > 1 ? "types" : "type", names);
+	return found > 0;
 }
 
 /* The keys of a devices block (ops NULL: "auto", which has none of its own). */

@@ -144,4 +144,33 @@ int energy_ledger_device(const struct energy_ledger *l, const char *uuid, double
 size_t energy_ledger_count(const struct energy_ledger *l);
 uint32_t energy_ledger_at(const struct energy_ledger *l, size_t i, double *j);
 
+/* ---- a configured idle power ("idle_power_watts" of a devices block) ----------------------- */
+
+/*
+ * The idle power a devices block gives its devices instead of the measured
+ * one (the lowest power seen, which is too high on a GPU busy since start):
+ * "idle_power_watts": W for every device of the block, or
+ * {"<index, uuid or pci_bus_id>": W, ...} per device (a device no key names
+ * keeps its measured idle power). 0 <= W <= 100000.
+ */
+struct energy_idle;
+struct cfg_block;
+
+#define ENERGY_IDLE_KEY "idle_power_watts"
+
+/*
+ * Parse the block's "idle_power_watts" into *out (left alone when the key is
+ * absent). 0, or -EINVAL after cfg_block_error.
+ */
+int energy_idle_config(const struct cfg_block *b, struct energy_idle **out);
+/* Add it to the block's effective configuration, as parsed. */
+void energy_idle_print(const struct energy_idle *c, json_t *block);
+void energy_idle_free(struct energy_idle *c); /* NULL-safe */
+/*
+ * The configured idle power (W) of the device with this index, UUID and PCI
+ * bus id (either may be NULL or ""; PCI ids match without regard to case),
+ * or -1 when c (may be NULL) gives it none.
+ */
+double energy_idle_watts(const struct energy_idle *c, unsigned index, const char *uuid, const char *pci);
+
 #endif

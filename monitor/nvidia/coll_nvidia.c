@@ -424,6 +424,7 @@ struct nv_conf {
 	char *library;   /* "library": the NVML library to dlopen */
 	int have_slow;   /* "slow_period" was given */
 	int64_t slow_ms; /* its value; 0: "period" (every cycle, static values too) */
+	struct energy_idle *idle; /* "idle_power_watts" (energy.h); NULL: measured */
 };
 
 #define NV_SLOW_DEFAULT_MS 10000 /* "slow_period" by default */
@@ -432,7 +433,7 @@ struct nv_conf {
 #define NV_SLACK_NS (50 * NS_PER_MS) /* a slow read this early is due already (cycles' jitter) */
 
 /* The keys of a "nvidia" block beyond every block's. */
-static const char *const nv_keys[] = { "library", "slow_period", NULL };
+static const char *const nv_keys[] = { "library", "slow_period", ENERGY_IDLE_KEY, NULL };
 
 /*
  * "slow_period": how often the costly NVML reads are made, a duration
@@ -464,10 +465,14 @@ static int nv_config_slow(const struct cfg_block *b, int64_t *ms)
 	return 0;
 }
 
-/* Config: "library" names the NVML library, a path or a name ld.so searches for; "slow_period" (above). */
+/*
+ * Config: "library" names the NVML library, a path or a name ld.so searches
+ * for; "slow_period" (above); "idle_power_watts" (energy.h).
+ */
 static int nv_config(const struct cfg_block *b)
 {
 	const char *lib = NULL;
+	struct energy_idle *idle = NULL;
 	struct nv_conf *c;
 	int64_t slow = 0;
 	int r;
@@ -476,9 +481,12 @@ static int nv_config(const struct cfg_block *b)
 		return -EINVAL;
 	if ((r = nv_config_slow(b, &slow)) < 0)
 		return r;
-	if (!lib && r)
+	if (energy_idle_config(b, &idle))
+		return -EINVAL;
+	if (!lib && r && !idle)
 		return 0;
 	c = xcalloc(1, sizeof(*c));
+	c->idle = idle;
 	c->library = lib ? xstrdup(lib) : NULL;
 	c->have_slow = !r;
 	c->slow_ms = slow;
@@ -499,6 +507,7 @@ static void nv_config_print(const void *own, json_t *block)
 		duration_format(c->slow_ms, d, sizeof(d));
 		json_object_set_new(block, "slow_period", json_string(d));
 	}
+	energy_idle_print(c->idle, block);
 }
 
 static void nv_config_free(void *own)
@@ -508,6 +517,7 @@ static void nv_config_free(void *own)
 	if (!c)
 		return;
 	free(c->library);
+	energy_idle_free(c->idle);
 	free(c);
 }
 
@@ -1751,8 +1761,9 @@ static int read_putil(struct nv_state *s, struct nv_dev *d, size_t *n)
  * Split this period's energy_joules of d (already in o) into idle and
  * active, the active part shared by the processes on the GPU: by their SM
  * utilization samples over the period, else by their device memory, else
- * equally (energy.h, docs/energy.md). Idle power is the lowest power
- * reading seen on the GPU since start. Without energy_joules this period
+ * equally (energy.h, docs/energy.md). Idle power is the block's
+ * "idle_power_watts" for this GPU, else the lowest power reading seen on
+ * it since start. Without energy_joules this period
  * (a baseline, no source) the split's fields are removed. 0, or -1 lost.
  */
 static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
@@ -1787,7 +1798,9 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
 		energy_share_of(&d->shares, &n, &d->ashares, d->procs[i].pid)->memory = (double)d->procs[i].bytes;
 	if (read_putil(s, d, &n) < 0)
 		return -1;
-	if (d->have_min)
+	idle_w = energy_idle_watts(s->cfg->own ? ((const struct nv_conf *)s->cfg->own)->idle : NULL, d->index,
+				   d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL);
+	if (idle_w < 0 && d->have_min)
 		idle_w = d->min_mw / 1000.0;
 	sp = energy_split(json_number_value(ej), (double)(s->cycle_ns - last) / (double)NS_PER_S, idle_w, d->shares,
 			  n);

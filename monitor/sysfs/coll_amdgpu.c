@@ -827,23 +827,27 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 }
 
 /*
- * Split this period's energy_joules (in d) into idle (the lowest power seen
- * times the period) and the processes' shares: their DRM clients' busy time
- * on this GPU's engines over the period (fdinfo), else their VRAM, else
- * equal shares (energy.h). Without a period's energy, or without this
- * cycle's client scan, the split's fields are left out.
+ * Split this period's energy_joules (in d) into idle (the block's
+ * "idle_power_watts" for this GPU, else the lowest power seen, times the
+ * period) and the processes' shares: their DRM clients' busy time on this
+ * GPU's engines over the period (fdinfo), else their VRAM, else equal
+ * shares (energy.h). Without a period's energy, or without this cycle's
+ * client scan, the split's fields are left out.
  */
-static void amd_energy_split(struct amd_state *s, struct amd_dev *ad, const char *uuid, const struct cycle *cy,
-			     json_t *d)
+static void amd_energy_split(struct amd_state *s, const struct devslot *sl, const struct cycle *cy, json_t *d)
 {
 	static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
 					    "energy_attribution", "processes" };
+	struct amd_dev *ad = sl->priv;
+	const char *uuid = sl->uuid;
 	json_t *ej = json_object_get(d, "energy_joules");
 	int64_t last = ad->split_ns;
 	size_t n = 0;
 	struct energy_split sp;
-	double idle_w = ad->energy.have_min ? ad->energy.min_w : -1;
+	double idle_w = energy_idle_watts(s->base.cfg ? s->base.cfg->own : NULL, sl->index, sl->uuid, sl->pci);
 
+	if (idle_w < 0 && ad->energy.have_min)
+		idle_w = ad->energy.min_w;
 	ad->split_ns = cy->mono_ns;
 	for (size_t i = 0; s->cl_ok && i < s->ncl; i++) {
 		struct drm_client *cl = &s->cl[i];
@@ -1190,7 +1194,7 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 	case GROUP_DEVICE_POWER:
 		amd_power(ad, r, cy, d);
 		if (ad->pdev[0])
-			amd_energy_split(s, ad, sl->uuid, cy, d);
+			amd_energy_split(s, sl, cy, d);
 		break;
 	case GROUP_DEVICE_CLOCKS:
 		amd_clocks(ad, r, d);
@@ -1257,9 +1261,37 @@ static void amd_close(void *state)
 	sysfs_coll_free(s);
 }
 
+/* Config: "idle_power_watts" (energy.h). */
+static const char *const amd_keys[] = { ENERGY_IDLE_KEY, NULL };
+
+static int amd_config(const struct cfg_block *b)
+{
+	struct energy_idle *idle = NULL;
+
+	if (energy_idle_config(b, &idle))
+		return -EINVAL;
+	if (idle)
+		*b->own = idle;
+	return 0;
+}
+
+static void amd_config_print(const void *own, json_t *block)
+{
+	energy_idle_print(own, block);
+}
+
+static void amd_config_free(void *own)
+{
+	energy_idle_free(own);
+}
+
 const struct collector_ops coll_amdgpu_ops = {
 	.name = "amdgpu",
 	.scope = COLL_DEVICE,
+	.keys = amd_keys,
+	.config = amd_config,
+	.config_print = amd_config_print,
+	.config_free = amd_config_free,
 	.probe = amd_probe,
 	.open = amd_open,
 	.collect = amd_collect,

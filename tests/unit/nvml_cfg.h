@@ -17,10 +17,10 @@
  * the slow cadence; or a duration). d->own is the collector's (free it
  * with nvml_cfg_free). 0, or -1 with a TAP bail-out line.
  */
-static int nvml_slow_period(struct cfg_device *d, const char *v)
+/* Give d the nvidia block's own keys of o (a reference taken); 0, or -1 after a "Bail out!". */
+static int nvml_config(struct cfg_device *d, json_t *o)
 {
-	json_t *o = json_pack("{s:s}", "slow_period", v);
-	char *err = NULL;
+	char *err = NULL, *text = json_dumps(o, JSON_COMPACT);
 	struct cfg_block b = { .path = "devices[0]", .obj = o, .err = &err, .own = &d->own, .dev = d };
 	int rc;
 
@@ -28,15 +28,19 @@ static int nvml_slow_period(struct cfg_device *d, const char *v)
 	d->own = NULL;
 	rc = coll_nvidia_ops.config(&b);
 	json_decref(o);
-	if (rc) {
-		printf("Bail out! \"slow_period\": \"%s\": %s\n", v, err ? err : "refused");
-		free(err);
-		return -1;
-	}
-	return 0;
+	if (rc)
+		printf("Bail out! %s: %s\n", text, err ? err : "refused");
+	free(text);
+	free(err);
+	return rc ? -1 : 0;
 }
 
-/* Free what nvml_slow_period gave d. */
+static int nvml_slow_period(struct cfg_device *d, const char *v)
+{
+	return nvml_config(d, json_pack("{s:s}", "slow_period", v));
+}
+
+/* Free what nvml_config gave d. */
 static void nvml_cfg_free(struct cfg_device *d)
 {
 	coll_nvidia_ops.config_free(d->own);

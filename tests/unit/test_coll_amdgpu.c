@@ -521,6 +521,58 @@ static void test_energy(void)
 	ops->close(st);
 }
 
+/*
+ * A configured idle power ("idle_power_watts": {"0000:03:00.0": 30}) takes
+ * the place of the lowest power seen on that GPU; one the block does not
+ * name keeps the measured one.
+ */
+static void test_configured_idle(void)
+{
+	const char *hw1 = "class/drm/card1/device/hwmon/hwmon3/";
+	json_t *blk = json_pack("{s:{s:f}}", "idle_power_watts", "0000:03:00.0", 30.0), *eff = json_object();
+	struct cfg_device one = cfg;
+	void *own = NULL, *st = NULL;
+	char *err = NULL, f[200];
+	struct cfg_block b = { .path = "devices[0]", .obj = blk, .err = &err, .own = &own };
+	json_t *g;
+	int64_t t;
+
+	setup("host");
+	is_int(ops->config(&b), 0, "idle_power_watts by pci_bus_id parses");
+	ops->config_print(own, eff);
+	is_double(json_real_value(json_object_get(json_object_get(eff, "idle_power_watts"), "0000:03:00.0")), 30, 0,
+		  "and prints back as given");
+	one.own = own;
+	sh("ln -s /dev/dri/renderD128 '%s/2000/fd/8'", proc_root);
+	put(proc_root, "2000/fdinfo/8",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
+	    "drm-engine-gfx:\t0 ns\n");
+	fixture_host();
+	ops->open(&env, &(struct coll_target){ .dev = &one }, &st);
+	t = clock_mono_ns() + 1000000000;
+	json_decref(collect(st, GROUP_DEVICE_POWER, t));
+	snprintf(f, sizeof(f), "%spower1_average", hw1);
+	put(sys_root, f, "45000000\n");
+	put(proc_root, "1000/fdinfo/10",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t3\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t53248 KiB\n"
+	    "drm-engine-gfx:\t4600000000 ns\n");
+	put(proc_root, "2000/fdinfo/8",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
+	    "drm-engine-gfx:\t200000000 ns\n");
+	g = collect(st, GROUP_DEVICE_POWER, t + 2000000000);
+	is_double(jnum(g, "devices.0.energy_joules"), 80, 1e-9, "80 J over 2 s, as without the key");
+	is_double(jnum(g, "devices.0.idle_power_watts"), 30, 1e-9, "idle: the configured 30 W, not the 35 W seen");
+	is_double(jnum(g, "devices.0.idle_energy_joules"), 60, 1e-9, "idle energy 30 W x 2 s");
+	is_double(jnum(g, "devices.0.active_energy_joules"), 20, 1e-9, "active: the other 20 J");
+	is_double(jnum(g, "devices.0.processes.1000"), 15, 1e-9, "Xorg: 600 of 800 ms of 20 J");
+	is_double(jnum(g, "devices.0.processes.2000"), 5, 1e-9, "python3: 200 of 800 ms");
+	json_decref(g);
+	ops->close(st);
+	ops->config_free(own);
+	json_decref(blk);
+	json_decref(eff);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
@@ -534,6 +586,7 @@ int main(void)
 	test_pcie_and_more();
 	test_no_links();
 	test_energy();
+	test_configured_idle();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

@@ -186,13 +186,13 @@ static const struct {
 	{ "nvlibname.yaml", 1, "devices:\n  - {type: nvidia, library: libnvidia-ml.so.535}\n", NULL },
 	{ "amdlib.json", 0, "{\"devices\": [{\"type\": \"amdgpu\",\n  \"library\": \"x\"}]}",
 	  "amdlib.json:2:3: devices[0].library: unknown key \"library\" for type \"amdgpu\"; known: type, select, period, "
-	  "metrics (\"library\" is a key of type \"nvidia\")" },
+	  "metrics, idle_power_watts (\"library\" is a key of type \"nvidia\")" },
 	{ "autolib.yaml", 1, "devices:\n  - type: auto\n    library: x\n",
 	  "autolib.yaml:3:5: devices[0].library: unknown key \"library\" for type \"auto\"; known: type, select, period, "
 	  "metrics (\"library\" is a key of type \"nvidia\")" },
 	{ "nvkey.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"libary\": \"x\"}]}",
 	  "nvkey.json:1:33: devices[0].libary: unknown key \"libary\"; known: type, select, period, metrics, library, "
-	  "slow_period" },
+	  "slow_period, idle_power_watts" },
 	/* nvidia's "slow_period": a duration of 1 s to 24 h, a number of seconds, or "period" */
 	{ "nvslow.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"slow_period\": \"30s\"}]}", NULL },
 	{ "nvslowp.yaml", 1, "devices:\n  - {type: nvidia, slow_period: period}\n", NULL },
@@ -202,6 +202,20 @@ static const struct {
 	{ "nvslowbool.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"slow_period\": true}]}",
 	  "nvslowbool.json:1:48: devices[0].slow_period: expected a duration such as \"10s\", a number of seconds or "
 	  "\"period\"" },
+	/* "idle_power_watts" of the kinds that split energy: W for every device, or per index, uuid or pci_bus_id */
+	{ "nvidle.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"idle_power_watts\": 80}]}", NULL },
+	{ "amdidle.yaml", 1, "devices:\n  - type: amdgpu\n    idle_power_watts: {\"0\": 35, \"0000:03:00.0\": 40.5}\n",
+	  NULL },
+	{ "idleneg.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"idle_power_watts\": -1}]}",
+	  "idleneg.json:1:53: devices[0].idle_power_watts: out of range: 0 to 100000 W" },
+	{ "idlestr.yaml", 1, "devices:\n  - type: amdgpu\n    idle_power_watts: {\"1\": 80W}\n",
+	  "idlestr.yaml:3:29: devices[0].idle_power_watts.1: expected the idle power in watts (a number), got a string" },
+	{ "idleempty.json", 0, "{\"devices\": [{\"type\": \"amdgpu\", \"idle_power_watts\": {}}]}",
+	  "idleempty.json:1:53: devices[0].idle_power_watts: expected W for every device, or {\"<index, uuid or "
+	  "pci_bus_id>\": W}, got an empty object" },
+	{ "idlehwmon.json", 0, "{\"devices\": [{\"type\": \"hwmon\", \"idle_power_watts\": 5}]}",
+	  "idlehwmon.json:1:32: devices[0].idle_power_watts: unknown key \"idle_power_watts\" for type \"hwmon\"; "
+	  "known: type, select, period, metrics (\"idle_power_watts\" is a key of types \"nvidia\", \"amdgpu\")" },
 	{ "nvlibnum.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"library\": 3}]}",
 	  "nvlibnum.json:1:44: devices[0].library: expected the NVML library's path or file name (a non-empty string), "
 	  "got a number" },
@@ -443,8 +457,12 @@ int main(void)
 					shadows |= !strcmp(key, common[c]);
 				ok(!shadows, "%s's key \"%s\" is not one every block has", all[i]->name, key);
 				for (size_t t = 0; all[t]; t++) {
-					if (t == i || all[t]->scope != COLL_DEVICE)
-						continue;
+					int shared = 0;
+
+					for (size_t o = 0; all[t]->keys && all[t]->keys[o]; o++)
+						shared |= !strcmp(all[t]->keys[o], key);
+					if (t == i || all[t]->scope != COLL_DEVICE || shared)
+						continue; /* a key two kinds declare (idle_power_watts) is each one's */
 					snprintf(text, sizeof(text), "{\"devices\": [{\"type\": \"%s\", \"%s\": 1}]}",
 						 all[t]->name, key);
 					err = load("other.json", text, 0, &cfg);

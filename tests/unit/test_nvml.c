@@ -255,6 +255,28 @@ static void test_split(void)
 		  "split: the shares and idle add up to the period's energy");
 	json_decref(g);
 	coll_nvidia_ops.close(st);
+
+	/* The block's "idle_power_watts" for GPU 0 (by index) instead of the 50 W seen: idle 2 J, active 28 J. */
+	{
+		struct cfg_device idle = dev_all;
+
+		idle.own = NULL;
+		if (nvml_config(&idle, json_pack("{s:s,s:{s:i}}", "slow_period", "period", "idle_power_watts", "0", 20)))
+			return;
+		use_script(dir, "split.nvml");
+		is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &idle }, &st), 0, "configured idle: open");
+		json_decref(collect(st, GROUP_DEVICE_POWER, 1, NULL));
+		g = collect(st, GROUP_DEVICE_POWER, 2, NULL);
+		d = dev_of(g, "0");
+		is_double(num(d, "idle_power_watts"), 20, 1e-9, "configured idle: 20 W, not the 50 W seen");
+		is_double(num(d, "idle_energy_joules"), 2, 1e-9, "configured idle: 20 W x 0.1 s");
+		is_double(proc_j(g, "4242"), 21, 1e-9, "configured idle: 60 of 80 SM of 28 J");
+		is_double(proc_j(g, "4343"), 7, 1e-9, "configured idle: 20 of 80 SM of 28 J");
+		is_double(num(dev_of(g, "1"), "idle_power_watts"), 0, 1e-9, "GPU 1, not named: the lowest seen (0 W)");
+		json_decref(g);
+		coll_nvidia_ops.close(st);
+		nvml_cfg_free(&idle);
+	}
 }
 
 static void test_no_library(void)

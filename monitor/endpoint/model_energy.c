@@ -99,18 +99,28 @@ static void keep(struct se_entry **next, size_t *n, size_t *a, const char *key, 
 	(*next)[(*n)++].j = j;
 }
 
-/* Is pid in the same container (or pod) as the listener, whose container id is ctr ("" when on the host)? */
-static int same_container(struct host *h, pid_t pid, const char *ctr)
+/*
+ * Is pid one of the server's processes, the listener's being in the
+ * container ctr ("" when on the host)? In a container: the processes of
+ * that container (or pod). On the host: the processes on the host that
+ * descend from the listener (a process in a container descends from its
+ * runtime's shim, never from a server on the host: no parents are walked).
+ */
+static int server_process(struct host *h, pid_t pid, pid_t listener, const char *ctr)
 {
 	json_t *c;
-	int same;
+	int yes;
 
-	if (!ctr[0])
-		return 0;
+	if (pid == listener)
+		return 1;
 	c = host_container_json(h, pid);
-	same = c && json_is_string(json_object_get(c, "id")) && !strcmp(json_string_value(json_object_get(c, "id")), ctr);
+	if (ctr[0])
+		yes = c && json_is_string(json_object_get(c, "id")) &&
+		      !strcmp(json_string_value(json_object_get(c, "id")), ctr);
+	else
+		yes = !c && host_process_descends(h, pid, listener);
 	json_decref(c);
-	return same;
+	return yes;
 }
 
 int server_energy_take(struct server_energy *se, struct host *h, pid_t listener, const json_t *group, double *j,
@@ -134,7 +144,7 @@ int server_energy_take(struct server_energy *se, struct host *h, pid_t listener,
 		for (size_t i = 0; i < energy_ledger_count(l); i++) {
 			uint32_t pid = energy_ledger_at(l, i, &v);
 
-			if ((pid_t)pid != listener && !same_container(h, (pid_t)pid, ctr))
+			if (!server_process(h, (pid_t)pid, listener, ctr))
 				continue;
 			snprintf(key, sizeof(key), "%u", (unsigned)pid);
 			sum += prev_of(se, key, &p) ? v - p : se->have ? v : 0;

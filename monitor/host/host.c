@@ -252,6 +252,22 @@ int host_process(struct host *h, pid_t pid, struct proc_info **out)
 	return proctab_get(&h->procs, h->snap, pid, out);
 }
 
+int host_process_descends(struct host *h, pid_t pid, pid_t ancestor)
+{
+	struct proc_info *p;
+
+	if (ancestor <= 0 || pid == ancestor)
+		return 0;
+	for (int depth = 0; depth < HOST_DESCENT_MAX && pid > 1; depth++) {
+		if (host_process(h, pid, &p) || !p || p->ppid <= 0)
+			return 0;
+		if (p->ppid == ancestor)
+			return 1;
+		pid = p->ppid;
+	}
+	return 0;
+}
+
 const char *host_process_argv0(struct host *h, struct proc_info *p)
 {
 	return proctab_argv0(&h->procs, p);

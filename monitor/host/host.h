@@ -116,6 +116,13 @@ int host_processes(struct host *h, struct proc_info **procs, size_t *n);
  * -errno when /proc cannot be read.
  */
 int host_process(struct host *h, pid_t pid, struct proc_info **out);
+/*
+ * Is ancestor a parent, grandparent, ... of pid in the snapshot? Follows
+ * the parents' links at most HOST_DESCENT_MAX steps up (a deeper tree, a
+ * loop in a fixture, an exited process: 0).
+ */
+#define HOST_DESCENT_MAX 32
+int host_process_descends(struct host *h, pid_t pid, pid_t ancestor);
 /* argv[0] of p, read the first time someone asks ("" for a kernel thread). Borrowed. */
 const char *host_process_argv0(struct host *h, struct proc_info *p);
 

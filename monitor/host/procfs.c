@@ -179,7 +179,9 @@ int procfs_parse_pid_stat(const char *text, struct pid_stat *ps)
 			p++; /* signed fields (priority, nice) */
 		if (!parse_u64(&p, &v))
 			return -EINVAL;
-		if (field == 14)
+		if (field == 4)
+			ps->ppid = v <= 0x3fffffff ? (pid_t)v : 0;
+		else if (field == 14)
 			ps->utime = v;
 		else if (field == 15)
 			ps->stime = v;

@@ -47,6 +47,7 @@ uint64_t meminfo_used(const struct meminfo *mi);
 struct pid_stat {
 	char comm[64];        /* between the first '(' and the last ')' */
 	char state;
+	pid_t ppid;            /* the parent's pid (0 for the root of a pid namespace) */
 	uint64_t utime, stime; /* ticks */
 	uint64_t starttime;    /* ticks since boot */
 };

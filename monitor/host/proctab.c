@@ -120,6 +120,7 @@ static int read_one(struct proctab *t, pid_t pid, struct proc_info *p)
 	p->starttime = ps.starttime;
 	snprintf(p->comm, sizeof(p->comm), "%s", ps.comm);
 	p->state = ps.state;
+	p->ppid = ps.ppid;
 	p->utime = ps.utime;
 	p->stime = ps.stime;
 	return 0;
@@ -278,6 +279,7 @@ static int kept_read(struct proctab *t, struct proc_kept *k)
 		snprintf(k->p.comm, sizeof(k->p.comm), "%s", ps.comm);
 	}
 	k->p.state = ps.state;
+	k->p.ppid = ps.ppid;
 	k->p.utime = ps.utime;
 	k->p.stime = ps.stime;
 	return 0;

@@ -28,6 +28,7 @@ struct proc_info {
 	uint64_t starttime;    /* ticks since boot: with pid, the identity */
 	char comm[64];
 	char state;            /* 'R', 'S', ..., 'Z' (a zombie: it has exited) */
+	pid_t ppid;            /* its parent, as of the last refresh (0: none in this pid namespace) */
 	uint64_t utime, stime; /* ticks, as of the last refresh */
 	char *argv0;           /* owned; NULL until proctab_argv0 read it */
 	char *cgroup;          /* owned; NULL until proctab_cgroup read it */

@@ -37,16 +37,21 @@ static void put_proc(int pid, const char *name, const char *text)
 	}
 }
 
-/* Process pid's stat file: state, CPU times (ticks) and start time (ticks since boot). */
-static void stat_line(int pid, char state, unsigned long utime, unsigned long stime, unsigned long start)
+/* Process pid's stat file: its parent, state, CPU times (ticks) and start time (ticks since boot). */
+static void stat_child(int pid, int ppid, char state, unsigned long utime, unsigned long stime, unsigned long start)
 {
 	char text[512];
 
 	snprintf(text, sizeof(text),
-		 "%d (srv) %c 1 %d %d 0 -1 4194560 100 0 0 0 %lu %lu 0 0 20 0 1 0 %lu 1000000 100 "
+		 "%d (srv) %c %d %d %d 0 -1 4194560 100 0 0 0 %lu %lu 0 0 20 0 1 0 %lu 1000000 100 "
 		 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
-		 pid, state, pid, pid, utime, stime, start);
+		 pid, state, ppid, pid, pid, utime, stime, start);
 	put_proc(pid, "stat", text);
+}
+
+static void stat_line(int pid, char state, unsigned long utime, unsigned long stime, unsigned long start)
+{
+	stat_child(pid, 1, state, utime, stime, start);
 }
 
 static struct cycle at(int64_t mono_s, int64_t boot_s)
@@ -97,6 +102,26 @@ static void test_snapshot(void)
 	host_snapshot(h, &cy);
 	is_int(host_processes(h, &procs, &n), 0, "the next snapshot: a new scan");
 	is_int((long)n, 2, "two processes");
+	host_free(h);
+
+	/* Descent: 300 started 301, which started 302; 400 and 401 are each other's parent (a fixture's loop). */
+	h = host_new(&(struct host_opts){ .procfs = root }, NULL);
+	stat_line(300, 'S', 0, 0, 1);
+	stat_child(301, 300, 'S', 0, 0, 2);
+	stat_child(302, 301, 'S', 0, 0, 3);
+	stat_child(400, 401, 'S', 0, 0, 1);
+	stat_child(401, 400, 'S', 0, 0, 1);
+	cy = at(12, 12);
+	host_snapshot(h, &cy);
+	ok(host_process_descends(h, 301, 300), "a child descends from its parent");
+	ok(host_process_descends(h, 302, 300), "a grandchild too");
+	ok(!host_process_descends(h, 300, 301), "a parent does not descend from its child");
+	ok(!host_process_descends(h, 300, 300), "nor from itself");
+	ok(!host_process_descends(h, 100, 300), "a process of pid 1 does not descend from 300");
+	ok(!host_process_descends(h, 400, 300), "a loop of parents ends (at most HOST_DESCENT_MAX steps)");
+	ok(!host_process_descends(h, 999, 300), "a process not there descends from nobody");
+	is_int(host_processes(h, &procs, &n), 0, "after a scan:");
+	ok(host_process_descends(h, 302, 300), "the same answers from the scan");
 	host_free(h);
 
 	h = host_new(&(struct host_opts){ .procfs = "/nonexistent/proc" }, NULL);

@@ -11,6 +11,9 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 static double at(json_t *g, const char *model, const char *key)
 {
@@ -94,9 +97,71 @@ static void test_take(void)
 	host_free(h);
 }
 
+/* root/PID/stat of a process started by ppid. */
+static void put_stat(const char *root, int pid, int ppid)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/stat", root, pid);
+	f = fopen(path, "w");
+	if (!f) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(2);
+	}
+	fprintf(f, "%d (w) S %d %d %d 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 %d 1 1\n", pid, ppid, pid, pid, pid);
+	fclose(f);
+}
+
+/*
+ * A server on the host whose workers hold the GPU (TorchServe's frontend
+ * and its Python workers): the listener's descendants count, another
+ * process does not.
+ */
+static void test_take_children(void)
+{
+	char root[] = "/tmp/test_model_energy.XXXXXX", cmd[300];
+	struct host *h;
+	struct energy_ledger *l;
+	struct server_energy se = { 0 };
+	json_t *g = json_object();
+	const char *src = NULL;
+	double j = -1;
+
+	if (!mkdtemp(root)) {
+		printf("Bail out! mkdtemp\n");
+		exit(2);
+	}
+	put_stat(root, 4242, 1);    /* the listener */
+	put_stat(root, 5000, 4242); /* its worker */
+	put_stat(root, 5001, 5000); /* the worker's child */
+	put_stat(root, 6000, 1);    /* someone else's */
+	h = host_new(&(struct host_opts){ .procfs = root }, NULL);
+	l = host_energy(h);
+	energy_ledger_add_process(l, 5000, 1, 1);
+	energy_ledger_add_process(l, 5001, 1, 1);
+	energy_ledger_add_process(l, 6000, 1, 1);
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "children: the baseline");
+	energy_ledger_add_process(l, 5000, 20, 2);
+	energy_ledger_add_process(l, 5001, 2.5, 2);
+	energy_ledger_add_process(l, 6000, 400, 2);
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "children: a take");
+	is_double(j, 22.5, 1e-12, "the worker's 20 J and its child's 2.5 J, not the other process's 400 J");
+	is_str(src, "processes", "from the server's processes");
+	json_decref(g);
+	server_energy_free(&se);
+	host_free(h);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		printf("# could not remove %s\n", root);
+}
+
 int main(void)
 {
 	test_split();
 	test_take();
+	test_take_children();
 	return done_testing();
 }

@@ -138,6 +138,7 @@ int main(void)
 	is_int(procfs_parse_pid_stat(slurp(path), &ps), 0, "pid stat parses");
 	is_str(ps.comm, "my (weird) srv", "comm with spaces and parentheses");
 	is_int(ps.state, 'S', "state");
+	is_int(ps.ppid, 1, "ppid");
 	is_int(ps.utime, 12345, "utime");
 	is_int(ps.stime, 6789, "stime");
 	is_int(ps.starttime, 123456, "starttime");

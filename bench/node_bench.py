@@ -180,8 +180,17 @@ def main():
         with open(work + "/metrics.txt", "w") as f:
             subprocess.run([PY, os.path.join(TOP, "bench/triton_metrics.py"), str(nmodels)], stdout=f, check=True)
         for i in range(nrt):
-            servers.append(subprocess.Popen([PY, os.path.join(TOP, "tests/helpers/fake_endpoint.py"), "--file",
-                                             work + "/metrics.txt", "--port-file", "%s/port%d" % (work, i)]))
+            # A server whose pid is one of the fixture's GPU processes would be hidden by it (the fixture's pids
+            # win in the overlay) and its runtime would find no listening process: start it again, which takes
+            # the next pid.
+            while True:
+                srv = subprocess.Popen([PY, os.path.join(TOP, "tests/helpers/fake_endpoint.py"), "--file",
+                                        work + "/metrics.txt", "--port-file", "%s/port%d" % (work, i)])
+                if not FIRST_PID <= srv.pid < FIRST_PID + nprocs:
+                    break
+                srv.kill()
+                srv.wait()
+            servers.append(srv)
         ports = []
         for i in range(nrt):
             pf, end = "%s/port%d" % (work, i), time.monotonic() + 10

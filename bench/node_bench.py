@@ -186,7 +186,7 @@ def main():
             while True:
                 srv = subprocess.Popen([PY, os.path.join(TOP, "tests/helpers/fake_endpoint.py"), "--file",
                                         work + "/metrics.txt", "--port-file", "%s/port%d" % (work, i)])
-                if not FIRST_PID <= srv.pid < FIRST_PID + nprocs:
+                if not FIRST_PID <= srv.pid < FIRST_PID + npods * -(-nprocs // npods):
                     break
                 srv.kill()
                 srv.wait()

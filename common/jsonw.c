@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,31 +143,91 @@ static int put_string(struct buf *b, const char *s, size_t len)
 	return 0;
 }
 
-int json_write(const json_t *v, struct buf *b)
+/*
+ * The objects of this document already written that other places hold too
+ * (refcount above 1: a process's identity in every group that names the
+ * process): each written once, then copied from where it was written.
+ * Keyed by address; the table is made when the first such object is met.
+ */
+struct jw_seen {
+	const json_t *v;
+	size_t off, len; /* where its text is in the buffer */
+};
+
+struct jw {
+	struct jw_seen *t;
+	size_t cap, n; /* cap a power of 2, or 0 before the first; n at most 3/4 of it */
+};
+
+#define JW_CAP 1024
+#define JW_MIN_BYTES 16 /* an object this short is written again: cheaper than remembering it */
+
+static struct jw_seen *jw_slot(struct jw *w, const json_t *v)
 {
-	char num[32], *p;
+	size_t i = (size_t)(((uintptr_t)v >> 4) * 0x9E3779B97F4A7C15ull) & (w->cap - 1);
+
+	while (w->t[i].v && w->t[i].v != v)
+		i = (i + 1) & (w->cap - 1);
+	return &w->t[i];
+}
+
+static int write_value(const json_t *v, struct buf *b, struct jw *w);
+
+static int write_object(const json_t *v, struct buf *b, struct jw *w)
+{
+	size_t off = b->len;
+	struct jw_seen *s = NULL;
 	const char *key;
 	json_t *x;
-	size_t i;
 	int rc = 0, first = 1;
+
+	if (v->refcount > 1) {
+		if (!w->cap && (w->t = calloc(JW_CAP, sizeof(*w->t))))
+			w->cap = JW_CAP;
+		if (w->cap && (s = jw_slot(w, v))->v) {
+			if (buf_reserve(b, s->len))
+				return -ENOSPC;
+			memcpy(b->data + b->len, b->data + s->off, s->len);
+			b->len += s->len;
+			b->data[b->len] = '\0';
+			return 0;
+		}
+	}
+	rc = put(b, "{", 1);
+	json_object_foreach((json_t *)v, key, x) {
+		if (rc)
+			break;
+		if (!first)
+			rc = put(b, ",", 1);
+		first = 0;
+		if (!rc)
+			rc = put_string(b, key, json_object_iter_key_len(json_object_key_to_iter(key)));
+		if (!rc)
+			rc = put(b, ":", 1);
+		if (!rc)
+			rc = write_value(x, b, w);
+	}
+	if (!rc)
+		rc = put(b, "}", 1);
+	/* Remember it; found again, as a member written meanwhile may have taken the slot found above. */
+	if (!rc && s && b->len - off >= JW_MIN_BYTES && w->n < w->cap / 4 * 3) {
+		s = jw_slot(w, v);
+		*s = (struct jw_seen){ .v = v, .off = off, .len = b->len - off };
+		w->n++;
+	}
+	return rc;
+}
+
+static int write_value(const json_t *v, struct buf *b, struct jw *w)
+{
+	char num[32], *p;
+	json_t *x;
+	size_t i;
+	int rc = 0;
 
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		rc = put(b, "{", 1);
-		json_object_foreach((json_t *)v, key, x) {
-			if (rc)
-				break;
-			if (!first)
-				rc = put(b, ",", 1);
-			first = 0;
-			if (!rc)
-				rc = put_string(b, key, json_object_iter_key_len(json_object_key_to_iter(key)));
-			if (!rc)
-				rc = put(b, ":", 1);
-			if (!rc)
-				rc = json_write(x, b);
-		}
-		return rc ? rc : put(b, "}", 1);
+		return write_object(v, b, w);
 	case JSON_ARRAY:
 		rc = put(b, "[", 1);
 		json_array_foreach((json_t *)v, i, x) {
@@ -175,7 +236,7 @@ int json_write(const json_t *v, struct buf *b)
 			if (i)
 				rc = put(b, ",", 1);
 			if (!rc)
-				rc = json_write(x, b);
+				rc = write_value(x, b, w);
 		}
 		return rc ? rc : put(b, "]", 1);
 	case JSON_STRING:
@@ -198,4 +259,13 @@ int json_write(const json_t *v, struct buf *b)
 	default:
 		return put(b, "null", 4);
 	}
+}
+
+int json_write(const json_t *v, struct buf *b)
+{
+	struct jw w = { 0 };
+	int rc = write_value(v, b, &w);
+
+	free(w.t);
+	return rc;
 }

@@ -7,7 +7,9 @@
  * trimmed, at least one: "6.25", "0.0", "1.000397199"). Larger reals use
  * the shortest of "%.15g", "%.16g" and "%.17g" that reads back as the same
  * double. Every real keeps a fraction or an exponent, so a reader can tell
- * a float from an integer.
+ * a float from an integer. An object held in several places of the document
+ * (one json_t: a process's identity in each group that names the process)
+ * is formatted once and copied where it appears again.
  */
 #ifndef ACCEL_JSONW_H
 #define ACCEL_JSONW_H

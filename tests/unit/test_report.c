@@ -57,6 +57,39 @@ int main(void)
 	is_int(json_string_size("a\x01\"\\\t\x7f\xc3\xa9z", 9), plain.len, "json_string_size is json_write's length");
 	json_decref(rep);
 
+	/*
+	 * Objects held in several places (a process's identity in each group):
+	 * written once and copied, byte for byte what jansson's compact dump
+	 * writes, past the table's capacity too, nested, and short ones.
+	 */
+	{
+		json_t *doc = json_array(), *small = json_pack("{s:i}", "a", 1), *ids[1500];
+		char *want;
+
+		for (int i = 0; i < 1500; i++) {
+			ids[i] = json_pack("{s:s, s:i, s:O}", "id", "0123456789abcdef0123456789abcdef", "n", i, "small",
+					   small);
+			json_array_append(doc, ids[i]);
+		}
+		for (int r = 0; r < 3; r++)
+			for (int i = 0; i < 1500; i += 7)
+				json_array_append_new(doc, json_pack("{s:O, s:O}", "ident", ids[i], "s", small));
+		want = json_dumps(doc, JSON_COMPACT);
+		buf_reset(&plain);
+		is_int(json_write(doc, &plain), 0, "a document of shared objects");
+		ok(want && plain.len == strlen(want) && !memcmp(plain.data, want, plain.len),
+		   "each shared object written as jansson does, where it appears again too");
+		buf_init(&line, plain.len / 2);
+		is_int(json_write(doc, &line), -ENOSPC, "past the cap: -ENOSPC, also while copying");
+		ok(line.len <= plain.len / 2 && !memcmp(line.data, plain.data, line.len), "a partial document, as written");
+		buf_free(&line);
+		free(want);
+		for (int i = 0; i < 1500; i++)
+			json_decref(ids[i]);
+		json_decref(small);
+		json_decref(doc);
+	}
+
 	/* Fits: the same line json_write gives, nothing left out. */
 	buf_init(&line, max);
 	rep = report(2, (size_t[]){ 100, 0 }, "xx");

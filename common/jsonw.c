@@ -97,6 +97,16 @@ static inline int put(struct buf *b, const void *p, size_t n)
 	return buf_add(b, p, n);
 }
 
+/* Does any of the 8 bytes of x need an escape ('"', '\\', or a control byte)? */
+static inline int word_escapes(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\');
+
+	/* a byte below 0x20, a byte equal to '"' (q's is 0), a byte equal to '\\' (bs's is 0) */
+	return !!(((x - ones * 0x20) & ~x & highs) | ((q - ones) & ~q & highs) | ((bs - ones) & ~bs & highs));
+}
+
 static int put_string(struct buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -108,6 +118,8 @@ static int put_string(struct buf *b, const char *s, size_t len)
 	b->data[b->len++] = '"';
 	for (;;) {
 		start = i;
+		for (uint64_t w; i + 8 <= len && (memcpy(&w, s + i, 8), !word_escapes(w));)
+			i += 8; /* 8 bytes at a time while none needs an escape */
 		while (i < len && escaped_len((unsigned char)s[i]) == 1)
 			i++;
 		put_raw(b, s + start, i - start);

@@ -864,17 +864,25 @@ static json_t *agg_of(json_t *obj, const char *key, json_t *ident, const char *c
 		a = json_object();
 		json_object_set_new(obj, key, a);
 	}
-	if (!json_array_size(json_object_get(a, "pids")))
-		for (; *keys; keys++) {
-			json_t *v = json_object_get(ident, *keys);
+	if (json_array_size(json_object_get(a, "pids")))
+		return a;
+	/*
+	 * The same identity object as the last call's (the host answers one while
+	 * the process and its names stay): each identity holds strings of its own,
+	 * so its first value here, when it has one, says the others are its too.
+	 */
+	if (json_object_get(ident, keys[0]) && json_object_get(ident, keys[0]) == json_object_get(a, keys[0]))
+		return a;
+	for (; *keys; keys++) {
+		json_t *v = json_object_get(ident, *keys);
 
-			if (v == json_object_get(a, *keys))
-				continue; /* the usual case: the host answers the same identity object */
-			if (v)
-				json_object_set(a, *keys, v);
-			else
-				json_object_del(a, *keys);
-		}
+		if (v == json_object_get(a, *keys))
+			continue; /* the usual case: the host answers the same identity object */
+		if (v)
+			json_object_set(a, *keys, v);
+		else
+			json_object_del(a, *keys);
+	}
 	return a;
 }
 
@@ -889,15 +897,17 @@ static json_t *take_obj(json_t *dev, const char *key)
 /* The last call's aggregates made ready for this call's sums: no pids, no figures; their identities kept. */
 static void aggs_clear(json_t *aggs)
 {
-	const char *k;
-	json_t *a;
+	const char *k, *f;
+	json_t *a, *v;
+	void *tmp;
 
-	json_object_foreach(aggs, k, a) {
-		json_array_clear(json_object_get(a, "pids"));
-		json_object_del(a, "memory_bytes");
-		json_object_del(a, "energy_joules");
-		json_object_del(a, "engines");
-	}
+	json_object_foreach(aggs, k, a)
+		json_object_foreach_safe(a, tmp, f, v) {
+			if (!strcmp(f, "pids"))
+				json_array_clear(v);
+			else if (!strcmp(f, "memory_bytes") || !strcmp(f, "energy_joules") || !strcmp(f, "engines"))
+				json_object_del(a, f);
+		}
 }
 
 /* Drop the aggregates no process joined in this call. */

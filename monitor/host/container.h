@@ -135,7 +135,12 @@ void containers_names(struct containers *c, const struct container_id *id, int64
  */
 json_t *container_json(const struct container_id *id, const struct container_names *n);
 
-/* The report's "container" object of process pid (a new reference), or NULL when it is on the host or gone. */
+/*
+ * The report's "container" object of process pid (a new reference), or NULL
+ * when it is on the host or gone. An identity's values are its own objects
+ * (container_json's): two identities never share a value, so the sums below
+ * tell an identity they saw last call by its first value alone.
+ */
 typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
 
 /*

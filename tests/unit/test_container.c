@@ -572,6 +572,40 @@ static void test_annotate(void)
 	host_free(h);
 }
 
+/* container_lookup_fn over one identity the test replaces (process 7 only). */
+static json_t *one_ident(void *ud, pid_t pid)
+{
+	return pid == 7 ? json_incref(*(json_t **)ud) : NULL;
+}
+
+/*
+ * The sums take an identity's fields again when the host answers another
+ * identity object (the pod's names changed), and keep them while it
+ * answers the same one.
+ */
+static void test_annotate_renamed(void)
+{
+	json_t *ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
+				  "web", "namespace", "old");
+	json_t *g = json_pack("{s:{s:{s:{s:i}}}}", "devices", "0", "processes", "7", 100), *agg;
+
+	containers_annotate_group(g, one_ident, &ident);
+	agg = json_object_get(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "pods"), "u1");
+	is_str(json_string_value(json_object_get(agg, "namespace")), "old", "renamed: the first identity's namespace");
+	json_decref(ident);
+	ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod", "web",
+			  "namespace", "new");
+	containers_annotate_group(g, one_ident, &ident);
+	is_str(json_string_value(json_object_get(agg, "namespace")), "new", "renamed: another identity, its namespace");
+	agg = json_object_get(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "containers"), "c1");
+	is_str(json_string_value(json_object_get(agg, "namespace")), "new", "renamed: the container's sum too");
+	containers_annotate_group(g, one_ident, &ident);
+	is_str(json_string_value(json_object_get(agg, "namespace")), "new", "the same identity again: kept");
+	is_int(json_integer_value(json_object_get(agg, "memory_bytes")), 100, "and the sum is this call's");
+	json_decref(ident);
+	json_decref(g);
+}
+
 /* A process's identity is parsed once while it lives (pid and start time), again for a reused pid. */
 static void test_memo(void)
 {
@@ -626,6 +660,7 @@ int main(void)
 	test_retry_and_odd_files();
 	test_json();
 	test_annotate();
+	test_annotate_renamed();
 	test_memo();
 	return done_testing();
 }

@@ -10,6 +10,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,49 @@ int main(void)
 	json_write(json_object_get(rep, "k"), &plain);
 	is_int(json_string_size("a\x01\"\\\t\x7f\xc3\xa9z", 9), plain.len, "json_string_size is json_write's length");
 	json_decref(rep);
+
+	/* Strings 8 bytes at a time: each byte escaped where it needs to be, wherever it falls in a word. */
+	{
+		static const char pool[] = "ab\"\\\x01\x1f\x7f\x80\xff \n\t/0";
+		unsigned seed = 12345;
+		int bad = 0;
+
+		for (int n = 0; n < 3000 && !bad; n++) {
+			char str[48], want[48 * 6 + 3];
+			size_t len = (size_t)(n % 41), w = 0;
+			json_t *js;
+
+			want[w++] = '"';
+			for (size_t i = 0; i < len; i++) {
+				unsigned char c;
+
+				seed = seed * 1103515245u + 12345u;
+				/* mostly plain letters, so that whole words pass, now and then one to escape */
+				c = (seed >> 16) % 8 ? (unsigned char)('a' + (seed >> 20) % 26)
+						     : (unsigned char)pool[(seed >> 20) % (sizeof(pool) - 1)];
+				str[i] = (char)c;
+				if (c == '"' || c == '\\')
+					w += (size_t)sprintf(want + w, "\\%c", c);
+				else if (c == '\n')
+					w += (size_t)sprintf(want + w, "\\n");
+				else if (c == '\t')
+					w += (size_t)sprintf(want + w, "\\t");
+				else if (c < 0x20)
+					w += (size_t)sprintf(want + w, "\\u%04x", c);
+				else
+					want[w++] = (char)c;
+			}
+			want[w++] = '"';
+			js = json_stringn_nocheck(str, len);
+			buf_reset(&plain);
+			json_write(js, &plain);
+			bad = plain.len != w || memcmp(plain.data, want, w);
+			if (bad)
+				printf("# string %d: got %.*s, want %.*s\n", n, (int)plain.len, plain.data, (int)w, want);
+			json_decref(js);
+		}
+		ok(!bad, "3000 strings with bytes to escape at every place in a word: as escaped byte by byte");
+	}
 
 	/*
 	 * Objects held in several places (a process's identity in each group):

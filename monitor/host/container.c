@@ -824,39 +824,28 @@ static void add_number(json_t *o, const char *key, json_t *v)
 }
 
 /*
- * Add one process's figure (bytes, joules, or {"<engine>": percent}) to an
- * aggregate; a number is summed under num_key ("memory_bytes", "energy_joules").
+ * One process's part in a sum (a pod's, a container's): the sum's object,
+ * the process's identity (borrowed: process_containers holds it), pid and
+ * figure, and where it came among the device's processes (the order its
+ * figure is added in).
  */
-static void aggregate(json_t *agg, pid_t pid, json_t *fig, const char *num_key)
+struct agg_part {
+	json_t *a, *ident, *fig;
+	pid_t pid;
+	size_t order;
+};
+
+static int part_cmp(const void *x, const void *y)
 {
-	json_t *pids = json_object_get(agg, "pids");
-	const char *k;
-	json_t *v;
+	const struct agg_part *p = x, *q = y;
 
-	if (!pids) {
-		pids = json_array();
-		json_object_set_new(agg, "pids", pids);
-	}
-	json_array_append_new(pids, json_integer(pid));
-	if (json_is_number(fig)) {
-		add_number(agg, num_key, fig);
-	} else if (json_is_object(fig)) {
-		json_t *eng = json_object_get(agg, "engines");
-
-		if (!eng) {
-			eng = json_object();
-			json_object_set_new(agg, "engines", eng);
-		}
-		json_object_foreach(fig, k, v)
-			add_number(eng, k, v);
-	}
+	if (p->a != q->a)
+		return (uintptr_t)p->a < (uintptr_t)q->a ? -1 : 1;
+	return p->order < q->order ? -1 : p->order > q->order;
 }
 
-/*
- * The aggregate obj[key], created when missing; at its first process of
- * the call (no pids yet) its identity fields (keys) are made ident's.
- */
-static json_t *agg_of(json_t *obj, const char *key, json_t *ident, const char *const *keys)
+/* The sum obj[key], created when missing. */
+static json_t *agg_of(json_t *obj, const char *key)
 {
 	json_t *a = json_object_get(obj, key);
 
@@ -864,26 +853,131 @@ static json_t *agg_of(json_t *obj, const char *key, json_t *ident, const char *c
 		a = json_object();
 		json_object_set_new(obj, key, a);
 	}
-	if (json_array_size(json_object_get(a, "pids")))
-		return a;
+	return a;
+}
+
+/* Make a's identity fields (keys) ident's. */
+static void agg_ident(json_t *a, json_t *ident, const char *const *keys)
+{
 	/*
 	 * The same identity object as the last call's (the host answers one while
 	 * the process and its names stay): each identity holds strings of its own,
 	 * so its first value here, when it has one, says the others are its too.
 	 */
 	if (json_object_get(ident, keys[0]) && json_object_get(ident, keys[0]) == json_object_get(a, keys[0]))
-		return a;
+		return;
 	for (; *keys; keys++) {
 		json_t *v = json_object_get(ident, *keys);
 
 		if (v == json_object_get(a, *keys))
-			continue; /* the usual case: the host answers the same identity object */
+			continue;
 		if (v)
 			json_object_set(a, *keys, v);
 		else
 			json_object_del(a, *keys);
 	}
-	return a;
+}
+
+/*
+ * The sum of one aggregate from its parts p[0..n) (this call's, in order):
+ * its identity the first process's, "pids", the numbers summed under num_key
+ * ("memory_bytes", "energy_joules": an integer while every figure is one and
+ * the sum fits, else a real), {"<engine>": percent} figures under "engines".
+ * The last call's objects are updated in place: a kept sum allocates nothing.
+ */
+static void agg_fill(const struct agg_part *p, size_t n, const char *const *keys, const char *num_key)
+{
+	json_t *a = p[0].a, *pids = json_object_get(a, "pids"), *cur, *eng = NULL, *v;
+	int have = 0, is_int = 0;
+	json_int_t isum = 0;
+	double dsum = 0;
+	const char *k;
+
+	agg_ident(a, p[0].ident, keys);
+	if (!json_is_array(pids)) {
+		pids = json_array();
+		json_object_set_new(a, "pids", pids);
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *fig = p[i].fig;
+
+		if (i < json_array_size(pids) && json_is_integer(json_array_get(pids, i)))
+			json_integer_set(json_array_get(pids, i), p[i].pid);
+		else if (i < json_array_size(pids))
+			json_array_set_new(pids, i, json_integer(p[i].pid));
+		else
+			json_array_append_new(pids, json_integer(p[i].pid));
+		if (json_is_number(fig)) {
+			json_int_t iv = json_is_integer(fig) ? json_integer_value(fig) : 0;
+
+			if (!have) {
+				is_int = json_is_integer(fig);
+				isum = iv;
+				dsum = json_number_value(fig);
+			} else if (is_int && json_is_integer(fig) && iv >= 0 && isum <= INT64_MAX - iv) {
+				isum += iv;
+			} else {
+				dsum = (is_int ? (double)isum : dsum) + json_number_value(fig);
+				is_int = 0;
+			}
+			have = 1;
+		} else if (json_is_object(fig)) {
+			if (!eng) { /* the last call's engines are not this call's */
+				eng = json_object();
+				json_object_set_new(a, "engines", eng);
+			}
+			json_object_foreach(fig, k, v)
+				add_number(eng, k, v);
+		}
+	}
+	while (json_array_size(pids) > n)
+		json_array_remove(pids, json_array_size(pids) - 1);
+	if (!eng && json_object_get(a, "engines"))
+		json_object_del(a, "engines");
+	cur = json_object_get(a, num_key);
+	if (!have) {
+		if (cur)
+			json_object_del(a, num_key);
+	} else if (is_int && json_is_integer(cur)) {
+		json_integer_set(cur, isum);
+	} else if (!is_int && json_is_real(cur)) {
+		json_real_set(cur, dsum);
+	} else {
+		json_object_set_new(a, num_key, is_int ? json_integer(isum) : json_real(dsum));
+	}
+}
+
+/*
+ * Make the sums in aggs this call's, from parts[0..n) (sorted here): each
+ * sum a part names filled (agg_fill), each other one dropped.
+ */
+static void aggs_fill(json_t *aggs, struct agg_part *parts, size_t n, const char *const *keys, const char *num_key)
+{
+	const char *k;
+	json_t *a;
+	void *tmp;
+
+	qsort(parts, n, sizeof(*parts), part_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && parts[j].a == parts[i].a; j++)
+			;
+		agg_fill(parts + i, j - i, keys, num_key);
+	}
+	json_object_foreach_safe(aggs, tmp, k, a) {
+		struct agg_part key = { .a = a };
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) { /* the first part of a, if any */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if ((uintptr_t)parts[mid].a < (uintptr_t)key.a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == n || parts[lo].a != a)
+			json_object_del(aggs, k);
+	}
 }
 
 /* dev[key] when it is an object (a new reference: the last call's, reused), else a new object. */
@@ -892,34 +986,6 @@ static json_t *take_obj(json_t *dev, const char *key)
 	json_t *o = json_object_get(dev, key);
 
 	return json_is_object(o) ? json_incref(o) : json_object();
-}
-
-/* The last call's aggregates made ready for this call's sums: no pids, no figures; their identities kept. */
-static void aggs_clear(json_t *aggs)
-{
-	const char *k, *f;
-	json_t *a, *v;
-	void *tmp;
-
-	json_object_foreach(aggs, k, a)
-		json_object_foreach_safe(a, tmp, f, v) {
-			if (!strcmp(f, "pids"))
-				json_array_clear(v);
-			else if (!strcmp(f, "memory_bytes") || !strcmp(f, "energy_joules") || !strcmp(f, "engines"))
-				json_object_del(a, f);
-		}
-}
-
-/* Drop the aggregates no process joined in this call. */
-static void aggs_prune(json_t *aggs)
-{
-	const char *k;
-	json_t *a;
-	void *tmp;
-
-	json_object_foreach_safe(aggs, tmp, k, a)
-		if (!json_array_size(json_object_get(a, "pids")))
-			json_object_del(aggs, k);
 }
 
 static int in_pidlist(json_t *pidlist, long pid)
@@ -971,8 +1037,9 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 	const char *key;
 	/* device_power's processes are joules (energy.h marks the split with energy_attribution), others bytes */
 	const char *num_key = json_object_get(dev, "energy_attribution") ? "energy_joules" : "memory_bytes";
+	struct agg_part *pp, *pcp;
+	size_t i, npp, npc;
 	void *tmp;
-	size_t i;
 
 	if (!json_is_object(procs))
 		procs = NULL;
@@ -995,8 +1062,9 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 		if (!json_object_get(procs, key) && (*end || !in_pidlist(pidlist, pid)))
 			json_object_del(pc, key);
 	}
-	aggs_clear(pods);
-	aggs_clear(ctrs);
+	npp = npc = 0;
+	pp = xmalloc((json_object_size(procs) + 1) * sizeof(*pp));
+	pcp = xmalloc((json_object_size(procs) + 1) * sizeof(*pcp));
 	json_object_foreach(procs, key, fig) {
 		char *end;
 		long pid = strtol(key, &end, 10);
@@ -1005,14 +1073,22 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 		if (*end || pid <= 0 || pid > 0x3fffffff)
 			continue;
 		ident = lookup(ud, (pid_t)pid);
-		if (ident && json_object_get(ident, "pod_uid"))
-			aggregate(agg_of(pods, json_string_value(json_object_get(ident, "pod_uid")), ident, pod_keys),
-				  (pid_t)pid, fig, num_key);
-		if (ident && json_object_get(ident, "id"))
-			aggregate(agg_of(ctrs, json_string_value(json_object_get(ident, "id")), ident, ctr_keys),
-				  (pid_t)pid, fig, num_key);
+		if (ident && json_object_get(ident, "pod_uid")) {
+			pp[npp] = (struct agg_part){ agg_of(pods, json_string_value(json_object_get(ident, "pod_uid"))),
+						     ident, fig, (pid_t)pid, npp };
+			npp++;
+		}
+		if (ident && json_object_get(ident, "id")) {
+			pcp[npc] = (struct agg_part){ agg_of(ctrs, json_string_value(json_object_get(ident, "id"))), ident,
+						      fig, (pid_t)pid, npc };
+			npc++;
+		}
 		pc_set(pc, key, ident);
 	}
+	aggs_fill(pods, pp, npp, pod_keys, num_key);
+	aggs_fill(ctrs, pcp, npc, ctr_keys, num_key);
+	free(pp);
+	free(pcp);
 	json_array_foreach(pidlist, i, fig) {
 		char k[24];
 
@@ -1023,8 +1099,6 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 			continue; /* done above */
 		pc_set(pc, k, lookup(ud, (pid_t)json_integer_value(fig)));
 	}
-	aggs_prune(pods);
-	aggs_prune(ctrs);
 	set_or_drop(dev, "process_containers", pc);
 	set_or_drop(dev, "pods", pods);
 	set_or_drop(dev, "containers", ctrs);

@@ -449,6 +449,27 @@ static void test_u64_edges(void)
 	ops->close(st);
 }
 
+/* python3 (2000) a second client of card1, beside Xorg (1000): 1 MiB of VRAM, no busy time yet. */
+static void second_client(void)
+{
+	sh("ln -s /dev/dri/renderD128 '%s/2000/fd/8'", proc_root);
+	put(proc_root, "2000/fdinfo/8",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
+	    "drm-engine-gfx:\t0 ns\n");
+}
+
+/* card1's power1_average 45 W; over the period Xorg's client 3 busy 600 ms on gfx, python3's 200 ms. */
+static void busy_period(void)
+{
+	put(sys_root, "class/drm/card1/device/hwmon/hwmon3/power1_average", "45000000\n");
+	put(proc_root, "1000/fdinfo/10",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t3\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t53248 KiB\n"
+	    "drm-engine-gfx:\t4600000000 ns\n");
+	put(proc_root, "2000/fdinfo/8",
+	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
+	    "drm-engine-gfx:\t200000000 ns\n");
+}
+
 /*
  * Energy per period: card2 counts energy1_input (µJ), card1 has only
  * power1_average (integrated: trapezoids), and a board that loses its power
@@ -465,11 +486,7 @@ static void test_energy(void)
 	setup("host");
 	snprintf(f, sizeof(f), "%senergy1_input", hw2);
 	put(sys_root, f, "1000000000\n");
-	/* python3 (2000) becomes a second client of card1, beside Xorg (1000): 1 MiB of VRAM, no busy time yet */
-	sh("ln -s /dev/dri/renderD128 '%s/2000/fd/8'", proc_root);
-	put(proc_root, "2000/fdinfo/8",
-	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
-	    "drm-engine-gfx:\t0 ns\n");
+	second_client();
 	st = open_state();
 	t = clock_mono_ns() + 1000000000;
 	g = collect(st, GROUP_DEVICE_POWER, t);
@@ -479,17 +496,9 @@ static void test_energy(void)
 	is_double(jnum(g, "devices.1.energy_total_joules"), 1000, 1e-9, "energy1_input: the board's total, 1000 J");
 	json_decref(g);
 
-	snprintf(f, sizeof(f), "%spower1_average", hw1);
-	put(sys_root, f, "45000000\n");
 	snprintf(f, sizeof(f), "%senergy1_input", hw2);
 	put(sys_root, f, "1003500000\n");
-	/* busy over the period: Xorg's client 3 600 ms of gfx, python3's 200 ms */
-	put(proc_root, "1000/fdinfo/10",
-	    "drm-driver:\tamdgpu\ndrm-client-id:\t3\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t53248 KiB\n"
-	    "drm-engine-gfx:\t4600000000 ns\n");
-	put(proc_root, "2000/fdinfo/8",
-	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
-	    "drm-engine-gfx:\t200000000 ns\n");
+	busy_period();
 	g = collect(st, GROUP_DEVICE_POWER, t + 2000000000);
 	is_double(jnum(g, "devices.0.energy_joules"), 80, 1e-9, "power1_average 35 W then 45 W over 2 s: 80 J");
 	is_double(jnum(g, "devices.0.idle_power_watts"), 35, 1e-9, "idle: the lowest power seen");
@@ -528,11 +537,10 @@ static void test_energy(void)
  */
 static void test_configured_idle(void)
 {
-	const char *hw1 = "class/drm/card1/device/hwmon/hwmon3/";
 	json_t *blk = json_pack("{s:{s:f}}", "idle_power_watts", "0000:03:00.0", 30.0), *eff = json_object();
 	struct cfg_device one = cfg;
 	void *own = NULL, *st = NULL;
-	char *err = NULL, f[200];
+	char *err = NULL;
 	struct cfg_block b = { .path = "devices[0]", .obj = blk, .err = &err, .own = &own };
 	json_t *g;
 	int64_t t;
@@ -543,22 +551,12 @@ static void test_configured_idle(void)
 	is_double(json_real_value(json_object_get(json_object_get(eff, "idle_power_watts"), "0000:03:00.0")), 30, 0,
 		  "and prints back as given");
 	one.own = own;
-	sh("ln -s /dev/dri/renderD128 '%s/2000/fd/8'", proc_root);
-	put(proc_root, "2000/fdinfo/8",
-	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
-	    "drm-engine-gfx:\t0 ns\n");
+	second_client();
 	fixture_host();
 	ops->open(&env, &(struct coll_target){ .dev = &one }, &st);
 	t = clock_mono_ns() + 1000000000;
 	json_decref(collect(st, GROUP_DEVICE_POWER, t));
-	snprintf(f, sizeof(f), "%spower1_average", hw1);
-	put(sys_root, f, "45000000\n");
-	put(proc_root, "1000/fdinfo/10",
-	    "drm-driver:\tamdgpu\ndrm-client-id:\t3\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t53248 KiB\n"
-	    "drm-engine-gfx:\t4600000000 ns\n");
-	put(proc_root, "2000/fdinfo/8",
-	    "drm-driver:\tamdgpu\ndrm-client-id:\t40\ndrm-pdev:\t0000:03:00.0\ndrm-memory-vram:\t1024 KiB\n"
-	    "drm-engine-gfx:\t200000000 ns\n");
+	busy_period();
 	g = collect(st, GROUP_DEVICE_POWER, t + 2000000000);
 	is_double(jnum(g, "devices.0.energy_joules"), 80, 1e-9, "80 J over 2 s, as without the key");
 	is_double(jnum(g, "devices.0.idle_power_watts"), 30, 1e-9, "idle: the configured 30 W, not the 35 W seen");

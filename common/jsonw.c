@@ -86,6 +86,14 @@ static inline void put_raw(struct buf *b, const void *p, size_t n)
 	b->len += n;
 }
 
+/* buf_reserve, without the call while n bytes (and the NUL) fit what is allocated and the cap. */
+static inline int reserve(struct buf *b, size_t n)
+{
+	if (b->data && b->alloc - b->len > n && n <= b->cap - b->len)
+		return 0;
+	return buf_reserve(b, n);
+}
+
 /* buf_add for the writer's small pieces: in place while they fit what is allocated. */
 static inline int put(struct buf *b, const void *p, size_t n)
 {
@@ -113,7 +121,7 @@ static int put_string(struct buf *b, const char *s, size_t len)
 	size_t i = 0, start;
 
 	/* The usual string has nothing to escape: one reservation, one copy. */
-	if (buf_reserve(b, len + 2))
+	if (reserve(b, len + 2))
 		return -ENOSPC;
 	b->data[b->len++] = '"';
 	for (;;) {
@@ -145,7 +153,7 @@ static int put_string(struct buf *b, const char *s, size_t len)
 				elen = 6;
 			}
 			/* the rest of the string and its quote, with this escape */
-			if (buf_reserve(b, elen + (len - i) + 1))
+			if (reserve(b, elen + (len - i) + 1))
 				return -ENOSPC;
 			put_raw(b, esc, elen);
 		}
@@ -197,7 +205,7 @@ static int write_object(const json_t *v, struct buf *b, struct jw *w)
 		if (!w->cap && (w->t = calloc(JW_CAP, sizeof(*w->t))))
 			w->cap = JW_CAP;
 		if (w->cap && (s = jw_slot(w, v))->v) {
-			if (buf_reserve(b, s->len))
+			if (reserve(b, s->len))
 				return -ENOSPC;
 			memcpy(b->data + b->len, b->data + s->off, s->len);
 			b->len += s->len;

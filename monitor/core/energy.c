@@ -6,6 +6,7 @@
 #include "energy.h"
 #include "config.h"
 
+#include "../../common/hindex.h"
 #include "../../common/jset.h"
 #include "../../common/timeutil.h"
 
@@ -190,6 +191,7 @@ struct ledger_dev {
 struct energy_ledger {
 	struct ledger_proc *p;
 	size_t np, ap;
+	struct hindex pi; /* p by pid */
 	struct ledger_dev *d;
 	size_t nd, ad;
 };
@@ -204,13 +206,22 @@ void energy_ledger_free(struct energy_ledger *l)
 	if (!l)
 		return;
 	free(l->p);
+	hindex_free(&l->pi);
 	free(l->d);
 	free(l);
 }
 
+static uint64_t pid_hash(uint32_t pid)
+{
+	return hash_bytes(0, &pid, sizeof(pid));
+}
+
 static struct ledger_proc *ledger_find(struct energy_ledger *l, uint32_t pid)
 {
-	for (size_t i = 0; i < l->np; i++)
+	struct hindex_iter it;
+
+	for (uint32_t i = hindex_first(&l->pi, pid_hash(pid), &it); i != HINDEX_NONE;
+	     i = hindex_next(&l->pi, pid_hash(pid), &it))
 		if (l->p[i].pid == pid)
 			return &l->p[i];
 	return NULL;
@@ -222,16 +233,24 @@ void energy_ledger_add_process(struct energy_ledger *l, uint32_t pid, double j, 
 	size_t keep = 0;
 
 	if (!e) {
-		for (size_t i = 0; i < l->np; i++) /* room first: processes gone for a while */
-			if (now_ns - l->p[i].seen < ENERGY_LEDGER_KEEP_NS)
-				l->p[keep++] = l->p[i];
-		l->np = keep;
+		if (l->np == l->ap) { /* room first: processes gone for a while, then more */
+			for (size_t i = 0; i < l->np; i++)
+				if (now_ns - l->p[i].seen < ENERGY_LEDGER_KEEP_NS)
+					l->p[keep++] = l->p[i];
+			if (keep < l->np) {
+				l->np = keep;
+				hindex_clear(&l->pi);
+				for (size_t i = 0; i < l->np; i++)
+					hindex_put(&l->pi, pid_hash(l->p[i].pid), (uint32_t)i);
+			}
+		}
 		if (l->np == l->ap) {
 			l->ap = l->ap ? l->ap * 2 : 16;
 			l->p = xrealloc(l->p, l->ap * sizeof(*l->p));
 		}
-		e = &l->p[l->np++];
+		e = &l->p[l->np];
 		*e = (struct ledger_proc){ .pid = pid };
+		hindex_put(&l->pi, pid_hash(pid), (uint32_t)l->np++);
 	}
 	e->j += j;
 	e->seen = now_ns;

@@ -124,9 +124,10 @@ void energy_split_json(const struct energy_split *sp, double idle_w, const struc
  * energy) and spent by each device (by UUID), summed over device
  * collectors: device collectors add each period's figures, readers (an
  * endpoint runtime) take differences between their own reports, so each
- * reads over its own period whatever the device groups' periods are. A
- * process not added to for ENERGY_LEDGER_KEEP_NS is dropped. Owned by the
- * host (host_energy); one thread.
+ * reads over its own period whatever the device groups' periods are.
+ * Processes are found by hash; one not added to for ENERGY_LEDGER_KEEP_NS
+ * is dropped when a new one needs its room. Owned by the host
+ * (host_energy); one thread.
  */
 struct energy_ledger;
 

@@ -1068,19 +1068,20 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 	json_object_foreach(procs, key, fig) {
 		char *end;
 		long pid = strtol(key, &end, 10);
+		const char *uid, *cid;
 		json_t *ident;
 
 		if (*end || pid <= 0 || pid > 0x3fffffff)
 			continue;
 		ident = lookup(ud, (pid_t)pid);
-		if (ident && json_object_get(ident, "pod_uid")) {
-			pp[npp] = (struct agg_part){ agg_of(pods, json_string_value(json_object_get(ident, "pod_uid"))),
-						     ident, fig, (pid_t)pid, npp };
+		uid = json_string_value(json_object_get(ident, "pod_uid"));
+		cid = json_string_value(json_object_get(ident, "id"));
+		if (uid) {
+			pp[npp] = (struct agg_part){ agg_of(pods, uid), ident, fig, (pid_t)pid, npp };
 			npp++;
 		}
-		if (ident && json_object_get(ident, "id")) {
-			pcp[npc] = (struct agg_part){ agg_of(ctrs, json_string_value(json_object_get(ident, "id"))), ident,
-						      fig, (pid_t)pid, npc };
+		if (cid) {
+			pcp[npc] = (struct agg_part){ agg_of(ctrs, cid), ident, fig, (pid_t)pid, npc };
 			npc++;
 		}
 		pc_set(pc, key, ident);

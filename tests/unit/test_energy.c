@@ -8,6 +8,8 @@
 #include "../../common/timeutil.h"
 #include "tap.h"
 
+#include <errno.h>
+
 #include <stdint.h>
 
 static void test_counter(void)
@@ -103,10 +105,52 @@ static void test_split(void)
 	json_decref(d);
 }
 
+/*
+ * The ledger: joules summed by pid (found by hash), devices by UUID; a
+ * process not added to for ENERGY_LEDGER_KEEP_NS makes room for a new one.
+ */
+static void test_ledger(void)
+{
+	struct energy_ledger *l = energy_ledger_new();
+	double j = -1, sum = 0;
+	int found = 0;
+
+	for (uint32_t pid = 1; pid <= 16; pid++)
+		energy_ledger_add_process(l, pid, pid, 1);
+	energy_ledger_add_process(l, 7, 0.5, 2);
+	is_int((long)energy_ledger_count(l), 16, "ledger: 16 processes");
+	for (size_t i = 0; i < energy_ledger_count(l); i++)
+		if (energy_ledger_at(l, i, &j) == 7)
+			found = j == 7.5;
+	ok(found, "ledger: process 7's joules summed (7 + 0.5)");
+	/* Ten minutes on, only process 7 was seen lately: a new one takes the others' room. */
+	energy_ledger_add_process(l, 7, 1, ENERGY_LEDGER_KEEP_NS);
+	energy_ledger_add_process(l, 100, 3, ENERGY_LEDGER_KEEP_NS + 2);
+	energy_ledger_add_process(l, 100, 4, ENERGY_LEDGER_KEEP_NS + 3);
+	is_int((long)energy_ledger_count(l), 2, "ledger: the processes not seen for ENERGY_LEDGER_KEEP_NS are gone");
+	for (size_t i = 0; i < energy_ledger_count(l); i++) {
+		uint32_t pid = energy_ledger_at(l, i, &j);
+
+		sum += pid == 7 ? j * 1000 : pid == 100 ? j : -1e9;
+	}
+	is_double(sum, 8500 + 7, 1e-9, "ledger: 7 kept (8.5 J), 100 found again after the room was made (7 J)");
+	energy_ledger_add_process(l, 3, 2, ENERGY_LEDGER_KEEP_NS + 4);
+	for (size_t i = 0; i < energy_ledger_count(l); i++)
+		if (energy_ledger_at(l, i, &j) == 3)
+			is_double(j, 2, 0, "ledger: a pid that returns counts afresh");
+	is_int(energy_ledger_device(l, "GPU-x", &j), -ENOENT, "ledger: a device never added");
+	energy_ledger_add_device(l, "GPU-x", 5);
+	energy_ledger_add_device(l, "GPU-x", 6);
+	is_int(energy_ledger_device(l, "GPU-x", &j), 0, "ledger: a device added to");
+	is_double(j, 11, 0, "ledger: its joules summed");
+	energy_ledger_free(l);
+}
+
 int main(void)
 {
 	test_counter();
 	test_power();
 	test_split();
+	test_ledger();
 	return done_testing();
 }

@@ -92,7 +92,7 @@ RC=0
 "$MON" -c "$WORK/amd.json" --check-config >"$WORK/amd.out" 2>"$WORK/amd.err" || RC=$?
 is "$RC" 3 "library key for type amdgpu: exit 3 (config)"
 is "$(cat "$WORK/amd.err")" \
-	"accel-monitor: error: $WORK/amd.json:2:22: devices[0].library: unknown key \"library\" for type \"amdgpu\"; known: type, select, period, metrics (\"library\" is a key of type \"nvidia\")" \
+	"accel-monitor: error: $WORK/amd.json:2:22: devices[0].library: unknown key \"library\" for type \"amdgpu\"; known: type, select, period, metrics, idle_power_watts (\"library\" is a key of type \"nvidia\")" \
 	"library key for type amdgpu: unknown key, with file:line:col and the type's keys"
 printf 'devices:\n  - type: nvidia\n    library: ""\n' >"$WORK/empty.yaml"
 RC=0

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Energy meters and the split of a device's energy among its processes
- * (energy.h; docs/energy.md). Pure arithmetic on the caller's structs.
+ * (energy.h; docs/energy.md): arithmetic on the caller's structs; the
+ * ledger; a devices block's configured idle power.
  */
 #include "energy.h"
 #include "config.h"
 
+#include "../../common/doc.h"
 #include "../../common/hindex.h"
 #include "../../common/jset.h"
 #include "../../common/timeutil.h"
@@ -218,10 +220,10 @@ static uint64_t pid_hash(uint32_t pid)
 
 static struct ledger_proc *ledger_find(struct energy_ledger *l, uint32_t pid)
 {
+	uint64_t h = pid_hash(pid);
 	struct hindex_iter it;
 
-	for (uint32_t i = hindex_first(&l->pi, pid_hash(pid), &it); i != HINDEX_NONE;
-	     i = hindex_next(&l->pi, pid_hash(pid), &it))
+	for (uint32_t i = hindex_first(&l->pi, h, &it); i != HINDEX_NONE; i = hindex_next(&l->pi, h, &it))
 		if (l->p[i].pid == pid)
 			return &l->p[i];
 	return NULL;
@@ -311,8 +313,7 @@ struct energy_idle {
 static int idle_watts(const struct cfg_block *b, const char *sub, json_t *v, double *w)
 {
 	if (!json_is_number(v))
-		return cfg_block_error(b, sub, 0, "expected the idle power in watts (a number), got %s",
-				       json_is_string(v) ? "a string" : json_is_object(v) ? "an object" : "another type");
+		return cfg_block_error(b, sub, 0, "expected the idle power in watts (a number), got %s", doc_kind(v));
 	*w = json_number_value(v);
 	if (!(*w >= 0 && *w <= IDLE_MAX_W))
 		return cfg_block_error(b, sub, 0, "out of range: 0 to %.0f W", IDLE_MAX_W);

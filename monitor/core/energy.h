@@ -16,8 +16,9 @@
  *    active rest, shared by the processes' weights: their utilization of
  *    the device when any has some, else their device memory, else equal
  *    shares. Which was used is the returned basis.
+ *  - The ledger and a devices block's configured idle power (below).
  *
- * Everything here is pure arithmetic on the caller's structs: no I/O, no
+ * Everything here is arithmetic on the caller's structs: no I/O, no
  * globals; the collectors own the meters.
  */
 #ifndef ACCEL_ENERGY_H

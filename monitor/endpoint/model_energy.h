@@ -6,8 +6,8 @@
  * The server's energy comes from the host's energy ledger (energy.h),
  * which the device collectors feed: the shares of the processes of the
  * server (its listening process, and the processes in the same container
- * or pod as it, or on the host its descendants) when any of them has a share, else the whole energy of the
- * devices the server reports on itself (Triton's nv_gpu_* UUIDs, the
+ * or pod as it, or on the host its descendants) when any of them has a
+ * share, else the whole energy of the devices the server reports on itself (Triton's nv_gpu_* UUIDs, the
  * group's server_devices). Each is the increase since the runtime's
  * previous execution_stats, so it covers the runtime's own period.
  *

@@ -901,10 +901,8 @@ static void agg_fill(const struct agg_part *p, size_t n, const char *const *keys
 	for (size_t i = 0; i < n; i++) {
 		json_t *fig = p[i].fig;
 
-		if (i < json_array_size(pids) && json_is_integer(json_array_get(pids, i)))
+		if (i < json_array_size(pids)) /* the last call's pids, this function's integers */
 			json_integer_set(json_array_get(pids, i), p[i].pid);
-		else if (i < json_array_size(pids))
-			json_array_set_new(pids, i, json_integer(p[i].pid));
 		else
 			json_array_append_new(pids, json_integer(p[i].pid));
 		if (json_is_number(fig)) {
@@ -964,13 +962,12 @@ static void aggs_fill(json_t *aggs, struct agg_part *parts, size_t n, const char
 		agg_fill(parts + i, j - i, keys, num_key);
 	}
 	json_object_foreach_safe(aggs, tmp, k, a) {
-		struct agg_part key = { .a = a };
 		size_t lo = 0, hi = n;
 
 		while (lo < hi) { /* the first part of a, if any */
 			size_t mid = lo + (hi - lo) / 2;
 
-			if ((uintptr_t)parts[mid].a < (uintptr_t)key.a)
+			if ((uintptr_t)parts[mid].a < (uintptr_t)a)
 				lo = mid + 1;
 			else
 				hi = mid;

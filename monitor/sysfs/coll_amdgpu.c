@@ -844,7 +844,7 @@ static void amd_energy_split(struct amd_state *s, const struct devslot *sl, cons
 	int64_t last = ad->split_ns;
 	size_t n = 0;
 	struct energy_split sp;
-	double idle_w = energy_idle_watts(s->base.cfg ? s->base.cfg->own : NULL, sl->index, sl->uuid, sl->pci);
+	double idle_w = energy_idle_watts(s->base.cfg ? s->base.cfg->own : NULL, sl->index, uuid, sl->pci);
 
 	if (idle_w < 0 && ad->energy.have_min)
 		idle_w = ad->energy.min_w;

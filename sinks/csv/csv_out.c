@@ -553,12 +553,10 @@ static int put(struct csv_out *o, const struct csv_batch *b, off_t size)
 	return -e;
 }
 
-/* Choose the file for b (under the lock) and fill wbuf. 0, or -errno (logged). */
-static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
+/* For daily files: the file sequence starts afresh with the report's date. Then find the newest file. */
+static void pick_seq(struct csv_out *o, const struct csv_batch *b)
 {
-	const char *col = NULL, *had = NULL;
 	char date[11] = "";
-	int tries, rc = 0, rendered = 0;
 
 	if (o->cfg.path && o->cfg.rotate == CSV_ROTATE_DAILY) {
 		csv_date(b->report_ms, date);
@@ -580,31 +578,141 @@ static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
 		}
 		free(next);
 	}
-	for (tries = 0; tries < MAX_TRIES; tries++) {
-		struct stat st;
+}
+
+/* What place() does next with the file it tried. */
+enum step { STEP_NEXT, STEP_DONE, STEP_FAIL };
+
+/*
+ * The rows of b fit the open file, whose size is *size: it must end in a
+ * whole row first, and with --rotate size the rows must fit under the
+ * bound (they are rendered here then: *rendered). STEP_NEXT: try again
+ * (with the next file, or the same one cut back to nothing); STEP_DONE with
+ * *rc; STEP_FAIL: return *rc.
+ */
+static enum step fitted(struct csv_out *o, const struct csv_batch *b, off_t *size, int *rendered, int *rc)
+{
+	/* A file that is refused (header) is left as it is, so this comes after the header check. */
+	if (o->regular) {
+		int go_on = o->cfg.path && o->cfg.rotate != CSV_ROTATE_NONE;
+		char *next = go_on ? file_name(o, o->date, o->seq + 1) : NULL;
+
+		*rc = check_tail(o, size, next);
+		free(next);
+		if (*rc == -EBADMSG && go_on) {
+			o->seq++;
+			return STEP_NEXT;
+		}
+		if (*rc)
+			return STEP_FAIL;
+		if (*size == 0)
+			return STEP_NEXT; /* cut back to nothing: it gets a header, as an empty file does */
+	}
+	*rc = 0;
+	if (o->cfg.rotate == CSV_ROTATE_SIZE && *size > 0) {
+		*rc = b->render(b->ud, (const char *const *)o->hdr.names.v, o->hdr.names.n, &o->rows, &o->rows_len);
+		if (!*rc && (uint64_t)*size + o->rows_len > o->cfg.max_bytes) {
+			o->seq++;
+			return STEP_NEXT;
+		}
+		*rendered = 1;
+	}
+	return STEP_DONE;
+}
+
+/*
+ * The rows of b do not fit the open file's header (f): go on in the next
+ * file when the options allow it (STEP_NEXT), start a new block with a
+ * wider header on a pipe or terminal (STEP_DONE with *rc), or refuse
+ * (STEP_FAIL, *rc -EBADMSG, logged).
+ */
+static enum step unfit(struct csv_out *o, const struct csv_batch *b, enum fit f, const char *col, const char *had,
+		       int *rc)
+{
+	if (o->cfg.path && (f == FIT_NEW_COLUMNS ? o->cfg.continuation : o->cfg.rotate != CSV_ROTATE_NONE)) {
+		char *next = file_name(o, o->date, o->seq + 1);
+
+		if (f == FIT_NEW_COLUMNS)
+			log_at(LOG_LVL_WARN, "note", "csv: %s has no column \"%s\" (report at %s); going on in %s",
+			       o->name, col, b->where, next);
+		else
+			log_at(LOG_LVL_WARN, "note",
+			       "csv: %s: its header does not match (column \"%s\" where \"%s\" belongs); "
+			       "going on in %s",
+			       o->name, had, col, next);
+		free(next);
+		o->seq++;
+		return STEP_NEXT;
+	}
+	if (!o->regular) {
+		/* A pipe or terminal: a new block, after an empty line, with the wider header. */
+		log_at(LOG_LVL_WARN, "note", "csv: %s: new column \"%s\" (report at %s): an empty line and a new "
+		       "header follow", o->name, col, b->where);
+		*rc = buf_add(&o->wbuf, "\n", 1);
+		new_header(o, &b->schema);
+		if (!*rc)
+			*rc = render_header(o);
+		return STEP_DONE;
+	}
+	if (f == FIT_NEW_COLUMNS)
+		log_err("csv: %s has no column \"%s\" (report at %s) and cannot go on in another file; "
+			"nothing written. Use -o FILE to let accel-csv continue in a new file",
+			o->name, col, b->where);
+	else
+		log_err("csv: %s: its header does not match what this run writes (column \"%s\" where \"%s\" "
+			"belongs); nothing written. Use another file, or --rotate to go on in a new one",
+			o->name, had, col);
+	*rc = -EBADMSG;
+	return STEP_FAIL;
+}
+
+/*
+ * Open the file of the current date and sequence (with -o) and read its
+ * size into *size (0 for a pipe or terminal). 0, or -errno (logged).
+ */
+static int open_sized(struct csv_out *o, off_t *size)
+{
+	struct stat st;
+	int rc;
+
+	*size = 0;
+	if (o->cfg.path) {
+		char *name = file_name(o, o->date, o->seq);
+
+		rc = open_file(o, name);
+		free(name);
+		if (rc)
+			return rc;
+	}
+	if (o->regular) {
+		if (fstat(o->fd, &st)) {
+			rc = -errno;
+			log_err("csv: %s: %s", o->name, strerror(-rc));
+			return rc;
+		}
+		*size = st.st_size;
+	}
+	return 0;
+}
+
+/* Choose the file for b (under the lock) and fill wbuf. 0, or -errno (logged). */
+static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
+{
+	const char *col = NULL, *had = NULL;
+	int tries, rc = 0, rendered = 0;
+	enum step step = STEP_NEXT;
+
+	pick_seq(o, b);
+	for (tries = 0; tries < MAX_TRIES && step == STEP_NEXT; tries++) {
 		enum fit f;
 
 		buf_reset(&o->wbuf);
-		*size = 0;
-		if (o->cfg.path) {
-			char *name = file_name(o, o->date, o->seq);
-
-			rc = open_file(o, name);
-			free(name);
-			if (rc)
-				return rc;
-		}
-		if (o->regular) {
-			if (fstat(o->fd, &st)) {
-				rc = -errno;
-				log_err("csv: %s: %s", o->name, strerror(-rc));
-				return rc;
-			}
-			*size = st.st_size;
-		}
+		if ((rc = open_sized(o, size)))
+			return rc;
 		if (o->regular ? *size == 0 : !o->hdr_known) {
 			new_header(o, &b->schema);
 			rc = render_header(o);
+			step = STEP_DONE;
 			break;
 		}
 		if (!o->hdr_known && (rc = read_header(o)))
@@ -617,72 +725,12 @@ static int place(struct csv_out *o, const struct csv_batch *b, off_t *size)
 				remember_fit(o, &b->schema);
 		}
 		o->hdr_mergeable = f != FIT_MISMATCH;
-		if (f == FIT_OK) {
-			/* Rows go into this file: it must end in a whole row first. A file that is refused (header)
-			 * is left as it is, so this comes after the header check. */
-			if (o->regular) {
-				int go_on = o->cfg.path && o->cfg.rotate != CSV_ROTATE_NONE;
-				char *next = go_on ? file_name(o, o->date, o->seq + 1) : NULL;
-
-				rc = check_tail(o, size, next);
-				free(next);
-				if (rc == -EBADMSG && go_on) {
-					o->seq++;
-					continue;
-				}
-				if (rc)
-					return rc;
-				if (*size == 0)
-					continue; /* cut back to nothing: it gets a header, as an empty file does */
-			}
-			rc = 0;
-			if (o->cfg.rotate == CSV_ROTATE_SIZE && *size > 0) {
-				rc = b->render(b->ud, (const char *const *)o->hdr.names.v, o->hdr.names.n, &o->rows,
-					       &o->rows_len);
-				if (!rc && (uint64_t)*size + o->rows_len > o->cfg.max_bytes) {
-					o->seq++;
-					continue;
-				}
-				rendered = 1;
-			}
-			break;
-		}
-		if (o->cfg.path && (f == FIT_NEW_COLUMNS ? o->cfg.continuation : o->cfg.rotate != CSV_ROTATE_NONE)) {
-			char *next = file_name(o, o->date, o->seq + 1);
-
-			if (f == FIT_NEW_COLUMNS)
-				log_at(LOG_LVL_WARN, "note", "csv: %s has no column \"%s\" (report at %s); going on in %s",
-				       o->name, col, b->where, next);
-			else
-				log_at(LOG_LVL_WARN, "note",
-				       "csv: %s: its header does not match (column \"%s\" where \"%s\" belongs); "
-				       "going on in %s",
-				       o->name, had, col, next);
-			free(next);
-			o->seq++;
-			continue;
-		}
-		if (!o->regular) {
-			/* A pipe or terminal: a new block, after an empty line, with the wider header. */
-			log_at(LOG_LVL_WARN, "note", "csv: %s: new column \"%s\" (report at %s): an empty line and a new "
-			       "header follow", o->name, col, b->where);
-			rc = buf_add(&o->wbuf, "\n", 1);
-			new_header(o, &b->schema);
-			if (!rc)
-				rc = render_header(o);
-			break;
-		}
-		if (f == FIT_NEW_COLUMNS)
-			log_err("csv: %s has no column \"%s\" (report at %s) and cannot go on in another file; "
-				"nothing written. Use -o FILE to let accel-csv continue in a new file",
-				o->name, col, b->where);
-		else
-			log_err("csv: %s: its header does not match what this run writes (column \"%s\" where \"%s\" "
-				"belongs); nothing written. Use another file, or --rotate to go on in a new one",
-				o->name, had, col);
-		return -EBADMSG;
+		/* Rows go into this file when it fits: it must end in a whole row first. */
+		step = f == FIT_OK ? fitted(o, b, size, &rendered, &rc) : unfit(o, b, f, col, had, &rc);
+		if (step == STEP_FAIL)
+			return rc;
 	}
-	if (tries == MAX_TRIES) {
+	if (step == STEP_NEXT) {
 		log_err("csv: %s: no usable file after %d tries; nothing written", o->name, MAX_TRIES);
 		return -EBADMSG;
 	}

@@ -189,6 +189,70 @@ static void *ingest_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Load the files the options name: the web configuration (TLS, basic auth)
+ * into *web and the --collectors list into *dcgm, each NULL when not given.
+ * 0, or -1 after logging why (nothing is left allocated).
+ */
+static int load_files(const struct opts *o, struct prom_web **web, struct prom_dcgm **dcgm)
+{
+	const char *name, *why;
+	char *e = NULL;
+
+	if (o->web_config && prom_web_load(o->web_config, web, &e)) {
+		log_err("%s", e ? e : o->web_config);
+		free(e);
+		return -1;
+	}
+	if (!o->collectors)
+		return 0;
+	*dcgm = prom_dcgm_load(o->collectors, &e);
+	if (!*dcgm) {
+		log_err("prom: --collectors: %s", e ? e : o->collectors);
+		free(e);
+		prom_web_free(*web);
+		*web = NULL;
+		return -1;
+	}
+	for (size_t i = 0; (name = prom_dcgm_unsupported(*dcgm, i, &why)); i++)
+		log_warn("prom: --collectors: %s is not served: %s", name, why);
+	return 0;
+}
+
+/* The main thread's part until SIGINT or SIGTERM: re-render the exposition at least every TICK_NS. */
+static void serve(const sigset_t *sigs, struct prom_store *store, struct prom_pub *pub)
+{
+	for (;;) {
+		struct timespec ts = { TICK_NS / NS_PER_S, TICK_NS % NS_PER_S };
+		int sig = sigtimedwait(sigs, NULL, &ts);
+
+		if (sig == SIGINT || sig == SIGTERM) {
+			log_info("prom: %s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+			return;
+		}
+		prom_store_publish(store, pub, clock_mono_ns(), clock_real_ns());
+	}
+}
+
+/*
+ * Stop the ingest thread th and join it. It sees the flag within POLL_MS,
+ * unless a report takes longer than that: after 2 s the process exits with
+ * rc at once, since the thread still uses the store.
+ */
+static void stop_ingest(struct ingest *in, pthread_t th, int rc)
+{
+	int64_t until = clock_mono_ns() + 2 * NS_PER_S;
+
+	atomic_store(&in->stop, 1);
+	while (!atomic_load(&in->done) && clock_mono_ns() < until)
+		sleep_ns(10 * NS_PER_MS, NULL);
+	if (!atomic_load(&in->done)) {
+		log_info("prom: the ingest thread is still busy; not waiting for it");
+		_exit(rc);
+	}
+	pthread_join(th, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -228,29 +292,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "accel-prom: --port and --listen-address: give one of them\n");
 		return EXIT_USAGE;
 	}
-	if (o.web_config) {
-		char *e = NULL;
-
-		if (prom_web_load(o.web_config, &web, &e)) {
-			log_err("%s", e ? e : o.web_config);
-			free(e);
-			return EXIT_CONFIG;
-		}
-	}
-	if (o.collectors) {
-		const char *name, *why;
-		char *e = NULL;
-
-		dcgm = prom_dcgm_load(o.collectors, &e);
-		if (!dcgm) {
-			log_err("prom: --collectors: %s", e ? e : o.collectors);
-			free(e);
-			prom_web_free(web);
-			return EXIT_CONFIG;
-		}
-		for (size_t i = 0; (name = prom_dcgm_unsupported(dcgm, i, &why)); i++)
-			log_warn("prom: --collectors: %s is not served: %s", name, why);
-	}
+	if (load_files(&o, &web, &dcgm))
+		return EXIT_CONFIG;
 	/* Signals are taken by sigtimedwait in the main thread only; the threads inherit the mask. */
 	signal(SIGPIPE, SIG_IGN);
 	sink_block_signals(&sigs);
@@ -287,32 +330,12 @@ int main(int argc, char **argv)
 	}
 	started = 1;
 
-	for (;;) {
-		struct timespec ts = { TICK_NS / NS_PER_S, TICK_NS % NS_PER_S };
-		int sig = sigtimedwait(&sigs, NULL, &ts);
-
-		if (sig == SIGINT || sig == SIGTERM) {
-			log_info("prom: %s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
-			break;
-		}
-		prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
-	}
+	serve(&sigs, store, &pub);
 
 out:
 	prom_http_stop(http);
-	if (started) {
-		/* The ingest thread sees the flag within POLL_MS, unless a report takes longer than that. */
-		int64_t until = clock_mono_ns() + 2 * NS_PER_S;
-
-		atomic_store(&in.stop, 1);
-		while (!atomic_load(&in.done) && clock_mono_ns() < until)
-			sleep_ns(10 * NS_PER_MS, NULL);
-		if (!atomic_load(&in.done)) {
-			log_info("prom: the ingest thread is still busy; not waiting for it");
-			_exit(rc); /* the ingest thread still uses the store */
-		}
-		pthread_join(th, NULL);
-	}
+	if (started)
+		stop_ingest(&in, th, rc);
 	prom_pub_destroy(&pub);
 	prom_store_free(store);
 	prom_dcgm_free(dcgm);

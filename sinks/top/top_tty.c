@@ -369,6 +369,94 @@ static void resize(int tty_fd)
 		resizeterm(ws.ws_row, ws.ws_col);
 }
 
+/* Start curses on the terminal tf, in the mode the view needs. The screen, or NULL. */
+static SCREEN *start_curses(FILE *tf, struct loop *l, const struct top_tty_opts *o)
+{
+	SCREEN *scr = newterm(NULL, tf, tf);
+
+	if (!scr)
+		return NULL;
+	add_restore("sgr0");
+	add_restore("cnorm");
+	add_restore("rmkx");
+	add_restore("rmcup");
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(50);
+	curs_set(0);
+	setup_colors(l->attrs, o->color);
+	return scr;
+}
+
+/*
+ * How long the loop may wait (ms) before it has something to draw: the next
+ * tick of the header's clock, now when input is buffered, and with --url
+ * the next poll (which is done here when due: then 0 and *polled 1, the
+ * frame is new).
+ */
+static int64_t next_wait(struct loop *l, const struct top_tty_opts *o, int64_t last_draw, int *polled)
+{
+	int64_t wait = TICK_MS - (clock_mono_ns() - last_draw) / 1000000;
+
+	if (!l->v.paused && sink_input_buffered(&l->in))
+		wait = 0;
+	if (l->url && !l->v.paused) {
+		int64_t due = (l->next_poll - clock_mono_ns()) / 1000000;
+
+		if (due <= 0) {
+			char err[512];
+
+			if (top_url_poll(l->url, &l->m, err, sizeof(err)))
+				log_warn("top: %s", err);
+			l->next_poll = clock_mono_ns() + o->interval_ms * 1000000;
+			*polled = 1;
+			return 0;
+		}
+		if (due < wait)
+			wait = due;
+	}
+	return wait < 0 ? 0 : wait;
+}
+
+/*
+ * What poll() found in p (the stream, the terminal, the signal pipe, the
+ * captured stderr): signals, new reports, keys, the terminal going away.
+ * 1 when the frame must be drawn again.
+ */
+static int handle(struct loop *l, const struct pollfd *p)
+{
+	int dirty = 0, k;
+
+	if (p[2].revents & POLLIN) {
+		unsigned char s[16];
+		ssize_t n = read(l->sig_rd, s, sizeof(s));
+
+		for (ssize_t i = 0; i < n; i++) {
+			if (s[i] == SIGWINCH) {
+				resize(l->tty_fd);
+				dirty = 1;
+			} else {
+				l->quit = 1;
+			}
+		}
+	}
+	if (!l->v.paused && !l->url && ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) || sink_input_buffered(&l->in))) {
+		ingest(l);
+		dirty = 1;
+	}
+	if (p[1].revents & POLLIN)
+		while ((k = getch()) != ERR)
+			dirty |= k == KEY_RESIZE ? 1 : key(l, k);
+	if (l->cap && (p[3].revents & POLLIN))
+		dirty |= drain_stderr(l->cap);
+	if (p[1].revents & (POLLHUP | POLLERR))
+		l->quit = 1; /* the terminal is gone */
+	return dirty;
+}
+
 int top_tty_run(const struct top_tty_opts *o, struct top_capture *cap)
 {
 	struct loop l;
@@ -398,23 +486,11 @@ int top_tty_run(const struct top_tty_opts *o, struct top_capture *cap)
 	handler.restore_len = 0;
 	install_signals(); /* SIGWINCH is ours before curses starts, so curses leaves it alone */
 	tf = fdopen(l.tty_fd, "r+");
-	if (!tf || !(scr = newterm(NULL, tf, tf))) {
+	if (!tf || !(scr = start_curses(tf, &l, o))) {
 		log_err("top: cannot start the terminal (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
 		rc = EXIT_SYSTEM;
 		goto out;
 	}
-	add_restore("sgr0");
-	add_restore("cnorm");
-	add_restore("rmkx");
-	add_restore("rmcup");
-	cbreak();
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	nodelay(stdscr, TRUE);
-	set_escdelay(50);
-	curs_set(0);
-	setup_colors(l.attrs, o->color);
 
 	top_model_init(&l.m);
 	top_view_init(&l.v);
@@ -436,58 +512,15 @@ int top_tty_run(const struct top_tty_opts *o, struct top_capture *cap)
 			{ .fd = l.sig_rd, .events = POLLIN },
 			{ .fd = l.cap ? l.cap->pipe : -1, .events = POLLIN },
 		};
-		int64_t wait = TICK_MS - (clock_mono_ns() - last_draw) / 1000000;
-		int dirty = 0, k;
+		int dirty = 0;
+		int64_t wait = next_wait(&l, o, last_draw, &dirty);
 
-		if (!l.v.paused && sink_input_buffered(&l.in))
-			wait = 0;
-		if (l.url && !l.v.paused) {
-			int64_t due = (l.next_poll - clock_mono_ns()) / 1000000;
-
-			if (due <= 0) {
-				char err[512];
-
-				if (top_url_poll(l.url, &l.m, err, sizeof(err)))
-					log_warn("top: %s", err);
-				l.next_poll = clock_mono_ns() + o->interval_ms * 1000000;
-				dirty = 1;
-				due = o->interval_ms;
-			}
-			if (due < wait)
-				wait = due;
-		}
-		if (dirty)
-			wait = 0;
-		if (poll(p, 4, wait < 0 ? 0 : (int)wait) < 0 && errno != EINTR) {
+		if (poll(p, 4, (int)wait) < 0 && errno != EINTR) {
 			log_err("top: poll: %s", strerror(errno));
 			rc = EXIT_SYSTEM;
 			break;
 		}
-		if (p[2].revents & POLLIN) {
-			unsigned char s[16];
-			ssize_t n = read(l.sig_rd, s, sizeof(s));
-
-			for (ssize_t i = 0; i < n; i++) {
-				if (s[i] == SIGWINCH) {
-					resize(l.tty_fd);
-					dirty = 1;
-				} else {
-					l.quit = 1;
-				}
-			}
-		}
-		if (!l.v.paused && !l.url && ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) || sink_input_buffered(&l.in))) {
-			ingest(&l);
-			dirty = 1;
-		}
-		if (p[1].revents & POLLIN)
-			while ((k = getch()) != ERR)
-				dirty |= k == KEY_RESIZE ? 1 : key(&l, k);
-		if (l.cap && (p[3].revents & POLLIN))
-			dirty |= drain_stderr(l.cap);
-		if (p[1].revents & (POLLHUP | POLLERR)) {
-			l.quit = 1; /* the terminal is gone */
-		}
+		dirty |= handle(&l, p);
 		if (l.quit)
 			break;
 		if (dirty)

@@ -27,6 +27,24 @@ static char *load(const char *name, const char *text, int yaml, struct cfg *cfg)
 	return NULL;
 }
 
+/* text (an effective configuration, JSON) loads back as name, test "loads", and prints the same again. */
+static void is_fixed_point(const char *name, const char *text, const char *loads)
+{
+	struct cfg cfg2;
+	char *err = load(name, text, 0, &cfg2), *text2;
+	json_t *eff2;
+
+	if (ok(!err, "%s", loads)) {
+		eff2 = cfg_effective(&cfg2);
+		text2 = json_dumps(eff2, JSON_COMPACT | JSON_REAL_PRECISION(10));
+		is_str(text2, text, "and is a fixed point");
+		free(text2);
+		json_decref(eff2);
+		cfg_free(&cfg2);
+	}
+	free(err);
+}
+
 static const struct {
 	const char *name;
 	int yaml;
@@ -424,8 +442,7 @@ int main(void)
 		struct cfg_host cli = { .run = "/cli/run", .kubelet_url = "http://127.0.0.1:10255", .ecs_refresh_ms = 2000,
 					.instance_mode = INSTANCE_ON };
 		json_t *eff;
-		char *text, *text2;
-		struct cfg cfg2;
+		char *text;
 
 		if (ok(!err, "hostv.json loads")) {
 			const struct cfg_host *h = &cfg.host;
@@ -452,16 +469,7 @@ int main(void)
 			free(text);
 			text = json_dumps(eff, JSON_COMPACT | JSON_REAL_PRECISION(10));
 			json_decref(eff);
-			free(err);
-			err = load("hostv2.json", text, 0, &cfg2);
-			if (ok(!err, "the effective host block loads back")) {
-				eff = cfg_effective(&cfg2);
-				text2 = json_dumps(eff, JSON_COMPACT | JSON_REAL_PRECISION(10));
-				is_str(text2, text, "and is a fixed point");
-				free(text2);
-				json_decref(eff);
-				cfg_free(&cfg2);
-			}
+			is_fixed_point("hostv2.json", text, "the effective host block loads back");
 			free(text);
 
 			cfg_override(&cfg, "/cli/proc", NULL, &cli);
@@ -499,9 +507,8 @@ int main(void)
 	{
 		char *err = load("eff.yaml", "period: 1.5s\nruntimes:\n  - address: unix:/x\n    metrics: [{type: hw_counters}]\n",
 				 1, &cfg);
-		json_t *eff, *eff2;
-		char *text, *text2;
-		struct cfg cfg2;
+		json_t *eff;
+		char *text;
 
 		if (ok(!err, "eff.yaml loads")) {
 			eff = cfg_effective(&cfg);
@@ -513,15 +520,7 @@ int main(void)
 			       "\"period\":1.5,\"metrics\":[{\"type\":\"hw_counters\",\"period\":1.5}]}],\"system_metrics\":[],"
 			       "\"devices\":[]}",
 			       "effective configuration");
-			err = load("eff.json", text, 0, &cfg2);
-			if (ok(!err, "effective configuration loads back")) {
-				eff2 = cfg_effective(&cfg2);
-				text2 = json_dumps(eff2, JSON_COMPACT | JSON_REAL_PRECISION(10));
-				is_str(text2, text, "and is a fixed point");
-				free(text2);
-				json_decref(eff2);
-				cfg_free(&cfg2);
-			}
+			is_fixed_point("eff.json", text, "effective configuration loads back");
 			free(text);
 			json_decref(eff);
 			cfg_free(&cfg);
@@ -540,9 +539,8 @@ int main(void)
 				 "    metrics: [{type: device_power}]\n  - type: nvidia\n    select: [0]\n"
 				 "    metrics: [{type: device_power}]\n",
 				 1, &cfg);
-		json_t *eff, *eff2;
-		char *text, *text2;
-		struct cfg cfg2;
+		json_t *eff;
+		char *text;
 
 		if (ok(!err, "effnv.yaml loads")) {
 			ok(cfg.devices[0].own != NULL, "the collector kept what it parsed (cfg_device.own)");
@@ -557,15 +555,7 @@ int main(void)
 			       "\"device_power\",\"period\":5.0}],\"library\":\"/opt/nv/libnvidia-ml.so.1\"},{\"type\":\"nvidia\","
 			       "\"select\":[0],\"period\":5.0,\"metrics\":[{\"type\":\"device_power\",\"period\":5.0}]}]}",
 			       "effective configuration: the collector's key after every block's");
-			err = load("effnv.json", text, 0, &cfg2);
-			if (ok(!err, "effective configuration with a collector key loads back")) {
-				eff2 = cfg_effective(&cfg2);
-				text2 = json_dumps(eff2, JSON_COMPACT | JSON_REAL_PRECISION(10));
-				is_str(text2, text, "and is a fixed point");
-				free(text2);
-				json_decref(eff2);
-				cfg_free(&cfg2);
-			}
+			is_fixed_point("effnv.json", text, "effective configuration with a collector key loads back");
 			free(text);
 			json_decref(eff);
 			cfg_free(&cfg);
@@ -666,9 +656,8 @@ int main(void)
 				 "server_name: m.test}\n    basic_auth: {username: u, password_file: /pw}\n"
 				 "    metrics: [{type: execution_stats}]\n  - address: http://localhost/m\n    metrics: []\n",
 				 1, &cfg);
-		json_t *eff, *eff2;
-		char *text, *text2;
-		struct cfg cfg2;
+		json_t *eff;
+		char *text;
 
 		if (ok(!err, "effep.yaml loads")) {
 			is_str(cfg.runtimes[0].collector, "endpoint", "an https:// address is an endpoint runtime");
@@ -685,15 +674,7 @@ int main(void)
 			       "effective configuration: the endpoint collector's keys after every runtime's");
 			free(text);
 			text = json_dumps(eff, JSON_COMPACT | JSON_REAL_PRECISION(10));
-			err = load("effep.json", text, 0, &cfg2);
-			if (ok(!err, "effective configuration with endpoint keys loads back")) {
-				eff2 = cfg_effective(&cfg2);
-				text2 = json_dumps(eff2, JSON_COMPACT | JSON_REAL_PRECISION(10));
-				is_str(text2, text, "and is a fixed point");
-				free(text2);
-				json_decref(eff2);
-				cfg_free(&cfg2);
-			}
+			is_fixed_point("effep.json", text, "effective configuration with endpoint keys loads back");
 			free(text);
 			json_decref(eff);
 			cfg_free(&cfg);

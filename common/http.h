@@ -2,8 +2,8 @@
 /*
  * The one HTTP client of accel-monitor's programs, over libcurl: every
  * request any of them makes (accel-cloudwatch, accel-remote-write,
- * accel-top --url, and accel-monitor for endpoint scrapes, the kubelet and
- * instance metadata) is an easy handle set up here from one
+ * accel-top --url, and accel-monitor for endpoint scrapes, the kubelet, the
+ * ECS agent and task metadata endpoint, and instance metadata) is an easy handle set up here from one
  * options struct, so TLS, credentials, caps, decoding, proxies and redirects
  * behave the same everywhere:
  *

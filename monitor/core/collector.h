@@ -62,8 +62,8 @@ struct cycle {
 
 /*
  * Asynchronous sources (a collector with fetch and abandon, below): a
- * collector that waits on something (a socket, a helper process, an event
- * set) without blocking the producer's loop. For each due cycle of each of
+ * collector that waits on something (a socket, as an endpoint's scrape
+ * does; worker threads, as NVML's PCIe throughput reads do) without blocking the producer's loop. For each due cycle of each of
  * its groups, the monitor calls fetch() ahead of the due time (by the
  * source's lead(), or without one by its timeout, at most half the group's
  * period); the source starts its request, registers what it waits on with

@@ -15,6 +15,8 @@
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
+#include "../host/container.h"
+#include "../host/instance.h"
 #include "collector.h"
 
 #include <errno.h>
@@ -150,17 +152,22 @@ static int check_owned_keys(struct vctx *v, const char *path, json_t *o, const c
 	return rc;
 }
 
-/* Parse an optional "period" member of obj into *ms (left alone when absent). */
-static int get_period(struct vctx *v, const char *path, json_t *obj, int64_t *ms)
+/*
+ * Parse an optional duration member key of obj ("1s", "250ms", or a number
+ * of seconds) into *ms, left alone when absent: min_ms (named min_text in
+ * the message) to 24 h.
+ */
+static int get_duration(struct vctx *v, const char *path, json_t *obj, const char *key, int64_t min_ms,
+			const char *min_text, int64_t *ms)
 {
-	json_t *p = json_object_get(obj, "period");
+	json_t *p = json_object_get(obj, key);
 	char sub[256], q[LOG_QUOTE_BUF];
 	const char *why = NULL;
 	int64_t val;
 
 	if (!p)
 		return 0;
-	doc_path_key(sub, sizeof(sub), path, "period");
+	doc_path_key(sub, sizeof(sub), path, key);
 	if (json_is_string(p)) {
 		if (duration_parse(json_string_value(p), &val, &why))
 			VFAIL(v, sub, 0, "invalid duration \"%s\": %s", QUOTE(q, json_string_value(p)), why);
@@ -168,18 +175,24 @@ static int get_period(struct vctx *v, const char *path, json_t *obj, int64_t *ms
 		double s = json_number_value(p);
 
 		if (s < 0 || s > 1e9)
-			VFAIL(v, sub, 0, "period out of range: %g s", s);
+			VFAIL(v, sub, 0, "%s out of range: %g s", key, s);
 		val = (int64_t)(s * 1000.0 + 0.5);
 	} else {
 		VFAIL(v, sub, 0, "expected a duration such as \"1s\" or a number of seconds, got %s",
 		      doc_kind(p));
 	}
-	if (val < CFG_MIN_PERIOD_MS)
-		VFAIL(v, sub, 0, "period too short: %lld ms; the minimum is 100ms", (long long)val);
+	if (val < min_ms)
+		VFAIL(v, sub, 0, "%s too short: %lld ms; the minimum is %s", key, (long long)val, min_text);
 	if (val > CFG_MAX_PERIOD_MS)
-		VFAIL(v, sub, 0, "period too long; the maximum is 24h");
+		VFAIL(v, sub, 0, "%s too long; the maximum is 24h", key);
 	*ms = val;
 	return 0;
+}
+
+/* Parse an optional "period" member of obj into *ms (left alone when absent). */
+static int get_period(struct vctx *v, const char *path, json_t *obj, int64_t *ms)
+{
+	return get_duration(v, path, obj, "period", CFG_MIN_PERIOD_MS, "100ms", ms);
 }
 
 static int get_string(struct vctx *v, const char *path, json_t *obj, const char *key, const char **out)
@@ -556,10 +569,147 @@ int cfg_device_selects(const struct cfg_device *d, unsigned index, const char *u
 	return 0;
 }
 
+/* ---- the "host" block --------------------------------------------------------------------------------- */
+
+/* instance_metadata's values (what instance_mode_parse takes), in enum instance_mode's order: for printing. */
+static const char *const instance_modes[] = { "auto", "on", "off" };
+
+/* The block's string member key as an http:// or https:// URL (*out left alone when absent). */
+static int host_url(const struct cfg_block *b, const char *key, const char **out)
+{
+	const char *u = NULL;
+	char q[LOG_QUOTE_BUF];
+
+	if (cfg_block_string(b, key, "an http:// or https:// URL", &u))
+		return -EINVAL;
+	if (u && strncmp(u, "https://", 8) && strncmp(u, "http://", 7))
+		return cfg_block_error(b, key, 0, "expected an http:// or https:// URL, got \"%s\"", QUOTE(q, u));
+	if (u)
+		*out = u;
+	return 0;
+}
+
+/* "ecs_metadata": true, the endpoint the ECS agent names in every container of a task; false: none. */
+static int host_ecs_metadata(const struct cfg_block *b, const char **url)
+{
+	json_t *e = json_object_get(b->obj, "ecs_metadata");
+	const char *env;
+	char q[LOG_QUOTE_BUF];
+
+	if (!e || json_is_false(e))
+		return 0;
+	if (!json_is_true(e))
+		return cfg_block_error(b, "ecs_metadata", 0, "expected true or false, got %s", doc_kind(e));
+	if (json_object_get(b->obj, "ecs_metadata_url"))
+		return cfg_block_error(b, "ecs_metadata", 1,
+				       "\"ecs_metadata\" and \"ecs_metadata_url\" both name the task metadata "
+				       "endpoint; use only one of them");
+	env = getenv("ECS_CONTAINER_METADATA_URI_V4");
+	if (!env || !*env)
+		return cfg_block_error(b, "ecs_metadata", 0,
+				       "ECS_CONTAINER_METADATA_URI_V4 is not set (not in an ECS task?); "
+				       "\"ecs_metadata_url\" names the endpoint");
+	if (strncmp(env, "https://", 8) && strncmp(env, "http://", 7))
+		return cfg_block_error(b, "ecs_metadata", 0,
+				       "ECS_CONTAINER_METADATA_URI_V4: expected an http:// or https:// URL, got \"%s\"",
+				       QUOTE(q, env));
+	*url = env;
+	return 0;
+}
+
+/*
+ * The "host" block into h: the host's roots and the services asked for
+ * names, each key the command-line option of the same name (--path.rootfs:
+ * "rootfs", --kubelet-url: "kubelet_url", ...).
+ */
+static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
+{
+	static const char *const keys[] = { "rootfs", "run", "cgroupfs", "kubelet_url", "kubelet_token_file",
+					     "kubelet_ca_file", "kubelet_refresh", "ecs_agent_url", "ecs_metadata",
+					     "ecs_metadata_url", "ecs_refresh", "instance_metadata", NULL };
+	static const char *const dirs[] = { "rootfs", "run", "cgroupfs" };
+	const struct cfg_block b = { .doc = v->d, .path = "host", .obj = o, .err = v->err };
+	const char *s[3] = { NULL }, *kurl = NULL, *ktok = NULL, *kca = NULL, *agent = NULL, *meta = NULL,
+		   *mode = NULL;
+	char q[LOG_QUOTE_BUF];
+
+	if (!json_is_object(o))
+		VFAIL(v, "host", 0, "expected an object of host options (\"rootfs\", \"kubelet_url\", ...), got %s",
+		      doc_kind(o));
+	if (check_keys(v, "host", o, keys))
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (cfg_block_string(&b, dirs[i], "a directory", &s[i]))
+			return -EINVAL;
+	if (host_url(&b, "kubelet_url", &kurl) || cfg_block_string(&b, "kubelet_token_file", "a file", &ktok) ||
+	    cfg_block_string(&b, "kubelet_ca_file", "a file", &kca) ||
+	    get_duration(v, "host", o, "kubelet_refresh", 1000, "1s", &h->kubelet_refresh_ms) ||
+	    host_url(&b, "ecs_agent_url", &agent) || host_url(&b, "ecs_metadata_url", &meta) ||
+	    host_ecs_metadata(&b, &meta) ||
+	    get_duration(v, "host", o, "ecs_refresh", 1000, "1s", &h->ecs_refresh_ms) ||
+	    cfg_block_string(&b, "instance_metadata", "auto, on or off", &mode))
+		return -EINVAL;
+	if (mode && instance_mode_parse(mode) < 0)
+		return cfg_block_error(&b, "instance_metadata", 0, "expected auto, on or off, got \"%s\"", QUOTE(q, mode));
+	h->instance_mode = mode ? instance_mode_parse(mode) : INSTANCE_AUTO;
+	h->rootfs = s[0] ? xstrdup(s[0]) : NULL;
+	h->run = s[1] ? xstrdup(s[1]) : NULL;
+	h->cgroupfs = s[2] ? xstrdup(s[2]) : NULL;
+	h->kubelet_url = kurl ? xstrdup(kurl) : NULL;
+	h->kubelet_token_file = ktok ? xstrdup(ktok) : NULL;
+	h->kubelet_ca_file = kca ? xstrdup(kca) : NULL;
+	h->ecs_agent_url = agent ? xstrdup(agent) : NULL;
+	h->ecs_metadata_url = meta ? xstrdup(meta) : NULL;
+	return 0;
+}
+
+/* The effective "host" block: every key, the defaults filled in (those without one left out). */
+static json_t *host_json(const struct cfg_host *h)
+{
+	const char *root = h->rootfs ? h->rootfs : "/";
+	char *run = h->run ? xstrdup(h->run) : container_root_path(root, "run");
+	char *cg = h->cgroupfs ? xstrdup(h->cgroupfs) : container_root_path(root, "sys/fs/cgroup");
+	json_t *o = json_pack("{s:s, s:s, s:s}", "rootfs", root, "run", run, "cgroupfs", cg);
+	const double dflt = (double)CONTAINER_REFRESH_DEFAULT_NS / 1e9;
+
+	free(run);
+	free(cg);
+	if (h->kubelet_url)
+		json_object_set_new(o, "kubelet_url", json_string(h->kubelet_url));
+	if (h->kubelet_token_file)
+		json_object_set_new(o, "kubelet_token_file", json_string(h->kubelet_token_file));
+	if (h->kubelet_ca_file)
+		json_object_set_new(o, "kubelet_ca_file", json_string(h->kubelet_ca_file));
+	json_object_set_new(o, "kubelet_refresh",
+			    json_real(h->kubelet_refresh_ms ? (double)h->kubelet_refresh_ms / 1e3 : dflt));
+	if (h->ecs_agent_url)
+		json_object_set_new(o, "ecs_agent_url", json_string(h->ecs_agent_url));
+	if (h->ecs_metadata_url)
+		json_object_set_new(o, "ecs_metadata_url", json_string(h->ecs_metadata_url));
+	json_object_set_new(o, "ecs_refresh", json_real(h->ecs_refresh_ms ? (double)h->ecs_refresh_ms / 1e3 : dflt));
+	json_object_set_new(o, "instance_metadata",
+			    json_string(h->instance_mode >= 0 && (size_t)h->instance_mode < ARRAY_SIZE(instance_modes)
+						? instance_modes[h->instance_mode] : "auto"));
+	return o;
+}
+
+static void cfg_host_free(struct cfg_host *h)
+{
+	free(h->rootfs);
+	free(h->run);
+	free(h->cgroupfs);
+	free(h->kubelet_url);
+	free(h->kubelet_token_file);
+	free(h->kubelet_ca_file);
+	free(h->ecs_agent_url);
+	free(h->ecs_metadata_url);
+	memset(h, 0, sizeof(*h));
+}
+
 int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 {
 	static const char *const keys[] = { "period", "runtimes", "neuron_runtimes", "system_metrics",
-					    "devices", "procfs", "sysfs", NULL };
+					    "devices", "procfs", "sysfs", "host", NULL };
 	struct vctx v = { d, err };
 	json_t *root = d->root, *rts, *sys, *dev, *e;
 	const char *rkey = "runtimes", *procfs = NULL, *sysfs = NULL;
@@ -587,6 +737,8 @@ int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err)
 	}
 	cfg->procfs = xstrdup(procfs ? procfs : "/proc");
 	cfg->sysfs = xstrdup(sysfs ? sysfs : "/sys");
+	if (json_object_get(root, "host") && parse_host(&v, json_object_get(root, "host"), &cfg->host))
+		goto fail;
 
 	rts = json_object_get(root, "runtimes");
 	if (json_object_get(root, "neuron_runtimes")) {
@@ -638,6 +790,37 @@ fail:
 	return rc;
 }
 
+/* *dst (owned) becomes a copy of val, when there is one. */
+static void override(char **dst, const char *val)
+{
+	if (!val)
+		return;
+	free(*dst);
+	*dst = xstrdup(val);
+}
+
+void cfg_override(struct cfg *cfg, const char *procfs, const char *sysfs, const struct cfg_host *cli)
+{
+	struct cfg_host *h = &cfg->host;
+
+	override(&cfg->procfs, procfs);
+	override(&cfg->sysfs, sysfs);
+	override(&h->rootfs, cli->rootfs);
+	override(&h->run, cli->run);
+	override(&h->cgroupfs, cli->cgroupfs);
+	override(&h->kubelet_url, cli->kubelet_url);
+	override(&h->kubelet_token_file, cli->kubelet_token_file);
+	override(&h->kubelet_ca_file, cli->kubelet_ca_file);
+	override(&h->ecs_agent_url, cli->ecs_agent_url);
+	override(&h->ecs_metadata_url, cli->ecs_metadata_url);
+	if (cli->kubelet_refresh_ms > 0)
+		h->kubelet_refresh_ms = cli->kubelet_refresh_ms;
+	if (cli->ecs_refresh_ms > 0)
+		h->ecs_refresh_ms = cli->ecs_refresh_ms;
+	if (cli->instance_mode >= 0)
+		h->instance_mode = cli->instance_mode;
+}
+
 int cfg_load(const char *path, struct cfg *cfg, char **err)
 {
 	struct doc d;
@@ -686,6 +869,7 @@ json_t *cfg_effective(const struct cfg *cfg)
 	json_object_set_new(o, "period", json_real((double)cfg->period_ms / 1e3));
 	json_object_set_new(o, "procfs", json_string(cfg->procfs));
 	json_object_set_new(o, "sysfs", json_string(cfg->sysfs));
+	json_object_set_new(o, "host", host_json(&cfg->host));
 	for (size_t i = 0; i < cfg->nruntimes; i++) {
 		const struct cfg_runtime *rt = &cfg->runtimes[i];
 		const struct collector_ops *ops = rt->own ? collector_find(NULL, COLL_RUNTIME, rt->collector) : NULL;
@@ -757,5 +941,6 @@ void cfg_free(struct cfg *cfg)
 	free(cfg->system);
 	free(cfg->procfs);
 	free(cfg->sysfs);
+	cfg_host_free(&cfg->host);
 	memset(cfg, 0, sizeof(*cfg));
 }

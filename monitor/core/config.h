@@ -2,8 +2,9 @@
 /*
  * accel-monitor's configuration: the schema (a superset of neuron-monitor's),
  * its validation with file:line:column errors, period inheritance
- * (root -> runtime -> group, default 5 s) and the effective configuration
- * printed by --check-config.
+ * (root -> runtime -> group, default 5 s), the host block (the host
+ * layer's roots and services, each also a command-line option that wins:
+ * cfg_override) and the effective configuration printed by --check-config.
  *
  * Ownership: cfg_load fills a struct cfg that the caller releases with
  * cfg_free; nothing in it is shared with the document it came from.
@@ -55,7 +56,21 @@ int cfg_load(const char *path, struct cfg *cfg, char **err);
 /* Validate an already-loaded document (tests use this with doc_load_mem). */
 int cfg_from_doc(const struct doc *d, struct cfg *cfg, char **err);
 
-/* The configuration used without -c: every system group and every device found, at 5 s. */
+/*
+ * The command line's choices over the file's: procfs and sysfs (NULL: not
+ * given) and each member cli sets (a string, a refresh > 0, an
+ * instance_mode >= 0; a struct cfg_host that is not cfg_free's to free)
+ * replace cfg's, copied. cli is borrowed.
+ */
+void cfg_override(struct cfg *cfg, const char *procfs, const char *sysfs, const struct cfg_host *cli);
+
+/*
+ * The configuration used without -c (config/default.json says the same):
+ * the system groups vcpu_usage and memory_info, and every group of every
+ * device found ("devices": [{"type": "auto"}]), whose per-process figures
+ * name the processes' containers and pods; at 5 s. neuron_hw_counters and
+ * container_usage need a config file.
+ */
 void cfg_default(struct cfg *cfg);
 
 /* The effective configuration as a new JSON object (itself a valid config). */

@@ -74,10 +74,31 @@ struct cfg_device {
 	void *own;
 };
 
+/*
+ * The "host" block: how the host layer (monitor/host/host.h) finds the
+ * host's files and the services that name containers and the instance.
+ * Each is also a command-line option, which wins over the file. Strings
+ * owned; NULL and 0 mean the default (container.h's container_opts says
+ * which).
+ */
+struct cfg_host {
+	char *rootfs;             /* the host's / (--path.rootfs) */
+	char *run;                /* the host's /run (--path.run) */
+	char *cgroupfs;           /* the host's /sys/fs/cgroup (--path.cgroupfs) */
+	char *kubelet_url;        /* --kubelet-url: an http:// or https:// URL */
+	char *kubelet_token_file; /* --kubelet-token-file */
+	char *kubelet_ca_file;    /* --kubelet-ca-file */
+	int64_t kubelet_refresh_ms; /* --kubelet-refresh: at least 1000 */
+	char *ecs_agent_url;      /* --ecs-agent-url */
+	char *ecs_metadata_url;   /* --ecs-metadata-url, or --ecs-metadata's $ECS_CONTAINER_METADATA_URI_V4 */
+	int64_t ecs_refresh_ms;   /* --ecs-refresh: at least 1000 */
+	int instance_mode;        /* --instance-metadata: enum instance_mode (monitor/host/instance.h); 0: auto */
+};
 
 struct cfg {
 	int64_t period_ms;
 	char *procfs, *sysfs;
+	struct cfg_host host;
 	struct cfg_runtime *runtimes;
 	size_t nruntimes;
 	struct cfg_group *system;

@@ -47,11 +47,15 @@ static void on_signal(int sig)
 struct opts {
 	const char *config;
 	const char *procfs, *sysfs;
-	struct container_opts ctr; /* --path.rootfs, --path.run, --path.cgroupfs, --kubelet-* */
+	/*
+	 * --path.rootfs, --path.run, --path.cgroupfs, --kubelet-*, --ecs-*,
+	 * --instance-metadata (instance_mode -1: not given): over the config's
+	 * "host" block. Strings borrowed from argv and the environment.
+	 */
+	struct cfg_host host;
 	int verbose;
 	int once, check;
 	unsigned long long count;
-	int instance_mode; /* --instance-metadata: enum instance_mode */
 };
 
 static void usage(FILE *f)
@@ -62,7 +66,8 @@ static void usage(FILE *f)
 		"per line to stdout (see docs/report-format.md).\n"
 		"\n"
 		"  -c, --config-file PATH  JSON config, or YAML when PATH ends in .yaml/.yml;\n"
-		"                          without it: every system group every 5 s\n"
+		"                          without it: vcpu_usage, memory_info and every\n"
+		"                          group of every device found, every 5 s\n"
 		"      --once              collect every group once (over 250 ms), print one report, exit\n"
 		"  -n, --count N           exit after N reports\n"
 		"      --check-config      validate, print the effective configuration as JSON, exit\n"
@@ -85,13 +90,20 @@ static void usage(FILE *f)
 		"      --instance-metadata auto|on|off  ask the EC2 instance metadata service:\n"
 		"                          auto (default) only on an EC2 instance (DMI, the\n"
 		"                          hypervisor's uuid; see docs/report-format.md)\n"
+
 		"  -v, --verbose[=N]       log level: 0 silent, 1 errors and warnings (default),\n"
 		"                          2 info, 3 debug, 4 everything; -v, -vv raise it\n"
 		"      --version           print the version and exit\n"
 		"  -h, --help              print this help and exit\n"
 		"\n"
+		"The options from --path.rootfs to --instance-metadata can also be in the\n"
+		"config's \"host\" block (\"rootfs\", \"run\", \"cgroupfs\", \"kubelet_url\", ...,\n"
+		"\"ecs_metadata\": true, \"instance_metadata\"), which SIGHUP reloads; one given\n"
+		"on the command line wins over the file's.\n"
+		"\n"
 		"Signals: SIGINT/SIGTERM finish the current report and exit 0; SIGHUP reloads\n"
-		"the config file (an invalid one is logged and the old one kept).\n"
+		"the config file, its host block included (an invalid one is logged and the\n"
+		"old one kept).\n"
 		"\n"
 		"Exit codes: 0 ok, 1 system error, 2 usage error, 3 configuration error.\n"
 		"\n"
@@ -144,6 +156,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->verbose = LOG_LVL_WARN;
+	o->host.instance_mode = -1;
 	while ((c = getopt_long(argc, argv, "c:n:v::h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -186,8 +199,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_KUBELET_CA: {
 			static const char *const names[] = { "path.rootfs", "path.run", "path.cgroupfs", "kubelet-url",
 							     "kubelet-token-file", "kubelet-ca-file" };
-			const char **dst[] = { &o->ctr.rootfs, &o->ctr.run, &o->ctr.cgroupfs, &o->ctr.kubelet_url,
-					       &o->ctr.kubelet_token_file, &o->ctr.kubelet_ca_file };
+			char **dst[] = { &o->host.rootfs, &o->host.run, &o->host.cgroupfs, &o->host.kubelet_url,
+					 &o->host.kubelet_token_file, &o->host.kubelet_ca_file };
 
 			if (!*optarg) {
 				fprintf(stderr, "accel-monitor: --%s: expected a %s, got \"\"\n", names[c - OPT_ROOTFS],
@@ -199,7 +212,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 					optarg);
 				return -1;
 			}
-			*dst[c - OPT_ROOTFS] = optarg;
+			*dst[c - OPT_ROOTFS] = optarg; /* borrowed: never freed */
 			break;
 		}
 		case OPT_KUBELET_REFRESH:
@@ -212,14 +225,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 					c == OPT_ECS_REFRESH ? "ecs" : "kubelet", optarg);
 				return -1;
 			}
-			*(c == OPT_ECS_REFRESH ? &o->ctr.ecs_refresh_ns : &o->ctr.kubelet_refresh_ns) = ms * NS_PER_MS;
+			*(c == OPT_ECS_REFRESH ? &o->host.ecs_refresh_ms : &o->host.kubelet_refresh_ms) = ms;
 			break;
 		}
 		case OPT_ECS_METADATA:
 		case OPT_ECS_AGENT:
 		case OPT_ECS_METADATA_URL: {
 			/* The agent sets the variable in every container of a task (Fargate 1.4, agent 1.39 on EC2). */
-			const char *url = c == OPT_ECS_METADATA ? getenv("ECS_CONTAINER_METADATA_URI_V4") : optarg;
+			char *url = c == OPT_ECS_METADATA ? getenv("ECS_CONTAINER_METADATA_URI_V4") : optarg;
 
 			if (c == OPT_ECS_METADATA && (!url || !*url)) {
 				fprintf(stderr, "accel-monitor: --ecs-metadata: ECS_CONTAINER_METADATA_URI_V4 is not set "
@@ -232,12 +245,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 					"ecs-metadata-url", url);
 				return -1;
 			}
-			*(c == OPT_ECS_AGENT ? &o->ctr.ecs_agent_url : &o->ctr.ecs_metadata_url) = url;
+			*(c == OPT_ECS_AGENT ? &o->host.ecs_agent_url : &o->host.ecs_metadata_url) = url;
 			break;
 		}
 		case OPT_INSTANCE:
-			o->instance_mode = instance_mode_parse(optarg);
-			if (o->instance_mode < 0) {
+			o->host.instance_mode = instance_mode_parse(optarg);
+			if (o->host.instance_mode < 0) {
 				fprintf(stderr, "accel-monitor: --instance-metadata: expected auto, on or off, got \"%s\"\n",
 					optarg);
 				return -1;
@@ -262,7 +275,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* Load the configuration named in o (or the default) and apply the --path overrides. */
+/*
+ * Load the configuration named in o (or the default) and apply the
+ * command line's roots and host options: each wins over the file's.
+ */
 static int load_config(const struct opts *o, struct cfg *cfg)
 {
 	char *err = NULL;
@@ -274,14 +290,7 @@ static int load_config(const struct opts *o, struct cfg *cfg)
 		free(err);
 		return -1;
 	}
-	if (o->procfs) {
-		free(cfg->procfs);
-		cfg->procfs = xstrdup(o->procfs);
-	}
-	if (o->sysfs) {
-		free(cfg->sysfs);
-		cfg->sysfs = xstrdup(o->sysfs);
-	}
+	cfg_override(cfg, o->procfs, o->sysfs, &o->host);
 	return 0;
 }
 
@@ -380,9 +389,10 @@ int main(int argc, char **argv)
 	if (stdout_is_pipe())
 		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
 	http = http_async_new(loop); /* every request this program makes, on its loop */
-	/* The host's roots are the configuration's: monitor_new applies them, at each load. */
-	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = o.ctr, .http = http,
-					    .instance_refresh_ns = INSTANCE_REFRESH_NS, .instance_mode = o.instance_mode },
+	/* The host's roots and options are the configuration's: monitor_new applies them again at each load. */
+	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = host_cfg_ctr(&cfg.host),
+					    .http = http, .instance_refresh_ns = INSTANCE_REFRESH_NS,
+					    .instance_mode = cfg.host.instance_mode },
 			loop);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, host, 1))

@@ -436,8 +436,8 @@ struct monitor *monitor_new(struct cfg *cfg, const struct collector_ops *const *
 	m->seq = old ? old->seq : 0;
 	env->host = host;
 	env->loop = loop;
-	/* The configuration's roots are the host's from now on; the collectors opened below see the host now. */
-	same_roots = !host_set_roots(host, cfg->procfs, cfg->sysfs);
+	/* The configuration's roots and host options are the host's from now on; the collectors opened below see them. */
+	same_roots = !host_configure(host, cfg);
 	if (!same_roots || (old && old->reg != m->reg))
 		old = NULL; /* everything reads from the roots (with these collectors): nothing carries over */
 	/* A request in flight belongs to the old monitor's job; the next fetch starts afresh. */

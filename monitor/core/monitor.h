@@ -29,7 +29,7 @@ struct loop;
 struct collector_ops;
 
 /*
- * Apply cfg's roots to the host (host_set_roots) and open a collector for
+ * Apply cfg's roots and host block to the host (host_configure) and open a collector for
  * every system group, runtime and "devices" entry of cfg ("auto": every
  * kind of device found), taking first samples so rate groups have a
  * baseline, and schedule each group one period from now. Takes cfg (its

@@ -442,7 +442,6 @@ int container_from_proc_cgroup(const char *text, struct container_id *id)
 #define STATE_FILE_MAX (4u << 20)       /* an OCI config.json is tens of KiB; a runaway file is refused */
 #define RETRY_NS (10 * 1000 * 1000 * 1000LL) /* a container with no state file: look again after 10 s */
 #define CACHE_MAX 4096                  /* entries kept; past that the cache starts over */
-#define NAMES_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL)
 
 struct ctr_entry {
 	char id[80];
@@ -683,23 +682,29 @@ static const char *keep(struct containers *c, char *s)
 	return s;
 }
 
+char *container_root_path(const char *rootfs, const char *rel)
+{
+	const char *root = rootfs && *rootfs ? rootfs : "/";
+
+	return xasprintf("%s%s%s", root, root[strlen(root) - 1] == '/' ? "" : "/", rel);
+}
+
 /* c->o: a copy of o with the defaults filled in, its strings c's. */
 static void opts_copy(struct containers *c, const struct container_opts *o)
 {
 	const char *root = o->rootfs && *o->rootfs ? o->rootfs : "/";
-	int slash = root[strlen(root) - 1] == '/';
 	struct container_opts *e = &c->o;
 
 	e->rootfs = keep(c, xstrdup(root));
-	e->run = keep(c, o->run ? xstrdup(o->run) : xasprintf("%s%srun", root, slash ? "" : "/"));
-	e->cgroupfs = keep(c, o->cgroupfs ? xstrdup(o->cgroupfs) : xasprintf("%s%ssys/fs/cgroup", root, slash ? "" : "/"));
+	e->run = keep(c, o->run ? xstrdup(o->run) : container_root_path(root, "run"));
+	e->cgroupfs = keep(c, o->cgroupfs ? xstrdup(o->cgroupfs) : container_root_path(root, "sys/fs/cgroup"));
 	e->kubelet_url = keep(c, o->kubelet_url ? xstrdup(o->kubelet_url) : NULL);
 	e->kubelet_token_file = keep(c, o->kubelet_token_file ? xstrdup(o->kubelet_token_file) : NULL);
 	e->kubelet_ca_file = keep(c, o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL);
-	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : NAMES_REFRESH_DEFAULT_NS;
+	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : CONTAINER_REFRESH_DEFAULT_NS;
 	e->ecs_agent_url = keep(c, o->ecs_agent_url ? xstrdup(o->ecs_agent_url) : NULL);
 	e->ecs_metadata_url = keep(c, o->ecs_metadata_url ? xstrdup(o->ecs_metadata_url) : NULL);
-	e->ecs_refresh_ns = o->ecs_refresh_ns > 0 ? o->ecs_refresh_ns : NAMES_REFRESH_DEFAULT_NS;
+	e->ecs_refresh_ns = o->ecs_refresh_ns > 0 ? o->ecs_refresh_ns : CONTAINER_REFRESH_DEFAULT_NS;
 }
 
 struct containers *containers_new(const struct container_opts *o)

@@ -74,6 +74,9 @@ int container_from_proc_cgroup(const char *text, struct container_id *id);
  * --kubelet-* options, which the host layer holds). NULL and 0 fields take
  * the defaults below.
  */
+/* The shortest time between two fetches of the kubelet's or ECS's names, unless the options say otherwise. */
+#define CONTAINER_REFRESH_DEFAULT_NS (30 * 1000 * 1000 * 1000LL) /* ns */
+
 struct container_opts {
 	const char *rootfs;             /* the host's /: default "/" */
 	const char *run;                /* the host's /run: default ROOTFS/run */
@@ -108,6 +111,12 @@ struct container_names {
 void container_names_ecs_labels(json_t *labels, struct container_names *n);
 
 struct containers;
+
+/*
+ * The default of a host path under rootfs (NULL or "": "/"): ROOTFS/rel,
+ * e.g. rel "run" for run and "sys/fs/cgroup" for cgroupfs. A new string.
+ */
+char *container_root_path(const char *rootfs, const char *rel);
 
 /*
  * The name resolver: reads the runtimes' state files under o's roots

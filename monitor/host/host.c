@@ -48,6 +48,8 @@ struct host {
 	struct sock_table socks;     /* the listening sockets and who holds them */
 	struct facts facts;          /* device facts one collector hands another */
 	struct instance *inst;       /* instance metadata; NULL when none is fetched */
+	int inst_mode;               /* enum instance_mode inst was made with */
+	int64_t inst_refresh_ns;     /* and its refresh */
 	struct devmem *dm;           /* this snapshot's device memory by process */
 	size_t ndm, adm;
 	int dm_known;                /* a device collector recorded (even nothing) in this snapshot */
@@ -89,10 +91,40 @@ static char *root_dup(const char *s, const char *def)
 	return xstrdup(s ? s : def);
 }
 
+/*
+ * Take ct (the runtimes' state files under its roots) as the host's name
+ * resolver, and ask the kubelet and ECS as its options say (when the host
+ * has a loop and HTTP).
+ */
+static void host_names_start(struct host *h, struct containers *ct)
+{
+	const struct container_opts *co = containers_opts(ct);
+
+	h->ct = ct;
+	if (co->kubelet_url && h->loop && h->http)
+		h->kl = kubelet_new(h->http, co);
+	if ((co->ecs_agent_url || co->ecs_metadata_url) && h->loop && h->http)
+		h->ecs = ecs_new(h->http, co->ecs_agent_url, co->ecs_metadata_url, co->ecs_refresh_ns);
+}
+
+/* Stop asking for names, and forget the identities worked out with them. */
+static void host_names_stop(struct host *h)
+{
+	kubelet_free(h->kl);
+	ecs_free(h->ecs);
+	containers_free(h->ct);
+	h->kl = NULL;
+	h->ecs = NULL;
+	h->ct = NULL;
+	for (size_t i = 0; i < h->nim; i++)
+		json_decref(h->im[i].ident);
+	h->nim = 0;
+	hindex_clear(&h->imi);
+}
+
 struct host *host_new(const struct host_opts *o, struct loop *loop)
 {
 	struct host *h = xcalloc(1, sizeof(*h));
-	const struct container_opts *co;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	h->procfs = root_dup(o->procfs, "/proc");
@@ -106,19 +138,14 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	h->http = o->http;
 	h->pf.dirfd = -1;
 	proctab_init(&h->procs, h->procfs);
-	h->ct = containers_new(&o->ctr);
-	co = containers_opts(h->ct);
-	if (co->kubelet_url && loop && o->http)
-		h->kl = kubelet_new(o->http, co);
-	if ((co->ecs_agent_url || co->ecs_metadata_url) && loop && o->http)
-		h->ecs = ecs_new(o->http, co->ecs_agent_url, co->ecs_metadata_url, co->ecs_refresh_ns);
+	host_names_start(h, containers_new(&o->ctr));
 	h->self_root = -1;
 	self_pod(h);
 	facts_init(&h->facts);
+	h->inst_mode = o->instance_mode;
+	h->inst_refresh_ns = o->instance_refresh_ns > 0 ? o->instance_refresh_ns : INSTANCE_REFRESH_DEFAULT_NS;
 	if (o->http && loop)
-		h->inst = instance_new(loop, o->http,
-				       o->instance_refresh_ns > 0 ? o->instance_refresh_ns : INSTANCE_REFRESH_DEFAULT_NS,
-				       (enum instance_mode)o->instance_mode, h->sysfs);
+		h->inst = instance_new(loop, o->http, h->inst_refresh_ns, (enum instance_mode)h->inst_mode, h->sysfs);
 	/* A new host is a snapshot as of now. */
 	host_snapshot(h, &(struct cycle){ .mono_ns = clock_mono_ns() });
 	return h;
@@ -129,16 +156,12 @@ void host_free(struct host *h)
 	if (!h)
 		return;
 	instance_free(h->inst);
-	kubelet_free(h->kl);
-	ecs_free(h->ecs);
-	containers_free(h->ct);
+	host_names_stop(h);
 	proctab_free(&h->procs);
 	procfs_close(&h->pf);
 	sock_table_free(&h->socks);
 	facts_free(&h->facts);
 	free(h->dm);
-	for (size_t i = 0; i < h->nim; i++)
-		json_decref(h->im[i].ident);
 	free(h->im);
 	hindex_free(&h->imi);
 	energy_ledger_free(h->energy);
@@ -170,6 +193,59 @@ int host_set_roots(struct host *h, const char *procfs, const char *sysfs)
 		proctab_init(&h->procs, h->procfs);
 		h->self_root = -1;
 		changed = 1;
+	}
+	return changed;
+}
+
+struct container_opts host_cfg_ctr(const struct cfg_host *hc)
+{
+	return (struct container_opts){
+		.rootfs = hc->rootfs,
+		.run = hc->run,
+		.cgroupfs = hc->cgroupfs,
+		.kubelet_url = hc->kubelet_url,
+		.kubelet_token_file = hc->kubelet_token_file,
+		.kubelet_ca_file = hc->kubelet_ca_file,
+		.kubelet_refresh_ns = hc->kubelet_refresh_ms * NS_PER_MS,
+		.ecs_agent_url = hc->ecs_agent_url,
+		.ecs_metadata_url = hc->ecs_metadata_url,
+		.ecs_refresh_ns = hc->ecs_refresh_ms * NS_PER_MS,
+	};
+}
+
+/* Do a and b (both with their defaults filled in) say the same? */
+static int ctr_opts_same(const struct container_opts *a, const struct container_opts *b)
+{
+	const char *const sa[] = { a->rootfs, a->run, a->cgroupfs, a->kubelet_url, a->kubelet_token_file,
+				   a->kubelet_ca_file, a->ecs_agent_url, a->ecs_metadata_url };
+	const char *const sb[] = { b->rootfs, b->run, b->cgroupfs, b->kubelet_url, b->kubelet_token_file,
+				   b->kubelet_ca_file, b->ecs_agent_url, b->ecs_metadata_url };
+
+	for (size_t i = 0; i < ARRAY_SIZE(sa); i++)
+		if ((sa[i] || sb[i]) && (!sa[i] || !sb[i] || strcmp(sa[i], sb[i])))
+			return 0;
+	return a->kubelet_refresh_ns == b->kubelet_refresh_ns && a->ecs_refresh_ns == b->ecs_refresh_ns;
+}
+
+int host_configure(struct host *h, const struct cfg *cfg)
+{
+	const struct container_opts want = host_cfg_ctr(&cfg->host);
+	struct containers *next = containers_new(&want); /* want with its defaults filled in */
+	int sysfs_moved = strcmp(h->sysfs, cfg->sysfs ? cfg->sysfs : "/sys") != 0;
+	int changed = host_set_roots(h, cfg->procfs, cfg->sysfs);
+
+	if (ctr_opts_same(containers_opts(next), containers_opts(h->ct))) {
+		containers_free(next);
+	} else {
+		host_names_stop(h);
+		host_names_start(h, next);
+		changed = 1;
+	}
+	/* The metadata service: asked afresh when its mode or the facts it is decided on (sysfs) changed. */
+	if (h->inst && (sysfs_moved || cfg->host.instance_mode != h->inst_mode)) {
+		instance_free(h->inst);
+		h->inst_mode = cfg->host.instance_mode;
+		h->inst = instance_new(h->loop, h->http, h->inst_refresh_ns, (enum instance_mode)h->inst_mode, h->sysfs);
 	}
 	return changed;
 }

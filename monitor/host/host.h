@@ -4,10 +4,12 @@
  * one object the producer owns and hands every collector (struct
  * mon_env.host). It holds its own options (no process globals) and:
  *
- *  - the roots: --path.procfs and --path.sysfs (the configuration may set
- *    them too, so the monitor applies them at each load: host_set_roots),
- *    and the host's /, /run and /sys/fs/cgroup (--path.rootfs, --path.run,
- *    --path.cgroupfs); USER_HZ, the page size and the online CPUs;
+ *  - the roots: --path.procfs and --path.sysfs (or the configuration's
+ *    "procfs" and "sysfs"), and the host's /, /run and /sys/fs/cgroup
+ *    (--path.rootfs, --path.run, --path.cgroupfs, or the configuration's
+ *    "host" block, as are the kubelet's, ECS's and the instance metadata's
+ *    options): the monitor applies them at each load (host_configure);
+ *    USER_HZ, the page size and the online CPUs;
  *  - the process table (proctab.h): one scan of /proc per cycle, shared;
  *  - containers and pods (container.h): identities from cgroup paths,
  *    names from the runtimes' state files and the kubelet (kubelet.h);
@@ -78,6 +80,19 @@ void host_free(struct host *h); /* NULL-safe; stops running fetches */
  * root changed, else 0.
  */
 int host_set_roots(struct host *h, const char *procfs, const char *sysfs);
+/*
+ * Apply a configuration to the host: its roots (host_set_roots) and its
+ * "host" block (config_types.h's cfg_host, the command line's overrides
+ * already in it). When the container options (roots, kubelet, ECS)
+ * changed, the name resolver and the kubelet's and ECS's clients start
+ * afresh and the identities worked out so far are forgotten; when the
+ * instance metadata mode or sysfs changed, the metadata is fetched afresh.
+ * Returns 1 when a root or a container option changed (what collectors
+ * read from them must be read again), else 0.
+ */
+int host_configure(struct host *h, const struct cfg *cfg);
+/* A configuration's "host" block as container options (strings borrowed from hc; 0 and NULL: defaults). */
+struct container_opts host_cfg_ctr(const struct cfg_host *hc);
 const char *host_procfs(const struct host *h);
 const char *host_sysfs(const struct host *h);
 /* The container options with their defaults filled in (run, cgroupfs, the kubelet's refresh). */

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The producer's one way to do HTTP: every request accel-monitor makes
- * (endpoint scrapes, the kubelet's /pods, EC2 instance metadata) runs on its
+ * (endpoint scrapes, the kubelet's /pods, the ECS agent's introspection API
+ * and the task metadata endpoint, EC2 instance metadata) runs on its
  * event loop (loop.h) with the one HTTP client (common/http.h) through
  * libcurl's multi interface, and each answer is handed to its caller's
  * callback from the loop: the producer never blocks on the network (libcurl
  * resolves names on a thread of its own).
  *
  * libcurl is loaded (dlopen) at the first request, not linked: a producer
- * that makes none (no endpoint, no kubelet, not on EC2) never maps it or a
+ * that makes none (no endpoint, no kubelet, no ECS, not on EC2) never maps it or a
  * TLS library (2.5 MB of RSS, against about 9 MB once loaded; it stays
  * loaded, as its TLS libraries cannot be unloaded).
  *

@@ -285,6 +285,73 @@ kill -TERM "$M" 2>/dev/null || true
 ok "SIGHUP with a FIFO: SIGTERM still ends it" wait_for $((5 * SLOW)) gone "$M"
 wait "$T" 2>/dev/null || true
 
+# --- config/default.json is the configuration used without -c ----------------------------------------
+run dflt --check-config
+run dfile --check-config -c "$TOP/config/default.json"
+is "$(cat "$WORK/dfile.out")" "$(cat "$WORK/dflt.out")" "config/default.json: the same effective configuration as no -c"
+ok "no -c: vcpu_usage, memory_info and every group of every device found" j "$WORK/dflt.out" \
+	'([g["type"] for g in d["system_metrics"]] == ["vcpu_usage", "memory_info"] and
+	  [(b["type"], b["select"], len(b["metrics"])) for b in d["devices"]] == [("auto", "all", 7)])'
+
+# --- the "host" block: --check-config prints it, the command line wins, SIGHUP reloads it ---------------
+V2=$FIX/containers/v2-systemd
+cat >"$WORK/host.yaml" <<EOF
+period: 200ms
+system_metrics: []
+devices: []
+runtimes: [{address: "pid:1001", metrics: [{type: memory_used}]}]
+host:
+  rootfs: $V2/rootfs
+  kubelet_url: https://127.0.0.1:10250
+  kubelet_refresh: 10s
+  instance_metadata: "off"
+EOF
+run hc -c "$WORK/host.yaml" --check-config
+is "$RC" 0 "host block: --check-config exits 0"
+ok "host block: --check-config prints it, the defaults filled in" j "$WORK/hc.out" \
+	'd["host"] == {"rootfs": A[0] + "/rootfs", "run": A[0] + "/rootfs/run", "cgroupfs": A[0] + "/rootfs/sys/fs/cgroup",
+	 "kubelet_url": "https://127.0.0.1:10250", "kubelet_refresh": 10, "ecs_refresh": 30, "instance_metadata": "off"}' "$V2"
+run hc2 -c "$WORK/host.yaml" --check-config --path.cgroupfs /cg --kubelet-url http://127.0.0.1:10255 \
+	--instance-metadata on
+ok "host block: the command line's options win over the file's, the rest stays" j "$WORK/hc2.out" \
+	'(d["host"]["cgroupfs"] == "/cg" and d["host"]["kubelet_url"] == "http://127.0.0.1:10255" and
+	  d["host"]["instance_metadata"] == "on" and d["host"]["rootfs"] == A[0] + "/rootfs" and
+	  d["host"]["kubelet_refresh"] == 10)' "$V2"
+printf '{"host": {"kubelet_url": "10.0.0.7:10250"}}\n' >"$WORK/hbad.json"
+run hbad -c "$WORK/hbad.json" --check-config
+is "$RC" 3 "host block: a bad value is a configuration error"
+stderr_is hbad "accel-monitor: error: $WORK/hbad.json:1:26: host.kubelet_url: expected an http:// or https:// URL, got \"10.0.0.7:10250\"" \
+	"host block: the error says file:line:column and the path"
+
+# SIGHUP: the rootfs (where the runtimes' state files name pid 1001's container) comes with a reload.
+# Before it, the container has its ids only; after it, the next reports name its pod.
+pod1001() { # FILE: the last report's pod name of pid 1001's container, "-" when none
+	$PY - "$1" <<'EOF'
+import json, sys
+lines = [l for l in open(sys.argv[1], encoding="utf-8").read().split("\n") if l.strip()]
+c = [e for e in json.loads(lines[-1])["runtime_data"] if e["pid"] == 1001][0].get("container", {})
+print(c.get("pod", "-"))
+EOF
+}
+hr_config() { # [ROOTFS]: the reload test's configuration, with a host block when ROOTFS is given
+	_h=
+	[ -z "${1:-}" ] || _h=", \"host\": {\"rootfs\": \"$1\"}"
+	printf '{"period": "200ms", "system_metrics": [], "devices": [], "runtimes": [{"address": "pid:1001", "metrics": [{"type": "memory_used"}]}]%s}\n' \
+		"$_h" >"$WORK/hr.json"
+}
+hr_config
+spawn HM "$MON" -v -c "$WORK/hr.json" --path.procfs "$V2/proc" --instance-metadata off >"$WORK/hr.out" 2>"$WORK/hr.err"
+ok "host reload: reports stream" wait_for $((10 * SLOW)) has_lines "$WORK/hr.out" 2
+is "$(pod1001 "$WORK/hr.out")" "-" "host reload: without a rootfs, pid 1001's container has no pod name"
+hr_config "$V2/rootfs"
+n1=$(nlines "$WORK/hr.out")
+kill -HUP "$HM"
+ok "host reload: reloaded" wait_for $((10 * SLOW)) grep -q "reloaded" "$WORK/hr.err"
+has_pod() { has_lines "$WORK/hr.out" $((n1 + 2)) && [ "$(pod1001 "$WORK/hr.out")" = trainer-0 ]; }
+ok "host reload: the next reports name the pod from the new rootfs" wait_for $((10 * SLOW)) has_pod
+kill -TERM "$HM"
+wait "$HM" 2>/dev/null || true
+
 # --- usage errors: exit 2 --------------------------------------------------------------------------
 run u1 --no-such-option
 is "$RC" 2 "unknown option: exit status 2"

@@ -23,6 +23,10 @@
 # ACCEL_BIN names the directory holding the programs (default: ./bin);
 # ACCEL_SANITIZED=1 when they are built with ASan+UBSan (slower: widen
 # timing allowances with $SLOW).
+#
+# A test starts from tests/helpers/clean_env.sh's environment (run_suite.sh's too, for a script run
+# alone): the caller's AWS_*, OTEL_*, KUBERNETES_*, POD_*, ECS_* and the like are unset; a test that
+# needs one sets it.
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,6 +34,7 @@ BIN=${ACCEL_BIN:-$TOP/bin}
 PY=/usr/bin/python3
 FIX=$TOP/tests/fixtures
 HELP=$TOP/tests/helpers
+. "$HELP/clean_env.sh"
 SLOW=1
 [ "${ACCEL_SANITIZED:-0}" = 1 ] && SLOW=3
 # Run alone, a sanitized program reports leaks with the same exit status as under make check.

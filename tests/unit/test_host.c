@@ -82,6 +82,33 @@ static void test_options(void)
 	host_free(h);
 }
 
+/*
+ * A configuration's roots and host block reach the host (host_configure, what each load applies): the
+ * same options are no change; another root or container option is (the collectors reading them reopen)
+ * and the host reads the new ones from then on.
+ */
+static void test_configure(void)
+{
+	struct cfg cfg = { .procfs = "/proc", .sysfs = "/sys", .host = { .rootfs = "/host/" } };
+	struct host *h = host_new(&(struct host_opts){ .ctr = host_cfg_ctr(&cfg.host) }, NULL);
+
+	is_int(host_configure(h, &cfg), 0, "configure: the same options, no change");
+	cfg.host.cgroupfs = "/elsewhere/cgroup";
+	is_int(host_configure(h, &cfg), 1, "configure: another cgroupfs, a change");
+	is_str(host_container_opts(h)->cgroupfs, "/elsewhere/cgroup", "configure: the new cgroupfs");
+	is_str(host_container_opts(h)->run, "/host/run", "configure: run still under the rootfs");
+	cfg.host.kubelet_url = "https://127.0.0.1:10250";
+	cfg.host.kubelet_refresh_ms = 5000;
+	is_int(host_configure(h, &cfg), 1, "configure: a kubelet URL, a change");
+	is_str(host_container_opts(h)->kubelet_url, "https://127.0.0.1:10250", "configure: the new kubelet URL");
+	is_int(host_container_opts(h)->kubelet_refresh_ns, 5 * NS_PER_S, "configure: its refresh");
+	is_int(host_configure(h, &cfg), 0, "configure: applied again, no change");
+	cfg.sysfs = "/elsewhere/sys";
+	is_int(host_configure(h, &cfg), 1, "configure: another sysfs, a change");
+	is_str(host_sysfs(h), "/elsewhere/sys", "configure: the new sysfs");
+	host_free(h);
+}
+
 static void test_snapshot(void)
 {
 	struct host *h = host_new(&(struct host_opts){ .procfs = root }, NULL);
@@ -247,6 +274,7 @@ int main(void)
 		return 2;
 	}
 	test_options();
+	test_configure();
 	test_snapshot();
 	test_meter();
 	test_facts();

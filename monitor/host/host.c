@@ -206,6 +206,8 @@ int host_ncpu(const struct host *h)
 
 /* ---- the snapshot ------------------------------------------------------------------------------------ */
 
+static int energy_alive(void *ud, uint32_t pid, uint64_t start);
+
 void host_snapshot(struct host *h, const struct cycle *cy)
 {
 	size_t keep = 0;
@@ -227,6 +229,8 @@ void host_snapshot(struct host *h, const struct cycle *cy)
 		for (size_t i = 0; i < h->nim; i++)
 			hindex_put(&h->imi, hash_bytes(0, &h->im[i].pid, sizeof(pid_t)), (uint32_t)i);
 	}
+	if (h->energy) /* the processes that exited leave the energy ledger */
+		energy_ledger_forget(h->energy, energy_alive, h);
 }
 
 /* ---- processes --------------------------------------------------------------------------------------- */
@@ -627,4 +631,28 @@ struct energy_ledger *host_energy(struct host *h)
 	if (!h->energy)
 		h->energy = energy_ledger_new();
 	return h->energy;
+}
+
+/* pid's start time in the snapshot: 0 when it cannot be known (not in this procfs, no procfs). */
+static uint64_t pid_start(struct host *h, pid_t pid)
+{
+	struct proc_info *p = NULL;
+
+	return host_process(h, pid, &p) == 0 && p ? p->starttime : 0;
+}
+
+void host_energy_add(struct host *h, pid_t pid, double j, int64_t now_ns)
+{
+	energy_ledger_add_process(host_energy(h), (uint32_t)pid, pid_start(h, pid), j, now_ns);
+}
+
+/* energy_ledger_forget's question: is the process pid started at start still there? Yes when /proc cannot say. */
+static int energy_alive(void *ud, uint32_t pid, uint64_t start)
+{
+	struct host *h = ud;
+	struct proc_info *p = NULL;
+
+	if (host_process(h, (pid_t)pid, &p) != 0)
+		return 1;
+	return p && (!start || p->starttime == start);
 }

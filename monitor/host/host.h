@@ -229,6 +229,13 @@ int host_devmem(const struct host *h, pid_t pid, uint64_t *bytes);
  * endpoint runtimes read their servers' over their own periods.
  */
 struct energy_ledger *host_energy(struct host *h);
+/*
+ * Add j joules to process pid's share in the ledger at now (CLOCK_MONOTONIC
+ * ns): the process is pid with its start time in the snapshot, so a reused
+ * pid starts from 0. Processes that exited are forgotten at the next
+ * snapshot (host_snapshot).
+ */
+void host_energy_add(struct host *h, pid_t pid, double j, int64_t now_ns);
 
 /* ---- device facts ------------------------------------------------------------------------------------ */
 

@@ -294,16 +294,21 @@ enum { ST_LIMIT = 1, ST_MIG = 2, ST_TOTAL = 4, ST_ALL = 7 };
  * The energy counter between its reads: the running total reported is the
  * counter at its last read plus the power readings integrated since
  * (trapezoids between cycles), re-anchored to the counter at each read.
+ * The counter stays in integer mJ and its steps are taken in integers
+ * (a double loses whole joules near 2^64); what the estimates add is a
+ * small double beside it.
  */
 struct nv_energy {
-	int have;          /* total_mj holds a running total */
-	double total_mj;   /* the running total last reported (mJ) */
+	int have;          /* counter was read: the running total is counter + ahead_mj */
 	uint64_t counter;  /* the counter at its last read (mJ) */
+	int64_t c_ns;      /* when (CLOCK_MONOTONIC) */
+	double ahead_mj;   /* the running total's excess over the counter: estimates not yet matched (mJ, >= 0) */
 	double owed_mj;    /* the estimate ran this far past the counter: taken off the next estimates (mJ) */
 	int from_power;    /* opened without reading the counter: power alone until its first read (no total) */
 	int have_p;        /* p_mw was read at p_ns */
 	unsigned p_mw;     /* the last power reading (mW) */
 	int64_t p_ns;      /* when (CLOCK_MONOTONIC) */
+	char why[160];     /* why energy_anchor refused the last reading (NV_E_REFUSED) */
 };
 
 struct nv_proc {
@@ -392,6 +397,8 @@ struct nv_state {
 	struct loop_timer pcie_timer; /* answers the fetch at its deadline with the calls that returned */
 	int pcie;                   /* NV_PCIE_*: where this cycle's PCIe throughput comes from */
 	int64_t cycle_ns;           /* the cycle being collected (CLOCK_MONOTONIC) */
+	json_t *group;              /* the group being collected (borrowed, in collect): its error */
+	int idle_told;              /* an idle_power_watts key that names no GPU was logged */
 	struct log_limit pcie_lim;
 	/* MIG instances and GPM */
 	struct nv_gpm_api gpm_api;
@@ -725,38 +732,47 @@ static void dev_cadence_reset(struct nv_dev *d)
 	memset(&d->energy, 0, sizeof(d->energy));
 }
 
+#define NV_E_BASELINE (-1.0) /* energy_anchor: the first reading */
+#define NV_E_REFUSED (-2.0)  /* energy_anchor: a step energy_counter_step refused (e->why) */
+
 /*
- * A reading of the energy counter (mJ): the increase since the running
- * total reported last (mJ), or -1 for the first reading (a baseline). The
- * total never goes back while the counter goes forward: when the estimate
- * ran past the counter, the increase is 0 and the excess is taken off the
- * next estimates. A counter that went backwards (driver reload, reset)
- * starts afresh, as ctr_step does.
+ * A reading of the energy counter (mJ) at now_ns on a GPU whose power
+ * limit is max_w (W; 0: unknown): the increase since the running total
+ * reported last (mJ), NV_E_BASELINE for the first reading, or
+ * NV_E_REFUSED when the step is not plausible (energy_counter_step: a step
+ * back, a jump past the power limit): the period has no energy and the
+ * counter starts afresh from this reading. The total never goes back
+ * while the counter goes forward: when the estimate ran past the counter,
+ * the increase is 0 and the excess is taken off the next estimates.
  */
-static double energy_anchor(struct nv_energy *e, uint64_t mj)
+static double energy_anchor(struct nv_energy *e, uint64_t mj, int64_t now_ns, double max_w)
 {
+	int refused = 0;
+	uint64_t d = 0;
 	double inc;
 
+	if (e->have && energy_counter_step(e->counter, mj, 0, 1e-3,
+					   now_ns > e->c_ns ? (double)(now_ns - e->c_ns) / (double)NS_PER_S : 0,
+					   max_w, &d, e->why, sizeof(e->why))) {
+		e->have = 0;
+		refused = 1;
+	}
 	if (!e->have) {
 		e->have = 1;
-		e->total_mj = (double)mj;
-		e->owed_mj = 0;
 		e->counter = mj;
-		return -1;
+		e->c_ns = now_ns;
+		e->ahead_mj = e->owed_mj = 0;
+		return refused ? NV_E_REFUSED : NV_E_BASELINE;
 	}
-	if (mj < e->counter) {
-		inc = (double)mj;
-		e->total_mj = (double)mj;
-		e->owed_mj = 0;
-	} else if ((double)mj >= e->total_mj) {
-		inc = (double)mj - e->total_mj;
-		e->total_mj = (double)mj;
-		e->owed_mj = 0;
+	if ((double)d >= e->ahead_mj) {
+		inc = (double)d - e->ahead_mj;
+		e->ahead_mj = e->owed_mj = 0;
 	} else {
 		inc = 0;
-		e->owed_mj = e->total_mj - (double)mj;
+		e->ahead_mj = e->owed_mj = e->ahead_mj - (double)d;
 	}
 	e->counter = mj;
+	e->c_ns = now_ns;
 	return inc;
 }
 
@@ -771,7 +787,7 @@ static double energy_estimate(struct nv_energy *e, double est)
 	} else {
 		e->owed_mj = 0;
 	}
-	e->total_mj += take;
+	e->ahead_mj += take;
 	return take;
 }
 
@@ -1242,14 +1258,18 @@ static int read_procs(struct nv_state *s, struct nv_dev *d)
 		uint64_t bytes;
 
 		proc_entry(a, d->pbuf, i, &pid, &bytes);
-		if (bytes == NVML_VALUE_NOT_AVAILABLE_ULL)
-			continue;
-		/* A process in several MIG instances of one GPU: its memory summed. */
+		/*
+		 * A process in several MIG instances of one GPU: its memory summed.
+		 * One whose memory NVML does not give (NVML_VALUE_NOT_AVAILABLE_ULL,
+		 * as under WDDM or in some containers) stays, without memory: it is
+		 * on the GPU and gets its share of the energy.
+		 */
 		for (k = 0; k < d->nprocs && d->procs[k].pid != pid; k++)
 			;
-		if (k < d->nprocs)
-			d->procs[k].bytes += bytes;
-		else
+		if (k < d->nprocs && bytes != NVML_VALUE_NOT_AVAILABLE_ULL)
+			d->procs[k].bytes = d->procs[k].bytes == NVML_VALUE_NOT_AVAILABLE_ULL ? bytes
+												: d->procs[k].bytes + bytes;
+		else if (k == d->nprocs)
 			d->procs[d->nprocs++] = (struct nv_proc){ pid, bytes };
 	}
 	d->procs_ok = 1;
@@ -1283,7 +1303,7 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 		e->from_power = 1;
 		d->slow_ns[SR_ENERGY] = NV_AT_OPEN;
 	} else if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS) {
-		energy_anchor(e, v);
+		energy_anchor(e, v, clock_mono_ns(), 0);
 		d->slow_ns[SR_ENERGY] = NV_AT_OPEN; /* the first period's energy is estimated from power */
 	}
 	if (a->ecc) {
@@ -1795,7 +1815,8 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if ((!d->procs_ok || clock_mono_ns() - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) < 0)
 		return -1;
 	for (unsigned i = 0; d->procs_ok && i < d->nprocs; i++)
-		energy_share_of(&d->shares, &n, &d->ashares, d->procs[i].pid)->memory = (double)d->procs[i].bytes;
+		energy_share_of(&d->shares, &n, &d->ashares, d->procs[i].pid)->memory =
+			d->procs[i].bytes == NVML_VALUE_NOT_AVAILABLE_ULL ? 0 : (double)d->procs[i].bytes;
 	if (read_putil(s, d, &n) < 0)
 		return -1;
 	idle_w = energy_idle_watts(s->cfg->own ? ((const struct nv_conf *)s->cfg->own)->idle : NULL, d->index,
@@ -1810,7 +1831,7 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
 
 		energy_ledger_add_device(l, d->uuid, json_number_value(ej));
 		for (size_t i = 0; i < n; i++)
-			energy_ledger_add_process(l, d->shares[i].pid, d->shares[i].joules, s->cycle_ns);
+			host_energy_add(s->host, (pid_t)d->shares[i].pid, d->shares[i].joules, s->cycle_ns);
 	}
 	return 0;
 }
@@ -1852,10 +1873,16 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if (a->energy && ASKS(NF_ENERGY) && due) {
 		TRY(NVC(NV_LC, a->energy, d->h, &mj), NF_ENERGY);
 		if (r)
-			inc = energy_anchor(e, mj);
+			inc = energy_anchor(e, mj, s->cycle_ns, d->have_limit ? d->limit_mw / 1000.0 : 0);
 		else
 			e->have = 0;
-		if (r && inc < 0 && e->from_power) /* the counter's first read: this period's still from power */
+		if (inc == NV_E_REFUSED) {
+			char key[16];
+
+			snprintf(key, sizeof(key), "%u", d->index);
+			energy_counter_refused(s->group, "nvidia", key, e->why);
+		}
+		else if (r && inc < 0 && e->from_power) /* the counter's first read: this period's still from power */
 			inc = est;
 		e->from_power = 0;
 	} else if (!a->energy || !ASKS(NF_ENERGY)) {
@@ -1870,7 +1897,7 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	else
 		json_object_del(o, "energy_joules");
 	if (e->have)
-		jset_real(o, "energy_total_joules", e->total_mj / 1000.0);
+		jset_real(o, "energy_total_joules", ((double)e->counter + e->ahead_mj) / 1000.0);
 	else
 		json_object_del(o, "energy_total_joules");
 	return nv_energy_split(s, d, o);
@@ -2241,6 +2268,25 @@ static void nv_abandon(void *state, struct mon_fetch *f)
 	s->pcie = NV_PCIE_NONE; /* the group reports "no answer"; its calls finish on their own */
 }
 
+/* Say in group's error when an idle_power_watts key names none of the GPUs (once their identities are read). */
+static void nv_idle_check(struct nv_state *s, json_t *group)
+{
+	const struct nv_conf *c = s->cfg->own;
+	struct energy_dev_id *ids;
+
+	if (!c || !c->idle)
+		return;
+	for (size_t i = 0; i < s->ndevs; i++)
+		if (!s->devs[i].have_ident)
+			return;
+	ids = xcalloc(s->ndevs ? s->ndevs : 1, sizeof(*ids));
+	for (size_t i = 0; i < s->ndevs; i++)
+		ids[i] = (struct energy_dev_id){ s->devs[i].index, s->devs[i].uuid,
+						 s->devs[i].have_pci ? s->devs[i].pci : NULL };
+	energy_idle_check(c->idle, ids, s->ndevs, group, "nvidia", &s->idle_told);
+	free(ids);
+}
+
 static void nv_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	static int (*const fill[NV_NGROUPS])(struct nv_state *, struct nv_dev *, json_t *) = {
@@ -2260,6 +2306,7 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		return;
 	}
 	s->cycle_ns = cy->mono_ns; /* G */
+	s->group = group;
 	if (!s->have_origin) {
 		s->origin_ns = cy->mono_ns;
 		s->have_origin = 1;
@@ -2289,6 +2336,8 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		}
 	}
 	json_object_set(group, "devices", json_object_get(s->holder[g], "devices"));
+	if (id == GROUP_DEVICE_POWER)
+		nv_idle_check(s, group);
 	if (id == GROUP_DEVICE_UTILIZATION)
 		s->pcie = NV_PCIE_NONE; /* the next cycle's come from its own fetch */
 }
@@ -2322,7 +2371,8 @@ static void nv_proc_memory(void *state, const struct cycle *cy, struct host *hos
 			continue;
 		host_devmem_known(host);
 		for (unsigned k = 0; k < d->nprocs; k++)
-			host_devmem_add(host, (pid_t)d->procs[k].pid, d->procs[k].bytes);
+			if (d->procs[k].bytes != NVML_VALUE_NOT_AVAILABLE_ULL)
+				host_devmem_add(host, (pid_t)d->procs[k].pid, d->procs[k].bytes);
 	}
 }
 

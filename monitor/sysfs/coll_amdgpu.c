@@ -185,6 +185,7 @@ struct amd_state {
 	int64_t cl_cycle;          /* the cycle of the latest client scan */
 	bool cl_ok;                /* and it could list /proc */
 	char fdinfo[FDINFO_MAX];
+	int idle_told;             /* an idle_power_watts key that names no GPU was logged */
 };
 
 /* EPERM and EBUSY: the GPU is in reset or suspended. ENODEV: it went away mid-cycle. */
@@ -794,8 +795,11 @@ static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
 /*
  * The period's energy: energy1_input (µJ since the driver loaded, also
  * energy_total_joules) where the SMU counts it, else the power reading
- * integrated over the time since the last one (no total then). A change of source starts the meter afresh (its first reading
- * is a baseline, with no period). No source: no energy fields.
+ * integrated over the time since the last one (no total then). A change of
+ * source starts the meter afresh (its first reading is a baseline, with no
+ * period); so does a counter step that is not plausible (energy.h; below
+ * the power cap, power1_cap), and the group's error says so. No source:
+ * no energy fields.
  */
 static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, int have_w, double watts,
 		       json_t *d)
@@ -813,13 +817,19 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 		ad->energy_src = src;
 	}
 	if (src == AMD_E_COUNTER) {
-		period = energy_meter_counter(&ad->energy, uj, 0, 1e-6, cy->mono_ns, &j);
+		uint64_t cap = 0; /* the power cap: the plausibility check's limit */
+
+		if (sysfs_u64(ad->hwfd, "power1_cap", &cap))
+			cap = 0;
+		period = energy_meter_counter(&ad->energy, uj, 0, 1e-6, (double)cap / 1e6, cy->mono_ns, &j);
+		if (period < 0)
+			energy_counter_refused(r->group, "amdgpu", r->key, ad->energy.why);
 		if (have_w)
 			energy_meter_see_power(&ad->energy, watts);
 	} else if (src == AMD_E_POWER) {
 		period = energy_meter_power(&ad->energy, watts, cy->mono_ns, &j);
 	}
-	energy_meter_json(&ad->energy, period, j, d);
+	energy_meter_json(&ad->energy, period > 0, j, d);
 	if (src == AMD_E_COUNTER) /* the board's own total since the driver loaded */
 		set_real(d, "energy_total_joules", (double)uj / 1e6);
 	else
@@ -876,7 +886,7 @@ static void amd_energy_split(struct amd_state *s, const struct devslot *sl, cons
 		if (uuid[0])
 			energy_ledger_add_device(l, uuid, json_number_value(ej));
 		for (size_t i = 0; i < n; i++)
-			energy_ledger_add_process(l, ad->shares[i].pid, ad->shares[i].joules, cy->mono_ns);
+			host_energy_add(s->base.env->host, (pid_t)ad->shares[i].pid, ad->shares[i].joules, cy->mono_ns);
 	}
 }
 
@@ -1218,6 +1228,19 @@ static void amd_collect(void *state, const struct cycle *cy, const enum group_id
 	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY || id == GROUP_DEVICE_POWER)
 		amd_clients_for_cycle(s, cy);
 	sysfs_coll_fill(&s->base, id, cy, group, "amdgpu", amd_fatal, amd_fill);
+	if (id == GROUP_DEVICE_POWER && s->base.cfg && s->base.cfg->own) {
+		struct energy_dev_id *ids = xcalloc(s->base.tab.n + 1, sizeof(*ids));
+		size_t n = 0;
+
+		for (size_t i = 0; i < s->base.tab.n; i++) {
+			const struct devslot *sl = s->base.tab.slot[i];
+
+			if (sl->selected && !sl->gone)
+				ids[n++] = (struct energy_dev_id){ sl->index, sl->uuid, sl->pci };
+		}
+		energy_idle_check(s->base.cfg->own, ids, n, group, "amdgpu", &s->idle_told);
+		free(ids);
+	}
 }
 
 static bool pdev_selected(const struct amd_state *s, const char *pdev)

@@ -73,12 +73,12 @@ static void test_take(void)
 	const char *src = NULL;
 	double j = -1;
 
-	energy_ledger_add_process(l, 4242, 10, 1);
-	energy_ledger_add_process(l, 4343, 99, 1);
+	energy_ledger_add_process(l, 4242, 0, 10, 1);
+	energy_ledger_add_process(l, 4343, 0, 99, 1);
 	energy_ledger_add_device(l, "GPU-a", 200);
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "first take: the baseline");
-	energy_ledger_add_process(l, 4242, 7.5, 2);
-	energy_ledger_add_process(l, 4343, 1, 2);
+	energy_ledger_add_process(l, 4242, 0, 7.5, 2);
+	energy_ledger_add_process(l, 4343, 0, 1, 2);
 	energy_ledger_add_device(l, "GPU-a", 30);
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "second take");
 	is_double(j, 7.5, 1e-12, "the listener's share since the baseline (not the other process's)");
@@ -97,8 +97,8 @@ static void test_take(void)
 	host_free(h);
 }
 
-/* root/PID/stat of a process started by ppid. */
-static void put_stat(const char *root, int pid, int ppid)
+/* root/PID/stat of a process started by ppid at start (ticks since boot). */
+static void put_stat_at(const char *root, int pid, int ppid, int start)
 {
 	char path[300];
 	FILE *f;
@@ -111,8 +111,62 @@ static void put_stat(const char *root, int pid, int ppid)
 		printf("Bail out! cannot write %s\n", path);
 		exit(2);
 	}
-	fprintf(f, "%d (w) S %d %d %d 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 %d 1 1\n", pid, ppid, pid, pid, pid);
+	fprintf(f, "%d (w) S %d %d %d 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 %d 1 1\n", pid, ppid, pid, pid, start);
 	fclose(f);
+}
+
+/* root/PID/stat of a process started by ppid (its start time: its pid). */
+static void put_stat(const char *root, int pid, int ppid)
+{
+	put_stat_at(root, pid, ppid, pid);
+}
+
+/*
+ * A pid with history in the ledger: on af149df a server's new worker that
+ * got the pid of a process gone (3,000 J on the GPU) was credited with that
+ * past, 3,002 J for a period whose share was 2 J. Now the ledger knows
+ * processes by pid and start time and forgets the ones that exit.
+ */
+static void test_take_reused_pid(void)
+{
+	char root[] = "/tmp/test_model_energy.XXXXXX", cmd[300];
+	struct server_energy se = { 0 };
+	json_t *g = json_object();
+	const char *src = NULL;
+	struct host *h;
+	double j = -1;
+
+	if (!mkdtemp(root)) {
+		printf("Bail out! mkdtemp\n");
+		exit(2);
+	}
+	put_stat(root, 4242, 1);          /* the listener */
+	put_stat_at(root, 5000, 1, 100);  /* someone else's, on the GPU for a while */
+	h = host_new(&(struct host_opts){ .procfs = root }, NULL);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
+	host_energy_add(h, 5000, 3000, 1);
+	host_energy_add(h, 4242, 1, 1);
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "reused pid: the baseline");
+	/* 5000 exits; the server starts a worker that gets pid 5000 */
+	put_stat_at(root, 5000, 4242, 900);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
+	host_energy_add(h, 5000, 2, 2);
+	host_energy_add(h, 4242, 0, 2);
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "reused pid: a take");
+	is_double(j, 2, 1e-12, "the new worker's 2 J, not the old process's 3,000 J besides");
+	host_snapshot(h, &(struct cycle){ .mono_ns = 3 });
+	host_energy_add(h, 5000, 1, 3);
+	host_energy_add(h, 4242, 0, 3);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 4 });
+	is_int((long)energy_ledger_count(host_energy(h)), 2, "the process that exited is forgotten");
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "reused pid: the next take");
+	is_double(j, 1, 1e-12, "the worker's 1 J since");
+	json_decref(g);
+	server_energy_free(&se);
+	host_free(h);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		printf("# could not remove %s\n", root);
 }
 
 /*
@@ -140,13 +194,13 @@ static void test_take_children(void)
 	put_stat(root, 6000, 1);    /* someone else's */
 	h = host_new(&(struct host_opts){ .procfs = root }, NULL);
 	l = host_energy(h);
-	energy_ledger_add_process(l, 5000, 1, 1);
-	energy_ledger_add_process(l, 5001, 1, 1);
-	energy_ledger_add_process(l, 6000, 1, 1);
+	energy_ledger_add_process(l, 5000, 0, 1, 1);
+	energy_ledger_add_process(l, 5001, 0, 1, 1);
+	energy_ledger_add_process(l, 6000, 0, 1, 1);
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "children: the baseline");
-	energy_ledger_add_process(l, 5000, 20, 2);
-	energy_ledger_add_process(l, 5001, 2.5, 2);
-	energy_ledger_add_process(l, 6000, 400, 2);
+	energy_ledger_add_process(l, 5000, 0, 20, 2);
+	energy_ledger_add_process(l, 5001, 0, 2.5, 2);
+	energy_ledger_add_process(l, 6000, 0, 400, 2);
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "children: a take");
 	is_double(j, 22.5, 1e-12, "the worker's 20 J and its child's 2.5 J, not the other process's 400 J");
 	is_str(src, "processes", "from the server's processes");
@@ -163,5 +217,6 @@ int main(void)
 	test_split();
 	test_take();
 	test_take_children();
+	test_take_reused_pid();
 	return done_testing();
 }

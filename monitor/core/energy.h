@@ -157,6 +157,21 @@ struct energy_split energy_split(double energy_j, double period_s, double idle_w
 void energy_split_json(const struct energy_split *sp, double idle_w, const struct energy_share *p, size_t n,
 		       json_t *d);
 
+/*
+ * One device's observation for the attribution of one period, as a device
+ * collector hands it over (host_energy_attribute does the rest, the same
+ * for every kind): the period's energy, the idle power, and the processes
+ * on the device with their weights.
+ */
+struct energy_obs {
+	int have;                    /* the period has energy: energy_j over period_s seconds */
+	double energy_j, period_s;
+	double idle_w;               /* the device's idle power (W; < 0: unknown) */
+	const char *uuid;            /* the device's UUID for the ledger (NULL or "": none) */
+	struct energy_share *shares; /* the processes (pid, util, memory); their joules are filled in */
+	size_t n;
+};
+
 /* ---- the ledger: energy attributed so far, by process and by device ---------------------- */
 
 /*

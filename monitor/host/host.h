@@ -49,6 +49,7 @@
 struct host;
 struct loop;
 struct http_async;
+struct energy_obs;
 
 /* What the producer creates its host with; NULL and 0 fields take the defaults. */
 struct host_opts {
@@ -236,6 +237,14 @@ struct energy_ledger *host_energy(struct host *h);
  * snapshot (host_snapshot).
  */
 void host_energy_add(struct host *h, pid_t pid, double j, int64_t now_ns);
+/*
+ * The energy attribution of one device's period, for every device kind:
+ * split o's energy among its processes (energy_split), write the split into
+ * the device object d (energy_split_json; without a period's energy its
+ * fields are removed) and add the device's energy and the processes' shares
+ * to h's ledger at now (CLOCK_MONOTONIC ns). h may be NULL: no ledger.
+ */
+void host_energy_attribute(struct host *h, struct energy_obs *o, int64_t now_ns, json_t *d);
 
 /* ---- device facts ------------------------------------------------------------------------------------ */
 

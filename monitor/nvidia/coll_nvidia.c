@@ -1778,39 +1778,30 @@ static int read_putil(struct nv_state *s, struct nv_dev *d, size_t *n)
 }
 
 /*
- * Split this period's energy_joules of d (already in o) into idle and
- * active, the active part shared by the processes on the GPU: by their SM
- * utilization samples over the period, else by their device memory, else
- * equally (energy.h, docs/energy.md). Idle power is the block's
- * "idle_power_watts" for this GPU, else the lowest power reading seen on
- * it since start. Without energy_joules this period
+ * The attribution of d's period (host_energy_attribute): have_e with the
+ * period's energy_j (J), and the power reading mw when have_w (the lowest
+ * seen is the measured idle power). The processes on the GPU weigh by their
+ * SM utilization samples over the period, else their device memory (docs/energy.md).
+ * Idle power is the block's "idle_power_watts" for this GPU, else the
+ * lowest power reading seen on it since start. Without a period's energy
  * (a baseline, no source) the split's fields are removed. 0, or -1 lost.
  */
-static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
+static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o, int have_e, double energy_j, int have_w,
+			   unsigned mw)
 {
-	json_t *ej = json_object_get(o, "energy_joules"), *pw = json_object_get(o, "power_watts");
+	struct energy_obs ob = { .idle_w = -1, .uuid = d->have_ident ? d->uuid : NULL };
 	int64_t last = d->split_ns;
-	struct energy_split sp;
 	size_t n = 0;
-	double idle_w = -1;
 
 	d->split_ns = s->cycle_ns;
-	if (json_is_number(pw)) {
-		unsigned mw = (unsigned)(json_number_value(pw) * 1000.0 + 0.5);
-
-		if (!d->have_min || mw < d->min_mw)
-			d->min_mw = mw;
+	if (have_w && (!d->have_min || mw < d->min_mw)) {
+		d->min_mw = mw;
 		d->have_min = 1;
 	}
-	if (!json_is_number(ej) || !last || s->cycle_ns <= last) {
-		static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
-						    "energy_attribution", "processes" };
-
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			json_object_del(o, keys[i]);
-		if (d->h && read_putil(s, d, &n) < 0) /* moves the samples' baseline to now */
-			return -1;
-		return 0;
+	ob.have = have_e && last && s->cycle_ns > last;
+	if (!ob.have) {
+		host_energy_attribute(s->host, &ob, s->cycle_ns, o);
+		return d->h && read_putil(s, d, &n) < 0 ? -1 : 0; /* moves the samples' baseline to now */
 	}
 	if ((!d->procs_ok || clock_mono_ns() - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) < 0)
 		return -1;
@@ -1819,20 +1810,15 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
 			d->procs[i].bytes == NVML_VALUE_NOT_AVAILABLE_ULL ? 0 : (double)d->procs[i].bytes;
 	if (read_putil(s, d, &n) < 0)
 		return -1;
-	idle_w = energy_idle_watts(s->cfg->own ? ((const struct nv_conf *)s->cfg->own)->idle : NULL, d->index,
-				   d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL);
-	if (idle_w < 0 && d->have_min)
-		idle_w = d->min_mw / 1000.0;
-	sp = energy_split(json_number_value(ej), (double)(s->cycle_ns - last) / (double)NS_PER_S, idle_w, d->shares,
-			  n);
-	energy_split_json(&sp, idle_w, d->shares, n, o);
-	if (s->host) { /* for the endpoint runtimes: their servers' energy over their own periods */
-		struct energy_ledger *l = host_energy(s->host);
-
-		energy_ledger_add_device(l, d->uuid, json_number_value(ej));
-		for (size_t i = 0; i < n; i++)
-			host_energy_add(s->host, (pid_t)d->shares[i].pid, d->shares[i].joules, s->cycle_ns);
-	}
+	ob.idle_w = energy_idle_watts(s->cfg->own ? ((const struct nv_conf *)s->cfg->own)->idle : NULL, d->index,
+				      d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL);
+	if (ob.idle_w < 0 && d->have_min)
+		ob.idle_w = d->min_mw / 1000.0;
+	ob.energy_j = energy_j;
+	ob.period_s = (double)(s->cycle_ns - last) / (double)NS_PER_S;
+	ob.shares = d->shares;
+	ob.n = n;
+	host_energy_attribute(s->host, &ob, s->cycle_ns, o);
 	return 0;
 }
 
@@ -1851,10 +1837,11 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	unsigned u = 0;
 	unsigned long long mj;
 	double inc = -1, est = -1;
-	int r = 0, due;
+	int r = 0, due, have_w, have_e;
 
 	if (a->power && ASKS(NF_POWER))
 		TRY(NVC(NV_LC, a->power, d->h, &u), NF_POWER);
+	have_w = r;
 	if (r)
 		jset_real(o, "power_watts", u / 1000.0);
 	else
@@ -1892,7 +1879,8 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	} else {
 		inc = est; /* from_power: before the counter's first read, no total */
 	}
-	if ((e->have || e->from_power) && inc >= 0)
+	have_e = (e->have || e->from_power) && inc >= 0;
+	if (have_e)
 		jset_real(o, "energy_joules", inc / 1000.0);
 	else
 		json_object_del(o, "energy_joules");
@@ -1900,7 +1888,7 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 		jset_real(o, "energy_total_joules", ((double)e->counter + e->ahead_mj) / 1000.0);
 	else
 		json_object_del(o, "energy_total_joules");
-	return nv_energy_split(s, d, o);
+	return nv_energy_split(s, d, o, have_e, inc / 1000.0, have_w, u);
 }
 
 static int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)

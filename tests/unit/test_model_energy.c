@@ -122,6 +122,36 @@ static void put_stat(const char *root, int pid, int ppid)
 }
 
 /*
+ * The attribution every device kind hands its period to: the split into
+ * the device object, the device's energy and the processes' shares into
+ * the ledger; without a period's energy, the split's fields go.
+ */
+static void test_attribute(void)
+{
+	struct host *h = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
+	struct energy_share sh[2] = { { .pid = 10, .util = 3 }, { .pid = 20, .util = 1 } };
+	struct energy_obs ob = { .have = 1, .energy_j = 100, .period_s = 2, .idle_w = 10, .uuid = "GPU-z",
+				 .shares = sh, .n = 2 };
+	json_t *d = json_object();
+	double j = -1;
+
+	host_energy_attribute(h, &ob, 1, d);
+	is_double(json_number_value(json_object_get(d, "idle_energy_joules")), 20, 1e-12, "attribute: idle 10 W x 2 s");
+	is_double(json_number_value(json_object_get(json_object_get(d, "processes"), "10")), 60, 1e-12,
+		  "attribute: 3 of 4 of the 80 J above idle");
+	is_int(energy_ledger_device(host_energy(h), "GPU-z", &j), 0, "attribute: the device is in the ledger");
+	is_double(j, 100, 0, "attribute: with its whole energy");
+	is_int((long)energy_ledger_count(host_energy(h)), 2, "attribute: both processes in the ledger");
+	is_double(energy_ledger_at(host_energy(h), 1)->j, 20, 1e-12, "attribute: 20 J for pid 20");
+	ob.have = 0;
+	host_energy_attribute(h, &ob, 2, d);
+	ok(!json_object_get(d, "processes") && !json_object_get(d, "idle_energy_joules") &&
+	   !json_object_get(d, "energy_attribution"), "attribute: no period's energy, no split fields");
+	json_decref(d);
+	host_free(h);
+}
+
+/*
  * A pid with history in the ledger: on af149df a server's new worker that
  * got the pid of a process gone (3,000 J on the GPU) was credited with that
  * past, 3,002 J for a period whose share was 2 J. Now the ledger knows
@@ -218,5 +248,6 @@ int main(void)
 	test_take();
 	test_take_children();
 	test_take_reused_pid();
+	test_attribute();
 	return done_testing();
 }

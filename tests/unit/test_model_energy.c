@@ -121,6 +121,19 @@ static void put_stat(const char *root, int pid, int ppid)
 	put_stat_at(root, pid, ppid, pid);
 }
 
+/* The end of a take test: what it holds freed, its procfs root removed. */
+static void done_take(json_t *g, struct server_energy *se, struct host *h, const char *root)
+{
+	char cmd[300];
+
+	json_decref(g);
+	server_energy_free(se);
+	host_free(h);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		printf("# could not remove %s\n", root);
+}
+
 /*
  * The attribution every device kind hands its period to: the split into
  * the device object, the device's energy and the processes' shares into
@@ -159,7 +172,7 @@ static void test_attribute(void)
  */
 static void test_take_reused_pid(void)
 {
-	char root[] = "/tmp/test_model_energy.XXXXXX", cmd[300];
+	char root[] = "/tmp/test_model_energy.XXXXXX";
 	struct server_energy se = { 0 };
 	json_t *g = json_object();
 	const char *src = NULL;
@@ -191,12 +204,7 @@ static void test_take_reused_pid(void)
 	is_int((long)energy_ledger_count(host_energy(h)), 2, "the process that exited is forgotten");
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "reused pid: the next take");
 	is_double(j, 1, 1e-12, "the worker's 1 J since");
-	json_decref(g);
-	server_energy_free(&se);
-	host_free(h);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd))
-		printf("# could not remove %s\n", root);
+	done_take(g, &se, h, root);
 }
 
 /*
@@ -206,7 +214,7 @@ static void test_take_reused_pid(void)
  */
 static void test_take_children(void)
 {
-	char root[] = "/tmp/test_model_energy.XXXXXX", cmd[300];
+	char root[] = "/tmp/test_model_energy.XXXXXX";
 	struct host *h;
 	struct energy_ledger *l;
 	struct server_energy se = { 0 };
@@ -234,12 +242,7 @@ static void test_take_children(void)
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "children: a take");
 	is_double(j, 22.5, 1e-12, "the worker's 20 J and its child's 2.5 J, not the other process's 400 J");
 	is_str(src, "processes", "from the server's processes");
-	json_decref(g);
-	server_energy_free(&se);
-	host_free(h);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd))
-		printf("# could not remove %s\n", root);
+	done_take(g, &se, h, root);
 }
 
 int main(void)

@@ -88,26 +88,22 @@ static void *room(void *p, size_t *a, size_t n, size_t sz)
 
 /*
  * Is pid one of the server's processes, the listener's being in the
- * container ctr ("" when on the host)? In a container: the processes of
- * that container (or pod). On the host: the processes on the host that
- * descend from the listener (a process in a container descends from its
- * runtime's shim, never from a server on the host: no parents are walked).
+ * container ctr ("" when on the host or in no container of its own)? In a
+ * container: the processes of that container (or pod). On the host: the
+ * processes on the host that descend from the listener (a process in a
+ * container descends from its runtime's shim, never from a server on the
+ * host: no parents are walked).
  */
 static int server_process(struct host *h, pid_t pid, pid_t listener, const char *ctr)
 {
-	json_t *c;
-	int yes;
+	const struct container_id *c;
 
 	if (pid == listener)
 		return 1;
-	c = host_container_json(h, pid);
+	c = host_container_id(h, pid);
 	if (ctr[0])
-		yes = c && json_is_string(json_object_get(c, "id")) &&
-		      !strcmp(json_string_value(json_object_get(c, "id")), ctr);
-	else
-		yes = !c && host_process_descends(h, pid, listener);
-	json_decref(c);
-	return yes;
+		return c && !strcmp(c->id, ctr);
+	return !c && host_process_descends(h, pid, listener);
 }
 
 /*
@@ -121,14 +117,13 @@ static int take_processes(const struct server_energy *se, struct host *h, pid_t 
 			  struct se_proc **next, size_t *nn, size_t *an)
 {
 	struct energy_ledger *l = host_energy(h);
-	char ctr[96] = "";
+	const struct container_id *c = host_container_id(h, listener);
+	char ctr[sizeof(c->id)] = "";
 	size_t k = 0;
 	int rc = -ENOENT;
-	json_t *c = host_container_json(h, listener);
 
-	if (c && json_is_string(json_object_get(c, "id")))
-		snprintf(ctr, sizeof(ctr), "%s", json_string_value(json_object_get(c, "id")));
-	json_decref(c);
+	if (c)
+		snprintf(ctr, sizeof(ctr), "%s", c->id);
 	for (size_t i = 0; i < energy_ledger_count(l); i++) {
 		const struct energy_ledger_proc *e = energy_ledger_at(l, i);
 

@@ -404,6 +404,18 @@ json_t *host_container_json(struct host *h, pid_t pid)
 	return json_incref(m->ident);
 }
 
+const struct container_id *host_container_id(struct host *h, pid_t pid)
+{
+	uint64_t hv = hash_bytes(0, &pid, sizeof(pid));
+	struct hindex_iter it;
+
+	json_decref(host_container_json(h, pid)); /* the memo, up to date for this snapshot */
+	for (uint32_t i = hindex_first(&h->imi, hv, &it); i != HINDEX_NONE; i = hindex_next(&h->imi, hv, &it))
+		if (h->im[i].pid == pid)
+			return h->im[i].have > 0 ? &h->im[i].id : NULL;
+	return NULL;
+}
+
 /* container_lookup_fn over the host. */
 static json_t *lookup(void *ud, pid_t pid)
 {

@@ -140,6 +140,12 @@ const char *host_process_argv0(struct host *h, struct proc_info *p);
  */
 json_t *host_container_json(struct host *h, pid_t pid);
 /*
+ * The container identity of process pid in the snapshot, the one
+ * host_container_json writes (borrowed, valid until the next host call
+ * about containers), or NULL when it is on the host or has exited.
+ */
+const struct container_id *host_container_id(struct host *h, pid_t pid);
+/*
  * The names of container or pod id at now (CLOCK_MONOTONIC ns): the
  * runtimes' state files (container.h), then the kubelet for what they do
  * not say. *out is always filled ("" where unknown).

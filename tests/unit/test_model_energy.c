@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static double at(json_t *g, const char *model, const char *key)
@@ -119,6 +120,39 @@ static void put_stat_at(const char *root, int pid, int ppid, int start)
 static void put_stat(const char *root, int pid, int ppid)
 {
 	put_stat_at(root, pid, ppid, pid);
+}
+
+/*
+ * A server in a container: the processes of its container count, another
+ * container's do not (the fixture's 1001 and 1002, two pods). The
+ * membership is the identity the host works out (host_container_id).
+ */
+static void test_take_container(void)
+{
+	const char *t = getenv("ACCEL_TOP");
+	char procfs[300];
+	struct host *h;
+	struct server_energy se = { 0 };
+	json_t *g = json_object();
+	const char *src = NULL;
+	double j = -1;
+
+	snprintf(procfs, sizeof(procfs), "%s/tests/fixtures/containers/v2-systemd/proc", t && *t ? t : ".");
+	h = host_new(&(struct host_opts){ .procfs = procfs }, NULL);
+	ok(host_container_id(h, 1001) && !strcmp(host_container_id(h, 1001)->id, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+										    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
+	   "container: 1001's identity from its cgroup");
+	ok(!host_container_id(h, 4242), "container: a process that is not there has none");
+	host_energy_add(h, 1001, 5, 1);
+	host_energy_add(h, 1002, 7, 1);
+	is_int(server_energy_take(&se, h, 1001, g, &j, &src), -EAGAIN, "container: the baseline");
+	host_energy_add(h, 1001, 3, 2);
+	host_energy_add(h, 1002, 9, 2);
+	is_int(server_energy_take(&se, h, 1001, g, &j, &src), 0, "container: a take");
+	is_double(j, 3, 1e-12, "container: the listener's container's 3 J, not the other pod's 9 J");
+	json_decref(g);
+	server_energy_free(&se);
+	host_free(h);
 }
 
 /* The end of a take test: what it holds freed, its procfs root removed. */
@@ -252,5 +286,6 @@ int main(void)
 	test_take_children();
 	test_take_reused_pid();
 	test_attribute();
+	test_take_container();
 	return done_testing();
 }

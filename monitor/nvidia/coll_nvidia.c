@@ -173,6 +173,7 @@ static const struct map_rows nvidia_rows = {
 #include "../host/host.h"
 /* events, NVLink */
 #include "../core/loop.h"
+#include "nvidia_config.h"
 #include "nvidia_events.h"
 #include "nvidia_links.h"
 #include "nvidia_pool.h"
@@ -426,107 +427,8 @@ enum { NV_PCIE_NONE, NV_PCIE_FETCHED, NV_PCIE_KEEP };
 
 /* ---- loading ------------------------------------------------------------- */
 
-/* What a "nvidia" devices block keeps from its own keys (cfg_device.own). */
-struct nv_conf {
-	char *library;   /* "library": the NVML library to dlopen */
-	int have_slow;   /* "slow_period" was given */
-	int64_t slow_ms; /* its value; 0: "period" (every cycle, static values too) */
-	struct energy_idle *idle; /* "idle_power_watts" (energy.h); NULL: measured */
-};
-
-#define NV_SLOW_DEFAULT_MS 10000 /* "slow_period" by default */
-#define NV_SLOW_MIN_MS 1000
 #define NV_STATIC_S 60           /* seconds between refreshes of the static values (not with "period") */
 #define NV_SLACK_NS (50 * NS_PER_MS) /* a slow read this early is due already (cycles' jitter) */
-
-/* The keys of a "nvidia" block beyond every block's. */
-static const char *const nv_keys[] = { "library", "slow_period", ENERGY_IDLE_KEY, NULL };
-
-/*
- * "slow_period": how often the costly NVML reads are made, a duration
- * (at least 1 s) or "period" (every cycle, today's cadence). *ms: 0 for
- * "period". 0, 1 absent, or -EINVAL after cfg_block_error.
- */
-static int nv_config_slow(const struct cfg_block *b, int64_t *ms)
-{
-	json_t *v = json_object_get(b->obj, "slow_period");
-	const char *why = NULL;
-
-	if (!v)
-		return 1;
-	if (json_is_string(v) && !strcmp(json_string_value(v), "period")) {
-		*ms = 0;
-		return 0;
-	}
-	if (json_is_string(v)) {
-		if (duration_parse(json_string_value(v), ms, &why))
-			return cfg_block_error(b, "slow_period", 0, "invalid duration: %s", why);
-	} else if (json_is_number(v) && json_number_value(v) >= 0 && json_number_value(v) <= 86400) {
-		*ms = (int64_t)(json_number_value(v) * 1000.0 + 0.5);
-	} else {
-		return cfg_block_error(b, "slow_period", 0,
-				       "expected a duration such as \"10s\", a number of seconds or \"period\"");
-	}
-	if (*ms < NV_SLOW_MIN_MS || *ms > 86400 * MS_PER_S)
-		return cfg_block_error(b, "slow_period", 0, "out of range: 1s to 24h, or \"period\"");
-	return 0;
-}
-
-/*
- * Config: "library" names the NVML library, a path or a name ld.so searches
- * for; "slow_period" (above); "idle_power_watts" (energy.h).
- */
-static int nv_config(const struct cfg_block *b)
-{
-	const char *lib = NULL;
-	struct energy_idle *idle = NULL;
-	struct nv_conf *c;
-	int64_t slow = 0;
-	int r;
-
-	if (cfg_block_string(b, "library", "the NVML library's path or file name", &lib))
-		return -EINVAL;
-	if ((r = nv_config_slow(b, &slow)) < 0)
-		return r;
-	if (energy_idle_config(b, &idle))
-		return -EINVAL;
-	if (!lib && r && !idle)
-		return 0;
-	c = xcalloc(1, sizeof(*c));
-	c->idle = idle;
-	c->library = lib ? xstrdup(lib) : NULL;
-	c->have_slow = !r;
-	c->slow_ms = slow;
-	*b->own = c;
-	return 0;
-}
-
-static void nv_config_print(const void *own, json_t *block)
-{
-	const struct nv_conf *c = own;
-	char d[32];
-
-	if (c->library)
-		json_object_set_new(block, "library", json_string(c->library));
-	if (c->have_slow && !c->slow_ms) {
-		json_object_set_new(block, "slow_period", json_string("period"));
-	} else if (c->have_slow) {
-		duration_format(c->slow_ms, d, sizeof(d));
-		json_object_set_new(block, "slow_period", json_string(d));
-	}
-	energy_idle_print(c->idle, block);
-}
-
-static void nv_config_free(void *own)
-{
-	struct nv_conf *c = own;
-
-	if (!c)
-		return;
-	free(c->library);
-	energy_idle_free(c->idle);
-	free(c);
-}
 
 /*
  * The NVML library to load: the block's "library", else ACCEL_NVML_LIBRARY,
@@ -2383,7 +2285,7 @@ static void nv_close(void *state)
 const struct collector_ops coll_nvidia_ops = {
 	.name = "nvidia",
 	.scope = COLL_DEVICE,
-	.keys = nv_keys,
+	.keys = nv_config_keys,
 	.config = nv_config,
 	.config_print = nv_config_print,
 	.config_free = nv_config_free,

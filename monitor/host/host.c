@@ -567,7 +567,8 @@ pid_t host_listener(struct host *h, struct sock_owner *o, int64_t now_ns)
 
 /* ---- device memory by process ------------------------------------------------------------------------ */
 
-void host_devmem_add(struct host *h, pid_t pid, uint64_t bytes)
+/* Process pid uses bytes on the devices (summed). */
+static void devmem_add(struct host *h, pid_t pid, uint64_t bytes)
 {
 	h->dm_known = 1;
 	for (size_t i = 0; i < h->ndm; i++)
@@ -583,9 +584,14 @@ void host_devmem_add(struct host *h, pid_t pid, uint64_t bytes)
 	h->dm[h->ndm++].bytes = bytes;
 }
 
-void host_devmem_known(struct host *h)
+void host_devmem_take(struct host *h, struct proc_devmem_list *l)
 {
-	h->dm_known = 1;
+	if (l->known)
+		h->dm_known = 1;
+	for (size_t i = 0; i < l->n; i++)
+		devmem_add(h, l->p[i].pid, l->p[i].bytes);
+	l->n = 0;
+	l->known = 0;
 }
 
 int host_devmem(const struct host *h, pid_t pid, uint64_t *bytes)

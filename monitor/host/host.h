@@ -217,10 +217,13 @@ pid_t host_listener(struct host *h, struct sock_owner *o, int64_t now_ns);
 
 /* ---- device memory by process ------------------------------------------------------------------------ */
 
-/* A device collector, in this snapshot: process pid uses bytes on its devices (summed over collectors). */
-void host_devmem_add(struct host *h, pid_t pid, uint64_t bytes);
-/* A device collector read its process lists in this snapshot, whether or not any process uses its devices. */
-void host_devmem_known(struct host *h);
+/*
+ * The device collectors' process memory in this snapshot (l, from their
+ * proc_memory ops): each process's bytes summed over l; known when l says
+ * a process list was read, whether or not any process uses the devices.
+ * l is emptied for the next cycle (its array kept).
+ */
+void host_devmem_take(struct host *h, struct proc_devmem_list *l);
 /*
  * The device memory pid uses in this snapshot: 0 and *bytes (0 when a
  * collector recorded and pid was not among its processes), or -ENOENT when

@@ -2240,10 +2240,10 @@ static const char *nv_error(void *state)
 }
 
 /*
- * Record each process's device memory over the selected GPUs into the
- * host (host_devmem_add), from process lists at most NV_PROCS_FRESH_NS old.
+ * Hand the core (out) each process's device memory over the selected GPUs, from process lists at most NV_PROCS_FRESH_NS old; a
+ * process whose memory NVML does not give is left out.
  */
-static void nv_proc_memory(void *state, const struct cycle *cy, struct host *host)
+static void nv_proc_memory(void *state, const struct cycle *cy, struct proc_devmem_list *out)
 {
 	struct nv_state *s = state;
 	int64_t now = clock_mono_ns();
@@ -2259,10 +2259,10 @@ static void nv_proc_memory(void *state, const struct cycle *cy, struct host *hos
 			continue;
 		if ((!d->procs_ok || now - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) <= 0)
 			continue;
-		host_devmem_known(host);
+		out->known = 1;
 		for (unsigned k = 0; k < d->nprocs; k++)
 			if (d->procs[k].bytes != NVML_VALUE_NOT_AVAILABLE_ULL)
-				host_devmem_add(host, (pid_t)d->procs[k].pid, d->procs[k].bytes);
+				proc_devmem_add(out, (pid_t)d->procs[k].pid, d->procs[k].bytes);
 	}
 }
 

@@ -1031,11 +1031,10 @@ static bool pdev_selected(const struct amd_state *s, const char *pdev)
 }
 
 /*
- * Record the VRAM each process holds on the selected GPUs into the host
- * (host_devmem_add): its DRM clients' drm-memory-vram, each client once,
+ * Hand the core (out) the VRAM each process holds on the selected GPUs: its DRM clients' drm-memory-vram, each client once,
  * from this cycle's scan of DRM clients.
  */
-static void amd_record_proc_memory(void *state, const struct cycle *cy, struct host *host)
+static void amd_record_proc_memory(void *state, const struct cycle *cy, struct proc_devmem_list *out)
 {
 	struct amd_state *s = state;
 
@@ -1044,10 +1043,10 @@ static void amd_record_proc_memory(void *state, const struct cycle *cy, struct h
 	amd_clients_for_cycle(&s->clients, &s->base, cy);
 	if (!s->clients.ok)
 		return;
-	host_devmem_known(host);
+	out->known = 1;
 	for (size_t i = 0; i < s->clients.ncl; i++)
 		if (pdev_selected(s, s->clients.cl[i].pdev))
-			host_devmem_add(host, s->clients.cl[i].pid, s->clients.cl[i].vram);
+			proc_devmem_add(out, s->clients.cl[i].pid, s->clients.cl[i].vram);
 }
 
 static void amd_close(void *state)

@@ -128,11 +128,14 @@ static void test_identity_and_values(void)
 	/* Process runtimes' device memory, recorded into the host. */
 	{
 		struct cycle cy = { .mono_ns = t + 1 };
+		struct proc_devmem_list dm = { 0 };
 		uint64_t b = 0;
 
 		host_snapshot(env.host, &cy);
 		is_int(host_devmem(env.host, 1000, &b), -ENOENT, "nothing recorded yet: -ENOENT");
-		ops->proc_memory(st, &cy, env.host);
+		ops->proc_memory(st, &cy, &dm);
+		host_devmem_take(env.host, &dm);
+		free(dm.p);
 		is_int(host_devmem(env.host, 1000, &b), 0, "device memory of 1000 known");
 		is_double((double)b, (53248.0 + 10240.0) * 1024, 0, "1000: its VRAM");
 		is_int(host_devmem(env.host, 3000, &b), 0, "3000 (no DRM client): known");

@@ -120,6 +120,7 @@ static void test_fields_and_allocations(void)
 	json_t *g;
 	uint64_t bytes = 0;
 	struct host *host;
+	struct proc_devmem_list dm = { 0 };
 
 	use_script(top, "tests/fixtures/nvml/multi.nvml");
 	ok(coll_nvidia_ops.probe(&env) == 1, "probe: the fake library has GPUs");
@@ -160,7 +161,9 @@ static void test_fields_and_allocations(void)
 		printf("#   got %ld\n", worst);
 
 	host = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
-	coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 1 }, host);
+	coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 1 }, &dm);
+	host_devmem_take(host, &dm);
+	free(dm.p);
 	is_int(host_devmem(host, 4242, &bytes), 0, "proc_memory: 4242 known");
 	is_int(bytes, 1073741824, "proc_memory: 4242's bytes on GPU 0");
 	is_int(host_devmem(host, 10005, &bytes), 0, "proc_memory: 10005 known");
@@ -362,8 +365,12 @@ static void test_no_library(void)
 		struct host *host = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
 		uint64_t bytes;
 
-		coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 2 }, host);
+		struct proc_devmem_list dm = { 0 };
+
+		coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 2 }, &dm);
+		host_devmem_take(host, &dm);
 		ok(host_devmem(host, 1, &bytes) == -ENOENT, "no library: proc_memory records nothing");
+		free(dm.p);
 		host_free(host);
 	}
 	json_decref(g);

@@ -457,8 +457,10 @@ int energy_idle_check(const struct energy_idle *c, const struct energy_dev_id *i
 			;
 		if (k < n)
 			continue;
-		snprintf(msg, sizeof(msg), "%s: %s.%s names no device of the block (an index, uuid or pci_bus_id it has): "
-			 "the measured idle power is used", type, ENERGY_IDLE_KEY, c->dev[i].key);
+		snprintf(msg, sizeof(msg),
+			 "%s: %s.%s names no device of the block (an index, uuid or pci_bus_id it has): "
+			 "the measured idle power is used",
+			 type, ENERGY_IDLE_KEY, c->dev[i].key);
 		if (!*told)
 			log_warn("%s", msg);
 		*told = 1;

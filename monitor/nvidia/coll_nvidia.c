@@ -2240,8 +2240,9 @@ static const char *nv_error(void *state)
 }
 
 /*
- * Hand the core (out) each process's device memory over the selected GPUs, from process lists at most NV_PROCS_FRESH_NS old; a
- * process whose memory NVML does not give is left out.
+ * Hand the core (out) each process's device memory over the selected
+ * GPUs, from process lists at most NV_PROCS_FRESH_NS old; a process whose
+ * memory NVML does not give is left out.
  */
 static void nv_proc_memory(void *state, const struct cycle *cy, struct proc_devmem_list *out)
 {

@@ -17,8 +17,9 @@
  *    (collectd's per-plugin config: the core never knows those keys);
  *    probe() says whether "auto" finds the kind; collect() fills one device
  *    group with a "devices" object keyed by device index, each device
- *    carrying its identity and error; proc_memory() records the device
- *    memory of each process for process runtimes.
+ *    carrying its identity and error; proc_memory() hands the core the
+ *    device memory of each process (an array of struct proc_devmem), which
+ *    the core gives the host for process runtimes.
  *
  * The monitor (monitor.c) opens one instance per system group, per runtime
  * and per "devices" entry ("auto": per kind found) with the registry's ops,
@@ -34,6 +35,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../../common/timeutil.h"
 #include "config_types.h"
@@ -100,6 +102,19 @@ struct coll_target {
 	size_t index;                 /* COLL_RUNTIME: the runtime's runtime_index in reports */
 	const struct cfg_device *dev; /* COLL_DEVICE: the "devices" entry (borrowed; dev->own: what config kept) */
 	const struct cycle *cy;       /* the moment it is opened: a runtime's first baseline */
+};
+
+/* One process's device memory, as a device collector reads it (proc_memory). */
+struct proc_devmem {
+	pid_t pid;
+	uint64_t bytes;
+};
+
+/* What device collectors hand the core in one cycle: n entries, and whether any process list was read. */
+struct proc_devmem_list {
+	struct proc_devmem *p;
+	size_t n, cap;
+	int known;
 };
 
 struct collector_ops {
@@ -185,13 +200,13 @@ struct collector_ops {
 	 */
 	int (*overdue)(void *state, struct mon_fetch *f);
 	/*
-	 * Optional (COLL_DEVICE): record into the host (host_devmem_add, or
-	 * host_devmem_known when no process uses the devices) the device
-	 * memory each process holds on the selected devices, for process
-	 * runtimes' memory_used. Called once per cycle in which a runtime's
-	 * memory_used is due, after the device groups.
+	 * Optional (COLL_DEVICE): the device memory each process holds on the
+	 * selected devices, added to out (proc_devmem_add; out->known set when
+	 * the process lists were read, even with no process on them), for
+	 * process runtimes' memory_used. Called once per cycle in which a
+	 * runtime's memory_used is due, after the device groups.
 	 */
-	void (*proc_memory)(void *state, const struct cycle *cy, struct host *host);
+	void (*proc_memory)(void *state, const struct cycle *cy, struct proc_devmem_list *out);
 };
 
 
@@ -235,5 +250,7 @@ json_t *device_entry(json_t *group, unsigned index, const char *uuid, const char
 
 /* Set a group's or entry's "error" (printf-style). */
 void set_error(json_t *obj, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Add pid's bytes to l (its array grows; free l->p when done). */
+void proc_devmem_add(struct proc_devmem_list *l, pid_t pid, uint64_t bytes);
 
 #endif

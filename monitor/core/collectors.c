@@ -125,6 +125,15 @@ json_t *group_new(double period_s, const char *iso)
 	return g;
 }
 
+void proc_devmem_add(struct proc_devmem_list *l, pid_t pid, uint64_t bytes)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->p = xrealloc(l->p, l->cap * sizeof(*l->p));
+	}
+	l->p[l->n++] = (struct proc_devmem){ pid, bytes };
+}
+
 void set_error(json_t *obj, const char *fmt, ...)
 {
 	char msg[512];

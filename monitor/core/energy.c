@@ -5,11 +5,13 @@
  * ledger; a devices block's configured idle power.
  */
 #include "energy.h"
+#include "collector.h"
 #include "config.h"
 
 #include "../../common/doc.h"
 #include "../../common/hindex.h"
 #include "../../common/jset.h"
+#include "../../common/log.h"
 #include "../../common/timeutil.h"
 
 #include "../../common/util.h"
@@ -20,20 +22,49 @@
 #include <string.h>
 #include <strings.h>
 
-int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, double unit_j, int64_t now_ns,
-			 double *period_j)
+int energy_counter_step(uint64_t last, uint64_t raw, uint64_t range, double unit_j, double period_s, double max_w,
+			uint64_t *inc, char *why, size_t why_len)
+{
+	double lim = max_w > 0 ? max_w * ENERGY_LIMIT_SLACK : ENERGY_MAX_W, j;
+
+	*inc = 0;
+	if (range && raw >= range) {
+		snprintf(why, why_len, "the reading %llu is above the counter's range (%llu)", (unsigned long long)raw,
+			 (unsigned long long)(range - 1));
+		return -ERANGE;
+	}
+	if (raw < last && !(range && last < range)) {
+		snprintf(why, why_len, "the counter went back (from %llu to %llu)", (unsigned long long)last,
+			 (unsigned long long)raw);
+		return -ERANGE;
+	}
+	*inc = raw >= last ? raw - last : range - last + raw; /* in integers: exact near 2^64 */
+	j = (double)*inc * unit_j;
+	if (period_s > 0 && j / period_s > lim) {
+		snprintf(why, why_len, "the counter rose by %.0f J in %.3f s: %.0f W, more than the %.0f W it can be%s",
+			 j, period_s, j / period_s, lim, raw < last ? " (a wrap)" : "");
+		*inc = 0;
+		return -ERANGE;
+	}
+	return 0;
+}
+
+int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, double unit_j, double max_w,
+			 int64_t now_ns, double *period_j)
 {
 	uint64_t inc;
 	int had = m->have;
 
 	*period_j = 0;
 	if (had) {
-		if (raw >= m->last_raw)
-			inc = raw - m->last_raw;
-		else if (range && m->last_raw < range)
-			inc = range - m->last_raw + raw; /* wrapped once */
-		else
-			inc = raw; /* went back with no range: a fresh start */
+		double s = now_ns > m->last_ns ? (double)(now_ns - m->last_ns) / (double)NS_PER_S : 0;
+
+		if (energy_counter_step(m->last_raw, raw, range, unit_j, s, max_w, &inc, m->why, sizeof(m->why))) {
+			m->have = !(range && raw >= range); /* afresh from this reading, unless it is no reading */
+			m->last_raw = raw;
+			m->last_ns = now_ns;
+			return -1;
+		}
 		*period_j = (double)inc * unit_j;
 		m->total_j += *period_j;
 	}
@@ -41,6 +72,20 @@ int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, d
 	m->last_raw = raw;
 	m->last_ns = now_ns;
 	return had;
+}
+
+void energy_counter_refused(json_t *group, const char *type, const char *key, const char *why)
+{
+	const char *old = json_string_value(json_object_get(group, "error"));
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s: device %s: energy counter not plausible, %s: the period has no energy and the "
+		 "counter starts afresh", type, key, why);
+	log_warn("%s", msg);
+	if (old && old[0])
+		set_error(group, "%s; %s", old, msg);
+	else
+		set_error(group, "%s", msg);
 }
 
 void energy_meter_see_power(struct energy_meter *m, double watts)
@@ -179,21 +224,17 @@ void energy_split_json(const struct energy_split *sp, double idle_w, const struc
 
 /* ---- the ledger ---------------------------------------------------------------------------- */
 
-struct ledger_proc {
-	uint32_t pid;
-	double j;      /* joules so far */
-	int64_t seen;  /* CLOCK_MONOTONIC ns of the last add */
-};
-
 struct ledger_dev {
 	char uuid[96];
 	double j;
 };
 
 struct energy_ledger {
-	struct ledger_proc *p;
+	struct energy_ledger_proc *p; /* by serial */
 	size_t np, ap;
-	struct hindex pi; /* p by pid */
+	struct hindex pi; /* p by (pid, start) */
+	uint64_t serial;  /* the next new process's */
+	int64_t last_ns;  /* the last add's time */
 	struct ledger_dev *d;
 	size_t nd, ad;
 };
@@ -213,49 +254,53 @@ void energy_ledger_free(struct energy_ledger *l)
 	free(l);
 }
 
-static uint64_t pid_hash(uint32_t pid)
+static uint64_t proc_hash(uint32_t pid, uint64_t start)
 {
-	return hash_bytes(0, &pid, sizeof(pid));
+	return hash_bytes(hash_bytes(0, &pid, sizeof(pid)), &start, sizeof(start));
 }
 
-static struct ledger_proc *ledger_find(struct energy_ledger *l, uint32_t pid)
+static struct energy_ledger_proc *ledger_find(struct energy_ledger *l, uint32_t pid, uint64_t start, uint64_t h)
 {
-	uint64_t h = pid_hash(pid);
 	struct hindex_iter it;
 
 	for (uint32_t i = hindex_first(&l->pi, h, &it); i != HINDEX_NONE; i = hindex_next(&l->pi, h, &it))
-		if (l->p[i].pid == pid)
+		if (l->p[i].pid == pid && l->p[i].start == start)
 			return &l->p[i];
 	return NULL;
 }
 
-void energy_ledger_add_process(struct energy_ledger *l, uint32_t pid, double j, int64_t now_ns)
+void energy_ledger_add_process(struct energy_ledger *l, uint32_t pid, uint64_t start, double j, int64_t now_ns)
 {
-	struct ledger_proc *e = ledger_find(l, pid);
-	size_t keep = 0;
+	uint64_t h = proc_hash(pid, start);
+	struct energy_ledger_proc *e = ledger_find(l, pid, start, h);
 
 	if (!e) {
-		if (l->np == l->ap) { /* room first: processes gone for a while, then more */
-			for (size_t i = 0; i < l->np; i++)
-				if (now_ns - l->p[i].seen < ENERGY_LEDGER_KEEP_NS)
-					l->p[keep++] = l->p[i];
-			if (keep < l->np) {
-				l->np = keep;
-				hindex_clear(&l->pi);
-				for (size_t i = 0; i < l->np; i++)
-					hindex_put(&l->pi, pid_hash(l->p[i].pid), (uint32_t)i);
-			}
-		}
 		if (l->np == l->ap) {
 			l->ap = l->ap ? l->ap * 2 : 16;
 			l->p = xrealloc(l->p, l->ap * sizeof(*l->p));
 		}
 		e = &l->p[l->np];
-		*e = (struct ledger_proc){ .pid = pid };
-		hindex_put(&l->pi, pid_hash(pid), (uint32_t)l->np++);
+		*e = (struct energy_ledger_proc){ .pid = pid, .start = start, .serial = l->serial++ };
+		hindex_put(&l->pi, h, (uint32_t)l->np++);
 	}
 	e->j += j;
 	e->seen = now_ns;
+	l->last_ns = now_ns;
+}
+
+void energy_ledger_forget(struct energy_ledger *l, int (*alive)(void *ud, uint32_t pid, uint64_t start), void *ud)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < l->np; i++)
+		if (l->p[i].seen == l->last_ns || alive(ud, l->p[i].pid, l->p[i].start))
+			l->p[keep++] = l->p[i];
+	if (keep == l->np)
+		return;
+	l->np = keep;
+	hindex_clear(&l->pi);
+	for (size_t i = 0; i < l->np; i++)
+		hindex_put(&l->pi, proc_hash(l->p[i].pid, l->p[i].start), (uint32_t)i);
 }
 
 void energy_ledger_add_device(struct energy_ledger *l, const char *uuid, double j)
@@ -291,10 +336,14 @@ size_t energy_ledger_count(const struct energy_ledger *l)
 	return l->np;
 }
 
-uint32_t energy_ledger_at(const struct energy_ledger *l, size_t i, double *j)
+const struct energy_ledger_proc *energy_ledger_at(const struct energy_ledger *l, size_t i)
 {
-	*j = i < l->np ? l->p[i].j : 0;
-	return i < l->np ? l->p[i].pid : 0;
+	return &l->p[i];
+}
+
+uint64_t energy_ledger_next_serial(const struct energy_ledger *l)
+{
+	return l->serial;
 }
 
 /* ---- a configured idle power ------------------------------------------------------------ */
@@ -386,20 +435,55 @@ void energy_idle_free(struct energy_idle *c)
 	free(c);
 }
 
-double energy_idle_watts(const struct energy_idle *c, unsigned index, const char *uuid, const char *pci)
+/* Does key name the device id? */
+static int idle_names(const char *key, const struct energy_dev_id *id)
 {
 	char ix[16];
+
+	snprintf(ix, sizeof(ix), "%u", id->index);
+	return !strcmp(key, ix) || (id->uuid && id->uuid[0] && !strcmp(key, id->uuid)) ||
+	       (id->pci && id->pci[0] && !strcasecmp(key, id->pci));
+}
+
+int energy_idle_check(const struct energy_idle *c, const struct energy_dev_id *ids, size_t n, json_t *group,
+		      const char *type, int *told)
+{
+	const char *old;
+	char msg[400];
+	size_t k;
+
+	for (size_t i = 0; c && i < c->n; i++) {
+		for (k = 0; k < n && !idle_names(c->dev[i].key, &ids[k]); k++)
+			;
+		if (k < n)
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "%s: %s.%s names no device of the block (an index, uuid or pci_bus_id it has): "
+			 "the measured idle power is used",
+			 type, ENERGY_IDLE_KEY, c->dev[i].key);
+		if (!*told)
+			log_warn("%s", msg);
+		*told = 1;
+		old = json_string_value(json_object_get(group, "error"));
+		if (old && old[0])
+			set_error(group, "%s; %s", old, msg);
+		else
+			set_error(group, "%s", msg);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+double energy_idle_watts(const struct energy_idle *c, unsigned index, const char *uuid, const char *pci)
+{
+	const struct energy_dev_id id = { index, uuid, pci };
 
 	if (!c)
 		return -1;
 	if (c->all_w >= 0)
 		return c->all_w;
-	snprintf(ix, sizeof(ix), "%u", index);
-	for (size_t i = 0; i < c->n; i++) {
-		const char *k = c->dev[i].key;
-
-		if (!strcmp(k, ix) || (uuid && uuid[0] && !strcmp(k, uuid)) || (pci && pci[0] && !strcasecmp(k, pci)))
+	for (size_t i = 0; i < c->n; i++)
+		if (idle_names(c->dev[i].key, &id))
 			return c->dev[i].w;
-	}
 	return -1;
 }

@@ -9,8 +9,11 @@
  *    energyN_input in µJ, powercap's energy_uj, which wraps at
  *    max_energy_range_uj), or power readings integrated over time
  *    (trapezoids between readings). The first reading is the baseline:
- *    it has no period. A counter that goes backwards without a range
- *    (a driver reload) counts afresh from zero, never negative.
+ *    it has no period. Every counter step passes one plausibility check
+ *    (energy_counter_step): a step back that is no wrap, a reading above
+ *    the counter's range, or an increase implying more than the device's
+ *    power limit over the period gives the period no energy, and the
+ *    counter starts afresh from that reading.
  *  - The split (energy_split) divides a period's energy into the device's
  *    idle part (idle power times the period, at most the energy) and the
  *    active rest, shared by the processes' weights: their utilization of
@@ -37,17 +40,53 @@ struct energy_meter {
 	double total_j;    /* joules since the first reading */
 	double min_w;      /* the lowest power seen (W), when have_min */
 	int have_min;
+	char why[160];     /* why the last counter reading was refused (energy_meter_counter returned -1) */
 };
+
+/*
+ * The most power (W) a counter's increase may imply when the device gives
+ * no limit of its own (a whole node's worth, as idle_power_watts' bound).
+ */
+#define ENERGY_MAX_W 100000.0
+/*
+ * How far above its power limit a device's mean power over a period may
+ * be: the limit is enforced over a window, and short excursions past it
+ * are real.
+ */
+#define ENERGY_LIMIT_SLACK 1.5
+
+/*
+ * The one plausibility check of an energy counter's step, shared by every
+ * source that reads one (NVML's mJ counter, amdgpu's and hwmon's
+ * energyN_input, powercap's energy_uj): from last to raw (units of unit_j
+ * joules) over period_s seconds, with the counter wrapping to 0 at range
+ * (0: it does not wrap) on a device whose power limit is max_w (W; <= 0:
+ * unknown, ENERGY_MAX_W). 0 with the increase in *inc (integer units), or
+ * -ERANGE with why (a sentence, why_len bytes) when the step is not
+ * plausible: raw at or above range, a step back without a range (a driver
+ * reload or a misread: no energy is known for the period), or an increase
+ * (a wrap included) implying more than ENERGY_LIMIT_SLACK times max_w.
+ */
+int energy_counter_step(uint64_t last, uint64_t raw, uint64_t range, double unit_j, double period_s, double max_w,
+			uint64_t *inc, char *why, size_t why_len);
 
 /*
  * Take a counter reading raw (units of unit_j joules: 1e-6 for µJ) at now
  * (CLOCK_MONOTONIC ns). range: the value at which the counter wraps to 0
- * (powercap's max_energy_range_uj + 1; 0: it does not wrap, and a value
- * below the last is a fresh start). Returns 1 with the increase in
- * *period_j, or 0 for the first reading (the baseline; *period_j 0).
+ * (powercap's max_energy_range_uj + 1; 0: it does not wrap); max_w: the
+ * device's power limit (W; <= 0: unknown). Returns 1 with the increase in
+ * *period_j, 0 for the first reading (the baseline; *period_j 0), or -1
+ * when energy_counter_step refused the step (m->why says why; *period_j 0):
+ * the reading is the new baseline (none when it is above the range).
  */
-int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, double unit_j, int64_t now_ns,
-			 double *period_j);
+int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, double unit_j, double max_w,
+			 int64_t now_ns, double *period_j);
+/*
+ * Say in group's "error" (added to what is there) and once in the log that
+ * device key of collector type had its energy counter refused (why, from
+ * energy_counter_step): the period has no energy, the counter starts afresh.
+ */
+void energy_counter_refused(json_t *group, const char *type, const char *key, const char *why);
 /*
  * Take a power reading (W) at now: returns 1 with the trapezoid of this
  * reading and the last over the time between them in *period_j, or 0 for
@@ -118,6 +157,21 @@ struct energy_split energy_split(double energy_j, double period_s, double idle_w
 void energy_split_json(const struct energy_split *sp, double idle_w, const struct energy_share *p, size_t n,
 		       json_t *d);
 
+/*
+ * One device's observation for the attribution of one period, as a device
+ * collector hands it over (host_energy_attribute does the rest, the same
+ * for every kind): the period's energy, the idle power, and the processes
+ * on the device with their weights.
+ */
+struct energy_obs {
+	int have;                    /* the period has energy: energy_j over period_s seconds */
+	double energy_j, period_s;
+	double idle_w;               /* the device's idle power (W; < 0: unknown) */
+	const char *uuid;            /* the device's UUID for the ledger (NULL or "": none) */
+	struct energy_share *shares; /* the processes (pid, util, memory); their joules are filled in */
+	size_t n;
+};
+
 /* ---- the ledger: energy attributed so far, by process and by device ---------------------- */
 
 /*
@@ -126,25 +180,42 @@ void energy_split_json(const struct energy_split *sp, double idle_w, const struc
  * collectors: device collectors add each period's figures, readers (an
  * endpoint runtime) take differences between their own reports, so each
  * reads over its own period whatever the device groups' periods are.
- * Processes are found by hash; one not added to for ENERGY_LEDGER_KEEP_NS
- * is dropped when a new one needs its room. Owned by the host
+ * A process is its pid and its start time (a reused pid is another
+ * process), found by hash; it is forgotten when it exits
+ * (energy_ledger_forget). Each process gets a serial when first added,
+ * and the ledger lists them in that order. Owned by the host
  * (host_energy); one thread.
  */
 struct energy_ledger;
 
-#define ENERGY_LEDGER_KEEP_NS (600 * 1000000000LL)
+/* One process in the ledger (energy_ledger_at). */
+struct energy_ledger_proc {
+	uint32_t pid;
+	uint64_t start;  /* its start time (ticks since boot; 0: unknown) */
+	uint64_t serial; /* the order it was first added in: larger is later */
+	double j;        /* joules so far */
+	int64_t seen;    /* CLOCK_MONOTONIC ns of the last add */
+};
 
 struct energy_ledger *energy_ledger_new(void);
 void energy_ledger_free(struct energy_ledger *l); /* NULL-safe */
-/* Add j joules to process pid at now (CLOCK_MONOTONIC ns); drops processes not seen for a while. */
-void energy_ledger_add_process(struct energy_ledger *l, uint32_t pid, double j, int64_t now_ns);
+/* Add j joules to the process pid started at start (0: unknown) at now (CLOCK_MONOTONIC ns). */
+void energy_ledger_add_process(struct energy_ledger *l, uint32_t pid, uint64_t start, double j, int64_t now_ns);
+/*
+ * Forget every process not added to at the ledger's last add for which
+ * alive(ud, pid, start) says 0 (it exited, or its pid is another
+ * process's now); the others keep their order.
+ */
+void energy_ledger_forget(struct energy_ledger *l, int (*alive)(void *ud, uint32_t pid, uint64_t start), void *ud);
 /* Add j joules to the device uuid (not empty). */
 void energy_ledger_add_device(struct energy_ledger *l, const char *uuid, double j);
 /* The joules of the device uuid so far: 0 and *j, or -ENOENT when never added to. */
 int energy_ledger_device(const struct energy_ledger *l, const char *uuid, double *j);
-/* The i-th process in the ledger (0 <= i < count): its pid, and its joules so far in *j. */
+/* The processes: count, and the i-th (0 <= i < count) in the order of their serials. Borrowed. */
 size_t energy_ledger_count(const struct energy_ledger *l);
-uint32_t energy_ledger_at(const struct energy_ledger *l, size_t i, double *j);
+const struct energy_ledger_proc *energy_ledger_at(const struct energy_ledger *l, size_t i);
+/* The serial the next new process will get: a process with one at least this is newer than now. */
+uint64_t energy_ledger_next_serial(const struct energy_ledger *l);
 
 /* ---- a configured idle power ("idle_power_watts" of a devices block) ----------------------- */
 
@@ -174,5 +245,22 @@ void energy_idle_free(struct energy_idle *c); /* NULL-safe */
  * or -1 when c (may be NULL) gives it none.
  */
 double energy_idle_watts(const struct energy_idle *c, unsigned index, const char *uuid, const char *pci);
+
+/* A device as energy_idle_check sees it: its index, UUID and PCI bus id (either may be NULL or ""). */
+struct energy_dev_id {
+	unsigned index;
+	const char *uuid;
+	const char *pci;
+};
+
+/*
+ * Does every per-device key of c (may be NULL) name one of the block's
+ * devices ids[0..n)? When one names none (a mistyped UUID, an index that
+ * does not exist), say so in group's "error" (added to what is there),
+ * naming the key, at each call, and in the log once (*told). 0, or
+ * -ENOENT when a key names no device.
+ */
+int energy_idle_check(const struct energy_idle *c, const struct energy_dev_id *ids, size_t n, json_t *group,
+		      const char *type, int *told);
 
 #endif

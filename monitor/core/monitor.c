@@ -101,6 +101,7 @@ struct monitor {
 	struct sched_job **taken;
 	uint64_t seq;
 	struct buf line;
+	struct proc_devmem_list devmem; /* what the device collectors' proc_memory handed over this cycle */
 };
 
 static void cycle_now(struct cycle *cy)
@@ -761,8 +762,9 @@ static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 		const struct unit *un = &m->units[u];
 
 		if (un->scope == COLL_DEVICE && un->ops && un->ops->proc_memory && un->state)
-			un->ops->proc_memory(un->state, &run->cy, m->host);
+			un->ops->proc_memory(un->state, &run->cy, &m->devmem);
 	}
+	host_devmem_take(m->host, &m->devmem);
 }
 
 static void phase_runtimes(struct monitor *m, struct cycle_run *run)
@@ -877,6 +879,7 @@ void monitor_free(struct monitor *m)
 	free(m->units);
 	free(m->jobs);
 	free(m->taken);
+	free(m->devmem.p);
 	sched_free(&m->sched);
 	buf_free(&m->line);
 	gen_unref(m->gen);

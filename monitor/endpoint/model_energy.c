@@ -77,100 +77,122 @@ void model_energy_split(json_t *group, double energy_j, const char *source)
 	}
 }
 
-/* The value se took for key last time: 1 and *j, or 0 when none. */
-static int prev_of(const struct server_energy *se, const char *key, double *j)
+/* Grow an array *p of *a entries of size sz so that it holds n + 1. */
+static void *room(void *p, size_t *a, size_t n, size_t sz)
 {
-	for (size_t i = 0; i < se->n; i++)
-		if (!strcmp(se->prev[i].key, key)) {
-			*j = se->prev[i].j;
-			return 1;
-		}
-	return 0;
-}
-
-/* Add key's value now to next[] (grown as needed). */
-static void keep(struct se_entry **next, size_t *n, size_t *a, const char *key, double j)
-{
-	if (*n == *a) {
-		*a = *a ? *a * 2 : 8;
-		*next = xrealloc(*next, *a * sizeof(**next));
-	}
-	snprintf((*next)[*n].key, sizeof((*next)[*n].key), "%s", key);
-	(*next)[(*n)++].j = j;
+	if (n < *a)
+		return p;
+	*a = *a ? *a * 2 : 8;
+	return xrealloc(p, *a * sz);
 }
 
 /*
  * Is pid one of the server's processes, the listener's being in the
- * container ctr ("" when on the host)? In a container: the processes of
- * that container (or pod). On the host: the processes on the host that
- * descend from the listener (a process in a container descends from its
- * runtime's shim, never from a server on the host: no parents are walked).
+ * container ctr ("" when on the host or in no container of its own)? In a
+ * container: the processes of that container (or pod). On the host: the
+ * processes on the host that descend from the listener (a process in a
+ * container descends from its runtime's shim, never from a server on the
+ * host: no parents are walked).
  */
 static int server_process(struct host *h, pid_t pid, pid_t listener, const char *ctr)
 {
-	json_t *c;
-	int yes;
+	const struct container_id *c;
 
 	if (pid == listener)
 		return 1;
-	c = host_container_json(h, pid);
+	c = host_container_id(h, pid);
 	if (ctr[0])
-		yes = c && json_is_string(json_object_get(c, "id")) &&
-		      !strcmp(json_string_value(json_object_get(c, "id")), ctr);
-	else
-		yes = !c && host_process_descends(h, pid, listener);
-	json_decref(c);
-	return yes;
+		return c && !strcmp(c->id, ctr);
+	return !c && host_process_descends(h, pid, listener);
+}
+
+/*
+ * The server's processes' joules since se's last take (server_energy_take
+ * says which count), their values now kept in *next: the ledger lists its
+ * processes in the order of their serials, as se->prev holds them, so one
+ * walk of both finds each one's previous value. 0 when any process of the
+ * server is in the ledger, else -ENOENT.
+ */
+static int take_processes(const struct server_energy *se, struct host *h, pid_t listener, double *sum,
+			  struct se_proc **next, size_t *nn, size_t *an)
+{
+	struct energy_ledger *l = host_energy(h);
+	const struct container_id *c = host_container_id(h, listener);
+	char ctr[sizeof(c->id)] = "";
+	size_t k = 0;
+	int rc = -ENOENT;
+
+	if (c)
+		snprintf(ctr, sizeof(ctr), "%s", c->id);
+	for (size_t i = 0; i < energy_ledger_count(l); i++) {
+		const struct energy_ledger_proc *e = energy_ledger_at(l, i);
+
+		while (k < se->n && se->prev[k].serial < e->serial)
+			k++;
+		if (!server_process(h, (pid_t)e->pid, listener, ctr))
+			continue;
+		if (k < se->n && se->prev[k].serial == e->serial)
+			*sum += e->j - se->prev[k].j;
+		else if (se->have && e->serial >= se->serial)
+			*sum += e->j; /* new since the last take: all of it is in the period */
+		*next = room(*next, an, *nn, sizeof(**next));
+		(*next)[(*nn)++] = (struct se_proc){ e->serial, e->j };
+		rc = 0;
+	}
+	return rc;
+}
+
+/* The same for the devices of group's server_devices. */
+static int take_devices(const struct server_energy *se, struct host *h, const json_t *group, double *sum,
+			struct se_dev **next, size_t *nn, size_t *an)
+{
+	struct energy_ledger *l = host_energy(h);
+	const char *uuid;
+	json_t *dev;
+	double v;
+	int rc = -ENOENT;
+
+	json_object_foreach((json_t *)json_object_get(group, "server_devices"), uuid, dev) {
+		size_t k;
+
+		if (energy_ledger_device(l, uuid, &v))
+			continue;
+		for (k = 0; k < se->nd && strcmp(se->dprev[k].uuid, uuid); k++)
+			;
+		*sum += k < se->nd ? v - se->dprev[k].j : se->have ? v : 0;
+		*next = room(*next, an, *nn, sizeof(**next));
+		snprintf((*next)[*nn].uuid, sizeof((*next)[*nn].uuid), "%s", uuid);
+		(*next)[(*nn)++].j = v;
+		rc = 0;
+	}
+	return rc;
 }
 
 int server_energy_take(struct server_energy *se, struct host *h, pid_t listener, const json_t *group, double *j,
 		       const char **source)
 {
-	struct energy_ledger *l = host_energy(h);
-	struct se_entry *next = NULL;
-	size_t nn = 0, an = 0;
-	char ctr[96] = "", key[96];
-	double sum = 0, v, p;
-	const char *uuid;
-	json_t *dev;
+	struct se_proc *next = NULL;
+	struct se_dev *dnext = NULL;
+	size_t nn = 0, an = 0, nd = 0, ad = 0;
+	double sum = 0;
 	int rc = -ENOENT;
 
-	if (listener > 0) {
-		json_t *c = host_container_json(h, listener);
-
-		if (c && json_is_string(json_object_get(c, "id")))
-			snprintf(ctr, sizeof(ctr), "%s", json_string_value(json_object_get(c, "id")));
-		json_decref(c);
-		for (size_t i = 0; i < energy_ledger_count(l); i++) {
-			uint32_t pid = energy_ledger_at(l, i, &v);
-
-			if (!server_process(h, (pid_t)pid, listener, ctr))
-				continue;
-			snprintf(key, sizeof(key), "%u", (unsigned)pid);
-			sum += prev_of(se, key, &p) ? v - p : se->have ? v : 0;
-			keep(&next, &nn, &an, key, v);
-			*source = "processes";
-			rc = 0;
-		}
-	}
-	if (rc) {
-		json_object_foreach((json_t *)json_object_get(group, "server_devices"), uuid, dev) {
-			if (energy_ledger_device(l, uuid, &v))
-				continue;
-			sum += prev_of(se, uuid, &p) ? v - p : se->have ? v : 0;
-			keep(&next, &nn, &an, uuid, v);
-			*source = "devices";
-			rc = 0;
-		}
-	}
+	if (listener > 0 && !(rc = take_processes(se, h, listener, &sum, &next, &nn, &an)))
+		*source = "processes";
+	if (rc && !(rc = take_devices(se, h, group, &sum, &dnext, &nd, &ad)))
+		*source = "devices";
 	if (!rc && (!se->have || se->from_devices != !strcmp(*source, "devices")))
 		rc = -EAGAIN; /* the first, or another source: the values taken are the baseline */
 	if (!rc || rc == -EAGAIN)
 		se->from_devices = !strcmp(*source, "devices");
-	free(se->prev);
+	server_energy_free(se);
 	se->prev = next;
 	se->n = nn;
 	se->a = an;
+	se->dprev = dnext;
+	se->nd = nd;
+	se->ad = ad;
+	se->serial = energy_ledger_next_serial(host_energy(h));
 	se->have = !rc || rc == -EAGAIN;
 	*j = sum > 0 ? sum : 0;
 	return rc;
@@ -181,6 +203,8 @@ void server_energy_free(struct server_energy *se)
 	if (!se)
 		return;
 	free(se->prev);
+	free(se->dprev);
 	se->prev = NULL;
-	se->n = se->a = 0;
+	se->dprev = NULL;
+	se->n = se->a = se->nd = se->ad = 0;
 }

@@ -42,11 +42,17 @@ void model_energy_split(json_t *group, double energy_j, const char *source);
 
 /* What a runtime keeps between two execution_stats: the ledger's values it last took. */
 struct server_energy {
-	struct se_entry {
-		char key[96];    /* a pid ("1234") or a device UUID */
-		double j;        /* the ledger's value then (J) */
-	} *prev;
+	struct se_proc {
+		uint64_t serial; /* the ledger's process (energy_ledger_proc.serial) */
+		double j;        /* its joules then */
+	} *prev;             /* in the order of their serials, as the ledger lists them */
 	size_t n, a;
+	uint64_t serial;     /* the ledger's next serial then: a process with one at least this is new since */
+	struct se_dev {
+		char uuid[96];
+		double j;
+	} *dprev;            /* the devices' joules then */
+	size_t nd, ad;
 	int have;            /* a baseline was taken */
 	int from_devices;    /* ... of the devices (else of the processes): a change of source is a new baseline */
 };
@@ -54,7 +60,10 @@ struct server_energy {
 /*
  * The server's energy since the previous call (above), from h's ledger:
  * the processes of listener (pid; 0: none known) else group's
- * server_devices. 0 with *j and *source ("processes" or "devices"),
+ * server_devices. A process the last call saw counts its joules since
+ * then; one new to the ledger since, all of its joules; one that was in
+ * the ledger then but not among the server's processes, none (it starts
+ * from now). 0 with *j and *source ("processes" or "devices"),
  * -EAGAIN on the first call or when the source changed (a baseline), or
  * -ENOENT when the ledger has
  * none of them (no energy fields then). se's baseline moves to now.

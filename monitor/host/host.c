@@ -282,6 +282,8 @@ int host_ncpu(const struct host *h)
 
 /* ---- the snapshot ------------------------------------------------------------------------------------ */
 
+static int energy_alive(void *ud, uint32_t pid, uint64_t start);
+
 void host_snapshot(struct host *h, const struct cycle *cy)
 {
 	size_t keep = 0;
@@ -303,6 +305,8 @@ void host_snapshot(struct host *h, const struct cycle *cy)
 		for (size_t i = 0; i < h->nim; i++)
 			hindex_put(&h->imi, hash_bytes(0, &h->im[i].pid, sizeof(pid_t)), (uint32_t)i);
 	}
+	if (h->energy) /* the processes that exited leave the energy ledger */
+		energy_ledger_forget(h->energy, energy_alive, h);
 }
 
 /* ---- processes --------------------------------------------------------------------------------------- */
@@ -476,6 +480,18 @@ json_t *host_container_json(struct host *h, pid_t pid)
 	return json_incref(m->ident);
 }
 
+const struct container_id *host_container_id(struct host *h, pid_t pid)
+{
+	uint64_t hv = hash_bytes(0, &pid, sizeof(pid));
+	struct hindex_iter it;
+
+	json_decref(host_container_json(h, pid)); /* the memo, up to date for this snapshot */
+	for (uint32_t i = hindex_first(&h->imi, hv, &it); i != HINDEX_NONE; i = hindex_next(&h->imi, hv, &it))
+		if (h->im[i].pid == pid)
+			return h->im[i].have > 0 ? &h->im[i].id : NULL;
+	return NULL;
+}
+
 /* container_lookup_fn over the host. */
 static json_t *lookup(void *ud, pid_t pid)
 {
@@ -627,7 +643,8 @@ pid_t host_listener(struct host *h, struct sock_owner *o, int64_t now_ns)
 
 /* ---- device memory by process ------------------------------------------------------------------------ */
 
-void host_devmem_add(struct host *h, pid_t pid, uint64_t bytes)
+/* Process pid uses bytes on the devices (summed). */
+static void devmem_add(struct host *h, pid_t pid, uint64_t bytes)
 {
 	h->dm_known = 1;
 	for (size_t i = 0; i < h->ndm; i++)
@@ -643,9 +660,14 @@ void host_devmem_add(struct host *h, pid_t pid, uint64_t bytes)
 	h->dm[h->ndm++].bytes = bytes;
 }
 
-void host_devmem_known(struct host *h)
+void host_devmem_take(struct host *h, struct proc_devmem_list *l)
 {
-	h->dm_known = 1;
+	if (l->known)
+		h->dm_known = 1;
+	for (size_t i = 0; i < l->n; i++)
+		devmem_add(h, l->p[i].pid, l->p[i].bytes);
+	l->n = 0;
+	l->known = 0;
 }
 
 int host_devmem(const struct host *h, pid_t pid, uint64_t *bytes)
@@ -703,4 +725,49 @@ struct energy_ledger *host_energy(struct host *h)
 	if (!h->energy)
 		h->energy = energy_ledger_new();
 	return h->energy;
+}
+
+/* pid's start time in the snapshot: 0 when it cannot be known (not in this procfs, no procfs). */
+static uint64_t pid_start(struct host *h, pid_t pid)
+{
+	struct proc_info *p = NULL;
+
+	return host_process(h, pid, &p) == 0 && p ? p->starttime : 0;
+}
+
+void host_energy_add(struct host *h, pid_t pid, double j, int64_t now_ns)
+{
+	energy_ledger_add_process(host_energy(h), (uint32_t)pid, pid_start(h, pid), j, now_ns);
+}
+
+void host_energy_attribute(struct host *h, struct energy_obs *o, int64_t now_ns, json_t *d)
+{
+	static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
+					    "energy_attribution", "processes" };
+	struct energy_split sp;
+
+	if (!o->have) {
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			json_object_del(d, keys[i]);
+		return;
+	}
+	sp = energy_split(o->energy_j, o->period_s, o->idle_w, o->shares, o->n);
+	energy_split_json(&sp, o->idle_w, o->shares, o->n, d);
+	if (!h)
+		return;
+	if (o->uuid && o->uuid[0]) /* for the endpoint runtimes: their servers' energy over their own periods */
+		energy_ledger_add_device(host_energy(h), o->uuid, o->energy_j);
+	for (size_t i = 0; i < o->n; i++)
+		host_energy_add(h, (pid_t)o->shares[i].pid, o->shares[i].joules, now_ns);
+}
+
+/* energy_ledger_forget's question: is the process pid started at start still there? Yes when /proc cannot say. */
+static int energy_alive(void *ud, uint32_t pid, uint64_t start)
+{
+	struct host *h = ud;
+	struct proc_info *p = NULL;
+
+	if (host_process(h, (pid_t)pid, &p) != 0)
+		return 1;
+	return p && (!start || p->starttime == start);
 }

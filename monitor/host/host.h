@@ -51,6 +51,7 @@
 struct host;
 struct loop;
 struct http_async;
+struct energy_obs;
 
 /* What the producer creates its host with; NULL and 0 fields take the defaults. */
 struct host_opts {
@@ -154,6 +155,12 @@ const char *host_process_argv0(struct host *h, struct proc_info *p);
  */
 json_t *host_container_json(struct host *h, pid_t pid);
 /*
+ * The container identity of process pid in the snapshot, the one
+ * host_container_json writes (borrowed, valid until the next host call
+ * about containers), or NULL when it is on the host or has exited.
+ */
+const struct container_id *host_container_id(struct host *h, pid_t pid);
+/*
  * The names of container or pod id at now (CLOCK_MONOTONIC ns): the
  * runtimes' state files (container.h), then the kubelet for what they do
  * not say. *out is always filled ("" where unknown).
@@ -225,10 +232,13 @@ pid_t host_listener(struct host *h, struct sock_owner *o, int64_t now_ns);
 
 /* ---- device memory by process ------------------------------------------------------------------------ */
 
-/* A device collector, in this snapshot: process pid uses bytes on its devices (summed over collectors). */
-void host_devmem_add(struct host *h, pid_t pid, uint64_t bytes);
-/* A device collector read its process lists in this snapshot, whether or not any process uses its devices. */
-void host_devmem_known(struct host *h);
+/*
+ * The device collectors' process memory in this snapshot (l, from their
+ * proc_memory ops): each process's bytes summed over l; known when l says
+ * a process list was read, whether or not any process uses the devices.
+ * l is emptied for the next cycle (its array kept).
+ */
+void host_devmem_take(struct host *h, struct proc_devmem_list *l);
 /*
  * The device memory pid uses in this snapshot: 0 and *bytes (0 when a
  * collector recorded and pid was not among its processes), or -ENOENT when
@@ -244,6 +254,21 @@ int host_devmem(const struct host *h, pid_t pid, uint64_t *bytes);
  * endpoint runtimes read their servers' over their own periods.
  */
 struct energy_ledger *host_energy(struct host *h);
+/*
+ * Add j joules to process pid's share in the ledger at now (CLOCK_MONOTONIC
+ * ns): the process is pid with its start time in the snapshot, so a reused
+ * pid starts from 0. Processes that exited are forgotten at the next
+ * snapshot (host_snapshot).
+ */
+void host_energy_add(struct host *h, pid_t pid, double j, int64_t now_ns);
+/*
+ * The energy attribution of one device's period, for every device kind:
+ * split o's energy among its processes (energy_split), write the split into
+ * the device object d (energy_split_json; without a period's energy its
+ * fields are removed) and add the device's energy and the processes' shares
+ * to h's ledger at now (CLOCK_MONOTONIC ns). h may be NULL: no ledger.
+ */
+void host_energy_attribute(struct host *h, struct energy_obs *o, int64_t now_ns, json_t *d);
 
 /* ---- device facts ------------------------------------------------------------------------------------ */
 

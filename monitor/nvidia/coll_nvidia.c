@@ -173,6 +173,7 @@ static const struct map_rows nvidia_rows = {
 #include "../host/host.h"
 /* events, NVLink */
 #include "../core/loop.h"
+#include "nvidia_config.h"
 #include "nvidia_events.h"
 #include "nvidia_links.h"
 #include "nvidia_pool.h"
@@ -294,16 +295,21 @@ enum { ST_LIMIT = 1, ST_MIG = 2, ST_TOTAL = 4, ST_ALL = 7 };
  * The energy counter between its reads: the running total reported is the
  * counter at its last read plus the power readings integrated since
  * (trapezoids between cycles), re-anchored to the counter at each read.
+ * The counter stays in integer mJ and its steps are taken in integers
+ * (a double loses whole joules near 2^64); what the estimates add is a
+ * small double beside it.
  */
 struct nv_energy {
-	int have;          /* total_mj holds a running total */
-	double total_mj;   /* the running total last reported (mJ) */
+	int have;          /* counter was read: the running total is counter + ahead_mj */
 	uint64_t counter;  /* the counter at its last read (mJ) */
+	int64_t c_ns;      /* when (CLOCK_MONOTONIC) */
+	double ahead_mj;   /* the running total's excess over the counter: estimates not yet matched (mJ, >= 0) */
 	double owed_mj;    /* the estimate ran this far past the counter: taken off the next estimates (mJ) */
 	int from_power;    /* opened without reading the counter: power alone until its first read (no total) */
 	int have_p;        /* p_mw was read at p_ns */
 	unsigned p_mw;     /* the last power reading (mW) */
 	int64_t p_ns;      /* when (CLOCK_MONOTONIC) */
+	char why[160];     /* why energy_anchor refused the last reading (NV_E_REFUSED) */
 };
 
 struct nv_proc {
@@ -392,6 +398,8 @@ struct nv_state {
 	struct loop_timer pcie_timer; /* answers the fetch at its deadline with the calls that returned */
 	int pcie;                   /* NV_PCIE_*: where this cycle's PCIe throughput comes from */
 	int64_t cycle_ns;           /* the cycle being collected (CLOCK_MONOTONIC) */
+	json_t *group;              /* the group being collected (borrowed, in collect): its error */
+	int idle_told;              /* an idle_power_watts key that names no GPU was logged */
 	struct log_limit pcie_lim;
 	/* MIG instances and GPM */
 	struct nv_gpm_api gpm_api;
@@ -419,107 +427,8 @@ enum { NV_PCIE_NONE, NV_PCIE_FETCHED, NV_PCIE_KEEP };
 
 /* ---- loading ------------------------------------------------------------- */
 
-/* What a "nvidia" devices block keeps from its own keys (cfg_device.own). */
-struct nv_conf {
-	char *library;   /* "library": the NVML library to dlopen */
-	int have_slow;   /* "slow_period" was given */
-	int64_t slow_ms; /* its value; 0: "period" (every cycle, static values too) */
-	struct energy_idle *idle; /* "idle_power_watts" (energy.h); NULL: measured */
-};
-
-#define NV_SLOW_DEFAULT_MS 10000 /* "slow_period" by default */
-#define NV_SLOW_MIN_MS 1000
 #define NV_STATIC_S 60           /* seconds between refreshes of the static values (not with "period") */
 #define NV_SLACK_NS (50 * NS_PER_MS) /* a slow read this early is due already (cycles' jitter) */
-
-/* The keys of a "nvidia" block beyond every block's. */
-static const char *const nv_keys[] = { "library", "slow_period", ENERGY_IDLE_KEY, NULL };
-
-/*
- * "slow_period": how often the costly NVML reads are made, a duration
- * (at least 1 s) or "period" (every cycle, today's cadence). *ms: 0 for
- * "period". 0, 1 absent, or -EINVAL after cfg_block_error.
- */
-static int nv_config_slow(const struct cfg_block *b, int64_t *ms)
-{
-	json_t *v = json_object_get(b->obj, "slow_period");
-	const char *why = NULL;
-
-	if (!v)
-		return 1;
-	if (json_is_string(v) && !strcmp(json_string_value(v), "period")) {
-		*ms = 0;
-		return 0;
-	}
-	if (json_is_string(v)) {
-		if (duration_parse(json_string_value(v), ms, &why))
-			return cfg_block_error(b, "slow_period", 0, "invalid duration: %s", why);
-	} else if (json_is_number(v) && json_number_value(v) >= 0 && json_number_value(v) <= 86400) {
-		*ms = (int64_t)(json_number_value(v) * 1000.0 + 0.5);
-	} else {
-		return cfg_block_error(b, "slow_period", 0,
-				       "expected a duration such as \"10s\", a number of seconds or \"period\"");
-	}
-	if (*ms < NV_SLOW_MIN_MS || *ms > 86400 * MS_PER_S)
-		return cfg_block_error(b, "slow_period", 0, "out of range: 1s to 24h, or \"period\"");
-	return 0;
-}
-
-/*
- * Config: "library" names the NVML library, a path or a name ld.so searches
- * for; "slow_period" (above); "idle_power_watts" (energy.h).
- */
-static int nv_config(const struct cfg_block *b)
-{
-	const char *lib = NULL;
-	struct energy_idle *idle = NULL;
-	struct nv_conf *c;
-	int64_t slow = 0;
-	int r;
-
-	if (cfg_block_string(b, "library", "the NVML library's path or file name", &lib))
-		return -EINVAL;
-	if ((r = nv_config_slow(b, &slow)) < 0)
-		return r;
-	if (energy_idle_config(b, &idle))
-		return -EINVAL;
-	if (!lib && r && !idle)
-		return 0;
-	c = xcalloc(1, sizeof(*c));
-	c->idle = idle;
-	c->library = lib ? xstrdup(lib) : NULL;
-	c->have_slow = !r;
-	c->slow_ms = slow;
-	*b->own = c;
-	return 0;
-}
-
-static void nv_config_print(const void *own, json_t *block)
-{
-	const struct nv_conf *c = own;
-	char d[32];
-
-	if (c->library)
-		json_object_set_new(block, "library", json_string(c->library));
-	if (c->have_slow && !c->slow_ms) {
-		json_object_set_new(block, "slow_period", json_string("period"));
-	} else if (c->have_slow) {
-		duration_format(c->slow_ms, d, sizeof(d));
-		json_object_set_new(block, "slow_period", json_string(d));
-	}
-	energy_idle_print(c->idle, block);
-}
-
-static void nv_config_free(void *own)
-{
-	struct nv_conf *c = own;
-
-	if (!c)
-		return;
-	free(c->library);
-	energy_idle_free(c->idle);
-	free(c);
-}
 
 /*
  * The NVML library to load: the block's "library", else ACCEL_NVML_LIBRARY,
@@ -725,38 +634,47 @@ static void dev_cadence_reset(struct nv_dev *d)
 	memset(&d->energy, 0, sizeof(d->energy));
 }
 
+#define NV_E_BASELINE (-1.0) /* energy_anchor: the first reading */
+#define NV_E_REFUSED (-2.0)  /* energy_anchor: a step energy_counter_step refused (e->why) */
+
 /*
- * A reading of the energy counter (mJ): the increase since the running
- * total reported last (mJ), or -1 for the first reading (a baseline). The
- * total never goes back while the counter goes forward: when the estimate
- * ran past the counter, the increase is 0 and the excess is taken off the
- * next estimates. A counter that went backwards (driver reload, reset)
- * starts afresh, as ctr_step does.
+ * A reading of the energy counter (mJ) at now_ns on a GPU whose power
+ * limit is max_w (W; 0: unknown): the increase since the running total
+ * reported last (mJ), NV_E_BASELINE for the first reading, or
+ * NV_E_REFUSED when the step is not plausible (energy_counter_step: a step
+ * back, a jump past the power limit): the period has no energy and the
+ * counter starts afresh from this reading. The total never goes back
+ * while the counter goes forward: when the estimate ran past the counter,
+ * the increase is 0 and the excess is taken off the next estimates.
  */
-static double energy_anchor(struct nv_energy *e, uint64_t mj)
+static double energy_anchor(struct nv_energy *e, uint64_t mj, int64_t now_ns, double max_w)
 {
+	int refused = 0;
+	uint64_t d = 0;
 	double inc;
 
+	if (e->have && energy_counter_step(e->counter, mj, 0, 1e-3,
+					   now_ns > e->c_ns ? (double)(now_ns - e->c_ns) / (double)NS_PER_S : 0,
+					   max_w, &d, e->why, sizeof(e->why))) {
+		e->have = 0;
+		refused = 1;
+	}
 	if (!e->have) {
 		e->have = 1;
-		e->total_mj = (double)mj;
-		e->owed_mj = 0;
 		e->counter = mj;
-		return -1;
+		e->c_ns = now_ns;
+		e->ahead_mj = e->owed_mj = 0;
+		return refused ? NV_E_REFUSED : NV_E_BASELINE;
 	}
-	if (mj < e->counter) {
-		inc = (double)mj;
-		e->total_mj = (double)mj;
-		e->owed_mj = 0;
-	} else if ((double)mj >= e->total_mj) {
-		inc = (double)mj - e->total_mj;
-		e->total_mj = (double)mj;
-		e->owed_mj = 0;
+	if ((double)d >= e->ahead_mj) {
+		inc = (double)d - e->ahead_mj;
+		e->ahead_mj = e->owed_mj = 0;
 	} else {
 		inc = 0;
-		e->owed_mj = e->total_mj - (double)mj;
+		e->ahead_mj = e->owed_mj = e->ahead_mj - (double)d;
 	}
 	e->counter = mj;
+	e->c_ns = now_ns;
 	return inc;
 }
 
@@ -771,7 +689,7 @@ static double energy_estimate(struct nv_energy *e, double est)
 	} else {
 		e->owed_mj = 0;
 	}
-	e->total_mj += take;
+	e->ahead_mj += take;
 	return take;
 }
 
@@ -1242,14 +1160,18 @@ static int read_procs(struct nv_state *s, struct nv_dev *d)
 		uint64_t bytes;
 
 		proc_entry(a, d->pbuf, i, &pid, &bytes);
-		if (bytes == NVML_VALUE_NOT_AVAILABLE_ULL)
-			continue;
-		/* A process in several MIG instances of one GPU: its memory summed. */
+		/*
+		 * A process in several MIG instances of one GPU: its memory summed.
+		 * One whose memory NVML does not give (NVML_VALUE_NOT_AVAILABLE_ULL,
+		 * as under WDDM or in some containers) stays, without memory: it is
+		 * on the GPU and gets its share of the energy.
+		 */
 		for (k = 0; k < d->nprocs && d->procs[k].pid != pid; k++)
 			;
-		if (k < d->nprocs)
-			d->procs[k].bytes += bytes;
-		else
+		if (k < d->nprocs && bytes != NVML_VALUE_NOT_AVAILABLE_ULL)
+			d->procs[k].bytes = d->procs[k].bytes == NVML_VALUE_NOT_AVAILABLE_ULL ? bytes
+												: d->procs[k].bytes + bytes;
+		else if (k == d->nprocs)
 			d->procs[d->nprocs++] = (struct nv_proc){ pid, bytes };
 	}
 	d->procs_ok = 1;
@@ -1283,7 +1205,7 @@ static void dev_prime(struct nv_state *s, struct nv_dev *d)
 		e->from_power = 1;
 		d->slow_ns[SR_ENERGY] = NV_AT_OPEN;
 	} else if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS) {
-		energy_anchor(e, v);
+		energy_anchor(e, v, clock_mono_ns(), 0);
 		d->slow_ns[SR_ENERGY] = NV_AT_OPEN; /* the first period's energy is estimated from power */
 	}
 	if (a->ecc) {
@@ -1758,60 +1680,47 @@ static int read_putil(struct nv_state *s, struct nv_dev *d, size_t *n)
 }
 
 /*
- * Split this period's energy_joules of d (already in o) into idle and
- * active, the active part shared by the processes on the GPU: by their SM
- * utilization samples over the period, else by their device memory, else
- * equally (energy.h, docs/energy.md). Idle power is the block's
- * "idle_power_watts" for this GPU, else the lowest power reading seen on
- * it since start. Without energy_joules this period
+ * The attribution of d's period (host_energy_attribute): have_e with the
+ * period's energy_j (J), and the power reading mw when have_w (the lowest
+ * seen is the measured idle power). The processes on the GPU weigh by their
+ * SM utilization samples over the period, else their device memory (docs/energy.md).
+ * Idle power is the block's "idle_power_watts" for this GPU, else the
+ * lowest power reading seen on it since start. Without a period's energy
  * (a baseline, no source) the split's fields are removed. 0, or -1 lost.
  */
-static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o)
+static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o, int have_e, double energy_j, int have_w,
+			   unsigned mw)
 {
-	json_t *ej = json_object_get(o, "energy_joules"), *pw = json_object_get(o, "power_watts");
+	struct energy_obs ob = { .idle_w = -1, .uuid = d->have_ident ? d->uuid : NULL };
 	int64_t last = d->split_ns;
-	struct energy_split sp;
 	size_t n = 0;
-	double idle_w = -1;
 
 	d->split_ns = s->cycle_ns;
-	if (json_is_number(pw)) {
-		unsigned mw = (unsigned)(json_number_value(pw) * 1000.0 + 0.5);
-
-		if (!d->have_min || mw < d->min_mw)
-			d->min_mw = mw;
+	if (have_w && (!d->have_min || mw < d->min_mw)) {
+		d->min_mw = mw;
 		d->have_min = 1;
 	}
-	if (!json_is_number(ej) || !last || s->cycle_ns <= last) {
-		static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
-						    "energy_attribution", "processes" };
-
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			json_object_del(o, keys[i]);
-		if (d->h && read_putil(s, d, &n) < 0) /* moves the samples' baseline to now */
-			return -1;
-		return 0;
+	ob.have = have_e && last && s->cycle_ns > last;
+	if (!ob.have) {
+		host_energy_attribute(s->host, &ob, s->cycle_ns, o);
+		return d->h && read_putil(s, d, &n) < 0 ? -1 : 0; /* moves the samples' baseline to now */
 	}
 	if ((!d->procs_ok || clock_mono_ns() - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) < 0)
 		return -1;
 	for (unsigned i = 0; d->procs_ok && i < d->nprocs; i++)
-		energy_share_of(&d->shares, &n, &d->ashares, d->procs[i].pid)->memory = (double)d->procs[i].bytes;
+		energy_share_of(&d->shares, &n, &d->ashares, d->procs[i].pid)->memory =
+			d->procs[i].bytes == NVML_VALUE_NOT_AVAILABLE_ULL ? 0 : (double)d->procs[i].bytes;
 	if (read_putil(s, d, &n) < 0)
 		return -1;
-	idle_w = energy_idle_watts(s->cfg->own ? ((const struct nv_conf *)s->cfg->own)->idle : NULL, d->index,
-				   d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL);
-	if (idle_w < 0 && d->have_min)
-		idle_w = d->min_mw / 1000.0;
-	sp = energy_split(json_number_value(ej), (double)(s->cycle_ns - last) / (double)NS_PER_S, idle_w, d->shares,
-			  n);
-	energy_split_json(&sp, idle_w, d->shares, n, o);
-	if (s->host) { /* for the endpoint runtimes: their servers' energy over their own periods */
-		struct energy_ledger *l = host_energy(s->host);
-
-		energy_ledger_add_device(l, d->uuid, json_number_value(ej));
-		for (size_t i = 0; i < n; i++)
-			energy_ledger_add_process(l, d->shares[i].pid, d->shares[i].joules, s->cycle_ns);
-	}
+	ob.idle_w = energy_idle_watts(s->cfg->own ? ((const struct nv_conf *)s->cfg->own)->idle : NULL, d->index,
+				      d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL);
+	if (ob.idle_w < 0 && d->have_min)
+		ob.idle_w = d->min_mw / 1000.0;
+	ob.energy_j = energy_j;
+	ob.period_s = (double)(s->cycle_ns - last) / (double)NS_PER_S;
+	ob.shares = d->shares;
+	ob.n = n;
+	host_energy_attribute(s->host, &ob, s->cycle_ns, o);
 	return 0;
 }
 
@@ -1830,10 +1739,11 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	unsigned u = 0;
 	unsigned long long mj;
 	double inc = -1, est = -1;
-	int r = 0, due;
+	int r = 0, due, have_w, have_e;
 
 	if (a->power && ASKS(NF_POWER))
 		TRY(NVC(NV_LC, a->power, d->h, &u), NF_POWER);
+	have_w = r;
 	if (r)
 		jset_real(o, "power_watts", u / 1000.0);
 	else
@@ -1852,10 +1762,16 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	if (a->energy && ASKS(NF_ENERGY) && due) {
 		TRY(NVC(NV_LC, a->energy, d->h, &mj), NF_ENERGY);
 		if (r)
-			inc = energy_anchor(e, mj);
+			inc = energy_anchor(e, mj, s->cycle_ns, d->have_limit ? d->limit_mw / 1000.0 : 0);
 		else
 			e->have = 0;
-		if (r && inc < 0 && e->from_power) /* the counter's first read: this period's still from power */
+		if (inc == NV_E_REFUSED) {
+			char key[16];
+
+			snprintf(key, sizeof(key), "%u", d->index);
+			energy_counter_refused(s->group, "nvidia", key, e->why);
+		}
+		else if (r && inc < 0 && e->from_power) /* the counter's first read: this period's still from power */
 			inc = est;
 		e->from_power = 0;
 	} else if (!a->energy || !ASKS(NF_ENERGY)) {
@@ -1865,15 +1781,16 @@ static int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	} else {
 		inc = est; /* from_power: before the counter's first read, no total */
 	}
-	if ((e->have || e->from_power) && inc >= 0)
+	have_e = (e->have || e->from_power) && inc >= 0;
+	if (have_e)
 		jset_real(o, "energy_joules", inc / 1000.0);
 	else
 		json_object_del(o, "energy_joules");
 	if (e->have)
-		jset_real(o, "energy_total_joules", e->total_mj / 1000.0);
+		jset_real(o, "energy_total_joules", ((double)e->counter + e->ahead_mj) / 1000.0);
 	else
 		json_object_del(o, "energy_total_joules");
-	return nv_energy_split(s, d, o);
+	return nv_energy_split(s, d, o, have_e, inc / 1000.0, have_w, u);
 }
 
 static int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
@@ -2241,6 +2158,25 @@ static void nv_abandon(void *state, struct mon_fetch *f)
 	s->pcie = NV_PCIE_NONE; /* the group reports "no answer"; its calls finish on their own */
 }
 
+/* Say in group's error when an idle_power_watts key names none of the GPUs (once their identities are read). */
+static void nv_idle_check(struct nv_state *s, json_t *group)
+{
+	const struct nv_conf *c = s->cfg->own;
+	struct energy_dev_id *ids;
+
+	if (!c || !c->idle)
+		return;
+	for (size_t i = 0; i < s->ndevs; i++)
+		if (!s->devs[i].have_ident)
+			return;
+	ids = xcalloc(s->ndevs ? s->ndevs : 1, sizeof(*ids));
+	for (size_t i = 0; i < s->ndevs; i++)
+		ids[i] = (struct energy_dev_id){ s->devs[i].index, s->devs[i].uuid,
+						 s->devs[i].have_pci ? s->devs[i].pci : NULL };
+	energy_idle_check(c->idle, ids, s->ndevs, group, "nvidia", &s->idle_told);
+	free(ids);
+}
+
 static void nv_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	static int (*const fill[NV_NGROUPS])(struct nv_state *, struct nv_dev *, json_t *) = {
@@ -2260,6 +2196,7 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		return;
 	}
 	s->cycle_ns = cy->mono_ns; /* G */
+	s->group = group;
 	if (!s->have_origin) {
 		s->origin_ns = cy->mono_ns;
 		s->have_origin = 1;
@@ -2289,6 +2226,8 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		}
 	}
 	json_object_set(group, "devices", json_object_get(s->holder[g], "devices"));
+	if (id == GROUP_DEVICE_POWER)
+		nv_idle_check(s, group);
 	if (id == GROUP_DEVICE_UTILIZATION)
 		s->pcie = NV_PCIE_NONE; /* the next cycle's come from its own fetch */
 }
@@ -2301,10 +2240,11 @@ static const char *nv_error(void *state)
 }
 
 /*
- * Record each process's device memory over the selected GPUs into the
- * host (host_devmem_add), from process lists at most NV_PROCS_FRESH_NS old.
+ * Hand the core (out) each process's device memory over the selected
+ * GPUs, from process lists at most NV_PROCS_FRESH_NS old; a process whose
+ * memory NVML does not give is left out.
  */
-static void nv_proc_memory(void *state, const struct cycle *cy, struct host *host)
+static void nv_proc_memory(void *state, const struct cycle *cy, struct proc_devmem_list *out)
 {
 	struct nv_state *s = state;
 	int64_t now = clock_mono_ns();
@@ -2320,9 +2260,10 @@ static void nv_proc_memory(void *state, const struct cycle *cy, struct host *hos
 			continue;
 		if ((!d->procs_ok || now - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) <= 0)
 			continue;
-		host_devmem_known(host);
+		out->known = 1;
 		for (unsigned k = 0; k < d->nprocs; k++)
-			host_devmem_add(host, (pid_t)d->procs[k].pid, d->procs[k].bytes);
+			if (d->procs[k].bytes != NVML_VALUE_NOT_AVAILABLE_ULL)
+				proc_devmem_add(out, (pid_t)d->procs[k].pid, d->procs[k].bytes);
 	}
 }
 
@@ -2345,7 +2286,7 @@ static void nv_close(void *state)
 const struct collector_ops coll_nvidia_ops = {
 	.name = "nvidia",
 	.scope = COLL_DEVICE,
-	.keys = nv_keys,
+	.keys = nv_config_keys,
 	.config = nv_config,
 	.config_print = nv_config_print,
 	.config_free = nv_config_free,

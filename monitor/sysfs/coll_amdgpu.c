@@ -108,6 +108,7 @@ static const struct map_rows amdgpu_rows = {
 #include "../core/config.h"
 #include "../core/energy.h"
 #include "../host/host.h"
+#include "amdgpu_clients.h"
 #include "sysfs.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
@@ -123,8 +124,6 @@ static const struct map_rows amdgpu_rows = {
 #define AMD_FREQS 4
 #define AMD_VOLTS 4
 #define AMD_RAS 24
-#define AMD_ENGINES 12
-#define FDINFO_MAX 8192
 
 /* An hwmon input and the name it is reported under. */
 struct amd_sensor {
@@ -151,6 +150,8 @@ struct amd_dev {
 	struct counter aer[3]; /* aer_dev_correctable, _nonfatal, _fatal: their TOTAL_ERR_* */
 	struct energy_meter energy; /* energy1_input, else power1_* integrated */
 	int energy_src;        /* AMD_E_*: the source the meter was fed from */
+	int have_period;       /* this cycle's device_power has a period's energy: period_j */
+	double period_j;
 	int64_t split_ns;      /* the cycle of the last energy split (0: none yet) */
 	struct energy_share *shares;
 	size_t ashares;
@@ -160,31 +161,10 @@ struct amd_dev {
 /* Where a GPU's energy comes from: its hwmon energy counter, or its power integrated. */
 enum { AMD_E_NONE, AMD_E_COUNTER, AMD_E_POWER };
 
-/* One DRM client (an open DRM file of a process) seen in /proc/PID/fdinfo. */
-struct drm_client {
-	pid_t pid;
-	char pdev[16];
-	uint64_t id;                /* drm-client-id */
-	uint64_t vram;              /* bytes, latest scan */
-	bool have_vram;
-	uint64_t ns[AMD_ENGINES];   /* busy ns per engine (state's eng[]), latest scan */
-	uint64_t prev_ns[AMD_ENGINES]; /* at the previous utilization report */
-	uint32_t engines;           /* engines this client reports (bits of eng[]) */
-	int64_t t, prev_t;          /* monotonic ns of the latest scan / of prev_ns */
-	uint64_t energy_ns;         /* busy ns over its engines at the last energy split (or its start) */
-	uint64_t gen;               /* the scan that last saw it */
-};
-
 struct amd_state {
 	struct sysfs_coll base; /* first: the shared ops take the state as one */
-	struct drm_client *cl;
-	size_t ncl, acl;
-	char eng[AMD_ENGINES][16]; /* engine names seen so far ("gfx", "compute", ...) */
-	size_t neng;
-	uint64_t cl_gen;
-	int64_t cl_cycle;          /* the cycle of the latest client scan */
-	bool cl_ok;                /* and it could list /proc */
-	char fdinfo[FDINFO_MAX];
+	struct amd_clients clients; /* the DRM clients (amdgpu_clients.h) */
+	int idle_told;             /* an idle_power_watts key that names no GPU was logged */
 };
 
 /* EPERM and EBUSY: the GPU is in reset or suspended. ENODEV: it went away mid-cycle. */
@@ -366,196 +346,6 @@ static void amd_scan(void *state)
 			 host_sysfs(s->base.env->host));
 }
 
-/* ---- DRM clients from /proc/PID/fdinfo ---------------------------------------------- */
-
-/* What one fdinfo file says (docs: Documentation/gpu/drm-usage-stats.rst). */
-struct fdinfo {
-	bool amdgpu;
-	char pdev[16];
-	uint64_t id;
-	bool have_id;
-	uint64_t vram;
-	int vram_rank; /* 0 none; 1 drm-total-vram; 2 drm-resident-vram; 3 drm-memory-vram */
-	uint64_t ns[AMD_ENGINES];
-	uint32_t engines;
-};
-
-/* A size with its unit ("1024 KiB"): bytes. */
-static bool parse_size(const char *v, uint64_t *bytes)
-{
-	uint64_t n = 0;
-	const char *p = v;
-
-	if (*p < '0' || *p > '9')
-		return false;
-	while (*p >= '0' && *p <= '9')
-		n = n * 10 + (uint64_t)(*p++ - '0');
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (!strncmp(p, "KiB", 3))
-		n <<= 10;
-	else if (!strncmp(p, "MiB", 3))
-		n <<= 20;
-	else if (!strncmp(p, "GiB", 3))
-		n <<= 30;
-	*bytes = n;
-	return true;
-}
-
-/* The index of engine name in s->eng, added when new; -1 when the table is full. */
-static int engine_index(struct amd_state *s, const char *name, size_t len)
-{
-	for (size_t i = 0; i < s->neng; i++)
-		if (strlen(s->eng[i]) == len && !memcmp(s->eng[i], name, len))
-			return (int)i;
-	if (s->neng == AMD_ENGINES || len >= sizeof(s->eng[0]))
-		return -1;
-	memcpy(s->eng[s->neng], name, len);
-	s->eng[s->neng][len] = '\0';
-	return (int)s->neng++;
-}
-
-static void parse_fdinfo(struct amd_state *s, char *text, struct fdinfo *fi)
-{
-	memset(fi, 0, sizeof(*fi));
-	for (char *line = text, *next; line && *line; line = next) {
-		char *colon, *v;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		*colon = '\0';
-		for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
-			;
-		if (!strcmp(line, "drm-driver")) {
-			fi->amdgpu = !strcmp(v, "amdgpu");
-		} else if (!strcmp(line, "drm-pdev")) {
-			snprintf(fi->pdev, sizeof(fi->pdev), "%s", v);
-		} else if (!strcmp(line, "drm-client-id")) {
-			fi->have_id = sysfs_parse_u64(v, &fi->id) == 0;
-		} else if (!strcmp(line, "drm-memory-vram") || !strcmp(line, "drm-resident-vram") ||
-			   !strcmp(line, "drm-total-vram")) {
-			int rank = line[4] == 'm' ? 3 : line[4] == 'r' ? 2 : 1;
-			uint64_t b;
-
-			if (rank > fi->vram_rank && parse_size(v, &b)) {
-				fi->vram = b;
-				fi->vram_rank = rank;
-			}
-		} else if (!strncmp(line, "drm-engine-", 11) && strncmp(line + 11, "capacity-", 9)) {
-			int e = engine_index(s, line + 11, strlen(line + 11));
-			uint64_t n = 0;
-			const char *p = v;
-
-			if (e < 0 || *p < '0' || *p > '9')
-				continue;
-			while (*p >= '0' && *p <= '9')
-				n = n * 10 + (uint64_t)(*p++ - '0');
-			/* amdgpu names two IP blocks "dec" (UVD and VCN): they add up. */
-			fi->ns[e] += n;
-			fi->engines |= 1u << e;
-		}
-	}
-}
-
-/* Read /proc/PID/fdinfo/FD into fi. 0 when it is an amdgpu client, else -1. */
-static int read_client(struct amd_state *s, int piddir, const char *fd, struct fdinfo *fi)
-{
-	char path[48];
-
-	snprintf(path, sizeof(path), "fdinfo/%s", fd);
-	if (read_file_at(piddir, path, s->fdinfo, sizeof(s->fdinfo)) < 0)
-		return -1;
-	parse_fdinfo(s, s->fdinfo, fi);
-	return fi->amdgpu && fi->have_id && fi->pdev[0] ? 0 : -1;
-}
-
-struct scan_ctx {
-	struct amd_state *s;
-	int64_t now;
-};
-
-static int on_drm_fd(pid_t pid, int piddir, const char *fd, const char *target, void *ud)
-{
-	struct scan_ctx *c = ud;
-	struct amd_state *s = c->s;
-	struct drm_client *cl = NULL;
-	struct fdinfo fi;
-
-	(void)target;
-	if (read_client(s, piddir, fd, &fi))
-		return 0;
-	for (size_t i = 0; i < s->ncl; i++)
-		if (s->cl[i].pid == pid && s->cl[i].id == fi.id && !strcmp(s->cl[i].pdev, fi.pdev)) {
-			cl = &s->cl[i];
-			break;
-		}
-	if (cl && cl->gen == s->cl_gen)
-		return 0; /* the same client through another fd (dup, fork) */
-	if (!cl) {
-		if (s->ncl == s->acl) {
-			s->acl = s->acl ? s->acl * 2 : 16;
-			s->cl = xrealloc(s->cl, s->acl * sizeof(*s->cl));
-		}
-		cl = &s->cl[s->ncl++];
-		memset(cl, 0, sizeof(*cl));
-		cl->pid = pid;
-		cl->id = fi.id;
-		snprintf(cl->pdev, sizeof(cl->pdev), "%s", fi.pdev);
-		/* Its baseline: busy time from now on. */
-		memcpy(cl->prev_ns, fi.ns, sizeof(cl->prev_ns));
-		cl->prev_t = c->now;
-		for (size_t e = 0; e < AMD_ENGINES; e++)
-			cl->energy_ns += fi.ns[e];
-		cl->engines = fi.engines;
-	}
-	cl->gen = s->cl_gen;
-	cl->t = c->now;
-	cl->vram = fi.vram;
-	cl->have_vram = fi.vram_rank > 0;
-	for (size_t e = 0; e < AMD_ENGINES; e++)
-		if (fi.engines & (1u << e) && !(cl->engines & (1u << e))) {
-			cl->prev_ns[e] = fi.ns[e]; /* an engine it had not used yet starts here */
-			cl->energy_ns += fi.ns[e];
-		}
-	memcpy(cl->ns, fi.ns, sizeof(cl->ns));
-	cl->engines |= fi.engines;
-	return 0;
-}
-
-/* Scan every process's DRM fds once per cycle (when a group that needs them is due). */
-static void amd_scan_clients(struct amd_state *s, int64_t now)
-{
-	struct scan_ctx c = { s, now };
-	size_t keep = 0;
-
-	s->cl_ok = false;
-	if (s->base.procfd < 0) {
-		s->base.procfd = open(host_procfs(s->base.env->host), O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (s->base.procfd < 0)
-			return;
-	}
-	s->cl_gen++;
-	s->cl_ok = procfd_scan(s->base.procfd, "/dev/dri/", on_drm_fd, &c) == 0;
-	if (!s->cl_ok)
-		return;
-	for (size_t i = 0; i < s->ncl; i++)
-		if (s->cl[i].gen == s->cl_gen)
-			s->cl[keep++] = s->cl[i];
-	s->ncl = keep;
-}
-
-static void amd_clients_for_cycle(struct amd_state *s, const struct cycle *cy)
-{
-	if (s->cl_cycle != cy->mono_ns) {
-		s->cl_cycle = cy->mono_ns;
-		amd_scan_clients(s, cy->mono_ns);
-	}
-}
-
 /* processes: {"<pid>": value} object of d, created on first use. */
 static json_t *processes_of(json_t *d)
 {
@@ -578,8 +368,8 @@ static void amd_proc_memory(struct amd_state *s, const struct amd_dev *ad, json_
 {
 	json_t *procs = processes_of(d);
 
-	for (size_t i = 0; i < s->ncl; i++) {
-		const struct drm_client *cl = &s->cl[i];
+	for (size_t i = 0; i < s->clients.ncl; i++) {
+		const struct drm_client *cl = &s->clients.cl[i];
 		json_t *v;
 		char key[16];
 
@@ -604,8 +394,8 @@ static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json
 {
 	json_t *procs = processes_of(d);
 
-	for (size_t i = 0; i < s->ncl; i++) {
-		struct drm_client *cl = &s->cl[i];
+	for (size_t i = 0; i < s->clients.ncl; i++) {
+		struct drm_client *cl = &s->clients.cl[i];
 		double dt = (double)(cl->t - cl->prev_t);
 		json_t *p;
 		char key[16];
@@ -622,7 +412,7 @@ static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json
 			p = json_object();
 			json_object_set_new(procs, key, p);
 		}
-		for (size_t e = 0; e < s->neng; e++) {
+		for (size_t e = 0; e < s->clients.neng; e++) {
 			uint64_t busy;
 			double pct;
 			json_t *old;
@@ -630,10 +420,10 @@ static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json
 			if (!(cl->engines & (1u << e)))
 				continue;
 			busy = cl->ns[e] >= cl->prev_ns[e] ? cl->ns[e] - cl->prev_ns[e] : cl->ns[e];
-			old = json_object_get(p, s->eng[e]);
+			old = json_object_get(p, s->clients.eng[e]);
 			pct = (double)busy * 100.0 / dt + (old ? json_real_value(old) : 0);
 			/* An engine with several rings can add up past 100: percent of the period stays 0..100. */
-			json_object_set_new(p, s->eng[e], json_real(pct > 100.0 ? 100.0 : pct));
+			json_object_set_new(p, s->clients.eng[e], json_real(pct > 100.0 ? 100.0 : pct));
 		}
 		memcpy(cl->prev_ns, cl->ns, sizeof(cl->prev_ns));
 		cl->prev_t = cl->t;
@@ -730,7 +520,7 @@ static void amd_util(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, j
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
 		if (rd_u64(r, ad->fd, files[i][0], &v) == 1)
 			set_real(d, files[i][1], (double)v);
-	if (ad->pdev[0] && s->cl_ok)
+	if (ad->pdev[0] && s->clients.ok)
 		amd_proc_engines(s, ad, d);
 }
 
@@ -755,7 +545,7 @@ static void amd_memory(struct amd_state *s, struct amd_dev *ad, struct rdctx *r,
 		json_set_u64(d, "gtt_total_bytes", v);
 	if (rd_u64(r, ad->fd, "mem_info_gtt_used", &v) == 1)
 		json_set_u64(d, "gtt_used_bytes", v);
-	if (ad->pdev[0] && s->cl_ok)
+	if (ad->pdev[0] && s->clients.ok)
 		amd_proc_memory(s, ad, d);
 }
 
@@ -794,8 +584,11 @@ static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
 /*
  * The period's energy: energy1_input (µJ since the driver loaded, also
  * energy_total_joules) where the SMU counts it, else the power reading
- * integrated over the time since the last one (no total then). A change of source starts the meter afresh (its first reading
- * is a baseline, with no period). No source: no energy fields.
+ * integrated over the time since the last one (no total then). A change of
+ * source starts the meter afresh (its first reading is a baseline, with no
+ * period); so does a counter step that is not plausible (energy.h; below
+ * the power cap, power1_cap), and the group's error says so. No source:
+ * no energy fields.
  */
 static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, int have_w, double watts,
 		       json_t *d)
@@ -813,13 +606,21 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 		ad->energy_src = src;
 	}
 	if (src == AMD_E_COUNTER) {
-		period = energy_meter_counter(&ad->energy, uj, 0, 1e-6, cy->mono_ns, &j);
+		uint64_t cap = 0; /* the power cap: the plausibility check's limit */
+
+		if (sysfs_u64(ad->hwfd, "power1_cap", &cap))
+			cap = 0;
+		period = energy_meter_counter(&ad->energy, uj, 0, 1e-6, (double)cap / 1e6, cy->mono_ns, &j);
+		if (period < 0)
+			energy_counter_refused(r->group, "amdgpu", r->key, ad->energy.why);
 		if (have_w)
 			energy_meter_see_power(&ad->energy, watts);
 	} else if (src == AMD_E_POWER) {
 		period = energy_meter_power(&ad->energy, watts, cy->mono_ns, &j);
 	}
-	energy_meter_json(&ad->energy, period, j, d);
+	energy_meter_json(&ad->energy, period > 0, j, d);
+	ad->have_period = ad->energy.have && period > 0;
+	ad->period_j = j;
 	if (src == AMD_E_COUNTER) /* the board's own total since the driver loaded */
 		set_real(d, "energy_total_joules", (double)uj / 1e6);
 	else
@@ -827,30 +628,24 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 }
 
 /*
- * Split this period's energy_joules (in d) into idle (the block's
- * "idle_power_watts" for this GPU, else the lowest power seen, times the
- * period) and the processes' shares: their DRM clients' busy time on this
- * GPU's engines over the period (fdinfo), else their VRAM, else equal
- * shares (energy.h). Without a period's energy, or without this cycle's
- * client scan, the split's fields are left out.
+ * The attribution of this period's energy (host_energy_attribute): idle is
+ * the block's "idle_power_watts" for this GPU, else the lowest power seen;
+ * the processes weigh by their DRM clients' busy time on this GPU's engines
+ * over the period (fdinfo), else their VRAM. Without a period's energy, or
+ * without this cycle's client scan, the split's fields are left out.
  */
 static void amd_energy_split(struct amd_state *s, const struct devslot *sl, const struct cycle *cy, json_t *d)
 {
-	static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
-					    "energy_attribution", "processes" };
 	struct amd_dev *ad = sl->priv;
-	const char *uuid = sl->uuid;
-	json_t *ej = json_object_get(d, "energy_joules");
 	int64_t last = ad->split_ns;
-	size_t n = 0;
-	struct energy_split sp;
-	double idle_w = energy_idle_watts(s->base.cfg ? s->base.cfg->own : NULL, sl->index, uuid, sl->pci);
+	struct energy_obs ob = { .uuid = sl->uuid };
 
-	if (idle_w < 0 && ad->energy.have_min)
-		idle_w = ad->energy.min_w;
+	ob.idle_w = energy_idle_watts(s->base.cfg ? s->base.cfg->own : NULL, sl->index, sl->uuid, sl->pci);
+	if (ob.idle_w < 0 && ad->energy.have_min)
+		ob.idle_w = ad->energy.min_w;
 	ad->split_ns = cy->mono_ns;
-	for (size_t i = 0; s->cl_ok && i < s->ncl; i++) {
-		struct drm_client *cl = &s->cl[i];
+	for (size_t i = 0; s->clients.ok && i < s->clients.ncl; i++) {
+		struct drm_client *cl = &s->clients.cl[i];
 		struct energy_share *sh;
 		uint64_t busy = 0;
 
@@ -858,26 +653,16 @@ static void amd_energy_split(struct amd_state *s, const struct devslot *sl, cons
 			continue;
 		for (size_t e = 0; e < AMD_ENGINES; e++)
 			busy += cl->ns[e];
-		sh = energy_share_of(&ad->shares, &n, &ad->ashares, (uint32_t)cl->pid);
+		sh = energy_share_of(&ad->shares, &ob.n, &ad->ashares, (uint32_t)cl->pid);
 		sh->util += busy > cl->energy_ns ? (double)(busy - cl->energy_ns) : 0;
 		sh->memory += cl->have_vram ? (double)cl->vram : 0;
 		cl->energy_ns = busy;
 	}
-	if (!json_is_number(ej) || !last || cy->mono_ns <= last || !s->cl_ok) {
-		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-			json_object_del(d, keys[i]);
-		return;
-	}
-	sp = energy_split(json_number_value(ej), (double)(cy->mono_ns - last) / 1e9, idle_w, ad->shares, n);
-	energy_split_json(&sp, idle_w, ad->shares, n, d);
-	if (s->base.env && s->base.env->host) { /* for the endpoint runtimes (energy.h's ledger) */
-		struct energy_ledger *l = host_energy(s->base.env->host);
-
-		if (uuid[0])
-			energy_ledger_add_device(l, uuid, json_number_value(ej));
-		for (size_t i = 0; i < n; i++)
-			energy_ledger_add_process(l, ad->shares[i].pid, ad->shares[i].joules, cy->mono_ns);
-	}
+	ob.have = ad->have_period && last && cy->mono_ns > last && s->clients.ok;
+	ob.energy_j = ad->period_j;
+	ob.period_s = (double)(cy->mono_ns - last) / 1e9;
+	ob.shares = ad->shares;
+	host_energy_attribute(s->base.env ? s->base.env->host : NULL, &ob, cy->mono_ns, d);
 }
 
 static void amd_power(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, json_t *d)
@@ -885,6 +670,7 @@ static void amd_power(struct amd_dev *ad, struct rdctx *r, const struct cycle *c
 	uint64_t uw;
 	int have_w;
 
+	ad->have_period = 0; /* until amd_energy says */
 	if (ad->hwfd < 0)
 		return;
 	/* power1_average where the SMU averages, power1_input on boards that only report the instant value. */
@@ -1162,12 +948,12 @@ static int amd_open(const struct mon_env *env, const struct coll_target *t, void
 	struct cycle cy = { .mono_ns = clock_mono_ns() };
 
 	sysfs_coll_init(&s->base, env, dev, ~0u, amd_dev_free);
-	s->cl_cycle = -1;
+	s->clients.cycle = -1;
 	*state = s;
 	amd_scan(s);
 	/* Baseline of the per-process engine times, so the first report has a period to measure. */
 	if (wants(dev, GROUP_DEVICE_UTILIZATION) || wants(dev, GROUP_DEVICE_MEMORY))
-		amd_clients_for_cycle(s, &cy);
+		amd_clients_for_cycle(&s->clients, &s->base, &cy);
 	return s->base.error[0] ? -EIO : 0;
 }
 
@@ -1216,8 +1002,21 @@ static void amd_collect(void *state, const struct cycle *cy, const enum group_id
 	if (!sysfs_coll_begin(&s->base, cy, group, amd_scan))
 		return;
 	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY || id == GROUP_DEVICE_POWER)
-		amd_clients_for_cycle(s, cy);
+		amd_clients_for_cycle(&s->clients, &s->base, cy);
 	sysfs_coll_fill(&s->base, id, cy, group, "amdgpu", amd_fatal, amd_fill);
+	if (id == GROUP_DEVICE_POWER && s->base.cfg && s->base.cfg->own) {
+		struct energy_dev_id *ids = xcalloc(s->base.tab.n + 1, sizeof(*ids));
+		size_t n = 0;
+
+		for (size_t i = 0; i < s->base.tab.n; i++) {
+			const struct devslot *sl = s->base.tab.slot[i];
+
+			if (sl->selected && !sl->gone)
+				ids[n++] = (struct energy_dev_id){ sl->index, sl->uuid, sl->pci };
+		}
+		energy_idle_check(s->base.cfg->own, ids, n, group, "amdgpu", &s->idle_told);
+		free(ids);
+	}
 }
 
 static bool pdev_selected(const struct amd_state *s, const char *pdev)
@@ -1232,23 +1031,22 @@ static bool pdev_selected(const struct amd_state *s, const char *pdev)
 }
 
 /*
- * Record the VRAM each process holds on the selected GPUs into the host
- * (host_devmem_add): its DRM clients' drm-memory-vram, each client once,
+ * Hand the core (out) the VRAM each process holds on the selected GPUs: its DRM clients' drm-memory-vram, each client once,
  * from this cycle's scan of DRM clients.
  */
-static void amd_record_proc_memory(void *state, const struct cycle *cy, struct host *host)
+static void amd_record_proc_memory(void *state, const struct cycle *cy, struct proc_devmem_list *out)
 {
 	struct amd_state *s = state;
 
 	if (s->base.error[0] || !devtab_present(&s->base.tab))
 		return;
-	amd_clients_for_cycle(s, cy);
-	if (!s->cl_ok)
+	amd_clients_for_cycle(&s->clients, &s->base, cy);
+	if (!s->clients.ok)
 		return;
-	host_devmem_known(host);
-	for (size_t i = 0; i < s->ncl; i++)
-		if (pdev_selected(s, s->cl[i].pdev))
-			host_devmem_add(host, s->cl[i].pid, s->cl[i].vram);
+	out->known = 1;
+	for (size_t i = 0; i < s->clients.ncl; i++)
+		if (pdev_selected(s, s->clients.cl[i].pdev))
+			proc_devmem_add(out, s->clients.cl[i].pid, s->clients.cl[i].vram);
 }
 
 static void amd_close(void *state)
@@ -1257,7 +1055,7 @@ static void amd_close(void *state)
 
 	if (!s)
 		return;
-	free(s->cl);
+	amd_clients_free(&s->clients);
 	sysfs_coll_free(s);
 }
 

@@ -474,12 +474,16 @@ static void hw_power(struct hw_chip *c, struct rdctx *r, const struct cycle *cy,
 		if (!c->nenergy && energy_meter_power(&c->meter[i], (double)uw / 1e6, cy->mono_ns, &j))
 			put(joules, &c->power[i], json_real(j));
 	}
-	/* energy*_input: µJ, a counter since the driver loaded (a reload restarts it: never negative) */
+	/* energy*_input: µJ, a counter since the driver loaded (a step back or a jump: no energy, afresh) */
 	for (size_t i = 0; i < c->nenergy; i++) {
 		if (rd_u64(r, c->fd, c->energy[i].file, &uj) != 1)
 			continue;
-		if (energy_meter_counter(&c->meter[i], uj, 0, 1e-6, cy->mono_ns, &j))
+		int rc = energy_meter_counter(&c->meter[i], uj, 0, 1e-6, 0, cy->mono_ns, &j);
+
+		if (rc > 0)
 			put(joules, &c->energy[i], json_real(j));
+		else if (rc < 0)
+			energy_counter_refused(r->group, "hwmon", r->key, c->meter[i].why);
 	}
 	set_nonempty(d, "energy_sensors_joules", joules);
 	/* in*_input: mV (signed: some rails are negative) */

@@ -52,6 +52,7 @@ struct pc_zone {
 	char name[64];          /* its "name" file: "package-0" */
 	uint64_t range;         /* max_energy_range_uj + 1: where energy_uj wraps; 0: unknown (no wrap) */
 	bool have_range;
+	double max_w;           /* constraint_0_max_power_uw in W: the plausibility check's limit; 0: none */
 	struct energy_meter meter;
 	struct warnset warned;
 };
@@ -95,6 +96,7 @@ static void pc_scan(void *state)
 		struct devslot *sl;
 		struct pc_zone *z;
 		char rel[300];
+		uint64_t uw;
 		bool fresh;
 
 		if (!is_zone(s->base.sysfd, name))
@@ -113,6 +115,8 @@ static void pc_scan(void *state)
 		} else {
 			z->range = 0;
 		}
+		if (z->fd >= 0 && sysfs_u64(z->fd, "constraint_0_max_power_uw", &uw) == 0)
+			z->max_w = (double)uw / 1e6;
 		snprintf(sl->model, sizeof(sl->model), "%s", z->name);
 		sl->priv = z;
 		sl->selected = !s->base.cfg || cfg_device_selects(s->base.cfg, sl->index, NULL, NULL);
@@ -144,12 +148,17 @@ static void pc_fill(void *state, enum group_id id, const struct cycle *cy, struc
 		s->denied = -rc;
 		energy_meter_reset(&z->meter);
 	} else if (rd_check(r, "energy_uj", rc) == 1) {
-		if (energy_meter_counter(&z->meter, uj, z->range, 1e-6, cy->mono_ns, &j)) {
+		rc = energy_meter_counter(&z->meter, uj, z->range, 1e-6, z->max_w, cy->mono_ns, &j);
+		if (rc > 0) {
 			energy_meter_json(&z->meter, 1, j, d);
 			if (cy->mono_ns > last)
 				jset_real(d, "power_watts", j / ((double)(cy->mono_ns - last) / (double)NS_PER_S));
 		} else {
 			energy_meter_json(&z->meter, 0, 0, d);
+			if (rc < 0) {
+				json_object_del(d, "power_watts");
+				energy_counter_refused(r->group, "powercap", sl->key, z->meter.why);
+			}
 		}
 		return;
 	}

@@ -698,7 +698,7 @@ void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle 
 {
 	for (size_t i = 0; i < c->tab.n; i++) {
 		struct devslot *sl = c->tab.slot[i];
-		struct rdctx r = { .type = type, .key = sl->key, .fatal = fatal };
+		struct rdctx r = { .type = type, .key = sl->key, .fatal = fatal, .group = group };
 		json_t *d;
 
 		if (!sl->selected || !(d = devtab_entry(group, sl, id)))

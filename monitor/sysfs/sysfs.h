@@ -234,6 +234,7 @@ struct rdctx {
 	const int *fatal;       /* errnos that fail the device, 0-terminated; NULL: none */
 	int err;                /* the first fatal errno, or 0 */
 	char file[64];          /* the file it came from */
+	json_t *group;          /* the group being filled (borrowed): where a note for the group goes */
 };
 
 /*

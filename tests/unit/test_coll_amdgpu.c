@@ -128,11 +128,14 @@ static void test_identity_and_values(void)
 	/* Process runtimes' device memory, recorded into the host. */
 	{
 		struct cycle cy = { .mono_ns = t + 1 };
+		struct proc_devmem_list dm = { 0 };
 		uint64_t b = 0;
 
 		host_snapshot(env.host, &cy);
 		is_int(host_devmem(env.host, 1000, &b), -ENOENT, "nothing recorded yet: -ENOENT");
-		ops->proc_memory(st, &cy, env.host);
+		ops->proc_memory(st, &cy, &dm);
+		host_devmem_take(env.host, &dm);
+		free(dm.p);
 		is_int(host_devmem(env.host, 1000, &b), 0, "device memory of 1000 known");
 		is_double((double)b, (53248.0 + 10240.0) * 1024, 0, "1000: its VRAM");
 		is_int(host_devmem(env.host, 3000, &b), 0, "3000 (no DRM client): known");
@@ -510,14 +513,21 @@ static void test_energy(void)
 	is_double(jnum(g, "devices.1.energy_total_joules"), 1003.5, 1e-9, "the board's total");
 	json_decref(g);
 
-	/* A driver reload: the counter starts again, the increase is its value, never negative. */
+	/* A driver reload: the counter starts again; the step back is no period (energy.h's check), never negative. */
 	put(sys_root, f, "250000\n");
 	g = collect(st, GROUP_DEVICE_POWER, t + 3000000000);
 	is_str(jstr(g, "devices.0.energy_attribution"), "memory", "no busy time in the period: VRAM shares");
 	is_double(jnum(g, "devices.0.processes.1000"), 10.0 * 63488 / 64512, 1e-9, "Xorg: 63488 of 64512 KiB");
 	is_double(jnum(g, "devices.0.processes.2000"), 10.0 * 1024 / 64512, 1e-9, "python3: 1024 of 64512 KiB");
-	is_double(jnum(g, "devices.1.energy_joules"), 0.25, 1e-9, "counter went back: a fresh start");
+	ok(!jp(g, "devices.1.energy_joules"), "counter went back: the period has no energy (was its value, 0.25 J)");
+	ok(jstr(g, "error") && strstr(jstr(g, "error"), "card") && strstr(jstr(g, "error"), "went back"),
+	   "counter went back: the group's error says so (%s)", jstr(g, "error") ? jstr(g, "error") : "none");
 	is_double(jnum(g, "devices.1.energy_total_joules"), 0.25, 1e-9, "the board's total restarted");
+	json_decref(g);
+	put(sys_root, f, "1250000\n");
+	g = collect(st, GROUP_DEVICE_POWER, t + 3500000000);
+	is_double(jnum(g, "devices.1.energy_joules"), 1, 1e-9, "then afresh from the step back: 1 J");
+	ok(!jstr(g, "error") || !strstr(jstr(g, "error"), "went back"), "the error is said once");
 	json_decref(g);
 
 	/* No source left on card1: no energy fields, never 0. */
@@ -538,6 +548,7 @@ static void test_energy(void)
 static void test_configured_idle(void)
 {
 	json_t *blk = json_pack("{s:{s:f}}", "idle_power_watts", "0000:03:00.0", 30.0), *eff = json_object();
+	json_t *bad = json_pack("{s:{s:f}}", "idle_power_watts", "0000:99:00.0", 30.0);
 	struct cfg_device one = cfg;
 	void *own = NULL, *st = NULL;
 	char *err = NULL;
@@ -564,9 +575,27 @@ static void test_configured_idle(void)
 	is_double(jnum(g, "devices.0.active_energy_joules"), 20, 1e-9, "active: the other 20 J");
 	is_double(jnum(g, "devices.0.processes.1000"), 15, 1e-9, "Xorg: 600 of 800 ms of 20 J");
 	is_double(jnum(g, "devices.0.processes.2000"), 5, 1e-9, "python3: 200 of 800 ms");
+	is_str(jstr(g, "error"), "", "every key names a GPU: no error");
 	json_decref(g);
 	ops->close(st);
 	ops->config_free(own);
+
+	/* A key that names no GPU of the block: on af149df accepted silently; now the group's error names it. */
+	own = NULL;
+	b.obj = bad;
+	is_int(ops->config(&b), 0, "idle_power_watts naming no GPU parses (the devices are known only at collect)");
+	one.own = own;
+	ops->open(&env, &(struct coll_target){ .dev = &one }, &st);
+	g = collect(st, GROUP_DEVICE_POWER, t + 3000000000);
+	ok(jstr(g, "error") && strstr(jstr(g, "error"), "idle_power_watts.0000:99:00.0 names no device"),
+	   "the group's error names the key (%s)", jstr(g, "error") ? jstr(g, "error") : "none");
+	json_decref(g);
+	g = collect(st, GROUP_DEVICE_POWER, t + 4000000000);
+	ok(jstr(g, "error") && strstr(jstr(g, "error"), "0000:99:00.0"), "... at each collection");
+	json_decref(g);
+	ops->close(st);
+	ops->config_free(own);
+	json_decref(bad);
 	json_decref(blk);
 	json_decref(eff);
 }

@@ -63,6 +63,26 @@ static void test_zones_and_wrap(void)
 	g = collect(st, GROUP_DEVICE_POWER, t + 6000000000);
 	is_double(jnum(g, "devices.0.energy_joules"), 0, 0, "then periods again");
 	json_decref(g);
+
+	/* Read 1 µJ lower: on af149df a full wrap (262 kJ in 1 s); now no energy, the error, afresh. */
+	put(sys_root, "devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj", "999999\n");
+	g = collect(st, GROUP_DEVICE_POWER, t + 7000000000);
+	ok(!jp(g, "devices.0.energy_joules") && !jp(g, "devices.0.power_watts"), "1 µJ lower: no energy, no power");
+	ok(jstr(g, "error") && strstr(jstr(g, "error"), "intel-rapl:0") && strstr(jstr(g, "error"), "a wrap"),
+	   "... the group's error names the zone and the wrap it would have been (%s)", jstr(g, "error"));
+	json_decref(g);
+	put(sys_root, "devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj", "2999999\n");
+	g = collect(st, GROUP_DEVICE_POWER, t + 8000000000);
+	is_double(jnum(g, "devices.0.energy_joules"), 2, 1e-9, "then afresh from that reading: 2 J");
+	is_str(jstr(g, "error"), "", "said once");
+	json_decref(g);
+	/* Above max_energy_range_uj: on af149df 18 TJ could come of it; now it is no reading. */
+	put(sys_root, "devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj", "262143328852\n");
+	g = collect(st, GROUP_DEVICE_POWER, t + 9000000000);
+	ok(!jp(g, "devices.0.energy_joules"), "above the range: no energy");
+	ok(jstr(g, "error") && strstr(jstr(g, "error"), "above the counter's range"), "... saying so (%s)",
+	   jstr(g, "error"));
+	json_decref(g);
 	ops->close(st);
 }
 

@@ -9,6 +9,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include <stdint.h>
 
@@ -20,23 +21,72 @@ static void test_counter(void)
 
 	energy_meter_json(&m, 0, 0, d);
 	ok(!json_object_get(d, "energy_joules"), "no reading yet: no energy field, never 0");
-	is_int(energy_meter_counter(&m, 5000000, 0, 1e-6, 0, &j), 0, "first counter reading: the baseline");
-	is_int(energy_meter_counter(&m, 7500000, 0, 1e-6, NS_PER_S, &j), 1, "second: a period");
+	is_int(energy_meter_counter(&m, 5000000, 0, 1e-6, 0, 0, &j), 0, "first counter reading: the baseline");
+	is_int(energy_meter_counter(&m, 7500000, 0, 1e-6, 0, NS_PER_S, &j), 1, "second: a period");
 	is_double(j, 2.5, 1e-12, "2.5e6 µJ -> 2.5 J");
 	/* powercap: max_energy_range_uj 262143328850, so the counter wraps at 262143328851 */
 	energy_meter_reset(&m);
-	energy_meter_counter(&m, 262143328850ULL - 1000000, 262143328851ULL, 1e-6, 0, &j);
-	is_int(energy_meter_counter(&m, 2000000, 262143328851ULL, 1e-6, NS_PER_S, &j), 1, "across the wrap");
+	energy_meter_counter(&m, 262143328850ULL - 1000000, 262143328851ULL, 1e-6, 0, 0, &j);
+	is_int(energy_meter_counter(&m, 2000000, 262143328851ULL, 1e-6, 0, NS_PER_S, &j), 1, "across the wrap");
 	is_double(j, 3.000001, 1e-9, "wrap: (range - last) + now = 1000001 + 2000000 µJ");
 	is_double(m.total_j, 3.000001, 1e-9, "the total adds the wrapped increase");
-	/* no range: a counter that went back is a fresh start */
-	energy_meter_counter(&m, 500000, 0, 1e-6, 2 * NS_PER_S, &j);
-	is_double(j, 0.5, 1e-12, "went back without a range: its value (a fresh start), never negative");
+	/* no range: a counter that went back is a fresh start, and its period has no energy (it was 0.5 J before) */
+	is_int(energy_meter_counter(&m, 500000, 0, 1e-6, 0, 2 * NS_PER_S, &j), -1, "went back without a range: refused");
+	is_double(j, 0, 0, "went back: the period has no energy");
+	ok(strstr(m.why, "went back") != NULL, "went back: the meter says why (%s)", m.why);
+	is_int(energy_meter_counter(&m, 1000000, 0, 1e-6, 0, 3 * NS_PER_S, &j), 1, "then afresh from the reading");
+	is_double(j, 0.5, 1e-12, "the next period counts from the step back");
 	energy_meter_json(&m, 1, j, d);
 	is_double(json_real_value(json_object_get(d, "energy_joules")), 0.5, 1e-12, "energy_joules written");
 	is_double(m.total_j, 3.500001, 1e-9, "the meter's total");
 	ok(!json_object_get(d, "energy_total_joules"), "the device's own total is its collector's to write");
 	json_decref(d);
+}
+
+/*
+ * The plausibility check every counter passes: on af149df a powercap
+ * energy_uj read 1 µJ lower counted as a full wrap (262 kJ), a reading
+ * above max_energy_range_uj gave 18 TJ, and an NVML counter read 1 J lower
+ * counted the whole counter.
+ */
+static void test_counter_check(void)
+{
+	const uint64_t range = 262143328851ULL; /* max_energy_range_uj + 1 */
+	struct energy_meter m = { 0 };
+	uint64_t inc;
+	char why[160];
+	double j;
+
+	energy_meter_counter(&m, 100000000000ULL, range, 1e-6, 0, 0, &j);
+	is_int(energy_meter_counter(&m, 100000000000ULL - 1, range, 1e-6, 0, NS_PER_S, &j), -1,
+	       "powercap 1 µJ lower: not a wrap (262 kJ in 1 s)");
+	is_double(j, 0, 0, "... the period has no energy");
+	ok(strstr(m.why, "a wrap") != NULL, "... and says it would have been a wrap (%s)", m.why);
+	is_int(energy_meter_counter(&m, 100000000000ULL + 50000000, range, 1e-6, 0, 2 * NS_PER_S, &j), 1,
+	       "... then counts afresh from it");
+	is_double(j, 50.000001, 1e-9, "... 50 J (and the 1 µJ)");
+	is_int(energy_meter_counter(&m, range + 5, range, 1e-6, 0, 3 * NS_PER_S, &j), -1, "above the range: refused");
+	ok(strstr(m.why, "above the counter's range") != NULL, "... saying so (%s)", m.why);
+	is_int(m.have, 0, "... and it is no baseline");
+	is_int(energy_meter_counter(&m, 7, range, 1e-6, 0, 4 * NS_PER_S, &j), 0, "the next reading is the baseline");
+	is_double(m.total_j, 50.000001, 1e-9, "the total has only the plausible periods");
+
+	/* NVML: mJ; a counter 1 J lower is a step back, not the whole counter */
+	is_int(energy_counter_step(5000000000ULL, 5000000000ULL - 1000, 0, 1e-3, 1, 700, &inc, why, sizeof(why)),
+	       -ERANGE, "NVML 1 J lower: refused");
+	is_int((long)inc, 0, "... no increase");
+	/* more than the power limit over the period (with its slack): refused; within it: counted */
+	is_int(energy_counter_step(0, 2000000, 0, 1e-3, 1, 1000, &inc, why, sizeof(why)), -ERANGE,
+	       "2 kJ in 1 s on a 1 kW device: refused");
+	ok(strstr(why, "2000 W") != NULL, "... naming the power it implies (%s)", why);
+	is_int(energy_counter_step(0, 1400000, 0, 1e-3, 1, 1000, &inc, why, sizeof(why)), 0,
+	       "1.4 kJ in 1 s on a 1 kW device: within the slack");
+	is_int(energy_counter_step(0, 200000000000ULL, 0, 1e-3, 1, 0, &inc, why, sizeof(why)), -ERANGE,
+	       "no limit known: ENERGY_MAX_W bounds it");
+	/* integers near 2^64: a 1 J step is 1000 mJ, not 2.048 J */
+	is_int(energy_counter_step(UINT64_MAX - 5000, UINT64_MAX - 4000, 0, 1e-3, 1, 700, &inc, why, sizeof(why)), 0,
+	       "near 2^64: plausible");
+	is_int((long)inc, 1000, "near 2^64: exactly 1000 mJ");
 }
 
 static void test_power(void)
@@ -105,39 +155,60 @@ static void test_split(void)
 	json_decref(d);
 }
 
+/* A process's joules in the ledger, or -1 when it is not there. */
+static double ledger_j(const struct energy_ledger *l, uint32_t pid, uint64_t start)
+{
+	for (size_t i = 0; i < energy_ledger_count(l); i++)
+		if (energy_ledger_at(l, i)->pid == pid && energy_ledger_at(l, i)->start == start)
+			return energy_ledger_at(l, i)->j;
+	return -1;
+}
+
+/* energy_ledger_forget's question, for the tests: the processes alive are those of pid 7 (start 70) and 100. */
+static int test_alive(void *ud, uint32_t pid, uint64_t start)
+{
+	(void)ud;
+	return (pid == 7 && start == 70) || pid == 100;
+}
+
 /*
- * The ledger: joules summed by pid (found by hash), devices by UUID; a
- * process not added to for ENERGY_LEDGER_KEEP_NS makes room for a new one.
+ * The ledger: joules summed by (pid, start time), found by hash, devices
+ * by UUID; a process that exited is forgotten, a reused pid starts from 0
+ * (on af149df the ledger was keyed by pid alone: a new process with an old
+ * pid inherited its past, and nothing was forgotten until the ledger was
+ * full).
  */
 static void test_ledger(void)
 {
 	struct energy_ledger *l = energy_ledger_new();
-	double j = -1, sum = 0;
-	int found = 0;
+	double j = -1;
+	uint64_t s0;
 
 	for (uint32_t pid = 1; pid <= 16; pid++)
-		energy_ledger_add_process(l, pid, pid, 1);
-	energy_ledger_add_process(l, 7, 0.5, 2);
+		energy_ledger_add_process(l, pid, pid * 10, pid, 1);
+	energy_ledger_add_process(l, 7, 70, 0.5, 2);
 	is_int((long)energy_ledger_count(l), 16, "ledger: 16 processes");
-	for (size_t i = 0; i < energy_ledger_count(l); i++)
-		if (energy_ledger_at(l, i, &j) == 7)
-			found = j == 7.5;
-	ok(found, "ledger: process 7's joules summed (7 + 0.5)");
-	/* Ten minutes on, only process 7 was seen lately: a new one takes the others' room. */
-	energy_ledger_add_process(l, 7, 1, ENERGY_LEDGER_KEEP_NS);
-	energy_ledger_add_process(l, 100, 3, ENERGY_LEDGER_KEEP_NS + 2);
-	energy_ledger_add_process(l, 100, 4, ENERGY_LEDGER_KEEP_NS + 3);
-	is_int((long)energy_ledger_count(l), 2, "ledger: the processes not seen for ENERGY_LEDGER_KEEP_NS are gone");
-	for (size_t i = 0; i < energy_ledger_count(l); i++) {
-		uint32_t pid = energy_ledger_at(l, i, &j);
-
-		sum += pid == 7 ? j * 1000 : pid == 100 ? j : -1e9;
-	}
-	is_double(sum, 8500 + 7, 1e-9, "ledger: 7 kept (8.5 J), 100 found again after the room was made (7 J)");
-	energy_ledger_add_process(l, 3, 2, ENERGY_LEDGER_KEEP_NS + 4);
-	for (size_t i = 0; i < energy_ledger_count(l); i++)
-		if (energy_ledger_at(l, i, &j) == 3)
-			is_double(j, 2, 0, "ledger: a pid that returns counts afresh");
+	is_double(ledger_j(l, 7, 70), 7.5, 0, "ledger: process 7's joules summed (7 + 0.5)");
+	for (size_t i = 1; i < energy_ledger_count(l); i++)
+		ok(energy_ledger_at(l, i)->serial > energy_ledger_at(l, i - 1)->serial, "ledger: in serial order (%zu)", i);
+	/* pid 7 again, another process (another start time): its own entry, from 0 */
+	s0 = energy_ledger_next_serial(l);
+	energy_ledger_add_process(l, 7, 99, 2, 3);
+	is_double(ledger_j(l, 7, 99), 2, 0, "ledger: a reused pid starts from 0, not the old process's 7.5 J");
+	is_double(ledger_j(l, 7, 70), 7.5, 0, "ledger: the old process keeps its own");
+	ok(energy_ledger_at(l, energy_ledger_count(l) - 1)->serial >= s0, "ledger: the new one has a newer serial");
+	/* only 7 (start 70) and 100 alive; 7 (start 99) was added at the last add, so it is kept whatever alive says */
+	energy_ledger_add_process(l, 100, 1000, 3, 4);
+	energy_ledger_add_process(l, 7, 99, 1, 4);
+	energy_ledger_forget(l, test_alive, NULL);
+	is_int((long)energy_ledger_count(l), 3, "ledger: the exited processes are forgotten");
+	is_double(ledger_j(l, 7, 70), 7.5, 0, "ledger: 7 (alive) kept");
+	is_double(ledger_j(l, 7, 99), 3, 0, "ledger: 7 (on a device at the last add) kept");
+	is_double(ledger_j(l, 100, 1000), 3, 0, "ledger: 100 found again after the others were forgotten");
+	energy_ledger_add_process(l, 100, 1000, 4, 5);
+	is_double(ledger_j(l, 100, 1000), 7, 0, "ledger: the hash finds it after forgetting");
+	energy_ledger_add_process(l, 3, 30, 2, 6);
+	is_double(ledger_j(l, 3, 30), 2, 0, "ledger: a process that returns after being forgotten counts afresh");
 	is_int(energy_ledger_device(l, "GPU-x", &j), -ENOENT, "ledger: a device never added");
 	energy_ledger_add_device(l, "GPU-x", 5);
 	energy_ledger_add_device(l, "GPU-x", 6);
@@ -149,6 +220,7 @@ static void test_ledger(void)
 int main(void)
 {
 	test_counter();
+	test_counter_check();
 	test_power();
 	test_split();
 	test_ledger();

@@ -201,8 +201,15 @@ static void test_meter(void)
 
 	/* Device memory: unknown until a collector records; summed per process; afresh each snapshot. */
 	is_int(host_devmem(h, 300, &b), -ENOENT, "device memory: -ENOENT when no collector recorded");
-	host_devmem_add(h, 300, 10);
-	host_devmem_add(h, 300, 5);
+	{
+		struct proc_devmem_list l = { 0 };
+
+		proc_devmem_add(&l, 300, 10);
+		proc_devmem_add(&l, 300, 5);
+		host_devmem_take(h, &l);
+		is_int((long)l.n, 0, "device memory: the list is emptied for the next cycle");
+		free(l.p);
+	}
 	is_int(host_devmem(h, 300, &b), 0, "device memory of 300 known");
 	is_int((long)b, 15, "two devices' bytes summed");
 	is_int(host_devmem(h, 1, &b), 0, "a process on no device: known");
@@ -215,7 +222,7 @@ static void test_meter(void)
 	cy = at(103, 103);
 	host_snapshot(h, &cy);
 	is_int(host_devmem(h, 300, &b), -ENOENT, "a new snapshot: a new record");
-	host_devmem_known(h);
+	host_devmem_take(h, &(struct proc_devmem_list){ .known = 1 });
 	is_int(host_devmem(h, 300, &b), 0, "a collector that found no process: known, 0");
 
 	/* Another process on the same meter (a restarted server): measured from its start. */

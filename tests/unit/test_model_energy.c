@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static double at(json_t *g, const char *model, const char *key)
@@ -73,12 +74,12 @@ static void test_take(void)
 	const char *src = NULL;
 	double j = -1;
 
-	energy_ledger_add_process(l, 4242, 10, 1);
-	energy_ledger_add_process(l, 4343, 99, 1);
+	energy_ledger_add_process(l, 4242, 0, 10, 1);
+	energy_ledger_add_process(l, 4343, 0, 99, 1);
 	energy_ledger_add_device(l, "GPU-a", 200);
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "first take: the baseline");
-	energy_ledger_add_process(l, 4242, 7.5, 2);
-	energy_ledger_add_process(l, 4343, 1, 2);
+	energy_ledger_add_process(l, 4242, 0, 7.5, 2);
+	energy_ledger_add_process(l, 4343, 0, 1, 2);
 	energy_ledger_add_device(l, "GPU-a", 30);
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "second take");
 	is_double(j, 7.5, 1e-12, "the listener's share since the baseline (not the other process's)");
@@ -97,8 +98,8 @@ static void test_take(void)
 	host_free(h);
 }
 
-/* root/PID/stat of a process started by ppid. */
-static void put_stat(const char *root, int pid, int ppid)
+/* root/PID/stat of a process started by ppid at start (ticks since boot). */
+static void put_stat_at(const char *root, int pid, int ppid, int start)
 {
 	char path[300];
 	FILE *f;
@@ -111,8 +112,133 @@ static void put_stat(const char *root, int pid, int ppid)
 		printf("Bail out! cannot write %s\n", path);
 		exit(2);
 	}
-	fprintf(f, "%d (w) S %d %d %d 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 %d 1 1\n", pid, ppid, pid, pid, pid);
+	fprintf(f, "%d (w) S %d %d %d 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 %d 1 1\n", pid, ppid, pid, pid, start);
 	fclose(f);
+}
+
+/* root/PID/stat of a process started by ppid (its start time: its pid). */
+static void put_stat(const char *root, int pid, int ppid)
+{
+	put_stat_at(root, pid, ppid, pid);
+}
+
+/*
+ * A server in a container: the processes of its container count, another
+ * container's do not (the fixture's 1001 and 1002, two pods). The
+ * membership is the identity the host works out (host_container_id).
+ */
+static void test_take_container(void)
+{
+	const char *t = getenv("ACCEL_TOP");
+	char procfs[300];
+	struct host *h;
+	struct server_energy se = { 0 };
+	json_t *g = json_object();
+	const char *src = NULL;
+	double j = -1;
+
+	snprintf(procfs, sizeof(procfs), "%s/tests/fixtures/containers/v2-systemd/proc", t && *t ? t : ".");
+	h = host_new(&(struct host_opts){ .procfs = procfs }, NULL);
+	ok(host_container_id(h, 1001) && !strcmp(host_container_id(h, 1001)->id, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+										    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"),
+	   "container: 1001's identity from its cgroup");
+	ok(!host_container_id(h, 4242), "container: a process that is not there has none");
+	host_energy_add(h, 1001, 5, 1);
+	host_energy_add(h, 1002, 7, 1);
+	is_int(server_energy_take(&se, h, 1001, g, &j, &src), -EAGAIN, "container: the baseline");
+	host_energy_add(h, 1001, 3, 2);
+	host_energy_add(h, 1002, 9, 2);
+	is_int(server_energy_take(&se, h, 1001, g, &j, &src), 0, "container: a take");
+	is_double(j, 3, 1e-12, "container: the listener's container's 3 J, not the other pod's 9 J");
+	json_decref(g);
+	server_energy_free(&se);
+	host_free(h);
+}
+
+/* The end of a take test: what it holds freed, its procfs root removed. */
+static void done_take(json_t *g, struct server_energy *se, struct host *h, const char *root)
+{
+	char cmd[300];
+
+	json_decref(g);
+	server_energy_free(se);
+	host_free(h);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		printf("# could not remove %s\n", root);
+}
+
+/*
+ * The attribution every device kind hands its period to: the split into
+ * the device object, the device's energy and the processes' shares into
+ * the ledger; without a period's energy, the split's fields go.
+ */
+static void test_attribute(void)
+{
+	struct host *h = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
+	struct energy_share sh[2] = { { .pid = 10, .util = 3 }, { .pid = 20, .util = 1 } };
+	struct energy_obs ob = { .have = 1, .energy_j = 100, .period_s = 2, .idle_w = 10, .uuid = "GPU-z",
+				 .shares = sh, .n = 2 };
+	json_t *d = json_object();
+	double j = -1;
+
+	host_energy_attribute(h, &ob, 1, d);
+	is_double(json_number_value(json_object_get(d, "idle_energy_joules")), 20, 1e-12, "attribute: idle 10 W x 2 s");
+	is_double(json_number_value(json_object_get(json_object_get(d, "processes"), "10")), 60, 1e-12,
+		  "attribute: 3 of 4 of the 80 J above idle");
+	is_int(energy_ledger_device(host_energy(h), "GPU-z", &j), 0, "attribute: the device is in the ledger");
+	is_double(j, 100, 0, "attribute: with its whole energy");
+	is_int((long)energy_ledger_count(host_energy(h)), 2, "attribute: both processes in the ledger");
+	is_double(energy_ledger_at(host_energy(h), 1)->j, 20, 1e-12, "attribute: 20 J for pid 20");
+	ob.have = 0;
+	host_energy_attribute(h, &ob, 2, d);
+	ok(!json_object_get(d, "processes") && !json_object_get(d, "idle_energy_joules") &&
+	   !json_object_get(d, "energy_attribution"), "attribute: no period's energy, no split fields");
+	json_decref(d);
+	host_free(h);
+}
+
+/*
+ * A pid with history in the ledger: on af149df a server's new worker that
+ * got the pid of a process gone (3,000 J on the GPU) was credited with that
+ * past, 3,002 J for a period whose share was 2 J. Now the ledger knows
+ * processes by pid and start time and forgets the ones that exit.
+ */
+static void test_take_reused_pid(void)
+{
+	char root[] = "/tmp/test_model_energy.XXXXXX";
+	struct server_energy se = { 0 };
+	json_t *g = json_object();
+	const char *src = NULL;
+	struct host *h;
+	double j = -1;
+
+	if (!mkdtemp(root)) {
+		printf("Bail out! mkdtemp\n");
+		exit(2);
+	}
+	put_stat(root, 4242, 1);          /* the listener */
+	put_stat_at(root, 5000, 1, 100);  /* someone else's, on the GPU for a while */
+	h = host_new(&(struct host_opts){ .procfs = root }, NULL);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
+	host_energy_add(h, 5000, 3000, 1);
+	host_energy_add(h, 4242, 1, 1);
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "reused pid: the baseline");
+	/* 5000 exits; the server starts a worker that gets pid 5000 */
+	put_stat_at(root, 5000, 4242, 900);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
+	host_energy_add(h, 5000, 2, 2);
+	host_energy_add(h, 4242, 0, 2);
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "reused pid: a take");
+	is_double(j, 2, 1e-12, "the new worker's 2 J, not the old process's 3,000 J besides");
+	host_snapshot(h, &(struct cycle){ .mono_ns = 3 });
+	host_energy_add(h, 5000, 1, 3);
+	host_energy_add(h, 4242, 0, 3);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 4 });
+	is_int((long)energy_ledger_count(host_energy(h)), 2, "the process that exited is forgotten");
+	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "reused pid: the next take");
+	is_double(j, 1, 1e-12, "the worker's 1 J since");
+	done_take(g, &se, h, root);
 }
 
 /*
@@ -122,7 +248,7 @@ static void put_stat(const char *root, int pid, int ppid)
  */
 static void test_take_children(void)
 {
-	char root[] = "/tmp/test_model_energy.XXXXXX", cmd[300];
+	char root[] = "/tmp/test_model_energy.XXXXXX";
 	struct host *h;
 	struct energy_ledger *l;
 	struct server_energy se = { 0 };
@@ -140,22 +266,17 @@ static void test_take_children(void)
 	put_stat(root, 6000, 1);    /* someone else's */
 	h = host_new(&(struct host_opts){ .procfs = root }, NULL);
 	l = host_energy(h);
-	energy_ledger_add_process(l, 5000, 1, 1);
-	energy_ledger_add_process(l, 5001, 1, 1);
-	energy_ledger_add_process(l, 6000, 1, 1);
+	energy_ledger_add_process(l, 5000, 0, 1, 1);
+	energy_ledger_add_process(l, 5001, 0, 1, 1);
+	energy_ledger_add_process(l, 6000, 0, 1, 1);
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "children: the baseline");
-	energy_ledger_add_process(l, 5000, 20, 2);
-	energy_ledger_add_process(l, 5001, 2.5, 2);
-	energy_ledger_add_process(l, 6000, 400, 2);
+	energy_ledger_add_process(l, 5000, 0, 20, 2);
+	energy_ledger_add_process(l, 5001, 0, 2.5, 2);
+	energy_ledger_add_process(l, 6000, 0, 400, 2);
 	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "children: a take");
 	is_double(j, 22.5, 1e-12, "the worker's 20 J and its child's 2.5 J, not the other process's 400 J");
 	is_str(src, "processes", "from the server's processes");
-	json_decref(g);
-	server_energy_free(&se);
-	host_free(h);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd))
-		printf("# could not remove %s\n", root);
+	done_take(g, &se, h, root);
 }
 
 int main(void)
@@ -163,5 +284,8 @@ int main(void)
 	test_split();
 	test_take();
 	test_take_children();
+	test_take_reused_pid();
+	test_attribute();
+	test_take_container();
 	return done_testing();
 }

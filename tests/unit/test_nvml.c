@@ -120,6 +120,7 @@ static void test_fields_and_allocations(void)
 	json_t *g;
 	uint64_t bytes = 0;
 	struct host *host;
+	struct proc_devmem_list dm = { 0 };
 
 	use_script(top, "tests/fixtures/nvml/multi.nvml");
 	ok(coll_nvidia_ops.probe(&env) == 1, "probe: the fake library has GPUs");
@@ -160,7 +161,9 @@ static void test_fields_and_allocations(void)
 		printf("#   got %ld\n", worst);
 
 	host = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
-	coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 1 }, host);
+	coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 1 }, &dm);
+	host_devmem_take(host, &dm);
+	free(dm.p);
 	is_int(host_devmem(host, 4242, &bytes), 0, "proc_memory: 4242 known");
 	is_int(bytes, 1073741824, "proc_memory: 4242's bytes on GPU 0");
 	is_int(host_devmem(host, 10005, &bytes), 0, "proc_memory: 10005 known");
@@ -182,9 +185,14 @@ static void test_backwards(void)
 	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), 0, "backwards: open");
 	for (int n = 1; n <= 2; n++) {
 		g = collect(st, GROUP_DEVICE_POWER, n, NULL);
-		ok(num(dev_of(g, "0"), "energy_joules") >= 0, "backwards, cycle %d: the energy increase is not negative", n);
-		is_double(num(dev_of(g, "0"), "energy_joules"), num(dev_of(g, "0"), "energy_total_joules"), 1e-9,
-			  "backwards: a counter that went back starts afresh (increase = total)");
+		/* on af149df the increase was the whole counter (about 1 GJ): energy_counter_step refuses the step */
+		ok(!json_object_get(dev_of(g, "0"), "energy_joules"), "backwards, cycle %d: the period has no energy", n);
+		ok(!json_object_get(dev_of(g, "0"), "processes"), "backwards: nothing split");
+		ok(json_is_string(json_object_get(g, "error")) &&
+			   strstr(json_string_value(json_object_get(g, "error")), "went back"),
+		   "backwards: the group's error says the counter went back");
+		is_double(num(dev_of(g, "0"), "energy_total_joules"), (1000000 - 5000.0 * n) / 1000, 1e-9,
+			  "backwards: the counter starts afresh from its reading (the total is the counter's)");
 		json_decref(g);
 		g = collect(st, GROUP_DEVICE_ERRORS, n, NULL);
 		is_int(num(dev_of(g, "0"), "pcie_replays"), num(dev_of(g, "0"), "pcie_replays_total"),
@@ -193,6 +201,63 @@ static void test_backwards(void)
 		json_decref(g);
 	}
 	coll_nvidia_ops.close(st);
+}
+
+/*
+ * The counter's steps in integers, and the plausibility check against the
+ * power limit: on af149df a 1 J step near 2^64 came out as 0 or 4.096 J
+ * (a double's mJ), and 100 J in 0.1 s on a 300 W GPU was counted.
+ */
+static void test_energy_check(void)
+{
+	struct mon_env env = { 0 };
+	void *st = NULL;
+	json_t *g;
+
+	write_file("big.nvml", "gpu\nenergy 18446744073709000000 1000\n");
+	use_script(dir, "big.nvml");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), 0, "near 2^64: open");
+	for (int n = 1; n <= 3; n++) {
+		g = collect(st, GROUP_DEVICE_POWER, n, NULL);
+		ok(num(dev_of(g, "0"), "energy_joules") == 1.0, "near 2^64, cycle %d: a 1000 mJ step is 1 J (%.17g)", n,
+		   num(dev_of(g, "0"), "energy_joules"));
+		json_decref(g);
+	}
+	coll_nvidia_ops.close(st);
+
+	/* GPU 0: 3 J a read; GPU 1: 100 J a read; both 300 W, and a read every 0.1 s */
+	write_file("jump.nvml", "gpu\nlimit 300000\nenergy 1000000 3000\ngpu\nlimit 300000\nenergy 1000000 100000\n");
+	use_script(dir, "jump.nvml");
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), 0, "jump: open");
+	json_decref(collect(st, GROUP_DEVICE_INFO, 1, NULL)); /* the power limits */
+	json_decref(collect(st, GROUP_DEVICE_POWER, 1, NULL));
+	g = collect(st, GROUP_DEVICE_POWER, 2, NULL);
+	is_double(num(dev_of(g, "0"), "energy_joules"), 3, 1e-9, "3 J in 0.1 s (30 W) on a 300 W GPU: counted");
+	ok(!json_object_get(dev_of(g, "1"), "energy_joules"), "100 J in 0.1 s on a 300 W GPU: the period has no energy");
+	ok(json_is_string(json_object_get(g, "error")) &&
+		   strstr(json_string_value(json_object_get(g, "error")), "device 1") &&
+		   strstr(json_string_value(json_object_get(g, "error")), "1000 W"),
+	   "... and the group's error names the GPU and the power it implies (%s)",
+	   json_string_value(json_object_get(g, "error")));
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+
+	/* An idle_power_watts key that names no GPU: on af149df accepted silently; now the group's error names it. */
+	if (nvml_config(&dev_all, json_pack("{s:s,s:{s:f,s:f}}", "slow_period", "period", "idle_power_watts", "0", 50.0,
+					    "GPU-nosuch", 60.0)))
+		return;
+	is_int(coll_nvidia_ops.open(&env, &(struct coll_target){ .dev = &dev_all }, &st), 0, "idle key: open");
+	json_decref(collect(st, GROUP_DEVICE_INFO, 1, NULL));
+	g = collect(st, GROUP_DEVICE_POWER, 1, NULL);
+	ok(json_is_string(json_object_get(g, "error")) &&
+		   strstr(json_string_value(json_object_get(g, "error")), "idle_power_watts.GPU-nosuch names no device"),
+	   "idle key: the group's error names the key that names no GPU (%s)",
+	   json_string_value(json_object_get(g, "error")));
+	ok(!strstr(json_string_value(json_object_get(g, "error")), "idle_power_watts.0 "), "... not the one that does");
+	json_decref(g);
+	coll_nvidia_ops.close(st);
+	if (nvml_slow_period(&dev_all, "period"))
+		return;
 }
 
 /* A process's joules in group g's device 0, or -1 when absent. */
@@ -239,10 +304,11 @@ static void test_split(void)
 	d = dev_of(g, "1");
 	is_str(json_string_value(json_object_get(d, "energy_attribution")), "equal",
 	       "split: no utilization, no memory known: equal shares");
-	ok(!json_object_get(json_object_get(d, "processes"), "5000"),
-	   "split: a process whose memory NVML does not give is not listed, as in device_memory");
-	is_double(num(json_object_get(d, "processes"), "5001"), 10, 1e-9,
-		  "split: 10 J at 0 W idle, the one process with 0 bytes: all of it (equal shares)");
+	/* on af149df a process whose memory NVML does not give was dropped, and 5001 had all 10 J */
+	is_double(num(json_object_get(d, "processes"), "5000"), 5, 1e-9,
+		  "split: a process whose memory NVML does not give keeps its equal share (5 of 10 J)");
+	is_double(num(json_object_get(d, "processes"), "5001"), 5, 1e-9,
+		  "split: 10 J at 0 W idle, two processes: 5 J each (equal shares)");
 	json_decref(g);
 
 	g = collect(st, GROUP_DEVICE_POWER, 3, NULL);
@@ -299,8 +365,12 @@ static void test_no_library(void)
 		struct host *host = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
 		uint64_t bytes;
 
-		coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 2 }, host);
+		struct proc_devmem_list dm = { 0 };
+
+		coll_nvidia_ops.proc_memory(st, &(struct cycle){ .mono_ns = 2 }, &dm);
+		host_devmem_take(host, &dm);
 		ok(host_devmem(host, 1, &bytes) == -ENOENT, "no library: proc_memory records nothing");
+		free(dm.p);
 		host_free(host);
 	}
 	json_decref(g);
@@ -341,6 +411,7 @@ int main(void)
 		return 2;
 	test_fields_and_allocations();
 	test_backwards();
+	test_energy_check();
 	test_split();
 	nvml_cfg_free(&dev_all);
 	test_no_library();

@@ -21,15 +21,19 @@ static char *u64_digits(uint64_t u, char *end)
 
 size_t json_format_real(double v, char *dst)
 {
+	static const double pow10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
 	char tmp[32], *p;
 	size_t n = 0;
 
 	if (!isfinite(v))
 		return (size_t)snprintf(dst, 32, "null");
 	if (fabs(v) < 1e6) {
-		int64_t scaled = llround(v * 1e9);
-		uint64_t u = (uint64_t)(scaled < 0 ? -scaled : scaled), ip = u / 1000000000u, fp = u % 1000000000u;
-		int digits = 9;
+		/* 9 decimals, fewer past the integer part's digits: 10 significant digits at most */
+		int digits = fabs(v) < 1 ? 9 : 10 - (fabs(v) < 10 ? 1 : fabs(v) < 100 ? 2 : fabs(v) < 1e3 ? 3 :
+						  fabs(v) < 1e4 ? 4 : fabs(v) < 1e5 ? 5 : 6);
+		int64_t scaled = llround(v * pow10[digits]);
+		uint64_t u = (uint64_t)(scaled < 0 ? -scaled : scaled), ip = u / (uint64_t)pow10[digits],
+			 fp = u % (uint64_t)pow10[digits];
 
 		if (scaled < 0)
 			dst[n++] = '-';
@@ -49,11 +53,15 @@ size_t json_format_real(double v, char *dst)
 		dst[n] = '\0';
 		return n;
 	}
-	/* The fewest digits that read back as v (2^63 needs 17: %.15g would change it). */
-	for (int prec = 15; prec <= 17; prec++) {
-		n = (size_t)snprintf(dst, 32, "%.*g", prec, v);
-		if (strtod(dst, NULL) == v)
-			break;
+	if (fabs(v) < 9223372036854775808.0) {
+		n = (size_t)snprintf(dst, 32, "%.10g", v);
+	} else {
+		/* 2^63 and up: an integer field past int64 (report-format.md), its value kept with the fewest digits */
+		for (int prec = 15; prec <= 17; prec++) {
+			n = (size_t)snprintf(dst, 32, "%.*g", prec, v);
+			if (strtod(dst, NULL) == v)
+				break;
+		}
 	}
 	if (!strpbrk(dst, ".eEn")) {
 		memcpy(dst + n, ".0", 3);

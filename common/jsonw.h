@@ -3,11 +3,15 @@
  * A compact JSON writer for hot paths (one report per period, one
  * exposition per report). It writes what jansson's compact dump would, but
  * formats numbers without printf: integers with a digit loop, and reals of
- * magnitude below 1e6 as fixed point with up to 9 decimals (trailing zeros
- * trimmed, at least one: "6.25", "0.0", "1.000397199"). Larger reals use
- * the shortest of "%.15g", "%.16g" and "%.17g" that reads back as the same
- * double. Every real keeps a fraction or an exponent, so a reader can tell
- * a float from an integer. An object held in several places of the document
+ * magnitude below 1e6 as fixed point with up to 9 decimals, fewer past the
+ * integer part's digits (trailing zeros trimmed, at least one: "6.25", "0.0",
+ * "1.000397199", "123456.7891"). Larger reals are "%.10g". So no real has
+ * more than 10 significant digits, what docs/report-format.md §1 promises,
+ * but from 2^63 up, where a real is an integer field past int64: the
+ * shortest of "%.15g", "%.16g" and "%.17g" that reads back as the same
+ * double (2^63 is 9.223372036854776e+18).
+ * Every real keeps a fraction or an exponent, so a reader can tell a float
+ * from an integer. An object held in several places of the document
  * (one json_t: a process's identity in each group that names the process)
  * is formatted once and copied where it appears again.
  */

@@ -787,7 +787,7 @@ static void phase_report(struct monitor *m, struct cycle_run *run)
 
 	rc = report_write(run->report, &m->line, STREAM_DEFAULT_MAX_LINE);
 	if (rc) {
-		log_err("report %llu is longer than %u bytes without passthrough expositions; dropped",
+		log_err("report %llu is longer than %u bytes even without its runtimes' data; dropped",
 			(unsigned long long)m->seq, STREAM_DEFAULT_MAX_LINE);
 		run->rc = 0;
 	} else {

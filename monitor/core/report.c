@@ -14,10 +14,18 @@
 /* One entry's exposition while the report is fitted. */
 struct expo {
 	json_t *entry; /* borrowed */
+	size_t at;     /* its index in runtime_data */
 	json_t *text;  /* new reference, taken out of entry */
 	size_t cost;   /* bytes it adds to the line: key and escaped string */
 	char note[200];
 	size_t note_cost; /* bytes the note adds instead */
+};
+
+/* One runtime entry, by its size without its exposition, while the report is fitted. */
+struct ent {
+	json_t *entry; /* borrowed */
+	size_t at;     /* its index in runtime_data */
+	size_t size;   /* bytes as JSON */
 };
 
 /* Serialize report with its newline; 0 when it fits in max bytes. */
@@ -29,10 +37,96 @@ static int write_line(const json_t *report, struct buf *line, size_t max)
 	return buf_add(line, "\n", 1) ? -EMSGSIZE : 0;
 }
 
+/* The bytes v takes as JSON, written into scratch; past scratch's cap, more than the cap. */
+static size_t json_size(const json_t *v, struct buf *scratch)
+{
+	buf_reset(scratch);
+	return json_write(v, scratch) ? scratch->cap + 1 : scratch->len;
+}
+
+/* Largest first; in runtime order among equals. */
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/*
+ * Each group of entry's "report" becomes its envelope ("period",
+ * "timestamp") and an "error" that says why, after any error it had.
+ */
+static void shed(json_t *entry, size_t size, size_t max)
+{
+	json_t *rep = json_object_get(entry, "report"), *g;
+	const char *name;
+
+	json_object_foreach(rep, name, g) {
+		const char *old = json_string_value(json_object_get(g, "error"));
+		const char *key;
+		json_t *v, *tmp;
+		char msg[512];
+
+		if (!json_is_object(g))
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "%s%sleft out: this runtime's entry is %s%zu bytes as JSON; with it the report line would be "
+			 "longer than %zu bytes, what sinks read by default",
+			 old ? old : "", old && *old ? "; " : "", size > max ? "over " : "", size > max ? max : size,
+			 max);
+		json_object_foreach_safe(g, tmp, key, v)
+			if (strcmp(key, "period") && strcmp(key, "timestamp"))
+				json_object_del(g, key);
+		json_object_set_new(g, "error", json_string(msg));
+	}
+}
+
+/*
+ * The report still too long without expositions: runtime entries are shed,
+ * largest first, until it fits. 0 when it fits now (line then holds it),
+ * -EMSGSIZE when even without any runtime's data it does not. shed_out[i]
+ * says which of rts were shed.
+ */
+static int shed_runtimes(json_t *report, json_t *rts, struct buf *line, size_t max, unsigned char *shed_out)
+{
+	size_t n = json_array_size(rts), total;
+	struct ent *e = xcalloc(n + 1, sizeof(*e));
+	struct buf scratch;
+
+	/*
+	 * The line's length: the rest of the report, with "runtime_data":[],
+	 * plus each entry and the commas between them. An entry past the cap
+	 * counts as cap + 1: so long it is the first shed, and then exact.
+	 */
+	buf_init(&scratch, max);
+	json_incref(rts);
+	json_object_set_new(report, "runtime_data", json_array());
+	total = json_size(report, &scratch) + (n ? n - 1 : 0);
+	json_object_set_new(report, "runtime_data", rts);
+	for (size_t i = 0; i < n; i++) {
+		e[i].entry = json_array_get(rts, i);
+		e[i].at = i;
+		e[i].size = json_size(e[i].entry, &scratch);
+		total += e[i].size;
+	}
+	qsort(e, n, sizeof(*e), cmp_ent);
+	for (size_t i = 0; i < n && total + 1 > max; i++) {
+		shed(e[i].entry, e[i].size, max);
+		total = total - e[i].size + json_size(e[i].entry, &scratch);
+		shed_out[e[i].at] = 1;
+	}
+	buf_free(&scratch);
+	free(e);
+	return write_line(report, line, max);
+}
+
 int report_write(json_t *report, struct buf *line, size_t max)
 {
 	json_t *rts = json_object_get(report, "runtime_data"), *e;
 	struct expo *x;
+	unsigned char *gone;
 	size_t n = 0, i;
 	long long budget;
 	int rc;
@@ -41,12 +135,14 @@ int report_write(json_t *report, struct buf *line, size_t max)
 		return 0;
 	/* Too long: take every exposition out, and put back in runtime order what fits. */
 	x = xcalloc(json_array_size(rts) + 1, sizeof(*x));
+	gone = xcalloc(json_array_size(rts) + 1, 1);
 	json_array_foreach(rts, i, e) {
 		json_t *t = json_object_get(e, "exposition");
 
 		if (!json_is_string(t))
 			continue;
 		x[n].entry = e;
+		x[n].at = i;
 		x[n].text = json_incref(t);
 		x[n].cost = strlen(KEY_EXPO) + json_string_size(json_string_value(t), json_string_length(t));
 		snprintf(x[n].note, sizeof(x[n].note),
@@ -56,21 +152,24 @@ int report_write(json_t *report, struct buf *line, size_t max)
 		json_object_del(e, "exposition");
 		n++;
 	}
+	/* Each entry's note counted in; still too long: the largest runtimes' data goes too (theirs never comes back). */
+	for (i = 0; i < n; i++)
+		json_object_set_new(x[i].entry, "exposition_error", json_string(x[i].note));
 	rc = write_line(report, line, max);
+	if (rc)
+		rc = shed_runtimes(report, rts, line, max, gone);
 	/* What the line has room for, each entry's note counted in until its exposition takes the place. */
 	budget = (long long)max - (long long)line->len;
-	for (i = 0; i < n; i++)
-		budget -= (long long)x[i].note_cost;
 	for (i = 0; i < n; i++) {
-		if (!rc && (long long)x[i].cost <= budget + (long long)x[i].note_cost) {
+		if (!rc && !gone[x[i].at] && (long long)x[i].cost <= budget + (long long)x[i].note_cost) {
 			budget += (long long)x[i].note_cost - (long long)x[i].cost;
+			json_object_del(x[i].entry, "exposition_error");
 			json_object_set(x[i].entry, "exposition", x[i].text);
-		} else {
-			json_object_set_new(x[i].entry, "exposition_error", json_string(x[i].note));
 		}
 		json_decref(x[i].text);
 	}
 	free(x);
+	free(gone);
 	if (rc)
 		return rc;
 	return write_line(report, line, max);

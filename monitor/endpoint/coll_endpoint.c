@@ -162,6 +162,7 @@ static const struct map_rows endpoint_rows = {
 #include "../core/collector.h"
 #include "../core/config.h"
 #include "../host/host.h"
+#include "bounds.h"
 #include "infer.h"
 #include "model_energy.h"
 #include "scrape.h"
@@ -908,6 +909,13 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 				/* the server's energy over the same period, split among its models */
 				if (server_energy_take(&ep->energy, ep->host, pid, g, &j, &src) == 0)
 					model_energy_split(g, j, src);
+				{ /* what one endpoint adds to the report, bounded */
+					struct buf scratch;
+
+					buf_init(&scratch, BOUND_GROUP_BYTES);
+					bound_group(g, &scratch);
+					buf_free(&scratch);
+				}
 			} else {
 				set_error(g, "%s is not available for endpoint runtimes", group_name(due[k]));
 			}

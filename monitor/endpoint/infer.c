@@ -13,6 +13,7 @@
  * period's percentiles with Prometheus' histogram_quantile interpolation.
  */
 #include "infer.h"
+#include "bounds.h"
 
 #include "../../common/expo_parse.h"
 #include "../../common/util.h"
@@ -461,22 +462,6 @@ static char *put_len(char *w, char c, size_t n)
 	return w;
 }
 
-/* utf8_sanitize() of the n bytes at s (NUL-terminated), when any of them is not ASCII (a word at a time). */
-static void sanitize(char *s, size_t n)
-{
-	uint64_t acc = 0, x;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&x, s + i, 8);
-		acc |= x;
-	}
-	for (; i < n; i++)
-		acc |= (unsigned char)s[i];
-	if (acc & 0x8080808080808080ull)
-		utf8_sanitize(s);
-}
-
 /*
  * One sample: kept in the snapshot when its name is one of a known family
  * that the flavour reads (looked up once per run of samples of one name,
@@ -603,10 +588,10 @@ static void on_sample(const struct expo_sample *x, void *ud)
 		ob = w;
 		w = put(w, sub ? sub : "", nsub + 1);
 		sc->s->alen += (size_t)(w - block);
-		/* model names and labels become JSON keys: valid UTF-8 only */
-		sanitize(om, nm);
-		sanitize(ov, nv);
-		sanitize(ob, nsub);
+		/* model names and labels become JSON keys: bounded, valid UTF-8 without control bytes */
+		bound_name(om, nm);
+		bound_name(ov, nv);
+		bound_name(ob, nsub);
 	}
 
 	if (sc->s->n == sc->s->cap) {

@@ -86,15 +86,15 @@ is "$RC" 0 "-n $N: exit status 0"
 ok "the stream passes check_report.py" $PY "$HELP/check_report.py" --config "$WORK/app.json" --count $N "$WORK/out"
 
 # TH, UT: the ncs2 device_thermal and device_utilization devices of report l. The producer writes
-# numbers to 9 decimals (common/jsonw.c): 40.917320251464844 is 40.917320251.
+# reals with at most 10 significant digits (common/jsonw.c): 40.917320251464844 is 40.91732025.
 TH='[e for e in l["device_data"] if e["device_type"] == "ncs2"][0]["report"]["device_thermal"]["devices"]'
 UT='[e for e in l["device_data"] if e["device_type"] == "ncs2"][0]["report"]["device_utilization"]["devices"]'
 ok "the server ($SRV) is the runtime's pid, and holds the NCS2 on port 2-1 (index 1)" \
 	q "$WORK/out" "all(l['runtime_data'][0]['pid'] == A[0] and A[0] in $UT['1']['pids'] for l in L[1:])" "$SRV"
 ok "the runtime carries the reading in execution_stats.server_devices.MYRIAD" \
-	q "$WORK/out" "L[2]['runtime_data'][0]['report']['execution_stats']['server_devices']['MYRIAD']['temperature_celsius'] == 40.917320251"
+	q "$WORK/out" "L[2]['runtime_data'][0]['report']['execution_stats']['server_devices']['MYRIAD']['temperature_celsius'] == 40.91732025"
 ok "from the first report on, the stick holds the application's reading, keyed by its name label" \
-	q "$WORK/out" "all($TH['1']['temperatures_celsius'] == {'MYRIAD': 40.917320251} for l in L[0:4])"
+	q "$WORK/out" "all($TH['1']['temperatures_celsius'] == {'MYRIAD': 40.91732025} for l in L[0:4])"
 ok "temperature_source names the runtime" \
 	q "$WORK/out" "all($TH['1']['temperature_source'] == 'runtime ' + A[0] for l in L[0:4])" "$URL"
 ok "temperature_age_seconds: at most the runtime's period (0.5 s) and a little" \
@@ -136,7 +136,7 @@ got() { curl -sf "http://127.0.0.1:$PPORT/metrics" -o "$WORK/metrics.prom" && gr
 wait_for $((10 * SLOW)) got || sed 's/^/#   /' "$WORK/prom.err" | head -20 >&2
 is "$(grep '^ncs2_temperature_celsius{' "$WORK/metrics.prom" | grep -c 'name="MYRIAD"')" 1 \
 	"accel-prom: one ncs2_temperature_celsius{name=\"MYRIAD\"} series"
-is "$(grep '^ncs2_temperature_celsius{.*name="MYRIAD"' "$WORK/metrics.prom" | sed 's/.* //')" 40.917320251 \
+is "$(grep '^ncs2_temperature_celsius{.*name="MYRIAD"' "$WORK/metrics.prom" | sed 's/.* //')" 40.91732025 \
 	"accel-prom: its value is the application's reading"
 ok "accel-prom: on the stick's series (device=\"1\", device_type=\"ncs2\")" \
 	sh -c "grep '^ncs2_temperature_celsius{' '$WORK/metrics.prom' | grep 'device=\"1\"' | grep -q 'device_type=\"ncs2\"'"

@@ -846,6 +846,87 @@ static void test_limits(void)
 	json_decref(g);
 }
 
+/* 3900 models, each named by 1000 control bytes (the last four: its number), or by 1000 letters. */
+static void long_names(struct text *t, int v, char first)
+{
+	char name[1001];
+
+	addf(t, "# TYPE nv_inference_request_success counter\n");
+	for (int i = 0; i < 3900; i++) {
+		memset(name, first, 1000);
+		for (int k = 0; k < 4; k++)
+			name[996 + k] = (char)(first == 'x' ? 'a' + (i >> (4 * k) & 15) : 0x10 + (i >> (4 * k) & 15));
+		name[1000] = '\0';
+		/* addf's room is 256 bytes a call: the name in pieces */
+		addf(t, "nv_inference_request_success{model=\"");
+		for (int k = 0; k < 1000; k += 200)
+			addf(t, "%.200s", name + k);
+		addf(t, "\",version=\"1\"} %d\n", v);
+	}
+}
+
+static void control_names(struct text *t, int v)
+{
+	long_names(t, v, '\x01');
+}
+
+static void letter_names(struct text *t, int v)
+{
+	long_names(t, v, 'x');
+}
+
+/* Whether every key of models is at most 256 bytes, without a control byte, and ends in '~' and 16 hex digits. */
+static int names_bounded(json_t *models)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(models, k, v) {
+		size_t n = strlen(k);
+
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)k[i] < 0x20)
+				return 0;
+		if (n != 256 || k[239] != '~' || strspn(k + 240, "0123456789abcdef") != 16)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A server's names are bounded where they are read: 256 bytes, control
+ * bytes as '?', a longer one cut and ended by a hash of all of it, so that
+ * 3900 names alike in their first bytes stay 3900 models; the group stays
+ * far below the report line.
+ */
+static void test_long_names(void)
+{
+	json_t *g = two_scrapes(control_names), *models = json_object_get(g, "models");
+	const char *k;
+	json_t *v;
+	char *text;
+	int counts = 1;
+
+	is_int((int)json_object_size(models), 3900, "long names: 3900 models of 1000 control bytes, all kept apart");
+	ok(names_bounded(models), "long names: each 256 bytes, '?' for control bytes, a hash at the end");
+	json_object_foreach(models, k, v)
+		counts = counts && json_integer_value(json_object_get(json_object_get(json_object_get(v, "1"),
+									    "execution_summary"), "completed")) == 2;
+	ok(counts, "long names: each model its own count");
+	text = json_dumps(g, JSON_COMPACT);
+	ok(text && strlen(text) < 2000000, "long names: the group is %zu bytes as JSON, not 23 MB",
+	   text ? strlen(text) : 0);
+	free(text);
+	ok(!strncmp(json_object_iter_key(json_object_iter(models)), "??????????", 10), "long names: control bytes are '?'");
+	json_decref(g);
+
+	g = two_scrapes(letter_names);
+	models = json_object_get(g, "models");
+	is_int((int)json_object_size(models), 3900, "long names: 3900 models of 1000 letters");
+	ok(names_bounded(models), "long names: letters cut the same way");
+	json_decref(g);
+}
+
 /* A series written twice in one body counts once, as Prometheus keeps the first; a negative device gauge is no reading. */
 static void test_duplicates(void)
 {
@@ -900,6 +981,7 @@ int main(void)
 	test_labels();
 	test_series_order();
 	test_limits();
+	test_long_names();
 	test_duplicates();
 	test_golden();
 	json_decref(group);

@@ -3,7 +3,9 @@
  * The report line within a limit (monitor/core/report.c): a report that fits
  * is json_write's line; one that does not leaves out passthrough expositions
  * (runtime order, those that do not fit), each entry saying so, and never
- * comes out longer than the limit; json_string_size is what json_write writes.
+ * comes out longer than the limit; when it still does not fit, the largest
+ * runtime entries' groups are cut to their envelope and an "error" (never the
+ * whole report); json_string_size is what json_write writes.
  */
 #include "../../common/jsonw.h"
 #include "../../monitor/core/report.h"
@@ -34,6 +36,27 @@ static json_t *report(size_t n, const size_t *len, const char *c)
 	}
 	return json_pack("{s:s, s:o, s:[], s:{}}", "timestamp", "2026-11-27T15:00:00.000Z", "runtime_data", rts,
 			 "device_data", "system_data");
+}
+
+/* Give entry i of rep an execution_stats group whose models take about bytes bytes; err: the group's error. */
+static void stats(json_t *rep, size_t i, size_t bytes, const char *err)
+{
+	json_t *e = json_array_get(json_object_get(rep, "runtime_data"), i), *models = json_object();
+	char name[32];
+
+	for (size_t k = 0; k * 40 < bytes; k++) {
+		snprintf(name, sizeof(name), "model-%05zu", k);
+		json_object_set_new(models, name, json_pack("{s:{s:i}}", "execution_summary", "completed", 7));
+	}
+	json_object_set_new(json_object_get(e, "report"), "execution_stats",
+			    json_pack("{s:f, s:s, s:s, s:o}", "period", 10.0, "timestamp", "2026-11-27T15:00:00.000Z",
+				      "error", err, "models", models));
+}
+
+static json_t *group_of(json_t *rep, size_t i)
+{
+	return json_object_get(json_object_get(json_array_get(json_object_get(rep, "runtime_data"), i), "report"),
+			       "execution_stats");
 }
 
 static int has(json_t *rep, size_t i, const char *key)
@@ -176,6 +199,51 @@ int main(void)
 	json_object_set_new(rep, "padding", json_stringn(pad, 5000));
 	free(pad);
 	is_int(report_write(rep, &line, max), -EMSGSIZE, "too long without expositions");
+	json_decref(rep);
+
+	/*
+	 * Runtimes' own data, no exposition, too long together: the largest
+	 * entry's groups are cut to their envelope and an error, the others
+	 * kept whole; the line is written, within the limit.
+	 */
+	rep = report(3, (size_t[]){ 0, 0, 0 }, "xyz");
+	stats(rep, 0, 1000, "");
+	stats(rep, 1, 2500, "one model left out");
+	stats(rep, 2, 1200, "");
+	is_int(report_write(rep, &line, max), 0, "three runtimes' models over 4096 bytes: written");
+	ok(line.len <= max && line.data[line.len - 1] == '\n', "%zu bytes, at most %zu", line.len, max);
+	ok(json_object_get(group_of(rep, 0), "models") && json_object_get(group_of(rep, 2), "models") &&
+		   !*json_string_value(json_object_get(group_of(rep, 0), "error")),
+	   "the two smaller runtimes kept whole");
+	ok(!json_object_get(group_of(rep, 1), "models") && json_object_size(group_of(rep, 1)) == 3 &&
+		   json_object_get(group_of(rep, 1), "period") && json_object_get(group_of(rep, 1), "timestamp"),
+	   "the largest cut to its envelope and error");
+	{
+		const char *err = json_string_value(json_object_get(group_of(rep, 1), "error"));
+
+		ok(err && !strncmp(err, "one model left out; left out: this runtime's entry is ", 54) &&
+			   strstr(err, "bytes as JSON; with it the report line would be longer than 4096 bytes"),
+		   "its error keeps the old one and says why: %s", err ? err : "(none)");
+	}
+	back = json_loadb(line.data, line.len, 0, NULL);
+	ok(back && json_equal(back, rep), "the line is the report as left");
+	json_decref(back);
+	json_decref(rep);
+
+	/*
+	 * One runtime over the whole limit, with an exposition, next to one with
+	 * a short exposition: the big one is shed and its exposition not put
+	 * back; the other's exposition is.
+	 */
+	rep = report(2, (size_t[]){ 100, 100 }, "ab");
+	stats(rep, 0, 9000, "");
+	is_int(report_write(rep, &line, max), 0, "a runtime of more than 4096 bytes: written");
+	ok(line.len <= max, "%zu bytes, at most %zu", line.len, max);
+	ok(!json_object_get(group_of(rep, 0), "models") &&
+		   strstr(json_string_value(json_object_get(group_of(rep, 0), "error")), "is over 4096 bytes as JSON"),
+	   "cut, its error saying it is over the limit");
+	ok(!has(rep, 0, "exposition") && has(rep, 0, "exposition_error"), "its exposition left out, saying so");
+	ok(has(rep, 1, "exposition") && !has(rep, 1, "exposition_error"), "the other's exposition put back");
 	json_decref(rep);
 
 	buf_free(&line);

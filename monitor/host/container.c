@@ -752,7 +752,8 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 			hindex_put(&c->ci, key_hash(e->id), (uint32_t)c->nc++);
 			e->checked_ns = INT64_MIN;
 		}
-		snprintf(e->pod_uid, sizeof(e->pod_uid), "%s", id->pod_uid);
+		if (strcmp(e->pod_uid, id->pod_uid)) /* the same each cycle but for a moved container */
+			snprintf(e->pod_uid, sizeof(e->pod_uid), "%s", id->pod_uid);
 		if (!e->found && (e->checked_ns == INT64_MIN || now - e->checked_ns >= RETRY_NS)) {
 			e->checked_ns = now;
 			e->found = names_from_state(&c->o, id, &e->n);

@@ -112,10 +112,11 @@ struct ct_root {
 enum ct_val { V_CPU, V_USER, V_SYSTEM, V_PERIODS, V_THR_PERIODS, V_THR_SECONDS, V_MEM, V_WSET, V_RSS, V_CACHE,
 	      V_OOM, V_N };
 
-static const char *const val_keys[V_N] = { "cpu_usage_seconds",	  "cpu_user_seconds",	    "cpu_system_seconds",
-					    "cpu_periods",		  "cpu_throttled_periods", "cpu_throttled_seconds",
-					    "memory_usage_bytes",	  "memory_working_set_bytes", "memory_rss_bytes",
-					    "memory_cache_bytes",	  "oom_kills" };
+static const char *const val_keys[V_N] = {
+	"cpu_usage_seconds",  "cpu_user_seconds",	  "cpu_system_seconds", "cpu_periods",
+	"cpu_throttled_periods", "cpu_throttled_seconds", "memory_usage_bytes", "memory_working_set_bytes",
+	"memory_rss_bytes",   "memory_cache_bytes",	  "oom_kills",
+};
 
 /* One cgroup directory, by its path below the root(s). */
 struct ct_node {
@@ -543,6 +544,26 @@ static uint64_t delta(int have_prev, uint64_t prev, uint64_t cur)
 	return have_prev && cur >= prev ? cur - prev : cur;
 }
 
+/* The names of cn, one after the other with their NULs, into dst (sizeof(*cn) + 8 bytes); the length. */
+static size_t names_pack(const struct container_names *cn, char *dst)
+{
+	const char *const f[] = { cn->pod,	   cn->ns,	     cn->name,		  cn->runtime,
+				  cn->ecs_cluster, cn->ecs_task_arn, cn->ecs_task_family, cn->ecs_task_revision };
+	const size_t sz[] = { sizeof(cn->pod),		sizeof(cn->ns),		  sizeof(cn->name),
+			      sizeof(cn->runtime),	sizeof(cn->ecs_cluster),  sizeof(cn->ecs_task_arn),
+			      sizeof(cn->ecs_task_family), sizeof(cn->ecs_task_revision) };
+	size_t len = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		size_t n = strnlen(f[i], sz[i]);
+
+		memcpy(dst + len, f[i], n);
+		len += n;
+		dst[len++] = '\0';
+	}
+	return len;
+}
+
 /*
  * The entry's names, as cAdvisor labels a container: "pod", "namespace",
  * "container" (the Kubernetes container name, for a container in a pod)
@@ -550,18 +571,6 @@ static uint64_t delta(int have_prev, uint64_t prev, uint64_t cur)
  * container outside any pod, else the container id). Asked each cycle:
  * the resolver caches, and a name the kubelet gives later shows up then.
  */
-/* The names of cn, one after the other with their NULs, into dst (sizeof(*cn) + 8 bytes); the length. */
-static size_t names_pack(const struct container_names *cn, char *dst)
-{
-#define PACK(f) (len += strnlen(cn->f, sizeof(cn->f)), memcpy(dst + start, cn->f, len - start), dst[len++] = '\0', start = len)
-	size_t len = 0, start = 0;
-
-	PACK(pod), PACK(ns), PACK(name), PACK(runtime), PACK(ecs_cluster), PACK(ecs_task_arn), PACK(ecs_task_family),
-		PACK(ecs_task_revision);
-#undef PACK
-	return len;
-}
-
 static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 {
 	struct container_names cn;

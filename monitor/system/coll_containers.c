@@ -25,7 +25,8 @@
  * to a quarter of RLIMIT_NOFILE in all; past that a directory is opened by
  * path when needed and closed after. A period costs, per cgroup, one pread
  * of each kept file and the openat, read and close of each other; a directory that holds
- * containers is re-read with getdents64 on its kept fd. (Its mtime cannot
+ * containers is re-read with getdents64 on its kept fd (once on a cgroup file system,
+ * whose kernfs answers with the whole listing when it fits). (Its mtime cannot
  * say what changed: kernfs moves it on a child's mkdir or rmdir only when
  * it holds attributes for the directory, which it allocates lazily; on
  * Linux 6.18's v1 hierarchies a new child leaves it unchanged. Re-reading
@@ -479,6 +480,13 @@ static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, u
 			if (type == DT_DIR)
 				walk_child(s, slot, dir, fd, de->d_name, (ino_t)de->d_ino, depth);
 		}
+		/*
+		 * kernfs (cgroup v1 and v2) fills the buffer until an entry does not
+		 * fit: with room left for the longest one, the listing is complete,
+		 * and the call that would return 0 is saved.
+		 */
+		if (s->on_cgroupfs && (size_t)got + sizeof(struct dirent64) < CT_DENTS_BUF)
+			break;
 	}
 }
 

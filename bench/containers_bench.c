@@ -12,13 +12,19 @@
  *    reported, each file it reads (v2: cpu.stat, memory.current,
  *    memory.stat, memory.events) opened by its path relative to the root,
  *    read to EOF with plain read() and closed. No listing, no parsing, no
- *    JSON: no collector that reads these files can cost less.
+ *    JSON: no collector that opens these files can cost less.
+ *  - pread floor: what a collector that keeps the files open cannot go
+ *    below: the same files, opened once before the run, each read with one
+ *    pread from offset 0 and parsed by the least any parse does (every
+ *    byte looked at once: each line's number read with a digit loop). Its
+ *    cost per cgroup is the figure a period's cycle is measured against.
  *
  * Without --root it builds a cgroup v2 tree in a private directory under
  * $TMPDIR, copying a systemd-driver node: kubepods.slice with the three QoS
  * slices, --containers containers (three to a pod, so a third as many pod
  * slices), and a system.slice of ten services, every file with a real
- * kernel's contents. With --root DIR it measures that tree (a live
+ * kernel's contents, every directory dated an hour back (a node's cgroups
+ * outlive a period by far; see cgroupfs.h, struct cg_files). With --root DIR it measures that tree (a live
  * /sys/fs/cgroup: the floor is then the kernel generating the files).
  *
  * CPU time is CLOCK_PROCESS_CPUTIME_ID around whole blocks of cycles; the
@@ -43,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,6 +140,33 @@ static void cgroup_dir(const char *dir, unsigned seed, int leaf)
 	put(dir, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n");
 }
 
+/* Date dir and every directory below it secs back (after every change to them: a change dates one again). */
+static void backdate(const char *dir, time_t secs)
+{
+	struct timespec t[2];
+	char sub[4096];
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d) {
+		fprintf(stderr, "containers_bench: opendir %s: %s\n", dir, strerror(errno));
+		exit(1);
+	}
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+			backdate(sub, secs);
+		}
+	closedir(d);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= secs;
+	t[1] = t[0];
+	if (utimensat(AT_FDCWD, dir, t, 0)) {
+		fprintf(stderr, "containers_bench: utimensat %s: %s\n", dir, strerror(errno));
+		exit(1);
+	}
+}
+
 /* The tree: n containers, three to a pod, over the three QoS classes; ten services. */
 static void build_tree(const char *root, unsigned n)
 {
@@ -167,6 +201,7 @@ static void build_tree(const char *root, unsigned n)
 		snprintf(dir, sizeof(dir), "%s/system.slice/svc%u.service", root, s);
 		cgroup_dir(dir, 1000 + s, 1);
 	}
+	backdate(root, 3600);
 }
 
 static char fbuf[65536];
@@ -194,6 +229,37 @@ static void floor_once(int rootfd, char **paths, size_t n, int v2)
 			close(fd);
 		}
 	}
+}
+
+/*
+ * The pread floor: fds (nfds, -1 where a file could not be opened) kept
+ * open, each read with one pread from offset 0 and every line's number
+ * read with a digit loop. Returns the sum of the numbers (so that the
+ * parse is not optimised away).
+ */
+static uint64_t pread_once(const int *fds, size_t nfds)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < nfds; i++) {
+		ssize_t n = fds[i] >= 0 ? pread(fds[i], fbuf, sizeof(fbuf) - 1, 0) : -1;
+		uint64_t x = 0;
+
+		for (ssize_t k = 0; k < n; k++) {
+			unsigned d = (unsigned)(fbuf[k] - '0');
+
+			if (d < 10) {
+				x = x * 10 + d;
+			} else if (fbuf[k] == '\n') {
+				sum += x;
+				x = 0;
+			} else if (fbuf[k] == ' ') {
+				x = 0;
+			}
+		}
+		sum += x;
+	}
+	return sum;
 }
 
 static size_t cycle_once(void *st, struct buf *line)
@@ -228,7 +294,11 @@ int main(int argc, char **argv)
 	const char *root = NULL, *tmp = getenv("TMPDIR"), *write_only = NULL;
 	unsigned ncont = 200;
 	int rounds = 7, ncycles = 20, opt, rootfd, v2;
-	double target = 2.0, fl[MAX_ROUNDS], cy[MAX_ROUNDS], ratio[MAX_ROUNDS], first_us;
+	double target = 2.0, per_cgroup_target = 10.0, fl[MAX_ROUNDS], pr[MAX_ROUNDS], cy[MAX_ROUNDS],
+	       ratio[MAX_ROUNDS], pratio[MAX_ROUNDS], first_us;
+	volatile uint64_t sink = 0;
+	int *fds;
+	size_t nfds = 0;
 	char work[512] = "", cmd[1100];
 	struct mon_env env = { 0 };
 	struct container_opts copts = { 0 };
@@ -317,42 +387,56 @@ int main(int argc, char **argv)
 		paths[npaths++] = xstrdup(key);
 	json_decref(g);
 
-	/* A warm-up of each, then alternating blocks. */
+	/* The pread floor's files, opened once. */
+	fds = xcalloc(npaths * ARRAY_SIZE(v1_files) + 1, sizeof(*fds));
+	for (size_t i = 0; i < npaths; i++) {
+		char rel[4200];
+		size_t nf = v2 ? ARRAY_SIZE(v2_files) : ARRAY_SIZE(v1_files);
+
+		for (size_t k = 0; k < nf; k++) {
+			if (v2)
+				snprintf(rel, sizeof(rel), "%s/%s", paths[i] + 1, v2_files[k]);
+			else
+				snprintf(rel, sizeof(rel), "%s/%s/%s", v1_files[k][0], paths[i] + 1, v1_files[k][1]);
+			fds[nfds++] = openat(rootfd, rel, O_RDONLY | O_CLOEXEC);
+		}
+	}
+
+	/* A warm-up of each, then alternating blocks: floor, pread floor, cycle, then the other way round. */
 	floor_once(rootfd, paths, npaths, v2);
+	sink += pread_once(fds, nfds);
 	nrep = cycle_once(st, &line);
 	for (int r = 0; r < rounds; r++) {
-		double t0, t1, t2;
+		double t[4];
 
-		if (r % 2 == 0) {
-			t0 = bench_cpu_us();
-			for (int i = 0; i < ncycles; i++)
-				floor_once(rootfd, paths, npaths, v2);
-			t1 = bench_cpu_us();
-			for (int i = 0; i < ncycles; i++)
-				cycle_once(st, &line);
-			t2 = bench_cpu_us();
-			fl[r] = (t1 - t0) / ncycles;
-			cy[r] = (t2 - t1) / ncycles;
-		} else {
-			t0 = bench_cpu_us();
-			for (int i = 0; i < ncycles; i++)
-				cycle_once(st, &line);
-			t1 = bench_cpu_us();
-			for (int i = 0; i < ncycles; i++)
-				floor_once(rootfd, paths, npaths, v2);
-			t2 = bench_cpu_us();
-			cy[r] = (t1 - t0) / ncycles;
-			fl[r] = (t2 - t1) / ncycles;
+		for (int k = 0; k < 3; k++) {
+			int which = r % 2 == 0 ? k : 2 - k;
+
+			t[k] = bench_cpu_us();
+			for (int i = 0; i < ncycles; i++) {
+				if (which == 0)
+					floor_once(rootfd, paths, npaths, v2);
+				else if (which == 1)
+					sink += pread_once(fds, nfds);
+				else
+					cycle_once(st, &line);
+			}
+			t[k + 1] = bench_cpu_us();
+			*(which == 0 ? &fl[r] : which == 1 ? &pr[r] : &cy[r]) = (t[k + 1] - t[k]) / ncycles;
 		}
 		ratio[r] = cy[r] / fl[r];
+		pratio[r] = cy[r] / pr[r];
 	}
 	{
-		double f = 0, c = 0, rmin, rmax;
+		double f = 0, c = 0, p = 0, rmin, rmax, ncg = nrep ? (double)nrep : 1;
 
 		qsort(fl, (size_t)rounds, sizeof(double), bench_cmp_double);
+		qsort(pr, (size_t)rounds, sizeof(double), bench_cmp_double);
 		qsort(cy, (size_t)rounds, sizeof(double), bench_cmp_double);
 		qsort(ratio, (size_t)rounds, sizeof(double), bench_cmp_double);
+		qsort(pratio, (size_t)rounds, sizeof(double), bench_cmp_double);
 		f = fl[rounds / 2];
+		p = pr[rounds / 2];
 		c = cy[rounds / 2];
 		rmin = ratio[0];
 		rmax = ratio[rounds - 1];
@@ -364,9 +448,20 @@ int main(int argc, char **argv)
 		printf("cycle  us/cycle (median): %10.1f   (scan + read + parse + entries + json_write)\n", c);
 		printf("ratio cycle/floor:        %10.2f   (min %.2f, max %.2f over %d rounds of %d cycles)   %s (target <= %.1f)\n",
 		       c / f, rmin, rmax, rounds, ncycles, c / f <= target ? "PASS" : "FAIL", target);
+		printf("pread floor us/cycle:     %10.1f   (the files kept open: one pread and a digit loop each)\n", p);
+		if (nrep)
+			printf("per cgroup: pread floor %.2f us, cycle %.2f us, above the floor %.2f us   %s "
+			       "(target: cycle <= %.0f us)\n",
+			       p / ncg, c / ncg, (c - p) / ncg, c / ncg <= per_cgroup_target ? "PASS" : "FAIL",
+			       per_cgroup_target);
+		printf("ratio cycle/pread floor:  %10.2f   (min %.2f, max %.2f)\n", c / p, pratio[0], pratio[rounds - 1]);
 	}
 	coll_containers_ops.close(st);
 	host_free(env.host);
+	for (size_t i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
 	for (size_t i = 0; i < npaths; i++)
 		free(paths[i]);
 	free(paths);

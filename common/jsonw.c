@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,16 +176,21 @@ static int put_string(struct buf *b, const char *s, size_t len)
  * The objects of this document already written that other places hold too
  * (refcount above 1: a process's identity in every group that names the
  * process): each written once, then copied from where it was written.
- * Keyed by address; the table is made when the first such object is met.
+ * Keyed by address; the table starts on the stack (most lines hold a few
+ * such objects: a calloc of the whole table cost a small report a quarter
+ * of its time) and moves to the heap, twice as large, as it fills.
  */
 struct jw_seen {
 	const json_t *v;
 	size_t off, len; /* where its text is in the buffer */
 };
 
+#define JW_SMALL 32
+
 struct jw {
 	struct jw_seen *t;
-	size_t cap, n; /* cap a power of 2, or 0 before the first; n at most 3/4 of it */
+	size_t cap, n; /* cap a power of 2; n at most 3/4 of it */
+	struct jw_seen small[JW_SMALL]; /* t until it fills */
 };
 
 #define JW_CAP 1024
@@ -199,6 +205,26 @@ static struct jw_seen *jw_slot(struct jw *w, const json_t *v)
 	return &w->t[i];
 }
 
+/* Twice the room, up to JW_CAP, when the table is 3/4 full; false when it cannot grow. */
+static bool jw_room(struct jw *w)
+{
+	struct jw_seen *old = w->t, *t;
+	size_t cap = w->cap;
+
+	if (w->n < w->cap / 4 * 3)
+		return true;
+	if (w->cap >= JW_CAP || !(t = calloc(w->cap * 2, sizeof(*t))))
+		return false;
+	w->t = t;
+	w->cap *= 2;
+	for (size_t i = 0; i < cap; i++)
+		if (old[i].v)
+			*jw_slot(w, old[i].v) = old[i];
+	if (old != w->small)
+		free(old);
+	return true;
+}
+
 static int write_value(const json_t *v, struct buf *b, struct jw *w);
 
 static int write_object(const json_t *v, struct buf *b, struct jw *w)
@@ -210,9 +236,7 @@ static int write_object(const json_t *v, struct buf *b, struct jw *w)
 	int rc = 0, first = 1;
 
 	if (v->refcount > 1) {
-		if (!w->cap && (w->t = calloc(JW_CAP, sizeof(*w->t))))
-			w->cap = JW_CAP;
-		if (w->cap && (s = jw_slot(w, v))->v) {
+		if ((s = jw_slot(w, v))->v) {
 			if (reserve(b, s->len))
 				return -ENOSPC;
 			memcpy(b->data + b->len, b->data + s->off, s->len);
@@ -238,7 +262,7 @@ static int write_object(const json_t *v, struct buf *b, struct jw *w)
 	if (!rc)
 		rc = put(b, "}", 1);
 	/* Remember it; found again, as a member written meanwhile may have taken the slot found above. */
-	if (!rc && s && b->len - off >= JW_MIN_BYTES && w->n < w->cap / 4 * 3) {
+	if (!rc && s && b->len - off >= JW_MIN_BYTES && jw_room(w)) {
 		s = jw_slot(w, v);
 		*s = (struct jw_seen){ .v = v, .off = off, .len = b->len - off };
 		w->n++;
@@ -291,9 +315,15 @@ static int write_value(const json_t *v, struct buf *b, struct jw *w)
 
 int json_write(const json_t *v, struct buf *b)
 {
-	struct jw w = { 0 };
-	int rc = write_value(v, b, &w);
+	struct jw w;
+	int rc;
 
-	free(w.t);
+	memset(w.small, 0, sizeof(w.small));
+	w.t = w.small;
+	w.cap = JW_SMALL;
+	w.n = 0;
+	rc = write_value(v, b, &w);
+	if (w.t != w.small)
+		free(w.t);
 	return rc;
 }

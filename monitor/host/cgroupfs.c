@@ -9,36 +9,72 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/*
+ * The value after a key's space, as strtoull reads it, when it is taken: a
+ * number alone on the rest of its line, not negative. Plain digits (at most
+ * 19: no overflow) are read here; anything else (leading blanks, a sign,
+ * 20 digits) the way it always was, with strtoull.
+ */
+static int keyed_value(const char *v, uint64_t *out)
+{
+	uint64_t x = 0;
+	const char *q = v;
+	char *end;
+	unsigned long long u;
+
+	while ((unsigned)(*q - '0') < 10 && q - v < 19)
+		x = x * 10 + (uint64_t)(*q++ - '0');
+	if (q != v && (unsigned)(*q - '0') >= 10) {
+		if (*q != '\n' && *q != '\0')
+			return 0;
+		*out = x;
+		return 1;
+	}
+	errno = 0;
+	u = strtoull(v, &end, 10);
+	if (end != v && !errno && (*end == '\n' || *end == '\0') && *v != '-') {
+		*out = u;
+		return 1;
+	}
+	return 0;
+}
 
 unsigned cg_keyed(const char *text, const char *const *keys, size_t nkeys, uint64_t *vals)
 {
-	unsigned found = 0;
+	unsigned found = 0, all;
+	size_t klen[32];
 	const char *p = text;
 
-	while (p && *p) {
-		const char *sp = strchr(p, ' '), *nl = strchr(p, '\n');
+	if (nkeys > 32)
+		nkeys = 32;
+	all = nkeys == 32 ? ~0u : (1u << nkeys) - 1;
+	for (size_t i = 0; i < nkeys; i++)
+		klen[i] = strlen(keys[i]);
+	/* The first line of each key counts: once every key was found, the rest cannot change anything. */
+	while (p && *p && found != all) {
+		const char *q = p;
 
-		if (sp && (!nl || sp < nl)) {
-			size_t klen = (size_t)(sp - p);
+		while (*q && *q != ' ' && *q != '\n')
+			q++;
+		if (*q == ' ') {
+			size_t len = (size_t)(q - p);
 
-			for (size_t i = 0; i < nkeys && i < 32; i++) {
-				char *end;
-				unsigned long long v;
-
-				if (found & (1u << i) || strlen(keys[i]) != klen || memcmp(keys[i], p, klen))
+			for (size_t i = 0; i < nkeys; i++) {
+				if (found & (1u << i) || klen[i] != len || memcmp(keys[i], p, len))
 					continue;
-				errno = 0;
-				v = strtoull(sp + 1, &end, 10);
-				/* A number alone on the rest of its line: else the key is not taken. */
-				if (end != sp + 1 && !errno && (*end == '\n' || *end == '\0') && sp[1] != '-') {
-					vals[i] = v;
+				if (keyed_value(q + 1, &vals[i]))
 					found |= 1u << i;
-				}
 				break;
 			}
+			q = strchr(q, '\n');
+		} else if (!*q) {
+			break;
 		}
-		p = nl ? nl + 1 : NULL;
+		p = q ? q + 1 : NULL;
 	}
 	return found;
 }
@@ -166,6 +202,7 @@ void cg_files_init(struct cg_files *f, int check_links)
 	for (int i = 0; i < CG_NFILE; i++)
 		f->fd[i] = -1;
 	f->check_links = check_links;
+	f->stamped = 0;
 }
 
 size_t cg_files_close(struct cg_files *f)
@@ -178,7 +215,66 @@ size_t cg_files_close(struct cg_files *f)
 			f->fd[i] = -1;
 			n++;
 		}
+	f->stamped = 0;
 	return n;
+}
+
+/* A directory's mtime this close to now may be shared by a later change (the file system's time granularity). */
+#define CG_STAMP_SETTLE_NS (2 * 1000000000ll)
+
+static long long ts_ns(struct timespec t)
+{
+	return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+/*
+ * With keep->check_links: fstat each directory cg_read reads from (st[h],
+ * bit h of *looked) and return the bits of those whose stamp (struct
+ * cg_files) still holds: their kept files need no check of their own.
+ */
+static unsigned dirs_unchanged(const int fd[CG_NHIER], int v2, const struct cg_files *keep, struct stat st[CG_NHIER],
+			       unsigned *looked)
+{
+	unsigned want = v2 ? 1u << CG_H_UNIFIED : (1u << CG_H_CPU) | (1u << CG_H_CPUACCT) | (1u << CG_H_MEMORY);
+	unsigned same = 0;
+
+	*looked = 0;
+	for (int h = 0; h < CG_NHIER; h++) {
+		int q;
+
+		if (!(want & (1u << h)) || fd[h] < 0)
+			continue;
+		for (q = 0; q < h && !((*looked & (1u << q)) && fd[q] == fd[h]); q++)
+			;
+		if (q < h)
+			st[h] = st[q]; /* cpu and cpuacct as one hierarchy */
+		else if (fstat(fd[h], &st[h]))
+			continue;
+		*looked |= 1u << h;
+		if (st[h].st_nlink && (keep->stamped & (1u << h)) && keep->ino[h] == (unsigned long long)st[h].st_ino &&
+		    keep->mtime_ns[h] == ts_ns(st[h].st_mtim))
+			same |= 1u << h;
+	}
+	return same;
+}
+
+/*
+ * After a read that checked every kept file of the directories in bits
+ * (as seen in st, stat before the reads began at now_ns): stamp them, unless
+ * a change made later could still leave the same mtime.
+ */
+static void dirs_stamp(struct cg_files *keep, const struct stat st[CG_NHIER], unsigned bits, long long now_ns)
+{
+	for (int h = 0; h < CG_NHIER; h++) {
+		if (!(bits & (1u << h)))
+			continue;
+		keep->stamped &= ~(1u << h);
+		if (st[h].st_nlink && now_ns - ts_ns(st[h].st_mtim) >= CG_STAMP_SETTLE_NS) {
+			keep->ino[h] = (unsigned long long)st[h].st_ino;
+			keep->mtime_ns[h] = ts_ns(st[h].st_mtim);
+			keep->stamped |= 1u << h;
+		}
+	}
 }
 
 /*
@@ -235,17 +331,27 @@ int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, c
 {
 	int err = 0, r, file = 0;
 	uint64_t u;
+	struct stat dst[CG_NHIER];
+	unsigned same = 0, looked = 0;
+	long long now_ns = 0;
 
 	memset(st, 0, sizeof(*st));
 	if (!room)
 		keep = NULL;
-#define READ(dir, name)                                                                                    \
-	do {                                                                                               \
-		r = read_one(fd[dir], name, keep ? &keep->fd[file] : NULL, keep && keep->check_links, room, \
-			     buf, size, &err);                                                             \
-		file++;                                                                                    \
-		if (r < 0)                                                                                 \
-			return r;                                                                          \
+	if (keep && keep->check_links) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		now_ns = ts_ns(now);
+		same = dirs_unchanged(fd, v2, keep, dst, &looked);
+	}
+#define READ(dir, name)                                                                                   \
+	do {                                                                                              \
+		r = read_one(fd[dir], name, keep ? &keep->fd[file] : NULL,                                \
+			     keep && keep->check_links && !(same & (1u << (dir))), room, buf, size, &err); \
+		file++;                                                                                   \
+		if (r < 0)                                                                                \
+			return r;                                                                         \
 	} while (0)
 	if (v2) {
 		READ(CG_H_UNIFIED, "cpu.stat");
@@ -283,6 +389,8 @@ int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, c
 			cg_parse_v1_oom_control(buf, st);
 	}
 #undef READ
+	if (looked & ~same)
+		dirs_stamp(keep, dst, looked & ~same, now_ns);
 	cg_finish(st);
 	if (!st->has && !err) {
 		/* Nothing at all in an existing directory: every file missing means the cgroup went away. */

@@ -73,12 +73,22 @@ void cg_finish(struct cg_stats *st);
  * one pread a period (a read shorter than the buffer is all of it) instead
  * of an openat, two reads and a close. Every fd starts at -1. Outside a
  * cgroup file system (a fixture tree) a file removed since it was opened
- * still reads, so there each read also checks its link count.
+ * still reads, so there a read checks the directory's mtime (one fstat per
+ * directory), and each kept file's link count only when that moved.
  */
 #define CG_NFILE 6
 struct cg_files {
 	int fd[CG_NFILE];
 	int check_links; /* not a cgroup file system: a kept file whose link count is 0 is gone */
+	/*
+	 * With check_links: each directory as it was when its kept files were
+	 * last known to be linked (its inode and mtime). While a directory
+	 * shows the same, none of its names was removed or replaced since, so
+	 * its kept files are read without checking them one by one.
+	 */
+	unsigned stamped;          /* bit per enum cg_hier whose stamp is set */
+	unsigned long long ino[CG_NHIER];
+	long long mtime_ns[CG_NHIER];
 };
 
 /* check_links: see struct cg_files (!on_kernel_fs of the tree, util.h). */
@@ -91,7 +101,8 @@ size_t cg_files_close(struct cg_files *f);
  * cpu, cpuacct and memory directories (any may be -1: its part is left
  * out). buf (size bytes) is scratch space. keep (NULL: none) holds the
  * files kept from earlier reads; a file opened now is kept while *room is
- * not 0, which counts down. 0 when something was read; -ENOENT or -ENODEV
+ * not 0, which counts down. With keep->check_links a read costs one fstat
+ * of each directory rather than one of each kept file. 0 when something was read; -ENOENT or -ENODEV
  * when the cgroup is gone (removed since it was opened); else the first
  * other -errno (what could be read is in st).
  */

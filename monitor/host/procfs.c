@@ -126,10 +126,15 @@ int procfs_parse_meminfo(const char *text, struct meminfo *mi)
 	memset(mi, 0, sizeof(*mi));
 	for (const char *p = text; *p; p = next_line(p)) {
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-			size_t n = strlen(keys[i].key);
-			const char *q = p + n;
+			size_t n;
+			const char *q;
 			uint64_t v;
 
+			/* Most lines match no key's first two bytes: no strncmp for them (p[1] may be the NUL). */
+			if (p[0] != keys[i].key[0] || p[1] != keys[i].key[1])
+				continue;
+			n = strlen(keys[i].key);
+			q = p + n;
 			if (strncmp(p, keys[i].key, n))
 				continue;
 			if (!parse_u64(&q, &v))
@@ -238,6 +243,34 @@ const char *procfs_read(struct procfs *pf, const char *relpath)
 const char *procfs_read_kept(struct procfs *pf, int fd, int check_links)
 {
 	return read_grown(pf, NULL, fd, check_links);
+}
+
+#define PROCFS_BY_PATH (-2) /* *fd of procfs_read_keep: not a kernel file system's file */
+
+const char *procfs_read_keep(struct procfs *pf, const char *relpath, int *fd)
+{
+	const char *text;
+
+	if (*fd >= 0) {
+		if ((text = procfs_read_kept(pf, *fd, 0)))
+			return text;
+		close(*fd);
+		*fd = PROCFS_UNKEPT;
+	} else if (*fd == PROCFS_UNKEPT) {
+		int k = openat(pf->dirfd, relpath, O_RDONLY | O_CLOEXEC);
+
+		if (k >= 0 && on_kernel_fs(k)) {
+			*fd = k;
+			if ((text = procfs_read_kept(pf, k, 0)))
+				return text;
+			close(k);
+			*fd = PROCFS_UNKEPT;
+		} else if (k >= 0) {
+			close(k);
+			*fd = PROCFS_BY_PATH;
+		}
+	}
+	return procfs_read(pf, relpath);
 }
 
 void procfs_close(struct procfs *pf)

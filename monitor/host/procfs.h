@@ -72,6 +72,16 @@ int procfs_open(struct procfs *pf, const char *root);
 const char *procfs_read(struct procfs *pf, const char *relpath);
 /* The same from a file kept open (read_kept_file, util.h: check_links off a procfs). */
 const char *procfs_read_kept(struct procfs *pf, int fd, int check_links);
+/*
+ * procfs_read of relpath, kept open in *fd where the file is on a kernel
+ * file system (procfs: each pread from offset 0 is a fresh text), so that a
+ * period costs one pread instead of an openat, two reads and a close. *fd
+ * starts at PROCFS_UNKEPT; a file that is no procfs or sysfs file (a fixture
+ * tree) is read by path each time, as procfs_read does, and so is one
+ * whose kept read failed, once. The caller closes *fd when it is >= 0.
+ */
+#define PROCFS_UNKEPT (-1)
+const char *procfs_read_keep(struct procfs *pf, const char *relpath, int *fd);
 void procfs_close(struct procfs *pf);
 
 #endif

@@ -25,7 +25,8 @@
  * to a quarter of RLIMIT_NOFILE in all; past that a directory is opened by
  * path when needed and closed after. A period costs, per cgroup, one pread
  * of each kept file and the openat, read and close of each other; a directory that holds
- * containers is re-read with getdents64 on its kept fd. (Its mtime cannot
+ * containers is re-read with getdents64 on its kept fd (once on a cgroup file system,
+ * whose kernfs answers with the whole listing when it fits). (Its mtime cannot
  * say what changed: kernfs moves it on a child's mkdir or rmdir only when
  * it holds attributes for the directory, which it allocates lazily; on
  * Linux 6.18's v1 hierarchies a new child leaves it unchanged. Re-reading
@@ -108,6 +109,16 @@ struct ct_root {
 	unsigned roles; /* bit per enum cg_hier it serves */
 };
 
+/* An entry's figures, in the order they are first set (the entry's members keep that order). */
+enum ct_val { V_CPU, V_USER, V_SYSTEM, V_PERIODS, V_THR_PERIODS, V_THR_SECONDS, V_MEM, V_WSET, V_RSS, V_CACHE,
+	      V_OOM, V_N };
+
+static const char *const val_keys[V_N] = {
+	"cpu_usage_seconds",  "cpu_user_seconds",	  "cpu_system_seconds", "cpu_periods",
+	"cpu_throttled_periods", "cpu_throttled_seconds", "memory_usage_bytes", "memory_working_set_bytes",
+	"memory_rss_bytes",   "memory_cache_bytes",	  "oom_kills",
+};
+
 /* One cgroup directory, by its path below the root(s). */
 struct ct_node {
 	char *path;               /* "/kubepods.slice/..."; "" for the root */
@@ -122,6 +133,9 @@ struct ct_node {
 	struct cg_stats prev;     /* the last successful read */
 	int have_prev;            /* prev is a baseline; 0: the next read counts from zero */
 	json_t *obj;              /* its entry in containers (borrowed from it), while it has one */
+	json_t *val[V_N];         /* obj's figures (borrowed from it), NULL where obj has none */
+	char *names;              /* the names obj was last given (names_pack), NULL: none yet */
+	size_t names_len;
 };
 
 struct ct_state {
@@ -244,6 +258,7 @@ static void node_free(struct ct_state *s, struct ct_node *n)
 		node_close_slot(s, n, i);
 	if (n->obj)
 		json_object_del(s->containers, n->key);
+	free(n->names);
 	free(n->path);
 	free(n->key);
 	free(n);
@@ -403,9 +418,13 @@ static void walk_child(struct ct_state *s, size_t slot, struct ct_node *dir, int
 	char path[4096];
 	struct ct_node *n;
 	int fd, temp;
+	size_t dl = strlen(dir->path), nl = strlen(name);
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir->path, name) >= sizeof(path))
+	if (dl + 1 + nl >= sizeof(path))
 		return;
+	memcpy(path, dir->path, dl);
+	path[dl] = '/';
+	memcpy(path + dl + 1, name, nl + 1);
 	n = node_find(s, path);
 	if (!n) {
 		if (s->nnodes >= CT_MAX_NODES) {
@@ -461,6 +480,13 @@ static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, u
 			if (type == DT_DIR)
 				walk_child(s, slot, dir, fd, de->d_name, (ino_t)de->d_ino, depth);
 		}
+		/*
+		 * kernfs (cgroup v1 and v2) fills the buffer until an entry does not
+		 * fit: with room left for the longest one, the listing is complete,
+		 * and the call that would return 0 is saved.
+		 */
+		if (s->on_cgroupfs && (size_t)got + sizeof(struct dirent64) < CT_DENTS_BUF)
+			break;
 	}
 }
 
@@ -526,6 +552,26 @@ static uint64_t delta(int have_prev, uint64_t prev, uint64_t cur)
 	return have_prev && cur >= prev ? cur - prev : cur;
 }
 
+/* The names of cn, one after the other with their NULs, into dst (sizeof(*cn) + 8 bytes); the length. */
+static size_t names_pack(const struct container_names *cn, char *dst)
+{
+	const char *const f[] = { cn->pod,	   cn->ns,	     cn->name,		  cn->runtime,
+				  cn->ecs_cluster, cn->ecs_task_arn, cn->ecs_task_family, cn->ecs_task_revision };
+	const size_t sz[] = { sizeof(cn->pod),		sizeof(cn->ns),		  sizeof(cn->name),
+			      sizeof(cn->runtime),	sizeof(cn->ecs_cluster),  sizeof(cn->ecs_task_arn),
+			      sizeof(cn->ecs_task_family), sizeof(cn->ecs_task_revision) };
+	size_t len = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		size_t n = strnlen(f[i], sz[i]);
+
+		memcpy(dst + len, f[i], n);
+		len += n;
+		dst[len++] = '\0';
+	}
+	return len;
+}
+
 /*
  * The entry's names, as cAdvisor labels a container: "pod", "namespace",
  * "container" (the Kubernetes container name, for a container in a pod)
@@ -536,11 +582,20 @@ static uint64_t delta(int have_prev, uint64_t prev, uint64_t cur)
 static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 {
 	struct container_names cn;
-	char tmp[256];
+	char tmp[256], packed[sizeof(cn) + 8];
+	size_t len;
 
 	memset(&cn, 0, sizeof(cn));
 	if (n->cid.id[0] || n->cid.pod_uid[0])
 		host_container_names(s->host, &n->cid, now, &cn);
+	/* The same names as last time: the entry already says them. */
+	len = names_pack(&cn, packed);
+	if (n->names && n->names_len == len && !memcmp(n->names, packed, len))
+		return;
+	free(n->names);
+	n->names = xmalloc(len);
+	memcpy(n->names, packed, len);
+	n->names_len = len;
 	jset_str_opt(n->obj, "pod", utf8_sanitize(cn.pod));
 	jset_str_opt(n->obj, "namespace", utf8_sanitize(cn.ns));
 	utf8_sanitize(cn.name);
@@ -556,13 +611,54 @@ static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	jset_str_opt(n->obj, "ecs_task_revision", cn.ecs_task_revision);
 }
 
+/* The entry's figure k is v: in place when it has one of that type (as jset_real, jset_u64). */
+static void val_real(struct ct_node *n, enum ct_val k, double v)
+{
+	if (n->val[k] && json_is_real(n->val[k])) {
+		json_real_set(n->val[k], v);
+		return;
+	}
+	n->val[k] = json_real(v);
+	json_object_set_new(n->obj, val_keys[k], n->val[k]);
+}
+
+static void val_u64(struct ct_node *n, enum ct_val k, uint64_t v)
+{
+	if (v > (uint64_t)INT64_MAX) {
+		val_real(n, k, (double)v);
+	} else if (n->val[k] && json_is_integer(n->val[k])) {
+		json_integer_set(n->val[k], (json_int_t)v);
+	} else {
+		n->val[k] = json_integer((json_int_t)v);
+		json_object_set_new(n->obj, val_keys[k], n->val[k]);
+	}
+}
+
+/* The entry has no figure k now. */
+static void val_del(struct ct_node *n, enum ct_val k)
+{
+	if (n->val[k]) {
+		json_object_del(n->obj, val_keys[k]);
+		n->val[k] = NULL;
+	}
+}
+
+/* Drop n's entry from containers (it comes back as a new one). */
+static void node_drop_entry(struct ct_state *s, struct ct_node *n)
+{
+	json_object_del(s->containers, n->key);
+	n->obj = NULL;
+	memset(n->val, 0, sizeof(n->val));
+	free(n->names);
+	n->names = NULL;
+}
+
 /* Read node n and update its entry. 0, or -ENOENT when the cgroup is gone. */
 static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 {
 	int fd[CG_NHIER], temp[CG_NHIER] = { 0 }, rc;
 	size_t room, room0;
 	struct cg_stats st;
-	json_t *o;
 	int hp;
 
 	for (int r = 0; r < CG_NHIER; r++) {
@@ -600,51 +696,50 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 		jset_str_opt(n->obj, "unit", n->cid.unit);
 		jset_str_opt(n->obj, "ecs_task_id", n->cid.ecs_task);
 	}
-	o = n->obj;
 	names_update(s, n, now);
 	hp = n->have_prev && s->baseline_done;
 	if (st.has & CG_CPU)
-		jset_real(o, "cpu_usage_seconds", (double)delta(hp, n->prev.usage_ns, st.usage_ns) / 1e9);
+		val_real(n, V_CPU, (double)delta(hp, n->prev.usage_ns, st.usage_ns) / 1e9);
 	else
-		json_object_del(o, "cpu_usage_seconds");
+		val_del(n, V_CPU);
 	if (st.has & CG_CPU_SPLIT) {
-		jset_real(o, "cpu_user_seconds", (double)delta(hp, n->prev.user_ns, st.user_ns) / 1e9);
-		jset_real(o, "cpu_system_seconds", (double)delta(hp, n->prev.system_ns, st.system_ns) / 1e9);
+		val_real(n, V_USER, (double)delta(hp, n->prev.user_ns, st.user_ns) / 1e9);
+		val_real(n, V_SYSTEM, (double)delta(hp, n->prev.system_ns, st.system_ns) / 1e9);
 	} else {
-		json_object_del(o, "cpu_user_seconds");
-		json_object_del(o, "cpu_system_seconds");
+		val_del(n, V_USER);
+		val_del(n, V_SYSTEM);
 	}
 	/* As cAdvisor, the CFS counters only for a cgroup that had a quota (its periods tick only then). */
 	if ((st.has & CG_CFS) && st.nr_periods) {
 		int hc = hp && (n->prev.has & CG_CFS);
 
-		jset_u64(o, "cpu_periods", delta(hc, n->prev.nr_periods, st.nr_periods));
-		jset_u64(o, "cpu_throttled_periods", delta(hc, n->prev.nr_throttled, st.nr_throttled));
-		jset_real(o, "cpu_throttled_seconds", (double)delta(hc, n->prev.throttled_ns, st.throttled_ns) / 1e9);
+		val_u64(n, V_PERIODS, delta(hc, n->prev.nr_periods, st.nr_periods));
+		val_u64(n, V_THR_PERIODS, delta(hc, n->prev.nr_throttled, st.nr_throttled));
+		val_real(n, V_THR_SECONDS, (double)delta(hc, n->prev.throttled_ns, st.throttled_ns) / 1e9);
 	} else {
-		json_object_del(o, "cpu_periods");
-		json_object_del(o, "cpu_throttled_periods");
-		json_object_del(o, "cpu_throttled_seconds");
+		val_del(n, V_PERIODS);
+		val_del(n, V_THR_PERIODS);
+		val_del(n, V_THR_SECONDS);
 	}
 	if (st.has & CG_MEM)
-		jset_u64(o, "memory_usage_bytes", st.mem_usage);
+		val_u64(n, V_MEM, st.mem_usage);
 	else
-		json_object_del(o, "memory_usage_bytes");
+		val_del(n, V_MEM);
 	if ((st.has & (CG_MEM | CG_MEM_STAT)) == (CG_MEM | CG_MEM_STAT))
-		jset_u64(o, "memory_working_set_bytes", st.mem_working_set);
+		val_u64(n, V_WSET, st.mem_working_set);
 	else
-		json_object_del(o, "memory_working_set_bytes");
+		val_del(n, V_WSET);
 	if (st.has & CG_MEM_STAT) {
-		jset_u64(o, "memory_rss_bytes", st.mem_rss);
-		jset_u64(o, "memory_cache_bytes", st.mem_cache);
+		val_u64(n, V_RSS, st.mem_rss);
+		val_u64(n, V_CACHE, st.mem_cache);
 	} else {
-		json_object_del(o, "memory_rss_bytes");
-		json_object_del(o, "memory_cache_bytes");
+		val_del(n, V_RSS);
+		val_del(n, V_CACHE);
 	}
 	if (st.has & CG_OOM)
-		jset_u64(o, "oom_kills", delta(hp && (n->prev.has & CG_OOM), n->prev.oom_kills, st.oom_kills));
+		val_u64(n, V_OOM, delta(hp && (n->prev.has & CG_OOM), n->prev.oom_kills, st.oom_kills));
 	else
-		json_object_del(o, "oom_kills");
+		val_del(n, V_OOM);
 	n->prev = st;
 	n->have_prev = 1;
 	return 0;
@@ -667,8 +762,7 @@ static int ct_cycle(struct ct_state *s, int64_t now)
 			continue;
 		if (node_update(s, n, now) == -ENOENT && n->obj) {
 			/* Gone between the listing and the read: its entry goes; a later one with its path is new. */
-			json_object_del(s->containers, n->key);
-			n->obj = NULL;
+			node_drop_entry(s, n);
 			n->have_prev = 0;
 		}
 	}

@@ -48,10 +48,12 @@ static const struct map_rows cpu_rows = {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct cpu_state {
 	const char *root; /* borrowed from the host: --path.procfs */
 	struct procfs pf;
+	int stat_fd;      /* stat kept open (procfs_read_keep) */
 	struct proc_stat prev, cur;
 	int have_prev;
 	/*
@@ -62,11 +64,13 @@ struct cpu_state {
 	json_t *usage_data;
 	json_t *(*fields)[7];
 	size_t nfields;
+	json_t *average_usage; /* the same for average_usage, through avgf */
+	json_t *avgf[7];
 };
 
 static int cpu_sample(struct cpu_state *s, struct proc_stat *out, char *err, size_t errsz)
 {
-	const char *text = procfs_read(&s->pf, "stat");
+	const char *text = procfs_read_keep(&s->pf, "stat", &s->stat_fd);
 
 	if (!text) {
 		snprintf(err, errsz, "cannot read stat: %s", strerror(errno));
@@ -87,6 +91,7 @@ static int cpu_open(const struct mon_env *env, const struct coll_target *t, void
 
 	(void)t;
 	*state = s;
+	s->stat_fd = PROCFS_UNKEPT;
 	s->root = host_procfs(env->host);
 	s->usage_data = json_object();
 	if (rc)
@@ -176,7 +181,6 @@ static void cpu_collect(void *state, const struct cycle *cy, const enum group_id
 	struct cpu_state *s = state;
 	struct proc_stat tmp;
 	uint64_t d[F_COUNT], sum[F_COUNT] = { 0 };
-	json_t *avg, *avgf[7];
 	char err[256];
 	size_t n = 0;
 
@@ -215,9 +219,10 @@ static void cpu_collect(void *state, const struct cycle *cy, const enum group_id
 		set_error(group, "no CPU time passed between samples");
 		goto swap;
 	}
-	avg = split_new(avgf);
-	split_set(avgf, sum);
-	json_object_set_new(group, "average_usage", avg);
+	if (!s->average_usage)
+		s->average_usage = split_new(s->avgf);
+	split_set(s->avgf, sum);
+	json_object_set(group, "average_usage", s->average_usage);
 	json_object_set(group, "usage_data", s->usage_data);
 	json_object_set_new(group, "context_switch_count",
 			    json_integer(s->cur.ctxt >= s->prev.ctxt ? (json_int_t)(s->cur.ctxt - s->prev.ctxt) : 0));
@@ -235,7 +240,10 @@ static void cpu_close(void *state)
 	if (!s)
 		return;
 	procfs_close(&s->pf);
+	if (s->stat_fd >= 0)
+		close(s->stat_fd);
 	json_decref(s->usage_data);
+	json_decref(s->average_usage);
 	free(s->fields);
 	proc_stat_free(&s->prev);
 	proc_stat_free(&s->cur);

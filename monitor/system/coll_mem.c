@@ -37,10 +37,12 @@ static const struct map_rows mem_rows = {
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct mem_state {
 	const char *root; /* borrowed from the host: --path.procfs */
 	struct procfs pf;
+	int meminfo_fd;   /* meminfo kept open (procfs_read_keep) */
 };
 
 static int mem_open(const struct mon_env *env, const struct coll_target *t, void **state)
@@ -49,6 +51,7 @@ static int mem_open(const struct mon_env *env, const struct coll_target *t, void
 
 	(void)t;
 	*state = s;
+	s->meminfo_fd = PROCFS_UNKEPT;
 	s->root = host_procfs(env->host);
 	return procfs_open(&s->pf, s->root);
 }
@@ -66,7 +69,7 @@ static void mem_collect(void *state, const struct cycle *cy, const enum group_id
 		set_error(group, "cannot open %s: %s", s->root, strerror(errno));
 		return;
 	}
-	text = procfs_read(&s->pf, "meminfo");
+	text = procfs_read_keep(&s->pf, "meminfo", &s->meminfo_fd);
 	if (!text) {
 		set_error(group, "cannot read meminfo: %s", strerror(errno));
 		return;
@@ -89,6 +92,8 @@ static void mem_close(void *state)
 	if (!s)
 		return;
 	procfs_close(&s->pf);
+	if (s->meminfo_fd >= 0)
+		close(s->meminfo_fd);
 	free(s);
 }
 

@@ -22,7 +22,9 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +235,13 @@ static void test_parsers(void)
 	is_int(v[2], 3, "anon");
 	is_int(cg_keyed("oom_kill_disable 0\noom_kill -1\nfile 1 2\n", keys, 3, v), 0,
 	       "a negative value, a second number: not taken");
+	memset(v, 0, sizeof(v));
+	is_int(cg_keyed("anon 1\nanon 2\nfile 18446744073709551615\noom_kill 18446744073709551616\n", keys, 3, v), 5,
+	       "keyed: 20 digits that fit are taken, one past 2^64-1 is not");
+	ok(v[2] == 1 && v[0] == 18446744073709551615ull, "keyed: the first line of a key counts");
+	is_int(cg_keyed("file  +7\nanon 12abc\noom_kill 4 \n", keys, 3, v), 1,
+	       "keyed: blanks and a sign before the number as strtoull reads them; trailing bytes: not taken");
+	is_int(v[0], 7, "keyed: \"  +7\" is 7");
 	memset(&st, 0, sizeof(st));
 	cg_parse_v1_cpuacct_stat("user 250\nsystem 50\n", 100, &st);
 	is_int(st.user_ns, 2500000000ll, "cpuacct.stat: USER_HZ ticks -> ns");
@@ -249,6 +258,73 @@ static void test_parsers(void)
 	memset(&st, 0, sizeof(st));
 	cg_parse_v2_memory_stat("anon 10\nfile 90\n", &st);
 	ok(!(st.has & CG_MEM_STAT), "memory.stat without inactive_file: not taken");
+}
+
+/* Set ROOT/rel's access and modification times to sec (since the epoch). */
+static void date_dir(const char *rel, time_t sec)
+{
+	char path[1024];
+	struct timespec t[2] = { { sec, 0 }, { sec, 0 } };
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	if (utimensat(AT_FDCWD, path, t, 0)) {
+		printf("Bail out! utimensat %s\n", path);
+		exit(2);
+	}
+}
+
+/*
+ * Kept files off a cgroup file system (check_links): a directory that shows
+ * the inode and mtime it had when its files were last checked is read without
+ * checking each file; one whose mtime moved, or moved too recently to tell a
+ * later change apart, has each kept file checked as before.
+ */
+static void test_kept_stamp(void)
+{
+	int fd[CG_NHIER] = { -1, -1, -1, -1 };
+	struct cg_files k;
+	struct cg_stats st;
+	char buf[4096];
+	size_t room = 16;
+	const time_t old = 1700000000; /* 2023: long settled */
+
+	setup("v2-systemd");
+	sh("rm -rf '%s/d' && mkdir '%s/d'", root, root);
+	put("/d/cpu.stat", "usage_usec 10\nuser_usec 7\nsystem_usec 3\n");
+	put("/d/memory.current", "100\n");
+	put("/d/memory.stat", "anon 10\nfile 90\ninactive_file 50\n");
+	put("/d/memory.events", "oom_kill 2\n");
+	{
+		char path[1024];
+
+		snprintf(path, sizeof(path), "%s/d", root);
+		fd[CG_H_UNIFIED] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	date_dir("/d", old);
+	cg_files_init(&k, 1);
+	is_int(cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room), 0, "stamp: first read");
+	is_int(room, 12, "stamp: the four files kept");
+	ok(k.stamped & (1u << CG_H_UNIFIED), "stamp: a directory dated long ago is stamped");
+	put("/d/memory.current", "200\n"); /* rewritten in place: the directory does not change */
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.mem_usage, 200, "stamp: a kept file rewritten in place reads its new text");
+	/* Removed, then the directory's mtime put back: only the stamp is checked, so the kept file still reads. */
+	sh("rm '%s/d/memory.events'", root);
+	date_dir("/d", old);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	ok((st.has & CG_OOM) && st.oom_kills == 2,
+	   "stamp: an unchanged directory's kept files are read without a check of their own");
+	/* A removal moves the mtime: every kept file is checked, the removed one is gone. */
+	sh("rm '%s/d/memory.stat'", root);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	ok(!(st.has & (CG_MEM_STAT | CG_OOM)) && (st.has & CG_MEM), "stamp: a moved mtime: removed files are gone");
+	ok(!(k.stamped & (1u << CG_H_UNIFIED)), "stamp: an mtime of now is not trusted (a later change may share it)");
+	/* Within the settling time each read checks every kept file. */
+	sh("rm '%s/d/cpu.stat'", root);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	ok(!(st.has & CG_CPU) && (st.has & CG_MEM), "stamp: a removal in the same second is seen");
+	cg_files_close(&k);
+	close(fd[CG_H_UNIFIED]);
 }
 
 static void test_v2(void)
@@ -485,6 +561,7 @@ int main(void)
 {
 	log_init("test_coll_containers", LOG_LVL_SILENT);
 	test_parsers();
+	test_kept_stamp();
 	test_v2();
 	test_v1();
 	test_fd_cap();

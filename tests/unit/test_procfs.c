@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* The collector driven here (collectors.c registers it). */
@@ -223,6 +224,38 @@ int main(void)
 		json_decref(g);
 		coll_mem_ops.close(state);
 		host_free(env.host);
+	}
+
+	/*
+	 * procfs_read_keep: a procfs file is kept open and each read is a fresh
+	 * text; a fixture's file is read by path each time, so a new file at
+	 * the path is what the next read sees.
+	 */
+	{
+		struct procfs pf = { 0 };
+		int fd = PROCFS_UNKEPT, first;
+		const char *t;
+
+		procfs_open(&pf, "/proc");
+		t = procfs_read_keep(&pf, "stat", &fd);
+		ok(t && !strncmp(t, "cpu ", 4) && fd >= 0, "keep: /proc/stat read and kept open");
+		first = fd;
+		t = procfs_read_keep(&pf, "stat", &fd);
+		ok(t && !strncmp(t, "cpu ", 4) && fd == first, "keep: read again through the same fd");
+		close(fd);
+		procfs_close(&pf);
+
+		point_at("2cpu", "a");
+		procfs_open(&pf, root);
+		fd = PROCFS_UNKEPT;
+		t = procfs_read_keep(&pf, "stat", &fd);
+		is_int(procfs_parse_stat(t, &st), 0, "keep: a fixture's stat read");
+		ok(fd < 0 && fd != PROCFS_UNKEPT, "keep: a fixture's file is not kept (no kernel fs)");
+		point_at("96cpu", "a");
+		t = procfs_read_keep(&pf, "stat", &fd);
+		ok(t && !procfs_parse_stat(t, &st) && st.ncpu == 96, "keep: the file now at the path is read");
+		procfs_close(&pf);
+		proc_stat_free(&st);
 	}
 
 	snprintf(path, sizeof(path), "%s/stat", root);

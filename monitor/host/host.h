@@ -123,7 +123,7 @@ int host_process(struct host *h, pid_t pid, struct proc_info **out);
  */
 #define HOST_DESCENT_MAX 32
 int host_process_descends(struct host *h, pid_t pid, pid_t ancestor);
-/* argv[0] of p, read the first time someone asks ("" for a kernel thread). Borrowed. */
+/* argv[0] of p, read the first time someone asks ("" for a kernel thread). Borrowed. NULL: proctab_argv0. */
 const char *host_process_argv0(struct host *h, struct proc_info *p);
 
 /*

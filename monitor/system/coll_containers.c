@@ -147,6 +147,8 @@ struct ct_state {
 	char *buf;                /* file read scratch */
 	json_t *containers;       /* kept between cycles, lent to each report */
 	char err[512];            /* why the last scan failed, "" */
+	char read_err[384];       /* this cycle's first cgroup that could not be read (not gone: EMFILE), "" */
+	unsigned nread_err;       /* how many could not be read this cycle */
 	int truncated;            /* the table was full during the last scan */
 	struct log_limit trunc_log;
 };
@@ -365,9 +367,40 @@ static int roots_open(struct ct_state *s)
 /* ---- the walk ----------------------------------------------------------- */
 
 /*
+ * A cgroup's directory or file could not be read for another reason than
+ * its removal (ENOENT, ENODEV): EMFILE, EACCES. Remembered for the group's
+ * error, so a cgroup left out this cycle is never left out in silence.
+ */
+static void read_failed(struct ct_state *s, const struct ct_node *n, int e)
+{
+	if (e == ENOENT || e == ENODEV)
+		return;
+	if (!s->nread_err++)
+		snprintf(s->read_err, sizeof(s->read_err), "cannot read cgroup %s under %s: %s", *n->path ? n->path : "/",
+			 s->root, strerror(e));
+}
+
+/*
+ * Directory dir could not be opened or listed in root slot (error e): its
+ * cgroups known from earlier scans are not gone, only unread. They stay
+ * (their entries keep their last values) unless e says dir was removed.
+ */
+static void unlisted(struct ct_state *s, size_t slot, const struct ct_node *dir, int e)
+{
+	size_t len = strlen(dir->path);
+
+	read_failed(s, dir, e);
+	if (e == ENOENT || e == ENODEV)
+		return;
+	for (size_t i = 0; i < s->nnodes; i++)
+		if (!strncmp(s->nodes[i]->path, dir->path, len) && s->nodes[i]->path[len] == '/')
+			s->nodes[i]->seen[slot] = s->gen;
+}
+
+/*
  * The directory fd of n in root slot, opened relative to parent_fd (or by
  * path from the root) when not kept. *temp is set when the caller must
- * close it after use. -1 when it cannot be opened.
+ * close it after use. -errno when it cannot be opened.
  */
 static int node_open(struct ct_state *s, struct ct_node *n, size_t slot, int parent_fd, const char *name, int *temp)
 {
@@ -382,7 +415,7 @@ static int node_open(struct ct_state *s, struct ct_node *n, size_t slot, int par
 	else
 		fd = openat(s->roots[slot].fd, n->path + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	if (!n->ino[slot] && fstat(fd, &st) == 0)
 		n->ino[slot] = st.st_ino;
 	if (s->nfds < s->fd_cap) {
@@ -424,8 +457,10 @@ static void walk_child(struct ct_state *s, size_t slot, struct ct_node *dir, int
 	if (n->leaf && n->fd[slot] >= 0)
 		return; /* a container already open: nothing to list below it */
 	fd = node_open(s, n, slot, dir_fd, name, &temp);
-	if (fd < 0)
+	if (fd < 0) {
+		unlisted(s, slot, n, -fd);
 		return;
+	}
 	if (!n->leaf && depth < CT_MAX_DEPTH)
 		walk(s, slot, n, fd, depth + 1);
 	if (temp)
@@ -462,6 +497,8 @@ static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, u
 				walk_child(s, slot, dir, fd, de->d_name, (ino_t)de->d_ino, depth);
 		}
 	}
+	if (got < 0)
+		unlisted(s, slot, dir, errno);
 }
 
 /*
@@ -559,7 +596,7 @@ static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 /* Read node n and update its entry. 0, or -ENOENT when the cgroup is gone. */
 static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 {
-	int fd[CG_NHIER], temp[CG_NHIER] = { 0 }, rc;
+	int fd[CG_NHIER], temp[CG_NHIER] = { 0 }, rc, unopened = 0;
 	size_t room, room0;
 	struct cg_stats st;
 	json_t *o;
@@ -577,6 +614,12 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 				if (s->slot_of[q] == slot)
 					same = q;
 			fd[r] = same >= 0 ? fd[same] : node_open(s, n, (size_t)slot, -1, NULL, &temp[r]);
+			if (fd[r] < 0 && same < 0 && fd[r] != -ENOENT && fd[r] != -ENODEV) {
+				read_failed(s, n, -fd[r]);
+				unopened = 1;
+			}
+			if (fd[r] < 0)
+				fd[r] = -1;
 		}
 	}
 	room = s->nfds < s->fd_cap ? s->fd_cap - s->nfds : 0;
@@ -586,10 +629,14 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	for (int r = 0; r < CG_NHIER; r++)
 		if (temp[r])
 			close(fd[r]);
+	if (unopened && !st.has)
+		return 0; /* not one directory could be opened, none is gone: keep the last entry's values */
 	if (rc == -ENOENT || rc == -ENODEV)
 		return -ENOENT;
+	if (rc < 0)
+		read_failed(s, n, -rc); /* what could be read is in st */
 	if (!st.has)
-		return 0; /* unreadable now (what cg_read found is -errno): keep the last entry's values */
+		return 0; /* unreadable now: keep the last entry's values */
 	if (!n->obj) {
 		n->obj = json_object();
 		json_object_set_new(s->containers, n->key, n->obj);
@@ -653,6 +700,8 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 /* Scan and read every reported cgroup. 0, or -errno with s->err set (nothing read). */
 static int ct_cycle(struct ct_state *s, int64_t now)
 {
+	s->read_err[0] = '\0';
+	s->nread_err = 0;
 	if (scan(s)) {
 		/* The root may come back (a remount, a DaemonSet's volume): look for it afresh next time. */
 		roots_close(s);
@@ -724,6 +773,11 @@ static void ct_collect(void *state, const struct cycle *cy, const enum group_id 
 	}
 	json_object_set_new(group, "cgroup_version", json_integer(s->v2 ? 2 : 1));
 	json_object_set(group, "containers", s->containers);
+	/* What could be read is reported; what could not, and why, is the group's error. */
+	if (s->nread_err > 1)
+		set_error(group, "%s (and %u more cgroups)", s->read_err, s->nread_err - 1);
+	else if (s->nread_err)
+		set_error(group, "%s", s->read_err);
 }
 
 static void ct_close(void *state)

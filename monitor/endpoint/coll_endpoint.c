@@ -625,12 +625,26 @@ static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
 	host_facts_publish(ep->host, ep, out, fs.n);
 }
 
+/*
+ * Answer every fetch waiting on the transfer, each with its share of the
+ * loop CPU time (ns) the transfer and its parse took (self-timing).
+ */
+static void answer_all(struct ep_state *ep, int64_t cpu_ns)
+{
+	for (size_t i = 0; i < ep->nwaiting; i++) {
+		ep->waiting[i]->loop_cpu_ns += cpu_ns / (int64_t)ep->nwaiting;
+		mon_fetch_done(ep->waiting[i]);
+	}
+	ep->nwaiting = 0;
+}
+
 /* The transfer ended: read the body, answer every fetch waiting on it. */
 static void ep_done(struct scrape *sc, void *data)
 {
 	struct ep_state *ep = data;
 	const struct scrape_result *r = scrape_result(sc);
 	char perr[256];
+	int64_t cpu0 = clock_thread_cpu_ns();
 
 	if (r->error[0]) {
 		set_err(ep, "%s", r->error);
@@ -647,9 +661,7 @@ static void ep_done(struct scrape *sc, void *data)
 		host_facts_publish(ep->host, ep, NULL, 0); /* no fresh reading: none is used */
 	else
 		publish_facts(ep, r);
-	for (size_t i = 0; i < ep->nwaiting; i++)
-		mon_fetch_done(ep->waiting[i]);
-	ep->nwaiting = 0;
+	answer_all(ep, scrape_loop_cpu_ns(sc) + clock_thread_cpu_ns() - cpu0);
 }
 
 static void attach(struct ep_state *ep, struct mon_fetch *f)
@@ -770,9 +782,13 @@ static int ep_overdue(void *state, struct mon_fetch *f)
 	else
 		set_err(ep, "timeout after %.3g s (%s; the request went out late)",
 			(double)((had > 0 ? had : 0) + NS_PER_MS / 2) / NS_PER_MS / 1e3, what);
-	for (size_t i = 0; i < ep->nwaiting; i++)
+	for (size_t i = 0; i < ep->nwaiting; i++) {
+		/* What the stopped transfer took on the loop is still the endpoint's. */
+		if (busy)
+			ep->waiting[i]->loop_cpu_ns += scrape_loop_cpu_ns(ep->sc) / (int64_t)ep->nwaiting;
 		if (ep->waiting[i] != f)
 			mon_fetch_done(ep->waiting[i]);
+	}
 	ep->nwaiting = 0;
 	host_facts_publish(ep->host, ep, NULL, 0);
 	return 0;

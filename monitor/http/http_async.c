@@ -241,11 +241,27 @@ static int job_start(struct http_async *h, struct http_call *c, struct buf *body
 
 static void check_done(struct conn *k);
 
+/*
+ * Hand an event on fd (CURL_SOCKET_TIMEOUT: the timer) to libcurl. The CPU
+ * time it takes on the loop (reading, TLS, decoding into the body) is the
+ * running call's: its loop_cpu_ns.
+ */
+static void socket_action(struct conn *k, curl_socket_t fd, int flags)
+{
+	struct http_call *c = k->call;
+	int64_t cpu0 = clock_thread_cpu_ns();
+	int n;
+
+	k->h->api.multi_socket_action(k->multi, fd, flags, &n);
+	if (c)
+		c->loop_cpu_ns += clock_thread_cpu_ns() - cpu0;
+}
+
 static void on_sock(struct loop_watch *w, short revents)
 {
 	struct sock *s = w->data;
 	struct conn *k = s->k; /* s may be freed inside socket_action (CURL_POLL_REMOVE) */
-	int flags = 0, n;
+	int flags = 0;
 
 	if (revents & POLLIN)
 		flags |= CURL_CSELECT_IN;
@@ -253,7 +269,7 @@ static void on_sock(struct loop_watch *w, short revents)
 		flags |= CURL_CSELECT_OUT;
 	if (revents & (POLLERR | POLLHUP))
 		flags |= CURL_CSELECT_ERR;
-	k->h->api.multi_socket_action(k->multi, s->fd, flags, &n);
+	socket_action(k, s->fd, flags);
 	check_done(k);
 }
 
@@ -298,9 +314,8 @@ static int sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *so
 static void on_timer(struct loop_timer *t)
 {
 	struct conn *k = t->data;
-	int n;
 
-	k->h->api.multi_socket_action(k->multi, CURL_SOCKET_TIMEOUT, 0, &n);
+	socket_action(k, CURL_SOCKET_TIMEOUT, 0);
 	check_done(k);
 }
 
@@ -521,6 +536,7 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 	c->first_byte_ns = 0;
 	c->retry_after_ms = -1;
 	c->body_begun = 0;
+	c->loop_cpu_ns = 0;
 	c->started_ns = clock_mono_ns();
 	buf_reset(&c->body);
 	if (!(k = conn_get(h, conn, err, sizeof(err)))) {

@@ -48,6 +48,8 @@ struct http_call {
 	int64_t first_byte_ns;    /* CLOCK_MONOTONIC: the answer began; 0 when none did */
 	int64_t retry_after_ms;   /* -1 when none */
 	int body_begun;           /* while it runs: the body has begun to arrive */
+	int64_t loop_cpu_ns;      /* this thread's CPU time libcurl took for it in the loop's callbacks
+	                             (reading, TLS, decoding): ns since http_call_start; for self-timing */
 	/* internal */
 	struct http_async *h;
 	uint64_t id;              /* while it runs; 0 when not */

@@ -3,6 +3,7 @@
 #include "proctab.h"
 #include "../../common/hindex.h"
 #include "../../common/util.h"
+#include "../core/fdbudget.h"
 #include "container.h"
 
 #include <ctype.h>
@@ -62,6 +63,8 @@ static void kept_release(struct proctab *t, struct proc_kept *k)
 		close(k->fd);
 		k->fd = -1;
 		t->kp_fds--;
+		if (t->fdb)
+			fd_budget_give(t->fdb, 1);
 	}
 }
 
@@ -327,10 +330,13 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_ke
 	*out = NULL;
 	if (t->real_proc < 0)
 		t->real_proc = on_kernel_fs(t->pf.dirfd);
-	if (!t->kp_cap) {
+	if (t->fdb) {
+		/* An eighth of the producer's budget (container_usage keeps up to a quarter), as it allows. */
+		t->kp_cap = fd_budget_share(t->fdb, 1, 8);
+	} else if (!t->kp_cap) {
 		struct rlimit rl;
 
-		/* An eighth of the descriptors (container_usage keeps up to a quarter): 128 of the usual 1024. */
+		/* No budget: an eighth of the descriptors, 128 of the usual 1024. */
 		t->kp_cap = 128;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 8 > 0)
 			t->kp_cap = (size_t)(rl.rlim_cur / 8);
@@ -338,12 +344,14 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_ke
 	k->p.pid = pid;
 	k->fd = -1;
 	k->used = cycle;
-	if (t->kp_fds < t->kp_cap) {
+	if (t->kp_fds < t->kp_cap && (!t->fdb || fd_budget_take(t->fdb, 1) == 0)) {
 		snprintf(path, sizeof(path), "%d/stat", (int)pid);
 		k->fd = openat(t->pf.dirfd, path, O_RDONLY | O_CLOEXEC);
 		if (k->fd >= 0)
 			t->kp_fds++;
-		else if (errno == ENOENT)
+		else if (t->fdb)
+			fd_budget_give(t->fdb, 1);
+		if (k->fd < 0 && errno == ENOENT)
 			gone = 1; /* no such process: not read again by path */
 	}
 	if (gone || (rc = kept_read(t, k))) {

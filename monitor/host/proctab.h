@@ -44,6 +44,7 @@ struct proctab {
 	struct proc_info *old; /* the previous refresh's (argv0 and cgroup carry over) */
 	struct proc_kept **kp; /* proctab_get's processes when no scan was needed, by kpi */
 	size_t nkp, akp, kp_fds, kp_cap; /* ...; their stat files kept open, at most kp_cap */
+	struct fd_budget *fdb; /* borrowed: the producer's descriptor budget (kept files are taken from it); NULL: none */
 	struct hindex kpi;     /* kp by pid */
 	int64_t kp_cycle, kp_prev; /* the cycle proctab_get last ran in, and the one before */
 	int real_proc;         /* the root is a procfs (not a fixture tree): -1 until known */

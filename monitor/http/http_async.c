@@ -16,6 +16,7 @@
  */
 #include "http_async.h"
 #include "kubelet_pods.h"
+#include "../core/fdbudget.h"
 #include "../core/loop.h"
 #include "../../common/log.h"
 
@@ -50,6 +51,7 @@ struct conn {
 	struct sock *socks;
 	struct http_call *call;   /* the request running; NULL: none */
 	int filter;               /* reduce its answer as a PodList */
+	size_t fds;               /* descriptors taken from the budget for it */
 	struct conn *next;
 };
 
@@ -79,6 +81,7 @@ struct http_async {
 	int pipe[2];                /* jobs done: their pointers; -1 until the first job */
 	struct loop_watch pipe_watch;
 	struct job *jobs;           /* running or done, not yet joined */
+	struct fd_budget *fdb;      /* borrowed; NULL: none */
 };
 
 /* The call has ended: it is no longer running, and its callback is told. */
@@ -348,6 +351,8 @@ static void conn_free(struct conn *k)
 		loop_watch_stop(k->h->loop, &s->w);
 		free(s);
 	}
+	if (k->h->fdb)
+		fd_budget_give(k->h->fdb, k->fds);
 	free(k);
 }
 
@@ -376,9 +381,16 @@ static struct conn *conn_get(struct http_async *h, unsigned id, char *err, size_
 			return k;
 	if (load(h, err, errsz))
 		return NULL;
+	if (h->fdb && fd_budget_take(h->fdb, HTTP_CONN_FDS)) {
+		snprintf(err, errsz,
+			 "no descriptor left for another connection: the %zu that a limit of %zu (ulimit -n) lends to "
+			 "connections and kept files are in use", h->fdb->available, h->fdb->limit);
+		return NULL;
+	}
 	k = xcalloc(1, sizeof(*k));
 	k->h = h;
 	k->id = id;
+	k->fds = h->fdb ? HTTP_CONN_FDS : 0;
 	if (http_client_init(&k->cl, &h->api, err, errsz) || !(k->multi = h->api.multi_init())) {
 		snprintf(err, errsz, "libcurl: cannot make a handle");
 		conn_free(k);
@@ -470,6 +482,11 @@ void http_async_free(struct http_async *h)
 	if (h->loaded > 0)
 		h->api.global_cleanup();
 	free(h);
+}
+
+void http_async_set_fd_budget(struct http_async *h, struct fd_budget *b)
+{
+	h->fdb = b;
 }
 
 unsigned http_async_conn(struct http_async *h)

@@ -65,6 +65,21 @@ struct http_async *http_async_new(struct loop *loop);
 /* Close every connection, wait for the reductions' threads. NULL-safe. No call may be running. */
 void http_async_free(struct http_async *h);
 
+/*
+ * What a connection costs in descriptors: libcurl's multi handle's wakeup
+ * socketpair (libcurl >= 7.68 makes one per multi handle; Debian 12 has
+ * 7.88) and the connection's socket.
+ */
+#define HTTP_CONN_FDS 3
+
+struct fd_budget;
+/*
+ * Take each connection's descriptors (HTTP_CONN_FDS, at its first request)
+ * from b (borrowed; fdbudget.h): a connection that cannot have them is not
+ * made, and its requests end with an error that says so. NULL: no budget.
+ */
+void http_async_set_fd_budget(struct http_async *h, struct fd_budget *b);
+
 /* A new connection: requests made on it share one kept-alive connection, one request at a time. */
 unsigned http_async_conn(struct http_async *h);
 /* Forget a connection (its socket is closed). */

@@ -82,6 +82,7 @@ static const struct map_rows containers_rows = {
 #else /* the collector */
 #include "../host/cgroupfs.h"
 #include "../core/collector.h"
+#include "../core/fdbudget.h"
 #include "../host/host.h"
 #include "../../common/jset.h"
 #include "../../common/log.h"
@@ -143,6 +144,8 @@ struct ct_state {
 	int baseline_done;        /* open()'s scan happened: later cgroups count from zero */
 	int was_baseline;         /* the last ct_cycle was a baseline scan (nothing to report yet) */
 	size_t nfds, fd_cap;      /* directory fds kept, and the most that may be */
+	struct fd_budget *fdb;    /* borrowed: the producer's descriptor budget; NULL: none (fd_cap from the limit) */
+	size_t held;              /* what the budget was last told this collector holds */
 	char *dents[CT_MAX_DEPTH + 1]; /* one listing buffer per depth */
 	char *buf;                /* file read scratch */
 	json_t *containers;       /* kept between cycles, lent to each report */
@@ -702,10 +705,14 @@ static int ct_cycle(struct ct_state *s, int64_t now)
 {
 	s->read_err[0] = '\0';
 	s->nread_err = 0;
+	if (s->fdb) /* a quarter of the producer's budget, within what the others left */
+		s->fd_cap = fd_budget_cap(s->fdb, s->held, 1, 4);
 	if (scan(s)) {
 		/* The root may come back (a remount, a DaemonSet's volume): look for it afresh next time. */
 		roots_close(s);
 		s->baseline_done = 0;
+		if (s->fdb)
+			fd_budget_hold(s->fdb, &s->held, s->nfds);
 		return -1;
 	}
 	/* Children first (the table is in walk order): a pod learns its names from its containers' state. */
@@ -723,6 +730,8 @@ static int ct_cycle(struct ct_state *s, int64_t now)
 	}
 	s->was_baseline = !s->baseline_done;
 	s->baseline_done = 1;
+	if (s->fdb)
+		fd_budget_hold(s->fdb, &s->held, s->nfds);
 	return 0;
 }
 
@@ -741,12 +750,15 @@ static int ct_open(const struct mon_env *env, const struct coll_target *t, void 
 	for (int i = 0; i < CG_NHIER; i++)
 		s->slot_of[i] = -1;
 	/*
-	 * Keep directories open up to a quarter of the descriptor limit (the
-	 * rest of the producer needs its share; 256 of the usual 1024): past
-	 * that a directory is opened when needed and closed after.
+	 * Keep directories open up to a quarter of the producer's descriptor
+	 * budget (fdbudget.h; without one, of the limit: 256 of the usual
+	 * 1024): past that a directory is opened when needed and closed after.
 	 */
 	s->fd_cap = 256;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+	s->fdb = host_fd_budget(env->host);
+	if (s->fdb)
+		s->fd_cap = fd_budget_cap(s->fdb, 0, 1, 4);
+	else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		s->fd_cap = rl.rlim_cur / 4 < 1 ? 1 : (size_t)(rl.rlim_cur / 4);
 	/* The baseline: the cgroups there now count from this scan; the ones created later from zero. */
 	ct_cycle(s, clock_mono_ns());
@@ -787,6 +799,8 @@ static void ct_close(void *state)
 	if (!s)
 		return;
 	roots_close(s);
+	if (s->fdb)
+		fd_budget_hold(s->fdb, &s->held, 0);
 	free(s->nodes);
 	free(s->index);
 	for (int i = 0; i <= CT_MAX_DEPTH; i++)

@@ -8,34 +8,12 @@
 . "$(dirname "$0")/lib.sh"
 
 MON=$BIN/accel-monitor
+# Nothing from the environment that would change what the producer does (instance metadata, the kubelet).
+for v in $(env | sed -n 's/^\(\(AWS\|OTEL\|KUBERNETES\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 AWS_EC2_METADATA_DISABLED=true
 export AWS_EC2_METADATA_DISABLED
 
-cat >"$WORK/any.py" <<'PY'
-import http.server, os, socketserver, sys
-body = b'# TYPE nv_inference_request_success counter\nnv_inference_request_success{model="m",version="1"} 1\n'
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    request_queue_size = 512
-    def handle_error(self, request, client_address):
-        pass
-s = S(("127.0.0.1", 0), H)
-with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write(str(s.server_address[1]))
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-s.serve_forever()
-PY
-spawn SRV $PY "$WORK/any.py" "$WORK/http.port"
+spawn SRV $PY "$HELP/fake_many.py" "$WORK/http.port"
 ok "the endpoint server listens" wait_for $((10 * SLOW)) test -s "$WORK/http.port"
 $PY - "$(cat "$WORK/http.port")" "$WORK/c.json" <<'PY'
 import json, sys

@@ -7,38 +7,12 @@
 . "$(dirname "$0")/lib.sh"
 
 MON=$BIN/accel-monitor
+# Nothing from the environment that would change what the producer does (instance metadata, the kubelet).
+for v in $(env | sed -n 's/^\(\(AWS\|OTEL\|KUBERNETES\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 AWS_EC2_METADATA_DISABLED=true
 export AWS_EC2_METADATA_DISABLED
 
-cat >"$WORK/bomb.py" <<'EOF'
-import gzip, http.server, socketserver, sys
-body = gzip.compress(b"# " + b"x" * (64 << 20) + b"\n", 6)
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        try:
-            self.wfile.write(body)
-        except OSError:
-            pass  # the client stops reading at its body cap
-    def log_message(self, *a):
-        pass
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    def handle_error(self, request, client_address):
-        pass
-s = S(("127.0.0.1", 0), H)
-with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write(str(s.server_address[1]))
-import os
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-s.serve_forever()
-EOF
-spawn SRV $PY "$WORK/bomb.py" "$WORK/http.port"
+spawn SRV $PY "$HELP/fake_many.py" --gzip-bomb "$WORK/http.port"
 ok "the gzip-bomb endpoint listens" wait_for $((10 * SLOW)) test -s "$WORK/http.port"
 PORT=$(cat "$WORK/http.port")
 

@@ -86,6 +86,8 @@ struct mon_fetch {
 	int64_t started;     /* CLOCK_MONOTONIC ns */
 	int64_t deadline;    /* CLOCK_MONOTONIC ns: the report it goes into is written then */
 	int state;           /* the monitor's: idle, waiting or answered */
+	int64_t loop_cpu_ns; /* the source's: CPU time (the loop's thread) its loop callbacks took for this
+	                        answer, ns; added to the group's cpu_seconds (self-timing) */
 };
 
 /* The source has its answer for f (call it from a loop callback, or from fetch() itself). */

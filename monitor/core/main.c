@@ -14,6 +14,7 @@
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "config.h"
+#include "fdbudget.h"
 #include "../host/host.h"
 #include "../host/instance.h"
 #include "../http/http_async.h"
@@ -344,6 +345,7 @@ int main(int argc, char **argv)
 	struct host *host;
 	struct loop *loop;
 	struct http_async *http;
+	struct fd_budget fdb; /* the producer's descriptors (fdbudget.h): connections and kept files share it */
 	struct loop_watch out_watch = { 0 };
 	struct sigaction sa;
 	sigset_t block, waitmask;
@@ -388,10 +390,12 @@ int main(int argc, char **argv)
 	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
 	if (stdout_is_pipe())
 		loop_watch_start(loop, &out_watch, STDOUT_FILENO, 0, on_stdout_error, loop);
+	fd_budget_init_rlimit(&fdb);
 	http = http_async_new(loop); /* every request this program makes, on its loop */
+	http_async_set_fd_budget(http, &fdb);
 	/* The host's roots and options are the configuration's: monitor_new applies them again at each load. */
 	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = host_cfg_ctr(&cfg.host),
-					    .http = http, .instance_refresh_ns = INSTANCE_REFRESH_NS,
+					    .http = http, .fds = &fdb, .instance_refresh_ns = INSTANCE_REFRESH_NS,
 					    .instance_mode = cfg.host.instance_mode },
 			loop);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */

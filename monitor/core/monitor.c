@@ -560,17 +560,20 @@ struct cycle_run {
 /*
  * Self-timing (docs/report-format.md, "monitor"): what collector u spent on
  * group id since wall0 and cpu0 (CLOCK_MONOTONIC and this thread's CPU time,
- * ns), split evenly over the share groups collected by one call, added to
+ * ns), split evenly over the share groups collected by one call, plus the
+ * CPU time its source's loop callbacks took for the group's answer (j's
+ * fetch: an endpoint's transfer, decoding and parse), added to
  * timing.<collector>.<group> {seconds, cpu_seconds, success} (units of one
  * collector add up; success: none of them reported an error).
  */
-static void timing_put(json_t *timing, const struct unit *u, enum group_id id, int64_t wall0, int64_t cpu0,
+static void timing_put(json_t *timing, const struct unit *u, struct job *j, int64_t wall0, int64_t cpu0,
 		       size_t share, int ok)
 {
 	const char *name = u->ops ? u->ops->name : u->name;
+	enum group_id id = j->id;
 	json_t *c = json_object_get(timing, name), *g;
 	double wall = (double)(clock_mono_ns() - wall0) / 1e9 / (double)share;
-	double cpu = (double)(clock_thread_cpu_ns() - cpu0) / 1e9 / (double)share;
+	double cpu = ((double)(clock_thread_cpu_ns() - cpu0) / (double)share + (double)j->fetch.loop_cpu_ns) / 1e9;
 
 	if (!c)
 		json_object_set_new(timing, name, c = json_object());
@@ -581,6 +584,7 @@ static void timing_put(json_t *timing, const struct unit *u, enum group_id id, i
 	}
 	json_object_set_new(c, group_name(id), json_pack("{s:f, s:f, s:b}", "seconds", wall, "cpu_seconds", cpu,
 							 "success", ok));
+	j->fetch.loop_cpu_ns = 0; /* counted once */
 }
 
 /* Has group object g no error? */
@@ -661,7 +665,7 @@ static void collect_runtime(struct unit *u, const struct cycle *cy, const char *
 		for (size_t e = first; e < json_array_size(out); e++)
 			ok = ok && group_ok(json_array_get(out, e));
 		for (size_t k = 0; k < u->ndue; k++)
-			timing_put(timing, u, due[k], wall0, cpu0, u->ndue, ok && !late[k]);
+			timing_put(timing, u, u->due[k], wall0, cpu0, u->ndue, ok && !late[k]);
 	}
 	for (size_t e = first; nlate && e < json_array_size(out); e++) {
 		json_t *rep = json_object_get(json_array_get(out, e), "report");
@@ -692,7 +696,7 @@ static void collect_system(const struct unit *u, struct job *j, const struct cyc
 		set_error(g, "%s needs the Neuron device collector, which this build does not have",
 			  group_name(j->id));
 	took = clock_mono_ns() - t0;
-	timing_put(timing, u, j->id, t0, cpu0, 1, group_ok(g));
+	timing_put(timing, u, j, t0, cpu0, 1, group_ok(g));
 	if (took > j->sj.period)
 		log_warn("%s: collection took %.3f s, longer than its period of %.3f s", group_name(j->id),
 			 (double)took / 1e9, (double)j->sj.period / 1e9);
@@ -720,7 +724,7 @@ static void collect_devices(struct unit *u, const struct cycle *cy, json_t *out,
 			u->ops->collect(u->state, cy, &j->id, 1, g);
 		else
 			set_error(g, "%s devices are not supported by this build", u->name);
-		timing_put(timing, u, j->id, wall0, cpu0, 1, group_ok(g) && group_ok(ent));
+		timing_put(timing, u, j, wall0, cpu0, 1, group_ok(g) && group_ok(ent));
 		json_object_set_new(rep, group_name(j->id), g);
 	}
 	json_array_append_new(out, ent);

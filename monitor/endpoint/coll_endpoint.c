@@ -626,12 +626,26 @@ static void publish_facts(struct ep_state *ep, const struct scrape_result *r)
 	host_facts_publish(ep->host, ep, out, fs.n);
 }
 
+/*
+ * Answer every fetch waiting on the transfer, each with its share of the
+ * loop CPU time (ns) the transfer and its parse took (self-timing).
+ */
+static void answer_all(struct ep_state *ep, int64_t cpu_ns)
+{
+	for (size_t i = 0; i < ep->nwaiting; i++) {
+		ep->waiting[i]->loop_cpu_ns += cpu_ns / (int64_t)ep->nwaiting;
+		mon_fetch_done(ep->waiting[i]);
+	}
+	ep->nwaiting = 0;
+}
+
 /* The transfer ended: read the body, answer every fetch waiting on it. */
 static void ep_done(struct scrape *sc, void *data)
 {
 	struct ep_state *ep = data;
 	const struct scrape_result *r = scrape_result(sc);
 	char perr[256];
+	int64_t cpu0 = clock_thread_cpu_ns();
 
 	if (r->error[0]) {
 		set_err(ep, "%s", r->error);
@@ -648,9 +662,7 @@ static void ep_done(struct scrape *sc, void *data)
 		host_facts_publish(ep->host, ep, NULL, 0); /* no fresh reading: none is used */
 	else
 		publish_facts(ep, r);
-	for (size_t i = 0; i < ep->nwaiting; i++)
-		mon_fetch_done(ep->waiting[i]);
-	ep->nwaiting = 0;
+	answer_all(ep, scrape_loop_cpu_ns(sc) + clock_thread_cpu_ns() - cpu0);
 }
 
 static void attach(struct ep_state *ep, struct mon_fetch *f)
@@ -771,9 +783,13 @@ static int ep_overdue(void *state, struct mon_fetch *f)
 	else
 		set_err(ep, "timeout after %.3g s (%s; the request went out late)",
 			(double)((had > 0 ? had : 0) + NS_PER_MS / 2) / NS_PER_MS / 1e3, what);
-	for (size_t i = 0; i < ep->nwaiting; i++)
+	for (size_t i = 0; i < ep->nwaiting; i++) {
+		/* What the stopped transfer took on the loop is still the endpoint's. */
+		if (busy)
+			ep->waiting[i]->loop_cpu_ns += scrape_loop_cpu_ns(ep->sc) / (int64_t)ep->nwaiting;
 		if (ep->waiting[i] != f)
 			mon_fetch_done(ep->waiting[i]);
+	}
 	ep->nwaiting = 0;
 	host_facts_publish(ep->host, ep, NULL, 0);
 	return 0;
@@ -828,7 +844,11 @@ static pid_t listener(struct ep_state *ep, const struct cycle *cy, char *tag, si
 		return 0;
 	/* The same process still holding the socket (host_listener checked): its comm is known. */
 	if (pid != ep->tag_pid) {
-		if (host_process(ep->host, pid, &p) || !p)
+		int rc = host_process(ep->host, pid, &p);
+
+		if (rc) /* unreadable, not gone: say why */
+			snprintf(ep->so.why, sizeof(ep->so.why), "cannot read process %d: %s", (int)pid, strerror(-rc));
+		if (rc || !p)
 			return 0;
 		snprintf(ep->tag, sizeof(ep->tag), "%s", p->comm);
 		utf8_sanitize(ep->tag);

@@ -175,6 +175,11 @@ int scrape_busy(const struct scrape *s)
 	return http_call_running(&s->call);
 }
 
+int64_t scrape_loop_cpu_ns(const struct scrape *s)
+{
+	return s->call.loop_cpu_ns;
+}
+
 size_t scrape_received(const struct scrape *s)
 {
 	return http_call_running(&s->call) && s->call.body_begun;

@@ -71,6 +71,13 @@ int scrape_busy(const struct scrape *s);
 /* Non-zero once the running transfer's body has begun to arrive (0 when none runs). */
 size_t scrape_received(const struct scrape *s);
 
+/*
+ * This thread's CPU time the running transfer, or the last one, has taken
+ * so far in the loop's callbacks (reading, TLS, decoding the body), ns: the
+ * endpoint's share of the loop, for its self-timing.
+ */
+int64_t scrape_loop_cpu_ns(const struct scrape *s);
+
 /* Stop a running transfer (its connection is closed); cb is not called. No-op when none runs. */
 void scrape_cancel(struct scrape *s);
 

@@ -396,5 +396,5 @@ int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, c
 		/* Nothing at all in an existing directory: every file missing means the cgroup went away. */
 		return -ENOENT;
 	}
-	return st->has ? 0 : err;
+	return err;
 }

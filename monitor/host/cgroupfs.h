@@ -102,9 +102,11 @@ size_t cg_files_close(struct cg_files *f);
  * out). buf (size bytes) is scratch space. keep (NULL: none) holds the
  * files kept from earlier reads; a file opened now is kept while *room is
  * not 0, which counts down. With keep->check_links a read costs one fstat
- * of each directory rather than one of each kept file. 0 when something was read; -ENOENT or -ENODEV
- * when the cgroup is gone (removed since it was opened); else the first
- * other -errno (what could be read is in st).
+ * of each directory rather than one of each kept file. 0 when every file
+ * there was read (a missing file is a controller not enabled); -ENOENT or
+ * -ENODEV when the cgroup is gone (removed since it was opened); else the
+ * first other -errno (EMFILE, EACCES), also when other files were read:
+ * what could be read is in st.
  */
 int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, char *buf, size_t size,
 	    struct cg_files *keep, size_t *room);

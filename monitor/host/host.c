@@ -35,6 +35,7 @@ struct host {
 	long page_size;              /* bytes */
 	int ncpu;                    /* online CPUs */
 	struct loop *loop;           /* borrowed; NULL: no fetches */
+	struct fd_budget *fdb;       /* borrowed: the producer's descriptor budget; NULL: none */
 	struct http_async *http;     /* borrowed: the producer's HTTP; NULL: no fetches */
 	int64_t snap;                /* the snapshot's number: the process table's cycle */
 	struct procfs pf;            /* the procfs root, for the files read outside the process table */
@@ -137,7 +138,9 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	h->loop = loop;
 	h->http = o->http;
 	h->pf.dirfd = -1;
+	h->fdb = o->fds;
 	proctab_init(&h->procs, h->procfs);
+	h->procs.fdb = h->fdb;
 	host_names_start(h, containers_new(&o->ctr));
 	h->self_root = -1;
 	self_pod(h);
@@ -191,6 +194,7 @@ int host_set_roots(struct host *h, const char *procfs, const char *sysfs)
 		free(h->procfs);
 		h->procfs = xstrdup(procfs);
 		proctab_init(&h->procs, h->procfs);
+		h->procs.fdb = h->fdb;
 		h->self_root = -1;
 		changed = 1;
 	}
@@ -708,6 +712,11 @@ const struct fact *host_facts_next(const struct host *h, const char *device_type
 struct http_async *host_http(const struct host *h)
 {
 	return h->http;
+}
+
+struct fd_budget *host_fd_budget(const struct host *h)
+{
+	return h->fdb;
 }
 
 int host_instance_ready(const struct host *h)

@@ -63,6 +63,7 @@ struct host_opts {
 	int instance_mode;            /* --instance-metadata: enum instance_mode (instance.h); 0: auto */
 	long clk_tck;                 /* USER_HZ; 0: sysconf's */
 	long page_size;               /* bytes; 0: sysconf's */
+	struct fd_budget *fds;        /* the producer's descriptor budget (fdbudget.h; borrowed); NULL: none */
 };
 
 /*
@@ -139,7 +140,7 @@ int host_process(struct host *h, pid_t pid, struct proc_info **out);
  */
 #define HOST_DESCENT_MAX 32
 int host_process_descends(struct host *h, pid_t pid, pid_t ancestor);
-/* argv[0] of p, read the first time someone asks ("" for a kernel thread). Borrowed. */
+/* argv[0] of p, read the first time someone asks ("" for a kernel thread). Borrowed. NULL: proctab_argv0. */
 const char *host_process_argv0(struct host *h, struct proc_info *p);
 
 /*
@@ -289,6 +290,8 @@ const struct fact *host_facts_next(const struct host *h, const char *device_type
 
 /* The producer's HTTP (http_async.h), borrowed; NULL when the host was made without one. */
 struct http_async *host_http(const struct host *h);
+/* The producer's descriptor budget (fdbudget.h), for the caches that keep files open; NULL: none. */
+struct fd_budget *host_fd_budget(const struct host *h);
 
 /* ---- instance metadata ------------------------------------------------------------------------------- */
 

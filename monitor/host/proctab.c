@@ -3,6 +3,7 @@
 #include "proctab.h"
 #include "../../common/hindex.h"
 #include "../../common/util.h"
+#include "../core/fdbudget.h"
 #include "container.h"
 
 #include <ctype.h>
@@ -62,6 +63,8 @@ static void kept_release(struct proctab *t, struct proc_kept *k)
 		close(k->fd);
 		k->fd = -1;
 		t->kp_fds--;
+		if (t->fdb)
+			fd_budget_give(t->fdb, 1);
 	}
 }
 
@@ -104,7 +107,22 @@ static struct proc_info *find_in(struct proc_info *p, size_t n, pid_t pid)
 	return n ? bsearch(&key, p, n, sizeof(*p), by_pid) : NULL;
 }
 
-/* Read /proc/PID/stat into *p (argv0 and cgroup not read yet). 0, or -ENOENT when the process is gone. */
+/*
+ * Why a read of a process's file failed: -ENOENT when the process is gone
+ * (its directory went: ENOENT; it exited while the file was open: ESRCH),
+ * else the read's own -errno (EMFILE, EACCES, ...), which the caller
+ * reports: a process that could not be read has not exited.
+ */
+static int read_failure(int e)
+{
+	return e == ENOENT || e == ESRCH ? -ENOENT : -e;
+}
+
+/*
+ * Read /proc/PID/stat into *p (argv0 and cgroup not read yet). 0, -ENOENT
+ * when the process is gone (or its text does not parse: a process caught
+ * exiting), or the read's -errno.
+ */
 static int read_one(struct proctab *t, pid_t pid, struct proc_info *p)
 {
 	char path[32];
@@ -113,7 +131,9 @@ static int read_one(struct proctab *t, pid_t pid, struct proc_info *p)
 
 	snprintf(path, sizeof(path), "%d/stat", (int)pid);
 	text = procfs_read(&t->pf, path);
-	if (!text || procfs_parse_pid_stat(text, &ps))
+	if (!text)
+		return read_failure(errno);
+	if (procfs_parse_pid_stat(text, &ps))
 		return -ENOENT;
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -126,12 +146,16 @@ static int read_one(struct proctab *t, pid_t pid, struct proc_info *p)
 	return 0;
 }
 
-/* Read every /proc/PID/stat into t->p. 0 or -errno. */
+/*
+ * Read every /proc/PID/stat into t->p. 0 or -errno: the directory could
+ * not be listed, or a process's file could not be read for another reason
+ * than its exit (the table then holds the processes that could be read).
+ */
 static int scan(struct proctab *t)
 {
 	struct dirent *de;
 	DIR *dir;
-	int fd;
+	int fd, rc = 0;
 
 	if (t->pf.dirfd < 0 && procfs_open(&t->pf, t->root))
 		return -errno;
@@ -147,6 +171,7 @@ static int scan(struct proctab *t)
 	while ((de = readdir(dir))) {
 		char *end;
 		long pid;
+		int r;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
@@ -158,11 +183,14 @@ static int scan(struct proctab *t)
 			t->a = t->a ? t->a * 2 : 256;
 			t->p = xrealloc(t->p, t->a * sizeof(*t->p));
 		}
-		if (read_one(t, (pid_t)pid, &t->p[t->n]) == 0) /* else gone between readdir and read */
+		r = read_one(t, (pid_t)pid, &t->p[t->n]);
+		if (r == 0)
 			t->n++;
+		else if (r != -ENOENT && !rc) /* -ENOENT: gone between readdir and read */
+			rc = r;
 	}
 	closedir(dir);
-	return 0;
+	return rc;
 }
 
 int proctab_refresh(struct proctab *t, int64_t cycle)
@@ -252,8 +280,9 @@ static void kept_sweep(struct proctab *t, int64_t cycle)
 /*
  * Read k's process again into k->p: from its kept stat file (which fails
  * once the process is gone; a fixture tree's file that was removed says so
- * by its link count), else by path. 0, or -ENOENT when it is gone; a new
- * process under the pid (another start time or comm) is read afresh.
+ * by its link count), else by path. 0, -ENOENT when it is gone, or the
+ * read's -errno; a new process under the pid (another start time or comm)
+ * is read afresh.
  */
 static int kept_read(struct proctab *t, struct proc_kept *k)
 {
@@ -267,7 +296,9 @@ static int kept_read(struct proctab *t, struct proc_kept *k)
 		snprintf(path, sizeof(path), "%d/stat", (int)k->p.pid);
 		text = procfs_read(&t->pf, path);
 	}
-	if (!text || procfs_parse_pid_stat(text, &ps))
+	if (!text)
+		return read_failure(errno);
+	if (procfs_parse_pid_stat(text, &ps))
 		return -ENOENT;
 	if (ps.starttime != k->p.starttime || strcmp(ps.comm, k->p.comm)) {
 		pid_t pid = k->p.pid; /* not the process it was (a fixture's file written over) */
@@ -285,19 +316,27 @@ static int kept_read(struct proctab *t, struct proc_kept *k)
 	return 0;
 }
 
-/* pid's stat file opened, read and kept (as the fd budget allows): a new entry, or NULL when it is not there. */
-static struct proc_kept *kept_open(struct proctab *t, pid_t pid, int64_t cycle)
+/*
+ * pid's stat file opened, read and kept (as the fd budget allows) into a
+ * new entry *out. 0 (*out NULL when there is no such process), or the
+ * read's -errno (a file that cannot be opened now is read by path).
+ */
+static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_kept **out)
 {
 	struct proc_kept *k = xcalloc(1, sizeof(*k));
 	char path[32];
-	int gone = 0;
+	int gone = 0, rc = 0;
 
+	*out = NULL;
 	if (t->real_proc < 0)
 		t->real_proc = on_kernel_fs(t->pf.dirfd);
-	if (!t->kp_cap) {
+	if (t->fdb) {
+		/* An eighth of the producer's budget (container_usage keeps up to a quarter), as it allows. */
+		t->kp_cap = fd_budget_share(t->fdb, 1, 8);
+	} else if (!t->kp_cap) {
 		struct rlimit rl;
 
-		/* An eighth of the descriptors (container_usage keeps up to a quarter): 128 of the usual 1024. */
+		/* No budget: an eighth of the descriptors, 128 of the usual 1024. */
 		t->kp_cap = 128;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 8 > 0)
 			t->kp_cap = (size_t)(rl.rlim_cur / 8);
@@ -305,17 +344,19 @@ static struct proc_kept *kept_open(struct proctab *t, pid_t pid, int64_t cycle)
 	k->p.pid = pid;
 	k->fd = -1;
 	k->used = cycle;
-	if (t->kp_fds < t->kp_cap) {
+	if (t->kp_fds < t->kp_cap && (!t->fdb || fd_budget_take(t->fdb, 1) == 0)) {
 		snprintf(path, sizeof(path), "%d/stat", (int)pid);
 		k->fd = openat(t->pf.dirfd, path, O_RDONLY | O_CLOEXEC);
 		if (k->fd >= 0)
 			t->kp_fds++;
-		else if (errno == ENOENT)
+		else if (t->fdb)
+			fd_budget_give(t->fdb, 1);
+		if (k->fd < 0 && errno == ENOENT)
 			gone = 1; /* no such process: not read again by path */
 	}
-	if (gone || kept_read(t, k)) {
+	if (gone || (rc = kept_read(t, k))) {
 		kept_free(t, k);
-		return NULL;
+		return rc == -ENOENT ? 0 : rc;
 	}
 	if (t->nkp == t->akp) {
 		t->akp = t->akp ? t->akp * 2 : 64;
@@ -323,12 +364,14 @@ static struct proc_kept *kept_open(struct proctab *t, pid_t pid, int64_t cycle)
 	}
 	hindex_put(&t->kpi, pid_hash(pid), (uint32_t)t->nkp);
 	t->kp[t->nkp++] = k;
-	return k;
+	*out = k;
+	return 0;
 }
 
 int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out)
 {
 	struct proc_kept *k;
+	int rc = 0;
 
 	*out = NULL;
 	if (t->cycle == cycle) {
@@ -341,7 +384,10 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 		kept_sweep(t, cycle);
 	k = kept_find(t, pid);
 	if (k && k->used != cycle) {
-		if (kept_read(t, k)) {
+		rc = kept_read(t, k);
+		if (rc && rc != -ENOENT)
+			return rc; /* unreadable now, not gone: kept, and read again when asked */
+		if (rc) {
 			/* Gone: let go of what it held now; the next cycle's sweep takes the entry. */
 			kept_release(t, k);
 			k->used = INT64_MIN + 1;
@@ -350,7 +396,9 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 			k->used = cycle;
 		}
 	} else if (!k) {
-		k = kept_open(t, pid, cycle);
+		rc = kept_open(t, pid, cycle, &k);
+		if (rc)
+			return rc;
 	}
 	if (k)
 		*out = &k->p;
@@ -364,7 +412,10 @@ const char *proctab_argv0(struct proctab *t, struct proc_info *p)
 
 	if (!(p->have & HAVE_ARGV0)) {
 		snprintf(path, sizeof(path), "%d/cmdline", (int)p->pid);
+		errno = EBADF;
 		text = t->pf.dirfd >= 0 ? procfs_read(&t->pf, path) : NULL;
+		if (!text && read_failure(errno) != -ENOENT)
+			return NULL; /* not read, not kept: asked again next time */
 		p->argv0 = xstrdup(text ? text : ""); /* cmdline's first NUL ends argv[0] */
 		p->have |= HAVE_ARGV0;
 	}
@@ -378,9 +429,12 @@ const char *proctab_cgroup(struct proctab *t, struct proc_info *p)
 
 	if (p->have & HAVE_CGROUP)
 		return p->cgroup;
-	p->have |= HAVE_CGROUP;
 	snprintf(path, sizeof(path), "%d/cgroup", (int)p->pid);
+	errno = EBADF;
 	text = t->pf.dirfd >= 0 ? procfs_read(&t->pf, path) : NULL;
+	if (!text && read_failure(errno) != -ENOENT)
+		return NULL; /* not read, not kept: asked again next time */
+	p->have |= HAVE_CGROUP;
 	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		/* "hierarchy-ID:controllers:path"; v2 is "0::path". */
 		const char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -411,11 +465,12 @@ const struct container_id *proctab_container(struct proctab *t, struct proc_info
 	struct hindex_iter it;
 	uint64_t h = hash_bytes(p->starttime, &p->pid, sizeof(p->pid));
 
+	errno = 0;
 	if (p->have & HAVE_CONTAINER)
 		return p->ctr;
-	p->have |= HAVE_CONTAINER;
 	for (uint32_t i = hindex_first(&t->cmi, h, &it); i != HINDEX_NONE; i = hindex_next(&t->cmi, h, &it))
 		if (t->cm[i].pid == p->pid && t->cm[i].starttime == p->starttime) {
+			p->have |= HAVE_CONTAINER;
 			if (t->cm[i].id) {
 				p->ctr = xmalloc(sizeof(*p->ctr));
 				*p->ctr = *t->cm[i].id;
@@ -423,9 +478,17 @@ const struct container_id *proctab_container(struct proctab *t, struct proc_info
 			return p->ctr;
 		}
 	snprintf(path, sizeof(path), "%d/cgroup", (int)p->pid);
+	errno = EBADF;
 	text = t->pf.dirfd >= 0 ? procfs_read(&t->pf, path) : NULL;
-	if (!text)
-		return NULL; /* gone or unreadable: no identity, and nothing remembered */
+	if (!text) {
+		/* Gone: no identity; unreadable now (errno says why): nothing remembered. */
+		if (read_failure(errno) != -ENOENT)
+			return NULL;
+		p->have |= HAVE_CONTAINER;
+		errno = 0;
+		return NULL;
+	}
+	p->have |= HAVE_CONTAINER;
 	/* On the host: no identity (and never a half-read one); "/" is kept: it may be the monitor's own cgroup. */
 	if (container_from_proc_cgroup(text, &id) == 0 || id.ns_root) {
 		p->ctr = xmalloc(sizeof(*p->ctr));
@@ -450,5 +513,6 @@ const struct container_id *proctab_container(struct proctab *t, struct proc_info
 		m->id = xmalloc(sizeof(*m->id));
 		*m->id = *p->ctr;
 	}
+	errno = 0;
 	return p->ctr;
 }

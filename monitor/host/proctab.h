@@ -44,6 +44,7 @@ struct proctab {
 	struct proc_info *old; /* the previous refresh's (argv0 and cgroup carry over) */
 	struct proc_kept **kp; /* proctab_get's processes when no scan was needed, by kpi */
 	size_t nkp, akp, kp_fds, kp_cap; /* ...; their stat files kept open, at most kp_cap */
+	struct fd_budget *fdb; /* borrowed: the producer's descriptor budget (kept files are taken from it); NULL: none */
 	struct hindex kpi;     /* kp by pid */
 	int64_t kp_cycle, kp_prev; /* the cycle proctab_get last ran in, and the one before */
 	int real_proc;         /* the root is a procfs (not a fixture tree): -1 until known */
@@ -67,7 +68,10 @@ void proctab_free(struct proctab *t);
 /*
  * Scan /proc for the cycle that started at cycle (CLOCK_MONOTONIC ns),
  * unless the table already holds that cycle's scan. 0, or -errno when
- * /proc cannot be read (the table is then empty and t->error says why).
+ * /proc cannot be listed (the table is then empty) or a process's stat file
+ * cannot be read for another reason than its exit (ENOENT, ESRCH): EMFILE,
+ * EACCES (the table then holds the processes that could be read); t->error
+ * says why.
  */
 int proctab_refresh(struct proctab *t, int64_t cycle);
 
@@ -83,17 +87,24 @@ struct proc_info *proctab_find(struct proctab *t, pid_t pid);
  * the process is gone even when another has its pid since; processes not
  * asked for in two cycles are let go. 0 with *out (NULL when there is no
  * such process; valid until the next proctab call), or -errno when /proc
- * cannot be read.
+ * or the process's file cannot be read for another reason than its exit
+ * (EMFILE, EACCES: the process is not reported gone).
  */
 int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out);
 
-/* argv[0] of p ("" for a kernel thread or a process gone meanwhile). Borrowed. */
+/*
+ * argv[0] of p ("" for a kernel thread or a process gone meanwhile).
+ * Borrowed. NULL with errno set when its cmdline cannot be read for another
+ * reason than the process's exit (EMFILE, EACCES); nothing is kept then, so
+ * the next call reads again.
+ */
 const char *proctab_argv0(struct proctab *t, struct proc_info *p);
 
 /*
  * p's cgroup path: the cgroup v2 path ("0::/system.slice/x.service" gives
  * "/system.slice/x.service"), else the first v1 line's path; "" when
- * unknown. Borrowed.
+ * unknown or the process is gone. Borrowed. NULL with errno set when the
+ * file cannot be read for another reason (nothing kept; read again next time).
  */
 const char *proctab_cgroup(struct proctab *t, struct proc_info *p);
 
@@ -103,6 +114,9 @@ const char *proctab_cgroup(struct proctab *t, struct proc_info *p);
  * process stays the same. NULL when the process is on the host (or gone);
  * an identity with only ns_root set when its cgroup reads "/" (the host's
  * root, or the reader's own cgroup from inside a namespace). Borrowed.
+ * When NULL, errno is 0 (on the host, or gone) or says why the file could
+ * not be read now (EMFILE, EACCES: nothing is remembered; read again next
+ * time).
  */
 const struct container_id *proctab_container(struct proctab *t, struct proc_info *p);
 

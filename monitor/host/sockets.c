@@ -221,11 +221,16 @@ static void listen_table(struct sock_table *t, struct procfs *pf, int64_t now_ns
 	if (!t->l)
 		t->l = xcalloc(LISTEN_MAX, sizeof(*t->l));
 	t->nl = 0;
+	t->l_err = 0;
 	for (int v6 = 0; v6 < 2; v6++) {
-		const char *text = procfs_read(pf, v6 ? "net/tcp6" : "net/tcp");
+		const char *file = v6 ? "net/tcp6" : "net/tcp", *text = procfs_read(pf, file);
 
-		if (text)
+		if (text) {
 			sockets_parse_listen(text, v6, t->l, LISTEN_MAX, &t->nl);
+		} else if (errno != ENOENT && !t->l_err) { /* ENOENT: no IPv6 */
+			t->l_err = errno;
+			t->l_file = file;
+		}
 	}
 	t->l_dev = st.st_dev;
 	t->l_ino = st.st_ino;
@@ -298,7 +303,9 @@ static void holders_scan(struct sock_table *t, struct procfs *pf, const struct s
 	t->h_dev = st->st_dev;
 	t->h_ino = st->st_ino;
 	t->h_read_ns = now_ns;
+	t->h_err = 0;
 	if (!proc) {
+		t->h_err = errno;
 		if (d >= 0)
 			close(d);
 		return;
@@ -317,8 +324,12 @@ static void holders_scan(struct sock_table *t, struct procfs *pf, const struct s
 		snprintf(path, sizeof(path), "%s/fd", e->d_name);
 		fdd = openat(pf->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fdd < 0 || !(fds = fdopendir(fdd))) {
+			int err = errno;
+
 			if (fdd >= 0)
 				close(fdd);
+			if (err != ENOENT && err != ESRCH && err != EACCES && err != EPERM && !t->h_err)
+				t->h_err = err; /* EMFILE: a holder may be left out */
 			continue; /* gone, or not ours to read */
 		}
 		while ((f = readdir(fds))) {
@@ -392,6 +403,12 @@ pid_t sock_owner_find(struct sock_owner *o, struct sock_table *t, struct procfs 
 	listen_table(t, pf, now_ns);
 	n = sockets_match(t->l, t->nl, o->port, o->addrs, o->naddrs, o->any, inodes, ARRAY_SIZE(inodes));
 	o->missed_ns = 0;
+	if (n == 0 && t->l_err) {
+		snprintf(o->why, sizeof(o->why), "cannot read the listening sockets (%s): %s", t->l_file,
+			 strerror(t->l_err));
+		o->nseen = 0;
+		return 0; /* not a miss: looked for again next time */
+	}
 	if (n == 0) {
 		snprintf(o->why, sizeof(o->why), "no process listens on port %u", o->port);
 		o->nseen = 0;
@@ -404,6 +421,11 @@ pid_t sock_owner_find(struct sock_owner *o, struct sock_table *t, struct procfs 
 	o->pid = find_holder(t, pf, inodes, n, now_ns, &o->fd, &o->inode);
 	if (o->pid)
 		return o->pid;
+	if (t->h_err) {
+		snprintf(o->why, sizeof(o->why), "cannot read the processes' descriptors: %s", strerror(t->h_err));
+		o->nseen = 0;
+		return 0; /* looked for again next time */
+	}
 	memcpy(o->seen, inodes, n * sizeof(*inodes));
 	o->nseen = n;
 	o->scanned_ns = now_ns;

@@ -94,11 +94,15 @@ struct sock_table {
 	dev_t l_dev;
 	ino_t l_ino;
 	int64_t l_read_ns;          /* CLOCK_MONOTONIC */
+	int l_err;                  /* errno of the last listing's failed read (net/tcp, net/tcp6), 0 if fine */
+	const char *l_file;         /* the file that read failed ("net/tcp"), with l_err */
 	struct sock_holder *h;      /* owned; sorted by inode */
 	size_t nh;
 	dev_t h_dev;
 	ino_t h_ino;
 	int64_t h_read_ns;          /* CLOCK_MONOTONIC */
+	int h_err;                  /* errno of the holders scan's first failure other than a process gone
+	                               (ENOENT, ESRCH) or not ours to see (EACCES, EPERM), 0 if fine */
 };
 
 void sock_table_free(struct sock_table *t); /* leaves it empty */
@@ -106,8 +110,10 @@ void sock_table_free(struct sock_table *t); /* leaves it empty */
 struct procfs;
 /*
  * The pid listening on o's port now (0 when none is found; o->why says
- * why), read from pf (procfs.h: the --path.procfs root) through t. Cheap
- * when the cached process still holds the socket.
+ * why, with the errno's words when a file could not be read for another
+ * reason than a process's exit: EMFILE), read from pf (procfs.h: the
+ * --path.procfs root) through t. Cheap when the cached process still holds
+ * the socket.
  */
 pid_t sock_owner_find(struct sock_owner *o, struct sock_table *t, struct procfs *pf, int64_t now_ns);
 

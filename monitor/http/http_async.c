@@ -16,6 +16,7 @@
  */
 #include "http_async.h"
 #include "kubelet_pods.h"
+#include "../core/fdbudget.h"
 #include "../core/loop.h"
 #include "../../common/log.h"
 
@@ -50,6 +51,7 @@ struct conn {
 	struct sock *socks;
 	struct http_call *call;   /* the request running; NULL: none */
 	int filter;               /* reduce its answer as a PodList */
+	size_t fds;               /* descriptors taken from the budget for it */
 	struct conn *next;
 };
 
@@ -79,6 +81,7 @@ struct http_async {
 	int pipe[2];                /* jobs done: their pointers; -1 until the first job */
 	struct loop_watch pipe_watch;
 	struct job *jobs;           /* running or done, not yet joined */
+	struct fd_budget *fdb;      /* borrowed; NULL: none */
 };
 
 /* The call has ended: it is no longer running, and its callback is told. */
@@ -241,11 +244,27 @@ static int job_start(struct http_async *h, struct http_call *c, struct buf *body
 
 static void check_done(struct conn *k);
 
+/*
+ * Hand an event on fd (CURL_SOCKET_TIMEOUT: the timer) to libcurl. The CPU
+ * time it takes on the loop (reading, TLS, decoding into the body) is the
+ * running call's: its loop_cpu_ns.
+ */
+static void socket_action(struct conn *k, curl_socket_t fd, int flags)
+{
+	struct http_call *c = k->call;
+	int64_t cpu0 = clock_thread_cpu_ns();
+	int n;
+
+	k->h->api.multi_socket_action(k->multi, fd, flags, &n);
+	if (c)
+		c->loop_cpu_ns += clock_thread_cpu_ns() - cpu0;
+}
+
 static void on_sock(struct loop_watch *w, short revents)
 {
 	struct sock *s = w->data;
 	struct conn *k = s->k; /* s may be freed inside socket_action (CURL_POLL_REMOVE) */
-	int flags = 0, n;
+	int flags = 0;
 
 	if (revents & POLLIN)
 		flags |= CURL_CSELECT_IN;
@@ -253,7 +272,7 @@ static void on_sock(struct loop_watch *w, short revents)
 		flags |= CURL_CSELECT_OUT;
 	if (revents & (POLLERR | POLLHUP))
 		flags |= CURL_CSELECT_ERR;
-	k->h->api.multi_socket_action(k->multi, s->fd, flags, &n);
+	socket_action(k, s->fd, flags);
 	check_done(k);
 }
 
@@ -298,9 +317,8 @@ static int sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *so
 static void on_timer(struct loop_timer *t)
 {
 	struct conn *k = t->data;
-	int n;
 
-	k->h->api.multi_socket_action(k->multi, CURL_SOCKET_TIMEOUT, 0, &n);
+	socket_action(k, CURL_SOCKET_TIMEOUT, 0);
 	check_done(k);
 }
 
@@ -333,6 +351,8 @@ static void conn_free(struct conn *k)
 		loop_watch_stop(k->h->loop, &s->w);
 		free(s);
 	}
+	if (k->h->fdb)
+		fd_budget_give(k->h->fdb, k->fds);
 	free(k);
 }
 
@@ -361,9 +381,16 @@ static struct conn *conn_get(struct http_async *h, unsigned id, char *err, size_
 			return k;
 	if (load(h, err, errsz))
 		return NULL;
+	if (h->fdb && fd_budget_take(h->fdb, HTTP_CONN_FDS)) {
+		snprintf(err, errsz,
+			 "no descriptor left for another connection: the %zu that a limit of %zu (ulimit -n) lends to "
+			 "connections and kept files are in use", h->fdb->available, h->fdb->limit);
+		return NULL;
+	}
 	k = xcalloc(1, sizeof(*k));
 	k->h = h;
 	k->id = id;
+	k->fds = h->fdb ? HTTP_CONN_FDS : 0;
 	if (http_client_init(&k->cl, &h->api, err, errsz) || !(k->multi = h->api.multi_init())) {
 		snprintf(err, errsz, "libcurl: cannot make a handle");
 		conn_free(k);
@@ -457,6 +484,11 @@ void http_async_free(struct http_async *h)
 	free(h);
 }
 
+void http_async_set_fd_budget(struct http_async *h, struct fd_budget *b)
+{
+	h->fdb = b;
+}
+
 unsigned http_async_conn(struct http_async *h)
 {
 	return ++h->next_conn;
@@ -521,6 +553,7 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 	c->first_byte_ns = 0;
 	c->retry_after_ms = -1;
 	c->body_begun = 0;
+	c->loop_cpu_ns = 0;
 	c->started_ns = clock_mono_ns();
 	buf_reset(&c->body);
 	if (!(k = conn_get(h, conn, err, sizeof(err)))) {

@@ -49,6 +49,8 @@ struct http_call {
 	int64_t first_byte_ns;    /* CLOCK_MONOTONIC: the answer began; 0 when none did */
 	int64_t retry_after_ms;   /* -1 when none */
 	int body_begun;           /* while it runs: the body has begun to arrive */
+	int64_t loop_cpu_ns;      /* this thread's CPU time libcurl took for it in the loop's callbacks
+	                             (reading, TLS, decoding): ns since http_call_start; for self-timing */
 	/* internal */
 	struct http_async *h;
 	uint64_t id;              /* while it runs; 0 when not */
@@ -63,6 +65,21 @@ struct http_call {
 struct http_async *http_async_new(struct loop *loop);
 /* Close every connection, wait for the reductions' threads. NULL-safe. No call may be running. */
 void http_async_free(struct http_async *h);
+
+/*
+ * What a connection costs in descriptors: libcurl's multi handle's wakeup
+ * socketpair (libcurl >= 7.68 makes one per multi handle; Debian 12 has
+ * 7.88) and the connection's socket.
+ */
+#define HTTP_CONN_FDS 3
+
+struct fd_budget;
+/*
+ * Take each connection's descriptors (HTTP_CONN_FDS, at its first request)
+ * from b (borrowed; fdbudget.h): a connection that cannot have them is not
+ * made, and its requests end with an error that says so. NULL: no budget.
+ */
+void http_async_set_fd_budget(struct http_async *h, struct fd_budget *b);
 
 /* A new connection: requests made on it share one kept-alive connection, one request at a time. */
 unsigned http_async_conn(struct http_async *h);

@@ -83,6 +83,7 @@ static const struct map_rows containers_rows = {
 #else /* the collector */
 #include "../host/cgroupfs.h"
 #include "../core/collector.h"
+#include "../core/fdbudget.h"
 #include "../host/host.h"
 #include "../../common/jset.h"
 #include "../../common/log.h"
@@ -157,10 +158,14 @@ struct ct_state {
 	int baseline_done;        /* open()'s scan happened: later cgroups count from zero */
 	int was_baseline;         /* the last ct_cycle was a baseline scan (nothing to report yet) */
 	size_t nfds, fd_cap;      /* directory fds kept, and the most that may be */
+	struct fd_budget *fdb;    /* borrowed: the producer's descriptor budget; NULL: none (fd_cap from the limit) */
+	size_t held;              /* what the budget was last told this collector holds */
 	char *dents[CT_MAX_DEPTH + 1]; /* one listing buffer per depth */
 	char *buf;                /* file read scratch */
 	json_t *containers;       /* kept between cycles, lent to each report */
 	char err[512];            /* why the last scan failed, "" */
+	char read_err[384];       /* this cycle's first cgroup that could not be read (not gone: EMFILE), "" */
+	unsigned nread_err;       /* how many could not be read this cycle */
 	int truncated;            /* the table was full during the last scan */
 	struct log_limit trunc_log;
 };
@@ -380,9 +385,40 @@ static int roots_open(struct ct_state *s)
 /* ---- the walk ----------------------------------------------------------- */
 
 /*
+ * A cgroup's directory or file could not be read for another reason than
+ * its removal (ENOENT, ENODEV): EMFILE, EACCES. Remembered for the group's
+ * error, so a cgroup left out this cycle is never left out in silence.
+ */
+static void read_failed(struct ct_state *s, const struct ct_node *n, int e)
+{
+	if (e == ENOENT || e == ENODEV)
+		return;
+	if (!s->nread_err++)
+		snprintf(s->read_err, sizeof(s->read_err), "cannot read cgroup %s under %s: %s", *n->path ? n->path : "/",
+			 s->root, strerror(e));
+}
+
+/*
+ * Directory dir could not be opened or listed in root slot (error e): its
+ * cgroups known from earlier scans are not gone, only unread. They stay
+ * (their entries keep their last values) unless e says dir was removed.
+ */
+static void unlisted(struct ct_state *s, size_t slot, const struct ct_node *dir, int e)
+{
+	size_t len = strlen(dir->path);
+
+	read_failed(s, dir, e);
+	if (e == ENOENT || e == ENODEV)
+		return;
+	for (size_t i = 0; i < s->nnodes; i++)
+		if (!strncmp(s->nodes[i]->path, dir->path, len) && s->nodes[i]->path[len] == '/')
+			s->nodes[i]->seen[slot] = s->gen;
+}
+
+/*
  * The directory fd of n in root slot, opened relative to parent_fd (or by
  * path from the root) when not kept. *temp is set when the caller must
- * close it after use. -1 when it cannot be opened.
+ * close it after use. -errno when it cannot be opened.
  */
 static int node_open(struct ct_state *s, struct ct_node *n, size_t slot, int parent_fd, const char *name, int *temp)
 {
@@ -397,7 +433,7 @@ static int node_open(struct ct_state *s, struct ct_node *n, size_t slot, int par
 	else
 		fd = openat(s->roots[slot].fd, n->path + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	if (!n->ino[slot] && fstat(fd, &st) == 0)
 		n->ino[slot] = st.st_ino;
 	if (s->nfds < s->fd_cap) {
@@ -443,8 +479,10 @@ static void walk_child(struct ct_state *s, size_t slot, struct ct_node *dir, int
 	if (n->leaf && n->fd[slot] >= 0)
 		return; /* a container already open: nothing to list below it */
 	fd = node_open(s, n, slot, dir_fd, name, &temp);
-	if (fd < 0)
+	if (fd < 0) {
+		unlisted(s, slot, n, -fd);
 		return;
+	}
 	if (!n->leaf && depth < CT_MAX_DEPTH)
 		walk(s, slot, n, fd, depth + 1);
 	if (temp)
@@ -488,6 +526,8 @@ static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, u
 		if (s->on_cgroupfs && (size_t)got + sizeof(struct dirent64) < CT_DENTS_BUF)
 			break;
 	}
+	if (got < 0)
+		unlisted(s, slot, dir, errno);
 }
 
 /*
@@ -656,7 +696,7 @@ static void node_drop_entry(struct ct_state *s, struct ct_node *n)
 /* Read node n and update its entry. 0, or -ENOENT when the cgroup is gone. */
 static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 {
-	int fd[CG_NHIER], temp[CG_NHIER] = { 0 }, rc;
+	int fd[CG_NHIER], temp[CG_NHIER] = { 0 }, rc, unopened = 0;
 	size_t room, room0;
 	struct cg_stats st;
 	int hp;
@@ -673,6 +713,12 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 				if (s->slot_of[q] == slot)
 					same = q;
 			fd[r] = same >= 0 ? fd[same] : node_open(s, n, (size_t)slot, -1, NULL, &temp[r]);
+			if (fd[r] < 0 && same < 0 && fd[r] != -ENOENT && fd[r] != -ENODEV) {
+				read_failed(s, n, -fd[r]);
+				unopened = 1;
+			}
+			if (fd[r] < 0)
+				fd[r] = -1;
 		}
 	}
 	room = s->nfds < s->fd_cap ? s->fd_cap - s->nfds : 0;
@@ -682,10 +728,14 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	for (int r = 0; r < CG_NHIER; r++)
 		if (temp[r])
 			close(fd[r]);
+	if (unopened && !st.has)
+		return 0; /* not one directory could be opened, none is gone: keep the last entry's values */
 	if (rc == -ENOENT || rc == -ENODEV)
 		return -ENOENT;
+	if (rc < 0)
+		read_failed(s, n, -rc); /* what could be read is in st */
 	if (!st.has)
-		return 0; /* unreadable now (what cg_read found is -errno): keep the last entry's values */
+		return 0; /* unreadable now: keep the last entry's values */
 	if (!n->obj) {
 		n->obj = json_object();
 		json_object_set_new(s->containers, n->key, n->obj);
@@ -748,10 +798,16 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 /* Scan and read every reported cgroup. 0, or -errno with s->err set (nothing read). */
 static int ct_cycle(struct ct_state *s, int64_t now)
 {
+	s->read_err[0] = '\0';
+	s->nread_err = 0;
+	if (s->fdb) /* a quarter of the producer's budget, within what the others left */
+		s->fd_cap = fd_budget_cap(s->fdb, s->held, 1, 4);
 	if (scan(s)) {
 		/* The root may come back (a remount, a DaemonSet's volume): look for it afresh next time. */
 		roots_close(s);
 		s->baseline_done = 0;
+		if (s->fdb)
+			fd_budget_hold(s->fdb, &s->held, s->nfds);
 		return -1;
 	}
 	/* Children first (the table is in walk order): a pod learns its names from its containers' state. */
@@ -768,6 +824,8 @@ static int ct_cycle(struct ct_state *s, int64_t now)
 	}
 	s->was_baseline = !s->baseline_done;
 	s->baseline_done = 1;
+	if (s->fdb)
+		fd_budget_hold(s->fdb, &s->held, s->nfds);
 	return 0;
 }
 
@@ -786,12 +844,15 @@ static int ct_open(const struct mon_env *env, const struct coll_target *t, void 
 	for (int i = 0; i < CG_NHIER; i++)
 		s->slot_of[i] = -1;
 	/*
-	 * Keep directories open up to a quarter of the descriptor limit (the
-	 * rest of the producer needs its share; 256 of the usual 1024): past
-	 * that a directory is opened when needed and closed after.
+	 * Keep directories open up to a quarter of the producer's descriptor
+	 * budget (fdbudget.h; without one, of the limit: 256 of the usual
+	 * 1024): past that a directory is opened when needed and closed after.
 	 */
 	s->fd_cap = 256;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+	s->fdb = host_fd_budget(env->host);
+	if (s->fdb)
+		s->fd_cap = fd_budget_cap(s->fdb, 0, 1, 4);
+	else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		s->fd_cap = rl.rlim_cur / 4 < 1 ? 1 : (size_t)(rl.rlim_cur / 4);
 	/* The baseline: the cgroups there now count from this scan; the ones created later from zero. */
 	ct_cycle(s, clock_mono_ns());
@@ -818,6 +879,11 @@ static void ct_collect(void *state, const struct cycle *cy, const enum group_id 
 	}
 	json_object_set_new(group, "cgroup_version", json_integer(s->v2 ? 2 : 1));
 	json_object_set(group, "containers", s->containers);
+	/* What could be read is reported; what could not, and why, is the group's error. */
+	if (s->nread_err > 1)
+		set_error(group, "%s (and %u more cgroups)", s->read_err, s->nread_err - 1);
+	else if (s->nread_err)
+		set_error(group, "%s", s->read_err);
 }
 
 static void ct_close(void *state)
@@ -827,6 +893,8 @@ static void ct_close(void *state)
 	if (!s)
 		return;
 	roots_close(s);
+	if (s->fdb)
+		fd_budget_hold(s->fdb, &s->held, 0);
 	free(s->nodes);
 	free(s->index);
 	for (int i = 0; i <= CT_MAX_DEPTH; i++)

@@ -74,7 +74,7 @@ struct proc_state {
 	int pid_filtered;             /* pid: the process exists but tag_filter excludes it */
 };
 
-/* Does p's comm or argv[0]'s basename equal name? */
+/* Does p's comm or argv[0]'s basename equal name? 1, 0, or -errno when its cmdline cannot be read. */
 static int process_matches(struct host *h, struct proc_info *p, const char *name)
 {
 	const char *argv0, *base;
@@ -82,6 +82,8 @@ static int process_matches(struct host *h, struct proc_info *p, const char *name
 	if (!strcmp(p->comm, name))
 		return 1;
 	argv0 = host_process_argv0(h, p);
+	if (!argv0)
+		return -errno;
 	base = strrchr(argv0, '/');
 	return *argv0 && strcmp(base ? base + 1 : argv0, name) == 0;
 }
@@ -160,9 +162,15 @@ static void scan(struct proc_state *s, const struct cycle *cy, int prime)
 	for (size_t i = 0; i < n; i++) {
 		struct proc_info *p = &procs[i];
 
-		if (!alive(p) || !process_matches(s->host, p, s->rt->name) || !tag_ok(s, p->comm))
+		if (!alive(p))
 			continue;
-		entry_seen(s, p, cy, prime);
+		rc = process_matches(s->host, p, s->rt->name);
+		if (rc < 0) {
+			s->scan_error = -rc; /* one process unknown: the runtime's set is, too */
+			return;
+		}
+		if (rc && tag_ok(s, p->comm))
+			entry_seen(s, p, cy, prime);
 	}
 }
 

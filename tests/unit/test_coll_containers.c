@@ -504,6 +504,53 @@ static void test_fd_cap(void)
 	is_int(after, before, "closed: no descriptor left open");
 }
 
+/*
+ * Out of descriptors (EMFILE) no cgroup is gone: the directories and files
+ * the collector cannot open are the group's error, with the errno's words,
+ * and every entry stays with its last figures; once descriptors are back
+ * the error goes and the figures move again.
+ */
+static void test_emfile(void)
+{
+	struct rlimit old, low;
+	void *st;
+	json_t *g;
+	size_t n;
+	int lowest;
+
+	setup("v2-systemd");
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = 48; /* 12 directories kept: the others are opened when read */
+	setrlimit(RLIMIT_NOFILE, &low);
+	st = open_state(root);
+	setrlimit(RLIMIT_NOFILE, &old);
+	g = collect(st);
+	n = json_object_size(json_object_get(g, "containers"));
+	is_str(json_string_value(json_object_get(g, "error")), "", "emfile: a cycle with descriptors, no error");
+	ok(n == 9, "emfile: nine entries (%zu)", n);
+	json_decref(g);
+	put(CT_G "/cpu.stat", "usage_usec 9000000\nuser_usec 5400000\nsystem_usec 1600000\n");
+	lowest = dup(0);
+	close(lowest);
+	low.rlim_cur = (rlim_t)lowest;
+	setrlimit(RLIMIT_NOFILE, &low);
+	g = collect(st);
+	setrlimit(RLIMIT_NOFILE, &old);
+	ok(strstr(json_string_value(json_object_get(g, "error")), "Too many open files") != NULL,
+	   "emfile: the group's error says why (%s)", json_string_value(json_object_get(g, "error")));
+	ok(strstr(json_string_value(json_object_get(g, "error")), "cannot read cgroup /") != NULL,
+	   "emfile: and which cgroup");
+	is_int((long)json_object_size(json_object_get(g, "containers")), (long)n, "emfile: no entry vanishes");
+	json_decref(g);
+	g = collect(st);
+	is_str(json_string_value(json_object_get(g, "error")), "", "emfile: descriptors back, no error");
+	is_int((long)json_object_size(json_object_get(g, "containers")), (long)n, "emfile: every entry");
+	ok(f(g, CT_G, "cpu_usage_seconds") > 0, "emfile: the figures move again");
+	json_decref(g);
+	ops->close(st);
+}
+
 #define V1_POD "/kubepods/burstable/pod1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b"
 #define V1_CT V1_POD "/" BC_ID
 #define V1_GPOD "/kubepods/pod8f2b7c1e-3a4d-4e5f-9a6b-1c2d3e4f5a6b"
@@ -565,6 +612,7 @@ int main(void)
 	test_v2();
 	test_v1();
 	test_fd_cap();
+	test_emfile();
 	host_free(host);
 	if (work[0])
 		sh("rm -rf '%s'", work);

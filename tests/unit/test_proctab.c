@@ -9,6 +9,7 @@
  * test_host.c.)
  */
 #include "../../common/util.h"
+#include "../../monitor/host/container.h"
 #include "../../monitor/host/proctab.h"
 #include "tap.h"
 
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +28,8 @@
 #ifndef FIXTURES
 #define FIXTURES "tests/fixtures/proc"
 #endif
+
+#define DOCKER_ID "4f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
 static char root[256];
 
@@ -221,6 +225,92 @@ static void test_fixture(void)
 	}
 }
 
+/* The lowest descriptor free now: a limit there lets no new one open (EMFILE). */
+static int lowest_free_fd(void)
+{
+	int fd = dup(0);
+
+	close(fd);
+	return fd;
+}
+
+static void set_fd_limit(rlim_t cur)
+{
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = cur;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		printf("# setrlimit: %s\n", strerror(errno));
+		exit(2);
+	}
+}
+
+/*
+ * Out of descriptors (EMFILE) a process has not exited: a scan, a get,
+ * argv[0] and the container identity say -EMFILE (errno EMFILE) instead of
+ * leaving the process out, and nothing unread is kept as "" or "none", so
+ * once descriptors are back every figure is there.
+ */
+static void test_emfile(void)
+{
+	struct proctab t;
+	struct proc_info *p;
+	struct rlimit saved;
+	const struct container_id *id;
+	char cmd[600];
+
+	snprintf(root, sizeof(root), "%s/proctab.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	getrlimit(RLIMIT_NOFILE, &saved);
+	stat_line(4242, "srv", 'S', 10, 5, 77);
+	put("4242/cmdline", "/opt/srv/bin/srv\0", 17);
+	put("4242/cgroup", "0::/system.slice/docker-" DOCKER_ID ".scope\n", -1);
+	proctab_init(&t, root);
+	is_int(proctab_refresh(&t, 1), 0, "emfile: a first scan with descriptors");
+	p = proctab_find(&t, 4242);
+	ok(p != NULL, "emfile: 4242 found");
+	if (p) {
+		set_fd_limit((rlim_t)lowest_free_fd());
+		errno = 0;
+		ok(proctab_argv0(&t, p) == NULL && errno == EMFILE, "emfile: argv[0] unread is NULL, errno EMFILE");
+		errno = 0;
+		ok(proctab_container(&t, p) == NULL && errno == EMFILE, "emfile: no identity, errno EMFILE");
+		setrlimit(RLIMIT_NOFILE, &saved);
+		is_str(proctab_argv0(&t, p), "/opt/srv/bin/srv", "emfile: argv[0] read once descriptors are back");
+		id = proctab_container(&t, p);
+		ok(id && !strcmp(id->id, DOCKER_ID), "emfile: the identity read once descriptors are back");
+	}
+	/* The listing gets its descriptor, no stat file does. */
+	set_fd_limit((rlim_t)lowest_free_fd() + 1);
+	is_int(proctab_refresh(&t, 2), -EMFILE, "emfile: a scan whose stat reads fail: -EMFILE, not an empty host");
+	is_int(t.error, EMFILE, "emfile: the table's error");
+	setrlimit(RLIMIT_NOFILE, &saved);
+	is_int(proctab_refresh(&t, 3), 0, "emfile: the next scan with descriptors");
+	ok(proctab_find(&t, 4242) != NULL, "emfile: 4242 back in the table");
+	proctab_free(&t);
+
+	/* One process, no scan: neither its kept file nor its path can be opened. */
+	proctab_init(&t, root);
+	is_int(proctab_get(&t, 1, 4242, &p), 0, "emfile: get opens the root and keeps the stat file");
+	proctab_free(&t);
+	proctab_init(&t, root);
+	is_int(proctab_get(&t, 1, 999, &p), 0, "emfile: get a pid that is not there (opens the root)");
+	set_fd_limit((rlim_t)lowest_free_fd());
+	is_int(proctab_get(&t, 2, 4242, &p), -EMFILE, "emfile: get says -EMFILE, not \"no such process\"");
+	ok(p == NULL, "emfile: no entry");
+	setrlimit(RLIMIT_NOFILE, &saved);
+	is_int(proctab_get(&t, 3, 4242, &p), 0, "emfile: get with descriptors back");
+	ok(p && p->pid == 4242 && p->utime == 10, "emfile: the process read");
+	proctab_free(&t);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+}
+
 static void test_real_proc(void)
 {
 	struct proctab t;
@@ -280,5 +370,6 @@ int main(void)
 {
 	test_fixture();
 	test_real_proc();
+	test_emfile();
 	return done_testing();
 }

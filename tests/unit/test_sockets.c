@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,6 +184,27 @@ int main(void)
 		sock_owner_init(&o, "localhost", 8004);
 		is_int(sock_owner_find(&o, &tab, &pf, 10 * NS_PER_S), 0, "a listener nobody here holds (another user's)");
 		is_str(o.why, "the process listening on port 8004 is not visible (permissions?)", "... and why");
+		{
+			/* Out of descriptors (EMFILE): said as such, never "nothing listens" or "permissions?". */
+			struct rlimit saved, low;
+			int lowest = dup(0);
+
+			close(lowest);
+			getrlimit(RLIMIT_NOFILE, &saved);
+			low = saved;
+			low.rlim_cur = (rlim_t)lowest;
+			sock_owner_init(&o, "127.0.0.1", 8002);
+			setrlimit(RLIMIT_NOFILE, &low);
+			is_int(sock_owner_find(&o, &tab, &pf, 20 * NS_PER_S), 0, "emfile: no listing, no process");
+			setrlimit(RLIMIT_NOFILE, &saved);
+			is_str(o.why, "cannot read the listening sockets (net/tcp): Too many open files", "... and why");
+			low.rlim_cur = (rlim_t)lowest + 1; /* the listing's reads, not a process's fd directory */
+			setrlimit(RLIMIT_NOFILE, &low);
+			is_int(sock_owner_find(&o, &tab, &pf, 30 * NS_PER_S), 0, "emfile: listed, no holder read");
+			setrlimit(RLIMIT_NOFILE, &saved);
+			is_str(o.why, "cannot read the processes' descriptors: Too many open files", "... and why");
+			is_int(sock_owner_find(&o, &tab, &pf, 31 * NS_PER_S), 300, "emfile: descriptors back, found");
+		}
 		procfs_close(&pf);
 		sock_table_free(&tab);
 		snprintf(path, sizeof(path), "rm -rf '%s'", root);

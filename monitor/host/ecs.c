@@ -208,7 +208,7 @@ static void maybe_fetch(struct ecs *e, int64_t now)
 				       .max_body = ECS_BODY_MAX, .direct = 1 /* on this instance, or in this task */ };
 
 		if (e->s[i].url)
-			http_call_start(e->http, &e->s[i].call, e->s[i].conn, &o, NULL, fetch_done, &e->s[i]);
+			http_call_start(e->http, &e->s[i].call, e->s[i].conn, &o, fetch_done, &e->s[i]);
 	}
 }
 

@@ -145,7 +145,7 @@ static void next_request(struct instance *in)
 	}
 	snprintf(url, sizeof(url), "%s%s", in->endpoint, in->path);
 	o.url = url;
-	http_call_start(in->http, &in->call, in->conn, &o, NULL, on_answer, in);
+	http_call_start(in->http, &in->call, in->conn, &o, on_answer, in);
 }
 
 /* The answer's first line into dst. */

@@ -330,8 +330,18 @@ static int wake_init(struct loop *l)
 
 static void *worker(void *arg)
 {
+	struct sched_param sp = { .sched_priority = 0 };
 	struct loop *l = arg;
 
+	/*
+	 * SCHED_BATCH whatever the loop's own policy, so a producer run at a
+	 * real-time priority (chrt) never has its loop wait behind a parse of
+	 * tens of megabytes at that priority. Set here: pthread attributes
+	 * take SCHED_OTHER, FIFO and RR only, and a refused attribute would
+	 * leave the worker inheriting the loop's policy.
+	 */
+	if ((errno = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp)))
+		log_debug("loop: a worker keeps the loop's scheduling: %s", strerror(errno));
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
 		struct loop_work *w;
@@ -364,32 +374,15 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/*
- * A worker: SCHED_BATCH whatever the loop's own policy, so a producer run at
- * a real-time priority (chrt) never has its loop wait behind a parse of tens
- * of megabytes at the same priority; every signal blocked (they are the
- * loop's). 0 or an errno.
- */
+/* A worker, every signal blocked (they are the loop's). 0 or an errno. */
 static int worker_start(struct loop *l, pthread_t *th)
 {
-	struct sched_param sp = { .sched_priority = 0 };
-	pthread_attr_t attr;
 	sigset_t all, old;
 	int rc;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (pthread_attr_init(&attr)) {
-		rc = pthread_create(th, NULL, worker, l);
-	} else {
-		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&attr, SCHED_BATCH);
-		pthread_attr_setschedparam(&attr, &sp);
-		rc = pthread_create(th, &attr, worker, l);
-		pthread_attr_destroy(&attr);
-		if (rc == EPERM || rc == EINVAL)
-			rc = pthread_create(th, NULL, worker, l);
-	}
+	rc = pthread_create(th, NULL, worker, l);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }

@@ -47,6 +47,8 @@ struct ecs_src {
 	struct loop_work work;   /* the answer parsed and reduced off the loop, while that runs */
 	struct buf body;         /* the answer (the work's while it runs) */
 	json_t *red;             /* the work's result, or NULL */
+	struct loop_work drop;   /* the answer it replaced freed off the loop, while that runs */
+	json_t *stale;           /* that answer (the drop's while it runs) */
 };
 
 struct ecs {
@@ -203,12 +205,34 @@ static void errors_join(struct ecs *e)
 			n += (size_t)snprintf(e->errors + n, sizeof(e->errors) - n, "%s%s", n ? "; " : "", e->s[i].error);
 }
 
+/* On a loop worker: an answer replaced, freed (tens of thousands of objects), its memory back to the system. */
+static void drop_work(struct loop_work *w)
+{
+	struct ecs_src *s = w->data;
+
+	json_decref(s->stale);
+	s->stale = NULL;
+	malloc_trim(0);
+}
+
+static void drop_after(struct loop_work *w)
+{
+	(void)w;
+}
+
 /* A source's fetch (and its reduction) is over: keep r (taken) unless err, say what changed once. */
 static void fetch_end(struct ecs_src *s, json_t *r, const char *err)
 {
 	if (r) {
-		json_decref(s->ans);
+		struct loop *l = http_async_loop(s->e->http);
+
+		loop_work_cancel(l, &s->drop); /* the one before, done by now (a period ago at least) */
+		s->stale = s->ans;
 		s->ans = r;
+		if (s->stale && loop_work_post(l, &s->drop, drop_work, drop_after, s)) {
+			json_decref(s->stale);
+			s->stale = NULL;
+		}
 	}
 	if (*err && !http_error_same(err, s->error))
 		log_warn("ecs: %s; task and container names fall back to ids (retried at most every %lld s)", err,
@@ -391,8 +415,10 @@ void ecs_free(struct ecs *e)
 	for (int i = 0; i < NSRC; i++) {
 		http_call_free(&e->s[i].call);
 		loop_work_cancel(http_async_loop(e->http), &e->s[i].work); /* waits for a reduction that runs */
+		loop_work_cancel(http_async_loop(e->http), &e->s[i].drop);
 		buf_free(&e->s[i].body);
 		json_decref(e->s[i].red);
+		json_decref(e->s[i].stale);
 		if (e->s[i].url)
 			http_async_conn_close(e->http, e->s[i].conn);
 		json_decref(e->s[i].ans);

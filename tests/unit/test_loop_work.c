@@ -7,13 +7,14 @@
  * all, an async's callback once); cancel takes back queued, running and
  * done work (the after never runs, the running one is waited for); a loop
  * freed with work queued and running loses nothing under ASan; loop_count
- * counts what is posted and started.
+ * counts what is posted and started; workers run at SCHED_BATCH.
  */
 #include "../../common/timeutil.h"
 #include "../../monitor/core/loop.h"
 #include "tap.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 struct item {
 	struct loop_work w;
+	int policy;            /* the worker's scheduling policy */
 	int n;                 /* its number */
 	int delay_ms;          /* how long its work takes */
 	int worked, aftered;
@@ -44,6 +46,7 @@ static void work(struct loop_work *w)
 	struct item *it = w->data;
 
 	atomic_fetch_add(&started, 1);
+	it->policy = sched_getscheduler(0);
 	if (it->delay_ms)
 		sleep_ms(it->delay_ms);
 	it->mem = malloc(64);
@@ -107,6 +110,7 @@ static void test_order_many(void)
 	ok(!loop_work_active(&a.w) && !loop_work_active(&b.w) && a.aftered == 1 && b.aftered == 1,
 	   "idle after their afters, each once");
 	ok(pthread_equal(a.on, pthread_self()) && pthread_equal(b.on, pthread_self()), "afters run on the loop's thread");
+	is_int(a.policy, SCHED_BATCH, "works run at SCHED_BATCH (a loop at a real-time priority never waits behind them)");
 	/* Many posts, more than there are workers: each one's after once, on the loop. */
 	norder = 0;
 	for (int i = 0; i < 100; i++) {

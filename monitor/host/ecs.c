@@ -226,13 +226,17 @@ static void fetch_end(struct ecs_src *s, json_t *r, const char *err)
 	if (r) {
 		struct loop *l = http_async_loop(s->e->http);
 
-		loop_work_cancel(l, &s->drop); /* the one before, done by now (a period ago at least) */
-		s->stale = s->ans;
-		s->ans = r;
-		if (s->stale && loop_work_post(l, &s->drop, drop_work, drop_after, s)) {
-			json_decref(s->stale);
-			s->stale = NULL;
+		/* The one before still running (seldom: it had a fetch's time): this one is freed here. */
+		if (s->ans && loop_work_active(&s->drop)) {
+			json_decref(s->ans);
+		} else if (s->ans) {
+			s->stale = s->ans;
+			if (loop_work_post(l, &s->drop, drop_work, drop_after, s)) {
+				json_decref(s->stale);
+				s->stale = NULL;
+			}
 		}
+		s->ans = r;
 	}
 	if (*err && !http_error_same(err, s->error))
 		log_warn("ecs: %s; task and container names fall back to ids (retried at most every %lld s)", err,

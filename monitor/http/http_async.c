@@ -19,15 +19,10 @@
 #include "../../common/log.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <malloc.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct conn;
 

@@ -434,9 +434,11 @@ static int unlink_work(struct loop_work **head, struct loop_work **tail, struct 
 
 void loop_work_cancel(struct loop *l, struct loop_work *w)
 {
-	if (!w->state) /* only the loop's thread makes it 0 */
-		return;
 	pthread_mutex_lock(&l->mu);
+	if (!w->state) {
+		pthread_mutex_unlock(&l->mu);
+		return;
+	}
 	while (w->state == 2)
 		pthread_cond_wait(&l->idle_cv, &l->mu);
 	if (!unlink_work(&l->queue, &l->queue_tail, w))

@@ -42,8 +42,8 @@ pc = $(shell $(PKG_CONFIG) --cflags --libs $(1) 2>/dev/null)
 LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
 # -ldl: the NVML collector dlopens the driver's library, and accel-monitor libcurl at its first HTTP request (libc
 # has dlopen since glibc 2.34; older ones need it). libcurl is never linked into accel-monitor (http_async.h says why).
-# -lpthread: the NVML collector waits on events in a thread and reads PCIe throughput on a worker pool; the kubelet's
-# pod list is reduced on a thread.
+# -lpthread: the loop's workers (the kubelet's pod list and ECS's answers parsed off the loop); the NVML collector
+# waits on events in a thread and reads PCIe throughput on a worker pool.
 LIBS_MONITOR := $(LIBS_COMMON) -ldl -lpthread
 # Each sink links only what it uses (a sink with no LIBS_SINK_NAME links LIBS_COMMON).
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread

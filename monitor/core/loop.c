@@ -11,6 +11,14 @@
  * touches a watch or timer it is about to call back without first finding
  * it, by address and start id, in its own arrays: a stopped one is not
  * there, and its (possibly freed) memory is never read.
+ *
+ * Works and asyncs (the hand-backs from threads) share one eventfd, made at
+ * the first of them, and one internal watch on it. A thread that finishes
+ * a work or sends an async writes the eventfd only when no write is
+ * pending since the loop last read it ("signalled", under the mutex), so a
+ * burst of hand-backs costs the loop one wakeup. Reading it, the loop
+ * clears "signalled" before it looks at what is done or sent, so nothing
+ * handed back after that is missed: it writes again.
  */
 #include "loop.h"
 #include "../../common/log.h"
@@ -19,8 +27,14 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 struct loop {
 	struct loop_watch **w;
@@ -34,6 +48,18 @@ struct loop {
 		uint64_t id;
 		short revents;
 	} *ready;             /* what ppoll found, copied before any callback runs */
+	/* the hand-backs from threads */
+	int efd;              /* -1 until the first work or async */
+	struct loop_watch wake;
+	pthread_mutex_t mu;   /* the fields below but asyncs and nasync */
+	pthread_cond_t work_cv, idle_cv;
+	struct loop_work *queue, *queue_tail, *done, *done_tail;
+	int signalled;        /* the eventfd was written since the loop read it */
+	int stop;
+	size_t nthr, nidle, nposted;
+	pthread_t thr[LOOP_WORKERS_MAX];
+	struct loop_async **async;
+	size_t nasync, aasync;
 };
 
 struct loop *loop_new(void)
@@ -41,13 +67,20 @@ struct loop *loop_new(void)
 	struct loop *l = xcalloc(1, sizeof(*l));
 
 	l->next_id = 1;
+	l->efd = -1;
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->work_cv, NULL);
+	pthread_cond_init(&l->idle_cv, NULL);
 	return l;
 }
+
+static void hand_back_free(struct loop *l);
 
 void loop_free(struct loop *l)
 {
 	if (!l)
 		return;
+	hand_back_free(l);
 	if (l->nw || l->nt)
 		log_debug("loop: freed with %zu watch(es) and %zu timer(s) started", l->nw, l->nt);
 	for (size_t i = 0; i < l->nw; i++)
@@ -58,6 +91,9 @@ void loop_free(struct loop *l)
 	free(l->t);
 	free(l->pfd);
 	free(l->ready);
+	pthread_cond_destroy(&l->work_cv);
+	pthread_cond_destroy(&l->idle_cv);
+	pthread_mutex_destroy(&l->mu);
 	free(l);
 }
 
@@ -214,5 +250,265 @@ int loop_run_once(struct loop *l, int64_t until, const sigset_t *sigmask)
 
 size_t loop_count(const struct loop *l)
 {
-	return l->nw + l->nt;
+	return l->nw - (l->wake.id != 0) + l->nt + l->nasync + l->nposted;
+}
+
+/* ---- hand-backs from threads ---------------------------------------------------------------------------- */
+
+/* Wake the loop unless a wakeup is pending already. Called with mu held. */
+static void signal_locked(struct loop *l)
+{
+	uint64_t one = 1;
+
+	if (l->signalled)
+		return;
+	l->signalled = 1;
+	if (write(l->efd, &one, sizeof(one)) < 0) {
+		/* the counter at its maximum: readable already */
+	}
+}
+
+/* The eventfd is readable: the asyncs sent, then the works done (as many as were done now). */
+static void on_wake(struct loop_watch *wt, short revents)
+{
+	struct loop *l = wt->data;
+	struct loop_async **sent;
+	uint64_t *ids, n;
+	size_t nsent = 0, ndone = 0;
+
+	(void)revents;
+	if (read(l->efd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: nothing new */
+	}
+	pthread_mutex_lock(&l->mu);
+	l->signalled = 0;
+	for (struct loop_work *w = l->done; w; w = w->next)
+		ndone++;
+	pthread_mutex_unlock(&l->mu);
+	/* Copy first: a callback may stop asyncs, which moves the array. */
+	sent = xcalloc(l->nasync + 1, sizeof(*sent));
+	ids = xcalloc(l->nasync + 1, sizeof(*ids));
+	for (size_t i = 0; i < l->nasync; i++)
+		if (atomic_exchange((_Atomic int *)&l->async[i]->pending, 0)) {
+			ids[nsent] = l->async[i]->id;
+			sent[nsent++] = l->async[i];
+		}
+	for (size_t i = 0; i < nsent; i++)
+		for (size_t j = 0; j < l->nasync; j++)
+			if (l->async[j] == sent[i] && sent[i]->id == ids[i]) {
+				sent[i]->cb(sent[i]);
+				break;
+			}
+	free(sent);
+	free(ids);
+	while (ndone--) { /* one at a time: an after may cancel a work still on the list */
+		struct loop_work *w;
+
+		pthread_mutex_lock(&l->mu);
+		if ((w = l->done) && !(l->done = w->next))
+			l->done_tail = NULL;
+		pthread_mutex_unlock(&l->mu);
+		if (!w)
+			break;
+		w->state = 0;
+		w->next = NULL;
+		l->nposted--;
+		w->after(w);
+	}
+}
+
+/* The eventfd and its watch, at the first hand-back. 0 or -errno. */
+static int wake_init(struct loop *l)
+{
+	if (l->efd >= 0)
+		return 0;
+	if ((l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return -errno;
+	loop_watch_start(l, &l->wake, l->efd, POLLIN, on_wake, l);
+	return 0;
+}
+
+static void *worker(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	struct loop *l = arg;
+
+	/*
+	 * SCHED_BATCH whatever the loop's own policy, so a producer run at a
+	 * real-time priority (chrt) never has its loop wait behind a parse of
+	 * tens of megabytes at that priority. Set here: pthread attributes
+	 * take SCHED_OTHER, FIFO and RR only, and a refused attribute would
+	 * leave the worker inheriting the loop's policy.
+	 */
+	if ((errno = pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp)))
+		log_debug("loop: a worker keeps the loop's scheduling: %s", strerror(errno));
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		struct loop_work *w;
+
+		while (!l->stop && !l->queue) {
+			l->nidle++;
+			pthread_cond_wait(&l->work_cv, &l->mu);
+			l->nidle--;
+		}
+		if (l->stop)
+			break;
+		w = l->queue;
+		if (!(l->queue = w->next))
+			l->queue_tail = NULL;
+		w->next = NULL;
+		w->state = 2;
+		pthread_mutex_unlock(&l->mu);
+		w->work(w);
+		pthread_mutex_lock(&l->mu);
+		w->state = 3;
+		if (l->done_tail)
+			l->done_tail->next = w;
+		else
+			l->done = w;
+		l->done_tail = w;
+		signal_locked(l);
+		pthread_cond_broadcast(&l->idle_cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+/* A worker, every signal blocked (they are the loop's). 0 or an errno. */
+static int worker_start(struct loop *l, pthread_t *th)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(th, NULL, worker, l);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+int loop_work_post(struct loop *l, struct loop_work *w, loop_work_fn work, loop_work_fn after, void *data)
+{
+	int rc = wake_init(l);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&l->mu);
+	if (!l->nidle && l->nthr < LOOP_WORKERS_MAX && !(rc = worker_start(l, &l->thr[l->nthr])))
+		l->nthr++;
+	if (!l->nthr) {
+		pthread_mutex_unlock(&l->mu);
+		return -rc;
+	}
+	w->work = work;
+	w->after = after;
+	w->data = data;
+	w->next = NULL;
+	w->state = 1;
+	l->nposted++;
+	if (l->queue_tail)
+		l->queue_tail->next = w;
+	else
+		l->queue = w;
+	l->queue_tail = w;
+	pthread_cond_signal(&l->work_cv);
+	pthread_mutex_unlock(&l->mu);
+	return 0;
+}
+
+/* Take w off the list at *head (tail: its last). 1 when it was there. */
+static int unlink_work(struct loop_work **head, struct loop_work **tail, struct loop_work *w)
+{
+	struct loop_work *prev = NULL;
+
+	for (struct loop_work **pp = head; *pp; prev = *pp, pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			if (*tail == w)
+				*tail = prev;
+			w->next = NULL;
+			return 1;
+		}
+	return 0;
+}
+
+void loop_work_cancel(struct loop *l, struct loop_work *w)
+{
+	pthread_mutex_lock(&l->mu);
+	if (!w->state) {
+		pthread_mutex_unlock(&l->mu);
+		return;
+	}
+	while (w->state == 2)
+		pthread_cond_wait(&l->idle_cv, &l->mu);
+	if (!unlink_work(&l->queue, &l->queue_tail, w))
+		unlink_work(&l->done, &l->done_tail, w);
+	w->state = 0;
+	pthread_mutex_unlock(&l->mu);
+	l->nposted--;
+}
+
+int loop_async_start(struct loop *l, struct loop_async *a, loop_async_cb cb, void *data)
+{
+	int rc = wake_init(l);
+
+	if (rc)
+		return rc;
+	loop_async_stop(l, a);
+	if (l->nasync == l->aasync) {
+		l->aasync = l->aasync ? l->aasync * 2 : 4;
+		l->async = xrealloc(l->async, l->aasync * sizeof(*l->async));
+	}
+	a->cb = cb;
+	a->data = data;
+	atomic_store((_Atomic int *)&a->pending, 0);
+	a->id = l->next_id++;
+	l->async[l->nasync++] = a;
+	return 0;
+}
+
+void loop_async_send(struct loop *l, struct loop_async *a)
+{
+	if (atomic_exchange((_Atomic int *)&a->pending, 1))
+		return; /* sent already: its cb has not run yet */
+	pthread_mutex_lock(&l->mu);
+	signal_locked(l);
+	pthread_mutex_unlock(&l->mu);
+}
+
+void loop_async_stop(struct loop *l, struct loop_async *a)
+{
+	if (!a->id)
+		return;
+	for (size_t i = 0; i < l->nasync; i++)
+		if (l->async[i] == a) {
+			memmove(&l->async[i], &l->async[i + 1], (l->nasync - i - 1) * sizeof(*l->async));
+			l->nasync--;
+			break;
+		}
+	a->id = 0;
+}
+
+/* At loop_free: the workers stop (each finishes the work it is in), what is queued or done is dropped. */
+static void hand_back_free(struct loop *l)
+{
+	pthread_mutex_lock(&l->mu);
+	l->stop = 1;
+	pthread_cond_broadcast(&l->work_cv);
+	pthread_mutex_unlock(&l->mu);
+	for (size_t i = 0; i < l->nthr; i++)
+		pthread_join(l->thr[i], NULL);
+	if (l->nposted || l->nasync)
+		log_debug("loop: freed with %zu work(s) posted and %zu async(s) started", l->nposted, l->nasync);
+	for (struct loop_work *w = l->queue; w; w = w->next)
+		w->state = 0;
+	for (struct loop_work *w = l->done; w; w = w->next)
+		w->state = 0;
+	for (size_t i = 0; i < l->nasync; i++)
+		l->async[i]->id = 0;
+	free(l->async);
+	if (l->efd >= 0) {
+		loop_watch_stop(l, &l->wake);
+		close(l->efd);
+	}
 }

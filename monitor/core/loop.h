@@ -11,10 +11,17 @@
  * stop any watch or timer, its own included, and free what it owns once
  * that is stopped. Nothing here reads or writes the report stream.
  *
- * Ownership: watches and timers are the caller's (embedded in its own
- * state); the loop borrows each while it is started, so stop it before
- * freeing it. A loop must be empty (every watch and timer stopped) when it
- * is freed.
+ * Threads hand back to the loop one way (libuv's uv_queue_work and
+ * uv_async_send): work posted with loop_work_post runs on the loop's own
+ * worker threads and its after callback runs on the loop; a thread of the
+ * caller's wakes the loop with loop_async_send. Both share one eventfd the
+ * loop watches, written once however many hand-backs pile up before the
+ * loop turns.
+ *
+ * Ownership: watches, timers, works and asyncs are the caller's (embedded
+ * in its own state); the loop borrows each while it is started or posted,
+ * so stop (cancel) it before freeing it. A loop must be empty (every watch
+ * and timer stopped) when it is freed.
  */
 #ifndef ACCEL_LOOP_H
 #define ACCEL_LOOP_H
@@ -26,6 +33,8 @@
 struct loop;
 struct loop_watch;
 struct loop_timer;
+struct loop_work;
+struct loop_async;
 
 /* revents: poll(2)'s POLLIN, POLLOUT, POLLERR, POLLHUP, ... as ppoll returned them. */
 typedef void (*loop_watch_cb)(struct loop_watch *w, short revents);
@@ -70,6 +79,60 @@ static inline int loop_watch_active(const struct loop_watch *w)
 	return w->id != 0;
 }
 
+/*
+ * Work off the loop. work(w) runs on one of the loop's worker threads
+ * (started as posts need them, at most LOOP_WORKERS_MAX, SCHED_BATCH, every
+ * signal blocked), in the order posted; it must touch nothing but what w
+ * reaches. Then after(w) runs on the loop, in the order the works
+ * finished, unless w was cancelled.
+ */
+typedef void (*loop_work_fn)(struct loop_work *w);
+
+struct loop_work {
+	loop_work_fn work;  /* on a worker */
+	loop_work_fn after; /* on the loop */
+	void *data;         /* the caller's */
+	/* internal */
+	int state;          /* 0 idle, 1 queued, 2 running, 3 done (after not yet run) */
+	struct loop_work *next;
+};
+
+#define LOOP_WORKERS_MAX 4
+
+/*
+ * Post w (idle: not posted, or its after has run). 0, or -errno when the
+ * loop can make no eventfd or start no worker (w is not posted then).
+ */
+int loop_work_post(struct loop *l, struct loop_work *w, loop_work_fn work, loop_work_fn after, void *data);
+/*
+ * Take w back: queued, it never runs; running, this waits until its work
+ * returns; done, its after never runs. w is idle after it (the caller may
+ * free it and what work used). No-op on an idle work.
+ */
+void loop_work_cancel(struct loop *l, struct loop_work *w);
+static inline int loop_work_active(const struct loop_work *w)
+{
+	return w->state != 0;
+}
+
+/* A wakeup any thread may send: cb(a) runs on the loop once per turn however many sends came. */
+typedef void (*loop_async_cb)(struct loop_async *a);
+
+struct loop_async {
+	loop_async_cb cb;
+	void *data;         /* the caller's */
+	/* internal */
+	int pending;        /* atomic: sent, cb not yet run */
+	uint64_t id;        /* 0 when stopped */
+};
+
+/* Start a (loop thread). 0, or -errno when the loop can make no eventfd. */
+int loop_async_start(struct loop *l, struct loop_async *a, loop_async_cb cb, void *data);
+/* Any thread, a started async: cb(a) runs at the loop's next turn. Async-signal-unsafe. */
+void loop_async_send(struct loop *l, struct loop_async *a);
+/* Stop a (loop thread; no thread may send to it after). No-op on a stopped one. */
+void loop_async_stop(struct loop *l, struct loop_async *a);
+
 /* The earliest timer's due time, or INT64_MAX when none is started. */
 int64_t loop_next_timer(const struct loop *l);
 
@@ -84,7 +147,7 @@ int64_t loop_next_timer(const struct loop *l);
  */
 int loop_run_once(struct loop *l, int64_t until, const sigset_t *sigmask);
 
-/* How many watches and timers are started (tests, and the check at exit). */
+/* How many watches, timers and asyncs are started and works posted (tests, and the check at exit). */
 size_t loop_count(const struct loop *l);
 
 #endif

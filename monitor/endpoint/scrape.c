@@ -167,7 +167,7 @@ int scrape_start(struct scrape *s, const struct scrape_opts *o, int64_t timeout_
 	s->cb = cb;
 	s->data = data;
 	s->call.body.cap = o->max_body; /* the answer is the body: as much as may be read */
-	return http_call_start(s->http, &s->call, s->conn, &ho, NULL, on_done, s);
+	return http_call_start(s->http, &s->call, s->conn, &ho, on_done, s);
 }
 
 int scrape_busy(const struct scrape *s)

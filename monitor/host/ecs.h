@@ -15,11 +15,14 @@
  *    containers); what a sidecar asks (--ecs-metadata).
  *
  * As the kubelet (kubelet.h): the requests run on the producer's loop
- * (http_async.h), never blocking a cycle; a lookup answers from the last
- * good answers at once, and a miss starts the fetches (at most once per
- * refresh period, none while one runs); a failed fetch keeps the last good
- * answer, its error is logged once (again only when it changes), and names
- * fall back to the ids.
+ * (http_async.h), never blocking a cycle, and their answers are parsed
+ * and reduced as the loop's work (loop_work_post), off the loop, to the
+ * facts read here; a lookup answers from the last good answers at once,
+ * and a miss starts the fetches (at most once per refresh period, none
+ * while one runs or is parsed; a container missed before waits 1, 2, 4,
+ * ... up to 32 periods, until a container not seen before misses); a
+ * failed fetch keeps the last good answer, its error is logged once (again
+ * only when it changes), and names fall back to the ids.
  */
 #ifndef ACCEL_ECS_H
 #define ACCEL_ECS_H
@@ -37,13 +40,14 @@ struct http_async;
  * copied. Starts nothing yet.
  */
 struct ecs *ecs_new(struct http_async *http, const char *agent_url, const char *metadata_url, int64_t refresh_ns);
-void ecs_free(struct ecs *e); /* NULL-safe; stops running fetches */
+void ecs_free(struct ecs *e); /* NULL-safe; stops running fetches (waits for a parse that runs) */
 
 /*
  * Fill what out lacks (name; the task's cluster, ARN, family, revision) for
  * id (its container id, else its ECS task id) from the last answers at now
  * (CLOCK_MONOTONIC ns); on a miss, start the fetches when none runs and the
- * last started a refresh period ago.
+ * last started a refresh period ago (the back-off's periods for a
+ * container missed before).
  */
 void ecs_names(struct ecs *e, const struct container_id *id, int64_t now, struct container_names *out);
 

@@ -145,7 +145,7 @@ static void next_request(struct instance *in)
 	}
 	snprintf(url, sizeof(url), "%s%s", in->endpoint, in->path);
 	o.url = url;
-	http_call_start(in->http, &in->call, in->conn, &o, NULL, on_answer, in);
+	http_call_start(in->http, &in->call, in->conn, &o, on_answer, in);
 }
 
 /* The answer's first line into dst. */
@@ -310,12 +310,30 @@ int instance_ec2_local(const char *sysfs, char *why, size_t size)
 		snprintf(why, size, "DMI board_asset_tag \"%s\", an instance id", v);
 		return 1;
 	}
+	/*
+	 * A random UUID starts so once in 4096 (either byte order): the
+	 * hypervisor's counts only with EC2's Xen build behind it (its version
+	 * "extra" ".amazon") or DMI's product_uuid or product_serial the same
+	 * (Xen HVM), as product_uuid counts only with product_serial.
+	 */
 	read_fact(sysfs, "hypervisor/uuid", v, sizeof(v));
 	if (is_ec2_uuid(v)) {
-		snprintf(why, size, "hypervisor uuid \"%s\"", v);
-		return 1;
+		char extra[256], dmi_uuid[256];
+
+		read_fact(sysfs, "hypervisor/version/extra", extra, sizeof(extra));
+		read_fact(sysfs, "class/dmi/id/product_uuid", dmi_uuid, sizeof(dmi_uuid));
+		read_fact(sysfs, "class/dmi/id/product_serial", serial, sizeof(serial));
+		if (!strcmp(extra, ".amazon")) {
+			snprintf(why, size, "hypervisor uuid \"%s\" and Xen version extra \".amazon\"", v);
+			return 1;
+		}
+		if (!strcasecmp(v, dmi_uuid) || !strcasecmp(v, serial)) {
+			snprintf(why, size, "hypervisor uuid \"%s\" and DMI product_%s the same", v,
+				 strcasecmp(v, dmi_uuid) ? "serial" : "uuid");
+			return 1;
+		}
 	}
-	/* A random UUID starts so once in 4096: as ds-identify, only with product_serial the same (Xen HVM). */
+	/* product_uuid: as ds-identify, only with product_serial the same (Xen HVM). */
 	read_fact(sysfs, "class/dmi/id/product_uuid", v, sizeof(v));
 	read_fact(sysfs, "class/dmi/id/product_serial", serial, sizeof(serial));
 	if (is_ec2_uuid(v) && !strcasecmp(v, serial)) {

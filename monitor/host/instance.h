@@ -44,9 +44,11 @@ int instance_mode_parse(const char *s);
  * --path.sysfs) say it is an EC2 instance? The facts cloud-init's
  * ds-identify and the AWS agents read, no request made: DMI sys_vendor or
  * bios_vendor "Amazon EC2", board_asset_tag an instance id "i-..." (Nitro);
- * hypervisor/uuid starting "ec2", DMI product_uuid starting "ec2" (or so
- * in little-endian) and product_serial the same, bios_version "....amazon"
- * (Xen). Returns 1 with why
+ * hypervisor/uuid starting "ec2" (or so in little-endian) with
+ * hypervisor/version/extra ".amazon" or DMI product_uuid or product_serial
+ * the same, DMI product_uuid starting so and product_serial the same,
+ * bios_version "....amazon" (Xen): a random UUID starts so once in 4096,
+ * so a UUID alone never counts. Returns 1 with why
  * naming the fact, else 0 with why saying what was seen.
  */
 int instance_ec2_local(const char *sysfs, char *why, size_t size);

@@ -1,24 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* The kubelet's pod list on the producer's loop; see kubelet.h (its reduction: http/kubelet_pods.c). */
+/*
+ * The kubelet's pod list on the producer's loop; see kubelet.h. The answer's
+ * body is taken from the call and reduced (kubelet_pods.c) as the loop's
+ * work, off the loop; the reduced object comes back to the loop whole.
+ */
 #include "kubelet.h"
+#include "kubelet_pods.h"
+#include "../core/loop.h"
 #include "../http/http_async.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define KUBELET_TIMEOUT_MS 5000
 #define KUBELET_BODY_MAX ((size_t)32 << 20)  /* /pods of a node at its pod limit (110, at most 250) is a few MiB */
-#define KUBELET_REPLY_MAX ((size_t)16 << 20) /* the reduced answer: far less */
 
 struct kubelet {
 	struct http_async *http; /* borrowed */
 	unsigned conn;
 	struct http_call call;   /* the fetch */
+	struct loop_work work;   /* its answer's reduction, while that runs */
+	struct buf body;         /* the answer being reduced (the work's) */
+	json_t *reduced;         /* the work's result, or NULL with red_err */
+	char red_err[512];
 	char *url, *token_file, *ca_file;
 	int64_t refresh_ns;
 	int64_t last_start;      /* CLOCK_MONOTONIC ns of the last fetch's start */
@@ -39,28 +49,17 @@ struct kubelet *kubelet_new(struct http_async *http, const struct container_opts
 	k->ca_file = o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL;
 	k->refresh_ns = o->kubelet_refresh_ns;
 	k->last_start = INT64_MIN / 2;
-	http_call_init(&k->call, KUBELET_REPLY_MAX);
+	http_call_init(&k->call, KUBELET_BODY_MAX);
 	return k;
 }
 
-/* The fetch is over: take its answer, say what changed once. */
-static void fetch_done(struct http_call *c, void *data)
+/* A fetch (and its reduction) is over: keep pods (a reference taken) unless err, say what changed once. */
+static void fetch_end(struct kubelet *k, json_t *pods, const char *err)
 {
-	struct kubelet *k = data;
-	char err[sizeof(k->error)] = "";
-	json_t *pods = NULL;
-
-	if (c->error[0])
-		snprintf(err, sizeof(err), "GET %s: %s", k->url, c->error);
-	else if (c->status != 200)
-		snprintf(err, sizeof(err), "GET %s: HTTP %ld", k->url, c->status);
-	else if (!(pods = json_loadb(c->body.data ? c->body.data : "", c->body.len, 0, NULL)) || !json_is_object(pods))
-		snprintf(err, sizeof(err), "GET %s: the reduced answer is no pod list", k->url);
 	if (!*err) {
 		json_decref(k->pods);
-		k->pods = json_incref(pods);
+		k->pods = pods;
 	}
-	json_decref(pods);
 	/* Reported once: a failure that repeats the last one says nothing more. */
 	if (*err && !http_error_same(err, k->error))
 		log_warn("kubelet: %s; pod and container names fall back to ids (retried at most every %lld s)", err,
@@ -68,6 +67,52 @@ static void fetch_done(struct http_call *c, void *data)
 	else if (!*err && *k->error)
 		log_info("kubelet: names are read again (%zu pods)", json_object_size(k->pods));
 	snprintf(k->error, sizeof(k->error), "%s", err);
+}
+
+/* On a loop worker: the PodList reduced; the body freed here, not on the loop (tens of megabytes). */
+static void reduce_work(struct loop_work *w)
+{
+	struct kubelet *k = w->data;
+	size_t len = k->body.len;
+
+	k->reduced = NULL;
+	kubelet_pods_reduce(k->body.data ? k->body.data : "", len, &k->reduced, k->red_err, sizeof(k->red_err));
+	buf_free(&k->body);
+	if (len > ((size_t)1 << 20))
+		malloc_trim(0); /* the parse's many small blocks and the body, back to the system */
+}
+
+/* Back on the loop: the reduction's result. */
+static void reduce_after(struct loop_work *w)
+{
+	struct kubelet *k = w->data;
+	char err[sizeof(k->error)] = "";
+
+	if (!k->reduced)
+		snprintf(err, sizeof(err), "GET %s: %s", k->url, k->red_err);
+	fetch_end(k, k->reduced, err);
+	k->reduced = NULL;
+}
+
+/* The fetch is over: its answer goes to be reduced off the loop, or its error is told. */
+static void fetch_done(struct http_call *c, void *data)
+{
+	struct kubelet *k = data;
+	char err[sizeof(k->error)] = "";
+	int rc;
+
+	if (c->error[0]) {
+		snprintf(err, sizeof(err), "GET %s: %s", k->url, c->error);
+	} else if (c->status != 200) {
+		snprintf(err, sizeof(err), "GET %s: HTTP %ld", k->url, c->status);
+	} else {
+		http_call_take_body(c, &k->body);
+		if (!(rc = loop_work_post(http_async_loop(k->http), &k->work, reduce_work, reduce_after, k)))
+			return;
+		buf_free(&k->body);
+		snprintf(err, sizeof(err), "GET %s: cannot reduce the answer off the loop: %s", k->url, strerror(-rc));
+	}
+	fetch_end(k, NULL, err);
 }
 
 static void fetch_start(struct kubelet *k, int64_t now)
@@ -80,7 +125,7 @@ static void fetch_start(struct kubelet *k, int64_t now)
 
 	k->last_start = now;
 	k->fetches++;
-	http_call_start(k->http, &k->call, k->conn, &o, "kubelet_pods", fetch_done, k);
+	http_call_start(k->http, &k->call, k->conn, &o, fetch_done, k);
 }
 
 void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, int64_t now,
@@ -104,7 +149,7 @@ void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, i
 			return;
 	}
 	/* A miss: the pod (or the container) is newer than the answer, or no answer yet. */
-	if (!http_call_running(&k->call) && now - k->last_start >= k->refresh_ns)
+	if (!http_call_running(&k->call) && !loop_work_active(&k->work) && now - k->last_start >= k->refresh_ns)
 		fetch_start(k, now);
 }
 
@@ -123,6 +168,9 @@ void kubelet_free(struct kubelet *k)
 	if (!k)
 		return;
 	http_call_free(&k->call);
+	loop_work_cancel(http_async_loop(k->http), &k->work); /* waits for a reduction that runs */
+	buf_free(&k->body);
+	json_decref(k->reduced);
 	http_async_conn_close(k->http, k->conn);
 	json_decref(k->pods);
 	free(k->url);

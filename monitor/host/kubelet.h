@@ -3,8 +3,8 @@
  * Pod and container names from the kubelet's /pods endpoint, for what the
  * runtimes' state files do not name. The producer never blocks and never
  * parses the kubelet's PodList (51 MB on a full node) on its loop: the
- * request runs on the loop (http_async.h), and the answer is reduced on a
- * thread to {"<UID>": {"name", "namespace", "containers": {"<container
+ * request runs on the loop (http_async.h), and the answer is reduced on
+ * one of the loop's workers (loop_work_post) to {"<UID>": {"name", "namespace", "containers": {"<container
  * id>": "<name>"}}} (kubelet_pods_reduce in monitor/http/kubelet_pods.c)
  * before the loop reads it. A lookup answers from the last good answer at
  * once; a miss starts a fetch (at most one at a time, at most one per
@@ -26,7 +26,7 @@ struct http_async;
 
 /* Start nothing yet: the first miss fetches, through http (borrowed); o's strings are copied. */
 struct kubelet *kubelet_new(struct http_async *http, const struct container_opts *o);
-void kubelet_free(struct kubelet *k); /* NULL-safe; stops a running fetch */
+void kubelet_free(struct kubelet *k); /* NULL-safe; stops a running fetch (waits for a reduction that runs) */
 
 /*
  * Fill what out lacks (pod, ns; name when ctr_id is not "") from the last

@@ -9,27 +9,21 @@
  * Every loop callback hands the event to curl_multi_socket_action and then
  * reads what finished.
  *
- * A PodList to reduce (the "kubelet_pods" filter) is handed to a thread of
- * its own with a copy of the body; the thread writes its job back through
- * a pipe that the loop watches, and the call ends there. The thread touches
- * nothing but its job.
+ * The answer's body goes to the call as the client's buffer itself, not a
+ * copy: an answer of megabytes is neither doubled nor kept by the
+ * connection for its next request. A caller that parses it off the loop
+ * (the kubelet's PodList, ECS's answers) takes it with http_call_take_body.
  */
 #include "http_async.h"
-#include "kubelet_pods.h"
 #include "../core/fdbudget.h"
 #include "../core/loop.h"
 #include "../../common/log.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <malloc.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct conn;
 
@@ -50,22 +44,8 @@ struct conn {
 	struct loop_timer timer;
 	struct sock *socks;
 	struct http_call *call;   /* the request running; NULL: none */
-	int filter;               /* reduce its answer as a PodList */
 	size_t fds;               /* descriptors taken from the budget for it */
 	struct conn *next;
-};
-
-/* A PodList reduced on its own thread. */
-struct job {
-	pthread_t th;
-	struct http_call *c;      /* NULL once the call was cancelled */
-	char *body;               /* the answer (owned; its thread frees it) */
-	size_t len;
-	char *out;                /* the reduced object (owned), or NULL */
-	int rc;
-	char err[512];
-	int wfd;                  /* where the thread says it is done */
-	struct job *next;
 };
 
 struct http_async {
@@ -78,9 +58,6 @@ struct http_async {
 	uint64_t next_id;
 	struct http_call *ended;    /* calls that ended before they started: told from the loop */
 	struct loop_timer later;
-	int pipe[2];                /* jobs done: their pointers; -1 until the first job */
-	struct loop_watch pipe_watch;
-	struct job *jobs;           /* running or done, not yet joined */
 	struct fd_budget *fdb;      /* borrowed; NULL: none */
 };
 
@@ -91,14 +68,24 @@ static void finish(struct http_call *c)
 	c->cb(c, c->data);
 }
 
-/* The answer's body into c, within its cap. */
-static void take_body(struct http_call *c, const char *body, size_t len)
+/* The answer's body (the client's buffer from) into c, within its cap: moved, from left empty. */
+static void take_body(struct http_call *c, struct buf *from)
 {
+	size_t cap = c->body.cap;
+
 	buf_reset(&c->body);
-	if (buf_add(&c->body, body ? body : "", len) && !c->error[0]) {
-		snprintf(c->error, sizeof(c->error), "the answer is over %zu bytes", c->body.cap);
-		buf_reset(&c->body);
+	if (from->len > cap) {
+		if (!c->error[0])
+			snprintf(c->error, sizeof(c->error), "the answer is over %zu bytes", cap);
+		buf_reset(from);
+		return;
 	}
+	if (!from->data)
+		return;
+	buf_free(&c->body);
+	c->body = *from;
+	c->body.cap = cap;
+	buf_init(from, 0); /* the next request sets its cap */
 }
 
 /* ---- calls that end before they start --------------------------------------------------------------- */
@@ -122,122 +109,6 @@ static void end_later(struct http_async *h, struct http_call *c, const char *err
 	c->next = h->ended;
 	h->ended = c;
 	loop_timer_start(h->loop, &h->later, 0, on_later, h);
-}
-
-/* ---- the PodList reductions --------------------------------------------------------------------------- */
-
-static void *job_run(void *arg)
-{
-	struct job *j = arg;
-	ssize_t n;
-
-	j->rc = kubelet_pods_reduce(j->body, j->len, &j->out, j->err, sizeof(j->err));
-	free(j->body); /* here, not on the loop: tens of megabytes */
-	j->body = NULL;
-	if (j->len > ((size_t)1 << 20))
-		malloc_trim(0); /* the parse's many small blocks and the body, back to the system */
-	do /* a pointer is far below PIPE_BUF: written whole or not at all */
-		n = write(j->wfd, &j, sizeof(j));
-	while (n < 0 && errno == EINTR);
-	return NULL;
-}
-
-static void job_free(struct job *j)
-{
-	free(j->body); /* when its thread never ran */
-	free(j->out);
-	free(j);
-}
-
-/* Join j and take it off the list. */
-static void job_join(struct http_async *h, struct job *j)
-{
-	for (struct job **pp = &h->jobs; *pp; pp = &(*pp)->next)
-		if (*pp == j) {
-			*pp = j->next;
-			break;
-		}
-	pthread_join(j->th, NULL);
-}
-
-static void on_pipe(struct loop_watch *w, short revents)
-{
-	struct http_async *h = w->data;
-	struct job *j;
-
-	(void)revents;
-	while (read(h->pipe[0], &j, sizeof(j)) == (ssize_t)sizeof(j)) {
-		struct http_call *c = j->c;
-
-		job_join(h, j);
-		if (c) {
-			if (j->rc)
-				snprintf(c->error, sizeof(c->error), "%s", j->err);
-			else
-				take_body(c, j->out, strlen(j->out));
-			c->job = NULL;
-			finish(c);
-		}
-		job_free(j);
-	}
-}
-
-/*
- * A thread for background work: SCHED_BATCH whatever the loop's own policy,
- * so a producer run at a real-time priority (chrt) never has its loop wait
- * behind a parse of tens of megabytes at the same priority.
- */
-static int thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-	struct sched_param sp = { .sched_priority = 0 };
-	pthread_attr_t attr;
-	int rc;
-
-	if (pthread_attr_init(&attr))
-		return pthread_create(th, NULL, fn, arg);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_BATCH);
-	pthread_attr_setschedparam(&attr, &sp);
-	rc = pthread_create(th, &attr, fn, arg);
-	pthread_attr_destroy(&attr);
-	if (rc == EPERM || rc == EINVAL)
-		rc = pthread_create(th, NULL, fn, arg);
-	return rc;
-}
-
-/*
- * Reduce body (its data: taken, freed with the job) on a thread; c ends
- * when it is done. 0, or -errno with c->error (body is freed then too).
- */
-static int job_start(struct http_async *h, struct http_call *c, struct buf *body)
-{
-	struct job *j;
-	int rc;
-
-	if (h->pipe[0] < 0) {
-		if (pipe2(h->pipe, O_CLOEXEC | O_NONBLOCK)) {
-			rc = errno;
-			snprintf(c->error, sizeof(c->error), "cannot make a pipe: %s", strerror(rc));
-			buf_free(body);
-			return -rc;
-		}
-		loop_watch_start(h->loop, &h->pipe_watch, h->pipe[0], POLLIN, on_pipe, h);
-	}
-	j = xcalloc(1, sizeof(*j));
-	j->c = c;
-	j->body = body->data ? body->data : xstrdup("");
-	j->len = body->len;
-	buf_init(body, 0); /* the data is the job's */
-	j->wfd = h->pipe[1];
-	if ((rc = thread_start(&j->th, job_run, j))) {
-		snprintf(c->error, sizeof(c->error), "cannot start a thread: %s", strerror(rc));
-		job_free(j);
-		return -rc;
-	}
-	j->next = h->jobs;
-	h->jobs = j;
-	c->job = j;
-	return 0;
 }
 
 /* ---- connections ----------------------------------------------------------------------------------- */
@@ -431,14 +302,7 @@ static void check_done(struct conn *k)
 		c->over = r.over;
 		c->retry_after_ms = r.retry_after_ms;
 		c->first_byte_ns = r.first_byte_us > 0 ? c->started_ns + r.first_byte_us * 1000 : 0;
-		buf_reset(&c->body);
-		if (k->filter && !r.error[0] && r.status == 200) {
-			/* The client's buffer goes with the job: a list of megabytes is not kept for the next fetch. */
-			if (job_start(k->h, c, &k->cl.body) == 0)
-				return; /* it ends when the thread is done */
-		} else {
-			take_body(c, r.body, r.len);
-		}
+		take_body(c, &k->cl.body);
 		finish(c);
 		return; /* one request per connection */
 	}
@@ -453,7 +317,6 @@ struct http_async *http_async_new(struct loop *loop)
 	struct http_async *h = xcalloc(1, sizeof(*h));
 
 	h->loop = loop;
-	h->pipe[0] = h->pipe[1] = -1;
 	return h;
 }
 
@@ -466,17 +329,6 @@ void http_async_free(struct http_async *h)
 
 		h->conns = k->next;
 		conn_free(k);
-	}
-	while (h->jobs) {
-		struct job *j = h->jobs;
-
-		job_join(h, j);
-		job_free(j);
-	}
-	if (h->pipe[0] >= 0) {
-		loop_watch_stop(h->loop, &h->pipe_watch);
-		close(h->pipe[0]);
-		close(h->pipe[1]);
 	}
 	loop_timer_stop(h->loop, &h->later);
 	if (h->loaded > 0)
@@ -510,6 +362,11 @@ void http_async_conn_close(struct http_async *h, unsigned conn)
 		}
 }
 
+struct loop *http_async_loop(const struct http_async *h)
+{
+	return h->loop;
+}
+
 int http_async_loaded(const struct http_async *h)
 {
 	return h->loaded > 0;
@@ -534,7 +391,7 @@ int http_call_running(const struct http_call *c)
 }
 
 int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, const struct http_opts *o,
-		    const char *filter, http_call_cb cb, void *data)
+		    http_call_cb cb, void *data)
 {
 	char err[512] = "";
 	struct conn *k;
@@ -546,7 +403,6 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 	c->data = data;
 	c->id = ++h->next_id;
 	c->k = NULL;
-	c->job = NULL;
 	c->error[0] = '\0';
 	c->status = 0;
 	c->over = 0;
@@ -564,10 +420,6 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 		end_later(h, c, "a request is still running on this connection");
 		return 0;
 	}
-	if (filter && strcmp(filter, "kubelet_pods")) {
-		end_later(h, c, "unknown filter");
-		return 0;
-	}
 	if (http_setup(&k->cl, o, err, sizeof(err))) {
 		end_later(h, c, err);
 		return 0;
@@ -576,7 +428,6 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 		end_later(h, c, "libcurl: cannot start the transfer");
 		return 0;
 	}
-	k->filter = filter != NULL;
 	k->call = c;
 	c->k = k;
 	return 0;
@@ -595,10 +446,6 @@ void http_call_cancel(struct http_call *c)
 		c->k->call = NULL;
 		c->k = NULL;
 	}
-	if (c->job) {
-		c->job->c = NULL; /* its thread ends on its own; the loop joins it */
-		c->job = NULL;
-	}
 	for (struct http_call **pp = &h->ended; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -606,6 +453,14 @@ void http_call_cancel(struct http_call *c)
 		}
 	c->next = NULL;
 	c->id = 0;
+}
+
+void http_call_take_body(struct http_call *c, struct buf *out)
+{
+	size_t cap = c->body.cap;
+
+	*out = c->body;
+	buf_init(&c->body, cap);
 }
 
 int http_error_same(const char *a, const char *b)

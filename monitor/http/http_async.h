@@ -13,9 +13,9 @@
  * TLS library (2.5 MB of RSS, against about 9 MB once loaded; it stays
  * loaded, as its TLS libraries cannot be unloaded).
  *
- * The kubelet's PodList (filter "kubelet_pods") is reduced on a thread of
- * its own (kubelet_pods.h), never on the loop: a list of tens of megabytes
- * takes seconds to parse.
+ * The transport parses nothing: a caller whose answer is large (the
+ * kubelet's PodList of tens of megabytes takes seconds to parse) takes the
+ * body (http_call_take_body) and parses it off the loop (loop_work_post).
  *
  * Ownership: the http_async borrows its loop; a call (struct http_call) is
  * the caller's, embedded in its state, and must be stopped (http_call_free)
@@ -44,7 +44,7 @@ struct http_call {
 	char error[512];          /* "" when an answer came (whatever its status), else what went wrong */
 	long status;              /* HTTP status; 0 when none came */
 	int over;                 /* the body went past the request's max_body */
-	struct buf body;          /* the (decoded, maybe filtered) body; its cap is reply_max */
+	struct buf body;          /* the (decoded) body; its cap is reply_max */
 	int64_t started_ns;       /* CLOCK_MONOTONIC: the request was started */
 	int64_t first_byte_ns;    /* CLOCK_MONOTONIC: the answer began; 0 when none did */
 	int64_t retry_after_ms;   /* -1 when none */
@@ -55,7 +55,6 @@ struct http_call {
 	struct http_async *h;
 	uint64_t id;              /* while it runs; 0 when not */
 	struct conn *k;           /* its connection while the transfer runs */
-	struct job *job;          /* its PodList reduction while that runs */
 	http_call_cb cb;
 	void *data;
 	struct http_call *next;   /* the calls that ended before they started */
@@ -63,7 +62,7 @@ struct http_call {
 
 /* A producer's HTTP on loop (borrowed). Nothing is loaded until the first request. */
 struct http_async *http_async_new(struct loop *loop);
-/* Close every connection, wait for the reductions' threads. NULL-safe. No call may be running. */
+/* Close every connection. NULL-safe. No call may be running. */
 void http_async_free(struct http_async *h);
 
 /*
@@ -86,6 +85,9 @@ unsigned http_async_conn(struct http_async *h);
 /* Forget a connection (its socket is closed). */
 void http_async_conn_close(struct http_async *h, unsigned conn);
 
+/* The loop it runs on (borrowed), for a caller's work off it. */
+struct loop *http_async_loop(const struct http_async *h);
+
 /* Has a request loaded libcurl (tests)? */
 int http_async_loaded(const struct http_async *h);
 
@@ -96,15 +98,20 @@ void http_call_free(struct http_call *c);
 
 /*
  * Start o on connection conn of h; cb(c, data) is called from the loop once,
- * when it ends (never from within this call). filter: NULL, or
- * "kubelet_pods" (the answer, a PodList, is reduced on a thread:
- * kubelet_pods.h). o's strings are copied; its body is borrowed until c
+ * when it ends (never from within this call). o's strings are copied; its body is borrowed until c
  * ends. A request that cannot start (libcurl cannot be loaded, a secret is
  * refused, ...) ends with c->error, also from the loop. 0, or -EBUSY when c
  * runs already.
  */
 int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, const struct http_opts *o,
-		    const char *filter, http_call_cb cb, void *data);
+		    http_call_cb cb, void *data);
+
+/*
+ * Take c's body (from its callback): *out gets the data (the caller's,
+ * buf_free), c keeps an empty body. For a caller that parses a large
+ * answer off the loop (loop_work_post) without a copy.
+ */
+void http_call_take_body(struct http_call *c, struct buf *out);
 
 /* Is it running? */
 int http_call_running(const struct http_call *c);

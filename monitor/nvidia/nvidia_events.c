@@ -9,17 +9,18 @@
  * lost handling) and a protocol, and would double the driver's per-process
  * state; the event set and the device handles are only valid inside the
  * process that made them. NVML is documented thread-safe, so one thread
- * that calls nothing but nvmlEventSetWait, and writes fixed-size records
- * into a pipe, is the smallest thing that works: it never touches JSON,
- * the report, the configuration or any other state of the producer, and
- * all counting happens on the producer's thread when the loop sees the
- * pipe readable (or at the next report, whichever comes first). Signals
+ * that calls nothing but nvmlEventSetWait, and queues fixed-size records
+ * for the producer, is the smallest thing that works: it never touches
+ * JSON, the report, the configuration or any other state of the producer,
+ * and all counting happens on the producer's thread when the loop is woken
+ * (loop_async_send, the loop's one way back from threads) or at the next
+ * report, whichever comes first. Signals
  * are blocked in the thread, so SIGTERM/SIGHUP still reach the producer's
  * ppoll. The thread checks a stop flag after each wait (NV_EV_WAIT_MS), so
  * closing (shutdown, reload) joins it within that time.
  *
- * A record is 40 bytes, under PIPE_BUF, so each write is whole. When the
- * pipe is full (the producer is busy), the thread waits and writes again:
+ * The queue holds NV_EV_QUEUE records. When it is full (the producer is
+ * busy), the thread waits and queues again:
  * it may fall behind, the driver keeps queueing, and no event is dropped
  * by us. A wait that fails (GPU lost, driver gone) is handed over once per
  * streak of that error. nvmlEventSetWait says GPU_IS_LOST without saying
@@ -49,9 +50,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -64,7 +63,8 @@
 
 #define NV_EV_WAIT_MS 200   /* one nvmlEventSetWait; also how long closing may wait for the thread */
 #define NV_EV_CODES 64      /* distinct XID codes counted per device */
-#define NV_EV_DRAIN 256     /* records taken per read */
+#define NV_EV_DRAIN 256     /* records taken per turn of the loop */
+#define NV_EV_QUEUE 1024    /* records queued for the producer at most (a pipe's 64 KiB held 1,638) */
 #define NV_EV_LIST 32       /* XIDs listed with their times per device and period (all are counted) */
 
 /* What the thread hands over. */
@@ -78,7 +78,6 @@ struct ev_rec {
 	int kind;
 	int rc;                   /* REC_WAIT_ERROR: what nvmlEventSetWait returned */
 };
-_Static_assert(sizeof(struct ev_rec) <= PIPE_BUF, "a record is written whole");
 
 /* The event types asked for, and the report's name of each ("events"; XIDs have their own fields). */
 static const struct {
@@ -132,17 +131,18 @@ struct nv_events {
 	nvml_event_types_fn supported;
 	nvml_error_string_fn error_string;
 	struct nv_lctx *lc;           /* the producer's call ledger context (borrowed; may be NULL) */
-	pthread_mutex_t mu;           /* set, and dev[].h and dev[].mask as the thread reads them */
+	pthread_mutex_t mu;           /* set, dev[].h and dev[].mask as the thread reads them, and the queue */
 	nvmlEventSet_t set;
 	int have_set;
-	/* the thread and its pipe */
+	/* the thread and its queue */
 	pthread_t thread;
 	int have_thread;              /* events are on: the thread runs, or will from nv_events_start */
 	int started;                  /* the thread was started */
 	atomic_int stop;
-	int rfd, wfd;
+	struct ev_rec q[NV_EV_QUEUE]; /* a ring: qn records from qhead */
+	size_t qhead, qn;
 	struct loop *loop;            /* borrowed; NULL: taken at reports only */
-	struct loop_watch watch;
+	struct loop_async wake;       /* records queued: the loop takes them */
 	/* device slots */
 	struct ev_dev *dev;
 	size_t ndev;
@@ -161,18 +161,23 @@ static void nap(struct nv_events *ev, int ms)
 	}
 }
 
-/* Hand one record over; a full pipe is waited out (or until stop). */
+/* Hand one record over, and wake the loop; a full queue is waited out (or until stop). */
 static void hand_over(struct nv_events *ev, const struct ev_rec *r)
 {
 	while (!atomic_load(&ev->stop)) {
-		ssize_t n = write(ev->wfd, r, sizeof(*r));
+		int queued = 0;
 
-		if (n == (ssize_t)sizeof(*r))
+		pthread_mutex_lock(&ev->mu);
+		if (ev->qn < NV_EV_QUEUE) {
+			ev->q[(ev->qhead + ev->qn++) % NV_EV_QUEUE] = *r;
+			queued = 1;
+		}
+		pthread_mutex_unlock(&ev->mu);
+		if (queued) {
+			if (ev->loop)
+				loop_async_send(ev->loop, &ev->wake);
 			return;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno != EAGAIN)
-			return; /* the read end is gone: we are closing */
+		}
 		nap(ev, 5);
 	}
 }
@@ -345,31 +350,34 @@ static void take(struct nv_events *ev, const struct ev_rec *r)
 		count_lost(ev, i);
 }
 
-/* Take every record in the pipe. */
+/* Take the queued records, NV_EV_DRAIN at most (more: the loop is woken again for them). */
 static void drain(struct nv_events *ev)
 {
 	struct ev_rec r[16];
 
-	if (ev->rfd < 0)
-		return;
 	for (int rounds = 0; rounds < NV_EV_DRAIN / 16; rounds++) {
-		ssize_t n = read(ev->rfd, r, sizeof(r));
+		size_t n = 0, left;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		for (size_t k = 0; k < (size_t)n / sizeof(r[0]); k++)
+		pthread_mutex_lock(&ev->mu);
+		while (n < ARRAY_SIZE(r) && ev->qn) {
+			r[n++] = ev->q[ev->qhead];
+			ev->qhead = (ev->qhead + 1) % NV_EV_QUEUE;
+			ev->qn--;
+		}
+		left = ev->qn;
+		pthread_mutex_unlock(&ev->mu);
+		for (size_t k = 0; k < n; k++)
 			take(ev, &r[k]);
-		if ((size_t)n < sizeof(r))
+		if (!left)
 			return;
 	}
+	if (ev->loop)
+		loop_async_send(ev->loop, &ev->wake);
 }
 
-static void on_readable(struct loop_watch *w, short revents)
+static void on_wake(struct loop_async *a)
 {
-	(void)revents;
-	drain(w->data);
+	drain(a->data);
 }
 
 /* Start the thread with every signal blocked (they are the producer's, taken in its ppoll). 0 or -errno. */
@@ -388,12 +396,11 @@ static int start_thread(struct nv_events *ev)
 struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev, struct nv_lctx *lc)
 {
 	struct nv_events *ev = xcalloc(1, sizeof(*ev));
-	int p[2];
 	void *sym;
+	int err;
 	char why[160];
 	nvmlReturn_t rc;
 
-	ev->rfd = ev->wfd = -1;
 	ev->lc = lc;
 	ev->ndev = ndev;
 	pthread_mutex_init(&ev->mu, NULL);
@@ -425,16 +432,11 @@ struct nv_events *nv_events_new(void *dl, struct loop *loop, size_t ndev, struct
 		return ev;
 	}
 	ev->have_set = 1;
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
-		log_warn("nvidia: pipe: %s; XIDs and other events are not reported", strerror(errno));
-		return ev;
-	}
-	ev->rfd = p[0];
-	ev->wfd = p[1];
+	if (loop && (err = loop_async_start(loop, &ev->wake, on_wake, ev)))
+		log_warn("nvidia: cannot wake the loop: %s; events are counted at reports only", strerror(-err));
+	else
+		ev->loop = loop;
 	ev->have_thread = 1; /* started by nv_events_start, once the devices are queued */
-	ev->loop = loop;
-	if (loop)
-		loop_watch_start(loop, &ev->watch, ev->rfd, POLLIN, on_readable, ev);
 	return ev;
 }
 
@@ -570,18 +572,14 @@ void nv_events_free(struct nv_events *ev)
 {
 	if (!ev)
 		return;
-	if (ev->loop)
-		loop_watch_stop(ev->loop, &ev->watch);
 	if (ev->started) {
 		atomic_store(&ev->stop, 1);
 		pthread_join(ev->thread, NULL);
 	}
+	if (ev->loop) /* the thread, which sends to it, is gone */
+		loop_async_stop(ev->loop, &ev->wake);
 	if (ev->have_set)
 		NVC(ev->lc, ev->set_free, ev->set);
-	if (ev->rfd >= 0)
-		close(ev->rfd);
-	if (ev->wfd >= 0)
-		close(ev->wfd);
 	pthread_mutex_destroy(&ev->mu);
 	free(ev->dev);
 	free(ev);

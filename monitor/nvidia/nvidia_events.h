@@ -6,8 +6,8 @@
  * reported per period in device_errors (docs/nvidia.md, "Events").
  *
  * nvmlEventSetWait blocks, so one thread of this module waits on the event
- * set and hands each event to the producer through a pipe that the
- * producer's event loop watches (monitor/core/loop.h); the producer's thread
+ * set and queues each event for the producer, waking its event loop
+ * (loop_async_send, monitor/core/loop.h); the producer's thread
  * does all the counting and never waits. nvidia_events.c says why a
  * thread and not a helper process.
  *

@@ -6,7 +6,10 @@
  * the first batch, as many as a batch has jobs) take jobs in order under
  * one mutex, call NVML without it, and store the result under it. The
  * last job of a batch signals a condition variable (for nv_pool_wait) and
- * an eventfd the loop watches (for the done callback). A slot whose call
+ * wakes the loop (loop_async_send, the loop's one way back from threads)
+ * for the done callback. The pool keeps threads of its own rather than
+ * posting loop work: a call that hangs in the driver holds its thread,
+ * and must hold none of the loop's. A slot whose call
  * of an earlier batch is still in the driver is left out of the next batch
  * (its result there is "not returned"), so a GPU whose call hangs never has
  * two calls stacked and the other GPUs are read as usual; the late call's
@@ -31,7 +34,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,9 +62,8 @@ struct nv_pool {
 	struct pool_job *jobs; /* 2 per slot: [2i] TX, [2i+1] RX */
 	size_t njobs, next, pending; /* pending: the current batch's jobs not returned */
 	unsigned batch;
-	int efd;
-	struct loop *loop;
-	struct loop_watch watch;
+	struct loop *loop;     /* borrowed; NULL: no done callback */
+	struct loop_async wake;
 	void (*done)(void *);
 	void *ud;
 };
@@ -104,13 +105,10 @@ static void *worker(void *arg)
 		if (t0 > p->slowest)
 			p->slowest = t0;
 		if (--p->pending == 0) {
-			uint64_t one = 1;
-
 			p->inline_calls = p->slowest < NV_POOL_FAST_NS;
 			pthread_cond_broadcast(&p->done_cv);
-			if (write(p->efd, &one, sizeof(one)) < 0) {
-				/* eventfd counter at its maximum: already readable */
-			}
+			if (p->loop)
+				loop_async_send(p->loop, &p->wake);
 		}
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -118,17 +116,12 @@ static void *worker(void *arg)
 }
 
 /* The batch is complete (loop callback): the done callback, once. */
-static void on_done(struct loop_watch *w, short revents)
+static void on_done(struct loop_async *a)
 {
-	struct nv_pool *p = w->data;
+	struct nv_pool *p = a->data;
 	void (*done)(void *) = NULL;
 	void *ud = NULL;
-	uint64_t n;
 
-	(void)revents;
-	if (read(p->efd, &n, sizeof(n)) < 0) {
-		/* EAGAIN: nothing new */
-	}
 	pthread_mutex_lock(&p->mu);
 	if (p->pending == 0) {
 		done = p->done;
@@ -143,6 +136,7 @@ static void on_done(struct loop_watch *w, short revents)
 struct nv_pool *nv_pool_new(nvml_pcie_fn fn, struct loop *loop, size_t ndev, struct nv_lctx *lc)
 {
 	struct nv_pool *p = xcalloc(1, sizeof(*p));
+	int rc;
 
 	p->fn = fn;
 	p->lc = lc;
@@ -156,13 +150,10 @@ struct nv_pool *nv_pool_new(nvml_pcie_fn fn, struct loop *loop, size_t ndev, str
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* nv_pool_wait's deadline is monotonic */
 	pthread_cond_init(&p->done_cv, &ca);
 	pthread_condattr_destroy(&ca);
-	p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (p->efd < 0)
-		log_warn("nvidia: eventfd: %s; PCIe throughput is read at the due time", strerror(errno));
-	if (loop && p->efd >= 0) {
+	if (loop && (rc = loop_async_start(loop, &p->wake, on_done, p)))
+		log_warn("nvidia: cannot wake the loop: %s; PCIe throughput is read at the due time", strerror(-rc));
+	else
 		p->loop = loop;
-		loop_watch_start(loop, &p->watch, p->efd, POLLIN, on_done, p);
-	}
 	return p;
 }
 
@@ -227,13 +218,8 @@ int nv_pool_start(struct nv_pool *p, const nvmlDevice_t *h, void (*done)(void *u
 			}
 		p->pending = n = 0;
 	}
-	if (!n && p->efd >= 0) { /* nothing to wait for: done at the loop's next turn */
-		uint64_t one = 1;
-
-		if (write(p->efd, &one, sizeof(one)) < 0) {
-			/* already readable */
-		}
-	}
+	if (!n && p->loop) /* nothing to wait for: done at the loop's next turn */
+		loop_async_send(p->loop, &p->wake);
 	if (n) /* jobs for the workers */
 		pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
@@ -280,16 +266,14 @@ void nv_pool_free(struct nv_pool *p)
 {
 	if (!p)
 		return;
-	if (p->loop)
-		loop_watch_stop(p->loop, &p->watch);
 	pthread_mutex_lock(&p->mu);
 	p->stop = 1;
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	for (size_t i = 0; i < p->nthr; i++)
 		pthread_join(p->thr[i], NULL);
-	if (p->efd >= 0)
-		close(p->efd);
+	if (p->loop) /* the workers, which send to it, are gone */
+		loop_async_stop(p->loop, &p->wake);
 	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->done_cv);
 	pthread_mutex_destroy(&p->mu);

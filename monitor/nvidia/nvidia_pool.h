@@ -7,7 +7,7 @@
  * all of a period's calls at once (one job per GPU and direction), so the
  * batch takes about one call's time whatever the number of GPUs; the
  * collector starts it ahead of the group's due time (its asynchronous
- * fetch, collector.h) and the loop hears through an eventfd when it is
+ * fetch, collector.h) and the loop is woken (loop_async_send) when it is
  * complete, so no report waits for it.
  *
  * Functions here run on the producer's thread; the workers only call the

@@ -21,6 +21,7 @@ SIGTERM/SIGINT: exit 0.
 import argparse
 import http.server
 import json
+import os
 import time
 
 import fake_http
@@ -36,12 +37,21 @@ def main():
     ap.add_argument("--log")
     o = ap.parse_args()
 
+    ids = {}  # the container file's DockerId by (mtime, size): a file of megabytes is parsed once
+
+    def own_id():
+        st = os.stat(o.container)
+        key = (st.st_mtime_ns, st.st_size)
+        if key not in ids:
+            ids[key] = json.load(open(o.container, encoding="utf-8"))["DockerId"]
+        return ids[key]
+
     class Handler(fake_http.Handler):
         def do_GET(self):
             m = fake_http.mode(o.mode_file)
             if m == "slow":
                 time.sleep(10)
-            own = json.load(open(o.container, encoding="utf-8"))["DockerId"]
+            own = own_id()
             files = {"/v1/tasks": o.tasks, "/v4/" + own: o.container, "/v4/" + own + "/task": o.task}
             if m == "404" or self.path not in files:
                 self.reply(404, b"404 page not found\n", "text/plain")

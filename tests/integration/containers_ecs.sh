@@ -118,6 +118,67 @@ run down "grep -q ecs: down.err"
 is "$(ctr down.out 3001)" "ecs_task_id=$TASK_A id=$(printf 'e1%.0s' $(seq 32)) runtime=docker" "down: names fall back to the ids"
 is "$(warnings down.err)" 3 "down: each source's error logged once"
 
+# ---- answers of 13-16 MB: parsed off the loop, only their facts kept ----------------------------------------
+# The own container's answer with 600,000 more labels, the agent's task list with a container of 250,000 volumes,
+# both under the 16 MiB cap. Parsed on the loop, they made reports up to 0.9 s late (slots skipped), and the own
+# container's answer kept whole held 270 MB; now the loop gets the reduced facts only (id, name, the ECS labels).
+$PY - "$E/ecs-metadata-container.json" "$E/ecs-agent-tasks.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+for i in range(600000):
+    c["Labels"]["filler.%d" % i] = "v%d" % i
+json.dump(c, open("bigcontainer.json", "w"))
+t = json.load(open(sys.argv[2]))
+t["Tasks"].append({"Arn": "arn:aws:ecs:us-west-2:111122223333:task/filler/%032x" % 1, "Family": "f", "Version": "1",
+                   "Containers": [{"DockerId": "%064x" % 1, "Name": "c",
+                                   "Volumes": [{"Source": "/v/%d" % j, "Destination": "/d/%d" % j} for j in range(250000)]}]})
+json.dump(t, open("bigtasks.json", "w"))
+EOF
+: >slog
+echo ok >mode
+spawn BPID $PY "$HELP/fake_ecs.py" --tasks bigtasks.json --task "$E/ecs-metadata-task.json" \
+	--container bigcontainer.json --port-file bport --mode-file mode --log slog
+ok "big: the fake ECS agent and endpoint listen" wait_for 10 test -s bport
+BURL=http://127.0.0.1:$(cat bport)
+ECS_CONTAINER_METADATA_URI_V4=$BURL/v4/$TASK_F-2345678901 rt "$MON" -c mon.json --path.procfs "$E/proc" \
+	--path.rootfs "$E/rootfs" --ecs-agent-url "$BURL" --ecs-metadata --ecs-refresh 1s -n 20 >big.out 2>big.err &
+BMON=$!
+# VmRSS at its least over 3 s once the own container is named: what is kept between the parses.
+wait_for $((20 * SLOW)) grep -q '"name":"accel-monitor"' big.out
+BPROC=$(pgrep -x -P "$BMON" accel-monitor || echo "$BMON") # rt's subshell, or the monitor itself
+rss=$(for i in $(seq 30); do awk '$1 == "VmRSS:" { print $2 }' "/proc/$BPROC/status"; sleep 0.1; done | sort -n | head -1)
+wait "$BMON" || echo "exit $?" >>big.err
+diag "big: $(wc -c <bigcontainer.json) + $(wc -c <bigtasks.json) bytes; VmRSS at its least ${rss:-?} kB"
+ok "big: accel-monitor exits 0" sh -c '! grep -q "^exit " big.err'
+ok "big: every report 500 ms after the last (the answers are never parsed on the loop)" on_time big.out 18 150
+is "$(ctr big.out 3004 | sed 's/ ecs_task_arn.* id=/ id=/')" "ecs_cluster=fargate-ml id=$TASK_F-2345678901 name=accel-monitor runtime=fargate" \
+	"big: the monitor's own container named from the reduced answer"
+is "$(ctr big.out 3001 | sed 's/.* name=/name=/')" "name=app runtime=docker" "big: 3001 named from the big task list"
+if [ "${ACCEL_SANITIZED:-0}" != 1 ]; then # ASan's allocator keeps what is freed (its quarantine)
+	ok "big: the own container's answer is not kept whole: VmRSS ${rss:-?} kB < 128 MB" \
+		test "${rss:-999999999}" -lt $((128 * 1024))
+fi
+kill "$BPID"
+wait "$BPID" 2>/dev/null || true
+
+# ---- a container no answer names: fetched again with a back-off, not at every refresh -------------------------
+# 3005 (unknown to ECS) and 3006 (no container name) miss at every lookup; with --ecs-refresh 1s the sources were
+# asked every second (about 8 times in 8 s); a container missed before now waits 1, 2, 4, ... periods (4 times).
+echo ok >mode
+: >slog
+spawn RPID $PY "$HELP/fake_ecs.py" --tasks "$E/ecs-agent-tasks.json" --task "$E/ecs-metadata-task.json" \
+	--container "$E/ecs-metadata-container.json" --port-file rport --mode-file mode --log slog
+ok "backoff: the fake ECS agent and endpoint listen" wait_for 10 test -s rport
+RURL=http://127.0.0.1:$(cat rport)
+ECS_CONTAINER_METADATA_URI_V4=$RURL/v4/$TASK_F-2345678901 "$MON" -c mon.json --path.procfs "$E/proc" \
+	--path.rootfs "$E/rootfs" --ecs-agent-url "$RURL" --ecs-metadata --ecs-refresh 1s -n 17 >backoff.out 2>backoff.err
+n=$(grep -c 'GET /v1/tasks' slog)
+is "$(ctr backoff.out 3005)" "id=$(printf 'e3%.0s' $(seq 32)) runtime=docker" "backoff: 3005 stays nameless"
+ok "backoff: in 8 s the task list was asked $n times, at most 5 (1, 2, 4 periods apart), not every second" \
+	test "$n" -ge 2 -a "$n" -le 5
+kill "$RPID"
+wait "$RPID" 2>/dev/null || true
+
 # ---- the same namespace in a Kubernetes pod: the downward API's POD_UID, POD_NAME, POD_NAMESPACE ------------
 UIDK=5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d
 ok "downward API: accel-monitor --once exits 0" sh -c 'POD_UID=$1 POD_NAME=infer-0 POD_NAMESPACE=ml "$2" --once \

@@ -267,6 +267,20 @@ assert d["status"] == "success", d
 print(" ".join(sorted(x["value"][1] for x in d["data"]["result"])))' 2>/dev/null
 }
 
+# on_time FILE N MS: FILE holds at least N reports, each 500 ms after the one before it within MS ms times $SLOW
+# (the steps are printed as a diagnostic).
+on_time() {
+	$PY - "$1" "$2" "$3" "$SLOW" <<'EOF'
+import datetime, json, sys
+L = [json.loads(x) for x in open(sys.argv[1]).read().splitlines()]
+T = [datetime.datetime.strptime(l["timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() * 1000 for l in L]
+steps = [round(b - a) for a, b in zip(T, T[1:])]
+print("# steps (ms):", steps)
+ok = len(L) >= int(sys.argv[2]) and all(abs(s - 500) <= int(sys.argv[3]) * int(sys.argv[4]) for s in steps)
+sys.exit(0 if ok else 1)
+EOF
+}
+
 done_testing() {
 	echo "1..$_n"
 	[ "$_failed" -eq 0 ]

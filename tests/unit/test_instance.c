@@ -72,7 +72,14 @@ int main(void)
 		{ "asset-other", "class/dmi/id/board_asset_tag", "Default string\n", 0 },
 		{ "bios", "class/dmi/id/bios_vendor", "Amazon EC2\n", 1 },
 		{ "vendor-like", "class/dmi/id/sys_vendor", "Amazon EC2 compatible\n", 0 },
+		/* the hypervisor's uuid counts only with a second fact (a random one starts so once in 4096) */
 		{ "hv-upper", "hypervisor/uuid", "EC2E1916-9099-7CAF-FD21-012345ABCDEF\n", 1 },
+		{ "hv-alone", "hypervisor/uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 0 },
+		{ "hv-le-alone", "hypervisor/uuid", "45e12aec-dcd1-b213-94ed-012345abcdef\n", 0 },
+		{ "hv-dmi", "hypervisor/uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 1 },
+		{ "hv-serial", "hypervisor/uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 1 },
+		{ "hv-dmi-other", "hypervisor/uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 0 },
+		{ "hv-extra-other", "hypervisor/uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 0 },
 		{ "hv-other", "hypervisor/uuid", "3b2e1916-9099-7caf-fd21-012345abcdef\n", 0 },
 		{ "uuid-alone", "class/dmi/id/product_uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 0 },
 		{ "uuid", "class/dmi/id/product_uuid", "ec2e1916-9099-7caf-fd21-012345abcdef\n", 1 },
@@ -98,7 +105,7 @@ int main(void)
 	/* The fixtures */
 	ok(instance_ec2_local(FIX "/nitro", why, sizeof(why)) == 1 && strstr(why, "sys_vendor \"Amazon EC2\""),
 	   "Nitro: EC2 by its sys_vendor (%s)", why);
-	ok(instance_ec2_local(FIX "/xen", why, sizeof(why)) == 1 && strstr(why, "hypervisor uuid \"ec2"),
+	ok(instance_ec2_local(FIX "/xen", why, sizeof(why)) == 1 && strstr(why, "hypervisor uuid \"ec2") && strstr(why, ".amazon"),
 	   "Xen: EC2 by the hypervisor's uuid (%s)", why);
 	ok(instance_ec2_local(FIX "/other", why, sizeof(why)) == 0 && strstr(why, "\"QEMU\""),
 	   "a QEMU guest: not EC2, and it says what it saw (%s)", why);
@@ -113,6 +120,17 @@ int main(void)
 			d = tree(facts[i].name, "class/dmi/id/product_serial", facts[i].text);
 		else if (!strcmp(facts[i].name, "uuid"))
 			d = tree(facts[i].name, "class/dmi/id/product_serial", "EC2E1916-9099-7CAF-FD21-012345ABCDEF\n");
+		/* the hypervisor's uuid with its second fact, or a look-alike of one */
+		else if (!strcmp(facts[i].name, "hv-upper"))
+			d = tree(facts[i].name, "hypervisor/version/extra", ".amazon\n");
+		else if (!strcmp(facts[i].name, "hv-extra-other"))
+			d = tree(facts[i].name, "hypervisor/version/extra", ".1-xs\n");
+		else if (!strcmp(facts[i].name, "hv-dmi"))
+			d = tree(facts[i].name, "class/dmi/id/product_uuid", "EC2E1916-9099-7CAF-FD21-012345ABCDEF\n");
+		else if (!strcmp(facts[i].name, "hv-serial"))
+			d = tree(facts[i].name, "class/dmi/id/product_serial", "EC2E1916-9099-7CAF-FD21-012345ABCDEF\n");
+		else if (!strcmp(facts[i].name, "hv-dmi-other"))
+			d = tree(facts[i].name, "class/dmi/id/product_uuid", "EC2E1916-9099-7CAF-FD21-0123456789AB\n");
 
 		is_int(instance_ec2_local(d, why, sizeof(why)), facts[i].ec2, facts[i].name);
 	}

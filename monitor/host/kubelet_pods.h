@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The kubelet's pod list (monitor/host/kubelet.h): the kubelet's /pods
- * answer, a PodList of megabytes, reduced on a thread (http_async.c) to the compact
+ * answer, a PodList of megabytes, reduced on a loop worker (kubelet.c) to the compact
  * object the producer reads, {"<pod UID>": {"name", "namespace",
  * "containers": {"<container id>": "<name>"}}}, so the producer never
  * parses the whole list on its loop. Thread-safe: it touches nothing but
@@ -10,13 +10,13 @@
 #ifndef ACCEL_KUBELET_PODS_H
 #define ACCEL_KUBELET_PODS_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 /*
- * A PodList (len bytes) reduced to the compact object above, a new string in
- * *out (the caller frees it). 0, or -EINVAL with err "not a PodList: ...",
- * or -ENOMEM.
+ * A PodList (len bytes) reduced to the compact object above, a new object in
+ * *out (the caller's reference). 0, or -EINVAL with err "not a PodList: ...".
  */
-int kubelet_pods_reduce(const char *body, size_t len, char **out, char *err, size_t errsz);
+int kubelet_pods_reduce(const char *body, size_t len, json_t **out, char *err, size_t errsz);
 
 #endif

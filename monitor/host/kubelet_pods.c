@@ -25,7 +25,7 @@ static void statuses(json_t *arr, json_t *containers)
 	}
 }
 
-int kubelet_pods_reduce(const char *body, size_t len, char **out, char *err, size_t errsz)
+int kubelet_pods_reduce(const char *body, size_t len, json_t **out, char *err, size_t errsz)
 {
 	json_error_t jerr;
 	json_t *list = json_loadb(body, len, 0, &jerr), *items = json_object_get(list, "items"), *pods, *it;
@@ -55,7 +55,6 @@ int kubelet_pods_reduce(const char *body, size_t len, char **out, char *err, siz
 							 "containers", ctrs));
 	}
 	json_decref(list);
-	*out = json_dumps(pods, JSON_COMPACT);
-	json_decref(pods);
-	return *out ? 0 : -ENOMEM;
+	*out = pods;
+	return 0;
 }

@@ -62,7 +62,7 @@ endif
 # The folders are the architecture (README "Layout"): common/ and common/series/ are shared by every program;
 # monitor/core, host, system, nvidia, sysfs, endpoint and http are the producer (monitor/core/main.c its main);
 # sinks/NAME/ is the program accel-NAME, its main sinks/NAME/NAME.c.
-COMMON_SRC := $(wildcard common/*.c common/series/*.c)
+COMMON_SRC := $(wildcard common/*.c common/series/*.c common/rows/*.c)
 MONITOR_DIRS := core host system nvidia sysfs endpoint http
 MONITOR_SRC := $(filter-out monitor/core/main.c,$(foreach d,$(MONITOR_DIRS),$(wildcard monitor/$(d)/*.c)))
 SINKS := $(notdir $(patsubst %/,%,$(dir $(wildcard sinks/*/*.c))))
@@ -139,7 +139,7 @@ tests: $(PROGRAMS) $(UNIT_BIN)
 # once into build/fuzz for the short runs of the suite and make fuzz's long ones, again when a source changes.
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_ALL:%=build/fuzz/fuzz_%)
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[ch] common/series/*.[ch] \
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[ch] common/series/*.[ch] common/rows/*.c \
 		sinks/*/*.[ch] monitor/endpoint/*.[ch])
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)tests/fuzz/build.sh $(@D) $*

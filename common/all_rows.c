@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The rows registry (common/rows.h says what rows are): the rows every
- * vendor shares, block "common", then every collector's block, included from
- * the collector's own file with ACCEL_ROWS_ONLY defined, which leaves its
- * code out. map_rows[] is the order in which the blocks apply.
+ * vendor shares, block "common", then every collector's block
+ * (common/rows/<name>.c). map_rows[] is the order in which the blocks apply.
  *
- * A collector with rows is one #include and one map_rows[] entry here;
- * test_samples finds every collector's file that begins with a block and
- * fails when map_rows[] lacks it (not included, or included and not listed).
+ * A collector's block is one map_rows[] entry here; test_samples fails when
+ * a collector's registry row names a block that map_rows[] lacks, or the
+ * other way round.
  */
 #include "rows.h"
 
@@ -294,21 +293,6 @@ static const struct map_rule common_rules[] = {
 static const struct map_rows common_rows = {
 	"common", __FILE__, ROWS_FIELDS(common_fields), ROWS_FAMILIES(common_families), ROWS_RULES(common_rules),
 };
-
-/* ---- every collector's --------------------------------------------------------- */
-
-#define ACCEL_ROWS_ONLY
-#include "../monitor/system/coll_cpu.c"
-#include "../monitor/system/coll_mem.c"
-#include "../monitor/system/coll_process.c"
-#include "../monitor/system/coll_containers.c"
-#include "../monitor/endpoint/coll_endpoint.c"
-#include "../monitor/nvidia/coll_nvidia.c"
-#include "../monitor/sysfs/coll_amdgpu.c"
-#include "../monitor/sysfs/coll_neuron.c"
-#include "../monitor/sysfs/coll_ncs2.c"
-#include "../monitor/sysfs/coll_hwmon.c"
-#include "../monitor/sysfs/coll_powercap.c"
 
 #pragma GCC diagnostic pop
 

@@ -14,19 +14,26 @@
  *             says the patterns), the family it feeds (by name: a family of any
  *             block), the labels it captures, the scale of its values.
  *
- * Where rows live. A collector's file (monitor/<folder>/coll_<name>.c) begins
- * with its block under "#ifdef ACCEL_ROWS_ONLY"; the collector's code is that
- * conditional's "#else" branch. common/all_rows.c, the registry, defines
- * ACCEL_ROWS_ONLY and includes every collector's file: the sinks compile and
- * link every collector's rows and none of its code. The rows every vendor
- * shares are all_rows.c's own block, "common": the fields common to every kind of
+ * Where rows live. Rows are data, in common/ where the producer and every
+ * sink read them: a collector's block is common/rows/<name>.c (defining
+ * <name>_rows, declared below), the block every vendor shares is
+ * common/all_rows.c's own, "common": the fields common to every kind of
  * device and their rules, the attribution of device figures to pods and
  * containers, neuron-monitor's own runtime groups, and the families the
  * mapper itself yields (instance_info, neuron_hardware_info). A family fed by
  * one collector only is that collector's; one fed by several is common's.
+ * The collector's registry row names its block (struct collector_ops .rows,
+ * monitor/core/collector.h), and map_rows[] below lists every block in the
+ * order they apply; test_samples checks, by walking both tables, that each
+ * collector's block is in map_rows[] and each block of map_rows[] but
+ * common's belongs to a collector. Nothing in common/ includes monitor/.
  *
- * Adding a field to a collector is one file: its code writes the field, its
- * block lists it with the rule (and the family) that maps it.
+ * What a change touches. A field: the collector's code that writes it and
+ * its rows file (the field row, usually a rule row and a family). A
+ * collector: its coll_<name>.c, its common/rows/<name>.c, the registry row
+ * in monitor/core/collectors.c, a map_rows[] entry and a declaration below.
+ * A label: its schema row (common/schema.c) and the rules that capture it.
+ * A sink: its folder sinks/<name>/ (the Makefile finds it).
  *
  * Order. The blocks apply in the registry's order (common first), each
  * block's rules in their order. Within one group, that is the order in which
@@ -122,8 +129,8 @@ enum map_ident { IDENT_NONE, IDENT_POD, IDENT_CONTAINER };
 /*
  * One rule. Rows for every kind of device, and system and runtime rows,
  * leave device_type and index_label out (NULL), so a table stays one row a
- * line or two; all_rows.c compiles the blocks with -Wmissing-field-initializers
- * off for that.
+ * line or two; the rows files compile with -Wmissing-field-initializers off
+ * for that.
  */
 struct map_rule {
 	enum map_scope scope;
@@ -152,7 +159,7 @@ struct map_rule {
 /* One block: a collector's rows, or common's. */
 struct map_rows {
 	const char *name;   /* "common", or the collector's ("nvidia") */
-	const char *source; /* the file that declares them (__FILE__ as all_rows.c includes it) */
+	const char *source; /* the file that declares them (__FILE__) */
 	const struct map_field *fields;
 	size_t nfields;
 	const struct family *families;
@@ -167,5 +174,9 @@ struct map_rows {
 
 /* Every block, common's first, in the order they apply; NULL-terminated (common/all_rows.c). */
 extern const struct map_rows *const map_rows[];
+
+/* Each collector's block (common/rows/<name>.c). */
+extern const struct map_rows cpu_rows, mem_rows, process_rows, containers_rows, endpoint_rows, nvidia_rows,
+	amdgpu_rows, neuron_rows, ncs2_rows, hwmon_rows, powercap_rows;
 
 #endif

@@ -18,7 +18,7 @@
  * Captured values fill the rule's label names in order. A null value is
  * "not measured" and yields nothing; any other non-number is a bad value.
  *
- * The rules apply in the registry's order (common/all_rows.c). A mapper indexes
+ * The rules apply in the registry's order (map_rows[], common/all_rows.c). A mapper indexes
  * them by group once, so a report's group finds its rules without a scan of
  * the whole table; within a group they keep that order.
  */
@@ -337,7 +337,7 @@ static void index_groups(struct mapper *m)
 		const struct map_rule *x = m->rules[r].rule;
 		size_t g;
 
-		/* The rows are one translation unit (all_rows.c): equal group names are mostly the same string. */
+		/* Equal group names of one rows file are mostly the same string: the pointer compare is a shortcut. */
 		for (g = 0; g < m->ngroups; g++)
 			if (m->groups[g].cls == group_class(x->scope) &&
 			    (m->groups[g].name == x->group || !strcmp(m->groups[g].name, x->group)))

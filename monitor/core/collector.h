@@ -24,8 +24,9 @@
  * The monitor (monitor.c) opens one instance per system group, per runtime
  * and per "devices" entry ("auto": per kind found) with the registry's ops,
  * the configuration validator takes the device types and address schemes it
- * accepts from the registry, so a new collector is one file plus one row
- * there.
+ * accepts from the registry. A new collector is its coll_<name>.c, its
+ * rows (common/rows/<name>.c, named by .rows and listed in map_rows[]) and
+ * one row there.
  *
  * A collector never takes the process or other groups down: whatever it
  * cannot read becomes an "error" string in the report.
@@ -37,6 +38,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../../common/rows.h"
 #include "../../common/timeutil.h"
 #include "config_types.h"
 
@@ -123,6 +125,11 @@ struct collector_ops {
 	const char *name;     /* unique within its scope; a device collector's is the config "type" and "device_type" */
 	enum coll_scope scope;
 	enum group_id group;  /* COLL_SYSTEM: the group it fills */
+	/*
+	 * Its rows (common/rows/<name>.c): the fields it writes and how the
+	 * sinks map them; the same block is in map_rows[] (common/rows.h).
+	 */
+	const struct map_rows *rows;
 	/* COLL_RUNTIME: the address schemes it polls, NULL-terminated ("pid" for "pid:N"). */
 	const char *const *schemes;
 

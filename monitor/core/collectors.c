@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The one place collectors are registered. Adding a collector is a new
- * coll_<name>.c with its ops table (coll_<name>_ops) and one row here: the
+ * coll_<name>.c with its ops table (coll_<name>_ops), its rows
+ * (common/rows/<name>.c, named by the ops' .rows and listed in map_rows[],
+ * common/rows.h) and one row here: the
  * monitor opens what the configuration asks with these tables, and the
  * configuration validator takes the device types and runtime address
  * schemes it accepts from them.

@@ -28,44 +28,6 @@
  * The chip's inputs are listed when it is first seen; an input that cannot
  * be read this cycle is left out.
  */
-#ifdef ACCEL_ROWS_ONLY
-/* ---- rows: the fields this collector writes, its families and their rules (common/rows.h) ---- */
-#include "../../common/rows.h"
-
-static const struct map_field hwmon_fields[] = {
-	/* beside the fields every kind of device has; fan_rpm, temperatures_crit_celsius and voltages_volts
-	 * are amdgpu's too (their rules are common/all_rows.c's) */
-	FIELD(DEVICE_INFO, "hwmon", "name", "str", WHY_TEXT),
-	FIELD(DEVICE_INFO, "hwmon", "device", "str", WHY_TEXT),
-	FIELD(DEVICE_INFO, "hwmon", "driver", "str", WHY_TEXT),
-	FIELD(DEVICE_THERMAL, "hwmon", "fan_rpm", "num_map", NULL),
-	FIELD(DEVICE_THERMAL, "hwmon", "temperatures_crit_celsius", "num_map", NULL),
-	FIELD(DEVICE_THERMAL, "hwmon", "temperatures_max_celsius", "num_map", NULL),
-	FIELD(DEVICE_THERMAL, "hwmon", "alarms", "int_map", NULL),
-	FIELD(DEVICE_POWER, "hwmon", "power_sensors_watts", "num_map", NULL),
-	FIELD(DEVICE_POWER, "hwmon", "voltages_volts", "num_map", NULL),
-	FIELD(DEVICE_POWER, "hwmon", "energy_sensors_joules", "num_map", NULL),
-};
-
-static const struct family hwmon_families[] = {
-	GAUGE("accelerator_temperature_max_celsius",
-	      "Accelerator or chip maximum temperature threshold by sensor, degrees Celsius", "celsius"),
-	GAUGE("accelerator_alarm", "1 while a sensor alarm of the chip is raised", ""),
-};
-
-static const struct map_rule hwmon_rules[] = {
-	{ SC_DEVICE, "device_power", "power_sensors_watts.*", "accelerator_power_watts", "sensor", NULL, 0, 0 },
-	{ SC_DEVICE, "device_power", "energy_sensors_joules.*", "accelerator_energy_joules_total", "sensor", NULL, 0,
-	  0 },
-	{ SC_DEVICE, "device_thermal", "temperatures_max_celsius.*", "accelerator_temperature_max_celsius", "sensor",
-	  NULL, 0, 0 },
-	{ SC_DEVICE, "device_thermal", "alarms.*", "accelerator_alarm", "alarm", NULL, 0, 0 },
-};
-
-static const struct map_rows hwmon_rows = {
-	"hwmon", __FILE__, ROWS_FIELDS(hwmon_fields), ROWS_FAMILIES(hwmon_families), ROWS_RULES(hwmon_rules),
-};
-#else /* the collector */
 #include "../core/collector.h"
 #include "../core/config.h"
 #include "../core/energy.h"
@@ -596,6 +558,7 @@ static int hw_config(const struct cfg_block *b)
 
 const struct collector_ops coll_hwmon_ops = {
 	.name = "hwmon",
+	.rows = &hwmon_rows,
 	.scope = COLL_DEVICE,
 	.config = hw_config,
 	.probe = hw_probe,
@@ -604,4 +567,3 @@ const struct collector_ops coll_hwmon_ops = {
 	.error = sysfs_coll_error,
 	.close = hw_close,
 };
-#endif /* ACCEL_ROWS_ONLY */

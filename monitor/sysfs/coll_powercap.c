@@ -17,21 +17,6 @@
  * the side channel it opened): then the zones are listed with their
  * identity and no energy, and the group's error says why, once.
  */
-#ifdef ACCEL_ROWS_ONLY
-/* ---- rows: the fields this collector writes, its families and their rules (common/rows.h) ---- */
-#include "../../common/rows.h"
-
-static const struct map_field powercap_fields[] = {
-	/* beside the fields every kind of device has (energy_joules, energy_total_joules, power_watts) */
-	FIELD(DEVICE_INFO, "powercap", "name", "str", WHY_TEXT),
-	FIELD(DEVICE_INFO, "powercap", "zone", "str", WHY_TEXT),
-	FIELD(DEVICE_INFO, "powercap", "max_energy_range_uj", "int", WHY_FACT),
-};
-
-static const struct map_rows powercap_rows = {
-	"powercap", __FILE__, ROWS_FIELDS(powercap_fields), NULL, 0, NULL, 0,
-};
-#else /* the collector */
 #include "../core/collector.h"
 #include "../core/config.h"
 #include "../core/energy.h"
@@ -206,6 +191,7 @@ static int pc_probe(const struct mon_env *env)
 
 const struct collector_ops coll_powercap_ops = {
 	.name = "powercap",
+	.rows = &powercap_rows,
 	.scope = COLL_DEVICE,
 	.probe = pc_probe,
 	.open = pc_open,
@@ -213,4 +199,3 @@ const struct collector_ops coll_powercap_ops = {
 	.error = sysfs_coll_error,
 	.close = sysfs_coll_free,
 };
-#endif /* ACCEL_ROWS_ONLY */

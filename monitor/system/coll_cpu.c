@@ -8,39 +8,6 @@
  * A CPU that went offline since the last sample is left out; one that came
  * online appears from the next period on, once it has a baseline.
  */
-#ifdef ACCEL_ROWS_ONLY
-/* ---- rows: the fields this collector writes and their families (common/rows.h) ---- */
-#include "../../common/rows.h"
-
-static const struct map_field cpu_fields[] = {
-	FIELD(VCPU_USAGE, NULL, "average_usage.{user,nice,system,io_wait,irq,soft_irq}", NULL, NULL),
-	FIELD(VCPU_USAGE, NULL, "average_usage.idle", NULL,
-	  "the rest of 100%: system_vcpu_usage_ratio gives user and system"),
-	FIELD(VCPU_USAGE, NULL, "usage_data", NULL, NULL),
-	FIELD(VCPU_USAGE, NULL, "usage_data.*.*", NULL,
-	  "per-CPU detail: neuron-monitor-prometheus.py exports only the average and the count, and so do the sinks"),
-	FIELD(VCPU_USAGE, NULL, "context_switch_count", NULL,
-	  "neuron-monitor-prometheus.py exports none, and accel-prom serves neuron-monitor's vcpu_usage as it does"),
-};
-
-static const struct family cpu_families[] = {
-	GAUGE("system_vcpu_count", "System vCPU count", "count"),
-	GAUGE("system_vcpu_usage_ratio", "System CPU utilization ratio", "ratio"),
-};
-
-static const struct map_rule cpu_rules[] = {
-	/* neuron-monitor-prometheus.py's: the CPU count; user (with nice) and system (with I/O wait and interrupts) */
-	{ SC_SYSTEM, "vcpu_usage", "usage_data.#", "system_vcpu_count", "", NULL, 0, 0 },
-	{ SC_SYSTEM, "vcpu_usage", "average_usage.{user+nice}", "system_vcpu_usage_ratio", "", "usage_type=user",
-	  PERCENT, 100 },
-	{ SC_SYSTEM, "vcpu_usage", "average_usage.{system+io_wait+irq+soft_irq}", "system_vcpu_usage_ratio", "",
-	  "usage_type=system", PERCENT, 100 },
-};
-
-static const struct map_rows cpu_rows = {
-	"cpu", __FILE__, ROWS_FIELDS(cpu_fields), ROWS_FAMILIES(cpu_families), ROWS_RULES(cpu_rules),
-};
-#else /* the collector */
 #include "../core/collector.h"
 #include "../host/host.h"
 
@@ -252,10 +219,10 @@ static void cpu_close(void *state)
 
 const struct collector_ops coll_cpu_ops = {
 	.name = "cpu",
+	.rows = &cpu_rows,
 	.scope = COLL_SYSTEM,
 	.group = GROUP_VCPU_USAGE,
 	.open = cpu_open,
 	.collect = cpu_collect,
 	.close = cpu_close,
 };
-#endif /* ACCEL_ROWS_ONLY */

@@ -5,32 +5,6 @@
  * could be handed out without swapping); on kernels before 3.14, which
  * lack MemAvailable, MemTotal - (MemFree + Buffers + Cached + SReclaimable).
  */
-#ifdef ACCEL_ROWS_ONLY
-/* ---- rows: the fields this collector writes and their families (common/rows.h) ---- */
-#include "../../common/rows.h"
-
-static const struct map_field mem_fields[] = {
-	FIELD(MEMORY_INFO, NULL, "{memory_total_bytes,memory_used_bytes,swap_total_bytes,swap_used_bytes}", NULL, NULL),
-};
-
-static const struct family mem_families[] = {
-	GAUGE("system_memory_total_bytes", "System memory total_bytes bytes", "bytes"),
-	GAUGE("system_memory_used_bytes", "System memory used_bytes bytes", "bytes"),
-	GAUGE("system_swap_total_bytes", "System swap total_bytes bytes", "bytes"),
-	GAUGE("system_swap_used_bytes", "System swap used_bytes bytes", "bytes"),
-};
-
-static const struct map_rule mem_rules[] = {
-	{ SC_SYSTEM, "memory_info", "memory_total_bytes", "system_memory_total_bytes", "", NULL, 0, 0 },
-	{ SC_SYSTEM, "memory_info", "memory_used_bytes", "system_memory_used_bytes", "", NULL, 0, 0 },
-	{ SC_SYSTEM, "memory_info", "swap_total_bytes", "system_swap_total_bytes", "", NULL, 0, 0 },
-	{ SC_SYSTEM, "memory_info", "swap_used_bytes", "system_swap_used_bytes", "", NULL, 0, 0 },
-};
-
-static const struct map_rows mem_rows = {
-	"mem", __FILE__, ROWS_FIELDS(mem_fields), ROWS_FAMILIES(mem_families), ROWS_RULES(mem_rules),
-};
-#else /* the collector */
 #include "../core/collector.h"
 #include "../host/host.h"
 
@@ -99,10 +73,10 @@ static void mem_close(void *state)
 
 const struct collector_ops coll_mem_ops = {
 	.name = "mem",
+	.rows = &mem_rows,
 	.scope = COLL_SYSTEM,
 	.group = GROUP_MEMORY_INFO,
 	.open = mem_open,
 	.collect = mem_collect,
 	.close = mem_close,
 };
-#endif /* ACCEL_ROWS_ONLY */

@@ -18,32 +18,6 @@
  * host's process meter, as an endpoint runtime's listening process is, and
  * its device memory is what device collectors recorded there.
  */
-#ifdef ACCEL_ROWS_ONLY
-/* ---- rows: the fields this collector writes and their families (common/rows.h) ---- */
-#include "../../common/rows.h"
-
-static const struct map_field process_fields[] = {
-	FIELD(RUNTIME_VCPU_USAGE, NULL, "vcpu_usage.{user,system}", NULL, NULL),
-	FIELD(MEMORY_USED, NULL, "runtime_used_bytes.{host,device}", NULL, NULL),
-};
-
-static const struct family process_families[] = {
-	GAUGE("runtime_vcpu_usage_ratio",
-	      "Runtime process CPU time over the period, as a ratio of host CPU capacity", "ratio"),
-	GAUGE("runtime_memory_used_bytes", "Runtime process memory used bytes", "bytes"),
-};
-
-static const struct map_rule process_rules[] = {
-	{ SC_RUNTIME, "runtime_vcpu_usage", "vcpu_usage.{user,system}", "runtime_vcpu_usage_ratio", "usage_type", NULL,
-	  PERCENT, 0 },
-	{ SC_RUNTIME, "memory_used", "runtime_used_bytes.{host,device}", "runtime_memory_used_bytes", "memory_location",
-	  NULL, 0, 0 },
-};
-
-static const struct map_rows process_rows = {
-	"process", __FILE__, ROWS_FIELDS(process_fields), ROWS_FAMILIES(process_families), ROWS_RULES(process_rules),
-};
-#else /* the collector */
 #include "../core/collector.h"
 #include "../core/config.h"
 #include "../../common/log.h"
@@ -313,6 +287,7 @@ static int process_config(const struct cfg_block *b)
 
 const struct collector_ops coll_pid_ops = {
 	.name = "pid",
+	.rows = &process_rows,
 	.scope = COLL_RUNTIME,
 	.schemes = (const char *const[]){ "pid", NULL },
 	.config = pid_config,
@@ -323,6 +298,7 @@ const struct collector_ops coll_pid_ops = {
 
 const struct collector_ops coll_process_ops = {
 	.name = "process",
+	.rows = &process_rows,
 	.scope = COLL_RUNTIME,
 	.schemes = (const char *const[]){ "process", NULL },
 	.config = process_config,
@@ -330,4 +306,3 @@ const struct collector_ops coll_process_ops = {
 	.collect = proc_collect,
 	.close = proc_close,
 };
-#endif /* ACCEL_ROWS_ONLY */

@@ -9,9 +9,9 @@
 #include "../../common/samples.h"
 #include "../../common/util.h"
 #include "../../common/series/prom_dcgm.h"
+#include "../../monitor/core/collector.h"
 #include "tap.h"
 
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -405,45 +405,47 @@ static void test_every_field_mapped(void)
 }
 
 /*
- * The registry (common/all_rows.c) has the block of every collector's file that
- * begins with one, and a collector's family is fed by its own rules (one fed
- * by several collectors, or by none, is common's).
+ * The two registries agree, by walking them: every collector's rows
+ * (collector_ops .rows) are a block of map_rows[], and every block of
+ * map_rows[] but common's belongs to a collector; and a collector's family
+ * is fed by its own rules (one fed by several collectors, or by none, is
+ * common's).
  */
 static void test_registry(void)
 {
-	glob_t g;
-	size_t files = 0, missing = 0, strays = 0;
+	const struct collector_ops *const *reg = collectors();
+	size_t colls = 0, missing = 0, orphans = 0, strays = 0;
 
-	if (glob("monitor/*/*.c", 0, NULL, &g)) {
-		ok(0, "the collectors' files are found (run from the top of the tree)");
-		return;
-	}
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		const char *path = g.gl_pathv[i];
-		FILE *f = fopen(path, "r");
-		char line[512];
-		int has = 0, found = 0;
+	for (size_t i = 0; reg[i]; i++) {
+		int found = 0;
 
-		while (f && !has && fgets(line, sizeof(line), f))
-			has = !strncmp(line, "#ifdef ACCEL_ROWS_ONLY", 22);
-		if (f)
-			fclose(f);
-		if (!has)
+		if (!reg[i]->rows) {
+			fprintf(stderr, "# collector %s names no rows\n", reg[i]->name);
+			missing++;
 			continue;
-		files++;
-		for (const struct map_rows *const *b = map_rows; *b; b++) {
-			size_t sl = strlen((*b)->source), pl = strlen(path);
-
-			found |= sl >= pl && !strcmp((*b)->source + sl - pl, path);
 		}
+		colls++;
+		for (const struct map_rows *const *b = map_rows; *b; b++)
+			found |= *b == reg[i]->rows;
 		if (!found) {
-			fprintf(stderr, "# %s: its rows are not in the registry (common/all_rows.c)\n", path);
+			fprintf(stderr, "# collector %s: its rows (%s) are not in map_rows[]\n", reg[i]->name,
+				reg[i]->rows->name);
 			missing++;
 		}
 	}
-	globfree(&g);
-	ok(files >= 10 && missing == 0, "every collector's block of rows is in the registry (%zu files, %zu missing)",
-	   files, missing);
+	for (const struct map_rows *const *b = map_rows; *b; b++) {
+		int owned = 0;
+
+		for (size_t i = 0; reg[i]; i++)
+			owned |= reg[i]->rows == *b;
+		if (!owned && strcmp((*b)->name, "common")) {
+			fprintf(stderr, "# block %s (%s): no collector names it\n", (*b)->name, (*b)->source);
+			orphans++;
+		}
+	}
+	ok(colls >= 10 && missing == 0, "every collector's rows are in map_rows[] (%zu collectors, %zu missing)",
+	   colls, missing);
+	ok(orphans == 0, "every block of map_rows[] but common's is a collector's (%zu are not)", orphans);
 	for (const struct map_rows *const *b = map_rows; *b; b++) {
 		if (!strcmp((*b)->name, "common"))
 			continue;

@@ -22,10 +22,7 @@
  * them by group once, so a report's group finds its rules without a scan of
  * the whole table; within a group they keep that order.
  */
-#include "samples.h"
-#include "log.h"
-#include "rows.h"
-#include "schema.h"
+#include "samples_int.h"
 #include "timeutil.h"
 #include "util.h"
 
@@ -36,489 +33,6 @@
 #include <string.h>
 
 const char *const report_format_names[3] = { "accel-monitor", "neuron-monitor 2.x", "neuron-monitor 2020" };
-
-/* ---- families ------------------------------------------------------------ */
-
-const struct family *map_family_at(size_t i)
-{
-	for (const struct map_rows *const *b = map_rows; *b; b++) {
-		if (i < (*b)->nfamilies)
-			return &(*b)->families[i];
-		i -= (*b)->nfamilies;
-	}
-	return NULL;
-}
-
-const struct family *map_family(const char *name)
-{
-	for (const struct map_rows *const *b = map_rows; *b; b++)
-		for (size_t i = 0; i < (*b)->nfamilies; i++)
-			if (!strcmp((*b)->families[i].name, name))
-				return &(*b)->families[i];
-	return NULL;
-}
-
-static int family_cmp(const void *a, const void *b)
-{
-	return strcmp((*(const struct family *const *)a)->name, (*(const struct family *const *)b)->name);
-}
-
-/* ---- compiled patterns ----------------------------------------------------- */
-
-#define MAP_IDENT_LABELS 6 /* containers: pod, namespace, container, ecs_cluster, ecs_task_family, ecs_task_id */
-
-enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
-
-#define STEP_MAX 8
-#define NAMES_MAX 8
-#define CAPS_MAX 8
-#define NUM_TEXT_MAX 32 /* the text of any JSON integer (int64) or of a real with %.17g */
-
-struct step {
-	enum step_kind kind;
-	char *names[NAMES_MAX]; /* ST_KEY: names[0]; ST_KEYS/ST_SUM: the list; ST_ELEM: names[0] = label field or NULL */
-	size_t nnames;
-};
-
-/* One rule, compiled. Its strings point into text, which it owns. */
-struct compiled {
-	const struct map_rule *rule;
-	const struct family *fam;
-	struct step steps[STEP_MAX];
-	size_t nsteps;
-	char *capnames[CAPS_MAX];
-	size_t ncaps;
-	int pid_cap;            /* the capture labelled "pid" (its identity: process_containers), or -1 */
-	int drop_empty;         /* a "*[f,g]" step: captures that are "" are no labels */
-	char *fixed_name, *fixed_value;
-	char *weight[STEP_MAX]; /* the rule's weight path, split at '.' (nweight keys; 0: none) */
-	size_t nweight;
-	char *text;             /* the rule's path, labels, fixed label and weight, copied to be split */
-};
-
-/* Where a group's rules come from in a report. Device and device-group rules of a group share one list. */
-enum group_class { GC_SYSTEM, GC_RUNTIME, GC_DEVICE, GC_MONITOR };
-
-/* The rules of one group of one class, in the order they apply: order[first .. first + n). */
-struct group_rules {
-	enum group_class cls;
-	const char *name;
-	size_t first, n;
-};
-
-struct mapper {
-	struct compiled *rules; /* every block's, in the registry's order */
-	size_t nrules;
-	size_t *order;          /* indexes into rules, grouped by groups[] */
-	struct group_rules *groups;
-	size_t ngroups;
-	const struct family *f_instance, *f_neuron_hw; /* the families the mapper yields itself */
-	/* The instance labels of the last report that had instance_info (owned copies); host NULL: none yet. */
-	struct {
-		const char *name[MAP_INSTANCE_LABELS_MAX];
-		char *value[MAP_INSTANCE_LABELS_MAX];
-		char *host;
-		size_t n;
-	} last_inst;
-	unsigned long long bad_timestamps;
-	struct log_limit bad_ts_limit;
-	struct buf entity; /* a device's entity, "type:key", reused from report to report */
-};
-
-static enum group_class group_class(enum map_scope sc)
-{
-	return sc == SC_SYSTEM ? GC_SYSTEM : sc == SC_RUNTIME ? GC_RUNTIME : sc == SC_MONITOR ? GC_MONITOR : GC_DEVICE;
-}
-
-static void split(char *s, char sep, char **out, size_t max, size_t *n)
-{
-	*n = 0;
-	while (s && *s && *n < max) {
-		char *e = strchr(s, sep);
-
-		out[(*n)++] = s;
-		if (e)
-			*e++ = '\0';
-		s = e;
-	}
-}
-
-/*
- * The most labels a sample of rule r can carry: the instance labels, the
- * entry's (runtime: runtime_tag and pid; device: the identity and the index
- * label), the captures and the fixed label.
- */
-static size_t rule_max_labels(const struct map_rule *r, size_t ncaps)
-{
-	size_t n = MAP_INSTANCE_LABELS_MAX + ncaps + (r->fixed ? 1 : 0);
-
-	switch (r->scope) {
-	case SC_RUNTIME:
-		n += SCHEMA_RUNTIME_LABELS + MAP_IDENT_LABELS;
-		break;
-	case SC_DEVICE:
-		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0) + MAP_IDENT_LABELS;
-		break;
-	default:
-		break;
-	}
-	return n;
-}
-
-/* Split s at sep into out[0..max); -E2BIG (nothing split) when it has more parts than that. */
-static int split_checked(char *s, char sep, char **out, size_t max, size_t *n)
-{
-	size_t parts = 1;
-
-	for (const char *p = s; *p; p++)
-		parts += *p == sep;
-	if (parts > max)
-		return -E2BIG;
-	split(s, sep, out, max, n);
-	return 0;
-}
-
-/* Copy s (NULL: nothing) to *p, NUL-terminated, and advance *p; the copy, or NULL. */
-static char *put_text(char **p, const char *s)
-{
-	char *d = *p;
-	size_t n;
-
-	if (!s)
-		return NULL;
-	n = strlen(s) + 1;
-	memcpy(d, s, n);
-	*p += n;
-	return d;
-}
-
-/*
- * Compile rule r's pattern into c (c->text: new allocation, also on
- * failure). -E2BIG (with *why) when it has more steps, listed keys or
- * captures than the compiled form holds, or its samples could carry more than
- * SAMPLE_MAX_LABELS labels; -EINVAL when a name it uses is not the schema's.
- */
-static int compile_rule(const struct map_rule *r, struct compiled *c, const char **why)
-{
-	size_t len = strlen(r->path) + strlen(r->labels) + (r->fixed ? strlen(r->fixed) : 0) +
-		     (r->weight ? strlen(r->weight) : 0) + 4;
-	char *t, *p, *labels, *weight, *segs[STEP_MAX + 1];
-	size_t nseg;
-
-	memset(c, 0, sizeof(*c));
-	c->rule = r;
-	t = c->text = xmalloc(len);
-	p = put_text(&t, r->path);
-	labels = put_text(&t, r->labels);
-	c->fixed_name = put_text(&t, r->fixed);
-	weight = put_text(&t, r->weight);
-	split(p, '.', segs, STEP_MAX + 1, &nseg);
-	if (nseg > STEP_MAX) {
-		*why = "more path steps than STEP_MAX";
-		return -E2BIG;
-	}
-	for (size_t i = 0; i < nseg; i++) {
-		char *s = segs[i], *br = strchr(s, '[');
-		struct step *st;
-
-		if (c->nsteps >= STEP_MAX - (br ? 1 : 0)) {
-			*why = "more path steps than STEP_MAX";
-			return -E2BIG;
-		}
-		st = &c->steps[c->nsteps++];
-		if (!strcmp(s, "*")) {
-			st->kind = ST_ANY;
-		} else if (s[0] == '*' && s[1] == '[' && s[strlen(s) - 1] == ']') {
-			/* "*[f,g]": every key, with fields of each member as labels too */
-			st->kind = ST_ANY;
-			c->drop_empty = 1;
-			s[strlen(s) - 1] = '\0';
-			if (split_checked(s + 2, ',', st->names, NAMES_MAX, &st->nnames)) {
-				*why = "more listed keys than NAMES_MAX";
-				return -E2BIG;
-			}
-		} else if (!strcmp(s, "#")) {
-			st->kind = ST_COUNT;
-		} else if (!strcmp(s, "1")) {
-			st->kind = ST_ONE;
-		} else if (s[0] == '{') {
-			s[strlen(s) - 1] = '\0';
-			st->kind = strchr(s, '+') ? ST_SUM : ST_KEYS;
-			if (split_checked(s + 1, st->kind == ST_SUM ? '+' : ',', st->names, NAMES_MAX, &st->nnames)) {
-				*why = "more listed keys than NAMES_MAX";
-				return -E2BIG;
-			}
-		} else {
-			st->kind = ST_KEY;
-			st->names[0] = s;
-			st->nnames = 1;
-			if (br) {
-				/* "key[field]": the key, then each element */
-				struct step *el = &c->steps[c->nsteps++];
-
-				*br = '\0';
-				el->kind = ST_ELEM;
-				br[strlen(br + 1)] = '\0';
-				el->names[0] = br[1] ? br + 1 : NULL;
-			}
-		}
-	}
-	if (labels[0] && split_checked(labels, ',', c->capnames, CAPS_MAX, &c->ncaps)) {
-		*why = "more captured labels than CAPS_MAX";
-		return -E2BIG;
-	}
-	c->pid_cap = -1;
-	for (size_t i = 0; i < c->ncaps; i++)
-		if (r->scope == SC_DEVICE && !strcmp(c->capnames[i], "pid"))
-			c->pid_cap = (int)i;
-	if (c->fixed_name) {
-		c->fixed_value = strchr(c->fixed_name, '=');
-		if (!c->fixed_value) {
-			*why = "a fixed label without '='";
-			return -EINVAL;
-		}
-		*c->fixed_value++ = '\0';
-	}
-	/* Its group and labels are the schema's (common/schema.h): a new one is a row there first. */
-	if (r->scope == SC_MONITOR ? strcmp(r->group, "monitor") != 0
-	    : schema_group_lookup(r->group, r->scope == SC_SYSTEM ? SCOPE_SYSTEM : r->scope == SC_RUNTIME ? SCOPE_RUNTIME
-					    : SCOPE_DEVICE) < 0) {
-		*why = "its group is not in the schema (SCHEMA_GROUPS)";
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < c->ncaps; i++)
-		if (!schema_label(c->capnames[i])) {
-			*why = "a captured label is not in the schema (SCHEMA_LABELS)";
-			return -EINVAL;
-		}
-	if ((c->fixed_name && !schema_label(c->fixed_name)) || (r->index_label && !schema_label(r->index_label))) {
-		*why = "a fixed or index label is not in the schema (SCHEMA_LABELS)";
-		return -EINVAL;
-	}
-	if (weight) {
-		size_t any = 0;
-
-		for (size_t i = 0; i < c->nsteps; i++)
-			any += c->steps[i].kind == ST_ANY;
-		if (!any) {
-			*why = "a weight without a \"*\" step to find it from";
-			return -EINVAL;
-		}
-		if (split_checked(weight, '.', c->weight, STEP_MAX, &c->nweight)) {
-			*why = "a weight path longer than STEP_MAX";
-			return -E2BIG;
-		}
-	}
-	if (rule_max_labels(r, c->ncaps) > SAMPLE_MAX_LABELS) {
-		*why = "its samples could carry more than SAMPLE_MAX_LABELS labels";
-		return -E2BIG;
-	}
-	return 0;
-}
-
-/* The family named name among fams (sorted by name, n of them), or NULL. */
-static const struct family *find_family(const struct family **fams, size_t n, const char *name)
-{
-	const struct family key = { .name = name }, *k = &key, **f;
-
-	f = bsearch(&k, fams, n, sizeof(*fams), family_cmp);
-	return f ? *f : NULL;
-}
-
-/* Index m's compiled rules by group: order[] and groups[], each group's rules in the registry's order. */
-static void index_groups(struct mapper *m)
-{
-	size_t n = m->nrules ? m->nrules : 1, *gidx = xcalloc(n, sizeof(*gidx)), *count = xcalloc(n, sizeof(*count));
-	size_t k = 0;
-
-	m->groups = xcalloc(n, sizeof(*m->groups));
-	m->order = xcalloc(n, sizeof(*m->order));
-	for (size_t r = 0; r < m->nrules; r++) {
-		const struct map_rule *x = m->rules[r].rule;
-		size_t g;
-
-		/* Equal group names of one rows file are mostly the same string: the pointer compare is a shortcut. */
-		for (g = 0; g < m->ngroups; g++)
-			if (m->groups[g].cls == group_class(x->scope) &&
-			    (m->groups[g].name == x->group || !strcmp(m->groups[g].name, x->group)))
-				break;
-		if (g == m->ngroups)
-			m->groups[m->ngroups++] = (struct group_rules){ group_class(x->scope), x->group, 0, 0 };
-		m->groups[g].n++;
-		gidx[r] = g;
-	}
-	for (size_t g = 0; g < m->ngroups; g++) {
-		m->groups[g].first = k;
-		k += m->groups[g].n;
-	}
-	for (size_t r = 0; r < m->nrules; r++)
-		m->order[m->groups[gidx[r]].first + count[gidx[r]]++] = r;
-	free(gidx);
-	free(count);
-}
-
-/*
- * Compile every block's rules into m, resolve their families and index them
- * by group. 0, or -E2BIG / -EINVAL with a message in err (m then holds what
- * was compiled, for mapper_free).
- */
-static int compile_all(struct mapper *m, char *err, size_t size)
-{
-	const struct family **fams;
-	size_t nfams = 0, nrules = 0, k = 0;
-	int rc = 0;
-
-	for (const struct map_rows *const *b = map_rows; *b; b++) {
-		nfams += (*b)->nfamilies;
-		nrules += (*b)->nrules;
-	}
-	fams = xcalloc(nfams ? nfams : 1, sizeof(*fams));
-	for (const struct map_rows *const *b = map_rows; *b; b++)
-		for (size_t i = 0; i < (*b)->nfamilies; i++)
-			fams[k++] = &(*b)->families[i];
-	qsort(fams, nfams, sizeof(*fams), family_cmp);
-	for (size_t i = 1; i < nfams && !rc; i++)
-		if (!strcmp(fams[i - 1]->name, fams[i]->name)) {
-			snprintf(err, size, "family %s: defined twice", fams[i]->name);
-			rc = -EINVAL;
-		}
-	m->rules = xcalloc(nrules ? nrules : 1, sizeof(*m->rules));
-	for (const struct map_rows *const *b = map_rows; *b && !rc; b++)
-		for (size_t i = 0; i < (*b)->nrules && !rc; i++) {
-			const struct map_rule *r = &(*b)->rules[i];
-			struct compiled *c = &m->rules[m->nrules++];
-			const char *why = NULL;
-
-			rc = compile_rule(r, c, &why);
-			if (!rc && !(c->fam = find_family(fams, nfams, r->family))) {
-				why = "its family is defined in no block";
-				rc = -EINVAL;
-			}
-			if (rc)
-				snprintf(err, size, "rule %zu of %s (%s: %s): %s", i, (*b)->name, r->group, r->path, why);
-		}
-	m->f_instance = find_family(fams, nfams, "instance_info");
-	m->f_neuron_hw = find_family(fams, nfams, "neuron_hardware_info");
-	if (!rc && (!m->f_instance || !m->f_neuron_hw)) {
-		snprintf(err, size, "the families instance_info and neuron_hardware_info are defined in no block");
-		rc = -EINVAL;
-	}
-	free(fams);
-	if (!rc)
-		index_groups(m);
-	return rc;
-}
-
-struct mapper *mapper_new(void)
-{
-	struct mapper *m = xcalloc(1, sizeof(*m));
-	char err[256];
-
-	if (compile_all(m, err, sizeof(err))) {
-		log_err("samples: %s", err);
-		abort();
-	}
-	buf_init(&m->entity, SIZE_MAX / 2);
-	return m;
-}
-
-void mapper_free(struct mapper *m)
-{
-	if (!m)
-		return;
-	mapper_reset(m);
-	for (size_t r = 0; r < m->nrules; r++)
-		free(m->rules[r].text);
-	free(m->rules);
-	free(m->order);
-	free(m->groups);
-	buf_free(&m->entity);
-	free(m);
-}
-
-int map_rules_check(char *err, size_t size)
-{
-	struct mapper *m = xcalloc(1, sizeof(*m));
-	int rc;
-
-	snprintf(err, size, "%s", "");
-	rc = compile_all(m, err, size);
-	mapper_free(m);
-	return rc;
-}
-
-size_t map_max_labels(void)
-{
-	size_t m = MAP_INSTANCE_LABELS_MAX + 2; /* neuron_hardware_info: the two counts */
-
-	for (const struct map_rows *const *b = map_rows; *b; b++)
-		for (size_t i = 0; i < (*b)->nrules; i++) {
-			const struct map_rule *r = &(*b)->rules[i];
-			size_t ncaps = 0;
-
-			for (const char *l = r->labels; *l; l++)
-				ncaps += *l == ',';
-			ncaps += r->labels[0] ? 1 : 0;
-			if (rule_max_labels(r, ncaps) > m)
-				m = rule_max_labels(r, ncaps);
-		}
-	return m;
-}
-
-json_t *map_schema_json(void)
-{
-	static const char *const scopes[] = { "system", "runtime", "device", "device_group", "monitor" };
-	static const char *const types[] = { "gauge", "counter" };
-	json_t *s = schema_json(), *o = json_object(), *fl = json_array(), *fams = json_array(), *rs = json_array();
-
-	for (const struct map_rows *const *b = map_rows; *b; b++) {
-		for (size_t i = 0; i < (*b)->nfields; i++) {
-			const struct map_field *x = &(*b)->fields[i];
-
-			json_array_append_new(fl, json_pack("{s:s, s:s?, s:s, s:s?, s:s?}", "group", group_name(x->group),
-							    "device_type", x->device_type, "path", x->path, "kind",
-							    x->kind, "not_exported", x->not_exported));
-		}
-		for (size_t i = 0; i < (*b)->nfamilies; i++) {
-			const struct family *f = &(*b)->families[i];
-
-			json_array_append_new(fams, json_pack("{s:s, s:s, s:s, s:s}", "name", f->name, "type",
-							      types[f->type], "unit", f->unit, "help", f->help));
-		}
-		for (size_t i = 0; i < (*b)->nrules; i++) {
-			const struct map_rule *x = &(*b)->rules[i];
-			json_t *scale = x->scale == PERCENT   ? json_string("percent")
-					: x->scale == BOOLEAN ? json_string("boolean")
-							      : json_real(x->scale ? x->scale : 1);
-			json_t *rule = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:o, s:f, s:s?, s:s?}", "scope",
-						 scopes[x->scope], "group", x->group, "path", x->path, "family",
-						 x->family, "labels", x->labels, "fixed", x->fixed, "scale", scale, "clamp",
-						 x->clamp, "device_type", x->device_type, "index_label", x->index_label);
-
-			/* containers: only on the rules that have it, so the other rows read as before */
-			if (x->ident)
-				json_object_set_new(rule, "ident",
-						    json_string(x->ident == IDENT_POD ? "pod" : "container"));
-			/* endpoint runtimes: the same */
-			if (x->unless)
-				json_object_set_new(rule, "unless", json_string(x->unless));
-			if (x->only_with)
-				json_object_set_new(rule, "only_with", json_string(x->only_with));
-			if (x->weight)
-				json_object_set_new(rule, "weight", json_string(x->weight));
-			json_array_append_new(rs, rule);
-		}
-	}
-	/* The order of tests/fixtures/schema.json's keys. */
-	json_object_set(o, "groups", json_object_get(s, "groups"));
-	json_object_set_new(o, "fields", fl);
-	json_object_set(o, "config_aliases", json_object_get(s, "config_aliases"));
-	json_object_set(o, "labels", json_object_get(s, "labels"));
-	json_object_set_new(o, "families", fams);
-	json_object_set_new(o, "rules", rs);
-	json_decref(s);
-	return o;
-}
 
 /* ---- walking ------------------------------------------------------------- */
 
@@ -1096,6 +610,60 @@ static enum report_format detect(json_t *report, json_t **rts)
 	return FORMAT_NEURON_2X;
 }
 
+/*
+ * Map runtime entry e, the i-th of the report (format fmt), through w, whose
+ * first ninst labels are the instance's: its groups, labelled with its tag,
+ * its pid and its process's container; an entry with an error gives that
+ * error only.
+ */
+static void map_runtime_entry(struct mapper *m, struct walk *w, json_t *e, size_t i, enum report_format fmt,
+			      size_t ninst, const char *root_iso, int64_t root_ms)
+{
+	const char *tag, *err;
+	char where[64], tagbuf[NUM_TEXT_MAX], pidbuf[NUM_TEXT_MAX];
+	json_t *pid = json_object_get(e, "pid");
+
+	if (!json_is_object(e))
+		return;
+	if (fmt == FORMAT_NEURON_2020) {
+		if (!number_text(json_object_get(e, "neuron_runtime_index"), tagbuf))
+			snprintf(tagbuf, sizeof(tagbuf), "0");
+		tag = tagbuf;
+	} else {
+		tag = str_or(e, fmt == FORMAT_ACCEL ? "runtime_tag" : "neuron_runtime_tag", NULL);
+		if ((!tag || !*tag) && number_text(pid, tagbuf)) {
+			tag = tagbuf;
+		} else if (!tag || !*tag) {
+			tag = str_or(e, "address", "");
+		}
+	}
+	w->s.entity = tag;
+	w->s.prom_skip = 0;
+	err = str_or(e, "error", "");
+	if (*err) {
+		if (w->cb->group_error)
+			w->cb->group_error("runtime", tag, err, w->cb->ud);
+		return;
+	}
+	w->s.labels[ninst] = (struct label){ "runtime_tag", tag };
+	w->s.runtime_tag = tag;
+	w->base_labels = ninst + 1;
+	/*
+	 * The pid keeps runtimes apart that share a name (accel-monitor: one entry per process)
+	 * or a neuron_runtime_tag. neuron-monitor-prometheus.py has no pid label: accel-prom
+	 * leaves it out of neuron-monitor's series (prom_skip) and sums them as it does.
+	 */
+	if (fmt != FORMAT_NEURON_2020 && number_text(pid, pidbuf)) {
+		if (fmt == FORMAT_NEURON_2X)
+			w->s.prom_skip = 1u << w->base_labels;
+		w->s.labels[w->base_labels++] = (struct label){ "pid", pidbuf };
+	}
+	/* containers: whose process it is */
+	w->base_labels = ident_labels(json_object_get(e, "container"), NULL, NULL, w->s.labels, w->base_labels);
+	snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
+	map_groups(m, w, GC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
+}
+
 enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_ms, const struct map_cb *cb)
 {
 	struct walk w;
@@ -1104,7 +672,6 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 	enum report_format fmt;
 	const char *root_iso;
 	int64_t root_ms = now_ms;
-	char where[64], tagbuf[NUM_TEXT_MAX], pidbuf[NUM_TEXT_MAX];
 	size_t i, ninst;
 
 	memset(&w, 0, sizeof(w));
@@ -1157,50 +724,8 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 	}
 
 	/* Runtime entries. */
-	json_array_foreach(rts, i, e) {
-		const char *tag, *err;
-		json_t *pid = json_object_get(e, "pid");
-
-		if (!json_is_object(e))
-			continue;
-		if (fmt == FORMAT_NEURON_2020) {
-			if (!number_text(json_object_get(e, "neuron_runtime_index"), tagbuf))
-				snprintf(tagbuf, sizeof(tagbuf), "0");
-			tag = tagbuf;
-		} else {
-			tag = str_or(e, fmt == FORMAT_ACCEL ? "runtime_tag" : "neuron_runtime_tag", NULL);
-			if ((!tag || !*tag) && number_text(pid, tagbuf)) {
-				tag = tagbuf;
-			} else if (!tag || !*tag) {
-				tag = str_or(e, "address", "");
-			}
-		}
-		w.s.entity = tag;
-		w.s.prom_skip = 0;
-		err = str_or(e, "error", "");
-		if (*err) {
-			if (cb->group_error)
-				cb->group_error("runtime", tag, err, cb->ud);
-			continue;
-		}
-		w.s.labels[ninst] = (struct label){ "runtime_tag", tag };
-		w.s.runtime_tag = tag;
-		w.base_labels = ninst + 1;
-		/*
-		 * The pid keeps runtimes apart that share a name (accel-monitor: one entry per process)
-		 * or a neuron_runtime_tag. neuron-monitor-prometheus.py has no pid label: accel-prom
-		 * leaves it out of neuron-monitor's series (prom_skip) and sums them as it does.
-		 */
-		if (fmt != FORMAT_NEURON_2020 && number_text(pid, pidbuf)) {
-			if (fmt == FORMAT_NEURON_2X)
-				w.s.prom_skip = 1u << w.base_labels;
-			w.s.labels[w.base_labels++] = (struct label){ "pid", pidbuf };
-		}
-		/* containers: whose process it is */
-		w.base_labels = ident_labels(json_object_get(e, "container"), NULL, NULL, w.s.labels, w.base_labels);
-		snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
-		map_groups(m, &w, GC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
-	}
+	json_array_foreach(rts, i, e)
+		map_runtime_entry(m, &w, e, i, fmt, ninst, root_iso, root_ms);
 
 	w.s.prom_skip = 0;
 	w.s.runtime_tag = NULL;

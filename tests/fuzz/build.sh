@@ -21,7 +21,7 @@ shift
 cc=${CLANG:-clang}
 mkdir -p "$out"
 # Each target links only the modules its path uses (common/samples.c, stream.c and their helpers).
-common="$top/common/samples.c $top/common/all_rows.c $top/common/rows/*.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c $top/common/schema.c"
+common="$top/common/samples.c $top/common/samples_rules.c $top/common/all_rows.c $top/common/rows/*.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c $top/common/schema.c"
 for t in "$@"; do
 	case $t in
 	prom_line) mods="$top/common/series/prom_store.c $top/common/series/prom_expo.c $top/common/series/prom_dcgm.c $top/common/series/prom_pass.c

@@ -123,11 +123,90 @@ static void usage(FILE *f)
 		"  }\n");
 }
 
+/* Command-line options, beyond what getopt's letters name. */
+enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
+       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_ECS_AGENT,
+       OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
+
+/*
+ * A host option c (OPT_ROOTFS to OPT_INSTANCE) with its argument arg
+ * (borrowed: it outlives h) into h, the command line's host block. 0, or -1
+ * after saying why on stderr.
+ */
+static int host_option(int c, char *arg, struct cfg_host *h)
+{
+	switch (c) {
+	case OPT_ROOTFS:
+	case OPT_RUN:
+	case OPT_CGROUPFS:
+	case OPT_KUBELET_URL:
+	case OPT_KUBELET_TOKEN:
+	case OPT_KUBELET_CA: {
+		static const char *const names[] = { "path.rootfs", "path.run", "path.cgroupfs", "kubelet-url",
+						     "kubelet-token-file", "kubelet-ca-file" };
+		char **dst[] = { &h->rootfs, &h->run, &h->cgroupfs, &h->kubelet_url,
+				 &h->kubelet_token_file, &h->kubelet_ca_file };
+
+		if (!*arg) {
+			fprintf(stderr, "accel-monitor: --%s: expected a %s, got \"\"\n", names[c - OPT_ROOTFS],
+				c == OPT_KUBELET_URL ? "URL" : c >= OPT_KUBELET_TOKEN ? "file" : "directory");
+			return -1;
+		}
+		if (c == OPT_KUBELET_URL && strncmp(arg, "https://", 8) && strncmp(arg, "http://", 7)) {
+			fprintf(stderr, "accel-monitor: --kubelet-url: expected an http:// or https:// URL, got \"%s\"\n",
+				arg);
+			return -1;
+		}
+		*dst[c - OPT_ROOTFS] = arg; /* borrowed: never freed */
+		break;
+	}
+	case OPT_KUBELET_REFRESH:
+	case OPT_ECS_REFRESH: {
+		int64_t ms;
+		const char *why;
+
+		if (duration_parse(arg, &ms, &why) || ms < 1000) {
+			fprintf(stderr, "accel-monitor: --%s-refresh: expected a duration of 1s or more, got \"%s\"\n",
+				c == OPT_ECS_REFRESH ? "ecs" : "kubelet", arg);
+			return -1;
+		}
+		*(c == OPT_ECS_REFRESH ? &h->ecs_refresh_ms : &h->kubelet_refresh_ms) = ms;
+		break;
+	}
+	case OPT_ECS_METADATA:
+	case OPT_ECS_AGENT:
+	case OPT_ECS_METADATA_URL: {
+		/* The agent sets the variable in every container of a task (Fargate 1.4, agent 1.39 on EC2). */
+		char *url = c == OPT_ECS_METADATA ? getenv("ECS_CONTAINER_METADATA_URI_V4") : arg;
+
+		if (c == OPT_ECS_METADATA && (!url || !*url)) {
+			fprintf(stderr, "accel-monitor: --ecs-metadata: ECS_CONTAINER_METADATA_URI_V4 is not set "
+					"(not in an ECS task?); --ecs-metadata-url URL names the endpoint\n");
+			return -1;
+		}
+		if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7)) {
+			fprintf(stderr, "accel-monitor: --%s: expected an http:// or https:// URL, got \"%s\"\n",
+				c == OPT_ECS_AGENT ? "ecs-agent-url" : c == OPT_ECS_METADATA ? "ecs-metadata" :
+				"ecs-metadata-url", url);
+			return -1;
+		}
+		*(c == OPT_ECS_AGENT ? &h->ecs_agent_url : &h->ecs_metadata_url) = url;
+		break;
+	}
+	case OPT_INSTANCE:
+		h->instance_mode = instance_mode_parse(arg);
+		if (h->instance_mode < 0) {
+			fprintf(stderr, "accel-monitor: --instance-metadata: expected auto, on or off, got \"%s\"\n",
+				arg);
+			return -1;
+		}
+		break;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
-	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_ECS_AGENT,
-	       OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
 	static const struct option longopts[] = {
 		{ "config-file", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
@@ -197,65 +276,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_CGROUPFS:
 		case OPT_KUBELET_URL:
 		case OPT_KUBELET_TOKEN:
-		case OPT_KUBELET_CA: {
-			static const char *const names[] = { "path.rootfs", "path.run", "path.cgroupfs", "kubelet-url",
-							     "kubelet-token-file", "kubelet-ca-file" };
-			char **dst[] = { &o->host.rootfs, &o->host.run, &o->host.cgroupfs, &o->host.kubelet_url,
-					 &o->host.kubelet_token_file, &o->host.kubelet_ca_file };
-
-			if (!*optarg) {
-				fprintf(stderr, "accel-monitor: --%s: expected a %s, got \"\"\n", names[c - OPT_ROOTFS],
-					c == OPT_KUBELET_URL ? "URL" : c >= OPT_KUBELET_TOKEN ? "file" : "directory");
-				return -1;
-			}
-			if (c == OPT_KUBELET_URL && strncmp(optarg, "https://", 8) && strncmp(optarg, "http://", 7)) {
-				fprintf(stderr, "accel-monitor: --kubelet-url: expected an http:// or https:// URL, got \"%s\"\n",
-					optarg);
-				return -1;
-			}
-			*dst[c - OPT_ROOTFS] = optarg; /* borrowed: never freed */
-			break;
-		}
+		case OPT_KUBELET_CA:
 		case OPT_KUBELET_REFRESH:
-		case OPT_ECS_REFRESH: {
-			int64_t ms;
-			const char *why;
-
-			if (duration_parse(optarg, &ms, &why) || ms < 1000) {
-				fprintf(stderr, "accel-monitor: --%s-refresh: expected a duration of 1s or more, got \"%s\"\n",
-					c == OPT_ECS_REFRESH ? "ecs" : "kubelet", optarg);
-				return -1;
-			}
-			*(c == OPT_ECS_REFRESH ? &o->host.ecs_refresh_ms : &o->host.kubelet_refresh_ms) = ms;
-			break;
-		}
+		case OPT_ECS_REFRESH:
 		case OPT_ECS_METADATA:
 		case OPT_ECS_AGENT:
-		case OPT_ECS_METADATA_URL: {
-			/* The agent sets the variable in every container of a task (Fargate 1.4, agent 1.39 on EC2). */
-			char *url = c == OPT_ECS_METADATA ? getenv("ECS_CONTAINER_METADATA_URI_V4") : optarg;
-
-			if (c == OPT_ECS_METADATA && (!url || !*url)) {
-				fprintf(stderr, "accel-monitor: --ecs-metadata: ECS_CONTAINER_METADATA_URI_V4 is not set "
-						"(not in an ECS task?); --ecs-metadata-url URL names the endpoint\n");
-				return -1;
-			}
-			if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7)) {
-				fprintf(stderr, "accel-monitor: --%s: expected an http:// or https:// URL, got \"%s\"\n",
-					c == OPT_ECS_AGENT ? "ecs-agent-url" : c == OPT_ECS_METADATA ? "ecs-metadata" :
-					"ecs-metadata-url", url);
-				return -1;
-			}
-			*(c == OPT_ECS_AGENT ? &o->host.ecs_agent_url : &o->host.ecs_metadata_url) = url;
-			break;
-		}
+		case OPT_ECS_METADATA_URL:
 		case OPT_INSTANCE:
-			o->host.instance_mode = instance_mode_parse(optarg);
-			if (o->host.instance_mode < 0) {
-				fprintf(stderr, "accel-monitor: --instance-metadata: expected auto, on or off, got \"%s\"\n",
-					optarg);
+			if (host_option(c, optarg, &o->host))
 				return -1;
-			}
 			break;
 		case OPT_VERSION:
 			printf("accel-monitor %s\n", ACCEL_VERSION);
@@ -337,6 +366,98 @@ static int stdout_is_pipe(void)
 	return fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
+/*
+ * Signals are delivered only inside ppoll, so a report is never cut short:
+ * SIGINT, SIGTERM and SIGHUP are blocked, *waitmask is the mask to wait
+ * with (them unblocked), and SIGPIPE is ignored (a write says EPIPE).
+ */
+static void signals_setup(sigset_t *waitmask)
+{
+	struct sigaction sa;
+	sigset_t block;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sigdelset(waitmask, SIGINT);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGHUP);
+}
+
+/*
+ * The stream: a report each time one is due, until SIGINT or SIGTERM, the
+ * reader of stdout going away or o->count reports; a SIGHUP reloads the
+ * configuration (at most once per root period), replacing *m. EXIT_OK, or
+ * EXIT_SYSTEM when stdout cannot be written.
+ */
+static int run_stream(const struct opts *o, struct monitor **m, struct loop *loop, struct host *host,
+		      const sigset_t *waitmask)
+{
+	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
+	int rc = EXIT_OK;
+
+	while (!got_term) {
+		int64_t until = monitor_next_due(*m);
+		int e;
+
+		if (reload_at < until)
+			until = reload_at;
+		if (wait_until(loop, until, waitmask, host, 0))
+			break; /* the reader of stdout is gone */
+		if (got_term)
+			break;
+		if (got_hup) {
+			/*
+			 * At most one reload per root period: the first SIGHUP reloads at
+			 * once, those that follow within the period are one reload at its
+			 * end (a storm of them must not stop the reports).
+			 */
+			got_hup = 0;
+			if (reload_at == INT64_MAX)
+				reload_at = last_reload + monitor_period(*m) > clock_mono_ns() ? last_reload + monitor_period(*m)
+											      : clock_mono_ns();
+			continue;
+		}
+		if (clock_mono_ns() >= reload_at) {
+			struct cfg next;
+
+			reload_at = INT64_MAX;
+			last_reload = clock_mono_ns();
+			if (!o->config) {
+				log_info("monitor: SIGHUP: no config file to reload");
+			} else if (load_config(o, &next) == 0) {
+				/* Groups whose configuration did not change keep their collector and schedule. */
+				*m = monitor_new(&next, NULL, loop, host, *m);
+				log_info("monitor: reloaded %s", o->config);
+			} else {
+				log_err("monitor: SIGHUP: keeping the previous configuration");
+			}
+			continue;
+		}
+		if (clock_mono_ns() < monitor_next_due(*m))
+			continue;
+		e = monitor_cycle(*m, STDOUT_FILENO, 0);
+		if (e == -EPIPE)
+			break;
+		if (e) {
+			log_err("cannot write to stdout: %s", strerror(-e));
+			rc = EXIT_SYSTEM;
+			break;
+		}
+		if (o->count && monitor_seq(*m) >= o->count)
+			break;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -347,10 +468,8 @@ int main(int argc, char **argv)
 	struct http_async *http;
 	struct fd_budget fdb; /* the producer's descriptors (fdbudget.h): connections and kept files share it */
 	struct loop_watch out_watch = { 0 };
-	struct sigaction sa;
-	sigset_t block, waitmask;
+	sigset_t waitmask;
 	int rc = EXIT_OK, w;
-	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
 
 	/* Before anything opens a descriptor: a closed stdout must not be taken by a pipe and look like a reader gone. */
 	if (cli_std_fds("accel-monitor", CLI_STDOUT))
@@ -370,21 +489,7 @@ int main(int argc, char **argv)
 		return cli_finish_stdout("accel-monitor");
 	}
 
-	/* Signals are delivered only inside ppoll, so a report is never cut short. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGINT);
-	sigdelset(&waitmask, SIGTERM);
-	sigdelset(&waitmask, SIGHUP);
+	signals_setup(&waitmask);
 
 	loop = loop_new();
 	/* A pipe's reader going away shows as POLLERR on our end, while we wait. */
@@ -419,57 +524,7 @@ int main(int argc, char **argv)
 		}
 		goto out;
 	}
-	while (!got_term) {
-		int64_t until = monitor_next_due(m);
-		int e;
-
-		if (reload_at < until)
-			until = reload_at;
-		if (wait_until(loop, until, &waitmask, host, 0))
-			break; /* the reader of stdout is gone */
-		if (got_term)
-			break;
-		if (got_hup) {
-			/*
-			 * At most one reload per root period: the first SIGHUP reloads at
-			 * once, those that follow within the period are one reload at its
-			 * end (a storm of them must not stop the reports).
-			 */
-			got_hup = 0;
-			if (reload_at == INT64_MAX)
-				reload_at = last_reload + monitor_period(m) > clock_mono_ns() ? last_reload + monitor_period(m)
-											      : clock_mono_ns();
-			continue;
-		}
-		if (clock_mono_ns() >= reload_at) {
-			struct cfg next;
-
-			reload_at = INT64_MAX;
-			last_reload = clock_mono_ns();
-			if (!o.config) {
-				log_info("monitor: SIGHUP: no config file to reload");
-			} else if (load_config(&o, &next) == 0) {
-				/* Groups whose configuration did not change keep their collector and schedule. */
-				m = monitor_new(&next, NULL, loop, host, m);
-				log_info("monitor: reloaded %s", o.config);
-			} else {
-				log_err("monitor: SIGHUP: keeping the previous configuration");
-			}
-			continue;
-		}
-		if (clock_mono_ns() < monitor_next_due(m))
-			continue;
-		e = monitor_cycle(m, STDOUT_FILENO, 0);
-		if (e == -EPIPE)
-			break;
-		if (e) {
-			log_err("cannot write to stdout: %s", strerror(-e));
-			rc = EXIT_SYSTEM;
-			break;
-		}
-		if (o.count && monitor_seq(m) >= o.count)
-			break;
-	}
+	rc = run_stream(&o, &m, loop, host, &waitmask);
 out:
 	monitor_free(m);
 	host_free(host);

@@ -464,15 +464,19 @@ static size_t family_name(const struct expo_parser *p, const char *s, size_t n, 
  * key, the line's name and label set, is copied into raw once the line has
  * parsed. A NUL byte in the line stops the scans, and is a bad line.
  */
-static void sample_line(struct expo_parser *p, const char *s, size_t n, expo_cb cb, void *ud)
+/*
+ * The metric name that starts sample line s (n bytes): the line's name and
+ * *sfxp, its suffix in the current family (-1: not of it). *qp past it, *wp
+ * past what was written into tok. 0, or -1 after bad_line().
+ */
+static int line_name(struct expo_parser *p, const char *s, size_t n, const char **qp, char **wp, int *sfxp)
 {
 	struct expo_sample *xp = &p->x;
-	const char *e = s + n, *q = s;
-	char *w = p->tok;
+	const char *q = s;
+	char *w = *wp;
 	size_t nl;
 	int sfx;
 
-	p->prev = NULL;
 	/* a family's samples follow each other: most lines repeat the previous line's name */
 	nl = p->name_len;
 	if (nl && nl < n && !NAME_CHAR(s[nl]) && same_at(s, p->lim, p->name, nl)) {
@@ -484,7 +488,7 @@ static void sample_line(struct expo_parser *p, const char *s, size_t n, expo_cb 
 		if (!(nl = family_name(p, s, n, &sfx))) {
 			if (!NAME_START(*q)) {
 				bad_line(p, s, n, "a sample line starts with a metric name");
-				return;
+				return -1;
 			}
 			while (NAME_CHAR(*q))
 				q++;
@@ -510,13 +514,186 @@ static void sample_line(struct expo_parser *p, const char *s, size_t n, expo_cb 
 		}
 	}
 	xp->name_len = nl;
+	*qp = q;
+	*wp = w;
+	*sfxp = sfx;
+	return 0;
+}
+
+/*
+ * The rest of a label whose name (ll bytes at ln) no cache had: '=', the
+ * quoted value, scanned from *qp. Kept in the slot c (when not NULL) if
+ * short and unescaped, else written out into *wp (unescaped). Fills the
+ * line's next label; *qp past the value. 0, or -1 after bad_line().
+ */
+static int label_value(struct expo_parser *p, const char *s, size_t n, const char *ln, size_t ll, struct lcache *c,
+		       const char **qp, char **wp)
+{
+	struct expo_sample *xp = &p->x;
+	struct expo_label *lb = &xp->labels[xp->nlabels];
+	const char *e = s + n, *q = *qp, *r;
+	char *w = *wp;
+	size_t vl;
+
+	while (BLANK(*q))
+		q++;
+	if (*q != '=') {
+		bad_line(p, s, n, "'=' is expected after a label name");
+		return -1;
+	}
+	q++;
+	while (BLANK(*q))
+		q++;
+	if (*q != '"') {
+		bad_line(p, s, n, "a label value is quoted");
+		return -1;
+	}
+	q++;
+	r = value_end(q, e);
+	vl = (size_t)(r - q);
+	if (c && *r == '"' && (size_t)(r + 1 - ln) <= sizeof(c->chunk)) {
+		/* name="value", no escape, short: kept for the next lines */
+		c->clen = (size_t)(r + 1 - ln);
+		c->nlen = ll;
+		c->vlen = vl;
+		c->line = p->lineno;
+		copy16(c->chunk, ln, c->clen, p->lim);
+		copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
+		c->cut[ll] = '\0';
+		c->cut[c->clen - 1] = '\0';
+		lb->name = c->cut;
+		lb->value = c->cut + ll + 2;
+		p->at[xp->nlabels] = c;
+		q = r + 1;
+	} else {
+		char *v;
+
+		memcpy(w, ln, ll);
+		w[ll] = '\0';
+		lb->name = w;
+		w += ll + 1;
+		v = w;
+		for (;;) { /* unescaped into tok */
+			memcpy(w, q, (size_t)(r - q));
+			w += r - q;
+			q = r;
+			if (*q == '"')
+				break;
+			if (q == e || !*q || ++q == e) {
+				bad_line(p, s, n, "a label value is not closed");
+				return -1;
+			}
+			if (*q == 'n')
+				*w++ = '\n';
+			else if (*q == '\\' || *q == '"')
+				*w++ = *q;
+			else {
+				bad_line(p, s, n, "an unknown escape in a label value");
+				return -1;
+			}
+			q++;
+			r = value_end(q, e);
+		}
+		*w = '\0';
+		vl = (size_t)(w - v);
+		lb->value = v;
+		w++;
+		q++;
+	}
+	lb->name_len = ll;
+	lb->value_len = vl;
+	*qp = q;
+	*wp = w;
+	return 0;
+}
+
+/*
+ * The label at *qp of sample line s (n bytes) into the line's next label
+ * (the caller counts it): from the cache of the label at this place on the
+ * previous line, or of its name and value's first bytes, else scanned
+ * (label_value). *qp past it, *wp past what was written into tok. 0, or -1
+ * after bad_line().
+ */
+static int line_label(struct expo_parser *p, const char *s, size_t n, const char **qp, char **wp)
+{
+	struct expo_sample *xp = &p->x;
+	struct expo_label *lb = &xp->labels[xp->nlabels];
+	const char *e = s + n, *q = *qp;
+	char *w = *wp;
+	struct lcache *c;
+
+	p->lstart[xp->nlabels] = (size_t)(q - s);
+	c = p->at[xp->nlabels];
+	if (c && (size_t)(e - q) > c->clen && same_at(q, p->lim, c->chunk, c->clen)) {
+		/* the cached value has no '"', '\\' or NUL: the same bytes are the same label */
+		lb->name = c->cut;
+		lb->name_len = c->nlen;
+		lb->value = c->cut + c->nlen + 2;
+		lb->value_len = c->vlen;
+		c->line = p->lineno;
+		q += c->clen;
+	} else {
+		const char *ln = q;
+		size_t ll;
+		int hit;
+
+		p->at[xp->nlabels] = NULL;
+		if (!NAME_START(*q)) {
+			bad_line(p, s, n, "a label name is expected");
+			return -1;
+		}
+		while (NAME_CHAR(*q))
+			q++;
+		ll = (size_t)(q - ln);
+		c = NULL;
+		hit = 0;
+		if (q[0] == '=' && q[1] == '"' && p->lim - q >= 18) {
+			/* kept from an earlier line? (values cycle: a histogram's bounds, model after model) */
+			uint64_t v0, v1;
+
+			memcpy(&v0, q + 2, 8);
+			memcpy(&v1, q + 10, 8);
+			v0 ^= ll ^ (v1 * 0x9e3779b97f4a7c15ull);
+			v0 ^= v0 >> 33; /* mixed (MurmurHash3's finaliser): every byte reaches the top bits */
+			v0 *= 0xff51afd7ed558ccdull;
+			v0 ^= v0 >> 33;
+			c = &p->slot[(v0 * 0xc4ceb9fe1a85ec53ull) >> (64 - LSLOTS_LOG2)];
+			if (c->clen && c->nlen == ll && (size_t)(e - ln) > c->clen &&
+			    same_at(ln, p->lim, c->chunk, c->clen)) {
+				lb->name = c->cut;
+				lb->name_len = ll;
+				lb->value = c->cut + ll + 2;
+				lb->value_len = c->vlen;
+				c->line = p->lineno;
+				p->at[xp->nlabels] = c;
+				q = ln + c->clen;
+				hit = 1;
+			} else if (c->line == p->lineno) {
+				c = NULL; /* lent to this line's callback already */
+			}
+		}
+		if (!hit && label_value(p, s, n, ln, ll, c, &q, &w))
+			return -1;
+	}
+	*qp = q;
+	*wp = w;
+	return 0;
+}
+
+static void sample_line(struct expo_parser *p, const char *s, size_t n, expo_cb cb, void *ud)
+{
+	struct expo_sample *xp = &p->x;
+	const char *e = s + n, *q = s;
+	char *w = p->tok;
+	int sfx;
+
+	p->prev = NULL;
+	if (line_name(p, s, n, &q, &w, &sfx))
+		return;
 	xp->nlabels = 0;
 	if (*q == '{') {
 		q++;
 		for (;;) {
-			struct expo_label *lb = &xp->labels[xp->nlabels];
-			struct lcache *c;
-
 			while (BLANK(*q))
 				q++;
 			if (*q == '}')
@@ -525,126 +702,8 @@ static void sample_line(struct expo_parser *p, const char *s, size_t n, expo_cb 
 				bad_line(p, s, n, "more labels than a sample may have");
 				return;
 			}
-			p->lstart[xp->nlabels] = (size_t)(q - s);
-			c = p->at[xp->nlabels];
-			if (c && (size_t)(e - q) > c->clen && same_at(q, p->lim, c->chunk, c->clen)) {
-				/* the cached value has no '"', '\\' or NUL: the same bytes are the same label */
-				lb->name = c->cut;
-				lb->name_len = c->nlen;
-				lb->value = c->cut + c->nlen + 2;
-				lb->value_len = c->vlen;
-				c->line = p->lineno;
-				q += c->clen;
-			} else {
-				const char *ln = q, *r;
-				size_t ll, vl;
-				int hit;
-
-				p->at[xp->nlabels] = NULL;
-				if (!NAME_START(*q)) {
-					bad_line(p, s, n, "a label name is expected");
-					return;
-				}
-				while (NAME_CHAR(*q))
-					q++;
-				ll = (size_t)(q - ln);
-				c = NULL;
-				hit = 0;
-				if (q[0] == '=' && q[1] == '"' && p->lim - q >= 18) {
-					/* kept from an earlier line? (values cycle: a histogram's bounds, model after model) */
-					uint64_t v0, v1;
-
-					memcpy(&v0, q + 2, 8);
-					memcpy(&v1, q + 10, 8);
-					v0 ^= ll ^ (v1 * 0x9e3779b97f4a7c15ull);
-					v0 ^= v0 >> 33; /* mixed (MurmurHash3's finaliser): every byte reaches the top bits */
-					v0 *= 0xff51afd7ed558ccdull;
-					v0 ^= v0 >> 33;
-					c = &p->slot[(v0 * 0xc4ceb9fe1a85ec53ull) >> (64 - LSLOTS_LOG2)];
-					if (c->clen && c->nlen == ll && (size_t)(e - ln) > c->clen &&
-					    same_at(ln, p->lim, c->chunk, c->clen)) {
-						lb->name = c->cut;
-						lb->name_len = ll;
-						lb->value = c->cut + ll + 2;
-						lb->value_len = c->vlen;
-						c->line = p->lineno;
-						p->at[xp->nlabels] = c;
-						q = ln + c->clen;
-						hit = 1;
-					} else if (c->line == p->lineno) {
-						c = NULL; /* lent to this line's callback already */
-					}
-				}
-				if (!hit) { /* scanned, and kept when it can be */
-					while (BLANK(*q))
-						q++;
-					if (*q != '=') {
-						bad_line(p, s, n, "'=' is expected after a label name");
-						return;
-					}
-					q++;
-					while (BLANK(*q))
-						q++;
-					if (*q != '"') {
-						bad_line(p, s, n, "a label value is quoted");
-						return;
-					}
-					q++;
-					r = value_end(q, e);
-					vl = (size_t)(r - q);
-					if (c && *r == '"' && (size_t)(r + 1 - ln) <= sizeof(c->chunk)) {
-						/* name="value", no escape, short: kept for the next lines */
-						c->clen = (size_t)(r + 1 - ln);
-						c->nlen = ll;
-						c->vlen = vl;
-						c->line = p->lineno;
-						copy16(c->chunk, ln, c->clen, p->lim);
-						copy16(c->cut, c->chunk, c->clen, c->chunk + sizeof(c->chunk));
-						c->cut[ll] = '\0';
-						c->cut[c->clen - 1] = '\0';
-						lb->name = c->cut;
-						lb->value = c->cut + ll + 2;
-						p->at[xp->nlabels] = c;
-						q = r + 1;
-					} else {
-						char *v;
-
-						memcpy(w, ln, ll);
-						w[ll] = '\0';
-						lb->name = w;
-						w += ll + 1;
-						v = w;
-						for (;;) { /* unescaped into tok */
-							memcpy(w, q, (size_t)(r - q));
-							w += r - q;
-							q = r;
-							if (*q == '"')
-								break;
-							if (q == e || !*q || ++q == e) {
-								bad_line(p, s, n, "a label value is not closed");
-								return;
-							}
-							if (*q == 'n')
-								*w++ = '\n';
-							else if (*q == '\\' || *q == '"')
-								*w++ = *q;
-							else {
-								bad_line(p, s, n, "an unknown escape in a label value");
-								return;
-							}
-							q++;
-							r = value_end(q, e);
-						}
-						*w = '\0';
-						vl = (size_t)(w - v);
-						lb->value = v;
-						w++;
-						q++;
-					}
-					lb->name_len = ll;
-					lb->value_len = vl;
-				}
-			}
+			if (line_label(p, s, n, &q, &w))
+				return;
 			p->lend[xp->nlabels++] = (size_t)(q - s);
 			while (BLANK(*q))
 				q++;

@@ -33,6 +33,8 @@ int http_curl_load(struct http_curl *api, char *err, size_t errsz)
 		SYM(multi_remove_handle, "curl_multi_remove_handle"),
 		SYM(multi_socket_action, "curl_multi_socket_action"), SYM(multi_info_read, "curl_multi_info_read"),
 		SYM(multi_assign, "curl_multi_assign"), SYM(multi_cleanup, "curl_multi_cleanup"),
+		SYM(share_init, "curl_share_init"), SYM(share_setopt, "curl_share_setopt"),
+		SYM(share_cleanup, "curl_share_cleanup"),
 	};
 #undef SYM
 	void *dl = NULL;

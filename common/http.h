@@ -65,6 +65,9 @@ struct http_curl {
 	CURLMsg *(*multi_info_read)(CURLM *, int *);
 	CURLMcode (*multi_assign)(CURLM *, curl_socket_t, void *);
 	CURLMcode (*multi_cleanup)(CURLM *);
+	CURLSH *(*share_init)(void);
+	CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
+	CURLSHcode (*share_cleanup)(CURLSH *);
 };
 
 /* The table of the linked libcurl (common/http_linked.c; the program must link libcurl). */

@@ -28,6 +28,9 @@ const struct http_curl *http_curl_linked(void)
 		.multi_info_read = curl_multi_info_read,
 		.multi_assign = curl_multi_assign,
 		.multi_cleanup = curl_multi_cleanup,
+		.share_init = curl_share_init,
+		.share_setopt = curl_share_setopt,
+		.share_cleanup = curl_share_cleanup,
 	};
 
 	return &api;

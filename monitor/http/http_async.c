@@ -2,12 +2,15 @@
 /*
  * The producer's HTTP on its event loop; see http_async.h.
  *
- * Each connection is a multi handle with one easy handle (one request at a
- * time). libcurl drives a transfer through two callbacks: its socket
- * callback says which descriptor to wait on for what (a loop watch each),
- * its timer callback when to call it back (one loop timer per connection).
- * Every loop callback hands the event to curl_multi_socket_action and then
- * reads what finished.
+ * One multi handle runs every transfer; each connection id is an easy
+ * handle (one request at a time) with a connection cache of its own (a
+ * CURLSH sharing CURL_LOCK_DATA_CONNECT), so an endpoint keeps its own
+ * kept-alive connection and costs one descriptor: the multi handle's wakeup
+ * socketpair (libcurl >= 7.68 makes one per multi handle) is paid once.
+ * libcurl drives the transfers through two callbacks: its socket callback
+ * says which descriptor to wait on for what (a loop watch each), its timer
+ * callback when to call it back (one loop timer). Every loop callback hands
+ * the event to curl_multi_socket_action and then reads what finished.
  *
  * The answer's body goes to the call as the client's buffer itself, not a
  * copy: an answer of megabytes is neither doubled nor kept by the
@@ -30,19 +33,22 @@ struct conn;
 /* One descriptor libcurl waits on. */
 struct sock {
 	struct loop_watch w;
-	struct conn *k;
+	struct http_async *h;
+	struct conn *k;           /* the connection whose transfer it serves (NULL: none known) */
 	curl_socket_t fd;
-	struct sock *next;        /* the connection's list: freed with it if libcurl never says REMOVE */
+	struct sock *next;        /* every watched socket: freed at the end if libcurl never says REMOVE */
 };
 
-/* One connection: a multi handle, an easy handle, one request at a time. */
+/*
+ * One connection: an easy handle, one request at a time, and a connection
+ * cache of its own (a share of CURL_LOCK_DATA_CONNECT), so its kept-alive
+ * connection serves no other connection id, even one to the same server.
+ */
 struct conn {
 	struct http_async *h;
 	unsigned id;
-	CURLM *multi;
 	struct http_client cl;
-	struct loop_timer timer;
-	struct sock *socks;
+	CURLSH *share;            /* the connection cache of this id */
 	struct http_call *call;   /* the request running; NULL: none */
 	size_t fds;               /* descriptors taken from the budget for it */
 	struct conn *next;
@@ -53,6 +59,10 @@ struct http_async {
 	struct http_curl api;
 	int loaded;                 /* 1: api is filled; -1: it could not be (load_err) */
 	char load_err[256];
+	CURLM *multi;               /* every transfer's, made at the first request */
+	size_t multi_fds;           /* descriptors taken from the budget for it: its wakeup socketpair */
+	struct loop_timer timer;    /* libcurl's timer */
+	struct sock *socks;         /* the sockets watched */
 	struct conn *conns;
 	unsigned next_conn;
 	uint64_t next_id;
@@ -111,22 +121,32 @@ static void end_later(struct http_async *h, struct http_call *c, const char *err
 	loop_timer_start(h->loop, &h->later, 0, on_later, h);
 }
 
-/* ---- connections ----------------------------------------------------------------------------------- */
+/* ---- transfers ------------------------------------------------------------------------------------- */
 
-static void check_done(struct conn *k);
+static void check_done(struct http_async *h, struct conn *k);
+
+/* The connection whose easy handle is easy (CURLOPT_PRIVATE), or NULL. */
+static struct conn *conn_of(struct http_async *h, CURL *easy)
+{
+	char *p = NULL;
+
+	if (!easy || h->api.easy_getinfo(easy, CURLINFO_PRIVATE, &p) != CURLE_OK)
+		return NULL;
+	return (struct conn *)(void *)p;
+}
 
 /*
  * Hand an event on fd (CURL_SOCKET_TIMEOUT: the timer) to libcurl. The CPU
  * time it takes on the loop (reading, TLS, decoding into the body) is the
- * running call's: its loop_cpu_ns.
+ * running call's of k, the connection the socket serves (NULL: nobody's).
  */
-static void socket_action(struct conn *k, curl_socket_t fd, int flags)
+static void socket_action(struct http_async *h, struct conn *k, curl_socket_t fd, int flags)
 {
-	struct http_call *c = k->call;
+	struct http_call *c = k ? k->call : NULL;
 	int64_t cpu0 = clock_thread_cpu_ns();
 	int n;
 
-	k->h->api.multi_socket_action(k->multi, fd, flags, &n);
+	h->api.multi_socket_action(h->multi, fd, flags, &n);
 	if (c)
 		c->loop_cpu_ns += clock_thread_cpu_ns() - cpu0;
 }
@@ -134,6 +154,7 @@ static void socket_action(struct conn *k, curl_socket_t fd, int flags)
 static void on_sock(struct loop_watch *w, short revents)
 {
 	struct sock *s = w->data;
+	struct http_async *h = s->h;
 	struct conn *k = s->k; /* s may be freed inside socket_action (CURL_POLL_REMOVE) */
 	int flags = 0;
 
@@ -143,87 +164,93 @@ static void on_sock(struct loop_watch *w, short revents)
 		flags |= CURL_CSELECT_OUT;
 	if (revents & (POLLERR | POLLHUP))
 		flags |= CURL_CSELECT_ERR;
-	socket_action(k, s->fd, flags);
-	check_done(k);
+	socket_action(h, k, s->fd, flags);
+	check_done(h, k);
+}
+
+/* Stop watching s and forget it. */
+static void sock_free(struct http_async *h, struct sock *s)
+{
+	struct sock **pp = &h->socks;
+
+	while (*pp && *pp != s)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = s->next;
+	loop_watch_stop(h->loop, &s->w);
+	free(s);
 }
 
 /* libcurl's CURLMOPT_SOCKETFUNCTION: wait on fd for what, or stop. */
 static int sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 {
-	struct conn *k = userp;
+	struct http_async *h = userp;
 	struct sock *s = socketp;
 	short ev = 0;
 
-	(void)easy;
 	if (what == CURL_POLL_REMOVE) {
 		if (s) {
-			struct sock **pp = &k->socks;
-
-			while (*pp && *pp != s)
-				pp = &(*pp)->next;
-			if (*pp)
-				*pp = s->next;
-			loop_watch_stop(k->h->loop, &s->w);
-			k->h->api.multi_assign(k->multi, fd, NULL);
-			free(s);
+			h->api.multi_assign(h->multi, fd, NULL);
+			sock_free(h, s);
 		}
 		return 0;
 	}
 	if (!s) {
 		s = xcalloc(1, sizeof(*s));
-		s->k = k;
+		s->h = h;
 		s->fd = fd;
-		s->next = k->socks;
-		k->socks = s;
-		k->h->api.multi_assign(k->multi, fd, s);
+		s->next = h->socks;
+		h->socks = s;
+		h->api.multi_assign(h->multi, fd, s);
 	}
+	s->k = conn_of(h, easy);
 	if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
 		ev |= POLLIN;
 	if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
 		ev |= POLLOUT;
-	loop_watch_start(k->h->loop, &s->w, fd, ev, on_sock, s);
+	loop_watch_start(h->loop, &s->w, fd, ev, on_sock, s);
 	return 0;
 }
 
 static void on_timer(struct loop_timer *t)
 {
-	struct conn *k = t->data;
+	struct http_async *h = t->data;
 
-	socket_action(k, CURL_SOCKET_TIMEOUT, 0);
-	check_done(k);
+	socket_action(h, NULL, CURL_SOCKET_TIMEOUT, 0);
+	check_done(h, NULL);
 }
 
 /* libcurl's CURLMOPT_TIMERFUNCTION: call back in ms milliseconds (-1: never). */
 static int timer_cb(CURLM *multi, long ms, void *userp)
 {
-	struct conn *k = userp;
+	struct http_async *h = userp;
 
 	(void)multi;
-	loop_timer_stop(k->h->loop, &k->timer);
+	loop_timer_stop(h->loop, &h->timer);
 	if (ms >= 0)
-		loop_timer_start(k->h->loop, &k->timer, clock_mono_ns() + ms * NS_PER_MS, on_timer, k);
+		loop_timer_start(h->loop, &h->timer, clock_mono_ns() + ms * NS_PER_MS, on_timer, h);
 	return 0;
 }
 
+/* ---- connections ----------------------------------------------------------------------------------- */
+
 static void conn_free(struct conn *k)
 {
-	const struct http_curl *api = &k->h->api;
+	struct http_async *h = k->h;
+	const struct http_curl *api = &h->api;
 
 	if (k->call)
-		api->multi_remove_handle(k->multi, k->cl.easy);
+		api->multi_remove_handle(h->multi, k->cl.easy);
 	http_client_free(&k->cl);
-	if (k->multi)
-		api->multi_cleanup(k->multi); /* closes the cached connection: the socket callback frees its watch */
-	loop_timer_stop(k->h->loop, &k->timer);
-	while (k->socks) { /* what libcurl closed without a CURL_POLL_REMOVE */
-		struct sock *s = k->socks;
-
-		k->socks = s->next;
-		loop_watch_stop(k->h->loop, &s->w);
-		free(s);
+	if (k->share)
+		api->share_cleanup(k->share); /* closes the cached connection */
+	for (struct sock *s = h->socks, *next; s; s = next) { /* what libcurl closed without a CURL_POLL_REMOVE */
+		next = s->next;
+		if (s->k == k)
+			sock_free(h, s);
 	}
-	if (k->h->fdb)
-		fd_budget_give(k->h->fdb, k->fds);
+	if (h->fdb)
+		fd_budget_give(h->fdb, k->fds);
 	free(k);
 }
 
@@ -242,6 +269,30 @@ static int load(struct http_async *h, char *err, size_t errsz)
 	return 0;
 }
 
+/* The multi handle every transfer runs in, made once. 0, or -1 with err. */
+static int multi_get(struct http_async *h, char *err, size_t errsz)
+{
+	if (h->multi)
+		return 0;
+	if (h->fdb && fd_budget_take(h->fdb, HTTP_MULTI_FDS)) {
+		snprintf(err, errsz, "no descriptor left for libcurl: the %zu that a limit of %zu (ulimit -n) lends to "
+			 "connections and kept files are in use", h->fdb->available, h->fdb->limit);
+		return -1;
+	}
+	if (!(h->multi = h->api.multi_init())) {
+		if (h->fdb)
+			fd_budget_give(h->fdb, HTTP_MULTI_FDS);
+		snprintf(err, errsz, "libcurl: cannot make a handle");
+		return -1;
+	}
+	h->multi_fds = h->fdb ? HTTP_MULTI_FDS : 0;
+	h->api.multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
+	h->api.multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	h->api.multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	h->api.multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	return 0;
+}
+
 /* Connection id, made at its first request. NULL with err when libcurl cannot make one. */
 static struct conn *conn_get(struct http_async *h, unsigned id, char *err, size_t errsz)
 {
@@ -250,7 +301,7 @@ static struct conn *conn_get(struct http_async *h, unsigned id, char *err, size_
 	for (k = h->conns; k; k = k->next)
 		if (k->id == id)
 			return k;
-	if (load(h, err, errsz))
+	if (load(h, err, errsz) || multi_get(h, err, errsz))
 		return NULL;
 	if (h->fdb && fd_budget_take(h->fdb, HTTP_CONN_FDS)) {
 		snprintf(err, errsz,
@@ -262,52 +313,52 @@ static struct conn *conn_get(struct http_async *h, unsigned id, char *err, size_
 	k->h = h;
 	k->id = id;
 	k->fds = h->fdb ? HTTP_CONN_FDS : 0;
-	if (http_client_init(&k->cl, &h->api, err, errsz) || !(k->multi = h->api.multi_init())) {
+	if (http_client_init(&k->cl, &h->api, err, errsz) || !(k->share = h->api.share_init()) ||
+	    h->api.share_setopt(k->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
 		snprintf(err, errsz, "libcurl: cannot make a handle");
 		conn_free(k);
 		return NULL;
 	}
-	h->api.multi_setopt(k->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
-	h->api.multi_setopt(k->multi, CURLMOPT_SOCKETDATA, k);
-	h->api.multi_setopt(k->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	h->api.multi_setopt(k->multi, CURLMOPT_TIMERDATA, k);
-	h->api.multi_setopt(k->multi, CURLMOPT_MAXCONNECTS, 1L); /* one connection per connection id */
 	k->next = h->conns;
 	h->conns = k;
 	return k;
 }
 
 /*
- * Read what libcurl finished on k and end its call (the callback may start
- * the next request on k, or close k: nothing of k is read after it). A
- * transfer still running whose body has begun says so.
+ * Read what libcurl finished and end those calls (a callback may start the
+ * next request on its connection, or close it: nothing of a connection is
+ * read after its call's callback). k: the connection an event was for, whose
+ * transfer, still running, says so when its body has begun.
  */
-static void check_done(struct conn *k)
+static void check_done(struct http_async *h, struct conn *k)
 {
-	const struct http_curl *api = &k->h->api;
-	struct http_call *c = k->call;
+	const struct http_curl *api = &h->api;
 	struct http_result r;
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = api->multi_info_read(k->multi, &left))) {
-		if (msg->msg != CURLMSG_DONE || msg->easy_handle != k->cl.easy || !c)
+	while ((msg = api->multi_info_read(h->multi, &left))) {
+		struct conn *d = conn_of(h, msg->easy_handle);
+		struct http_call *c = d ? d->call : NULL;
+
+		if (msg->msg != CURLMSG_DONE || !c)
 			continue;
-		http_finish(&k->cl, msg->data.result, &r);
-		api->multi_remove_handle(k->multi, k->cl.easy); /* the connection stays in the cache when it can */
-		k->call = NULL;
+		http_finish(&d->cl, msg->data.result, &r);
+		api->multi_remove_handle(h->multi, d->cl.easy); /* the connection stays in d's cache when it can */
+		d->call = NULL;
 		c->k = NULL;
 		snprintf(c->error, sizeof(c->error), "%s", r.error);
 		c->status = r.status;
 		c->over = r.over;
 		c->retry_after_ms = r.retry_after_ms;
 		c->first_byte_ns = r.first_byte_us > 0 ? c->started_ns + r.first_byte_us * 1000 : 0;
-		take_body(c, &k->cl.body);
+		take_body(c, &d->cl.body);
+		if (d == k)
+			k = NULL; /* its callback may free it */
 		finish(c);
-		return; /* one request per connection */
 	}
-	if (c && k->cl.body.len > 0)
-		c->body_begun = 1;
+	if (k && k->call && k->cl.body.len > 0)
+		k->call->body_begun = 1;
 }
 
 /* ---- the API --------------------------------------------------------------------------------------- */
@@ -330,7 +381,14 @@ void http_async_free(struct http_async *h)
 		h->conns = k->next;
 		conn_free(k);
 	}
+	if (h->multi)
+		h->api.multi_cleanup(h->multi);
+	while (h->socks)
+		sock_free(h, h->socks);
+	loop_timer_stop(h->loop, &h->timer);
 	loop_timer_stop(h->loop, &h->later);
+	if (h->fdb)
+		fd_budget_give(h->fdb, h->multi_fds);
 	if (h->loaded > 0)
 		h->api.global_cleanup();
 	free(h);
@@ -424,7 +482,11 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 		end_later(h, c, err);
 		return 0;
 	}
-	if (h->api.multi_add_handle(k->multi, k->cl.easy) != CURLM_OK) {
+	/* After http_setup, which resets the handle: its own cache, its connection, one connection kept. */
+	h->api.easy_setopt(k->cl.easy, CURLOPT_SHARE, k->share);
+	h->api.easy_setopt(k->cl.easy, CURLOPT_PRIVATE, (char *)(void *)k);
+	h->api.easy_setopt(k->cl.easy, CURLOPT_MAXCONNECTS, 1L);
+	if (h->api.multi_add_handle(h->multi, k->cl.easy) != CURLM_OK) {
 		end_later(h, c, "libcurl: cannot start the transfer");
 		return 0;
 	}
@@ -441,8 +503,7 @@ void http_call_cancel(struct http_call *c)
 		return;
 	if (c->k) {
 		/* Removing a transfer mid-way closes its connection; the socket callback stops the watches. */
-		h->api.multi_remove_handle(c->k->multi, c->k->cl.easy);
-		loop_timer_stop(h->loop, &c->k->timer);
+		h->api.multi_remove_handle(h->multi, c->k->cl.easy);
 		c->k->call = NULL;
 		c->k = NULL;
 	}

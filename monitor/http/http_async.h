@@ -66,15 +66,17 @@ struct http_async *http_async_new(struct loop *loop);
 void http_async_free(struct http_async *h);
 
 /*
- * What a connection costs in descriptors: libcurl's multi handle's wakeup
+ * What HTTP costs in descriptors: once, libcurl's multi handle's wakeup
  * socketpair (libcurl >= 7.68 makes one per multi handle; Debian 12 has
- * 7.88) and the connection's socket.
+ * 7.88), then each connection its socket.
  */
-#define HTTP_CONN_FDS 3
+#define HTTP_MULTI_FDS 2
+#define HTTP_CONN_FDS 1
 
 struct fd_budget;
 /*
- * Take each connection's descriptors (HTTP_CONN_FDS, at its first request)
+ * Take the multi handle's descriptors (HTTP_MULTI_FDS, at the first
+ * request) and each connection's (HTTP_CONN_FDS, at its first request)
  * from b (borrowed; fdbudget.h): a connection that cannot have them is not
  * made, and its requests end with an error that says so. NULL: no budget.
  */

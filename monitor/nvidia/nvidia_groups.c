@@ -786,7 +786,8 @@ int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
 	return 0;
 }
 
-int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
+/* d's ECC counters into o: the running totals, and the period's increase as ecc_errors. 0, or -1 lost. */
+static int errors_ecc(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
 	static const char *const totals[4] = { "ecc_corrected_volatile_total", "ecc_uncorrected_volatile_total",
 					       "ecc_corrected_aggregate_total", "ecc_uncorrected_aggregate_total" };
@@ -798,7 +799,6 @@ int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 	unsigned long long v[4];
 	uint64_t delta[4];
 	int had[4], r;
-	unsigned u;
 
 	for (int k = 0; k < 4; k++) {
 		r = 0;
@@ -822,6 +822,16 @@ int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 	} else {
 		json_object_del(o, "ecc_errors");
 	}
+	return 0;
+}
+
+/* d's PCIe replay counter into o (pcie_replays, pcie_replays_total). 0, or -1 lost. */
+static int errors_replay(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	const struct nvml_api *a = &s->api;
+	unsigned u;
+	int r;
+
 	/*
 	 * The PCIe replay counter, on the slow cadence: between reads its
 	 * increase is 0 and the total the last one read; a read reports the
@@ -856,15 +866,15 @@ int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		json_object_del(o, "pcie_replays");
 		json_object_del(o, "pcie_replays_total");
 	}
-	/* events (nvidia_events.c), NVLink errors (nvidia_links.c) */
-	if (s->events)
-		nv_events_report(s->events, (size_t)(d - s->devs), o);
-	{
-		nvmlReturn_t lost;
+	return 0;
+}
 
-		if (nv_links_errors(s->links, (size_t)(d - s->devs), d->h, o, &lost) < 0)
-			return nv_ok(s, d, lost, NF_FIELDS);
-	}
+/* d's retired pages and remapped rows into o. 0, or -1 lost. */
+static int errors_pages(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	const struct nvml_api *a = &s->api;
+	int r;
+
 	/* Retired pages (before Ampere) through field values, on the slow cadence; remapped rows (Ampere on). */
 	r = 0;
 	if (a->fields && ASKS(NF_RETIRED) && nv_due(s, d, &d->slow_ns[SR_RETIRED], s->slow_every)) {
@@ -927,6 +937,22 @@ int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
 		}
 	}
 	return 0;
+}
+
+int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	if (errors_ecc(s, d, o) || errors_replay(s, d, o))
+		return -1;
+	/* events (nvidia_events.c), NVLink errors (nvidia_links.c) */
+	if (s->events)
+		nv_events_report(s->events, (size_t)(d - s->devs), o);
+	{
+		nvmlReturn_t lost;
+
+		if (nv_links_errors(s->links, (size_t)(d - s->devs), d->h, o, &lost) < 0)
+			return nv_ok(s, d, lost, NF_FIELDS);
+	}
+	return errors_pages(s, d, o);
 }
 
 #undef TRY

@@ -27,7 +27,7 @@ for t in "$@"; do
 	prom_line) mods="$top/common/series/prom_store.c $top/common/series/prom_expo.c $top/common/series/prom_dcgm.c $top/common/series/prom_pass.c
 		$top/common/expo_parse.c" ;;
 	csv) mods="$top/sinks/csv/csv_format.c $top/sinks/csv/csv_out.c" ;;
-	expo) mods="$top/common/expo_parse.c $top/monitor/endpoint/infer.c $top/monitor/endpoint/bounds.c
+	expo) mods="$top/common/expo_parse.c $top/monitor/endpoint/infer.c $top/monitor/endpoint/infer_period.c $top/monitor/endpoint/bounds.c
 		$top/common/jsonw.c" ;;
 	cloudwatch) mods="$top/sinks/cloudwatch/cloudwatch_map.c $top/sinks/cloudwatch/cloudwatch_query.c $top/sinks/cloudwatch/cloudwatch_emf.c
 		$top/sinks/cloudwatch/cloudwatch_queue.c" ;;

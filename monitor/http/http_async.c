@@ -246,8 +246,10 @@ static void conn_free(struct conn *k)
 		api->share_cleanup(k->share); /* closes the cached connection */
 	for (struct sock *s = h->socks, *next; s; s = next) { /* what libcurl closed without a CURL_POLL_REMOVE */
 		next = s->next;
-		if (s->k == k)
+		if (s->k == k) {
+			api->multi_assign(h->multi, s->fd, NULL); /* never handed back freed, should libcurl still know fd */
 			sock_free(h, s);
+		}
 	}
 	if (h->fdb)
 		fd_budget_give(h->fdb, k->fds);

@@ -185,18 +185,46 @@ static void snap_free(struct snap *s)
 	free(s);
 }
 
+/*
+ * A snapshot whose buffers are larger than this is freed rather than kept as
+ * the spare: a body of a few thousand samples reuses its buffers scrape after
+ * scrape (no page faults), a large one costs two snapshots' memory, not three.
+ */
+#define SPARE_MAX_BYTES (1u << 20)
+
 /* Done with s: keep it as the spare (its buffers reused by the next scrape), or free it. */
 static void snap_drop(struct infer *in, struct snap *s)
 {
 	if (!s)
 		return;
-	if (in->spare) {
+	if (in->spare || s->acap + s->cap * sizeof(*s->p) > SPARE_MAX_BYTES) {
 		snap_free(s);
 		return;
 	}
 	s->n = 0;
 	s->alen = 0;
 	in->spare = s;
+}
+
+/*
+ * Room in s for a scrape like prev and an eighth more, allocated once: a
+ * large body's arrays are not grown by doubling scrape after scrape (each
+ * step a copy, and the blocks it leaves behind resident).
+ */
+static void snap_reserve(struct snap *s, const struct snap *prev)
+{
+	size_t n = prev->n + prev->n / 8, alen = prev->alen + prev->alen / 8;
+
+	if (s->cap < n) {
+		free(s->p);
+		s->p = xmalloc(n * sizeof(*s->p));
+		s->cap = n;
+	}
+	if (s->acap < alen) {
+		free(s->arena);
+		s->arena = xmalloc(alen);
+		s->acap = alen;
+	}
 }
 
 static void period_keep_free(struct infer *in);
@@ -307,57 +335,90 @@ static char *put_len(char *w, char c, size_t n)
 }
 
 /*
- * One allocation in sn's arena for sample x of family f (its part part): series, group, model,
- * version, sub. The group is the family and every label but le/quantile, each name and value
- * with its length before it, so no two label sets share one; for a counter's or gauge's sample,
- * its own group (increases()), the family alone. Returns the block; at[0..3] are where group,
- * model, version and sub start in it.
+ * The string just written at at (through *w): given back, and the previous
+ * sample's same string (prev) used instead, when the two are equal. The
+ * samples of one histogram share their group and model, a server's
+ * families their version and error type.
+ */
+static char *share(char **w, char *at, const char *prev)
+{
+	if (prev && !strcmp(at, prev)) {
+		*w = at;
+		return (char *)prev;
+	}
+	return at;
+}
+
+/*
+ * Sample x of family f (its part part) in sn's arena: series, group, model,
+ * version, sub. The group of a bucket, a quantile, a _sum or a _count is the
+ * family and every label but le/quantile, each name and value with its
+ * length before it, so no two label sets share one; a counter's or gauge's
+ * sample is a group of its own (increases()) and stores none. A string equal
+ * to the previous sample's (p[-1], in the same arena) is not stored again.
+ * Sets p's offsets of them from the series (og PT_FAMILY: no group) and
+ * returns where the series starts.
  */
 static char *put_strings(struct snap *sn, const struct expo_sample *x, const struct fam *f, enum part part,
-			 const struct expo_label *const lab[3], const char *sub, size_t nsub, char *at[4])
+			 const struct expo_label *const lab[3], const char *sub, size_t nsub, struct pt *p)
 {
 	int grouped = part != P_VALUE;
 	size_t ns = x->series_len, nf = strlen(f->name), nm = lab[0] ? lab[0]->value_len : 0,
-	       nv = lab[1] ? lab[1]->value_len : 0, need = ns + nf + nm + nv + nsub + 5;
-	char *block, *og, *om, *ov, *ob, *w;
+	       nv = lab[1] ? lab[1]->value_len : 0, need = ns + nm + nv + nsub + 4;
+	const struct pt *q = p > sn->p ? p - 1 : NULL;
+	const char *qb;
+	char *block, *og = NULL, *om, *ov, *ob, *w;
 
 	for (size_t i = 0; grouped && i < x->nlabels; i++)
 		need += x->labels[i].name_len + x->labels[i].value_len + 2 * 21;
+	if (grouped)
+		need += nf + 1;
 	if (sn->acap - sn->alen < need) {
 		while (sn->acap - sn->alen < need)
 			sn->acap = sn->acap ? 2 * sn->acap : 1u << 16;
 		sn->arena = xrealloc(sn->arena, sn->acap);
 	}
+	qb = q ? sn->arena + q->off : NULL;
 	w = block = sn->arena + sn->alen;
 	w = put(w, x->series, ns + 1);
-	og = w;
-	w = put(w, f->name, nf);
-	for (size_t i = 0; grouped && i < x->nlabels; i++) {
-		const struct expo_label *l = &x->labels[i];
+	if (grouped) {
+		og = w;
+		w = put(w, f->name, nf);
+		for (size_t i = 0; i < x->nlabels; i++) {
+			const struct expo_label *l = &x->labels[i];
 
-		if (is_label(l, "le", 2) || is_label(l, "quantile", 8))
-			continue;
-		w = put_len(w, '|', l->name_len);
-		w = put(w, l->name, l->name_len);
-		w = put_len(w, '=', l->value_len);
-		w = put(w, l->value, l->value_len);
+			if (is_label(l, "le", 2) || is_label(l, "quantile", 8))
+				continue;
+			w = put_len(w, '|', l->name_len);
+			w = put(w, l->name, l->name_len);
+			w = put_len(w, '=', l->value_len);
+			w = put(w, l->value, l->value_len);
+		}
+		*w++ = '\0';
+		p->glen = (uint32_t)(w - og - 1);
+		og = share(&w, og, q && q->og != PT_FAMILY ? qb + q->og : NULL);
+	} else {
+		p->glen = (uint32_t)nf;
 	}
-	*w++ = '\0';
+	/* model names and labels become JSON keys: bounded, valid UTF-8 without control bytes */
 	om = w;
 	w = put(w, lab[0] ? lab[0]->value : "", nm + 1);
+	bound_name(om, nm);
+	om = share(&w, om, q ? qb + q->om : NULL);
 	ov = w;
 	w = put(w, lab[1] ? lab[1]->value : "", nv + 1);
+	bound_name(ov, nv);
+	ov = share(&w, ov, q ? qb + q->ov : NULL);
 	ob = w;
 	w = put(w, sub ? sub : "", nsub + 1);
-	sn->alen += (size_t)(w - block);
-	/* model names and labels become JSON keys: bounded, valid UTF-8 without control bytes */
-	bound_name(om, nm);
-	bound_name(ov, nv);
 	bound_name(ob, nsub);
-	at[0] = og;
-	at[1] = om;
-	at[2] = ov;
-	at[3] = ob;
+	ob = share(&w, ob, q ? qb + q->ob : NULL);
+	sn->alen += (size_t)(w - block);
+	p->slen = (uint32_t)ns;
+	p->og = og ? (int32_t)(og - block) : PT_FAMILY;
+	p->om = (int32_t)(om - block);
+	p->ov = (int32_t)(ov - block);
+	p->ob = (int32_t)(ob - block);
 	return block;
 }
 
@@ -377,7 +438,7 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	const char *sub;
 	size_t nsub;
 	struct pt *p;
-	char *block, *og, *om, *ov, *ob, *at[4];
+	char *block;
 	double le = 0;
 
 	sc->samples++;
@@ -446,12 +507,6 @@ static void on_sample(const struct expo_sample *x, void *ud)
 		return;
 	}
 
-	block = put_strings(sc->s, x, f, e->part, lab, sub, nsub, at);
-	og = at[0];
-	om = at[1];
-	ov = at[2];
-	ob = at[3];
-
 	if (sc->s->n == sc->s->cap) {
 		sc->s->cap = sc->s->cap ? 2 * sc->s->cap : 64;
 		sc->s->p = xrealloc(sc->s->p, sc->s->cap * sizeof(*sc->s->p));
@@ -461,13 +516,8 @@ static void on_sample(const struct expo_sample *x, void *ud)
 	p->part = e->part;
 	p->le = le;
 	p->v = x->value;
-	p->slen = x->series_len;
-	p->glen = (size_t)(om - og - 1);
-	p->off = (size_t)(block - sc->s->arena); /* pointers once the arena stops moving (infer_update) */
-	p->og = (uint32_t)(og - block);
-	p->om = (uint32_t)(om - block);
-	p->ov = (uint32_t)(ov - block);
-	p->ob = (uint32_t)(ob - block);
+	block = put_strings(sc->s, x, f, e->part, lab, sub, nsub, p);
+	p->off = (size_t)(block - sc->s->arena); /* a pointer once the arena stops moving (infer_update) */
 }
 
 int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns, char *err, size_t errsz)
@@ -484,6 +534,8 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 		sc.want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
 	sc.s = in->spare ? in->spare : xcalloc(1, sizeof(*sc.s));
 	in->spare = NULL;
+	if (in->cur)
+		snap_reserve(sc.s, in->cur);
 	sc.s->mono_ns = mono_ns;
 	bad = expo_parse(in->parser, body, len, on_sample, &sc, err, errsz);
 	if (bad && !sc.samples) {
@@ -494,10 +546,6 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 		struct pt *p = &sc.s->p[i];
 
 		p->series = sc.s->arena + p->off;
-		p->group = p->series + p->og;
-		p->model = p->series + p->om;
-		p->version = p->series + p->ov;
-		p->sub = p->series + p->ob;
 	}
 	for (int s = INFER_TRITON; s < INFER_PROMETHEUS; s++)
 		if (sc.per_server[s] > best) {
@@ -546,7 +594,7 @@ static inline int same_series(const struct pt *a, const struct pt *b)
 static const double *increases(struct infer *in, const struct snap *base, const struct snap *cur)
 {
 	size_t n = cur->n ? cur->n : 1;
-	int indexed = 0;
+	int indexed = 0, grouped = 0;
 	double *d;
 	unsigned char *reset;
 	size_t *gi;
@@ -565,7 +613,6 @@ static const double *increases(struct infer *in, const struct snap *base, const 
 		return d;
 	}
 	memset(reset, 0, n);
-	infer_index_init(&in->grp, cur->n);
 	for (size_t i = 0; i < cur->n; i++) {
 		const struct pt *p = &cur->p[i];
 		const struct pt *b = NULL;
@@ -581,7 +628,7 @@ static const double *increases(struct infer *in, const struct snap *base, const 
 				for (size_t k = 0; k < base->n; k++) {
 					h = infer_index_slot(&in->prev, base->p[k].series, base->p[k].slen);
 					in->prev.key[h] = base->p[k].series;
-					in->prev.val[h] = k;
+					in->prev.val[h] = (uint32_t)k;
 				}
 				indexed = 1;
 			}
@@ -590,14 +637,20 @@ static const double *increases(struct infer *in, const struct snap *base, const 
 		}
 		if (p->part == P_VALUE) { /* a counter's or gauge's sample is its own group */
 			gi[i] = i;
-		} else if (i && p->glen == p[-1].glen && !memcmp(p->group, p[-1].group, p->glen)) {
+		} else if (i && p->glen == p[-1].glen && !memcmp(pt_group(p), pt_group(p - 1), p->glen)) {
 			gi[i] = gi[i - 1];
 		} else {
-			size_t g = infer_index_slot(&in->grp, p->group, p->glen);
+			size_t g;
+
+			if (!grouped) { /* the index of groups is built only for a body with histograms or summaries */
+				infer_index_init(&in->grp, cur->n);
+				grouped = 1;
+			}
+			g = infer_index_slot(&in->grp, pt_group(p), p->glen);
 
 			if (!in->grp.key[g]) {
-				in->grp.key[g] = p->group;
-				in->grp.val[g] = i;
+				in->grp.key[g] = pt_group(p);
+				in->grp.val[g] = (uint32_t)i;
 			}
 			gi[i] = in->grp.val[g];
 		}

@@ -80,21 +80,32 @@ struct name_ent {
 
 #define NAME_SLOTS 512u /* a power of two, well above 4 names per family */
 
-/* One sample of a known family in one scrape. */
+/* One sample of a known family in one scrape (56 bytes: a body holds up to INFER_MAX_SERIES of them). */
 struct pt {
-	int fam;
-	enum part part;
 	double le;     /* bucket's upper bound, or the quantile */
 	double v;      /* the value; the period's increase once compared */
-	char *series;  /* name and labels as written: the key between scrapes (one allocation with the next) */
-	char *group;   /* family and labels but le/quantile: one histogram or summary */
-	char *model;   /* model label ("" when none) */
-	char *version; /* version label ("" when none) */
-	char *sub;     /* error type or GPU UUID ("" when none) */
-	size_t slen, glen; /* strlen of series and group */
-	size_t off;    /* while parsing: where its strings start in the arena */
-	uint32_t og, om, ov, ob; /* and where group, model, version and sub start after that */
+	union {
+		const char *series; /* name and labels as written: the key between scrapes (its strings follow it) */
+		size_t off;         /* while parsing: where its strings start in the arena */
+	};
+	uint32_t slen, glen;     /* strlen of series and group */
+	int32_t og, om, ov, ob;  /* where group (PT_FAMILY: none), model, version and sub are from series (before
+				    it: the same string of an earlier sample, not stored twice) */
+	int fam;
+	enum part part;
 };
+
+#define PT_FAMILY INT32_MIN /* a counter's or gauge's sample: its group is its family's name */
+
+/* A point's strings: the group (family and labels but le/quantile), model, version and sub ("" when none). */
+static inline const char *pt_group(const struct pt *p)
+{
+	return p->og == PT_FAMILY ? fams[p->fam].name : p->series + p->og;
+}
+
+static inline const char *pt_model(const struct pt *p) { return p->series + p->om; }
+static inline const char *pt_version(const struct pt *p) { return p->series + p->ov; }
+static inline const char *pt_sub(const struct pt *p) { return p->series + p->ob; }
 
 struct snap {
 	struct pt *p;
@@ -106,7 +117,7 @@ struct snap {
 
 struct index {
 	const char **key;
-	size_t *val;
+	uint32_t *val; /* the item's index (a scrape holds at most INFER_MAX_SERIES) */
 	size_t slots, cap; /* cap: slots allocated (kept from period to period) */
 };
 

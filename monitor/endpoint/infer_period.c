@@ -327,7 +327,7 @@ void infer_add_pt(struct period *pd, const struct pt *p, double d)
 
 		if (p->v < 0 && f->arg != D_TEMP)
 			return; /* a utilization, memory, power or energy below zero is no reading: left out */
-		dv = dev_of(pd, p->sub);
+		dv = dev_of(pd, pt_sub(p));
 		if (!dv)
 			return;
 		if (f->arg == D_ENERGY) {
@@ -343,10 +343,10 @@ void infer_add_pt(struct period *pd, const struct pt *p, double d)
 	}
 	if (f->role == ROLE_HOST_ERROR) {
 		if (pd->have_base)
-			err_add(pd, OWNER_HOST, &pd->host_errs, &pd->nhost, p->sub, d);
+			err_add(pd, OWNER_HOST, &pd->host_errs, &pd->nhost, pt_sub(p), d);
 		return;
 	}
-	a = acc_of(pd, p->model, p->version);
+	a = acc_of(pd, pt_model(p), pt_version(p));
 	if (!a)
 		return;
 	switch (f->role) {
@@ -373,7 +373,7 @@ void infer_add_pt(struct period *pd, const struct pt *p, double d)
 		break;
 	case ROLE_FAILED:
 		count_add(&a->failed, d);
-		err_add(pd, (uint32_t)(a - pd->a), &a->errs, &a->nerrs, p->sub, d);
+		err_add(pd, (uint32_t)(a - pd->a), &a->errs, &a->nerrs, pt_sub(p), d);
 		break;
 	case ROLE_INFER_COUNT:
 		count_add(&a->infer, d);
@@ -409,12 +409,12 @@ void infer_add_pt(struct period *pd, const struct pt *p, double d)
 			ds->count += d;
 			ds->has_count = 1;
 		} else if (p->part == P_QUANTILE && !ds->qmixed) {
-			if (ds->qgroup && strcmp(ds->qgroup, p->group)) {
+			if (ds->qgroup && strcmp(ds->qgroup, pt_group(p))) {
 				ds->qmixed = 1;
 				ds->nb = 0;
 				return;
 			}
-			ds->qgroup = p->group;
+			ds->qgroup = pt_group(p);
 			bucket_add(pd, (uint32_t)((size_t)(a - pd->a) * M_N + (size_t)f->arg), &ds->b, &ds->nb, &ds->cap,
 				   p->le, p->v);
 		}

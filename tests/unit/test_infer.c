@@ -16,12 +16,17 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FIX "tests/fixtures/infer/"
+
+#if defined(__SANITIZE_ADDRESS__)
+size_t __sanitizer_get_current_allocated_bytes(void); /* the sanitizer's runtime (its header is not installed) */
+#endif
 
 static json_t *group;
 static json_t *all;        /* every group written, for the golden file */
@@ -927,6 +932,103 @@ static void test_long_names(void)
 	json_decref(g);
 }
 
+/* Bytes of heap in use now (the sanitizer's allocator when it is the one). */
+static size_t heap_in_use(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 m = mallinfo2();
+
+	return m.uordblks + m.hblkhd;
+#endif
+}
+
+/* A Triton body as its documented families write it: per model its counters, 4 failure reasons, a histogram. */
+static void triton_models(struct text *t, int v)
+{
+	static const char *const counters[] = { "nv_inference_request_success", "nv_inference_count",
+						"nv_inference_exec_count", "nv_inference_request_duration_us",
+						"nv_inference_queue_duration_us", "nv_inference_compute_input_duration_us",
+						"nv_inference_compute_infer_duration_us",
+						"nv_inference_compute_output_duration_us" };
+	static const char *const reasons[] = { "REJECTED", "CANCELED", "BACKEND", "OTHER" };
+	static const char *const le[] = { "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5",
+					  "5", "10", "+Inf" };
+	const char *h = "nv_inference_first_response_histogram_ms";
+
+	for (size_t f = 0; f < sizeof(counters) / sizeof(*counters); f++) {
+		addf(t, "# TYPE %s counter\n", counters[f]);
+		for (int m = 0; m < 700; m++)
+			addf(t, "%s{model=\"resnet50_variant_%04d\",version=\"1\"} %d\n", counters[f], m, v * (m + 1));
+	}
+	addf(t, "# TYPE nv_inference_request_failure counter\n");
+	for (int m = 0; m < 700; m++)
+		for (int r = 0; r < 4; r++)
+			addf(t, "nv_inference_request_failure{model=\"resnet50_variant_%04d\",version=\"1\",reason=\"%s\"} %d\n",
+			     m, reasons[r], v);
+	addf(t, "# TYPE %s histogram\n", h);
+	for (int m = 0; m < 700; m++) {
+		for (int b = 0; b < 12; b++)
+			addf(t, "%s_bucket{model=\"resnet50_variant_%04d\",version=\"1\",le=\"%s\"} %d\n", h, m, le[b],
+			     v * (b + 1));
+		addf(t, "%s_sum{model=\"resnet50_variant_%04d\",version=\"1\"} %d\n", h, m, v * 100);
+		addf(t, "%s_count{model=\"resnet50_variant_%04d\",version=\"1\"} %d\n", h, m, v * 12);
+	}
+}
+
+/* Many models, each with one short counter: the most samples a body of its size can hold. */
+static void counters_only(struct text *t, int v)
+{
+	addf(t, "# TYPE nv_inference_request_success counter\n");
+	for (int m = 0; m < 43000; m++)
+		addf(t, "nv_inference_request_success{model=\"model_%05d\",version=\"1\"} %d\n", m, v * (m + 1));
+}
+
+/*
+ * What an endpoint keeps between scrapes is a small multiple of its body:
+ * the latest scrape and the one the previous period used (their samples and
+ * strings), the period's sums per model and the lookups. Four periods of a
+ * steady body, then the heap held by the reader is weighed against the body.
+ */
+static void test_memory(void)
+{
+	static const struct {
+		const char *what;
+		void (*body)(struct text *, int);
+		double most; /* heap held, in bodies */
+	} cases[] = {
+		{ "a Triton body of 700 models", triton_models, 5.0 },
+		{ "43,000 one-line counters", counters_only, 5.0 },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+		size_t before = heap_in_use(), held, len = 0;
+		struct infer *in = infer_new(INFER_TRITON);
+		struct text t = { NULL, 0, 0 };
+		char err[256];
+		int rc = 0;
+
+		for (int k = 1; k <= 4; k++) {
+			json_t *g = json_object();
+
+			t.n = 0;
+			cases[c].body(&t, k);
+			len = t.n;
+			rc |= infer_update(in, t.p, t.n, (int64_t)k * 1000000000, err, sizeof(err));
+			infer_execution_stats(in, g);
+			json_decref(g);
+		}
+		free(t.p);
+		t.p = NULL;
+		held = heap_in_use() - before;
+		ok(rc == 0, "memory: %s: four scrapes read", cases[c].what);
+		ok((double)held <= cases[c].most * (double)len, "memory: %s: %.1f MB held for a %.1f MB body (%.1f×, at most %.0f×)",
+		   cases[c].what, held / 1e6, len / 1e6, (double)held / (double)len, cases[c].most);
+		infer_free(in);
+	}
+}
+
 /* A series written twice in one body counts once, as Prometheus keeps the first; a negative device gauge is no reading. */
 static void test_duplicates(void)
 {
@@ -982,6 +1084,7 @@ int main(void)
 	test_series_order();
 	test_limits();
 	test_long_names();
+	test_memory();
 	test_duplicates();
 	test_golden();
 	json_decref(group);

@@ -798,14 +798,15 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 				since = ep->stats_ns; /* infer's baseline: after a failed scrape, two collections ago */
 			g = group_new((double)(cy->mono_ns - since) / 1e9, cy->iso);
 			if (due[k] == GROUP_EXECUTION_STATS) {
+				struct infer_stats st;
 				double j;
 				const char *src;
 
-				infer_execution_stats(ep->in, g);
+				infer_execution_stats(ep->in, g, &st);
 				ep->stats_ns = cy->mono_ns;
 				/* the server's energy over the same period, split among its models */
-				if (server_energy_take(&ep->energy, ep->host, pid, g, &j, &src) == 0)
-					model_energy_split(g, j, src);
+				if (server_energy_take(&ep->energy, ep->host, pid, &st, &j, &src) == 0)
+					model_energy_split(g, &st, j, src);
 				{ /* what one endpoint adds to the report, bounded */
 					struct buf scratch;
 

@@ -248,6 +248,8 @@ void infer_free(struct infer *in)
 	free(in->reset);
 	free(in->gi);
 	period_keep_free(in);
+	free(in->recs);
+	free(in->devs);
 	expo_parser_free(in->parser);
 	free(in);
 }
@@ -684,15 +686,121 @@ static const unsigned char *duplicates(struct infer *in, const struct snap *cur)
 	return in->dup;
 }
 
-void infer_execution_stats(struct infer *in, json_t *group)
+/*
+ * The models the period wrote (ms[i]: acc i's object, NULL: none), in the
+ * group's order: by model name in the order each first has an object, and
+ * under it its versions in theirs. The indices into order[], and how many.
+ */
+static size_t model_order(struct infer *in, const struct period *pd, json_t *const *ms, uint32_t *order)
+{
+	uint32_t *next = xmalloc(2 * (pd->na ? pd->na : 1) * sizeof(*next)), *tail = next + pd->na;
+	size_t n = 0;
+
+	infer_index_init(&in->seen, pd->na);
+	for (size_t i = 0; i < pd->na; i++) {
+		size_t h;
+
+		next[i] = UINT32_MAX;
+		if (!ms[i])
+			continue;
+		h = infer_index_slot(&in->seen, pd->a[i].model, strlen(pd->a[i].model));
+		if (!in->seen.key[h]) {
+			in->seen.key[h] = pd->a[i].model;
+			in->seen.val[h] = (uint32_t)i;
+			tail[i] = (uint32_t)i;
+		} else {
+			uint32_t first = in->seen.val[h];
+
+			next[tail[first]] = (uint32_t)i;
+			tail[first] = (uint32_t)i;
+		}
+	}
+	for (size_t i = 0; i < pd->na; i++) {
+		size_t h;
+
+		if (!ms[i])
+			continue;
+		h = infer_index_slot(&in->seen, pd->a[i].model, strlen(pd->a[i].model));
+		if (in->seen.val[h] != i)
+			continue; /* written with its model's first */
+		for (uint32_t k = (uint32_t)i; k != UINT32_MAX; k = next[k])
+			order[n++] = k;
+	}
+	free(next);
+	return n;
+}
+
+/* The period's models (ms: each acc's object) into group's "models", and as records in in->recs. */
+static size_t models_out(struct infer *in, const struct period *pd, json_t *const *ms, const struct infer_model *rs,
+			 json_t *group)
+{
+	uint32_t *order = xmalloc((pd->na ? pd->na : 1) * sizeof(*order));
+	size_t n = model_order(in, pd, ms, order);
+	json_t *models = json_object();
+
+	if (n > in->rcap) {
+		in->rcap = n;
+		in->recs = xrealloc(in->recs, n * sizeof(*in->recs));
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct acc *a = &pd->a[order[k]];
+		json_t *vs = json_object_get(models, a->model);
+
+		if (!vs) {
+			vs = json_object();
+			json_object_set_new(models, a->model, vs);
+		}
+		json_object_set_new(vs, a->version, ms[order[k]]);
+		in->recs[k] = rs[order[k]];
+		in->recs[k].obj = ms[order[k]];
+	}
+	json_object_set_new(group, "models", models);
+	free(order);
+	return n;
+}
+
+/* The server's devices into group's "server_devices", and their UUIDs in in->devs. */
+static void devices_out(struct infer *in, const struct period *pd, json_t *group)
+{
+	json_t *devs = json_object();
+
+	if (pd->ndv > in->dvcap) {
+		in->dvcap = pd->ndv;
+		in->devs = xrealloc(in->devs, pd->ndv * sizeof(*in->devs));
+	}
+	for (size_t i = 0; i < pd->ndv; i++) {
+		const struct dev *dv = &pd->dv[i];
+		json_t *o = json_object();
+
+		for (int k = 0; k < D_N; k++) {
+			if (!dv->f[k].has)
+				continue;
+			if (k == D_MEM_USED || k == D_MEM_TOTAL)
+				json_object_set_new(o, dev_key[k], infer_int_of(dv->f[k].v));
+			else
+				json_object_set_new(o, dev_key[k], infer_real_of(dv->f[k].v));
+		}
+		if (dv->has_energy_total)
+			json_object_set_new(o, "energy_total_joules", infer_real_of(dv->energy_total));
+		json_object_set_new(devs, dv->uuid, o);
+		in->devs[i] = dv->uuid;
+	}
+	json_object_set_new(group, "server_devices", devs);
+}
+
+void infer_execution_stats(struct infer *in, json_t *group, struct infer_stats *st)
 {
 	struct snap *cur = in->cur;
 	struct period pd;
-	json_t *models, *devs;
 	const double *d;
 	const unsigned char *dup;
+	json_t **ms;
+	struct infer_model *rs;
+	size_t nrec;
 	unsigned want;
 
+	if (st)
+		memset(st, 0, sizeof(*st));
 	if (!cur)
 		return;
 	memset(&pd, 0, sizeof(pd));
@@ -712,39 +820,20 @@ void infer_execution_stats(struct infer *in, json_t *group)
 
 	if (pd.have_base)
 		infer_runtime_json(&pd, group);
-	models = json_object();
-	for (size_t i = 0; i < pd.na; i++) {
-		json_t *m = infer_model_json(&pd.a[i], pd.have_base), *vs;
-
-		if (!m)
-			continue;
-		vs = json_object_get(models, pd.a[i].model);
-		if (!vs) {
-			vs = json_object();
-			json_object_set_new(models, pd.a[i].model, vs);
-		}
-		json_object_set_new(vs, pd.a[i].version, m);
-	}
-	json_object_set_new(group, "models", models);
-	if (pd.ndv) {
-		devs = json_object();
-		for (size_t i = 0; i < pd.ndv; i++) {
-			struct dev *dv = &pd.dv[i];
-			json_t *o = json_object();
-
-			for (int k = 0; k < D_N; k++) {
-				if (!dv->f[k].has)
-					continue;
-				if (k == D_MEM_USED || k == D_MEM_TOTAL)
-					json_object_set_new(o, dev_key[k], infer_int_of(dv->f[k].v));
-				else
-					json_object_set_new(o, dev_key[k], infer_real_of(dv->f[k].v));
-			}
-			if (dv->has_energy_total)
-				json_object_set_new(o, "energy_total_joules", infer_real_of(dv->energy_total));
-			json_object_set_new(devs, dv->uuid, o);
-		}
-		json_object_set_new(group, "server_devices", devs);
+	ms = xmalloc((pd.na ? pd.na : 1) * sizeof(*ms));
+	rs = xmalloc((pd.na ? pd.na : 1) * sizeof(*rs));
+	for (size_t i = 0; i < pd.na; i++)
+		ms[i] = infer_model_json(&pd.a[i], pd.have_base, &rs[i]);
+	nrec = models_out(in, &pd, ms, rs, group);
+	free(ms);
+	free(rs);
+	if (pd.ndv)
+		devices_out(in, &pd, group);
+	if (st) {
+		st->models = in->recs;
+		st->nmodels = nrec;
+		st->devices = in->devs;
+		st->ndevices = pd.ndv;
 	}
 	infer_limits_error(in, &pd, group);
 	infer_period_end(in, &pd);

@@ -52,12 +52,34 @@ int infer_update(struct infer *in, const char *body, size_t len, int64_t mono_ns
 enum infer_server infer_server_of(const struct infer *in);
 
 /*
+ * A model version's period as execution_stats says it, typed: what energy
+ * per model is split by (model_energy.h). A field the group does not have
+ * is NAN.
+ */
+struct infer_model {
+	json_t *obj;       /* its object in the group's "models" (borrowed: the group holds it) */
+	double completed;  /* execution_summary.completed */
+	double compute_s;  /* mean_seconds.compute_infer */
+	double request_s;  /* mean_seconds.request */
+	double generation; /* tokens.generation */
+};
+
+/* What one execution_stats wrote, as records (borrowed from the reader until its next call). */
+struct infer_stats {
+	const struct infer_model *models; /* in the group's order */
+	size_t nmodels;
+	const char *const *devices;       /* server_devices' UUIDs, in the group's order */
+	size_t ndevices;
+};
+
+/*
  * Fill execution_stats (group: borrowed, its envelope already there) with the
  * period between the scrape used by the previous call and the latest one; then
  * the latest becomes the baseline. The first call (no baseline) writes only
  * what one scrape gives (gauges, KV-cache usage, server_devices) and no counts,
- * percentiles or means. Nothing is written when no scrape succeeded yet.
+ * percentiles or means. Nothing is written when no scrape succeeded yet. st
+ * (may be NULL) gets the models and devices written, as records.
  */
-void infer_execution_stats(struct infer *in, json_t *group);
+void infer_execution_stats(struct infer *in, json_t *group, struct infer_stats *st);
 
 #endif

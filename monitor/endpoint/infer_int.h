@@ -169,7 +169,7 @@ struct infer {
 	struct name_ent names[NAME_SLOTS];
 	size_t lab_len[INFER_NFAMS][3]; /* strlen of each family's model_l, version_l, sub_l (0: none) */
 	/* increases()'s work space, kept from period to period (no allocation, no page fault each) */
-	struct index prev, grp, seen;
+	struct index prev, grp, seen; /* seen: duplicates() uses it, then model_order() */
 	double *d;
 	unsigned char *reset, *dup;
 	size_t *gi, wcap;
@@ -184,6 +184,9 @@ struct infer {
 	struct dev *pdv;
 	size_t pdcap;
 	struct look look;         /* the period's lookups (its slots kept) */
+	struct infer_model *recs; /* the period's models as records (infer_stats), rcap of them */
+	const char **devs;        /* and its devices' UUIDs, dvcap of them */
+	size_t rcap, dvcap;
 	size_t series_left_out;   /* samples the latest scrape had beyond INFER_MAX_SERIES */
 	struct expo_parser *parser; /* owned: the scrapes' parser, its buffers kept */
 };
@@ -269,8 +272,8 @@ void infer_add_pt(struct period *pd, const struct pt *p, double d);
 json_t *infer_int_of(double v);
 /* A real (new reference); NULL when not finite: JSON has no NaN or Inf. */
 json_t *infer_real_of(double v);
-/* One model's object (new reference); NULL when the period gave it nothing. */
-json_t *infer_model_json(struct acc *a, int have_base);
+/* One model's object (new reference), its record's numbers in *r; NULL when the period gave it nothing. */
+json_t *infer_model_json(struct acc *a, int have_base, struct infer_model *r);
 /* The runtime-level sums and merged distribution over all models, into group. */
 void infer_runtime_json(struct period *pd, json_t *group);
 /* What the limits left out of this period, in the group's "error" (after any error it has). */

@@ -605,9 +605,16 @@ static void set_errs(json_t *parent, const struct err *e, size_t n)
 }
 
 /* One model's object; NULL when the period gave it nothing. */
-json_t *infer_model_json(struct acc *a, int have_base)
+/* A count as infer_int_of writes it, as a number; NAN when it writes none. */
+static double count_written(const struct count *c)
+{
+	return c->has && isfinite(c->v) && fabs(c->v) < 9007199254740992.0 ? (double)llround(c->v) : NAN;
+}
+
+json_t *infer_model_json(struct acc *a, int have_base, struct infer_model *r)
 {
 	json_t *o = json_object(), *lat = json_object(), *mean = json_object();
+	double mv[M_N];
 	int src_h = 0, src_s = 0;
 
 	if (a->completed.has || a->failed.has) {
@@ -636,13 +643,20 @@ json_t *infer_model_json(struct acc *a, int have_base)
 		if (p)
 			json_object_set_new(lat, pct_key[m], p);
 		/* the mean: a cumulative duration counter per completed request, else the distribution's sum/count */
+		mv[m] = NAN;
 		if (a->dur[m].has) {
 			if (a->completed.has && a->completed.v > 0)
-				json_object_set_new(mean, mean_key[m], infer_real_of(a->dur[m].v / a->dur_div[m] / a->completed.v));
+				mv[m] = a->dur[m].v / a->dur_div[m] / a->completed.v;
 		} else if (f && d->has_sum && d->has_count && d->count > 0) {
-			json_object_set_new(mean, mean_key[m], infer_real_of(d->sum / f->div / d->count));
+			mv[m] = d->sum / f->div / d->count;
 		}
+		if (isfinite(mv[m]))
+			json_object_set_new(mean, mean_key[m], infer_real_of(mv[m]));
 	}
+	r->completed = count_written(&a->completed);
+	r->compute_s = have_base && isfinite(mv[M_COMPUTE_INFER]) ? mv[M_COMPUTE_INFER] : NAN;
+	r->request_s = have_base && isfinite(mv[M_REQUEST]) ? mv[M_REQUEST] : NAN;
+	r->generation = count_written(&a->gen);
 	if (json_object_size(lat)) {
 		json_object_set_new(lat, "percentile_source",
 				    json_string(src_h && src_s ? "mixed" : src_h ? "histogram" : "summary"));

@@ -14,21 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* v's number at path a.b inside o, or -1 when absent or not a number. */
-static double num_at(const json_t *o, const char *a, const char *b)
-{
-	const json_t *v = json_object_get(json_object_get(o, a), b);
-
-	return json_is_number(v) ? json_number_value(v) : -1;
-}
-
 enum { W_COMPUTE, W_REQUEST, W_COUNT, W_N };
 
-void model_energy_split(json_t *group, double energy_j, const char *source)
+/* Model r's part by basis w (a number > 0), or NAN when it has none. */
+static double part_of(const struct infer_model *r, int w)
+{
+	return w == W_COMPUTE ? r->compute_s * r->completed : w == W_REQUEST ? r->request_s * r->completed : r->completed;
+}
+
+void model_energy_split(json_t *group, const struct infer_stats *st, double energy_j, const char *source)
 {
 	static const char *const basis[W_N] = { "compute_time", "request_time", "requests" };
-	json_t *models = json_object_get(group, "models"), *vs, *m;
-	const char *mk, *vk;
 	int have[W_N] = { 1, 1, 1 };
 	double sum[W_N] = { 0 };
 	int w, any = 0;
@@ -36,20 +32,16 @@ void model_energy_split(json_t *group, double energy_j, const char *source)
 	json_object_set_new(group, "energy_joules", json_real(energy_j));
 	json_object_set_new(group, "energy_source", json_string(source));
 	/* one basis for every model: the first that every model with completed requests has */
-	json_object_foreach(models, mk, vs) {
-		json_object_foreach(vs, vk, m) {
-			double done = num_at(m, "execution_summary", "completed");
-			double ci = num_at(m, "mean_seconds", "compute_infer"), rq = num_at(m, "mean_seconds", "request");
+	for (size_t i = 0; i < st->nmodels; i++) {
+		const struct infer_model *r = &st->models[i];
 
-			if (done <= 0)
-				continue;
-			any = 1;
-			have[W_COMPUTE] &= ci >= 0;
-			have[W_REQUEST] &= rq >= 0;
-			sum[W_COMPUTE] += ci >= 0 ? ci * done : 0;
-			sum[W_REQUEST] += rq >= 0 ? rq * done : 0;
-			sum[W_COUNT] += done;
-		}
+		if (!(r->completed > 0))
+			continue;
+		any = 1;
+		have[W_COMPUTE] &= r->compute_s >= 0;
+		have[W_REQUEST] &= r->request_s >= 0;
+		for (w = 0; w < W_N; w++)
+			sum[w] += part_of(r, w) >= 0 ? part_of(r, w) : 0;
 	}
 	for (w = 0; w < W_N && !(have[w] && sum[w] > 0); w++)
 		;
@@ -58,22 +50,17 @@ void model_energy_split(json_t *group, double energy_j, const char *source)
 		return;
 	}
 	json_object_set_new(group, "energy_attribution", json_string(basis[w]));
-	json_object_foreach(models, mk, vs) {
-		json_object_foreach(vs, vk, m) {
-			double done = num_at(m, "execution_summary", "completed"), part, e, gen;
+	for (size_t i = 0; i < st->nmodels; i++) {
+		const struct infer_model *r = &st->models[i];
+		double e;
 
-			if (done <= 0)
-				continue;
-			part = w == W_COMPUTE ? num_at(m, "mean_seconds", "compute_infer") * done
-			       : w == W_REQUEST ? num_at(m, "mean_seconds", "request") * done
-						: done;
-			e = energy_j * part / sum[w];
-			json_object_set_new(m, "energy_joules", json_real(e));
-			json_object_set_new(m, "energy_per_request_joules", json_real(e / done));
-			gen = num_at(m, "tokens", "generation");
-			if (gen >= 0 && e > 0)
-				json_object_set_new(m, "tokens_per_joule", json_real(gen / e));
-		}
+		if (!(r->completed > 0))
+			continue;
+		e = energy_j * part_of(r, w) / sum[w];
+		json_object_set_new(r->obj, "energy_joules", json_real(e));
+		json_object_set_new(r->obj, "energy_per_request_joules", json_real(e / r->completed));
+		if (r->generation >= 0 && e > 0)
+			json_object_set_new(r->obj, "tokens_per_joule", json_real(r->generation / e));
 	}
 }
 
@@ -142,17 +129,16 @@ static int take_processes(const struct server_energy *se, struct host *h, pid_t 
 	return rc;
 }
 
-/* The same for the devices of group's server_devices. */
-static int take_devices(const struct server_energy *se, struct host *h, const json_t *group, double *sum,
+/* The same for the devices the server reports on (st's). */
+static int take_devices(const struct server_energy *se, struct host *h, const struct infer_stats *st, double *sum,
 			struct se_dev **next, size_t *nn, size_t *an)
 {
 	struct energy_ledger *l = host_energy(h);
-	const char *uuid;
-	json_t *dev;
 	double v;
 	int rc = -ENOENT;
 
-	json_object_foreach((json_t *)json_object_get(group, "server_devices"), uuid, dev) {
+	for (size_t i = 0; i < st->ndevices; i++) {
+		const char *uuid = st->devices[i];
 		size_t k;
 
 		if (energy_ledger_device(l, uuid, &v))
@@ -168,8 +154,8 @@ static int take_devices(const struct server_energy *se, struct host *h, const js
 	return rc;
 }
 
-int server_energy_take(struct server_energy *se, struct host *h, pid_t listener, const json_t *group, double *j,
-		       const char **source)
+int server_energy_take(struct server_energy *se, struct host *h, pid_t listener, const struct infer_stats *st,
+		       double *j, const char **source)
 {
 	struct se_proc *next = NULL;
 	struct se_dev *dnext = NULL;
@@ -179,7 +165,7 @@ int server_energy_take(struct server_energy *se, struct host *h, pid_t listener,
 
 	if (listener > 0 && !(rc = take_processes(se, h, listener, &sum, &next, &nn, &an)))
 		*source = "processes";
-	if (rc && !(rc = take_devices(se, h, group, &sum, &dnext, &nd, &ad)))
+	if (rc && !(rc = take_devices(se, h, st, &sum, &dnext, &nd, &ad)))
 		*source = "devices";
 	if (!rc && (!se->have || se->from_devices != !strcmp(*source, "devices")))
 		rc = -EAGAIN; /* the first, or another source: the values taken are the baseline */

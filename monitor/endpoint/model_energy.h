@@ -21,6 +21,8 @@
 #ifndef ACCEL_MODEL_ENERGY_H
 #define ACCEL_MODEL_ENERGY_H
 
+#include "infer.h"
+
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,16 +31,16 @@
 struct host;
 
 /*
- * Split energy_j among group's models (an execution_stats object with
- * "models": {"<model>": {"<version>": {...}}}), writing in each model
- * version "energy_joules", "energy_per_request_joules" (when it completed
- * requests) and "tokens_per_joule" (generation tokens per joule, when it
- * counts tokens and had energy), and in group "energy_joules",
+ * Split energy_j among the models of an execution_stats group (st: the
+ * records infer_execution_stats gave with it), writing in each model
+ * version's object "energy_joules", "energy_per_request_joules" (when it
+ * completed requests) and "tokens_per_joule" (generation tokens per joule,
+ * when it counts tokens and had energy), and in group "energy_joules",
  * "energy_source" (source: "processes" or "devices") and
  * "energy_attribution" ("compute_time", "request_time" or "requests";
  * absent when no model completed a request, then the models get nothing).
  */
-void model_energy_split(json_t *group, double energy_j, const char *source);
+void model_energy_split(json_t *group, const struct infer_stats *st, double energy_j, const char *source);
 
 /* What a runtime keeps between two execution_stats: the ledger's values it last took. */
 struct server_energy {
@@ -59,17 +61,17 @@ struct server_energy {
 
 /*
  * The server's energy since the previous call (above), from h's ledger:
- * the processes of listener (pid; 0: none known) else group's
- * server_devices. A process the last call saw counts its joules since
- * then; one new to the ledger since, all of its joules; one that was in
- * the ledger then but not among the server's processes, none (it starts
- * from now). 0 with *j and *source ("processes" or "devices"),
- * -EAGAIN on the first call or when the source changed (a baseline), or
- * -ENOENT when the ledger has
- * none of them (no energy fields then). se's baseline moves to now.
+ * the processes of listener (pid; 0: none known) else the devices the
+ * server reports on (st's, its server_devices). A process the last call
+ * saw counts its joules since then; one new to the ledger since, all of
+ * its joules; one that was in the ledger then but not among the server's
+ * processes, none (it starts from now). 0 with *j and *source
+ * ("processes" or "devices"), -EAGAIN on the first call or when the
+ * source changed (a baseline), or -ENOENT when the ledger has none of
+ * them (no energy fields then). se's baseline moves to now.
  */
-int server_energy_take(struct server_energy *se, struct host *h, pid_t listener, const json_t *group, double *j,
-		       const char **source);
+int server_energy_take(struct server_energy *se, struct host *h, pid_t listener, const struct infer_stats *st,
+		       double *j, const char **source);
 void server_energy_free(struct server_energy *se); /* NULL-safe; se itself is the caller's */
 
 #endif

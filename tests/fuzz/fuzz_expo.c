@@ -178,6 +178,53 @@ static void check_json(json_t *v, const char *key, int pcts)
 	}
 }
 
+/* A number at a.b in o, NAN when absent. */
+static double num_at(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = json_object_get(json_object_get(o, a), b);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Two numbers the same, NAN equal to NAN. */
+static int same_num(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || a == b;
+}
+
+/* The records execution_stats gave: each model's object, in the group's order, with its numbers; its devices. */
+static void check_records(const json_t *g, const struct infer_stats *st)
+{
+	const char *mk, *vk, *uuid;
+	json_t *vs, *m, *dev;
+	size_t i = 0;
+
+	json_object_foreach((json_t *)json_object_get(g, "models"), mk, vs) {
+		json_object_foreach(vs, vk, m) {
+			const struct infer_model *r = i < st->nmodels ? &st->models[i] : NULL;
+
+			if (!r || r->obj != m)
+				fail("a model's record is not its object, in the group's order", mk);
+			if (!same_num(r->completed, num_at(m, "execution_summary", "completed")) ||
+			    !same_num(r->compute_s, num_at(m, "mean_seconds", "compute_infer")) ||
+			    !same_num(r->request_s, num_at(m, "mean_seconds", "request")) ||
+			    !same_num(r->generation, num_at(m, "tokens", "generation")))
+				fail("a model's record differs from its object", mk);
+			i++;
+		}
+	}
+	if (i != st->nmodels)
+		fail("more model records than objects", NULL);
+	i = 0;
+	json_object_foreach((json_t *)json_object_get(g, "server_devices"), uuid, dev) {
+		if (i >= st->ndevices || strcmp(st->devices[i], uuid))
+			fail("a device's UUID is not its key, in the group's order", uuid);
+		i++;
+	}
+	if (i != st->ndevices)
+		fail("more device records than keys", NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct expo_parser *parser; /* kept from input to input, as a caller keeps it */
@@ -217,13 +264,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		infer_update(in, (const char *)data, size / 2, 1, err, sizeof(err));
 		infer_update(in, (const char *)data, size, 2, err, sizeof(err));
 		for (int k = 0; k < 2; k++) {
+			struct infer_stats st;
+
 			g = json_object();
-			infer_execution_stats(in, g);
+			infer_execution_stats(in, g, &st);
 			out = json_dumps(g, JSON_COMPACT);
 			if (!out)
 				fail("execution_stats does not serialize", NULL);
 			free(out);
 			check_json(g, "", 0);
+			check_records(g, &st);
 			json_decref(g);
 		}
 		infer_free(in);

@@ -58,7 +58,7 @@ static void stats(struct infer *in)
 
 	json_decref(group);
 	group = json_object();
-	infer_execution_stats(in, group);
+	infer_execution_stats(in, group, NULL);
 	if (!all)
 		all = json_object();
 	snprintf(key, sizeof(key), "%s %zu", label, json_object_size(all));
@@ -701,11 +701,11 @@ static void test_series_order(void)
 	char err[256];
 
 	is_int(infer_update(in, b1, sizeof(b1) - 1, 0, err, sizeof(err)), 0, "order: first scrape");
-	infer_execution_stats(in, g);
+	infer_execution_stats(in, g, NULL);
 	json_decref(g);
 	g = json_object();
 	is_int(infer_update(in, b2, sizeof(b2) - 1, 5000000000, err, sizeof(err)), 0, "order: second, reordered");
-	infer_execution_stats(in, g);
+	infer_execution_stats(in, g, NULL);
 	is_int((int)json_integer_value(json_object_get(
 		       json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "a"), ""),
 				       "execution_summary"),
@@ -766,13 +766,13 @@ static json_t *two_scrapes(void (*body)(struct text *, int))
 
 	body(&t, 1);
 	is_int(infer_update(in, t.p, t.n, 0, err, sizeof(err)), 0, "limits: first scrape");
-	infer_execution_stats(in, g);
+	infer_execution_stats(in, g, NULL);
 	json_decref(g);
 	g = json_object();
 	t.n = 0;
 	body(&t, 3);
 	is_int(infer_update(in, t.p, t.n, 1000000000, err, sizeof(err)), 0, "limits: second scrape");
-	infer_execution_stats(in, g);
+	infer_execution_stats(in, g, NULL);
 	free(t.p);
 	infer_free(in);
 	return g;
@@ -1016,7 +1016,7 @@ static void test_memory(void)
 			cases[c].body(&t, k);
 			len = t.n;
 			rc |= infer_update(in, t.p, t.n, (int64_t)k * 1000000000, err, sizeof(err));
-			infer_execution_stats(in, g);
+			infer_execution_stats(in, g, NULL);
 			json_decref(g);
 		}
 		free(t.p);
@@ -1047,11 +1047,11 @@ static void test_duplicates(void)
 	char err[256];
 
 	is_int(infer_update(in, b1, sizeof(b1) - 1, 0, err, sizeof(err)), 0, "duplicates: first scrape");
-	infer_execution_stats(in, g);
+	infer_execution_stats(in, g, NULL);
 	json_decref(g);
 	g = json_object();
 	is_int(infer_update(in, b2, sizeof(b2) - 1, 1000000000, err, sizeof(err)), 0, "duplicates: second scrape");
-	infer_execution_stats(in, g);
+	infer_execution_stats(in, g, NULL);
 	is_int((int)json_integer_value(json_object_get(json_object_get(json_object_get(json_object_get(
 		       json_object_get(g, "models"), "a"), "1"), "execution_summary"), "completed")),
 	       3, "duplicates: the first of a series written twice, not their sum");

@@ -11,6 +11,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,32 @@ static double at(json_t *g, const char *model, const char *key)
 	return json_is_number(v) ? json_number_value(v) : -1;
 }
 
+/* A group with model versions "<name>" "1" (objects empty) and their records as execution_stats gives them. */
+static json_t *group_of(struct infer_model *r, const char *const *names, size_t n, struct infer_stats *st)
+{
+	json_t *g = json_object(), *models = json_object();
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *vs = json_object();
+
+		r[i].obj = json_object();
+		json_object_set_new(vs, "1", r[i].obj);
+		json_object_set_new(models, names[i], vs);
+	}
+	json_object_set_new(g, "models", models);
+	*st = (struct infer_stats){ r, n, NULL, 0 };
+	return g;
+}
+
 static void test_split(void)
 {
 	/* Triton: a 30 requests x 0.2 s of compute_infer = 6 s, b 10 x 0.4 s = 4 s: 60 % and 40 % of 500 J */
-	json_t *g = json_pack("{s:{s:{s:{s:{s:i}, s:{s:f, s:f}}}, s:{s:{s:{s:i}, s:{s:f, s:f}, s:{s:i}}}}}",
-			      "models", "a", "1", "execution_summary", "completed", 30, "mean_seconds", "compute_infer",
-			      0.2, "request", 1.0, "b", "1", "execution_summary", "completed", 10, "mean_seconds",
-			      "compute_infer", 0.4, "request", 0.1, "tokens", "generation", 1000);
+	static const char *const ab[] = { "a", "b" }, *const idle[] = { "idle" };
+	struct infer_model r[2] = { { NULL, 30, 0.2, 1.0, NAN }, { NULL, 10, 0.4, 0.1, 1000 } };
+	struct infer_stats st;
+	json_t *g = group_of(r, ab, 2, &st);
 
-	model_energy_split(g, 500, "processes");
+	model_energy_split(g, &st, 500, "processes");
 	is_str(json_string_value(json_object_get(g, "energy_attribution")), "compute_time", "by compute time");
 	is_str(json_string_value(json_object_get(g, "energy_source")), "processes", "source");
 	is_double(json_number_value(json_object_get(g, "energy_joules")), 500, 1e-9, "the server's energy");
@@ -43,25 +61,33 @@ static void test_split(void)
 	is_double(at(g, "a", "tokens_per_joule"), -1, 0, "a counts no tokens: no tokens_per_joule");
 
 	/* b without compute_infer: request time for both (a 30 s, b 1 s) */
-	json_object_del(json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "b"), "1"),
-					"mean_seconds"), "compute_infer");
-	model_energy_split(g, 310, "devices");
+	r[1].compute_s = NAN;
+	model_energy_split(g, &st, 310, "devices");
 	is_str(json_string_value(json_object_get(g, "energy_attribution")), "request_time", "then by request time");
 	is_double(at(g, "a", "energy_joules"), 300, 1e-9, "a: 30 of 31 s");
 
 	/* no times at all: completed requests (30 : 10) */
-	json_object_del(json_object_get(json_object_get(json_object_get(json_object_get(g, "models"), "b"), "1"),
-					"mean_seconds"), "request");
-	model_energy_split(g, 400, "devices");
+	r[1].request_s = NAN;
+	model_energy_split(g, &st, 400, "devices");
 	is_str(json_string_value(json_object_get(g, "energy_attribution")), "requests", "then by requests");
 	is_double(at(g, "b", "energy_joules"), 100, 1e-9, "b: 10 of 40 requests");
 	json_decref(g);
 
-	g = json_pack("{s:{s:{s:{s:{s:i}}}}}", "models", "idle", "1", "execution_summary", "completed", 0);
-	model_energy_split(g, 50, "processes");
+	r[0] = (struct infer_model){ NULL, 0, NAN, NAN, NAN };
+	g = group_of(r, idle, 1, &st);
+	model_energy_split(g, &st, 50, "processes");
 	ok(!json_object_get(g, "energy_attribution") && at(g, "idle", "energy_joules") < 0,
 	   "no request completed: the models get nothing");
 	is_double(json_number_value(json_object_get(g, "energy_joules")), 50, 1e-9, "the server's energy stays");
+	json_decref(g);
+
+	/* a model without a count (NAN) gets nothing, the others share */
+	r[0] = (struct infer_model){ NULL, NAN, 0.5, NAN, NAN };
+	r[1] = (struct infer_model){ NULL, 4, 0.5, NAN, NAN };
+	g = group_of(r, ab, 2, &st);
+	model_energy_split(g, &st, 8, "processes");
+	is_double(at(g, "a", "energy_joules"), -1, 0, "no count: no energy");
+	is_double(at(g, "b", "energy_joules"), 8, 1e-12, "the counted model: all of it");
 	json_decref(g);
 }
 
@@ -70,30 +96,29 @@ static void test_take(void)
 	struct host *h = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
 	struct energy_ledger *l = host_energy(h);
 	struct server_energy se = { 0 };
-	json_t *g = json_pack("{s:{s:{}}}", "server_devices", "GPU-a");
+	static const char *const dev[] = { "GPU-a" };
+	struct infer_stats st = { NULL, 0, dev, 1 };
 	const char *src = NULL;
 	double j = -1;
 
 	energy_ledger_add_process(l, 4242, 0, 10, 1);
 	energy_ledger_add_process(l, 4343, 0, 99, 1);
 	energy_ledger_add_device(l, "GPU-a", 200);
-	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "first take: the baseline");
+	is_int(server_energy_take(&se, h, 4242, &st, &j, &src), -EAGAIN, "first take: the baseline");
 	energy_ledger_add_process(l, 4242, 0, 7.5, 2);
 	energy_ledger_add_process(l, 4343, 0, 1, 2);
 	energy_ledger_add_device(l, "GPU-a", 30);
-	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "second take");
+	is_int(server_energy_take(&se, h, 4242, &st, &j, &src), 0, "second take");
 	is_double(j, 7.5, 1e-12, "the listener's share since the baseline (not the other process's)");
 	is_str(src, "processes", "from its processes");
 	energy_ledger_add_device(l, "GPU-a", 12);
-	is_int(server_energy_take(&se, h, 0, g, &j, &src), -EAGAIN, "no listener: devices, a new baseline");
+	is_int(server_energy_take(&se, h, 0, &st, &j, &src), -EAGAIN, "no listener: devices, a new baseline");
 	energy_ledger_add_device(l, "GPU-a", 8);
-	is_int(server_energy_take(&se, h, 0, g, &j, &src), 0, "then devices");
+	is_int(server_energy_take(&se, h, 0, &st, &j, &src), 0, "then devices");
 	is_double(j, 8, 1e-12, "the device's energy since");
 	is_str(src, "devices", "from the devices it reports on");
-	json_decref(g);
-	g = json_object();
-	is_int(server_energy_take(&se, h, 0, g, &j, &src), -ENOENT, "neither: no energy");
-	json_decref(g);
+	st.ndevices = 0;
+	is_int(server_energy_take(&se, h, 0, &st, &j, &src), -ENOENT, "neither: no energy");
 	server_energy_free(&se);
 	host_free(h);
 }
@@ -133,7 +158,7 @@ static void test_take_container(void)
 	char procfs[300];
 	struct host *h;
 	struct server_energy se = { 0 };
-	json_t *g = json_object();
+	struct infer_stats st = { 0 };
 	const char *src = NULL;
 	double j = -1;
 
@@ -145,22 +170,20 @@ static void test_take_container(void)
 	ok(!host_container_id(h, 4242), "container: a process that is not there has none");
 	host_energy_add(h, 1001, 5, 1);
 	host_energy_add(h, 1002, 7, 1);
-	is_int(server_energy_take(&se, h, 1001, g, &j, &src), -EAGAIN, "container: the baseline");
+	is_int(server_energy_take(&se, h, 1001, &st, &j, &src), -EAGAIN, "container: the baseline");
 	host_energy_add(h, 1001, 3, 2);
 	host_energy_add(h, 1002, 9, 2);
-	is_int(server_energy_take(&se, h, 1001, g, &j, &src), 0, "container: a take");
+	is_int(server_energy_take(&se, h, 1001, &st, &j, &src), 0, "container: a take");
 	is_double(j, 3, 1e-12, "container: the listener's container's 3 J, not the other pod's 9 J");
-	json_decref(g);
 	server_energy_free(&se);
 	host_free(h);
 }
 
 /* The end of a take test: what it holds freed, its procfs root removed. */
-static void done_take(json_t *g, struct server_energy *se, struct host *h, const char *root)
+static void done_take(struct server_energy *se, struct host *h, const char *root)
 {
 	char cmd[300];
 
-	json_decref(g);
 	server_energy_free(se);
 	host_free(h);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
@@ -208,7 +231,7 @@ static void test_take_reused_pid(void)
 {
 	char root[] = "/tmp/test_model_energy.XXXXXX";
 	struct server_energy se = { 0 };
-	json_t *g = json_object();
+	struct infer_stats st = { 0 };
 	const char *src = NULL;
 	struct host *h;
 	double j = -1;
@@ -223,22 +246,22 @@ static void test_take_reused_pid(void)
 	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
 	host_energy_add(h, 5000, 3000, 1);
 	host_energy_add(h, 4242, 1, 1);
-	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "reused pid: the baseline");
+	is_int(server_energy_take(&se, h, 4242, &st, &j, &src), -EAGAIN, "reused pid: the baseline");
 	/* 5000 exits; the server starts a worker that gets pid 5000 */
 	put_stat_at(root, 5000, 4242, 900);
 	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
 	host_energy_add(h, 5000, 2, 2);
 	host_energy_add(h, 4242, 0, 2);
-	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "reused pid: a take");
+	is_int(server_energy_take(&se, h, 4242, &st, &j, &src), 0, "reused pid: a take");
 	is_double(j, 2, 1e-12, "the new worker's 2 J, not the old process's 3,000 J besides");
 	host_snapshot(h, &(struct cycle){ .mono_ns = 3 });
 	host_energy_add(h, 5000, 1, 3);
 	host_energy_add(h, 4242, 0, 3);
 	host_snapshot(h, &(struct cycle){ .mono_ns = 4 });
 	is_int((long)energy_ledger_count(host_energy(h)), 2, "the process that exited is forgotten");
-	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "reused pid: the next take");
+	is_int(server_energy_take(&se, h, 4242, &st, &j, &src), 0, "reused pid: the next take");
 	is_double(j, 1, 1e-12, "the worker's 1 J since");
-	done_take(g, &se, h, root);
+	done_take(&se, h, root);
 }
 
 /*
@@ -252,7 +275,7 @@ static void test_take_children(void)
 	struct host *h;
 	struct energy_ledger *l;
 	struct server_energy se = { 0 };
-	json_t *g = json_object();
+	struct infer_stats st = { 0 };
 	const char *src = NULL;
 	double j = -1;
 
@@ -269,14 +292,14 @@ static void test_take_children(void)
 	energy_ledger_add_process(l, 5000, 0, 1, 1);
 	energy_ledger_add_process(l, 5001, 0, 1, 1);
 	energy_ledger_add_process(l, 6000, 0, 1, 1);
-	is_int(server_energy_take(&se, h, 4242, g, &j, &src), -EAGAIN, "children: the baseline");
+	is_int(server_energy_take(&se, h, 4242, &st, &j, &src), -EAGAIN, "children: the baseline");
 	energy_ledger_add_process(l, 5000, 0, 20, 2);
 	energy_ledger_add_process(l, 5001, 0, 2.5, 2);
 	energy_ledger_add_process(l, 6000, 0, 400, 2);
-	is_int(server_energy_take(&se, h, 4242, g, &j, &src), 0, "children: a take");
+	is_int(server_energy_take(&se, h, 4242, &st, &j, &src), 0, "children: a take");
 	is_double(j, 22.5, 1e-12, "the worker's 20 J and its child's 2.5 J, not the other process's 400 J");
 	is_str(src, "processes", "from the server's processes");
-	done_take(g, &se, h, root);
+	done_take(&se, h, root);
 }
 
 int main(void)

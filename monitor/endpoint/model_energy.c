@@ -8,6 +8,7 @@
 #include "../../common/util.h"
 #include "../core/energy.h"
 #include "../host/host.h"
+#include "../host/ledger.h"
 
 #include <errno.h>
 #include <stdio.h>

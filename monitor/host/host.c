@@ -7,6 +7,7 @@
  */
 #include "host.h"
 #include "../core/energy.h"
+#include "ledger.h"
 #include "../../common/hindex.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"

@@ -250,7 +250,7 @@ int host_devmem(const struct host *h, pid_t pid, uint64_t *bytes);
 /* ---- energy ------------------------------------------------------------------------------------------ */
 
 /*
- * The host's energy ledger (monitor/core/energy.h), borrowed: device
+ * The host's energy ledger (ledger.h), borrowed: device
  * collectors add each period's per-process shares and device energy,
  * endpoint runtimes read their servers' over their own periods.
  */

@@ -8,6 +8,7 @@
 #include "../../monitor/core/energy.h"
 #include "../../monitor/endpoint/model_energy.h"
 #include "../../monitor/host/host.h"
+#include "../../monitor/host/ledger.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -78,4 +78,49 @@ json_t *cfg_effective(const struct cfg *cfg);
 
 void cfg_free(struct cfg *cfg);
 
+/* ---- a configured idle power ("idle_power_watts" of a devices block) ----------------------- */
+
+/*
+ * The idle power a devices block gives its devices instead of the measured
+ * one (the lowest power seen, which is too high on a GPU busy since start):
+ * "idle_power_watts": W for every device of the block, or
+ * {"<index, uuid or pci_bus_id>": W, ...} per device (a device no key names
+ * keeps its measured idle power). 0 <= W <= 100000.
+ */
+struct energy_idle;
+
+#define ENERGY_IDLE_KEY "idle_power_watts"
+
+/*
+ * Parse the block's "idle_power_watts" into *out (left alone when the key is
+ * absent). 0, or -EINVAL after cfg_block_error.
+ */
+int energy_idle_config(const struct cfg_block *b, struct energy_idle **out);
+/* Add it to the block's effective configuration, as parsed. */
+void energy_idle_print(const struct energy_idle *c, json_t *block);
+void energy_idle_free(struct energy_idle *c); /* NULL-safe */
+/*
+ * The configured idle power (W) of the device with this index, UUID and PCI
+ * bus id (either may be NULL or ""; PCI ids match without regard to case),
+ * or -1 when c (may be NULL) gives it none.
+ */
+double energy_idle_watts(const struct energy_idle *c, unsigned index, const char *uuid, const char *pci);
+
+/* A device as energy_idle_check sees it: its index, UUID and PCI bus id (either may be NULL or ""). */
+struct energy_dev_id {
+	unsigned index;
+	const char *uuid;
+	const char *pci;
+};
+
+/*
+ * Does every per-device key of c (may be NULL) name one of the block's
+ * devices ids[0..n)? When one names none (a mistyped UUID, an index that
+ * does not exist), say so in group's "error" (added to what is there),
+ * naming the key, at each call, and in the log once (*told). 0, or
+ * -ENOENT when a key names no device.
+ */
+int energy_idle_check(const struct energy_idle *c, const struct energy_dev_id *ids, size_t n, json_t *group,
+		      const char *type, int *told);
+
 #endif

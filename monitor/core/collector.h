@@ -44,6 +44,7 @@
 
 struct host;
 struct loop;
+struct energy_obs_list;
 
 /* What every collector may use: the host and the producer's event loop, both the producer's and borrowed. */
 struct mon_env {
@@ -216,6 +217,15 @@ struct collector_ops {
 	 * runtime's memory_used is due, after the device groups.
 	 */
 	void (*proc_memory)(void *state, const struct cycle *cy, struct proc_devmem_list *out);
+	/*
+	 * Optional (COLL_DEVICE): move this cycle's energy observations to out
+	 * (energy.h: one per device whose device_power collect() filled, with
+	 * the period's energy, idle power and the processes' weights). The
+	 * core's attribution phase, after the device groups, splits each the
+	 * same way for every kind, writes the split into the device's object
+	 * and adds it to the host's ledger.
+	 */
+	void (*energy)(void *state, struct energy_obs_list *out);
 };
 
 

@@ -214,3 +214,30 @@ void energy_split_json(const struct energy_split *sp, double idle_w, const struc
 		jset_real(procs, k, p[i].joules);
 	}
 }
+
+/* ---- a cycle's observations ------------------------------------------------------------------------ */
+
+void energy_obs_add(struct energy_obs_list *l, const struct energy_obs *o)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->o = xrealloc(l->o, l->cap * sizeof(*l->o));
+	}
+	l->o[l->n++] = *o;
+}
+
+void energy_obs_move(struct energy_obs_list *from, struct energy_obs_list *to)
+{
+	for (size_t i = 0; i < from->n; i++)
+		energy_obs_add(to, &from->o[i]);
+	from->n = 0;
+}
+
+void energy_obs_free(struct energy_obs_list *l)
+{
+	if (!l)
+		return;
+	free(l->o);
+	l->o = NULL;
+	l->n = l->cap = 0;
+}

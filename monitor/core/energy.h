@@ -161,9 +161,10 @@ void energy_split_json(const struct energy_split *sp, double idle_w, const struc
 
 /*
  * One device's observation for the attribution of one period, as a device
- * collector hands it over (host_energy_attribute does the rest, the same
- * for every kind): the period's energy, the idle power, and the processes
- * on the device with their weights.
+ * collector hands it over (energy_obs_list; the core's attribution phase,
+ * host_energy_attribute, does the rest, the same for every kind): the
+ * period's energy, the idle power, the processes on the device with their
+ * weights, and where the split goes.
  */
 struct energy_obs {
 	int have;                    /* the period has energy: energy_j over period_s seconds */
@@ -172,6 +173,25 @@ struct energy_obs {
 	const char *uuid;            /* the device's UUID for the ledger (NULL or "": none) */
 	struct energy_share *shares; /* the processes (pid, util, memory); their joules are filled in */
 	size_t n;
+	json_t *d;                   /* the device's object in device_power: the split is written there */
+	int64_t now_ns;              /* the cycle's CLOCK_MONOTONIC ns */
 };
+
+/*
+ * A cycle's observations: a device collector adds one per device whose
+ * device_power it collected, and hands them over (the collector_ops
+ * energy). What they point to (uuid, shares, d) is borrowed from the
+ * collector until its next collect().
+ */
+struct energy_obs_list {
+	struct energy_obs *o;
+	size_t n, cap;
+};
+
+/* Add a copy of o. */
+void energy_obs_add(struct energy_obs_list *l, const struct energy_obs *o);
+/* Move every observation of from to the end of to; from is left empty (its room kept). */
+void energy_obs_move(struct energy_obs_list *from, struct energy_obs_list *to);
+void energy_obs_free(struct energy_obs_list *l); /* its room; NULL-safe */
 
 #endif

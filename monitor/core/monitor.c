@@ -7,8 +7,9 @@
  * a system group's, a runtime's, or a "devices" entry's ("auto": one per
  * kind of device found); each unit's groups become jobs on their own
  * periods. A cycle takes the jobs due and runs its phases in order (enum
- * phase below): the host's groups, the devices, what the devices hold per
- * process, the runtimes (which read that), and the report line.
+ * phase below): the host's groups, the devices, the attribution of their
+ * energy, what the devices hold per process, the runtimes (which read
+ * that), and the report line.
  */
 #include "monitor.h"
 #include "../../common/log.h"
@@ -16,6 +17,7 @@
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "collector.h"
+#include "energy.h"
 #include "loop.h"
 #include "report.h"
 #include "../host/host.h"
@@ -102,6 +104,7 @@ struct monitor {
 	uint64_t seq;
 	struct buf line;
 	struct proc_devmem_list devmem; /* what the device collectors' proc_memory handed over this cycle */
+	struct energy_obs_list obs;     /* what their energy op handed over this cycle (emptied by the attribution) */
 };
 
 static void cycle_now(struct cycle *cy)
@@ -540,6 +543,7 @@ uint64_t monitor_seq(const struct monitor *m)
 enum phase {
 	PHASE_HOST,             /* the host's groups (system_data) */
 	PHASE_DEVICES,          /* one device_data entry per device unit with due groups */
+	PHASE_ATTRIBUTION,      /* the devices' energy split among their processes, into the host's ledger */
 	PHASE_PROCESS_DEVICES,  /* what the devices of this cycle hold per process, by container and for runtimes */
 	PHASE_RUNTIMES,         /* runtime_data: a process's device memory is this cycle's */
 	PHASE_REPORT,           /* the report line */
@@ -748,6 +752,23 @@ static void phase_devices(struct monitor *m, struct cycle_run *run)
 }
 
 /*
+ * One attribution for every device kind: each device collector hands over
+ * the observations of the device_power it collected this cycle, and the
+ * host splits each among the device's processes and keeps the ledger.
+ */
+static void phase_attribution(struct monitor *m, struct cycle_run *run)
+{
+	(void)run;
+	for (size_t u = 0; u < m->nunits; u++) {
+		const struct unit *un = &m->units[u];
+
+		if (un->scope == COLL_DEVICE && un->ndue && un->ops && un->ops->energy && un->state)
+			un->ops->energy(un->state, &m->obs);
+	}
+	host_energy_attribute(m->host, &m->obs);
+}
+
+/*
  * Per-process figures of this cycle's device groups by container and pod;
  * and when a runtime's memory_used is due, every device collector records
  * the device memory of each process into the host.
@@ -806,6 +827,7 @@ typedef void phase_fn(struct monitor *m, struct cycle_run *run);
 static phase_fn *const phases[PHASE_COUNT] = {
 	[PHASE_HOST] = phase_host,
 	[PHASE_DEVICES] = phase_devices,
+	[PHASE_ATTRIBUTION] = phase_attribution,
 	[PHASE_PROCESS_DEVICES] = phase_process_devices,
 	[PHASE_RUNTIMES] = phase_runtimes,
 	[PHASE_REPORT] = phase_report,
@@ -884,6 +906,7 @@ void monitor_free(struct monitor *m)
 	free(m->jobs);
 	free(m->taken);
 	free(m->devmem.p);
+	energy_obs_free(&m->obs);
 	sched_free(&m->sched);
 	buf_free(&m->line);
 	gen_unref(m->gen);

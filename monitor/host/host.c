@@ -750,7 +750,8 @@ void host_energy_add(struct host *h, pid_t pid, double j, int64_t now_ns)
 	energy_ledger_add_process(host_energy(h), (uint32_t)pid, pid_start(h, pid), j, now_ns);
 }
 
-void host_energy_attribute(struct host *h, struct energy_obs *o, int64_t now_ns, json_t *d)
+/* One observation's attribution (host_energy_attribute). */
+static void attribute(struct host *h, struct energy_obs *o)
 {
 	static const char *const keys[] = { "idle_power_watts", "idle_energy_joules", "active_energy_joules",
 					    "energy_attribution", "processes" };
@@ -758,17 +759,24 @@ void host_energy_attribute(struct host *h, struct energy_obs *o, int64_t now_ns,
 
 	if (!o->have) {
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			json_object_del(d, keys[i]);
+			json_object_del(o->d, keys[i]);
 		return;
 	}
 	sp = energy_split(o->energy_j, o->period_s, o->idle_w, o->shares, o->n);
-	energy_split_json(&sp, o->idle_w, o->shares, o->n, d);
+	energy_split_json(&sp, o->idle_w, o->shares, o->n, o->d);
 	if (!h)
 		return;
 	if (o->uuid && o->uuid[0]) /* for the endpoint runtimes: their servers' energy over their own periods */
 		energy_ledger_add_device(host_energy(h), o->uuid, o->energy_j);
 	for (size_t i = 0; i < o->n; i++)
-		host_energy_add(h, (pid_t)o->shares[i].pid, o->shares[i].joules, now_ns);
+		host_energy_add(h, (pid_t)o->shares[i].pid, o->shares[i].joules, o->now_ns);
+}
+
+void host_energy_attribute(struct host *h, struct energy_obs_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		attribute(h, &l->o[i]);
+	l->n = 0;
 }
 
 /* energy_ledger_forget's question: is the process pid started at start still there? Yes when /proc cannot say. */

@@ -263,13 +263,15 @@ struct energy_ledger *host_energy(struct host *h);
  */
 void host_energy_add(struct host *h, pid_t pid, double j, int64_t now_ns);
 /*
- * The energy attribution of one device's period, for every device kind:
- * split o's energy among its processes (energy_split), write the split into
- * the device object d (energy_split_json; without a period's energy its
- * fields are removed) and add the device's energy and the processes' shares
- * to h's ledger at now (CLOCK_MONOTONIC ns). h may be NULL: no ledger.
+ * The energy attribution of devices' periods, for every device kind (the
+ * core's attribution phase): for each observation of l, split its energy
+ * among its processes (energy_split), write the split into its device
+ * object (energy_split_json; without a period's energy its fields are
+ * removed) and add the device's energy and the processes' shares to h's
+ * ledger at the observation's time. h may be NULL: no ledger. l is left
+ * empty.
  */
-void host_energy_attribute(struct host *h, struct energy_obs *o, int64_t now_ns, json_t *d);
+void host_energy_attribute(struct host *h, struct energy_obs_list *l);
 
 /* ---- device facts ------------------------------------------------------------------------------------ */
 

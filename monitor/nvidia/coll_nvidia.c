@@ -948,6 +948,8 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 	}
 	if (id == GROUP_DEVICE_UTILIZATION)
 		nv_pcie_settle(s);
+	if (id == GROUP_DEVICE_POWER)
+		s->obs.n = 0; /* this collect's observations only (the energy op takes them) */
 	for (size_t i = 0; i < s->ndevs; i++) {
 		struct nv_dev *d = &s->devs[i];
 		json_t *devices = json_object_get(s->holder[g], "devices");
@@ -1007,6 +1009,15 @@ static void nv_proc_memory(void *state, const struct cycle *cy, struct proc_devm
 	}
 }
 
+/* Hand the core this cycle's energy observations (device_power's, one per GPU). */
+static void nv_energy(void *state, struct energy_obs_list *out)
+{
+	struct nv_state *s = state;
+
+	if (s)
+		energy_obs_move(&s->obs, out);
+}
+
 static void nv_close(void *state)
 {
 	struct nv_state *s = state;
@@ -1018,6 +1029,7 @@ static void nv_close(void *state)
 	nv_free_devs(s);
 	nv_unload(&s->api, &s->lc);
 	nv_ledger_free(s->ledger); /* its table, when on */
+	energy_obs_free(&s->obs);
 	for (int g = 0; g < NV_NGROUPS; g++)
 		json_decref(s->holder[g]);
 	free(s);
@@ -1036,6 +1048,7 @@ const struct collector_ops coll_nvidia_ops = {
 	.collect = nv_collect,
 	.error = nv_error,
 	.proc_memory = nv_proc_memory,
+	.energy = nv_energy,
 	.close = nv_close,
 	/* The PCIe worker pool. Long enough for the batch (20 ms per call, all at once); at most half the period anyway. */
 	.fetch = nv_fetch,

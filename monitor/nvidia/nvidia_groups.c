@@ -650,18 +650,19 @@ static int read_putil(struct nv_state *s, struct nv_dev *d, size_t *n)
 }
 
 /*
- * The attribution of d's period (host_energy_attribute): have_e with the
- * period's energy_j (J), and the power reading mw when have_w (the lowest
- * seen is the measured idle power). The processes on the GPU weigh by their
- * SM utilization samples over the period, else their device memory (docs/energy.md).
- * Idle power is the block's "idle_power_watts" for this GPU, else the
- * lowest power reading seen on it since start. Without a period's energy
- * (a baseline, no source) the split's fields are removed. 0, or -1 lost.
+ * d's period for the core's attribution phase (an energy_obs in s->obs,
+ * handed over by the energy op): have_e with the period's energy_j (J), and
+ * the power reading mw when have_w (the lowest seen is the measured idle
+ * power). The processes on the GPU weigh by their SM utilization samples
+ * over the period, else their device memory (docs/energy.md). Idle power
+ * is the block's "idle_power_watts" for this GPU, else the lowest power
+ * reading seen on it since start. Without a period's energy (a baseline,
+ * no source) the split's fields are removed. 0, or -1 lost.
  */
 static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o, int have_e, double energy_j, int have_w,
 			   unsigned mw)
 {
-	struct energy_obs ob = { .idle_w = -1, .uuid = d->have_ident ? d->uuid : NULL };
+	struct energy_obs ob = { .idle_w = -1, .uuid = d->have_ident ? d->uuid : NULL, .d = o, .now_ns = s->cycle_ns };
 	int64_t last = d->split_ns;
 	size_t n = 0;
 
@@ -672,7 +673,7 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o, int 
 	}
 	ob.have = have_e && last && s->cycle_ns > last;
 	if (!ob.have) {
-		host_energy_attribute(s->host, &ob, s->cycle_ns, o);
+		energy_obs_add(&s->obs, &ob);
 		return d->h && read_putil(s, d, &n) < 0 ? -1 : 0; /* moves the samples' baseline to now */
 	}
 	if ((!d->procs_ok || clock_mono_ns() - d->procs_ns > NV_PROCS_FRESH_NS) && read_procs(s, d) < 0)
@@ -690,7 +691,7 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o, int 
 	ob.period_s = (double)(s->cycle_ns - last) / (double)NS_PER_S;
 	ob.shares = d->shares;
 	ob.n = n;
-	host_energy_attribute(s->host, &ob, s->cycle_ns, o);
+	energy_obs_add(&s->obs, &ob);
 	return 0;
 }
 

@@ -93,6 +93,7 @@ struct amd_state {
 	struct sysfs_coll base; /* first: the shared ops take the state as one */
 	struct amd_clients clients; /* the DRM clients (amdgpu_clients.h) */
 	int idle_told;             /* an idle_power_watts key that names no GPU was logged */
+	struct energy_obs_list obs; /* device_power's observations for the attribution (amd_energy) */
 };
 
 /* EPERM and EBUSY: the GPU is in reset or suspended. ENODEV: it went away mid-cycle. */
@@ -556,9 +557,10 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 }
 
 /*
- * The attribution of this period's energy (host_energy_attribute): idle is
- * the block's "idle_power_watts" for this GPU, else the lowest power seen;
- * the processes weigh by their DRM clients' busy time on this GPU's engines
+ * This period's energy for the core's attribution phase (an energy_obs in
+ * s->obs, handed over by the energy op): idle is the block's
+ * "idle_power_watts" for this GPU, else the lowest power seen; the
+ * processes weigh by their DRM clients' busy time on this GPU's engines
  * over the period (fdinfo), else their VRAM. Without a period's energy, or
  * without this cycle's client scan, the split's fields are left out.
  */
@@ -566,7 +568,7 @@ static void amd_energy_split(struct amd_state *s, const struct devslot *sl, cons
 {
 	struct amd_dev *ad = sl->priv;
 	int64_t last = ad->split_ns;
-	struct energy_obs ob = { .uuid = sl->uuid };
+	struct energy_obs ob = { .uuid = sl->uuid, .d = d, .now_ns = cy->mono_ns };
 
 	ob.idle_w = energy_idle_watts(s->base.cfg ? s->base.cfg->own : NULL, sl->index, sl->uuid, sl->pci);
 	if (ob.idle_w < 0 && ad->energy.have_min)
@@ -590,7 +592,7 @@ static void amd_energy_split(struct amd_state *s, const struct devslot *sl, cons
 	ob.energy_j = ad->period_j;
 	ob.period_s = (double)(cy->mono_ns - last) / 1e9;
 	ob.shares = ad->shares;
-	host_energy_attribute(s->base.env ? s->base.env->host : NULL, &ob, cy->mono_ns, d);
+	energy_obs_add(&s->obs, &ob);
 }
 
 static void amd_power(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, json_t *d)
@@ -931,6 +933,8 @@ static void amd_collect(void *state, const struct cycle *cy, const enum group_id
 		return;
 	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY || id == GROUP_DEVICE_POWER)
 		amd_clients_for_cycle(&s->clients, &s->base, cy);
+	if (id == GROUP_DEVICE_POWER)
+		s->obs.n = 0; /* this collect's observations only (the energy op takes them) */
 	sysfs_coll_fill(&s->base, id, cy, group, "amdgpu", amd_fatal, amd_fill);
 	if (id == GROUP_DEVICE_POWER && s->base.cfg && s->base.cfg->own) {
 		struct energy_dev_id *ids = xcalloc(s->base.tab.n + 1, sizeof(*ids));
@@ -977,12 +981,22 @@ static void amd_record_proc_memory(void *state, const struct cycle *cy, struct p
 			proc_devmem_add(out, s->clients.cl[i].pid, s->clients.cl[i].vram);
 }
 
+/* Hand the core this cycle's energy observations (device_power's, one per GPU). */
+static void amd_energy_obs(void *state, struct energy_obs_list *out)
+{
+	struct amd_state *s = state;
+
+	if (s)
+		energy_obs_move(&s->obs, out);
+}
+
 static void amd_close(void *state)
 {
 	struct amd_state *s = state;
 
 	if (!s)
 		return;
+	energy_obs_free(&s->obs);
 	amd_clients_free(&s->clients);
 	sysfs_coll_free(s);
 }
@@ -1024,5 +1038,6 @@ const struct collector_ops coll_amdgpu_ops = {
 	.collect = amd_collect,
 	.error = sysfs_coll_error,
 	.proc_memory = amd_record_proc_memory,
+	.energy = amd_energy_obs,
 	.close = amd_close,
 };

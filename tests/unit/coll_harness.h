@@ -24,6 +24,7 @@
 
 #undef _FORTIFY_SOURCE
 #include "../../monitor/core/collector.h"
+#include "../../monitor/core/energy.h"
 #include "../../monitor/host/host.h"
 #include "../../common/jsonw.h"
 #include "../../common/log.h"
@@ -206,6 +207,13 @@ static json_t *collect(void *st, enum group_id id, int64_t mono)
 	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
 
 	ops->collect(st, &cy, &id, 1, g);
+	if (ops->energy) { /* the attribution phase, as the monitor runs it after the device groups */
+		struct energy_obs_list l = { 0 };
+
+		ops->energy(st, &l);
+		host_energy_attribute(env.host, &l);
+		energy_obs_free(&l);
+	}
 	return g;
 }
 

@@ -31,7 +31,9 @@
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
+#include "../../monitor/core/energy.h"
 #include "../../monitor/core/loop.h"
+#include "../../monitor/host/host.h"
 #include "tap.h"
 
 #include <dlfcn.h>
@@ -175,6 +177,13 @@ static json_t *collect(void *st, enum group_id id, int n)
 	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.%03dZ", n % 1000);
 	g = group_new(0.1, cy.iso);
 	coll_nvidia_ops.collect(st, &cy, &id, 1, g);
+	if (coll_nvidia_ops.energy) { /* the attribution phase, as the monitor runs it after the device groups */
+		struct energy_obs_list l = { 0 };
+
+		coll_nvidia_ops.energy(st, &l);
+		host_energy_attribute(NULL, &l);
+		energy_obs_free(&l);
+	}
 	return g;
 }
 

@@ -195,30 +195,44 @@ static void done_take(struct server_energy *se, struct host *h, const char *root
 /*
  * The attribution every device kind hands its period to: the split into
  * the device object, the device's energy and the processes' shares into
- * the ledger; without a period's energy, the split's fields go.
+ * the ledger; without a period's energy, the split's fields go. Two
+ * devices' observations in one list, each into its own object.
  */
 static void test_attribute(void)
 {
 	struct host *h = host_new(&(struct host_opts){ .procfs = "/nonexistent" }, NULL);
 	struct energy_share sh[2] = { { .pid = 10, .util = 3 }, { .pid = 20, .util = 1 } };
+	struct energy_share sh2[1] = { { .pid = 30, .memory = 5 } };
+	json_t *d = json_object(), *d2 = json_object();
 	struct energy_obs ob = { .have = 1, .energy_j = 100, .period_s = 2, .idle_w = 10, .uuid = "GPU-z",
-				 .shares = sh, .n = 2 };
-	json_t *d = json_object();
+				 .shares = sh, .n = 2, .d = d, .now_ns = 1 };
+	struct energy_obs ob2 = { .have = 1, .energy_j = 8, .period_s = 2, .idle_w = -1, .uuid = "GPU-y",
+				  .shares = sh2, .n = 1, .d = d2, .now_ns = 1 };
+	struct energy_obs_list l = { 0 };
 	double j = -1;
 
-	host_energy_attribute(h, &ob, 1, d);
+	energy_obs_add(&l, &ob);
+	energy_obs_add(&l, &ob2);
+	host_energy_attribute(h, &l);
+	is_int((long)l.n, 0, "attribute: the list is left empty");
 	is_double(json_number_value(json_object_get(d, "idle_energy_joules")), 20, 1e-12, "attribute: idle 10 W x 2 s");
 	is_double(json_number_value(json_object_get(json_object_get(d, "processes"), "10")), 60, 1e-12,
 		  "attribute: 3 of 4 of the 80 J above idle");
+	is_double(json_number_value(json_object_get(json_object_get(d2, "processes"), "30")), 8, 1e-12,
+		  "attribute: the second device's process, in its own object");
 	is_int(energy_ledger_device(host_energy(h), "GPU-z", &j), 0, "attribute: the device is in the ledger");
 	is_double(j, 100, 0, "attribute: with its whole energy");
-	is_int((long)energy_ledger_count(host_energy(h)), 2, "attribute: both processes in the ledger");
+	is_int((long)energy_ledger_count(host_energy(h)), 3, "attribute: the three processes in the ledger");
 	is_double(energy_ledger_at(host_energy(h), 1)->j, 20, 1e-12, "attribute: 20 J for pid 20");
 	ob.have = 0;
-	host_energy_attribute(h, &ob, 2, d);
+	ob.now_ns = 2;
+	energy_obs_add(&l, &ob);
+	host_energy_attribute(h, &l);
 	ok(!json_object_get(d, "processes") && !json_object_get(d, "idle_energy_joules") &&
 	   !json_object_get(d, "energy_attribution"), "attribute: no period's energy, no split fields");
+	energy_obs_free(&l);
 	json_decref(d);
+	json_decref(d2);
 	host_free(h);
 }
 

@@ -12,6 +12,7 @@
  */
 #include "../../common/log.h"
 #include "../../monitor/core/collector.h"
+#include "../../monitor/core/energy.h"
 #include "../../monitor/host/host.h"
 #include "tap.h"
 
@@ -95,6 +96,13 @@ static json_t *collect(void *st, enum group_id id, int n, long *allocs)
 	g = group_new(0.1, cy.iso);
 	before = json_allocs;
 	coll_nvidia_ops.collect(st, &cy, &id, 1, g);
+	if (coll_nvidia_ops.energy) { /* the attribution phase, as the monitor runs it after the device groups */
+		struct energy_obs_list l = { 0 };
+
+		coll_nvidia_ops.energy(st, &l);
+		host_energy_attribute(NULL, &l);
+		energy_obs_free(&l);
+	}
 	if (allocs)
 		*allocs = json_allocs - before;
 	return g;

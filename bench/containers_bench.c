@@ -29,7 +29,11 @@
  *
  * CPU time is CLOCK_PROCESS_CPUTIME_ID around whole blocks of cycles; the
  * blocks alternate floor, cycle, cycle, floor, ... and each figure is the
- * median over the rounds.
+ * median over the rounds. With --gap-ms MS every cycle of every figure is
+ * preceded by a sleep of MS milliseconds (no CPU time), as the producer's
+ * cycles are a period apart: what the kernel's and the collector's data
+ * cost when the caches went cold meanwhile, which on a virtual machine is
+ * several times what back-to-back cycles cost.
  *
  * With --write-tree DIR it only writes the fixture tree of --containers
  * containers to DIR (which must not exist) and exits: bench/node_bench.py
@@ -278,7 +282,8 @@ static size_t cycle_once(void *st, struct buf *line)
 
 static void usage(void)
 {
-	fprintf(stderr, "Usage: containers_bench [--root DIR] [-c CONTAINERS] [-r ROUNDS] [-n CYCLES] [--target X]\n"
+	fprintf(stderr, "Usage: containers_bench [--root DIR] [-c CONTAINERS] [-r ROUNDS] [-n CYCLES] [--gap-ms MS] "
+			"[--target X]\n"
 			"       containers_bench --write-tree DIR [-c CONTAINERS]\n");
 }
 
@@ -290,10 +295,11 @@ int main(int argc, char **argv)
 						  { "cycles", required_argument, NULL, 'n' },
 						  { "target", required_argument, NULL, 't' },
 						  { "write-tree", required_argument, NULL, 'W' },
+						  { "gap-ms", required_argument, NULL, 'g' },
 						  { NULL, 0, NULL, 0 } };
 	const char *root = NULL, *tmp = getenv("TMPDIR"), *write_only = NULL;
 	unsigned ncont = 200;
-	int rounds = 7, ncycles = 20, opt, rootfd, v2;
+	int rounds = 7, ncycles = 20, gap_ms = 0, opt, rootfd, v2;
 	double target = 2.0, per_cgroup_target = 10.0, fl[MAX_ROUNDS], pr[MAX_ROUNDS], cy[MAX_ROUNDS],
 	       ratio[MAX_ROUNDS], pratio[MAX_ROUNDS], first_us;
 	volatile uint64_t sink = 0;
@@ -310,7 +316,7 @@ int main(int argc, char **argv)
 	const char *key;
 	json_t *v;
 
-	while ((opt = getopt_long(argc, argv, "c:r:n:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:r:n:g:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			root = optarg;
@@ -330,12 +336,15 @@ int main(int argc, char **argv)
 		case 'W':
 			write_only = optarg;
 			break;
+		case 'g':
+			gap_ms = atoi(optarg);
+			break;
 		default:
 			usage();
 			return 2;
 		}
 	}
-	if (rounds < 1 || rounds > MAX_ROUNDS || ncycles < 1 || ncont < 1) {
+	if (rounds < 1 || rounds > MAX_ROUNDS || ncycles < 1 || ncont < 1 || gap_ms < 0 || gap_ms > 10000) {
 		usage();
 		return 2;
 	}
@@ -414,6 +423,8 @@ int main(int argc, char **argv)
 
 			t[k] = bench_cpu_us();
 			for (int i = 0; i < ncycles; i++) {
+				if (gap_ms) /* asleep: no CPU time */
+					nanosleep(&(struct timespec){ gap_ms / 1000, gap_ms % 1000 * 1000000L }, NULL);
 				if (which == 0)
 					floor_once(rootfd, paths, npaths, v2);
 				else if (which == 1)
@@ -443,6 +454,9 @@ int main(int argc, char **argv)
 		printf("tree: %s (cgroup v%d), %zu cgroups reported, report group %zu bytes\n",
 		       work[0] ? "fixture" : root, v2 ? 2 : 1, nrep, line.len);
 		printf("first scan (open, cold):  %10.1f us\n", first_us);
+		if (gap_ms)
+			printf("every cycle %d ms after the previous one (--gap-ms): caches as cold as the producer's\n",
+			       gap_ms);
 		printf("floor  us/cycle (median): %10.1f   (plain openat+read+close of the %zu files)\n", f,
 		       npaths * (v2 ? ARRAY_SIZE(v2_files) : ARRAY_SIZE(v1_files)));
 		printf("cycle  us/cycle (median): %10.1f   (scan + read + parse + entries + json_write)\n", c);

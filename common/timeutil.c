@@ -96,12 +96,68 @@ int64_t clock_thread_cpu_ns(void)
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
+/* v (0 to 10^width - 1) as width decimal digits at p. */
+static char *put_digits(char *p, unsigned v, int width)
+{
+	for (int i = width - 1; i >= 0; i--) {
+		p[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return p + width;
+}
+
+/*
+ * The civil date (proleptic Gregorian) of day days since 1970-01-01, days >= 0
+ * (Howard Hinnant's days_from_civil inverted: 400-year eras of 146097 days,
+ * years counted from March so that February's leap day ends the year).
+ */
+static void civil_from_days(int64_t days, unsigned *y, unsigned *m, unsigned *d)
+{
+	int64_t z = days + 719468, era = z / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (unsigned)(yoe + era * 400) + (*m <= 2);
+}
+
+/*
+ * Every report's timestamp: written digit by digit from 1970 on (to 2262,
+ * where int64 nanoseconds end; snprintf's formatting was a twentieth of a
+ * small report's cycle); gmtime_r and snprintf, with the same format,
+ * before 1970.
+ */
 void iso8601_format(int64_t real_ns, char dst[ISO8601_LEN])
 {
 	time_t sec = (time_t)(real_ns / NS_PER_S);
 	int msec = (int)((real_ns % NS_PER_S) / NS_PER_MS);
 	struct tm tm;
 
+	if (real_ns >= 0) {
+		unsigned y, m, d, s = (unsigned)(sec % 86400);
+		char *p = dst;
+
+		civil_from_days(sec / 86400, &y, &m, &d);
+		p = put_digits(p, y, 4);
+		*p++ = '-';
+		p = put_digits(p, m, 2);
+		*p++ = '-';
+		p = put_digits(p, d, 2);
+		*p++ = 'T';
+		p = put_digits(p, s / 3600, 2);
+		*p++ = ':';
+		p = put_digits(p, s / 60 % 60, 2);
+		*p++ = ':';
+		p = put_digits(p, s % 60, 2);
+		*p++ = '.';
+		p = put_digits(p, (unsigned)msec, 3);
+		*p++ = 'Z';
+		*p = '\0';
+		return;
+	}
 	gmtime_r(&sec, &tm);
 	snprintf(dst, ISO8601_LEN, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, msec);

@@ -4,6 +4,21 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* The timestamp as iso8601_format wrote it before it wrote digits itself. */
+static void ref_iso8601(int64_t real_ns, char dst[ISO8601_LEN])
+{
+	time_t sec = (time_t)(real_ns / NS_PER_S);
+	int msec = (int)((real_ns % NS_PER_S) / NS_PER_MS);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	snprintf(dst, ISO8601_LEN, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, msec);
+}
 
 int main(void)
 {
@@ -66,6 +81,49 @@ int main(void)
 		is_int(iso8601_parse("2000-02-29T00:00:00Z", &ns), 0, "2000-02-29 (divisible by 400) parses");
 		is_int(iso8601_parse("2100-02-29T00:00:00Z", &ns), -EINVAL, "2100-02-29 (divisible by 100) is rejected");
 		is_int(iso8601_parse("2026-12-31T23:59:59Z", &ns), 0, "December 31 parses");
+	}
+	{
+		/*
+		 * The digit-by-digit timestamp against gmtime_r and snprintf: every day
+		 * from 1970 to the last one int64 nanoseconds reach (2262-04-11; leap
+		 * days, 2000, 2100, 2200), at a time and millisecond that move with the
+		 * day, each year's last millisecond, and the edges: the epoch, the
+		 * largest value, and times before 1970 (left to gmtime_r).
+		 */
+		static const int64_t edges[] = { 0, 999999999, INT64_MAX, -1, -1000000, -86400LL * NS_PER_S - 1,
+						 -2208988800LL * NS_PER_S };
+		char got[ISO8601_LEN], want[ISO8601_LEN];
+		int bad = 0;
+
+		for (int64_t day = 0; day < INT64_MAX / NS_PER_S / 86400; day++) {
+			int64_t sec = day * 86400 + (day * 7919) % 86400, t = sec * NS_PER_S + (day % 1000) * NS_PER_MS;
+
+			iso8601_format(t, got);
+			ref_iso8601(t, want);
+			if (strcmp(got, want) && bad++ < 5)
+				printf("# %lld ns: %s, want %s\n", (long long)t, got, want);
+		}
+		for (int y = 1971; y < 2262; y++) {
+			struct tm tm = { .tm_year = y - 1900, .tm_mon = 0, .tm_mday = 1 };
+			int64_t t = (int64_t)timegm(&tm) * NS_PER_S - NS_PER_MS;
+
+			iso8601_format(t, got);
+			ref_iso8601(t, want);
+			if (strcmp(got, want) && bad++ < 10)
+				printf("# %lld ns: %s, want %s\n", (long long)t, got, want);
+		}
+		is_int(bad, 0, "every day from 1970 to 2262 and each year's last ms written as gmtime_r and snprintf do");
+		for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+			iso8601_format(edges[i], got);
+			ref_iso8601(edges[i], want);
+			is_str(got, want, "a timestamp at an edge written as gmtime_r and snprintf do");
+		}
+		iso8601_format(0, got);
+		is_str(got, "1970-01-01T00:00:00.000Z", "the epoch");
+		iso8601_format(951782400LL * NS_PER_S + 7 * NS_PER_MS, got);
+		is_str(got, "2000-02-29T00:00:00.007Z", "2000-02-29");
+		iso8601_format(INT64_MAX, got);
+		is_str(got, "2262-04-11T23:47:16.854Z", "the largest time");
 	}
 	return done_testing();
 }

@@ -576,21 +576,6 @@ static void test_fd_cap(void)
 	is_double(f(g, UNIT, "memory_working_set_bytes"), 50000000, 0, "12 fds kept: a unit's working set");
 	is_double(f(g, CT_B, "memory_rss_bytes"), 69000000, 0, "12 fds kept: a container's rss");
 	json_decref(g);
-	/* Settled, the directories not kept are walked from their listing stamps too, opened by path. */
-	settle_tree();
-	g = collect(st);
-	json_decref(g);
-	put(CT_G "/cpu.stat", "usage_usec 8000000\nuser_usec 5400000\nsystem_usec 1600000\nnr_periods 1300\n"
-			      "nr_throttled 35\nthrottled_usec 650000\n");
-	g = collect(st);
-	is_int(json_object_size(json_object_get(g, "containers")), 8, "12 fds kept, settled: the eight entries");
-	is_double(f(g, CT_G, "cpu_usage_seconds"), 1.0, 1e-9, "12 fds kept, settled: increments");
-	json_decref(g);
-	sh("rm -rf '%s" CT_E "'", root);
-	g = collect(st);
-	ok(!has(g, CT_E, NULL) && json_object_size(json_object_get(g, "containers")) == 7,
-	   "12 fds kept, settled: a container removed is gone");
-	json_decref(g);
 	ops->close(st);
 	after = dup(0);
 	close(after);

@@ -30,11 +30,7 @@
  * say what changed: kernfs moves it on a child's mkdir or rmdir only when
  * it holds attributes for the directory, which it allocates lazily; on
  * Linux 6.18's v1 hierarchies a new child leaves it unchanged. Re-reading
- * the children is the cheapest exact way.) Off a cgroup file system (a
- * fixture tree), where a directory's mtime moves with every entry added,
- * removed or renamed, a directory whose inode and mtime are those of its
- * last complete listing, settled for 2 s, is not listed again: one fstat,
- * and its remembered children are walked. A
+ * the children is the cheapest exact way.) A
  * container's own directory is never listed (what is below it is the
  * container's business and included in its accounting), and the same
  * name with another inode number (from the listing's d_ino) is a new
@@ -96,18 +92,6 @@ struct ct_node {
 	json_t *val[V_N];         /* obj's figures (borrowed from it), NULL where obj has none */
 	char *names;              /* the names obj was last given (names_pack), NULL: none yet */
 	size_t names_len;
-	/*
-	 * Off a cgroup file system only (a fixture tree, whose directory mtimes
-	 * are exact): per root slot, the children of the last complete listing
-	 * and the directory's inode and mtime then. While the directory shows
-	 * the same, no entry of it was added, removed or replaced, and its
-	 * children are walked without listing it again (walk).
-	 */
-	unsigned listed;          /* bit per root slot whose listing stamp holds */
-	ino_t lst_ino[CG_NHIER];
-	long long lst_mtime_ns[CG_NHIER];
-	struct ct_node **kids[CG_NHIER];
-	size_t nkids[CG_NHIER], akids[CG_NHIER];
 };
 
 struct ct_state {
@@ -126,7 +110,6 @@ struct ct_state {
 	size_t *index;            /* open-addressing hash of nodes by path (index + 1; 0 empty) */
 	size_t nindex;
 	unsigned gen;             /* scan generation */
-	long long scan_real_ns;   /* CLOCK_REALTIME when this scan began (the listing stamps' settling) */
 	int baseline_done;        /* open()'s scan happened: later cgroups count from zero */
 	int was_baseline;         /* the last ct_cycle was a baseline scan (nothing to report yet) */
 	size_t nfds, fd_cap;      /* directory fds kept, and the most that may be */
@@ -221,7 +204,6 @@ static struct ct_node *node_add(struct ct_state *s, const char *path, const stru
 
 static void node_close_slot(struct ct_state *s, struct ct_node *n, size_t slot)
 {
-	n->listed &= ~(1u << slot); /* listed afresh when it is seen again */
 	s->nfds -= cg_files_close(&n->files); /* reopened from the directories at the next read */
 	if (n->fd[slot] >= 0) {
 		close(n->fd[slot]);
@@ -236,8 +218,6 @@ static void node_free(struct ct_state *s, struct ct_node *n)
 		node_close_slot(s, n, i);
 	if (n->obj)
 		json_object_del(s->containers, n->key);
-	for (size_t i = 0; i < CG_NHIER; i++)
-		free(n->kids[i]);
 	free(n->names);
 	free(n->path);
 	free(n->key);
@@ -422,15 +402,34 @@ static int node_open(struct ct_state *s, struct ct_node *n, size_t slot, int par
 
 static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, unsigned depth);
 
-/*
- * Child n of a directory walked in root slot (its fd dir_fd, n's name in it
- * name; or -1 and NULL: n is opened by its path from the root): seen in this
- * scan, and walked below unless it is a container already open.
- */
-static void walk_node(struct ct_state *s, size_t slot, struct ct_node *n, int dir_fd, const char *name, unsigned depth)
+/* One child directory name of dir (listed with inode number ino), in root slot. */
+static void walk_child(struct ct_state *s, size_t slot, struct ct_node *dir, int dir_fd, const char *name, ino_t ino,
+		       unsigned depth)
 {
+	char path[4096];
+	struct ct_node *n;
 	int fd, temp;
+	size_t dl = strlen(dir->path), nl = strlen(name);
 
+	if (dl + 1 + nl >= sizeof(path))
+		return;
+	memcpy(path, dir->path, dl);
+	path[dl] = '/';
+	memcpy(path + dl + 1, name, nl + 1);
+	n = node_find(s, path);
+	if (!n) {
+		if (s->nnodes >= CT_MAX_NODES) {
+			s->truncated = 1;
+			return;
+		}
+		n = node_add(s, path, dir);
+	}
+	if (n->ino[slot] && ino && n->ino[slot] != ino) {
+		/* Removed and created again under the same path since the last scan: a new cgroup. */
+		node_close_slot(s, n, slot);
+		n->ino[slot] = 0;
+		n->have_prev = 0;
+	}
 	n->seen[slot] = s->gen;
 	if (n->leaf && n->fd[slot] >= 0)
 		return; /* a container already open: nothing to list below it */
@@ -445,93 +444,12 @@ static void walk_node(struct ct_state *s, size_t slot, struct ct_node *n, int di
 		close(fd);
 }
 
-/* One child directory name of dir (listed with inode number ino), in root slot: its node, NULL when left out. */
-static struct ct_node *walk_child(struct ct_state *s, size_t slot, struct ct_node *dir, int dir_fd, const char *name,
-				  ino_t ino, unsigned depth)
-{
-	char path[4096];
-	struct ct_node *n;
-	size_t dl = strlen(dir->path), nl = strlen(name);
-
-	if (dl + 1 + nl >= sizeof(path))
-		return NULL;
-	memcpy(path, dir->path, dl);
-	path[dl] = '/';
-	memcpy(path + dl + 1, name, nl + 1);
-	n = node_find(s, path);
-	if (!n) {
-		if (s->nnodes >= CT_MAX_NODES) {
-			s->truncated = 1;
-			return NULL;
-		}
-		n = node_add(s, path, dir);
-	}
-	if (n->ino[slot] && ino && n->ino[slot] != ino) {
-		/* Removed and created again under the same path since the last scan: a new cgroup. */
-		node_close_slot(s, n, slot);
-		n->ino[slot] = 0;
-		n->have_prev = 0;
-	}
-	walk_node(s, slot, n, dir_fd, name, depth);
-	return n;
-}
-
-/* Remember child n of dir's listing in root slot (listing stamps, struct ct_node). */
-static void kid_add(struct ct_node *dir, size_t slot, struct ct_node *n)
-{
-	if (dir->nkids[slot] == dir->akids[slot]) {
-		dir->akids[slot] = dir->akids[slot] ? dir->akids[slot] * 2 : 8;
-		dir->kids[slot] = xrealloc(dir->kids[slot], dir->akids[slot] * sizeof(*dir->kids[slot]));
-	}
-	dir->kids[slot][dir->nkids[slot]++] = n;
-}
-
-/* A directory's mtime this close to the scan may be shared by a later change (the file system's granularity). */
-#define CT_LIST_SETTLE_NS (2 * 1000000000ll)
-
-/*
- * Off a cgroup file system: 1 when dir (open as fd) shows the inode and
- * mtime of its last complete listing in slot, so its children are the ones
- * remembered then. Else 0, and *stamp says whether a complete listing now
- * may be trusted later (its mtime settled), with st the directory as it is.
- */
-static int listing_holds(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, struct stat *st, int *stamp)
-{
-	long long m;
-
-	*stamp = 0;
-	if (fstat(fd, st))
-		return 0;
-	m = (long long)st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec;
-	if (!st->st_nlink) /* removed: its children are gone with it */
-		return 0;
-	if ((dir->listed & (1u << slot)) && dir->lst_ino[slot] == st->st_ino && dir->lst_mtime_ns[slot] == m)
-		return 1;
-	*stamp = s->scan_real_ns - m >= CT_LIST_SETTLE_NS;
-	return 0;
-}
-
-/*
- * List directory dir (open as fd) in root slot and walk each child cgroup.
- * Off a cgroup file system, a directory unchanged since its last complete
- * listing (listing_holds) is not listed: its remembered children are walked.
- */
+/* List directory dir (open as fd) in root slot and walk each child cgroup. */
 static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, unsigned depth)
 {
 	char *b;
 	ssize_t got;
-	struct stat dst;
-	int stamp = 0;
 
-	if (!s->on_cgroupfs) {
-		if (listing_holds(s, slot, dir, fd, &dst, &stamp)) {
-			for (size_t i = 0; i < dir->nkids[slot]; i++)
-				walk_node(s, slot, dir->kids[slot][i], -1, NULL, depth);
-			return;
-		}
-		dir->listed &= ~(1u << slot);
-		dir->nkids[slot] = 0;
-	}
 	if (!s->dents[depth])
 		s->dents[depth] = xmalloc(CT_DENTS_BUF);
 	b = s->dents[depth];
@@ -552,12 +470,8 @@ static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, u
 					continue;
 				type = DT_DIR;
 			}
-			if (type == DT_DIR) {
-				struct ct_node *n = walk_child(s, slot, dir, fd, de->d_name, (ino_t)de->d_ino, depth);
-
-				if (n && !s->on_cgroupfs)
-					kid_add(dir, slot, n);
-			}
+			if (type == DT_DIR)
+				walk_child(s, slot, dir, fd, de->d_name, (ino_t)de->d_ino, depth);
 		}
 		/*
 		 * kernfs (cgroup v1 and v2) fills the buffer until an entry does not
@@ -567,13 +481,8 @@ static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, u
 		if (s->on_cgroupfs && (size_t)got + sizeof(struct dirent64) < CT_DENTS_BUF)
 			break;
 	}
-	if (got < 0) {
+	if (got < 0)
 		unlisted(s, slot, dir, errno);
-	} else if (stamp && !s->truncated) {
-		dir->listed |= 1u << slot;
-		dir->lst_ino[slot] = dst.st_ino;
-		dir->lst_mtime_ns[slot] = (long long)dst.st_mtim.tv_sec * 1000000000ll + dst.st_mtim.tv_nsec;
-	}
 }
 
 /*
@@ -598,7 +507,6 @@ static int scan(struct ct_state *s)
 		return -1;
 	s->gen++;
 	s->truncated = 0;
-	s->scan_real_ns = clock_real_ns();
 	top = node_find(s, "");
 	if (!top)
 		top = node_add(s, "", NULL);

@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define G_UID "8f2b7c1e_3a4d_4e5f_9a6b_1c2d3e4f5a6b"
@@ -469,83 +468,6 @@ static void test_v2(void)
 	ops->close(st);
 }
 
-/* Date every directory of the tree an hour back, as a node's long-running cgroups are. */
-static void settle_tree(void)
-{
-	sh("find '%s' -type d -exec touch -d @%lld {} +", root, (long long)time(NULL) - 3600);
-}
-
-/*
- * Off a cgroup file system a directory whose inode and mtime are those of
- * its last complete listing, settled, is not listed again: its children are
- * walked from memory. Every change a listing would see still shows: a
- * container created in it, one removed, one created again under the same
- * path, a pod slice with all its containers gone, and figures that move in
- * unchanged directories.
- */
-static void test_listing_stamp(void)
-{
-	void *st;
-	json_t *g;
-
-	setup("v2-systemd");
-	settle_tree();
-	st = open_state(root);
-	g = collect(st); /* the listings of a settled tree: stamped */
-	is_int(json_object_size(json_object_get(g, "containers")), 9, "settled tree: the nine entries");
-	json_decref(g);
-	put(CT_G "/cpu.stat", "usage_usec 7000000\nuser_usec 5400000\nsystem_usec 1600000\n");
-	put(POD_G "/cpu.stat", "usage_usec 9000000\nuser_usec 6000000\nsystem_usec 3000000\n");
-	g = collect(st);
-	is_int(json_object_size(json_object_get(g, "containers")), 9, "nothing listed again: the same nine entries");
-	is_double(f(g, CT_G, "cpu_usage_seconds"), 2.0, 1e-9, "a container's figures move (its files read)");
-	is_double(f(g, POD_G, "cpu_usage_seconds"), 3.9, 1e-9, "so do its pod's (an unlisted directory; 5.1 s before)");
-	json_decref(g);
-
-	/* A container created in a settled pod: the pod's mtime moved, it is listed again. */
-	sh("mkdir '%s" CT_NEW "'", root);
-	put(CT_NEW "/cpu.stat", "usage_usec 300000\nuser_usec 200000\nsystem_usec 100000\n");
-	g = collect(st);
-	ok(has(g, CT_NEW, NULL), "a container created in a stamped directory: found");
-	is_double(f(g, CT_NEW, "cpu_usage_seconds"), 0.3, 1e-9, "... counting from zero");
-	json_decref(g);
-
-	/* Removed from a settled directory (stamped again first). */
-	settle_tree();
-	g = collect(st);
-	json_decref(g);
-	g = collect(st);
-	ok(has(g, CT_D, NULL) && has(g, CT_NEW, NULL), "settled again: docker's container and the new one are there");
-	json_decref(g);
-	sh("rm -rf '%s" CT_D "'", root);
-	g = collect(st);
-	ok(!has(g, CT_D, NULL), "a container removed from a stamped directory: its entry is gone");
-	ok(has(g, UNIT, NULL), "its neighbour stays");
-	json_decref(g);
-
-	/* Created again under the same path in a settled pod: a new inode, counted from zero. */
-	settle_tree();
-	g = collect(st);
-	json_decref(g);
-	sh("mv '%s" CT_B "' '%s/old' && cp -a '%s/old' '%s" CT_B "' && rm -rf '%s/old'", root, work, work, root, work);
-	g = collect(st);
-	is_double(f(g, CT_B, "cpu_usage_seconds"), 2.4, 1e-9, "recreated in a stamped pod: counts from zero");
-	json_decref(g);
-
-	/* A settled pod slice goes with its containers: their entries go, the other pods stay. */
-	settle_tree();
-	g = collect(st);
-	json_decref(g);
-	sh("rm -rf '%s" POD_E "'", root);
-	g = collect(st);
-	ok(!has(g, POD_E, NULL) && !has(g, CT_E, NULL) && !has(g, CT_NEW, NULL),
-	   "a pod removed from a stamped QoS slice: the pod and its two containers are gone");
-	ok(has(g, POD_B, NULL) && has(g, CT_B, NULL) && has(g, CT_G, NULL), "the other pods and containers stay");
-	is_str(json_string_value(json_object_get(g, "error")), "", "no error");
-	json_decref(g);
-	ops->close(st);
-}
-
 /*
  * A descriptor limit of 48 lets the collector keep 12 directories open of the
  * tree's 17: the rest are opened by path when needed and closed after, and
@@ -688,7 +610,6 @@ int main(void)
 	test_parsers();
 	test_kept_stamp();
 	test_v2();
-	test_listing_stamp();
 	test_v1();
 	test_fd_cap();
 	test_emfile();

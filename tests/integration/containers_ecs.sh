@@ -144,7 +144,7 @@ ECS_CONTAINER_METADATA_URI_V4=$BURL/v4/$TASK_F-2345678901 rt "$MON" -c mon.json 
 	--path.rootfs "$E/rootfs" --ecs-agent-url "$BURL" --ecs-metadata --ecs-refresh 1s -n 20 >big.out 2>big.err &
 BMON=$!
 # VmRSS at its least over 3 s once the own container is named: what is kept between the parses.
-wait_for $((20 * SLOW)) grep -q '"name":"accel-monitor"' big.out
+wait_for $((20 * SLOW)) grep -q '"name":"accel-monitor"' big.out || diag "big: the own container not named within $((20 * SLOW)) s"
 BPROC=$(pgrep -x -P "$BMON" accel-monitor || echo "$BMON") # rt's subshell, or the monitor itself
 rss=$(for i in $(seq 30); do awk '$1 == "VmRSS:" { print $2 }' "/proc/$BPROC/status"; sleep 0.1; done | sort -n | head -1)
 wait "$BMON" || echo "exit $?" >>big.err

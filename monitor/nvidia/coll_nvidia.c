@@ -766,6 +766,9 @@ static int nv_open(const struct mon_env *env, const struct coll_target *t, void 
 
 		s->slow_every = ms * NS_PER_MS;
 		s->static_every = ms ? NV_STATIC_S * NS_PER_S : 0; /* "period": static values every cycle too */
+		/* the energy counter: its own cadence, every cycle too when the slow reads are */
+		ms = c && c->have_energy ? c->energy_ms : c && c->have_slow && !c->slow_ms ? 0 : NV_ENERGY_DEFAULT_MS;
+		s->energy_every = ms * NS_PER_MS;
 	}
 	for (int g = 0; g < NV_NGROUPS; g++) {
 		s->holder[g] = json_object();

@@ -224,6 +224,7 @@ struct nv_state {
 	int64_t ledger_cycle;       /* the last cycle counted (CLOCK_MONOTONIC) */
 	/* cadences: 0 = every cycle ("slow_period": "period") */
 	int64_t slow_every;         /* ns between two slow reads of a device */
+	int64_t energy_every;       /* ns between two reads of a device's energy counter ("energy_period") */
 	int64_t static_every;       /* ns between two refreshes of the static values */
 	int64_t pcie_ns;            /* when the PCIe worker pool's last batch started (0: never) */
 	int64_t origin_ns;          /* the first cycle once NVML was up: where every GPU's slots are counted from */

@@ -150,8 +150,9 @@ int read_procs(struct nv_state *s, struct nv_dev *d)
 }
 
 /*
- * Read the counters once, as baselines for the first period. On the slow
- * cadence the energy counter (4 ms of driver time a GPU) is not read: the
+ * Read the counters once, as baselines for the first period. On its own
+ * cadence ("energy_period") the energy counter (4 ms of driver time a
+ * GPU) is not read: the
  * power now is the baseline of the first periods' energy, estimated from
  * power until the counter's first read in the GPU's slot (nv_slot), off
  * the first report's path; and the PCIe replay counter read here is the
@@ -171,7 +172,7 @@ void dev_prime(struct nv_state *s, struct nv_dev *d)
 		e->p_mw = u;
 		e->p_ns = clock_mono_ns();
 	}
-	if (s->slow_every && e->have_p && a->energy) {
+	if (s->energy_every && e->have_p && a->energy) {
 		e->from_power = 1;
 		d->slow_ns[SR_ENERGY] = NV_AT_OPEN;
 	} else if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS) {
@@ -696,8 +697,9 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o, int 
 
 /*
  * Power, and energy: the counter costs milliseconds of driver time per
- * read, so it is read on the slow cadence (and whenever there is no power
- * reading to estimate from); in between, the period's energy is the
+ * read, so it is read on its own cadence ("energy_period",
+ * s->energy_every; and whenever there is no power reading to estimate
+ * from); in between, the period's energy is the
  * trapezoid of this power reading and the last one over the time between
  * them, and the total is re-anchored to the counter at each read
  * (energy_anchor).
@@ -724,7 +726,7 @@ int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 	e->p_mw = u;
 	e->p_ns = s->cycle_ns;
 	r = 0;
-	due = nv_due(s, d, &d->slow_ns[SR_ENERGY], s->slow_every);
+	due = nv_due(s, d, &d->slow_ns[SR_ENERGY], s->energy_every);
 	if (!due && (est < 0 || (!e->have && !e->from_power))) { /* nothing to estimate from: the counter now */
 		due = 1;
 		d->slow_ns[SR_ENERGY] = s->cycle_ns;

@@ -32,6 +32,7 @@
 #include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
 #include "../../monitor/core/loop.h"
+#include "../../monitor/nvidia/nvidia_dev.h" /* the table of reads (test_table) */
 #include "tap.h"
 
 #include <dlfcn.h>
@@ -1090,6 +1091,47 @@ static void test_cadence(void)
 	coll_nvidia_ops.close(st);
 }
 
+/*
+ * The table of reads (nv_reads, monitor/nvidia/nvidia_groups.c): every row
+ * of a device group, a call and a reader unless it only puts, a bit free
+ * for it in the device's masks; and device_memory's read, now a row like
+ * the others, asked once after NOT_SUPPORTED until the static refresh
+ * (it was asked every cycle).
+ */
+static void test_table(void)
+{
+	struct mon_env env = { 0 };
+	int bad = 0;
+	unsigned long v1 = fn_calls("nvmlDeviceGetMemoryInfo"), v2 = fn_calls("nvmlDeviceGetMemoryInfo_v2");
+	void *st;
+
+	for (size_t i = 0; i < nv_nreads; i++) {
+		const struct nv_read *rd = &nv_reads[i];
+		int puts_only = rd->every == NV_PUT;
+
+		if (rd->group < GROUP_DEVICE_INFO || rd->group > GROUP_DEVICE_ERRORS || !rd->put ||
+		    puts_only != !rd->read || puts_only != !rd->call) {
+			printf("# row %zu (%s): not a well-formed row\n", i, rd->call ? rd->call : "no call");
+			bad = 1;
+		}
+	}
+	ok(!bad, "table: every row a device group's, with a call and a reader unless it only puts");
+	ok(nv_nreads <= NV_READS_MAX, "table: %zu rows, a bit each in the device's masks", nv_nreads);
+	ok(nv_row(GROUP_DEVICE_POWER, NF_ENERGY) && nv_row(GROUP_DEVICE_POWER, NF_ENERGY)->every == NV_ENERGY,
+	   "table: the energy counter on its own cadence");
+	st = open_script_dev("gpu\nunsupported memory\n", &env, &cad_dev);
+	for (int n = 1; n <= 5; n++) {
+		json_t *g = collect(st, GROUP_DEVICE_MEMORY, n);
+
+		if (n == 5)
+			ok(!at_dev(g, "0", "used_bytes") && !at_dev(g, "0", "total_bytes"), "table: no memory fields");
+		json_decref(g);
+	}
+	is_int((int)(fn_calls("nvmlDeviceGetMemoryInfo_v2") - v2), 1, "table: memory v2 asked once");
+	is_int((int)(fn_calls("nvmlDeviceGetMemoryInfo") - v1), 1, "table: memory NOT_SUPPORTED asked once in 5 cycles");
+	coll_nvidia_ops.close(st);
+}
+
 /* The calls the ledger's table text counts for group and function fn, or -1 when it has no such row. */
 static long ledger_calls(const char *text, const char *group, const char *fn)
 {
@@ -1524,6 +1566,7 @@ int main(void)
 	test_energy_trace();
 	test_stagger();
 	test_cadence();
+	test_table();
 	test_ledger();
 	nvml_cfg_free(&dev);
 	nvml_cfg_free(&cad_dev);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the NVIDIA collector's files share (coll_nvidia.c: loading, devices,
- * cadences and the ops; nvidia_groups.c: the reads and the groups' fields):
+ * cadences and the ops; nvidia_groups.c: the table of reads and the groups'
+ * fields; nvidia_reads.c: the walk of that table):
  * the NVML table, the per-device and per-instance state, and the helpers
  * both call. Private to monitor/nvidia/.
  */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The NVIDIA collector's reads and groups: device memory and the process
- * lists, then each device group's fields of one GPU (device_info,
- * device_utilization, device_memory, device_thermal, device_power with its
- * energy split, device_clocks, device_errors). coll_nvidia.c calls them;
- * nvidia_dev.h holds what they share.
+ * lists; the rows' own readers and writers and the table of reads
+ * (nv_reads: a row per NVML read of a GPU, its field, call, cadence and
+ * group, walked by nv_walk in nvidia_reads.c); then each device group's
+ * filler (device_info, device_utilization, device_memory, device_thermal,
+ * device_power with its energy split, device_clocks, device_errors), which
+ * walks its rows. coll_nvidia.c calls them; nvidia_dev.h holds what they
+ * share.
  */
 #include "nvidia_dev.h"
 

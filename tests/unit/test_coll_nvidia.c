@@ -957,6 +957,35 @@ static void test_energy_trace(void)
 }
 
 /*
+ * The plausibility check (energy_counter_step) on the counter's real reads
+ * between estimates: the counter goes back 5 J at each read, so its second
+ * read (cycle 16) is refused: that period has no energy and the group's
+ * error says why; the counter starts afresh there (the total is its
+ * reading) and the next periods are estimated from power again.
+ */
+static void test_energy_refused(void)
+{
+	struct mon_env env = { 0 };
+	void *st = open_script_dev("gpu\npower 100000\nenergy 1000000 -5000\n", &env, &cad_dev);
+	json_t *g;
+
+	cyc_base = clock_mono_ns();
+	for (int n = 1; n <= 15; n++)
+		json_decref(collect(st, GROUP_DEVICE_POWER, n));
+	g = collect(st, GROUP_DEVICE_POWER, 16);
+	ok(!at_dev(g, "0", "energy_joules"), "refused: the read's period has no energy");
+	ok(json_is_string(json_object_get(g, "error")) &&
+		   strstr(json_string_value(json_object_get(g, "error")), "energy counter not plausible") &&
+		   strstr(json_string_value(json_object_get(g, "error")), "went back"),
+	   "refused: the group's error says the counter went back");
+	is_double(num_dev(g, "0", "energy_total_joules"), 995, 1e-9, "refused: the counter starts afresh at its reading");
+	json_decref(g);
+	is_double(cyc_num(st, GROUP_DEVICE_POWER, 17, "energy_joules"), 10, 1e-9, "refused: then estimated from power");
+	coll_nvidia_ops.close(st);
+	cyc_base = 0;
+}
+
+/*
  * 8 GPUs, a slow period of 1 s, cycles of 100 ms: each GPU's slow reads in
  * slots of its own. No power (0 W), so the energy total moves only when
  * the counter (1 J more at each read) is read: the cycles each GPU reads
@@ -1564,6 +1593,7 @@ int main(void)
 	test_gpm_pcie_skip();
 	test_energy_estimate();
 	test_energy_trace();
+	test_energy_refused();
 	test_stagger();
 	test_cadence();
 	test_table();

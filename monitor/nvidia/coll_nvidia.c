@@ -286,10 +286,11 @@ int nv_due(const struct nv_state *s, const struct nv_dev *d, int64_t *last, int6
 static void dev_cadence_reset(struct nv_dev *d)
 {
 	d->unsup = 0;
-	d->stale = ST_ALL;
+	d->stale = NV_STALE_ALL;
 	d->static_ns = 0;
-	memset(d->slow_ns, 0, sizeof(d->slow_ns));
-	d->have_limit = d->have_mig = d->have_total = d->have_memtemp = d->have_replay = d->have_fan = 0;
+	memset(d->read_ns, 0, sizeof(d->read_ns));
+	d->mem2_ns = 0;
+	d->got = 0;
 	d->reserved = -1;
 	memset(d->retired_r, 0, sizeof(d->retired_r));
 	memset(&d->energy, 0, sizeof(d->energy));
@@ -713,7 +714,7 @@ static nvmlReturn_t nvx_collect(struct nv_state *s, struct nv_dev *d, enum group
 				int64_t cycle)
 {
 	struct nv_mig_parent p = { d->index, d->h, d->have_ident ? d->uuid : NULL, d->have_pci ? d->pci : NULL,
-				   &d->gpm, d->have_mig && !(d->stale & ST_MIG) ? (int)d->mig_cur : -1 };
+				   &d->gpm, nv_mig_cur(d) };
 	nvmlReturn_t rc;
 
 	if (id == GROUP_DEVICE_INFO || id == GROUP_DEVICE_UTILIZATION) {
@@ -766,6 +767,9 @@ static int nv_open(const struct mon_env *env, const struct coll_target *t, void 
 
 		s->slow_every = ms * NS_PER_MS;
 		s->static_every = ms ? NV_STATIC_S * NS_PER_S : 0; /* "period": static values every cycle too */
+		/* the energy counter: its own cadence, every cycle too when the slow reads are */
+		ms = c && c->have_energy ? c->energy_ms : c && c->have_slow && !c->slow_ms ? 0 : NV_ENERGY_DEFAULT_MS;
+		s->energy_every = ms * NS_PER_MS;
 	}
 	for (int g = 0; g < NV_NGROUPS; g++) {
 		s->holder[g] = json_object();
@@ -956,7 +960,7 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		nvmlReturn_t lost = NVML_SUCCESS;
 
 		if (d->h && nv_due(s, d, &d->static_ns, s->static_every)) { /* the static refresh */
-			d->stale = ST_ALL;
+			d->stale = NV_STALE_ALL;
 			d->unsup = 0;
 		}
 		if (!dev_ready(s, d, cy->mono_ns) || fill[g](s, d, dev_obj(s, d, g)) < 0 ||

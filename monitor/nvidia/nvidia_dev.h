@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the NVIDIA collector's files share (coll_nvidia.c: loading, devices,
- * cadences and the ops; nvidia_groups.c: the reads and the groups' fields):
+ * cadences and the ops; nvidia_groups.c: the table of reads and the groups'
+ * fields; nvidia_reads.c: the walk of that table):
  * the NVML table, the per-device and per-instance state, and the helpers
  * both call. Private to monitor/nvidia/.
  */
@@ -99,11 +100,48 @@ struct ctr {
 /* Counters kept per device, baselines for the per-period increases. */
 enum { C_ENERGY, C_ECC_CV, C_ECC_UV, C_ECC_CA, C_ECC_UA, C_REPLAY, C_COUNT };
 
-/* Reads on the slow cadence ("slow_period"), each with its own clock per device. */
-enum { SR_ENERGY, SR_REPLAY, SR_MEMTEMP, SR_RETIRED, SR_MEM2, SR_FAN, SR_COUNT };
+struct nv_state;
+struct nv_dev;
 
-/* Static values, read again at their next use after a refresh marked them (nv_dev.stale). */
-enum { ST_LIMIT = 1, ST_MIG = 2, ST_TOTAL = 4, ST_ALL = 7 };
+/* A read's cadence (docs/nvidia.md, "What each cycle costs"). */
+enum nv_cadence {
+	NV_EVERY,  /* every cycle */
+	NV_SLOW,   /* once per "slow_period" in the GPU's slots (nv_due); the value last read in between */
+	NV_ENERGY, /* the same on "energy_period" (the energy counter) */
+	NV_STATIC, /* at start, after a GPU comes back, at each static refresh (nv_dev.stale); kept in between */
+	NV_PUT,    /* no call: puts what rows before it read, or another module's fields */
+};
+
+#define NV_NO_API ((size_t)-1) /* nv_read.api: the read itself finds its entry points */
+#define NV_READS_MAX 64        /* rows at most: a bit each in nv_dev.got and .stale */
+
+/*
+ * One NVML read of a GPU: a row of nv_reads (nvidia_groups.c), walked by
+ * its group's filler (nv_walk, nvidia_reads.c) in the table's order.
+ * Adding a field: a row (and, for more than one value, its record in
+ * struct nv_dev).
+ */
+struct nv_read {
+	enum group_id group;   /* the group it belongs to */
+	enum nv_field f;       /* its field: NOT_SUPPORTED cache (nv_dev.unsup), an error logged once */
+	enum nv_cadence every;
+	const char *call;      /* the NVML entry point (what the ledger names) */
+	size_t api;            /* offsetof(struct nvml_api, that entry point): the row is skipped without it */
+	int arg;               /* the read's argument (a sensor, a clock, an ECC kind, a field id) */
+	const char *key;       /* the common putters': the JSON key ... */
+	const char *in;        /* ... in this object of the group's (dropped when empty), NULL: the group's */
+	double div;            /* ... the value divided by this (nv_put_real) */
+	/* the call into d's record (d->val[row] for one value): 1 read, 0 absent, -1 lost */
+	int (*read)(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd);
+	/* d's record into the group's object o; now: read this cycle. 0, or -1 lost */
+	int (*put)(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now);
+	/* NULL, or: read now whatever the cadence (the energy counter without a power reading) */
+	int (*must)(const struct nv_state *s, const struct nv_dev *d);
+};
+
+extern const struct nv_read nv_reads[];
+extern const size_t nv_nreads;
+#define NV_ROW_I(rd) ((size_t)((rd) - nv_reads))
 
 /*
  * The energy counter between its reads: the running total reported is the
@@ -119,6 +157,7 @@ struct nv_energy {
 	int64_t c_ns;      /* when (CLOCK_MONOTONIC) */
 	double ahead_mj;   /* the running total's excess over the counter: estimates not yet matched (mJ, >= 0) */
 	double owed_mj;    /* the estimate ran this far past the counter: taken off the next estimates (mJ) */
+	double est_mj;     /* this cycle's estimate from the power readings (mJ); -1: none */
 	int from_power;    /* opened without reading the counter: power alone until its first read (no total) */
 	int have_p;        /* p_mw was read at p_ns */
 	unsigned p_mw;     /* the last power reading (mW) */
@@ -146,21 +185,22 @@ struct nv_dev {
 	int mem_v1;              /* nvmlDeviceGetMemoryInfo_v2 refused: use v1 */
 	/* cadences (docs/nvidia.md, "What each cycle costs") */
 	uint32_t unsup;          /* bit f: field f answered NOT_SUPPORTED, not asked again until the static refresh */
-	unsigned stale;          /* ST_* bits: static values to read again at their next use */
 	int64_t static_ns;       /* when the static values were last marked stale (CLOCK_MONOTONIC; 0: never) */
-	int64_t slow_ns[SR_COUNT]; /* when each slow read was last made (0: never: due) */
-	unsigned limit_mw;       /* static: the power limit, when have_limit */
-	unsigned mig_cur;        /* static: the MIG mode (NVML_FEATURE_*), when have_mig */
-	int have_limit, have_mig;
-	uint64_t mem_total;      /* static: memory total, when have_total */
-	int have_total;
+	/* the reads' records (nv_reads): bit i of got and stale is row i */
+	uint64_t got;            /* row i's record holds a value (read now, or the last read between reads) */
+	uint64_t stale;          /* static row i is to be read again at its next use */
+	int64_t read_ns[NV_READS_MAX]; /* when row i was last read (its slots; 0: never: due) */
+	uint64_t val[NV_READS_MAX];    /* row i's value, for the rows with one */
+	int64_t mem2_ns;         /* when nvmlDeviceGetMemoryInfo_v2 was last made (the slow cadence) */
 	int64_t reserved;        /* slow: reserved memory from nvmlDeviceGetMemoryInfo_v2; -1 unknown */
-	uint64_t memtemp;        /* slow: the memory temperature, when have_memtemp */
-	int have_memtemp;
-	unsigned fan;            /* slow: the fan speed (percent), when have_fan */
-	int have_fan;
-	unsigned replay;         /* slow: the PCIe replay counter at its last read, when have_replay */
-	int have_replay;
+	struct {                 /* device_memory's read */
+		uint64_t total, used, free;
+		int64_t reserved;
+	} mem;
+	nvmlUtilization_t util;  /* device_utilization's read */
+	int ecc_had[4];          /* each ECC counter's increase over the period was taken (ecc_delta) */
+	uint64_t ecc_delta[4];
+	unsigned remap[4];       /* remapped rows: correctable, uncorrectable, pending, failed */
 	uint64_t retired[3];     /* slow: retired pages (SBE, DBE, pending), retired_r[k]: read */
 	int retired_r[3];
 	struct nv_energy energy; /* the energy counter and its estimate between reads */
@@ -225,6 +265,7 @@ struct nv_state {
 	int64_t ledger_cycle;       /* the last cycle counted (CLOCK_MONOTONIC) */
 	/* cadences: 0 = every cycle ("slow_period": "period") */
 	int64_t slow_every;         /* ns between two slow reads of a device */
+	int64_t energy_every;       /* ns between two reads of a device's energy counter ("energy_period") */
 	int64_t static_every;       /* ns between two refreshes of the static values */
 	int64_t pcie_ns;            /* when the PCIe worker pool's last batch started (0: never) */
 	int64_t origin_ns;          /* the first cycle once NVML was up: where every GPU's slots are counted from */
@@ -260,7 +301,40 @@ double energy_anchor(struct nv_energy *e, uint64_t mj, int64_t now_ns, double ma
 /* An estimate between counter readings (mJ over the period, from the power readings): what is reported. */
 double energy_estimate(struct nv_energy *e, double est);
 
+/* ---- nvidia_reads.c: walking the table of reads ------------------------------ */
+
+/* The row of group g for field f (the first), or NULL. */
+const struct nv_read *nv_row(enum group_id g, enum nv_field f);
+/* Does d get asked rd this cycle: the library has its entry point, and NOT_SUPPORTED is not cached? */
+int nv_asks(const struct nv_state *s, const struct nv_dev *d, const struct nv_read *rd);
+/* rd of d brought up to date by its cadence: 1 read this cycle, 0 not (kept or dropped), -1 d lost. */
+int nv_fresh(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd);
+/* Each row of group g, in order: made when due (nv_fresh), then put into o. 0, or -1 d lost. */
+int nv_walk(struct nv_state *s, struct nv_dev *d, enum group_id g, json_t *o);
+/* Does rd's record of d hold a value? */
+static inline int nv_got(const struct nv_dev *d, const struct nv_read *rd)
+{
+	return (d->got >> NV_ROW_I(rd)) & 1;
+}
+/* One NVML field value as an unsigned integer into *v: 1, 0 absent, -1 lost. */
+int nv_field_u64(struct nv_state *s, struct nv_dev *d, const nvmlFieldValue_t *f, enum nv_field nf, uint64_t *v);
+/* The common readers (rd->api's function into d->val[row]; rd->arg its argument) and putters (rd->key). */
+int nv_read_uint(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd);
+int nv_read_ull(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd);
+int nv_read_codec(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd);
+int nv_read_temp(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd);
+int nv_read_clock(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd);
+int nv_read_field(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd);
+int nv_put_int(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now);
+int nv_put_real(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now);
+int nv_put_u64(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now);
+
 /* ---- nvidia_groups.c: the reads and each group's fields of one GPU ---------- */
+
+/* d's MIG mode (NVML_FEATURE_*) as last read, or -1 when unknown or to be read again. */
+int nv_mig_cur(const struct nv_dev *d);
+/* Every static row of d to be read again at its next use. */
+#define NV_STALE_ALL (~(uint64_t)0)
 
 /* Memory info, v2 when the driver has it. 1 read (reserved set or -1), 0 absent, -1 lost. */
 int read_mem(struct nv_state *s, struct nv_dev *d, uint64_t *total, uint64_t *used, uint64_t *freeb,

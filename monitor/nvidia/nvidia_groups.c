@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The NVIDIA collector's reads and groups: device memory and the process
- * lists, then each device group's fields of one GPU (device_info,
- * device_utilization, device_memory, device_thermal, device_power with its
- * energy split, device_clocks, device_errors). coll_nvidia.c calls them;
- * nvidia_dev.h holds what they share.
+ * lists; the rows' own readers and writers and the table of reads
+ * (nv_reads: a row per NVML read of a GPU, its field, call, cadence and
+ * group, walked by nv_walk in nvidia_reads.c); then each device group's
+ * filler (device_info, device_utilization, device_memory, device_thermal,
+ * device_power with its energy split, device_clocks, device_errors), which
+ * walks its rows. coll_nvidia.c calls them; nvidia_dev.h holds what they
+ * share.
  */
 #include "nvidia_dev.h"
 
@@ -29,7 +32,7 @@ int read_mem(struct nv_state *s, struct nv_dev *d, uint64_t *total, uint64_t *us
 	 * by the driver, and v1 (whose used includes it) in between.
 	 */
 	if (a->mem2 && !d->mem_v1 &&
-	    (nv_due(s, d, &d->slow_ns[SR_MEM2], s->slow_every) || d->reserved < 0 || !a->mem)) {
+	    (nv_due(s, d, &d->mem2_ns, s->slow_every) || d->reserved < 0 || !a->mem)) {
 		nvmlMemory_v2_t m;
 		nvmlReturn_t rc;
 
@@ -150,8 +153,9 @@ int read_procs(struct nv_state *s, struct nv_dev *d)
 }
 
 /*
- * Read the counters once, as baselines for the first period. On the slow
- * cadence the energy counter (4 ms of driver time a GPU) is not read: the
+ * Read the counters once, as baselines for the first period. On its own
+ * cadence ("energy_period") the energy counter (4 ms of driver time a
+ * GPU) is not read: the
  * power now is the baseline of the first periods' energy, estimated from
  * power until the counter's first read in the GPU's slot (nv_slot), off
  * the first report's path; and the PCIe replay counter read here is the
@@ -171,12 +175,13 @@ void dev_prime(struct nv_state *s, struct nv_dev *d)
 		e->p_mw = u;
 		e->p_ns = clock_mono_ns();
 	}
-	if (s->slow_every && e->have_p && a->energy) {
+	if (s->energy_every && e->have_p && a->energy) {
 		e->from_power = 1;
-		d->slow_ns[SR_ENERGY] = NV_AT_OPEN;
+		d->read_ns[NV_ROW_I(nv_row(GROUP_DEVICE_POWER, NF_ENERGY))] = NV_AT_OPEN;
 	} else if (a->energy && NVC(NV_LC, a->energy, d->h, &v) == NVML_SUCCESS) {
 		energy_anchor(e, v, clock_mono_ns(), 0);
-		d->slow_ns[SR_ENERGY] = NV_AT_OPEN; /* the first period's energy is estimated from power */
+		/* the first period's energy is estimated from power */
+		d->read_ns[NV_ROW_I(nv_row(GROUP_DEVICE_POWER, NF_ENERGY))] = NV_AT_OPEN;
 	}
 	if (a->ecc) {
 		static const int kinds[4][2] = { { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC },
@@ -190,16 +195,18 @@ void dev_prime(struct nv_state *s, struct nv_dev *d)
 	}
 	if (a->replay && NVC(NV_LC, a->replay, d->h, &u) == NVML_SUCCESS) {
 		ctr_step(&d->c[C_REPLAY], u, &delta);
-		if (s->slow_every) {
-			d->have_replay = 1;
-			d->replay = u;
-			d->slow_ns[SR_REPLAY] = NV_AT_OPEN;
+		if (s->slow_every) { /* the first report's value: the row's record, as if read in the first cycle */
+			const struct nv_read *rd = nv_row(GROUP_DEVICE_ERRORS, NF_REPLAY);
+
+			d->got |= 1ull << NV_ROW_I(rd);
+			d->val[NV_ROW_I(rd)] = u;
+			d->read_ns[NV_ROW_I(rd)] = NV_AT_OPEN;
 		}
 	}
 	nv_links_prime(s->links, (size_t)(d - s->devs), d->h, clock_mono_ns()); /* NVLink */
 }
 
-/* ---- groups -------------------------------------------------------------- */
+/* ---- groups: the rows' own readers and putters --------------------------- */
 
 #define TRY(expr, f)                                   \
 	do {                                           \
@@ -207,131 +214,95 @@ void dev_prime(struct nv_state *s, struct nv_dev *d)
 			return -1;                     \
 	} while (0)
 
-/* Device d's MIG mode into d->mig_cur and d->have_mig, read when stale (a static value). 0, or -1 lost. */
-static int dev_mig_mode(struct nv_state *s, struct nv_dev *d)
+int nv_mig_cur(const struct nv_dev *d)
 {
-	const struct nvml_api *a = &s->api;
-	unsigned cur = 0, pend;
-	int r = 0;
+	const struct nv_read *rd = nv_row(GROUP_DEVICE_INFO, NF_MIG);
 
-	if (!(d->stale & ST_MIG))
-		return 0;
-	if (a->mig_mode)
-		TRY(NVC(NV_LC, a->mig_mode, d->h, &cur, &pend), NF_MIG);
-	d->have_mig = r;
-	d->mig_cur = cur;
-	d->stale &= ~ST_MIG;
-	return 0;
+	return nv_got(d, rd) && !(d->stale & (1ull << NV_ROW_I(rd))) ? (int)d->val[NV_ROW_I(rd)] : -1;
 }
 
-int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
+/* The memory total (a static value), through read_mem. */
+static int read_total(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd)
 {
-	const struct nvml_api *a = &s->api;
 	uint64_t total = 0, used, freeb;
 	int64_t reserved;
-	unsigned u = 0;
-	int r;
+	int r = read_mem(s, d, &total, &used, &freeb, &reserved);
 
-	if (d->have_serial)
-		jset_str(o, "serial", d->serial);
-	else
-		json_object_del(o, "serial");
-	if (s->driver[0])
-		jset_str(o, "driver_version", s->driver);
-	if (s->nvml[0])
-		jset_str(o, "nvml_version", s->nvml);
-	if (s->cuda[0])
-		jset_str(o, "cuda_driver_version", s->cuda);
-	/* Static values: read when a refresh marked them (nv_collect), kept in between. */
-	if (d->stale & ST_TOTAL) {
-		if ((r = read_mem(s, d, &total, &used, &freeb, &reserved)) < 0)
-			return -1;
-		d->have_total = r;
-		d->mem_total = total;
-		d->stale &= ~ST_TOTAL;
-	}
-	if (d->have_total)
-		jset_u64_na(o, "memory_total_bytes", d->mem_total, NVML_VALUE_NOT_AVAILABLE_ULL);
-	else
-		json_object_del(o, "memory_total_bytes");
-	if (d->stale & ST_LIMIT) {
-		r = 0;
-		if (a->power_limit)
-			TRY(NVC(NV_LC, a->power_limit, d->h, &u), NF_LIMIT);
-		d->have_limit = r;
-		d->limit_mw = u;
-		d->stale &= ~ST_LIMIT;
-	}
-	if (d->have_limit)
-		jset_real(o, "power_limit_watts", d->limit_mw / 1000.0);
-	else
-		json_object_del(o, "power_limit_watts");
-	if (dev_mig_mode(s, d) < 0)
-		return -1;
-	if (d->have_mig)
-		jset_str(o, "mig_mode", d->mig_cur == NVML_FEATURE_ENABLED ? "enabled" : "disabled");
+	d->val[NV_ROW_I(rd)] = total;
+	return r;
+}
+
+static int read_mig_mode(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd)
+{
+	unsigned cur = 0, pend;
+	int r = nv_ok(s, d, NVC(NV_LC, s->api.mig_mode, d->h, &cur, &pend), rd->f);
+
+	d->val[NV_ROW_I(rd)] = cur;
+	return r;
+}
+
+static int put_mig_mode(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	(void)s;
+	(void)now;
+	if (nv_got(d, rd))
+		jset_str(o, "mig_mode", d->val[NV_ROW_I(rd)] == NVML_FEATURE_ENABLED ? "enabled" : "disabled");
 	else
 		json_object_del(o, "mig_mode");
 	return 0;
 }
 
-int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
+static int read_util(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd)
 {
-	const struct nvml_api *a = &s->api;
-	nvmlUtilization_t ut;
-	unsigned u, period;
-	int r = 0;
+	return nv_ok(s, d, NVC(NV_LC, s->api.util, d->h, &d->util), rd->f);
+}
 
-	if (a->util && ASKS(NF_UTIL))
-		TRY(NVC(NV_LC, a->util, d->h, &ut), NF_UTIL);
-	if (r) {
-		jset_real(o, "core_percent", ut.gpu);
-		jset_real(o, "memory_bandwidth_percent", ut.memory);
+static int put_util(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	(void)s;
+	(void)now;
+	if (nv_got(d, rd)) {
+		jset_real(o, "core_percent", d->util.gpu);
+		jset_real(o, "memory_bandwidth_percent", d->util.memory);
 	} else {
 		json_object_del(o, "core_percent");
 		json_object_del(o, "memory_bandwidth_percent");
 	}
-	r = 0;
-	if (a->enc && ASKS(NF_ENC))
-		TRY(NVC(NV_LC, a->enc, d->h, &u, &period), NF_ENC);
-	if (r)
-		jset_real(o, "encoder_percent", u);
-	else
-		json_object_del(o, "encoder_percent");
-	r = 0;
-	if (a->dec && ASKS(NF_DEC))
-		TRY(NVC(NV_LC, a->dec, d->h, &u, &period), NF_DEC);
-	if (r)
-		jset_real(o, "decoder_percent", u);
-	else
-		json_object_del(o, "decoder_percent");
-	/*
-	 * KB/s over NVML's 20 ms sample (KB taken as 1024 bytes), read by the
-	 * worker pool for every GPU at once (nv_pcie_settle); a call that has not
-	 * returned (NVML_ERROR_TIMEOUT here) leaves the field out.
-	 */
-	for (int c = 0; c < 2; c++) {
-		static const char *const names[2] = { "pcie_tx_bytes_per_second", "pcie_rx_bytes_per_second" };
-		nvmlReturn_t rc = s->pool ? nv_pool_result(s->pool, (size_t)(d - s->devs), c, &u) : NVML_ERROR_TIMEOUT;
-
-		r = 0;
-		if (rc != NVML_ERROR_TIMEOUT)
-			TRY(rc, NF_PCIE);
-		else if (s->pool && s->pcie == NV_PCIE_FETCHED && s->pcie_h[d - s->devs]) /* it was in the batch */
-			log_limited(&s->pcie_lim, "nvidia: GPU %u: its PCIe throughput read had not returned when the "
-						  "report was due; the PCIe fields are left out", d->index);
-		if (r)
-			jset_int(o, names[c], (json_int_t)u * 1024);
-		else
-			json_object_del(o, names[c]);
-	}
-	{
-		nvmlReturn_t lost;
-
-		if (nv_links_util(s->links, (size_t)(d - s->devs), d->h, s->cycle_ns, o, &lost) < 0)
-			return nv_ok(s, d, lost, NF_FIELDS);
-	}
 	return 0;
+}
+
+static int read_mem_row(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd)
+{
+	(void)rd;
+	return read_mem(s, d, &d->mem.total, &d->mem.used, &d->mem.free, &d->mem.reserved);
+}
+
+static int put_mem(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	int r = nv_got(d, rd);
+
+	(void)s;
+	(void)now;
+	if (r) {
+		jset_u64_na(o, "total_bytes", d->mem.total, NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_u64_na(o, "used_bytes", d->mem.used, NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_u64_na(o, "free_bytes", d->mem.free, NVML_VALUE_NOT_AVAILABLE_ULL);
+	} else {
+		json_object_del(o, "total_bytes");
+		json_object_del(o, "used_bytes");
+		json_object_del(o, "free_bytes");
+	}
+	if (r && d->mem.reserved >= 0)
+		jset_int(o, "reserved_bytes", d->mem.reserved);
+	else
+		json_object_del(o, "reserved_bytes");
+	return 0;
+}
+
+static int read_procs_row(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd)
+{
+	(void)rd;
+	return read_procs(s, d);
 }
 
 /* "processes": {"<pid>": bytes}, updated in place. */
@@ -358,6 +329,17 @@ static void put_procs(struct nv_dev *d, json_t *o)
 	}
 }
 
+static int put_procs_row(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	(void)s;
+	(void)now;
+	if (nv_got(d, rd))
+		put_procs(d, o);
+	else
+		json_object_del(o, "processes");
+	return 0;
+}
+
 /* "mig_devices": {"<index>": {...}} for a GPU in MIG mode. -1 when lost. */
 static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
@@ -366,9 +348,9 @@ static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 	json_t *m;
 	int r = 0;
 
-	if (a->mig_count && a->mig_handle && dev_mig_mode(s, d) < 0)
+	if (a->mig_count && a->mig_handle && nv_fresh(s, d, nv_row(GROUP_DEVICE_INFO, NF_MIG)) < 0)
 		return -1;
-	if (!a->mig_count || !a->mig_handle || !d->have_mig || d->mig_cur != NVML_FEATURE_ENABLED) {
+	if (!a->mig_count || !a->mig_handle || nv_mig_cur(d) != NVML_FEATURE_ENABLED) {
 		json_object_del(o, "mig_devices");
 		return 0;
 	}
@@ -406,36 +388,6 @@ static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 	}
 	drop_if_empty(o, "mig_devices");
 	return 0;
-}
-
-int g_mem(struct nv_state *s, struct nv_dev *d, json_t *o)
-{
-	uint64_t total, used, freeb;
-	int64_t reserved;
-	int r;
-
-	if ((r = read_mem(s, d, &total, &used, &freeb, &reserved)) < 0)
-		return -1;
-	if (r) {
-		jset_u64_na(o, "total_bytes", total, NVML_VALUE_NOT_AVAILABLE_ULL);
-		jset_u64_na(o, "used_bytes", used, NVML_VALUE_NOT_AVAILABLE_ULL);
-		jset_u64_na(o, "free_bytes", freeb, NVML_VALUE_NOT_AVAILABLE_ULL);
-	} else {
-		json_object_del(o, "total_bytes");
-		json_object_del(o, "used_bytes");
-		json_object_del(o, "free_bytes");
-	}
-	if (r && reserved >= 0)
-		jset_int(o, "reserved_bytes", reserved);
-	else
-		json_object_del(o, "reserved_bytes");
-	if ((r = read_procs(s, d)) < 0)
-		return -1;
-	if (r)
-		put_procs(d, o);
-	else
-		json_object_del(o, "processes");
-	return put_mig(s, d, o);
 }
 
 static const struct {
@@ -502,103 +454,13 @@ static void put_reason_map(json_t *o, unsigned long long mask)
 	jset_u64_na(o, "clock_event_reasons_mask", mask, NVML_VALUE_NOT_AVAILABLE_ULL);
 }
 
-/* One NVML field value (nvmlDeviceGetFieldValues) as an unsigned integer. 1, 0 absent, -1 lost. */
-static int field_u64(struct nv_state *s, struct nv_dev *d, const nvmlFieldValue_t *f, enum nv_field nf,
-		     uint64_t *v)
+static int put_reasons_row(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
 {
-	int r = nv_ok(s, d, f->nvmlReturn, nf);
-
-	if (r <= 0)
-		return r;
-	switch (f->valueType) {
-	case NVML_VALUE_TYPE_DOUBLE:
-		if (!(f->value.dVal >= 0) || f->value.dVal >= 18446744073709551616.0) /* no u64 can hold it */
-			return 0;
-		*v = (uint64_t)f->value.dVal;
-		return 1;
-	case NVML_VALUE_TYPE_UNSIGNED_INT:
-		*v = f->value.uiVal;
-		return 1;
-	case NVML_VALUE_TYPE_UNSIGNED_LONG:
-		*v = f->value.ulVal;
-		return 1;
-	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-		if (f->value.ullVal == NVML_VALUE_NOT_AVAILABLE_ULL)
-			return 0;
-		*v = f->value.ullVal;
-		return 1;
-	case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-		if (f->value.sllVal < 0)
-			return 0;
-		*v = (uint64_t)f->value.sllVal;
-		return 1;
-	case NVML_VALUE_TYPE_SIGNED_INT:
-		if (f->value.siVal < 0)
-			return 0;
-		*v = (uint64_t)f->value.siVal;
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
-{
-	const struct nvml_api *a = &s->api;
-	json_t *t = jset_obj(o, "temperatures_celsius");
-	unsigned u;
-	unsigned long long mask;
-	uint64_t v;
-	int r = 0;
-
-	if (a->temp && ASKS(NF_TEMP))
-		TRY(NVC(NV_LC, a->temp, d->h, NVML_TEMPERATURE_GPU, &u), NF_TEMP);
-	if (r)
-		jset_int(t, "gpu", u);
-	else
-		json_object_del(t, "gpu");
-	/* The memory temperature: a field value that costs a driver round trip, on the slow cadence. */
-	if (a->fields && ASKS(NF_MEMTEMP) && nv_due(s, d, &d->slow_ns[SR_MEMTEMP], s->slow_every)) {
-		nvmlFieldValue_t f;
-		nvmlReturn_t rc;
-
-		r = 0;
-		memset(&f, 0, sizeof(f));
-		f.fieldId = NVML_FI_DEV_MEMORY_TEMP;
-		rc = NVC(NV_LC, a->fields, d->h, 1, &f);
-		if (rc != NVML_SUCCESS)
-			TRY(rc, NF_MEMTEMP);
-		else if ((r = field_u64(s, d, &f, NF_MEMTEMP, &v)) < 0)
-			return -1;
-		d->have_memtemp = r;
-		d->memtemp = v;
-	} else if (!a->fields || !ASKS(NF_MEMTEMP)) {
-		d->have_memtemp = 0;
-	}
-	if (d->have_memtemp)
-		jset_u64_na(t, "memory", d->memtemp, NVML_VALUE_NOT_AVAILABLE_ULL);
-	else
-		json_object_del(t, "memory");
-	drop_if_empty(o, "temperatures_celsius");
-	/* The fan: a driver round trip too (0.27 ms answering NOT_SUPPORTED on an H200), on the slow cadence. */
-	if (a->fan && ASKS(NF_FAN) && nv_due(s, d, &d->slow_ns[SR_FAN], s->slow_every)) {
-		r = 0;
-		TRY(NVC(NV_LC, a->fan, d->h, &u), NF_FAN);
-		d->have_fan = r;
-		d->fan = u;
-	} else if (!a->fan || !ASKS(NF_FAN)) {
-		d->have_fan = 0;
-	}
-	if (d->have_fan)
-		jset_real(o, "fan_percent", d->fan);
-	else
-		json_object_del(o, "fan_percent");
-	r = 0;
-	if (a->reasons && ASKS(NF_REASONS))
-		TRY(NVC(NV_LC, a->reasons, d->h, &mask), NF_REASONS);
-	if (r) {
-		put_reasons(o, mask);
-		put_reason_map(o, mask);
+	(void)s;
+	(void)now;
+	if (nv_got(d, rd)) {
+		put_reasons(o, d->val[NV_ROW_I(rd)]);
+		put_reason_map(o, d->val[NV_ROW_I(rd)]);
 	} else {
 		json_object_del(o, "throttle_reasons");
 		json_object_del(o, "clock_event_reasons");
@@ -696,44 +558,56 @@ static int nv_energy_split(struct nv_state *s, struct nv_dev *d, json_t *o, int 
 }
 
 /*
- * Power, and energy: the counter costs milliseconds of driver time per
- * read, so it is read on the slow cadence (and whenever there is no power
- * reading to estimate from); in between, the period's energy is the
- * trapezoid of this power reading and the last one over the time between
- * them, and the total is re-anchored to the counter at each read
- * (energy_anchor).
+ * Power: power_watts, and this cycle's energy estimate from the power
+ * readings (e->est_mj): the trapezoid of this reading and the last one
+ * over the time between them.
  */
-int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
+static int put_power(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
 {
-	const struct nvml_api *a = &s->api;
 	struct nv_energy *e = &d->energy;
-	unsigned u = 0;
-	unsigned long long mj;
-	double inc = -1, est = -1;
-	int r = 0, due, have_w, have_e;
+	int r = nv_got(d, rd);
+	unsigned u = r ? (unsigned)d->val[NV_ROW_I(rd)] : 0;
 
-	if (a->power && ASKS(NF_POWER))
-		TRY(NVC(NV_LC, a->power, d->h, &u), NF_POWER);
-	have_w = r;
+	(void)now;
 	if (r)
 		jset_real(o, "power_watts", u / 1000.0);
 	else
 		json_object_del(o, "power_watts");
+	e->est_mj = -1;
 	if (r && e->have_p && s->cycle_ns >= e->p_ns)
-		est = ((double)e->p_mw + (double)u) / 2.0 * (double)(s->cycle_ns - e->p_ns) / (double)NS_PER_S;
+		e->est_mj = ((double)e->p_mw + (double)u) / 2.0 * (double)(s->cycle_ns - e->p_ns) / (double)NS_PER_S;
 	e->have_p = r;
 	e->p_mw = u;
 	e->p_ns = s->cycle_ns;
-	r = 0;
-	due = nv_due(s, d, &d->slow_ns[SR_ENERGY], s->slow_every);
-	if (!due && (est < 0 || (!e->have && !e->from_power))) { /* nothing to estimate from: the counter now */
-		due = 1;
-		d->slow_ns[SR_ENERGY] = s->cycle_ns;
-	}
-	if (a->energy && ASKS(NF_ENERGY) && due) {
-		TRY(NVC(NV_LC, a->energy, d->h, &mj), NF_ENERGY);
+	return 0;
+}
+
+/* The energy counter is read now whatever its cadence when there is nothing to estimate from. */
+static int must_energy(const struct nv_state *s, const struct nv_dev *d)
+{
+	(void)s;
+	return d->energy.est_mj < 0 || (!d->energy.have && !d->energy.from_power);
+}
+
+/*
+ * Energy: the counter costs milliseconds of driver time per read, so it is
+ * read on its own cadence ("energy_period", s->energy_every; and whenever
+ * there is no power reading to estimate from: must_energy); in between,
+ * the period's energy is the power readings' estimate (put_power), and
+ * the total is re-anchored to the counter at each read (energy_anchor).
+ * Then the period's split among the processes.
+ */
+static int put_energy(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	const struct nv_read *pw = nv_row(GROUP_DEVICE_POWER, NF_POWER), *lim = nv_row(GROUP_DEVICE_INFO, NF_LIMIT);
+	struct nv_energy *e = &d->energy;
+	double inc = -1, est = e->est_mj;
+	int r = nv_got(d, rd), have_e;
+
+	if (now) {
 		if (r)
-			inc = energy_anchor(e, mj, s->cycle_ns, d->have_limit ? d->limit_mw / 1000.0 : 0);
+			inc = energy_anchor(e, d->val[NV_ROW_I(rd)], s->cycle_ns,
+					    nv_got(d, lim) ? (unsigned)d->val[NV_ROW_I(lim)] / 1000.0 : 0);
 		else
 			e->have = 0;
 		if (inc == NV_E_REFUSED) {
@@ -741,11 +615,11 @@ int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 
 			snprintf(key, sizeof(key), "%u", d->index);
 			energy_counter_refused(s->group, "nvidia", key, e->why);
-		}
-		else if (r && inc < 0 && e->from_power) /* the counter's first read: this period's still from power */
+		} else if (r && inc < 0 && e->from_power) { /* the counter's first read: this period's still from power */
 			inc = est;
+		}
 		e->from_power = 0;
-	} else if (!a->energy || !ASKS(NF_ENERGY)) {
+	} else if (!nv_asks(s, d, rd)) {
 		e->have = e->from_power = 0;
 	} else if (e->have) {
 		inc = energy_estimate(e, est);
@@ -761,200 +635,346 @@ int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
 		jset_real(o, "energy_total_joules", ((double)e->counter + e->ahead_mj) / 1000.0);
 	else
 		json_object_del(o, "energy_total_joules");
-	return nv_energy_split(s, d, o, have_e, inc / 1000.0, have_w, u);
+	return nv_energy_split(s, d, o, have_e, inc / 1000.0, nv_got(d, pw),
+			       nv_got(d, pw) ? (unsigned)d->val[NV_ROW_I(pw)] : 0);
 }
 
-int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
+/* The ECC counters: kind k of the four (rd->arg), a running total and the period's increase. */
+static const int nv_ecc_kinds[4][2] = { { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC },
+					{ NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC },
+					{ NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC },
+					{ NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC } };
+
+static int read_ecc(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd)
 {
-	static const char *const names[NVML_CLOCK_COUNT] = { "graphics", "sm", "memory", "video" };
-	const struct nvml_api *a = &s->api;
-	json_t *c = jset_obj(o, "clocks_mhz");
-	unsigned u;
-	int r;
+	unsigned long long v = 0;
+	int r = nv_ok(s, d, NVC(NV_LC, s->api.ecc, d->h, nv_ecc_kinds[rd->arg][0], nv_ecc_kinds[rd->arg][1], &v),
+		      rd->f);
 
-	static const enum nv_field nf[NVML_CLOCK_COUNT] = { NF_CLOCK, NF_CLOCK_SM, NF_CLOCK_MEM, NF_CLOCK_VIDEO };
+	d->val[NV_ROW_I(rd)] = v;
+	return r;
+}
 
-	for (int k = 0; k < NVML_CLOCK_COUNT; k++) {
-		r = 0;
-		if (a->clock && ASKS(nf[k]))
-			TRY(NVC(NV_LC, a->clock, d->h, k, &u), nf[k]);
-		if (r)
-			jset_int(c, names[k], u);
-		else
-			json_object_del(c, names[k]);
+static int put_ecc(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	int k = rd->arg, r = nv_got(d, rd);
+	uint64_t v = d->val[NV_ROW_I(rd)];
+
+	(void)s;
+	(void)now;
+	d->ecc_had[k] = r && ctr_step(&d->c[C_ECC_CV + k], v, &d->ecc_delta[k]);
+	if (r) {
+		jset_u64_na(o, rd->key, v, NVML_VALUE_NOT_AVAILABLE_ULL);
+	} else {
+		json_object_del(o, rd->key);
+		d->c[C_ECC_CV + k].have = 0;
 	}
-	drop_if_empty(o, "clocks_mhz");
 	return 0;
 }
 
-/* d's ECC counters into o: the running totals, and the period's increase as ecc_errors. 0, or -1 lost. */
-static int errors_ecc(struct nv_state *s, struct nv_dev *d, json_t *o)
+/* ecc_errors: the period's increase, from the volatile counters (live), else the aggregate ones. */
+static int put_ecc_errors(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
 {
-	static const char *const totals[4] = { "ecc_corrected_volatile_total", "ecc_uncorrected_volatile_total",
-					       "ecc_corrected_aggregate_total", "ecc_uncorrected_aggregate_total" };
-	static const int kinds[4][2] = { { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC },
-					 { NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC },
-					 { NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC },
-					 { NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC } };
-	const struct nvml_api *a = &s->api;
-	unsigned long long v[4];
-	uint64_t delta[4];
-	int had[4], r;
+	const int *had = d->ecc_had;
 
-	for (int k = 0; k < 4; k++) {
-		r = 0;
-		if (a->ecc && ASKS(NF_ECC))
-			TRY(NVC(NV_LC, a->ecc, d->h, kinds[k][0], kinds[k][1], &v[k]), NF_ECC);
-		had[k] = r && ctr_step(&d->c[C_ECC_CV + k], v[k], &delta[k]);
-		if (r) {
-			jset_u64_na(o, totals[k], v[k], NVML_VALUE_NOT_AVAILABLE_ULL);
-		} else {
-			json_object_del(o, totals[k]);
-			d->c[C_ECC_CV + k].have = 0;
-		}
-	}
-	/* The increase: from the volatile counters (live), else the aggregate ones. */
+	(void)s;
+	(void)rd;
+	(void)now;
 	if ((had[0] && had[1]) || (had[2] && had[3])) {
 		json_t *e = jset_obj(o, "ecc_errors");
 		int b = had[0] && had[1] ? 0 : 2;
 
-		jset_u64_na(e, "corrected", delta[b], NVML_VALUE_NOT_AVAILABLE_ULL);
-		jset_u64_na(e, "uncorrected", delta[b + 1], NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_u64_na(e, "corrected", d->ecc_delta[b], NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_u64_na(e, "uncorrected", d->ecc_delta[b + 1], NVML_VALUE_NOT_AVAILABLE_ULL);
 	} else {
 		json_object_del(o, "ecc_errors");
 	}
 	return 0;
 }
 
-/* d's PCIe replay counter into o (pcie_replays, pcie_replays_total). 0, or -1 lost. */
-static int errors_replay(struct nv_state *s, struct nv_dev *d, json_t *o)
+/*
+ * The PCIe replay counter, on the slow cadence: between reads its
+ * increase is 0 and the total the last one read; a read reports the
+ * increase since the read before, so the increases still add up to the
+ * counter's.
+ */
+static int put_replay(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
 {
-	const struct nvml_api *a = &s->api;
-	unsigned u;
-	int r;
+	int r = nv_got(d, rd);
+	unsigned u = (unsigned)d->val[NV_ROW_I(rd)];
+	uint64_t dl;
 
-	/*
-	 * The PCIe replay counter, on the slow cadence: between reads its
-	 * increase is 0 and the total the last one read; a read reports the
-	 * increase since the read before, so the increases still add up to the
-	 * counter's.
-	 */
-	if (a->replay && ASKS(NF_REPLAY) && nv_due(s, d, &d->slow_ns[SR_REPLAY], s->slow_every)) {
-		uint64_t dl;
-
-		r = 0;
-		TRY(NVC(NV_LC, a->replay, d->h, &u), NF_REPLAY);
-		d->have_replay = r;
+	(void)s;
+	if (now) {
 		if (r && ctr_step(&d->c[C_REPLAY], u, &dl))
 			jset_u64_na(o, "pcie_replays", dl, NVML_VALUE_NOT_AVAILABLE_ULL);
 		else
 			json_object_del(o, "pcie_replays");
-		if (r) {
-			d->replay = u;
+		if (r)
 			jset_int(o, "pcie_replays_total", u);
-		} else {
+		else
 			d->c[C_REPLAY].have = 0;
-		}
-	} else if (a->replay && ASKS(NF_REPLAY) && d->have_replay) {
+	} else if (r) {
 		if (d->c[C_REPLAY].have)
 			jset_u64_na(o, "pcie_replays", 0, NVML_VALUE_NOT_AVAILABLE_ULL);
-		jset_int(o, "pcie_replays_total", d->replay);
+		jset_int(o, "pcie_replays_total", u);
 	} else {
-		d->have_replay = 0;
 		d->c[C_REPLAY].have = 0;
 	}
-	if (!d->have_replay) {
+	if (!r) {
 		json_object_del(o, "pcie_replays");
 		json_object_del(o, "pcie_replays_total");
 	}
 	return 0;
 }
 
-/* d's retired pages and remapped rows into o. 0, or -1 lost. */
-static int errors_pages(struct nv_state *s, struct nv_dev *d, json_t *o)
+/* NVML events (nvidia_events.c) and NVLink errors (nvidia_links.c): their modules' fields. */
+static int put_events_links(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
 {
-	const struct nvml_api *a = &s->api;
-	int r;
+	nvmlReturn_t lost;
 
-	/* Retired pages (before Ampere) through field values, on the slow cadence; remapped rows (Ampere on). */
-	r = 0;
-	if (a->fields && ASKS(NF_RETIRED) && nv_due(s, d, &d->slow_ns[SR_RETIRED], s->slow_every)) {
-		nvmlFieldValue_t f[3];
-		nvmlReturn_t rc;
+	(void)rd;
+	(void)now;
+	if (s->events)
+		nv_events_report(s->events, (size_t)(d - s->devs), o);
+	if (nv_links_errors(s->links, (size_t)(d - s->devs), d->h, o, &lost) < 0)
+		return nv_ok(s, d, lost, NF_FIELDS);
+	return 0;
+}
 
-		memset(f, 0, sizeof(f));
-		memset(d->retired_r, 0, sizeof(d->retired_r));
-		f[0].fieldId = NVML_FI_DEV_RETIRED_SBE;
-		f[1].fieldId = NVML_FI_DEV_RETIRED_DBE;
-		f[2].fieldId = NVML_FI_DEV_RETIRED_PENDING;
-		rc = NVC(NV_LC, a->fields, d->h, 3, f);
-		if (rc != NVML_SUCCESS) {
-			TRY(rc, NF_RETIRED);
-		} else {
-			for (int k = 0; k < 3; k++)
-				if ((d->retired_r[k] = field_u64(s, d, &f[k], NF_RETIRED, &d->retired[k])) < 0)
-					return -1;
-		}
-	} else if (!a->fields || !ASKS(NF_RETIRED)) {
-		memset(d->retired_r, 0, sizeof(d->retired_r));
-	}
-	{
-		const uint64_t *fv = d->retired;
-		const int *fr = d->retired_r;
+/* Retired pages (before Ampere), three field values: SBE, DBE, pending. 1 the call answered, 0, -1 lost. */
+static int read_retired(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd)
+{
+	nvmlFieldValue_t f[3];
+	nvmlReturn_t rc;
 
-		if (fr[0] && fr[1]) {
-			json_t *p = jset_obj(o, "retired_pages");
+	memset(f, 0, sizeof(f));
+	memset(d->retired_r, 0, sizeof(d->retired_r));
+	f[0].fieldId = NVML_FI_DEV_RETIRED_SBE;
+	f[1].fieldId = NVML_FI_DEV_RETIRED_DBE;
+	f[2].fieldId = NVML_FI_DEV_RETIRED_PENDING;
+	rc = NVC(NV_LC, s->api.fields, d->h, 3, f);
+	if (rc != NVML_SUCCESS)
+		return nv_ok(s, d, rc, rd->f) < 0 ? -1 : 0;
+	for (int k = 0; k < 3; k++)
+		if ((d->retired_r[k] = nv_field_u64(s, d, &f[k], rd->f, &d->retired[k])) < 0)
+			return -1;
+	return 1;
+}
 
-			if (fv[0] <= UINT64_MAX - fv[1])
-				jset_u64_na(p, "total", fv[0] + fv[1], NVML_VALUE_NOT_AVAILABLE_ULL);
-			else /* past 2^64: a real, never a wrapped sum */
-				jset_real(p, "total", (double)fv[0] + (double)fv[1]);
-			jset_u64_na(p, "single_bit", fv[0], NVML_VALUE_NOT_AVAILABLE_ULL);
-			jset_u64_na(p, "double_bit", fv[1], NVML_VALUE_NOT_AVAILABLE_ULL);
-			if (fr[2])
-				jset_bool(p, "pending", fv[2] != 0);
-			else
-				json_object_del(p, "pending");
-			r = 1;
-		}
-	}
-	if (!r)
+static int put_retired(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	const uint64_t *fv = d->retired;
+	const int *fr = d->retired_r;
+
+	(void)s;
+	(void)now;
+	if (nv_got(d, rd) && fr[0] && fr[1]) {
+		json_t *p = jset_obj(o, "retired_pages");
+
+		if (fv[0] <= UINT64_MAX - fv[1])
+			jset_u64_na(p, "total", fv[0] + fv[1], NVML_VALUE_NOT_AVAILABLE_ULL);
+		else /* past 2^64: a real, never a wrapped sum */
+			jset_real(p, "total", (double)fv[0] + (double)fv[1]);
+		jset_u64_na(p, "single_bit", fv[0], NVML_VALUE_NOT_AVAILABLE_ULL);
+		jset_u64_na(p, "double_bit", fv[1], NVML_VALUE_NOT_AVAILABLE_ULL);
+		if (fr[2])
+			jset_bool(p, "pending", fv[2] != 0);
+		else
+			json_object_del(p, "pending");
+	} else {
 		json_object_del(o, "retired_pages");
-	r = 0;
-	{
-		unsigned cor, unc, pending, failed;
-
-		if (a->remap && ASKS(NF_REMAP))
-			TRY(NVC(NV_LC, a->remap, d->h, &cor, &unc, &pending, &failed), NF_REMAP);
-		if (r) {
-			json_t *p = jset_obj(o, "remapped_rows");
-
-			jset_int(p, "correctable", cor);
-			jset_int(p, "uncorrectable", unc);
-			jset_bool(p, "pending", pending != 0);
-			jset_bool(p, "failed", failed != 0);
-		} else {
-			json_object_del(o, "remapped_rows");
-		}
 	}
 	return 0;
 }
 
-int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
+/* Remapped rows (Ampere on). */
+static int read_remap(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd)
 {
-	if (errors_ecc(s, d, o) || errors_replay(s, d, o))
+	unsigned *v = d->remap;
+
+	return nv_ok(s, d, NVC(NV_LC, s->api.remap, d->h, &v[0], &v[1], &v[2], &v[3]), rd->f);
+}
+
+static int put_remap(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	(void)s;
+	(void)now;
+	if (nv_got(d, rd)) {
+		json_t *p = jset_obj(o, "remapped_rows");
+
+		jset_int(p, "correctable", d->remap[0]);
+		jset_int(p, "uncorrectable", d->remap[1]);
+		jset_bool(p, "pending", d->remap[2] != 0);
+		jset_bool(p, "failed", d->remap[3] != 0);
+	} else {
+		json_object_del(o, "remapped_rows");
+	}
+	return 0;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+#define API(fn) offsetof(struct nvml_api, fn)
+#define I GROUP_DEVICE_INFO
+#define U GROUP_DEVICE_UTILIZATION
+#define M GROUP_DEVICE_MEMORY
+#define T GROUP_DEVICE_THERMAL
+#define P GROUP_DEVICE_POWER
+#define C GROUP_DEVICE_CLOCKS
+#define E GROUP_DEVICE_ERRORS
+
+/*
+ * The NVML reads of a GPU, each group's in the order its fields are
+ * written. Beside them, outside the table: the identity (at lookup),
+ * PCIe throughput (the worker pool), NVLink, GPM and the MIG instances
+ * (their modules), and the process samples the energy split reads.
+ */
+const struct nv_read nv_reads[] = {
+	/* group, field, cadence, call, entry point, arg, key, in, div, read, put, must */
+	{ I, NF_MEM, NV_STATIC, "nvmlDeviceGetMemoryInfo(_v2)", NV_NO_API, 0, "memory_total_bytes", NULL, 1,
+	  read_total, nv_put_u64, NULL },
+	{ I, NF_LIMIT, NV_STATIC, "nvmlDeviceGetEnforcedPowerLimit", API(power_limit), 0, "power_limit_watts", NULL,
+	  1000, nv_read_uint, nv_put_real, NULL },
+	{ I, NF_MIG, NV_STATIC, "nvmlDeviceGetMigMode", API(mig_mode), 0, "mig_mode", NULL, 1, read_mig_mode,
+	  put_mig_mode, NULL },
+	{ U, NF_UTIL, NV_EVERY, "nvmlDeviceGetUtilizationRates", API(util), 0, NULL, NULL, 1, read_util, put_util,
+	  NULL },
+	{ U, NF_ENC, NV_EVERY, "nvmlDeviceGetEncoderUtilization", API(enc), 0, "encoder_percent", NULL, 1,
+	  nv_read_codec, nv_put_real, NULL },
+	{ U, NF_DEC, NV_EVERY, "nvmlDeviceGetDecoderUtilization", API(dec), 0, "decoder_percent", NULL, 1,
+	  nv_read_codec, nv_put_real, NULL },
+	{ M, NF_MEM, NV_EVERY, "nvmlDeviceGetMemoryInfo (v2 on the slow cadence)", NV_NO_API, 0, NULL, NULL, 1,
+	  read_mem_row, put_mem, NULL },
+	{ M, NF_PROCS, NV_EVERY, "nvmlDeviceGetComputeRunningProcesses", API(procs), 0, NULL, NULL, 1,
+	  read_procs_row, put_procs_row, NULL },
+	{ T, NF_TEMP, NV_EVERY, "nvmlDeviceGetTemperature", API(temp), NVML_TEMPERATURE_GPU, "gpu",
+	  "temperatures_celsius", 1, nv_read_temp, nv_put_int, NULL },
+	{ T, NF_MEMTEMP, NV_SLOW, "nvmlDeviceGetFieldValues", API(fields), NVML_FI_DEV_MEMORY_TEMP, "memory",
+	  "temperatures_celsius", 1, nv_read_field, nv_put_u64, NULL },
+	{ T, NF_FAN, NV_SLOW, "nvmlDeviceGetFanSpeed", API(fan), 0, "fan_percent", NULL, 1, nv_read_uint,
+	  nv_put_real, NULL },
+	{ T, NF_REASONS, NV_EVERY, "nvmlDeviceGetCurrentClocksEventReasons", API(reasons), 0, NULL, NULL, 1,
+	  nv_read_ull, put_reasons_row, NULL },
+	{ P, NF_POWER, NV_EVERY, "nvmlDeviceGetPowerUsage", API(power), 0, NULL, NULL, 1, nv_read_uint, put_power,
+	  NULL },
+	{ P, NF_ENERGY, NV_ENERGY, "nvmlDeviceGetTotalEnergyConsumption", API(energy), 0, NULL, NULL, 1, nv_read_ull,
+	  put_energy, must_energy },
+	{ C, NF_CLOCK, NV_EVERY, "nvmlDeviceGetClockInfo", API(clock), NVML_CLOCK_GRAPHICS, "graphics", "clocks_mhz",
+	  1, nv_read_clock, nv_put_int, NULL },
+	{ C, NF_CLOCK_SM, NV_EVERY, "nvmlDeviceGetClockInfo", API(clock), NVML_CLOCK_SM, "sm", "clocks_mhz", 1,
+	  nv_read_clock, nv_put_int, NULL },
+	{ C, NF_CLOCK_MEM, NV_EVERY, "nvmlDeviceGetClockInfo", API(clock), NVML_CLOCK_MEM, "memory", "clocks_mhz", 1,
+	  nv_read_clock, nv_put_int, NULL },
+	{ C, NF_CLOCK_VIDEO, NV_EVERY, "nvmlDeviceGetClockInfo", API(clock), NVML_CLOCK_VIDEO, "video", "clocks_mhz",
+	  1, nv_read_clock, nv_put_int, NULL },
+	{ E, NF_ECC, NV_EVERY, "nvmlDeviceGetTotalEccErrors", API(ecc), 0, "ecc_corrected_volatile_total", NULL, 1,
+	  read_ecc, put_ecc, NULL },
+	{ E, NF_ECC, NV_EVERY, "nvmlDeviceGetTotalEccErrors", API(ecc), 1, "ecc_uncorrected_volatile_total", NULL, 1,
+	  read_ecc, put_ecc, NULL },
+	{ E, NF_ECC, NV_EVERY, "nvmlDeviceGetTotalEccErrors", API(ecc), 2, "ecc_corrected_aggregate_total", NULL, 1,
+	  read_ecc, put_ecc, NULL },
+	{ E, NF_ECC, NV_EVERY, "nvmlDeviceGetTotalEccErrors", API(ecc), 3, "ecc_uncorrected_aggregate_total", NULL,
+	  1, read_ecc, put_ecc, NULL },
+	{ E, NF_ECC, NV_PUT, NULL, NV_NO_API, 0, "ecc_errors", NULL, 1, NULL, put_ecc_errors, NULL },
+	{ E, NF_REPLAY, NV_SLOW, "nvmlDeviceGetPcieReplayCounter", API(replay), 0, NULL, NULL, 1, nv_read_uint,
+	  put_replay, NULL },
+	{ E, NF_EVENTS, NV_PUT, NULL, NV_NO_API, 0, NULL, NULL, 1, NULL, put_events_links, NULL },
+	{ E, NF_RETIRED, NV_SLOW, "nvmlDeviceGetFieldValues", API(fields), 0, NULL, NULL, 1, read_retired,
+	  put_retired, NULL },
+	{ E, NF_REMAP, NV_EVERY, "nvmlDeviceGetRemappedRows", API(remap), 0, NULL, NULL, 1, read_remap, put_remap,
+	  NULL },
+};
+const size_t nv_nreads = sizeof(nv_reads) / sizeof(nv_reads[0]);
+_Static_assert(sizeof(nv_reads) / sizeof(nv_reads[0]) <= NV_READS_MAX, "a bit per row in nv_dev.got and .stale");
+
+#undef I
+#undef U
+#undef M
+#undef T
+#undef P
+#undef C
+#undef E
+
+/* ---- groups: each walks its rows ----------------------------------------- */
+
+int g_info(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	if (d->have_serial)
+		jset_str(o, "serial", d->serial);
+	else
+		json_object_del(o, "serial");
+	if (s->driver[0])
+		jset_str(o, "driver_version", s->driver);
+	if (s->nvml[0])
+		jset_str(o, "nvml_version", s->nvml);
+	if (s->cuda[0])
+		jset_str(o, "cuda_driver_version", s->cuda);
+	/* Static values: read when a refresh marked them (nv_collect), kept in between. */
+	return nv_walk(s, d, GROUP_DEVICE_INFO, o);
+}
+
+int g_util(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	unsigned u;
+	int r;
+
+	if (nv_walk(s, d, GROUP_DEVICE_UTILIZATION, o) < 0)
 		return -1;
-	/* events (nvidia_events.c), NVLink errors (nvidia_links.c) */
-	if (s->events)
-		nv_events_report(s->events, (size_t)(d - s->devs), o);
+	/*
+	 * KB/s over NVML's 20 ms sample (KB taken as 1024 bytes), read by the
+	 * worker pool for every GPU at once (nv_pcie_settle); a call that has not
+	 * returned (NVML_ERROR_TIMEOUT here) leaves the field out.
+	 */
+	for (int c = 0; c < 2; c++) {
+		static const char *const names[2] = { "pcie_tx_bytes_per_second", "pcie_rx_bytes_per_second" };
+		nvmlReturn_t rc = s->pool ? nv_pool_result(s->pool, (size_t)(d - s->devs), c, &u) : NVML_ERROR_TIMEOUT;
+
+		r = 0;
+		if (rc != NVML_ERROR_TIMEOUT)
+			TRY(rc, NF_PCIE);
+		else if (s->pool && s->pcie == NV_PCIE_FETCHED && s->pcie_h[d - s->devs]) /* it was in the batch */
+			log_limited(&s->pcie_lim, "nvidia: GPU %u: its PCIe throughput read had not returned when the "
+						  "report was due; the PCIe fields are left out", d->index);
+		if (r)
+			jset_int(o, names[c], (json_int_t)u * 1024);
+		else
+			json_object_del(o, names[c]);
+	}
 	{
 		nvmlReturn_t lost;
 
-		if (nv_links_errors(s->links, (size_t)(d - s->devs), d->h, o, &lost) < 0)
+		if (nv_links_util(s->links, (size_t)(d - s->devs), d->h, s->cycle_ns, o, &lost) < 0)
 			return nv_ok(s, d, lost, NF_FIELDS);
 	}
-	return errors_pages(s, d, o);
+	return 0;
+}
+
+int g_mem(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	if (nv_walk(s, d, GROUP_DEVICE_MEMORY, o) < 0)
+		return -1;
+	return put_mig(s, d, o);
+}
+
+int g_thermal(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	return nv_walk(s, d, GROUP_DEVICE_THERMAL, o);
+}
+
+int g_power(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	return nv_walk(s, d, GROUP_DEVICE_POWER, o);
+}
+
+int g_clocks(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	return nv_walk(s, d, GROUP_DEVICE_CLOCKS, o);
+}
+
+int g_errors(struct nv_state *s, struct nv_dev *d, json_t *o)
+{
+	return nv_walk(s, d, GROUP_DEVICE_ERRORS, o);
 }
 
 #undef TRY
-

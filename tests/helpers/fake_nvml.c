@@ -26,6 +26,12 @@
  *                                       the call before's; none newer than lastSeenTimeStamp:
  *                                       NOT_FOUND; MIG mode: NOT_SUPPORTED
  *   energy MJ STEP                      counter: STEP added after each read (may be < 0)
+ *   power_trace DT_MS T:MW...           the true power, piecewise linear between the knots (T: ms
+ *                                       since the GPU's first power read; two knots at one T: a
+ *                                       step; constant before the first and after the last); power
+ *                                       read k is at k x DT_MS and gives the power then, and the
+ *                                       energy counter gains the power's integral since read k-1
+ *                                       (fake_nvml_energy: the counter, without a call)
  *   ecc CV UV CA UA [STEP]              corrected/uncorrected x volatile/aggregate
  *   replay N STEP                       PCIe replay counter, STEP as for energy
  *   remap COR UNC PENDING FAILED | retired SBE DBE PENDING
@@ -114,6 +120,7 @@ struct fproc {
 };
 
 #define MAX_SEQ 16
+#define MAX_KNOTS 48
 #define MAX_PUTIL 16
 
 /* A scripted per-process utilization: its SM percent at each call, the last repeated. */
@@ -145,6 +152,11 @@ struct gpu {
 	unsigned long long reasons;
 	unsigned long long energy;
 	long long energy_step;
+	unsigned ntrace, trace_dt_ms;           /* "power_trace": its knots and the time between reads */
+	long long trace_t[MAX_KNOTS];           /* ms */
+	unsigned trace_mw[MAX_KNOTS];
+	unsigned long long trace_reads;         /* power reads so far */
+	double trace_uj;                        /* the integral so far not yet in the counter (µJ) */
 	unsigned long long ecc[4], ecc_step;
 	unsigned replay;
 	int replay_step;
@@ -172,6 +184,71 @@ static void die(const char *what, int line)
 {
 	fprintf(stderr, "fake_nvml: script line %d: %s\n", line, what);
 	exit(99);
+}
+
+/* ---- a power trace ("power_trace") --------------------------------------------------- */
+
+/* "power_trace DT_MS T:MW...": g's knots, in order of time. */
+static void trace_parse(struct gpu *g, char *rest, int ln)
+{
+	char *q = rest, *end;
+
+	g->trace_dt_ms = (unsigned)strtoul(q, &end, 10);
+	if (end == q || !g->trace_dt_ms)
+		die("power_trace: DT_MS", ln);
+	for (q = end; ; q = end) {
+		long long t = strtoll(q, &end, 10);
+		unsigned long mw;
+
+		if (end == q)
+			break;
+		if (*end != ':' || g->ntrace == MAX_KNOTS || (g->ntrace && t < g->trace_t[g->ntrace - 1]))
+			die("power_trace: T:MW knots in order of time", ln);
+		q = end + 1;
+		mw = strtoul(q, &end, 10);
+		if (end == q)
+			die("power_trace: T:MW", ln);
+		g->trace_t[g->ntrace] = t;
+		g->trace_mw[g->ntrace++] = (unsigned)mw;
+	}
+	if (!g->ntrace)
+		die("power_trace: no knot", ln);
+}
+
+/* g's true power at t ms (right-continuous at a step). */
+static double trace_mw(const struct gpu *g, double t)
+{
+	unsigned i = 0, n = g->ntrace;
+
+	if (t < (double)g->trace_t[0])
+		return g->trace_mw[0];
+	while (i + 1 < n && (double)g->trace_t[i + 1] <= t)
+		i++;
+	if (i + 1 == n)
+		return g->trace_mw[i];
+	return g->trace_mw[i] + ((double)g->trace_mw[i + 1] - g->trace_mw[i]) * (t - (double)g->trace_t[i]) /
+					(double)(g->trace_t[i + 1] - g->trace_t[i]);
+}
+
+/*
+ * Power read k of g's trace: the power at k x DT, after the counter gained
+ * the integral since read k-1 (midpoints of 1 ms steps: exact on the
+ * linear pieces; mW x 1 ms = 1 µJ).
+ */
+static unsigned trace_read(struct gpu *g)
+{
+	long long t1 = (long long)(g->trace_reads * g->trace_dt_ms);
+
+	if (g->trace_reads++) {
+		unsigned long long mj;
+
+		for (long long a = t1 - g->trace_dt_ms; a < t1; a++)
+			g->trace_uj += trace_mw(g, (double)a + 0.5);
+		mj = (unsigned long long)(g->trace_uj / 1000.0);
+		g->energy += mj;
+		g->trace_uj -= (double)mj * 1000.0;
+	}
+	return (unsigned)(trace_mw(g, (double)t1) + 0.5);
 }
 
 /* ---- cost model ------------------------------------------------------------------ */
@@ -538,6 +615,8 @@ static int load_script(void)
 			sscanf(rest, "%u %u", &g->pcie_tx, &g->pcie_rx);
 		} else if (!strcmp(kw, "energy")) {
 			sscanf(rest, "%llu %lld", &g->energy, &g->energy_step);
+		} else if (!strcmp(kw, "power_trace")) {
+			trace_parse(g, rest, ln);
 		} else if (!strcmp(kw, "ecc")) {
 			sscanf(rest, "%llu %llu %llu %llu %llu", &g->ecc[0], &g->ecc[1], &g->ecc[2], &g->ecc[3],
 			       &g->ecc_step);
@@ -975,6 +1054,10 @@ API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int *mw)
 {
 	FAKE_COST();
 	GPU(h, U_POWER);
+	if (g->ntrace) {
+		*mw = trace_read(g);
+		return NVML_SUCCESS;
+	}
 	if (g->npower_seq > 1) {
 		g->power = g->power_seq[g->power_pos];
 		if (g->power_pos + 1 < g->npower_seq)
@@ -1046,6 +1129,12 @@ API nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t h, unsigned int *n)
 	*n = g->replay;
 	g->replay += (unsigned)g->replay_step;
 	return NVML_SUCCESS;
+}
+
+/* GPU i's energy counter now (mJ), without a call counted; 0 for no such GPU. */
+API unsigned long long fake_nvml_energy(unsigned i)
+{
+	return i < ngpus ? gpus[i].energy : 0;
 }
 
 API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long *mj)

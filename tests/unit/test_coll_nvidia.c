@@ -34,10 +34,12 @@
 #include "../../monitor/core/energy.h"
 #include "../../monitor/core/loop.h"
 #include "../../monitor/host/host.h"
+#include "../../monitor/nvidia/nvidia_dev.h" /* the table of reads (test_table) */
 #include "tap.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -815,6 +817,183 @@ static void test_energy_estimate(void)
 	coll_nvidia_ops.close(st);
 }
 
+/* ---- the energy counter's cadence: the estimate's error against the true counter ---------------------- */
+
+/* GPU i's energy counter now (J), as the fake driver keeps it, without an NVML call (fake_nvml_energy). */
+static double true_j(unsigned i)
+{
+	void *h, *p = fake_sym("fake_nvml_energy", &h);
+	unsigned long long (*fn)(unsigned), mj = 0;
+
+	if (p) {
+		memcpy(&fn, &p, sizeof(fn));
+		mj = fn(i);
+	}
+	if (h)
+		dlclose(h);
+	return (double)mj / 1000.0;
+}
+
+/* device_power; device_errors for the event thread open_script_dev waits for */
+static struct cfg_group power_group[] = { { GROUP_DEVICE_POWER, 1000 }, { GROUP_DEVICE_ERRORS, 1000 } };
+static struct cfg_device tr_dev = { .type = "nvidia", .select_all = 1, .period_ms = 1000, .groups = power_group,
+				    .ngroups = 2 };
+
+/*
+ * A varying load, sampled once a second (instantaneous readings; the
+ * counter is the true power's integral): 100 W, a step to 600 W at 40.2 s,
+ * a ramp down to 150 W from 90 s to 150 s, 700 W from 180.3 s to 200.7 s,
+ * then 100 W. The trapezoids are exact on the ramp (its knots fall on
+ * readings) and miss a step by (1/2 - its place in the second) x its
+ * height: -150 J, -110 J and -120 J.
+ */
+#define TRACE_SCRIPT                                                                                              \
+	"gpu\nenergy 1000000 0\nproc 100 1000\nproc 200 3000\n"                                                   \
+	"power_trace 1000 0:100000 40200:100000 40200:600000 90000:600000 150000:150000 180300:150000 "           \
+	"180300:700000 200700:700000 200700:100000\n"
+#define TRACE_CYCLES 240
+
+/* What energy_trace measured over TRACE_CYCLES cycles 1 s apart. */
+struct trace_err {
+	double total_j;  /* the most |energy_total_joules - the counter| */
+	double period_j; /* the most |energy_joules - the counter's increase over the period| */
+	double drift_j;  /* |the energy_joules summed from the first counter read to the last - the counter's| */
+	double split_j;  /* the most |processes' joules + idle_energy_joules - energy_joules| */
+	int reads;       /* counter reads */
+	int off_at_read; /* cycles with a counter read whose total was not the counter's */
+};
+
+/* Run TRACE_SCRIPT with "energy_period": every (NULL: the default) and measure the estimate's error. */
+static void energy_trace(const char *every, struct trace_err *te)
+{
+	static const char *const E = "nvmlDeviceGetTotalEnergyConsumption";
+	struct mon_env env = { 0 };
+	double c_prev = 0, first_c = 0, sum = 0, last_sum = 0, last_c = 0;
+	int anchored = 0;
+	unsigned long calls;
+	int64_t base;
+	void *st;
+
+	memset(te, 0, sizeof(*te));
+	if (nvml_config(&tr_dev, every ? json_pack("{s:s}", "energy_period", every) : json_object()))
+		return;
+	st = open_script_dev(TRACE_SCRIPT, &env, &tr_dev);
+	base = clock_mono_ns();
+	for (int n = 1; n <= TRACE_CYCLES; n++) {
+		struct cycle cy = { .mono_ns = base + (int64_t)n * NS_PER_S };
+		enum group_id id = GROUP_DEVICE_POWER;
+		json_t *g = group_new(1, "2026-01-02T03:04:05.000Z"), *procs, *v;
+		double c, e, parts, d;
+		const char *k;
+
+		calls = fn_calls(E);
+		coll_nvidia_ops.collect(st, &cy, &id, 1, g);
+		c = true_j(0);
+		e = num_dev(g, "0", "energy_joules");
+		if (n > 1 && (d = fabs(e - (c - c_prev))) > te->period_j)
+			te->period_j = d;
+		parts = num_dev(g, "0", "idle_energy_joules");
+		procs = at_dev(g, "0", "processes");
+		json_object_foreach(procs, k, v)
+			parts += json_number_value(v);
+		if (n > 1 && (d = fabs(parts - e)) > te->split_j)
+			te->split_j = d;
+		if (at_dev(g, "0", "energy_total_joules")) {
+			d = fabs(num_dev(g, "0", "energy_total_joules") - c);
+			te->total_j = d > te->total_j ? d : te->total_j;
+			if (anchored)
+				sum += e;
+			if (fn_calls(E) != calls) {
+				te->reads++;
+				te->off_at_read += d > 1e-6;
+				if (!anchored)
+					first_c = c;
+				anchored = 1;
+				last_sum = sum;
+				last_c = c;
+			}
+		}
+		c_prev = c;
+		json_decref(g);
+	}
+	te->drift_j = fabs(last_sum - (last_c - first_c));
+	coll_nvidia_ops.close(st);
+	printf("# energy_period %s: %d counter reads in %d s; the most |total - counter| %.1f J, the most |period "
+	       "energy - counter's| %.1f J\n",
+	       every ? every : "(default)", te->reads, TRACE_CYCLES, te->total_j, te->period_j);
+}
+
+/*
+ * The energy counter read every "energy_period" (10 s, the default 60 s,
+ * every cycle) under TRACE_SCRIPT's load: the total between reads is off
+ * the true counter by the steps the trapezoids missed since the last read
+ * (no more than their sum, 380 J), it is the counter's at each read, the
+ * increases add up to the counter's (no drift), and the split of each
+ * period adds up to its energy.
+ */
+static void test_energy_trace(void)
+{
+	static const struct {
+		const char *every;
+		int reads;       /* in TRACE_CYCLES s */
+		double total_j;  /* the most |total - counter| expected: the missed steps between two reads */
+	} runs[] = {
+		{ "period", TRACE_CYCLES, 0 },
+		{ "10s", TRACE_CYCLES / 10, 150 },   /* each step alone in its 10 s */
+		{ NULL, TRACE_CYCLES / 60, 230 },    /* 60 s: 180.3 s and 200.7 s's steps between the same reads */
+	};
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct trace_err te;
+		const char *w = runs[i].every ? runs[i].every : "default";
+
+		char nm[6][96];
+
+		snprintf(nm[0], sizeof(nm[0]), "energy trace (%s): the counter's reads", w);
+		snprintf(nm[1], sizeof(nm[1]), "energy trace (%s): the most the total is off the counter", w);
+		snprintf(nm[2], sizeof(nm[2]), "energy trace (%s): the total is the counter's at each read", w);
+		snprintf(nm[3], sizeof(nm[3]), "energy trace (%s): the increases add up to the counter's", w);
+		snprintf(nm[4], sizeof(nm[4]), "energy trace (%s): each period's split adds up to its energy", w);
+		energy_trace(runs[i].every, &te);
+		is_int(te.reads, runs[i].reads, nm[0]);
+		is_double(te.total_j, runs[i].total_j, 1, nm[1]);
+		ok(te.total_j <= 380 + 1, "energy trace (%s): never more than the missed steps' sum", w);
+		is_int(te.off_at_read, 0, nm[2]);
+		is_double(te.drift_j, 0, 1e-6, nm[3]);
+		is_double(te.split_j, 0, 1e-6, nm[4]);
+	}
+	nvml_cfg_free(&tr_dev);
+}
+
+/*
+ * The plausibility check (energy_counter_step) on the counter's real reads
+ * between estimates: the counter goes back 5 J at each read, so its second
+ * read (cycle 16) is refused: that period has no energy and the group's
+ * error says why; the counter starts afresh there (the total is its
+ * reading) and the next periods are estimated from power again.
+ */
+static void test_energy_refused(void)
+{
+	struct mon_env env = { 0 };
+	void *st = open_script_dev("gpu\npower 100000\nenergy 1000000 -5000\n", &env, &cad_dev);
+	json_t *g;
+
+	cyc_base = clock_mono_ns();
+	for (int n = 1; n <= 15; n++)
+		json_decref(collect(st, GROUP_DEVICE_POWER, n));
+	g = collect(st, GROUP_DEVICE_POWER, 16);
+	ok(!at_dev(g, "0", "energy_joules"), "refused: the read's period has no energy");
+	ok(json_is_string(json_object_get(g, "error")) &&
+		   strstr(json_string_value(json_object_get(g, "error")), "energy counter not plausible") &&
+		   strstr(json_string_value(json_object_get(g, "error")), "went back"),
+	   "refused: the group's error says the counter went back");
+	is_double(num_dev(g, "0", "energy_total_joules"), 995, 1e-9, "refused: the counter starts afresh at its reading");
+	json_decref(g);
+	is_double(cyc_num(st, GROUP_DEVICE_POWER, 17, "energy_joules"), 10, 1e-9, "refused: then estimated from power");
+	coll_nvidia_ops.close(st);
+	cyc_base = 0;
+}
+
 /*
  * 8 GPUs, a slow period of 1 s, cycles of 100 ms: each GPU's slow reads in
  * slots of its own. No power (0 W), so the energy total moves only when
@@ -947,6 +1126,47 @@ static void test_cadence(void)
 	skip_ms(1000);
 	json_decref(collect(st, GROUP_DEVICE_UTILIZATION, 15));
 	is_int((int)(fn_calls("nvmlDeviceGetPcieThroughput") - pcie), 4, "pcie: the next a slow period later");
+	coll_nvidia_ops.close(st);
+}
+
+/*
+ * The table of reads (nv_reads, monitor/nvidia/nvidia_groups.c): every row
+ * of a device group, a call and a reader unless it only puts, a bit free
+ * for it in the device's masks; and device_memory's read, now a row like
+ * the others, asked once after NOT_SUPPORTED until the static refresh
+ * (it was asked every cycle).
+ */
+static void test_table(void)
+{
+	struct mon_env env = { 0 };
+	int bad = 0;
+	unsigned long v1 = fn_calls("nvmlDeviceGetMemoryInfo"), v2 = fn_calls("nvmlDeviceGetMemoryInfo_v2");
+	void *st;
+
+	for (size_t i = 0; i < nv_nreads; i++) {
+		const struct nv_read *rd = &nv_reads[i];
+		int puts_only = rd->every == NV_PUT;
+
+		if (rd->group < GROUP_DEVICE_INFO || rd->group > GROUP_DEVICE_ERRORS || !rd->put ||
+		    puts_only != !rd->read || puts_only != !rd->call) {
+			printf("# row %zu (%s): not a well-formed row\n", i, rd->call ? rd->call : "no call");
+			bad = 1;
+		}
+	}
+	ok(!bad, "table: every row a device group's, with a call and a reader unless it only puts");
+	ok(nv_nreads <= NV_READS_MAX, "table: %zu rows, a bit each in the device's masks", nv_nreads);
+	ok(nv_row(GROUP_DEVICE_POWER, NF_ENERGY) && nv_row(GROUP_DEVICE_POWER, NF_ENERGY)->every == NV_ENERGY,
+	   "table: the energy counter on its own cadence");
+	st = open_script_dev("gpu\nunsupported memory\n", &env, &cad_dev);
+	for (int n = 1; n <= 5; n++) {
+		json_t *g = collect(st, GROUP_DEVICE_MEMORY, n);
+
+		if (n == 5)
+			ok(!at_dev(g, "0", "used_bytes") && !at_dev(g, "0", "total_bytes"), "table: no memory fields");
+		json_decref(g);
+	}
+	is_int((int)(fn_calls("nvmlDeviceGetMemoryInfo_v2") - v2), 1, "table: memory v2 asked once");
+	is_int((int)(fn_calls("nvmlDeviceGetMemoryInfo") - v1), 1, "table: memory NOT_SUPPORTED asked once in 5 cycles");
 	coll_nvidia_ops.close(st);
 }
 
@@ -1361,7 +1581,8 @@ int main(void)
 	setenv("ACCEL_NVML_LIBRARY", lib, 1);
 	/* The tests before test_cadence read every value every cycle, as before the slow cadence. */
 	if (nvml_slow_period(&dev, "period") || nvml_slow_period(&all_dev, "period") ||
-	    nvml_slow_period(&fdev, "period") || nvml_slow_period(&cad_dev, "1s"))
+	    nvml_slow_period(&fdev, "period") ||
+	    nvml_config(&cad_dev, json_pack("{s:s,s:s}", "slow_period", "1s", "energy_period", "1s")))
 		return 2;
 	test_edges();
 	test_events_between_cycles();
@@ -1380,8 +1601,11 @@ int main(void)
 	test_gpm_mig_only();
 	test_gpm_pcie_skip();
 	test_energy_estimate();
+	test_energy_trace();
+	test_energy_refused();
 	test_stagger();
 	test_cadence();
+	test_table();
 	test_ledger();
 	nvml_cfg_free(&dev);
 	nvml_cfg_free(&cad_dev);

@@ -211,7 +211,7 @@ static const struct {
 	  "metrics (\"library\" is a key of type \"nvidia\")" },
 	{ "nvkey.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"libary\": \"x\"}]}",
 	  "nvkey.json:1:33: devices[0].libary: unknown key \"libary\"; known: type, select, period, metrics, library, "
-	  "slow_period, idle_power_watts" },
+	  "slow_period, energy_period, idle_power_watts" },
 	/* nvidia's "slow_period": a duration of 1 s to 24 h, a number of seconds, or "period" */
 	{ "nvslow.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"slow_period\": \"30s\"}]}", NULL },
 	{ "nvslowp.yaml", 1, "devices:\n  - {type: nvidia, slow_period: period}\n", NULL },
@@ -221,6 +221,11 @@ static const struct {
 	{ "nvslowbool.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"slow_period\": true}]}",
 	  "nvslowbool.json:1:48: devices[0].slow_period: expected a duration such as \"10s\", a number of seconds or "
 	  "\"period\"" },
+	/* nvidia's "energy_period": the same kinds of value */
+	{ "nvenergy.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"energy_period\": \"2m\"}]}", NULL },
+	{ "nvenergyp.yaml", 1, "devices:\n  - {type: nvidia, energy_period: period}\n", NULL },
+	{ "nvenergyshort.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"energy_period\": \"0.5s\"}]}",
+	  "nvenergyshort.json:1:50: devices[0].energy_period: out of range: 1s to 24h, or \"period\"" },
 	/* "idle_power_watts" of the kinds that split energy: W for every device, or per index, uuid or pci_bus_id */
 	{ "nvidle.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"idle_power_watts\": 80}]}", NULL },
 	{ "amdidle.yaml", 1, "devices:\n  - type: amdgpu\n    idle_power_watts: {\"0\": 35, \"0000:03:00.0\": 40.5}\n",

@@ -171,6 +171,16 @@ static struct cfg_device dev = { .type = "nvidia", .select_all = 1, .period_ms =
  */
 static int64_t cyc_base;
 
+/* The cycle's attribution phase, as the monitor runs it after the device groups. */
+static void attribute(void *st)
+{
+	struct energy_obs_list l = { 0 };
+
+	coll_nvidia_ops.energy(st, &l);
+	host_energy_attribute(NULL, &l);
+	energy_obs_free(&l);
+}
+
 static json_t *collect(void *st, enum group_id id, int n)
 {
 	struct cycle cy = { .mono_ns = cyc_base + (int64_t)n * 100 * NS_PER_MS };
@@ -179,13 +189,7 @@ static json_t *collect(void *st, enum group_id id, int n)
 	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.%03dZ", n % 1000);
 	g = group_new(0.1, cy.iso);
 	coll_nvidia_ops.collect(st, &cy, &id, 1, g);
-	if (coll_nvidia_ops.energy) { /* the attribution phase, as the monitor runs it after the device groups */
-		struct energy_obs_list l = { 0 };
-
-		coll_nvidia_ops.energy(st, &l);
-		host_energy_attribute(NULL, &l);
-		energy_obs_free(&l);
-	}
+	attribute(st);
 	return g;
 }
 
@@ -888,6 +892,7 @@ static void energy_trace(const char *every, struct trace_err *te)
 
 		calls = fn_calls(E);
 		coll_nvidia_ops.collect(st, &cy, &id, 1, g);
+		attribute(st);
 		c = true_j(0);
 		e = num_dev(g, "0", "energy_joules");
 		if (n > 1 && (d = fabs(e - (c - c_prev))) > te->period_j)

@@ -754,9 +754,11 @@ static void phase_devices(struct monitor *m, struct cycle_run *run)
  */
 static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 {
+	json_t *ids = host_annotate_devices(m->host, run->device_data);
 	int need = 0;
 
-	host_annotate_devices(m->host, run->device_data);
+	if (ids) /* each process's, container's and pod's identity once, the device groups' sums keyed by id */
+		json_object_set_new(run->report, "identities", ids);
 	for (size_t u = 0; u < m->nunits && !need; u++)
 		for (size_t k = 0; m->units[u].scope == COLL_RUNTIME && k < m->units[u].ndue; k++)
 			need |= m->units[u].due[k]->id == GROUP_MEMORY_USED;
@@ -823,8 +825,8 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	run.system_data = json_object();
 	run.device_data = json_array();
 	run.timing = json_object();
-	run.report = json_pack("{s:s, s:{s:s, s:I, s:o}, s:o, s:o, s:o, s:o}", "timestamp", run.cy.iso, "monitor",
-			       "version", ACCEL_VERSION, "seq", (json_int_t)m->seq, "collectors", run.timing,
+	run.report = json_pack("{s:s, s:{s:s, s:i, s:I, s:o}, s:o, s:o, s:o, s:o}", "timestamp", run.cy.iso,
+			       "monitor", "version", ACCEL_VERSION, "format_version", REPORT_FORMAT_VERSION, "seq", (json_int_t)m->seq, "collectors", run.timing,
 			       "runtime_data", run.runtime_data,
 			       "device_data", run.device_data, "system_data", run.system_data, "instance_info",
 			       host_instance_json(m->host));

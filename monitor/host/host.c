@@ -502,14 +502,14 @@ static json_t *lookup(void *ud, pid_t pid)
 	return host_container_json(ud, pid);
 }
 
-void host_annotate_group(struct host *h, json_t *group)
+void host_annotate_group(struct host *h, json_t *group, json_t *ids)
 {
-	containers_annotate_group(group, lookup, h);
+	containers_annotate_group(group, lookup, h, ids);
 }
 
-void host_annotate_devices(struct host *h, json_t *device_data)
+json_t *host_annotate_devices(struct host *h, json_t *device_data)
 {
-	containers_annotate_report(device_data, lookup, h);
+	return containers_annotate_report(device_data, lookup, h);
 }
 
 /* ---- measuring a process ----------------------------------------------------------------------------- */

@@ -1049,7 +1049,16 @@ class Stream:
         """A device's process_containers, pods and containers against its processes."""
         procs = d.get("processes")
         pc = d.get("process_containers", {})
-        if "process_containers" in d:
+        v2 = getattr(self, "by_pid", None) is not None
+        if v2 and "process_containers" in d:
+            self.err(join(path, "process_containers"), "in a report with identities (format 2)")
+        if v2:
+            # Format 2: the device's processes' identities are the report's; its sums carry no names.
+            mine = set(procs) if isinstance(procs, dict) else set()
+            if isinstance(d.get("pids"), list):
+                mine |= {str(x) for x in d["pids"]}
+            pc = {k: self.by_pid[k] for k in mine if k in self.by_pid}
+        elif "process_containers" in d:
             if not isinstance(pc, dict) or not pc:
                 self.err(join(path, "process_containers"), "expected a non-empty object (absent when empty)")
                 pc = {}
@@ -1069,7 +1078,7 @@ class Stream:
                 continue
             for key, o in a.items():
                 q = join(join(path, agg), key)
-                ident = ("pod", "namespace", "qos") if agg == "pods" else \
+                ident = () if v2 else ("pod", "namespace", "qos") if agg == "pods" else \
                     ("runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster", "ecs_task_id", "ecs_task_family")
                 if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines", "energy_joules")):
                     continue
@@ -1107,7 +1116,7 @@ class Stream:
             for k, c in pc.items():
                 if keyname in c and (c[keyname] not in a or int(k) not in a[c[keyname]].get("pids", [])) \
                         and isinstance(procs, dict) and k in procs:
-                    self.err(join(join(path, "process_containers"), k), "missing from %s" % agg)
+                    self.err(join(join(path, "identities" if v2 else "process_containers"), k), "missing from %s" % agg)
 
     def entry(self, path, e, prev_index, seen):
         # An endpoint runtime (http:// or https://) also says which server it is, and with passthrough its body.
@@ -1221,13 +1230,70 @@ class Stream:
 
     # -- lines -------------------------------------------------------------
 
+    def identities(self, ids):
+        """Format 2's "identities": each process's identity by pid, as format 1's process_containers held it."""
+        by_pid = {}
+        if not self.keys("identities", ids, (), ("containers", "pods", "processes")):
+            return by_pid
+        for part in ("containers", "pods", "processes"):
+            o = ids.get(part, {})
+            if not isinstance(o, dict):
+                self.err(join("identities", part), "expected an object, got %s" % kind(o))
+                ids[part] = {}
+        for cid, c in ids.get("containers", {}).items():
+            p = join(join("identities", "containers"), cid)
+            if not self.keys(p, c, ("pids",), tuple(k for k in CONTAINER_KEYS if k != "id")):
+                continue
+            self.container(p, dict({k: v for k, v in c.items() if k != "pids"}, id=cid))
+            if not isinstance(c["pids"], list) or not c["pids"]:
+                self.err(join(p, "pids"), "expected a non-empty array")
+                continue
+            for pid in c["pids"]:
+                if type(pid) is not int or str(pid) in by_pid:
+                    self.err(join(p, "pids"), "%s: not a pid, or one in two containers" % json.dumps(pid))
+                    continue
+                by_pid[str(pid)] = dict({k: v for k, v in c.items() if k != "pids"}, id=cid)
+        for uid, o in ids.get("pods", {}).items():
+            p = join(join("identities", "pods"), uid)
+            if self.keys(p, o, (), ("pod", "namespace", "qos")) and not POD_UID_RE.match(uid):
+                self.err(p, "not a pod UID (lowercase hex and dashes)")
+        for pid, c in ids.get("processes", {}).items():
+            p = join(join("identities", "processes"), pid)
+            self.container(p, c)
+            if isinstance(c, dict) and "id" in c:
+                self.err(join(p, "id"), "a container's process: under identities.containers")
+            if pid in by_pid:
+                self.err(p, "also a container's process")
+            by_pid[pid] = c
+        # Every pod a process names has its names once, and they are the process's.
+        for pid, c in by_pid.items():
+            uid = c.get("pod_uid") if isinstance(c, dict) else None
+            if uid is None:
+                continue
+            pod = ids.get("pods", {}).get(uid)
+            if not isinstance(pod, dict):
+                self.err(join(join("identities", "pods"), uid), "missing (process %s names it)" % pid)
+                continue
+            for k in ("pod", "namespace", "qos"):
+                if pod.get(k) != c.get(k):
+                    self.err(join(join(join("identities", "pods"), uid), k), "%s, but process %s says %s"
+                             % (json.dumps(pod.get(k)), pid, json.dumps(c.get(k))))
+        return by_pid
+
     def report(self, r):
-        self.keys("", r, ROOT_KEYS)
+        self.keys("", r, ROOT_KEYS, ("identities",))
+        # Format 2 (docs/report-format.md, "Format versions"): identities once, the devices' sums refer to them.
+        self.by_pid = self.identities(r["identities"]) if "identities" in r else None
+        fv = r.get("monitor", {}).get("format_version", 1) if isinstance(r.get("monitor"), dict) else 1
+        if fv not in (1, 2):
+            self.err("monitor.format_version", "%s: not a format this checker knows (1, 2)" % json.dumps(fv))
+        elif "identities" in r and fv != 2:
+            self.err("identities", "in a report of format %d (format 2 has them)" % fv)
         self.root_t = None
         if "timestamp" in r:
             self.root_t = self.timestamp("timestamp", r["timestamp"])
         m = r.get("monitor")
-        if "monitor" in r and self.keys("monitor", m, ("version", "seq"), ("collectors",)):
+        if "monitor" in r and self.keys("monitor", m, ("version", "seq"), ("collectors", "format_version")):
             if "version" in m and self.string("monitor.version", m["version"]) and not m["version"]:
                 self.err("monitor.version", "empty")
             if "seq" in m and self.integer("monitor.seq", m["seq"]):

@@ -1849,6 +1849,31 @@ def cases():
         "memory_bytes: 150 is not the sum of its processes' 100")
     bad("a container naming another pod than its process", mutate(attributed(100, "q")),
         "containers.%s.pod: \"q\", but process 41 says \"p\"" % ("a" * 64))
+    # format 2: the same attribution with the identities once, in the report's "identities"
+    def attributed_v2(pod_sum, named_sum=False, pod_name="p", fv=2):
+        def fn(r):
+            d = r
+            for k in DEV0("device_memory"):
+                d = d[k]
+            uid = "0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+            d["processes"] = {"41": 100, "42": 50}
+            d["pods"] = {uid: dict({"pids": [41], "memory_bytes": pod_sum}, **({"pod": "p"} if named_sum else {}))}
+            d["containers"] = {"a" * 64: {"pids": [41], "memory_bytes": 100}}
+            r["monitor"]["format_version"] = fv
+            r["identities"] = {
+                "containers": {"a" * 64: {"runtime": "containerd", "pod_uid": uid, "pod": "p", "namespace": "n",
+                                          "name": "c", "qos": "burstable", "pids": [41]}},
+                "pods": {uid: {"pod": pod_name, "namespace": "n", "qos": "burstable"}},
+                "processes": {"42": {"runtime": "systemd", "unit": "x.service"}}}
+        return fn
+    good("format 2: device memory attributed, identities once", mutate(attributed_v2(100)))
+    bad("format 2: a pod's memory not its processes' sum", mutate(attributed_v2(150)),
+        "memory_bytes: 150 is not the sum of its processes' 100")
+    bad("format 2: a sum that repeats a name", mutate(attributed_v2(100, named_sum=True)), ".pod: unknown key")
+    bad("format 2: a pod's names not its processes'", mutate(attributed_v2(100, pod_name="q")),
+        "identities.pods.0a1b2c3d-4e5f-6789-abcd-ef0123456789.pod: \"q\", but process 41 says \"p\"")
+    bad("format 2: identities in a report that says format 1", mutate(attributed_v2(100, fv=1)),
+        "identities: in a report of format 1")
     bad("a runtime entry's container with a pod but no pod_uid",
         mutate(set_path(RT0 + ["container"], {"runtime": "docker", "id": "b" * 64, "pod": "x"}), 1),
         "container.pod: without a pod_uid")

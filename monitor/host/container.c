@@ -999,18 +999,35 @@ json_t *containers_identities_new(void)
 /*
  * Enter process key's identity (a new reference, taken; NULL: none) in ids
  * (containers_identities_new's): one with a container id under
- * "containers" (its fields but "id", which is its key; the process's entry
- * in "processes" is that id until containers_identities_finish), the others
- * whole under "processes"; the pod's names once under "pods". Returns the
- * table's identity (borrowed) or NULL; *cid its container id or NULL.
+ * "containers" (its fields but "id", which is its key, and "pids", to which
+ * the process is added; the last report's entry, prev's, when its fields
+ * are the same objects, so that an unchanged container allocates nothing),
+ * the others whole under "processes"; the pod's names once under "pods". Until containers_identities_finish, a contained
+ * process's entry in "processes" is its container's object (a reference:
+ * no allocation but the entry's), which says it was entered. Returns the
+ * table's identity (borrowed) or NULL; *cid its container id (the table's
+ * key) or NULL.
  */
-static json_t *ids_enter(json_t *ids, const char *key, json_t *ident, const char **cid)
+/* Whether copy (a container's entry in an identities object) is ident's fields but "id" (the same values). */
+static int same_copy(json_t *copy, json_t *ident)
+{
+	const char *k;
+	json_t *v;
+
+	if (json_object_size(copy) != json_object_size(ident)) /* "pids" in the place of "id" */
+		return 0;
+	json_object_foreach(ident, k, v)
+		if (strcmp(k, "id") && json_object_get(copy, k) != v)
+			return 0;
+	return 1;
+}
+
+static json_t *ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident, const char **cid)
 {
 	static const char *const pod_keys[] = { "pod", "namespace", "qos" };
 	json_t *procs = json_object_get(ids, "processes"), *ctrs = json_object_get(ids, "containers");
-	json_t *pods = json_object_get(ids, "pods"), *c;
-	const char *uid, *k;
-	json_t *v;
+	json_t *pods = json_object_get(ids, "pods"), *c, *v;
+	const char *uid, *id, *k;
 
 	*cid = NULL;
 	if (!ident)
@@ -1024,19 +1041,28 @@ static json_t *ids_enter(json_t *ids, const char *key, json_t *ident, const char
 				json_object_set(pod, pod_keys[i], v);
 		json_object_set_new(pods, uid, pod);
 	}
-	if (!json_is_string(json_object_get(ident, "id"))) {
+	if (!(id = json_string_value(json_object_get(ident, "id")))) {
 		json_object_set_new(procs, key, ident);
 		return ident;
 	}
-	json_object_set_new(procs, key, json_string(json_string_value(json_object_get(ident, "id"))));
-	*cid = json_string_value(json_object_get(procs, key));
-	if (!(c = json_object_get(ctrs, *cid))) {
-		c = json_object();
-		json_object_foreach(ident, k, v)
-			if (strcmp(k, "id"))
-				json_object_set(c, k, v);
-		json_object_set_new(ctrs, *cid, c);
+	if (!(c = json_object_get(ctrs, id))) {
+		json_t *old = json_object_get(json_object_get(prev, "containers"), id);
+
+		if (old && same_copy(old, ident)) {
+			c = json_incref(old);
+			json_array_clear(json_object_get(c, "pids")); /* the last report's, written already */
+		} else {
+			c = json_object();
+			json_object_foreach(ident, k, v)
+				if (strcmp(k, "id"))
+					json_object_set(c, k, v);
+			json_object_set_new(c, "pids", json_array());
+		}
+		json_object_set_new(ctrs, id, c);
 	}
+	*cid = json_object_iter_key(json_object_iter_at(ctrs, id));
+	json_array_append_new(json_object_get(c, "pids"), json_integer(pid));
+	json_object_set(procs, key, c);
 	json_decref(ident);
 	return c;
 }
@@ -1045,36 +1071,33 @@ static json_t *ids_enter(json_t *ids, const char *key, json_t *ident, const char
  * The identity of process key in ids (borrowed; *cid its container id or
  * NULL), entering it (lookup) when ids has no entry yet.
  */
-static json_t *ids_get(json_t *ids, const char *key, pid_t pid, container_lookup_fn lookup, void *ud,
-		       const char **cid)
+static json_t *ids_get(json_t *ids, json_t *prev, const char *key, pid_t pid, container_lookup_fn lookup,
+		       void *ud, const char **cid)
 {
 	json_t *e = json_object_get(json_object_get(ids, "processes"), key);
+	json_t *ident;
 
 	*cid = NULL;
 	if (!e)
-		return ids_enter(ids, key, lookup(ud, pid), cid);
-	if (!json_is_string(e))
+		return ids_enter(ids, prev, key, pid, lookup(ud, pid), cid);
+	if (!json_object_get(e, "pids")) /* a process's own identity (only a container's has pids) */
 		return e;
-	*cid = json_string_value(e);
-	return json_object_get(json_object_get(ids, "containers"), *cid);
+	ident = lookup(ud, pid); /* the host's memo: its container id, which is e's key */
+	*cid = json_object_iter_key(json_object_iter_at(json_object_get(ids, "containers"),
+							json_string_value(json_object_get(ident, "id"))));
+	json_decref(ident);
+	return e;
 }
 
 void containers_identities_finish(json_t *ids)
 {
-	json_t *procs = json_object_get(ids, "processes"), *ctrs = json_object_get(ids, "containers"), *e;
+	json_t *procs = json_object_get(ids, "processes"), *e;
 	const char *key;
 	void *tmp;
 
-	json_object_foreach_safe(procs, tmp, key, e) {
-		json_t *c = json_is_string(e) ? json_object_get(ctrs, json_string_value(e)) : NULL;
-
-		if (!c)
-			continue;
-		if (!json_is_array(json_object_get(c, "pids")))
-			json_object_set_new(c, "pids", json_array());
-		json_array_append_new(json_object_get(c, "pids"), json_integer(strtol(key, NULL, 10)));
-		json_object_del(procs, key);
-	}
+	json_object_foreach_safe(procs, tmp, key, e)
+		if (json_object_get(e, "pids")) /* a container's process: in its container's pids */
+			json_object_del(procs, key);
 }
 
 /*
@@ -1083,7 +1106,7 @@ void containers_identities_finish(json_t *ids)
  * same identities answer the same objects, and only what changed is
  * allocated.
  */
-static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev, json_t *ids)
+static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev, json_t *ids, json_t *prev)
 {
 	json_t *procs = json_object_get(dev, "processes"), *pidlist = json_object_get(dev, "pids");
 	json_t *pods, *ctrs, *fig;
@@ -1115,7 +1138,7 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev, j
 
 		if (*end || pid <= 0 || pid > 0x3fffffff)
 			continue;
-		ident = ids_get(ids, key, (pid_t)pid, lookup, ud, &cid);
+		ident = ids_get(ids, prev, key, (pid_t)pid, lookup, ud, &cid);
 		uid = json_string_value(json_object_get(ident, "pod_uid"));
 		if (uid) {
 			pp[npp] = (struct agg_part){ agg_of(pods, uid), fig, (pid_t)pid, npp };
@@ -1137,13 +1160,13 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev, j
 		if (!json_is_integer(fig) || json_integer_value(fig) <= 0 || json_integer_value(fig) > 0x3fffffff)
 			continue;
 		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
-		ids_get(ids, k, (pid_t)json_integer_value(fig), lookup, ud, &cid);
+		ids_get(ids, prev, k, (pid_t)json_integer_value(fig), lookup, ud, &cid);
 	}
 	set_or_drop(dev, "pods", pods);
 	set_or_drop(dev, "containers", ctrs);
 }
 
-void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids)
+void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids, json_t *prev)
 {
 	const char *k, *mk;
 	json_t *dev, *mig;
@@ -1151,14 +1174,14 @@ void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *
 	json_object_foreach(json_object_get(group, "devices"), k, dev) {
 		if (!json_is_object(dev))
 			continue;
-		annotate_device(lookup, ud, dev, ids);
+		annotate_device(lookup, ud, dev, ids, prev);
 		json_object_foreach(json_object_get(dev, "mig_devices"), mk, mig)
 			if (json_is_object(mig))
-				annotate_device(lookup, ud, mig, ids);
+				annotate_device(lookup, ud, mig, ids, prev);
 	}
 }
 
-json_t *containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud)
+json_t *containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud, json_t *prev)
 {
 	json_t *ent, *g, *ids = containers_identities_new(), *v;
 	const char *k;
@@ -1167,7 +1190,7 @@ json_t *containers_annotate_report(json_t *device_data, container_lookup_fn look
 	json_array_foreach(device_data, i, ent)
 		json_object_foreach(json_object_get(ent, "report"), k, g)
 			if (json_is_object(g)) /* a group with an error has no devices to walk */
-				containers_annotate_group(g, lookup, ud, ids);
+				containers_annotate_group(g, lookup, ud, ids, prev);
 	containers_identities_finish(ids);
 	json_object_foreach(ids, k, v)
 		if (json_object_size(v))

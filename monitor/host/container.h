@@ -164,11 +164,14 @@ typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
  * process); and sum "processes" into "pods": {"<pod UID>": {"pids": [...],
  * "memory_bytes": n | "energy_joules": j | "engines": {"<engine>": percent}}}
  * and "containers": {"<container id>": {"pids", "memory_bytes" |
- * "energy_joules" | "engines"}}, whose names are ids'. Keys left out when
+ * "energy_joules" | "engines"}}, whose names are ids'. prev (borrowed;
+ * NULL: none) is the last report's identities, whose unchanged container
+ * entries ids takes over (their "pids" made this report's) rather than
+ * copying each container again. Keys left out when
  * empty; set afresh each call (a collector that keeps its device objects
  * between cycles gets no stale entry).
  */
-void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids);
+void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids, json_t *prev);
 /*
  * A new, empty identities object, which containers_annotate_group fills
  * and containers_identities_finish completes: {"containers": {"<container
@@ -177,13 +180,13 @@ void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *
  * processes in no container: a unit's, a pod's or an ECS task's own).
  */
 json_t *containers_identities_new(void);
-/* Move each contained process of ids' "processes" into its container's "pids". */
+/* Drop ids' "processes" entries of contained processes (their container's "pids" has them). */
 void containers_identities_finish(json_t *ids);
 /*
  * containers_annotate_group on every group of every entry of a report's
- * device_data array; returns the report's "identities" (a new reference),
- * NULL when no process has one.
+ * device_data array, prev the last report's identities; returns the
+ * report's "identities" (a new reference), NULL when no process has one.
  */
-json_t *containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud);
+json_t *containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud, json_t *prev);
 
 #endif

@@ -600,9 +600,10 @@ static void test_annotate_renamed(void)
 	json_t *ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
 				  "web", "namespace", "old");
 	json_t *g = json_pack("{s:{s:{s:{s:i}}}}", "devices", "0", "processes", "7", 100), *agg, *ids;
+	char *s;
 
 	ids = containers_identities_new();
-	containers_annotate_group(g, one_ident, &ident, ids);
+	containers_annotate_group(g, one_ident, &ident, ids, NULL);
 	containers_identities_finish(ids);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "old", "renamed: the first report's namespace");
@@ -612,7 +613,7 @@ static void test_annotate_renamed(void)
 			  "namespace", "new");
 	agg = json_object_get(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "containers"), "c1");
 	ids = containers_identities_new();
-	containers_annotate_group(g, one_ident, &ident, ids);
+	containers_annotate_group(g, one_ident, &ident, ids, NULL);
 	containers_identities_finish(ids);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "new", "renamed: the next report's pod, its new namespace");
@@ -622,6 +623,31 @@ static void test_annotate_renamed(void)
 		   agg && !json_object_get(agg, "namespace"),
 	   "the container's sum: the same object, without names");
 	is_int(json_integer_value(json_object_get(agg, "memory_bytes")), 100, "and the sum is this call's");
+	{
+		/* The next report from this one: the unchanged container's entry is taken over, its pids afresh. */
+		json_t *prev = ids, *c = json_object_get(json_object_get(prev, "containers"), "c1");
+
+		ids = containers_identities_new();
+		containers_annotate_group(g, one_ident, &ident, ids, prev);
+		containers_identities_finish(ids);
+		ok(json_object_get(json_object_get(ids, "containers"), "c1") == c, "unchanged: the last report's entry");
+		s = json_dumps(json_object_get(c, "pids"), JSON_COMPACT);
+		is_str(s, "[7]", "unchanged: its pids this report's (once)");
+		free(s);
+		json_decref(prev);
+		prev = ids;
+		json_decref(ident);
+		ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
+				  "web", "namespace", "third");
+		ids = containers_identities_new();
+		containers_annotate_group(g, one_ident, &ident, ids, prev);
+		containers_identities_finish(ids);
+		c = json_object_get(json_object_get(ids, "containers"), "c1");
+		ok(c != json_object_get(json_object_get(prev, "containers"), "c1") &&
+			   !strcmp(json_string_value(json_object_get(c, "namespace")), "third"),
+		   "changed: a new entry, the new names");
+		json_decref(prev);
+	}
 	json_decref(ids);
 	json_decref(ident);
 	json_decref(g);

@@ -73,6 +73,19 @@ HOST_ERRORS = ("http_4xx", "http_5xx")  # TorchServe's host-level Requests4XX/5X
 # neuron_hw_counters.neuron_devices[]: neuron-monitor 2.x's counters (docs/report-format.md §5.3).
 NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
 DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "device")
+
+
+def sum_names(agg):
+    """Format 1's names in a device's pod or container sum: schema.json's "<agg>.*.{...}" field, pids aside."""
+    for x in SCHEMA["fields"]:
+        m = re.fullmatch(re.escape(agg) + r"\.\*\.\{(.*)\}", x["path"])
+        if x["group"] == "device_memory" and m:
+            return tuple(k for k in m.group(1).split(",") if k != "pids")
+    raise SystemExit("check_report.py: schema.json has no %s.*.{...} field" % agg)
+
+
+# containers: the names format 1 repeats in each sum (format 2: identities.pods' keys are the pods' ones)
+SUM_NAMES = {"pods": sum_names("pods"), "containers": sum_names("containers")}
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon", "powercap")
 DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
 # An NVIDIA MIG instance's entry: key "<GPU index>/<GPU instance id>/<compute instance id>" and more identity.
@@ -1078,8 +1091,7 @@ class Stream:
                 continue
             for key, o in a.items():
                 q = join(join(path, agg), key)
-                ident = () if v2 else ("pod", "namespace", "qos") if agg == "pods" else \
-                    ("runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster", "ecs_task_id", "ecs_task_family")
+                ident = () if v2 else SUM_NAMES[agg]
                 if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines", "energy_joules")):
                     continue
                 want_mem, want_eng, members = 0, {}, o.get("pids")
@@ -1255,7 +1267,7 @@ class Stream:
                 by_pid[str(pid)] = dict({k: v for k, v in c.items() if k != "pids"}, id=cid)
         for uid, o in ids.get("pods", {}).items():
             p = join(join("identities", "pods"), uid)
-            if self.keys(p, o, (), ("pod", "namespace", "qos")) and not POD_UID_RE.match(uid):
+            if self.keys(p, o, (), SUM_NAMES["pods"]) and not POD_UID_RE.match(uid):
                 self.err(p, "not a pod UID (lowercase hex and dashes)")
         for pid, c in ids.get("processes", {}).items():
             p = join(join("identities", "processes"), pid)
@@ -1274,7 +1286,7 @@ class Stream:
             if not isinstance(pod, dict):
                 self.err(join(join("identities", "pods"), uid), "missing (process %s names it)" % pid)
                 continue
-            for k in ("pod", "namespace", "qos"):
+            for k in SUM_NAMES["pods"]:
                 if pod.get(k) != c.get(k):
                     self.err(join(join(join("identities", "pods"), uid), k), "%s, but process %s says %s"
                              % (json.dumps(pod.get(k)), pid, json.dumps(c.get(k))))

@@ -11,10 +11,25 @@ line that is not a format-2 report is written unchanged. The integration test id
 sink over a stream and over this rewrite of it: their outputs must be the same.
 """
 import json
+import os
+import re
 import sys
 
-POD_KEYS = ("pod", "namespace", "qos")
-CTR_KEYS = ("runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster", "ecs_task_id", "ecs_task_family")
+SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "schema.json"),
+                        encoding="utf-8"))
+
+
+def sum_names(agg):
+    """The names format 1 wrote in a device's pod or container sum: schema.json's "<agg>.*.{...}" field."""
+    for x in SCHEMA["fields"]:
+        m = re.fullmatch(re.escape(agg) + r"\.\*\.\{(.*)\}", x["path"])
+        if x["group"] == "device_memory" and m:
+            return tuple(k for k in m.group(1).split(",") if k != "pids")
+    raise SystemExit("report_v1.py: schema.json has no %s.*.{...} field" % agg)
+
+
+POD_KEYS = sum_names("pods")
+CTR_KEYS = sum_names("containers")
 
 
 def identity(ids, pid):

@@ -12,24 +12,13 @@ sink over a stream and over this rewrite of it: their outputs must be the same.
 """
 import json
 import os
-import re
 import sys
 
-SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "schema.json"),
-                        encoding="utf-8"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_report import SUM_NAMES  # noqa: E402 (the names format 1 wrote in each sum, from schema.json)
 
-
-def sum_names(agg):
-    """The names format 1 wrote in a device's pod or container sum: schema.json's "<agg>.*.{...}" field."""
-    for x in SCHEMA["fields"]:
-        m = re.fullmatch(re.escape(agg) + r"\.\*\.\{(.*)\}", x["path"])
-        if x["group"] == "device_memory" and m:
-            return tuple(k for k in m.group(1).split(",") if k != "pids")
-    raise SystemExit("report_v1.py: schema.json has no %s.*.{...} field" % agg)
-
-
-POD_KEYS = sum_names("pods")
-CTR_KEYS = sum_names("containers")
+POD_KEYS = SUM_NAMES["pods"]
+CTR_KEYS = SUM_NAMES["containers"]
 
 
 def identity(ids, pid):

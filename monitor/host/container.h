@@ -147,8 +147,9 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 /*
  * The report's "container" object of process pid (a new reference), or NULL
  * when it is on the host or gone. An identity's values are its own objects
- * (container_json's): two identities never share a value, so the sums below
- * tell an identity they saw last call by its first value alone.
+ * (container_json's): two identities never share a value, so the
+ * identities below tell a container's entry of the last report still
+ * current when its values are the same objects.
  */
 typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
 

@@ -63,7 +63,11 @@ static const struct map_field common_fields[] = {
 	  WHY_SUM ": accelerator_retired_pages is their total"),
 	FIELD(DEVICE_ERRORS, NULL, "remapped_rows", "remapped", NULL),
 	FIELD(DEVICE_ERRORS, NULL, "remapped_rows.{correctable,uncorrectable,pending,failed}", NULL, NULL),
-	/* containers: per-process figures attributed to containers and pods (monitor/host/container.c) */
+	/*
+	 * containers: per-process figures attributed to containers and pods (monitor/host/container.c).
+	 * The identity fields (process_containers, the sums' names) are format 1's; format 2 writes them
+	 * once, in the report's "identities" (docs/report-format.md), and the sinks read either.
+	 */
 	FIELD(DEVICE_MEMORY, NULL, "process_containers", "process_containers", WHY_IDENT),
 	FIELD(DEVICE_MEMORY, NULL, "pods", "pod_memory", NULL),
 	FIELD(DEVICE_MEMORY, NULL, "pods.*.memory_bytes", NULL, NULL),
@@ -295,6 +299,22 @@ static const struct map_rows common_rows = {
 };
 
 #pragma GCC diagnostic pop
+
+/*
+ * containers: the labels an identity gives (rows.h): its pod (else the pod's
+ * UID), namespace, container (else its id; none on a pod's sums) and an ECS
+ * task's cluster, family and id (none on a pod's sums).
+ */
+const struct ident_label ident_label_rows[] = {
+	{ "pod", "pod", IDENT_POD, "pod_uid", IDENT_NONE },
+	{ "namespace", "namespace", IDENT_NONE, NULL, IDENT_NONE },
+	{ "container", "name", IDENT_CONTAINER, "id", IDENT_POD },
+	{ "ecs_cluster", "ecs_cluster", IDENT_NONE, NULL, IDENT_POD },
+	{ "ecs_task_family", "ecs_task_family", IDENT_NONE, NULL, IDENT_POD },
+	{ "ecs_task_id", "ecs_task_id", IDENT_NONE, NULL, IDENT_POD },
+};
+const size_t ident_label_count = ARRAY_SIZE(ident_label_rows);
+_Static_assert(ARRAY_SIZE(ident_label_rows) <= IDENT_LABELS_MAX, "IDENT_LABELS_MAX: the rows' count");
 
 const struct map_rows *const map_rows[] = {
 	&common_rows, &cpu_rows,    &mem_rows,    &process_rows, &containers_rows, &endpoint_rows,

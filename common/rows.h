@@ -108,14 +108,38 @@ enum map_scope { SC_SYSTEM, SC_RUNTIME, SC_DEVICE, SC_DEVICE_GROUP, SC_MONITOR }
 /*
  * containers: the labels pod, namespace and container come from a container
  * identity object (monitor/host/container.h): a runtime entry's "container";
- * for a device rule that captures "pid", the device's "process_containers"
- * entry of that pid; for a rule with ident set, the object its first "*"
- * reaches, whose key is the pod UID (IDENT_POD: no container label) or the
- * container id (IDENT_CONTAINER), the key not being a label itself. A name
+ * for a device rule that captures "pid", that process's identity (format 2:
+ * the report's "identities"; format 1: the device's "process_containers"
+ * entry); for a rule with ident set, the identity of the object its first
+ * "*" reaches (format 2: the report's "identities" entry of its key; format
+ * 1: the object itself), whose key is the pod UID (IDENT_POD: no container
+ * label) or the container id (IDENT_CONTAINER), the key not being a label
+ * itself. Which labels an identity gives is ident_label_rows' data. A name
  * the monitor could not resolve falls back to the id: pod to the pod UID,
  * container to the container id.
  */
 enum map_ident { IDENT_NONE, IDENT_POD, IDENT_CONTAINER };
+
+/*
+ * containers: one label an identity gives a sample, in the order they are
+ * added. It takes the identity's string field; when that is empty, the
+ * sum's own key where the sum is of kind key_of (a pod's UID, a container's
+ * id), else the identity's field fallback (NULL: none); no label when still
+ * empty. not_for: the kind of sum that never has it (a pod's sums have no
+ * container label). Adding an identity label is one row (ident_label_rows,
+ * common/all_rows.c).
+ */
+struct ident_label {
+	const char *label;
+	const char *field;
+	enum map_ident key_of;
+	const char *fallback;
+	enum map_ident not_for;
+};
+/* The rows, and how many (at most IDENT_LABELS_MAX). */
+extern const struct ident_label ident_label_rows[];
+extern const size_t ident_label_count;
+#define IDENT_LABELS_MAX 8
 
 /*
  * A percent read as a ratio: value / 100.0, as neuron-monitor-prometheus.py

@@ -51,6 +51,8 @@ struct walk {
 	size_t ntrail;
 	struct buf *entity;           /* a device's entity, "type:key": any length (the mapper's) */
 	json_t *dev;                  /* the device object a device rule walks, else NULL */
+	json_t *ids;                  /* the report's "identities" (format 2), else NULL */
+	json_t *pidx;                 /* and its index of contained processes (pid_index), or NULL */
 	json_t *ident;                /* an ident rule: the pod's or container's object its first "*" reached */
 	json_t *anchor;               /* the object the last "*" reached (a weight is found from it), or NULL */
 	size_t anchor_trail;          /* the length of trail[] at the anchor (messages about a weight) */
@@ -124,44 +126,79 @@ static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
 static const char *str_or(json_t *o, const char *key, const char *dflt);
 
 /*
- * containers: append pod, namespace, container and an ECS task's
- * ecs_cluster, ecs_task_family, ecs_task_id from identity
- * object o (NULL: nothing) to labels[n..]; pod_key/ctr_key are the
- * aggregate's key when it has one. Each only when it has a value; the
- * container label only for a container. Returns the new count.
+ * containers: append the labels identity object o gives (NULL: none) to
+ * labels[n..], as ident_label_rows says (common/all_rows.c); kind and key
+ * are the sum's (IDENT_POD and its UID, IDENT_CONTAINER and its id) when o
+ * is a pod's or container's, else IDENT_NONE and NULL. Returns the new count.
  */
-static size_t ident_labels(json_t *o, const char *pod_key, const char *ctr_key, struct label *labels, size_t n)
+static size_t ident_labels(json_t *o, enum map_ident kind, const char *key, struct label *labels, size_t n)
 {
-	const char *pod, *ns, *ctr;
-
 	if (!json_is_object(o))
 		return n;
-	pod = str_or(o, "pod", "");
-	if (!*pod)
-		pod = pod_key ? pod_key : str_or(o, "pod_uid", "");
-	ns = str_or(o, "namespace", "");
-	ctr = "";
-	if (!pod_key) {
-		ctr = str_or(o, "name", "");
-		if (!*ctr)
-			ctr = ctr_key ? ctr_key : str_or(o, "id", "");
-	}
-	if (*pod)
-		labels[n++] = (struct label){ "pod", pod };
-	if (*ns)
-		labels[n++] = (struct label){ "namespace", ns };
-	if (*ctr)
-		labels[n++] = (struct label){ "container", ctr };
-	/* An ECS task's containers: the task (a pod has none). */
-	if (!pod_key)
-		for (size_t i = 0; i < 3; i++) {
-			static const char *const ecs[] = { "ecs_cluster", "ecs_task_family", "ecs_task_id" };
-			const char *v = str_or(o, ecs[i], "");
+	for (size_t i = 0; i < ident_label_count; i++) {
+		const struct ident_label *r = &ident_label_rows[i];
+		const char *v;
 
-			if (*v)
-				labels[n++] = (struct label){ ecs[i], v };
-		}
+		if (kind != IDENT_NONE && r->not_for == kind)
+			continue;
+		v = str_or(o, r->field, "");
+		if (!*v && r->key_of != IDENT_NONE && r->key_of == kind)
+			v = key;
+		else if (!*v && r->fallback)
+			v = str_or(o, r->fallback, "");
+		if (*v)
+			labels[n++] = (struct label){ r->label, v };
+	}
 	return n;
+}
+
+/*
+ * containers: the identity object (borrowed; NULL: none) of process pid
+ * (its decimal text) of device object dev, *cid its container id when the
+ * identity is a container's in format 2 (else NULL: the identity has its
+ * own "id"): format 1's dev."process_containers" entry when dev has that,
+ * else the container whose "pids" has it (pidx, the report's index), else
+ * ids."processes"' entry.
+ */
+static json_t *process_identity(json_t *ids, json_t *pidx, json_t *dev, const char *pid, const char **cid)
+{
+	json_t *pc = json_object_get(dev, "process_containers"), *e;
+
+	*cid = NULL;
+	if (pc) /* format 1: the device's own copy */
+		return json_object_get(pc, pid);
+	if ((e = json_object_get(pidx, pid))) {
+		*cid = json_string_value(e);
+		return json_object_get(json_object_get(ids, "containers"), *cid);
+	}
+	return json_object_get(json_object_get(ids, "processes"), pid);
+}
+
+/* Format 2: {"<pid>": "<container id>"} for every pid of ids' containers (a new object), NULL without ids. */
+static json_t *pid_index(json_t *ids)
+{
+	json_t *pidx, *c, *p;
+	const char *cid;
+	size_t i;
+
+	if (!ids)
+		return NULL;
+	pidx = json_object();
+	json_object_foreach(json_object_get(ids, "containers"), cid, c)
+		json_array_foreach(json_object_get(c, "pids"), i, p) {
+			char buf[NUM_TEXT_MAX];
+
+			if (number_text(p, buf))
+				json_object_set_new(pidx, buf, json_string(cid));
+		}
+	return pidx;
+}
+
+json_t *report_sum_identity(json_t *ids, enum map_ident kind, const char *key, json_t *sum)
+{
+	json_t *o = json_object_get(json_object_get(ids, kind == IDENT_POD ? "pods" : "containers"), key);
+
+	return json_is_object(o) ? o : sum;
 }
 
 static void emit(struct walk *w, double v)
@@ -190,11 +227,15 @@ static void emit(struct walk *w, double v)
 	if (c->fixed_name)
 		w->s.labels[n++] = (struct label){ c->fixed_name, c->fixed_value };
 	if (w->ident)
-		n = ident_labels(w->ident, w->rule->ident == IDENT_POD ? w->ident_key : NULL,
-				 w->rule->ident == IDENT_CONTAINER ? w->ident_key : NULL, w->s.labels, n);
-	else if (c->pid_cap >= 0 && (size_t)c->pid_cap < w->ncaps && w->dev)
-		n = ident_labels(json_object_get(json_object_get(w->dev, "process_containers"), w->caps[c->pid_cap]),
-				 NULL, NULL, w->s.labels, n);
+		n = ident_labels(report_sum_identity(w->ids, w->rule->ident, w->ident_key, w->ident), w->rule->ident,
+				 w->ident_key, w->s.labels, n);
+	else if (c->pid_cap >= 0 && (size_t)c->pid_cap < w->ncaps && w->dev) {
+		const char *cid;
+		json_t *o = process_identity(w->ids, w->pidx, w->dev, w->caps[c->pid_cap], &cid);
+
+		/* a container's identity in the table is keyed by its id: the key is its "id" */
+		n = ident_labels(o, cid ? IDENT_CONTAINER : IDENT_NONE, cid, w->s.labels, n);
+	}
 	w->s.nlabels = n;
 	w->s.fam = w->c->fam;
 	w->s.value = v;
@@ -659,7 +700,7 @@ static void map_runtime_entry(struct mapper *m, struct walk *w, json_t *e, size_
 		w->s.labels[w->base_labels++] = (struct label){ "pid", pidbuf };
 	}
 	/* containers: whose process it is */
-	w->base_labels = ident_labels(json_object_get(e, "container"), NULL, NULL, w->s.labels, w->base_labels);
+	w->base_labels = ident_labels(json_object_get(e, "container"), IDENT_NONE, NULL, w->s.labels, w->base_labels);
 	snprintf(where, sizeof(where), "%s[%zu].report", fmt == FORMAT_ACCEL ? "runtime_data" : "neuron_runtime_data", i);
 	map_groups(m, w, GC_RUNTIME, json_object_get(e, "report"), where, root_iso, root_ms);
 }
@@ -678,6 +719,9 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 	w.cb = cb;
 	w.entity = &m->entity;
 	fmt = detect(report, &rts);
+	w.ids = fmt == FORMAT_ACCEL && json_is_object(json_object_get(report, "identities"))
+			? json_object_get(report, "identities") : NULL;
+	w.pidx = pid_index(w.ids);
 	root_iso = str_or(report, "timestamp", NULL);
 	/* Invalid: root_ms stays now_ms; a group with the same text gets it too, counted once. */
 	if (root_iso)
@@ -746,6 +790,7 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 	    !enter_group(m, &w, e, "monitor", w.s.entity, "monitor", root_iso, root_ms))
 		for (size_t k = 0; k < gr->n; k++)
 			walk_rule(&w, &m->rules[m->order[gr->first + k]], e);
+	json_decref(w.pidx);
 	return fmt;
 }
 

@@ -113,6 +113,14 @@ unsigned long long mapper_bad_timestamps(const struct mapper *m);
 enum report_format map_report(json_t *report, int64_t now_ms, const struct map_cb *cb);
 
 /*
+ * containers: the identity (borrowed) of a device's per-pod (IDENT_POD) or
+ * per-container sum object sum under key: ids."pods" / ids."containers"
+ * entry of key when there is one (format 2), else sum itself (format 1
+ * carries the names in the sum).
+ */
+json_t *report_sum_identity(json_t *ids, enum map_ident kind, const char *key, json_t *sum);
+
+/*
  * Compile and check every rule of every block: its pattern fits the compiled
  * form, its group and labels are the schema's, its family is defined in
  * exactly one block, and no sample it yields can carry more than

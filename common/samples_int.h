@@ -14,8 +14,6 @@
 
 /* ---- compiled patterns ----------------------------------------------------- */
 
-#define MAP_IDENT_LABELS 6 /* containers: pod, namespace, container, ecs_cluster, ecs_task_family, ecs_task_id */
-
 enum step_kind { ST_KEY, ST_ANY, ST_ELEM, ST_KEYS, ST_SUM, ST_COUNT, ST_ONE };
 
 #define STEP_MAX 8
@@ -37,7 +35,7 @@ struct compiled {
 	size_t nsteps;
 	char *capnames[CAPS_MAX];
 	size_t ncaps;
-	int pid_cap;            /* the capture labelled "pid" (its identity: process_containers), or -1 */
+	int pid_cap;            /* the capture labelled "pid" (its identity: the report's identities), or -1 */
 	int drop_empty;         /* a "*[f,g]" step: captures that are "" are no labels */
 	char *fixed_name, *fixed_value;
 	char *weight[STEP_MAX]; /* the rule's weight path, split at '.' (nweight keys; 0: none) */

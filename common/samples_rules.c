@@ -63,10 +63,10 @@ static size_t rule_max_labels(const struct map_rule *r, size_t ncaps)
 
 	switch (r->scope) {
 	case SC_RUNTIME:
-		n += SCHEMA_RUNTIME_LABELS + MAP_IDENT_LABELS;
+		n += SCHEMA_RUNTIME_LABELS + ident_label_count;
 		break;
 	case SC_DEVICE:
-		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0) + MAP_IDENT_LABELS;
+		n += SCHEMA_DEVICE_LABELS + (r->index_label ? 1 : 0) + ident_label_count;
 		break;
 	default:
 		break;
@@ -379,6 +379,7 @@ json_t *map_schema_json(void)
 	static const char *const scopes[] = { "system", "runtime", "device", "device_group", "monitor" };
 	static const char *const types[] = { "gauge", "counter" };
 	json_t *s = schema_json(), *o = json_object(), *fl = json_array(), *fams = json_array(), *rs = json_array();
+	json_t *il = json_array();
 
 	for (const struct map_rows *const *b = map_rows; *b; b++) {
 		for (size_t i = 0; i < (*b)->nfields; i++) {
@@ -425,6 +426,15 @@ json_t *map_schema_json(void)
 	json_object_set(o, "labels", json_object_get(s, "labels"));
 	json_object_set_new(o, "families", fams);
 	json_object_set_new(o, "rules", rs);
+	for (size_t i = 0; i < ident_label_count; i++) {
+		const struct ident_label *x = &ident_label_rows[i];
+		static const char *const kinds[] = { NULL, "pod", "container" };
+
+		json_array_append_new(il, json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "label", x->label, "field", x->field,
+						    "key_of", kinds[x->key_of], "fallback", x->fallback, "not_for",
+						    kinds[x->not_for]));
+	}
+	json_object_set_new(o, "ident_labels", il);
 	json_decref(s);
 	return o;
 }

@@ -25,6 +25,14 @@
  */
 #define STREAM_DEFAULT_MAX_LINE (16u << 20)
 
+/*
+ * The version of accel-monitor's report format, written as "monitor"."format_version"
+ * (docs/report-format.md, "Format versions"). 2: each process's, container's and pod's
+ * identity once, in the report's "identities"; a report without it is version 1 (device
+ * groups with "process_containers" and named pod and container sums), which sinks still read.
+ */
+#define REPORT_FORMAT_VERSION 2
+
 /* Why a line was rejected: indexes stream_bad_reason_names. */
 enum stream_bad {
 	STREAM_BAD_JSON,     /* not valid JSON (includes NaN, Infinity, too deep) */

@@ -13,6 +13,7 @@
  */
 #include "prom_dcgm.h"
 #include "../log.h"
+#include "../samples.h"
 #include "../util.h"
 
 #include <errno.h>
@@ -611,13 +612,14 @@ static json_t *user_of(json_t *o, const char *key, int is_pod)
 
 void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 {
+	json_t *ent, *ids = json_object_get(report, "identities"); /* format 2: the sums' names */
 	size_t i;
-	json_t *ent;
 
 	if (!d)
 		return;
 	if (!d->users)
 		d->users = json_object();
+
 	json_array_foreach(json_object_get(report, "device_data"), i, ent) {
 		json_t *g = json_object_get(json_object_get(ent, "report"), "device_memory"), *dev;
 		const char *key, *uuid;
@@ -641,7 +643,9 @@ void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 			list = json_array();
 			json_object_foreach(agg, k, o)
 				if (json_is_object(o))
-					json_array_append_new(list, user_of(o, k, is_pod));
+					json_array_append_new(list, user_of(report_sum_identity(ids, is_pod ? IDENT_POD
+												   : IDENT_CONTAINER, k, o),
+									    k, is_pod));
 			if (json_object_size(d->users) < LAST_MAX || json_object_get(d->users, uuid))
 				json_object_set_new(d->users, uuid, list);
 			else

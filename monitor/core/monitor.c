@@ -782,9 +782,11 @@ static void phase_attribution(struct monitor *m, struct cycle_run *run)
  */
 static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 {
+	json_t *ids = host_annotate_devices(m->host, run->device_data);
 	int need = 0;
 
-	host_annotate_devices(m->host, run->device_data);
+	if (ids) /* each process's, container's and pod's identity once, the device groups' sums keyed by id */
+		json_object_set_new(run->report, "identities", ids);
 	for (size_t u = 0; u < m->nunits && !need; u++)
 		for (size_t k = 0; m->units[u].scope == COLL_RUNTIME && k < m->units[u].ndue; k++)
 			need |= m->units[u].due[k]->id == GROUP_MEMORY_USED;

@@ -2,6 +2,7 @@
 /* The report line within the sinks' default line limit; see report.h. */
 #include "report.h"
 #include "../../common/jsonw.h"
+#include "../../common/stream.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -183,6 +184,7 @@ json_t *report_new(const char *iso, uint64_t seq, json_t *timing, json_t *runtim
 
 	json_object_set_new_nocheck(r, "timestamp", json_string(iso));
 	json_object_set_new_nocheck(mon, "version", json_string(ACCEL_VERSION));
+	json_object_set_new_nocheck(mon, "format_version", json_integer(REPORT_FORMAT_VERSION));
 	json_object_set_new_nocheck(mon, "seq", json_integer((json_int_t)seq));
 	json_object_set_new_nocheck(mon, "collectors", timing);
 	json_object_set_new_nocheck(r, "monitor", mon);

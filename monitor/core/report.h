@@ -24,9 +24,9 @@
 
 /*
  * A new report's envelope, taking the references it is given (each a new
- * object of its own): {timestamp: iso, monitor {version, seq, collectors:
- * timing}, runtime_data, device_data, system_data, instance_info}, in that
- * order (docs/report-format.md §1).
+ * object of its own): {timestamp: iso, monitor {version, format_version,
+ * seq, collectors: timing}, runtime_data, device_data, system_data,
+ * instance_info}, in that order (docs/report-format.md §1).
  */
 json_t *report_new(const char *iso, uint64_t seq, json_t *timing, json_t *runtime_data, json_t *device_data,
 		   json_t *system_data, json_t *instance_info);

@@ -843,12 +843,11 @@ static void add_number(json_t *o, const char *key, json_t *v)
 
 /*
  * One process's part in a sum (a pod's, a container's): the sum's object,
- * the process's identity (borrowed: process_containers holds it), pid and
- * figure, and where it came among the device's processes (the order its
- * figure is added in).
+ * pid and figure, and where it came among the device's processes (the
+ * order its figure is added in).
  */
 struct agg_part {
-	json_t *a, *ident, *fig;
+	json_t *a, *fig;
 	pid_t pid;
 	size_t order;
 };
@@ -874,36 +873,15 @@ static json_t *agg_of(json_t *obj, const char *key)
 	return a;
 }
 
-/* Make a's identity fields (keys) ident's. */
-static void agg_ident(json_t *a, json_t *ident, const char *const *keys)
-{
-	/*
-	 * The same identity object as the last call's (the host answers one while
-	 * the process and its names stay): each identity holds strings of its own,
-	 * so its first value here, when it has one, says the others are its too.
-	 */
-	if (json_object_get(ident, keys[0]) && json_object_get(ident, keys[0]) == json_object_get(a, keys[0]))
-		return;
-	for (; *keys; keys++) {
-		json_t *v = json_object_get(ident, *keys);
-
-		if (v == json_object_get(a, *keys))
-			continue;
-		if (v)
-			json_object_set(a, *keys, v);
-		else
-			json_object_del(a, *keys);
-	}
-}
-
 /*
  * The sum of one aggregate from its parts p[0..n) (this call's, in order):
- * its identity the first process's, "pids", the numbers summed under num_key
- * ("memory_bytes", "energy_joules": an integer while every figure is one and
- * the sum fits, else a real), {"<engine>": percent} figures under "engines".
- * The last call's objects are updated in place: a kept sum allocates nothing.
+ * "pids", the numbers summed under num_key ("memory_bytes", "energy_joules":
+ * an integer while every figure is one and the sum fits, else a real),
+ * {"<engine>": percent} figures under "engines". Its identity is the
+ * report's "identities" (containers_identities). The last call's objects
+ * are updated in place: a kept sum allocates nothing.
  */
-static void agg_fill(const struct agg_part *p, size_t n, const char *const *keys, const char *num_key)
+static void agg_fill(const struct agg_part *p, size_t n, const char *num_key)
 {
 	json_t *a = p[0].a, *pids = json_object_get(a, "pids"), *cur, *eng = NULL, *v;
 	int have = 0, is_int = 0;
@@ -911,7 +889,6 @@ static void agg_fill(const struct agg_part *p, size_t n, const char *const *keys
 	double dsum = 0;
 	const char *k;
 
-	agg_ident(a, p[0].ident, keys);
 	if (!json_is_array(pids)) {
 		pids = json_array();
 		json_object_set_new(a, "pids", pids);
@@ -967,7 +944,7 @@ static void agg_fill(const struct agg_part *p, size_t n, const char *const *keys
  * Make the sums in aggs this call's, from parts[0..n) (sorted here): each
  * sum a part names filled (agg_fill), each other one dropped.
  */
-static void aggs_fill(json_t *aggs, struct agg_part *parts, size_t n, const char *const *keys, const char *num_key)
+static void aggs_fill(json_t *aggs, struct agg_part *parts, size_t n, const char *num_key)
 {
 	const char *k;
 	json_t *a;
@@ -977,7 +954,7 @@ static void aggs_fill(json_t *aggs, struct agg_part *parts, size_t n, const char
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && parts[j].a == parts[i].a; j++)
 			;
-		agg_fill(parts + i, j - i, keys, num_key);
+		agg_fill(parts + i, j - i, num_key);
 	}
 	json_object_foreach_safe(aggs, tmp, k, a) {
 		size_t lo = 0, hi = n;
@@ -1003,17 +980,6 @@ static json_t *take_obj(json_t *dev, const char *key)
 	return json_is_object(o) ? json_incref(o) : json_object();
 }
 
-static int in_pidlist(json_t *pidlist, long pid)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(pidlist, i, v)
-		if (json_is_integer(v) && json_integer_value(v) == pid)
-			return 1;
-	return 0;
-}
-
 static void set_or_drop(json_t *dev, const char *key, json_t *v)
 {
 	if (json_object_size(v))
@@ -1025,15 +991,113 @@ static void set_or_drop(json_t *dev, const char *key, json_t *v)
 	}
 }
 
-/* pc[key] = ident (a reference taken), or no entry when ident is NULL. */
-static void pc_set(json_t *pc, const char *key, json_t *ident)
+json_t *containers_identities_new(void)
 {
+	return json_pack("{s:{}, s:{}, s:{}}", "containers", "pods", "processes");
+}
+
+/*
+ * Enter process key's identity (a new reference, taken; NULL: none) in ids
+ * (containers_identities_new's): one with a container id under
+ * "containers" (its fields but "id", which is its key, and "pids", to which
+ * the process is added; the last report's entry, prev's, when its fields
+ * are the same objects, so that an unchanged container allocates nothing),
+ * the others whole under "processes"; the pod's names once under "pods". Until containers_identities_finish, a contained
+ * process's entry in "processes" is its container's object (a reference:
+ * no allocation but the entry's), which says it was entered. Returns the
+ * table's identity (borrowed) or NULL; *cid its container id (the table's
+ * key) or NULL.
+ */
+/* Whether copy (a container's entry in an identities object) is ident's fields but "id" (the same values). */
+static int same_copy(json_t *copy, json_t *ident)
+{
+	const char *k;
+	json_t *v;
+
+	if (json_object_size(copy) != json_object_size(ident)) /* "pids" in the place of "id" */
+		return 0;
+	json_object_foreach(ident, k, v)
+		if (strcmp(k, "id") && json_object_get(copy, k) != v)
+			return 0;
+	return 1;
+}
+
+static json_t *ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident, const char **cid)
+{
+	static const char *const pod_keys[] = { "pod", "namespace", "qos" };
+	json_t *procs = json_object_get(ids, "processes"), *ctrs = json_object_get(ids, "containers");
+	json_t *pods = json_object_get(ids, "pods"), *c, *v;
+	const char *uid, *id, *k;
+
+	*cid = NULL;
 	if (!ident)
-		json_object_del(pc, key);
-	else if (json_object_get(pc, key) == ident)
-		json_decref(ident); /* the last call's: already there */
-	else
-		json_object_set_new(pc, key, ident);
+		return NULL;
+	uid = json_string_value(json_object_get(ident, "pod_uid"));
+	if (uid && !json_object_get(pods, uid)) {
+		json_t *pod = json_object();
+
+		for (size_t i = 0; i < ARRAY_SIZE(pod_keys); i++)
+			if ((v = json_object_get(ident, pod_keys[i])))
+				json_object_set(pod, pod_keys[i], v);
+		json_object_set_new(pods, uid, pod);
+	}
+	if (!(id = json_string_value(json_object_get(ident, "id")))) {
+		json_object_set_new(procs, key, ident);
+		return ident;
+	}
+	if (!(c = json_object_get(ctrs, id))) {
+		json_t *old = json_object_get(json_object_get(prev, "containers"), id);
+
+		if (old && same_copy(old, ident)) {
+			c = json_incref(old);
+			json_array_clear(json_object_get(c, "pids")); /* the last report's, written already */
+		} else {
+			c = json_object();
+			json_object_foreach(ident, k, v)
+				if (strcmp(k, "id"))
+					json_object_set(c, k, v);
+			json_object_set_new(c, "pids", json_array());
+		}
+		json_object_set_new(ctrs, id, c);
+	}
+	*cid = json_object_iter_key(json_object_iter_at(ctrs, id));
+	json_array_append_new(json_object_get(c, "pids"), json_integer(pid));
+	json_object_set(procs, key, c);
+	json_decref(ident);
+	return c;
+}
+
+/*
+ * The identity of process key in ids (borrowed; *cid its container id or
+ * NULL), entering it (lookup) when ids has no entry yet.
+ */
+static json_t *ids_get(json_t *ids, json_t *prev, const char *key, pid_t pid, container_lookup_fn lookup,
+		       void *ud, const char **cid)
+{
+	json_t *e = json_object_get(json_object_get(ids, "processes"), key);
+	json_t *ident;
+
+	*cid = NULL;
+	if (!e)
+		return ids_enter(ids, prev, key, pid, lookup(ud, pid), cid);
+	if (!json_object_get(e, "pids")) /* a process's own identity (only a container's has pids) */
+		return e;
+	ident = lookup(ud, pid); /* the host's memo: its container id, which is e's key */
+	*cid = json_object_iter_key(json_object_iter_at(json_object_get(ids, "containers"),
+							json_string_value(json_object_get(ident, "id"))));
+	json_decref(ident);
+	return e;
+}
+
+void containers_identities_finish(json_t *ids)
+{
+	json_t *procs = json_object_get(ids, "processes"), *e;
+	const char *key;
+	void *tmp;
+
+	json_object_foreach_safe(procs, tmp, key, e)
+		if (json_object_get(e, "pids")) /* a container's process: in its container's pids */
+			json_object_del(procs, key);
 }
 
 /*
@@ -1042,41 +1106,27 @@ static void pc_set(json_t *pc, const char *key, json_t *ident)
  * same identities answer the same objects, and only what changed is
  * allocated.
  */
-static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
+static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev, json_t *ids, json_t *prev)
 {
-	static const char *const pod_keys[] = { "pod", "namespace", "qos", NULL };
-	static const char *const ctr_keys[] = { "runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster",
-						"ecs_task_id", "ecs_task_family", NULL };
 	json_t *procs = json_object_get(dev, "processes"), *pidlist = json_object_get(dev, "pids");
-	json_t *pc, *pods, *ctrs, *fig;
+	json_t *pods, *ctrs, *fig;
 	const char *key;
 	/* device_power's processes are joules (energy.h marks the split with energy_attribution), others bytes */
 	const char *num_key = json_object_get(dev, "energy_attribution") ? "energy_joules" : "memory_bytes";
 	struct agg_part *pp, *pcp;
 	size_t i, npp, npc;
-	void *tmp;
 
 	if (!json_is_object(procs))
 		procs = NULL;
 	if (!json_is_array(pidlist))
 		pidlist = NULL;
 	if (!procs && !pidlist) {
-		set_or_drop(dev, "process_containers", json_object());
 		set_or_drop(dev, "pods", json_object());
 		set_or_drop(dev, "containers", json_object());
 		return;
 	}
-	pc = take_obj(dev, "process_containers");
 	pods = take_obj(dev, "pods");
 	ctrs = take_obj(dev, "containers");
-	/* The last call's processes that are not this call's. */
-	json_object_foreach_safe(pc, tmp, key, fig) {
-		char *end;
-		long pid = strtol(key, &end, 10);
-
-		if (!json_object_get(procs, key) && (*end || !in_pidlist(pidlist, pid)))
-			json_object_del(pc, key);
-	}
 	npp = npc = 0;
 	pp = xmalloc((json_object_size(procs) + 1) * sizeof(*pp));
 	pcp = xmalloc((json_object_size(procs) + 1) * sizeof(*pcp));
@@ -1088,39 +1138,35 @@ static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev)
 
 		if (*end || pid <= 0 || pid > 0x3fffffff)
 			continue;
-		ident = lookup(ud, (pid_t)pid);
+		ident = ids_get(ids, prev, key, (pid_t)pid, lookup, ud, &cid);
 		uid = json_string_value(json_object_get(ident, "pod_uid"));
-		cid = json_string_value(json_object_get(ident, "id"));
 		if (uid) {
-			pp[npp] = (struct agg_part){ agg_of(pods, uid), ident, fig, (pid_t)pid, npp };
+			pp[npp] = (struct agg_part){ agg_of(pods, uid), fig, (pid_t)pid, npp };
 			npp++;
 		}
 		if (cid) {
-			pcp[npc] = (struct agg_part){ agg_of(ctrs, cid), ident, fig, (pid_t)pid, npc };
+			pcp[npc] = (struct agg_part){ agg_of(ctrs, cid), fig, (pid_t)pid, npc };
 			npc++;
 		}
-		pc_set(pc, key, ident);
 	}
-	aggs_fill(pods, pp, npp, pod_keys, num_key);
-	aggs_fill(ctrs, pcp, npc, ctr_keys, num_key);
+	aggs_fill(pods, pp, npp, num_key);
+	aggs_fill(ctrs, pcp, npc, num_key);
 	free(pp);
 	free(pcp);
 	json_array_foreach(pidlist, i, fig) {
 		char k[24];
+		const char *cid;
 
 		if (!json_is_integer(fig) || json_integer_value(fig) <= 0 || json_integer_value(fig) > 0x3fffffff)
 			continue;
 		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
-		if (json_object_get(procs, k))
-			continue; /* done above */
-		pc_set(pc, k, lookup(ud, (pid_t)json_integer_value(fig)));
+		ids_get(ids, prev, k, (pid_t)json_integer_value(fig), lookup, ud, &cid);
 	}
-	set_or_drop(dev, "process_containers", pc);
 	set_or_drop(dev, "pods", pods);
 	set_or_drop(dev, "containers", ctrs);
 }
 
-void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud)
+void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids, json_t *prev)
 {
 	const char *k, *mk;
 	json_t *dev, *mig;
@@ -1128,21 +1174,27 @@ void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *
 	json_object_foreach(json_object_get(group, "devices"), k, dev) {
 		if (!json_is_object(dev))
 			continue;
-		annotate_device(lookup, ud, dev);
+		annotate_device(lookup, ud, dev, ids, prev);
 		json_object_foreach(json_object_get(dev, "mig_devices"), mk, mig)
 			if (json_is_object(mig))
-				annotate_device(lookup, ud, mig);
+				annotate_device(lookup, ud, mig, ids, prev);
 	}
 }
 
-void containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud)
+json_t *containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud, json_t *prev)
 {
-	size_t i;
-	json_t *ent, *g;
+	json_t *ent, *g, *ids = containers_identities_new(), *v;
 	const char *k;
+	size_t i;
 
 	json_array_foreach(device_data, i, ent)
 		json_object_foreach(json_object_get(ent, "report"), k, g)
 			if (json_is_object(g)) /* a group with an error has no devices to walk */
-				containers_annotate_group(g, lookup, ud);
+				containers_annotate_group(g, lookup, ud, ids, prev);
+	containers_identities_finish(ids);
+	json_object_foreach(ids, k, v)
+		if (json_object_size(v))
+			return ids;
+	json_decref(ids);
+	return NULL;
 }

@@ -147,8 +147,9 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 /*
  * The report's "container" object of process pid (a new reference), or NULL
  * when it is on the host or gone. An identity's values are its own objects
- * (container_json's): two identities never share a value, so the sums below
- * tell an identity they saw last call by its first value alone.
+ * (container_json's): two identities never share a value, so the
+ * identities below tell a container's entry of the last report still
+ * current when its values are the same objects.
  */
 typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
 
@@ -158,17 +159,35 @@ typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
  * each device object (and each of its "mig_devices"), for every process of
  * "processes" ({"<pid>": bytes}, {"<pid>": {"<engine>": percent}}, or
  * device_power's {"<pid>": joules}, marked by its "energy_attribution") and
- * "pids" ([pid, ...]) that is in a container, pod or unit, add
- * "process_containers": {"<pid>": container object}; and sum "processes"
- * into "pods": {"<pod UID>": {"pod", "namespace", "qos", "pids": [...],
+ * "pids" ([pid, ...]) that is in a container, pod or unit, enter its
+ * identity in ids (containers_identities_new's: the report's "identities",
+ * docs/report-format.md, each identity once however many devices name the
+ * process); and sum "processes" into "pods": {"<pod UID>": {"pids": [...],
  * "memory_bytes": n | "energy_joules": j | "engines": {"<engine>": percent}}}
- * and "containers": {"<container id>": {"runtime", "pod_uid", "pod",
- * "namespace", "name", "pids", "memory_bytes" | "energy_joules" | "engines"}}. Keys left out when empty; set afresh
- * each call (a collector that keeps its device objects between cycles gets
- * no stale entry).
+ * and "containers": {"<container id>": {"pids", "memory_bytes" |
+ * "energy_joules" | "engines"}}, whose names are ids'. prev (borrowed;
+ * NULL: none) is the last report's identities, whose unchanged container
+ * entries ids takes over (their "pids" made this report's) rather than
+ * copying each container again. Keys left out when
+ * empty; set afresh each call (a collector that keeps its device objects
+ * between cycles gets no stale entry).
  */
-void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud);
-/* containers_annotate_group on every group of every entry of a report's device_data array. */
-void containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud);
+void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids, json_t *prev);
+/*
+ * A new, empty identities object, which containers_annotate_group fills
+ * and containers_identities_finish completes: {"containers": {"<container
+ * id>": {identity but "id", "pids": [...]}}, "pods": {"<pod UID>": {"pod",
+ * "namespace", "qos"}}, "processes": {"<pid>": identity}} (only the
+ * processes in no container: a unit's, a pod's or an ECS task's own).
+ */
+json_t *containers_identities_new(void);
+/* Drop ids' "processes" entries of contained processes (their container's "pids" has them). */
+void containers_identities_finish(json_t *ids);
+/*
+ * containers_annotate_group on every group of every entry of a report's
+ * device_data array, prev the last report's identities; returns the
+ * report's "identities" (a new reference), NULL when no process has one.
+ */
+json_t *containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud, json_t *prev);
 
 #endif

@@ -33,6 +33,7 @@ struct devmem {
 struct host {
 	char *procfs, *sysfs;        /* owned */
 	long clk_tck;                /* USER_HZ */
+	json_t *last_ids;            /* the last report's "identities" (a reference; NULL: none): containers_annotate_report's prev */
 	long page_size;              /* bytes */
 	int ncpu;                    /* online CPUs */
 	struct loop *loop;           /* borrowed; NULL: no fetches */
@@ -169,6 +170,7 @@ void host_free(struct host *h)
 	free(h->im);
 	hindex_free(&h->imi);
 	energy_ledger_free(h->energy);
+	json_decref(h->last_ids);
 	free(h->procfs);
 	free(h->sysfs);
 	free(h);
@@ -503,14 +505,24 @@ static json_t *lookup(void *ud, pid_t pid)
 	return host_container_json(ud, pid);
 }
 
-void host_annotate_group(struct host *h, json_t *group)
+void host_annotate_group(struct host *h, json_t *group, json_t *ids)
 {
-	containers_annotate_group(group, lookup, h);
+	if (h->last_ids == ids) { /* another group of the same report */
+		containers_annotate_group(group, lookup, h, ids, NULL);
+		return;
+	}
+	containers_annotate_group(group, lookup, h, ids, h->last_ids);
+	json_decref(h->last_ids);
+	h->last_ids = json_incref(ids);
 }
 
-void host_annotate_devices(struct host *h, json_t *device_data)
+json_t *host_annotate_devices(struct host *h, json_t *device_data)
 {
-	containers_annotate_report(device_data, lookup, h);
+	json_t *ids = containers_annotate_report(device_data, lookup, h, h->last_ids);
+
+	json_decref(h->last_ids);
+	h->last_ids = json_incref(ids);
+	return ids;
 }
 
 /* ---- measuring a process ----------------------------------------------------------------------------- */

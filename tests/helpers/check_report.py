@@ -73,6 +73,19 @@ HOST_ERRORS = ("http_4xx", "http_5xx")  # TorchServe's host-level Requests4XX/5X
 # neuron_hw_counters.neuron_devices[]: neuron-monitor 2.x's counters (docs/report-format.md §5.3).
 NEURON_HW_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
 DEVICE_GROUPS = tuple(g["name"] for g in SCHEMA["groups"] if g["scope"] == "device")
+
+
+def sum_names(agg):
+    """Format 1's names in a device's pod or container sum: schema.json's "<agg>.*.{...}" field, pids aside."""
+    for x in SCHEMA["fields"]:
+        m = re.fullmatch(re.escape(agg) + r"\.\*\.\{(.*)\}", x["path"])
+        if x["group"] == "device_memory" and m:
+            return tuple(k for k in m.group(1).split(",") if k != "pids")
+    raise SystemExit("check_report.py: schema.json has no %s.*.{...} field" % agg)
+
+
+# containers: the names format 1 repeats in each sum (format 2: identities.pods' keys are the pods' ones)
+SUM_NAMES = {"pods": sum_names("pods"), "containers": sum_names("containers")}
 DEVICE_TYPES = ("nvidia", "amdgpu", "neuron", "ncs2", "hwmon", "powercap")
 DEVICE_IDENTITY = ("index", "uuid", "pci_bus_id", "model", "error")
 # An NVIDIA MIG instance's entry: key "<GPU index>/<GPU instance id>/<compute instance id>" and more identity.
@@ -1049,7 +1062,16 @@ class Stream:
         """A device's process_containers, pods and containers against its processes."""
         procs = d.get("processes")
         pc = d.get("process_containers", {})
-        if "process_containers" in d:
+        v2 = getattr(self, "by_pid", None) is not None
+        if v2 and "process_containers" in d:
+            self.err(join(path, "process_containers"), "in a report with identities (format 2)")
+        if v2:
+            # Format 2: the device's processes' identities are the report's; its sums carry no names.
+            mine = set(procs) if isinstance(procs, dict) else set()
+            if isinstance(d.get("pids"), list):
+                mine |= {str(x) for x in d["pids"]}
+            pc = {k: self.by_pid[k] for k in mine if k in self.by_pid}
+        elif "process_containers" in d:
             if not isinstance(pc, dict) or not pc:
                 self.err(join(path, "process_containers"), "expected a non-empty object (absent when empty)")
                 pc = {}
@@ -1069,8 +1091,7 @@ class Stream:
                 continue
             for key, o in a.items():
                 q = join(join(path, agg), key)
-                ident = ("pod", "namespace", "qos") if agg == "pods" else \
-                    ("runtime", "pod_uid", "pod", "namespace", "name", "ecs_cluster", "ecs_task_id", "ecs_task_family")
+                ident = () if v2 else SUM_NAMES[agg]
                 if not self.keys(q, o, ("pids",), ident + ("memory_bytes", "engines", "energy_joules")):
                     continue
                 want_mem, want_eng, members = 0, {}, o.get("pids")
@@ -1107,7 +1128,7 @@ class Stream:
             for k, c in pc.items():
                 if keyname in c and (c[keyname] not in a or int(k) not in a[c[keyname]].get("pids", [])) \
                         and isinstance(procs, dict) and k in procs:
-                    self.err(join(join(path, "process_containers"), k), "missing from %s" % agg)
+                    self.err(join(join(path, "identities" if v2 else "process_containers"), k), "missing from %s" % agg)
 
     def entry(self, path, e, prev_index, seen):
         # An endpoint runtime (http:// or https://) also says which server it is, and with passthrough its body.
@@ -1221,13 +1242,70 @@ class Stream:
 
     # -- lines -------------------------------------------------------------
 
+    def identities(self, ids):
+        """Format 2's "identities": each process's identity by pid, as format 1's process_containers held it."""
+        by_pid = {}
+        if not self.keys("identities", ids, (), ("containers", "pods", "processes")):
+            return by_pid
+        for part in ("containers", "pods", "processes"):
+            o = ids.get(part, {})
+            if not isinstance(o, dict):
+                self.err(join("identities", part), "expected an object, got %s" % kind(o))
+                ids[part] = {}
+        for cid, c in ids.get("containers", {}).items():
+            p = join(join("identities", "containers"), cid)
+            if not self.keys(p, c, ("pids",), tuple(k for k in CONTAINER_KEYS if k != "id")):
+                continue
+            self.container(p, dict({k: v for k, v in c.items() if k != "pids"}, id=cid))
+            if not isinstance(c["pids"], list) or not c["pids"]:
+                self.err(join(p, "pids"), "expected a non-empty array")
+                continue
+            for pid in c["pids"]:
+                if type(pid) is not int or str(pid) in by_pid:
+                    self.err(join(p, "pids"), "%s: not a pid, or one in two containers" % json.dumps(pid))
+                    continue
+                by_pid[str(pid)] = dict({k: v for k, v in c.items() if k != "pids"}, id=cid)
+        for uid, o in ids.get("pods", {}).items():
+            p = join(join("identities", "pods"), uid)
+            if self.keys(p, o, (), SUM_NAMES["pods"]) and not POD_UID_RE.match(uid):
+                self.err(p, "not a pod UID (lowercase hex and dashes)")
+        for pid, c in ids.get("processes", {}).items():
+            p = join(join("identities", "processes"), pid)
+            self.container(p, c)
+            if isinstance(c, dict) and "id" in c:
+                self.err(join(p, "id"), "a container's process: under identities.containers")
+            if pid in by_pid:
+                self.err(p, "also a container's process")
+            by_pid[pid] = c
+        # Every pod a process names has its names once, and they are the process's.
+        for pid, c in by_pid.items():
+            uid = c.get("pod_uid") if isinstance(c, dict) else None
+            if uid is None:
+                continue
+            pod = ids.get("pods", {}).get(uid)
+            if not isinstance(pod, dict):
+                self.err(join(join("identities", "pods"), uid), "missing (process %s names it)" % pid)
+                continue
+            for k in SUM_NAMES["pods"]:
+                if pod.get(k) != c.get(k):
+                    self.err(join(join(join("identities", "pods"), uid), k), "%s, but process %s says %s"
+                             % (json.dumps(pod.get(k)), pid, json.dumps(c.get(k))))
+        return by_pid
+
     def report(self, r):
-        self.keys("", r, ROOT_KEYS)
+        self.keys("", r, ROOT_KEYS, ("identities",))
+        # Format 2 (docs/report-format.md, "Format versions"): identities once, the devices' sums refer to them.
+        self.by_pid = self.identities(r["identities"]) if "identities" in r else None
+        fv = r.get("monitor", {}).get("format_version", 1) if isinstance(r.get("monitor"), dict) else 1
+        if fv not in (1, 2):
+            self.err("monitor.format_version", "%s: not a format this checker knows (1, 2)" % json.dumps(fv))
+        elif "identities" in r and fv != 2:
+            self.err("identities", "in a report of format %d (format 2 has them)" % fv)
         self.root_t = None
         if "timestamp" in r:
             self.root_t = self.timestamp("timestamp", r["timestamp"])
         m = r.get("monitor")
-        if "monitor" in r and self.keys("monitor", m, ("version", "seq"), ("collectors",)):
+        if "monitor" in r and self.keys("monitor", m, ("version", "seq"), ("collectors", "format_version")):
             if "version" in m and self.string("monitor.version", m["version"]) and not m["version"]:
                 self.err("monitor.version", "empty")
             if "seq" in m and self.integer("monitor.seq", m["seq"]):
@@ -1783,6 +1861,31 @@ def cases():
         "memory_bytes: 150 is not the sum of its processes' 100")
     bad("a container naming another pod than its process", mutate(attributed(100, "q")),
         "containers.%s.pod: \"q\", but process 41 says \"p\"" % ("a" * 64))
+    # format 2: the same attribution with the identities once, in the report's "identities"
+    def attributed_v2(pod_sum, named_sum=False, pod_name="p", fv=2):
+        def fn(r):
+            d = r
+            for k in DEV0("device_memory"):
+                d = d[k]
+            uid = "0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+            d["processes"] = {"41": 100, "42": 50}
+            d["pods"] = {uid: dict({"pids": [41], "memory_bytes": pod_sum}, **({"pod": "p"} if named_sum else {}))}
+            d["containers"] = {"a" * 64: {"pids": [41], "memory_bytes": 100}}
+            r["monitor"]["format_version"] = fv
+            r["identities"] = {
+                "containers": {"a" * 64: {"runtime": "containerd", "pod_uid": uid, "pod": "p", "namespace": "n",
+                                          "name": "c", "qos": "burstable", "pids": [41]}},
+                "pods": {uid: {"pod": pod_name, "namespace": "n", "qos": "burstable"}},
+                "processes": {"42": {"runtime": "systemd", "unit": "x.service"}}}
+        return fn
+    good("format 2: device memory attributed, identities once", mutate(attributed_v2(100)))
+    bad("format 2: a pod's memory not its processes' sum", mutate(attributed_v2(150)),
+        "memory_bytes: 150 is not the sum of its processes' 100")
+    bad("format 2: a sum that repeats a name", mutate(attributed_v2(100, named_sum=True)), ".pod: unknown key")
+    bad("format 2: a pod's names not its processes'", mutate(attributed_v2(100, pod_name="q")),
+        "identities.pods.0a1b2c3d-4e5f-6789-abcd-ef0123456789.pod: \"q\", but process 41 says \"p\"")
+    bad("format 2: identities in a report that says format 1", mutate(attributed_v2(100, fv=1)),
+        "identities: in a report of format 1")
     bad("a runtime entry's container with a pod but no pod_uid",
         mutate(set_path(RT0 + ["container"], {"runtime": "docker", "id": "b" * 64, "pod": "x"}), 1),
         "container.pod: without a pod_uid")

@@ -60,15 +60,45 @@ def applies(rule, g):
     return not (rule[11] and rule[11] in g) and not (rule[12] and rule[12] not in g)
 
 
-def ident_labels(o, pod_key=None, ctr_key=None):
-    """containers: pod, namespace, container of a container identity object, as common/samples.c."""
+# containers: the labels an identity gives, as common/all_rows.c's ident_label_rows (schema.json's "ident_labels").
+IDENT_LABELS = SCHEMA["ident_labels"]
+
+
+def ident_labels(o, kind=None, key=None):
+    """The labels identity object o gives, as common/samples.c: kind "pod" or "container" and key are the sum's."""
     if not isinstance(o, dict):
         return []
-    pod = str_or(o, "pod", "") or (pod_key if pod_key is not None else str_or(o, "pod_uid", ""))
-    ns = str_or(o, "namespace", "")
-    ctr = "" if pod_key is not None else (str_or(o, "name", "") or (ctr_key if ctr_key is not None
-                                                                      else str_or(o, "id", "")))
-    return [(k, v) for k, v in (("pod", pod), ("namespace", ns), ("container", ctr)) if v]
+    out = []
+    for r in IDENT_LABELS:
+        if kind is not None and r.get("not_for") == kind:
+            continue
+        v = str_or(o, r["field"], "")
+        if not v and r.get("key_of") is not None and r.get("key_of") == kind:
+            v = key
+        elif not v and r.get("fallback"):
+            v = str_or(o, r["fallback"], "")
+        if v:
+            out.append((r["label"], v))
+    return out
+
+
+def process_identity(ids, dev, pid):
+    """Process pid's identity and, in format 2, its container's id (the table's key), as common/samples.c."""
+    pc = dev.get("process_containers")
+    if pc is not None:
+        return (pc.get(pid) if isinstance(pc, dict) else None), None
+    for cid, c in (ids or {}).get("containers", {}).items():
+        if isinstance(c, dict) and any(str(p) == pid for p in c.get("pids", []) if type(p) is int):
+            return c, cid
+    return (ids or {}).get("processes", {}).get(pid), None
+
+
+def sum_identity(ids, kind, key, s):
+    """A pod's or container's sum's identity: format 2's table entry, else the sum itself (format 1)."""
+    o = (ids or {}).get("pods" if kind == "pod" else "containers", {}).get(key)
+    return o if isinstance(o, dict) else s
+
+
 INST_LABELS = [x for x in SCHEMA["labels"] if x["kind"] == "instance"]
 DEVICE_LABELS = [x for x in SCHEMA["labels"] if x["kind"] == "device"]
 LAST_INSTANCE = {}  # the instance labels of the last report that had instance_info (as common/samples.c)
@@ -190,6 +220,8 @@ def map_report(rep, now_ms):
         rts = rep.get("neuron_runtime_data")
         first = rts[0] if isinstance(rts, list) and rts else None
         fmt = "2020" if "instance_data" in rep or (isinstance(first, dict) and "neuron_runtime_index" in first) else "2x"
+    # Format 2 (docs/report-format.md): the identities the devices' sums and processes refer to.
+    ids = rep.get("identities") if fmt == "accel" and isinstance(rep.get("identities"), dict) else None
     root_iso = str_or(rep, "timestamp", None)
     root_ms = parse_iso(root_iso) if root_iso else None
     if root_ms is None:
@@ -263,11 +295,11 @@ def map_report(rep, now_ms):
                     labels.append(tuple(fixed.split("=", 1)))
                 if slot is not None and slot[0] is not None:
                     o, k = slot[0]
-                    labels += ident_labels(o, k if ident == "pod" else None, k if ident == "container" else None)
+                    labels += ident_labels(sum_identity(ids, ident, k, o), ident, k)
                 elif "pid" in capnames and index_key is not None and isinstance(node, dict):
-                    pc = node.get("process_containers")
                     pid = got[capnames.index("pid")] if capnames.index("pid") < len(got) else None
-                    labels += ident_labels(pc.get(pid) if isinstance(pc, dict) else None)
+                    o, cid = process_identity(ids, node, pid)
+                    labels += ident_labels(o, "container" if cid else None, cid)
                 out.append(Sample(fam, name, entity, labels, v, ts, per, host))
             walk(node, steps_of(path), [], emit, slot, anchor)
 

@@ -145,14 +145,15 @@ ok "fake NVML: accel-monitor --once exits 0" sh -c 'FAKE_NVML_SCRIPT=$1 ACCEL_NV
 	"$WORK/nv/libnvidia-ml.so.1" "$MON" "$WORK/nv.json" "$V2" "$WORK"
 ok "fake NVML: the report passes check_report.py (pod and container sums)" $CHECK "$WORK/nv.out"
 DEV='L[0]["device_data"][0]["report"]["device_memory"]["devices"]["0"]'
-ok "three pods on the GPU, by UID, with their names" q "$WORK/nv.out" \
-	"sorted(p['pod'] for p in $DEV['pods'].values()) == ['infer-7d9f', 'notebook', 'trainer-0']"
+ok "three pods on the GPU, by UID, with their names (in the report's identities)" q "$WORK/nv.out" \
+	"sorted(L[0]['identities']['pods'][u]['pod'] for u in $DEV['pods']) == ['infer-7d9f', 'notebook', 'trainer-0']"
 ok "the pods' memory is their processes' (the host process and the exited one in no pod)" q "$WORK/nv.out" \
 	"sum(p['memory_bytes'] for p in $DEV['pods'].values()) == 4294967296 + 2147483648 + 1073741824"
 ok "three containers, each with its one process" q "$WORK/nv.out" \
-	"sorted(c['name'] + ':' + str(c['pids']) for c in $DEV['containers'].values()) == ['jupyter:[1003]', 'pytorch:[1001]', 'triton:[1002]']"
+	"sorted(L[0]['identities']['containers'][k]['name'] + ':' + str(c['pids']) for k, c in $DEV['containers'].items()) == ['jupyter:[1003]', 'pytorch:[1001]', 'triton:[1002]']"
 ok "the host process and the exited one have no identity" q "$WORK/nv.out" \
-	"sorted($DEV['process_containers']) == ['1001', '1002', '1003']"
+	"(sorted(p for c in L[0]['identities']['containers'].values() for p in c['pids']) == [1001, 1002, 1003] and
+	  not L[0]['identities']['processes'])"
 
 # accel-prom: three pod series summing to the pods' per-process total; the same labels elsewhere.
 scrape() { # NAME [accel-prom options]: serve nv.out, write the exposition to NAME.prom
@@ -250,7 +251,8 @@ ok "amdgpu: the pod's memory is its process's VRAM, its engines its process's" q
 	 'pods' not in $AMD['device_memory']['devices']['0'])($AMD['device_memory']['devices']['1'],
 	 $AMD['device_utilization']['devices']['1'])"
 ok "ncs2: the stick's holder carries its pod" q "$WORK/amd.out" \
-	"[e for e in L[0]['device_data'] if e['device_type'] == 'ncs2'][0]['report']['device_utilization']['devices']['2']['process_containers']['3000']['pod'] == 'infer-7d9f'"
+	"([e for e in L[0]['device_data'] if e['device_type'] == 'ncs2'][0]['report']['device_utilization']['devices']['2']['pids'] == [3000] and
+	  [c['pod'] for c in L[0]['identities']['containers'].values() if 3000 in c['pids']] == ['infer-7d9f'])"
 port=$(free_port)
 "$BIN/accel-prom" --listen-address "127.0.0.1:$port" <"$WORK/amd.out" 2>"$WORK/amdprom.err" &
 _pids="$_pids $!"

@@ -71,7 +71,8 @@ for n, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
         assert dev["idle_energy_joules"] == 0.0 and dev["active_energy_joules"] == STEP, (n, dev)
         assert dev["energy_attribution"] == "utilization", (n, dev["energy_attribution"])
         assert dev["processes"] == PROC, (n, dev["processes"])
-        pods = {(p["namespace"], p["pod"]): p["energy_joules"] for p in dev["pods"].values()}
+        names = r["identities"]["pods"]  # format 2: the pods' names once, in the report's identities
+        pods = {(names[u]["namespace"], names[u]["pod"]): p["energy_joules"] for u, p in dev["pods"].items()}
         assert pods == POD, (n, pods)
         for k, v in PROC.items():
             tot["proc"][k] = tot["proc"].get(k, 0) + v

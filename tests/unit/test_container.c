@@ -493,13 +493,27 @@ static void test_json(void)
 	json_decref(labels);
 }
 
-/* The per-device attribution on the v2 fixture's /proc: sums, engines, pids, and no stale entry. */
+/* One report's attribution of group g: the report's identities (finished; the caller's). */
+static json_t *annotate(struct host *h, json_t *g)
+{
+	json_t *ids = containers_identities_new();
+
+	host_annotate_group(h, g, ids);
+	containers_identities_finish(ids);
+	return ids;
+}
+
+/*
+ * The per-device attribution on the v2 fixture's /proc: sums, engines, pids,
+ * and no stale entry; each identity once, in the report's identities (the
+ * sums carry none).
+ */
 static void test_annotate(void)
 {
 	struct host *h = host_new(&(struct host_opts){ .procfs = FIXTURES "/v2-systemd/proc",
 						       .ctr = { .rootfs = FIXTURES "/v2-systemd/rootfs" } },
 				  NULL);
-	json_t *g, *dev, *pods;
+	json_t *g, *dev, *pods, *ids;
 	char *s;
 
 	g = json_pack("{s:{s:{s:{s:I, s:I, s:I, s:I, s:I}}, s:{s:{s:{s:f, s:f}, s:{s:f}}}, s:{s:[i, i, i]}}}",
@@ -507,38 +521,42 @@ static void test_annotate(void)
 		      (json_int_t)10, "1004", (json_int_t)300, "1099", (json_int_t)7, "1",
 		      "processes", "1002", "gfx", 12.5, "compute", 50.0, "1006", "gfx", 1.5, "2", "pids", 1005, 1003, 1099);
 	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
-	host_annotate_group(h, g);
+	ids = annotate(h, g);
 	dev = json_object_get(json_object_get(g, "devices"), "0");
 	pods = json_object_get(dev, "pods");
 	is_int(json_object_size(pods), 2, "memory: two pods (the host process and the exited one in none)");
 	is_int(json_integer_value(json_object_get(json_object_get(pods, B_UID), "memory_bytes")), 2010,
 	       "memory: a pod sums its container's process and its conmon");
 	is_int(json_object_size(json_object_get(dev, "containers")), 2, "memory: two containers (conmon is in none)");
-	s = json_dumps(json_object_get(dev, "process_containers"), JSON_COMPACT | JSON_SORT_KEYS);
-	ok(s && strstr(s, "\"1001\"") && strstr(s, "\"1006\"") && !strstr(s, "\"1004\"") && !strstr(s, "\"1099\""),
-	   "memory: process_containers for the pods' processes only (%s)", s ? s : "");
+	ok(!json_object_get(dev, "process_containers"), "memory: no identity on the device (format 2)");
+	s = json_dumps(ids, JSON_COMPACT | JSON_SORT_KEYS);
+	ok(s && strstr(s, "[1001]") && strstr(s, "1006") && !strstr(s, "1004") && !strstr(s, "1099") &&
+		   !strstr(s, "\"id\""),
+	   "identities: the pods' processes only, each container keyed by its id (%s)", s ? s : "");
+	free(s);
+	s = json_dumps(json_object_get(json_object_get(ids, "pods"), B_UID), JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"namespace\":\"serving\",\"pod\":\"infer-7d9f\",\"qos\":\"besteffort\"}",
+	       "identities: a pod's names once");
 	free(s);
 	dev = json_object_get(json_object_get(g, "devices"), "1");
 	s = json_dumps(json_object_get(json_object_get(dev, "pods"), B_UID), JSON_COMPACT | JSON_SORT_KEYS);
-	is_str(s, "{\"engines\":{\"compute\":50.0,\"gfx\":14.0},\"namespace\":\"serving\",\"pids\":[1002,1006],"
-		  "\"pod\":\"infer-7d9f\",\"qos\":\"besteffort\"}",
-	       "engines: summed per engine over the pod's processes");
+	is_str(s, "{\"engines\":{\"compute\":50.0,\"gfx\":14.0},\"pids\":[1002,1006]}",
+	       "engines: summed per engine over the pod's processes, no names");
 	free(s);
 	dev = json_object_get(json_object_get(g, "devices"), "2");
-	s = json_dumps(json_object_get(dev, "process_containers"), JSON_COMPACT | JSON_SORT_KEYS);
-	ok(s && strstr(s, "\"1003\"") && strstr(s, "nginx.service") && !json_object_get(dev, "pods"),
-	   "pids (ncs2): identities, no sums (%s)", s ? s : "");
+	s = json_dumps(json_object_get(json_object_get(ids, "processes"), "1005"), JSON_COMPACT | JSON_SORT_KEYS);
+	ok(s && strstr(s, "nginx.service") && !json_object_get(dev, "pods") && !json_object_get(dev, "process_containers"),
+	   "pids (ncs2): a unit's process in identities.processes, no sums (%s)", s ? s : "");
 	free(s);
+	json_decref(ids);
 	/* device_power's split: the processes' joules summed as energy_joules (not memory_bytes). */
 	json_object_set_new(json_object_get(g, "devices"), "3",
 			    json_pack("{s:s, s:{s:f, s:f, s:f}}", "energy_attribution", "utilization", "processes", "1001",
 				      2.5, "1002", 1.25, "1006", 0.5));
-	host_annotate_group(h, g);
+	json_decref(annotate(h, g));
 	dev = json_object_get(json_object_get(g, "devices"), "3");
 	s = json_dumps(json_object_get(json_object_get(dev, "pods"), B_UID), JSON_COMPACT | JSON_SORT_KEYS);
-	is_str(s, "{\"energy_joules\":1.75,\"namespace\":\"serving\",\"pids\":[1002,1006],\"pod\":\"infer-7d9f\","
-		  "\"qos\":\"besteffort\"}",
-	       "energy: a pod's joules are its processes' sum");
+	is_str(s, "{\"energy_joules\":1.75,\"pids\":[1002,1006]}", "energy: a pod's joules are its processes' sum");
 	free(s);
 	/*
 	 * The collector keeps its device objects: the next cycle's sums and
@@ -548,24 +566,18 @@ static void test_annotate(void)
 	pods = json_object_get(dev, "pods");
 	json_object_set_new(dev, "processes", json_pack("{s:I, s:I}", "1002", (json_int_t)500, "1004", (json_int_t)1));
 	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
-	host_annotate_group(h, g);
+	json_decref(annotate(h, g));
 	ok(json_object_get(dev, "pods") == pods, "next cycle: the same pods object, updated");
 	s = json_dumps(json_object_get(pods, B_UID), JSON_COMPACT | JSON_SORT_KEYS);
-	is_str(s, "{\"memory_bytes\":500,\"namespace\":\"serving\",\"pids\":[1002],\"pod\":\"infer-7d9f\","
-		  "\"qos\":\"besteffort\"}",
-	       "next cycle: the pod's sum and members are this cycle's only");
+	is_str(s, "{\"memory_bytes\":500,\"pids\":[1002]}", "next cycle: the pod's sum and members are this cycle's only");
 	free(s);
 	is_int(json_object_size(pods), 1, "next cycle: a pod none of whose processes is left is gone");
-	s = json_dumps(json_object_get(dev, "process_containers"), JSON_COMPACT | JSON_SORT_KEYS);
-	ok(s && strstr(s, "\"1002\"") && !strstr(s, "\"1001\"") && !strstr(s, "\"1006\""),
-	   "next cycle: process_containers holds this cycle's processes only (%s)", s ? s : "");
-	free(s);
 	is_int(json_object_size(json_object_get(dev, "containers")), 1, "next cycle: one container left");
 	/* The collector keeps its device objects: a later cycle without those processes leaves nothing stale. */
 	dev = json_object_get(json_object_get(g, "devices"), "0");
 	json_object_set_new(dev, "processes", json_pack("{s:I}", "1004", (json_int_t)1));
 	host_snapshot(h, &(struct cycle){ .mono_ns = 3 });
-	host_annotate_group(h, g);
+	json_decref(annotate(h, g));
 	ok(!json_object_get(dev, "pods") && !json_object_get(dev, "containers") &&
 	   !json_object_get(dev, "process_containers"), "a later cycle with no pod's process: the keys are gone");
 	json_decref(g);
@@ -579,29 +591,64 @@ static json_t *one_ident(void *ud, pid_t pid)
 }
 
 /*
- * The sums take an identity's fields again when the host answers another
- * identity object (the pod's names changed), and keep them while it
- * answers the same one.
+ * The report's identities are each report's: a pod renamed between two
+ * reports has its new names in the next one (the sums, which carry no
+ * names, are the same objects, updated).
  */
 static void test_annotate_renamed(void)
 {
 	json_t *ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
 				  "web", "namespace", "old");
-	json_t *g = json_pack("{s:{s:{s:{s:i}}}}", "devices", "0", "processes", "7", 100), *agg;
+	json_t *g = json_pack("{s:{s:{s:{s:i}}}}", "devices", "0", "processes", "7", 100), *agg, *ids;
+	char *s;
 
-	containers_annotate_group(g, one_ident, &ident);
-	agg = json_object_get(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "pods"), "u1");
-	is_str(json_string_value(json_object_get(agg, "namespace")), "old", "renamed: the first identity's namespace");
+	ids = containers_identities_new();
+	containers_annotate_group(g, one_ident, &ident, ids, NULL);
+	containers_identities_finish(ids);
+	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
+	       "old", "renamed: the first report's namespace");
+	json_decref(ids);
 	json_decref(ident);
 	ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod", "web",
 			  "namespace", "new");
-	containers_annotate_group(g, one_ident, &ident);
-	is_str(json_string_value(json_object_get(agg, "namespace")), "new", "renamed: another identity, its namespace");
 	agg = json_object_get(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "containers"), "c1");
-	is_str(json_string_value(json_object_get(agg, "namespace")), "new", "renamed: the container's sum too");
-	containers_annotate_group(g, one_ident, &ident);
-	is_str(json_string_value(json_object_get(agg, "namespace")), "new", "the same identity again: kept");
+	ids = containers_identities_new();
+	containers_annotate_group(g, one_ident, &ident, ids, NULL);
+	containers_identities_finish(ids);
+	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
+	       "new", "renamed: the next report's pod, its new namespace");
+	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "containers"), "c1"), "namespace")),
+	       "new", "renamed: the container's identity too");
+	ok(json_object_get(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "containers"), "c1") ==
+		   agg && !json_object_get(agg, "namespace"),
+	   "the container's sum: the same object, without names");
 	is_int(json_integer_value(json_object_get(agg, "memory_bytes")), 100, "and the sum is this call's");
+	{
+		/* The next report from this one: the unchanged container's entry is taken over, its pids afresh. */
+		json_t *prev = ids, *c = json_object_get(json_object_get(prev, "containers"), "c1");
+
+		ids = containers_identities_new();
+		containers_annotate_group(g, one_ident, &ident, ids, prev);
+		containers_identities_finish(ids);
+		ok(json_object_get(json_object_get(ids, "containers"), "c1") == c, "unchanged: the last report's entry");
+		s = json_dumps(json_object_get(c, "pids"), JSON_COMPACT);
+		is_str(s, "[7]", "unchanged: its pids this report's (once)");
+		free(s);
+		json_decref(prev);
+		prev = ids;
+		json_decref(ident);
+		ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
+				  "web", "namespace", "third");
+		ids = containers_identities_new();
+		containers_annotate_group(g, one_ident, &ident, ids, prev);
+		containers_identities_finish(ids);
+		c = json_object_get(json_object_get(ids, "containers"), "c1");
+		ok(c != json_object_get(json_object_get(prev, "containers"), "c1") &&
+			   !strcmp(json_string_value(json_object_get(c, "namespace")), "third"),
+		   "changed: a new entry, the new names");
+		json_decref(prev);
+	}
+	json_decref(ids);
 	json_decref(ident);
 	json_decref(g);
 }

@@ -411,6 +411,63 @@ static void test_every_field_mapped(void)
  * is fed by its own rules (one fed by several collectors, or by none, is
  * common's).
  */
+/*
+ * Format 2's report-level identities give every sample the labels format 1's
+ * per-device copies gave: a Kubernetes container's process and sums, an ECS
+ * container's (its task's labels, its id as its name), a pod-level process
+ * with no names (the pod's UID), a unit's process (no labels), and a pid of
+ * no identity.
+ */
+#define IDENT_DEV(extra)                                                                                          \
+	"{\"monitor\":{},\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"                     \
+	"\"device_memory\":{\"error\":\"\",\"devices\":{\"0\":{\"processes\":{\"11\":100,\"12\":50,\"13\":7,\"14\":3," \
+	"\"15\":1}," extra "}}}}}]"
+#define IDENT_K8S "\"runtime\":\"containerd\",\"pod_uid\":\"u1\",\"pod\":\"web\",\"namespace\":\"ns\",\"name\":\"app\",\"qos\":\"burstable\""
+#define IDENT_ECS "\"runtime\":\"docker\",\"ecs_cluster\":\"prod\",\"ecs_task_id\":\"t1\",\"ecs_task_family\":\"fam\""
+static void test_identities(void)
+{
+	static const char *const v1 = IDENT_DEV(
+		"\"process_containers\":{\"11\":{\"id\":\"c1\"," IDENT_K8S "},\"12\":{\"id\":\"e1\"," IDENT_ECS "},"
+		"\"13\":{\"pod_uid\":\"u2\"},\"14\":{\"runtime\":\"systemd\",\"unit\":\"x.service\"}},"
+		"\"pods\":{\"u1\":{\"pod\":\"web\",\"namespace\":\"ns\",\"qos\":\"burstable\",\"pids\":[11],\"memory_bytes\":100},"
+		"\"u2\":{\"pids\":[13],\"memory_bytes\":7}},"
+		"\"containers\":{\"c1\":{\"runtime\":\"containerd\",\"pod_uid\":\"u1\",\"pod\":\"web\",\"namespace\":\"ns\","
+		"\"name\":\"app\",\"pids\":[11],\"memory_bytes\":100},\"e1\":{" IDENT_ECS ",\"pids\":[12],\"memory_bytes\":50}}") "}";
+	static const char *const v2 = IDENT_DEV(
+		"\"pods\":{\"u1\":{\"pids\":[11],\"memory_bytes\":100},\"u2\":{\"pids\":[13],\"memory_bytes\":7}},"
+		"\"containers\":{\"c1\":{\"pids\":[11],\"memory_bytes\":100},\"e1\":{\"pids\":[12],\"memory_bytes\":50}}")
+		",\"identities\":{\"containers\":{\"c1\":{" IDENT_K8S ",\"pids\":[11]},\"e1\":{" IDENT_ECS ",\"pids\":[12]}},"
+		"\"pods\":{\"u1\":{\"pod\":\"web\",\"namespace\":\"ns\",\"qos\":\"burstable\"},\"u2\":{}},"
+		"\"processes\":{\"13\":{\"pod_uid\":\"u2\"},\"14\":{\"runtime\":\"systemd\",\"unit\":\"x.service\"}}}}";
+	static char a[64][512];
+	enum report_format fmt;
+	struct seen *z;
+	size_t n, same = 0;
+
+	z = map(v1, &fmt);
+	n = z->n < 64 ? z->n : 64;
+	for (size_t i = 0; i < n; i++)
+		snprintf(a[i], sizeof(a[i]), "%s", z->lines[i]);
+	z = map(v2, &fmt);
+	for (size_t i = 0; i < n && i < z->n; i++)
+		same += !strcmp(a[i], z->lines[i]);
+	ok(n > 8 && z->n == n && same == n, "identities: format 2 gives format 1's samples (%zu of %zu, %zu)", same, n,
+	   z->n);
+#define MEMDEV "{device_type=nvidia,device=0,uuid=,model=,pci_bus_id="
+	HAS(z, "accelerator_process_memory_used_bytes" MEMDEV ",pid=11,pod=web,namespace=ns,container=app} 100");
+	HAS(z, "accelerator_process_memory_used_bytes" MEMDEV
+	       ",pid=12,container=e1,ecs_cluster=prod,ecs_task_family=fam,ecs_task_id=t1} 50");
+	HAS(z, "accelerator_process_memory_used_bytes" MEMDEV ",pid=13,pod=u2} 7");
+	HAS(z, "accelerator_process_memory_used_bytes" MEMDEV ",pid=14} 3");
+	HAS(z, "accelerator_process_memory_used_bytes" MEMDEV ",pid=15} 1");
+	HAS(z, "accelerator_pod_memory_used_bytes" MEMDEV ",pod=web,namespace=ns} 100");
+	HAS(z, "accelerator_pod_memory_used_bytes" MEMDEV ",pod=u2} 7");
+	HAS(z, "accelerator_container_memory_used_bytes" MEMDEV ",pod=web,namespace=ns,container=app} 100");
+	HAS(z, "accelerator_container_memory_used_bytes" MEMDEV
+	       ",container=e1,ecs_cluster=prod,ecs_task_family=fam,ecs_task_id=t1} 50");
+#undef MEMDEV
+}
+
 static void test_registry(void)
 {
 	const struct collector_ops *const *reg = collectors();
@@ -850,6 +907,7 @@ int main(void)
 		ok(fam_ok, "every family has help; counters end in _total");
 	}
 	test_registry();
+	test_identities();
 	mapper_free(mapper);
 	return done_testing();
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-monitor: the command line, signals and the outer loop.
+ * accel-monitor: the command line and signals; sets up the monitor and
+ * runs the event loop, whose timers write the reports and reload.
  *
  * stdout carries the report stream and nothing else; logs go to stderr.
  * Signals are blocked except while waiting (ppoll), so a report is always

@@ -51,20 +51,24 @@ size_t sched_take(struct sched *s, int64_t now, int64_t window, struct sched_job
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < s->n && k < max; i++) {
+	if (!max)
+		return 0;
+	for (size_t i = 0; i < s->n; i++) {
 		struct sched_job *j = s->jobs[i];
-		size_t at = k++;
+		size_t at;
 
-		if (j->taken || j->next_due > now + window) {
-			k--;
+		if (j->taken || j->next_due > now + window)
 			continue;
+		if (k == max) { /* full: j displaces the latest, if it is earlier */
+			if (!job_less(j, out[max - 1]))
+				continue;
+			out[max - 1]->taken = 0;
+			k--;
 		}
 		j->taken = 1;
 		/* Insertion sort: a handful of jobs. */
-		while (at > 0 && job_less(j, out[at - 1])) {
+		for (at = k++; at > 0 && job_less(j, out[at - 1]); at--)
 			out[at] = out[at - 1];
-			at--;
-		}
 		out[at] = j;
 	}
 	return k;

@@ -368,7 +368,9 @@ static const struct collector_ops silent_ops = {
 	.close = fake_close,
 };
 
-/* An ordinary (synchronous) group. */
+/* An ordinary (synchronous) group; a collect takes sync_cost_ns on the mock clock. */
+static int64_t sync_cost_ns;
+
 static int sync_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	(void)env;
@@ -383,6 +385,7 @@ static void sync_collect(void *state, const struct cycle *cy, const enum group_i
 	(void)cy;
 	(void)due;
 	(void)ndue;
+	skipped_ns += sync_cost_ns;
 	json_object_set_new(group, "ok", json_true());
 }
 
@@ -1052,6 +1055,55 @@ static void test_started_monitor(void)
 	fclose(out);
 }
 
+/*
+ * A started monitor's cycle that overruns: the 100 ms group's collect at 300 ms takes 350 ms, so the
+ * slots at 400, 500 and 600 ms have passed when its timer is armed again: they are skipped (not
+ * replayed in a burst), the next report is at 700 ms, on the grid, and its period covers the gap.
+ */
+static void test_started_late(void)
+{
+	static const struct cfg_group groups[] = { { .id = GROUP_NEURON_HW_COUNTERS, .period_ms = 100 } };
+	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 1 };
+	struct loop *l = loop_new();
+	struct http_async *http = http_async_new(l);
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
+	FILE *out = tmpfile();
+	struct started st = { 0 };
+	struct monitor *m;
+	int64_t t0;
+	json_t *all;
+
+	cfg.system = malloc(sizeof(groups));
+	memcpy(cfg.system, groups, sizeof(groups));
+	m = monitor_new(&cfg, system_fakes, l, host, NULL);
+	t0 = clock_mono_ns();
+	monitor_start(m, fileno(out), on_started_report, &st);
+	turn_to(l, t0, 250);
+	sync_cost_ns = 350 * NS_PER_MS;
+	turn_to(l, t0, 310); /* the cycle at 300 ms, 350 ms long */
+	sync_cost_ns = 0;
+	is_int(st.reports, 3, "late: three reports by 300 ms, the third 350 ms long");
+	ok(llabs(monitor_next_due(m) - t0 - 700 * NS_PER_MS) < NS_PER_MS,
+	   "late: the next slot is 700 ms, on the grid (%.3f ms)", (monitor_next_due(m) - t0) / 1e6);
+	turn_to(l, t0, 1050);
+	is_int(st.reports, 7, "late: 400..600 ms skipped, not replayed: reports at 700..1000 ms");
+	fflush(out);
+	all = reports(out);
+	{
+		json_t *g = json_object_get(json_object_get(json_array_get(all, 3), "system_data"), "neuron_hw_counters");
+		double p = json_real_value(json_object_get(g, "period"));
+
+		ok(p > 0.39 && p < 0.41, "late: the report after the skip covers the whole gap (period %.3f s)", p);
+	}
+	json_decref(all);
+	monitor_free(m);
+	host_free(host);
+	http_async_free(http);
+	is_int((long)loop_count(l), 0, "late: nothing is left on the loop");
+	loop_free(l);
+	fclose(out);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1061,5 +1113,6 @@ int main(void)
 	test_async_runtime();
 	test_async_lead_overdue();
 	test_started_monitor();
+	test_started_late();
 	return done_testing();
 }

@@ -6,7 +6,9 @@
  * A configuration becomes units, one opened collector each (collector.h):
  * a system group's, a runtime's, or a "devices" entry's ("auto": one per
  * kind of device found); each unit's groups become jobs on their own
- * periods. A cycle takes the jobs due and runs its phases in order (enum
+ * periods, each with a loop timer at its due time (once monitor_start armed
+ * them). The first of them to fire runs a cycle: it takes every job due
+ * within COALESCE_NS (sched.h) and runs its phases in order (enum
  * phase below): the host's groups, the devices, what the devices hold per
  * process, the runtimes (which read that), and the report line.
  */

@@ -1004,6 +1004,7 @@ static void test_started_monitor(void)
 	int before;
 	json_t *all;
 
+	nclosed = 0;
 	monitor_start(m, fileno(out), on_started_report, &st);
 	turn_to(l, t0, 1050);
 	is_int(st.reports, 10, "started: the 100 ms group's timer wrote 10 reports in 1.05 s, the loop alone");
@@ -1046,8 +1047,12 @@ static void test_started_monitor(void)
 	is_int(silent, st.reports / 2, "the silent source's group says \"no answer within 0.1 s\" each time");
 	ok(reload_answered, "the first report after the reload has the fetch the reload restarted");
 	json_decref(all);
+	is_int((long)nclosed, 0, "the reload kept both asynchronous sources open (unchanged)");
 	monitor_free(m);
 	nanswering = 0;
+	is_int((long)nclosed, 2, "both closed once, with the last monitor");
+	for (size_t i = 0; i < nclosed; i++)
+		free(last_closed[i]);
 	host_free(host);
 	http_async_free(http);
 	is_int((long)loop_count(l), 0, "started: nothing is left on the loop");

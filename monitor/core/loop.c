@@ -3,8 +3,8 @@
  * The event loop; see loop.h.
  *
  * Watches and timers live in two small arrays of borrowed pointers. The
- * producer has a handful of each (a few per HTTP connection,
- * one per asynchronous source), so a linear scan for the earliest timer costs less
+ * producer has a few dozen at most (a few per HTTP connection, one per
+ * metric group and per asynchronous source), so a linear scan for the earliest timer costs less
  * than keeping a heap consistent while callbacks start and stop timers.
  *
  * A callback may stop, and then free, any watch or timer. So the loop never

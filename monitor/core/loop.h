@@ -5,7 +5,8 @@
  * calls the owner back when one is ready (redis ae's file and time events,
  * libuv's uv_poll and uv_timer). An HTTP transfer's socket, an
  * asynchronous collector's descriptor, stdout's hang-up: each is a watch; a
- * fetch's deadline or the next metadata fetch is a timer.
+ * metric group's due time, a fetch's deadline, the next metadata fetch or
+ * the SIGHUP reload is a timer (the producer has no other clock).
  *
  * A callback does a bounded amount of work and returns; it may start and
  * stop any watch or timer, its own included, and free what it owns once

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-monitor: the command line, signals and the outer loop.
+ * accel-monitor: the command line and signals; sets up the monitor and
+ * runs the event loop, whose timers write the reports and reload.
  *
  * stdout carries the report stream and nothing else; logs go to stderr.
  * Signals are blocked except while waiting (ppoll), so a report is always
@@ -393,69 +394,84 @@ static void signals_setup(sigset_t *waitmask)
 }
 
 /*
- * The stream: a report each time one is due, until SIGINT or SIGTERM, the
- * reader of stdout going away or o->count reports; a SIGHUP reloads the
- * configuration (at most once per root period), replacing *m. EXIT_OK, or
- * EXIT_SYSTEM when stdout cannot be written.
+ * The stream's state, for the loop's callbacks: the monitor in charge (a
+ * reload replaces it), the SIGHUP reload's timer, and why the loop is to
+ * stop (stop set, rc the exit code).
+ */
+struct stream {
+	const struct opts *o;
+	struct monitor *m;
+	struct loop *loop;
+	struct host *host;
+	struct loop_timer reload; /* a SIGHUP's reload is due */
+	int64_t last_reload;
+	int stop, rc;
+};
+
+/* After each report (the monitor's done): stop on a write error, a gone reader, or o->count reports. */
+static void on_report(struct monitor *m, int e, void *arg)
+{
+	struct stream *s = arg;
+
+	if (e && e != -EPIPE) {
+		log_err("cannot write to stdout: %s", strerror(-e));
+		s->rc = EXIT_SYSTEM;
+	}
+	if (e || (s->o->count && monitor_seq(m) >= s->o->count)) {
+		s->stop = 1;
+		monitor_stop(m); /* no other group due in this turn writes another report */
+	}
+}
+
+/* The reload's timer: load the configuration again; groups that did not change keep their schedule. */
+static void on_reload(struct loop_timer *t)
+{
+	struct stream *s = t->data;
+	struct cfg next;
+
+	s->last_reload = clock_mono_ns();
+	if (!s->o->config) {
+		log_info("monitor: SIGHUP: no config file to reload");
+	} else if (load_config(s->o, &next) == 0) {
+		s->m = monitor_new(&next, NULL, s->loop, s->host, s->m); /* started as the old one was */
+		log_info("monitor: reloaded %s", s->o->config);
+	} else {
+		log_err("monitor: SIGHUP: keeping the previous configuration");
+	}
+}
+
+/*
+ * The stream: the loop runs every group's, fetch's and the reload's timer
+ * until SIGINT or SIGTERM, the reader of stdout going away or o->count
+ * reports. A SIGHUP arms the reload's timer: at once for the first, at the
+ * end of the root period after the previous reload for those that follow
+ * within it (a storm of them must not stop the reports). Replaces *m on a
+ * reload. EXIT_OK, or EXIT_SYSTEM when stdout cannot be written.
  */
 static int run_stream(const struct opts *o, struct monitor **m, struct loop *loop, struct host *host,
 		      const sigset_t *waitmask)
 {
-	int64_t last_reload = INT64_MIN / 2, reload_at = INT64_MAX; /* reload_at: a SIGHUP's reload is due */
-	int rc = EXIT_OK;
+	struct stream s = { .o = o, .m = *m, .loop = loop, .host = host, .last_reload = INT64_MIN / 2 };
 
-	while (!got_term) {
-		int64_t until = monitor_next_due(*m);
-		int e;
+	monitor_start(s.m, STDOUT_FILENO, on_report, &s);
+	while (!got_term && !stdout_gone && !s.stop) {
+		int r = loop_run_once(loop, INT64_MAX, waitmask);
 
-		if (reload_at < until)
-			until = reload_at;
-		if (wait_until(loop, until, waitmask, host, 0))
-			break; /* the reader of stdout is gone */
-		if (got_term)
+		if (r < 0 && r != -EINTR) {
+			log_err("monitor: waiting: %s", strerror(-r));
 			break;
+		}
 		if (got_hup) {
-			/*
-			 * At most one reload per root period: the first SIGHUP reloads at
-			 * once, those that follow within the period are one reload at its
-			 * end (a storm of them must not stop the reports).
-			 */
-			got_hup = 0;
-			if (reload_at == INT64_MAX)
-				reload_at = last_reload + monitor_period(*m) > clock_mono_ns() ? last_reload + monitor_period(*m)
-											      : clock_mono_ns();
-			continue;
-		}
-		if (clock_mono_ns() >= reload_at) {
-			struct cfg next;
+			int64_t now = clock_mono_ns(), at = s.last_reload + monitor_period(s.m);
 
-			reload_at = INT64_MAX;
-			last_reload = clock_mono_ns();
-			if (!o->config) {
-				log_info("monitor: SIGHUP: no config file to reload");
-			} else if (load_config(o, &next) == 0) {
-				/* Groups whose configuration did not change keep their collector and schedule. */
-				*m = monitor_new(&next, NULL, loop, host, *m);
-				log_info("monitor: reloaded %s", o->config);
-			} else {
-				log_err("monitor: SIGHUP: keeping the previous configuration");
-			}
-			continue;
+			got_hup = 0;
+			if (!loop_timer_active(&s.reload))
+				loop_timer_start(loop, &s.reload, at > now ? at : now, on_reload, &s);
 		}
-		if (clock_mono_ns() < monitor_next_due(*m))
-			continue;
-		e = monitor_cycle(*m, STDOUT_FILENO, 0);
-		if (e == -EPIPE)
-			break;
-		if (e) {
-			log_err("cannot write to stdout: %s", strerror(-e));
-			rc = EXIT_SYSTEM;
-			break;
-		}
-		if (o->count && monitor_seq(*m) >= o->count)
-			break;
 	}
-	return rc;
+	loop_timer_stop(loop, &s.reload);
+	*m = s.m;
+	return s.rc;
 }
 
 int main(int argc, char **argv)

@@ -6,8 +6,10 @@
  * A configuration becomes units, one opened collector each (collector.h):
  * a system group's, a runtime's, or a "devices" entry's ("auto": one per
  * kind of device found); each unit's groups become jobs on their own
- * periods. A cycle takes the jobs due and runs its phases in order (enum
- * phase below): the host's groups, the devices, the attribution of their
+ * periods, each with a loop timer at its due time (once monitor_start armed
+ * them). The first of them to fire runs a cycle: it takes every job due
+ * within COALESCE_NS (sched.h) and runs its phases in order (enum phase
+ * below): the host's groups, the devices, the attribution of their
  * energy, what the devices hold per process, the runtimes (which read
  * that), and the report line.
  */
@@ -61,6 +63,7 @@ struct job {
 	/* An asynchronous source's group: its unit's ops and state. */
 	const struct collector_ops *async;
 	void *astate;
+	struct loop_timer due_timer;   /* at sj.next_due: the cycle that collects it (once started) */
 	struct loop_timer fetch_timer; /* starts the fetch for the next due cycle */
 	struct mon_fetch fetch;
 	int64_t wait;                  /* ns the fetch was meant to have */
@@ -102,6 +105,10 @@ struct monitor {
 	struct sched sched;
 	struct sched_job **taken;
 	uint64_t seq;
+	/* monitor_start's: where reports go and whom to tell; started: the jobs' due timers are armed */
+	int fd, started;
+	monitor_report_fn done;
+	void *done_arg;
 	struct buf line;
 	struct proc_devmem_list devmem; /* what the device collectors' proc_memory handed over this cycle */
 	struct energy_obs_list obs;     /* what their energy op handed over this cycle (emptied by the attribution) */
@@ -171,6 +178,28 @@ static void fetch_arm(struct job *j)
 	j->fetch.state = FETCH_IDLE;
 	if (j->async)
 		loop_timer_start(j->m->loop, &j->fetch_timer, j->sj.next_due - fetch_lead(j), on_fetch_timer, j);
+}
+
+/*
+ * j's due time has come: one cycle collects it and every other group due
+ * within COALESCE_NS (their timers are stopped by it), writes the report,
+ * and tells the monitor's done.
+ */
+static void on_due_timer(struct loop_timer *t)
+{
+	struct job *j = t->data;
+	struct monitor *m = j->m;
+	int rc = monitor_cycle(m, m->fd, 0);
+
+	if (m->done)
+		m->done(m, rc, m->done_arg);
+}
+
+/* Arm j's due timer for its next slot, when its monitor is started. */
+static void due_arm(struct job *j)
+{
+	if (j->m->started)
+		loop_timer_start(j->m->loop, &j->due_timer, j->sj.next_due, on_due_timer, j);
 }
 
 /*
@@ -515,8 +544,27 @@ struct monitor *monitor_new(struct cfg *cfg, const struct collector_ops *const *
 		sched_add(&m->sched, &j->sj, j->sj.next_due);
 		fetch_arm(j);
 	}
+	if (prev && prev->started)
+		monitor_start(m, prev->fd, prev->done, prev->done_arg);
 	monitor_free(prev);
 	return m;
+}
+
+void monitor_start(struct monitor *m, int fd, monitor_report_fn done, void *arg)
+{
+	m->fd = fd;
+	m->done = done;
+	m->done_arg = arg;
+	m->started = 1;
+	for (size_t i = 0; i < m->njobs; i++)
+		due_arm(&m->jobs[i]);
+}
+
+void monitor_stop(struct monitor *m)
+{
+	m->started = 0;
+	for (size_t i = 0; i < m->njobs; i++)
+		loop_timer_stop(m->loop, &m->jobs[i].due_timer);
 }
 
 int64_t monitor_period(const struct monitor *m)
@@ -856,11 +904,13 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	run.timing = json_object();
 	run.report = report_new(run.cy.iso, m->seq, run.timing, run.runtime_data, run.device_data, run.system_data,
 				host_instance_json(m->host));
-	/* Each unit's due jobs, in the order they were due. */
+	/* Each unit's due jobs, in the order they were due; this cycle is theirs, whichever timer fired. */
 	for (size_t u = 0; u < m->nunits; u++)
 		m->units[u].ndue = 0;
 	for (size_t i = 0; i < run.ntaken; i++) {
 		struct job *j = m->taken[i]->data;
+
+		loop_timer_stop(m->loop, &j->due_timer);
 
 		if (j->unit != NO_UNIT) {
 			struct unit *u = &m->units[j->unit];
@@ -881,6 +931,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 		j->last_ns = run.cy.mono_ns;
 		skipped = sched_requeue(&m->sched, &j->sj, now);
 		fetch_arm(j);
+		due_arm(j);
 		if (skipped && !all) /* --once: there is no next slot to be behind */
 			log_warn("%s: behind schedule; skipped %u slot(s) of %.3f s", group_name(j->id), skipped,
 				 (double)j->sj.period / 1e9);
@@ -896,6 +947,7 @@ void monitor_free(struct monitor *m)
 	for (size_t i = 0; i < m->njobs; i++) {
 		struct job *j = &m->jobs[i];
 
+		loop_timer_stop(m->loop, &j->due_timer); /* its own, even handed on: the newer job has another */
 		if (j->m != m)
 			continue;
 		loop_timer_stop(m->loop, &j->fetch_timer);

@@ -5,9 +5,11 @@
  * writes each report as one JSON line.
  *
  * Ownership: a monitor owns its cfg (monitor_new takes it) and borrows its
- * loop and host (host.h), which must outlive it. Asynchronous sources' watches and timers are on that loop; the caller
- * turns it (loop_run_once) until monitor_next_due, then calls
- * monitor_cycle.
+ * loop and host (host.h), which must outlive it. Every group is a timer on
+ * that loop (the producer's one clock), as are the asynchronous sources'
+ * fetches: once monitor_start has armed them, turning the loop
+ * (loop_run_once) writes each report when it is due. Tests may instead
+ * turn the loop until monitor_next_due and call monitor_cycle themselves.
  */
 #ifndef ACCEL_MONITOR_H
 #define ACCEL_MONITOR_H
@@ -54,6 +56,21 @@ int64_t monitor_period(const struct monitor *m);
  * is the time the caller gives them, named in a silent source's error.
  */
 void monitor_fetch_all(struct monitor *m, int64_t deadline, int64_t window);
+
+/* Called on the loop after each report a started monitor writes: rc is monitor_cycle's. */
+typedef void (*monitor_report_fn)(struct monitor *m, int rc, void *arg);
+
+/*
+ * Arm every group's loop timer: at its due time a cycle collects it with
+ * every group due within COALESCE_NS, writes the report to fd and calls
+ * done(m, rc, arg) (which may call monitor_stop, not monitor_free). A
+ * monitor that a reload (monitor_new's old) replaces hands this on: the
+ * new one is started with the same fd, done and arg.
+ */
+void monitor_start(struct monitor *m, int fd, monitor_report_fn done, void *arg);
+
+/* Disarm the groups' timers: no report is written until monitor_start again. */
+void monitor_stop(struct monitor *m);
 
 /* When the next group is due (CLOCK_MONOTONIC ns). */
 int64_t monitor_next_due(const struct monitor *m);

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The scheduler: a min-heap of jobs ordered by next-due time on
- * CLOCK_MONOTONIC, ties broken by the order jobs were added (libuv's
- * timer heap). It never reads a clock itself, so tests drive it with a
- * fake one.
+ * The groups' slots: which jobs are due, and where each goes next. It
+ * keeps no clock and wakes nobody: each job's loop timer (loop.h, the
+ * producer's one clock) fires at its next_due, and the monitor then takes
+ * every job due by then from here, so tests drive it with a fake clock.
  *
  * Each job runs on its own period. next_due always advances by whole
  * periods from the first due time, so there is no drift over hours; a slot
  * that has already passed when a job is requeued is skipped, never
- * replayed in a burst.
+ * replayed in a burst. The jobs are a small array of borrowed pointers,
+ * scanned linearly, as the loop scans its timers.
  */
 #ifndef ACCEL_SCHED_H
 #define ACCEL_SCHED_H
@@ -20,29 +21,30 @@ struct sched_job {
 	int64_t period;   /* ns */
 	int64_t next_due; /* ns, monotonic */
 	uint64_t order;   /* tie-break: insertion order */
-	size_t slot;      /* index in the heap; internal */
+	int taken;        /* internal: taken, not yet requeued */
 	void *data;       /* the caller's */
 };
 
 struct sched {
-	struct sched_job **heap;
+	struct sched_job **jobs;
 	size_t n, cap;
 	uint64_t added;
 };
 
 void sched_init(struct sched *s);
-void sched_free(struct sched *s); /* frees the heap, not the jobs */
+void sched_free(struct sched *s); /* frees the array, not the jobs */
 
 /* Add a job (borrowed: it must outlive its time in the scheduler) first due at first_due. */
 void sched_add(struct sched *s, struct sched_job *job, int64_t first_due);
 
-/* Earliest next_due, or INT64_MAX when empty. */
+/* Earliest next_due of the jobs not taken, or INT64_MAX when none. */
 int64_t sched_next_due(const struct sched *s);
 
 /*
- * Remove every job due at or before now + window (coalescing jobs due within
- * a few milliseconds into one report) and store them in out, earliest first,
- * ties in insertion order. Returns how many (at most max).
+ * Take every job not taken that is due at or before now + window
+ * (coalescing jobs due within a few milliseconds into one report) and store
+ * them in out, earliest first, ties in insertion order. Returns how many
+ * (at most max).
  */
 size_t sched_take(struct sched *s, int64_t now, int64_t window, struct sched_job **out, size_t max);
 

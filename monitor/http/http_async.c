@@ -15,7 +15,7 @@
  * The answer's body goes to the call as the client's buffer itself, not a
  * copy: an answer of megabytes is neither doubled nor kept by the
  * connection for its next request. A caller that parses it off the loop
- * (the kubelet's PodList, ECS's answers) takes it with http_call_take_body.
+ * (on a loop worker, loop_work_post) takes it with http_call_take_body.
  */
 #include "http_async.h"
 #include "../core/fdbudget.h"

@@ -368,7 +368,9 @@ static const struct collector_ops silent_ops = {
 	.close = fake_close,
 };
 
-/* An ordinary (synchronous) group. */
+/* An ordinary (synchronous) group; a collect takes sync_cost_ns on the mock clock. */
+static int64_t sync_cost_ns;
+
 static int sync_open(const struct mon_env *env, const struct coll_target *t, void **state)
 {
 	(void)env;
@@ -383,6 +385,7 @@ static void sync_collect(void *state, const struct cycle *cy, const enum group_i
 	(void)cy;
 	(void)due;
 	(void)ndue;
+	skipped_ns += sync_cost_ns;
 	json_object_set_new(group, "ok", json_true());
 }
 
@@ -941,6 +944,171 @@ static void test_async_lead_overdue(void)
 	fclose(out);
 }
 
+/* ---- a started monitor: its groups are the loop's timers ------------------------------------------- */
+
+struct started {
+	int reports, errs;
+	int stop_at; /* monitor_stop after this many reports (0: never) */
+};
+
+static void on_started_report(struct monitor *m, int rc, void *arg)
+{
+	struct started *s = arg;
+
+	s->reports++;
+	s->errs += rc != 0;
+	if (s->stop_at && s->reports >= s->stop_at)
+		monitor_stop(m);
+}
+
+/* The system groups of test_async_monitor, as a fresh cfg (the monitor takes it). */
+static struct cfg started_cfg(void)
+{
+	static const struct cfg_group groups[] = {
+		{ .id = GROUP_VCPU_USAGE, .period_ms = 200 },
+		{ .id = GROUP_MEMORY_INFO, .period_ms = 200 },
+		{ .id = GROUP_NEURON_HW_COUNTERS, .period_ms = 100 },
+	};
+	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 3 };
+
+	cfg.system = malloc(sizeof(groups));
+	memcpy(cfg.system, groups, sizeof(groups));
+	return cfg;
+}
+
+/* Turn only the loop until t0 + ms: no monitor_cycle here, the group timers write the reports. */
+static void turn_to(struct loop *l, int64_t t0, int ms)
+{
+	int64_t end = t0 + ms * NS_PER_MS;
+
+	while (clock_mono_ns() < end)
+		turn(l, end);
+}
+
+/*
+ * monitor_start: the groups' timers and the fetches' interleave on the one loop (each 200 ms group's
+ * fetch starts 100 ms ahead, between two reports of the 100 ms group); a reload while a fetch is out
+ * hands the started state on; monitor_stop ends the reports.
+ */
+static void test_started_monitor(void)
+{
+	struct cfg cfg = started_cfg();
+	struct loop *l = loop_new();
+	struct http_async *http = http_async_new(l);
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
+	FILE *out = tmpfile();
+	struct started st = { 0 };
+	struct monitor *m = monitor_new(&cfg, system_fakes, l, host, NULL);
+	int64_t t0 = clock_mono_ns();
+	int sync_in_all = 1, answered = 0, silent = 0, seq_ok = 1, after_reload = 0, reload_answered = 0;
+	int before;
+	json_t *all;
+
+	nclosed = 0;
+	monitor_start(m, fileno(out), on_started_report, &st);
+	turn_to(l, t0, 1050);
+	is_int(st.reports, 10, "started: the 100 ms group's timer wrote 10 reports in 1.05 s, the loop alone");
+	/* 1150 ms: the 200 ms groups' fetches for 1200 ms went out at 1100 ms; reload now, while they are out. */
+	turn_to(l, t0, 1150);
+	before = st.reports;
+	ok(nanswering == 1 && answering[0]->fetches == answering[0]->collects + 1,
+	   "reload: the answering source's fetch for the next report has gone out (%d fetches, %d collected)",
+	   nanswering ? answering[0]->fetches : -1, nanswering ? answering[0]->collects : -1);
+	cfg = started_cfg();
+	m = monitor_new(&cfg, system_fakes, l, host, m); /* unchanged: every group keeps its schedule */
+	turn_to(l, t0, 1650);
+	is_int(st.reports - before, 5, "reload: the new monitor is started, on the same grid (1200..1600 ms)");
+	st.stop_at = st.reports + 2;
+	turn_to(l, t0, 2150);
+	is_int(st.reports, st.stop_at, "monitor_stop in done: no report after it");
+	is_int(st.errs, 0, "every report written");
+	fflush(out);
+	all = reports(out);
+	is_int((long)json_array_size(all), st.reports, "one line per report");
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *rep = json_array_get(all, i), *sd = json_object_get(rep, "system_data");
+		json_t *v = json_object_get(sd, "vcpu_usage");
+
+		seq_ok &= json_integer_value(json_object_get(json_object_get(rep, "monitor"), "seq")) == (json_int_t)i;
+		sync_in_all &= json_object_get(sd, "neuron_hw_counters") != NULL;
+		if (v && !strcmp(or(json_string_value(json_object_get(v, "answer")), ""), "42")) {
+			answered++;
+			if ((int)i == before)
+				reload_answered = 1;
+		}
+		if (json_object_get(sd, "memory_info") &&
+		    !strcmp(or(group_err(rep, "memory_info"), ""), "no answer within 0.1 s"))
+			silent++;
+		after_reload += (int)i >= before;
+	}
+	ok(seq_ok, "seq goes on across the reload, one report per due instant");
+	ok(sync_in_all, "the 100 ms group is in every report");
+	is_int(answered, st.reports / 2, "the 200 ms groups share every other report; the answer is in each");
+	is_int(silent, st.reports / 2, "the silent source's group says \"no answer within 0.1 s\" each time");
+	ok(reload_answered, "the first report after the reload has the fetch the reload restarted");
+	json_decref(all);
+	is_int((long)nclosed, 0, "the reload kept both asynchronous sources open (unchanged)");
+	monitor_free(m);
+	nanswering = 0;
+	is_int((long)nclosed, 2, "both closed once, with the last monitor");
+	for (size_t i = 0; i < nclosed; i++)
+		free(last_closed[i]);
+	host_free(host);
+	http_async_free(http);
+	is_int((long)loop_count(l), 0, "started: nothing is left on the loop");
+	loop_free(l);
+	fclose(out);
+}
+
+/*
+ * A started monitor's cycle that overruns: the 100 ms group's collect at 300 ms takes 350 ms, so the
+ * slots at 400, 500 and 600 ms have passed when its timer is armed again: they are skipped (not
+ * replayed in a burst), the next report is at 700 ms, on the grid, and its period covers the gap.
+ */
+static void test_started_late(void)
+{
+	static const struct cfg_group groups[] = { { .id = GROUP_NEURON_HW_COUNTERS, .period_ms = 100 } };
+	struct cfg cfg = { .period_ms = 100, .procfs = strdup("/proc"), .sysfs = strdup("/sys"), .nsystem = 1 };
+	struct loop *l = loop_new();
+	struct http_async *http = http_async_new(l);
+	struct host *host = host_new(&(struct host_opts){ .http = http }, l);
+	FILE *out = tmpfile();
+	struct started st = { 0 };
+	struct monitor *m;
+	int64_t t0;
+	json_t *all;
+
+	cfg.system = malloc(sizeof(groups));
+	memcpy(cfg.system, groups, sizeof(groups));
+	m = monitor_new(&cfg, system_fakes, l, host, NULL);
+	t0 = clock_mono_ns();
+	monitor_start(m, fileno(out), on_started_report, &st);
+	turn_to(l, t0, 250);
+	sync_cost_ns = 350 * NS_PER_MS;
+	turn_to(l, t0, 310); /* the cycle at 300 ms, 350 ms long */
+	sync_cost_ns = 0;
+	is_int(st.reports, 3, "late: three reports by 300 ms, the third 350 ms long");
+	ok(llabs(monitor_next_due(m) - t0 - 700 * NS_PER_MS) < NS_PER_MS,
+	   "late: the next slot is 700 ms, on the grid (%.3f ms)", (monitor_next_due(m) - t0) / 1e6);
+	turn_to(l, t0, 1050);
+	is_int(st.reports, 7, "late: 400..600 ms skipped, not replayed: reports at 700..1000 ms");
+	fflush(out);
+	all = reports(out);
+	{
+		json_t *g = json_object_get(json_object_get(json_array_get(all, 3), "system_data"), "neuron_hw_counters");
+		double p = json_real_value(json_object_get(g, "period"));
+
+		ok(p > 0.39 && p < 0.41, "late: the report after the skip covers the whole gap (period %.3f s)", p);
+	}
+	json_decref(all);
+	monitor_free(m);
+	host_free(host);
+	http_async_free(http);
+	is_int((long)loop_count(l), 0, "late: nothing is left on the loop");
+	loop_free(l);
+	fclose(out);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -949,5 +1117,7 @@ int main(void)
 	test_async_monitor();
 	test_async_runtime();
 	test_async_lead_overdue();
+	test_started_monitor();
+	test_started_late();
 	return done_testing();
 }

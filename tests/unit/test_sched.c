@@ -155,6 +155,21 @@ int main(void)
 		is_int(sched_take(&s, 5 * S, 0, out, 1), 0, "nothing else due at 5 s");
 		sched_free(&s);
 	}
+	/* max smaller than what is due: the earliest come out, the rest stay for the next take. */
+	{
+		struct sched s;
+		struct sched_job j[3] = { { .period = S }, { .period = S }, { .period = S } }, *out[3];
+
+		sched_init(&s);
+		sched_add(&s, &j[0], 3 * S);
+		sched_add(&s, &j[1], 2 * S);
+		sched_add(&s, &j[2], 1 * S);
+		is_int(sched_take(&s, 3 * S, 0, out, 2), 2, "max 2: two taken");
+		ok(out[0] == &j[2] && out[1] == &j[1], "the two earliest, earliest first");
+		is_int(sched_next_due(&s), 3 * S, "the third is still due, not taken");
+		is_int(sched_take(&s, 3 * S, 0, out, 2), 1, "the next take has it");
+		sched_free(&s);
+	}
 	is_int(sched_next_due(&(struct sched){ 0 }), INT64_MAX, "empty scheduler has nothing due");
 	return done_testing();
 }

@@ -337,14 +337,15 @@ static char *put_len(char *w, char c, size_t n)
 }
 
 /*
- * The string just written at at (through *w): given back, and the previous
- * sample's same string (prev) used instead, when the two are equal. The
- * samples of one histogram share their group and model, a server's
- * families their version and error type.
+ * The string of n bytes just written at at (through *w, its NUL after it):
+ * given back, and the previous sample's same string (prev, earlier in the
+ * same arena, so reading n bytes of it stays inside) used instead, when the
+ * two are equal. The samples of one histogram share their group and model,
+ * a server's families their version and error type.
  */
-static char *share(char **w, char *at, const char *prev)
+static char *share(char **w, char *at, size_t n, const char *prev)
 {
-	if (prev && !strcmp(at, prev)) {
+	if (prev && !memcmp(at, prev, n) && !prev[n]) {
 		*w = at;
 		return (char *)prev;
 	}
@@ -398,23 +399,20 @@ static char *put_strings(struct snap *sn, const struct expo_sample *x, const str
 		}
 		*w++ = '\0';
 		p->glen = (uint32_t)(w - og - 1);
-		og = share(&w, og, q && q->og != PT_FAMILY ? qb + q->og : NULL);
+		og = share(&w, og, p->glen, q && q->og != PT_FAMILY && q->glen == p->glen ? qb + q->og : NULL);
 	} else {
 		p->glen = (uint32_t)nf;
 	}
 	/* model names and labels become JSON keys: bounded, valid UTF-8 without control bytes */
 	om = w;
 	w = put(w, lab[0] ? lab[0]->value : "", nm + 1);
-	bound_name(om, nm);
-	om = share(&w, om, q ? qb + q->om : NULL);
+	om = share(&w, om, bound_name(om, nm), q ? qb + q->om : NULL);
 	ov = w;
 	w = put(w, lab[1] ? lab[1]->value : "", nv + 1);
-	bound_name(ov, nv);
-	ov = share(&w, ov, q ? qb + q->ov : NULL);
+	ov = share(&w, ov, bound_name(ov, nv), q ? qb + q->ov : NULL);
 	ob = w;
 	w = put(w, sub ? sub : "", nsub + 1);
-	bound_name(ob, nsub);
-	ob = share(&w, ob, q ? qb + q->ob : NULL);
+	ob = share(&w, ob, bound_name(ob, nsub), q ? qb + q->ob : NULL);
 	sn->alen += (size_t)(w - block);
 	p->slen = (uint32_t)ns;
 	p->og = og ? (int32_t)(og - block) : PT_FAMILY;
@@ -639,7 +637,8 @@ static const double *increases(struct infer *in, const struct snap *base, const 
 		}
 		if (p->part == P_VALUE) { /* a counter's or gauge's sample is its own group */
 			gi[i] = i;
-		} else if (i && p->glen == p[-1].glen && !memcmp(pt_group(p), pt_group(p - 1), p->glen)) {
+		} else if (i && p->glen == p[-1].glen &&
+			   (pt_group(p) == pt_group(p - 1) || !memcmp(pt_group(p), pt_group(p - 1), p->glen))) {
 			gi[i] = gi[i - 1];
 		} else {
 			size_t g;

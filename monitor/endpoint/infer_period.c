@@ -144,8 +144,9 @@ static int same_dev(const void *ctx, size_t idx)
 
 static struct acc *acc_of(struct period *pd, const char *model, const char *version)
 {
-	/* a model's samples mostly follow each other: the previous one first */
-	if (pd->last < pd->na && !strcmp(pd->a[pd->last].model, model) && !strcmp(pd->a[pd->last].version, version))
+	/* a model's samples mostly follow each other (their strings often the same in the arena): the previous one first */
+	if (pd->last < pd->na && (pd->a[pd->last].model == model || !strcmp(pd->a[pd->last].model, model)) &&
+	    (pd->a[pd->last].version == version || !strcmp(pd->a[pd->last].version, version)))
 		return &pd->a[pd->last];
 	/* or, family after family (Triton), the model after it */
 	if (pd->last + 1 < pd->na && !strcmp(pd->a[pd->last + 1].model, model) &&

@@ -74,8 +74,7 @@ AP3=$(free_port)
 _pids="$_pids $!"
 "$BIN/accel-prom" --listen-address "127.0.0.1:$AP3" <"$WORK/nv.in" 2>"$WORK/accel-prom3.err" 3>&- 4>&- &
 _pids="$_pids $!"
-CC=${CC:-cc}
-ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -o "$WORK/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/libnvidia-ml.so.1"
 printf '{"period": "1s", "system_metrics": [], "devices": [{"type": "nvidia"}]}\n' >"$WORK/nv.json"
 FAKE_NVML_SCRIPT=$FIX/nvml/multi.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1 \
 	"$BIN/accel-monitor" -c "$WORK/nv.json" >"$WORK/nv.in" 2>"$WORK/nv.err" 3>&- 4>&- &

@@ -53,7 +53,7 @@ ok "lint fails on a written-in instance and a fixed data source" sh -c \
 	 $PY '$HELP/dashboard_check.py' lint '$WORK/broken.json' 2>&1 | grep -q 'panel datasource'"
 
 # ---- target 1: accel-monitor on the fixtures ---------------------------------------------------
-ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -o "$WORK/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/libnvidia-ml.so.1"
 cat >"$WORK/mon.json" <<EOF2
 { "period": "1s", "devices": [ { "type": "auto" } ],
   "system_metrics": [ { "type": "vcpu_usage" }, { "type": "memory_info" } ] }

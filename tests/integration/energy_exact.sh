@@ -22,8 +22,7 @@ need "$CC" command -v "$CC"
 need "curl" command -v curl
 
 mkdir -p "$WORK/nv"
-ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror \
-	-o "$WORK/nv/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/nv/libnvidia-ml.so.1"
 GPU=$($PY -c "import sys; sys.path.insert(0, '$HELP'); import fake_infer; print(fake_infer.GPU)")
 cat >"$WORK/gpu.nvml" <<EOF
 gpu

@@ -21,9 +21,7 @@ need "$CC" command -v "$CC"
 need curl command -v curl
 
 mkdir -p "$WORK/nv"
-# shellcheck disable=SC2086 # a word list
-ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror \
-	-o "$WORK/nv/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/nv/libnvidia-ml.so.1"
 cat >"$WORK/two.nvml" <<'EOF'
 gpu
 name NVIDIA A100-SXM4-40GB

@@ -205,6 +205,14 @@ ec2_host() {
 		grep -qsE '\.amazon$' "$_d/bios_version"
 }
 
+# fake_nvml_build OUT [CFLAG...]: the fake NVML (tests/helpers/fake_nvml.c, its cost model and scripts) as the
+# shared library OUT, warning-free; extra flags such as -DFAKE_NVML_OLD (a driver without the newer symbols).
+fake_nvml_build() {
+	_out=$1
+	shift
+	"${CC:-cc}" -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror "$@" -o "$_out" "$HELP/fake_nvml.c"
+}
+
 need() {
 	_need=$1
 	shift

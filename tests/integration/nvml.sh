@@ -25,12 +25,8 @@ need "$CC" command -v "$CC"
 
 # --- the fake library, current and old ---------------------------------------------------
 mkdir -p "$WORK/new" "$WORK/old" "$WORK/none"
-FAKE_CFLAGS="-std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror"
-# shellcheck disable=SC2086 # a word list
-ok "the fake libnvidia-ml.so.1 builds" $CC $FAKE_CFLAGS -o "$WORK/new/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
-# shellcheck disable=SC2086
-ok "the fake builds without the newer symbols (-DFAKE_NVML_OLD)" \
-	$CC $FAKE_CFLAGS -DFAKE_NVML_OLD -o "$WORK/old/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/new/libnvidia-ml.so.1"
+ok "the fake builds without the newer symbols (-DFAKE_NVML_OLD)" fake_nvml_build "$WORK/old/libnvidia-ml.so.1" -DFAKE_NVML_OLD
 NEW=$WORK/new/libnvidia-ml.so.1
 OLD=$WORK/old/libnvidia-ml.so.1
 

@@ -29,8 +29,7 @@ need "curl" command -v curl
 need "promtool (Debian package prometheus)" command -v promtool
 
 mkdir -p "$WORK/lib"
-ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 \
-	-o "$WORK/lib/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/lib/libnvidia-ml.so.1"
 # "slow_period": "period": every value read every cycle (the scripted counters step at each read).
 cat >"$WORK/mon.json" <<'EOF'
 { "period": "100ms", "system_metrics": [], "devices": [ { "type": "nvidia", "slow_period": "period" } ] }

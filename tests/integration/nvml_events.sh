@@ -25,8 +25,7 @@ need "a C compiler ($CC) for the fake libnvidia-ml.so.1" command -v "$CC"
 need "curl" command -v curl
 
 mkdir -p "$WORK/lib"
-ok "the fake libnvidia-ml.so.1 builds" "$CC" -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror \
-	-o "$WORK/lib/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/lib/libnvidia-ml.so.1"
 EV=$WORK/events
 : >"$EV"
 rm -f "$WORK/lost"

@@ -13,16 +13,13 @@
 MON=$BIN/accel-monitor
 CHECK="$PY $HELP/check_report.py"
 NV=$FIX/nvml
-CC=${CC:-cc}
 export AWS_EC2_METADATA_DISABLED=true
 unset ACCEL_NVML_LIBRARY
 
 mkdir -p "$WORK/lib"
 LIB=$WORK/lib/libfake-nvml.so
 MISSING=$WORK/missing/libnvidia-ml.so.1
-# shellcheck disable=SC2086 # a word list
-ok "the fake NVML library builds (as $LIB)" \
-	$CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror -o "$LIB" "$HELP/fake_nvml.c"
+ok "the fake NVML library builds (as $LIB)" fake_nvml_build "$LIB"
 
 # config FILE LIBRARY: a config collecting every nvidia group from LIBRARY every 100 ms.
 config() {

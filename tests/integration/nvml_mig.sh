@@ -16,8 +16,7 @@ need "$MON is built" test -x "$MON"
 need "a C compiler ($CC) for the fake libnvidia-ml.so.1" command -v "$CC"
 
 mkdir -p "$WORK/lib"
-ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 \
-	-o "$WORK/lib/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/lib/libnvidia-ml.so.1"
 # "slow_period": "period": every value read every cycle (the scripted counters step at each read).
 cat >"$WORK/mon.json" <<'EOF'
 { "period": "200ms", "system_metrics": [], "devices": [ { "type": "nvidia", "slow_period": "period" } ] }

@@ -29,11 +29,8 @@ need "curl" command -v curl
 need "promtool (Debian package prometheus)" command -v promtool
 
 mkdir -p "$WORK/new" "$WORK/old"
-FAKE_CFLAGS="-std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror"
-# shellcheck disable=SC2086 # a word list
-ok "the fake libnvidia-ml.so.1 builds" $CC $FAKE_CFLAGS -o "$WORK/new/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
-# shellcheck disable=SC2086
-ok "the old fake builds" $CC $FAKE_CFLAGS -DFAKE_NVML_OLD -o "$WORK/old/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/new/libnvidia-ml.so.1"
+ok "the old fake builds" fake_nvml_build "$WORK/old/libnvidia-ml.so.1" -DFAKE_NVML_OLD
 cat >"$WORK/gpus.nvml" <<'EOF'
 gpu
 name NVIDIA A10

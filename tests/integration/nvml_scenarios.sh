@@ -28,8 +28,7 @@ need "a C compiler ($CC) for the fake libnvidia-ml.so.1" command -v "$CC"
 need "curl" command -v curl
 
 mkdir -p "$WORK/lib"
-ok "the fake libnvidia-ml.so.1 builds" $CC -std=c11 -D_GNU_SOURCE -shared -fPIC -O1 -Wall -Wextra -Werror \
-	-o "$WORK/lib/libnvidia-ml.so.1" "$HELP/fake_nvml.c"
+ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/lib/libnvidia-ml.so.1"
 # 200 ms: GPM's two samples are more than 100 ms apart from the second report on.
 cat >"$WORK/mon.json" <<'EOF'
 { "period": "200ms", "system_metrics": [], "devices": [ { "type": "nvidia" } ] }

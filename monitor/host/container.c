@@ -996,18 +996,6 @@ json_t *containers_identities_new(void)
 	return json_pack("{s:{}, s:{}, s:{}}", "containers", "pods", "processes");
 }
 
-/*
- * Enter process key's identity (a new reference, taken; NULL: none) in ids
- * (containers_identities_new's): one with a container id under
- * "containers" (its fields but "id", which is its key, and "pids", to which
- * the process is added; the last report's entry, prev's, when its fields
- * are the same objects, so that an unchanged container allocates nothing),
- * the others whole under "processes"; the pod's names once under "pods". Until containers_identities_finish, a contained
- * process's entry in "processes" is its container's object (a reference:
- * no allocation but the entry's), which says it was entered. Returns the
- * table's identity (borrowed) or NULL; *cid its container id (the table's
- * key) or NULL.
- */
 /* Whether copy (a container's entry in an identities object) is ident's fields but "id" (the same values). */
 static int same_copy(json_t *copy, json_t *ident)
 {
@@ -1022,6 +1010,18 @@ static int same_copy(json_t *copy, json_t *ident)
 	return 1;
 }
 
+/*
+ * Enter process key's identity (a new reference, taken; NULL: none) in ids
+ * (containers_identities_new's): one with a container id under
+ * "containers" (its fields but "id", which is its key, and "pids", to which
+ * the process is added; the last report's entry, prev's, when its fields
+ * are the same objects, so that an unchanged container allocates nothing),
+ * the others whole under "processes"; the pod's names once under "pods".
+ * Until containers_identities_finish, a contained process's entry in
+ * "processes" is its container's object (a reference: no allocation but the
+ * entry's), which says it was entered. Returns the table's identity
+ * (borrowed) or NULL; *cid its container id (the table's key) or NULL.
+ */
 static json_t *ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident, const char **cid)
 {
 	static const char *const pod_keys[] = { "pod", "namespace", "qos" };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pods_bench: the cost of attributing a device's per-process figures
- * to pods and containers (host_annotate_group: monitor/host/host.c and container.c),
+ * pods_bench: the cost of naming a device's processes by pod and
+ * container (host_annotate_devices: monitor/host/host.c and container.c),
  * one collection cycle after another, for N processes in N/10 pods on one
  * device, next to its floor.
  *
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 	int n = 500, per_pod = 10, opt;
 	const char *write_only = NULL;
 	char rel[512], text[512], procfs[4200], rootfs[4200], cmd[4300];
-	json_t *g, *ids, *procs = json_object();
+	json_t *dd, *ids, *procs = json_object();
 	struct host *h;
 	double later[9], floor_ms;
 	int64_t t0;
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(procfs, sizeof(procfs), "%s/proc", root);
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", root);
-	g = json_pack("{s:{s:{s:o}}}", "devices", "0", "processes", procs);
+	dd = json_pack("[{s:{s:{s:{s:{s:o}}}}}]", "report", "device_memory", "devices", "0", "processes", procs);
 	h = host_new(&(struct host_opts){ .procfs = procfs, .ctr = { .rootfs = rootfs } }, NULL);
 
 	t0 = clock_mono_ns();
@@ -128,24 +128,20 @@ int main(int argc, char **argv)
 	floor_ms = (double)(clock_mono_ns() - t0) / 1e6;
 	t0 = clock_mono_ns();
 	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
-	ids = containers_identities_new(); /* a report's: each cycle's afresh */
-	host_annotate_group(h, g, ids);
+	ids = host_annotate_devices(h, dd); /* a report's identities: each cycle's afresh */
+	printf("pods_bench: %d processes, %zu pods on one device\n", n, json_object_size(json_object_get(ids, "pods")));
 	json_decref(ids);
-	printf("pods_bench: %d processes, %zu pods on one device\n", n,
-	       json_object_size(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "pods")));
 	printf("  floor (read every /proc/PID/stat):  %8.3f ms\n", floor_ms);
 	printf("  first cycle (parse, state files):   %8.3f ms\n", (double)(clock_mono_ns() - t0) / 1e6);
 	for (int c = 0; c < 9; c++) {
 		t0 = clock_mono_ns();
 		host_snapshot(h, &(struct cycle){ .mono_ns = 2 + c });
-		ids = containers_identities_new();
-		host_annotate_group(h, g, ids);
-		json_decref(ids);
+		json_decref(host_annotate_devices(h, dd));
 		later[c] = (double)(clock_mono_ns() - t0) / 1e6;
 	}
 	qsort(later, 9, sizeof(later[0]), bench_cmp_double);
 	printf("  later cycles (median of 9):         %8.3f ms\n", later[4]);
-	json_decref(g);
+	json_decref(dd);
 	host_free(h);
 	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
 	return system(cmd) == 0 ? 0 : 1;

@@ -22,6 +22,7 @@
  * them by group once, so a report's group finds its rules without a scan of
  * the whole table; within a group they keep that order.
  */
+#include "derive.h"
 #include "samples_int.h"
 #include "timeutil.h"
 #include "util.h"
@@ -52,7 +53,7 @@ struct walk {
 	struct buf *entity;           /* a device's entity, "type:key": any length (the mapper's) */
 	json_t *dev;                  /* the device object a device rule walks, else NULL */
 	json_t *ids;                  /* the report's "identities" (format 2), else NULL */
-	json_t *pidx;                 /* and its index of contained processes (pid_index), or NULL */
+	json_t *pidx;                 /* and its index of contained processes (report_pid_index), or NULL */
 	json_t *ident;                /* an ident rule: the pod's or container's object its first "*" reached */
 	json_t *anchor;               /* the object the last "*" reached (a weight is found from it), or NULL */
 	size_t anchor_trail;          /* the length of trail[] at the anchor (messages about a weight) */
@@ -172,26 +173,6 @@ static json_t *process_identity(json_t *ids, json_t *pidx, json_t *dev, const ch
 		return json_object_get(json_object_get(ids, "containers"), *cid);
 	}
 	return json_object_get(json_object_get(ids, "processes"), pid);
-}
-
-/* Format 2: {"<pid>": "<container id>"} for every pid of ids' containers (a new object), NULL without ids. */
-static json_t *pid_index(json_t *ids)
-{
-	json_t *pidx, *c, *p;
-	const char *cid;
-	size_t i;
-
-	if (!ids)
-		return NULL;
-	pidx = json_object();
-	json_object_foreach(json_object_get(ids, "containers"), cid, c)
-		json_array_foreach(json_object_get(c, "pids"), i, p) {
-			char buf[NUM_TEXT_MAX];
-
-			if (number_text(p, buf))
-				json_object_set_new(pidx, buf, json_string(cid));
-		}
-	return pidx;
 }
 
 json_t *report_sum_identity(json_t *ids, enum map_ident kind, const char *key, json_t *sum)
@@ -721,7 +702,7 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 	fmt = detect(report, &rts);
 	w.ids = fmt == FORMAT_ACCEL && json_is_object(json_object_get(report, "identities"))
 			? json_object_get(report, "identities") : NULL;
-	w.pidx = pid_index(w.ids);
+	w.pidx = report_pid_index(w.ids);
 	root_iso = str_or(report, "timestamp", NULL);
 	/* Invalid: root_ms stays now_ms; a group with the same text gets it too, counted once. */
 	if (root_iso)

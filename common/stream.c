@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Line-capped JSON stream reader; see stream.h. */
 #include "stream.h"
+#include "derive.h"
 #include "util.h"
 
 #include <errno.h>
@@ -273,5 +274,6 @@ int stream_next(struct stream *s, json_t **report, size_t *len, enum stream_bad 
 		snprintf(err, errsz, "%s:%llu: a report must be a JSON object", s->name, (unsigned long long)s->lineno);
 		return -1;
 	}
+	report_derive(*report); /* one model for every reader, whatever the report's version */
 	return 1;
 }

@@ -27,11 +27,13 @@
 
 /*
  * The version of accel-monitor's report format, written as "monitor"."format_version"
- * (docs/report-format.md, "Format versions"). 2: each process's, container's and pod's
- * identity once, in the report's "identities"; a report without it is version 1 (device
- * groups with "process_containers" and named pod and container sums), which sinks still read.
+ * (docs/report-format.md, "Format versions"). 3: each process's, container's and pod's
+ * identity once, in the report's "identities" (a pod's names in its pod's entry only), and
+ * no per-pod or per-container sums in the devices: the reader derives them (derive.h).
+ * Sinks still read version 2 (the sums written, a container naming its pod) and version 1
+ * (no "format_version": device groups with "process_containers" and named sums).
  */
-#define REPORT_FORMAT_VERSION 2
+#define REPORT_FORMAT_VERSION 3
 
 /* Why a line was rejected: indexes stream_bad_reason_names. */
 enum stream_bad {
@@ -73,7 +75,8 @@ int stream_buffered(const struct stream *s);
 
 /*
  * Next report.
- *  1: *report is a parsed object (new reference), *len its line's bytes.
+ *  1: *report is a parsed object (new reference), with what its format
+ *     leaves to the reader derived (derive.h); *len its line's bytes.
  *  0: end of input.
  * -1: a bad line, skipped: *why says which kind, err holds "name:LINE: reason".
  * -2: a read error (err says which); the stream is at its end.

@@ -824,8 +824,7 @@ static void phase_attribution(struct monitor *m, struct cycle_run *run)
 }
 
 /*
- * Per-process figures of this cycle's device groups by container and pod;
- * and when a runtime's memory_used is due, every device collector records
+ * The identities of the processes of this cycle's device groups; and when a runtime's memory_used is due, every device collector records
  * the device memory of each process into the host.
  */
 static void phase_process_devices(struct monitor *m, struct cycle_run *run)
@@ -833,7 +832,7 @@ static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 	json_t *ids = host_annotate_devices(m->host, run->device_data);
 	int need = 0;
 
-	if (ids) /* each process's, container's and pod's identity once, the device groups' sums keyed by id */
+	if (ids) /* each process's, container's and pod's identity once */
 		json_object_set_new(run->report, "identities", ids);
 	for (size_t u = 0; u < m->nunits && !need; u++)
 		for (size_t k = 0; m->units[u].scope == COLL_RUNTIME && k < m->units[u].ndue; k++)

@@ -821,221 +821,68 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 
 /* ---- device groups --------------------------------------------------------------------------------------- */
 
-/* Add v (a number) to o[key], a sum kept as an integer while it fits (bytes), else a real. */
-static void add_number(json_t *o, const char *key, json_t *v)
-{
-	json_t *cur = json_object_get(o, key);
-
-	if (!json_is_number(v))
-		return;
-	if (!cur) {
-		json_object_set_new(o, key, json_is_integer(v) ? json_integer(json_integer_value(v))
-							 : json_real(json_real_value(v)));
-	} else if (json_is_integer(cur) && json_is_integer(v) && json_integer_value(v) >= 0 &&
-		   json_integer_value(cur) <= INT64_MAX - json_integer_value(v)) {
-		json_integer_set(cur, json_integer_value(cur) + json_integer_value(v)); /* the sum is o's own */
-	} else if (json_is_real(cur)) {
-		json_real_set(cur, json_number_value(cur) + json_number_value(v));
-	} else {
-		json_object_set_new(o, key, json_real(json_number_value(cur) + json_number_value(v)));
-	}
-}
-
-/*
- * One process's part in a sum (a pod's, a container's): the sum's object,
- * pid and figure, and where it came among the device's processes (the
- * order its figure is added in).
- */
-struct agg_part {
-	json_t *a, *fig;
-	pid_t pid;
-	size_t order;
-};
-
-static int part_cmp(const void *x, const void *y)
-{
-	const struct agg_part *p = x, *q = y;
-
-	if (p->a != q->a)
-		return (uintptr_t)p->a < (uintptr_t)q->a ? -1 : 1;
-	return p->order < q->order ? -1 : p->order > q->order;
-}
-
-/* The sum obj[key], created when missing. */
-static json_t *agg_of(json_t *obj, const char *key)
-{
-	json_t *a = json_object_get(obj, key);
-
-	if (!a) {
-		a = json_object();
-		json_object_set_new(obj, key, a);
-	}
-	return a;
-}
-
-/*
- * The sum of one aggregate from its parts p[0..n) (this call's, in order):
- * "pids", the numbers summed under num_key ("memory_bytes", "energy_joules":
- * an integer while every figure is one and the sum fits, else a real),
- * {"<engine>": percent} figures under "engines". Its identity is the
- * report's "identities" (containers_identities). The last call's objects
- * are updated in place: a kept sum allocates nothing.
- */
-static void agg_fill(const struct agg_part *p, size_t n, const char *num_key)
-{
-	json_t *a = p[0].a, *pids = json_object_get(a, "pids"), *cur, *eng = NULL, *v;
-	int have = 0, is_int = 0;
-	json_int_t isum = 0;
-	double dsum = 0;
-	const char *k;
-
-	if (!json_is_array(pids)) {
-		pids = json_array();
-		json_object_set_new(a, "pids", pids);
-	}
-	for (size_t i = 0; i < n; i++) {
-		json_t *fig = p[i].fig;
-
-		if (i < json_array_size(pids)) /* the last call's pids, this function's integers */
-			json_integer_set(json_array_get(pids, i), p[i].pid);
-		else
-			json_array_append_new(pids, json_integer(p[i].pid));
-		if (json_is_number(fig)) {
-			json_int_t iv = json_is_integer(fig) ? json_integer_value(fig) : 0;
-
-			if (!have) {
-				is_int = json_is_integer(fig);
-				isum = iv;
-				dsum = json_number_value(fig);
-			} else if (is_int && json_is_integer(fig) && iv >= 0 && isum <= INT64_MAX - iv) {
-				isum += iv;
-			} else {
-				dsum = (is_int ? (double)isum : dsum) + json_number_value(fig);
-				is_int = 0;
-			}
-			have = 1;
-		} else if (json_is_object(fig)) {
-			if (!eng) { /* the last call's engines are not this call's */
-				eng = json_object();
-				json_object_set_new(a, "engines", eng);
-			}
-			json_object_foreach(fig, k, v)
-				add_number(eng, k, v);
-		}
-	}
-	while (json_array_size(pids) > n)
-		json_array_remove(pids, json_array_size(pids) - 1);
-	if (!eng && json_object_get(a, "engines"))
-		json_object_del(a, "engines");
-	cur = json_object_get(a, num_key);
-	if (!have) {
-		if (cur)
-			json_object_del(a, num_key);
-	} else if (is_int && json_is_integer(cur)) {
-		json_integer_set(cur, isum);
-	} else if (!is_int && json_is_real(cur)) {
-		json_real_set(cur, dsum);
-	} else {
-		json_object_set_new(a, num_key, is_int ? json_integer(isum) : json_real(dsum));
-	}
-}
-
-/*
- * Make the sums in aggs this call's, from parts[0..n) (sorted here): each
- * sum a part names filled (agg_fill), each other one dropped.
- */
-static void aggs_fill(json_t *aggs, struct agg_part *parts, size_t n, const char *num_key)
-{
-	const char *k;
-	json_t *a;
-	void *tmp;
-
-	qsort(parts, n, sizeof(*parts), part_cmp);
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && parts[j].a == parts[i].a; j++)
-			;
-		agg_fill(parts + i, j - i, num_key);
-	}
-	json_object_foreach_safe(aggs, tmp, k, a) {
-		size_t lo = 0, hi = n;
-
-		while (lo < hi) { /* the first part of a, if any */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if ((uintptr_t)parts[mid].a < (uintptr_t)a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == n || parts[lo].a != a)
-			json_object_del(aggs, k);
-	}
-}
-
-/* dev[key] when it is an object (a new reference: the last call's, reused), else a new object. */
-static json_t *take_obj(json_t *dev, const char *key)
-{
-	json_t *o = json_object_get(dev, key);
-
-	return json_is_object(o) ? json_incref(o) : json_object();
-}
-
-static void set_or_drop(json_t *dev, const char *key, json_t *v)
-{
-	if (json_object_size(v))
-		json_object_set_new(dev, key, v);
-	else {
-		json_decref(v);
-		if (json_object_get(dev, key))
-			json_object_del(dev, key);
-	}
-}
-
 json_t *containers_identities_new(void)
 {
 	return json_pack("{s:{}, s:{}, s:{}}", "containers", "pods", "processes");
 }
 
-/* Whether copy (a container's entry in an identities object) is ident's fields but "id" (the same values). */
-static int same_copy(json_t *copy, json_t *ident)
+/* The names of a pod that its entry in "pods" holds, once. */
+static const char *const pod_keys[] = { "pod", "namespace", "qos" };
+
+/*
+ * Whether a container's entry in "containers" carries field k (value v) of
+ * its identity: every field but "id" (the entry's key) and the pod's names
+ * that its pod's entry pod (NULL: none) has already.
+ */
+static int ctr_keeps(json_t *pod, const char *k, json_t *v)
 {
+	if (!strcmp(k, "id"))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(pod_keys); i++)
+		if (!strcmp(k, pod_keys[i]))
+			return !json_equal(json_object_get(pod, k), v);
+	return 1;
+}
+
+/* Whether copy (a container's entry of the last report) is what ident gives now (the same value objects). */
+static int same_copy(json_t *copy, json_t *ident, json_t *pod)
+{
+	size_t n = 1; /* "pids" */
 	const char *k;
 	json_t *v;
 
-	if (json_object_size(copy) != json_object_size(ident)) /* "pids" in the place of "id" */
-		return 0;
 	json_object_foreach(ident, k, v)
-		if (strcmp(k, "id") && json_object_get(copy, k) != v)
-			return 0;
-	return 1;
+		if (ctr_keeps(pod, k, v)) {
+			if (json_object_get(copy, k) != v)
+				return 0;
+			n++;
+		}
+	return json_object_size(copy) == n;
 }
 
 /*
  * Enter process key's identity (a new reference, taken; NULL: none) in ids
  * (containers_identities_new's): one with a container id under
- * "containers" (its fields but "id", which is its key, and "pids", to which
- * the process is added; the last report's entry, prev's, when its fields
- * are the same objects, so that an unchanged container allocates nothing),
- * the others whole under "processes"; the pod's names once under "pods".
- * Until containers_identities_finish, a contained process's entry in
- * "processes" is its container's object (a reference: no allocation but the
- * entry's), which says it was entered. Returns the table's identity
- * (borrowed) or NULL; *cid its container id (the table's key) or NULL.
+ * "containers" (its fields but "id", which is its key, and its pod's names,
+ * which are its pod's entry's; and "pids", to which the process is added;
+ * the last report's entry, prev's, when its fields are the same objects, so
+ * that an unchanged container allocates nothing), the others whole under
+ * "processes"; the pod's names once under "pods". Until
+ * containers_identities_finish, a contained process's entry in "processes"
+ * is its container's object (a reference: no allocation but the entry's),
+ * which says it was entered.
  */
-static json_t *ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident, const char **cid)
+static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident)
 {
-	static const char *const pod_keys[] = { "pod", "namespace", "qos" };
 	json_t *procs = json_object_get(ids, "processes"), *ctrs = json_object_get(ids, "containers");
-	json_t *pods = json_object_get(ids, "pods"), *c, *v;
+	json_t *pods = json_object_get(ids, "pods"), *c, *v, *pod = NULL;
 	const char *uid, *id, *k;
 
-	*cid = NULL;
 	if (!ident)
-		return NULL;
+		return;
 	uid = json_string_value(json_object_get(ident, "pod_uid"));
-	if (uid && !json_object_get(pods, uid)) {
-		json_t *pod = json_object();
-
+	if (uid && !(pod = json_object_get(pods, uid))) {
+		pod = json_object();
 		for (size_t i = 0; i < ARRAY_SIZE(pod_keys); i++)
 			if ((v = json_object_get(ident, pod_keys[i])))
 				json_object_set(pod, pod_keys[i], v);
@@ -1043,50 +890,33 @@ static json_t *ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, 
 	}
 	if (!(id = json_string_value(json_object_get(ident, "id")))) {
 		json_object_set_new(procs, key, ident);
-		return ident;
+		return;
 	}
 	if (!(c = json_object_get(ctrs, id))) {
 		json_t *old = json_object_get(json_object_get(prev, "containers"), id);
 
-		if (old && same_copy(old, ident)) {
+		if (old && same_copy(old, ident, pod)) {
 			c = json_incref(old);
 			json_array_clear(json_object_get(c, "pids")); /* the last report's, written already */
 		} else {
 			c = json_object();
 			json_object_foreach(ident, k, v)
-				if (strcmp(k, "id"))
+				if (ctr_keeps(pod, k, v))
 					json_object_set(c, k, v);
 			json_object_set_new(c, "pids", json_array());
 		}
 		json_object_set_new(ctrs, id, c);
 	}
-	*cid = json_object_iter_key(json_object_iter_at(ctrs, id));
 	json_array_append_new(json_object_get(c, "pids"), json_integer(pid));
 	json_object_set(procs, key, c);
 	json_decref(ident);
-	return c;
 }
 
-/*
- * The identity of process key in ids (borrowed; *cid its container id or
- * NULL), entering it (lookup) when ids has no entry yet.
- */
-static json_t *ids_get(json_t *ids, json_t *prev, const char *key, pid_t pid, container_lookup_fn lookup,
-		       void *ud, const char **cid)
+/* Enter process key's identity in ids (lookup) unless ids has it already. */
+static void ids_see(json_t *ids, json_t *prev, const char *key, pid_t pid, container_lookup_fn lookup, void *ud)
 {
-	json_t *e = json_object_get(json_object_get(ids, "processes"), key);
-	json_t *ident;
-
-	*cid = NULL;
-	if (!e)
-		return ids_enter(ids, prev, key, pid, lookup(ud, pid), cid);
-	if (!json_object_get(e, "pids")) /* a process's own identity (only a container's has pids) */
-		return e;
-	ident = lookup(ud, pid); /* the host's memo: its container id, which is e's key */
-	*cid = json_object_iter_key(json_object_iter_at(json_object_get(ids, "containers"),
-							json_string_value(json_object_get(ident, "id"))));
-	json_decref(ident);
-	return e;
+	if (!json_object_get(json_object_get(ids, "processes"), key))
+		ids_enter(ids, prev, key, pid, lookup(ud, pid));
 }
 
 void containers_identities_finish(json_t *ids)
@@ -1100,70 +930,28 @@ void containers_identities_finish(json_t *ids)
 			json_object_del(procs, key);
 }
 
-/*
- * One device object (or MIG device): see containers_annotate_group. The
- * objects a collector keeps between cycles are updated in place: the
- * same identities answer the same objects, and only what changed is
- * allocated.
- */
+/* One device object (or MIG device): see containers_annotate_group. */
 static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev, json_t *ids, json_t *prev)
 {
-	json_t *procs = json_object_get(dev, "processes"), *pidlist = json_object_get(dev, "pids");
-	json_t *pods, *ctrs, *fig;
+	json_t *procs = json_object_get(dev, "processes"), *fig;
 	const char *key;
-	/* device_power's processes are joules (energy.h marks the split with energy_attribution), others bytes */
-	const char *num_key = json_object_get(dev, "energy_attribution") ? "energy_joules" : "memory_bytes";
-	struct agg_part *pp, *pcp;
-	size_t i, npp, npc;
+	size_t i;
 
-	if (!json_is_object(procs))
-		procs = NULL;
-	if (!json_is_array(pidlist))
-		pidlist = NULL;
-	if (!procs && !pidlist) {
-		set_or_drop(dev, "pods", json_object());
-		set_or_drop(dev, "containers", json_object());
-		return;
-	}
-	pods = take_obj(dev, "pods");
-	ctrs = take_obj(dev, "containers");
-	npp = npc = 0;
-	pp = xmalloc((json_object_size(procs) + 1) * sizeof(*pp));
-	pcp = xmalloc((json_object_size(procs) + 1) * sizeof(*pcp));
 	json_object_foreach(procs, key, fig) {
 		char *end;
 		long pid = strtol(key, &end, 10);
-		const char *uid, *cid;
-		json_t *ident;
 
-		if (*end || pid <= 0 || pid > 0x3fffffff)
-			continue;
-		ident = ids_get(ids, prev, key, (pid_t)pid, lookup, ud, &cid);
-		uid = json_string_value(json_object_get(ident, "pod_uid"));
-		if (uid) {
-			pp[npp] = (struct agg_part){ agg_of(pods, uid), fig, (pid_t)pid, npp };
-			npp++;
-		}
-		if (cid) {
-			pcp[npc] = (struct agg_part){ agg_of(ctrs, cid), fig, (pid_t)pid, npc };
-			npc++;
-		}
+		if (!*end && pid > 0 && pid <= 0x3fffffff)
+			ids_see(ids, prev, key, (pid_t)pid, lookup, ud);
 	}
-	aggs_fill(pods, pp, npp, num_key);
-	aggs_fill(ctrs, pcp, npc, num_key);
-	free(pp);
-	free(pcp);
-	json_array_foreach(pidlist, i, fig) {
+	json_array_foreach(json_object_get(dev, "pids"), i, fig) {
 		char k[24];
-		const char *cid;
 
 		if (!json_is_integer(fig) || json_integer_value(fig) <= 0 || json_integer_value(fig) > 0x3fffffff)
 			continue;
 		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
-		ids_get(ids, prev, k, (pid_t)json_integer_value(fig), lookup, ud, &cid);
+		ids_see(ids, prev, k, (pid_t)json_integer_value(fig), lookup, ud);
 	}
-	set_or_drop(dev, "pods", pods);
-	set_or_drop(dev, "containers", ctrs);
 }
 
 void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids, json_t *prev)

@@ -154,31 +154,27 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
 
 /*
- * Attribute a device group's per-process figures to containers and pods,
- * each process's container object as lookup(ud, pid) gives it: in
- * each device object (and each of its "mig_devices"), for every process of
- * "processes" ({"<pid>": bytes}, {"<pid>": {"<engine>": percent}}, or
- * device_power's {"<pid>": joules}, marked by its "energy_attribution") and
- * "pids" ([pid, ...]) that is in a container, pod or unit, enter its
- * identity in ids (containers_identities_new's: the report's "identities",
+ * Enter the identity of every process a device group names in ids
+ * (containers_identities_new's: the report's "identities",
  * docs/report-format.md, each identity once however many devices name the
- * process); and sum "processes" into "pods": {"<pod UID>": {"pids": [...],
- * "memory_bytes": n | "energy_joules": j | "engines": {"<engine>": percent}}}
- * and "containers": {"<container id>": {"pids", "memory_bytes" |
- * "energy_joules" | "engines"}}, whose names are ids'. prev (borrowed;
- * NULL: none) is the last report's identities, whose unchanged container
- * entries ids takes over (their "pids" made this report's) rather than
- * copying each container again. Keys left out when
- * empty; set afresh each call (a collector that keeps its device objects
- * between cycles gets no stale entry).
+ * process), each process's container object as lookup(ud, pid) gives it:
+ * the keys of "processes" ({"<pid>": bytes}, {"<pid>": {"<engine>":
+ * percent}}, device_power's {"<pid>": joules}) and the members of "pids"
+ * ([pid, ...]) of each device object and each of its "mig_devices". The
+ * per-pod and per-container sums are the reader's to make (common/derive.h):
+ * the group is not changed. prev (borrowed; NULL: none) is the last
+ * report's identities, whose unchanged container entries ids takes over
+ * (their "pids" made this report's) rather than copying each container
+ * again.
  */
 void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids, json_t *prev);
 /*
  * A new, empty identities object, which containers_annotate_group fills
  * and containers_identities_finish completes: {"containers": {"<container
- * id>": {identity but "id", "pids": [...]}}, "pods": {"<pod UID>": {"pod",
- * "namespace", "qos"}}, "processes": {"<pid>": identity}} (only the
- * processes in no container: a unit's, a pod's or an ECS task's own).
+ * id>": {identity but "id" and the pod's names its pod's entry has, "pids":
+ * [...]}}, "pods": {"<pod UID>": {"pod", "namespace", "qos"}}, "processes":
+ * {"<pid>": identity}} (only the processes in no container: a unit's, a
+ * pod's or an ECS task's own).
  */
 json_t *containers_identities_new(void);
 /* Drop ids' "processes" entries of contained processes (their container's "pids" has them). */

@@ -505,17 +505,6 @@ static json_t *lookup(void *ud, pid_t pid)
 	return host_container_json(ud, pid);
 }
 
-void host_annotate_group(struct host *h, json_t *group, json_t *ids)
-{
-	if (h->last_ids == ids) { /* another group of the same report */
-		containers_annotate_group(group, lookup, h, ids, NULL);
-		return;
-	}
-	containers_annotate_group(group, lookup, h, ids, h->last_ids);
-	json_decref(h->last_ids);
-	h->last_ids = json_incref(ids);
-}
-
 json_t *host_annotate_devices(struct host *h, json_t *device_data)
 {
 	json_t *ids = containers_annotate_report(device_data, lookup, h, h->last_ids);

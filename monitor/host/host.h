@@ -168,17 +168,11 @@ const struct container_id *host_container_id(struct host *h, pid_t pid);
  */
 void host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out);
 /*
- * Attribute a device group's per-process figures to containers and pods
- * (container.h, containers_annotate_group), with the snapshot's processes;
- * ids is the report's identities, which the host keeps (a reference) as
- * the next report's starting point: an unchanged container's entry is
- * reused, not copied again.
- */
-void host_annotate_group(struct host *h, json_t *group, json_t *ids);
-/*
- * host_annotate_group on every group of every entry of a report's
- * device_data array: the report's "identities" (a new reference, which the
- * host keeps too, as host_annotate_group does), or NULL.
+ * The identities of the processes of every group of every entry of a
+ * report's device_data array (container.h, containers_annotate_report),
+ * with the snapshot's processes: the report's "identities" (a new
+ * reference), or NULL. The host keeps a reference as the next report's
+ * starting point: an unchanged container's entry is reused, not copied again.
  */
 json_t *host_annotate_devices(struct host *h, json_t *device_data);
 

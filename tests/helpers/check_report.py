@@ -1085,6 +1085,9 @@ class Stream:
         for agg, keyname in (("pods", "pod_uid"), ("containers", "id")):
             if agg not in d:
                 continue
+            if getattr(self, "fv", 1) >= 3:
+                self.err(join(path, agg), "in a report of format 3 (the reader derives the sums)")
+                continue
             a = d[agg]
             if not isinstance(a, dict) or not a:
                 self.err(join(path, agg), "expected a non-empty object (absent when empty)")
@@ -1242,8 +1245,12 @@ class Stream:
 
     # -- lines -------------------------------------------------------------
 
-    def identities(self, ids):
-        """Format 2's "identities": each process's identity by pid, as format 1's process_containers held it."""
+    def identities(self, ids, fv=2):
+        """Format 2's and 3's "identities": each process's identity by pid, as format 1's process_containers held it.
+
+        Format 3: a container (or process) names its pod by pod_uid; the pod's names are the pod's entry's only
+        (a container has one of them itself only where it differs from its pod's).
+        """
         by_pid = {}
         if not self.keys("identities", ids, (), ("containers", "pods", "processes")):
             return by_pid
@@ -1286,6 +1293,13 @@ class Stream:
             if not isinstance(pod, dict):
                 self.err(join(join("identities", "pods"), uid), "missing (process %s names it)" % pid)
                 continue
+            if fv >= 3 and "id" in c:
+                for k in SUM_NAMES["pods"]:
+                    if k in c and c[k] == pod.get(k):
+                        self.err(join(join(join("identities", "containers"), c["id"]), k),
+                                 "the pod's name again (format 3: its pod's entry has it)")
+                    elif k not in c and k in pod:
+                        c[k] = pod[k]
             for k in SUM_NAMES["pods"]:
                 if pod.get(k) != c.get(k):
                     self.err(join(join(join("identities", "pods"), uid), k), "%s, but process %s says %s"
@@ -1295,12 +1309,13 @@ class Stream:
     def report(self, r):
         self.keys("", r, ROOT_KEYS, ("identities",))
         # Format 2 (docs/report-format.md, "Format versions"): identities once, the devices' sums refer to them.
-        self.by_pid = self.identities(r["identities"]) if "identities" in r else None
         fv = r.get("monitor", {}).get("format_version", 1) if isinstance(r.get("monitor"), dict) else 1
-        if fv not in (1, 2):
-            self.err("monitor.format_version", "%s: not a format this checker knows (1, 2)" % json.dumps(fv))
-        elif "identities" in r and fv != 2:
-            self.err("identities", "in a report of format %d (format 2 has them)" % fv)
+        self.by_pid = self.identities(r["identities"], fv) if "identities" in r else None
+        self.fv = fv
+        if fv not in (1, 2, 3):
+            self.err("monitor.format_version", "%s: not a format this checker knows (1, 2, 3)" % json.dumps(fv))
+        elif "identities" in r and fv == 1:
+            self.err("identities", "in a report of format 1 (formats 2 and 3 have them)")
         self.root_t = None
         if "timestamp" in r:
             self.root_t = self.timestamp("timestamp", r["timestamp"])

@@ -29,6 +29,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_v2 import derive  # noqa: E402 (format 3: what the reader derives)
+
 # The report schema, families and rules: common/schema.c and every block of rows (common/rows.h), as test_schema
 # writes them.
 SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "schema.json"),
@@ -392,7 +395,7 @@ def read_stream(path, now, step, restart=0):
                 continue
             if not isinstance(rep, dict):
                 continue
-            reports.append((rep, now))
+            reports.append((derive(rep), now))  # format 3: what the reader derives (common/derive.c)
             now += step
             if restart and len(reports) % restart == 0:
                 now = start

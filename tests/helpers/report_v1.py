@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""report_v1: rewrite a report stream of format 2 (docs/report-format.md, "Format versions") as format 1.
+"""report_v1: rewrite a report stream of format 2 or 3 (docs/report-format.md, "Format versions") as format 1.
 
 Reads report lines on stdin and writes each on stdout with its "identities" put back where format 1 had
 them: every device (and MIG device) of every device group gets "process_containers" (each of its
 processes' identity, from "processes" and "pids") and its "pods" and "containers" sums their names again
 (pod, namespace, qos; runtime, pod_uid, pod, namespace, name and an ECS task's fields), as
 monitor/host/container.c wrote them before format 2. "identities" and "monitor"."format_version" go. A
-line that is not a format-2 report is written unchanged. The integration test ident_format.sh runs every
+line that is not a format-2 report is written unchanged; one of format 3 is made format 2 first (report_v2.py). The integration test ident_format.sh runs every
 sink over a stream and over this rewrite of it: their outputs must be the same.
 """
 import json
@@ -16,6 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_report import SUM_NAMES  # noqa: E402 (the names format 1 wrote in each sum, from schema.json)
+from report_v2 import derive  # noqa: E402 (format 3 to format 2)
 
 POD_KEYS = SUM_NAMES["pods"]
 CTR_KEYS = SUM_NAMES["containers"]
@@ -52,7 +53,7 @@ def main():
         except ValueError:
             sys.stdout.write(line)
             continue
-        ids = r.pop("identities", None) if isinstance(r, dict) else None
+        ids = derive(r).pop("identities", None) if isinstance(r, dict) else None
         if ids is None:
             sys.stdout.write(line)
             continue

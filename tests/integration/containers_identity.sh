@@ -141,13 +141,17 @@ EOF
 ok "fake NVML: accel-monitor --once exits 0" sh -c 'FAKE_NVML_SCRIPT=$1 ACCEL_NVML_LIBRARY=$2 "$3" --once -c "$4" \
 	--path.procfs "$5/proc" --path.rootfs "$5/rootfs" >"$6/nv.out" 2>"$6/nv.err"' sh "$WORK/three.nvml" \
 	"$WORK/nv/libnvidia-ml.so.1" "$MON" "$WORK/nv.json" "$V2" "$WORK"
-ok "fake NVML: the report passes check_report.py (pod and container sums)" $CHECK "$WORK/nv.out"
+ok "fake NVML: the report passes check_report.py" $CHECK "$WORK/nv.out"
 DEV='L[0]["device_data"][0]["report"]["device_memory"]["devices"]["0"]'
-ok "three pods on the GPU, by UID, with their names (in the report's identities)" q "$WORK/nv.out" \
+ok "format 3: the device names its processes, no sums" q "$WORK/nv.out" "len($DEV['processes']) == 5 and 'pods' not in $DEV"
+# The report as a sink reads it: the sums derived (tests/helpers/report_v2.py, as common/derive.c does).
+$PY "$HELP/report_v2.py" <"$WORK/nv.out" >"$WORK/nv.read"
+ok "the sums as read: they pass check_report.py (pod and container sums)" $CHECK "$WORK/nv.read"
+ok "three pods on the GPU, by UID, with their names (in the report's identities)" q "$WORK/nv.read" \
 	"sorted(L[0]['identities']['pods'][u]['pod'] for u in $DEV['pods']) == ['infer-7d9f', 'notebook', 'trainer-0']"
-ok "the pods' memory is their processes' (the host process and the exited one in no pod)" q "$WORK/nv.out" \
+ok "the pods' memory is their processes' (the host process and the exited one in no pod)" q "$WORK/nv.read" \
 	"sum(p['memory_bytes'] for p in $DEV['pods'].values()) == 4294967296 + 2147483648 + 1073741824"
-ok "three containers, each with its one process" q "$WORK/nv.out" \
+ok "three containers, each with its one process" q "$WORK/nv.read" \
 	"sorted(L[0]['identities']['containers'][k]['name'] + ':' + str(c['pids']) for k, c in $DEV['containers'].items()) == ['jupyter:[1003]', 'pytorch:[1001]', 'triton:[1002]']"
 ok "the host process and the exited one have no identity" q "$WORK/nv.out" \
 	"(sorted(p for c in L[0]['identities']['containers'].values() for p in c['pids']) == [1001, 1002, 1003] and
@@ -242,13 +246,14 @@ ok "amdgpu and ncs2: accel-monitor --once exits 0" sh -c '"$1" --once -c "$2" --
 	--path.rootfs "$5" >"$6/amd.out" 2>"$6/amd.err"' sh "$MON" "$WORK/amd.json" "$FIX/sysfs/host" "$WORK/pd" \
 	"$V2/rootfs" "$WORK"
 ok "amdgpu and ncs2: the report passes check_report.py" $CHECK "$WORK/amd.out"
+$PY "$HELP/report_v2.py" <"$WORK/amd.out" >"$WORK/amd.read" # as a sink reads it: the sums derived
 AMD='[e for e in L[0]["device_data"] if e["device_type"] == "amdgpu"][0]["report"]'
-ok "amdgpu: the pod's memory is its process's VRAM, its engines its process's" q "$WORK/amd.out" \
+ok "amdgpu: the pod's memory is its process's VRAM, its engines its process's" q "$WORK/amd.read" \
 	"(lambda m, u: m['pods']['7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20']['memory_bytes'] == m['processes']['2000'] and
 	 set(u['pods']['7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20']['engines']) == set(u['processes']['2000']) and
 	 'pods' not in $AMD['device_memory']['devices']['0'])($AMD['device_memory']['devices']['1'],
 	 $AMD['device_utilization']['devices']['1'])"
-ok "ncs2: the stick's holder carries its pod" q "$WORK/amd.out" \
+ok "ncs2: the stick's holder carries its pod" q "$WORK/amd.read" \
 	"([e for e in L[0]['device_data'] if e['device_type'] == 'ncs2'][0]['report']['device_utilization']['devices']['2']['pids'] == [3000] and
 	  [c['pod'] for c in L[0]['identities']['containers'].values() if 3000 in c['pids']] == ['infer-7d9f'])"
 port=$(free_port)

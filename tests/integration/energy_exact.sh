@@ -51,8 +51,10 @@ ok "accel-monitor writes $N reports" sh -c 'FAKE_NVML_SCRIPT=$1 ACCEL_NVML_LIBRA
 ok "the stream passes check_report.py" $PY "$HELP/check_report.py" "$WORK/stream.jsonl"
 
 # The stream, every report: the hand-computed joules; the totals for accel-prom's counters in totals.json.
-ok "every joule in the stream is the hand-computed one" $PY - "$WORK/stream.jsonl" "$WORK/totals.json" <<'EOF'
+ok "every joule in the stream is the hand-computed one" $PY - "$WORK/stream.jsonl" "$WORK/totals.json" "$HELP" <<'EOF'
 import json, sys
+sys.path.insert(0, sys.argv[3])
+from report_v2 import derive
 STEP = 12.0                                       # J per period: the counter's step, read every cycle
 PROC = {"1001": 9.0, "1002": 3.0}                 # SM samples 30 : 10, idle 0 W
 POD = {("ml", "trainer-0"): 9.0, ("serving", "infer-7d9f"): 3.0}
@@ -70,7 +72,9 @@ for n, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
         assert dev["idle_energy_joules"] == 0.0 and dev["active_energy_joules"] == STEP, (n, dev)
         assert dev["energy_attribution"] == "utilization", (n, dev["energy_attribution"])
         assert dev["processes"] == PROC, (n, dev["processes"])
-        names = r["identities"]["pods"]  # format 2: the pods' names once, in the report's identities
+        assert "pods" not in dev, (n, "format 3: the reader derives the sums")
+        names = r["identities"]["pods"]  # the pods' names once, in the report's identities
+        derive(r)  # the per-pod sums as a sink derives them (report_v2.py, as common/derive.c)
         pods = {(names[u]["namespace"], names[u]["pod"]): p["energy_joules"] for u, p in dev["pods"].items()}
         assert pods == POD, (n, pods)
         for k, v in PROC.items():

@@ -12,6 +12,7 @@
  */
 #include "../../monitor/host/container.h"
 #include "../../monitor/host/host.h"
+#include "../../common/derive.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -493,27 +494,55 @@ static void test_json(void)
 	json_decref(labels);
 }
 
-/* One report's attribution of group g: the report's identities (finished; the caller's). */
-static json_t *annotate(struct host *h, json_t *g)
+/* Whether any device object (or MIG device) of group g has a "pods" or "containers" sum. */
+static int has_sums(json_t *g)
 {
-	json_t *ids = containers_identities_new();
+	const char *k, *mk;
+	json_t *dev, *mig;
 
-	host_annotate_group(h, g, ids);
-	containers_identities_finish(ids);
-	return ids;
+	json_object_foreach(json_object_get(g, "devices"), k, dev) {
+		if (json_object_get(dev, "pods") || json_object_get(dev, "containers"))
+			return 1;
+		json_object_foreach(json_object_get(dev, "mig_devices"), mk, mig)
+			if (json_object_get(mig, "pods") || json_object_get(mig, "containers"))
+				return 1;
+	}
+	return 0;
 }
 
 /*
- * The per-device attribution on the v2 fixture's /proc: sums, engines, pids,
- * and no stale entry; each identity once, in the report's identities (the
- * sums carry none).
+ * One report with group g: the producer's part (the report's identities,
+ * a new reference; g itself gains no sums), then the reader's (*read: the
+ * group as a sink reads the line, with the sums report_derive makes).
+ */
+static json_t *annotate(struct host *h, json_t *g, json_t **read)
+{
+	json_t *dd = json_pack("[{s:s, s:{s:O}}]", "device_type", "gpu", "report", "g", g);
+	json_t *ids = host_annotate_devices(h, dd), *line;
+
+	ok(!has_sums(g), "the producer writes no sums into the group (format 3)");
+	/* the line as a sink parses it: its own objects */
+	line = json_pack("{s:{s:i}, s:o, s:o*}", "monitor", "format_version", 3, "device_data", json_deep_copy(dd),
+			 "identities", json_deep_copy(ids));
+	report_derive(line);
+	*read = json_incref(json_object_get(json_object_get(json_array_get(json_object_get(line, "device_data"), 0),
+							    "report"), "g"));
+	json_decref(line);
+	json_decref(dd);
+	return ids ? ids : containers_identities_new();
+}
+
+/*
+ * The per-device attribution on the v2 fixture's /proc: each identity
+ * once, in the report's identities; and the sums the reader derives from
+ * it: sums, engines, pids, and no stale entry.
  */
 static void test_annotate(void)
 {
 	struct host *h = host_new(&(struct host_opts){ .procfs = FIXTURES "/v2-systemd/proc",
 						       .ctr = { .rootfs = FIXTURES "/v2-systemd/rootfs" } },
 				  NULL);
-	json_t *g, *dev, *pods, *ids;
+	json_t *g, *dev, *pods, *ids, *r;
 	char *s;
 
 	g = json_pack("{s:{s:{s:{s:I, s:I, s:I, s:I, s:I}}, s:{s:{s:{s:f, s:f}, s:{s:f}}}, s:{s:[i, i, i]}}}",
@@ -521,8 +550,8 @@ static void test_annotate(void)
 		      (json_int_t)10, "1004", (json_int_t)300, "1099", (json_int_t)7, "1",
 		      "processes", "1002", "gfx", 12.5, "compute", 50.0, "1006", "gfx", 1.5, "2", "pids", 1005, 1003, 1099);
 	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
-	ids = annotate(h, g);
-	dev = json_object_get(json_object_get(g, "devices"), "0");
+	ids = annotate(h, g, &r);
+	dev = json_object_get(json_object_get(r, "devices"), "0");
 	pods = json_object_get(dev, "pods");
 	is_int(json_object_size(pods), 2, "memory: two pods (the host process and the exited one in none)");
 	is_int(json_integer_value(json_object_get(json_object_get(pods, B_UID), "memory_bytes")), 2010,
@@ -538,48 +567,60 @@ static void test_annotate(void)
 	is_str(s, "{\"namespace\":\"serving\",\"pod\":\"infer-7d9f\",\"qos\":\"besteffort\"}",
 	       "identities: a pod's names once");
 	free(s);
-	dev = json_object_get(json_object_get(g, "devices"), "1");
+	{
+		const char *cid;
+		json_t *c;
+		int n = 0, named = 0;
+
+		json_object_foreach(json_object_get(ids, "containers"), cid, c) {
+			n++;
+			named += json_object_get(c, "pod") || json_object_get(c, "namespace") || json_object_get(c, "qos");
+		}
+		ok(n == 3 && !named, "identities: a container names its pod by UID only (%d of %d named)", named, n);
+	}
+	dev = json_object_get(json_object_get(r, "devices"), "1");
 	s = json_dumps(json_object_get(json_object_get(dev, "pods"), B_UID), JSON_COMPACT | JSON_SORT_KEYS);
 	is_str(s, "{\"engines\":{\"compute\":50.0,\"gfx\":14.0},\"pids\":[1002,1006]}",
 	       "engines: summed per engine over the pod's processes, no names");
 	free(s);
-	dev = json_object_get(json_object_get(g, "devices"), "2");
+	dev = json_object_get(json_object_get(r, "devices"), "2");
 	s = json_dumps(json_object_get(json_object_get(ids, "processes"), "1005"), JSON_COMPACT | JSON_SORT_KEYS);
 	ok(s && strstr(s, "nginx.service") && !json_object_get(dev, "pods") && !json_object_get(dev, "process_containers"),
 	   "pids (ncs2): a unit's process in identities.processes, no sums (%s)", s ? s : "");
 	free(s);
 	json_decref(ids);
+	json_decref(r);
 	/* device_power's split: the processes' joules summed as energy_joules (not memory_bytes). */
 	json_object_set_new(json_object_get(g, "devices"), "3",
 			    json_pack("{s:s, s:{s:f, s:f, s:f}}", "energy_attribution", "utilization", "processes", "1001",
 				      2.5, "1002", 1.25, "1006", 0.5));
-	json_decref(annotate(h, g));
-	dev = json_object_get(json_object_get(g, "devices"), "3");
+	json_decref(annotate(h, g, &r));
+	dev = json_object_get(json_object_get(r, "devices"), "3");
 	s = json_dumps(json_object_get(json_object_get(dev, "pods"), B_UID), JSON_COMPACT | JSON_SORT_KEYS);
 	is_str(s, "{\"energy_joules\":1.75,\"pids\":[1002,1006]}", "energy: a pod's joules are its processes' sum");
 	free(s);
-	/*
-	 * The collector keeps its device objects: the next cycle's sums and
-	 * members are that cycle's alone, in the same objects.
-	 */
+	json_decref(r);
+	/* The collector keeps its device objects: the next cycle's sums and members are that cycle's alone. */
 	dev = json_object_get(json_object_get(g, "devices"), "0");
-	pods = json_object_get(dev, "pods");
 	json_object_set_new(dev, "processes", json_pack("{s:I, s:I}", "1002", (json_int_t)500, "1004", (json_int_t)1));
 	host_snapshot(h, &(struct cycle){ .mono_ns = 2 });
-	json_decref(annotate(h, g));
-	ok(json_object_get(dev, "pods") == pods, "next cycle: the same pods object, updated");
+	json_decref(annotate(h, g, &r));
+	pods = json_object_get(json_object_get(json_object_get(r, "devices"), "0"), "pods");
 	s = json_dumps(json_object_get(pods, B_UID), JSON_COMPACT | JSON_SORT_KEYS);
 	is_str(s, "{\"memory_bytes\":500,\"pids\":[1002]}", "next cycle: the pod's sum and members are this cycle's only");
 	free(s);
 	is_int(json_object_size(pods), 1, "next cycle: a pod none of whose processes is left is gone");
-	is_int(json_object_size(json_object_get(dev, "containers")), 1, "next cycle: one container left");
-	/* The collector keeps its device objects: a later cycle without those processes leaves nothing stale. */
-	dev = json_object_get(json_object_get(g, "devices"), "0");
+	is_int(json_object_size(json_object_get(json_object_get(json_object_get(r, "devices"), "0"), "containers")), 1,
+	       "next cycle: one container left");
+	json_decref(r);
+	/* A later cycle without those processes leaves nothing stale. */
 	json_object_set_new(dev, "processes", json_pack("{s:I}", "1004", (json_int_t)1));
 	host_snapshot(h, &(struct cycle){ .mono_ns = 3 });
-	json_decref(annotate(h, g));
+	json_decref(annotate(h, g, &r));
+	dev = json_object_get(json_object_get(r, "devices"), "0");
 	ok(!json_object_get(dev, "pods") && !json_object_get(dev, "containers") &&
-	   !json_object_get(dev, "process_containers"), "a later cycle with no pod's process: the keys are gone");
+	   !json_object_get(dev, "process_containers"), "a later cycle with no pod's process: no sums");
+	json_decref(r);
 	json_decref(g);
 	host_free(h);
 }
@@ -592,14 +633,13 @@ static json_t *one_ident(void *ud, pid_t pid)
 
 /*
  * The report's identities are each report's: a pod renamed between two
- * reports has its new names in the next one (the sums, which carry no
- * names, are the same objects, updated).
+ * reports has its new names in the next one.
  */
 static void test_annotate_renamed(void)
 {
 	json_t *ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
 				  "web", "namespace", "old");
-	json_t *g = json_pack("{s:{s:{s:{s:i}}}}", "devices", "0", "processes", "7", 100), *agg, *ids;
+	json_t *g = json_pack("{s:{s:{s:{s:i}}}}", "devices", "0", "processes", "7", 100), *ids;
 	char *s;
 
 	ids = containers_identities_new();
@@ -611,18 +651,14 @@ static void test_annotate_renamed(void)
 	json_decref(ident);
 	ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod", "web",
 			  "namespace", "new");
-	agg = json_object_get(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "containers"), "c1");
 	ids = containers_identities_new();
 	containers_annotate_group(g, one_ident, &ident, ids, NULL);
 	containers_identities_finish(ids);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "new", "renamed: the next report's pod, its new namespace");
-	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "containers"), "c1"), "namespace")),
-	       "new", "renamed: the container's identity too");
-	ok(json_object_get(json_object_get(json_object_get(json_object_get(g, "devices"), "0"), "containers"), "c1") ==
-		   agg && !json_object_get(agg, "namespace"),
-	   "the container's sum: the same object, without names");
-	is_int(json_integer_value(json_object_get(agg, "memory_bytes")), 100, "and the sum is this call's");
+	ok(!json_object_get(json_object_get(json_object_get(ids, "containers"), "c1"), "namespace"),
+	   "renamed: the container names its pod by UID only");
+	ok(!has_sums(g), "the group: no sums (the reader's to make)");
 	{
 		/* The next report from this one: the unchanged container's entry is taken over, its pids afresh. */
 		json_t *prev = ids, *c = json_object_get(json_object_get(prev, "containers"), "c1");
@@ -644,8 +680,9 @@ static void test_annotate_renamed(void)
 		containers_identities_finish(ids);
 		c = json_object_get(json_object_get(ids, "containers"), "c1");
 		ok(c != json_object_get(json_object_get(prev, "containers"), "c1") &&
-			   !strcmp(json_string_value(json_object_get(c, "namespace")), "third"),
-		   "changed: a new entry, the new names");
+			   !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"),
+								     "namespace")), "third"),
+		   "changed: a new entry, the pod's new names");
 		json_decref(prev);
 	}
 	json_decref(ids);

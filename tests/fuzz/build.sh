@@ -20,8 +20,8 @@ shift
 [ $# -gt 0 ] || set -- prom_line csv cloudwatch
 cc=${CLANG:-clang}
 mkdir -p "$out"
-# Each target links only the modules its path uses (common/samples.c, stream.c and their helpers).
-common="$top/common/samples.c $top/common/samples_rules.c $top/common/all_rows.c $top/common/rows/*.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c $top/common/schema.c"
+# Each target links only the modules its path uses (common/samples.c, stream.c, derive.c and their helpers).
+common="$top/common/derive.c $top/common/samples.c $top/common/samples_rules.c $top/common/all_rows.c $top/common/rows/*.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c $top/common/schema.c"
 for t in "$@"; do
 	case $t in
 	prom_line) mods="$top/common/series/prom_store.c $top/common/series/prom_expo.c $top/common/series/prom_dcgm.c $top/common/series/prom_pass.c

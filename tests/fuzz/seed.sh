@@ -23,6 +23,9 @@ printf '%b' 'ok{a="1"} 1\nc{a:b="1"} 1\nd{a="1",a="2"} 1\nn{__name__="x"} 1\nr{r
 # an endpoint runtime's entry with its exposition (accel-prom --passthrough)
 printf '%s\n' '{"monitor":{},"runtime_data":[{"address":"http://a/m","pid":7,"runtime_tag":"t","error":"","exposition":"# HELP r R\n# TYPE r counter\nr{m=\"x\"} 5\n# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n","report":{}}]}' \
 	>"$dir/seed-passthrough"
+# format 3: the devices' per-pod and per-container sums left to the reader (common/derive.c)
+printf '%s\n' '{"monitor":{"format_version":3},"identities":{"containers":{"c1":{"runtime":"containerd","pod_uid":"u1","name":"app","pids":[11,12]}},"pods":{"u1":{"pod":"web","namespace":"prod","qos":"burstable"}},"processes":{"14":{"pod_uid":"u1"}}},"device_data":[{"device_type":"nvidia","error":"","report":{"device_memory":{"period":1,"error":"","devices":{"0":{"index":0,"uuid":"GPU-1","processes":{"11":5,"12":7,"14":1},"mig_devices":{"1":{"processes":{"12":3}}}}}},"device_power":{"period":1,"error":"","devices":{"0":{"index":0,"uuid":"GPU-1","energy_attribution":"memory","processes":{"11":0.5,"14":1.25}}}},"device_utilization":{"period":1,"error":"","devices":{"0":{"index":0,"uuid":"GPU-1","processes":{"11":{"sm":10,"enc":2}}}}}}}]}' \
+	>"$dir/seed-format3"
 for f in "$top"/tests/fixtures/streams/*.jsonl "$top"/tests/fixtures/prom/*.jsonl; do
 	n=0
 	while IFS= read -r line; do

@@ -22,7 +22,9 @@ Figures, CPU time (user + system, from /proc/PID/task/*/schedstat, nanoseconds):
     each part's share: every collector and group as the report's self-timing gives it (monitor.collectors ...
     cpu_seconds, the producer's thread), the rest of the producer's thread (the loop, pod attribution, the
     report written), and the other threads (the NVML event thread, the PCIe workers); and the median and worst
-    cycle of the collectors (the slow reads' spread over the cycles).
+    cycle of the collectors (the slow reads' spread over the cycles);
+  - the sinks on the window's reports: accel-prom's, accel-csv's and accel-cloudwatch's output for them as
+    written and rewritten as report formats 2 and 1 must be the same (bench/sinks_same.sh).
 A missed target still exits 0; exit 1 only when something could not be built, run or measured.
 
 Environment (defaults in brackets): BUILD [build/release], BIN [bin], CC [cc], MAKE [make], NODE_SECONDS [20],
@@ -41,6 +43,8 @@ import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "tests", "helpers"))
+from report_v2 import derive  # noqa: E402 (format 3's sums, as a sink derives them)
 PY = "/usr/bin/python3"
 TARGET_MS_PER_S = 25.0
 TARGET_START_MS = 100.0
@@ -261,6 +265,10 @@ def main():
     reports = [json.loads(line) for line in lines]
     line_kb = sum(len(line) for line in lines[skip:skip + seconds]) / 1024 / max(1, len(lines[skip:skip + seconds]))
     first, reports = reports[0], reports[skip:skip + seconds]
+    with open(work + "/window.jsonl", "w") as f:
+        f.writelines(lines[skip:skip + seconds])
+    same = subprocess.run(["sh", os.path.join(TOP, "bench", "sinks_same.sh"), work + "/window.jsonl"],
+                          env=dict(os.environ, BIN=os.path.abspath(bindir)), stdout=subprocess.PIPE, universal_newlines=True)
     shutil.rmtree(work, ignore_errors=True)
     parts, errors, last = {}, set(), reports[-1]
     for r in reports:
@@ -279,6 +287,7 @@ def main():
     coll_ms = sum(parts.values())
     devs = [e for e in last.get("device_data", []) if e.get("device_type") == "nvidia"]
     gpus_seen = len(devs[0]["report"]["device_power"]["devices"]) if devs else 0
+    derive(last)
     pods = {p for e in devs for d in e["report"]["device_memory"]["devices"].values() for p in d.get("pods", {})}
     cont = len(last["system_data"]["container_usage"].get("containers", {}))
     rts = [r for r in last.get("runtime_data", []) if not r.get("error") and r.get("pid")]
@@ -322,6 +331,9 @@ def main():
     verdict = "PASS" if total / wall <= TARGET_MS_PER_S else "FAIL"
     print("  %-52s %8.3f          target <= %.0f ms/s   %s" % ("total: accel-monitor's CPU per second", total / wall,
                                                               TARGET_MS_PER_S, verdict))
+    print("  the sinks on the window's reports, as written (format 3) and rewritten as formats 2 and 1 "
+          "(bench/sinks_same.sh): %s" % ("PASS" if same.returncode == 0 else "FAIL"))
+    sys.stdout.write(same.stdout)
     if gpus_seen != gpus or cont < ncont or len(rts) != nrt:
         fail("the node was not measured as configured (see the report line above)")
     return 0

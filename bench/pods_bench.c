@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pods_bench: the cost of naming a device's processes by pod and
- * container (host_annotate_devices: monitor/host/host.c and container.c),
+ * container (host_identities: monitor/host/host.c and container.c),
  * one collection cycle after another, for N processes in N/10 pods on one
  * device, next to its floor.
  *
@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 	int n = 500, per_pod = 10, opt;
 	const char *write_only = NULL;
 	char rel[512], text[512], procfs[4200], rootfs[4200], cmd[4300];
-	json_t *dd, *ids, *procs = json_object();
+	json_t *ids;
+	pid_t *pids;
 	struct host *h;
 	double later[9], floor_ms;
 	int64_t t0;
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pods_bench [-p PER_POD] [--write-tree DIR] [N processes, 1..100000]\n");
 		return 2;
 	}
+	pids = xcalloc((size_t)n, sizeof(*pids));
 	for (int i = 0; i < n; i++) {
 		int pid = 20000 + i, pod = i / per_pod;
 		char id[65];
@@ -105,16 +107,14 @@ int main(int argc, char **argv)
 			 "\"io.kubernetes.cri.sandbox-namespace\": \"ns\", \"io.kubernetes.cri.container-name\": \"c%d\"}}\n",
 			 pod, i % per_pod);
 		put(rel, text);
-		snprintf(rel, sizeof(rel), "%d", pid);
-		json_object_set_new(procs, rel, json_integer(1 << 30));
+		pids[i] = pid;
 	}
 	if (write_only) {
-		json_decref(procs);
+		free(pids);
 		return 0;
 	}
 	snprintf(procfs, sizeof(procfs), "%s/proc", root);
 	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", root);
-	dd = json_pack("[{s:{s:{s:{s:{s:o}}}}}]", "report", "device_memory", "devices", "0", "processes", procs);
 	h = host_new(&(struct host_opts){ .procfs = procfs, .ctr = { .rootfs = rootfs } }, NULL);
 
 	t0 = clock_mono_ns();
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	floor_ms = (double)(clock_mono_ns() - t0) / 1e6;
 	t0 = clock_mono_ns();
 	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
-	ids = host_annotate_devices(h, dd); /* a report's identities: each cycle's afresh */
+	ids = host_identities(h, pids, (size_t)n); /* a report's identities: each cycle's afresh */
 	printf("pods_bench: %d processes, %zu pods on one device\n", n, json_object_size(json_object_get(ids, "pods")));
 	json_decref(ids);
 	printf("  floor (read every /proc/PID/stat):  %8.3f ms\n", floor_ms);
@@ -136,12 +136,12 @@ int main(int argc, char **argv)
 	for (int c = 0; c < 9; c++) {
 		t0 = clock_mono_ns();
 		host_snapshot(h, &(struct cycle){ .mono_ns = 2 + c });
-		json_decref(host_annotate_devices(h, dd));
+		json_decref(host_identities(h, pids, (size_t)n));
 		later[c] = (double)(clock_mono_ns() - t0) / 1e6;
 	}
 	qsort(later, 9, sizeof(later[0]), bench_cmp_double);
 	printf("  later cycles (median of 9):         %8.3f ms\n", later[4]);
-	json_decref(dd);
+	free(pids);
 	host_free(h);
 	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
 	return system(cmd) == 0 ? 0 : 1;

@@ -19,7 +19,9 @@
  *    group with a "devices" object keyed by device index, each device
  *    carrying its identity and error; proc_memory() hands the core the
  *    device memory of each process (an array of struct proc_devmem), which
- *    the core gives the host for process runtimes.
+ *    the core gives the host for process runtimes; energy() the devices'
+ *    periods for the energy split; processes() the pids its groups named,
+ *    whose identities the core writes once in the report.
  *
  * The monitor (monitor.c) opens one instance per system group, per runtime
  * and per "devices" entry ("auto": per kind found) with the registry's ops,
@@ -120,6 +122,16 @@ struct proc_devmem_list {
 	struct proc_devmem *p;
 	size_t n, cap;
 	int known;
+};
+
+/*
+ * The processes a device collector's groups named this cycle (in a
+ * device's "processes" or "pids"), in the order named; a pid may come more
+ * than once (the processes op).
+ */
+struct pid_list {
+	pid_t *p;
+	size_t n, cap;
 };
 
 struct collector_ops {
@@ -226,6 +238,15 @@ struct collector_ops {
 	 * and adds it to the host's ledger.
 	 */
 	void (*energy)(void *state, struct energy_obs_list *out);
+	/*
+	 * Optional (COLL_DEVICE; required of one whose groups name processes):
+	 * move the pids this cycle's collect() calls named (pid_list_add as a
+	 * device's "processes" or "pids" are written) to the end of out. The
+	 * core's phase after the attribution gives each its identity, once in
+	 * the report's "identities" (host_identities), without reading the
+	 * groups back.
+	 */
+	void (*processes)(void *state, struct pid_list *out);
 };
 
 
@@ -271,5 +292,10 @@ json_t *device_entry(json_t *group, unsigned index, const char *uuid, const char
 void set_error(json_t *obj, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Add pid's bytes to l (its array grows; free l->p when done). */
 void proc_devmem_add(struct proc_devmem_list *l, pid_t pid, uint64_t bytes);
+/* Add pid to l (its array grows). */
+void pid_list_add(struct pid_list *l, pid_t pid);
+/* Append every pid of from to to; from is left empty (its room kept). */
+void pid_list_move(struct pid_list *from, struct pid_list *to);
+void pid_list_free(struct pid_list *l); /* its room; NULL-safe */
 
 #endif

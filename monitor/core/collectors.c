@@ -136,6 +136,31 @@ void proc_devmem_add(struct proc_devmem_list *l, pid_t pid, uint64_t bytes)
 	l->p[l->n++] = (struct proc_devmem){ pid, bytes };
 }
 
+void pid_list_add(struct pid_list *l, pid_t pid)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->p = xrealloc(l->p, l->cap * sizeof(*l->p));
+	}
+	l->p[l->n++] = pid;
+}
+
+void pid_list_move(struct pid_list *from, struct pid_list *to)
+{
+	for (size_t i = 0; i < from->n; i++)
+		pid_list_add(to, from->p[i]);
+	from->n = 0;
+}
+
+void pid_list_free(struct pid_list *l)
+{
+	if (!l)
+		return;
+	free(l->p);
+	l->p = NULL;
+	l->n = l->cap = 0;
+}
+
 void set_error(json_t *obj, const char *fmt, ...)
 {
 	char msg[512];

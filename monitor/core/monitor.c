@@ -112,6 +112,7 @@ struct monitor {
 	struct buf line;
 	struct proc_devmem_list devmem; /* what the device collectors' proc_memory handed over this cycle */
 	struct energy_obs_list obs;     /* what their energy op handed over this cycle (emptied by the attribution) */
+	struct pid_list named;          /* the pids their groups named this cycle (emptied by the identities) */
 };
 
 static void cycle_now(struct cycle *cy)
@@ -808,8 +809,9 @@ static void phase_devices(struct monitor *m, struct cycle_run *run)
 
 /*
  * One attribution for every device kind: each device collector hands over
- * the observations of the device_power it collected this cycle, and the
- * host splits each among the device's processes and keeps the ledger.
+ * the processes its groups named and the observations of the device_power
+ * it collected this cycle, and the host splits each among the device's
+ * processes (which device_power then names too) and keeps the ledger.
  */
 static void phase_attribution(struct monitor *m, struct cycle_run *run)
 {
@@ -817,21 +819,30 @@ static void phase_attribution(struct monitor *m, struct cycle_run *run)
 	for (size_t u = 0; u < m->nunits; u++) {
 		const struct unit *un = &m->units[u];
 
-		if (un->scope == COLL_DEVICE && un->ndue && un->ops && un->ops->energy && un->state)
+		if (un->scope != COLL_DEVICE || !un->ndue || !un->ops || !un->state)
+			continue;
+		if (un->ops->processes)
+			un->ops->processes(un->state, &m->named);
+		if (un->ops->energy)
 			un->ops->energy(un->state, &m->obs);
 	}
+	for (size_t i = 0; i < m->obs.n; i++)
+		for (size_t k = 0; m->obs.o[i].have && k < m->obs.o[i].n; k++)
+			pid_list_add(&m->named, (pid_t)m->obs.o[i].shares[k].pid);
 	host_energy_attribute(m->host, &m->obs);
 }
 
 /*
- * The identities of the processes of this cycle's device groups; and when a runtime's memory_used is due, every device collector records
- * the device memory of each process into the host.
+ * The identities of the processes this cycle's device groups named, once in
+ * the report; and when a runtime's memory_used is due, every device
+ * collector records the device memory of each process into the host.
  */
 static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 {
-	json_t *ids = host_annotate_devices(m->host, run->device_data);
+	json_t *ids = host_identities(m->host, m->named.p, m->named.n);
 	int need = 0;
 
+	m->named.n = 0;
 	if (ids) /* each process's, container's and pod's identity once */
 		json_object_set_new(run->report, "identities", ids);
 	for (size_t u = 0; u < m->nunits && !need; u++)
@@ -964,6 +975,7 @@ void monitor_free(struct monitor *m)
 	free(m->taken);
 	free(m->devmem.p);
 	energy_obs_free(&m->obs);
+	pid_list_free(&m->named);
 	sched_free(&m->sched);
 	buf_free(&m->line);
 	gen_unref(m->gen);

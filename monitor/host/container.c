@@ -821,7 +821,7 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 
 /* ---- device groups --------------------------------------------------------------------------------------- */
 
-json_t *containers_identities_new(void)
+static json_t *containers_identities_new(void)
 {
 	return json_pack("{s:{}, s:{}, s:{}}", "containers", "pods", "processes");
 }
@@ -919,7 +919,8 @@ static void ids_see(json_t *ids, json_t *prev, const char *key, pid_t pid, conta
 		ids_enter(ids, prev, key, pid, lookup(ud, pid));
 }
 
-void containers_identities_finish(json_t *ids)
+/* Drop ids' "processes" entries of contained processes (their container's "pids" has them). */
+static void containers_identities_finish(json_t *ids)
 {
 	json_t *procs = json_object_get(ids, "processes"), *e;
 	const char *key;
@@ -930,55 +931,19 @@ void containers_identities_finish(json_t *ids)
 			json_object_del(procs, key);
 }
 
-/* One device object (or MIG device): see containers_annotate_group. */
-static void annotate_device(container_lookup_fn lookup, void *ud, json_t *dev, json_t *ids, json_t *prev)
+json_t *containers_identities(const pid_t *pids, size_t n, container_lookup_fn lookup, void *ud, json_t *prev)
 {
-	json_t *procs = json_object_get(dev, "processes"), *fig;
-	const char *key;
-	size_t i;
-
-	json_object_foreach(procs, key, fig) {
-		char *end;
-		long pid = strtol(key, &end, 10);
-
-		if (!*end && pid > 0 && pid <= 0x3fffffff)
-			ids_see(ids, prev, key, (pid_t)pid, lookup, ud);
-	}
-	json_array_foreach(json_object_get(dev, "pids"), i, fig) {
-		char k[24];
-
-		if (!json_is_integer(fig) || json_integer_value(fig) <= 0 || json_integer_value(fig) > 0x3fffffff)
-			continue;
-		snprintf(k, sizeof(k), "%lld", (long long)json_integer_value(fig));
-		ids_see(ids, prev, k, (pid_t)json_integer_value(fig), lookup, ud);
-	}
-}
-
-void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids, json_t *prev)
-{
-	const char *k, *mk;
-	json_t *dev, *mig;
-
-	json_object_foreach(json_object_get(group, "devices"), k, dev) {
-		if (!json_is_object(dev))
-			continue;
-		annotate_device(lookup, ud, dev, ids, prev);
-		json_object_foreach(json_object_get(dev, "mig_devices"), mk, mig)
-			if (json_is_object(mig))
-				annotate_device(lookup, ud, mig, ids, prev);
-	}
-}
-
-json_t *containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud, json_t *prev)
-{
-	json_t *ent, *g, *ids = containers_identities_new(), *v;
+	json_t *ids = containers_identities_new(), *v;
 	const char *k;
-	size_t i;
 
-	json_array_foreach(device_data, i, ent)
-		json_object_foreach(json_object_get(ent, "report"), k, g)
-			if (json_is_object(g)) /* a group with an error has no devices to walk */
-				containers_annotate_group(g, lookup, ud, ids, prev);
+	for (size_t i = 0; i < n; i++) {
+		char key[24];
+
+		if (pids[i] <= 0 || pids[i] > 0x3fffffff)
+			continue;
+		snprintf(key, sizeof(key), "%d", (int)pids[i]);
+		ids_see(ids, prev, key, pids[i], lookup, ud);
+	}
 	containers_identities_finish(ids);
 	json_object_foreach(ids, k, v)
 		if (json_object_size(v))

@@ -154,36 +154,18 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
 
 /*
- * Enter the identity of every process a device group names in ids
- * (containers_identities_new's: the report's "identities",
- * docs/report-format.md, each identity once however many devices name the
- * process), each process's container object as lookup(ud, pid) gives it:
- * the keys of "processes" ({"<pid>": bytes}, {"<pid>": {"<engine>":
- * percent}}, device_power's {"<pid>": joules}) and the members of "pids"
- * ([pid, ...]) of each device object and each of its "mig_devices". The
- * per-pod and per-container sums are the reader's to make (common/derive.h):
- * the group is not changed. prev (borrowed; NULL: none) is the last
- * report's identities, whose unchanged container entries ids takes over
- * (their "pids" made this report's) rather than copying each container
- * again.
+ * The report's "identities" (docs/report-format.md) of processes pids[0..n)
+ * (the pids the device groups named this cycle, in that order; repeats and
+ * pids out of range are passed over), each process's container object as
+ * lookup(ud, pid) gives it: {"containers": {"<container id>": {identity but
+ * "id" and the pod's names its pod's entry has, "pids": [...]}}, "pods":
+ * {"<pod UID>": {"pod", "namespace", "qos"}}, "processes": {"<pid>":
+ * identity}} (only the processes in no container: a unit's, a pod's or an
+ * ECS task's own), each identity once. prev (borrowed; NULL: none) is the
+ * last report's identities, whose unchanged container entries are taken
+ * over (their "pids" made this report's) rather than copied again. A new
+ * reference; NULL when no process has an identity.
  */
-void containers_annotate_group(json_t *group, container_lookup_fn lookup, void *ud, json_t *ids, json_t *prev);
-/*
- * A new, empty identities object, which containers_annotate_group fills
- * and containers_identities_finish completes: {"containers": {"<container
- * id>": {identity but "id" and the pod's names its pod's entry has, "pids":
- * [...]}}, "pods": {"<pod UID>": {"pod", "namespace", "qos"}}, "processes":
- * {"<pid>": identity}} (only the processes in no container: a unit's, a
- * pod's or an ECS task's own).
- */
-json_t *containers_identities_new(void);
-/* Drop ids' "processes" entries of contained processes (their container's "pids" has them). */
-void containers_identities_finish(json_t *ids);
-/*
- * containers_annotate_group on every group of every entry of a report's
- * device_data array, prev the last report's identities; returns the
- * report's "identities" (a new reference), NULL when no process has one.
- */
-json_t *containers_annotate_report(json_t *device_data, container_lookup_fn lookup, void *ud, json_t *prev);
+json_t *containers_identities(const pid_t *pids, size_t n, container_lookup_fn lookup, void *ud, json_t *prev);
 
 #endif

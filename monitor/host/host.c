@@ -33,7 +33,7 @@ struct devmem {
 struct host {
 	char *procfs, *sysfs;        /* owned */
 	long clk_tck;                /* USER_HZ */
-	json_t *last_ids;            /* the last report's "identities" (a reference; NULL: none): containers_annotate_report's prev */
+	json_t *last_ids;            /* the last report's "identities" (a reference; NULL: none): containers_identities' prev */
 	long page_size;              /* bytes */
 	int ncpu;                    /* online CPUs */
 	struct loop *loop;           /* borrowed; NULL: no fetches */
@@ -505,9 +505,9 @@ static json_t *lookup(void *ud, pid_t pid)
 	return host_container_json(ud, pid);
 }
 
-json_t *host_annotate_devices(struct host *h, json_t *device_data)
+json_t *host_identities(struct host *h, const pid_t *pids, size_t n)
 {
-	json_t *ids = containers_annotate_report(device_data, lookup, h, h->last_ids);
+	json_t *ids = containers_identities(pids, n, lookup, h, h->last_ids);
 
 	json_decref(h->last_ids);
 	h->last_ids = json_incref(ids);

@@ -168,13 +168,13 @@ const struct container_id *host_container_id(struct host *h, pid_t pid);
  */
 void host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out);
 /*
- * The identities of the processes of every group of every entry of a
- * report's device_data array (container.h, containers_annotate_report),
- * with the snapshot's processes: the report's "identities" (a new
- * reference), or NULL. The host keeps a reference as the next report's
- * starting point: an unchanged container's entry is reused, not copied again.
+ * The report's "identities" of processes pids[0..n) (the pids this cycle's
+ * device groups named: container.h, containers_identities), with the
+ * snapshot's processes: a new reference, or NULL. The host keeps a
+ * reference as the next report's starting point: an unchanged container's
+ * entry is reused, not copied again.
  */
-json_t *host_annotate_devices(struct host *h, json_t *device_data);
+json_t *host_identities(struct host *h, const pid_t *pids, size_t n);
 
 /*
  * Measuring one process over time: what runtime_vcpu_usage and

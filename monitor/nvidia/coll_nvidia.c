@@ -626,6 +626,7 @@ static int nv_start(struct nv_state *s, int prime)
 	nv_gpm_resolve(s->api.dl, &s->gpm_api); /* before the devices, whose lookup may release samples */
 	nv_mig_resolve(s->api.dl, &s->mig_api);
 	s->gpm_api.lc = s->mig_api.lc = &s->lc; /* the ledger */
+	s->mig_api.named = &s->named;
 	if (nv_enumerate(s))
 		return -1;
 	for (size_t i = 0; i < s->ndevs; i++)
@@ -1022,6 +1023,15 @@ static void nv_energy(void *state, struct energy_obs_list *out)
 		energy_obs_move(&s->obs, out);
 }
 
+/* Hand the core the processes this cycle's groups wrote (devices' and MIG instances' "processes"). */
+static void nv_processes(void *state, struct pid_list *out)
+{
+	struct nv_state *s = state;
+
+	if (s)
+		pid_list_move(&s->named, out);
+}
+
 static void nv_close(void *state)
 {
 	struct nv_state *s = state;
@@ -1034,6 +1044,7 @@ static void nv_close(void *state)
 	nv_unload(&s->api, &s->lc);
 	nv_ledger_free(s->ledger); /* its table, when on */
 	energy_obs_free(&s->obs);
+	pid_list_free(&s->named);
 	for (int g = 0; g < NV_NGROUPS; g++)
 		json_decref(s->holder[g]);
 	free(s);
@@ -1053,6 +1064,7 @@ const struct collector_ops coll_nvidia_ops = {
 	.error = nv_error,
 	.proc_memory = nv_proc_memory,
 	.energy = nv_energy,
+	.processes = nv_processes,
 	.close = nv_close,
 	/* The PCIe worker pool. Long enough for the batch (20 ms per call, all at once); at most half the period anyway. */
 	.fetch = nv_fetch,

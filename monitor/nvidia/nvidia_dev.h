@@ -254,6 +254,7 @@ struct nv_state {
 	int64_t cycle_ns;           /* the cycle being collected (CLOCK_MONOTONIC) */
 	json_t *group;              /* the group being collected (borrowed, in collect): its error */
 	struct energy_obs_list obs; /* device_power's observations for the attribution (nv_energy) */
+	struct pid_list named;      /* the processes the groups wrote this cycle (nv_processes) */
 	int idle_told;              /* an idle_power_watts key that names no GPU was logged */
 	struct log_limit pcie_lim;
 	/* MIG instances and GPM */

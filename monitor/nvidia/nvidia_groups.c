@@ -305,8 +305,8 @@ static int read_procs_row(struct nv_state *s, struct nv_dev *d, const struct nv_
 	return read_procs(s, d);
 }
 
-/* "processes": {"<pid>": bytes}, updated in place. */
-static void put_procs(struct nv_dev *d, json_t *o)
+/* "processes": {"<pid>": bytes}, updated in place; each pid written named in s->named. */
+static void put_procs(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
 	json_t *p = jset_obj(o, "processes"), *v;
 	const char *key;
@@ -326,15 +326,16 @@ static void put_procs(struct nv_dev *d, json_t *o)
 	for (unsigned i = 0; i < d->nprocs; i++) {
 		snprintf(k, sizeof(k), "%u", d->procs[i].pid);
 		jset_u64_na(p, k, d->procs[i].bytes, NVML_VALUE_NOT_AVAILABLE_ULL);
+		if (d->procs[i].bytes != NVML_VALUE_NOT_AVAILABLE_ULL)
+			pid_list_add(&s->named, (pid_t)d->procs[i].pid);
 	}
 }
 
 static int put_procs_row(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
 {
-	(void)s;
 	(void)now;
 	if (nv_got(d, rd))
-		put_procs(d, o);
+		put_procs(s, d, o);
 	else
 		json_object_del(o, "processes");
 	return 0;

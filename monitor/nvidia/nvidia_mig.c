@@ -318,8 +318,11 @@ static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, 
 			if (in->pbuf[j].pid == in->pbuf[i].pid && in->pbuf[j].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL)
 				bytes += in->pbuf[j].usedGpuMemory;
 		snprintf(k, sizeof(k), "%u", in->pbuf[i].pid);
-		if (in->pbuf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL)
+		if (in->pbuf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL) {
 			jset_u64_na(p, k, bytes, NVML_VALUE_NOT_AVAILABLE_ULL);
+			if (a->named && json_object_get(p, k))
+				pid_list_add(a->named, (pid_t)in->pbuf[i].pid);
+		}
 	}
 	return NVML_SUCCESS;
 }

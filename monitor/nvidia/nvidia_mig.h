@@ -28,6 +28,7 @@ struct nv_mig_api {
 	nvml_mem_fn mem;
 	nvml_procs_fn procs; /* _v3 or _v2: nvmlProcessInfo_v2_t entries */
 	struct nv_lctx *lc;  /* the call ledger context (borrowed; may be NULL), set by the caller */
+	struct pid_list *named; /* where the instances' processes written are named (borrowed; may be NULL) */
 };
 
 /* One GPU's MIG state (opaque). */

@@ -94,6 +94,7 @@ struct amd_state {
 	struct amd_clients clients; /* the DRM clients (amdgpu_clients.h) */
 	int idle_told;             /* an idle_power_watts key that names no GPU was logged */
 	struct energy_obs_list obs; /* device_power's observations for the attribution (amd_energy) */
+	struct pid_list named;      /* the processes the groups wrote this cycle (amd_processes) */
 };
 
 /* EPERM and EBUSY: the GPU is in reset or suspended. ENODEV: it went away mid-cycle. */
@@ -312,6 +313,7 @@ static void amd_proc_memory(struct amd_state *s, const struct amd_dev *ad, json_
 			json_set_u64(procs, key, (uint64_t)json_integer_value(v) + cl->vram);
 		else /* past 2^63 already, or past 2^64 now: a real, never a wrapped sum */
 			json_object_set_new(procs, key, json_real(json_number_value(v) + (double)cl->vram));
+		pid_list_add(&s->named, cl->pid);
 	}
 }
 
@@ -341,6 +343,7 @@ static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json
 			p = json_object();
 			json_object_set_new(procs, key, p);
 		}
+		pid_list_add(&s->named, cl->pid);
 		for (size_t e = 0; e < s->clients.neng; e++) {
 			uint64_t busy;
 			double pct;
@@ -990,6 +993,15 @@ static void amd_energy_obs(void *state, struct energy_obs_list *out)
 		energy_obs_move(&s->obs, out);
 }
 
+/* Hand the core the processes this cycle's groups wrote (each GPU's "processes"). */
+static void amd_processes(void *state, struct pid_list *out)
+{
+	struct amd_state *s = state;
+
+	if (s)
+		pid_list_move(&s->named, out);
+}
+
 static void amd_close(void *state)
 {
 	struct amd_state *s = state;
@@ -997,6 +1009,7 @@ static void amd_close(void *state)
 	if (!s)
 		return;
 	energy_obs_free(&s->obs);
+	pid_list_free(&s->named);
 	amd_clients_free(&s->clients);
 	sysfs_coll_free(s);
 }
@@ -1039,5 +1052,6 @@ const struct collector_ops coll_amdgpu_ops = {
 	.error = sysfs_coll_error,
 	.proc_memory = amd_record_proc_memory,
 	.energy = amd_energy_obs,
+	.processes = amd_processes,
 	.close = amd_close,
 };

@@ -76,6 +76,7 @@ struct ncs2_state {
 	bool told_temperature;
 	bool any_temperature;  /* this device_thermal gave some stick a temperature */
 	size_t available;  /* sticks no process holds, counted while filling device_utilization */
+	struct pid_list named; /* the processes device_utilization named this cycle (ncs2_processes) */
 };
 
 #define NCS2_SUPPORTED                                                                         \
@@ -250,8 +251,10 @@ static void ncs2_util(struct ncs2_state *s, struct devslot *sl, json_t *d)
 	if (!s->users_ok)
 		return; /* /proc could not be read: availability unknown, left out */
 	pids = json_array();
-	for (size_t u = 0; u < nd->nusers; u++)
+	for (size_t u = 0; u < nd->nusers; u++) {
 		json_array_append_new(pids, json_integer(nd->users[u]));
+		pid_list_add(&s->named, (pid_t)nd->users[u]);
+	}
 	json_object_set_new(d, "available", json_boolean(nd->nusers == 0));
 	json_object_set_new(d, "pids", pids);
 }
@@ -422,12 +425,23 @@ static void ncs2_collect(void *state, const struct cycle *cy, const enum group_i
 	}
 }
 
-static void ncs2_close(void *state)
+/* Hand the core the processes this cycle's device_utilization named (each stick's "pids"). */
+static void ncs2_processes(void *state, struct pid_list *out)
 {
 	struct ncs2_state *s = state;
 
 	if (s)
+		pid_list_move(&s->named, out);
+}
+
+static void ncs2_close(void *state)
+{
+	struct ncs2_state *s = state;
+
+	if (s) {
 		host_facts_want(s->base.env->host, "ncs2", -1);
+		pid_list_free(&s->named);
+	}
 	sysfs_coll_free(state);
 }
 
@@ -439,5 +453,6 @@ const struct collector_ops coll_ncs2_ops = {
 	.open = ncs2_open,
 	.collect = ncs2_collect,
 	.error = sysfs_coll_error,
+	.processes = ncs2_processes,
 	.close = ncs2_close,
 };

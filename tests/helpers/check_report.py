@@ -1306,6 +1306,20 @@ class Stream:
                              % (json.dumps(pod.get(k)), pid, json.dumps(c.get(k))))
         return by_pid
 
+    def identities_named(self, device_data):
+        """Every process with an identity is one some device of the report names (in processes or pids)."""
+        named = set()
+        for ent in device_data if isinstance(device_data, list) else ():
+            for g in ((ent.get("report") or {}) if isinstance(ent, dict) else {}).values():
+                for d in (g.get("devices") or {}).values() if isinstance(g, dict) else ():
+                    for o in [d] + list((d.get("mig_devices") or {}).values()) if isinstance(d, dict) else ():
+                        if isinstance(o, dict) and isinstance(o.get("processes"), dict):
+                            named |= set(o["processes"])
+                        if isinstance(o, dict) and isinstance(o.get("pids"), list):
+                            named |= {str(p) for p in o["pids"]}
+        for pid in sorted(set(self.by_pid) - named):
+            self.err("identities", "process %s: no device of the report names it" % pid)
+
     def report(self, r):
         self.keys("", r, ROOT_KEYS, ("identities",))
         # Format 2 (docs/report-format.md, "Format versions"): identities once, the devices' sums refer to them.
@@ -1331,6 +1345,8 @@ class Stream:
                 self.collectors("monitor.collectors", m["collectors"])
         if "device_data" in r:
             self.device_data(r["device_data"])
+            if self.by_pid:
+                self.identities_named(r["device_data"])
         if "system_data" in r:
             self.system_data(r["system_data"])
         if "runtime_data" in r:

@@ -157,6 +157,33 @@ ok "the host process and the exited one have no identity" q "$WORK/nv.out" \
 	"(sorted(p for c in L[0]['identities']['containers'].values() for p in c['pids']) == [1001, 1002, 1003] and
 	  not L[0]['identities']['processes'])"
 
+# A MIG instance's processes (the fake's mig_file layout): named by the instance, identified like a GPU's.
+printf '3g.40gb 2 0 42412802048 38797312\n1g.10gb 9 0 10468982784 13631488\n' >"$WORK/mig.layout"
+cat >"$WORK/mig.nvml" <<EOF
+gpu
+name NVIDIA H100 80GB HBM3
+uuid GPU-5e0a7c2d-91b4-4f3a-8d6e-0c1f2a3b4c5d
+memory 85520809984 1048576 85175828480 343932928
+mig_file $WORK/mig.layout
+mig_proc 2 0 1002 2147483648
+mig_proc 9 0 1003 1073741824
+mig_proc 9 0 1099 1073741824
+EOF
+echo '{"period": "300ms", "system_metrics": [], "devices": [{"type": "nvidia", "slow_period": "period"}]}' \
+	>"$WORK/mig.json"
+ok "MIG: accel-monitor -n 3 exits 0" sh -c 'FAKE_NVML_SCRIPT=$1 ACCEL_NVML_LIBRARY=$2 "$3" -n 3 -c "$4" \
+	--path.procfs "$5/proc" --path.rootfs "$5/rootfs" >"$6/mig.out" 2>"$6/mig.err"' sh "$WORK/mig.nvml" \
+	"$WORK/nv/libnvidia-ml.so.1" "$MON" "$WORK/mig.json" "$V2" "$WORK"
+ok "MIG: the report passes check_report.py" $CHECK "$WORK/mig.out"
+ok "MIG: the instances' contained processes have their containers' identities, the exited one none" q \
+	"$WORK/mig.out" "(sorted(c['name'] + ':' + str(c['pids']) for c in L[-1]['identities']['containers'].values()) ==
+	 ['jupyter:[1003]', 'triton:[1002]'] and not L[-1]['identities']['processes'])"
+$PY "$HELP/report_v2.py" <"$WORK/mig.out" >"$WORK/mig.read"
+ok "MIG: each instance's pod sum, as read" q "$WORK/mig.read" \
+	"({k: sorted(s['pids'] for s in m.get('pods', {}).values()) for k, m in
+	  L[-1]['device_data'][0]['report']['device_memory']['devices'].items()} ==
+	 {'0': [[1002], [1003]], '0/2/0': [[1002]], '0/9/0': [[1003]]})"
+
 # accel-prom: three pod series summing to the pods' per-process total; the same labels elsewhere.
 scrape() { # NAME [accel-prom options]: serve nv.out, write the exposition to NAME.prom
 	name=$1

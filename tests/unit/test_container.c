@@ -510,16 +510,45 @@ static int has_sums(json_t *g)
 	return 0;
 }
 
+/* The pids group g's devices (and MIG devices) name, as a device collector hands them over: at most 64. */
+static size_t named_pids(json_t *g, pid_t pids[64])
+{
+	const char *k, *mk, *pk;
+	json_t *dev, *mig, *v;
+	size_t n = 0, i;
+
+	json_object_foreach(json_object_get(g, "devices"), k, dev) {
+		json_t *objs[8] = { dev };
+		size_t nobj = 1;
+
+		json_object_foreach(json_object_get(dev, "mig_devices"), mk, mig)
+			if (nobj < 8)
+				objs[nobj++] = mig;
+		for (size_t o = 0; o < nobj; o++) {
+			json_object_foreach(json_object_get(objs[o], "processes"), pk, v)
+				if (n < 64)
+					pids[n++] = (pid_t)atoi(pk);
+			json_array_foreach(json_object_get(objs[o], "pids"), i, v)
+				if (n < 64)
+					pids[n++] = (pid_t)json_integer_value(v);
+		}
+	}
+	return n;
+}
+
 /*
- * One report with group g: the producer's part (the report's identities,
- * a new reference; g itself gains no sums), then the reader's (*read: the
- * group as a sink reads the line, with the sums report_derive makes).
+ * One report with group g: the producer's part (the report's identities of
+ * the pids g names, a new reference; g itself gains no sums), then the
+ * reader's (*read: the group as a sink reads the line, with the sums
+ * report_derive makes).
  */
 static json_t *annotate(struct host *h, json_t *g, json_t **read)
 {
-	json_t *dd = json_pack("[{s:s, s:{s:O}}]", "device_type", "gpu", "report", "g", g);
-	json_t *ids = host_annotate_devices(h, dd), *line;
+	json_t *dd = json_pack("[{s:s, s:{s:O}}]", "device_type", "gpu", "report", "g", g), *line, *ids;
+	pid_t pids[64];
+	size_t n = named_pids(g, pids);
 
+	ids = host_identities(h, pids, n);
 	ok(!has_sums(g), "the producer writes no sums into the group (format 3)");
 	/* the line as a sink parses it: its own objects */
 	line = json_pack("{s:{s:i}, s:o, s:o*}", "monitor", "format_version", 3, "device_data", json_deep_copy(dd),
@@ -529,7 +558,7 @@ static json_t *annotate(struct host *h, json_t *g, json_t **read)
 							    "report"), "g"));
 	json_decref(line);
 	json_decref(dd);
-	return ids ? ids : containers_identities_new();
+	return ids ? ids : json_pack("{s:{}, s:{}, s:{}}", "containers", "pods", "processes");
 }
 
 /*
@@ -639,33 +668,27 @@ static void test_annotate_renamed(void)
 {
 	json_t *ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
 				  "web", "namespace", "old");
-	json_t *g = json_pack("{s:{s:{s:{s:i}}}}", "devices", "0", "processes", "7", 100), *ids;
+	const pid_t seven[] = { 7 };
+	json_t *ids;
 	char *s;
 
-	ids = containers_identities_new();
-	containers_annotate_group(g, one_ident, &ident, ids, NULL);
-	containers_identities_finish(ids);
+	ids = containers_identities(seven, 1, one_ident, &ident, NULL);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "old", "renamed: the first report's namespace");
 	json_decref(ids);
 	json_decref(ident);
 	ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod", "web",
 			  "namespace", "new");
-	ids = containers_identities_new();
-	containers_annotate_group(g, one_ident, &ident, ids, NULL);
-	containers_identities_finish(ids);
+	ids = containers_identities(seven, 1, one_ident, &ident, NULL);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "new", "renamed: the next report's pod, its new namespace");
 	ok(!json_object_get(json_object_get(json_object_get(ids, "containers"), "c1"), "namespace"),
 	   "renamed: the container names its pod by UID only");
-	ok(!has_sums(g), "the group: no sums (the reader's to make)");
 	{
 		/* The next report from this one: the unchanged container's entry is taken over, its pids afresh. */
 		json_t *prev = ids, *c = json_object_get(json_object_get(prev, "containers"), "c1");
 
-		ids = containers_identities_new();
-		containers_annotate_group(g, one_ident, &ident, ids, prev);
-		containers_identities_finish(ids);
+		ids = containers_identities(seven, 1, one_ident, &ident, prev);
 		ok(json_object_get(json_object_get(ids, "containers"), "c1") == c, "unchanged: the last report's entry");
 		s = json_dumps(json_object_get(c, "pids"), JSON_COMPACT);
 		is_str(s, "[7]", "unchanged: its pids this report's (once)");
@@ -675,9 +698,7 @@ static void test_annotate_renamed(void)
 		json_decref(ident);
 		ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
 				  "web", "namespace", "third");
-		ids = containers_identities_new();
-		containers_annotate_group(g, one_ident, &ident, ids, prev);
-		containers_identities_finish(ids);
+		ids = containers_identities(seven, 1, one_ident, &ident, prev);
 		c = json_object_get(json_object_get(ids, "containers"), "c1");
 		ok(c != json_object_get(json_object_get(prev, "containers"), "c1") &&
 			   !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"),
@@ -687,7 +708,6 @@ static void test_annotate_renamed(void)
 	}
 	json_decref(ids);
 	json_decref(ident);
-	json_decref(g);
 }
 
 /* A process's identity is parsed once while it lives (pid and start time), again for a reused pid. */

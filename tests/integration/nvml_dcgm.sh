@@ -12,11 +12,13 @@
 # GPUs without one), every field the file lists but accel-prom cannot serve
 # is named once on stderr with its file:line (a label field the report has no
 # value for too), promtool check metrics finds nothing but the lint findings
-# dcgm-exporter's own names carry, and a broken file stops accel-prom with
+# dcgm-exporter's own names carry, a real Prometheus scraping accel-prom
+# finds the series by those labels (err_msg, DCGM_FI_DRIVER_VERSION), and a
+# broken file stops accel-prom with
 # "file:line: reason" and exit code 3.
 #
 # Everything it needs is built by make or installed by `make test` (gcc, curl,
-# prometheus's promtool): a missing one is a failure, never a skip.
+# prometheus and its promtool): a missing one is a failure, never a skip.
 # NVML_GOLDEN_UPDATE=1 rewrites the golden file.
 . "$(dirname "$0")/lib.sh"
 
@@ -45,7 +47,7 @@ FAKE_NVML_SCRIPT=$FIX/nvml/multi.nvml ACCEL_NVML_LIBRARY=$WORK/lib/libnvidia-ml.
 is "$rc" "0" "accel-monitor writes three reports of three fake GPUs"
 PORT=$(free_port)
 # Not through spawn: an asynchronous command's stdin would be /dev/null, not the file.
-"$PROM" --port "$PORT" --collectors "$CSV" <"$WORK/reports" >/dev/null 2>"$WORK/prom.err" &
+"$PROM" --port "$PORT" --staleness 600 --collectors "$CSV" <"$WORK/reports" >/dev/null 2>"$WORK/prom.err" &
 _pids="$_pids $!"
 # The end of the input, and an exposition rendered after the last report.
 ended() {
@@ -88,6 +90,7 @@ for g in 1 2; do
 		grep -q "^DCGM_FI_DEV_XID_ERRORS{.*err_code=\"0\",err_msg=\"No Error\",gpu=\"$g\",.*} 0\$" "$WORK/dcgm.prom"
 done
 is "$(grep -c '^DCGM_FI_DEV_XID_ERRORS{' "$WORK/dcgm.prom")" "3" "one Xid series per GPU (none for a MIG instance)"
+
 is "$(grep -c 'DCGM_FI_PROF_GR_ENGINE_ACTIVE is not served' "$WORK/prom.err")" "0" \
 	"a profiling field GPM gives is served, not named"
 is "$(grep -c 'DCGM_FI_DEV_GPU_UTIL is not served' "$WORK/prom.err")" "0" "a served field is not named"
@@ -130,5 +133,18 @@ rc=0
 is "$rc" "3" "a broken collectors file: exit code 3"
 ok "a broken collectors file: the message names file:line" grep -q "$WORK/bad.csv:2: unknown Prometheus type" \
 	"$WORK/bad.err"
+
+# A real Prometheus scraping the first accel-prom (its series kept by --staleness; last, as prometheus_start sets
+# PROM): the queries written for dcgm-exporter's labels find the same series.
+need "prometheus (Debian package prometheus)" command -v prometheus
+prometheus_start "127.0.0.1:$PORT"
+xid79() { [ "$(prom_values 'DCGM_FI_DEV_XID_ERRORS{err_msg="GPU has fallen off the bus"}')" = "79" ]; }
+ok "Prometheus: DCGM_FI_DEV_XID_ERRORS{err_msg=\"GPU has fallen off the bus\"} is 79" wait_for $((20 * SLOW)) xid79
+is "$(prom_values 'DCGM_FI_DEV_XID_ERRORS{err_code="0",err_msg="No Error"}')" "0 0" \
+	"Prometheus: the two GPUs without an Xid: 0, \"No Error\""
+is "$(prom_values 'count by (DCGM_FI_DRIVER_VERSION) ({__name__=~"DCGM_.*"})')" \
+	"$(grep -c '^DCGM_' "$WORK/dcgm.prom")" "Prometheus: every DCGM series has the one driver version"
+is "$(prom_values 'count({__name__=~"DCGM_.*",DCGM_FI_DRIVER_VERSION="535.104.05",gpu="1"})')" \
+	"$(grep -c '^DCGM_.*gpu="1"' "$WORK/dcgm.prom")" "Prometheus: the driver label selects the GPU's series"
 
 done_testing

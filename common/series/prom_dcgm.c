@@ -648,8 +648,8 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 	for (k = 0; k < d->n; k++)
 		if (d->f[k].served && d->f[k].src == s->fam && k != d->xid)
 			break;
-	if (k == d->n && d->xid == SIZE_MAX)
-		return 0;
+	if (k == d->n && (d->xid == SIZE_MAX || !s->device_type || strcmp(s->device_type, "nvidia")))
+		return 0; /* no field of its family, and no GPU's sample to carry the Xid */
 	type = label_of(s, "device_type");
 	if (!type || strcmp(type, "nvidia"))
 		return 0;

@@ -10,8 +10,16 @@
  * A MIG instance's samples (NVIDIA MIG and GPM) carry
  * dcgm-exporter's GPU_I_ID and GPU_I_PROFILE labels, with the parent GPU's
  * index and UUID in gpu and UUID, as dcgm-exporter labels a GPU instance.
+ *
+ * Fields listed as "label" (label_rows) are labels on every DCGM series of
+ * the GPU, named as the field, valued from the GPU's device_info (learnt
+ * by prom_dcgm_report) or its identity. DCGM_FI_DEV_XID_ERRORS is the last
+ * Xid of the GPU's device_errors, 0 before any, with dcgm-exporter's
+ * err_code and err_msg (nvidia_xid.h) labels: made once per report, from
+ * the report, on the first sample of the GPU.
  */
 #include "prom_dcgm.h"
+#include "nvidia_xid.h"
 #include "../log.h"
 #include "../samples.h"
 #include "../util.h"
@@ -28,6 +36,7 @@ enum src_kind {
 	SRC_GAUGE,     /* a gauge: value x scale */
 	SRC_INCREMENT, /* a counter family: per-period increments x scale */
 	SRC_TOTAL,     /* a gauge holding a running total: as a gauge, or turned into increments */
+	SRC_XID,       /* the GPU's last Xid from the report (prom_dcgm_report), 0 before any */
 };
 
 struct dcgm_row {
@@ -66,7 +75,8 @@ static const struct dcgm_row rows[] = {
 	  SRC_INCREMENT },
 	{ "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", METRIC_COUNTER, "accelerator_ecc_errors_total", "type=uncorrected", 1,
 	  SRC_INCREMENT },
-	{ "DCGM_FI_DEV_XID_ERRORS", METRIC_GAUGE, "accelerator_last_xid", NULL, 1, SRC_GAUGE },
+	/* Its value and err_code/err_msg come from device_errors in the report, 0 ("No Error") until an Xid. */
+	{ "DCGM_FI_DEV_XID_ERRORS", METRIC_GAUGE, "accelerator_last_xid", NULL, 1, SRC_XID },
 	{ "DCGM_FI_PROF_PCIE_TX_BYTES", METRIC_GAUGE, "accelerator_pcie_throughput_bytes_per_second", "direction=tx", 1,
 	  SRC_GAUGE },
 	{ "DCGM_FI_PROF_PCIE_RX_BYTES", METRIC_GAUGE, "accelerator_pcie_throughput_bytes_per_second", "direction=rx", 1,
@@ -104,12 +114,35 @@ static const struct dcgm_row rows[] = {
 	  "direction=rx", 1, SRC_GAUGE },
 };
 
+/*
+ * dcgm-exporter's label fields (listed with the type "label") that the
+ * report gives: each DCGM series of the GPU carries the label
+ * FIELD="value". The value is the GPU's device_info field info_key (the
+ * latest device_info of the GPU), or the DCGM sample's own label out_label.
+ */
+struct label_row {
+	const char *field;
+	const char *info_key;  /* device_info's field, or NULL */
+	const char *out_label; /* else this label of the DCGM series (gpu, UUID, ...) */
+};
+
+static const struct label_row label_rows[] = {
+	{ "DCGM_FI_DRIVER_VERSION", "driver_version", NULL }, /* nvmlSystemGetDriverVersion: "580.95.05" */
+	{ "DCGM_FI_NVML_VERSION", "nvml_version", NULL },      /* nvmlSystemGetNVMLVersion: "12.580.95.05" */
+	{ "DCGM_FI_DEV_SERIAL", "serial", NULL },              /* nvmlDeviceGetSerial */
+	{ "DCGM_FI_DEV_NAME", NULL, "modelName" },
+	{ "DCGM_FI_DEV_UUID", NULL, "UUID" },
+	{ "DCGM_FI_DEV_PCI_BUSID", NULL, "pci_bus_id" },
+};
+
+/* The most label fields a file can have served: each at most once. */
+#define LABEL_FIELDS_MAX ARRAY_SIZE(label_rows)
+
 /* Fields no row serves, by prefix, with the reason given at start. */
 static const struct {
 	const char *prefix;
 	const char *why;
 } unserved[] = {
-	{ "DCGM_FI_DRIVER_VERSION", "a label field: the report mapping gives no driver version label yet" },
 	{ "DCGM_FI_PROF_", "a DCGM profiling (DCP) field NVML's GPM metrics do not give (docs/nvidia.md)" },
 	/*
 	 * NVLink bandwidth is per link and direction in accelerator_nvlink_throughput_bytes_per_second; the
@@ -133,6 +166,8 @@ struct dfield {
 	const char *why;           /* when not served (static text) */
 	char whybuf[96];           /* or this, when the reason names the listed type */
 	const struct dcgm_row *row;
+	const struct label_row *lrow; /* a label field's, when served (row is NULL then) */
+	int line;                  /* where the file lists it */
 	const struct family *src;  /* the mapping's family it is made of */
 	char lname[32], lvalue[32]; /* the row's label, split */
 	struct family fam;         /* what the store renders */
@@ -154,6 +189,15 @@ struct prom_dcgm {
 	size_t nlast, alast;
 	char devname[40];
 	json_t *users;             /* containers: {"<GPU uuid>": [[pod, namespace, container], ...]} */
+	/*
+	 * What the reports say of each GPU beyond its samples: {"<GPU uuid>":
+	 * {"labels": {device_info field: value}, "xid": last Xid, "xid_seq": the
+	 * report that gave it, -1 once served}}.
+	 */
+	json_t *gpus;
+	json_int_t seq;            /* reports seen by prom_dcgm_report */
+	size_t xid;                /* the served DCGM_FI_DEV_XID_ERRORS field, or SIZE_MAX */
+	char xid_code[24];         /* err_code of the series being made */
 };
 
 /* ---- the CSV ------------------------------------------------------------- */
@@ -251,15 +295,40 @@ static const struct family *family_named(const char *name)
 	return NULL;
 }
 
+/* Decide whether label field f (of label row lrow, or NULL) is served. */
+static void resolve_label(struct dfield *f, const struct label_row *lrow, const char *type_name)
+{
+	if (!lrow) {
+		f->why = "a label field the report has no value for (the label fields served: DCGM_FI_DRIVER_VERSION, "
+			 "DCGM_FI_NVML_VERSION, DCGM_FI_DEV_SERIAL, DCGM_FI_DEV_NAME, DCGM_FI_DEV_UUID, "
+			 "DCGM_FI_DEV_PCI_BUSID)";
+		return;
+	}
+	if (strcmp(type_name, "label")) {
+		snprintf(f->whybuf, sizeof(f->whybuf), "listed as a %s; a text field, served as a label only", type_name);
+		return;
+	}
+	f->lrow = lrow;
+	f->served = 1;
+}
+
 /* Decide whether field f is served and from what. */
 static void resolve(struct dfield *f, const char *type_name)
 {
 	const struct dcgm_row *row = NULL;
+	const struct label_row *lrow = NULL;
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
 		if (!strcmp(rows[i].field, f->name))
 			row = &rows[i];
+	for (size_t i = 0; i < ARRAY_SIZE(label_rows); i++)
+		if (!strcmp(label_rows[i].field, f->name))
+			lrow = &label_rows[i];
 	f->served = 0;
+	if (lrow || (!row && !strcmp(type_name, "label"))) {
+		resolve_label(f, lrow, type_name);
+		return;
+	}
 	if (!row) {
 		for (size_t i = 0; i < ARRAY_SIZE(unserved); i++)
 			if (!strncmp(f->name, unserved[i].prefix, strlen(unserved[i].prefix))) {
@@ -273,10 +342,10 @@ static void resolve(struct dfield *f, const char *type_name)
 		f->why = "accel-prom serves it as a gauge or a counter only";
 		return;
 	}
-	if ((row->src == SRC_GAUGE && f->type != METRIC_GAUGE) ||
+	if (((row->src == SRC_GAUGE || row->src == SRC_XID) && f->type != METRIC_GAUGE) ||
 	    (row->src == SRC_INCREMENT && f->type != METRIC_COUNTER)) {
 		snprintf(f->whybuf, sizeof(f->whybuf), "listed as a %s; accel-prom can serve it as a %s only",
-			 type_name, row->src == SRC_GAUGE ? "gauge" : "counter");
+			 type_name, row->src == SRC_INCREMENT ? "counter" : "gauge");
 		return;
 	}
 	f->src = family_named(row->family);
@@ -322,6 +391,7 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 	int ln = 0;
 
 	*err = NULL;
+	d->xid = SIZE_MAX;
 	if (len > PROM_DCGM_FILE_MAX)
 		return parse_fail(d, err, name, 0, "larger than %d bytes", PROM_DCGM_FILE_MAX);
 	if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3))
@@ -380,7 +450,10 @@ struct prom_dcgm *prom_dcgm_parse(const char *text, size_t len, const char *name
 		f->name = xstrdup(cols[0]);
 		f->help = xstrdup(utf8_sanitize(cols[2]));
 		f->type = type;
+		f->line = ln;
 		resolve(f, tn);
+		if (f->served && f->row && f->row->src == SRC_XID)
+			d->xid = d->n - 1;
 	}
 	if (!d->n)
 		return parse_fail(d, err, name, 0, "lists no field");
@@ -417,18 +490,26 @@ void prom_dcgm_free(struct prom_dcgm *d)
 	free(d->f);
 	free(d->last);
 	json_decref(d->users);
+	json_decref(d->gpus);
 	free(d);
 }
 
-const char *prom_dcgm_unsupported(const struct prom_dcgm *d, size_t i, const char **why)
+const char *prom_dcgm_unsupported(const struct prom_dcgm *d, size_t i, const char **why, int *line)
 {
 	for (size_t k = 0; d && k < d->n; k++)
 		if (!d->f[k].served && i-- == 0) {
 			if (why)
 				*why = d->f[k].whybuf[0] ? d->f[k].whybuf : d->f[k].why;
+			if (line)
+				*line = d->f[k].line;
 			return d->f[k].name;
 		}
 	return NULL;
+}
+
+int prom_dcgm_replaces(const struct prom_dcgm *d, const struct family *f)
+{
+	return d && d->xid != SIZE_MAX && f == &d->f[d->xid].fam;
 }
 
 size_t prom_dcgm_served(const struct prom_dcgm *d)
@@ -482,21 +563,93 @@ static double total_to_increment(struct prom_dcgm *d, size_t field, const struct
 	return inc;
 }
 
+/* Labels of a DCGM series besides the instance labels: gpu, UUID, pci_bus_id, device, modelName, Hostname. */
+#define OWN_LABELS 6
+#define MIG_LABELS 2 /* a MIG instance's GPU_I_PROFILE, GPU_I_ID */
+#define XID_LABELS 2 /* DCGM_FI_DEV_XID_ERRORS's err_code, err_msg (a whole GPU's) */
+#define POD_LABELS 3 /* pod, namespace, container */
+_Static_assert(MAP_INSTANCE_LABELS_MAX + OWN_LABELS + MIG_LABELS + LABEL_FIELDS_MAX + POD_LABELS <= SAMPLE_MAX_LABELS &&
+		       XID_LABELS <= MIG_LABELS,
+	       "a DCGM series has room for every label");
+
+/* The value of served field k made of sample s (of the GPU with uuid): 0 when s gives it none. */
+static int field_value(struct prom_dcgm *d, size_t k, const struct sample *s, const char *uuid, double *v)
+{
+	struct dfield *f = &d->f[k];
+
+	if (!f->served || f->src != s->fam)
+		return 0;
+	if (f->lname[0]) {
+		const char *lv = label_of(s, f->lname);
+
+		if (!lv || strcmp(lv, f->lvalue))
+			return 0;
+	}
+	*v = s->value * f->row->scale;
+	if (!isfinite(*v))
+		return 0;
+	if (f->row->src == SRC_TOTAL && f->type == METRIC_COUNTER)
+		*v = total_to_increment(d, k, s, label_of(s, "device"), uuid ? uuid : "", *v);
+	return 1;
+}
+
+/* Whether GPU rec's DCGM_FI_DEV_XID_ERRORS of this report is still to be made. */
+static int xid_pending(const struct prom_dcgm *d, json_t *rec)
+{
+	return d->xid != SIZE_MAX && json_integer_value(json_object_get(rec, "xid_seq")) == d->seq;
+}
+
+/*
+ * Make GPU rec's DCGM_FI_DEV_XID_ERRORS of this report (marked made): *v
+ * the last Xid, 0 before any; out gets dcgm-exporter's err_code (the code)
+ * and err_msg (NVIDIA's name of it, "Unknown Error" for a code past the
+ * catalog, as dcgm-exporter says).
+ */
+static void xid_make(struct prom_dcgm *d, json_t *rec, struct sample *out, double *v)
+{
+	json_int_t code = json_integer_value(json_object_get(rec, "xid"));
+	const char *msg = nvidia_xid_name(code);
+
+	json_object_set_new(rec, "xid_seq", json_integer(-1));
+	snprintf(d->xid_code, sizeof(d->xid_code), "%" JSON_INTEGER_FORMAT, code);
+	out->labels[out->nlabels++] = (struct label){ "err_code", d->xid_code };
+	out->labels[out->nlabels++] = (struct label){ "err_msg", msg ? msg : "Unknown Error" };
+	*v = (double)code;
+}
+
+/* Add the label fields of GPU rec (its device_info's values, or out's own labels) that have a value to out. */
+static void add_label_fields(const struct prom_dcgm *d, json_t *rec, struct sample *out)
+{
+	json_t *info = json_object_get(rec, "labels");
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct label_row *l = d->f[i].lrow;
+		const char *v;
+
+		if (!l)
+			continue;
+		v = l->info_key ? json_string_value(json_object_get(info, l->info_key)) : label_of(out, l->out_label);
+		if (v && *v)
+			out->labels[out->nlabels++] = (struct label){ d->f[i].name, v };
+	}
+}
+
 size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit_fn emit, void *ud)
 {
 	const char *type, *gpu, *uuid, *pci, *model, *gi, *profile, *parent, *mig;
 	char gpubuf[16], modelbuf[96];
 	struct sample out;
-	size_t n = 0, k, nusers;
-	json_t *users;
+	size_t n = 0, k, nusers, nfixed;
+	json_t *users, *rec;
+	int xid_now;
 
 	if (!d || !s || !s->fam)
 		return 0;
 	for (k = 0; k < d->n; k++)
-		if (d->f[k].served && d->f[k].src == s->fam)
+		if (d->f[k].served && d->f[k].src == s->fam && k != d->xid)
 			break;
-	if (k == d->n)
-		return 0;
+	if (k == d->n && (d->xid == SIZE_MAX || !s->device_type || strcmp(s->device_type, "nvidia")))
+		return 0; /* no field of its family, and no GPU's sample to carry the Xid */
 	type = label_of(s, "device_type");
 	if (!type || strcmp(type, "nvidia"))
 		return 0;
@@ -520,6 +673,13 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 			model = modelbuf;
 		}
 	}
+	rec = uuid ? json_object_get(d->gpus, uuid) : NULL;
+	/* The GPU's last Xid: on its first sample of the report that gave it (a MIG instance has none). */
+	xid_now = !gi && rec && xid_pending(d, rec);
+	if (xid_now && d->xid < k)
+		k = d->xid;
+	else if (k == d->n)
+		return 0;
 	snprintf(d->devname, sizeof(d->devname), "nvidia%s", gpu);
 	memset(&out, 0, sizeof(out));
 	out.group = s->group;
@@ -532,8 +692,8 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 		if (s->labels[i].value && *s->labels[i].value)
 			out.labels[out.nlabels++] = s->labels[i];
 	out.ninstance = out.nlabels;
-	if (out.nlabels + 8 > SAMPLE_MAX_LABELS)
-		out.nlabels = out.ninstance = SAMPLE_MAX_LABELS - 8;
+	if (out.nlabels + OWN_LABELS + MIG_LABELS + LABEL_FIELDS_MAX + POD_LABELS > SAMPLE_MAX_LABELS)
+		out.nlabels = out.ninstance = SAMPLE_MAX_LABELS - (OWN_LABELS + MIG_LABELS + LABEL_FIELDS_MAX + POD_LABELS);
 	out.labels[out.nlabels++] = (struct label){ "gpu", gpu };
 	out.labels[out.nlabels++] = (struct label){ "UUID", uuid ? uuid : "" };
 	out.labels[out.nlabels++] = (struct label){ "pci_bus_id", pci ? pci : "" };
@@ -544,25 +704,25 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 		out.labels[out.nlabels++] = (struct label){ "GPU_I_PROFILE", profile ? profile : "" };
 		out.labels[out.nlabels++] = (struct label){ "GPU_I_ID", gi };
 	}
+	add_label_fields(d, rec, &out);
+	nfixed = out.nlabels;
 	users = d->users && uuid ? json_object_get(d->users, uuid) : NULL;
 	nusers = json_array_size(users);
 	for (; k < d->n; k++) {
 		struct dfield *f = &d->f[k];
 		double v;
 
-		if (!f->served || f->src != s->fam)
-			continue;
-		if (f->lname[0]) {
-			const char *lv = label_of(s, f->lname);
-
-			if (!lv || strcmp(lv, f->lvalue))
+		out.nlabels = nfixed;
+		out.device_type = out.device = NULL;
+		if (k == d->xid) {
+			if (!xid_now)
 				continue;
-		}
-		v = s->value * f->row->scale;
-		if (!isfinite(v))
+			xid_make(d, rec, &out, &v);
+			out.device_type = "nvidia"; /* the GPU's series replace each other (prom_dcgm_replaces) */
+			out.device = gpu;
+		} else if (!field_value(d, k, s, uuid, &v)) {
 			continue;
-		if (f->row->src == SRC_TOTAL && f->type == METRIC_COUNTER)
-			v = total_to_increment(d, k, s, label_of(s, "device"), uuid ? uuid : "", v);
+		}
 		out.fam = &f->fam;
 		out.value = v;
 		/* One series per container using the GPU, as dcgm-exporter -k; the pod labels after its own. */
@@ -610,6 +770,57 @@ static json_t *user_of(json_t *o, const char *key, int is_pod)
 	return json_pack("[s, s, s]", pod ? pod : "", ns ? ns : "", ctr);
 }
 
+/* The record of the GPU with uuid in d->gpus, made when new (NULL past the cap). */
+static json_t *gpu_record(struct prom_dcgm *d, const char *uuid)
+{
+	json_t *rec = json_object_get(d->gpus, uuid);
+
+	if (!rec && json_object_size(d->gpus) < LAST_MAX) {
+		rec = json_object();
+		json_object_set_new(d->gpus, uuid, rec);
+	}
+	return rec;
+}
+
+/*
+ * Learn from the device groups of an NVIDIA entry ent what the DCGM series
+ * need beyond the samples: from device_info, the label fields' values of
+ * each GPU (replaced by each device_info that reads the GPU); from
+ * device_errors, its last Xid (0 while it has none), to be made once.
+ * MIG instances and devices in error are passed over.
+ */
+static void learn_gpus(struct prom_dcgm *d, json_t *ent)
+{
+	json_t *rep = json_object_get(ent, "report"), *dev, *rec, *x;
+	const char *type = json_string_value(json_object_get(ent, "device_type")), *key, *uuid;
+
+	if (!type || strcmp(type, "nvidia"))
+		return;
+	json_object_foreach(json_object_get(json_object_get(rep, "device_info"), "devices"), key, dev) {
+		json_t *labels = json_object();
+
+		uuid = json_string_value(json_object_get(dev, "uuid"));
+		if (!uuid || strchr(key, '/') || json_string_length(json_object_get(dev, "error")) ||
+		    !(rec = gpu_record(d, uuid))) {
+			json_decref(labels);
+			continue;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(label_rows); i++)
+			if (label_rows[i].info_key && json_is_string(x = json_object_get(dev, label_rows[i].info_key)))
+				json_object_set(labels, label_rows[i].info_key, x);
+		json_object_set_new(rec, "labels", labels);
+	}
+	json_object_foreach(json_object_get(json_object_get(rep, "device_errors"), "devices"), key, dev) {
+		uuid = json_string_value(json_object_get(dev, "uuid"));
+		x = json_object_get(dev, "last_xid");
+		if (!uuid || strchr(key, '/') || json_string_length(json_object_get(dev, "error")) ||
+		    (x && !(json_is_integer(x) && json_integer_value(x) >= 0)) || !(rec = gpu_record(d, uuid)))
+			continue;
+		json_object_set_new(rec, "xid", json_integer(x ? json_integer_value(x) : 0));
+		json_object_set_new(rec, "xid_seq", json_integer(d->seq));
+	}
+}
+
 void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 {
 	json_t *ent, *ids = json_object_get(report, "identities"); /* format 2: the sums' names */
@@ -619,6 +830,11 @@ void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 		return;
 	if (!d->users)
 		d->users = json_object();
+	if (!d->gpus)
+		d->gpus = json_object();
+	d->seq++;
+	json_array_foreach(json_object_get(report, "device_data"), i, ent)
+		learn_gpus(d, ent);
 
 	json_array_foreach(json_object_get(report, "device_data"), i, ent) {
 		json_t *g = json_object_get(json_object_get(ent, "report"), "device_memory"), *dev;

@@ -7,8 +7,9 @@
  * the common mapping (accelerator_*, device_type="nvidia") into the listed
  * DCGM_FI_* series that NVML can provide, with dcgm-exporter's names,
  * labels (gpu, UUID, pci_bus_id, device "nvidia<N>", modelName, Hostname,
- * plus accel-prom's non-empty instance labels, and -k's pod labels:
- * prom_dcgm_report), types and units (FB in MiB,
+ * plus accel-prom's non-empty instance labels, the file's label fields
+ * such as DCGM_FI_DRIVER_VERSION, and -k's pod labels: prom_dcgm_report),
+ * types and units (FB in MiB,
  * energy in mJ, clocks in MHz, utilization in percent). The table of what is
  * served and from which family is in prom_dcgm.c and docs/nvidia.md.
  *
@@ -51,13 +52,23 @@ void prom_dcgm_free(struct prom_dcgm *d); /* NULL-safe */
 
 /*
  * The listed fields this build does not serve, for one message each at
- * start: the i-th one's name, with *why (borrowed) saying why; NULL past the
+ * start: the i-th one's name, with *why (borrowed) saying why and *line the
+ * file's line that lists it (each out pointer may be NULL); NULL past the
  * last.
  */
-const char *prom_dcgm_unsupported(const struct prom_dcgm *d, size_t i, const char **why);
+const char *prom_dcgm_unsupported(const struct prom_dcgm *d, size_t i, const char **why, int *line);
 
-/* Number of listed fields that are served. */
+/* Number of listed fields that are served (label fields included). */
 size_t prom_dcgm_served(const struct prom_dcgm *d);
+
+/*
+ * Whether family f is a DCGM family whose series of one GPU replace each
+ * other (DCGM_FI_DEV_XID_ERRORS: its err_code and err_msg change with the
+ * Xid): its samples name their GPU (device_type, device), and the caller
+ * drops a GPU's series that a report did not refresh when it refreshed
+ * another, as dcgm-exporter shows only the latest.
+ */
+int prom_dcgm_replaces(const struct prom_dcgm *d, const struct family *f);
 
 typedef void (*prom_dcgm_emit_fn)(const struct sample *s, void *ud);
 
@@ -77,8 +88,12 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 const char *prom_dcgm_pod_label(const char *name);
 
 /*
- * containers: learn from a report (borrowed), before its samples
- * are mapped, which containers use each NVIDIA GPU (its device_memory's
+ * Learn from a report (borrowed), before its samples are mapped, what the
+ * DCGM series need beyond the samples: each NVIDIA GPU's label fields
+ * (its device_info: DCGM_FI_DRIVER_VERSION from driver_version, ...) and
+ * last Xid (its device_errors' last_xid, 0 while it has none: the value of
+ * DCGM_FI_DEV_XID_ERRORS, made once per report that has it, with err_code
+ * and err_msg); and, for containers, which containers use each NVIDIA GPU (its device_memory's
  * "containers", else "pods": docs/report-format.md §6b; kept until a later
  * device_memory says otherwise). As dcgm-exporter -k does, each GPU's
  * DCGM_FI_* series then carry pod, namespace and container, one series per

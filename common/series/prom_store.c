@@ -651,6 +651,34 @@ static void report_drops(struct prom_store *st)
 	}
 }
 
+/*
+ * After a report, --collectors: in a DCGM family whose series of a GPU
+ * replace each other (prom_dcgm_replaces: DCGM_FI_DEV_XID_ERRORS, whose
+ * err_code changes with the Xid), drop the GPU's series this report did not
+ * refresh once it refreshed another, as dcgm-exporter shows only the latest.
+ */
+static void replaced_drops(struct prom_store *st)
+{
+	for (size_t i = 0; st->dcgm && i < st->nfams; i++) {
+		struct fam *f = st->fams[i];
+
+		if (!prom_dcgm_replaces(st->dcgm, f->def))
+			continue;
+		for (size_t k = f->nser; k-- > 0;) {
+			struct series *s = f->ser[k];
+
+			if (s->pinned || s->hidden || s->seen_seq == st->seq || !s->dev_id)
+				continue;
+			for (size_t j = 0; j < f->nser; j++)
+				if (f->ser[j]->seen_seq == st->seq && f->ser[j]->dev_id && !f->ser[j]->hidden &&
+				    !strcmp(f->ser[j]->dev_id, s->dev_id)) {
+					series_drop(st, s, st->now_ns);
+					break;
+				}
+		}
+	}
+}
+
 static void sweep_locked(struct prom_store *st, int64_t now_ns)
 {
 	int64_t win_ns = staleness_ms(st) * NS_PER_MS;
@@ -683,7 +711,7 @@ void prom_store_report(struct prom_store *st, json_t *report, const char *where,
 	st->now_ns = mono_ns;
 	st->instance_changed = 0;
 	if (st->dcgm)
-		prom_dcgm_report(st->dcgm, report); /* which pods use each GPU, before its samples */
+		prom_dcgm_report(st->dcgm, report); /* each GPU's labels, last Xid and pods, before its samples */
 	mapper_report(st->map, report, real_ns / NS_PER_MS, &cb);
 	if (st->pass) {
 		/* the servers' own families (--passthrough), within what the caps leave them (store_full) */
@@ -695,6 +723,7 @@ void prom_store_report(struct prom_store *st, json_t *report, const char *where,
 			store_refused(st, refused);
 	}
 	report_drops(st);
+	replaced_drops(st);
 	for (size_t i = 0; i < st->nerr_src; i++)
 		free(st->err_src[i]);
 	st->nerr_src = 0;

@@ -198,6 +198,7 @@ static int load_files(const struct opts *o, struct prom_web **web, struct prom_d
 {
 	const char *name, *why;
 	char *e = NULL;
+	int line = 0;
 
 	if (o->web_config && prom_web_load(o->web_config, web, &e)) {
 		log_err("%s", e ? e : o->web_config);
@@ -214,8 +215,8 @@ static int load_files(const struct opts *o, struct prom_web **web, struct prom_d
 		*web = NULL;
 		return -1;
 	}
-	for (size_t i = 0; (name = prom_dcgm_unsupported(*dcgm, i, &why)); i++)
-		log_warn("prom: --collectors: %s is not served: %s", name, why);
+	for (size_t i = 0; (name = prom_dcgm_unsupported(*dcgm, i, &why, &line)); i++)
+		log_warn("prom: --collectors: %s:%d: %s is not served: %s", o->collectors, line, name, why);
 	return 0;
 }
 

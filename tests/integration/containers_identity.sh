@@ -123,6 +123,7 @@ kill "$pid"
 mkdir -p "$WORK/nv"
 ok "the fake libnvidia-ml.so.1 builds" fake_nvml_build "$WORK/nv/libnvidia-ml.so.1"
 cat >"$WORK/three.nvml" <<'EOF'
+driver 580.95.05
 gpu
 name NVIDIA A100-SXM4-40GB
 uuid GPU-3a9d1c2e-0000-4000-8000-000000000001
@@ -135,7 +136,8 @@ proc 1004 3221225472
 proc 1099 2147483648
 EOF
 cat >"$WORK/nv.json" <<'EOF'
-{"period": "1s", "system_metrics": [], "devices": [{"type": "nvidia", "metrics": [{"type": "device_memory"}]}],
+{"period": "1s", "system_metrics": [], "devices": [{"type": "nvidia", "metrics": [{"type": "device_memory"},
+ {"type": "device_info"}, {"type": "device_errors"}]}],
  "runtimes": [{"address": "pid:1001", "metrics": [{"type": "memory_used"}]}]}
 EOF
 ok "fake NVML: accel-monitor --once exits 0" sh -c 'FAKE_NVML_SCRIPT=$1 ACCEL_NVML_LIBRARY=$2 "$3" --once -c "$4" \
@@ -237,6 +239,18 @@ for line in open(sys.argv[1], encoding="utf-8"):
         got.add((labels.get("namespace"), labels.get("pod"), labels.get("container"), line.split()[-1]))
 want = {("ml", "trainer-0", "pytorch", "12288"), ("serving", "infer-7d9f", "triton", "12288"),
         ("research", "notebook", "jupyter", "12288")}
+assert got == want, got
+EOF
+# dcgm-exporter 4.x: the Xid series of a shared GPU, per container, with the driver label and err_code/err_msg.
+ok "DCGM_FI_DEV_XID_ERRORS: 0, \"No Error\", DCGM_FI_DRIVER_VERSION, and the pod labels, per container" \
+	$PY - "$WORK/dcgm.prom" <<'EOF'
+import re, sys
+got = set()
+for line in open(sys.argv[1], encoding="utf-8"):
+    if line.startswith("DCGM_FI_DEV_XID_ERRORS{"):
+        l = dict(re.findall(r'(\w+)="([^"]*)"', line))
+        got.add((l.get("DCGM_FI_DRIVER_VERSION"), l.get("err_code"), l.get("err_msg"), l.get("pod"), line.split()[-1]))
+want = {("580.95.05", "0", "No Error", p, "0") for p in ("trainer-0", "infer-7d9f", "notebook")}
 assert got == want, got
 EOF
 scrape dcgmold --collectors "$FIX/dcgm/default-counters.csv" --use-old-namespace

@@ -154,5 +154,10 @@ ok "accelerator_device_events_total{event_type=\"gpu_lost\"} 1 on GPU 0" \
 ok "accelerator_last_xid 13 on GPU 0" grep -q '^accelerator_last_xid{.*device="0".*} 13$' "$WORK/metrics.txt"
 ok "DCGM_FI_DEV_XID_ERRORS is the last XID (13), as in dcgm-exporter" \
 	grep -q '^DCGM_FI_DEV_XID_ERRORS{.*gpu="0".*} 13$' "$WORK/metrics.txt"
+ok "... with err_code=\"13\" and NVIDIA's name of it, err_msg=\"Graphics Engine Exception\"" \
+	grep -q '^DCGM_FI_DEV_XID_ERRORS{.*err_code="13",err_msg="Graphics Engine Exception",gpu="0".*} 13$' \
+	"$WORK/metrics.txt"
+is "$(grep -c '^DCGM_FI_DEV_XID_ERRORS{.*gpu="0"' "$WORK/metrics.txt")" "1" \
+	"one DCGM_FI_DEV_XID_ERRORS series of GPU 0: the earlier Xids' series are gone"
 
 done_testing

@@ -3,7 +3,9 @@
  * common/series/prom_dcgm.c: dcgm-exporter's collectors CSV (the default file, and
  * every way a file can be wrong, with file:line), which fields are served
  * and why the others are not, and the DCGM series made of a real report
- * through the common mapping (names, labels, units, counters). The module is
+ * through the common mapping (names, labels, units, counters); the label
+ * fields (DCGM_FI_DRIVER_VERSION on every series) and DCGM_FI_DEV_XID_ERRORS
+ * with err_code and err_msg, as dcgm-exporter 4.x gives them. The module is
  * included with UNITTEST so the test can add the families the report
  * mapping does not produce yet (running totals made into counters).
  */
@@ -22,7 +24,7 @@ static void test_default_file(void)
 	const char *top = getenv("ACCEL_TOP"), *why, *name;
 	char path[512], *err = NULL;
 	struct prom_dcgm *d;
-	int seen_label = 0;
+	int line = 0;
 
 	snprintf(path, sizeof(path), "%s/tests/fixtures/dcgm/default-counters.csv", top && *top ? top : ".");
 	d = prom_dcgm_load(path, &err);
@@ -33,11 +35,11 @@ static void test_default_file(void)
 		return;
 	}
 	is_int(d->n, 26, "it lists 26 fields (the others are comments)");
-	for (size_t i = 0; (name = prom_dcgm_unsupported(d, i, &why)); i++) {
-		printf("# not served: %s: %s\n", name, why);
-		seen_label |= !strcmp(name, "DCGM_FI_DRIVER_VERSION") && strstr(why, "label");
+	for (size_t i = 0; (name = prom_dcgm_unsupported(d, i, &why, &line)); i++) {
+		printf("# not served: line %d: %s: %s\n", line, name, why);
+		if (!strcmp(name, "DCGM_FI_DEV_VGPU_LICENSE_STATUS"))
+			is_int(line, 70, "an unserved field is named with the file's line that lists it");
 	}
-	ok(seen_label, "DCGM_FI_DRIVER_VERSION is not served: no driver version label");
 	{
 		static const char *const always[] = { "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK",
 						      "DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_GPU_TEMP",
@@ -45,6 +47,8 @@ static void test_default_file(void)
 						      "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_GPU_UTIL",
 						      "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_ENC_UTIL",
 						      "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_USED",
+						      /* a label on every series; the last Xid, 0 before any */
+						      "DCGM_FI_DRIVER_VERSION", "DCGM_FI_DEV_XID_ERRORS",
 						      /* the file's five profiling fields, from GPM */
 						      "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
 						      "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_PCIE_TX_BYTES",
@@ -58,17 +62,24 @@ static void test_default_file(void)
 			ok(served, "%s is served", always[i]);
 		}
 	}
-	/* Served exactly when the report mapping has the family (it grows without this test changing). */
+	/*
+	 * Served exactly when the report mapping has the family (it grows without this test changing), or, for a
+	 * label field, when the report has its value.
+	 */
 	for (size_t k = 0; k < d->n; k++) {
 		const struct dcgm_row *row = NULL;
+		const struct label_row *lrow = NULL;
 		char what[160];
 
 		for (size_t r = 0; r < ARRAY_SIZE(rows); r++)
 			if (!strcmp(rows[r].field, d->f[k].name))
 				row = &rows[r];
+		for (size_t r = 0; r < ARRAY_SIZE(label_rows); r++)
+			if (!strcmp(label_rows[r].field, d->f[k].name))
+				lrow = &label_rows[r];
 		snprintf(what, sizeof(what), "%s: served exactly when the mapping has %s", d->f[k].name,
-			 row ? row->family : "(no row)");
-		is_int(d->f[k].served, row && family_named(row->family) != NULL, what);
+			 row ? row->family : lrow ? "its label's value" : "(no row)");
+		is_int(d->f[k].served, (row && family_named(row->family) != NULL) || lrow != NULL, what);
 	}
 	is_str(d->f[0].help, "SM clock frequency (in MHz).", "the help text is the file's");
 	prom_dcgm_free(d);
@@ -183,14 +194,57 @@ static void test_csv_errors(void)
 		const char *why = NULL;
 
 		is_str(d ? d->f[0].help : NULL, "GPU utilization, in %", "a quoted help keeps its comma");
-		is_str(prom_dcgm_unsupported(d, 0, &why), "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "a counter listed as a gauge...");
+		is_str(prom_dcgm_unsupported(d, 0, &why, NULL), "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+		       "a counter listed as a gauge...");
 		is_str(why, "listed as a gauge; accel-prom can serve it as a counter only", "... is not served, and why");
-		is_str(prom_dcgm_unsupported(d, 1, &why), "DCGM_FI_DEV_POWER_USAGE", "a gauge listed as a counter...");
+		is_str(prom_dcgm_unsupported(d, 1, &why, NULL), "DCGM_FI_DEV_POWER_USAGE", "a gauge listed as a counter...");
 		is_str(why, "listed as a counter; accel-prom can serve it as a gauge only", "... is not served, and why");
-		is_str(prom_dcgm_unsupported(d, 2, &why), "DCGM_FI_DEV_GPU_TEMP", "a value listed as a label is not served");
-		is_str(prom_dcgm_unsupported(d, 3, &why), "DCGM_FI_DEV_BOGUS_FIELD", "an unknown field is not served");
-		ok(prom_dcgm_unsupported(d, 4, &why) == NULL, "NULL past the last");
+		is_str(prom_dcgm_unsupported(d, 2, &why, NULL), "DCGM_FI_DEV_GPU_TEMP", "a value listed as a label is not served");
+		is_str(prom_dcgm_unsupported(d, 3, &why, NULL), "DCGM_FI_DEV_BOGUS_FIELD", "an unknown field is not served");
+		ok(prom_dcgm_unsupported(d, 4, &why, NULL) == NULL, "NULL past the last");
 		is_int(prom_dcgm_served(d), 1, "one served");
+		free(err);
+		prom_dcgm_free(d);
+	}
+	{
+		/* Label fields: served when the report has the value, else named with file:line and why. */
+		char *err = NULL;
+		const char *text = "# dcgm-exporter's static configuration fields\n"
+				   "DCGM_FI_DRIVER_VERSION, label, Driver Version\n"
+				   "DCGM_FI_DEV_BRAND, label, Device Brand\n"
+				   "DCGM_FI_DEV_SERIAL, label, Device Serial Number\n"
+				   "DCGM_FI_DEV_VBIOS_VERSION, label, VBIOS version of the device\n"
+				   "DCGM_FI_NVML_VERSION, gauge, NVML Version\n"
+				   "DCGM_FI_DEV_NAME, label, name\nDCGM_FI_DEV_UUID, label, uuid\n"
+				   "DCGM_FI_DEV_PCI_BUSID, label, bus\nDCGM_FI_DEV_OEM_INFOROM_VER, label, OEM\n";
+		struct prom_dcgm *d = prom_dcgm_parse(text, strlen(text), "labels.csv", &err);
+		const char *why = NULL;
+		int line = 0;
+
+		ok(d != NULL, "label fields: the file loads");
+		is_int(prom_dcgm_served(d), 5, "label fields: the five the report has are served");
+		is_str(prom_dcgm_unsupported(d, 0, &why, &line), "DCGM_FI_DEV_BRAND", "DCGM_FI_DEV_BRAND is not served...");
+		is_int(line, 3, "... named at its line (labels.csv:3)");
+		ok(why && strstr(why, "a label field the report has no value for"), "... because the report has no brand");
+		is_str(prom_dcgm_unsupported(d, 1, &why, &line), "DCGM_FI_DEV_VBIOS_VERSION", "nor the VBIOS version...");
+		is_int(line, 5, "... at labels.csv:5");
+		is_str(prom_dcgm_unsupported(d, 2, &why, &line), "DCGM_FI_NVML_VERSION", "a text field listed as a gauge...");
+		is_int(line, 6, "... at labels.csv:6");
+		is_str(why, "listed as a gauge; a text field, served as a label only", "... is not served, and why");
+		is_str(prom_dcgm_unsupported(d, 3, &why, &line), "DCGM_FI_DEV_OEM_INFOROM_VER", "no inforom version");
+		is_int(line, 10, "... at labels.csv:10");
+		ok(prom_dcgm_unsupported(d, 4, &why, &line) == NULL, "label fields: nothing else refused");
+		free(err);
+		prom_dcgm_free(d);
+	}
+	{
+		char *err = NULL;
+		const char *text = "DCGM_FI_DEV_XID_ERRORS, counter, Value of the last XID error encountered.\n";
+		struct prom_dcgm *d = prom_dcgm_parse(text, strlen(text), "x.csv", &err);
+		const char *why = NULL;
+
+		is_str(prom_dcgm_unsupported(d, 0, &why, NULL), "DCGM_FI_DEV_XID_ERRORS", "the last Xid as a counter...");
+		is_str(why, "listed as a counter; accel-prom can serve it as a gauge only", "... is refused: it is a gauge");
 		free(err);
 		prom_dcgm_free(d);
 	}
@@ -251,6 +305,9 @@ static const char report[] =
 	"\"runtime_data\":[],\"system_data\":{},"
 	"\"instance_info\":{\"instance_id\":\"i-0123\",\"instance_type\":\"p5.48xlarge\",\"hostname\":\"gpu-host-1\"},"
 	"\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+	"\"device_info\":{\"period\":1.0,\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"error\":\"\",\"devices\":{"
+	"\"0\":{\"index\":0,\"uuid\":\"GPU-a\",\"pci_bus_id\":\"00000000:18:00.0\",\"model\":\"NVIDIA H100 80GB HBM3\","
+	"\"error\":\"\",\"serial\":\"1650123456789\",\"driver_version\":\"580.95.05\",\"nvml_version\":\"12.580.95.05\"}}},"
 	"\"device_utilization\":{\"period\":1.0,\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"error\":\"\",\"devices\":{"
 	"\"0\":{\"index\":0,\"uuid\":\"GPU-a\",\"pci_bus_id\":\"00000000:18:00.0\",\"model\":\"NVIDIA H100 80GB HBM3\","
 	"\"error\":\"\",\"core_percent\":37.0,\"memory_bandwidth_percent\":12.0,\"decoder_percent\":3.0},"
@@ -276,9 +333,14 @@ static const char report[] =
 	"\"device_utilization\":{\"period\":1.0,\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"error\":\"\",\"devices\":{"
 	"\"0\":{\"index\":0,\"uuid\":\"0x1234\",\"error\":\"\",\"core_percent\":50.0}}}}}]}";
 
-/* What the default file gives for that report, in this build, sorted ("counter"/"gauge" first). */
-#define L "Hostname=\"gpu-host-1\",UUID=\"GPU-a\",device=\"nvidia0\",gpu=\"0\",instance_id=\"i-0123\"," \
-	  "instance_type=\"p5.48xlarge\",modelName=\"NVIDIA H100 80GB HBM3\",pci_bus_id=\"00000000:18:00.0\""
+/*
+ * What the default file gives for that report, in this build, sorted ("counter"/"gauge" first): the driver
+ * version label on every series (its DCGM_FI_DRIVER_VERSION label row), the last Xid 0 with "No Error".
+ */
+#define L0 "DCGM_FI_DRIVER_VERSION=\"580.95.05\",Hostname=\"gpu-host-1\",UUID=\"GPU-a\",device=\"nvidia0\","
+#define L1 "gpu=\"0\",instance_id=\"i-0123\",instance_type=\"p5.48xlarge\",modelName=\"NVIDIA H100 80GB HBM3\"," \
+	   "pci_bus_id=\"00000000:18:00.0\""
+#define L L0 L1
 static const char *const want[] = {
 	"counter DCGM_FI_DEV_PCIE_REPLAY_COUNTER{" L "} 1",
 	"counter DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" L "} 5000",
@@ -292,6 +354,7 @@ static const char *const want[] = {
 	"gauge DCGM_FI_DEV_MEM_COPY_UTIL{" L "} 12",
 	"gauge DCGM_FI_DEV_POWER_USAGE{" L "} 250.5",
 	"gauge DCGM_FI_DEV_SM_CLOCK{" L "} 1980",
+	"gauge DCGM_FI_DEV_XID_ERRORS{" L0 "err_code=\"0\",err_msg=\"No Error\"," L1 "} 0",
 };
 
 static void test_mapping(void)
@@ -312,6 +375,7 @@ static void test_mapping(void)
 		json_decref(r);
 		return;
 	}
+	prom_dcgm_report(g.d, r);
 	map_report(r, 0, &cb);
 	qsort(g.lines, g.n, sizeof(g.lines[0]), cmp_line);
 	/* Lines for fields whose family a newer mapping adds (FB_RESERVED, ...) may come on top. */
@@ -448,6 +512,219 @@ static void test_mig_prof(void)
 	prom_dcgm_free(g.d);
 }
 
+/* ---- the last Xid and the label fields ------------------------------------ */
+
+/*
+ * A report of one NVIDIA L40S, GPU 0 ("GPU-x"), and a MIG instance of it:
+ * device_info (driver info, a JSON member list, or none when NULL), the
+ * power of the GPU, the MIG instance's memory, and device_errors (its
+ * members after the identity, or none when NULL).
+ */
+static json_t *xid_report(const char *info, const char *errors)
+{
+	char text[4096], gi[512], ge[512];
+#define ID "\"index\":0,\"uuid\":\"GPU-x\",\"pci_bus_id\":\"00000000:01:00.0\",\"model\":\"NVIDIA L40S\",\"error\":\"\""
+#define GRP "\"period\":1.0,\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"error\":\"\",\"devices\":"
+	snprintf(gi, sizeof(gi), "\"device_info\":{" GRP "{\"0\":{" ID "%s}}},", info ? info : "");
+	snprintf(ge, sizeof(ge), ",\"device_errors\":{" GRP "{\"0\":{" ID "%s}}}", errors ? errors : "");
+	snprintf(text, sizeof(text),
+		 "{\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":0},"
+		 "\"runtime_data\":[],\"system_data\":{},\"instance_info\":{\"hostname\":\"h\"},"
+		 "\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{%s"
+		 "\"device_power\":{" GRP "{\"0\":{" ID ",\"power_watts\":72.5}}},"
+		 "\"device_memory\":{" GRP "{\"0/1/0\":{\"index\":0,\"uuid\":\"MIG-y\",\"model\":\"NVIDIA L40S MIG 1g.12gb\","
+		 "\"parent_uuid\":\"GPU-x\",\"gpu_instance_id\":1,\"compute_instance_id\":0,\"mig_profile\":\"1g.12gb\","
+		 "\"error\":\"\",\"used_bytes\":1048576}}}%s}}]}",
+		 info ? gi : "", errors ? ge : "");
+#undef ID
+#undef GRP
+	return json_loads(text, 0, NULL);
+}
+
+/* Feed report r (consumed) to g's object as accel-prom does (what the report says first, then its samples). */
+static void feed(struct got *g, json_t *r)
+{
+	struct map_cb cb = { .sample = on_sample, .ud = g };
+
+	g->n = 0;
+	prom_dcgm_report(g->d, r);
+	map_report(r, 0, &cb);
+	qsort(g->lines, g->n, sizeof(g->lines[0]), cmp_line);
+	json_decref(r);
+}
+
+/* The lines of g that hold needle: how many, and the first in *first (or NULL). */
+static size_t lines_with(const struct got *g, const char *needle, const char **first)
+{
+	size_t n = 0;
+
+	*first = NULL;
+	for (size_t i = 0; i < g->n; i++)
+		if (strstr(g->lines[i], needle) && !n++)
+			*first = g->lines[i];
+	return n;
+}
+
+#define XL "Hostname=\"h\",UUID=\"GPU-x\",device=\"nvidia0\""
+#define XR "gpu=\"0\",modelName=\"NVIDIA L40S\",pci_bus_id=\"00000000:01:00.0\""
+
+/*
+ * DCGM_FI_DEV_XID_ERRORS as dcgm-exporter 4.x: 0 with err_code="0" and
+ * err_msg="No Error" until an Xid, then the last Xid with its code and
+ * NVIDIA's name; "Unknown Error" for a code past the catalog, as
+ * dcgm-exporter says. One series per report that has the GPU's
+ * device_errors, however many samples the GPU has; none for a MIG instance.
+ */
+static void test_xid(void)
+{
+	static const struct {
+		int xid;
+		const char *msg;
+	} xids[] = {
+		{ 79, "GPU has fallen off the bus" }, { 48, "Double Bit ECC Error" }, { 13, "Graphics Engine Exception" },
+		{ 31, "GPU memory page fault" },      { 43, "GPU stopped processing" }, { 94, "Contained ECC error" },
+		{ 95, "Uncontained ECC error" },      { 119, "GSP RPC Timeout" },       { 120, "GSP Error" },
+		{ 999, "Unknown Error" },
+	};
+	const char *csv = "DCGM_FI_DEV_POWER_USAGE, gauge, W\nDCGM_FI_DEV_FB_USED, gauge, MiB\n"
+			  "DCGM_FI_DEV_PCIE_REPLAY_COUNTER, counter, n\nDCGM_FI_DEV_ECC_SBE_VOL_TOTAL, counter, n\n"
+			  "DCGM_FI_DEV_XID_ERRORS, gauge, Value of the last XID error encountered.\n";
+	char *err = NULL, expect[512], members[128], what[160];
+	const char *line;
+	struct got g;
+
+	memset(&g, 0, sizeof(g));
+	g.d = prom_dcgm_parse(csv, strlen(csv), "xid.csv", &err);
+	ok(g.d && prom_dcgm_served(g.d) == 5, "Xid: the file loads, every field served");
+	if (!g.d) {
+		free(err);
+		return;
+	}
+	/* Before any Xid: 0, "No Error"; once, though device_errors gives the GPU two samples. */
+	feed(&g, xid_report(NULL, ",\"ecc_errors\":{\"corrected\":1,\"uncorrected\":0},\"pcie_replays\":2"));
+	is_int(lines_with(&g, "DCGM_FI_DEV_XID_ERRORS{", &line), 1, "Xid: one series of the GPU before any Xid");
+	is_str(line, "gauge DCGM_FI_DEV_XID_ERRORS{" XL ",err_code=\"0\",err_msg=\"No Error\"," XR "} 0",
+	       "Xid: 0 with err_code=\"0\", err_msg=\"No Error\" before any Xid");
+	is_int(lines_with(&g, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER{", &line), 1, "Xid: the other series are made as before");
+	ok(line && !strstr(line, "err_code"), "Xid: err_code and err_msg are on the Xid series only");
+	is_int(lines_with(&g, "GPU_I_ID", &line), 1, "Xid: the MIG instance has its series (memory)...");
+	ok(line && !strstr(line, "XID"), "... but no Xid series of its own");
+	/* Each Xid: its code, and NVIDIA's name of it. */
+	for (size_t i = 0; i < ARRAY_SIZE(xids); i++) {
+		snprintf(members, sizeof(members), ",\"last_xid\":%d,\"last_xid_time\":\"2026-01-02T03:04:05Z\"", xids[i].xid);
+		feed(&g, xid_report(NULL, members));
+		snprintf(expect, sizeof(expect),
+			 "gauge DCGM_FI_DEV_XID_ERRORS{" XL ",err_code=\"%d\",err_msg=\"%s\"," XR "} %d", xids[i].xid,
+			 xids[i].msg, xids[i].xid);
+		snprintf(what, sizeof(what), "Xid %d: one series, err_code=\"%d\", err_msg=\"%s\"", xids[i].xid,
+			 xids[i].xid, xids[i].msg);
+		is_int(lines_with(&g, "DCGM_FI_DEV_XID_ERRORS{", &line), 1, what);
+		is_str(line, expect, what);
+	}
+	/* Not made from a report without the GPU's device_errors, or with the GPU in error there. */
+	feed(&g, xid_report(NULL, NULL));
+	is_int(lines_with(&g, "DCGM_FI_DEV_XID_ERRORS{", &line), 0, "Xid: no series from a report without device_errors");
+	ok(lines_with(&g, "DCGM_FI_DEV_POWER_USAGE{", &line) == 1, "... whose other series are made");
+	{
+		json_t *r = xid_report(NULL, "");
+
+		json_object_set_new(json_object_get(json_object_get(json_object_get(json_object_get(
+					    json_array_get(json_object_get(r, "device_data"), 0), "report"),
+									   "device_errors"),
+							    "devices"),
+					    "0"),
+				    "error", json_string("GPU is lost"));
+		feed(&g, r);
+		is_int(lines_with(&g, "DCGM_FI_DEV_XID_ERRORS{", &line), 0, "Xid: no series for a GPU in error");
+	}
+	feed(&g, xid_report(NULL, ",\"last_xid\":\"79\""));
+	is_int(lines_with(&g, "DCGM_FI_DEV_XID_ERRORS{", &line), 0, "Xid: no series from a last_xid that is no code");
+	prom_dcgm_free(g.d);
+	free(err);
+}
+
+/* NVIDIA's Xid catalog: one name per code 0..172; none past it. */
+static void test_xid_catalog(void)
+{
+	size_t named = 0;
+
+	for (long long c = 0; c <= 172; c++)
+		named += nvidia_xid_name(c) && *nvidia_xid_name(c);
+	is_int(named, 173, "the catalog names every Xid from 0 to 172");
+	ok(nvidia_xid_name(173) == NULL && nvidia_xid_name(-1) == NULL, "none past the catalog, none negative");
+	is_str(nvidia_xid_name(0), "No Error", "0: no Xid yet");
+	is_str(nvidia_xid_name(109), "Context Switch Timeout Error", "109, as dcgm-exporter 4.x spells it");
+	is_str(nvidia_xid_name(5), "Unused", "a code NVIDIA lists as unused");
+}
+
+/*
+ * The label fields: DCGM_FI_DRIVER_VERSION (device_info's driver_version)
+ * and the others the report has, on every series of the GPU, the Xid's and
+ * its MIG instance's included; gone when a later device_info lacks it.
+ */
+static void test_labels(void)
+{
+	const char *csv = "DCGM_FI_DEV_POWER_USAGE, gauge, W\nDCGM_FI_DEV_FB_USED, gauge, MiB\n"
+			  "DCGM_FI_DEV_XID_ERRORS, gauge, x\nDCGM_FI_DRIVER_VERSION, label, Driver Version\n";
+	const char *csv_all = "DCGM_FI_DEV_POWER_USAGE, gauge, W\nDCGM_FI_DRIVER_VERSION, label, d\n"
+			      "DCGM_FI_NVML_VERSION, label, n\nDCGM_FI_DEV_SERIAL, label, s\nDCGM_FI_DEV_NAME, label, m\n"
+			      "DCGM_FI_DEV_UUID, label, u\nDCGM_FI_DEV_PCI_BUSID, label, b\n";
+	static const char info[] = ",\"serial\":\"1322021000000\",\"driver_version\":\"580.95.05\","
+				   "\"nvml_version\":\"12.580.95.05\",\"cuda_driver_version\":\"13.0\"";
+	char *err = NULL;
+	const char *line;
+	struct got g;
+	size_t with = 0;
+
+	memset(&g, 0, sizeof(g));
+	g.d = prom_dcgm_parse(csv, strlen(csv), "l.csv", &err);
+	ok(g.d && prom_dcgm_served(g.d) == 4, "labels: the file loads, DCGM_FI_DRIVER_VERSION served");
+	if (!g.d) {
+		free(err);
+		return;
+	}
+	feed(&g, xid_report(info, ""));
+	is_int(g.n, 3, "labels: the GPU's power, its MIG instance's memory, the Xid");
+	for (size_t i = 0; i < g.n; i++)
+		with += strstr(g.lines[i], "{DCGM_FI_DRIVER_VERSION=\"580.95.05\",") != NULL;
+	is_int(with, g.n, "labels: DCGM_FI_DRIVER_VERSION=\"580.95.05\" on every series");
+	is_str(g.lines[1], "gauge DCGM_FI_DEV_POWER_USAGE{DCGM_FI_DRIVER_VERSION=\"580.95.05\"," XL "," XR "} 72.5",
+	       "labels: the GPU's series with its driver version");
+	is_str(g.lines[2],
+	       "gauge DCGM_FI_DEV_XID_ERRORS{DCGM_FI_DRIVER_VERSION=\"580.95.05\"," XL
+	       ",err_code=\"0\",err_msg=\"No Error\"," XR "} 0",
+	       "labels: the Xid series with the driver version, err_code and err_msg");
+	/* device_info not due in this report: the label kept. */
+	feed(&g, xid_report(NULL, ""));
+	ok(g.n == 3 && lines_with(&g, "DCGM_FI_DRIVER_VERSION=\"580.95.05\"", &line) == 3,
+	   "labels: kept while device_info is not in the report");
+	/* A device_info without the driver version: no label, as dcgm-exporter leaves out a blank one. */
+	feed(&g, xid_report(",\"serial\":\"1322021000000\"", ""));
+	ok(g.n == 3 && lines_with(&g, "DCGM_FI_DRIVER_VERSION", &line) == 0,
+	   "labels: gone when the GPU's device_info has no driver version");
+	prom_dcgm_free(g.d);
+	free(err);
+	/* Every label field the report has. */
+	memset(&g, 0, sizeof(g));
+	g.d = prom_dcgm_parse(csv_all, strlen(csv_all), "all.csv", &err);
+	ok(g.d && prom_dcgm_served(g.d) == 7, "labels: all six label fields served");
+	if (!g.d) {
+		free(err);
+		return;
+	}
+	feed(&g, xid_report(info, NULL));
+	is_int(g.n, 1, "labels: the power series");
+	is_str(g.lines[0],
+	       "gauge DCGM_FI_DEV_POWER_USAGE{DCGM_FI_DEV_NAME=\"NVIDIA L40S\",DCGM_FI_DEV_PCI_BUSID=\"00000000:01:00.0\","
+	       "DCGM_FI_DEV_SERIAL=\"1322021000000\",DCGM_FI_DEV_UUID=\"GPU-x\",DCGM_FI_DRIVER_VERSION=\"580.95.05\","
+	       "DCGM_FI_NVML_VERSION=\"12.580.95.05\"," XL "," XR "} 72.5",
+	       "labels: name, bus, serial, UUID, driver and NVML versions, each as its field");
+	prom_dcgm_free(g.d);
+	free(err);
+}
+#undef XL
+#undef XR
+
 int main(void)
 {
 	test_default_file();
@@ -455,5 +732,8 @@ int main(void)
 	test_mapping();
 	test_totals();
 	test_mig_prof();
+	test_xid();
+	test_xid_catalog();
+	test_labels();
 	return done_testing();
 }

@@ -798,7 +798,7 @@ int main(void)
 			fclose(cf);
 		d = prom_dcgm_parse(text ? text : "", len, "default-counters.csv", &err);
 		for (size_t i = 0; d; i++) {
-			const char *why = NULL, *name = prom_dcgm_unsupported(d, i, &why);
+			const char *why = NULL, *name = prom_dcgm_unsupported(d, i, &why, NULL);
 
 			if (!name)
 				break;

@@ -27,8 +27,12 @@ for m in range(n):
         out.append('nv_inference_first_response_histogram_ms_bucket{model="model_%d",version="1",le="%s"} %d' % (m, le, c))
     out.append('nv_inference_first_response_histogram_ms_sum{model="model_%d",version="1"} %d' % (m, 50 * c))
     out.append('nv_inference_first_response_histogram_ms_count{model="model_%d",version="1"} %d' % (m, c))
-for fam in ("nv_gpu_utilization", "nv_gpu_memory_used_bytes", "nv_gpu_memory_total_bytes", "nv_gpu_power_usage"):
+# The GPU gauges in Triton's units: utilization a ratio of 1, memory in bytes (an H200's 141 GiB), power in W.
+for fam, value in (("nv_gpu_utilization", lambda g: "%.2f" % (0.35 + 0.05 * g)),
+                   ("nv_gpu_memory_used_bytes", lambda g: "%d" % (40000000000 + 1000000000 * g)),
+                   ("nv_gpu_memory_total_bytes", lambda g: "150754820096"),
+                   ("nv_gpu_power_usage", lambda g: "%.3f" % (300.5 + 10 * g))):
     out.append("# HELP %s GPU.\n# TYPE %s gauge" % (fam, fam))
     for g in range(8):
-        out.append('%s{gpu_uuid="GPU-0000000%d-1111-2222-3333-444444444444"} %d' % (fam, g, 12345 + g))
+        out.append('%s{gpu_uuid="GPU-0000000%d-1111-2222-3333-444444444444"} %s' % (fam, g, value(g)))
 print("\n".join(out))

@@ -20,21 +20,28 @@
  * its own counter: accel-prom's container_cpu_usage_seconds_total is the
  * cgroup's usage since it was created (or since the monitor started).
  *
- * Cost: one scan of the tree per period. Every directory found is kept
- * open, and then the files read in it (cgroupfs.h, struct cg_files), up
- * to a quarter of RLIMIT_NOFILE in all; past that a directory is opened by
- * path when needed and closed after. A period costs, per cgroup, one pread
- * of each kept file and the openat, read and close of each other; a directory that holds
- * containers is re-read with getdents64 on its kept fd (once on a cgroup file system,
- * whose kernfs answers with the whole listing when it fits). (Its mtime cannot
- * say what changed: kernfs moves it on a child's mkdir or rmdir only when
- * it holds attributes for the directory, which it allocates lazily; on
- * Linux 6.18's v1 hierarchies a new child leaves it unchanged. Re-reading
- * the children is the cheapest exact way.) A
- * container's own directory is never listed (what is below it is the
- * container's business and included in its accounting), and the same
- * name with another inode number (from the listing's d_ino) is a new
- * cgroup. bench/containers_bench.c measures it against plain reads.
+ * Cost: the tree is listed when it may have changed. Every directory found
+ * is kept open, and then the files read in it (cgroupfs.h, struct
+ * cg_files), up to a quarter of RLIMIT_NOFILE in all; past that a
+ * directory is opened by path when needed and closed after. A period
+ * costs, per cgroup, one pread of each kept file and the openat, read and
+ * close of each other. Each directory listed gets an inotify watch (a
+ * child made, removed or renamed: mkdir, rmdir and rename go through the
+ * VFS, which tells inotify on a cgroup file system too) before it is
+ * listed, so a change after the listing is an event: a period with no
+ * event lists nothing, one with an event (or a watch that could not be
+ * added, a directory that could not be listed, a full table, an overflowed
+ * queue) lists the whole tree again, each directory that holds containers
+ * with getdents64 on its kept fd (once on a cgroup file system, whose
+ * kernfs answers with the whole listing when it fits). (A directory's
+ * mtime cannot say what changed: kernfs moves it on a child's mkdir or
+ * rmdir only when it holds attributes for the directory, which it
+ * allocates lazily; on Linux 6.18's v1 hierarchies a new child leaves it
+ * unchanged.) A container's own directory is never listed nor watched
+ * (what is below it is the container's business and included in its
+ * accounting), and the same name with another inode number (from the
+ * listing's d_ino) is a new cgroup. bench/containers_bench.c measures it
+ * against plain reads.
  */
 #include "../host/cgroupfs.h"
 #include "../core/collector.h"
@@ -50,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -83,6 +91,7 @@ struct ct_node {
 	ino_t ino[CG_NHIER];      /* per root slot: the directory's inode number when opened */
 	struct cg_files files;    /* the files cg_read keeps open (counted in the state's nfds) */
 	unsigned seen[CG_NHIER];  /* per root slot: the scan generation it was last listed in */
+	unsigned char watched[CG_NHIER]; /* per root slot: the directory has an inotify watch */
 	int report;               /* a container, pod or unit: it has an entry */
 	int leaf;                 /* a container: its children are not walked */
 	struct container_id cid;
@@ -122,6 +131,8 @@ struct ct_state {
 	char read_err[384];       /* this cycle's first cgroup that could not be read (not gone: EMFILE), "" */
 	unsigned nread_err;       /* how many could not be read this cycle */
 	int truncated;            /* the table was full during the last scan */
+	int ino_fd;               /* inotify on every directory listed (-1: none, every scan lists the tree) */
+	int ino_all;              /* the last listing put a watch on every directory it listed, without error */
 	struct log_limit trunc_log;
 };
 
@@ -204,6 +215,7 @@ static struct ct_node *node_add(struct ct_state *s, const char *path, const stru
 
 static void node_close_slot(struct ct_state *s, struct ct_node *n, size_t slot)
 {
+	n->watched[slot] = 0; /* a directory of this path made again is another inode */
 	s->nfds -= cg_files_close(&n->files); /* reopened from the directories at the next read */
 	if (n->fd[slot] >= 0) {
 		close(n->fd[slot]);
@@ -235,6 +247,10 @@ static void roots_close(struct ct_state *s)
 	for (size_t i = 0; i < s->nroots; i++)
 		close(s->roots[i].fd);
 	s->nroots = 0;
+	if (s->ino_fd >= 0)
+		close(s->ino_fd); /* its watches go with it */
+	s->ino_fd = -1;
+	s->ino_all = 0;
 	for (int i = 0; i < CG_NHIER; i++)
 		s->slot_of[i] = -1;
 }
@@ -362,6 +378,7 @@ static void unlisted(struct ct_state *s, size_t slot, const struct ct_node *dir,
 {
 	size_t len = strlen(dir->path);
 
+	s->ino_all = 0; /* listed again next time, whatever the watches say */
 	read_failed(s, dir, e);
 	if (e == ENOENT || e == ENODEV)
 		return;
@@ -444,12 +461,31 @@ static void walk_child(struct ct_state *s, size_t slot, struct ct_node *dir, int
 		close(fd);
 }
 
+/*
+ * Watch directory dir (open as fd) in root slot for a child made, removed
+ * or renamed, before it is listed: a change after the listing is an event.
+ */
+static void watch(struct ct_state *s, size_t slot, struct ct_node *dir, int fd)
+{
+	char path[40];
+
+	if (s->ino_fd < 0 || dir->watched[slot])
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (inotify_add_watch(s->ino_fd, path, IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
+						     IN_MOVE_SELF | IN_ONLYDIR) >= 0)
+		dir->watched[slot] = 1;
+	else
+		s->ino_all = 0; /* no watch (the user's limit, no /proc): the tree is listed again next time */
+}
+
 /* List directory dir (open as fd) in root slot and walk each child cgroup. */
 static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, unsigned depth)
 {
 	char *b;
 	ssize_t got;
 
+	watch(s, slot, dir, fd);
 	if (!s->dents[depth])
 		s->dents[depth] = xmalloc(CT_DENTS_BUF);
 	b = s->dents[depth];
@@ -486,6 +522,30 @@ static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, u
 }
 
 /*
+ * Whether the tree may have changed since its last listing: no complete
+ * set of watches, or an event (a child made, removed or renamed; a watched
+ * directory gone; the queue overflowed). Reads every pending event.
+ */
+static int tree_changed(struct ct_state *s)
+{
+	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int changed = !s->ino_all || s->ino_fd < 0;
+	ssize_t n;
+
+	while (s->ino_fd >= 0 && (n = read(s->ino_fd, ev, sizeof(ev))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				changed = 1;
+			break;
+		}
+		changed = 1;
+	}
+	return changed;
+}
+
+/*
  * One scan: list every root, then forget the cgroups no root listed (and
  * the fds of those a root no longer has). 0, or -errno with s->err set.
  */
@@ -506,7 +566,19 @@ static int scan(struct ct_state *s)
 	if (!s->nroots && roots_open(s))
 		return -1;
 	s->gen++;
+	if (s->ino_fd < 0)
+		s->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (!tree_changed(s)) {
+		/* No cgroup made, removed or renamed since the last listing: the same cgroups, not listed again. */
+		for (size_t i = 0; i < s->nnodes; i++)
+			for (size_t slot = 0; slot < s->nroots; slot++)
+				if (s->nodes[i]->seen[slot] == s->gen - 1)
+					s->nodes[i]->seen[slot] = s->gen;
+		s->err[0] = '\0';
+		return 0;
+	}
 	s->truncated = 0;
+	s->ino_all = s->ino_fd >= 0;
 	top = node_find(s, "");
 	if (!top)
 		top = node_add(s, "", NULL);
@@ -514,6 +586,8 @@ static int scan(struct ct_state *s)
 		top->seen[slot] = s->gen;
 		walk(s, slot, top, s->roots[slot].fd, 0);
 	}
+	if (s->truncated)
+		s->ino_all = 0; /* what did not fit is looked for again */
 	for (size_t i = 0; i < s->nnodes; i++) {
 		struct ct_node *n = s->nodes[i];
 		int any = 0;
@@ -796,6 +870,7 @@ static int ct_open(const struct mon_env *env, const struct coll_target *t, void 
 	s->clk_tck = host_clk_tck(env->host);
 	s->containers = json_object();
 	s->buf = xmalloc(CT_READ_BUF);
+	s->ino_fd = -1;
 	for (int i = 0; i < CG_NHIER; i++)
 		s->slot_of[i] = -1;
 	/*

@@ -28,6 +28,8 @@ UID_=5b0e4c2a-7d19-4f3b-8a62-1e9d0c7b3a54
 ID=$(printf 'e1%.0s' $(seq 32))
 REL=/$PARENT/kubepods/burstable/pod$UID_/$ID
 POD_REL=/$PARENT/kubepods/burstable/pod$UID_
+ID2=$(printf 'e2%.0s' $(seq 32))
+REL2=$POD_REL/$ID2 # made and removed while the monitors run
 export AWS_EC2_METADATA_DISABLED=true
 
 # ---- the fixture tree, through accel-csv and accel-cloudwatch -------------------------------------------------
@@ -82,7 +84,7 @@ remove_cgroups() {
 	for d in $dirs; do
 		# Deepest first; a cgroup with a process left in it cannot go, so the workload is killed first (and
 		# the kernel may take a moment to let its cgroup go after it was reaped).
-		for rel in "$REL" "$POD_REL" "/$PARENT/kubepods/burstable" "/$PARENT/kubepods" "/$PARENT"; do
+		for rel in "$REL2" "$REL" "$POD_REL" "/$PARENT/kubepods/burstable" "/$PARENT/kubepods" "/$PARENT"; do
 			[ -d "$d$rel" ] || continue
 			for _t in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 				rmdir "$d$rel" 2>/dev/null && break
@@ -122,6 +124,31 @@ for r in $roots; do
 done
 for k in $(seq 1 $i); do
 	wait_for $((10 * SLOW)) has_lines "$WORK/m$k.out" 1 || diag "monitor $k: no first report"
+done
+
+# A container made while the monitors run is in their reports, and gone from them once removed: the tree is
+# listed again when inotify says a directory changed (a mkdir or rmdir on a cgroup file system goes through
+# the VFS, which tells it), not every period.
+in_last() { # FILE: whether the last report has REL2
+	tail -n 1 "$1" | $PY -c 'import json, sys; sys.exit(0 if sys.argv[1] in json.loads(sys.stdin.read())
+		["system_data"]["container_usage"].get("containers", {}) else 1)' "$REL2" 2>/dev/null
+}
+not_in_last() { # FILE: the last report is whole and has no REL2
+	tail -n 1 "$1" | $PY -c 'import json, sys; sys.exit(1 if sys.argv[1] in json.loads(sys.stdin.read())
+		["system_data"]["container_usage"].get("containers", {}) else 0)' "$REL2" 2>/dev/null
+}
+for k in $(seq 1 $i); do # a few periods with nothing made: the monitors stop listing the tree
+	wait_for $((10 * SLOW)) has_lines "$WORK/m$k.out" 4 || diag "monitor $k: stalled"
+done
+for d in $dirs; do mkdir "$d$REL2"; done
+for k in $(seq 1 $i); do
+	ok "$(cat "$WORK/m$k.root"): a container made while it runs is in a report" wait_for $((10 * SLOW)) in_last \
+		"$WORK/m$k.out"
+done
+for d in $dirs; do rmdir "$d$REL2"; done
+for k in $(seq 1 $i); do
+	ok "$(cat "$WORK/m$k.root"): and gone from the reports once removed" wait_for $((10 * SLOW)) \
+		not_in_last "$WORK/m$k.out"
 done
 
 # The workload: joins the cgroups, touches 64 MiB, burns 1.5 s of CPU, says what it spent, then holds on.

@@ -313,11 +313,10 @@ ok "accel-prom: accelerator_pod_utilization_ratio and accelerator_container_util
 	grep -q "^accelerator_process_utilization_ratio{.*container=\"pytorch\".*engine=\"compute\".*pid=\"2000\"" "$1"' \
 	sh "$WORK/amd.prom"
 
-# accel-cloudwatch: Container Insights' dimension names.
-ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \
-	"$BIN/accel-cloudwatch" "$WORK/nv.out" "$WORK/nv.cw"
-ok "accel-cloudwatch: PodName, Namespace, ContainerName dimensions on the pod, container and process metrics" \
-	$PY - "$WORK/nv.cw" <<'EOF'
+# cw_dims BODY: run the Python on stdin with dims (datum -> {dimension: value}) and names (datum -> MetricName)
+# of accel-cloudwatch --dry-run's query body in file BODY.
+cw_dims() {
+	cat >"$WORK/cw_dims.py" <<'EOF'
 import collections, re, sys
 body = open(sys.argv[1], encoding="utf-8").read().replace("\n", "&")
 kv = dict(p.split("=", 1) for p in body.split("&") if "=" in p)
@@ -327,6 +326,16 @@ for k, v in kv.items():
     if m:
         dims[m.group(1)][v] = kv[k[:-4] + "Value"]
 names = {m: kv["MetricData.member.%s.MetricName" % m] for m in dims}
+EOF
+	cat >>"$WORK/cw_dims.py"
+	$PY "$WORK/cw_dims.py" "$1"
+}
+
+# accel-cloudwatch: Container Insights' dimension names.
+ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \
+	"$BIN/accel-cloudwatch" "$WORK/nv.out" "$WORK/nv.cw"
+ok "accel-cloudwatch: PodName, Namespace, ContainerName dimensions on the pod, container and process metrics" \
+	cw_dims "$WORK/nv.cw" <<'EOF'
 pods = sorted(d["PodName"] for m, d in dims.items() if names[m] == "AcceleratorPodMemoryUsed")
 assert pods == ["infer-7d9f", "notebook", "trainer-0"], pods
 ctr = [d for m, d in dims.items() if names[m] == "AcceleratorContainerMemoryUsed"]
@@ -405,16 +414,8 @@ ok "slurm: csv_check.py: every row and label is what the mapping gives" $PY "$HE
 	"$WORK/snv.out" "$WORK/slurm.csv"
 ok "slurm: accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' \
 	sh "$BIN/accel-cloudwatch" "$WORK/snv.out" "$WORK/slurm.cw"
-ok "accel-cloudwatch: HpcJob, HpcStep, HpcUid dimensions on the jobs' process metrics" $PY - "$WORK/slurm.cw" <<'EOF'
-import collections, re, sys
-body = open(sys.argv[1], encoding="utf-8").read().replace("\n", "&")
-kv = dict(p.split("=", 1) for p in body.split("&") if "=" in p)
-dims = collections.defaultdict(dict)
-for k, v in kv.items():
-    m = re.match(r"MetricData\.member\.(\d+)\.Dimensions\.member\.(\d+)\.Name$", k)
-    if m:
-        dims[m.group(1)][v] = kv[k[:-4] + "Value"]
-proc = {d.get("Pid"): d for m, d in dims.items() if kv["MetricData.member.%s.MetricName" % m] == "AcceleratorProcessMemoryUsed"}
+ok "accel-cloudwatch: HpcJob, HpcStep, HpcUid dimensions on the jobs' process metrics" cw_dims "$WORK/slurm.cw" <<'EOF'
+proc = {d.get("Pid"): d for m, d in dims.items() if names[m] == "AcceleratorProcessMemoryUsed"}
 assert (proc["4001"]["HpcJob"], proc["4001"]["HpcStep"], proc["4001"]["HpcUid"]) == ("4242", "0", "1000"), proc
 assert proc["4007"]["HpcJob"] == "sEKNKTV3WPV500" and "HpcUid" not in proc["4003"], proc
 assert not any(k.startswith("Hpc") for k in proc["4008"]), proc

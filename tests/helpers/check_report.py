@@ -1936,6 +1936,18 @@ def cases():
         "container.pod: without a pod_uid")
     bad("a runtime entry's empty container object", mutate(set_path(RT0 + ["container"], {}), 1),
         "names no container, pod or unit")
+    good("a Slurm job's process (cgroup v1: job, step, uid)",
+         mutate(set_path(RT0 + ["container"], {"runtime": "slurm", "hpc_job": "4242", "hpc_step": "batch",
+                                                "hpc_uid": "1000"}), 1))
+    good("a container in a Slurm job keeps the job", mutate(set_path(RT0 + ["container"], {
+        "runtime": "podman", "id": "b" * 64, "hpc_job": "sEKNKTV3WPV500", "hpc_step": "0+1"}), 1))
+    bad("a Slurm job id that is not one", mutate(set_path(RT0 + ["container"], {"runtime": "slurm", "hpc_job": "4242_7"}), 1),
+        "container.hpc_job: not a Slurm job")
+    bad("a Slurm step without its job", mutate(set_path(RT0 + ["container"], {"runtime": "systemd", "unit": "a.service",
+                                                                             "hpc_step": "0"}), 1),
+        "container.hpc_step: without an hpc_job")
+    bad("runtime slurm without a job", mutate(set_path(RT0 + ["container"], {"runtime": "slurm"}), 1),
+        "container.runtime: \"slurm\" is a Slurm job's process")
     bad("process key not a pid", mutate(set_path(DEV0("device_memory") + ["processes"], {"x": 1})),
         "processes.x: bad key")
     bad("process bytes a float", mutate(set_path(DEV0("device_memory") + ["processes"], {"41": 1.5})),

@@ -12,7 +12,9 @@
  * fixed prefixes makes nested layouts work too: kind's
  * /kubelet.slice/kubelet-kubepods.slice/..., a monitor in its own cgroup
  * namespace seeing "/../../kubepods.slice/...", podman's
- * libpod-<id>.scope/container.
+ * libpod-<id>.scope/container. Slurm's hierarchies are followed level by
+ * level (slurm_component: a job_ directory counts only under Slurm's root
+ * and, on v1, its uid_ directory), so a "job_1" elsewhere is no job.
  */
 #include "container.h"
 #include "../../common/util.h"

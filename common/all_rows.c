@@ -302,8 +302,9 @@ static const struct map_rows common_rows = {
 
 /*
  * containers: the labels an identity gives (rows.h): its pod (else the pod's
- * UID), namespace, container (else its id; none on a pod's sums) and an ECS
- * task's cluster, family and id (none on a pod's sums).
+ * UID), namespace, container (else its id; none on a pod's sums), an ECS
+ * task's cluster, family and id, and a Slurm job's id, step and user id
+ * (dcgm-exporter's hpc_job; none of these on a pod's sums).
  */
 const struct ident_label ident_label_rows[] = {
 	{ "pod", "pod", IDENT_POD, "pod_uid", IDENT_NONE },
@@ -312,6 +313,9 @@ const struct ident_label ident_label_rows[] = {
 	{ "ecs_cluster", "ecs_cluster", IDENT_NONE, NULL, IDENT_POD },
 	{ "ecs_task_family", "ecs_task_family", IDENT_NONE, NULL, IDENT_POD },
 	{ "ecs_task_id", "ecs_task_id", IDENT_NONE, NULL, IDENT_POD },
+	{ "hpc_job", "hpc_job", IDENT_NONE, NULL, IDENT_POD },
+	{ "hpc_step", "hpc_step", IDENT_NONE, NULL, IDENT_POD },
+	{ "hpc_uid", "hpc_uid", IDENT_NONE, NULL, IDENT_POD },
 };
 const size_t ident_label_count = ARRAY_SIZE(ident_label_rows);
 _Static_assert(ARRAY_SIZE(ident_label_rows) <= IDENT_LABELS_MAX, "IDENT_LABELS_MAX: the rows' count");

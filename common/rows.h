@@ -139,7 +139,7 @@ struct ident_label {
 /* The rows, and how many (at most IDENT_LABELS_MAX). */
 extern const struct ident_label ident_label_rows[];
 extern const size_t ident_label_count;
-#define IDENT_LABELS_MAX 8
+#define IDENT_LABELS_MAX 12
 
 /*
  * A percent read as a ratio: value / 100.0, as neuron-monitor-prometheus.py

@@ -41,7 +41,8 @@ struct label {
  * proves (test_samples) that no rule can yield more, and mapper_new() stops
  * the program rather than drop one.
  */
-#define SAMPLE_MAX_LABELS 24
+#define SAMPLE_MAX_LABELS 32
+_Static_assert(SAMPLE_MAX_LABELS <= 32, "struct sample's prom_skip has a bit per label");
 /* Instance labels: the six of instance_info, and ultraserver_id where it has one (common/schema.h). */
 #define MAP_INSTANCE_LABELS_MAX SCHEMA_INSTANCE_LABELS
 

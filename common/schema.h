@@ -140,6 +140,10 @@ enum label_kind {
 	X(ECS_CLUSTER, "ecs_cluster", LK_VALUE, NULL, 0, "ClusterName")                             \
 	X(ECS_TASK_FAMILY, "ecs_task_family", LK_VALUE, NULL, 0, "TaskDefinitionFamily")            \
 	X(ECS_TASK_ID, "ecs_task_id", LK_VALUE, NULL, 0, "TaskId")                                  \
+	/* Slurm: a job's process (dcgm-exporter's hpc_job), its step and user id */                  \
+	X(HPC_JOB, "hpc_job", LK_VALUE, NULL, 0, "HpcJob")                                          \
+	X(HPC_STEP, "hpc_step", LK_VALUE, NULL, 0, "HpcStep")                                       \
+	X(HPC_UID, "hpc_uid", LK_VALUE, NULL, 0, "HpcUid")                                          \
 	/* endpoint runtimes: a model's version (model is the row above, captured on runtime \
 	 * series too) and a token count's kind (prompt, generation) */                               \
 	X(VERSION, "version", LK_VALUE, NULL, 0, "ModelVersion")                                    \

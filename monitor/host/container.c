@@ -12,7 +12,9 @@
  * fixed prefixes makes nested layouts work too: kind's
  * /kubelet.slice/kubelet-kubepods.slice/..., a monitor in its own cgroup
  * namespace seeing "/../../kubepods.slice/...", podman's
- * libpod-<id>.scope/container.
+ * libpod-<id>.scope/container. Slurm's hierarchies are followed level by
+ * level (slurm_component: a job_ directory counts only under Slurm's root
+ * and, on v1, its uid_ directory), so a "job_1" elsewhere is no job.
  */
 #include "container.h"
 #include "../../common/util.h"
@@ -90,6 +92,8 @@ struct walk {
 	bool after_pod;     /* the previous component was a cgroupfs pod<UID> */
 	bool after_docker;  /* the previous component was a cgroupfs "docker" */
 	char qos_dir[12];    /* a cgroupfs QoS directory seen since "kubepods", or "" */
+	unsigned char slurm; /* where the walk is in a Slurm hierarchy: enum slurm_at */
+	char slurm_uid[12];  /* cgroup v1's uid_<uid> seen just now, or "" */
 };
 
 /* Set the pod UID from s (n bytes), underscores turned back into dashes. false when it is no UID. */
@@ -227,6 +231,110 @@ static bool pod_slice(struct walk *w, const char *c, size_t n)
 	return false;
 }
 
+/* ---- Slurm ------------------------------------------------------------------------------------------- */
+
+/* The Slurm component the walk expects next (walk.slurm); SL_NONE: none, the walk is in no Slurm hierarchy. */
+enum slurm_at { SL_NONE, SL_V1_ROOT, SL_V1_UID, SL_V2_ROOT, SL_JOB_V1, SL_JOB_V2, SL_STEP_V1, SL_STEP_V2, SL_LEAF };
+
+/* s (n bytes) is a decimal number Slurm prints with %u: no leading zero, at most 4294967295. */
+static bool is_u32(const char *s, size_t n)
+{
+	unsigned long long v = 0;
+
+	if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	return v <= 0xffffffffULL;
+}
+
+/* A SLUID as Slurm prints it: "s" and 13 digits of Crockford's base 32 (no I, L, O, U), either case. */
+static bool is_sluid(const char *s, size_t n)
+{
+	if (n != 14 || (s[0] != 's' && s[0] != 'S'))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = (char)(s[i] >= 'a' && s[i] <= 'z' ? s[i] - 'a' + 'A' : s[i]);
+
+		if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z')) || c == 'I' || c == 'L' || c == 'O' || c == 'U')
+			return false;
+	}
+	return true;
+}
+
+/* A step as Slurm names its cgroup (log_build_step_id_str): a number, "<n>+<het component>", or a keyword. */
+static bool is_step(const char *s, size_t n)
+{
+	const char *plus = memchr(s, '+', n);
+
+	if ((n == 5 && !memcmp(s, "batch", 5)) || (n == 6 && !memcmp(s, "extern", 6)) ||
+	    (n == 11 && !memcmp(s, "interactive", 11)))
+		return true;
+	if (plus)
+		return is_u32(s, (size_t)(plus - s)) && is_u32(plus + 1, (size_t)(s + n - plus - 1));
+	return is_u32(s, n);
+}
+
+/* A job's directory: its cgroup is the innermost thing now (a container seen further out is slurmd's). */
+static void enter_job(struct walk *w, const char *job, size_t n)
+{
+	struct container_id *id = w->id;
+
+	copy_n(id->hpc_job, sizeof(id->hpc_job), job, n);
+	snprintf(id->hpc_uid, sizeof(id->hpc_uid), "%s", w->slurm_uid);
+	id->hpc_step[0] = '\0';
+	id->id[0] = '\0';
+	id->runtime[0] = '\0';
+}
+
+/*
+ * Look at component c (n bytes) as part of a Slurm hierarchy: v1's
+ * slurm[_<node>]/uid_<uid>/job_<job>/step_<step>/task_<n>, v2's
+ * [<node>_]slurmstepd.scope/{job_<job>,<SLUID>}/step_<step>/{user,slurm}/task_<n>.
+ * true when it was a job's, step's or task's part (the walk takes the next
+ * component); false when it is anything else, a hierarchy's root included,
+ * and the walk is in no Slurm hierarchy any more unless it was a root (what
+ * it found stays: a directory below a task or step is still the job's).
+ */
+static bool slurm_component(struct walk *w, const char *c, size_t n)
+{
+	struct container_id *id = w->id;
+	enum slurm_at at = (enum slurm_at)w->slurm;
+
+	w->slurm = SL_NONE;
+	if (at == SL_V1_ROOT && has_prefix(c, n, "uid_") && is_u32(c + 4, n - 4)) {
+		copy_n(w->slurm_uid, sizeof(w->slurm_uid), c + 4, n - 4);
+		w->slurm = SL_V1_UID;
+	} else if ((at == SL_V1_UID || at == SL_V2_ROOT) && has_prefix(c, n, "job_") && is_u32(c + 4, n - 4)) {
+		enter_job(w, c + 4, n - 4);
+		w->slurm = at == SL_V1_UID ? SL_JOB_V1 : SL_JOB_V2;
+	} else if (at == SL_V2_ROOT && is_sluid(c, n)) {
+		enter_job(w, c, n);
+		w->slurm = SL_JOB_V2;
+	} else if ((at == SL_JOB_V1 || at == SL_JOB_V2) && has_prefix(c, n, "step_") && is_step(c + 5, n - 5)) {
+		copy_n(id->hpc_step, sizeof(id->hpc_step), c + 5, n - 5);
+		w->slurm = at == SL_JOB_V1 ? SL_STEP_V1 : SL_STEP_V2;
+	} else if (at == SL_STEP_V2 && ((n == 4 && !memcmp(c, "user", 4)) || (n == 5 && !memcmp(c, "slurm", 5)))) {
+		w->slurm = SL_STEP_V1; /* the step's user processes or its slurmstepd: the tasks next */
+	} else if (at == SL_STEP_V1 && has_prefix(c, n, "task_") &&
+		   ((n == 12 && !memcmp(c + 5, "special", 7)) || is_u32(c + 5, n - 5))) {
+		w->slurm = SL_LEAF;
+	} else {
+		/* A hierarchy's root is looked at as any other component too ("slurm_exporter.service" is a unit). */
+		if ((n == 5 && !memcmp(c, "slurm", 5)) || has_prefix(c, n, "slurm_"))
+			w->slurm = SL_V1_ROOT; /* cgroup.conf's CgroupPrepend: "/slurm", "/slurm_<node>" (multiple slurmd) */
+		else if ((n == 16 && !memcmp(c, "slurmstepd.scope", 16)) ||
+			 (n > 17 && has_suffix(c, n, "_slurmstepd.scope")))
+			w->slurm = SL_V2_ROOT;
+		w->slurm_uid[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
 /* Look at one path component c (n bytes). */
 static void component(struct walk *w, const char *c, size_t n)
 {
@@ -239,6 +347,8 @@ static void component(struct walk *w, const char *c, size_t n)
 	if (n == 0 || (n == 1 && c[0] == '.'))
 		return;
 	depth = w->depth++;
+	if (slurm_component(w, c, n))
+		return;
 	if (n == 2 && c[0] == '.' && c[1] == '.') {
 		/* Leading ".."s: a path seen from inside a cgroup namespace, above its root. */
 		if (depth == id->ns_up && id->ns_up < 255)
@@ -366,10 +476,12 @@ int container_from_cgroup(const char *path, struct container_id *id)
 		component(&w, p, (size_t)(e - p));
 		p = slash ? slash + 1 : end;
 	}
-	if (id->id[0] || id->pod_uid[0] || id->ecs_task[0]) {
+	if (id->id[0] || id->pod_uid[0] || id->ecs_task[0] || id->hpc_job[0]) {
 		/* The unit is for processes in no container: a pod's process in a .service (kubelet nested) is not. */
 		id->unit[0] = '\0';
-		if (!id->id[0] && !id->pod_uid[0] && !id->runtime[0])
+		if (!id->id[0] && id->hpc_job[0])
+			strcpy(id->runtime, "slurm"); /* a job's process (a pod's too when slurmd runs in one) */
+		else if (!id->id[0] && !id->pod_uid[0] && !id->runtime[0])
 			strcpy(id->runtime, "ecs"); /* in the task's cgroup, in none of its containers */
 		return 0;
 	}
@@ -383,14 +495,14 @@ int container_from_cgroup(const char *path, struct container_id *id)
 	return -ENOENT;
 }
 
-/* How much a parsed identity says: a container over a pod over a monitor over a unit over nothing. */
+/* How much a parsed identity says: a container over a pod, task or job over a monitor over a unit over nothing. */
 static int rank(int rc, const struct container_id *id)
 {
 	if (rc)
 		return 0;
 	if (id->id[0])
 		return 4;
-	if (id->pod_uid[0] || id->ecs_task[0])
+	if (id->pod_uid[0] || id->ecs_task[0] || id->hpc_job[0])
 		return 3;
 	return strcmp(id->runtime, "systemd") ? 2 : 1;
 }
@@ -811,6 +923,9 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 		{ "ecs_task_id", arn_slash ? arn_slash + 1 : id->ecs_task },
 		{ "ecs_task_family", n ? n->ecs_task_family : "" },
 		{ "ecs_task_revision", n ? n->ecs_task_revision : "" },
+		{ "hpc_job", id->hpc_job },
+		{ "hpc_step", id->hpc_step },
+		{ "hpc_uid", id->hpc_uid },
 	};
 
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)

@@ -22,12 +22,26 @@
  *   Fargate 1.4     /ecs/<task id>/<task id>-<digits> (also ECS Managed Instances): the container id is
  *                   "<task id>-<digits>", runtime "fargate"
  *   ECS task level  /ecs/<task id>, ecstasks-<task id>.slice: the task, no container (runtime "ecs")
+ *   Slurm, v1       /slurm/uid_<uid>/job_<job>/step_<step>/task_<n> (each controller Slurm manages;
+ *                   "slurm_<node>" with multiple slurmd): a job's process, runtime "slurm"
+ *   Slurm, v2       /<slice>/slurmstepd.scope/job_<job>/step_<step>/user/task_<n> (task_special; the
+ *                   step's slurmstepd in step_<step>/slurm; "<node>_slurmstepd.scope" with multiple
+ *                   slurmd); from Slurm 26.05 the job's directory is its SLUID ("s" and 13 base-32
+ *                   digits) unless cgroup.conf says CgroupJobIdPaths=yes. Steps: a number (and
+ *                   "+<component>" in a heterogeneous job), "batch", "extern", "interactive"
  *   systemd         the innermost *.service when the process is in no container or pod
  *
  * Seen from inside a cgroup namespace (a monitor running as a sidecar in
  * its own container), a process in the monitor's own cgroup reads "0::/"
  * and one in a sibling cgroup "/../<sibling>": ns_root and ns_up say so,
  * and the host layer fills in the monitor's own identity (host.h).
+ *
+ * Nesting: the innermost thing wins. A container inside a Slurm job (a
+ * runtime that makes its cgroup under the job's task) is the container and
+ * keeps the job's fields (the container is wholly the job's). A Slurm job
+ * inside a container or pod (slurmd run in a pod) is the job's: the
+ * container seen further out is slurmd's, shared by every job it runs, so
+ * its id is dropped; the pod stays.
  */
 #ifndef ACCEL_CONTAINER_H
 #define ACCEL_CONTAINER_H
@@ -43,6 +57,9 @@ struct container_id {
 	char qos[16];      /* "guaranteed", "burstable", "besteffort", "" */
 	char unit[128];    /* systemd unit (e.g. "nginx.service") when the process is in one and not in a container */
 	char ecs_task[40]; /* Amazon ECS task id (the last part of the task ARN: 32 hex digits or a UUID), "" */
+	char hpc_job[16];  /* Slurm job id (decimal, at most 4294967295) or its SLUID ("s" + 13 digits), "" */
+	char hpc_step[24]; /* Slurm step: "<n>", "<n>+<component>", "batch", "extern", "interactive"; "" */
+	char hpc_uid[12];  /* the job's user id (cgroup v1's uid_<uid>; v2's path has none), "" */
 	unsigned char ns_up;   /* leading ".." components: the path is relative to the reader's cgroup namespace */
 	unsigned char ns_root; /* the path is "/" itself: the reader's own cgroup seen from inside a namespace, or
 				* the host's root cgroup (kernel threads); set with -ENOENT */
@@ -51,7 +68,7 @@ struct container_id {
 /*
  * Parse one cgroup path ("/kubepods.slice/.../cri-containerd-<id>.scope")
  * into *id (always cleared first). 0 when it names a container, pod, ECS
- * task or unit, -ENOENT when it is the host (or the path is empty or NULL;
+ * task, Slurm job or unit, -ENOENT when it is the host (or the path is empty or NULL;
  * ns_root set when it is "/"). A
  * trailing " (deleted)" (a cgroup removed while the process is in it) is
  * ignored.
@@ -61,7 +78,7 @@ int container_from_cgroup(const char *path, struct container_id *id);
 /*
  * Parse /proc/PID/cgroup's whole text (v2 "0::/path", v1
  * "N:controllers:/path", hybrid: both) the same way. The line that says
- * the most wins: a container id over a pod or task over a unit; on a tie
+ * the most wins: a container id over a pod, task or Slurm job over a unit; on a tie
  * the v2 line. 0 or -ENOENT as above; -ENOENT with ns_root set when every
  * line is "/" (the reader's own cgroup, or the host's root).
  */
@@ -140,7 +157,8 @@ void containers_names(struct containers *c, const struct container_id *id, int64
  * The report's "container" object for id and its names (new reference):
  * {"runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit",
  * "ecs_cluster", "ecs_task_arn", "ecs_task_id", "ecs_task_family",
- * "ecs_task_revision"}, each key absent when unknown.
+ * "ecs_task_revision", "hpc_job", "hpc_step", "hpc_uid"}, each key absent
+ * when unknown.
  */
 json_t *container_json(const struct container_id *id, const struct container_names *n);
 

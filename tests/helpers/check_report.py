@@ -101,9 +101,15 @@ ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
               "report")
 # containers: a process's container identity (monitor/host/container.h), each key only when known.
 ENTRY_OPTIONAL = ("container",)
+# The keys no label is made of, then every identity label's field (schema.json's "ident_labels").
 CONTAINER_KEYS = ("runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit",
                   "ecs_cluster", "ecs_task_arn", "ecs_task_id", "ecs_task_family", "ecs_task_revision")
-CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd", "ecs", "fargate")
+CONTAINER_KEYS += tuple(r["field"] for r in SCHEMA["ident_labels"] if r["field"] not in CONTAINER_KEYS)
+CONTAINER_RUNTIMES = ("containerd", "cri-o", "docker", "podman", "systemd", "ecs", "fargate", "slurm")
+# Slurm: a job id (%u) or, from Slurm 26.05 on cgroup v2, its SLUID; a step as its cgroup names it; a uid.
+HPC_JOB_RE = re.compile(r"^([1-9][0-9]{0,9}|0|[sS][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{13})$")
+HPC_STEP_RE = re.compile(r"^([0-9]{1,10}(\+[0-9]{1,10})?|batch|extern|interactive)$")
+HPC_UID_RE = re.compile(r"^[0-9]{1,10}$")
 # Amazon ECS: a task id is 32 hex digits or a UUID; Fargate's container id is "<task id>-<digits>".
 ECS_TASK_ID_RE = re.compile(r"^([0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 FARGATE_ID_RE = re.compile(r"^[0-9a-f]{32}-[0-9]{1,20}$")
@@ -1050,9 +1056,17 @@ class Stream:
                 self.err(join(path, k), "without an ecs_task_id")
         if isinstance(c.get("pod_uid"), str) and not POD_UID_RE.match(c["pod_uid"]):
             self.err(join(path, "pod_uid"), "not a pod UID (lowercase hex and dashes)")
-        if not any(k in c for k in ("id", "pod_uid", "unit", "runtime", "ecs_task_id")):
+        for k, rx in (("hpc_job", HPC_JOB_RE), ("hpc_step", HPC_STEP_RE), ("hpc_uid", HPC_UID_RE)):
+            if isinstance(c.get(k), str) and not rx.match(c[k]):
+                self.err(join(path, k), "not a Slurm %s: %s" % (k[4:], json.dumps(c[k])))
+        for k in ("hpc_step", "hpc_uid"):
+            if k in c and "hpc_job" not in c:
+                self.err(join(path, k), "without an hpc_job")
+        if (c.get("runtime") == "slurm") != ("hpc_job" in c and "id" not in c):
+            self.err(join(path, "runtime"), "\"slurm\" is a Slurm job's process in no container, and only that")
+        if not any(k in c for k in ("id", "pod_uid", "unit", "runtime", "ecs_task_id", "hpc_job")):
             self.err(path, "names no container, pod or unit: leave the object out for a host process")
-        if "unit" in c and ("id" in c or "pod_uid" in c):
+        if "unit" in c and ("id" in c or "pod_uid" in c or "hpc_job" in c):
             self.err(join(path, "unit"), "a unit next to a container or pod")
         for k in ("pod", "namespace", "qos"):
             if k in c and "pod_uid" not in c:
@@ -1922,6 +1936,18 @@ def cases():
         "container.pod: without a pod_uid")
     bad("a runtime entry's empty container object", mutate(set_path(RT0 + ["container"], {}), 1),
         "names no container, pod or unit")
+    good("a Slurm job's process (cgroup v1: job, step, uid)",
+         mutate(set_path(RT0 + ["container"], {"runtime": "slurm", "hpc_job": "4242", "hpc_step": "batch",
+                                                "hpc_uid": "1000"}), 1))
+    good("a container in a Slurm job keeps the job", mutate(set_path(RT0 + ["container"], {
+        "runtime": "podman", "id": "b" * 64, "hpc_job": "sEKNKTV3WPV500", "hpc_step": "0+1"}), 1))
+    bad("a Slurm job id that is not one", mutate(set_path(RT0 + ["container"], {"runtime": "slurm", "hpc_job": "4242_7"}), 1),
+        "container.hpc_job: not a Slurm job")
+    bad("a Slurm step without its job", mutate(set_path(RT0 + ["container"], {"runtime": "systemd", "unit": "a.service",
+                                                                             "hpc_step": "0"}), 1),
+        "container.hpc_step: without an hpc_job")
+    bad("runtime slurm without a job", mutate(set_path(RT0 + ["container"], {"runtime": "slurm"}), 1),
+        "container.runtime: \"slurm\" is a Slurm job's process")
     bad("process key not a pid", mutate(set_path(DEV0("device_memory") + ["processes"], {"x": 1})),
         "processes.x: bad key")
     bad("process bytes a float", mutate(set_path(DEV0("device_memory") + ["processes"], {"41": 1.5})),

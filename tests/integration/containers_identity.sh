@@ -13,7 +13,10 @@
 #     the per-process and runtime series, on each GPU's DCGM series (dcgm-exporter -k), pod_name etc. with
 #     --use-old-namespace, in accel-csv's other_labels, and accel-cloudwatch's PodName etc.;
 #   - amdgpu's per-process VRAM and engine time by pod and container, an NCS2 stick's holder's pod;
-#   - the monitor's own identity from the downward API (NODE_NAME, POD_NAME, POD_NAMESPACE).
+#   - the monitor's own identity from the downward API (NODE_NAME, POD_NAME, POD_NAMESPACE);
+#   - Slurm jobs (v1 and v2 layouts, multiple slurmd, a batch and an extern step, a SLUID, a container in a
+#     job): their identities, and hpc_job, hpc_step, hpc_uid on accel-prom's, accel-csv's and
+#     accel-cloudwatch's per-process series.
 # The fake kubelet's part is containers_kubelet.sh.
 . "$(dirname "$0")/lib.sh"
 
@@ -310,11 +313,10 @@ ok "accel-prom: accelerator_pod_utilization_ratio and accelerator_container_util
 	grep -q "^accelerator_process_utilization_ratio{.*container=\"pytorch\".*engine=\"compute\".*pid=\"2000\"" "$1"' \
 	sh "$WORK/amd.prom"
 
-# accel-cloudwatch: Container Insights' dimension names.
-ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \
-	"$BIN/accel-cloudwatch" "$WORK/nv.out" "$WORK/nv.cw"
-ok "accel-cloudwatch: PodName, Namespace, ContainerName dimensions on the pod, container and process metrics" \
-	$PY - "$WORK/nv.cw" <<'EOF'
+# cw_dims BODY: run the Python on stdin with dims (datum -> {dimension: value}) and names (datum -> MetricName)
+# of accel-cloudwatch --dry-run's query body in file BODY.
+cw_dims() {
+	cat >"$WORK/cw_dims.py" <<'EOF'
 import collections, re, sys
 body = open(sys.argv[1], encoding="utf-8").read().replace("\n", "&")
 kv = dict(p.split("=", 1) for p in body.split("&") if "=" in p)
@@ -324,6 +326,16 @@ for k, v in kv.items():
     if m:
         dims[m.group(1)][v] = kv[k[:-4] + "Value"]
 names = {m: kv["MetricData.member.%s.MetricName" % m] for m in dims}
+EOF
+	cat >>"$WORK/cw_dims.py"
+	$PY "$WORK/cw_dims.py" "$1"
+}
+
+# accel-cloudwatch: Container Insights' dimension names.
+ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \
+	"$BIN/accel-cloudwatch" "$WORK/nv.out" "$WORK/nv.cw"
+ok "accel-cloudwatch: PodName, Namespace, ContainerName dimensions on the pod, container and process metrics" \
+	cw_dims "$WORK/nv.cw" <<'EOF'
 pods = sorted(d["PodName"] for m, d in dims.items() if names[m] == "AcceleratorPodMemoryUsed")
 assert pods == ["infer-7d9f", "notebook", "trainer-0"], pods
 ctr = [d for m, d in dims.items() if names[m] == "AcceleratorContainerMemoryUsed"]
@@ -331,6 +343,82 @@ assert sorted(d["ContainerName"] for d in ctr) == ["jupyter", "pytorch", "triton
 assert all("ContainerName" not in d for m, d in dims.items() if names[m] == "AcceleratorPodMemoryUsed")
 proc = [d for m, d in dims.items() if names[m] == "AcceleratorProcessMemoryUsed" and d.get("Pid") == "1003"]
 assert proc and proc[0]["Namespace"] == "research", proc
+EOF
+
+# ---- Slurm jobs (tests/fixtures/containers/slurm: cgroup v1 and v2, multiple slurmd, a SLUID) ---------------
+SL=$CF/slurm
+S_CTR=$(printf 'f7%.0s' $(seq 32))
+runtimes "$WORK/slurm.json" 4001 4002 4003 4004 4005 4006 4007 4008 4009 4010
+ok "slurm: accel-monitor --once exits 0" sh -c '"$1" --once -c "$2" --path.procfs "$3/proc" --path.rootfs "$3/rootfs" \
+	>"$4/slurm.out" 2>"$4/slurm.err"' sh "$MON" "$WORK/slurm.json" "$SL" "$WORK"
+ok "slurm: the report passes check_report.py" $CHECK "$WORK/slurm.out"
+ident "$WORK/slurm.out" >"$WORK/slurm.ident"
+cat >"$WORK/slurm.want" <<EOF
+4001={"hpc_job": "4242", "hpc_step": "0", "hpc_uid": "1000", "runtime": "slurm"}
+4002={"hpc_job": "4243", "hpc_step": "batch", "hpc_uid": "1001", "runtime": "slurm"}
+4003={"hpc_job": "4250", "hpc_step": "0", "runtime": "slurm"}
+4004={"hpc_job": "4250", "hpc_step": "0", "runtime": "slurm"}
+4005={"hpc_job": "4250", "hpc_step": "extern", "runtime": "slurm"}
+4006={"hpc_job": "4251", "hpc_step": "batch", "runtime": "slurm"}
+4007={"hpc_job": "sEKNKTV3WPV500", "hpc_step": "0", "runtime": "slurm"}
+4008={"runtime": "systemd", "unit": "slurmd.service"}
+4009={"hpc_job": "4250", "hpc_step": "1", "id": "$S_CTR", "runtime": "podman"}
+4010=null
+EOF
+ok "slurm: v1 (every controller; slurm_<node>), v2 (task, slurmstepd, extern, <node>_slurmstepd.scope, SLUID), slurmd's unit, a container in a job, the stepds' waiting area" \
+	diff -u "$WORK/slurm.want" "$WORK/slurm.ident"
+
+cat >"$WORK/slurm.nvml" <<'EOF'
+driver 580.95.05
+gpu
+name NVIDIA H100 80GB HBM3
+uuid GPU-5e0a7c2d-91b4-4f3a-8d6e-0c1f2a3b4c5e
+pci 00000000:18:00.0
+memory 85520809984 12884901888 72635908096 0
+proc 4001 4294967296
+proc 4003 2147483648
+proc 4007 1073741824
+proc 4009 536870912
+proc 4008 268435456
+EOF
+ok "slurm, fake NVML: accel-monitor --once exits 0" sh -c 'FAKE_NVML_SCRIPT=$1 ACCEL_NVML_LIBRARY=$2 "$3" --once -c "$4" \
+	--path.procfs "$5/proc" --path.rootfs "$5/rootfs" >"$6/snv.out" 2>"$6/snv.err"' sh "$WORK/slurm.nvml" \
+	"$WORK/nv/libnvidia-ml.so.1" "$MON" "$WORK/nv.json" "$SL" "$WORK"
+ok "slurm, fake NVML: the report passes check_report.py" $CHECK "$WORK/snv.out"
+ok "slurm: the jobs' processes in identities.processes, the container in a job in identities.containers" q \
+	"$WORK/snv.out" "(sorted(L[0]['identities']['processes']) == ['4001', '4003', '4007', '4008'] and
+	 L[0]['identities']['processes']['4001']['hpc_job'] == '4242' and
+	 L[0]['identities']['containers']['$S_CTR'] == {'runtime': 'podman', 'hpc_job': '4250', 'hpc_step': '1', 'pids': [4009]})"
+cp "$WORK/snv.out" "$WORK/nv.out" # scrape serves nv.out
+scrape slurm
+ok "accel-prom: hpc_job, hpc_step and hpc_uid on the jobs' per-process series; none on slurmd's" sh -c '
+	grep -q "^accelerator_process_memory_used_bytes{.*hpc_job=\"4242\",hpc_step=\"0\",hpc_uid=\"1000\".*pid=\"4001\",.*} 4294967296$" "$1" &&
+	grep -q "^accelerator_process_memory_used_bytes{.*hpc_job=\"4250\",hpc_step=\"0\",.*pid=\"4003\",.*} 2147483648$" "$1" &&
+	grep -q "^accelerator_process_memory_used_bytes{.*hpc_job=\"sEKNKTV3WPV500\".*pid=\"4007\"" "$1" &&
+	grep -q "^accelerator_process_memory_used_bytes{.*container=\"$2\",.*hpc_job=\"4250\",hpc_step=\"1\",.*pid=\"4009\"" "$1" &&
+	grep -q "^accelerator_process_memory_used_bytes{.*pid=\"4008\"" "$1" &&
+	! grep -q "^accelerator_process_memory_used_bytes{.*hpc_.*pid=\"4008\"" "$1" &&
+	! grep -q "hpc_uid=.*pid=\"4003\"" "$1"' sh "$WORK/slurm.prom" "$S_CTR"
+scrape slurmold --use-old-namespace
+ok "accel-prom --use-old-namespace: hpc_job keeps its name (dcgm-exporter's)" \
+	grep -q "^accelerator_process_memory_used_bytes{.*hpc_job=\"4242\".*pid=\"4001\"" "$WORK/slurmold.prom"
+ok "slurm: accel-csv exits 0" sh -c '"$1" <"$2" >"$3"' sh "$BIN/accel-csv" "$WORK/snv.out" "$WORK/slurm.csv"
+ok "accel-csv: hpc_job, hpc_step, hpc_uid in the process rows' other_labels" $PY - "$WORK/slurm.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], encoding="utf-8", newline="")))
+proc = {r["pid"]: r["other_labels"] for r in rows if r["metric"] == "accelerator_process_memory_used_bytes"}
+assert all(x in proc["4001"] for x in ("hpc_job=4242", "hpc_step=0", "hpc_uid=1000")), proc
+assert "hpc_job=4250" in proc["4003"] and "hpc_uid" not in proc["4003"] and "hpc_" not in proc["4008"], proc
+EOF
+ok "slurm: csv_check.py: every row and label is what the mapping gives" $PY "$HELP/csv_check.py" --input \
+	"$WORK/snv.out" "$WORK/slurm.csv"
+ok "slurm: accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' \
+	sh "$BIN/accel-cloudwatch" "$WORK/snv.out" "$WORK/slurm.cw"
+ok "accel-cloudwatch: HpcJob, HpcStep, HpcUid dimensions on the jobs' process metrics" cw_dims "$WORK/slurm.cw" <<'EOF'
+proc = {d.get("Pid"): d for m, d in dims.items() if names[m] == "AcceleratorProcessMemoryUsed"}
+assert (proc["4001"]["HpcJob"], proc["4001"]["HpcStep"], proc["4001"]["HpcUid"]) == ("4242", "0", "1000"), proc
+assert proc["4007"]["HpcJob"] == "sEKNKTV3WPV500" and "HpcUid" not in proc["4003"], proc
+assert not any(k.startswith("Hpc") for k in proc["4008"]), proc
 EOF
 
 done_testing

@@ -281,6 +281,113 @@ static void test_files(void)
 	}
 }
 
+/*
+ * Slurm's hierarchies, as its cgroup plugins write them (src/plugins/cgroup/v1/xcgroup.c, v2/cgroup_v2.c):
+ * a case is a cgroup path, or a /proc/PID/cgroup text when it has a newline.
+ */
+struct slurm_case {
+	const char *name, *text;
+	struct want w;
+	const char *job, *step, *uid; /* NULL: "" */
+};
+
+#define SLURM(job, step, uid) { 0, "slurm", "", "", "", "", NULL, 0, 0 }, job, step, uid
+#define NOT_SLURM HOST, NULL, NULL, NULL
+#define SLUID "sEKNKTV3WPV500"
+#define V2SCOPE "/system.slice/slurmstepd.scope"
+
+static const struct slurm_case slurm_cases[] = {
+	/* cgroup v1: /slurm/uid_<uid>/job_<job>/step_<step>/task_<n>, in each controller Slurm manages. */
+	{ "slurm v1 task", "/slurm/uid_1000/job_4242/step_0/task_3", SLURM("4242", "0", "1000") },
+	{ "slurm v1 batch step", "/slurm/uid_1000/job_4242/step_batch/task_0", SLURM("4242", "batch", "1000") },
+	{ "slurm v1 extern step", "/slurm/uid_1000/job_4242/step_extern", SLURM("4242", "extern", "1000") },
+	{ "slurm v1 interactive step", "/slurm/uid_1000/job_4242/step_interactive/task_0",
+	  SLURM("4242", "interactive", "1000") },
+	{ "slurm v1 heterogeneous job's component", "/slurm/uid_0/job_77/step_1+2/task_0", SLURM("77", "1+2", "0") },
+	{ "slurm v1 job level", "/slurm/uid_1000/job_4242", SLURM("4242", NULL, "1000") },
+	{ "slurm v1 step level", "/slurm/uid_1000/job_4242/step_12", SLURM("4242", "12", "1000") },
+	{ "slurm v1 multiple slurmd (slurm_<node>)", "/slurm_node07/uid_1000/job_4242/step_0/task_0",
+	  SLURM("4242", "0", "1000") },
+	{ "slurm v1 largest job id", "/slurm/uid_4294967295/job_4294967295/step_4294967295+4294967295/task_0",
+	  SLURM("4294967295", "4294967295+4294967295", "4294967295") },
+	{ "slurm v1 file: every controller, name=systemd is slurmd's unit",
+	  "12:pids:/system.slice/slurmd.service\n11:memory:/slurm/uid_1000/job_4242/step_0/task_1\n"
+	  "8:devices:/slurm/uid_1000/job_4242/step_0\n6:cpuset:/slurm/uid_1000/job_4242/step_0\n"
+	  "4:freezer:/slurm/uid_1000/job_4242/step_0\n3:cpu,cpuacct:/slurm/uid_1000/job_4242/step_0/task_1\n"
+	  "1:name=systemd:/system.slice/slurmd.service\n",
+	  SLURM("4242", "0", "1000") },
+	/* cgroup v2: <slice>/slurmstepd.scope/job_<job>/step_<step>/{user/task_<n>,slurm}; no uid in the path. */
+	{ "slurm v2 task", V2SCOPE "/job_4242/step_0/user/task_0", SLURM("4242", "0", NULL) },
+	{ "slurm v2 task_special", V2SCOPE "/job_4242/step_0/user/task_special", SLURM("4242", "0", NULL) },
+	{ "slurm v2 the step's slurmstepd", V2SCOPE "/job_4242/step_batch/slurm", SLURM("4242", "batch", NULL) },
+	{ "slurm v2 extern step", V2SCOPE "/job_4242/step_extern/user/task_0", SLURM("4242", "extern", NULL) },
+	{ "slurm v2 multiple slurmd (<node>_slurmstepd.scope)",
+	  "/system.slice/node07_slurmstepd.scope/job_4242/step_3/user/task_1", SLURM("4242", "3", NULL) },
+	{ "slurm v2 another CgroupSlice", "/hpc.slice/slurmstepd.scope/job_9/step_0/user/task_0",
+	  SLURM("9", "0", NULL) },
+	{ "slurm v2 26.05: the SLUID", V2SCOPE "/" SLUID "/step_0/user/task_0", SLURM(SLUID, "0", NULL) },
+	{ "slurm v2 file", "0::" V2SCOPE "/job_4242/step_0/user/task_0\n", SLURM("4242", "0", NULL) },
+	{ "slurm v2 seen from a cgroup namespace", "/../../slurmstepd.scope/job_5/step_0/user/task_0",
+	  { 0, "slurm", "", "", "", "", NULL, 2, 0 }, "5", "0", NULL },
+	{ "slurm v2 the stepds' waiting area", V2SCOPE "/system", NOT_SLURM },
+	{ "slurmd's own unit", "/system.slice/slurmd.service",
+	  { 0, "systemd", "", "", "", "slurmd.service", NULL, 0, 0 }, NULL, NULL, NULL },
+	{ "a unit named slurm_*", "/system.slice/slurm_exporter.service",
+	  { 0, "systemd", "", "", "", "slurm_exporter.service", NULL, 0, 0 }, NULL, NULL, NULL },
+	/* Nesting: the innermost wins; a container keeps the job it is in, a job drops slurmd's container. */
+	{ "a container in a job's task keeps the job", V2SCOPE "/job_4242/step_0/user/task_0/libpod-" ID64 ".scope",
+	  { 0, "podman", ID64, "", "", "", NULL, 0, 0 }, "4242", "0", NULL },
+	{ "a job in a pod's container (slurmd in a pod): the job and the pod",
+	  "/kubepods/burstable/pod" UID_D "/" ID64 "/slurm/uid_1000/job_4242/step_0/task_0",
+	  { 0, "slurm", "", UID_D, "burstable", "", NULL, 0, 0 }, "4242", "0", "1000" },
+	{ "a job in a pod, v2 systemd driver",
+	  "/kubepods.slice/kubepods-pod" UID_U ".slice/cri-containerd-" ID64 ".scope/system.slice/slurmstepd.scope/"
+	  "job_8/step_0/user/task_0",
+	  { 0, "slurm", "", UID_D, "guaranteed", "", NULL, 0, 0 }, "8", "0", NULL },
+	{ "v1 file: a job's line over a container's unit line",
+	  "4:memory:/slurm/uid_1/job_2/step_0/task_0\n1:name=systemd:/system.slice/slurmd.service\n",
+	  SLURM("2", "0", "1") },
+	/* Malformed: no job, or the job without what is not Slurm's. */
+	{ "job_ with no number", "/slurm/uid_1000/job_/step_0/task_0", NOT_SLURM },
+	{ "job_ with letters", "/slurm/uid_1000/job_12a/step_0", NOT_SLURM },
+	{ "job id with a leading zero", "/slurm/uid_1000/job_0042/step_0", NOT_SLURM },
+	{ "job id past 32 bits", "/slurm/uid_1000/job_4294967296/step_0", NOT_SLURM },
+	{ "job id of 40 digits", "/slurm/uid_1000/job_1234567890123456789012345678901234567890/step_0", NOT_SLURM },
+	{ "v1 job without uid_", "/slurm/job_4242/step_0/task_0", NOT_SLURM },
+	{ "uid_ garbage", "/slurm/uid_x/job_4242/step_0", NOT_SLURM },
+	{ "v1 job not under slurm", "/uid_1000/job_4242/step_0", NOT_SLURM },
+	{ "v2 job not under the stepds' scope", "/system.slice/job_4242/step_0/user/task_0", NOT_SLURM },
+	{ "a SLUID one digit short", V2SCOPE "/sEKNKTV3WPV50/step_0", NOT_SLURM },
+	{ "a SLUID with a letter base 32 leaves out", V2SCOPE "/sEKNKTV3WPVI00/step_0", NOT_SLURM },
+	{ "step_ garbage: the job, no step", "/slurm/uid_1000/job_4242/step_zz/task_0", SLURM("4242", NULL, "1000") },
+	{ "step_ empty", V2SCOPE "/job_4242/step_/user/task_0", SLURM("4242", NULL, NULL) },
+	{ "step_ half a heterogeneous id", V2SCOPE "/job_4242/step_1+/user/task_0", SLURM("4242", NULL, NULL) },
+	{ "step_ of 300 bytes", "/slurm/uid_1/job_2/step_"
+	  "111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111"
+	  "111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111"
+	  "1111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111",
+	  SLURM("2", NULL, "1") },
+};
+
+static void test_slurm(void)
+{
+	for (size_t i = 0; i < sizeof(slurm_cases) / sizeof(slurm_cases[0]); i++) {
+		const struct slurm_case *c = &slurm_cases[i];
+		struct container_id id;
+		char n[256];
+		int rc = strchr(c->text, '\n') ? container_from_proc_cgroup(c->text, &id)
+					       : container_from_cgroup(c->text, &id);
+
+		check(c->name, rc, &id, &c->w);
+		snprintf(n, sizeof(n), "%s: hpc_job", c->name);
+		is_str(id.hpc_job, c->job ? c->job : "", n);
+		snprintf(n, sizeof(n), "%s: hpc_step", c->name);
+		is_str(id.hpc_step, c->step ? c->step : "", n);
+		snprintf(n, sizeof(n), "%s: hpc_uid", c->name);
+		is_str(id.hpc_uid, c->uid ? c->uid : "", n);
+	}
+}
+
 /* NULL arguments and random bytes: no crash, every field NUL-terminated within its size. */
 static void test_odd(void)
 {
@@ -492,6 +599,15 @@ static void test_json(void)
 	is_str(json_string_value(json_object_get(o, "ecs_task_id")), TASK, "ecs without a task cgroup: the ARN's task id");
 	json_decref(o);
 	json_decref(labels);
+
+	/* Slurm: the job's fields, no names (the path says all there is). */
+	container_from_cgroup("/slurm/uid_1000/job_4242/step_batch/task_0", &id);
+	o = container_json(&id, NULL);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	is_str(s, "{\"hpc_job\":\"4242\",\"hpc_step\":\"batch\",\"hpc_uid\":\"1000\",\"runtime\":\"slurm\"}",
+	       "slurm: runtime, job, step and uid");
+	free(s);
+	json_decref(o);
 }
 
 /* Whether any device object (or MIG device) of group g has a "pods" or "containers" sum. */
@@ -759,6 +875,7 @@ int main(void)
 {
 	test_paths();
 	test_files();
+	test_slurm();
 	test_odd();
 	test_names();
 	test_retry_and_odd_files();

@@ -20,6 +20,7 @@
  */
 #include "prom_dcgm.h"
 #include "nvidia_xid.h"
+#include "../derive.h"
 #include "../log.h"
 #include "../samples.h"
 #include "../util.h"
@@ -567,7 +568,7 @@ static double total_to_increment(struct prom_dcgm *d, size_t field, const struct
 #define OWN_LABELS 6
 #define MIG_LABELS 2 /* a MIG instance's GPU_I_PROFILE, GPU_I_ID */
 #define XID_LABELS 2 /* DCGM_FI_DEV_XID_ERRORS's err_code, err_msg (a whole GPU's) */
-#define POD_LABELS 3 /* pod, namespace, container */
+#define POD_LABELS 4 /* pod, namespace, container, hpc_job */
 _Static_assert(MAP_INSTANCE_LABELS_MAX + OWN_LABELS + MIG_LABELS + LABEL_FIELDS_MAX + POD_LABELS <= SAMPLE_MAX_LABELS &&
 		       XID_LABELS <= MIG_LABELS,
 	       "a DCGM series has room for every label");
@@ -725,13 +726,16 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 		}
 		out.fam = &f->fam;
 		out.value = v;
-		/* One series per container using the GPU, as dcgm-exporter -k; the pod labels after its own. */
+		/*
+		 * One series per container using the GPU, as dcgm-exporter -k, and per HPC job of
+		 * its processes in no container (dcgm-exporter's hpc_job); their labels after its own.
+		 */
 		for (size_t u = 0; u < (nusers ? nusers : 1); u++) {
 			size_t base = out.nlabels;
 			json_t *who = json_array_get(users, u);
-			static const char *const pl[] = { "pod", "namespace", "container" };
+			static const char *const pl[] = { "pod", "namespace", "container", "hpc_job" };
 
-			for (size_t i = 0; i < 3 && who; i++) {
+			for (size_t i = 0; i < ARRAY_SIZE(pl) && who; i++) {
 				const char *lv = json_string_value(json_array_get(who, i));
 
 				if (lv && *lv)
@@ -756,18 +760,50 @@ const char *prom_dcgm_pod_label(const char *name)
 	return name;
 }
 
-/* The [pod, namespace, container] of an identity object o (names, else ids); container "" for a pod. */
+/*
+ * The [pod, namespace, container, hpc_job] of an identity object o (names,
+ * else ids); container "" for a pod, hpc_job "" unless the container is in
+ * an HPC job.
+ */
 static json_t *user_of(json_t *o, const char *key, int is_pod)
 {
 	const char *pod = json_string_value(json_object_get(o, "pod"));
 	const char *ns = json_string_value(json_object_get(o, "namespace"));
 	const char *ctr = is_pod ? "" : json_string_value(json_object_get(o, "name"));
+	const char *job = is_pod ? NULL : json_string_value(json_object_get(o, "hpc_job"));
 
 	if (!pod)
 		pod = is_pod ? key : json_string_value(json_object_get(o, "pod_uid"));
 	if (!ctr)
 		ctr = key;
-	return json_pack("[s, s, s]", pod ? pod : "", ns ? ns : "", ctr);
+	return json_pack("[s, s, s, s]", pod ? pod : "", ns ? ns : "", ctr, job ? job : "");
+}
+
+/*
+ * Add to list a user ["", "", "", job] for each HPC job of device dev's
+ * processes in no container (identities' "processes" entries with an
+ * "hpc_job"), each job once, in the order the processes come.
+ */
+static void job_users(json_t *list, json_t *dev, json_t *ids, json_t *pidx)
+{
+	const char *pid;
+	json_t *fig, *u;
+	size_t i;
+
+	json_object_foreach(json_object_get(dev, "processes"), pid, fig) {
+		const char *job = json_object_get(pidx, pid) ? NULL
+				  : json_string_value(json_object_get(json_object_get(json_object_get(ids, "processes"),
+											pid), "hpc_job"));
+		int seen = 0;
+
+		if (!job || !*job)
+			continue;
+		json_array_foreach(list, i, u)
+			seen |= !strcmp(json_string_value(json_array_get(u, 3)), job) &&
+				!*json_string_value(json_array_get(u, 2));
+		if (!seen)
+			json_array_append_new(list, json_pack("[s, s, s, s]", "", "", "", job));
+	}
 }
 
 /* The record of the GPU with uuid in d->gpus, made when new (NULL past the cap). */
@@ -823,7 +859,8 @@ static void learn_gpus(struct prom_dcgm *d, json_t *ent)
 
 void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 {
-	json_t *ent, *ids = json_object_get(report, "identities"); /* format 2: the sums' names */
+	json_t *ent, *ids = json_object_get(report, "identities"); /* formats 2 and 3: the sums' names */
+	json_t *pidx = report_pid_index(json_is_object(ids) ? ids : NULL);
 	size_t i;
 
 	if (!d)
@@ -862,10 +899,12 @@ void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 					json_array_append_new(list, user_of(report_sum_identity(ids, is_pod ? IDENT_POD
 												   : IDENT_CONTAINER, k, o),
 									    k, is_pod));
+			job_users(list, dev, ids, pidx);
 			if (json_object_size(d->users) < LAST_MAX || json_object_get(d->users, uuid))
 				json_object_set_new(d->users, uuid, list);
 			else
 				json_decref(list);
 		}
 	}
+	json_decref(pidx);
 }

@@ -399,6 +399,14 @@ ok "accel-prom: hpc_job, hpc_step and hpc_uid on the jobs' per-process series; n
 	grep -q "^accelerator_process_memory_used_bytes{.*pid=\"4008\"" "$1" &&
 	! grep -q "^accelerator_process_memory_used_bytes{.*hpc_.*pid=\"4008\"" "$1" &&
 	! grep -q "hpc_uid=.*pid=\"4003\"" "$1"' sh "$WORK/slurm.prom" "$S_CTR"
+scrape slurmdcgm --collectors "$FIX/dcgm/default-counters.csv"
+ok "accel-prom --collectors: a DCGM series of the GPU per HPC job of its processes, with hpc_job" sh -c '
+	for job in 4242 4250 sEKNKTV3WPV500; do
+		grep -q "^DCGM_FI_DEV_FB_USED{.*hpc_job=\"$job\"" "$1" || exit 1
+	done
+	grep -q "^DCGM_FI_DEV_FB_USED{.*container=\"$2\",.*hpc_job=\"4250\"" "$1" &&
+	test "$(grep -c "^DCGM_FI_DEV_FB_USED{.*hpc_job=\"4250\"" "$1")" = 2 &&
+	test "$(grep -c "^DCGM_FI_DEV_FB_USED{" "$1")" = 4' sh "$WORK/slurmdcgm.prom" "$S_CTR"
 scrape slurmold --use-old-namespace
 ok "accel-prom --use-old-namespace: hpc_job keeps its name (dcgm-exporter's)" \
 	grep -q "^accelerator_process_memory_used_bytes{.*hpc_job=\"4242\".*pid=\"4001\"" "$WORK/slurmold.prom"

@@ -142,7 +142,8 @@ tests: $(PROGRAMS) $(UNIT_BIN)
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_ALL:%=build/fuzz/fuzz_%)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[ch] common/series/*.[ch] common/rows/*.c \
-		sinks/*/*.[ch] monitor/endpoint/*.[ch])
+		sinks/*/*.[ch] monitor/endpoint/*.[ch] monitor/host/podres_table.[ch] monitor/host/podres_api.pb-c.[ch] \
+		monitor/http/grpc.[ch])
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)tests/fuzz/build.sh $(@D) $*
 

@@ -10,6 +10,7 @@
  * period after the last List started, or sooner after a kick.
  */
 #include "podres.h"
+#include "container.h"
 #include "../core/loop.h"
 #include "../http/grpc.h"
 #include "../http/http_async.h"
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum step { STEP_IDLE, STEP_ALLOCATABLE, STEP_LIST };
 
@@ -47,7 +49,7 @@ struct podres {
 	int need_allocatable;      /* ask GetAllocatableResources before the next List */
 	int alpha;                 /* List in v1alpha1 */
 	int kicked;                /* a kick came: the next List is due kick_min_ns after the last */
-	int64_t last_list;         /* CLOCK_MONOTONIC ns the last List started */
+	int64_t last_cycle;        /* CLOCK_MONOTONIC ns the last cycle started */
 	unsigned long lists, updates, cycles;
 	struct podres_table *table, *alloc; /* the last good answers (owned) */
 	char error[512];           /* the last call's error, "" when it went well */
@@ -184,11 +186,8 @@ static void call_start(struct podres *p, enum step s)
 	struct http_opts o;
 
 	p->step = s;
-	if (s == STEP_LIST) {
-		p->last_list = clock_mono_ns();
+	if (s == STEP_LIST)
 		p->lists++;
-		p->kicked = 0;
-	}
 	snprintf(p->url, sizeof(p->url), "http://localhost%s", path_of(p, s));
 	grpc_opts(&o, p->url, p->sock, grpc_empty_frame, sizeof(grpc_empty_frame), p->timeout_ms,
 		  p->max_bytes + GRPC_FRAME_HEADER);
@@ -199,17 +198,35 @@ static void on_timer(struct loop_timer *t)
 {
 	struct podres *p = t->data;
 
+	p->last_cycle = clock_mono_ns();
+	p->kicked = 0;
 	call_start(p, p->need_allocatable && !p->alpha ? STEP_ALLOCATABLE : STEP_LIST);
 }
 
-/* Between cycles: the next one's timer, a refresh period (or, kicked, kick_min_ns) after the last List. */
+/*
+ * Between cycles: the next one's timer, a refresh period (or, kicked,
+ * kick_min_ns) after the last one started, whether it failed or not.
+ */
 static void cycle_next(struct podres *p)
 {
-	int64_t due = p->last_list + (p->kicked ? p->kick_min_ns : p->refresh_ns);
+	int64_t due = p->last_cycle + (p->kicked ? p->kick_min_ns : p->refresh_ns);
 
 	if (p->step != STEP_IDLE)
 		return;
 	loop_timer_start(p->loop, &p->timer, due, on_timer, p);
+}
+
+char *podres_socket_resolve(const char *opt, const char *rootfs)
+{
+	char *path;
+
+	if (opt)
+		return *opt ? xstrdup(opt) : NULL;
+	path = container_root_path(rootfs ? rootfs : "/", PODRES_SOCKET_DEFAULT + 1);
+	if (!access(path, F_OK))
+		return path;
+	free(path);
+	return NULL;
 }
 
 struct podres *podres_new(struct http_async *http, const struct podres_opts *o)
@@ -251,7 +268,7 @@ void podres_kick(struct podres *p)
 	if (!p || p->kicked)
 		return;
 	p->kicked = 1;
-	if (p->step == STEP_IDLE && p->last_list + p->kick_min_ns < p->timer.due)
+	if (p->step == STEP_IDLE && p->last_cycle + p->kick_min_ns < p->timer.due)
 		cycle_next(p); /* sooner than the refresh it waited for */
 }
 

@@ -53,6 +53,14 @@ struct podres_opts {
 	int64_t kick_min_ns;    /* 0: PODRES_KICK_MIN_NS */
 };
 
+/*
+ * The socket a client should ask, from the option opt (NULL: unset) and
+ * the host's / (rootfs, NULL: "/"): opt itself; unset, the kubelet's
+ * default path under rootfs when it exists; NULL (no client) for "" or a
+ * default path that does not exist. A new string (the caller's), or NULL.
+ */
+char *podres_socket_resolve(const char *opt, const char *rootfs);
+
 /* A client on http (borrowed); its first calls start from the loop at once. */
 struct podres *podres_new(struct http_async *http, const struct podres_opts *o);
 void podres_free(struct podres *p); /* NULL-safe; stops a running call (waits for a decode that runs) */

@@ -94,6 +94,15 @@ static void wait_cycle(struct podres *p, unsigned long n)
 		loop_run_once(l, clock_mono_ns() + 50 * NS_PER_MS, NULL);
 }
 
+/* Run the loop for ns. */
+static void run_for(int64_t ns)
+{
+	int64_t end = clock_mono_ns() + ns;
+
+	while (clock_mono_ns() < end)
+		loop_run_once(l, end, NULL);
+}
+
 /* Kick p and wait for the List the kick asks for. */
 static void again(struct podres *p)
 {
@@ -273,6 +282,8 @@ static void test_missing_and_restart(void)
 		   strstr(err, "No such file or directory"),
 	   "the socket missing: \"%s\"", err);
 	ok(!podres_current(p), "... and no table");
+	run_for(300 * NS_PER_MS);
+	is_int((int)podres_cycles(p), 1, "a failed cycle waits for the refresh period (no retry at once)");
 	if (server_start())
 		printf("# cannot start the server again\n");
 	again(p);
@@ -416,6 +427,30 @@ static void test_log_once(void)
 	is_int((int)count_lines(path, "something else"), 1, "a new one is logged");
 }
 
+/* Kicks are rate-limited: at most one List per kick_min_ns after the last cycle started. */
+static void test_kick_rate(void)
+{
+	struct podres_opts o = { .socket = sock, .refresh_ns = 3600 * NS_PER_S, .kick_min_ns = 1 * NS_PER_S };
+	struct podres *p;
+	int64_t t0;
+
+	scenario(vendors);
+	p = podres_new(h, &o);
+	wait_cycle(p, 0);
+	t0 = clock_mono_ns();
+	podres_kick(p);
+	podres_kick(p);
+	run_for(400 * NS_PER_MS);
+	is_int((int)podres_lists(p), 1, "kicks within kick_min_ns of the last List wait");
+	wait_cycle(p, 1);
+	is_int((int)podres_lists(p), 2, "... then one List answers them all");
+	ok(clock_mono_ns() - t0 >= 500 * NS_PER_MS, "... not before kick_min_ns after the last (%.2f s)",
+	   (double)(clock_mono_ns() - t0) / 1e9);
+	run_for(300 * NS_PER_MS);
+	is_int((int)podres_lists(p), 2, "... and no more without a kick (the refresh is an hour)");
+	podres_free(p);
+}
+
 /* Freed after 0, 1, 2, ... turns: every stage of a cycle; nothing left on the loop, nothing lost (ASan). */
 static void test_free_any_stage(void)
 {
@@ -501,6 +536,7 @@ int main(void)
 	test_slow();
 	test_permission();
 	test_missing_and_restart();
+	test_kick_rate();
 	test_free_any_stage();
 	bench();
 	end = clock_mono_ns() + 200 * NS_PER_MS;

@@ -623,11 +623,14 @@ static int host_podres_socket(const struct cfg_block *b, const char **out)
 {
 	json_t *e = json_object_get(b->obj, "pod_resources_socket");
 
+	if (e && !json_is_string(e))
+		return cfg_block_error(b, "pod_resources_socket", 0, "expected a unix socket path, or \"\" for none, got %s",
+				       doc_kind(e));
 	if (json_is_string(e) && !json_string_length(e)) {
 		*out = "";
 		return 0;
 	}
-	return cfg_block_string(b, "pod_resources_socket", "a unix socket path, or \"\" for none", out);
+	return cfg_block_string(b, "pod_resources_socket", "a unix socket path", out);
 }
 
 /*
@@ -703,8 +706,10 @@ static json_t *host_json(const struct cfg_host *h)
 	if (h->ecs_metadata_url)
 		json_object_set_new(o, "ecs_metadata_url", json_string(h->ecs_metadata_url));
 	json_object_set_new(o, "ecs_refresh", json_real(h->ecs_refresh_ms ? (double)h->ecs_refresh_ms / 1e3 : dflt));
+	/* The socket asked, "" when the option turns the client off; left out when no default socket exists. */
 	prs = podres_socket_resolve(h->pod_resources_socket, root);
-	json_object_set_new(o, "pod_resources_socket", json_string(prs ? prs : "")); /* "": no client */
+	if (prs || h->pod_resources_socket)
+		json_object_set_new(o, "pod_resources_socket", json_string(prs ? prs : ""));
 	free(prs);
 	json_object_set_new(o, "instance_metadata",
 			    json_string(h->instance_mode >= 0 && (size_t)h->instance_mode < ARRAY_SIZE(instance_modes)

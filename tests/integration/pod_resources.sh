@@ -31,7 +31,8 @@ SOCK=$WORK/root/var/lib/kubelet/pod-resources/kubelet.sock
 spawn SPID $PY "$HELP/podres_server.py" --proto "$TOP/monitor/host/podres_api.proto" --dir "$WORK/py" \
 	--socket "$SOCK" --scenario scenario.json --log calls
 ok "the pod-resources server serves" wait_for $((30 * SLOW)) test -e "$SOCK.ready"
-calls() { grep -c "$1" calls 2>/dev/null || echo 0; }
+calls() { grep -c "$1" calls 2>/dev/null || true; }
+socket_of() { $PY -c 'import json, sys; print(json.load(sys.stdin)["host"]["pod_resources_socket"])'; }
 warnings() { grep -c "podres:" "$1" || true; }
 
 # ---- the socket answers --------------------------------------------------------------------------------------
@@ -60,14 +61,10 @@ ok "missing: it names the socket, the method and the error" \
 cat >file.json <<EOF
 {"period": "500ms", "system_metrics": [], "devices": [], "host": {"pod_resources_socket": "$WORK/from-file.sock"}}
 EOF
-is "$($MON -c file.json --check-config | q - 'r["host"]["pod_resources_socket"]' 2>/dev/null ||
-	$MON -c file.json --check-config | $PY -c 'import json,sys; print(json.load(sys.stdin)["host"]["pod_resources_socket"])')" \
-	"$WORK/from-file.sock" "--check-config: the file's socket"
-is "$($MON -c file.json --pod-resources-socket "$SOCK" --check-config |
-	$PY -c 'import json,sys; print(json.load(sys.stdin)["host"]["pod_resources_socket"])')" "$SOCK" \
+is "$($MON -c file.json --check-config | socket_of)" "$WORK/from-file.sock" "--check-config: the file's socket"
+is "$($MON -c file.json --pod-resources-socket "$SOCK" --check-config | socket_of)" "$SOCK" \
 	"--check-config: the flag wins over the file"
-is "$($MON -c file.json --pod-resources-socket "" --path.rootfs "$WORK/root" --check-config |
-	$PY -c 'import json,sys; print(json.load(sys.stdin)["host"]["pod_resources_socket"])')" "" \
+is "$($MON -c file.json --pod-resources-socket "" --path.rootfs "$WORK/root" --check-config | socket_of)" "" \
 	"--check-config: \"\" turns it off, even with the default path present"
 : >calls
 six_reports off - "$MON" -c mon.json --pod-resources-socket "" --path.rootfs "$WORK/root"

@@ -15,7 +15,10 @@
  *   - the answer's body capped after decoding (gzip and deflate accepted
  *     when asked for), its headers capped, redirects never followed, only
  *     http:// and https://;
- *   - what went wrong described in one set of words (http_result.error).
+ *   - what went wrong described in one set of words (http_result.error);
+ *   - for gRPC (monitor/http/grpc.h): a unix socket instead of TCP, HTTP/2
+ *     with prior knowledge, and named answer fields (HTTP/2 trailers such as
+ *     grpc-status included: libcurl hands them to the header callback) kept.
  *
  * Also here, for the programs that retry: Retry-After parsing and the one
  * jittered exponential backoff.

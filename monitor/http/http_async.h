@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The producer's one way to do HTTP: every request accel-monitor makes
- * (endpoint scrapes, the kubelet's /pods, the ECS agent's introspection API
+ * (endpoint scrapes, the kubelet's /pods and its pod-resources gRPC socket
+ * (grpc.h: HTTP/2 on a unix socket), the ECS agent's introspection API
  * and the task metadata endpoint, EC2 instance metadata) runs on its
  * event loop (loop.h) with the one HTTP client (common/http.h) through
  * libcurl's multi interface, and each answer is handed to its caller's

@@ -44,7 +44,9 @@ LIBS_COMMON := $(call pc,jansson yaml-0.1) -lm
 # has dlopen since glibc 2.34; older ones need it). libcurl is never linked into accel-monitor (http_async.h says why).
 # -lpthread: the loop's workers (the kubelet's pod list and ECS's answers parsed off the loop); the NVML collector
 # waits on events in a thread and reads PCIe throughput on a worker pool.
-LIBS_MONITOR := $(LIBS_COMMON) -ldl -lpthread
+# libprotobuf-c: the kubelet's pod-resources answers (monitor/host/podres_api.pb-c.c, generated from our own
+# podres_api.proto and checked in: regenerate with `cd monitor/host && protoc-c --c_out=. podres_api.proto`).
+LIBS_MONITOR := $(LIBS_COMMON) $(call pc,libprotobuf-c) -ldl -lpthread
 # Each sink links only what it uses (a sink with no LIBS_SINK_NAME links LIBS_COMMON).
 LIBS_SINK_prom := $(LIBS_COMMON) $(call pc,libmicrohttpd gnutls zlib) -lcrypt -lpthread
 LIBS_SINK_csv := $(LIBS_COMMON)
@@ -140,7 +142,8 @@ tests: $(PROGRAMS) $(UNIT_BIN)
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_ALL:%=build/fuzz/fuzz_%)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[ch] common/series/*.[ch] common/rows/*.c \
-		sinks/*/*.[ch] monitor/endpoint/*.[ch])
+		sinks/*/*.[ch] monitor/endpoint/*.[ch] monitor/host/podres_table.[ch] monitor/host/podres_api.pb-c.[ch] \
+		monitor/http/grpc.[ch])
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)tests/fuzz/build.sh $(@D) $*
 

@@ -336,7 +336,61 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 	return len;
 }
 
-/* CURLOPT_HEADERFUNCTION: bound the headers, keep Retry-After. */
+/*
+ * A header (or HTTP/2 trailer) line p (len bytes, CRLF included) into
+ * c->kept as "name: value\n" when its name is one of the request's
+ * keep_headers, name in lower case and the value trimmed; what does not fit
+ * HTTP_KEPT_MAX is dropped.
+ */
+static void keep_header(struct http_client *c, const char *p, size_t len)
+{
+	const char *colon = memchr(p, ':', len), *v, *end = p + len;
+	size_t nlen, vlen;
+
+	if (!colon)
+		return;
+	nlen = (size_t)(colon - p);
+	for (size_t i = 0; i < c->nkeep; i++) {
+		if (strlen(c->keep[i]) != nlen || strncasecmp(c->keep[i], p, nlen))
+			continue;
+		v = colon + 1;
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		vlen = (size_t)(end - v);
+		if (c->kept_len + nlen + vlen + 3 > sizeof(c->kept))
+			return;
+		for (size_t j = 0; j < nlen; j++)
+			c->kept[c->kept_len++] = (char)tolower((unsigned char)p[j]);
+		c->kept[c->kept_len++] = ':';
+		c->kept[c->kept_len++] = ' ';
+		memcpy(c->kept + c->kept_len, v, vlen);
+		c->kept_len += vlen;
+		c->kept[c->kept_len++] = '\n';
+		c->kept[c->kept_len] = '\0';
+		return;
+	}
+}
+
+int http_kept_get(const char *kept, const char *name, char *dst, size_t size)
+{
+	size_t nlen = strlen(name);
+
+	for (const char *l = kept ? kept : ""; *l; l = strchr(l, '\n') + 1) {
+		size_t llen = strcspn(l, "\n");
+
+		if (llen >= nlen + 2 && !strncasecmp(l, name, nlen) && l[nlen] == ':') {
+			snprintf(dst, size, "%.*s", (int)(llen - nlen - 2), l + nlen + 2);
+			return 0;
+		}
+		if (!l[llen])
+			break;
+	}
+	return -ENOENT;
+}
+
+/* CURLOPT_HEADERFUNCTION: bound the headers, keep Retry-After and what the request asked to keep. */
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
 	struct http_client *c = ud;
@@ -353,6 +407,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 		memcpy(c->retry_after, p + 12, k);
 		c->retry_after[k] = '\0';
 	}
+	if (c->nkeep)
+		keep_header(c, p, len);
 	return len;
 }
 
@@ -453,6 +509,10 @@ int http_setup(struct http_client *c, const struct http_opts *o, char *err, size
 	c->timeout_ms = o->timeout_ms;
 	c->abort_now = o->abort_now;
 	c->abort_ud = o->abort_ud;
+	c->keep = o->keep_headers;
+	c->nkeep = o->nkeep_headers;
+	c->kept[0] = '\0';
+	c->kept_len = 0;
 	if (strncasecmp(o->url, "http://", 7) && strncasecmp(o->url, "https://", 8)) {
 		snprintf(err, errsz, "not an http:// or https:// URL");
 		return -EINVAL;
@@ -528,6 +588,19 @@ int http_setup(struct http_client *c, const struct http_opts *o, char *err, size
 		api->easy_setopt(h, CURLOPT_XFERINFODATA, c);
 		api->easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	}
+	if (o->unix_socket)
+		api->easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, o->unix_socket);
+	if (o->http2) {
+		api->easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+		/*
+		 * libcurl 7.88 (Debian 12) sends nothing on an HTTP/2 connection it
+		 * reuses after a POST answered with trailers (a gRPC call): the
+		 * second call fails with "Error in the HTTP2 framing layer". Each
+		 * HTTP/2 request has a connection of its own (a unix socket's
+		 * connect and the HTTP/2 preface: microseconds).
+		 */
+		api->easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+	}
 	if (o->ca_file)
 		api->easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
 	if (o->cert_file)
@@ -579,6 +652,7 @@ void http_finish(struct http_client *c, CURLcode rc, struct http_result *r)
 	r->over = c->over || rc == CURLE_FILESIZE_EXCEEDED; /* a Content-Length over the cap: nothing was read */
 	r->first_byte_us = (int64_t)ttfb;
 	r->retry_after_ms = c->retry_after[0] ? http_retry_after_ms(c->retry_after, clock_real_ns() / NS_PER_MS) : -1;
+	r->kept = c->kept;
 	if (rc == CURLE_OK)
 		return;
 	snprintf(r->detail, sizeof(r->detail), "%s", c->curl_err[0] ? c->curl_err : api->easy_strerror(rc));

@@ -15,7 +15,10 @@
  *   - the answer's body capped after decoding (gzip and deflate accepted
  *     when asked for), its headers capped, redirects never followed, only
  *     http:// and https://;
- *   - what went wrong described in one set of words (http_result.error).
+ *   - what went wrong described in one set of words (http_result.error);
+ *   - for gRPC (monitor/http/grpc.h): a unix socket instead of TCP, HTTP/2
+ *     with prior knowledge, and named answer fields (HTTP/2 trailers such as
+ *     grpc-status included: libcurl hands them to the header callback) kept.
  *
  * Also here, for the programs that retry: Retry-After parsing and the one
  * jittered exponential backoff.
@@ -30,7 +33,7 @@
  *
  * Ownership: a client owns its easy handle, its header lists and its body
  * buffer; the strings of struct http_opts are borrowed for the call to
- * http_setup only, except body, borrowed until the transfer ends. A result's
+ * http_setup only, except body and keep_headers, borrowed until the transfer ends. A result's
  * body is borrowed from the client until its next http_setup.
  */
 #ifndef ACCEL_HTTP_H
@@ -159,7 +162,15 @@ struct http_opts {
 	const char *password_what;      /* how messages name it; NULL: "password file" */
 	int (*abort_now)(void *ud);     /* polled during a transfer: 1 stops it; NULL: never */
 	void *abort_ud;
+	const char *unix_socket;        /* connect to this unix socket path instead of the URL's host and port (the
+	                                   URL still names the Host, e.g. "http://localhost/..."); NULL: TCP */
+	int http2;                      /* HTTP/2 with prior knowledge (cleartext, no upgrade), as gRPC speaks it */
+	const char *const *keep_headers; /* names of answer header or trailer fields whose values are kept
+	                                    (http_result.kept; HTTP/2 trailers such as grpc-status included) */
+	size_t nkeep_headers;
 };
+
+#define HTTP_KEPT_MAX 1024 /* bytes of the kept header lines, all together */
 
 /* A finished request. */
 struct http_result {
@@ -172,6 +183,8 @@ struct http_result {
 	int64_t first_byte_us;      /* from the start until the answer began; 0 when it did not */
 	char error[512];            /* "" when an answer came (whatever its status), else what went wrong */
 	char detail[CURL_ERROR_SIZE]; /* libcurl's own words for a failure ("" when none) */
+	const char *kept;           /* the kept fields (keep_headers), "name: value\n" each, names in lower case;
+	                               borrowed until the next http_setup */
 };
 
 /* One reusable easy handle and what its transfers collect. */
@@ -190,6 +203,10 @@ struct http_client {
 	int (*abort_now)(void *ud);
 	void *abort_ud;
 	char curl_err[CURL_ERROR_SIZE];
+	const char *const *keep;       /* the request's keep_headers (borrowed until it ends) */
+	size_t nkeep;
+	char kept[HTTP_KEPT_MAX];      /* what was kept of them */
+	size_t kept_len;
 };
 
 /* 0, or -ENOMEM with err when libcurl cannot make a handle. api is borrowed. */
@@ -211,5 +228,12 @@ void http_perform(struct http_client *c, struct http_result *r);
 
 /* Fill r for a transfer that a multi handle finished with rc. */
 void http_finish(struct http_client *c, CURLcode rc, struct http_result *r);
+
+/*
+ * The value of field name (case-insensitive) in kept ("name: value\n"
+ * lines, http_result.kept) into dst (size bytes; truncated): 0, or -ENOENT
+ * when it is not there.
+ */
+int http_kept_get(const char *kept, const char *name, char *dst, size_t size);
 
 #endif

@@ -17,6 +17,7 @@
 #include "../../common/util.h"
 #include "../host/container.h"
 #include "../host/instance.h"
+#include "../host/podres.h"
 #include "collector.h"
 
 #include <errno.h>
@@ -617,6 +618,21 @@ static int host_ecs_metadata(const struct cfg_block *b, const char **url)
 	return 0;
 }
 
+/* "pod_resources_socket": a path, or "" (no client). */
+static int host_podres_socket(const struct cfg_block *b, const char **out)
+{
+	json_t *e = json_object_get(b->obj, "pod_resources_socket");
+
+	if (e && !json_is_string(e))
+		return cfg_block_error(b, "pod_resources_socket", 0, "expected a unix socket path, or \"\" for none, got %s",
+				       doc_kind(e));
+	if (json_is_string(e) && !json_string_length(e)) {
+		*out = "";
+		return 0;
+	}
+	return cfg_block_string(b, "pod_resources_socket", "a unix socket path", out);
+}
+
 /*
  * The "host" block into h: the host's roots and the services asked for
  * names, each key the command-line option of the same name (--path.rootfs:
@@ -626,11 +642,12 @@ static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 {
 	static const char *const keys[] = { "rootfs", "run", "cgroupfs", "kubelet_url", "kubelet_token_file",
 					     "kubelet_ca_file", "kubelet_refresh", "ecs_agent_url", "ecs_metadata",
-					     "ecs_metadata_url", "ecs_refresh", "instance_metadata", NULL };
+					     "ecs_metadata_url", "ecs_refresh", "instance_metadata", "pod_resources_socket",
+					     NULL };
 	static const char *const dirs[] = { "rootfs", "run", "cgroupfs" };
 	const struct cfg_block b = { .doc = v->d, .path = "host", .obj = o, .err = v->err };
 	const char *s[3] = { NULL }, *kurl = NULL, *ktok = NULL, *kca = NULL, *agent = NULL, *meta = NULL,
-		   *mode = NULL;
+		   *mode = NULL, *prs = NULL;
 	char q[LOG_QUOTE_BUF];
 
 	if (!json_is_object(o))
@@ -647,7 +664,7 @@ static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 	    host_url(&b, "ecs_agent_url", &agent) || host_url(&b, "ecs_metadata_url", &meta) ||
 	    host_ecs_metadata(&b, &meta) ||
 	    get_duration(v, "host", o, "ecs_refresh", 1000, "1s", &h->ecs_refresh_ms) ||
-	    cfg_block_string(&b, "instance_metadata", "auto, on or off", &mode))
+	    cfg_block_string(&b, "instance_metadata", "auto, on or off", &mode) || host_podres_socket(&b, &prs))
 		return -EINVAL;
 	if (mode && instance_mode_parse(mode) < 0)
 		return cfg_block_error(&b, "instance_metadata", 0, "expected auto, on or off, got \"%s\"", QUOTE(q, mode));
@@ -660,6 +677,7 @@ static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 	h->kubelet_ca_file = kca ? xstrdup(kca) : NULL;
 	h->ecs_agent_url = agent ? xstrdup(agent) : NULL;
 	h->ecs_metadata_url = meta ? xstrdup(meta) : NULL;
+	h->pod_resources_socket = prs ? xstrdup(prs) : NULL;
 	return 0;
 }
 
@@ -671,6 +689,7 @@ static json_t *host_json(const struct cfg_host *h)
 	char *cg = h->cgroupfs ? xstrdup(h->cgroupfs) : container_root_path(root, "sys/fs/cgroup");
 	json_t *o = json_pack("{s:s, s:s, s:s}", "rootfs", root, "run", run, "cgroupfs", cg);
 	const double dflt = (double)CONTAINER_REFRESH_DEFAULT_NS / 1e9;
+	char *prs;
 
 	free(run);
 	free(cg);
@@ -687,6 +706,11 @@ static json_t *host_json(const struct cfg_host *h)
 	if (h->ecs_metadata_url)
 		json_object_set_new(o, "ecs_metadata_url", json_string(h->ecs_metadata_url));
 	json_object_set_new(o, "ecs_refresh", json_real(h->ecs_refresh_ms ? (double)h->ecs_refresh_ms / 1e3 : dflt));
+	/* The socket asked, "" when the option turns the client off; left out when no default socket exists. */
+	prs = podres_socket_resolve(h->pod_resources_socket, root);
+	if (prs || h->pod_resources_socket)
+		json_object_set_new(o, "pod_resources_socket", json_string(prs ? prs : ""));
+	free(prs);
 	json_object_set_new(o, "instance_metadata",
 			    json_string(h->instance_mode >= 0 && (size_t)h->instance_mode < ARRAY_SIZE(instance_modes)
 						? instance_modes[h->instance_mode] : "auto"));
@@ -703,6 +727,7 @@ static void cfg_host_free(struct cfg_host *h)
 	free(h->kubelet_ca_file);
 	free(h->ecs_agent_url);
 	free(h->ecs_metadata_url);
+	free(h->pod_resources_socket);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -813,6 +838,7 @@ void cfg_override(struct cfg *cfg, const char *procfs, const char *sysfs, const 
 	override(&h->kubelet_ca_file, cli->kubelet_ca_file);
 	override(&h->ecs_agent_url, cli->ecs_agent_url);
 	override(&h->ecs_metadata_url, cli->ecs_metadata_url);
+	override(&h->pod_resources_socket, cli->pod_resources_socket);
 	if (cli->kubelet_refresh_ms > 0)
 		h->kubelet_refresh_ms = cli->kubelet_refresh_ms;
 	if (cli->ecs_refresh_ms > 0)

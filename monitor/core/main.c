@@ -83,6 +83,10 @@ static void usage(FILE *f)
 		"      --kubelet-token-file FILE  bearer token for it (a service-account token)\n"
 		"      --kubelet-ca-file FILE     CA of its serving certificate\n"
 		"      --kubelet-refresh DURATION at most one /pods fetch per DURATION (default 30s)\n"
+		"      --pod-resources-socket PATH  the kubelet's pod-resources gRPC socket: which\n"
+		"                          pod holds which device (default ROOTFS/var/lib/kubelet/\n"
+		"                          pod-resources/kubelet.sock when it exists; \"\": none);\n"
+		"                          asked at most once per --kubelet-refresh\n"
 		"      --ecs-agent-url URL ask the ECS agent's introspection API for task and\n"
 		"                          container names (e.g. http://localhost:51678)\n"
 		"      --ecs-metadata      ask the task metadata endpoint v4\n"
@@ -126,7 +130,7 @@ static void usage(FILE *f)
 
 /* Command-line options, beyond what getopt's letters name. */
 enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
-       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_ECS_AGENT,
+       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_POD_RESOURCES, OPT_ECS_AGENT,
        OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
 
 /*
@@ -161,6 +165,9 @@ static int host_option(int c, char *arg, struct cfg_host *h)
 		*dst[c - OPT_ROOTFS] = arg; /* borrowed: never freed */
 		break;
 	}
+	case OPT_POD_RESOURCES:
+		h->pod_resources_socket = arg; /* borrowed: never freed; "" turns the client off */
+		break;
 	case OPT_KUBELET_REFRESH:
 	case OPT_ECS_REFRESH: {
 		int64_t ms;
@@ -224,6 +231,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "kubelet-token-file", required_argument, NULL, OPT_KUBELET_TOKEN },
 		{ "kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA },
 		{ "kubelet-refresh", required_argument, NULL, OPT_KUBELET_REFRESH },
+		{ "pod-resources-socket", required_argument, NULL, OPT_POD_RESOURCES },
 		{ "ecs-agent-url", required_argument, NULL, OPT_ECS_AGENT },
 		{ "ecs-metadata-url", required_argument, NULL, OPT_ECS_METADATA_URL },
 		{ "ecs-metadata", no_argument, NULL, OPT_ECS_METADATA },
@@ -279,6 +287,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_KUBELET_TOKEN:
 		case OPT_KUBELET_CA:
 		case OPT_KUBELET_REFRESH:
+		case OPT_POD_RESOURCES:
 		case OPT_ECS_REFRESH:
 		case OPT_ECS_METADATA:
 		case OPT_ECS_AGENT:
@@ -517,7 +526,8 @@ int main(int argc, char **argv)
 	/* The host's roots and options are the configuration's: monitor_new applies them again at each load. */
 	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = host_cfg_ctr(&cfg.host),
 					    .http = http, .fds = &fdb, .instance_refresh_ns = INSTANCE_REFRESH_NS,
-					    .instance_mode = cfg.host.instance_mode },
+					    .instance_mode = cfg.host.instance_mode,
+					    .pod_resources_socket = cfg.host.pod_resources_socket },
 			loop);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, host, 1))

@@ -14,6 +14,7 @@
 #include "ecs.h"
 #include "instance.h"
 #include "kubelet.h"
+#include "podres.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -45,6 +46,9 @@ struct host {
 	struct containers *ct;       /* container and pod names from the runtimes' state files */
 	struct kubelet *kl;          /* names the state files lack; NULL without --kubelet-url or a loop */
 	struct ecs *ecs;             /* ECS names; NULL without --ecs-agent-url or --ecs-metadata, or a loop */
+	struct podres *pr;           /* the kubelet's pod-resources client; NULL: none (podres.h) */
+	char *pr_sock;               /* its socket (owned); NULL: none */
+	int64_t pr_refresh_ns;       /* its List period: the kubelet's refresh */
 	int self_root;               /* 1: the monitor's own cgroup reads "/" (a cgroup namespace); 0: not; -1: unread */
 	char self_pod_uid[48];       /* the monitor's own pod (the downward API's POD_UID), "" when not set */
 	char self_pod[256], self_ns[64]; /* and its names (POD_NAME, POD_NAMESPACE) */
@@ -125,6 +129,30 @@ static void host_names_stop(struct host *h)
 	hindex_clear(&h->imi);
 }
 
+/*
+ * The pod-resources client as opt (the option: NULL, the kubelet's socket
+ * under the host's root when it exists; "": none) and the kubelet's
+ * refresh say: made again only when its socket or period changed.
+ */
+static void host_podres_apply(struct host *h, const char *opt, int64_t refresh_ns)
+{
+	char *sock = podres_socket_resolve(opt, containers_opts(h->ct)->rootfs);
+
+	if (!refresh_ns)
+		refresh_ns = CONTAINER_REFRESH_DEFAULT_NS;
+	if ((sock || h->pr_sock) && (!sock || !h->pr_sock || strcmp(sock, h->pr_sock) || refresh_ns != h->pr_refresh_ns)) {
+		podres_free(h->pr);
+		h->pr = NULL;
+		free(h->pr_sock);
+		h->pr_sock = sock;
+		sock = NULL;
+		h->pr_refresh_ns = refresh_ns;
+		if (h->pr_sock && h->loop && h->http)
+			h->pr = podres_new(h->http, &(struct podres_opts){ .socket = h->pr_sock, .refresh_ns = refresh_ns });
+	}
+	free(sock);
+}
+
 struct host *host_new(const struct host_opts *o, struct loop *loop)
 {
 	struct host *h = xcalloc(1, sizeof(*h));
@@ -144,6 +172,7 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	proctab_init(&h->procs, h->procfs);
 	h->procs.fdb = h->fdb;
 	host_names_start(h, containers_new(&o->ctr));
+	host_podres_apply(h, o->pod_resources_socket, o->ctr.kubelet_refresh_ns);
 	h->self_root = -1;
 	self_pod(h);
 	facts_init(&h->facts);
@@ -161,6 +190,8 @@ void host_free(struct host *h)
 	if (!h)
 		return;
 	instance_free(h->inst);
+	podres_free(h->pr);
+	free(h->pr_sock);
 	host_names_stop(h);
 	proctab_free(&h->procs);
 	procfs_close(&h->pf);
@@ -248,6 +279,7 @@ int host_configure(struct host *h, const struct cfg *cfg)
 		host_names_start(h, next);
 		changed = 1;
 	}
+	host_podres_apply(h, cfg->host.pod_resources_socket, want.kubelet_refresh_ns);
 	/* The metadata service: asked afresh when its mode or the facts it is decided on (sysfs) changed. */
 	if (h->inst && (sysfs_moved || cfg->host.instance_mode != h->inst_mode)) {
 		instance_free(h->inst);
@@ -789,4 +821,14 @@ static int energy_alive(void *ud, uint32_t pid, uint64_t start)
 	if (host_process(h, (pid_t)pid, &p) != 0)
 		return 1;
 	return p && (!start || p->starttime == start);
+}
+
+struct podres *host_podres(const struct host *h)
+{
+	return h->pr;
+}
+
+void host_podres_kick(struct host *h)
+{
+	podres_kick(h->pr);
 }

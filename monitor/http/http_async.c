@@ -353,6 +353,7 @@ static void check_done(struct http_async *h, struct conn *k)
 		c->status = r.status;
 		c->over = r.over;
 		c->retry_after_ms = r.retry_after_ms;
+		snprintf(c->kept, sizeof(c->kept), "%s", r.kept ? r.kept : "");
 		c->first_byte_ns = r.first_byte_us > 0 ? c->started_ns + r.first_byte_us * 1000 : 0;
 		take_body(c, &d->cl.body);
 		if (d == k)
@@ -468,6 +469,7 @@ int http_call_start(struct http_async *h, struct http_call *c, unsigned conn, co
 	c->over = 0;
 	c->first_byte_ns = 0;
 	c->retry_after_ms = -1;
+	c->kept[0] = '\0';
 	c->body_begun = 0;
 	c->loop_cpu_ns = 0;
 	c->started_ns = clock_mono_ns();

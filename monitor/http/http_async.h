@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The producer's one way to do HTTP: every request accel-monitor makes
- * (endpoint scrapes, the kubelet's /pods, the ECS agent's introspection API
+ * (endpoint scrapes, the kubelet's /pods and its pod-resources gRPC socket
+ * (grpc.h: HTTP/2 on a unix socket), the ECS agent's introspection API
  * and the task metadata endpoint, EC2 instance metadata) runs on its
  * event loop (loop.h) with the one HTTP client (common/http.h) through
  * libcurl's multi interface, and each answer is handed to its caller's
@@ -48,6 +49,8 @@ struct http_call {
 	int64_t started_ns;       /* CLOCK_MONOTONIC: the request was started */
 	int64_t first_byte_ns;    /* CLOCK_MONOTONIC: the answer began; 0 when none did */
 	int64_t retry_after_ms;   /* -1 when none */
+	char kept[HTTP_KEPT_MAX]; /* the answer's header and trailer fields the request named in keep_headers,
+	                             "name: value\n" each (http_kept_get reads one) */
 	int body_begun;           /* while it runs: the body has begun to arrive */
 	int64_t loop_cpu_ns;      /* this thread's CPU time libcurl took for it in the loop's callbacks
 	                             (reading, TLS, decoding): ns since http_call_start; for self-timing */
@@ -100,8 +103,8 @@ void http_call_free(struct http_call *c);
 
 /*
  * Start o on connection conn of h; cb(c, data) is called from the loop once,
- * when it ends (never from within this call). o's strings are copied; its body is borrowed until c
- * ends. A request that cannot start (libcurl cannot be loaded, a secret is
+ * when it ends (never from within this call). o's strings are copied; its body and keep_headers
+ * are borrowed until c ends. A request that cannot start (libcurl cannot be loaded, a secret is
  * refused, ...) ends with c->error, also from the loop. 0, or -EBUSY when c
  * runs already.
  */

@@ -7,6 +7,11 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:?usage: $0 DIR}
 mkdir -p "$dir"
+if [ "${2:-}" = podres ]; then # whole answers, made by the test server from our .proto
+	/usr/bin/python3 "$top/tests/helpers/podres_server.py" --proto "$top/monitor/host/podres_api.proto" \
+		--dir "$dir/.py" --seeds "$dir"
+	exit 0
+fi
 if [ "${2:-}" = expo ]; then
 	for f in "$top"/tests/fixtures/infer/*.prom "$top"/tests/fixtures/prom/*.prom; do
 		cp "$f" "$dir/seed-$(basename "$f")"

@@ -822,13 +822,3 @@ static int energy_alive(void *ud, uint32_t pid, uint64_t start)
 		return 1;
 	return p && (!start || p->starttime == start);
 }
-
-struct podres *host_podres(const struct host *h)
-{
-	return h->pr;
-}
-
-void host_podres_kick(struct host *h)
-{
-	podres_kick(h->pr);
-}

@@ -52,7 +52,6 @@ struct host;
 struct loop;
 struct http_async;
 struct energy_obs;
-struct podres;
 
 /* What the producer creates its host with; NULL and 0 fields take the defaults. */
 struct host_opts {
@@ -296,15 +295,6 @@ const struct fact *host_facts_next(const struct host *h, const char *device_type
 /* The producer's HTTP (http_async.h), borrowed; NULL when the host was made without one. */
 struct http_async *host_http(const struct host *h);
 
-/*
- * The kubelet's pod-resources client (podres.h: which pod holds which
- * device; podres_current, podres_lookup, podres_error), or NULL when there
- * is none (no socket, "" for the option, or no loop). Borrowed until the
- * next host_configure.
- */
-struct podres *host_podres(const struct host *h);
-/* A device or process appeared that the last pod-resources answer may not know: List again soon (rate-limited). */
-void host_podres_kick(struct host *h);
 /* The producer's descriptor budget (fdbudget.h), for the caches that keep files open; NULL: none. */
 struct fd_budget *host_fd_budget(const struct host *h);
 

@@ -484,15 +484,12 @@ static int server_name_setup(struct http_client *c, const struct http_opts *o, c
 	return 0;
 }
 
-int http_setup(struct http_client *c, const struct http_opts *o, char *err, size_t errsz)
+/* c's state of the last request forgotten, and o's limits and callbacks taken, before a request is set up. */
+static void client_reset(struct http_client *c, const struct http_opts *o)
 {
 	const struct http_curl *api = c->api;
-	CURL *h = c->easy;
-	char *secret = NULL, *url = NULL;
-	const char *why;
-	int rc = 0;
 
-	api->easy_reset(h);
+	api->easy_reset(c->easy);
 	free_headers(api, c->headers);
 	c->headers = NULL;
 	api->slist_free_all(c->connect_to);
@@ -513,6 +510,45 @@ int http_setup(struct http_client *c, const struct http_opts *o, char *err, size
 	c->nkeep = o->nkeep_headers;
 	c->kept[0] = '\0';
 	c->kept_len = 0;
+}
+
+/* How handle h reaches the server: a unix socket, HTTP/2 with prior knowledge, TLS's files and checks. */
+static void transport_setup(const struct http_curl *api, CURL *h, const struct http_opts *o)
+{
+	if (o->unix_socket)
+		api->easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, o->unix_socket);
+	if (o->http2) {
+		api->easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+		/*
+		 * libcurl 7.88 (Debian 12) sends nothing on an HTTP/2 connection it
+		 * reuses after a POST answered with trailers (a gRPC call): the
+		 * second call fails with "Error in the HTTP2 framing layer". Each
+		 * HTTP/2 request has a connection of its own (a unix socket's
+		 * connect and the HTTP/2 preface: microseconds).
+		 */
+		api->easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+	}
+	if (o->ca_file)
+		api->easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+	if (o->cert_file)
+		api->easy_setopt(h, CURLOPT_SSLCERT, o->cert_file);
+	if (o->key_file)
+		api->easy_setopt(h, CURLOPT_SSLKEY, o->key_file);
+	if (o->insecure) {
+		api->easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		api->easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+}
+
+int http_setup(struct http_client *c, const struct http_opts *o, char *err, size_t errsz)
+{
+	const struct http_curl *api = c->api;
+	CURL *h = c->easy;
+	char *secret = NULL, *url = NULL;
+	const char *why;
+	int rc = 0;
+
+	client_reset(c, o);
 	if (strncasecmp(o->url, "http://", 7) && strncasecmp(o->url, "https://", 8)) {
 		snprintf(err, errsz, "not an http:// or https:// URL");
 		return -EINVAL;
@@ -588,29 +624,7 @@ int http_setup(struct http_client *c, const struct http_opts *o, char *err, size
 		api->easy_setopt(h, CURLOPT_XFERINFODATA, c);
 		api->easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	}
-	if (o->unix_socket)
-		api->easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, o->unix_socket);
-	if (o->http2) {
-		api->easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
-		/*
-		 * libcurl 7.88 (Debian 12) sends nothing on an HTTP/2 connection it
-		 * reuses after a POST answered with trailers (a gRPC call): the
-		 * second call fails with "Error in the HTTP2 framing layer". Each
-		 * HTTP/2 request has a connection of its own (a unix socket's
-		 * connect and the HTTP/2 preface: microseconds).
-		 */
-		api->easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-	}
-	if (o->ca_file)
-		api->easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
-	if (o->cert_file)
-		api->easy_setopt(h, CURLOPT_SSLCERT, o->cert_file);
-	if (o->key_file)
-		api->easy_setopt(h, CURLOPT_SSLKEY, o->key_file);
-	if (o->insecure) {
-		api->easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-		api->easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
+	transport_setup(api, h, o);
 out:
 	free(url);
 	if (secret) {

@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The names of a pod that its entry in "identities"."pods" holds once. */
-static const char *const pod_keys[] = { "pod", "namespace", "qos" };
+const char *const report_pod_names[3] = { "pod", "namespace", "qos" };
 
 int report_format_version(json_t *report)
 {
@@ -76,11 +75,11 @@ static void names_from_pods(json_t *table, json_t *pods)
 
 		if (!json_is_object(o) || !json_is_object(pod))
 			continue;
-		for (size_t i = 0; i < ARRAY_SIZE(pod_keys); i++) {
-			json_t *v = json_object_get(pod, pod_keys[i]);
+		for (size_t i = 0; i < ARRAY_SIZE(report_pod_names); i++) {
+			json_t *v = json_object_get(pod, report_pod_names[i]);
 
-			if (json_is_string(v) && !json_object_get(o, pod_keys[i]))
-				json_object_set(o, pod_keys[i], v);
+			if (json_is_string(v) && !json_object_get(o, report_pod_names[i]))
+				json_object_set(o, report_pod_names[i], v);
 		}
 	}
 }

@@ -22,6 +22,9 @@
 
 #include <jansson.h>
 
+/* A pod's names, which format 3 writes once, in its entry of "identities"."pods". */
+extern const char *const report_pod_names[3]; /* "pod", "namespace", "qos" */
+
 /*
  * The report's format version: "monitor"."format_version", 1 for a report of
  * accel-monitor's without it (or with a value that is no positive integer),

@@ -17,6 +17,7 @@
  * and, on v1, its uid_ directory), so a "job_1" elsewhere is no job.
  */
 #include "container.h"
+#include "../../common/derive.h"
 #include "../../common/util.h"
 #include "../../common/hindex.h"
 
@@ -934,15 +935,12 @@ json_t *container_json(const struct container_id *id, const struct container_nam
 	return o;
 }
 
-/* ---- device groups --------------------------------------------------------------------------------------- */
+/* ---- the report's identities ----------------------------------------------------------------------------- */
 
 static json_t *containers_identities_new(void)
 {
 	return json_pack("{s:{}, s:{}, s:{}}", "containers", "pods", "processes");
 }
-
-/* The names of a pod that its entry in "pods" holds, once. */
-static const char *const pod_keys[] = { "pod", "namespace", "qos" };
 
 /*
  * Whether a container's entry in "containers" carries field k (value v) of
@@ -953,8 +951,8 @@ static int ctr_keeps(json_t *pod, const char *k, json_t *v)
 {
 	if (!strcmp(k, "id"))
 		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(pod_keys); i++)
-		if (!strcmp(k, pod_keys[i]))
+	for (size_t i = 0; i < ARRAY_SIZE(report_pod_names); i++)
+		if (!strcmp(k, report_pod_names[i]))
 			return !json_equal(json_object_get(pod, k), v);
 	return 1;
 }
@@ -998,9 +996,9 @@ static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, jso
 	uid = json_string_value(json_object_get(ident, "pod_uid"));
 	if (uid && !(pod = json_object_get(pods, uid))) {
 		pod = json_object();
-		for (size_t i = 0; i < ARRAY_SIZE(pod_keys); i++)
-			if ((v = json_object_get(ident, pod_keys[i])))
-				json_object_set(pod, pod_keys[i], v);
+		for (size_t i = 0; i < ARRAY_SIZE(report_pod_names); i++)
+			if ((v = json_object_get(ident, report_pod_names[i])))
+				json_object_set(pod, report_pod_names[i], v);
 		json_object_set_new(pods, uid, pod);
 	}
 	if (!(id = json_string_value(json_object_get(ident, "id")))) {

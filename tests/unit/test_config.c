@@ -5,7 +5,7 @@
  */
 #include "../../common/doc.h"
 #include "../../monitor/core/collector.h"
-#include "../../monitor/core/config.h"
+#include "../../monitor/config/config.h"
 #include "../../monitor/host/instance.h"
 #include "tap.h"
 

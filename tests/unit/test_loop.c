@@ -26,7 +26,7 @@
 #include "../../monitor/host/host.h"
 #include "../../monitor/http/http_async.h"
 #include "../../monitor/core/loop.h"
-#include "../../monitor/core/monitor.h"
+#include "../../monitor/app/monitor.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
  * whole report); json_string_size is what json_write writes.
  */
 #include "../../common/jsonw.h"
-#include "../../monitor/core/report.h"
+#include "../../monitor/app/report.h"
 #include "tap.h"
 
 #include <errno.h>

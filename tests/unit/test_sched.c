@@ -4,8 +4,8 @@
  * 1 s / 2 s / 5 s / 7 s groups, counted exactly; coalescing; no drift with
  * late wake-ups; skipping (not replaying) slots missed by a slow collector.
  */
-#include "../../monitor/core/monitor.h"
-#include "../../monitor/core/sched.h"
+#include "../../monitor/app/monitor.h"
+#include "../../monitor/app/sched.h"
 #include "tap.h"
 
 #include <stdlib.h>

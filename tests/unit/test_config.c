@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Configuration loading (monitor/core/config.c, common/doc.c): a table of good
+ * Configuration loading (monitor/config/config.c, common/doc.c): a table of good
  * and bad configs in JSON and YAML, each bad one with the exact message.
  */
 #include "../../common/doc.h"

@@ -62,11 +62,12 @@ Q := @
 endif
 
 # The folders are the architecture (README "Layout"): common/ and common/series/ are shared by every program;
-# monitor/core, host, system, nvidia, sysfs, endpoint and http are the producer (monitor/core/main.c its main);
+# monitor/core, http, host, config, system, nvidia, sysfs, endpoint and app are the producer, each folder including
+# only the ones before it (monitor/app/main.c its main);
 # sinks/NAME/ is the program accel-NAME, its main sinks/NAME/NAME.c.
 COMMON_SRC := $(wildcard common/*.c common/series/*.c common/rows/*.c)
-MONITOR_DIRS := core host system nvidia sysfs endpoint http
-MONITOR_SRC := $(filter-out monitor/core/main.c,$(foreach d,$(MONITOR_DIRS),$(wildcard monitor/$(d)/*.c)))
+MONITOR_DIRS := core http host config system nvidia sysfs endpoint app
+MONITOR_SRC := $(filter-out monitor/app/main.c,$(foreach d,$(MONITOR_DIRS),$(wildcard monitor/$(d)/*.c)))
 SINKS := $(notdir $(patsubst %/,%,$(dir $(wildcard sinks/*/*.c))))
 SINKS := $(sort $(SINKS))
 SINK_MAIN_SRC := $(foreach s,$(SINKS),sinks/$(s)/$(s).c)
@@ -97,7 +98,7 @@ $(BUILD)/libcommon.a: $(COMMON_OBJ)
 $(BUILD)/libmonitor.a: $(MONITOR_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN)/accel-monitor: $(BUILD)/monitor/core/main.o $(BUILD)/libmonitor.a $(BUILD)/libcommon.a
+$(BIN)/accel-monitor: $(BUILD)/monitor/app/main.o $(BUILD)/libmonitor.a $(BUILD)/libcommon.a
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_MONITOR)

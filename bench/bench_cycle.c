@@ -32,7 +32,7 @@
 #include "../common/jsonw.h"
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
-#include "../monitor/core/report.h"
+#include "../monitor/app/report.h"
 #include "../monitor/host/host.h"
 #include "bench.h"
 

@@ -21,7 +21,7 @@
 #include "../common/timeutil.h"
 #include "../common/util.h"
 #include "../monitor/core/collector.h"
-#include "../monitor/core/config.h"
+#include "../monitor/config/config.h"
 #include "../monitor/endpoint/infer.h"
 #include "../monitor/core/loop.h"
 #include "../monitor/host/host.h"

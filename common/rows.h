@@ -31,7 +31,7 @@
  * What a change touches. A field: the collector's code that writes it and
  * its rows file (the field row, usually a rule row and a family). A
  * collector: its coll_<name>.c, its common/rows/<name>.c, the registry row
- * in monitor/core/collectors.c, a map_rows[] entry and a declaration below.
+ * in monitor/app/collectors.c, a map_rows[] entry and a declaration below.
  * A label: its schema row (common/schema.c) and the rules that capture it.
  * A sink: its folder sinks/<name>/ (the Makefile finds it).
  *

@@ -3,7 +3,7 @@
  * The report schema's vocabulary, as data: the metric groups (their names,
  * neuron-monitor's aliases and their scope), the config keys neuron-monitor
  * spells differently, and the label names a sample can carry and where each
- * comes from. The config validator (monitor/core/config.c), the rows and the
+ * comes from. The config validator (monitor/config/config.c), the rows and the
  * mapping (common/rows.h, common/samples.c), the sinks' column and dimension
  * choices and the stream checkers (tests/helpers/, through map_schema_json()
  * and the generated tests/fixtures/schema.json) read it rather than restate it.

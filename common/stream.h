@@ -21,7 +21,7 @@
 
 /*
  * The line cap every sink reads with by default (--max-line-bytes), newline
- * excluded; accel-monitor never writes a line this long (monitor/core/report.h).
+ * excluded; accel-monitor never writes a line this long (monitor/app/report.h).
  */
 #define STREAM_DEFAULT_MAX_LINE (16u << 20)
 

@@ -8,7 +8,7 @@
  * BOUND_NAME_BYTES of valid UTF-8 without control bytes, and an endpoint
  * runtime's execution_stats group to BOUND_GROUP_BYTES as JSON; past that,
  * the group loses its models with an "error" that says so. The report
- * writer's last resort for many endpoints together is in core/report.h.
+ * writer's last resort for many endpoints together is in app/report.h.
  */
 #ifndef ACCEL_BOUNDS_H
 #define ACCEL_BOUNDS_H

@@ -37,7 +37,7 @@
 #include "../../common/timeutil.h"
 #include "../../common/expo_parse.h"
 #include "../core/collector.h"
-#include "../core/config.h"
+#include "../config/config.h"
 #include "../host/host.h"
 #include "bounds.h"
 #include "infer.h"

@@ -5,7 +5,7 @@
  * parses the kubelet's PodList (51 MB on a full node) on its loop: the
  * request runs on the loop (http_async.h), and the answer is reduced on
  * one of the loop's workers (loop_work_post) to {"<UID>": {"name", "namespace", "containers": {"<container
- * id>": "<name>"}}} (kubelet_pods_reduce in monitor/http/kubelet_pods.c)
+ * id>": "<name>"}}} (kubelet_pods_reduce in monitor/host/kubelet_pods.c)
  * before the loop reads it. A lookup answers from the last good answer at
  * once; a miss starts a fetch (at most one at a time, at most one per
  * refresh period) whose answer serves later lookups. A failed fetch keeps

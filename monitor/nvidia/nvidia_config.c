@@ -6,7 +6,7 @@
  */
 #include "nvidia_config.h"
 
-#include "../core/config.h"
+#include "../config/config.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 

@@ -10,7 +10,7 @@
 #define ACCEL_NVIDIA_DEV_H
 
 #include "../core/collector.h"
-#include "../core/config.h"
+#include "../config/config.h"
 #include "../core/energy.h"
 #include "nvml.h"
 #include "nvidia_gpm.h"

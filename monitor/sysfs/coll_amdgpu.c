@@ -33,7 +33,7 @@
  * docs/devices.md.
  */
 #include "../core/collector.h"
-#include "../core/config.h"
+#include "../config/config.h"
 #include "../core/energy.h"
 #include "../host/host.h"
 #include "amdgpu_clients.h"

@@ -29,7 +29,7 @@
  * be read this cycle is left out.
  */
 #include "../core/collector.h"
-#include "../core/config.h"
+#include "../config/config.h"
 #include "../core/energy.h"
 #include "sysfs.h"
 #include "../../common/log.h"

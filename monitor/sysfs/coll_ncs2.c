@@ -31,7 +31,7 @@
  * its firmware causes.
  */
 #include "../core/collector.h"
-#include "../core/config.h"
+#include "../config/config.h"
 #include "../host/host.h"
 #include "sysfs.h"
 #include "../../common/log.h"

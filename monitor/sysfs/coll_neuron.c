@@ -33,7 +33,7 @@
  * device block needed.
  */
 #include "../core/collector.h"
-#include "../core/config.h"
+#include "../config/config.h"
 #include "sysfs.h"
 #include "../host/host.h"
 #include "../../common/log.h"

@@ -18,7 +18,7 @@
  * identity and no energy, and the group's error says why, once.
  */
 #include "../core/collector.h"
-#include "../core/config.h"
+#include "../config/config.h"
 #include "../core/energy.h"
 #include "sysfs.h"
 #include "../../common/jset.h"

@@ -19,7 +19,7 @@
  * its device memory is what device collectors recorded there.
  */
 #include "../core/collector.h"
-#include "../core/config.h"
+#include "../config/config.h"
 #include "../../common/log.h"
 #include "../host/host.h"
 

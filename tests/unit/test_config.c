@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Configuration loading (monitor/core/config.c, common/doc.c): a table of good
+ * Configuration loading (monitor/config/config.c, common/doc.c): a table of good
  * and bad configs in JSON and YAML, each bad one with the exact message.
  */
 #include "../../common/doc.h"
 #include "../../monitor/core/collector.h"
-#include "../../monitor/core/config.h"
+#include "../../monitor/config/config.h"
 #include "../../monitor/host/instance.h"
 #include "tap.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The producer's event loop (monitor/core/loop.c) and asynchronous sources on it
- * (monitor/core/monitor.c): timers fire in order, callbacks may stop and free
+ * (monitor/app/monitor.c): timers fire in order, callbacks may stop and free
  * what the loop is about to call; and a monitor with two fake asynchronous
  * groups served over pipes by child processes (one answers, one never does)
  * and one ordinary group writes every report on time, the answer in the
@@ -26,7 +26,7 @@
 #include "../../monitor/host/host.h"
 #include "../../monitor/http/http_async.h"
 #include "../../monitor/core/loop.h"
-#include "../../monitor/core/monitor.h"
+#include "../../monitor/app/monitor.h"
 #include "tap.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The report line within a limit (monitor/core/report.c): a report that fits
+ * The report line within a limit (monitor/app/report.c): a report that fits
  * is json_write's line; one that does not leaves out passthrough expositions
  * (runtime order, those that do not fit), each entry saying so, and never
  * comes out longer than the limit; when it still does not fit, the largest
@@ -8,7 +8,7 @@
  * whole report); json_string_size is what json_write writes.
  */
 #include "../../common/jsonw.h"
-#include "../../monitor/core/report.h"
+#include "../../monitor/app/report.h"
 #include "tap.h"
 
 #include <errno.h>

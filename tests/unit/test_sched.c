@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The scheduler (monitor/core/sched.c) on a fake clock: a simulated hour of
+ * The scheduler (monitor/app/sched.c) on a fake clock: a simulated hour of
  * 1 s / 2 s / 5 s / 7 s groups, counted exactly; coalescing; no drift with
  * late wake-ups; skipping (not replaying) slots missed by a slow collector.
  */
-#include "../../monitor/core/monitor.h"
-#include "../../monitor/core/sched.h"
+#include "../../monitor/app/monitor.h"
+#include "../../monitor/app/sched.h"
 #include "tap.h"
 
 #include <stdlib.h>

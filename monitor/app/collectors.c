@@ -8,7 +8,7 @@
  * configuration validator takes the device types and runtime address
  * schemes it accepts from them.
  */
-#include "collector.h"
+#include "../core/collector.h"
 #include "../../common/util.h"
 
 #include <stdarg.h>

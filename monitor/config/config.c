@@ -18,7 +18,7 @@
 #include "../host/container.h"
 #include "../host/instance.h"
 #include "../host/podres.h"
-#include "collector.h"
+#include "../core/collector.h"
 
 #include <errno.h>
 #include <stdarg.h>

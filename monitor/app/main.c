@@ -14,12 +14,12 @@
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
-#include "config.h"
-#include "fdbudget.h"
+#include "../config/config.h"
+#include "../core/fdbudget.h"
 #include "../host/host.h"
 #include "../host/instance.h"
 #include "../http/http_async.h"
-#include "loop.h"
+#include "../core/loop.h"
 #include "monitor.h"
 
 #include <errno.h>

@@ -12,7 +12,7 @@
 #ifndef ACCEL_CONFIG_H
 #define ACCEL_CONFIG_H
 
-#include "config_types.h"
+#include "../core/config_types.h"
 #include "../../common/schema.h"
 
 #include <jansson.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A devices block's configured idle power, "idle_power_watts" (config.h; docs/energy.md). */
 #include "config.h"
-#include "collector.h"
+#include "../core/collector.h"
 
 #include "../../common/doc.h"
 #include "../../common/log.h"

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "config.h"
+#include "../config/config.h"
 
 #ifndef ACCEL_VERSION
 #define ACCEL_VERSION "0.0.0"

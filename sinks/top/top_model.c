@@ -370,6 +370,27 @@ static void detail_add(struct top_dev *d, const struct sample *s)
 	t->value = s->value;
 }
 
+/* An accelerator_allocation_info sample: the device's first owner named, and how many there are. */
+static void owner_sample(struct top_dev *d, const struct sample *s)
+{
+	const char *ns = label(s, "namespace"), *pod = label(s, "pod"), *job = label(s, "hpc_job");
+	const char *ctr = label(s, "container"), *claim = label(s, "dra_claim_name");
+	char who[sizeof(d->last_owner)];
+
+	/* An owner of several NeuronCores comes once per core, one after another: counted once. */
+	snprintf(who, sizeof(who), "%s/%s/%s/%s/%s", ns ? ns : "", pod ? pod : "", ctr ? ctr : "", claim ? claim : "",
+		 job ? job : "");
+	if (d->nowners && !strcmp(who, d->last_owner))
+		return;
+	snprintf(d->last_owner, sizeof(d->last_owner), "%s", who);
+	if (d->nowners++)
+		return;
+	if (pod && *pod)
+		snprintf(d->owner, sizeof(d->owner), "%s%s%s", ns ? ns : "", ns && *ns ? "/" : "", pod);
+	else
+		snprintf(d->owner, sizeof(d->owner), "job %s", job ? job : "?");
+}
+
 static void device_sample(struct top_model *m, const struct sample *s, enum fam_id id)
 {
 	struct top_dev *d = dev_get(m, s->device_type, s->device);
@@ -396,25 +417,9 @@ static void device_sample(struct top_model *m, const struct sample *s, enum fam_
 		copy(d->profile, sizeof(d->profile), v);
 	detail_add(d, s);
 	switch (id) {
-	case F_ACC_ALLOC: { /* who it is allocated to: the first owner named, and how many there are */
-		const char *ns = label(s, "namespace"), *pod = label(s, "pod"), *job = label(s, "hpc_job");
-		const char *ctr = label(s, "container"), *claim = label(s, "dra_claim_name");
-		char who[sizeof(d->last_owner)];
-
-		/* An owner of several NeuronCores comes once per core, one after another: counted once. */
-		snprintf(who, sizeof(who), "%s/%s/%s/%s/%s", ns ? ns : "", pod ? pod : "", ctr ? ctr : "",
-			 claim ? claim : "", job ? job : "");
-		if (d->nowners && !strcmp(who, d->last_owner))
-			break;
-		snprintf(d->last_owner, sizeof(d->last_owner), "%s", who);
-		if (d->nowners++)
-			break;
-		if (pod && *pod)
-			snprintf(d->owner, sizeof(d->owner), "%s%s%s", ns ? ns : "", ns && *ns ? "/" : "", pod);
-		else
-			snprintf(d->owner, sizeof(d->owner), "job %s", job ? job : "?");
+	case F_ACC_ALLOC:
+		owner_sample(d, s);
 		break;
-	}
 	case F_ACC_UTIL:
 		if ((v = label(s, "engine")) && !strcmp(v, "core"))
 			d->util = s->value;

@@ -880,7 +880,7 @@ static void phase_owners(struct monitor *m, struct cycle_run *run)
 		for (size_t i = first; i < m->devs.n; i++)
 			m->devs.d[i].type = un->ops->name;
 	}
-	if ((a = host_allocations(m->host, m->devs.d, m->devs.n)))
+	if (m->devs.n && (a = host_allocations(m->host, m->devs.d, m->devs.n)))
 		json_object_set_new(run->report, "allocations", a);
 }
 

@@ -143,7 +143,7 @@ FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_ALL:%=build/fuzz/fuzz_%)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[ch] common/series/*.[ch] common/rows/*.c \
 		sinks/*/*.[ch] monitor/endpoint/*.[ch] monitor/host/podres_table.[ch] monitor/host/podres_api.pb-c.[ch] \
-		monitor/http/grpc.[ch])
+		monitor/host/jobmap.[ch] monitor/http/grpc.[ch])
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)tests/fuzz/build.sh $(@D) $*
 

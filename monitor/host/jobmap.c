@@ -5,6 +5,7 @@
  * a file that cannot be read takes its entry from the table it replaces.
  */
 #include "jobmap.h"
+#include "../../common/hindex.h"
 #include "../../common/util.h"
 
 #include <dirent.h>
@@ -149,13 +150,17 @@ static int check_id(const char *s, size_t n, char *err, size_t errsz)
 int jobmap_parse(const char *text, size_t len, char **ids, size_t *n, char *err, size_t errsz)
 {
 	size_t line = 0, pos = 0;
+	struct hindex seen = { 0 }; /* ids[] by their text: a job listed again is found in O(1) */
+	struct hindex_iter it;
 	char why[160];
 	int rc = 0;
 
 	*n = 0;
 	while (pos < len && !rc) {
 		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
-		size_t l = nl ? (size_t)(nl - s) : len - pos, k;
+		size_t l = nl ? (size_t)(nl - s) : len - pos;
+		uint64_t h;
+		uint32_t k;
 
 		pos += l + (nl != NULL);
 		line++;
@@ -168,9 +173,11 @@ int jobmap_parse(const char *text, size_t len, char **ids, size_t *n, char *err,
 			snprintf(err, errsz, "%zu:%s", line, why);
 			break;
 		}
-		for (k = 0; k < *n && (strlen(ids[k]) != l || memcmp(ids[k], s, l)); k++)
-			;
-		if (k < *n)
+		h = hash_bytes(0, s, l);
+		for (k = hindex_first(&seen, h, &it); k != HINDEX_NONE; k = hindex_next(&seen, h, &it))
+			if (!strncmp(ids[k], s, l) && !ids[k][l])
+				break;
+		if (k != HINDEX_NONE)
 			continue; /* listed already */
 		if (*n == JOBMAP_MAX_JOBS) {
 			snprintf(err, errsz, "%zu:1: more than %d jobs", line, JOBMAP_MAX_JOBS);
@@ -179,8 +186,10 @@ int jobmap_parse(const char *text, size_t len, char **ids, size_t *n, char *err,
 		}
 		ids[*n] = xmalloc(l + 1);
 		memcpy(ids[*n], s, l);
-		ids[(*n)++][l] = '\0';
+		ids[*n][l] = '\0';
+		hindex_put(&seen, h, (uint32_t)(*n)++);
 	}
+	hindex_free(&seen);
 	if (rc) {
 		for (size_t i = 0; i < *n; i++)
 			free(ids[i]);

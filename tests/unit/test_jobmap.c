@@ -147,7 +147,7 @@ static void test_lines(void)
 		{ "a\xc2\x85\n", 0, "error -22: 1:2: a control character (U+0085) in a job id", "a C1 control" },
 		{ "a\x1b[31m\n", 0, "error -22: 1:2: a control character (U+001B) in a job id", "an escape" },
 	};
-	char big[JOBMAP_MAX_ID + 2], many[JOBMAP_MAX_JOBS * 8 + 16], want[64];
+	char big[JOBMAP_MAX_ID + 2], many[JOBMAP_MAX_JOBS * 8 + 16], want[64], max_id[JOBMAP_MAX_ID + 1];
 	size_t o = 0;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -155,7 +155,9 @@ static void test_lines(void)
 		       cases[i].what);
 
 	memset(big, 'x', sizeof(big));
-	is_str(parse(big, JOBMAP_MAX_ID), big + 2, "a job id of JOBMAP_MAX_ID bytes");
+	memset(max_id, 'x', JOBMAP_MAX_ID);
+	max_id[JOBMAP_MAX_ID] = '\0';
+	is_str(parse(big, JOBMAP_MAX_ID), max_id, "a job id of JOBMAP_MAX_ID bytes");
 	snprintf(want, sizeof(want), "error -7: 1:%d: a job id of %d bytes, more than %d", JOBMAP_MAX_ID + 1,
 		 JOBMAP_MAX_ID + 1, JOBMAP_MAX_ID);
 	is_str(parse(big, JOBMAP_MAX_ID + 1), want, "one byte more: refused, with its line and column");

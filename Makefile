@@ -208,6 +208,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) bench/sysfs_bench.sh
 	BUILD=$(BUILD) bench/containers_bench.sh
 	$(BUILD)/bench/pods_bench
+	$(BUILD)/bench/jobmap_bench
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/node_bench.py
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh

@@ -17,11 +17,13 @@
  *    as dcgm-exporter's), less a carriage return at its end (CRLF); the
  *    last line needs no newline; an empty file, or a missing one, is no
  *    job;
+ *  - a MIG device's jobs are those of its "N.M" file only, the whole GPU's
+ *    those of "N" only (neither inherits the other's);
  *  - differences: a blank line (empty or only spaces) is skipped
  *    (dcgm-exporter makes it a job "", a second unlabelled series); a job
  *    listed twice in a file is there once (dcgm-exporter repeats the
- *    series); a MIG device's jobs are those of its "N.M" file only, as in
- *    dcgm-exporter, and the whole GPU's those of "N" only;
+ *    series); a file removed between the listing and its reading is no job
+ *    (dcgm-exporter fails the scrape's group);
  *  - differences, for safety: a symbolic link is not followed and a file
  *    that is not a regular file (a FIFO, a socket, a device) is not read:
  *    both are errors (dcgm-exporter follows a link, and hangs on a FIFO);
@@ -39,13 +41,16 @@
  * Cost: an inotify watch on the directory (files made, removed, renamed,
  * written, their modes changed; the directory itself removed or moved)
  * says when to read it again, so a refresh with no change is one read()
- * that finds no event. A file rewritten in place with the same size within
- * one tick of the file system's coarse clock leaves its mtime (nanoseconds
- * included) and size as they were, which a stat-based check would miss;
- * the watch sees the write. Without a watch (the directory missing, the
- * user's inotify limits reached) and after a refresh with an error, every
- * refresh reads the directory again. (A file changed through a hard link
- * in another directory is not seen until something in this one changes.)
+ * that finds no event (bench/jobmap_bench: 0.18 us, where the stat() of a
+ * directory of 64 files and of each file costs 27 us every cycle). It is
+ * also the correct one: two writes within one tick of the file system's
+ * coarse clock give a file the same mtime, nanoseconds included, so a
+ * rewrite in place with the same size looks unchanged to a stat check,
+ * while the watch sees the write. Without a watch (the directory missing,
+ * the user's inotify limits reached) and after a refresh with an error,
+ * every refresh reads the directory again. (A file changed through a hard
+ * link in another directory is not seen until something in this one
+ * changes.)
  *
  * Ownership: the map copies its directory's name; every string it returns
  * is borrowed, valid until the next jobmap_refresh or jobmap_free.
@@ -71,10 +76,13 @@ void jobmap_free(struct jobmap *jm); /* NULL-safe */
  * Read the directory again when it may have changed since the last read
  * (always, when there is no watch or the last refresh failed). 0; or
  * -errno with jobmap_error saying where and why: the directory cannot be
- * read (-ENOENT, -ENOTDIR, -EACCES, ...; -E2BIG past the caps), the whole
- * last good table kept; or a file is bad (-ELOOP a symbolic link, -EINVAL
- * not a regular file or a bad line, -EFBIG too big, -EACCES, ...), its GPU
- * keeping its last good jobs and the other files read.
+ * read (-ENOENT, -ENOTDIR, -EACCES, ...; -E2BIG past JOBMAP_MAX_ENTRIES
+ * or JOBMAP_MAX_FILES), the whole last good table kept; or a file is bad
+ * (-ELOOP a symbolic link; -EINVAL not a regular file, a control character
+ * or not UTF-8; -EFBIG past JOBMAP_MAX_FILE_BYTES; -E2BIG an id past
+ * JOBMAP_MAX_ID or past JOBMAP_MAX_JOBS jobs; -EACCES, ...), the first
+ * bad file's error returned, each bad file's GPU keeping its last good
+ * jobs and the other files read as they are now.
  */
 int jobmap_refresh(struct jobmap *jm);
 /*

@@ -144,7 +144,7 @@ FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_ALL:%=build/fuzz/fuzz_%)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/build.sh $(wildcard common/*.[ch] common/series/*.[ch] common/rows/*.c \
 		sinks/*/*.[ch] monitor/endpoint/*.[ch] monitor/host/podres_table.[ch] monitor/host/podres_api.pb-c.[ch] \
-		monitor/http/grpc.[ch])
+		monitor/host/jobmap.[ch] monitor/http/grpc.[ch])
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)tests/fuzz/build.sh $(@D) $*
 
@@ -209,6 +209,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) bench/sysfs_bench.sh
 	BUILD=$(BUILD) bench/containers_bench.sh
 	$(BUILD)/bench/pods_bench
+	$(BUILD)/bench/jobmap_bench
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/node_bench.py
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh

@@ -147,8 +147,7 @@ void buf_free(struct buf *b)
 	buf_init(b, b->cap);
 }
 
-/* Read all of fd into dst (size bytes, NUL-terminated); closes fd. The length or -errno. */
-static ssize_t read_fd_all(int fd, char *dst, size_t size)
+ssize_t read_fd_all(int fd, char *dst, size_t size)
 {
 	int err;
 	size_t len = 0;

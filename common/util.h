@@ -47,6 +47,8 @@ void buf_free(struct buf *b);
  * Returns the byte count, or -errno; -EFBIG when it does not fit.
  */
 ssize_t read_file_at(int dirfd, const char *path, char *dst, size_t size);
+/* Read all of fd into dst (size bytes, NUL-terminated) and close fd: the length, or -errno (-EFBIG: it does not fit). */
+ssize_t read_fd_all(int fd, char *dst, size_t size);
 
 /*
  * A file kept open and read again: its whole text from offset 0 with one

@@ -87,6 +87,10 @@ static void usage(FILE *f)
 		"                          pod holds which device (default ROOTFS/var/lib/kubelet/\n"
 		"                          pod-resources/kubelet.sock when it exists; \"\": none);\n"
 		"                          asked at most once per --kubelet-refresh\n"
+		"      --hpc-job-mapping-dir DIR  the scheduler's files of which HPC jobs run on\n"
+		"                          which GPU, as NVIDIA's dcgm-exporter reads them (one\n"
+		"                          file per GPU index or GPU.INSTANCE, a job id a line;\n"
+		"                          \"\": none); read again when it changes\n"
 		"      --ecs-agent-url URL ask the ECS agent's introspection API for task and\n"
 		"                          container names (e.g. http://localhost:51678)\n"
 		"      --ecs-metadata      ask the task metadata endpoint v4\n"
@@ -130,8 +134,8 @@ static void usage(FILE *f)
 
 /* Command-line options, beyond what getopt's letters name. */
 enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
-       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_POD_RESOURCES, OPT_ECS_AGENT,
-       OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
+       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_POD_RESOURCES, OPT_HPC_JOBS,
+       OPT_ECS_AGENT, OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
 
 /*
  * A host option c (OPT_ROOTFS to OPT_INSTANCE) with its argument arg
@@ -167,6 +171,9 @@ static int host_option(int c, char *arg, struct cfg_host *h)
 	}
 	case OPT_POD_RESOURCES:
 		h->pod_resources_socket = arg; /* borrowed: never freed; "" turns the client off */
+		break;
+	case OPT_HPC_JOBS:
+		h->hpc_job_mapping_dir = arg; /* borrowed: never freed; "" turns the mapping off */
 		break;
 	case OPT_KUBELET_REFRESH:
 	case OPT_ECS_REFRESH: {
@@ -232,6 +239,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA },
 		{ "kubelet-refresh", required_argument, NULL, OPT_KUBELET_REFRESH },
 		{ "pod-resources-socket", required_argument, NULL, OPT_POD_RESOURCES },
+		{ "hpc-job-mapping-dir", required_argument, NULL, OPT_HPC_JOBS },
 		{ "ecs-agent-url", required_argument, NULL, OPT_ECS_AGENT },
 		{ "ecs-metadata-url", required_argument, NULL, OPT_ECS_METADATA_URL },
 		{ "ecs-metadata", no_argument, NULL, OPT_ECS_METADATA },
@@ -288,6 +296,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_KUBELET_CA:
 		case OPT_KUBELET_REFRESH:
 		case OPT_POD_RESOURCES:
+		case OPT_HPC_JOBS:
 		case OPT_ECS_REFRESH:
 		case OPT_ECS_METADATA:
 		case OPT_ECS_AGENT:
@@ -527,7 +536,8 @@ int main(int argc, char **argv)
 	host = host_new(&(struct host_opts){ .procfs = cfg.procfs, .sysfs = cfg.sysfs, .ctr = host_cfg_ctr(&cfg.host),
 					    .http = http, .fds = &fdb, .instance_refresh_ns = INSTANCE_REFRESH_NS,
 					    .instance_mode = cfg.host.instance_mode,
-					    .pod_resources_socket = cfg.host.pod_resources_socket },
+					    .pod_resources_socket = cfg.host.pod_resources_socket,
+					    .hpc_job_mapping_dir = cfg.host.hpc_job_mapping_dir },
 			loop);
 	/* Reports should carry instance_info from the start: wait for it, at most ~1.5 s (off EC2). */
 	if (wait_until(loop, clock_mono_ns() + INSTANCE_FIRST_WAIT_NS, &waitmask, host, 1))

@@ -618,19 +618,18 @@ static int host_ecs_metadata(const struct cfg_block *b, const char **url)
 	return 0;
 }
 
-/* "pod_resources_socket": a path, or "" (no client). */
-static int host_podres_socket(const struct cfg_block *b, const char **out)
+/* The block's member key: a path (what it is, for the error), or "" (none). *out left alone when absent. */
+static int host_path_or_none(const struct cfg_block *b, const char *key, const char *what, const char **out)
 {
-	json_t *e = json_object_get(b->obj, "pod_resources_socket");
+	json_t *e = json_object_get(b->obj, key);
 
 	if (e && !json_is_string(e))
-		return cfg_block_error(b, "pod_resources_socket", 0, "expected a unix socket path, or \"\" for none, got %s",
-				       doc_kind(e));
+		return cfg_block_error(b, key, 0, "expected %s, or \"\" for none, got %s", what, doc_kind(e));
 	if (json_is_string(e) && !json_string_length(e)) {
 		*out = "";
 		return 0;
 	}
-	return cfg_block_string(b, "pod_resources_socket", "a unix socket path", out);
+	return cfg_block_string(b, key, what, out);
 }
 
 /*
@@ -643,11 +642,11 @@ static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 	static const char *const keys[] = { "rootfs", "run", "cgroupfs", "kubelet_url", "kubelet_token_file",
 					     "kubelet_ca_file", "kubelet_refresh", "ecs_agent_url", "ecs_metadata",
 					     "ecs_metadata_url", "ecs_refresh", "instance_metadata", "pod_resources_socket",
-					     NULL };
+					     "hpc_job_mapping_dir", NULL };
 	static const char *const dirs[] = { "rootfs", "run", "cgroupfs" };
 	const struct cfg_block b = { .doc = v->d, .path = "host", .obj = o, .err = v->err };
 	const char *s[3] = { NULL }, *kurl = NULL, *ktok = NULL, *kca = NULL, *agent = NULL, *meta = NULL,
-		   *mode = NULL, *prs = NULL;
+		   *mode = NULL, *prs = NULL, *hpc = NULL;
 	char q[LOG_QUOTE_BUF];
 
 	if (!json_is_object(o))
@@ -664,7 +663,9 @@ static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 	    host_url(&b, "ecs_agent_url", &agent) || host_url(&b, "ecs_metadata_url", &meta) ||
 	    host_ecs_metadata(&b, &meta) ||
 	    get_duration(v, "host", o, "ecs_refresh", 1000, "1s", &h->ecs_refresh_ms) ||
-	    cfg_block_string(&b, "instance_metadata", "auto, on or off", &mode) || host_podres_socket(&b, &prs))
+	    cfg_block_string(&b, "instance_metadata", "auto, on or off", &mode) ||
+	    host_path_or_none(&b, "pod_resources_socket", "a unix socket path", &prs) ||
+	    host_path_or_none(&b, "hpc_job_mapping_dir", "a directory", &hpc))
 		return -EINVAL;
 	if (mode && instance_mode_parse(mode) < 0)
 		return cfg_block_error(&b, "instance_metadata", 0, "expected auto, on or off, got \"%s\"", QUOTE(q, mode));
@@ -678,6 +679,7 @@ static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 	h->ecs_agent_url = agent ? xstrdup(agent) : NULL;
 	h->ecs_metadata_url = meta ? xstrdup(meta) : NULL;
 	h->pod_resources_socket = prs ? xstrdup(prs) : NULL;
+	h->hpc_job_mapping_dir = hpc ? xstrdup(hpc) : NULL;
 	return 0;
 }
 
@@ -711,6 +713,8 @@ static json_t *host_json(const struct cfg_host *h)
 	if (prs || h->pod_resources_socket)
 		json_object_set_new(o, "pod_resources_socket", json_string(prs ? prs : ""));
 	free(prs);
+	if (h->hpc_job_mapping_dir) /* "" when the command line turns the config's off */
+		json_object_set_new(o, "hpc_job_mapping_dir", json_string(h->hpc_job_mapping_dir));
 	json_object_set_new(o, "instance_metadata",
 			    json_string(h->instance_mode >= 0 && (size_t)h->instance_mode < ARRAY_SIZE(instance_modes)
 						? instance_modes[h->instance_mode] : "auto"));
@@ -728,6 +732,7 @@ static void cfg_host_free(struct cfg_host *h)
 	free(h->ecs_agent_url);
 	free(h->ecs_metadata_url);
 	free(h->pod_resources_socket);
+	free(h->hpc_job_mapping_dir);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -839,6 +844,7 @@ void cfg_override(struct cfg *cfg, const char *procfs, const char *sysfs, const 
 	override(&h->ecs_agent_url, cli->ecs_agent_url);
 	override(&h->ecs_metadata_url, cli->ecs_metadata_url);
 	override(&h->pod_resources_socket, cli->pod_resources_socket);
+	override(&h->hpc_job_mapping_dir, cli->hpc_job_mapping_dir);
 	if (cli->kubelet_refresh_ms > 0)
 		h->kubelet_refresh_ms = cli->kubelet_refresh_ms;
 	if (cli->ecs_refresh_ms > 0)

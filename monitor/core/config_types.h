@@ -91,6 +91,7 @@ struct cfg_host {
 	int64_t kubelet_refresh_ms; /* --kubelet-refresh: at least 1000 */
 	char *pod_resources_socket; /* --pod-resources-socket: the kubelet's pod-resources socket; NULL: its default
 	                               path when that exists; "": none */
+	char *hpc_job_mapping_dir; /* --hpc-job-mapping-dir: the scheduler's GPU -> job files (jobmap.h); NULL, "": none */
 	char *ecs_agent_url;      /* --ecs-agent-url */
 	char *ecs_metadata_url;   /* --ecs-metadata-url, or --ecs-metadata's $ECS_CONTAINER_METADATA_URI_V4 */
 	int64_t ecs_refresh_ms;   /* --ecs-refresh: at least 1000 */

@@ -9,10 +9,12 @@
 #include "../core/energy.h"
 #include "ledger.h"
 #include "../../common/hindex.h"
+#include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "ecs.h"
 #include "instance.h"
+#include "jobmap.h"
 #include "kubelet.h"
 #include "owners.h"
 #include "podres.h"
@@ -51,6 +53,9 @@ struct host {
 	char *pr_sock;               /* its socket (owned); NULL: none */
 	int64_t pr_refresh_ns;       /* its List period: the kubelet's refresh */
 	struct owners *own;          /* the answer mapped to the devices (owners.h); NULL until first asked */
+	struct jobmap *jm;           /* the HPC job mapping; NULL: no directory (jobmap.h) */
+	int64_t jm_snap;             /* the snapshot it was last refreshed in */
+	char *jm_logged;             /* the last error logged (owned); NULL: none since the last good refresh */
 	int self_root;               /* 1: the monitor's own cgroup reads "/" (a cgroup namespace); 0: not; -1: unread */
 	char self_pod_uid[48];       /* the monitor's own pod (the downward API's POD_UID), "" when not set */
 	char self_pod[256], self_ns[64]; /* and its names (POD_NAME, POD_NAMESPACE) */
@@ -155,6 +160,20 @@ static void host_podres_apply(struct host *h, const char *opt, int64_t refresh_n
 	free(sock);
 }
 
+/* The HPC job mapping of directory dir (NULL or "": none), made again only when dir changed. */
+static void host_jobmap_apply(struct host *h, const char *dir)
+{
+	if (dir && !*dir)
+		dir = NULL;
+	if (h->jm && dir && !strcmp(dir, jobmap_dir(h->jm)))
+		return;
+	jobmap_free(h->jm);
+	h->jm = dir ? jobmap_new(dir) : NULL;
+	h->jm_snap = -1; /* refreshed at the next snapshot, or when first asked for */
+	free(h->jm_logged);
+	h->jm_logged = NULL;
+}
+
 struct host *host_new(const struct host_opts *o, struct loop *loop)
 {
 	struct host *h = xcalloc(1, sizeof(*h));
@@ -175,6 +194,7 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	h->procs.fdb = h->fdb;
 	host_names_start(h, containers_new(&o->ctr));
 	host_podres_apply(h, o->pod_resources_socket, o->ctr.kubelet_refresh_ns);
+	host_jobmap_apply(h, o->hpc_job_mapping_dir);
 	h->self_root = -1;
 	self_pod(h);
 	facts_init(&h->facts);
@@ -195,6 +215,8 @@ void host_free(struct host *h)
 	podres_free(h->pr);
 	free(h->pr_sock);
 	owners_free(h->own);
+	jobmap_free(h->jm);
+	free(h->jm_logged);
 	host_names_stop(h);
 	proctab_free(&h->procs);
 	procfs_close(&h->pf);
@@ -283,6 +305,7 @@ int host_configure(struct host *h, const struct cfg *cfg)
 		changed = 1;
 	}
 	host_podres_apply(h, cfg->host.pod_resources_socket, want.kubelet_refresh_ns);
+	host_jobmap_apply(h, cfg->host.hpc_job_mapping_dir);
 	/* The metadata service: asked afresh when its mode or the facts it is decided on (sysfs) changed. */
 	if (h->inst && (sysfs_moved || cfg->host.instance_mode != h->inst_mode)) {
 		instance_free(h->inst);
@@ -349,6 +372,7 @@ void host_snapshot(struct host *h, const struct cycle *cy)
 	}
 	if (h->energy) /* the processes that exited leave the energy ledger */
 		energy_ledger_forget(h->energy, energy_alive, h);
+	host_jobmap(h); /* the scheduler's files as of this cycle, their errors logged when they come */
 }
 
 /* ---- processes --------------------------------------------------------------------------------------- */
@@ -766,6 +790,29 @@ void host_facts_publish(struct host *h, const void *owner, const struct fact *f,
 const struct fact *host_facts_next(const struct host *h, const char *device_type, int64_t now, size_t *pos)
 {
 	return facts_next(&h->facts, device_type, now, pos);
+}
+
+/* ---- HPC jobs --------------------------------------------------------------------------------------- */
+
+const struct jobmap *host_jobmap(struct host *h)
+{
+	const char *e;
+
+	if (!h->jm || h->jm_snap == h->snap)
+		return h->jm;
+	h->jm_snap = h->snap;
+	jobmap_refresh(h->jm);
+	e = jobmap_error(h->jm);
+	if (e && (!h->jm_logged || strcmp(e, h->jm_logged))) {
+		log_warn("hpc: %s", e);
+		free(h->jm_logged);
+		h->jm_logged = xstrdup(e);
+	} else if (!e && h->jm_logged) {
+		log_info("hpc: %s read without errors again", jobmap_dir(h->jm));
+		free(h->jm_logged);
+		h->jm_logged = NULL;
+	}
+	return h->jm;
 }
 
 /* ---- instance metadata ------------------------------------------------------------------------------- */

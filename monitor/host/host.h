@@ -15,6 +15,9 @@
  *    names from the runtimes' state files and the kubelet (kubelet.h);
  *  - sockets (sockets.h): which process listens on a TCP port;
  *  - instance metadata (instance.h);
+ *  - which HPC jobs run on which GPU (jobmap.h), from the scheduler's
+ *    files in --hpc-job-mapping-dir, read again at a snapshot when they
+ *    changed;
  *  - what collectors hand each other through it, each by an API of its
  *    own: the device memory each process holds on accelerators (device
  *    collectors record it, process runtimes report it), and device facts
@@ -52,6 +55,7 @@ struct host;
 struct loop;
 struct http_async;
 struct energy_obs;
+struct jobmap;
 
 /* What the producer creates its host with; NULL and 0 fields take the defaults. */
 struct host_opts {
@@ -65,6 +69,7 @@ struct host_opts {
 	long page_size;               /* bytes; 0: sysconf's */
 	struct fd_budget *fds;        /* the producer's descriptor budget (fdbudget.h; borrowed); NULL: none */
 	const char *pod_resources_socket; /* --pod-resources-socket: NULL, the kubelet's when it exists; "": none */
+	const char *hpc_job_mapping_dir; /* --hpc-job-mapping-dir: the scheduler's GPU -> job files; NULL, "": none */
 };
 
 /*
@@ -296,6 +301,21 @@ void host_facts_publish(struct host *h, const void *owner, const struct fact *f,
  * until the next host_facts_publish.
  */
 const struct fact *host_facts_next(const struct host *h, const char *device_type, int64_t now, size_t *pos);
+
+/* ---- HPC jobs --------------------------------------------------------------------------------------- */
+
+/*
+ * The HPC job mapping of --hpc-job-mapping-dir (the "host" block's
+ * "hpc_job_mapping_dir"; jobmap.h), borrowed: the map until the next
+ * host_configure, the jobs it gives until the next snapshot; NULL when no
+ * directory is configured. Refreshed at most
+ * once per snapshot (host_snapshot refreshes it: a directory that did not
+ * change costs one read of its inotify descriptor). When the refresh
+ * fails, jobmap_error says why (the coordinator's report carries it) and
+ * the table holds the last good jobs; each distinct error is also logged
+ * once to stderr.
+ */
+const struct jobmap *host_jobmap(struct host *h);
 
 /* ---- HTTP -------------------------------------------------------------------------------------------- */
 

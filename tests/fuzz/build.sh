@@ -8,12 +8,13 @@
 # fuzz_cloudwatch (accel-cloudwatch: stream -> samples -> PutMetricData
 # bodies and EMF) and fuzz_expo (an endpoint's exposition -> expo_parse ->
 # monitor/endpoint/infer.c) and fuzz_podres (the kubelet's pod-resources answer -> grpc_unframe ->
-# monitor/host/podres_table.c). The Makefile runs it to make build/fuzz/fuzz_TARGET,
+# monitor/host/podres_table.c) and fuzz_jobmap (an HPC job mapping file's name and text ->
+# monitor/host/jobmap.c's reader). The Makefile runs it to make build/fuzz/fuzz_TARGET,
 # which tests/integration/*_fuzz.sh (short runs in the test suite) and
 # tests/fuzz/run.sh (make fuzz) run.
 #
 # Usage: tests/fuzz/build.sh OUTDIR [TARGET...]   (TARGET: prom_line, csv,
-#        cloudwatch, expo, podres; default the first three; CLANG=clang-16 to pick a compiler)
+#        cloudwatch, expo, podres, jobmap; default the first three; CLANG=clang-16 to pick a compiler)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: $0 OUTDIR [TARGET...]}
@@ -34,7 +35,8 @@ for t in "$@"; do
 		$top/sinks/cloudwatch/cloudwatch_queue.c" ;;
 	podres) mods="$top/monitor/host/podres_table.c $top/monitor/host/podres_api.pb-c.c $top/monitor/http/grpc.c
 		$top/common/http.c" ;;
-	*) echo "$0: unknown target $t (prom_line, csv, cloudwatch, expo, podres)" >&2; exit 2 ;;
+	jobmap) mods="$top/monitor/host/jobmap.c" ;;
+	*) echo "$0: unknown target $t (prom_line, csv, cloudwatch, expo, podres, jobmap)" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2046,SC2086
 	$cc -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -12,6 +12,13 @@ if [ "${2:-}" = podres ]; then # whole answers, made by the test server from our
 		--dir "$dir/.py" --seeds "$dir"
 	exit 0
 fi
+if [ "${2:-}" = jobmap ]; then # a name line, then a mapping file's text
+	printf '0\njob1\njob2\n' >"$dir/seed-gpu"
+	printf '3.10\n12345_7\r\n12346+0\r\n\n  \n job \nb\nb' >"$dir/seed-mig-crlf"
+	printf '01\ncaf\303\251\n\302\205\n' >"$dir/seed-c1"
+	printf '2147483647\nok\n\377\n' >"$dir/seed-bad-utf8"
+	exit 0
+fi
 if [ "${2:-}" = expo ]; then
 	for f in "$top"/tests/fixtures/infer/*.prom "$top"/tests/fixtures/prom/*.prom; do
 		cp "$f" "$dir/seed-$(basename "$f")"

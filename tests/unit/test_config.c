@@ -346,10 +346,12 @@ static const struct {
 	{ "hostkey.json", 0, "{\"host\": {\"rootfs\": \"/host\", \"kubelet\": \"https://x\"}}",
 	  "hostkey.json:1:30: host.kubelet: unknown key \"kubelet\"; known: rootfs, run, cgroupfs, kubelet_url, "
 	  "kubelet_token_file, kubelet_ca_file, kubelet_refresh, ecs_agent_url, ecs_metadata, ecs_metadata_url, "
-	  "ecs_refresh, instance_metadata, pod_resources_socket" },
+	  "ecs_refresh, instance_metadata, pod_resources_socket, hpc_job_mapping_dir" },
 	{ "hostprs.json", 0, "{\"host\": {\"pod_resources_socket\": true}}",
 	  "hostprs.json:1:35: host.pod_resources_socket: expected a unix socket path, or \"\" for none, got "
 	  "a boolean" },
+	{ "hosthpc.json", 0, "{\"host\": {\"hpc_job_mapping_dir\": [\"/a\"]}}",
+	  "hosthpc.json:1:34: host.hpc_job_mapping_dir: expected a directory, or \"\" for none, got an array" },
 	{ "hostroot.json", 0, "{\"host\": {\"rootfs\": 1}}",
 	  "hostroot.json:1:21: host.rootfs: expected a directory (a non-empty string), got a number" },
 	{ "hostrun.json", 0, "{\"host\": {\"run\": \"\"}}",
@@ -445,10 +447,12 @@ int main(void)
 				 "{\"host\": {\"rootfs\": \"/host/\", \"kubelet_url\": \"https://10.0.0.7:10250\", "
 				 "\"kubelet_token_file\": \"/t\", \"kubelet_ca_file\": \"/ca\", \"kubelet_refresh\": \"10s\", "
 				 "\"ecs_agent_url\": \"http://localhost:51678\", \"ecs_metadata_url\": \"http://169.254.170.2/v4/x\", "
-				 "\"ecs_refresh\": 45, \"instance_metadata\": \"off\", \"pod_resources_socket\": \"/k.sock\"}}",
+				 "\"ecs_refresh\": 45, \"instance_metadata\": \"off\", \"pod_resources_socket\": \"/k.sock\", "
+				 "\"hpc_job_mapping_dir\": \"/run/slurm-gpus\"}}",
 				 0, &cfg);
 		struct cfg_host cli = { .run = "/cli/run", .kubelet_url = "http://127.0.0.1:10255", .ecs_refresh_ms = 2000,
-					.instance_mode = INSTANCE_ON, .pod_resources_socket = "" };
+					.instance_mode = INSTANCE_ON, .pod_resources_socket = "",
+					.hpc_job_mapping_dir = "/cli/jobs" };
 		json_t *eff;
 		char *text;
 
@@ -466,6 +470,7 @@ int main(void)
 			is_int(h->ecs_refresh_ms, 45000, "host.ecs_refresh: a number of seconds");
 			is_int(h->instance_mode, INSTANCE_OFF, "host.instance_metadata: off");
 			is_str(h->pod_resources_socket, "/k.sock", "host.pod_resources_socket");
+			is_str(h->hpc_job_mapping_dir, "/run/slurm-gpus", "host.hpc_job_mapping_dir");
 			eff = cfg_effective(&cfg);
 			text = json_dumps(json_object_get(eff, "host"), JSON_COMPACT | JSON_REAL_PRECISION(10));
 			is_str(text,
@@ -473,7 +478,8 @@ int main(void)
 			       "\"kubelet_url\":\"https://10.0.0.7:10250\",\"kubelet_token_file\":\"/t\",\"kubelet_ca_file\":"
 			       "\"/ca\",\"kubelet_refresh\":10.0,\"ecs_agent_url\":\"http://localhost:51678\","
 			       "\"ecs_metadata_url\":\"http://169.254.170.2/v4/x\",\"ecs_refresh\":45.0,"
-			       "\"pod_resources_socket\":\"/k.sock\",\"instance_metadata\":\"off\"}",
+			       "\"pod_resources_socket\":\"/k.sock\",\"hpc_job_mapping_dir\":\"/run/slurm-gpus\","
+			       "\"instance_metadata\":\"off\"}",
 			       "the effective host block: every key, run and cgroupfs under rootfs");
 			free(text);
 			text = json_dumps(eff, JSON_COMPACT | JSON_REAL_PRECISION(10));
@@ -492,6 +498,7 @@ int main(void)
 			is_int(h->ecs_refresh_ms, 2000, "override: --ecs-refresh wins");
 			is_int(h->instance_mode, INSTANCE_ON, "override: --instance-metadata on wins over \"off\"");
 			is_str(h->pod_resources_socket, "", "override: --pod-resources-socket \"\" wins (the client off)");
+			is_str(h->hpc_job_mapping_dir, "/cli/jobs", "override: --hpc-job-mapping-dir wins");
 			cli = (struct cfg_host){ .instance_mode = -1 };
 			cfg_override(&cfg, NULL, NULL, &cli);
 			is_int(h->instance_mode, INSTANCE_ON, "override: --instance-metadata not given (-1) keeps the mode");

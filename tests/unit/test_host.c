@@ -4,11 +4,14 @@
  * temporary directory: its options and roots, the snapshot (one scan of
  * /proc per snapshot, a new one each cycle), the process meter
  * (runtime_vcpu_usage and memory_used as process and endpoint runtimes
- * report them), the per-process device memory record, and device facts.
+ * report them), the per-process device memory record, device facts, and
+ * the HPC job mapping (read at most once per snapshot, made again when its
+ * directory changes).
  */
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
 #include "../../monitor/host/host.h"
+#include "../../monitor/host/jobmap.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -272,6 +275,65 @@ static void test_facts(void)
 	host_free(h);
 }
 
+/* The jobs host_jobmap gives GPU gpu (its first one), "" when none, "(no map)" when there is no map. */
+static const char *first_job(struct host *h, int gpu)
+{
+	const struct jobmap *jm = host_jobmap(h);
+	size_t n;
+	const char *const *ids;
+
+	if (!jm)
+		return "(no map)";
+	ids = jobmap_lookup(jm, gpu, -1, &n);
+	return n ? ids[0] : "";
+}
+
+static void test_jobmap(void)
+{
+	char dir[300], dir2[300], path[320];
+	struct cfg cfg = { .procfs = "/proc", .sysfs = "/sys" };
+	struct host *h = host_new(&(struct host_opts){ 0 }, NULL);
+	FILE *f;
+
+	ok(!host_jobmap(h), "no --hpc-job-mapping-dir: host_jobmap NULL");
+	host_free(h);
+
+	snprintf(dir, sizeof(dir), "%s/jobs", root);
+	snprintf(dir2, sizeof(dir2), "%s/jobs2", root);
+	mkdir(dir, 0755);
+	mkdir(dir2, 0755);
+	snprintf(path, sizeof(path), "%s/0", dir);
+	f = fopen(path, "w");
+	fputs("j1\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/1", dir2);
+	f = fopen(path, "w");
+	fputs("other\n", f);
+	fclose(f);
+
+	h = host_new(&(struct host_opts){ .hpc_job_mapping_dir = dir }, NULL);
+	is_str(first_job(h, 0), "j1", "host_jobmap: the directory read at the host's first snapshot");
+	snprintf(path, sizeof(path), "%s/0", dir);
+	f = fopen(path, "w");
+	fputs("j2\n", f);
+	fclose(f);
+	is_str(first_job(h, 0), "j1", "a change within the snapshot: not read (at most once per snapshot)");
+	host_snapshot(h, &(struct cycle){ .mono_ns = clock_mono_ns() });
+	is_str(first_job(h, 0), "j2", "the next snapshot: read again");
+	cfg.host.hpc_job_mapping_dir = dir;
+	host_configure(h, &cfg);
+	is_str(first_job(h, 0), "j2", "configured with the same directory: the same map");
+	cfg.host.hpc_job_mapping_dir = dir2;
+	host_configure(h, &cfg);
+	is_str(jobmap_dir(host_jobmap(h)), dir2, "configured with another directory: a map of it");
+	is_str(first_job(h, 1), "other", "... read when first asked for");
+	is_str(first_job(h, 0), "", "... the old directory's jobs gone");
+	cfg.host.hpc_job_mapping_dir = "";
+	host_configure(h, &cfg);
+	ok(!host_jobmap(h), "configured with \"\": no map");
+	host_free(h);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -285,6 +347,7 @@ int main(void)
 	test_snapshot();
 	test_meter();
 	test_facts();
+	test_jobmap();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd))
 		printf("# could not remove %s\n", root);

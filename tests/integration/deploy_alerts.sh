@@ -32,6 +32,10 @@ ok "promtool test rules (every rule, firing and quiet)" sh -c "cd '$R' && promto
 for a in $(sed -n 's/^ *- alert: //p' "$R/accel-monitor.rules.yml"); do
 	ok "unit test for $a" grep -q "alertname: $a\$" "$R/accel-monitor.rules.test.yml"
 done
+# Every recording rule too (a promql_expr_test on its series).
+for r in $(sed -n 's/^ *- record: //p' "$R/accel-monitor.rules.yml"); do
+	ok "unit test for the recording rule $r" grep -q "expr: $r\(\$\|{\)" "$R/accel-monitor.rules.test.yml"
+done
 mkdir -p "$WORK/mut"
 sed 's/sensor="gpu"} > 83/sensor="gpu"} > 95/' "$R/accel-monitor.rules.yml" >"$WORK/mut/accel-monitor.rules.yml"
 cp "$R/accel-monitor.rules.test.yml" "$WORK/mut/"
@@ -91,7 +95,7 @@ ok "Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$PURL/-/ready"
 ok "Alertmanager is ready" wait_for "$T" curl -sf -o /dev/null "http://127.0.0.1:$AMP/-/ready"
 inputs_open() { curl -s --data-urlencode 'query=accel_prom_input_open' "$PURL/api/v1/query" | grep -q '"value":\[[0-9.]*,"1"\]'; }
 ok "Prometheus scraped accel-prom: accel_prom_input_open is 1" wait_for "$T" inputs_open
-ok "Prometheus loaded every shipped rule" sh -c "[ \$(curl -s '$PURL/api/v1/rules' | $PY -c 'import json,sys; print(sum(len(g[\"rules\"]) for g in json.load(sys.stdin)[\"data\"][\"groups\"]))') = $(grep -c '^ *- alert:' "$R/accel-monitor.rules.yml") ]"
+ok "Prometheus loaded every shipped rule" sh -c "[ \$(curl -s '$PURL/api/v1/rules' | $PY -c 'import json,sys; print(sum(len(g[\"rules\"]) for g in json.load(sys.stdin)[\"data\"][\"groups\"]))') = $(grep -c '^ *- \(alert\|record\):' "$R/accel-monitor.rules.yml") ]"
 ok "no alert fires while the input is open" sh -c "! grep -q AccelPromInputEnded '$WORK/hooks.jsonl' 2>/dev/null"
 # The endpoint runtimes' reports, a line a second, so that rates have two points and more.
 n=$(wc -l <"$EP")

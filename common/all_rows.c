@@ -120,9 +120,11 @@ static const struct family common_families[] = {
 	COUNTER("execution_status_total", "Execution status total", "count"),
 	GAUGE("execution_latency_seconds", "Execution latency in seconds", "seconds"),
 	COUNTER("hardware_ecc_events_total", "Hardware ecc events total", "count"),
-	/* the mapper's own: instance_info and neuron_hardware_info, gauges of 1 carrying labels */
+	/* the mapper's own: instance_info, neuron_hardware_info and the allocations, gauges of 1 carrying labels */
 	GAUGE("instance_info", "EC2 instance information", ""),
 	GAUGE("neuron_hardware_info", "Neuron Hardware Information", ""),
+	GAUGE("accelerator_allocation_info",
+	      "An owner of the accelerator (a container given it by a device plugin or DRA claim, an HPC job), 1", ""),
 	/* the producer's self-timing (report.monitor.collectors), as node_exporter's node_scrape_collector_* */
 	GAUGE("accel_monitor_collector_duration_seconds",
 	      "Wall time the collector took for the group in the last cycle, seconds", "seconds"),

@@ -493,6 +493,39 @@ static int device_rule(const struct map_rule *r, enum map_scope sc, const char *
 	return r->scope == sc && (!r->device_type || !strcmp(r->device_type, type));
 }
 
+/*
+ * The schema's device labels of device dkey of kind type (its object dev)
+ * into w's labels from base on, in its order: the kind, the key, then the
+ * device's own keys (numbuf holds the numbers' text). Returns the next free
+ * label's place.
+ */
+static size_t device_labels(struct walk *w, size_t base, const char *type, const char *dkey, json_t *dev,
+			    char numbuf[LBL_COUNT][NUM_TEXT_MAX])
+{
+	size_t n = base;
+
+	for (size_t l = 0; l < LBL_COUNT; l++) {
+		const struct schema_label *sl = &schema_labels[l];
+
+		if (sl->kind != LK_DEVICE)
+			continue;
+		if (sl->flags & LABEL_OPTIONAL) {
+			/* Only on devices that have it (NVIDIA MIG instances' ids and profile). */
+			json_t *v = json_object_get(dev, sl->source);
+
+			if (json_is_string(v))
+				w->s.labels[n++] = (struct label){ sl->name, json_string_value(v) };
+			else if (number_text(v, numbuf[l]))
+				w->s.labels[n++] = (struct label){ sl->name, numbuf[l] };
+			continue;
+		}
+		w->s.labels[n++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
+							: l == LBL_DEVICE ? dkey
+							: str_or(dev, sl->source, "") };
+	}
+	return n;
+}
+
 /* Every device of every group of one device_data entry. */
 static void map_device_entry(struct mapper *m, struct walk *w, json_t *ent, size_t idx, const char *root_iso,
 			     int64_t root_ms)
@@ -553,27 +586,7 @@ static void map_device_entry(struct mapper *m, struct walk *w, json_t *ent, size
 			w->s.entity = entity;
 			w->s.device_type = type;
 			w->s.device = dkey;
-			/* The schema's device labels, in its order: the kind, the key, then the device's own keys. */
-			ndev = base;
-			for (size_t l = 0; l < LBL_COUNT; l++) {
-				const struct schema_label *sl = &schema_labels[l];
-
-				if (sl->kind != LK_DEVICE)
-					continue;
-				if (sl->flags & LABEL_OPTIONAL) {
-					/* Only on devices that have it (NVIDIA MIG instances' ids and profile). */
-					json_t *v = json_object_get(dev, sl->source);
-
-					if (json_is_string(v))
-						w->s.labels[ndev++] = (struct label){ sl->name, json_string_value(v) };
-					else if (number_text(v, numbuf[l]))
-						w->s.labels[ndev++] = (struct label){ sl->name, numbuf[l] };
-					continue;
-				}
-				w->s.labels[ndev++] = (struct label){ sl->name, l == LBL_DEVICE_TYPE ? type
-									: l == LBL_DEVICE ? dkey
-									: str_or(dev, sl->source, "") };
-			}
+			ndev = device_labels(w, base, type, dkey, dev, numbuf);
 			snprintf(gwhere, sizeof(gwhere), "device_data[%zu].report.%s.devices.%s", idx, gname, dkey);
 			w->where = gwhere;
 			for (k = 0; k < gr->n; k++) {
@@ -590,6 +603,89 @@ static void map_device_entry(struct mapper *m, struct walk *w, json_t *ent, size
 			}
 		}
 	}
+}
+
+/* Device key of kind type in any group of report's device_data (borrowed), or NULL. */
+static json_t *report_device(json_t *report, const char *type, const char *key)
+{
+	json_t *ent, *g, *dev;
+	const char *gname;
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "device_data"), i, ent) {
+		if (strcmp(str_or(ent, "device_type", ""), type))
+			continue;
+		json_object_foreach(json_object_get(ent, "report"), gname, g)
+			if (json_is_object(dev = json_object_get(json_object_get(g, "devices"), key)))
+				return dev;
+	}
+	return NULL;
+}
+
+/* The owner keys that are labels, in the order they are added (docs/report-format.md, "Allocations"). */
+static const enum label_id owner_labels[] = { LBL_POD, LBL_NAMESPACE, LBL_CONTAINER, LBL_RESOURCE,
+					      LBL_DRA_CLAIM_NAME, LBL_DRA_CLAIM_NAMESPACE, LBL_DRA_DRIVER_NAME,
+					      LBL_DRA_POOL_NAME, LBL_DRA_DEVICE_NAME, LBL_HPC_JOB };
+
+/*
+ * The report's "allocations": accelerator_allocation_info, 1 for each owner
+ * of each device (for each of its NeuronCores when it lists them), with the
+ * device's labels (as its own series have them) and the owner's.
+ */
+static void map_allocations(struct mapper *m, struct walk *w, json_t *report, size_t base, int64_t root_ms)
+{
+	json_t *al = json_object_get(report, "allocations"), *bytype, *owners, *ow, *dev, *cores, *c;
+	const char *type, *key;
+	char numbuf[LBL_COUNT][NUM_TEXT_MAX], core[NUM_TEXT_MAX];
+	size_t i, k;
+
+	if (!json_is_object(al))
+		return;
+	if (*str_or(al, "error", "") && w->cb->group_error)
+		w->cb->group_error("allocations", "pod-resources", str_or(al, "error", ""), w->cb->ud);
+	w->s.group = "allocations";
+	w->s.fam = m->f_allocation;
+	w->s.ts_ms = root_ms;
+	w->s.period = 0;
+	w->s.value = 1;
+	json_object_foreach(json_object_get(al, "devices"), type, bytype) {
+		json_object_foreach(bytype, key, owners) {
+			size_t n;
+
+			buf_reset(w->entity);
+			if (!json_is_array(owners) || buf_add(w->entity, type, strlen(type)) || buf_add(w->entity, ":", 1) ||
+			    buf_add(w->entity, key, strlen(key)))
+				continue;
+			dev = report_device(report, type, key);
+			w->s.entity = w->entity->data;
+			w->s.device_type = type;
+			w->s.device = key;
+			n = device_labels(w, base, type, key, dev, numbuf);
+			json_array_foreach(owners, i, ow) {
+				size_t nl = n;
+
+				for (k = 0; k < ARRAY_SIZE(owner_labels); k++) {
+					const char *v = str_or(ow, schema_labels[owner_labels[k]].name, "");
+
+					if (*v)
+						w->s.labels[nl++] = (struct label){ schema_labels[owner_labels[k]].name, v };
+				}
+				cores = json_object_get(ow, "neuroncores");
+				w->s.nlabels = nl;
+				if (!json_array_size(cores)) {
+					w->cb->sample(&w->s, w->cb->ud);
+					continue;
+				}
+				w->s.nlabels = nl + 1;
+				json_array_foreach(cores, k, c)
+					if (number_text(c, core)) {
+						w->s.labels[nl] = (struct label){ schema_labels[LBL_NEURONCORE].name, core };
+						w->cb->sample(&w->s, w->cb->ud);
+					}
+			}
+		}
+	}
+	w->s.device_type = w->s.device = NULL;
 }
 
 void mapper_reset(struct mapper *m)
@@ -759,6 +855,8 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 			map_device_entry(m, &w, e, i, root_iso, root_ms);
 
 	w.s.prom_skip = 0;
+	map_allocations(m, &w, report, ninst, root_ms);
+
 	w.s.device_type = w.s.device = NULL;
 	w.s.entity = "system";
 	w.base_labels = ninst;

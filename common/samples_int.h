@@ -59,7 +59,7 @@ struct mapper {
 	size_t *order;          /* indexes into rules, grouped by groups[] */
 	struct group_rules *groups;
 	size_t ngroups;
-	const struct family *f_instance, *f_neuron_hw; /* the families the mapper yields itself */
+	const struct family *f_instance, *f_neuron_hw, *f_allocation; /* the families the mapper yields itself */
 	/* The instance labels of the last report that had instance_info (owned copies); host NULL: none yet. */
 	struct {
 		const char *name[MAP_INSTANCE_LABELS_MAX];

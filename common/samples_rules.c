@@ -308,8 +308,9 @@ static int compile_all(struct mapper *m, char *err, size_t size)
 		}
 	m->f_instance = find_family(fams, nfams, "instance_info");
 	m->f_neuron_hw = find_family(fams, nfams, "neuron_hardware_info");
-	if (!rc && (!m->f_instance || !m->f_neuron_hw)) {
-		snprintf(err, size, "the families instance_info and neuron_hardware_info are defined in no block");
+	m->f_allocation = find_family(fams, nfams, "accelerator_allocation_info");
+	if (!rc && (!m->f_instance || !m->f_neuron_hw || !m->f_allocation)) {
+		snprintf(err, size, "the families instance_info, neuron_hardware_info and accelerator_allocation_info are defined in no block");
 		rc = -EINVAL;
 	}
 	free(fams);

@@ -144,6 +144,13 @@ enum label_kind {
 	X(HPC_JOB, "hpc_job", LK_VALUE, NULL, 0, "HpcJob")                                          \
 	X(HPC_STEP, "hpc_step", LK_VALUE, NULL, 0, "HpcStep")                                       \
 	X(HPC_UID, "hpc_uid", LK_VALUE, NULL, 0, "HpcUid")                                          \
+	/* a device's owner (the kubelet's pod-resources API): a device plugin's resource, a DRA claim */ \
+	X(RESOURCE, "resource", LK_VALUE, NULL, 0, "Resource")                                      \
+	X(DRA_CLAIM_NAME, "dra_claim_name", LK_VALUE, NULL, 0, "DraClaimName")                      \
+	X(DRA_CLAIM_NAMESPACE, "dra_claim_namespace", LK_VALUE, NULL, 0, "DraClaimNamespace")       \
+	X(DRA_DRIVER_NAME, "dra_driver_name", LK_VALUE, NULL, 0, "DraDriverName")                   \
+	X(DRA_POOL_NAME, "dra_pool_name", LK_VALUE, NULL, 0, "DraPoolName")                         \
+	X(DRA_DEVICE_NAME, "dra_device_name", LK_VALUE, NULL, 0, "DraDeviceName")                   \
 	/* endpoint runtimes: a model's version (model is the row above, captured on runtime \
 	 * series too) and a token count's kind (prompt, generation) */                               \
 	X(VERSION, "version", LK_VALUE, NULL, 0, "ModelVersion")                                    \

@@ -568,7 +568,13 @@ static double total_to_increment(struct prom_dcgm *d, size_t field, const struct
 #define OWN_LABELS 6
 #define MIG_LABELS 2 /* a MIG instance's GPU_I_PROFILE, GPU_I_ID */
 #define XID_LABELS 2 /* DCGM_FI_DEV_XID_ERRORS's err_code, err_msg (a whole GPU's) */
-#define POD_LABELS 4 /* pod, namespace, container, hpc_job */
+/*
+ * A user's labels (USER_KEYS): pod, namespace, container, hpc_job and a DRA
+ * claim's five; at most 8 at once (a claim's owner has no hpc_job).
+ */
+#define POD_LABELS 8
+static const char *const user_keys[] = { "pod", "namespace", "container", "hpc_job", "dra_claim_name",
+					 "dra_claim_namespace", "dra_driver_name", "dra_pool_name", "dra_device_name" };
 _Static_assert(MAP_INSTANCE_LABELS_MAX + OWN_LABELS + MIG_LABELS + LABEL_FIELDS_MAX + POD_LABELS <= SAMPLE_MAX_LABELS &&
 		       XID_LABELS <= MIG_LABELS,
 	       "a DCGM series has room for every label");
@@ -733,13 +739,12 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 		for (size_t u = 0; u < (nusers ? nusers : 1); u++) {
 			size_t base = out.nlabels;
 			json_t *who = json_array_get(users, u);
-			static const char *const pl[] = { "pod", "namespace", "container", "hpc_job" };
 
-			for (size_t i = 0; i < ARRAY_SIZE(pl) && who; i++) {
+			for (size_t i = 0; i < ARRAY_SIZE(user_keys) && who && out.nlabels < base + POD_LABELS; i++) {
 				const char *lv = json_string_value(json_array_get(who, i));
 
 				if (lv && *lv)
-					out.labels[out.nlabels++] = (struct label){ pl[i], lv };
+					out.labels[out.nlabels++] = (struct label){ user_keys[i], lv };
 			}
 			emit(&out, ud);
 			out.nlabels = base;
@@ -760,10 +765,18 @@ const char *prom_dcgm_pod_label(const char *name)
 	return name;
 }
 
+/* A user of a GPU: its labels' values in this order ("" for one it has not). */
+#define USER_SHAPE "[s, s, s, s, s, s, s, s, s]"
+
+/* A user's labels [pod, namespace, container, hpc_job, the claim's five] of names and a job. */
+static json_t *user_new(const char *pod, const char *ns, const char *ctr, const char *job)
+{
+	return json_pack(USER_SHAPE, pod ? pod : "", ns ? ns : "", ctr ? ctr : "", job ? job : "", "", "", "", "", "");
+}
+
 /*
- * The [pod, namespace, container, hpc_job] of an identity object o (names,
- * else ids); container "" for a pod, hpc_job "" unless the container is in
- * an HPC job.
+ * The user an identity object o is (names, else ids); container "" for a
+ * pod, hpc_job "" unless the container is in an HPC job.
  */
 static json_t *user_of(json_t *o, const char *key, int is_pod)
 {
@@ -776,7 +789,49 @@ static json_t *user_of(json_t *o, const char *key, int is_pod)
 		pod = is_pod ? key : json_string_value(json_object_get(o, "pod_uid"));
 	if (!ctr)
 		ctr = key;
-	return json_pack("[s, s, s, s]", pod ? pod : "", ns ? ns : "", ctr, job ? job : "");
+	return user_new(pod, ns, ctr, job);
+}
+
+/*
+ * The users of device key of kind nvidia that the report's "allocations"
+ * names (its owners: a container given it by a device plugin or a DRA
+ * claim, an HPC job), as dcgm-exporter labels an allocated GPU, busy or
+ * idle: a new list, empty when none.
+ */
+static json_t *owner_users(json_t *report, const char *key)
+{
+	json_t *list = json_array(), *ow;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(json_object_get(json_object_get(report, "allocations"),
+									    "devices"), "nvidia"), key), i, ow) {
+		json_t *u = json_array();
+
+		for (size_t k = 0; k < ARRAY_SIZE(user_keys); k++) {
+			const char *v = json_string_value(json_object_get(ow, user_keys[k]));
+
+			json_array_append_new(u, json_string(v ? v : ""));
+		}
+		json_array_append_new(list, u);
+	}
+	return list;
+}
+
+/* list already has a user of these pod, namespace and container names (an owner the processes confirm). */
+static int has_user(json_t *list, json_t *u)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(list, i, v) {
+		size_t k;
+
+		for (k = 0; k < 4 && json_equal(json_array_get(v, k), json_array_get(u, k)); k++)
+			;
+		if (k == 4)
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -802,7 +857,7 @@ static void job_users(json_t *list, json_t *dev, json_t *ids, json_t *pidx)
 			seen |= !strcmp(json_string_value(json_array_get(u, 3)), job) &&
 				!*json_string_value(json_array_get(u, 2));
 		if (!seen)
-			json_array_append_new(list, json_pack("[s, s, s, s]", "", "", "", job));
+			json_array_append_new(list, user_new("", "", "", job));
 	}
 }
 
@@ -893,12 +948,19 @@ void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 			is_pod = !json_object_size(agg);
 			if (is_pod)
 				agg = json_object_get(dev, "pods");
-			list = json_array();
-			json_object_foreach(agg, k, o)
-				if (json_is_object(o))
-					json_array_append_new(list, user_of(report_sum_identity(ids, is_pod ? IDENT_POD
-												   : IDENT_CONTAINER, k, o),
-									    k, is_pod));
+			/* Its owners first; then the users of its processes that no owner is (process-based). */
+			list = owner_users(report, key);
+			json_object_foreach(agg, k, o) {
+				json_t *u;
+
+				if (!json_is_object(o))
+					continue;
+				u = user_of(report_sum_identity(ids, is_pod ? IDENT_POD : IDENT_CONTAINER, k, o), k, is_pod);
+				if (has_user(list, u))
+					json_decref(u);
+				else
+					json_array_append_new(list, u);
+			}
 			job_users(list, dev, ids, pidx);
 			if (json_object_size(d->users) < LAST_MAX || json_object_get(d->users, uuid))
 				json_object_set_new(d->users, uuid, list);

@@ -21,7 +21,8 @@
  *    device memory of each process (an array of struct proc_devmem), which
  *    the core gives the host for process runtimes; energy() the devices'
  *    periods for the energy split; processes() the pids its groups named,
- *    whose identities the core writes once in the report.
+ *    whose identities the core writes once in the report; devices() the
+ *    identities of the devices it reported, whose owners the core writes.
  *
  * The monitor (monitor.c) opens one instance per system group, per runtime
  * and per "devices" entry ("auto": per kind found) with the registry's ops,
@@ -131,6 +132,30 @@ struct proc_devmem_list {
  */
 struct pid_list {
 	pid_t *p;
+	size_t n, cap;
+};
+
+/*
+ * A device's identity for the core (the devices op): its key in the groups'
+ * "devices" and what the kubelet's device plugins and DRA drivers may call
+ * it (monitor/host/owners.c maps their ids with these). The strings are
+ * copies ("" when unknown), so a list outlives the collector's cycle.
+ */
+struct dev_ident {
+	const char *type;       /* the kind: the collector's name ("nvidia", static) */
+	char key[48];           /* its key in the groups' "devices": "0", a MIG instance's "0/9/0" */
+	char uuid[96];          /* "GPU-...", "MIG-..."; "" when none */
+	char pci_bus_id[32];    /* "0000:01:00.0"; "" when none */
+	char parent[48];        /* a MIG instance: its GPU's key; "" */
+	int index;              /* the device's index (a MIG instance: its GPU's); -1 when none */
+	int sub;                /* a MIG instance: its index among its GPU's MIG devices (NVML's handle index); -1 */
+	unsigned core_base;     /* Neuron: the global index of the device's first NeuronCore */
+	unsigned cores;         /* Neuron: how many NeuronCores it has (0: none, or not a Neuron device) */
+};
+
+/* The devices of one cycle (the devices op), in the order listed. */
+struct dev_list {
+	struct dev_ident *d;
 	size_t n, cap;
 };
 
@@ -247,6 +272,14 @@ struct collector_ops {
 	 * groups back.
 	 */
 	void (*processes)(void *state, struct pid_list *out);
+	/*
+	 * Optional (COLL_DEVICE): append the identity of each device the last
+	 * collect() reported (each selected device, and each NVIDIA MIG
+	 * instance) to out (dev_list_add). The core's owners phase asks who
+	 * each is allocated to (the kubelet's pod-resources, an HPC job
+	 * mapping) without reading the groups back.
+	 */
+	void (*devices)(void *state, struct dev_list *out);
 };
 
 
@@ -297,5 +330,12 @@ void pid_list_add(struct pid_list *l, pid_t pid);
 /* Append every pid of from to to; from is left empty (its room kept). */
 void pid_list_move(struct pid_list *from, struct pid_list *to);
 void pid_list_free(struct pid_list *l); /* its room; NULL-safe */
+/*
+ * A new record at the end of l (its array grows) of kind type (static) and
+ * key (copied, cut to fit): index and sub -1, every string "", no cores.
+ * Returns it (borrowed until l next grows).
+ */
+struct dev_ident *dev_list_add(struct dev_list *l, const char *type, const char *key);
+void dev_list_free(struct dev_list *l); /* its room; NULL-safe */
 
 #endif

@@ -152,6 +152,31 @@ void pid_list_move(struct pid_list *from, struct pid_list *to)
 	from->n = 0;
 }
 
+struct dev_ident *dev_list_add(struct dev_list *l, const char *type, const char *key)
+{
+	struct dev_ident *d;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->d = xrealloc(l->d, l->cap * sizeof(*l->d));
+	}
+	d = &l->d[l->n++];
+	memset(d, 0, sizeof(*d));
+	d->type = type;
+	snprintf(d->key, sizeof(d->key), "%s", key);
+	d->index = d->sub = -1;
+	return d;
+}
+
+void dev_list_free(struct dev_list *l)
+{
+	if (!l)
+		return;
+	free(l->d);
+	l->d = NULL;
+	l->n = l->cap = 0;
+}
+
 void pid_list_free(struct pid_list *l)
 {
 	if (!l)

@@ -113,6 +113,7 @@ struct monitor {
 	struct proc_devmem_list devmem; /* what the device collectors' proc_memory handed over this cycle */
 	struct energy_obs_list obs;     /* what their energy op handed over this cycle (emptied by the attribution) */
 	struct pid_list named;          /* the pids their groups named this cycle (emptied by the identities) */
+	struct dev_list devs;           /* the devices their groups reported this cycle (emptied by the owners phase) */
 };
 
 static void cycle_now(struct cycle *cy)
@@ -594,6 +595,7 @@ enum phase {
 	PHASE_DEVICES,          /* one device_data entry per device unit with due groups */
 	PHASE_ATTRIBUTION,      /* the devices' energy split among their processes, into the host's ledger */
 	PHASE_PROCESS_DEVICES,  /* what the devices of this cycle hold per process, by container and for runtimes */
+	PHASE_OWNERS,           /* who each device of this cycle is allocated to (the kubelet's pod-resources) */
 	PHASE_RUNTIMES,         /* runtime_data: a process's device memory is this cycle's */
 	PHASE_REPORT,           /* the report line */
 	PHASE_COUNT
@@ -859,6 +861,29 @@ static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 	host_devmem_take(m->host, &m->devmem);
 }
 
+/*
+ * The devices this cycle's groups reported, as each collector knows them,
+ * and who each is allocated to, once in the report ("allocations").
+ */
+static void phase_owners(struct monitor *m, struct cycle_run *run)
+{
+	json_t *a;
+
+	m->devs.n = 0;
+	for (size_t u = 0; u < m->nunits; u++) {
+		const struct unit *un = &m->units[u];
+		size_t first = m->devs.n;
+
+		if (un->scope != COLL_DEVICE || !un->ndue || !un->ops || !un->ops->devices || !un->state)
+			continue;
+		un->ops->devices(un->state, &m->devs);
+		for (size_t i = first; i < m->devs.n; i++)
+			m->devs.d[i].type = un->ops->name;
+	}
+	if ((a = host_allocations(m->host, m->devs.d, m->devs.n)))
+		json_object_set_new(run->report, "allocations", a);
+}
+
 static void phase_runtimes(struct monitor *m, struct cycle_run *run)
 {
 	for (size_t u = 0; u < m->nunits; u++) {
@@ -896,6 +921,7 @@ static phase_fn *const phases[PHASE_COUNT] = {
 	[PHASE_DEVICES] = phase_devices,
 	[PHASE_ATTRIBUTION] = phase_attribution,
 	[PHASE_PROCESS_DEVICES] = phase_process_devices,
+	[PHASE_OWNERS] = phase_owners,
 	[PHASE_RUNTIMES] = phase_runtimes,
 	[PHASE_REPORT] = phase_report,
 };
@@ -976,6 +1002,7 @@ void monitor_free(struct monitor *m)
 	free(m->devmem.p);
 	energy_obs_free(&m->obs);
 	pid_list_free(&m->named);
+	dev_list_free(&m->devs);
 	sched_free(&m->sched);
 	buf_free(&m->line);
 	gen_unref(m->gen);

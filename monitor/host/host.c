@@ -14,6 +14,7 @@
 #include "ecs.h"
 #include "instance.h"
 #include "kubelet.h"
+#include "owners.h"
 #include "podres.h"
 
 #include <errno.h>
@@ -49,6 +50,7 @@ struct host {
 	struct podres *pr;           /* the kubelet's pod-resources client; NULL: none (podres.h) */
 	char *pr_sock;               /* its socket (owned); NULL: none */
 	int64_t pr_refresh_ns;       /* its List period: the kubelet's refresh */
+	struct owners *own;          /* the answer mapped to the devices (owners.h); NULL until first asked */
 	int self_root;               /* 1: the monitor's own cgroup reads "/" (a cgroup namespace); 0: not; -1: unread */
 	char self_pod_uid[48];       /* the monitor's own pod (the downward API's POD_UID), "" when not set */
 	char self_pod[256], self_ns[64]; /* and its names (POD_NAME, POD_NAMESPACE) */
@@ -192,6 +194,7 @@ void host_free(struct host *h)
 	instance_free(h->inst);
 	podres_free(h->pr);
 	free(h->pr_sock);
+	owners_free(h->own);
 	host_names_stop(h);
 	proctab_free(&h->procs);
 	procfs_close(&h->pf);
@@ -540,10 +543,34 @@ static json_t *lookup(void *ud, pid_t pid)
 json_t *host_identities(struct host *h, const pid_t *pids, size_t n)
 {
 	json_t *ids = containers_identities(pids, n, lookup, h, h->last_ids);
+	json_t *now = json_object_get(ids, "containers"), *was = json_object_get(h->last_ids, "containers"), *v;
+	const char *k;
+
+	/* A container new on a device may hold devices the last List did not list: ask again. */
+	json_object_foreach(now, k, v)
+		if (!json_object_get(was, k)) {
+			podres_kick(h->pr);
+			break;
+		}
 
 	json_decref(h->last_ids);
 	h->last_ids = json_incref(ids);
 	return ids;
+}
+
+json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n)
+{
+	json_t *a;
+	int fresh;
+
+	if (!h->pr)
+		return NULL;
+	if (!h->own)
+		h->own = owners_new();
+	a = owners_report(h->own, devs, n, podres_current(h->pr), podres_updates(h->pr), podres_error(h->pr), &fresh);
+	if (fresh)
+		podres_kick(h->pr);
+	return a;
 }
 
 /* ---- measuring a process ----------------------------------------------------------------------------- */

@@ -1032,6 +1032,29 @@ static void nv_processes(void *state, struct pid_list *out)
 		pid_list_move(&s->named, out);
 }
 
+/* Hand the core the identity of each selected GPU and each of its MIG instances (the owners phase). */
+static void nv_devices(void *state, struct dev_list *out)
+{
+	struct nv_state *s = state;
+
+	for (size_t i = 0; s && i < s->ndevs; i++) {
+		const struct nv_dev *d = &s->devs[i];
+		struct dev_ident *id, g;
+		char key[16];
+
+		snprintf(key, sizeof(key), "%u", d->index);
+		id = dev_list_add(out, "nvidia", key);
+		id->index = (int)d->index;
+		if (d->have_ident) {
+			snprintf(id->uuid, sizeof(id->uuid), "%s", d->uuid);
+			if (d->have_pci)
+				snprintf(id->pci_bus_id, sizeof(id->pci_bus_id), "%s", d->pci);
+		}
+		g = *id; /* out may grow (and move) as the instances are added */
+		nv_mig_idents(d->mig, &g, out);
+	}
+}
+
 static void nv_close(void *state)
 {
 	struct nv_state *s = state;
@@ -1065,6 +1088,7 @@ const struct collector_ops coll_nvidia_ops = {
 	.proc_memory = nv_proc_memory,
 	.energy = nv_energy,
 	.processes = nv_processes,
+	.devices = nv_devices,
 	.close = nv_close,
 	/* The PCIe worker pool. Long enough for the batch (20 ms per call, all at once); at most half the period anyway. */
 	.fetch = nv_fetch,

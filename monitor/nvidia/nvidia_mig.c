@@ -35,6 +35,7 @@
 struct mig_inst {
 	nvmlDevice_t h;
 	unsigned gi, ci;
+	unsigned idx; /* its index among the GPU's MIG devices (nvmlDeviceGetMigDeviceHandleByIndex) */
 	char key[48]; /* "<GPU>/<GI>/<CI>" */
 	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
@@ -184,6 +185,7 @@ static nvmlReturn_t read_layout(struct nv_mig *m, const struct nv_mig_api *a, co
 		if (rc != NVML_SUCCESS || !mh)
 			continue;
 		f->h = mh;
+		f->idx = i;
 		if ((rc = NVC(a->lc, a->gi_id, mh, &f->gi)) != NVML_SUCCESS || (rc = NVC(a->lc, a->ci_id, mh, &f->ci)) != NVML_SUCCESS) {
 			if (mig_lost(rc))
 				return rc;
@@ -449,4 +451,21 @@ void nv_mig_clear(unsigned index, json_t *devices)
 	json_object_foreach_safe(devices, tmp, key, v)
 		if (!strncmp(key, prefix, strlen(prefix)))
 			json_object_del(devices, key);
+}
+
+void nv_mig_idents(const struct nv_mig *m, const struct dev_ident *gpu, struct dev_list *out)
+{
+	for (unsigned i = 0; m && i < m->n; i++) {
+		const struct mig_inst *in = &m->in[i];
+		struct dev_ident *d;
+
+		if (!in->key[0])
+			continue;
+		d = dev_list_add(out, gpu->type, in->key);
+		snprintf(d->uuid, sizeof(d->uuid), "%s", in->uuid);
+		snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", gpu->pci_bus_id);
+		snprintf(d->parent, sizeof(d->parent), "%s", gpu->key);
+		d->index = gpu->index;
+		d->sub = (int)in->idx;
+	}
 }

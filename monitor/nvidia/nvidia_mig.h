@@ -62,6 +62,13 @@ void nv_mig_reset(struct nv_mig *m, const struct nv_gpm_api *ga);
 nvmlReturn_t nv_mig_collect(struct nv_mig *m, const struct nv_mig_api *a, const struct nv_gpm_api *ga,
 			    enum group_id id, const struct nv_mig_parent *p, json_t *devices, int64_t cycle);
 
+/*
+ * Append to out the identity of each MIG instance of the layout last read
+ * (its key, MIG UUID, handle index), under gpu, its GPU's identity (the
+ * type, key, index and bus id they share).
+ */
+void nv_mig_idents(const struct nv_mig *m, const struct dev_ident *gpu, struct dev_list *out);
+
 /* Remove every MIG entry of GPU index from devices. */
 void nv_mig_clear(unsigned index, json_t *devices);
 

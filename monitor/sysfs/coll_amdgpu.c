@@ -1053,5 +1053,6 @@ const struct collector_ops coll_amdgpu_ops = {
 	.proc_memory = amd_record_proc_memory,
 	.energy = amd_energy_obs,
 	.processes = amd_processes,
+	.devices = sysfs_coll_devices,
 	.close = amd_close,
 };

@@ -454,5 +454,6 @@ const struct collector_ops coll_ncs2_ops = {
 	.collect = ncs2_collect,
 	.error = sysfs_coll_error,
 	.processes = ncs2_processes,
+	.devices = sysfs_coll_devices,
 	.close = ncs2_close,
 };

@@ -628,6 +628,23 @@ const struct collector_ops coll_neuron_hw_ops = {
 	.close = sysfs_coll_free,
 };
 
+/* The devices op: each device's identity, with its NeuronCores' global indices (the device plugin's neuroncore ids). */
+static void nrn_devices(void *state, struct dev_list *out)
+{
+	struct dev_ident *d;
+	void *priv = NULL;
+	size_t it = 0;
+
+	while ((d = sysfs_coll_devices_each(state, out, &priv, &it))) {
+		const struct nrn_dev *nd = priv;
+
+		if (nd) {
+			d->core_base = nd->n * nd->core_count;
+			d->cores = nd->core_count;
+		}
+	}
+}
+
 const struct collector_ops coll_neuron_ops = {
 	.name = "neuron",
 	.rows = &neuron_rows,
@@ -636,5 +653,6 @@ const struct collector_ops coll_neuron_ops = {
 	.open = nrn_open,
 	.collect = nrn_collect,
 	.error = sysfs_coll_error,
+	.devices = nrn_devices,
 	.close = sysfs_coll_free,
 };

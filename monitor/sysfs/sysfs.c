@@ -708,6 +708,38 @@ void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle 
 	}
 }
 
+struct dev_ident *sysfs_coll_devices_each(void *state, struct dev_list *out, void **priv, size_t *it)
+{
+	struct sysfs_coll *c = state;
+
+	for (; c && *it < c->tab.n; (*it)++) {
+		const struct devslot *sl = c->tab.slot[*it];
+		struct dev_ident *d;
+		char key[16];
+
+		if (!sl->selected || sl->gone)
+			continue;
+		snprintf(key, sizeof(key), "%u", sl->index);
+		d = dev_list_add(out, NULL, key);
+		d->index = (int)sl->index;
+		snprintf(d->uuid, sizeof(d->uuid), "%s", sl->uuid);
+		snprintf(d->pci_bus_id, sizeof(d->pci_bus_id), "%s", sl->pci);
+		if (priv)
+			*priv = sl->priv;
+		(*it)++;
+		return d;
+	}
+	return NULL;
+}
+
+void sysfs_coll_devices(void *state, struct dev_list *out)
+{
+	size_t it = 0;
+
+	while (sysfs_coll_devices_each(state, out, NULL, &it))
+		;
+}
+
 const char *sysfs_coll_error(void *state)
 {
 	struct sysfs_coll *c = state;

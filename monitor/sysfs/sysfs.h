@@ -300,6 +300,14 @@ typedef void (*sysfs_fill_fn)(void *state, enum group_id id, const struct cycle 
  */
 void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle *cy, json_t *group,
 		     const char *type, const int *fatal, sysfs_fill_fn fill);
+/*
+ * The devices op (collector.h) for such a state: the identity of each
+ * selected device of the latest scan (its index as key, UUID, bus id).
+ * sysfs_coll_devices_each adds one at a time, from *it (0 at first) on, and
+ * lends the slot's priv; NULL when there is none left.
+ */
+void sysfs_coll_devices(void *state, struct dev_list *out);
+struct dev_ident *sysfs_coll_devices_each(void *state, struct dev_list *out, void **priv, size_t *it);
 /* The error op (collector.h) for a state whose first member is a struct sysfs_coll: its error, NULL when none. */
 const char *sysfs_coll_error(void *state);
 /*

@@ -45,6 +45,8 @@ static const struct {
 	{ "system_swap_used_bytes", "SystemSwapUsed" },
 	{ "runtime_vcpu_usage_ratio", "RuntimeVCpuUsage" },
 	{ "runtime_memory_used_bytes", "RuntimeMemoryUsed" },
+	/* 1 per device and owner: summed by Namespace or PodName, the devices allocated to each. */
+	{ "accelerator_allocation_info", "AcceleratorAllocated" },
 	/* Labels-only "info" gauges of constant 1: a paid metric that says nothing in CloudWatch. */
 	{ "instance_info", NULL },
 	{ "neuron_hardware_info", NULL },

@@ -41,6 +41,7 @@ enum fam_id {
 	F_REQ_MEAN, /* from here on optional: the mapping may not have them yet */
 	F_ENERGY_REQ,
 	F_TOKENS_J,
+	F_ACC_ALLOC,
 	F_COUNT
 };
 
@@ -78,6 +79,7 @@ static const char *const fam_names[F_COUNT] = {
 	"inference_request_mean_seconds",
 	"inference_energy_per_request_joules",
 	"inference_tokens_per_joule",
+	"accelerator_allocation_info",
 };
 
 _Static_assert(F_COUNT == TOP_MODEL_NFAMS, "top_model.h sizes the model's family table");
@@ -380,6 +382,7 @@ static void device_sample(struct top_model *m, const struct sample *s, enum fam_
 		d->nc_n = d->temp_n = d->sensor_n = d->plain_power = 0;
 		d->temp_max = d->sensor_power = 0;
 		d->mig = 0;
+		d->nowners = 0;
 	}
 	if (s->ts_ms > d->seen_ms)
 		d->seen_ms = s->ts_ms;
@@ -393,6 +396,25 @@ static void device_sample(struct top_model *m, const struct sample *s, enum fam_
 		copy(d->profile, sizeof(d->profile), v);
 	detail_add(d, s);
 	switch (id) {
+	case F_ACC_ALLOC: { /* who it is allocated to: the first owner named, and how many there are */
+		const char *ns = label(s, "namespace"), *pod = label(s, "pod"), *job = label(s, "hpc_job");
+		const char *ctr = label(s, "container"), *claim = label(s, "dra_claim_name");
+		char who[sizeof(d->last_owner)];
+
+		/* An owner of several NeuronCores comes once per core, one after another: counted once. */
+		snprintf(who, sizeof(who), "%s/%s/%s/%s/%s", ns ? ns : "", pod ? pod : "", ctr ? ctr : "",
+			 claim ? claim : "", job ? job : "");
+		if (d->nowners && !strcmp(who, d->last_owner))
+			break;
+		snprintf(d->last_owner, sizeof(d->last_owner), "%s", who);
+		if (d->nowners++)
+			break;
+		if (pod && *pod)
+			snprintf(d->owner, sizeof(d->owner), "%s%s%s", ns ? ns : "", ns && *ns ? "/" : "", pod);
+		else
+			snprintf(d->owner, sizeof(d->owner), "job %s", job ? job : "?");
+		break;
+	}
 	case F_ACC_UTIL:
 		if ((v = label(s, "engine")) && !strcmp(v, "core"))
 			d->util = s->value;

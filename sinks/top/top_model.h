@@ -61,6 +61,9 @@ struct top_dev {
 	double clock_core, clock_mem; /* hertz */
 	double fan;              /* ratio */
 	double errors;           /* ECC errors, PCIe replays and AER errors counted since accel-top started */
+	char owner[96];          /* its first owner in the last report ("namespace/pod", "job 42"), when nowners */
+	int nowners;             /* owners the last report gave it (accelerator_allocation_info) */
+	char last_owner[320];    /* the last owner counted, whole ("ns/pod/container/claim/job") */
 	int mig;                 /* MIG devices seen in the last report */
 	int is_mig;              /* a MIG instance ("0/9/0", label gpu_instance): shown under its GPU */
 	char profile[24];        /* a MIG instance's mig_profile: "1g.10gb" */
@@ -117,7 +120,7 @@ struct top_proc {
 	int touched, cpu_n, model_status;
 };
 
-#define TOP_MODEL_NFAMS 31 /* how many families accel-top reads */
+#define TOP_MODEL_NFAMS 32 /* how many families accel-top reads */
 
 /* Rows found by their key in constant time: open addressing, a slot holds a row's index + 1 (0: empty). */
 struct top_index {

@@ -333,6 +333,10 @@ static int device_panel(const struct top_model *m, const struct top_view *v, con
 	if (n < sizeof(info))
 		snprintf(info + n, sizeof(info) - n, "  err %.0f", d->errors);
 	snprintf(t, sizeof(t), "%s %s  %s", d->type, d->key, *d->model ? d->model : "");
+	if (d->nowners > 1)
+		snprintf(t + strlen(t), sizeof(t) - strlen(t), "  [%s +%d]", d->owner, d->nowners - 1);
+	else if (d->nowners)
+		snprintf(t + strlen(t), sizeof(t) - strlen(t), "  [%s]", d->owner);
 	top_canvas_put(c, y, 0, t, TA_BOLD);
 	/* the facts win over the model's name when the line is short: they overwrite its end */
 	x = (int)(strlen(d->type) + strlen(d->key) + 1);

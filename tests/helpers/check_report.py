@@ -97,6 +97,11 @@ OPENVINO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")  # "MYRIAD", "MY
 VENDOR_GROUP = {"ncs2": {"device_utilization": {"num_devices": "int", "num_available_devices": "int"}}}
 ROOT_KEYS = ("timestamp", "monitor", "runtime_data", "device_data",
              "system_data", "instance_info")
+# "allocations": an owner's keys (docs/report-format.md, "Allocations"): the label ones are schema labels.
+OWNER_LABELS = ("namespace", "pod", "container", "resource", "dra_claim_name", "dra_claim_namespace",
+                "dra_driver_name", "dra_pool_name", "dra_device_name", "hpc_job")
+assert all(any(l["name"] == k for l in SCHEMA["labels"]) for k in OWNER_LABELS), "schema.json lacks an owner label"
+OWNER_LISTS = ("device_ids", "neuroncores")
 ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
               "report")
 # containers: a process's container identity (monitor/host/container.h), each key only when known.
@@ -1320,6 +1325,50 @@ class Stream:
                              % (json.dumps(pod.get(k)), pid, json.dumps(c.get(k))))
         return by_pid
 
+    def allocations(self, a, device_data):
+        """The root's "allocations": owners of devices this report's groups hold."""
+        if not self.keys("allocations", a, ("error", "devices")):
+            return
+        self.string("allocations.error", a["error"])
+        devs = a["devices"]
+        if not isinstance(devs, dict):
+            self.err("allocations.devices", "expected an object, got %s" % kind(devs))
+            return
+        reported = {}
+        for e in device_data if isinstance(device_data, list) else ():
+            if isinstance(e, dict) and isinstance(e.get("report"), dict):
+                for g in e["report"].values():
+                    if isinstance(g, dict) and isinstance(g.get("devices"), dict):
+                        reported.setdefault(e.get("device_type"), set()).update(g["devices"])
+        for t, bykey in devs.items():
+            pt = join("allocations.devices", t)
+            if not isinstance(bykey, dict) or not bykey:
+                self.err(pt, "expected a non-empty object")
+                continue
+            for key, owners in bykey.items():
+                pk = join(pt, key)
+                if key not in reported.get(t, ()):
+                    self.err(pk, "no device of the report has this key")
+                if not isinstance(owners, list) or not owners:
+                    self.err(pk, "expected a non-empty list of owners")
+                    continue
+                for i, o in enumerate(owners):
+                    po = "%s[%d]" % (pk, i)
+                    if not self.keys(po, o, (), OWNER_LABELS + OWNER_LISTS):
+                        continue
+                    for k in OWNER_LABELS:
+                        if k in o and self.string(join(po, k), o[k]) and not o[k]:
+                            self.err(join(po, k), "empty (a key is left out when unknown)")
+                    if "pod" not in o and "hpc_job" not in o:
+                        self.err(po, "neither a pod nor an HPC job")
+                    for k in OWNER_LISTS:
+                        v = o.get(k, [0] if k == "neuroncores" else ["x"])
+                        if not isinstance(v, list) or not v or not all(
+                                (isinstance(x, int) and not isinstance(x, bool) and x >= 0) if k == "neuroncores"
+                                else (isinstance(x, str) and x) for x in v):
+                            self.err(join(po, k), "expected a non-empty list of %s" %
+                                     ("integers >= 0" if k == "neuroncores" else "non-empty strings"))
+
     def identities_named(self, device_data):
         """Every process with an identity is one some device of the report names (in processes or pids)."""
         named = set()
@@ -1335,7 +1384,7 @@ class Stream:
             self.err("identities", "process %s: no device of the report names it" % pid)
 
     def report(self, r):
-        self.keys("", r, ROOT_KEYS, ("identities",))
+        self.keys("", r, ROOT_KEYS, ("identities", "allocations"))
         # Format 2 (docs/report-format.md, "Format versions"): identities once, the devices' sums refer to them.
         fv = r.get("monitor", {}).get("format_version", 1) if isinstance(r.get("monitor"), dict) else 1
         self.by_pid = self.identities(r["identities"], fv) if "identities" in r else None
@@ -1361,6 +1410,8 @@ class Stream:
             self.device_data(r["device_data"])
             if self.by_pid:
                 self.identities_named(r["device_data"])
+        if "allocations" in r:
+            self.allocations(r["allocations"], r.get("device_data", []))
         if "system_data" in r:
             self.system_data(r["system_data"])
         if "runtime_data" in r:

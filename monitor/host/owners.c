@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* Who each device is allocated to: the pod-resources answer mapped to the devices; see owners.h. */
+#include "owners.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define UNMAPPED_MAX 1024 /* ids remembered as logged (past it, nothing more is logged) */
+
+struct owners {
+	json_t *last;          /* the last object made (a reference), handed out while nothing changed */
+	unsigned long gen;     /* the answer it was made from */
+	int have;              /* last is set */
+	uint64_t devs_hash;    /* the devices it was made for */
+	json_t *known;         /* {"<type>/<key>": true}: every device seen so far (a device new to it: *fresh) */
+	json_t *logged;        /* {"<resource> <id>": true}: ids logged as naming no device */
+};
+
+/* The id without a "::N" replica suffix: its length. */
+static size_t id_len(const char *id)
+{
+	const char *sep = strstr(id, "::");
+
+	return sep ? (size_t)(sep - id) : strlen(id);
+}
+
+/* id (up to a replica suffix) is s. */
+static int id_is(const char *id, const char *s)
+{
+	size_t n = id_len(id);
+
+	return *s && strlen(s) == n && !memcmp(id, s, n);
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* A decimal id's value: 1 and *v, or 0 when id (up to a replica suffix) is not one. */
+static int id_number(const char *id, unsigned long *v)
+{
+	size_t n = id_len(id);
+	char buf[24], *end;
+
+	if (!n || n >= sizeof(buf) || id[0] < '0' || id[0] > '9')
+		return 0;
+	memcpy(buf, id, n);
+	buf[n] = 0;
+	*v = strtoul(buf, &end, 10);
+	return !*end && (n == 1 || buf[0] != '0');
+}
+
+/*
+ * Does record a name device d? 1 (*core: the NeuronCore it names, or -1),
+ * else 0. One function per kind (the rows below).
+ */
+typedef int match_fn(const struct dev_ident *d, const struct podres_alloc *a, long *core);
+
+static int match_nvidia(const struct dev_ident *d, const struct podres_alloc *a, long *core)
+{
+	char buf[48];
+
+	(void)core;
+	if (!a->resource[0]) { /* DRA: the NVIDIA driver's canonical names */
+		if (strcmp(a->driver, "gpu.nvidia.com") || d->sub >= 0 || d->index < 0)
+			return 0;
+		snprintf(buf, sizeof(buf), "gpu-%d", d->index);
+		if (!strcmp(a->device, buf))
+			return 1;
+		snprintf(buf, sizeof(buf), "gpu-%d-mig-", d->index);
+		return starts(a->device, buf);
+	}
+	if (!starts(a->resource, "nvidia.com/"))
+		return 0;
+	if (id_is(a->device_id, d->uuid))
+		return 1;
+	if (d->index < 0)
+		return 0;
+	if (d->sub >= 0)
+		snprintf(buf, sizeof(buf), "%d:%d", d->index, d->sub);
+	else
+		snprintf(buf, sizeof(buf), "%d", d->index);
+	return id_is(a->device_id, buf);
+}
+
+/* A PCI address, the domain optional on either side ("0000:c1:00.0" is "c1:00.0"), in any case. */
+static int same_pci(const char *id, size_t n, const char *pci)
+{
+	size_t m = strlen(pci);
+
+	if (!m || !n)
+		return 0;
+	if (n == m)
+		return !strncasecmp(id, pci, n);
+	if (n + 5 == m && pci[4] == ':')
+		return !strncasecmp(id, pci + 5, n);
+	if (m + 5 == n && id[4] == ':')
+		return !strncasecmp(id + 5, pci, m);
+	return 0;
+}
+
+static int match_amdgpu(const struct dev_ident *d, const struct podres_alloc *a, long *core)
+{
+	(void)core;
+	if (!starts(a->resource, "amd.com/"))
+		return 0;
+	return same_pci(a->device_id, id_len(a->device_id), d->pci_bus_id) || id_is(a->device_id, d->uuid);
+}
+
+static int match_neuron(const struct dev_ident *d, const struct podres_alloc *a, long *core)
+{
+	unsigned long v;
+
+	if (!id_number(a->device_id, &v))
+		return 0;
+	if (!strcmp(a->resource, "aws.amazon.com/neuron") || !strcmp(a->resource, "aws.amazon.com/neurondevice"))
+		return d->index >= 0 && v == (unsigned long)d->index;
+	if (!strcmp(a->resource, "aws.amazon.com/neuroncore") && d->cores && v >= d->core_base &&
+	    v - d->core_base < d->cores) {
+		*core = (long)v;
+		return 1;
+	}
+	return 0;
+}
+
+/* How each kind's device plugins (resources starting with prefix) and DRA driver name its devices. */
+static const struct kind_row {
+	const char *type;
+	const char *prefix;  /* the plugins' resource names start with it */
+	const char *driver;  /* its DRA driver's name; NULL: none known */
+	match_fn *match;
+} kinds[] = {
+	{ "nvidia", "nvidia.com/", "gpu.nvidia.com", match_nvidia },
+	{ "amdgpu", "amd.com/", NULL, match_amdgpu },
+	{ "neuron", "aws.amazon.com/neuron", NULL, match_neuron },
+};
+
+static const struct kind_row *kind_of(const char *type)
+{
+	for (size_t i = 0; type && i < ARRAY_SIZE(kinds); i++)
+		if (!strcmp(kinds[i].type, type))
+			return &kinds[i];
+	return NULL;
+}
+
+/* The kind whose plugins or driver a names; NULL: none the monitor maps. */
+static const struct kind_row *kind_named(const struct podres_alloc *a)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (a->resource[0] ? starts(a->resource, kinds[i].prefix)
+				   : kinds[i].driver && !strcmp(a->driver, kinds[i].driver))
+			return &kinds[i];
+	return NULL;
+}
+
+struct owners *owners_new(void)
+{
+	struct owners *o = xcalloc(1, sizeof(*o));
+
+	o->known = json_object();
+	o->logged = json_object();
+	return o;
+}
+
+void owners_free(struct owners *o)
+{
+	if (!o)
+		return;
+	json_decref(o->last);
+	json_decref(o->known);
+	json_decref(o->logged);
+	free(o);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t devs_hash(const struct dev_ident *devs, size_t n)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct dev_ident *d = &devs[i];
+
+		h = fnv(h, d->type, strlen(d->type) + 1);
+		h = fnv(h, d->key, strlen(d->key) + 1);
+		h = fnv(h, d->uuid, strlen(d->uuid) + 1);
+		h = fnv(h, d->pci_bus_id, strlen(d->pci_bus_id) + 1);
+		h = fnv(h, &d->index, sizeof(d->index));
+		h = fnv(h, &d->sub, sizeof(d->sub));
+		h = fnv(h, &d->core_base, sizeof(d->core_base));
+		h = fnv(h, &d->cores, sizeof(d->cores));
+	}
+	return h;
+}
+
+static void set_str(json_t *o, const char *key, const char *v)
+{
+	if (v && *v)
+		json_object_set_new_nocheck(o, key, json_string(v));
+}
+
+/* The owner a stands for: the same container and resource (or claim) is one owner. */
+static int same_owner(json_t *w, const struct podres_alloc *a)
+{
+	static const char *const keys[] = { "namespace", "pod", "container", "resource", "dra_claim_name",
+					     "dra_claim_namespace", "dra_driver_name", "dra_pool_name",
+					     "dra_device_name" };
+	const char *vals[] = { a->ns, a->pod, a->container, a->resource, a->claim, a->claim_ns, a->driver, a->pool,
+			       a->device };
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *have = json_string_value(json_object_get(w, keys[i]));
+
+		if (strcmp(have ? have : "", vals[i] ? vals[i] : ""))
+			return 0;
+	}
+	return 1;
+}
+
+/* Add record a (core: its NeuronCore, or -1) to the owners list of a device. */
+static void add_owner(json_t *list, const struct podres_alloc *a, long core)
+{
+	json_t *w = NULL, *v;
+	size_t i;
+
+	json_array_foreach(list, i, v)
+		if (same_owner(v, a)) {
+			w = v;
+			break;
+		}
+	if (!w) {
+		w = json_object();
+		set_str(w, "namespace", a->ns);
+		set_str(w, "pod", a->pod);
+		set_str(w, "container", a->container);
+		set_str(w, "resource", a->resource);
+		set_str(w, "dra_claim_name", a->claim);
+		set_str(w, "dra_claim_namespace", a->claim_ns);
+		set_str(w, "dra_driver_name", a->driver);
+		set_str(w, "dra_pool_name", a->pool);
+		set_str(w, "dra_device_name", a->device);
+		json_array_append_new(list, w);
+	}
+	if (a->device_id[0]) {
+		if (!(v = json_object_get(w, "device_ids")))
+			json_object_set_new_nocheck(w, "device_ids", v = json_array());
+		json_array_append_new(v, json_string(a->device_id));
+	}
+	if (core >= 0) {
+		if (!(v = json_object_get(w, "neuroncores")))
+			json_object_set_new_nocheck(w, "neuroncores", v = json_array());
+		json_array_append_new(v, json_integer(core));
+	}
+}
+
+/* Log, once per id, a record of a kind the monitor maps that names none of the devices reported. */
+static void tell_unmapped(struct owners *o, const struct podres_alloc *a, const struct dev_ident *devs, size_t n)
+{
+	const struct kind_row *k = kind_named(a);
+	char key[512];
+	size_t i;
+
+	for (i = 0; k && i < n && strcmp(devs[i].type, k->type); i++)
+		;
+	if (!k || i == n) /* a kind not reported this cycle: nothing to map it to */
+		return;
+	snprintf(key, sizeof(key), "%s %s", a->resource[0] ? a->resource : a->driver,
+		 a->resource[0] ? a->device_id : a->device);
+	if (json_object_get(o->logged, key) || json_object_size(o->logged) >= UNMAPPED_MAX)
+		return;
+	json_object_set_new(o->logged, key, json_true());
+	log_warn("pod-resources: %s %s %s (pod %s/%s, container %s) names no %s device this monitor reports",
+		 a->resource[0] ? "resource" : "DRA driver", a->resource[0] ? a->resource : a->driver,
+		 a->resource[0] ? a->device_id : a->device, a->ns, a->pod, a->container, k->type);
+}
+
+/* The "devices" object: each device's owners, from t. */
+static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t)
+{
+	json_t *out = json_object();
+	size_t nt = podres_table_size(t);
+	unsigned char *hit = xcalloc(nt ? nt : 1, 1);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct dev_ident *d = &devs[i];
+		const struct kind_row *k = kind_of(d->type);
+		json_t *list = NULL, *bytype;
+
+		for (size_t r = 0; k && r < nt; r++) {
+			const struct podres_alloc *a = podres_table_at(t, r);
+			long core = -1;
+
+			if (!a->pod[0] || !k->match(d, a, &core))
+				continue;
+			hit[r] = 1;
+			if (!list)
+				list = json_array();
+			add_owner(list, a, core);
+		}
+		if (!list)
+			continue;
+		if (!(bytype = json_object_get(out, d->type)))
+			json_object_set_new(out, d->type, bytype = json_object());
+		json_object_set_new(bytype, d->key, list);
+	}
+	for (size_t r = 0; r < nt; r++)
+		if (!hit[r] && podres_table_at(t, r)->pod[0])
+			tell_unmapped(o, podres_table_at(t, r), devs, n);
+	free(hit);
+	return out;
+}
+
+json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
+		      unsigned long gen, const char *err, int *fresh)
+{
+	uint64_t h = devs_hash(devs, n);
+	json_t *a;
+
+	*fresh = 0;
+	for (size_t i = 0; i < n; i++) {
+		char key[96];
+
+		snprintf(key, sizeof(key), "%s/%s", devs[i].type, devs[i].key);
+		if (!json_object_get(o->known, key)) {
+			*fresh = 1;
+			if (json_object_size(o->known) < UNMAPPED_MAX)
+				json_object_set_new(o->known, key, json_true());
+		}
+	}
+	if (o->have && o->gen == gen && o->devs_hash == h &&
+	    !strcmp(json_string_value(json_object_get(o->last, "error")), err ? err : ""))
+		return json_incref(o->last);
+	a = json_object();
+	json_object_set_new_nocheck(a, "error", json_string(err ? err : ""));
+	json_object_set_new_nocheck(a, "devices", map_devices(o, devs, n, t));
+	json_decref(o->last);
+	o->last = json_incref(a);
+	o->gen = gen;
+	o->devs_hash = h;
+	o->have = 1;
+	return a;
+}

@@ -23,7 +23,8 @@
 #           three pods, /proc from tests/fixtures/containers/v2-systemd; two
 #           GPUs, idle and busy), and a kubelet pod-resources server
 #           (tests/helpers/podres_server.py) that gives both GPUs to one pod:
-#           the allocations row.
+#           the allocations row, whose figures are checked too (the pod's
+#           utilization spread, its two GPUs, the idle one).
 # The query variables' label_values() return values too.
 . "$(dirname "$0")/lib.sh"
 
@@ -205,4 +206,14 @@ for f in "$G"/*.json; do
 		[ "$st" = ok ] && _result 0 "$what" || { _result 1 "$what"; diag "$asked"; }
 	done <"$WORK/$n.results"
 done
+# The allocations row's figures (serving/infer-7d9 holds containers.nvml's GPU 0, idle, and GPU 1, 80 %).
+# panel TITLE: the panel's queries of the containers dashboard, one a line.
+panel() { grep "^$1	" "$WORK/accel-monitor-containers.queries" | cut -f2; }
+is "$(panel 'Device utilization spread by pod (min, mean, max)' | while read -r e; do prom_values "$e"; done | tr '\n' ' ')" \
+	"0 0.4 0.8 " "containers: the pod's utilization spread across its GPUs: min 0, mean 0.4, max 0.8"
+is "$(prom_values "$(panel 'Allocated devices by pod')")" 2 "containers: the pod holds two GPUs"
+is "$(curl -s --data-urlencode "query=$(panel 'Allocated but idle devices (30 min under 5 %)')" "$PURL/api/v1/query" |
+	$PY -c 'import json, sys; print(" ".join(sorted("%s/%s %s %s %s" % (m["namespace"], m["pod"], m["container"], m["device"], m["uuid"])
+	for m in (x["metric"] for x in json.load(sys.stdin)["data"]["result"]))))')" \
+	"serving/infer-7d9 triton 0 GPU-3a9d1c2e-0000-4000-8000-000000000001" "containers: the idle GPU the pod holds, and only it"
 done_testing

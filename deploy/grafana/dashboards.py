@@ -288,6 +288,47 @@ CONTAINERS = [
      "shared by its processes' activity (docs/energy.md); the devices' idle energy is nobody's."),
 ]
 
+# Device ownership: accelerator_allocation_info, one series per device and owner (a pod from the kubelet's
+# pod-resources socket; an HPC job). The device's own families are joined to it on (job, instance,
+# device_type, device) with the allocation on the "many" side (a GPU shared by time-slicing has one series
+# per pod), the device side made one series per device; the alert rules do the same (docs/deploy.md).
+ALLOC = f'accelerator_allocation_info{{{CT},pod!=""}}'
+
+
+def alloc_join(device_expr, by):
+    """The device figure device_expr once per (by) of the pods' allocations."""
+    return (f'max by ({by}) ({ALLOC} * on(job, instance, device_type, device) group_left() '
+            f'max by (job, instance, device_type, device) ({device_expr}))')
+
+
+CORE = f'accelerator_utilization_ratio{{{INST},engine="core"}}'
+POD_DEVICE = "instance, namespace, pod, device_type, device"
+CONTAINERS += [
+    ("Allocations (the kubelet's pod-resources: which pod holds which device)", "row", "", [], ""),
+    ("Allocated devices by namespace", "timeseries", "none",
+     [(f'count by (namespace) (count by (namespace, job, instance, device_type, device) ({ALLOC}))', "{{namespace}}")],
+     "Devices a device plugin or DRA claim gave the namespace's pods, busy or idle (a device two of its pods "
+     "share by time-slicing counts once)."),
+    ("Allocated devices by pod", "table", "none",
+     [(f'count by (instance, namespace, pod) (count by ({POD_DEVICE}) ({ALLOC}))', "")],
+     "How many devices each pod holds, and on which node."),
+    ("Allocated but idle devices (30 min under 5 %)", "table", "percentunit",
+     [(alloc_join(f'avg_over_time({CORE}[30m])', "instance, namespace, pod, container, device_type, device, uuid")
+       + " < 0.05", "")],
+     "Devices a pod holds whose core utilization averaged under 5 % over the last 30 minutes (the value); "
+     "AcceleratorAllocatedIdle fires once the device was allocated 30 minutes and stays so 5 more."),
+    ("Allocated but idle devices by namespace", "timeseries", "none",
+     [('count by (namespace) ('
+       + alloc_join(f'avg_over_time({CORE}[30m])', "namespace, job, instance, device_type, device") + ' < 0.05)',
+       "{{namespace}}")], "The table's devices counted per namespace."),
+    ("Device utilization spread by pod (min, mean, max)", "timeseries", "percentunit",
+     [(f'min by (instance, namespace, pod) ({alloc_join(CORE, POD_DEVICE)})', "{{instance}} {{namespace}}/{{pod}} min"),
+      (f'avg by (instance, namespace, pod) ({alloc_join(CORE, POD_DEVICE)})', "{{instance}} {{namespace}}/{{pod}} mean"),
+      (f'max by (instance, namespace, pod) ({alloc_join(CORE, POD_DEVICE)})', "{{instance}} {{namespace}}/{{pod}} max")],
+     "Core utilization across the devices of each pod: a minimum far below the mean is a straggler the others "
+     "wait for (AcceleratorStraggler)."),
+]
+
 
 def variable(name, label, query, regex_all=".*"):
     """A Prometheus query variable: multi-select, All = regex_all."""
@@ -366,8 +407,8 @@ def main():
                       'label_values(execution_status_total{instance=~"$instance",runtime_tag=~"$runtime",model=~"$model"}, version)')]),
         "accel-monitor-containers.json": dashboard(
             "accel-monitor-containers", "accel-monitor: containers and pods",
-            "Containers' CPU and memory (container_usage, cAdvisor's families) and the accelerator memory of "
-            "pods, containers and their processes.",
+            "Containers' CPU and memory (container_usage, cAdvisor's families), the accelerator memory of "
+            "pods, containers and their processes, and which pod holds which device (allocations).",
             CONTAINERS,
             [variable("namespace", "Namespace", 'label_values(container_cpu_usage_seconds_total{instance=~"$instance"}, namespace)'),
              variable("pod", "Pod",

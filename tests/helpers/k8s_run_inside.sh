@@ -18,7 +18,7 @@ mount --rbind /proc "$R/proc"
 mount --bind "$BINDIR" "$R/opt/accel/bin" && mount -o remount,bind,ro "$R/opt/accel/bin"
 chmod 1777 "$R/tmp"
 envs="PATH=/opt/accel/bin:/usr/bin:/bin HOME=/${ACCEL_SUITE:+ ACCEL_SUITE=$ACCEL_SUITE}"
-cmd= uid=0 port=8000
+cmd= uid=0 port=8000 privs=
 tab=$(printf '\t')
 while IFS="$tab" read -r kind a b c; do
 	case $kind in
@@ -29,16 +29,25 @@ while IFS="$tab" read -r kind a b c; do
 		[ "$c" = ro ] && mount -o remount,bind,ro "$R$b" ;;
 	config) mkdir -p "$R$b"; mount --bind "$a" "$R$b" && mount -o remount,bind,ro "$R$b" ;;
 	user) uid=$a ;;
+	caps) privs="$privs --bounding-set=-all --inh-caps=-all --ambient-caps=-all" ;;
+	nnp) privs="$privs --no-new-privs" ;;
 	port) port=$a ;;
 	esac
 done <"$W/spec"
 # The container's first process leads its own session, as in a container.
-eval "exec setsid chroot --userspec=$uid:$uid '$R' env -i $envs $cmd" >"$W/container.out" 2>"$W/container.err" &
+eval "exec setsid chroot '$R' setpriv --reuid=$uid --regid=$uid --clear-groups $privs env -i $envs $cmd" \
+	>"$W/container.out" 2>"$W/container.err" &
 pid=$!
 i=0
 until curl -sf -o "$W/health" http://127.0.0.1:$port/health; do
 	i=$((i + 1))
 	[ $i -lt 300 ] || { echo "k8s_run: /health did not answer 200 in 30 s" >&2; kill -TERM -"$pid" 2>/dev/null; exit 1; }
+	sleep 0.1
+done
+# K8S_RUN_UNTIL: a shell condition (run here, outside the chroot) waited for, 10 s at most, before the stop.
+i=0
+while [ -n "${K8S_RUN_UNTIL:-}" ] && ! sh -c "$K8S_RUN_UNTIL" && [ $i -lt 100 ]; do
+	i=$((i + 1))
 	sleep 0.1
 done
 curl -sf -o "$W/metrics" http://127.0.0.1:$port/metrics

@@ -20,13 +20,18 @@
 #   containers: accel-monitor with container_usage on the fixture cgroup
 #           tree (tests/fixtures/cgroup/v2-systemd, its rootfs) and the fake
 #           NVML with tests/fixtures/deploy/containers.nvml (processes of
-#           three pods, /proc from tests/fixtures/containers/v2-systemd).
+#           three pods, /proc from tests/fixtures/containers/v2-systemd; two
+#           GPUs, idle and busy), and a kubelet pod-resources server
+#           (tests/helpers/podres_server.py) that gives both GPUs to one pod:
+#           the allocations row, whose figures are checked too (the pod's
+#           utilization spread, its two GPUs, the idle one).
 # The query variables' label_values() return values too.
 . "$(dirname "$0")/lib.sh"
 
 need "$BIN/accel-prom is built" test -x "$BIN/accel-prom"
 need "$BIN/accel-monitor is built" test -x "$BIN/accel-monitor"
 need "prometheus (Debian package prometheus)" command -v prometheus
+need "python3-grpcio and python3-grpc-tools (scripts/install-deps.sh)" $PY -c 'import grpc, grpc_tools'
 need "curl" command -v curl
 EP0=$FIX/streams/endpoint-runtimes.jsonl
 need "$EP0 (the endpoint runtimes' fixture stream)" test -s "$EP0"
@@ -111,11 +116,23 @@ _pids="$_pids $!"
 cat >"$WORK/ct.json" <<EOF2
 { "period": "1s", "devices": [ { "type": "nvidia" } ], "system_metrics": [ { "type": "container_usage" } ] }
 EOF2
+# The kubelet's pod-resources answer: both fake GPUs to serving/infer-7d9's triton (the fixture's pod).
+cat >"$WORK/podres.json" <<'EOF2'
+{"pods": [{"name": "infer-7d9", "namespace": "serving", "containers": [{"name": "triton",
+   "devices": [{"resource": "nvidia.com/gpu",
+                "ids": ["GPU-3a9d1c2e-0000-4000-8000-000000000001", "GPU-3a9d1c2e-0000-4000-8000-000000000002"]}]}]}],
+ "allocatable": [{"resource": "nvidia.com/gpu",
+                  "ids": ["GPU-3a9d1c2e-0000-4000-8000-000000000001", "GPU-3a9d1c2e-0000-4000-8000-000000000002"]}]}
+EOF2
+spawn SPID $PY "$HELP/podres_server.py" --proto "$TOP/monitor/host/podres_api.proto" --dir "$WORK/py" \
+	--socket "$WORK/kubelet.sock" --scenario "$WORK/podres.json" 3>&- 4>&-
+ok "the pod-resources server serves" wait_for "$T" test -e "$WORK/kubelet.sock.ready"
 "$BIN/accel-prom" --listen-address "127.0.0.1:$A4" <"$WORK/ct.in" 2>"$WORK/prom4.err" 3>&- 4>&- &
 _pids="$_pids $!"
 FAKE_NVML_SCRIPT=$FIX/deploy/containers.nvml ACCEL_NVML_LIBRARY=$WORK/libnvidia-ml.so.1 \
 	"$BIN/accel-monitor" -c "$WORK/ct.json" --path.cgroupfs "$FIX/cgroup/v2-systemd" --path.rootfs "$FIX/cgroup/rootfs" \
-	--path.procfs "$FIX/containers/v2-systemd/proc" >"$WORK/ct.in" 2>"$WORK/ct.err" 3>&- 4>&- &
+	--path.procfs "$FIX/containers/v2-systemd/proc" --pod-resources-socket "$WORK/kubelet.sock" \
+	>"$WORK/ct.in" 2>"$WORK/ct.err" 3>&- 4>&- &
 _pids="$_pids $!"
 
 prometheus_start "127.0.0.1:$A1" "127.0.0.1:$A2" "127.0.0.1:$A3" "127.0.0.1:$A4"
@@ -189,4 +206,14 @@ for f in "$G"/*.json; do
 		[ "$st" = ok ] && _result 0 "$what" || { _result 1 "$what"; diag "$asked"; }
 	done <"$WORK/$n.results"
 done
+# The allocations row's figures (serving/infer-7d9 holds containers.nvml's GPU 0, idle, and GPU 1, 80 %).
+# panel TITLE: the panel's queries of the containers dashboard, one a line.
+panel() { grep "^$1	" "$WORK/accel-monitor-containers.queries" | cut -f2; }
+is "$(panel 'Device utilization spread by pod (min, mean, max)' | while read -r e; do prom_values "$e"; done | tr '\n' ' ')" \
+	"0 0.4 0.8 " "containers: the pod's utilization spread across its GPUs: min 0, mean 0.4, max 0.8"
+is "$(prom_values "$(panel 'Allocated devices by pod')")" 2 "containers: the pod holds two GPUs"
+is "$(curl -s --data-urlencode "query=$(panel 'Allocated but idle devices (30 min under 5 %)')" "$PURL/api/v1/query" |
+	$PY -c 'import json, sys; print(" ".join(sorted("%s/%s %s %s %s" % (m["namespace"], m["pod"], m["container"], m["device"], m["uuid"])
+	for m in (x["metric"] for x in json.load(sys.stdin)["data"]["result"]))))')" \
+	"serving/infer-7d9 triton 0 GPU-3a9d1c2e-0000-4000-8000-000000000001" "containers: the idle GPU the pod holds, and only it"
 done_testing

@@ -12,9 +12,12 @@
 #    the sidecar's shared process namespace;
 #  - the container command line is the image's CMD (deploy/container/Dockerfile), and the test
 #    runs it: the DaemonSet's, the BIE Deployment's and the sidecar's accel-monitor container,
-#    each in a mount+network namespace with the manifest's mounts, env and user
+#    each in a mount+network namespace with the manifest's mounts, env, user and capabilities
 #    (tests/helpers/k8s_run.sh), serve /metrics from the host's mounted trees, /v1/collect under
-#    the node's name, and stop on SIGTERM with status 0.
+#    the node's name, and stop on SIGTERM with status 0;
+#  - the DaemonSet's accel-monitor reaches a kubelet pod-resources socket that is root's
+#    (srwxr-xr-x, tests/helpers/podres_server.py) through its hostPath mount, as user 0 with
+#    every capability dropped; the same manifest as user 65534 gets EACCES and says so.
 . "$(dirname "$0")/lib.sh"
 
 PY3=/usr/bin/python3
@@ -24,6 +27,8 @@ need "unshare, chroot, setsid, ip (util-linux, coreutils, iproute2)" sh -c 'comm
 need "scdoc (make install)" command -v scdoc
 need "curl" command -v curl
 need "$BIN/accel-monitor is built" test -x "$BIN/accel-monitor"
+need "python3-grpcio and python3-grpc-tools (scripts/install-deps.sh)" $PY3 -c 'import grpc, grpc_tools'
+need "setpriv (util-linux)" command -v setpriv
 manifests=$(cd "$TOP" && ls deploy/kubernetes/*.yaml deploy/kubernetes/*/*.yaml)
 
 # ---- the validator can fail ---------------------------------------------------------------------
@@ -54,8 +59,12 @@ d = [x for x in yaml.safe_load_all(open(sys.argv[1])) if x]
 print(eval(sys.argv[2]))' "$@"; }
 DS=$K/daemonset.yaml
 is "$(facts "$DS" 'sorted((v["hostPath"]["path"], m["readOnly"]) for v in d[0]["spec"]["template"]["spec"]["volumes"] if "hostPath" in v for m in d[0]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] if m["name"] == v["name"])')" \
-	"[('/proc', True), ('/run', True), ('/sys', True)]" "DaemonSet: host /proc, /sys, /run mounted read-only"
+	"[('/proc', True), ('/run', True), ('/sys', True), ('/var/lib/kubelet/pod-resources', True)]" \
+	"DaemonSet: host /proc, /sys, /run and the kubelet's pod-resources folder mounted read-only"
 is "$(facts "$DS" 'd[0]["spec"]["template"]["spec"].get("hostPID", False)')" False "DaemonSet: no hostPID"
+is "$(facts "$DS" '(d[0]["spec"]["template"]["spec"]["securityContext"], d[0]["spec"]["template"]["spec"]["containers"][0]["securityContext"])')" \
+	"({'runAsNonRoot': False, 'runAsUser': 0, 'runAsGroup': 0, 'seccompProfile': {'type': 'RuntimeDefault'}}, {'allowPrivilegeEscalation': False, 'readOnlyRootFilesystem': True, 'capabilities': {'drop': ['ALL']}})" \
+	"DaemonSet: user 0 with every capability dropped, no privilege escalation, read-only root, seccomp RuntimeDefault"
 is "$(facts "$DS" 'sorted(e["key"] for t in d[0]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] for e in t["matchExpressions"])')" \
 	"['feature.node.kubernetes.io/pci-1002.present', 'feature.node.kubernetes.io/pci-10de.present', 'feature.node.kubernetes.io/pci-1d0f.present', 'feature.node.kubernetes.io/usb-ff_03e7_2485.present']" \
 	"DaemonSet: NFD node affinity for NVIDIA, AMD, Neuron, NCS2"
@@ -84,6 +93,7 @@ is "$(facts "$TOP/deploy/kubernetes/sidecar/triton.yaml" '[x["metadata"]["annota
 # ---- container attribution, the ConfigMaps' configs ------------------------------------
 opts=$(facts "$DS" '[e["value"] for e in d[0]["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "ACCEL_MONITOR_OPTS"][0]')
 for f in "--path.procfs /host/proc" "--path.sysfs /host/sys" "--path.run /host/run" "--path.cgroupfs /host/sys/fs/cgroup" \
+	"--pod-resources-socket /host/var/lib/kubelet/pod-resources/kubelet.sock" \
 	"--kubelet-url https://\$(NODE_IP):10250" "--kubelet-token-file /var/run/secrets/kubernetes.io/serviceaccount/token" \
 	"--kubelet-ca-file /var/run/secrets/kubernetes.io/serviceaccount/ca.crt"; do
 	ok "DaemonSet: accel-monitor runs with $f" sh -c 'case " $1 " in *" $2 "*) exit 0 ;; esac; exit 1' sh "$opts" "$f"
@@ -131,17 +141,46 @@ ok "make install DESTDIR (the image's /usr/bin)" sh -c "make --no-print-director
 install -m 755 "$TOP/deploy/container/accel-pipeline" "$WORK/dest/usr/bin/accel-pipeline"
 memtotal=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))
 ncpu=$(grep -c '^cpu[0-9]' /proc/stat)
+# The kubelet's pod-resources socket, root's and writable by root alone, as the kubelet leaves it.
+KPR=$WORK/kubelet-pod-resources
+mkdir -p "$KPR"
+printf '{"pods": [], "allocatable": []}\n' >"$WORK/podres.json"
+spawn SPID $PY3 "$HELP/podres_server.py" --proto "$TOP/monitor/host/podres_api.proto" --dir "$WORK/py" \
+	--socket "$KPR/kubelet.sock" --scenario "$WORK/podres.json" --log "$WORK/podres.calls"
+ok "the pod-resources server serves" wait_for $((30 * SLOW)) test -e "$KPR/kubelet.sock.ready"
+chmod 755 "$KPR/kubelet.sock"
 for m in daemonset bie/deployment sidecar/triton; do
 	w=$WORK/run-$(echo "$m" | tr / -)
 	mkdir -p "$w"
-	ok "$m: the container runs (mount+network namespace, the manifest's mounts, env, user)" \
-		"$HELP/k8s_run.sh" "$K/$m.yaml" accel-monitor "$WORK/dest/usr/bin" "$w" node-7
+	set --
+	if [ "$m" = daemonset ]; then
+		set -- /var/lib/kubelet/pod-resources="$KPR"
+		export K8S_RUN_UNTIL="grep -q /v1.PodResourcesLister/ '$WORK/podres.calls'"
+	fi
+	ok "$m: the container runs (mount+network namespace, the manifest's mounts, env, user, capabilities)" \
+		"$HELP/k8s_run.sh" "$K/$m.yaml" accel-monitor "$WORK/dest/usr/bin" "$w" node-7 "$@"
+	unset K8S_RUN_UNTIL
 	ok "$m: /metrics has the host's memory (system_memory_total_bytes)" grep -q "^system_memory_total_bytes{.*} $memtotal\$" "$w/metrics"
 	ok "$m: /metrics has the host's CPUs (system_vcpu_count $ncpu)" grep -q "^system_vcpu_count{.*} $ncpu\$" "$w/metrics"
 	ok "$m: /v1/collect under the node's name (KUBE_NODE_NAME)" grep -q '^{"node-7":' "$w/collect"
 	is "$(cut -d' ' -f1 "$w/stop" 2>/dev/null)" 0 "$m: SIGTERM stops it with status 0"
 	is "$(grep -c . "$w/left" 2>/dev/null)" 0 "$m: nothing of it left running"
 done
+ok "daemonset: accel-monitor (user 0, no capabilities) asked the kubelet's root-owned pod-resources socket" \
+	grep -q /v1.PodResourcesLister/ "$WORK/podres.calls"
+is "$(grep -c 'podres:' "$WORK/run-daemonset/container.err")" 0 "daemonset: ... and logged no pod-resources failure"
+# The same DaemonSet as user 65534 (as it ran before): connect(2) needs write permission on the socket.
+sed 's/^        runAsUser: 0$/        runAsUser: 65534/' "$DS" >"$WORK/ds-nobody.yaml"
+: >"$WORK/podres.calls"
+mkdir -p "$WORK/run-nobody"
+export K8S_RUN_UNTIL="grep -q podres: '$WORK/run-nobody/container.err'"
+ok "daemonset as user 65534: the container runs" "$HELP/k8s_run.sh" "$WORK/ds-nobody.yaml" accel-monitor \
+	"$WORK/dest/usr/bin" "$WORK/run-nobody" node-7 /var/lib/kubelet/pod-resources="$KPR"
+unset K8S_RUN_UNTIL
+ok "daemonset as user 65534: the socket refuses it, and it says so with the socket's path" \
+	grep -q "podres: pod-resources /host/var/lib/kubelet/pod-resources/kubelet.sock .*Permission denied" \
+	"$WORK/run-nobody/container.err"
+is "$(grep -c /v1.PodResourcesLister/ "$WORK/podres.calls")" 0 "daemonset as user 65534: no call reached the kubelet"
 # The ConfigMap's config asks for the nvidia collector alone: without a GPU it says so.
 ok "sidecar: accel-monitor read the ConfigMap's config (its devices: nvidia)" \
 	grep -q 'devices (nvidia)' "$WORK/run-sidecar-triton/container.err"

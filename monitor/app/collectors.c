@@ -164,7 +164,7 @@ struct dev_ident *dev_list_add(struct dev_list *l, const char *type, const char 
 	memset(d, 0, sizeof(*d));
 	d->type = type;
 	snprintf(d->key, sizeof(d->key), "%s", key);
-	d->index = d->sub = -1;
+	d->index = d->sub = d->gi = -1;
 	return d;
 }
 

@@ -149,6 +149,7 @@ struct dev_ident {
 	char parent[48];        /* a MIG instance: its GPU's key; "" */
 	int index;              /* the device's index (a MIG instance: its GPU's); -1 when none */
 	int sub;                /* a MIG instance: its index among its GPU's MIG devices (NVML's handle index); -1 */
+	int gi;                 /* a MIG instance: its GPU instance id; -1 */
 	unsigned core_base;     /* Neuron: the global index of the device's first NeuronCore */
 	unsigned cores;         /* Neuron: how many NeuronCores it has (0: none, or not a Neuron device) */
 };
@@ -332,7 +333,7 @@ void pid_list_move(struct pid_list *from, struct pid_list *to);
 void pid_list_free(struct pid_list *l); /* its room; NULL-safe */
 /*
  * A new record at the end of l (its array grows) of kind type (static) and
- * key (copied, cut to fit): index and sub -1, every string "", no cores.
+ * key (copied, cut to fit): index, sub and gi -1, every string "", no cores.
  * Returns it (borrowed until l next grows).
  */
 struct dev_ident *dev_list_add(struct dev_list *l, const char *type, const char *key);

@@ -584,14 +584,19 @@ json_t *host_identities(struct host *h, const pid_t *pids, size_t n)
 
 json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n)
 {
+	const struct jobmap *jm = host_jobmap(h);
+	const char *pe = podres_error(h->pr), *je = jm ? jobmap_error(jm) : NULL;
+	char err[1024];
 	json_t *a;
 	int fresh;
 
-	if (!h->pr)
+	if (!h->pr && !jm)
 		return NULL;
 	if (!h->own)
 		h->own = owners_new();
-	a = owners_report(h->own, devs, n, podres_current(h->pr), podres_updates(h->pr), podres_error(h->pr), &fresh);
+	/* Each source's error, the pod-resources client's first. */
+	snprintf(err, sizeof(err), "%s%s%s", pe, *pe && je ? "; " : "", je ? je : "");
+	a = owners_report(h->own, devs, n, podres_current(h->pr), podres_updates(h->pr), jm, err, &fresh);
 	if (fresh)
 		podres_kick(h->pr);
 	return a;

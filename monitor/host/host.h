@@ -183,9 +183,10 @@ void host_container_names(struct host *h, const struct container_id *id, int64_t
 json_t *host_identities(struct host *h, const pid_t *pids, size_t n);
 /*
  * The report's "allocations" of devs[0..n) (the devices this cycle's
- * device groups reported): who the kubelet's pod-resources API says each
- * is allocated to (owners.h), a new reference; NULL when there is no
- * pod-resources client. A device not seen before asks the kubelet again.
+ * device groups reported): who the kubelet's pod-resources API and the HPC
+ * job mapping say each is allocated to (owners.h), a new reference; NULL
+ * when there is neither a pod-resources client nor a mapping directory. A
+ * device not seen before asks the kubelet again.
  */
 json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n);
 

@@ -186,12 +186,23 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static uint64_t devs_hash(const struct dev_ident *devs, size_t n)
+/* The jobs jm names for device d (an NVIDIA GPU by its index, a MIG instance by its GPU's and its GPU instance id). */
+static const char *const *jobs_of(const struct jobmap *jm, const struct dev_ident *d, size_t *n)
+{
+	*n = 0;
+	if (!jm || strcmp(d->type, "nvidia") || d->index < 0 || (d->sub >= 0 && d->gi < 0))
+		return NULL;
+	return jobmap_lookup(jm, d->index, d->sub >= 0 ? d->gi : -1, n);
+}
+
+static uint64_t devs_hash(const struct dev_ident *devs, size_t n, const struct jobmap *jm)
 {
 	uint64_t h = 14695981039346656037ull;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct dev_ident *d = &devs[i];
+		const char *const *jobs;
+		size_t nj;
 
 		h = fnv(h, d->type, strlen(d->type) + 1);
 		h = fnv(h, d->key, strlen(d->key) + 1);
@@ -201,6 +212,10 @@ static uint64_t devs_hash(const struct dev_ident *devs, size_t n)
 		h = fnv(h, &d->sub, sizeof(d->sub));
 		h = fnv(h, &d->core_base, sizeof(d->core_base));
 		h = fnv(h, &d->cores, sizeof(d->cores));
+		h = fnv(h, &d->gi, sizeof(d->gi));
+		jobs = jobs_of(jm, d, &nj); /* the jobs, which change under it */
+		for (size_t k = 0; k < nj; k++)
+			h = fnv(h, jobs[k], strlen(jobs[k]) + 1);
 	}
 	return h;
 }
@@ -286,8 +301,9 @@ static void tell_unmapped(struct owners *o, const struct podres_alloc *a, const 
 		 a->resource[0] ? a->device_id : a->device, a->ns, a->pod, a->container, k->type);
 }
 
-/* The "devices" object: each device's owners, from t. */
-static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t)
+/* The "devices" object: each device's owners, from t, then jm. */
+static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
+			   const struct jobmap *jm)
 {
 	json_t *out = json_object();
 	size_t nt = podres_table_size(t);
@@ -297,6 +313,8 @@ static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_
 		const struct dev_ident *d = &devs[i];
 		const struct kind_row *k = kind_of(d->type);
 		json_t *list = NULL, *bytype;
+		const char *const *jobs;
+		size_t nj;
 
 		for (size_t r = 0; k && r < nt; r++) {
 			const struct podres_alloc *a = podres_table_at(t, r);
@@ -308,6 +326,12 @@ static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_
 			if (!list)
 				list = json_array();
 			add_owner(list, a, core);
+		}
+		jobs = jobs_of(jm, d, &nj);
+		for (size_t j = 0; j < nj; j++) {
+			if (!list)
+				list = json_array();
+			json_array_append_new(list, json_pack("{s:s}", "hpc_job", jobs[j]));
 		}
 		if (!list)
 			continue;
@@ -323,9 +347,9 @@ static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_
 }
 
 json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
-		      unsigned long gen, const char *err, int *fresh)
+		      unsigned long gen, const struct jobmap *jm, const char *err, int *fresh)
 {
-	uint64_t h = devs_hash(devs, n);
+	uint64_t h = devs_hash(devs, n, jm);
 	json_t *a;
 
 	*fresh = 0;
@@ -344,7 +368,7 @@ json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, 
 		return json_incref(o->last);
 	a = json_object();
 	json_object_set_new_nocheck(a, "error", json_string(err ? err : ""));
-	json_object_set_new_nocheck(a, "devices", map_devices(o, devs, n, t));
+	json_object_set_new_nocheck(a, "devices", map_devices(o, devs, n, t, jm));
 	json_decref(o->last);
 	o->last = json_incref(a);
 	o->gen = gen;

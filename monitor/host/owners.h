@@ -2,7 +2,8 @@
 /*
  * Who each device is allocated to, whether or not anything runs on it: the
  * ids of the kubelet's pod-resources answer (podres_table.h: device
- * plugins' ids, DRA claims' devices) mapped to the devices the collectors
+ * plugins' ids, DRA claims' devices), and the jobs an HPC scheduler's
+ * mapping directory names (jobmap.h), mapped to the devices the collectors
  * reported this cycle (struct dev_ident, collector.h), written as the
  * report's "allocations" (docs/report-format.md, "Allocations").
  *
@@ -35,6 +36,7 @@
 #define ACCEL_OWNERS_H
 
 #include "../core/collector.h"
+#include "jobmap.h"
 #include "podres_table.h"
 
 #include <jansson.h>
@@ -48,18 +50,21 @@ void owners_free(struct owners *o); /* NULL-safe */
 /*
  * The report's "allocations" for devs[0..n) from t (the latest answer,
  * borrowed; NULL: none yet), whose generation gen changes with each new
- * answer, and err (the source's error, "" when none):
+ * answer, jm (an HPC job mapping, borrowed; NULL: none) and err (the
+ * sources' error, "" when none):
  * {"error": err, "devices": {"<type>": {"<key>": [owner, ...]}}}, a device
  * with no owner left out. An owner is a container given the device by a
  * plugin ("namespace", "pod", "container", "resource", "device_ids": [the
  * plugin's ids, replicas included], "neuroncores": [global indices] for a
  * NeuronCore resource) or by a DRA claim (the same names and "dra_claim_name",
  * "dra_claim_namespace", "dra_driver_name", "dra_pool_name",
- * "dra_device_name"); each key only when known. A new reference.
+ * "dra_device_name"), or an HPC job on an NVIDIA GPU or MIG instance
+ * ({"hpc_job": id}: its file in the mapping directory, dcgm-exporter's
+ * "N" or "N.M", after the pods); each key only when known. A new reference.
  * *fresh is set to 1 when devs holds a device the previous call had not
  * (the caller asks the kubelet again), else 0.
  */
 json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
-		      unsigned long gen, const char *err, int *fresh);
+		      unsigned long gen, const struct jobmap *jm, const char *err, int *fresh);
 
 #endif

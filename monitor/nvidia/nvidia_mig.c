@@ -467,5 +467,6 @@ void nv_mig_idents(const struct nv_mig *m, const struct dev_ident *gpu, struct d
 		snprintf(d->parent, sizeof(d->parent), "%s", gpu->key);
 		d->index = gpu->index;
 		d->sub = (int)in->idx;
+		d->gi = (int)in->gi;
 	}
 }

@@ -14,7 +14,10 @@
 #   - the idle allocated GPU's pod in every sink: accel-prom's accelerator_allocation_info and its DCGM series
 #     (--collectors; a DRA claim's dra_* labels), promtool check metrics, a real Prometheus joining utilization
 #     with the owners; accel-csv's rows; accel-cloudwatch's AcceleratorAllocated datums (checked with botocore);
-#     accel-top's device line.
+#     accel-top's device line;
+#   - HPC jobs from a mapping directory (--hpc-job-mapping-dir, dcgm-exporter's format) beside the pods: a GPU's
+#     and a MIG device's jobs, a job added, a file removed, a bad line (the allocations' error; the last good jobs
+#     kept), and accel-prom's DCGM series per job with hpc_job.
 # Everything it needs is installed by `make test`: a missing one is a failure, never a skip.
 . "$(dirname "$0")/lib.sh"
 
@@ -185,4 +188,39 @@ EOF
 
 ok "accel-top: the idle GPU 1's line names its pod" sh -c \
 	'"$1" --once --width 120 <"$2" 2>/dev/null | grep -q "^nvidia 1  Tesla T4  \[ml/train-0\]"' sh "$BIN/accel-top" owners.out
+
+# ---- HPC jobs: the mapping directory (dcgm-exporter's --hpc-job-mapping-dir) beside the kubelet's answer ---------
+mkdir jobs
+echo 4242 >jobs/1
+printf '7\n8\n' >jobs/2.1
+# shellcheck disable=SC2086
+"$MON" $MONARGS --hpc-job-mapping-dir "$WORK/jobs" >jobs.out 2>jobs.err &
+MPID=$!
+_pids="$_pids $MPID"
+owners_of() { tail -n 1 jobs.out | $PY -c 'import json, sys; r = json.load(sys.stdin); d = r.get("allocations", {}).get("devices", {}).get("nvidia", {}).get(sys.argv[1], []); print(",".join(o.get("pod") or "job " + o["hpc_job"] for o in d)); print(r.get("allocations", {}).get("error", ""), file=sys.stderr)' "$1" 2>>jobs.errors; }
+owners_are() { [ "$(owners_of "$1")" = "$2" ]; }
+ok "jobs: GPU 1 is train-0's and job 4242's, the MIG instance 2/1/0 mig-a's and jobs 7 and 8's" \
+	wait_for $((20 * SLOW)) owners_are 1 "train-0,job 4242"
+is "$(owners_of 2/1/0)" "mig-a,job 7,job 8" "jobs: a MIG device's jobs are its N.M file's"
+is "$(owners_of 2)" "nb,dra" "jobs: the GPU of that MIG device has none of them"
+echo 4343 >>jobs/1
+ok "jobs: a job appended to a GPU's file is there in the next reports" wait_for $((20 * SLOW)) owners_are 1 "train-0,job 4242,job 4343"
+rm jobs/2.1
+ok "jobs: a file removed takes its jobs away" wait_for $((20 * SLOW)) owners_are 2/1/0 mig-a
+printf 'ok\n\001bad\n' >jobs/1
+bad() { tail -n 1 jobs.out | grep -q '"error":"[^"]*jobs/1:2:1'; }
+ok "jobs: a bad line is the allocations' error, naming DIR/FILE:LINE:COLUMN" wait_for $((20 * SLOW)) bad
+is "$(owners_of 1)" "train-0,job 4242,job 4343" "jobs: ... and the GPU keeps its last good jobs"
+kill -TERM "$MPID"
+wait "$MPID" || true
+ok "jobs: the reports pass check_report.py" $PY "$HELP/check_report.py" jobs.out
+PORT=$(free_port)
+"$BIN/accel-prom" --port "$PORT" --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" <jobs.out \
+	>/dev/null 2>jprom.err &
+_pids="$_pids $!"
+jserved() { curl -s "http://127.0.0.1:$PORT/metrics" >jmetrics.txt && grep -q '^DCGM_FI_DEV_GPU_TEMP{.*hpc_job="4343"' jmetrics.txt; }
+ok "accel-prom: the GPU's DCGM series once per job of the mapping, with hpc_job (dcgm-exporter's)" wait_for $((10 * SLOW)) jserved
+ok "accel-prom: ... and once for its pod" grep -q '^DCGM_FI_DEV_GPU_TEMP{.*gpu="1",.*pod="train-0"} ' jmetrics.txt
+ok "accel-prom: accelerator_allocation_info of each job" \
+	grep -q '^accelerator_allocation_info{.*device="1",device_type="nvidia",hpc_job="4242",' jmetrics.txt
 done_testing

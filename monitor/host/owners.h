@@ -48,7 +48,8 @@ void owners_free(struct owners *o); /* NULL-safe */
 /*
  * The report's "allocations" for devs[0..n) from t (the latest answer,
  * borrowed; NULL: none yet), whose generation gen changes with each new
- * answer, and err (the source's error, "" when none):
+ * answer, and err (the source's error, "" when none; written as valid UTF-8,
+ * at most 511 bytes):
  * {"error": err, "devices": {"<type>": {"<key>": [owner, ...]}}}, a device
  * with no owner left out. An owner is a container given the device by a
  * plugin ("namespace", "pod", "container", "resource", "device_ids": [the

@@ -801,6 +801,43 @@ static void test_log_once(void)
 	dev_list_free(&l);
 }
 
+/*
+ * The source's error cut in the middle of a character (podres keeps 511
+ * bytes of "pod-resources <socket> <method>: <the server's grpc-message>"):
+ * the report still says it, the cut byte replaced, and the next call with
+ * nothing changed hands the same object out again.
+ */
+static void test_error_cut(void)
+{
+	struct dev_list l = { 0 };
+	struct owners *o = owners_new();
+	char err[512], want[1200];
+	size_t n;
+	json_t *a, *b;
+	int fresh;
+
+	n = (size_t)snprintf(err, sizeof(err), "pod-resources /run/kubelet.sock /v1.PodResourcesLister/List: gRPC "
+						"status 13 (INTERNAL): ");
+	while (n + 2 < sizeof(err) - 1) {
+		memcpy(err + n, "\xc3\xa9", 2); /* é */
+		n += 2;
+	}
+	err[n++] = (char)0xc3; /* the first byte of one more, the second cut off */
+	err[n] = 0;
+	dev(&l, "nvidia", 0, U0, "");
+	a = owners_report(o, l.d, l.n, NULL, 0, err, &fresh);
+	err[n - 1] = '?';
+	snprintf(want, sizeof(want), "{'error': '%s', 'devices': {}}", err);
+	err[n - 1] = (char)0xc3;
+	is_json(a, want, "an error cut inside a character: reported, the stray byte as '?'");
+	b = owners_report(o, l.d, l.n, NULL, 0, err, &fresh);
+	ok(b == a, "... and the same object the next time");
+	json_decref(a);
+	json_decref(b);
+	owners_free(o);
+	dev_list_free(&l);
+}
+
 int main(void)
 {
 	log_init("test_owners", LOG_LVL_SILENT); /* the mapping cases' ids of no device; test_log_once reads them */
@@ -814,5 +851,6 @@ int main(void)
 	test_no_pod();
 	test_cache();
 	test_log_once();
+	test_error_cut();
 	return done_testing();
 }

@@ -623,6 +623,25 @@ static void test_no_pod(void)
 	"{'error': '', 'devices': {'nvidia': {'0': [{'namespace': 'ml', 'pod': 'train', 'container': 'main', "  \
 	"'resource': 'nvidia.com/gpu', 'device_ids': ['" U0 "']}]}}}"
 
+/*
+ * One more call from the caller who holds prev: a new object (want_new) or
+ * prev again, *fresh want_fresh. Returns it (the caller's), prev released.
+ */
+static json_t *step(struct owners *o, const struct dev_list *l, const struct podres_table *t, unsigned long gen,
+		    const char *err, json_t *prev, int want_new, int want_fresh, const char *what)
+{
+	json_t *b;
+	char name[160];
+	int fresh = -1;
+
+	b = owners_report(o, l->d, l->n, t, gen, err, &fresh);
+	ok(want_new ? b != prev : b == prev, "cache: %s: %s", what, want_new ? "a new object" : "the same object");
+	snprintf(name, sizeof(name), "cache: %s: %s", what, want_fresh ? "fresh" : "not fresh");
+	is_int(fresh, want_fresh, name);
+	json_decref(prev);
+	return b;
+}
+
 static void test_cache(void)
 {
 	struct dev_list l = { 0 };
@@ -638,85 +657,49 @@ static void test_cache(void)
 	is_json(a, OWNS_0, "cache: the first call maps");
 	is_int(fresh, 1, "cache: the first call: fresh");
 	is_int(a->refcount, 2, "cache: the object is the caller's and the table's");
-
 	b = owners_report(o, l.d, l.n, t, 1, "", &fresh);
 	ok(b == a, "cache: the same gen, devices and error: the same object");
 	is_int(a->refcount, 3, "cache: ... a new reference to it");
 	is_int(fresh, 0, "cache: the same devices: not fresh");
 	json_decref(b);
-	b = owners_report(o, l.d, l.n, t, 1, NULL, &fresh);
-	ok(b == a, "cache: no error as NULL is no error as \"\": the same object");
-	json_decref(b);
+	a = step(o, &l, t, 1, NULL, a, 0, 0, "no error as NULL, as \"\" before");
 
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	ok(b != a, "cache: a new gen: a new object");
+	b = step(o, &l, t2, 2, "", json_incref(a), 1, 0, "a new gen, the same devices");
 	is_json(b, OWNS_0, "cache: ... mapped from the new answer");
-	is_int(fresh, 0, "cache: a new gen, the same devices: not fresh");
 	is_int(a->refcount, 1, "cache: the old object: the table let its reference go");
 	json_decref(a);
 	a = b;
 
 	snprintf(l.d[0].uuid, sizeof(l.d[0].uuid), "%s", U2);
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	ok(b != a, "cache: a device's uuid changed: a new object");
-	is_json(b, "{'error': '', 'devices': {}}", "cache: ... mapped again (the answer's UUID no longer names it)");
-	is_int(fresh, 0, "cache: a device's uuid changed, its key seen before: not fresh");
-	json_decref(a);
-	a = b;
-
+	a = step(o, &l, t2, 2, "", a, 1, 0, "a device's uuid changed, its key seen before");
+	is_json(a, "{'error': '', 'devices': {}}", "cache: ... mapped again (the answer's UUID no longer names it)");
 	snprintf(l.d[0].uuid, sizeof(l.d[0].uuid), "%s", U0);
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	ok(b != a, "cache: the uuid back: a new object");
-	is_json(b, OWNS_0, "cache: ... mapped again");
-	json_decref(a);
-	a = b;
+	a = step(o, &l, t2, 2, "", a, 1, 0, "the uuid back");
+	is_json(a, OWNS_0, "cache: ... mapped again");
 
 	dev(&l, "nvidia", 2, U2, "");
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	ok(b != a, "cache: a device added: a new object");
-	is_int(fresh, 1, "cache: a device not seen before: fresh");
-	json_decref(a);
-	a = b;
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	ok(b == a, "cache: nothing changed since: the same object");
-	is_int(fresh, 0, "cache: ... not fresh");
-	json_decref(b);
-
+	a = step(o, &l, t2, 2, "", a, 1, 1, "a device never seen before added");
+	a = step(o, &l, t2, 2, "", a, 0, 0, "nothing changed since");
 	l.n--;
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	ok(b != a, "cache: a device gone: a new object");
-	is_int(fresh, 0, "cache: a device gone: not fresh");
-	json_decref(a);
-	a = b;
+	a = step(o, &l, t2, 2, "", a, 1, 0, "a device gone");
 	dev(&l, "nvidia", 2, U2, "");
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	ok(b != a, "cache: the device back: a new object");
-	is_int(fresh, 0, "cache: a device seen before comes back: not fresh");
-	json_decref(a);
-	a = b;
+	a = step(o, &l, t2, 2, "", a, 1, 0, "a device seen before back");
 
-	b = owners_report(o, l.d, l.n, t2, 2, "pod-resources: List: deadline exceeded", &fresh);
-	ok(b != a, "cache: a new error: a new object");
-	is_json(b,
+	a = step(o, &l, t2, 2, "pod-resources: List: deadline exceeded", a, 1, 0, "a new error");
+	is_json(a,
 		"{'error': 'pod-resources: List: deadline exceeded', 'devices': {'nvidia': {'0': [{'namespace': 'ml', "
 		"'pod': 'train', 'container': 'main', 'resource': 'nvidia.com/gpu', 'device_ids': ['" U0 "']}]}}}",
 		"cache: ... with the error");
-	is_int(fresh, 0, "cache: a new error: not fresh");
-	json_decref(a);
-	a = b;
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	ok(b != a, "cache: the error gone: a new object");
-	is_json(b, OWNS_0, "cache: ... with no error");
-	json_decref(a);
-	a = b;
+	a = step(o, &l, t2, 2, "pod-resources: List: deadline exceeded", a, 0, 0, "the same error again");
+	a = step(o, &l, t2, 2, "", a, 1, 0, "the error gone");
+	is_json(a, OWNS_0, "cache: ... with no error");
 
 	/* The key of a type is not another type's: amdgpu "0" is new though nvidia "0" was seen. */
 	dev(&l, "amdgpu", 0, A0, "0000:43:00.0");
-	b = owners_report(o, l.d, l.n, t2, 2, "", &fresh);
-	is_int(fresh, 1, "cache: amdgpu \"0\" after nvidia \"0\": fresh");
-	json_decref(b);
-	is_int(a->refcount, 1, "cache: every object handed out is the caller's alone once replaced");
+	b = step(o, &l, t2, 2, "", json_incref(a), 1, 1, "amdgpu \"0\" after nvidia \"0\"");
+	is_int(a->refcount, 1, "cache: an object replaced is the caller's alone");
 	json_decref(a);
+	json_decref(b);
 
 	podres_table_free(t);
 	podres_table_free(t2);

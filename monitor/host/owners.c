@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Who each device is allocated to: the pod-resources answer mapped to the devices; see owners.h. */
 #include "owners.h"
+#include "../../common/jset.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 
@@ -16,6 +17,7 @@ struct owners {
 	unsigned long gen;     /* the answer it was made from */
 	int have;              /* last is set */
 	uint64_t devs_hash;    /* the devices it was made for */
+	char *err;             /* the error it was made with (a copy; its "error" may differ: made valid UTF-8) */
 	json_t *known;         /* {"<type>/<key>": true}: every device seen so far (a device new to it: *fresh) */
 	json_t *logged;        /* {"<resource> <id>": true}: ids logged as naming no device */
 };
@@ -172,6 +174,7 @@ void owners_free(struct owners *o)
 	if (!o)
 		return;
 	json_decref(o->last);
+	free(o->err);
 	json_decref(o->known);
 	json_decref(o->logged);
 	free(o);
@@ -350,6 +353,7 @@ json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, 
 		      unsigned long gen, const struct jobmap *jm, const char *err, int *fresh)
 {
 	uint64_t h = devs_hash(devs, n, jm);
+	const char *e = err ? err : "";
 	json_t *a;
 
 	*fresh = 0;
@@ -357,22 +361,23 @@ json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, 
 		char key[96];
 
 		snprintf(key, sizeof(key), "%s/%s", devs[i].type, devs[i].key);
-		if (!json_object_get(o->known, key)) {
+		/* Past the cap nothing is new any more: a kick every cycle would ask the kubelet at each. */
+		if (!json_object_get(o->known, key) && json_object_size(o->known) < UNMAPPED_MAX) {
 			*fresh = 1;
-			if (json_object_size(o->known) < UNMAPPED_MAX)
-				json_object_set_new(o->known, key, json_true());
+			json_object_set_new(o->known, key, json_true());
 		}
 	}
-	if (o->have && o->gen == gen && o->devs_hash == h &&
-	    !strcmp(json_string_value(json_object_get(o->last, "error")), err ? err : ""))
+	if (o->have && o->gen == gen && o->devs_hash == h && !strcmp(o->err, e))
 		return json_incref(o->last);
 	a = json_object();
-	json_object_set_new_nocheck(a, "error", json_string(err ? err : ""));
+	jset_str(a, "error", e); /* the sources' text may be cut inside a character */
 	json_object_set_new_nocheck(a, "devices", map_devices(o, devs, n, t, jm));
 	json_decref(o->last);
 	o->last = json_incref(a);
 	o->gen = gen;
 	o->devs_hash = h;
+	free(o->err);
+	o->err = xstrdup(e);
 	o->have = 1;
 	return a;
 }

@@ -51,7 +51,7 @@ void owners_free(struct owners *o); /* NULL-safe */
  * The report's "allocations" for devs[0..n) from t (the latest answer,
  * borrowed; NULL: none yet), whose generation gen changes with each new
  * answer, jm (an HPC job mapping, borrowed; NULL: none) and err (the
- * sources' error, "" when none):
+ * sources' error, "" when none; written as valid UTF-8, at most 511 bytes):
  * {"error": err, "devices": {"<type>": {"<key>": [owner, ...]}}}, a device
  * with no owner left out. An owner is a container given the device by a
  * plugin ("namespace", "pod", "container", "resource", "device_ids": [the

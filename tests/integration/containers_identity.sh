@@ -313,24 +313,6 @@ ok "accel-prom: accelerator_pod_utilization_ratio and accelerator_container_util
 	grep -q "^accelerator_process_utilization_ratio{.*container=\"pytorch\".*engine=\"compute\".*pid=\"2000\"" "$1"' \
 	sh "$WORK/amd.prom"
 
-# cw_dims BODY: run the Python on stdin with dims (datum -> {dimension: value}) and names (datum -> MetricName)
-# of accel-cloudwatch --dry-run's query body in file BODY.
-cw_dims() {
-	cat >"$WORK/cw_dims.py" <<'EOF'
-import collections, re, sys
-body = open(sys.argv[1], encoding="utf-8").read().replace("\n", "&")
-kv = dict(p.split("=", 1) for p in body.split("&") if "=" in p)
-dims = collections.defaultdict(dict)
-for k, v in kv.items():
-    m = re.match(r"MetricData\.member\.(\d+)\.Dimensions\.member\.(\d+)\.Name$", k)
-    if m:
-        dims[m.group(1)][v] = kv[k[:-4] + "Value"]
-names = {m: kv["MetricData.member.%s.MetricName" % m] for m in dims}
-EOF
-	cat >>"$WORK/cw_dims.py"
-	$PY "$WORK/cw_dims.py" "$1"
-}
-
 # accel-cloudwatch: Container Insights' dimension names.
 ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \
 	"$BIN/accel-cloudwatch" "$WORK/nv.out" "$WORK/nv.cw"

@@ -171,17 +171,9 @@ ok "accel-csv: the idle GPU 1's allocation row names train-0" \
 ok "accel-cloudwatch --dry-run exits 0" sh -c '"$1" --dry-run --region us-east-1 --namespace T <"$2" >"$3" 2>&1' sh \
 	"$BIN/accel-cloudwatch" owners.out owners.cw
 ok "accel-cloudwatch: botocore accepts every request body" $PY "$HELP/cw_receiver.py" --check-bodies owners.cw
-ok "accel-cloudwatch: AcceleratorAllocated 1 for the idle GPU 1 with PodName train-0" $PY - owners.cw <<'EOF'
-import collections, re, sys
-body = open(sys.argv[1], encoding="utf-8").read().replace("\n", "&")
-kv = dict(p.split("=", 1) for p in body.split("&") if "=" in p)
-dims = collections.defaultdict(dict)
-for k, v in kv.items():
-    m = re.match(r"MetricData\.member\.(\d+)\.Dimensions\.member\.(\d+)\.Name$", k)
-    if m:
-        dims[m.group(1)][v] = kv[k[:-4] + "Value"]
-hits = [d for m, d in dims.items() if kv["MetricData.member.%s.MetricName" % m] == "AcceleratorAllocated" and
-        d.get("Device") == "1" and d.get("DeviceType") == "nvidia"]
+ok "accel-cloudwatch: AcceleratorAllocated 1 for the idle GPU 1 with PodName train-0" cw_dims owners.cw <<'EOF'
+hits = [d for m, d in dims.items() if names[m] == "AcceleratorAllocated" and d.get("Device") == "1" and
+        d.get("DeviceType") == "nvidia"]
 assert hits and all(d.get("PodName") == "train-0" and d.get("Namespace") == "ml" and d.get("ContainerName") == "main"
                     and d.get("Resource") == "nvidia.com%2Fgpu" for d in hits), hits
 EOF

@@ -289,6 +289,24 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
+# cw_dims BODY: run the Python on stdin with dims (datum -> {dimension: value}) and names (datum -> MetricName)
+# of accel-cloudwatch --dry-run's query body in file BODY.
+cw_dims() {
+	cat >"$WORK/cw_dims.py" <<'EOF'
+import collections, re, sys
+body = open(sys.argv[1], encoding="utf-8").read().replace("\n", "&")
+kv = dict(p.split("=", 1) for p in body.split("&") if "=" in p)
+dims = collections.defaultdict(dict)
+for k, v in kv.items():
+    m = re.match(r"MetricData\.member\.(\d+)\.Dimensions\.member\.(\d+)\.Name$", k)
+    if m:
+        dims[m.group(1)][v] = kv[k[:-4] + "Value"]
+names = {m: kv["MetricData.member.%s.MetricName" % m] for m in dims}
+EOF
+	cat >>"$WORK/cw_dims.py"
+	$PY "$WORK/cw_dims.py" "$1"
+}
+
 done_testing() {
 	echo "1..$_n"
 	[ "$_failed" -eq 0 ]

@@ -5,6 +5,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,58 +224,66 @@ static uint64_t devs_hash(const struct dev_ident *devs, size_t n, const struct j
 	return h;
 }
 
-static void set_str(json_t *o, const char *key, const char *v)
+/* An owner's keys from a record's fields (each written only when known), in the order they are written. */
+static const struct {
+	const char *key;
+	size_t off; /* of the const char * in struct podres_alloc */
+} owner_keys[] = {
+	{ "namespace", offsetof(struct podres_alloc, ns) },
+	{ "pod", offsetof(struct podres_alloc, pod) },
+	{ "container", offsetof(struct podres_alloc, container) },
+	{ "resource", offsetof(struct podres_alloc, resource) },
+	{ "dra_claim_name", offsetof(struct podres_alloc, claim) },
+	{ "dra_claim_namespace", offsetof(struct podres_alloc, claim_ns) },
+	{ "dra_driver_name", offsetof(struct podres_alloc, driver) },
+	{ "dra_pool_name", offsetof(struct podres_alloc, pool) },
+	{ "dra_device_name", offsetof(struct podres_alloc, device) },
+};
+
+static const char *owner_field(const struct podres_alloc *a, size_t k)
 {
-	if (v && *v)
-		json_object_set_new_nocheck(o, key, json_string(v));
+	const char *v = *(const char *const *)(const void *)((const char *)a + owner_keys[k].off);
+
+	return v ? v : "";
 }
 
-/* The owner a stands for: the same container and resource (or claim) is one owner. */
-static int same_owner(json_t *w, const struct podres_alloc *a)
+/* Records a and b stand for one owner: the same container and resource (or claim). */
+static int same_owner(const struct podres_alloc *a, const struct podres_alloc *b)
 {
-	static const char *const keys[] = { "namespace", "pod", "container", "resource", "dra_claim_name",
-					     "dra_claim_namespace", "dra_driver_name", "dra_pool_name",
-					     "dra_device_name" };
-	const char *vals[] = { a->ns, a->pod, a->container, a->resource, a->claim, a->claim_ns, a->driver, a->pool,
-			       a->device };
-
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		const char *have = json_string_value(json_object_get(w, keys[i]));
-
-		if (strcmp(have ? have : "", vals[i] ? vals[i] : ""))
+	for (size_t k = 0; k < ARRAY_SIZE(owner_keys); k++)
+		if (strcmp(owner_field(a, k), owner_field(b, k)))
 			return 0;
-	}
 	return 1;
 }
 
-/* Add record a (core: its NeuronCore, or -1) to the owners list of a device. */
-static void add_owner(json_t *list, const struct podres_alloc *a, long core)
+/*
+ * Add record a (core: its NeuronCore, or -1) to the owners list of a
+ * device, whose owners' first records are firsts[0..*n) (one per entry of
+ * list, in its order).
+ */
+static void add_owner(json_t *list, const struct podres_alloc **firsts, size_t *n, const struct podres_alloc *a,
+		      long core)
 {
 	json_t *w = NULL, *v;
+	char id[JSET_STR_MAX + 1];
 	size_t i;
 
-	json_array_foreach(list, i, v)
-		if (same_owner(v, a)) {
-			w = v;
-			break;
-		}
-	if (!w) {
+	for (i = 0; i < *n && !same_owner(firsts[i], a); i++)
+		;
+	if (i < *n) {
+		w = json_array_get(list, i);
+	} else {
 		w = json_object();
-		set_str(w, "namespace", a->ns);
-		set_str(w, "pod", a->pod);
-		set_str(w, "container", a->container);
-		set_str(w, "resource", a->resource);
-		set_str(w, "dra_claim_name", a->claim);
-		set_str(w, "dra_claim_namespace", a->claim_ns);
-		set_str(w, "dra_driver_name", a->driver);
-		set_str(w, "dra_pool_name", a->pool);
-		set_str(w, "dra_device_name", a->device);
+		for (size_t k = 0; k < ARRAY_SIZE(owner_keys); k++)
+			jset_str_opt(w, owner_keys[k].key, owner_field(a, k));
 		json_array_append_new(list, w);
+		firsts[(*n)++] = a;
 	}
 	if (a->device_id[0]) {
 		if (!(v = json_object_get(w, "device_ids")))
 			json_object_set_new_nocheck(w, "device_ids", v = json_array());
-		json_array_append_new(v, json_string(a->device_id));
+		snprintf(id, sizeof(id), "%s", a->device_id);
+		json_array_append_new(v, json_string(utf8_sanitize(id)));
 	}
 	if (core >= 0) {
 		if (!(v = json_object_get(w, "neuroncores")))
@@ -311,13 +320,14 @@ static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_
 	json_t *out = json_object();
 	size_t nt = podres_table_size(t);
 	unsigned char *hit = xcalloc(nt ? nt : 1, 1);
+	const struct podres_alloc **firsts = xcalloc(nt ? nt : 1, sizeof(*firsts));
 
 	for (size_t i = 0; i < n; i++) {
 		const struct dev_ident *d = &devs[i];
 		const struct kind_row *k = kind_of(d->type);
 		json_t *list = NULL, *bytype;
 		const char *const *jobs;
-		size_t nj;
+		size_t nj, nfirst = 0;
 
 		for (size_t r = 0; k && r < nt; r++) {
 			const struct podres_alloc *a = podres_table_at(t, r);
@@ -328,7 +338,7 @@ static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_
 			hit[r] = 1;
 			if (!list)
 				list = json_array();
-			add_owner(list, a, core);
+			add_owner(list, firsts, &nfirst, a, core);
 		}
 		jobs = jobs_of(jm, d, &nj);
 		for (size_t j = 0; j < nj; j++) {
@@ -346,6 +356,7 @@ static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_
 		if (!hit[r] && podres_table_at(t, r)->pod[0])
 			tell_unmapped(o, podres_table_at(t, r), devs, n);
 	free(hit);
+	free(firsts);
 	return out;
 }
 

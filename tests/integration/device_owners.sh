@@ -14,6 +14,7 @@
 #   - the idle allocated GPU's pod in every sink: accel-prom's accelerator_allocation_info and its DCGM series
 #     (--collectors; a DRA claim's dra_* labels), promtool check metrics, a real Prometheus joining utilization
 #     with the owners; accel-csv's rows; accel-cloudwatch's AcceleratorAllocated datums (checked with botocore);
+#     accel-remote-write's series (tests/helpers/rw_receiver.py);
 #     accel-top's device line;
 #   - HPC jobs from a mapping directory (--hpc-job-mapping-dir, dcgm-exporter's format) beside the pods: a GPU's
 #     and a MIG device's jobs, a job added, a file removed, a bad line (the allocations' error; the last good jobs
@@ -178,6 +179,19 @@ assert hits and all(d.get("PodName") == "train-0" and d.get("Namespace") == "ml"
                     and d.get("Resource") == "nvidia.com%2Fgpu" for d in hits), hits
 EOF
 
+RP=$(free_port)
+mkdir rw
+$PY "$HELP/rw_receiver.py" --port "$RP" --dir "$WORK/rw" >rw.log 2>rw.err &
+_pids="$_pids $!"
+ok "the remote write receiver serves" wait_for $((10 * SLOW)) grep -q ready rw.log
+ok "accel-remote-write pushes the stream" sh -c '"$1" --url "http://127.0.0.1:$2/api/v1/write" <"$3" >rw.out 2>&1' sh \
+	"$BIN/accel-remote-write" "$RP" owners.out
+ok "accel-remote-write: the idle GPU 1's accelerator_allocation_info names train-0" $PY - rw/accepted.jsonl <<'EOF'
+import json, sys
+S = [json.loads(x)["s"] for x in open(sys.argv[1])]  # "{name=value,...}", sorted by name, values as they are
+hits = [s for s in S if "__name__=accelerator_allocation_info," in s and ",device=1," in s and ",device_type=nvidia," in s]
+assert hits and all(",pod=train-0," in s and ",namespace=ml," in s for s in hits), (hits, S[:3])
+EOF
 ok "accel-top: the idle GPU 1's line names its pod" sh -c \
 	'"$1" --once --width 120 <"$2" 2>/dev/null | grep -q "^nvidia 1  Tesla T4  \[ml/train-0\]"' sh "$BIN/accel-top" owners.out
 

@@ -35,7 +35,7 @@ for t in "$@"; do
 		$top/sinks/cloudwatch/cloudwatch_queue.c" ;;
 	podres) mods="$top/monitor/host/podres_table.c $top/monitor/host/podres_api.pb-c.c $top/monitor/http/grpc.c
 		$top/common/http.c" ;;
-	jobmap) mods="$top/monitor/host/jobmap.c" ;;
+	jobmap) mods="$top/monitor/host/jobmap.c $top/common/hindex.c" ;;
 	*) echo "$0: unknown target $t (prom_line, csv, cloudwatch, expo, podres, jobmap)" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2046,SC2086

@@ -53,6 +53,7 @@ struct opts {
 	unsigned long long max_line;
 	size_t max_series_bytes; /* 0: the store's default */
 	int old_pod_labels;      /* --use-old-namespace: pod_name, pod_namespace, container_name */
+	int pod_uid;             /* --kubernetes-enable-pod-uid: pod_uid on the DCGM series */
 	int passthrough;         /* --passthrough: endpoint runtimes' own families too */
 };
 
@@ -85,6 +86,8 @@ static void usage(FILE *f)
 		"                               dcgm-exporter's collectors CSV FILE lists (docs/nvidia.md)\n"
 		"      --use-old-namespace      label pods as dcgm-exporter's --use-old-namespace does:\n"
 		"                               pod_name, pod_namespace, container_name\n"
+		"      --kubernetes-enable-pod-uid  with --collectors, pod_uid (the pod's UID) beside\n"
+		"                               pod on the DCGM series, as dcgm-exporter's flag does\n"
 		"      --passthrough            also serve the families of endpoint runtimes configured\n"
 		"                               with \"passthrough\": true, as the servers expose them,\n"
 		"                               labelled with runtime_tag and pid (docs/accel-prom.md)\n"
@@ -279,6 +282,7 @@ int main(int argc, char **argv)
 		{ .name = "collectors", .arg = SINK_STR, .dst = &o.collectors },
 		{ .name = "max-series-bytes", .arg = SINK_FN, .dst = &o.max_series_bytes, .parse = parse_series_bytes },
 		{ .name = "use-old-namespace", .arg = SINK_FLAG, .dst = &o.old_pod_labels },
+		{ .name = "kubernetes-enable-pod-uid", .arg = SINK_FLAG, .dst = &o.pod_uid },
 		{ .name = "passthrough", .arg = SINK_FLAG, .dst = &o.passthrough },
 		{ .name = NULL },
 	};
@@ -295,6 +299,7 @@ int main(int argc, char **argv)
 	}
 	if (load_files(&o, &web, &dcgm))
 		return EXIT_CONFIG;
+	prom_dcgm_set_pod_uid(dcgm, o.pod_uid);
 	/* Signals are taken by sigtimedwait in the main thread only; the threads inherit the mask. */
 	signal(SIGPIPE, SIG_IGN);
 	sink_block_signals(&sigs);

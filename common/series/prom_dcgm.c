@@ -579,6 +579,7 @@ static const char *const user_keys[] = { "pod", "namespace", "container", "hpc_j
 					 "dra_claim_namespace", "dra_driver_name", "dra_pool_name", "dra_device_name",
 					 "pod_uid" };
 #define USER_UID 9 /* user_keys' "pod_uid" */
+#define USER_LABELS 10 /* after the labels: the pod's Kubernetes labels (identities.pods'), or null */
 _Static_assert(MAP_INSTANCE_LABELS_MAX + OWN_LABELS + MIG_LABELS + LABEL_FIELDS_MAX + POD_LABELS <= SAMPLE_MAX_LABELS &&
 		       XID_LABELS <= MIG_LABELS,
 	       "a DCGM series has room for every label");
@@ -750,6 +751,8 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 				if (lv && *lv && (i != USER_UID || d->pod_uid))
 					out.labels[out.nlabels++] = (struct label){ user_keys[i], lv };
 			}
+			out.pod_labels = json_is_object(json_array_get(who, USER_LABELS)) ? json_array_get(who, USER_LABELS)
+											 : NULL;
 			emit(&out, ud);
 			out.nlabels = base;
 			n++;
@@ -868,6 +871,20 @@ static void job_users(json_t *list, json_t *dev, json_t *ids, json_t *pidx)
 	}
 }
 
+/* Each user of list with its pod's Kubernetes labels (ids' pods, by its pod_uid) after its labels, or null. */
+static void users_labels(json_t *list, json_t *ids)
+{
+	json_t *u, *pods = json_object_get(ids, "pods");
+	size_t i;
+
+	json_array_foreach(list, i, u) {
+		const char *uid = json_string_value(json_array_get(u, USER_UID));
+		json_t *labels = uid && *uid ? json_object_get(json_object_get(pods, uid), "labels") : NULL;
+
+		json_array_append(u, labels ? labels : json_null());
+	}
+}
+
 /* The record of the GPU with uuid in d->gpus, made when new (NULL past the cap). */
 static json_t *gpu_record(struct prom_dcgm *d, const char *uuid)
 {
@@ -975,6 +992,7 @@ void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 					json_array_append_new(list, u);
 			}
 			job_users(list, dev, ids, pidx);
+			users_labels(list, ids);
 			if (json_object_size(d->users) < LAST_MAX || json_object_get(d->users, uuid))
 				json_object_set_new(d->users, uuid, list);
 			else

@@ -9,7 +9,9 @@
 #   - with --kubelet-pod-labels N, each pod's labels once, in identities.pods (at most N, key order, the rest
 #     counted in labels_dropped); without it, none;
 # and accel-prom --collectors serves the DCGM series of the GPUs with pod_uid beside pod under
-# --kubernetes-enable-pod-uid only (dcgm-exporter's flag and label name); promtool check metrics is clean.
+# --kubernetes-enable-pod-uid only (dcgm-exporter's flag and label name), and the pods' labels (named as
+# kube-state-metrics names them: label_app_kubernetes_io_name) on them and on accelerator_allocation_info under
+# --kubernetes-enable-pod-labels only; promtool check metrics is clean.
 # Everything it needs is installed by `make test`: a missing one is a failure, never a skip.
 . "$(dirname "$0")/lib.sh"
 
@@ -108,7 +110,7 @@ EOF
 ok "the kubelet was asked with the token" grep -q "GET /pods 200" klog
 
 # ---- accel-prom: pod_uid with --kubernetes-enable-pod-uid only ------------------------------------------------------
-# prom NAME [flags]: accel-prom --collectors on labels.out, its /metrics in NAME.txt.
+# prom NAME [flags]: accel-prom --collectors on labels.out, its /metrics in NAME.txt once it has read every report.
 prom() {
 	n_=$1
 	shift
@@ -116,8 +118,9 @@ prom() {
 	"$BIN/accel-prom" --port "$p_" --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" "$@" \
 		<labels.out >/dev/null 2>"$n_.err" &
 	_pids="$_pids $!"
-	wait_for $((10 * SLOW)) sh -c 'curl -s "http://127.0.0.1:$1/metrics" >"$2.txt" && grep -q "^DCGM_FI_DEV_GPU_TEMP{" "$2.txt"' \
-		sh "$p_" "$n_"
+	# Every report read: the six of labels.out.
+	wait_for $((10 * SLOW)) sh -c 'curl -s "http://127.0.0.1:$1/metrics" >"$2.txt" &&
+		grep -q "^accel_prom_reports_total $3\$" "$2.txt"' sh "$p_" "$n_" "$(nlines labels.out)"
 }
 ok "accel-prom --kubernetes-enable-pod-uid serves the stream" prom uid --kubernetes-enable-pod-uid
 ok "pod-uid: GPU 0's DCGM series carry train-0's pod_uid beside pod" \
@@ -128,7 +131,22 @@ ok "pod-uid: a pod the kubelet does not know has no pod_uid" sh -c \
 	sh uid.txt
 ok "pod-uid: promtool check metrics is clean" sh -c 'promtool check metrics <"$1" >"$1.lint" 2>&1 ||
 	! grep -v "counter metrics should have \"_total\" suffix\|DCGM_" "$1.lint" | grep -q .' sh uid.txt
-ok "accel-prom without the flag serves the stream" prom plain
-ok "no flag: the same series, no pod_uid" sh -c 'grep -q "^DCGM_FI_DEV_GPU_TEMP{.*pod=\"train-0\"" "$1" &&
-	! grep -q pod_uid= "$1"' sh plain.txt
+ok "accel-prom without the flags serves the stream" prom plain
+ok "no flag: the same series, no pod_uid, no pod labels" sh -c 'grep -q "^DCGM_FI_DEV_GPU_TEMP{.*pod=\"train-0\"" "$1" &&
+	! grep -q "pod_uid=\|label_" "$1"' sh plain.txt
+
+# ---- accel-prom: the pods' labels with --kubernetes-enable-pod-labels only, named as kube-state-metrics does -------
+ok "accel-prom --kubernetes-enable-pod-labels serves the stream" prom lab --kubernetes-enable-pod-labels
+TL='label_app_kubernetes_io_name="trainer",label_app_version="3",label_team="vision"'
+ok "pod-labels: GPU 0's DCGM series carry train-0's labels (label_ + sanitized snake case)" \
+	grep -q "^DCGM_FI_DEV_GPU_TEMP{.*gpu=\"0\",$TL,.*pod=\"train-0\"} " lab.txt
+ok "pod-labels: GPU 1's accelerator_allocation_info too (its owner's pod_uid names the pod's labels)" \
+	grep -q "^accelerator_allocation_info{.*device=\"1\",.*$TL,.*pod=\"train-0\".*} 1$" lab.txt
+ok "pod-labels: nb's its own" grep -q '^DCGM_FI_DEV_GPU_TEMP{.*gpu="2",label_app="jupyter",.*pod="nb"} ' lab.txt
+ok "pod-labels: a pod the kubelet does not know has none" sh -c \
+	'grep "pod=\"unknown\"" "$1" | grep -q . && ! grep "pod=\"unknown\"" "$1" | grep -q label_' sh lab.txt
+ok "pod-labels: no pod_uid without its own flag" sh -c '! grep -q pod_uid= "$1"' sh lab.txt
+grep -v '^DCGM_' lab.txt | grep -v '^# [A-Z]* DCGM_' >lab-own.txt
+ok "pod-labels: promtool check metrics: accel-prom's own families (allocation_info with labels) are clean" \
+	sh -c 'promtool check metrics <"$1" >"$1.lint" 2>&1' sh lab-own.txt
 done_testing

@@ -32,16 +32,7 @@ U_TRAIN=7a1e0b2c-3d4e-4f50-8a61-000000000001
 U_NB=7a1e0b2c-3d4e-4f50-8a61-000000000002
 
 # ---- the kubelet: certificates, token, the pods with their labels ---------------------------------------------------
-newkey() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-newkey ca.key
-openssl req -x509 -new -key ca.key -sha256 -days 2 -subj "/CN=fake kubelet test CA" \
-	-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" -out ca.pem 2>/dev/null
-newkey server.key
-openssl req -new -key server.key -subj "/CN=kubelet" -out server.csr 2>/dev/null
-printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >server.ext
-openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -sha256 -extfile server.ext \
-	-out server.pem 2>/dev/null
-ok "openssl made the CA and the kubelet's certificate" test -s server.pem
+ok "openssl made the CA and the kubelet's certificate" kubelet_tls
 printf 'eyJhbGciOiJSUzI1NiJ9.test-service-account-token\n' >token
 cat >pods.json <<EOF
 {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [

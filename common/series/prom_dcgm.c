@@ -751,8 +751,9 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 				if (lv && *lv && (i != USER_UID || d->pod_uid))
 					out.labels[out.nlabels++] = (struct label){ user_keys[i], lv };
 			}
-			out.pod_labels = json_is_object(json_array_get(who, USER_LABELS)) ? json_array_get(who, USER_LABELS)
-											 : NULL;
+			out.pod_labels = json_array_get(who, USER_LABELS);
+			if (!json_is_object(out.pod_labels))
+				out.pod_labels = NULL;
 			emit(&out, ud);
 			out.nlabels = base;
 			n++;

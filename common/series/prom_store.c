@@ -539,7 +539,8 @@ static void on_sample(const struct sample *smp, void *ud)
 	struct prom_store *st = ud;
 	struct label l[SAMPLE_MAX_LABELS + PROM_KUBE_LABELS_MAX], kl[PROM_KUBE_LABELS_MAX];
 	size_t n = smp->nlabels < SAMPLE_MAX_LABELS ? smp->nlabels : SAMPLE_MAX_LABELS, m = 0;
-	size_t nk = st->kube && smp->pod_labels ? prom_kube_labels(smp->pod_labels, kl, PROM_KUBE_LABELS_MAX, st->kube) : 0;
+	size_t nk = st->kube && smp->pod_labels ? prom_kube_labels(smp->pod_labels, kl, ARRAY_SIZE(kl), st->kube)
+						: 0;
 	const char *rt = NULL, *dtype = NULL, *dkey = NULL, *end = st->lbl + sizeof(st->lbl);
 	char *p = st->lbl;
 	struct series *s;

@@ -660,9 +660,9 @@ static int host_pod_labels(const struct cfg_block *b, int *out)
 static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 {
 	static const char *const keys[] = { "rootfs", "run", "cgroupfs", "kubelet_url", "kubelet_token_file",
-					     "kubelet_ca_file", "kubelet_refresh", "kubelet_pod_labels", "ecs_agent_url", "ecs_metadata",
-					     "ecs_metadata_url", "ecs_refresh", "instance_metadata", "pod_resources_socket",
-					     NULL };
+					     "kubelet_ca_file", "kubelet_refresh", "kubelet_pod_labels", "ecs_agent_url",
+					     "ecs_metadata", "ecs_metadata_url", "ecs_refresh", "instance_metadata",
+					     "pod_resources_socket", NULL };
 	static const char *const dirs[] = { "rootfs", "run", "cgroupfs" };
 	const struct cfg_block b = { .doc = v->d, .path = "host", .obj = o, .err = v->err };
 	const char *s[3] = { NULL }, *kurl = NULL, *ktok = NULL, *kca = NULL, *agent = NULL, *meta = NULL,

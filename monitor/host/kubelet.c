@@ -78,7 +78,8 @@ static void reduce_work(struct loop_work *w)
 	size_t len = k->body.len;
 
 	k->reduced = NULL;
-	kubelet_pods_reduce(k->body.data ? k->body.data : "", len, k->labels_max, &k->reduced, k->red_err, sizeof(k->red_err));
+	kubelet_pods_reduce(k->body.data ? k->body.data : "", len, k->labels_max, &k->reduced, k->red_err,
+			    sizeof(k->red_err));
 	buf_free(&k->body);
 	if (len > ((size_t)1 << 20))
 		malloc_trim(0); /* the parse's many small blocks and the body, back to the system */

@@ -30,8 +30,10 @@ static void statuses(json_t *arr, json_t *containers)
 /* A label that fits the bounds: a key of 1 to KUBELET_LABEL_KEY_MAX bytes, a string value of at most ..._VALUE_MAX. */
 static int label_fits(const char *k, json_t *v)
 {
-	return *k && strlen(k) <= KUBELET_LABEL_KEY_MAX && json_is_string(v) &&
-	       json_string_length(v) <= KUBELET_LABEL_VALUE_MAX && strlen(json_string_value(v)) == json_string_length(v);
+	size_t n = json_string_length(v);
+
+	return *k && strlen(k) <= KUBELET_LABEL_KEY_MAX && json_is_string(v) && n <= KUBELET_LABEL_VALUE_MAX &&
+	       strlen(json_string_value(v)) == n; /* no NUL inside */
 }
 
 static int cmp_str(const void *a, const void *b)

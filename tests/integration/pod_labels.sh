@@ -30,6 +30,7 @@ export FAKE_NVML_SCRIPT="$FIX/nvml/multi.nvml" ACCEL_NVML_LIBRARY="$WORK/lib/lib
 G0=GPU-1c3b9a7e-0000-4000-8000-000000000000
 U_TRAIN=7a1e0b2c-3d4e-4f50-8a61-000000000001
 U_NB=7a1e0b2c-3d4e-4f50-8a61-000000000002
+U_PROC=7c1e3a52-8f0b-4d6e-9a21-3b5c7d9e1f20 # process 1001's pod in the containers fixture (containers_identity.sh)
 
 # ---- the kubelet: certificates, token, the pods with their labels ---------------------------------------------------
 ok "openssl made the CA and the kubelet's certificate" kubelet_tls
@@ -40,6 +41,8 @@ cat >pods.json <<EOF
    "labels": {"app.kubernetes.io/name": "trainer", "team": "vision", "appVersion": "3", "zz-last": "dropped"}},
   "status": {"phase": "Running"}},
  {"metadata": {"name": "nb", "namespace": "dev", "uid": "$U_NB", "labels": {"app": "jupyter"}},
+  "status": {"phase": "Running"}},
+ {"metadata": {"name": "trainer-0", "namespace": "ml", "uid": "$U_PROC", "labels": {"app": "trainer", "tier": "gpu"}},
   "status": {"phase": "Running"}}
 ]}
 EOF
@@ -140,4 +143,42 @@ ok "pod-labels: no pod_uid without its own flag" sh -c '! grep -q pod_uid= "$1"'
 grep -v '^DCGM_' lab.txt | grep -v '^# [A-Z]* DCGM_' >lab-own.txt
 ok "pod-labels: promtool check metrics: accel-prom's own families (allocation_info with labels) are clean" \
 	sh -c 'promtool check metrics <"$1" >"$1.lint" 2>&1' sh lab-own.txt
+# ---- a process's pod: its labels in its identities.pods entry, on its GPU's DCGM series -------------------------
+# The containers fixture's /proc (tests/fixtures/containers/v2-systemd): 1001 is in pod trainer-0 ($U_PROC), which
+# the kubelet lists with labels; 1002 in infer-7d9f, which it does not list. No pod-resources socket.
+V2=$FIX/containers/v2-systemd
+cat >proc.nvml <<'EOF'
+driver 580.95.05
+gpu
+name NVIDIA A100-SXM4-40GB
+uuid GPU-3a9d1c2e-0000-4000-8000-000000000001
+pci 00000000:07:00.0
+memory 42949672960 12884901888 30064771072 0
+proc 1001 4294967296
+proc 1002 2147483648
+EOF
+has_proc_labels="tail -n 1 proc.out | grep -q '\"labels\":{\"app\":\"trainer\",\"tier\":\"gpu\"}'"
+six_reports proc "$has_proc_labels" env FAKE_NVML_SCRIPT=proc.nvml "$MON" -c mon.json --pod-resources-socket "" \
+	--path.procfs "$V2/proc" --path.rootfs "$V2/rootfs" --kubelet-url "$KURL" --kubelet-token-file token \
+	--kubelet-ca-file ca.pem --kubelet-refresh 1s --kubelet-pod-labels 8
+ok "proc: the pod of a GPU's process has its labels in its identities.pods entry; a pod the kubelet lacks none" \
+	$PY - proc.out "$U_PROC" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+pods = r["identities"]["pods"]
+assert pods[sys.argv[2]]["labels"] == {"app": "trainer", "tier": "gpu"}, pods
+assert [p.get("labels") for u, p in pods.items() if u != sys.argv[2]] == [None], pods
+assert "allocations" not in r
+EOF
+p_=$(free_port)
+"$BIN/accel-prom" --port "$p_" --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" \
+	--kubernetes-enable-pod-labels --kubernetes-enable-pod-uid <proc.out >/dev/null 2>procprom.err &
+_pids="$_pids $!"
+ok "proc: accel-prom serves the stream" wait_for $((10 * SLOW)) sh -c \
+	'curl -s "http://127.0.0.1:$1/metrics" >proc.txt && grep -q "^accel_prom_reports_total $2\$" proc.txt' \
+	sh "$p_" "$(nlines proc.out)"
+ok "proc: the GPU's DCGM series of trainer-0 carry its labels and pod_uid (from the process's identity)" grep -q \
+	"^DCGM_FI_DEV_GPU_TEMP{.*label_app=\"trainer\",label_tier=\"gpu\",.*pod=\"trainer-0\",pod_uid=\"$U_PROC\"} " proc.txt
+ok "proc: infer-7d9f's, its pod_uid and no labels" sh -c 'grep "^DCGM_FI_DEV_GPU_TEMP{.*pod=\"infer-7d9f\",pod_uid=" "$1" |
+	grep -q . && ! grep "pod=\"infer-7d9f\"" "$1" | grep -q label_' sh proc.txt
 done_testing

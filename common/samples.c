@@ -672,6 +672,10 @@ static void map_allocations(struct mapper *m, struct walk *w, json_t *report, si
 				}
 				cores = json_object_get(ow, "neuroncores");
 				w->s.nlabels = nl;
+				/* Its pod's labels, written once in identities.pods (docs/report-format.md §6b). */
+				w->s.pod_labels = json_object_get(json_object_get(report, "identities"), "pods");
+				w->s.pod_labels = json_object_get(json_object_get(w->s.pod_labels, str_or(ow, "pod_uid", "")),
+								  "labels");
 				if (!json_array_size(cores)) {
 					w->cb->sample(&w->s, w->cb->ud);
 					continue;
@@ -686,6 +690,7 @@ static void map_allocations(struct mapper *m, struct walk *w, json_t *report, si
 		}
 	}
 	w->s.device_type = w->s.device = NULL;
+	w->s.pod_labels = NULL;
 }
 
 void mapper_reset(struct mapper *m)

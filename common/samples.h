@@ -62,6 +62,12 @@ struct sample {
 	double value;        /* counters: the count over the group's period (an increment) */
 	int64_t ts_ms;       /* when the group was collected (unix ms) */
 	double period;       /* the group's period in seconds; 0 when the input has none */
+	/*
+	 * The Kubernetes labels of the sample's pod (identities.pods' "labels",
+	 * borrowed), or NULL: an allocation's owner's pod, a DCGM series' user's;
+	 * accel-prom serves them (--kubernetes-enable-pod-labels, prom_kube.h).
+	 */
+	json_t *pod_labels;
 };
 
 enum report_format { FORMAT_ACCEL, FORMAT_NEURON_2X, FORMAT_NEURON_2020 };

@@ -197,6 +197,7 @@ struct prom_dcgm {
 	 */
 	json_t *gpus;
 	json_int_t seq;            /* reports seen by prom_dcgm_report */
+	int pod_uid;               /* --kubernetes-enable-pod-uid: the users' pod_uid label too */
 	size_t xid;                /* the served DCGM_FI_DEV_XID_ERRORS field, or SIZE_MAX */
 	char xid_code[24];         /* err_code of the series being made */
 };
@@ -569,12 +570,16 @@ static double total_to_increment(struct prom_dcgm *d, size_t field, const struct
 #define MIG_LABELS 2 /* a MIG instance's GPU_I_PROFILE, GPU_I_ID */
 #define XID_LABELS 2 /* DCGM_FI_DEV_XID_ERRORS's err_code, err_msg (a whole GPU's) */
 /*
- * A user's labels (USER_KEYS): pod, namespace, container, hpc_job and a DRA
- * claim's five; at most 8 at once (a claim's owner has no hpc_job).
+ * A user's labels (USER_KEYS): pod, namespace, container, hpc_job, a DRA
+ * claim's five and the pod's UID (USER_UID, with --kubernetes-enable-pod-uid);
+ * at most 9 at once (a claim's owner has no hpc_job).
  */
-#define POD_LABELS 8
+#define POD_LABELS 9
 static const char *const user_keys[] = { "pod", "namespace", "container", "hpc_job", "dra_claim_name",
-					 "dra_claim_namespace", "dra_driver_name", "dra_pool_name", "dra_device_name" };
+					 "dra_claim_namespace", "dra_driver_name", "dra_pool_name", "dra_device_name",
+					 "pod_uid" };
+#define USER_UID 9 /* user_keys' "pod_uid" */
+#define USER_LABELS 10 /* after the labels: the pod's Kubernetes labels (identities.pods'), or null */
 _Static_assert(MAP_INSTANCE_LABELS_MAX + OWN_LABELS + MIG_LABELS + LABEL_FIELDS_MAX + POD_LABELS <= SAMPLE_MAX_LABELS &&
 		       XID_LABELS <= MIG_LABELS,
 	       "a DCGM series has room for every label");
@@ -743,9 +748,12 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 			for (size_t i = 0; i < ARRAY_SIZE(user_keys) && who && out.nlabels < base + POD_LABELS; i++) {
 				const char *lv = json_string_value(json_array_get(who, i));
 
-				if (lv && *lv)
+				if (lv && *lv && (i != USER_UID || d->pod_uid))
 					out.labels[out.nlabels++] = (struct label){ user_keys[i], lv };
 			}
+			out.pod_labels = json_array_get(who, USER_LABELS);
+			if (!json_is_object(out.pod_labels))
+				out.pod_labels = NULL;
 			emit(&out, ud);
 			out.nlabels = base;
 			n++;
@@ -765,31 +773,34 @@ const char *prom_dcgm_pod_label(const char *name)
 	return name;
 }
 
-/* A user of a GPU: its labels' values in this order ("" for one it has not). */
-#define USER_SHAPE "[s, s, s, s, s, s, s, s, s]"
+/* A user of a GPU: its labels' values in user_keys' order ("" for one it has not). */
+#define USER_SHAPE "[s, s, s, s, s, s, s, s, s, s]"
 
-/* A user's labels [pod, namespace, container, hpc_job, the claim's five] of names and a job. */
-static json_t *user_new(const char *pod, const char *ns, const char *ctr, const char *job)
+/* A user's labels [pod, namespace, container, hpc_job, the claim's five, pod_uid] of names, a job and a UID. */
+static json_t *user_new(const char *pod, const char *ns, const char *ctr, const char *job, const char *uid)
 {
-	return json_pack(USER_SHAPE, pod ? pod : "", ns ? ns : "", ctr ? ctr : "", job ? job : "", "", "", "", "", "");
+	return json_pack(USER_SHAPE, pod ? pod : "", ns ? ns : "", ctr ? ctr : "", job ? job : "", "", "", "", "", "",
+			 uid ? uid : "");
 }
 
 /*
- * The user an identity object o is (names, else ids); container "" for a
- * pod, hpc_job "" unless the container is in an HPC job.
+ * The user an identity object o is (names, else ids; the pod's UID, key
+ * for a pod); container "" for a pod, hpc_job "" unless the container is
+ * in an HPC job.
  */
 static json_t *user_of(json_t *o, const char *key, int is_pod)
 {
+	const char *uid = is_pod ? key : json_string_value(json_object_get(o, "pod_uid"));
 	const char *pod = json_string_value(json_object_get(o, "pod"));
 	const char *ns = json_string_value(json_object_get(o, "namespace"));
 	const char *ctr = is_pod ? "" : json_string_value(json_object_get(o, "name"));
 	const char *job = is_pod ? NULL : json_string_value(json_object_get(o, "hpc_job"));
 
 	if (!pod)
-		pod = is_pod ? key : json_string_value(json_object_get(o, "pod_uid"));
+		pod = uid;
 	if (!ctr)
 		ctr = key;
-	return user_new(pod, ns, ctr, job);
+	return user_new(pod, ns, ctr, job, uid);
 }
 
 /*
@@ -857,7 +868,21 @@ static void job_users(json_t *list, json_t *dev, json_t *ids, json_t *pidx)
 			seen |= !strcmp(json_string_value(json_array_get(u, 3)), job) &&
 				!*json_string_value(json_array_get(u, 2));
 		if (!seen)
-			json_array_append_new(list, user_new("", "", "", job));
+			json_array_append_new(list, user_new("", "", "", job, NULL));
+	}
+}
+
+/* Each user of list with its pod's Kubernetes labels (ids' pods, by its pod_uid) after its labels, or null. */
+static void users_labels(json_t *list, json_t *ids)
+{
+	json_t *u, *pods = json_object_get(ids, "pods");
+	size_t i;
+
+	json_array_foreach(list, i, u) {
+		const char *uid = json_string_value(json_array_get(u, USER_UID));
+		json_t *labels = uid && *uid ? json_object_get(json_object_get(pods, uid), "labels") : NULL;
+
+		json_array_append(u, labels ? labels : json_null());
 	}
 }
 
@@ -912,6 +937,12 @@ static void learn_gpus(struct prom_dcgm *d, json_t *ent)
 	}
 }
 
+void prom_dcgm_set_pod_uid(struct prom_dcgm *d, int on)
+{
+	if (d)
+		d->pod_uid = on;
+}
+
 void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 {
 	json_t *ent, *ids = json_object_get(report, "identities"); /* formats 2 and 3: the sums' names */
@@ -962,6 +993,7 @@ void prom_dcgm_report(struct prom_dcgm *d, json_t *report)
 					json_array_append_new(list, u);
 			}
 			job_users(list, dev, ids, pidx);
+			users_labels(list, ids);
 			if (json_object_size(d->users) < LAST_MAX || json_object_get(d->users, uuid))
 				json_object_set_new(d->users, uuid, list);
 			else

@@ -88,6 +88,14 @@ size_t prom_dcgm_map(struct prom_dcgm *d, const struct sample *s, prom_dcgm_emit
 const char *prom_dcgm_pod_label(const char *name);
 
 /*
+ * dcgm-exporter's --kubernetes-enable-pod-uid: with on, the series of a
+ * GPU's user in a pod carry pod_uid, the pod's UID, beside pod (a
+ * process's from its identity, an allocation owner's "pod_uid" when the
+ * producer knew it); off (the default), none.
+ */
+void prom_dcgm_set_pod_uid(struct prom_dcgm *d, int on);
+
+/*
  * Learn from a report (borrowed), before its samples are mapped, what the
  * DCGM series need beyond the samples: each NVIDIA GPU's label fields
  * (its device_info: DCGM_FI_DRIVER_VERSION from driver_version, ...) and

@@ -12,6 +12,7 @@
  */
 #include "prom_store.h"
 #include "prom_dcgm.h"
+#include "prom_kube.h"
 #include "prom_pass.h"
 
 #include "../log.h"
@@ -116,6 +117,7 @@ struct prom_store {
 	struct prom_pass *pass;    /* --passthrough (borrowed), or NULL */
 	struct mapper *map;        /* the stream's report -> samples mapping (owned) */
 	int old_pod_labels;        /* --use-old-namespace (prom_dcgm_pod_label) */
+	struct prom_kube_names *kube; /* --kubernetes-enable-pod-labels: where pods' label names are made; else NULL */
 	char lbl[PROM_LABELS_MAX]; /* one sample's label set, being rendered */
 	/* The report being applied. */
 	const char *where;
@@ -535,8 +537,10 @@ static int put_escaped(char **p, const char *end, const char *s)
 static void on_sample(const struct sample *smp, void *ud)
 {
 	struct prom_store *st = ud;
-	struct label l[SAMPLE_MAX_LABELS];
+	struct label l[SAMPLE_MAX_LABELS + PROM_KUBE_LABELS_MAX], kl[PROM_KUBE_LABELS_MAX];
 	size_t n = smp->nlabels < SAMPLE_MAX_LABELS ? smp->nlabels : SAMPLE_MAX_LABELS, m = 0;
+	size_t nk = st->kube && smp->pod_labels ? prom_kube_labels(smp->pod_labels, kl, ARRAY_SIZE(kl), st->kube)
+						: 0;
 	const char *rt = NULL, *dtype = NULL, *dkey = NULL, *end = st->lbl + sizeof(st->lbl);
 	char *p = st->lbl;
 	struct series *s;
@@ -550,14 +554,14 @@ static void on_sample(const struct sample *smp, void *ud)
 		on_bad_value(what, "a counter's increment must be a finite number >= 0", st);
 		return;
 	}
-	/* Labels sorted by name (insertion sort: at most 16), duplicates dropped. */
-	for (size_t i = 0; i < n; i++) {
+	/* Labels sorted by name (insertion sort: at most 16, and a pod's labels), duplicates dropped. */
+	for (size_t i = 0; i < n + nk; i++) {
 		size_t j = m;
-		struct label x = smp->labels[i];
+		struct label x = i < n ? smp->labels[i] : kl[i - n];
 
-		if (smp->prom_skip & (1u << i))
+		if (i < n && (smp->prom_skip & (1u << i)))
 			continue; /* neuron-monitor-prometheus.py has no such label: series sum as there */
-		if (st->old_pod_labels)
+		if (i < n && st->old_pod_labels)
 			x.name = prom_dcgm_pod_label(x.name); /* --use-old-namespace */
 		while (j > 0 && label_cmp(&l[j - 1], &x) > 0)
 			j--;
@@ -1112,6 +1116,7 @@ struct prom_store *prom_store_new(const struct prom_store_opts *o)
 	st->dcgm = o->dcgm;
 	st->pass = o->pass;
 	st->old_pod_labels = o->old_pod_labels;
+	st->kube = o->pod_labels ? xmalloc(sizeof(*st->kube)) : NULL;
 	st->map = mapper_new();
 	st->node_name = xstrdup(o->node_name ? o->node_name : "");
 	st->version = xstrdup(o->version ? o->version : "");
@@ -1134,6 +1139,7 @@ void prom_store_free(struct prom_store *st)
 {
 	if (!st)
 		return;
+	free(st->kube);
 	for (size_t i = 0; i < st->nfams; i++) {
 		struct fam *f = st->fams[i];
 

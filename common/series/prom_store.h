@@ -62,6 +62,7 @@ struct prom_store_opts {
 	size_t max_series;     /* 0: PROM_SERIES_MAX; live series beyond it are refused */
 	size_t max_bytes;      /* 0: PROM_SERIES_BYTES_MAX; bytes of series (store and exposition) beyond it: refused */
 	int old_pod_labels;    /* pod, namespace, container labels named as dcgm-exporter's --use-old-namespace */
+	int pod_labels;        /* --kubernetes-enable-pod-labels: a sample's pod_labels served (prom_kube.h) */
 };
 
 struct prom_store;

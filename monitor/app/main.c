@@ -18,6 +18,7 @@
 #include "../core/fdbudget.h"
 #include "../host/host.h"
 #include "../host/instance.h"
+#include "../host/kubelet_pods.h"
 #include "../http/http_async.h"
 #include "../core/loop.h"
 #include "monitor.h"
@@ -83,6 +84,8 @@ static void usage(FILE *f)
 		"      --kubelet-token-file FILE  bearer token for it (a service-account token)\n"
 		"      --kubelet-ca-file FILE     CA of its serving certificate\n"
 		"      --kubelet-refresh DURATION at most one /pods fetch per DURATION (default 30s)\n"
+		"      --kubelet-pod-labels N  with --kubelet-url, each pod's labels in the report,\n"
+		"                          at most N per pod (0 to 64; default 0: none)\n"
 		"      --pod-resources-socket PATH  the kubelet's pod-resources gRPC socket: which\n"
 		"                          pod holds which device (default ROOTFS/var/lib/kubelet/\n"
 		"                          pod-resources/kubelet.sock when it exists; \"\": none);\n"
@@ -134,8 +137,8 @@ static void usage(FILE *f)
 
 /* Command-line options, beyond what getopt's letters name. */
 enum { OPT_ONCE = 256, OPT_CHECK, OPT_PROCFS, OPT_SYSFS, OPT_VERSION, OPT_ROOTFS, OPT_RUN, OPT_CGROUPFS,
-       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_POD_RESOURCES, OPT_HPC_JOBS,
-       OPT_ECS_AGENT, OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
+	       OPT_KUBELET_URL, OPT_KUBELET_TOKEN, OPT_KUBELET_CA, OPT_KUBELET_REFRESH, OPT_KUBELET_LABELS, OPT_POD_RESOURCES,
+	       OPT_HPC_JOBS, OPT_ECS_AGENT, OPT_ECS_METADATA_URL, OPT_ECS_METADATA, OPT_ECS_REFRESH, OPT_INSTANCE };
 
 /*
  * A host option c (OPT_ROOTFS to OPT_INSTANCE) with its argument arg
@@ -167,6 +170,20 @@ static int host_option(int c, char *arg, struct cfg_host *h)
 			return -1;
 		}
 		*dst[c - OPT_ROOTFS] = arg; /* borrowed: never freed */
+		break;
+	}
+	case OPT_KUBELET_LABELS: {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (!*arg || *end || errno || n < 0 || n > KUBELET_LABELS_MAX) {
+			fprintf(stderr, "accel-monitor: --kubelet-pod-labels: expected an integer from 0 (none) to %d, "
+				"got \"%s\"\n", KUBELET_LABELS_MAX, arg);
+			return -1;
+		}
+		h->kubelet_pod_labels = (int)n;
 		break;
 	}
 	case OPT_POD_RESOURCES:
@@ -238,6 +255,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "kubelet-token-file", required_argument, NULL, OPT_KUBELET_TOKEN },
 		{ "kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA },
 		{ "kubelet-refresh", required_argument, NULL, OPT_KUBELET_REFRESH },
+		{ "kubelet-pod-labels", required_argument, NULL, OPT_KUBELET_LABELS },
 		{ "pod-resources-socket", required_argument, NULL, OPT_POD_RESOURCES },
 		{ "hpc-job-mapping-dir", required_argument, NULL, OPT_HPC_JOBS },
 		{ "ecs-agent-url", required_argument, NULL, OPT_ECS_AGENT },
@@ -254,6 +272,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->verbose = LOG_LVL_WARN;
 	o->host.instance_mode = -1;
+	o->host.kubelet_pod_labels = -1; /* not given: the file's */
 	while ((c = getopt_long(argc, argv, "c:n:v::h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -295,6 +314,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_KUBELET_TOKEN:
 		case OPT_KUBELET_CA:
 		case OPT_KUBELET_REFRESH:
+		case OPT_KUBELET_LABELS:
 		case OPT_POD_RESOURCES:
 		case OPT_HPC_JOBS:
 		case OPT_ECS_REFRESH:

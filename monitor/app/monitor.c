@@ -863,7 +863,8 @@ static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 
 /*
  * The devices this cycle's groups reported, as each collector knows them,
- * and who each is allocated to, once in the report ("allocations").
+ * and who each is allocated to, once in the report ("allocations"); then
+ * each pod of the report named once (host_pods_describe).
  */
 static void phase_owners(struct monitor *m, struct cycle_run *run)
 {
@@ -882,6 +883,7 @@ static void phase_owners(struct monitor *m, struct cycle_run *run)
 	}
 	if (m->devs.n && (a = host_allocations(m->host, m->devs.d, m->devs.n)))
 		json_object_set_new(run->report, "allocations", a);
+	host_pods_describe(m->host, run->report); /* owners' pod UIDs, pods' labels */
 }
 
 static void phase_runtimes(struct monitor *m, struct cycle_run *run)

@@ -17,6 +17,7 @@
 #include "../../common/util.h"
 #include "../host/container.h"
 #include "../host/instance.h"
+#include "../host/kubelet_pods.h"
 #include "../host/podres.h"
 #include "../core/collector.h"
 
@@ -632,6 +633,24 @@ static int host_path_or_none(const struct cfg_block *b, const char *key, const c
 	return cfg_block_string(b, key, what, out);
 }
 
+/* The "host" block's "kubelet_pod_labels" into *out: an integer from 0 to KUBELET_LABELS_MAX; absent: 0. */
+static int host_pod_labels(const struct cfg_block *b, int *out)
+{
+	json_t *n = json_object_get(b->obj, "kubelet_pod_labels");
+
+	*out = 0;
+	if (!n)
+		return 0;
+	if (!json_is_integer(n))
+		return cfg_block_error(b, "kubelet_pod_labels", 0, "expected an integer from 0 (none) to %d, got %s",
+				       KUBELET_LABELS_MAX, doc_kind(n));
+	if (json_integer_value(n) < 0 || json_integer_value(n) > KUBELET_LABELS_MAX)
+		return cfg_block_error(b, "kubelet_pod_labels", 0, "expected an integer from 0 (none) to %d, got %lld",
+				       KUBELET_LABELS_MAX, (long long)json_integer_value(n));
+	*out = (int)json_integer_value(n);
+	return 0;
+}
+
 /*
  * The "host" block into h: the host's roots and the services asked for
  * names, each key the command-line option of the same name (--path.rootfs:
@@ -640,9 +659,9 @@ static int host_path_or_none(const struct cfg_block *b, const char *key, const c
 static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 {
 	static const char *const keys[] = { "rootfs", "run", "cgroupfs", "kubelet_url", "kubelet_token_file",
-					     "kubelet_ca_file", "kubelet_refresh", "ecs_agent_url", "ecs_metadata",
-					     "ecs_metadata_url", "ecs_refresh", "instance_metadata", "pod_resources_socket",
-					     "hpc_job_mapping_dir", NULL };
+					     "kubelet_ca_file", "kubelet_refresh", "kubelet_pod_labels", "ecs_agent_url",
+					     "ecs_metadata", "ecs_metadata_url", "ecs_refresh", "instance_metadata",
+					     "pod_resources_socket", "hpc_job_mapping_dir", NULL };
 	static const char *const dirs[] = { "rootfs", "run", "cgroupfs" };
 	const struct cfg_block b = { .doc = v->d, .path = "host", .obj = o, .err = v->err };
 	const char *s[3] = { NULL }, *kurl = NULL, *ktok = NULL, *kca = NULL, *agent = NULL, *meta = NULL,
@@ -660,6 +679,7 @@ static int parse_host(struct vctx *v, json_t *o, struct cfg_host *h)
 	if (host_url(&b, "kubelet_url", &kurl) || cfg_block_string(&b, "kubelet_token_file", "a file", &ktok) ||
 	    cfg_block_string(&b, "kubelet_ca_file", "a file", &kca) ||
 	    get_duration(v, "host", o, "kubelet_refresh", 1000, "1s", &h->kubelet_refresh_ms) ||
+	    host_pod_labels(&b, &h->kubelet_pod_labels) ||
 	    host_url(&b, "ecs_agent_url", &agent) || host_url(&b, "ecs_metadata_url", &meta) ||
 	    host_ecs_metadata(&b, &meta) ||
 	    get_duration(v, "host", o, "ecs_refresh", 1000, "1s", &h->ecs_refresh_ms) ||
@@ -703,6 +723,8 @@ static json_t *host_json(const struct cfg_host *h)
 		json_object_set_new(o, "kubelet_ca_file", json_string(h->kubelet_ca_file));
 	json_object_set_new(o, "kubelet_refresh",
 			    json_real(h->kubelet_refresh_ms ? (double)h->kubelet_refresh_ms / 1e3 : dflt));
+	if (h->kubelet_pod_labels > 0) /* 0, none, the default */
+		json_object_set_new(o, "kubelet_pod_labels", json_integer(h->kubelet_pod_labels));
 	if (h->ecs_agent_url)
 		json_object_set_new(o, "ecs_agent_url", json_string(h->ecs_agent_url));
 	if (h->ecs_metadata_url)
@@ -847,6 +869,8 @@ void cfg_override(struct cfg *cfg, const char *procfs, const char *sysfs, const 
 	override(&h->hpc_job_mapping_dir, cli->hpc_job_mapping_dir);
 	if (cli->kubelet_refresh_ms > 0)
 		h->kubelet_refresh_ms = cli->kubelet_refresh_ms;
+	if (cli->kubelet_pod_labels >= 0)
+		h->kubelet_pod_labels = cli->kubelet_pod_labels;
 	if (cli->ecs_refresh_ms > 0)
 		h->ecs_refresh_ms = cli->ecs_refresh_ms;
 	if (cli->instance_mode >= 0)

@@ -89,6 +89,8 @@ struct cfg_host {
 	char *kubelet_token_file; /* --kubelet-token-file */
 	char *kubelet_ca_file;    /* --kubelet-ca-file */
 	int64_t kubelet_refresh_ms; /* --kubelet-refresh: at least 1000 */
+	int kubelet_pod_labels;   /* --kubelet-pod-labels: the most labels per pod in the report, 0 to 64 (0: none;
+	                             on the command line, -1: not given) */
 	char *pod_resources_socket; /* --pod-resources-socket: the kubelet's pod-resources socket; NULL: its default
 	                               path when that exists; "": none */
 	char *hpc_job_mapping_dir; /* --hpc-job-mapping-dir: the scheduler's GPU -> job files (jobmap.h); NULL, "": none */

@@ -815,6 +815,7 @@ static void opts_copy(struct containers *c, const struct container_opts *o)
 	e->kubelet_token_file = keep(c, o->kubelet_token_file ? xstrdup(o->kubelet_token_file) : NULL);
 	e->kubelet_ca_file = keep(c, o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL);
 	e->kubelet_refresh_ns = o->kubelet_refresh_ns > 0 ? o->kubelet_refresh_ns : CONTAINER_REFRESH_DEFAULT_NS;
+	e->kubelet_pod_labels = o->kubelet_pod_labels > 0 ? o->kubelet_pod_labels : 0;
 	e->ecs_agent_url = keep(c, o->ecs_agent_url ? xstrdup(o->ecs_agent_url) : NULL);
 	e->ecs_metadata_url = keep(c, o->ecs_metadata_url ? xstrdup(o->ecs_metadata_url) : NULL);
 	e->ecs_refresh_ns = o->ecs_refresh_ns > 0 ? o->ecs_refresh_ns : CONTAINER_REFRESH_DEFAULT_NS;

@@ -102,6 +102,7 @@ struct container_opts {
 	const char *kubelet_token_file; /* the bearer token (a service-account token) */
 	const char *kubelet_ca_file;    /* the CA that signed the kubelet's serving certificate */
 	int64_t kubelet_refresh_ns;     /* the shortest time between two /pods fetches; 0: 30 s */
+	int kubelet_pod_labels;         /* --kubelet-pod-labels: the most labels kept per pod; 0: none */
 	const char *ecs_agent_url;      /* the ECS agent's introspection API, e.g. "http://localhost:51678"; NULL: not asked */
 	const char *ecs_metadata_url;   /* the task metadata endpoint v4 ($ECS_CONTAINER_METADATA_URI_V4); NULL: not asked */
 	int64_t ecs_refresh_ns;         /* the shortest time between two ECS fetches; 0: 30 s */

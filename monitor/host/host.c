@@ -17,6 +17,7 @@
 #include "jobmap.h"
 #include "kubelet.h"
 #include "owners.h"
+#include "podmeta.h"
 #include "podres.h"
 
 #include <errno.h>
@@ -270,6 +271,7 @@ struct container_opts host_cfg_ctr(const struct cfg_host *hc)
 		.kubelet_token_file = hc->kubelet_token_file,
 		.kubelet_ca_file = hc->kubelet_ca_file,
 		.kubelet_refresh_ns = hc->kubelet_refresh_ms * NS_PER_MS,
+		.kubelet_pod_labels = hc->kubelet_pod_labels,
 		.ecs_agent_url = hc->ecs_agent_url,
 		.ecs_metadata_url = hc->ecs_metadata_url,
 		.ecs_refresh_ns = hc->ecs_refresh_ms * NS_PER_MS,
@@ -287,7 +289,8 @@ static int ctr_opts_same(const struct container_opts *a, const struct container_
 	for (size_t i = 0; i < ARRAY_SIZE(sa); i++)
 		if ((sa[i] || sb[i]) && (!sa[i] || !sb[i] || strcmp(sa[i], sb[i])))
 			return 0;
-	return a->kubelet_refresh_ns == b->kubelet_refresh_ns && a->ecs_refresh_ns == b->ecs_refresh_ns;
+	return a->kubelet_refresh_ns == b->kubelet_refresh_ns && a->ecs_refresh_ns == b->ecs_refresh_ns &&
+	       a->kubelet_pod_labels == b->kubelet_pod_labels;
 }
 
 int host_configure(struct host *h, const struct cfg *cfg)
@@ -600,6 +603,11 @@ json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n)
 	if (fresh)
 		podres_kick(h->pr);
 	return a;
+}
+
+void host_pods_describe(struct host *h, json_t *report)
+{
+	podmeta_apply(h->kl, report, clock_mono_ns());
 }
 
 /* ---- measuring a process ----------------------------------------------------------------------------- */

@@ -189,6 +189,13 @@ json_t *host_identities(struct host *h, const pid_t *pids, size_t n);
  * device not seen before asks the kubelet again.
  */
 json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n);
+/*
+ * The pods of report, each named once (podmeta.h), after host_identities
+ * and host_allocations made its "identities" and "allocations": each
+ * owner's "pod_uid" when the report or the kubelet knows the pod, and with
+ * --kubelet-pod-labels each pod's labels in identities.pods.
+ */
+void host_pods_describe(struct host *h, json_t *report);
 
 /*
  * Measuring one process over time: what runtime_vcpu_usage and

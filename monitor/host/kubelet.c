@@ -31,6 +31,7 @@ struct kubelet {
 	char red_err[512];
 	char *url, *token_file, *ca_file;
 	int64_t refresh_ns;
+	int labels_max;          /* --kubelet-pod-labels: the most labels kept per pod; 0: none */
 	int64_t last_start;      /* CLOCK_MONOTONIC ns of the last fetch's start */
 	unsigned long fetches;
 	json_t *pods;            /* the last good answer (owned), or NULL */
@@ -48,6 +49,7 @@ struct kubelet *kubelet_new(struct http_async *http, const struct container_opts
 	k->token_file = o->kubelet_token_file ? xstrdup(o->kubelet_token_file) : NULL;
 	k->ca_file = o->kubelet_ca_file ? xstrdup(o->kubelet_ca_file) : NULL;
 	k->refresh_ns = o->kubelet_refresh_ns;
+	k->labels_max = o->kubelet_pod_labels;
 	k->last_start = INT64_MIN / 2;
 	http_call_init(&k->call, KUBELET_BODY_MAX);
 	return k;
@@ -76,7 +78,8 @@ static void reduce_work(struct loop_work *w)
 	size_t len = k->body.len;
 
 	k->reduced = NULL;
-	kubelet_pods_reduce(k->body.data ? k->body.data : "", len, &k->reduced, k->red_err, sizeof(k->red_err));
+	kubelet_pods_reduce(k->body.data ? k->body.data : "", len, k->labels_max, &k->reduced, k->red_err,
+			    sizeof(k->red_err));
 	buf_free(&k->body);
 	if (len > ((size_t)1 << 20))
 		malloc_trim(0); /* the parse's many small blocks and the body, back to the system */
@@ -128,6 +131,13 @@ static void fetch_start(struct kubelet *k, int64_t now)
 	http_call_start(k->http, &k->call, k->conn, &o, fetch_done, k);
 }
 
+/* Start a fetch when none runs and the last one started a refresh period before now. */
+static void fetch_due(struct kubelet *k, int64_t now)
+{
+	if (!http_call_running(&k->call) && !loop_work_active(&k->work) && now - k->last_start >= k->refresh_ns)
+		fetch_start(k, now);
+}
+
 void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, int64_t now,
 		   struct container_names *out)
 {
@@ -149,8 +159,38 @@ void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, i
 			return;
 	}
 	/* A miss: the pod (or the container) is newer than the answer, or no answer yet. */
-	if (!http_call_running(&k->call) && !loop_work_active(&k->work) && now - k->last_start >= k->refresh_ns)
-		fetch_start(k, now);
+	fetch_due(k, now);
+}
+
+json_t *kubelet_pod(struct kubelet *k, const char *pod_uid, int64_t now)
+{
+	json_t *pod = k->pods ? json_object_get(k->pods, pod_uid) : NULL;
+
+	/* A miss, or labels asked for: those of a running pod change, so the list is read again each period. */
+	if (!pod || k->labels_max > 0)
+		fetch_due(k, now);
+	return json_is_object(pod) ? pod : NULL;
+}
+
+const char *kubelet_pod_uid(struct kubelet *k, const char *ns, const char *name, int64_t now)
+{
+	const char *uid;
+	json_t *pod;
+
+	json_object_foreach(k->pods, uid, pod) {
+		const char *n = json_string_value(json_object_get(pod, "name"));
+		const char *s = json_string_value(json_object_get(pod, "namespace"));
+
+		if (n && s && !strcmp(n, name) && !strcmp(s, ns))
+			return uid;
+	}
+	fetch_due(k, now);
+	return NULL;
+}
+
+int kubelet_labels_max(const struct kubelet *k)
+{
+	return k->labels_max;
 }
 
 const char *kubelet_error(const struct kubelet *k)

@@ -5,7 +5,7 @@
  * parses the kubelet's PodList (51 MB on a full node) on its loop: the
  * request runs on the loop (http_async.h), and the answer is reduced on
  * one of the loop's workers (loop_work_post) to {"<UID>": {"name", "namespace", "containers": {"<container
- * id>": "<name>"}}} (kubelet_pods_reduce in monitor/host/kubelet_pods.c)
+ * id>": "<name>"}, and the pod's labels when asked for}} (kubelet_pods_reduce in monitor/host/kubelet_pods.c)
  * before the loop reads it. A lookup answers from the last good answer at
  * once; a miss starts a fetch (at most one at a time, at most one per
  * refresh period) whose answer serves later lookups. A failed fetch keeps
@@ -19,6 +19,7 @@
 
 #include "container.h"
 
+#include <jansson.h>
 #include <stddef.h>
 
 struct kubelet;
@@ -35,6 +36,23 @@ void kubelet_free(struct kubelet *k); /* NULL-safe; stops a running fetch (waits
  */
 void kubelet_names(struct kubelet *k, const char *pod_uid, const char *ctr_id, int64_t now,
 		   struct container_names *out);
+
+/*
+ * The last answer's entry of pod pod_uid (kubelet_pods.h: "name",
+ * "namespace", "containers", and with --kubelet-pod-labels "labels" and
+ * "labels_dropped"), borrowed until the next call on k; NULL when the
+ * answer has no such pod. A miss starts a fetch as kubelet_names does;
+ * with labels asked for (kubelet_labels_max > 0), so does a hit a refresh
+ * period after the last fetch, since a running pod's labels change.
+ */
+json_t *kubelet_pod(struct kubelet *k, const char *pod_uid, int64_t now);
+/*
+ * The UID of pod name in namespace ns in the last answer (borrowed, as
+ * above), or NULL; a miss starts a fetch as kubelet_names does.
+ */
+const char *kubelet_pod_uid(struct kubelet *k, const char *ns, const char *name, int64_t now);
+/* --kubelet-pod-labels: the most labels the answer keeps per pod (0: none). */
+int kubelet_labels_max(const struct kubelet *k);
 
 /* The last fetch's error ("" when it succeeded or none ran yet), for tests. */
 const char *kubelet_error(const struct kubelet *k);

@@ -28,6 +28,8 @@
  *
  * The object is made again only when the answer or the devices changed;
  * otherwise the last one is handed out again (a new reference to it).
+ * Its caller adds each owner's "pod_uid" in place (podmeta.h), a key this
+ * file neither writes nor reads.
  *
  * Ownership: an owners table is its caller's (owners_new, owners_free); it
  * borrows nothing between calls.

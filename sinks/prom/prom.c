@@ -53,6 +53,8 @@ struct opts {
 	unsigned long long max_line;
 	size_t max_series_bytes; /* 0: the store's default */
 	int old_pod_labels;      /* --use-old-namespace: pod_name, pod_namespace, container_name */
+	int pod_uid;             /* --kubernetes-enable-pod-uid: pod_uid on the DCGM series */
+	int pod_labels;          /* --kubernetes-enable-pod-labels: pods' labels (label_*) on theirs and allocations' */
 	int passthrough;         /* --passthrough: endpoint runtimes' own families too */
 };
 
@@ -85,6 +87,12 @@ static void usage(FILE *f)
 		"                               dcgm-exporter's collectors CSV FILE lists (docs/nvidia.md)\n"
 		"      --use-old-namespace      label pods as dcgm-exporter's --use-old-namespace does:\n"
 		"                               pod_name, pod_namespace, container_name\n"
+		"      --kubernetes-enable-pod-uid  with --collectors, pod_uid (the pod's UID) beside\n"
+		"                               pod on the DCGM series, as dcgm-exporter's flag does\n"
+		"      --kubernetes-enable-pod-labels  the pod's labels that accel-monitor\n"
+		"                               --kubelet-pod-labels reports, named as kube-state-metrics\n"
+		"                               names them (label_app_kubernetes_io_name), on the DCGM\n"
+		"                               series and accelerator_allocation_info of its pod\n"
 		"      --passthrough            also serve the families of endpoint runtimes configured\n"
 		"                               with \"passthrough\": true, as the servers expose them,\n"
 		"                               labelled with runtime_tag and pid (docs/accel-prom.md)\n"
@@ -279,6 +287,8 @@ int main(int argc, char **argv)
 		{ .name = "collectors", .arg = SINK_STR, .dst = &o.collectors },
 		{ .name = "max-series-bytes", .arg = SINK_FN, .dst = &o.max_series_bytes, .parse = parse_series_bytes },
 		{ .name = "use-old-namespace", .arg = SINK_FLAG, .dst = &o.old_pod_labels },
+		{ .name = "kubernetes-enable-pod-uid", .arg = SINK_FLAG, .dst = &o.pod_uid },
+		{ .name = "kubernetes-enable-pod-labels", .arg = SINK_FLAG, .dst = &o.pod_labels },
 		{ .name = "passthrough", .arg = SINK_FLAG, .dst = &o.passthrough },
 		{ .name = NULL },
 	};
@@ -295,6 +305,7 @@ int main(int argc, char **argv)
 	}
 	if (load_files(&o, &web, &dcgm))
 		return EXIT_CONFIG;
+	prom_dcgm_set_pod_uid(dcgm, o.pod_uid);
 	/* Signals are taken by sigtimedwait in the main thread only; the threads inherit the mask. */
 	signal(SIGPIPE, SIG_IGN);
 	sink_block_signals(&sigs);
@@ -304,7 +315,8 @@ int main(int argc, char **argv)
 		pass = prom_pass_new();
 	store = prom_store_new(&(struct prom_store_opts){
 		.staleness_ms = o.staleness_ms, .node_name = node, .version = ACCEL_VERSION, .dcgm = dcgm,
-		.pass = pass, .max_bytes = o.max_series_bytes, .old_pod_labels = o.old_pod_labels });
+		.pass = pass, .max_bytes = o.max_series_bytes, .old_pod_labels = o.old_pod_labels,
+		.pod_labels = o.pod_labels });
 	prom_pub_init(&pub);
 	prom_store_publish(store, &pub, clock_mono_ns(), clock_real_ns());
 

@@ -102,6 +102,8 @@ OWNER_LABELS = ("namespace", "pod", "container", "resource", "dra_claim_name", "
                 "dra_driver_name", "dra_pool_name", "dra_device_name", "hpc_job")
 assert all(any(l["name"] == k for l in SCHEMA["labels"]) for k in OWNER_LABELS), "schema.json lacks an owner label"
 OWNER_LISTS = ("device_ids", "neuroncores")
+# identities.pods' keys beyond the pod's names: its labels (--kubelet-pod-labels) and how many were dropped.
+POD_LABEL_KEYS = ("labels", "labels_dropped")
 ENTRY_KEYS = ("runtime_index", "address", "pid", "runtime_tag", "error",
               "report")
 # containers: a process's container identity (monitor/host/container.h), each key only when known.
@@ -1293,8 +1295,9 @@ class Stream:
                 by_pid[str(pid)] = dict({k: v for k, v in c.items() if k != "pids"}, id=cid)
         for uid, o in ids.get("pods", {}).items():
             p = join(join("identities", "pods"), uid)
-            if self.keys(p, o, (), SUM_NAMES["pods"]) and not POD_UID_RE.match(uid):
+            if self.keys(p, o, (), SUM_NAMES["pods"] + POD_LABEL_KEYS) and not POD_UID_RE.match(uid):
                 self.err(p, "not a pod UID (lowercase hex and dashes)")
+            self.pod_labels(p, o)
         for pid, c in ids.get("processes", {}).items():
             p = join(join("identities", "processes"), pid)
             self.container(p, c)
@@ -1325,6 +1328,20 @@ class Stream:
                              % (json.dumps(pod.get(k)), pid, json.dumps(c.get(k))))
         return by_pid
 
+    def pod_labels(self, p, o):
+        """A pod's "labels" (--kubelet-pod-labels): an object of strings, bounded; "labels_dropped" a count > 0."""
+        if not isinstance(o, dict):
+            return
+        labels = o.get("labels", {"k": "v"})
+        if not isinstance(labels, dict) or not labels or len(labels) > 64 or not all(
+                isinstance(k, str) and k and len(k.encode()) <= 317 and isinstance(v, str) and len(v.encode()) <= 63
+                for k, v in labels.items()):
+            self.err(join(p, "labels"), "expected 1 to 64 labels, each key 1 to 317 bytes and value a string of "
+                     "at most 63")
+        n = o.get("labels_dropped", 1)
+        if type(n) is not int or n <= 0:
+            self.err(join(p, "labels_dropped"), "expected an integer > 0 (left out when none was dropped)")
+
     def allocations(self, a, device_data):
         """The root's "allocations": owners of devices this report's groups hold."""
         if not self.keys("allocations", a, ("error", "devices")):
@@ -1354,8 +1371,11 @@ class Stream:
                     continue
                 for i, o in enumerate(owners):
                     po = "%s[%d]" % (pk, i)
-                    if not self.keys(po, o, (), OWNER_LABELS + OWNER_LISTS):
+                    if not self.keys(po, o, (), OWNER_LABELS + OWNER_LISTS + ("pod_uid",)):
                         continue
+                    if "pod_uid" in o and (not isinstance(o["pod_uid"], str) or not POD_UID_RE.match(o["pod_uid"])
+                                           or "pod" not in o):
+                        self.err(join(po, "pod_uid"), "not a pod UID (lowercase hex and dashes) of a named pod")
                     for k in OWNER_LABELS:
                         if k in o and self.string(join(po, k), o[k]) and not o[k]:
                             self.err(join(po, k), "empty (a key is left out when unknown)")

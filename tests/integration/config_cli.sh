@@ -322,6 +322,17 @@ run hbad -c "$WORK/hbad.json" --check-config
 is "$RC" 3 "host block: a bad value is a configuration error"
 stderr_is hbad "accel-monitor: error: $WORK/hbad.json:1:26: host.kubelet_url: expected an http:// or https:// URL, got \"10.0.0.7:10250\"" \
 	"host block: the error says file:line:column and the path"
+# --kubelet-pod-labels N: the file's kubelet_pod_labels, the command line's winning, 0 to 64.
+printf '{"host": {"kubelet_pod_labels": 8}}\n' >"$WORK/hpl.json"
+run hpl -c "$WORK/hpl.json" --check-config
+ok "host block: kubelet_pod_labels in the effective host block" j "$WORK/hpl.out" 'd["host"]["kubelet_pod_labels"] == 8'
+run hpl0 -c "$WORK/hpl.json" --check-config --kubelet-pod-labels 0
+ok "--kubelet-pod-labels 0 wins over the file's (left out: the default)" j "$WORK/hpl0.out" \
+	'"kubelet_pod_labels" not in d["host"]'
+run hpl65 --kubelet-pod-labels 65 --check-config
+is "$RC" 2 "--kubelet-pod-labels 65: a usage error"
+stderr_is hpl65 "accel-monitor: --kubelet-pod-labels: expected an integer from 0 (none) to 64, got \"65\"" \
+	"--kubelet-pod-labels 65: says the range and the value"
 
 # SIGHUP: the rootfs (where the runtimes' state files name pid 1001's container) comes with a reload.
 # Before it, the container has its ids only; after it, the next reports name its pod.

@@ -21,19 +21,8 @@ need openssl command -v openssl
 
 # ---- certificates, token, pods ----------------------------------------------------------------------------
 cd "$WORK"
-newkey() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
-newca() { # key pem
-	newkey "$1"
-	openssl req -x509 -new -key "$1" -sha256 -days 2 -subj "/CN=fake kubelet test CA" \
-		-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" -out "$2" 2>/dev/null
-}
-newca ca.key ca.pem
-newca other.key other.pem
-newkey server.key
-openssl req -new -key server.key -subj "/CN=kubelet" -out server.csr 2>/dev/null
-printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >server.ext
-openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -sha256 -extfile server.ext \
-	-out server.pem 2>/dev/null
+kubelet_tls
+tls_ca other.key other.pem
 ok "openssl made the CA and the kubelet's certificate" test -s server.pem
 printf 'eyJhbGciOiJSUzI1NiJ9.test-service-account-token\n' >token
 printf 'not-the-token\n' >badtoken

@@ -205,6 +205,23 @@ ec2_host() {
 		grep -qsE '\.amazon$' "$_d/bios_version"
 }
 
+# tls_ca KEY PEM: a throwaway CA (EC P-256, 2 days): its key and certificate.
+tls_ca() {
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null &&
+		openssl req -x509 -new -key "$1" -sha256 -days 2 -subj "/CN=fake kubelet test CA" \
+			-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" -out "$2" 2>/dev/null
+}
+# kubelet_tls: in the current directory, a CA (ca.key, ca.pem) and the certificate of a fake kubelet on 127.0.0.1
+# it signed (server.key, server.pem), for tests/helpers/fake_kubelet.py; 0 when made.
+kubelet_tls() {
+	tls_ca ca.key ca.pem &&
+		openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out server.key 2>/dev/null &&
+		openssl req -new -key server.key -subj "/CN=kubelet" -out server.csr 2>/dev/null &&
+		printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >server.ext &&
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -sha256 \
+			-extfile server.ext -out server.pem 2>/dev/null && test -s server.pem
+}
+
 # fake_nvml_build OUT [CFLAG...]: the fake NVML (tests/helpers/fake_nvml.c, its cost model and scripts) as the
 # shared library OUT, warning-free; extra flags such as -DFAKE_NVML_OLD (a driver without the newer symbols).
 fake_nvml_build() {

@@ -345,8 +345,14 @@ static const struct {
 	  "hostobj.json:1:10: host: expected an object of host options (\"rootfs\", \"kubelet_url\", ...), got a string" },
 	{ "hostkey.json", 0, "{\"host\": {\"rootfs\": \"/host\", \"kubelet\": \"https://x\"}}",
 	  "hostkey.json:1:30: host.kubelet: unknown key \"kubelet\"; known: rootfs, run, cgroupfs, kubelet_url, "
-	  "kubelet_token_file, kubelet_ca_file, kubelet_refresh, ecs_agent_url, ecs_metadata, ecs_metadata_url, "
-	  "ecs_refresh, instance_metadata, pod_resources_socket, hpc_job_mapping_dir" },
+	  "kubelet_token_file, kubelet_ca_file, kubelet_refresh, kubelet_pod_labels, ecs_agent_url, ecs_metadata, "
+	  "ecs_metadata_url, ecs_refresh, instance_metadata, pod_resources_socket, hpc_job_mapping_dir" },
+	{ "hostplab.json", 0, "{\"host\": {\"kubelet_pod_labels\": 65}}",
+	  "hostplab.json:1:33: host.kubelet_pod_labels: expected an integer from 0 (none) to 64, got 65" },
+	{ "hostplab2.json", 0, "{\"host\": {\"kubelet_pod_labels\": \"8\"}}",
+	  "hostplab2.json:1:33: host.kubelet_pod_labels: expected an integer from 0 (none) to 64, got a string" },
+	{ "hostplab3.json", 0, "{\"host\": {\"kubelet_pod_labels\": -1}}",
+	  "hostplab3.json:1:33: host.kubelet_pod_labels: expected an integer from 0 (none) to 64, got -1" },
 	{ "hostprs.json", 0, "{\"host\": {\"pod_resources_socket\": true}}",
 	  "hostprs.json:1:35: host.pod_resources_socket: expected a unix socket path, or \"\" for none, got "
 	  "a boolean" },
@@ -518,6 +524,28 @@ int main(void)
 			    "https:// URL, got \"169.254.170.2/v4/abc\"", "a variable that is no URL: an error");
 		free(err);
 		unsetenv("ECS_CONTAINER_METADATA_URI_V4");
+		/* --kubelet-pod-labels' key: loaded, in the effective block when not 0, the command line's wins. */
+		err = load("hostplabok.json", "{\"host\": {\"kubelet_pod_labels\": 8}}", 0, &cfg);
+		if (ok(!err, "\"kubelet_pod_labels\": 8 loads")) {
+			struct cfg_host none = { .instance_mode = -1, .kubelet_pod_labels = -1 };
+			struct cfg_host zero = { .instance_mode = -1, .kubelet_pod_labels = 0 };
+			json_t *heff = cfg_effective(&cfg);
+
+			is_int(cfg.host.kubelet_pod_labels, 8, "host.kubelet_pod_labels");
+			is_int(json_integer_value(json_object_get(json_object_get(heff, "host"), "kubelet_pod_labels")), 8,
+			       "the effective host block has it");
+			json_decref(heff);
+			cfg_override(&cfg, NULL, NULL, &none);
+			is_int(cfg.host.kubelet_pod_labels, 8, "override: --kubelet-pod-labels not given (-1) keeps the file's");
+			cfg_override(&cfg, NULL, NULL, &zero);
+			is_int(cfg.host.kubelet_pod_labels, 0, "override: --kubelet-pod-labels 0 wins (labels off)");
+			heff = cfg_effective(&cfg);
+			ok(!json_object_get(json_object_get(heff, "host"), "kubelet_pod_labels"),
+			   "0 (the default) is left out of the effective host block");
+			json_decref(heff);
+			cfg_free(&cfg);
+		}
+		free(err);
 	}
 
 	/* The effective configuration is itself a valid configuration, and a fixed point. */

@@ -725,6 +725,58 @@ static void test_labels(void)
 #undef XL
 #undef XR
 
+/*
+ * --kubernetes-enable-pod-uid: a process's pod UID (its container's
+ * pod_uid; the key of a pod-level process's sum) and an allocation owner's
+ * pod_uid as dcgm-exporter's pod_uid label, beside pod, only when on; an
+ * owner the producer knew no UID for has none.
+ */
+static void test_pod_uid(void)
+{
+	static const char text[] =
+		"{\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":0,"
+		"\"format_version\":3},\"runtime_data\":[],\"system_data\":{},\"instance_info\":{\"hostname\":\"h\"},"
+		"\"identities\":{\"containers\":{\"c1\":{\"runtime\":\"containerd\",\"pod_uid\":\"aa-11\",\"name\":\"app\","
+		"\"pids\":[11]}},\"pods\":{\"aa-11\":{\"pod\":\"web\",\"namespace\":\"prod\"}},\"processes\":{}},"
+		"\"allocations\":{\"error\":\"\",\"devices\":{\"nvidia\":{\"1\":["
+		"{\"namespace\":\"ml\",\"pod\":\"train\",\"container\":\"main\",\"pod_uid\":\"bb-22\"},"
+		"{\"namespace\":\"ml\",\"pod\":\"ghost\",\"container\":\"c\"}]}}},"
+		"\"device_data\":[{\"device_type\":\"nvidia\",\"error\":\"\",\"report\":{"
+		"\"device_memory\":{\"period\":1.0,\"timestamp\":\"2026-01-02T03:04:05.000Z\",\"error\":\"\",\"devices\":{"
+		"\"0\":{\"index\":0,\"uuid\":\"GPU-x\",\"error\":\"\",\"used_bytes\":1048576,\"processes\":{\"11\":1048576}},"
+		"\"1\":{\"index\":1,\"uuid\":\"GPU-y\",\"error\":\"\",\"used_bytes\":0}}}}}]}";
+	struct got g;
+	const char *line;
+	char *err = NULL;
+
+	for (int on = 0; on <= 1; on++) {
+		json_t *r = json_loads(text, 0, NULL);
+
+		memset(&g, 0, sizeof(g));
+		g.d = prom_dcgm_parse("DCGM_FI_DEV_FB_USED, gauge, used\n", 33, "fb.csv", &err);
+		if (!ok(r && g.d, "pod_uid: the report and the file load")) {
+			json_decref(r);
+			free(err);
+			return;
+		}
+		prom_dcgm_set_pod_uid(g.d, on);
+		report_derive(r); /* the sums of format 3, as the stream reader makes them */
+		feed(&g, r);
+		is_int(lines_with(&g, "DCGM_FI_DEV_FB_USED{", &line), 3,
+		       on ? "pod_uid on: one series per user" : "pod_uid off: one series per user");
+		if (on) {
+			is_int(lines_with(&g, "namespace=\"prod\",pci_bus_id=\"\",pod=\"web\",pod_uid=\"aa-11\"", &line), 1,
+			       "pod_uid on: a process's pod UID, from its container's identity");
+			is_int(lines_with(&g, "pod=\"train\",pod_uid=\"bb-22\"", &line), 1,
+			       "pod_uid on: an allocation owner's pod UID");
+			is_int(lines_with(&g, "pod_uid=", &line), 2, "pod_uid on: none for an owner of no known UID");
+		} else {
+			is_int(lines_with(&g, "pod_uid=", &line), 0, "pod_uid off (the default): no pod_uid label");
+		}
+		prom_dcgm_free(g.d);
+	}
+}
+
 int main(void)
 {
 	test_default_file();
@@ -735,5 +787,6 @@ int main(void)
 	test_xid();
 	test_xid_catalog();
 	test_labels();
+	test_pod_uid();
 	return done_testing();
 }

@@ -377,7 +377,11 @@ static void test_slow(void)
 	ok(strstr(err, "timeout after 1.5 s") && strstr(err, sock), "a server that answers after 10 s: \"%s\"", err);
 	ok(clock_mono_ns() - t0 < 3 * NS_PER_S, "... the List ends at its timeout (%.2f s)",
 	   (double)(clock_mono_ns() - t0) / 1e9);
-	ok(k.n >= 50 && k.worst < 15 * NS_PER_MS, "... and the loop's 20 ms timers kept time meanwhile: %u ticks, the "
+	/*
+	 * A client that blocked the loop would hold a timer for the whole call (1.5 s); a loaded machine's
+	 * scheduler can hold one for tens of milliseconds (15 ms failed once beside a benchmark and a suite).
+	 */
+	ok(k.n >= 50 && k.worst < 150 * NS_PER_MS, "... and the loop's 20 ms timers kept time meanwhile: %u ticks, the "
 	   "latest %.2f ms late", k.n, (double)k.worst / 1e6);
 	is_str(who(podres_current(p), "GPU-aaaa"), "ml/train-0/main nvidia.com/gpu", "... the last good table is kept");
 	podres_free(p);

@@ -33,9 +33,9 @@ A missed target still exits 0; exit 1 only when something could not be built, ru
 
 Environment (defaults in brackets): BUILD [build/release], BIN [bin], CC [cc], MAKE [make], NODE_SECONDS [20],
 NODE_SKIP [5], NODE_GPUS [8], NODE_CONTAINERS [200], NODE_PROCS [300], NODE_PODS [50], NODE_RUNTIMES [4],
-NODE_MODELS [20], NODE_PODRES [30s: the --kubelet-refresh; 0: no pod-resources server], TMPDIR; NODE_PERF=FILE records the steady window with `perf record -g` (the figures then
-include perf's own cost), NODE_KEEP=FILE keeps the reports (and
-the producer's stderr in FILE.err).
+NODE_MODELS [20], NODE_PODRES [30s: the --kubelet-refresh; 0: no pod-resources server], TMPDIR; NODE_PERF=FILE
+records the steady window with `perf record -g` (the figures then include perf's own cost), NODE_KEEP=FILE keeps
+the reports (and the producer's stderr in FILE.err).
 """
 import json
 import os
@@ -115,11 +115,11 @@ def podres_scenario(gpus, procs, pods):
 
     Each of pods_bench's pods (pod-P in namespace ns, containers cK, process FIRST_PID + i in pod i // per_pod,
     container c(i % per_pod)) holds, in each container, the GPU its process runs on (nvml_script: GPU i % gpus).
-    The containers outnumber the GPUs (300 on 8 by default) and share them: NVIDIA's device plugin with time-slicing (or MPS) gives each container
-    a replica, "<UUID>::<n>". Then IDLE_PODS pods idle-N holding a replica of a GPU and running nothing there,
-    every RDMA_EVERY-th pod's first container an id of the shared RDMA plugin's pool, and SYSTEM_PODS. The
-    allocatable list: every GPU's replicas (a multiple of 16 per GPU, as many as the busiest GPU needs) and the
-    RDMA pool."""
+    The containers outnumber the GPUs (300 on 8 by default) and share them: NVIDIA's device plugin with
+    time-slicing (or MPS) gives each container a replica, "<UUID>::<n>". Then IDLE_PODS pods idle-N holding a
+    replica of a GPU and running nothing there, every RDMA_EVERY-th pod's first container an id of the shared
+    RDMA plugin's pool, and SYSTEM_PODS. The allocatable list: every GPU's replicas (a multiple of 16 per GPU, as
+    many as the busiest GPU needs) and the RDMA pool."""
     per_pod = max(1, -(-procs // pods))
     used = [0] * gpus
 

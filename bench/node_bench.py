@@ -28,8 +28,12 @@ Figures, CPU time (user + system, from /proc/PID/task/*/schedstat, nanoseconds):
     report written), and the other threads (the NVML event thread, the PCIe workers); and the median and worst
     cycle of the collectors (the slow reads' spread over the cycles);
   - the sinks on the window's reports: accel-prom's, accel-csv's and accel-cloudwatch's output for them as
-    written and rewritten as report formats 2 and 1 must be the same (bench/sinks_same.sh).
-A missed target still exits 0; exit 1 only when something could not be built, run or measured.
+    written and rewritten as report formats 2 and 1 must be the same (bench/sinks_same.sh);
+  - the pod-resources client: the Lists answered in the window, and the last report's allocations (the GPUs'
+    owners must be the scenario's containers, IDLE_PODS of the pods idle allocated);
+  - the whole stream checked by tests/helpers/check_report.py.
+A missed target still exits 0; exit 1 only when something could not be built, run or measured (or the GPUs' owners
+are not the scenario's).
 
 Environment (defaults in brackets): BUILD [build/release], BIN [bin], CC [cc], MAKE [make], NODE_SECONDS [20],
 NODE_SKIP [5], NODE_GPUS [8], NODE_CONTAINERS [200], NODE_PROCS [300], NODE_PODS [50], NODE_RUNTIMES [4],

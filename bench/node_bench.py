@@ -14,7 +14,11 @@ The real bin/accel-monitor runs for NODE_SECONDS (default 20) at a 1 s period on
     (stat and meminfo for vcpu_usage and memory_info, net/tcp and the processes for the endpoints' listeners);
   - NODE_RUNTIMES (4) endpoint runtimes, each its own tests/helpers/fake_endpoint.py serving a Triton exposition
     of NODE_MODELS (20) models (bench/triton_metrics.py), execution_stats;
-  - vcpu_usage and memory_info.
+  - vcpu_usage and memory_info;
+  - who holds each GPU: the kubelet's pod-resources API played by tests/helpers/podres_server.py (real gRPC on a
+    unix socket in the bench's temporary directory) answering for the node's pods (podres_scenario below), asked
+    by the producer (--pod-resources-socket) at most once per NODE_PODRES (30s; 0: no socket, no client); the
+    report's "allocations".
 Figures, CPU time (user + system, from /proc/PID/task/*/schedstat, nanoseconds):
   - start-up: the producer's thread from exec to the first report line (target <= 100 ms), and the process's;
   - steady state, over NODE_SECONDS after NODE_SKIP (5) reports (the event thread's registration at start is over
@@ -24,14 +28,18 @@ Figures, CPU time (user + system, from /proc/PID/task/*/schedstat, nanoseconds):
     report written), and the other threads (the NVML event thread, the PCIe workers); and the median and worst
     cycle of the collectors (the slow reads' spread over the cycles);
   - the sinks on the window's reports: accel-prom's, accel-csv's and accel-cloudwatch's output for them as
-    written and rewritten as report formats 2 and 1 must be the same (bench/sinks_same.sh).
-A missed target still exits 0; exit 1 only when something could not be built, run or measured.
+    written and rewritten as report formats 2 and 1 must be the same (bench/sinks_same.sh);
+  - the pod-resources client: the Lists answered in the window, and the last report's allocations (the GPUs'
+    owners must be the scenario's containers, IDLE_PODS of the pods idle allocated);
+  - the whole stream checked by tests/helpers/check_report.py.
+A missed target still exits 0; exit 1 only when something could not be built, run or measured (or the GPUs' owners
+are not the scenario's).
 
 Environment (defaults in brackets): BUILD [build/release], BIN [bin], CC [cc], MAKE [make], NODE_SECONDS [20],
 NODE_SKIP [5], NODE_GPUS [8], NODE_CONTAINERS [200], NODE_PROCS [300], NODE_PODS [50], NODE_RUNTIMES [4],
-NODE_MODELS [20], TMPDIR; NODE_PERF=FILE records the steady window with `perf record -g` (the figures then
-include perf's own cost), NODE_KEEP=FILE keeps the reports (and
-the producer's stderr in FILE.err).
+NODE_MODELS [20], NODE_PODRES [30s: the --kubelet-refresh; 0: no pod-resources server], TMPDIR; NODE_PERF=FILE
+records the steady window with `perf record -g` (the figures then include perf's own cost), NODE_KEEP=FILE keeps
+the reports (and the producer's stderr in FILE.err).
 """
 import json
 import os
@@ -66,9 +74,14 @@ def run(cmd, **kw):
         fail("%s exited %d" % (" ".join(cmd), r.returncode))
 
 
+def gpu_uuid(i):
+    """GPU i's UUID in the fake NVML's script (nvml_script)."""
+    return "GPU-7c9d2e41-3a5b-4c6d-8e7f-%012x" % (0x901A2B3C4D00 + i)
+
+
 def nvml_script(gpus, procs):
     """tests/fixtures/nvml/h200.nvml's host lines, then its GPU `gpus` times, each its own identity and a share
-    of the processes (pids FIRST_PID on, 1 GiB each)."""
+    of the processes (pids FIRST_PID on, 1 GiB each: process p on GPU p % gpus)."""
     text = open(os.path.join(TOP, "tests/fixtures/nvml/h200.nvml")).read()
     head, gpu = text.split("\ngpu\n", 1)
     out = [head.rstrip("\n")]
@@ -77,7 +90,7 @@ def nvml_script(gpus, procs):
         for line in gpu.splitlines():
             k = line.split(" ", 1)[0]
             if k == "uuid":
-                line = "uuid GPU-7c9d2e41-3a5b-4c6d-8e7f-%012x" % (0x901A2B3C4D00 + i)
+                line = "uuid " + gpu_uuid(i)
             elif k == "serial":
                 line = "serial %d" % (1655023009876 + i)
             elif k == "pci":
@@ -86,6 +99,105 @@ def nvml_script(gpus, procs):
         lines += ["proc %d 1073741824" % (FIRST_PID + p) for p in range(i, procs, gpus)]
         out.append("\n".join(lines))
     return "\n\n".join(out) + "\n"
+
+
+# Pods of the node that hold no device (daemon sets): the kubelet lists every pod, whatever it holds.
+SYSTEM_PODS = [("kube-system", "kube-proxy-x7k2p", ["kube-proxy"]),
+               ("kube-system", "nvidia-device-plugin-daemonset-4hq9d", ["nvidia-device-plugin"]),
+               ("kube-system", "rdma-shared-dp-ds-8f2lm", ["rdma-shared-dp"]),
+               ("kube-system", "kube-multus-ds-q7w4z", ["kube-multus"]),
+               ("kube-system", "calico-node-m5k8t", ["calico-node"]),
+               ("monitoring", "node-exporter-2v9cx", ["node-exporter", "kube-rbac-proxy"]),
+               ("monitoring", "accel-monitor-6tqzn", ["accel-monitor", "accel-prom"])]
+IDLE_PODS = 4   # pods holding a GPU with no process on it yet (idle allocated)
+RDMA_EVERY = 5  # every fifth pod's first container also holds an RDMA id
+RDMA_RES, RDMA_MAX = "rdma/hca_shared_devices_a", 1000  # the shared RDMA plugin's pool: ids "0" to rdmaHcaMax - 1
+
+
+def podres_scenario(gpus, procs, pods):
+    """What the kubelet's pod-resources API answers for this node (tests/helpers/podres_server.py's scenario).
+
+    Each of pods_bench's pods (pod-P in namespace ns, containers cK, process FIRST_PID + i in pod i // per_pod,
+    container c(i % per_pod)) holds, in each container, the GPU its process runs on (nvml_script: GPU i % gpus).
+    The containers outnumber the GPUs (300 on 8 by default) and share them: NVIDIA's device plugin with
+    time-slicing (or MPS) gives each container a replica, "<UUID>::<n>". Then IDLE_PODS pods idle-N holding a
+    replica of a GPU and running nothing there, every RDMA_EVERY-th pod's first container an id of the shared
+    RDMA plugin's pool, and SYSTEM_PODS. The allocatable list: every GPU's replicas (a multiple of 16 per GPU, as
+    many as the busiest GPU needs) and the RDMA pool."""
+    per_pod = max(1, -(-procs // pods))
+    used = [0] * gpus
+
+    def replica(g):
+        used[g] += 1
+        return "%s::%d" % (gpu_uuid(g), used[g] - 1)
+
+    out, rdma = [], 0
+    for p in range(pods):
+        cont = []
+        for k in range(per_pod):
+            i = p * per_pod + k
+            if i >= procs:
+                break
+            devs = [{"resource": "nvidia.com/gpu", "ids": [replica(i % gpus)]}]
+            if k == 0 and p % RDMA_EVERY == 0:
+                devs.append({"resource": RDMA_RES, "ids": [str(rdma)]})
+                rdma += 1
+            cont.append({"name": "c%d" % k, "devices": devs})
+        out.append({"name": "pod-%d" % p, "namespace": "ns", "containers": cont})
+    for j in range(IDLE_PODS):
+        out.append({"name": "idle-%d" % j, "namespace": "ns", "containers": [
+            {"name": "c0", "devices": [{"resource": "nvidia.com/gpu", "ids": [replica((gpus - 1 - j) % gpus)]}]}]})
+    for ns, name, cont in SYSTEM_PODS:
+        out.append({"name": name, "namespace": ns, "containers": [{"name": c, "devices": []} for c in cont]})
+    per_gpu = -(-max(used) // 16) * 16
+    alloc = [{"resource": "nvidia.com/gpu", "ids": ["%s::%d" % (gpu_uuid(g), n) for g in range(gpus)
+                                                    for n in range(per_gpu)]},
+             {"resource": RDMA_RES, "ids": [str(n) for n in range(RDMA_MAX)]}]
+    return {"pods": out, "allocatable": alloc}
+
+
+def count_calls(path, method):
+    """Calls of method (".../List") in podres_server.py's log so far."""
+    try:
+        with open(path) as f:
+            return sum(1 for line in f if line.rstrip("\n").endswith(method))
+    except FileNotFoundError:
+        return 0
+
+
+def start_podres(work, refresh, scenario, servers):
+    """tests/helpers/podres_server.py on work/kubelet.sock answering scenario, its calls logged in work/podres.log,
+    appended to servers once it serves; the producer's options that ask it."""
+    sock = work + "/kubelet.sock"
+    with open(work + "/podres.json", "w") as f:
+        json.dump(scenario, f)
+    servers.append(subprocess.Popen([PY, os.path.join(TOP, "tests/helpers/podres_server.py"), "--proto",
+                                     os.path.join(TOP, "monitor/host/podres_api.proto"), "--dir", work + "/py",
+                                     "--socket", sock, "--scenario", work + "/podres.json", "--log",
+                                     work + "/podres.log"]))
+    end = time.monotonic() + 30
+    while not os.path.exists(sock + ".ready"):
+        if servers[-1].poll() is not None or time.monotonic() > end:
+            fail("the pod-resources server (tests/helpers/podres_server.py) did not start")
+        time.sleep(0.05)
+    return ["--pod-resources-socket", sock, "--kubelet-refresh", refresh]
+
+
+def podres_summary(last, refresh, lists, wall, want):
+    """The report line on the pod-resources part: Lists in the window and the last report's "allocations"
+    (identities already derived); and whether its GPUs' owners are the want containers the scenario gives."""
+    if not refresh:
+        return "  pod-resources: none (NODE_PODRES=0): no socket, no client, no \"allocations\"", True
+    al = last.get("allocations") or {}
+    nv = al.get("devices", {}).get("nvidia", {})
+    held = [(o.get("namespace"), o.get("pod"), o.get("container")) for owners in nv.values() for o in owners]
+    busy = {(p.get("namespace"), p.get("pod")) for p in last.get("identities", {}).get("pods", {}).values()}
+    idle = {h[:2] for h in held} - busy
+    line = ("  pod-resources, List at most once per %s: %d Lists in the window (%.2f a second); the last report's "
+            "allocations: %d GPUs held by %d containers of %d pods, %d of those pods idle allocated (no process on "
+            "the GPU); error: %s" % (refresh, lists, lists / wall, len(nv), len(held), len({h[:2] for h in held}),
+                                      len(idle), json.dumps(al.get("error"))))
+    return line, al.get("error") == "" and len(held) == want and len(idle) == IDLE_PODS
 
 
 def overlay_procfs(proc):
@@ -135,9 +247,19 @@ def snapshot(pid):
     return snap
 
 
+_COUNTED = {}  # path: (bytes read, lines in them)
+
+
 def count_lines(path):
+    """Lines in path (a file that only grows), reading only what was appended since the last call: the reports
+    are read every 2 ms while they are written, and reading the whole file each time (tens of MB by the end of the
+    window) took a CPU of the bench's, next to the producer it measures."""
+    off, n = _COUNTED.get(path, (0, 0))
     with open(path, "rb") as f:
-        return f.read().count(b"\n")
+        f.seek(off)
+        data = f.read()
+    _COUNTED[path] = (off + len(data), n + data.count(b"\n"))
+    return _COUNTED[path][1]
 
 
 def wait_lines(path, n, proc, timeout):
@@ -164,6 +286,8 @@ def main():
     gpus, ncont = env_int("NODE_GPUS", 8), env_int("NODE_CONTAINERS", 200)
     nprocs, npods = env_int("NODE_PROCS", 300), env_int("NODE_PODS", 50)
     nrt, nmodels = env_int("NODE_RUNTIMES", 4), env_int("NODE_MODELS", 20)
+    refresh = os.environ.get("NODE_PODRES", "30s")
+    refresh = "" if refresh in ("", "0") else refresh
     monitor = os.path.join(TOP, bindir, "accel-monitor")
     if not os.access(monitor, os.X_OK):
         fail("%s is missing; run make first (or set BIN)" % monitor)
@@ -201,6 +325,7 @@ def main():
             while not (os.path.exists(pf) and os.path.getsize(pf)) and time.monotonic() < end:
                 time.sleep(0.05)
             ports.append(open(pf).read().strip())
+        podres_args = start_podres(work, refresh, podres_scenario(gpus, nprocs, npods), servers) if refresh else []
         overlay_procfs(work + "/node/proc")  # the servers' pids too: each runtime finds its listening process
         cfg = {
             "period": "1s",
@@ -226,7 +351,8 @@ def main():
         mon.wait()
         out = work + "/reports.jsonl"
         mon = start(monitor, [work + "/node.json", "--path.procfs", work + "/node/proc", "--path.rootfs",
-                              work + "/node/rootfs", "--path.cgroupfs", work + "/cg"], env, out, work + "/monitor.err")
+                              work + "/node/rootfs", "--path.cgroupfs", work + "/cg"] + podres_args, env, out,
+                    work + "/monitor.err")
         if not wait_lines(out, 1, mon, 30):
             fail("no report from accel-monitor; its stderr:\n" + open(work + "/monitor.err").read()[-3000:])
         start_thread = cpu_ns(mon.pid, mon.pid)
@@ -236,10 +362,10 @@ def main():
         perf = None
         if os.environ.get("NODE_PERF"):
             perf = subprocess.Popen(["perf", "record", "-q", "-g", "-o", os.environ["NODE_PERF"], "-p", str(mon.pid)])
-        s0, t0 = snapshot(mon.pid), time.monotonic()
+        s0, t0, lists0 = snapshot(mon.pid), time.monotonic(), count_calls(work + "/podres.log", "/List")
         if not wait_lines(out, skip + seconds, mon, seconds + 30):
             fail("accel-monitor stopped before report %d" % (skip + seconds))
-        s1, t1 = snapshot(mon.pid), time.monotonic()
+        s1, t1, lists1 = snapshot(mon.pid), time.monotonic(), count_calls(work + "/podres.log", "/List")
         if perf:
             perf.send_signal(signal.SIGINT)
             perf.wait()
@@ -269,6 +395,8 @@ def main():
         f.writelines(lines[skip:skip + seconds])
     same = subprocess.run(["sh", os.path.join(TOP, "bench", "sinks_same.sh"), work + "/window.jsonl"],
                           env=dict(os.environ, BIN=os.path.abspath(bindir)), stdout=subprocess.PIPE, universal_newlines=True)
+    checked = subprocess.run([PY, os.path.join(TOP, "tests/helpers/check_report.py"), out], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, universal_newlines=True)
     shutil.rmtree(work, ignore_errors=True)
     parts, errors, last = {}, set(), reports[-1]
     for r in reports:
@@ -297,6 +425,8 @@ def main():
     print("  last report: %d GPUs, %d cgroups in container_usage, %d runtimes without error and with their "
           "listening process, processes in %d pods; groups with an error in the window: %s"
           % (gpus_seen, cont, len(rts), len(pods), ", ".join(sorted(errors)) or "none"))
+    podres_line, podres_ok = podres_summary(last, refresh, lists1 - lists0, wall, nprocs + IDLE_PODS)
+    print(podres_line)
     print("  start-up, the %d GPUs alone (every device group): %.1f ms CPU of the producer's thread from exec to the "
           "first report line (%.1f ms of the process)   target <= %.0f ms   %s"
           % (gpus, gpu_thread / 1e6, gpu_proc / 1e6, TARGET_START_MS,
@@ -334,7 +464,9 @@ def main():
     print("  the sinks on the window's reports, as written (format 3) and rewritten as formats 2 and 1 "
           "(bench/sinks_same.sh): %s" % ("PASS" if same.returncode == 0 else "FAIL"))
     sys.stdout.write(same.stdout)
-    if gpus_seen != gpus or cont < ncont or len(rts) != nrt:
+    print("  the whole stream against docs/report-format.md (tests/helpers/check_report.py): %s"
+          % ("PASS" if checked.returncode == 0 else "FAIL\n" + checked.stdout[-3000:]))
+    if gpus_seen != gpus or cont < ncont or len(rts) != nrt or not podres_ok:
         fail("the node was not measured as configured (see the report line above)")
     return 0
 

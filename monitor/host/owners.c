@@ -16,6 +16,7 @@
 struct owners {
 	json_t *last;          /* the last object made (a reference), handed out while nothing changed */
 	unsigned long gen;     /* the answer it was made from */
+	uint64_t table_hash;   /* and that answer's records (a new answer that says the same keeps the object) */
 	int have;              /* last is set */
 	uint64_t devs_hash;    /* the devices it was made for */
 	char *err;             /* the error it was made with (a copy; its "error" may differ: made valid UTF-8) */
@@ -360,6 +361,22 @@ static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_
 	return out;
 }
 
+/* What table t says (every record's fields, in order): a new answer the same as the last keeps the object. */
+static uint64_t table_hash(const struct podres_table *t)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t nt = podres_table_size(t);
+
+	for (size_t r = 0; r < nt; r++) {
+		const struct podres_alloc *a = podres_table_at(t, r);
+
+		for (size_t k = 0; k < ARRAY_SIZE(owner_keys); k++)
+			h = fnv(h, owner_field(a, k), strlen(owner_field(a, k)) + 1);
+		h = fnv(h, a->device_id, strlen(a->device_id) + 1);
+	}
+	return fnv(h, &nt, sizeof(nt));
+}
+
 json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
 		      unsigned long gen, const struct jobmap *jm, const char *err, int *fresh)
 {
@@ -377,6 +394,15 @@ json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, 
 			*fresh = 1;
 			json_object_set_new(o->known, key, json_true());
 		}
+	}
+	if (o->have && o->gen != gen) { /* a new answer (one a List: 30 s apart by default) that may say the same */
+		uint64_t th = table_hash(t);
+
+		if (th == o->table_hash)
+			o->gen = gen;
+		o->table_hash = th;
+	} else if (!o->have) {
+		o->table_hash = table_hash(t);
 	}
 	if (o->have && o->gen == gen && o->devs_hash == h && !strcmp(o->err, e))
 		return json_incref(o->last);

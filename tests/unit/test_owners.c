@@ -648,6 +648,7 @@ static void test_cache(void)
 	struct owners *o = owners_new();
 	struct podres_table *t = list_of(ROWS(DEV("ml", "train", "main", "nvidia.com/gpu", U0)));
 	struct podres_table *t2 = list_of(ROWS(DEV("ml", "train", "main", "nvidia.com/gpu", U0)));
+	struct podres_table *t3 = list_of(ROWS(DEV("ml", "train", "side", "nvidia.com/gpu", U0)));
 	json_t *a, *b;
 	int fresh = -1;
 
@@ -664,11 +665,15 @@ static void test_cache(void)
 	json_decref(b);
 	a = step(o, &l, t, 1, NULL, a, 0, 0, "no error as NULL, as \"\" before");
 
-	b = step(o, &l, t2, 2, "", json_incref(a), 1, 0, "a new gen, the same devices");
-	is_json(b, OWNS_0, "cache: ... mapped from the new answer");
+	a = step(o, &l, t2, 2, "", a, 0, 0, "a new gen whose answer says the same, the same devices");
+	is_json(a, OWNS_0, "cache: ... kept (a List that changed nothing builds nothing)");
+	b = step(o, &l, t3, 3, "", json_incref(a), 1, 0, "a new gen whose answer differs");
+	is_json(b, "{'error': '', 'devices': {'nvidia': {'0': [{'namespace': 'ml', 'pod': 'train', 'container': 'side', "
+		"'resource': 'nvidia.com/gpu', 'device_ids': ['" U0 "']}]}}}", "cache: ... mapped from the new answer");
 	is_int(a->refcount, 1, "cache: the old object: the table let its reference go");
 	json_decref(a);
-	a = b;
+	a = step(o, &l, t2, 4, "", b, 1, 0, "the first answer again");
+	is_json(a, OWNS_0, "cache: ... mapped again");
 
 	snprintf(l.d[0].uuid, sizeof(l.d[0].uuid), "%s", U2);
 	a = step(o, &l, t2, 2, "", a, 1, 0, "a device's uuid changed, its key seen before");
@@ -703,6 +708,7 @@ static void test_cache(void)
 
 	podres_table_free(t);
 	podres_table_free(t2);
+	podres_table_free(t3);
 	owners_free(o);
 	dev_list_free(&l);
 }

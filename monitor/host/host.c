@@ -599,6 +599,7 @@ json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n)
 		h->own = owners_new();
 	/* Each source's error, the pod-resources client's first. */
 	snprintf(err, sizeof(err), "%s%s%s", pe, *pe && je ? "; " : "", je ? je : "");
+	owners_check_allocatable(h->own, devs, n, podres_allocatable(h->pr));
 	a = owners_report(h->own, devs, n, podres_current(h->pr), podres_updates(h->pr), jm, err, &fresh);
 	if (fresh)
 		podres_kick(h->pr);

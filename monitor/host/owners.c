@@ -22,6 +22,7 @@ struct owners {
 	char *err;             /* the error it was made with (a copy; its "error" may differ: made valid UTF-8) */
 	json_t *known;         /* {"<type>/<key>": true}: every device seen so far (a device new to it: *fresh) */
 	json_t *logged;        /* {"<resource> <id>": true}: ids logged as naming no device */
+	const struct podres_table *allocatable; /* the GetAllocatableResources table last checked (not dereferenced later) */
 };
 
 /* The id without a "::N" replica suffix: its length. */
@@ -309,9 +310,35 @@ static void tell_unmapped(struct owners *o, const struct podres_alloc *a, const 
 	if (json_object_get(o->logged, key) || json_object_size(o->logged) >= UNMAPPED_MAX)
 		return;
 	json_object_set_new(o->logged, key, json_true());
-	log_warn("pod-resources: %s %s %s (pod %s/%s, container %s) names no %s device this monitor reports",
-		 a->resource[0] ? "resource" : "DRA driver", a->resource[0] ? a->resource : a->driver,
-		 a->resource[0] ? a->device_id : a->device, a->ns, a->pod, a->container, k->type);
+	if (!a->pod[0]) /* GetAllocatableResources': the node's, allocated or not */
+		log_warn("pod-resources: the kubelet can allocate %s %s %s, which names no %s device this monitor "
+			 "reports (one the configuration does not select, or that its driver does not show)",
+			 a->resource[0] ? "resource" : "DRA driver", a->resource[0] ? a->resource : a->driver,
+			 a->resource[0] ? a->device_id : a->device, k->type);
+	else
+		log_warn("pod-resources: %s %s %s (pod %s/%s, container %s) names no %s device this monitor reports",
+			 a->resource[0] ? "resource" : "DRA driver", a->resource[0] ? a->resource : a->driver,
+			 a->resource[0] ? a->device_id : a->device, a->ns, a->pod, a->container, k->type);
+}
+
+void owners_check_allocatable(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t)
+{
+	size_t nt = podres_table_size(t);
+
+	if (!nt || t == o->allocatable)
+		return;
+	o->allocatable = t;
+	for (size_t r = 0; r < nt; r++) {
+		const struct podres_alloc *a = podres_table_at(t, r);
+		const struct kind_row *k = kind_named(a);
+		size_t i;
+		long core = -1;
+
+		for (i = 0; k && i < n && !(!strcmp(devs[i].type, k->type) && k->match(&devs[i], a, &core)); i++)
+			;
+		if (k && i == n)
+			tell_unmapped(o, a, devs, n);
+	}
 }
 
 /* The "devices" object: each device's owners, from t, then jm. */

@@ -69,4 +69,13 @@ void owners_free(struct owners *o); /* NULL-safe */
 json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
 		      unsigned long gen, const struct jobmap *jm, const char *err, int *fresh);
 
+/*
+ * Check t, a GetAllocatableResources answer (the node's devices, allocated
+ * or not; borrowed), against devs[0..n) once per answer (a table it was
+ * given last time is not looked at again): an id of a kind the monitor maps
+ * that names none of them is logged once (a device the configuration does
+ * not select, or that the driver does not show). NULL-safe on t.
+ */
+void owners_check_allocatable(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t);
+
 #endif

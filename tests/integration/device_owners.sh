@@ -9,7 +9,7 @@
 #     ("GPU-...::1", "::3": one owner listing both), a MIG UUID and a MIG index ("2:1") to their MIG instances;
 #     NVIDIA's DRA driver's "gpu-2" and "gpu-0-mig-..." (to the GPU); Neuron's neurondevice and neuroncore ids
 #     (a core to its device, the cores listed); AMD's PCI address; an id of no device logged once (a resource of
-#     no kind the monitor maps, rdma/hca, is not);
+#     no kind the monitor maps, rdma/hca, is not), an allocatable id (GetAllocatableResources) of no device too;
 #   - pods coming and going between Lists (the answer is re-read at each call);
 #   - the idle allocated GPU's pod in every sink: accel-prom's accelerator_allocation_info and its DCGM series
 #     (--collectors; a DRA claim's dra_* labels), promtool check metrics, a real Prometheus joining utilization
@@ -58,7 +58,8 @@ cat >scenario.json <<EOF
       {"driver": "nic.example.com", "pool": "node-1", "device": "nic-0"}]}]}]},
  {"name": "ghost", "namespace": "ml", "containers": [{"name": "c",
    "devices": [{"resource": "nvidia.com/gpu", "ids": ["GPU-ffff"]}]}]}
-], "allocatable": []}
+], "allocatable": [{"resource": "nvidia.com/gpu", "ids": ["$G0", "1", "GPU-eeee"]},
+                  {"resource": "rdma/hca", "ids": ["mlx5_0", "mlx5_1"]}]}
 EOF
 cat >mon.json <<'EOF'
 {"period": "500ms", "system_metrics": [],
@@ -104,10 +105,13 @@ if got != want:
     print("# want", json.dumps(want, sort_keys=True))
     sys.exit(1)
 EOF
-is "$(grep -c 'names no' owners.err)" 1 "an id of no device is logged once in six reports"
+is "$(grep -c 'GPU-ffff' owners.err)" 1 "an id of no device is logged once in six reports"
 ok "... naming the resource, the id and the pod" \
 	grep -q "pod-resources: resource nvidia.com/gpu GPU-ffff (pod ml/ghost, container c) names no nvidia device" owners.err
-is "$(grep -c 'mlx5_0\|nic-0' owners.err)" 0 "ids of resources and drivers of no kind the monitor maps are not logged"
+is "$(grep -c 'mlx5_\|nic-0' owners.err)" 0 "ids of resources and drivers of no kind the monitor maps are not logged"
+is "$(grep -c 'can allocate' owners.err)" 1 "an allocatable id of no device is logged once"
+ok "... naming the resource and the id" grep -q \
+	"pod-resources: the kubelet can allocate resource nvidia.com/gpu GPU-eeee, which names no nvidia device" owners.err
 
 # ---- pods come and go ---------------------------------------------------------------------------------------------
 cp scenario.json first.json

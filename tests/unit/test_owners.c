@@ -827,6 +827,39 @@ static void test_error_cut(void)
 	dev_list_free(&l);
 }
 
+/* The node's allocatable ids checked against the devices: one of a mapped kind that names none logged once. */
+static void test_allocatable(void)
+{
+	struct dev_list l = { 0 };
+	struct owners *o = owners_new();
+	struct podres_table *t, *t2;
+	char text[4096];
+
+	nvidia_fleet(&l);
+	t = allocatable_of(ROWS(DEV(NULL, NULL, NULL, "nvidia.com/gpu", U0, "1", U20 "::2", "GPU-nowhere"),
+				DEV(NULL, NULL, NULL, "amd.com/gpu", "0000:43:00.0"),
+				DEV(NULL, NULL, NULL, "rdma/hca", "mlx5_0")));
+	t2 = allocatable_of(ROWS(DEV(NULL, NULL, NULL, "nvidia.com/gpu", "GPU-nowhere", "GPU-elsewhere")));
+	capture_start();
+	owners_check_allocatable(o, l.d, l.n, t);
+	owners_check_allocatable(o, l.d, l.n, t);
+	owners_check_allocatable(o, l.d, l.n, NULL);
+	capture_end(text, sizeof(text));
+	ok(strstr(text, "pod-resources: the kubelet can allocate resource nvidia.com/gpu GPU-nowhere, which names no "
+			"nvidia device this monitor reports") && !strstr(strstr(text, "GPU-nowhere") + 1, "GPU-nowhere"),
+	   "an allocatable id of no device is logged once, however often the answer is checked");
+	ok(!strstr(text, U0) && !strstr(text, "::2") && !strstr(text, "mlx5_0") && !strstr(text, "amd.com"),
+	   "... not the ids of devices, other kinds' (rdma/hca) or a kind not reported (amd.com)");
+	capture_start();
+	owners_check_allocatable(o, l.d, l.n, t2);
+	capture_end(text, sizeof(text));
+	ok(strstr(text, "GPU-elsewhere") && !strstr(text, "GPU-nowhere"), "a new answer: only its new id is logged");
+	podres_table_free(t);
+	podres_table_free(t2);
+	owners_free(o);
+	dev_list_free(&l);
+}
+
 int main(void)
 {
 	log_init("test_owners", LOG_LVL_SILENT); /* the mapping cases' ids of no device; test_log_once reads them */
@@ -841,5 +874,6 @@ int main(void)
 	test_cache();
 	test_log_once();
 	test_error_cut();
+	test_allocatable();
 	return done_testing();
 }

@@ -112,9 +112,10 @@ prom() {
 	"$BIN/accel-prom" --port "$p_" --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" "$@" \
 		<labels.out >/dev/null 2>"$n_.err" &
 	_pids="$_pids $!"
-	# Every report read: the six of labels.out.
+	# Every report read: the six of labels.out. On a failure, what accel-prom said (a port taken meanwhile?).
 	wait_for $((10 * SLOW)) sh -c 'curl -s "http://127.0.0.1:$1/metrics" >"$2.txt" &&
-		grep -q "^accel_prom_reports_total $3\$" "$2.txt"' sh "$p_" "$n_" "$(nlines labels.out)"
+		grep -q "^accel_prom_reports_total $3\$" "$2.txt"' sh "$p_" "$n_" "$(nlines labels.out)" ||
+		{ diag "accel-prom $*: $(cat "$n_.err")"; return 1; }
 }
 ok "accel-prom --kubernetes-enable-pod-uid serves the stream" prom uid --kubernetes-enable-pod-uid
 ok "pod-uid: GPU 0's DCGM series carry train-0's pod_uid beside pod" \

@@ -140,10 +140,8 @@ ok "come and go: the reports pass check_report.py" $PY "$HELP/check_report.py" c
 cp first.json scenario.json
 
 # ---- the sinks: the idle GPU 1's pod everywhere -------------------------------------------------------------------
-PORT=$(free_port)
-"$BIN/accel-prom" --port "$PORT" --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" <owners.out \
-	>/dev/null 2>prom.err &
-_pids="$_pids $!"
+ok "accel-prom starts on the stream" prom_listen PORT prom.err owners.out --staleness 600 \
+	--collectors "$FIX/dcgm/default-counters.csv"
 served() { curl -s "http://127.0.0.1:$PORT/metrics" >metrics.txt && grep -q "^accelerator_allocation_info" metrics.txt; }
 ok "accel-prom serves the stream" wait_for $((10 * SLOW)) served
 ok "accel-prom: the idle GPU 1's accelerator_allocation_info names train-0" \
@@ -224,10 +222,8 @@ is "$(owners_of 1)" "train-0,job 4242,job 4343" "jobs: ... and the GPU keeps its
 kill -TERM "$MPID"
 wait "$MPID" || true
 ok "jobs: the reports pass check_report.py" $PY "$HELP/check_report.py" jobs.out
-PORT=$(free_port)
-"$BIN/accel-prom" --port "$PORT" --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" <jobs.out \
-	>/dev/null 2>jprom.err &
-_pids="$_pids $!"
+ok "jobs: accel-prom starts on the stream" prom_listen PORT jprom.err jobs.out --staleness 600 \
+	--collectors "$FIX/dcgm/default-counters.csv"
 jserved() { curl -s "http://127.0.0.1:$PORT/metrics" >jmetrics.txt && grep -q '^DCGM_FI_DEV_GPU_TEMP{.*hpc_job="4343"' jmetrics.txt; }
 ok "accel-prom: the GPU's DCGM series once per job of the mapping, with hpc_job (dcgm-exporter's)" wait_for $((10 * SLOW)) jserved
 ok "accel-prom: ... and once for its pod" grep -q '^DCGM_FI_DEV_GPU_TEMP{.*gpu="1",.*pod="train-0"} ' jmetrics.txt

@@ -324,6 +324,30 @@ EOF
 	$PY "$WORK/cw_dims.py" "$1"
 }
 
+# prom_listen PORTVAR ERR INPUT ARG...: accel-prom ARG... reading INPUT, on a free port, its stderr in ERR; sets
+# PORTVAR once it accepts connections. free_port's port can be taken before accel-prom binds it (another test's
+# outgoing connection gets it as its ephemeral port: seen beside prom_load.sh), so a "cannot listen" is tried again
+# on another port, up to five times. Fails (with what accel-prom said) when it never listens.
+prom_listen() {
+	_lv=$1 _le=$2 _li=$3
+	shift 3
+	for _lt in 1 2 3 4 5; do
+		_lp=$(free_port)
+		"$BIN/accel-prom" --port "$_lp" "$@" <"$_li" >/dev/null 2>"$_le" &
+		_lpid=$!
+		_pids="$_pids $_lpid"
+		wait_for $((10 * SLOW)) sh -c 'curl -s -o /dev/null "http://127.0.0.1:$1/health" || ! kill -0 "$2" 2>/dev/null' \
+			sh "$_lp" "$_lpid" || true
+		if kill -0 "$_lpid" 2>/dev/null; then
+			eval "$_lv=\$_lp"
+			return 0
+		fi
+		grep -q "cannot listen" "$_le" || break
+	done
+	diag "accel-prom $*: $(cat "$_le")"
+	return 1
+}
+
 done_testing() {
 	echo "1..$_n"
 	[ "$_failed" -eq 0 ]

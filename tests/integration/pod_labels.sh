@@ -108,11 +108,8 @@ ok "the kubelet was asked with the token" grep -q "GET /pods 200" klog
 prom() {
 	n_=$1
 	shift
-	p_=$(free_port)
-	"$BIN/accel-prom" --port "$p_" --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" "$@" \
-		<labels.out >/dev/null 2>"$n_.err" &
-	_pids="$_pids $!"
-	# Every report read: the six of labels.out. On a failure, what accel-prom said (a port taken meanwhile?).
+	prom_listen p_ "$n_.err" labels.out --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" "$@" || return 1
+	# Every report read: the six of labels.out. On a failure, what accel-prom said.
 	wait_for $((10 * SLOW)) sh -c 'curl -s "http://127.0.0.1:$1/metrics" >"$2.txt" &&
 		grep -q "^accel_prom_reports_total $3\$" "$2.txt"' sh "$p_" "$n_" "$(nlines labels.out)" ||
 		{ diag "accel-prom $*: $(cat "$n_.err")"; return 1; }
@@ -171,10 +168,8 @@ assert pods[sys.argv[2]]["labels"] == {"app": "trainer", "tier": "gpu"}, pods
 assert [p.get("labels") for u, p in pods.items() if u != sys.argv[2]] == [None], pods
 assert "allocations" not in r
 EOF
-p_=$(free_port)
-"$BIN/accel-prom" --port "$p_" --staleness 600 --collectors "$FIX/dcgm/default-counters.csv" \
-	--kubernetes-enable-pod-labels --kubernetes-enable-pod-uid <proc.out >/dev/null 2>procprom.err &
-_pids="$_pids $!"
+ok "proc: accel-prom starts on the stream" prom_listen p_ procprom.err proc.out --staleness 600 \
+	--collectors "$FIX/dcgm/default-counters.csv" --kubernetes-enable-pod-labels --kubernetes-enable-pod-uid
 ok "proc: accel-prom serves the stream" wait_for $((10 * SLOW)) sh -c \
 	'curl -s "http://127.0.0.1:$1/metrics" >proc.txt && grep -q "^accel_prom_reports_total $2\$" proc.txt' \
 	sh "$p_" "$(nlines proc.out)"

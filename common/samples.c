@@ -642,7 +642,7 @@ static void map_allocations(struct mapper *m, struct walk *w, json_t *report, si
 	if (!json_is_object(al))
 		return;
 	if (*str_or(al, "error", "") && w->cb->group_error)
-		w->cb->group_error("allocations", "pod-resources", str_or(al, "error", ""), w->cb->ud);
+		w->cb->group_error("allocations", "allocations", str_or(al, "error", ""), w->cb->ud);
 	w->s.group = "allocations";
 	w->s.fam = m->f_allocation;
 	w->s.ts_ms = root_ms;

@@ -298,7 +298,7 @@ static void add_owner(json_t *list, const struct podres_alloc **firsts, size_t *
 static void tell_unmapped(struct owners *o, const struct podres_alloc *a, const struct dev_ident *devs, size_t n)
 {
 	const struct kind_row *k = kind_named(a);
-	char key[512];
+	char key[512], q[5][LOG_QUOTE_BUF];
 	size_t i;
 
 	for (i = 0; k && i < n && strcmp(devs[i].type, k->type); i++)
@@ -307,18 +307,23 @@ static void tell_unmapped(struct owners *o, const struct podres_alloc *a, const 
 		return;
 	snprintf(key, sizeof(key), "%s %s", a->resource[0] ? a->resource : a->driver,
 		 a->resource[0] ? a->device_id : a->device);
+	/* Not checked as UTF-8 (an internal set, never written): a kubelet's bytes must not defeat "once". */
 	if (json_object_get(o->logged, key) || json_object_size(o->logged) >= UNMAPPED_MAX)
 		return;
-	json_object_set_new(o->logged, key, json_true());
+	json_object_set_new_nocheck(o->logged, key, json_true());
+	/* The kubelet's strings, quoted: nothing it sends reaches the terminal raw. */
+	log_quote(q[0], LOG_QUOTE_BUF, a->resource[0] ? a->resource : a->driver, (size_t)-1);
+	log_quote(q[1], LOG_QUOTE_BUF, a->resource[0] ? a->device_id : a->device, (size_t)-1);
+	log_quote(q[2], LOG_QUOTE_BUF, a->ns, (size_t)-1);
+	log_quote(q[3], LOG_QUOTE_BUF, a->pod, (size_t)-1);
+	log_quote(q[4], LOG_QUOTE_BUF, a->container, (size_t)-1);
 	if (!a->pod[0]) /* GetAllocatableResources': the node's, allocated or not */
 		log_warn("pod-resources: the kubelet can allocate %s %s %s, which names no %s device this monitor "
 			 "reports (one the configuration does not select, or that its driver does not show)",
-			 a->resource[0] ? "resource" : "DRA driver", a->resource[0] ? a->resource : a->driver,
-			 a->resource[0] ? a->device_id : a->device, k->type);
+			 a->resource[0] ? "resource" : "DRA driver", q[0], q[1], k->type);
 	else
 		log_warn("pod-resources: %s %s %s (pod %s/%s, container %s) names no %s device this monitor reports",
-			 a->resource[0] ? "resource" : "DRA driver", a->resource[0] ? a->resource : a->driver,
-			 a->resource[0] ? a->device_id : a->device, a->ns, a->pod, a->container, k->type);
+			 a->resource[0] ? "resource" : "DRA driver", q[0], q[1], q[2], q[3], q[4], k->type);
 }
 
 void owners_check_allocatable(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t)

@@ -832,7 +832,7 @@ static void test_allocatable(void)
 {
 	struct dev_list l = { 0 };
 	struct owners *o = owners_new();
-	struct podres_table *t, *t2;
+	struct podres_table *t, *t2, *t3, *t4;
 	char text[4096];
 
 	nvidia_fleet(&l);
@@ -854,6 +854,17 @@ static void test_allocatable(void)
 	owners_check_allocatable(o, l.d, l.n, t2);
 	capture_end(text, sizeof(text));
 	ok(strstr(text, "GPU-elsewhere") && !strstr(text, "GPU-nowhere"), "a new answer: only its new id is logged");
+	/* An id with a terminal escape and a byte that is not UTF-8: quoted, and still once. */
+	t3 = allocatable_of(ROWS(DEV(NULL, NULL, NULL, "nvidia.com/gpu", "GPU-\033[31mred\377")));
+	t4 = allocatable_of(ROWS(DEV(NULL, NULL, NULL, "nvidia.com/gpu", "GPU-\033[31mred\377")));
+	capture_start();
+	owners_check_allocatable(o, l.d, l.n, t3);
+	owners_check_allocatable(o, l.d, l.n, t4);
+	capture_end(text, sizeof(text));
+	ok(strstr(text, "GPU-\\u001b[31mred") && !strchr(text, '\033'), "an id's control characters are escaped");
+	ok(strstr(text, "red") && !strstr(strstr(text, "red") + 1, "red"), "... and an id that is not UTF-8 is logged once");
+	podres_table_free(t3);
+	podres_table_free(t4);
 	podres_table_free(t);
 	podres_table_free(t2);
 	owners_free(o);

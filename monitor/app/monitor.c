@@ -864,7 +864,7 @@ static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 /*
  * The devices this cycle's groups reported, as each collector knows them,
  * and who each is allocated to, once in the report ("allocations"); then
- * each pod of the report named once (host_pods_describe).
+ * the pods only owners name (host_owner_pods).
  */
 static void phase_owners(struct monitor *m, struct cycle_run *run)
 {
@@ -883,7 +883,8 @@ static void phase_owners(struct monitor *m, struct cycle_run *run)
 	}
 	if (m->devs.n && (a = host_allocations(m->host, m->devs.d, m->devs.n)))
 		json_object_set_new(run->report, "allocations", a);
-	host_pods_describe(m->host, run->report); /* owners' pod UIDs, pods' labels */
+	if ((a = host_owner_pods(m->host))) /* pods only owners name, with their labels */
+		json_object_set_new(run->report, "identities", a);
 }
 
 static void phase_runtimes(struct monitor *m, struct cycle_run *run)

@@ -986,7 +986,7 @@ static int same_copy(json_t *copy, json_t *ident, json_t *pod)
  * is its container's object (a reference: no allocation but the entry's),
  * which says it was entered.
  */
-static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident)
+static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident, struct ident_cb *cb)
 {
 	json_t *procs = json_object_get(ids, "processes"), *ctrs = json_object_get(ids, "containers");
 	json_t *pods = json_object_get(ids, "pods"), *c, *v, *pod = NULL;
@@ -1000,6 +1000,12 @@ static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, jso
 		for (size_t i = 0; i < ARRAY_SIZE(report_pod_names); i++)
 			if ((v = json_object_get(ident, report_pod_names[i])))
 				json_object_set(pod, report_pod_names[i], v);
+		if (cb->pod) {
+			const char *ns = json_string_value(json_object_get(ident, "namespace"));
+			const char *name = json_string_value(json_object_get(ident, "pod"));
+
+			cb->pod(cb->ud, uid, ns ? ns : "", name ? name : "", pod);
+		}
 		json_object_set_new(pods, uid, pod);
 	}
 	if (!(id = json_string_value(json_object_get(ident, "id")))) {
@@ -1009,6 +1015,8 @@ static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, jso
 	if (!(c = json_object_get(ctrs, id))) {
 		json_t *old = json_object_get(json_object_get(prev, "containers"), id);
 
+		if (!old)
+			cb->new_containers = 1;
 		if (old && same_copy(old, ident, pod)) {
 			c = json_incref(old);
 			json_array_clear(json_object_get(c, "pids")); /* the last report's, written already */
@@ -1027,10 +1035,10 @@ static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, jso
 }
 
 /* Enter process key's identity in ids (lookup) unless ids has it already. */
-static void ids_see(json_t *ids, json_t *prev, const char *key, pid_t pid, container_lookup_fn lookup, void *ud)
+static void ids_see(json_t *ids, json_t *prev, const char *key, pid_t pid, struct ident_cb *cb)
 {
 	if (!json_object_get(json_object_get(ids, "processes"), key))
-		ids_enter(ids, prev, key, pid, lookup(ud, pid));
+		ids_enter(ids, prev, key, pid, cb->lookup(cb->ud, pid), cb);
 }
 
 /* Drop ids' "processes" entries of contained processes (their container's "pids" has them). */
@@ -1045,18 +1053,19 @@ static void containers_identities_finish(json_t *ids)
 			json_object_del(procs, key);
 }
 
-json_t *containers_identities(const pid_t *pids, size_t n, container_lookup_fn lookup, void *ud, json_t *prev)
+json_t *containers_identities(const pid_t *pids, size_t n, struct ident_cb *cb, json_t *prev)
 {
 	json_t *ids = containers_identities_new(), *v;
 	const char *k;
 
+	cb->new_containers = 0;
 	for (size_t i = 0; i < n; i++) {
 		char key[24];
 
 		if (pids[i] <= 0 || pids[i] > 0x3fffffff)
 			continue;
 		snprintf(key, sizeof(key), "%d", (int)pids[i]);
-		ids_see(ids, prev, key, pids[i], lookup, ud);
+		ids_see(ids, prev, key, pids[i], cb);
 	}
 	containers_identities_finish(ids);
 	json_object_foreach(ids, k, v)

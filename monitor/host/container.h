@@ -164,19 +164,30 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 json_t *container_json(const struct container_id *id, const struct container_names *n);
 
 /*
- * The report's "container" object of process pid (a new reference), or NULL
- * when it is on the host or gone. An identity's values are its own objects
- * (container_json's): two identities never share a value, so the
- * identities below tell a container's entry of the last report still
- * current when its values are the same objects.
+ * What containers_identities asks and tells its caller:
+ *  - lookup(ud, pid): the report's "container" object of process pid (a
+ *    new reference), or NULL when it is on the host or gone. An identity's
+ *    values are its own objects (container_json's): two identities never
+ *    share a value, so a container's entry of the last report is still
+ *    current when its values are the same objects;
+ *  - pod(ud, uid, ns, name, entry), NULL or called once for each pod entry
+ *    as it is made (entry: its identities.pods object, borrowed; the
+ *    caller may add to it, as the pod's labels);
+ *  - new_containers, set (1) when a container id the last report's
+ *    identities did not have was entered.
  */
-typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
+struct ident_cb {
+	json_t *(*lookup)(void *ud, pid_t pid);
+	void (*pod)(void *ud, const char *uid, const char *ns, const char *name, json_t *entry);
+	void *ud;
+	int new_containers; /* out */
+};
 
 /*
  * The report's "identities" (docs/report-format.md) of processes pids[0..n)
  * (the pids the device groups named this cycle, in that order; repeats and
  * pids out of range are passed over), each process's container object as
- * lookup(ud, pid) gives it: {"containers": {"<container id>": {identity but
+ * cb->lookup gives it: {"containers": {"<container id>": {identity but
  * "id" and the pod's names its pod's entry has, "pids": [...]}}, "pods":
  * {"<pod UID>": {"pod", "namespace", "qos"}}, "processes": {"<pid>":
  * identity}} (only the processes in no container: a unit's, a pod's or an
@@ -185,6 +196,6 @@ typedef json_t *(*container_lookup_fn)(void *ud, pid_t pid);
  * over (their "pids" made this report's) rather than copied again. A new
  * reference; NULL when no process has an identity.
  */
-json_t *containers_identities(const pid_t *pids, size_t n, container_lookup_fn lookup, void *ud, json_t *prev);
+json_t *containers_identities(const pid_t *pids, size_t n, struct ident_cb *cb, json_t *prev);
 
 #endif

@@ -54,6 +54,7 @@ struct host {
 	char *pr_sock;               /* its socket (owned); NULL: none */
 	int64_t pr_refresh_ns;       /* its List period: the kubelet's refresh */
 	struct owners *own;          /* the answer mapped to the devices (owners.h); NULL until first asked */
+	struct podmeta *pods;        /* the pods of the report being made (podmeta.h) */
 	struct jobmap *jm;           /* the HPC job mapping; NULL: no directory (jobmap.h) */
 	int64_t jm_snap;             /* the snapshot it was last refreshed in */
 	char *jm_logged;             /* the last error logged (owned); NULL: none since the last good refresh */
@@ -180,6 +181,7 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	struct host *h = xcalloc(1, sizeof(*h));
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+	h->pods = podmeta_new();
 	h->procfs = root_dup(o->procfs, "/proc");
 	h->sysfs = root_dup(o->sysfs, "/sys");
 	h->clk_tck = o->clk_tck > 0 ? o->clk_tck : sysconf(_SC_CLK_TCK);
@@ -216,6 +218,7 @@ void host_free(struct host *h)
 	podres_free(h->pr);
 	free(h->pr_sock);
 	owners_free(h->own);
+	podmeta_free(h->pods);
 	jobmap_free(h->jm);
 	free(h->jm_logged);
 	host_names_stop(h);
@@ -561,32 +564,47 @@ const struct container_id *host_container_id(struct host *h, pid_t pid)
 	return NULL;
 }
 
-/* container_lookup_fn over the host. */
+/* struct ident_cb's lookup over the host. */
 static json_t *lookup(void *ud, pid_t pid)
 {
 	return host_container_json(ud, pid);
 }
 
+/* struct ident_cb's pod over the host: a pod entry of the identities, entered and with its labels. */
+static void pod_entry(void *ud, const char *uid, const char *ns, const char *pod, json_t *entry)
+{
+	struct host *h = ud;
+
+	podmeta_add(h->pods, uid, ns, pod);
+	podmeta_labels(h->kl, uid, entry, clock_mono_ns());
+}
+
 json_t *host_identities(struct host *h, const pid_t *pids, size_t n)
 {
-	json_t *ids = containers_identities(pids, n, lookup, h, h->last_ids);
-	json_t *now = json_object_get(ids, "containers"), *was = json_object_get(h->last_ids, "containers"), *v;
-	const char *k;
+	struct ident_cb cb = { .lookup = lookup, .pod = pod_entry, .ud = h };
+	json_t *ids;
 
+	podmeta_reset(h->pods);
+	ids = containers_identities(pids, n, &cb, h->last_ids);
 	/* A container new on a device may hold devices the last List did not list: ask again. */
-	json_object_foreach(now, k, v)
-		if (!json_object_get(was, k)) {
-			podres_kick(h->pr);
-			break;
-		}
-
+	if (cb.new_containers)
+		podres_kick(h->pr);
 	json_decref(h->last_ids);
 	h->last_ids = json_incref(ids);
 	return ids;
 }
 
+/* struct owner_pods' uid over the host: the report's processes' pods, then the kubelet's list. */
+static const char *owner_uid(void *ud, const char *ns, const char *pod)
+{
+	struct host *h = ud;
+
+	return podmeta_uid(h->pods, h->kl, ns, pod, clock_mono_ns());
+}
+
 json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n)
 {
+	const struct owner_pods pods = { owner_uid, h };
 	const struct jobmap *jm = host_jobmap(h);
 	const char *pe = podres_error(h->pr), *je = jm ? jobmap_error(jm) : NULL;
 	char err[1024];
@@ -600,15 +618,21 @@ json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n)
 	/* Each source's error, the pod-resources client's first. */
 	snprintf(err, sizeof(err), "%s%s%s", pe, *pe && je ? "; " : "", je ? je : "");
 	owners_check_allocatable(h->own, devs, n, podres_allocatable(h->pr));
-	a = owners_report(h->own, devs, n, podres_current(h->pr), podres_updates(h->pr), jm, err, &fresh);
+	a = owners_report(h->own, devs, n, podres_current(h->pr), podres_updates(h->pr), jm, &pods, err, &fresh);
 	if (fresh)
 		podres_kick(h->pr);
 	return a;
 }
 
-void host_pods_describe(struct host *h, json_t *report)
+json_t *host_owner_pods(struct host *h)
 {
-	podmeta_apply(h->kl, report, clock_mono_ns());
+	size_t n;
+	const struct owner_pod *op = owners_pods(h->own, &n);
+	json_t *made = podmeta_owner_pods(h->pods, h->kl, op, n, h->last_ids, clock_mono_ns());
+
+	if (made)
+		h->last_ids = json_incref(made);
+	return made;
 }
 
 /* ---- measuring a process ----------------------------------------------------------------------------- */

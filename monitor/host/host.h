@@ -184,18 +184,20 @@ json_t *host_identities(struct host *h, const pid_t *pids, size_t n);
 /*
  * The report's "allocations" of devs[0..n) (the devices this cycle's
  * device groups reported): who the kubelet's pod-resources API and the HPC
- * job mapping say each is allocated to (owners.h), a new reference; NULL
+ * job mapping say each is allocated to (owners.h; an owner's pod's UID from
+ * the report's processes, else the kubelet's list), a new reference; NULL
  * when there is neither a pod-resources client nor a mapping directory. A
  * device not seen before asks the kubelet again.
  */
 json_t *host_allocations(struct host *h, const struct dev_ident *devs, size_t n);
 /*
- * The pods of report, each named once (podmeta.h), after host_identities
- * and host_allocations made its "identities" and "allocations": each
- * owner's "pod_uid" when the report or the kubelet knows the pod, and with
- * --kubelet-pod-labels each pod's labels in identities.pods.
+ * After host_identities and host_allocations: with --kubelet-pod-labels,
+ * the pods the allocations' owners name that no process of the report is
+ * in get entries of their own, with their labels, in the identities
+ * (podmeta.h). Returns a new identities object (a new reference) for the
+ * report when host_identities gave none and a pod was added; else NULL.
  */
-void host_pods_describe(struct host *h, json_t *report);
+json_t *host_owner_pods(struct host *h);
 
 /*
  * Measuring one process over time: what runtime_vcpu_usage and

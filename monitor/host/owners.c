@@ -19,10 +19,13 @@ struct owners {
 	uint64_t table_hash;   /* and that answer's records (a new answer that says the same keeps the object) */
 	int have;              /* last is set */
 	uint64_t devs_hash;    /* the devices it was made for */
+	uint64_t uids_hash;    /* and the pods' UIDs it gave the owners */
 	char *err;             /* the error it was made with (a copy; its "error" may differ: made valid UTF-8) */
 	json_t *known;         /* {"<type>/<key>": true}: every device seen so far (a device new to it: *fresh) */
 	json_t *logged;        /* {"<resource> <id>": true}: ids logged as naming no device */
 	const struct podres_table *allocatable; /* the GetAllocatableResources table last checked (not dereferenced later) */
+	struct owner_pod *pods; /* the pods last's owners name, each once (owned copies) */
+	size_t npods, apods;
 };
 
 /* The id without a "::N" replica suffix: its length. */
@@ -163,6 +166,8 @@ static const struct kind_row *kind_named(const struct podres_alloc *a)
 	return NULL;
 }
 
+static void pods_clear(struct owners *o);
+
 struct owners *owners_new(void)
 {
 	struct owners *o = xcalloc(1, sizeof(*o));
@@ -180,6 +185,8 @@ void owners_free(struct owners *o)
 	free(o->err);
 	json_decref(o->known);
 	json_decref(o->logged);
+	pods_clear(o);
+	free(o->pods);
 	free(o);
 }
 
@@ -347,11 +354,42 @@ void owners_check_allocatable(struct owners *o, const struct dev_ident *devs, si
 }
 
 /* The "devices" object: each device's owners, from t, then jm. */
+/* Enter pod pod of namespace ns among o's owners' pods unless it is there. */
+static void pod_named(struct owners *o, const char *ns, const char *pod)
+{
+	for (size_t i = 0; i < o->npods; i++)
+		if (!strcmp(o->pods[i].ns, ns) && !strcmp(o->pods[i].pod, pod))
+			return;
+	if (o->npods == o->apods) {
+		o->apods = o->apods ? o->apods * 2 : 16;
+		o->pods = xrealloc(o->pods, o->apods * sizeof(*o->pods));
+	}
+	o->pods[o->npods].ns = xstrdup(ns);
+	o->pods[o->npods++].pod = xstrdup(pod);
+}
+
+static void pods_clear(struct owners *o)
+{
+	for (size_t i = 0; i < o->npods; i++) {
+		free((char *)o->pods[i].ns);
+		free((char *)o->pods[i].pod);
+	}
+	o->npods = 0;
+}
+
+const struct owner_pod *owners_pods(const struct owners *o, size_t *n)
+{
+	*n = o ? o->npods : 0;
+	return o ? o->pods : NULL;
+}
+
 static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
-			   const struct jobmap *jm)
+			   const struct jobmap *jm, const struct owner_pods *pods)
 {
 	json_t *out = json_object();
 	size_t nt = podres_table_size(t);
+
+	pods_clear(o);
 	unsigned char *hit = xcalloc(nt ? nt : 1, 1);
 	const struct podres_alloc **firsts = xcalloc(nt ? nt : 1, sizeof(*firsts));
 
@@ -372,6 +410,13 @@ static json_t *map_devices(struct owners *o, const struct dev_ident *devs, size_
 			if (!list)
 				list = json_array();
 			add_owner(list, firsts, &nfirst, a, core);
+		}
+		for (size_t w = 0; w < nfirst; w++) {
+			const char *uid = pods ? pods->uid(pods->ud, firsts[w]->ns, firsts[w]->pod) : NULL;
+
+			if (uid)
+				jset_str(json_array_get(list, w), "pod_uid", uid);
+			pod_named(o, firsts[w]->ns, firsts[w]->pod);
 		}
 		jobs = jobs_of(jm, d, &nj);
 		for (size_t j = 0; j < nj; j++) {
@@ -409,10 +454,26 @@ static uint64_t table_hash(const struct podres_table *t)
 	return fnv(h, &nt, sizeof(nt));
 }
 
-json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
-		      unsigned long gen, const struct jobmap *jm, const char *err, int *fresh)
+/* The pods' UIDs as pods gives them now for t's records: an answer that changes rebuilds the object. */
+static uint64_t uids_hash(const struct podres_table *t, const struct owner_pods *pods)
 {
-	uint64_t h = devs_hash(devs, n, jm);
+	uint64_t h = 14695981039346656037ull;
+	size_t nt = pods ? podres_table_size(t) : 0;
+
+	for (size_t r = 0; r < nt; r++) {
+		const struct podres_alloc *a = podres_table_at(t, r);
+		const char *uid = a->pod[0] ? pods->uid(pods->ud, a->ns, a->pod) : NULL;
+
+		h = uid ? fnv(h, uid, strlen(uid) + 1) : fnv(h, "", 1);
+	}
+	return h;
+}
+
+json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
+		      unsigned long gen, const struct jobmap *jm, const struct owner_pods *pods, const char *err,
+		      int *fresh)
+{
+	uint64_t h = devs_hash(devs, n, jm), uh = uids_hash(t, pods);
 	const char *e = err ? err : "";
 	json_t *a;
 
@@ -436,15 +497,16 @@ json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, 
 	} else if (!o->have) {
 		o->table_hash = table_hash(t);
 	}
-	if (o->have && o->gen == gen && o->devs_hash == h && !strcmp(o->err, e))
+	if (o->have && o->gen == gen && o->devs_hash == h && o->uids_hash == uh && !strcmp(o->err, e))
 		return json_incref(o->last);
 	a = json_object();
 	jset_str(a, "error", e); /* the sources' text may be cut inside a character */
-	json_object_set_new_nocheck(a, "devices", map_devices(o, devs, n, t, jm));
+	json_object_set_new_nocheck(a, "devices", map_devices(o, devs, n, t, jm, pods));
 	json_decref(o->last);
 	o->last = json_incref(a);
 	o->gen = gen;
 	o->devs_hash = h;
+	o->uids_hash = uh;
 	free(o->err);
 	o->err = xstrdup(e);
 	o->have = 1;

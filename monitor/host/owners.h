@@ -46,6 +46,20 @@
 
 struct owners;
 
+/*
+ * Who knows the pods' UIDs: uid(ud, ns, pod) gives pod pod of namespace
+ * ns's UID (borrowed until the next call), or NULL when it is not known.
+ */
+struct owner_pods {
+	const char *(*uid)(void *ud, const char *ns, const char *pod);
+	void *ud;
+};
+
+/* A pod an owner names, as the pod-resources API does. */
+struct owner_pod {
+	const char *ns, *pod;
+};
+
 struct owners *owners_new(void);
 void owners_free(struct owners *o); /* NULL-safe */
 
@@ -62,12 +76,15 @@ void owners_free(struct owners *o); /* NULL-safe */
  * "dra_claim_namespace", "dra_driver_name", "dra_pool_name",
  * "dra_device_name"), or an HPC job on an NVIDIA GPU or MIG instance
  * ({"hpc_job": id}: its file in the mapping directory, dcgm-exporter's
- * "N" or "N.M", after the pods); each key only when known. A new reference.
+ * "N" or "N.M", after the pods); each key only when known. A container's
+ * owner has its pod's UID, "pod_uid", when pods (NULL: none) knows it; an
+ * answer of pods that changes makes the object again. A new reference.
  * *fresh is set to 1 when devs holds a device the previous call had not
  * (the caller asks the kubelet again), else 0.
  */
 json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t,
-		      unsigned long gen, const struct jobmap *jm, const char *err, int *fresh);
+		      unsigned long gen, const struct jobmap *jm, const struct owner_pods *pods, const char *err,
+		      int *fresh);
 
 /*
  * Check t, a GetAllocatableResources answer (the node's devices, allocated
@@ -77,5 +94,12 @@ json_t *owners_report(struct owners *o, const struct dev_ident *devs, size_t n, 
  * not select, or that the driver does not show). NULL-safe on t.
  */
 void owners_check_allocatable(struct owners *o, const struct dev_ident *devs, size_t n, const struct podres_table *t);
+
+/*
+ * The pods the owners of owners_report's last object name (containers'
+ * owners only), each once, in the order they come there: *n of them,
+ * borrowed until the next owners_report. NULL-safe on o (then none).
+ */
+const struct owner_pod *owners_pods(const struct owners *o, size_t *n);
 
 #endif

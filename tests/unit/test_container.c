@@ -770,10 +770,20 @@ static void test_annotate(void)
 	host_free(h);
 }
 
-/* container_lookup_fn over one identity the test replaces (process 7 only). */
+/* struct ident_cb's lookup over one identity the test replaces (process 7 only). */
 static json_t *one_ident(void *ud, pid_t pid)
 {
 	return pid == 7 ? json_incref(*(json_t **)ud) : NULL;
+}
+
+/* struct ident_cb's pod: what it was told, in pod_seen, and a mark in the entry. */
+static char pod_seen[128];
+
+static void seen_pod(void *ud, const char *uid, const char *ns, const char *name, json_t *entry)
+{
+	(void)ud;
+	snprintf(pod_seen, sizeof(pod_seen), "%s %s/%s", uid, ns, name);
+	json_object_set_new(entry, "told", json_true());
 }
 
 /*
@@ -785,17 +795,23 @@ static void test_annotate_renamed(void)
 	json_t *ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
 				  "web", "namespace", "old");
 	const pid_t seven[] = { 7 };
+	struct ident_cb cb = { .lookup = one_ident, .pod = seen_pod, .ud = &ident };
 	json_t *ids;
 	char *s;
 
-	ids = containers_identities(seven, 1, one_ident, &ident, NULL);
+	pod_seen[0] = 0;
+	ids = containers_identities(seven, 1, &cb, NULL);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "old", "renamed: the first report's namespace");
+	is_str(pod_seen, "u1 old/web", "pod: told of the pod entry with its UID and names");
+	ok(json_is_true(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "told")),
+	   "pod: what it adds to the entry is in the identities");
+	ok(cb.new_containers == 1, "a container the last report did not have: new_containers");
 	json_decref(ids);
 	json_decref(ident);
 	ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod", "web",
 			  "namespace", "new");
-	ids = containers_identities(seven, 1, one_ident, &ident, NULL);
+	ids = containers_identities(seven, 1, &cb, NULL);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "new", "renamed: the next report's pod, its new namespace");
 	ok(!json_object_get(json_object_get(json_object_get(ids, "containers"), "c1"), "namespace"),
@@ -804,8 +820,9 @@ static void test_annotate_renamed(void)
 		/* The next report from this one: the unchanged container's entry is taken over, its pids afresh. */
 		json_t *prev = ids, *c = json_object_get(json_object_get(prev, "containers"), "c1");
 
-		ids = containers_identities(seven, 1, one_ident, &ident, prev);
+		ids = containers_identities(seven, 1, &cb, prev);
 		ok(json_object_get(json_object_get(ids, "containers"), "c1") == c, "unchanged: the last report's entry");
+		ok(cb.new_containers == 0, "unchanged: no new container");
 		s = json_dumps(json_object_get(c, "pids"), JSON_COMPACT);
 		is_str(s, "[7]", "unchanged: its pids this report's (once)");
 		free(s);
@@ -814,7 +831,7 @@ static void test_annotate_renamed(void)
 		json_decref(ident);
 		ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
 				  "web", "namespace", "third");
-		ids = containers_identities(seven, 1, one_ident, &ident, prev);
+		ids = containers_identities(seven, 1, &cb, prev);
 		c = json_object_get(json_object_get(ids, "containers"), "c1");
 		ok(c != json_object_get(json_object_get(prev, "containers"), "c1") &&
 			   !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"),

@@ -299,7 +299,7 @@ static void expect(const struct row *rows, size_t n, const struct dev_list *l, c
 		exit(2);
 	}
 	snprintf(want, sizeof(want), "{'error': '', 'devices': %s}", devices);
-	got = owners_report(o, l->d, l->n, t, 1, NULL, "", &fresh);
+	got = owners_report(o, l->d, l->n, t, 1, NULL, NULL, "", &fresh);
 	is_json(got, want, name);
 	json_decref(got);
 	podres_table_free(t);
@@ -559,18 +559,18 @@ static void test_error(void)
 
 	dev(&l, "nvidia", 0, U0, "");
 	dev(&l, "nvidia", 1, U1, "");
-	got = owners_report(o, l.d, l.n, NULL, 0, NULL, "pod-resources: /run/kubelet.sock: No such file or directory", &fresh);
+	got = owners_report(o, l.d, l.n, NULL, 0, NULL, NULL, "pod-resources: /run/kubelet.sock: No such file or directory", &fresh);
 	is_json(got, "{'error': 'pod-resources: /run/kubelet.sock: No such file or directory', 'devices': {}}",
 		"no answer yet: the error and no device");
 	json_decref(got);
-	got = owners_report(o, l.d, l.n, t, 1, NULL, "pod-resources: the last List failed: deadline exceeded", &fresh);
+	got = owners_report(o, l.d, l.n, t, 1, NULL, NULL, "pod-resources: the last List failed: deadline exceeded", &fresh);
 	is_json(got,
 		"{'error': 'pod-resources: the last List failed: deadline exceeded', 'devices': {'nvidia': {'0': "
 		"[{'namespace': 'ml', 'pod': 'train', 'container': 'main', 'resource': 'nvidia.com/gpu', "
 		"'device_ids': ['0']}]}}}",
 		"an answer and an error: both");
 	json_decref(got);
-	got = owners_report(o, l.d, l.n, t, 1, NULL, NULL, &fresh);
+	got = owners_report(o, l.d, l.n, t, 1, NULL, NULL, NULL, &fresh);
 	is_json(got,
 		"{'error': '', 'devices': {'nvidia': {'0': [{'namespace': 'ml', 'pod': 'train', 'container': 'main', "
 		"'resource': 'nvidia.com/gpu', 'device_ids': ['0']}]}}}",
@@ -596,7 +596,7 @@ static void test_no_pod(void)
 				DEV(NULL, NULL, NULL, "amd.com/gpu", "0000:43:00.0", "0000:99:00.0")));
 	is_int(podres_table_size(t), 6, "the allocatable answer holds 6 records");
 	capture_start();
-	got = owners_report(o, l.d, l.n, t, 1, NULL, "", &fresh);
+	got = owners_report(o, l.d, l.n, t, 1, NULL, NULL, "", &fresh);
 	capture_end(text, sizeof(text));
 	is_json(got, "{'error': '', 'devices': {}}", "an allocatable answer's records (no pod) are no owners");
 	is_str(text, "", "... and none is logged, not even the ids of no device");
@@ -606,7 +606,7 @@ static void test_no_pod(void)
 			 DEV("", "", "", "amd.com/gpu", "0000:43:00.0"),
 			 CLAIM("ml", "", "", "c", "ml", "gpu.nvidia.com", "node-1", "gpu-1"),
 			 DEV("ml", "train", "main", "nvidia.com/gpu", "1")));
-	got = owners_report(o, l.d, l.n, t, 2, NULL, "", &fresh);
+	got = owners_report(o, l.d, l.n, t, 2, NULL, NULL, "", &fresh);
 	is_json(got,
 		"{'error': '', 'devices': {'nvidia': {'1': [{'namespace': 'ml', 'pod': 'train', 'container': 'main', "
 		"'resource': 'nvidia.com/gpu', 'device_ids': ['1']}]}}}",
@@ -634,7 +634,7 @@ static json_t *step(struct owners *o, const struct dev_list *l, const struct pod
 	char name[160];
 	int fresh = -1;
 
-	b = owners_report(o, l->d, l->n, t, gen, NULL, err, &fresh);
+	b = owners_report(o, l->d, l->n, t, gen, NULL, NULL, err, &fresh);
 	ok(want_new ? b != prev : b == prev, "cache: %s: %s", what, want_new ? "a new object" : "the same object");
 	snprintf(name, sizeof(name), "cache: %s: %s", what, want_fresh ? "fresh" : "not fresh");
 	is_int(fresh, want_fresh, name);
@@ -654,11 +654,11 @@ static void test_cache(void)
 
 	dev(&l, "nvidia", 0, U0, "");
 	dev(&l, "nvidia", 1, U1, "");
-	a = owners_report(o, l.d, l.n, t, 1, NULL, "", &fresh);
+	a = owners_report(o, l.d, l.n, t, 1, NULL, NULL, "", &fresh);
 	is_json(a, OWNS_0, "cache: the first call maps");
 	is_int(fresh, 1, "cache: the first call: fresh");
 	is_int(a->refcount, 2, "cache: the object is the caller's and the table's");
-	b = owners_report(o, l.d, l.n, t, 1, NULL, "", &fresh);
+	b = owners_report(o, l.d, l.n, t, 1, NULL, NULL, "", &fresh);
 	ok(b == a, "cache: the same gen, devices and error: the same object");
 	is_int(a->refcount, 3, "cache: ... a new reference to it");
 	is_int(fresh, 0, "cache: the same devices: not fresh");
@@ -743,10 +743,10 @@ static void test_log_once(void)
 	dev(&l, "nvidia", 0, U0, "");
 	dev(&l, "nvidia", 1, U1, "");
 	capture_start();
-	json_decref(owners_report(o, l.d, l.n, t1, 1, NULL, "", &fresh));
-	json_decref(owners_report(o, l.d, l.n, t2, 2, NULL, "", &fresh));
-	json_decref(owners_report(o, l.d, l.n, t1, 3, NULL, "", &fresh));
-	json_decref(owners_report(o, l.d, l.n, t2, 4, NULL, "", &fresh));
+	json_decref(owners_report(o, l.d, l.n, t1, 1, NULL, NULL, "", &fresh));
+	json_decref(owners_report(o, l.d, l.n, t2, 2, NULL, NULL, "", &fresh));
+	json_decref(owners_report(o, l.d, l.n, t1, 3, NULL, NULL, "", &fresh));
+	json_decref(owners_report(o, l.d, l.n, t2, 4, NULL, NULL, "", &fresh));
 	capture_end(text, sizeof(text));
 	is_int(lines_with(text, GHOST_NV), 1, "log: an nvidia.com id of no device, logged once over four answers");
 	is_int(lines_with(text, "GPU-ffff"), 1, "log: ... even when another pod holds it");
@@ -766,8 +766,8 @@ static void test_log_once(void)
 	dev(&l, "amdgpu", 0, A0, "0000:43:00.0");
 	dev(&l, "neuron", 0, "", "")->cores = 2;
 	capture_start();
-	a = owners_report(o, l.d, l.n, t1, 5, NULL, "", &fresh);
-	json_decref(owners_report(o, l.d, l.n, t2, 6, NULL, "", &fresh));
+	a = owners_report(o, l.d, l.n, t1, 5, NULL, NULL, "", &fresh);
+	json_decref(owners_report(o, l.d, l.n, t2, 6, NULL, NULL, "", &fresh));
 	capture_end(text, sizeof(text));
 	is_int(lines_with(text, "pod-resources: resource amd.com/gpu 0000:99:00.0 (pod ml/amd, container c) names no "
 				"amdgpu device"),
@@ -814,12 +814,12 @@ static void test_error_cut(void)
 	err[n++] = (char)0xc3; /* the first byte of one more, the second cut off */
 	err[n] = 0;
 	dev(&l, "nvidia", 0, U0, "");
-	a = owners_report(o, l.d, l.n, NULL, 0, NULL, err, &fresh);
+	a = owners_report(o, l.d, l.n, NULL, 0, NULL, NULL, err, &fresh);
 	err[n - 1] = '?';
 	snprintf(want, sizeof(want), "{'error': '%s', 'devices': {}}", err);
 	err[n - 1] = (char)0xc3;
 	is_json(a, want, "an error cut inside a character: reported, the stray byte as '?'");
-	b = owners_report(o, l.d, l.n, NULL, 0, NULL, err, &fresh);
+	b = owners_report(o, l.d, l.n, NULL, 0, NULL, NULL, err, &fresh);
 	ok(b == a, "... and the same object the next time");
 	json_decref(a);
 	json_decref(b);
@@ -871,6 +871,71 @@ static void test_allocatable(void)
 	dev_list_free(&l);
 }
 
+/* struct owner_pods' uid over a test's answer: "ml/train" has uid_train's UID, other pods none. */
+static const char *uid_train;
+
+static const char *test_uid(void *ud, const char *ns, const char *pod)
+{
+	(void)ud;
+	return !strcmp(ns, "ml") && !strcmp(pod, "train") ? uid_train : NULL;
+}
+
+/*
+ * The owners' pods' UIDs come from who knows the pods (struct owner_pods),
+ * typed, as the object is made; an answer that changes makes it again;
+ * owners_pods lists each pod the owners name once.
+ */
+static void test_pod_uid(void)
+{
+	struct dev_list l = { 0 };
+	struct owners *o = owners_new();
+	struct podres_table *t = list_of(ROWS(DEV("ml", "train", "main", "nvidia.com/gpu", U0),
+					      DEV("ml", "train", "side", "nvidia.com/gpu", U1),
+					      DEV("dev", "nb", "main", "nvidia.com/gpu", U1)));
+	const struct owner_pods pods = { test_uid, NULL };
+	const struct owner_pod *op;
+	json_t *a, *b;
+	size_t n;
+	int fresh;
+
+	dev(&l, "nvidia", 0, U0, "");
+	dev(&l, "nvidia", 1, U1, "");
+	uid_train = "u-train";
+	a = owners_report(o, l.d, l.n, t, 1, NULL, &pods, "", &fresh);
+	is_json(a, "{'error': '', 'devices': {'nvidia': {'0': [{'namespace': 'ml', 'pod': 'train', 'container': 'main', "
+		"'resource': 'nvidia.com/gpu', 'device_ids': ['" U0 "'], 'pod_uid': 'u-train'}], "
+		"'1': [{'namespace': 'ml', 'pod': 'train', 'container': 'side', 'resource': 'nvidia.com/gpu', "
+		"'device_ids': ['" U1 "'], 'pod_uid': 'u-train'}, {'namespace': 'dev', 'pod': 'nb', 'container': 'main', "
+		"'resource': 'nvidia.com/gpu', 'device_ids': ['" U1 "']}]}}}",
+		"pod_uid: the known pod's owners have its UID, the unknown one none");
+	op = owners_pods(o, &n);
+	ok(n == 2 && !strcmp(op[0].ns, "ml") && !strcmp(op[0].pod, "train") && !strcmp(op[1].ns, "dev") &&
+		   !strcmp(op[1].pod, "nb"),
+	   "owners_pods: each pod the owners name, once, in order");
+	b = owners_report(o, l.d, l.n, t, 1, NULL, &pods, "", &fresh);
+	ok(a == b, "pod_uid: the same UIDs: the same object");
+	json_decref(b);
+	uid_train = "u-train-2";
+	b = owners_report(o, l.d, l.n, t, 1, NULL, &pods, "", &fresh);
+	ok(a != b && !strcmp(json_string_value(json_object_get(json_array_get(json_object_get(json_object_get(
+					json_object_get(b, "devices"), "nvidia"), "0"), 0), "pod_uid")), "u-train-2"),
+	   "pod_uid: a UID that changed makes the object again");
+	json_decref(b);
+	uid_train = NULL;
+	b = owners_report(o, l.d, l.n, t, 1, NULL, &pods, "", &fresh);
+	{
+		char *d = json_dumps(b, JSON_COMPACT);
+
+		ok(d && !strstr(d, "pod_uid"), "pod_uid: a pod no longer known: none");
+		free(d);
+	}
+	json_decref(b);
+	json_decref(a);
+	podres_table_free(t);
+	owners_free(o);
+	dev_list_free(&l);
+}
+
 int main(void)
 {
 	log_init("test_owners", LOG_LVL_SILENT); /* the mapping cases' ids of no device; test_log_once reads them */
@@ -883,6 +948,7 @@ int main(void)
 	test_error();
 	test_no_pod();
 	test_cache();
+	test_pod_uid();
 	test_log_once();
 	test_error_cut();
 	test_allocatable();

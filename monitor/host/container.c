@@ -981,10 +981,7 @@ static int same_copy(json_t *copy, json_t *ident, json_t *pod)
  * which are its pod's entry's; and "pids", to which the process is added;
  * the last report's entry, prev's, when its fields are the same objects, so
  * that an unchanged container allocates nothing), the others whole under
- * "processes"; the pod's names once under "pods". Until
- * containers_identities_finish, a contained process's entry in "processes"
- * is its container's object (a reference: no allocation but the entry's),
- * which says it was entered.
+ * "processes"; the pod's names once under "pods".
  */
 static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident, struct ident_cb *cb)
 {
@@ -1030,44 +1027,38 @@ static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, jso
 		json_object_set_new(ctrs, id, c);
 	}
 	json_array_append_new(json_object_get(c, "pids"), json_integer(pid));
-	json_object_set(procs, key, c);
 	json_decref(ident);
 }
 
-/* Enter process key's identity in ids (lookup) unless ids has it already. */
-static void ids_see(json_t *ids, json_t *prev, const char *key, pid_t pid, struct ident_cb *cb)
+/* Whether pids[i] is one of pids[0..i) (seen indexes those entered so far, and gets pids[i] when it is new). */
+static int seen_before(struct hindex *seen, const pid_t *pids, size_t i)
 {
-	if (!json_object_get(json_object_get(ids, "processes"), key))
-		ids_enter(ids, prev, key, pid, cb->lookup(cb->ud, pid), cb);
-}
+	uint64_t h = hash_bytes(0, &pids[i], sizeof(pids[i]));
+	struct hindex_iter it;
 
-/* Drop ids' "processes" entries of contained processes (their container's "pids" has them). */
-static void containers_identities_finish(json_t *ids)
-{
-	json_t *procs = json_object_get(ids, "processes"), *e;
-	const char *key;
-	void *tmp;
-
-	json_object_foreach_safe(procs, tmp, key, e)
-		if (json_object_get(e, "pids")) /* a container's process: in its container's pids */
-			json_object_del(procs, key);
+	for (uint32_t j = hindex_first(seen, h, &it); j != HINDEX_NONE; j = hindex_next(seen, h, &it))
+		if (pids[j] == pids[i])
+			return 1;
+	hindex_put(seen, h, (uint32_t)i);
+	return 0;
 }
 
 json_t *containers_identities(const pid_t *pids, size_t n, struct ident_cb *cb, json_t *prev)
 {
 	json_t *ids = containers_identities_new(), *v;
+	struct hindex seen = { 0 };
 	const char *k;
 
 	cb->new_containers = 0;
 	for (size_t i = 0; i < n; i++) {
 		char key[24];
 
-		if (pids[i] <= 0 || pids[i] > 0x3fffffff)
+		if (pids[i] <= 0 || pids[i] > 0x3fffffff || seen_before(&seen, pids, i))
 			continue;
 		snprintf(key, sizeof(key), "%d", (int)pids[i]);
-		ids_see(ids, prev, key, pids[i], cb);
+		ids_enter(ids, prev, key, pids[i], cb->lookup(cb->ud, pids[i]), cb);
 	}
-	containers_identities_finish(ids);
+	hindex_free(&seen);
 	json_object_foreach(ids, k, v)
 		if (json_object_size(v))
 			return ids;

@@ -6,6 +6,7 @@
  * histograms' percentiles, and the JSON written from them.
  */
 #include "infer_int.h"
+#include "../../common/samples.h"
 #include "bounds.h"
 
 #include <math.h>
@@ -619,6 +620,8 @@ static json_t *count_of(double v)
  * there is no +Inf bucket, no _sum, no observation, or a value that is not
  * finite.
  */
+_Static_assert(INFER_MAX_BOUNDS <= SAMPLE_HIST_MAX_BOUNDS + 1, "a histogram's finite bounds fit a sample's");
+
 static json_t *hist_json(const struct bucket *b, size_t n, double sum, int has_sum, double div)
 {
 	struct bucket *cum;

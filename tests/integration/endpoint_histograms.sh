@@ -3,7 +3,8 @@
 #
 # Latency histograms end to end ("latency_histograms": true): a fake Triton and a fake vLLM
 # (tests/helpers/fake_infer.py, histograms advancing by known increments at every scrape) -> accel-monitor ->
-# accel-prom -> a real Prometheus scraping every second. Checked:
+# accel-prom -> a real Prometheus scraping every second, and -> accel-remote-write -> a second Prometheus (its
+# remote write receiver). Checked:
 #   - every execution_stats of the stream carries each histogram's period buckets exactly (bounds in seconds,
 #     per-bucket counts, sum, count; the runtime's merged one), and the stream passes check_report.py;
 #   - accel-prom's text and OpenMetrics expositions pass promtool check metrics, and show the histogram
@@ -11,12 +12,16 @@
 #   - in Prometheus, histogram_quantile over our buckets equals the stream's percentile of the same
 #     distribution, for each of p25, p50, p75, p99 (the report's percentiles are BucketQuantile over the
 #     same buckets; the increments are the same every scrape, so any window's quantile is the period's);
-#   - _count and _sum over a window equal the increments'.
+#   - _count and _sum over a window equal the increments';
+#   - accel-remote-write pushed every _bucket/_sum/_count series accel-prom serves, same labels and values
+#     (rw_compare.py), and histogram_quantile there gives the same (the metadata's type histogram:
+#     test_remote_write).
 . "$(dirname "$0")/lib.sh"
 
 need "$BIN/accel-monitor and $BIN/accel-prom are built" test -x "$BIN/accel-monitor" -a -x "$BIN/accel-prom"
 need "prometheus (Debian package prometheus)" command -v prometheus
 need "promtool (Debian package prometheus)" command -v promtool
+need "$BIN/accel-remote-write is built" test -x "$BIN/accel-remote-write"
 need "curl" command -v curl
 T=$((40 * SLOW))
 AWS_EC2_METADATA_DISABLED=true
@@ -39,12 +44,25 @@ cat >"$WORK/monitor.json" <<EOF
 EOF
 ok "--check-config shows latency_histograms" sh -c "'$BIN/accel-monitor' -c '$WORK/monitor.json' --check-config | grep -q '\"latency_histograms\": true'"
 
+# the remote write receiver: a Prometheus of its own
+RP=$(free_port)
+RURL=http://127.0.0.1:$RP
+printf 'global:\n  evaluation_interval: 1s\n' >"$WORK/receiver.yml"
+spawn RPROM prometheus --config.file="$WORK/receiver.yml" --storage.tsdb.path="$WORK/rtsdb" \
+	--web.listen-address="127.0.0.1:$RP" --web.enable-remote-write-receiver --log.level=warn \
+	2>"$WORK/receiver.log"
+ok "the receiving Prometheus is ready" wait_for "$T" curl -sf -o /dev/null "$RURL/-/ready"
+
 AP=$(free_port)
 N=${ENDPOINT_HISTOGRAMS_REPORTS:-20}
-mkfifo "$WORK/in"
+mkfifo "$WORK/in" "$WORK/rwin"
 "$BIN/accel-prom" --listen-address "127.0.0.1:$AP" <"$WORK/in" 2>"$WORK/accel-prom.err" &
 _pids="$_pids $!"
-("$BIN/accel-monitor" -c "$WORK/monitor.json" -n "$N" 2>"$WORK/monitor.err" | tee "$WORK/stream.jsonl" >"$WORK/in") &
+"$BIN/accel-remote-write" --url "$RURL/api/v1/write" --label job=rw --batch-send-deadline 100ms \
+	<"$WORK/rwin" 2>"$WORK/rw.err" &
+_pids="$_pids $!"
+("$BIN/accel-monitor" -c "$WORK/monitor.json" -n "$N" 2>"$WORK/monitor.err" |
+	tee "$WORK/stream.jsonl" "$WORK/rwin" >"$WORK/in") &
 _pids="$_pids $!"
 prometheus_start "127.0.0.1:$AP"
 
@@ -120,13 +138,27 @@ import json, sys
 t = json.load(sys.stdin)["data"]["activeTargets"][0]
 print(t["health"], repr(t["lastError"]))')" "up ''" "no scrape error (Prometheus asks for OpenMetrics 1.0.0 first)"
 
-# ---- the stream, exactly ------------------------------------------------------------------------
+# ---- accel-remote-write: what accel-prom serves, as Prometheus would scrape it ----------------------------------
 ok "accel-monitor ends after $N reports" wait_for "$T" sh -c "[ \$(wc -l <'$WORK/stream.jsonl') -ge $N ]"
+ok "remote write: every series accel-prom serves (histograms' _bucket, _sum, _count too) is in the receiver" \
+	wait_for "$T" $PY "$HELP/rw_compare.py" "http://127.0.0.1:$AP/metrics" "$RURL" rw
+$PY "$HELP/rw_compare.py" "http://127.0.0.1:$AP/metrics" "$RURL" rw >/dev/null 2>"$WORK/rw.diff" ||
+	sed 's/^/#   /' "$WORK/rw.diff" | head -20 >&2
+PURL_SCRAPE=$PURL
+PURL=$RURL
+ok "remote write: the receiver has the histogram buckets" test "$(qv "count(accel_model_time_to_first_token_seconds_bucket{job=\"rw\"})")" = "=8"
+ok "remote write: histogram_quantile(0.5) there is the stream's TTFT p50" close \
+	"$(qv "histogram_quantile(0.5, sum by (model, le) (accel_model_time_to_first_token_seconds_bucket{job=\"rw\"}))")" \
+	"$(pct time_to_first_token p50)"
+PURL=$PURL_SCRAPE
+
+# ---- the stream, exactly ------------------------------------------------------------------------
 ok "the stream passes check_report.py" $PY "$HELP/check_report.py" --config "$WORK/monitor.json" "$WORK/stream.jsonl"
 ok "every Triton execution_stats has its TTFT histogram's buckets exactly" \
 	$PY "$HELP/fake_infer.py" --check "$WORK/stream.jsonl" --log "$WORK/scrapes" --histograms
 ok "every vLLM execution_stats has its two histograms' buckets and the merged one exactly" \
 	$PY "$HELP/fake_infer.py" --flavour vllm --check "$WORK/stream.jsonl" --log "$WORK/vscrapes" --histograms
 ok "accel-prom logged no warning" sh -c "! grep -v 'end of input' '$WORK/accel-prom.err'"
+ok "accel-remote-write logged no warning" sh -c "! grep -v -e 'end of input' -e 'input ended' '$WORK/rw.err'"
 
 done_testing

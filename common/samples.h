@@ -60,6 +60,15 @@ struct sample_hist {
 /* The most finite bounds a histogram sample may have (the producer keeps 512 per distribution). */
 #define SAMPLE_HIST_MAX_BOUNDS 512
 
+/*
+ * A histogram bucket's bound as the value of its le label, the same in every
+ * sink: OpenMetrics' canonical form ("0.005", "1.0" with ".0" on an integral
+ * bound, "+Inf"), which Prometheus' clients write in OpenMetrics and to
+ * which Prometheus 3 normalizes either format's; the shortest text that
+ * reads back as le. dst gets at most 32 bytes. Returns the length.
+ */
+size_t sample_le_text(double le, char dst[32]);
+
 /* One value. Strings are borrowed: valid only during the callback. */
 struct sample {
 	const struct family *fam;

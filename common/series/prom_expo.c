@@ -147,17 +147,6 @@ size_t prom_format_value(double v, char dst[32])
 	return (size_t)n;
 }
 
-size_t prom_le_text(double le, char dst[32])
-{
-	size_t n = prom_format_value(le, dst);
-
-	if (isfinite(le) && !strpbrk(dst, ".eE") && n + 2 < 32) {
-		memcpy(dst + n, ".0", 3);
-		n += 2;
-	}
-	return n;
-}
-
 /* Append s escaping the characters in set ("\\\n" or "\\\"\n"). */
 static int escape(struct buf *b, const char *s, const char *set)
 {

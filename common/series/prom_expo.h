@@ -79,15 +79,6 @@ int prom_gzip(const char *src, size_t len, struct expo_body *out);
  */
 size_t prom_format_value(double v, char dst[32]);
 
-/*
- * A histogram bucket's bound as its le label's value, the same in both
- * formats: OpenMetrics' canonical form (an integral bound with ".0":
- * "1.0", "0.005", "+Inf"), which Prometheus' own clients write in
- * OpenMetrics and to which Prometheus 3 normalizes either format's. dst
- * gets at most 32 bytes. Returns the length.
- */
-size_t prom_le_text(double le, char dst[32]);
-
 /* Append s to b escaped for a label value (\\, \", \n); 0 or -ENOSPC. */
 int prom_escape_label(struct buf *b, const char *s);
 

@@ -85,7 +85,7 @@ void prom_hist_render(struct buf *b, const char *name, const char *labels, size_
 	for (size_t i = 0; i <= h->view.n; i++) {
 		cum += h->counts[i];
 		if (i < h->view.n)
-			prom_le_text(h->le[i], le);
+			sample_le_text(h->le[i], le);
 		line(b, name, "_bucket", labels, labels_len, i < h->view.n ? le : "+Inf", cum);
 	}
 	line(b, name, "_sum", labels, labels_len, NULL, h->view.sum);

@@ -375,7 +375,7 @@ static void hist_each(struct rw *rw, const struct prom_series_view *v, int log,
 		if (i <= h->n) {
 			cum += h->counts[i];
 			if (i < h->n)
-				prom_le_text(h->le[i], le);
+				sample_le_text(h->le[i], le);
 			if (v->labels_len)
 				buf_add(&rw->hlab, v->labels, v->labels_len - 1);
 			buf_printf(&rw->hlab, "%sle=\"%s\"}", v->labels_len ? "," : "{", i < h->n ? le : "+Inf");

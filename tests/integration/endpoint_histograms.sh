@@ -15,7 +15,9 @@
 #   - _count and _sum over a window equal the increments';
 #   - accel-remote-write pushed every _bucket/_sum/_count series accel-prom serves, same labels and values
 #     (rw_compare.py), and histogram_quantile there gives the same (the metadata's type histogram:
-#     test_remote_write).
+#     test_remote_write);
+#   - accel-csv writes each histogram as the rows of its _bucket{le}, _sum and _count series (long and wide),
+#     as csv_check.py's own mapping gives them.
 . "$(dirname "$0")/lib.sh"
 
 need "$BIN/accel-monitor and $BIN/accel-prom are built" test -x "$BIN/accel-monitor" -a -x "$BIN/accel-prom"
@@ -158,6 +160,13 @@ ok "every Triton execution_stats has its TTFT histogram's buckets exactly" \
 	$PY "$HELP/fake_infer.py" --check "$WORK/stream.jsonl" --log "$WORK/scrapes" --histograms
 ok "every vLLM execution_stats has its two histograms' buckets and the merged one exactly" \
 	$PY "$HELP/fake_infer.py" --flavour vllm --check "$WORK/stream.jsonl" --log "$WORK/vscrapes" --histograms
+# ---- accel-csv: Prometheus' series of each histogram as rows (long) and columns (wide), as csv_check.py maps them
+ok "accel-csv long: name_bucket{le}, name_sum, name_count rows, each the mapping's (csv_check.py)" sh -c \
+	"'$BIN/accel-csv' <'$WORK/stream.jsonl' >'$WORK/long.csv' 2>'$WORK/csv.err' && grep -q '^[^,]*,[^,]*,execution_stats,[^,]*,accel_model_time_to_first_token_seconds_bucket,' '$WORK/long.csv' && $PY '$HELP/csv_check.py' --input '$WORK/stream.jsonl' '$WORK/long.csv'"
+# (wide: a report with new columns goes on in wide.1.csv, wide.2.csv, ...)
+mkdir "$WORK/w"
+ok "accel-csv wide: the same as columns (csv_check.py)" sh -c \
+	"'$BIN/accel-csv' --format wide -o '$WORK/w/wide.csv' <'$WORK/stream.jsonl' 2>>'$WORK/csv.err' && $PY '$HELP/csv_check.py' --format wide --input '$WORK/stream.jsonl' '$WORK/w/wide.csv' \$(ls '$WORK/w' | grep -v '^wide.csv$' | sort -t. -k2 -n | sed 's|^|$WORK/w/|')"
 ok "accel-prom logged no warning" sh -c "! grep -v 'end of input' '$WORK/accel-prom.err'"
 ok "accel-remote-write logged no warning" sh -c "! grep -v -e 'end of input' -e 'input ended' '$WORK/rw.err'"
 

@@ -128,24 +128,13 @@ static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
 
 size_t sample_le_text(double le, char dst[32])
 {
-	int n = 0;
+	size_t n = double_text(le, dst);
 
-	if (isnan(le))
-		return (size_t)snprintf(dst, 32, "NaN");
-	if (isinf(le))
-		return (size_t)snprintf(dst, 32, "%s", le > 0 ? "+Inf" : "-Inf");
-	if (le == trunc(le) && fabs(le) < 9.2e18)
-		return (size_t)snprintf(dst, 32, "%lld.0", (long long)le);
-	for (int p = 15; p <= 17; p++) {
-		n = snprintf(dst, 32, "%.*g", p, le);
-		if (strtod(dst, NULL) == le)
-			break;
-	}
-	if (!strpbrk(dst, ".e") && n + 2 < 32) {
+	if (isfinite(le) && !strpbrk(dst, ".e") && n + 2 < 32) {
 		memcpy(dst + n, ".0", 3);
 		n += 2;
 	}
-	return (size_t)n;
+	return n;
 }
 
 static const char *str_or(json_t *o, const char *key, const char *dflt);

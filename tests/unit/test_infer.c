@@ -1194,6 +1194,42 @@ static void test_histograms(void)
 	is_absent(at("latency_histograms", NULL), "no request histogram: no runtime histogram");
 	infer_free(in);
 
+	/* TGI (one unnamed model) and OVMS (µs; gRPC and REST series summed by bound, their sums added) */
+	{
+		static const double db[] = { 0.1, 0.5, 1, 2, 5, 10 }, gq[] = { 0.001, 0.01, 0.1, 1 },
+				    gt[] = { 0.01, 0.02, 0.05, 0.1 }, rb[] = { 1585.8 / 1e6, 2775.1 / 1e6, 4856.5 / 1e6,
+									       8498.8 / 1e6 },
+				    wb[] = { 10 / 1e6, 100 / 1e6, 1000 / 1e6 };
+		static const long long dc[] = { 2, 6, 7, 3, 0, 0, 0 }, qc2[] = { 10, 4, 2, 2, 0 },
+				       tc2[] = { 3, 7, 6, 2, 0 }, rc[] = { 32, 32, 11, 5, 0 }, wc[] = { 60, 15, 5, 0 };
+
+		in = infer_new(INFER_AUTO);
+		infer_set_histograms(in, 1);
+		feed(in, "tgi_1.prom", 0);
+		stats_hist(in);
+		feed(in, "tgi_2.prom", 5);
+		stats_hist(in);
+		check_hist(at("models", "", "", "latency_histograms", "total_latency", NULL), db, 6, dc, 115.75 - 95.5,
+			   "TGI request", at("models", "", "", "latency_stats", "total_latency", NULL));
+		check_hist(at("models", "", "", "latency_histograms", "queue", NULL), gq, 4, qc2, 3.65 - 3.2, "TGI queue",
+			   at("models", "", "", "latency_stats", "queue", NULL));
+		check_hist(at("models", "", "", "latency_histograms", "time_per_output_token", NULL), gt, 4, tc2,
+			   2.64 - 2.1, "TGI TPOT", at("models", "", "", "latency_stats", "time_per_output_token", NULL));
+		check_hist(at("latency_histograms", "total_latency", NULL), db, 6, dc, 115.75 - 95.5, "TGI runtime", NULL);
+		infer_free(in);
+		in = infer_new(INFER_AUTO);
+		infer_set_histograms(in, 1);
+		feed(in, "ovms_1.prom", 0);
+		stats_hist(in);
+		feed(in, "ovms_2.prom", 5);
+		stats_hist(in);
+		check_hist(at("models", "resnet", "1", "latency_histograms", "total_latency", NULL), rb, 4, rc,
+			   215000 / 1e6, "OVMS request, gRPC and REST summed by le, µs to s", NULL);
+		check_hist(at("models", "resnet", "1", "latency_histograms", "queue", NULL), wb, 3, wc, 1000 / 1e6,
+			   "OVMS wait for infer request", NULL);
+		infer_free(in);
+	}
+
 	/* summaries: none */
 	in = infer_new(INFER_TRITON);
 	infer_set_histograms(in, 1);

@@ -54,11 +54,17 @@
 
 #include <stddef.h>
 
-/* A metric family: what a rule feeds (the sinks serve it under this name). */
-enum metric_type { METRIC_GAUGE, METRIC_COUNTER };
+/*
+ * A metric family: what a rule feeds (the sinks serve it under this name).
+ * A histogram's rule reaches an object {"le", "counts", "sum", "count"}
+ * (docs/report-format.md §6.5, latency_histograms) and yields one sample
+ * carrying its buckets (struct sample_hist, common/samples.h); its name
+ * has no suffix (accel-prom adds _bucket, _sum and _count).
+ */
+enum metric_type { METRIC_GAUGE, METRIC_COUNTER, METRIC_HISTOGRAM };
 
 struct family {
-	const char *name;      /* Prometheus name; counters end in _total */
+	const char *name;      /* Prometheus name; counters end in _total, histograms have no suffix */
 	const char *help;
 	enum metric_type type;
 	const char *unit;      /* base unit: "ratio", "bytes", "seconds", "count", "" */
@@ -94,6 +100,7 @@ struct map_field {
 
 #define GAUGE(name, help, unit) { name, help, METRIC_GAUGE, unit }
 #define COUNTER(name, help, unit) { name, help, METRIC_COUNTER, unit }
+#define HISTOGRAM(name, help, unit) { name, help, METRIC_HISTOGRAM, unit }
 
 /*
  * Which part of a report a rule walks. Device rules walk each device object

@@ -58,6 +58,8 @@ struct walk {
 	json_t *anchor;               /* the object the last "*" reached (a weight is found from it), or NULL */
 	size_t anchor_trail;          /* the length of trail[] at the anchor (messages about a weight) */
 	const char *ident_key;        /* and its key (the pod UID or the container id) */
+	struct sample_hist hist;      /* a histogram rule's sample's buckets, in the two arrays below */
+	double hist_le[SAMPLE_HIST_MAX_BOUNDS], hist_counts[SAMPLE_HIST_MAX_BOUNDS + 1];
 };
 
 static void bad(struct walk *w, const char *leaf, const char *why)
@@ -122,6 +124,17 @@ static int number_text(const json_t *v, char buf[NUM_TEXT_MAX])
 	else
 		snprintf(buf, NUM_TEXT_MAX, "%.17g", d);
 	return 1;
+}
+
+size_t sample_le_text(double le, char dst[32])
+{
+	size_t n = double_text(le, dst);
+
+	if (isfinite(le) && !strpbrk(dst, ".e") && n + 2 < 32) {
+		memcpy(dst + n, ".0", 3);
+		n += 2;
+	}
+	return n;
 }
 
 static const char *str_or(json_t *o, const char *key, const char *dflt);
@@ -223,6 +236,63 @@ static void emit(struct walk *w, double v)
 	w->cb->sample(&w->s, w->cb->ud);
 }
 
+/* The n numbers of array a into out, each finite (and >= 0 with nonneg); else why is set. */
+static int numbers(json_t *a, double *out, size_t n, int nonneg, const char **why)
+{
+	for (size_t k = 0; k < n; k++) {
+		json_t *x = json_array_get(a, k);
+
+		if (!json_is_number(x) || !isfinite(out[k] = json_number_value(x)) || (nonneg && out[k] < 0)) {
+			*why = nonneg ? "expected counts: finite numbers >= 0" : "expected bounds: finite numbers";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A histogram rule's object (docs/report-format.md §6.5, latency_histograms)
+ * into w->hist: {"le": n finite bounds, ascending, at most
+ * SAMPLE_HIST_MAX_BOUNDS; "counts": n + 1 finite numbers >= 0, the +Inf
+ * bucket last; "sum": a finite number; "count": the counts' sum}. 1 when it
+ * is one; 0 when absent or null; -1 when not (reported: nothing yielded).
+ */
+static int histogram(struct walk *w, json_t *v)
+{
+	json_t *le = json_object_get(v, "le"), *counts = json_object_get(v, "counts");
+	json_t *sum = json_object_get(v, "sum"), *count = json_object_get(v, "count");
+	const char *why = NULL;
+	double total = 0;
+	size_t n = json_array_size(le);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v) || !json_is_array(le) || !json_is_array(counts) || !json_is_number(sum) ||
+	    !json_is_number(count))
+		why = "expected a histogram: {\"le\": [...], \"counts\": [...], \"sum\": number, \"count\": number}";
+	else if (n > SAMPLE_HIST_MAX_BOUNDS)
+		why = "more than 512 bounds";
+	else if (json_array_size(counts) != n + 1)
+		why = "expected one count more than bounds (the +Inf bucket last)";
+	else if (!numbers(le, w->hist_le, n, 0, &why) && !numbers(counts, w->hist_counts, n + 1, 1, &why))
+		for (size_t k = 0; k < n && !why; k++)
+			if (k && !(w->hist_le[k] > w->hist_le[k - 1]))
+				why = "expected bounds in ascending order, each once";
+	if (!why) {
+		for (size_t k = 0; k <= n; k++)
+			total += w->hist_counts[k];
+		w->hist = (struct sample_hist){ n, w->hist_le, w->hist_counts, json_number_value(sum),
+						json_number_value(count) };
+		if (!isfinite(w->hist.sum) || !(fabs(total - w->hist.count) <= 1e-9 * fmax(1, total)))
+			why = "expected a finite sum and a count that is the counts' sum";
+	}
+	if (why) {
+		bad(w, NULL, why);
+		return -1;
+	}
+	return 1;
+}
+
 static void walk(struct walk *w, json_t *node, size_t i);
 
 static void descend(struct walk *w, json_t *child, size_t i, const char *trail, const char *cap)
@@ -272,8 +342,15 @@ static void walk(struct walk *w, json_t *node, size_t i)
 	size_t k;
 
 	if (i == w->c->nsteps) {
-		if (number(w, node, NULL, &d) == 1 && weigh(w, &d))
+		if (w->c->fam->type == METRIC_HISTOGRAM) {
+			if (histogram(w, node) == 1) {
+				w->s.hist = &w->hist;
+				emit(w, w->hist.count);
+				w->s.hist = NULL;
+			}
+		} else if (number(w, node, NULL, &d) == 1 && weigh(w, &d)) {
 			emit(w, d);
+		}
 		return;
 	}
 	st = &w->c->steps[i];

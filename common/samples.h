@@ -46,6 +46,29 @@ _Static_assert(SAMPLE_MAX_LABELS <= 32, "struct sample's prom_skip has a bit per
 /* Instance labels: the six of instance_info, and ultraserver_id where it has one (common/schema.h). */
 #define MAP_INSTANCE_LABELS_MAX SCHEMA_INSTANCE_LABELS
 
+/*
+ * A histogram sample's buckets (a family of type METRIC_HISTOGRAM). As the
+ * mapper yields it, counts, sum and count are the period's increments.
+ */
+struct sample_hist {
+	size_t n;             /* finite bounds */
+	const double *le;     /* n upper bounds, ascending */
+	const double *counts; /* n + 1 per-bucket counts (not cumulative; the last is (le[n-1], +Inf]) */
+	double sum, count;    /* of the observations */
+};
+
+/* The most finite bounds a histogram sample may have (the producer keeps 512 per distribution). */
+#define SAMPLE_HIST_MAX_BOUNDS 512
+
+/*
+ * A histogram bucket's bound as the value of its le label, the same in every
+ * sink: OpenMetrics' canonical form ("0.005", "1.0" with ".0" on an integral
+ * bound, "+Inf"), which Prometheus' clients write in OpenMetrics and to
+ * which Prometheus 3 normalizes either format's; the shortest text that
+ * reads back as le. dst gets at most 32 bytes. Returns the length.
+ */
+size_t sample_le_text(double le, char dst[32]);
+
 /* One value. Strings are borrowed: valid only during the callback. */
 struct sample {
 	const struct family *fam;
@@ -59,7 +82,7 @@ struct sample {
 	const char *runtime_tag; /* a runtime entry's sample: its runtime_tag; else NULL */
 	const char *device_type; /* a device's sample: its kind ("nvidia"); else NULL */
 	const char *device;      /* a device's sample: its key ("0"); else NULL */
-	double value;        /* counters: the count over the group's period (an increment) */
+	double value;        /* counters: the count over the group's period (an increment); histograms: hist->count */
 	int64_t ts_ms;       /* when the group was collected (unix ms) */
 	double period;       /* the group's period in seconds; 0 when the input has none */
 	/*
@@ -68,6 +91,7 @@ struct sample {
 	 * accel-prom serves them (--kubernetes-enable-pod-labels, prom_kube.h).
 	 */
 	json_t *pod_labels;
+	const struct sample_hist *hist; /* a histogram family's buckets (borrowed); NULL for any other family */
 };
 
 enum report_format { FORMAT_ACCEL, FORMAT_NEURON_2X, FORMAT_NEURON_2020 };

@@ -378,7 +378,7 @@ size_t map_max_labels(void)
 json_t *map_schema_json(void)
 {
 	static const char *const scopes[] = { "system", "runtime", "device", "device_group", "monitor" };
-	static const char *const types[] = { "gauge", "counter" };
+	static const char *const types[] = { "gauge", "counter", "histogram" };
 	json_t *s = schema_json(), *o = json_object(), *fl = json_array(), *fams = json_array(), *rs = json_array();
 	json_t *il = json_array();
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,4 +361,24 @@ void node_name(char *dst, size_t size)
 	if (gethostname(dst, size) != 0)
 		snprintf(dst, size, "localhost");
 	dst[size - 1] = '\0';
+}
+
+size_t double_text(double v, char dst[32])
+{
+	int n = 0;
+
+	if (isnan(v))
+		return (size_t)snprintf(dst, 32, "NaN");
+	if (isinf(v))
+		return (size_t)snprintf(dst, 32, "%s", v > 0 ? "+Inf" : "-Inf");
+	if (v == 0)
+		return (size_t)snprintf(dst, 32, "0"); /* -0 too */
+	if (v == trunc(v) && fabs(v) < 9.2e18)
+		return (size_t)snprintf(dst, 32, "%lld", (long long)v);
+	for (int p = 15; p <= 17; p++) {
+		n = snprintf(dst, 32, "%.*g", p, v);
+		if (strtod(dst, NULL) == v)
+			break;
+	}
+	return (size_t)n;
 }

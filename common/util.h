@@ -112,4 +112,12 @@ void node_name(char *dst, size_t size);
 /* Write all of p, retrying on EINTR and short writes. 0 or -errno. */
 int write_all(int fd, const void *p, size_t n);
 
+/*
+ * v as the Prometheus exposition prints it: integers (below 9.2e18) without
+ * exponent or fraction, other values in the shortest of %.15g, %.16g and
+ * %.17g that reads back exactly, NaN, +Inf, -Inf. dst gets at most 32
+ * bytes. Returns the length.
+ */
+size_t double_text(double v, char dst[32]);
+
 #endif

@@ -129,22 +129,7 @@ struct prom_expo *prom_pub_get(struct prom_pub *p)
 
 size_t prom_format_value(double v, char dst[32])
 {
-	int n = 0;
-
-	if (isnan(v))
-		return (size_t)snprintf(dst, 32, "NaN");
-	if (isinf(v))
-		return (size_t)snprintf(dst, 32, "%s", v > 0 ? "+Inf" : "-Inf");
-	if (v == 0)
-		return (size_t)snprintf(dst, 32, "0"); /* -0 too */
-	if (v == trunc(v) && fabs(v) < 9.2e18)
-		return (size_t)snprintf(dst, 32, "%lld", (long long)v);
-	for (int p = 15; p <= 17; p++) {
-		n = snprintf(dst, 32, "%.*g", p, v);
-		if (strtod(dst, NULL) == v)
-			break;
-	}
-	return (size_t)n;
+	return double_text(v, dst);
 }
 
 /* Append s escaping the characters in set ("\\\n" or "\\\"\n"). */

@@ -12,6 +12,7 @@
  */
 #include "prom_store.h"
 #include "prom_dcgm.h"
+#include "prom_hist.h"
 #include "prom_kube.h"
 #include "prom_pass.h"
 
@@ -74,7 +75,10 @@ struct series {
 	char *rt_tag;        /* the runtime_tag label's value; NULL for other series */
 	char *dev_id;        /* "device_type:device" of a device series; NULL for others */
 	double value;
-	char vstr[32];       /* value formatted; valid when vlen > 0 */
+	union {
+		char vstr[32];          /* value formatted; valid when vlen > 0 */
+		struct prom_hist *hist; /* a histogram family's series: its buckets (prom_hist.h; value: the count) */
+	};
 	size_t vlen;
 	int64_t seen_ns;     /* CLOCK_MONOTONIC of the last refresh */
 	int64_t ts_ms;       /* the refreshing sample's timestamp (unix ms) */
@@ -393,15 +397,17 @@ static void series_delete(struct prom_store *st, struct series *s)
 	free(s->labels);
 	free(s->rt_tag);
 	free(s->dev_id);
+	if (f->def->type == METRIC_HISTOGRAM)
+		prom_hist_free(s->hist);
 	free(s);
 }
 
-/* Take a series out of the exposition: a counter is kept (hidden), a gauge is forgotten. */
+/* Take a series out of the exposition: a counter or histogram is kept (hidden), a gauge is forgotten. */
 static void series_drop(struct prom_store *st, struct series *s, int64_t now_ns)
 {
 	if (s->pinned || s->hidden)
 		return;
-	if (s->fam->def->type != METRIC_COUNTER) {
+	if (s->fam->def->type == METRIC_GAUGE) {
 		series_delete(st, s);
 		return;
 	}
@@ -534,6 +540,20 @@ static int put_escaped(char **p, const char *end, const char *s)
 	}
 }
 
+/* A histogram sample into its series (prom_hist.h); the series' cost counts its buckets' lines too. */
+static void hist_add(struct prom_store *st, struct series *s, const struct sample_hist *inc)
+{
+	size_t old = s->hist ? prom_hist_cost(s->hist, strlen(s->fam->def->name), s->labels_len) : 0, cost;
+
+	prom_hist_add(&s->hist, inc);
+	series_set(s, s->hist->view.count);
+	cost = prom_hist_cost(s->hist, strlen(s->fam->def->name), s->labels_len);
+	st->bytes = st->bytes - old + cost;
+	if (s->rt_tag)
+		st->rt_bytes = st->rt_bytes - old + cost;
+	s->cost = s->cost - old + cost;
+}
+
 static void on_sample(const struct sample *smp, void *ud)
 {
 	struct prom_store *st = ud;
@@ -554,6 +574,8 @@ static void on_sample(const struct sample *smp, void *ud)
 		on_bad_value(what, "a counter's increment must be a finite number >= 0", st);
 		return;
 	}
+	if ((smp->fam->type == METRIC_HISTOGRAM) != (smp->hist != NULL))
+		return; /* the mapping gives buckets to a histogram family's samples and to no other */
 	/* Labels sorted by name (insertion sort: at most 16, and a pod's labels), duplicates dropped. */
 	for (size_t i = 0; i < n + nk; i++) {
 		size_t j = m;
@@ -596,7 +618,10 @@ static void on_sample(const struct sample *smp, void *ud)
 	s = series_get(st, smp->fam, st->lbl, (size_t)(p - st->lbl), rt, dtype && dkey ? dtype : NULL, dkey, 0);
 	if (!s)
 		return;
-	series_set(s, smp->fam->type == METRIC_COUNTER ? s->value + v : v);
+	if (smp->hist)
+		hist_add(st, s, smp->hist);
+	else
+		series_set(s, smp->fam->type == METRIC_COUNTER ? s->value + v : v);
 	series_refresh(st, s);
 	s->ts_ms = smp->ts_ms;
 	if (smp->period > st->max_period && isfinite(smp->period))
@@ -827,7 +852,7 @@ static void put_series(struct buf *b, const struct fam *f, const struct series *
 static void put_header(struct buf *b, const struct fam *f, int om)
 {
 	const struct family *d = f->def;
-	const char *type = d->type == METRIC_COUNTER ? "counter" : "gauge";
+	const char *type = d->type == METRIC_COUNTER ? "counter" : d->type == METRIC_HISTOGRAM ? "histogram" : "gauge";
 	size_t n = strlen(d->name);
 	char unit[64];
 
@@ -999,6 +1024,11 @@ static struct prom_expo *render_locked(struct prom_store *st, int64_t mono_ns, i
 
 			if (s->hidden)
 				continue;
+			if (f->def->type == METRIC_HISTOGRAM) {
+				prom_hist_render(&text, f->def->name, s->labels, s->labels_len, s->hist);
+				prom_hist_render(&om, f->def->name, s->labels, s->labels_len, s->hist);
+				continue;
+			}
 			if (!s->vlen)
 				s->vlen = prom_format_value(s->value, s->vstr);
 			put_series(&text, f, s, 0);
@@ -1040,7 +1070,8 @@ void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const str
 
 		for (size_t k = 0; k < f->nser; k++) {
 			struct series *s = f->ser[k];
-			struct prom_series_view v = { f->def, s->labels, s->labels_len, s->value, s->ts_ms, &s->slot };
+			struct prom_series_view v = { f->def, s->labels, s->labels_len, s->value, s->ts_ms, &s->slot,
+						      f->def->type == METRIC_HISTOGRAM ? &s->hist->view : NULL };
 
 			if (s->hidden || s->pinned || (fresh_only && s->seen_seq != st->seq))
 				continue;
@@ -1147,6 +1178,8 @@ void prom_store_free(struct prom_store *st)
 			free(f->ser[k]->labels);
 			free(f->ser[k]->rt_tag);
 			free(f->ser[k]->dev_id);
+			if (f->def->type == METRIC_HISTOGRAM)
+				prom_hist_free(f->ser[k]->hist);
 			free(f->ser[k]);
 		}
 		free(f->ser);

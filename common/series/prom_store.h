@@ -5,10 +5,12 @@
  * Reports go through the common mapping (common/samples.h) and land here
  * as series: (family, sorted label set) -> value. Gauges take the latest
  * value; counters add each report's per-period increment and never go
- * back while accel-prom runs. A series leaves the exposition when it has
+ * back while accel-prom runs, and so do a histogram's buckets, sum and
+ * count (prom_hist.h). A series leaves the exposition when it has
  * not been refreshed for the staleness window, when its source reports an
  * error (a runtime entry: the process exited or cannot be read; a device
- * entry or one device), or when the instance labels change. A counter that leaves is remembered for an hour,
+ * entry or one device), or when the instance labels change. A counter (or
+ * histogram) that leaves is remembered for an hour,
  * so that if it comes back it goes on from its old value; such departed
  * counters give way (oldest first) when a new series needs the room.
  * A sample that finds the store full (series cap, or byte cap: what the
@@ -30,6 +32,7 @@
 #ifndef ACCEL_PROM_STORE_H
 #define ACCEL_PROM_STORE_H
 
+#include "../samples.h"
 #include "../stream.h"
 #include "../util.h"
 #include "prom_expo.h"
@@ -116,6 +119,8 @@ struct prom_series_view {
 	double value;         /* counters: cumulative since the store's start */
 	int64_t ts_ms;        /* the timestamp of the sample that last refreshed it (unix ms) */
 	uint32_t *slot;       /* the consumer's own word, 0 at first, kept with the series (accel-remote-write: its id + 1) */
+	const struct sample_hist *hist; /* a histogram family's series: its buckets, sum and count, cumulative since the
+					   series began (value is its count); NULL for other families */
 };
 
 /*

@@ -28,7 +28,8 @@
  * stick that process holds, in the same cycle.
  *
  * The block's own keys (server, timeout, max_body_bytes, tls,
- * bearer_token_file, basic_auth, passthrough) are parsed here; see
+ * bearer_token_file, basic_auth, passthrough, latency_histograms) are
+ * parsed here; see
  * docs/report-format.md and README's configuration section.
  */
 #include "../../common/doc.h"
@@ -80,10 +81,11 @@ struct ep_cfg {
 	char *bearer_token_file;
 	char *username, *password_file; /* basic_auth (username NULL: none) */
 	int passthrough;
+	int histograms;          /* "latency_histograms": execution_stats also carries the period's buckets */
 };
 
 static const char *const ep_keys[] = { "server", "timeout", "max_body_bytes", "tls", "bearer_token_file",
-				       "basic_auth", "passthrough", NULL };
+				       "basic_auth", "passthrough", "latency_histograms", NULL };
 
 /* ---- configuration --------------------------------------------------------------------------- */
 
@@ -227,6 +229,8 @@ static int ep_config_keys(const struct cfg_block *b, const struct scrape_url *u,
 		if (!c->username)
 			return cfg_block_error(&sb, NULL, 0, "missing \"username\"");
 	}
+	if (sub_bool(b, "latency_histograms", &c->histograms))
+		return -EINVAL;
 	return sub_bool(b, "passthrough", &c->passthrough);
 }
 
@@ -277,6 +281,8 @@ static void ep_config_print(const void *own, json_t *block)
 		json_object_set_new(block, "basic_auth", a);
 	}
 	json_object_set_new(block, "passthrough", json_boolean(c->passthrough));
+	if (c->histograms) /* shown when on: the effective configuration of existing setups is unchanged */
+		json_object_set_new(block, "latency_histograms", json_true());
 }
 
 /* ---- the collector --------------------------------------------------------------------------- */
@@ -372,6 +378,7 @@ static int ep_open(const struct mon_env *env, const struct coll_target *t, void 
 	if (ep->min_period_ns == INT64_MAX)
 		ep->min_period_ns = ep->timeout_ns;
 	ep->in = infer_new((enum infer_server)(ep->c->server ? ep->c->server_id : INFER_AUTO));
+	infer_set_histograms(ep->in, ep->c->histograms);
 	buf_init(&ep->expo, ep->c->max_body + 1);
 	/* Each group's baseline: the first fetch tells it (its due time less its period); else now. */
 	for (size_t g = 0; g < GROUP_COUNT; g++)

@@ -787,6 +787,11 @@ static void devices_out(struct infer *in, const struct period *pd, json_t *group
 	json_object_set_new(group, "server_devices", devs);
 }
 
+void infer_set_histograms(struct infer *in, int on)
+{
+	in->hist = on;
+}
+
 void infer_execution_stats(struct infer *in, json_t *group, struct infer_stats *st)
 {
 	struct snap *cur = in->cur;
@@ -809,6 +814,7 @@ void infer_execution_stats(struct infer *in, json_t *group, struct infer_stats *
 	pd.dcap = in->pdcap;
 	pd.have_base = in->base && in->base != cur;
 	pd.look = &in->look;
+	pd.hist = in->hist;
 	infer_look_reset(&in->look, cur->n < INFER_MAX_MODELS ? cur->n : INFER_MAX_MODELS);
 	want = 1u << infer_server_of(in) | 1u << INFER_AUTO;
 	d = increases(in, pd.have_base ? in->base : NULL, cur);
@@ -822,7 +828,7 @@ void infer_execution_stats(struct infer *in, json_t *group, struct infer_stats *
 	ms = xmalloc((pd.na ? pd.na : 1) * sizeof(*ms));
 	rs = xmalloc((pd.na ? pd.na : 1) * sizeof(*rs));
 	for (size_t i = 0; i < pd.na; i++)
-		ms[i] = infer_model_json(&pd.a[i], pd.have_base, &rs[i]);
+		ms[i] = infer_model_json(&pd.a[i], pd.have_base, in->hist, &rs[i]);
 	nrec = models_out(in, &pd, ms, rs, group);
 	free(ms);
 	free(rs);

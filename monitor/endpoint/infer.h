@@ -41,6 +41,14 @@ struct infer *infer_new(enum infer_server configured);
 void infer_free(struct infer *in);
 
 /*
+ * Whether each execution_stats also carries, for each latency distribution
+ * that is a histogram (per model, and the runtime's merged one), its
+ * period's buckets as "latency_histograms" (docs/report-format.md); off
+ * until set (the endpoint block's "latency_histograms": true).
+ */
+void infer_set_histograms(struct infer *in, int on);
+
+/*
  * One scrape's body (len bytes, no NUL needed) taken at mono_ns (CLOCK_MONOTONIC
  * nanoseconds). Returns 0, or -EINVAL with err "line N: ..." when nothing in it
  * parses (then the state is unchanged). Keeps what the next execution_stats

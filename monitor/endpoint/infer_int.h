@@ -189,6 +189,7 @@ struct infer {
 	size_t rcap, dvcap;
 	size_t series_left_out;   /* samples the latest scrape had beyond INFER_MAX_SERIES */
 	struct expo_parser *parser; /* owned: the scrapes' parser, its buffers kept */
+	int hist;                   /* execution_stats also writes latency_histograms (infer_set_histograms) */
 };
 
 /* Bucket increments (or a summary's quantiles) merged by bound. */
@@ -243,6 +244,7 @@ struct period {
 	struct err *host_errs;
 	size_t nhost;
 	struct look *look;  /* borrowed from struct infer */
+	int hist;           /* latency_histograms wanted (struct infer's) */
 	/* samples left out past a limit (INFER_MAX_*) */
 	size_t models_out, devices_out, errors_out, bounds_out;
 };
@@ -272,8 +274,11 @@ void infer_add_pt(struct period *pd, const struct pt *p, double d);
 json_t *infer_int_of(double v);
 /* A real (new reference); NULL when not finite: JSON has no NaN or Inf. */
 json_t *infer_real_of(double v);
-/* One model's object (new reference), its record's numbers in *r; NULL when the period gave it nothing. */
-json_t *infer_model_json(struct acc *a, int have_base, struct infer_model *r);
+/*
+ * One model's object (new reference), its record's numbers in *r; NULL when the period gave it nothing. hist:
+ * its histogram distributions' buckets too ("latency_histograms").
+ */
+json_t *infer_model_json(struct acc *a, int have_base, int hist, struct infer_model *r);
 /* The runtime-level sums and merged distribution over all models, into group. */
 void infer_runtime_json(struct period *pd, json_t *group);
 /* What the limits left out of this period, in the group's "error" (after any error it has). */

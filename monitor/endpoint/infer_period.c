@@ -6,6 +6,7 @@
  * histograms' percentiles, and the JSON written from them.
  */
 #include "infer_int.h"
+#include "../../common/samples.h"
 #include "bounds.h"
 
 #include <math.h>
@@ -450,6 +451,28 @@ static int almost_equal(double a, double b, double epsilon)
 }
 
 /*
+ * Cumulative buckets b[0..n) (sorted by bound) made monotonic as Prometheus'
+ * ensureMonotonicAndIgnoreSmallDeltas does: a count below the one before, or
+ * within 1e-12 of it (relative), takes that one's value.
+ */
+static void bucket_monotonic(struct bucket *b, size_t n)
+{
+	double prev = n ? b[0].n : 0;
+
+	for (size_t i = 1; i < n; i++) {
+		double c = b[i].n;
+
+		if (c == prev)
+			continue;
+		if (almost_equal(prev, c, 1e-12) || c < prev) {
+			b[i].n = prev;
+			continue;
+		}
+		prev = c;
+	}
+}
+
+/*
  * The q-quantile of cumulative buckets b[0..n) (bound, count; sorted by
  * bound, bounds distinct, already coalesced), exactly as Prometheus'
  * BucketQuantile (promql/quantile.go) computes histogram_quantile for
@@ -461,7 +484,7 @@ static int almost_equal(double a, double b, double epsilon)
  */
 static double bucket_quantile(double q, struct bucket *b, size_t n)
 {
-	double prev, obs, rank, start = 0, end, count;
+	double obs, rank, start = 0, end, count;
 	size_t lo, hi, k;
 
 	if (isnan(q))
@@ -472,22 +495,7 @@ static double bucket_quantile(double q, struct bucket *b, size_t n)
 		return INFINITY;
 	if (!n || !isinf(b[n - 1].le) || b[n - 1].le < 0)
 		return NAN;
-	prev = b[0].n;
-	for (size_t i = 1; i < n; i++) {
-		double c = b[i].n;
-
-		if (c == prev)
-			continue;
-		if (almost_equal(prev, c, 1e-12)) {
-			b[i].n = prev;
-			continue;
-		}
-		if (c < prev) {
-			b[i].n = prev;
-			continue;
-		}
-		prev = c;
-	}
+	bucket_monotonic(b, n);
 	if (n < 2)
 		return NAN;
 	obs = b[n - 1].n;
@@ -596,6 +604,56 @@ static json_t *summary_pcts(struct bucket *b, size_t n, double div)
 }
 
 
+/* A count as a JSON number: an integer where it is one below 2^53, else a real; NULL when not finite. */
+static json_t *count_of(double v)
+{
+	return v == trunc(v) && fabs(v) < 9007199254740992.0 ? json_integer((json_int_t)v) : infer_real_of(v);
+}
+
+/*
+ * A histogram's period as latency_histograms writes it (docs/report-format.md):
+ * {"le": finite bounds ascending in seconds, "counts": the n + 1 buckets' own
+ * increments (not cumulative, the +Inf bucket last), "sum": seconds,
+ * "count": observations}, from the bucket increments b (sorted by bound, as
+ * hist_pcts leaves them), made monotonic first as histogram_quantile does,
+ * so that the percentiles written beside it are these buckets'. NULL when
+ * there is no +Inf bucket, no _sum, no observation, or a value that is not
+ * finite.
+ */
+_Static_assert(INFER_MAX_BOUNDS <= SAMPLE_HIST_MAX_BOUNDS + 1, "a histogram's finite bounds fit a sample's");
+
+static json_t *hist_json(const struct bucket *b, size_t n, double sum, int has_sum, double div)
+{
+	struct bucket *cum;
+	json_t *o = NULL, *le, *counts;
+	double prev = 0;
+
+	if (!n || !isinf(b[n - 1].le) || b[n - 1].le < 0 || !has_sum || !isfinite(sum / div))
+		return NULL;
+	cum = xmalloc(n * sizeof(*cum));
+	memcpy(cum, b, n * sizeof(*cum));
+	bucket_monotonic(cum, n);
+	if (!(cum[0].n >= 0) || !(cum[n - 1].n > 0) || !isfinite(cum[n - 1].n))
+		goto out;
+	le = json_array();
+	counts = json_array();
+	for (size_t i = 0; i < n; i++) {
+		if (i + 1 < n)
+			json_array_append_new(le, json_real(cum[i].le / div));
+		json_array_append_new(counts, count_of(cum[i].n - prev));
+		prev = cum[i].n;
+	}
+	o = json_object();
+	json_object_set_new(o, "le", le);
+	json_object_set_new(o, "counts", counts);
+	json_object_set_new(o, "sum", json_real(sum / div));
+	json_object_set_new(o, "count", count_of(cum[n - 1].n));
+out:
+	free(cum);
+	return o;
+}
+
+
 static void set_errs(json_t *parent, const struct err *e, size_t n)
 {
 	json_t *o = json_object();
@@ -612,9 +670,9 @@ static double count_written(const struct count *c)
 	return c->has && isfinite(c->v) && fabs(c->v) < 9007199254740992.0 ? (double)llround(c->v) : NAN;
 }
 
-json_t *infer_model_json(struct acc *a, int have_base, struct infer_model *r)
+json_t *infer_model_json(struct acc *a, int have_base, int hist, struct infer_model *r)
 {
-	json_t *o = json_object(), *lat = json_object(), *mean = json_object();
+	json_t *o = json_object(), *lat = json_object(), *mean = json_object(), *hs = json_object();
 	double mv[M_N];
 	int src_h = 0, src_s = 0;
 
@@ -632,11 +690,13 @@ json_t *infer_model_json(struct acc *a, int have_base, struct infer_model *r)
 	for (int m = 0; have_base && m < M_N; m++) {
 		struct dist *d = &a->d[m];
 		const struct fam *f = d->fam >= 0 ? &fams[d->fam] : NULL;
-		json_t *p = NULL;
+		json_t *p = NULL, *h;
 
 		if (m < 4 && f && f->type == 'h' && d->has_count && d->count > 0) {
 			p = hist_pcts(d->b, d->nb, f->div);
 			src_h += !!p;
+			if (hist && p && (h = hist_json(d->b, d->nb, d->sum, d->has_sum, f->div)))
+				json_object_set_new(hs, pct_key[m], h);
 		} else if (m < 4 && f && f->type == 's' && !d->qmixed && d->has_count && d->count > 0) {
 			p = summary_pcts(d->b, d->nb, f->div);
 			src_s += !!p;
@@ -665,6 +725,10 @@ json_t *infer_model_json(struct acc *a, int have_base, struct infer_model *r)
 	} else {
 		json_decref(lat);
 	}
+	if (json_object_size(hs))
+		json_object_set_new(o, "latency_histograms", hs);
+	else
+		json_decref(hs);
 	if (json_object_size(mean))
 		json_object_set_new(o, "mean_seconds", mean);
 	else
@@ -700,8 +764,8 @@ void infer_runtime_json(struct period *pd, json_t *group)
 	struct err *errs = NULL;
 	size_t nerrs = 0, nb = 0, cap = 0;
 	struct bucket *b = NULL;
-	double div = 0;
-	int merge = 1, any = 0;
+	double div = 0, sum = 0;
+	int merge = 1, any = 0, has_sum = 1;
 
 	for (size_t i = 0; i < pd->na; i++) {
 		struct acc *a = &pd->a[i];
@@ -724,6 +788,8 @@ void infer_runtime_json(struct period *pd, json_t *group)
 		div = fams[d->fam].div;
 		if (d->has_count && d->count > 0)
 			any = 1;
+		sum += d->sum;
+		has_sum &= d->has_sum || !d->nb;
 		for (size_t k = 0; k < d->nb; k++)
 			bucket_add(pd, OWNER_MERGED, &b, &nb, &cap, d->b[k].le, d->b[k].n);
 	}
@@ -749,6 +815,8 @@ void infer_runtime_json(struct period *pd, json_t *group)
 			json_object_set_new(lat, "total_latency", p);
 			json_object_set_new(lat, "percentile_source", json_string("histogram"));
 			json_object_set_new(group, "latency_stats", lat);
+			if (pd->hist && (p = hist_json(b, nb, sum, has_sum, div)))
+				json_object_set_new(group, "latency_histograms", json_pack("{s:o}", "total_latency", p));
 		}
 	}
 	for (size_t k = 0; k < nerrs; k++)

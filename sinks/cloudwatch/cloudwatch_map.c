@@ -273,6 +273,13 @@ enum cw_verdict cw_map_sample(const struct cw_map_opts *o, const struct sample *
 	size_t i;
 	double v = s->value;
 
+	/*
+	 * A histogram family is not sent: PutMetricData has no buckets (its Values/Counts are the observed values
+	 * themselves, which buckets do not give), and each distribution's percentiles and mean are already metrics
+	 * of their own (docs/accel-cloudwatch.md).
+	 */
+	if (s->fam->type == METRIC_HISTOGRAM)
+		return CW_SKIP;
 	cw_map_family(s->fam, &name, &unit, sc->family);
 	if (!*name)
 		return CW_SKIP;

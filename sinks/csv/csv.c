@@ -11,6 +11,10 @@
  *   wide            one row per report and entity (instance, system, each
  *                   runtime), one column per series
  *
+ * A histogram family's sample is laid out as Prometheus' series of it
+ * (name_bucket with an le label, cumulative over the bounds, name_sum,
+ * name_count): counters whose values are the period's increments.
+ *
  * Each report's rows go out as one batch through sinks/csv/csv_out.c, which
  * owns files, headers, locking and rotation.
  */
@@ -128,6 +132,13 @@ struct run {
 	size_t inst_off[N_INSTANCE], inst_len[N_INSTANCE], host_off, host_len;
 	const char **schema;        /* fixed + series column names, for csv_out */
 	size_t aschema;
+
+	struct hist_fams {
+		const struct family *base; /* a histogram family of the mapping */
+		struct family f[3];        /* its rows' families: name_bucket, name_sum, name_count */
+		char *name[3];
+	} *hf;
+	size_t nhf;
 
 	/* caches: samples of one group share their time and period */
 	const struct family *fam;
@@ -515,12 +526,66 @@ static int long_render(void *ud, const char *const *cols, size_t ncols, const ch
 
 /* ---- the mapping's callbacks ---------------------------------------------------- */
 
+static void on_sample(const struct sample *s, void *ud);
+
+/* A histogram family's three row families (name_bucket, name_sum, name_count: counters), made on first use. */
+static const struct family *hist_fams(struct run *r, const struct family *base)
+{
+	static const char *const suffix[3] = { "_bucket", "_sum", "_count" };
+	struct hist_fams *h;
+
+	for (size_t i = 0; i < r->nhf; i++)
+		if (r->hf[i].base == base)
+			return r->hf[i].f;
+	r->hf = xrealloc(r->hf, (r->nhf + 1) * sizeof(*r->hf));
+	h = &r->hf[r->nhf++];
+	h->base = base;
+	for (int k = 0; k < 3; k++) {
+		h->name[k] = xasprintf("%s%s", base->name, suffix[k]);
+		h->f[k] = (struct family){ h->name[k], base->help, METRIC_COUNTER, k == 1 ? base->unit : "count" };
+	}
+	return h->f;
+}
+
+/*
+ * A histogram sample as the rows of Prometheus' series of it: name_bucket
+ * with le (as accel-prom writes it) for each bound and +Inf, cumulative
+ * over the bounds, then name_sum and name_count; the period's increments.
+ */
+static void hist_rows(struct run *r, const struct sample *s)
+{
+	const struct family *f = hist_fams(r, s->fam);
+	const struct sample_hist *h = s->hist;
+	struct sample t = *s;
+	char le[32];
+	double cum = 0;
+
+	t.hist = NULL;
+	for (size_t i = 0; i <= h->n + 2; i++) {
+		t.nlabels = s->nlabels;
+		if (i <= h->n) {
+			cum += h->counts[i];
+			if (i < h->n)
+				sample_le_text(h->le[i], le);
+			if (t.nlabels < SAMPLE_MAX_LABELS)
+				t.labels[t.nlabels++] = (struct label){ "le", i < h->n ? le : "+Inf" };
+		}
+		t.fam = &f[i <= h->n ? 0 : i == h->n + 1 ? 1 : 2];
+		t.value = i <= h->n ? cum : i == h->n + 1 ? h->sum : h->count;
+		on_sample(&t, r);
+	}
+}
+
 static void on_sample(const struct sample *s, void *ud)
 {
 	struct run *r = ud;
 
 	if (r->overflow)
 		return;
+	if (s->hist) {
+		hist_rows(r, s);
+		return;
+	}
 	if (!r->nrows) {
 		/* The first sample of a report is instance_info, stamped with the report's time. */
 		r->report_ms = s->ts_ms;
@@ -738,6 +803,10 @@ static void run_free(struct run *r)
 	free(r->seen);
 	free(r->wcells);
 	free(r->schema);
+	for (size_t i = 0; i < r->nhf; i++)
+		for (int k = 0; k < 3; k++)
+			free(r->hf[i].name[k]);
+	free(r->hf);
 	mapper_free(r->map);
 }
 

@@ -102,6 +102,7 @@ struct rw {
 	/* The sender's: the request taken (a copy of the queue's oldest) and the answer to it. */
 	struct rw_http http;
 	struct buf body;
+	struct buf hlab; /* a histogram series' labels with le (hist_each) */
 	uint32_t body_samples;
 	uint64_t body_id;
 	struct rw_reply rep;
@@ -345,24 +346,78 @@ static void make_room(struct rw *rw, uint32_t id)
  * for it: Prometheus refuses those (out of order, or a duplicate), and
  * would refuse the whole request with them.
  */
+static void send_one(struct rw *rw, uint32_t id, int64_t ts_ms, double value);
+
+/* A series that has no id: logged (rate-limited), not sent. */
+static void series_refused(struct rw *rw, const char *name, const char *suffix, const char *labels, size_t len, int rc)
+{
+	log_limited(&rw->lim_series, "remote-write: %s%s%.*s: %s; not sent", name, suffix, (int)len, labels,
+		    rc == -ENOSPC ? "too many series" : rc == -E2BIG ? "too many labels" : "bad label set");
+}
+
+/*
+ * Each series of a histogram as Prometheus scrapes it from accel-prom (name_bucket{le} cumulative, name_sum,
+ * name_count): fn with its id. Found by name and labels each time (a histogram has n + 3 of them, one slot word).
+ */
+static void hist_each(struct rw *rw, const struct prom_series_view *v, int log,
+		      void (*fn)(struct rw *rw, uint32_t id, int64_t ts_ms, double value))
+{
+	const struct sample_hist *h = v->hist;
+	double cum = 0;
+	uint32_t id;
+	int rc;
+
+	for (size_t i = 0; i <= h->n + 2; i++) {
+		const char *suffix = i <= h->n ? "_bucket" : i == h->n + 1 ? "_sum" : "_count";
+		char le[32];
+
+		buf_reset(&rw->hlab);
+		if (i <= h->n) {
+			cum += h->counts[i];
+			if (i < h->n)
+				sample_le_text(h->le[i], le);
+			if (v->labels_len)
+				buf_add(&rw->hlab, v->labels, v->labels_len - 1);
+			buf_printf(&rw->hlab, "%sle=\"%s\"}", v->labels_len ? "," : "{", i < h->n ? le : "+Inf");
+		} else {
+			buf_add(&rw->hlab, v->labels, v->labels_len);
+		}
+		rc = rw_enc_series_sub(rw->enc, v->fam, suffix, rw->hlab.data ? rw->hlab.data : "", rw->hlab.len, &id);
+		if (rc) {
+			if (log)
+				series_refused(rw, v->fam->name, suffix, rw->hlab.data, rw->hlab.len, rc);
+			continue;
+		}
+		fn(rw, id, v->ts_ms, i <= h->n ? cum : i == h->n + 1 ? h->sum : h->count);
+	}
+}
+
 static void on_series(const struct prom_series_view *v, void *ud)
 {
 	struct rw *rw = ud;
 	uint32_t id;
 	int rc;
 
+	if (v->hist) {
+		hist_each(rw, v, 1, send_one);
+		return;
+	}
 	if (*v->slot) {
 		id = *v->slot - 1;
 	} else if ((rc = rw_enc_series(rw->enc, v->fam, v->labels, v->labels_len, &id)) == 0) {
 		*v->slot = id + 1; /* found by its label set once, then by this word */
 	} else {
-		log_limited(&rw->lim_series, "remote-write: %s%.*s: %s; not sent", v->fam->name, (int)v->labels_len,
-			    v->labels,
-			    rc == -ENOSPC ? "too many series" : rc == -E2BIG ? "too many labels" : "bad label set");
+		series_refused(rw, v->fam->name, "", v->labels, v->labels_len, rc);
 		return;
 	}
+	send_one(rw, id, v->ts_ms, v->value);
+}
+
+/* One sample of series id into the batch (see on_series). */
+static void send_one(struct rw *rw, uint32_t id, int64_t ts_ms, double value)
+{
 	ids_grow(rw, id);
-	if (v->ts_ms <= rw->last_ts[id]) {
+	if (ts_ms <= rw->last_ts[id]) {
 		push_lock(&rw->push);
 		rw->skipped_old++;
 		push_unlock(&rw->push);
@@ -370,11 +425,20 @@ static void on_series(const struct prom_series_view *v, void *ud)
 	}
 	/* A request holds at most --max-samples-per-send samples and about --max-bytes, the self-metrics included. */
 	make_room(rw, id);
-	rw_enc_add(rw->enc, id, v->ts_ms, v->value);
+	rw_enc_add(rw->enc, id, ts_ms, value);
 	rw->live[id] = 1;
-	rw->last_ts[id] = v->ts_ms;
-	if (v->ts_ms > rw->report_ms)
-		rw->report_ms = v->ts_ms;
+	rw->last_ts[id] = ts_ms;
+	if (ts_ms > rw->report_ms)
+		rw->report_ms = ts_ms;
+}
+
+/* A series id still in accel-prom's exposition (see on_visible). */
+static void mark_visible(struct rw *rw, uint32_t id, int64_t ts_ms, double value)
+{
+	(void)ts_ms;
+	(void)value;
+	ids_grow(rw, id);
+	rw->gen[id] = rw->cur_gen;
 }
 
 /* A series still in accel-prom's exposition after the report. */
@@ -383,14 +447,17 @@ static void on_visible(const struct prom_series_view *v, void *ud)
 	struct rw *rw = ud;
 	uint32_t id;
 
+	if (v->hist) {
+		hist_each(rw, v, 0, mark_visible);
+		return;
+	}
 	if (*v->slot)
 		id = *v->slot - 1;
 	else if (rw_enc_series(rw->enc, v->fam, v->labels, v->labels_len, &id))
 		return;
 	else
 		*v->slot = id + 1;
-	ids_grow(rw, id);
-	rw->gen[id] = rw->cur_gen;
+	mark_visible(rw, id, 0, 0);
 }
 
 /*
@@ -752,6 +819,7 @@ int main(int argc, char **argv)
 							      .version = ACCEL_VERSION });
 	buf_init(&rw->out, (size_t)RW_QUEUE_RECORD_MAX);
 	buf_init(&rw->body, (size_t)RW_QUEUE_RECORD_MAX + 1);
+	buf_init(&rw->hlab, PROM_LABELS_MAX + 64);
 	rw->seed = (unsigned)clock_real_ns() ^ (unsigned)getpid();
 	rw->next_stats_ns = clock_mono_ns() + STATS_EVERY_NS;
 	push_init(&rw->push,
@@ -771,6 +839,7 @@ int main(int argc, char **argv)
 	prom_store_free(rw->store);
 	buf_free(&rw->out);
 	buf_free(&rw->body);
+	buf_free(&rw->hlab);
 out:
 	rw_queue_close(rw->q);
 	rw_http_free(&rw->http);

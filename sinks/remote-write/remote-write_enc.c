@@ -21,7 +21,7 @@
 
 struct rw_series {
 	const struct family *fam;
-	char *key;                  /* family name, NUL, rendered labels */
+	char *key;                  /* series name (the family's, and a histogram's suffix), NUL, rendered labels */
 	size_t keylen;
 	uint32_t hash;
 	uint32_t next;              /* hash chain: index + 1, 0 ends it */
@@ -279,7 +279,7 @@ static int series_build(struct rw_enc *e, struct rw_series *s, const char *label
 	s->labp = xcalloc(n + 1 + e->next, sizeof(*s->labp));
 	prometheus__label__init(&s->lab[0]);
 	s->lab[0].name = (char *)"__name__";
-	s->lab[0].value = (char *)s->fam->name;
+	s->lab[0].value = s->key; /* up to its NUL: the series name */
 	s->nlab = 1;
 	for (size_t i = 0; i < n; i++) {
 		if (!*values[i])
@@ -317,8 +317,15 @@ static int series_build(struct rw_enc *e, struct rw_series *s, const char *label
 
 int rw_enc_series(struct rw_enc *e, const struct family *fam, const char *labels, size_t len, uint32_t *id)
 {
-	size_t nlen = strlen(fam->name), klen = nlen + 1 + len;
-	uint64_t h64 = hash_bytes(hash_bytes(0x84222325cbf29ce4ull, fam->name, nlen), labels, len);
+	return rw_enc_series_sub(e, fam, "", labels, len, id);
+}
+
+int rw_enc_series_sub(struct rw_enc *e, const struct family *fam, const char *suffix, const char *labels, size_t len,
+		      uint32_t *id)
+{
+	size_t flen = strlen(fam->name), slen = strlen(suffix), nlen = flen + slen, klen = nlen + 1 + len;
+	uint64_t h64 = hash_bytes(hash_bytes(hash_bytes(0x84222325cbf29ce4ull, fam->name, flen), suffix, slen), labels,
+				  len);
 	uint32_t h = (uint32_t)(h64 ^ (h64 >> 32));
 	struct rw_series *s;
 	int rc;
@@ -327,7 +334,7 @@ int rw_enc_series(struct rw_enc *e, const struct family *fam, const char *labels
 		for (uint32_t i = e->tab[h & (e->tabsize - 1)]; i; i = e->ser[i - 1].next) {
 			s = &e->ser[i - 1];
 			if (s->hash == h && s->keylen == klen && !memcmp(s->key + nlen + 1, labels, len) &&
-			    !memcmp(s->key, fam->name, nlen)) {
+			    !memcmp(s->key, fam->name, flen) && !memcmp(s->key + flen, suffix, slen)) {
 				*id = i - 1;
 				return 0;
 			}
@@ -342,15 +349,17 @@ int rw_enc_series(struct rw_enc *e, const struct family *fam, const char *labels
 	s = &e->ser[e->nser];
 	memset(s, 0, sizeof(*s));
 	s->fam = fam;
+	s->key = xmalloc(klen);
+	memcpy(s->key, fam->name, flen);
+	memcpy(s->key + flen, suffix, slen + 1);
+	memcpy(s->key + nlen + 1, labels, len);
 	if ((rc = series_build(e, s, labels, len))) {
 		free(s->pool);
 		free(s->lab);
 		free(s->labp);
+		free(s->key);
 		return rc;
 	}
-	s->key = xmalloc(klen);
-	memcpy(s->key, fam->name, nlen + 1);
-	memcpy(s->key + nlen + 1, labels, len);
 	s->keylen = klen;
 	s->hash = h;
 	*id = (uint32_t)e->nser++;
@@ -493,8 +502,9 @@ int rw_enc_metadata(struct rw_enc *e, struct buf *out)
 		const struct family *f = e->fams[i];
 
 		prometheus__metric_metadata__init(&md[i]);
-		md[i].type = f->type == METRIC_COUNTER ? PROMETHEUS__METRIC_METADATA__METRIC_TYPE__COUNTER
-						       : PROMETHEUS__METRIC_METADATA__METRIC_TYPE__GAUGE;
+		md[i].type = f->type == METRIC_COUNTER	   ? PROMETHEUS__METRIC_METADATA__METRIC_TYPE__COUNTER
+			     : f->type == METRIC_HISTOGRAM ? PROMETHEUS__METRIC_METADATA__METRIC_TYPE__HISTOGRAM
+							   : PROMETHEUS__METRIC_METADATA__METRIC_TYPE__GAUGE;
 		md[i].metric_family_name = (char *)f->name;
 		md[i].help = (char *)f->help;
 		md[i].unit = (char *)om_unit(f);

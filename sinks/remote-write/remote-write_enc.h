@@ -37,6 +37,12 @@ void rw_enc_free(struct rw_enc *e); /* NULL-safe */
  * (RW_SERIES_MAX reached).
  */
 int rw_enc_series(struct rw_enc *e, const struct family *fam, const char *labels, size_t len, uint32_t *id);
+/*
+ * The same for one series of a histogram family as Prometheus scrapes it: the family's name with suffix
+ * ("_bucket", "_sum", "_count"; labels with le for a bucket), the family (its metadata: type histogram) noted once.
+ */
+int rw_enc_series_sub(struct rw_enc *e, const struct family *fam, const char *suffix, const char *labels, size_t len,
+		      uint32_t *id);
 
 /* Add one sample of series id to the batch. */
 void rw_enc_add(struct rw_enc *e, uint32_t id, int64_t ts_ms, double value);

@@ -26,7 +26,7 @@ mkdir -p "$out"
 common="$top/common/derive.c $top/common/samples.c $top/common/samples_rules.c $top/common/all_rows.c $top/common/rows/*.c $top/common/stream.c $top/common/util.c $top/common/log.c $top/common/timeutil.c $top/common/schema.c"
 for t in "$@"; do
 	case $t in
-	prom_line) mods="$top/common/series/prom_store.c $top/common/series/prom_expo.c $top/common/series/prom_dcgm.c $top/common/series/nvidia_xid.c $top/common/series/prom_pass.c $top/common/series/prom_kube.c
+	prom_line) mods="$top/common/series/prom_store.c $top/common/series/prom_hist.c $top/common/series/prom_expo.c $top/common/series/prom_dcgm.c $top/common/series/nvidia_xid.c $top/common/series/prom_pass.c $top/common/series/prom_kube.c
 		$top/common/expo_parse.c" ;;
 	csv) mods="$top/sinks/csv/csv_format.c $top/sinks/csv/csv_out.c" ;;
 	expo) mods="$top/common/expo_parse.c $top/monitor/endpoint/infer.c $top/monitor/endpoint/infer_period.c $top/monitor/endpoint/bounds.c

@@ -64,7 +64,8 @@ PCT_SOURCES = ("histogram", "summary", "mixed")
 LATENCY_DISTS = ("total_latency", "queue", "time_to_first_token", "time_per_output_token")
 MEAN_KEYS = ("request", "queue", "compute_input", "compute_infer", "compute_output", "time_to_first_token",
              "time_per_output_token")
-INFER_MODEL_KEYS = ("execution_summary", "error_summary", "latency_stats", "mean_seconds", "requests_in_flight",
+INFER_MODEL_KEYS = ("execution_summary", "error_summary", "latency_stats", "latency_histograms", "mean_seconds",
+                    "requests_in_flight",
                     "requests_pending", "batch_size", "tokens", "kv_cache_usage_ratio", "energy_joules",
                     "energy_per_request_joules", "tokens_per_joule")
 SERVER_DEVICE_KEYS = ("utilization_ratio", "memory_used_bytes", "memory_total_bytes", "power_watts",
@@ -568,6 +569,39 @@ class Stream:
             if d in v:
                 self.pcts(join(path, d), v[d], src == "histogram")
 
+    def latency_histograms(self, path, v, runtime_level, stats):
+        """latency_histograms (an endpoint's "latency_histograms": true): per distribution, the period's buckets
+        {"le": finite bounds ascending, "counts": n + 1 integers >= 0, "sum": s, "count": the counts' sum > 0},
+        only beside that distribution's percentiles from buckets."""
+        dists = ("total_latency",) if runtime_level else LATENCY_DISTS
+        if not self.keys(path, v, (), dists):
+            return
+        for d, h in v.items():
+            p = join(path, d)
+            if not self.keys(p, h, ("le", "counts", "sum", "count"), ()) or len(h) != 4:
+                continue
+            le, counts = h["le"], h["counts"]
+            if not isinstance(le, list) or not all(isinstance(x, float) and math.isfinite(x) for x in le):
+                self.err(join(p, "le"), "expected a list of finite floats (seconds)")
+                continue
+            if any(b <= a for a, b in zip(le, le[1:])):
+                self.err(join(p, "le"), "bounds not ascending, each once")
+            if not isinstance(counts, list) or len(counts) != len(le) + 1:
+                self.err(join(p, "counts"), "expected %d counts (one per bound, then +Inf)" % (len(le) + 1))
+                continue
+            if all(self.integer(join(p, "counts[%d]" % i), c) for i, c in enumerate(counts)) \
+                    and self.integer(join(p, "count"), h["count"]):
+                if h["count"] != sum(counts) or h["count"] <= 0:
+                    self.err(join(p, "count"), "%r, but the counts sum to %d (and it must be above 0)"
+                             % (h["count"], sum(counts)))
+            if not isinstance(h["sum"], (int, float)) or isinstance(h["sum"], bool) \
+                    or not math.isfinite(h["sum"]):
+                self.err(join(p, "sum"), "expected a finite number")
+            src = stats.get("percentile_source") if isinstance(stats, dict) else None
+            if not isinstance(stats, dict) or not isinstance(stats.get(d), dict) or src not in ("histogram", "mixed") \
+                    or not set(stats[d]) <= set(HIST_PCTS):
+                self.err(p, "without percentiles from buckets beside it (latency_stats.%s)" % d)
+
     def counts(self, path, v, allowed=None):
         if not isinstance(v, dict):
             self.err(path, "expected an object, got %s" % kind(v))
@@ -589,6 +623,9 @@ class Stream:
                          % (sum(errs.values()), es["failed"]))
         if "latency_stats" in m:
             self.latency_stats(join(path, "latency_stats"), m["latency_stats"], False)
+        if "latency_histograms" in m:
+            self.latency_histograms(join(path, "latency_histograms"), m["latency_histograms"], False,
+                                    m.get("latency_stats"))
         if "mean_seconds" in m:
             ms = m["mean_seconds"]
             if self.keys(join(path, "mean_seconds"), ms, (), MEAN_KEYS):
@@ -647,6 +684,9 @@ class Stream:
         def latency(p, v):
             self.latency_stats(p, v, True)
 
+        def histograms(p, v):
+            self.latency_histograms(p, v, True, g.get("latency_stats"))
+
         def energy_j(p, v):
             self.real(p, v, 0.0)
 
@@ -658,7 +698,7 @@ class Stream:
 
         self.envelope(path, g, key, {"models": models},
                       {"execution_summary": summary, "error_summary": errors, "latency_stats": latency,
-                       "server_devices": devices, "energy_joules": energy_j,
+                       "latency_histograms": histograms, "server_devices": devices, "energy_joules": energy_j,
                        "energy_source": energy_text(("processes", "devices")),
                        "energy_attribution": energy_text(("compute_time", "request_time", "requests"))})
         ms = g.get("models") if isinstance(g, dict) else None
@@ -1807,6 +1847,22 @@ def cases():
             if "models" in g:
                 good("infer.c: " + name, mutate(lambda r, g=g: r["runtime_data"][0]["report"].update(
                     execution_stats=dict(g, period=0.25, timestamp=T0, error=""))))
+    def with_hist(g):
+        g["models"]["m"]["1"]["latency_histograms"] = {
+            "total_latency": {"le": [0.1, 0.5, 2.0], "counts": [3, 4, 3, 0], "sum": 4.25, "count": 10}}
+        g["latency_histograms"] = {"total_latency": {"le": [0.5], "counts": [7, 3], "sum": 4.25, "count": 10}}
+        return g
+
+    good("execution_stats with latency_histograms", mutate(lambda r: r["runtime_data"][0]["report"].update(
+        execution_stats=with_hist(endpoint_stats(T0, 0.25)))))
+    es_bad("histogram count not the counts' sum", lambda g: with_hist(g)["models"]["m"]["1"]["latency_histograms"][
+        "total_latency"].update(count=11), "count: 11, but the counts sum to 10")
+    es_bad("histogram bounds out of order", lambda g: with_hist(g)["models"]["m"]["1"]["latency_histograms"][
+        "total_latency"].update(le=[0.5, 0.1, 2.0]), "bounds not ascending")
+    es_bad("histogram without its +Inf count", lambda g: with_hist(g)["models"]["m"]["1"]["latency_histograms"][
+        "total_latency"].update(counts=[3, 4, 3]), "expected 4 counts")
+    es_bad("histogram of a summary", lambda g: with_hist(g)["models"]["m"]["1"].update(latency_histograms={
+        "queue": {"le": [1.0], "counts": [1, 0], "sum": 0.5, "count": 1}}), "without percentiles from buckets")
     es_bad("percentiles decrease", lambda g: g["models"]["m"]["1"]["latency_stats"]["total_latency"].update(p75=0.01),
            "p75: 0.01 is below p50")
     es_bad("an unknown percentile source", lambda g: g["models"]["m"]["1"]["latency_stats"].update(

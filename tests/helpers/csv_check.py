@@ -47,8 +47,12 @@ WIDE_KEYS = ["timestamp", "host", "entity"] + ROW_KEY + INSTANCE_COLUMNS
 WIDE_SKIP = ("runtime_tag",) + tuple(ROW_KEY)
 TS_COLUMN = {"iso8601": "timestamp", "unix": "timestamp_unix", "unix_ms": "timestamp_unix_ms"}
 
-# Families: name -> (type, unit)
+# Families: name -> (type, unit); a histogram family's rows are its name_bucket, name_sum and name_count (counters)
 FAMILIES = {f["name"]: (f["type"], f["unit"]) for f in SCHEMA["families"]}
+for _f in SCHEMA["families"]:
+    if _f["type"] == "histogram":
+        FAMILIES.update({_f["name"] + "_bucket": ("counter", "count"), _f["name"] + "_sum": ("counter", _f["unit"]),
+                         _f["name"] + "_count": ("counter", "count")})
 SCOPES = {"runtime": "rt", "system": "sys", "device": "dev", "device_group": "devgrp", "monitor": "mon"}
 # (scope, group, path, family, capture labels, fixed label, scale, clamp, device_type, index_label, ident,
 #  unless, only_with, weight)
@@ -151,14 +155,47 @@ def steps_of(path):
     return out
 
 
+def le_text(v):
+    """A bound as its le label's value (common/samples.c sample_le_text): integral "%d.0", else the shortest of
+    %.15g..%.17g that reads back, with ".0" when it has neither "." nor "e"."""
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    if v == int(v) and abs(v) < 9.2e18:
+        return "%d.0" % v
+    for p in (15, 16, 17):
+        t = "%.*g" % (p, v)
+        if float(t) == v:
+            break
+    return t if "." in t or "e" in t else t + ".0"
+
+
+def hist_rows(fam, h):
+    """A latency_histograms object (docs/report-format.md §6.5) as the rows accel-csv writes: (family, le or None,
+    value) for name_bucket (cumulative over the bounds, +Inf last), name_sum, name_count; [] when it is not one
+    (common/samples.c refuses it as a bad value)."""
+    if not isinstance(h, dict) or set(h) < {"le", "counts", "sum", "count"}:
+        return []
+    le, counts, sm, cnt = h["le"], h["counts"], h["sum"], h["count"]
+    if not isinstance(le, list) or not isinstance(counts, list) or not is_num(sm) or not is_num(cnt) \
+            or len(le) > 512 or len(counts) != len(le) + 1 or not all(is_num(x) for x in le + counts) \
+            or any(float(c) < 0 for c in counts) or any(float(b) <= float(a) for a, b in zip(le, le[1:])) \
+            or abs(sum(float(c) for c in counts) - float(cnt)) > 1e-9 * max(1.0, sum(float(c) for c in counts)):
+        return []
+    out, cum = [], 0.0
+    for i, c in enumerate(counts):
+        cum += float(c)
+        out.append((fam + "_bucket", le_text(float(le[i])) if i < len(le) else "+Inf", cum))
+    return out + [(fam + "_sum", None, float(sm)), (fam + "_count", None, float(cnt))]
+
+
 def walk(node, steps, caps, emit, ident=None, anchor=None):
     """ident: for an ident rule, a one-element list the first "*" fills with (object, key) instead of a capture.
     anchor: a one-element list that holds the object the last "*" reached (a rule's weight is found from it)."""
     if not steps:
         if is_num(node):
             emit(float(node), caps)
-        elif isinstance(node, bool):
-            emit(node, caps)  # only a boolean rule takes it (emit)
+        elif isinstance(node, (bool, dict)):
+            emit(node, caps)  # only a boolean rule takes a boolean, only a histogram's an object (emit)
         return
     st, rest = steps[0], steps[1:]
     if st[0] == "key":
@@ -273,7 +310,10 @@ def map_report(rep, now_ms):
 
             def emit(v, got, fam=fam, capnames=capnames, fixed=fixed, scale=scale, clamp=clamp, first=first,
                      slot=slot, ident=ident, weight=weight, anchor=anchor):
-                if (scale == "boolean") != isinstance(v, bool):
+                hist = FAMILIES[fam][0] == "histogram"
+                if hist != isinstance(v, dict):
+                    return  # a histogram family's rule reads latency_histograms objects, and nothing else
+                if (scale == "boolean") != isinstance(v, bool) and not hist:
                     return  # a boolean rule reads JSON booleans as 0 or 1, and nothing else (common/rows.h)
                 if scale == "boolean":
                     v = 1.0 if v else 0.0
@@ -285,13 +325,13 @@ def map_report(rep, now_ms):
                     if not is_num(f):
                         return
                     v *= float(f)
-                if clamp and v > clamp:
+                if clamp and not hist and v > clamp:
                     v = float(clamp)
                 if scale == "percent":
                     v = v / 100.0  # a percent, as neuron-monitor-prometheus.py divides it
-                elif scale and scale != "boolean":
+                elif scale and scale != "boolean" and not hist:
                     v *= scale
-                if math.isinf(v):
+                if not hist and math.isinf(v):
                     return  # out of range once scaled: a bad value, no sample
                 labels = first + [(k, v) for k, v in zip(capnames, got) if v or "*[" not in path]
                 if fixed:
@@ -303,6 +343,10 @@ def map_report(rep, now_ms):
                     pid = got[capnames.index("pid")] if capnames.index("pid") < len(got) else None
                     o, cid = process_identity(ids, node, pid)
                     labels += ident_labels(o, "container" if cid else None, cid)
+                if hist:
+                    for f, le, x in hist_rows(fam, v):
+                        out.append(Sample(f, name, entity, labels + ([("le", le)] if le else []), x, ts, per, host))
+                    return
                 out.append(Sample(fam, name, entity, labels, v, ts, per, host))
             walk(node, steps_of(path), [], emit, slot, anchor)
 

@@ -30,6 +30,8 @@ Check:  fake_infer.py --check STREAM --log L [--flavour triton|vllm]
   increment, every mean and percentile what this script computes the way
   docs/report-format.md §6.5 says (Prometheus' BucketQuantile for the
   histogram), bit for bit; the scrapes add up to no more than the log's.
+  With --histograms, every histogram's latency_histograms must be there,
+  exactly (bounds, per-bucket counts, sum, count); without, none.
   With --period P (seconds, the group's configured period), a group's
   "period" must be k periods, within half a period: a rate (count / period)
   is then the server's.
@@ -241,8 +243,16 @@ def wire(v):
     return float("%s%d.%09d" % ("-" if v < 0 else "", n // 10**9, n % 10**9))
 
 
-def expected_model(key, k):
-    """The execution_stats.models.<m>.<v> of a group that covers k scrapes."""
+def expected_hist(bounds, inc, sum_inc, k, div):
+    """A latency_histograms entry (docs/report-format.md §6.5) of a group covering k scrapes: the finite bounds
+    in seconds, each bucket's own increment (not cumulative, +Inf last), the sum in seconds, the count."""
+    cum = [k * c for c in inc]
+    return {"le": [b / div for b in bounds[:-1]], "counts": [c - p for c, p in zip(cum, [0] + cum[:-1])],
+            "sum": (k * sum_inc) / div, "count": cum[-1]}
+
+
+def expected_model(key, k, hist=False):
+    """The execution_stats.models.<m>.<v> of a group that covers k scrapes (hist: with latency_histograms)."""
     inc, mean = INC[key], MEAN_US[key]
     succ = k * inc["success"]
     fails = {r.lower(): k * c for r, c in inc["failure"].items()}
@@ -261,11 +271,15 @@ def expected_model(key, k):
             if v is not None:
                 o["latency_stats"]["time_to_first_token"][name] = v / 1e3
         o["mean_seconds"]["time_to_first_token"] = (k * HIST_SUM_INC) / 1e3 / (k * HIST_INC[-1])
+        if hist:
+            o["latency_histograms"] = {"time_to_first_token": expected_hist(HIST_BOUNDS, HIST_INC, HIST_SUM_INC, k,
+                                                                            1e3)}
     return o
 
 
-def vllm_expected(k):
-    """The execution_stats.models.<VLLM_MODEL>."" of a vLLM group that covers k scrapes (gauges apart)."""
+def vllm_expected(k, hist=False):
+    """The execution_stats.models.<VLLM_MODEL>."" of a vLLM group that covers k scrapes (gauges apart; hist: with
+    latency_histograms)."""
     succ = k * sum(VLLM_SUCCESS.values())
     o = {"execution_summary": {"completed": succ}, "latency_stats": {"percentile_source": "histogram"},
          "mean_seconds": {}, "tokens": {t: k * c for t, c in VLLM_TOKENS.items()}}
@@ -275,10 +289,13 @@ def vllm_expected(k):
             name: bucket_quantile(q, bounds, counts) / 1 for name, q in PCTS
             if bucket_quantile(q, bounds, counts) is not None}
         o["mean_seconds"][key] = (k * sum_inc) / 1 / (k * inc[-1])
+        if hist:
+            o.setdefault("latency_histograms", {})["total_latency" if key == "request" else key] = \
+                expected_hist(bounds, inc, sum_inc, k, 1)
     return o
 
 
-def check_vllm(stream, log):
+def check_vllm(stream, log, hist=False):
     """Every vLLM execution_stats of the stream against the increments; the error lines."""
     errors, total_k, groups = [], 0, 0
     for lineno, line in enumerate(open(stream), 1):
@@ -301,7 +318,7 @@ def check_vllm(stream, log):
                 continue
             total_k += k
             groups += 1
-            want = wire(vllm_expected(k))
+            want = wire(vllm_expected(k, hist))
             if have != want:
                 errors.append("%s: %s (k=%d):\n  got  %s\n  want %s" % (where, VLLM_MODEL, k,
                               json.dumps(have, sort_keys=True), json.dumps(want, sort_keys=True)))
@@ -309,6 +326,10 @@ def check_vllm(stream, log):
             rlat = {"total_latency": want["latency_stats"]["total_latency"], "percentile_source": "histogram"}
             if g.get("execution_summary") != rwant or g.get("latency_stats") != rlat:
                 errors.append("%s: runtime level %r %r" % (where, g.get("execution_summary"), g.get("latency_stats")))
+            rhist = {"total_latency": want["latency_histograms"]["total_latency"]} if hist else None
+            if g.get("latency_histograms") != rhist:
+                errors.append("%s: runtime level latency_histograms %r, want %r" % (where, g.get("latency_histograms"),
+                                                                                     rhist))
     scrapes = len(open(log).read().split())
     if not groups:
         errors.append("no vLLM execution_stats with counts in %s" % stream)
@@ -324,7 +345,7 @@ def check_period(where, g, k, period, errors):
         errors.append("%s: period %r covers %d scrapes of %r s each" % (where, g.get("period"), k, period))
 
 
-def check(stream, log, period=None):
+def check(stream, log, period=None, hist=False):
     errors = []
     scrapes = len(open(log).read().split())
     total_k = 0
@@ -355,7 +376,7 @@ def check(stream, log, period=None):
             check_period(where, g, k, period, errors)
             for key in INC:
                 m, v = key
-                want = wire(expected_model(key, k))
+                want = wire(expected_model(key, k, hist))
                 have = dict(models.get(m, {}).get(v, {}))
                 pend = have.pop("requests_pending", None)
                 want.pop("requests_pending")
@@ -399,17 +420,19 @@ def main():
     p.add_argument("--print", type=int, metavar="N", help="print the N-th scrape's body and exit")
     p.add_argument("--fail", default="", metavar="N,M", help="answer these GETs (from 1) with HTTP 500")
     p.add_argument("--period", type=float, help="--check: the group's configured period, seconds")
+    p.add_argument("--histograms", action="store_true",
+                   help="--check: the endpoint has \"latency_histograms\": true (each histogram's buckets, exactly)")
     a = p.parse_args()
     if a.print:
         sys.stdout.write((vllm_exposition if a.flavour == "vllm" else exposition)(a.print))
         return 0
     if a.check and a.flavour == "vllm":
-        errors = check_vllm(a.check, a.log)
+        errors = check_vllm(a.check, a.log, a.histograms)
         for e in errors:
             print(e)
         return 1 if errors else 0
     if a.check:
-        return check(a.check, a.log, a.period)
+        return check(a.check, a.log, a.period, a.histograms)
     Handler.log_path = a.log
     Handler.fail = {int(x) for x in a.fail.split(",") if x}
     if a.flavour == "vllm":

@@ -132,6 +132,23 @@ int main(void)
 	map_line("tests/fixtures/streams/neuron-monitor-2x.jsonl", &c);
 	HAS("SystemVCpuCount{} 2 Count%s", "");
 
+	/* A histogram family's sample (latency_histograms) is not sent: no datum, no bad value. */
+	{
+		struct family f = { "accel_model_request_duration_seconds", "", METRIC_HISTOGRAM, "seconds" };
+		static const double le[] = { 0.1, 1 }, counts[] = { 1, 2, 0 };
+		struct sample_hist h = { 2, le, counts, 1.5, 3 };
+		struct sample s = { .fam = &f, .group = "execution_stats", .entity = "srv", .value = 3, .ts_ms = NOW,
+				    .hist = &h };
+		struct cw_point p;
+		struct cw_scratch sc;
+
+		cw_map_opts_init(&o, "myhost");
+		is_int(cw_map_sample(&o, &s, NOW, &p, &sc), CW_SKIP, "a histogram family is skipped");
+		f.type = METRIC_COUNTER;
+		s.hist = NULL;
+		is_int(cw_map_sample(&o, &s, NOW, &p, &sc), CW_OK, "the same as a counter maps (the skip is the type's)");
+	}
+
 	/* Not on EC2: Host instead of InstanceId/InstanceType. */
 	{
 		struct family f = { "system_memory_used_bytes", "", METRIC_GAUGE, "bytes" };

@@ -199,7 +199,9 @@ static const struct {
 	  "tag_filter, period, metrics (\"tls\" is a key of http: and https: runtimes)" },
 	{ "eptypo.json", 0, "{\"runtimes\": [{\"address\": \"http://h/m\", \"timout\": 1, \"metrics\": []}]}",
 	  "eptypo.json:1:41: runtimes[0].timout: unknown key \"timout\"; known: address, tag_filter, period, metrics, "
-	  "server, timeout, max_body_bytes, tls, bearer_token_file, basic_auth, passthrough" },
+	  "server, timeout, max_body_bytes, tls, bearer_token_file, basic_auth, passthrough, latency_histograms" },
+	{ "ephist.json", 0, "{\"runtimes\": [{\"address\": \"http://h/m\", \"latency_histograms\": \"yes\", \"metrics\": []}]}",
+	  "ephist.json:1:63: runtimes[0].latency_histograms: expected true or false, got a string" },
 	/* A collector's own keys (nvidia's "library"): accepted for its type only, parsed by the collector. */
 	{ "nvlib.json", 0, "{\"devices\": [{\"type\": \"nvidia\", \"library\": \"/opt/nv/libnvidia-ml.so.1\"}]}", NULL },
 	{ "nvlibname.yaml", 1, "devices:\n  - {type: nvidia, library: libnvidia-ml.so.535}\n", NULL },
@@ -720,6 +722,28 @@ int main(void)
 			free(text);
 			text = json_dumps(eff, JSON_COMPACT | JSON_REAL_PRECISION(10));
 			is_fixed_point("effep.json", text, "effective configuration with endpoint keys loads back");
+			free(text);
+			json_decref(eff);
+			cfg_free(&cfg);
+		}
+		free(err);
+	}
+
+	/* "latency_histograms": shown by the effective configuration when on (off: not shown, as above). */
+	{
+		char *err = load("ephist.json",
+				 "{\"runtimes\": [{\"address\": \"http://h/m\", \"latency_histograms\": true, "
+				 "\"metrics\": []}]}", 0, &cfg);
+		json_t *eff;
+		char *text;
+
+		if (ok(!err, "latency_histograms: true loads")) {
+			eff = cfg_effective(&cfg);
+			text = json_dumps(json_object_get(eff, "runtimes"), JSON_COMPACT | JSON_REAL_PRECISION(10));
+			is_str(text,
+			       "[{\"address\":\"http://h/m\",\"period\":5.0,\"metrics\":[],\"max_body_bytes\":4194304,"
+			       "\"passthrough\":false,\"latency_histograms\":true}]",
+			       "effective configuration shows latency_histograms when on");
 			free(text);
 			json_decref(eff);
 			cfg_free(&cfg);

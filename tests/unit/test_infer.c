@@ -1065,6 +1065,195 @@ static void test_duplicates(void)
 	infer_free(in);
 }
 
+/*
+ * A latency_histograms entry: le (seconds, n finite bounds) and counts (n + 1
+ * per-bucket increments, integers) exactly, sum to the last bit, count the
+ * +Inf bucket; and the numbers are those of the percentiles beside it
+ * (ref_quantile of the same buckets, cumulated again).
+ */
+static void check_hist(json_t *h, const double *le, size_t n, const long long *counts, double sum, const char *what,
+		       json_t *pcts)
+{
+	json_t *jl = json_object_get(h, "le"), *jc = json_object_get(h, "counts");
+	double bounds[64], cum[64], acc = 0;
+	long long total = 0;
+	int same = json_array_size(jl) == n && json_array_size(jc) == n + 1;
+	char name[256];
+
+	ok(json_is_object(h) && json_object_size(h) == 4, "%s: histogram with le, counts, sum, count", what);
+	for (size_t i = 0; same && i <= n; i++) {
+		if (i < n)
+			same = json_is_real(json_array_get(jl, i)) && json_real_value(json_array_get(jl, i)) == le[i];
+		same = same && json_is_integer(json_array_get(jc, i)) && json_integer_value(json_array_get(jc, i)) == counts[i];
+		total += counts[i];
+		acc += (double)counts[i];
+		bounds[i] = i < n ? le[i] : INFINITY;
+		cum[i] = acc;
+	}
+	if (!ok(same, "%s: bounds and per-bucket counts", what)) {
+		char *t = json_dumps(h, JSON_COMPACT);
+
+		fprintf(stderr, "#   got: %s\n", t ? t : "?");
+		free(t);
+	}
+	snprintf(name, sizeof(name), "%s: sum", what);
+	is_real(json_object_get(h, "sum"), sum, name);
+	snprintf(name, sizeof(name), "%s: count, the +Inf bucket", what);
+	is_count(json_object_get(h, "count"), total, name);
+	if (pcts) {
+		snprintf(name, sizeof(name), "%s: the percentiles are these buckets'", what);
+		check_pcts(pcts, bounds, cum, (int)n + 1, 1, name);
+	}
+}
+
+/* Fill a fresh group, kept out of the golden file (which has every group as the option-off default writes). */
+static void stats_hist(struct infer *in)
+{
+	json_decref(group);
+	group = json_object();
+	infer_execution_stats(in, group, NULL);
+}
+
+/* "latency_histograms": the period's buckets of each histogram distribution, on when asked only. */
+static void test_histograms(void)
+{
+	struct infer *in = infer_new(INFER_AUTO);
+	const char *m = "meta-llama/Llama-3.1-8B-Instruct";
+	static const double eb[] = { 0.5, 1.0, 2.5, 5.0, 10.0 }, fb[] = { 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5 },
+			    pb[] = { 0.01, 0.025, 0.05, 0.075, 0.1 }, qb[] = { 0.01, 0.05, 0.1, 0.5 },
+			    tb[] = { 0.1, 0.5, 2, 5 }, mb[] = { 1, 2 };
+	static const long long ec[] = { 1, 9, 15, 8, 2, 0 }, fc[] = { 2, 8, 8, 7, 3, 5, 2, 0 },
+			       pc[] = { 200, 23800, 5000, 800, 200, 0 }, qc[] = { 30, 3, 1, 1, 0 },
+			       fr[] = { 20, 25, 55, 50, 30, 15, 5, 0 }, tc[] = { 0, 1, 1, 1, 1 }, mc[] = { 4, 1, 5 };
+	static const char a[] = "vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"1\"} 0\n"
+				"vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"+Inf\"} 0\n"
+				"vllm:e2e_request_latency_seconds_sum{model_name=\"a\"} 0\n"
+				"vllm:e2e_request_latency_seconds_count{model_name=\"a\"} 0\n"
+				"vllm:e2e_request_latency_seconds_bucket{model_name=\"b\",le=\"2\"} 0\n"
+				"vllm:e2e_request_latency_seconds_bucket{model_name=\"b\",le=\"1\"} 0\n"
+				"vllm:e2e_request_latency_seconds_bucket{model_name=\"b\",le=\"+Inf\"} 0\n"
+				"vllm:e2e_request_latency_seconds_sum{model_name=\"b\"} 0\n"
+				"vllm:e2e_request_latency_seconds_count{model_name=\"b\"} 0\n";
+	static const char b[] = "vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"1\"} 3\n"
+				"vllm:e2e_request_latency_seconds_bucket{model_name=\"a\",le=\"+Inf\"} 4\n"
+				"vllm:e2e_request_latency_seconds_sum{model_name=\"a\"} 4.5\n"
+				"vllm:e2e_request_latency_seconds_count{model_name=\"a\"} 4\n"
+				"vllm:e2e_request_latency_seconds_bucket{model_name=\"b\",le=\"2\"} 5\n"
+				"vllm:e2e_request_latency_seconds_bucket{model_name=\"b\",le=\"1\"} 1\n"
+				"vllm:e2e_request_latency_seconds_bucket{model_name=\"b\",le=\"+Inf\"} 6\n"
+				"vllm:e2e_request_latency_seconds_sum{model_name=\"b\"} 10.25\n"
+				"vllm:e2e_request_latency_seconds_count{model_name=\"b\"} 6\n";
+	static const long long ac[] = { 3, 1 };
+	static const double ab[] = { 1 };
+	char err[64];
+
+	/* off (the default): no histograms, whatever the server serves */
+	feed(in, "vllm_1.prom", 0);
+	stats_hist(in);
+	feed(in, "vllm_2.prom", 5);
+	stats_hist(in);
+	is_absent(at("models", m, "", "latency_histograms", NULL), "off: no model histograms");
+	is_absent(at("latency_histograms", NULL), "off: no runtime histogram");
+	infer_free(in);
+
+	in = infer_new(INFER_AUTO);
+	infer_set_histograms(in, 1);
+	feed(in, "vllm_1.prom", 0);
+	stats_hist(in);
+	is_absent(at("models", m, "", "latency_histograms", NULL), "on, first call: no period, no histograms");
+	feed(in, "vllm_2.prom", 5);
+	stats_hist(in);
+	check_hist(at("models", m, "", "latency_histograms", "total_latency", NULL), eb, 5, ec, 387.5 - 300, "vLLM e2e",
+		   at("models", m, "", "latency_stats", "total_latency", NULL));
+	check_hist(at("models", m, "", "latency_histograms", "time_to_first_token", NULL), fb, 7, fc, 9.75 - 7.5,
+		   "vLLM TTFT", at("models", m, "", "latency_stats", "time_to_first_token", NULL));
+	check_hist(at("models", m, "", "latency_histograms", "time_per_output_token", NULL), pb, 5, pc, 3750.0 - 3000,
+		   "vLLM TPOT", at("models", m, "", "latency_stats", "time_per_output_token", NULL));
+	check_hist(at("models", m, "", "latency_histograms", "queue", NULL), qb, 4, qc, 2.35 - 2.0, "vLLM queue",
+		   at("models", m, "", "latency_stats", "queue", NULL));
+	is_int((int)json_object_size(at("models", m, "", "latency_histograms", NULL)), 4, "vLLM: the four, no other");
+	check_hist(at("latency_histograms", "total_latency", NULL), eb, 5, ec, 387.5 - 300, "runtime merged e2e",
+		   at("latency_stats", "total_latency", NULL));
+	is_int((int)json_object_size(at("latency_histograms", NULL)), 1, "runtime: total_latency only");
+	feed(in, "vllm_3_reset.prom", 10);
+	stats_hist(in);
+	check_hist(at("models", m, "", "latency_histograms", "time_to_first_token", NULL), fb, 7, fr, 12.0,
+		   "restarted server: the new process's buckets", NULL);
+	infer_free(in);
+
+	/* Triton: TTFT in milliseconds, in seconds here; counters only (resnet50): none */
+	in = infer_new(INFER_AUTO);
+	infer_set_histograms(in, 1);
+	feed(in, "triton_1.prom", 0);
+	stats_hist(in);
+	feed(in, "triton_2.prom", 5);
+	stats_hist(in);
+	check_hist(at("models", "llama", "1", "latency_histograms", "time_to_first_token", NULL), tb, 4, tc, 4000 / 1e3,
+		   "Triton TTFT, ms to s", at("models", "llama", "1", "latency_stats", "time_to_first_token", NULL));
+	is_absent(at("models", "resnet50", "1", "latency_histograms", NULL), "counters only: no histograms");
+	is_absent(at("latency_histograms", NULL), "no request histogram: no runtime histogram");
+	infer_free(in);
+
+	/* TGI (one unnamed model) and OVMS (µs; gRPC and REST series summed by bound, their sums added) */
+	{
+		static const double db[] = { 0.1, 0.5, 1, 2, 5, 10 }, gq[] = { 0.001, 0.01, 0.1, 1 },
+				    gt[] = { 0.01, 0.02, 0.05, 0.1 }, rb[] = { 1585.8 / 1e6, 2775.1 / 1e6, 4856.5 / 1e6,
+									       8498.8 / 1e6 },
+				    wb[] = { 10 / 1e6, 100 / 1e6, 1000 / 1e6 };
+		static const long long dc[] = { 2, 6, 7, 3, 0, 0, 0 }, qc2[] = { 10, 4, 2, 2, 0 },
+				       tc2[] = { 3, 7, 6, 2, 0 }, rc[] = { 32, 32, 11, 5, 0 }, wc[] = { 60, 15, 5, 0 };
+
+		in = infer_new(INFER_AUTO);
+		infer_set_histograms(in, 1);
+		feed(in, "tgi_1.prom", 0);
+		stats_hist(in);
+		feed(in, "tgi_2.prom", 5);
+		stats_hist(in);
+		check_hist(at("models", "", "", "latency_histograms", "total_latency", NULL), db, 6, dc, 115.75 - 95.5,
+			   "TGI request", at("models", "", "", "latency_stats", "total_latency", NULL));
+		check_hist(at("models", "", "", "latency_histograms", "queue", NULL), gq, 4, qc2, 3.65 - 3.2, "TGI queue",
+			   at("models", "", "", "latency_stats", "queue", NULL));
+		check_hist(at("models", "", "", "latency_histograms", "time_per_output_token", NULL), gt, 4, tc2,
+			   2.64 - 2.1, "TGI TPOT", at("models", "", "", "latency_stats", "time_per_output_token", NULL));
+		check_hist(at("latency_histograms", "total_latency", NULL), db, 6, dc, 115.75 - 95.5, "TGI runtime", NULL);
+		infer_free(in);
+		in = infer_new(INFER_AUTO);
+		infer_set_histograms(in, 1);
+		feed(in, "ovms_1.prom", 0);
+		stats_hist(in);
+		feed(in, "ovms_2.prom", 5);
+		stats_hist(in);
+		check_hist(at("models", "resnet", "1", "latency_histograms", "total_latency", NULL), rb, 4, rc,
+			   215000 / 1e6, "OVMS request, gRPC and REST summed by le, µs to s", NULL);
+		check_hist(at("models", "resnet", "1", "latency_histograms", "queue", NULL), wb, 3, wc, 1000 / 1e6,
+			   "OVMS wait for infer request", NULL);
+		infer_free(in);
+	}
+
+	/* summaries: none */
+	in = infer_new(INFER_TRITON);
+	infer_set_histograms(in, 1);
+	feed(in, "triton_summary_1.prom", 0);
+	stats_hist(in);
+	feed(in, "triton_summary_2.prom", 5);
+	stats_hist(in);
+	ok(at("models", "my_model", "1", "latency_stats", "total_latency", NULL) != NULL, "summary: percentiles");
+	is_absent(at("models", "my_model", "1", "latency_histograms", NULL), "summary: no histograms");
+	infer_free(in);
+
+	/* merged over models by bound (b's bounds out of order on the wire), sums added */
+	in = infer_new(INFER_VLLM);
+	infer_set_histograms(in, 1);
+	infer_update(in, a, sizeof(a) - 1, 0, err, sizeof(err));
+	stats_hist(in);
+	infer_update(in, b, sizeof(b) - 1, 1, err, sizeof(err));
+	stats_hist(in);
+	check_hist(at("models", "a", "", "latency_histograms", "total_latency", NULL), ab, 1, ac, 4.5, "model a", NULL);
+	check_hist(at("latency_histograms", "total_latency", NULL), mb, 2, mc, 4.5 + 10.25, "merged by le, sums added",
+		   at("latency_stats", "total_latency", NULL));
+	infer_free(in);
+}
+
 int main(void)
 {
 	test_names();
@@ -1086,6 +1275,7 @@ int main(void)
 	test_long_names();
 	test_memory();
 	test_duplicates();
+	test_histograms();
 	test_golden();
 	json_decref(group);
 	json_decref(all);

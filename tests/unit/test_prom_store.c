@@ -804,6 +804,105 @@ static void test_golden(const char *stream, const char *name, int nlines)
 	prom_store_free(st);
 }
 
+/* An endpoint runtime "srv" whose model m has latency_histograms.total_latency (or, with error, the entry's error). */
+static void feed_hist(struct prom_store *st, const char *error, const char *le, const char *counts, const char *sum,
+		      int count, int64_t t)
+{
+	char *j = xasprintf(
+		"{\"timestamp\":\"2026-11-21T05:51:24.722Z\",\"monitor\":{\"version\":\"0.1.0\",\"seq\":0},"
+		"\"runtime_data\":[{\"runtime_tag\":\"srv\",\"pid\":7,\"error\":\"%s\",\"report\":{\"execution_stats\":{"
+		"\"period\":1.0,\"timestamp\":\"2026-11-21T05:51:24.722Z\",\"error\":\"\",\"models\":{\"m\":{\"1\":{"
+		"\"latency_histograms\":{\"total_latency\":{\"le\":[%s],\"counts\":[%s],\"sum\":%s,\"count\":%d}}}}}}}}],"
+		"\"system_data\":{},\"instance_info\":{\"instance_id\":\"i-1\"}}",
+		error, le, counts, sum, count);
+
+	feed(st, j, t);
+	free(j);
+}
+
+#define HNAME "accel_model_request_duration_seconds"
+#define HLAB                                                                                                  \
+	"availability_zone=\"\",instance_id=\"i-1\",instance_name=\"\",instance_type=\"\",model=\"m\",pid=\"7\",region=\"\"," \
+	"runtime_tag=\"srv\",subnet_id=\"\",version=\"1\""
+
+struct seen_hist {
+	int n;
+	double count, sum, c0;
+	size_t nb;
+};
+
+static void on_view(const struct prom_series_view *v, void *ud)
+{
+	struct seen_hist *h = ud;
+
+	if (!v->hist)
+		return;
+	h->n++;
+	h->count = v->hist->count;
+	h->sum = v->hist->sum;
+	h->c0 = v->hist->counts[0];
+	h->nb = v->hist->n;
+	h->count = v->value == v->hist->count ? h->count : -1; /* the value is the count */
+}
+
+/* A histogram series: cumulative buckets, sum and count over reports, in both formats; leaves and comes back. */
+static void test_histograms(void)
+{
+	struct prom_store *st = new_store(0);
+	struct seen_hist h = { 0 };
+	char *text, *om;
+
+	feed_hist(st, "", "0.1,0.5,2.0", "3,4,3,0", "4.25", 10, T0);
+	feed_hist(st, "", "0.1,0.5,2.0", "1,0,2,1", "7.5", 4, T0 + NS_PER_S);
+	text = render(st, T0 + NS_PER_S, 0);
+	om = render(st, T0 + NS_PER_S, 1);
+	ok(strstr(text, "# TYPE " HNAME " histogram\n" HNAME "_bucket{" HLAB ",le=\"0.1\"} 4\n" HNAME "_bucket{" HLAB
+			",le=\"0.5\"} 8\n" HNAME "_bucket{" HLAB ",le=\"2.0\"} 13\n" HNAME "_bucket{" HLAB
+			",le=\"+Inf\"} 14\n" HNAME "_sum{" HLAB "} 11.75\n" HNAME "_count{" HLAB "} 14\n") != NULL,
+	   "text: cumulative buckets (over bounds and reports), +Inf, sum, count");
+	ok(strstr(om, "# TYPE " HNAME " histogram\n# UNIT " HNAME " seconds\n" HNAME "_bucket{" HLAB
+		      ",le=\"0.1\"} 4\n") != NULL && strstr(om, HNAME "_bucket{" HLAB ",le=\"+Inf\"} 14\n" HNAME "_sum{" HLAB
+							   "} 11.75\n" HNAME "_count{" HLAB "} 14\n") != NULL,
+	   "OpenMetrics: the same lines, with the unit");
+	free(text);
+	free(om);
+	prom_store_each(st, 1, on_view, &h);
+	ok(h.n == 1 && h.count == 14 && h.sum == 11.75 && h.c0 == 4 && h.nb == 3,
+	   "prom_store_each: the histogram's view, cumulative, its value the count");
+
+	/* the runtime's entry in error: the series leaves; back, it goes on from where it was */
+	feed_hist(st, "gone", "0.1,0.5,2.0", "0,0,0,0", "0", 0, T0 + 2 * NS_PER_S);
+	text = render(st, T0 + 2 * NS_PER_S, 0);
+	ok(!strstr(text, HNAME), "entry in error: the histogram leaves the exposition");
+	free(text);
+	feed_hist(st, "", "0.1,0.5,2.0", "1,0,0,0", "0.05", 1, T0 + 3 * NS_PER_S);
+	text = render(st, T0 + 3 * NS_PER_S, 0);
+	is_str(value_of(text, HNAME "_bucket{" HLAB ",le=\"0.1\"}"), "5", "back: its buckets go on (4 + 1)");
+	is_str(value_of(text, HNAME "_count{" HLAB "}"), "15", "back: its count goes on");
+	is_str(value_of(text, HNAME "_sum{" HLAB "}"), "11.8", "back: its sum goes on");
+	free(text);
+
+	/* the server's bounds changed: the series starts again from the new buckets (a counter reset) */
+	feed_hist(st, "", "1,5", "2,0,1", "9", 3, T0 + 4 * NS_PER_S);
+	text = render(st, T0 + 4 * NS_PER_S, 0);
+	ok(!strstr(text, "le=\"0.1\""), "new bounds: the old ones are gone");
+	is_str(value_of(text, HNAME "_bucket{" HLAB ",le=\"1.0\"}"), "2", "new bounds: from the new sample");
+	is_str(value_of(text, HNAME "_bucket{" HLAB ",le=\"5.0\"}"), "2", "... cumulative over bounds");
+	is_str(value_of(text, HNAME "_bucket{" HLAB ",le=\"+Inf\"}"), "3", "... +Inf");
+	is_str(value_of(text, HNAME "_count{" HLAB "}"), "3", "... count from zero");
+	free(text);
+	/* stale: gone from the exposition, yet remembered like a counter */
+	prom_store_sweep(st, T0 + 400 * NS_PER_S);
+	text = render(st, T0 + 400 * NS_PER_S, 0);
+	ok(!strstr(text, HNAME), "stale: the histogram leaves");
+	free(text);
+	feed_hist(st, "", "1,5", "1,0,0", "0.5", 1, T0 + 401 * NS_PER_S);
+	text = render(st, T0 + 401 * NS_PER_S, 0);
+	is_str(value_of(text, HNAME "_count{" HLAB "}"), "4", "back after staleness: goes on (3 + 1)");
+	free(text);
+	prom_store_free(st);
+}
+
 int main(void)
 {
 	test_format();
@@ -821,6 +920,7 @@ int main(void)
 	test_openmetrics();
 	test_devices_and_bie();
 	test_edge_numbers();
+	test_histograms();
 	test_golden("tests/fixtures/streams/neuron-monitor-2x.jsonl", "neuron-monitor-2x", 0);
 	test_golden("tests/fixtures/streams/neuron-monitor-2020.jsonl", "neuron-monitor-2020", 0);
 	/* Line 3 of the 2020 stream is a runtime error that takes the runtime's series away: show them before. */

@@ -204,10 +204,64 @@ static void test_http_rules(void)
 	is_int(rw_classify(413), RW_DROP, "413 dropped");
 }
 
+/* A histogram family's series (rw_enc_series_sub): name with its suffix, le among the labels; metadata histogram. */
+static void test_histogram(void)
+{
+	static const struct family F_H = { "accel_model_request_duration_seconds", "Request time", METRIC_HISTOGRAM,
+					   "seconds" };
+	char err[256], text[512];
+	struct rw_enc *e = rw_enc_new(NULL, 0, err, sizeof(err));
+	struct buf out;
+	uint32_t b, s, c, again;
+	Prometheus__WriteRequest *r;
+
+	buf_init(&out, 1 << 26);
+	if (!ok(e != NULL, "encoder made"))
+		return;
+	is_int(rw_enc_series_sub(e, &F_H, "_bucket", "{model=\"m\",le=\"0.5\"}", 20, &b), 0, "a bucket");
+	is_int(rw_enc_series_sub(e, &F_H, "_sum", "{model=\"m\"}", 11, &s), 0, "its sum");
+	is_int(rw_enc_series_sub(e, &F_H, "_count", "{model=\"m\"}", 11, &c), 0, "its count");
+	ok(b != s && s != c, "three series");
+	is_int(rw_enc_series_sub(e, &F_H, "_sum", "{model=\"m\"}", 11, &again), 0, "the sum again");
+	is_int(again, s, "... the same id");
+	rw_enc_add(e, b, 1000, 3);
+	rw_enc_add(e, s, 1000, 1.25);
+	rw_enc_add(e, c, 1000, 4);
+	is_int(rw_enc_flush(e, &out, NULL), 0, "flushed");
+	r = decode(&out);
+	ok(r && r->n_timeseries == 3, "three series sent");
+	if (r && r->n_timeseries == 3) {
+		labels_text(r->timeseries[0], text, sizeof(text));
+		is_str(text, "__name__=accel_model_request_duration_seconds_bucket,le=0.5,model=m",
+		       "the bucket: name_bucket, le sorted among the labels");
+		labels_text(r->timeseries[1], text, sizeof(text));
+		is_str(text, "__name__=accel_model_request_duration_seconds_sum,model=m", "name_sum");
+		labels_text(r->timeseries[2], text, sizeof(text));
+		is_str(text, "__name__=accel_model_request_duration_seconds_count,model=m", "name_count");
+		is_double(r->timeseries[1]->samples[0]->value, 1.25, 0, "the sum's value");
+	}
+	if (r)
+		prometheus__write_request__free_unpacked(r, NULL);
+	is_int(rw_enc_nfamilies(e), 1, "one family for the three");
+	is_int(rw_enc_metadata(e, &out), 0, "metadata encoded");
+	r = decode(&out);
+	ok(r && r->n_metadata == 1, "one metadata entry");
+	if (r && r->n_metadata == 1) {
+		is_str(r->metadata[0]->metric_family_name, "accel_model_request_duration_seconds", "the family's name");
+		is_int(r->metadata[0]->type, PROMETHEUS__METRIC_METADATA__METRIC_TYPE__HISTOGRAM, "type HISTOGRAM");
+		is_str(r->metadata[0]->unit, "seconds", "unit seconds");
+	}
+	if (r)
+		prometheus__write_request__free_unpacked(r, NULL);
+	buf_free(&out);
+	rw_enc_free(e);
+}
+
 int main(void)
 {
 	test_parse_labels();
 	test_encode();
+	test_histogram();
 	test_ext_labels();
 	test_http_rules();
 	return done_testing();

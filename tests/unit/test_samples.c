@@ -30,6 +30,7 @@ static double raw_values[8];
 static size_t raw_values_n;
 static int ultra_count, prom_skipped_pid;
 static char ultra_value[64], inst_id[64];
+static int hist_misplaced; /* samples whose hist is set but not a histogram's, or the reverse */
 static char *last_entity; /* when set: the entity of each sample is copied here (512 bytes) */
 static struct mapper *mapper; /* one stream: map() carries instance labels from report to report */
 
@@ -46,7 +47,18 @@ static void on_sample(const struct sample *s, void *ud)
 	for (size_t i = s->ninstance; i < s->nlabels; i++)
 		n += (size_t)snprintf(l + n, 512 - n, "%s%s=%s", i > s->ninstance ? "," : "", s->labels[i].name,
 				      s->labels[i].value);
-	snprintf(l + n, 512 - n, "} %.10g", s->value);
+	n += (size_t)snprintf(l + n, 512 - n, "} %.10g", s->value);
+	if ((s->fam->type == METRIC_HISTOGRAM) != (s->hist != NULL))
+		hist_misplaced++;
+	if (s->hist) {
+		/* a histogram sample: "|le=b1,b2|c=c1,c2,c3|sum=s" after its value (the count) */
+		for (size_t i = 0; i < s->hist->n && n < 512; i++)
+			n += (size_t)snprintf(l + n, 512 - n, "%s%.10g", i ? "," : "|le=", s->hist->le[i]);
+		for (size_t i = 0; i <= s->hist->n && n < 512; i++)
+			n += (size_t)snprintf(l + n, 512 - n, "%s%.10g", i ? "," : "|c=", s->hist->counts[i]);
+		if (n < 512)
+			snprintf(l + n, 512 - n, "|sum=%.10g", s->hist->sum);
+	}
 	for (size_t i = 0; i < s->nlabels; i++) {
 		if (!strcmp(s->labels[i].name, "ultraserver_id")) {
 			ultra_count++;
@@ -521,6 +533,89 @@ static void test_registry(void)
 	ok(strays == 0, "a collector's families are fed by its own rules (%zu are not)", strays);
 }
 
+/* An endpoint's report with one model's latency_histograms.<kind> = h (JSON text), and the runtime's merged one. */
+static struct seen *map_hist(const char *kind, const char *h)
+{
+	static char json[4096 + 16 * 513];
+	enum report_format fmt;
+
+	snprintf(json, sizeof(json),
+		 "{\"monitor\":{},\"runtime_data\":[{\"runtime_tag\":\"t\",\"pid\":1,\"error\":\"\",\"report\":"
+		 "{\"execution_stats\":{\"error\":\"\",\"latency_histograms\":{\"total_latency\":{\"le\":[1.0],"
+		 "\"counts\":[1,1],\"sum\":1.5,\"count\":2}},\"models\":{\"m\":{\"1\":{\"latency_histograms\":"
+		 "{\"%s\":%s}}}}}}}]}",
+		 kind, h);
+	return map(json, &fmt);
+}
+
+/* latency_histograms: one histogram sample per model and distribution, its buckets as written; bad ones named. */
+static void test_histograms(void)
+{
+	static const char *const kinds[][2] = {
+		{ "total_latency", "accel_model_request_duration_seconds" },
+		{ "queue", "accel_model_queue_duration_seconds" },
+		{ "time_to_first_token", "accel_model_time_to_first_token_seconds" },
+		{ "time_per_output_token", "accel_model_time_per_output_token_seconds" },
+	};
+	static const char good[] = "{\"le\":[0.1,0.5,2.0],\"counts\":[3,4,3,0],\"sum\":4.25,\"count\":10}";
+	static const struct {
+		const char *h, *why;
+	} bad[] = {
+		{ "{\"le\":[0.5,0.1],\"counts\":[1,1,0],\"sum\":1,\"count\":2}",
+		  "expected bounds in ascending order, each once" },
+		{ "{\"le\":[0.1,0.1],\"counts\":[1,1,0],\"sum\":1,\"count\":2}",
+		  "expected bounds in ascending order, each once" },
+		{ "{\"le\":[0.1],\"counts\":[1],\"sum\":1,\"count\":1}",
+		  "expected one count more than bounds (the +Inf bucket last)" },
+		{ "{\"le\":[0.1],\"counts\":[1,-1],\"sum\":1,\"count\":0}", "expected counts: finite numbers >= 0" },
+		{ "{\"le\":[\"0.1\"],\"counts\":[1,1],\"sum\":1,\"count\":2}", "expected bounds: finite numbers" },
+		{ "{\"le\":[0.1],\"counts\":[1,1],\"sum\":1,\"count\":3}",
+		  "expected a finite sum and a count that is the counts' sum" },
+		{ "{\"le\":[0.1],\"counts\":[1,1],\"count\":2}",
+		  "expected a histogram: {\"le\": [...], \"counts\": [...], \"sum\": number, \"count\": number}" },
+		{ "0.5", "expected a histogram: {\"le\": [...], \"counts\": [...], \"sum\": number, \"count\": number}" },
+	};
+	static char big[16 * 520];
+	char want[512];
+	struct seen *z;
+	size_t n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		hist_misplaced = 0;
+		z = map_hist(kinds[i][0], good);
+		snprintf(want, sizeof(want), "%s{runtime_tag=t,pid=1,model=m,version=1} 10|le=0.1,0.5,2|c=3,4,3,0|sum=4.25",
+			 kinds[i][1]);
+		HAS(z, want);
+		ok(z->n == 2, "%s: instance_info and the model's histogram; the runtime's merged one is not mapped",
+		   kinds[i][0]);
+		ok(z->nbad == 0, "%s: no bad value", kinds[i][0]);
+		ok(hist_misplaced == 0, "%s: hist set on histogram samples only", kinds[i][0]);
+		ok(map_family(kinds[i][1]) && map_family(kinds[i][1])->type == METRIC_HISTOGRAM &&
+			   !strcmp(map_family(kinds[i][1])->unit, "seconds"),
+		   "%s: a histogram family in seconds", kinds[i][1]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		z = map_hist("queue", bad[i].h);
+		ok(z->n == 1, "bad histogram %s: nothing yielded", bad[i].h);
+		snprintf(want, sizeof(want), "runtime_data[0].report.execution_stats.models.m.1.latency_histograms.queue: %s",
+			 bad[i].why);
+		is_str(z->nbad == 1 ? z->bad[0] : "", want, "... a bad value that names its path and why");
+	}
+	/* at most 512 bounds: the producer's limit, and 513 is refused */
+	for (size_t lim = 512; lim <= 513; lim++) {
+		n = (size_t)snprintf(big, sizeof(big), "{\"le\":[");
+		for (size_t k = 0; k < lim; k++)
+			n += (size_t)snprintf(big + n, sizeof(big) - n, "%s%zu", k ? "," : "", k + 1);
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "],\"counts\":[");
+		for (size_t k = 0; k <= lim; k++)
+			n += (size_t)snprintf(big + n, sizeof(big) - n, "%s1", k ? "," : "");
+		snprintf(big + n, sizeof(big) - n, "],\"sum\":1,\"count\":%zu}", lim + 1);
+		z = map_hist("queue", big);
+		ok(z->n == (lim == 512 ? 2u : 1u), "%zu bounds: %s", lim, lim == 512 ? "mapped" : "refused");
+		ok(z->nbad == (lim == 512 ? 0u : 1u), "... %s", lim == 512 ? "no bad value" : "a bad value");
+	}
+}
+
 int main(void)
 {
 	enum report_format fmt;
@@ -903,11 +998,15 @@ int main(void)
 
 		for (size_t i = 0; map_family_at(i); i++)
 			fam_ok &= map_family_at(i)->help[0] &&
-				  (map_family_at(i)->type != METRIC_COUNTER || strstr(map_family_at(i)->name, "_total"));
-		ok(fam_ok, "every family has help; counters end in _total");
+				  (map_family_at(i)->type != METRIC_COUNTER || strstr(map_family_at(i)->name, "_total")) &&
+				  (map_family_at(i)->type != METRIC_HISTOGRAM ||
+				   (!strstr(map_family_at(i)->name, "_total") && !strstr(map_family_at(i)->name, "_bucket") &&
+				    !strstr(map_family_at(i)->name, "_count") && !strstr(map_family_at(i)->name, "_sum")));
+		ok(fam_ok, "every family has help; counters end in _total; histograms have no suffix");
 	}
 	test_registry();
 	test_identities();
+	test_histograms();
 	mapper_free(mapper);
 	return done_testing();
 }

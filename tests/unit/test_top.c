@@ -443,6 +443,36 @@ static void test_pods_models_mig(void)
 }
 
 /* accel-prom's per-model series: model rows from --url too. */
+/* A model's latency_histograms (histogram families) change nothing: its row is its percentiles' and counts'. */
+static void test_histograms_ignored(void)
+{
+	struct top_model m;
+	const struct top_proc *p;
+	const char *at = strstr(pods_report, "\"percentile_source\":\"histogram\"}");
+	char *rep;
+	json_t *r;
+
+	if (!ok(at != NULL, "the report has bert's percentiles"))
+		return;
+	at += strlen("\"percentile_source\":\"histogram\"}");
+	rep = xasprintf("%.*s,\"latency_histograms\":{\"total_latency\":{\"le\":[0.01,0.1],\"counts\":[10,10,0],"
+			"\"sum\":0.3,\"count\":20}}%s",
+			(int)(at - pods_report), pods_report, at);
+	r = parse(rep);
+	free(rep);
+	top_model_init(&m);
+	top_model_report(&m, r, 0, 5000000000);
+	json_decref(r);
+	p = proc(&m, 30);
+	ok(p && p->nmodels == 2, "still two model versions");
+	if (p && p->nmodels == 2) {
+		is_double(p->models[0].rate, 10, 1e-9, "bert: its rate");
+		is_double(p->models[0].p50, 0.01, 1e-12, "bert: p50, the percentile's");
+		is_double(p->models[0].p99, 0.03, 1e-12, "bert: p99, the percentile's");
+	}
+	top_model_free(&m);
+}
+
 static void test_url_models(void)
 {
 	static const char *const polls[2] = {
@@ -597,6 +627,7 @@ int main(void)
 	test_many_rows();
 	test_url_models();
 	test_pods_models_mig();
+	test_histograms_ignored();
 	test_url();
 	test_model();
 	test_neuron();

@@ -41,6 +41,14 @@ void devrec_temp_add(struct devrec *r, const char *name, double celsius)
 	r->temp[r->ntemp++].celsius = celsius;
 }
 
+void devrec_set_memory(struct devrec *r, uint64_t total, uint64_t used, uint64_t free_b, uint64_t na)
+{
+	r->mem_total = total;
+	r->mem_used = used;
+	r->mem_free = free_b;
+	r->have |= (total != na ? DR_MEM_TOTAL : 0) | (used != na ? DR_MEM_USED : 0) | (free_b != na ? DR_MEM_FREE : 0);
+}
+
 struct devrec_proc *devrec_proc(struct devrec *r, pid_t pid)
 {
 	struct devrec_proc *p;
@@ -145,6 +153,10 @@ void devrec_memory_json(const struct devrec *r, json_t *d)
 void devrec_power_json(const struct devrec *r, json_t *d)
 {
 	put_real(d, r->have, DR_POWER, "power_watts", r->power_w);
+}
+
+void devrec_energy_json(const struct devrec *r, json_t *d)
+{
 	put_real(d, r->have, DR_ENERGY, "energy_joules", r->energy_j);
 	put_real(d, r->have, DR_ENERGY_TOTAL, "energy_total_joules", r->energy_total_j);
 }

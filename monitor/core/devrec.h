@@ -93,6 +93,12 @@ struct devrec {
 	size_t nproc, aproc;
 };
 
+/*
+ * Set the memory fields (bytes) and their DR_MEM_* bits, each one that is
+ * not na (a source's "not available", such as NVML_VALUE_NOT_AVAILABLE_ULL).
+ */
+void devrec_set_memory(struct devrec *r, uint64_t total, uint64_t used, uint64_t free_b, uint64_t na);
+
 /* Empty r for the next device or group: no field, no sensor, no process (the process array's room is kept). */
 void devrec_clear(struct devrec *r);
 /* Free what r holds (its process array); r itself is the caller's. NULL-safe. */
@@ -125,12 +131,14 @@ void devrec_proc_engine_add(struct devrec_proc *p, unsigned e, double pct);
 void devrec_util_json(const struct devrec *r, json_t *d);
 /* "total_bytes", "used_bytes", "free_bytes" (u64: integer below 2^63, else real) from DR_MEM_*. */
 void devrec_memory_json(const struct devrec *r, json_t *d);
-/*
- * "power_watts", "energy_joules", "energy_total_joules" (reals) from
- * DR_POWER, DR_ENERGY, DR_ENERGY_TOTAL: a device without an energy source
- * has no energy member, never 0.
- */
+/* "power_watts" (real) from DR_POWER. */
 void devrec_power_json(const struct devrec *r, json_t *d);
+/*
+ * "energy_joules" and "energy_total_joules" (reals) from DR_ENERGY and
+ * DR_ENERGY_TOTAL: a device without an energy source has no energy
+ * member, never 0.
+ */
+void devrec_energy_json(const struct devrec *r, json_t *d);
 /*
  * "temperatures_celsius": {name: celsius (real)} in the order the sensors
  * were added; removed when r has none. A kept object's sensor that is no

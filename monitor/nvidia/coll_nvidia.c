@@ -1068,6 +1068,7 @@ static void nv_close(void *state)
 	nv_ledger_free(s->ledger); /* its table, when on */
 	energy_obs_free(&s->obs);
 	pid_list_free(&s->named);
+	devrec_free(&s->rec);
 	for (int g = 0; g < NV_NGROUPS; g++)
 		json_decref(s->holder[g]);
 	free(s);

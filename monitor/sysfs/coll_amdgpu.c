@@ -597,6 +597,7 @@ static void amd_power(struct amd_dev *ad, struct devrec *rec, struct rdctx *r, c
 	}
 	amd_energy(ad, r, cy, rec);
 	devrec_power_json(rec, d);
+	devrec_energy_json(rec, d);
 	if (ad->nvolt) {
 		json_t *volts = json_object();
 		int64_t mv;

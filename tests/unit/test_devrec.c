@@ -37,6 +37,7 @@ static void test_fields(void)
 	devrec_util_json(&r, d);
 	devrec_memory_json(&r, d);
 	devrec_power_json(&r, d);
+	devrec_energy_json(&r, d);
 	devrec_temps_json(&r, d);
 	devrec_procs_json(&r, DEVREC_PROC_MEMORY, NULL, d);
 	is_json(d, "{}", "an empty record writes nothing");
@@ -54,6 +55,7 @@ static void test_fields(void)
 	devrec_util_json(&r, d);
 	devrec_memory_json(&r, d);
 	devrec_power_json(&r, d);
+	devrec_energy_json(&r, d);
 	is_json(d,
 		"{\"core_percent\":45.0,\"memory_bandwidth_percent\":12.5,\"total_bytes\":17163091968,"
 		"\"used_bytes\":9.223372037e18,\"free_bytes\":0,\"power_watts\":61.12345679,\"energy_joules\":3.5,"
@@ -66,11 +68,18 @@ static void test_fields(void)
 	devrec_util_json(&r, d);
 	devrec_memory_json(&r, d);
 	devrec_power_json(&r, d);
+	devrec_energy_json(&r, d);
 	ok(json_object_get(d, "core_percent") == core, "a kept member is changed in place, not replaced");
 	is_json(d,
 		"{\"core_percent\":50.0,\"total_bytes\":17163091968,\"free_bytes\":0,\"power_watts\":61.12345679,"
 		"\"energy_total_joules\":1000000.0}",
 		"a field not read this cycle is removed from a kept object, never left stale");
+	devrec_clear(&r);
+	devrec_set_memory(&r, 100, UINT64_MAX, 40, UINT64_MAX);
+	devrec_memory_json(&r, d);
+	ok(r.have == (DR_MEM_TOTAL | DR_MEM_FREE) && !json_object_get(d, "used_bytes") &&
+		   json_integer_value(json_object_get(d, "total_bytes")) == 100,
+	   "devrec_set_memory: a value equal to the source's \"not available\" is no field");
 	json_decref(d);
 	devrec_free(&r);
 }

@@ -24,17 +24,33 @@ void devrec_free(struct devrec *r)
 	r->nproc = r->aproc = 0;
 }
 
-void devrec_temp_add(struct devrec *r, const char *name, double celsius)
+/* The index of the sensor named key, or r->ntemp. */
+static size_t temp_find(const struct devrec *r, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < r->ntemp && strcmp(r->temp[i].name, key); i++)
+		;
+	return i;
+}
+
+void devrec_temp_add(struct devrec *r, const char *name, const char *alt, double celsius)
 {
 	char key[DEVREC_NAME];
+	size_t i;
 
 	snprintf(key, sizeof(key), "%s", name);
 	utf8_sanitize(key);
-	for (size_t i = 0; i < r->ntemp; i++)
-		if (!strcmp(r->temp[i].name, key)) {
-			r->temp[i].celsius = celsius;
-			return;
-		}
+	i = temp_find(r, key);
+	if (i < r->ntemp && alt) {
+		snprintf(key, sizeof(key), "%s", alt);
+		utf8_sanitize(key);
+		i = temp_find(r, key);
+	}
+	if (i < r->ntemp) {
+		r->temp[i].celsius = celsius;
+		return;
+	}
 	if (r->ntemp == DEVREC_TEMPS)
 		return;
 	memcpy(r->temp[r->ntemp].name, key, sizeof(key));

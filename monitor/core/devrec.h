@@ -45,8 +45,8 @@ enum devrec_field {
 	DR_PROCS = 1u << 8,        /* the processes were listed: "processes" is written, {} when none */
 };
 
-#define DEVREC_TEMPS 16   /* named temperature sensors a record holds; more are left out */
-#define DEVREC_NAME 40    /* a sensor's name, NUL included */
+#define DEVREC_TEMPS 32   /* named temperature sensors a record holds; more are left out */
+#define DEVREC_NAME 48    /* a sensor's name, NUL included */
 #define DEVREC_ENGINES 12 /* engines a process's utilization names */
 
 /* One temperature sensor. */
@@ -106,10 +106,12 @@ void devrec_free(struct devrec *r);
 
 /*
  * Add temperature sensor name (copied, cut to DEVREC_NAME - 1 bytes,
- * invalid UTF-8 replaced) at celsius; a name already there gets the new
- * value in its place. A sensor past DEVREC_TEMPS is left out.
+ * invalid UTF-8 replaced) at celsius. When name is already there and alt
+ * is not NULL, the sensor is named alt (hwmon: a second input with the
+ * same label keeps its channel name, "temp3"); a name already there gets
+ * the new value in its place. A sensor past DEVREC_TEMPS is left out.
  */
-void devrec_temp_add(struct devrec *r, const char *name, double celsius);
+void devrec_temp_add(struct devrec *r, const char *name, const char *alt, double celsius);
 
 /*
  * The entry of pid in r's processes, added (no memory, no engine) when it

@@ -473,7 +473,7 @@ static void amd_thermal(struct amd_dev *ad, struct devrec *rec, struct rdctx *r,
 
 	for (size_t i = 0; ad->hwfd >= 0 && i < ad->ntemp; i++) {
 		if (rd_s64(r, ad->hwfd, ad->temp[i].file, &mc) == 1)
-			devrec_temp_add(rec, ad->temp[i].name, (double)mc / 1000.0);
+			devrec_temp_add(rec, ad->temp[i].name, NULL, (double)mc / 1000.0);
 		/* temp2_input -> temp2_crit: the shutdown threshold (absent on some boards) */
 		snprintf(file, sizeof(file), "%.*s_crit", (int)strcspn(ad->temp[i].file, "_"), ad->temp[i].file);
 		if (rd_s64(r, ad->hwfd, file, &mc) == 1)

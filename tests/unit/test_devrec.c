@@ -90,16 +90,24 @@ static void test_temps(void)
 	json_t *d = json_object();
 	char name[32];
 
-	devrec_temp_add(&r, "edge", 45.0);
-	devrec_temp_add(&r, "junction", 51.25);
-	devrec_temp_add(&r, "edge", 46.0);
-	devrec_temp_add(&r, "bad\xff", 1.0);
+	devrec_temp_add(&r, "edge", NULL, 45.0);
+	devrec_temp_add(&r, "junction", NULL, 51.25);
+	devrec_temp_add(&r, "edge", NULL, 46.0);
+	devrec_temp_add(&r, "bad\xff", NULL, 1.0);
 	devrec_temps_json(&r, d);
 	is_json(d, "{\"temperatures_celsius\":{\"edge\":46.0,\"junction\":51.25,\"bad?\":1.0}}",
 		"sensors in the order first added; a name again replaces its value; invalid UTF-8 replaced");
 
 	devrec_clear(&r);
-	devrec_temp_add(&r, "junction", 52.0);
+	devrec_temp_add(&r, "cpu", "temp1", 40.0);
+	devrec_temp_add(&r, "cpu", "temp2", 41.0);
+	devrec_temp_add(&r, "cpu", "temp2", 42.0);
+	devrec_temps_json(&r, d);
+	is_json(d, "{\"temperatures_celsius\":{\"cpu\":40.0,\"temp2\":42.0}}",
+		"a label taken: the sensor keeps its channel name (alt), and that name again replaces its value");
+
+	devrec_clear(&r);
+	devrec_temp_add(&r, "junction", NULL, 52.0);
 	devrec_temps_json(&r, d);
 	is_json(d, "{\"temperatures_celsius\":{\"junction\":52.0}}", "a sensor gone from the record is removed");
 	devrec_clear(&r);
@@ -108,7 +116,7 @@ static void test_temps(void)
 
 	for (int i = 0; i < DEVREC_TEMPS + 3; i++) {
 		snprintf(name, sizeof(name), "t%d", i);
-		devrec_temp_add(&r, name, i);
+		devrec_temp_add(&r, name, NULL, i);
 	}
 	is_int(r.ntemp, DEVREC_TEMPS, "sensors past DEVREC_TEMPS are left out");
 	json_decref(d);

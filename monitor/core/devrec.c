@@ -34,17 +34,25 @@ static size_t temp_find(const struct devrec *r, const char *key)
 	return i;
 }
 
+/* key = s, cut to DEVREC_NAME - 1 bytes, invalid UTF-8 replaced. */
+static void temp_key(char key[DEVREC_NAME], const char *s)
+{
+	size_t n = strnlen(s, DEVREC_NAME - 1);
+
+	memcpy(key, s, n);
+	key[n] = '\0';
+	utf8_sanitize(key);
+}
+
 void devrec_temp_add(struct devrec *r, const char *name, const char *alt, double celsius)
 {
 	char key[DEVREC_NAME];
 	size_t i;
 
-	snprintf(key, sizeof(key), "%s", name);
-	utf8_sanitize(key);
+	temp_key(key, name);
 	i = temp_find(r, key);
 	if (i < r->ntemp && alt) {
-		snprintf(key, sizeof(key), "%s", alt);
-		utf8_sanitize(key);
+		temp_key(key, alt);
 		i = temp_find(r, key);
 	}
 	if (i < r->ntemp) {
@@ -136,45 +144,66 @@ void devrec_proc_engine_add(struct devrec_proc *p, unsigned e, double pct)
 
 /* ---- the serializer ---------------------------------------------------------------------- */
 
-/* d[k] = v (real) when bit is in have, else no d[k]. */
-static void put_real(json_t *d, uint32_t have, uint32_t bit, const char *k, double v)
+/* d[k] = v (real) when bit is in r's have, else no d[k]; on a fresh object added, nothing looked up. */
+static void put_real(const struct devrec *r, json_t *d, uint32_t bit, const char *k, double v)
 {
-	if (have & bit)
+	if (r->fresh) {
+		if (r->have & bit)
+			json_object_set_new(d, k, json_real(v));
+	} else if (r->have & bit) {
 		jset_real(d, k, v);
-	else
+	} else {
 		json_object_del(d, k);
+	}
 }
 
-static void put_u64(json_t *d, uint32_t have, uint32_t bit, const char *k, uint64_t v)
+/* The same for a u64 (jset_u64's types). */
+static void put_u64(const struct devrec *r, json_t *d, uint32_t bit, const char *k, uint64_t v)
 {
-	if (have & bit)
+	if (r->fresh) {
+		if (r->have & bit)
+			json_object_set_new(d, k, v <= (uint64_t)INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v));
+	} else if (r->have & bit) {
 		jset_u64(d, k, v);
-	else
+	} else {
 		json_object_del(d, k);
+	}
+}
+
+/* o[k] = a new object (fresh), else o's kept one. Borrowed. */
+static json_t *obj_of(const struct devrec *r, json_t *o, const char *k)
+{
+	json_t *j;
+
+	if (!r->fresh)
+		return jset_obj(o, k);
+	j = json_object();
+	json_object_set_new(o, k, j);
+	return j;
 }
 
 void devrec_util_json(const struct devrec *r, json_t *d)
 {
-	put_real(d, r->have, DR_CORE_PCT, "core_percent", r->core_pct);
-	put_real(d, r->have, DR_MEMBW_PCT, "memory_bandwidth_percent", r->membw_pct);
+	put_real(r, d, DR_CORE_PCT, "core_percent", r->core_pct);
+	put_real(r, d, DR_MEMBW_PCT, "memory_bandwidth_percent", r->membw_pct);
 }
 
 void devrec_memory_json(const struct devrec *r, json_t *d)
 {
-	put_u64(d, r->have, DR_MEM_TOTAL, "total_bytes", r->mem_total);
-	put_u64(d, r->have, DR_MEM_USED, "used_bytes", r->mem_used);
-	put_u64(d, r->have, DR_MEM_FREE, "free_bytes", r->mem_free);
+	put_u64(r, d, DR_MEM_TOTAL, "total_bytes", r->mem_total);
+	put_u64(r, d, DR_MEM_USED, "used_bytes", r->mem_used);
+	put_u64(r, d, DR_MEM_FREE, "free_bytes", r->mem_free);
 }
 
 void devrec_power_json(const struct devrec *r, json_t *d)
 {
-	put_real(d, r->have, DR_POWER, "power_watts", r->power_w);
+	put_real(r, d, DR_POWER, "power_watts", r->power_w);
 }
 
 void devrec_energy_json(const struct devrec *r, json_t *d)
 {
-	put_real(d, r->have, DR_ENERGY, "energy_joules", r->energy_j);
-	put_real(d, r->have, DR_ENERGY_TOTAL, "energy_total_joules", r->energy_total_j);
+	put_real(r, d, DR_ENERGY, "energy_joules", r->energy_j);
+	put_real(r, d, DR_ENERGY_TOTAL, "energy_total_joules", r->energy_total_j);
 }
 
 void devrec_temps_json(const struct devrec *r, json_t *d)
@@ -184,7 +213,14 @@ void devrec_temps_json(const struct devrec *r, json_t *d)
 	void *tmp;
 
 	if (!r->ntemp) {
-		json_object_del(d, "temperatures_celsius");
+		if (!r->fresh)
+			json_object_del(d, "temperatures_celsius");
+		return;
+	}
+	if (r->fresh) {
+		t = obj_of(r, d, "temperatures_celsius");
+		for (size_t i = 0; i < r->ntemp; i++)
+			json_object_set_new(t, r->temp[i].name, json_real(r->temp[i].celsius));
 		return;
 	}
 	t = jset_obj(d, "temperatures_celsius");
@@ -220,13 +256,18 @@ static long proc_by_key(const struct devrec *r, enum devrec_pview view, const ch
 	return -1;
 }
 
-/* A process's engines into its object o, in place. */
-static void engines_json(const struct devrec_proc *p, const char *const *eng, json_t *o)
+/* A process's engines into its object o, in place (fresh: o is new). */
+static void engines_json(const struct devrec *r, const struct devrec_proc *p, const char *const *eng, json_t *o)
 {
 	json_t *v;
 	const char *k;
 	void *tmp;
 
+	if (r->fresh) {
+		for (size_t i = 0; i < p->neng; i++)
+			json_object_set_new(o, eng[p->order[i]], json_real(p->eng[p->order[i]]));
+		return;
+	}
 	json_object_foreach_safe(o, tmp, k, v) {
 		size_t i;
 
@@ -247,13 +288,15 @@ void devrec_procs_json(const struct devrec *r, enum devrec_pview view, const cha
 	char key[24];
 
 	if (!(r->have & DR_PROCS)) {
-		json_object_del(d, "processes");
+		if (!r->fresh)
+			json_object_del(d, "processes");
 		return;
 	}
-	ps = jset_obj(d, "processes");
-	json_object_foreach_safe(ps, tmp, k, v)
-		if (proc_by_key(r, view, k) < 0)
-			json_object_del(ps, k);
+	ps = obj_of(r, d, "processes");
+	if (!r->fresh)
+		json_object_foreach_safe(ps, tmp, k, v)
+			if (proc_by_key(r, view, k) < 0)
+				json_object_del(ps, k);
 	for (size_t i = 0; i < r->nproc; i++) {
 		const struct devrec_proc *p = &r->proc[i];
 
@@ -261,7 +304,10 @@ void devrec_procs_json(const struct devrec *r, enum devrec_pview view, const cha
 			continue;
 		snprintf(key, sizeof(key), "%ld", (long)p->pid);
 		if (view == DEVREC_PROC_ENGINES)
-			engines_json(p, eng, jset_obj(ps, key));
+			engines_json(r, p, eng, obj_of(r, ps, key));
+		else if (r->fresh)
+			json_object_set_new(ps, key, p->mem.kind == DEVREC_B_INT ? json_integer((json_int_t)p->mem.n)
+										: json_real(p->mem.r));
 		else if (p->mem.kind == DEVREC_B_INT)
 			jset_int(ps, key, (json_int_t)p->mem.n);
 		else

@@ -18,7 +18,10 @@
  * changed, not replaced, so a steady cycle allocates nothing; a member
  * whose bit is clear is removed, so a kept object never shows a stale
  * value; on a fresh object nothing is removed and the keys come in the
- * writer's order.
+ * writer's order. A collector whose device objects are new every cycle
+ * (the sysfs kinds: device_entry) sets fresh in its record once: the
+ * writers then add the members without looking any up (what the
+ * collector cost before it had records).
  *
  * Nothing here reads a value back out of JSON: what a later step needs
  * (the processes' bytes summed over their clients, a process's engine
@@ -78,6 +81,7 @@ struct devrec_proc {
 
 /* The shared vocabulary of one device in one group. Zeroed: empty. */
 struct devrec {
+	int fresh;                /* the objects written to are new (none of the writers' members): add, look nothing up */
 	uint32_t have;            /* DR_* bits: which fields below were read */
 	double core_pct;          /* percent */
 	double membw_pct;         /* percent */
@@ -99,7 +103,7 @@ struct devrec {
  */
 void devrec_set_memory(struct devrec *r, uint64_t total, uint64_t used, uint64_t free_b, uint64_t na);
 
-/* Empty r for the next device or group: no field, no sensor, no process (the process array's room is kept). */
+/* Empty r for the next device or group: no field, no sensor, no process (the process array's room and fresh are kept). */
 void devrec_clear(struct devrec *r);
 /* Free what r holds (its process array); r itself is the caller's. NULL-safe. */
 void devrec_free(struct devrec *r);

@@ -872,6 +872,7 @@ static int amd_open(const struct mon_env *env, const struct coll_target *t, void
 
 	sysfs_coll_init(&s->base, env, dev, ~0u, amd_dev_free);
 	s->clients.cycle = -1;
+	s->rec.fresh = 1; /* device_entry makes the device objects anew each cycle */
 	*state = s;
 	amd_scan(s);
 	/* Baseline of the per-process engine times, so the first report has a period to measure. */

@@ -368,10 +368,13 @@ static bool hw_obj_has(const struct hw_obj *h, const char *k)
 	return false;
 }
 
-/* An input's channel name: "temp3" of temp3_input. */
-static void channel(const struct hw_input *in, char *dst, size_t size)
+/* An input's channel name: "temp3" of temp3_input (dst: 48 bytes, more than a file name). */
+static void channel(const struct hw_input *in, char dst[48])
 {
-	snprintf(dst, size, "%.*s", (int)strcspn(in->file, "_"), in->file);
+	size_t n = strcspn(in->file, "_");
+
+	memcpy(dst, in->file, n);
+	dst[n] = '\0';
 }
 
 /* Add value v (stolen) under in's name to h; a second input with the same label keeps its channel name. */
@@ -381,7 +384,7 @@ static void put(struct hw_obj *h, const struct hw_input *in, json_t *v)
 
 	snprintf(name, sizeof(name), "%s", in->name);
 	if (hw_obj_has(h, name))
-		channel(in, name, sizeof(name));
+		channel(in, name);
 	if (json_object_set_new(h->o, name, v) == 0 && !hw_obj_has(h, name) && h->n < HW_INPUTS)
 		memcpy(h->key[h->n++], name, sizeof(name));
 }
@@ -422,7 +425,7 @@ static void hw_thermal(struct hw_chip *c, struct devrec *rec, struct rdctx *r, j
 {
 	struct hw_obj fans, crit, max;
 	json_t *alarms = json_object();
-	char file[48], chan[24];
+	char file[48], chan[48];
 	int64_t mc;
 	uint64_t v;
 
@@ -432,7 +435,7 @@ static void hw_thermal(struct hw_chip *c, struct devrec *rec, struct rdctx *r, j
 	hw_obj_init(&max);
 	for (size_t i = 0; i < c->ntemp; i++) {
 		if (rd_s64(r, c->fd, c->temp[i].file, &mc) == 1) {
-			channel(&c->temp[i], chan, sizeof(chan));
+			channel(&c->temp[i], chan);
 			devrec_temp_add(rec, c->temp[i].name, chan, (double)mc / 1000.0);
 		}
 		threshold_file(&c->temp[i], "crit", file, sizeof(file));
@@ -539,6 +542,7 @@ static int hw_open(const struct mon_env *env, const struct coll_target *t, void 
 	struct hw_state *s = xcalloc(1, sizeof(*s));
 
 	sysfs_coll_init(&s->base, env, dev, HW_SUPPORTED, chip_free);
+	s->rec.fresh = 1; /* device_entry makes the chip objects anew each cycle */
 	*state = s;
 	hw_scan(s);
 	return s->base.error[0] ? -EIO : 0;

@@ -342,7 +342,7 @@ static void core_key(const struct nrn_dev *nd, const struct nrn_core *c, char ke
 /* core_percent (the device record's): the mean of its cores' utilization; each core's counters in neuroncores. */
 static void nrn_util(struct nrn_dev *nd, struct rdctx *r, const struct cycle *cy, json_t *d)
 {
-	struct devrec rec = { 0 }; /* no process: nothing to free */
+	struct devrec rec = { .fresh = 1 }; /* d is new (device_entry); no process: nothing to free */
 	json_t *cores = json_object();
 	double sum = 0, u;
 	size_t nsum = 0;
@@ -483,10 +483,12 @@ static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 	for (size_t i = 0; i < nd->hw.n; i++) {
 		const char *name = nd->hw.name[i];
 		bool unc = strstr(name, "uncorrected") != NULL;
-		uint64_t v = h.v[i], delta = h.delta[i];
+		uint64_t v, delta;
 
 		if (!h.read[i])
 			continue;
+		v = h.v[i];
+		delta = h.delta[i]; /* counter_step's, baseline or not */
 		json_set_u64(totals, name, v);
 		if (h.had[i])
 			json_set_u64(events, name, delta);

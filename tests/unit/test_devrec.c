@@ -205,8 +205,46 @@ static void test_procs(void)
 	devrec_free(NULL);
 }
 
+/* A fresh record (objects new each cycle) writes the same text as one updating kept objects. */
+static void test_fresh(void)
+{
+	static const char *const eng[] = { "gfx", "compute" };
+	struct devrec r[2] = { { .fresh = 0 }, { .fresh = 1 } };
+	char *text_of[2];
+
+	for (int f = 0; f < 2; f++) {
+		json_t *d = json_object();
+
+		r[f].have = DR_CORE_PCT | DR_MEM_TOTAL | DR_MEM_USED | DR_POWER | DR_ENERGY_TOTAL;
+		r[f].core_pct = 12;
+		r[f].mem_total = 1ULL << 40;
+		r[f].mem_used = UINT64_MAX - 1;
+		r[f].power_w = 100.25;
+		r[f].energy_total_j = 5;
+		devrec_temp_add(&r[f], "edge", NULL, 40);
+		devrec_temp_add(&r[f], "edge", "temp2", 41);
+		devrec_bytes_add(&devrec_proc(&r[f], 10)->mem, 4096);
+		devrec_proc_engine_add(devrec_proc(&r[f], 20), 1, 50);
+		devrec_util_json(&r[f], d);
+		devrec_memory_json(&r[f], d);
+		devrec_power_json(&r[f], d);
+		devrec_energy_json(&r[f], d);
+		devrec_temps_json(&r[f], d);
+		devrec_procs_json(&r[f], DEVREC_PROC_MEMORY, NULL, d);
+		json_object_set_new(d, "engines", json_object());
+		devrec_procs_json(&r[f], DEVREC_PROC_ENGINES, eng, json_object_get(d, "engines"));
+		text_of[f] = text(d);
+		json_decref(d);
+		devrec_free(&r[f]);
+	}
+	is_str(text_of[1], text_of[0], "fresh: the same members, order and types as in place");
+	free(text_of[0]);
+	free(text_of[1]);
+}
+
 int main(void)
 {
+	test_fresh();
 	test_fields();
 	test_temps();
 	test_bytes();

@@ -44,7 +44,8 @@ static void temp_key(char key[DEVREC_NAME], const char *s)
 	utf8_sanitize(key);
 }
 
-void devrec_temp_add(struct devrec *r, const char *name, const char *alt, double celsius)
+/* The sensor named name (else alt, when name is taken and alt is given), added when new; NULL when full. */
+static struct devrec_temp *temp_slot(struct devrec *r, const char *name, const char *alt)
 {
 	char key[DEVREC_NAME];
 	size_t i;
@@ -55,14 +56,32 @@ void devrec_temp_add(struct devrec *r, const char *name, const char *alt, double
 		temp_key(key, alt);
 		i = temp_find(r, key);
 	}
-	if (i < r->ntemp) {
-		r->temp[i].celsius = celsius;
-		return;
-	}
+	if (i < r->ntemp)
+		return &r->temp[i];
 	if (r->ntemp == DEVREC_TEMPS)
-		return;
+		return NULL;
 	memcpy(r->temp[r->ntemp].name, key, sizeof(key));
-	r->temp[r->ntemp++].celsius = celsius;
+	return &r->temp[r->ntemp++];
+}
+
+void devrec_temp_add(struct devrec *r, const char *name, const char *alt, double celsius)
+{
+	struct devrec_temp *t = temp_slot(r, name, alt);
+
+	if (t) {
+		t->celsius = celsius;
+		t->whole = 0;
+	}
+}
+
+void devrec_temp_whole(struct devrec *r, const char *name, uint64_t degrees)
+{
+	struct devrec_temp *t = temp_slot(r, name, NULL);
+
+	if (t) {
+		t->degrees = degrees;
+		t->whole = 1;
+	}
 }
 
 void devrec_set_memory(struct devrec *r, uint64_t total, uint64_t used, uint64_t free_b, uint64_t na)
@@ -206,6 +225,14 @@ void devrec_energy_json(const struct devrec *r, json_t *d)
 	put_real(r, d, DR_ENERGY_TOTAL, "energy_total_joules", r->energy_total_j);
 }
 
+/* A sensor's value, new: a real, or a whole-degree reading as a u64. */
+static json_t *temp_json(const struct devrec_temp *t)
+{
+	if (!t->whole)
+		return json_real(t->celsius);
+	return t->degrees <= (uint64_t)INT64_MAX ? json_integer((json_int_t)t->degrees) : json_real((double)t->degrees);
+}
+
 void devrec_temps_json(const struct devrec *r, json_t *d)
 {
 	json_t *t, *v;
@@ -220,7 +247,7 @@ void devrec_temps_json(const struct devrec *r, json_t *d)
 	if (r->fresh) {
 		t = obj_of(r, d, "temperatures_celsius");
 		for (size_t i = 0; i < r->ntemp; i++)
-			json_object_set_new(t, r->temp[i].name, json_real(r->temp[i].celsius));
+			json_object_set_new(t, r->temp[i].name, temp_json(&r->temp[i]));
 		return;
 	}
 	t = jset_obj(d, "temperatures_celsius");
@@ -233,7 +260,10 @@ void devrec_temps_json(const struct devrec *r, json_t *d)
 			json_object_del(t, k);
 	}
 	for (size_t i = 0; i < r->ntemp; i++)
-		jset_real(t, r->temp[i].name, r->temp[i].celsius);
+		if (r->temp[i].whole)
+			jset_u64(t, r->temp[i].name, r->temp[i].degrees);
+		else
+			jset_real(t, r->temp[i].name, r->temp[i].celsius);
 }
 
 /* Does p have what view writes? */

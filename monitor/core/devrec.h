@@ -55,7 +55,9 @@ enum devrec_field {
 /* One temperature sensor. */
 struct devrec_temp {
 	char name[DEVREC_NAME]; /* its key in "temperatures_celsius", valid UTF-8 */
-	double celsius;
+	double celsius;         /* a reading in fractions of a degree: written as a real */
+	int whole;              /* else a whole-degree reading (NVML's): degrees, written as a u64 */
+	uint64_t degrees;
 };
 
 /*
@@ -116,6 +118,8 @@ void devrec_free(struct devrec *r);
  * the new value in its place. A sensor past DEVREC_TEMPS is left out.
  */
 void devrec_temp_add(struct devrec *r, const char *name, const char *alt, double celsius);
+/* The same for a sensor that reads whole degrees (NVML's): written as an integer (a real from 2^63). */
+void devrec_temp_whole(struct devrec *r, const char *name, uint64_t degrees);
 
 /*
  * The entry of pid in r's processes, added (no memory, no engine) when it
@@ -146,9 +150,9 @@ void devrec_power_json(const struct devrec *r, json_t *d);
  */
 void devrec_energy_json(const struct devrec *r, json_t *d);
 /*
- * "temperatures_celsius": {name: celsius (real)} in the order the sensors
- * were added; removed when r has none. A kept object's sensor that is no
- * longer in r is removed.
+ * "temperatures_celsius": {name: celsius (real; a whole-degree sensor's an
+ * integer)} in the order the sensors were added; removed when r has none.
+ * A kept object's sensor that is no longer in r is removed.
  */
 void devrec_temps_json(const struct devrec *r, json_t *d);
 

@@ -326,6 +326,28 @@ static int put_procs_row(struct nv_state *s, struct nv_dev *d, const struct nv_r
 	return 0;
 }
 
+/*
+ * A temperature row (whole degrees, key rd->key): its reading into the
+ * device record, cleared at the first of the group's put_temp rows (which
+ * come one after the other), and the record's temperatures_celsius
+ * written at the last (devrec_temps_json: dropped when none was read).
+ */
+static int put_temp(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	uint64_t v = d->val[NV_ROW_I(rd)];
+	int first = rd == nv_reads || rd[-1].put != put_temp || rd[-1].group != rd->group;
+	int last = rd + 1 == nv_reads + nv_nreads || rd[1].put != put_temp || rd[1].group != rd->group;
+
+	(void)now;
+	if (first)
+		devrec_clear(&s->rec);
+	if (nv_got(d, rd) && v != NVML_VALUE_NOT_AVAILABLE_ULL)
+		devrec_temp_whole(&s->rec, rd->key, v);
+	if (last)
+		devrec_temps_json(&s->rec, o);
+	return 0;
+}
+
 /* "mig_devices": {"<index>": {...}} for a GPU in MIG mode. -1 when lost. */
 static int put_mig(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
@@ -828,10 +850,11 @@ const struct nv_read nv_reads[] = {
 	  read_mem_row, put_mem, NULL },
 	{ M, NF_PROCS, NV_EVERY, "nvmlDeviceGetComputeRunningProcesses", API(procs), 0, NULL, NULL, 1,
 	  read_procs_row, put_procs_row, NULL },
+	/* put_temp's rows: one after the other */
 	{ T, NF_TEMP, NV_EVERY, "nvmlDeviceGetTemperature", API(temp), NVML_TEMPERATURE_GPU, "gpu",
-	  "temperatures_celsius", 1, nv_read_temp, nv_put_int, NULL },
+	  "temperatures_celsius", 1, nv_read_temp, put_temp, NULL },
 	{ T, NF_MEMTEMP, NV_SLOW, "nvmlDeviceGetFieldValues", API(fields), NVML_FI_DEV_MEMORY_TEMP, "memory",
-	  "temperatures_celsius", 1, nv_read_field, nv_put_u64, NULL },
+	  "temperatures_celsius", 1, nv_read_field, put_temp, NULL },
 	{ T, NF_FAN, NV_SLOW, "nvmlDeviceGetFanSpeed", API(fan), 0, "fan_percent", NULL, 1, nv_read_uint,
 	  nv_put_real, NULL },
 	{ T, NF_REASONS, NV_EVERY, "nvmlDeviceGetCurrentClocksEventReasons", API(reasons), 0, NULL, NULL, 1,

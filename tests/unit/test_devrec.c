@@ -107,6 +107,13 @@ static void test_temps(void)
 		"a label taken: the sensor keeps its channel name (alt), and that name again replaces its value");
 
 	devrec_clear(&r);
+	devrec_temp_whole(&r, "gpu", 45);
+	devrec_temp_whole(&r, "memory", 9223372036854775808ULL);
+	devrec_temps_json(&r, d);
+	is_json(d, "{\"temperatures_celsius\":{\"gpu\":45,\"memory\":9.223372037e18}}",
+		"whole-degree sensors (NVML's): integers, a real from 2^63");
+
+	devrec_clear(&r);
 	devrec_temp_add(&r, "junction", NULL, 52.0);
 	devrec_temps_json(&r, d);
 	is_json(d, "{\"temperatures_celsius\":{\"junction\":52.0}}", "a sensor gone from the record is removed");

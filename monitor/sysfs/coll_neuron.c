@@ -90,6 +90,7 @@ struct nrn_dev {
 
 struct nrn_state {
 	struct sysfs_coll base; /* first: the shared ops take the state as one */
+	struct devrec rec;      /* the device being filled (core_percent); never holds a process, so nothing to free */
 };
 
 static const int nrn_fatal[] = { ENODEV, 0 };
@@ -340,9 +341,8 @@ static void core_key(const struct nrn_dev *nd, const struct nrn_core *c, char ke
 }
 
 /* core_percent (the device record's): the mean of its cores' utilization; each core's counters in neuroncores. */
-static void nrn_util(struct nrn_dev *nd, struct rdctx *r, const struct cycle *cy, json_t *d)
+static void nrn_util(struct nrn_dev *nd, struct devrec *rec, struct rdctx *r, const struct cycle *cy, json_t *d)
 {
-	struct devrec rec = { .fresh = 1 }; /* d is new (device_entry); no process: nothing to free */
 	json_t *cores = json_object();
 	double sum = 0, u;
 	size_t nsum = 0;
@@ -358,11 +358,12 @@ static void nrn_util(struct nrn_dev *nd, struct rdctx *r, const struct cycle *cy
 		core_key(nd, &nd->core[i], key);
 		json_object_set_new(cores, key, c);
 	}
+	devrec_clear(rec);
 	if (nsum) {
-		rec.core_pct = sum / (double)nsum;
-		rec.have |= DR_CORE_PCT;
+		rec->core_pct = sum / (double)nsum;
+		rec->have |= DR_CORE_PCT;
 	}
-	devrec_util_json(&rec, d);
+	devrec_util_json(rec, d);
 	json_object_set_new(d, "neuroncores", cores);
 }
 
@@ -535,6 +536,7 @@ static int nrn_open(const struct mon_env *env, const struct coll_target *t, void
 	struct nrn_state *s = xcalloc(1, sizeof(*s));
 
 	sysfs_coll_init(&s->base, env, dev, NRN_SUPPORTED, nrn_dev_free);
+	s->rec.fresh = 1; /* device_entry makes the device objects anew each cycle */
 	*state = s;
 	nrn_scan(s);
 	return s->base.error[0] ? -ENODEV : 0;
@@ -552,7 +554,7 @@ static void nrn_fill(void *state, enum group_id id, const struct cycle *cy, stru
 		nrn_info(s, nd, r, d);
 		break;
 	case GROUP_DEVICE_UTILIZATION:
-		nrn_util(nd, r, cy, d);
+		nrn_util(nd, &s->rec, r, cy, d);
 		break;
 	case GROUP_DEVICE_MEMORY:
 		nrn_memory(nd, r, d);

@@ -34,14 +34,19 @@ static size_t temp_find(const struct devrec *r, const char *key)
 	return i;
 }
 
-/* key = s, cut to DEVREC_NAME - 1 bytes, invalid UTF-8 replaced. */
+/* key = s, cut to DEVREC_NAME - 1 bytes, invalid UTF-8 replaced (ASCII, the usual name, is copied as is). */
 static void temp_key(char key[DEVREC_NAME], const char *s)
 {
-	size_t n = strnlen(s, DEVREC_NAME - 1);
+	unsigned char high = 0;
+	size_t n;
 
-	memcpy(key, s, n);
+	for (n = 0; n < DEVREC_NAME - 1 && s[n]; n++) {
+		key[n] = s[n];
+		high |= (unsigned char)s[n];
+	}
 	key[n] = '\0';
-	utf8_sanitize(key);
+	if (high & 0x80)
+		utf8_sanitize(key);
 }
 
 /* The sensor named name (else alt, when name is taken and alt is given), added when new; NULL when full. */

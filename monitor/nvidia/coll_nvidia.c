@@ -402,8 +402,7 @@ static void dev_obj_error(struct nv_state *s, struct nv_dev *d, int g)
 		if (!d->obj_err[g])
 			dev_obj_fill(d, o);
 	}
-	if (strcmp(json_string_value(json_object_get(o, "error")), d->err))
-		set_error(o, "%s", d->err);
+	jset_str(o, "error", d->err); /* set_error's text: d->err fits its 512 bytes */
 	d->obj_err[g] = 1;
 }
 
@@ -1068,6 +1067,7 @@ static void nv_close(void *state)
 	nv_ledger_free(s->ledger); /* its table, when on */
 	energy_obs_free(&s->obs);
 	pid_list_free(&s->named);
+	devrec_free(&s->rec);
 	for (int g = 0; g < NV_NGROUPS; g++)
 		json_decref(s->holder[g]);
 	free(s);

@@ -11,6 +11,7 @@
 
 #include "../core/collector.h"
 #include "../config/config.h"
+#include "../core/devrec.h"
 #include "../core/energy.h"
 #include "nvml.h"
 #include "nvidia_gpm.h"
@@ -183,6 +184,7 @@ struct nv_dev {
 	int64_t tried_cycle;     /* the cycle of the last handle lookup that failed */
 	struct ctr c[C_COUNT];
 	int mem_v1;              /* nvmlDeviceGetMemoryInfo_v2 refused: use v1 */
+	unsigned long long reasons_put; /* the clock event mask "throttle_reasons" was last built from */
 	/* cadences (docs/nvidia.md, "What each cycle costs") */
 	uint32_t unsup;          /* bit f: field f answered NOT_SUPPORTED, not asked again until the static refresh */
 	int64_t static_ns;       /* when the static values were last marked stale (CLOCK_MONOTONIC; 0: never) */
@@ -255,6 +257,7 @@ struct nv_state {
 	json_t *group;              /* the group being collected (borrowed, in collect): its error */
 	struct energy_obs_list obs; /* device_power's observations for the attribution (nv_energy) */
 	struct pid_list named;      /* the processes the groups wrote this cycle (nv_processes) */
+	struct devrec rec;          /* the shared fields of the row being put, written by devrec_*_json */
 	int idle_told;              /* an idle_power_watts key that names no GPU was logged */
 	struct log_limit pcie_lim;
 	/* MIG instances and GPM */

@@ -512,19 +512,15 @@ void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
 		pthread_mutex_unlock(&ev->mu);
 	}
 	if (d->mask & nvmlEventTypeXidCriticalError) {
-		json_t *x = json_object_get(o, "xid_errors");
+		json_t *x = jset_obj(o, "xid_errors");
 		char key[24];
 
-		if (!json_is_object(x)) {
-			x = json_object();
-			json_object_set_new(o, "xid_errors", x);
-		}
 		for (size_t k = 0; k < d->nxid; k++) {
 			snprintf(key, sizeof(key), "%llu", d->xid[k].code);
 			jset_u64(x, key, d->xid[k].n);
 			d->xid[k].n = 0;
 		}
-	} else if (json_object_get(o, "xid_errors")) {
+	} else {
 		json_object_del(o, "xid_errors");
 	}
 	if (d->nlist) { /* built only in a period with XIDs */
@@ -537,30 +533,24 @@ void nv_events_report(struct nv_events *ev, size_t i, json_t *o)
 		}
 		json_object_set_new(o, "xid_events", a);
 		d->nlist = 0;
-	} else if (json_object_get(o, "xid_events")) {
+	} else {
 		json_object_del(o, "xid_events");
 	}
 	if (d->have_last) {
 		char iso[ISO8601_LEN];
-		json_t *t = json_object_get(o, "last_xid_time");
 
 		jset_u64(o, "last_xid", d->last_xid);
 		iso8601_format(d->last_ns, iso);
-		if (!json_is_string(t) || strcmp(json_string_value(t), iso))
-			json_object_set_new(o, "last_xid_time", json_string(iso));
+		jset_str(o, "last_xid_time", iso);
 	} else {
 		json_object_del(o, "last_xid");
 		json_object_del(o, "last_xid_time");
 	}
-	e = json_object_get(o, "events");
-	if (!json_is_object(e)) {
-		e = json_object();
-		json_object_set_new(o, "events", e);
-	}
+	e = jset_obj(o, "events");
 	for (size_t k = 0; k < EV_NKINDS; k++) {
 		if (d->mask & ev_kinds[k].bit)
 			jset_u64(e, ev_kinds[k].name, d->kinds[k]);
-		else if (json_object_get(e, ev_kinds[k].name))
+		else
 			json_object_del(e, ev_kinds[k].name);
 		d->kinds[k] = 0;
 	}

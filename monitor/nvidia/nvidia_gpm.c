@@ -7,6 +7,7 @@
  * into DCGM's DCGM_FI_PROF_* ratios under --collectors.
  */
 #include "nvidia_gpm.h"
+#include "../../common/jset.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 
@@ -212,21 +213,13 @@ nvmlReturn_t nv_gpm_step(const struct nv_gpm_api *a, struct nv_gpm *g, nvmlDevic
 	return NVML_SUCCESS;
 }
 
-/* o[k] = v, in place when o[k] is already a number of the same kind. */
+/* o[k] = v in place (jset.h): an integer for a rate below 2^53, else a real. */
 static void gpm_set(json_t *o, const char *k, double v, int integer)
 {
-	json_t *j = json_object_get(o, k);
-
-	if (integer && v < 9007199254740992.0) {
-		if (json_is_integer(j))
-			json_integer_set(j, (json_int_t)v);
-		else
-			json_object_set_new(o, k, json_integer((json_int_t)v));
-	} else if (json_is_real(j)) {
-		json_real_set(j, v);
-	} else {
-		json_object_set_new(o, k, json_real(v));
-	}
+	if (integer && v < 9007199254740992.0)
+		jset_int(o, k, (json_int_t)v);
+	else
+		jset_real(o, k, v);
 }
 
 void nv_gpm_put(struct nv_gpm *g, json_t *o, int pcie)
@@ -239,7 +232,7 @@ void nv_gpm_put(struct nv_gpm *g, json_t *o, int pcie)
 			continue;
 		if (g->have & (1u << i))
 			gpm_set(o, metrics[i].field, g->v[i], metrics[i].rate);
-		else if ((!metrics[i].pcie || pcie == 2) && json_object_get(o, metrics[i].field))
+		else if (!metrics[i].pcie || pcie == 2)
 			json_object_del(o, metrics[i].field);
 	}
 }
@@ -256,12 +249,8 @@ int nv_gpm_gives_pcie(const struct nv_gpm *g)
 
 void nv_gpm_put_info(const struct nv_gpm *g, json_t *o)
 {
-	json_t *j = json_object_get(o, "profiling_unavailable");
-
-	if (g->state >= 0 || !g->why[0]) {
-		if (j)
-			json_object_del(o, "profiling_unavailable");
-	} else if (!json_is_string(j) || strcmp(json_string_value(j), g->why)) {
-		json_object_set_new(o, "profiling_unavailable", json_string(g->why));
-	}
+	if (g->state >= 0 || !g->why[0])
+		json_object_del(o, "profiling_unavailable");
+	else
+		jset_str(o, "profiling_unavailable", g->why);
 }

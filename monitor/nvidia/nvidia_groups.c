@@ -259,15 +259,14 @@ static int read_util(struct nv_state *s, struct nv_dev *d, const struct nv_read 
 
 static int put_util(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
 {
-	(void)s;
 	(void)now;
+	devrec_clear(&s->rec);
 	if (nv_got(d, rd)) {
-		jset_real(o, "core_percent", d->util.gpu);
-		jset_real(o, "memory_bandwidth_percent", d->util.memory);
-	} else {
-		json_object_del(o, "core_percent");
-		json_object_del(o, "memory_bandwidth_percent");
+		s->rec.core_pct = d->util.gpu;
+		s->rec.membw_pct = d->util.memory;
+		s->rec.have |= DR_CORE_PCT | DR_MEMBW_PCT;
 	}
+	devrec_util_json(&s->rec, o);
 	return 0;
 }
 
@@ -281,17 +280,11 @@ static int put_mem(struct nv_state *s, struct nv_dev *d, const struct nv_read *r
 {
 	int r = nv_got(d, rd);
 
-	(void)s;
 	(void)now;
-	if (r) {
-		jset_u64_na(o, "total_bytes", d->mem.total, NVML_VALUE_NOT_AVAILABLE_ULL);
-		jset_u64_na(o, "used_bytes", d->mem.used, NVML_VALUE_NOT_AVAILABLE_ULL);
-		jset_u64_na(o, "free_bytes", d->mem.free, NVML_VALUE_NOT_AVAILABLE_ULL);
-	} else {
-		json_object_del(o, "total_bytes");
-		json_object_del(o, "used_bytes");
-		json_object_del(o, "free_bytes");
-	}
+	devrec_clear(&s->rec);
+	if (r)
+		devrec_set_memory(&s->rec, d->mem.total, d->mem.used, d->mem.free, NVML_VALUE_NOT_AVAILABLE_ULL);
+	devrec_memory_json(&s->rec, o);
 	if (r && d->mem.reserved >= 0)
 		jset_int(o, "reserved_bytes", d->mem.reserved);
 	else
@@ -305,30 +298,22 @@ static int read_procs_row(struct nv_state *s, struct nv_dev *d, const struct nv_
 	return read_procs(s, d);
 }
 
-/* "processes": {"<pid>": bytes}, updated in place; each pid written named in s->named. */
+/*
+ * "processes": {"<pid>": bytes} ({} when none), updated in place; a process
+ * whose memory NVML does not give is left out. Each pid written named in
+ * s->named.
+ */
 static void put_procs(struct nv_state *s, struct nv_dev *d, json_t *o)
 {
-	json_t *p = jset_obj(o, "processes"), *v;
-	const char *key;
-	void *tmp;
-	char k[16];
-
-	json_object_foreach_safe(p, tmp, key, v) {
-		unsigned i;
-		char *end;
-		unsigned long pid = strtoul(key, &end, 10);
-
-		for (i = 0; i < d->nprocs && d->procs[i].pid != pid; i++)
-			;
-		if (i == d->nprocs || *end)
-			json_object_del(p, key);
-	}
+	devrec_clear(&s->rec);
+	s->rec.have |= DR_PROCS;
 	for (unsigned i = 0; i < d->nprocs; i++) {
-		snprintf(k, sizeof(k), "%u", d->procs[i].pid);
-		jset_u64_na(p, k, d->procs[i].bytes, NVML_VALUE_NOT_AVAILABLE_ULL);
-		if (d->procs[i].bytes != NVML_VALUE_NOT_AVAILABLE_ULL)
-			pid_list_add(&s->named, (pid_t)d->procs[i].pid);
+		if (d->procs[i].bytes == NVML_VALUE_NOT_AVAILABLE_ULL)
+			continue;
+		devrec_bytes_add(&devrec_proc(&s->rec, (pid_t)d->procs[i].pid)->mem, d->procs[i].bytes);
+		pid_list_add(&s->named, (pid_t)d->procs[i].pid);
 	}
+	devrec_procs_json(&s->rec, DEVREC_PROC_MEMORY, NULL, o);
 }
 
 static int put_procs_row(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
@@ -338,6 +323,28 @@ static int put_procs_row(struct nv_state *s, struct nv_dev *d, const struct nv_r
 		put_procs(s, d, o);
 	else
 		json_object_del(o, "processes");
+	return 0;
+}
+
+/*
+ * A temperature row (whole degrees, key rd->key): its reading into the
+ * device record, cleared at the first of the group's put_temp rows (which
+ * come one after the other), and the record's temperatures_celsius
+ * written at the last (devrec_temps_json: dropped when none was read).
+ */
+static int put_temp(struct nv_state *s, struct nv_dev *d, const struct nv_read *rd, json_t *o, int now)
+{
+	uint64_t v = d->val[NV_ROW_I(rd)];
+	int first = rd == nv_reads || rd[-1].put != put_temp || rd[-1].group != rd->group;
+	int last = rd + 1 == nv_reads + nv_nreads || rd[1].put != put_temp || rd[1].group != rd->group;
+
+	(void)now;
+	if (first)
+		devrec_clear(&s->rec);
+	if (nv_got(d, rd) && v != NVML_VALUE_NOT_AVAILABLE_ULL)
+		devrec_temp_whole(&s->rec, rd->key, v);
+	if (last)
+		devrec_temps_json(&s->rec, o);
 	return 0;
 }
 
@@ -407,27 +414,17 @@ static const struct {
 };
 
 /* "throttle_reasons": the names of the bits in mask (unknown bits as "0x..."), rebuilt only when it changes. */
-static void put_reasons(json_t *o, unsigned long long mask)
+static void put_reasons(struct nv_dev *d, json_t *o, unsigned long long mask)
 {
-	json_t *cur = json_object_get(o, "throttle_reasons"), *arr;
 	unsigned long long known = 0;
-	size_t n = 0;
+	json_t *arr;
 
-	for (size_t i = 0; i < ARRAY_SIZE(nv_reasons); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(nv_reasons); i++)
 		known |= nv_reasons[i].bit;
-		n += (mask & nv_reasons[i].bit) != 0;
-	}
-	n += (mask & ~known) != 0;
-	if (json_is_array(cur) && json_array_size(cur) == n) {
-		size_t k = 0;
-		int same = 1;
-
-		for (size_t i = 0; i < ARRAY_SIZE(nv_reasons) && same; i++)
-			if (mask & nv_reasons[i].bit)
-				same = !strcmp(json_string_value(json_array_get(cur, k++)), nv_reasons[i].name);
-		if (same && !(mask & ~known))
-			return;
-	}
+	/* Kept while the object still holds the array built from the same known bits (an unknown one: rebuilt). */
+	if (json_object_get(o, "throttle_reasons") && d->reasons_put == mask && !(mask & ~known))
+		return;
+	d->reasons_put = mask;
 	arr = json_array();
 	for (size_t i = 0; i < ARRAY_SIZE(nv_reasons); i++)
 		if (mask & nv_reasons[i].bit)
@@ -460,7 +457,7 @@ static int put_reasons_row(struct nv_state *s, struct nv_dev *d, const struct nv
 	(void)s;
 	(void)now;
 	if (nv_got(d, rd)) {
-		put_reasons(o, d->val[NV_ROW_I(rd)]);
+		put_reasons(d, o, d->val[NV_ROW_I(rd)]);
 		put_reason_map(o, d->val[NV_ROW_I(rd)]);
 	} else {
 		json_object_del(o, "throttle_reasons");
@@ -570,10 +567,12 @@ static int put_power(struct nv_state *s, struct nv_dev *d, const struct nv_read 
 	unsigned u = r ? (unsigned)d->val[NV_ROW_I(rd)] : 0;
 
 	(void)now;
-	if (r)
-		jset_real(o, "power_watts", u / 1000.0);
-	else
-		json_object_del(o, "power_watts");
+	devrec_clear(&s->rec);
+	if (r) {
+		s->rec.power_w = u / 1000.0;
+		s->rec.have |= DR_POWER;
+	}
+	devrec_power_json(&s->rec, o);
 	e->est_mj = -1;
 	if (r && e->have_p && s->cycle_ns >= e->p_ns)
 		e->est_mj = ((double)e->p_mw + (double)u) / 2.0 * (double)(s->cycle_ns - e->p_ns) / (double)NS_PER_S;
@@ -628,14 +627,16 @@ static int put_energy(struct nv_state *s, struct nv_dev *d, const struct nv_read
 		inc = est; /* from_power: before the counter's first read, no total */
 	}
 	have_e = (e->have || e->from_power) && inc >= 0;
-	if (have_e)
-		jset_real(o, "energy_joules", inc / 1000.0);
-	else
-		json_object_del(o, "energy_joules");
-	if (e->have)
-		jset_real(o, "energy_total_joules", ((double)e->counter + e->ahead_mj) / 1000.0);
-	else
-		json_object_del(o, "energy_total_joules");
+	devrec_clear(&s->rec);
+	if (have_e) {
+		s->rec.energy_j = inc / 1000.0;
+		s->rec.have |= DR_ENERGY;
+	}
+	if (e->have) {
+		s->rec.energy_total_j = ((double)e->counter + e->ahead_mj) / 1000.0;
+		s->rec.have |= DR_ENERGY_TOTAL;
+	}
+	devrec_energy_json(&s->rec, o);
 	return nv_energy_split(s, d, o, have_e, inc / 1000.0, nv_got(d, pw),
 			       nv_got(d, pw) ? (unsigned)d->val[NV_ROW_I(pw)] : 0);
 }
@@ -849,10 +850,11 @@ const struct nv_read nv_reads[] = {
 	  read_mem_row, put_mem, NULL },
 	{ M, NF_PROCS, NV_EVERY, "nvmlDeviceGetComputeRunningProcesses", API(procs), 0, NULL, NULL, 1,
 	  read_procs_row, put_procs_row, NULL },
+	/* put_temp's rows: one after the other */
 	{ T, NF_TEMP, NV_EVERY, "nvmlDeviceGetTemperature", API(temp), NVML_TEMPERATURE_GPU, "gpu",
-	  "temperatures_celsius", 1, nv_read_temp, nv_put_int, NULL },
+	  "temperatures_celsius", 1, nv_read_temp, put_temp, NULL },
 	{ T, NF_MEMTEMP, NV_SLOW, "nvmlDeviceGetFieldValues", API(fields), NVML_FI_DEV_MEMORY_TEMP, "memory",
-	  "temperatures_celsius", 1, nv_read_field, nv_put_u64, NULL },
+	  "temperatures_celsius", 1, nv_read_field, put_temp, NULL },
 	{ T, NF_FAN, NV_SLOW, "nvmlDeviceGetFanSpeed", API(fan), 0, "fan_percent", NULL, 1, nv_read_uint,
 	  nv_put_real, NULL },
 	{ T, NF_REASONS, NV_EVERY, "nvmlDeviceGetCurrentClocksEventReasons", API(reasons), 0, NULL, NULL, 1,

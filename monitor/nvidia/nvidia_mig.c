@@ -18,6 +18,7 @@
  * lists that instance's processes only).
  */
 #include "nvidia_mig.h"
+#include "../core/devrec.h"
 #include "../../common/jset.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
@@ -52,6 +53,7 @@ struct nv_mig {
 	int64_t cycle;     /* the cycle whose layout in[] is */
 	nvmlReturn_t lost; /* that read's lost-GPU error, NVML_SUCCESS when none */
 	unsigned char written[GROUP_COUNT]; /* group g's devices may hold entries of this GPU's instances */
+	struct devrec rec; /* the instance being filled: memory and processes, written by devrec_*_json */
 };
 
 void nv_mig_resolve(void *dl, struct nv_mig_api *a)
@@ -115,6 +117,7 @@ void nv_mig_free(struct nv_mig *m, const struct nv_gpm_api *ga)
 	if (!m)
 		return;
 	nv_mig_reset(m, ga);
+	devrec_free(&m->rec);
 	free(m);
 }
 
@@ -236,12 +239,8 @@ done:
 /* The instance's object in devices, with its identity (created, or updated in place). Borrowed. */
 static json_t *inst_obj(const struct mig_inst *in, const struct nv_mig_parent *p, json_t *devices)
 {
-	json_t *e = json_object_get(devices, in->key);
+	json_t *e = jset_obj(devices, in->key);
 
-	if (!json_is_object(e)) {
-		e = json_object();
-		json_object_set_new(devices, in->key, e);
-	}
 	jset_int(e, "index", p->index);
 	jset_str_opt(e, "uuid", in->uuid);
 	jset_str_opt(e, "pci_bus_id", p->pci);
@@ -254,16 +253,16 @@ static json_t *inst_obj(const struct mig_inst *in, const struct nv_mig_parent *p
 	return e;
 }
 
-/* The instance's compute processes into e's "processes" ({} when none). NVML_SUCCESS or lost. */
-static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, json_t *e)
+/*
+ * The instance's compute processes into e's "processes" ({} when none),
+ * through rec: a process with several contexts has their memory summed,
+ * and is left out when its first context's memory is not available.
+ * NVML_SUCCESS or lost.
+ */
+static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, struct devrec *rec, json_t *e)
 {
 	nvmlReturn_t rc = NVML_ERROR_NOT_SUPPORTED;
 	unsigned n = 0;
-	json_t *p;
-	const char *key;
-	json_t *v;
-	void *tmp;
-	char k[16];
 
 	if (a->procs) {
 		if (!in->pbuf) {
@@ -285,28 +284,13 @@ static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, 
 	if (mig_lost(rc))
 		return rc;
 	if (rc != NVML_SUCCESS) {
-		if (json_object_get(e, "processes"))
-			json_object_del(e, "processes");
+		json_object_del(e, "processes");
 		return NVML_SUCCESS;
 	}
 	if (n > in->pcap)
 		n = in->pcap;
-	p = json_object_get(e, "processes");
-	if (!json_is_object(p)) {
-		p = json_object();
-		json_object_set_new(e, "processes", p);
-	}
-	json_object_foreach_safe(p, tmp, key, v) {
-		unsigned i;
-
-		for (i = 0; i < n; i++) {
-			snprintf(k, sizeof(k), "%u", in->pbuf[i].pid);
-			if (!strcmp(k, key) && in->pbuf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL)
-				break;
-		}
-		if (i == n)
-			json_object_del(p, key);
-	}
+	devrec_clear(rec);
+	rec->have |= DR_PROCS;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t bytes = 0;
 		unsigned j;
@@ -319,13 +303,13 @@ static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, 
 		for (j = i; j < n; j++)
 			if (in->pbuf[j].pid == in->pbuf[i].pid && in->pbuf[j].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL)
 				bytes += in->pbuf[j].usedGpuMemory;
-		snprintf(k, sizeof(k), "%u", in->pbuf[i].pid);
-		if (in->pbuf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL) {
-			jset_u64_na(p, k, bytes, NVML_VALUE_NOT_AVAILABLE_ULL);
-			if (a->named && json_object_get(p, k))
-				pid_list_add(a->named, (pid_t)in->pbuf[i].pid);
-		}
+		if (in->pbuf[i].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE_ULL || bytes == NVML_VALUE_NOT_AVAILABLE_ULL)
+			continue;
+		devrec_bytes_add(&devrec_proc(rec, (pid_t)in->pbuf[i].pid)->mem, bytes);
+		if (a->named)
+			pid_list_add(a->named, (pid_t)in->pbuf[i].pid);
 	}
+	devrec_procs_json(rec, DEVREC_PROC_MEMORY, NULL, e);
 	return NVML_SUCCESS;
 }
 
@@ -343,7 +327,7 @@ static nvmlReturn_t inst_gpm(struct mig_inst *in, const struct nv_gpm_api *ga, c
 }
 
 /* Group id's fields of one instance into e. NVML_SUCCESS or lost. */
-static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a,
+static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a, struct devrec *rec,
 			      enum group_id id, const struct nv_mig_parent *p, json_t *e)
 {
 	nvmlMemory_t mem;
@@ -359,7 +343,7 @@ static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a,
 		if (id == GROUP_DEVICE_INFO) {
 			if (rc == NVML_SUCCESS)
 				jset_u64_na(e, "memory_total_bytes", mem.total, NVML_VALUE_NOT_AVAILABLE_ULL);
-			else if (json_object_get(e, "memory_total_bytes"))
+			else
 				json_object_del(e, "memory_total_bytes");
 			if (p->gpm && p->gpm->support < 0 && !in->gpm.state) {
 				in->gpm.state = -1;
@@ -368,16 +352,11 @@ static nvmlReturn_t inst_fill(struct mig_inst *in, const struct nv_mig_api *a,
 			nv_gpm_put_info(&in->gpm, e);
 			return NVML_SUCCESS;
 		}
-		if (rc == NVML_SUCCESS) {
-			jset_u64_na(e, "total_bytes", mem.total, NVML_VALUE_NOT_AVAILABLE_ULL);
-			jset_u64_na(e, "used_bytes", mem.used, NVML_VALUE_NOT_AVAILABLE_ULL);
-			jset_u64_na(e, "free_bytes", mem.free, NVML_VALUE_NOT_AVAILABLE_ULL);
-		} else {
-			json_object_del(e, "total_bytes");
-			json_object_del(e, "used_bytes");
-			json_object_del(e, "free_bytes");
-		}
-		return inst_procs(in, a, e);
+		devrec_clear(rec);
+		if (rc == NVML_SUCCESS)
+			devrec_set_memory(rec, mem.total, mem.used, mem.free, NVML_VALUE_NOT_AVAILABLE_ULL);
+		devrec_memory_json(rec, e);
+		return inst_procs(in, a, rec, e);
 	case GROUP_DEVICE_UTILIZATION:
 		nv_gpm_put(&in->gpm, e, 2); /* sampled by inst_gpm */
 		return NVML_SUCCESS;
@@ -434,7 +413,7 @@ nvmlReturn_t nv_mig_collect(struct nv_mig *m, const struct nv_mig_api *a, const 
 		}
 		e = inst_obj(in, p, devices);
 		m->written[id] = 1;
-		if ((rc = inst_fill(in, a, id, p, e)))
+		if ((rc = inst_fill(in, a, &m->rec, id, p, e)))
 			return rc;
 	}
 	return NVML_SUCCESS;

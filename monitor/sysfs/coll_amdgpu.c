@@ -34,6 +34,7 @@
  */
 #include "../core/collector.h"
 #include "../config/config.h"
+#include "../core/devrec.h"
 #include "../core/energy.h"
 #include "../host/host.h"
 #include "amdgpu_clients.h"
@@ -95,7 +96,11 @@ struct amd_state {
 	int idle_told;             /* an idle_power_watts key that names no GPU was logged */
 	struct energy_obs_list obs; /* device_power's observations for the attribution (amd_energy) */
 	struct pid_list named;      /* the processes the groups wrote this cycle (amd_processes) */
+	struct devrec rec;          /* the device being filled: the shared fields, written by devrec_*_json */
 };
+
+_Static_assert(AMD_ENGINES <= DEVREC_ENGINES, "a process's engines fit a device record");
+_Static_assert(AMD_TEMPS <= DEVREC_TEMPS, "a GPU's temperatures fit a device record");
 
 /* EPERM and EBUSY: the GPU is in reset or suspended. ENODEV: it went away mid-cycle. */
 static const int amd_fatal[] = { EPERM, EBUSY, ENODEV, 0 };
@@ -276,60 +281,35 @@ static void amd_scan(void *state)
 			 host_sysfs(s->base.env->host));
 }
 
-/* processes: {"<pid>": value} object of d, created on first use. */
-static json_t *processes_of(json_t *d)
+/*
+ * Device memory per process: the VRAM of its clients on this GPU, summed
+ * per process into the record (devrec_procs_json writes it).
+ */
+static void amd_proc_memory(struct amd_state *s, const struct amd_dev *ad, struct devrec *rec)
 {
-	json_t *p = json_object_get(d, "processes");
-
-	if (!p) {
-		p = json_object();
-		json_object_set_new(d, "processes", p);
-	}
-	return p;
-}
-
-static void pid_key(pid_t pid, char key[16])
-{
-	snprintf(key, 16, "%d", (int)pid);
-}
-
-/* Device memory per process: the VRAM of its clients on this GPU. */
-static void amd_proc_memory(struct amd_state *s, const struct amd_dev *ad, json_t *d)
-{
-	json_t *procs = processes_of(d);
-
+	rec->have |= DR_PROCS;
 	for (size_t i = 0; i < s->clients.ncl; i++) {
 		const struct drm_client *cl = &s->clients.cl[i];
-		json_t *v;
-		char key[16];
 
 		if (!cl->have_vram || strcmp(cl->pdev, ad->pdev))
 			continue;
-		pid_key(cl->pid, key);
-		v = json_object_get(procs, key);
-		if (!v)
-			json_set_u64(procs, key, cl->vram);
-		else if (json_is_integer(v) && (uint64_t)json_integer_value(v) <= UINT64_MAX - cl->vram)
-			json_set_u64(procs, key, (uint64_t)json_integer_value(v) + cl->vram);
-		else /* past 2^63 already, or past 2^64 now: a real, never a wrapped sum */
-			json_object_set_new(procs, key, json_real(json_number_value(v) + (double)cl->vram));
+		devrec_bytes_add(&devrec_proc(rec, cl->pid)->mem, cl->vram);
 		pid_list_add(&s->named, cl->pid);
 	}
 }
 
 /*
  * Engine busy time per process over the period: each client's drm-engine-*
- * increase since the previous report, as percent of the time that passed.
+ * increase since the previous report, as percent of the time that passed,
+ * summed per process and engine in the record.
  */
-static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json_t *d)
+static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, struct devrec *rec)
 {
-	json_t *procs = processes_of(d);
-
+	rec->have |= DR_PROCS;
 	for (size_t i = 0; i < s->clients.ncl; i++) {
 		struct drm_client *cl = &s->clients.cl[i];
 		double dt = (double)(cl->t - cl->prev_t);
-		json_t *p;
-		char key[16];
+		struct devrec_proc *p;
 
 		if (strcmp(cl->pdev, ad->pdev))
 			continue;
@@ -337,25 +317,15 @@ static void amd_proc_engines(struct amd_state *s, const struct amd_dev *ad, json
 			memcpy(cl->prev_ns, cl->ns, sizeof(cl->prev_ns));
 			continue;
 		}
-		pid_key(cl->pid, key);
-		p = json_object_get(procs, key);
-		if (!p) {
-			p = json_object();
-			json_object_set_new(procs, key, p);
-		}
+		p = devrec_proc(rec, cl->pid);
 		pid_list_add(&s->named, cl->pid);
 		for (size_t e = 0; e < s->clients.neng; e++) {
 			uint64_t busy;
-			double pct;
-			json_t *old;
 
 			if (!(cl->engines & (1u << e)))
 				continue;
 			busy = cl->ns[e] >= cl->prev_ns[e] ? cl->ns[e] - cl->prev_ns[e] : cl->ns[e];
-			old = json_object_get(p, s->clients.eng[e]);
-			pct = (double)busy * 100.0 / dt + (old ? json_real_value(old) : 0);
-			/* An engine with several rings can add up past 100: percent of the period stays 0..100. */
-			json_object_set_new(p, s->clients.eng[e], json_real(pct > 100.0 ? 100.0 : pct));
+			devrec_proc_engine_add(p, (unsigned)e, (double)busy * 100.0 / dt);
 		}
 		memcpy(cl->prev_ns, cl->ns, sizeof(cl->prev_ns));
 		cl->prev_t = cl->t;
@@ -442,32 +412,43 @@ static void amd_info(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, j
 
 static void amd_util(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, json_t *d)
 {
-	static const char *const files[][2] = {
-		{ "gpu_busy_percent", "core_percent" },
-		{ "mem_busy_percent", "memory_bandwidth_percent" },
-		{ "vcn_busy_percent", "video_percent" },
-	};
+	struct devrec *rec = &s->rec;
+	const char *eng[AMD_ENGINES];
 	uint64_t v;
 
-	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
-		if (rd_u64(r, ad->fd, files[i][0], &v) == 1)
-			set_real(d, files[i][1], (double)v);
-	if (ad->pdev[0] && s->clients.ok)
-		amd_proc_engines(s, ad, d);
+	if (rd_u64(r, ad->fd, "gpu_busy_percent", &v) == 1) {
+		rec->core_pct = (double)v;
+		rec->have |= DR_CORE_PCT;
+	}
+	if (rd_u64(r, ad->fd, "mem_busy_percent", &v) == 1) {
+		rec->membw_pct = (double)v;
+		rec->have |= DR_MEMBW_PCT;
+	}
+	devrec_util_json(rec, d);
+	if (rd_u64(r, ad->fd, "vcn_busy_percent", &v) == 1)
+		set_real(d, "video_percent", (double)v);
+	if (!ad->pdev[0] || !s->clients.ok)
+		return;
+	amd_proc_engines(s, ad, rec);
+	for (size_t e = 0; e < s->clients.neng; e++)
+		eng[e] = s->clients.eng[e];
+	devrec_procs_json(rec, DEVREC_PROC_ENGINES, eng, d);
 }
 
 static void amd_memory(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, json_t *d)
 {
-	uint64_t total, used, v;
-	int ht = rd_u64(r, ad->fd, "mem_info_vram_total", &total) == 1;
-	int hu = rd_u64(r, ad->fd, "mem_info_vram_used", &used) == 1;
+	struct devrec *rec = &s->rec;
+	uint64_t v;
 
-	if (ht)
-		json_set_u64(d, "total_bytes", total);
-	if (hu)
-		json_set_u64(d, "used_bytes", used);
-	if (ht && hu)
-		json_set_u64(d, "free_bytes", total > used ? total - used : 0);
+	if (rd_u64(r, ad->fd, "mem_info_vram_total", &rec->mem_total) == 1)
+		rec->have |= DR_MEM_TOTAL;
+	if (rd_u64(r, ad->fd, "mem_info_vram_used", &rec->mem_used) == 1)
+		rec->have |= DR_MEM_USED;
+	if ((rec->have & (DR_MEM_TOTAL | DR_MEM_USED)) == (DR_MEM_TOTAL | DR_MEM_USED)) {
+		rec->mem_free = rec->mem_total > rec->mem_used ? rec->mem_total - rec->mem_used : 0;
+		rec->have |= DR_MEM_FREE;
+	}
+	devrec_memory_json(rec, d);
 	/* The part of VRAM the CPU can map (the BAR; all of it with resizable BAR). */
 	if (rd_u64(r, ad->fd, "mem_info_vis_vram_total", &v) == 1)
 		json_set_u64(d, "visible_total_bytes", v);
@@ -477,30 +458,30 @@ static void amd_memory(struct amd_state *s, struct amd_dev *ad, struct rdctx *r,
 		json_set_u64(d, "gtt_total_bytes", v);
 	if (rd_u64(r, ad->fd, "mem_info_gtt_used", &v) == 1)
 		json_set_u64(d, "gtt_used_bytes", v);
-	if (ad->pdev[0] && s->clients.ok)
-		amd_proc_memory(s, ad, d);
+	if (ad->pdev[0] && s->clients.ok) {
+		amd_proc_memory(s, ad, rec);
+		devrec_procs_json(rec, DEVREC_PROC_MEMORY, NULL, d);
+	}
 }
 
-static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
+static void amd_thermal(struct amd_dev *ad, struct devrec *rec, struct rdctx *r, json_t *d)
 {
-	json_t *temps = json_object(), *crit = json_object();
+	json_t *crit = json_object();
 	uint64_t pwm, max, rpm;
 	int64_t mc;
 	char file[40];
 
 	for (size_t i = 0; ad->hwfd >= 0 && i < ad->ntemp; i++) {
 		if (rd_s64(r, ad->hwfd, ad->temp[i].file, &mc) == 1)
-			json_object_set_new(temps, utf8_sanitize(ad->temp[i].name), json_real((double)mc / 1000.0));
+			devrec_temp_add(rec, ad->temp[i].name, NULL, (double)mc / 1000.0);
 		/* temp2_input -> temp2_crit: the shutdown threshold (absent on some boards) */
 		snprintf(file, sizeof(file), "%.*s_crit", (int)strcspn(ad->temp[i].file, "_"), ad->temp[i].file);
 		if (rd_s64(r, ad->hwfd, file, &mc) == 1)
 			json_object_set_new(crit, utf8_sanitize(ad->temp[i].name), json_real((double)mc / 1000.0));
 	}
-	if (json_object_size(temps))
-		json_object_set(d, "temperatures_celsius", temps);
+	devrec_temps_json(rec, d);
 	if (json_object_size(crit))
 		json_object_set(d, "temperatures_crit_celsius", crit);
-	json_decref(temps);
 	json_decref(crit);
 	if (ad->hwfd < 0)
 		return;
@@ -522,9 +503,10 @@ static void amd_thermal(struct amd_dev *ad, struct rdctx *r, json_t *d)
  * the power cap, power1_cap), and the group's error says so. No source:
  * no energy fields.
  */
-static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, int have_w, double watts,
-		       json_t *d)
+static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, struct devrec *rec)
 {
+	int have_w = !!(rec->have & DR_POWER);
+	double watts = rec->power_w;
 	uint64_t uj;
 	double j = 0;
 	int src = AMD_E_NONE, period = 0;
@@ -550,13 +532,16 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 	} else if (src == AMD_E_POWER) {
 		period = energy_meter_power(&ad->energy, watts, cy->mono_ns, &j);
 	}
-	energy_meter_json(&ad->energy, period > 0, j, d);
 	ad->have_period = ad->energy.have && period > 0;
 	ad->period_j = j;
-	if (src == AMD_E_COUNTER) /* the board's own total since the driver loaded */
-		set_real(d, "energy_total_joules", (double)uj / 1e6);
-	else
-		json_object_del(d, "energy_total_joules");
+	if (ad->have_period) {
+		rec->energy_j = j;
+		rec->have |= DR_ENERGY;
+	}
+	if (src == AMD_E_COUNTER) { /* the board's own total since the driver loaded */
+		rec->energy_total_j = (double)uj / 1e6;
+		rec->have |= DR_ENERGY_TOTAL;
+	}
 }
 
 /*
@@ -598,19 +583,21 @@ static void amd_energy_split(struct amd_state *s, const struct devslot *sl, cons
 	energy_obs_add(&s->obs, &ob);
 }
 
-static void amd_power(struct amd_dev *ad, struct rdctx *r, const struct cycle *cy, json_t *d)
+static void amd_power(struct amd_dev *ad, struct devrec *rec, struct rdctx *r, const struct cycle *cy, json_t *d)
 {
 	uint64_t uw;
-	int have_w;
 
 	ad->have_period = 0; /* until amd_energy says */
 	if (ad->hwfd < 0)
 		return;
 	/* power1_average where the SMU averages, power1_input on boards that only report the instant value. */
-	have_w = rd_u64(r, ad->hwfd, "power1_average", &uw) == 1 || rd_u64(r, ad->hwfd, "power1_input", &uw) == 1;
-	if (have_w)
-		set_real(d, "power_watts", (double)uw / 1e6);
-	amd_energy(ad, r, cy, have_w, have_w ? (double)uw / 1e6 : 0, d);
+	if (rd_u64(r, ad->hwfd, "power1_average", &uw) == 1 || rd_u64(r, ad->hwfd, "power1_input", &uw) == 1) {
+		rec->power_w = (double)uw / 1e6;
+		rec->have |= DR_POWER;
+	}
+	amd_energy(ad, r, cy, rec);
+	devrec_power_json(rec, d);
+	devrec_energy_json(rec, d);
 	if (ad->nvolt) {
 		json_t *volts = json_object();
 		int64_t mv;
@@ -661,6 +648,7 @@ static void amd_clocks(struct amd_dev *ad, struct rdctx *r, json_t *d)
 	json_t *clocks = json_object();
 	char text[512];
 	uint64_t hz, mhz = 0;
+	bool hwmon_has[ARRAY_SIZE(dpm)] = { false }; /* hwmon gave dpm[i][1]: the current level is not needed */
 
 	for (size_t i = 0; ad->hwfd >= 0 && i < ad->nfreq; i++) {
 		const char *name = ad->freq[i].name;
@@ -669,6 +657,8 @@ static void amd_clocks(struct amd_dev *ad, struct rdctx *r, json_t *d)
 			continue;
 		name = !strcmp(name, "sclk") ? "graphics" : !strcmp(name, "mclk") ? "memory" : name;
 		json_object_set_new(clocks, name, json_real((double)hz / 1e6));
+		for (size_t k = 0; k < ARRAY_SIZE(dpm); k++)
+			hwmon_has[k] |= !strcmp(name, dpm[k][1]);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(dpm); i++) {
 		int rc = rd_text(r, ad->fd, dpm[i][0], text, sizeof(text));
@@ -677,7 +667,7 @@ static void amd_clocks(struct amd_dev *ad, struct rdctx *r, json_t *d)
 			continue;
 		if (rd_check(r, dpm[i][0], dpm_current(text, &mhz)) != 1)
 			continue;
-		if (!json_object_get(clocks, dpm[i][1]))
+		if (!hwmon_has[i])
 			json_object_set_new(clocks, dpm[i][1], json_real((double)mhz));
 	}
 	if (json_object_size(clocks))
@@ -882,6 +872,7 @@ static int amd_open(const struct mon_env *env, const struct coll_target *t, void
 
 	sysfs_coll_init(&s->base, env, dev, ~0u, amd_dev_free);
 	s->clients.cycle = -1;
+	s->rec.fresh = 1; /* device_entry makes the device objects anew each cycle */
 	*state = s;
 	amd_scan(s);
 	/* Baseline of the per-process engine times, so the first report has a period to measure. */
@@ -897,6 +888,7 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 	struct amd_dev *ad = sl->priv;
 
 	r->warned = &ad->warned;
+	devrec_clear(&s->rec);
 	switch (id) {
 	case GROUP_DEVICE_INFO:
 		amd_info(s, ad, r, d);
@@ -908,10 +900,10 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 		amd_memory(s, ad, r, d);
 		break;
 	case GROUP_DEVICE_THERMAL:
-		amd_thermal(ad, r, d);
+		amd_thermal(ad, &s->rec, r, d);
 		break;
 	case GROUP_DEVICE_POWER:
-		amd_power(ad, r, cy, d);
+		amd_power(ad, &s->rec, r, cy, d);
 		if (ad->pdev[0])
 			amd_energy_split(s, sl, cy, d);
 		break;
@@ -1010,6 +1002,7 @@ static void amd_close(void *state)
 		return;
 	energy_obs_free(&s->obs);
 	pid_list_free(&s->named);
+	devrec_free(&s->rec);
 	amd_clients_free(&s->clients);
 	sysfs_coll_free(s);
 }

@@ -30,6 +30,7 @@
  */
 #include "../core/collector.h"
 #include "../config/config.h"
+#include "../core/devrec.h"
 #include "../core/energy.h"
 #include "sysfs.h"
 #include "../../common/log.h"
@@ -72,6 +73,7 @@ struct hw_state {
 	struct sysfs_coll base; /* first: the shared ops take the state as one */
 	struct sysfs_names claimed; /* amdgpu's chips, seen last scan (not opened again while they stay) */
 	struct sysfs_names claimed_next;
+	struct devrec rec; /* the chip being filled: its temperatures, written by devrec_temps_json */
 };
 
 #define HW_SUPPORTED                                                                                         \
@@ -345,15 +347,46 @@ static void hw_scan(void *state)
 
 /* ---- groups ------------------------------------------------------------------------ */
 
-/* Add value v under key name to obj; a second input with the same label keeps its channel name. */
-static void put(json_t *obj, const struct hw_input *in, json_t *v)
+/* One object of sensor values being built, and the keys put in it so far (one per input at most). */
+struct hw_obj {
+	json_t *o;
+	char key[HW_INPUTS][48];
+	size_t n;
+};
+
+static void hw_obj_init(struct hw_obj *h)
+{
+	h->o = json_object();
+	h->n = 0;
+}
+
+static bool hw_obj_has(const struct hw_obj *h, const char *k)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (!strcmp(h->key[i], k))
+			return true;
+	return false;
+}
+
+/* An input's channel name: "temp3" of temp3_input (dst: 48 bytes, more than a file name). */
+static void channel(const struct hw_input *in, char dst[48])
+{
+	size_t n = strcspn(in->file, "_");
+
+	memcpy(dst, in->file, n);
+	dst[n] = '\0';
+}
+
+/* Add value v (stolen) under in's name to h; a second input with the same label keeps its channel name. */
+static void put(struct hw_obj *h, const struct hw_input *in, json_t *v)
 {
 	char name[48];
 
 	snprintf(name, sizeof(name), "%s", in->name);
-	if (json_object_get(obj, name))
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(in->file, "_"), in->file);
-	json_object_set_new(obj, name, v);
+	if (hw_obj_has(h, name))
+		channel(in, name);
+	if (json_object_set_new(h->o, name, v) == 0 && !hw_obj_has(h, name) && h->n < HW_INPUTS)
+		memcpy(h->key[h->n++], name, sizeof(name));
 }
 
 static void hw_info(struct hw_chip *c, json_t *d)
@@ -373,33 +406,48 @@ static void set_nonempty(json_t *d, const char *key, json_t *obj)
 	json_decref(obj);
 }
 
+static void set_nonempty_h(json_t *d, const char *key, struct hw_obj *h)
+{
+	set_nonempty(d, key, h->o);
+}
+
 /* temp1_input -> temp1_<what> ("crit", "max") */
 static void threshold_file(const struct hw_input *in, const char *what, char *dst, size_t size)
 {
 	snprintf(dst, size, "%.*s_%s", (int)strcspn(in->file, "_"), in->file, what);
 }
 
-static void hw_thermal(struct hw_chip *c, struct rdctx *r, json_t *d)
+/*
+ * temperatures_celsius (the device record's), the thresholds, fans and
+ * alarms. rec: the collector's record, cleared here.
+ */
+static void hw_thermal(struct hw_chip *c, struct devrec *rec, struct rdctx *r, json_t *d)
 {
-	json_t *temps = json_object(), *fans = json_object(), *crit = json_object(), *max = json_object();
+	struct hw_obj fans, crit, max;
 	json_t *alarms = json_object();
-	char file[48];
+	char file[48], chan[48];
 	int64_t mc;
 	uint64_t v;
 
+	devrec_clear(rec);
+	hw_obj_init(&fans);
+	hw_obj_init(&crit);
+	hw_obj_init(&max);
 	for (size_t i = 0; i < c->ntemp; i++) {
-		if (rd_s64(r, c->fd, c->temp[i].file, &mc) == 1)
-			put(temps, &c->temp[i], json_real((double)mc / 1000.0));
+		if (rd_s64(r, c->fd, c->temp[i].file, &mc) == 1) {
+			channel(&c->temp[i], chan);
+			devrec_temp_add(rec, c->temp[i].name, chan, (double)mc / 1000.0);
+		}
 		threshold_file(&c->temp[i], "crit", file, sizeof(file));
 		if (c->temp[i].crit && rd_s64(r, c->fd, file, &mc) == 1)
-			put(crit, &c->temp[i], json_real((double)mc / 1000.0));
+			put(&crit, &c->temp[i], json_real((double)mc / 1000.0));
 		threshold_file(&c->temp[i], "max", file, sizeof(file));
 		if (c->temp[i].max && rd_s64(r, c->fd, file, &mc) == 1)
-			put(max, &c->temp[i], json_real((double)mc / 1000.0));
+			put(&max, &c->temp[i], json_real((double)mc / 1000.0));
 	}
 	for (size_t i = 0; i < c->nfan; i++)
 		if (rd_u64(r, c->fd, c->fan[i].file, &v) == 1)
-			put(fans, &c->fan[i], json_u64(v));
+			put(&fans, &c->fan[i], json_u64(v));
 	/* An alarm is 0 or 1 (a few chips latch it until read). Keyed by the file's stem: "temp1_crit". */
 	for (size_t i = 0; i < c->nalarm; i++) {
 		if (rd_u64(r, c->fd, c->alarm[i], &v) != 1)
@@ -411,10 +459,10 @@ static void hw_thermal(struct hw_chip *c, struct rdctx *r, json_t *d)
 		snprintf(file, sizeof(file), "%.*s", (int)(strlen(c->alarm[i]) - 6), c->alarm[i]);
 		json_object_set_new(alarms, file, json_integer((json_int_t)v));
 	}
-	set_nonempty(d, "temperatures_celsius", temps);
-	set_nonempty(d, "temperatures_crit_celsius", crit);
-	set_nonempty(d, "temperatures_max_celsius", max);
-	set_nonempty(d, "fan_rpm", fans);
+	devrec_temps_json(rec, d);
+	set_nonempty_h(d, "temperatures_crit_celsius", &crit);
+	set_nonempty_h(d, "temperatures_max_celsius", &max);
+	set_nonempty_h(d, "fan_rpm", &fans);
 	set_nonempty(d, "alarms", alarms);
 	if (c->pwm && rd_u64(r, c->fd, "pwm1", &v) == 1)
 		json_object_set_new(d, "fan_percent", json_real((double)(v > 255 ? 255 : v) * 100.0 / 255.0));
@@ -422,19 +470,22 @@ static void hw_thermal(struct hw_chip *c, struct rdctx *r, json_t *d)
 
 static void hw_power(struct hw_chip *c, struct rdctx *r, const struct cycle *cy, json_t *d)
 {
-	json_t *watts = json_object(), *volts = json_object(), *joules = json_object();
+	struct hw_obj watts, volts, joules;
 	uint64_t uw, uj;
 	int64_t mv;
 	double j;
 
+	hw_obj_init(&watts);
+	hw_obj_init(&volts);
+	hw_obj_init(&joules);
 	for (size_t i = 0; i < c->npower; i++) {
 		if (rd_u64(r, c->fd, c->power[i].file, &uw) != 1) {
 			energy_meter_reset(&c->meter[i]); /* a gap: the next reading is a baseline */
 			continue;
 		}
-		put(watts, &c->power[i], json_real((double)uw / 1e6));
+		put(&watts, &c->power[i], json_real((double)uw / 1e6));
 		if (!c->nenergy && energy_meter_power(&c->meter[i], (double)uw / 1e6, cy->mono_ns, &j))
-			put(joules, &c->power[i], json_real(j));
+			put(&joules, &c->power[i], json_real(j));
 	}
 	/* energy*_input: µJ, a counter since the driver loaded (a step back or a jump: no energy, afresh) */
 	for (size_t i = 0; i < c->nenergy; i++) {
@@ -443,28 +494,29 @@ static void hw_power(struct hw_chip *c, struct rdctx *r, const struct cycle *cy,
 		int rc = energy_meter_counter(&c->meter[i], uj, 0, 1e-6, 0, cy->mono_ns, &j);
 
 		if (rc > 0)
-			put(joules, &c->energy[i], json_real(j));
+			put(&joules, &c->energy[i], json_real(j));
 		else if (rc < 0)
 			energy_counter_refused(r->group, "hwmon", r->key, c->meter[i].why);
 	}
-	set_nonempty(d, "energy_sensors_joules", joules);
+	set_nonempty_h(d, "energy_sensors_joules", &joules);
 	/* in*_input: mV (signed: some rails are negative) */
 	for (size_t i = 0; i < c->nvolt; i++)
 		if (rd_s64(r, c->fd, c->volt[i].file, &mv) == 1)
-			put(volts, &c->volt[i], json_real((double)mv / 1000.0));
-	set_nonempty(d, "power_sensors_watts", watts);
-	set_nonempty(d, "voltages_volts", volts);
+			put(&volts, &c->volt[i], json_real((double)mv / 1000.0));
+	set_nonempty_h(d, "power_sensors_watts", &watts);
+	set_nonempty_h(d, "voltages_volts", &volts);
 }
 
 static void hw_clocks(struct hw_chip *c, struct rdctx *r, json_t *d)
 {
-	json_t *mhz = json_object();
+	struct hw_obj mhz;
 	uint64_t hz;
 
+	hw_obj_init(&mhz);
 	for (size_t i = 0; i < c->nfreq; i++)
 		if (rd_u64(r, c->fd, c->freq[i].file, &hz) == 1)
-			put(mhz, &c->freq[i], json_real((double)hz / 1e6));
-	set_nonempty(d, "clocks_mhz", mhz);
+			put(&mhz, &c->freq[i], json_real((double)hz / 1e6));
+	set_nonempty_h(d, "clocks_mhz", &mhz);
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */
@@ -490,6 +542,7 @@ static int hw_open(const struct mon_env *env, const struct coll_target *t, void 
 	struct hw_state *s = xcalloc(1, sizeof(*s));
 
 	sysfs_coll_init(&s->base, env, dev, HW_SUPPORTED, chip_free);
+	s->rec.fresh = 1; /* device_entry makes the chip objects anew each cycle */
 	*state = s;
 	hw_scan(s);
 	return s->base.error[0] ? -EIO : 0;
@@ -500,12 +553,11 @@ static void hw_fill(void *state, enum group_id id, const struct cycle *cy, struc
 {
 	struct hw_chip *c = sl->priv;
 
-	(void)state;
 	r->warned = &c->warned;
 	if (id == GROUP_DEVICE_INFO)
 		hw_info(c, d);
 	else if (id == GROUP_DEVICE_THERMAL)
-		hw_thermal(c, r, d);
+		hw_thermal(c, &((struct hw_state *)state)->rec, r, d);
 	else if (id == GROUP_DEVICE_CLOCKS)
 		hw_clocks(c, r, d);
 	else
@@ -533,6 +585,7 @@ static void hw_close(void *state)
 		return;
 	sysfs_names_free(&s->claimed);
 	sysfs_names_free(&s->claimed_next);
+	devrec_free(&s->rec);
 	sysfs_coll_free(s);
 }
 

@@ -33,6 +33,7 @@
  * device block needed.
  */
 #include "../core/collector.h"
+#include "../core/devrec.h"
 #include "../config/config.h"
 #include "sysfs.h"
 #include "../host/host.h"
@@ -89,6 +90,7 @@ struct nrn_dev {
 
 struct nrn_state {
 	struct sysfs_coll base; /* first: the shared ops take the state as one */
+	struct devrec rec;      /* the device being filled (core_percent); never holds a process, so nothing to free */
 };
 
 static const int nrn_fatal[] = { ENODEV, 0 };
@@ -143,7 +145,7 @@ static void nrn_dev_free(void *priv)
 	free(nd);
 }
 
-static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, int64_t now, json_t *out);
+static int util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, int64_t now, json_t *out, double *util);
 static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d);
 
 /* A new device in slot sl: its cores and counters, identity, selection, and the counters' baselines. */
@@ -192,7 +194,7 @@ static void nrn_dev_open(struct nrn_state *s, struct devslot *sl, unsigned n, in
 							  sl->uuid[0] ? sl->uuid : NULL);
 	/* Baselines: the first report counts from here. */
 	for (size_t i = 0; i < nd->ncores; i++)
-		util_core(nd, &nd->core[i], &r, now, NULL);
+		util_core(nd, &nd->core[i], &r, now, NULL, NULL);
 	errors_dev(nd, &r, NULL);
 }
 
@@ -287,11 +289,12 @@ static void nrn_info(struct nrn_state *s, struct nrn_dev *nd, struct rdctx *r, j
  * One NeuronCore's utilization-group values into out (NULL: only take the
  * counters' samples, as a baseline). Counts are increases over the period.
  */
-static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, int64_t now, json_t *out)
+static int util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, int64_t now, json_t *out, double *util)
 {
 	json_t *status = json_object(), *totals = json_object();
 	uint64_t v, delta;
 	char rel[96];
+	int have_util = 0;
 
 	for (size_t i = 0; i < OI_COUNT; i++) {
 		bool had;
@@ -306,7 +309,9 @@ static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, i
 			if (had && dt > 0 && out) {
 				double pct = (double)delta * 1e3 * 100.0 / (double)dt; /* µs over ns */
 
-				json_object_set_new(out, "utilization_percent", json_real(pct > 100.0 ? 100.0 : pct));
+				*util = pct > 100.0 ? 100.0 : pct;
+				have_util = 1;
+				json_object_set_new(out, "utilization_percent", json_real(*util));
 			}
 		} else if (had && out) {
 			json_set_u64(out, oi_key[i], delta);
@@ -327,6 +332,7 @@ static void util_core(struct nrn_dev *nd, struct nrn_core *c, struct rdctx *r, i
 	json_decref(status);
 	json_decref(totals);
 	(void)nd;
+	return have_util;
 }
 
 static void core_key(const struct nrn_dev *nd, const struct nrn_core *c, char key[16])
@@ -334,26 +340,30 @@ static void core_key(const struct nrn_dev *nd, const struct nrn_core *c, char ke
 	snprintf(key, 16, "%u", nd->n * nd->core_count + c->k);
 }
 
-static void nrn_util(struct nrn_dev *nd, struct rdctx *r, const struct cycle *cy, json_t *d)
+/* core_percent (the device record's): the mean of its cores' utilization; each core's counters in neuroncores. */
+static void nrn_util(struct nrn_dev *nd, struct devrec *rec, struct rdctx *r, const struct cycle *cy, json_t *d)
 {
 	json_t *cores = json_object();
-	double sum = 0;
+	double sum = 0, u;
 	size_t nsum = 0;
 
 	for (size_t i = 0; i < nd->ncores; i++) {
-		json_t *c = json_object(), *u;
+		json_t *c = json_object();
 		char key[16];
 
-		util_core(nd, &nd->core[i], r, cy->mono_ns, c);
-		if ((u = json_object_get(c, "utilization_percent"))) {
-			sum += json_real_value(u);
+		if (util_core(nd, &nd->core[i], r, cy->mono_ns, c, &u)) {
+			sum += u;
 			nsum++;
 		}
 		core_key(nd, &nd->core[i], key);
 		json_object_set_new(cores, key, c);
 	}
-	if (nsum)
-		json_object_set_new(d, "core_percent", json_real(sum / (double)nsum));
+	devrec_clear(rec);
+	if (nsum) {
+		rec->core_pct = sum / (double)nsum;
+		rec->have |= DR_CORE_PCT;
+	}
+	devrec_util_json(rec, d);
 	json_object_set_new(d, "neuroncores", cores);
 }
 
@@ -439,25 +449,49 @@ static void nrn_power(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 	}
 }
 
-/* ECC counters of stats/hardware into d (NULL: baseline only). */
-static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
+/* One reading of a device's stats/hardware counters (nd->hw.name[i]). */
+struct nrn_hwread {
+	bool read[NRN_NAMES];     /* counter i was read: its total is v[i] */
+	bool had[NRN_NAMES];      /* and it had a baseline: the period's increase is delta[i] */
+	uint64_t v[NRN_NAMES], delta[NRN_NAMES];
+};
+
+/* Read the hardware counters into h, each one's baseline moved to now. */
+static void hw_read(struct nrn_dev *nd, struct rdctx *r, struct nrn_hwread *h)
 {
-	json_t *events = json_object(), *totals = json_object();
-	struct u64sum dc = { 0 }, du = { 0 }, tc = { 0 }, tu = { 0 };
-	uint64_t v, delta;
-	bool all_delta = true;
 	char rel[96];
 
 	for (size_t i = 0; i < nd->hw.n; i++) {
-		const char *name = nd->hw.name[i];
-		bool unc = strstr(name, "uncorrected") != NULL, had;
+		snprintf(rel, sizeof(rel), "stats/hardware/%s", nd->hw.name[i]);
+		h->read[i] = rd_counter(r, nd->fd, rel, &h->v[i]) == 1;
+		h->had[i] = h->read[i] && counter_step(&nd->hwc[i], h->v[i], &h->delta[i]);
+	}
+}
 
-		snprintf(rel, sizeof(rel), "stats/hardware/%s", name);
-		if (rd_counter(r, nd->fd, rel, &v) != 1)
+/* ECC counters of stats/hardware into d (NULL: baseline only). */
+static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
+{
+	json_t *events, *totals;
+	struct u64sum dc = { 0 }, du = { 0 }, tc = { 0 }, tu = { 0 };
+	struct nrn_hwread h;
+	bool all_delta = true;
+
+	hw_read(nd, r, &h);
+	if (!d)
+		return;
+	events = json_object();
+	totals = json_object();
+	for (size_t i = 0; i < nd->hw.n; i++) {
+		const char *name = nd->hw.name[i];
+		bool unc = strstr(name, "uncorrected") != NULL;
+		uint64_t v, delta;
+
+		if (!h.read[i])
 			continue;
-		had = counter_step(&nd->hwc[i], v, &delta);
+		v = h.v[i];
+		delta = h.delta[i]; /* counter_step's, baseline or not */
 		json_set_u64(totals, name, v);
-		if (had)
+		if (h.had[i])
 			json_set_u64(events, name, delta);
 		else
 			all_delta = false;
@@ -502,6 +536,7 @@ static int nrn_open(const struct mon_env *env, const struct coll_target *t, void
 	struct nrn_state *s = xcalloc(1, sizeof(*s));
 
 	sysfs_coll_init(&s->base, env, dev, NRN_SUPPORTED, nrn_dev_free);
+	s->rec.fresh = 1; /* device_entry makes the device objects anew each cycle */
 	*state = s;
 	nrn_scan(s);
 	return s->base.error[0] ? -ENODEV : 0;
@@ -519,7 +554,7 @@ static void nrn_fill(void *state, enum group_id id, const struct cycle *cy, stru
 		nrn_info(s, nd, r, d);
 		break;
 	case GROUP_DEVICE_UTILIZATION:
-		nrn_util(nd, r, cy, d);
+		nrn_util(nd, &s->rec, r, cy, d);
 		break;
 	case GROUP_DEVICE_MEMORY:
 		nrn_memory(nd, r, d);
@@ -590,28 +625,25 @@ static void nhw_collect(void *state, const struct cycle *cy, const enum group_id
 		struct devslot *sl = s->base.tab.slot[i];
 		struct nrn_dev *nd = sl->priv;
 		struct rdctx r = { .type = "neuron", .key = sl->key, .fatal = nrn_fatal, .warned = &nd->warned };
-		json_t *tmp, *events, *dev;
+		struct nrn_hwread h;
+		json_t *dev;
 
 		if (sl->gone || !sl->selected)
 			continue;
-		tmp = json_object();
-		errors_dev(nd, &r, tmp);
+		hw_read(nd, &r, &h);
 		if (r.err) {
 			snprintf(why, sizeof(why), "%s: cannot read %s: %s", sl->key, r.file, strerror(r.err));
-			json_decref(tmp);
 			continue;
 		}
 		dev = json_object();
 		json_object_set_new(dev, "neuron_device_index", json_integer(sl->index));
-		events = json_object_get(tmp, "ecc_events");
-		for (size_t k = 0; k < ARRAY_SIZE(hw_fields); k++) {
-			json_t *v = json_object_get(events, hw_fields[k]);
-
-			if (v)
-				json_object_set(dev, hw_fields[k], v);
-		}
+		for (size_t k = 0; k < ARRAY_SIZE(hw_fields); k++)
+			for (size_t c = 0; c < nd->hw.n; c++)
+				if (h.had[c] && !strcmp(nd->hw.name[c], hw_fields[k])) {
+					json_set_u64(dev, hw_fields[k], h.delta[c]);
+					break;
+				}
 		json_array_append_new(list, dev);
-		json_decref(tmp);
 	}
 	json_object_set_new(group, "neuron_devices", list);
 	if (why[0])

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-remote-write's queue of requests not yet acknowledged: a bounded
- * FIFO of records (one compressed WriteRequest each, with the number of
- * samples it holds), in memory or, with a directory, on disk so that it
+ * The push sinks' durable record queue (accel-remote-write's and
+ * accel-otlp's requests not yet acknowledged): a bounded FIFO of records
+ * (one encoded request each, with the number of items it holds: samples,
+ * data points), in memory or, with a directory, on disk so that it
  * outlives a crash or a restart.
  *
  * On disk: segment files DIR/<number>.seg, each a run of records
- *     u32 length | u32 samples | u32 crc32(samples bytes + data) | data
+ *     u32 length | u32 count | u32 crc32(count bytes + data) | data
  * (little-endian), appended and fsynced per the policy, and DIR/head, the
  * segment and offset of the oldest record not yet acknowledged, rewritten
  * (write + rename) at each acknowledgement. A segment wholly acknowledged
@@ -20,71 +21,75 @@
  * replays every segment, with a warning; one that is not a regular file is
  * an error at open. An append that fails (a full disk) keeps its record in
  * memory, in order, and the segment ends with a whole record: one message
- * while appends fail, one when they work again.
+ * while appends fail, one when they work again. One process per directory
+ * (DIR/lock, held with flock).
  *
  * A record acknowledged by the receiver but not yet marked in head when
- * the process dies is sent again after the restart: the same samples with
- * the same timestamps, which Prometheus accepts as duplicates of what it
- * has (a sample equal in value and timestamp is not an error).
+ * the process dies is sent again after the restart: the same data with
+ * the same timestamps, a duplicate that a store keyed by series and
+ * timestamp keeps once (Prometheus accepts a sample equal in value and
+ * timestamp to one it has).
  *
  * Full (max_bytes): the oldest records are dropped to make room, and
  * counted. Not thread-safe: the caller holds its lock around every call.
  */
-#ifndef ACCEL_REMOTE_WRITE_QUEUE_H
-#define ACCEL_REMOTE_WRITE_QUEUE_H
+#ifndef ACCEL_RECQ_H
+#define ACCEL_RECQ_H
 
-#include "../../common/util.h"
+#include "util.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define RW_QUEUE_HDR 12                     /* bytes of a record's header */
-#define RW_QUEUE_RECORD_MAX (64u << 20)     /* a longer length field is corruption */
+#define RECQ_HDR 12                     /* bytes of a record's header */
+#define RECQ_RECORD_MAX (64u << 20)     /* a longer length field is corruption */
 
-enum rw_fsync { RW_FSYNC_ALWAYS, RW_FSYNC_NEVER };
+enum recq_fsync { RECQ_FSYNC_ALWAYS, RECQ_FSYNC_NEVER };
 
-struct rw_queue_opts {
+struct recq_opts {
 	const char *dir;        /* NULL: in memory */
 	uint64_t max_bytes;     /* records (headers included) */
 	uint64_t segment_bytes; /* start a new segment past this size; 0: max_bytes / 8, at least 64 KiB */
-	enum rw_fsync fsync;
+	enum recq_fsync fsync;
+	const char *tag;        /* log prefix: "remote-write"; borrowed */
+	const char *unit;       /* what a record's count counts, for messages: "samples"; borrowed */
 };
 
-struct rw_queue_stats {
-	uint64_t records, bytes, samples;   /* queued now */
-	uint64_t dropped_records, dropped_samples; /* the oldest, dropped because the queue was full */
+struct recq_stats {
+	uint64_t records, bytes, items;     /* queued now */
+	uint64_t dropped_records, dropped_items; /* the oldest, dropped because the queue was full */
 	uint64_t corrupt_bytes;             /* dropped at open: cut short or failing their checksum */
-	uint64_t replayed_records, replayed_samples; /* found at open */
+	uint64_t replayed_records, replayed_items; /* found at open */
 };
 
-struct rw_queue;
+struct recq;
 
 /* Open (and with a directory, create it or read back what it holds). 0 or -errno, with err filled. */
-int rw_queue_open(const struct rw_queue_opts *o, struct rw_queue **q, char *err, size_t errsz);
-void rw_queue_close(struct rw_queue *q); /* NULL-safe */
+int recq_open(const struct recq_opts *o, struct recq **q, char *err, size_t errsz);
+void recq_close(struct recq *q); /* NULL-safe */
 
 /*
  * Append one record (data copied). When the queue is full the oldest
  * records are dropped first (counted in the stats; *dropped, when not
- * NULL, gets the samples dropped by this call, this record's own if it is
+ * NULL, gets the items dropped by this call, this record's own if it is
  * larger than the whole queue). 0, or -errno when the record could not be
  * written (it is not queued; a disk error is logged).
  */
-int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsamples, uint64_t *dropped);
+int recq_push(struct recq *q, const void *data, size_t len, uint32_t count, uint64_t *dropped);
 
 /*
- * Copy the oldest record into out (reset first): 1 with *nsamples and *id
- * (what rw_queue_ack takes), 0 when the queue is empty, -errno on a read
+ * Copy the oldest record into out (reset first): 1 with *count and *id
+ * (what recq_ack takes), 0 when the queue is empty, -errno on a read
  * error (the record is dropped, logged and counted as corrupt).
  */
-int rw_queue_peek(struct rw_queue *q, struct buf *out, uint32_t *nsamples, uint64_t *id);
+int recq_peek(struct recq *q, struct buf *out, uint32_t *count, uint64_t *id);
 
 /* Remove the oldest record if it is still id (a full queue may have dropped it meanwhile). 0 or -errno. */
-int rw_queue_ack(struct rw_queue *q, uint64_t id);
+int recq_ack(struct recq *q, uint64_t id);
 
-void rw_queue_stats(const struct rw_queue *q, struct rw_queue_stats *st);
+void recq_stats(const struct recq *q, struct recq_stats *st);
 
 /* crc32 as the records use it (zlib's). */
-uint32_t rw_queue_crc(uint32_t nsamples, const void *data, size_t len);
+uint32_t recq_crc(uint32_t count, const void *data, size_t len);
 
 #endif

@@ -53,6 +53,7 @@ LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
 LIBS_SINK_top := $(LIBS_COMMON) $(call pc,ncursesw libcurl)
 LIBS_SINK_remote-write := $(LIBS_COMMON) $(call pc,libcurl zlib libprotobuf-c snappy) -lpthread
+LIBS_SINK_otlp := $(LIBS_COMMON) $(call pc,libcurl zlib libprotobuf-c) -lpthread
 LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib libprotobuf-c snappy) -lcrypt -lpthread -ldl
 
 ifeq ($(V),1)

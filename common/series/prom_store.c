@@ -78,11 +78,12 @@ struct series {
 	size_t vlen;
 	int64_t seen_ns;     /* CLOCK_MONOTONIC of the last refresh */
 	int64_t ts_ms;       /* the refreshing sample's timestamp (unix ms) */
+	int64_t start_ms;    /* unix ms at which the value began (prom_series_view.start_ms); 0 before the first sample */
 	uint32_t slot;       /* prom_store_each's consumer word */
 	uint64_t seen_seq;   /* report number of the last refresh */
 	int hidden;          /* a counter out of the exposition, kept for continuity */
-	int64_t hidden_ns;   /* since when */
-	int pinned;          /* a self-metric: never stale */
+	int pinned;          /* a self-metric: never stale (beside hidden: start_ms costs the struct no bytes) */
+	int64_t hidden_ns;   /* since when hidden */
 	struct series *hprev, *hnext; /* the departed counters, oldest first (while hidden) */
 	size_t fidx;         /* index in fam->ser */
 	size_t cost;         /* bytes counted against the store's byte cap (0 when pinned) */
@@ -424,6 +425,21 @@ static void series_refresh(struct prom_store *st, struct series *s)
 	}
 }
 
+/*
+ * When the value of a series that a sample creates began (unix ms): a
+ * counter's first increment counts what happened over the group's period
+ * before the sample, so it began a period earlier; any other value at the
+ * sample. At least 1, since 0 means "not yet".
+ */
+static int64_t series_start_ms(const struct sample *smp)
+{
+	int64_t t = smp->ts_ms;
+
+	if (smp->fam->type != METRIC_GAUGE && smp->period > 0 && smp->period < 86400.0)
+		t -= (int64_t)(smp->period * 1000.0);
+	return t > 0 ? t : 1;
+}
+
 static void series_set(struct series *s, double v)
 {
 	if (s->vlen && s->value == v && signbit(s->value) == signbit(v))
@@ -599,6 +615,8 @@ static void on_sample(const struct sample *smp, void *ud)
 	series_set(s, smp->fam->type == METRIC_COUNTER ? s->value + v : v);
 	series_refresh(st, s);
 	s->ts_ms = smp->ts_ms;
+	if (!s->start_ms)
+		s->start_ms = series_start_ms(smp);
 	if (smp->period > st->max_period && isfinite(smp->period))
 		st->max_period = smp->period;
 	if (smp->fam->name[0] == 'i' && !strcmp(smp->fam->name, "instance_info") &&
@@ -1040,7 +1058,9 @@ void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const str
 
 		for (size_t k = 0; k < f->nser; k++) {
 			struct series *s = f->ser[k];
-			struct prom_series_view v = { f->def, s->labels, s->labels_len, s->value, s->ts_ms, &s->slot };
+			struct prom_series_view v = { .fam = f->def, .labels = s->labels, .labels_len = s->labels_len,
+							.value = s->value, .ts_ms = s->ts_ms, .slot = &s->slot,
+							.start_ms = s->start_ms };
 
 			if (s->hidden || s->pinned || (fresh_only && s->seen_seq != st->seq))
 				continue;
@@ -1048,6 +1068,63 @@ void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const str
 		}
 	}
 	pthread_mutex_unlock(&st->lock);
+}
+
+/* ---- rendered label sets, read back ------------------------------------------------ */
+
+int prom_parse_labels(const char *s, size_t len, char *pool, size_t poolsz, const char **names, const char **values,
+		      size_t max)
+{
+	const char *p = s, *end = s + len;
+	char *w = pool, *wend = pool + poolsz;
+	size_t n = 0;
+
+	if (len == 0)
+		return 0;
+	if (len < 2 || *p != '{' || end[-1] != '}')
+		return -EINVAL;
+	p++;
+	end--;
+	while (p < end) {
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+
+		if (!eq || eq == p || eq + 1 >= end || eq[1] != '"')
+			return -EINVAL;
+		if (n == max)
+			return -E2BIG;
+		if ((size_t)(wend - w) < (size_t)(eq - p) + 1)
+			return -E2BIG;
+		names[n] = w;
+		memcpy(w, p, (size_t)(eq - p));
+		w += eq - p;
+		*w++ = '\0';
+		values[n] = w;
+		for (p = eq + 2;; p++) {
+			char c;
+
+			if (p >= end)
+				return -EINVAL;
+			c = *p;
+			if (c == '"')
+				break;
+			if (c == '\\') {
+				if (++p >= end)
+					return -EINVAL;
+				c = *p == 'n' ? '\n' : *p;
+			}
+			if (w == wend)
+				return -E2BIG;
+			*w++ = c;
+		}
+		if (w == wend)
+			return -E2BIG;
+		*w++ = '\0';
+		n++;
+		p++; /* the closing quote */
+		if (p < end && *p++ != ',')
+			return -EINVAL;
+	}
+	return (int)n;
 }
 
 /* ---- health and lifetime ------------------------------------------------------- */

@@ -116,6 +116,15 @@ struct prom_series_view {
 	double value;         /* counters: cumulative since the store's start */
 	int64_t ts_ms;        /* the timestamp of the sample that last refreshed it (unix ms) */
 	uint32_t *slot;       /* the consumer's own word, 0 at first, kept with the series (accel-remote-write: its id + 1) */
+	/*
+	 * When the value began (unix ms): the first sample of the series (a
+	 * counter's a period before it, as its first increment covers that
+	 * period). A counter that left the exposition and came back within
+	 * PROM_HIDDEN_KEEP_MS goes on from its old value, so keeps its start;
+	 * one that comes back after being forgotten (or a gauge that left)
+	 * starts again from 0 with a new start. accel-otlp's start_time_unix_nano.
+	 */
+	int64_t start_ms;
 };
 
 /*
@@ -125,5 +134,15 @@ struct prom_series_view {
  */
 void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const struct prom_series_view *v, void *ud),
 		     void *ud);
+
+/*
+ * Parse a rendered label set (prom_series_view.labels) back into name/value
+ * pairs written into pool: names[i] and values[i] point into pool. Returns
+ * the number of labels, or -EINVAL / -E2BIG (more than max, or pool too
+ * small). For the push sinks, which send the store's series with labels of
+ * their own (accel-remote-write, accel-otlp).
+ */
+int prom_parse_labels(const char *s, size_t len, char *pool, size_t poolsz, const char **names, const char **values,
+		      size_t max);
 
 #endif

@@ -6,6 +6,7 @@
     points.py DIR times METRIC [KEY=VALUE...]     "N distinct, M duplicates": the points' timeUnixNano
     points.py DIR stamps METRIC [KEY=VALUE...]    their distinct timeUnixNano (ms), one a line, sorted
     points.py DIR last METRIC [KEY=VALUE...]      the value of the newest point (asDouble or asInt)
+    points.py DIR max METRIC [KEY=VALUE...]       the largest value of its points
     points.py DIR resource KEY                    the resource attribute KEY of the last request ("" none)
     points.py DIR log EXPR                        a Python expression over r, the list of requests.log
                                                   entries (dicts: seq, t, action, status, headers, points...)
@@ -67,6 +68,9 @@ def main():
             if best is None or t >= best[0]:
                 best = (t, dp.get("asDouble", dp.get("asInt")))
         print("" if best is None else best[1])
+    elif what == "max":
+        vals = [float(dp.get("asDouble", dp.get("asInt", 0))) for _, _, dp in points(d, metric, want)]
+        print("" if not vals else "%.15g" % max(vals))
     elif what == "resource":
         reqs = requests(d)
         val = ""

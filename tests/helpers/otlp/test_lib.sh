@@ -28,7 +28,7 @@ otlp_recv() {
 	shift
 	rm -f "$RDIR/port"
 	mkdir -p "$RDIR"
-	spawn RPID node "$OTLP_HELP/receiver.mjs" --dir "$RDIR" "$@" >"$RDIR.out" 2>"$RDIR.err"
+	spawn RPID node "$OTLP_HELP/receiver.mjs" --dir "$RDIR" "$@" >"$RDIR.out" 2>"$RDIR.err" 3>&- 4>&-
 	if ! wait_for "$T" test -s "$RDIR/port"; then
 		echo "# the receiver did not start" >&2
 		return 1

@@ -84,6 +84,7 @@ ok "the receiver back: every report 1-50 arrives" wait_for "$T" taken_ge 50
 exec 3>&-
 wait "$OX" || true
 is "$(taken)" 50 "50 reports, 50 points of the series: nothing lost"
+is "$(dups)" 0 "... none twice (nothing was in flight at the SIGKILL)"
 ok "no request refused" sh -c "! grep -q 'refused a request' '$WORK'/ox.*.err"
 ok "the receiver found nothing wrong" no_proto_errors "$RDIR"
 is "$rc" 3 "a second exporter on the queue directory in use: exit 3"

@@ -60,6 +60,8 @@ struct oser {
 /* A pending data point. */
 struct opoint {
 	uint32_t ser;
+	uint32_t met, res;  /* its series' (copied: a flush lays points out without reading the series) */
+	uint32_t bytes;     /* what it counts for in pending_bytes */
 	uint32_t flags;
 	int64_t ts_ms, start_ms;
 	double v;
@@ -70,6 +72,24 @@ struct opoint {
 struct ogroup {
 	uint32_t met, res;
 	uint32_t n, pos;
+};
+
+/* The protobuf-c messages of one request, laid out in arrays kept (and grown) between flushes. */
+struct pb_req {
+	Otlp__NumberDataPoint *nd;
+	Otlp__HistogramDataPoint *hd;
+	void **pp;         /* data point pointers, group by group */
+	uint64_t *bc;      /* bucket counts */
+	size_t and, ahd, app, abc; /* their room */
+	Otlp__Metric *mt, **mtp, **rmtp; /* the metrics; pointers in group order, in resource order */
+	Otlp__Gauge *ga;
+	Otlp__Sum *su;
+	Otlp__Histogram *hi;
+	size_t ag;         /* room for groups */
+	Otlp__ScopeMetrics *sm, **smp;
+	Otlp__ResourceMetrics *rm, **rmp;
+	Otlp__Resource *rs;
+	size_t ar;         /* room for resources */
 };
 
 struct otlp_enc {
@@ -97,7 +117,7 @@ struct otlp_enc {
 	size_t nhp, ahp;
 	size_t pending_bytes;
 	uint32_t gen;
-	int64_t report_ms;
+	int sweeping;           /* on_series only notes the series (otlp_enc_sweep) */
 	uint64_t flush_no;
 	struct log_limit lim;   /* series refused */
 	/* flush scratch, kept between flushes */
@@ -107,6 +127,7 @@ struct otlp_enc {
 	size_t nridx, aridx;
 	uint32_t *order;        /* point indices (relative to head), grouped */
 	size_t aorder;
+	struct pb_req pb;
 };
 
 /* Bytes a data point adds to a request besides its attributes, about: protobuf, OTLP/JSON. */

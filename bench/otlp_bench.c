@@ -31,6 +31,7 @@
  * the part accel-prom pays too), so that the encoder's own share is ours
  * minus the store; and bare, the pack of the same requests.
  */
+#include "bench.h"
 #include "../sinks/otlp/otlp.pb-c.h"
 #include "../sinks/otlp/otlp_enc.h"
 #include "../common/series/prom_store.h"
@@ -52,23 +53,7 @@ static const struct family FAMS[] = {
 
 static double cpu_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), dcmp);
-	return v[n / 2];
+	return (double)bench_cpu_ns() / 1e9;
 }
 
 /* One batch of n points starting at point number first into e; lookup: find each series by its label set. */
@@ -166,7 +151,8 @@ static int per_report(const char *path, int rounds)
 	otlp_enc_free(e);
 	prom_store_free(st);
 	{
-		double o = median(t_ours, rounds), s = median(t_store, rounds), b = median(t_bare, rounds);
+		double o = bench_median(t_ours, rounds), s = bench_median(t_store, rounds);
+		double b = bench_median(t_bare, rounds);
 
 		printf("%s: %zu reports x %d a round, %.1f points and %.0f bytes a request, %d rounds (medians)\n",
 		       path, n, REPEAT, (double)points / (double)n, (double)bytes / (double)n, rounds);
@@ -271,8 +257,9 @@ int main(int argc, char **argv)
 			t_bare[r] = (t1 - t0) / (double)npoints * 1000.0;
 	}
 	{
-		double o = median(t_ours, rounds), l = median(t_look, rounds), j = median(t_json, rounds);
-		double f = median(t_bare, rounds);
+		double o = bench_median(t_ours, rounds), l = bench_median(t_look, rounds);
+		double j = bench_median(t_json, rounds);
+		double f = bench_median(t_bare, rounds);
 
 		printf("points %zu, series %zu, %zu requests of %d, %.1f bytes/point (JSON %.1f), %d rounds (medians)\n",
 		       npoints, nseries, nbatches, BATCH, (double)total / (double)npoints,

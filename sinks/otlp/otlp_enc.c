@@ -11,6 +11,7 @@
  */
 #include "otlp_enc_int.h"
 
+#include "../../common/hindex.h"
 #include "../../common/series/prom_expo.h"
 #include "../../common/series/prom_store.h"
 #include "../../common/timeutil.h"
@@ -96,36 +97,23 @@ static int attrs_replace(struct oattrs *a, const char *key, const char *sval)
 
 /* ---- metrics ------------------------------------------------------------------- */
 
-static uint32_t ptr_hash(const void *p)
+static uint64_t ptr_hash(const void *p)
 {
-	uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(x >> 32);
-}
-
-static void mtab_put(struct otlp_enc *e, const struct family *fam, uint32_t idx)
-{
-	size_t m = e->mtabsize - 1, i = ptr_hash(fam) & m;
-
-	while (e->mtab[i])
-		i = (i + 1) & m;
-	e->mtab[i] = idx + 1;
+	return (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
 }
 
 /* The metric of fam, resolved the first time; -EINVAL when its row is malformed (test_otlp_enc: never). */
 static int metric_of(struct otlp_enc *e, const struct family *fam, uint32_t *idx)
 {
+	struct hindex_iter it;
 	struct omet *m;
 	char err[256];
 
-	if (e->mtabsize) {
-		size_t mask = e->mtabsize - 1;
-
-		for (size_t i = ptr_hash(fam) & mask; e->mtab[i]; i = (i + 1) & mask) {
-			if (e->met[e->mtab[i] - 1].fam == fam) {
-				*idx = e->mtab[i] - 1;
-				return 0;
-			}
+	for (uint32_t i = hindex_first(&e->mix, ptr_hash(fam), &it); i != HINDEX_NONE;
+	     i = hindex_next(&e->mix, ptr_hash(fam), &it)) {
+		if (e->met[i].fam == fam) {
+			*idx = i;
+			return 0;
 		}
 	}
 	if (e->nmet == e->amet) {
@@ -142,15 +130,7 @@ static int metric_of(struct otlp_enc *e, const struct family *fam, uint32_t *idx
 	m->bytes = (e->o.encoding == OTLP_JSON ? 110 : 16) + strlen(m->d.name) + strlen(m->d.unit) +
 		   (fam->help ? strlen(fam->help) : 0);
 	*idx = (uint32_t)e->nmet++;
-	if (e->nmet * 2 > e->mtabsize) {
-		free(e->mtab);
-		e->mtabsize = e->mtabsize ? 2 * e->mtabsize : 256;
-		e->mtab = xcalloc(e->mtabsize, sizeof(*e->mtab));
-		for (size_t i = 0; i < e->nmet; i++)
-			mtab_put(e, e->met[i].fam, (uint32_t)i);
-	} else {
-		mtab_put(e, fam, *idx);
-	}
+	hindex_put(&e->mix, ptr_hash(fam), *idx);
 	return 0;
 }
 
@@ -269,36 +249,21 @@ static int series_build(struct otlp_enc *e, struct oser *s, const char *labels, 
 	return 0;
 }
 
-static void tab_rebuild(struct otlp_enc *e, size_t size)
-{
-	free(e->tab);
-	e->tab = xcalloc(size, sizeof(*e->tab));
-	e->tabsize = size;
-	for (size_t i = 0; i < e->nser; i++) {
-		uint32_t *b = &e->tab[e->ser[i].hash & (size - 1)];
-
-		e->ser[i].next = *b;
-		*b = (uint32_t)i + 1;
-	}
-}
-
 /* The id of the series (fam, labels): found, or interned. */
 static int series_of(struct otlp_enc *e, const struct family *fam, const char *labels, size_t len, uint32_t *id)
 {
 	size_t nlen = strlen(fam->name), klen = nlen + 1 + len;
-	uint64_t h64 = hash_bytes(hash_bytes(0x84222325cbf29ce4ull, fam->name, nlen), labels, len);
-	uint32_t h = (uint32_t)(h64 ^ (h64 >> 32)), met;
+	uint64_t h = hash_bytes(hash_bytes(0x84222325cbf29ce4ull, fam->name, nlen), labels, len);
+	struct hindex_iter it;
+	uint32_t met;
 	struct oser *s;
 	int rc;
 
-	if (e->tabsize) {
-		for (uint32_t i = e->tab[h & (e->tabsize - 1)]; i; i = e->ser[i - 1].next) {
-			s = &e->ser[i - 1];
-			if (s->hash == h && s->keylen == klen && !memcmp(s->key + nlen + 1, labels, len) &&
-			    !memcmp(s->key, fam->name, nlen)) {
-				*id = i - 1;
-				return 0;
-			}
+	for (uint32_t i = hindex_first(&e->six, h, &it); i != HINDEX_NONE; i = hindex_next(&e->six, h, &it)) {
+		s = &e->ser[i];
+		if (s->keylen == klen && !memcmp(s->key + nlen + 1, labels, len) && !memcmp(s->key, fam->name, nlen)) {
+			*id = i;
+			return 0;
 		}
 	}
 	if (e->nser >= OTLP_SERIES_MAX)
@@ -320,14 +285,8 @@ static int series_of(struct otlp_enc *e, const struct family *fam, const char *l
 	memcpy(s->key, fam->name, nlen + 1);
 	memcpy(s->key + nlen + 1, labels, len);
 	s->keylen = klen;
-	s->hash = h;
 	*id = (uint32_t)e->nser++;
-	if (e->nser > e->tabsize / 2) {
-		tab_rebuild(e, e->tabsize ? 2 * e->tabsize : 1024);
-	} else {
-		s->next = e->tab[h & (e->tabsize - 1)];
-		e->tab[h & (e->tabsize - 1)] = *id + 1;
-	}
+	hindex_put(&e->six, h, *id);
 	return 0;
 }
 
@@ -538,7 +497,7 @@ void otlp_enc_free(struct otlp_enc *e)
 	free(e->service);
 	prom_store_free(e->store);
 	free(e->met);
-	free(e->mtab);
+	hindex_free(&e->mix);
 	for (size_t i = 0; i < e->nres; i++) {
 		free(e->res[i].key);
 		attrs_free(&e->res[i].a);
@@ -549,7 +508,7 @@ void otlp_enc_free(struct otlp_enc *e)
 		attrs_free(&e->ser[i].a);
 	}
 	free(e->ser);
-	free(e->tab);
+	hindex_free(&e->six);
 	free(e->pt);
 	free(e->hp);
 	free(e->grp);
@@ -659,7 +618,10 @@ static size_t layout(struct otlp_enc *e, size_t max_points, size_t max_bytes, si
 	return k;
 }
 
-/* After a flush took k points (own: their bytes in pending_bytes): the head moves on; the hist pool empties with the batch. */
+/*
+ * After a flush took k points (own: their bytes in pending_bytes): the
+ * head moves on; the hist pool empties with the batch.
+ */
 static void consume(struct otlp_enc *e, size_t k, size_t own)
 {
 	e->pending_bytes -= own < e->pending_bytes ? own : e->pending_bytes;

@@ -6,6 +6,7 @@
 #ifndef ACCEL_OTLP_ENC_INT_H
 #define ACCEL_OTLP_ENC_INT_H
 
+#include "../../common/hindex.h"
 #include "../../common/log.h"
 #include "otlp.pb-c.h"
 #include "otlp_enc.h"
@@ -50,7 +51,6 @@ struct oser {
 	uint32_t met, res;
 	char *key;       /* family name, NUL, rendered labels */
 	size_t keylen;
-	uint32_t hash, next; /* hash chain: index + 1, 0 ends it */
 	struct oattrs a;
 	uint32_t gen;    /* the last report in which the store showed it */
 	int live;        /* a point was sent since it (re)appeared: a NO_VALUE point is due when it leaves */
@@ -102,15 +102,13 @@ struct otlp_enc {
 	struct prom_store *store;
 	struct omet *met;
 	size_t nmet, amet;
-	uint32_t *mtab;         /* family pointer -> metric index + 1, open addressing, power of two */
-	size_t mtabsize;
+	struct hindex mix;      /* family pointer -> metric index */
 	struct ores *res;
 	size_t nres, ares;
 	uint32_t last_res;      /* the resource of the last series added (the health metrics'); index + 1 */
 	struct oser *ser;
 	size_t nser, aser;
-	uint32_t *tab;
-	size_t tabsize;
+	struct hindex six;      /* family name and rendered labels -> series index */
 	struct opoint *pt;      /* pending: pt[head..npt) */
 	size_t head, npt, apt;
 	double *hp;             /* hist pool */

@@ -141,6 +141,18 @@ def points(path, rows, problems):
     return {k: v for k, v in last.items() if v is not None}, npoints
 
 
+def prom_number(v):
+    """A number as accel-prom prints it (prom_format_value): an integer without a fraction, else the shortest
+    form that reads back exactly."""
+    if v == int(v) and abs(v) < 9.2e18:
+        return str(int(v))
+    for p in (15, 16, 17):
+        t = "%.*g" % (p, v)
+        if float(t) == v:
+            return t
+    return repr(v)
+
+
 def hist_points(fam, key, p, gone, last):
     """A histogram point as accel-prom renders the family: _bucket{le} (cumulative), _sum, _count."""
     bounds = [value(b) for b in p.get("explicitBounds", [])]
@@ -148,7 +160,7 @@ def hist_points(fam, key, p, gone, last):
     acc = 0
     for i, c in enumerate(counts):
         acc += c
-        le = "+Inf" if i == len(bounds) else ("%.17g" % bounds[i])
+        le = "+Inf" if i == len(bounds) else prom_number(bounds[i])
         last[(fam + "_bucket", key | {("le", le)})] = None if gone else float(acc)
     last[(fam + "_sum", key)] = None if gone else value(p.get("sum", 0))
     last[(fam + "_count", key)] = None if gone else float(int(p.get("count", "0")))

@@ -37,7 +37,8 @@
 // Writes, in DIR:
 //   requests.jsonl  each request taken, decoded, as one line of OTLP/JSON (the generated type's toObject:
 //                   lowerCamelCase, int64 as strings, enums as integers)
-//   requests.log    one JSON line per request received: seq, t (unix ms at its end), action, status, path,
+//   requests.log    one JSON line per request received, written when it is answered: seq, start (unix ms when
+//                   its body was in), t (unix ms when answered), action, status, path,
 //                   contentType, contentEncoding, bytes (as sent), points (data points; -1 when not decoded),
 //                   headers (all of them, lower-case names)
 //   errors.log      protocol violations, one a line
@@ -261,6 +262,7 @@ function handle(st, req, res) {
 	});
 	req.on('end', () => {
 		entry.bytes = size;
+		entry.start = Date.now();
 		const fail = (status, why) => {
 			appendLine(st.errors, `request ${seq}: ${why}`);
 			res.writeHead(status, { 'Content-Type': 'text/plain' });

@@ -265,11 +265,17 @@ const char *otlp_kind_name(enum otlp_kind k)
 int otlp_names_doc(struct buf *b)
 {
 	const struct family *f;
+	size_t n = 0;
 	int rc = buf_printf(b, "| accel-prom family | OTLP metric | type | unit | attributes | convention |\n"
 			       "| --- | --- | --- | --- | --- | --- |\n");
 
-	for (size_t i = 0; !rc && (f = map_family_at(i)); i++) {
+	for (size_t i = 0; !rc && ((f = map_family_at(i)) || (i - n < OTLP_HEALTH_FAMILIES)); i++) {
 		struct otlp_desc d;
+
+		if (!f) /* after the mapping's, the exporter's own */
+			f = &otlp_health_families[i - n];
+		else
+			n++;
 		char err[256];
 
 		if (otlp_desc_resolve(f, &d, err, sizeof(err)))

@@ -116,7 +116,8 @@ const char *otlp_kind_name(enum otlp_kind k);
 
 /*
  * docs/accel-otlp.md's mapping table (Markdown, one row per family of the
- * mapping, map_family_at's order) appended to b. 0 or -ENOSPC / -EINVAL.
+ * mapping, map_family_at's order, then the health families) appended to b.
+ * 0 or -ENOSPC / -EINVAL.
  */
 int otlp_names_doc(struct buf *b);
 

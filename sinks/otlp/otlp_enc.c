@@ -38,13 +38,13 @@ static void attrs_free(struct oattrs *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* Room for n attributes, their strings copied into a pool of poolsz bytes. */
-static void attrs_alloc(struct oattrs *a, size_t n, size_t poolsz)
+/* Room for n attributes; pool (a new allocation, or NULL) holds their strings and is the list's from now on. */
+static void attrs_alloc(struct oattrs *a, size_t n, char *pool)
 {
 	a->kv = xcalloc(n + 1, sizeof(*a->kv));
 	a->av = xcalloc(n + 1, sizeof(*a->av));
 	a->kvp = xcalloc(n + 1, sizeof(*a->kvp));
-	a->pool = xmalloc(poolsz + 1);
+	a->pool = pool;
 	a->n = 0;
 }
 
@@ -166,7 +166,7 @@ static uint32_t resource_of(struct otlp_enc *e, const char *const *names, const 
 	buf_free(&key);
 	for (size_t i = 0; i < n; i++)
 		nattr += mask[i];
-	attrs_alloc(&r->a, nattr + e->nconf + 3, strlen(r->key) + 64);
+	attrs_alloc(&r->a, nattr + e->nconf + 3, xmalloc(strlen(r->key) + 1));
 	p = r->a.pool;
 	for (size_t i = 0; i < n; i++) {
 		size_t vl;
@@ -227,9 +227,7 @@ static int series_build(struct otlp_enc *e, struct oser *s, const char *labels, 
 	for (size_t i = 0; i < n; i++)
 		inst[i] = *values[i] && otlp_resource_attr(names[i]) != NULL;
 	s->res = resource_of(e, names, values, inst, n);
-	attrs_alloc(&s->a, n + d->nattrs, 1);
-	free(s->a.pool);
-	s->a.pool = pool; /* names and values point into it */
+	attrs_alloc(&s->a, n + d->nattrs, pool); /* names and values point into it */
 	for (size_t i = 0; i < n; i++) {
 		double q;
 

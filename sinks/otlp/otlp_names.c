@@ -80,11 +80,13 @@ const struct otlp_rename otlp_resource_names[] = {
 };
 const size_t otlp_resource_nnames = ARRAY_SIZE(otlp_resource_names);
 
-/* docs/resource/k8s.md. */
+/* docs/registry/attributes/k8s.md, aws.md (ECS: the task's family and id; the cluster is a name, not the ARN). */
 const struct otlp_rename otlp_attr_names[] = {
 	{ "pod", "k8s.pod.name" },
 	{ "namespace", "k8s.namespace.name" },
 	{ "container", "k8s.container.name" },
+	{ "ecs_task_family", "aws.ecs.task.family" },
+	{ "ecs_task_id", "aws.ecs.task.id" },
 };
 const size_t otlp_attr_nnames = ARRAY_SIZE(otlp_attr_names);
 

@@ -26,7 +26,8 @@ RESOURCE = {"host.name": "instance_name", "host.id": "instance_id", "host.type":
             "cloud.region": "region", "cloud.availability_zone": "availability_zone",
             "subnet_id": "subnet_id", "ultraserver_id": "ultraserver_id"}
 RESOURCE_DERIVED = {"service.name", "cloud.provider", "cloud.platform"}
-GLOBAL = {"k8s.pod.name": "pod", "k8s.namespace.name": "namespace", "k8s.container.name": "container"}
+GLOBAL = {"k8s.pod.name": "pod", "k8s.namespace.name": "namespace", "k8s.container.name": "container",
+          "aws.ecs.task.family": "ecs_task_family", "aws.ecs.task.id": "ecs_task_id"}
 
 
 def table(doc):

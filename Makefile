@@ -223,6 +223,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/node_bench.py
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
+	BUILD=$(BUILD) bench/otlp.sh
 	BUILD=$(BUILD) bench/expo_bench.sh
 	BUILD=$(BUILD) bench/prom_pass.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/endpoint_bench.sh

@@ -1060,7 +1060,7 @@ void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const str
 			struct series *s = f->ser[k];
 			struct prom_series_view v = { .fam = f->def, .labels = s->labels, .labels_len = s->labels_len,
 							.value = s->value, .ts_ms = s->ts_ms, .slot = &s->slot,
-							.start_ms = s->start_ms };
+							.start_ms = s->start_ms, .fresh = s->seen_seq == st->seq };
 
 			if (s->hidden || s->pinned || (fresh_only && s->seen_seq != st->seq))
 				continue;

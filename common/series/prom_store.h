@@ -125,6 +125,7 @@ struct prom_series_view {
 	 * starts again from 0 with a new start. accel-otlp's start_time_unix_nano.
 	 */
 	int64_t start_ms;
+	int fresh;            /* the last report refreshed it (what fresh_only selects) */
 };
 
 /*

@@ -11,6 +11,7 @@
  */
 #include "otlp_enc_int.h"
 
+#include "../../common/hindex.h"
 #include "../../common/series/prom_expo.h"
 #include "../../common/series/prom_store.h"
 #include "../../common/timeutil.h"
@@ -22,6 +23,8 @@
 #include <string.h>
 
 #define OTLP_LABELS_MAX 64 /* labels of one series */
+
+static void pb_free(struct pb_req *q);
 
 /* ---- attribute lists --------------------------------------------------------- */
 
@@ -35,13 +38,13 @@ static void attrs_free(struct oattrs *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* Room for n attributes, their strings copied into a pool of poolsz bytes. */
-static void attrs_alloc(struct oattrs *a, size_t n, size_t poolsz)
+/* Room for n attributes; pool (a new allocation, or NULL) holds their strings and is the list's from now on. */
+static void attrs_alloc(struct oattrs *a, size_t n, char *pool)
 {
 	a->kv = xcalloc(n + 1, sizeof(*a->kv));
 	a->av = xcalloc(n + 1, sizeof(*a->av));
 	a->kvp = xcalloc(n + 1, sizeof(*a->kvp));
-	a->pool = xmalloc(poolsz + 1);
+	a->pool = pool;
 	a->n = 0;
 }
 
@@ -94,36 +97,23 @@ static int attrs_replace(struct oattrs *a, const char *key, const char *sval)
 
 /* ---- metrics ------------------------------------------------------------------- */
 
-static uint32_t ptr_hash(const void *p)
+static uint64_t ptr_hash(const void *p)
 {
-	uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(x >> 32);
-}
-
-static void mtab_put(struct otlp_enc *e, const struct family *fam, uint32_t idx)
-{
-	size_t m = e->mtabsize - 1, i = ptr_hash(fam) & m;
-
-	while (e->mtab[i])
-		i = (i + 1) & m;
-	e->mtab[i] = idx + 1;
+	return (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
 }
 
 /* The metric of fam, resolved the first time; -EINVAL when its row is malformed (test_otlp_enc: never). */
 static int metric_of(struct otlp_enc *e, const struct family *fam, uint32_t *idx)
 {
+	struct hindex_iter it;
 	struct omet *m;
 	char err[256];
 
-	if (e->mtabsize) {
-		size_t mask = e->mtabsize - 1;
-
-		for (size_t i = ptr_hash(fam) & mask; e->mtab[i]; i = (i + 1) & mask) {
-			if (e->met[e->mtab[i] - 1].fam == fam) {
-				*idx = e->mtab[i] - 1;
-				return 0;
-			}
+	for (uint32_t i = hindex_first(&e->mix, ptr_hash(fam), &it); i != HINDEX_NONE;
+	     i = hindex_next(&e->mix, ptr_hash(fam), &it)) {
+		if (e->met[i].fam == fam) {
+			*idx = i;
+			return 0;
 		}
 	}
 	if (e->nmet == e->amet) {
@@ -140,15 +130,7 @@ static int metric_of(struct otlp_enc *e, const struct family *fam, uint32_t *idx
 	m->bytes = (e->o.encoding == OTLP_JSON ? 110 : 16) + strlen(m->d.name) + strlen(m->d.unit) +
 		   (fam->help ? strlen(fam->help) : 0);
 	*idx = (uint32_t)e->nmet++;
-	if (e->nmet * 2 > e->mtabsize) {
-		free(e->mtab);
-		e->mtabsize = e->mtabsize ? 2 * e->mtabsize : 256;
-		e->mtab = xcalloc(e->mtabsize, sizeof(*e->mtab));
-		for (size_t i = 0; i < e->nmet; i++)
-			mtab_put(e, e->met[i].fam, (uint32_t)i);
-	} else {
-		mtab_put(e, fam, *idx);
-	}
+	hindex_put(&e->mix, ptr_hash(fam), *idx);
 	return 0;
 }
 
@@ -184,7 +166,7 @@ static uint32_t resource_of(struct otlp_enc *e, const char *const *names, const 
 	buf_free(&key);
 	for (size_t i = 0; i < n; i++)
 		nattr += mask[i];
-	attrs_alloc(&r->a, nattr + e->nconf + 3, strlen(r->key) + 64);
+	attrs_alloc(&r->a, nattr + e->nconf + 3, xmalloc(strlen(r->key) + 1));
 	p = r->a.pool;
 	for (size_t i = 0; i < n; i++) {
 		size_t vl;
@@ -245,9 +227,7 @@ static int series_build(struct otlp_enc *e, struct oser *s, const char *labels, 
 	for (size_t i = 0; i < n; i++)
 		inst[i] = *values[i] && otlp_resource_attr(names[i]) != NULL;
 	s->res = resource_of(e, names, values, inst, n);
-	attrs_alloc(&s->a, n + d->nattrs, 1);
-	free(s->a.pool);
-	s->a.pool = pool; /* names and values point into it */
+	attrs_alloc(&s->a, n + d->nattrs, pool); /* names and values point into it */
 	for (size_t i = 0; i < n; i++) {
 		double q;
 
@@ -267,36 +247,21 @@ static int series_build(struct otlp_enc *e, struct oser *s, const char *labels, 
 	return 0;
 }
 
-static void tab_rebuild(struct otlp_enc *e, size_t size)
-{
-	free(e->tab);
-	e->tab = xcalloc(size, sizeof(*e->tab));
-	e->tabsize = size;
-	for (size_t i = 0; i < e->nser; i++) {
-		uint32_t *b = &e->tab[e->ser[i].hash & (size - 1)];
-
-		e->ser[i].next = *b;
-		*b = (uint32_t)i + 1;
-	}
-}
-
 /* The id of the series (fam, labels): found, or interned. */
 static int series_of(struct otlp_enc *e, const struct family *fam, const char *labels, size_t len, uint32_t *id)
 {
 	size_t nlen = strlen(fam->name), klen = nlen + 1 + len;
-	uint64_t h64 = hash_bytes(hash_bytes(0x84222325cbf29ce4ull, fam->name, nlen), labels, len);
-	uint32_t h = (uint32_t)(h64 ^ (h64 >> 32)), met;
+	uint64_t h = hash_bytes(hash_bytes(0x84222325cbf29ce4ull, fam->name, nlen), labels, len);
+	struct hindex_iter it;
+	uint32_t met;
 	struct oser *s;
 	int rc;
 
-	if (e->tabsize) {
-		for (uint32_t i = e->tab[h & (e->tabsize - 1)]; i; i = e->ser[i - 1].next) {
-			s = &e->ser[i - 1];
-			if (s->hash == h && s->keylen == klen && !memcmp(s->key + nlen + 1, labels, len) &&
-			    !memcmp(s->key, fam->name, nlen)) {
-				*id = i - 1;
-				return 0;
-			}
+	for (uint32_t i = hindex_first(&e->six, h, &it); i != HINDEX_NONE; i = hindex_next(&e->six, h, &it)) {
+		s = &e->ser[i];
+		if (s->keylen == klen && !memcmp(s->key + nlen + 1, labels, len) && !memcmp(s->key, fam->name, nlen)) {
+			*id = i;
+			return 0;
 		}
 	}
 	if (e->nser >= OTLP_SERIES_MAX)
@@ -318,14 +283,8 @@ static int series_of(struct otlp_enc *e, const struct family *fam, const char *l
 	memcpy(s->key, fam->name, nlen + 1);
 	memcpy(s->key + nlen + 1, labels, len);
 	s->keylen = klen;
-	s->hash = h;
 	*id = (uint32_t)e->nser++;
-	if (e->nser > e->tabsize / 2) {
-		tab_rebuild(e, e->tabsize ? 2 * e->tabsize : 1024);
-	} else {
-		s->next = e->tab[h & (e->tabsize - 1)];
-		e->tab[h & (e->tabsize - 1)] = *id + 1;
-	}
+	hindex_put(&e->six, h, *id);
 	return 0;
 }
 
@@ -366,10 +325,12 @@ static void point_add(struct otlp_enc *e, uint32_t id, int64_t ts_ms, int64_t st
 		}
 	}
 	p = &e->pt[e->npt++];
-	*p = (struct opoint){ .ser = id, .flags = flags, .ts_ms = ts_ms, .start_ms = start_ms, .v = v };
+	*p = (struct opoint){ .ser = id, .met = e->ser[id].met, .res = e->ser[id].res, .flags = flags, .ts_ms = ts_ms,
+			      .start_ms = start_ms, .v = v };
+	p->bytes = (uint32_t)(e->ser[id].a.bytes + e->point_bytes + (h ? 18 * h->n + 24 : 0));
 	if (h)
 		p->hist = hist_put(e, h);
-	e->pending_bytes += e->ser[id].a.bytes + e->point_bytes + (h ? 18 * h->n + 24 : 0);
+	e->pending_bytes += p->bytes;
 	e->ser[id].live = !flags;
 	e->last_res = e->ser[id].res + 1;
 }
@@ -405,35 +366,31 @@ size_t otlp_enc_pending_bytes(const struct otlp_enc *e)
 
 /* ---- reports ---------------------------------------------------------------------- */
 
+/* A series in the store's exposition: noted as there; into the batch when the last report refreshed it. */
 static void on_series(const struct prom_series_view *v, void *ud)
 {
 	struct otlp_enc *e = ud;
-	int rc = otlp_enc_add(e, v->fam, v->labels, v->labels_len, v->slot, v->ts_ms, v->start_ms, v->value, NULL);
+	int rc;
 
+	if (!v->fresh || e->sweeping) {
+		if (*v->slot)
+			e->ser[*v->slot - 1].gen = e->gen;
+		return;
+	}
+	rc = otlp_enc_add(e, v->fam, v->labels, v->labels_len, v->slot, v->ts_ms, v->start_ms, v->value, NULL);
 	if (rc)
 		log_limited(&e->lim, "otlp: %s%.*s: %s; not sent", v->fam->name, (int)v->labels_len, v->labels,
 			    rc == -ENOSPC ? "too many series" : rc == -E2BIG ? "too many labels" : "bad label set");
-	if (v->ts_ms > e->report_ms)
-		e->report_ms = v->ts_ms;
-}
-
-/* A series still in the store's exposition. */
-static void on_visible(const struct prom_series_view *v, void *ud)
-{
-	struct otlp_enc *e = ud;
-
-	if (*v->slot)
-		e->ser[*v->slot - 1].gen = e->gen;
 }
 
 /*
- * Series sent before that have left the store's exposition (their source
- * reported an error, the instance changed, or they went stale) get a point
- * flagged NO_RECORDED_VALUE, OTLP's staleness marker.
+ * After a pass over the store (on_series): series sent before that have
+ * left its exposition (their source reported an error, the instance
+ * changed, or they went stale) get a point flagged NO_RECORDED_VALUE,
+ * OTLP's staleness marker.
  */
 static void mark_left(struct otlp_enc *e, int64_t ts_ms)
 {
-	prom_store_each(e->store, 0, on_visible, e);
 	for (uint32_t id = 0; id < e->nser; id++) {
 		struct oser *s = &e->ser[id];
 
@@ -445,16 +402,18 @@ static void mark_left(struct otlp_enc *e, int64_t ts_ms)
 void otlp_enc_report(struct otlp_enc *e, json_t *report, const char *where, int64_t mono_ns, int64_t real_ns)
 {
 	e->gen++;
-	e->report_ms = real_ns / NS_PER_MS;
 	prom_store_report(e->store, report, where, mono_ns, real_ns);
-	prom_store_each(e->store, 1, on_series, e);
-	mark_left(e, e->report_ms);
+	prom_store_each(e->store, 0, on_series, e);
+	mark_left(e, real_ns / NS_PER_MS);
 }
 
 void otlp_enc_sweep(struct otlp_enc *e, int64_t mono_ns, int64_t real_ns)
 {
 	e->gen++;
 	prom_store_sweep(e->store, mono_ns);
+	e->sweeping = 1; /* the series the last report refreshed are still "fresh": only noted */
+	prom_store_each(e->store, 0, on_series, e);
+	e->sweeping = 0;
 	mark_left(e, real_ns / NS_PER_MS);
 }
 
@@ -536,7 +495,7 @@ void otlp_enc_free(struct otlp_enc *e)
 	free(e->service);
 	prom_store_free(e->store);
 	free(e->met);
-	free(e->mtab);
+	hindex_free(&e->mix);
 	for (size_t i = 0; i < e->nres; i++) {
 		free(e->res[i].key);
 		attrs_free(&e->res[i].a);
@@ -547,12 +506,13 @@ void otlp_enc_free(struct otlp_enc *e)
 		attrs_free(&e->ser[i].a);
 	}
 	free(e->ser);
-	free(e->tab);
+	hindex_free(&e->six);
 	free(e->pt);
 	free(e->hp);
 	free(e->grp);
 	free(e->ridx);
 	free(e->order);
+	pb_free(&e->pb);
 	free(e);
 }
 
@@ -566,7 +526,7 @@ const char *otlp_content_type(enum otlp_encoding enc)
 /* The group of point p in the request being built (e->flush_no), made when new; its index. */
 static uint32_t group_of(struct otlp_enc *e, const struct opoint *p)
 {
-	const struct oser *s = &e->ser[p->ser];
+	const struct opoint *s = p;
 	struct omet *m = &e->met[s->met];
 	struct ores *r = &e->res[s->res];
 	struct ogroup *g;
@@ -597,17 +557,14 @@ static uint32_t group_of(struct otlp_enc *e, const struct opoint *p)
 	return (uint32_t)e->ngrp++;
 }
 
-/* What point p adds to the request: its own bytes, and its metric's and resource's when they are new to it. */
-static size_t point_cost(const struct otlp_enc *e, const struct opoint *p)
+/* What point p (own: its bytes) adds to the request: with its metric's and resource's when new to it. */
+static size_t point_cost(const struct otlp_enc *e, const struct opoint *p, size_t own)
 {
-	const struct oser *s = &e->ser[p->ser];
-	const struct omet *m = &e->met[s->met];
-	size_t c = s->a.bytes + e->point_bytes;
+	const struct opoint *s = p;
+	size_t c = own;
 
-	if (p->hist)
-		c += 18 * (size_t)e->hp[p->hist - 1] + 24;
-	if (m->stamp != e->flush_no)
-		c += m->bytes;
+	if (e->met[s->met].stamp != e->flush_no)
+		c += e->met[s->met].bytes;
 	if (e->res[s->res].stamp != e->flush_no)
 		c += e->res[s->res].a.bytes + 32;
 	return c;
@@ -619,7 +576,7 @@ static size_t point_cost(const struct otlp_enc *e, const struct opoint *p)
  * first-seen first; e->order the points' indices (from head), group by
  * group. Returns how many were taken.
  */
-static size_t layout(struct otlp_enc *e, size_t max_points, size_t max_bytes)
+static size_t layout(struct otlp_enc *e, size_t max_points, size_t max_bytes, size_t *own)
 {
 	size_t avail = e->npt - e->head, k = 0, bytes = 0, pos = 0;
 	uint32_t *gi;
@@ -635,11 +592,12 @@ static size_t layout(struct otlp_enc *e, size_t max_points, size_t max_bytes)
 	gi = e->order + avail; /* each point's group, then the order */
 	while (k < avail && k < max_points) {
 		const struct opoint *p = &e->pt[e->head + k];
-		size_t c = point_cost(e, p);
+		size_t b = p->bytes, c = point_cost(e, p, b);
 
 		if (k && bytes + c > max_bytes)
 			break;
 		bytes += c;
+		*own += b;
 		gi[k] = group_of(e, p);
 		e->grp[gi[k]].n++;
 		k++;
@@ -658,16 +616,13 @@ static size_t layout(struct otlp_enc *e, size_t max_points, size_t max_bytes)
 	return k;
 }
 
-/* After a flush took k points: the batch's head moves on (and the hist pool empties with the batch). */
-static void consume(struct otlp_enc *e, size_t k)
+/*
+ * After a flush took k points (own: their bytes in pending_bytes): the
+ * head moves on; the hist pool empties with the batch.
+ */
+static void consume(struct otlp_enc *e, size_t k, size_t own)
 {
-	for (size_t i = 0; i < k; i++) {
-		const struct opoint *p = &e->pt[e->head + i];
-		size_t c = e->ser[p->ser].a.bytes + e->point_bytes +
-			   (p->hist ? 18 * (size_t)e->hp[p->hist - 1] + 24 : 0);
-
-		e->pending_bytes -= c < e->pending_bytes ? c : e->pending_bytes;
-	}
+	e->pending_bytes -= own < e->pending_bytes ? own : e->pending_bytes;
 	e->head += k;
 	if (e->head == e->npt) {
 		e->head = e->npt = 0;
@@ -720,20 +675,59 @@ static void pb_point(struct otlp_enc *e, const struct opoint *p, enum otlp_kind 
 	}
 }
 
-/* The protobuf scratch of one request: every message, laid out in arrays. */
-struct pb_req {
-	Otlp__NumberDataPoint *nd;
-	Otlp__HistogramDataPoint *hd;
-	void **pp;         /* data point pointers, group by group */
-	uint64_t *bc;      /* bucket counts */
-	Otlp__Metric *mt, **mtp;
-	Otlp__Gauge *ga;
-	Otlp__Sum *su;
-	Otlp__Histogram *hi;
-	Otlp__ScopeMetrics *sm, **smp;
-	Otlp__ResourceMetrics *rm, **rmp;
-	Otlp__Resource *rs;
-};
+/* Make p (an array with room for cap elements) hold at least n: it only grows, kept between flushes. */
+#define GROW(p, cap, n)                                           \
+	do {                                                      \
+		if ((n) > (cap)) {                                \
+			(cap) = 2 * (n);                          \
+			(p) = xrealloc((p), (cap) * sizeof(*(p))); \
+		}                                                 \
+	} while (0)
+
+/* Room in q for a request of k points (nh of them histograms, nb buckets), ng metrics, nr resources. */
+static void pb_room(struct pb_req *q, size_t k, size_t nh, size_t nb, size_t ng, size_t nr)
+{
+	GROW(q->nd, q->and, k - nh + 1);
+	GROW(q->hd, q->ahd, nh + 1);
+	GROW(q->pp, q->app, k + 1);
+	GROW(q->bc, q->abc, nb + 1);
+	if (ng + 1 > q->ag) {
+		q->ag = 2 * (ng + 1);
+		q->mt = xrealloc(q->mt, q->ag * sizeof(*q->mt));
+		q->mtp = xrealloc(q->mtp, q->ag * sizeof(*q->mtp));
+		q->rmtp = xrealloc(q->rmtp, q->ag * sizeof(*q->rmtp));
+		q->ga = xrealloc(q->ga, q->ag * sizeof(*q->ga));
+		q->su = xrealloc(q->su, q->ag * sizeof(*q->su));
+		q->hi = xrealloc(q->hi, q->ag * sizeof(*q->hi));
+	}
+	if (nr + 1 > q->ar) {
+		q->ar = 2 * (nr + 1);
+		q->sm = xrealloc(q->sm, q->ar * sizeof(*q->sm));
+		q->smp = xrealloc(q->smp, q->ar * sizeof(*q->smp));
+		q->rm = xrealloc(q->rm, q->ar * sizeof(*q->rm));
+		q->rmp = xrealloc(q->rmp, q->ar * sizeof(*q->rmp));
+		q->rs = xrealloc(q->rs, q->ar * sizeof(*q->rs));
+	}
+}
+
+static void pb_free(struct pb_req *q)
+{
+	free(q->nd);
+	free(q->hd);
+	free(q->pp);
+	free(q->bc);
+	free(q->mt);
+	free(q->mtp);
+	free(q->rmtp);
+	free(q->ga);
+	free(q->su);
+	free(q->hi);
+	free(q->sm);
+	free(q->smp);
+	free(q->rm);
+	free(q->rmp);
+	free(q->rs);
+}
 
 /* One group's Metric, its points from pp[g->pos]. */
 static void pb_metric(struct otlp_enc *e, const struct ogroup *g, struct pb_req *q, size_t gi, size_t *ni, size_t *hi,
@@ -801,24 +795,12 @@ static int pb_request(struct otlp_enc *e, size_t k, struct buf *out)
 	for (size_t i = 0; i < k; i++) {
 		size_t h = e->pt[e->head + i].hist;
 
-		nh += e->met[e->ser[e->pt[e->head + i].ser].met].d.kind == OTLP_KIND_HISTOGRAM;
+		nh += e->met[e->pt[e->head + i].met].d.kind == OTLP_KIND_HISTOGRAM;
 		nb += h ? (size_t)e->hp[h - 1] + 1 : 0;
 	}
-	q.nd = xmalloc((k - nh + 1) * sizeof(*q.nd));
-	q.hd = xmalloc((nh + 1) * sizeof(*q.hd));
-	q.pp = xmalloc((k + 1) * sizeof(*q.pp));
-	q.bc = xmalloc((nb + 1) * sizeof(*q.bc));
-	q.mt = xmalloc((ng + 1) * sizeof(*q.mt));
-	q.mtp = xmalloc((ng + 1) * sizeof(*q.mtp));
-	mtp = xmalloc((ng + 1) * sizeof(*mtp));
-	q.ga = xmalloc((ng + 1) * sizeof(*q.ga));
-	q.su = xmalloc((ng + 1) * sizeof(*q.su));
-	q.hi = xmalloc((ng + 1) * sizeof(*q.hi));
-	q.sm = xmalloc((nr + 1) * sizeof(*q.sm));
-	q.smp = xmalloc((nr + 1) * sizeof(*q.smp));
-	q.rm = xmalloc((nr + 1) * sizeof(*q.rm));
-	q.rmp = xmalloc((nr + 1) * sizeof(*q.rmp));
-	q.rs = xmalloc((nr + 1) * sizeof(*q.rs));
+	pb_room(&e->pb, k, nh, nb, ng, nr);
+	q = e->pb;
+	mtp = q.rmtp;
 	scope.name = (char *)OTLP_SCOPE_NAME;
 	scope.version = (char *)ACCEL_VERSION;
 	for (size_t g = 0; g < ng; g++)
@@ -851,38 +833,23 @@ static int pb_request(struct otlp_enc *e, size_t k, struct buf *out)
 		out->len = otlp__export_metrics_service_request__pack(&req, (uint8_t *)out->data);
 		out->data[out->len] = '\0';
 	}
-	free(q.nd);
-	free(q.hd);
-	free(q.pp);
-	free(q.bc);
-	free(q.mt);
-	free(q.mtp);
-	free(mtp);
-	free(q.ga);
-	free(q.su);
-	free(q.hi);
-	free(q.sm);
-	free(q.smp);
-	free(q.rm);
-	free(q.rmp);
-	free(q.rs);
 	return rc == -ENOSPC ? -E2BIG : rc;
 }
 
 int otlp_enc_flush(struct otlp_enc *e, size_t max_points, size_t max_bytes, struct buf *out, size_t *points)
 {
-	size_t k;
+	size_t k, own = 0;
 	int rc;
 
 	buf_reset(out);
 	*points = 0;
 	if (e->head == e->npt)
 		return 0;
-	k = layout(e, max_points ? max_points : SIZE_MAX, max_bytes ? max_bytes : SIZE_MAX);
+	k = layout(e, max_points ? max_points : SIZE_MAX, max_bytes ? max_bytes : SIZE_MAX, &own);
 	rc = e->o.encoding == OTLP_JSON ? otlp_json_request(e, k, out) : pb_request(e, k, out);
 	if (rc)
 		buf_reset(out);
-	consume(e, k);
+	consume(e, k, own);
 	*points = k;
 	return rc;
 }

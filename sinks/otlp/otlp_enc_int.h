@@ -6,6 +6,7 @@
 #ifndef ACCEL_OTLP_ENC_INT_H
 #define ACCEL_OTLP_ENC_INT_H
 
+#include "../../common/hindex.h"
 #include "../../common/log.h"
 #include "otlp.pb-c.h"
 #include "otlp_enc.h"
@@ -50,7 +51,6 @@ struct oser {
 	uint32_t met, res;
 	char *key;       /* family name, NUL, rendered labels */
 	size_t keylen;
-	uint32_t hash, next; /* hash chain: index + 1, 0 ends it */
 	struct oattrs a;
 	uint32_t gen;    /* the last report in which the store showed it */
 	int live;        /* a point was sent since it (re)appeared: a NO_VALUE point is due when it leaves */
@@ -60,6 +60,8 @@ struct oser {
 /* A pending data point. */
 struct opoint {
 	uint32_t ser;
+	uint32_t met, res;  /* its series' (copied: a flush lays points out without reading the series) */
+	uint32_t bytes;     /* what it counts for in pending_bytes */
 	uint32_t flags;
 	int64_t ts_ms, start_ms;
 	double v;
@@ -72,6 +74,24 @@ struct ogroup {
 	uint32_t n, pos;
 };
 
+/* The protobuf-c messages of one request, laid out in arrays kept (and grown) between flushes. */
+struct pb_req {
+	Otlp__NumberDataPoint *nd;
+	Otlp__HistogramDataPoint *hd;
+	void **pp;         /* data point pointers, group by group */
+	uint64_t *bc;      /* bucket counts */
+	size_t and, ahd, app, abc; /* their room */
+	Otlp__Metric *mt, **mtp, **rmtp; /* the metrics; pointers in group order, in resource order */
+	Otlp__Gauge *ga;
+	Otlp__Sum *su;
+	Otlp__Histogram *hi;
+	size_t ag;         /* room for groups */
+	Otlp__ScopeMetrics *sm, **smp;
+	Otlp__ResourceMetrics *rm, **rmp;
+	Otlp__Resource *rs;
+	size_t ar;         /* room for resources */
+};
+
 struct otlp_enc {
 	struct otlp_enc_opts o;
 	size_t point_bytes;     /* OTLP_POINT_BYTES or OTLP_JSON_POINT_BYTES */
@@ -82,22 +102,20 @@ struct otlp_enc {
 	struct prom_store *store;
 	struct omet *met;
 	size_t nmet, amet;
-	uint32_t *mtab;         /* family pointer -> metric index + 1, open addressing, power of two */
-	size_t mtabsize;
+	struct hindex mix;      /* family pointer -> metric index */
 	struct ores *res;
 	size_t nres, ares;
 	uint32_t last_res;      /* the resource of the last series added (the health metrics'); index + 1 */
 	struct oser *ser;
 	size_t nser, aser;
-	uint32_t *tab;
-	size_t tabsize;
+	struct hindex six;      /* family name and rendered labels -> series index */
 	struct opoint *pt;      /* pending: pt[head..npt) */
 	size_t head, npt, apt;
 	double *hp;             /* hist pool */
 	size_t nhp, ahp;
 	size_t pending_bytes;
 	uint32_t gen;
-	int64_t report_ms;
+	int sweeping;           /* on_series only notes the series (otlp_enc_sweep) */
 	uint64_t flush_no;
 	struct log_limit lim;   /* series refused */
 	/* flush scratch, kept between flushes */
@@ -107,6 +125,7 @@ struct otlp_enc {
 	size_t nridx, aridx;
 	uint32_t *order;        /* point indices (relative to head), grouped */
 	size_t aorder;
+	struct pb_req pb;
 };
 
 /* Bytes a data point adds to a request besides its attributes, about: protobuf, OTLP/JSON. */

@@ -7,7 +7,10 @@
  * enums as integers, trace and span ids as hex (none here). Written
  * straight from the encoder's layout (otlp_enc_int.h) with the project's
  * string escaper (common/jsonw.h): no JSON object is built per point, and
- * each series' attributes are text made once, when it is interned.
+ * each series' attributes are text made once, when it is interned. Numbers
+ * are printed as accel-prom's exposition prints them (prom_format_value: the
+ * shortest text that reads back exactly), not with jsonw's 10 significant
+ * digits, so that a value reads back as the protobuf request's does.
  */
 #include "otlp_enc_int.h"
 

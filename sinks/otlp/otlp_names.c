@@ -80,11 +80,13 @@ const struct otlp_rename otlp_resource_names[] = {
 };
 const size_t otlp_resource_nnames = ARRAY_SIZE(otlp_resource_names);
 
-/* docs/resource/k8s.md. */
+/* docs/registry/attributes/k8s.md, aws.md (ECS: the task's family and id; the cluster is a name, not the ARN). */
 const struct otlp_rename otlp_attr_names[] = {
 	{ "pod", "k8s.pod.name" },
 	{ "namespace", "k8s.namespace.name" },
 	{ "container", "k8s.container.name" },
+	{ "ecs_task_family", "aws.ecs.task.family" },
+	{ "ecs_task_id", "aws.ecs.task.id" },
 };
 const size_t otlp_attr_nnames = ARRAY_SIZE(otlp_attr_names);
 
@@ -265,11 +267,17 @@ const char *otlp_kind_name(enum otlp_kind k)
 int otlp_names_doc(struct buf *b)
 {
 	const struct family *f;
+	size_t n = 0;
 	int rc = buf_printf(b, "| accel-prom family | OTLP metric | type | unit | attributes | convention |\n"
 			       "| --- | --- | --- | --- | --- | --- |\n");
 
-	for (size_t i = 0; !rc && (f = map_family_at(i)); i++) {
+	for (size_t i = 0; !rc && ((f = map_family_at(i)) || (i - n < OTLP_HEALTH_FAMILIES)); i++) {
 		struct otlp_desc d;
+
+		if (!f) /* after the mapping's, the exporter's own */
+			f = &otlp_health_families[i - n];
+		else
+			n++;
 		char err[256];
 
 		if (otlp_desc_resolve(f, &d, err, sizeof(err)))

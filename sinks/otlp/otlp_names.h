@@ -20,7 +20,8 @@
  *      name; no unit, "".
  *   3. Labels: the instance labels go to the Resource (otlp_resource_names),
  *      pod, namespace and container become k8s.pod.name, k8s.namespace.name
- *      and k8s.container.name (otlp_attr_names), a "percentile" label pN
+ *      and k8s.container.name, an ECS task's ecs_task_family and ecs_task_id
+ *      aws.ecs.task.family and aws.ecs.task.id (otlp_attr_names), a "percentile" label pN
  *      becomes the double attribute "quantile" N/100, and every other label
  *      keeps its name. A label with an empty value is no attribute.
  *
@@ -116,7 +117,8 @@ const char *otlp_kind_name(enum otlp_kind k);
 
 /*
  * docs/accel-otlp.md's mapping table (Markdown, one row per family of the
- * mapping, map_family_at's order) appended to b. 0 or -ENOSPC / -EINVAL.
+ * mapping, map_family_at's order, then the health families) appended to b.
+ * 0 or -ENOSPC / -EINVAL.
  */
 int otlp_names_doc(struct buf *b);
 

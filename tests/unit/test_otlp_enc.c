@@ -139,6 +139,7 @@ static void test_name_cases(void)
 	is_str(otlp_desc_attr(&d, "engine"), "hw.gpu.task", "the engine is hw.gpu.task");
 	ok(otlp_desc_attr(&d, "instance_id") == NULL, "an instance label goes to the resource");
 	is_str(otlp_desc_attr(&d, "pod"), "k8s.pod.name", "pod: k8s.pod.name");
+	is_str(otlp_desc_attr(&d, "ecs_task_id"), "aws.ecs.task.id", "ecs_task_id: aws.ecs.task.id");
 	is_str(otlp_desc_attr(&d, "sensor"), "sensor", "another label keeps its name");
 	otlp_desc_resolve(map_family("accelerator_temperature_celsius"), &d, err, sizeof(err));
 	is_str(otlp_desc_attr(&d, "uuid"), "hw.parent", "a sensor's parent is the GPU");
@@ -500,6 +501,36 @@ static void test_histogram_and_quantiles(void)
 		ok(!kv_get(p[0]->attributes, p[0]->n_attributes, "percentile"), "no percentile attribute");
 		is_str(kv_get(p[0]->attributes, p[0]->n_attributes, "gen_ai.request.model"), "m",
 		       "model: gen_ai.request.model");
+	}
+	otlp__export_metrics_service_request__free_unpacked(r, NULL);
+	otlp_enc_free(e);
+}
+
+/* Pods, containers and ECS tasks on a data point: the conventions' names. */
+static void test_workload_attributes(void)
+{
+	struct otlp_enc *e = new_enc(OTLP_PROTOBUF, NULL, 0, NULL);
+	const char *lbl = "{container=\"c1\",ecs_cluster=\"cl\",ecs_task_family=\"fam\",ecs_task_id=\"t1\","
+			  "namespace=\"ns\",pod=\"p1\"}";
+	Otlp__ExportMetricsServiceRequest *r;
+	Otlp__NumberDataPoint **p;
+	size_t n;
+
+	is_int(otlp_enc_add(e, map_family("container_memory_rss"), lbl, strlen(lbl), NULL, REAL0_MS, 0, 5, NULL), 0,
+	       "a container's point");
+	r = flush_pb(e, NULL);
+	p = points(metric(r, "container_memory_rss"), &n);
+	if (ok(n == 1, "one point")) {
+		is_str(kv_get(p[0]->attributes, p[0]->n_attributes, "k8s.pod.name"), "p1", "pod: k8s.pod.name");
+		is_str(kv_get(p[0]->attributes, p[0]->n_attributes, "k8s.namespace.name"), "ns",
+		       "namespace: k8s.namespace.name");
+		is_str(kv_get(p[0]->attributes, p[0]->n_attributes, "k8s.container.name"), "c1",
+		       "container: k8s.container.name");
+		is_str(kv_get(p[0]->attributes, p[0]->n_attributes, "aws.ecs.task.family"), "fam",
+		       "ecs_task_family: aws.ecs.task.family");
+		is_str(kv_get(p[0]->attributes, p[0]->n_attributes, "aws.ecs.task.id"), "t1", "ecs_task_id: aws.ecs.task.id");
+		is_str(kv_get(p[0]->attributes, p[0]->n_attributes, "ecs_cluster"), "cl", "ecs_cluster keeps its name");
+		is_int(p[0]->n_attributes, 6, "nothing else");
 	}
 	otlp__export_metrics_service_request__free_unpacked(r, NULL);
 	otlp_enc_free(e);
@@ -962,6 +993,7 @@ int main(void)
 	test_protobuf();
 	test_start_time();
 	test_histogram_and_quantiles();
+	test_workload_attributes();
 	test_resource();
 	test_json();
 	test_batches();

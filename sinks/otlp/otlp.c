@@ -224,7 +224,7 @@ static void enqueue(struct ox *ox, const struct buf *b, uint32_t npoints)
 static void flush_batch(struct ox *ox)
 {
 	int64_t now_ms = clock_real_ns() / NS_PER_MS;
-	size_t n;
+	size_t n, before;
 	int rc;
 
 	if (!otlp_enc_pending(ox->enc))
@@ -236,11 +236,13 @@ static void flush_batch(struct ox *ox)
 		otlp_enc_health(ox->enc, &h, now_ms * NS_PER_MS);
 		ox->last_health_ms = now_ms;
 	}
-	while (otlp_enc_pending(ox->enc)) {
+	while ((before = otlp_enc_pending(ox->enc))) {
 		rc = otlp_enc_flush(ox->enc, (size_t)ox->o.max_points, (size_t)ox->o.max_bytes, &ox->out, &n);
 		if (rc) {
 			log_err("otlp: cannot encode a request: %s; its points are dropped", strerror(-rc));
-			continue;
+			if (otlp_enc_pending(ox->enc) < before)
+				continue;
+			break; /* nothing was taken: the next batch tries again */
 		}
 		if (!n)
 			break;

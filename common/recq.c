@@ -47,6 +47,7 @@ struct recq {
 	uint64_t wseg, woff;
 	/* Appends failing (a full disk): one message, then one every 10 s with the count, and one at the end. */
 	struct log_limit lim_append;
+	struct log_limit lim_full; /* a full queue drops at each push: one message every 10 s, with the count */
 	uint64_t failing_records, failing_items; /* kept in memory only since appends began to fail */
 };
 
@@ -213,7 +214,8 @@ static int seg_append(struct recq *q, const void *data, size_t len, uint32_t cou
 	return rc;
 }
 
-int recq_push(struct recq *q, const void *data, size_t len, uint32_t count, uint64_t *dropped)
+/* recq_push without its message. */
+static int push_record(struct recq *q, const void *data, size_t len, uint32_t count, uint64_t *dropped)
 {
 	struct rec r = { 0 };
 	uint64_t need = RECQ_HDR + (uint64_t)len;
@@ -276,6 +278,21 @@ int recq_push(struct recq *q, const void *data, size_t len, uint32_t count, uint
 	}
 	ring_push(q, &r);
 	return 0;
+}
+
+int recq_push(struct recq *q, const void *data, size_t len, uint32_t count, uint64_t *dropped)
+{
+	uint64_t d = 0;
+	int rc = push_record(q, data, len, count, &d);
+
+	if (d)
+		log_limited(&q->lim_full,
+			    "%s: the queue is full (--queue-max-bytes %" PRIu64 "): dropped the oldest %" PRIu64
+			    " %s (%" PRIu64 " dropped since the start)",
+			    q->o.tag, q->o.max_bytes, d, q->o.unit, q->st.dropped_items);
+	if (dropped)
+		*dropped = d;
+	return rc;
 }
 
 int recq_peek(struct recq *q, struct buf *out, uint32_t *count, uint64_t *id)

@@ -70,9 +70,11 @@ void recq_close(struct recq *q); /* NULL-safe */
 
 /*
  * Append one record (data copied). When the queue is full the oldest
- * records are dropped first (counted in the stats; *dropped, when not
- * NULL, gets the items dropped by this call, this record's own if it is
- * larger than the whole queue). 0, or -errno when the record could not be
+ * records are dropped first (counted in the stats, and said: "TAG: the
+ * queue is full (--queue-max-bytes N): dropped the oldest ...", at most
+ * one message every 10 s with the count; *dropped, when not NULL, gets the
+ * items dropped by this call, this record's own if it is larger than the
+ * whole queue). 0, or -errno when the record could not be
  * written (it is not queued; a disk error is logged).
  */
 int recq_push(struct recq *q, const void *data, size_t len, uint32_t count, uint64_t *dropped);

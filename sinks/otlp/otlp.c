@@ -73,7 +73,7 @@ struct ox {
 	uint64_t sent, failed, retried, rejected, req_sent, req_failed, req_retried;
 	uint64_t seen[MSG_SEEN]; /* hashes of the server messages logged */
 	size_t nseen;
-	struct log_limit lim_full, lim_repeat;
+	struct log_limit lim_repeat;
 	/* The reader's. */
 	struct otlp_enc *enc;
 	struct buf out;
@@ -201,18 +201,8 @@ static void health(struct ox *ox, struct otlp_health *h)
 /* Queue one request and wake the sender. */
 static void enqueue(struct ox *ox, const struct buf *b, uint32_t npoints)
 {
-	uint64_t dropped = 0;
-
 	push_lock(&ox->push);
-	if (recq_push(ox->q, b->data, b->len, npoints, &dropped) == 0 && dropped) {
-		struct recq_stats qs;
-
-		recq_stats(ox->q, &qs);
-		log_limited(&ox->lim_full,
-			    "otlp: the queue is full (--queue-max-bytes %llu): dropped the oldest %" PRIu64
-			    " points (%" PRIu64 " dropped since the start)",
-			    ox->o.queue_max_bytes, dropped, qs.dropped_items);
-	}
+	recq_push(ox->q, b->data, b->len, npoints, NULL); /* a full queue drops the oldest, and says so */
 	push_notify(&ox->push);
 	push_unlock(&ox->push);
 }

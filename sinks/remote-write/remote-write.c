@@ -79,7 +79,6 @@ struct rw {
 	uint64_t sent, failed, retried, requests, meta_sent;
 	uint64_t skipped_old;    /* samples not newer than the last one of their series */
 	int64_t last_success_ms; /* unix ms; 0 never */
-	struct log_limit lim_full; /* a full queue drops at each push: one message every 10 s, with the count */
 	/* The reader's. */
 	struct prom_store *store;
 	struct rw_enc *enc;
@@ -264,18 +263,8 @@ static void ids_grow(struct rw *rw, uint32_t id)
 /* Queue one compressed request and wake the sender. */
 static void enqueue(struct rw *rw, const struct buf *b, uint32_t nsamples)
 {
-	uint64_t dropped = 0;
-
 	push_lock(&rw->push);
-	if (recq_push(rw->q, b->data, b->len, nsamples, &dropped) == 0 && dropped) {
-		struct recq_stats qs;
-
-		recq_stats(rw->q, &qs);
-		log_limited(&rw->lim_full,
-			    "remote-write: the queue is full (--queue-max-bytes %llu): dropped the oldest %" PRIu64
-			    " samples (%" PRIu64 " dropped since the start)",
-			    rw->o.queue_max_bytes, dropped, qs.dropped_items);
-	}
+	recq_push(rw->q, b->data, b->len, nsamples, NULL); /* a full queue drops the oldest, and says so */
 	push_notify(&rw->push);
 	push_unlock(&rw->push);
 }

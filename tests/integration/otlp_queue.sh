@@ -8,7 +8,8 @@
 # exporter is killed with SIGKILL; a new one on the same --queue-dir starts
 # while the receiver is still down, then it comes back: every report's point
 # arrives (counted: 50 distinct timestamps, in order per request), and
-# accel_otlp_queue_requests said the queue held requests meanwhile. A second
+# accel_otlp_queue_requests said the queue held requests meanwhile. A full
+# queue drops its oldest requests with one message. A second
 # exporter on a directory in use is refused; a queue directory that cannot
 # be written says so.
 . "$(dirname "$0")/lib.sh"
@@ -89,6 +90,14 @@ ok "no request refused" sh -c "! grep -q 'refused a request' '$WORK'/ox.*.err"
 ok "the receiver found nothing wrong" no_proto_errors "$RDIR"
 is "$rc" 3 "a second exporter on the queue directory in use: exit 3"
 ok "... saying it is in use" grep -q "queue-dir $Q: in use by another process" "$WORK/second.err"
+
+# ---- a full queue ---------------------------------------------------------------------------------------
+DEAD=$(free_port)
+otlp_gen 1 5 | "$BIN/accel-otlp" --endpoint "http://127.0.0.1:$DEAD" --queue-max-bytes 4096 --max-points-per-send 16 \
+	--drain-timeout 1s 2>"$WORK/full.err" || true
+ok "a full queue drops the oldest requests and says so, with the points' count" \
+	grep -q 'otlp: the queue is full (--queue-max-bytes 4096): dropped the oldest [0-9]* points ([0-9]* dropped since the start)' "$WORK/full.err"
+is "$(grep -c 'the queue is full' "$WORK/full.err")" 1 "... once, not at each request"
 
 # ---- a queue directory that cannot be written --------------------------------------------------------
 touch "$WORK/file"

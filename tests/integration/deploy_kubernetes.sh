@@ -126,14 +126,15 @@ is "$(facts "$O" '[(c["name"], c.get("command", c.get("args"))[:2]) for x in d i
 	"otlp: accel-otlp in the image, an OpenTelemetry Collector as its sidecar"
 is "$(facts "$O" '[(e["value"] == "http://" + o["receivers"]["otlp"]["protocols"]["http"]["endpoint"], all(n in o[k] for k in ("receivers", "processors", "exporters") for n in o["service"]["pipelines"]["metrics"].get(k, []))) for x in d if x["kind"] == "ConfigMap" for o in [__import__("yaml").safe_load(x["data"]["otel-collector.yaml"])] for y in d if y["kind"] == "DaemonSet" for e in y["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "OTEL_EXPORTER_OTLP_ENDPOINT"]')" \
 	"[(True, True)]" "otlp: accel-otlp sends to the sidecar's otlp receiver over the pod's loopback; the collector's pipeline names only parts it defines"
-# Every config in a ConfigMap passes accel-monitor --check-config.
+# Every accel-monitor config in a ConfigMap passes accel-monitor --check-config (the OTLP manifest's ConfigMap also
+# holds its collector's otel-collector.yaml, checked above).
 for m in $manifests; do
 	$PY3 -c '
 import os, sys, yaml
 for x in yaml.safe_load_all(open(sys.argv[1])):
     if x and x.get("kind") == "ConfigMap":
         for k, v in x.get("data", {}).items():
-            if k.endswith((".json", ".yaml", ".yml")):
+            if k.startswith("accel-monitor.") and k.endswith((".json", ".yaml", ".yml")):
                 p = os.path.join(sys.argv[2], x["metadata"]["name"] + "-" + k)
                 open(p, "w").write(v)
                 print(p)' "$TOP/$m" "$WORK" >"$WORK/cms"

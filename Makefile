@@ -53,6 +53,7 @@ LIBS_SINK_csv := $(LIBS_COMMON)
 LIBS_SINK_cloudwatch := $(LIBS_COMMON) $(call pc,libcurl zlib) -lpthread
 LIBS_SINK_top := $(LIBS_COMMON) $(call pc,ncursesw libcurl)
 LIBS_SINK_remote-write := $(LIBS_COMMON) $(call pc,libcurl zlib libprotobuf-c snappy) -lpthread
+LIBS_SINK_otlp := $(LIBS_COMMON) $(call pc,libcurl zlib libprotobuf-c) -lpthread
 LIBS_ALL := $(LIBS_COMMON) $(call pc,libcurl libmicrohttpd gnutls zlib libprotobuf-c snappy) -lcrypt -lpthread -ldl
 
 ifeq ($(V),1)
@@ -136,7 +137,16 @@ run:
 	@$(MAKE) --no-print-directory all
 	$(BIN)/accel-monitor | $(BIN)/accel-prom --port $(PORT)
 
-tests: $(PROGRAMS) $(UNIT_BIN)
+# accel-otlp's test peer (tests/helpers/otlp/receiver.mjs) decodes with OpenTelemetry's own JavaScript packages,
+# at the versions its package-lock.json pins: installed into its node_modules (ignored by git) by `npm ci`, again
+# when the lock changes. node and npm come with scripts/install-deps.sh test.
+OTLP_PEER := tests/helpers/otlp/node_modules/.installed
+$(OTLP_PEER): tests/helpers/otlp/package-lock.json tests/helpers/otlp/package.json
+	@$(if $(Q),echo "  NPM     tests/helpers/otlp")
+	$(Q)cd tests/helpers/otlp && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null
+	$(Q)touch $@
+
+tests: $(PROGRAMS) $(UNIT_BIN) $(OTLP_PEER)
 
 # The libFuzzer targets (tests/fuzz/build.sh: clang, ASan+UBSan, each with the modules its path uses), built
 # once into build/fuzz for the short runs of the suite and make fuzz's long ones, again when a source changes.
@@ -213,6 +223,7 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/node_bench.py
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh
+	BUILD=$(BUILD) bench/otlp.sh
 	BUILD=$(BUILD) bench/expo_bench.sh
 	BUILD=$(BUILD) bench/prom_pass.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/endpoint_bench.sh
@@ -289,6 +300,6 @@ DEB_DIR ?= build/deb
 DEB_SRC := $(DEB_DIR)/accel-monitor-$(VERSION)
 deb:
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
-	tar -c --exclude=./build --exclude=./bin --exclude=./.git . | tar -x -C $(DEB_SRC)
+	tar -c --exclude=./build --exclude=./bin --exclude=./.git --exclude=./tests/helpers/otlp/node_modules . | tar -x -C $(DEB_SRC)
 	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
 	@ls $(DEB_DIR)/*.deb

@@ -172,6 +172,11 @@ static int put_string(struct buf *b, const char *s, size_t len)
 	return 0;
 }
 
+int json_write_string(struct buf *b, const char *s, size_t len)
+{
+	return put_string(b, s, len);
+}
+
 /*
  * The objects of this document already written that other places hold too
  * (refcount above 1: a process's identity in every group that names the

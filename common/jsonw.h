@@ -31,6 +31,13 @@ int json_write(const json_t *v, struct buf *b);
  */
 size_t json_string_size(const char *s, size_t len);
 
+/*
+ * Append the string s of len bytes as a JSON string, quotes included,
+ * escaped as json_write escapes (for writers of their own: accel-otlp's
+ * OTLP/JSON). 0, or -ENOSPC when b's cap is reached.
+ */
+int json_write_string(struct buf *b, const char *s, size_t len);
+
 /* Append one real in the format above; dst needs 32 bytes. Returns the length. */
 size_t json_format_real(double v, char *dst);
 

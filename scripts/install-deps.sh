@@ -30,9 +30,13 @@ test_pkgs_top="tmux"
 # docker-compose validates the compose stack.
 test_pkgs_deploy="docker-compose scdoc man-db groff-base systemd prometheus-alertmanager python3-kubernetes python3-yaml iproute2 dpkg-dev debhelper lintian podman buildah fuse-overlayfs mmdebstrap"
 test_pkgs_remote_write="python3-snappy iproute2"
+# accel-otlp's test peer (tests/helpers/otlp): Node.js runs OpenTelemetry's own decoder, npm installs it (make
+# runs npm ci there). A nodejs that brings its own npm (NodeSource's) needs no npm package, which would conflict.
+test_pkgs_otlp="nodejs"
+command -v npm >/dev/null 2>&1 || test_pkgs_otlp="$test_pkgs_otlp npm"
 # The kubelet pod-resources client: a real gRPC server (tests/helpers/podres_server.py).
 test_pkgs_podres="python3-grpcio python3-grpc-tools"
-test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_top $test_pkgs_remote_write $test_pkgs_podres $test_pkgs_deploy"
+test_pkgs="$test_pkgs $test_pkgs_prom $test_pkgs_csv $test_pkgs_cloudwatch $test_pkgs_top $test_pkgs_remote_write $test_pkgs_otlp $test_pkgs_podres $test_pkgs_deploy"
 bench_pkgs="wrk nginx-light collectd-core libprotobuf-c1"
 
 case "${1:-test}" in

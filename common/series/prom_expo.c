@@ -5,6 +5,7 @@
 #include "../util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,4 +161,112 @@ int prom_escape_label(struct buf *b, const char *s)
 int prom_escape_help(struct buf *b, const char *s, int om)
 {
 	return escape(b, s, om ? "\\\"\n" : "\\\n");
+}
+
+/* ---- /v1/collect (the BIE JSON) ------------------------------------------------------------ */
+
+/*
+ * A number of /v1/collect: an integer below 2^63 in magnitude as an
+ * integer; anything else (2^63 and above, fractions) in the shortest form
+ * that reads back exactly, with an exponent where needed ("1e+19"); a sum
+ * beyond the range of a double (long double keeps it) with 17 digits; a
+ * fraction (percent: frac) with 15 significant digits and at least one
+ * decimal, as jansson's real. JSON has no infinity or NaN: those are null.
+ */
+static void bie_num(struct buf *b, long double v, int frac)
+{
+	char s[64];
+	int n;
+
+	if (isnan(v) || isinf(v)) {
+		buf_add(b, "null", 4);
+		return;
+	}
+	if (frac) {
+		n = snprintf(s, sizeof(s), "%.15Lg", v);
+		buf_add(b, s, (size_t)n);
+		if (!strpbrk(s, ".e"))
+			buf_add(b, ".0", 2);
+		return;
+	}
+	if (v == truncl(v) && fabsl(v) < 0x1p63L) {
+		buf_printf(b, "%lld", (long long)v);
+		return;
+	}
+	if (fabsl(v) <= DBL_MAX && (long double)(double)v == v) {
+		char d[32];
+
+		buf_add(b, d, prom_format_value((double)v, d));
+		return;
+	}
+	n = snprintf(s, sizeof(s), "%.17Lg", v);
+	buf_add(b, s, (size_t)n);
+}
+
+/* One /v1/collect object: usedMemory, totalMemory, percent (used / total; 0 when total is not above 0). */
+void prom_bie_entry(struct buf *b, long double used, long double total)
+{
+	buf_add(b, "\"usedMemory\":", 13);
+	bie_num(b, used, 0);
+	buf_add(b, ",\"totalMemory\":", 15);
+	bie_num(b, total, 0);
+	buf_add(b, ",\"percent\":", 11);
+	bie_num(b, total > 0 ? used / total : 0, 1);
+}
+
+/* ---- rendered label sets, read back ------------------------------------------------------ */
+
+int prom_parse_labels(const char *s, size_t len, char *pool, size_t poolsz, const char **names, const char **values,
+		      size_t max)
+{
+	const char *p = s, *end = s + len;
+	char *w = pool, *wend = pool + poolsz;
+	size_t n = 0;
+
+	if (len == 0)
+		return 0;
+	if (len < 2 || *p != '{' || end[-1] != '}')
+		return -EINVAL;
+	p++;
+	end--;
+	while (p < end) {
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+
+		if (!eq || eq == p || eq + 1 >= end || eq[1] != '"')
+			return -EINVAL;
+		if (n == max)
+			return -E2BIG;
+		if ((size_t)(wend - w) < (size_t)(eq - p) + 1)
+			return -E2BIG;
+		names[n] = w;
+		memcpy(w, p, (size_t)(eq - p));
+		w += eq - p;
+		*w++ = '\0';
+		values[n] = w;
+		for (p = eq + 2;; p++) {
+			char c;
+
+			if (p >= end)
+				return -EINVAL;
+			c = *p;
+			if (c == '"')
+				break;
+			if (c == '\\') {
+				if (++p >= end)
+					return -EINVAL;
+				c = *p == 'n' ? '\n' : *p;
+			}
+			if (w == wend)
+				return -E2BIG;
+			*w++ = c;
+		}
+		if (w == wend)
+			return -E2BIG;
+		*w++ = '\0';
+		n++;
+		p++; /* the closing quote */
+		if (p < end && *p++ != ',')
+			return -EINVAL;
+	}
+	return (int)n;
 }

@@ -85,4 +85,21 @@ int prom_escape_label(struct buf *b, const char *s);
 /* Append s to b escaped for a HELP line: \\ and \n, and \" too in OpenMetrics (om set); 0 or -ENOSPC. */
 int prom_escape_help(struct buf *b, const char *s, int om);
 
+/*
+ * Parse a rendered label set (prom_store.h's prom_series_view.labels) back into name/value
+ * pairs written into pool: names[i] and values[i] point into pool. Returns
+ * the number of labels, or -EINVAL / -E2BIG (more than max, or pool too
+ * small). For the push sinks, which send the store's series with labels of
+ * their own (accel-remote-write, accel-otlp).
+ */
+int prom_parse_labels(const char *s, size_t len, char *pool, size_t poolsz, const char **names, const char **values,
+		      size_t max);
+
+/*
+ * One /v1/collect object's members (Baidu BIE's collector API): usedMemory,
+ * totalMemory and percent (used / total; 0 when total is not above 0),
+ * numbers written exactly (sums in long double neither wrap nor overflow).
+ */
+void prom_bie_entry(struct buf *b, long double used, long double total);
+
 #endif

@@ -82,11 +82,12 @@ struct series {
 	size_t vlen;
 	int64_t seen_ns;     /* CLOCK_MONOTONIC of the last refresh */
 	int64_t ts_ms;       /* the refreshing sample's timestamp (unix ms) */
+	int64_t start_ms;    /* unix ms at which the value began (prom_series_view.start_ms); 0 before the first sample */
 	uint32_t slot;       /* prom_store_each's consumer word */
 	uint64_t seen_seq;   /* report number of the last refresh */
 	int hidden;          /* a counter out of the exposition, kept for continuity */
-	int64_t hidden_ns;   /* since when */
-	int pinned;          /* a self-metric: never stale */
+	int pinned;          /* a self-metric: never stale (beside hidden: start_ms costs the struct no bytes) */
+	int64_t hidden_ns;   /* since when hidden */
 	struct series *hprev, *hnext; /* the departed counters, oldest first (while hidden) */
 	size_t fidx;         /* index in fam->ser */
 	size_t cost;         /* bytes counted against the store's byte cap (0 when pinned) */
@@ -430,6 +431,21 @@ static void series_refresh(struct prom_store *st, struct series *s)
 	}
 }
 
+/*
+ * When the value of a series that a sample creates began (unix ms): a
+ * counter's first increment counts what happened over the group's period
+ * before the sample, so it began a period earlier; any other value at the
+ * sample. At least 1, since 0 means "not yet".
+ */
+static int64_t series_start_ms(const struct sample *smp)
+{
+	int64_t t = smp->ts_ms;
+
+	if (smp->fam->type != METRIC_GAUGE && smp->period > 0 && smp->period < 86400.0)
+		t -= (int64_t)(smp->period * 1000.0);
+	return t > 0 ? t : 1;
+}
+
 static void series_set(struct series *s, double v)
 {
 	if (s->vlen && s->value == v && signbit(s->value) == signbit(v))
@@ -540,12 +556,17 @@ static int put_escaped(char **p, const char *end, const char *s)
 	}
 }
 
-/* A histogram sample into its series (prom_hist.h); the series' cost counts its buckets' lines too. */
+/*
+ * A histogram sample into its series (prom_hist.h); the series' cost counts
+ * its buckets' lines too. A series that starts again (new bounds) has a new
+ * start (on_sample sets it).
+ */
 static void hist_add(struct prom_store *st, struct series *s, const struct sample_hist *inc)
 {
 	size_t old = s->hist ? prom_hist_cost(s->hist, strlen(s->fam->def->name), s->labels_len) : 0, cost;
 
-	prom_hist_add(&s->hist, inc);
+	if (prom_hist_add(&s->hist, inc))
+		s->start_ms = 0;
 	series_set(s, s->hist->view.count);
 	cost = prom_hist_cost(s->hist, strlen(s->fam->def->name), s->labels_len);
 	st->bytes = st->bytes - old + cost;
@@ -624,6 +645,8 @@ static void on_sample(const struct sample *smp, void *ud)
 		series_set(s, smp->fam->type == METRIC_COUNTER ? s->value + v : v);
 	series_refresh(st, s);
 	s->ts_ms = smp->ts_ms;
+	if (!s->start_ms)
+		s->start_ms = series_start_ms(smp);
 	if (smp->period > st->max_period && isfinite(smp->period))
 		st->max_period = smp->period;
 	if (smp->fam->name[0] == 'i' && !strcmp(smp->fam->name, "instance_info") &&
@@ -872,55 +895,6 @@ static void put_header(struct buf *b, const struct fam *f, int om)
 }
 
 /*
- * A number of /v1/collect: an integer below 2^63 in magnitude as an
- * integer; anything else (2^63 and above, fractions) in the shortest form
- * that reads back exactly, with an exponent where needed ("1e+19"); a sum
- * beyond the range of a double (long double keeps it) with 17 digits; a
- * fraction (percent: frac) with 15 significant digits and at least one
- * decimal, as jansson's real. JSON has no infinity or NaN: those are null.
- */
-static void bie_num(struct buf *b, long double v, int frac)
-{
-	char s[64];
-	int n;
-
-	if (isnan(v) || isinf(v)) {
-		buf_add(b, "null", 4);
-		return;
-	}
-	if (frac) {
-		n = snprintf(s, sizeof(s), "%.15Lg", v);
-		buf_add(b, s, (size_t)n);
-		if (!strpbrk(s, ".e"))
-			buf_add(b, ".0", 2);
-		return;
-	}
-	if (v == truncl(v) && fabsl(v) < 0x1p63L) {
-		buf_printf(b, "%lld", (long long)v);
-		return;
-	}
-	if (fabsl(v) <= DBL_MAX && (long double)(double)v == v) {
-		char d[32];
-
-		buf_add(b, d, prom_format_value((double)v, d));
-		return;
-	}
-	n = snprintf(s, sizeof(s), "%.17Lg", v);
-	buf_add(b, s, (size_t)n);
-}
-
-/* One /v1/collect object: usedMemory, totalMemory, percent (used / total; 0 when total is not above 0). */
-static void bie_entry(struct buf *b, long double used, long double total)
-{
-	buf_add(b, "\"usedMemory\":", 13);
-	bie_num(b, used, 0);
-	buf_add(b, ",\"totalMemory\":", 15);
-	bie_num(b, total, 0);
-	buf_add(b, ",\"percent\":", 11);
-	bie_num(b, total > 0 ? used / total : 0, 1);
-}
-
-/*
  * /v1/collect: Baidu BIE's accelerator collector API, from the device
  * memory families. Written by hand rather than by jansson, whose integers
  * stop at 2^63 and whose reals are cut to a fixed precision; sums are
@@ -968,7 +942,7 @@ static char *render_bie(struct prom_store *st, size_t *len)
 			total_sum += total;
 			buf_add(&devs, ",{", 2);
 			ndev++;
-			bie_entry(&devs, used, total);
+			prom_bie_entry(&devs, used, total);
 			buf_add(&devs, "}", 1);
 		}
 	}
@@ -976,7 +950,7 @@ static char *render_bie(struct prom_store *st, size_t *len)
 	if (devs.len)
 		buf_add(&b, devs.data + 1, devs.len - 1); /* without the first comma */
 	buf_add(&b, "],", 2);
-	bie_entry(&b, used_sum, total_sum);
+	prom_bie_entry(&b, used_sum, total_sum);
 	buf_add(&b, "}}", 2);
 	free(key);
 	buf_free(&devs);
@@ -1070,8 +1044,10 @@ void prom_store_each(struct prom_store *st, int fresh_only, void (*fn)(const str
 
 		for (size_t k = 0; k < f->nser; k++) {
 			struct series *s = f->ser[k];
-			struct prom_series_view v = { f->def, s->labels, s->labels_len, s->value, s->ts_ms, &s->slot,
-						      f->def->type == METRIC_HISTOGRAM ? &s->hist->view : NULL };
+			struct prom_series_view v = { .fam = f->def, .labels = s->labels, .labels_len = s->labels_len,
+							.value = s->value, .ts_ms = s->ts_ms, .slot = &s->slot,
+							.hist = f->def->type == METRIC_HISTOGRAM ? &s->hist->view : NULL,
+							.start_ms = s->start_ms, .fresh = s->seen_seq == st->seq };
 
 			if (s->hidden || s->pinned || (fresh_only && s->seen_seq != st->seq))
 				continue;

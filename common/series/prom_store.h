@@ -121,6 +121,16 @@ struct prom_series_view {
 	uint32_t *slot;       /* the consumer's own word, 0 at first, kept with the series (accel-remote-write: its id + 1) */
 	const struct sample_hist *hist; /* a histogram family's series: its buckets, sum and count, cumulative since the
 					   series began (value is its count); NULL for other families */
+	/*
+	 * When the value began (unix ms): the first sample of the series (a
+	 * counter's a period before it, as its first increment covers that
+	 * period). A counter that left the exposition and came back within
+	 * PROM_HIDDEN_KEEP_MS goes on from its old value, so keeps its start;
+	 * one that comes back after being forgotten (or a gauge that left)
+	 * starts again from 0 with a new start. accel-otlp's start_time_unix_nano.
+	 */
+	int64_t start_ms;
+	int fresh;            /* the last report refreshed it (what fresh_only selects) */
 };
 
 /*

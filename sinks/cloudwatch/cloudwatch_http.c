@@ -9,13 +9,13 @@
  * with a value).
  */
 #include "cloudwatch_http.h"
+#include "../../common/gzip.h"
 #include "../../common/log.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
 
 #define RESP_MAX (64u << 10)
 
@@ -45,32 +45,6 @@ void cw_http_free(struct cw_http *t)
 {
 	http_client_free(&t->cl);
 	buf_free(&t->zbody);
-}
-
-int cw_gzip(const void *src, size_t len, struct buf *dst)
-{
-	z_stream z;
-	unsigned char out[16384];
-	int rc, flush;
-
-	buf_reset(dst);
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (unsigned char *)(uintptr_t)src;
-	z.avail_in = (uInt)len;
-	do {
-		flush = Z_FINISH;
-		z.next_out = out;
-		z.avail_out = sizeof(out);
-		rc = deflate(&z, flush);
-		if (rc == Z_STREAM_ERROR || buf_add(dst, out, sizeof(out) - z.avail_out)) {
-			deflateEnd(&z);
-			return -ENOSPC;
-		}
-	} while (rc != Z_STREAM_END);
-	deflateEnd(&z);
-	return 0;
 }
 
 enum cw_outcome cw_http_classify(long status, const struct cw_error *e)
@@ -120,7 +94,7 @@ int cw_http_send(void *ud, const struct buf *body, size_t ndatums, struct cw_rep
 
 	(void)ndatums;
 	memset(r, 0, sizeof(*r));
-	if (t->gzip && body->len >= CW_GZIP_MIN && cw_gzip(body->data, body->len, &t->zbody) == 0 &&
+	if (t->gzip && body->len >= CW_GZIP_MIN && gzip_compress(body->data, body->len, &t->zbody) == 0 &&
 	    t->zbody.len < body->len) {
 		payload = &t->zbody;
 		hdr[o.nheaders++] = "Content-Encoding: gzip";

@@ -47,7 +47,5 @@ int cw_http_send(void *ud, const struct buf *body, size_t ndatums, struct cw_rep
 /* Sort an HTTP answer into an outcome (exposed for the unit tests). */
 enum cw_outcome cw_http_classify(long status, const struct cw_error *e);
 
-/* gzip src into dst (reset first). 0 or -errno. */
-int cw_gzip(const void *src, size_t len, struct buf *dst);
 
 #endif

@@ -15,7 +15,7 @@
  * A push sink (common/push.h runs the threads and the drain): the reader's
  * hooks map reports and pack samples into batches (max samples, max bytes,
  * max delay), each batch a compressed WriteRequest appended to the queue
- * (remote-write_queue.h: in memory, or on disk with --queue-dir so that it
+ * (common/recq.h: in memory, or on disk with --queue-dir so that it
  * survives a crash; there each report ends its batch, so that no sample
  * read is only in memory); the sender sends the oldest request until the
  * receiver takes it, retrying with backoff and jitter (remote-write_http.h),
@@ -25,7 +25,7 @@
 #include "../../common/series/prom_store.h"
 #include "remote-write_enc.h"
 #include "remote-write_http.h"
-#include "remote-write_queue.h"
+#include "../../common/recq.h"
 #include "../../common/log.h"
 #include "../../common/push.h"
 #include "../../common/samples.h"
@@ -75,11 +75,10 @@ struct rw {
 	struct opts o;
 	struct push push;
 	/* Under the push lock: the queue, and the counters since the start. */
-	struct rw_queue *q;
+	struct recq *q;
 	uint64_t sent, failed, retried, requests, meta_sent;
 	uint64_t skipped_old;    /* samples not newer than the last one of their series */
 	int64_t last_success_ms; /* unix ms; 0 never */
-	struct log_limit lim_full; /* a full queue drops at each push: one message every 10 s, with the count */
 	/* The reader's. */
 	struct prom_store *store;
 	struct rw_enc *enc;
@@ -214,14 +213,14 @@ static const struct family *const SELF[SELF_SAMPLES] = { &F_SENT, &F_FAILED, &F_
 
 struct self_snapshot {
 	uint64_t sent, failed, retried, dropped, requests, skipped;
-	struct rw_queue_stats qs;
+	struct recq_stats qs;
 	int64_t last_ms;
 };
 
 static void self_snapshot(struct rw *rw, struct self_snapshot *s)
 {
 	push_lock(&rw->push);
-	rw_queue_stats(rw->q, &s->qs);
+	recq_stats(rw->q, &s->qs);
 	s->sent = rw->sent;
 	s->failed = rw->failed;
 	s->retried = rw->retried;
@@ -229,7 +228,7 @@ static void self_snapshot(struct rw *rw, struct self_snapshot *s)
 	s->skipped = rw->skipped_old;
 	s->last_ms = rw->last_success_ms;
 	push_unlock(&rw->push);
-	s->dropped = s->qs.dropped_samples;
+	s->dropped = s->qs.dropped_items;
 }
 
 /* ---- the reader ---------------------------------------------------------------------- */
@@ -265,18 +264,8 @@ static void ids_grow(struct rw *rw, uint32_t id)
 /* Queue one compressed request and wake the sender. */
 static void enqueue(struct rw *rw, const struct buf *b, uint32_t nsamples)
 {
-	uint64_t dropped = 0;
-
 	push_lock(&rw->push);
-	if (rw_queue_push(rw->q, b->data, b->len, nsamples, &dropped) == 0 && dropped) {
-		struct rw_queue_stats qs;
-
-		rw_queue_stats(rw->q, &qs);
-		log_limited(&rw->lim_full,
-			    "remote-write: the queue is full (--queue-max-bytes %llu): dropped the oldest %" PRIu64
-			    " samples (%" PRIu64 " dropped since the start)",
-			    rw->o.queue_max_bytes, dropped, qs.dropped_samples);
-	}
+	recq_push(rw->q, b->data, b->len, nsamples, NULL); /* a full queue drops the oldest, and says so */
 	push_notify(&rw->push);
 	push_unlock(&rw->push);
 }
@@ -308,7 +297,7 @@ static void flush_batch(struct rw *rw, int64_t now_ns)
 		self_add(rw, &F_RETRIED, (double)s.retried, now_ms);
 		self_add(rw, &F_DROPPED, (double)s.dropped, now_ms);
 		self_add(rw, &F_QBYTES, (double)s.qs.bytes, now_ms);
-		self_add(rw, &F_QSAMPLES, (double)s.qs.samples, now_ms);
+		self_add(rw, &F_QSAMPLES, (double)s.qs.items, now_ms);
 		if (s.last_ms)
 			self_add(rw, &F_LAST, (double)s.last_ms / 1000.0, now_ms);
 		rw->last_self_ms = now_ms;
@@ -564,7 +553,7 @@ static int rw_take(void *ud, int flush)
 	struct rw *rw = ud;
 
 	(void)flush; /* the reader queues whole requests */
-	return rw_queue_peek(rw->q, &rw->body, &rw->body_samples, &rw->body_id);
+	return recq_peek(rw->q, &rw->body, &rw->body_samples, &rw->body_id);
 }
 
 /* push_ops.deliver: one POST; 5xx, 429 and network errors wait the backoff, or the receiver's Retry-After. */
@@ -600,7 +589,7 @@ static void rw_settle(void *ud, const struct push_try *t)
 				 rw->rep.detail, t->wait_ms, attempt, ns);
 		return;
 	}
-	rw_queue_ack(rw->q, rw->body_id);
+	recq_ack(rw->q, rw->body_id);
 	if (rw->rep.outcome == RW_DROP) {
 		rw->failed += ns;
 		log_err("remote-write: %s refused a request of %u samples (%zu bytes): %s; dropped, as Prometheus "
@@ -628,7 +617,7 @@ static void log_stats(struct rw *rw)
 	log_info("remote-write: samples sent %" PRIu64 " (%" PRIu64 " requests), failed %" PRIu64 ", retried %" PRIu64
 		 ", dropped %" PRIu64 "; queue %" PRIu64 " bytes, %" PRIu64 " samples; last success %s%.1f s ago; "
 		 "%" PRIu64 " samples not newer than their series' last, not sent",
-		 s.sent, s.requests, s.failed, s.retried, s.dropped, s.qs.bytes, s.qs.samples, s.last_ms ? "" : "never, ",
+		 s.sent, s.requests, s.failed, s.retried, s.dropped, s.qs.bytes, s.qs.items, s.last_ms ? "" : "never, ",
 		 s.last_ms ? (double)(now_ms - s.last_ms) / 1000.0 : 0.0, s.skipped);
 }
 
@@ -783,11 +772,12 @@ static int open_transport(struct rw *rw)
 				   .key_file = o->key_file, .insecure = o->insecure, .bearer_file = o->bearer_file,
 				   .basic_user = o->basic_user, .basic_pass_file = o->basic_pass_file,
 				   .headers = o->headers, .nheaders = o->nheaders, .timeout_ms = o->timeout_ms };
-	struct rw_queue_opts qo = { .dir = o->queue_dir, .max_bytes = o->queue_max_bytes,
-				    .fsync = o->fsync_policy ? RW_FSYNC_NEVER : RW_FSYNC_ALWAYS };
+	struct recq_opts qo = { .dir = o->queue_dir, .max_bytes = o->queue_max_bytes,
+				.fsync = o->fsync_policy ? RECQ_FSYNC_NEVER : RECQ_FSYNC_ALWAYS, .tag = "remote-write",
+				.unit = "samples" };
 	char err[512];
 
-	if (rw_http_init(&rw->http, &ho, err, sizeof(err)) || rw_queue_open(&qo, &rw->q, err, sizeof(err))) {
+	if (rw_http_init(&rw->http, &ho, err, sizeof(err)) || recq_open(&qo, &rw->q, err, sizeof(err))) {
 		log_err("remote-write: %s", err);
 		return EXIT_CONFIG;
 	}
@@ -817,8 +807,8 @@ int main(int argc, char **argv)
 		goto out;
 	rw->store = prom_store_new(&(struct prom_store_opts){ .staleness_ms = rw->o.staleness_ms, .node_name = "",
 							      .version = ACCEL_VERSION });
-	buf_init(&rw->out, (size_t)RW_QUEUE_RECORD_MAX);
-	buf_init(&rw->body, (size_t)RW_QUEUE_RECORD_MAX + 1);
+	buf_init(&rw->out, (size_t)RECQ_RECORD_MAX);
+	buf_init(&rw->body, (size_t)RECQ_RECORD_MAX + 1);
 	buf_init(&rw->hlab, PROM_LABELS_MAX + 64);
 	rw->seed = (unsigned)clock_real_ns() ^ (unsigned)getpid();
 	rw->next_stats_ns = clock_mono_ns() + STATS_EVERY_NS;
@@ -830,8 +820,8 @@ int main(int argc, char **argv)
 		 rw->o.queue_dir ? "in " : "in memory", rw->o.queue_dir ? rw->o.queue_dir : "", rw->o.queue_max_bytes);
 	rc = push_run(&rw->push) ? EXIT_SYSTEM : EXIT_OK;
 	self_snapshot(rw, &snap);
-	if (snap.qs.samples)
-		log_warn("remote-write: %" PRIu64 " samples not delivered at exit%s", snap.qs.samples,
+	if (snap.qs.items)
+		log_warn("remote-write: %" PRIu64 " samples not delivered at exit%s", snap.qs.items,
 			 rw->o.queue_dir ? ": they stay in --queue-dir and go at the next start" : " (in memory: lost)");
 	if (log_level() >= LOG_LVL_INFO)
 		log_stats(rw);
@@ -841,7 +831,7 @@ int main(int argc, char **argv)
 	buf_free(&rw->body);
 	buf_free(&rw->hlab);
 out:
-	rw_queue_close(rw->q);
+	recq_close(rw->q);
 	rw_http_free(&rw->http);
 	rw_enc_free(rw->enc);
 	free(rw->live);

@@ -10,6 +10,7 @@
  */
 #include "remote-write_enc.h"
 #include "remote-write_prompb.pb-c.h"
+#include "../../common/series/prom_store.h"
 #include "../../common/util.h"
 
 #include <errno.h>
@@ -97,63 +98,6 @@ int rw_unsnappy(const void *src, size_t len, struct buf *out)
 	out->len = n;
 	out->data[n] = '\0';
 	return 0;
-}
-
-/* ---- labels ------------------------------------------------------------------ */
-
-int rw_parse_labels(const char *s, size_t len, char *pool, size_t poolsz, const char **names, const char **values,
-		    size_t max)
-{
-	const char *p = s, *end = s + len;
-	char *w = pool, *wend = pool + poolsz;
-	size_t n = 0;
-
-	if (len == 0)
-		return 0;
-	if (len < 2 || *p != '{' || end[-1] != '}')
-		return -EINVAL;
-	p++;
-	end--;
-	while (p < end) {
-		const char *eq = memchr(p, '=', (size_t)(end - p));
-
-		if (!eq || eq == p || eq + 1 >= end || eq[1] != '"')
-			return -EINVAL;
-		if (n == max)
-			return -E2BIG;
-		if ((size_t)(wend - w) < (size_t)(eq - p) + 1)
-			return -E2BIG;
-		names[n] = w;
-		memcpy(w, p, (size_t)(eq - p));
-		w += eq - p;
-		*w++ = '\0';
-		values[n] = w;
-		for (p = eq + 2;; p++) {
-			char c;
-
-			if (p >= end)
-				return -EINVAL;
-			c = *p;
-			if (c == '"')
-				break;
-			if (c == '\\') {
-				if (++p >= end)
-					return -EINVAL;
-				c = *p == 'n' ? '\n' : *p;
-			}
-			if (w == wend)
-				return -E2BIG;
-			*w++ = c;
-		}
-		if (w == wend)
-			return -E2BIG;
-		*w++ = '\0';
-		n++;
-		p++; /* the closing quote */
-		if (p < end && *p++ != ',')
-			return -EINVAL;
-	}
-	return (int)n;
 }
 
 /* ---- the encoder ---------------------------------------------------------------- */
@@ -271,7 +215,7 @@ static int series_build(struct rw_enc *e, struct rw_series *s, const char *label
 	int rc;
 
 	s->pool = xmalloc(poolsz);
-	rc = rw_parse_labels(labels, len, s->pool, poolsz, names, values, RW_LABELS_MAX - 1);
+	rc = prom_parse_labels(labels, len, s->pool, poolsz, names, values, RW_LABELS_MAX - 1);
 	if (rc < 0)
 		return rc;
 	n = (size_t)rc;

@@ -73,12 +73,4 @@ int rw_snappy(const void *src, size_t len, struct buf *out);
 /* Uncompress a snappy block into out (reset first; out's cap applies). 0 or -EINVAL / -E2BIG. */
 int rw_unsnappy(const void *src, size_t len, struct buf *out);
 
-/*
- * Parse accel-prom's rendered label set into name/value pairs written into
- * a pool: names[i] and values[i] point into pool. Returns the number of
- * labels, or -EINVAL / -E2BIG (more than max, or pool too small).
- */
-int rw_parse_labels(const char *s, size_t len, char *pool, size_t poolsz, const char **names, const char **values,
-		    size_t max);
-
 #endif

@@ -5,7 +5,7 @@
 # for the suite's short runs), its corpus seeded with every fixture stream
 # line, fuzzing for SECONDS (default 600). The corpus grows in
 # build/fuzz/corpus-TARGET across runs; a crash leaves its input as
-# build/fuzz/crash-*. TARGET: prom_line (default), csv, cloudwatch, expo, podres, jobmap
+# build/fuzz/crash-*. TARGET: prom_line (default), csv, cloudwatch, expo, podres, jobmap, otlp
 # (see tests/fuzz/build.sh).
 #
 # Usage: tests/fuzz/run.sh [TARGET] [SECONDS] [libFuzzer options...]
@@ -13,7 +13,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 target=prom_line
 case ${1:-} in
-prom_line | csv | cloudwatch | expo | podres | jobmap) target=$1; shift ;;
+prom_line | csv | cloudwatch | expo | podres | jobmap | otlp) target=$1; shift ;;
 esac
 secs=${1:-600}
 [ $# -gt 0 ] && shift

@@ -19,6 +19,16 @@ if [ "${2:-}" = jobmap ]; then # a name line, then a mapping file's text
 	printf '2147483647\nok\n\377\n' >"$dir/seed-bad-utf8"
 	exit 0
 fi
+if [ "${2:-}" = otlp ]; then # a byte of settings (encoding, request limits), stream lines, then an answer's body
+	n=0
+	for f in "$top"/tests/fixtures/streams/*.jsonl "$top"/tests/fixtures/prom/*.jsonl; do
+		n=$((n + 1))
+		{ printf '\000'; cat "$f"; } >"$dir/seed-pb-$n"
+		{ printf '\003'; head -3 "$f"; printf '\n#BODY\n{"partialSuccess":{"rejectedDataPoints":"3","errorMessage":"x"}}'; } >"$dir/seed-json-$n"
+		{ printf '\204'; head -2 "$f"; printf '\n#BODY\n\010\003\022\003bad'; } >"$dir/seed-small-$n"
+	done
+	exit 0
+fi
 if [ "${2:-}" = expo ]; then
 	for f in "$top"/tests/fixtures/infer/*.prom "$top"/tests/fixtures/prom/*.prom; do
 		cp "$f" "$dir/seed-$(basename "$f")"

@@ -9,7 +9,7 @@
 #    promtool-tested rule file;
 #  - what the issue asks of each: host /proc, /sys, /run read-only and no hostPID in the
 #    DaemonSet, NFD node affinity and tolerations, the BIE namespace, label and KUBE_NODE_NAME,
-#    the sidecar's shared process namespace;
+#    the sidecar's shared process namespace; the OTLP DaemonSet's accel-otlp sending to its collector sidecar;
 #  - the container command line is the image's CMD (deploy/container/Dockerfile), and the test
 #    runs it: the DaemonSet's, the BIE Deployment's and the sidecar's accel-monitor container,
 #    each in a mount+network namespace with the manifest's mounts, env, user and capabilities
@@ -120,14 +120,21 @@ ok "kustomization lists rbac.yaml" grep -qx '  - rbac.yaml' "$K/kustomization.ya
 is "$(facts "$K/sidecar/triton.yaml" '[r["address"] + " " + ",".join(m["type"] for m in r["metrics"]) for x in d if x["kind"] == "ConfigMap" for r in __import__("json").loads(x["data"]["accel-monitor.json"])["runtimes"]]')" \
 	"['http://127.0.0.1:8002/metrics execution_stats,runtime_vcpu_usage,memory_used']" \
 	"sidecar: accel-monitor scrapes Triton's metrics over localhost (an endpoint runtime with execution_stats)"
-# Every config in a ConfigMap passes accel-monitor --check-config.
+O=$K/otlp/daemonset.yaml
+is "$(facts "$O" '[(c["name"], c.get("command", c.get("args"))[:2]) for x in d if x["kind"] == "DaemonSet" for c in x["spec"]["template"]["spec"]["containers"]]')" \
+	"[('accel-monitor', ['accel-pipeline', 'accel-otlp']), ('otel-collector', ['--config=/etc/otelcol/otel-collector.yaml'])]" \
+	"otlp: accel-otlp in the image, an OpenTelemetry Collector as its sidecar"
+is "$(facts "$O" '[(e["value"] == "http://" + o["receivers"]["otlp"]["protocols"]["http"]["endpoint"], all(n in o[k] for k in ("receivers", "processors", "exporters") for n in o["service"]["pipelines"]["metrics"].get(k, []))) for x in d if x["kind"] == "ConfigMap" for o in [__import__("yaml").safe_load(x["data"]["otel-collector.yaml"])] for y in d if y["kind"] == "DaemonSet" for e in y["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "OTEL_EXPORTER_OTLP_ENDPOINT"]')" \
+	"[(True, True)]" "otlp: accel-otlp sends to the sidecar's otlp receiver over the pod's loopback; the collector's pipeline names only parts it defines"
+# Every accel-monitor config in a ConfigMap passes accel-monitor --check-config (the OTLP manifest's ConfigMap also
+# holds its collector's otel-collector.yaml, checked above).
 for m in $manifests; do
 	$PY3 -c '
 import os, sys, yaml
 for x in yaml.safe_load_all(open(sys.argv[1])):
     if x and x.get("kind") == "ConfigMap":
         for k, v in x.get("data", {}).items():
-            if k.endswith((".json", ".yaml", ".yml")):
+            if k.startswith("accel-monitor.") and k.endswith((".json", ".yaml", ".yml")):
                 p = os.path.join(sys.argv[2], x["metadata"]["name"] + "-" + k)
                 open(p, "w").write(v)
                 print(p)' "$TOP/$m" "$WORK" >"$WORK/cms"

@@ -52,30 +52,7 @@ printf '{ "period": "1s", "devices": [ { "type": "amdgpu" }, { "type": "neuron" 
 "$BIN/accel-monitor" -c "$WORK/mon.json" --path.sysfs "$FIX/sysfs/host" --path.procfs "$FIX/proc-devices" \
 	--once >"$WORK/one.json" 2>"$WORK/mon.err" || true
 BASE=$(($(date +%s) * 1000 - 120000))
-gen() {
-	$PY - "$WORK/one.json" "$BASE" "$1" "$2" <<'EOF'
-import datetime, json, sys
-rep = json.loads(open(sys.argv[1]).readline())
-base = int(sys.argv[2])
-def stamp(o, ts):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k == "timestamp":
-                o[k] = ts
-            elif k == "period":
-                o[k] = 0.1
-            else:
-                stamp(v, ts)
-    elif isinstance(o, list):
-        for v in o:
-            stamp(v, ts)
-for i in range(int(sys.argv[3]), int(sys.argv[4]) + 1):
-    ms = base + i * 100
-    ts = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    stamp(rep, ts)
-    print(json.dumps(rep))
-EOF
-}
+gen() { $PY "$HELP/restamp.py" "$WORK/one.json" "$BASE" "$1" "$2"; }
 S='accelerator_memory_used_bytes{job="rwq",device_type="amdgpu",device="1"}'
 # start_sink N [OPTION]...: accel-remote-write number N on the queue, reading the FIFO in.N (kept open on fd 3).
 start_sink() {

@@ -9,6 +9,7 @@
 #include "../../common/jsonw.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,5 +85,26 @@ int main(void)
 	ok(!bad_digits, "%d reals from 1e-12 to 2^63: none with more than 10 significant digits", n);
 	ok(!bad_form, "each with a fraction or an exponent");
 	ok(!bad_value, "each reads back within half a unit of its 10th digit");
+
+	/* json_write_string: the writer's escapes, for writers of their own (accel-otlp's OTLP/JSON) */
+	{
+		static const char *const cases[][2] = {
+			{ "plain", "\"plain\"" },
+			{ "a \"q\" \\ b", "\"a \\\"q\\\" \\\\ b\"" },
+			{ "tab\tnl\n\x01", "\"tab\\tnl\\n\\u0001\"" },
+			{ "", "\"\"" },
+		};
+		struct buf b;
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			buf_init(&b, 1 << 10);
+			is_int(json_write_string(&b, cases[i][0], strlen(cases[i][0])), 0, "json_write_string: 0");
+			is_str(b.data, cases[i][1], "json_write_string: quoted and escaped as json_write does");
+			buf_free(&b);
+		}
+		buf_init(&b, 4);
+		ok(json_write_string(&b, "longer", 6) == -ENOSPC, "json_write_string past the cap: -ENOSPC");
+		buf_free(&b);
+	}
 	return done_testing();
 }

@@ -903,11 +903,82 @@ static void test_histograms(void)
 	prom_store_free(st);
 }
 
+/* What prom_store_each shows of the counter COMPLETED("app") and of the gauge MEMUSED. */
+struct view_seen {
+	int64_t start_ms, mem_start_ms;
+	double value;
+	int found, fresh, mem_fresh;
+};
+
+static void on_view_start(const struct prom_series_view *v, void *ud)
+{
+	struct view_seen *w = ud;
+	size_t n = strlen(v->fam->name);
+
+	if (!strncmp(COMPLETED("app"), v->fam->name, n) && !strcmp(COMPLETED("app") + n, v->labels)) {
+		w->found = 1;
+		w->start_ms = v->start_ms;
+		w->value = v->value;
+		w->fresh = v->fresh;
+	}
+	if (!strncmp(MEMUSED, v->fam->name, n) && !strcmp(MEMUSED + n, v->labels)) {
+		w->mem_start_ms = v->start_ms;
+		w->mem_fresh = v->fresh;
+	}
+}
+
+static struct view_seen view_of(struct prom_store *st)
+{
+	struct view_seen w = { 0 };
+
+	prom_store_each(st, 0, on_view_start, &w);
+	return w;
+}
+
+/*
+ * prom_series_view.start_ms: a counter's value begins a period (1 s here) before its first sample, and keeps that
+ * start while it goes on (back within the hour included); forgotten and back, it starts again. A gauge's start is
+ * its first sample. fresh: refreshed by the last report.
+ */
+static void test_start_ms(void)
+{
+	struct prom_store *st = new_store(0);
+	int64_t hour = (int64_t)PROM_HIDDEN_KEEP_MS * NS_PER_MS, real0_ms = REAL0 / NS_PER_MS;
+	struct view_seen w;
+	char *err;
+
+	feed_nm2x(st, "app", 5, 0, 50, 100, T0);
+	w = view_of(st);
+	ok(w.found && w.start_ms == real0_ms - 1000, "a counter starts a period before its first sample");
+	ok(w.mem_start_ms == real0_ms, "a gauge starts at its first sample");
+	ok(w.fresh && w.mem_fresh, "both refreshed by the report: fresh");
+	feed_nm2x(st, NULL, 0, 0, 0, 300, T0 + NS_PER_S);
+	w = view_of(st);
+	ok(w.found && !w.fresh, "a report without the runtime: its counter is still shown, not fresh");
+	ok(w.mem_fresh, "the system gauge is fresh");
+	err = xasprintf("{\"neuron_runtime_data\":[{\"pid\":42,\"neuron_runtime_tag\":\"app\",\"error\":\"gone\","
+			"\"report\":{}}],\"instance_info\":{\"instance_id\":\"i-1\"}}");
+	feed(st, err, T0 + 2 * NS_PER_S);
+	free(err);
+	ok(!view_of(st).found, "the runtime's error: the counter leaves");
+	feed_nm2x(st, "app", 2, 0, 50, 100, T0 + 3 * NS_PER_S);
+	w = view_of(st);
+	ok(w.found && w.value == 7 && w.start_ms == real0_ms - 1000, "back within the hour: goes on, same start");
+	prom_store_sweep(st, T0 + 3 * NS_PER_S + 31 * NS_PER_S);
+	prom_store_sweep(st, T0 + 3 * NS_PER_S + 32 * NS_PER_S + hour);
+	feed_nm2x(st, "app", 1, 0, 50, 100, T0 + 2 * hour);
+	w = view_of(st);
+	ok(w.found && w.value == 1, "forgotten after the hour: back from 0");
+	is_int(w.start_ms, real0_ms + 2 * hour / NS_PER_MS - 1000, "with a new start");
+	prom_store_free(st);
+}
+
 int main(void)
 {
 	test_format();
 	test_escape();
 	test_counters();
+	test_start_ms();
 	test_runtime_error();
 	test_staleness_and_health();
 	test_instance_change();

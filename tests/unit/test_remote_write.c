@@ -9,6 +9,7 @@
  * the transport's pure parts: the outcome of each status, Retry-After, the
  * backoff's bounds.
  */
+#include "../../common/series/prom_store.h"
 #include "../../sinks/remote-write/remote-write_enc.h"
 #include "../../sinks/remote-write/remote-write_http.h"
 #include "../../sinks/remote-write/remote-write_prompb.pb-c.h"
@@ -51,7 +52,7 @@ static void test_parse_labels(void)
 	char pool[256];
 	const char *names[8], *values[8];
 	const char *s = "{a=\"x\\\"y\",b=\"1\\\\2\\n\",c=\"\"}";
-	int n = rw_parse_labels(s, strlen(s), pool, sizeof(pool), names, values, 8);
+	int n = prom_parse_labels(s, strlen(s), pool, sizeof(pool), names, values, 8);
 
 	is_int(n, 3, "three labels parsed");
 	if (n == 3) {
@@ -60,10 +61,10 @@ static void test_parse_labels(void)
 		is_str(values[1], "1\\2\n", "\\\\ and \\n unescaped");
 		is_str(values[2], "", "empty value");
 	}
-	is_int(rw_parse_labels("", 0, pool, sizeof(pool), names, values, 8), 0, "no labels: \"\"");
-	is_int(rw_parse_labels("{a=x}", 5, pool, sizeof(pool), names, values, 8), -EINVAL, "unquoted value refused");
-	is_int(rw_parse_labels("{a=\"x", 5, pool, sizeof(pool), names, values, 8), -EINVAL, "unterminated refused");
-	is_int(rw_parse_labels("{a=\"1\",b=\"2\"}", 13, pool, sizeof(pool), names, values, 1), -E2BIG,
+	is_int(prom_parse_labels("", 0, pool, sizeof(pool), names, values, 8), 0, "no labels: \"\"");
+	is_int(prom_parse_labels("{a=x}", 5, pool, sizeof(pool), names, values, 8), -EINVAL, "unquoted value refused");
+	is_int(prom_parse_labels("{a=\"x", 5, pool, sizeof(pool), names, values, 8), -EINVAL, "unterminated refused");
+	is_int(prom_parse_labels("{a=\"1\",b=\"2\"}", 13, pool, sizeof(pool), names, values, 1), -E2BIG,
 	       "more labels than max: -E2BIG");
 }
 

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The queue of unacknowledged requests; see remote-write_queue.h.
+ * The durable record queue; see recq.h.
  *
  * Both kinds keep an index of the queued records in memory (a ring of
- * small entries: where each record is and how many samples it holds); the
+ * small entries: where each record is and how many items it holds); the
  * memory queue keeps the data there too, the disk queue reads it back from
  * its segment when the record reaches the front.
  */
-#include "remote-write_queue.h"
+#include "recq.h"
 
-#include "../../common/log.h"
+#include "log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,18 +28,18 @@ struct rec {
 	uint64_t seg;   /* disk: segment number */
 	uint64_t off;   /* disk: offset of the header in it */
 	uint32_t len;   /* data bytes */
-	uint32_t nsamples;
+	uint32_t count;
 	uint64_t id;
 	char *mem;      /* memory queue: the data */
 };
 
-struct rw_queue {
-	struct rw_queue_opts o;
+struct recq {
+	struct recq_opts o;
 	char *dir;
 	struct rec *r;          /* ring */
 	size_t head, n, cap;
 	uint64_t next_id;
-	struct rw_queue_stats st;
+	struct recq_stats st;
 	/* disk */
 	int dirfd;
 	int lockfd;             /* DIR/lock, held with flock while open */
@@ -47,13 +47,14 @@ struct rw_queue {
 	uint64_t wseg, woff;
 	/* Appends failing (a full disk): one message, then one every 10 s with the count, and one at the end. */
 	struct log_limit lim_append;
-	uint64_t failing_records, failing_samples; /* kept in memory only since appends began to fail */
+	struct log_limit lim_full; /* a full queue drops at each push: one message every 10 s, with the count */
+	uint64_t failing_records, failing_items; /* kept in memory only since appends began to fail */
 };
 
-uint32_t rw_queue_crc(uint32_t nsamples, const void *data, size_t len)
+uint32_t recq_crc(uint32_t count, const void *data, size_t len)
 {
-	unsigned char b[4] = { (unsigned char)nsamples, (unsigned char)(nsamples >> 8), (unsigned char)(nsamples >> 16),
-			       (unsigned char)(nsamples >> 24) };
+	unsigned char b[4] = { (unsigned char)count, (unsigned char)(count >> 8), (unsigned char)(count >> 16),
+			       (unsigned char)(count >> 24) };
 	uLong c = crc32(0L, Z_NULL, 0);
 
 	c = crc32(c, b, 4);
@@ -80,12 +81,12 @@ static uint32_t get32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static struct rec *rec_at(struct rw_queue *q, size_t i)
+static struct rec *rec_at(struct recq *q, size_t i)
 {
 	return &q->r[(q->head + i) % q->cap];
 }
 
-static void ring_push(struct rw_queue *q, const struct rec *r)
+static void ring_push(struct recq *q, const struct rec *r)
 {
 	if (q->n == q->cap) {
 		size_t ncap = q->cap ? 2 * q->cap : 64;
@@ -101,8 +102,8 @@ static void ring_push(struct rw_queue *q, const struct rec *r)
 	q->r[(q->head + q->n) % q->cap] = *r;
 	q->n++;
 	q->st.records++;
-	q->st.bytes += RW_QUEUE_HDR + r->len;
-	q->st.samples += r->nsamples;
+	q->st.bytes += RECQ_HDR + r->len;
+	q->st.items += r->count;
 }
 
 static void seg_name(char dst[32], uint64_t seg)
@@ -111,7 +112,7 @@ static void seg_name(char dst[32], uint64_t seg)
 }
 
 /* Write DIR/head: the oldest record still queued (or where the next append goes). */
-static int head_write(struct rw_queue *q)
+static int head_write(struct recq *q)
 {
 	char line[64];
 	uint64_t seg = q->n ? rec_at(q, 0)->seg : q->wseg, off = q->n ? rec_at(q, 0)->off : q->woff;
@@ -122,37 +123,37 @@ static int head_write(struct rw_queue *q)
 	fd = openat(q->dirfd, "head.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return -errno;
-	if (write_all(fd, line, (size_t)n) || (q->o.fsync == RW_FSYNC_ALWAYS && fsync(fd)))
+	if (write_all(fd, line, (size_t)n) || (q->o.fsync == RECQ_FSYNC_ALWAYS && fsync(fd)))
 		rc = -errno;
 	close(fd);
 	if (!rc && renameat(q->dirfd, "head.tmp", q->dirfd, "head"))
 		rc = -errno;
-	if (!rc && q->o.fsync == RW_FSYNC_ALWAYS)
+	if (!rc && q->o.fsync == RECQ_FSYNC_ALWAYS)
 		fsync(q->dirfd);
 	return rc;
 }
 
 /* Delete segments older than the oldest queued record (and the write segment). */
-static void seg_gc(struct rw_queue *q, uint64_t before_seg, uint64_t from_seg)
+static void seg_gc(struct recq *q, uint64_t before_seg, uint64_t from_seg)
 {
 	char name[32];
 
 	for (uint64_t s = from_seg; s < before_seg; s++) {
 		seg_name(name, s);
 		if (unlinkat(q->dirfd, name, 0) && errno != ENOENT)
-			log_warn("remote-write: queue: cannot delete %s/%s: %s", q->dir, name, strerror(errno));
+			log_warn("%s: queue: cannot delete %s/%s: %s", q->o.tag, q->dir, name, strerror(errno));
 	}
 }
 
 /* Drop the oldest record (acknowledged, or pushed out). */
-static void pop_front(struct rw_queue *q)
+static void pop_front(struct recq *q)
 {
 	struct rec *r = rec_at(q, 0);
 	uint64_t seg = r->seg;
 
 	q->st.records--;
-	q->st.bytes -= RW_QUEUE_HDR + r->len;
-	q->st.samples -= r->nsamples;
+	q->st.bytes -= RECQ_HDR + r->len;
+	q->st.items -= r->count;
 	free(r->mem);
 	q->head = (q->head + 1) % q->cap;
 	q->n--;
@@ -165,7 +166,7 @@ static void pop_front(struct rw_queue *q)
 }
 
 /* Start a new segment for appends; on failure the write segment stays what it was, closed. */
-static int seg_roll(struct rw_queue *q)
+static int seg_roll(struct recq *q)
 {
 	char name[32];
 
@@ -177,7 +178,7 @@ static int seg_roll(struct rw_queue *q)
 		return -errno;
 	q->wseg++;
 	q->woff = 0;
-	if (q->o.fsync == RW_FSYNC_ALWAYS)
+	if (q->o.fsync == RECQ_FSYNC_ALWAYS)
 		fsync(q->dirfd);
 	return 0;
 }
@@ -188,52 +189,53 @@ static int seg_roll(struct rw_queue *q)
  * segment ends with a whole record and the next append goes on there: a
  * full disk leaves no empty segment per failed append. 0 or -errno.
  */
-static int seg_append(struct rw_queue *q, const void *data, size_t len, uint32_t nsamples)
+static int seg_append(struct recq *q, const void *data, size_t len, uint32_t count)
 {
-	unsigned char hdr[RW_QUEUE_HDR];
+	unsigned char hdr[RECQ_HDR];
 	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)data, len } };
-	size_t need = RW_QUEUE_HDR + len;
+	size_t need = RECQ_HDR + len;
 	ssize_t w;
 	int rc;
 
 	if ((q->woff >= q->o.segment_bytes || q->wfd < 0) && (rc = seg_roll(q)))
 		return rc;
 	put32(hdr, (uint32_t)len);
-	put32(hdr + 4, nsamples);
-	put32(hdr + 8, rw_queue_crc(nsamples, data, len));
+	put32(hdr + 4, count);
+	put32(hdr + 8, recq_crc(count, data, len));
 	w = writev(q->wfd, iov, 2);
 	if (w == (ssize_t)need)
 		return 0;
 	rc = w < 0 ? -errno : -ENOSPC;
 	/* A partial record would read as a corrupt tail: cut it off (or, when that fails, append elsewhere). */
 	if (w > 0 && ftruncate(q->wfd, (off_t)q->woff)) {
-		log_warn("remote-write: queue: cannot truncate the segment: %s", strerror(errno));
+		log_warn("%s: queue: cannot truncate the segment: %s", q->o.tag, strerror(errno));
 		q->woff = q->o.segment_bytes;
 	}
 	return rc;
 }
 
-int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsamples, uint64_t *dropped)
+/* recq_push without its message. */
+static int push_record(struct recq *q, const void *data, size_t len, uint32_t count, uint64_t *dropped)
 {
 	struct rec r = { 0 };
-	uint64_t need = RW_QUEUE_HDR + (uint64_t)len;
+	uint64_t need = RECQ_HDR + (uint64_t)len;
 	int rc;
 
 	if (dropped)
 		*dropped = 0;
-	if (len > RW_QUEUE_RECORD_MAX || need > q->o.max_bytes) {
+	if (len > RECQ_RECORD_MAX || need > q->o.max_bytes) {
 		q->st.dropped_records++;
-		q->st.dropped_samples += nsamples;
+		q->st.dropped_items += count;
 		if (dropped)
-			*dropped = nsamples;
+			*dropped = count;
 		return 0;
 	}
 	if (q->n && q->st.bytes + need > q->o.max_bytes) {
 		while (q->n && q->st.bytes + need > q->o.max_bytes) {
 			q->st.dropped_records++;
-			q->st.dropped_samples += rec_at(q, 0)->nsamples;
+			q->st.dropped_items += rec_at(q, 0)->count;
 			if (dropped)
-				*dropped += rec_at(q, 0)->nsamples;
+				*dropped += rec_at(q, 0)->count;
 			pop_front(q);
 		}
 		/* A restart must not bring the dropped records back. */
@@ -241,7 +243,7 @@ int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsa
 			head_write(q);
 	}
 	r.len = (uint32_t)len;
-	r.nsamples = nsamples;
+	r.count = count;
 	r.id = ++q->next_id;
 	if (!q->dir) {
 		r.mem = xmalloc(len ? len : 1);
@@ -250,24 +252,24 @@ int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsa
 		/* Where it goes; a batch kept in memory keeps the place it would have taken. */
 		r.seg = q->wseg;
 		r.off = q->woff;
-		if ((rc = seg_append(q, data, len, nsamples))) {
+		if ((rc = seg_append(q, data, len, count))) {
 			log_limited(&q->lim_append,
-				    "remote-write: queue: cannot append to %s: %s; the batch (%u samples) stays in memory "
-				    "only, as do the next ones until appends work again",
-				    q->dir, strerror(-rc), nsamples);
+				    "%s: queue: cannot append to %s: %s; the batch (%u %s) stays in memory "
+				    "only, as do the next ones until appends work again", q->o.tag,
+				    q->dir, strerror(-rc), count, q->o.unit);
 			q->failing_records++;
-			q->failing_samples += nsamples;
+			q->failing_items += count;
 			r.mem = xmalloc(len ? len : 1);
 			memcpy(r.mem, data, len);
 		} else {
 			if (q->failing_records) {
-				log_warn("remote-write: queue: appends to %s work again; %" PRIu64 " batches (%" PRIu64
-					 " samples) were kept in memory only meanwhile",
-					 q->dir, q->failing_records, q->failing_samples);
-				q->failing_records = q->failing_samples = 0;
+				log_warn("%s: queue: appends to %s work again; %" PRIu64 " batches (%" PRIu64
+					 " %s) were kept in memory only meanwhile", q->o.tag,
+					 q->dir, q->failing_records, q->failing_items, q->o.unit);
+				q->failing_records = q->failing_items = 0;
 				memset(&q->lim_append, 0, sizeof(q->lim_append));
 			}
-			if (q->o.fsync == RW_FSYNC_ALWAYS)
+			if (q->o.fsync == RECQ_FSYNC_ALWAYS)
 				fdatasync(q->wfd);
 			r.seg = q->wseg; /* a new segment, perhaps */
 			r.off = q->woff;
@@ -278,7 +280,22 @@ int rw_queue_push(struct rw_queue *q, const void *data, size_t len, uint32_t nsa
 	return 0;
 }
 
-int rw_queue_peek(struct rw_queue *q, struct buf *out, uint32_t *nsamples, uint64_t *id)
+int recq_push(struct recq *q, const void *data, size_t len, uint32_t count, uint64_t *dropped)
+{
+	uint64_t d = 0;
+	int rc = push_record(q, data, len, count, &d);
+
+	if (d)
+		log_limited(&q->lim_full,
+			    "%s: the queue is full (--queue-max-bytes %" PRIu64 "): dropped the oldest %" PRIu64
+			    " %s (%" PRIu64 " dropped since the start)",
+			    q->o.tag, q->o.max_bytes, d, q->o.unit, q->st.dropped_items);
+	if (dropped)
+		*dropped = d;
+	return rc;
+}
+
+int recq_peek(struct recq *q, struct buf *out, uint32_t *count, uint64_t *id)
 {
 	struct rec *r;
 	int rc;
@@ -293,7 +310,7 @@ int rw_queue_peek(struct rw_queue *q, struct buf *out, uint32_t *nsamples, uint6
 		memcpy(out->data, r->mem, r->len);
 	} else {
 		char name[32];
-		unsigned char hdr[RW_QUEUE_HDR];
+		unsigned char hdr[RECQ_HDR];
 		int fd;
 		ssize_t got = -1;
 
@@ -302,28 +319,28 @@ int rw_queue_peek(struct rw_queue *q, struct buf *out, uint32_t *nsamples, uint6
 		if (fd >= 0) {
 			got = pread(fd, hdr, sizeof(hdr), (off_t)r->off);
 			if (got == (ssize_t)sizeof(hdr))
-				got = pread(fd, out->data, r->len, (off_t)(r->off + RW_QUEUE_HDR));
+				got = pread(fd, out->data, r->len, (off_t)(r->off + RECQ_HDR));
 			close(fd);
 		}
 		if (got != (ssize_t)r->len || get32(hdr) != r->len ||
-		    get32(hdr + 8) != rw_queue_crc(r->nsamples, out->data, r->len)) {
-			log_err("remote-write: queue: %s/%s at offset %" PRIu64 ": the record no longer reads back; "
-				"dropping its %u samples",
-				q->dir, name, r->off, r->nsamples);
-			q->st.corrupt_bytes += RW_QUEUE_HDR + r->len;
-			q->st.dropped_samples += r->nsamples;
+		    get32(hdr + 8) != recq_crc(r->count, out->data, r->len)) {
+			log_err("%s: queue: %s/%s at offset %" PRIu64 ": the record no longer reads back; "
+				"dropping its %u %s", q->o.tag,
+				q->dir, name, r->off, r->count, q->o.unit);
+			q->st.corrupt_bytes += RECQ_HDR + r->len;
+			q->st.dropped_items += r->count;
 			pop_front(q);
 			head_write(q);
 			return -EIO;
 		}
 	}
 	out->len = r->len;
-	*nsamples = r->nsamples;
+	*count = r->count;
 	*id = r->id;
 	return 1;
 }
 
-int rw_queue_ack(struct rw_queue *q, uint64_t id)
+int recq_ack(struct recq *q, uint64_t id)
 {
 	if (!q->n || rec_at(q, 0)->id != id)
 		return 0;
@@ -331,7 +348,7 @@ int rw_queue_ack(struct rw_queue *q, uint64_t id)
 	return q->dir ? head_write(q) : 0;
 }
 
-void rw_queue_stats(const struct rw_queue *q, struct rw_queue_stats *st)
+void recq_stats(const struct recq *q, struct recq_stats *st)
 {
 	*st = q->st;
 }
@@ -346,7 +363,7 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /* The segment numbers in the directory, sorted. */
-static int list_segments(struct rw_queue *q, uint64_t **segs, size_t *n)
+static int list_segments(struct recq *q, uint64_t **segs, size_t *n)
 {
 	int fd = dup(q->dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -394,67 +411,67 @@ static int list_segments(struct rw_queue *q, uint64_t **segs, size_t *n)
  * length that cannot be right ends the segment. Either way one message per
  * segment says what, where, and what was dropped.
  */
-static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
+static void seg_scan(struct recq *q, uint64_t seg, uint64_t off, int last)
 {
 	char name[32];
 	int fd;
 	struct stat sb;
 	struct buf data;
 	const char *bad = NULL;                /* the first corruption found in an older segment */
-	uint64_t bad_off = 0, bad_recs = 0, bad_samples = 0, bad_bytes = 0, good = 0;
+	uint64_t bad_off = 0, bad_recs = 0, bad_items = 0, bad_bytes = 0, good = 0;
 
 	seg_name(name, seg);
 	/* O_NONBLOCK: a FIFO by that name must not block the start. */
 	fd = openat(q->dirfd, name, (last ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb)) {
-		log_err("remote-write: queue: cannot read %s/%s: %s; its records are lost", q->dir, name, strerror(errno));
+		log_err("%s: queue: cannot read %s/%s: %s; its records are lost", q->o.tag, q->dir, name, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		log_err("remote-write: queue: %s/%s is not a regular file; skipped", q->dir, name);
+		log_err("%s: queue: %s/%s is not a regular file; skipped", q->o.tag, q->dir, name);
 		close(fd);
 		return;
 	}
-	buf_init(&data, (size_t)RW_QUEUE_RECORD_MAX + 1);
+	buf_init(&data, (size_t)RECQ_RECORD_MAX + 1);
 	while (off < (uint64_t)sb.st_size) {
-		unsigned char hdr[RW_QUEUE_HDR];
+		unsigned char hdr[RECQ_HDR];
 		const char *why = NULL;
 		int whole = 0; /* the record's extent is known: it can be skipped */
 		uint32_t len = 0, ns = 0;
 		struct rec r = { 0 };
 
-		if ((uint64_t)sb.st_size - off < RW_QUEUE_HDR ||
+		if ((uint64_t)sb.st_size - off < RECQ_HDR ||
 		    pread(fd, hdr, sizeof(hdr), (off_t)off) != (ssize_t)sizeof(hdr)) {
 			why = "a record header cut short";
 		} else {
 			len = get32(hdr);
 			ns = get32(hdr + 4);
-			if (len > RW_QUEUE_RECORD_MAX)
+			if (len > RECQ_RECORD_MAX)
 				why = "a record length out of range";
-			else if ((uint64_t)sb.st_size - off - RW_QUEUE_HDR < len)
+			else if ((uint64_t)sb.st_size - off - RECQ_HDR < len)
 				why = "a record cut short";
 			else if (buf_reserve(&data, (size_t)len + 1) ||
-				 pread(fd, data.data, len, (off_t)(off + RW_QUEUE_HDR)) != (ssize_t)len)
+				 pread(fd, data.data, len, (off_t)(off + RECQ_HDR)) != (ssize_t)len)
 				why = "a record that cannot be read";
-			else if ((whole = get32(hdr + 8) != rw_queue_crc(ns, data.data, len)))
+			else if ((whole = get32(hdr + 8) != recq_crc(ns, data.data, len)))
 				why = "a checksum mismatch";
 		}
 		if (why && last) {
 			uint64_t lost = (uint64_t)sb.st_size - off;
 
 			q->st.corrupt_bytes += lost;
-			log_warn("remote-write: queue: %s/%s: %s at offset %" PRIu64 "; dropping the %" PRIu64
-				 " bytes from there (a crash in the middle of a write leaves this), replaying the rest",
+			log_warn("%s: queue: %s/%s: %s at offset %" PRIu64 "; dropping the %" PRIu64
+				 " bytes from there (a crash in the middle of a write leaves this), replaying the rest", q->o.tag,
 				 q->dir, name, why, off, lost);
 			if (ftruncate(fd, (off_t)off))
-				log_warn("remote-write: queue: cannot truncate %s/%s: %s", q->dir, name, strerror(errno));
+				log_warn("%s: queue: cannot truncate %s/%s: %s", q->o.tag, q->dir, name, strerror(errno));
 			sb.st_size = (off_t)off;
 			break;
 		}
 		if (why) {
-			uint64_t lost = whole ? RW_QUEUE_HDR + (uint64_t)len : (uint64_t)sb.st_size - off;
+			uint64_t lost = whole ? RECQ_HDR + (uint64_t)len : (uint64_t)sb.st_size - off;
 
 			if (!bad) {
 				bad = why;
@@ -463,30 +480,30 @@ static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
 			bad_bytes += lost;
 			if (whole) {
 				bad_recs++;
-				bad_samples += ns;
+				bad_items += ns;
 			}
 			q->st.corrupt_bytes += lost;
-			q->st.dropped_samples += whole ? ns : 0;
+			q->st.dropped_items += whole ? ns : 0;
 			off += lost;
 			continue;
 		}
 		r.seg = seg;
 		r.off = off;
 		r.len = len;
-		r.nsamples = ns;
+		r.count = ns;
 		r.id = ++q->next_id;
 		ring_push(q, &r);
 		q->st.replayed_records++;
-		q->st.replayed_samples += ns;
-		off += RW_QUEUE_HDR + len;
+		q->st.replayed_items += ns;
+		off += RECQ_HDR + len;
 		good++;
 	}
 	if (bad)
-		log_err("remote-write: queue: %s/%s is corrupt (no crash leaves this in a segment before the last: the "
+		log_err("%s: queue: %s/%s is corrupt (no crash leaves this in a segment before the last: the "
 			"disk, the filesystem or another program changed it): %s at offset %" PRIu64 "; dropped %" PRIu64
-			" bytes (%" PRIu64 " records failing their checksum, %" PRIu64 " samples), replaying the segment's "
-			"other %" PRIu64 " records and the segments after it",
-			q->dir, name, bad, bad_off, bad_bytes, bad_recs, bad_samples, good);
+			" bytes (%" PRIu64 " records failing their checksum, %" PRIu64 " %s), replaying the segment's "
+			"other %" PRIu64 " records and the segments after it", q->o.tag,
+			q->dir, name, bad, bad_off, bad_bytes, bad_recs, bad_items, q->o.unit, good);
 	buf_free(&data);
 	close(fd);
 	if (last) {
@@ -504,7 +521,7 @@ static void seg_scan(struct rw_queue *q, uint64_t seg, uint64_t off, int last)
  * regular file (a FIFO would block the start) is an error. 0 or -errno
  * with err filled.
  */
-static int head_read(struct rw_queue *q, const uint64_t *segs, size_t nseg, uint64_t *hseg, uint64_t *hoff,
+static int head_read(struct recq *q, const uint64_t *segs, size_t nseg, uint64_t *hseg, uint64_t *hoff,
 		     char *err, size_t errsz)
 {
 	size_t plen = strlen(q->dir) + sizeof("/head");
@@ -528,7 +545,7 @@ static int head_read(struct rw_queue *q, const uint64_t *segs, size_t nseg, uint
 	if (n == -ENOENT)
 		return 0;
 	if (n < 0) {
-		log_warn("remote-write: queue: cannot read %s/head: %s; replaying every segment", q->dir,
+		log_warn("%s: queue: cannot read %s/head: %s; replaying every segment", q->o.tag, q->dir,
 			 strerror((int)-n));
 		return 0;
 	}
@@ -545,7 +562,7 @@ static int head_read(struct rw_queue *q, const uint64_t *segs, size_t nseg, uint
 			why = "names an offset past its segment's end";
 	}
 	if (why) {
-		log_warn("remote-write: queue: %s/head %s (\"%.*s\"); replaying every segment", q->dir, why,
+		log_warn("%s: queue: %s/head %s (\"%.*s\"); replaying every segment", q->o.tag, q->dir, why,
 			 (int)strcspn(line, "\n"), line);
 		return 0;
 	}
@@ -554,7 +571,7 @@ static int head_read(struct rw_queue *q, const uint64_t *segs, size_t nseg, uint
 	return 0;
 }
 
-static int open_dir(struct rw_queue *q, char *err, size_t errsz)
+static int open_dir(struct recq *q, char *err, size_t errsz)
 {
 	uint64_t *segs = NULL, hseg = 0, hoff = 0;
 	size_t nseg = 0;
@@ -576,7 +593,7 @@ static int open_dir(struct rw_queue *q, char *err, size_t errsz)
 	if (q->lockfd < 0 || flock(q->lockfd, LOCK_EX | LOCK_NB)) {
 		rc = -errno;
 		snprintf(err, errsz, "--queue-dir %s: %s", q->dir,
-			 errno == EWOULDBLOCK ? "in use by another accel-remote-write" : strerror(errno));
+			 errno == EWOULDBLOCK ? "in use by another process (another accel-monitor sink?)" : strerror(errno));
 		return rc;
 	}
 	if ((rc = list_segments(q, &segs, &nseg))) {
@@ -610,17 +627,21 @@ static int open_dir(struct rw_queue *q, char *err, size_t errsz)
 	q->wfd = -1;
 	free(segs);
 	if (q->st.replayed_records)
-		log_info("remote-write: queue: %s: %" PRIu64 " requests (%" PRIu64 " samples) to send again",
-			 q->dir, q->st.replayed_records, q->st.replayed_samples);
+		log_info("%s: queue: %s: %" PRIu64 " requests (%" PRIu64 " %s) to send again", q->o.tag,
+			 q->dir, q->st.replayed_records, q->st.replayed_items, q->o.unit);
 	return 0;
 }
 
-int rw_queue_open(const struct rw_queue_opts *o, struct rw_queue **qp, char *err, size_t errsz)
+int recq_open(const struct recq_opts *o, struct recq **qp, char *err, size_t errsz)
 {
-	struct rw_queue *q = xcalloc(1, sizeof(*q));
+	struct recq *q = xcalloc(1, sizeof(*q));
 	int rc;
 
 	q->o = *o;
+	if (!q->o.tag)
+		q->o.tag = "recq";
+	if (!q->o.unit)
+		q->o.unit = "items";
 	q->dirfd = -1;
 	q->lockfd = -1;
 	q->wfd = -1;
@@ -632,25 +653,25 @@ int rw_queue_open(const struct rw_queue_opts *o, struct rw_queue **qp, char *err
 	if (o->dir) {
 		q->dir = xstrdup(o->dir);
 		if ((rc = open_dir(q, err, errsz))) {
-			rw_queue_close(q);
+			recq_close(q);
 			return rc;
 		}
 		/* The oldest replayed records go first when they do not all fit. */
 		while (q->n && q->st.bytes > q->o.max_bytes) {
 			q->st.dropped_records++;
-			q->st.dropped_samples += rec_at(q, 0)->nsamples;
+			q->st.dropped_items += rec_at(q, 0)->count;
 			pop_front(q);
 		}
 		if (q->st.dropped_records)
-			log_warn("remote-write: queue: %s holds more than --queue-max-bytes: dropped the oldest %" PRIu64
-				 " requests (%" PRIu64 " samples)",
-				 q->dir, q->st.dropped_records, q->st.dropped_samples);
+			log_warn("%s: queue: %s holds more than --queue-max-bytes: dropped the oldest %" PRIu64
+				 " requests (%" PRIu64 " %s)", q->o.tag,
+				 q->dir, q->st.dropped_records, q->st.dropped_items, q->o.unit);
 	}
 	*qp = q;
 	return 0;
 }
 
-void rw_queue_close(struct rw_queue *q)
+void recq_close(struct recq *q)
 {
 	if (!q)
 		return;

@@ -775,11 +775,12 @@ void mapper_reset(struct mapper *m)
 	for (size_t i = 0; i < m->last_inst.n; i++)
 		free(m->last_inst.value[i]);
 	free(m->last_inst.host);
+	free(m->last_inst.node);
 	memset(&m->last_inst, 0, sizeof(m->last_inst));
 }
 
 /*
- * Keep inst's labels (the schema's instance labels) and hostname for this
+ * Keep inst's labels (the schema's instance labels), hostname and node_name for this
  * and later reports; inst NULL: every label empty (no instance_info yet).
  */
 static void remember_instance(struct mapper *m, json_t *inst)
@@ -795,6 +796,7 @@ static void remember_instance(struct mapper *m, json_t *inst)
 		m->last_inst.value[m->last_inst.n++] = xstrdup(str_or(inst, l->source, ""));
 	}
 	m->last_inst.host = xstrdup(str_or(inst, "hostname", ""));
+	m->last_inst.node = xstrdup(str_or(inst, "node_name", ""));
 }
 
 static enum report_format detect(json_t *report, json_t **rts)
@@ -899,6 +901,7 @@ enum report_format mapper_report(struct mapper *m, json_t *report, int64_t now_m
 		w.s.labels[i] = (struct label){ m->last_inst.name[i], m->last_inst.value[i] };
 	ninst = w.s.ninstance = m->last_inst.n;
 	w.s.host = m->last_inst.host ? m->last_inst.host : "";
+	w.s.node = m->last_inst.node ? m->last_inst.node : "";
 
 	/* instance_info and neuron_hardware_info: gauges of 1 carrying labels. */
 	w.s.entity = "instance";

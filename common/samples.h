@@ -75,6 +75,7 @@ struct sample {
 	const char *group;   /* the input group ("vcpu_usage", "execution_stats", "instance_info") */
 	const char *entity;  /* what it is about: "system", "instance", or the runtime tag */
 	const char *host;    /* the report's instance_info.hostname; "" when it has none (neuron-monitor) */
+	const char *node;    /* and its node_name (the Kubernetes node's); "" when it has none */
 	struct label labels[SAMPLE_MAX_LABELS]; /* instance labels first (ninstance of them), then the rest */
 	size_t nlabels, ninstance;
 	unsigned prom_skip;  /* bit i set: labels[i] is identity accel-prom leaves out (neuron-monitor's pid) */

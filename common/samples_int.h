@@ -64,7 +64,7 @@ struct mapper {
 	struct {
 		const char *name[MAP_INSTANCE_LABELS_MAX];
 		char *value[MAP_INSTANCE_LABELS_MAX];
-		char *host;
+		char *host, *node;
 		size_t n;
 	} last_inst;
 	unsigned long long bad_timestamps;

@@ -118,6 +118,7 @@ struct prom_store {
 	int64_t last_real_ns;
 	char *node_name, *version;
 	char *instance;      /* instance_info's label set in the last report */
+	char *host, *node;   /* and its hostname and node_name (NULL: none yet) */
 	struct prom_dcgm *dcgm;    /* borrowed, or NULL */
 	struct prom_pass *pass;    /* --passthrough (borrowed), or NULL */
 	struct mapper *map;        /* the stream's report -> samples mapping (owned) */
@@ -655,6 +656,13 @@ static void on_sample(const struct sample *smp, void *ud)
 		free(st->instance);
 		st->instance = xstrdup(s->labels);
 	}
+	if (smp->fam->name[0] == 'i' && !strcmp(smp->fam->name, "instance_info") &&
+	    (!st->host || strcmp(st->host, smp->host) || strcmp(st->node, smp->node))) {
+		free(st->host);
+		free(st->node);
+		st->host = xstrdup(smp->host);
+		st->node = xstrdup(smp->node);
+	}
 	/* dcgm-exporter's names for NVIDIA devices (prom_dcgm.h): its samples come back here, and map to nothing. */
 	if (st->dcgm)
 		prom_dcgm_map(st->dcgm, smp, on_sample, st);
@@ -1101,6 +1109,14 @@ int64_t prom_store_staleness_ms(struct prom_store *st)
 	return ms;
 }
 
+void prom_store_instance_names(struct prom_store *st, char *host, char *node, size_t size)
+{
+	pthread_mutex_lock(&st->lock);
+	snprintf(host, size, "%s", st->host ? st->host : "");
+	snprintf(node, size, "%s", st->node ? st->node : "");
+	pthread_mutex_unlock(&st->lock);
+}
+
 size_t prom_store_nseries(struct prom_store *st)
 {
 	size_t n;
@@ -1166,6 +1182,8 @@ void prom_store_free(struct prom_store *st)
 	for (size_t i = 0; i < st->nerr_src; i++)
 		free(st->err_src[i]);
 	free(st->err_src);
+	free(st->host);
+	free(st->node);
 	free(st->instance);
 	free(st->node_name);
 	free(st->version);

@@ -108,6 +108,12 @@ int prom_store_health(struct prom_store *st, int64_t mono_ns, char *why, size_t 
 /* The staleness window in force (ms). */
 int64_t prom_store_staleness_ms(struct prom_store *st);
 
+/*
+ * The last instance_info's hostname and node_name (the Kubernetes node's)
+ * into host and node (size bytes each; "" when the stream has none).
+ */
+void prom_store_instance_names(struct prom_store *st, char *host, char *node, size_t size);
+
 /* Number of series in the exposition, self-metrics excluded. */
 size_t prom_store_nseries(struct prom_store *st);
 

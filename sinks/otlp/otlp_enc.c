@@ -213,20 +213,23 @@ static double quantile_of(const char *v)
 static int series_build(struct otlp_enc *e, struct oser *s, const char *labels, size_t len)
 {
 	const struct otlp_desc *d = &e->met[s->met].d;
-	const char *names[OTLP_LABELS_MAX], *values[OTLP_LABELS_MAX];
-	unsigned char inst[OTLP_LABELS_MAX];
+	const char *names[OTLP_LABELS_MAX + 2], *values[OTLP_LABELS_MAX + 2];
+	unsigned char inst[OTLP_LABELS_MAX + 2];
 	char *pool = xmalloc(len + 1);
 	int rc = prom_parse_labels(labels, len, pool, len + 1, names, values, OTLP_LABELS_MAX);
-	size_t n;
+	size_t n, nr;
 
 	if (rc < 0) {
 		free(pool);
 		return rc;
 	}
-	n = (size_t)rc;
+	n = nr = (size_t)rc;
 	for (size_t i = 0; i < n; i++)
 		inst[i] = *values[i] && otlp_resource_attr(names[i]) != NULL;
-	s->res = resource_of(e, names, values, inst, n);
+	/* The node's names, which are no label: the resource's too (host.name, k8s.node.name). */
+	names[nr] = "hostname", values[nr] = e->host, inst[nr] = *e->host != 0, nr++;
+	names[nr] = "node_name", values[nr] = e->node, inst[nr] = *e->node != 0, nr++;
+	s->res = resource_of(e, names, values, inst, nr);
 	attrs_alloc(&s->a, n + d->nattrs, pool); /* names and values point into it */
 	for (size_t i = 0; i < n; i++) {
 		double q;
@@ -403,6 +406,7 @@ void otlp_enc_report(struct otlp_enc *e, json_t *report, const char *where, int6
 {
 	e->gen++;
 	prom_store_report(e->store, report, where, mono_ns, real_ns);
+	prom_store_instance_names(e->store, e->host, e->node, sizeof(e->host));
 	prom_store_each(e->store, 0, on_series, e);
 	mark_left(e, real_ns / NS_PER_MS);
 }

@@ -106,6 +106,7 @@ struct otlp_enc {
 	struct ores *res;
 	size_t nres, ares;
 	uint32_t last_res;      /* the resource of the last series added (the health metrics'); index + 1 */
+	char host[256], node[256]; /* the stream's instance_info hostname and node_name: a new series' resource's */
 	struct oser *ser;
 	size_t nser, aser;
 	struct hindex six;      /* family name and rendered labels -> series index */

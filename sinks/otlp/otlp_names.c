@@ -77,7 +77,9 @@ const size_t otlp_name_nrows = ARRAY_SIZE(otlp_name_rows);
 
 /* docs/resource/host.md, cloud.md. */
 const struct otlp_rename otlp_resource_names[] = {
-	{ "instance_name", "host.name" },
+	{ "hostname", "host.name" },
+	{ "node_name", "k8s.node.name" },
+	{ "instance_name", "instance_name" },
 	{ "instance_id", "host.id" },
 	{ "instance_type", "host.type" },
 	{ "region", "cloud.region" },

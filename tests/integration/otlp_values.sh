@@ -85,6 +85,14 @@ values neuron-2x "$FIX/streams/neuron-monitor-2x.jsonl"
 values neuron-2020 "$FIX/streams/neuron-monitor-2020.jsonl"
 values endpoints "$FIX/streams/endpoint-runtimes.jsonl"
 values fake-nvml "$WORK/fake-nvml.jsonl"
+ok "fake-nvml: the resource's host.name is the reports' instance_info.hostname" $PY - "$WORK/fake-nvml.jsonl" \
+	"$WORK/fake-nvml/requests.jsonl" <<'EOF'
+import json, sys
+host = json.loads(open(sys.argv[1]).readline())["instance_info"]["hostname"]
+names = {kv["value"]["stringValue"] for line in open(sys.argv[2]) for rm in json.loads(line)["resourceMetrics"]
+         for kv in rm["resource"]["attributes"] if kv["key"] == "host.name"}
+assert host and names == {host}, (host, names)
+EOF
 values fake-nvml-json "$WORK/fake-nvml.jsonl" --protocol http/json --compression none
 values histograms "$WORK/histograms.jsonl"
 ok "histograms: GenAI's request duration as an OTLP explicit-bucket histogram" \

@@ -206,7 +206,8 @@ static char *nm2x(const char *tag, int completed, long long mem_used)
 	return xasprintf("{\"neuron_runtime_data\":[%s],\"system_data\":{"
 			 "\"memory_info\":{\"period\":1.0,\"error\":\"\",\"memory_total_bytes\":1000,\"memory_used_bytes\":%lld,"
 			 "\"swap_total_bytes\":0,\"swap_used_bytes\":0}},"
-			 "\"instance_info\":{\"instance_id\":\"i-1\",\"instance_name\":\"node-1\"}}",
+			 "\"instance_info\":{\"instance_id\":\"i-1\",\"instance_name\":\"node-1\",\"hostname\":\"gpu-7\","
+			 "\"node_name\":\"ip-10-0-0-7\"}}",
 			 rts, mem_used);
 }
 
@@ -327,8 +328,12 @@ static void test_protobuf(void)
 	is_int(r->n_resource_metrics, 1, "one ResourceMetrics: one instance");
 	rm = r->resource_metrics[0];
 	is_str(kv_get(rm->resource->attributes, rm->resource->n_attributes, "host.id"), "i-1", "instance_id: host.id");
-	is_str(kv_get(rm->resource->attributes, rm->resource->n_attributes, "host.name"), "node-1",
-	       "instance_name: host.name");
+	is_str(kv_get(rm->resource->attributes, rm->resource->n_attributes, "host.name"), "gpu-7",
+	       "instance_info.hostname: host.name");
+	is_str(kv_get(rm->resource->attributes, rm->resource->n_attributes, "k8s.node.name"), "ip-10-0-0-7",
+	       "instance_info.node_name: k8s.node.name");
+	is_str(kv_get(rm->resource->attributes, rm->resource->n_attributes, "instance_name"), "node-1",
+	       "instance_name (EC2's Name tag): as it is");
 	is_str(kv_get(rm->resource->attributes, rm->resource->n_attributes, "cloud.provider"), "aws",
 	       "an EC2 instance id: cloud.provider aws");
 	is_str(kv_get(rm->resource->attributes, rm->resource->n_attributes, "service.name"), OTLP_DEFAULT_SERVICE,

@@ -5,6 +5,7 @@
 #include "timeutil.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,7 @@ void push_init(struct push *p, const struct push_opts *opts, const struct push_o
 	pthread_condattr_destroy(&ca);
 	atomic_init(&p->stop_reading, 0);
 	sink_input_init(&p->in, p->o.tag, p->o.fd, p->o.max_line);
+	p->next_stats_ns = clock_mono_ns() + PUSH_STATS_NS;
 	sink_input_set_wait(&p->in, READ_WAIT_MS);
 	p->in.on_bad = ops->bad_line;
 	p->in.ud = ud;
@@ -129,6 +131,9 @@ static void start_drain(struct push *p, int sig)
 	p->deadline_ns = clock_mono_ns() + p->o.drain_ms * NS_PER_MS;
 	if (p->ops->draining)
 		p->ops->draining(p->ud, sig);
+	else if (sig)
+		log_info("%s: %s: sending what is queued for at most %" PRId64 " ms", p->o.tag,
+			 sig == SIGINT ? "SIGINT" : "SIGTERM", p->o.drain_ms);
 	pthread_cond_broadcast(&p->cv);
 }
 
@@ -285,8 +290,11 @@ int push_run(struct push *p)
 			on_signal(p, sig);
 			pthread_mutex_unlock(&p->mu);
 		}
-		if (p->ops->tick)
-			p->ops->tick(p->ud, clock_mono_ns());
+		if (p->ops->stats && clock_mono_ns() >= p->next_stats_ns) {
+			if (log_level() >= LOG_LVL_INFO)
+				p->ops->stats(p->ud, clock_mono_ns());
+			p->next_stats_ns = clock_mono_ns() + PUSH_STATS_NS;
+		}
 		pthread_mutex_lock(&p->mu);
 		done = p->sender_done;
 		pthread_mutex_unlock(&p->mu);

@@ -76,11 +76,17 @@ struct push_ops {
 	/* The sender, with the lock: settle the try t (acknowledge, count, log, release). */
 	void (*settle)(void *ud, const struct push_try *t);
 
-	/* With the lock, once: the drain begins; sig is the signal, 0 at the end of the input. May be NULL. */
+	/*
+	 * With the lock, once: the drain begins; sig is the signal, 0 at the
+	 * end of the input. NULL: the skeleton says, on a signal, that it
+	 * sends what is queued for at most --drain-timeout.
+	 */
 	void (*draining)(void *ud, int sig);
-	/* The main thread, without the lock, every tick (50 ms). May be NULL. */
-	void (*tick)(void *ud, int64_t now_ns);
+	/* The main thread, without the lock, with -v: the sink's counters on stderr, every PUSH_STATS_NS. May be NULL. */
+	void (*stats)(void *ud, int64_t now_ns);
 };
+
+#define PUSH_STATS_NS (10 * NS_PER_S) /* -v: how often the sink's counters are logged */
 
 struct push_opts {
 	const char *tag;   /* log prefix: "cloudwatch" */
@@ -105,6 +111,7 @@ struct push {
 	char stop_why[160];      /* why stop_now was set; "" at the drain deadline */
 	int signals;             /* SIGINT and SIGTERM taken */
 	int sender_done;
+	int64_t next_stats_ns;   /* the main thread's: when ops->stats runs next */
 };
 
 /* Set p up; nothing runs yet. opts is copied, ops and ud are borrowed until push_free. */

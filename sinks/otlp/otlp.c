@@ -44,7 +44,6 @@
 
 #define MAX_REPEAT 64                  /* --header and --resource-attribute, each */
 #define MSG_SEEN 64                    /* distinct server messages remembered (each logged once) */
-#define STATS_EVERY_NS (10 * NS_PER_S) /* -v: the counters on stderr this often */
 
 /* Everything the options set. */
 struct opts {
@@ -90,7 +89,6 @@ struct ox {
 	struct otlp_reply rep;
 	unsigned seed;          /* backoff jitter */
 	/* The main thread's. */
-	int64_t next_stats_ns;
 };
 
 static void usage(FILE *f)
@@ -407,10 +405,13 @@ static void ox_settle(void *ud, const struct push_try *t)
 
 /* ---- main ---------------------------------------------------------------------------------------- */
 
-static void log_stats(struct ox *ox)
+/* push_ops.stats: -v: the counters on stderr (and once at exit). */
+static void ox_stats(void *ud, int64_t now_ns)
 {
+	struct ox *ox = ud;
 	struct otlp_health h;
 
+	(void)now_ns;
 	health(ox, &h);
 	log_info("otlp: points sent %" PRIu64 " (%" PRIu64 " requests), rejected %" PRIu64 ", failed %" PRIu64
 		 " (%" PRIu64 " requests), retried %" PRIu64 " requests, dropped %" PRIu64 "; queue %" PRIu64
@@ -418,28 +419,6 @@ static void log_stats(struct ox *ox)
 		 h.points_sent, h.requests_sent, h.points_rejected, h.points_failed, h.requests_failed,
 		 h.requests_retried, h.points_dropped, h.queue_bytes, h.queue_requests, h.input_lines,
 		 h.input_bad_lines);
-}
-
-/* push_ops.draining */
-static void ox_draining(void *ud, int sig)
-{
-	struct ox *ox = ud;
-
-	if (sig)
-		log_info("otlp: %s: sending what is queued for at most %" PRId64 " ms",
-			 sig == SIGINT ? "SIGINT" : "SIGTERM", ox->o.drain_ms);
-}
-
-/* push_ops.tick: -v: the counters on stderr every 10 s. */
-static void ox_tick(void *ud, int64_t now_ns)
-{
-	struct ox *ox = ud;
-
-	if (now_ns < ox->next_stats_ns)
-		return;
-	if (log_level() >= LOG_LVL_INFO)
-		log_stats(ox);
-	ox->next_stats_ns = now_ns + STATS_EVERY_NS;
 }
 
 static const struct push_ops ox_ops = {
@@ -450,8 +429,7 @@ static const struct push_ops ox_ops = {
 	.take = ox_take,
 	.deliver = ox_deliver,
 	.settle = ox_settle,
-	.draining = ox_draining,
-	.tick = ox_tick,
+	.stats = ox_stats,
 };
 
 /* Read the command line into o. SINK_RUN, or the exit code to return now. */
@@ -557,7 +535,6 @@ int main(int argc, char **argv)
 	buf_init(&ox->out, (size_t)RECQ_RECORD_MAX);
 	buf_init(&ox->body, (size_t)RECQ_RECORD_MAX + 1);
 	ox->seed = (unsigned)clock_real_ns() ^ (unsigned)getpid();
-	ox->next_stats_ns = clock_mono_ns() + STATS_EVERY_NS;
 	push_init(&ox->push,
 		  &(struct push_opts){ .tag = "otlp", .fd = STDIN_FILENO, .max_line = (size_t)ox->o.max_line,
 				       .drain_ms = ox->o.drain_ms },
@@ -571,7 +548,7 @@ int main(int argc, char **argv)
 		log_warn("otlp: %" PRIu64 " requests not delivered at exit%s", h.queue_requests,
 			 ox->o.queue_dir ? ": they stay in --queue-dir and go at the next start" : " (in memory: lost)");
 	if (log_level() >= LOG_LVL_INFO)
-		log_stats(ox);
+		ox_stats(ox, clock_mono_ns());
 	push_free(&ox->push);
 	buf_free(&ox->out);
 	buf_free(&ox->body);

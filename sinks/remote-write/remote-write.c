@@ -44,7 +44,6 @@
 
 #define MAX_REPEAT 64           /* --label and --header, each */
 #define SELF_SAMPLES 7          /* accel_remote_write_* samples added to each request */
-#define STATS_EVERY_NS (10 * NS_PER_S) /* -v: self-metrics on stderr this often */
 
 /* Everything the options set. */
 struct opts {
@@ -107,7 +106,6 @@ struct rw {
 	struct rw_reply rep;
 	unsigned seed;         /* backoff jitter */
 	/* The main thread's. */
-	int64_t next_stats_ns;
 };
 
 static void usage(FILE *f)
@@ -608,39 +606,20 @@ static void rw_settle(void *ud, const struct push_try *t)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static void log_stats(struct rw *rw)
+/* push_ops.stats: -v: the counters on stderr (and once at exit). */
+static void rw_stats(void *ud, int64_t now_ns)
 {
+	struct rw *rw = ud;
 	struct self_snapshot s;
 	int64_t now_ms = clock_real_ns() / NS_PER_MS;
 
+	(void)now_ns;
 	self_snapshot(rw, &s);
 	log_info("remote-write: samples sent %" PRIu64 " (%" PRIu64 " requests), failed %" PRIu64 ", retried %" PRIu64
 		 ", dropped %" PRIu64 "; queue %" PRIu64 " bytes, %" PRIu64 " samples; last success %s%.1f s ago; "
 		 "%" PRIu64 " samples not newer than their series' last, not sent",
 		 s.sent, s.requests, s.failed, s.retried, s.dropped, s.qs.bytes, s.qs.items, s.last_ms ? "" : "never, ",
 		 s.last_ms ? (double)(now_ms - s.last_ms) / 1000.0 : 0.0, s.skipped);
-}
-
-/* push_ops.draining */
-static void rw_draining(void *ud, int sig)
-{
-	struct rw *rw = ud;
-
-	if (sig)
-		log_info("remote-write: %s: sending what is queued for at most %" PRId64 " ms",
-			 sig == SIGINT ? "SIGINT" : "SIGTERM", rw->o.drain_ms);
-}
-
-/* push_ops.tick: -v: the self-metrics on stderr every 10 s. */
-static void rw_tick(void *ud, int64_t now_ns)
-{
-	struct rw *rw = ud;
-
-	if (now_ns < rw->next_stats_ns)
-		return;
-	if (log_level() >= LOG_LVL_INFO)
-		log_stats(rw);
-	rw->next_stats_ns = now_ns + STATS_EVERY_NS;
 }
 
 static const struct push_ops rw_ops = {
@@ -651,8 +630,7 @@ static const struct push_ops rw_ops = {
 	.take = rw_take,
 	.deliver = rw_deliver,
 	.settle = rw_settle,
-	.draining = rw_draining,
-	.tick = rw_tick,
+	.stats = rw_stats,
 };
 
 /* Read the command line into o. SINK_RUN, or the exit code to return now. */
@@ -811,7 +789,6 @@ int main(int argc, char **argv)
 	buf_init(&rw->body, (size_t)RECQ_RECORD_MAX + 1);
 	buf_init(&rw->hlab, PROM_LABELS_MAX + 64);
 	rw->seed = (unsigned)clock_real_ns() ^ (unsigned)getpid();
-	rw->next_stats_ns = clock_mono_ns() + STATS_EVERY_NS;
 	push_init(&rw->push,
 		  &(struct push_opts){ .tag = "remote-write", .fd = STDIN_FILENO, .max_line = (size_t)rw->o.max_line,
 				       .drain_ms = rw->o.drain_ms },
@@ -824,7 +801,7 @@ int main(int argc, char **argv)
 		log_warn("remote-write: %" PRIu64 " samples not delivered at exit%s", snap.qs.items,
 			 rw->o.queue_dir ? ": they stay in --queue-dir and go at the next start" : " (in memory: lost)");
 	if (log_level() >= LOG_LVL_INFO)
-		log_stats(rw);
+		rw_stats(rw, clock_mono_ns());
 	push_free(&rw->push);
 	prom_store_free(rw->store);
 	buf_free(&rw->out);

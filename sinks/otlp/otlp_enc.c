@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * accel-otlp's encoder: interning, the pending batch, protobuf; see
- * otlp_enc.h. OTLP/JSON and the answers' bodies are otlp_json.c's.
+ * accel-otlp's encoder: interning, the pending batch, the flush; see
+ * otlp_enc.h. The protobuf request is otlp_pb.c's, OTLP/JSON and the
+ * answers' bodies are otlp_json.c's.
  *
- * Each interned series keeps its attributes in protobuf-c's form (KeyValue
- * and AnyValue arrays, and the pointer array NumberDataPoint.attributes
- * wants) and as JSON text, so building a request is: group the points taken
- * by resource and metric, point one protobuf-c data point per point at its
- * series' attributes, and pack.
+ * Each interned series keeps its attributes encoded, as protobuf
+ * (otlp_pb_attrs) and as JSON text, so building a request is: group the
+ * points taken by resource and metric, then write each point's own fields
+ * around its series' attributes.
  */
 #include "otlp_enc_int.h"
 
@@ -24,8 +24,6 @@
 
 #define OTLP_LABELS_MAX 64 /* labels of one series */
 
-static void pb_free(struct pb_req *q);
-
 /* ---- attribute lists --------------------------------------------------------- */
 
 static void attrs_free(struct oattrs *a)
@@ -35,6 +33,8 @@ static void attrs_free(struct oattrs *a)
 	free(a->kvp);
 	free(a->pool);
 	free(a->json);
+	free(a->pb);
+	free(a->pbtag);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -189,6 +189,7 @@ static uint32_t resource_of(struct otlp_enc *e, const char *const *names, const 
 			attrs_put(&r->a, e->conf[i].key, e->conf[i].value, 0);
 	if (!attrs_replace(&r->a, "service.name", e->service))
 		attrs_put(&r->a, "service.name", e->service, 0);
+	otlp_pb_attrs(&r->a);
 	otlp_json_attrs(&r->a);
 	if (e->o.encoding == OTLP_JSON)
 		r->a.bytes = r->a.json_len + 120;
@@ -244,6 +245,7 @@ static int series_build(struct otlp_enc *e, struct oser *s, const char *labels, 
 	for (size_t i = 0; i < d->nattrs; i++)
 		if (!d->attrs[i].from)
 			attrs_put(&s->a, d->attrs[i].key, d->attrs[i].value, 0);
+	otlp_pb_attrs(&s->a);
 	otlp_json_attrs(&s->a);
 	if (e->o.encoding == OTLP_JSON)
 		s->a.bytes = s->a.json_len;
@@ -516,7 +518,6 @@ void otlp_enc_free(struct otlp_enc *e)
 	free(e->grp);
 	free(e->ridx);
 	free(e->order);
-	pb_free(&e->pb);
 	free(e);
 }
 
@@ -635,211 +636,6 @@ static void consume(struct otlp_enc *e, size_t k, size_t own)
 	}
 }
 
-/* ---- flush: protobuf ---------------------------------------------------------------------- */
-
-/* One point as protobuf-c's data point of its kind. */
-static void pb_point(struct otlp_enc *e, const struct opoint *p, enum otlp_kind kind, Otlp__NumberDataPoint *nd,
-		     Otlp__HistogramDataPoint *hd, uint64_t *bc)
-{
-	const struct oattrs *a = &e->ser[p->ser].a;
-	uint64_t t = (uint64_t)p->ts_ms * 1000000u, st = (uint64_t)p->start_ms * 1000000u;
-
-	if (kind == OTLP_KIND_HISTOGRAM) {
-		otlp__histogram_data_point__init(hd);
-		hd->n_attributes = a->n;
-		hd->attributes = a->kvp;
-		hd->start_time_unix_nano = st;
-		hd->time_unix_nano = t;
-		hd->flags = p->flags;
-		if (p->hist) {
-			const double *h = &e->hp[p->hist - 1];
-			size_t n = (size_t)h[0];
-
-			hd->count = (uint64_t)h[2];
-			hd->sum_present_case = OTLP__HISTOGRAM_DATA_POINT__SUM_PRESENT_SUM;
-			hd->sum = h[1];
-			hd->n_explicit_bounds = n;
-			hd->explicit_bounds = (double *)&h[3];
-			for (size_t i = 0; i <= n; i++)
-				bc[i] = (uint64_t)h[3 + n + i];
-			hd->n_bucket_counts = n + 1;
-			hd->bucket_counts = bc;
-		}
-		return;
-	}
-	otlp__number_data_point__init(nd);
-	nd->n_attributes = a->n;
-	nd->attributes = a->kvp;
-	nd->start_time_unix_nano = kind == OTLP_KIND_GAUGE ? 0 : st;
-	nd->time_unix_nano = t;
-	nd->flags = p->flags;
-	if (!p->flags) {
-		nd->value_case = OTLP__NUMBER_DATA_POINT__VALUE_AS_DOUBLE;
-		nd->as_double = p->v;
-	}
-}
-
-/* Make p (an array with room for cap elements) hold at least n: it only grows, kept between flushes. */
-#define GROW(p, cap, n)                                           \
-	do {                                                      \
-		if ((n) > (cap)) {                                \
-			(cap) = 2 * (n);                          \
-			(p) = xrealloc((p), (cap) * sizeof(*(p))); \
-		}                                                 \
-	} while (0)
-
-/* Room in q for a request of k points (nh of them histograms, nb buckets), ng metrics, nr resources. */
-static void pb_room(struct pb_req *q, size_t k, size_t nh, size_t nb, size_t ng, size_t nr)
-{
-	GROW(q->nd, q->and, k - nh + 1);
-	GROW(q->hd, q->ahd, nh + 1);
-	GROW(q->pp, q->app, k + 1);
-	GROW(q->bc, q->abc, nb + 1);
-	if (ng + 1 > q->ag) {
-		q->ag = 2 * (ng + 1);
-		q->mt = xrealloc(q->mt, q->ag * sizeof(*q->mt));
-		q->mtp = xrealloc(q->mtp, q->ag * sizeof(*q->mtp));
-		q->rmtp = xrealloc(q->rmtp, q->ag * sizeof(*q->rmtp));
-		q->ga = xrealloc(q->ga, q->ag * sizeof(*q->ga));
-		q->su = xrealloc(q->su, q->ag * sizeof(*q->su));
-		q->hi = xrealloc(q->hi, q->ag * sizeof(*q->hi));
-	}
-	if (nr + 1 > q->ar) {
-		q->ar = 2 * (nr + 1);
-		q->sm = xrealloc(q->sm, q->ar * sizeof(*q->sm));
-		q->smp = xrealloc(q->smp, q->ar * sizeof(*q->smp));
-		q->rm = xrealloc(q->rm, q->ar * sizeof(*q->rm));
-		q->rmp = xrealloc(q->rmp, q->ar * sizeof(*q->rmp));
-		q->rs = xrealloc(q->rs, q->ar * sizeof(*q->rs));
-	}
-}
-
-static void pb_free(struct pb_req *q)
-{
-	free(q->nd);
-	free(q->hd);
-	free(q->pp);
-	free(q->bc);
-	free(q->mt);
-	free(q->mtp);
-	free(q->rmtp);
-	free(q->ga);
-	free(q->su);
-	free(q->hi);
-	free(q->sm);
-	free(q->smp);
-	free(q->rm);
-	free(q->rmp);
-	free(q->rs);
-}
-
-/* One group's Metric, its points from pp[g->pos]. */
-static void pb_metric(struct otlp_enc *e, const struct ogroup *g, struct pb_req *q, size_t gi, size_t *ni, size_t *hi,
-		      size_t *bi)
-{
-	const struct omet *m = &e->met[g->met];
-	Otlp__Metric *mt = &q->mt[gi];
-	void **pp = &q->pp[g->pos];
-
-	otlp__metric__init(mt);
-	mt->name = (char *)m->d.name;
-	mt->description = (char *)(m->fam->help ? m->fam->help : "");
-	mt->unit = (char *)m->d.unit;
-	for (size_t j = 0; j < g->n; j++) {
-		const struct opoint *p = &e->pt[e->head + e->order[g->pos + j]];
-
-		if (m->d.kind == OTLP_KIND_HISTOGRAM) {
-			pb_point(e, p, m->d.kind, NULL, &q->hd[*hi], &q->bc[*bi]);
-			*bi += p->hist ? (size_t)e->hp[p->hist - 1] + 1 : 0;
-			pp[j] = &q->hd[(*hi)++];
-		} else {
-			pb_point(e, p, m->d.kind, &q->nd[*ni], NULL, NULL);
-			pp[j] = &q->nd[(*ni)++];
-		}
-	}
-	switch (m->d.kind) {
-	case OTLP_KIND_GAUGE:
-		otlp__gauge__init(&q->ga[gi]);
-		q->ga[gi].n_data_points = g->n;
-		q->ga[gi].data_points = (Otlp__NumberDataPoint **)pp;
-		mt->data_case = OTLP__METRIC__DATA_GAUGE;
-		mt->gauge = &q->ga[gi];
-		break;
-	case OTLP_KIND_SUM:
-	case OTLP_KIND_UPDOWN:
-		otlp__sum__init(&q->su[gi]);
-		q->su[gi].n_data_points = g->n;
-		q->su[gi].data_points = (Otlp__NumberDataPoint **)pp;
-		q->su[gi].aggregation_temporality = OTLP__AGGREGATION_TEMPORALITY__AGGREGATION_TEMPORALITY_CUMULATIVE;
-		q->su[gi].is_monotonic = m->d.kind == OTLP_KIND_SUM;
-		mt->data_case = OTLP__METRIC__DATA_SUM;
-		mt->sum = &q->su[gi];
-		break;
-	case OTLP_KIND_HISTOGRAM:
-		otlp__histogram__init(&q->hi[gi]);
-		q->hi[gi].n_data_points = g->n;
-		q->hi[gi].data_points = (Otlp__HistogramDataPoint **)pp;
-		q->hi[gi].aggregation_temporality = OTLP__AGGREGATION_TEMPORALITY__AGGREGATION_TEMPORALITY_CUMULATIVE;
-		mt->data_case = OTLP__METRIC__DATA_HISTOGRAM;
-		mt->histogram = &q->hi[gi];
-		break;
-	}
-	q->mtp[gi] = mt;
-}
-
-static int pb_request(struct otlp_enc *e, size_t k, struct buf *out)
-{
-	Otlp__ExportMetricsServiceRequest req = OTLP__EXPORT_METRICS_SERVICE_REQUEST__INIT;
-	Otlp__InstrumentationScope scope = OTLP__INSTRUMENTATION_SCOPE__INIT;
-	size_t nh = 0, nb = 0, ni = 0, hi = 0, bi = 0, ng = e->ngrp, nr = e->nridx, mpos = 0, len;
-	struct pb_req q;
-	Otlp__Metric **mtp;
-	int rc = 0;
-
-	for (size_t i = 0; i < k; i++) {
-		size_t h = e->pt[e->head + i].hist;
-
-		nh += e->met[e->pt[e->head + i].met].d.kind == OTLP_KIND_HISTOGRAM;
-		nb += h ? (size_t)e->hp[h - 1] + 1 : 0;
-	}
-	pb_room(&e->pb, k, nh, nb, ng, nr);
-	q = e->pb;
-	mtp = q.rmtp;
-	scope.name = (char *)OTLP_SCOPE_NAME;
-	scope.version = (char *)ACCEL_VERSION;
-	for (size_t g = 0; g < ng; g++)
-		pb_metric(e, &e->grp[g], &q, g, &ni, &hi, &bi);
-	for (size_t r = 0; r < nr; r++) {
-		const struct ores *res = &e->res[e->ridx[r]];
-		size_t first = mpos;
-
-		for (size_t g = 0; g < ng; g++) /* this resource's metrics, in the order their points came */
-			if (e->grp[g].res == e->ridx[r])
-				mtp[mpos++] = q.mtp[g];
-		otlp__resource__init(&q.rs[r]);
-		q.rs[r].n_attributes = res->a.n;
-		q.rs[r].attributes = res->a.kvp;
-		otlp__scope_metrics__init(&q.sm[r]);
-		q.sm[r].scope = &scope;
-		q.sm[r].n_metrics = mpos - first;
-		q.sm[r].metrics = &mtp[first];
-		q.smp[r] = &q.sm[r];
-		otlp__resource_metrics__init(&q.rm[r]);
-		q.rm[r].resource = &q.rs[r];
-		q.rm[r].n_scope_metrics = 1;
-		q.rm[r].scope_metrics = &q.smp[r];
-		q.rmp[r] = &q.rm[r];
-	}
-	req.n_resource_metrics = nr;
-	req.resource_metrics = q.rmp;
-	len = otlp__export_metrics_service_request__get_packed_size(&req);
-	if (!(rc = buf_reserve(out, len + 1))) {
-		out->len = otlp__export_metrics_service_request__pack(&req, (uint8_t *)out->data);
-		out->data[out->len] = '\0';
-	}
-	return rc == -ENOSPC ? -E2BIG : rc;
-}
-
 int otlp_enc_flush(struct otlp_enc *e, size_t max_points, size_t max_bytes, struct buf *out, size_t *points)
 {
 	size_t k, own = 0;
@@ -850,7 +646,7 @@ int otlp_enc_flush(struct otlp_enc *e, size_t max_points, size_t max_bytes, stru
 	if (e->head == e->npt)
 		return 0;
 	k = layout(e, max_points ? max_points : SIZE_MAX, max_bytes ? max_bytes : SIZE_MAX, &own);
-	rc = e->o.encoding == OTLP_JSON ? otlp_json_request(e, k, out) : pb_request(e, k, out);
+	rc = e->o.encoding == OTLP_JSON ? otlp_json_request(e, k, out) : otlp_pb_request(e, k, out);
 	if (rc)
 		buf_reset(out);
 	consume(e, k, own);

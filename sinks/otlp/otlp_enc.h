@@ -16,7 +16,7 @@
  * resource (instance), one ScopeMetrics ("accel-monitor", the project's
  * version), the points grouped by metric. What repeats is interned: each
  * family's metric descriptor once, each series' attributes once (found
- * through prom_series_view.slot), in protobuf-c's form and as JSON text.
+ * through prom_series_view.slot), encoded as protobuf and as JSON text.
  *
  * Not thread-safe: one encoder per thread (the reader's).
  */

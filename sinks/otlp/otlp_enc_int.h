@@ -16,13 +16,16 @@
 
 #define OTLP_FLAG_NO_VALUE 1u /* DataPointFlags.NO_RECORDED_VALUE_MASK: the series left */
 
-/* An attribute list, kept in protobuf-c's form and as its OTLP/JSON text. */
+/* An attribute list, kept in protobuf-c's form, encoded (otlp_pb.c) and as its OTLP/JSON text. */
 struct oattrs {
 	Otlp__KeyValue *kv;
 	Otlp__AnyValue *av;
 	Otlp__KeyValue **kvp;
 	size_t n;
 	char *pool;  /* keys and values */
+	uint8_t *pb; /* the KeyValues as a NumberDataPoint's attributes (field 7), each tagged */
+	uint32_t *pbtag; /* the offset of each one's tag in pb (another field's attributes patch them) */
+	size_t pb_len;
 	char *json;  /* "[{...},...]" */
 	size_t json_len;
 	size_t bytes; /* their size in the encoder's encoding, about */
@@ -74,23 +77,6 @@ struct ogroup {
 	uint32_t n, pos;
 };
 
-/* The protobuf-c messages of one request, laid out in arrays kept (and grown) between flushes. */
-struct pb_req {
-	Otlp__NumberDataPoint *nd;
-	Otlp__HistogramDataPoint *hd;
-	void **pp;         /* data point pointers, group by group */
-	uint64_t *bc;      /* bucket counts */
-	size_t and, ahd, app, abc; /* their room */
-	Otlp__Metric *mt, **mtp, **rmtp; /* the metrics; pointers in group order, in resource order */
-	Otlp__Gauge *ga;
-	Otlp__Sum *su;
-	Otlp__Histogram *hi;
-	size_t ag;         /* room for groups */
-	Otlp__ScopeMetrics *sm, **smp;
-	Otlp__ResourceMetrics *rm, **rmp;
-	Otlp__Resource *rs;
-	size_t ar;         /* room for resources */
-};
 
 struct otlp_enc {
 	struct otlp_enc_opts o;
@@ -126,7 +112,6 @@ struct otlp_enc {
 	size_t nridx, aridx;
 	uint32_t *order;        /* point indices (relative to head), grouped */
 	size_t aorder;
-	struct pb_req pb;
 };
 
 /* Bytes a data point adds to a request besides its attributes, about: protobuf, OTLP/JSON. */
@@ -135,6 +120,10 @@ struct otlp_enc {
 
 /* OTLP/JSON: the request of the groups built by otlp_enc_flush (otlp_json.c). 0 or -ENOSPC. */
 int otlp_json_request(struct otlp_enc *e, size_t k, struct buf *out);
+/* The protobuf request of the groups built by otlp_enc_flush (otlp_pb.c), into out (reset). 0 or -E2BIG. */
+int otlp_pb_request(struct otlp_enc *e, size_t k, struct buf *out);
+/* An attribute list's protobuf encoding (otlp_pb.c), into a->pb and a->pbtag. */
+void otlp_pb_attrs(struct oattrs *a);
 /* An attribute list's JSON text (otlp_json.c), into a->json. */
 void otlp_json_attrs(struct oattrs *a);
 

@@ -37,7 +37,7 @@ for t in "$@"; do
 	podres) mods="$top/monitor/host/podres_table.c $top/monitor/host/podres_api.pb-c.c $top/monitor/http/grpc.c
 		$top/common/http.c" ;;
 	jobmap) mods="$top/monitor/host/jobmap.c $top/common/hindex.c" ;;
-	otlp) mods="$top/sinks/otlp/otlp_enc.c $top/sinks/otlp/otlp_json.c $top/sinks/otlp/otlp_names.c
+	otlp) mods="$top/sinks/otlp/otlp_enc.c $top/sinks/otlp/otlp_pb.c $top/sinks/otlp/otlp_json.c $top/sinks/otlp/otlp_names.c
 		$top/sinks/otlp/otlp.pb-c.c $top/common/series/prom_store.c $top/common/series/prom_hist.c $top/common/series/prom_expo.c
 		$top/common/series/prom_dcgm.c $top/common/series/nvidia_xid.c $top/common/series/prom_pass.c
 		$top/common/series/prom_kube.c $top/common/expo_parse.c $top/common/jsonw.c $top/common/hindex.c" ;;

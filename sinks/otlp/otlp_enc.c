@@ -48,24 +48,13 @@ static void attrs_alloc(struct oattrs *a, size_t n, char *pool)
 	a->n = 0;
 }
 
-static size_t varint_len(size_t n)
-{
-	size_t k = 1;
-
-	while (n >= 128) {
-		n >>= 7;
-		k++;
-	}
-	return k;
-}
-
 /* Append key (with a string value, or a double when sval is NULL); strings are borrowed from the pool. */
 static void attrs_put(struct oattrs *a, const char *key, const char *sval, double dval)
 {
 	Otlp__KeyValue *kv = &a->kv[a->n];
 	Otlp__AnyValue *av = &a->av[a->n];
-	size_t kl = strlen(key), vl = sval ? strlen(sval) : 8, avl = 1 + varint_len(vl) + vl;
-	size_t kvl = 1 + varint_len(kl) + kl + 1 + varint_len(avl) + avl;
+	size_t kl = strlen(key), vl = sval ? strlen(sval) : 8, avl = 1 + otlp_varint_len(vl) + vl;
+	size_t kvl = 1 + otlp_varint_len(kl) + kl + 1 + otlp_varint_len(avl) + avl;
 
 	otlp__key_value__init(kv);
 	otlp__any_value__init(av);
@@ -79,7 +68,7 @@ static void attrs_put(struct oattrs *a, const char *key, const char *sval, doubl
 		av->double_value = dval;
 	}
 	a->kvp[a->n++] = kv;
-	a->bytes += 1 + varint_len(kvl) + kvl;
+	a->bytes += 1 + otlp_varint_len(kvl) + kvl;
 }
 
 /* Replace the value of key when a has it; 1 when it did. */

@@ -122,6 +122,8 @@ struct otlp_enc {
 int otlp_json_request(struct otlp_enc *e, size_t k, struct buf *out);
 /* The protobuf request of the groups built by otlp_enc_flush (otlp_pb.c), into out (reset). 0 or -E2BIG. */
 int otlp_pb_request(struct otlp_enc *e, size_t k, struct buf *out);
+/* The bytes of v as a protobuf varint (otlp_pb.c). */
+size_t otlp_varint_len(uint64_t v);
 /* An attribute list's protobuf encoding (otlp_pb.c), into a->pb and a->pbtag. */
 void otlp_pb_attrs(struct oattrs *a);
 /* An attribute list's JSON text (otlp_json.c), into a->json. */

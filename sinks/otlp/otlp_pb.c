@@ -28,7 +28,7 @@
 #define F_HD_ATTRS 9
 #define F_RES_ATTRS 1
 
-static size_t vlen(uint64_t v)
+size_t otlp_varint_len(uint64_t v)
 {
 	size_t n = 1;
 
@@ -42,7 +42,7 @@ static size_t vlen(uint64_t v)
 /* A length-delimited field of len bytes: its whole size. */
 static size_t lenfield(size_t len)
 {
-	return 1 + vlen(len) + len;
+	return 1 + otlp_varint_len(len) + len;
 }
 
 static uint8_t *put_varint(uint8_t *p, uint64_t v)
@@ -164,11 +164,11 @@ static size_t point_len(const struct otlp_enc *e, const struct opoint *pt, enum 
 			n += lenfield(8 * (nb + 1));                 /* bucket_counts, packed */
 			n += nb ? lenfield(8 * nb) : 0;              /* explicit_bounds, packed */
 		}
-		return n + (pt->flags ? 1 + vlen(pt->flags) : 0);
+		return n + (pt->flags ? 1 + otlp_varint_len(pt->flags) : 0);
 	}
 	if (!pt->flags)
 		n += 1 + 8; /* as_double */
-	return n + (pt->flags ? 1 + vlen(pt->flags) : 0);
+	return n + (pt->flags ? 1 + otlp_varint_len(pt->flags) : 0);
 }
 
 /* The body of the Gauge, Sum or Histogram of group g (its points' sizes into sz[]), and of its Metric. */

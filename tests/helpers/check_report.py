@@ -243,7 +243,8 @@ class Stream:
         self.errors = []
         self.nlines = 0
         self.next_seq = 0
-        self.last = {}       # group key -> root time of its last collection
+        self.last = {}       # group key -> root time of its last collection with data
+        self.last_any = {}   # group key -> root time of its last report, an error's included
         self.addr = {}       # runtime_index -> address
         self.seen = set()    # system groups seen (for --some)
         self.ln = 0
@@ -370,17 +371,22 @@ class Stream:
         return err if isinstance(err, str) else None
 
     def check_period(self, path, key, p, has_data=True):
-        prev = self.last.get(key)
+        # A period runs from the group's last collection: one that reported an error (a source with no answer
+        # in time) was a collection too, so "missing" is measured from it and "twice" from the last data.
+        prev, prev_any = self.last.get(key), self.last_any.get(key)
         if has_data:
             self.last[key] = self.root_t
+        self.last_any[key] = self.root_t
         if prev is None or self.root_t is None:
             return
         since = self.root_t - prev
+        since_any = self.root_t - prev_any if prev_any is not None else since
         tol = self.o.period_tolerance
         if p > since + tol:
             self.err(path, "%.6f s, but the group's previous report was %.3f s earlier "
                            "(data would count twice)" % (p, since))
-        elif p < since - tol and not self.o.reloads:
+        elif p < since_any - tol and not self.o.reloads:
+            since = since_any
             self.err(path, "%.6f s, but the group's previous report was %.3f s earlier "
                            "(a collection is missing; --reloads if the stream spans SIGHUP)"
                      % (p, since))
@@ -1657,6 +1663,35 @@ def mutate(fn, which=0):
     return make
 
 
+def after_error(keep_group):
+    """Three reports 1 s apart; memory_info of the second an error and nothing else (keep_group), or absent;
+    the third's period 1 s: measured from the second's collection."""
+    def make():
+        lines = good_stream()
+        third = copy.deepcopy(lines[1])
+        t2 = "2026-01-02T03:04:07.000Z"
+
+        def restamp(o):
+            if isinstance(o, dict):
+                for k, v in o.items():
+                    if k == "timestamp" and v == T1:
+                        o[k] = t2
+                    else:
+                        restamp(v)
+            elif isinstance(o, list):
+                for v in o:
+                    restamp(v)
+        restamp(third)
+        third["monitor"]["seq"] = 2
+        if keep_group:
+            lines[1]["system_data"]["memory_info"] = {"period": 1.0, "timestamp": lines[1]["timestamp"],
+                                                      "error": "no answer in time"}
+        else:
+            del lines[1]["system_data"]["memory_info"]
+        return dump(lines + [third])
+    return make
+
+
 def raw(fn):
     def make():
         return fn(dump(good_stream()))
@@ -1738,6 +1773,8 @@ def cases():
     good("good stream", raw(lambda b: b))
     good("good stream, --expect-groups", raw(lambda b: b), ["--expect-groups", "vcpu_usage,memory_info"])
     good("group with an error and no data", mutate(error_group, 1))
+    good("a period from a collection that reported an error", after_error(True))
+    bad("a period from a collection not reported", after_error(False), "a collection is missing")
     good("exited process entry", mutate(exited_entry, 1))
     good("unimplemented system group with an error", mutate(unimplemented_sys))
     good("any first period", mutate(first_period_any))

@@ -12,7 +12,8 @@ a scrape must survive:
   /big        a 10 MB body
   /404        HTTP 404
   /garbage    a body that is no exposition at all
-  /bearer     the file only with "Authorization: Bearer <--bearer-file's content, read now>", else 401
+  /bearer     the file only with "Authorization: Bearer <--bearer-file's content, read now>" (or, for 2 s after
+              the file changed, its former content: logged auth=old), else 401
   /basic      the file only with basic auth --basic-user and --basic-password-file's content, else 401
 
 --tls-cert/--tls-key serve HTTPS; --client-ca also asks for a client
@@ -60,6 +61,14 @@ def log(line):
             f.write(line + "\n")
 
 
+# --bearer-file's token as last read, the one before it and when it changed: the one before stays valid for
+# TOKEN_GRACE seconds, as a token issuer keeps a rotated token valid until it expires (a client that read the file
+# just before it changed is not refused).
+TOKEN = {"cur": None, "prev": None, "changed": 0.0}
+TOKEN_LOCK = threading.Lock()
+TOKEN_GRACE = 2.0
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -83,7 +92,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def auth(self):
         got = self.headers.get("Authorization")
         if self.path == "/bearer":
-            want = "Bearer " + read(ARGS.bearer_file).decode().strip()
+            cur = read(ARGS.bearer_file).decode().strip()
+            with TOKEN_LOCK:
+                if cur != TOKEN["cur"]:
+                    TOKEN.update(prev=TOKEN["cur"], cur=cur, changed=time.monotonic())
+                prev, changed = TOKEN["prev"], TOKEN["changed"]
+            if prev and got == "Bearer " + prev and got != "Bearer " + cur and time.monotonic() - changed < TOKEN_GRACE:
+                return "old"  # taken: an issuer keeps a rotated token valid for a while
+            want = "Bearer " + cur
         elif self.path == "/basic":
             pw = read(ARGS.basic_password_file).decode().strip()
             want = "Basic " + base64.b64encode(("%s:%s" % (ARGS.basic_user, pw)).encode()).decode()

@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,12 +199,50 @@ static int parse_u64(const char *text, uint64_t *out)
 	return errno || (*end != '\n' && *end != '\0') ? -EINVAL : 0;
 }
 
-void cg_files_init(struct cg_files *f, int check_links)
+void cg_files_init(struct cg_files *f, int check_links, int ino_fd)
 {
+	memset(f, 0, sizeof(*f));
 	for (int i = 0; i < CG_NFILE; i++)
 		f->fd[i] = -1;
 	f->check_links = check_links;
-	f->stamped = 0;
+	f->ino_fd = ino_fd;
+	f->ev_wd = CG_WD_NONE;
+}
+
+static void events_unwatch(struct cg_files *f)
+{
+	if (f->ev_wd >= 0)
+		inotify_rm_watch(f->ino_fd, f->ev_wd); /* its IN_IGNORED names a watch nobody has */
+	f->ev_wd = CG_WD_NONE;
+	f->ev_quiet = 0;
+}
+
+void cg_files_event(struct cg_files *f, uint32_t mask)
+{
+	f->ev_quiet = 0;
+	if (mask & ~(uint32_t)IN_MODIFY)
+		f->stamped = 0; /* a file replaced: its directory's kept files are checked one by one again */
+	if (mask & IN_IGNORED)
+		f->ev_wd = CG_WD_NONE; /* the kernel removed it */
+	else if (mask & ~(uint32_t)IN_MODIFY)
+		events_unwatch(f); /* replaced or removed (a fixture tree): watch what is there next time */
+}
+
+/*
+ * Watch dirfd's memory.events before it is read, so that a change after
+ * the read is an event. Once refused (the user's limit), not asked again
+ * while the files are kept.
+ */
+static void events_watch(int dirfd, struct cg_files *f)
+{
+	char path[48];
+
+	if (f->ino_fd < 0 || f->ev_wd != CG_WD_NONE || dirfd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/memory.events", dirfd);
+	f->ev_wd = inotify_add_watch(f->ino_fd, path, IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
+	if (f->ev_wd < 0)
+		f->ev_wd = errno == ENOENT ? CG_WD_NONE : CG_WD_FAILED;
 }
 
 size_t cg_files_close(struct cg_files *f)
@@ -216,6 +256,9 @@ size_t cg_files_close(struct cg_files *f)
 			n++;
 		}
 	f->stamped = 0;
+	events_unwatch(f);
+	if (f->ev_wd == CG_WD_FAILED)
+		f->ev_wd = CG_WD_NONE;
 	return n;
 }
 
@@ -363,9 +406,23 @@ int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, c
 		READ(CG_H_UNIFIED, "memory.stat");
 		if (r == 1)
 			cg_parse_v2_memory_stat(buf, st);
-		READ(CG_H_UNIFIED, "memory.events");
-		if (r == 1)
-			cg_parse_v2_memory_events(buf, st);
+		if (keep && keep->ev_quiet && keep->fd[file] >= 0 && ++keep->ev_skips < CG_EVENTS_REREAD) {
+			st->oom_kills = keep->ev_oom; /* no event since it was read: as it was */
+			st->has |= keep->ev_has;
+			file++;
+		} else {
+			if (keep)
+				events_watch(fd[CG_H_UNIFIED], keep);
+			READ(CG_H_UNIFIED, "memory.events");
+			if (r == 1)
+				cg_parse_v2_memory_events(buf, st);
+			if (keep) {
+				keep->ev_oom = st->oom_kills;
+				keep->ev_has = st->has & CG_OOM;
+				keep->ev_skips = 0;
+				keep->ev_quiet = r == 1 && keep->ev_wd >= 0 && keep->fd[file - 1] >= 0;
+			}
+		}
 	} else {
 		READ(CG_H_CPUACCT, "cpuacct.usage");
 		if (r == 1 && !parse_u64(buf, &u)) {

@@ -89,12 +89,43 @@ struct cg_files {
 	unsigned stamped;          /* bit per enum cg_hier whose stamp is set */
 	unsigned long long ino[CG_NHIER];
 	long long mtime_ns[CG_NHIER];
+	/*
+	 * v2's memory.events is not read while nothing changed it: the kernel
+	 * tells every change of it as a file modified event (cgroup-v2.rst),
+	 * so with an inotify watch on it (ev_wd, in the caller's ino_fd) and
+	 * no event for it since the last read (ev_quiet, which the caller
+	 * clears: cg_files_event), its oom_kill is the last read's (ev_oom).
+	 * It is read anyway every CG_EVENTS_REREAD-th time (a kernel that
+	 * would not tell is late by that many periods, never wrong), and every
+	 * time when no watch could be added. One pread of four saved on v2.
+	 */
+	int ino_fd;                /* the caller's inotify descriptor, -1: none (read every time) */
+	int ev_wd;                 /* the watch on memory.events; CG_WD_NONE: none yet, CG_WD_FAILED: none to be had */
+	int ev_quiet;              /* no event for ev_wd since the read that gave ev_oom */
+	unsigned ev_has;           /* CG_OOM when that read found oom_kill */
+	unsigned ev_skips;         /* reads saved since the last one */
+	uint64_t ev_oom;
 };
 
-/* check_links: see struct cg_files (!on_kernel_fs of the tree, util.h). */
-void cg_files_init(struct cg_files *f, int check_links);
-/* Close the kept files; returns how many were open. */
+#define CG_WD_NONE (-1)
+#define CG_WD_FAILED (-2)
+#define CG_EVENTS_REREAD 32
+
+/*
+ * check_links: see struct cg_files (!on_kernel_fs of the tree, util.h).
+ * ino_fd: an inotify descriptor (inotify_init1) whose events the caller
+ * hands to cg_files_event, or -1.
+ */
+void cg_files_init(struct cg_files *f, int check_links, int ino_fd);
+/* Close the kept files (and remove the watch); returns how many were open. */
 size_t cg_files_close(struct cg_files *f);
+/*
+ * The caller read an inotify event of mask for f's watch (its wd is
+ * f->ev_wd): memory.events is read again next time, and after anything
+ * but a modification (the file replaced, removed; the watch gone) the
+ * watch is made again first.
+ */
+void cg_files_event(struct cg_files *f, uint32_t mask);
 
 /*
  * Read one cgroup into st (zeroed first). v2: fd[CG_H_UNIFIED]; v1: the

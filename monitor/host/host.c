@@ -365,9 +365,11 @@ void host_snapshot(struct host *h, const struct cycle *cy)
 	h->dm_known = 0;
 	/* Identities not asked for in the last snapshot are let go; the others are checked when asked. */
 	for (size_t i = 0; i < h->nim; i++) {
-		if (h->im[i].snap == h->snap - 1)
-			h->im[keep++] = h->im[i];
-		else
+		if (h->im[i].snap == h->snap - 1) {
+			if (keep != i) /* an entry is 1.8 kB: the ones that stay in place are not copied over themselves */
+				h->im[keep] = h->im[i];
+			keep++;
+		} else
 			json_decref(h->im[i].ident);
 	}
 	if (keep != h->nim) {

@@ -133,6 +133,11 @@ struct ct_state {
 	int truncated;            /* the table was full during the last scan */
 	int ino_fd;               /* inotify on every directory listed (-1: none, every scan lists the tree) */
 	int ino_all;              /* the last listing put a watch on every directory it listed, without error */
+	struct ct_event {
+		int wd;
+		uint32_t mask;
+	} *ev;                    /* the events read this period */
+	size_t nev, aev;
 	struct log_limit trunc_log;
 };
 
@@ -183,7 +188,7 @@ static struct ct_node *node_add(struct ct_state *s, const char *path, const stru
 	n->key = xstrdup(utf8_sanitize(tmp));
 	for (int i = 0; i < CG_NHIER; i++)
 		n->fd[i] = -1;
-	cg_files_init(&n->files, !s->on_cgroupfs);
+	cg_files_init(&n->files, !s->on_cgroupfs, s->ino_fd);
 	/*
 	 * Reported when its own component says something its parent's path
 	 * did not: a container, a pod or a unit of its own (a conmon scope in
@@ -526,10 +531,52 @@ static void walk(struct ct_state *s, size_t slot, struct ct_node *dir, int fd, u
  * set of watches, or an event (a child made, removed or renamed; a watched
  * directory gone; the queue overflowed). Reads every pending event.
  */
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct ct_event *x = a, *y = b;
+
+	return (x->wd > y->wd) - (x->wd < y->wd);
+}
+
+/*
+ * Hand this period's events to the cgroups whose memory.events they watch
+ * (struct cg_files). 1 when one is for a directory: the tree changed. A
+ * removed watch's last word (IN_IGNORED) says nothing of the tree.
+ */
+static int events_apply(struct ct_state *s, int all)
+{
+	size_t n = 0;
+	int changed = 0;
+
+	qsort(s->ev, s->nev, sizeof(*s->ev), ev_cmp);
+	for (size_t i = 0; i < s->nev; i++) { /* one per watch, its masks together */
+		if (n && s->ev[n - 1].wd == s->ev[i].wd)
+			s->ev[n - 1].mask |= s->ev[i].mask;
+		else
+			s->ev[n++] = s->ev[i];
+	}
+	s->nev = n;
+	for (size_t i = 0; i < s->nnodes; i++) {
+		struct cg_files *f = &s->nodes[i]->files;
+		struct ct_event key = { .wd = f->ev_wd }, *e;
+
+		if (all) {
+			cg_files_event(f, IN_Q_OVERFLOW);
+		} else if (f->ev_wd >= 0 && (e = bsearch(&key, s->ev, n, sizeof(*s->ev), ev_cmp))) {
+			cg_files_event(f, e->mask);
+			e->mask = 0; /* taken */
+		}
+	}
+	for (size_t i = 0; i < n && !changed; i++)
+		changed = s->ev[i].mask && s->ev[i].mask != IN_IGNORED;
+	s->nev = 0;
+	return changed || all;
+}
+
 static int tree_changed(struct ct_state *s)
 {
 	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	int changed = !s->ino_all || s->ino_fd < 0;
+	int changed = !s->ino_all || s->ino_fd < 0, lost = 0;
 	ssize_t n;
 
 	while (s->ino_fd >= 0 && (n = read(s->ino_fd, ev, sizeof(ev))) != 0) {
@@ -537,11 +584,26 @@ static int tree_changed(struct ct_state *s)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
-				changed = 1;
+				lost = 1;
 			break;
 		}
-		changed = 1;
+		for (ssize_t off = 0; off < n;) {
+			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
+
+			off += (ssize_t)(sizeof(*e) + e->len);
+			if (e->mask & IN_Q_OVERFLOW) {
+				lost = 1; /* every watch may have missed something */
+				continue;
+			}
+			if (s->nev == s->aev) {
+				s->aev = s->aev ? s->aev * 2 : 64;
+				s->ev = xrealloc(s->ev, s->aev * sizeof(*s->ev));
+			}
+			s->ev[s->nev++] = (struct ct_event){ .wd = e->wd, .mask = e->mask };
+		}
 	}
+	if (s->nev || lost)
+		changed |= events_apply(s, lost);
 	return changed;
 }
 
@@ -930,6 +992,7 @@ static void ct_close(void *state)
 	for (int i = 0; i <= CT_MAX_DEPTH; i++)
 		free(s->dents[i]);
 	free(s->buf);
+	free(s->ev);
 	json_decref(s->containers);
 	free(s->root);
 	free(s);

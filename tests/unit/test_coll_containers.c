@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <stdarg.h>
@@ -301,7 +302,7 @@ static void test_kept_stamp(void)
 		fd[CG_H_UNIFIED] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	date_dir("/d", old);
-	cg_files_init(&k, 1);
+	cg_files_init(&k, 1, -1);
 	is_int(cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room), 0, "stamp: first read");
 	is_int(room, 12, "stamp: the four files kept");
 	ok(k.stamped & (1u << CG_H_UNIFIED), "stamp: a directory dated long ago is stamped");
@@ -325,6 +326,111 @@ static void test_kept_stamp(void)
 	ok(!(st.has & CG_CPU) && (st.has & CG_MEM), "stamp: a removal in the same second is seen");
 	cg_files_close(&k);
 	close(fd[CG_H_UNIFIED]);
+}
+
+/* Hand every pending event for k's watch to it; how many there were, their masks in *masks. */
+static int events_to(int ino, struct cg_files *k, uint32_t *masks)
+{
+	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	int got = 0;
+
+	*masks = 0;
+	while ((n = read(ino, ev, sizeof(ev))) > 0)
+		for (ssize_t off = 0; off < n;) {
+			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
+
+			off += (ssize_t)(sizeof(*e) + e->len);
+			if (e->wd == k->ev_wd) {
+				cg_files_event(k, e->mask);
+				*masks |= e->mask;
+				got++;
+			}
+		}
+	return got;
+}
+
+/*
+ * v2's memory.events is read again only after an event says it changed
+ * (or every CG_EVENTS_REREAD-th time); an event its owner did not hand
+ * over leaves the last value, which is what shows the read was saved.
+ */
+static void test_events_watch(void)
+{
+	int fd[CG_NHIER] = { -1, -1, -1, -1 }, ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), wd;
+	struct cg_files k;
+	struct cg_stats st;
+	char buf[4096], path[1024];
+	size_t room = 16;
+	uint32_t masks;
+
+	setup("v2-systemd");
+	sh("rm -rf '%s/e' && mkdir '%s/e'", root, root);
+	put("/e/cpu.stat", "usage_usec 10\nuser_usec 7\nsystem_usec 3\n");
+	put("/e/memory.current", "100\n");
+	put("/e/memory.stat", "anon 10\nfile 90\ninactive_file 50\n");
+	put("/e/memory.events", "oom 2\noom_kill 2\n");
+	snprintf(path, sizeof(path), "%s/e", root);
+	fd[CG_H_UNIFIED] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ok(ino >= 0, "events: inotify");
+	cg_files_init(&k, 1, ino);
+	is_int(cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room), 0, "events: first read");
+	ok((st.has & CG_OOM) && st.oom_kills == 2, "events: oom_kill read");
+	ok(k.ev_wd >= 0 && k.ev_quiet, "events: memory.events is watched");
+	is_int(events_to(ino, &k, &masks), 0, "events: a read makes no event");
+
+	put("/e/memory.events", "oom 5\noom_kill 5\n");
+	put("/e/memory.current", "300\n");
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	ok(st.oom_kills == 2 && (st.has & CG_OOM) && st.mem_usage == 300,
+	   "events: no event handed over: memory.events not read (its last value), the other files read");
+	ok(events_to(ino, &k, &masks) > 0 && (masks & IN_MODIFY), "events: the write was an IN_MODIFY");
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.oom_kills, 5, "events: after its event: read again");
+
+	put("/e/memory.events", "oom 6\noom_kill 6\n");
+	events_to(ino, &k, &masks);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.oom_kills, 6, "events: read");
+	put("/e/memory.events", "oom 7\noom_kill 7\n"); /* an event never handed over (a kernel that does not tell) */
+	for (int i = 1; i < CG_EVENTS_REREAD; i++)
+		cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.oom_kills, 6, "events: without its event, still the last value after 31 reads");
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.oom_kills, 7, "events: read anyway the 32nd time");
+	events_to(ino, &k, &masks);
+
+	/* Replaced by a rename (a fixture's writer): the old inode's link count drops; the new file is read and watched. */
+	wd = k.ev_wd;
+	sh("printf 'oom 9\\noom_kill 9\\n' > '%s/e/ev.tmp' && mv '%s/e/ev.tmp' '%s/e/memory.events'", root, root,
+	   root);
+	ok(events_to(ino, &k, &masks) > 0 && (masks & IN_ATTRIB), "events: a replacement is an IN_ATTRIB of the old file");
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.oom_kills, 9, "events: the new file read");
+	ok(k.ev_wd >= 0 && k.ev_wd != wd && k.ev_quiet, "events: and watched in its turn");
+	put("/e/memory.events", "oom 10\noom_kill 10\n");
+	ok(events_to(ino, &k, &masks) > 0, "events: its write is an event");
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.oom_kills, 10, "events: and read");
+
+	/* Removed: gone at the next read after its event. */
+	sh("rm '%s/e/memory.events'", root);
+	events_to(ino, &k, &masks);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	ok(!(st.has & CG_OOM) && (st.has & CG_MEM), "events: removed: no oom_kills");
+	cg_files_close(&k);
+	is_int(k.ev_wd, CG_WD_NONE, "events: closed: no watch");
+
+	/* No inotify: read every time. */
+	put("/e/memory.events", "oom_kill 1\n");
+	cg_files_init(&k, 1, -1);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	put("/e/memory.events", "oom_kill 3\n");
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.oom_kills, 3, "events: no inotify: read every time");
+	cg_files_close(&k);
+	close(fd[CG_H_UNIFIED]);
+	close(ino);
 }
 
 static void test_v2(void)
@@ -609,6 +715,7 @@ int main(void)
 	log_init("test_coll_containers", LOG_LVL_SILENT);
 	test_parsers();
 	test_kept_stamp();
+	test_events_watch();
 	test_v2();
 	test_v1();
 	test_fd_cap();

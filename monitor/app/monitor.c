@@ -104,6 +104,14 @@ struct monitor {
 	size_t njobs;
 	struct sched sched;
 	struct sched_job **taken;
+	/* A cycle's self-timing, one row per collection, as it ran (timing_put); written into the report once. */
+	struct timing_row {
+		const char *collector;
+		enum group_id id;
+		double wall, cpu; /* seconds */
+		int ok;
+	} *timing;
+	size_t ntiming;
 	uint64_t seq;
 	/* monitor_start's: where reports go and whom to tell; started: the jobs' due timers are armed */
 	int fd, started;
@@ -494,6 +502,7 @@ struct monitor *monitor_new(struct cfg *cfg, const struct collector_ops *const *
 		n += m->units[u].ngroups;
 	m->jobs = xcalloc(n + 1, sizeof(*m->jobs)); /* + 1: room for a heartbeat */
 	m->taken = xcalloc(n + 1, sizeof(*m->taken));
+	m->timing = xcalloc(n + 1, sizeof(*m->timing));
 	cycle_now(&cy);
 	host_snapshot(host, &cy); /* what the collectors opened below take as their first sample */
 	/* Open the new units; a job per group of each unit (one handed on keeps its schedule). */
@@ -608,7 +617,7 @@ struct cycle_run {
 	int fd;                         /* where the report line goes */
 	json_t *report;                 /* owned */
 	json_t *system_data, *device_data, *runtime_data; /* borrowed from report */
-	json_t *timing;                 /* "monitor"."collectors" (borrowed from report) */
+	json_t *timing;                 /* "monitor"."collectors" (borrowed from report), written by timing_write */
 	int rc;                         /* PHASE_REPORT's: 0 or -errno from the write */
 };
 
@@ -617,36 +626,69 @@ struct cycle_run {
  * group id since wall0 and cpu0 (CLOCK_MONOTONIC and this thread's CPU time,
  * ns), split evenly over the share groups collected by one call, plus the
  * CPU time its source's loop callbacks took for the group's answer (j's
- * fetch: an endpoint's transfer, decoding and parse), added to
- * timing.<collector>.<group> {seconds, cpu_seconds, success} (units of one
- * collector add up; success: none of them reported an error).
+ * fetch: an endpoint's transfer, decoding and parse), as the cycle's next
+ * row; timing_write adds them up.
  */
-static void timing_put(json_t *timing, const struct unit *u, struct job *j, int64_t wall0, int64_t cpu0,
+static void timing_put(struct monitor *m, const struct unit *u, struct job *j, int64_t wall0, int64_t cpu0,
 		       size_t share, int ok)
 {
-	const char *name = u->ops ? u->ops->name : u->name;
-	enum group_id id = j->id;
-	json_t *c = json_object_get(timing, name), *g;
-	double wall = (double)(clock_mono_ns() - wall0) / 1e9 / (double)share;
-	double cpu = ((double)(clock_thread_cpu_ns() - cpu0) / (double)share + (double)j->fetch.loop_cpu_ns) / 1e9;
+	struct timing_row *r = &m->timing[m->ntiming++];
 
-	if (!c)
-		json_object_set_new_nocheck(timing, name, c = json_object());
-	/* Object calls rather than json_pack, whose format scanner showed in a small report's profile. */
-	if ((g = json_object_get(c, group_name(id)))) {
-		json_t *s = json_object_get(g, "seconds"), *cs = json_object_get(g, "cpu_seconds");
-
-		json_real_set(s, json_real_value(s) + wall);
-		json_real_set(cs, json_real_value(cs) + cpu);
-		ok = ok && json_is_true(json_object_get(g, "success"));
-	} else {
-		g = json_object();
-		json_object_set_new_nocheck(g, "seconds", json_real(wall));
-		json_object_set_new_nocheck(g, "cpu_seconds", json_real(cpu));
-		json_object_set_new_nocheck(c, group_name(id), g);
-	}
-	json_object_set_new_nocheck(g, "success", json_boolean(ok));
+	r->collector = u->ops ? u->ops->name : u->name;
+	r->id = j->id;
+	r->wall = (double)(clock_mono_ns() - wall0) / 1e9 / (double)share;
+	r->cpu = ((double)(clock_thread_cpu_ns() - cpu0) / (double)share + (double)j->fetch.loop_cpu_ns) / 1e9;
+	r->ok = ok;
 	j->fetch.loop_cpu_ns = 0; /* counted once */
+}
+
+/*
+ * The cycle's rows into timing: timing.<collector>.<group> {seconds,
+ * cpu_seconds, success}, collectors and groups in the order they first
+ * ran; the rows of one collector and group (several runtimes of a kind)
+ * add up, in the order they ran, and succeed when none reported an error.
+ */
+static void timing_write(struct monitor *m, json_t *timing)
+{
+	struct timing_row *t = m->timing;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->ntiming; i++) { /* rows of one collector and group into the first one */
+		size_t k = 0;
+
+		while (k < n && (t[k].id != t[i].id || strcmp(t[k].collector, t[i].collector)))
+			k++;
+		if (k < n) {
+			t[k].wall += t[i].wall;
+			t[k].cpu += t[i].cpu;
+			t[k].ok = t[k].ok && t[i].ok;
+		} else {
+			t[n++] = t[i];
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *c;
+		size_t k = 0;
+
+		while (k < i && strcmp(t[k].collector, t[i].collector))
+			k++;
+		if (k < i)
+			continue; /* written with its collector's first row */
+		json_object_set_new_nocheck(timing, t[i].collector, c = json_object());
+		for (k = i; k < n; k++) {
+			json_t *g;
+
+			if (strcmp(t[k].collector, t[i].collector))
+				continue;
+			/* Object calls rather than json_pack, whose format scanner showed in a small report's profile. */
+			g = json_object();
+			json_object_set_new_nocheck(g, "seconds", json_real(t[k].wall));
+			json_object_set_new_nocheck(g, "cpu_seconds", json_real(t[k].cpu));
+			json_object_set_new_nocheck(g, "success", json_boolean(t[k].ok));
+			json_object_set_new_nocheck(c, group_name(t[k].id), g);
+		}
+	}
+	m->ntiming = 0;
 }
 
 /* Has group object g no error? */
@@ -700,8 +742,8 @@ static void runtime_error_entry(const struct unit *u, const struct cycle *cy, co
  * answer (late[k] set) say so: in each entry the source wrote, or in an
  * entry of the monitor's when no group answered.
  */
-static void collect_runtime(struct unit *u, const struct cycle *cy, const char *const *late, json_t *out,
-			    json_t *timing)
+static void collect_runtime(struct monitor *m, struct unit *u, const struct cycle *cy, const char *const *late,
+			    json_t *out)
 {
 	enum group_id due[GROUP_COUNT];
 	size_t nlate = 0, first = json_array_size(out);
@@ -727,7 +769,7 @@ static void collect_runtime(struct unit *u, const struct cycle *cy, const char *
 		for (size_t e = first; e < json_array_size(out); e++)
 			ok = ok && group_ok(json_array_get(out, e));
 		for (size_t k = 0; k < u->ndue; k++)
-			timing_put(timing, u, u->due[k], wall0, cpu0, u->ndue, ok && !late[k]);
+			timing_put(m, u, u->due[k], wall0, cpu0, u->ndue, ok && !late[k]);
 	}
 	for (size_t e = first; nlate && e < json_array_size(out); e++) {
 		json_t *rep = json_object_get(json_array_get(out, e), "report");
@@ -744,8 +786,8 @@ static void collect_runtime(struct unit *u, const struct cycle *cy, const char *
 	}
 }
 
-static void collect_system(const struct unit *u, struct job *j, const struct cycle *cy, json_t *system_data,
-			   json_t *timing)
+static void collect_system(struct monitor *m, const struct unit *u, struct job *j, const struct cycle *cy,
+			   json_t *system_data)
 {
 	json_t *g = group_new(job_period(j, cy), cy->iso);
 	int64_t t0 = clock_mono_ns(), took, cpu0 = clock_thread_cpu_ns();
@@ -758,7 +800,7 @@ static void collect_system(const struct unit *u, struct job *j, const struct cyc
 		set_error(g, "%s needs the Neuron device collector, which this build does not have",
 			  group_name(j->id));
 	took = clock_mono_ns() - t0;
-	timing_put(timing, u, j, t0, cpu0, 1, group_ok(g));
+	timing_put(m, u, j, t0, cpu0, 1, group_ok(g));
 	if (took > j->sj.period)
 		log_warn("%s: collection took %.3f s, longer than its period of %.3f s", group_name(j->id),
 			 (double)took / 1e9, (double)j->sj.period / 1e9);
@@ -766,7 +808,7 @@ static void collect_system(const struct unit *u, struct job *j, const struct cyc
 }
 
 /* One device_data entry: the unit's due groups. */
-static void collect_devices(struct unit *u, const struct cycle *cy, json_t *out, json_t *timing)
+static void collect_devices(struct monitor *m, struct unit *u, const struct cycle *cy, json_t *out)
 {
 	json_t *rep = json_object(), *ent;
 
@@ -786,7 +828,7 @@ static void collect_devices(struct unit *u, const struct cycle *cy, json_t *out,
 			u->ops->collect(u->state, cy, &j->id, 1, g);
 		else
 			set_error(g, "%s devices are not supported by this build", u->name);
-		timing_put(timing, u, j, wall0, cpu0, 1, group_ok(g) && group_ok(ent));
+		timing_put(m, u, j, wall0, cpu0, 1, group_ok(g) && group_ok(ent));
 		json_object_set_new(rep, group_name(j->id), g);
 	}
 	json_array_append_new(out, ent);
@@ -798,7 +840,7 @@ static void phase_host(struct monitor *m, struct cycle_run *run)
 		struct job *j = m->taken[i]->data;
 
 		if (j->unit != NO_UNIT && m->units[j->unit].scope == COLL_SYSTEM)
-			collect_system(&m->units[j->unit], j, &run->cy, run->system_data, run->timing);
+			collect_system(m, &m->units[j->unit], j, &run->cy, run->system_data);
 	}
 }
 
@@ -806,7 +848,7 @@ static void phase_devices(struct monitor *m, struct cycle_run *run)
 {
 	for (size_t u = 0; u < m->nunits; u++)
 		if (m->units[u].scope == COLL_DEVICE && m->units[u].ndue)
-			collect_devices(&m->units[u], &run->cy, run->device_data, run->timing);
+			collect_devices(m, &m->units[u], &run->cy, run->device_data);
 }
 
 /*
@@ -897,7 +939,7 @@ static void phase_runtimes(struct monitor *m, struct cycle_run *run)
 			continue;
 		for (size_t k = 0; k < un->ndue; k++)
 			late[k] = fetch_settle(un->due[k], &run->cy) ? NULL : un->due[k]->late;
-		collect_runtime(un, &run->cy, late, run->runtime_data, run->timing);
+		collect_runtime(m, un, &run->cy, late, run->runtime_data);
 	}
 }
 
@@ -905,6 +947,7 @@ static void phase_report(struct monitor *m, struct cycle_run *run)
 {
 	int rc;
 
+	timing_write(m, run->timing);
 	rc = report_write(run->report, &m->line, STREAM_DEFAULT_MAX_LINE);
 	if (rc) {
 		log_err("report %llu is longer than %u bytes even without its runtimes' data; dropped",
@@ -1002,6 +1045,7 @@ void monitor_free(struct monitor *m)
 	free(m->units);
 	free(m->jobs);
 	free(m->taken);
+	free(m->timing);
 	free(m->devmem.p);
 	energy_obs_free(&m->obs);
 	pid_list_free(&m->named);

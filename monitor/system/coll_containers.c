@@ -25,13 +25,16 @@
  * cg_files), up to a quarter of RLIMIT_NOFILE in all; past that a
  * directory is opened by path when needed and closed after. A period
  * costs, per cgroup, one pread of each kept file and the openat, read and
- * close of each other. Each directory listed gets an inotify watch (a
- * child made, removed or renamed: mkdir, rmdir and rename go through the
- * VFS, which tells inotify on a cgroup file system too) before it is
- * listed, so a change after the listing is an event: a period with no
- * event lists nothing, one with an event (or a watch that could not be
- * added, a directory that could not be listed, a full table, an overflowed
- * queue) lists the whole tree again, each directory that holds containers
+ * close of each other, but for v2's memory.events, which has an inotify
+ * watch of its own and is read again only after its event (struct
+ * cg_files): three preads a cgroup on v2. Each directory listed gets an
+ * inotify watch (a child made, removed or renamed: mkdir, rmdir and rename
+ * go through the VFS, which tells inotify on a cgroup file system too)
+ * before it is listed, so a change after the listing is an event: a
+ * period with no event for a directory lists nothing, one with such an
+ * event (or a watch that could not be added, a directory that could not be
+ * listed, a full table, an overflowed queue) lists the whole tree again,
+ * each directory that holds containers
  * with getdents64 on its kept fd (once on a cgroup file system, whose
  * kernfs answers with the whole listing when it fits). (A directory's
  * mtime cannot say what changed: kernfs moves it on a child's mkdir or

@@ -217,6 +217,12 @@ static void events_unwatch(struct cg_files *f)
 	f->ev_quiet = 0;
 }
 
+void cg_files_unwatch(struct cg_files *f)
+{
+	events_unwatch(f);
+	f->ino_fd = -1;
+}
+
 void cg_files_event(struct cg_files *f, uint32_t mask)
 {
 	f->ev_quiet = 0;

@@ -126,6 +126,8 @@ size_t cg_files_close(struct cg_files *f);
  * watch is made again first.
  */
 void cg_files_event(struct cg_files *f, uint32_t mask);
+/* No watch on f's files from now on (the caller's watches are better spent elsewhere): read every time. */
+void cg_files_unwatch(struct cg_files *f);
 
 /*
  * Read one cgroup into st (zeroed first). v2: fd[CG_H_UNIFIED]; v1: the

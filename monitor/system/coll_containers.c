@@ -136,6 +136,7 @@ struct ct_state {
 	int truncated;            /* the table was full during the last scan */
 	int ino_fd;               /* inotify on every directory listed (-1: none, every scan lists the tree) */
 	int ino_all;              /* the last listing put a watch on every directory it listed, without error */
+	int files_unwatched;      /* the user's watches ran out: memory.events has none (read every period) */
 	struct ct_event {
 		int wd;
 		uint32_t mask;
@@ -191,7 +192,7 @@ static struct ct_node *node_add(struct ct_state *s, const char *path, const stru
 	n->key = xstrdup(utf8_sanitize(tmp));
 	for (int i = 0; i < CG_NHIER; i++)
 		n->fd[i] = -1;
-	cg_files_init(&n->files, !s->on_cgroupfs, s->ino_fd);
+	cg_files_init(&n->files, !s->on_cgroupfs, s->files_unwatched ? -1 : s->ino_fd);
 	/*
 	 * Reported when its own component says something its parent's path
 	 * did not: a container, a pod or a unit of its own (a conmon scope in
@@ -259,6 +260,7 @@ static void roots_close(struct ct_state *s)
 		close(s->ino_fd); /* its watches go with it */
 	s->ino_fd = -1;
 	s->ino_all = 0;
+	s->files_unwatched = 0; /* the next descriptor's watches are counted afresh */
 	for (int i = 0; i < CG_NHIER; i++)
 		s->slot_of[i] = -1;
 }
@@ -481,10 +483,21 @@ static void watch(struct ct_state *s, size_t slot, struct ct_node *dir, int fd)
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (inotify_add_watch(s->ino_fd, path, IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
-						     IN_MOVE_SELF | IN_ONLYDIR) >= 0)
+						     IN_MOVE_SELF | IN_ONLYDIR) >= 0) {
 		dir->watched[slot] = 1;
-	else
-		s->ino_all = 0; /* no watch (the user's limit, no /proc): the tree is listed again next time */
+		return;
+	}
+	/*
+	 * No watch (the user's limit, no /proc): the tree is listed again next
+	 * time. A directory's watch saves a listing of the tree, a file's one
+	 * pread: past the limit the files give theirs up.
+	 */
+	if (errno == ENOSPC && !s->files_unwatched) {
+		s->files_unwatched = 1;
+		for (size_t i = 0; i < s->nnodes; i++)
+			cg_files_unwatch(&s->nodes[i]->files);
+	}
+	s->ino_all = 0;
 }
 
 /* List directory dir (open as fd) in root slot and walk each child cgroup. */

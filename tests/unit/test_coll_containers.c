@@ -21,11 +21,14 @@
 #include "../../common/util.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,6 +436,150 @@ static void test_events_watch(void)
 	close(ino);
 }
 
+/*
+ * This process's inotify watches, from /proc/self/fdinfo: those that watch
+ * a file's modification (memory.events) and the others (directories).
+ */
+static void watches(int *files, int *dirs)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	*files = *dirs = 0;
+	while (d && (de = readdir(d))) {
+		char path[300], link[64], line[512];
+		ssize_t n;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		if ((n = readlink(path, link, sizeof(link) - 1)) < 0)
+			continue;
+		link[n] = '\0';
+		if (strcmp(link, "anon_inode:inotify"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			const char *m = strstr(line, " mask:");
+			unsigned mask;
+
+			if (strncmp(line, "inotify wd:", 11) || !m || sscanf(m, " mask:%x", &mask) != 1)
+				continue;
+			if (mask & IN_MODIFY)
+				(*files)++;
+			else
+				(*dirs)++;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+#define POD_LIM "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podcc44dd55_ee66_4f77_8a88_99aabbccddee.slice"
+#define CT_LIM2 POD_LIM "/cri-containerd-" NEW_ID ".scope"
+
+/*
+ * In a user namespace of its own whose inotify watches are limited to the
+ * directories' and two more (/proc/sys/user/max_inotify_watches): each
+ * failure a bit of the exit status.
+ */
+static int watch_limit_child(int ndirs)
+{
+	struct container_opts o = { .rootfs = "tests/fixtures/cgroup/rootfs", .cgroupfs = root };
+	struct host *h;
+	struct mon_env env;
+	void *st = NULL;
+	char lim[32];
+	int fail = 0, files, dirs;
+	json_t *g;
+
+	snprintf(lim, sizeof(lim), "%d", ndirs + 2);
+	if (unshare(CLONE_NEWUSER) || write_file("/proc/self/setgroups", "deny") ||
+	    write_file("/proc/self/uid_map", "0 0 1") || write_file("/proc/self/gid_map", "0 0 1") ||
+	    write_file("/proc/sys/user/max_inotify_watches", lim))
+		return 1;
+	h = host_new(&(struct host_opts){ .ctr = o, .clk_tck = 100, .page_size = 4096 }, NULL);
+	env = (struct mon_env){ .host = h };
+	if (ops->open(&env, &(struct coll_target){ .dev = NULL }, &st) || !st)
+		return 1;
+	json_decref(collect(st));
+	watches(&files, &dirs);
+	if (dirs != ndirs || files != 2)
+		fail |= 2; /* every directory first, then files while watches remain */
+	/* A pod made now: its directory's watch is refused, and the files give theirs up for it. */
+	sh("mkdir -p '%s" CT_LIM2 "'", root);
+	put(CT_LIM2 "/cpu.stat", "usage_usec 1000\nuser_usec 600\nsystem_usec 400\n");
+	g = collect(st);
+	watches(&files, &dirs);
+	if (files != 0)
+		fail |= 4;
+	json_decref(g);
+	g = collect(st);
+	watches(&files, &dirs);
+	if (dirs != ndirs + 1 || files != 0)
+		fail |= 8; /* the new pod's directory watched at the next listing */
+	if (!has(g, CT_LIM2, NULL))
+		fail |= 16;
+	json_decref(g);
+	/* With no watch, memory.events is read every period. */
+	put(CT_D "/memory.events", "low 0\nhigh 0\nmax 9\noom 5\noom_kill 5\noom_group_kill 0\n");
+	g = collect(st);
+	if (f(g, CT_D, "oom_kills") != 3)
+		fail |= 32;
+	json_decref(g);
+	ops->close(st);
+	host_free(h);
+	return fail;
+}
+
+/*
+ * memory.events' watches come after the directories': where the user's
+ * inotify watches run out, a directory's watch (which saves listing the
+ * tree) takes the place of the files'.
+ */
+static void test_watch_limit(void)
+{
+	void *st;
+	int files, dirs, ndirs, status = -1;
+	pid_t pid;
+
+	setup("v2-systemd");
+	st = open_state(root);
+	json_decref(collect(st));
+	watches(&files, &dirs);
+	ok(dirs > 0 && files > 0, "watch limit: unlimited: %d directories and %d memory.events watched", dirs, files);
+	ndirs = dirs;
+	ops->close(st);
+	watches(&files, &dirs);
+	is_int(files + dirs, 0, "watch limit: closed: no watch left");
+	setup("v2-systemd");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(watch_limit_child(ndirs));
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) != 1, "watch limit: a user namespace with a limit of its own");
+	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 2), "watch limit: every directory watched, then two files");
+	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 4), "watch limit: a directory's watch refused: the files' removed");
+	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 8), "watch limit: the directory watched at the next listing");
+	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 16), "watch limit: the new pod's container reported");
+	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 32), "watch limit: unwatched memory.events read every period");
+}
+
 static void test_v2(void)
 {
 	void *st;
@@ -716,6 +863,7 @@ int main(void)
 	test_parsers();
 	test_kept_stamp();
 	test_events_watch();
+	test_watch_limit();
 	test_v2();
 	test_v1();
 	test_fd_cap();

@@ -138,14 +138,17 @@ static void test_temps(void)
 	devrec_free(&r);
 }
 
+/* Parts added up (the first n of add) and the text the sum is written as. */
+struct sum_case {
+	uint64_t add[3];
+	size_t n;
+	const char *want;
+	const char *name;
+};
+
 static void test_bytes(void)
 {
-	static const struct {
-		uint64_t add[3];
-		size_t n;
-		const char *want;
-		const char *name;
-	} cases[] = {
+	static const struct sum_case cases[] = {
 		{ { 1024, 2048 }, 2, "3072", "two clients' bytes summed" },
 		{ { 9223372036854775807ULL, 1 }, 2, "9.223372037e18", "a sum reaching 2^63 becomes a real" },
 		{ { 18446744073709551615ULL - 1, 5 }, 2, "1.844674407e19", "past 2^64: a real, never a wrapped sum" },
@@ -175,12 +178,7 @@ static void test_bytes(void)
  */
 static void test_mem_used_add(void)
 {
-	static const struct {
-		uint64_t add[3];
-		size_t n;
-		const char *want;
-		const char *name;
-	} cases[] = {
+	static const struct sum_case cases[] = {
 		{ { 1024, 2048, 0 }, 3, "{\"used_bytes\":3072}", "parts summed: an integer" },
 		{ { 0 }, 1, "{\"used_bytes\":0}", "one part of 0 bytes: 0, not absent" },
 		{ { 9223372036854775807ULL, 1 }, 2, "{\"used_bytes\":9.223372037e18}", "reaching 2^63: a real" },

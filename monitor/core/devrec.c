@@ -94,7 +94,26 @@ void devrec_set_memory(struct devrec *r, uint64_t total, uint64_t used, uint64_t
 	r->mem_total = total;
 	r->mem_used = used;
 	r->mem_free = free_b;
+	if (used != na)
+		r->have &= ~(uint32_t)DR_MEM_USED_OVER; /* set, not added to */
 	r->have |= (total != na ? DR_MEM_TOTAL : 0) | (used != na ? DR_MEM_USED : 0) | (free_b != na ? DR_MEM_FREE : 0);
+}
+
+void devrec_mem_used_add(struct devrec *r, uint64_t bytes)
+{
+	if (!(r->have & DR_MEM_USED)) {
+		r->have |= DR_MEM_USED;
+		r->have &= ~(uint32_t)DR_MEM_USED_OVER;
+		r->mem_used = 0;
+	}
+	if (r->have & DR_MEM_USED_OVER) {
+		r->mem_used_over += (double)bytes;
+	} else if (bytes > UINT64_MAX - r->mem_used) { /* past 2^64: a real, never a wrapped sum */
+		r->have |= DR_MEM_USED_OVER;
+		r->mem_used_over = (double)r->mem_used + (double)bytes;
+	} else {
+		r->mem_used += bytes;
+	}
 }
 
 struct devrec_proc *devrec_proc(struct devrec *r, pid_t pid)
@@ -215,7 +234,10 @@ void devrec_util_json(const struct devrec *r, json_t *d)
 void devrec_memory_json(const struct devrec *r, json_t *d)
 {
 	put_u64(r, d, DR_MEM_TOTAL, "total_bytes", r->mem_total);
-	put_u64(r, d, DR_MEM_USED, "used_bytes", r->mem_used);
+	if (r->have & DR_MEM_USED_OVER)
+		put_real(r, d, DR_MEM_USED_OVER, "used_bytes", r->mem_used_over);
+	else
+		put_u64(r, d, DR_MEM_USED, "used_bytes", r->mem_used);
 	put_u64(r, d, DR_MEM_FREE, "free_bytes", r->mem_free);
 }
 

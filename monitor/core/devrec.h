@@ -46,10 +46,11 @@ enum devrec_field {
 	DR_ENERGY = 1u << 6,       /* energy_j: "energy_joules", the period's */
 	DR_ENERGY_TOTAL = 1u << 7, /* energy_total_j: "energy_total_joules", the device's own total */
 	DR_PROCS = 1u << 8,        /* the processes were listed: "processes" is written, {} when none */
+	DR_MEM_USED_OVER = 1u << 9, /* mem_used_over: a "used_bytes" sum went past 2^64 (devrec_mem_used_add) */
 };
 
 #define DEVREC_TEMPS 32   /* named temperature sensors a record holds; more are left out */
-#define DEVREC_NAME 48    /* a sensor's name, NUL included */
+#define DEVREC_NAME 64    /* a sensor's name, NUL included (as long as a device fact's name: host/facts.h) */
 #define DEVREC_ENGINES 12 /* engines a process's utilization names */
 
 /* One temperature sensor. */
@@ -89,6 +90,7 @@ struct devrec {
 	double membw_pct;         /* percent */
 	uint64_t mem_total;       /* bytes */
 	uint64_t mem_used;        /* bytes */
+	double mem_used_over;     /* bytes, a sum of used bytes that went past 2^64 (DR_MEM_USED_OVER): written instead */
 	uint64_t mem_free;        /* bytes */
 	double power_w;           /* W */
 	double energy_j;          /* J over the period */
@@ -104,6 +106,13 @@ struct devrec {
  * not na (a source's "not available", such as NVML_VALUE_NOT_AVAILABLE_ULL).
  */
 void devrec_set_memory(struct devrec *r, uint64_t total, uint64_t used, uint64_t free_b, uint64_t na);
+/*
+ * Add bytes to the device's used memory (a device whose use is read in
+ * parts, such as Neuron's per core and category) and set DR_MEM_USED: the
+ * exact sum while it fits in 64 bits, written as a u64; past 2^64 a real
+ * (DR_MEM_USED_OVER, the parts added to it as doubles), never a wrapped sum.
+ */
+void devrec_mem_used_add(struct devrec *r, uint64_t bytes);
 
 /* Empty r for the next device or group: no field, no sensor, no process (the process array's room and fresh are kept). */
 void devrec_clear(struct devrec *r);
@@ -139,7 +148,10 @@ void devrec_proc_engine_add(struct devrec_proc *p, unsigned e, double pct);
 
 /* "core_percent" and "memory_bandwidth_percent" (reals) from DR_CORE_PCT and DR_MEMBW_PCT. */
 void devrec_util_json(const struct devrec *r, json_t *d);
-/* "total_bytes", "used_bytes", "free_bytes" (u64: integer below 2^63, else real) from DR_MEM_*. */
+/*
+ * "total_bytes", "used_bytes", "free_bytes" (u64: integer below 2^63, else
+ * real) from DR_MEM_*; "used_bytes" a real when the sum went past 2^64.
+ */
 void devrec_memory_json(const struct devrec *r, json_t *d);
 /* "power_watts" (real) from DR_POWER. */
 void devrec_power_json(const struct devrec *r, json_t *d);

@@ -31,6 +31,7 @@
  * its firmware causes.
  */
 #include "../core/collector.h"
+#include "../core/devrec.h"
 #include "../config/config.h"
 #include "../host/host.h"
 #include "sysfs.h"
@@ -77,6 +78,7 @@ struct ncs2_state {
 	bool any_temperature;  /* this device_thermal gave some stick a temperature */
 	size_t available;  /* sticks no process holds, counted while filling device_utilization */
 	struct pid_list named; /* the processes device_utilization named this cycle (ncs2_processes) */
+	struct devrec rec;     /* the stick being filled (temperatures_celsius); holds no process: nothing to free */
 };
 
 #define NCS2_SUPPORTED                                                                         \
@@ -305,18 +307,20 @@ static bool holds(const struct ncs2_dev *nd, pid_t pid)
  * (the host's device facts, host.h) that are about it: from a process holding the stick open, with
  * a name that fits its port, or a name without a port when that process
  * holds no other stick. Keyed by the application's name for the stick
- * (ncs2_temperature_celsius's "name" label); temperature_source and
- * temperature_age_seconds say where the first came from and how old it is.
+ * (ncs2_temperature_celsius's "name" label: the device record's sensors, at
+ * most DEVREC_TEMPS, a name seen again taking the later value in its
+ * place); temperature_source and temperature_age_seconds say where the
+ * first came from and how old it is.
  */
 static void ncs2_thermal(struct ncs2_state *s, struct devslot *sl, const struct cycle *cy, json_t *d)
 {
 	struct ncs2_dev *nd = sl->priv;
 	const struct fact *f, *first = NULL;
-	json_t *temps = NULL;
 	size_t pos = 0;
 
 	if (!s->users_ok)
 		return;
+	devrec_clear(&s->rec);
 	while ((f = host_facts_next(s->base.env->host, "ncs2", cy->mono_ns, &pos))) {
 		size_t others = 0;
 		bool named;
@@ -331,15 +335,13 @@ static void ncs2_thermal(struct ncs2_state *s, struct devslot *sl, const struct 
 		}
 		if (others)
 			continue; /* "MYRIAD" from a process with several sticks: which one is not said */
-		if (!temps)
-			temps = json_object();
-		json_object_set_new(temps, f->name, json_real(f->value));
+		devrec_temp_add(&s->rec, f->name, NULL, f->value);
 		if (!first)
 			first = f;
 	}
 	if (!first)
 		return;
-	json_object_set_new(d, "temperatures_celsius", temps);
+	devrec_temps_json(&s->rec, d);
 	json_object_set_new(d, "temperature_source", json_string(first->source));
 	json_object_set_new(d, "temperature_age_seconds",
 			    json_real(cy->mono_ns > first->at_ns ? (double)(cy->mono_ns - first->at_ns) / 1e9 : 0.0));
@@ -365,6 +367,7 @@ static int ncs2_open(const struct mon_env *env, const struct coll_target *t, voi
 
 	sysfs_coll_init(&s->base, env, dev, NCS2_SUPPORTED, free);
 	s->users_cycle = -1;
+	s->rec.fresh = 1; /* device_entry makes the device objects anew each cycle */
 	host_facts_want(env->host, "ncs2", 1); /* temperatures from the applications holding sticks */
 	*state = s;
 	ncs2_scan(s);

@@ -90,7 +90,7 @@ struct nrn_dev {
 
 struct nrn_state {
 	struct sysfs_coll base; /* first: the shared ops take the state as one */
-	struct devrec rec;      /* the device being filled (core_percent); never holds a process, so nothing to free */
+	struct devrec rec;      /* the device being filled (core_percent, used_bytes); holds no process: nothing to free */
 };
 
 static const int nrn_fatal[] = { ENODEV, 0 };
@@ -367,14 +367,20 @@ static void nrn_util(struct nrn_dev *nd, struct devrec *rec, struct rdctx *r, co
 	json_object_set_new(d, "neuroncores", cores);
 }
 
-static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
+/*
+ * used_bytes (the device record's, summed over every category of every
+ * core); each core's categories in neuroncores, the host's in host_bytes
+ * and their sum in host_used_bytes.
+ */
+static void nrn_memory(struct nrn_dev *nd, struct devrec *rec, struct rdctx *r, json_t *d)
 {
 	json_t *cores = json_object(), *host = json_object();
-	struct u64sum used = { 0 }, host_used = { 0 };
+	struct u64sum host_used = { 0 };
 	uint64_t v;
-	bool have = false, have_host = false;
+	bool have_host = false;
 	char rel[128], key[16];
 
+	devrec_clear(rec);
 	for (size_t i = 0; i < nd->ncores; i++) {
 		struct nrn_core *c = &nd->core[i];
 		json_t *cats = json_object();
@@ -384,14 +390,11 @@ static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 			if (rd_counter(r, c->fd, rel, &v) != 1)
 				continue;
 			json_set_u64(cats, c->mem.name[m], v);
-			u64sum_add(&used, v);
-			have = true;
+			devrec_mem_used_add(rec, v);
 		}
 		/* Drivers without categories keep one device_mem counter. */
-		if (!c->mem.n && rd_counter(r, c->fd, "memory_usage/device_mem", &v) == 1) {
-			u64sum_add(&used, v);
-			have = true;
-		}
+		if (!c->mem.n && rd_counter(r, c->fd, "memory_usage/device_mem", &v) == 1)
+			devrec_mem_used_add(rec, v);
 		core_key(nd, c, key);
 		json_object_set_new(cores, key, cats);
 	}
@@ -407,8 +410,7 @@ static void nrn_memory(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 		u64sum_add(&host_used, v);
 		have_host = true;
 	}
-	if (have)
-		json_object_set_new(d, "used_bytes", u64sum_json(&used));
+	devrec_memory_json(rec, d);
 	if (have_host)
 		json_object_set_new(d, "host_used_bytes", u64sum_json(&host_used));
 	json_object_set_new(d, "neuroncores", cores);
@@ -557,7 +559,7 @@ static void nrn_fill(void *state, enum group_id id, const struct cycle *cy, stru
 		nrn_util(nd, &s->rec, r, cy, d);
 		break;
 	case GROUP_DEVICE_MEMORY:
-		nrn_memory(nd, r, d);
+		nrn_memory(nd, &s->rec, r, d);
 		break;
 	case GROUP_DEVICE_POWER:
 		nrn_power(nd, r, d);

@@ -163,7 +163,7 @@ static const char *jstr(json_t *o, const char *path)
 /* The value at a dotted path as the producer writes it (common/jsonw.c); "(absent)" when absent. */
 static __attribute__((unused)) const char *jtext(json_t *o, const char *path)
 {
-	static char text[2][128];
+	static char text[2][1024]; /* a whole device object fits */
 	static int k;
 	json_t *v = jp(o, path);
 	struct buf b;

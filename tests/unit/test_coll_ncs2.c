@@ -219,6 +219,45 @@ static void test_app_temperature(void)
 	ok(!host_facts_wanted(env.host, "ncs2"), "closed: no longer");
 }
 
+/* 63 bytes: the longest name a device fact holds (facts.h), kept whole. */
+#define LONG_NAME "MYRIAD.2.2-ma2480-with-a-name-as-long-as-a-fact-holds-012345678"
+
+/*
+ * A stick with several named readings, one name twice: the whole device
+ * object as the report writes it (the sensors in the order first seen, the
+ * name seen again taking the later value in its place, the longest name
+ * whole, reals; then the source and age of the first reading).
+ */
+static void test_app_temperature_sensors(void)
+{
+	struct fact f[4];
+	int owner;
+	void *st;
+	json_t *g;
+	int64_t t = clock_mono_ns();
+
+	setup("host");
+	st = open_state();
+	f[0] = temp_fact(3000, "MYRIAD", 41.5, t - NS_PER_S / 2);
+	f[1] = temp_fact(3000, "MYRIAD.2.2-ma2480", 44.0, t);
+	f[2] = temp_fact(3000, "MYRIAD", 42.25, t);
+	snprintf(f[2].source, sizeof(f[2].source), "runtime http://127.0.0.1:9090/metrics");
+	f[3] = temp_fact(3000, LONG_NAME, 40.0, t);
+	is_int(strlen(LONG_NAME), sizeof(f[3].name) - 1, "the name fills a fact's");
+	host_facts_publish(env.host, &owner, f, 4);
+	g = collect(st, GROUP_DEVICE_THERMAL, t);
+	is_str(jtext(g, "devices.2"),
+	       "{\"index\":2,\"model\":\"Intel Movidius Myriad VPU (firmware booted)\",\"error\":\"\","
+	       "\"temperatures_celsius\":{\"MYRIAD\":42.25,\"MYRIAD.2.2-ma2480\":44.0,\"" LONG_NAME
+	       "\":40.0},\"temperature_source\":\"runtime http://127.0.0.1:8085/metrics\","
+	       "\"temperature_age_seconds\":0.5}",
+	       "the stick's object: its sensors, a name seen again replaced in place, then the first's source and age");
+	ok(!jp(g, "devices.0.temperatures_celsius") && !jp(g, "devices.1.temperatures_celsius"), "the others: none");
+	json_decref(g);
+	host_facts_publish(env.host, &owner, NULL, 0);
+	ops->close(st);
+}
+
 int main(void)
 {
 	/* The warnings about bad files are the integration test's business; keep TAP output clean. */
@@ -226,6 +265,7 @@ int main(void)
 	test_sticks();
 	test_broken_tree();
 	test_app_temperature();
+	test_app_temperature_sensors();
 	if (work[0])
 		sh("rm -rf '%s'", work);
 	return done_testing();

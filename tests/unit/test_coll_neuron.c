@@ -21,6 +21,23 @@ extern const struct collector_ops coll_neuron_hw_ops;
 #define N0 "devices/virtual/neuron_device/neuron0"
 #define C0 N0 "/neuron_core0/stats"
 
+/* The member names of the object at path, in order, space-separated. */
+static const char *keys(json_t *o, const char *path)
+{
+	static char text[512];
+	size_t n = 0;
+	const char *k;
+	json_t *v;
+
+	text[0] = '\0';
+	json_object_foreach(jp(o, path), k, v) {
+		if (n >= sizeof(text))
+			break;
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", n ? " " : "", k);
+	}
+	return text;
+}
+
 static void test_values(void)
 {
 	void *st;
@@ -58,6 +75,9 @@ static void test_values(void)
 	is_double(jnum(g, "devices.0.neuroncores.0.tensors"), 134217728, 0, "device_mem/tensors/total");
 	is_double(jnum(g, "devices.0.neuroncores.1.model_code"), 104857600, 0, "device_mem/model_code of core 1");
 	is_double(jnum(g, "devices.0.used_bytes"), 1789931520, 0, "used_bytes: every category of every core");
+	is_str(jtext(g, "devices.0.used_bytes"), "1789931520", "written as an integer");
+	is_str(keys(g, "devices.0"), "index uuid model error used_bytes host_used_bytes neuroncores host_bytes",
+	       "the device's members in the report's order");
 	is_double(jnum(g, "devices.0.host_bytes.dma_buffers"), 33554432, 0, "host_mem/dma_buffers");
 	is_double(jnum(g, "devices.0.host_used_bytes"), 122949632, 0, "host_used_bytes");
 	ok(!jp(g, "devices.0.total_bytes"), "no total in sysfs: total_bytes absent");
@@ -304,6 +324,9 @@ static void test_u64_edges(void)
 	is_str(jtext(g, "devices.0.neuroncores.0.tensors"), "1e+19", "a memory category of 1e19");
 	is_double(jnum(g, "devices.0.used_bytes"), 2e19 + 1550856192.0, 1e4,
 		  "used_bytes summed past 2^64 (core 1 and the rest of core 0 added)");
+	is_str(jtext(g, "devices.0.used_bytes"), "2.0000000001550856e+19", "written as a real");
+	is_str(keys(g, "devices.0"), "index uuid model error used_bytes host_used_bytes neuroncores host_bytes",
+	       "in its place among the device's members");
 	json_decref(g);
 
 	g = collect(st, GROUP_DEVICE_UTILIZATION, t);

@@ -121,6 +121,14 @@ static void test_temps(void)
 	devrec_temps_json(&r, d);
 	is_json(d, "{}", "no sensor: no temperatures_celsius");
 
+	devrec_clear(&r);
+	devrec_temp_add(&r, "a-name-of-63-bytes-as-long-as-a-device-fact-holds-0123456789012", NULL, 1.0);
+	devrec_temp_add(&r, "a-name-of-63-bytes-as-long-as-a-device-fact-holds-0123456789012X", NULL, 2.0);
+	devrec_temps_json(&r, d);
+	is_json(d,
+		"{\"temperatures_celsius\":{\"a-name-of-63-bytes-as-long-as-a-device-fact-holds-0123456789012\":2.0}}",
+		"a name of DEVREC_NAME - 1 bytes (a device fact's longest) kept whole; a longer one cut to it");
+
 	for (int i = 0; i < DEVREC_TEMPS + 3; i++) {
 		snprintf(name, sizeof(name), "t%d", i);
 		devrec_temp_add(&r, name, NULL, i);
@@ -130,14 +138,17 @@ static void test_temps(void)
 	devrec_free(&r);
 }
 
+/* Parts added up (the first n of add) and the text the sum is written as. */
+struct sum_case {
+	uint64_t add[3];
+	size_t n;
+	const char *want;
+	const char *name;
+};
+
 static void test_bytes(void)
 {
-	static const struct {
-		uint64_t add[3];
-		size_t n;
-		const char *want;
-		const char *name;
-	} cases[] = {
+	static const struct sum_case cases[] = {
 		{ { 1024, 2048 }, 2, "3072", "two clients' bytes summed" },
 		{ { 9223372036854775807ULL, 1 }, 2, "9.223372037e18", "a sum reaching 2^63 becomes a real" },
 		{ { 18446744073709551615ULL - 1, 5 }, 2, "1.844674407e19", "past 2^64: a real, never a wrapped sum" },
@@ -157,6 +168,57 @@ static void test_bytes(void)
 		free(got);
 		json_decref(j);
 	}
+}
+
+/*
+ * A device's used memory summed from parts (devrec_mem_used_add): exact
+ * while it fits in 64 bits (an integer below 2^63, a real from there), a
+ * real past 2^64 (never a wrapped sum), on fresh and kept objects alike;
+ * devrec_clear and devrec_set_memory start it again.
+ */
+static void test_mem_used_add(void)
+{
+	static const struct sum_case cases[] = {
+		{ { 1024, 2048, 0 }, 3, "{\"used_bytes\":3072}", "parts summed: an integer" },
+		{ { 0 }, 1, "{\"used_bytes\":0}", "one part of 0 bytes: 0, not absent" },
+		{ { 9223372036854775807ULL, 1 }, 2, "{\"used_bytes\":9.223372037e18}", "reaching 2^63: a real" },
+		{ { 18446744073709551615ULL - 1, 1 }, 2, "{\"used_bytes\":1.844674407e19}", "2^64-1 exactly: a real" },
+		{ { 18446744073709551615ULL - 1, 5, 10000000000000000000ULL }, 3, "{\"used_bytes\":2.844674407e19}",
+		  "past 2^64: a real, never a wrapped sum, and parts added to it after" },
+	};
+	struct devrec r;
+	json_t *d;
+
+	for (int fresh = 0; fresh < 2; fresh++)
+		for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+			r = (struct devrec){ .fresh = fresh };
+			d = json_object();
+			for (size_t i = 0; i < cases[c].n; i++)
+				devrec_mem_used_add(&r, cases[c].add[i]);
+			devrec_memory_json(&r, d);
+			is_json(d, cases[c].want, cases[c].name);
+			json_decref(d);
+		}
+
+	r = (struct devrec){ 0 };
+	d = json_object();
+	devrec_mem_used_add(&r, UINT64_MAX);
+	devrec_mem_used_add(&r, UINT64_MAX);
+	devrec_memory_json(&r, d);
+	ok(r.have == (DR_MEM_USED | DR_MEM_USED_OVER) && json_is_real(json_object_get(d, "used_bytes")),
+	   "past 2^64: DR_MEM_USED_OVER");
+	devrec_clear(&r);
+	devrec_mem_used_add(&r, 7);
+	devrec_memory_json(&r, d);
+	is_json(d, "{\"used_bytes\":7}", "cleared: the sum starts again at 0, an integer in the kept member's place");
+	devrec_mem_used_add(&r, UINT64_MAX);
+	devrec_set_memory(&r, UINT64_MAX, 5, UINT64_MAX, UINT64_MAX);
+	devrec_memory_json(&r, d);
+	is_json(d, "{\"used_bytes\":5}", "devrec_set_memory sets used, past 2^64 or not");
+	devrec_clear(&r);
+	devrec_memory_json(&r, d);
+	is_json(d, "{}", "nothing added: no used_bytes");
+	json_decref(d);
 }
 
 static void test_procs(void)
@@ -255,6 +317,7 @@ int main(void)
 	test_fields();
 	test_temps();
 	test_bytes();
+	test_mem_used_add();
 	test_procs();
 	return done_testing();
 }

@@ -930,7 +930,7 @@ static bool field_text(const char *s)
 	if (!*s)
 		return false;
 	for (; *s; s += k)
-		if (!(k = utf8_char(s, &cp)))
+		if (!(k = (unsigned char)*s < 0x80 ? 1 : utf8_char(s, &cp))) /* ids and names are mostly ASCII */
 			return false;
 	return true;
 }

@@ -63,14 +63,19 @@ struct ident_last *ident_last_new(void)
 	return xcalloc(1, sizeof(struct ident_last));
 }
 
+/* Let go of what entry e holds. */
+static void ent_free(struct ident_ent *e)
+{
+	free(e->key);
+	free(e->vals);
+	json_decref(e->obj);
+}
+
 /* Let go of what l holds, leaving it empty (and unusable until zeroed). */
 static void ident_last_clear(struct ident_last *l)
 {
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->e[i].key);
-		free(l->e[i].vals);
-		json_decref(l->e[i].obj);
-	}
+	for (size_t i = 0; i < l->n; i++)
+		ent_free(&l->e[i]);
 	free(l->e);
 	free(l->p);
 	free(l->buf);
@@ -253,9 +258,7 @@ static void ents_keep_report(struct ident_last *l)
 				l->e[keep] = l->e[i];
 			keep++;
 		} else {
-			free(l->e[i].key);
-			free(l->e[i].vals);
-			json_decref(l->e[i].obj);
+			ent_free(&l->e[i]);
 		}
 	}
 	if (keep == l->n)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pods_bench: the cost of naming a device's processes by pod and
- * container (host_identities: monitor/host/host.c and container.c),
+ * container (host_identities: monitor/host/host.c, container.c and identities.c),
  * one collection cycle after another, for N processes in N/10 pods on one
  * device, next to its floor.
  *

@@ -17,7 +17,6 @@
  * and, on v1, its uid_ directory), so a "job_1" elsewhere is no job.
  */
 #include "container.h"
-#include "../../common/derive.h"
 #include "../../common/util.h"
 #include "../../common/hindex.h"
 
@@ -903,165 +902,82 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 	}
 }
 
-json_t *container_json(const struct container_id *id, const struct container_names *n)
+const char *const container_field_keys[CF_COUNT] = {
+	[CF_RUNTIME] = "runtime",
+	[CF_ID] = "id",
+	[CF_POD_UID] = "pod_uid",
+	[CF_POD] = "pod",
+	[CF_NAMESPACE] = "namespace",
+	[CF_NAME] = "name",
+	[CF_QOS] = "qos",
+	[CF_UNIT] = "unit",
+	[CF_ECS_CLUSTER] = "ecs_cluster",
+	[CF_ECS_TASK_ARN] = "ecs_task_arn",
+	[CF_ECS_TASK_ID] = "ecs_task_id",
+	[CF_ECS_TASK_FAMILY] = "ecs_task_family",
+	[CF_ECS_TASK_REVISION] = "ecs_task_revision",
+	[CF_HPC_JOB] = "hpc_job",
+	[CF_HPC_STEP] = "hpc_step",
+	[CF_HPC_UID] = "hpc_uid",
+};
+
+/* Whether s can be a value of the report: not empty, and valid UTF-8 (what json_string takes). */
+static bool field_text(const char *s)
 {
-	json_t *o = json_object();
-	const char *rt = id->runtime[0] ? id->runtime : n ? n->runtime : "";
+	uint32_t cp;
+	size_t k;
+
+	if (!*s)
+		return false;
+	for (; *s; s += k)
+		if (!(k = (unsigned char)*s < 0x80 ? 1 : utf8_char(s, &cp))) /* ids and names are mostly ASCII */
+			return false;
+	return true;
+}
+
+void container_fields(const struct container_id *id, const struct container_names *n, const char *val[CF_COUNT])
+{
+	static const struct container_names none;
 	/* A container ECS started without a task cgroup: its task from the ARN the names carry. */
 	const char *arn_slash = n && !id->ecs_task[0] ? strrchr(n->ecs_task_arn, '/') : NULL;
-	const struct {
-		const char *key, *val;
-	} kv[] = {
-		{ "runtime", rt },
-		{ "id", id->id },
-		{ "pod_uid", id->pod_uid },
-		{ "pod", n ? n->pod : "" },
-		{ "namespace", n ? n->ns : "" },
-		{ "name", n ? n->name : "" },
-		{ "qos", id->qos },
-		{ "unit", id->unit },
-		{ "ecs_cluster", n ? n->ecs_cluster : "" },
-		{ "ecs_task_arn", n ? n->ecs_task_arn : "" },
-		{ "ecs_task_id", arn_slash ? arn_slash + 1 : id->ecs_task },
-		{ "ecs_task_family", n ? n->ecs_task_family : "" },
-		{ "ecs_task_revision", n ? n->ecs_task_revision : "" },
-		{ "hpc_job", id->hpc_job },
-		{ "hpc_step", id->hpc_step },
-		{ "hpc_uid", id->hpc_uid },
-	};
 
-	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-		if (kv[i].val[0])
-			json_object_set_new(o, kv[i].key, json_string(kv[i].val));
+	if (!n)
+		n = &none;
+	val[CF_RUNTIME] = id->runtime[0] ? id->runtime : n->runtime;
+	val[CF_ID] = id->id;
+	val[CF_POD_UID] = id->pod_uid;
+	val[CF_POD] = n->pod;
+	val[CF_NAMESPACE] = n->ns;
+	val[CF_NAME] = n->name;
+	val[CF_QOS] = id->qos;
+	val[CF_UNIT] = id->unit;
+	val[CF_ECS_CLUSTER] = n->ecs_cluster;
+	val[CF_ECS_TASK_ARN] = n->ecs_task_arn;
+	val[CF_ECS_TASK_ID] = arn_slash ? arn_slash + 1 : id->ecs_task;
+	val[CF_ECS_TASK_FAMILY] = n->ecs_task_family;
+	val[CF_ECS_TASK_REVISION] = n->ecs_task_revision;
+	val[CF_HPC_JOB] = id->hpc_job;
+	val[CF_HPC_STEP] = id->hpc_step;
+	val[CF_HPC_UID] = id->hpc_uid;
+	for (size_t i = 0; i < CF_COUNT; i++)
+		if (!field_text(val[i]))
+			val[i] = NULL;
+}
+
+json_t *container_fields_json(const char *const val[CF_COUNT])
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < CF_COUNT; i++)
+		if (val[i])
+			json_object_set_new(o, container_field_keys[i], json_string(val[i]));
 	return o;
 }
 
-/* ---- the report's identities ----------------------------------------------------------------------------- */
-
-static json_t *containers_identities_new(void)
+json_t *container_json(const struct container_id *id, const struct container_names *n)
 {
-	return json_pack("{s:{}, s:{}, s:{}}", "containers", "pods", "processes");
-}
+	const char *val[CF_COUNT];
 
-/*
- * Whether a container's entry in "containers" carries field k (value v) of
- * its identity: every field but "id" (the entry's key) and the pod's names
- * that its pod's entry pod (NULL: none) has already.
- */
-static int ctr_keeps(json_t *pod, const char *k, json_t *v)
-{
-	if (!strcmp(k, "id"))
-		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(report_pod_names); i++)
-		if (!strcmp(k, report_pod_names[i]))
-			return !json_equal(json_object_get(pod, k), v);
-	return 1;
-}
-
-/* Whether copy (a container's entry of the last report) is what ident gives now (the same value objects). */
-static int same_copy(json_t *copy, json_t *ident, json_t *pod)
-{
-	size_t n = 1; /* "pids" */
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(ident, k, v)
-		if (ctr_keeps(pod, k, v)) {
-			if (json_object_get(copy, k) != v)
-				return 0;
-			n++;
-		}
-	return json_object_size(copy) == n;
-}
-
-/*
- * Enter process key's identity (a new reference, taken; NULL: none) in ids
- * (containers_identities_new's): one with a container id under
- * "containers" (its fields but "id", which is its key, and its pod's names,
- * which are its pod's entry's; and "pids", to which the process is added;
- * the last report's entry, prev's, when its fields are the same objects, so
- * that an unchanged container allocates nothing), the others whole under
- * "processes"; the pod's names once under "pods".
- */
-static void ids_enter(json_t *ids, json_t *prev, const char *key, pid_t pid, json_t *ident, struct ident_cb *cb)
-{
-	json_t *procs = json_object_get(ids, "processes"), *ctrs = json_object_get(ids, "containers");
-	json_t *pods = json_object_get(ids, "pods"), *c, *v, *pod = NULL;
-	const char *uid, *id, *k;
-
-	if (!ident)
-		return;
-	uid = json_string_value(json_object_get(ident, "pod_uid"));
-	if (uid && !(pod = json_object_get(pods, uid))) {
-		pod = json_object();
-		for (size_t i = 0; i < ARRAY_SIZE(report_pod_names); i++)
-			if ((v = json_object_get(ident, report_pod_names[i])))
-				json_object_set(pod, report_pod_names[i], v);
-		if (cb->pod) {
-			const char *ns = json_string_value(json_object_get(ident, "namespace"));
-			const char *name = json_string_value(json_object_get(ident, "pod"));
-
-			cb->pod(cb->ud, uid, ns ? ns : "", name ? name : "", pod);
-		}
-		json_object_set_new(pods, uid, pod);
-	}
-	if (!(id = json_string_value(json_object_get(ident, "id")))) {
-		json_object_set_new(procs, key, ident);
-		return;
-	}
-	if (!(c = json_object_get(ctrs, id))) {
-		json_t *old = json_object_get(json_object_get(prev, "containers"), id);
-
-		if (!old)
-			cb->new_containers = 1;
-		if (old && same_copy(old, ident, pod)) {
-			c = json_incref(old);
-			json_array_clear(json_object_get(c, "pids")); /* the last report's, written already */
-		} else {
-			c = json_object();
-			json_object_foreach(ident, k, v)
-				if (ctr_keeps(pod, k, v))
-					json_object_set(c, k, v);
-			json_object_set_new(c, "pids", json_array());
-		}
-		json_object_set_new(ctrs, id, c);
-	}
-	json_array_append_new(json_object_get(c, "pids"), json_integer(pid));
-	json_decref(ident);
-}
-
-/* Whether pids[i] is one of pids[0..i) (seen indexes those entered so far, and gets pids[i] when it is new). */
-static int seen_before(struct hindex *seen, const pid_t *pids, size_t i)
-{
-	uint64_t h = hash_bytes(0, &pids[i], sizeof(pids[i]));
-	struct hindex_iter it;
-
-	for (uint32_t j = hindex_first(seen, h, &it); j != HINDEX_NONE; j = hindex_next(seen, h, &it))
-		if (pids[j] == pids[i])
-			return 1;
-	hindex_put(seen, h, (uint32_t)i);
-	return 0;
-}
-
-json_t *containers_identities(const pid_t *pids, size_t n, struct ident_cb *cb, json_t *prev)
-{
-	json_t *ids = containers_identities_new(), *v;
-	struct hindex seen = { 0 };
-	const char *k;
-
-	cb->new_containers = 0;
-	for (size_t i = 0; i < n; i++) {
-		char key[24];
-
-		if (pids[i] <= 0 || pids[i] > 0x3fffffff || seen_before(&seen, pids, i))
-			continue;
-		snprintf(key, sizeof(key), "%d", (int)pids[i]);
-		ids_enter(ids, prev, key, pids[i], cb->lookup(cb->ud, pids[i]), cb);
-	}
-	hindex_free(&seen);
-	json_object_foreach(ids, k, v)
-		if (json_object_size(v))
-			return ids;
-	json_decref(ids);
-	return NULL;
+	container_fields(id, n, val);
+	return container_fields_json(val);
 }

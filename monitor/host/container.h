@@ -154,48 +154,52 @@ const struct container_opts *containers_opts(const struct containers *c);
  */
 void containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out);
 
+/* The keys of the report's "container" object, in its order (container_field_keys names them). */
+enum container_field {
+	CF_RUNTIME,
+	CF_ID,
+	CF_POD_UID,
+	CF_POD,
+	CF_NAMESPACE,
+	CF_NAME,
+	CF_QOS,
+	CF_UNIT,
+	CF_ECS_CLUSTER,
+	CF_ECS_TASK_ARN,
+	CF_ECS_TASK_ID,
+	CF_ECS_TASK_FAMILY,
+	CF_ECS_TASK_REVISION,
+	CF_HPC_JOB,
+	CF_HPC_STEP,
+	CF_HPC_UID,
+	CF_COUNT
+};
+extern const char *const container_field_keys[CF_COUNT]; /* "runtime", "id", ... */
+
+/*
+ * The values of the report's "container" object for id and its names n
+ * (NULL: none), by field: val[f] points into *id or *n (borrowed: as long
+ * as they live), NULL when the object has no key f: the value is unknown
+ * (""), or not valid UTF-8, which a JSON string cannot hold. "runtime" is
+ * the names' runtime when the cgroup did not say; "ecs_task_id" the last
+ * part of the names' task ARN when the cgroup named no task.
+ */
+void container_fields(const struct container_id *id, const struct container_names *n, const char *val[CF_COUNT]);
+
+/*
+ * An object of the values val (container_fields', or some of them: the
+ * others NULL) under their keys, in the fields' order. A new reference.
+ */
+json_t *container_fields_json(const char *const val[CF_COUNT]);
+
 /*
  * The report's "container" object for id and its names (new reference):
- * {"runtime", "id", "pod_uid", "pod", "namespace", "name", "qos", "unit",
+ * container_fields' values under their keys, in that order ("runtime",
+ * "id", "pod_uid", "pod", "namespace", "name", "qos", "unit",
  * "ecs_cluster", "ecs_task_arn", "ecs_task_id", "ecs_task_family",
- * "ecs_task_revision", "hpc_job", "hpc_step", "hpc_uid"}, each key absent
- * when unknown.
+ * "ecs_task_revision", "hpc_job", "hpc_step", "hpc_uid"), each key absent
+ * when its value is.
  */
 json_t *container_json(const struct container_id *id, const struct container_names *n);
-
-/*
- * What containers_identities asks and tells its caller:
- *  - lookup(ud, pid): the report's "container" object of process pid (a
- *    new reference), or NULL when it is on the host or gone. An identity's
- *    values are its own objects (container_json's): two identities never
- *    share a value, so a container's entry of the last report is still
- *    current when its values are the same objects;
- *  - pod(ud, uid, ns, name, entry), NULL or called once for each pod entry
- *    as it is made (entry: its identities.pods object, borrowed; the
- *    caller may add to it, as the pod's labels);
- *  - new_containers, set (1) when a container id the last report's
- *    identities did not have was entered.
- */
-struct ident_cb {
-	json_t *(*lookup)(void *ud, pid_t pid);
-	void (*pod)(void *ud, const char *uid, const char *ns, const char *name, json_t *entry);
-	void *ud;
-	int new_containers; /* out */
-};
-
-/*
- * The report's "identities" (docs/report-format.md) of processes pids[0..n)
- * (the pids the device groups named this cycle, in that order; repeats and
- * pids out of range are passed over), each process's container object as
- * cb->lookup gives it: {"containers": {"<container id>": {identity but
- * "id" and the pod's names its pod's entry has, "pids": [...]}}, "pods":
- * {"<pod UID>": {"pod", "namespace", "qos"}}, "processes": {"<pid>":
- * identity}} (only the processes in no container: a unit's, a pod's or an
- * ECS task's own), each identity once. prev (borrowed; NULL: none) is the
- * last report's identities, whose unchanged container entries are taken
- * over (their "pids" made this report's) rather than copied again. A new
- * reference; NULL when no process has an identity.
- */
-json_t *containers_identities(const pid_t *pids, size_t n, struct ident_cb *cb, json_t *prev);
 
 #endif

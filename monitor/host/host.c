@@ -7,6 +7,7 @@
  */
 #include "host.h"
 #include "../core/energy.h"
+#include "identities.h"
 #include "ledger.h"
 #include "../../common/hindex.h"
 #include "../../common/log.h"
@@ -38,7 +39,8 @@ struct devmem {
 struct host {
 	char *procfs, *sysfs;        /* owned */
 	long clk_tck;                /* USER_HZ */
-	json_t *last_ids;            /* the last report's "identities" (a reference; NULL: none): containers_identities' prev */
+	json_t *last_ids;            /* the last report's "identities" (a reference; NULL: none), for host_owner_pods */
+	struct ident_last *ids_last; /* the last report's identities' entries, to be taken over (identities.h) */
 	long page_size;              /* bytes */
 	int ncpu;                    /* online CPUs */
 	struct loop *loop;           /* borrowed; NULL: no fetches */
@@ -76,8 +78,8 @@ struct host {
 		int have;            /* the process has an identity: id and n hold it */
 		struct container_id id;
 		struct container_names n;
-		json_t *ident;       /* a reference; NULL: the process has no identity (or is gone) */
-	} *im;                       /* the identities host_container_json answered in this snapshot and the last */
+		json_t *ident;       /* container_json of id and n (a reference), made when first asked; NULL: not yet */
+	} *im;                       /* the identities worked out in this snapshot and the last (memo_of) */
 	size_t nim, aim;
 	struct hindex imi;           /* im by pid */
 };
@@ -182,6 +184,7 @@ struct host *host_new(const struct host_opts *o, struct loop *loop)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	h->pods = podmeta_new();
+	h->ids_last = ident_last_new();
 	h->procfs = root_dup(o->procfs, "/proc");
 	h->sysfs = root_dup(o->sysfs, "/sys");
 	h->clk_tck = o->clk_tck > 0 ? o->clk_tck : sysconf(_SC_CLK_TCK);
@@ -231,6 +234,7 @@ void host_free(struct host *h)
 	hindex_free(&h->imi);
 	energy_ledger_free(h->energy);
 	json_decref(h->last_ids);
+	ident_last_free(h->ids_last);
 	free(h->procfs);
 	free(h->sysfs);
 	free(h);
@@ -513,13 +517,15 @@ static int container_of(struct host *h, pid_t pid, struct container_id *id, stru
 }
 
 /*
- * Once per process and snapshot: every device group with processes, and
- * each runtime's energy join, asks again for the same processes. From one
- * snapshot to the next the identity is worked out again (the process read
- * again, its names asked for), and the same object answered while it says
- * the same.
+ * Process pid's identity in the snapshot (always an entry; have 0 when it
+ * has none), worked out once per process and snapshot: every device group
+ * with processes, and each runtime's energy join, asks again for the same
+ * processes. From one snapshot to the next the identity is worked out again
+ * (the process read again, its names asked for), and the entry's object
+ * kept while it says the same. The entry is borrowed: it moves when another
+ * process's is added.
  */
-json_t *host_container_json(struct host *h, pid_t pid)
+static struct ident_memo *memo_of(struct host *h, pid_t pid)
 {
 	uint64_t hv = hash_bytes(0, &pid, sizeof(pid));
 	struct hindex_iter it;
@@ -529,7 +535,7 @@ json_t *host_container_json(struct host *h, pid_t pid)
 		if (h->im[i].pid == pid)
 			m = &h->im[i];
 	if (m && m->snap == h->snap)
-		return json_incref(m->ident);
+		return m;
 	cur.have = container_of(h, pid, &cur.id, &cur.n);
 	if (!m) {
 		if (h->nim == h->aim) {
@@ -545,31 +551,39 @@ json_t *host_container_json(struct host *h, pid_t pid)
 	m->snap = h->snap;
 	if (m->have == cur.have && (!cur.have || (!memcmp(&m->id, &cur.id, sizeof(cur.id)) &&
 						  !memcmp(&m->n, &cur.n, sizeof(cur.n)))))
-		return json_incref(m->ident);
+		return m;
 	json_decref(m->ident);
+	m->ident = NULL;
 	m->have = cur.have;
 	m->id = cur.id;
 	m->n = cur.n;
-	m->ident = cur.have ? container_json(&cur.id, &cur.n) : NULL;
+	return m;
+}
+
+json_t *host_container_json(struct host *h, pid_t pid)
+{
+	struct ident_memo *m = memo_of(h, pid);
+
+	if (m->have > 0 && !m->ident)
+		m->ident = container_json(&m->id, &m->n);
 	return json_incref(m->ident);
 }
 
 const struct container_id *host_container_id(struct host *h, pid_t pid)
 {
-	uint64_t hv = hash_bytes(0, &pid, sizeof(pid));
-	struct hindex_iter it;
+	struct ident_memo *m = memo_of(h, pid);
 
-	json_decref(host_container_json(h, pid)); /* the memo, up to date for this snapshot */
-	for (uint32_t i = hindex_first(&h->imi, hv, &it); i != HINDEX_NONE; i = hindex_next(&h->imi, hv, &it))
-		if (h->im[i].pid == pid)
-			return h->im[i].have > 0 ? &h->im[i].id : NULL;
-	return NULL;
+	return m->have > 0 ? &m->id : NULL;
 }
 
-/* struct ident_cb's lookup over the host. */
-static json_t *lookup(void *ud, pid_t pid)
+/* struct ident_cb's lookup over the host: the snapshot's memo, which no other lookup moves before it is used. */
+static int lookup(void *ud, pid_t pid, const struct container_id **id, const struct container_names **n)
 {
-	return host_container_json(ud, pid);
+	struct ident_memo *m = memo_of(ud, pid);
+
+	*id = &m->id;
+	*n = &m->n;
+	return m->have > 0;
 }
 
 /* struct ident_cb's pod over the host: a pod entry of the identities, entered and with its labels. */
@@ -587,7 +601,7 @@ json_t *host_identities(struct host *h, const pid_t *pids, size_t n)
 	json_t *ids;
 
 	podmeta_reset(h->pods);
-	ids = containers_identities(pids, n, &cb, h->last_ids);
+	ids = containers_identities(pids, n, &cb, h->ids_last);
 	/* A container new on a device may hold devices the last List did not list: ask again. */
 	if (cb.new_containers)
 		podres_kick(h->pr);

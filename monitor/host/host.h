@@ -175,10 +175,12 @@ const struct container_id *host_container_id(struct host *h, pid_t pid);
 void host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out);
 /*
  * The report's "identities" of processes pids[0..n) (the pids this cycle's
- * device groups named: container.h, containers_identities), with the
- * snapshot's processes: a new reference, or NULL. The host keeps a
- * reference as the next report's starting point: an unchanged container's
- * entry is reused, not copied again.
+ * device groups named: identities.h, containers_identities), from the
+ * snapshot's processes' identities as host_container_id and
+ * host_container_names work them out: a new reference, or NULL. The host
+ * keeps the report's entries with their values (a struct ident_last) as
+ * the next report's starting point: an unchanged container's or process's
+ * entry is the same object again, not made again.
  */
 json_t *host_identities(struct host *h, const pid_t *pids, size_t n);
 /*

@@ -7,11 +7,14 @@
  * that must neither crash nor overflow. Then the names from the runtimes'
  * state files (tests/fixtures/containers/), their cache and its retry, odd
  * state files (garbage, a FIFO, a directory), the report's container
- * object, and the per-device attribution of processes to pods and
- * containers through the process table.
+ * object, the report's identities made from typed identities (their exact
+ * text, and an unchanged entry taken over from the last report), and the
+ * per-device attribution of processes to pods and containers through the
+ * process table.
  */
 #include "../../monitor/host/container.h"
 #include "../../monitor/host/host.h"
+#include "../../monitor/host/identities.h"
 #include "../../common/derive.h"
 #include "tap.h"
 
@@ -770,10 +773,32 @@ static void test_annotate(void)
 	host_free(h);
 }
 
+/* An identity and its names, for struct ident_cb's lookup. */
+struct ident {
+	struct container_id id;
+	struct container_names n;
+	int have; /* table_ident: the process has this identity */
+};
+
 /* struct ident_cb's lookup over one identity the test replaces (process 7 only). */
-static json_t *one_ident(void *ud, pid_t pid)
+static int one_ident(void *ud, pid_t pid, const struct container_id **id, const struct container_names **n)
 {
-	return pid == 7 ? json_incref(*(json_t **)ud) : NULL;
+	struct ident *one = ud;
+
+	*id = &one->id;
+	*n = &one->n;
+	return pid == 7;
+}
+
+/* one = a container c1 of pod u1 (containerd), the pod named ns/web. */
+static void pod_ident(struct ident *one, const char *ns)
+{
+	memset(one, 0, sizeof(*one));
+	snprintf(one->id.runtime, sizeof(one->id.runtime), "containerd");
+	snprintf(one->id.id, sizeof(one->id.id), "c1");
+	snprintf(one->id.pod_uid, sizeof(one->id.pod_uid), "u1");
+	snprintf(one->n.pod, sizeof(one->n.pod), "web");
+	snprintf(one->n.ns, sizeof(one->n.ns), "%s", ns);
 }
 
 /* struct ident_cb's pod: what it was told, in pod_seen, and a mark in the entry. */
@@ -781,8 +806,10 @@ static char pod_seen[128];
 
 static void seen_pod(void *ud, const char *uid, const char *ns, const char *name, json_t *entry)
 {
+	size_t n = strlen(pod_seen);
+
 	(void)ud;
-	snprintf(pod_seen, sizeof(pod_seen), "%s %s/%s", uid, ns, name);
+	snprintf(pod_seen + n, sizeof(pod_seen) - n, "%s%s %s/%s", n ? "; " : "", uid, ns, name);
 	json_object_set_new(entry, "told", json_true());
 }
 
@@ -792,14 +819,15 @@ static void seen_pod(void *ud, const char *uid, const char *ns, const char *name
  */
 static void test_annotate_renamed(void)
 {
-	json_t *ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
-				  "web", "namespace", "old");
+	struct ident ident;
 	const pid_t seven[] = { 7 };
 	struct ident_cb cb = { .lookup = one_ident, .pod = seen_pod, .ud = &ident };
+	struct ident_last *last = ident_last_new();
 	json_t *ids;
 	char *s;
 
 	pod_seen[0] = 0;
+	pod_ident(&ident, "old");
 	ids = containers_identities(seven, 1, &cb, NULL);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "old", "renamed: the first report's namespace");
@@ -808,10 +836,8 @@ static void test_annotate_renamed(void)
 	   "pod: what it adds to the entry is in the identities");
 	ok(cb.new_containers == 1, "a container the last report did not have: new_containers");
 	json_decref(ids);
-	json_decref(ident);
-	ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod", "web",
-			  "namespace", "new");
-	ids = containers_identities(seven, 1, &cb, NULL);
+	pod_ident(&ident, "new");
+	ids = containers_identities(seven, 1, &cb, last);
 	is_str(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"), "namespace")),
 	       "new", "renamed: the next report's pod, its new namespace");
 	ok(!json_object_get(json_object_get(json_object_get(ids, "containers"), "c1"), "namespace"),
@@ -820,7 +846,7 @@ static void test_annotate_renamed(void)
 		/* The next report from this one: the unchanged container's entry is taken over, its pids afresh. */
 		json_t *prev = ids, *c = json_object_get(json_object_get(prev, "containers"), "c1");
 
-		ids = containers_identities(seven, 1, &cb, prev);
+		ids = containers_identities(seven, 1, &cb, last);
 		ok(json_object_get(json_object_get(ids, "containers"), "c1") == c, "unchanged: the last report's entry");
 		ok(cb.new_containers == 0, "unchanged: no new container");
 		s = json_dumps(json_object_get(c, "pids"), JSON_COMPACT);
@@ -828,10 +854,8 @@ static void test_annotate_renamed(void)
 		free(s);
 		json_decref(prev);
 		prev = ids;
-		json_decref(ident);
-		ident = json_pack("{s:s, s:s, s:s, s:s, s:s}", "runtime", "containerd", "id", "c1", "pod_uid", "u1", "pod",
-				  "web", "namespace", "third");
-		ids = containers_identities(seven, 1, &cb, prev);
+		pod_ident(&ident, "third");
+		ids = containers_identities(seven, 1, &cb, last);
 		c = json_object_get(json_object_get(ids, "containers"), "c1");
 		ok(c != json_object_get(json_object_get(prev, "containers"), "c1") &&
 			   !strcmp(json_string_value(json_object_get(json_object_get(json_object_get(ids, "pods"), "u1"),
@@ -840,7 +864,153 @@ static void test_annotate_renamed(void)
 		json_decref(prev);
 	}
 	json_decref(ids);
-	json_decref(ident);
+	ident_last_free(last);
+}
+
+/* struct ident_cb's lookup over a table of identities: process pid is idents[pid - 10], when there is one. */
+static struct ident idents[8];
+
+static int table_ident(void *ud, pid_t pid, const struct container_id **id, const struct container_names **n)
+{
+	(void)ud;
+	if (pid < 10 || pid >= 10 + (pid_t)ARRAY_SIZE(idents) || !idents[pid - 10].have)
+		return 0;
+	*id = &idents[pid - 10].id;
+	*n = &idents[pid - 10].n;
+	return 1;
+}
+
+/* idents[i] = the identity described, every field "" that is not given. */
+static struct ident *set_ident(int i, const char *runtime, const char *id, const char *pod_uid, const char *qos)
+{
+	struct ident *x = &idents[i];
+
+	memset(x, 0, sizeof(*x));
+	snprintf(x->id.runtime, sizeof(x->id.runtime), "%s", runtime);
+	snprintf(x->id.id, sizeof(x->id.id), "%s", id);
+	snprintf(x->id.pod_uid, sizeof(x->id.pod_uid), "%s", pod_uid);
+	snprintf(x->id.qos, sizeof(x->id.qos), "%s", qos);
+	x->have = 1;
+	return x;
+}
+
+/*
+ * The identities of a mix of processes, as exact text (the keys in the
+ * report's order): an ECS container (its task id from the ARN, no task
+ * cgroup), two processes of one pod's container, another container of that
+ * pod whose names disagree with the pod's entry (it keeps the one that
+ * differs), a unit's process, a pod's own process, a Slurm job's process
+ * with a value that is not UTF-8 (left out), a process on the host, and
+ * pids repeated or out of range (passed over).
+ */
+static void test_identities_text(void)
+{
+	const pid_t pids[] = { 10, 11, 12, 11, 0, -3, 13, 14, 15, 16, 17, 0x40000000 };
+	struct ident_cb cb = { .lookup = table_ident, .pod = seen_pod };
+	struct ident *x;
+	json_t *ids;
+	char *s;
+
+	memset(idents, 0, sizeof(idents));
+	x = set_ident(0, "docker", ID64, "", "");
+	snprintf(x->n.name, sizeof(x->n.name), "app");
+	snprintf(x->n.ecs_cluster, sizeof(x->n.ecs_cluster), "ml");
+	snprintf(x->n.ecs_task_arn, sizeof(x->n.ecs_task_arn), "arn:aws:ecs:us-west-2:111122223333:task/ml/" TASK);
+	snprintf(x->n.ecs_task_family, sizeof(x->n.ecs_task_family), "infer");
+	snprintf(x->n.ecs_task_revision, sizeof(x->n.ecs_task_revision), "12");
+	x = set_ident(1, "", ID64B, UID_D, "burstable"); /* the runtime from the names */
+	snprintf(x->n.runtime, sizeof(x->n.runtime), "containerd");
+	snprintf(x->n.pod, sizeof(x->n.pod), "web");
+	snprintf(x->n.ns, sizeof(x->n.ns), "prod");
+	snprintf(x->n.name, sizeof(x->n.name), "app");
+	x = set_ident(2, "containerd", "c2", UID_D, "burstable");
+	snprintf(x->n.pod, sizeof(x->n.pod), "web");
+	snprintf(x->n.ns, sizeof(x->n.ns), "other");
+	idents[3] = idents[1];
+	set_ident(4, "systemd", "", "", "");
+	snprintf(idents[4].id.unit, sizeof(idents[4].id.unit), "nginx.service");
+	x = set_ident(5, "", "", "u2", "besteffort");
+	snprintf(x->n.pod, sizeof(x->n.pod), "solo");
+	snprintf(x->n.ns, sizeof(x->n.ns), "default");
+	x = set_ident(6, "slurm", "", "", "");
+	snprintf(x->id.hpc_job, sizeof(x->id.hpc_job), "42");
+	snprintf(x->id.hpc_step, sizeof(x->id.hpc_step), "bad\xff");
+	pod_seen[0] = 0;
+	ids = containers_identities(pids, ARRAY_SIZE(pids), &cb, NULL);
+	s = json_dumps(ids, JSON_COMPACT);
+	is_str(s,
+	       "{\"containers\":{"
+	       "\"" ID64 "\":{\"runtime\":\"docker\",\"name\":\"app\",\"ecs_cluster\":\"ml\",\"ecs_task_arn\":"
+	       "\"arn:aws:ecs:us-west-2:111122223333:task/ml/" TASK "\",\"ecs_task_id\":\"" TASK "\","
+	       "\"ecs_task_family\":\"infer\",\"ecs_task_revision\":\"12\",\"pids\":[10]},"
+	       "\"" ID64B "\":{\"runtime\":\"containerd\",\"pod_uid\":\"" UID_D "\",\"name\":\"app\",\"pids\":[11,13]},"
+	       "\"c2\":{\"runtime\":\"containerd\",\"pod_uid\":\"" UID_D "\",\"namespace\":\"other\",\"pids\":[12]}},"
+	       "\"pods\":{"
+	       "\"" UID_D "\":{\"pod\":\"web\",\"namespace\":\"prod\",\"qos\":\"burstable\",\"told\":true},"
+	       "\"u2\":{\"pod\":\"solo\",\"namespace\":\"default\",\"qos\":\"besteffort\",\"told\":true}},"
+	       "\"processes\":{"
+	       "\"14\":{\"runtime\":\"systemd\",\"unit\":\"nginx.service\"},"
+	       "\"15\":{\"pod_uid\":\"u2\",\"pod\":\"solo\",\"namespace\":\"default\",\"qos\":\"besteffort\"},"
+	       "\"16\":{\"runtime\":\"slurm\",\"hpc_job\":\"42\"}}}",
+	       "identities: each entry's fields in the report's order, the empty and the non-UTF-8 left out");
+	free(s);
+	is_str(pod_seen, UID_D " prod/web; u2 default/solo", "identities: each pod told once, with its first names");
+	ok(cb.new_containers == 1, "identities: containers new to the last report");
+	json_decref(ids);
+	ok(!containers_identities((const pid_t[]){ 17, 9, 0 }, 3, &(struct ident_cb){ .lookup = table_ident }, NULL),
+	   "identities: no process with an identity: none");
+}
+
+/*
+ * A report's entry is the last report's object while its values are the
+ * same (a container's pids afresh), a new one when a value changed; a
+ * container gone from one report is new again in the next.
+ */
+static void test_identities_reuse(void)
+{
+	const pid_t pids[] = { 10, 11, 14 };
+	struct ident_cb cb = { .lookup = table_ident };
+	struct ident_last *last = ident_last_new();
+	json_t *a, *b, *c, *ctr, *proc, *ctr2;
+	char *s;
+
+	memset(idents, 0, sizeof(idents));
+	snprintf(set_ident(0, "containerd", "c1", "u1", "guaranteed")->n.name, sizeof(idents[0].n.name), "app");
+	set_ident(1, "containerd", "c2", "u1", "guaranteed");
+	snprintf(set_ident(4, "systemd", "", "", "")->id.unit, sizeof(idents[4].id.unit), "a.service");
+	a = containers_identities(pids, 3, &cb, last);
+	ctr = json_object_get(json_object_get(a, "containers"), "c1");
+	ctr2 = json_object_get(json_object_get(a, "containers"), "c2");
+	proc = json_object_get(json_object_get(a, "processes"), "14");
+	b = containers_identities((const pid_t[]){ 11, 14, 10 }, 3, &cb, last);
+	ok(json_object_get(json_object_get(b, "containers"), "c1") == ctr &&
+		   json_object_get(json_object_get(b, "containers"), "c2") == ctr2,
+	   "reuse: unchanged containers: the last report's entries");
+	ok(json_object_get(json_object_get(b, "processes"), "14") == proc, "reuse: an unchanged process: its entry");
+	ok(cb.new_containers == 0, "reuse: no new container");
+	s = json_dumps(b, JSON_COMPACT);
+	is_str(s,
+	       "{\"containers\":{\"c2\":{\"runtime\":\"containerd\",\"pod_uid\":\"u1\",\"pids\":[11]},"
+	       "\"c1\":{\"runtime\":\"containerd\",\"pod_uid\":\"u1\",\"name\":\"app\",\"pids\":[10]}},"
+	       "\"pods\":{\"u1\":{\"qos\":\"guaranteed\"}},"
+	       "\"processes\":{\"14\":{\"runtime\":\"systemd\",\"unit\":\"a.service\"}}}",
+	       "reuse: the entries as made afresh, in this report's order");
+	free(s);
+	json_decref(a);
+	snprintf(idents[0].n.name, sizeof(idents[0].n.name), "app2");
+	c = containers_identities((const pid_t[]){ 10, 14 }, 2, &cb, last);
+	ok(json_object_get(json_object_get(c, "containers"), "c1") != ctr, "reuse: a container renamed: a new entry");
+	is_str(json_string_value(json_object_get(json_object_get(json_object_get(c, "containers"), "c1"), "name")),
+	       "app2", "reuse: the new entry has the new name");
+	ok(json_object_get(json_object_get(c, "processes"), "14") == proc, "reuse: the unchanged process's entry kept");
+	ok(cb.new_containers == 0, "reuse: a renamed container is not new");
+	json_decref(b);
+	json_decref(c);
+	c = containers_identities((const pid_t[]){ 10, 11 }, 2, &cb, last);
+	ok(cb.new_containers == 1 && json_object_get(json_object_get(c, "containers"), "c2") != ctr2,
+	   "reuse: a container gone from the last report is new again, its entry made again");
+	json_decref(c);
+	ident_last_free(last);
 }
 
 /* A process's identity is parsed once while it lives (pid and start time), again for a reused pid. */
@@ -899,6 +1069,8 @@ int main(void)
 	test_json();
 	test_annotate();
 	test_annotate_renamed();
+	test_identities_text();
+	test_identities_reuse();
 	test_memo();
 	return done_testing();
 }

@@ -4,8 +4,9 @@
  * otlp_enc.h. The protobuf request is otlp_pb.c's, OTLP/JSON and the
  * answers' bodies are otlp_json.c's.
  *
- * Each interned series keeps its attributes encoded, as protobuf
- * (otlp_pb_attrs) and as JSON text, so building a request is: group the
+ * Each interned series keeps its attributes, key/value pairs (struct
+ * oattrs), encoded as protobuf (otlp_pb_attrs) and as JSON text
+ * (otlp_json_attrs), so building a request is: group the
  * points taken by resource and metric, then write each point's own fields
  * around its series' attributes.
  */
@@ -29,8 +30,6 @@
 static void attrs_free(struct oattrs *a)
 {
 	free(a->kv);
-	free(a->av);
-	free(a->kvp);
 	free(a->pool);
 	free(a->json);
 	free(a->pb);
@@ -42,32 +41,17 @@ static void attrs_free(struct oattrs *a)
 static void attrs_alloc(struct oattrs *a, size_t n, char *pool)
 {
 	a->kv = xcalloc(n + 1, sizeof(*a->kv));
-	a->av = xcalloc(n + 1, sizeof(*a->av));
-	a->kvp = xcalloc(n + 1, sizeof(*a->kvp));
 	a->pool = pool;
 	a->n = 0;
 }
 
-/* Append key (with a string value, or a double when sval is NULL); strings are borrowed from the pool. */
+/* Append key (with a string value, or a double when sval is NULL); the strings are borrowed (otlp_enc_int.h). */
 static void attrs_put(struct oattrs *a, const char *key, const char *sval, double dval)
 {
-	Otlp__KeyValue *kv = &a->kv[a->n];
-	Otlp__AnyValue *av = &a->av[a->n];
 	size_t kl = strlen(key), vl = sval ? strlen(sval) : 8, avl = 1 + otlp_varint_len(vl) + vl;
 	size_t kvl = 1 + otlp_varint_len(kl) + kl + 1 + otlp_varint_len(avl) + avl;
 
-	otlp__key_value__init(kv);
-	otlp__any_value__init(av);
-	kv->key = (char *)key;
-	kv->value = av;
-	if (sval) {
-		av->value_case = OTLP__ANY_VALUE__VALUE_STRING_VALUE;
-		av->string_value = (char *)sval;
-	} else {
-		av->value_case = OTLP__ANY_VALUE__VALUE_DOUBLE_VALUE;
-		av->double_value = dval;
-	}
-	a->kvp[a->n++] = kv;
+	a->kv[a->n++] = (struct oattr){ .key = key, .str = sval, .num = dval };
 	a->bytes += 1 + otlp_varint_len(kvl) + kvl;
 }
 
@@ -77,8 +61,7 @@ static int attrs_replace(struct oattrs *a, const char *key, const char *sval)
 	for (size_t i = 0; i < a->n; i++) {
 		if (strcmp(a->kv[i].key, key))
 			continue;
-		a->av[i].value_case = OTLP__ANY_VALUE__VALUE_STRING_VALUE;
-		a->av[i].string_value = (char *)sval;
+		a->kv[i].str = sval;
 		return 1;
 	}
 	return 0;

@@ -8,7 +8,6 @@
 
 #include "../../common/hindex.h"
 #include "../../common/log.h"
-#include "otlp.pb-c.h"
 #include "otlp_enc.h"
 #include "otlp_names.h"
 
@@ -16,14 +15,26 @@
 
 #define OTLP_FLAG_NO_VALUE 1u /* DataPointFlags.NO_RECORDED_VALUE_MASK: the series left */
 
-/* An attribute list, kept in protobuf-c's form, encoded (otlp_pb.c) and as its OTLP/JSON text. */
+/* One attribute: its key and either a string value (str) or, when str is NULL, a double (num). */
+struct oattr {
+	const char *key;
+	const char *str;
+	double num;
+};
+
+/*
+ * An attribute list, encoded once (otlp_pb_attrs, otlp_json_attrs) for every
+ * request that carries it. The list owns kv, pool, pb, pbtag and json
+ * (attrs_free in otlp_enc.c frees them); the keys and string values are
+ * borrowed: from pool, or from what outlives the list (the names' tables,
+ * the metric's descriptor, the encoder's configured attributes and
+ * service.name).
+ */
 struct oattrs {
-	Otlp__KeyValue *kv;
-	Otlp__AnyValue *av;
-	Otlp__KeyValue **kvp;
+	struct oattr *kv;
 	size_t n;
 	char *pool;  /* keys and values */
-	uint8_t *pb; /* the KeyValues as a NumberDataPoint's attributes (field 7), each tagged */
+	uint8_t *pb; /* the attributes as a NumberDataPoint's (field 7: KeyValue), each tagged */
 	uint32_t *pbtag; /* the offset of each one's tag in pb (another field's attributes patch them) */
 	size_t pb_len;
 	char *json;  /* "[{...},...]" */

@@ -13,6 +13,7 @@
  * digits, so that a value reads back as the protobuf request's does.
  */
 #include "otlp_enc_int.h"
+#include "otlp.pb-c.h"
 
 #include "../../common/jsonw.h"
 #include "../../common/series/prom_expo.h"
@@ -67,16 +68,16 @@ void otlp_json_attrs(struct oattrs *a)
 	buf_init(&b, (size_t)1 << 24);
 	rc |= PUT(&b, "[");
 	for (size_t i = 0; i < a->n; i++) {
-		const Otlp__AnyValue *v = a->kv[i].value;
+		const struct oattr *kv = &a->kv[i];
 
 		rc |= i ? PUT(&b, ",{\"key\":") : PUT(&b, "{\"key\":");
-		rc |= put_str(&b, a->kv[i].key);
-		if (v->value_case == OTLP__ANY_VALUE__VALUE_DOUBLE_VALUE) {
+		rc |= put_str(&b, kv->key);
+		if (!kv->str) {
 			rc |= PUT(&b, ",\"value\":{\"doubleValue\":");
-			rc |= put_double(&b, v->double_value);
+			rc |= put_double(&b, kv->num);
 		} else {
 			rc |= PUT(&b, ",\"value\":{\"stringValue\":");
-			rc |= put_str(&b, v->string_value);
+			rc |= put_str(&b, kv->str);
 		}
 		rc |= PUT(&b, "}}");
 	}

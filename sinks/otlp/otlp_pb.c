@@ -11,6 +11,7 @@
  * own types.
  */
 #include "otlp_enc_int.h"
+#include "otlp.pb-c.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -87,31 +88,28 @@ static uint8_t *put_str(uint8_t *p, unsigned field, const char *s, size_t len)
 /* ---- attributes, encoded once ------------------------------------------------------------------------------ */
 
 /* One KeyValue's body: key (1), value (2): AnyValue {string_value (1) | double_value (4)}. */
-static size_t kv_body_len(const Otlp__KeyValue *kv)
+static size_t kv_body_len(const struct oattr *kv)
 {
-	const Otlp__AnyValue *av = kv->value;
-	size_t klen = strlen(kv->key), avl;
+	size_t klen = strlen(kv->key), avl = kv->str ? lenfield(strlen(kv->str)) : 1 + 8;
 
-	avl = av->value_case == OTLP__ANY_VALUE__VALUE_STRING_VALUE ? lenfield(strlen(av->string_value)) : 1 + 8;
 	return (klen ? lenfield(klen) : 0) + lenfield(avl);
 }
 
-static uint8_t *kv_body(uint8_t *p, const Otlp__KeyValue *kv)
+static uint8_t *kv_body(uint8_t *p, const struct oattr *kv)
 {
-	const Otlp__AnyValue *av = kv->value;
 	size_t klen = strlen(kv->key);
 
 	if (klen)
 		p = put_str(p, 1, kv->key, klen);
-	if (av->value_case == OTLP__ANY_VALUE__VALUE_STRING_VALUE) {
-		size_t sl = strlen(av->string_value);
+	if (kv->str) {
+		size_t sl = strlen(kv->str);
 
 		p = put_len(p, 2, lenfield(sl));
-		return put_str(p, 1, av->string_value, sl);
+		return put_str(p, 1, kv->str, sl);
 	}
 	p = put_len(p, 2, 1 + 8);
 	*p++ = TAG(4, WT_I64);
-	return put_double(p, av->double_value);
+	return put_double(p, kv->num);
 }
 
 void otlp_pb_attrs(struct oattrs *a)
@@ -120,7 +118,7 @@ void otlp_pb_attrs(struct oattrs *a)
 	uint8_t *p;
 
 	for (size_t i = 0; i < a->n; i++)
-		len += lenfield(kv_body_len(a->kvp[i]));
+		len += lenfield(kv_body_len(&a->kv[i]));
 	free(a->pb);
 	free(a->pbtag);
 	a->pb = p = xmalloc(len ? len : 1);
@@ -128,8 +126,8 @@ void otlp_pb_attrs(struct oattrs *a)
 	a->pb_len = len;
 	for (size_t i = 0; i < a->n; i++) {
 		a->pbtag[i] = (uint32_t)(p - a->pb);
-		p = put_len(p, F_ND_ATTRS, kv_body_len(a->kvp[i]));
-		p = kv_body(p, a->kvp[i]);
+		p = put_len(p, F_ND_ATTRS, kv_body_len(&a->kv[i]));
+		p = kv_body(p, &a->kv[i]);
 	}
 }
 

@@ -220,6 +220,8 @@ bench: all $(BENCH_BIN)
 	BUILD=$(BUILD) bench/containers_bench.sh
 	$(BUILD)/bench/pods_bench
 	$(BUILD)/bench/jobmap_bench
+	$(BUILD)/bench/proc_bench
+	$(BUILD)/bench/proc_bench 300 16 100
 	BUILD=$(BUILD) BIN=$(BIN) bench/top_bench.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/node_bench.py
 	BUILD=$(BUILD) BIN=$(BIN) bench/remote_write.sh

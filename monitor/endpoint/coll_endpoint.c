@@ -728,7 +728,7 @@ static pid_t listener(struct ep_state *ep, const struct cycle *cy, char *tag, si
 		return 0;
 	/* The same process still holding the socket (host_listener checked): its comm is known. */
 	if (pid != ep->tag_pid) {
-		int rc = host_process(ep->host, pid, &p);
+		int rc = host_process_live(ep->host, pid, &p);
 
 		if (rc) /* unreadable, not gone: say why */
 			snprintf(ep->so.why, sizeof(ep->so.why), "cannot read process %d: %s", (int)pid, strerror(-rc));

@@ -410,6 +410,11 @@ int host_process(struct host *h, pid_t pid, struct proc_info **out)
 	return proctab_get(&h->procs, h->snap, pid, out);
 }
 
+int host_process_live(struct host *h, pid_t pid, struct proc_info **out)
+{
+	return proctab_get_live(&h->procs, h->snap, pid, out);
+}
+
 int host_process_descends(struct host *h, pid_t pid, pid_t ancestor)
 {
 	struct proc_info *p;
@@ -501,7 +506,7 @@ static int container_of(struct host *h, pid_t pid, struct container_id *id, stru
 
 	memset(id, 0, sizeof(*id));
 	memset(n, 0, sizeof(*n));
-	if (host_process(h, pid, &p) || !p)
+	if (host_process_live(h, pid, &p) || !p)
 		return 0;
 	pid_id = proctab_container(&h->procs, p);
 	if (!pid_id || !identity(h, pid_id, now, id))
@@ -903,7 +908,7 @@ static uint64_t pid_start(struct host *h, pid_t pid)
 {
 	struct proc_info *p = NULL;
 
-	return host_process(h, pid, &p) == 0 && p ? p->starttime : 0;
+	return host_process_live(h, pid, &p) == 0 && p ? p->starttime : 0;
 }
 
 void host_energy_add(struct host *h, pid_t pid, double j, int64_t now_ns)

@@ -140,6 +140,13 @@ int host_processes(struct host *h, struct proc_info **procs, size_t *n);
  */
 int host_process(struct host *h, pid_t pid, struct proc_info **out);
 /*
+ * The same for a caller that needs only the process's identity (pid, start
+ * time, comm, cgroup) and whether it is alive, not its CPU times or parent
+ * as of this snapshot: on the host's own /proc one poll a cycle stands for
+ * its stat file (proctab.h, proctab_get_live).
+ */
+int host_process_live(struct host *h, pid_t pid, struct proc_info **out);
+/*
  * Is ancestor a parent, grandparent, ... of pid in the snapshot? Follows
  * the parents' links at most HOST_DESCENT_MAX steps up (a deeper tree, a
  * loop in a fixture, an exited process: 0).

@@ -11,11 +11,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/*
+ * A process with a pidfd is read again for proctab_get_live at least every
+ * this many cycles (its parent, comm and CPU times as of then), and at once
+ * when the pidfd says it exited.
+ */
+#define PROCTAB_LIVE_REREAD 16
 
 enum { HAVE_ARGV0 = 1, HAVE_CGROUP = 2, HAVE_CONTAINER = 4 };
 #define PROC_CTR_MEMO_MAX 8192 /* identities remembered, by (pid, start time) */
@@ -37,6 +46,7 @@ void proctab_init(struct proctab *t, const char *procfs_root)
 	t->cycle = INT64_MIN;
 	t->kp_cycle = t->kp_prev = INT64_MIN;
 	t->real_proc = -1;
+	t->pidfd_ok = -1;
 }
 
 static void infos_free(struct proc_info *p, size_t n)
@@ -49,23 +59,33 @@ static void infos_free(struct proc_info *p, size_t n)
 }
 
 struct proc_kept {
-	struct proc_info p; /* as read in cycle used */
+	struct proc_info p; /* as read in cycle read */
 	int fd;             /* its stat file, kept open; -1 past kp_cap (then read by path) */
+	int pidfd;          /* a pidfd of the process (proctab.h, proctab_get_live); -1: none */
+	int exited;         /* the pidfd said at this cycle's sweep that the process exited */
+	unsigned quiet;     /* cycles answered from the pidfd since the stat file was last read */
 	int64_t used;       /* the cycle it was last asked for in */
+	int64_t read;       /* the cycle its stat file was last read in */
 };
 
 /* What k holds let go: its strings, its stat file; pid 0, found by no one. */
-static void kept_release(struct proctab *t, struct proc_kept *k)
+static void kept_close(struct proctab *t, int *fd)
 {
-	infos_free(&k->p, 1);
-	memset(&k->p, 0, sizeof(k->p));
-	if (k->fd >= 0) {
-		close(k->fd);
-		k->fd = -1;
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
 		t->kp_fds--;
 		if (t->fdb)
 			fd_budget_give(t->fdb, 1);
 	}
+}
+
+static void kept_release(struct proctab *t, struct proc_kept *k)
+{
+	infos_free(&k->p, 1);
+	memset(&k->p, 0, sizeof(k->p));
+	kept_close(t, &k->fd);
+	kept_close(t, &k->pidfd);
 }
 
 static void kept_free(struct proctab *t, struct proc_kept *k)
@@ -89,6 +109,7 @@ void proctab_free(struct proctab *t)
 	free(t->cm);
 	hindex_free(&t->cmi);
 	procfs_close(&t->pf);
+	free(t->pfd);
 	memset(t, 0, sizeof(*t));
 	t->pf.dirfd = -1;
 }
@@ -254,7 +275,39 @@ static struct proc_kept *kept_find(struct proctab *t, pid_t pid)
 	return NULL;
 }
 
-/* A new cycle: let go of the processes asked for in neither it nor the one before. */
+/*
+ * Which kept processes with a pidfd exited, all of them in one poll: a
+ * pidfd is readable once its process exited (a zombie included), and
+ * while it is not the pid cannot have gone to another process.
+ */
+static void kept_poll(struct proctab *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nkp; i++)
+		n += t->kp[i]->pidfd >= 0;
+	if (!n)
+		return;
+	if (n > t->apfd) {
+		t->apfd = n;
+		t->pfd = xrealloc(t->pfd, n * sizeof(*t->pfd));
+	}
+	n = 0;
+	for (size_t i = 0; i < t->nkp; i++)
+		if (t->kp[i]->pidfd >= 0)
+			t->pfd[n++] = (struct pollfd){ .fd = t->kp[i]->pidfd, .events = POLLIN };
+	if (poll(t->pfd, (nfds_t)n, 0) < 0) {
+		for (size_t i = 0; i < t->nkp; i++)
+			t->kp[i]->exited = 1; /* not known: each read again */
+		return;
+	}
+	n = 0;
+	for (size_t i = 0; i < t->nkp; i++)
+		if (t->kp[i]->pidfd >= 0)
+			t->kp[i]->exited = t->pfd[n++].revents != 0;
+}
+
+/* A new cycle: let go of the processes asked for in neither it nor the one before; see which exited. */
 static void kept_sweep(struct proctab *t, int64_t cycle)
 {
 	size_t keep = 0;
@@ -269,12 +322,13 @@ static void kept_sweep(struct proctab *t, int64_t cycle)
 		else
 			kept_free(t, k);
 	}
-	if (keep == t->nkp)
-		return;
-	t->nkp = keep;
-	hindex_clear(&t->kpi);
-	for (size_t i = 0; i < t->nkp; i++)
-		hindex_put(&t->kpi, pid_hash(t->kp[i]->p.pid), (uint32_t)i);
+	if (keep != t->nkp) {
+		t->nkp = keep;
+		hindex_clear(&t->kpi);
+		for (size_t i = 0; i < t->nkp; i++)
+			hindex_put(&t->kpi, pid_hash(t->kp[i]->p.pid), (uint32_t)i);
+	}
+	kept_poll(t);
 }
 
 /*
@@ -296,6 +350,7 @@ static int kept_read(struct proctab *t, struct proc_kept *k)
 		snprintf(path, sizeof(path), "%d/stat", (int)k->p.pid);
 		text = procfs_read(&t->pf, path);
 	}
+	t->stat_reads++;
 	if (!text)
 		return read_failure(errno);
 	if (procfs_parse_pid_stat(text, &ps))
@@ -303,6 +358,8 @@ static int kept_read(struct proctab *t, struct proc_kept *k)
 	if (ps.starttime != k->p.starttime || strcmp(ps.comm, k->p.comm)) {
 		pid_t pid = k->p.pid; /* not the process it was (a fixture's file written over) */
 
+		if (k->p.starttime || k->p.comm[0])
+			kept_close(t, &k->pidfd); /* the one it was (not the first read's empty entry) */
 		infos_free(&k->p, 1);
 		memset(&k->p, 0, sizeof(k->p));
 		k->p.pid = pid;
@@ -316,10 +373,54 @@ static int kept_read(struct proctab *t, struct proc_kept *k)
 	return 0;
 }
 
+/* A pidfd of pid (close-on-exec, as every pidfd), or -1 with errno set. */
+static int pidfd_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/*
+ * Whether the table's pids are this process's own: its root is a procfs
+ * whose "self" is getpid(). A procfs of another pid namespace (a
+ * container's --path.procfs=/host/proc) numbers them otherwise, and
+ * pidfd_open would take them for ours.
+ */
+static int own_pids(struct proctab *t)
+{
+	char buf[32];
+	ssize_t n;
+
+	if (!t->real_proc || (n = readlinkat(t->pf.dirfd, "self", buf, sizeof(buf) - 1)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10) == (long)getpid();
+}
+
+/* A kept descriptor taken from the cap and the budget: 1, or 0 when there is no room. */
+static int kept_room(struct proctab *t)
+{
+	return t->kp_fds < t->kp_cap && (!t->fdb || fd_budget_take(t->fdb, 1) == 0);
+}
+
+/* The room kept_room took, given back: the descriptor could not be had. */
+static void kept_unroom(struct proctab *t)
+{
+	if (t->fdb)
+		fd_budget_give(t->fdb, 1);
+}
+
 /*
  * pid's stat file opened, read and kept (as the fd budget allows) into a
- * new entry *out. 0 (*out NULL when there is no such process), or the
- * read's -errno (a file that cannot be opened now is read by path).
+ * new entry *out, with a pidfd where the table's pids are the process's
+ * own and a second descriptor fits. 0 (*out NULL when there is no such
+ * process), or the read's -errno (a file that cannot be opened now is read
+ * by path).
  */
 static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_kept **out)
 {
@@ -342,17 +443,30 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_ke
 			t->kp_cap = (size_t)(rl.rlim_cur / 8);
 	}
 	k->p.pid = pid;
-	k->fd = -1;
-	k->used = cycle;
-	if (t->kp_fds < t->kp_cap && (!t->fdb || fd_budget_take(t->fdb, 1) == 0)) {
+	k->fd = k->pidfd = -1;
+	k->used = k->read = cycle;
+	if (kept_room(t)) {
 		snprintf(path, sizeof(path), "%d/stat", (int)pid);
 		k->fd = openat(t->pf.dirfd, path, O_RDONLY | O_CLOEXEC);
 		if (k->fd >= 0)
 			t->kp_fds++;
-		else if (t->fdb)
-			fd_budget_give(t->fdb, 1);
+		else
+			kept_unroom(t);
 		if (k->fd < 0 && errno == ENOENT)
 			gone = 1; /* no such process: not read again by path */
+	}
+	if (t->pidfd_ok < 0)
+		t->pidfd_ok = own_pids(t);
+	/* Before the stat file is read: a process read through it is the pidfd's. */
+	if (!gone && t->pidfd_ok && kept_room(t)) {
+		k->pidfd = pidfd_of(pid);
+		if (k->pidfd >= 0) {
+			t->kp_fds++;
+		} else {
+			kept_unroom(t);
+			if (errno == ENOSYS || errno == EPERM || errno == EINVAL)
+				t->pidfd_ok = 0; /* a kernel before 5.3, or a sandbox that refuses it */
+		}
 	}
 	if (gone || (rc = kept_read(t, k))) {
 		kept_free(t, k);
@@ -368,7 +482,8 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_ke
 	return 0;
 }
 
-int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out)
+/* proctab_get and proctab_get_live: live, the latter. */
+static int get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out, int live)
 {
 	struct proc_kept *k;
 	int rc = 0;
@@ -383,7 +498,10 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 	if (t->kp_cycle != cycle)
 		kept_sweep(t, cycle);
 	k = kept_find(t, pid);
-	if (k && k->used != cycle) {
+	if (k && live && k->used != cycle && k->pidfd >= 0 && !k->exited && k->quiet + 1 < PROCTAB_LIVE_REREAD) {
+		k->quiet++; /* the same process, alive: as last read */
+		k->used = cycle;
+	} else if (k && (k->used != cycle || (!live && k->read != cycle))) {
 		rc = kept_read(t, k);
 		if (rc && rc != -ENOENT)
 			return rc; /* unreadable now, not gone: kept, and read again when asked */
@@ -393,7 +511,8 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 			k->used = INT64_MIN + 1;
 			k = NULL;
 		} else {
-			k->used = cycle;
+			k->used = k->read = cycle;
+			k->quiet = 0;
 		}
 	} else if (!k) {
 		rc = kept_open(t, pid, cycle, &k);
@@ -403,6 +522,16 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
 	if (k)
 		*out = &k->p;
 	return 0;
+}
+
+int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out)
+{
+	return get(t, cycle, pid, out, 0);
+}
+
+int proctab_get_live(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out)
+{
+	return get(t, cycle, pid, out, 1);
 }
 
 const char *proctab_argv0(struct proctab *t, struct proc_info *p)

@@ -22,6 +22,7 @@
 #include "procfs.h"
 
 struct container_id;
+struct pollfd;
 
 struct proc_info {
 	pid_t pid;
@@ -46,6 +47,10 @@ struct proctab {
 	size_t nkp, akp, kp_fds, kp_cap; /* ...; their stat files kept open, at most kp_cap */
 	struct fd_budget *fdb; /* borrowed: the producer's descriptor budget (kept files are taken from it); NULL: none */
 	struct hindex kpi;     /* kp by pid */
+	int pidfd_ok;          /* the root's pids are this process's own: kept processes get a pidfd; -1 until known */
+	struct pollfd *pfd;    /* the sweep's poll of the pidfds */
+	size_t apfd;
+	uint64_t stat_reads;   /* kept processes' stat files read so far */
 	int64_t kp_cycle, kp_prev; /* the cycle proctab_get last ran in, and the one before */
 	int real_proc;         /* the root is a procfs (not a fixture tree): -1 until known */
 	size_t nold, aold;
@@ -91,6 +96,18 @@ struct proc_info *proctab_find(struct proctab *t, pid_t pid);
  * (EMFILE, EACCES: the process is not reported gone).
  */
 int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out);
+/*
+ * The same for a caller that needs only the process's identity (pid,
+ * start time, comm) and whether it is alive, not this cycle's CPU times or
+ * parent: where the root's pids are the producer's own (its /proc), a kept
+ * process also holds a pidfd, and all of them are polled once a cycle; one
+ * that did not exit is answered as last read (it cannot have given its pid
+ * to another) without reading its stat file, which is read again at least
+ * every 16th cycle and as soon as the process exited (a zombie's state
+ * 'Z' is then seen). One poll a cycle instead of a stat read a process:
+ * /proc/PID/stat adds up every thread's times under the process's locks.
+ */
+int proctab_get_live(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out);
 
 /*
  * argv[0] of p ("" for a kernel thread or a process gone meanwhile).

@@ -190,6 +190,15 @@ static void test_fixture(void)
 	ok(p && p->starttime == 999, "kept: another start time is another process");
 	if (p)
 		is_str(proctab_argv0(&t, p), "/new", "kept: its argv[0] is read afresh");
+	/* A fixture tree is no procfs of this process's: no pidfd, a live get reads the file each cycle. */
+	{
+		uint64_t reads = t.stat_reads;
+
+		stat_line(4343, "kept", 'S', 2, 1, 999);
+		is_int(proctab_get_live(&t, 10500, 4343, &p), 0, "kept: a live get on a fixture");
+		ok(p && p->utime == 2 && t.stat_reads == reads + 1 && t.pidfd_ok == 0,
+		   "kept: a fixture's live get reads its stat file (no pidfd)");
+	}
 	{
 		char path[600];
 
@@ -358,7 +367,7 @@ static void test_real_proc(void)
 	is_int(proctab_get(&t, 10, child, &p), 0, "/proc: get a child");
 	ok(p && p->pid == child, "/proc: get: the child");
 	is_int(proctab_get(&t, 11, child, &p), 0, "/proc: get it in the next cycle");
-	ok(p && p->pid == child && t.kp_fds == 1, "/proc: through its kept stat file");
+	ok(p && p->pid == child && t.kp_fds == 2, "/proc: through its kept stat file (and a pidfd: two descriptors)");
 	kill(child, SIGKILL);
 	waitpid(child, &st, 0);
 	is_int(proctab_get(&t, 12, child, &p), 0, "/proc: get it once reaped");
@@ -366,10 +375,60 @@ static void test_real_proc(void)
 	proctab_free(&t);
 }
 
+/*
+ * proctab_get_live on this process's /proc: a child held by a pidfd is
+ * answered without its stat file while it lives (read again every 16th
+ * cycle, and by a plain proctab_get each time), read as soon as it exited
+ * (a zombie's 'Z'), gone once reaped.
+ */
+static void test_live(void)
+{
+	struct proctab t;
+	struct proc_info *p;
+	pid_t child;
+	siginfo_t si;
+	uint64_t reads;
+	int st, quiet = 1;
+
+	proctab_init(&t, "/proc");
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	is_int(proctab_get_live(&t, 100, child, &p), 0, "live: get a child");
+	ok(p && p->pid == child && p->starttime > 0, "live: the child, read once");
+	ok(t.pidfd_ok == 1 && t.kp_fds == 2, "live: its stat file and a pidfd kept (%zu)", t.kp_fds);
+	reads = t.stat_reads;
+	for (int c = 101; c <= 110; c++) {
+		quiet = quiet && proctab_get_live(&t, c, child, &p) == 0 && p && p->pid == child;
+		quiet = quiet && proctab_get_live(&t, c, child, &p) == 0 && p && p->pid == child;
+	}
+	ok(quiet && t.stat_reads == reads, "live: ten more cycles alive: no stat read (%llu)",
+	   (unsigned long long)(t.stat_reads - reads));
+	is_int(proctab_get(&t, 110, child, &p), 0, "live: a plain get in the same cycle");
+	ok(p && t.stat_reads == reads + 1, "live: a plain get reads the stat file (its CPU times as of now)");
+	for (int c = 111; c <= 127; c++)
+		proctab_get_live(&t, c, child, &p);
+	ok(t.stat_reads == reads + 2, "live: read again within 16 cycles (%llu reads)",
+	   (unsigned long long)(t.stat_reads - reads));
+	kill(child, SIGKILL);
+	waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT); /* exited, not reaped: a zombie */
+	reads = t.stat_reads;
+	is_int(proctab_get_live(&t, 128, child, &p), 0, "live: get the killed child");
+	ok(p && p->state == 'Z' && t.stat_reads == reads + 1, "live: exited: read at once, a zombie (%c)",
+	   p ? p->state : '-');
+	waitpid(child, &st, 0);
+	is_int(proctab_get_live(&t, 129, child, &p), 0, "live: get it once reaped");
+	ok(p == NULL, "live: gone");
+	proctab_free(&t);
+}
+
 int main(void)
 {
 	test_fixture();
 	test_real_proc();
+	test_live();
 	test_emfile();
 	return done_testing();
 }

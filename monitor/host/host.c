@@ -951,7 +951,7 @@ static int energy_alive(void *ud, uint32_t pid, uint64_t start)
 	struct host *h = ud;
 	struct proc_info *p = NULL;
 
-	if (host_process(h, (pid_t)pid, &p) != 0)
+	if (host_process_live(h, (pid_t)pid, &p) != 0)
 		return 1;
 	return p && (!start || p->starttime == start);
 }

@@ -464,8 +464,9 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_ke
 			t->kp_fds++;
 		} else {
 			kept_unroom(t);
-			if (errno == ENOSYS || errno == EPERM || errno == EINVAL)
+			if (errno == ENOSYS || errno == EPERM)
 				t->pidfd_ok = 0; /* a kernel before 5.3, or a sandbox that refuses it */
+			/* EINVAL, ENOENT: a thread's id, not a process's; ESRCH: gone (the read says so) */
 		}
 	}
 	if (gone || (rc = kept_read(t, k))) {

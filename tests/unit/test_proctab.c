@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,6 +382,18 @@ static void test_real_proc(void)
  * cycle, and by a plain proctab_get each time), read as soon as it exited
  * (a zombie's 'Z'), gone once reaped.
  */
+static pid_t thread_tid;
+static pthread_mutex_t thread_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	thread_tid = gettid();
+	pthread_mutex_lock(&thread_mu); /* until the test is done with it */
+	pthread_mutex_unlock(&thread_mu);
+	return NULL;
+}
+
 static void test_live(void)
 {
 	struct proctab t;
@@ -421,6 +434,19 @@ static void test_live(void)
 	waitpid(child, &st, 0);
 	is_int(proctab_get_live(&t, 129, child, &p), 0, "live: get it once reaped");
 	ok(p == NULL, "live: gone");
+	/* A thread's id (pidfd_open refuses it: EINVAL, ENOENT on 6.18): read as before; pidfds stay on for the others. */
+	{
+		pthread_t th;
+
+		pthread_mutex_lock(&thread_mu);
+		pthread_create(&th, NULL, thread_main, NULL);
+		while (!__atomic_load_n(&thread_tid, __ATOMIC_SEQ_CST))
+			usleep(1000);
+		is_int(proctab_get_live(&t, 130, thread_tid, &p), 0, "live: get a thread's id");
+		ok(p && p->pid == thread_tid && t.pidfd_ok == 1, "live: a thread is read, pidfds stay on for the rest");
+		pthread_mutex_unlock(&thread_mu);
+		pthread_join(th, NULL);
+	}
 	proctab_free(&t);
 }
 

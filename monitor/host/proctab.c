@@ -416,16 +416,36 @@ static void kept_unroom(struct proctab *t)
 }
 
 /*
- * pid's stat file opened, read and kept (as the fd budget allows) into a
- * new entry *out, with a pidfd where the table's pids are the process's
- * own and a second descriptor fits. 0 (*out NULL when there is no such
- * process), or the read's -errno (a file that cannot be opened now is read
- * by path).
+ * k's stat file opened and kept, as the cap and the budget allow (else it
+ * is read by path). -ENOENT when there is no such process, else 0.
  */
-static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_kept **out)
+static int stat_keep(struct proctab *t, struct proc_kept *k)
+{
+	char path[32];
+
+	if (!kept_room(t))
+		return 0;
+	snprintf(path, sizeof(path), "%d/stat", (int)k->p.pid);
+	k->fd = openat(t->pf.dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (k->fd >= 0) {
+		t->kp_fds++;
+		return 0;
+	}
+	kept_unroom(t);
+	return errno == ENOENT ? -ENOENT : 0;
+}
+
+/*
+ * pid read into a new entry *out, and kept as the fd budget allows: where
+ * the table's pids are the process's own, its pidfd, and its stat file too
+ * for a caller that reads CPU times each cycle (!live; a live caller's
+ * entry gets it at the first such ask); elsewhere its stat file. 0 (*out
+ * NULL when there is no such process), or the read's -errno (a file that
+ * cannot be opened now is read by path).
+ */
+static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, int live, struct proc_kept **out)
 {
 	struct proc_kept *k = xcalloc(1, sizeof(*k));
-	char path[32];
 	int gone = 0, rc = 0;
 
 	*out = NULL;
@@ -445,20 +465,10 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_ke
 	k->p.pid = pid;
 	k->fd = k->pidfd = -1;
 	k->used = k->read = cycle;
-	if (kept_room(t)) {
-		snprintf(path, sizeof(path), "%d/stat", (int)pid);
-		k->fd = openat(t->pf.dirfd, path, O_RDONLY | O_CLOEXEC);
-		if (k->fd >= 0)
-			t->kp_fds++;
-		else
-			kept_unroom(t);
-		if (k->fd < 0 && errno == ENOENT)
-			gone = 1; /* no such process: not read again by path */
-	}
 	if (t->pidfd_ok < 0)
 		t->pidfd_ok = own_pids(t);
 	/* Before the stat file is read: a process read through it is the pidfd's. */
-	if (!gone && t->pidfd_ok && kept_room(t)) {
+	if (t->pidfd_ok && kept_room(t)) {
 		k->pidfd = pidfd_of(pid);
 		if (k->pidfd >= 0) {
 			t->kp_fds++;
@@ -469,6 +479,8 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, struct proc_ke
 			/* EINVAL, ENOENT: a thread's id, not a process's; ESRCH: gone (the read says so) */
 		}
 	}
+	if (!live || k->pidfd < 0)
+		gone = stat_keep(t, k) == -ENOENT; /* no such process: not read again by path */
 	if (gone || (rc = kept_read(t, k))) {
 		kept_free(t, k);
 		return rc == -ENOENT ? 0 : rc;
@@ -503,6 +515,8 @@ static int get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **o
 		k->quiet++; /* the same process, alive: as last read */
 		k->used = cycle;
 	} else if (k && (k->used != cycle || (!live && k->read != cycle))) {
+		if (!live && k->fd < 0 && k->pidfd >= 0)
+			stat_keep(t, k); /* read each cycle from now on: kept (a process gone is the read's to say) */
 		rc = kept_read(t, k);
 		if (rc && rc != -ENOENT)
 			return rc; /* unreadable now, not gone: kept, and read again when asked */
@@ -516,7 +530,7 @@ static int get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **o
 			k->quiet = 0;
 		}
 	} else if (!k) {
-		rc = kept_open(t, pid, cycle, &k);
+		rc = kept_open(t, pid, cycle, live, &k);
 		if (rc)
 			return rc;
 	}

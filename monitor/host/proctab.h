@@ -100,12 +100,14 @@ int proctab_get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **
  * The same for a caller that needs only the process's identity (pid,
  * start time, comm) and whether it is alive, not this cycle's CPU times or
  * parent: where the root's pids are the producer's own (its /proc), a kept
- * process also holds a pidfd, and all of them are polled once a cycle; one
- * that did not exit is answered as last read (it cannot have given its pid
- * to another) without reading its stat file, which is read again at least
- * every 16th cycle and as soon as the process exited (a zombie's state
- * 'Z' is then seen). One poll a cycle instead of a stat read a process:
- * /proc/PID/stat adds up every thread's times under the process's locks.
+ * process holds a pidfd (and its stat file only once a proctab_get asked
+ * for it: one descriptor for a process asked after live), and all of the
+ * pidfds are polled once a cycle; one that did not exit is answered as
+ * last read (it cannot have given its pid to another) without reading its
+ * stat file, which is read again at least every 16th cycle and as soon as
+ * the process exited (a zombie's state 'Z' is then seen). One poll a cycle
+ * instead of a stat read a process: /proc/PID/stat adds up every thread's
+ * times under the process's locks.
  */
 int proctab_get_live(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **out);
 

@@ -42,6 +42,25 @@ void jset_u64_na(json_t *o, const char *k, uint64_t v, uint64_t na)
 		jset_u64(o, k, v);
 }
 
+void jset_u64sum(json_t *o, const char *k, const struct u64sum *s)
+{
+	if (s->big)
+		jset_real(o, k, s->over);
+	else
+		jset_u64(o, k, s->v);
+}
+
+json_t *json_u64(uint64_t v)
+{
+	/* jansson's integers are int64_t: a cast would print 2^63 as -9223372036854775808. */
+	return v <= (uint64_t)INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+}
+
+json_t *json_u64sum(const struct u64sum *s)
+{
+	return s->big ? json_real(s->over) : json_u64(s->v);
+}
+
 void jset_bool(json_t *o, const char *k, int v)
 {
 	json_t *j = json_object_get(o, k);

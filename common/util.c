@@ -348,6 +348,18 @@ uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
 	return (h ^ w ^ n) * 0x9e3779b97f4a7c15ull;
 }
 
+void u64sum_add(struct u64sum *s, uint64_t v)
+{
+	if (s->big) {
+		s->over += (double)v;
+	} else if (v > UINT64_MAX - s->v) { /* past 2^64: a real, never a wrapped sum */
+		s->big = 1;
+		s->over = (double)s->v + (double)v;
+	} else {
+		s->v += v;
+	}
+}
+
 void node_name(char *dst, size_t size)
 {
 	const char *k = getenv("KUBE_NODE_NAME");

@@ -104,6 +104,18 @@ char *utf8_sanitize(char *s);
 uint64_t hash_bytes(uint64_t seed, const void *p, size_t n);
 
 /*
+ * A sum of u64 values that never wraps: exact while it fits in 64 bits, a
+ * double once it went past 2^64 (big). Zeroed: 0. The report writes it as
+ * json_u64sum (jset.h) does.
+ */
+struct u64sum {
+	uint64_t v;  /* the sum, while it fits */
+	double over; /* the sum, once it did not fit */
+	int big;
+};
+void u64sum_add(struct u64sum *s, uint64_t v);
+
+/*
  * The node's name: KUBE_NODE_NAME when set and not empty, else NODE_NAME (the
  * downward API), else the host name (else "localhost").
  */

@@ -92,10 +92,8 @@ void devrec_temp_whole(struct devrec *r, const char *name, uint64_t degrees)
 void devrec_set_memory(struct devrec *r, uint64_t total, uint64_t used, uint64_t free_b, uint64_t na)
 {
 	r->mem_total = total;
-	r->mem_used = used;
+	r->mem_used = (struct u64sum){ .v = used }; /* set, not added to */
 	r->mem_free = free_b;
-	if (used != na)
-		r->have &= ~(uint32_t)DR_MEM_USED_OVER; /* set, not added to */
 	r->have |= (total != na ? DR_MEM_TOTAL : 0) | (used != na ? DR_MEM_USED : 0) | (free_b != na ? DR_MEM_FREE : 0);
 }
 
@@ -103,17 +101,9 @@ void devrec_mem_used_add(struct devrec *r, uint64_t bytes)
 {
 	if (!(r->have & DR_MEM_USED)) {
 		r->have |= DR_MEM_USED;
-		r->have &= ~(uint32_t)DR_MEM_USED_OVER;
-		r->mem_used = 0;
+		r->mem_used = (struct u64sum){ 0 };
 	}
-	if (r->have & DR_MEM_USED_OVER) {
-		r->mem_used_over += (double)bytes;
-	} else if (bytes > UINT64_MAX - r->mem_used) { /* past 2^64: a real, never a wrapped sum */
-		r->have |= DR_MEM_USED_OVER;
-		r->mem_used_over = (double)r->mem_used + (double)bytes;
-	} else {
-		r->mem_used += bytes;
-	}
+	u64sum_add(&r->mem_used, bytes);
 }
 
 struct devrec_proc *devrec_proc(struct devrec *r, pid_t pid)
@@ -130,41 +120,16 @@ struct devrec_proc *devrec_proc(struct devrec *r, pid_t pid)
 	}
 	p = &r->proc[r->nproc++];
 	p->pid = pid;
-	p->mem.kind = DEVREC_B_NONE;
+	p->mem = (struct u64sum){ 0 };
+	p->has_mem = 0;
 	p->neng = 0;
 	return p;
 }
 
-/* b = v as the report writes a u64. */
-static void bytes_set(struct devrec_bytes *b, uint64_t v)
+void devrec_proc_mem_add(struct devrec_proc *p, uint64_t bytes)
 {
-	if (v <= (uint64_t)INT64_MAX) {
-		b->kind = DEVREC_B_INT;
-		b->n = v;
-	} else {
-		b->kind = DEVREC_B_REAL;
-		b->r = (double)v;
-	}
-}
-
-void devrec_bytes_add(struct devrec_bytes *b, uint64_t bytes)
-{
-	switch (b->kind) {
-	case DEVREC_B_NONE:
-		bytes_set(b, bytes);
-		break;
-	case DEVREC_B_INT:
-		if (b->n <= UINT64_MAX - bytes) {
-			bytes_set(b, b->n + bytes);
-		} else { /* past 2^64: a real, never a wrapped sum */
-			b->kind = DEVREC_B_REAL;
-			b->r = (double)b->n + (double)bytes;
-		}
-		break;
-	default:
-		b->r += (double)bytes;
-		break;
-	}
+	u64sum_add(&p->mem, bytes);
+	p->has_mem = 1;
 }
 
 void devrec_proc_engine_add(struct devrec_proc *p, unsigned e, double pct)
@@ -205,9 +170,22 @@ static void put_u64(const struct devrec *r, json_t *d, uint32_t bit, const char 
 {
 	if (r->fresh) {
 		if (r->have & bit)
-			json_object_set_new(d, k, v <= (uint64_t)INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v));
+			json_object_set_new(d, k, json_u64(v));
 	} else if (r->have & bit) {
 		jset_u64(d, k, v);
+	} else {
+		json_object_del(d, k);
+	}
+}
+
+/* The same for a never-wrapping sum (jset_u64sum's types). */
+static void put_sum(const struct devrec *r, json_t *d, uint32_t bit, const char *k, const struct u64sum *v)
+{
+	if (r->fresh) {
+		if (r->have & bit)
+			json_object_set_new(d, k, json_u64sum(v));
+	} else if (r->have & bit) {
+		jset_u64sum(d, k, v);
 	} else {
 		json_object_del(d, k);
 	}
@@ -234,10 +212,7 @@ void devrec_util_json(const struct devrec *r, json_t *d)
 void devrec_memory_json(const struct devrec *r, json_t *d)
 {
 	put_u64(r, d, DR_MEM_TOTAL, "total_bytes", r->mem_total);
-	if (r->have & DR_MEM_USED_OVER)
-		put_real(r, d, DR_MEM_USED_OVER, "used_bytes", r->mem_used_over);
-	else
-		put_u64(r, d, DR_MEM_USED, "used_bytes", r->mem_used);
+	put_sum(r, d, DR_MEM_USED, "used_bytes", &r->mem_used);
 	put_u64(r, d, DR_MEM_FREE, "free_bytes", r->mem_free);
 }
 
@@ -296,7 +271,7 @@ void devrec_temps_json(const struct devrec *r, json_t *d)
 /* Does p have what view writes? */
 static int proc_shown(const struct devrec_proc *p, enum devrec_pview view)
 {
-	return view == DEVREC_PROC_MEMORY ? p->mem.kind != DEVREC_B_NONE : p->neng > 0;
+	return view == DEVREC_PROC_MEMORY ? p->has_mem : p->neng > 0;
 }
 
 /* The index in r of the shown process whose key is k, or -1. */
@@ -363,11 +338,8 @@ void devrec_procs_json(const struct devrec *r, enum devrec_pview view, const cha
 		if (view == DEVREC_PROC_ENGINES)
 			engines_json(r, p, eng, obj_of(r, ps, key));
 		else if (r->fresh)
-			json_object_set_new(ps, key, p->mem.kind == DEVREC_B_INT ? json_integer((json_int_t)p->mem.n)
-										: json_real(p->mem.r));
-		else if (p->mem.kind == DEVREC_B_INT)
-			jset_int(ps, key, (json_int_t)p->mem.n);
+			json_object_set_new(ps, key, json_u64sum(&p->mem));
 		else
-			jset_real(ps, key, p->mem.r);
+			jset_u64sum(ps, key, &p->mem);
 	}
 }

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../../common/util.h"
+
 /* Which of a record's fields were read this cycle (struct devrec.have). */
 enum devrec_field {
 	DR_CORE_PCT = 1u << 0,     /* core_pct: "core_percent" */
@@ -46,7 +48,6 @@ enum devrec_field {
 	DR_ENERGY = 1u << 6,       /* energy_j: "energy_joules", the period's */
 	DR_ENERGY_TOTAL = 1u << 7, /* energy_total_j: "energy_total_joules", the device's own total */
 	DR_PROCS = 1u << 8,        /* the processes were listed: "processes" is written, {} when none */
-	DR_MEM_USED_OVER = 1u << 9, /* mem_used_over: a "used_bytes" sum went past 2^64 (devrec_mem_used_add) */
 };
 
 #define DEVREC_TEMPS 32   /* named temperature sensors a record holds; more are left out */
@@ -61,22 +62,11 @@ struct devrec_temp {
 	uint64_t degrees;
 };
 
-/*
- * A byte count summed from several sources (a process's clients or
- * contexts) the way the report writes a u64: an integer below 2^63, a real
- * from there on, never a wrapped sum.
- */
-struct devrec_bytes {
-	int kind;   /* DEVREC_B_NONE: nothing added yet; _INT: n; _REAL: r */
-	uint64_t n; /* bytes, below 2^63 */
-	double r;   /* bytes, at or above 2^63 */
-};
-enum { DEVREC_B_NONE, DEVREC_B_INT, DEVREC_B_REAL };
-
 /* One process's samples on the device. */
 struct devrec_proc {
 	pid_t pid;
-	struct devrec_bytes mem;      /* its device memory (bytes) */
+	struct u64sum mem;            /* its device memory (bytes), summed over its clients or contexts */
+	int has_mem;                  /* mem was added to (devrec_proc_mem_add) */
 	double eng[DEVREC_ENGINES];   /* percent of the period each engine was busy for it (0..100) */
 	uint8_t order[DEVREC_ENGINES]; /* the engines it has, in the order first added */
 	size_t neng;
@@ -89,8 +79,7 @@ struct devrec {
 	double core_pct;          /* percent */
 	double membw_pct;         /* percent */
 	uint64_t mem_total;       /* bytes */
-	uint64_t mem_used;        /* bytes */
-	double mem_used_over;     /* bytes, a sum of used bytes that went past 2^64 (DR_MEM_USED_OVER): written instead */
+	struct u64sum mem_used;   /* bytes: read whole (.v) or summed from parts (devrec_mem_used_add) */
 	uint64_t mem_free;        /* bytes */
 	double power_w;           /* W */
 	double energy_j;          /* J over the period */
@@ -110,7 +99,7 @@ void devrec_set_memory(struct devrec *r, uint64_t total, uint64_t used, uint64_t
  * Add bytes to the device's used memory (a device whose use is read in
  * parts, such as Neuron's per core and category) and set DR_MEM_USED: the
  * exact sum while it fits in 64 bits, written as a u64; past 2^64 a real
- * (DR_MEM_USED_OVER, the parts added to it as doubles), never a wrapped sum.
+ * (struct u64sum, util.h), never a wrapped sum.
  */
 void devrec_mem_used_add(struct devrec *r, uint64_t bytes);
 
@@ -135,8 +124,8 @@ void devrec_temp_whole(struct devrec *r, const char *name, uint64_t degrees);
  * is not there yet; DR_PROCS is set. Borrowed: valid until the next call.
  */
 struct devrec_proc *devrec_proc(struct devrec *r, pid_t pid);
-/* Add bytes to b: the exact sum while it fits in 64 bits, a real beyond (struct devrec_bytes). */
-void devrec_bytes_add(struct devrec_bytes *b, uint64_t bytes);
+/* Add bytes to p's device memory (u64sum_add) and mark it as having some. */
+void devrec_proc_mem_add(struct devrec_proc *p, uint64_t bytes);
 /*
  * Add pct (percent of the period) to engine e (< DEVREC_ENGINES) of p, the
  * sum held at 100: an engine with several rings can add up past 100, and a

@@ -310,7 +310,7 @@ static void put_procs(struct nv_state *s, struct nv_dev *d, json_t *o)
 	for (unsigned i = 0; i < d->nprocs; i++) {
 		if (d->procs[i].bytes == NVML_VALUE_NOT_AVAILABLE_ULL)
 			continue;
-		devrec_bytes_add(&devrec_proc(&s->rec, (pid_t)d->procs[i].pid)->mem, d->procs[i].bytes);
+		devrec_proc_mem_add(devrec_proc(&s->rec, (pid_t)d->procs[i].pid), d->procs[i].bytes);
 		pid_list_add(&s->named, (pid_t)d->procs[i].pid);
 	}
 	devrec_procs_json(&s->rec, DEVREC_PROC_MEMORY, NULL, o);

@@ -305,7 +305,7 @@ static nvmlReturn_t inst_procs(struct mig_inst *in, const struct nv_mig_api *a, 
 				bytes += in->pbuf[j].usedGpuMemory;
 		if (in->pbuf[i].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE_ULL || bytes == NVML_VALUE_NOT_AVAILABLE_ULL)
 			continue;
-		devrec_bytes_add(&devrec_proc(rec, (pid_t)in->pbuf[i].pid)->mem, bytes);
+		devrec_proc_mem_add(devrec_proc(rec, (pid_t)in->pbuf[i].pid), bytes);
 		if (a->named)
 			pid_list_add(a->named, (pid_t)in->pbuf[i].pid);
 	}

@@ -293,7 +293,7 @@ static void amd_proc_memory(struct amd_state *s, const struct amd_dev *ad, struc
 
 		if (!cl->have_vram || strcmp(cl->pdev, ad->pdev))
 			continue;
-		devrec_bytes_add(&devrec_proc(rec, cl->pid)->mem, cl->vram);
+		devrec_proc_mem_add(devrec_proc(rec, cl->pid), cl->vram);
 		pid_list_add(&s->named, cl->pid);
 	}
 }
@@ -442,10 +442,10 @@ static void amd_memory(struct amd_state *s, struct amd_dev *ad, struct rdctx *r,
 
 	if (rd_u64(r, ad->fd, "mem_info_vram_total", &rec->mem_total) == 1)
 		rec->have |= DR_MEM_TOTAL;
-	if (rd_u64(r, ad->fd, "mem_info_vram_used", &rec->mem_used) == 1)
+	if (rd_u64(r, ad->fd, "mem_info_vram_used", &rec->mem_used.v) == 1)
 		rec->have |= DR_MEM_USED;
 	if ((rec->have & (DR_MEM_TOTAL | DR_MEM_USED)) == (DR_MEM_TOTAL | DR_MEM_USED)) {
-		rec->mem_free = rec->mem_total > rec->mem_used ? rec->mem_total - rec->mem_used : 0;
+		rec->mem_free = rec->mem_total > rec->mem_used.v ? rec->mem_total - rec->mem_used.v : 0;
 		rec->have |= DR_MEM_FREE;
 	}
 	devrec_memory_json(rec, d);

@@ -412,7 +412,7 @@ static void nrn_memory(struct nrn_dev *nd, struct devrec *rec, struct rdctx *r, 
 	}
 	devrec_memory_json(rec, d);
 	if (have_host)
-		json_object_set_new(d, "host_used_bytes", u64sum_json(&host_used));
+		json_object_set_new(d, "host_used_bytes", json_u64sum(&host_used));
 	json_object_set_new(d, "neuroncores", cores);
 	if (json_object_size(host))
 		json_object_set(d, "host_bytes", host);
@@ -507,10 +507,10 @@ static void errors_dev(struct nrn_dev *nd, struct rdctx *r, json_t *d)
 	}
 	if (d && json_object_size(totals)) {
 		if (all_delta)
-			json_object_set_new(d, "ecc_errors", json_pack("{s:o, s:o}", "corrected", u64sum_json(&dc),
-								       "uncorrected", u64sum_json(&du)));
-		json_object_set_new(d, "ecc_corrected_volatile_total", u64sum_json(&tc));
-		json_object_set_new(d, "ecc_uncorrected_volatile_total", u64sum_json(&tu));
+			json_object_set_new(d, "ecc_errors", json_pack("{s:o, s:o}", "corrected", json_u64sum(&dc),
+								       "uncorrected", json_u64sum(&du)));
+		json_object_set_new(d, "ecc_corrected_volatile_total", json_u64sum(&tc));
+		json_object_set_new(d, "ecc_uncorrected_volatile_total", json_u64sum(&tu));
 		if (json_object_size(events))
 			json_object_set(d, "ecc_events", events);
 		json_object_set(d, "ecc_events_total", totals);

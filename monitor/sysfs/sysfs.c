@@ -340,32 +340,9 @@ bool sysfs_is_pci_address(const char *s)
 
 /* ---- u64 values in the report ---------------------------------------------- */
 
-json_t *json_u64(uint64_t v)
-{
-	/* jansson's integers are int64_t: a cast would print 2^63 as -9223372036854775808. */
-	return v <= (uint64_t)INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
-}
-
 void json_set_u64(json_t *obj, const char *key, uint64_t v)
 {
 	json_object_set_new(obj, key, json_u64(v));
-}
-
-void u64sum_add(struct u64sum *s, uint64_t v)
-{
-	if (s->big) {
-		s->over += (double)v;
-	} else if (v > UINT64_MAX - s->v) {
-		s->big = true;
-		s->over = (double)s->v + (double)v;
-	} else {
-		s->v += v;
-	}
-}
-
-json_t *u64sum_json(const struct u64sum *s)
-{
-	return s->big ? json_real(s->over) : json_u64(s->v);
 }
 
 /* ---- per-period counters ---------------------------------------------------- */

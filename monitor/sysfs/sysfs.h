@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../../common/jset.h"
 #include "../core/collector.h"
 
 /* ---- attribute files ------------------------------------------------------ */
@@ -109,23 +110,9 @@ bool sysfs_is_pci_address(const char *s);
  */
 #define SYSFS_U64_NA UINT64_MAX
 
-/*
- * A u64 as a JSON number that keeps its value: an integer below 2^63, a
- * real at or above it (never a negative integer). New reference.
- */
-json_t *json_u64(uint64_t v);
-/* obj[key] = json_u64(v). */
+/* obj[key] = json_u64(v) (jset.h). */
 void json_set_u64(json_t *obj, const char *key, uint64_t v);
 
-/* A sum of u64 values that never wraps: exact while it fits in 64 bits, a double beyond. */
-struct u64sum {
-	uint64_t v;  /* the sum, while it fits */
-	double over; /* the sum, once it did not fit (big) */
-	bool big;
-};
-void u64sum_add(struct u64sum *s, uint64_t v);
-/* The sum as a JSON number (json_u64, or a real when it went past 2^64). New reference. */
-json_t *u64sum_json(const struct u64sum *s);
 
 /* ---- per-period counters ---------------------------------------------------- */
 

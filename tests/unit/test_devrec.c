@@ -7,6 +7,7 @@
  * reading JSON back: a process's bytes over its clients and its engines'
  * percentages.
  */
+#include "../../common/jset.h"
 #include "../../monitor/core/devrec.h"
 #include "../../common/util.h"
 #include "tap.h"
@@ -47,7 +48,7 @@ static void test_fields(void)
 	r.core_pct = 45;
 	r.membw_pct = 12.5;
 	r.mem_total = 17163091968ULL;
-	r.mem_used = 9223372036854775808ULL; /* 2^63: a real */
+	r.mem_used.v = 9223372036854775808ULL; /* 2^63: a real */
 	r.mem_free = 0;
 	r.power_w = 61.123456789012;
 	r.energy_j = 3.5;
@@ -156,13 +157,14 @@ static void test_bytes(void)
 	};
 
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
-		struct devrec_bytes b = { 0 };
+		struct devrec_proc p = { 0 };
 		json_t *j;
 		char *got;
 
 		for (size_t i = 0; i < cases[c].n; i++)
-			devrec_bytes_add(&b, cases[c].add[i]);
-		j = b.kind == DEVREC_B_INT ? json_integer((json_int_t)b.n) : json_real(b.r);
+			devrec_proc_mem_add(&p, cases[c].add[i]);
+		ok(p.has_mem, "%s: has memory", cases[c].name);
+		j = json_u64sum(&p.mem);
 		got = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10) | JSON_ENCODE_ANY);
 		is_str(got, cases[c].want, cases[c].name);
 		free(got);
@@ -205,8 +207,8 @@ static void test_mem_used_add(void)
 	devrec_mem_used_add(&r, UINT64_MAX);
 	devrec_mem_used_add(&r, UINT64_MAX);
 	devrec_memory_json(&r, d);
-	ok(r.have == (DR_MEM_USED | DR_MEM_USED_OVER) && json_is_real(json_object_get(d, "used_bytes")),
-	   "past 2^64: DR_MEM_USED_OVER");
+	ok(r.have == DR_MEM_USED && r.mem_used.big && json_is_real(json_object_get(d, "used_bytes")),
+	   "past 2^64: a real");
 	devrec_clear(&r);
 	devrec_mem_used_add(&r, 7);
 	devrec_memory_json(&r, d);
@@ -235,14 +237,14 @@ static void test_procs(void)
 	is_json(d, "{\"processes\":{}}", "listed with none to show: {}");
 
 	devrec_clear(&r);
-	devrec_bytes_add(&devrec_proc(&r, 2000)->mem, 4096);
-	devrec_bytes_add(&devrec_proc(&r, 1000)->mem, 100);
-	devrec_bytes_add(&devrec_proc(&r, 2000)->mem, 4096);
+	devrec_proc_mem_add(devrec_proc(&r, 2000), 4096);
+	devrec_proc_mem_add(devrec_proc(&r, 1000), 100);
+	devrec_proc_mem_add(devrec_proc(&r, 2000), 4096);
 	devrec_procs_json(&r, DEVREC_PROC_MEMORY, NULL, d);
 	is_json(d, "{\"processes\":{\"2000\":8192,\"1000\":100}}", "memory per process, in the order first seen");
 
 	devrec_clear(&r);
-	devrec_bytes_add(&devrec_proc(&r, 1000)->mem, 200);
+	devrec_proc_mem_add(devrec_proc(&r, 1000), 200);
 	devrec_procs_json(&r, DEVREC_PROC_MEMORY, NULL, d);
 	is_json(d, "{\"processes\":{\"1000\":200}}", "a process gone from the record is removed from a kept object");
 
@@ -287,12 +289,12 @@ static void test_fresh(void)
 		r[f].have = DR_CORE_PCT | DR_MEM_TOTAL | DR_MEM_USED | DR_POWER | DR_ENERGY_TOTAL;
 		r[f].core_pct = 12;
 		r[f].mem_total = 1ULL << 40;
-		r[f].mem_used = UINT64_MAX - 1;
+		r[f].mem_used.v = UINT64_MAX - 1;
 		r[f].power_w = 100.25;
 		r[f].energy_total_j = 5;
 		devrec_temp_add(&r[f], "edge", NULL, 40);
 		devrec_temp_add(&r[f], "edge", "temp2", 41);
-		devrec_bytes_add(&devrec_proc(&r[f], 10)->mem, 4096);
+		devrec_proc_mem_add(devrec_proc(&r[f], 10), 4096);
 		devrec_proc_engine_add(devrec_proc(&r[f], 20), 1, 50);
 		devrec_util_json(&r[f], d);
 		devrec_memory_json(&r[f], d);

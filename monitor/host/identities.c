@@ -289,17 +289,20 @@ json_t *containers_identities(const pid_t *pids, size_t n, struct ident_cb *cb, 
 	struct hindex seen = { 0 };
 	size_t pf[POD_NAMES];
 
-	for (size_t i = 0; i < POD_NAMES; i++) /* the fields of the pod's names: each is a container's field */
-		for (pf[i] = 0; strcmp(container_field_keys[pf[i]], report_pod_names[i]);)
-			pf[i]++;
-	o.ctrs = json_object();
-	o.pods = json_object();
-	o.procs = json_object();
-	o.ids = json_pack("{s:o, s:o, s:o}", "containers", o.ctrs, "pods", o.pods, "processes", o.procs);
 	l->report++;
 	l->np = 0;
 	hindex_clear(&l->pi);
 	cb->new_containers = 0;
+	o.ids = NULL;
+	if (n) { /* no process named (a node without devices): no object made to be dropped */
+		for (size_t i = 0; i < POD_NAMES; i++) /* the fields of the pod's names: each is a container's field */
+			for (pf[i] = 0; strcmp(container_field_keys[pf[i]], report_pod_names[i]);)
+				pf[i]++;
+		o.ids = json_object();
+		json_object_set_new_nocheck(o.ids, "containers", o.ctrs = json_object());
+		json_object_set_new_nocheck(o.ids, "pods", o.pods = json_object());
+		json_object_set_new_nocheck(o.ids, "processes", o.procs = json_object());
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct container_id *id;
 		const struct container_names *names;
@@ -316,7 +319,7 @@ json_t *containers_identities(const pid_t *pids, size_t n, struct ident_cb *cb, 
 	ents_keep_report(l);
 	if (!last)
 		ident_last_clear(&none);
-	if (json_object_size(o.ctrs) || json_object_size(o.pods) || json_object_size(o.procs))
+	if (o.ids && (json_object_size(o.ctrs) || json_object_size(o.pods) || json_object_size(o.procs)))
 		return o.ids;
 	json_decref(o.ids);
 	return NULL;

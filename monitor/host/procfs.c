@@ -121,10 +121,12 @@ int procfs_parse_meminfo(const char *text, struct meminfo *mi)
 		{ "SwapTotal:", offsetof(struct meminfo, swap_total) },
 		{ "SwapFree:", offsetof(struct meminfo, swap_free) },
 	};
-	bool have_total = false;
+	const unsigned all = (1u << (sizeof(keys) / sizeof(keys[0]))) - 1;
+	unsigned seen = 0;
 
 	memset(mi, 0, sizeof(*mi));
-	for (const char *p = text; *p; p = next_line(p)) {
+	/* The keys are among the first 25 of some 55 lines: the rest is not scanned once each was seen. */
+	for (const char *p = text; *p && seen != all; p = next_line(p)) {
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 			size_t n;
 			const char *q;
@@ -143,14 +145,12 @@ int procfs_parse_meminfo(const char *text, struct meminfo *mi)
 			if (!strncmp(q, " kB", 3))
 				v *= 1024;
 			*(uint64_t *)((char *)mi + keys[i].off) = v;
-			if (i == 0)
-				have_total = true;
-			if (i == 2)
-				mi->has_available = true;
+			seen |= 1u << i;
 			break;
 		}
 	}
-	return have_total ? 0 : -EINVAL;
+	mi->has_available = (seen & 4) != 0; /* keys[2] */
+	return seen & 1 ? 0 : -EINVAL; /* keys[0], MemTotal */
 }
 
 uint64_t meminfo_used(const struct meminfo *mi)

@@ -299,18 +299,20 @@ static int group_complete(const json_t *g, size_t i)
 static void cycle_once(struct bench *b, struct sys_inst *in)
 {
 	struct cycle cy;
-	json_t *report, *rdata, *sdata, *info;
+	struct report report = { 0 };
 	int complete = 1;
 
 	cy.mono_ns = clock_mono_ns();
 	cy.boot_ns = clock_boot_ns();
 	cy.real_ns = clock_real_ns();
 	iso8601_format(cy.real_ns, cy.iso);
-	rdata = json_array();
-	sdata = json_object();
-	info = json_incref(b->instance_info); /* instance_json() lends the current object */
+	report.iso = cy.iso;
+	report.seq = b->seq;
+	report.runtime_data = json_array();
+	report.device_data = json_array();
+	report.system_data = json_object();
+	report.instance_info = b->instance_info; /* instance_json() lends the current object */
 	/* The self-timing ("collectors") is left empty: monitor.c's timing_put is not part of this model. */
-	report = report_new(cy.iso, b->seq, json_object(), rdata, json_array(), sdata, info);
 	for (size_t i = 0; i < NGROUPS; i++) {
 		json_t *g = group_new((double)(cy.mono_ns - in->last_ns[i]) / 1e9, cy.iso);
 		int64_t t0 = clock_mono_ns();
@@ -321,12 +323,13 @@ static void cycle_once(struct bench *b, struct sys_inst *in)
 			die("monotonic clock went backwards");
 		in->last_ns[i] = cy.mono_ns;
 		complete &= group_complete(g, i);
-		json_object_set_new(sdata, group_name(b->ops[i]->group), g);
+		json_object_set_new(report.system_data, group_name(b->ops[i]->group), g);
 	}
-	buf_reset(&b->line);
-	if (json_write(report, &b->line) || buf_add(&b->line, "\n", 1))
+	if (report_write(&report, &b->line, b->line.cap))
 		die("report %llu does not fit in %zu bytes", (unsigned long long)b->seq, b->line.cap);
-	json_decref(report);
+	json_decref(report.runtime_data);
+	json_decref(report.device_data);
+	json_decref(report.system_data);
 	b->seq++;
 	b->ncycles++;
 	b->ncomplete += (unsigned long)complete;

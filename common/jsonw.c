@@ -177,6 +177,20 @@ int json_write_string(struct buf *b, const char *s, size_t len)
 	return put_string(b, s, len);
 }
 
+int json_write_real(struct buf *b, double v)
+{
+	char num[32];
+
+	return put(b, num, json_format_real(v, num));
+}
+
+int json_write_u64(struct buf *b, uint64_t v)
+{
+	char num[24], *p = u64_digits(v, num + sizeof(num));
+
+	return put(b, p, (size_t)(num + sizeof(num) - p));
+}
+
 /*
  * The objects of this document already written that other places hold too
  * (refcount above 1: a process's identity in every group that names the

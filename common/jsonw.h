@@ -40,5 +40,8 @@ int json_write_string(struct buf *b, const char *s, size_t len);
 
 /* Append one real in the format above; dst needs 32 bytes. Returns the length. */
 size_t json_format_real(double v, char *dst);
+/* Append a real as json_write writes one, or an unsigned integer: for writers of their own. 0, or -ENOSPC. */
+int json_write_real(struct buf *b, double v);
+int json_write_u64(struct buf *b, uint64_t v);
 
 #endif

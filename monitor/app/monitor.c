@@ -104,13 +104,11 @@ struct monitor {
 	size_t njobs;
 	struct sched sched;
 	struct sched_job **taken;
-	/* A cycle's self-timing, one row per collection, as it ran (timing_put); written into the report once. */
-	struct timing_row {
-		const char *collector;
-		enum group_id id;
-		double wall, cpu; /* seconds */
-		int ok;
-	} *timing;
+	/*
+	 * A cycle's self-timing, one row per collection, as it ran
+	 * (timing_put); timing_sum adds up the rows of one collector and group.
+	 */
+	struct report_timing *timing;
 	size_t ntiming;
 	uint64_t seq;
 	/* monitor_start's: where reports go and whom to tell; started: the jobs' due timers are armed */
@@ -615,9 +613,7 @@ struct cycle_run {
 	struct cycle cy;
 	size_t ntaken;                  /* jobs due, in m->taken */
 	int fd;                         /* where the report line goes */
-	json_t *report;                 /* owned */
-	json_t *system_data, *device_data, *runtime_data; /* borrowed from report */
-	json_t *timing;                 /* "monitor"."collectors" (borrowed from report), written by timing_write */
+	struct report report;           /* its JSON parts owned (monitor_cycle frees them) */
 	int rc;                         /* PHASE_REPORT's: 0 or -errno from the write */
 };
 
@@ -627,68 +623,47 @@ struct cycle_run {
  * ns), split evenly over the share groups collected by one call, plus the
  * CPU time its source's loop callbacks took for the group's answer (j's
  * fetch: an endpoint's transfer, decoding and parse), as the cycle's next
- * row; timing_write adds them up.
+ * row; timing_sum adds them up.
  */
 static void timing_put(struct monitor *m, const struct unit *u, struct job *j, int64_t wall0, int64_t cpu0,
 		       size_t share, int ok)
 {
-	struct timing_row *r = &m->timing[m->ntiming++];
+	struct report_timing *r = &m->timing[m->ntiming++];
 
 	r->collector = u->ops ? u->ops->name : u->name;
-	r->id = j->id;
-	r->wall = (double)(clock_mono_ns() - wall0) / 1e9 / (double)share;
-	r->cpu = ((double)(clock_thread_cpu_ns() - cpu0) / (double)share + (double)j->fetch.loop_cpu_ns) / 1e9;
+	r->group = group_name(j->id);
+	r->seconds = (double)(clock_mono_ns() - wall0) / 1e9 / (double)share;
+	r->cpu_seconds = ((double)(clock_thread_cpu_ns() - cpu0) / (double)share + (double)j->fetch.loop_cpu_ns) / 1e9;
 	r->ok = ok;
 	j->fetch.loop_cpu_ns = 0; /* counted once */
 }
 
 /*
- * The cycle's rows into timing: timing.<collector>.<group> {seconds,
- * cpu_seconds, success}, collectors and groups in the order they first
- * ran; the rows of one collector and group (several runtimes of a kind)
- * add up, in the order they ran, and succeed when none reported an error.
+ * The cycle's rows, one per collector and group: the rows of one collector
+ * and group (several runtimes of a kind) added up into the first, in the
+ * order they ran, and successful when none reported an error. Returns how
+ * many; report_write writes them (struct report).
  */
-static void timing_write(struct monitor *m, json_t *timing)
+static size_t timing_sum(struct monitor *m)
 {
-	struct timing_row *t = m->timing;
+	struct report_timing *t = m->timing;
 	size_t n = 0;
 
-	for (size_t i = 0; i < m->ntiming; i++) { /* rows of one collector and group into the first one */
+	for (size_t i = 0; i < m->ntiming; i++) {
 		size_t k = 0;
 
-		while (k < n && (t[k].id != t[i].id || strcmp(t[k].collector, t[i].collector)))
+		while (k < n && (strcmp(t[k].group, t[i].group) || strcmp(t[k].collector, t[i].collector)))
 			k++;
 		if (k < n) {
-			t[k].wall += t[i].wall;
-			t[k].cpu += t[i].cpu;
+			t[k].seconds += t[i].seconds;
+			t[k].cpu_seconds += t[i].cpu_seconds;
 			t[k].ok = t[k].ok && t[i].ok;
 		} else {
 			t[n++] = t[i];
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		json_t *c;
-		size_t k = 0;
-
-		while (k < i && strcmp(t[k].collector, t[i].collector))
-			k++;
-		if (k < i)
-			continue; /* written with its collector's first row */
-		json_object_set_new_nocheck(timing, t[i].collector, c = json_object());
-		for (k = i; k < n; k++) {
-			json_t *g;
-
-			if (strcmp(t[k].collector, t[i].collector))
-				continue;
-			/* Object calls rather than json_pack, whose format scanner showed in a small report's profile. */
-			g = json_object();
-			json_object_set_new_nocheck(g, "seconds", json_real(t[k].wall));
-			json_object_set_new_nocheck(g, "cpu_seconds", json_real(t[k].cpu));
-			json_object_set_new_nocheck(g, "success", json_boolean(t[k].ok));
-			json_object_set_new_nocheck(c, group_name(t[k].id), g);
-		}
-	}
 	m->ntiming = 0;
+	return n;
 }
 
 /* Has group object g no error? */
@@ -840,7 +815,7 @@ static void phase_host(struct monitor *m, struct cycle_run *run)
 		struct job *j = m->taken[i]->data;
 
 		if (j->unit != NO_UNIT && m->units[j->unit].scope == COLL_SYSTEM)
-			collect_system(m, &m->units[j->unit], j, &run->cy, run->system_data);
+			collect_system(m, &m->units[j->unit], j, &run->cy, run->report.system_data);
 	}
 }
 
@@ -848,7 +823,7 @@ static void phase_devices(struct monitor *m, struct cycle_run *run)
 {
 	for (size_t u = 0; u < m->nunits; u++)
 		if (m->units[u].scope == COLL_DEVICE && m->units[u].ndue)
-			collect_devices(m, &m->units[u], &run->cy, run->device_data);
+			collect_devices(m, &m->units[u], &run->cy, run->report.device_data);
 }
 
 /*
@@ -876,6 +851,14 @@ static void phase_attribution(struct monitor *m, struct cycle_run *run)
 	host_energy_attribute(m->host, &m->obs);
 }
 
+/* The report's members after instance_info ("identities", "allocations"), made on first use. */
+static json_t *report_extra(struct cycle_run *run)
+{
+	if (!run->report.extra)
+		run->report.extra = json_object();
+	return run->report.extra;
+}
+
 /*
  * The identities of the processes this cycle's device groups named, once in
  * the report; and when a runtime's memory_used is due, every device
@@ -888,7 +871,7 @@ static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 
 	m->named.n = 0;
 	if (ids) /* each process's, container's and pod's identity once */
-		json_object_set_new(run->report, "identities", ids);
+		json_object_set_new(report_extra(run), "identities", ids);
 	for (size_t u = 0; u < m->nunits && !need; u++)
 		for (size_t k = 0; m->units[u].scope == COLL_RUNTIME && k < m->units[u].ndue; k++)
 			need |= m->units[u].due[k]->id == GROUP_MEMORY_USED;
@@ -924,9 +907,9 @@ static void phase_owners(struct monitor *m, struct cycle_run *run)
 			m->devs.d[i].type = un->ops->name;
 	}
 	if (m->devs.n && (a = host_allocations(m->host, m->devs.d, m->devs.n)))
-		json_object_set_new(run->report, "allocations", a);
+		json_object_set_new(report_extra(run), "allocations", a);
 	if ((a = host_owner_pods(m->host))) /* pods only owners name, with their labels */
-		json_object_set_new(run->report, "identities", a);
+		json_object_set_new(report_extra(run), "identities", a);
 }
 
 static void phase_runtimes(struct monitor *m, struct cycle_run *run)
@@ -939,7 +922,7 @@ static void phase_runtimes(struct monitor *m, struct cycle_run *run)
 			continue;
 		for (size_t k = 0; k < un->ndue; k++)
 			late[k] = fetch_settle(un->due[k], &run->cy) ? NULL : un->due[k]->late;
-		collect_runtime(m, un, &run->cy, late, run->runtime_data);
+		collect_runtime(m, un, &run->cy, late, run->report.runtime_data);
 	}
 }
 
@@ -947,8 +930,10 @@ static void phase_report(struct monitor *m, struct cycle_run *run)
 {
 	int rc;
 
-	timing_write(m, run->timing);
-	rc = report_write(run->report, &m->line, STREAM_DEFAULT_MAX_LINE);
+	run->report.seq = m->seq;
+	run->report.timing = m->timing;
+	run->report.ntiming = timing_sum(m);
+	rc = report_write(&run->report, &m->line, STREAM_DEFAULT_MAX_LINE);
 	if (rc) {
 		log_err("report %llu is longer than %u bytes even without its runtimes' data; dropped",
 			(unsigned long long)m->seq, STREAM_DEFAULT_MAX_LINE);
@@ -980,12 +965,11 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	cycle_now(&run.cy);
 	host_snapshot(m->host, &run.cy); /* the host as of this cycle: processes scanned once, device memory afresh */
 	run.ntaken = sched_take(&m->sched, all ? INT64_MAX / 2 : run.cy.mono_ns, COALESCE_NS, m->taken, m->njobs);
-	run.runtime_data = json_array();
-	run.system_data = json_object();
-	run.device_data = json_array();
-	run.timing = json_object();
-	run.report = report_new(run.cy.iso, m->seq, run.timing, run.runtime_data, run.device_data, run.system_data,
-				host_instance_json(m->host));
+	run.report.iso = run.cy.iso;
+	run.report.runtime_data = json_array();
+	run.report.system_data = json_object();
+	run.report.device_data = json_array();
+	run.report.instance_info = host_instance_json(m->host);
 	/* Each unit's due jobs, in the order they were due; this cycle is theirs, whichever timer fired. */
 	for (size_t u = 0; u < m->nunits; u++)
 		m->units[u].ndue = 0;
@@ -1002,7 +986,11 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	}
 	for (enum phase p = 0; p < PHASE_COUNT; p++)
 		phases[p](m, &run);
-	json_decref(run.report);
+	json_decref(run.report.runtime_data);
+	json_decref(run.report.system_data);
+	json_decref(run.report.device_data);
+	json_decref(run.report.instance_info);
+	json_decref(run.report.extra);
 
 	/* Requeue after the write: a slot that passed meanwhile is skipped, not replayed. */
 	now = clock_mono_ns();

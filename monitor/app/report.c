@@ -29,11 +29,71 @@ struct ent {
 	size_t size;   /* bytes as JSON */
 };
 
-/* Serialize report with its newline; 0 when it fits in max bytes. */
-static int write_line(const json_t *report, struct buf *line, size_t max)
+/* Append the literal s (a key and its punctuation). */
+static int lit(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+static int str(struct buf *b, const char *s)
+{
+	return json_write_string(b, s, strlen(s));
+}
+
+/* "collectors": r's timing rows, each collector's groups under it (struct report). */
+static int write_timing(const struct report *r, struct buf *b)
+{
+	const struct report_timing *t = r->timing;
+	int rc = lit(b, "{"), first = 1;
+
+	for (size_t i = 0; i < r->ntiming && !rc; i++) {
+		size_t k = 0;
+
+		while (k < i && strcmp(t[k].collector, t[i].collector))
+			k++;
+		if (k < i)
+			continue; /* written with its collector's first row */
+		rc = (first ? 0 : lit(b, ",")) || str(b, t[i].collector) || lit(b, ":{");
+		first = 0;
+		for (k = i; k < r->ntiming && !rc; k++) {
+			if (strcmp(t[k].collector, t[i].collector))
+				continue;
+			rc = (k > i ? lit(b, ",") : 0) || str(b, t[k].group) || lit(b, ":{\"seconds\":") ||
+			     json_write_real(b, t[k].seconds) || lit(b, ",\"cpu_seconds\":") ||
+			     json_write_real(b, t[k].cpu_seconds) ||
+			     lit(b, t[k].ok ? ",\"success\":true}" : ",\"success\":false}");
+		}
+		rc = rc || lit(b, "}");
+	}
+	return rc || lit(b, "}") ? -ENOSPC : 0;
+}
+
+/* Append the report, with rts as its runtime_data; 0, or -ENOSPC past b's cap. */
+static int write_doc(const struct report *r, const json_t *rts, struct buf *b)
+{
+	const char *key;
+	json_t *v;
+	int rc = lit(b, "{\"timestamp\":") || str(b, r->iso) ||
+		 lit(b, ",\"monitor\":{\"version\":\"" ACCEL_VERSION "\",\"format_version\":") ||
+		 json_write_u64(b, REPORT_FORMAT_VERSION) || lit(b, ",\"seq\":") || json_write_u64(b, r->seq) ||
+		 lit(b, ",\"collectors\":") || write_timing(r, b) || lit(b, "},\"runtime_data\":") ||
+		 json_write(rts, b) || lit(b, ",\"device_data\":") || json_write(r->device_data, b) ||
+		 lit(b, ",\"system_data\":") || json_write(r->system_data, b) || lit(b, ",\"instance_info\":") ||
+		 json_write(r->instance_info, b);
+
+	json_object_foreach(r->extra, key, v) {
+		if (rc)
+			break;
+		rc = lit(b, ",") || str(b, key) || lit(b, ":") || json_write(v, b);
+	}
+	return rc || lit(b, "}") ? -ENOSPC : 0;
+}
+
+/* Serialize r with its newline; 0 when it fits in max bytes. */
+static int write_line(const struct report *r, struct buf *line, size_t max)
 {
 	buf_reset(line);
-	if (json_write(report, line) || line->len + 1 > max)
+	if (write_doc(r, r->runtime_data, line) || line->len + 1 > max)
 		return -EMSGSIZE;
 	return buf_add(line, "\n", 1) ? -EMSGSIZE : 0;
 }
@@ -90,8 +150,9 @@ static void shed(json_t *entry, size_t size, size_t max)
  * -EMSGSIZE when even without any runtime's data it does not. shed_out[i]
  * says which of rts were shed.
  */
-static int shed_runtimes(json_t *report, json_t *rts, struct buf *line, size_t max, unsigned char *shed_out)
+static int shed_runtimes(const struct report *r, struct buf *line, size_t max, unsigned char *shed_out)
 {
+	json_t *rts = r->runtime_data, *none = json_array();
 	size_t n = json_array_size(rts), total;
 	struct ent *e = xcalloc(n + 1, sizeof(*e));
 	struct buf scratch;
@@ -102,10 +163,8 @@ static int shed_runtimes(json_t *report, json_t *rts, struct buf *line, size_t m
 	 * counts as cap + 1: so long it is the first shed, and then exact.
 	 */
 	buf_init(&scratch, max);
-	json_incref(rts);
-	json_object_set_new(report, "runtime_data", json_array());
-	total = json_size(report, &scratch) + (n ? n - 1 : 0);
-	json_object_set_new(report, "runtime_data", rts);
+	total = (write_doc(r, none, &scratch) ? scratch.cap + 1 : scratch.len) + (n ? n - 1 : 0);
+	json_decref(none);
 	for (size_t i = 0; i < n; i++) {
 		e[i].entry = json_array_get(rts, i);
 		e[i].at = i;
@@ -120,19 +179,19 @@ static int shed_runtimes(json_t *report, json_t *rts, struct buf *line, size_t m
 	}
 	buf_free(&scratch);
 	free(e);
-	return write_line(report, line, max);
+	return write_line(r, line, max);
 }
 
-int report_write(json_t *report, struct buf *line, size_t max)
+int report_write(const struct report *r, struct buf *line, size_t max)
 {
-	json_t *rts = json_object_get(report, "runtime_data"), *e;
+	json_t *rts = r->runtime_data, *e;
 	struct expo *x;
 	unsigned char *gone;
 	size_t n = 0, i;
 	long long budget;
 	int rc;
 
-	if (!write_line(report, line, max))
+	if (!write_line(r, line, max))
 		return 0;
 	/* Too long: take every exposition out, and put back in runtime order what fits. */
 	x = xcalloc(json_array_size(rts) + 1, sizeof(*x));
@@ -156,9 +215,9 @@ int report_write(json_t *report, struct buf *line, size_t max)
 	/* Each entry's note counted in; still too long: the largest runtimes' data goes too (theirs never comes back). */
 	for (i = 0; i < n; i++)
 		json_object_set_new(x[i].entry, "exposition_error", json_string(x[i].note));
-	rc = write_line(report, line, max);
+	rc = write_line(r, line, max);
 	if (rc)
-		rc = shed_runtimes(report, rts, line, max, gone);
+		rc = shed_runtimes(r, line, max, gone);
 	/* What the line has room for, each entry's note counted in until its exposition takes the place. */
 	budget = (long long)max - (long long)line->len;
 	for (i = 0; i < n; i++) {
@@ -173,24 +232,5 @@ int report_write(json_t *report, struct buf *line, size_t max)
 	free(gone);
 	if (rc)
 		return rc;
-	return write_line(report, line, max);
-}
-
-/* Object calls rather than json_pack, whose format scanner was about 6 % of a small report's cycle. */
-json_t *report_new(const char *iso, uint64_t seq, json_t *timing, json_t *runtime_data, json_t *device_data,
-		   json_t *system_data, json_t *instance_info)
-{
-	json_t *r = json_object(), *mon = json_object();
-
-	json_object_set_new_nocheck(r, "timestamp", json_string(iso));
-	json_object_set_new_nocheck(mon, "version", json_string(ACCEL_VERSION));
-	json_object_set_new_nocheck(mon, "format_version", json_integer(REPORT_FORMAT_VERSION));
-	json_object_set_new_nocheck(mon, "seq", json_integer((json_int_t)seq));
-	json_object_set_new_nocheck(mon, "collectors", timing);
-	json_object_set_new_nocheck(r, "monitor", mon);
-	json_object_set_new_nocheck(r, "runtime_data", runtime_data);
-	json_object_set_new_nocheck(r, "device_data", device_data);
-	json_object_set_new_nocheck(r, "system_data", system_data);
-	json_object_set_new_nocheck(r, "instance_info", instance_info);
-	return r;
+	return write_line(r, line, max);
 }

@@ -23,22 +23,41 @@
 #include "../../common/util.h"
 
 /*
- * A new report's envelope, taking the references it is given (each a new
- * object of its own): {timestamp: iso, monitor {version, format_version,
- * seq, collectors: timing}, runtime_data, device_data, system_data,
- * instance_info}, in that order (docs/report-format.md §1).
+ * One report. What the monitor says itself (the cycle's time, its sequence
+ * number, its self-timing) is kept as C values and written by report_write
+ * straight into the line; the parts collectors and the host fill are JSON,
+ * borrowed. The line is, in this order (docs/report-format.md §1):
+ * {timestamp, monitor {version, format_version, seq, collectors},
+ * runtime_data, device_data, system_data, instance_info, then extra's
+ * members in the order they were set (identities, allocations)}.
  */
-json_t *report_new(const char *iso, uint64_t seq, json_t *timing, json_t *runtime_data, json_t *device_data,
-		   json_t *system_data, json_t *instance_info);
+struct report_timing {
+	const char *collector, *group; /* names that outlive the report */
+	double seconds, cpu_seconds;
+	int ok;
+};
+
+struct report {
+	const char *iso;
+	uint64_t seq;
+	/*
+	 * "collectors": each collector and group once; a collector's groups
+	 * under it, collectors in the order their first row comes.
+	 */
+	const struct report_timing *timing;
+	size_t ntiming;
+	json_t *runtime_data, *device_data, *system_data, *instance_info; /* each an array or object */
+	json_t *extra; /* an object, or NULL */
+};
 
 /*
- * Write report (borrowed; its runtime entries may lose "exposition" and
- * gain "exposition_error", and their groups may lose their data for an
- * "error") into line, replacing its contents, as one JSON line of at most
- * max bytes, newline included. Returns 0, or -EMSGSIZE when even without
- * any runtime's data it is longer (line then holds nothing to write).
- * line's cap must be at least max.
+ * Write report r (its runtime entries may lose "exposition" and gain
+ * "exposition_error", and their groups may lose their data for an "error")
+ * into line, replacing its contents, as one JSON line of at most max
+ * bytes, newline included. Returns 0, or -EMSGSIZE when even without any
+ * runtime's data it is longer (line then holds nothing to write). line's
+ * cap must be at least max.
  */
-int report_write(json_t *report, struct buf *line, size_t max);
+int report_write(const struct report *r, struct buf *line, size_t max);
 
 #endif

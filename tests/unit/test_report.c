@@ -8,6 +8,7 @@
  * whole report); json_string_size is what json_write writes.
  */
 #include "../../common/jsonw.h"
+#include "../../common/stream.h"
 #include "../../monitor/app/report.h"
 #include "tap.h"
 
@@ -16,9 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A report with n endpoint entries, entry i's exposition len[i] bytes of c[i] (len 0: none). */
-static json_t *report(size_t n, const size_t *len, const char *c)
+/* Self-timing rows: two collectors, one's groups apart, one group that failed. */
+static const struct report_timing timing[] = {
+	{ "nvidia", "device_memory", 0.00125, 0.001, 1 },
+	{ "cpu", "vcpu_usage", 0.0005, 0.00049, 1 },
+	{ "nvidia", "device_power", 2.5, 0.0625, 0 },
+};
+
+/*
+ * A report with n endpoint entries, entry i's exposition len[i] bytes of
+ * c[i] (len 0: none), and nothing else.
+ */
+static struct report *report(size_t n, const size_t *len, const char *c)
 {
+	struct report *r = calloc(1, sizeof(*r));
 	json_t *rts = json_array();
 
 	for (size_t i = 0; i < n; i++) {
@@ -34,14 +46,75 @@ static json_t *report(size_t n, const size_t *len, const char *c)
 		}
 		json_array_append_new(rts, e);
 	}
-	return json_pack("{s:s, s:o, s:[], s:{}}", "timestamp", "2026-11-27T15:00:00.000Z", "runtime_data", rts,
-			 "device_data", "system_data");
+	r->iso = "2026-11-27T15:00:00.000Z";
+	r->seq = 12345;
+	r->runtime_data = rts;
+	r->device_data = json_array();
+	r->system_data = json_object();
+	r->instance_info = json_object();
+	return r;
+}
+
+/* The rest of a report: the rows above, a system group, instance_info, allocations set before identities. */
+static void enrich(struct report *r)
+{
+	r->timing = timing;
+	r->ntiming = sizeof(timing) / sizeof(timing[0]);
+	json_object_set_new(r->system_data, "memory_info",
+			    json_pack("{s:s, s:i}", "error", "", "memory_total_bytes", 1024));
+	json_object_set_new(r->instance_info, "hostname", json_string("node-\x01"));
+	r->extra = json_pack("{s:{}, s:{s:{}}}", "allocations", "identities", "pods");
+}
+
+/* r as one JSON document, built with jansson: what its line must read back as, and json_write's text of it. */
+static json_t *doc(const struct report *r)
+{
+	json_t *d, *coll = json_object(), *v;
+	const char *k;
+
+	for (size_t i = 0; i < r->ntiming; i++) {
+		json_t *c = json_object_get(coll, r->timing[i].collector);
+
+		if (!c)
+			json_object_set_new(coll, r->timing[i].collector, c = json_object());
+		json_object_set_new(c, r->timing[i].group,
+				    json_pack("{s:f, s:f, s:b}", "seconds", r->timing[i].seconds, "cpu_seconds",
+					      r->timing[i].cpu_seconds, "success", r->timing[i].ok));
+	}
+	d = json_pack("{s:s, s:{s:s, s:i, s:I, s:o}, s:O, s:O, s:O, s:O}", "timestamp", r->iso, "monitor", "version",
+		      ACCEL_VERSION, "format_version", REPORT_FORMAT_VERSION, "seq", (json_int_t)r->seq, "collectors",
+		      coll, "runtime_data", r->runtime_data, "device_data", r->device_data, "system_data",
+		      r->system_data, "instance_info", r->instance_info);
+	json_object_foreach(r->extra, k, v)
+		json_object_set(d, k, v);
+	return d;
+}
+
+static void report_free(struct report *r)
+{
+	json_decref(r->runtime_data);
+	json_decref(r->device_data);
+	json_decref(r->system_data);
+	json_decref(r->instance_info);
+	json_decref(r->extra);
+	free(r);
+}
+
+/* Does line (newline included) read back as r's document? */
+static int reads_back(const struct buf *line, const struct report *r)
+{
+	json_t *back = json_loadb(line->data, line->len, 0, NULL), *want = doc(r);
+	int same = back && json_equal(back, want);
+
+	json_decref(back);
+	json_decref(want);
+	return same;
 }
 
 /* Give entry i of rep an execution_stats group whose models take about bytes bytes; err: the group's error. */
-static void stats(json_t *rep, size_t i, size_t bytes, const char *err)
+static void stats(struct report *rep, size_t i, size_t bytes, const char *err)
 {
-	json_t *e = json_array_get(json_object_get(rep, "runtime_data"), i), *models = json_object();
+	json_t *e = json_array_get(rep->runtime_data, i), *models = json_object();
 	char name[32];
 
 	for (size_t k = 0; k * 40 < bytes; k++) {
@@ -53,21 +126,21 @@ static void stats(json_t *rep, size_t i, size_t bytes, const char *err)
 				      "error", err, "models", models));
 }
 
-static json_t *group_of(json_t *rep, size_t i)
+static json_t *group_of(struct report *rep, size_t i)
 {
-	return json_object_get(json_object_get(json_array_get(json_object_get(rep, "runtime_data"), i), "report"),
-			       "execution_stats");
+	return json_object_get(json_object_get(json_array_get(rep->runtime_data, i), "report"), "execution_stats");
 }
 
-static int has(json_t *rep, size_t i, const char *key)
+static int has(struct report *rep, size_t i, const char *key)
 {
-	return json_object_get(json_array_get(json_object_get(rep, "runtime_data"), i), key) != NULL;
+	return json_object_get(json_array_get(rep->runtime_data, i), key) != NULL;
 }
 
 int main(void)
 {
 	struct buf line, plain;
-	json_t *rep, *back;
+	struct report *rep;
+	json_t *j, *whole;
 	size_t max = 4096;
 	char *pad;
 
@@ -76,10 +149,10 @@ int main(void)
 	is_int(json_string_size("a\"\\\n", 4), 2 + 1 + 2 + 2 + 2, "short escapes are 2 bytes");
 	is_int(json_string_size("\x01\x1f", 2), 2 + 12, "control bytes are 6 bytes");
 	buf_init(&plain, 1 << 20);
-	rep = json_pack("{s:s}", "k", "a\x01\"\\\t\x7f\xc3\xa9z");
-	json_write(json_object_get(rep, "k"), &plain);
+	j = json_pack("{s:s}", "k", "a\x01\"\\\t\x7f\xc3\xa9z");
+	json_write(json_object_get(j, "k"), &plain);
 	is_int(json_string_size("a\x01\"\\\t\x7f\xc3\xa9z", 9), plain.len, "json_string_size is json_write's length");
-	json_decref(rep);
+	json_decref(j);
 
 	/* Strings 8 bytes at a time: each byte escaped where it needs to be, wherever it falls in a word. */
 	{
@@ -157,16 +230,37 @@ int main(void)
 		json_decref(doc);
 	}
 
-	/* Fits: the same line json_write gives, nothing left out. */
+	/*
+	 * Fits: the line json_write gives for the same document built with
+	 * jansson (the monitor's part written from its C values: the self-timing
+	 * grouped by collector, reals and the escaped hostname as json_write
+	 * writes them, the extra members in the order they were set), nothing
+	 * left out.
+	 */
 	buf_init(&line, max);
 	rep = report(2, (size_t[]){ 100, 0 }, "xx");
+	enrich(rep);
 	buf_reset(&plain);
-	json_write(rep, &plain);
+	json_write(whole = doc(rep), &plain);
+	json_decref(whole);
 	is_int(report_write(rep, &line, max), 0, "a report that fits");
 	ok(line.len == plain.len + 1 && !memcmp(line.data, plain.data, plain.len) && line.data[plain.len] == '\n',
-	   "it is json_write's line and a newline");
+	   "it is json_write's line of the whole document and a newline");
+	ok(strstr(line.data, "\"collectors\":{\"nvidia\":{\"device_memory\":{\"seconds\":0.00125,\"cpu_seconds\":0.001,"
+			     "\"success\":true},\"device_power\":{\"seconds\":2.5,\"cpu_seconds\":0.0625,\"success\":false}},"
+			     "\"cpu\":{\"vcpu_usage\":") != NULL,
+	   "the self-timing: a collector's groups together under it, in the order of its first row");
+	ok(strstr(line.data, "\"instance_info\":{\"hostname\":\"node-\\u0001\"},\"allocations\":{},\"identities\":") &&
+		   line.data[line.len - 2] == '}',
+	   "the extra members after instance_info, in the order set");
 	ok(has(rep, 0, "exposition") && !has(rep, 0, "exposition_error"), "its exposition kept");
-	json_decref(rep);
+	report_free(rep);
+	rep = report(0, NULL, "");
+	is_int(report_write(rep, &line, max), 0, "a report without timing rows or extra members");
+	ok(strstr(line.data, "\"collectors\":{}},\"runtime_data\":[],") && reads_back(&line, rep) &&
+		   !strstr(line.data, "identities"),
+	   "its collectors {} and nothing after instance_info");
+	report_free(rep);
 
 	/* One exposition of control bytes: 800 bytes, 4800 escaped: left out, the entry says so. */
 	rep = report(2, (size_t[]){ 800, 100 }, "\x01y");
@@ -174,14 +268,12 @@ int main(void)
 	ok(line.len <= max && line.data[line.len - 1] == '\n' && !memchr(line.data, '\n', line.len - 1),
 	   "one line of %zu bytes, at most %zu", line.len, max);
 	ok(!has(rep, 0, "exposition") && has(rep, 0, "exposition_error"), "the control bytes are left out");
-	ok(strstr(json_string_value(json_object_get(json_array_get(json_object_get(rep, "runtime_data"), 0),
-						    "exposition_error")), "4802 bytes as JSON"),
+	ok(strstr(json_string_value(json_object_get(json_array_get(rep->runtime_data, 0), "exposition_error")),
+		  "4802 bytes as JSON"),
 	   "exposition_error says how long it was");
 	ok(has(rep, 1, "exposition") && !has(rep, 1, "exposition_error"), "the next entry's still fits: kept");
-	back = json_loadb(line.data, line.len, 0, NULL);
-	ok(back && json_equal(back, rep), "the line is the report as left");
-	json_decref(back);
-	json_decref(rep);
+	ok(reads_back(&line, rep), "the line is the report as left");
+	report_free(rep);
 
 	/* Four of 1500 bytes: two fit (runtime order), two are left out; exactly at the limit or under. */
 	rep = report(4, (size_t[]){ 1500, 1500, 1500, 1500 }, "abcd");
@@ -191,15 +283,16 @@ int main(void)
 	ok(has(rep, 2, "exposition_error") && has(rep, 3, "exposition_error") && !has(rep, 2, "exposition") &&
 		   !has(rep, 3, "exposition"),
 	   "the last two left out, each saying so");
-	json_decref(rep);
+	report_free(rep);
 
 	/* Too long even without expositions: -EMSGSIZE. */
 	rep = report(1, (size_t[]){ 10 }, "z");
 	pad = memset(calloc(1, 5000), 'p', 5000);
-	json_object_set_new(rep, "padding", json_stringn(pad, 5000));
+	rep->extra = json_object();
+	json_object_set_new(rep->extra, "padding", json_stringn(pad, 5000));
 	free(pad);
 	is_int(report_write(rep, &line, max), -EMSGSIZE, "too long without expositions");
-	json_decref(rep);
+	report_free(rep);
 
 	/*
 	 * Runtimes' own data, no exposition, too long together: the largest
@@ -225,10 +318,8 @@ int main(void)
 			   strstr(err, "bytes as JSON; with it the report line would be longer than 4096 bytes"),
 		   "its error keeps the old one and says why: %s", err ? err : "(none)");
 	}
-	back = json_loadb(line.data, line.len, 0, NULL);
-	ok(back && json_equal(back, rep), "the line is the report as left");
-	json_decref(back);
-	json_decref(rep);
+	ok(reads_back(&line, rep), "the line is the report as left");
+	report_free(rep);
 
 	/*
 	 * One runtime over the whole limit, with an exposition, next to one with
@@ -244,7 +335,7 @@ int main(void)
 	   "cut, its error saying it is over the limit");
 	ok(!has(rep, 0, "exposition") && has(rep, 0, "exposition_error"), "its exposition left out, saying so");
 	ok(has(rep, 1, "exposition") && !has(rep, 1, "exposition_error"), "the other's exposition put back");
-	json_decref(rep);
+	report_free(rep);
 
 	buf_free(&line);
 	buf_free(&plain);

@@ -30,27 +30,35 @@ size_t json_format_real(double v, char *dst)
 		return (size_t)snprintf(dst, 32, "null");
 	if (fabs(v) < 1e6) {
 		/* 9 decimals, fewer past the integer part's digits: 10 significant digits at most */
-		int digits = fabs(v) < 1 ? 9 : 10 - (fabs(v) < 10 ? 1 : fabs(v) < 100 ? 2 : fabs(v) < 1e3 ? 3 :
-						  fabs(v) < 1e4 ? 4 : fabs(v) < 1e5 ? 5 : 6);
-		int64_t scaled = llround(v * pow10[digits]);
-		uint64_t u = (uint64_t)(scaled < 0 ? -scaled : scaled), ip = u / (uint64_t)pow10[digits],
-			 fp = u % (uint64_t)pow10[digits];
+		double a = fabs(v), x;
+		int digits = a < 1 ? 9 : 10 - (a < 10 ? 1 : a < 100 ? 2 : a < 1e3 ? 3 : a < 1e4 ? 4 : a < 1e5 ? 5 : 6);
+		char *end = tmp + sizeof(tmp), *frac;
+		uint64_t u;
+		size_t flen = (size_t)digits;
 
-		if (scaled < 0)
+		/*
+		 * a * 10^digits rounded half away from zero (llround's rule): below
+		 * 1e10, so its fraction is exact. Its digits, zero-padded to one
+		 * more than the decimals, split at the point: no division by a power
+		 * of ten but the digit loop's.
+		 */
+		x = a * pow10[digits];
+		u = (uint64_t)x;
+		if (x - (double)u >= 0.5)
+			u++;
+		p = u64_digits(u, end);
+		while (end - p < digits + 1)
+			*--p = '0';
+		if (v < 0 && u)
 			dst[n++] = '-';
-		p = u64_digits(ip, tmp + sizeof(tmp));
-		memcpy(dst + n, p, (size_t)(tmp + sizeof(tmp) - p));
-		n += (size_t)(tmp + sizeof(tmp) - p);
+		frac = end - digits;
+		memcpy(dst + n, p, (size_t)(frac - p));
+		n += (size_t)(frac - p);
 		dst[n++] = '.';
-		while (digits > 1 && fp % 10 == 0) {
-			fp /= 10;
-			digits--;
-		}
-		p = u64_digits(fp, tmp + sizeof(tmp));
-		for (int pad = digits - (int)(tmp + sizeof(tmp) - p); pad > 0; pad--)
-			dst[n++] = '0';
-		memcpy(dst + n, p, (size_t)(tmp + sizeof(tmp) - p));
-		n += (size_t)(tmp + sizeof(tmp) - p);
+		while (flen > 1 && frac[flen - 1] == '0')
+			flen--; /* trailing zeros trimmed, one digit kept */
+		memcpy(dst + n, frac, flen);
+		n += flen;
 		dst[n] = '\0';
 		return n;
 	}

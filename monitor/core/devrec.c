@@ -165,19 +165,6 @@ static void put_real(const struct devrec *r, json_t *d, uint32_t bit, const char
 	}
 }
 
-/* The same for a u64 (jset_u64's types). */
-static void put_u64(const struct devrec *r, json_t *d, uint32_t bit, const char *k, uint64_t v)
-{
-	if (r->fresh) {
-		if (r->have & bit)
-			json_object_set_new(d, k, json_u64(v));
-	} else if (r->have & bit) {
-		jset_u64(d, k, v);
-	} else {
-		json_object_del(d, k);
-	}
-}
-
 /* The same for a never-wrapping sum (jset_u64sum's types). */
 static void put_sum(const struct devrec *r, json_t *d, uint32_t bit, const char *k, const struct u64sum *v)
 {
@@ -189,6 +176,12 @@ static void put_sum(const struct devrec *r, json_t *d, uint32_t bit, const char 
 	} else {
 		json_object_del(d, k);
 	}
+}
+
+/* The same for a u64 (jset_u64's types). */
+static void put_u64(const struct devrec *r, json_t *d, uint32_t bit, const char *k, uint64_t v)
+{
+	put_sum(r, d, bit, k, &(struct u64sum){ .v = v });
 }
 
 /* o[k] = a new object (fresh), else o's kept one. Borrowed. */

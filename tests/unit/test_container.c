@@ -1009,6 +1009,15 @@ static void test_identities_reuse(void)
 	c = containers_identities((const pid_t[]){ 10, 11 }, 2, &cb, last);
 	ok(cb.new_containers == 1 && json_object_get(json_object_get(c, "containers"), "c2") != ctr2,
 	   "reuse: a container gone from the last report is new again, its entry made again");
+	ctr = json_object_get(json_object_get(c, "containers"), "c1");
+	json_incref(ctr);
+	json_decref(c);
+	/* A report with no process named (a node without device processes): nothing, and every entry let go. */
+	ok(!containers_identities(NULL, 0, &cb, last) && cb.new_containers == 0, "reuse: no pid: no identities");
+	c = containers_identities((const pid_t[]){ 10 }, 1, &cb, last);
+	ok(cb.new_containers == 1 && json_object_get(json_object_get(c, "containers"), "c1") != ctr,
+	   "reuse: after a report without it, a container is new again");
+	json_decref(ctr);
 	json_decref(c);
 	ident_last_free(last);
 }

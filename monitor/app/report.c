@@ -74,7 +74,7 @@ static int write_doc(const struct report *r, const json_t *rts, struct buf *b)
 	const char *key;
 	json_t *v;
 	int rc = lit(b, "{\"timestamp\":") || str(b, r->iso) ||
-		 lit(b, ",\"monitor\":{\"version\":\"" ACCEL_VERSION "\",\"format_version\":") ||
+		 lit(b, ",\"monitor\":{\"version\":") || str(b, ACCEL_VERSION) || lit(b, ",\"format_version\":") ||
 		 json_write_u64(b, REPORT_FORMAT_VERSION) || lit(b, ",\"seq\":") || json_write_u64(b, r->seq) ||
 		 lit(b, ",\"collectors\":") || write_timing(r, b) || lit(b, "},\"runtime_data\":") ||
 		 json_write(rts, b) || lit(b, ",\"device_data\":") || json_write(r->device_data, b) ||

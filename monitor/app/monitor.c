@@ -827,6 +827,20 @@ static void phase_devices(struct monitor *m, struct cycle_run *run)
 }
 
 /*
+ * Whether the configuration has a device unit. Without one no process is
+ * named, nothing is allocated and no energy is split: the host's device
+ * phases (the attribution, the identities, the owners) are not run, and a
+ * cycle of the host's groups alone touches none of their code.
+ */
+static int has_devices(const struct monitor *m)
+{
+	for (size_t u = 0; u < m->nunits; u++)
+		if (m->units[u].scope == COLL_DEVICE)
+			return 1;
+	return 0;
+}
+
+/*
  * One attribution for every device kind: each device collector hands over
  * the processes its groups named and the observations of the device_power
  * it collected this cycle, and the host splits each among the device's
@@ -835,6 +849,8 @@ static void phase_devices(struct monitor *m, struct cycle_run *run)
 static void phase_attribution(struct monitor *m, struct cycle_run *run)
 {
 	(void)run;
+	if (!has_devices(m))
+		return;
 	for (size_t u = 0; u < m->nunits; u++) {
 		const struct unit *un = &m->units[u];
 
@@ -866,7 +882,7 @@ static json_t *report_extra(struct cycle_run *run)
  */
 static void phase_process_devices(struct monitor *m, struct cycle_run *run)
 {
-	json_t *ids = host_identities(m->host, m->named.p, m->named.n);
+	json_t *ids = has_devices(m) ? host_identities(m->host, m->named.p, m->named.n) : NULL;
 	int need = 0;
 
 	m->named.n = 0;
@@ -896,6 +912,8 @@ static void phase_owners(struct monitor *m, struct cycle_run *run)
 	json_t *a;
 
 	m->devs.n = 0;
+	if (!has_devices(m))
+		return;
 	for (size_t u = 0; u < m->nunits; u++) {
 		const struct unit *un = &m->units[u];
 		size_t first = m->devs.n;

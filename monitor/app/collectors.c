@@ -196,3 +196,18 @@ void set_error(json_t *obj, const char *fmt, ...)
 	va_end(ap);
 	json_object_set_new(obj, "error", json_string(utf8_sanitize(msg)));
 }
+
+void add_error(json_t *obj, const char *fmt, ...)
+{
+	const char *old = json_string_value(json_object_get(obj, "error"));
+	char msg[512];
+	int n = old && *old ? snprintf(msg, sizeof(msg), "%s; ", old) : 0;
+	va_list ap;
+
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = (int)sizeof(msg) - 1; /* the old error fills it: the part added is cut */
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	json_object_set_new(obj, "error", json_string(utf8_sanitize(msg)));
+}

@@ -3,6 +3,7 @@
 #include "report.h"
 #include "../../common/jsonw.h"
 #include "../../common/stream.h"
+#include "../core/collector.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -125,22 +126,18 @@ static void shed(json_t *entry, size_t size, size_t max)
 	const char *name;
 
 	json_object_foreach(rep, name, g) {
-		const char *old = json_string_value(json_object_get(g, "error"));
 		const char *key;
 		json_t *v, *tmp;
-		char msg[512];
 
 		if (!json_is_object(g))
 			continue;
-		snprintf(msg, sizeof(msg),
-			 "%s%sleft out: this runtime's entry is %s%zu bytes as JSON; with it the report line would be "
-			 "longer than %zu bytes, what sinks read by default",
-			 old ? old : "", old && *old ? "; " : "", size > max ? "over " : "", size > max ? max : size,
-			 max);
+		add_error(g,
+			  "left out: this runtime's entry is %s%zu bytes as JSON; with it the report line would be "
+			  "longer than %zu bytes, what sinks read by default",
+			  size > max ? "over " : "", size > max ? max : size, max);
 		json_object_foreach_safe(g, tmp, key, v)
-			if (strcmp(key, "period") && strcmp(key, "timestamp"))
+			if (strcmp(key, "period") && strcmp(key, "timestamp") && strcmp(key, "error"))
 				json_object_del(g, key);
-		json_object_set_new(g, "error", json_string(msg));
 	}
 }
 

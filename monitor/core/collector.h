@@ -324,6 +324,8 @@ json_t *device_entry(json_t *group, unsigned index, const char *uuid, const char
 
 /* Set a group's or entry's "error" (printf-style). */
 void set_error(json_t *obj, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Add to it: after the error it has and "; ", or alone when it has none (the same 511 bytes at most). */
+void add_error(json_t *obj, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Add pid's bytes to l (its array grows; free l->p when done). */
 void proc_devmem_add(struct proc_devmem_list *l, pid_t pid, uint64_t bytes);
 /* Add pid to l (its array grows). */

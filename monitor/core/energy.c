@@ -69,16 +69,12 @@ int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, d
 
 void energy_counter_refused(json_t *group, const char *type, const char *key, const char *why)
 {
-	const char *old = json_string_value(json_object_get(group, "error"));
 	char msg[512];
 
 	snprintf(msg, sizeof(msg), "%s: device %s: energy counter not plausible, %s: the period has no energy and the "
 		 "counter starts afresh", type, key, why);
 	log_warn("%s", msg);
-	if (old && old[0])
-		set_error(group, "%s; %s", old, msg);
-	else
-		set_error(group, "%s", msg);
+	add_error(group, "%s", msg);
 }
 
 void energy_meter_see_power(struct energy_meter *m, double watts)

@@ -2,13 +2,16 @@
 /*
  * Energy meters and the split among processes (monitor/core/energy.c):
  * counters with and without a wrap range, power integration, the idle
- * part, and each basis of the split with hand-computed joules.
+ * part, and each basis of the split with hand-computed joules; a refused
+ * counter's words added to the group's error (add_error).
  */
 #include "../../monitor/core/energy.h"
+#include "../../monitor/core/collector.h"
 #include "../../common/timeutil.h"
 #include "tap.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <stdint.h>
@@ -155,11 +158,46 @@ static void test_split(void)
 	json_decref(d);
 }
 
+/* A counter refused twice: each reason after the group's error; add_error's joins and its cap. */
+static void test_refused(void)
+{
+	json_t *g = json_pack("{s:f, s:s, s:s}", "period", 1.0, "timestamp", "t", "error", "");
+	char *big = malloc(600);
+	const char *e;
+
+	energy_counter_refused(g, "nvidia", "0", "it went back");
+	is_str(json_string_value(json_object_get(g, "error")),
+	       "nvidia: device 0: energy counter not plausible, it went back: the period has no energy and the counter "
+	       "starts afresh",
+	       "refused: the reason alone when the group had no error");
+	energy_counter_refused(g, "amdgpu", "card1", "a jump of 9 MJ");
+	e = json_string_value(json_object_get(g, "error"));
+	ok(e && strstr(e, "starts afresh; amdgpu: device card1: energy counter not plausible, a jump of 9 MJ"),
+	   "refused again: after the first, joined by \"; \"");
+	json_object_del(g, "error");
+	add_error(g, "%s", "alone");
+	is_str(json_string_value(json_object_get(g, "error")), "alone", "add_error: no error yet: alone");
+	memset(big, 'x', 599);
+	big[599] = '\0';
+	set_error(g, "%s", big);
+	add_error(g, "cut");
+	e = json_string_value(json_object_get(g, "error"));
+	ok(e && strlen(e) == 511 && !strchr(e, ';'), "add_error: an old error that fills the 511 bytes: kept, the part added cut");
+	set_error(g, "%.508s", big);
+	add_error(g, "\xc3\xa9t\xc3\xa9");
+	e = json_string_value(json_object_get(g, "error"));
+	ok(e && strlen(e) == 511 && !strcmp(e + 508, "; ?"), "add_error: a character cut at the end: valid UTF-8 (%s)",
+	   e ? e + 508 : "(none)");
+	free(big);
+	json_decref(g);
+}
+
 int main(void)
 {
 	test_counter();
 	test_counter_check();
 	test_power();
 	test_split();
+	test_refused();
 	return done_testing();
 }

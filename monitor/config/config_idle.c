@@ -113,7 +113,6 @@ static int idle_names(const char *key, const struct energy_dev_id *id)
 int energy_idle_check(const struct energy_idle *c, const struct energy_dev_id *ids, size_t n, json_t *group,
 		      const char *type, int *told)
 {
-	const char *old;
 	char msg[400];
 	size_t k;
 
@@ -129,11 +128,7 @@ int energy_idle_check(const struct energy_idle *c, const struct energy_dev_id *i
 		if (!*told)
 			log_warn("%s", msg);
 		*told = 1;
-		old = json_string_value(json_object_get(group, "error"));
-		if (old && old[0])
-			set_error(group, "%s; %s", old, msg);
-		else
-			set_error(group, "%s", msg);
+		add_error(group, "%s", msg);
 		return -ENOENT;
 	}
 	return 0;

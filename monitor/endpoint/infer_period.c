@@ -8,7 +8,6 @@
 #include "infer_int.h"
 #include "../../common/samples.h"
 #include "bounds.h"
-#include "../core/collector.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -840,10 +839,18 @@ void infer_limits_error(const struct infer *in, const struct period *pd, json_t 
 		{ pd->errors_out, INFER_MAX_ERRORS, "error reasons of one model" },
 		{ pd->bounds_out, INFER_MAX_BOUNDS, "bounds of one distribution" },
 	};
+	const char *old = json_string_value(json_object_get(group, "error"));
+	char msg[512];
+	int n = 0;
 
+	if (old && *old)
+		n = snprintf(msg, sizeof(msg), "%s", old);
 	for (size_t i = 0; i < ARRAY_SIZE(lim); i++)
-		if (lim[i].out)
-			add_error(group, "more than %u %s: %zu samples left out", lim[i].max, lim[i].what, lim[i].out);
+		if (lim[i].out && n >= 0 && (size_t)n < sizeof(msg))
+			n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%smore than %u %s: %zu samples left out",
+				      n ? "; " : "", lim[i].max, lim[i].what, lim[i].out);
+	if (n > 0 && !(old && (size_t)n == strlen(old)))
+		json_object_set_new(group, "error", json_string(utf8_sanitize(msg))); /* cut inside a character: still valid */
 }
 
 /* The period's error lists are freed; its arrays go back to in for the next period. */

@@ -438,12 +438,14 @@ static void amd_util(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, j
 static void amd_memory(struct amd_state *s, struct amd_dev *ad, struct rdctx *r, json_t *d)
 {
 	struct devrec *rec = &s->rec;
-	uint64_t v;
+	uint64_t v, used;
 
 	if (rd_u64(r, ad->fd, "mem_info_vram_total", &rec->mem_total) == 1)
 		rec->have |= DR_MEM_TOTAL;
-	if (rd_u64(r, ad->fd, "mem_info_vram_used", &rec->mem_used.v) == 1)
+	if (rd_u64(r, ad->fd, "mem_info_vram_used", &used) == 1) {
+		rec->mem_used = (struct u64sum){ .v = used }; /* read whole: set, not added to */
 		rec->have |= DR_MEM_USED;
+	}
 	if ((rec->have & (DR_MEM_TOTAL | DR_MEM_USED)) == (DR_MEM_TOTAL | DR_MEM_USED)) {
 		rec->mem_free = rec->mem_total > rec->mem_used.v ? rec->mem_total - rec->mem_used.v : 0;
 		rec->have |= DR_MEM_FREE;

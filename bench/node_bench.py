@@ -41,6 +41,7 @@ NODE_MODELS [20], NODE_PODRES [30s: the --kubelet-refresh; 0: no pod-resources s
 records the steady window with `perf record -g` (the figures then include perf's own cost), NODE_KEEP=FILE keeps
 the reports (and the producer's stderr in FILE.err).
 """
+import atexit
 import json
 import os
 import shutil
@@ -279,6 +280,9 @@ def start(monitor, args, env, out, err):
 
 
 def main():
+    # A SIGTERM (bench/node_pairs.sh stopped, a timeout) unwinds like an exception: the producer and the fakes are
+    # stopped and the temporary tree removed, not left running beside the next measurement.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     build = os.environ.get("BUILD", "build/release")
     bindir = os.environ.get("BIN", "bin")
     seconds = env_int("NODE_SECONDS", 20)
@@ -294,6 +298,7 @@ def main():
     run([os.environ.get("MAKE", "make"), "-s", "--no-print-directory", "BUILD=" + build,
          build + "/bench/containers_bench", build + "/bench/pods_bench"])
     work = tempfile.mkdtemp(prefix="accel-node-bench.", dir=os.environ.get("TMPDIR") or "/tmp")
+    atexit.register(shutil.rmtree, work, True)  # however main ends
     servers, mon = [], None
     try:
         # the fixtures
@@ -397,7 +402,6 @@ def main():
                           env=dict(os.environ, BIN=os.path.abspath(bindir)), stdout=subprocess.PIPE, universal_newlines=True)
     checked = subprocess.run([PY, os.path.join(TOP, "tests/helpers/check_report.py"), out], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, universal_newlines=True)
-    shutil.rmtree(work, ignore_errors=True)
     parts, errors, last = {}, set(), reports[-1]
     for r in reports:
         for coll, groups in r["monitor"]["collectors"].items():

@@ -60,12 +60,16 @@ else
 	echo "node_pairs: cannot drop the page cache (not root): the figures carry whatever it holds" >&2
 fi
 
-# figure FILE WHAT: a node_bench.py figure in ms/s (total, container_usage, outside); "" when missing.
+# figure FILE WHAT: a node_bench.py figure in ms/s: total, container_usage, outside (the producer's thread outside
+# the collectors) or nvidia (the NVIDIA groups and the other threads: the fake NVML's cost model, the same work on
+# both sides); "" when missing.
 figure() {
 	awk -v w="$2" '
 		w == "total" && /total: accel-monitor.s CPU per second/ { print $6; exit }
 		w == "container_usage" && $1 == "containers" && $2 == "container_usage" { print $3; exit }
-		w == "outside" && /producer.s thread outside the collectors/ { print $6; exit }' "$1"
+		w == "outside" && /producer.s thread outside the collectors/ { print $6; exit }
+		w == "nvidia" && ($1 == "nvidia" || /^  other threads/) && $NF ~ /%$/ { v += $(NF - 1); n++ }
+		END { if (w == "nvidia" && n) printf "%.3f\n", v }' "$1"
 }
 
 # run_pair N KIND A_DIR B_DIR: one pair, A is "this tree"; prints its line, appends "ratio" to $WORK/KIND.
@@ -94,25 +98,29 @@ run_pair() {
 	fi
 	ca=$(figure "$oa" container_usage) cb=$(figure "$ob" container_usage)
 	xa=$(figure "$oa" outside) xb=$(figure "$ob" outside)
+	na=$(figure "$oa" nvidia) nb=$(figure "$ob" nvidia)
 	r=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.3f", a / b }')
 	echo "$r" >> "$WORK/$kind"
-	printf '  %-7s %2d  total %7.2f / %7.2f ms/s  ratio %s   container_usage %6.2f / %6.2f   outside %5.2f / %5.2f\n' \
-		"$kind" "$n" "$ta" "$tb" "$r" "$ca" "$cb" "$xa" "$xb"
+	awk -v a="$ta" -v b="$tb" -v x="$na" -v y="$nb" 'BEGIN { printf "%.3f\n", (a - x) / (b - y) }' >> "$WORK/$kind-nv"
+	printf '  %-7s %2d  %6.2f / %6.2f  %s   %6.2f / %6.2f   %5.2f / %5.2f   %5.2f / %5.2f\n' \
+		"$kind" "$n" "$ta" "$tb" "$r" "$ca" "$cb" "$xa" "$xb" "$na" "$nb"
 }
 
-# summary KIND: the median and range of KIND's ratios.
+# summary KIND LABEL: the median and range of KIND's ratios.
 summary() {
-	sort -n "$WORK/$1" | awk -v k="$1" -v t="$TARGET" '{ v[NR] = $1 } END {
+	sort -n "$WORK/$1" | awk -v k="$2" -v t="$TARGET" '{ v[NR] = $1 } END {
 		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
 		printf "%s", k ": median ratio " sprintf("%.3f", m) " (" v[1] " to " v[NR] ", " NR " pairs)"
-		if (k == "pair") printf "   target <= %s   %s", t, m <= t ? "PASS" : "FAIL"
+		if (k == "pairs") printf "   target <= %s   %s", t, m <= t ? "PASS" : "FAIL"
 		printf "\n" }'
 }
 
 echo "== node_pairs: $BIN against $BASE, NODE_SECONDS=$NODE_SECONDS NODE_PODRES=$NODE_PODRES, drop_caches: $drop"
-echo "  kind   n   total this / other              ratio   container_usage ms/s       outside ms/s"
+echo "  ms/s, this / other: total, ratio, container_usage, outside the collectors, NVIDIA groups + other threads"
 : > "$WORK/pair"
 : > "$WORK/control"
+: > "$WORK/pair-nv"
+: > "$WORK/control-nv"
 rc=0
 i=1
 while [ $i -le "$PAIRS" ]; do
@@ -124,6 +132,12 @@ while [ $i -le "$CONTROL" ]; do
 	run_pair $i control "$WORK/this" "$WORK/self" || rc=1
 	i=$((i + 1))
 done
-[ -s "$WORK/pair" ] && summary pair
-[ -s "$WORK/control" ] && summary control
+if [ -s "$WORK/pair" ]; then
+	summary pair pairs
+	summary pair-nv "pairs without the NVIDIA part"
+fi
+if [ -s "$WORK/control" ]; then
+	summary control control
+	summary control-nv "control without the NVIDIA part"
+fi
 exit $rc

@@ -41,6 +41,19 @@ struct host {
 	long clk_tck;                /* USER_HZ */
 	json_t *last_ids;            /* the last report's "identities" (a reference; NULL: none), for host_owner_pods */
 	struct ident_last *ids_last; /* the last report's identities' entries, to be taken over (identities.h) */
+	/*
+	 * The last identities made (host_identities), to be handed out again
+	 * while nothing they were made from changed: the pids they were made
+	 * for, in order, and ident_gen then. made: that object, borrowed (it is
+	 * last_ids unless owners' pods were added since); made_ok: made is
+	 * set (NULL is an answer too).
+	 */
+	pid_t *made_pids;
+	size_t made_n, made_cap;
+	uint64_t made_gen;
+	const json_t *made;
+	int made_ok;
+	uint64_t ident_gen;          /* identities worked out that differ from what their memo held (memo_of) */
 	long page_size;              /* bytes */
 	int ncpu;                    /* online CPUs */
 	struct loop *loop;           /* borrowed; NULL: no fetches */
@@ -138,6 +151,7 @@ static void host_names_stop(struct host *h)
 		json_decref(h->im[i].ident);
 	h->nim = 0;
 	hindex_clear(&h->imi);
+	h->made_ok = 0; /* the next identities are made afresh */
 }
 
 /*
@@ -231,6 +245,7 @@ void host_free(struct host *h)
 	facts_free(&h->facts);
 	free(h->dm);
 	free(h->im);
+	free(h->made_pids);
 	hindex_free(&h->imi);
 	energy_ledger_free(h->energy);
 	json_decref(h->last_ids);
@@ -557,6 +572,7 @@ static struct ident_memo *memo_of(struct host *h, pid_t pid)
 	if (m->have == cur.have && (!cur.have || (!memcmp(&m->id, &cur.id, sizeof(cur.id)) &&
 						  !memcmp(&m->n, &cur.n, sizeof(cur.n)))))
 		return m;
+	h->ident_gen++;
 	json_decref(m->ident);
 	m->ident = NULL;
 	m->have = cur.have;
@@ -600,11 +616,29 @@ static void pod_entry(void *ud, const char *uid, const char *ns, const char *pod
 	podmeta_labels(h->kl, uid, entry, clock_mono_ns());
 }
 
+/*
+ * Whether the identities of pids[0..n) are the last ones made: the same
+ * pids in the same order, no identity among this snapshot's that differs
+ * from its memo (each pid's was worked out before), and no pod labels
+ * (the kubelet's answer, and the owners' pods added to the last object,
+ * change without a process changing).
+ */
+static int made_holds(const struct host *h, const pid_t *pids, size_t n)
+{
+	return h->made_ok && h->made == h->last_ids && h->made_gen == h->ident_gen && n == h->made_n &&
+	       (!h->kl || kubelet_labels_max(h->kl) <= 0) && (!n || !memcmp(pids, h->made_pids, n * sizeof(*pids)));
+}
+
 json_t *host_identities(struct host *h, const pid_t *pids, size_t n)
 {
 	struct ident_cb cb = { .lookup = lookup, .pod = pod_entry, .ud = h };
 	json_t *ids;
 
+	for (size_t i = 0; i < n; i++) /* each identity as of this snapshot: one that changed counts in ident_gen */
+		if (pids[i] > 0 && pids[i] <= IDENT_PID_MAX)
+			memo_of(h, pids[i]);
+	if (made_holds(h, pids, n))
+		return json_incref(h->last_ids); /* written by the last report and not changed since */
 	podmeta_reset(h->pods);
 	ids = containers_identities(pids, n, &cb, h->ids_last);
 	/* A container new on a device may hold devices the last List did not list: ask again. */
@@ -612,6 +646,16 @@ json_t *host_identities(struct host *h, const pid_t *pids, size_t n)
 		podres_kick(h->pr);
 	json_decref(h->last_ids);
 	h->last_ids = json_incref(ids);
+	if (n > h->made_cap) {
+		h->made_cap = n;
+		h->made_pids = xrealloc(h->made_pids, n * sizeof(*pids));
+	}
+	if (n)
+		memcpy(h->made_pids, pids, n * sizeof(*pids));
+	h->made_n = n;
+	h->made_gen = h->ident_gen;
+	h->made = ids;
+	h->made_ok = 1;
 	return ids;
 }
 

@@ -187,7 +187,10 @@ void host_container_names(struct host *h, const struct container_id *id, int64_t
  * host_container_names work them out: a new reference, or NULL. The host
  * keeps the report's entries with their values (a struct ident_last) as
  * the next report's starting point: an unchanged container's or process's
- * entry is the same object again, not made again.
+ * entry is the same object again, not made again. While the same pids, in
+ * the same order, have the same identities as for the last call (and no
+ * pod labels are asked for: --kubelet-pod-labels), the answer is the last
+ * call's object again, which must not be changed.
  */
 json_t *host_identities(struct host *h, const pid_t *pids, size_t n);
 /*

@@ -308,7 +308,7 @@ json_t *containers_identities(const pid_t *pids, size_t n, struct ident_cb *cb, 
 		const struct container_names *names;
 		const char *val[CF_COUNT];
 
-		if (pids[i] <= 0 || pids[i] > 0x3fffffff || seen_before(&seen, pids, i))
+		if (pids[i] <= 0 || pids[i] > IDENT_PID_MAX || seen_before(&seen, pids, i))
 			continue;
 		if (!cb->lookup(cb->ud, pids[i], &id, &names))
 			continue;

@@ -1067,6 +1067,104 @@ static void test_memo(void)
 		printf("# could not remove %s\n", root);
 }
 
+/* The identities as text, keys sorted ("null" for none). */
+static char *ids_text(json_t *ids)
+{
+	return ids ? json_dumps(ids, JSON_COMPACT | JSON_SORT_KEYS) : strdup("null");
+}
+
+/* The identities of pids[0..n) as a host that never made any makes them: what a reused object must equal. */
+static char *ids_fresh(const char *root, const pid_t *pids, size_t n)
+{
+	struct host *h = host_new(&(struct host_opts){ .procfs = root }, NULL);
+	json_t *ids;
+	char *s;
+
+	host_snapshot(h, &(struct cycle){ .mono_ns = 1 });
+	ids = host_identities(h, pids, n);
+	s = ids_text(ids);
+	json_decref(ids);
+	host_free(h);
+	return s;
+}
+
+/*
+ * A report's identities are handed out again while the same pids have the
+ * same identities, and made again when the pids, their order or an
+ * identity changed: each answer is what a new host would make.
+ */
+static void test_identities_reused(void)
+{
+	char root[] = "/tmp/accel-ids.XXXXXX", cmd[128];
+#define STAT_OF(pid, start) #pid " (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 " #start " 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n"
+	const pid_t ab[] = { 4242, 4343 }, ba[] = { 4343, 4242 }, b[] = { 4343 };
+	struct {
+		const pid_t *pids;
+		size_t n;
+		int same;         /* the answer is the last one's object */
+		const char *what;
+	} steps[] = {
+		{ ab, 2, 0, "first" },
+		{ ab, 2, 1, "the same pids and identities" },
+		{ ba, 2, 0, "the same pids in another order" },
+		{ ba, 2, 1, "that order again" },
+		{ ba, 2, 0, "a reused pid, now a unit's process" },
+		{ ba, 2, 1, "unchanged since" },
+		{ b, 1, 0, "one pid fewer" },
+		{ NULL, 0, 0, "no pid" },
+		{ NULL, 0, 1, "no pid again" },
+		{ b, 1, 0, "a pid again" },
+	};
+	struct host *h;
+	json_t *last = NULL;
+	int64_t snap = 1;
+	char text[256];
+
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	put_file(root, "4242/stat", STAT_OF(4242, 5000));
+	put_file(root, "4242/cgroup", "0::/system.slice/docker-" ID64 ".scope\n");
+	put_file(root, "4343/stat", STAT_OF(4343, 6000));
+	put_file(root, "4343/cgroup", "0::/system.slice/docker-" ID64B ".scope\n");
+	h = host_new(&(struct host_opts){ .procfs = root }, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+		json_t *ids;
+		char *got, *want;
+
+		if (i == 4) { /* pid 4242 exited and was reused by a process in a systemd unit */
+			put_file(root, "4242/stat", STAT_OF(4242, 9000));
+			put_file(root, "4242/cgroup", "0::/system.slice/nginx.service\n");
+		}
+		host_snapshot(h, &(struct cycle){ .mono_ns = snap++ });
+		ids = host_identities(h, steps[i].pids, steps[i].n);
+		ok(steps[i].same ? ids == last : !ids || ids != last, "identities reused: %s: %s", steps[i].what,
+		   steps[i].same ? "the same object" : "made again");
+		got = ids_text(ids);
+		want = ids_fresh(root, steps[i].pids, steps[i].n);
+		snprintf(text, sizeof(text), "identities reused: %s: what a new host makes", steps[i].what);
+		is_str(got, want, text);
+		if (i == 2) { /* as written: the containers in the order their pids came */
+			char *w = json_dumps(ids, JSON_COMPACT);
+
+			ok(w && strstr(w, ID64B) && strstr(w, ID64) && strstr(w, ID64B) < strstr(w, ID64),
+			   "identities reused: in the pids' order");
+			free(w);
+		}
+		free(got);
+		free(want);
+		json_decref(last);
+		last = ids;
+	}
+	json_decref(last);
+	host_free(h);
+#undef STAT_OF
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+}
+
 int main(void)
 {
 	test_paths();
@@ -1081,5 +1179,6 @@ int main(void)
 	test_identities_text();
 	test_identities_reuse();
 	test_memo();
+	test_identities_reused();
 	return done_testing();
 }

@@ -578,6 +578,7 @@ struct containers {
 	struct pod_entry *p;
 	size_t np, ap;
 	struct hindex pi;        /* p by uid */
+	uint64_t gen;            /* containers_gen */
 };
 
 static uint64_t key_hash(const char *s)
@@ -858,19 +859,25 @@ static void names_copy(struct container_names *dst, const struct container_names
 #undef COPY
 }
 
-void containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out)
+uint64_t containers_gen(const struct containers *c)
+{
+	return c ? c->gen : 0;
+}
+
+int containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out)
 {
 	struct ctr_entry *e = NULL;
 
 	memset(out, 0, sizeof(*out));
 	if (!c)
-		return;
+		return 0;
 	if (id->id[0]) {
 		e = ctr_find(c, id->id);
 		if (!e) {
 			if (c->nc >= CACHE_MAX) { /* a host does not run 4096 containers that touch devices: start over */
 				c->nc = 0;
 				hindex_clear(&c->ci);
+				c->gen++;
 			}
 			if (c->nc == c->ac) {
 				c->ac = c->ac ? c->ac * 2 : 16;
@@ -887,8 +894,10 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 		if (!e->found && (e->checked_ns == INT64_MIN || now - e->checked_ns >= RETRY_NS)) {
 			e->checked_ns = now;
 			e->found = names_from_state(&c->o, id, &e->n);
-			if (e->found)
+			if (e->found) {
+				c->gen++;
 				pod_learn(c, id->pod_uid, &e->n);
+			}
 		}
 		names_copy(out, &e->n);
 	}
@@ -900,6 +909,7 @@ void containers_names(struct containers *c, const struct container_id *id, int64
 			snprintf(out->ns, sizeof(out->ns), "%s", p->ns);
 		}
 	}
+	return !e || e->found;
 }
 
 const char *const container_field_keys[CF_COUNT] = {

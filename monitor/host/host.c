@@ -85,14 +85,24 @@ struct host {
 	size_t ndm, adm;
 	int dm_known;                /* a device collector recorded (even nothing) in this snapshot */
 	struct energy_ledger *energy; /* energy by process and device so far (energy.h) */
+	/*
+	 * The identities worked out in this snapshot and the last (memo_of),
+	 * small: a snapshot goes over them all, and an identity that holds
+	 * is known without its 1.8 kB being looked at.
+	 */
 	struct ident_memo {
 		pid_t pid;
+		int have;            /* the process has an identity: d holds it */
+		int settled;         /* it holds while the process lives and its names' generation is ct_gen */
 		int64_t snap;        /* the snapshot it was last worked out in */
-		int have;            /* the process has an identity: id and n hold it */
-		struct container_id id;
-		struct container_names n;
-		json_t *ident;       /* container_json of id and n (a reference), made when first asked; NULL: not yet */
-	} *im;                       /* the identities worked out in this snapshot and the last (memo_of) */
+		uint64_t start;      /* the process's start time then */
+		uint64_t ct_gen;     /* containers_gen then */
+		json_t *ident;       /* container_json of d (a reference), made when first asked; NULL: not yet */
+		struct ident_data {
+			struct container_id id;
+			struct container_names n;
+		} *d;                /* owned */
+	} *im;
 	size_t nim, aim;
 	struct hindex imi;           /* im by pid */
 };
@@ -147,8 +157,10 @@ static void host_names_stop(struct host *h)
 	h->kl = NULL;
 	h->ecs = NULL;
 	h->ct = NULL;
-	for (size_t i = 0; i < h->nim; i++)
+	for (size_t i = 0; i < h->nim; i++) {
 		json_decref(h->im[i].ident);
+		free(h->im[i].d);
+	}
 	h->nim = 0;
 	hindex_clear(&h->imi);
 	h->made_ok = 0; /* the next identities are made afresh */
@@ -385,11 +397,11 @@ void host_snapshot(struct host *h, const struct cycle *cy)
 	/* Identities not asked for in the last snapshot are let go; the others are checked when asked. */
 	for (size_t i = 0; i < h->nim; i++) {
 		if (h->im[i].snap == h->snap - 1) {
-			if (keep != i) /* an entry is 1.8 kB: the ones that stay in place are not copied over themselves */
-				h->im[keep] = h->im[i];
-			keep++;
-		} else
+			h->im[keep++] = h->im[i];
+		} else {
 			json_decref(h->im[i].ident);
+			free(h->im[i].d);
+		}
 	}
 	if (keep != h->nim) {
 		h->nim = keep;
@@ -451,15 +463,21 @@ const char *host_process_argv0(struct host *h, struct proc_info *p)
 	return proctab_argv0(&h->procs, p);
 }
 
-void host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out)
+int host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out)
 {
-	containers_names(h->ct, id, now, out);
+	int settled = containers_names(h->ct, id, now, out);
+
 	/* What the files did not say, the kubelet may: a pod's names, a container's name in it. */
-	if (h->kl && id->pod_uid[0] && (!out->pod[0] || !out->ns[0] || (id->id[0] && !out->name[0])))
+	if (h->kl && id->pod_uid[0] && (!out->pod[0] || !out->ns[0] || (id->id[0] && !out->name[0]))) {
 		kubelet_names(h->kl, id->pod_uid, id->id, now, out);
+		settled = 0; /* the kubelet's answer changes by itself */
+	}
 	/* An ECS task's, or a container outside Kubernetes that the agent may have started. */
-	if (h->ecs && !id->pod_uid[0] && (id->ecs_task[0] || id->id[0]))
+	if (h->ecs && !id->pod_uid[0] && (id->ecs_task[0] || id->id[0])) {
 		ecs_names(h->ecs, id, now, out);
+		settled = 0;
+	}
+	return settled;
 }
 
 /* Does the monitor see its own cgroup as "/" (it runs in a cgroup namespace)? Read once. */
@@ -512,8 +530,16 @@ static bool identity(struct host *h, const struct container_id *id, int64_t now,
 	return true;
 }
 
-/* Process pid's identity and names into *id and *n (zeroed first). 1, or 0 when it has none (host, gone). */
-static int container_of(struct host *h, pid_t pid, struct container_id *id, struct container_names *n)
+/*
+ * Process pid's identity and names into *id and *n (zeroed first). 1, or 0
+ * when it has none (host, gone). *start: its start time (0: gone);
+ * *settled: the same process keeps the same identity while
+ * containers_gen(h->ct) stays the same (its cgroup is read once, its
+ * names came from the state files alone, and its id is not the monitor's
+ * own as seen from a cgroup namespace).
+ */
+static int container_of(struct host *h, pid_t pid, struct container_id *id, struct container_names *n, uint64_t *start,
+			int *settled)
 {
 	struct proc_info *p = NULL;
 	const struct container_id *pid_id;
@@ -521,12 +547,20 @@ static int container_of(struct host *h, pid_t pid, struct container_id *id, stru
 
 	memset(id, 0, sizeof(*id));
 	memset(n, 0, sizeof(*n));
+	*start = 0;
+	*settled = 0;
 	if (host_process_live(h, pid, &p) || !p)
 		return 0;
+	*start = p->starttime;
 	pid_id = proctab_container(&h->procs, p);
-	if (!pid_id || !identity(h, pid_id, now, id))
+	if (!pid_id) {
+		*settled = !errno; /* none: the process is the host's, for as long as it lives */
 		return 0;
-	host_container_names(h, id, now, n);
+	}
+	*settled = !pid_id->ns_root && pid_id->ns_up != 1; /* identity() asks nothing else */
+	if (!identity(h, pid_id, now, id))
+		return 0;
+	*settled &= host_container_names(h, id, now, n);
 	if (h->self_pod_uid[0] && !strcmp(id->pod_uid, h->self_pod_uid)) {
 		if (!n->pod[0])
 			memcpy(n->pod, h->self_pod, sizeof(h->self_pod));
@@ -540,44 +574,59 @@ static int container_of(struct host *h, pid_t pid, struct container_id *id, stru
  * Process pid's identity in the snapshot (always an entry; have 0 when it
  * has none), worked out once per process and snapshot: every device group
  * with processes, and each runtime's energy join, asks again for the same
- * processes. From one snapshot to the next the identity is worked out again
- * (the process read again, its names asked for), and the entry's object
- * kept while it says the same. The entry is borrowed: it moves when another
- * process's is added.
+ * processes. From one snapshot to the next a settled identity holds while
+ * the process is the same (its start time) and the names' generation too;
+ * any other is worked out again (the process read again, its names asked
+ * for), and the entry's object kept while it says the same. The entry is
+ * borrowed: it moves when another process's is added.
  */
 static struct ident_memo *memo_of(struct host *h, pid_t pid)
 {
 	uint64_t hv = hash_bytes(0, &pid, sizeof(pid));
 	struct hindex_iter it;
-	struct ident_memo *m = NULL, cur;
+	struct ident_memo *m = NULL;
+	struct ident_data cur;
+	struct proc_info *p;
+	uint64_t start;
+	int have, settled;
 
 	for (uint32_t i = hindex_first(&h->imi, hv, &it); i != HINDEX_NONE && !m; i = hindex_next(&h->imi, hv, &it))
 		if (h->im[i].pid == pid)
 			m = &h->im[i];
 	if (m && m->snap == h->snap)
 		return m;
-	cur.have = container_of(h, pid, &cur.id, &cur.n);
+	if (m && m->settled && m->ct_gen == containers_gen(h->ct) && host_process_live(h, pid, &p) == 0 && p &&
+	    p->starttime == m->start) {
+		m->snap = h->snap;
+		return m;
+	}
+	have = container_of(h, pid, &cur.id, &cur.n, &start, &settled);
 	if (!m) {
 		if (h->nim == h->aim) {
 			h->aim = h->aim ? h->aim * 2 : 64;
 			h->im = xrealloc(h->im, h->aim * sizeof(*h->im));
 		}
 		m = &h->im[h->nim];
+		memset(m, 0, sizeof(*m));
 		m->pid = pid;
-		m->ident = NULL;
 		m->have = -1; /* nothing to compare with */
 		hindex_put(&h->imi, hv, (uint32_t)h->nim++);
 	}
 	m->snap = h->snap;
-	if (m->have == cur.have && (!cur.have || (!memcmp(&m->id, &cur.id, sizeof(cur.id)) &&
-						  !memcmp(&m->n, &cur.n, sizeof(cur.n)))))
+	m->start = start;
+	m->settled = settled;
+	m->ct_gen = containers_gen(h->ct);
+	if (m->have == have && (!have || !memcmp(m->d, &cur, sizeof(cur))))
 		return m;
 	h->ident_gen++;
 	json_decref(m->ident);
 	m->ident = NULL;
-	m->have = cur.have;
-	m->id = cur.id;
-	m->n = cur.n;
+	m->have = have;
+	if (have) {
+		if (!m->d)
+			m->d = xmalloc(sizeof(*m->d));
+		*m->d = cur;
+	}
 	return m;
 }
 
@@ -586,7 +635,7 @@ json_t *host_container_json(struct host *h, pid_t pid)
 	struct ident_memo *m = memo_of(h, pid);
 
 	if (m->have > 0 && !m->ident)
-		m->ident = container_json(&m->id, &m->n);
+		m->ident = container_json(&m->d->id, &m->d->n);
 	return json_incref(m->ident);
 }
 
@@ -594,16 +643,18 @@ const struct container_id *host_container_id(struct host *h, pid_t pid)
 {
 	struct ident_memo *m = memo_of(h, pid);
 
-	return m->have > 0 ? &m->id : NULL;
+	return m->have > 0 ? &m->d->id : NULL;
 }
 
 /* struct ident_cb's lookup over the host: the snapshot's memo, which no other lookup moves before it is used. */
 static int lookup(void *ud, pid_t pid, const struct container_id **id, const struct container_names **n)
 {
+	static const struct ident_data none;
 	struct ident_memo *m = memo_of(ud, pid);
+	const struct ident_data *d = m->have > 0 ? m->d : &none;
 
-	*id = &m->id;
-	*n = &m->n;
+	*id = &d->id;
+	*n = &d->n;
 	return m->have > 0;
 }
 

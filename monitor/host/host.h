@@ -177,9 +177,11 @@ const struct container_id *host_container_id(struct host *h, pid_t pid);
 /*
  * The names of container or pod id at now (CLOCK_MONOTONIC ns): the
  * runtimes' state files (container.h), then the kubelet for what they do
- * not say. *out is always filled ("" where unknown).
+ * not say, and ECS. *out is always filled ("" where unknown). Returns 1
+ * when the state files alone named it and the same id gets the same names
+ * until their generation (containers_gen) changes, else 0.
  */
-void host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out);
+int host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out);
 /*
  * The report's "identities" of processes pids[0..n) (the pids this cycle's
  * device groups named: identities.h, containers_identities), from the

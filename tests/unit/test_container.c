@@ -1165,6 +1165,70 @@ static void test_identities_reused(void)
 		printf("# could not remove %s\n", root);
 }
 
+/*
+ * A settled identity (its state file named it) is not worked out again
+ * while its process lives, until the names change: here a second
+ * container of the same pod names the pod, which the first one's file
+ * did not.
+ */
+static void test_memo_settled(void)
+{
+	char root[] = "/tmp/accel-settled.XXXXXX", cmd[128];
+	const char *bundle = "rootfs/run/containerd/io.containerd.runtime.v2.task/k8s.io/";
+	const char *cg = "0::/kubepods.slice/kubepods-pod7c1e3a52_8f0b_4d6e_9a21_3b5c7d9e1f20.slice/cri-containerd-";
+	char path[256], text[512], procfs[64], rootfs[64];
+	struct host *h;
+	json_t *c;
+
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	snprintf(procfs, sizeof(procfs), "%s/proc", root);
+	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", root);
+	put_file(root, "proc/4242/stat", "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n");
+	snprintf(text, sizeof(text), "%s%s.scope\n", cg, HEX32("a1"));
+	put_file(root, "proc/4242/cgroup", text);
+	snprintf(path, sizeof(path), "%s%s/config.json", bundle, HEX32("a1"));
+	put_file(root, path, "{\"annotations\": {\"io.kubernetes.cri.container-name\": \"worker\"}}");
+	h = host_new(&(struct host_opts){ .procfs = procfs, .ctr = { .rootfs = rootfs } }, NULL);
+	for (int64_t snap = 1; snap <= 3; snap++) {
+		host_snapshot(h, &(struct cycle){ .mono_ns = snap });
+		c = host_container_json(h, 4242);
+		ok(c && !json_object_get(c, "pod") && !strcmp(json_string_value(json_object_get(c, "name")), "worker"),
+		   "settled: snapshot %d: the container's name, no pod's yet", (int)snap);
+		json_decref(c);
+	}
+	/* Another container of the pod, whose file names the pod: the first one's names change with it. */
+	put_file(root, "proc/4343/stat", "4343 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 6000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n");
+	snprintf(text, sizeof(text), "%s%s.scope\n", cg, HEX32("b2"));
+	put_file(root, "proc/4343/cgroup", text);
+	snprintf(path, sizeof(path), "%s%s/config.json", bundle, HEX32("b2"));
+	put_file(root, path, "{\"annotations\": {\"io.kubernetes.cri.sandbox-name\": \"infer-0\", "
+			     "\"io.kubernetes.cri.sandbox-namespace\": \"serving\", "
+			     "\"io.kubernetes.cri.container-name\": \"sidecar\"}}");
+	host_snapshot(h, &(struct cycle){ .mono_ns = 4 });
+	json_decref(host_container_json(h, 4242)); /* asked in each snapshot, so its entry is kept */
+	json_decref(host_container_json(h, 4343));
+	host_snapshot(h, &(struct cycle){ .mono_ns = 5 });
+	c = host_container_json(h, 4242);
+	is_str(json_string_value(json_object_get(c, "pod")), "infer-0", "settled: the pod named since: worked out again");
+	is_str(json_string_value(json_object_get(c, "namespace")), "serving", "settled: and its namespace");
+	json_decref(c);
+	/* The pid reused by a process of the other container: another start time, worked out again. */
+	put_file(root, "proc/4242/stat", "4242 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 7000 1 1 1 1 1 0 0 0 0 0 0 0 0 17 0\n");
+	snprintf(text, sizeof(text), "%s%s.scope\n", cg, HEX32("b2"));
+	put_file(root, "proc/4242/cgroup", text);
+	host_snapshot(h, &(struct cycle){ .mono_ns = 6 });
+	c = host_container_json(h, 4242);
+	is_str(json_string_value(json_object_get(c, "name")), "sidecar", "settled: a reused pid: the new process's");
+	json_decref(c);
+	host_free(h);
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", root);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+}
+
 int main(void)
 {
 	test_paths();
@@ -1180,5 +1244,6 @@ int main(void)
 	test_identities_reuse();
 	test_memo();
 	test_identities_reused();
+	test_memo_settled();
 	return done_testing();
 }

@@ -864,13 +864,13 @@ uint64_t containers_gen(const struct containers *c)
 	return c ? c->gen : 0;
 }
 
-int containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out)
+int64_t containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out)
 {
 	struct ctr_entry *e = NULL;
 
 	memset(out, 0, sizeof(*out));
 	if (!c)
-		return 0;
+		return INT64_MAX;
 	if (id->id[0]) {
 		e = ctr_find(c, id->id);
 		if (!e) {
@@ -909,7 +909,7 @@ int containers_names(struct containers *c, const struct container_id *id, int64_
 			snprintf(out->ns, sizeof(out->ns), "%s", p->ns);
 		}
 	}
-	return !e || e->found;
+	return !e || e->found ? INT64_MAX : e->checked_ns + RETRY_NS;
 }
 
 const char *const container_field_keys[CF_COUNT] = {

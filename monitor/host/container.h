@@ -150,12 +150,12 @@ const struct container_opts *containers_opts(const struct containers *c);
  * The names of the container or pod id (from the cgroup) at now (CLOCK_MONOTONIC
  * ns): from the cache, else the state files (read once per container; a
  * container with no state file is looked up again at most every 10 s).
- * *out is always filled ("" where unknown). Returns 1 when the same id
- * gets the same names as long as containers_gen(c) stays the same (its
- * state file named it, or it has no container id), 0 when a later call may
- * look again.
+ * *out is always filled ("" where unknown). Returns until when (the same
+ * clock) the same id gets the same names, as long as containers_gen(c)
+ * stays the same: INT64_MAX when its state file named it or it has no
+ * container id, the time of its next look at the files when it has none.
  */
-int containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out);
+int64_t containers_names(struct containers *c, const struct container_id *id, int64_t now, struct container_names *out);
 /*
  * Counts the changes of c's names: a container's state file read with
  * names (and its pod's names learned from it), the cache started over

@@ -93,8 +93,9 @@ struct host {
 	struct ident_memo {
 		pid_t pid;
 		int have;            /* the process has an identity: d holds it */
-		int settled;         /* it holds while the process lives and its names' generation is ct_gen */
 		int64_t snap;        /* the snapshot it was last worked out in */
+		int64_t until;       /* it holds until then (CLOCK_MONOTONIC) while the process lives and the names'
+		                        generation is ct_gen (container_of) */
 		uint64_t start;      /* the process's start time then */
 		uint64_t ct_gen;     /* containers_gen then */
 		json_t *ident;       /* container_json of d (a reference), made when first asked; NULL: not yet */
@@ -463,21 +464,26 @@ const char *host_process_argv0(struct host *h, struct proc_info *p)
 	return proctab_argv0(&h->procs, p);
 }
 
-int host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out)
+int64_t host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out)
 {
-	int settled = containers_names(h->ct, id, now, out);
+	int64_t until = containers_names(h->ct, id, now, out);
 
 	/* What the files did not say, the kubelet may: a pod's names, a container's name in it. */
 	if (h->kl && id->pod_uid[0] && (!out->pod[0] || !out->ns[0] || (id->id[0] && !out->name[0]))) {
 		kubelet_names(h->kl, id->pod_uid, id->id, now, out);
-		settled = 0; /* the kubelet's answer changes by itself */
+		until = INT64_MIN; /* the kubelet's answer changes by itself */
 	}
 	/* An ECS task's, or a container outside Kubernetes that the agent may have started. */
 	if (h->ecs && !id->pod_uid[0] && (id->ecs_task[0] || id->id[0])) {
 		ecs_names(h->ecs, id, now, out);
-		settled = 0;
+		until = INT64_MIN;
 	}
-	return settled;
+	return until;
+}
+
+uint64_t host_names_gen(const struct host *h)
+{
+	return containers_gen(h->ct);
 }
 
 /* Does the monitor see its own cgroup as "/" (it runs in a cgroup namespace)? Read once. */
@@ -531,36 +537,37 @@ static bool identity(struct host *h, const struct container_id *id, int64_t now,
 }
 
 /*
- * Process pid's identity and names into *id and *n (zeroed first). 1, or 0
- * when it has none (host, gone). *start: its start time (0: gone);
- * *settled: the same process keeps the same identity while
- * containers_gen(h->ct) stays the same (its cgroup is read once, its
- * names came from the state files alone, and its id is not the monitor's
- * own as seen from a cgroup namespace).
+ * Process pid's identity and names into *id and *n (zeroed first) at now.
+ * 1, or 0 when it has none (host, gone). *start: its start time (0: gone);
+ * *until: until when the same process keeps the same identity while
+ * host_names_gen stays the same (its cgroup is read once; its names as
+ * host_container_names says; an id seen from a cgroup namespace as the
+ * monitor's own asks every time).
  */
-static int container_of(struct host *h, pid_t pid, struct container_id *id, struct container_names *n, uint64_t *start,
-			int *settled)
+static int container_of(struct host *h, pid_t pid, int64_t now, struct container_id *id, struct container_names *n,
+			uint64_t *start, int64_t *until)
 {
 	struct proc_info *p = NULL;
 	const struct container_id *pid_id;
-	int64_t now = clock_mono_ns();
 
 	memset(id, 0, sizeof(*id));
 	memset(n, 0, sizeof(*n));
 	*start = 0;
-	*settled = 0;
+	*until = INT64_MIN;
 	if (host_process_live(h, pid, &p) || !p)
 		return 0;
 	*start = p->starttime;
 	pid_id = proctab_container(&h->procs, p);
 	if (!pid_id) {
-		*settled = !errno; /* none: the process is the host's, for as long as it lives */
+		if (!errno) /* none: the process is the host's, for as long as it lives */
+			*until = INT64_MAX;
 		return 0;
 	}
-	*settled = !pid_id->ns_root && pid_id->ns_up != 1; /* identity() asks nothing else */
 	if (!identity(h, pid_id, now, id))
 		return 0;
-	*settled &= host_container_names(h, id, now, n);
+	*until = host_container_names(h, id, now, n);
+	if (pid_id->ns_root || pid_id->ns_up == 1) /* identity() asked for the monitor's own */
+		*until = INT64_MIN;
 	if (h->self_pod_uid[0] && !strcmp(id->pod_uid, h->self_pod_uid)) {
 		if (!n->pod[0])
 			memcpy(n->pod, h->self_pod, sizeof(h->self_pod));
@@ -574,9 +581,9 @@ static int container_of(struct host *h, pid_t pid, struct container_id *id, stru
  * Process pid's identity in the snapshot (always an entry; have 0 when it
  * has none), worked out once per process and snapshot: every device group
  * with processes, and each runtime's energy join, asks again for the same
- * processes. From one snapshot to the next a settled identity holds while
- * the process is the same (its start time) and the names' generation too;
- * any other is worked out again (the process read again, its names asked
+ * processes. From one snapshot to the next an identity holds while the
+ * process is the same (its start time), until the time container_of gave
+ * and while the names' generation is the same; then it is worked out again (the process read again, its names asked
  * for), and the entry's object kept while it says the same. The entry is
  * borrowed: it moves when another process's is added.
  */
@@ -588,19 +595,21 @@ static struct ident_memo *memo_of(struct host *h, pid_t pid)
 	struct ident_data cur;
 	struct proc_info *p;
 	uint64_t start;
-	int have, settled;
+	int64_t now, until;
+	int have;
 
 	for (uint32_t i = hindex_first(&h->imi, hv, &it); i != HINDEX_NONE && !m; i = hindex_next(&h->imi, hv, &it))
 		if (h->im[i].pid == pid)
 			m = &h->im[i];
 	if (m && m->snap == h->snap)
 		return m;
-	if (m && m->settled && m->ct_gen == containers_gen(h->ct) && host_process_live(h, pid, &p) == 0 && p &&
+	now = clock_mono_ns();
+	if (m && now < m->until && m->ct_gen == host_names_gen(h) && host_process_live(h, pid, &p) == 0 && p &&
 	    p->starttime == m->start) {
 		m->snap = h->snap;
 		return m;
 	}
-	have = container_of(h, pid, &cur.id, &cur.n, &start, &settled);
+	have = container_of(h, pid, now, &cur.id, &cur.n, &start, &until);
 	if (!m) {
 		if (h->nim == h->aim) {
 			h->aim = h->aim ? h->aim * 2 : 64;
@@ -614,8 +623,8 @@ static struct ident_memo *memo_of(struct host *h, pid_t pid)
 	}
 	m->snap = h->snap;
 	m->start = start;
-	m->settled = settled;
-	m->ct_gen = containers_gen(h->ct);
+	m->until = until;
+	m->ct_gen = host_names_gen(h);
 	if (m->have == have && (!have || !memcmp(m->d, &cur, sizeof(cur))))
 		return m;
 	h->ident_gen++;

@@ -177,11 +177,14 @@ const struct container_id *host_container_id(struct host *h, pid_t pid);
 /*
  * The names of container or pod id at now (CLOCK_MONOTONIC ns): the
  * runtimes' state files (container.h), then the kubelet for what they do
- * not say, and ECS. *out is always filled ("" where unknown). Returns 1
- * when the state files alone named it and the same id gets the same names
- * until their generation (containers_gen) changes, else 0.
+ * not say, and ECS. *out is always filled ("" where unknown). Returns until
+ * when the same id gets the same names while host_names_gen stays the same
+ * (containers_names; INT64_MIN when the kubelet or ECS was asked: their
+ * answers change by themselves).
  */
-int host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out);
+int64_t host_container_names(struct host *h, const struct container_id *id, int64_t now, struct container_names *out);
+/* The generation of those names (containers_gen of the state files' resolver). */
+uint64_t host_names_gen(const struct host *h);
 /*
  * The report's "identities" of processes pids[0..n) (the pids this cycle's
  * device groups named: identities.h, containers_identities), from the

@@ -104,6 +104,8 @@ struct ct_node {
 	json_t *val[V_N];         /* obj's figures (borrowed from it), NULL where obj has none */
 	char *names;              /* the names obj was last given (names_pack), NULL: none yet */
 	size_t names_len;
+	int64_t names_until;      /* they hold until then while the host's names' generation is names_gen */
+	uint64_t names_gen;
 };
 
 struct ct_state {
@@ -732,9 +734,13 @@ static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	char tmp[256], packed[sizeof(cn) + 8];
 	size_t len;
 
+	if (n->names && now < n->names_until && n->names_gen == host_names_gen(s->host))
+		return; /* the same answer as last time (host_container_names) */
 	memset(&cn, 0, sizeof(cn));
+	n->names_until = INT64_MAX;
 	if (n->cid.id[0] || n->cid.pod_uid[0])
-		host_container_names(s->host, &n->cid, now, &cn);
+		n->names_until = host_container_names(s->host, &n->cid, now, &cn);
+	n->names_gen = host_names_gen(s->host);
 	/* The same names as last time: the entry already says them. */
 	len = names_pack(&cn, packed);
 	if (n->names && n->names_len == len && !memcmp(n->names, packed, len))

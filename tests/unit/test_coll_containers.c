@@ -857,6 +857,52 @@ static void test_v1(void)
 	ops->close(st);
 }
 
+/*
+ * Names that come later: a container's state file written after its first
+ * cycles is read on the retry 10 s on, and the pod's entry, settled
+ * without names until then (it has no file of its own), takes them from it
+ * in the same cycle; then they hold.
+ */
+static void test_names_later(void)
+{
+	char rootfs[400];
+	struct mon_env env;
+	void *st = NULL;
+	json_t *g;
+	int64_t t[] = { 1, 5, 12, 13 }, t0;
+
+	setup("v2-systemd");
+	snprintf(rootfs, sizeof(rootfs), "%s/rootfs", work);
+	sh("rm -rf '%s' && mkdir -p '%s'", rootfs, rootfs);
+	host_free(host);
+	host = host_new(&(struct host_opts){ .ctr = { .rootfs = rootfs, .cgroupfs = root }, .clk_tck = 100,
+					      .page_size = 4096 }, NULL);
+	env = (struct mon_env){ .host = host };
+	t0 = clock_mono_ns(); /* open reads the tree (and asks the names) now: the cycles come t[i] s later */
+	ok(ops->open(&env, &(struct coll_target){ .dev = NULL }, &st) == 0 && st, "names later: open");
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct cycle cy = { .mono_ns = t0 + t[i] * 1000000000LL };
+		int named = i >= 2;
+
+		if (i == 1)
+			sh("mkdir -p '%s/run/containerd/io.containerd.runtime.v2.task/k8s.io/" G_ID "' && printf '%%s' "
+			   "'{\"annotations\": {\"io.kubernetes.cri.sandbox-name\": \"trainer-0\", "
+			   "\"io.kubernetes.cri.sandbox-namespace\": \"ml\", \"io.kubernetes.cri.container-name\": "
+			   "\"pytorch\"}}' > '%s/run/containerd/io.containerd.runtime.v2.task/k8s.io/" G_ID "/config.json'",
+			   rootfs, rootfs);
+		g = group_new(1.0, "2026-11-23T19:00:00.000Z");
+		ops->collect(st, &cy, &(enum group_id){ GROUP_CONTAINER_USAGE }, 1, g);
+		ok(!strcmp(s(g, CT_G, "pod"), named ? "trainer-0" : "(absent)"), "names later: %d s: the container's pod: %s",
+		   (int)t[i], s(g, CT_G, "pod"));
+		ok(!strcmp(s(g, POD_G, "pod"), named ? "trainer-0" : "(absent)"), "names later: %d s: the pod's entry: %s",
+		   (int)t[i], s(g, POD_G, "pod"));
+		ok(!strcmp(s(g, POD_G, "namespace"), named ? "ml" : "(absent)"), "names later: %d s: its namespace: %s",
+		   (int)t[i], s(g, POD_G, "namespace"));
+		json_decref(g);
+	}
+	ops->close(st);
+}
+
 int main(void)
 {
 	log_init("test_coll_containers", LOG_LVL_SILENT);
@@ -868,6 +914,7 @@ int main(void)
 	test_v1();
 	test_fd_cap();
 	test_emfile();
+	test_names_later();
 	host_free(host);
 	if (work[0])
 		sh("rm -rf '%s'", work);

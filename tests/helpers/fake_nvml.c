@@ -1649,13 +1649,25 @@ static int g_next_event(nvmlEventData_t *e)
 static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout, size_t size)
 {
 	struct timespec start, now, nap = { 0, 2000000L };
+	int quiet = 0;
+	long waited;
 
 	total_calls++;
 	event_waits++;
-	if (fake_cost_profile() == 2) /* the cost model: the fake's own polling must not add to it */
-		nap.tv_nsec = 50000000L;
 	if (!inited)
 		return NVML_ERROR_UNINITIALIZED;
+	if (fake_cost_profile() == 2) {
+		/*
+		 * The cost model: the real call blocks in the driver until an event
+		 * or the timeout, so the fake's own polling must not add to its
+		 * cost. Without an events file or a lost file only the scripted Xid
+		 * (seen at once below) can come: the wait is one sleep.
+		 */
+		nap.tv_nsec = 50000000L;
+		quiet = !events_file[0];
+		for (unsigned i = 0; i < ngpus && quiet; i++)
+			quiet = !gpus[i].lost_file[0];
+	}
 	(void)set;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
@@ -1678,8 +1690,11 @@ static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned 
 			return NVML_SUCCESS;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= (long)timeout)
+		waited = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (waited >= (long)timeout)
 			return NVML_ERROR_TIMEOUT;
+		if (quiet) /* nothing can come meanwhile: blocked until the timeout, as in the driver */
+			nap = (struct timespec){ ((long)timeout - waited) / 1000, ((long)timeout - waited) % 1000 * 1000000L };
 		nanosleep(&nap, NULL);
 	}
 }

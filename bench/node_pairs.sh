@@ -15,7 +15,8 @@
 #     alone does to a pair, the yardstick for the others.
 # Each pair prints both sides' total CPU per second, container_usage and the producer's thread outside the
 # collectors, and the ratio this / base; the end prints the medians and ranges. Exit 0 when measured (a missed
-# target included), 1 when a side failed, 2 when it could not start.
+# target included), 1 when a side failed or a side's stream failed node_bench's checks (bench/sinks_same.sh,
+# tests/helpers/check_report.py), 2 when it could not start.
 #
 # Usage: bench/node_pairs.sh BASE_BIN_DIR
 #   BASE_BIN_DIR: the other build's bin/ (accel-monitor and the sinks; `git worktree add`, `make all`).
@@ -96,6 +97,13 @@ run_pair() {
 		tail -5 "$oa" "$ob" >&2
 		return 1
 	fi
+	for o in "$oa" "$ob"; do
+		if ! grep -q 'sinks_same.sh): PASS' "$o" || ! grep -q 'check_report.py): PASS' "$o"; then
+			echo "node_pairs: $kind pair $n: a stream failed sinks_same.sh or check_report.py ($o):" >&2
+			grep -E 'sinks_same|check_report' "$o" >&2
+			rc=1
+		fi
+	done
 	ca=$(figure "$oa" container_usage) cb=$(figure "$ob" container_usage)
 	xa=$(figure "$oa" outside) xb=$(figure "$ob" outside)
 	na=$(figure "$oa" nvidia) nb=$(figure "$ob" nvidia)

@@ -583,9 +583,10 @@ static int container_of(struct host *h, pid_t pid, int64_t now, struct container
  * with processes, and each runtime's energy join, asks again for the same
  * processes. From one snapshot to the next an identity holds while the
  * process is the same (its start time), until the time container_of gave
- * and while the names' generation is the same; then it is worked out again (the process read again, its names asked
- * for), and the entry's object kept while it says the same. The entry is
- * borrowed: it moves when another process's is added.
+ * and while the names' generation is the same; then it is worked out again
+ * (the process read again, its names asked for), and the entry's object
+ * kept while it says the same. The entry is borrowed: it moves when another
+ * process's is added.
  */
 static struct ident_memo *memo_of(struct host *h, pid_t pid)
 {

@@ -207,6 +207,16 @@ void cg_files_init(struct cg_files *f, int check_links, int ino_fd)
 	f->check_links = check_links;
 	f->ino_fd = ino_fd;
 	f->ev_wd = CG_WD_NONE;
+	for (int h = 0; h < CG_NHIER; h++)
+		f->dir_wd[h] = CG_WD_NONE;
+}
+
+/* Forget the directories' watches (left to the kernel and the caller: struct cg_files). */
+static void dirs_forget(struct cg_files *f)
+{
+	for (int h = 0; h < CG_NHIER; h++)
+		f->dir_wd[h] = CG_WD_NONE;
+	f->dir_quiet = 0;
 }
 
 static void events_unwatch(struct cg_files *f)
@@ -220,11 +230,30 @@ static void events_unwatch(struct cg_files *f)
 void cg_files_unwatch(struct cg_files *f)
 {
 	events_unwatch(f);
+	dirs_forget(f);
 	f->ino_fd = -1;
 }
 
-void cg_files_event(struct cg_files *f, uint32_t mask)
+int cg_files_event(struct cg_files *f, int wd, uint32_t mask)
 {
+	int which = 0;
+
+	if (mask & IN_Q_OVERFLOW) { /* every watch may have missed something */
+		f->ev_quiet = 0;
+		f->dir_quiet = 0;
+		f->stamped = 0;
+		return 1;
+	}
+	for (int h = 0; h < CG_NHIER; h++)
+		if (wd >= 0 && f->dir_wd[h] == wd) {
+			f->dir_quiet &= ~(1u << h);
+			f->stamped &= ~(1u << h); /* a name made, removed or replaced: each kept file checked again */
+			if (mask & IN_IGNORED)
+				f->dir_wd[h] = CG_WD_NONE; /* the kernel removed it with the directory */
+			which = 2;
+		}
+	if (wd < 0 || wd != f->ev_wd)
+		return which;
 	f->ev_quiet = 0;
 	if (mask & ~(uint32_t)IN_MODIFY)
 		f->stamped = 0; /* a file replaced: its directory's kept files are checked one by one again */
@@ -232,6 +261,26 @@ void cg_files_event(struct cg_files *f, uint32_t mask)
 		f->ev_wd = CG_WD_NONE; /* the kernel removed it */
 	else if (mask & ~(uint32_t)IN_MODIFY)
 		events_unwatch(f); /* replaced or removed (a fixture tree): watch what is there next time */
+	return 1;
+}
+
+size_t cg_files_watches(const struct cg_files *f, int wd[CG_NHIER + 1])
+{
+	size_t n = 0;
+
+	if (f->ev_wd >= 0)
+		wd[n++] = f->ev_wd;
+	for (int h = 0; h < CG_NHIER; h++) {
+		size_t i;
+
+		if (f->dir_wd[h] < 0)
+			continue;
+		for (i = 0; i < n && wd[i] != f->dir_wd[h]; i++)
+			;
+		if (i == n)
+			wd[n++] = f->dir_wd[h];
+	}
+	return n;
 }
 
 /*
@@ -265,6 +314,7 @@ size_t cg_files_close(struct cg_files *f)
 	events_unwatch(f);
 	if (f->ev_wd == CG_WD_FAILED)
 		f->ev_wd = CG_WD_NONE;
+	dirs_forget(f);
 	return n;
 }
 
@@ -276,15 +326,44 @@ static long long ts_ns(struct timespec t)
 	return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
 
-/*
- * With keep->check_links: fstat each directory cg_read reads from (st[h],
- * bit h of *looked) and return the bits of those whose stamp (struct
- * cg_files) still holds: their kept files need no check of their own.
- */
-static unsigned dirs_unchanged(const int fd[CG_NHIER], int v2, const struct cg_files *keep, struct stat st[CG_NHIER],
-			       unsigned *looked)
+void cg_files_watch_dir(struct cg_files *f, unsigned roles, int fd)
 {
-	unsigned want = v2 ? 1u << CG_H_UNIFIED : (1u << CG_H_CPU) | (1u << CG_H_CPUACCT) | (1u << CG_H_MEMORY);
+	char path[40];
+	unsigned need = 0;
+	int wd;
+
+	if (!f->check_links || f->ino_fd < 0 || fd < 0)
+		return;
+	for (int h = 0; h < CG_NHIER; h++)
+		if ((roles & (1u << h)) && f->dir_wd[h] == CG_WD_NONE)
+			need |= 1u << h;
+	if (!need)
+		return; /* each has one, or was refused one */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	wd = inotify_add_watch(f->ino_fd, path, CG_DIR_EVENTS);
+	for (int h = 0; h < CG_NHIER; h++)
+		if (need & (1u << h))
+			f->dir_wd[h] = wd >= 0 ? wd : CG_WD_FAILED; /* refused: looked at with an fstat each time */
+}
+
+/* Watch each directory cg_read reads from that has no watch yet (cg_files_watch_dir). */
+static void dirs_watch(const int fd[CG_NHIER], unsigned want, struct cg_files *keep)
+{
+	for (int h = 0; h < CG_NHIER; h++)
+		if ((want & (1u << h)) && fd[h] >= 0 && keep->dir_wd[h] == CG_WD_NONE)
+			cg_files_watch_dir(keep, 1u << h, fd[h]);
+}
+
+/*
+ * With keep->check_links: the bits of the directories cg_read reads from
+ * whose stamp (struct cg_files) still holds: their kept files need no
+ * check of their own. A quiet one (watched, no event since its stamp)
+ * holds as it is; each other is looked at (st[h], bit h of *looked, at
+ * *now_ns).
+ */
+static unsigned dirs_unchanged(const int fd[CG_NHIER], unsigned want, const struct cg_files *keep,
+			       struct stat st[CG_NHIER], unsigned *looked, long long *now_ns)
+{
 	unsigned same = 0;
 
 	*looked = 0;
@@ -293,6 +372,16 @@ static unsigned dirs_unchanged(const int fd[CG_NHIER], int v2, const struct cg_f
 
 		if (!(want & (1u << h)) || fd[h] < 0)
 			continue;
+		if (keep->stamped & keep->dir_quiet & (1u << h)) {
+			same |= 1u << h;
+			continue;
+		}
+		if (!*looked) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			*now_ns = ts_ns(now);
+		}
 		for (q = 0; q < h && !((*looked & (1u << q)) && fd[q] == fd[h]); q++)
 			;
 		if (q < h)
@@ -318,10 +407,13 @@ static void dirs_stamp(struct cg_files *keep, const struct stat st[CG_NHIER], un
 		if (!(bits & (1u << h)))
 			continue;
 		keep->stamped &= ~(1u << h);
+		keep->dir_quiet &= ~(1u << h);
 		if (st[h].st_nlink && now_ns - ts_ns(st[h].st_mtim) >= CG_STAMP_SETTLE_NS) {
 			keep->ino[h] = (unsigned long long)st[h].st_ino;
 			keep->mtime_ns[h] = ts_ns(st[h].st_mtim);
 			keep->stamped |= 1u << h;
+			if (keep->dir_wd[h] >= 0) /* watched before the stat: what changed since is an event */
+				keep->dir_quiet |= 1u << h;
 		}
 	}
 }
@@ -388,11 +480,11 @@ int cg_read(const int fd[CG_NHIER], int v2, long clk_tck, struct cg_stats *st, c
 	if (!room)
 		keep = NULL;
 	if (keep && keep->check_links) {
-		struct timespec now;
+		unsigned want = v2 ? 1u << CG_H_UNIFIED : (1u << CG_H_CPU) | (1u << CG_H_CPUACCT) | (1u << CG_H_MEMORY);
 
-		clock_gettime(CLOCK_REALTIME, &now);
-		now_ns = ts_ns(now);
-		same = dirs_unchanged(fd, v2, keep, dst, &looked);
+		if (keep->ino_fd >= 0)
+			dirs_watch(fd, want, keep);
+		same = dirs_unchanged(fd, want, keep, dst, &looked, &now_ns);
 	}
 #define READ(dir, name)                                                                                   \
 	do {                                                                                              \

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/inotify.h>
 
 /* Which parts of struct cg_stats were read. */
 #define CG_CPU 1u        /* usage_ns */
@@ -74,7 +75,9 @@ void cg_finish(struct cg_stats *st);
  * of an openat, two reads and a close. Every fd starts at -1. Outside a
  * cgroup file system (a fixture tree) a file removed since it was opened
  * still reads, so there a read checks the directory's mtime (one fstat per
- * directory), and each kept file's link count only when that moved.
+ * directory), and each kept file's link count only when that moved; with
+ * an inotify descriptor, a directory watched since its last check and
+ * without an event since (dir_quiet) is not looked at at all.
  */
 #define CG_NFILE 6
 struct cg_files {
@@ -89,6 +92,18 @@ struct cg_files {
 	unsigned stamped;          /* bit per enum cg_hier whose stamp is set */
 	unsigned long long ino[CG_NHIER];
 	long long mtime_ns[CG_NHIER];
+	/*
+	 * With check_links and ino_fd: a watch on each directory read from
+	 * (CG_DIR_EVENTS: a name made, removed or renamed there, or the
+	 * directory itself gone), added before its files are checked. A
+	 * stamped directory with no event since (dir_quiet, which the caller
+	 * clears: cg_files_event) is read without an fstat: its names are the
+	 * ones checked. The watch is never removed here: the caller may watch
+	 * the same directory with the same mask (inotify gives one watch per
+	 * inode), and the kernel removes it with the directory (IN_IGNORED).
+	 */
+	int dir_wd[CG_NHIER];      /* per hierarchy: its directory's watch; CG_WD_NONE, CG_WD_FAILED */
+	unsigned dir_quiet;        /* bit per enum cg_hier: watched, stamped, and no event since */
 	/*
 	 * v2's memory.events is not read while nothing changed it: the kernel
 	 * tells every change of it as a file modified event (cgroup-v2.rst),
@@ -110,6 +125,9 @@ struct cg_files {
 #define CG_WD_NONE (-1)
 #define CG_WD_FAILED (-2)
 #define CG_EVENTS_REREAD 32
+/* What a watch on a cgroup directory asks for: a child made, removed or renamed, the directory itself gone. */
+#define CG_DIR_EVENTS                                                                                   \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
 /*
  * check_links: see struct cg_files (!on_kernel_fs of the tree, util.h).
@@ -120,13 +138,31 @@ void cg_files_init(struct cg_files *f, int check_links, int ino_fd);
 /* Close the kept files (and remove the watch); returns how many were open. */
 size_t cg_files_close(struct cg_files *f);
 /*
- * The caller read an inotify event of mask for f's watch (its wd is
- * f->ev_wd): memory.events is read again next time, and after anything
- * but a modification (the file replaced, removed; the watch gone) the
- * watch is made again first.
+ * The caller read an inotify event of mask for watch wd (IN_Q_OVERFLOW:
+ * any of f's, maybe). 0 when wd is none of f's watches. 1 for its
+ * memory.events (ev_wd): that file is read again next time, and after
+ * anything but a modification (the file replaced, removed; the watch
+ * gone) the watch is made again first. 2 for a directory's (dir_wd): its
+ * kept files are checked one by one again at the next read.
  */
-void cg_files_event(struct cg_files *f, uint32_t mask);
-/* No watch on f's files from now on (the caller's watches are better spent elsewhere): read every time. */
+int cg_files_event(struct cg_files *f, int wd, uint32_t mask);
+/*
+ * Off a cgroup file system (f->check_links) with an inotify descriptor:
+ * watch the directory fd, which serves the hierarchies in roles (bits of
+ * enum cg_hier), if it has no watch yet. cg_read does so before it first
+ * checks a directory's files; a caller whose own watches must come before
+ * the files' (a tree's listing) calls it when it opens the directory.
+ */
+void cg_files_watch_dir(struct cg_files *f, unsigned roles, int fd);
+/*
+ * f's watches (ev_wd, then each distinct dir_wd), at most CG_NHIER + 1,
+ * into wd; how many.
+ */
+size_t cg_files_watches(const struct cg_files *f, int wd[CG_NHIER + 1]);
+/*
+ * No watch on f's files from now on (the caller's watches are better spent
+ * elsewhere): memory.events read every time, each directory looked at.
+ */
 void cg_files_unwatch(struct cg_files *f);
 
 /*

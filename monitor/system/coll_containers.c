@@ -467,6 +467,8 @@ static void walk_child(struct ct_state *s, size_t slot, struct ct_node *dir, int
 		unlisted(s, slot, n, -fd);
 		return;
 	}
+	if (n->report) /* off a cgroup file system, its files' directory watched before any file (struct cg_files) */
+		cg_files_watch_dir(&n->files, s->roots[slot].roles, fd);
 	if (!n->leaf && depth < CT_MAX_DEPTH)
 		walk(s, slot, n, fd, depth + 1);
 	if (temp)
@@ -484,8 +486,7 @@ static void watch(struct ct_state *s, size_t slot, struct ct_node *dir, int fd)
 	if (s->ino_fd < 0 || dir->watched[slot])
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (inotify_add_watch(s->ino_fd, path, IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
-						     IN_MOVE_SELF | IN_ONLYDIR) >= 0) {
+	if (inotify_add_watch(s->ino_fd, path, CG_DIR_EVENTS) >= 0) {
 		dir->watched[slot] = 1;
 		return;
 	}
@@ -557,9 +558,12 @@ static int ev_cmp(const void *a, const void *b)
 }
 
 /*
- * Hand this period's events to the cgroups whose memory.events they watch
- * (struct cg_files). 1 when one is for a directory: the tree changed. A
- * removed watch's last word (IN_IGNORED) says nothing of the tree.
+ * Hand this period's events to the cgroups whose files they watch (struct
+ * cg_files: memory.events, and off a cgroup file system the directories).
+ * 1 when one is for a directory: the tree changed (a cgroup's own
+ * directory watched for its files only, off a cgroup file system, says so
+ * too: listing the tree again costs nothing but time there). A removed
+ * watch's last word (IN_IGNORED) says nothing of the tree.
  */
 static int events_apply(struct ct_state *s, int all)
 {
@@ -576,13 +580,16 @@ static int events_apply(struct ct_state *s, int all)
 	s->nev = n;
 	for (size_t i = 0; i < s->nnodes; i++) {
 		struct cg_files *f = &s->nodes[i]->files;
-		struct ct_event key = { .wd = f->ev_wd }, *e;
+		int wd[CG_NHIER + 1];
+		size_t nwd = all ? 0 : cg_files_watches(f, wd);
 
-		if (all) {
-			cg_files_event(f, IN_Q_OVERFLOW);
-		} else if (f->ev_wd >= 0 && (e = bsearch(&key, s->ev, n, sizeof(*s->ev), ev_cmp))) {
-			cg_files_event(f, e->mask);
-			e->mask = 0; /* taken */
+		if (all)
+			cg_files_event(f, -1, IN_Q_OVERFLOW);
+		for (size_t w = 0; w < nwd; w++) {
+			struct ct_event key = { .wd = wd[w] }, *e = bsearch(&key, s->ev, n, sizeof(*s->ev), ev_cmp);
+
+			if (e && cg_files_event(f, wd[w], e->mask) == 1)
+				e->mask = 0; /* taken: a file's, not the tree's */
 		}
 	}
 	for (size_t i = 0; i < n && !changed; i++)

@@ -331,7 +331,7 @@ static void test_kept_stamp(void)
 	close(fd[CG_H_UNIFIED]);
 }
 
-/* Hand every pending event for k's watch to it; how many there were, their masks in *masks. */
+/* Hand every pending event for k's memory.events watch to it; how many there were, their masks in *masks. */
 static int events_to(int ino, struct cg_files *k, uint32_t *masks)
 {
 	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -345,12 +345,100 @@ static int events_to(int ino, struct cg_files *k, uint32_t *masks)
 
 			off += (ssize_t)(sizeof(*e) + e->len);
 			if (e->wd == k->ev_wd) {
-				cg_files_event(k, e->mask);
+				cg_files_event(k, e->wd, e->mask);
 				*masks |= e->mask;
 				got++;
 			}
 		}
 	return got;
+}
+
+/* Hand every pending event to k; how many were for its directories' watches. */
+static int dir_events_to(int ino, struct cg_files *k)
+{
+	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	int got = 0;
+
+	while ((n = read(ino, ev, sizeof(ev))) > 0)
+		for (ssize_t off = 0; off < n;) {
+			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
+
+			off += (ssize_t)(sizeof(*e) + e->len);
+			got += cg_files_event(k, e->wd, e->mask) == 2;
+		}
+	return got;
+}
+
+/*
+ * Off a cgroup file system with an inotify descriptor, a directory is
+ * watched before its files are checked; once stamped and with no event
+ * since, it is not looked at: a file replaced behind an event nobody
+ * handed over still reads the old one (which shows no fstat was made),
+ * and once the event is handed over the new one is read.
+ */
+static void test_dir_watch(void)
+{
+	int fd[CG_NHIER] = { -1, -1, -1, -1 }, ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	struct cg_files k;
+	struct cg_stats st;
+	char buf[4096], path[1024];
+	size_t room = 16;
+	int wds[CG_NHIER + 1];
+	const time_t old = 1700000000;
+
+	setup("v2-systemd");
+	sh("rm -rf '%s/w' && mkdir '%s/w'", root, root);
+	put("/w/cpu.stat", "usage_usec 10\nuser_usec 7\nsystem_usec 3\n");
+	put("/w/memory.current", "100\n");
+	put("/w/memory.stat", "anon 10\nfile 90\ninactive_file 50\n");
+	put("/w/memory.events", "oom_kill 2\n");
+	snprintf(path, sizeof(path), "%s/w", root);
+	fd[CG_H_UNIFIED] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	date_dir("/w", old);
+	cg_files_init(&k, 1, ino);
+	is_int(cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room), 0, "dir watch: first read");
+	ok(k.dir_wd[CG_H_UNIFIED] >= 0, "dir watch: the directory is watched");
+	ok((k.stamped & k.dir_quiet) & (1u << CG_H_UNIFIED), "dir watch: stamped and quiet");
+	is_int((int)cg_files_watches(&k, wds), 2, "dir watch: two watches (memory.events, the directory)");
+	is_int(dir_events_to(ino, &k), 0, "dir watch: a read makes no event");
+
+	/* Replaced by a rename, the directory's mtime moved: the event not handed over, the kept file is read. */
+	sh("printf '300\\n' > '%s/w/cur.tmp' && mv '%s/w/cur.tmp' '%s/w/memory.current'", root, root, root);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.mem_usage, 100, "dir watch: quiet: the directory not looked at (the replaced file's old text)");
+	ok(dir_events_to(ino, &k) > 0, "dir watch: the rename was an event of the directory");
+	ok(!(k.dir_quiet & (1u << CG_H_UNIFIED)) && !(k.stamped & (1u << CG_H_UNIFIED)),
+	   "dir watch: after its event: neither quiet nor stamped");
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	is_int(st.mem_usage, 300, "dir watch: after its event: the new file is read");
+	ok(!(k.dir_quiet & (1u << CG_H_UNIFIED)), "dir watch: an mtime of now: not quiet again yet");
+	date_dir("/w", old);
+	dir_events_to(ino, &k);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	ok((k.stamped & k.dir_quiet) & (1u << CG_H_UNIFIED), "dir watch: settled: stamped and quiet again");
+
+	/* A removal: its event makes the next read check each file. */
+	sh("rm '%s/w/memory.stat'", root);
+	ok(dir_events_to(ino, &k) > 0, "dir watch: a removal is an event");
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	ok(!(st.has & CG_MEM_STAT) && (st.has & CG_MEM), "dir watch: the removed file is gone");
+
+	/* An overflowed queue: every watch may have missed something. */
+	date_dir("/w", old);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	dir_events_to(ino, &k);
+	cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room);
+	ok(k.dir_quiet & (1u << CG_H_UNIFIED), "dir watch: quiet before the overflow");
+	cg_files_event(&k, -1, IN_Q_OVERFLOW);
+	ok(!(k.dir_quiet & (1u << CG_H_UNIFIED)) && !k.stamped, "dir watch: an overflow: nothing trusted");
+
+	/* Closed: the watch is forgotten, not removed (the caller's listing may share it). */
+	cg_files_close(&k);
+	is_int(k.dir_wd[CG_H_UNIFIED], CG_WD_NONE, "dir watch: closed: forgotten");
+	is_int((int)cg_files_watches(&k, wds), 0, "dir watch: closed: no watches");
+	close(fd[CG_H_UNIFIED]);
+	close(ino);
 }
 
 /*
@@ -908,6 +996,7 @@ int main(void)
 	log_init("test_coll_containers", LOG_LVL_SILENT);
 	test_parsers();
 	test_kept_stamp();
+	test_dir_watch();
 	test_events_watch();
 	test_watch_limit();
 	test_v2();

@@ -15,16 +15,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 /*
  * A process with a pidfd is read again for proctab_get_live at least every
  * this many cycles (its parent, comm and CPU times as of then), and at once
- * when the pidfd says it exited.
+ * when the pidfd says it exited. In a fixture tree (no procfs: no pidfd)
+ * an inotify watch on the process's directory stands in for the pidfd: a
+ * process's files change only by a writer, and any write, removal or
+ * rename there is an event that has it read again at once; so a fixture
+ * node costs what a node with pidfds does, not a read and an fstat of
+ * every process every cycle. A directory that is not the fixture's (a link
+ * to a live /proc, which tells inotify nothing) is read every cycle.
  */
 #define PROCTAB_LIVE_REREAD 16
+/* What a fixture process's directory is watched for: anything a writer does there (not our reads: IN_ACCESS, IN_OPEN). */
+#define PROCTAB_DIR_EVENTS                                                                                 \
+	(IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |       \
+	 IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
 enum { HAVE_ARGV0 = 1, HAVE_CGROUP = 2, HAVE_CONTAINER = 4 };
 #define PROC_CTR_MEMO_MAX 8192 /* identities remembered, by (pid, start time) */
@@ -47,6 +59,7 @@ void proctab_init(struct proctab *t, const char *procfs_root)
 	t->kp_cycle = t->kp_prev = INT64_MIN;
 	t->real_proc = -1;
 	t->pidfd_ok = -1;
+	t->ino_fd = -1;
 }
 
 static void infos_free(struct proc_info *p, size_t n)
@@ -62,7 +75,9 @@ struct proc_kept {
 	struct proc_info p; /* as read in cycle read */
 	int fd;             /* its stat file, kept open; -1 past kp_cap (then read by path) */
 	int pidfd;          /* a pidfd of the process (proctab.h, proctab_get_live); -1: none */
-	int exited;         /* the pidfd said at this cycle's sweep that the process exited */
+	int wd;             /* a fixture tree: the watch on its directory, standing in for a pidfd; -1: none */
+	int exited;         /* the pidfd said at this cycle's sweep that the process exited; the watch, that
+	                       something changed since the last read (held until read) */
 	unsigned quiet;     /* cycles answered from the pidfd since the stat file was last read */
 	int64_t used;       /* the cycle it was last asked for in */
 	int64_t read;       /* the cycle its stat file was last read in */
@@ -86,6 +101,9 @@ static void kept_release(struct proctab *t, struct proc_kept *k)
 	memset(&k->p, 0, sizeof(k->p));
 	kept_close(t, &k->fd);
 	kept_close(t, &k->pidfd);
+	if (k->wd >= 0)
+		inotify_rm_watch(t->ino_fd, k->wd); /* its IN_IGNORED names a watch nobody has */
+	k->wd = -1;
 }
 
 static void kept_free(struct proctab *t, struct proc_kept *k)
@@ -110,8 +128,11 @@ void proctab_free(struct proctab *t)
 	hindex_free(&t->cmi);
 	procfs_close(&t->pf);
 	free(t->pfd);
+	if (t->ino_fd >= 0)
+		close(t->ino_fd);
 	memset(t, 0, sizeof(*t));
 	t->pf.dirfd = -1;
+	t->ino_fd = -1;
 }
 
 static int by_pid(const void *a, const void *b)
@@ -307,6 +328,73 @@ static void kept_poll(struct proctab *t)
 			t->kp[i]->exited = t->pfd[n++].revents != 0;
 }
 
+/*
+ * A fixture tree's events since the last sweep: each kept process whose
+ * directory changed is read again at its next ask; after an overflowed
+ * queue, every watched one.
+ */
+static void kept_events(struct proctab *t)
+{
+	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while (t->ino_fd >= 0 && (n = read(t->ino_fd, ev, sizeof(ev))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				for (size_t i = 0; i < t->nkp; i++)
+					t->kp[i]->exited |= t->kp[i]->wd >= 0; /* not known: each read again */
+			break;
+		}
+		for (ssize_t off = 0; off < n;) {
+			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
+
+			off += (ssize_t)(sizeof(*e) + e->len);
+			for (size_t i = 0; i < t->nkp; i++) {
+				struct proc_kept *k = t->kp[i];
+
+				if (k->wd < 0 || (k->wd != e->wd && !(e->mask & IN_Q_OVERFLOW)))
+					continue;
+				k->exited = 1;
+				if (e->mask & IN_IGNORED)
+					k->wd = -1; /* the kernel removed it: read each cycle from now on */
+			}
+		}
+	}
+}
+
+/*
+ * Watch k's directory in a fixture tree (before its stat file is first
+ * read, so that a change after the read is an event), when it is the
+ * tree's own; not a link to a live /proc.
+ */
+static void dir_watch(struct proctab *t, struct proc_kept *k)
+{
+	char name[16], path[64];
+	struct stat st;
+
+	if (t->ino_fd == -1) {
+		t->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (t->ino_fd < 0 || fstat(t->pf.dirfd, &st)) {
+			if (t->ino_fd >= 0)
+				close(t->ino_fd);
+			t->ino_fd = -2; /* none to be had: each read every cycle */
+			return;
+		}
+		t->root_dev = (unsigned long long)st.st_dev;
+	}
+	if (t->ino_fd < 0)
+		return;
+	snprintf(name, sizeof(name), "%d", (int)k->p.pid);
+	if (fstatat(t->pf.dirfd, name, &st, 0) || !S_ISDIR(st.st_mode) || (unsigned long long)st.st_dev != t->root_dev)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%d", t->pf.dirfd, (int)k->p.pid);
+	k->wd = inotify_add_watch(t->ino_fd, path, PROCTAB_DIR_EVENTS);
+	if (k->wd < 0)
+		k->wd = -1; /* the user's limit: read every cycle */
+}
+
 /* A new cycle: let go of the processes asked for in neither it nor the one before; see which exited. */
 static void kept_sweep(struct proctab *t, int64_t cycle)
 {
@@ -329,6 +417,7 @@ static void kept_sweep(struct proctab *t, int64_t cycle)
 			hindex_put(&t->kpi, pid_hash(t->kp[i]->p.pid), (uint32_t)i);
 	}
 	kept_poll(t);
+	kept_events(t);
 }
 
 /*
@@ -463,7 +552,7 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, int live, stru
 			t->kp_cap = (size_t)(rl.rlim_cur / 8);
 	}
 	k->p.pid = pid;
-	k->fd = k->pidfd = -1;
+	k->fd = k->pidfd = k->wd = -1;
 	k->used = k->read = cycle;
 	if (t->pidfd_ok < 0)
 		t->pidfd_ok = own_pids(t);
@@ -479,6 +568,8 @@ static int kept_open(struct proctab *t, pid_t pid, int64_t cycle, int live, stru
 			/* EINVAL, ENOENT: a thread's id, not a process's; ESRCH: gone (the read says so) */
 		}
 	}
+	if (!t->real_proc && k->pidfd < 0)
+		dir_watch(t, k);
 	if (!live || k->pidfd < 0)
 		gone = stat_keep(t, k) == -ENOENT; /* no such process: not read again by path */
 	if (gone || (rc = kept_read(t, k))) {
@@ -511,7 +602,8 @@ static int get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **o
 	if (t->kp_cycle != cycle)
 		kept_sweep(t, cycle);
 	k = kept_find(t, pid);
-	if (k && live && k->used != cycle && k->pidfd >= 0 && !k->exited && k->quiet + 1 < PROCTAB_LIVE_REREAD) {
+	if (k && live && k->used != cycle && (k->pidfd >= 0 || k->wd >= 0) && !k->exited &&
+	    k->quiet + 1 < PROCTAB_LIVE_REREAD) {
 		k->quiet++; /* the same process, alive: as last read */
 		k->used = cycle;
 	} else if (k && (k->used != cycle || (!live && k->read != cycle))) {
@@ -528,6 +620,8 @@ static int get(struct proctab *t, int64_t cycle, pid_t pid, struct proc_info **o
 		} else {
 			k->used = k->read = cycle;
 			k->quiet = 0;
+			if (k->wd >= 0)
+				k->exited = 0; /* what the watch said is read */
 		}
 	} else if (!k) {
 		rc = kept_open(t, pid, cycle, live, &k);

@@ -53,6 +53,8 @@ struct proctab {
 	uint64_t stat_reads;   /* kept processes' stat files read so far */
 	int64_t kp_cycle, kp_prev; /* the cycle proctab_get last ran in, and the one before */
 	int real_proc;         /* the root is a procfs (not a fixture tree): -1 until known */
+	int ino_fd;            /* a fixture tree: inotify on kept processes' directories (proctab.c); -1 not yet, -2 none */
+	unsigned long long root_dev; /* ... and the tree's device (a directory elsewhere is a link to a live /proc) */
 	size_t nold, aold;
 	int64_t cycle;         /* the cycle (its CLOCK_MONOTONIC start) of the last refresh */
 	int error;             /* errno of the last refresh's failure, 0 if fine */

@@ -451,11 +451,102 @@ static void test_live(void)
 	proctab_free(&t);
 }
 
+/*
+ * proctab_get_live in a fixture tree: the watch on a process's directory
+ * stands in for the pidfd. Unchanged, it is answered without a read (again
+ * every 16th cycle); a write, a replacement or a removal there is read at
+ * the next ask; a link to a live /proc (no events) is read every cycle.
+ */
+static void test_fixture_live(void)
+{
+	struct proctab t;
+	struct proc_info *p;
+	uint64_t reads;
+	int quiet = 1;
+	char path[600], target[64];
+
+	snprintf(root, sizeof(root), "%s/proctab.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(root)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		exit(2);
+	}
+	stat_line(4500, "fixed", 'S', 10, 5, 777);
+	proctab_init(&t, root);
+	reads = t.stat_reads;
+	is_int(proctab_get_live(&t, 100, 4500, &p), 0, "fixture live: first get");
+	ok(p && p->utime == 10 && t.stat_reads == reads + 1, "fixture live: read once");
+	ok(t.ino_fd >= 0 && t.pidfd_ok == 0, "fixture live: no pidfd, a watch instead");
+	reads = t.stat_reads;
+	for (int c = 101; c <= 110; c++)
+		quiet = quiet && proctab_get_live(&t, c, 4500, &p) == 0 && p && p->utime == 10;
+	ok(quiet && t.stat_reads == reads, "fixture live: ten cycles unchanged: no read (%llu)",
+	   (unsigned long long)(t.stat_reads - reads));
+	stat_line(4500, "fixed", 'R', 50, 6, 777); /* written in place */
+	is_int(proctab_get_live(&t, 111, 4500, &p), 0, "fixture live: get after a write");
+	ok(p && p->utime == 50 && p->state == 'R' && t.stat_reads == reads + 1, "fixture live: the write read at once");
+	reads = t.stat_reads;
+	for (int c = 112; c <= 127; c++)
+		proctab_get_live(&t, c, 4500, &p);
+	ok(t.stat_reads == reads + 1, "fixture live: read again within 16 cycles (%llu reads)",
+	   (unsigned long long)(t.stat_reads - reads));
+	/* Replaced by a rename (another start time: another process under the pid). */
+	snprintf(path, sizeof(path), "%s/4500", root);
+	stat_line(4501, "other", 'S', 1, 1, 999);
+	{
+		char from[600], to[600];
+
+		snprintf(from, sizeof(from), "%s/4501/stat", root);
+		snprintf(to, sizeof(to), "%s/4500/stat.new", root);
+		ok(rename(from, to) == 0, "fixture live: a stat file moved in");
+		snprintf(from, sizeof(from), "%s/4500/stat.new", root);
+		snprintf(to, sizeof(to), "%s/4500/stat", root);
+		ok(rename(from, to) == 0, "fixture live: ... over the old one");
+	}
+	is_int(proctab_get_live(&t, 128, 4500, &p), 0, "fixture live: get after the replacement");
+	ok(p == NULL, "fixture live: the replacement read at once: the process whose file it was is gone");
+	is_int(proctab_get_live(&t, 129, 4500, &p), 0, "fixture live: get in the next cycle");
+	ok(p && p->starttime == 999, "fixture live: the new process (start time %llu)",
+	   p ? (unsigned long long)p->starttime : 0ull);
+	reads = t.stat_reads;
+	proctab_get_live(&t, 130, 4500, &p);
+	ok(p && t.stat_reads == reads, "fixture live: watched again: not read in the cycle after");
+	/* Removed with its directory. */
+	{
+		char f[700];
+
+		snprintf(f, sizeof(f), "%s/stat", path);
+		unlink(f);
+		rmdir(path);
+	}
+	is_int(proctab_get_live(&t, 131, 4500, &p), 0, "fixture live: get after the removal");
+	ok(p == NULL, "fixture live: gone at once");
+	/* A link to this process's live /proc entry: no events there, read every cycle. */
+	snprintf(path, sizeof(path), "%s/%d", root, (int)getpid());
+	snprintf(target, sizeof(target), "/proc/%d", (int)getpid());
+	ok(symlink(target, path) == 0, "fixture live: a link to a live /proc entry");
+	proctab_get_live(&t, 132, getpid(), &p);
+	reads = t.stat_reads;
+	for (int c = 133; c <= 135; c++)
+		proctab_get_live(&t, c, getpid(), &p);
+	ok(p && p->pid == getpid() && t.stat_reads == reads + 3, "fixture live: the link read every cycle (%llu)",
+	   (unsigned long long)(t.stat_reads - reads));
+	unlink(path);
+	proctab_free(&t);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+		if (system(cmd))
+			printf("# could not remove %s\n", root);
+	}
+}
+
 int main(void)
 {
 	test_fixture();
 	test_real_proc();
 	test_live();
+	test_fixture_live();
 	test_emfile();
 	return done_testing();
 }

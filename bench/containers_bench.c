@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 				snprintf(rel, sizeof(rel), "%s/%s", paths[i] + 1, v2_files[k]);
 			else
 				snprintf(rel, sizeof(rel), "%s/%s/%s", v1_files[k][0], paths[i] + 1, v1_files[k][1]);
-			fds[nfds++] = openat(rootfd, rel, O_RDONLY | O_CLOEXEC);
+			fds[nfds++] = open_kept(rootfd, rel); /* as the collector keeps them */
 		}
 	}
 

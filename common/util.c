@@ -207,6 +207,15 @@ ssize_t read_kept_file(int fd, int check_links, char *dst, size_t size)
 	return n;
 }
 
+int open_kept(int dirfd, const char *path)
+{
+	int fd = openat(dirfd >= 0 ? dirfd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+
+	if (fd < 0 && errno == EPERM) /* neither the owner nor CAP_FOWNER */
+		fd = openat(dirfd >= 0 ? dirfd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
 int on_kernel_fs(int fd)
 {
 	struct statfs sf;

@@ -62,6 +62,15 @@ ssize_t read_fd_all(int fd, char *dst, size_t size);
  */
 ssize_t read_kept_file(int fd, int check_links, char *dst, size_t size);
 /*
+ * Open dirfd/path (dirfd -1: path) read-only, close-on-exec, to keep it
+ * and read it again every period (read_kept_file): without access times
+ * (O_NOATIME) where the file's owner or CAP_FOWNER allows it, else as
+ * usual. The kernel's own files keep no access time; on a regular file
+ * system (a fixture tree) each read would check and may write one. The
+ * descriptor, or -1 with errno set.
+ */
+int open_kept(int dirfd, const char *path);
+/*
  * Is fd on a file system whose files the kernel writes (procfs, sysfs,
  * cgroup v1 or v2)? There a kept file's read fails once what it shows is
  * gone; elsewhere read_kept_file must check links.

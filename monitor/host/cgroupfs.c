@@ -442,7 +442,7 @@ static int read_one(int dirfd, const char *name, int *kept, int check_links, siz
 	if (dirfd < 0)
 		return 0;
 	if (kept && *room) {
-		int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+		int fd = open_kept(dirfd, name);
 
 		n = fd < 0 ? -errno : read_kept_file(fd, 0, buf, size);
 		if (n >= 0) {

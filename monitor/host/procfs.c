@@ -257,7 +257,7 @@ const char *procfs_read_keep(struct procfs *pf, const char *relpath, int *fd)
 		close(*fd);
 		*fd = PROCFS_UNKEPT;
 	} else if (*fd == PROCFS_UNKEPT) {
-		int k = openat(pf->dirfd, relpath, O_RDONLY | O_CLOEXEC);
+		int k = open_kept(pf->dirfd, relpath);
 
 		if (k >= 0 && on_kernel_fs(k)) {
 			*fd = k;

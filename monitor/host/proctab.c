@@ -515,7 +515,7 @@ static int stat_keep(struct proctab *t, struct proc_kept *k)
 	if (!kept_room(t))
 		return 0;
 	snprintf(path, sizeof(path), "%d/stat", (int)k->p.pid);
-	k->fd = openat(t->pf.dirfd, path, O_RDONLY | O_CLOEXEC);
+	k->fd = open_kept(t->pf.dirfd, path);
 	if (k->fd >= 0) {
 		t->kp_fds++;
 		return 0;

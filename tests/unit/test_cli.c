@@ -121,6 +121,27 @@ int main(void)
 			fd = open_regular(path, O_RDONLY);
 			ok(fd >= 0 && !(fcntl(fd, F_GETFL) & O_NONBLOCK), "open_regular: blocking unless asked");
 			close(fd);
+			fd = open_kept(-1, path);
+			ok(fd >= 0 && (fcntl(fd, F_GETFL) & O_NOATIME), "open_kept: its owner's file without access times");
+			close(fd);
+			{
+				/* Someone else's file, without CAP_FOWNER: opened as usual. */
+				pid_t pid = fork();
+				int st = -1;
+
+				if (pid == 0) {
+					int k;
+
+					if (getuid() == 0 && setuid(65534))
+						_exit(3);
+					k = open_kept(-1, "/etc/passwd");
+					_exit(k < 0 ? 1 : (fcntl(k, F_GETFL) & O_NOATIME) ? 2 : 0);
+				}
+				waitpid(pid, &st, 0);
+				ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+				   "open_kept: another's file, O_NOATIME refused (EPERM): opened without it (status %d)",
+				   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			}
 			unlink(path);
 			rmdir(dir);
 		}

@@ -21,10 +21,12 @@
 #include "../../common/hindex.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Copy src (n bytes) into dst[size] when it fits; false (dst untouched) when not. */
 static bool copy_n(char *dst, size_t size, const char *src, size_t n)
@@ -586,12 +588,27 @@ static uint64_t key_hash(const char *s)
 	return hash_bytes(0, s, strlen(s));
 }
 
-/* A JSON file (at most STATE_FILE_MAX bytes) as a new object, or NULL when it is missing or not JSON. */
+/*
+ * A JSON file (at most STATE_FILE_MAX bytes) as a new object, or NULL when
+ * it is missing or not JSON. Most lookups miss (each runtime's places are
+ * tried in turn): a missing file costs its openat, nothing allocated; a
+ * file found is read into room for its size and 4 KiB of growth.
+ */
 static json_t *load_json(const char *path)
 {
-	char *text = xmalloc(STATE_FILE_MAX);
-	ssize_t n = read_regular_file(path, text, STATE_FILE_MAX);
+	int fd = open_regular(path, O_RDONLY);
+	struct stat st;
+	size_t size = STATE_FILE_MAX;
+	char *text;
+	ssize_t n;
 	json_t *o = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && st.st_size >= 0 && (uint64_t)st.st_size < STATE_FILE_MAX - 4096)
+		size = (size_t)st.st_size + 4096;
+	text = xmalloc(size);
+	n = read_fd_all(fd, text, size);
 
 	if (n > 0)
 		o = json_loadb(text, (size_t)n, 0, NULL);

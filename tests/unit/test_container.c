@@ -548,6 +548,27 @@ static void test_retry_and_odd_files(void)
 	put_file(root, "var/lib/docker/containers/" HEX32("99") "/config.v2.json", "[1, 2]");
 	names_of(c, "docker", HEX32("99"), "", 0, &n);
 	is_names(&n, "", "", "", "a JSON array: no names");
+	/* Read into room for its size: one just under the 4 MiB cap is read whole, one over it refused. */
+	for (int over = 0; over <= 1; over++) {
+		const char *id = over ? HEX32("77") : HEX32("66");
+		char rel[256];
+		size_t pad = (4u << 20) - 200 + (over ? 400 : 0);
+		char *text = xmalloc(pad + 200);
+		int len = snprintf(text, 200, "{\"annotations\": {\"io.kubernetes.cri.sandbox-name\": \"big%d\", "
+					      "\"io.kubernetes.cri.sandbox-namespace\": \"ns\"}",
+				   over);
+
+		memset(text + len, ' ', pad - (size_t)len);
+		snprintf(text + pad, 200, "}");
+		snprintf(rel, sizeof(rel), "run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json", id);
+		put_file(root, rel, text);
+		free(text);
+		names_of(c, "containerd", id, "", 0, &n);
+		if (over)
+			is_names(&n, "", "", "", "a state file over 4 MiB: refused, no names");
+		else
+			is_names(&n, "ns", "big0", "", "a state file just under 4 MiB: read whole");
+	}
 	containers_free(c);
 	snprintf(path, sizeof(path), "rm -rf -- '%s'", root);
 	if (system(path) != 0)

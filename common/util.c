@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -214,6 +215,28 @@ int open_kept(int dirfd, const char *path)
 	if (fd < 0 && errno == EPERM) /* neither the owner nor CAP_FOWNER */
 		fd = openat(dirfd >= 0 ? dirfd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	return fd;
+}
+
+int inotify_drain(int fd, void (*each)(void *ud, int wd, uint32_t mask), void *ud)
+{
+	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int got = 0;
+	ssize_t n;
+
+	while ((n = read(fd, ev, sizeof(ev))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? got : -errno;
+		}
+		for (ssize_t off = 0; off < n; got++) {
+			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
+
+			off += (ssize_t)(sizeof(*e) + e->len);
+			each(ud, e->mask & IN_Q_OVERFLOW ? -1 : e->wd, e->mask);
+		}
+	}
+	return got;
 }
 
 int on_kernel_fs(int fd)

@@ -71,6 +71,13 @@ ssize_t read_kept_file(int fd, int check_links, char *dst, size_t size);
  */
 int open_kept(int dirfd, const char *path);
 /*
+ * Read every pending event of the non-blocking inotify descriptor fd and
+ * hand each to each(ud, wd, mask) (an overflowed queue: wd -1, mask
+ * IN_Q_OVERFLOW: any watch may have missed something). The number of
+ * events, or -errno when a read failed (then some may be lost).
+ */
+int inotify_drain(int fd, void (*each)(void *ud, int wd, uint32_t mask), void *ud);
+/*
  * Is fd on a file system whose files the kernel writes (procfs, sysfs,
  * cgroup v1 or v2)? There a kept file's read fails once what it shows is
  * gone; elsewhere read_kept_file must check links.

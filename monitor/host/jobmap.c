@@ -374,34 +374,24 @@ static void unwatch(struct jobmap *jm)
  * the last read (an event, an overflowed queue, no watch), else 0. An
  * event about the directory itself (removed, moved) drops the watch.
  */
+/* One event read (inotify_drain): one about the directory itself is remembered in *ud. */
+static void on_event(void *ud, int wd, uint32_t mask)
+{
+	(void)wd;
+	if (mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT))
+		*(int *)ud = 1;
+}
+
 static int changed(struct jobmap *jm)
 {
-	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	int any = !jm->watched;
-	ssize_t n;
+	int self = 0, n;
 
-	while (jm->watched && (n = read(jm->ino_fd, ev, sizeof(ev))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN) {
-				unwatch(jm);
-				any = 1;
-			}
-			break;
-		}
-		any = 1;
-		for (ssize_t off = 0; off < n;) {
-			const struct inotify_event *e = (const struct inotify_event *)(void *)(ev + off);
-
-			off += (ssize_t)(sizeof(*e) + e->len);
-			if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT)) {
-				unwatch(jm);
-				break;
-			}
-		}
-	}
-	return any;
+	if (!jm->watched)
+		return 1;
+	n = inotify_drain(jm->ino_fd, on_event, &self);
+	if (n < 0 || self)
+		unwatch(jm);
+	return n != 0;
 }
 
 /* Watch jm->dir before it is listed, so that a change after the listing is an event. */

@@ -333,35 +333,25 @@ static void kept_poll(struct proctab *t)
  * directory changed is read again at its next ask; after an overflowed
  * queue, every watched one.
  */
+static void on_event(void *ud, int wd, uint32_t mask)
+{
+	struct proctab *t = ud;
+
+	for (size_t i = 0; i < t->nkp; i++) {
+		struct proc_kept *k = t->kp[i];
+
+		if (k->wd < 0 || (k->wd != wd && wd != -1))
+			continue;
+		k->exited = 1;
+		if (mask & IN_IGNORED)
+			k->wd = -1; /* the kernel removed it: read each cycle from now on */
+	}
+}
+
 static void kept_events(struct proctab *t)
 {
-	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
-
-	while (t->ino_fd >= 0 && (n = read(t->ino_fd, ev, sizeof(ev))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				for (size_t i = 0; i < t->nkp; i++)
-					t->kp[i]->exited |= t->kp[i]->wd >= 0; /* not known: each read again */
-			break;
-		}
-		for (ssize_t off = 0; off < n;) {
-			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
-
-			off += (ssize_t)(sizeof(*e) + e->len);
-			for (size_t i = 0; i < t->nkp; i++) {
-				struct proc_kept *k = t->kp[i];
-
-				if (k->wd < 0 || (k->wd != e->wd && !(e->mask & IN_Q_OVERFLOW)))
-					continue;
-				k->exited = 1;
-				if (e->mask & IN_IGNORED)
-					k->wd = -1; /* the kernel removed it: read each cycle from now on */
-			}
-		}
-	}
+	if (t->ino_fd >= 0 && inotify_drain(t->ino_fd, on_event, t) < 0)
+		on_event(t, -1, IN_Q_OVERFLOW); /* not known: each read again */
 }
 
 /*

@@ -144,6 +144,7 @@ struct ct_state {
 		uint32_t mask;
 	} *ev;                    /* the events read this period */
 	size_t nev, aev;
+	int ev_lost;              /* this period's read lost events (an overflowed queue, a failed read) */
 	struct log_limit trunc_log;
 };
 
@@ -598,35 +599,30 @@ static int events_apply(struct ct_state *s, int all)
 	return changed || all;
 }
 
+/* One event read (inotify_drain): kept for events_apply; an overflow says every watch may have missed something. */
+static void on_event(void *ud, int wd, uint32_t mask)
+{
+	struct ct_state *s = ud;
+
+	if (mask & IN_Q_OVERFLOW) {
+		s->ev_lost = 1;
+		return;
+	}
+	if (s->nev == s->aev) {
+		s->aev = s->aev ? s->aev * 2 : 64;
+		s->ev = xrealloc(s->ev, s->aev * sizeof(*s->ev));
+	}
+	s->ev[s->nev++] = (struct ct_event){ .wd = wd, .mask = mask };
+}
+
 static int tree_changed(struct ct_state *s)
 {
-	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	int changed = !s->ino_all || s->ino_fd < 0, lost = 0;
-	ssize_t n;
+	int changed = !s->ino_all || s->ino_fd < 0, lost;
 
-	while (s->ino_fd >= 0 && (n = read(s->ino_fd, ev, sizeof(ev))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				lost = 1;
-			break;
-		}
-		for (ssize_t off = 0; off < n;) {
-			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
-
-			off += (ssize_t)(sizeof(*e) + e->len);
-			if (e->mask & IN_Q_OVERFLOW) {
-				lost = 1; /* every watch may have missed something */
-				continue;
-			}
-			if (s->nev == s->aev) {
-				s->aev = s->aev ? s->aev * 2 : 64;
-				s->ev = xrealloc(s->ev, s->aev * sizeof(*s->ev));
-			}
-			s->ev[s->nev++] = (struct ct_event){ .wd = e->wd, .mask = e->mask };
-		}
-	}
+	s->ev_lost = 0;
+	if (s->ino_fd >= 0 && inotify_drain(s->ino_fd, on_event, s) < 0)
+		s->ev_lost = 1;
+	lost = s->ev_lost;
 	if (s->nev || lost)
 		changed |= events_apply(s, lost);
 	return changed;

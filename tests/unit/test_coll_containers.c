@@ -277,6 +277,24 @@ static void date_dir(const char *rel, time_t sec)
 	}
 }
 
+/* A v2 cgroup directory root/name with its four files (memory.events' text events); its fd. */
+static int cg_dir(const char *name, const char *events)
+{
+	char path[1024];
+
+	sh("rm -rf '%s/%s' && mkdir '%s/%s'", root, name, root, name);
+	snprintf(path, sizeof(path), "/%s/cpu.stat", name);
+	put(path, "usage_usec 10\nuser_usec 7\nsystem_usec 3\n");
+	snprintf(path, sizeof(path), "/%s/memory.current", name);
+	put(path, "100\n");
+	snprintf(path, sizeof(path), "/%s/memory.stat", name);
+	put(path, "anon 10\nfile 90\ninactive_file 50\n");
+	snprintf(path, sizeof(path), "/%s/memory.events", name);
+	put(path, "%s", events);
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 /*
  * Kept files off a cgroup file system (check_links): a directory that shows
  * the inode and mtime it had when its files were last checked is read without
@@ -293,17 +311,7 @@ static void test_kept_stamp(void)
 	const time_t old = 1700000000; /* 2023: long settled */
 
 	setup("v2-systemd");
-	sh("rm -rf '%s/d' && mkdir '%s/d'", root, root);
-	put("/d/cpu.stat", "usage_usec 10\nuser_usec 7\nsystem_usec 3\n");
-	put("/d/memory.current", "100\n");
-	put("/d/memory.stat", "anon 10\nfile 90\ninactive_file 50\n");
-	put("/d/memory.events", "oom_kill 2\n");
-	{
-		char path[1024];
-
-		snprintf(path, sizeof(path), "%s/d", root);
-		fd[CG_H_UNIFIED] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
+	fd[CG_H_UNIFIED] = cg_dir("d", "oom_kill 2\n");
 	date_dir("/d", old);
 	cg_files_init(&k, 1, -1);
 	is_int(cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room), 0, "stamp: first read");
@@ -331,43 +339,46 @@ static void test_kept_stamp(void)
 	close(fd[CG_H_UNIFIED]);
 }
 
+/* What the events read were, for the helpers below. */
+struct ev_seen {
+	struct cg_files *k;
+	int file_only; /* hand over only the events of k's memory.events watch */
+	int got;       /* events handed over: of memory.events (file_only), else of the directories' watches */
+	uint32_t masks;
+};
+
+static void on_event(void *ud, int wd, uint32_t mask)
+{
+	struct ev_seen *e = ud;
+
+	if (e->file_only && wd != e->k->ev_wd)
+		return;
+	if (e->file_only) {
+		cg_files_event(e->k, wd, mask);
+		e->masks |= mask;
+		e->got++;
+	} else {
+		e->got += cg_files_event(e->k, wd, mask) == 2;
+	}
+}
+
 /* Hand every pending event for k's memory.events watch to it; how many there were, their masks in *masks. */
 static int events_to(int ino, struct cg_files *k, uint32_t *masks)
 {
-	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
-	int got = 0;
+	struct ev_seen e = { .k = k, .file_only = 1 };
 
-	*masks = 0;
-	while ((n = read(ino, ev, sizeof(ev))) > 0)
-		for (ssize_t off = 0; off < n;) {
-			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
-
-			off += (ssize_t)(sizeof(*e) + e->len);
-			if (e->wd == k->ev_wd) {
-				cg_files_event(k, e->wd, e->mask);
-				*masks |= e->mask;
-				got++;
-			}
-		}
-	return got;
+	inotify_drain(ino, on_event, &e);
+	*masks = e.masks;
+	return e.got;
 }
 
 /* Hand every pending event to k; how many were for its directories' watches. */
 static int dir_events_to(int ino, struct cg_files *k)
 {
-	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
-	int got = 0;
+	struct ev_seen e = { .k = k };
 
-	while ((n = read(ino, ev, sizeof(ev))) > 0)
-		for (ssize_t off = 0; off < n;) {
-			const struct inotify_event *e = (const struct inotify_event *)(const void *)(ev + off);
-
-			off += (ssize_t)(sizeof(*e) + e->len);
-			got += cg_files_event(k, e->wd, e->mask) == 2;
-		}
-	return got;
+	inotify_drain(ino, on_event, &e);
+	return e.got;
 }
 
 /*
@@ -382,19 +393,13 @@ static void test_dir_watch(void)
 	int fd[CG_NHIER] = { -1, -1, -1, -1 }, ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	struct cg_files k;
 	struct cg_stats st;
-	char buf[4096], path[1024];
+	char buf[4096];
 	size_t room = 16;
 	int wds[CG_NHIER + 1];
 	const time_t old = 1700000000;
 
 	setup("v2-systemd");
-	sh("rm -rf '%s/w' && mkdir '%s/w'", root, root);
-	put("/w/cpu.stat", "usage_usec 10\nuser_usec 7\nsystem_usec 3\n");
-	put("/w/memory.current", "100\n");
-	put("/w/memory.stat", "anon 10\nfile 90\ninactive_file 50\n");
-	put("/w/memory.events", "oom_kill 2\n");
-	snprintf(path, sizeof(path), "%s/w", root);
-	fd[CG_H_UNIFIED] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd[CG_H_UNIFIED] = cg_dir("w", "oom_kill 2\n");
 	date_dir("/w", old);
 	cg_files_init(&k, 1, ino);
 	is_int(cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room), 0, "dir watch: first read");
@@ -451,18 +456,12 @@ static void test_events_watch(void)
 	int fd[CG_NHIER] = { -1, -1, -1, -1 }, ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), wd;
 	struct cg_files k;
 	struct cg_stats st;
-	char buf[4096], path[1024];
+	char buf[4096];
 	size_t room = 16;
 	uint32_t masks;
 
 	setup("v2-systemd");
-	sh("rm -rf '%s/e' && mkdir '%s/e'", root, root);
-	put("/e/cpu.stat", "usage_usec 10\nuser_usec 7\nsystem_usec 3\n");
-	put("/e/memory.current", "100\n");
-	put("/e/memory.stat", "anon 10\nfile 90\ninactive_file 50\n");
-	put("/e/memory.events", "oom 2\noom_kill 2\n");
-	snprintf(path, sizeof(path), "%s/e", root);
-	fd[CG_H_UNIFIED] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd[CG_H_UNIFIED] = cg_dir("e", "oom 2\noom_kill 2\n");
 	ok(ino >= 0, "events: inotify");
 	cg_files_init(&k, 1, ino);
 	is_int(cg_read(fd, 1, 100, &st, buf, sizeof(buf), &k, &room), 0, "events: first read");

@@ -135,7 +135,10 @@ struct cg_files {
  * hands to cg_files_event, or -1.
  */
 void cg_files_init(struct cg_files *f, int check_links, int ino_fd);
-/* Close the kept files (and remove the watch); returns how many were open. */
+/*
+ * Close the kept files and remove memory.events' watch (the directories'
+ * are forgotten, not removed: struct cg_files); returns how many were open.
+ */
 size_t cg_files_close(struct cg_files *f);
 /*
  * The caller read an inotify event of mask for watch wd (IN_Q_OVERFLOW:

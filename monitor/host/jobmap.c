@@ -369,11 +369,6 @@ static void unwatch(struct jobmap *jm)
 	jm->watched = 0;
 }
 
-/*
- * Read every pending event: 1 when the directory may have changed since
- * the last read (an event, an overflowed queue, no watch), else 0. An
- * event about the directory itself (removed, moved) drops the watch.
- */
 /* One event read (inotify_drain): one about the directory itself is remembered in *ud. */
 static void on_event(void *ud, int wd, uint32_t mask)
 {
@@ -382,6 +377,11 @@ static void on_event(void *ud, int wd, uint32_t mask)
 		*(int *)ud = 1;
 }
 
+/*
+ * Read every pending event: 1 when the directory may have changed since
+ * the last read (an event, an overflowed queue, no watch), else 0. An
+ * event about the directory itself (removed, moved) drops the watch.
+ */
 static int changed(struct jobmap *jm)
 {
 	int self = 0, n;

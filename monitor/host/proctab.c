@@ -328,11 +328,7 @@ static void kept_poll(struct proctab *t)
 			t->kp[i]->exited = t->pfd[n++].revents != 0;
 }
 
-/*
- * A fixture tree's events since the last sweep: each kept process whose
- * directory changed is read again at its next ask; after an overflowed
- * queue, every watched one.
- */
+/* One event read (inotify_drain): the process whose directory it is (wd -1: every watched one) is read again. */
 static void on_event(void *ud, int wd, uint32_t mask)
 {
 	struct proctab *t = ud;
@@ -348,6 +344,11 @@ static void on_event(void *ud, int wd, uint32_t mask)
 	}
 }
 
+/*
+ * A fixture tree's events since the last sweep: each kept process whose
+ * directory changed is read again at its next ask; after an overflowed
+ * queue or a failed read, every watched one.
+ */
 static void kept_events(struct proctab *t)
 {
 	if (t->ino_fd >= 0 && inotify_drain(t->ino_fd, on_event, t) < 0)

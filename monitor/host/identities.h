@@ -36,14 +36,14 @@ struct ident_cb {
 	int new_containers; /* out */
 };
 
+/* The pids containers_identities takes: 1..IDENT_PID_MAX (the kernel's PID_MAX_LIMIT is 2^22); the others are passed over. */
+#define IDENT_PID_MAX 0x3fffffff
+
 /*
  * The last report's container and process entries, each with its values,
  * for the next report to take over those that are the same. Owned by the
  * caller; ident_last_free is NULL-safe.
  */
-/* The pids containers_identities takes: 1..IDENT_PID_MAX (the kernel's PID_MAX_LIMIT is 2^22); the others are passed over. */
-#define IDENT_PID_MAX 0x3fffffff
-
 struct ident_last;
 struct ident_last *ident_last_new(void);
 void ident_last_free(struct ident_last *l);

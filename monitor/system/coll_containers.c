@@ -617,14 +617,13 @@ static void on_event(void *ud, int wd, uint32_t mask)
 
 static int tree_changed(struct ct_state *s)
 {
-	int changed = !s->ino_all || s->ino_fd < 0, lost;
+	int changed = !s->ino_all || s->ino_fd < 0;
 
 	s->ev_lost = 0;
 	if (s->ino_fd >= 0 && inotify_drain(s->ino_fd, on_event, s) < 0)
 		s->ev_lost = 1;
-	lost = s->ev_lost;
-	if (s->nev || lost)
-		changed |= events_apply(s, lost);
+	if (s->nev || s->ev_lost)
+		changed |= events_apply(s, s->ev_lost);
 	return changed;
 }
 

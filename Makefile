@@ -212,6 +212,7 @@ test: deps
 bench: all $(BENCH_BIN)
 	@scripts/install-deps.sh bench
 	bench/run.sh
+	BUILD=$(BUILD) BIN=$(BIN) bench/smallest_node.sh
 	bench/csv_bench.sh
 	bench/cloudwatch.sh
 	BUILD=$(BUILD) BIN=$(BIN) bench/prom.sh

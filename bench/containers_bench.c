@@ -463,11 +463,20 @@ int main(int argc, char **argv)
 		printf("ratio cycle/floor:        %10.2f   (min %.2f, max %.2f over %d rounds of %d cycles)   %s (target <= %.1f)\n",
 		       c / f, rmin, rmax, rounds, ncycles, c / f <= target ? "PASS" : "FAIL", target);
 		printf("pread floor us/cycle:     %10.1f   (the files kept open: one pread and a digit loop each)\n", p);
-		if (nrep)
+		/*
+		 * The per-cgroup target is the fixture's, whose floor is page-cache reads; a live tree's
+		 * floor is the kernel making each file (v1's memory.stat alone can pass 10 us), so there the
+		 * figures are printed without a verdict.
+		 */
+		if (nrep && work[0])
 			printf("per cgroup: pread floor %.2f us, cycle %.2f us, above the floor %.2f us   %s "
 			       "(target: cycle <= %.0f us)\n",
 			       p / ncg, c / ncg, (c - p) / ncg, c / ncg <= per_cgroup_target ? "PASS" : "FAIL",
 			       per_cgroup_target);
+		else if (nrep)
+			printf("per cgroup: pread floor %.2f us, cycle %.2f us, above the floor %.2f us   (the kernel's "
+			       "files: the %.0f us target is the fixture's)\n",
+			       p / ncg, c / ncg, (c - p) / ncg, per_cgroup_target);
 		printf("ratio cycle/pread floor:  %10.2f   (min %.2f, max %.2f)\n", c / p, pratio[0], pratio[rounds - 1]);
 	}
 	coll_containers_ops.close(st);

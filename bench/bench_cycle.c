@@ -7,10 +7,11 @@
  *  - floor: open, read to EOF and close "stat" and "meminfo" under the
  *    procfs root, into one buffer; nothing else. No collector can cost less.
  *  - cycle: what monitor_cycle() does for those two groups: take the cycle
- *    clocks, build the report envelope, create each group with group_new(),
- *    call its collect(), put it in system_data, serialize the report with
- *    with json_write() (common/jsonw.c) into a buffer, free it. Writing
- *    the line to stdout is left out (its cost depends on the reader).
+ *    clocks, build the report envelope, sample each group into its
+ *    collector's record (sample()), write the report with report_write()
+ *    into a buffer (each group from its record by write(), the rest with
+ *    json_write(), common/jsonw.c), free it. Writing the line to stdout is
+ *    left out (its cost depends on the reader).
  *
  * CPU time is CLOCK_PROCESS_CPUTIME_ID (user + system) around whole sweeps.
  * The two figures are measured in blocks that alternate (floor, cycle,
@@ -286,20 +287,13 @@ static void floor_sweep(struct bench *b)
 	}
 }
 
-/* A group that came back complete: no error, and its main member present. */
-static int group_complete(const json_t *g, size_t i)
-{
-	static const char *const key[NGROUPS] = { "usage_data", "memory_total_bytes" };
-	const char *err = json_string_value(json_object_get(g, "error"));
-
-	return err && !*err && json_object_get(g, key[i]);
-}
-
 /* One collection cycle of the system groups, as monitor_cycle() runs it. */
 static void cycle_once(struct bench *b, struct sys_inst *in)
 {
 	struct cycle cy;
 	struct report report = { 0 };
+	struct report_group groups[NGROUPS];
+	char err[NGROUPS][512];
 	int complete = 1;
 
 	cy.mono_ns = clock_mono_ns();
@@ -310,26 +304,32 @@ static void cycle_once(struct bench *b, struct sys_inst *in)
 	report.seq = b->seq;
 	report.runtime_data = json_array();
 	report.device_data = json_array();
-	report.system_data = json_object();
+	report.system = groups;
+	report.nsystem = NGROUPS;
 	report.instance_info = b->instance_info; /* instance_json() lends the current object */
 	/* The self-timing ("collectors") is left empty: monitor.c's timing_put is not part of this model. */
 	for (size_t i = 0; i < NGROUPS; i++) {
-		json_t *g = group_new((double)(cy.mono_ns - in->last_ns[i]) / 1e9, cy.iso);
 		int64_t t0 = clock_mono_ns();
 
-		b->ops[i]->collect(in->state[i], &cy, &b->ops[i]->group, 1, g);
+		int rc;
+
+		groups[i] = (struct report_group){ .name = group_name(b->ops[i]->group), .error = err[i],
+						   .period = (double)(cy.mono_ns - in->last_ns[i]) / 1e9,
+						   .state = in->state[i] };
+		err[i][0] = '\0';
+		rc = b->ops[i]->sample(in->state[i], &cy, err[i], sizeof(err[i]));
+		groups[i].write = rc ? NULL : b->ops[i]->write;
+		/* A group that came back complete: sampled, no error. */
+		complete &= !rc && !err[i][0];
 		/* monitor.c times each collect to warn about slow ones. */
 		if (clock_mono_ns() - t0 < 0)
 			die("monotonic clock went backwards");
 		in->last_ns[i] = cy.mono_ns;
-		complete &= group_complete(g, i);
-		json_object_set_new(report.system_data, group_name(b->ops[i]->group), g);
 	}
 	if (report_write(&report, &b->line, b->line.cap))
 		die("report %llu does not fit in %zu bytes", (unsigned long long)b->seq, b->line.cap);
 	json_decref(report.runtime_data);
 	json_decref(report.device_data);
-	json_decref(report.system_data);
 	b->seq++;
 	b->ncycles++;
 	b->ncomplete += (unsigned long)complete;

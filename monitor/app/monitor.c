@@ -69,6 +69,7 @@ struct job {
 	int64_t wait;                  /* ns the fetch was meant to have */
 	int carried;                   /* taken over from the monitor before a reload */
 	char late[64];                 /* this cycle: "no answer within X s", or "" */
+	char error[512];               /* this cycle: a system group's error from its collector's sample(), or "" */
 };
 
 /*
@@ -110,6 +111,8 @@ struct monitor {
 	 */
 	struct report_timing *timing;
 	size_t ntiming;
+	struct report_group *system;   /* this cycle's system_data, one group per due system job, in order */
+	size_t nsystem;
 	uint64_t seq;
 	/* monitor_start's: where reports go and whom to tell; started: the jobs' due timers are armed */
 	int fd, started;
@@ -501,6 +504,7 @@ struct monitor *monitor_new(struct cfg *cfg, const struct collector_ops *const *
 	m->jobs = xcalloc(n + 1, sizeof(*m->jobs)); /* + 1: room for a heartbeat */
 	m->taken = xcalloc(n + 1, sizeof(*m->taken));
 	m->timing = xcalloc(n + 1, sizeof(*m->timing));
+	m->system = xcalloc(n + 1, sizeof(*m->system));
 	cycle_now(&cy);
 	host_snapshot(host, &cy); /* what the collectors opened below take as their first sample */
 	/* Open the new units; a job per group of each unit (one handed on keeps its schedule). */
@@ -761,25 +765,43 @@ static void collect_runtime(struct monitor *m, struct unit *u, const struct cycl
 	}
 }
 
-static void collect_system(struct monitor *m, const struct unit *u, struct job *j, const struct cycle *cy,
-			   json_t *system_data)
+/*
+ * A system group, as the next of the cycle's system_data: written from its
+ * collector's record (sample, write) or a collector's object (collect).
+ */
+static void collect_system(struct monitor *m, const struct unit *u, struct job *j, const struct cycle *cy)
 {
-	json_t *g = group_new(job_period(j, cy), cy->iso);
+	struct report_group *g = &m->system[m->nsystem++];
 	int64_t t0 = clock_mono_ns(), took, cpu0 = clock_thread_cpu_ns();
+	int ok;
 
-	if (!fetch_settle(j, cy))
-		set_error(g, "%s", j->late);
-	else if (u->ops)
-		u->ops->collect(u->state, cy, &j->id, 1, g);
-	else
-		set_error(g, "%s needs the Neuron device collector, which this build does not have",
-			  group_name(j->id));
+	*g = (struct report_group){ .name = group_name(j->id), .period = job_period(j, cy), .error = j->error };
+	j->error[0] = '\0';
+	if (u->ops && u->ops->sample) {
+		if (!fetch_settle(j, cy))
+			snprintf(j->error, sizeof(j->error), "%s", j->late);
+		else if (!u->ops->sample(u->state, cy, j->error, sizeof(j->error)))
+			g->write = u->ops->write;
+		else if (!j->error[0])
+			snprintf(j->error, sizeof(j->error), "%s: no data", group_name(j->id));
+		g->state = u->state;
+		ok = !j->error[0];
+	} else {
+		g->obj = group_new(g->period, cy->iso);
+		if (!fetch_settle(j, cy))
+			set_error(g->obj, "%s", j->late);
+		else if (u->ops)
+			u->ops->collect(u->state, cy, &j->id, 1, g->obj);
+		else
+			set_error(g->obj, "%s needs the Neuron device collector, which this build does not have",
+				  group_name(j->id));
+		ok = group_ok(g->obj);
+	}
 	took = clock_mono_ns() - t0;
-	timing_put(m, u, j, t0, cpu0, 1, group_ok(g));
+	timing_put(m, u, j, t0, cpu0, 1, ok);
 	if (took > j->sj.period)
 		log_warn("%s: collection took %.3f s, longer than its period of %.3f s", group_name(j->id),
 			 (double)took / 1e9, (double)j->sj.period / 1e9);
-	json_object_set_new(system_data, group_name(j->id), g);
 }
 
 /* One device_data entry: the unit's due groups. */
@@ -815,8 +837,10 @@ static void phase_host(struct monitor *m, struct cycle_run *run)
 		struct job *j = m->taken[i]->data;
 
 		if (j->unit != NO_UNIT && m->units[j->unit].scope == COLL_SYSTEM)
-			collect_system(m, &m->units[j->unit], j, &run->cy, run->report.system_data);
+			collect_system(m, &m->units[j->unit], j, &run->cy);
 	}
+	run->report.system = m->system;
+	run->report.nsystem = m->nsystem;
 }
 
 static void phase_devices(struct monitor *m, struct cycle_run *run)
@@ -985,7 +1009,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	run.ntaken = sched_take(&m->sched, all ? INT64_MAX / 2 : run.cy.mono_ns, COALESCE_NS, m->taken, m->njobs);
 	run.report.iso = run.cy.iso;
 	run.report.runtime_data = json_array();
-	run.report.system_data = json_object();
+	m->nsystem = 0;
 	run.report.device_data = json_array();
 	run.report.instance_info = host_instance_json(m->host);
 	/* Each unit's due jobs, in the order they were due; this cycle is theirs, whichever timer fired. */
@@ -1005,7 +1029,8 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	for (enum phase p = 0; p < PHASE_COUNT; p++)
 		phases[p](m, &run);
 	json_decref(run.report.runtime_data);
-	json_decref(run.report.system_data);
+	for (size_t i = 0; i < m->nsystem; i++)
+		json_decref(m->system[i].obj);
 	json_decref(run.report.device_data);
 	json_decref(run.report.instance_info);
 	json_decref(run.report.extra);
@@ -1052,6 +1077,7 @@ void monitor_free(struct monitor *m)
 	free(m->jobs);
 	free(m->taken);
 	free(m->timing);
+	free(m->system);
 	free(m->devmem.p);
 	energy_obs_free(&m->obs);
 	pid_list_free(&m->named);

@@ -30,12 +30,6 @@ struct ent {
 	size_t size;   /* bytes as JSON */
 };
 
-/* Append the literal s (a key and its punctuation). */
-static int lit(struct buf *b, const char *s)
-{
-	return buf_add(b, s, strlen(s));
-}
-
 static int str(struct buf *b, const char *s)
 {
 	return json_write_string(b, s, strlen(s));
@@ -45,7 +39,7 @@ static int str(struct buf *b, const char *s)
 static int write_timing(const struct report *r, struct buf *b)
 {
 	const struct report_timing *t = r->timing;
-	int rc = lit(b, "{"), first = 1;
+	int rc = buf_puts(b, "{"), first = 1;
 
 	for (size_t i = 0; i < r->ntiming && !rc; i++) {
 		size_t k = 0;
@@ -54,19 +48,42 @@ static int write_timing(const struct report *r, struct buf *b)
 			k++;
 		if (k < i)
 			continue; /* written with its collector's first row */
-		rc = (first ? 0 : lit(b, ",")) || str(b, t[i].collector) || lit(b, ":{");
+		rc = (first ? 0 : buf_puts(b, ",")) || str(b, t[i].collector) || buf_puts(b, ":{");
 		first = 0;
 		for (k = i; k < r->ntiming && !rc; k++) {
 			if (strcmp(t[k].collector, t[i].collector))
 				continue;
-			rc = (k > i ? lit(b, ",") : 0) || str(b, t[k].group) || lit(b, ":{\"seconds\":") ||
-			     json_write_real(b, t[k].seconds) || lit(b, ",\"cpu_seconds\":") ||
+			rc = (k > i ? buf_puts(b, ",") : 0) || str(b, t[k].group) || buf_puts(b, ":{\"seconds\":") ||
+			     json_write_real(b, t[k].seconds) || buf_puts(b, ",\"cpu_seconds\":") ||
 			     json_write_real(b, t[k].cpu_seconds) ||
-			     lit(b, t[k].ok ? ",\"success\":true}" : ",\"success\":false}");
+			     buf_puts(b, t[k].ok ? ",\"success\":true}" : ",\"success\":false}");
 		}
-		rc = rc || lit(b, "}");
+		rc = rc || buf_puts(b, "}");
 	}
-	return rc || lit(b, "}") ? -ENOSPC : 0;
+	return rc || buf_puts(b, "}") ? -ENOSPC : 0;
+}
+
+int report_group_write(const struct report_group *g, const char *iso, struct buf *b)
+{
+	int rc;
+
+	if (g->obj)
+		return json_write(g->obj, b);
+	rc = buf_puts(b, "{\"period\":") || json_write_real(b, g->period) || buf_puts(b, ",\"timestamp\":") || str(b, iso) ||
+	     buf_puts(b, ",\"error\":") || str(b, g->error) || (g->write && g->write(g->state, b)) ||
+	     buf_puts(b, "}");
+	return rc ? -ENOSPC : 0;
+}
+
+/* "system_data": r's groups, in order. */
+static int write_system(const struct report *r, struct buf *b)
+{
+	int rc = buf_puts(b, "{");
+
+	for (size_t i = 0; i < r->nsystem && !rc; i++)
+		rc = (i ? buf_puts(b, ",") : 0) || str(b, r->system[i].name) || buf_puts(b, ":") ||
+		     report_group_write(&r->system[i], r->iso, b);
+	return rc || buf_puts(b, "}") ? -ENOSPC : 0;
 }
 
 /* Append the report, with rts as its runtime_data; 0, or -ENOSPC past b's cap. */
@@ -74,20 +91,20 @@ static int write_doc(const struct report *r, const json_t *rts, struct buf *b)
 {
 	const char *key;
 	json_t *v;
-	int rc = lit(b, "{\"timestamp\":") || str(b, r->iso) ||
-		 lit(b, ",\"monitor\":{\"version\":") || str(b, ACCEL_VERSION) || lit(b, ",\"format_version\":") ||
-		 json_write_u64(b, REPORT_FORMAT_VERSION) || lit(b, ",\"seq\":") || json_write_u64(b, r->seq) ||
-		 lit(b, ",\"collectors\":") || write_timing(r, b) || lit(b, "},\"runtime_data\":") ||
-		 json_write(rts, b) || lit(b, ",\"device_data\":") || json_write(r->device_data, b) ||
-		 lit(b, ",\"system_data\":") || json_write(r->system_data, b) || lit(b, ",\"instance_info\":") ||
+	int rc = buf_puts(b, "{\"timestamp\":") || str(b, r->iso) ||
+		 buf_puts(b, ",\"monitor\":{\"version\":") || str(b, ACCEL_VERSION) || buf_puts(b, ",\"format_version\":") ||
+		 json_write_u64(b, REPORT_FORMAT_VERSION) || buf_puts(b, ",\"seq\":") || json_write_u64(b, r->seq) ||
+		 buf_puts(b, ",\"collectors\":") || write_timing(r, b) || buf_puts(b, "},\"runtime_data\":") ||
+		 json_write(rts, b) || buf_puts(b, ",\"device_data\":") || json_write(r->device_data, b) ||
+		 buf_puts(b, ",\"system_data\":") || write_system(r, b) || buf_puts(b, ",\"instance_info\":") ||
 		 json_write(r->instance_info, b);
 
 	json_object_foreach(r->extra, key, v) {
 		if (rc)
 			break;
-		rc = lit(b, ",") || str(b, key) || lit(b, ":") || json_write(v, b);
+		rc = buf_puts(b, ",") || str(b, key) || buf_puts(b, ":") || json_write(v, b);
 	}
-	return rc || lit(b, "}") ? -ENOSPC : 0;
+	return rc || buf_puts(b, "}") ? -ENOSPC : 0;
 }
 
 /* Serialize r with its newline; 0 when it fits in max bytes. */

@@ -25,8 +25,9 @@
 /*
  * One report. What the monitor says itself (the cycle's time, its sequence
  * number, its self-timing) is kept as C values and written by report_write
- * straight into the line; the parts collectors and the host fill are JSON,
- * borrowed. The line is, in this order (docs/report-format.md §1):
+ * straight into the line, and so are the system groups a collector keeps as
+ * a record (struct report_group); the other parts collectors and the host
+ * fill are JSON, borrowed. The line is, in this order (docs/report-format.md §1):
  * {timestamp, monitor {version, format_version, seq, collectors},
  * runtime_data, device_data, system_data, instance_info, then extra's
  * members in the order they were set (identities, allocations)}.
@@ -35,6 +36,21 @@ struct report_timing {
 	const char *collector, *group; /* names that outlive the report */
 	double seconds, cpu_seconds;
 	int ok;
+};
+
+/*
+ * One group of system_data: a collector's object (collect()), or a group a
+ * collector keeps as its record, written as {"period", "timestamp" (the
+ * report's), "error"} and then its members by write (collector.h), unless
+ * write is NULL (nothing sampled).
+ */
+struct report_group {
+	const char *name; /* its key in system_data */
+	json_t *obj;      /* the group's object, borrowed; NULL: the members below */
+	double period;    /* seconds */
+	const char *error; /* "" or why, borrowed */
+	int (*write)(void *state, struct buf *b); /* NULL: no members */
+	void *state;
 };
 
 struct report {
@@ -46,7 +62,9 @@ struct report {
 	 */
 	const struct report_timing *timing;
 	size_t ntiming;
-	json_t *runtime_data, *device_data, *system_data, *instance_info; /* each an array or object */
+	json_t *runtime_data, *device_data, *instance_info; /* each an array or object */
+	const struct report_group *system;                  /* system_data's groups, in order */
+	size_t nsystem;
 	json_t *extra; /* an object, or NULL */
 };
 
@@ -59,5 +77,11 @@ struct report {
  * cap must be at least max.
  */
 int report_write(const struct report *r, struct buf *line, size_t max);
+
+/*
+ * Append group g of a report stamped iso, as report_write writes it in
+ * system_data (its key aside). 0, or -ENOSPC once b's cap is reached.
+ */
+int report_group_write(const struct report_group *g, const char *iso, struct buf *b);
 
 #endif

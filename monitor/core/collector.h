@@ -5,7 +5,11 @@
  * collector serves is its scope:
  *
  *  - COLL_SYSTEM: one system metric group (vcpu_usage, memory_info, ...),
- *    opened once per configuration; collect() fills that group's object.
+ *    opened once per configuration. A group of fixed members is a C record
+ *    the collector keeps: sample() reads it, write() writes its members
+ *    straight into the report line (vcpu_usage, memory_info: no JSON
+ *    object is made); a group that keeps a map of entries from cycle to
+ *    cycle (container_usage) has collect() fill its object.
  *  - COLL_RUNTIME: the runtimes whose address has one of its schemes (pid:,
  *    process:, http:, ...). config() parses the rest of the address and the
  *    keys it declares in the runtime's block; collect() appends one
@@ -45,6 +49,7 @@
 #include "../../common/timeutil.h"
 #include "config_types.h"
 
+struct buf;
 struct host;
 struct loop;
 struct energy_obs_list;
@@ -217,6 +222,18 @@ struct collector_ops {
 	 * it appends its entries.
 	 */
 	void (*collect)(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out);
+	/*
+	 * COLL_SYSTEM, instead of collect(): the group as the collector's own
+	 * record. sample() reads this cycle's values into it: 0 when it has
+	 * members to write (err, "" on entry, may still say what it missed:
+	 * the group's "error"), or -1 with why in err (the group then has no
+	 * members). write() appends the members of the last sample that
+	 * returned 0 to the group's object in the line, after its envelope,
+	 * each as ",\"key\":value" (common/jsonw.h's writers, so numbers read
+	 * as collect()'s would): 0, or -ENOSPC once b's cap is reached.
+	 */
+	int (*sample)(void *state, const struct cycle *cy, char *err, size_t errsz);
+	int (*write)(void *state, struct buf *b);
 	void (*close)(void *state); /* NULL-safe */
 
 	/* Optional: why the whole source cannot be read (no library, no driver), or NULL when fine: a device entry's error. */

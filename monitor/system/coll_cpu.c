@@ -8,6 +8,7 @@
  * A CPU that went offline since the last sample is left out; one that came
  * online appears from the next period on, once it has a baseline.
  */
+#include "../../common/jsonw.h"
 #include "../core/collector.h"
 #include "../host/host.h"
 
@@ -17,22 +18,25 @@
 #include <string.h>
 #include <unistd.h>
 
+enum { F_USER, F_NICE, F_SYSTEM, F_IDLE, F_IOWAIT, F_IRQ, F_SOFTIRQ, F_STEAL, F_COUNT };
+
+/* The members of one CPU's split, in the report's order; steal is in the total only. */
+static const char *const split_keys[7] = {
+	"{\"user\":", ",\"nice\":", ",\"system\":", ",\"idle\":", ",\"io_wait\":", ",\"irq\":", ",\"soft_irq\":"
+};
+
 struct cpu_state {
 	const char *root; /* borrowed from the host: --path.procfs */
 	struct procfs pf;
 	int stat_fd;      /* stat kept open (procfs_read_keep) */
 	struct proc_stat prev, cur;
 	int have_prev;
-	/*
-	 * usage_data is kept between cycles and lent to each report (the report
-	 * takes a reference), so a steady state allocates nothing per CPU:
-	 * values are updated in place through fields[cpu][state].
-	 */
-	json_t *usage_data;
-	json_t *(*fields)[7];
-	size_t nfields;
-	json_t *average_usage; /* the same for average_usage, through avgf */
-	json_t *avgf[7];
+	/* The record of the last good sample: what write() writes. */
+	uint64_t (*d)[F_COUNT]; /* per CPU: its ticks in each state over the period */
+	unsigned char *ok;      /* per CPU: it has an interval (else it is left out) */
+	size_t ncpu, cap;
+	uint64_t sum[F_COUNT];  /* over the CPUs with an interval: average_usage */
+	uint64_t ctxt;          /* context switches over the period */
 };
 
 static int cpu_sample(struct cpu_state *s, struct proc_stat *out, char *err, size_t errsz)
@@ -60,18 +64,11 @@ static int cpu_open(const struct mon_env *env, const struct coll_target *t, void
 	*state = s;
 	s->stat_fd = PROCFS_UNKEPT;
 	s->root = host_procfs(env->host);
-	s->usage_data = json_object();
 	if (rc)
 		return rc;
 	s->have_prev = cpu_sample(s, &s->prev, err, sizeof(err)) == 0;
 	return 0;
 }
-
-enum { F_USER, F_NICE, F_SYSTEM, F_IDLE, F_IOWAIT, F_IRQ, F_SOFTIRQ, F_STEAL, F_COUNT };
-
-static const char *const field_names[F_COUNT] = {
-	"user", "nice", "system", "idle", "io_wait", "irq", "soft_irq", NULL /* steal: in the total only */
-};
 
 /*
  * Ticks spent in each state between two samples of one CPU, added to sum.
@@ -95,75 +92,46 @@ static int cpu_delta(const struct cpu_times *a, const struct cpu_times *b, uint6
 	return total ? 0 : -1;
 }
 
-/* A new {"user": 0.0, ...} object; its values are stored in out[] (borrowed). */
-static json_t *split_new(json_t *out[7])
-{
-	json_t *o = json_object();
-
-	for (int i = 0; i < 7; i++) {
-		out[i] = json_real(0);
-		json_object_set_new(o, field_names[i], out[i]);
-	}
-	return o;
-}
-
-/* Set the percent split of per-state ticks d; the total includes steal. */
-static void split_set(json_t *const f[7], const uint64_t d[F_COUNT])
+/* Append {"user": ..., "soft_irq": ...}: the percent split of per-state ticks d, the total including steal. */
+static int split_write(struct buf *b, const uint64_t d[F_COUNT])
 {
 	uint64_t total = 0;
+	int rc = 0;
 
 	for (int i = 0; i < F_COUNT; i++)
 		total += d[i];
-	for (int i = 0; i < 7; i++)
-		json_real_set(f[i], 100.0 * (double)d[i] / (double)total);
+	for (int i = 0; i < 7 && !rc; i++)
+		rc = buf_puts(b, split_keys[i]) ||
+		     json_write_real(b, 100.0 * (double)d[i] / (double)total);
+	return rc || buf_puts(b, "}") ? -ENOSPC : 0;
 }
 
-/* The cached object for CPU i, created on first use; NULL-safe removal when it has no interval. */
-static json_t *const *cpu_fields(struct cpu_state *s, size_t i, int present)
+/* Room in the record for n CPUs. */
+static void record_reserve(struct cpu_state *s, size_t n)
 {
-	char key[24];
-
-	if (i >= s->nfields) {
-		size_t n = s->nfields ? s->nfields : 8;
-
-		while (n <= i)
-			n *= 2;
-		s->fields = xrealloc(s->fields, n * sizeof(*s->fields));
-		memset(s->fields + s->nfields, 0, (n - s->nfields) * sizeof(*s->fields));
-		s->nfields = n;
-	}
-	if (present && !s->fields[i][0]) {
-		snprintf(key, sizeof(key), "%zu", i);
-		json_object_set_new(s->usage_data, key, split_new(s->fields[i]));
-	} else if (!present && s->fields[i][0]) {
-		snprintf(key, sizeof(key), "%zu", i);
-		json_object_del(s->usage_data, key);
-		memset(s->fields[i], 0, sizeof(s->fields[i]));
-	}
-	return s->fields[i];
+	if (n <= s->cap)
+		return;
+	s->cap = n;
+	s->d = xrealloc(s->d, n * sizeof(*s->d));
+	s->ok = xrealloc(s->ok, n);
 }
 
-static void cpu_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int cpu_sample_group(void *state, const struct cycle *cy, char *err, size_t errsz)
 {
 	struct cpu_state *s = state;
 	struct proc_stat tmp;
-	uint64_t d[F_COUNT], sum[F_COUNT] = { 0 };
-	char err[256];
-	size_t n = 0;
+	int rc = 0;
 
-	(void)due;
-	(void)ndue;
 	(void)cy;
 	if (s->pf.dirfd < 0 && procfs_open(&s->pf, s->root)) {
-		set_error(group, "cannot open %s: %s", s->root, strerror(errno));
-		return;
+		snprintf(err, errsz, "cannot open %s: %s", s->root, strerror(errno));
+		return -1;
 	}
-	if (cpu_sample(s, &s->cur, err, sizeof(err))) {
-		set_error(group, "%s", err);
-		return;
-	}
+	if (cpu_sample(s, &s->cur, err, errsz))
+		return -1;
 	if (!s->have_prev) {
-		set_error(group, "no baseline sample yet; usage is reported from the next period");
+		snprintf(err, errsz, "no baseline sample yet; usage is reported from the next period");
+		rc = -1;
 		goto swap;
 	}
 	/*
@@ -171,33 +139,43 @@ static void cpu_collect(void *state, const struct cycle *cy, const enum group_id
 	 * aggregate "cpu" line: the kernel sums that over all possible CPUs, so it
 	 * jumps when a CPU goes offline or comes back.
 	 */
-	for (size_t i = 0; i < s->cur.ncpu || i < s->nfields; i++) {
-		int ok = i < s->cur.ncpu && i < s->prev.ncpu && cpu_delta(&s->prev.cpu[i], &s->cur.cpu[i], d) == 0;
-		json_t *const *f = cpu_fields(s, i, ok);
-
-		if (!ok)
-			continue;
-		for (int k = 0; k < F_COUNT; k++)
-			sum[k] += d[k];
-		split_set(f, d);
-		n++;
+	record_reserve(s, s->cur.ncpu);
+	s->ncpu = s->cur.ncpu;
+	memset(s->sum, 0, sizeof(s->sum));
+	rc = -1;
+	for (size_t i = 0; i < s->ncpu; i++) {
+		s->ok[i] = i < s->prev.ncpu && cpu_delta(&s->prev.cpu[i], &s->cur.cpu[i], s->d[i]) == 0;
+		for (int k = 0; s->ok[i] && k < F_COUNT; k++)
+			s->sum[k] += s->d[i][k];
+		if (s->ok[i])
+			rc = 0;
 	}
-	if (!n) {
-		set_error(group, "no CPU time passed between samples");
-		goto swap;
-	}
-	if (!s->average_usage)
-		s->average_usage = split_new(s->avgf);
-	split_set(s->avgf, sum);
-	json_object_set(group, "average_usage", s->average_usage);
-	json_object_set(group, "usage_data", s->usage_data);
-	json_object_set_new(group, "context_switch_count",
-			    json_integer(s->cur.ctxt >= s->prev.ctxt ? (json_int_t)(s->cur.ctxt - s->prev.ctxt) : 0));
+	if (rc)
+		snprintf(err, errsz, "no CPU time passed between samples");
+	s->ctxt = s->cur.ctxt >= s->prev.ctxt ? s->cur.ctxt - s->prev.ctxt : 0;
 swap:
 	tmp = s->prev;
 	s->prev = s->cur;
 	s->cur = tmp;
 	s->have_prev = 1;
+	return rc;
+}
+
+static int cpu_write(void *state, struct buf *b)
+{
+	const struct cpu_state *s = state;
+	int rc, first = 1;
+
+	rc = buf_puts(b, ",\"average_usage\":") || split_write(b, s->sum) || buf_puts(b, ",\"usage_data\":{");
+	for (size_t i = 0; i < s->ncpu && !rc; i++) {
+		if (!s->ok[i])
+			continue;
+		rc = buf_puts(b, first ? "\"" : ",\"") || json_write_u64(b, i) || buf_puts(b, "\":") ||
+		     split_write(b, s->d[i]);
+		first = 0;
+	}
+	rc = rc || buf_puts(b, "},\"context_switch_count\":") || json_write_u64(b, s->ctxt);
+	return rc ? -ENOSPC : 0;
 }
 
 static void cpu_close(void *state)
@@ -209,9 +187,8 @@ static void cpu_close(void *state)
 	procfs_close(&s->pf);
 	if (s->stat_fd >= 0)
 		close(s->stat_fd);
-	json_decref(s->usage_data);
-	json_decref(s->average_usage);
-	free(s->fields);
+	free(s->d);
+	free(s->ok);
 	proc_stat_free(&s->prev);
 	proc_stat_free(&s->cur);
 	free(s);
@@ -223,6 +200,7 @@ const struct collector_ops coll_cpu_ops = {
 	.scope = COLL_SYSTEM,
 	.group = GROUP_VCPU_USAGE,
 	.open = cpu_open,
-	.collect = cpu_collect,
+	.sample = cpu_sample_group,
+	.write = cpu_write,
 	.close = cpu_close,
 };

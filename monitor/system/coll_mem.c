@@ -5,10 +5,12 @@
  * could be handed out without swapping); on kernels before 3.14, which
  * lack MemAvailable, MemTotal - (MemFree + Buffers + Cached + SReclaimable).
  */
+#include "../../common/jsonw.h"
 #include "../core/collector.h"
 #include "../host/host.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@ struct mem_state {
 	const char *root; /* borrowed from the host: --path.procfs */
 	struct procfs pf;
 	int meminfo_fd;   /* meminfo kept open (procfs_read_keep) */
+	struct meminfo mi; /* the last good sample: what write() writes */
 };
 
 static int mem_open(const struct mon_env *env, const struct coll_target *t, void **state)
@@ -30,33 +33,38 @@ static int mem_open(const struct mon_env *env, const struct coll_target *t, void
 	return procfs_open(&s->pf, s->root);
 }
 
-static void mem_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int mem_sample(void *state, const struct cycle *cy, char *err, size_t errsz)
 {
 	struct mem_state *s = state;
-	struct meminfo mi;
 	const char *text;
 
-	(void)due;
-	(void)ndue;
 	(void)cy;
 	if (s->pf.dirfd < 0 && procfs_open(&s->pf, s->root)) {
-		set_error(group, "cannot open %s: %s", s->root, strerror(errno));
-		return;
+		snprintf(err, errsz, "cannot open %s: %s", s->root, strerror(errno));
+		return -1;
 	}
 	text = procfs_read_keep(&s->pf, "meminfo", &s->meminfo_fd);
 	if (!text) {
-		set_error(group, "cannot read meminfo: %s", strerror(errno));
-		return;
+		snprintf(err, errsz, "cannot read meminfo: %s", strerror(errno));
+		return -1;
 	}
-	if (procfs_parse_meminfo(text, &mi)) {
-		set_error(group, "cannot parse meminfo: no MemTotal");
-		return;
+	if (procfs_parse_meminfo(text, &s->mi)) {
+		snprintf(err, errsz, "cannot parse meminfo: no MemTotal");
+		return -1;
 	}
-	json_object_set_new(group, "memory_total_bytes", json_integer((json_int_t)mi.total));
-	json_object_set_new(group, "memory_used_bytes", json_integer((json_int_t)meminfo_used(&mi)));
-	json_object_set_new(group, "swap_total_bytes", json_integer((json_int_t)mi.swap_total));
-	json_object_set_new(group, "swap_used_bytes",
-			    json_integer((json_int_t)(mi.swap_total > mi.swap_free ? mi.swap_total - mi.swap_free : 0)));
+	return 0;
+}
+
+static int mem_write(void *state, struct buf *b)
+{
+	const struct meminfo *mi = &((const struct mem_state *)state)->mi;
+	int rc = buf_puts(b, ",\"memory_total_bytes\":") || json_write_u64(b, mi->total) ||
+		 buf_puts(b, ",\"memory_used_bytes\":") || json_write_u64(b, meminfo_used(mi)) ||
+		 buf_puts(b, ",\"swap_total_bytes\":") || json_write_u64(b, mi->swap_total) ||
+		 buf_puts(b, ",\"swap_used_bytes\":") ||
+		 json_write_u64(b, mi->swap_total > mi->swap_free ? mi->swap_total - mi->swap_free : 0);
+
+	return rc ? -ENOSPC : 0;
 }
 
 static void mem_close(void *state)
@@ -77,6 +85,7 @@ const struct collector_ops coll_mem_ops = {
 	.scope = COLL_SYSTEM,
 	.group = GROUP_MEMORY_INFO,
 	.open = mem_open,
-	.collect = mem_collect,
+	.sample = mem_sample,
+	.write = mem_write,
 	.close = mem_close,
 };

@@ -6,6 +6,8 @@
  * and a process whose name holds spaces and parentheses.
  * Expected values: tests/fixtures/proc/EXPECTED.md.
  */
+#include "../../common/jsonw.h"
+#include "../../monitor/app/report.h"
 #include "../../monitor/core/collector.h"
 #include "../../monitor/host/host.h"
 #include "../../monitor/host/procfs.h"
@@ -62,21 +64,64 @@ static struct host *test_host(void)
 	return host_new(&(struct host_opts){ .procfs = root, .sysfs = "/sys", .clk_tck = 100, .page_size = 4096 }, NULL);
 }
 
-/* Run vcpu_usage from snapshot a to b of a scenario; new reference to the group. */
-static json_t *cpu_between(const char *scenario)
+/*
+ * ops's group for this cycle, sampled and written as the monitor writes it
+ * into system_data (report_group_write), parsed back; its text in text
+ * when not NULL (at most size bytes).
+ */
+static json_t *group_text(const struct collector_ops *ops, void *state, char *text, size_t size)
+{
+	char err[512] = "";
+	struct report_group g = { .name = group_name(ops->group), .period = 1.0, .error = err, .state = state };
+	struct cycle cy = { 0 };
+	struct buf b;
+	json_error_t je;
+	json_t *v;
+
+	if (!ops->sample(state, &cy, err, sizeof(err)))
+		g.write = ops->write;
+	else if (!err[0])
+		snprintf(err, sizeof(err), "sample failed without saying why");
+	buf_init(&b, 1 << 20);
+	if (report_group_write(&g, "2026-11-21T05:30:00.000Z", &b)) {
+		printf("Bail out! group %s over 1 MiB\n", g.name);
+		exit(1);
+	}
+	if (text)
+		snprintf(text, size, "%s", b.data);
+	v = json_loads(b.data, 0, &je);
+	if (!v) {
+		printf("Bail out! group %s is no JSON: %s: %s\n", g.name, je.text, b.data);
+		exit(1);
+	}
+	buf_free(&b);
+	return v;
+}
+
+static json_t *group_of(const struct collector_ops *ops, void *state)
+{
+	return group_text(ops, state, NULL, 0);
+}
+
+/* Run vcpu_usage from snapshot a to b of a scenario; new reference to the group, its text in text (or NULL). */
+static json_t *cpu_text(const char *scenario, char *text, size_t size)
 {
 	struct mon_env env = { .host = test_host() };
-	struct cycle cy = { 0 };
 	void *state;
-	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
+	json_t *g;
 
 	point_at(scenario, "a");
 	coll_cpu_ops.open(&env, &(struct coll_target){ .dev = NULL }, &state);
 	point_at(scenario, "b");
-	coll_cpu_ops.collect(state, &cy, &(enum group_id){ GROUP_VCPU_USAGE }, 1, g);
+	g = group_text(&coll_cpu_ops, state, text, size);
 	coll_cpu_ops.close(state);
 	host_free(env.host);
 	return g;
+}
+
+static json_t *cpu_between(const char *scenario)
+{
+	return cpu_text(scenario, NULL, 0);
 }
 
 static double pct(json_t *g, const char *cpu, const char *field)
@@ -149,6 +194,19 @@ int main(void)
 	is_int(procfs_parse_pid_stat("42 (x) S 1 2", &ps), -EINVAL, "truncated pid stat is rejected");
 
 	/* vcpu_usage between two samples. */
+	{
+		char text[2048];
+
+		/* The text the line gets, written from the record: keys in order, reals as json_write writes them. */
+		json_decref(cpu_text("2cpu", text, sizeof(text)));
+		is_str(text,
+		       "{\"period\":1.0,\"timestamp\":\"2026-11-21T05:30:00.000Z\",\"error\":\"\",\"average_usage\":"
+		       "{\"user\":20.0,\"nice\":2.5,\"system\":7.5,\"idle\":62.5,\"io_wait\":2.5,\"irq\":1.5,"
+		       "\"soft_irq\":2.5},\"usage_data\":{\"0\":{\"user\":25.0,\"nice\":5.0,\"system\":10.0,\"idle\":50.0,"
+		       "\"io_wait\":5.0,\"irq\":2.0,\"soft_irq\":3.0},\"1\":{\"user\":15.0,\"nice\":0.0,\"system\":5.0,"
+		       "\"idle\":75.0,\"io_wait\":0.0,\"irq\":1.0,\"soft_irq\":2.0}},\"context_switch_count\":4000}",
+		       "2cpu: the group's text");
+	}
 	g = cpu_between("2cpu");
 	is_str(json_string_value(json_object_get(g, "error")), "", "2cpu: no error");
 	check_split(g, "0", (const double[]){ 25, 5, 10, 50, 5, 2, 3 }, "2cpu");
@@ -181,13 +239,11 @@ int main(void)
 	/* Same sample twice: no time passed, an error rather than 0/0. */
 	{
 		struct mon_env env = { .host = test_host() };
-		struct cycle cy = { 0 };
 		void *state;
 
 		point_at("2cpu", "a");
 		coll_cpu_ops.open(&env, &(struct coll_target){ .dev = NULL }, &state);
-		g = group_new(1.0, "x");
-		coll_cpu_ops.collect(state, &cy, &(enum group_id){ GROUP_VCPU_USAGE }, 1, g);
+		g = group_of(&coll_cpu_ops, state);
 		is_str(json_string_value(json_object_get(g, "error")), "no CPU time passed between samples",
 		       "identical samples: error, no division by zero");
 		ok(!json_object_get(g, "average_usage"), "identical samples: no usage fields");
@@ -199,13 +255,11 @@ int main(void)
 	/* memory_info. */
 	{
 		struct mon_env env = { .host = test_host() };
-		struct cycle cy = { 0 };
 		void *state;
 
 		point_at("no-memavailable", "a");
 		coll_mem_ops.open(&env, &(struct coll_target){ .dev = NULL }, &state);
-		g = group_new(1.0, "x");
-		coll_mem_ops.collect(state, &cy, &(enum group_id){ GROUP_MEMORY_INFO }, 1, g);
+		g = group_of(&coll_mem_ops, state);
 		is_int(json_integer_value(json_object_get(g, "memory_total_bytes")), 2054392LL * 1024, "memory_total_bytes");
 		is_int(json_integer_value(json_object_get(g, "memory_used_bytes")),
 		       (2054392LL - (812344 + 65536 + 524288 + 40960)) * 1024, "memory_used_bytes without MemAvailable");
@@ -217,8 +271,7 @@ int main(void)
 		/* The file vanishing is the group's error, not a crash. */
 		snprintf(path, sizeof(path), "%s/meminfo", root);
 		unlink(path);
-		g = group_new(1.0, "x");
-		coll_mem_ops.collect(state, &cy, &(enum group_id){ GROUP_MEMORY_INFO }, 1, g);
+		g = group_of(&coll_mem_ops, state);
 		is_str(json_string_value(json_object_get(g, "error")), "cannot read meminfo: No such file or directory",
 		       "missing meminfo is reported in error");
 		json_decref(g);

@@ -50,9 +50,15 @@ static struct report *report(size_t n, const size_t *len, const char *c)
 	r->seq = 12345;
 	r->runtime_data = rts;
 	r->device_data = json_array();
-	r->system_data = json_object();
 	r->instance_info = json_object();
 	return r;
+}
+
+/* A system group written from its collector's record: what test_write writes after the envelope. */
+static int test_write(void *state, struct buf *b)
+{
+	(void)state;
+	return buf_puts(b, ",\"context_switch_count\":7,\"usage_data\":{}");
 }
 
 /* The rest of a report: the rows above, a system group, instance_info, allocations set before identities. */
@@ -60,8 +66,19 @@ static void enrich(struct report *r)
 {
 	r->timing = timing;
 	r->ntiming = sizeof(timing) / sizeof(timing[0]);
-	json_object_set_new(r->system_data, "memory_info",
-			    json_pack("{s:s, s:i}", "error", "", "memory_total_bytes", 1024));
+	{
+		/* system_data: a collector's object, a group written from its record, and one with an error. */
+		struct report_group *g = calloc(4, sizeof(*g));
+
+		g[0] = (struct report_group){ .name = "memory_info",
+					      .obj = json_pack("{s:s, s:i}", "error", "", "memory_total_bytes", 1024) };
+		g[1] = (struct report_group){ .name = "vcpu_usage", .period = 1.5, .error = "", .write = test_write };
+		g[2] = (struct report_group){ .name = "neuron_hw_counters", .period = 0.25, .error = "cannot \"read\"" };
+		g[3] = (struct report_group){ .name = "container_usage", .period = 2.0, .error = "some missed",
+					      .write = test_write };
+		r->system = g;
+		r->nsystem = 4;
+	}
 	json_object_set_new(r->instance_info, "hostname", json_string("node-\x01"));
 	r->extra = json_pack("{s:{}, s:{s:{}}}", "allocations", "identities", "pods");
 }
@@ -69,7 +86,7 @@ static void enrich(struct report *r)
 /* r as one JSON document, built with jansson: what its line must read back as, and json_write's text of it. */
 static json_t *doc(const struct report *r)
 {
-	json_t *d, *coll = json_object(), *v;
+	json_t *d, *coll = json_object(), *v, *sys = json_object();
 	const char *k;
 
 	for (size_t i = 0; i < r->ntiming; i++) {
@@ -81,10 +98,24 @@ static json_t *doc(const struct report *r)
 				    json_pack("{s:f, s:f, s:b}", "seconds", r->timing[i].seconds, "cpu_seconds",
 					      r->timing[i].cpu_seconds, "success", r->timing[i].ok));
 	}
-	d = json_pack("{s:s, s:{s:s, s:i, s:I, s:o}, s:O, s:O, s:O, s:O}", "timestamp", r->iso, "monitor", "version",
+	for (size_t i = 0; i < r->nsystem; i++) {
+		const struct report_group *g = &r->system[i];
+
+		if (g->obj) {
+			json_object_set(sys, g->name, g->obj);
+			continue;
+		}
+		v = json_pack("{s:f, s:s, s:s}", "period", g->period, "timestamp", r->iso, "error", g->error);
+		if (g->write) { /* test_write's members */
+			json_object_set_new(v, "context_switch_count", json_integer(7));
+			json_object_set_new(v, "usage_data", json_object());
+		}
+		json_object_set_new(sys, g->name, v);
+	}
+	d = json_pack("{s:s, s:{s:s, s:i, s:I, s:o}, s:O, s:O, s:o, s:O}", "timestamp", r->iso, "monitor", "version",
 		      ACCEL_VERSION, "format_version", REPORT_FORMAT_VERSION, "seq", (json_int_t)r->seq, "collectors",
-		      coll, "runtime_data", r->runtime_data, "device_data", r->device_data, "system_data",
-		      r->system_data, "instance_info", r->instance_info);
+		      coll, "runtime_data", r->runtime_data, "device_data", r->device_data, "system_data", sys,
+		      "instance_info", r->instance_info);
 	json_object_foreach(r->extra, k, v)
 		json_object_set(d, k, v);
 	return d;
@@ -94,7 +125,9 @@ static void report_free(struct report *r)
 {
 	json_decref(r->runtime_data);
 	json_decref(r->device_data);
-	json_decref(r->system_data);
+	for (size_t i = 0; i < r->nsystem; i++)
+		json_decref(r->system[i].obj);
+	free((void *)r->system);
 	json_decref(r->instance_info);
 	json_decref(r->extra);
 	free(r);
@@ -253,6 +286,14 @@ int main(void)
 	ok(strstr(line.data, "\"instance_info\":{\"hostname\":\"node-\\u0001\"},\"allocations\":{},\"identities\":") &&
 		   line.data[line.len - 2] == '}',
 	   "the extra members after instance_info, in the order set");
+	ok(strstr(line.data, "\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_total_bytes\":1024},"
+			     "\"vcpu_usage\":{\"period\":1.5,\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"\","
+			     "\"context_switch_count\":7,\"usage_data\":{}},\"neuron_hw_counters\":{\"period\":0.25,"
+			     "\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"cannot \\\"read\\\"\"},"
+			     "\"container_usage\":{\"period\":2.0,\"timestamp\":\"2026-11-27T15:00:00.000Z\","
+			     "\"error\":\"some missed\",\"context_switch_count\":7,\"usage_data\":{}}},\"instance_info\":") != NULL,
+	   "system_data: a collector's object as it is; a record's group, its envelope and then its members; one "
+	   "with nothing sampled, its envelope alone; one with an error and members, both");
 	ok(has(rep, 0, "exposition") && !has(rep, 0, "exposition_error"), "its exposition kept");
 	report_free(rep);
 	rep = report(0, NULL, "");

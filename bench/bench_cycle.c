@@ -311,16 +311,10 @@ static void cycle_once(struct bench *b, struct sys_inst *in)
 	for (size_t i = 0; i < NGROUPS; i++) {
 		int64_t t0 = clock_mono_ns();
 
-		int rc;
-
-		groups[i] = (struct report_group){ .name = group_name(b->ops[i]->group), .error = err[i],
-						   .period = (double)(cy.mono_ns - in->last_ns[i]) / 1e9,
-						   .state = in->state[i] };
-		err[i][0] = '\0';
-		rc = b->ops[i]->sample(in->state[i], &cy, err[i], sizeof(err[i]));
-		groups[i].write = rc ? NULL : b->ops[i]->write;
+		groups[i] = (struct report_group){ .name = group_name(b->ops[i]->group),
+						   .period = (double)(cy.mono_ns - in->last_ns[i]) / 1e9 };
 		/* A group that came back complete: sampled, no error. */
-		complete &= !rc && !err[i][0];
+		complete &= report_group_sample(&groups[i], b->ops[i], in->state[i], &cy, err[i], sizeof(err[i]));
 		/* monitor.c times each collect to warn about slow ones. */
 		if (clock_mono_ns() - t0 < 0)
 			die("monotonic clock went backwards");

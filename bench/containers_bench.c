@@ -43,6 +43,7 @@
 #include "../common/log.h"
 #include "../common/timeutil.h"
 #include "../common/util.h"
+#include "../monitor/app/report.h"
 #include "../monitor/core/collector.h"
 #include "../monitor/host/host.h"
 #include "bench.h"
@@ -266,18 +267,34 @@ static uint64_t pread_once(const int *fds, size_t nfds)
 	return sum;
 }
 
-static size_t cycle_once(void *st, struct buf *line)
+/* One period of container_usage as the monitor runs it: sampled, and written from its record into line. */
+static void cycle_once(void *st, struct buf *line)
 {
 	struct cycle cy = { .mono_ns = clock_mono_ns() };
-	json_t *g = group_new(1.0, "2026-11-23T19:00:00.000Z");
-	size_t n;
+	struct report_group g = { .name = "container_usage", .period = 1.0 };
+	char err[512];
 
-	coll_containers_ops.collect(st, &cy, &(enum group_id){ GROUP_CONTAINER_USAGE }, 1, g);
+	report_group_sample(&g, &coll_containers_ops, st, &cy, err, sizeof(err));
 	buf_reset(line);
-	json_write(g, line);
-	n = json_object_size(json_object_get(g, "containers"));
-	json_decref(g);
-	return n;
+	if (report_group_write(&g, "2026-11-23T19:00:00.000Z", line)) {
+		fprintf(stderr, "containers_bench: container_usage over %zu bytes\n", line->cap);
+		exit(1);
+	}
+}
+
+/* One period's group, parsed back (a new reference; the line keeps its text). */
+static json_t *cycle_json(void *st, struct buf *line)
+{
+	json_error_t je;
+	json_t *g;
+
+	cycle_once(st, line);
+	g = json_loadb(line->data, line->len, 0, &je);
+	if (!g) {
+		fprintf(stderr, "containers_bench: container_usage is no JSON: %s\n", je.text);
+		exit(1);
+	}
+	return g;
 }
 
 static void usage(void)
@@ -380,12 +397,10 @@ int main(int argc, char **argv)
 	first_us = bench_cpu_us();
 	coll_containers_ops.open(&env, &(struct coll_target){ .dev = NULL }, &st);
 	first_us = bench_cpu_us() - first_us;
-	buf_init(&line, 256 << 20);
 
 	/* What one cycle reports: the paths the floor reads. */
-	g = group_new(1.0, "2026-11-23T19:00:00.000Z");
-	coll_containers_ops.collect(st, &(struct cycle){ .mono_ns = clock_mono_ns() },
-				    &(enum group_id){ GROUP_CONTAINER_USAGE }, 1, g);
+	buf_init(&line, 256 << 20);
+	g = cycle_json(st, &line);
 	if (*json_string_value(json_object_get(g, "error"))) {
 		fprintf(stderr, "containers_bench: %s\n", json_string_value(json_object_get(g, "error")));
 		return 1;
@@ -414,7 +429,8 @@ int main(int argc, char **argv)
 	/* A warm-up of each, then alternating blocks: floor, pread floor, cycle, then the other way round. */
 	floor_once(rootfd, paths, npaths, v2);
 	sink += pread_once(fds, nfds);
-	nrep = cycle_once(st, &line);
+	cycle_once(st, &line);
+	nrep = npaths;
 	for (int r = 0; r < rounds; r++) {
 		double t[4];
 

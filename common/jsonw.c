@@ -199,6 +199,11 @@ int json_write_u64(struct buf *b, uint64_t v)
 	return put(b, p, (size_t)(num + sizeof(num) - p));
 }
 
+int json_write_count(struct buf *b, uint64_t v)
+{
+	return v <= (uint64_t)INT64_MAX ? json_write_u64(b, v) : json_write_real(b, (double)v);
+}
+
 /*
  * The objects of this document already written that other places hold too
  * (refcount above 1: a process's identity in every group that names the

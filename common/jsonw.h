@@ -43,5 +43,7 @@ size_t json_format_real(double v, char *dst);
 /* Append a real as json_write writes one, or an unsigned integer: for writers of their own. 0, or -ENOSPC. */
 int json_write_real(struct buf *b, double v);
 int json_write_u64(struct buf *b, uint64_t v);
+/* An unsigned count as a report carries one (jset.h's json_u64): an integer up to INT64_MAX, a real past it. */
+int json_write_count(struct buf *b, uint64_t v);
 
 #endif

@@ -766,39 +766,26 @@ static void collect_runtime(struct monitor *m, struct unit *u, const struct cycl
 }
 
 /*
- * A system group, as the next of the cycle's system_data: written from its
- * collector's record (sample, write) or a collector's object (collect).
+ * A system group, as the next of the cycle's system_data: sampled into its
+ * collector's record, and written from it with the line (struct
+ * report_group).
  */
 static void collect_system(struct monitor *m, const struct unit *u, struct job *j, const struct cycle *cy)
 {
 	struct report_group *g = &m->system[m->nsystem++];
 	int64_t t0 = clock_mono_ns(), took, cpu0 = clock_thread_cpu_ns();
-	int ok;
 
 	*g = (struct report_group){ .name = group_name(j->id), .period = job_period(j, cy), .error = j->error };
 	j->error[0] = '\0';
-	if (u->ops && u->ops->sample) {
-		if (!fetch_settle(j, cy))
-			snprintf(j->error, sizeof(j->error), "%s", j->late);
-		else if (!u->ops->sample(u->state, cy, j->error, sizeof(j->error)))
-			g->write = u->ops->write;
-		else if (!j->error[0])
-			snprintf(j->error, sizeof(j->error), "%s: no data", group_name(j->id));
-		g->state = u->state;
-		ok = !j->error[0];
-	} else {
-		g->obj = group_new(g->period, cy->iso);
-		if (!fetch_settle(j, cy))
-			set_error(g->obj, "%s", j->late);
-		else if (u->ops)
-			u->ops->collect(u->state, cy, &j->id, 1, g->obj);
-		else
-			set_error(g->obj, "%s needs the Neuron device collector, which this build does not have",
-				  group_name(j->id));
-		ok = group_ok(g->obj);
-	}
+	if (!fetch_settle(j, cy))
+		snprintf(j->error, sizeof(j->error), "%s", j->late);
+	else if (u->ops)
+		report_group_sample(g, u->ops, u->state, cy, j->error, sizeof(j->error));
+	else
+		snprintf(j->error, sizeof(j->error), "%s needs the Neuron device collector, which this build does not have",
+			 group_name(j->id));
 	took = clock_mono_ns() - t0;
-	timing_put(m, u, j, t0, cpu0, 1, ok);
+	timing_put(m, u, j, t0, cpu0, 1, !j->error[0]);
 	if (took > j->sj.period)
 		log_warn("%s: collection took %.3f s, longer than its period of %.3f s", group_name(j->id),
 			 (double)took / 1e9, (double)j->sj.period / 1e9);
@@ -1029,8 +1016,6 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	for (enum phase p = 0; p < PHASE_COUNT; p++)
 		phases[p](m, &run);
 	json_decref(run.report.runtime_data);
-	for (size_t i = 0; i < m->nsystem; i++)
-		json_decref(m->system[i].obj);
 	json_decref(run.report.device_data);
 	json_decref(run.report.instance_info);
 	json_decref(run.report.extra);

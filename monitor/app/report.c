@@ -65,14 +65,24 @@ static int write_timing(const struct report *r, struct buf *b)
 
 int report_group_write(const struct report_group *g, const char *iso, struct buf *b)
 {
-	int rc;
-
-	if (g->obj)
-		return json_write(g->obj, b);
-	rc = buf_puts(b, "{\"period\":") || json_write_real(b, g->period) || buf_puts(b, ",\"timestamp\":") || str(b, iso) ||
-	     buf_puts(b, ",\"error\":") || str(b, g->error) || (g->write && g->write(g->state, b)) ||
-	     buf_puts(b, "}");
+	int rc = buf_puts(b, "{\"period\":") || json_write_real(b, g->period) || buf_puts(b, ",\"timestamp\":") ||
+		 str(b, iso) || buf_puts(b, ",\"error\":") || str(b, g->error) ||
+		 (g->write && g->write(g->state, b)) || buf_puts(b, "}");
 	return rc ? -ENOSPC : 0;
+}
+
+int report_group_sample(struct report_group *g, const struct collector_ops *ops, void *state, const struct cycle *cy,
+			char *err, size_t errsz)
+{
+	err[0] = '\0';
+	g->error = err;
+	g->state = state;
+	g->write = NULL;
+	if (!ops->sample(state, cy, err, errsz))
+		g->write = ops->write;
+	else if (!err[0])
+		snprintf(err, errsz, "%s: no data", group_name(ops->group));
+	return !err[0];
 }
 
 /* "system_data": r's groups, in order. */

@@ -25,9 +25,9 @@
 /*
  * One report. What the monitor says itself (the cycle's time, its sequence
  * number, its self-timing) is kept as C values and written by report_write
- * straight into the line, and so are the system groups a collector keeps as
- * a record (struct report_group); the other parts collectors and the host
- * fill are JSON, borrowed. The line is, in this order (docs/report-format.md §1):
+ * straight into the line, and so are the system groups, each from its
+ * collector's record (struct report_group); the other parts collectors and
+ * the host fill are JSON, borrowed. The line is, in this order (docs/report-format.md §1):
  * {timestamp, monitor {version, format_version, seq, collectors},
  * runtime_data, device_data, system_data, instance_info, then extra's
  * members in the order they were set (identities, allocations)}.
@@ -39,14 +39,13 @@ struct report_timing {
 };
 
 /*
- * One group of system_data: a collector's object (collect()), or a group a
- * collector keeps as its record, written as {"period", "timestamp" (the
- * report's), "error"} and then its members by write (collector.h), unless
- * write is NULL (nothing sampled).
+ * One group of system_data, which its collector keeps as a record: written
+ * as {"period", "timestamp" (the report's), "error"} and then its members
+ * by its collector's write (collector.h), unless write is NULL (nothing
+ * sampled).
  */
 struct report_group {
 	const char *name; /* its key in system_data */
-	json_t *obj;      /* the group's object, borrowed; NULL: the members below */
 	double period;    /* seconds */
 	const char *error; /* "" or why, borrowed */
 	int (*write)(void *state, struct buf *b); /* NULL: no members */
@@ -83,5 +82,16 @@ int report_write(const struct report *r, struct buf *line, size_t max);
  * system_data (its key aside). 0, or -ENOSPC once b's cap is reached.
  */
 int report_group_write(const struct report_group *g, const char *iso, struct buf *b);
+
+struct collector_ops;
+struct cycle;
+/*
+ * Sample a system group into g for cycle cy: ops's sample() on state, its
+ * error into err (errsz bytes; g->error points there), g->write its write()
+ * when there are members to write. g's name and period are the caller's.
+ * Returns 1 when the group has no error, else 0.
+ */
+int report_group_sample(struct report_group *g, const struct collector_ops *ops, void *state, const struct cycle *cy,
+			char *err, size_t errsz);
 
 #endif

@@ -5,11 +5,9 @@
  * collector serves is its scope:
  *
  *  - COLL_SYSTEM: one system metric group (vcpu_usage, memory_info, ...),
- *    opened once per configuration. A group of fixed members is a C record
- *    the collector keeps: sample() reads it, write() writes its members
- *    straight into the report line (vcpu_usage, memory_info: no JSON
- *    object is made); a group that keeps a map of entries from cycle to
- *    cycle (container_usage) has collect() fill its object.
+ *    opened once per configuration. The group is a C record the collector
+ *    keeps: sample() fills it, write() writes its members straight into
+ *    the report line; no JSON object is made.
  *  - COLL_RUNTIME: the runtimes whose address has one of its schemes (pid:,
  *    process:, http:, ...). config() parses the rest of the address and the
  *    keys it declares in the runtime's block; collect() appends one
@@ -209,21 +207,21 @@ struct collector_ops {
 	/*
 	 * Open one instance for t: take the first sample (a rate group's
 	 * baseline), discover the selected devices. *state is set whatever
-	 * happens. 0 or -errno: then collect() reports why (a system group is
-	 * retried each period).
+	 * happens. 0 or -errno: then collect() or sample() reports why (a
+	 * system group is retried each period).
 	 */
 	int (*open)(const struct mon_env *env, const struct coll_target *t, void **state);
 	/*
-	 * Fill what is due in this cycle cy, due[0..ndue). A system or device
-	 * collector gets one group (ndue 1) and out is that group's object,
-	 * which already has period, timestamp and error "" (a device field the
-	 * hardware does not support is absent, never 0). A runtime collector
-	 * gets every due group of its runtime and out is runtime_data, to which
-	 * it appends its entries.
+	 * Runtime and device collectors: fill what is due in this cycle cy,
+	 * due[0..ndue). A device collector gets one group (ndue 1) and out is
+	 * that group's object, which already has period, timestamp and error
+	 * "" (a device field the hardware does not support is absent, never
+	 * 0). A runtime collector gets every due group of its runtime and out
+	 * is runtime_data, to which it appends its entries.
 	 */
 	void (*collect)(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out);
 	/*
-	 * COLL_SYSTEM, instead of collect(): the group as the collector's own
+	 * COLL_SYSTEM (instead of collect()): the group as the collector's own
 	 * record. sample() reads this cycle's values into it: 0 when it has
 	 * members to write (err, "" on entry, may still say what it missed:
 	 * the group's "error"), or -1 with why in err (the group then has no

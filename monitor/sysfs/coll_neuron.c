@@ -37,6 +37,7 @@
 #include "../config/config.h"
 #include "sysfs.h"
 #include "../host/host.h"
+#include "../../common/jsonw.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 
@@ -88,9 +89,18 @@ struct nrn_dev {
 	struct warnset warned;
 };
 
+/* neuron_hw_counters' record of one device: its hw_fields counters' increases over the period. */
+struct nhw_dev {
+	unsigned index;
+	unsigned char has[4]; /* per hw_fields entry: the driver has it, with a baseline */
+	uint64_t delta[4];
+};
+
 struct nrn_state {
 	struct sysfs_coll base; /* first: the shared ops take the state as one */
 	struct devrec rec;      /* the device being filled (core_percent, used_bytes); holds no process: nothing to free */
+	struct nhw_dev *hw;     /* neuron_hw_counters: the last sample's devices, in index order */
+	size_t nhw, ahw;
 };
 
 static const int nrn_fatal[] = { ENODEV, 0 };
@@ -590,6 +600,7 @@ static void nrn_collect(void *state, const struct cycle *cy, const enum group_id
 /* neuron-monitor 2.x's neuron_hw_counters fields: the driver's stats/hardware counters of the same name. */
 static const char *const hw_fields[] = { "mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected",
 					 "sram_ecc_uncorrected" };
+_Static_assert(ARRAY_SIZE(hw_fields) == sizeof(((struct nhw_dev *)0)->has), "a has[] and delta[] per hw_fields");
 
 /* Every Neuron device (no block, no selection), its counters' baselines taken now. */
 static int nhw_open(const struct mon_env *env, const struct coll_target *t, void **state)
@@ -608,48 +619,75 @@ static int nhw_open(const struct mon_env *env, const struct coll_target *t, void
  * per-period increase of each hw_fields counter the driver has. A device
  * whose read fails (ENODEV) is left out and named in the group's error.
  */
-static void nhw_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int nhw_sample(void *state, const struct cycle *cy, char *err, size_t errsz)
 {
 	struct nrn_state *s = state;
-	json_t *list = json_array();
-	char why[256] = "";
 
-	(void)due;
-	(void)ndue;
 	if (devtab_new_cycle(&s->base.tab, cy))
 		nrn_scan(s);
 	if (s->base.error[0]) {
-		set_error(group, "%s", s->base.error);
-		json_decref(list);
-		return;
+		snprintf(err, errsz, "%s", s->base.error);
+		return -1;
 	}
+	s->nhw = 0;
 	for (size_t i = 0; i < s->base.tab.n; i++) {
 		struct devslot *sl = s->base.tab.slot[i];
 		struct nrn_dev *nd = sl->priv;
 		struct rdctx r = { .type = "neuron", .key = sl->key, .fatal = nrn_fatal, .warned = &nd->warned };
 		struct nrn_hwread h;
-		json_t *dev;
+		struct nhw_dev *d;
 
 		if (sl->gone || !sl->selected)
 			continue;
 		hw_read(nd, &r, &h);
 		if (r.err) {
-			snprintf(why, sizeof(why), "%s: cannot read %s: %s", sl->key, r.file, strerror(r.err));
+			snprintf(err, errsz, "%s: cannot read %s: %s", sl->key, r.file, strerror(r.err));
 			continue;
 		}
-		dev = json_object();
-		json_object_set_new(dev, "neuron_device_index", json_integer(sl->index));
+		if (s->nhw == s->ahw) {
+			s->ahw = s->ahw ? s->ahw * 2 : 8;
+			s->hw = xrealloc(s->hw, s->ahw * sizeof(*s->hw));
+		}
+		d = &s->hw[s->nhw++];
+		memset(d, 0, sizeof(*d));
+		d->index = sl->index;
 		for (size_t k = 0; k < ARRAY_SIZE(hw_fields); k++)
 			for (size_t c = 0; c < nd->hw.n; c++)
 				if (h.had[c] && !strcmp(nd->hw.name[c], hw_fields[k])) {
-					json_set_u64(dev, hw_fields[k], h.delta[c]);
+					d->has[k] = 1;
+					d->delta[k] = h.delta[c];
 					break;
 				}
-		json_array_append_new(list, dev);
 	}
-	json_object_set_new(group, "neuron_devices", list);
-	if (why[0])
-		set_error(group, "%s", why);
+	return 0;
+}
+
+static int nhw_write(void *state, struct buf *b)
+{
+	const struct nrn_state *s = state;
+	int rc = buf_puts(b, ",\"neuron_devices\":[");
+
+	for (size_t i = 0; i < s->nhw && !rc; i++) {
+		const struct nhw_dev *d = &s->hw[i];
+
+		rc = buf_puts(b, i ? ",{\"neuron_device_index\":" : "{\"neuron_device_index\":") ||
+		     json_write_u64(b, d->index);
+		for (size_t k = 0; k < ARRAY_SIZE(hw_fields) && !rc; k++)
+			if (d->has[k])
+				rc = buf_puts(b, ",\"") || buf_puts(b, hw_fields[k]) || buf_puts(b, "\":") ||
+				     json_write_count(b, d->delta[k]);
+		rc = rc || buf_puts(b, "}");
+	}
+	return rc || buf_puts(b, "]") ? -ENOSPC : 0;
+}
+
+static void nhw_close(void *state)
+{
+	struct nrn_state *s = state;
+
+	if (s)
+		free(s->hw);
+	sysfs_coll_free(state);
 }
 
 const struct collector_ops coll_neuron_hw_ops = {
@@ -658,8 +696,9 @@ const struct collector_ops coll_neuron_hw_ops = {
 	.scope = COLL_SYSTEM,
 	.group = GROUP_NEURON_HW_COUNTERS,
 	.open = nhw_open,
-	.collect = nhw_collect,
-	.close = sysfs_coll_free,
+	.sample = nhw_sample,
+	.write = nhw_write,
+	.close = nhw_close,
 };
 
 /* The devices op: each device's identity, with its NeuronCores' global indices (the device plugin's neuroncore ids). */

@@ -50,7 +50,7 @@
 #include "../core/collector.h"
 #include "../core/fdbudget.h"
 #include "../host/host.h"
-#include "../../common/jset.h"
+#include "../../common/jsonw.h"
 #include "../../common/log.h"
 #include "../../common/util.h"
 
@@ -76,14 +76,23 @@ struct ct_root {
 	unsigned roles; /* bit per enum cg_hier it serves */
 };
 
-/* An entry's figures, in the order they are first set (the entry's members keep that order). */
+/* An entry's figures, in the order they are written. */
 enum ct_val { V_CPU, V_USER, V_SYSTEM, V_PERIODS, V_THR_PERIODS, V_THR_SECONDS, V_MEM, V_WSET, V_RSS, V_CACHE,
 	      V_OOM, V_N };
 
 static const char *const val_keys[V_N] = {
-	"cpu_usage_seconds",  "cpu_user_seconds",	  "cpu_system_seconds", "cpu_periods",
-	"cpu_throttled_periods", "cpu_throttled_seconds", "memory_usage_bytes", "memory_working_set_bytes",
-	"memory_rss_bytes",   "memory_cache_bytes",	  "oom_kills",
+	"\"cpu_usage_seconds\":",	   "\"cpu_user_seconds\":",	"\"cpu_system_seconds\":",
+	"\"cpu_periods\":",		   "\"cpu_throttled_periods\":", "\"cpu_throttled_seconds\":",
+	"\"memory_usage_bytes\":",	   "\"memory_working_set_bytes\":", "\"memory_rss_bytes\":",
+	"\"memory_cache_bytes\":",	   "\"oom_kills\":",
+};
+
+/* One figure of an entry. */
+struct ct_fig {
+	unsigned char set;  /* the entry has it this cycle */
+	unsigned char real; /* written as a real (d), else as a count (u: json_write_count) */
+	double d;
+	uint64_t u;
 };
 
 /* One cgroup directory, by its path below the root(s). */
@@ -100,9 +109,9 @@ struct ct_node {
 	struct container_id cid;
 	struct cg_stats prev;     /* the last successful read */
 	int have_prev;            /* prev is a baseline; 0: the next read counts from zero */
-	json_t *obj;              /* its entry in containers (borrowed from it), while it has one */
-	json_t *val[V_N];         /* obj's figures (borrowed from it), NULL where obj has none */
-	char *names;              /* the names obj was last given (names_pack), NULL: none yet */
+	int entry;                /* it has an entry in "containers" (write() writes it) */
+	struct ct_fig fig[V_N];   /* the entry's figures */
+	char *names;              /* the entry's names (names_pack, valid UTF-8), NULL: none yet */
 	size_t names_len;
 	int64_t names_until;      /* they hold until then while the host's names' generation is names_gen */
 	uint64_t names_gen;
@@ -131,7 +140,6 @@ struct ct_state {
 	size_t held;              /* what the budget was last told this collector holds */
 	char *dents[CT_MAX_DEPTH + 1]; /* one listing buffer per depth */
 	char *buf;                /* file read scratch */
-	json_t *containers;       /* kept between cycles, lent to each report */
 	char err[512];            /* why the last scan failed, "" */
 	char read_err[384];       /* this cycle's first cgroup that could not be read (not gone: EMFILE), "" */
 	unsigned nread_err;       /* how many could not be read this cycle */
@@ -204,6 +212,7 @@ static struct ct_node *node_add(struct ct_state *s, const char *path, const stru
 	if (*path && container_from_cgroup(path, &n->cid) == 0) {
 		const struct container_id *pc = parent ? &parent->cid : NULL;
 
+		utf8_sanitize(n->cid.unit); /* a unit's name is the path's: the report's strings are UTF-8 */
 		n->leaf = n->cid.id[0] != '\0';
 		n->report = n->leaf || (n->cid.pod_uid[0] && (!pc || strcmp(pc->pod_uid, n->cid.pod_uid))) ||
 			    (!n->cid.pod_uid[0] && n->cid.unit[0] && (!pc || strcmp(pc->unit, n->cid.unit)));
@@ -240,8 +249,6 @@ static void node_free(struct ct_state *s, struct ct_node *n)
 {
 	for (size_t i = 0; i < CG_NHIER; i++)
 		node_close_slot(s, n, i);
-	if (n->obj)
-		json_object_del(s->containers, n->key);
 	free(n->names);
 	free(n->path);
 	free(n->key);
@@ -703,19 +710,24 @@ static uint64_t delta(int have_prev, uint64_t prev, uint64_t cur)
 	return have_prev && cur >= prev ? cur - prev : cur;
 }
 
-/* The names of cn, one after the other with their NULs, into dst (sizeof(*cn) + 8 bytes); the length. */
-static size_t names_pack(const struct container_names *cn, char *dst)
+/* The names of cn, in enum ct_name's order, one after the other with their NULs, into dst (sizeof(*cn) + 8 bytes). */
+enum ct_name { N_POD, N_NS, N_NAME, N_RUNTIME, N_ECS_CLUSTER, N_ECS_TASK_ARN, N_ECS_TASK_FAMILY, N_ECS_TASK_REVISION,
+	       N_COUNT };
+
+static size_t names_pack(struct container_names *cn, char *dst)
 {
-	const char *const f[] = { cn->pod,	   cn->ns,	     cn->name,		  cn->runtime,
-				  cn->ecs_cluster, cn->ecs_task_arn, cn->ecs_task_family, cn->ecs_task_revision };
-	const size_t sz[] = { sizeof(cn->pod),		sizeof(cn->ns),		  sizeof(cn->name),
-			      sizeof(cn->runtime),	sizeof(cn->ecs_cluster),  sizeof(cn->ecs_task_arn),
-			      sizeof(cn->ecs_task_family), sizeof(cn->ecs_task_revision) };
+	char *const f[N_COUNT] = { cn->pod,	    cn->ns,	      cn->name,		   cn->runtime,
+				   cn->ecs_cluster, cn->ecs_task_arn, cn->ecs_task_family, cn->ecs_task_revision };
+	const size_t sz[N_COUNT] = { sizeof(cn->pod),	      sizeof(cn->ns),		sizeof(cn->name),
+				     sizeof(cn->runtime),	      sizeof(cn->ecs_cluster),	sizeof(cn->ecs_task_arn),
+				     sizeof(cn->ecs_task_family), sizeof(cn->ecs_task_revision) };
 	size_t len = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
-		size_t n = strnlen(f[i], sz[i]);
+	for (size_t i = 0; i < N_COUNT; i++) {
+		size_t n;
 
+		f[i][sz[i] - 1] = '\0';
+		n = strlen(utf8_sanitize(f[i]));
 		memcpy(dst + len, f[i], n);
 		len += n;
 		dst[len++] = '\0';
@@ -724,16 +736,14 @@ static size_t names_pack(const struct container_names *cn, char *dst)
 }
 
 /*
- * The entry's names, as cAdvisor labels a container: "pod", "namespace",
- * "container" (the Kubernetes container name, for a container in a pod)
- * and "name" (the runtime's own name of it: Docker's or Podman's name of a
- * container outside any pod, else the container id). Asked each cycle:
- * the resolver caches, and a name the kubelet gives later shows up then.
+ * The entry's names, as cAdvisor labels a container (written by
+ * entry_write): asked each cycle; the resolver caches, and a name the
+ * kubelet gives later shows up then.
  */
 static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 {
 	struct container_names cn;
-	char tmp[256], packed[sizeof(cn) + 8];
+	char packed[sizeof(cn) + 8];
 	size_t len;
 
 	if (n->names && now < n->names_until && n->names_gen == host_names_gen(s->host))
@@ -743,67 +753,37 @@ static void names_update(struct ct_state *s, struct ct_node *n, int64_t now)
 	if (n->cid.id[0] || n->cid.pod_uid[0])
 		n->names_until = host_container_names(s->host, &n->cid, now, &cn);
 	n->names_gen = host_names_gen(s->host);
-	/* The same names as last time: the entry already says them. */
 	len = names_pack(&cn, packed);
 	if (n->names && n->names_len == len && !memcmp(n->names, packed, len))
-		return;
+		return; /* the same names as last time */
 	free(n->names);
 	n->names = xmalloc(len);
 	memcpy(n->names, packed, len);
 	n->names_len = len;
-	jset_str_opt(n->obj, "pod", utf8_sanitize(cn.pod));
-	jset_str_opt(n->obj, "namespace", utf8_sanitize(cn.ns));
-	utf8_sanitize(cn.name);
-	jset_str_opt(n->obj, "container", n->cid.id[0] && n->cid.pod_uid[0] ? cn.name : "");
-	snprintf(tmp, sizeof(tmp), "%s", n->cid.id[0] && !n->cid.pod_uid[0] && cn.name[0] ? cn.name : n->cid.id);
-	jset_str_opt(n->obj, "name", tmp);
-	/* The runtime that named it when the cgroup did not say (the cgroupfs driver's bare id). */
-	jset_str_opt(n->obj, "runtime", n->cid.runtime[0] ? n->cid.runtime : cn.runtime);
-	/* An ECS task's container: its task, as the agent, the metadata endpoint or Docker's labels name it. */
-	jset_str_opt(n->obj, "ecs_cluster", cn.ecs_cluster);
-	jset_str_opt(n->obj, "ecs_task_arn", cn.ecs_task_arn);
-	jset_str_opt(n->obj, "ecs_task_family", cn.ecs_task_family);
-	jset_str_opt(n->obj, "ecs_task_revision", cn.ecs_task_revision);
 }
 
-/* The entry's figure k is v: in place when it has one of that type (as jset_real, jset_u64). */
+/* The entry's figure k is v, a real or a count. */
 static void val_real(struct ct_node *n, enum ct_val k, double v)
 {
-	if (n->val[k] && json_is_real(n->val[k])) {
-		json_real_set(n->val[k], v);
-		return;
-	}
-	n->val[k] = json_real(v);
-	json_object_set_new(n->obj, val_keys[k], n->val[k]);
+	n->fig[k] = (struct ct_fig){ .set = 1, .real = 1, .d = v };
 }
 
 static void val_u64(struct ct_node *n, enum ct_val k, uint64_t v)
 {
-	if (v > (uint64_t)INT64_MAX) {
-		val_real(n, k, (double)v);
-	} else if (n->val[k] && json_is_integer(n->val[k])) {
-		json_integer_set(n->val[k], (json_int_t)v);
-	} else {
-		n->val[k] = json_integer((json_int_t)v);
-		json_object_set_new(n->obj, val_keys[k], n->val[k]);
-	}
+	n->fig[k] = (struct ct_fig){ .set = 1, .u = v };
 }
 
 /* The entry has no figure k now. */
 static void val_del(struct ct_node *n, enum ct_val k)
 {
-	if (n->val[k]) {
-		json_object_del(n->obj, val_keys[k]);
-		n->val[k] = NULL;
-	}
+	n->fig[k].set = 0;
 }
 
-/* Drop n's entry from containers (it comes back as a new one). */
-static void node_drop_entry(struct ct_state *s, struct ct_node *n)
+/* n has no entry now (a later one with its path is new). */
+static void node_drop_entry(struct ct_node *n)
 {
-	json_object_del(s->containers, n->key);
-	n->obj = NULL;
-	memset(n->val, 0, sizeof(n->val));
+	n->entry = 0;
+	memset(n->fig, 0, sizeof(n->fig));
 	free(n->names);
 	n->names = NULL;
 }
@@ -851,16 +831,7 @@ static int node_update(struct ct_state *s, struct ct_node *n, int64_t now)
 		read_failed(s, n, -rc); /* what could be read is in st */
 	if (!st.has)
 		return 0; /* unreadable now: keep the last entry's values */
-	if (!n->obj) {
-		n->obj = json_object();
-		json_object_set_new(s->containers, n->key, n->obj);
-		jset_str_opt(n->obj, "runtime", n->cid.runtime);
-		jset_str_opt(n->obj, "id", n->cid.id);
-		jset_str_opt(n->obj, "pod_uid", n->cid.pod_uid);
-		jset_str_opt(n->obj, "qos", n->cid.qos);
-		jset_str_opt(n->obj, "unit", n->cid.unit);
-		jset_str_opt(n->obj, "ecs_task_id", n->cid.ecs_task);
-	}
+	n->entry = 1;
 	names_update(s, n, now);
 	hp = n->have_prev && s->baseline_done;
 	if (st.has & CG_CPU)
@@ -931,9 +902,9 @@ static int ct_cycle(struct ct_state *s, int64_t now)
 
 		if (!n->report)
 			continue;
-		if (node_update(s, n, now) == -ENOENT && n->obj) {
+		if (node_update(s, n, now) == -ENOENT && n->entry) {
 			/* Gone between the listing and the read: its entry goes; a later one with its path is new. */
-			node_drop_entry(s, n);
+			node_drop_entry(n);
 			n->have_prev = 0;
 		}
 	}
@@ -954,7 +925,6 @@ static int ct_open(const struct mon_env *env, const struct coll_target *t, void 
 	s->root = xstrdup(host_container_opts(env->host)->cgroupfs);
 	s->host = env->host;
 	s->clk_tck = host_clk_tck(env->host);
-	s->containers = json_object();
 	s->buf = xmalloc(CT_READ_BUF);
 	s->ino_fd = -1;
 	for (int i = 0; i < CG_NHIER; i++)
@@ -975,31 +945,101 @@ static int ct_open(const struct mon_env *env, const struct coll_target *t, void 
 	return 0;
 }
 
-static void ct_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int ct_sample(void *state, const struct cycle *cy, char *err, size_t errsz)
 {
 	struct ct_state *s = state;
 
-	(void)due;
-	(void)ndue;
 	if (ct_cycle(s, cy->mono_ns ? cy->mono_ns : clock_mono_ns())) {
-		set_error(group, "%s", s->err);
-		return;
+		snprintf(err, errsz, "%s", s->err);
+		return -1;
 	}
 	if (s->truncated)
 		log_limited(&s->trunc_log, "containers: more than %d cgroups under %s: the rest are left out",
 			    CT_MAX_NODES, s->root);
 	if (s->was_baseline) {
 		/* No scan before (no root at open(), or a new tree there): this one is the baseline, as vcpu_usage's. */
-		set_error(group, "no baseline scan yet; usage is reported from the next period");
-		return;
+		snprintf(err, errsz, "no baseline scan yet; usage is reported from the next period");
+		return -1;
 	}
-	json_object_set_new(group, "cgroup_version", json_integer(s->v2 ? 2 : 1));
-	json_object_set(group, "containers", s->containers);
 	/* What could be read is reported; what could not, and why, is the group's error. */
 	if (s->nread_err > 1)
-		set_error(group, "%s (and %u more cgroups)", s->read_err, s->nread_err - 1);
+		snprintf(err, errsz, "%s (and %u more cgroups)", s->read_err, s->nread_err - 1);
 	else if (s->nread_err)
-		set_error(group, "%s", s->read_err);
+		snprintf(err, errsz, "%s", s->read_err);
+	return 0;
+}
+
+/* Append ,"key":"v" (the first member without its comma: *sep) when v is not empty. */
+static int put_str(struct buf *b, const char **sep, const char *key, const char *v)
+{
+	int rc;
+
+	if (!*v)
+		return 0;
+	rc = buf_puts(b, *sep) || buf_puts(b, key) || json_write_string(b, v, strlen(v));
+	*sep = ",";
+	return rc;
+}
+
+/*
+ * Append n's entry: its identity (from the cgroup's path), its names (as
+ * cAdvisor labels a container: "pod", "namespace", "container", the
+ * Kubernetes container name of a container in a pod, and "name", the
+ * runtime's own name of one outside any pod, else its id; "runtime" the
+ * runtime that named it when the cgroup did not say; an ECS task's
+ * container: its task) and its figures.
+ */
+static int entry_write(const struct ct_node *n, struct buf *b)
+{
+	const struct container_id *c = &n->cid;
+	const char *nm[N_COUNT], *p = n->names ? n->names : "", *sep = "";
+	int rc;
+
+	for (size_t i = 0; i < N_COUNT; i++) {
+		nm[i] = p;
+		if (n->names)
+			p += strlen(p) + 1;
+	}
+	rc = buf_puts(b, "{") || put_str(b, &sep, "\"runtime\":", c->runtime[0] ? c->runtime : nm[N_RUNTIME]) ||
+	     put_str(b, &sep, "\"id\":", c->id) || put_str(b, &sep, "\"pod_uid\":", c->pod_uid) ||
+	     put_str(b, &sep, "\"qos\":", c->qos) || put_str(b, &sep, "\"unit\":", c->unit) ||
+	     put_str(b, &sep, "\"ecs_task_id\":", c->ecs_task) || put_str(b, &sep, "\"pod\":", nm[N_POD]) ||
+	     put_str(b, &sep, "\"namespace\":", nm[N_NS]) ||
+	     put_str(b, &sep, "\"container\":", c->id[0] && c->pod_uid[0] ? nm[N_NAME] : "") ||
+	     put_str(b, &sep, "\"name\":", c->id[0] && !c->pod_uid[0] && nm[N_NAME][0] ? nm[N_NAME] : c->id) ||
+	     put_str(b, &sep, "\"ecs_cluster\":", nm[N_ECS_CLUSTER]) ||
+	     put_str(b, &sep, "\"ecs_task_arn\":", nm[N_ECS_TASK_ARN]) ||
+	     put_str(b, &sep, "\"ecs_task_family\":", nm[N_ECS_TASK_FAMILY]) ||
+	     put_str(b, &sep, "\"ecs_task_revision\":", nm[N_ECS_TASK_REVISION]);
+	for (int k = 0; k < V_N && !rc; k++) {
+		const struct ct_fig *f = &n->fig[k];
+
+		if (!f->set)
+			continue;
+		rc = buf_puts(b, sep) || buf_puts(b, val_keys[k]) ||
+		     (f->real ? json_write_real(b, f->d) : json_write_count(b, f->u));
+		sep = ",";
+	}
+	return rc || buf_puts(b, "}") ? -ENOSPC : 0;
+}
+
+/* "cgroup_version" and "containers": every entry, children before their parents (the table's walk backwards). */
+static int ct_write(void *state, struct buf *b)
+{
+	const struct ct_state *s = state;
+	const char *sep = "";
+	int rc = buf_puts(b, s->v2 ? ",\"cgroup_version\":2,\"containers\":{" : ",\"cgroup_version\":1,\"containers\":{");
+
+	for (size_t i = s->nnodes; i-- > 0 && !rc;) {
+		const struct ct_node *n = s->nodes[i];
+
+		if (!n->entry)
+			continue;
+		rc = buf_puts(b, sep) || json_write_string(b, n->key, strlen(n->key)) || buf_puts(b, ":") ||
+		     entry_write(n, b);
+		sep = ",";
+	}
+	return rc || buf_puts(b, "}") ? -ENOSPC : 0;
 }
 
 static void ct_close(void *state)
@@ -1017,7 +1057,6 @@ static void ct_close(void *state)
 		free(s->dents[i]);
 	free(s->buf);
 	free(s->ev);
-	json_decref(s->containers);
 	free(s->root);
 	free(s);
 }
@@ -1028,6 +1067,7 @@ const struct collector_ops coll_containers_ops = {
 	.scope = COLL_SYSTEM,
 	.group = GROUP_CONTAINER_USAGE,
 	.open = ct_open,
-	.collect = ct_collect,
+	.sample = ct_sample,
+	.write = ct_write,
 	.close = ct_close,
 };

@@ -19,6 +19,7 @@
 #include "../../common/log.h"
 #include "../../common/samples.h"
 #include "../../common/util.h"
+#include "sys_group.h"
 #include "tap.h"
 
 #include <dirent.h>
@@ -130,11 +131,7 @@ static void *open_state(const char *cgroupfs)
 
 static json_t *collect(void *st)
 {
-	struct cycle cy = { 0 };
-	json_t *g = group_new(1.0, "2026-11-23T19:00:00.000Z");
-
-	ops->collect(st, &cy, &(enum group_id){ GROUP_CONTAINER_USAGE }, 1, g);
-	return g;
+	return sys_group(ops, st, NULL);
 }
 
 /* containers.<path>.<field> as a number; -12345 when absent. */
@@ -977,8 +974,7 @@ static void test_names_later(void)
 			   "\"io.kubernetes.cri.sandbox-namespace\": \"ml\", \"io.kubernetes.cri.container-name\": "
 			   "\"pytorch\"}}' > '%s/run/containerd/io.containerd.runtime.v2.task/k8s.io/" G_ID "/config.json'",
 			   rootfs, rootfs);
-		g = group_new(1.0, "2026-11-23T19:00:00.000Z");
-		ops->collect(st, &cy, &(enum group_id){ GROUP_CONTAINER_USAGE }, 1, g);
+		g = sys_group(ops, st, &cy);
 		ok(!strcmp(s(g, CT_G, "pod"), named ? "trainer-0" : "(absent)"), "names later: %d s: the container's pod: %s",
 		   (int)t[i], s(g, CT_G, "pod"));
 		ok(!strcmp(s(g, POD_G, "pod"), named ? "trainer-0" : "(absent)"), "names later: %d s: the pod's entry: %s",

@@ -12,6 +12,7 @@
 #define COLL_TYPE "neuron"
 #define COLL_OPS coll_neuron_ops
 #include "coll_harness.h"
+#include "sys_group.h"
 
 /* The collector driven here (collectors.c registers it). */
 extern const struct collector_ops coll_neuron_hw_ops;
@@ -214,10 +215,8 @@ static void test_broken_tree(void)
 static json_t *hw_collect(void *st, int64_t mono)
 {
 	struct cycle cy = { .mono_ns = mono };
-	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
 
-	coll_neuron_hw_ops.collect(st, &cy, &(enum group_id){ GROUP_NEURON_HW_COUNTERS }, 1, g);
-	return g;
+	return sys_group(&coll_neuron_hw_ops, st, &cy);
 }
 
 /* neuron_devices[i].key, or -12345 when absent. */

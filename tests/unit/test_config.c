@@ -800,6 +800,12 @@ int main(void)
 			n += all[i]->scope == COLL_SYSTEM && collector_group(NULL, all[i]->group) != all[i];
 		}
 		is_int(n, 0, "every collector is found by its scope and name (a system one by its group)");
+		/* One way per scope: a system group is its collector's record (sample, write), the others collect. */
+		n = 0;
+		for (size_t i = 0; all[i]; i++)
+			n += all[i]->scope == COLL_SYSTEM ? !all[i]->sample || !all[i]->write || all[i]->collect
+							  : !all[i]->collect || all[i]->sample || all[i]->write;
+		is_int(n, 0, "every system collector samples and writes its record; every other one collects");
 	}
 
 	/* YAML anchors: the latest of a name wins; more than 64 is an error at the 65th, without a leak. */

@@ -21,6 +21,7 @@
  * machine's delay, not the monitor's). The loop alone runs on the real
  * clock.
  */
+#include "../../common/jsonw.h"
 #include "../../common/timeutil.h"
 #include "../../monitor/core/collector.h"
 #include "../../monitor/host/host.h"
@@ -317,15 +318,22 @@ static void fake_abandon(void *state, struct mon_fetch *f)
 	loop_watch_stop(f->loop, &s->w);
 }
 
-static void fake_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int fake_sample(void *state, const struct cycle *cy, char *err, size_t errsz)
 {
 	struct fake *s = state;
 
 	(void)cy;
-	(void)due;
-	(void)ndue;
+	(void)err;
+	(void)errsz;
 	s->collects++;
-	json_object_set_new(group, "answer", json_string(s->answer));
+	return 0;
+}
+
+static int fake_write(void *state, struct buf *b)
+{
+	const struct fake *s = state;
+
+	return buf_puts(b, ",\"answer\":") || json_write_string(b, s->answer, strlen(s->answer)) ? -ENOSPC : 0;
 }
 
 static struct fake *last_closed[2];
@@ -353,7 +361,8 @@ static const struct collector_ops answering_ops = {
 	.fetch = fake_fetch,
 	.abandon = fake_abandon,
 	.open = open_answering,
-	.collect = fake_collect,
+	.sample = fake_sample,
+	.write = fake_write,
 	.close = fake_close,
 };
 
@@ -364,7 +373,8 @@ static const struct collector_ops silent_ops = {
 	.fetch = fake_fetch,
 	.abandon = fake_abandon,
 	.open = open_silent,
-	.collect = fake_collect,
+	.sample = fake_sample,
+	.write = fake_write,
 	.close = fake_close,
 };
 
@@ -379,14 +389,20 @@ static int sync_open(const struct mon_env *env, const struct coll_target *t, voi
 	return 0;
 }
 
-static void sync_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int sync_sample(void *state, const struct cycle *cy, char *err, size_t errsz)
 {
 	(void)state;
 	(void)cy;
-	(void)due;
-	(void)ndue;
+	(void)err;
+	(void)errsz;
 	skipped_ns += sync_cost_ns;
-	json_object_set_new(group, "ok", json_true());
+	return 0;
+}
+
+static int sync_write(void *state, struct buf *b)
+{
+	(void)state;
+	return buf_puts(b, ",\"ok\":true");
 }
 
 static void sync_close(void *state)
@@ -399,7 +415,8 @@ static const struct collector_ops sync_ops = {
 	.scope = COLL_SYSTEM,
 	.group = GROUP_NEURON_HW_COUNTERS,
 	.open = sync_open,
-	.collect = sync_collect,
+	.sample = sync_sample,
+	.write = sync_write,
 	.close = sync_close,
 };
 

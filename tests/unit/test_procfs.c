@@ -6,11 +6,10 @@
  * and a process whose name holds spaces and parentheses.
  * Expected values: tests/fixtures/proc/EXPECTED.md.
  */
-#include "../../common/jsonw.h"
-#include "../../monitor/app/report.h"
 #include "../../monitor/core/collector.h"
 #include "../../monitor/host/host.h"
 #include "../../monitor/host/procfs.h"
+#include "sys_group.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -64,45 +63,6 @@ static struct host *test_host(void)
 	return host_new(&(struct host_opts){ .procfs = root, .sysfs = "/sys", .clk_tck = 100, .page_size = 4096 }, NULL);
 }
 
-/*
- * ops's group for this cycle, sampled and written as the monitor writes it
- * into system_data (report_group_write), parsed back; its text in text
- * when not NULL (at most size bytes).
- */
-static json_t *group_text(const struct collector_ops *ops, void *state, char *text, size_t size)
-{
-	char err[512] = "";
-	struct report_group g = { .name = group_name(ops->group), .period = 1.0, .error = err, .state = state };
-	struct cycle cy = { 0 };
-	struct buf b;
-	json_error_t je;
-	json_t *v;
-
-	if (!ops->sample(state, &cy, err, sizeof(err)))
-		g.write = ops->write;
-	else if (!err[0])
-		snprintf(err, sizeof(err), "sample failed without saying why");
-	buf_init(&b, 1 << 20);
-	if (report_group_write(&g, "2026-11-21T05:30:00.000Z", &b)) {
-		printf("Bail out! group %s over 1 MiB\n", g.name);
-		exit(1);
-	}
-	if (text)
-		snprintf(text, size, "%s", b.data);
-	v = json_loads(b.data, 0, &je);
-	if (!v) {
-		printf("Bail out! group %s is no JSON: %s: %s\n", g.name, je.text, b.data);
-		exit(1);
-	}
-	buf_free(&b);
-	return v;
-}
-
-static json_t *group_of(const struct collector_ops *ops, void *state)
-{
-	return group_text(ops, state, NULL, 0);
-}
-
 /* Run vcpu_usage from snapshot a to b of a scenario; new reference to the group, its text in text (or NULL). */
 static json_t *cpu_text(const char *scenario, char *text, size_t size)
 {
@@ -113,7 +73,7 @@ static json_t *cpu_text(const char *scenario, char *text, size_t size)
 	point_at(scenario, "a");
 	coll_cpu_ops.open(&env, &(struct coll_target){ .dev = NULL }, &state);
 	point_at(scenario, "b");
-	g = group_text(&coll_cpu_ops, state, text, size);
+	g = sys_group_text(&coll_cpu_ops, state, NULL, text, size);
 	coll_cpu_ops.close(state);
 	host_free(env.host);
 	return g;
@@ -243,7 +203,7 @@ int main(void)
 
 		point_at("2cpu", "a");
 		coll_cpu_ops.open(&env, &(struct coll_target){ .dev = NULL }, &state);
-		g = group_of(&coll_cpu_ops, state);
+		g = sys_group(&coll_cpu_ops, state, NULL);
 		is_str(json_string_value(json_object_get(g, "error")), "no CPU time passed between samples",
 		       "identical samples: error, no division by zero");
 		ok(!json_object_get(g, "average_usage"), "identical samples: no usage fields");
@@ -259,7 +219,7 @@ int main(void)
 
 		point_at("no-memavailable", "a");
 		coll_mem_ops.open(&env, &(struct coll_target){ .dev = NULL }, &state);
-		g = group_of(&coll_mem_ops, state);
+		g = sys_group(&coll_mem_ops, state, NULL);
 		is_int(json_integer_value(json_object_get(g, "memory_total_bytes")), 2054392LL * 1024, "memory_total_bytes");
 		is_int(json_integer_value(json_object_get(g, "memory_used_bytes")),
 		       (2054392LL - (812344 + 65536 + 524288 + 40960)) * 1024, "memory_used_bytes without MemAvailable");
@@ -271,7 +231,7 @@ int main(void)
 		/* The file vanishing is the group's error, not a crash. */
 		snprintf(path, sizeof(path), "%s/meminfo", root);
 		unlink(path);
-		g = group_of(&coll_mem_ops, state);
+		g = sys_group(&coll_mem_ops, state, NULL);
 		is_str(json_string_value(json_object_get(g, "error")), "cannot read meminfo: No such file or directory",
 		       "missing meminfo is reported in error");
 		json_decref(g);

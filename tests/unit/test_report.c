@@ -54,6 +54,13 @@ static struct report *report(size_t n, const size_t *len, const char *c)
 	return r;
 }
 
+/* memory_info's members as a record's write() gives them. */
+static int mem_write(void *state, struct buf *b)
+{
+	(void)state;
+	return buf_puts(b, ",\"memory_total_bytes\":1024");
+}
+
 /* A system group written from its collector's record: what test_write writes after the envelope. */
 static int test_write(void *state, struct buf *b)
 {
@@ -70,8 +77,7 @@ static void enrich(struct report *r)
 		/* system_data: a collector's object, a group written from its record, and one with an error. */
 		struct report_group *g = calloc(4, sizeof(*g));
 
-		g[0] = (struct report_group){ .name = "memory_info",
-					      .obj = json_pack("{s:s, s:i}", "error", "", "memory_total_bytes", 1024) };
+		g[0] = (struct report_group){ .name = "memory_info", .period = 1.0, .error = "", .write = mem_write };
 		g[1] = (struct report_group){ .name = "vcpu_usage", .period = 1.5, .error = "", .write = test_write };
 		g[2] = (struct report_group){ .name = "neuron_hw_counters", .period = 0.25, .error = "cannot \"read\"" };
 		g[3] = (struct report_group){ .name = "container_usage", .period = 2.0, .error = "some missed",
@@ -101,12 +107,10 @@ static json_t *doc(const struct report *r)
 	for (size_t i = 0; i < r->nsystem; i++) {
 		const struct report_group *g = &r->system[i];
 
-		if (g->obj) {
-			json_object_set(sys, g->name, g->obj);
-			continue;
-		}
 		v = json_pack("{s:f, s:s, s:s}", "period", g->period, "timestamp", r->iso, "error", g->error);
-		if (g->write) { /* test_write's members */
+		if (g->write == mem_write) {
+			json_object_set_new(v, "memory_total_bytes", json_integer(1024));
+		} else if (g->write) { /* test_write's members */
 			json_object_set_new(v, "context_switch_count", json_integer(7));
 			json_object_set_new(v, "usage_data", json_object());
 		}
@@ -125,8 +129,6 @@ static void report_free(struct report *r)
 {
 	json_decref(r->runtime_data);
 	json_decref(r->device_data);
-	for (size_t i = 0; i < r->nsystem; i++)
-		json_decref(r->system[i].obj);
 	free((void *)r->system);
 	json_decref(r->instance_info);
 	json_decref(r->extra);
@@ -286,14 +288,15 @@ int main(void)
 	ok(strstr(line.data, "\"instance_info\":{\"hostname\":\"node-\\u0001\"},\"allocations\":{},\"identities\":") &&
 		   line.data[line.len - 2] == '}',
 	   "the extra members after instance_info, in the order set");
-	ok(strstr(line.data, "\"system_data\":{\"memory_info\":{\"error\":\"\",\"memory_total_bytes\":1024},"
+	ok(strstr(line.data, "\"system_data\":{\"memory_info\":{\"period\":1.0,\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"\","
+			     "\"memory_total_bytes\":1024},"
 			     "\"vcpu_usage\":{\"period\":1.5,\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"\","
 			     "\"context_switch_count\":7,\"usage_data\":{}},\"neuron_hw_counters\":{\"period\":0.25,"
 			     "\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"cannot \\\"read\\\"\"},"
 			     "\"container_usage\":{\"period\":2.0,\"timestamp\":\"2026-11-27T15:00:00.000Z\","
 			     "\"error\":\"some missed\",\"context_switch_count\":7,\"usage_data\":{}}},\"instance_info\":") != NULL,
-	   "system_data: a collector's object as it is; a record's group, its envelope and then its members; one "
-	   "with nothing sampled, its envelope alone; one with an error and members, both");
+	   "system_data: each group's envelope and then its record's members; one with nothing sampled, its "
+	   "envelope alone; one with an error and members, both");
 	ok(has(rep, 0, "exposition") && !has(rep, 0, "exposition_error"), "its exposition kept");
 	report_free(rep);
 	rep = report(0, NULL, "");

@@ -86,7 +86,7 @@ struct bench {
 	struct mon_env env;
 	const struct collector_ops *ops[NGROUPS];
 	struct sys_inst *inst;
-	json_t *instance_info; /* what instance_json() copies into each report */
+	struct buf instance_info; /* instance_info's text, as instance_text() keeps it */
 	struct buf line;
 	uint64_t seq;
 	/* --procfs: DIR's stat text, and the private copy being advanced */
@@ -306,7 +306,7 @@ static void cycle_once(struct bench *b, struct sys_inst *in)
 	report.device_data = json_array();
 	report.system = groups;
 	report.nsystem = NGROUPS;
-	report.instance_info = b->instance_info; /* instance_json() lends the current object */
+	report.instance_info = b->instance_info.data; /* instance_text() lends its text */
 	/* The self-timing ("collectors") is left empty: monitor.c's timing_put is not part of this model. */
 	for (size_t i = 0; i < NGROUPS; i++) {
 		int64_t t0 = clock_mono_ns();
@@ -362,6 +362,7 @@ static void bench_open(struct bench *b)
 	size_t len, biggest = 0;
 	char *text;
 	int64_t now;
+	json_t *info;
 
 	if (b->o.procfs)
 		fixture_setup(b);
@@ -398,13 +399,16 @@ static void bench_open(struct bench *b)
 	b->last_sweep[FLOOR] = b->last_sweep[CYCLE] = now;
 
 	/* instance_info as a monitor off EC2 reports it. */
-	b->instance_info = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "instance_name", "",
+	info = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "instance_name", "",
 				     "instance_id", "", "instance_type", "", "instance_availability_zone", "",
 				     "instance_availability_zone_id", "", "instance_region", "", "ami_id", "",
 				     "subnet_id", "", "error",
 				     "instance metadata token request to http://169.254.169.254: HTTP 403");
-	json_object_set_new(b->instance_info, "hostname", json_string("bench-host"));
-	json_object_set_new(b->instance_info, "node_name", json_string(""));
+	json_object_set_new(info, "hostname", json_string("bench-host"));
+	json_object_set_new(info, "node_name", json_string(""));
+	buf_init(&b->instance_info, 1 << 20);
+	json_write(info, &b->instance_info);
+	json_decref(info);
 	buf_init(&b->line, 64 << 20);
 }
 
@@ -419,7 +423,7 @@ static void bench_close(struct bench *b)
 	free(b->stat_src);
 	buf_free(&b->line);
 	buf_free(&b->stat_out);
-	json_decref(b->instance_info);
+	buf_free(&b->instance_info);
 	if (b->tmpdir)
 		close(b->stat_fd);
 	close(b->dirfd);

@@ -116,11 +116,6 @@ int buf_add(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
-int buf_puts(struct buf *b, const char *s)
-{
-	return buf_add(b, s, strlen(s));
-}
-
 int buf_printf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;

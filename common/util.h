@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <string.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -35,8 +36,11 @@ struct buf {
 
 void buf_init(struct buf *b, size_t cap);
 int buf_add(struct buf *b, const void *p, size_t n);
-/* buf_add of the string s without its NUL. */
-int buf_puts(struct buf *b, const char *s);
+/* buf_add of the string s without its NUL (inline: a literal's length is known where it is written). */
+static inline int buf_puts(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
 /* Make room for n more bytes (and the NUL) past len without writing them: 0 or -ENOSPC. */
 int buf_reserve(struct buf *b, size_t n);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -998,7 +998,7 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 	run.report.runtime_data = json_array();
 	m->nsystem = 0;
 	run.report.device_data = json_array();
-	run.report.instance_info = host_instance_json(m->host);
+	run.report.instance_info = host_instance_text(m->host);
 	/* Each unit's due jobs, in the order they were due; this cycle is theirs, whichever timer fired. */
 	for (size_t u = 0; u < m->nunits; u++)
 		m->units[u].ndue = 0;
@@ -1017,7 +1017,6 @@ int monitor_cycle(struct monitor *m, int fd, int all)
 		phases[p](m, &run);
 	json_decref(run.report.runtime_data);
 	json_decref(run.report.device_data);
-	json_decref(run.report.instance_info);
 	json_decref(run.report.extra);
 
 	/* Requeue after the write: a slot that passed meanwhile is skipped, not replayed. */

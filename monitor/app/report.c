@@ -107,7 +107,7 @@ static int write_doc(const struct report *r, const json_t *rts, struct buf *b)
 		 buf_puts(b, ",\"collectors\":") || write_timing(r, b) || buf_puts(b, "},\"runtime_data\":") ||
 		 json_write(rts, b) || buf_puts(b, ",\"device_data\":") || json_write(r->device_data, b) ||
 		 buf_puts(b, ",\"system_data\":") || write_system(r, b) || buf_puts(b, ",\"instance_info\":") ||
-		 json_write(r->instance_info, b);
+		 buf_puts(b, r->instance_info);
 
 	json_object_foreach(r->extra, key, v) {
 		if (rc)

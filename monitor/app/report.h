@@ -26,8 +26,9 @@
  * One report. What the monitor says itself (the cycle's time, its sequence
  * number, its self-timing) is kept as C values and written by report_write
  * straight into the line, and so are the system groups, each from its
- * collector's record (struct report_group); the other parts collectors and
- * the host fill are JSON, borrowed. The line is, in this order (docs/report-format.md §1):
+ * collector's record (struct report_group), and instance_info's text, made
+ * once per change; the other parts collectors and the host fill are JSON,
+ * borrowed. The line is, in this order (docs/report-format.md §1):
  * {timestamp, monitor {version, format_version, seq, collectors},
  * runtime_data, device_data, system_data, instance_info, then extra's
  * members in the order they were set (identities, allocations)}.
@@ -61,7 +62,8 @@ struct report {
 	 */
 	const struct report_timing *timing;
 	size_t ntiming;
-	json_t *runtime_data, *device_data, *instance_info; /* each an array or object */
+	json_t *runtime_data, *device_data; /* arrays */
+	const char *instance_info;          /* its JSON text, written as it is (host_instance_text) */
 	const struct report_group *system;                  /* system_data's groups, in order */
 	size_t nsystem;
 	json_t *extra; /* an object, or NULL */

@@ -996,9 +996,9 @@ int host_instance_ready(const struct host *h)
 	return !h->inst || instance_ready(h->inst);
 }
 
-json_t *host_instance_json(struct host *h)
+const char *host_instance_text(const struct host *h)
 {
-	return h->inst ? instance_json(h->inst) : json_object();
+	return h->inst ? instance_text(h->inst) : "{}";
 }
 
 struct energy_ledger *host_energy(struct host *h)

@@ -356,7 +356,10 @@ struct fd_budget *host_fd_budget(const struct host *h);
 
 /* Has the first metadata fetch finished (answered, failed or timed out)? 1 when none was asked for. */
 int host_instance_ready(const struct host *h);
-/* The report's instance_info object (new reference; do not modify it); {} when no metadata is fetched. */
-json_t *host_instance_json(struct host *h);
+/*
+ * The report's instance_info as JSON text, made once per change
+ * (instance_text; borrowed); "{}" when no metadata is fetched.
+ */
+const char *host_instance_text(const struct host *h);
 
 #endif

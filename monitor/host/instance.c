@@ -3,6 +3,7 @@
 #include "instance.h"
 #include "../core/loop.h"
 #include "../http/http_async.h"
+#include "../../common/jsonw.h"
 #include "../../common/log.h"
 #include "../../common/timeutil.h"
 #include "../../common/util.h"
@@ -50,6 +51,7 @@ struct instance {
 	char disabled_why[384];  /* why (instance_should_ask's answer) */
 	int64_t refresh_ns;
 	json_t *info;            /* the current object, hostname and node_name included */
+	struct buf text;         /* info as the report writes it (json_write): made when info is */
 	int have_good;           /* a fetch has succeeded: a failure keeps its values */
 	int first_done;
 	/* the fetch running */
@@ -85,6 +87,8 @@ static void publish(struct instance *in, json_t *o, const char *err)
 		json_object_set_new(n, "pod_namespace", json_string(in->pod_namespace));
 	json_decref(in->info);
 	in->info = n;
+	buf_reset(&in->text);
+	json_write(n, &in->text); /* a few kB of strings, each bounded where it is read: within the cap */
 }
 
 static void on_timer(struct loop_timer *t);
@@ -391,6 +395,7 @@ struct instance *instance_new(struct loop *loop, struct http_async *http, int64_
 
 	in->loop = loop;
 	in->http = http;
+	buf_init(&in->text, 1 << 20); /* a cap: the object's strings are bounded by IMDS_VALUE_MAX each */
 	in->conn = http_async_conn(http);
 	http_call_init(&in->call, IMDS_VALUE_MAX);
 	in->refresh_ns = refresh_ns;
@@ -429,6 +434,11 @@ json_t *instance_json(struct instance *in)
 	return json_incref(in->info);
 }
 
+const char *instance_text(const struct instance *in)
+{
+	return in->text.len ? in->text.data : "{}";
+}
+
 void instance_free(struct instance *in)
 {
 	if (!in)
@@ -438,5 +448,6 @@ void instance_free(struct instance *in)
 	loop_timer_stop(in->loop, &in->timer);
 	json_decref(in->got);
 	json_decref(in->info);
+	buf_free(&in->text);
 	free(in);
 }

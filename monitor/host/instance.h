@@ -74,6 +74,11 @@ int instance_ready(const struct instance *in);
 
 /* The current instance_info object (new reference; do not modify it). */
 json_t *instance_json(struct instance *in);
+/*
+ * The same as JSON text, made once when the object is: what each report
+ * writes (borrowed until the object next changes, on the loop).
+ */
+const char *instance_text(const struct instance *in);
 
 /* Stop a running fetch and free everything. NULL-safe. */
 void instance_free(struct instance *in);

@@ -7,6 +7,7 @@
  * --instance-metadata and the AWS variables. Nothing here makes a request:
  * instance_should_ask decides, and only instances that ask nothing are made.
  */
+#include "../../common/jsonw.h"
 #include "../../common/util.h"
 #include "../../monitor/core/loop.h"
 #include "../../monitor/host/instance.h"
@@ -53,8 +54,15 @@ static void info_error(struct loop *l, struct http_async *h, enum instance_mode 
 {
 	struct instance *in = instance_new(l, h, 3600 * NS_PER_S, mode, sysfs);
 	json_t *info = instance_json(in);
+	struct buf b;
 
 	snprintf(why, size, "%s", json_string_value(json_object_get(info, "error")));
+	/* What each report writes: the object's text, made when the object was. */
+	buf_init(&b, 1 << 20);
+	json_write(info, &b);
+	ok(b.len > 2 && !strcmp(instance_text(in), b.data), "instance_text is the object's text: %.60s",
+	   instance_text(in));
+	buf_free(&b);
 	json_decref(info);
 	instance_free(in);
 }

@@ -50,7 +50,7 @@ static struct report *report(size_t n, const size_t *len, const char *c)
 	r->seq = 12345;
 	r->runtime_data = rts;
 	r->device_data = json_array();
-	r->instance_info = json_object();
+	r->instance_info = "{}";
 	return r;
 }
 
@@ -85,7 +85,7 @@ static void enrich(struct report *r)
 		r->system = g;
 		r->nsystem = 4;
 	}
-	json_object_set_new(r->instance_info, "hostname", json_string("node-\x01"));
+	r->instance_info = "{\"hostname\":\"node-\\u0001\"}"; /* instance_text's of a hostname "node-\x01" */
 	r->extra = json_pack("{s:{}, s:{s:{}}}", "allocations", "identities", "pods");
 }
 
@@ -116,10 +116,10 @@ static json_t *doc(const struct report *r)
 		}
 		json_object_set_new(sys, g->name, v);
 	}
-	d = json_pack("{s:s, s:{s:s, s:i, s:I, s:o}, s:O, s:O, s:o, s:O}", "timestamp", r->iso, "monitor", "version",
+	d = json_pack("{s:s, s:{s:s, s:i, s:I, s:o}, s:O, s:O, s:o, s:o}", "timestamp", r->iso, "monitor", "version",
 		      ACCEL_VERSION, "format_version", REPORT_FORMAT_VERSION, "seq", (json_int_t)r->seq, "collectors",
 		      coll, "runtime_data", r->runtime_data, "device_data", r->device_data, "system_data", sys,
-		      "instance_info", r->instance_info);
+		      "instance_info", json_loads(r->instance_info, 0, NULL));
 	json_object_foreach(r->extra, k, v)
 		json_object_set(d, k, v);
 	return d;
@@ -130,7 +130,6 @@ static void report_free(struct report *r)
 	json_decref(r->runtime_data);
 	json_decref(r->device_data);
 	free((void *)r->system);
-	json_decref(r->instance_info);
 	json_decref(r->extra);
 	free(r);
 }

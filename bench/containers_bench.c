@@ -490,8 +490,8 @@ int main(int argc, char **argv)
 			       p / ncg, c / ncg, (c - p) / ncg, c / ncg <= per_cgroup_target ? "PASS" : "FAIL",
 			       per_cgroup_target);
 		else if (nrep)
-			printf("per cgroup: pread floor %.2f us, cycle %.2f us, above the floor %.2f us   (the kernel's "
-			       "files: the %.0f us target is the fixture's)\n",
+			printf("per cgroup: pread floor %.2f us, cycle %.2f us, above the floor %.2f us   "
+			       "(the kernel's files: the %.0f us target is the fixture's)\n",
 			       p / ncg, c / ncg, (c - p) / ncg, per_cgroup_target);
 		printf("ratio cycle/pread floor:  %10.2f   (min %.2f, max %.2f)\n", c / p, pratio[0], pratio[rounds - 1]);
 	}

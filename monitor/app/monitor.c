@@ -782,8 +782,8 @@ static void collect_system(struct monitor *m, const struct unit *u, struct job *
 	else if (u->ops)
 		report_group_sample(g, u->ops, u->state, cy, j->error, sizeof(j->error));
 	else
-		snprintf(j->error, sizeof(j->error), "%s needs the Neuron device collector, which this build does not have",
-			 group_name(j->id));
+		snprintf(j->error, sizeof(j->error),
+			 "%s needs the Neuron device collector, which this build does not have", group_name(j->id));
 	took = clock_mono_ns() - t0;
 	timing_put(m, u, j, t0, cpu0, 1, !j->error[0]);
 	if (took > j->sj.period)

@@ -101,8 +101,8 @@ static int write_doc(const struct report *r, const json_t *rts, struct buf *b)
 {
 	const char *key;
 	json_t *v;
-	int rc = buf_puts(b, "{\"timestamp\":") || str(b, r->iso) ||
-		 buf_puts(b, ",\"monitor\":{\"version\":") || str(b, ACCEL_VERSION) || buf_puts(b, ",\"format_version\":") ||
+	int rc = buf_puts(b, "{\"timestamp\":") || str(b, r->iso) || buf_puts(b, ",\"monitor\":{\"version\":") ||
+		 str(b, ACCEL_VERSION) || buf_puts(b, ",\"format_version\":") ||
 		 json_write_u64(b, REPORT_FORMAT_VERSION) || buf_puts(b, ",\"seq\":") || json_write_u64(b, r->seq) ||
 		 buf_puts(b, ",\"collectors\":") || write_timing(r, b) || buf_puts(b, "},\"runtime_data\":") ||
 		 json_write(rts, b) || buf_puts(b, ",\"device_data\":") || json_write(r->device_data, b) ||

@@ -46,11 +46,11 @@ struct report_timing {
  * sampled).
  */
 struct report_group {
-	const char *name; /* its key in system_data */
-	double period;    /* seconds */
-	const char *error; /* "" or why, borrowed */
-	int (*write)(void *state, struct buf *b); /* NULL: no members */
-	void *state;
+	const char *name;                         /* its key in system_data */
+	double period;                            /* seconds */
+	const char *error;                        /* "" or why, borrowed */
+	int (*write)(void *state, struct buf *b); /* its collector's; NULL: no members */
+	void *state;                              /* its collector's, for write */
 };
 
 struct report {
@@ -63,9 +63,9 @@ struct report {
 	const struct report_timing *timing;
 	size_t ntiming;
 	json_t *runtime_data, *device_data; /* arrays */
-	const char *instance_info;          /* its JSON text, written as it is (host_instance_text) */
-	const struct report_group *system;                  /* system_data's groups, in order */
+	const struct report_group *system;  /* system_data's groups, in order */
 	size_t nsystem;
+	const char *instance_info;          /* its JSON text, written as it is (host_instance_text) */
 	json_t *extra; /* an object, or NULL */
 };
 

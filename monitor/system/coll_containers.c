@@ -718,8 +718,9 @@ static size_t names_pack(struct container_names *cn, char *dst)
 {
 	char *const f[N_COUNT] = { cn->pod,	    cn->ns,	      cn->name,		   cn->runtime,
 				   cn->ecs_cluster, cn->ecs_task_arn, cn->ecs_task_family, cn->ecs_task_revision };
-	const size_t sz[N_COUNT] = { sizeof(cn->pod),	      sizeof(cn->ns),		sizeof(cn->name),
-				     sizeof(cn->runtime),	      sizeof(cn->ecs_cluster),	sizeof(cn->ecs_task_arn),
+	const size_t sz[N_COUNT] = { sizeof(cn->pod),	      sizeof(cn->ns),
+				     sizeof(cn->name),	      sizeof(cn->runtime),
+				     sizeof(cn->ecs_cluster),     sizeof(cn->ecs_task_arn),
 				     sizeof(cn->ecs_task_family), sizeof(cn->ecs_task_revision) };
 	size_t len = 0;
 
@@ -1028,7 +1029,8 @@ static int ct_write(void *state, struct buf *b)
 {
 	const struct ct_state *s = state;
 	const char *sep = "";
-	int rc = buf_puts(b, s->v2 ? ",\"cgroup_version\":2,\"containers\":{" : ",\"cgroup_version\":1,\"containers\":{");
+	int rc = buf_puts(b, s->v2 ? ",\"cgroup_version\":2,\"containers\":{"
+				   : ",\"cgroup_version\":1,\"containers\":{");
 
 	for (size_t i = s->nnodes; i-- > 0 && !rc;) {
 		const struct ct_node *n = s->nodes[i];

@@ -79,7 +79,8 @@ static void enrich(struct report *r)
 
 		g[0] = (struct report_group){ .name = "memory_info", .period = 1.0, .error = "", .write = mem_write };
 		g[1] = (struct report_group){ .name = "vcpu_usage", .period = 1.5, .error = "", .write = test_write };
-		g[2] = (struct report_group){ .name = "neuron_hw_counters", .period = 0.25, .error = "cannot \"read\"" };
+		g[2] = (struct report_group){ .name = "neuron_hw_counters", .period = 0.25,
+					      .error = "cannot \"read\"" };
 		g[3] = (struct report_group){ .name = "container_usage", .period = 2.0, .error = "some missed",
 					      .write = test_write };
 		r->system = g;
@@ -287,13 +288,14 @@ int main(void)
 	ok(strstr(line.data, "\"instance_info\":{\"hostname\":\"node-\\u0001\"},\"allocations\":{},\"identities\":") &&
 		   line.data[line.len - 2] == '}',
 	   "the extra members after instance_info, in the order set");
-	ok(strstr(line.data, "\"system_data\":{\"memory_info\":{\"period\":1.0,\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"\","
-			     "\"memory_total_bytes\":1024},"
+	ok(strstr(line.data, "\"system_data\":{\"memory_info\":{\"period\":1.0,"
+			     "\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"\",\"memory_total_bytes\":1024},"
 			     "\"vcpu_usage\":{\"period\":1.5,\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"\","
 			     "\"context_switch_count\":7,\"usage_data\":{}},\"neuron_hw_counters\":{\"period\":0.25,"
 			     "\"timestamp\":\"2026-11-27T15:00:00.000Z\",\"error\":\"cannot \\\"read\\\"\"},"
 			     "\"container_usage\":{\"period\":2.0,\"timestamp\":\"2026-11-27T15:00:00.000Z\","
-			     "\"error\":\"some missed\",\"context_switch_count\":7,\"usage_data\":{}}},\"instance_info\":") != NULL,
+			     "\"error\":\"some missed\",\"context_switch_count\":7,\"usage_data\":{}}},"
+			     "\"instance_info\":") != NULL,
 	   "system_data: each group's envelope and then its record's members; one with nothing sampled, its "
 	   "envelope alone; one with an error and members, both");
 	ok(has(rep, 0, "exposition") && !has(rep, 0, "exposition_error"), "its exposition kept");

@@ -164,7 +164,8 @@ int main(void)
 		       "{\"user\":20.0,\"nice\":2.5,\"system\":7.5,\"idle\":62.5,\"io_wait\":2.5,\"irq\":1.5,"
 		       "\"soft_irq\":2.5},\"usage_data\":{\"0\":{\"user\":25.0,\"nice\":5.0,\"system\":10.0,"
 		       "\"idle\":50.0,\"io_wait\":5.0,\"irq\":2.0,\"soft_irq\":3.0},\"1\":{\"user\":15.0,\"nice\":0.0,"
-		       "\"system\":5.0,\"idle\":75.0,\"io_wait\":0.0,\"irq\":1.0,\"soft_irq\":2.0}},\"context_switch_count\":4000}",
+		       "\"system\":5.0,\"idle\":75.0,\"io_wait\":0.0,\"irq\":1.0,\"soft_irq\":2.0}},"
+		       "\"context_switch_count\":4000}",
 		       "2cpu: the group's text");
 	}
 	g = cpu_between("2cpu");

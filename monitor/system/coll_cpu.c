@@ -39,7 +39,7 @@ struct cpu_state {
 	uint64_t ctxt;          /* context switches over the period */
 };
 
-static int cpu_sample(struct cpu_state *s, struct proc_stat *out, char *err, size_t errsz)
+static int stat_read(struct cpu_state *s, struct proc_stat *out, char *err, size_t errsz)
 {
 	const char *text = procfs_read_keep(&s->pf, "stat", &s->stat_fd);
 
@@ -66,7 +66,7 @@ static int cpu_open(const struct mon_env *env, const struct coll_target *t, void
 	s->root = host_procfs(env->host);
 	if (rc)
 		return rc;
-	s->have_prev = cpu_sample(s, &s->prev, err, sizeof(err)) == 0;
+	s->have_prev = stat_read(s, &s->prev, err, sizeof(err)) == 0;
 	return 0;
 }
 
@@ -116,7 +116,7 @@ static void record_reserve(struct cpu_state *s, size_t n)
 	s->ok = xrealloc(s->ok, n);
 }
 
-static int cpu_sample_group(void *state, const struct cycle *cy, char *err, size_t errsz)
+static int cpu_sample(void *state, const struct cycle *cy, char *err, size_t errsz)
 {
 	struct cpu_state *s = state;
 	struct proc_stat tmp;
@@ -127,7 +127,7 @@ static int cpu_sample_group(void *state, const struct cycle *cy, char *err, size
 		snprintf(err, errsz, "cannot open %s: %s", s->root, strerror(errno));
 		return -1;
 	}
-	if (cpu_sample(s, &s->cur, err, errsz))
+	if (stat_read(s, &s->cur, err, errsz))
 		return -1;
 	if (!s->have_prev) {
 		snprintf(err, errsz, "no baseline sample yet; usage is reported from the next period");
@@ -200,7 +200,7 @@ const struct collector_ops coll_cpu_ops = {
 	.scope = COLL_SYSTEM,
 	.group = GROUP_VCPU_USAGE,
 	.open = cpu_open,
-	.sample = cpu_sample_group,
+	.sample = cpu_sample,
 	.write = cpu_write,
 	.close = cpu_close,
 };

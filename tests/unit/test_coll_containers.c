@@ -986,6 +986,28 @@ static void test_names_later(void)
 	ops->close(st);
 }
 
+/*
+ * A unit's name is its cgroup directory's, any bytes: the entry's key and
+ * "unit" are valid UTF-8 (what is not becomes '?'), so the group written
+ * straight into the line is still JSON (sys_group bails out otherwise).
+ */
+static void test_unit_bytes(void)
+{
+	void *st;
+	json_t *g;
+
+	setup("v2-systemd");
+	sh("mkdir '%s/system.slice/caf\303.service'", root);
+	put("/system.slice/caf\303.service/cpu.stat", "usage_usec 1000\nuser_usec 600\nsystem_usec 400\n");
+	put("/system.slice/caf\303.service/memory.current", "4096\n");
+	st = open_state(root);
+	g = collect(st);
+	is_str(s(g, "/system.slice/caf?.service", "unit"), "caf?.service",
+	       "a unit named with a byte that is no UTF-8: its key and unit with '?' there");
+	json_decref(g);
+	ops->close(st);
+}
+
 int main(void)
 {
 	log_init("test_coll_containers", LOG_LVL_SILENT);
@@ -999,6 +1021,7 @@ int main(void)
 	test_fd_cap();
 	test_emfile();
 	test_names_later();
+	test_unit_bytes();
 	host_free(host);
 	if (work[0])
 		sh("rm -rf '%s'", work);

@@ -326,7 +326,8 @@ size_t collector_schemes_list(char *dst, size_t size);
 
 /*
  * A new group object {"period": s, "timestamp": iso, "error": ""}: every
- * group in a report starts from this (monitor.c).
+ * device and runtime group starts from this (monitor.c; a system group is
+ * written with the same envelope by report_group_write).
  */
 json_t *group_new(double period_s, const char *iso);
 /*

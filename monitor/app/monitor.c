@@ -670,14 +670,6 @@ static size_t timing_sum(struct monitor *m)
 	return n;
 }
 
-/* Has group object g no error? */
-static int group_ok(json_t *g)
-{
-	const char *e = json_string_value(json_object_get(g, "error"));
-
-	return !e || !*e;
-}
-
 /* The seconds since job j's previous collection, for the group it collects in this cycle. */
 static double job_period(const struct job *j, const struct cycle *cy)
 {
@@ -741,12 +733,9 @@ static void collect_runtime(struct monitor *m, struct unit *u, const struct cycl
 		runtime_error_entry(u, cy, late[0], out);
 		return;
 	}
-	u->ops->collect(u->state, cy, due, u->ndue, out);
 	{
-		int ok = 1;
+		int ok = u->ops->collect(u->state, cy, due, u->ndue, out) == 0;
 
-		for (size_t e = first; e < json_array_size(out); e++)
-			ok = ok && group_ok(json_array_get(out, e));
 		for (size_t k = 0; k < u->ndue; k++)
 			timing_put(m, u, u->due[k], wall0, cpu0, u->ndue, ok && !late[k]);
 	}
@@ -795,24 +784,28 @@ static void collect_system(struct monitor *m, const struct unit *u, struct job *
 static void collect_devices(struct monitor *m, struct unit *u, const struct cycle *cy, json_t *out)
 {
 	json_t *rep = json_object(), *ent;
+	int ent_ok = 0;
 
 	ent = json_pack("{s:s, s:s, s:o}", "device_type", u->name, "error", "", "report", rep);
 	if (!u->ops)
 		set_error(ent, "%s devices are not supported by this build", u->name);
 	else if (u->ops->error && u->ops->error(u->state))
 		set_error(ent, "%s", u->ops->error(u->state));
+	else
+		ent_ok = 1;
 	for (size_t k = 0; k < u->ndue; k++) {
 		struct job *j = u->due[k];
 		json_t *g = group_new(job_period(j, cy), cy->iso);
 		int64_t wall0 = clock_mono_ns(), cpu0 = clock_thread_cpu_ns();
+		int ok = 0;
 
 		if (!fetch_settle(j, cy))
 			set_error(g, "%s", j->late);
 		else if (u->ops)
-			u->ops->collect(u->state, cy, &j->id, 1, g);
+			ok = u->ops->collect(u->state, cy, &j->id, 1, g) == 0;
 		else
 			set_error(g, "%s devices are not supported by this build", u->name);
-		timing_put(m, u, j, wall0, cpu0, 1, group_ok(g) && group_ok(ent));
+		timing_put(m, u, j, wall0, cpu0, 1, ok && ent_ok);
 		json_object_set_new(rep, group_name(j->id), g);
 	}
 	json_array_append_new(out, ent);

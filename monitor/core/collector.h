@@ -217,9 +217,12 @@ struct collector_ops {
 	 * that group's object, which already has period, timestamp and error
 	 * "" (a device field the hardware does not support is absent, never
 	 * 0). A runtime collector gets every due group of its runtime and out
-	 * is runtime_data, to which it appends its entries.
+	 * is runtime_data, to which it appends its entries. Returns 0, or -1
+	 * when it gave the group an error (a runtime collector: an entry it
+	 * appended): the self-timing's "success", which the monitor does not
+	 * read back out of the JSON.
 	 */
-	void (*collect)(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out);
+	int (*collect)(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out);
 	/*
 	 * COLL_SYSTEM (instead of collect()): the group as the collector's own
 	 * record. sample() reads this cycle's values into it: 0 when it has

@@ -67,7 +67,7 @@ int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, d
 	return had;
 }
 
-void energy_counter_refused(json_t *group, const char *type, const char *key, const char *why)
+void energy_counter_refused(json_t *group, int *noted, const char *type, const char *key, const char *why)
 {
 	char msg[512];
 
@@ -75,6 +75,7 @@ void energy_counter_refused(json_t *group, const char *type, const char *key, co
 		 "counter starts afresh", type, key, why);
 	log_warn("%s", msg);
 	add_error(group, "%s", msg);
+	*noted = 1;
 }
 
 void energy_meter_see_power(struct energy_meter *m, double watts)

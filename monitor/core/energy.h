@@ -87,8 +87,10 @@ int energy_meter_counter(struct energy_meter *m, uint64_t raw, uint64_t range, d
  * Say in group's "error" (added to what is there) and once in the log that
  * device key of collector type had its energy counter refused (why, from
  * energy_counter_step): the period has no energy, the counter starts afresh.
+ * *noted is set: the group has an error (what the collector's collect()
+ * returns).
  */
-void energy_counter_refused(json_t *group, const char *type, const char *key, const char *why);
+void energy_counter_refused(json_t *group, int *noted, const char *type, const char *key, const char *why);
 /*
  * Take a power reading (W) at now: returns 1 with the trapezoid of this
  * reading and the last over the time between them in *period_j, or 0 for

@@ -747,7 +747,7 @@ static pid_t listener(struct ep_state *ep, const struct cycle *cy, char *tag, si
 	return pid;
 }
 
-static void ep_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
+static int ep_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
 {
 	struct ep_state *ep = state;
 	char tag[64];
@@ -841,6 +841,7 @@ static void ep_collect(void *state, const struct cycle *cy, const enum group_id 
 	for (size_t k = 0; k < ndue; k++)
 		ep->last_ns[due[k]] = cy->mono_ns;
 	json_array_append_new(out, ent);
+	return ep->err[0] ? -1 : 0; /* the entry's error */
 }
 
 const struct collector_ops coll_endpoint_ops = {

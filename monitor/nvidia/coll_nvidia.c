@@ -902,26 +902,31 @@ static void nv_abandon(void *state, struct mon_fetch *f)
 	s->pcie = NV_PCIE_NONE; /* the group reports "no answer"; its calls finish on their own */
 }
 
-/* Say in group's error when an idle_power_watts key names none of the GPUs (once their identities are read). */
-static void nv_idle_check(struct nv_state *s, json_t *group)
+/*
+ * Say in group's error when an idle_power_watts key names none of the GPUs
+ * (once their identities are read): then -ENOENT, else 0.
+ */
+static int nv_idle_check(struct nv_state *s, json_t *group)
 {
 	const struct nv_conf *c = s->cfg->own;
 	struct energy_dev_id *ids;
+	int rc;
 
 	if (!c || !c->idle)
-		return;
+		return 0;
 	for (size_t i = 0; i < s->ndevs; i++)
 		if (!s->devs[i].have_ident)
-			return;
+			return 0;
 	ids = xcalloc(s->ndevs ? s->ndevs : 1, sizeof(*ids));
 	for (size_t i = 0; i < s->ndevs; i++)
 		ids[i] = (struct energy_dev_id){ s->devs[i].index, s->devs[i].uuid,
 						 s->devs[i].have_pci ? s->devs[i].pci : NULL };
-	energy_idle_check(c->idle, ids, s->ndevs, group, "nvidia", &s->idle_told);
+	rc = energy_idle_check(c->idle, ids, s->ndevs, group, "nvidia", &s->idle_told);
 	free(ids);
+	return rc;
 }
 
-static void nv_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int nv_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	static int (*const fill[NV_NGROUPS])(struct nv_state *, struct nv_dev *, json_t *) = {
 		g_info, g_util, g_mem, g_thermal, g_power, g_clocks, g_errors,
@@ -933,14 +938,15 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 	(void)ndue;
 	if (g < 0 || g >= NV_NGROUPS) {
 		set_error(group, "%s is not a device group", group_name(id));
-		return;
+		return -1;
 	}
 	if (!nv_ensure(s, 0)) {
 		set_error(group, "%s", s->error);
-		return;
+		return -1;
 	}
 	s->cycle_ns = cy->mono_ns; /* G */
 	s->group = group;
+	s->noted = 0;
 	if (!s->have_origin) {
 		s->origin_ns = cy->mono_ns;
 		s->have_origin = 1;
@@ -972,10 +978,11 @@ static void nv_collect(void *state, const struct cycle *cy, const enum group_id 
 		}
 	}
 	json_object_set(group, "devices", json_object_get(s->holder[g], "devices"));
-	if (id == GROUP_DEVICE_POWER)
-		nv_idle_check(s, group);
+	if (id == GROUP_DEVICE_POWER && nv_idle_check(s, group))
+		s->noted = 1;
 	if (id == GROUP_DEVICE_UTILIZATION)
 		s->pcie = NV_PCIE_NONE; /* the next cycle's come from its own fetch */
+	return s->noted ? -1 : 0;
 }
 
 static const char *nv_error(void *state)

@@ -255,6 +255,7 @@ struct nv_state {
 	int pcie;                   /* NV_PCIE_*: where this cycle's PCIe throughput comes from */
 	int64_t cycle_ns;           /* the cycle being collected (CLOCK_MONOTONIC) */
 	json_t *group;              /* the group being collected (borrowed, in collect): its error */
+	int noted;                  /* and an error was added to it (collect's return) */
 	struct energy_obs_list obs; /* device_power's observations for the attribution (nv_energy) */
 	struct pid_list named;      /* the processes the groups wrote this cycle (nv_processes) */
 	struct devrec rec;          /* the shared fields of the row being put, written by devrec_*_json */

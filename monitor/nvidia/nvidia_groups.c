@@ -614,7 +614,7 @@ static int put_energy(struct nv_state *s, struct nv_dev *d, const struct nv_read
 			char key[16];
 
 			snprintf(key, sizeof(key), "%u", d->index);
-			energy_counter_refused(s->group, "nvidia", key, e->why);
+			energy_counter_refused(s->group, &s->noted, "nvidia", key, e->why);
 		} else if (r && inc < 0 && e->from_power) { /* the counter's first read: this period's still from power */
 			inc = est;
 		}

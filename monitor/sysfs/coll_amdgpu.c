@@ -528,7 +528,7 @@ static void amd_energy(struct amd_dev *ad, struct rdctx *r, const struct cycle *
 			cap = 0;
 		period = energy_meter_counter(&ad->energy, uj, 0, 1e-6, (double)cap / 1e6, cy->mono_ns, &j);
 		if (period < 0)
-			energy_counter_refused(r->group, "amdgpu", r->key, ad->energy.why);
+			energy_counter_refused(r->group, &r->noted, "amdgpu", r->key, ad->energy.why);
 		if (have_w)
 			energy_meter_see_power(&ad->energy, watts);
 	} else if (src == AMD_E_POWER) {
@@ -920,19 +920,20 @@ static void amd_fill(void *state, enum group_id id, const struct cycle *cy, stru
 	}
 }
 
-static void amd_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int amd_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	enum group_id id = due[0]; /* one group at a time */
 	struct amd_state *s = state;
+	int rc;
 
 	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, amd_scan))
-		return;
+		return -1;
 	if (id == GROUP_DEVICE_UTILIZATION || id == GROUP_DEVICE_MEMORY || id == GROUP_DEVICE_POWER)
 		amd_clients_for_cycle(&s->clients, &s->base, cy);
 	if (id == GROUP_DEVICE_POWER)
 		s->obs.n = 0; /* this collect's observations only (the energy op takes them) */
-	sysfs_coll_fill(&s->base, id, cy, group, "amdgpu", amd_fatal, amd_fill);
+	rc = sysfs_coll_fill(&s->base, id, cy, group, "amdgpu", amd_fatal, amd_fill);
 	if (id == GROUP_DEVICE_POWER && s->base.cfg && s->base.cfg->own) {
 		struct energy_dev_id *ids = xcalloc(s->base.tab.n + 1, sizeof(*ids));
 		size_t n = 0;
@@ -943,9 +944,11 @@ static void amd_collect(void *state, const struct cycle *cy, const enum group_id
 			if (sl->selected && !sl->gone)
 				ids[n++] = (struct energy_dev_id){ sl->index, sl->uuid, sl->pci };
 		}
-		energy_idle_check(s->base.cfg->own, ids, n, group, "amdgpu", &s->idle_told);
+		if (energy_idle_check(s->base.cfg->own, ids, n, group, "amdgpu", &s->idle_told))
+			rc = -1;
 		free(ids);
 	}
+	return rc;
 }
 
 static bool pdev_selected(const struct amd_state *s, const char *pdev)

@@ -496,7 +496,7 @@ static void hw_power(struct hw_chip *c, struct rdctx *r, const struct cycle *cy,
 		if (rc > 0)
 			put(&joules, &c->energy[i], json_real(j));
 		else if (rc < 0)
-			energy_counter_refused(r->group, "hwmon", r->key, c->meter[i].why);
+			energy_counter_refused(r->group, &r->noted, "hwmon", r->key, c->meter[i].why);
 	}
 	set_nonempty_h(d, "energy_sensors_joules", &joules);
 	/* in*_input: mV (signed: some rails are negative) */
@@ -564,17 +564,17 @@ static void hw_fill(void *state, enum group_id id, const struct cycle *cy, struc
 		hw_power(c, r, cy, d);
 }
 
-static void hw_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int hw_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	enum group_id id = due[0]; /* one group at a time */
 	struct hw_state *s = state;
 
 	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, hw_scan))
-		return;
+		return -1;
 	if (!(GROUP_BIT(id) & HW_SUPPORTED))
-		return;
-	sysfs_coll_fill(&s->base, id, cy, group, "hwmon", hw_fatal, hw_fill);
+		return 0;
+	return sysfs_coll_fill(&s->base, id, cy, group, "hwmon", hw_fatal, hw_fill);
 }
 
 static void hw_close(void *state)

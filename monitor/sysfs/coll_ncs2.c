@@ -391,16 +391,17 @@ static void ncs2_fill(void *state, enum group_id id, const struct cycle *cy, str
 	}
 }
 
-static void ncs2_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int ncs2_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	enum group_id id = due[0]; /* one group at a time */
 	struct ncs2_state *s = state;
+	int rc;
 
 	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, ncs2_scan))
-		return;
+		return -1;
 	if (!(GROUP_BIT(id) & NCS2_SUPPORTED))
-		return;
+		return 0;
 	if (id == GROUP_DEVICE_UTILIZATION)
 		ncs2_users(s, cy);
 	if (id == GROUP_DEVICE_THERMAL) {
@@ -412,7 +413,7 @@ static void ncs2_collect(void *state, const struct cycle *cy, const enum group_i
 	}
 	s->available = 0;
 	s->any_temperature = false;
-	sysfs_coll_fill(&s->base, id, cy, group, "ncs2", NULL, ncs2_fill);
+	rc = sysfs_coll_fill(&s->base, id, cy, group, "ncs2", NULL, ncs2_fill);
 	if (id == GROUP_DEVICE_THERMAL && !s->any_temperature && devtab_present(&s->base.tab) &&
 	    !s->told_temperature) {
 		log_warn("ncs2: a stick's temperature needs OpenVINO's device API, which only the process holding the "
@@ -426,6 +427,7 @@ static void ncs2_collect(void *state, const struct cycle *cy, const enum group_i
 		if (s->users_ok)
 			json_object_set_new(group, "num_available_devices", json_integer((json_int_t)s->available));
 	}
+	return rc;
 }
 
 /* Hand the core the processes this cycle's device_utilization named (each stick's "pids"). */

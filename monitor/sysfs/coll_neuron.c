@@ -582,17 +582,17 @@ static void nrn_fill(void *state, enum group_id id, const struct cycle *cy, stru
 	}
 }
 
-static void nrn_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int nrn_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	enum group_id id = due[0]; /* one group at a time */
 	struct nrn_state *s = state;
 
 	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, nrn_scan))
-		return;
+		return -1;
 	if (!(GROUP_BIT(id) & NRN_SUPPORTED))
-		return; /* no thermal or clock data in the Neuron sysfs: "devices" stays {} */
-	sysfs_coll_fill(&s->base, id, cy, group, "neuron", nrn_fatal, nrn_fill);
+		return 0; /* no thermal or clock data in the Neuron sysfs: "devices" stays {} */
+	return sysfs_coll_fill(&s->base, id, cy, group, "neuron", nrn_fatal, nrn_fill);
 }
 
 /* ---- the system group neuron_hw_counters ----------------------------------------- */

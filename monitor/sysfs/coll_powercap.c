@@ -142,7 +142,7 @@ static void pc_fill(void *state, enum group_id id, const struct cycle *cy, struc
 			energy_meter_json(&z->meter, 0, 0, d);
 			if (rc < 0) {
 				json_object_del(d, "power_watts");
-				energy_counter_refused(r->group, "powercap", sl->key, z->meter.why);
+				energy_counter_refused(r->group, &r->noted, "powercap", sl->key, z->meter.why);
 			}
 		}
 		return;
@@ -160,18 +160,19 @@ static int pc_open(const struct mon_env *env, const struct coll_target *t, void 
 	return s->base.error[0] ? -EIO : 0;
 }
 
-static void pc_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
+static int pc_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *group)
 {
 	enum group_id id = due[0]; /* one group at a time */
 	struct pc_state *s = state;
+	int rc;
 
 	(void)ndue;
 	if (!sysfs_coll_begin(&s->base, cy, group, pc_scan))
-		return;
+		return -1;
 	if (!(GROUP_BIT(id) & PC_SUPPORTED))
-		return;
+		return 0;
 	s->denied = 0;
-	sysfs_coll_fill(&s->base, id, cy, group, "powercap", NULL, pc_fill);
+	rc = sysfs_coll_fill(&s->base, id, cy, group, "powercap", NULL, pc_fill);
 	if (s->denied && !s->told) {
 		s->told = true;
 		set_error(group, "powercap: energy_uj may not be read (%s): the kernel lets only root read it; "
@@ -179,9 +180,11 @@ static void pc_collect(void *state, const struct cycle *cy, const enum group_id 
 			  strerror(s->denied));
 		log_warn("powercap: energy_uj may not be read (%s): the kernel lets only root read it; no CPU "
 			 "energy is reported", strerror(s->denied));
+		rc = -1;
 	} else if (!s->denied) {
 		s->told = false; /* readable again: a later refusal is said again */
 	}
+	return rc;
 }
 
 static int pc_probe(const struct mon_env *env)

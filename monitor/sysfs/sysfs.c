@@ -670,9 +670,11 @@ bool sysfs_coll_begin(struct sysfs_coll *c, const struct cycle *cy, json_t *grou
 	return true;
 }
 
-void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle *cy, json_t *group,
-		     const char *type, const int *fatal, sysfs_fill_fn fill)
+int sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle *cy, json_t *group,
+		    const char *type, const int *fatal, sysfs_fill_fn fill)
 {
+	int noted = 0;
+
 	for (size_t i = 0; i < c->tab.n; i++) {
 		struct devslot *sl = c->tab.slot[i];
 		struct rdctx r = { .type = type, .key = sl->key, .fatal = fatal, .group = group };
@@ -682,7 +684,9 @@ void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle 
 			continue;
 		fill(c, id, cy, sl, &r, d);
 		rd_finish(&r, d);
+		noted |= r.noted;
 	}
+	return noted ? -1 : 0;
 }
 
 struct dev_ident *sysfs_coll_devices_each(void *state, struct dev_list *out, void **priv, size_t *it)

@@ -222,6 +222,7 @@ struct rdctx {
 	int err;                /* the first fatal errno, or 0 */
 	char file[64];          /* the file it came from */
 	json_t *group;          /* the group being filled (borrowed): where a note for the group goes */
+	int noted;              /* a note went there: the group has an error */
 };
 
 /*
@@ -283,10 +284,10 @@ typedef void (*sysfs_fill_fn)(void *state, enum group_id id, const struct cycle 
  * Add each selected device to group id (devtab_entry: a gone one gets its
  * error), call fill for each present one and finish it (rd_finish). type is
  * the log prefix, fatal the errnos that fail a device (0-terminated; NULL:
- * none).
+ * none). Returns 0, or -1 when a fill gave the group an error (r->noted).
  */
-void sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle *cy, json_t *group,
-		     const char *type, const int *fatal, sysfs_fill_fn fill);
+int sysfs_coll_fill(struct sysfs_coll *c, enum group_id id, const struct cycle *cy, json_t *group,
+		    const char *type, const int *fatal, sysfs_fill_fn fill);
 /*
  * The devices op (collector.h) for such a state: the identity of each
  * selected device of the latest scan (its index as key, UUID, bus id).

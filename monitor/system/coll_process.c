@@ -193,17 +193,15 @@ static void add_container(const struct proc_state *s, pid_t pid, json_t *ent)
 		json_object_set_new(ent, "container", c);
 }
 
-static void proc_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue,
-			 json_t *out)
+static int proc_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
 {
 	struct proc_state *s = state;
 	size_t keep = 0;
+	int rc = 0;
 
 	if (!s->opened) {
-		int rc = host_procfs_open(s->host);
-
-		s->open_error = -rc;
-		if (rc == 0) {
+		s->open_error = -host_procfs_open(s->host);
+		if (s->open_error == 0) {
 			s->opened = 1;
 			scan(s, cy, 1);
 		}
@@ -217,13 +215,14 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 		set_error(ent, "cannot scan %s: %s", host_procfs(s->host),
 			  strerror(s->scan_error ? s->scan_error : s->open_error));
 		json_array_append_new(out, ent);
-		return;
+		return -1;
 	}
 	if (s->by_pid && s->ne == 0 && !s->pid_filtered) {
 		json_t *ent = entry_json(s, s->rt->pid, "");
 
 		set_error(ent, "no such process: %d", (int)s->rt->pid);
 		json_array_append_new(out, ent);
+		rc = -1;
 	}
 	for (size_t i = 0; i < s->ne; i++) {
 		struct proc_entry *e = &s->e[i];
@@ -232,6 +231,7 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 		if (!e->alive) {
 			set_error(ent, "process %d exited", (int)e->m.pid);
 			json_array_append_new(out, ent);
+			rc = -1;
 			continue; /* reported once, then dropped below */
 		}
 		add_container(s, e->m.pid, ent);
@@ -245,6 +245,7 @@ static void proc_collect(void *state, const struct cycle *cy, const enum group_i
 		s->e[keep++] = *e;
 	}
 	s->ne = keep;
+	return rc;
 }
 
 static void proc_close(void *state)

@@ -1310,6 +1310,35 @@ class Stream:
                 if "success" in t:
                     self.boolean(join(q, "success"), t["success"])
 
+    def success_agrees(self, c, r):
+        """A system or device group's "success" is whether it (and its device entry) has no error.
+
+        The producer takes it from the collector's own answer, not from the JSON it wrote: the two must agree.
+        Units of one device kind add up (success when every one's group is).
+        """
+        if not isinstance(c, dict):
+            return
+        want = {}
+        sd = r.get("system_data")
+        for g, grp in (sd.items() if isinstance(sd, dict) else ()):
+            if isinstance(grp, dict) and isinstance(grp.get("error"), str):
+                want[(None, g)] = grp["error"] == ""
+        for i, e in enumerate(r.get("device_data") or ()):
+            if not isinstance(e, dict) or not isinstance(e.get("report"), dict):
+                continue
+            for g, grp in e["report"].items():
+                if isinstance(grp, dict) and isinstance(grp.get("error"), str):
+                    k = (e.get("device_type"), g)
+                    want[k] = want.get(k, True) and grp["error"] == "" and e.get("error") == ""
+        for name, groups in c.items():
+            for g, t in (groups.items() if isinstance(groups, dict) else ()):
+                if not isinstance(t, dict) or not isinstance(t.get("success"), bool):
+                    continue
+                k = (name, g) if (name, g) in want else (None, g) if g in SYSTEM_GROUPS else None
+                if k in want and t["success"] != want[k]:
+                    self.err(join(join(join("monitor.collectors", name), g), "success"),
+                             "%s, but the group %s" % (t["success"], "has no error" if want[k] else "has an error"))
+
     # -- lines -------------------------------------------------------------
 
     def identities(self, ids, fv=2):
@@ -1472,6 +1501,7 @@ class Stream:
                 self.next_seq = m["seq"] + 1
             if "collectors" in m:
                 self.collectors("monitor.collectors", m["collectors"])
+                self.success_agrees(m["collectors"], r)
         if "device_data" in r:
             self.device_data(r["device_data"])
             if self.by_pid:
@@ -2130,6 +2160,12 @@ def cases():
         "mig_devices.0.size: unknown key")
     bad("device period longer than since", mutate(set_path(DR + ["device_power", "period"], 1.5), 1),
         "device_power.period: 1.500000 s, but")
+    # the self-timing's success agrees with the groups' errors
+    bad("success true, the device group with an error", mutate(set_path(DR + ["device_power", "error"], "x")),
+        "monitor.collectors.nvidia.device_power.success: True, but the group has an error")
+    bad("success false, the device group without one",
+        mutate(set_path(["monitor", "collectors", "nvidia", "device_power", "success"], False)),
+        "monitor.collectors.nvidia.device_power.success: False, but the group has no error")
     # instance_info
     bad("instance_info without node_name", mutate(del_path(["instance_info", "node_name"])),
         "instance_info.node_name: missing")

@@ -205,8 +205,12 @@ static json_t *collect(void *st, enum group_id id, int64_t mono)
 {
 	struct cycle cy = { .mono_ns = mono };
 	json_t *g = group_new(1.0, "2026-11-21T05:30:00.000Z");
+	int rc = ops->collect(st, &cy, &id, 1, g);
+	const char *e = json_string_value(json_object_get(g, "error"));
 
-	ops->collect(st, &cy, &id, 1, g);
+	/* The monitor takes the self-timing's success from collect's return, not from the JSON. */
+	ok((rc != 0) == (e && *e), "%s %s: collect returns %d, the group's error is \"%.60s\"", COLL_TYPE,
+	   group_name(id), rc, e ? e : "");
 	if (ops->energy) { /* the attribution phase, as the monitor runs it after the device groups */
 		struct energy_obs_list l = { 0 };
 

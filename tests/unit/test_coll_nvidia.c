@@ -185,10 +185,16 @@ static json_t *collect(void *st, enum group_id id, int n)
 {
 	struct cycle cy = { .mono_ns = cyc_base + (int64_t)n * 100 * NS_PER_MS };
 	json_t *g;
+	const char *e;
+	int rc;
 
 	snprintf(cy.iso, sizeof(cy.iso), "2026-01-02T03:04:05.%03dZ", n % 1000);
 	g = group_new(0.1, cy.iso);
-	coll_nvidia_ops.collect(st, &cy, &id, 1, g);
+	rc = coll_nvidia_ops.collect(st, &cy, &id, 1, g);
+	e = json_string_value(json_object_get(g, "error"));
+	/* The monitor takes the self-timing's success from collect's return, not from the JSON. */
+	ok((rc != 0) == (e && *e), "nvidia %s: collect returns %d, the group's error is \"%.60s\"", group_name(id), rc,
+	   e ? e : "");
 	attribute(st);
 	return g;
 }

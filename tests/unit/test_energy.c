@@ -164,13 +164,15 @@ static void test_refused(void)
 	json_t *g = json_pack("{s:f, s:s, s:s}", "period", 1.0, "timestamp", "t", "error", "");
 	char *big = malloc(600);
 	const char *e;
+	int noted = 0;
 
-	energy_counter_refused(g, "nvidia", "0", "it went back");
+	energy_counter_refused(g, &noted, "nvidia", "0", "it went back");
+	ok(noted, "refused: the caller is told the group has an error");
 	is_str(json_string_value(json_object_get(g, "error")),
 	       "nvidia: device 0: energy counter not plausible, it went back: the period has no energy and the counter "
 	       "starts afresh",
 	       "refused: the reason alone when the group had no error");
-	energy_counter_refused(g, "amdgpu", "card1", "a jump of 9 MJ");
+	energy_counter_refused(g, &noted, "amdgpu", "card1", "a jump of 9 MJ");
 	e = json_string_value(json_object_get(g, "error"));
 	ok(e && strstr(e, "starts afresh; amdgpu: device card1: energy counter not plausible, a jump of 9 MJ"),
 	   "refused again: after the first, joined by \"; \"");

@@ -627,7 +627,7 @@ static void rt_abandon(void *state, struct mon_fetch *f)
 		s->silent_abandons++;
 }
 
-static void rt_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
+static int rt_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
 {
 	struct fake_rt *s = state;
 	json_t *rep = json_object();
@@ -642,6 +642,7 @@ static void rt_collect(void *state, const struct cycle *cy, const enum group_id 
 	json_array_append_new(out, json_pack("{s:I, s:s, s:i, s:s, s:s, s:o}", "runtime_index", (json_int_t)s->index,
 					     "address", s->rt->address, "pid", 1, "runtime_tag", "fake", "error", "",
 					     "report", rep));
+	return 0;
 }
 
 static struct fake_rt *rt_closed[2];
@@ -848,7 +849,7 @@ static int lead_overdue(void *state, struct mon_fetch *f)
 	return 0;
 }
 
-static void lead_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
+static int lead_collect(void *state, const struct cycle *cy, const enum group_id *due, size_t ndue, json_t *out)
 {
 	struct lead_src *s = state;
 	json_t *rep = json_object();
@@ -867,6 +868,7 @@ static void lead_collect(void *state, const struct cycle *cy, const enum group_i
 					     "address", s->rt->address, "pid", 1, "runtime_tag", "fake", "error", "",
 					     "report", rep));
 	s->err[0] = '\0';
+	return 0; /* the entry has no error (a group's is the group's) */
 }
 
 static struct lead_src *lead_closed;

@@ -88,7 +88,7 @@ static void publish(struct instance *in, json_t *o, const char *err)
 	json_decref(in->info);
 	in->info = n;
 	buf_reset(&in->text);
-	json_write(n, &in->text); /* a few kB of strings, each bounded where it is read: within the cap */
+	json_write(n, &in->text); /* no cap (instance_new): never a partial text in a report */
 }
 
 static void on_timer(struct loop_timer *t);
@@ -395,7 +395,7 @@ struct instance *instance_new(struct loop *loop, struct http_async *http, int64_
 
 	in->loop = loop;
 	in->http = http;
-	buf_init(&in->text, 1 << 20); /* a cap: the object's strings are bounded by IMDS_VALUE_MAX each */
+	buf_init(&in->text, SIZE_MAX / 2); /* no cap: each string is bounded where it is read (IMDS_VALUE_MAX) */
 	in->conn = http_async_conn(http);
 	http_call_init(&in->call, IMDS_VALUE_MAX);
 	in->refresh_ns = refresh_ns;
